@@ -1,0 +1,1 @@
+"""The ``hermes-pipeline`` command line."""

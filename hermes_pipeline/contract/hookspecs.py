@@ -1,0 +1,589 @@
+"""The observer (``hermes.observer.v1``) and middleware (``hermes.middleware.v1``) contracts.
+
+Each function below is a pluggy hookspec: its name is the hook name, its parameters are the payload
+fields (plus ``telemetry_schema_version``), and its docstring is the documentation of that hook.
+Implement a hook by writing a function with the same name decorated with :data:`hookimpl` and
+declaring only the parameters you read; fields absent from a payload arrive as ``None`` (OBS-10).
+
+Observer specs use neither ``firstresult`` nor ``historic`` (OBS-9). The engine iterates the
+implementations itself so that a failing one never affects the host (OBS-12); wrapper hookimpls
+are refused (OBS-13).
+
+This module is also the single source of the field lists: :mod:`hermes_pipeline.contract.hooks`
+reads the parameter names from here.
+"""
+
+# ruff: noqa: ARG001  (hookspecs have no bodies)
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+from .versions import PROJECT_NAME
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+"""Marker for ``hermes_pipeline`` hook specifications."""
+
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+"""Marker for ``hermes_pipeline`` hook implementations (``@hookimpl``, ``@hookimpl(tryfirst=True)``)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Session lifecycle (spec 01 §7.2)
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def on_session_start(session_id: str, model: str, platform: str, telemetry_schema_version: str) -> None:
+    """A brand-new session started, after the system prompt was built. Not fired for resumed sessions.
+
+    Fields: ``session_id``, ``model``, ``platform``. Return ignored.
+    """
+
+
+@hookspec
+def on_session_end(
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    completed: bool,
+    interrupted: bool,
+    model: str,
+    platform: str,
+    failed: bool | None,
+    turn_exit_reason: str | None,
+    reason: str | None,
+    api_request_id: str | None,
+    telemetry_schema_version: str,
+) -> None:
+    """End of every run-conversation call (one turn), including interrupted and incomplete turns.
+
+    Fields: ``session_id``, ``task_id``, ``turn_id``, ``completed``, ``interrupted``, ``model``,
+    ``platform``; optional ``failed``, ``turn_exit_reason`` (``completed``, ``interrupted_by_user``,
+    ``max_iterations``, ``budget_exhausted``, ``timeout``, ``error``...), ``reason``, ``api_request_id``
+    (the request in flight when an interrupt ended the turn). Return ignored.
+    """
+
+
+@hookspec
+def on_session_finalize(session_id: str, platform: str, reason: str, telemetry_schema_version: str) -> None:
+    """The host tore down a session identity; fires exactly once per identity (OBS-36).
+
+    Fields: ``session_id``, ``platform``, ``reason`` (``shutdown``, ``session_boundary``,
+    ``session_expired``). Return ignored.
+    """
+
+
+@hookspec
+def on_session_reset(
+    session_id: str,
+    platform: str,
+    reason: str,
+    old_session_id: str | None,
+    new_session_id: str | None,
+    telemetry_schema_version: str,
+) -> None:
+    """The host switched from an old session identity to a new one (after ``on_session_finalize``).
+
+    Fields: ``session_id`` (the new identity), ``platform``, ``reason`` (``new_session``),
+    ``old_session_id``, ``new_session_id``. Return ignored.
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# Turn-level LLM hooks (spec 01 §7.3, §7.6)
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def pre_llm_call(
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    user_message: str,
+    conversation_history: list[dict[str, Any]],
+    is_first_turn: bool,
+    model: str,
+    platform: str,
+    sender_id: str | None,
+    telemetry_schema_version: str,
+) -> str | dict[str, Any] | None:
+    """Once per turn, before the turn's tool loop starts.
+
+    Fields: ``session_id``, ``task_id``, ``turn_id``, ``user_message`` (raw),
+    ``conversation_history`` (shallow copy), ``is_first_turn``, ``model``, ``platform``, ``sender_id``.
+
+    Return: a non-empty ``str`` or ``{"context": str}``; all valid returns are joined with a blank
+    line and injected into the current user message (never the system prompt, never persisted).
+    """
+
+
+@hookspec
+def post_llm_call(
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    user_message: str,
+    assistant_response: str,
+    conversation_history: list[dict[str, Any]],
+    model: str,
+    platform: str,
+    telemetry_schema_version: str,
+) -> None:
+    """Once per turn that completed with a final assistant output (not when interrupted).
+
+    Fields: ``session_id``, ``task_id``, ``turn_id``, ``user_message``, ``assistant_response`` (after
+    ``transform_llm_output``, OBS-32), ``conversation_history``, ``model``, ``platform``. Return ignored.
+    """
+
+
+@hookspec
+def transform_llm_output(
+    response_text: str,
+    session_id: str,
+    model: str,
+    platform: str,
+    turn_id: str,
+    telemetry_schema_version: str,
+) -> str | None:
+    """The final assistant text is ready, before ``post_llm_call``.
+
+    Fields: ``response_text``, ``session_id``, ``model``, ``platform``, ``turn_id``.
+
+    Return: a non-empty ``str`` replaces the final text; the first one in dispatch order wins.
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# Request-level API hooks (spec 01 §7.4). Group A = session_id, task_id, turn_id,
+# api_request_id, platform, model, provider, base_url, api_mode, api_call_count.
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def pre_api_request(
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    api_request_id: str,
+    platform: str,
+    model: str,
+    provider: str,
+    base_url: str,
+    api_mode: str,
+    api_call_count: int,
+    user_message: str,
+    conversation_history: list[dict[str, Any]],
+    request_messages: list[Any],
+    message_count: int,
+    tool_count: int,
+    approx_input_tokens: int,
+    request_char_count: int,
+    max_tokens: int | None,
+    started_at: float,
+    middleware_trace: list[dict[str, str]],
+    request: dict[str, Any],
+    retry_count: int,
+    system_prompt: str | None,
+    telemetry_schema_version: str,
+) -> None:
+    """Immediately before each provider attempt, built from the effective (post-middleware) request.
+
+    Fields: group A; ``user_message``, ``conversation_history``, ``request_messages`` (legacy raw);
+    ``message_count``, ``tool_count``, ``approx_input_tokens``, ``request_char_count``,
+    ``max_tokens``, ``started_at`` (epoch s), ``middleware_trace`` (from ``llm_request``),
+    ``request`` (**sanitized** ``{"method": "POST", "body": ...}``), ``retry_count`` (0 on the first
+    attempt), ``system_prompt``. Return ignored.
+    """
+
+
+@hookspec
+def post_api_request(
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    api_request_id: str,
+    platform: str,
+    model: str,
+    provider: str,
+    base_url: str,
+    api_mode: str,
+    api_call_count: int,
+    api_duration: float,
+    started_at: float,
+    ended_at: float,
+    finish_reason: str | None,
+    message_count: int,
+    response_model: str | None,
+    usage: dict[str, Any] | None,
+    assistant_content_chars: int,
+    assistant_tool_call_count: int,
+    response: dict[str, Any],
+    assistant_message: Any,
+    retry_count: int,
+    telemetry_schema_version: str,
+) -> None:
+    """After a successful provider response.
+
+    Fields: group A; ``api_duration`` (s), ``started_at``, ``ended_at``, ``finish_reason``,
+    ``message_count``, ``response_model``, ``usage`` (normalized: ``input_tokens``,
+    ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, ``reasoning_tokens``,
+    ``request_count``, ``prompt_tokens``, ``total_tokens``), ``assistant_content_chars``,
+    ``assistant_tool_call_count``, ``response`` (**sanitized**), ``assistant_message`` (legacy raw
+    provider message), ``retry_count``. Return ignored.
+    """
+
+
+@hookspec
+def api_request_error(
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    api_request_id: str,
+    platform: str,
+    model: str,
+    provider: str,
+    base_url: str,
+    api_mode: str,
+    api_call_count: int,
+    api_duration: float,
+    started_at: float,
+    ended_at: float,
+    status_code: int | None,
+    retry_count: int | None,
+    max_retries: int | None,
+    retryable: bool | None,
+    reason: str | None,
+    error: dict[str, str],
+    request: dict[str, Any],
+    first_chunk_at: float | None,
+    first_delta_at: float | None,
+    credential_id: str | None,
+    account_name: str | None,
+    telemetry_schema_version: str,
+) -> None:
+    """After a provider attempt failed or entered a retryable error path.
+
+    Fields: group A; ``api_duration``, ``started_at``, ``ended_at``, ``status_code``,
+    ``retry_count``, ``max_retries``, ``retryable``, ``reason`` (``rate_limit``, ``timeout``,
+    ``server_error``...), ``error`` (**sanitized** ``{"type", "message"}``), ``request``
+    (**sanitized**); optional ``first_chunk_at``, ``first_delta_at``, ``credential_id``,
+    ``account_name``. Return ignored.
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# Tool lifecycle (spec 01 §7.5). Group T = tool_name, args, task_id, session_id,
+# tool_call_id, turn_id, api_request_id.
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def pre_tool_call(
+    tool_name: str,
+    args: dict[str, Any],
+    task_id: str,
+    session_id: str,
+    tool_call_id: str,
+    turn_id: str,
+    api_request_id: str,
+    middleware_trace: list[dict[str, str]],
+    telemetry_schema_version: str,
+) -> dict[str, Any] | None:
+    """Before an admitted tool call is dispatched (after ``tool_request`` middleware), exactly once.
+
+    Fields: group T (``args`` after ``tool_request``, before modify), ``middleware_trace``.
+
+    Return: ``{"action": "block", "message": str}`` refuses the call (first valid block wins);
+    ``{"action": "modify", "args": dict}`` shallow-merges into the arguments. Anything else is ignored.
+    """
+
+
+@hookspec
+def post_tool_call(
+    tool_name: str,
+    args: dict[str, Any],
+    task_id: str,
+    session_id: str,
+    tool_call_id: str,
+    turn_id: str,
+    api_request_id: str,
+    result: str,
+    duration_ms: int,
+    status: str,
+    error_type: str | None,
+    error_message: str | None,
+    middleware_trace: list[dict[str, str]],
+    telemetry_schema_version: str,
+) -> None:
+    """Once per tool call that reached pre-execution, on every outcome (OBS-37).
+
+    Fields: group T (``args`` actually used or refused), ``result`` (text returned to the model,
+    before ``transform_tool_result``), ``duration_ms``, ``status`` (``ok``, ``error``, ``blocked``,
+    ``cancelled``), ``error_type``, ``error_message``, ``middleware_trace``. Return ignored.
+    """
+
+
+@hookspec
+def transform_tool_result(
+    tool_name: str,
+    args: dict[str, Any],
+    task_id: str,
+    session_id: str,
+    tool_call_id: str,
+    turn_id: str,
+    api_request_id: str,
+    result: str,
+    duration_ms: int,
+    status: str,
+    error_type: str | None,
+    error_message: str | None,
+    telemetry_schema_version: str,
+) -> str | None:
+    """After ``post_tool_call``, only when the execution chain returned a result (OBS-41).
+
+    Fields: group T, ``result``, ``duration_ms``, ``status`` (``ok`` or ``error``), ``error_type``,
+    ``error_message``.
+
+    Return: a ``str`` replaces the result appended to the model context; the first one wins.
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# Approval lifecycle (spec 01 §7.7)
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def pre_approval_request(
+    command: str,
+    description: str,
+    pattern_key: str,
+    pattern_keys: list[str],
+    session_key: str,
+    surface: str,
+    turn_id: str,
+    tool_call_id: str,
+    session_id: str,
+    telemetry_schema_version: str,
+) -> None:
+    """Before an approval prompt is displayed or sent. Observe-only (OBS-42).
+
+    Fields: ``command`` (raw), ``description``, ``pattern_key``, ``pattern_keys``, ``session_key``,
+    ``surface`` (``cli``, ``gateway``), ``turn_id`` and ``tool_call_id`` (from the call context, else
+    ``""``), ``session_id`` (hermes_pipeline addition). Return ignored.
+    """
+
+
+@hookspec
+def post_approval_response(
+    command: str,
+    description: str,
+    pattern_key: str,
+    pattern_keys: list[str],
+    session_key: str,
+    surface: str,
+    turn_id: str,
+    tool_call_id: str,
+    session_id: str,
+    choice: str,
+    telemetry_schema_version: str,
+) -> None:
+    """Exactly once per ``pre_approval_request``: answered, timed out or withdrawn (OBS-43).
+
+    Fields: those of ``pre_approval_request`` plus ``choice`` (``once``, ``session``, ``always``,
+    ``deny``, ``timeout``, ``cancelled``). Return ignored.
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# Human-input lifecycle (spec 01 §7.8)
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def on_human_input_request(
+    kind: str,
+    request_id: str,
+    session_id: str,
+    session_key: str,
+    platform: str,
+    prompt: str,
+    telemetry_schema_version: str,
+) -> None:
+    """Right before the agent blocks waiting for a human.
+
+    Fields: ``kind`` (``sudo``, ``clarify``, ``approval``), ``request_id`` (32 hex chars),
+    ``session_id``, ``session_key``, ``platform``, ``prompt`` (always redacted). Never contains what
+    the human typed (OBS-45). Return ignored.
+    """
+
+
+@hookspec
+def on_human_input_resolved(
+    kind: str,
+    request_id: str,
+    session_id: str,
+    session_key: str,
+    platform: str,
+    prompt: str,
+    outcome: str,
+    telemetry_schema_version: str,
+) -> None:
+    """Exactly once when the human-input wait ends, with the request's ``request_id`` (OBS-44).
+
+    Fields: those of ``on_human_input_request`` plus ``outcome`` (``submitted``, ``provided``,
+    ``cancelled``, ``deny``, ``error``). Return ignored.
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# Subagent lifecycle (spec 01 §7.9)
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def subagent_start(
+    parent_session_id: str,
+    parent_turn_id: str,
+    parent_subagent_id: str | None,
+    child_session_id: str,
+    child_subagent_id: str,
+    child_role: str,
+    child_goal: str,
+    telemetry_schema_version: str,
+) -> None:
+    """A delegated child agent was created, inside the parent's delegation tool call.
+
+    Fields: ``parent_session_id``, ``parent_turn_id``, ``parent_subagent_id`` (``None`` for the
+    top-level agent), ``child_session_id``, ``child_subagent_id``, ``child_role``, ``child_goal``.
+    Return ignored.
+    """
+
+
+@hookspec
+def subagent_stop(
+    parent_session_id: str,
+    parent_turn_id: str,
+    child_session_id: str,
+    child_subagent_id: str,
+    child_role: str,
+    child_status: str,
+    child_outcome: str | None,
+    child_summary: str | None,
+    duration_ms: int,
+    tool_call_history: list[dict[str, Any]],
+    tool_call_history_dropped: int,
+    telemetry_schema_version: str,
+) -> None:
+    """Once per child, when it returned or failed.
+
+    Fields: ``parent_session_id``, ``parent_turn_id``, ``child_session_id``, ``child_subagent_id``,
+    ``child_role``, ``child_status`` (``completed``, ``failed``, ``interrupted``, ``timeout``,
+    ``error``), ``child_outcome``, ``child_summary``, ``duration_ms``, ``tool_call_history``
+    (metadata only: ``tool_name``, ``arg_names``, ``targets``, ``input_bytes``, ``output_bytes``,
+    ``outcome``; at most 200 newest), ``tool_call_history_dropped``. Return ignored.
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# Middleware (spec 02). Context: session_id, task_id, turn_id, api_request_id and, where known,
+# platform, model, provider, base_url, api_mode, api_call_count, tool_call_id.
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def middleware_llm_request(
+    request: dict[str, Any],
+    original_request: dict[str, Any],
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    api_request_id: str,
+    platform: str,
+    model: str,
+    provider: str,
+    base_url: str,
+    api_mode: str,
+    api_call_count: int,
+    telemetry_schema_version: str,
+    middleware_schema_version: str,
+) -> dict[str, Any] | None:
+    """Rewrite the provider arguments before the provider is called (MW-11..MW-19).
+
+    Every ``llm_request`` callback sees the same ``request`` copy; do not mutate it. Return
+    ``{"request": <complete replacement dict>}`` with optional trace fields ``source``, ``reason``,
+    ``name``; the last valid result wins.
+    """
+
+
+@hookspec
+def middleware_tool_request(
+    tool_name: str,
+    args: dict[str, Any],
+    original_args: dict[str, Any],
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    api_request_id: str,
+    tool_call_id: str,
+    platform: str,
+    model: str,
+    provider: str,
+    api_mode: str,
+    telemetry_schema_version: str,
+    middleware_schema_version: str,
+) -> dict[str, Any] | None:
+    """Rewrite tool arguments before hooks, guardrails, approvals and execution.
+
+    Return ``{"args": <complete replacement dict>}`` with optional ``source``, ``reason``, ``name``.
+    """
+
+
+@hookspec
+def middleware_llm_execution(
+    request: dict[str, Any],
+    original_request: dict[str, Any],
+    next_call: Any,
+    middleware_trace: list[dict[str, str]],
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    api_request_id: str,
+    platform: str,
+    model: str,
+    provider: str,
+    base_url: str,
+    api_mode: str,
+    api_call_count: int,
+    telemetry_schema_version: str,
+    middleware_schema_version: str,
+) -> Any:
+    """Wrap or replace the real provider call.
+
+    Call ``next_call(request)`` (or ``next_call()``) at most once and return the provider response
+    in the shape the host expects (MW-8). The first registered middleware is the outermost (MW-26).
+    """
+
+
+@hookspec
+def middleware_tool_execution(
+    tool_name: str,
+    args: dict[str, Any],
+    original_args: dict[str, Any],
+    next_call: Any,
+    middleware_trace: list[dict[str, str]],
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    api_request_id: str,
+    tool_call_id: str,
+    platform: str,
+    model: str,
+    provider: str,
+    api_mode: str,
+    telemetry_schema_version: str,
+    middleware_schema_version: str,
+) -> Any:
+    """Wrap or replace the real tool call. Call ``next_call(args)`` at most once; return the result."""

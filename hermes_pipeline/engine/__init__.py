@@ -1,0 +1,1 @@
+"""The engine: registry, fail-open dispatch, middleware runners, sanitizer, plugin loading."""

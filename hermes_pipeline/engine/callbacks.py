@@ -1,0 +1,106 @@
+"""Registered callbacks and the adaptation of a payload to a callback's signature (OBS-6, OBS-8, OBS-10).
+
+Adaptation is decided once, at registration, so that dispatch is a plain call.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contract.errors import InvalidCallbackError
+
+Invoker = Callable[[Mapping[str, Any]], Any]
+"""Calls one callback with a payload mapping, keyword arguments only."""
+
+TRYFIRST, NORMAL, TRYLAST = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Entry:
+    """One callback registered for one hook or middleware kind."""
+
+    name: str
+    """Hook name or middleware kind."""
+    callback: Callable[..., Any]
+    plugin: str
+    """Name of the plugin that registered it (OBS-5)."""
+    invoke: Invoker
+    group: int = NORMAL
+    """``TRYFIRST``, ``NORMAL`` or ``TRYLAST`` (OBS-11)."""
+    seq: int = 0
+    """Registration sequence number; ordering within a group."""
+    qualname: str = field(default="")
+    """``module.qualname`` of the callback, for diagnostics."""
+
+    @property
+    def sort_key(self) -> tuple[int, int]:
+        return (self.group, self.seq)
+
+
+def describe(callback: Callable[..., Any]) -> str:
+    """``module.qualname`` of a callable, for log messages and warn-once keys."""
+    func = getattr(callback, "__func__", callback)
+    module = getattr(func, "__module__", None) or type(callback).__module__
+    qual = getattr(func, "__qualname__", None) or type(callback).__qualname__
+    return f"{module}.{qual}"
+
+
+def require_callable(callback: object, *, plugin: str, target: str) -> Callable[..., Any]:
+    """Reject a non-callable at registration with a typed error that names plugin and hook."""
+    if not callable(callback):
+        raise InvalidCallbackError(
+            f"plugin {plugin!r}: the callback registered for {target!r} is a "
+            f"{type(callback).__name__}, not a callable; pass a function that accepts **kwargs"
+        )
+    return callback
+
+
+def _full(callback: Callable[..., Any]) -> Invoker:
+    def invoke(payload: Mapping[str, Any]) -> Any:
+        return callback(**payload)
+
+    return invoke
+
+
+def _selected(callback: Callable[..., Any], names: tuple[str, ...]) -> Invoker:
+    def invoke(payload: Mapping[str, Any]) -> Any:
+        return callback(**{k: payload[k] for k in names if k in payload})
+
+    return invoke
+
+
+def _declared(callback: Callable[..., Any], names: tuple[str, ...]) -> Invoker:
+    get = dict.get
+
+    def invoke(payload: Mapping[str, Any]) -> Any:
+        return callback(**{k: get(payload, k) for k in names})  # type: ignore[arg-type]
+
+    return invoke
+
+
+def adapt_callback(callback: Callable[..., Any]) -> Invoker:
+    """Invoker for a ``register_hook`` / ``register_middleware`` callback (OBS-8).
+
+    A callable with ``**kwargs`` receives the whole payload; any other callable receives only the
+    payload keys matching its named parameters, so absent optional parameters keep their defaults
+    and a missing required one raises ``TypeError`` at dispatch (handled fail-open, OBS-15).
+    """
+    try:
+        sig = inspect.signature(callback)
+    except (TypeError, ValueError):
+        return _full(callback)
+    names: list[str] = []
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            return _full(callback)
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            names.append(p.name)
+    return _selected(callback, tuple(names))
+
+
+def adapt_hookimpl(function: Callable[..., Any], argnames: tuple[str, ...]) -> Invoker:
+    """Invoker for a pluggy hookimpl: every declared field is passed, absent ones as ``None`` (OBS-10)."""
+    return _declared(function, argnames)

@@ -1,0 +1,253 @@
+"""The engine: one ordered registry of observer callbacks and middleware, and fail-open dispatch.
+
+``register_hook`` callbacks and pluggy hookimpls feed the same registry (OBS-11). Dispatch iterates
+the entries itself rather than using pluggy's multi-call loop (OBS-12), isolates each callback
+(OBS-15) and costs one dictionary lookup when nobody listens (OBS-22, OBS-66).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from ..contract.hooks import MIDDLEWARE_KINDS, OBSERVER_HOOKS
+from ..contract.versions import TELEMETRY_SCHEMA_VERSION
+from .awaitables import run_awaitable
+from .callbacks import NORMAL, Entry, adapt_callback, describe, require_callable
+from .failures import FailureLog, FailureStats
+from .hang import TIMED_OUT, HangGuard, parse_timeout
+from .middleware import apply_request_middleware, run_execution_chain
+from .plugins import PluginSet
+from .registry import Registry
+
+logger: Final = logging.getLogger("hermes_pipeline.engine")
+
+TIMEOUT_BLOCK_MESSAGE: Final = "pre_tool_call plugin callback timed out or is still running"
+"""The block message a timed-out ``pre_tool_call`` callback turns into (OBS-73)."""
+
+_QUIET_HOOKS: Final = frozenset({"on_human_input_request", "on_human_input_resolved"})
+_SCHEMA_KEY: Final = "telemetry_schema_version"
+
+
+class Engine:
+    """Process-wide registry and dispatcher for observer hooks and middleware.
+
+    Most hosts use the process default from :func:`hermes_pipeline.get_engine`; tests and embedded
+    uses can make their own. Plugins are added with :meth:`add_plugin` (pluggy hookimpls, a
+    ``register(ctx)`` module or function, or a component class) or :meth:`load_plugin` /
+    :meth:`load_entry_point`; single callbacks with :meth:`register_hook` and
+    :meth:`register_middleware`.
+
+    Args:
+        hook_callback_timeout: seconds a callback may run before it is abandoned (spec 01 §11);
+            ``0`` (the default) disables hang protection so callbacks run on the caller's thread.
+    """
+
+    def __init__(self, *, hook_callback_timeout: float = 0.0) -> None:
+        self.hooks = Registry()
+        """Observer callbacks per hook name."""
+        self.middleware = Registry()
+        """Middleware callbacks per kind."""
+        self.failures = FailureLog()
+        self._hook_map = self.hooks.mapping
+        self._mw_map = self.middleware.mapping
+        self._guard: HangGuard | None = None
+        self.hook_callback_timeout = hook_callback_timeout
+        self.plugins = PluginSet(self)
+        """The loaded plugins (names, loading, removal)."""
+
+    # ------------------------------------------------------------------ options
+
+    @property
+    def hook_callback_timeout(self) -> float:
+        """Hang-protection timeout in seconds; 0 when disabled."""
+        return self._guard.timeout if self._guard is not None else 0.0
+
+    @hook_callback_timeout.setter
+    def hook_callback_timeout(self, value: object) -> None:
+        seconds = parse_timeout(value)
+        self._guard = HangGuard(seconds, on_timeout=self.failures.callback_timed_out) if seconds > 0 else None
+
+    # ------------------------------------------------------------------ registration
+
+    def register_hook(
+        self, hook_name: str, callback: Callable[..., Any], *, plugin: str = "<host>", group: int = NORMAL
+    ) -> Entry:
+        """Append ``callback`` to the observer list of ``hook_name`` (OBS-3).
+
+        The same callable registered twice runs twice. An unknown hook name is stored with one
+        WARNING (OBS-4). A non-callable raises :class:`~hermes_pipeline.InvalidCallbackError`.
+        """
+        callback = require_callable(callback, plugin=plugin, target=hook_name)
+        if hook_name not in OBSERVER_HOOKS:
+            logger.warning(
+                "hermes_pipeline: plugin %r registered unknown hook %r; it is stored and fires only if a host "
+                "emits that name. Valid hooks: %s",
+                plugin,
+                hook_name,
+                ", ".join(OBSERVER_HOOKS),
+            )
+        return self._add(self.hooks, hook_name, callback, plugin, group, adapt_callback(callback))
+
+    def register_middleware(
+        self, kind: str, callback: Callable[..., Any], *, plugin: str = "<host>", group: int = NORMAL
+    ) -> Entry:
+        """Append ``callback`` to the middleware list of ``kind`` (MW-2).
+
+        An unknown kind is stored with a WARNING and never invoked (MW-3).
+        """
+        callback = require_callable(callback, plugin=plugin, target=kind)
+        if kind not in MIDDLEWARE_KINDS:
+            logger.warning(
+                "hermes_pipeline: plugin %r registered middleware of unknown kind %r; it is stored but never "
+                "invoked. Valid kinds: %s",
+                plugin,
+                kind,
+                ", ".join(MIDDLEWARE_KINDS),
+            )
+        return self._add(self.middleware, kind, callback, plugin, group, adapt_callback(callback))
+
+    def _add(
+        self,
+        registry: Registry,
+        name: str,
+        callback: Callable[..., Any],
+        plugin: str,
+        group: int,
+        invoke: Callable[[Mapping[str, Any]], Any],
+    ) -> Entry:
+        entry = Entry(name, callback, plugin, invoke, group, registry.next_seq(), describe(callback))
+        registry.add(entry)
+        return entry
+
+    def add_plugin(self, plugin: object, *, name: str | None = None, config: Mapping[str, Any] | None = None) -> str:
+        """Add a plugin in any supported style and return its registered name.
+
+        See :meth:`hermes_pipeline.engine.plugins.PluginSet.add`.
+        """
+        return self.plugins.add(plugin, name=name, config=config)
+
+    def load_plugin(self, target: str, *, config: Mapping[str, Any] | None = None) -> str:
+        """Import ``"package.module"`` or ``"package.module:object"`` and add it as a plugin."""
+        return self.plugins.load(target, config=config)
+
+    def load_entry_point(self, name: str, *, config: Mapping[str, Any] | None = None) -> str:
+        """Load the plugin published as ``name`` in the ``hermes_pipeline.components`` group."""
+        return self.plugins.load_entry_point(name, config=config)
+
+    def remove_plugin(self, name: str) -> bool:
+        """Remove a plugin's callbacks and middleware and shut it down; ``False`` if unknown."""
+        return self.plugins.remove(name)
+
+    # ------------------------------------------------------------------ queries
+
+    def has_hook(self, name: str) -> bool:
+        """``True`` iff at least one consumer listens on observer hook ``name`` (OBS-22). O(1)."""
+        return name in self._hook_map
+
+    def has_middleware(self, kind: str) -> bool:
+        """``True`` iff at least one middleware is registered for ``kind`` (MW-6). O(1)."""
+        return kind in self._mw_map
+
+    def failure_stats(self) -> FailureStats:
+        """Counts of callback failures and timeouts, per plugin and per hook."""
+        return self.failures.snapshot()
+
+    # ------------------------------------------------------------------ dispatch
+
+    def dispatch(self, hook: str, payload: dict[str, Any]) -> list[Any]:
+        """Call every consumer of ``hook`` with ``payload`` (keyword arguments) and collect results.
+
+        Injects ``telemetry_schema_version`` if absent (OBS-14) and passes the same payload object
+        to every callback (OBS-19). A callback raising an ``Exception`` is logged (warn-once) and
+        skipped (OBS-15, OBS-16); ``BaseException`` such as ``KeyboardInterrupt`` propagates
+        (OBS-17). Awaitable results are awaited (OBS-20). Returns the non-``None`` results in
+        dispatch order (OBS-18). With hang protection enabled, a timed-out callback's result is
+        absent, except for ``pre_tool_call`` where it becomes a block directive (OBS-73).
+        """
+        entries = self._hook_map.get(hook)
+        if not entries:
+            return []
+        if _SCHEMA_KEY not in payload:
+            payload[_SCHEMA_KEY] = TELEMETRY_SCHEMA_VERSION
+        guard = self._guard
+        results: list[Any] = []
+        for entry in entries:
+            try:
+                if guard is None:
+                    result = entry.invoke(payload)
+                    if result is not None and inspect.isawaitable(result):
+                        result = run_awaitable(result)
+                else:
+                    result = guard.call(hook, entry, _invoke_and_await(entry), payload)
+                    if result is TIMED_OUT:
+                        if hook == "pre_tool_call":
+                            result = {"action": "block", "message": TIMEOUT_BLOCK_MESSAGE}
+                        else:
+                            continue
+            except Exception as exc:
+                try:
+                    self.failures.callback_failed(hook, entry, exc, quiet=hook in _QUIET_HOOKS)
+                except Exception:  # logging itself failed; never reach the host
+                    pass
+                continue
+            if result is not None:
+                results.append(result)
+        return results
+
+    # ------------------------------------------------------------------ middleware (spec 02 §10)
+
+    def apply_llm_request_middleware(self, request: dict[str, Any], **context: Any) -> Any:
+        """Run ``llm_request`` middleware; returns a ``RequestMiddlewareResult`` (MW-11..MW-19)."""
+        return apply_request_middleware(self, "llm_request", "request", request, context)
+
+    def apply_tool_request_middleware(self, tool_name: str, args: dict[str, Any], **context: Any) -> Any:
+        """Run ``tool_request`` middleware; returns a ``RequestMiddlewareResult``."""
+        context["tool_name"] = tool_name
+        return apply_request_middleware(self, "tool_request", "args", args, context)
+
+    def run_llm_execution_middleware(
+        self,
+        request: dict[str, Any],
+        next_call: Callable[[dict[str, Any]], Any],
+        *,
+        original_request: dict[str, Any] | None = None,
+        middleware_trace: list[dict[str, str]] | None = None,
+        **context: Any,
+    ) -> Any:
+        """Run the ``llm_execution`` chain around ``next_call`` (the provider call) (MW-25..MW-35)."""
+        return run_execution_chain(
+            self, "llm_execution", "request", request, next_call,
+            original=request if original_request is None else original_request,
+            trace=middleware_trace or [], context=context,
+        )
+
+    def run_tool_execution_middleware(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        next_call: Callable[[dict[str, Any]], Any],
+        *,
+        original_args: dict[str, Any] | None = None,
+        middleware_trace: list[dict[str, str]] | None = None,
+        **context: Any,
+    ) -> Any:
+        """Run the ``tool_execution`` chain around ``next_call`` (the tool dispatch)."""
+        context["tool_name"] = tool_name
+        return run_execution_chain(
+            self, "tool_execution", "args", args, next_call,
+            original=args if original_args is None else original_args,
+            trace=middleware_trace or [], context=context,
+        )
+
+
+def _invoke_and_await(entry: Entry) -> Callable[[Mapping[str, Any]], Any]:
+    def run(payload: Mapping[str, Any]) -> Any:
+        result = entry.invoke(payload)
+        if result is not None and inspect.isawaitable(result):
+            result = run_awaitable(result)
+        return result
+
+    return run

@@ -1,0 +1,193 @@
+"""Middleware runners (spec 02): request middleware and execution chains.
+
+Request middleware (``llm_request``, ``tool_request``): every callback sees the same deep copy of
+the input, results are applied afterwards in registration order and the last valid one wins
+(MW-11..MW-19). Execution middleware (``llm_execution``, ``tool_execution``): callbacks nest in
+registration order around the host's terminal call, each with a single-use ``next_call``, and the
+failure table of MW-32 decides what a raising callback means.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from ..contract.errors import LLMExecutionBlocked, NextCallReusedError
+from ..contract.versions import MIDDLEWARE_SCHEMA_VERSION, TELEMETRY_SCHEMA_VERSION
+from .callbacks import Entry
+
+if TYPE_CHECKING:
+    from .core import Engine
+
+logger: Final = logging.getLogger("hermes_pipeline.middleware")
+
+_TRACE_KEYS: Final = ("source", "reason", "name")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMiddlewareResult:
+    """Outcome of a request-middleware pass (MW-16)."""
+
+    payload: Any
+    """The effective request or args."""
+    original_payload: Any
+    """The pre-middleware copy (the input itself when nobody listens)."""
+    changed: bool
+    """``True`` iff ``trace`` is non-empty."""
+    trace: list[dict[str, str]] = field(default_factory=list)
+    """One entry per applied result (MW-17)."""
+
+
+def safe_deepcopy(value: Any) -> Any:
+    """Deep copy, falling back to a shallow dict copy (or the object itself) when that fails (MW-13)."""
+    try:
+        return copy.deepcopy(value)
+    except Exception as exc:
+        logger.debug("hermes_pipeline: middleware payload is not deep-copyable (%s); sharing nested objects", exc)
+        return dict(value) if isinstance(value, dict) else value
+
+
+def _with_versions(call: dict[str, Any]) -> dict[str, Any]:
+    call.setdefault("telemetry_schema_version", TELEMETRY_SCHEMA_VERSION)
+    call.setdefault("middleware_schema_version", MIDDLEWARE_SCHEMA_VERSION)
+    return call
+
+
+def _trace_entry(result: dict[str, Any]) -> dict[str, str]:
+    entry = {k: result[k] for k in _TRACE_KEYS if isinstance(result.get(k), str) and result[k]}
+    return entry or {"source": "plugin"}
+
+
+def apply_request_middleware(
+    engine: Engine, kind: str, key: str, payload: Any, context: dict[str, Any]
+) -> RequestMiddlewareResult:
+    """Run the request middleware of ``kind`` over ``payload`` (``key`` is ``request`` or ``args``)."""
+    entries = engine.middleware.get(kind)
+    if not entries:
+        return RequestMiddlewareResult(payload, payload, False, [])  # MW-11: no copy at all
+    original = safe_deepcopy(payload)
+    current = safe_deepcopy(original)
+    call = _with_versions({**context, key: current, "original_" + key: original})
+    results: list[Any] = []
+    for entry in entries:
+        try:
+            result = entry.invoke(call)
+            if inspect.isawaitable(result):
+                _close(result)
+                raise TypeError("middleware returned an awaitable; hermes.middleware.v1 callbacks are synchronous")
+        except Exception as exc:  # MW-18: isolate, warn once, keep going
+            engine.failures.callback_failed(kind, entry, exc)
+            continue
+        results.append(result)
+    effective, trace = current, []
+    for result in results:
+        if isinstance(result, dict) and isinstance(result.get(key), dict):
+            effective = safe_deepcopy(result[key])
+            trace.append(_trace_entry(result))
+    return RequestMiddlewareResult(effective, original, bool(trace), trace)
+
+
+def _close(awaitable: Any) -> None:
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:
+            pass
+
+
+class _Frame:
+    """Per-frame state of an execution chain (MW-29, MW-32)."""
+
+    __slots__ = ("called", "error", "result", "succeeded")
+
+    def __init__(self) -> None:
+        self.called = False
+        self.succeeded = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+def run_execution_chain(
+    engine: Engine,
+    kind: str,
+    key: str,
+    payload: Any,
+    terminal: Callable[[Any], Any],
+    *,
+    original: Any,
+    trace: list[dict[str, str]],
+    context: dict[str, Any],
+) -> Any:
+    """Run the execution middleware of ``kind`` around ``terminal`` (MW-25..MW-35)."""
+    entries = engine.middleware.get(kind)
+    if not entries:
+        return terminal(payload)  # MW-25
+    base = _with_versions({**context, "original_" + key: original})
+    blockable = kind == "llm_execution"
+
+    def frame(index: int, current: Any) -> Any:
+        if index == len(entries):
+            return terminal(current)
+        entry = entries[index]
+        state = _Frame()
+
+        def next_call(replacement: Any = None) -> Any:
+            if state.called:
+                raise NextCallReusedError(
+                    f"next_call was already called in {kind} middleware {entry.qualname!r}; "
+                    "it is single-use per frame (MW-29)"
+                ) from state.error
+            state.called = True
+            try:
+                result = frame(index + 1, current if replacement is None else replacement)
+            except BaseException as exc:
+                state.error = exc
+                raise
+            state.succeeded = True
+            state.result = result
+            return result
+
+        call = dict(base)
+        call[key] = current
+        call["next_call"] = next_call
+        call["middleware_trace"] = list(trace)
+        try:
+            result = entry.invoke(call)
+            if inspect.isawaitable(result):
+                _close(result)
+                raise TypeError("middleware returned an awaitable; hermes.middleware.v1 callbacks are synchronous")
+            return result
+        except LLMExecutionBlocked as blocked:
+            if not blockable:
+                return _fail_open(engine, kind, entry, blocked, state, index, current, frame)
+            blocked.metadata.setdefault("checked_by", entry.qualname)
+            raise
+        except Exception as exc:
+            return _fail_open(engine, kind, entry, exc, state, index, current, frame)
+
+    return frame(0, payload)
+
+
+def _fail_open(
+    engine: Engine,
+    kind: str,
+    entry: Entry,
+    exc: Exception,
+    state: _Frame,
+    index: int,
+    current: Any,
+    frame: Callable[[int, Any], Any],
+) -> Any:
+    """Apply the MW-32 table to a callback that raised ``exc``."""
+    if not state.called:  # raised before next_call: skip this middleware
+        engine.failures.callback_failed(kind, entry, exc)
+        return frame(index + 1, current)
+    if state.succeeded:  # raised after a successful next_call: keep the downstream result
+        engine.failures.callback_failed(kind, entry, exc)
+        return state.result
+    raise exc  # downstream failed: propagate (original or translated) unchanged

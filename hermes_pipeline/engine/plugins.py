@@ -1,0 +1,326 @@
+"""The three plugin styles on one engine.
+
+1. **pluggy hookimpls** — an object or module with ``@hookimpl`` functions named after hooks
+   (OBS-10) or middleware hookspecs ``middleware_<kind>`` (MW-4).
+2. **``register(ctx)``** — the seed documents' style: a module (or any object) with a ``register``
+   function, or that function itself, called once with a :class:`PluginContext` whose
+   ``register_hook`` / ``register_middleware`` append kwargs-only callbacks (OBS-2, MW-2).
+3. **Component classes** (spec 03 §15.2) — a class with ``kind`` and ``activate()``, constructed
+   with a :class:`ComponentContext`; after activation its own hookimpls are registered too.
+
+Entry points in the group ``hermes_pipeline.components`` resolve to any of these and are loaded by
+name only, never by importing the whole group (CFG-80).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING, Any, Final
+
+import pluggy
+
+from ..contract import hookspecs
+from ..contract.errors import PluginError, PluginLoadError, WrapperHookimplError
+from ..contract.hooks import MIDDLEWARE_HOOKSPEC_PREFIX, MIDDLEWARE_KINDS, OBSERVER_HOOKS
+from ..contract.versions import COMPONENT_ENTRY_POINT_GROUP, PROJECT_NAME
+from .callbacks import NORMAL, TRYFIRST, TRYLAST, adapt_hookimpl, describe
+
+if TYPE_CHECKING:
+    from .core import Engine
+
+logger: Final = logging.getLogger("hermes_pipeline.plugins")
+
+
+class PluginContext:
+    """The ``ctx`` handed to a ``register(ctx)`` plugin (OBS-2, OBS-3, MW-2)."""
+
+    def __init__(self, engine: Engine, plugin_name: str, config: Mapping[str, Any] | None = None) -> None:
+        self._engine = engine
+        self.plugin_name = plugin_name
+        """The name the plugin is registered under."""
+        self.config: Mapping[str, Any] = MappingProxyType(dict(config or {}))
+        """Configuration given to the plugin (read-only; empty when none)."""
+        self.logger = logging.getLogger(f"hermes_pipeline.plugin.{plugin_name}")
+
+    def register_hook(self, hook_name: str, callback: Callable[..., Any]) -> None:
+        """Append ``callback`` to the observer list for ``hook_name``; it is called with keyword arguments."""
+        self._engine.register_hook(hook_name, callback, plugin=self.plugin_name)
+
+    def register_middleware(self, kind: str, callback: Callable[..., Any]) -> None:
+        """Append ``callback`` to the middleware list for ``kind`` (``llm_request``, ``tool_request``,
+        ``llm_execution`` or ``tool_execution``)."""
+        self._engine.register_middleware(kind, callback, plugin=self.plugin_name)
+
+
+class ComponentContext(PluginContext):
+    """The context handed to a component class's constructor (spec 03 §15.2).
+
+    Carries ``kind``, the read-only ``config``, ``policy``, a ``logger`` named
+    ``hermes_pipeline.component.<kind>``, ``diagnostics`` and ``native`` (``None`` without the
+    native runtime), plus ``register_hook`` / ``register_middleware``. No profile identity.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        kind: str,
+        config: Mapping[str, Any] | None = None,
+        *,
+        policy: Any = None,
+        diagnostics: Any = None,
+        native: Any = None,
+    ) -> None:
+        super().__init__(engine, f"component:{kind}", config)
+        self.kind = kind
+        self.policy = policy
+        self.diagnostics = diagnostics
+        self.native = native
+        self.logger = logging.getLogger(f"hermes_pipeline.component.{kind}")
+
+
+@dataclass(slots=True)
+class LoadedPlugin:
+    """Bookkeeping for one loaded plugin."""
+
+    name: str
+    obj: object
+    style: str
+    """``hookimpl``, ``register`` or ``component``."""
+    instance: object | None = None
+    """The component instance, for ``flush`` / ``shutdown``."""
+    hook_names: list[str] = field(default_factory=list)
+
+
+def is_component_class(obj: object) -> bool:
+    """A class with a callable ``activate`` (spec 03 §15.2)."""
+    return inspect.isclass(obj) and callable(getattr(obj, "activate", None))
+
+
+def _register_function(obj: object) -> Callable[..., Any] | None:
+    """The ``register(ctx)`` callable of a plugin: the object itself if it is a function."""
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
+        return obj
+    if inspect.isclass(obj):
+        return None
+    register = getattr(obj, "register", None)
+    return register if callable(register) else None
+
+
+def _has_hookimpls(obj: object) -> bool:
+    marker = PROJECT_NAME + "_impl"
+    for attr in dir(obj):
+        try:
+            if hasattr(getattr(obj, attr), marker):
+                return True
+        except Exception:
+            continue
+    return False
+
+
+class PluginSet:
+    """Loads, tracks and removes the plugins of one :class:`Engine`."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._lock = threading.RLock()
+        self._loaded: dict[str, LoadedPlugin] = {}
+        self.manager = pluggy.PluginManager(PROJECT_NAME)
+        """The pluggy plugin manager, used to parse and validate hookimpls."""
+        self.manager.add_hookspecs(hookspecs)
+
+    # ----------------------------------------------------------------- queries
+
+    def names(self) -> list[str]:
+        """Names of the loaded plugins in load order."""
+        with self._lock:
+            return list(self._loaded)
+
+    def get(self, name: str) -> LoadedPlugin | None:
+        """Bookkeeping for ``name``, or ``None``."""
+        with self._lock:
+            return self._loaded.get(name)
+
+    # ----------------------------------------------------------------- adding
+
+    def add(self, plugin: object, *, name: str | None = None, config: Mapping[str, Any] | None = None) -> str:
+        """Add ``plugin`` and return its name.
+
+        Accepts an object or module with ``@hookimpl`` functions, a module/object with
+        ``register(ctx)`` (both at once is fine), a bare ``register``-style function, or a component
+        class. Raises :class:`~hermes_pipeline.PluginError` (or a subclass) when the plugin is
+        unusable; nothing of a failed plugin stays registered.
+        """
+        name = name or self._default_name(plugin)
+        with self._lock:
+            if name in self._loaded:
+                raise PluginError(f"a plugin named {name!r} is already loaded; remove it first or pass another name")
+            record = LoadedPlugin(name, plugin, "hookimpl")
+            self._loaded[name] = record
+        try:
+            if is_component_class(plugin):
+                self._add_component(record, plugin, config)
+            else:
+                register = _register_function(plugin)
+                if register is not None:
+                    record.style = "register"
+                    register(PluginContext(self._engine, name, config))
+                if not inspect.isfunction(plugin):
+                    self._add_hookimpls(name, plugin, record)
+                if register is None and not record.hook_names:
+                    raise PluginError(
+                        f"plugin {name!r} ({type(plugin).__name__}) has no @hookimpl functions and no register(ctx); "
+                        "nothing to load"
+                    )
+        except BaseException:
+            self._discard(name)
+            raise
+        logger.debug("hermes_pipeline: loaded plugin %r (%s)", name, record.style)
+        return name
+
+    def _default_name(self, plugin: object) -> str:
+        if isinstance(plugin, ModuleType):
+            return plugin.__name__
+        kind = getattr(plugin, "kind", None)
+        if is_component_class(plugin) and isinstance(kind, str):
+            return f"component:{kind}"
+        return describe(plugin) if (inspect.isfunction(plugin) or inspect.isclass(plugin)) else \
+            f"{type(plugin).__module__}.{type(plugin).__qualname__}@{id(plugin):x}"
+
+    def _add_component(self, record: LoadedPlugin, cls: Any, config: Mapping[str, Any] | None) -> None:
+        kind = getattr(cls, "kind", None)
+        if not isinstance(kind, str) or not kind:
+            raise PluginLoadError(f"component class {describe(cls)} has no string 'kind' class attribute")
+        record.style = "component"
+        ctx = ComponentContext(self._engine, kind, config)
+        ctx.plugin_name = record.name
+        instance = cls(ctx)
+        record.instance = instance
+        instance.activate()
+        self._add_hookimpls(record.name, instance, record)
+
+    def _add_hookimpls(self, name: str, obj: object, record: LoadedPlugin) -> None:
+        if not _has_hookimpls(obj):
+            return
+        try:
+            self.manager.register(obj, name=name)
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin {name!r}: {exc}") from None
+        except ValueError as exc:
+            raise PluginError(f"plugin {name!r} could not be registered: {exc}") from None
+        impls = [
+            (caller.name, impl)
+            for caller in self.manager.get_hookcallers(obj) or []
+            for impl in caller.get_hookimpls()
+            if impl.plugin is obj
+        ]
+        for _, impl in impls:
+            if impl.wrapper or impl.hookwrapper:
+                raise WrapperHookimplError(
+                    f"plugin {name!r}: hook {impl.function.__name__!r} is a wrapper hookimpl; wrappers cannot be "
+                    "isolated per callback. Use middleware to wrap behaviour (OBS-13)"
+                )
+        for caller_name, impl in impls:
+            group = TRYFIRST if impl.tryfirst else TRYLAST if impl.trylast else NORMAL
+            invoke = adapt_hookimpl(impl.function, tuple(impl.argnames) + tuple(impl.kwargnames))
+            kind = caller_name.removeprefix(MIDDLEWARE_HOOKSPEC_PREFIX)
+            if caller_name.startswith(MIDDLEWARE_HOOKSPEC_PREFIX) and kind in MIDDLEWARE_KINDS:
+                registry, target = self._engine.middleware, kind
+            else:
+                registry, target = self._engine.hooks, caller_name
+                if target not in OBSERVER_HOOKS:
+                    logger.warning(
+                        "hermes_pipeline: plugin %r implements unknown hook %r; it is stored and fires only if a host "
+                        "emits that name. Valid hooks: %s", name, target, ", ".join(OBSERVER_HOOKS),
+                    )
+            self._engine._add(registry, target, impl.function, name, group, invoke)
+            record.hook_names.append(target)
+
+    # ----------------------------------------------------------------- loading by reference
+
+    def load(self, target: str, *, config: Mapping[str, Any] | None = None, name: str | None = None) -> str:
+        """Import ``"pkg.module"`` or ``"pkg.module:attr"`` and add the result as a plugin."""
+        return self.add(import_object(target), name=name, config=config)
+
+    def load_entry_point(self, name: str, *, config: Mapping[str, Any] | None = None) -> str:
+        """Load the object published as ``name`` in the ``hermes_pipeline.components`` group.
+
+        Only that entry point is imported (CFG-80). Two distributions publishing the same name is
+        an error naming both (CFG-81); an import failure is a :class:`PluginLoadError`.
+        """
+        matches = list(importlib.metadata.entry_points(group=COMPONENT_ENTRY_POINT_GROUP, name=name))
+        if not matches:
+            available = sorted({ep.name for ep in importlib.metadata.entry_points(group=COMPONENT_ENTRY_POINT_GROUP)})
+            raise PluginLoadError(
+                f"no plugin named {name!r} in entry-point group {COMPONENT_ENTRY_POINT_GROUP!r}; "
+                f"installed: {', '.join(available) or 'none'}"
+            )
+        dists = {getattr(ep.dist, "name", "?") for ep in matches}
+        if len(dists) > 1:
+            raise PluginLoadError(
+                f"entry point {name!r} in group {COMPONENT_ENTRY_POINT_GROUP!r} is published by more than one "
+                f"distribution: {', '.join(sorted(dists))}; uninstall one"
+            )
+        try:
+            obj = matches[0].load()
+        except Exception as exc:
+            raise PluginLoadError(
+                f"entry point {name!r} ({matches[0].value}) failed to import: {type(exc).__name__}: {exc}"
+            ) from exc
+        plugin_name = f"component:{name}" if is_component_class(obj) else name
+        return self.add(obj, name=plugin_name, config=config)
+
+    # ----------------------------------------------------------------- removal
+
+    def remove(self, name: str, *, flush_timeout: float = 5.0) -> bool:
+        """Remove ``name``: its callbacks and middleware go, a component is flushed and shut down."""
+        record = self._discard(name)
+        if record is None:
+            return False
+        instance = record.instance
+        for method, args in (("flush", (flush_timeout,)), ("shutdown", ())):
+            fn = getattr(instance, method, None) if instance is not None else None
+            if callable(fn):
+                try:
+                    fn(*args)
+                except Exception as exc:
+                    logger.warning("hermes_pipeline: %s() of plugin %r raised %s: %s", method, name,
+                                   type(exc).__name__, str(exc)[:200])
+        return True
+
+    def remove_all(self) -> None:
+        """Remove every plugin, in reverse load order."""
+        for name in reversed(self.names()):
+            self.remove(name)
+
+    def _discard(self, name: str) -> LoadedPlugin | None:
+        with self._lock:
+            record = self._loaded.pop(name, None)
+        self._engine.hooks.remove_where(lambda e: e.plugin == name)
+        self._engine.middleware.remove_where(lambda e: e.plugin == name)
+        if self.manager.get_plugin(name) is not None:
+            self.manager.unregister(name=name)
+        return record
+
+
+def import_object(target: str) -> object:
+    """Import ``"pkg.module"`` or ``"pkg.module:attr.path"``; errors are :class:`PluginLoadError`."""
+    module_name, _, attr_path = target.partition(":")
+    if not module_name:
+        raise PluginLoadError(f"plugin reference {target!r} is empty; expected 'package.module[:object]'")
+    try:
+        obj: object = importlib.import_module(module_name)
+    except Exception as exc:
+        raise PluginLoadError(f"plugin module {module_name!r} failed to import: {type(exc).__name__}: {exc}") from exc
+    for part in filter(None, attr_path.split(".")):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise PluginLoadError(f"plugin reference {target!r}: {part!r} not found") from None
+    return obj

@@ -1,0 +1,517 @@
+"""The observer-payload sanitizer (spec 01 §8.2.1–§8.2.3, §8.3).
+
+:func:`sanitize` turns an arbitrary value (provider kwargs, provider response objects, ...)
+into a bounded, JSON-compatible, value-scrubbed structure (OBS-51, OBS-55, OBS-56, OBS-61).
+:func:`jsonable` is the conversion of §8.2.3 with explicit caps; :func:`build_request_field`
+and :func:`build_error_field` build the sanitized ``request`` and ``error`` fields (§8.3).
+
+Additions beyond the spec text (all keep the output JSON-compatible and scrubbed):
+
+* Non-finite floats become the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``, so the
+  output also encodes with ``json.dumps(..., allow_nan=False)``.
+* Integers too large for ``int``→``str`` conversion (``sys.get_int_max_str_digits``) become
+  ``"<int N bits>"``. Subclasses of ``str``/``int``/``float`` (``StrEnum``, ``IntEnum`` ...)
+  are emitted as the plain base type.
+* A value no rule can render (``str()`` raised in rule 7.5, a mapping or sequence whose
+  iteration raised) becomes ``"<unserializable TypeName>"``. A mapping key whose ``str()``
+  raised becomes ``"<redaction failed>"`` and its value is redacted.
+* Type names in markers and in the envelope's ``original_type`` are value-scrubbed too.
+
+Performance notes. :func:`sanitize` keeps a lower bound on the number of characters the
+encoding of the converted output will have. Once that bound exceeds ``L`` the pass is
+abandoned: pass 1 could not be returned anyway, and for pass 2 the partial structure built so
+far has the same first ``L`` encoded characters as the full one, so the envelope is the one
+§8.2.2 prescribes. This keeps cyclic or hugely fanned-out inputs (``x = []; x += [x] * 200``)
+bounded in time and memory. The single exception: when two keys of one mapping render to the
+same text (after ``str()`` and scrubbing) and pass 2 is abandoned between them, the preview can
+show the earlier value where the full conversion would show the later one. Scrubbed long
+strings are cached between the two passes; key scrubbing and key classification are cached
+per key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import sys
+from collections.abc import Mapping
+from functools import lru_cache
+from itertools import islice
+from types import SimpleNamespace
+from typing import Any, Final, TypeAlias
+
+from .scrub import REDACTED, REDACTION_FAILED, is_sensitive_key, safe_scrub, scrub_message
+
+__all__ = [
+    "BYTES_MARKER",
+    "DEFAULT_PAYLOAD_MAX_CHARS",
+    "DEPTH_MARKER",
+    "MAX_DEPTH",
+    "MIN_PAYLOAD_MAX_CHARS",
+    "PASS1_MAX_ITEMS",
+    "PASS1_MAX_STR",
+    "PASS2_MAX_ITEMS",
+    "PASS2_MAX_STR",
+    "PAYLOAD_MAX_CHARS_ENV",
+    "SERIALIZATION_FAILED",
+    "TRUNCATED_ITEMS_KEY",
+    "JSONValue",
+    "build_error_field",
+    "build_request_field",
+    "jsonable",
+    "payload_max_chars",
+    "sanitize",
+]
+
+JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
+
+PAYLOAD_MAX_CHARS_ENV: Final = "HERMES_PLUGIN_PAYLOAD_MAX_CHARS"
+DEFAULT_PAYLOAD_MAX_CHARS: Final = 50_000
+MIN_PAYLOAD_MAX_CHARS: Final = 1_000
+MAX_DEPTH: Final = 8
+PASS1_MAX_STR: Final = 8_000
+PASS1_MAX_ITEMS: Final = 200
+PASS2_MAX_STR: Final = 1_000
+PASS2_MAX_ITEMS: Final = 50
+DEPTH_MARKER: Final = "<{type_name} depth limit>"
+BYTES_MARKER: Final = "<{n} bytes>"
+TRUNCATED_ITEMS_KEY: Final = "_truncated_items"
+SERIALIZATION_FAILED: Final = "<serialization failed>"
+
+_REQUEST_DROPPED_KEYS: Final = frozenset({"timeout", "http_client"})
+_MAX_INT_BITS: Final = 12_000
+"""Safely below the default ``sys.get_int_max_str_digits()`` of 4,300 digits (~14,284 bits)."""
+_CACHE_MIN_CHARS: Final = 256
+"""Strings at least this long have their scrubbed text cached between the two passes."""
+
+_KEY_PLAIN: Final = 0
+_KEY_SENSITIVE: Final = 1
+_KEY_PLURAL_TOKENS: Final = 2
+
+
+def payload_max_chars() -> int:
+    """Return ``L`` from ``HERMES_PLUGIN_PAYLOAD_MAX_CHARS`` (§8.2.1), read on every call (OBS-54).
+
+    Unset, or not parseable by ``int()``: 50,000. Values below 1,000 are raised to 1,000.
+    """
+    raw = os.environ.get(PAYLOAD_MAX_CHARS_ENV)
+    if raw is None:
+        return DEFAULT_PAYLOAD_MAX_CHARS
+    try:
+        value = int(raw)
+    except ValueError:
+        return DEFAULT_PAYLOAD_MAX_CHARS
+    return max(value, MIN_PAYLOAD_MAX_CHARS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Conversion (§8.2.3)
+# ---------------------------------------------------------------------------------------------
+
+
+class _BudgetExceeded(BaseException):
+    """The encoding of the output is known to exceed the pass budget.
+
+    Derives from ``BaseException`` so ``except Exception`` never swallows it. While it
+    propagates, each enclosing container links the partial child into its own partial output
+    and replaces ``partial`` with itself.
+    """
+
+    def __init__(self, partial: object) -> None:
+        super().__init__()
+        self.partial = partial
+
+
+_NOTHING: Final = object()
+_FAILED: Final = object()
+
+
+class _Ctx:
+    """Per-pass conversion state."""
+
+    __slots__ = ("max_str", "max_items", "budget", "cache")
+
+    def __init__(
+        self, max_str: int, max_items: int, budget: int, cache: dict[int, tuple[str, str]] | None
+    ) -> None:
+        self.max_str = max_str
+        self.max_items = max_items
+        self.budget = budget
+        """Characters the output may still add before the pass is abandoned."""
+        self.cache = cache
+
+
+def _charge(ctx: _Ctx, chars: int, out: object) -> None:
+    """Account ``chars`` (a lower bound of ``out``'s encoded length) against the budget."""
+    ctx.budget -= chars
+    if ctx.budget < 0:
+        raise _BudgetExceeded(out)
+
+
+def _type_name(value: object) -> str:
+    return safe_scrub(type(value).__name__)
+
+
+def _marker(text: str, ctx: _Ctx) -> str:
+    _charge(ctx, len(text) + 2, text)
+    return text
+
+
+def _unserializable(value: object, ctx: _Ctx) -> str:
+    return _marker(f"<unserializable {_type_name(value)}>", ctx)
+
+
+def _encode(value: object) -> str | None:
+    """The spec's encoding (non-ASCII literal, unknown types via ``str()``); ``None`` on failure."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_default)
+    except Exception:
+        return None
+
+
+def _default(obj: object) -> str:
+    # Unreachable for converter output; scrubs anyway so no path can echo raw text (OBS-55).
+    try:
+        return safe_scrub(str(obj))
+    except Exception:
+        return REDACTION_FAILED
+
+
+@lru_cache(maxsize=8192)
+def _str_key_entry(key: str) -> tuple[str, int]:
+    """Scrubbed text and sensitivity class of a string key (cached)."""
+    if is_sensitive_key(key, None):
+        cls = _KEY_SENSITIVE
+    elif is_sensitive_key(key, ""):
+        cls = _KEY_PLURAL_TOKENS
+    else:
+        cls = _KEY_PLAIN
+    return safe_scrub(key), cls
+
+
+def _key_entry(key: object) -> tuple[str, int]:
+    """``str(key)``, value-scrubbed, and its sensitivity class (§8.2.3 rule 5, §8.2.4)."""
+    if type(key) is str:
+        return _str_key_entry(key)
+    try:
+        return _str_key_entry(str.__str__(str(key)))
+    except Exception:
+        return REDACTION_FAILED, _KEY_SENSITIVE
+
+
+def _scrub_cached(text: str, ctx: _Ctx) -> str:
+    cache = ctx.cache
+    if cache is None or len(text) < _CACHE_MIN_CHARS:
+        return safe_scrub(text)
+    entry = cache.get(id(text))
+    # The entry keeps ``text`` alive, so its id cannot be reused by another string meanwhile.
+    if entry is not None and entry[0] is text:
+        return entry[1]
+    scrubbed = safe_scrub(text)
+    cache[id(text)] = (text, scrubbed)
+    return scrubbed
+
+
+def _convert_str(text: str, ctx: _Ctx) -> str:
+    """Rule 3: value-scrub, then truncate with the standard suffix."""
+    scrubbed = _scrub_cached(text, ctx)
+    cap = ctx.max_str
+    n = len(scrubbed)
+    if n > cap:
+        scrubbed = f"{scrubbed[:cap]}...[truncated {n - cap} chars]"
+    _charge(ctx, len(scrubbed) + 2, scrubbed)
+    return scrubbed
+
+
+def _convert_mapping(value: Mapping[Any, Any], depth: int, ctx: _Ctx) -> JSONValue:
+    """Rule 5: mappings, in insertion order, with key scrubbing and the sensitive-key rule."""
+    start_budget = ctx.budget
+    out: dict[str, JSONValue] = {}
+    _charge(ctx, 1, out)
+    cap = ctx.max_items
+    child = depth + 1
+    key_text = ""
+    try:
+        for index, (key, item) in enumerate(value.items()):
+            if index == cap:
+                out[TRUNCATED_ITEMS_KEY] = len(value) - cap
+                break
+            key_text, cls = _key_entry(key)
+            if key_text in out:
+                # Two keys render to the same text: the later value replaces the earlier one in
+                # place (plain dict assignment). Refund at least what the earlier entry was
+                # charged, so the budget stays a lower bound of the encoded length.
+                ctx.budget += len(_encode(out[key_text]) or "") + len(key_text) + 4
+            if cls == _KEY_SENSITIVE or (
+                cls == _KEY_PLURAL_TOKENS
+                and item is not None
+                and type(item) is not int
+                and type(item) is not float
+            ):
+                out[key_text] = REDACTED
+                continue
+            ctx.budget -= len(key_text) + 4
+            out[key_text] = _convert(item, child, ctx)
+    except _BudgetExceeded as exc:
+        if exc.partial is not _NOTHING:
+            out[key_text] = exc.partial  # type: ignore[assignment]
+        exc.partial = out
+        raise
+    except Exception:
+        ctx.budget = start_budget
+        return _unserializable(value, ctx)
+    return out
+
+
+def _convert_sequence(value: Any, depth: int, ctx: _Ctx) -> JSONValue:
+    """Rule 6: the first *cap* items, plus ``{"_truncated_items": N}`` if items were dropped."""
+    start_budget = ctx.budget
+    out: list[JSONValue] = []
+    _charge(ctx, 1, out)
+    cap = ctx.max_items
+    child = depth + 1
+    append = out.append
+    try:
+        n = len(value)
+        for item in value if n <= cap else islice(value, cap):
+            append(_convert(item, child, ctx))
+        if n > cap:
+            append({TRUNCATED_ITEMS_KEY: n - cap})
+    except _BudgetExceeded as exc:
+        if exc.partial is not _NOTHING:
+            append(exc.partial)  # type: ignore[arg-type]
+        exc.partial = out
+        raise
+    except Exception:
+        ctx.budget = start_budget
+        return _unserializable(value, ctx)
+    return out
+
+
+def _model_dump(value: object) -> object:
+    """Rule 7.1: ``model_dump`` with the ``TypeError`` fallbacks; ``_FAILED`` if it raised."""
+    try:
+        dump = value.model_dump  # type: ignore[attr-defined]
+    except Exception:
+        return _FAILED
+    for kwargs in ({"mode": "json", "warnings": False}, {"mode": "json"}, {}):
+        try:
+            return dump(**kwargs)
+        except TypeError:
+            continue
+        except Exception:
+            return _FAILED
+    return _FAILED
+
+
+def _has_attr(value: object, name: str) -> bool:
+    try:
+        return hasattr(value, name)
+    except Exception:
+        return False
+
+
+def _convert_object(value: object, depth: int, ctx: _Ctx) -> JSONValue:
+    """Rule 7: provider objects. A step that raises falls through to the next one."""
+    child = depth + 1
+    result: object = _FAILED
+    if _has_attr(value, "model_dump"):
+        result = _model_dump(value)
+    if result is _FAILED:
+        try:
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                result = dataclasses.asdict(value)
+        except Exception:
+            pass
+    if result is _FAILED and isinstance(value, SimpleNamespace):
+        try:
+            result = vars(value)
+        except Exception:
+            pass
+    if result is _FAILED and _has_attr(value, "__dict__"):
+        try:
+            result = {
+                k: v
+                for k, v in value.__dict__.items()
+                if not (isinstance(k, str) and k.startswith("_"))
+            }
+        except Exception:
+            pass
+    if result is not _FAILED:
+        return _convert(result, child, ctx)
+    try:
+        text = str(value)
+    except Exception:
+        return _unserializable(value, ctx)
+    if type(text) is not str:
+        text = str.__str__(text)
+    return _marker(_scrub_cached(text, ctx)[: ctx.max_str], ctx)
+
+
+def _convert_other(value: object, depth: int, ctx: _Ctx) -> JSONValue:
+    """Rules 2–7 for everything except the exact built-in types handled in :func:`_convert`."""
+    # Subclasses of the scalar types are emitted as the plain base type.
+    if isinstance(value, str):
+        return _convert_str(str.__str__(value), ctx)
+    if isinstance(value, int):  # bool cannot be subclassed
+        return _convert(int.__int__(value), depth, ctx)
+    if isinstance(value, float):
+        return _convert(float.__float__(value), depth, ctx)
+    # Rule 4: binary data.
+    if isinstance(value, (bytes, bytearray)):
+        return _marker(f"<{len(value)} bytes>", ctx)
+    if isinstance(value, memoryview):
+        try:
+            nbytes = value.nbytes
+        except Exception:  # released memoryview
+            return _unserializable(value, ctx)
+        return _marker(f"<{nbytes} bytes>", ctx)
+    # Rule 5: mappings.
+    if isinstance(value, Mapping):
+        return _convert_mapping(value, depth, ctx)
+    # Rule 6: sequences and sets.
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return _convert_sequence(value, depth, ctx)
+    # Rule 7: provider objects.
+    return _convert_object(value, depth, ctx)
+
+
+def _convert(value: object, depth: int, ctx: _Ctx) -> JSONValue:
+    """``jsonable(value, depth)`` of §8.2.3 under ``ctx``'s caps; the first matching rule wins."""
+    # Rule 1: depth limit.
+    if depth > MAX_DEPTH:
+        return _marker(f"<{_type_name(value)} depth limit>", ctx)
+    cls = type(value)
+    # Fast paths for the exact built-in types.
+    if cls is str:
+        return _convert_str(value, ctx)  # type: ignore[arg-type]
+    if cls is dict:
+        return _convert_mapping(value, depth, ctx)  # type: ignore[arg-type]
+    if cls is list or cls is tuple:
+        return _convert_sequence(value, depth, ctx)
+    # Rule 2: scalars.
+    if value is None or cls is bool:
+        _charge(ctx, 4, value)
+        return value  # type: ignore[return-value]
+    if cls is int:
+        if value.bit_length() > _MAX_INT_BITS:  # type: ignore[attr-defined]
+            return _marker(f"<int {value.bit_length()} bits>", ctx)  # type: ignore[attr-defined]
+        _charge(ctx, 1, value)
+        return value  # type: ignore[return-value]
+    if cls is float:
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            text = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")  # type: ignore[operator]
+            return _marker(text, ctx)
+        _charge(ctx, 1, value)
+        return value  # type: ignore[return-value]
+    try:
+        return _convert_other(value, depth, ctx)
+    except _BudgetExceeded:
+        raise
+    except Exception:  # e.g. an isinstance() check on an object whose __class__ raises
+        return _unserializable(value, ctx)
+
+
+def jsonable(value: object, *, max_str: int, max_items: int, depth: int = 0) -> JSONValue:
+    """Convert ``value`` to a JSON-compatible, value-scrubbed structure (§8.2.3).
+
+    ``max_str`` and ``max_items`` are the string and collection caps of one pass; ``depth`` is
+    the depth of ``value`` (the root has depth 0; values deeper than 8 become
+    ``<TypeName depth limit>``). Never raises for objects whose ``model_dump``, ``__dict__``
+    or ``__str__`` raise. Unlike :func:`sanitize`, there is no size budget, so a hugely
+    fanned-out self-referencing input costs what the spec's rules imply.
+    """
+    return _convert(value, depth, _Ctx(max_str, max_items, sys.maxsize, None))
+
+
+# ---------------------------------------------------------------------------------------------
+# The two-pass algorithm (§8.2.2)
+# ---------------------------------------------------------------------------------------------
+
+
+def _run_pass(
+    value: object, max_str: int, max_items: int, limit: int, cache: dict[int, tuple[str, str]]
+) -> tuple[JSONValue, bool]:
+    """One conversion pass; returns ``(result, complete)``.
+
+    ``complete`` is false when the pass was abandoned because its encoding is known to exceed
+    ``limit`` characters; ``result`` is then the partial structure, whose encoding shares its
+    first ``limit`` characters with the full result's.
+    """
+    ctx = _Ctx(max_str, max_items, limit, cache)
+    try:
+        return _convert(value, 0, ctx), True
+    except _BudgetExceeded as exc:
+        return exc.partial, False  # type: ignore[return-value]
+
+
+def sanitize(value: object) -> JSONValue:
+    """Sanitize one observer payload field (§8.2.2; OBS-51, OBS-54, OBS-55, OBS-61).
+
+    Pass 1 converts with depth 8 / strings 8,000 / collections 200; if its JSON encoding
+    (``ensure_ascii=False``) has at most ``L`` characters it is returned. Otherwise pass 2
+    converts the original value with strings 1,000 / collections 50; if that fits it is
+    returned, else ``{"_truncated": True, "original_type": <type name>, "preview": <first L
+    characters of the pass-2 encoding>}``. An encoding failure yields
+    ``"<serialization failed>"``. Values are scrubbed on every path; never raises.
+    """
+    limit = payload_max_chars()
+    cache: dict[int, tuple[str, str]] = {}
+    first, complete = _run_pass(value, PASS1_MAX_STR, PASS1_MAX_ITEMS, limit, cache)
+    if complete:
+        encoded = _encode(first)
+        if encoded is None:
+            return SERIALIZATION_FAILED
+        if len(encoded) <= limit:
+            return first
+    second, complete = _run_pass(value, PASS2_MAX_STR, PASS2_MAX_ITEMS, limit, cache)
+    encoded = _encode(second)
+    if encoded is None:
+        return SERIALIZATION_FAILED
+    if complete and len(encoded) <= limit:
+        return second
+    return {"_truncated": True, "original_type": _type_name(value), "preview": encoded[:limit]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Sanitized field shapes (§8.3)
+# ---------------------------------------------------------------------------------------------
+
+
+def build_request_field(provider_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The sanitized ``request`` field: ``sanitize({"method": "POST", "body": <kwargs>})``.
+
+    ``timeout`` and ``http_client`` are left out of the body (§8.3, OBS-61). The result is the
+    sanitized dict or the truncation envelope; if encoding failed, the marker is placed in
+    ``body`` (``{"method": "POST", "body": "<serialization failed>"}``) so the field stays a dict.
+    """
+    body = {k: v for k, v in provider_kwargs.items() if k not in _REQUEST_DROPPED_KEYS}
+    result = sanitize({"method": "POST", "body": body})
+    if isinstance(result, dict):
+        return result
+    return {"method": "POST", "body": result}
+
+
+def build_error_field(
+    exc_or_type: str | BaseException | type[BaseException], message: str
+) -> dict[str, str]:
+    """The sanitized ``error`` field ``{"type": ..., "message": ...}`` (§8.3, OBS-62).
+
+    A string ``exc_or_type`` (class name or synthetic label such as ``"InvalidAPIResponse"``)
+    is passed unchanged; an exception instance or class is reduced to its class name.
+    ``message`` is value-scrubbed and cut to 8,000 characters with the standard suffix.
+    """
+    if isinstance(exc_or_type, str):
+        type_name = exc_or_type
+    elif isinstance(exc_or_type, type):
+        type_name = exc_or_type.__name__
+    else:
+        type_name = type(exc_or_type).__name__
+    if not isinstance(message, str):
+        try:
+            message = str(message)
+        except Exception:
+            return {"type": type_name, "message": REDACTION_FAILED}
+    return {"type": type_name, "message": scrub_message(message)}

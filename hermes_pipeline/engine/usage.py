@@ -1,0 +1,66 @@
+"""Normalisation of provider token usage into the ``post_api_request.usage`` shape (spec 01 §7.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _get(obj: Any, *names: str) -> Any:
+    for name in names:
+        value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    return 0
+
+
+def normalize_usage(raw: Any) -> dict[str, Any] | None:
+    """Map OpenAI-, Anthropic- or Responses-style usage (dict or object) to the normalised fields.
+
+    ``prompt_tokens`` = input + cache read + cache write; ``total_tokens`` = prompt + output.
+    ``input_tokens`` excludes cached tokens. ``reported_usage_fields`` lists the counts the provider
+    actually reported. Returns ``None`` when ``raw`` is ``None``.
+    """
+    if raw is None:
+        return None
+    reported: list[str] = []
+    prompt_details = _get(raw, "prompt_tokens_details", "input_tokens_details")
+    completion_details = _get(raw, "completion_tokens_details", "output_tokens_details")
+    cache_read = _get(raw, "cache_read_input_tokens")
+    if cache_read is None and prompt_details is not None:
+        cache_read = _get(prompt_details, "cached_tokens")
+    cache_write = _get(raw, "cache_creation_input_tokens")
+    reasoning = _get(completion_details, "reasoning_tokens") if completion_details is not None else None
+    anthropic_style = _get(raw, "cache_read_input_tokens", "cache_creation_input_tokens") is not None
+    raw_input = _get(raw, "input_tokens", "prompt_tokens")
+    output = _get(raw, "output_tokens", "completion_tokens")
+    for label, value in (("input_tokens", raw_input), ("output_tokens", output), ("cache_read_tokens", cache_read),
+                         ("cache_write_tokens", cache_write), ("reasoning_tokens", reasoning)):
+        if value is not None:
+            reported.append(label)
+    cache_read_i, cache_write_i = _int(cache_read), _int(cache_write)
+    # OpenAI prompt_tokens include cached tokens; Anthropic input_tokens exclude them.
+    input_i = _int(raw_input) if anthropic_style else max(_int(raw_input) - cache_read_i - cache_write_i, 0)
+    output_i = _int(output)
+    prompt = input_i + cache_read_i + cache_write_i
+    return {
+        "input_tokens": input_i,
+        "output_tokens": output_i,
+        "cache_read_tokens": cache_read_i,
+        "cache_write_tokens": cache_write_i,
+        "reasoning_tokens": _int(reasoning),
+        "request_count": 1,
+        "prompt_tokens": prompt,
+        "total_tokens": prompt + output_i,
+        "reported_usage_fields": reported,
+    }

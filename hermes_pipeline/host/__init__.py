@@ -1,0 +1,23 @@
+"""The host instrumentation API: what an agent runtime calls at each lifecycle point."""
+
+from .context import CallContext, current_context, run_in_context
+from .interaction import Approval, HumanInput
+from .llm import ErrorInfo, LLMRequest, classify_error
+from .session import Host, Session
+from .subagent import SubagentRun
+from .turn import Turn
+
+__all__ = [
+    "Approval",
+    "CallContext",
+    "ErrorInfo",
+    "Host",
+    "HumanInput",
+    "LLMRequest",
+    "Session",
+    "SubagentRun",
+    "Turn",
+    "classify_error",
+    "current_context",
+    "run_in_context",
+]

@@ -1,0 +1,251 @@
+"""The provider-attempt path (spec 02 §8.1, spec 01 §7.4).
+
+One :class:`LLMRequest` is one logical request (one agent-loop iteration, one ``api_call_count``);
+each :meth:`LLMRequest.attempt` is one provider attempt: ``llm_request`` middleware →
+``pre_api_request`` → ``llm_execution`` chain around the provider → ``post_api_request`` or
+``api_request_error``. Retries reuse the ``api_request_id`` (OBS-26).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from ..contract.errors import LLMExecutionBlocked
+from ..engine import ids
+from ..engine.sanitize import build_error_field, build_request_field, sanitize
+from ..engine.usage import normalize_usage
+from .facts import request_facts, response_facts
+
+if TYPE_CHECKING:
+    from .turn import Turn
+
+logger: Final = logging.getLogger("hermes_pipeline.host")
+
+Provider = Callable[[dict[str, Any]], Any]
+"""The host's real provider call: receives the effective request, returns the provider response."""
+AsyncProvider = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """How the host classifies a failed attempt."""
+
+    reason: str | None
+    retryable: bool
+    status_code: int | None = None
+
+
+ErrorClassifier = Callable[[BaseException], ErrorInfo]
+
+_BY_STATUS: Final = {401: ("auth", False), 403: ("auth", False), 404: ("model_not_found", False),
+                     408: ("timeout", True), 409: ("server_error", True), 413: ("payload_too_large", False),
+                     400: ("format_error", False), 429: ("rate_limit", True), 503: ("overloaded", True),
+                     529: ("overloaded", True)}
+
+
+def classify_error(exc: BaseException) -> ErrorInfo:
+    """Default classification from ``status_code``, ``retryable`` and ``reason`` attributes.
+
+    Works with this package's demo client and with SDK errors that carry ``status_code`` (directly
+    or on ``.response``); timeouts and connection errors are retryable.
+    """
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    status = status if isinstance(status, int) and not isinstance(status, bool) else None
+    reason, retryable = _BY_STATUS.get(status, (None, False)) if status is not None else (None, False)
+    if status is not None and status >= 500 and reason is None:
+        reason, retryable = "server_error", True
+    if isinstance(exc, TimeoutError):
+        reason, retryable = "timeout", True
+    elif isinstance(exc, ConnectionError):
+        reason, retryable = reason or "server_error", True
+    own_reason, own_retryable = getattr(exc, "reason", None), getattr(exc, "retryable", None)
+    return ErrorInfo(
+        own_reason if isinstance(own_reason, str) and own_reason else reason,
+        own_retryable if isinstance(own_retryable, bool) else retryable,
+        status,
+    )
+
+
+@dataclass(slots=True)
+class _Attempt:
+    effective: dict[str, Any]
+    original: dict[str, Any]
+    trace: list[dict[str, str]]
+    started_at: float
+    started_ns: int
+
+
+class LLMRequest:
+    """One logical provider request of a turn; call :meth:`attempt` once per provider attempt."""
+
+    def __init__(self, turn: Turn, *, max_retries: int = 0, classify: ErrorClassifier | None = None) -> None:
+        self.turn = turn
+        self.api_call_count = turn._next_api_call()
+        self.api_request_id = ids.api_request_id(turn.turn_id, self.api_call_count)
+        self.max_retries = max_retries
+        self.retry_count = -1
+        """0 during the first attempt, 1 during the first retry, ..."""
+        self._classify = classify or classify_error
+
+    def context(self) -> dict[str, Any]:
+        """Group A fields (spec 01 §7.1), also the middleware context (spec 02 §4)."""
+        turn = self.turn
+        host = turn.session.host
+        return {
+            "session_id": turn.session.session_id, "task_id": turn.task_id, "turn_id": turn.turn_id,
+            "api_request_id": self.api_request_id, "platform": host.platform, "model": host.model,
+            "provider": host.provider, "base_url": host.base_url, "api_mode": host.api_mode,
+            "api_call_count": self.api_call_count,
+        }
+
+    # ---------------------------------------------------------------- stages
+
+    def _begin(self, request: dict[str, Any]) -> tuple[_Attempt, dict[str, Any]]:
+        self.retry_count += 1
+        self.turn._inflight = self.api_request_id
+        engine = self.turn.session.host.engine
+        ctx = self.context()
+        effective, original, trace = request, request, []
+        if "llm_request" in engine._mw_map:
+            try:
+                outcome = engine.apply_llm_request_middleware(request, **ctx)
+                effective, original, trace = outcome.payload, outcome.original_payload, outcome.trace
+            except Exception as exc:  # MW-19
+                logger.debug("hermes_pipeline: llm_request middleware runner failed: %s", exc)
+        attempt = _Attempt(effective, original, trace, time.time(), time.perf_counter_ns())
+        if "pre_api_request" in engine._hook_map:
+            try:
+                facts = request_facts(effective)
+                payload = {
+                    **ctx, "user_message": self.turn.user_message,
+                    "conversation_history": list(self.turn.conversation_history), **facts,
+                    "started_at": attempt.started_at, "middleware_trace": list(trace),
+                    "request": build_request_field(effective), "retry_count": self.retry_count,
+                }
+            except Exception as exc:  # OBS-23
+                logger.debug("hermes_pipeline: building pre_api_request failed: %s", exc)
+            else:
+                self.turn.session.host.emit("pre_api_request", payload)
+        return attempt, ctx
+
+    def _succeeded(self, attempt: _Attempt, ctx: dict[str, Any], response: Any) -> None:
+        self.turn._inflight = None
+        self.turn.last_api_request_id = self.api_request_id
+        host = self.turn.session.host
+        if "post_api_request" not in host.engine._hook_map:
+            return
+        try:
+            ended = time.time()
+            facts = response_facts(response)
+            usage = normalize_usage(facts["usage"])
+            sanitized = {
+                "model": facts["response_model"], "finish_reason": facts["finish_reason"],
+                "assistant_message": {"role": facts["role"], "content": facts["content"],
+                                      "tool_calls": facts["tool_calls"]},
+                "usage": usage,
+            }
+            if facts["upstream_provider"] is not None:
+                sanitized["upstream_provider"] = facts["upstream_provider"]
+            payload = {
+                **ctx, "api_duration": max(ended - attempt.started_at, 0.0), "started_at": attempt.started_at,
+                "ended_at": ended, "finish_reason": facts["finish_reason"],
+                "message_count": request_facts(attempt.effective)["message_count"],
+                "response_model": facts["response_model"], "usage": usage,
+                "assistant_content_chars": facts["content_chars"],
+                "assistant_tool_call_count": len(facts["tool_calls"]),
+                "response": sanitize(sanitized), "assistant_message": facts["assistant_message"],
+                "retry_count": self.retry_count,
+            }
+        except Exception as exc:  # OBS-23
+            logger.debug("hermes_pipeline: building post_api_request failed: %s", exc)
+            return
+        host.emit("post_api_request", payload)
+
+    def _failed(self, attempt: _Attempt, ctx: dict[str, Any], exc: BaseException) -> ErrorInfo:
+        if isinstance(exc, LLMExecutionBlocked):
+            info = ErrorInfo("provider_policy_blocked", False)
+        elif not isinstance(exc, Exception):
+            info = ErrorInfo("interrupted", False)
+        else:
+            try:
+                info = self._classify(exc)
+            except Exception:
+                info = ErrorInfo(None, False)
+        retryable = info.retryable and self.retry_count < self.max_retries
+        info = ErrorInfo(info.reason, retryable, info.status_code)
+        if isinstance(exc, Exception):
+            self.turn._inflight = None
+        host = self.turn.session.host
+        if "api_request_error" not in host.engine._hook_map:  # OBS-70
+            return info
+        try:
+            ended = time.time()
+            payload = {
+                **ctx, "api_duration": max(ended - attempt.started_at, 0.0), "started_at": attempt.started_at,
+                "ended_at": ended, "status_code": info.status_code, "retry_count": self.retry_count,
+                "max_retries": self.max_retries, "retryable": retryable, "reason": info.reason,
+                "error": build_error_field(type(exc).__name__, str(exc)),
+                "request": build_request_field(attempt.effective),
+            }
+        except Exception as build_exc:  # OBS-23
+            logger.debug("hermes_pipeline: building api_request_error failed: %s", build_exc)
+            return info
+        host.emit("api_request_error", payload)
+        return info
+
+    # ---------------------------------------------------------------- attempts
+
+    def attempt(self, request: dict[str, Any], provider: Provider) -> Any:
+        """One provider attempt; re-raises the provider's error after ``api_request_error``.
+
+        After a failure, :attr:`last_error` says whether a retry is allowed.
+        """
+        attempt, ctx = self._begin(request)
+        engine = self.turn.session.host.engine
+        try:
+            if "llm_execution" in engine._mw_map:
+                response = engine.run_llm_execution_middleware(
+                    attempt.effective, provider, original_request=attempt.original,
+                    middleware_trace=attempt.trace, **ctx)
+            else:
+                response = provider(attempt.effective)
+        except BaseException as exc:
+            self.last_error = self._failed(attempt, ctx, exc)
+            raise
+        self._succeeded(attempt, ctx, response)
+        return response
+
+    async def aattempt(self, request: dict[str, Any], provider: AsyncProvider) -> Any:
+        """Async twin of :meth:`attempt`; the synchronous middleware chain runs on a worker thread."""
+        attempt, ctx = self._begin(request)
+        engine = self.turn.session.host.engine
+        try:
+            if "llm_execution" in engine._mw_map:
+                loop = asyncio.get_running_loop()
+
+                def terminal(payload: dict[str, Any]) -> Any:
+                    return asyncio.run_coroutine_threadsafe(_awaited(provider(payload)), loop).result()
+
+                response = await asyncio.to_thread(
+                    engine.run_llm_execution_middleware, attempt.effective, terminal,
+                    original_request=attempt.original, middleware_trace=attempt.trace, **ctx)
+            else:
+                response = await provider(attempt.effective)
+        except BaseException as exc:
+            self.last_error = self._failed(attempt, ctx, exc)
+            raise
+        self._succeeded(attempt, ctx, response)
+        return response
+
+    last_error: ErrorInfo | None = None
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value

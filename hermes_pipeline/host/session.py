@@ -1,0 +1,256 @@
+"""The host instrumentation API: :class:`Host` (one per profile / runtime) and :class:`Session`.
+
+A host author creates one :class:`Host` with the runtime facts every payload carries (platform,
+model, provider, base URL, API mode), then for each conversation::
+
+    with host.session() as session:            # on_session_finalize when the block ends
+        with session.turn("hello") as turn:     # pre_llm_call now, on_session_end at the end
+            response = turn.call_llm(request, provider_call)
+            text = turn.call_tool("read_file", {"path": "a.txt"}, read_file, tool_call_id="call_1")
+            turn.complete(final_text)           # transform_llm_output, post_llm_call
+
+Every method is fail-open: a failing plugin never raises into the host.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final
+
+from ..engine import ids
+from ..engine.core import Engine
+from .context import current_context
+from .interaction import Approval, HumanInput
+
+if TYPE_CHECKING:
+    from .subagent import SubagentRun
+    from .turn import Turn
+
+logger: Final = logging.getLogger("hermes_pipeline.host")
+
+HISTORY_LIMIT: Final = 200
+"""``subagent_stop.tool_call_history`` keeps at most this many newest entries (OBS-49)."""
+
+
+def _default_engine() -> Engine:
+    from ..runtime import get_engine
+
+    return get_engine()
+
+
+class Host:
+    """What an agent runtime holds to report its lifecycle to ``hermes_pipeline``.
+
+    Args:
+        engine: the engine to dispatch to; the process-wide default when omitted.
+        platform: execution surface (``cli``, ``gateway``, ...).
+        model, provider, base_url, api_mode: the configured provider route, copied into payloads.
+    """
+
+    def __init__(
+        self,
+        engine: Engine | None = None,
+        *,
+        platform: str = "cli",
+        model: str = "",
+        provider: str = "",
+        base_url: str = "",
+        api_mode: str = "chat_completions",
+    ) -> None:
+        self.engine = engine if engine is not None else _default_engine()
+        self.platform = platform
+        self.model = model
+        self.provider = provider
+        self.base_url = base_url
+        self.api_mode = api_mode
+
+    def session(self, session_id: str | None = None, *, resumed: bool = False) -> Session:
+        """Open a session. ``on_session_start`` fires before its first turn unless ``resumed``."""
+        return Session(self, session_id or ids.new_session_id(), resumed=resumed)
+
+    def emit(self, hook: str, payload: dict[str, Any]) -> list[Any]:
+        """Dispatch ``hook`` if anyone listens; never raises ``Exception`` (OBS-15, OBS-23)."""
+        engine = self.engine
+        if hook not in engine._hook_map:
+            return []
+        try:
+            return engine.dispatch(hook, payload)
+        except Exception as exc:  # pragma: no cover - dispatch already isolates callbacks
+            logger.debug("hermes_pipeline: dispatch of %s failed: %s", hook, exc)
+            return []
+
+    def approval(
+        self,
+        command: str,
+        *,
+        description: str = "",
+        pattern_key: str = "",
+        pattern_keys: list[str] | None = None,
+        session_key: str = "",
+        surface: str | None = None,
+    ) -> Approval:
+        """Start an approval prompt (``pre_approval_request`` now); see :class:`Approval`.
+
+        ``turn_id``, ``tool_call_id`` and ``session_id`` come from the current call context.
+        """
+        ctx = current_context()
+        return Approval(
+            self,
+            {
+                "command": command,
+                "description": description,
+                "pattern_key": pattern_key,
+                "pattern_keys": list(pattern_keys if pattern_keys is not None else ([pattern_key] if pattern_key else [])),
+                "session_key": session_key,
+                "surface": surface or ("gateway" if self.platform == "gateway" else "cli"),
+                "turn_id": ctx.turn.turn_id if ctx.turn is not None else "",
+                "tool_call_id": ctx.tool_call_id,
+                "session_id": ctx.session.session_id if ctx.session is not None else "",
+            },
+        )
+
+    def human_input(
+        self, kind: str, prompt: str, *, session_key: str = "", metadata: Mapping[str, Any] | None = None
+    ) -> HumanInput:
+        """Start a human-input wait (``on_human_input_request`` now); see :class:`HumanInput`.
+
+        ``prompt`` is always redacted (OBS-64); ``metadata`` must not contain human answers.
+        """
+        ctx = current_context()
+        return HumanInput(
+            self,
+            kind=kind,
+            prompt=prompt,
+            session_id=ctx.session.session_id if ctx.session is not None else "",
+            session_key=session_key,
+            metadata=metadata,
+        )
+
+
+class Session:
+    """One conversation identity. Use as a context manager, or call :meth:`finalize` yourself."""
+
+    def __init__(
+        self,
+        host: Host,
+        session_id: str,
+        *,
+        resumed: bool = False,
+        subagent: SubagentRun | None = None,
+    ) -> None:
+        self.host = host
+        self.session_id = session_id
+        self.subagent = subagent
+        """The :class:`SubagentRun` when this session is a delegated child, else ``None``."""
+        self._started = resumed
+        self._resumed = resumed
+        self._finalized = False
+        self._lock = threading.Lock()
+        self.turn_count = 0
+        self._history: deque[dict[str, Any]] | None = None
+        self.history_seen = 0
+
+    @property
+    def subagent_id(self) -> str | None:
+        """This session's subagent ID when it is a delegated child, else ``None``."""
+        return self.subagent.child_subagent_id if self.subagent is not None else None
+
+    # ------------------------------------------------------------------ turns
+
+    def turn(
+        self,
+        user_message: str,
+        *,
+        conversation_history: list[dict[str, Any]] | None = None,
+        task_id: str | None = None,
+        turn_id: str | None = None,
+        sender_id: str | None = None,
+    ) -> Turn:
+        """Start a user turn now (``on_session_start`` first if due, then ``pre_llm_call``).
+
+        Use it as a context manager so the turn always ends (``on_session_end``) with the right
+        status, also on exceptions and cancellation.
+        """
+        from .turn import Turn
+
+        with self._lock:
+            first = self.turn_count == 0 and not self._resumed
+            self.turn_count += 1
+            start = not self._started
+            self._started = True
+        if start:
+            self.host.emit(
+                "on_session_start",
+                {"session_id": self.session_id, "model": self.host.model, "platform": self.host.platform},
+            )
+        return Turn(
+            self,
+            user_message,
+            conversation_history=conversation_history,
+            task_id=task_id or ids.new_task_id(),
+            turn_id=turn_id or ids.new_turn_id(),
+            sender_id=sender_id,
+            is_first_turn=first,
+        )
+
+    # ------------------------------------------------------------------ identity lifecycle
+
+    def finalize(self, reason: str = "shutdown") -> None:
+        """Tear down this identity: ``on_session_finalize`` exactly once (OBS-36)."""
+        with self._lock:
+            if self._finalized:
+                return
+            self._finalized = True
+        self.host.emit(
+            "on_session_finalize", {"session_id": self.session_id, "platform": self.host.platform, "reason": reason}
+        )
+
+    def reset(self, *, reason: str = "new_session", new_session_id: str | None = None) -> Session:
+        """Switch to a new identity (e.g. ``/new``): finalize this one, then ``on_session_reset``."""
+        self.finalize(reason="session_boundary")
+        new = Session(self.host, new_session_id or ids.new_session_id())
+        self.host.emit(
+            "on_session_reset",
+            {
+                "session_id": new.session_id,
+                "platform": self.host.platform,
+                "reason": reason,
+                "old_session_id": self.session_id,
+                "new_session_id": new.session_id,
+            },
+        )
+        return new
+
+    @property
+    def finalized(self) -> bool:
+        """Whether :meth:`finalize` ran."""
+        return self._finalized
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.finalize(reason="shutdown")
+
+    # ------------------------------------------------------------------ subagent tool history
+
+    def record_tool(self, entry: dict[str, Any]) -> None:
+        """Keep a metadata-only tool-call record for ``subagent_stop`` (bounded, OBS-49)."""
+        with self._lock:
+            if self._history is None:
+                self._history = deque(maxlen=HISTORY_LIMIT)
+            self._history.append(entry)
+            self.history_seen += 1
+
+    def tool_history(self) -> tuple[list[dict[str, Any]], int]:
+        """The kept history and how many older entries were dropped."""
+        with self._lock:
+            kept = list(self._history or ())
+            return kept, self.history_seen - len(kept)
+

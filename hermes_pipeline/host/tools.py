@@ -1,0 +1,270 @@
+"""The tool-call path (spec 02 §8.2, spec 01 §7.5), shared by the sync and async host APIs.
+
+Order: ``tool_request`` middleware → host allowlist → ``pre_tool_call`` (block / modify) → host
+guardrail → host approval → ``tool_execution`` chain around the tool → ``post_tool_call`` →
+``transform_tool_result``. With no plugin loaded at all the tool is called directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from ..contract.status import ToolErrorType, ToolStatus
+from ..engine.returns import first_str, tool_directive
+from ..engine.scrub import scrub_message, url_target
+from .context import CallContext, _reset, current
+
+if TYPE_CHECKING:
+    from .turn import Turn
+
+ToolFn = Callable[..., Any]
+"""A tool: called with the effective arguments as keyword arguments."""
+Guardrail = Callable[[str, dict[str, Any]], "str | None"]
+"""Host policy: return a block message to refuse the call, ``None`` to allow it."""
+Approver = Callable[[str, dict[str, Any]], bool]
+"""Host approval gate: return ``False`` to refuse the call (drive prompts with ``Host.approval``)."""
+
+_PREFIX: Final = "call_" + os.urandom(4).hex() + "_"
+_counter = itertools.count(1)
+
+_PATH_KEYS: Final = frozenset({"path", "file_path", "paths", "file", "filename", "directory", "dir", "workdir",
+                               "cwd", "destination", "dest"})
+_URL_KEYS: Final = frozenset({"url", "urls", "uri", "endpoint"})
+MAX_ARG_NAMES: Final = 50
+MAX_TARGETS: Final = 8
+
+
+def result_text(result: Any) -> str:
+    """The text a tool result becomes in the model context: ``str`` as is, else JSON."""
+    if isinstance(result, str):
+        return result
+    try:
+        return json.dumps(result, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(result)
+
+
+def error_text(message: str) -> str:
+    """The JSON error text returned to the model: ``{"error": message}``."""
+    return json.dumps({"error": message}, ensure_ascii=False)
+
+
+def exception_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def derive_status(result: str) -> tuple[str, str | None, str | None]:
+    """``(status, error_type, error_message)`` from a result text (OBS-38)."""
+    if result[:1] == "{" or result.lstrip()[:1] == "{":
+        try:
+            parsed = json.loads(result)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("error"):
+            return ToolStatus.ERROR.value, ToolErrorType.TOOL_ERROR.value, scrub_message(str(parsed["error"]))
+    return ToolStatus.OK.value, None, None
+
+
+def history_entry(tool_name: str, args: Mapping[str, Any], result: str, outcome: str) -> dict[str, Any]:
+    """A metadata-only ``tool_call_history`` record: names, counts, bounded targets (spec 01 §7.9)."""
+    targets: list[str] = []
+    for key, value in args.items():
+        if key in _PATH_KEYS or key in _URL_KEYS:
+            for item in value if isinstance(value, list | tuple) else (value,):
+                if isinstance(item, str) and len(targets) < MAX_TARGETS:
+                    targets.append(url_target(item))
+    try:
+        input_bytes = len(json.dumps(args, ensure_ascii=False, default=str).encode())
+    except (TypeError, ValueError):
+        input_bytes = 0
+    return {
+        "tool_name": tool_name,
+        "arg_names": [str(k) for k in itertools.islice(args, MAX_ARG_NAMES)],
+        "targets": targets,
+        "input_bytes": input_bytes,
+        "output_bytes": len(result.encode()),
+        "outcome": outcome,
+    }
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """State of one tool call going through the slow (instrumented) path."""
+
+    turn: Turn
+    tool_name: str
+    args: dict[str, Any]
+    tool_call_id: str
+    api_request_id: str
+    original_args: dict[str, Any]
+    trace: list[dict[str, str]]
+    blocked: tuple[str, str] | None = None
+    """``(error_type, message)`` when pre-execution refused the call."""
+
+    # ---------------------------------------------------------------- stages
+
+    @classmethod
+    def prepare(
+        cls,
+        turn: Turn,
+        tool_name: str,
+        args: dict[str, Any],
+        *,
+        tool_call_id: str,
+        api_request_id: str | None,
+        deny: str | None,
+        guardrail: Guardrail | None,
+        approve: Approver | None,
+    ) -> ToolCall:
+        """Run everything before execution (spec 02 §8.2 steps 2-3)."""
+        host = turn.session.host
+        engine = host.engine
+        call = cls(turn, tool_name, args, tool_call_id or f"{_PREFIX}{next(_counter)}",
+                   turn.last_api_request_id if api_request_id is None else api_request_id, args, [])
+        if "tool_request" in engine._mw_map:
+            try:
+                outcome = engine.apply_tool_request_middleware(tool_name, args, **call._mw_context())
+                call.args, call.original_args, call.trace = outcome.payload, outcome.original_payload, outcome.trace
+            except Exception:  # MW-19: continue with the unmodified payload
+                pass
+        if deny is not None:  # OBS-31: refused before hooks; pre_tool_call is not dispatched
+            call.blocked = (ToolErrorType.TOOL_SCOPE_BLOCK.value, deny)
+            return call
+        if "pre_tool_call" in engine._hook_map:
+            results = host.emit("pre_tool_call", {**call._identity(), "middleware_trace": list(call.trace)})
+            if results:
+                directive = tool_directive(results, call.args)
+                call.args = directive.args
+                if directive.block_message is not None:
+                    call.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
+                    return call
+        if guardrail is not None:
+            message = guardrail(tool_name, call.args)
+            if message:
+                call.blocked = (ToolErrorType.GUARDRAIL_BLOCK.value, message)
+                return call
+        if approve is not None:
+            token = current.set(CallContext(turn.session, turn, call.tool_call_id, tool_name))
+            try:
+                approved = approve(tool_name, call.args)
+            finally:
+                _reset(token)
+            if not approved:
+                call.blocked = ("approval_denied", f"tool {tool_name!r} was not approved")
+        return call
+
+    def execute(self, fn: ToolFn) -> Any:
+        """Run the ``tool_execution`` chain around ``fn`` with this call's context set."""
+        engine = self.turn.session.host.engine
+        token = current.set(CallContext(self.turn.session, self.turn, self.tool_call_id, self.tool_name))
+        try:
+            if "tool_execution" in engine._mw_map:
+                return engine.run_tool_execution_middleware(
+                    self.tool_name, self.args, lambda a: fn(**a), original_args=self.original_args,
+                    middleware_trace=self.trace, **self._mw_context(),
+                )
+            return fn(**self.args)
+        finally:
+            _reset(token)
+
+    async def aexecute(self, fn: Callable[..., Awaitable[Any]] | ToolFn) -> Any:
+        """Async twin of :meth:`execute`; the (synchronous) middleware chain runs on a worker thread."""
+        engine = self.turn.session.host.engine
+        token = current.set(CallContext(self.turn.session, self.turn, self.tool_call_id, self.tool_name))
+        try:
+            if "tool_execution" not in engine._mw_map:
+                value = fn(**self.args)
+                return await value if asyncio.iscoroutine(value) or isinstance(value, Awaitable) else value
+            loop = asyncio.get_running_loop()
+
+            def terminal(a: dict[str, Any]) -> Any:
+                value = fn(**a)
+                if asyncio.iscoroutine(value):
+                    return asyncio.run_coroutine_threadsafe(value, loop).result()
+                return value
+
+            return await asyncio.to_thread(
+                engine.run_tool_execution_middleware, self.tool_name, self.args, terminal,
+                original_args=self.original_args, middleware_trace=self.trace, **self._mw_context(),
+            )
+        finally:
+            _reset(token)
+
+    def finish(self, result: str, duration_ms: int, status: str | None = None,
+               error_type: str | None = None, error_message: str | None = None) -> str:
+        """Emit ``post_tool_call`` and, for returned results, ``transform_tool_result``."""
+        host = self.turn.session.host
+        hook_map = host.engine._hook_map
+        returned = status is None
+        want_post = "post_tool_call" in hook_map
+        want_transform = returned and "transform_tool_result" in hook_map
+        record = self.turn.session.subagent is not None and "subagent_stop" in hook_map
+        if status is None and (want_post or want_transform or record):
+            status, error_type, error_message = derive_status(result)  # OBS-69: only after the gate
+        if want_post:
+            host.emit("post_tool_call", {
+                **self._identity(), "result": result, "duration_ms": duration_ms, "status": status,
+                "error_type": error_type, "error_message": error_message, "middleware_trace": list(self.trace),
+            })
+        if record:
+            self.turn.session.record_tool(history_entry(self.tool_name, self.args, result, status or "ok"))
+        if want_transform:
+            replaced = first_str(host.emit("transform_tool_result", {
+                **self._identity(), "result": result, "duration_ms": duration_ms, "status": status,
+                "error_type": error_type, "error_message": error_message,
+            }))
+            if replaced is not None:
+                return replaced
+        return result
+
+    def finish_blocked(self) -> str:
+        """Emit ``post_tool_call`` with ``status="blocked"`` and return the error text (OBS-40)."""
+        assert self.blocked is not None
+        error_type, message = self.blocked
+        return self.finish(error_text(message), 0, ToolStatus.BLOCKED.value, error_type, message)
+
+    def finish_raised(self, exc: Exception, duration_ms: int) -> str:
+        """The execution chain raised: ``status="error"`` and the error text (OBS-39)."""
+        message = exception_text(exc)
+        return self.finish(error_text(message), duration_ms, ToolStatus.ERROR.value,
+                           ToolErrorType.TOOL_ERROR.value, scrub_message(message))
+
+    def finish_cancelled(self, exc: BaseException, duration_ms: int) -> None:
+        """The call was cancelled (interrupt, task cancellation): ``status="cancelled"``."""
+        error_type = (ToolErrorType.KEYBOARD_INTERRUPT.value if isinstance(exc, KeyboardInterrupt)
+                      else ToolErrorType.CANCELLED.value)
+        message = exception_text(exc)
+        self.finish(error_text(message), duration_ms, ToolStatus.CANCELLED.value, error_type, scrub_message(message))
+
+    # ---------------------------------------------------------------- payload parts
+
+    def _identity(self) -> dict[str, Any]:
+        turn = self.turn
+        return {
+            "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
+            "session_id": turn.session.session_id, "tool_call_id": self.tool_call_id,
+            "turn_id": turn.turn_id, "api_request_id": self.api_request_id,
+        }
+
+    def _mw_context(self) -> dict[str, Any]:
+        turn = self.turn
+        host = turn.session.host
+        return {
+            "session_id": turn.session.session_id, "task_id": turn.task_id, "turn_id": turn.turn_id,
+            "api_request_id": self.api_request_id, "tool_call_id": self.tool_call_id,
+            "platform": host.platform, "model": host.model, "provider": host.provider, "api_mode": host.api_mode,
+        }
+
+
+def elapsed_ms(started_ns: int) -> int:
+    """Whole milliseconds since ``started_ns`` (a ``perf_counter_ns`` reading)."""
+    return (time.perf_counter_ns() - started_ns) // 1_000_000

@@ -1,0 +1,312 @@
+"""A user turn: provider requests, tool calls, the final answer and the turn's end (spec 01 §6)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import Token
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from ..engine.returns import first_nonempty_str, llm_context
+from ..engine.scrub import scrub_message
+from .context import CallContext, _reset, _set, current
+from .interaction import Approval, HumanInput
+from .llm import AsyncProvider, ErrorClassifier, LLMRequest, Provider
+from .tools import Approver, Guardrail, ToolCall, ToolFn, elapsed_ms, error_text, exception_text, result_text
+
+if TYPE_CHECKING:
+    from .session import Session
+    from .subagent import SubagentRun
+
+RetryDelay = Callable[[int], float]
+"""Seconds to wait before retry number ``n`` (1-based)."""
+
+
+class Turn:
+    """One user turn. ``pre_llm_call`` has fired when you hold it; ``on_session_end`` fires on :meth:`end`.
+
+    Use it as a context manager: leaving the block by an exception ends the turn as failed, by
+    ``KeyboardInterrupt`` or task cancellation as interrupted, and the exception propagates.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        user_message: str,
+        *,
+        conversation_history: list[dict[str, Any]] | None,
+        task_id: str,
+        turn_id: str,
+        sender_id: str | None,
+        is_first_turn: bool,
+    ) -> None:
+        self.session = session
+        self.user_message = user_message
+        self.conversation_history = conversation_history if conversation_history is not None else []
+        self.task_id = task_id
+        self.turn_id = turn_id
+        self.sender_id = sender_id
+        self.is_first_turn = is_first_turn
+        self.api_call_count = 0
+        self.last_api_request_id = ""
+        """``api_request_id`` of the latest successful provider response; tool calls default to it."""
+        self.final_text: str | None = None
+        self.interrupted = False
+        self.failed = False
+        self.exit_reason: str | None = None
+        self.reason: str | None = None
+        self._inflight: str | None = None
+        self._lock = threading.Lock()
+        self._ended = False
+        self._token = _set(CallContext(session, self))
+        self.context: str | None = None
+        """Ephemeral context returned by ``pre_llm_call`` plugins, joined (spec 01 §5); or ``None``."""
+        host = session.host
+        if "pre_llm_call" in host.engine._hook_map:
+            self.context = llm_context(host.emit("pre_llm_call", {
+                "session_id": session.session_id, "task_id": task_id, "turn_id": turn_id,
+                "user_message": user_message, "conversation_history": list(self.conversation_history),
+                "is_first_turn": is_first_turn, "model": host.model, "platform": host.platform,
+                "sender_id": sender_id,
+            }))
+
+    @property
+    def user_content(self) -> str:
+        """The user message to send to the model: with plugin context appended when there is any.
+
+        The context goes into the current user message only, never the system prompt, and should
+        not be persisted to session storage.
+        """
+        return f"{self.user_message}\n\n{self.context}" if self.context else self.user_message
+
+    def _next_api_call(self) -> int:
+        with self._lock:
+            self.api_call_count += 1
+            return self.api_call_count
+
+    # ---------------------------------------------------------------- provider calls
+
+    def llm_request(self, *, max_retries: int = 0, classify: ErrorClassifier | None = None) -> LLMRequest:
+        """A new logical provider request (next ``api_call_count``), for hosts with their own retry loop."""
+        return LLMRequest(self, max_retries=max_retries, classify=classify)
+
+    def call_llm(
+        self,
+        request: dict[str, Any],
+        provider: Provider,
+        *,
+        max_retries: int = 0,
+        classify: ErrorClassifier | None = None,
+        retry_delay: RetryDelay | None = None,
+    ) -> Any:
+        """Call the provider with middleware and hooks, retrying retryable errors up to ``max_retries``.
+
+        Every attempt shares one ``api_request_id`` and ends in ``post_api_request`` or
+        ``api_request_error``. The last error is re-raised when no retry is left.
+        """
+        req = self.llm_request(max_retries=max_retries, classify=classify)
+        while True:
+            try:
+                return req.attempt(request, provider)
+            except Exception:
+                if req.last_error is None or not req.last_error.retryable:
+                    raise
+            if retry_delay is not None:
+                time.sleep(max(retry_delay(req.retry_count + 1), 0.0))
+
+    async def acall_llm(
+        self,
+        request: dict[str, Any],
+        provider: AsyncProvider,
+        *,
+        max_retries: int = 0,
+        classify: ErrorClassifier | None = None,
+        retry_delay: RetryDelay | None = None,
+    ) -> Any:
+        """Async twin of :meth:`call_llm` for an async provider."""
+        req = self.llm_request(max_retries=max_retries, classify=classify)
+        while True:
+            try:
+                return await req.aattempt(request, provider)
+            except Exception:
+                if req.last_error is None or not req.last_error.retryable:
+                    raise
+            if retry_delay is not None:
+                await asyncio.sleep(max(retry_delay(req.retry_count + 1), 0.0))
+
+    # ---------------------------------------------------------------- tool calls
+
+    def call_tool(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        fn: ToolFn,
+        *,
+        tool_call_id: str = "",
+        api_request_id: str | None = None,
+        deny: str | None = None,
+        guardrail: Guardrail | None = None,
+        approve: Approver | None = None,
+    ) -> str:
+        """Run one tool call through middleware and hooks; returns the text for the model context.
+
+        ``fn`` is called with the effective arguments as keyword arguments. A tool that raises
+        gives ``{"error": "..."}``; a blocked call gives ``{"error": <block message>}``. ``deny``
+        refuses the call before hooks (an allowlist), ``guardrail`` after ``pre_tool_call``, and
+        ``approve`` is the approval gate. ``KeyboardInterrupt`` and cancellation propagate after
+        ``post_tool_call`` reported ``cancelled``. Safe to call from several threads at once.
+        """
+        engine = self.session.host.engine
+        if not engine._hook_map and not engine._mw_map and deny is None and guardrail is None \
+                and approve is None and self.session.subagent is None:
+            try:  # nobody listens: no payload, no copy, no clock
+                return result_text(fn(**args))
+            except Exception as exc:
+                return error_text(exception_text(exc))
+        call = ToolCall.prepare(self, tool_name, args, tool_call_id=tool_call_id, api_request_id=api_request_id,
+                                deny=deny, guardrail=guardrail, approve=approve)
+        if call.blocked is not None:
+            return call.finish_blocked()
+        started = time.perf_counter_ns()
+        try:
+            value = call.execute(fn)
+        except Exception as exc:
+            return call.finish_raised(exc, elapsed_ms(started))
+        except BaseException as exc:
+            call.finish_cancelled(exc, elapsed_ms(started))
+            raise
+        return call.finish(result_text(value), elapsed_ms(started))
+
+    async def acall_tool(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        fn: Callable[..., Awaitable[Any]] | ToolFn,
+        *,
+        tool_call_id: str = "",
+        api_request_id: str | None = None,
+        deny: str | None = None,
+        guardrail: Guardrail | None = None,
+        approve: Approver | None = None,
+    ) -> str:
+        """Async twin of :meth:`call_tool`; ``fn`` may be sync or async. Cancellation reports ``cancelled``."""
+        call = ToolCall.prepare(self, tool_name, args, tool_call_id=tool_call_id, api_request_id=api_request_id,
+                                deny=deny, guardrail=guardrail, approve=approve)
+        if call.blocked is not None:
+            return call.finish_blocked()
+        started = time.perf_counter_ns()
+        try:
+            value = await call.aexecute(fn)
+        except Exception as exc:
+            return call.finish_raised(exc, elapsed_ms(started))
+        except BaseException as exc:
+            call.finish_cancelled(exc, elapsed_ms(started))
+            raise
+        return call.finish(result_text(value), elapsed_ms(started))
+
+    # ---------------------------------------------------------------- approvals, input, subagents
+
+    def approval(self, command: str, **fields: Any) -> Approval:
+        """Start an approval prompt in this turn's context (see :meth:`Host.approval`)."""
+        token = self._enter_context()
+        try:
+            return self.session.host.approval(command, **fields)
+        finally:
+            if token is not None:
+                _reset(token)
+
+    def human_input(self, kind: str, prompt: str, *, session_key: str = "",
+                    metadata: Mapping[str, Any] | None = None) -> HumanInput:
+        """Start a human-input wait in this turn's session (see :meth:`Host.human_input`)."""
+        token = self._enter_context()
+        try:
+            return self.session.host.human_input(kind, prompt, session_key=session_key, metadata=metadata)
+        finally:
+            if token is not None:
+                _reset(token)
+
+    def _enter_context(self) -> Token[CallContext] | None:
+        """Make this turn current unless it already is (keeping a current tool call's ID)."""
+        if current.get().turn is self:
+            return None
+        return _set(CallContext(self.session, self))
+
+    def subagent(self, *, role: str = "", goal: str = "", child_session_id: str | None = None) -> SubagentRun:
+        """Delegate to a child agent: ``subagent_start`` now, ``subagent_stop`` when the run ends."""
+        from .subagent import SubagentRun
+
+        return SubagentRun(self, role=role, goal=goal, child_session_id=child_session_id)
+
+    # ---------------------------------------------------------------- the end of the turn
+
+    def complete(self, text: str) -> str:
+        """Final answer: ``transform_llm_output`` may replace it, then ``post_llm_call`` (OBS-32).
+
+        Returns the final text to show. Not for interrupted turns.
+        """
+        host = self.session.host
+        hooks = host.engine._hook_map
+        if "transform_llm_output" in hooks:
+            replaced = first_nonempty_str(host.emit("transform_llm_output", {
+                "response_text": text, "session_id": self.session.session_id, "model": host.model,
+                "platform": host.platform, "turn_id": self.turn_id,
+            }))
+            if replaced is not None:
+                text = replaced
+        self.final_text = text
+        if "post_llm_call" in hooks:
+            host.emit("post_llm_call", {
+                "session_id": self.session.session_id, "task_id": self.task_id, "turn_id": self.turn_id,
+                "user_message": self.user_message, "assistant_response": text,
+                "conversation_history": list(self.conversation_history), "model": host.model,
+                "platform": host.platform,
+            })
+        return text
+
+    def interrupt(self, reason: str = "interrupted_by_user") -> None:
+        """Mark the turn interrupted (e.g. the user pressed Ctrl-C); :meth:`end` reports it."""
+        self.interrupted = True
+        self.exit_reason = self.exit_reason or reason
+
+    def end(self, *, exit_reason: str | None = None, reason: str | None = None) -> None:
+        """End the turn: ``on_session_end`` exactly once, with ``completed`` / ``interrupted`` / ``failed``."""
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+        _reset(self._token)
+        completed = self.final_text is not None and not self.interrupted and not self.failed
+        if exit_reason:
+            self.exit_reason = exit_reason
+        elif self.exit_reason is None:
+            self.exit_reason = "completed" if completed else "error" if self.failed else "incomplete"
+        host = self.session.host
+        if "on_session_end" in host.engine._hook_map:
+            payload: dict[str, Any] = {
+                "session_id": self.session.session_id, "task_id": self.task_id, "turn_id": self.turn_id,
+                "completed": completed, "interrupted": self.interrupted, "model": host.model,
+                "platform": host.platform, "failed": self.failed, "turn_exit_reason": self.exit_reason,
+            }
+            if reason or self.reason:
+                payload["reason"] = reason or self.reason
+            if self.interrupted and self._inflight:
+                payload["api_request_id"] = self._inflight
+            host.emit("on_session_end", payload)
+
+    def __enter__(self) -> Turn:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is not None:
+            if issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
+                self.interrupt("interrupted_by_user" if issubclass(exc_type, KeyboardInterrupt) else "cancelled")
+            elif issubclass(exc_type, Exception):
+                self.failed = True
+                if self.reason is None and exc is not None:
+                    self.reason = scrub_message(exception_text(exc), 500)
+        self.end()
