@@ -34,6 +34,8 @@ class Entry:
     """Registration sequence number; ordering within a group."""
     qualname: str = field(default="")
     """``module.qualname`` of the callback, for diagnostics."""
+    takes_all: bool = False
+    """The callback accepts ``**kwargs``: dispatch calls ``callback(**payload)`` directly."""
 
     @property
     def sort_key(self) -> tuple[int, int]:
@@ -56,6 +58,15 @@ def require_callable(callback: object, *, plugin: str, target: str) -> Callable[
             f"{type(callback).__name__}, not a callable; pass a function that accepts **kwargs"
         )
     return callback
+
+
+def takes_all(callback: Callable[..., Any]) -> bool:
+    """Whether ``callback`` has a ``**kwargs`` parameter (or an unknown signature)."""
+    try:
+        params = inspect.signature(callback).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind is p.VAR_KEYWORD for p in params)
 
 
 def _full(callback: Callable[..., Any]) -> Invoker:

@@ -15,7 +15,7 @@ from typing import Any, Final
 from ..contract.hooks import MIDDLEWARE_KINDS, OBSERVER_HOOKS
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .awaitables import run_awaitable
-from .callbacks import NORMAL, Entry, adapt_callback, describe, require_callable
+from .callbacks import NORMAL, Entry, adapt_callback, describe, require_callable, takes_all
 from .failures import FailureLog, FailureStats
 from .hang import TIMED_OUT, HangGuard, parse_timeout
 from .middleware import apply_request_middleware, run_execution_chain
@@ -89,7 +89,8 @@ class Engine:
                 hook_name,
                 ", ".join(OBSERVER_HOOKS),
             )
-        return self._add(self.hooks, hook_name, callback, plugin, group, adapt_callback(callback))
+        return self._add(self.hooks, hook_name, callback, plugin, group, adapt_callback(callback),
+                         takes_all(callback))
 
     def register_middleware(
         self, kind: str, callback: Callable[..., Any], *, plugin: str = "<host>", group: int = NORMAL
@@ -117,8 +118,10 @@ class Engine:
         plugin: str,
         group: int,
         invoke: Callable[[Mapping[str, Any]], Any],
+        full: bool = False,
     ) -> Entry:
-        entry = Entry(name, callback, plugin, invoke, group, registry.next_seq(), describe(callback))
+        """Add one entry; ``full`` marks a ``**kwargs`` callback that dispatch may call directly."""
+        entry = Entry(name, callback, plugin, invoke, group, registry.next_seq(), describe(callback), full)
         registry.add(entry)
         return entry
 
@@ -177,7 +180,7 @@ class Engine:
         for entry in entries:
             try:
                 if guard is None:
-                    result = entry.invoke(payload)
+                    result = entry.callback(**payload) if entry.takes_all else entry.invoke(payload)
                     if result is not None and inspect.isawaitable(result):
                         result = run_awaitable(result)
                 else:

@@ -42,8 +42,37 @@ class RequestMiddlewareResult:
     """One entry per applied result (MW-17)."""
 
 
+_ATOMS: Final = (str, int, float, bool, type(None))
+
+
+def _plain_copy(value: Any) -> Any:
+    """Deep copy of JSON-shaped data (dict / list of atoms), much cheaper than ``copy.deepcopy``.
+
+    Raises ``TypeError`` for anything else so that the caller falls back to ``copy.deepcopy``.
+    Shared sub-objects are copied separately (JSON data has none worth preserving).
+    """
+    kind = type(value)
+    if kind is dict:
+        return {k if type(k) is str else _atom(k): _plain_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain_copy(v) for v in value]
+    if kind in _ATOMS:
+        return value
+    raise TypeError(kind)
+
+
+def _atom(key: Any) -> Any:
+    if type(key) in _ATOMS:
+        return key
+    raise TypeError(type(key))
+
+
 def safe_deepcopy(value: Any) -> Any:
     """Deep copy, falling back to a shallow dict copy (or the object itself) when that fails (MW-13)."""
+    try:
+        return _plain_copy(value)
+    except (TypeError, RecursionError):
+        pass
     try:
         return copy.deepcopy(value)
     except Exception as exc:

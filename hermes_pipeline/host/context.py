@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
@@ -20,14 +19,26 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-@dataclass(frozen=True, slots=True)
 class CallContext:
-    """Where the current code runs: session, turn and (inside a tool) the tool call."""
+    """Where the current code runs: session, turn and (inside a tool) the tool call. Read-only.
 
-    session: Session | None = None
-    turn: Turn | None = None
-    tool_call_id: str = ""
-    tool_name: str = ""
+    (A plain slotted class rather than a frozen dataclass: one is created per tool call, and
+    frozen-dataclass construction costs several times more.)
+    """
+
+    __slots__ = ("session", "tool_call_id", "tool_name", "turn")
+
+    def __init__(self, session: Session | None = None, turn: Turn | None = None, tool_call_id: str = "",
+                 tool_name: str = "") -> None:
+        self.session = session
+        self.turn = turn
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+
+    def __repr__(self) -> str:
+        session = self.session.session_id if self.session is not None else None
+        turn = self.turn.turn_id if self.turn is not None else None
+        return f"CallContext(session={session!r}, turn={turn!r}, tool_call_id={self.tool_call_id!r})"
 
 
 EMPTY_CONTEXT: Final = CallContext()

@@ -13,7 +13,6 @@ import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.status import ToolErrorType, ToolStatus
@@ -62,16 +61,28 @@ def exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+_OK: Final = ToolStatus.OK.value
+_ERROR: Final = ToolStatus.ERROR.value
+_BLOCKED: Final = ToolStatus.BLOCKED.value
+_CANCELLED: Final = ToolStatus.CANCELLED.value
+_TOOL_ERROR: Final = ToolErrorType.TOOL_ERROR.value
+_OK_STATUS: Final = (_OK, None, None)
+
+
 def derive_status(result: str) -> tuple[str, str | None, str | None]:
-    """``(status, error_type, error_message)`` from a result text (OBS-38)."""
-    if result[:1] == "{" or result.lstrip()[:1] == "{":
+    """``(status, error_type, error_message)`` from a result text (OBS-38).
+
+    Only text that can be a JSON object (first non-blank character ``{``) is parsed.
+    """
+    first = result[:1]
+    if first == "{" or (first.isspace() and result.lstrip()[:1] == "{"):
         try:
             parsed = json.loads(result)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict) and parsed.get("error"):
-            return ToolStatus.ERROR.value, ToolErrorType.TOOL_ERROR.value, scrub_message(str(parsed["error"]))
-    return ToolStatus.OK.value, None, None
+            return _ERROR, _TOOL_ERROR, scrub_message(str(parsed["error"]))
+    return _OK_STATUS
 
 
 def history_entry(tool_name: str, args: Mapping[str, Any], result: str, outcome: str) -> dict[str, Any]:
@@ -96,90 +107,79 @@ def history_entry(tool_name: str, args: Mapping[str, Any], result: str, outcome:
     }
 
 
-@dataclass(slots=True)
-class ToolCall:
-    """State of one tool call going through the slow (instrumented) path."""
+class ToolCall(CallContext):
+    """One tool call going through the instrumented path.
 
-    turn: Turn
-    tool_name: str
-    args: dict[str, Any]
-    tool_call_id: str
-    api_request_id: str
-    original_args: dict[str, Any]
-    trace: list[dict[str, str]]
-    blocked: tuple[str, str] | None = None
-    """``(error_type, message)`` when pre-execution refused the call."""
+    It is also the :class:`CallContext` made current while the tool runs, so approvals and human
+    input raised inside the tool carry its ``tool_call_id`` without another allocation.
+    """
+
+    __slots__ = ("api_request_id", "args", "blocked", "engine", "original_args", "trace")
+
+    def __init__(self, turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str,
+                 api_request_id: str | None) -> None:
+        session = turn.session
+        self.session = session
+        self.turn = turn
+        self.tool_name = tool_name
+        self.tool_call_id = tool_call_id or f"{_PREFIX}{next(_counter)}"
+        self.api_request_id = turn.last_api_request_id if api_request_id is None else api_request_id
+        self.engine = session.host.engine
+        self.args = args
+        self.original_args = args
+        self.trace: list[dict[str, str]] = []
+        self.blocked: tuple[str, str] | None = None
+        """``(error_type, message)`` when pre-execution refused the call."""
 
     # ---------------------------------------------------------------- stages
 
-    @classmethod
-    def prepare(
-        cls,
-        turn: Turn,
-        tool_name: str,
-        args: dict[str, Any],
-        *,
-        tool_call_id: str,
-        api_request_id: str | None,
-        deny: str | None,
-        guardrail: Guardrail | None,
-        approve: Approver | None,
-    ) -> ToolCall:
-        """Run everything before execution (spec 02 §8.2 steps 2-3)."""
-        host = turn.session.host
-        engine = host.engine
-        call = cls(turn, tool_name, args, tool_call_id or f"{_PREFIX}{next(_counter)}",
-                   turn.last_api_request_id if api_request_id is None else api_request_id, args, [])
+    def admit(self, deny: str | None, guardrail: Guardrail | None, approve: Approver | None) -> bool:
+        """Run everything before execution (spec 02 §8.2 steps 2-3); ``False`` when refused."""
+        engine = self.engine
         if "tool_request" in engine._mw_map:
             try:
-                outcome = engine.apply_tool_request_middleware(tool_name, args, **call._mw_context())
-                call.args, call.original_args, call.trace = outcome.payload, outcome.original_payload, outcome.trace
+                outcome = engine.apply_tool_request_middleware(self.tool_name, self.args, **self._mw_context())
+                self.args, self.original_args, self.trace = outcome.payload, outcome.original_payload, outcome.trace
             except Exception:  # MW-19: continue with the unmodified payload
                 pass
         if deny is not None:  # OBS-31: refused before hooks; pre_tool_call is not dispatched
-            call.blocked = (ToolErrorType.TOOL_SCOPE_BLOCK.value, deny)
-            return call
+            self.blocked = (ToolErrorType.TOOL_SCOPE_BLOCK.value, deny)
+            return False
         if "pre_tool_call" in engine._hook_map:
-            results = host.emit("pre_tool_call", {**call._identity(), "middleware_trace": list(call.trace)})
+            results = engine.dispatch("pre_tool_call", {**self._identity(), "middleware_trace": list(self.trace)})
             if results:
-                directive = tool_directive(results, call.args)
-                call.args = directive.args
+                directive = tool_directive(results, self.args)
+                self.args = directive.args
                 if directive.block_message is not None:
-                    call.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
-                    return call
+                    self.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
+                    return False
         if guardrail is not None:
-            message = guardrail(tool_name, call.args)
+            message = guardrail(self.tool_name, self.args)
             if message:
-                call.blocked = (ToolErrorType.GUARDRAIL_BLOCK.value, message)
-                return call
+                self.blocked = (ToolErrorType.GUARDRAIL_BLOCK.value, message)
+                return False
         if approve is not None:
-            token = current.set(CallContext(turn.session, turn, call.tool_call_id, tool_name))
+            token = current.set(self)
             try:
-                approved = approve(tool_name, call.args)
+                approved = approve(self.tool_name, self.args)
             finally:
                 _reset(token)
             if not approved:
-                call.blocked = ("approval_denied", f"tool {tool_name!r} was not approved")
-        return call
+                self.blocked = ("approval_denied", f"tool {self.tool_name!r} was not approved")
+                return False
+        return True
 
-    def execute(self, fn: ToolFn) -> Any:
-        """Run the ``tool_execution`` chain around ``fn`` with this call's context set."""
-        engine = self.turn.session.host.engine
-        token = current.set(CallContext(self.turn.session, self.turn, self.tool_call_id, self.tool_name))
-        try:
-            if "tool_execution" in engine._mw_map:
-                return engine.run_tool_execution_middleware(
-                    self.tool_name, self.args, lambda a: fn(**a), original_args=self.original_args,
-                    middleware_trace=self.trace, **self._mw_context(),
-                )
-            return fn(**self.args)
-        finally:
-            _reset(token)
+    def run_chain(self, fn: ToolFn) -> Any:
+        """Run the ``tool_execution`` middleware chain around ``fn``."""
+        return self.engine.run_tool_execution_middleware(
+            self.tool_name, self.args, lambda a: fn(**a), original_args=self.original_args,
+            middleware_trace=self.trace, **self._mw_context(),
+        )
 
     async def aexecute(self, fn: Callable[..., Awaitable[Any]] | ToolFn) -> Any:
         """Async twin of :meth:`execute`; the (synchronous) middleware chain runs on a worker thread."""
-        engine = self.turn.session.host.engine
-        token = current.set(CallContext(self.turn.session, self.turn, self.tool_call_id, self.tool_name))
+        engine = self.engine
+        token = current.set(self)
         try:
             if "tool_execution" not in engine._mw_map:
                 value = fn(**self.args)
@@ -202,23 +202,27 @@ class ToolCall:
     def finish(self, result: str, duration_ms: int, status: str | None = None,
                error_type: str | None = None, error_message: str | None = None) -> str:
         """Emit ``post_tool_call`` and, for returned results, ``transform_tool_result``."""
-        host = self.turn.session.host
-        hook_map = host.engine._hook_map
+        turn = self.turn
+        engine = self.engine
+        hook_map = engine._hook_map
         returned = status is None
         want_post = "post_tool_call" in hook_map
         want_transform = returned and "transform_tool_result" in hook_map
-        record = self.turn.session.subagent is not None and "subagent_stop" in hook_map
+        record = self.session.subagent is not None and "subagent_stop" in hook_map
         if status is None and (want_post or want_transform or record):
             status, error_type, error_message = derive_status(result)  # OBS-69: only after the gate
         if want_post:
-            host.emit("post_tool_call", {
-                **self._identity(), "result": result, "duration_ms": duration_ms, "status": status,
-                "error_type": error_type, "error_message": error_message, "middleware_trace": list(self.trace),
+            engine.dispatch("post_tool_call", {
+                "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
+                "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
+                "turn_id": turn.turn_id, "api_request_id": self.api_request_id, "result": result,
+                "duration_ms": duration_ms, "status": status, "error_type": error_type,
+                "error_message": error_message, "middleware_trace": self.trace[:],
             })
         if record:
-            self.turn.session.record_tool(history_entry(self.tool_name, self.args, result, status or "ok"))
+            self.session.record_tool(history_entry(self.tool_name, self.args, result, status or _OK))
         if want_transform:
-            replaced = first_str(host.emit("transform_tool_result", {
+            replaced = first_str(engine.dispatch("transform_tool_result", {
                 **self._identity(), "result": result, "duration_ms": duration_ms, "status": status,
                 "error_type": error_type, "error_message": error_message,
             }))
@@ -230,20 +234,19 @@ class ToolCall:
         """Emit ``post_tool_call`` with ``status="blocked"`` and return the error text (OBS-40)."""
         assert self.blocked is not None
         error_type, message = self.blocked
-        return self.finish(error_text(message), 0, ToolStatus.BLOCKED.value, error_type, message)
+        return self.finish(error_text(message), 0, _BLOCKED, error_type, message)
 
     def finish_raised(self, exc: Exception, duration_ms: int) -> str:
         """The execution chain raised: ``status="error"`` and the error text (OBS-39)."""
         message = exception_text(exc)
-        return self.finish(error_text(message), duration_ms, ToolStatus.ERROR.value,
-                           ToolErrorType.TOOL_ERROR.value, scrub_message(message))
+        return self.finish(error_text(message), duration_ms, _ERROR, _TOOL_ERROR, scrub_message(message))
 
     def finish_cancelled(self, exc: BaseException, duration_ms: int) -> None:
         """The call was cancelled (interrupt, task cancellation): ``status="cancelled"``."""
         error_type = (ToolErrorType.KEYBOARD_INTERRUPT.value if isinstance(exc, KeyboardInterrupt)
                       else ToolErrorType.CANCELLED.value)
         message = exception_text(exc)
-        self.finish(error_text(message), duration_ms, ToolStatus.CANCELLED.value, error_type, scrub_message(message))
+        self.finish(error_text(message), duration_ms, _CANCELLED, error_type, scrub_message(message))
 
     # ---------------------------------------------------------------- payload parts
 
@@ -251,7 +254,7 @@ class ToolCall:
         turn = self.turn
         return {
             "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
-            "session_id": turn.session.session_id, "tool_call_id": self.tool_call_id,
+            "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
             "turn_id": turn.turn_id, "api_request_id": self.api_request_id,
         }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from time import perf_counter_ns
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import Token
 from types import TracebackType
@@ -160,25 +161,30 @@ class Turn:
         ``post_tool_call`` reported ``cancelled``. Safe to call from several threads at once.
         """
         engine = self.session.host.engine
-        if not engine._hook_map and not engine._mw_map and deny is None and guardrail is None \
-                and approve is None and self.session.subagent is None:
+        hook_map, mw_map = engine._hook_map, engine._mw_map
+        gated = deny is not None or guardrail is not None or approve is not None
+        if not hook_map and not mw_map and not gated and self.session.subagent is None:
             try:  # nobody listens: no payload, no copy, no clock
-                return result_text(fn(**args))
+                value = fn(**args)
             except Exception as exc:
                 return error_text(exception_text(exc))
-        call = ToolCall.prepare(self, tool_name, args, tool_call_id=tool_call_id, api_request_id=api_request_id,
-                                deny=deny, guardrail=guardrail, approve=approve)
-        if call.blocked is not None:
+            return value if type(value) is str else result_text(value)
+        call = ToolCall(self, tool_name, args, tool_call_id, api_request_id)
+        if (gated or mw_map or "pre_tool_call" in hook_map) and not call.admit(deny, guardrail, approve):
             return call.finish_blocked()
-        started = time.perf_counter_ns()
+        token = current.set(call)
+        started = perf_counter_ns()
         try:
-            value = call.execute(fn)
+            value = call.run_chain(fn) if "tool_execution" in mw_map else fn(**call.args)
         except Exception as exc:
             return call.finish_raised(exc, elapsed_ms(started))
         except BaseException as exc:
             call.finish_cancelled(exc, elapsed_ms(started))
             raise
-        return call.finish(result_text(value), elapsed_ms(started))
+        finally:
+            current.reset(token)
+        return call.finish(value if type(value) is str else result_text(value),
+                           (perf_counter_ns() - started) // 1_000_000)
 
     async def acall_tool(
         self,
@@ -193,11 +199,10 @@ class Turn:
         approve: Approver | None = None,
     ) -> str:
         """Async twin of :meth:`call_tool`; ``fn`` may be sync or async. Cancellation reports ``cancelled``."""
-        call = ToolCall.prepare(self, tool_name, args, tool_call_id=tool_call_id, api_request_id=api_request_id,
-                                deny=deny, guardrail=guardrail, approve=approve)
-        if call.blocked is not None:
+        call = ToolCall(self, tool_name, args, tool_call_id, api_request_id)
+        if not call.admit(deny, guardrail, approve):
             return call.finish_blocked()
-        started = time.perf_counter_ns()
+        started = perf_counter_ns()
         try:
             value = await call.aexecute(fn)
         except Exception as exc:

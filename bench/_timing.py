@@ -1,0 +1,37 @@
+"""Tiny timing helpers shared by the benchmarks: medians of per-call nanoseconds."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+
+
+def per_call_ns(fn: Callable[[], object], *, inner: int = 2000, rounds: int = 31) -> float:
+    """Median over ``rounds`` of the mean time of ``inner`` back-to-back calls, in nanoseconds."""
+    for _ in range(inner // 10):  # warm-up
+        fn()
+    samples = []
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            start = time.perf_counter_ns()
+            for _ in range(inner):
+                fn()
+            samples.append((time.perf_counter_ns() - start) / inner)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return statistics.median(samples)
+
+
+def table(rows: list[tuple[str, float]], *, baseline: float | None = None) -> str:
+    """Rows as text: name, median ns, ratio to the first row, added ns over the first row."""
+    base = rows[0][1] if baseline is None else baseline
+    width = max(len(name) for name, _ in rows)
+    lines = [f"{'case':<{width}}  {'median ns':>10}  {'ratio':>7}  {'added ns':>9}"]
+    for name, ns in rows:
+        lines.append(f"{name:<{width}}  {ns:>10.0f}  {ns / base:>7.2f}  {ns - base:>9.0f}")
+    return "\n".join(lines)

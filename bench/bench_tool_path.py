@@ -1,0 +1,122 @@
+"""Cost of the tool-call path, side by side in one process (issue: engine core).
+
+Rows (medians in ns per call, ratios and added ns against the first row):
+1. a bare call of the tool function;
+2. the same tool call through ``Turn.call_tool`` with no plugins;
+3. with one no-op observer on ``post_tool_call``;
+4. with all tool-path hooks (pre_tool_call, post_tool_call, transform_tool_result) and one
+   middleware of each tool kind (tool_request, tool_execution);
+and, as references, a pluggy hook call with one implementation and an OpenTelemetry SDK span
+start/end (when ``opentelemetry-sdk`` is installed).
+
+Targets: row 2 adds at most 1,500 ns over row 1; row 3 adds at most 5,000 ns.
+Run: ``python bench/bench_tool_path.py`` (``--quick`` for a short run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pluggy  # noqa: E402
+from _timing import per_call_ns, table  # noqa: E402
+
+from hermes_pipeline import Engine, Host  # noqa: E402
+
+
+def read_file(path: str) -> str:
+    return "contents"
+
+
+ARGS = {"path": "notes.txt"}
+
+
+def tool_call(engine: Engine) -> Any:
+    host = Host(engine, model="bench-model", provider="bench")
+    session = host.session("bench-session")
+    turn = session.turn("bench")
+    return lambda: turn.call_tool("read_file", ARGS, read_file, tool_call_id="call_1")
+
+
+def noop(**kwargs: Any) -> None:
+    return None
+
+
+def pluggy_reference() -> Any:
+    spec = pluggy.HookspecMarker("bench")
+    impl = pluggy.HookimplMarker("bench")
+
+    class Spec:
+        @spec
+        def post_tool_call(self, tool_name: str, result: str) -> None: ...
+
+    class Impl:
+        @impl
+        def post_tool_call(self, tool_name: str, result: str) -> None:
+            return None
+
+    pm = pluggy.PluginManager("bench")
+    pm.add_hookspecs(Spec)
+    pm.register(Impl())
+    hook = pm.hook.post_tool_call
+    return lambda: hook(tool_name="read_file", result="contents")
+
+
+def otel_reference() -> Any | None:
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+    except ImportError:
+        return None
+    tracer = TracerProvider().get_tracer("bench")
+
+    def span() -> None:
+        tracer.start_span("execute_tool read_file").end()
+
+    return span
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (noisier)")
+    args = parser.parse_args(argv)
+    rounds = 7 if args.quick else 31
+
+    bare = lambda: read_file(**ARGS)  # noqa: E731
+    no_plugins = tool_call(Engine())
+    one = Engine()
+    one.register_hook("post_tool_call", noop)
+    one_observer = tool_call(one)
+    full = Engine()
+    for hook in ("pre_tool_call", "post_tool_call", "transform_tool_result"):
+        full.register_hook(hook, noop)
+    full.register_middleware("tool_request", noop)
+    full.register_middleware("tool_execution", lambda **kw: kw["next_call"]())
+    all_hooks = tool_call(full)
+
+    rows = [
+        ("bare tool function", per_call_ns(bare, rounds=rounds)),
+        ("call_tool, no plugins", per_call_ns(no_plugins, rounds=rounds)),
+        ("call_tool, 1 no-op post_tool_call observer", per_call_ns(one_observer, rounds=rounds)),
+        ("call_tool, 3 tool hooks + 2 tool middlewares", per_call_ns(all_hooks, rounds=rounds)),
+        ("reference: pluggy hook call, 1 impl", per_call_ns(pluggy_reference(), rounds=rounds)),
+    ]
+    otel = otel_reference()
+    if otel is not None:
+        rows.append(("reference: OTel SDK span start/end", per_call_ns(otel, rounds=rounds)))
+    else:
+        print("(opentelemetry-sdk not installed: OTel reference row skipped; pip install '.[bench]')")
+    print(table(rows))
+    added_none = rows[1][1] - rows[0][1]
+    added_one = rows[2][1] - rows[0][1]
+    print(f"\nno-plugin path adds {added_none:.0f} ns (target <= 1500): {'OK' if added_none <= 1500 else 'MISSED'}")
+    print(f"one no-op observer adds {added_one:.0f} ns (target <= 5000): {'OK' if added_one <= 5000 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

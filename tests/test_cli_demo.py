@@ -1,0 +1,52 @@
+"""The main job: ``hermes-pipeline demo`` end to end, and the CLI's help."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_pipeline.cli.main import main
+from hermes_pipeline.demo.run import run_demo
+
+
+def test_demo_runs_end_to_end_and_reports_every_feature(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo drives the reference agent against the local model: retries, rewrites, blocks, approvals."""
+    assert main(["demo", "--workspace", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "ERROR 503 overloaded (will retry)" in out
+    assert "rewritten by llm_request: middleware-demo" in out and "rewritten by tool_request" in out
+    assert "BLOCKED (plugin_block)" in out and "approval" in out and "-> once" in out
+    assert "subagent reviewer" in out and "human input (approval)" in out
+    assert (tmp_path / "summary.txt").read_text() == "Buy oats and apples; plumber Tuesday."
+    assert "plugin failures: 0" in out
+
+
+def test_demo_model_saw_real_tool_output_and_no_secret(tmp_path: Path) -> None:
+    """The real read_file result reached the model; the blocked secrets file never did."""
+    result = run_demo(tmp_path)
+    assert result.answers[0].startswith("Your notes say: Groceries: oats, apples.")
+    sent = json.dumps(result.model_requests)
+    assert "sk-demo-0123456789abcdef0123" not in sent
+    assert all(r["metadata"]["hermes_middleware_demo"] is True for r in result.model_requests)
+    statuses = [e["status"] for e in result.recorder.of("post_tool_call")]
+    assert statuses.count("blocked") == 1 and statuses.count("ok") == len(statuses) - 1
+    assert not result.engine.plugins.names()  # the demo removes what it added
+
+
+def test_console_script_help() -> None:
+    """``hermes-pipeline --help`` names the commands."""
+    proc = subprocess.run([sys.executable, "-m", "hermes_pipeline.cli.main", "--help"], capture_output=True,
+                          text=True, check=True)
+    assert "demo" in proc.stdout and "hooks" in proc.stdout
+    assert main([]) == 2
+
+
+def test_hooks_command_lists_the_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+    """``hermes-pipeline hooks --fields`` prints every hook with its fields."""
+    assert main(["hooks", "--fields"]) == 0
+    out = capsys.readouterr().out
+    assert "pre_tool_call" in out and "hang class C" in out and "tool_call_history" in out
