@@ -58,12 +58,17 @@ _TABLE: tuple[tuple[str, str, bool, bool, HangClass], ...] = (
     ("on_human_input_resolved", "human_input", False, False, "B"),
     ("subagent_start", "subagent", False, False, "B"),
     ("subagent_stop", "subagent", False, False, "B"),
+    ("on_session_segment", "extension", False, False, "B"),
+    ("on_compaction", "extension", False, False, "B"),
 )
 
 OBSERVER_HOOKS: Final[MappingProxyType[str, HookInfo]] = MappingProxyType(
     {row[0]: HookInfo(*row, fields=_fields(row[0])) for row in _TABLE}
 )
-"""Every observer hook of ``hermes.observer.v1``, in catalogue order."""
+"""Every observer hook: the ``hermes.observer.v1`` catalogue, then hermes_pipeline extensions."""
+
+V1_HOOKS: Final[tuple[str, ...]] = tuple(name for name, info in OBSERVER_HOOKS.items() if info.family != "extension")
+"""The 19 hooks of the ``hermes.observer.v1`` catalogue (spec 01 §7.0)."""
 
 MIDDLEWARE_KINDS: Final[tuple[str, ...]] = tuple(k.value for k in MiddlewareKind)
 """The valid middleware kinds (MW-3)."""

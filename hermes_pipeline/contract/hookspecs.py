@@ -587,3 +587,50 @@ def middleware_tool_execution(
     middleware_schema_version: str,
 ) -> Any:
     """Wrap or replace the real tool call. Call ``next_call(args)`` at most once; return the result."""
+
+
+# --------------------------------------------------------------------------------------------
+# hermes_pipeline extensions (outside the hermes.observer.v1 catalogue; spec 03 §14, spec 04 §2.11
+# rows 2 and 21). Hosts that never report compaction and profiles without segmentation never fire
+# them.
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def on_session_segment(
+    session_id: str,
+    segment: int,
+    segment_reason: str,
+    platform: str,
+    model: str,
+    turn_id: str,
+    telemetry_schema_version: str,
+) -> None:
+    """The session scope rotates at a turn boundary, before that turn's ``pre_llm_call`` (CFG-70..74).
+
+    Close the current session scope with reason ``rotation`` and this ``segment_reason``, then open a
+    new one for the same ``session_id`` carrying ``hermes.session.segment = segment`` (1 for the first
+    rotation) and ``hermes.session.segment_reason`` (``compaction`` or ``max_turns``).
+
+    Fields: ``session_id``, ``segment``, ``segment_reason``, ``platform``, ``model``, ``turn_id`` (the
+    turn about to start). Return ignored.
+    """
+
+
+@hookspec
+def on_compaction(
+    session_id: str,
+    new_session_id: str,
+    rotated: bool,
+    platform: str,
+    telemetry_schema_version: str,
+) -> None:
+    """The host reported a completed context compaction (spec 04 §2.11 row 21, CFG-75).
+
+    In place (``rotated`` false, ``new_session_id == session_id``) it only marks the event and, with
+    ``on_compaction`` segmentation, makes the next turn rotate. ID-rotating (``rotated`` true) closes
+    the old session's scope; it is reported after the old session's live turn ended, if any.
+
+    Fields: ``session_id`` (the old identity), ``new_session_id``, ``rotated``, ``platform``.
+    Return ignored.
+    """

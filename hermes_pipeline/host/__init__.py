@@ -3,6 +3,7 @@
 from .context import CallContext, current_context, run_in_context
 from .interaction import Approval, HumanInput
 from .llm import ErrorInfo, LLMRequest, classify_error
+from .segments import SegmentPolicy
 from .session import Host, Session
 from .subagent import SubagentRun
 from .turn import Turn
@@ -14,6 +15,7 @@ __all__ = [
     "Host",
     "HumanInput",
     "LLMRequest",
+    "SegmentPolicy",
     "Session",
     "SubagentRun",
     "Turn",

@@ -25,6 +25,7 @@ from ..engine import ids
 from ..engine.core import Engine
 from .context import current_context
 from .interaction import Approval, HumanInput
+from .segments import SegmentPolicy, SegmentState
 
 if TYPE_CHECKING:
     from .subagent import SubagentRun
@@ -49,6 +50,7 @@ class Host:
         engine: the engine to dispatch to; the process-wide default when omitted.
         platform: execution surface (``cli``, ``gateway``, ...).
         model, provider, base_url, api_mode: the configured provider route, copied into payloads.
+        segments: session segmentation policy from the profile's ``config.yaml``.
     """
 
     def __init__(
@@ -60,8 +62,11 @@ class Host:
         provider: str = "",
         base_url: str = "",
         api_mode: str = "chat_completions",
+        segments: SegmentPolicy | None = None,
     ) -> None:
         self.engine = engine if engine is not None else _default_engine()
+        self.segments = segments or SegmentPolicy()
+        """Session segmentation policy (spec 03 §14); the default keeps one scope per session."""
         self.platform = platform
         self.model = model
         self.provider = provider
@@ -153,6 +158,9 @@ class Session:
         self.turn_count = 0
         self._history: deque[dict[str, Any]] | None = None
         self.history_seen = 0
+        self.segments = SegmentState()
+        """Segment number and turn counters of this session (spec 03 §14)."""
+        self._pending_rotation: str | None = None
 
     @property
     def subagent_id(self) -> str | None:
@@ -187,12 +195,19 @@ class Session:
                 "on_session_start",
                 {"session_id": self.session_id, "model": self.host.model, "platform": self.host.platform},
             )
+        turn_id = turn_id or ids.new_turn_id()
+        rotation = self.segments.turn_started(self.host.segments)
+        if rotation is not None:
+            self.host.emit("on_session_segment", {
+                "session_id": self.session_id, "segment": rotation[0], "segment_reason": rotation[1],
+                "platform": self.host.platform, "model": self.host.model, "turn_id": turn_id,
+            })
         return Turn(
             self,
             user_message,
             conversation_history=conversation_history,
             task_id=task_id or ids.new_task_id(),
-            turn_id=turn_id or ids.new_turn_id(),
+            turn_id=turn_id,
             sender_id=sender_id,
             is_first_turn=first,
         )
@@ -224,6 +239,34 @@ class Session:
             },
         )
         return new
+
+    def report_compaction(self, new_session_id: str | None = None) -> Session:
+        """The host finished compacting this session's context.
+
+        In place (no new ID): with ``on_compaction`` segmentation the next turn rotates the session
+        scope. ID-rotating (a new ID): the old session's scope closes (after its live turn, if any) and
+        the returned :class:`Session` continues under the new ID. Fires ``on_compaction`` (CFG-75).
+        """
+        if not new_session_id or new_session_id == self.session_id:
+            self.segments.compacted(self.host.segments)
+            self._emit_compaction(self.session_id)
+            return self
+        if self.segments.live_turns > 0:
+            self._pending_rotation = new_session_id  # reported when the live turn ends
+        else:
+            self._emit_compaction(new_session_id)
+        return Session(self.host, new_session_id, resumed=True, subagent=self.subagent)
+
+    def _emit_compaction(self, new_session_id: str) -> None:
+        self.host.emit("on_compaction", {
+            "session_id": self.session_id, "new_session_id": new_session_id,
+            "rotated": new_session_id != self.session_id, "platform": self.host.platform,
+        })
+
+    def _turn_ended(self) -> None:
+        if self.segments.turn_ended() == 0 and self._pending_rotation is not None:
+            new_id, self._pending_rotation = self._pending_rotation, None
+            self._emit_compaction(new_id)
 
     @property
     def finalized(self) -> bool:

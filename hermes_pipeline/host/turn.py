@@ -283,6 +283,7 @@ class Turn:
                 return
             self._ended = True
         _reset(self._token)
+        self.session._turn_ended()
         completed = self.final_text is not None and not self.interrupted and not self.failed
         if exit_reason:
             self.exit_reason = exit_reason
