@@ -84,10 +84,9 @@ def _selected(callback: Callable[..., Any], names: tuple[str, ...]) -> Invoker:
 
 
 def _declared(callback: Callable[..., Any], names: tuple[str, ...]) -> Invoker:
-    get = dict.get
-
     def invoke(payload: Mapping[str, Any]) -> Any:
-        return callback(**{k: get(payload, k) for k in names})  # type: ignore[arg-type]
+        get = payload.get
+        return callback(**{k: get(k) for k in names})
 
     return invoke
 

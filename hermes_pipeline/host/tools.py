@@ -21,6 +21,7 @@ from ..engine.scrub import scrub_message, url_target
 from .context import CallContext, _reset, current
 
 if TYPE_CHECKING:
+    from .session import Session
     from .turn import Turn
 
 ToolFn = Callable[..., Any]
@@ -115,6 +116,10 @@ class ToolCall(CallContext):
     """
 
     __slots__ = ("api_request_id", "args", "blocked", "engine", "original_args", "trace")
+
+    if TYPE_CHECKING:  # narrowed types of the inherited slots: a tool call always has both
+        session: Session
+        turn: Turn
 
     def __init__(self, turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str,
                  api_request_id: str | None) -> None:
