@@ -429,3 +429,27 @@ def test_obs_77_middleware_not_subject_to_timeout() -> None:
     engine.register_middleware("tool_execution", mw)
     assert engine.run_tool_execution_middleware("t", {}, lambda a: "r", session_id="s") == "r"
     assert threads == [True]
+
+
+def test_child_engine_inherits_parent_plugins_in_registration_order() -> None:
+    """Spec 03 §11: a profile engine shares process plugins, keeps its own; order stays OBS-11."""
+    parent = Engine(hook_callback_timeout=2)
+    order: list[str] = []
+    parent.register_hook("post_tool_call", lambda **kw: order.append("parent-1"))
+    child = parent.child()
+    other = parent.child()
+    child.register_hook("post_tool_call", lambda **kw: order.append("child"))
+    parent.register_hook("post_tool_call", lambda **kw: order.append("parent-2"))
+    assert child.hook_callback_timeout == 2
+    child.dispatch("post_tool_call", {})
+    assert order == ["parent-1", "child", "parent-2"]
+    order.clear()
+    other.dispatch("post_tool_call", {})
+    parent.dispatch("post_tool_call", {})
+    assert order == ["parent-1", "parent-2", "parent-1", "parent-2"]
+    name = parent.add_plugin(lambda ctx: ctx.register_hook("on_session_start", lambda **kw: None), name="p")
+    assert child.has_hook("on_session_start")
+    parent.remove_plugin(name)
+    assert not child.has_hook("on_session_start") and child.has_hook("post_tool_call")
+    child.plugins.remove_all()
+    assert len(child.hooks.get("post_tool_call")) == 3  # child's own callback was not a plugin

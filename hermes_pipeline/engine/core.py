@@ -43,20 +43,35 @@ class Engine:
     Args:
         hook_callback_timeout: seconds a callback may run before it is abandoned (spec 01 §11);
             ``0`` (the default) disables hang protection so callbacks run on the caller's thread.
+            A child engine inherits its parent's value unless given one.
+        parent: make this engine inherit ``parent``'s plugins (see :meth:`child`).
     """
 
-    def __init__(self, *, hook_callback_timeout: float = 0.0) -> None:
-        self.hooks = Registry()
-        """Observer callbacks per hook name."""
-        self.middleware = Registry()
-        """Middleware callbacks per kind."""
-        self.failures = FailureLog()
+    def __init__(self, *, hook_callback_timeout: float | None = None, parent: Engine | None = None) -> None:
+        self.parent = parent
+        """The engine whose plugins this one inherits (a profile engine's process engine), or ``None``."""
+        self.hooks = Registry(parent.hooks if parent is not None else None)
+        """Observer callbacks per hook name (inherited ones included)."""
+        self.middleware = Registry(parent.middleware if parent is not None else None)
+        """Middleware callbacks per kind (inherited ones included)."""
+        self.failures = parent.failures if parent is not None else FailureLog()
         self._hook_map = self.hooks.mapping
         self._mw_map = self.middleware.mapping
         self._guard: HangGuard | None = None
+        if hook_callback_timeout is None:
+            hook_callback_timeout = parent.hook_callback_timeout if parent is not None else 0.0
         self.hook_callback_timeout = hook_callback_timeout
         self.plugins = PluginSet(self)
         """The loaded plugins (names, loading, removal)."""
+
+    def child(self, *, hook_callback_timeout: float | None = None) -> Engine:
+        """A derived engine that sees every plugin of this one plus plugins added to it alone.
+
+        Used for per-profile consumers (spec 03 §11): process-wide plugins are shared, while a
+        profile's first-party consumers (shared metrics, audit) see only that profile's events.
+        Plugins added to or removed from this engine later are seen by the child at once.
+        """
+        return Engine(hook_callback_timeout=hook_callback_timeout, parent=self)
 
     # ------------------------------------------------------------------ options
 

@@ -2,12 +2,17 @@
 
 Readers take the current tuple without locking; writers replace it under a lock. Only names with
 at least one entry are stored, so ``name in registry`` is the O(1) ``has_hook`` answer (OBS-22).
+
+A registry may *inherit* from a parent (a profile's registry inherits the process-wide one, spec 03
+§11): its view is the parent's entries merged with its own, in one order, rebuilt whenever either
+side changes, so that reading stays a single dictionary lookup.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from types import MappingProxyType
 from typing import Final
@@ -15,45 +20,79 @@ from typing import Final
 from .callbacks import Entry
 
 EMPTY: Final[tuple[Entry, ...]] = ()
+_SEQ: Final = itertools.count()
+"""Process-wide registration sequence, so entries of a parent and a child registry interleave
+in registration order."""
+
+
+def _ordered(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
+    return tuple(sorted(entries, key=lambda e: e.sort_key))
 
 
 class Registry:
     """Ordered callbacks per hook name or middleware kind."""
 
-    __slots__ = ("_lock", "_map", "_seq", "_view")
+    __slots__ = ("__weakref__", "_children", "_lock", "_map", "_own", "_parent", "_view")
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
+    def __init__(self, parent: Registry | None = None) -> None:
+        self._lock = threading.RLock()
+        self._own: dict[str, tuple[Entry, ...]] = {}
         self._map: dict[str, tuple[Entry, ...]] = {}
         self._view = MappingProxyType(self._map)
-        self._seq = itertools.count()
+        self._parent = parent
+        self._children: weakref.WeakSet[Registry] = weakref.WeakSet()
+        if parent is not None:
+            with parent._lock:
+                parent._children.add(self)
+            self._rebuild()
 
-    def next_seq(self) -> int:
+    @staticmethod
+    def next_seq() -> int:
         """A fresh registration sequence number."""
-        return next(self._seq)
+        return next(_SEQ)
 
     def add(self, entry: Entry) -> None:
         """Add one entry, keeping the ``tryfirst`` / normal / ``trylast`` order (OBS-11)."""
         with self._lock:
-            current = self._map.get(entry.name, EMPTY)
-            self._map[entry.name] = tuple(sorted((*current, entry), key=lambda e: e.sort_key))
+            self._own[entry.name] = _ordered((*self._own.get(entry.name, EMPTY), entry))
+        self._rebuild()
 
     def remove_where(self, predicate: Callable[[Entry], bool]) -> int:
-        """Remove every entry matching ``predicate``; returns how many were removed."""
+        """Remove every own entry matching ``predicate``; returns how many were removed."""
         removed = 0
         with self._lock:
-            for name in list(self._map):
-                kept = tuple(e for e in self._map[name] if not predicate(e))
-                removed += len(self._map[name]) - len(kept)
+            for name in list(self._own):
+                kept = tuple(e for e in self._own[name] if not predicate(e))
+                removed += len(self._own[name]) - len(kept)
                 if kept:
-                    self._map[name] = kept
+                    self._own[name] = kept
                 else:
-                    del self._map[name]
+                    del self._own[name]
+        if removed:
+            self._rebuild()
         return removed
 
+    def _rebuild(self) -> None:
+        """Recompute the merged view (own + inherited) and propagate to children."""
+        with self._lock:
+            inherited = dict(self._parent._map) if self._parent is not None else {}
+            names = set(inherited) | set(self._own)
+            merged = {n: _ordered(inherited.get(n, EMPTY) + self._own.get(n, EMPTY)) for n in names}
+            for name in list(self._map):
+                if name not in merged:
+                    del self._map[name]
+            self._map.update(merged)  # each key swap is atomic for readers
+            children = list(self._children)
+        for child in children:
+            child._rebuild()
+
     def get(self, name: str) -> tuple[Entry, ...]:
-        """The entries for ``name`` in dispatch order (a snapshot)."""
+        """The entries for ``name`` in dispatch order (a snapshot), inherited ones included."""
         return self._map.get(name, EMPTY)
+
+    def own(self, name: str) -> tuple[Entry, ...]:
+        """Only the entries registered on this registry itself."""
+        return self._own.get(name, EMPTY)
 
     def __contains__(self, name: object) -> bool:
         return name in self._map
@@ -64,5 +103,5 @@ class Registry:
 
     @property
     def mapping(self) -> MappingProxyType[str, tuple[Entry, ...]]:
-        """Read-only live view of the registry (used by the dispatcher's hot path)."""
+        """Read-only live view of the merged registry (used by the dispatcher's hot path)."""
         return self._view
