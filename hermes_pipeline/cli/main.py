@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
+from .config_cmd import add_parser as add_config_parser
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     hooks = sub.add_parser("hooks", help="list the observer hooks and middleware kinds of the contract")
     hooks.add_argument("--fields", action="store_true", help="also list each hook's payload fields")
     hooks.set_defaults(func=_hooks)
+    add_config_parser(sub)
     return parser
 
 

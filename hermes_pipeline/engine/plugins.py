@@ -96,6 +96,8 @@ class LoadedPlugin:
     instance: object | None = None
     """The component instance, for ``flush`` / ``shutdown``."""
     hook_names: list[str] = field(default_factory=list)
+    context: PluginContext | None = None
+    """The context handed to the plugin, rebound when the plugin is adopted by another set."""
 
 
 def is_component_class(obj: object) -> bool:
@@ -149,13 +151,22 @@ class PluginSet:
 
     # ----------------------------------------------------------------- adding
 
-    def add(self, plugin: object, *, name: str | None = None, config: Mapping[str, Any] | None = None) -> str:
+    def add(
+        self,
+        plugin: object,
+        *,
+        name: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> str:
         """Add ``plugin`` and return its name.
 
         Accepts an object or module with ``@hookimpl`` functions, a module/object with
         ``register(ctx)`` (both at once is fine), a bare ``register``-style function, or a component
-        class. Raises :class:`~hermes_pipeline.PluginError` (or a subclass) when the plugin is
-        unusable; nothing of a failed plugin stays registered.
+        class. ``context`` supplies extra :class:`ComponentContext` fields (``policy``,
+        ``diagnostics``, ``native``) for a component class. Raises
+        :class:`~hermes_pipeline.PluginError` (or a subclass) when the plugin is unusable; nothing of
+        a failed plugin stays registered.
         """
         name = name or self._default_name(plugin)
         with self._lock:
@@ -165,12 +176,13 @@ class PluginSet:
             self._loaded[name] = record
         try:
             if is_component_class(plugin):
-                self._add_component(record, plugin, config)
+                self._add_component(record, plugin, config, context)
             else:
                 register = _register_function(plugin)
                 if register is not None:
                     record.style = "register"
-                    register(PluginContext(self._engine, name, config))
+                    record.context = PluginContext(self._engine, name, config)
+                    register(record.context)
                 if not inspect.isfunction(plugin):
                     self._add_hookimpls(name, plugin, record)
                 if register is None and not record.hook_names:
@@ -193,13 +205,17 @@ class PluginSet:
         return describe(plugin) if (inspect.isfunction(plugin) or inspect.isclass(plugin)) else \
             f"{type(plugin).__module__}.{type(plugin).__qualname__}@{id(plugin):x}"
 
-    def _add_component(self, record: LoadedPlugin, cls: Any, config: Mapping[str, Any] | None) -> None:
+    def _add_component(
+        self, record: LoadedPlugin, cls: Any, config: Mapping[str, Any] | None,
+        context: Mapping[str, Any] | None = None,
+    ) -> None:
         kind = getattr(cls, "kind", None)
         if not isinstance(kind, str) or not kind:
             raise PluginLoadError(f"component class {describe(cls)} has no string 'kind' class attribute")
         record.style = "component"
-        ctx = ComponentContext(self._engine, kind, config)
+        ctx = ComponentContext(self._engine, kind, config, **dict(context or {}))
         ctx.plugin_name = record.name
+        record.context = ctx
         instance = cls(ctx)
         record.instance = instance
         instance.activate()
@@ -278,11 +294,17 @@ class PluginSet:
 
     # ----------------------------------------------------------------- removal
 
-    def remove(self, name: str, *, flush_timeout: float = 5.0) -> bool:
-        """Remove ``name``: its callbacks and middleware go, a component is flushed and shut down."""
+    def remove(self, name: str, *, flush_timeout: float = 5.0, close: bool = True) -> bool:
+        """Remove ``name``: its callbacks and middleware go, a component is flushed and shut down.
+
+        With ``close=False`` only the registrations are removed; the caller then owns the
+        component's ``flush`` / ``shutdown`` (the pipeline activation does this to track failures).
+        """
         record = self._discard(name)
         if record is None:
             return False
+        if not close:
+            return True
         instance = record.instance
         for method, args in (("flush", (flush_timeout,)), ("shutdown", ())):
             fn = getattr(instance, method, None) if instance is not None else None
@@ -293,6 +315,39 @@ class PluginSet:
                     logger.warning("hermes_pipeline: %s() of plugin %r raised %s: %s", method, name,
                                    type(exc).__name__, str(exc)[:200])
         return True
+
+    def adopt(self, staging: PluginSet) -> list[str]:
+        """Move every plugin of ``staging`` (a set on a private engine) into this set, in load order.
+
+        Used to publish a batch of activated components at once (spec 03 CFG-47 step 9): the
+        callbacks keep their relative registration order, contexts are rebound to this engine, and
+        ``staging`` is left empty. Raises :class:`PluginError` before moving anything if a name is
+        already loaded here.
+        """
+        names = staging.names()
+        with self._lock:
+            clash = [n for n in names if n in self._loaded]
+        if clash:
+            raise PluginError(f"plugins already loaded: {', '.join(clash)}; remove them first")
+        moved = set(names)
+        for registry, source in ((self._engine.hooks, staging._engine.hooks),
+                                 (self._engine.middleware, staging._engine.middleware)):
+            entries = sorted((e for n in source.names() for e in source.get(n) if e.plugin in moved),
+                             key=lambda e: e.seq)
+            for e in entries:
+                self._engine._add(registry, e.name, e.callback, e.plugin, e.group, e.invoke)
+        for name in names:
+            record = staging._discard(name)
+            if record is None:  # pragma: no cover - names() came from staging
+                continue
+            target = record.instance if record.instance is not None else record.obj
+            if record.hook_names and _has_hookimpls(target):
+                self.manager.register(target, name=name)
+            if record.context is not None:
+                record.context._engine = self._engine
+            with self._lock:
+                self._loaded[name] = record
+        return names
 
     def remove_all(self) -> None:
         """Remove every plugin, in reverse load order."""

@@ -1,0 +1,231 @@
+"""``hermes-pipeline config``: validate, explain, init, and get/set profile ``config.yaml`` keys.
+
+Exit codes: 0 success, 1 invalid input or configuration, 2 usage. Errors are one line on
+stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from ..config.diagnostics import Diagnostics
+from ..config.discovery import SELECTOR_ENV, PipelineSettings, legacy_env_names, plan_layers
+from ..config.errors import ConfigError
+from ..config.keypath import KeyPath, format_path
+from ..config.merge import leaf_paths
+from ..config.pipeline import LoadedPipeline, load_pipeline
+
+PROG: Final = "hermes-pipeline config"
+REDACTED_PARENTS: Final = frozenset({"headers"})
+REDACTED_KEYS: Final = frozenset({"access_key_id"})
+
+
+def _error(command: str, message: str, code: int = 1) -> int:
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    print(f"{PROG} {command}: error: {text}", file=sys.stderr)
+    return code
+
+
+def _guard(command: str, fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except ConfigError as exc:
+            return _error(command, str(exc))
+        except OSError as exc:
+            return _error(command, f"{exc.strerror or type(exc).__name__}: {exc.filename or ''}".rstrip(": "))
+        except Exception as exc:  # never a traceback on the command line
+            return _error(command, f"unexpected {type(exc).__name__}: {exc}")
+    return run
+
+
+def _target(args: argparse.Namespace, settings: PipelineSettings) -> Path | None:
+    if getattr(args, "file", None):
+        return Path(args.file).expanduser().absolute()
+    return settings.selected_path()
+
+
+def _load(target: Path, settings: PipelineSettings, discover: bool) -> tuple[LoadedPipeline | None, Diagnostics,
+                                                                         ConfigError | None]:
+    diagnostics = Diagnostics(log=False)
+    try:
+        return load_pipeline(settings, selected=target, diagnostics=diagnostics, discover=discover), diagnostics, None
+    except ConfigError as exc:
+        return None, diagnostics, exc
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _validate(args: argparse.Namespace) -> int:
+    settings = PipelineSettings()
+    target = _target(args, settings)
+    if target is None:
+        return _error("validate", f"no FILE given and {SELECTOR_ENV} is not set", 2)
+    loaded, diagnostics, error = _load(target, settings, not args.no_discovery)
+    for diag in diagnostics.items:
+        if error is None or diag.level != "error":
+            print(str(diag), file=sys.stderr)
+    if error is not None:
+        return _error("validate", f"invalid: {error}")
+    assert loaded is not None
+    kinds = ", ".join(f"{c.kind}{'' if c.enabled else ' (disabled)'}" for c in loaded.components) or "none"
+    print(f"valid: {loaded.selected} (layers: {len(loaded.sources)}; components: {kinds}; "
+          f"dynamic plugins: {len(loaded.dynamic)})")
+    return 0
+
+
+# --------------------------------------------------------------------------- explain
+
+
+def _render(path: KeyPath, value: Any) -> str:
+    if (len(path) >= 2 and path[-2] in REDACTED_PARENTS) or (path and path[-1] in REDACTED_KEYS):
+        return '"<redacted>"'
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    settings = PipelineSettings()
+    target = _target(args, settings)
+    legacy = legacy_env_names()
+    if target is None:
+        print(f"{SELECTOR_ENV} is not set: pipeline processing is disabled "
+              "(no discovery, no layering, no components, no exporters from plugins.toml).")
+        if legacy:
+            print(f"legacy variables present and ignored: {', '.join(legacy)}")
+        return 0
+    how = "FILE argument" if getattr(args, "file", None) else f"{SELECTOR_ENV}={settings.selector()}"
+    print(f"selected file: {target}  (selected by {how})")
+    print("layers, lowest precedence first (user < system < selected):")
+    for candidate in plan_layers(settings, target):
+        source = how if candidate.role == "selected" else candidate.located_by
+        print(f"  {candidate.role:<8} {candidate.status:<9} {candidate.path}  (from {source})")
+    if legacy:
+        print(f"legacy variables present and ignored: {', '.join(legacy)}")
+    loaded, diagnostics, error = _load(target, settings, True)
+    if error is not None or loaded is None:
+        for diag in diagnostics.items:
+            print(str(diag), file=sys.stderr)
+        return _error("explain", f"invalid: {error}")
+    print("effective configuration (key = value  # source):")
+    for path in leaf_paths(loaded.merged.data):
+        origin = loaded.merged.origin(path)
+        where = f"{origin.source}:{origin.line}" if origin and origin.line else (origin.source if origin else "?")
+        print(f"  {format_path(path)} = {_render(path, _value(loaded.merged.data, path))}  # {where}")
+    print("components (activation order):")
+    for comp in loaded.components:
+        resolved = comp.resolved.origin if comp.resolved else "unknown (skipped)"
+        state = "enabled" if comp.enabled else "disabled"
+        print(f"  {comp.kind:<20} {state:<9} {resolved}")
+    for dyn in loaded.dynamic:
+        print(f"  {dyn.id:<20} dynamic   {dyn.kind} ({dyn.manifest_path})")
+    if diagnostics.items:
+        print("diagnostics:")
+        for diag in diagnostics.items:
+            print(f"  {diag}")
+    return 0
+
+
+def _value(data: Any, path: KeyPath) -> Any:
+    for seg in path:
+        data = data[seg]
+    return data
+
+
+# --------------------------------------------------------------------------- init
+
+
+def _init(args: argparse.Namespace) -> int:
+    from ..config.starter import starter_text
+
+    path = Path(args.path).expanduser().absolute()
+    if path.exists() and not args.force:
+        return _error("init", f"{path} already exists; pass --force to overwrite it")
+    if path.exists() and path.is_dir():
+        return _error("init", f"{path} is a directory")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(starter_text(), encoding="utf-8")
+    print(f"wrote {path}")
+    print(f"select it with: export {SELECTOR_ENV}={path}")
+    return 0
+
+
+# --------------------------------------------------------------------------- get / set
+
+
+def _home(args: argparse.Namespace) -> Path:
+    if args.home:
+        return Path(args.home).expanduser()
+    return PipelineSettings().hermes_home_path()
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _set(args: argparse.Namespace) -> int:
+    from ..config.profile_edit import parse_scalar, set_value
+
+    value = parse_scalar(args.value)
+    path = set_value(_home(args), args.key, value)
+    print(f"set {args.key} = {_show(value)} in {path}")
+    return 0
+
+
+def _get(args: argparse.Namespace) -> int:
+    from ..config.profile_edit import get_value
+
+    home = _home(args)
+    present, value = get_value(home, args.key)
+    if not present:
+        return _error("get", f"{args.key} is not set in {home / 'config.yaml'}")
+    print(_show(value))
+    return 0
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add the ``config`` command (and its subcommands) to ``subparsers``."""
+    config = subparsers.add_parser(
+        "config", help="validate and explain the pipeline file; edit profile config.yaml",
+        description="Work with the Relay-compatible pipeline file selected by "
+                    f"{SELECTOR_ENV} and with a profile's config.yaml.")
+    config.set_defaults(func=lambda _args: (config.print_help(), 2)[1])
+    sub = config.add_subparsers(dest="config_command", metavar="SUBCOMMAND")
+    validate = sub.add_parser("validate", help="validate a pipeline file (exit 0 valid, 1 invalid, 2 usage)")
+    validate.add_argument("file", nargs="?", metavar="FILE", help=f"the file to validate (default: ${SELECTOR_ENV})")
+    validate.add_argument("--no-discovery", action="store_true",
+                          help="validate FILE alone, without layering the user and system files")
+    validate.set_defaults(func=_guard("validate", _validate))
+    explain = sub.add_parser("explain", help="show the effective merged configuration and where each key came from")
+    explain.add_argument("file", nargs="?", metavar="FILE", help=f"explain FILE as if {SELECTOR_ENV} selected it")
+    explain.set_defaults(func=_guard("explain", _explain))
+    init = sub.add_parser("init", help="write a starter plugins.toml")
+    init.add_argument("path", nargs="?", default="plugins.toml", metavar="PATH",
+                      help="where to write it (default: ./plugins.toml)")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.set_defaults(func=_guard("init", _init))
+    for name, helptext, func in (("set", "set KEY to VALUE (a YAML scalar) in the profile config.yaml", _set),
+                                 ("get", "print KEY from the profile config.yaml", _get)):
+        cmd = sub.add_parser(name, help=helptext)
+        cmd.add_argument("key", metavar="KEY", help="dotted key, e.g. telemetry.shared_metrics.enabled")
+        if name == "set":
+            cmd.add_argument("value", metavar="VALUE", help="YAML scalar: true, 5, 'text'")
+        cmd.add_argument("--home", metavar="DIR", help="profile directory (default: $HERMES_HOME, else ~/.hermes)")
+        cmd.set_defaults(func=_guard(name, func))
+
+
+__all__ = ["add_parser"]

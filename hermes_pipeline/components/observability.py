@@ -1,0 +1,327 @@
+"""The built-in ``observability`` component (spec 03 §7; spec 04 is authoritative for its keys).
+
+This module validates the Relay-compatible key set (``version``, ``enable_full_payloads``,
+``content_summary``, ``atof``, ``atif``, ``opentelemetry``, ``policy``) under the pipeline's
+policy. An invalid value inside one destination entry skips only that entry with
+``observability.endpoint_skipped`` (CFG-32a); structural problems follow the policy.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+from urllib.parse import urlsplit
+
+from ..config.checks import check_keys, url
+from ..config.keypath import KeyPath, format_path
+from ..config.policy import ValidationContext
+from ..engine.plugins import ComponentContext
+from . import observability_keys as K
+
+_PLACEHOLDER: Final = re.compile(r"\{(session_id|date|metadata\.[A-Za-z0-9_.\-]+(?::-[A-Za-z0-9_.~\-]*)?)\}")
+_FRAGMENT: Final = re.compile(r"[A-Za-z0-9_.~\-]+")
+_HTTP = url("http", "https")
+
+
+class ObservabilityComponent:
+    """Exporter component: ATOF sinks, ATIF trajectories and OTLP endpoints (spec 04).
+
+    Validation and the activation-time checks (``header_env`` variables set and non-blank,
+    process-global OTLP header variables ignored) live here. The sinks themselves are attached by
+    the exporters layer, which reads :attr:`config` and :attr:`destinations` of the activated
+    instance; this component registers no hooks of its own.
+    """
+
+    kind: ClassVar[str] = "observability"
+    requires_native: ClassVar[bool] = False
+
+    def __init__(self, ctx: ComponentContext) -> None:
+        self.ctx = ctx
+        self.config: Mapping[str, Any] = ctx.config
+        self.destinations: list[str] = []
+        """Dotted paths of the destination entries that survived activation checks."""
+        self.skipped: list[str] = []
+        """Dotted paths of destination entries skipped at activation (CFG-32a)."""
+        self.working_directory: str | None = None
+        """The process working directory at activation, against which relative paths resolve (CFG-83)."""
+
+    @classmethod
+    def validate_config(cls, config: dict[str, Any], vctx: ValidationContext) -> None:
+        """Check ``config`` against spec 03 §7 / spec 04; findings go through ``vctx``."""
+        check_keys(vctx, (), config, K.TOP)
+        version = config.get("version")
+        if version is None:
+            vctx.error(("version",), "'version' is required and must be 4", code="observability.version")
+        elif isinstance(version, bool) or version != 4:
+            vctx.error(("version",), "unsupported observability config version; only 4 is supported",
+                       code="observability.version")
+        if isinstance(config.get("policy"), dict):
+            check_keys(vctx, ("policy",), config["policy"], K.POLICY)
+        if isinstance(config.get("atof"), dict):
+            _atof(config["atof"], vctx)
+        if isinstance(config.get("atif"), dict):
+            _atif(config["atif"], config.get("enable_full_payloads") is True, vctx)
+        if isinstance(config.get("opentelemetry"), dict):
+            _otel(config["opentelemetry"], vctx)
+
+    def activate(self) -> None:
+        """Run the activation-time checks of 04 FMT-41 / FMT-72; registers no hooks itself."""
+        self.working_directory = os.getcwd()
+        config = self.config
+        otel = config.get("opentelemetry")
+        if isinstance(otel, Mapping) and otel.get("enabled") is True:
+            ignored = [name for name in K.OTLP_HEADER_VARS if os.environ.get(name)]
+            if ignored:
+                self._warn("otlp_headers_ignored", f"{', '.join(ignored)} set in the environment but never applied; "
+                           "use per-endpoint 'headers' or 'header_env' instead", None)
+        for path, entry in _destinations(config):
+            problem = _env_problem(entry)
+            if problem:
+                self.skipped.append(path)
+                self._warn("endpoint_skipped", f"destination entry skipped: {problem}", path)
+            else:
+                self.destinations.append(path)
+
+    def _warn(self, code: str, message: str, field: str | None) -> None:
+        if self.ctx.diagnostics is not None:
+            self.ctx.diagnostics.warning(code, message, field=field)
+        else:
+            self.ctx.logger.warning("hermes_pipeline: %s: %s", field or self.kind, message)
+
+    def shutdown(self) -> None:
+        """Nothing to release until the exporters layer attaches sinks."""
+
+
+# --------------------------------------------------------------------------- activation helpers
+
+
+def _destinations(config: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    sections = (("atof", ("sinks",)), ("atif", ("storage",)),
+                ("opentelemetry", ("endpoints",)), ("opentelemetry", ("logs", "endpoints")),
+                ("opentelemetry", ("metrics", "endpoints")))
+    for section, path in sections:
+        node: Any = config.get(section)
+        if not isinstance(node, Mapping) or node.get("enabled") is not True:
+            continue
+        for key in path:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        for index, entry in enumerate(node if isinstance(node, list) else []):
+            if isinstance(entry, Mapping):
+                out.append((format_path((section, *path, index)), entry))
+    return out
+
+
+def _env_problem(entry: Mapping[str, Any]) -> str | None:
+    names = list((entry.get("header_env") or {}).values()) + list((entry.get("basic_auth_env") or {}).values())
+    missing = [name for name in names if not (os.environ.get(name) or "").strip()]
+    if missing:
+        return f"environment variable(s) {', '.join(missing)} unset or blank"
+    return None
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _entries(section: Mapping[str, Any], key: str, base: KeyPath,
+             vctx: ValidationContext) -> list[tuple[int, dict[str, Any]]]:
+    items = section.get(key)
+    if not isinstance(items, list):
+        return []
+    out = []
+    for index, item in enumerate(items):
+        if isinstance(item, dict):
+            out.append((index, item))
+        else:
+            vctx.unsupported_value((*base, key, index), "expected a table")
+    return out
+
+
+def _entry(vctx: ValidationContext, path: KeyPath, entry: dict[str, Any], spec: Mapping[str, Any],
+           required: tuple[str, ...], extra: list[tuple[KeyPath, str]] | None = None) -> bool:
+    """Check one destination entry; skip it (and return ``False``) on any invalid value."""
+    problems = check_keys(vctx, path, entry, spec, invalid="collect") + list(extra or [])
+    problems += [((*path, key), f"'{key}' is required") for key in required if key not in entry]
+    headers = {k.lower() for k in entry.get("headers", {})} if isinstance(entry.get("headers"), dict) else set()
+    env = {k.lower() for k in entry.get("header_env", {})} if isinstance(entry.get("header_env"), dict) else set()
+    if headers & env:
+        problems.append(((*path, "header_env"), "a header appears in both 'headers' and 'header_env'"))
+    if problems:
+        where, message = problems[0]
+        vctx.skip_entry(path, f"{format_path(where)}: {message}")
+        return False
+    return True
+
+
+def _atof(atof: dict[str, Any], vctx: ValidationContext) -> None:
+    base: KeyPath = ("atof",)
+    for key in K.ATOF_REMOVED:
+        if key in atof:
+            vctx.error((*base, key), f"'atof.{key}' was removed with observability config version 1; declare "
+                                     "[[components.config.atof.sinks]] entries instead", code="observability.removed_key")
+    check_keys(vctx, base, {k: v for k, v in atof.items() if k not in K.ATOF_REMOVED}, K.ATOF)
+    sinks = atof.get("sinks")
+    if atof.get("enabled") is True and not (isinstance(sinks, list) and sinks):
+        vctx.unsupported_value((*base, "sinks"), "an enabled atof section needs at least one sink")
+    names: set[str] = set()
+    for index, sink in _entries(atof, "sinks", base, vctx):
+        path = (*base, "sinks", index)
+        kind = sink.get("type")
+        spec = K.STREAM_SINK if kind == "stream" else K.FILE_SINK
+        extra: list[tuple[KeyPath, str]] = []
+        if kind == "stream":
+            transport = sink.get("transport", "http_post")
+            schemes = ("ws", "wss") if transport == "websocket" else ("http", "https")
+            message = url(*schemes)(sink.get("url")) if "url" in sink else None
+            if message:
+                extra.append(((*path, "url"), message))
+            name = sink.get("name")
+            if isinstance(name, str):
+                if not name.strip() or name != name.strip():
+                    extra.append(((*path, "name"), "expected a non-blank name without surrounding whitespace"))
+                elif name in names:
+                    extra.append(((*path, "name"), "stream sink names must be unique"))
+                else:
+                    names.add(name)
+        _entry(vctx, path, sink, spec, ("type", "url") if kind == "stream" else ("type",), extra)
+
+
+def _template_problem(template: str) -> str | None:
+    if "{session_id}" not in template:
+        return "filename_template must contain {session_id}"
+    literal = _PLACEHOLDER.sub("x", template)
+    if "{" in literal or "}" in literal:
+        return "filename_template has an unknown placeholder"
+    if literal.startswith("/") or any(s in (".", "..") or not _FRAGMENT.fullmatch(s) for s in literal.split("/")):
+        return ("filename_template must be a relative path of '/'-separated segments of letters, digits, "
+                "'-', '_', '.', '~'")
+    return None
+
+
+def _atif(atif: dict[str, Any], full_payloads: bool, vctx: ValidationContext) -> None:
+    base: KeyPath = ("atif",)
+    check_keys(vctx, base, atif, K.ATIF)
+    template = atif.get("filename_template")
+    if isinstance(template, str) and template.strip():
+        problem = _template_problem(template)
+        if problem:
+            vctx.unsupported_value((*base, "filename_template"), problem)
+    storage = atif.get("storage")
+    if isinstance(storage, list) and storage and not full_payloads:
+        vctx.error((*base, "storage"), "atif.storage requires enable_full_payloads = true",
+                   code="atif.storage_requires_full_payloads")
+    for index, entry in _entries(atif, "storage", base, vctx):
+        path = (*base, "storage", index)
+        kind = entry.get("type")
+        if kind == "http":
+            extra = []
+            if "endpoint" in entry and _HTTP(entry["endpoint"]):
+                extra.append(((*path, "endpoint"), "expected an http/https URL"))
+            _entry(vctx, path, entry, K.HTTP_STORAGE, ("type", "endpoint"), extra)
+        else:
+            _entry(vctx, path, entry, K.S3_STORAGE, ("type", "bucket"))
+
+
+def _bsp(entry: Mapping[str, Any], key: str) -> int:
+    if key in entry:
+        return int(entry[key])
+    name, default = K.BSP_ENV[key]
+    try:
+        value = int(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def _otel(otel: dict[str, Any], vctx: ValidationContext) -> None:
+    base: KeyPath = ("opentelemetry",)
+    check_keys(vctx, base, otel, K.OTEL)
+    if "traces" in otel and "endpoints" in otel:
+        vctx.unsupported_value((*base, "traces"), "'traces' is an alias of 'endpoints'; use only one of them")
+    declared = otel.get("endpoints") if isinstance(otel.get("endpoints"), list) else []
+    kept: list[dict[str, Any]] = []
+    destinations: dict[tuple[str, ...], str] = {}
+    for index, entry in _entries(otel, "endpoints", base, vctx):
+        path = (*base, "endpoints", index)
+        extra = []
+        if "endpoint" in entry and _HTTP(entry["endpoint"]):
+            extra.append(((*path, "endpoint"), "expected an http/https URL"))
+        if not extra and all(K.TRACE_ENDPOINT[k](entry[k]) is None for k in K.BSP_ENV if k in entry):
+            if _bsp(entry, "max_export_batch_size") > _bsp(entry, "max_queue_size"):
+                extra.append(((*path, "max_export_batch_size"), "must not exceed max_queue_size"))
+        if not _entry(vctx, path, entry, K.TRACE_ENDPOINT, ("type", "endpoint"), extra):
+            continue
+        kept.append(entry)
+        key = destination_key(entry["endpoint"], entry.get("transport", "http_binary"))
+        other = destinations.setdefault(key, entry["type"])
+        if other != entry["type"]:
+            vctx.error(path, "two trace endpoints of different types share one destination; their trace and span "
+                             "IDs would collide", code="observability.destination_conflict")
+    signals_with_endpoints = False
+    for signal, spec in (("logs", K.LOGS), ("metrics", K.METRICS)):
+        section = otel.get(signal)
+        if not isinstance(section, dict):
+            continue
+        check_keys(vctx, (*base, signal), section, spec)
+        for index, entry in _entries(section, "endpoints", (*base, signal), vctx):
+            path = (*base, signal, "endpoints", index)
+            extra = []
+            if "endpoint" in entry and _HTTP(entry["endpoint"]):
+                extra.append(((*path, "endpoint"), "expected an http/https URL"))
+            _entry(vctx, path, entry, K.SIGNAL_ENDPOINT, ("endpoint",), extra)
+        if section.get("enabled") is not True:
+            continue
+        explicit = section.get("endpoints")
+        if isinstance(explicit, list) and explicit:
+            signals_with_endpoints = True
+        elif isinstance(explicit, list):
+            vctx.unsupported_value((*base, signal, "endpoints"),
+                                   f"{signal} is enabled with an empty endpoint list; omit the key to derive "
+                                   "endpoints from the trace endpoints")
+        elif not any(_derivable(e) for e in kept):
+            vctx.unsupported_value((*base, signal), f"{signal} endpoints cannot be derived from the trace "
+                                                    "endpoints; list them explicitly")
+    for index, entry in _entries(otel, "file_sinks", base, vctx):
+        _entry(vctx, (*base, "file_sinks", index), entry, K.OTEL_FILE_SINK, ())
+    if otel.get("enabled") is True and not declared and not signals_with_endpoints:
+        vctx.unsupported_value((*base, "endpoints"), "an enabled opentelemetry section needs at least one trace "
+                                                     "endpoint (or an enabled signal with explicit endpoints)")
+
+
+def _derivable(entry: Mapping[str, Any]) -> bool:
+    endpoint = str(entry.get("endpoint", ""))
+    langfuse = urlsplit(endpoint).path.rstrip("/").endswith("/api/public/otel/v1/traces")
+    if entry.get("derive_signals", not langfuse) is not True:
+        return False
+    if entry.get("transport") == "grpc":
+        return True
+    path = urlsplit(endpoint).path
+    return path in ("", "/") or path.rstrip("/").endswith("/v1/traces")
+
+
+def destination_key(endpoint: str, transport: str) -> tuple[str, ...]:
+    """Canonical destination of a trace endpoint for collision checks (04 FMT-57)."""
+    parts = urlsplit(endpoint.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        host = "loopback"
+    else:
+        try:
+            if ipaddress.ip_address(host).is_loopback:
+                host = "loopback"
+        except ValueError:
+            pass
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme, 0)
+    except ValueError:
+        port = 0
+    path = re.sub(r"/{2,}", "/", parts.path)
+    if len(path) > 1:
+        path = path.rstrip("/")
+    if transport in ("http_binary", "http_json") and path in ("", "/") and not parts.path.endswith("/"):
+        path = "/v1/traces"
+    return (scheme, host, str(port), path, parts.query)

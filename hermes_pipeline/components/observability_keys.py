@@ -1,0 +1,107 @@
+"""Key tables of the ``observability`` component (spec 03 §7, spec 04 FMT-3, §2.16, §3.12, §4.7)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..config.checks import (
+    Check, array, boolean, integer, nonblank, number, one_of, str_list, str_map, string, table,
+)
+from ..config.policy import LEVELS
+
+
+def basic_auth(value: Any) -> str | None:
+    """``{username = "<ENV>", password = "<ENV>"}``."""
+    if isinstance(value, dict) and set(value) == {"username", "password"} and \
+            all(isinstance(v, str) and v.strip() for v in value.values()):
+        return None
+    return "expected a table with the environment variable names 'username' and 'password'"
+
+
+def attribute_mappings(value: Any) -> str | None:
+    """An array of ``{key, alias}`` string tables."""
+    if isinstance(value, list) and all(
+            isinstance(m, dict) and set(m) == {"key", "alias"} and all(isinstance(v, str) for v in m.values())
+            for m in value):
+        return None
+    return "expected an array of {key, alias} tables of strings"
+
+
+TOP: Final[dict[str, Check]] = {
+    "version": integer(), "enable_full_payloads": boolean, "content_summary": one_of("preview", "digest", "off"),
+    "atof": table, "atif": table, "opentelemetry": table, "policy": table,
+}
+POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupported_value": one_of(*LEVELS)}
+
+ATOF: Final[dict[str, Check]] = {"enabled": boolean, "llm_history": one_of("delta", "full"), "sinks": array}
+ATOF_REMOVED: Final = ("output_directory", "filename", "mode", "endpoints")
+_SINK: Final[dict[str, Check]] = {"type": one_of("file", "stream"), "max_queue_size": integer(1)}
+FILE_SINK: Final[dict[str, Check]] = {
+    **_SINK, "output_directory": string, "filename": nonblank, "mode": one_of("append", "overwrite"),
+    "content": one_of("full", "summary"), "retention_days": integer(1),
+}
+STREAM_SINK: Final[dict[str, Check]] = {
+    **_SINK, "name": string, "url": nonblank, "transport": one_of("http_post", "websocket", "ndjson"),
+    "headers": str_map, "header_env": str_map, "timeout_millis": integer(1),
+    "field_name_policy": one_of("preserve", "replace_dots"),
+}
+
+ATIF: Final[dict[str, Check]] = {
+    "enabled": boolean, "agent_name": string, "agent_version": string, "model_name": string,
+    "tool_definitions": array, "extra": table, "output_directory": string, "filename_template": nonblank,
+    "storage": array, "max_queue_size": integer(1), "group_by": one_of("agent", "turn"),
+    "include_llm_payloads": boolean, "include_system_prompt": boolean, "include_observed_events": boolean,
+    "retention_days": integer(1),
+}
+S3_STORAGE: Final[dict[str, Check]] = {
+    "type": one_of("s3", "http"), "bucket": nonblank, "key_prefix": string, "access_key_id": string,
+    "region": string, "endpoint_url": string, "allow_http": boolean, "secret_access_key_var": nonblank,
+    "session_token_var": nonblank,
+}
+HTTP_STORAGE: Final[dict[str, Check]] = {
+    "type": one_of("s3", "http"), "endpoint": nonblank, "headers": str_map, "header_env": str_map,
+    "timeout_millis": integer(1),
+}
+
+OTEL: Final[dict[str, Check]] = {
+    "enabled": boolean, "sampling_rate": number(0, 1), "always_sample_errors": boolean, "endpoints": array,
+    "traces": array, "logs": table, "metrics": table, "file_sinks": array,
+}
+SIGNAL_ENDPOINT: Final[dict[str, Check]] = {
+    "endpoint": nonblank, "transport": one_of("http_binary", "http_json", "grpc"), "headers": str_map,
+    "header_env": str_map, "resource_attributes": str_map, "service_name": string, "service_namespace": string,
+    "service_version": string, "instrumentation_scope": string, "timeout_millis": integer(1),
+}
+TRACE_ENDPOINT: Final[dict[str, Check]] = {
+    **SIGNAL_ENDPOINT, "type": one_of("full", "gen_ai", "openinference"), "agent_name": string,
+    "max_queue_size": integer(1), "max_export_batch_size": integer(1), "scheduled_delay_millis": integer(1),
+    "basic_auth_env": basic_auth, "derive_signals": boolean, "mark_projection": one_of("inherit", "event", "tool"),
+    "mark_exclude_names": str_list, "attribute_mappings": attribute_mappings, "promote_metadata_prefixes": str_list,
+}
+LOGS: Final[dict[str, Check]] = {
+    "enabled": boolean, "endpoints": array,
+    "minimum_severity": one_of("trace", "debug", "info", "warn", "warning", "error"),
+    "max_queue_size": integer(1), "max_export_batch_size": integer(1), "scheduled_delay_millis": integer(1),
+}
+METRICS: Final[dict[str, Check]] = {
+    "enabled": boolean, "endpoints": array, "export_interval_millis": integer(1),
+    "temporality": one_of("cumulative", "delta", "low_memory"), "max_instruments": integer(1),
+    "cardinality_limit": integer(1), "include_skill_names": boolean,
+}
+OTEL_FILE_SINK: Final[dict[str, Check]] = {
+    "type": one_of("file"), "output_directory": string, "filename": nonblank, "format": one_of("json_lines"),
+    "retention_days": integer(1),
+}
+
+BSP_ENV: Final = {
+    "max_queue_size": ("OTEL_BSP_MAX_QUEUE_SIZE", 10000),
+    "max_export_batch_size": ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
+    "scheduled_delay_millis": ("OTEL_BSP_SCHEDULE_DELAY", 5000),
+}
+"""Batch settings: key → (environment variable, default) (04 FMT-73)."""
+
+OTLP_HEADER_VARS: Final = (
+    "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+)
+"""Process-global header variables that are never applied (04 FMT-72)."""

@@ -1,0 +1,280 @@
+"""Process-wide activation of the pipeline (spec 03 §10, §11): decide once, publish atomically,
+roll back on failure, release when the last profile host leaves.
+
+States (§11.1): ``UNINITIALIZED`` → (first profile host) ``DISABLED`` | ``ACTIVE`` | ``FAILED``;
+the last release returns to ``UNINITIALIZED`` (or stays ``FAILED`` while cleanup is pending).
+``FOREIGN`` needs the native runtime and cannot occur in this build.
+"""
+
+from __future__ import annotations
+
+import atexit
+import enum
+import inspect
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..engine.core import Engine
+from ..engine.plugins import _has_hookimpls, _register_function, is_component_class
+from .components import register_component, validate_config
+from .diagnostics import ComponentDiagnostics, Diagnostic, Diagnostics
+from .discovery import SELECTOR_ENV, PipelineSettings, legacy_env_names
+from .dynamic import import_python_plugin
+from .errors import ConfigError
+from .pipeline import NATIVE_UNAVAILABLE, LoadedPipeline, load_pipeline
+from .policy import Policy, ValidationContext, fixed_locator
+
+logger: Final = logging.getLogger("hermes_pipeline.config")
+
+ACTIVE_LOG_LINE: Final = "Relay plugins are active process-wide and apply to all profiles hosted by this Hermes process."
+"""Logged at INFO whenever the state becomes ``ACTIVE`` (CFG-50)."""
+
+FLUSH_TIMEOUT: Final = 5.0
+
+
+class ActivationState(str, enum.Enum):
+    """The process activation states of spec 03 §11.1."""
+
+    UNINITIALIZED = "UNINITIALIZED"
+    DISABLED = "DISABLED"
+    ACTIVE = "ACTIVE"
+    FOREIGN = "FOREIGN"
+    FAILED = "FAILED"
+
+
+class NoopNativeHost:
+    """The explicit no-op native host used when the native runtime is unavailable (CFG-59)."""
+
+    available: Final = False
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def shutdown(self) -> None:
+        """Does nothing."""
+
+
+@dataclass
+class ActivationReport:
+    """The report of CFG-87: state, layered sources, diagnostics and the degraded-mode reason."""
+
+    state: ActivationState = ActivationState.UNINITIALIZED
+    selector_env: str = SELECTOR_ENV
+    selected: str | None = None
+    """The selected file (absolute), or ``None`` when the selector is unset."""
+    sources: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    degraded_reason: str | None = None
+    components: list[str] = field(default_factory=list)
+    """Registered plugin names (``component:<kind>``) in activation order."""
+    cause: str | None = None
+    """Why the load failed (``FAILED`` only)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-compatible form."""
+        return {"state": self.state.value, "selector_env": self.selector_env, "selected": self.selected,
+                "sources": list(self.sources), "diagnostics": [d.to_dict() for d in self.diagnostics],
+                "degraded_reason": self.degraded_reason, "components": list(self.components), "cause": self.cause}
+
+
+def _plugin_object(kind: str, obj: Any) -> Any:
+    """A component class, or a plugin object the engine adds as it is."""
+    if is_component_class(obj):
+        return obj
+    register = _register_function(obj)
+    if register is not None and (inspect.isfunction(obj) or not _has_hookimpls(obj)):
+        return register_component(kind, register)
+    return obj
+
+
+def _add(staging: Engine, kind: str, obj: Any, config: dict[str, Any], policy: Policy,
+         diagnostics: Diagnostics) -> str:
+    name = f"component:{kind}"
+    plugin = _plugin_object(kind, obj)
+    try:
+        if is_component_class(plugin):
+            context = {"policy": policy, "diagnostics": ComponentDiagnostics(kind, diagnostics),
+                       "native": NoopNativeHost(NATIVE_UNAVAILABLE)}
+            return staging.plugins.add(plugin, name=name, config=config, context=context)
+        return staging.plugins.add(plugin, name=name, config=config)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"component {kind!r} failed to activate: {type(exc).__name__}: {exc}",
+                          code="pipeline.activation_failed") from None
+
+
+def activate_loaded(engine: Engine, loaded: LoadedPipeline, diagnostics: Diagnostics) -> list[str]:
+    """Steps 8–9 of CFG-47: activate on a private engine, then publish everything at once.
+
+    On any failure the already-activated components are shut down in reverse order, nothing is
+    published and :class:`ConfigError` is raised (CFG-48).
+    """
+    staging = Engine()
+    try:
+        for plan in loaded.components:
+            if plan.enabled and plan.resolved is not None:
+                _add(staging, plan.kind, plan.resolved.obj, plan.config, plan.policy, diagnostics)
+        for dyn in loaded.dynamic:
+            obj = import_python_plugin(dyn)
+            if is_component_class(obj) and getattr(obj, "kind", dyn.id) != dyn.id:
+                raise ConfigError(f"component class of plugin {dyn.id!r} declares another kind",
+                                  path=dyn.manifest_path, key="load.entrypoint", code="pipeline.component_invalid")
+            if is_component_class(obj) and not hasattr(obj, "kind"):
+                obj.kind = dyn.id
+            config = dyn.config
+            if is_component_class(obj):
+                vctx = ValidationContext(component=dyn.id, policy=loaded.policy, diagnostics=diagnostics,
+                                         locate=fixed_locator(str(dyn.manifest_path)),
+                                         key_prefix=f"plugins.dynamic[{dyn.index}].config")
+                config, _ = validate_config(obj, config, vctx)
+                diagnostics.raise_if_failed()
+            _add(staging, dyn.id, obj, config, loaded.policy, diagnostics)
+    except BaseException:
+        staging.plugins.remove_all()
+        raise
+    return engine.plugins.adopt(staging.plugins)
+
+
+class ProcessActivation:
+    """The single process-wide activation shared by every hosted profile (§11)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._holders: set[str] = set()
+        self._engine: Engine | None = None
+        self._names: list[str] = []
+        self._pending: list[tuple[str, Any]] = []
+        self._previous_timeout: float | None = None
+        self._legacy_logged = False
+        self._degraded_logged = False
+        self._atexit = False
+        self.report = ActivationReport()
+
+    @property
+    def state(self) -> ActivationState:
+        """The current state."""
+        return self.report.state
+
+    def holders(self) -> list[str]:
+        """Keys of the profile hosts currently holding the activation."""
+        with self._lock:
+            return sorted(self._holders)
+
+    def acquire(self, holder: str, engine: Engine, settings: PipelineSettings | None = None, *,
+                hook_callback_timeout: float | None = None) -> ActivationReport:
+        """Join the activation; the first holder decides it (CFG-50). Never raises for bad config."""
+        with self._lock:
+            if not self._holders:
+                if self._pending:
+                    self._cleanup()
+                if self._pending:
+                    self.report = ActivationReport(ActivationState.FAILED,
+                                                   cause="cleanup of the previous activation is still pending")
+                else:
+                    self._engine = engine
+                    if hook_callback_timeout is not None:
+                        self._previous_timeout = engine.hook_callback_timeout
+                        engine.hook_callback_timeout = hook_callback_timeout
+                    self.report = self._decide(engine, settings or PipelineSettings())
+            self._holders.add(holder)
+            return self.report
+
+    def _decide(self, engine: Engine, settings: PipelineSettings) -> ActivationReport:
+        diagnostics = Diagnostics()
+        report = ActivationReport()
+        legacy = legacy_env_names()
+        selector = settings.selector()
+        if legacy:
+            tail = ("they are ignored because a pipeline file is selected" if selector else
+                    f"set {SELECTOR_ENV} to a pipeline file (plugins.toml) to configure exporters")
+            diagnostics.warning("pipeline.legacy_env_ignored",
+                                f"legacy variables {', '.join(legacy)} no longer export anything; {tail}",
+                                log=not self._legacy_logged)
+            self._legacy_logged = True
+        if selector is None:
+            report.state = ActivationState.DISABLED
+            report.diagnostics = diagnostics.items
+            return report
+        selected = settings.selected_path()
+        report.selected = str(selected)
+        report.degraded_reason = NATIVE_UNAVAILABLE
+        diagnostics.warning("pipeline.degraded", f"native runtime unavailable: {NATIVE_UNAVAILABLE}; pure-Python "
+                            "components and python plugins keep working", log=not self._degraded_logged)
+        self._degraded_logged = True
+        try:
+            loaded = load_pipeline(settings, selected=selected, diagnostics=diagnostics)
+            report.sources = loaded.sources
+            self._names = activate_loaded(engine, loaded, diagnostics)
+        except Exception as exc:
+            cause = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
+            diagnostics.error("pipeline.load_failed", f"pipeline configuration could not be loaded from {selected}: "
+                              f"{cause}; continuing without pipeline plugins", source=str(selected))
+            report.state, report.cause = ActivationState.FAILED, cause
+            report.diagnostics = diagnostics.items
+            return report
+        report.state = ActivationState.ACTIVE
+        report.components = list(self._names)
+        report.diagnostics = diagnostics.items
+        logger.info(ACTIVE_LOG_LINE)
+        if not self._atexit:
+            atexit.register(self.shutdown)
+            self._atexit = True
+        return report
+
+    def release(self, holder: str) -> ActivationReport:
+        """Leave the activation; the last holder tears it down (CFG-55)."""
+        with self._lock:
+            self._holders.discard(holder)
+            if self._holders:
+                return self.report
+            engine = self._engine
+            if self.report.state == ActivationState.ACTIVE and engine is not None:
+                for name in reversed(self._names):
+                    record = engine.plugins.get(name)
+                    if engine.plugins.remove(name, close=False) and record is not None:
+                        self._pending.append((name, record.instance))
+                self._names = []
+            if engine is not None and self._previous_timeout is not None:
+                engine.hook_callback_timeout = self._previous_timeout
+                self._previous_timeout = None
+            self._cleanup()
+            if self._pending:
+                self.report = ActivationReport(ActivationState.FAILED, cause="cleanup pending",
+                                               diagnostics=self.report.diagnostics)
+            else:
+                self.report = ActivationReport()
+            return self.report
+
+    def _cleanup(self) -> None:
+        """Flush, then shut down, the detached components in reverse activation order."""
+        failed: list[tuple[str, Any]] = []
+        for method, args in (("flush", (FLUSH_TIMEOUT,)), ("shutdown", ())):
+            for name, instance in self._pending:
+                fn = getattr(instance, method, None)
+                if not callable(fn):
+                    continue
+                try:
+                    fn(*args)
+                except Exception as exc:
+                    retry = method == "shutdown"
+                    logger.warning("hermes_pipeline: %s() of %r raised %s%s", method, name, type(exc).__name__,
+                                   "; will retry at the next release" if retry else "")
+                    if retry:
+                        failed.append((name, instance))
+        self._pending = failed
+
+    def shutdown(self) -> ActivationReport:
+        """Release every holder (interpreter exit, tests)."""
+        with self._lock:
+            for holder in list(self._holders):
+                self.release(holder)
+            if not self._holders and self.report.state != ActivationState.UNINITIALIZED and not self._pending:
+                self.report = ActivationReport()
+            return self.report
+
+
+PROCESS: Final = ProcessActivation()
+"""The process-wide activation."""

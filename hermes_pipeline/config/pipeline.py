@@ -1,0 +1,218 @@
+"""Loading a pipeline: steps 2–7 of spec 03 CFG-47, without activating anything.
+
+:func:`load_pipeline` parses the selected file, discovers and preprocesses the user and system
+files, merges them with provenance, resolves every kind, validates every component's config
+(disabled ones included) and every dynamic record. Any failure raises :class:`ConfigError`;
+warnings stay in the returned :class:`LoadedPipeline`'s diagnostics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .components import ResolvedKind, available_kinds, resolve_kind, validate_config
+from .diagnostics import Diagnostics
+from .discovery import Candidate, PipelineSettings, plan_layers
+from .document import read_policy, validate_document
+from .dynamic import DynamicPlugin, load_config_schema, native_refusal, plan_dynamic
+from .errors import ConfigError
+from .keypath import KeyPath
+from .layers import Layer, preprocess
+from .loader import parse_file
+from .merge import Merged, merge_layers
+from .models import PipelineDocument
+from .policy import Policy, ValidationContext, component_policy, fixed_locator
+
+NATIVE_UNAVAILABLE = "the NeMo Relay native runtime is not installed (optional extra; not yet supported)"
+"""The degraded-mode reason of this build (spec 03 §12): there is no native bridge yet."""
+
+
+@dataclass
+class PlannedComponent:
+    """One merged component after resolution and validation."""
+
+    kind: str
+    index: int
+    enabled: bool
+    config: dict[str, Any]
+    policy: Policy
+    resolved: ResolvedKind | None
+    """``None`` for an unknown kind that the policy let through (it is skipped)."""
+
+
+@dataclass
+class LoadedPipeline:
+    """A validated, merged pipeline, ready to activate."""
+
+    selected: Path
+    candidates: list[Candidate]
+    merged: Merged
+    policy: Policy
+    document: PipelineDocument
+    components: list[PlannedComponent] = field(default_factory=list)
+    dynamic: list[DynamicPlugin] = field(default_factory=list)
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+    @property
+    def sources(self) -> list[str]:
+        """The layered files, lowest precedence first."""
+        return list(self.merged.sources)
+
+    def provenance(self) -> dict[str, str]:
+        """Dotted key path → the file each effective value came from."""
+        return self.merged.provenance()
+
+
+def _remap(merged: Merged, base: KeyPath, removed: list[tuple[KeyPath, int]]) -> None:
+    for list_path, index in removed:
+        prefix = (*base, *list_path)
+        n = len(prefix)
+        remapped = {}
+        for path, origin in merged.origins.items():
+            position = path[n] if path[:n] == prefix and len(path) > n else None
+            if isinstance(position, int):
+                if position == index:
+                    continue
+                if position > index:
+                    path = (*prefix, position - 1, *path[n + 1:])
+            remapped[path] = origin
+        merged.origins = remapped
+
+
+def load_layers(settings: PipelineSettings, selected: Path, diagnostics: Diagnostics, *,
+                discover: bool = True) -> tuple[list[Candidate], list[Layer], Layer]:
+    """Parse and preprocess the selected file and the discovered files (CFG-47 steps 2–3)."""
+    parsed = parse_file(selected)
+    selected_layer = preprocess(parsed, "selected", diagnostics)
+    candidates = plan_layers(settings, selected, discover=discover)
+    layers: list[Layer] = []
+    for candidate in candidates:
+        if candidate.status != "layered":
+            continue
+        if candidate.role == "selected":
+            layers.append(selected_layer)
+            continue
+        layer = preprocess(parse_file(candidate.path, allow_yaml=False), candidate.role, diagnostics)
+        layers.append(layer)
+        diagnostics.warning("plugin.configuration_inherited",
+                            f"configuration inherited from the {candidate.role} file {candidate.path}",
+                            source=str(candidate.path))
+    return candidates, layers, selected_layer
+
+
+def load_pipeline(
+    settings: PipelineSettings | None = None,
+    *,
+    selected: Path | None = None,
+    diagnostics: Diagnostics | None = None,
+    discover: bool = True,
+    cwd: Path | None = None,
+) -> LoadedPipeline:
+    """Load, layer and validate the pipeline selected by ``settings`` (or the explicit ``selected`` file).
+
+    Imports only the component implementations the document names (CFG-80); dynamic Python
+    plugins are verified but not imported. Raises :class:`ConfigError` on any load failure.
+    """
+    settings = settings or PipelineSettings()
+    diagnostics = diagnostics if diagnostics is not None else Diagnostics()
+    target = selected if selected is not None else settings.selected_path(cwd)
+    if target is None:
+        raise ConfigError("no pipeline file selected: HERMES_NEMO_RELAY_PLUGINS_TOML is not set",
+                          code="pipeline.not_selected")
+    target = target if target.is_absolute() else (cwd or Path.cwd()) / target
+    candidates, layers, selected_layer = load_layers(settings, target, diagnostics, discover=discover)
+    merged = merge_layers(layers)
+    policy = read_policy(merged, diagnostics)
+    validate_document(merged, policy, diagnostics)
+    components = _plan_components(merged, policy, diagnostics)
+    _report_reenabled(layers, components, diagnostics)
+    kinds = {c.kind for c in components}
+    raw_plugins = merged.data.get("plugins")
+    plugins: dict[str, Any] = raw_plugins if isinstance(raw_plugins, dict) else {}
+    dynamic = plan_dynamic(list(plugins.get("dynamic", [])), target, selected_layer.parsed, kinds, diagnostics)
+    for plan in dynamic:
+        if plan.kind != "python":
+            raise native_refusal(plan, NATIVE_UNAVAILABLE)
+        _check_dynamic_schema(plan, diagnostics)
+    diagnostics.raise_if_failed()
+    try:
+        document = PipelineDocument.model_validate(merged.data)
+    except ValidationError as exc:  # pragma: no cover - validation above guarantees the shape
+        first = exc.errors()[0]
+        raise ConfigError(f"invalid document: {first['msg']}", path=target, code="pipeline.invalid") from None
+    return LoadedPipeline(target, candidates, merged, policy, document, components, dynamic, diagnostics)
+
+
+def _plan_components(merged: Merged, policy: Policy, diagnostics: Diagnostics) -> list[PlannedComponent]:
+    planned: list[PlannedComponent] = []
+    for index, entry in enumerate(merged.data.get("components", [])):
+        kind = entry["kind"]
+        base: KeyPath = ("components", index)
+        where = merged.locate((*base, "kind"))
+        resolved = resolve_kind(kind, diagnostics, where=where, key=f"components[{index}].kind")
+        enabled = entry.get("enabled", True)
+        config = entry.get("config", {})
+        own = config.get("policy") if isinstance(config.get("policy"), dict) else None
+        effective = component_policy(policy, own)
+        if resolved is None:
+            _unknown(kind, policy, diagnostics, where, index)
+            planned.append(PlannedComponent(kind, index, enabled, config, effective, None))
+            continue
+        vctx = ValidationContext(component=kind, policy=effective, diagnostics=diagnostics,
+                                 locate=merged.locator((*base, "config")),
+                                 key_prefix=f"components[{index}].config")
+        cleaned = _validated(resolved.obj, config, vctx, merged, (*base, "config"))
+        entry["config"] = cleaned
+        if enabled and getattr(resolved.obj, "requires_native", False) is True:
+            raise ConfigError(f"component {kind!r} requires the native runtime: native runtime unavailable: "
+                              f"{NATIVE_UNAVAILABLE}", path=where[0], line=where[1],
+                              key=f"components[{index}]", code="pipeline.native_required")
+        planned.append(PlannedComponent(kind, index, enabled, cleaned, effective, resolved))
+    return planned
+
+
+def _validated(obj: Any, config: dict[str, Any], vctx: ValidationContext, merged: Merged,
+               base: KeyPath) -> dict[str, Any]:
+    cleaned, removed = validate_config(obj, config, vctx)
+    _remap(merged, base, removed)
+    return cleaned
+
+
+def _unknown(kind: str, policy: Policy, diagnostics: Diagnostics, where: tuple[str | None, int | None],
+             index: int) -> None:
+    known = ", ".join(available_kinds()) or "none"
+    message = f"unknown component kind {kind!r}; available kinds: {known}"
+    level = policy.unknown_component
+    if level == "error":
+        diagnostics.fail(ConfigError(message, path=where[0], line=where[1], key=f"components[{index}].kind",
+                                     code="plugin.unknown_component"), component=kind)
+    elif level == "warn":
+        diagnostics.warning("plugin.unknown_component", message + "; the component is skipped", component=kind,
+                            source=where[0], line=where[1])
+
+
+def _report_reenabled(layers: list[Layer], components: list[PlannedComponent], diagnostics: Diagnostics) -> None:
+    enabled = {c.kind for c in components if c.enabled}
+    for layer in layers:
+        for kind in layer.disabled_kinds:
+            if kind in enabled:
+                diagnostics.warning("plugin.component_reenabled",
+                                    f"component {kind!r} is enabled although {layer.source} declares it with "
+                                    "enabled = false", component=kind, source=layer.source)
+
+
+def _check_dynamic_schema(plan: DynamicPlugin, diagnostics: Diagnostics) -> None:
+    from .components import check_schema
+
+    schema = load_config_schema(plan)
+    if schema is None:
+        return
+    strict = Policy(unknown_component="error", unknown_field="error", unsupported_value="error")
+    vctx = ValidationContext(component=plan.id, policy=strict, diagnostics=diagnostics,
+                             locate=fixed_locator(str(plan.manifest_path)),
+                             key_prefix=f"plugins.dynamic[{plan.index}].config")
+    check_schema(schema, plan.config, vctx)

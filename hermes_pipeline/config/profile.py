@@ -1,0 +1,125 @@
+"""Profiles: the entry point for host authors (spec 03 §11, §13).
+
+    from hermes_pipeline.config import open_profile
+
+    profile = open_profile()                 # $HERMES_HOME, default ~/.hermes
+    host = profile.host(platform="gateway")  # a Host on the process-wide engine
+    ...
+    profile.close()                          # the last profile releases the pipeline
+
+The first profile opened in a process decides the pipeline activation; later profiles (other
+``HERMES_HOME`` directories) join it, share its components and middleware, and keep their own
+``config.yaml`` snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..engine.core import Engine
+from ..host import Host, SegmentPolicy
+from ..runtime import get_engine
+from . import activation as _activation
+from .activation import ActivationReport
+from .discovery import PipelineSettings, canonical
+from .profile_config import ProfileSettings, load_profile_settings
+
+_lock = threading.RLock()
+_profiles: dict[Path, Profile] = {}
+
+
+class Profile:
+    """One hosted profile: its home, its cached ``config.yaml`` snapshot, and the process activation."""
+
+    def __init__(self, home: Path, settings: ProfileSettings, pipeline: PipelineSettings) -> None:
+        self.home = home
+        """Canonical absolute path of ``$HERMES_HOME``."""
+        self._settings = settings
+        self._pipeline = pipeline
+        self.closed = False
+        self.engine: Engine = get_engine().child()
+        """This profile's engine: every process-wide plugin, plus the profile's own first-party
+        consumers (which therefore see only this profile's events)."""
+
+    @property
+    def settings(self) -> ProfileSettings:
+        """The cached ``config.yaml`` snapshot (CFG-64a)."""
+        return self._settings
+
+    @property
+    def activation(self) -> ActivationReport:
+        """The process activation report (shared by every profile)."""
+        return _activation.PROCESS.report
+
+    def reload(self) -> ProfileSettings:
+        """Re-read ``config.yaml`` (explicit reload, CFG-64a). The hook timeout is process-wide and
+        stays as the first profile set it."""
+        self._settings = load_profile_settings(self.home, managed=self._pipeline.managed_config)
+        return self._settings
+
+    def host(self, **kwargs: Any) -> Host:
+        """A :class:`~hermes_pipeline.host.Host` on this profile's engine (``kwargs`` as for ``Host``).
+
+        Session segmentation follows the profile's ``gateway.telemetry.session_segments`` unless
+        ``segments`` is passed.
+        """
+        segments = self._settings.session_segments
+        kwargs.setdefault("segments", SegmentPolicy(on_compaction=segments.on_compaction,
+                                                    max_turns=segments.max_turns))
+        return Host(self.engine, **kwargs)
+
+    def close(self) -> None:
+        """Stop hosting this profile; the last one closed releases the pipeline (CFG-55)."""
+        with _lock:
+            if self.closed:
+                return
+            self.closed = True
+            _profiles.pop(self.home, None)
+            _activation.PROCESS.release(str(self.home))
+
+    def __enter__(self) -> Profile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Profile({str(self.home)!r}, activation={_activation.PROCESS.report.state.value})"
+
+
+def open_profile(hermes_home: str | Path | None = None, *, settings: PipelineSettings | None = None) -> Profile:
+    """Host the profile at ``hermes_home`` (default ``$HERMES_HOME``, else ``~/.hermes``).
+
+    Reads its ``config.yaml`` once, and joins (or, for the first profile, decides) the
+    process-wide pipeline activation on :func:`hermes_pipeline.get_engine`. Opening an already
+    open profile returns the same object. Configuration problems never raise: they are in
+    ``profile.activation.diagnostics`` and ``profile.settings.diagnostics``.
+    """
+    pipeline = settings or PipelineSettings()
+    home = canonical(Path(hermes_home).expanduser() if hermes_home is not None else pipeline.hermes_home_path())
+    with _lock:
+        existing = _profiles.get(home)
+        if existing is not None:
+            return existing
+        profile_settings = load_profile_settings(home, managed=pipeline.managed_config)
+        timeout = profile_settings.hook_callback_timeout if profile_settings.hook_callback_timeout_set else None
+        _activation.PROCESS.acquire(str(home), get_engine(), pipeline, hook_callback_timeout=timeout)
+        profile = Profile(home, profile_settings, pipeline)
+        _profiles[home] = profile
+        return profile
+
+
+def open_profiles() -> list[Profile]:
+    """The profiles currently hosted by this process."""
+    with _lock:
+        return list(_profiles.values())
+
+
+def release_all() -> ActivationReport:
+    """Close every profile and release the pipeline (tests, embedding, interpreter exit)."""
+    with _lock:
+        for profile in list(_profiles.values()):
+            profile.close()
+        return _activation.PROCESS.shutdown()

@@ -1,0 +1,147 @@
+"""Editing a profile's ``config.yaml`` in ruamel.yaml round-trip mode: comments, key order,
+quoting and indentation survive; only the changed value differs."""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .profile_config import CONFIG_NAME, DEFAULTS, KNOWN_KEYS
+
+
+def split_key(key: str) -> list[str]:
+    """``a.b.c`` → ``["a", "b", "c"]``; :class:`ConfigError` for empty or unprintable segments
+    (control characters such as NEL would not survive a YAML round trip)."""
+    parts = key.split(".")
+    if not key or any(not p.strip() or p != p.strip() or not p.isprintable() for p in parts):
+        raise ConfigError("expected a dotted key such as telemetry.shared_metrics.enabled", key=key,
+                          code="config.invalid_key")
+    return parts
+
+
+def parse_scalar(text: str) -> Any:
+    """Parse ``text`` as one YAML scalar (``true`` → bool, ``5`` → int, ``'5'`` → str)."""
+    from ruamel.yaml import YAML
+
+    try:
+        value = YAML(typ="safe", pure=True).load(text)
+    except Exception:
+        raise ConfigError("VALUE is not a valid YAML scalar", code="config.invalid_value") from None
+    if isinstance(value, dict | list):
+        raise ConfigError("VALUE must be a scalar (string, number, boolean or null), not a mapping or list",
+                          code="config.invalid_value")
+    if value is not None and not isinstance(value, str | int | float | bool):
+        raise ConfigError(f"VALUE of type {type(value).__name__} is not supported; quote it to set a string",
+                          code="config.invalid_value")
+    return value
+
+
+def guess_indent(text: str) -> tuple[int, int]:
+    """``(mapping_indent, sequence_dash_offset)`` used by ``text`` (defaults 2 and 0)."""
+    mapping = 0
+    offset: int | None = None
+    keys: list[int] = []
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        column = len(line) - len(stripped)
+        if stripped.startswith("- ") or stripped == "-":
+            if offset is None:
+                parents = [k for k in keys if k < column]
+                offset = column - parents[-1] if parents else column
+            continue
+        if ":" in stripped:
+            keys = [k for k in keys if k < column] + [column]
+            if column > 0 and (mapping == 0 or column < mapping):
+                mapping = column
+    return mapping or 2, offset or 0
+
+
+def _yaml(text: str) -> tuple[Any, Any]:
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    mapping, offset = guess_indent(text)
+    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+    try:
+        data = yaml.load(text) if text.strip() else None
+    except Exception as exc:
+        raise ConfigError(f"{CONFIG_NAME} is not valid YAML ({type(exc).__name__}); fix it by hand first",
+                          code="config.invalid_file") from None
+    return yaml, data
+
+
+def get_value(home: Path, key: str) -> tuple[bool, Any]:
+    """``(present, value)`` of ``key`` in ``<home>/config.yaml``; known keys fall back to their default."""
+    parts = split_key(key)
+    path = home / CONFIG_NAME
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    _, data = _yaml(text)
+    node: Any = data
+    for part in parts:
+        if not isinstance(node, dict) or part not in node:
+            return (True, DEFAULTS[key]) if key in DEFAULTS else (False, None)
+        node = node[part]
+    return True, node
+
+
+def set_value(home: Path, key: str, value: Any) -> Path:
+    """Set ``key`` to ``value`` in ``<home>/config.yaml`` (created if missing) and return its path.
+
+    Known keys are validated first (:data:`KNOWN_KEYS`); a :class:`ConfigError` leaves the file
+    untouched.
+    """
+    from ruamel.yaml.comments import CommentedMap
+
+    parts = split_key(key)
+    check = KNOWN_KEYS.get(key)
+    problem = check(value) if check is not None else None
+    if problem:
+        raise ConfigError(f"invalid value: {problem}", key=key, code="config.invalid_value")
+    path = home / CONFIG_NAME
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    yaml, data = _yaml(text)
+    if data is None:
+        data = CommentedMap()
+    if not isinstance(data, dict):
+        raise ConfigError(f"{CONFIG_NAME} does not contain a mapping at the top level", path=path,
+                          code="config.invalid_file")
+    node = data
+    for depth, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = CommentedMap()
+            node[part] = child
+        elif not isinstance(child, dict):
+            raise ConfigError(f"cannot set below {'.'.join(parts[:depth + 1])}: it holds a value, not a mapping",
+                              path=path, key=key, code="config.invalid_key")
+        node = child
+    node[parts[-1]] = value
+    out = io.StringIO()
+    yaml.dump(data, out)
+    _atomic_write(path, out.getvalue())
+    return path
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
