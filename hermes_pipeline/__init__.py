@@ -22,9 +22,20 @@ from .runtime import get_engine
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    """Lazy access to the configuration layer (``open_profile``, ``ConfigError``)."""
+    if name in ("open_profile", "ConfigError"):
+        from . import config
+
+        return getattr(config, name)
+    raise AttributeError(f"module 'hermes_pipeline' has no attribute {name!r}")
+
+
 __all__ = [
     "MIDDLEWARE_SCHEMA_VERSION",
     "TELEMETRY_SCHEMA_VERSION",
+    "ConfigError",
     "Engine",
     "HermesPipelineError",
     "Host",
@@ -39,4 +50,5 @@ __all__ = [
     "get_engine",
     "hookimpl",
     "hookspec",
+    "open_profile",
 ]
