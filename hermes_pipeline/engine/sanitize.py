@@ -42,7 +42,14 @@ from itertools import islice
 from types import SimpleNamespace
 from typing import Any, Final, TypeAlias
 
-from .scrub import REDACTED, REDACTION_FAILED, is_sensitive_key, safe_scrub, scrub_message
+from .scrub import (
+    REDACTED,
+    REDACTION_FAILED,
+    is_sensitive_key,
+    safe_scrub,
+    scrub_message,
+    scrub_text,
+)
 
 __all__ = [
     "BYTES_MARKER",
@@ -225,34 +232,80 @@ def _convert_str(text: str, ctx: _Ctx) -> str:
     return scrubbed
 
 
+def _simple_leaf(item: object, cls: type, max_str: int) -> object:
+    """Rules 2–3 for the common leaf types (exact ``str`` shorter than the cache threshold,
+    ``None``, ``bool``, small ``int``); ``_NOTHING`` for anything else.
+
+    Containers call this inline-style to skip the generic dispatch for most leaves.
+    """
+    if cls is str:
+        if len(item) >= _CACHE_MIN_CHARS:  # type: ignore[arg-type]
+            return _NOTHING
+        try:
+            text = scrub_text(item)  # type: ignore[arg-type]
+        except Exception:
+            text = REDACTION_FAILED
+        n = len(text)
+        if n > max_str:
+            text = f"{text[:max_str]}...[truncated {n - max_str} chars]"
+        return text
+    if item is None or cls is bool:
+        return item
+    if cls is int and item.bit_length() <= _MAX_INT_BITS:  # type: ignore[attr-defined]
+        return item
+    return _NOTHING
+
+
+def _leaf_chars(leaf: object) -> int:
+    """Lower bound of the encoded length of a leaf returned by :func:`_simple_leaf`."""
+    cls = type(leaf)
+    if cls is str:
+        return len(leaf) + 2  # type: ignore[arg-type]
+    return 1 if cls is int else 4  # "null" / "true" / "false"
+
+
 def _convert_mapping(value: Mapping[Any, Any], depth: int, ctx: _Ctx) -> JSONValue:
     """Rule 5: mappings, in insertion order, with key scrubbing and the sensitive-key rule."""
     start_budget = ctx.budget
     out: dict[str, JSONValue] = {}
     _charge(ctx, 1, out)
     cap = ctx.max_items
+    max_str = ctx.max_str
     child = depth + 1
+    leaves = child <= MAX_DEPTH
     key_text = ""
+    altered = False  # some key rendered differently from the original key object
     try:
         for index, (key, item) in enumerate(value.items()):
             if index == cap:
                 out[TRUNCATED_ITEMS_KEY] = len(value) - cap
                 break
-            key_text, cls = _key_entry(key)
-            if key_text in out:
+            key_text, cls = _str_key_entry(key) if type(key) is str else _key_entry(key)
+            if key_text is not key:
+                altered = True
+            if altered and key_text in out:
                 # Two keys render to the same text: the later value replaces the earlier one in
                 # place (plain dict assignment). Refund at least what the earlier entry was
                 # charged, so the budget stays a lower bound of the encoded length.
                 ctx.budget += len(_encode(out[key_text]) or "") + len(key_text) + 4
+            item_cls = type(item)
             if cls == _KEY_SENSITIVE or (
                 cls == _KEY_PLURAL_TOKENS
                 and item is not None
-                and type(item) is not int
-                and type(item) is not float
+                and item_cls is not int
+                and item_cls is not float
             ):
                 out[key_text] = REDACTED
                 continue
             ctx.budget -= len(key_text) + 4
+            if leaves:
+                leaf = _simple_leaf(item, item_cls, max_str)
+                if leaf is not _NOTHING:
+                    ctx.budget -= _leaf_chars(leaf)
+                    if ctx.budget < 0:
+                        raise _BudgetExceeded(leaf)
+                    out[key_text] = leaf  # type: ignore[assignment]
+                    continue
             out[key_text] = _convert(item, child, ctx)
     except _BudgetExceeded as exc:
         if exc.partial is not _NOTHING:
@@ -271,11 +324,21 @@ def _convert_sequence(value: Any, depth: int, ctx: _Ctx) -> JSONValue:
     out: list[JSONValue] = []
     _charge(ctx, 1, out)
     cap = ctx.max_items
+    max_str = ctx.max_str
     child = depth + 1
+    leaves = child <= MAX_DEPTH
     append = out.append
     try:
         n = len(value)
         for item in value if n <= cap else islice(value, cap):
+            if leaves:
+                leaf = _simple_leaf(item, type(item), max_str)
+                if leaf is not _NOTHING:
+                    ctx.budget -= _leaf_chars(leaf)
+                    if ctx.budget < 0:
+                        raise _BudgetExceeded(leaf)
+                    append(leaf)  # type: ignore[arg-type]
+                    continue
             append(_convert(item, child, ctx))
         if n > cap:
             append({TRUNCATED_ITEMS_KEY: n - cap})
@@ -402,7 +465,8 @@ def _convert(value: object, depth: int, ctx: _Ctx) -> JSONValue:
         return value  # type: ignore[return-value]
     if cls is float:
         if not math.isfinite(value):  # type: ignore[arg-type]
-            text = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")  # type: ignore[operator]
+            positive = value > 0  # type: ignore[operator]
+            text = "NaN" if value != value else ("Infinity" if positive else "-Infinity")
             return _marker(text, ctx)
         _charge(ctx, 1, value)
         return value  # type: ignore[return-value]

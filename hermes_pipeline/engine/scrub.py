@@ -19,6 +19,7 @@ that could start anywhere is anchored on a literal or on a word start.
 from __future__ import annotations
 
 import re
+import string
 from functools import lru_cache
 from typing import Final
 
@@ -159,51 +160,39 @@ def is_sensitive_key(key: str, value: object) -> bool:
 
 # OBS-57: whole word Bearer/Basic, whitespace, then a run of non-whitespace, non-quote chars.
 # The credential may not itself be a scheme word, so "Basic Bearer <cred>" still redacts <cred>.
+# "Whole word" is checked by a lookbehind after the word (same as a leading \b, but it lets the
+# regex engine skip to candidate positions).
 _AUTH_SCHEME_RE: Final = re.compile(
-    r"\b(bearer|basic)(\s++)(?!(?:bearer|basic)(?:\s|$))[^\s\"']++", re.IGNORECASE
+    r"(bearer(?<!\wbearer)|basic(?<!\wbasic))(\s++)(?!(?:bearer|basic)(?:\s|$))[^\s\"']++",
+    re.IGNORECASE,
 )
 
-# OBS-58: vendor-prefixed API keys and tokens. Case-sensitive, must not be glued to a preceding
-# letter or digit (so ``task-...`` or ``mask_live_...`` never match).
-_VENDOR_KEY_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9])(?:"
-    r"sk-[A-Za-z0-9_-]{10,}+"  # OpenAI / Anthropic / OpenRouter (sk-proj-, sk-ant-, ...)
-    r"|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}+"  # Stripe
-    r"|gh[pousr]_[A-Za-z0-9]{10,}+"  # GitHub classic tokens
-    r"|github_pat_[A-Za-z0-9_]{10,}+"  # GitHub fine-grained PAT
-    r"|xox[a-z]-[A-Za-z0-9-]{10,}+"  # Slack
-    r"|AIza[A-Za-z0-9_-]{20,}+"  # Google API keys
-    r"|(?:AKIA|ASIA)[A-Z0-9]{12,}+"  # AWS access key IDs
-    r"|hf_[A-Za-z0-9]{10,}+"  # Hugging Face
-    r"|npm_[A-Za-z0-9]{10,}+"  # npm
-    r"|pypi-[A-Za-z0-9_-]{10,}+"  # PyPI
-    r"|gsk_[A-Za-z0-9]{10,}+"  # Groq
-    r"|xai-[A-Za-z0-9_-]{10,}+"  # xAI
-    r")"
+# OBS-58: vendor-prefixed API keys and tokens: (prefix, body) pairs. Case-sensitive; the prefix
+# must not be glued to a preceding letter or digit (so ``task-...`` or ``mask_live_...`` never
+# match). The "not preceded by" check is a lookbehind placed *after* the literal prefix, which
+# lets the regex engine skip quickly to candidate positions (about 3x faster on long text).
+_VENDOR_PREFIXES: Final = (
+    ("sk-", "[A-Za-z0-9_-]{10,}+"),  # OpenAI / Anthropic / OpenRouter (sk-proj-, sk-ant-, ...)
+    ("[sr]k_(?:live|test)_", "[A-Za-z0-9]{10,}+"),  # Stripe
+    ("gh[pousr]_", "[A-Za-z0-9]{10,}+"),  # GitHub classic tokens
+    ("github_pat_", "[A-Za-z0-9_]{10,}+"),  # GitHub fine-grained PAT
+    ("xox[a-z]-", "[A-Za-z0-9-]{10,}+"),  # Slack
+    ("AIza", "[A-Za-z0-9_-]{20,}+"),  # Google API keys
+    ("(?:AKIA|ASIA)", "[A-Z0-9]{12,}+"),  # AWS access key IDs
+    ("hf_", "[A-Za-z0-9]{10,}+"),  # Hugging Face
+    ("npm_", "[A-Za-z0-9]{10,}+"),  # npm
+    ("pypi-", "[A-Za-z0-9_-]{10,}+"),  # PyPI
+    ("gsk_", "[A-Za-z0-9]{10,}+"),  # Groq
+    ("xai-", "[A-Za-z0-9_-]{10,}+"),  # xAI
 )
-_VENDOR_HINTS: Final = (
-    "sk-",
-    "k_live_",
-    "k_test_",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "xox",
-    "aiza",
-    "akia",
-    "asia",
-    "hf_",
-    "npm_",
-    "pypi-",
-    "gsk_",
-    "xai-",
+_VENDOR_KEY_RE: Final = re.compile(
+    "|".join(f"{prefix}(?<![A-Za-z0-9]{prefix}){body}" for prefix, body in _VENDOR_PREFIXES)
 )
 
 # JWTs: base64url JSON header ``eyJ...`` plus up to two more dot-separated segments.
-_JWT_RE: Final = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_=-]{10,}+(?:\.[A-Za-z0-9_=-]++){0,2}+")
+_JWT_RE: Final = re.compile(
+    r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_=-]{10,}+(?:\.[A-Za-z0-9_=-]++){0,2}+"
+)
 
 # PEM private-key blocks; an unterminated block is redacted to the end of the text.
 _PEM_RE: Final = re.compile(
@@ -214,9 +203,10 @@ _PEM_RE: Final = re.compile(
 
 # URL userinfo / DB connection strings: scheme://user:password@host -> password redacted.
 # The password run may contain '@' (unencoded); it ends at the last '@' before '/', '?', '#'.
-_USERINFO_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*+://[^\s:/?#@\"'<>]*+:)[^\s/?#\"']*@"
-)
+# Matched by :func:`_scrub_userinfo` from each "://"; equivalent regex:
+#   (?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*+://[^\s:/?#@"'<>]*+:)[^\s/?#"']*@
+_SCHEME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "+.-")
+_USERINFO_TAIL_RE: Final = re.compile(r"[^\s:/?#@\"'<>]*+:(?P<pw>[^\s/?#\"']*)@")
 
 # Sensitive URL query parameters (case-insensitive names); only the value is replaced.
 _QUERY_PARAM_RE: Final = re.compile(
@@ -224,36 +214,101 @@ _QUERY_PARAM_RE: Final = re.compile(
     r"|auth|jwt|session|secret|key|code|signature|x-amz-signature)=)[^&;#\s\"']++",
     re.IGNORECASE,
 )
-_QUERY_HINTS: Final = ("token", "key", "secret", "password", "auth", "jwt", "session", "code", "signature")
+_QUERY_HINTS: Final = (
+    "token", "key", "secret", "password", "auth", "jwt", "session", "code", "signature"
+)
 
-# NAME=value assignments whose upper-cased NAME contains a secret word. The lookahead finds the
-# word inside the name (lazy, bounded by the name), the name itself is matched possessively, so
-# a long name costs linear time. Quoted values run to the closing quote or the end of the line.
-_ASSIGNMENT_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9_.-])"
-    r"(?=[A-Za-z0-9_.-]*?(?:API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH))"
-    r"([A-Za-z0-9_.-]++[ \t]*+=[ \t]*+)"
-    r"(?:(\")[^\"\n]*+\"?|(')[^'\n]*+'?|(?!=)[^\s\"'&;]++)",
-    re.IGNORECASE,
+# NAME=value assignments whose upper-cased NAME contains a secret word. Matched by
+# :func:`_scrub_assignments`, which starts from each '=' and scans the name backwards, so the
+# cost is proportional to the number of '=' rather than to the text length. Equivalent regex:
+#   (?<![A-Za-z0-9_.-])(?=[A-Za-z0-9_.-]*?(?:API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL
+#   |AUTH))([A-Za-z0-9_.-]++[ \t]*+=[ \t]*+)(?:(")[^"\n]*+"?|(')[^'\n]*+'?|(?!=)[^\s"'&;]++)
+# (case-insensitive). Quoted values run to the closing quote or the end of the line.
+_NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_.-")
+_SECRET_NAME_RE: Final = re.compile(
+    r"API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE
+)
+_ASSIGNMENT_VALUE_RE: Final = re.compile(
+    r"[ \t]*+(?P<v>(\")[^\"\n]*+\"?|(')[^'\n]*+'?|(?!=)[^\s\"'&;]++)"
 )
 _ASSIGNMENT_HINTS: Final = ("key", "token", "secret", "passw", "credential", "auth")
 
 # Quoted "key": value pairs (JSON / Python-repr text, optionally with escaped quotes as found in
 # double-encoded JSON). Keys are judged with :func:`is_sensitive_key`.
+# (``\\["']|["']`` rather than ``\\?["']`` lets the engine skip to quote characters.)
 _QUOTED_PAIR_RE: Final = re.compile(
-    r"(?P<kq>\\?[\"'])(?P<key>[^\"'\\\n]{1,128}+)(?P=kq)[ \t]*+:[ \t]*+"
-    r"(?:(?P<vq>\\?[\"'])(?P<val>(?:(?!(?P=vq))(?:\\.|[^\\\n]))*+)(?P=vq)?"
+    r"(?P<kq>\\[\"']|[\"'])(?P<key>[^\"'\\\n]{1,128}+)(?P=kq)[ \t]*+:[ \t]*+"
+    r"(?:(?P<vq>\\[\"']|[\"'])(?P<val>(?:(?!(?P=vq))(?:\\.|[^\\\n]))*+)(?P=vq)?"
     r"|(?P<scalar>(?![{\[])[^\s,}\]\"'\\]++))"
 )
 _INT_RE: Final = re.compile(r"[-+]?\d++")
 
 _MIN_SECRET_TEXT: Final = 5
-"""No rule can match a text shorter than this (the shortest is ``?key=x``)."""
+"""Texts shorter than this cannot match any rule (the shortest matches, e.g. ``?key=x``, have 6)."""
 
 
-def _replace_assignment(m: re.Match[str]) -> str:
-    quote = m.group(2) or m.group(3) or ""
-    return f"{m.group(1)}{quote}{REDACTED}{quote}"
+def _scrub_userinfo(text: str) -> str:
+    """Redact the password of every ``scheme://user:password@`` (OBS-58, OBS-59)."""
+    find = text.find
+    tail_match = _USERINFO_TAIL_RE.match
+    scheme_chars = _SCHEME_CHARS
+    letters = string.ascii_letters
+    parts: list[str] = []
+    last = 0
+    sep = find("://")
+    while sep >= 0:
+        start = sep
+        while start > last and text[start - 1] in scheme_chars:
+            start -= 1
+        if (
+            start < sep
+            and text[start] in letters
+            and (start == 0 or text[start - 1] not in scheme_chars)
+        ):
+            m = tail_match(text, sep + 3)
+            if m is not None:
+                parts.append(text[last : m.start("pw")])
+                parts.append(REDACTED)
+                parts.append("@")
+                last = m.end()
+                sep = find("://", last)
+                continue
+        sep = find("://", sep + 1)
+    if not parts:
+        return text
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def _scrub_assignments(text: str) -> str:
+    """Redact the value of every ``NAME=value`` whose name contains a secret word (OBS-58)."""
+    find = text.find
+    value_match = _ASSIGNMENT_VALUE_RE.match
+    name_chars = _NAME_CHARS
+    parts: list[str] = []
+    last = 0  # end of the previous replacement; matches never overlap it
+    eq = find("=")
+    while eq >= 0:
+        end = eq
+        while end > last and text[end - 1] in " \t":
+            end -= 1
+        start = end
+        while start > last and text[start - 1] in name_chars:
+            start -= 1
+        if start < end and (start == 0 or text[start - 1] not in name_chars):
+            m = value_match(text, eq + 1)
+            if m is not None and _SECRET_NAME_RE.search(text, start, end):
+                quote = m.group(2) or m.group(3) or ""
+                parts.append(text[last : m.start("v")])
+                parts.append(f"{quote}{REDACTED}{quote}")
+                last = m.end()
+                eq = find("=", last)
+                continue
+        eq = find("=", eq + 1)
+    if not parts:
+        return text
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def _parse_scalar(text: str) -> object:
@@ -303,6 +358,34 @@ def _scrub_quoted_pairs(text: str) -> str:
     return "".join(parts)
 
 
+_PREFIX_REPL: Final = rf"\g<1>{REDACTED}"
+_AUTH_SCHEME_REPL: Final = rf"\g<1>\g<2>{REDACTED}"
+
+
+def _has_vendor_prefix(text: str) -> bool:
+    """Cheap, exact pre-check for :data:`_VENDOR_KEY_RE` (its prefixes are case-sensitive)."""
+    if "AIza" in text or "AKIA" in text or "ASIA" in text:
+        return True
+    # Every other prefix contains '-' or '_'.
+    return ("-" in text or "_" in text) and (
+        "sk-" in text
+        or "k_live_" in text
+        or "k_test_" in text
+        or "ghp_" in text
+        or "gho_" in text
+        or "ghu_" in text
+        or "ghs_" in text
+        or "ghr_" in text
+        or "github_pat_" in text
+        or "xox" in text
+        or "hf_" in text
+        or "npm_" in text
+        or "pypi-" in text
+        or "gsk_" in text
+        or "xai-" in text
+    )
+
+
 def scrub_text(text: str) -> str:
     """Return ``text`` with credential-looking substrings replaced by ``<redacted>`` (§8.2.5).
 
@@ -311,26 +394,41 @@ def scrub_text(text: str) -> str:
     quoted pairs, ``Bearer <cred>``) only the value part is replaced (OBS-59). The function
     may raise on pathological input (e.g. ``MemoryError``); use :func:`safe_scrub` when a
     never-raising variant is needed.
+
+    Each rule runs only when a substring it cannot match without is present, so the common
+    case (no trigger) costs a few substring tests.
     """
     if len(text) < _MIN_SECRET_TEXT:
         return text
-    low = text.lower()
-    if "private key" in low:
+    if text.isalnum():
+        # No separator, quote, '=' or whitespace: only the letter-only token prefixes can match.
+        if "eyJ" in text:
+            text = _JWT_RE.sub(REDACTED, text)
+        if "AIza" in text or "AKIA" in text or "ASIA" in text:
+            text = _VENDOR_KEY_RE.sub(REDACTED, text)
+        return text
+    if "PRIVATE KEY" in text:
         text = _PEM_RE.sub(REDACTED, text)
-    if "://" in low and "@" in low:
-        text = _USERINFO_RE.sub(rf"\g<1>{REDACTED}@", text)
-    has_eq = "=" in low
-    if has_eq and ("?" in low or "&" in low or ";" in low) and any(h in low for h in _QUERY_HINTS):
-        text = _QUERY_PARAM_RE.sub(rf"\g<1>{REDACTED}", text)
+    has_colon = ":" in text
+    if has_colon and "://" in text and "@" in text:
+        text = _scrub_userinfo(text)
+    has_eq = "=" in text
+    low = text.lower()
+    if (
+        has_eq
+        and ("?" in text or "&" in text or ";" in text)
+        and any(h in low for h in _QUERY_HINTS)
+    ):
+        text = _QUERY_PARAM_RE.sub(_PREFIX_REPL, text)
     if "bearer" in low or "basic" in low:
-        text = _AUTH_SCHEME_RE.sub(rf"\g<1>\g<2>{REDACTED}", text)
-    if ":" in low and ('"' in low or "'" in low):
+        text = _AUTH_SCHEME_RE.sub(_AUTH_SCHEME_REPL, text)
+    if has_colon and ('"' in text or "'" in text):
         text = _scrub_quoted_pairs(text)
     if has_eq and any(h in low for h in _ASSIGNMENT_HINTS):
-        text = _ASSIGNMENT_RE.sub(_replace_assignment, text)
-    if "eyj" in low:
+        text = _scrub_assignments(text)
+    if "eyJ" in text:
         text = _JWT_RE.sub(REDACTED, text)
-    if any(h in low for h in _VENDOR_HINTS):
+    if _has_vendor_prefix(text):
         text = _VENDOR_KEY_RE.sub(REDACTED, text)
     return text
 
