@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import __version__
 from .config_cmd import add_parser as add_config_parser
+from .metrics_cmd import add_parser as add_metrics_parser
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--fields", action="store_true", help="also list each hook's payload fields")
     hooks.set_defaults(func=_hooks)
     add_config_parser(sub)
+    add_metrics_parser(sub)
     return parser
 
 

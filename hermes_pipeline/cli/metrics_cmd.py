@@ -172,7 +172,7 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
     def command(name: str, fn: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--home", metavar="DIR", help="profile directory (default: $HERMES_HOME or ~/.hermes)")
         p.set_defaults(func=_guard(name, fn))
         return p

@@ -6,6 +6,7 @@ Adaptation is decided once, at registration, so that dispatch is a plain call.
 from __future__ import annotations
 
 import inspect
+import keyword
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,11 +85,21 @@ def _selected(callback: Callable[..., Any], names: tuple[str, ...]) -> Invoker:
 
 
 def _declared(callback: Callable[..., Any], names: tuple[str, ...]) -> Invoker:
-    def invoke(payload: Mapping[str, Any]) -> Any:
-        get = payload.get
-        return callback(**{k: get(k) for k in names})
+    """``callback(a=payload.get("a"), b=payload.get("b"), ...)``, compiled once per hookimpl.
 
-    return invoke
+    A generated call with constant keyword names costs about a quarter of building a keyword
+    dictionary per call; parameter names are identifiers taken from the hookimpl's signature.
+    """
+    if not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+        def invoke(payload: Mapping[str, Any]) -> Any:
+            get = payload.get
+            return callback(**{k: get(k) for k in names})
+
+        return invoke
+    arguments = ", ".join(f"{n}=get({n!r})" for n in names)
+    namespace: dict[str, Any] = {"callback": callback}
+    exec(f"def invoke(payload):\n    get = payload.get\n    return callback({arguments})\n", namespace)
+    return namespace["invoke"]  # type: ignore[no-any-return]
 
 
 def adapt_callback(callback: Callable[..., Any]) -> Invoker:

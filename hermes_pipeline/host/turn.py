@@ -283,7 +283,6 @@ class Turn:
                 return
             self._ended = True
         _reset(self._token)
-        self.session._turn_ended()
         completed = self.final_text is not None and not self.interrupted and not self.failed
         if exit_reason:
             self.exit_reason = exit_reason
@@ -301,6 +300,7 @@ class Turn:
             if self.interrupted and self._inflight:
                 payload["api_request_id"] = self._inflight
             host.emit("on_session_end", payload)
+        self.session._turn_ended()  # after on_session_end: a deferred ID-rotating compaction follows it
 
     def __enter__(self) -> Turn:
         return self

@@ -1,0 +1,123 @@
+"""Small pure classifiers shared by the exporters (spec 04 §4.3, FMT-13, SM-24, BOOK-9)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+_TOOL_ERROR_TYPE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_CONNECTION_HINTS: Final = ("connect", "connection", "dns", "ssl", "tls", "socket", "resolve")
+_APPROVED: Final = frozenset({"once", "session", "always", "approve", "approved", "smart_approve"})
+_DENIED: Final = frozenset({"deny", "denied", "smart_deny"})
+_TIMED_OUT: Final = frozenset({"timeout", "timed_out"})
+_MEMORY_WRITES: Final = frozenset({"add", "replace", "remove"})
+
+
+def llm_error_type(reason: str | None, status_code: int | None, error_class: str | None) -> str:
+    """``error.type`` of a failed provider attempt: the first matching row of FMT-66."""
+    reason_l = (reason or "").lower()
+    cls = (error_class or "").lower()
+    if reason_l in ("provider_policy_blocked", "guardrail", "guardrail_rejected") or cls == "llmexecutionblocked":
+        return "guardrail_rejected"
+    if reason_l in ("interrupted", "cancelled") or cls in ("keyboardinterrupt", "cancellederror"):
+        return "cancelled"
+    if "timeout" in reason_l or "timeout" in cls or "timedout" in cls:
+        return "timeout"
+    if status_code is None and any(hint in cls for hint in _CONNECTION_HINTS):
+        return "connection_error"
+    if status_code in (401, 403) or reason_l == "auth":
+        return "authentication"
+    if status_code == 429 or reason_l in ("rate_limit", "rate_limited"):
+        return "rate_limited"
+    if "context" in reason_l:
+        return "context_window"
+    if status_code == 404 or reason_l in ("model_not_found", "model_unavailable"):
+        return "model_unavailable"
+    if status_code is not None and 400 <= status_code < 500:
+        return "invalid_request"
+    if (status_code is not None and status_code >= 500) or reason_l in ("server_error", "overloaded", "upstream_error"):
+        return "upstream_error"
+    return "_OTHER"
+
+
+def tool_error_type(status: str, error_type: str | None) -> str | None:
+    """``error.type`` of a tool end (FMT-66), ``None`` for a successful call."""
+    if status == "ok":
+        return None
+    if status == "blocked":
+        return "blocked"
+    if status == "cancelled":
+        return "cancelled"
+    if status == "error":
+        return error_type if isinstance(error_type, str) and _TOOL_ERROR_TYPE.match(error_type) else "tool_error"
+    return "_OTHER"
+
+
+def turn_error_type(interrupted: bool, failed: bool, exit_reason: str | None, reason: str | None) -> str | None:
+    """``error.type`` of an ``agent.run`` end, ``None`` when the turn did not end in error."""
+    if interrupted:
+        return "cancelled"
+    if not failed:
+        return None
+    text = f"{exit_reason or ''} {reason or ''}".lower()
+    return "timeout" if "timeout" in text else "_OTHER"
+
+
+def child_error_type(status: str) -> str | None:
+    """``error.type`` of a subagent session end, ``None`` for ``completed``."""
+    status = (status or "").lower()
+    if status == "completed":
+        return None
+    if status == "interrupted":
+        return "cancelled"
+    if status == "timeout":
+        return "timeout"
+    return "_OTHER"
+
+
+def approval_outcome(choice: str | None) -> str:
+    """``approved`` / ``denied`` / ``timed_out`` / ``unknown`` for an approval choice (SM-24)."""
+    value = (choice or "").lower()
+    if value in _APPROVED:
+        return "approved"
+    if value in _DENIED:
+        return "denied"
+    if value in _TIMED_OUT:
+        return "timed_out"
+    return "unknown"
+
+
+def tool_span_kind(tool_name: str, args: Mapping[str, Any] | None, memory_tools: Mapping[str, str]) -> str:
+    """``hermes.span_kind`` of a tool scope: ``memory.update``, ``memory.retrieve`` or ``tool.execute`` (BOOK-9).
+
+    Only the rules decidable from hook fields apply here (the configured override map, the
+    built-in ``memory`` and ``session_search`` tools); toolset-based rules need the registry.
+    """
+    if memory_tools:
+        configured = memory_tools.get(tool_name)
+        if configured is not None:
+            return configured
+    if tool_name == "memory":
+        action = args.get("action") if isinstance(args, Mapping) else None
+        return "memory.update" if action in _MEMORY_WRITES else "memory.retrieve"
+    if tool_name == "session_search":
+        return "memory.retrieve"
+    return "tool.execute"
+
+
+@functools.lru_cache(maxsize=64)
+def strip_url(url: str) -> str:
+    """``url`` without userinfo, query and fragment (``hermes.base_url``, FMT-13)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = parts.port
+    except ValueError:
+        return ""
+    netloc = f"{host}:{port}" if port is not None else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

@@ -1,0 +1,116 @@
+"""The scope event: one ATOF 0.1 event before rendering (spec 04 §2.1-§2.8).
+
+A :class:`ScopeEvent` is what the :class:`~hermes_pipeline.export.scopes.ScopeTracker` hands to its
+listeners on the hook caller's thread. It holds raw values (integer UUIDs, integer microseconds,
+the sanitized payload objects) so that building it is cheap; :meth:`ScopeEvent.to_atof` renders
+the ATOF envelope (string UUIDs, RFC 3339 timestamps) and is meant to run on an exporter's worker
+thread. Events are shared by every listener and MUST be treated as immutable; an exporter that
+needs to change ``data`` copies it first.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .ids import rfc3339_us, uuid_str
+
+ATOF_VERSION: Final = "0.1"
+SCOPE: Final = "scope"
+MARK: Final = "mark"
+START: Final = "start"
+END: Final = "end"
+
+SESSION_SCOPE: Final = "hermes.session"
+TURN_SCOPE: Final = "agent.run"
+LLM_SCOPE: Final = "llm.call"
+
+CATEGORIES: Final = frozenset({
+    "agent", "function", "llm", "tool", "retriever", "embedder", "reranker", "guardrail", "evaluator",
+    "custom", "unknown",
+})
+"""The closed ``category`` enum of ATOF 0.1 (§2.4)."""
+
+
+class ScopeEvent:
+    """One scope start, scope end or mark, with raw (unrendered) values.
+
+    Attributes:
+        kind: ``"scope"`` or ``"mark"``.
+        phase: ``"start"`` / ``"end"`` for scopes (the ATOF ``scope_category``), ``None`` for marks.
+        uuid: the scope's (or mark's) UUIDv7 as an integer; a scope's start and end share it.
+        parent_uuid: the enclosing scope's UUID integer, or ``None`` for a root.
+        timestamp_us: UTC epoch microseconds; an end is always later than its start (FMT-17).
+        name: ``hermes.session``, ``agent.run``, ``llm.call``, the tool name, or a mark name.
+        category: ATOF category; ``None`` on marks without one.
+        attributes: sorted behaviour flags (``parallel``, ``streaming``, ``remote``); ``()`` on marks.
+        profile: ``category_profile`` (or ``None``).
+        data: the payload (§2.11 shapes; content fields verbatim, full LLM history).
+        metadata: correlation keys (``hermes.*``, ``otel.status_code``, ``error.type``).
+        session_uuid: UUID of the Hermes session scope (segment) the event belongs to; for a session
+            scope's own events, its own UUID; ``0`` for a mark outside any session. Exporters key
+            per-session state on it (FMT-25).
+        root_uuid: UUID of the topmost ancestor scope, i.e. the top-level session segment (subagent
+            sessions share their parent's): the OTel ``trace_id`` (FMT-56); ``0`` outside any session.
+    """
+
+    __slots__ = ("attributes", "category", "data", "kind", "metadata", "name", "parent_uuid", "phase",
+                 "profile", "root_uuid", "session_uuid", "timestamp_us", "uuid")
+
+    def __init__(self, kind: str, phase: str | None, uuid: int, parent_uuid: int | None, timestamp_us: int,
+                 name: str, category: str | None, attributes: tuple[str, ...], profile: dict[str, Any] | None,
+                 data: dict[str, Any] | None, metadata: dict[str, Any], session_uuid: int, root_uuid: int) -> None:
+        self.kind = kind
+        self.phase = phase
+        self.uuid = uuid
+        self.parent_uuid = parent_uuid
+        self.timestamp_us = timestamp_us
+        self.name = name
+        self.category = category
+        self.attributes = attributes
+        self.profile = profile
+        self.data = data
+        self.metadata = metadata
+        self.session_uuid = session_uuid
+        self.root_uuid = root_uuid
+
+    @property
+    def is_start(self) -> bool:
+        """Whether this is a scope start event."""
+        return self.phase == START
+
+    @property
+    def is_end(self) -> bool:
+        """Whether this is a scope end event."""
+        return self.phase == END
+
+    def to_atof(self) -> dict[str, Any]:
+        """The ATOF 0.1 object of this event, with the content gate open and the full LLM history.
+
+        Keys follow the order of spec 04 §6.1; ``data``, ``data_schema``, ``metadata`` and
+        ``category_profile`` are always present (``null`` when empty, FMT-4). The returned dict is
+        new, but ``data`` / ``metadata`` / ``category_profile`` are the event's own objects: copy
+        before changing them.
+        """
+        parent = self.parent_uuid
+        doc: dict[str, Any] = {"kind": self.kind}
+        if self.kind == SCOPE:
+            doc["scope_category"] = self.phase
+        doc["atof_version"] = ATOF_VERSION
+        doc["uuid"] = uuid_str(self.uuid)
+        doc["parent_uuid"] = uuid_str(parent) if parent is not None else None
+        doc["timestamp"] = rfc3339_us(self.timestamp_us)
+        doc["name"] = self.name
+        if self.kind == SCOPE:
+            doc["attributes"] = list(self.attributes)
+            doc["category"] = self.category
+        elif self.category is not None:
+            doc["category"] = self.category
+        doc["category_profile"] = self.profile
+        doc["data"] = self.data
+        doc["data_schema"] = None
+        doc["metadata"] = self.metadata
+        return doc
+
+    def __repr__(self) -> str:
+        what = f"{self.kind} {self.phase}" if self.phase else self.kind
+        return f"ScopeEvent({what} {self.name!r} uuid={uuid_str(self.uuid)})"

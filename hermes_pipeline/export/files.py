@@ -1,0 +1,167 @@
+"""A JSON-Lines file destination (spec 04 §2.14, FMT-34..FMT-37, FMT-87a).
+
+All file-system work happens in :meth:`JsonlFileDestination.open` / :meth:`~JsonlFileDestination.write`,
+i.e. on the writer's worker thread. Lines are written with unbuffered ``os.write`` calls, so a
+delivered line is complete and nothing waits in a user-space buffer; a failed write is rolled back
+to the last complete line where the platform allows it. Files are created ``0600`` and directories
+``0700``. No ``fsync`` per line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Final
+
+logger: Final = logging.getLogger("hermes_pipeline.export")
+
+DATE_PLACEHOLDER: Final = "{date}"
+DAY_SECONDS: Final = 86_400
+
+
+def utc_date(epoch_seconds: float | None = None) -> str:
+    """``YYYY-MM-DD`` (UTC) of ``epoch_seconds`` (default: now)."""
+    return time.strftime("%Y-%m-%d", time.gmtime(time.time() if epoch_seconds is None else epoch_seconds))
+
+
+def default_events_filename(epoch_seconds: float | None = None) -> str:
+    """``hermes-events-<UTC YYYYMMDDTHHMMSSZ>.jsonl`` (FMT-35)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if epoch_seconds is None else epoch_seconds))
+    return f"hermes-events-{stamp}.jsonl"
+
+
+DEFAULT_NAME_PATTERN: Final = re.compile(r"hermes-events-\d{8}T\d{6}Z\.jsonl")
+
+
+def filename_pattern(filename: str) -> re.Pattern[str]:
+    """Which file names in the output directory belong to a sink with this ``filename`` (FMT-87a)."""
+    if DEFAULT_NAME_PATTERN.fullmatch(filename):
+        return DEFAULT_NAME_PATTERN
+    parts = filename.split(DATE_PLACEHOLDER)
+    return re.compile(r"\d{4}-\d{2}-\d{2}".join(re.escape(p) for p in parts))
+
+
+def prune_files(directory: Path, pattern: re.Pattern[str], days: int, keep: Path | None = None) -> int:
+    """Delete regular files in ``directory`` whose names match ``pattern`` and that were last modified
+    more than ``days`` days ago, except ``keep``; returns how many were deleted (errors skipped)."""
+    cutoff = time.time() - days * DAY_SECONDS
+    deleted = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if not pattern.fullmatch(entry.name) or not entry.is_file(follow_symlinks=False):
+                continue
+            if keep is not None and Path(entry.path) == keep:
+                continue
+            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+                deleted += 1
+        except OSError:
+            continue
+    return deleted
+
+
+class JsonlFileDestination:
+    """Appends already-encoded lines (``bytes`` ending in ``\\n``) to ``<directory>/<filename>``.
+
+    Args:
+        directory: absolute output directory (created ``0700`` when missing).
+        filename: file name; may contain ``{date}`` (UTC ``YYYY-MM-DD`` of the write) to roll daily.
+        mode: ``"append"`` keeps existing content; ``"overwrite"`` truncates the first file at open.
+        retention_days: delete this sink's files older than that many days at open and every 24 h.
+        label: how log messages name the sink (``atof.sinks[0]``); paths are never logged.
+    """
+
+    def __init__(self, directory: Path, filename: str, *, mode: str = "append", retention_days: int | None = None,
+                 label: str = "file") -> None:
+        self.directory = directory
+        self.filename = filename
+        self.mode = mode
+        self.retention_days = retention_days
+        self.label = label
+        self._fd: int | None = None
+        self._path: Path | None = None
+        self._truncate = mode == "overwrite"
+        self._next_prune = 0.0
+        self.opened_paths: list[Path] = []
+
+    def path_for(self, epoch_seconds: float | None = None) -> Path:
+        """The file written at ``epoch_seconds`` (default: now)."""
+        name = self.filename
+        if DATE_PLACEHOLDER in name:
+            name = name.replace(DATE_PLACEHOLDER, utc_date(epoch_seconds))
+        return self.directory / name
+
+    def describe(self) -> str:
+        """``file <path>`` (the path of the current or next file)."""
+        return f"file {self._path or self.path_for()}"
+
+    def open(self) -> None:
+        """Create the directory and open (or truncate) the file; prune old files when configured."""
+        self._ensure()
+
+    def _ensure(self) -> int:
+        path = self.path_for()
+        if self._fd is not None and path == self._path:
+            return self._fd
+        self._close_fd()
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        if self._truncate:
+            flags |= os.O_TRUNC
+        fd = os.open(path, flags, 0o600)
+        self._truncate = False
+        self._fd, self._path = fd, path
+        self.opened_paths.append(path)
+        self._maybe_prune()
+        return fd
+
+    def _maybe_prune(self) -> None:
+        if self.retention_days is None or time.monotonic() < self._next_prune:
+            return
+        self._next_prune = time.monotonic() + DAY_SECONDS
+        deleted = prune_files(self.directory, filename_pattern(self.filename), self.retention_days, keep=self._path)
+        if deleted:
+            logger.info("hermes_pipeline: export %s: retention removed %d file(s) older than %d day(s)",
+                        self.label, deleted, self.retention_days)
+
+    def write(self, batch: list[Any]) -> None:
+        """Append the lines of ``batch``; on failure roll back to the last complete line and raise."""
+        fd = self._ensure()
+        self._maybe_prune()
+        data = b"".join(item if isinstance(item, bytes) else str(item).encode() for item in batch)
+        try:
+            start = os.fstat(fd).st_size
+        except OSError:
+            start = None
+        view = memoryview(data)
+        try:
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        except OSError:
+            if start is not None:
+                try:
+                    os.ftruncate(fd, start)
+                except OSError:
+                    pass
+            self._close_fd()  # reopen on the next batch
+            raise
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+    def close(self) -> None:
+        """Close the file."""
+        self._close_fd()

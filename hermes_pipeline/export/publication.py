@@ -1,0 +1,126 @@
+"""The publication queue: hook callbacks only enqueue; one thread runs the scope projection (FMT-79, FMT-80).
+
+With a deferred :class:`~hermes_pipeline.export.projection.ScopePlugin`, each ``@hookimpl`` made by
+:func:`deferrable` captures the hook time (and, where needed, the caller's context) and appends one
+record to a single bounded FIFO; the publication thread replays the records in order against the
+tracker, which emits the scope events to the listeners. The caller's thread therefore pays a clock
+read, a tuple and a queue append per hook, whatever the number of exporters.
+
+When the queue is full the record is dropped and counted (``pipeline.events_dropped``); a dropped
+record that would open a scope (tool call, provider attempt, turn, subagent) also drops the record
+that would close it, so exporters never see half a pair because of back-pressure (FMT-80).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from time import time_ns
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+
+from ..contract.hookspecs import hookimpl
+from ..host.context import current as _context
+
+if TYPE_CHECKING:
+    from .scopes import ScopeTracker
+
+logger: Final = logging.getLogger("hermes_pipeline.export")
+
+F = TypeVar("F", bound=Callable[..., None])
+KeyFn = Callable[[dict[str, Any]], Any]
+Record = tuple[Callable[..., None], int, "tuple[str, str] | None", dict[str, Any]]
+"""``(method, hook time in epoch µs, captured (session_id, tool_call_id) or None, hook fields)``."""
+
+
+def capture_context() -> tuple[str, str] | None:
+    """``(session_id, tool_call_id)`` of the caller's tool-call context, if it runs inside one."""
+    ctx = _context.get()
+    if ctx.tool_call_id and ctx.session is not None:
+        return ctx.session.session_id, ctx.tool_call_id
+    return None
+
+
+def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, context: bool = False,
+               snapshot: str | None = None) -> Callable[[F], F]:
+    """Turn a projection method into a ``@hookimpl`` that runs it now or enqueues it (see the module docstring).
+
+    Args:
+        opens: key of the scope this hook opens; if its record is dropped, the key is remembered.
+        closes: key of the scope this hook closes; its record is dropped when the key was remembered.
+        context: capture the caller's tool-call context with the record (subagent parentage).
+        snapshot: name of a dict field to copy at hook time (it may be mutated before replay).
+    """
+
+    def wrap(method: F) -> F:
+        @functools.wraps(method)
+        def hook(self: ScopeTracker, **fields: Any) -> None:
+            queue = self._publication
+            if queue is None:
+                method(self, **fields)
+                return
+            if snapshot is not None:
+                value = fields.get(snapshot)
+                if type(value) is dict:
+                    fields[snapshot] = value.copy()
+            dropped = self._dropped_keys
+            if closes is not None and dropped:
+                key = closes(fields)
+                if key in dropped:
+                    dropped.discard(key)
+                    queue.record_dropped()
+                    return
+            if not queue.submit((method, time_ns() // 1000, capture_context() if context else None, fields)) \
+                    and opens is not None:
+                dropped.add(opens(fields))
+
+        return cast(F, hookimpl(hook))
+
+    return wrap
+
+
+class Replay:
+    """The publication thread's "destination": replays records against the tracker, in order."""
+
+    def __init__(self, tracker: ScopeTracker) -> None:
+        self.tracker = tracker
+        self.failures = 0
+        self._warned: set[tuple[str, str]] = set()
+
+    def describe(self) -> str:
+        return "scope projection"
+
+    def write(self, batch: list[Record]) -> None:
+        tracker = self.tracker
+        for method, ts, ambient, fields in batch:
+            tracker._ts = ts
+            tracker._ambient = ambient
+            try:
+                method(tracker, **fields)
+            except Exception as exc:  # FMT-83: a broken record never stops the others
+                self.failures += 1
+                key = (method.__name__, type(exc).__name__)
+                if key not in self._warned:
+                    self._warned.add(key)
+                    logger.warning("hermes_pipeline: scope projection of %s failed (%s); later failures of this "
+                                   "kind are counted silently", method.__name__, type(exc).__name__)
+            finally:
+                tracker._ts = 0
+                tracker._ambient = None
+
+
+def tool_key(fields: dict[str, Any]) -> Any:
+    return ("tool", fields.get("session_id"), fields.get("tool_call_id") or
+            f"{fields.get('turn_id')}:{fields.get('tool_name')}")
+
+
+def attempt_key(fields: dict[str, Any]) -> Any:
+    return ("llm", fields.get("session_id"), fields.get("api_request_id"))
+
+
+def turn_key(fields: dict[str, Any]) -> Any:
+    return ("turn", fields.get("session_id"), fields.get("turn_id"))
+
+
+def child_key(fields: dict[str, Any]) -> Any:
+    return ("child", fields.get("child_session_id"))

@@ -1,0 +1,330 @@
+"""Scope bookkeeping shared by every exporter (spec 04 §2.2, §2.8, §2.9, FMT-85).
+
+A :class:`ScopeTracker` turns lifecycle facts into paired scope events and marks with stable
+UUIDv7 identities and parent links. The hook projection (:class:`~hermes_pipeline.export.projection.ScopePlugin`,
+a subclass carrying the ``@hookimpl`` methods) feeds it; exporters consume it as **listeners**.
+
+Listener interface (for the ATOF, ATIF and OpenTelemetry exporters)::
+
+    tracker.add_listener(fn)        # fn(event: ScopeEvent) -> None
+
+- ``fn`` is called once per event, in emission order, while the tracker's lock is held: every
+  listener sees one total order in which a scope's start precedes its end and a parent's start
+  precedes its children's. With a deferred :class:`~hermes_pipeline.export.projection.ScopePlugin`
+  (what exporters use) that happens on the single publication thread; otherwise on the hook
+  caller's thread.
+- ``fn`` must be cheap and non-blocking (enqueue the event on the exporter's own
+  :class:`~hermes_pipeline.export.writer.BoundedWriter`; no I/O, FMT-79/FMT-81) and must not call
+  back into the tracker (FMT-86). An exception is caught, counted and logged once per listener; it
+  never reaches the host.
+- Events are shared between listeners: treat them as immutable (see :class:`ScopeEvent`).
+- Identities: ``event.uuid`` / ``event.parent_uuid`` are integers (render with
+  :func:`~hermes_pipeline.export.ids.uuid_str`); an OTel ``span_id`` is ``event.uuid & (2**64 - 1)``,
+  the ``trace_id`` is ``event.root_uuid`` (FMT-56); ``event.session_uuid`` names the session
+  segment an event belongs to.
+- :meth:`ScopeTracker.close_all` (called by an owner's ``shutdown``) synthesizes the end of every
+  open scope with ``metadata["hermes.close_reason"]`` so that every start is paired (FMT-7, FMT-85).
+
+Sessions are keyed by Hermes ``session_id``; turns, provider attempts and tool calls by
+``turn_id``, ``api_request_id`` and ``tool_call_id`` inside their session, so concurrent sessions
+(threads, asyncio tasks, several hosts in one process) never share state.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from time import time_ns
+from typing import Any, Final
+
+from ..contract.versions import TELEMETRY_SCHEMA_VERSION
+from .events import END, MARK, SCOPE, SESSION_SCOPE, START, ScopeEvent
+from .ids import new_uuid7
+
+logger: Final = logging.getLogger("hermes_pipeline.export")
+
+Listener = Callable[[ScopeEvent], None]
+"""A consumer of scope events: ``listener(event) -> None`` (see the module docstring)."""
+
+SCHEMA_KEY: Final = "hermes.telemetry_schema_version"
+SESSION_KEY: Final = "hermes.session_id"
+CLOSE_REASON: Final = "hermes.close_reason"
+
+
+class TurnState:
+    """An open ``agent.run`` scope and the turn facts its end needs."""
+
+    __slots__ = ("final_response", "scope", "task_id", "turn_id")
+
+    def __init__(self, scope: ScopeEvent, task_id: str, turn_id: str) -> None:
+        self.scope = scope
+        self.task_id = task_id
+        self.turn_id = turn_id
+        self.final_response: str | None = None
+
+
+class SessionState:
+    """One Hermes session (or subagent session) with an open session scope."""
+
+    __slots__ = ("children", "extra", "llm", "model", "parent", "parent_turn_id", "parent_uuid", "pending_close",
+                 "platform", "root", "scope", "session_id", "tools", "turns")
+
+    def __init__(self, session_id: str, parent: SessionState | None, parent_uuid: int | None) -> None:
+        self.session_id = session_id
+        self.parent = parent
+        self.parent_uuid = parent_uuid
+        self.parent_turn_id = ""
+        self.scope: ScopeEvent | None = None
+        self.root = 0
+        self.platform: str | None = None
+        self.model: str | None = None
+        self.extra: dict[str, Any] = {}
+        """Metadata repeated on every segment's session start (subagent role and parent link)."""
+        self.turns: dict[str, TurnState] = {}
+        self.llm: dict[str, ScopeEvent] = {}
+        self.tools: dict[str, ScopeEvent] = {}
+        self.children: dict[str, SessionState] = {}
+        self.pending_close: str | None = None
+        """A close deferred until the live turn ends (ID-rotating compaction, CFG-75)."""
+
+
+def base_meta(session_id: str) -> dict[str, Any]:
+    """The two metadata keys every event carries (FMT-13)."""
+    return {SCHEMA_KEY: TELEMETRY_SCHEMA_VERSION, SESSION_KEY: session_id}
+
+
+def _synthetic_end_meta(session_id: str, reason: str, *, error: bool) -> dict[str, Any]:
+    meta = {SCHEMA_KEY: TELEMETRY_SCHEMA_VERSION, SESSION_KEY: session_id, CLOSE_REASON: reason}
+    if error:
+        meta["otel.status_code"] = "ERROR"
+        meta["error.type"] = "cancelled"
+    return meta
+
+
+class ScopeTracker:
+    """Thread-safe scope state plus the listener fan-out (see the module docstring).
+
+    Args:
+        listeners: initial listeners.
+        toolsets: optional ``tool name → toolset`` map (``hermes.toolset``, the ``remote`` flag).
+        memory_tools: optional ``tool name → memory.retrieve | memory.update`` override (BOOK-9).
+    """
+
+    def __init__(self, listeners: tuple[Listener, ...] = (), *, toolsets: Mapping[str, str] | None = None,
+                 memory_tools: Mapping[str, str] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._listeners: tuple[Listener, ...] = tuple(listeners)
+        self._sessions: dict[str, SessionState] = {}
+        self._listener_errors = 0
+        self._warned: set[int] = set()
+        self.toolsets: Mapping[str, str] = dict(toolsets or {})
+        self.memory_tools: Mapping[str, str] = dict(memory_tools or {})
+        self._special_tools = frozenset({"memory", "session_search", *self.memory_tools})
+        self._publication: Any = None
+        """The deferred-mode publication queue (a ``BoundedWriter``), or ``None`` when hooks run inline."""
+        self._dropped_keys: set[Any] = set()
+        """Keys of scopes whose opening record was dropped by the publication queue (FMT-80)."""
+        self._ts = 0
+        """Hook time (epoch µs) of the record being replayed by the publication thread; 0 = use the clock."""
+        self._ambient: tuple[str, str] | None = None
+        """``(session_id, tool_call_id)`` of the caller's context captured with a deferred record."""
+
+    def _now(self) -> int:
+        """The current event time: the captured hook time while replaying a deferred record, else the clock."""
+        ts = self._ts
+        return ts if ts else time_ns() // 1000
+
+    # ------------------------------------------------------------------ listeners
+
+    def add_listener(self, listener: Listener) -> None:
+        """Deliver every later event to ``listener`` as well."""
+        with self._lock:
+            self._listeners = (*self._listeners, listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        """Stop delivering to ``listener`` (no error if it was not added)."""
+        with self._lock:
+            self._listeners = tuple(fn for fn in self._listeners if fn is not listener)
+
+    def _emit(self, event: ScopeEvent) -> None:
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception as exc:  # FMT-83: never into the host
+                self._listener_failed(listener, exc)
+
+    def _listener_failed(self, listener: Listener, exc: Exception) -> None:
+        self._listener_errors += 1
+        if id(listener) not in self._warned:
+            self._warned.add(id(listener))
+            logger.warning("hermes_pipeline: scope listener %r raised %s; events keep flowing to the other "
+                           "listeners", getattr(listener, "__qualname__", listener), type(exc).__name__)
+
+    # ------------------------------------------------------------------ inspection
+
+    def stats(self) -> dict[str, int]:
+        """``open_sessions`` and ``listener_errors``."""
+        with self._lock:
+            return {"open_sessions": len(self._sessions), "listener_errors": self._listener_errors}
+
+    def open_session_ids(self) -> list[str]:
+        """Hermes session IDs whose session scope is open."""
+        with self._lock:
+            return list(self._sessions)
+
+    # ------------------------------------------------------------------ primitives (lock held)
+
+    def _start(self, st: SessionState, parent: int | None, name: str, category: str, attributes: tuple[str, ...],
+               profile: dict[str, Any] | None, data: dict[str, Any] | None, meta: dict[str, Any], ts: int) -> ScopeEvent:
+        """Emit a scope start; the returned start event is also the open scope's record."""
+        uuid = new_uuid7(ts // 1000)
+        scope = st.scope
+        event = ScopeEvent(SCOPE, START, uuid, parent, ts, name, category, attributes, profile, data, meta,
+                           scope.uuid if scope is not None else uuid, st.root or uuid)
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception as exc:  # FMT-83
+                self._listener_failed(listener, exc)
+        return event
+
+    def _end(self, st: SessionState, start: ScopeEvent, data: dict[str, Any] | None, meta: dict[str, Any],
+             ts: int | None = None, profile: dict[str, Any] | None = None) -> None:
+        """Emit the end of the scope opened by ``start`` (same uuid, name, flags; FMT-6, FMT-17)."""
+        if ts is None:
+            ts = self._now()
+        if ts <= start.timestamp_us:  # FMT-17
+            ts = start.timestamp_us + 1
+            meta["hermes.clock_adjusted"] = True
+        event = ScopeEvent(SCOPE, END, start.uuid, start.parent_uuid, ts, start.name, start.category,
+                           start.attributes, start.profile if profile is None else profile, data, meta,
+                           start.session_uuid, start.root_uuid)
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception as exc:  # FMT-83
+                self._listener_failed(listener, exc)
+
+    def _mark(self, st: SessionState | None, parent: int | None, name: str, category: str | None,
+              profile: dict[str, Any] | None, data: dict[str, Any] | None, meta: dict[str, Any]) -> None:
+        ts = self._now()
+        uuid = new_uuid7(ts // 1000)
+        session_uuid = st.scope.uuid if st is not None and st.scope is not None else 0
+        root = st.root if st is not None else 0
+        self._emit(ScopeEvent(MARK, None, uuid, parent, ts, name, category, (), profile, data, meta, session_uuid, root))
+
+    def _open_session(self, session_id: str, data: dict[str, Any] | None, meta: dict[str, Any], *,
+                      parent: SessionState | None = None, parent_uuid: int | None = None,
+                      ts: int | None = None, state: SessionState | None = None) -> SessionState:
+        """Start a session scope (a new state, or a new segment of ``state``) and register it."""
+        st = state if state is not None else SessionState(session_id, parent, parent_uuid)
+        ts = self._now() if ts is None else ts
+        st.scope = None
+        st.root = st.parent.root if st.parent is not None else 0
+        meta.update(st.extra)
+        if st.platform is not None and "hermes.platform" not in meta:
+            meta["hermes.platform"] = st.platform
+        meta["hermes.span_kind"] = "session"
+        st.scope = self._start(st, st.parent_uuid, SESSION_SCOPE, "agent", (), None, data, meta, ts)
+        if st.parent is None:
+            st.root = st.scope.uuid
+        self._sessions[session_id] = st
+        if st.parent is not None:
+            st.parent.children[session_id] = st
+        return st
+
+    def _implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None) -> SessionState:
+        """The open session state of ``session_id``; opened now if none is open (FMT-24 row 1)."""
+        st = self._sessions.get(session_id)
+        if st is not None:
+            return st
+        data: dict[str, Any] = {}
+        if model is not None:
+            data["model"] = model
+        if platform is not None:
+            data["platform"] = platform
+        meta = base_meta(session_id)
+        if platform is not None:
+            meta["hermes.platform"] = platform
+        st = SessionState(session_id, None, None)
+        st.model, st.platform = model, platform
+        return self._open_session(session_id, data or None, meta, state=st)
+
+    def _close_turn_children(self, st: SessionState, turn_id: str, reason: str) -> None:
+        for sid, child in list(st.children.items()):
+            if child.parent_turn_id == turn_id:
+                self._close_session(child, {"reason": reason}, reason, synthetic=True)
+        for registry in (st.tools, st.llm):
+            for key, scope in list(registry.items()):
+                if scope.metadata.get("hermes.turn_id") == turn_id:
+                    del registry[key]
+                    self._end(st, scope, None, _synthetic_end_meta(st.session_id, reason, error=True))
+
+    def _close_session(self, st: SessionState, data: dict[str, Any] | None, reason: str | None, *,
+                       synthetic: bool = False, meta: dict[str, Any] | None = None, status_ok: bool = True,
+                       keep: bool = False) -> None:
+        """End ``st``'s session scope after closing everything open inside it (LIFO, FMT-7).
+
+        ``reason`` is the ``hermes.close_reason`` given to synthesized child ends (and to this end
+        when ``synthetic``); ``keep`` leaves the state registered (segment rotation).
+        """
+        child_reason = reason or "session_closed"
+        for child in list(st.children.values()):
+            self._close_session(child, {"reason": child_reason}, child_reason, synthetic=True)
+        for registry in (st.tools, st.llm):
+            while registry:
+                _, scope = registry.popitem()
+                self._end(st, scope, None, _synthetic_end_meta(st.session_id, child_reason, error=True))
+        while st.turns:
+            _, turn = st.turns.popitem()
+            self._end(st, turn.scope, None, _synthetic_end_meta(st.session_id, child_reason, error=True))
+        end_meta = meta if meta is not None else base_meta(st.session_id)
+        if synthetic and reason is not None:
+            end_meta[CLOSE_REASON] = reason
+        elif status_ok:
+            end_meta.setdefault("otel.status_code", "OK")
+        if st.scope is not None:
+            self._end(st, st.scope, data, end_meta)
+        if not keep:
+            if self._sessions.get(st.session_id) is st:
+                del self._sessions[st.session_id]
+            if st.parent is not None and st.parent.children.get(st.session_id) is st:
+                del st.parent.children[st.session_id]
+
+    def current_parent(self, st: SessionState, turn_id: str = "") -> int:
+        """UUID of the innermost open scope of ``st`` for a new mark or child (FMT-8, FMT-21).
+
+        A single open tool call wins; then the turn ``turn_id`` (or the only open turn); then the
+        session scope. With several concurrent tool calls the turn is the parent.
+        """
+        tools = st.tools
+        if len(tools) == 1:
+            return next(iter(tools.values())).uuid
+        turn = st.turns.get(turn_id) if turn_id else None
+        if turn is None and len(st.turns) == 1:
+            turn = next(iter(st.turns.values()))
+        if turn is not None:
+            return turn.scope.uuid
+        assert st.scope is not None
+        return st.scope.uuid
+
+    # ------------------------------------------------------------------ teardown
+
+    def close_all(self, reason: str = "shutdown") -> int:
+        """Synthesize the end of every open scope (FMT-85); returns the number of sessions closed.
+
+        Turn, provider-attempt and tool scopes end with ``otel.status_code = "ERROR"`` and
+        ``error.type = "cancelled"``; session scopes with status unset and ``data = {"reason": reason}``.
+        All carry ``hermes.close_reason = reason``. Idempotent.
+        """
+        with self._lock:
+            roots = [st for st in self._sessions.values() if st.parent is None or st.parent.scope is None]
+            for st in roots:
+                if self._sessions.get(st.session_id) is st:
+                    self._close_session(st, {"reason": reason}, reason, synthetic=True)
+            closed = len(roots)
+            for st in list(self._sessions.values()):  # anything left (detached children)
+                self._close_session(st, {"reason": reason}, reason, synthetic=True)
+                closed += 1
+            return closed

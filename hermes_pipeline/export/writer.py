@@ -1,0 +1,367 @@
+"""Bounded, non-blocking delivery to one destination (spec 04 §5, FMT-79..FMT-85).
+
+A :class:`BoundedWriter` owns a bounded FIFO and one daemon worker thread. The hook caller only
+calls :meth:`BoundedWriter.submit` (an append under a short lock, never I/O, never waiting on the
+destination); the worker takes batches, encodes them (``encode``, optional) and hands them to the
+:class:`Destination`, retrying retryable failures with exponential backoff and giving up after
+``max_attempts``. Every item is accounted for::
+
+    submitted == written + dropped_after_errors + dropped_at_close + queue_depth + in_flight
+
+and items refused at the door are counted in ``dropped_queue_full`` / ``dropped_closed``. A batch
+still in flight when :meth:`BoundedWriter.close` gives up is counted as ``dropped_at_close`` at once,
+even if the stuck write completes later. Warnings
+are logged once per (writer, error kind) and name the writer, never a destination value, header
+or payload.
+
+A destination is anything with ``write(batch: list) -> None`` that raises on failure; optional
+``open()``, ``close()`` (both called on the worker thread) and ``retryable(exc) -> bool``. Raise
+:class:`~hermes_pipeline.export.errors.DeliveryError` with ``delivered=n`` when the first ``n``
+items of the batch did get through. Test doubles live in :mod:`hermes_pipeline.export.destinations`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Final, Protocol, runtime_checkable
+
+logger: Final = logging.getLogger("hermes_pipeline.export")
+
+DEFAULT_MAX_QUEUE_SIZE: Final = 10_000
+DEFAULT_MAX_BATCH_SIZE: Final = 512
+
+
+@runtime_checkable
+class Destination(Protocol):
+    """The transport seam: deliver one batch or raise."""
+
+    def write(self, batch: list[Any]) -> None:
+        """Deliver ``batch`` (encoded items: ``bytes`` or dicts) in order; raise on failure."""
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Default retry decision: an explicit ``retryable`` attribute, else connection errors and timeouts."""
+    flag = getattr(exc, "retryable", None)
+    if isinstance(flag, bool):
+        return flag
+    return isinstance(exc, ConnectionError | TimeoutError)
+
+
+def _error_kind(exc: BaseException) -> str:
+    kind = getattr(exc, "kind", None)
+    return kind if isinstance(kind, str) else type(exc).__name__
+
+
+class BoundedWriter:
+    """A bounded queue plus one daemon worker that batches items to ``destination``.
+
+    Args:
+        destination: where batches go (see the module docstring).
+        name: how warnings and stats name this writer (``atof.sinks[0]``); never a URL or path.
+        max_queue_size: items buffered before :meth:`submit` drops (newest first, FMT-81).
+        max_batch_size: most items handed to one ``write`` call.
+        encode: called on the worker thread for each item before writing; an item whose encoding
+            raises is dropped and counted as an error.
+        max_attempts: write attempts per batch (first try included) for retryable errors.
+        backoff_initial, backoff_max: seconds before the first retry, doubled up to the maximum.
+        on_batch_dropped: called on the worker thread after items were dropped for errors (an
+            exporter resets per-connection state there, e.g. the ATOF history delta).
+        linger: seconds the worker waits for a batch to fill once items are queued, so that the
+            caller's thread never pays a thread wake-up per item; a full batch, :meth:`flush` and
+            :meth:`close` end the wait at once.
+    """
+
+    def __init__(self, destination: Destination, *, name: str, max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
+                 max_batch_size: int = DEFAULT_MAX_BATCH_SIZE, encode: Callable[[Any], Any] | None = None,
+                 max_attempts: int = 4, backoff_initial: float = 0.1, backoff_max: float = 2.0,
+                 on_batch_dropped: Callable[[], None] | None = None, linger: float = 0.05,
+                 idle_wakeup: float = 1.0) -> None:
+        if max_queue_size < 1 or max_batch_size < 1 or max_attempts < 1:
+            raise ValueError("max_queue_size, max_batch_size and max_attempts must be >= 1")
+        self.destination = destination
+        self.name = name
+        self._max = max_queue_size
+        self._batch = max_batch_size
+        self._encode = encode
+        self._attempts = max_attempts
+        self._backoff = (max(backoff_initial, 0.0), max(backoff_max, 0.0))
+        self._on_dropped = on_batch_dropped
+        self._idle_wakeup = idle_wakeup
+        self._linger = max(linger, 0.0)
+        self._urgent = False
+        self._retryable: Callable[[BaseException], bool] = getattr(destination, "retryable", is_retryable)
+        self._queue: deque[Any] = deque()
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._wake = threading.Event()
+        self._abandon = threading.Event()
+        self._idle = False
+        self._closing = False
+        self._close_deadline = 0.0
+        self._thread: threading.Thread | None = None
+        self._warned: set[str] = set()
+        self._full_warning_due = False
+        self._full_seen = False
+        self._counts = dict.fromkeys(("submitted", "written", "dropped_queue_full", "dropped_after_errors",
+                                      "dropped_at_close", "dropped_closed", "errors", "retries"), 0)
+        self._done = 0
+        self._left = 0
+        self._ready = False
+        """The worker has opened the destination (flush waits for it too)."""
+        """Items of the batch in flight not yet settled as written or dropped."""
+
+    # ------------------------------------------------------------------ caller side
+
+    def start(self) -> BoundedWriter:
+        """Start the worker thread (idempotent)."""
+        with self._lock:
+            if self._thread is None and not self._closing:
+                self._thread = threading.Thread(target=self._run, name=f"hermes-export:{self.name}", daemon=True)
+                self._thread.start()
+        return self
+
+    def submit(self, item: Any) -> bool:
+        """Queue ``item``; ``False`` (and a counted drop) when the queue is full or the writer closed.
+
+        Never blocks on the destination and never does I/O; the first queue-full drop is reported
+        by one WARNING from the worker thread (FMT-80).
+        """
+        counts = self._counts
+        with self._lock:
+            if self._closing:
+                counts["dropped_closed"] += 1
+                return False
+            if len(self._queue) >= self._max:
+                counts["dropped_queue_full"] += 1
+                if not self._full_seen:
+                    self._full_seen = True
+                    self._full_warning_due = True
+                    self._wake.set()
+                return False
+            queue = self._queue
+            queue.append(item)
+            counts["submitted"] += 1
+        if self._idle or len(queue) == self._batch:  # once per burst, or when a full batch is waiting
+            self._idle = False
+            self._wake.set()
+        return True
+
+    def record_dropped(self, count: int = 1) -> None:
+        """Count items the caller dropped itself because of back-pressure (e.g. the end of a dropped start)."""
+        with self._lock:
+            self._counts["dropped_queue_full"] += count
+
+    def flush(self, deadline_seconds: float) -> bool:
+        """Wait until everything submitted before this call was processed; ``False`` on timeout (FMT-84)."""
+        end = time.monotonic() + max(deadline_seconds, 0.0)
+        with self._cond:
+            target = self._counts["submitted"]
+            while self._done < target or not self._ready:
+                remaining = end - time.monotonic()
+                if remaining <= 0 or self._thread is None or not self._thread.is_alive():
+                    return False
+                self._urgent = True
+                self._wake.set()
+                self._cond.wait(remaining)
+        return True
+
+    def close(self, deadline_seconds: float = 5.0) -> bool:
+        """Stop accepting items, write what is queued within the deadline, close the destination.
+
+        Items still queued at the deadline are dropped and counted (``dropped_at_close``); returns
+        ``False`` in that case. Idempotent; never raises.
+        """
+        with self._cond:
+            first = not self._closing
+            self._closing = True
+            if first:
+                self._close_deadline = time.monotonic() + max(deadline_seconds, 0.0)
+            thread = self._thread
+        self._wake.set()
+        if thread is None:
+            with self._lock:
+                self._drop_queued()
+            return self._counts["dropped_at_close"] == 0
+        thread.join(max(self._close_deadline - time.monotonic(), 0.0))
+        if thread.is_alive():
+            self._abandon.set()
+            with self._cond:
+                self._drop_queued()
+                self._account("dropped_at_close", self._left)  # the batch stuck in flight
+            self._warn_once("close_deadline", "close deadline passed with events still queued; they were dropped")
+            return False
+        return True
+
+    def _drop_queued(self) -> None:
+        dropped = len(self._queue)
+        self._queue.clear()
+        self._counts["dropped_at_close"] += dropped
+        self._done += dropped
+        self._cond.notify_all()
+
+    def stats(self) -> dict[str, int]:
+        """Counters: ``submitted``, ``written``, ``dropped_queue_full``, ``dropped_after_errors``,
+        ``dropped_at_close``, ``dropped_closed``, ``errors``, ``retries`` and ``queue_depth``."""
+        with self._lock:
+            out = dict(self._counts)
+            out["queue_depth"] = len(self._queue)
+        return out
+
+    @property
+    def capacity(self) -> int:
+        """``max_queue_size``."""
+        return self._max
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closing
+
+    # ------------------------------------------------------------------ worker side
+
+    def _warn_once(self, key: str, message: str) -> None:
+        with self._lock:
+            if key in self._warned:
+                return
+            self._warned.add(key)
+        logger.warning("hermes_pipeline: export %s: %s", self.name, message)
+
+    def _call(self, method: str) -> None:
+        fn = getattr(self.destination, method, None)
+        if callable(fn):
+            try:
+                fn()
+            except Exception as exc:
+                self._warn_once(f"{method}:{_error_kind(exc)}", f"destination {method}() failed ({_error_kind(exc)})")
+
+    def _run(self) -> None:
+        self._call("open")
+        with self._cond:
+            self._ready = True
+            self._cond.notify_all()
+        queue = self._queue
+        wake = self._wake
+        while True:
+            if self._full_warning_due:
+                self._full_warning_due = False
+                self._warn_once("queue_full", "queue full; new events are dropped and counted (first drop)")
+            if not queue:
+                self._urgent = False
+                if self._closing or self._abandon.is_set():
+                    break
+                self._idle = True
+                if not queue and not self._closing:  # re-check after publishing _idle (no lost wake-up)
+                    wake.wait(self._idle_wakeup)
+                self._idle = False
+                wake.clear()
+                continue
+            if len(queue) < self._batch and not (self._urgent or self._closing) and self._linger > 0:
+                wake.wait(self._linger)  # gather a batch; a full batch, flush() or close() cut this short
+                wake.clear()
+            batch: list[Any] = []
+            while queue and len(batch) < self._batch:
+                batch.append(queue.popleft())
+            self._deliver(batch)
+        self._call("close")
+
+    def _account(self, key: str, count: int) -> None:
+        """Settle ``count`` items of the batch in flight under ``key`` (lock held by the caller)."""
+        count = min(count, self._left)
+        if count > 0:
+            self._counts[key] += count
+            self._left -= count
+            self._done += count
+            self._cond.notify_all()
+
+    def _encoded(self, batch: list[Any]) -> list[Any]:
+        encode = self._encode
+        if encode is None:
+            return batch
+        out = []
+        for item in batch:
+            try:
+                encoded = encode(item)
+            except Exception as exc:
+                with self._lock:
+                    self._counts["errors"] += 1
+                    self._account("dropped_after_errors", 1)
+                self._warn_once(f"encode:{type(exc).__name__}", f"an event could not be encoded ({type(exc).__name__}); "
+                                "it was dropped")
+                continue
+            if encoded is not None:
+                out.append(encoded)
+            else:
+                with self._lock:
+                    self._account("written", 1)  # nothing to write for this item
+        return out
+
+    def _deliver(self, batch: list[Any]) -> None:
+        with self._lock:
+            self._left = len(batch)
+        items = self._encoded(batch)
+        skipped = len(batch) - len(items)
+        attempt = 1
+        counts = self._counts
+        try:
+            while items:
+                try:
+                    self.destination.write(items)
+                except Exception as exc:
+                    delivered = getattr(exc, "delivered", 0)
+                    delivered = delivered if isinstance(delivered, int) and 0 <= delivered <= len(items) else 0
+                    items = items[delivered:]
+                    with self._lock:
+                        counts["errors"] += 1
+                        self._account("written", delivered)
+                    kind = _error_kind(exc)
+                    if self._give_up(exc, attempt):
+                        with self._lock:
+                            self._account("dropped_after_errors", len(items))
+                        self._warn_once(f"drop:{kind}", f"delivery failed ({kind}); {len(items)} event(s) dropped after "
+                                        f"{attempt} attempt(s); later failures of this kind are counted silently")
+                        items = []
+                        self._dropped()
+                        break
+                    self._warn_once(f"retry:{kind}", f"delivery failed ({kind}); retrying with backoff")
+                    with self._lock:
+                        counts["retries"] += 1
+                    self._sleep(attempt)
+                    attempt += 1
+                else:
+                    with self._lock:
+                        self._account("written", len(items))
+                    items = []
+        finally:
+            if skipped:
+                self._dropped()
+            with self._cond:
+                self._account("dropped_after_errors", self._left)  # only if something went unaccounted
+
+    def _give_up(self, exc: BaseException, attempt: int) -> bool:
+        if attempt >= self._attempts or self._abandon.is_set():
+            return True
+        if self._closing and time.monotonic() >= self._close_deadline:
+            return True
+        try:
+            return not self._retryable(exc)
+        except Exception:
+            return True
+
+    def _sleep(self, attempt: int) -> None:
+        initial, ceiling = self._backoff
+        delay = min(initial * (2 ** (attempt - 1)), ceiling)
+        if self._closing:
+            delay = min(delay, max(self._close_deadline - time.monotonic(), 0.0))
+        if delay > 0:
+            self._abandon.wait(delay)
+
+    def _dropped(self) -> None:
+        if self._on_dropped is not None:
+            try:
+                self._on_dropped()
+            except Exception:
+                pass

@@ -1,0 +1,245 @@
+"""The public entry point: :func:`attach_shared_metrics` and the :class:`SharedMetrics` handle."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import uuid
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from ..engine.core import Engine
+from .clock import Clock, SystemClock
+from .collector import SharedMetricsCollector
+from .consent import reconcile
+from .packages import ExportResult, package_and_export
+from .profile_file import consent_reader
+from .projection import Projector, ToolsetResolver
+from .report import store_status
+from .resource import Resource, detect_resource
+from .sender import Sender, endpoint_problem, start_background_pass, warn_once
+from .store import MetricsStore
+from .subscriber import QUEUE_SIZE, Subscriber
+from .transport import Transport
+
+logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
+
+EXIT_FLUSH_S: Final = 2.0
+_open_handles: weakref.WeakSet[SharedMetrics] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """Give queued counters of handles nobody closed a short chance to commit at interpreter exit."""
+    for handle in list(_open_handles):
+        try:
+            handle.flush(EXIT_FLUSH_S)
+        except Exception:  # pragma: no cover - never fail interpreter shutdown
+            pass
+
+
+class SharedMetrics:
+    """A profile's running shared-metrics path: projector, subscriber, collector plugin and sender.
+
+    Created by :func:`attach_shared_metrics`; the collector is registered on the profile's engine
+    until :meth:`close`.
+    """
+
+    def __init__(self, engine: Engine, store: MetricsStore, *, send: bool, endpoint: str | None,
+                 clock: Clock, consent: Callable[[], Sequence[object]], transport: Transport | None,
+                 toolsets: Mapping[str, str] | ToolsetResolver | None, entrypoint: str | None,
+                 resource: Resource, queue_size: int) -> None:
+        self.engine = engine
+        self.store = store
+        self.clock = clock
+        self.send = send
+        self.endpoint = endpoint
+        self.runtime_id = str(uuid.uuid4())
+        """The random id of this (process, profile) runtime (SM-14)."""
+        self.resource = resource
+        self.subscriber = Subscriber(store, self.runtime_id, resource, queue_size=queue_size)
+        self.projector = Projector(self.subscriber.submit, self.runtime_id, clock, toolsets=toolsets,
+                                   entrypoint=entrypoint)
+        self.sender: Sender | None = None
+        if send:
+            self.sender = Sender(store, endpoint=endpoint, consent=consent, clock=clock, transport=transport)
+        self.collector = SharedMetricsCollector(self.projector, after_task=self._after_task,
+                                                first_observation=self._first_observation)
+        self.plugin_name = engine.add_plugin(self.collector,
+                                             name=f"hermes_pipeline.shared_metrics:{self.runtime_id}")
+        self.last_export: ExportResult | None = None
+        self._closed = False
+        _open_handles.add(self)
+
+    # ------------------------------------------------------------------ background work
+
+    def _first_observation(self) -> None:
+        self.subscriber.call_soon(self._reconcile)
+
+    def _reconcile(self) -> None:
+        """SM-89: the process-start reconcile of this profile, with the resolved send decision."""
+        allowed = self.sender.decision() if self.sender is not None else False
+        if not allowed and not self.store.exists():
+            return
+        conn = self.store.connect()
+        try:
+            reconcile(conn, allowed, self.clock.now())
+        finally:
+            conn.close()
+
+    def _after_task(self) -> None:
+        self.subscriber.call_soon(self._maintain)
+
+    def _maintain(self) -> None:
+        self.last_export = package_and_export(self.store, self.clock.now())
+        if self.sender is not None and self.sender.usable:
+            start_background_pass(self.sender)
+
+    # ------------------------------------------------------------------ public API
+
+    def flush(self, timeout: float | None = 5.0) -> bool:
+        """Wait until every counter recorded so far is committed (and queued background work ran)."""
+        return self.subscriber.flush(timeout)
+
+    def export_due(self, *, force: bool = False) -> ExportResult:
+        """Flush, then package if due (``force`` skips the daily check, SM-57), export and prune."""
+        self.flush()
+        result = package_and_export(self.store, self.clock.now(), force=force)
+        self.last_export = result
+        return result
+
+    def send_once(self) -> dict[str, int]:
+        """Run one send pass now on this thread (``{"sent", "rejected", "deferred"}``); nothing if not sending."""
+        if self.sender is None:
+            return {"sent": 0, "rejected": 0, "deferred": 0}
+        return self.sender.run_pass()
+
+    def finish_task(self, task_id: str, error: BaseException | None = None) -> bool:
+        """The host's outer agent boundary for ``task_id`` (SM-19): call it in a ``finally``.
+
+        A no-op when ``on_session_end`` already finished the task; otherwise the task is finished
+        from ``error`` (``None`` → ``unknown``) and packaging runs in the background.
+        """
+        finished = self.projector.finish_task(task_id, error)
+        if finished:
+            self._after_task()
+        return finished
+
+    def on_skill_lifecycle(self, action: str, skill_name: str | None = None, provenance: str | None = None,
+                           success: bool = True, use_count: int | None = None, reused: bool | None = None,
+                           reuse_after_patch: bool | None = None, **_: Any) -> bool:
+        """The ``on_skill_lifecycle`` hook (see :class:`~.skills.SkillReporter`); ``skill_name`` is ignored."""
+        return self.projector.skill_event(action, provenance=provenance, success=success, use_count=use_count,
+                                          reused=reused, reuse_after_patch=reuse_after_patch)
+
+    def record_setup_started(self, mode: str) -> None:
+        """SM-36: the host's setup flow started."""
+        self.projector.setup_started(mode)
+
+    def record_setup_finished(self, mode: str, outcome: str, failure_stage: str | None = None) -> None:
+        """SM-36: the host's setup flow finished."""
+        self.projector.setup_finished(mode, outcome, failure_stage)
+
+    def status(self) -> dict[str, Any]:
+        """Configuration, this runtime's counts and the store summary."""
+        stats = self.subscriber.stats
+        return {
+            "enabled": True, "send": self.send, "endpoint": self.endpoint,
+            "sending": self.sender is not None and self.sender.usable,
+            "runtime": {"accepted": stats.accepted, "rejected_events": stats.rejected_events,
+                        "dropped": stats.dropped, "lock_timeouts": stats.lock_timeouts,
+                        "committed": stats.committed, "open_tasks": self.projector.open_tasks()},
+            "store": store_status(self.store),
+        }
+
+    def close(self, timeout: float | None = 5.0) -> None:
+        """Unregister the collector, flush and stop the writer. Local state is kept (SM-65)."""
+        if self._closed:
+            return
+        self._closed = True
+        _open_handles.discard(self)
+        try:
+            self.engine.remove_plugin(self.plugin_name)
+        finally:
+            self.subscriber.close(timeout)
+
+    def __enter__(self) -> SharedMetrics:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def attach_shared_metrics(
+    engine: Engine,
+    hermes_home: Path | str,
+    *,
+    enabled: bool,
+    send: bool = False,
+    endpoint: str | None = None,
+    clock: Clock | None = None,
+    transport: Transport | None = None,
+    consent: Callable[[], Sequence[object]] | None = None,
+    toolsets: Mapping[str, str] | ToolsetResolver | None = None,
+    entrypoint: str | None = None,
+    resource: Resource | None = None,
+    queue_size: int = QUEUE_SIZE,
+) -> SharedMetrics | None:
+    """Start the profile's shared metrics on ``engine`` (the profile's child engine) if ``enabled``.
+
+    Args:
+        engine: the profile's engine; the collector sees only its events (SM-14).
+        hermes_home: the profile directory; state goes to ``telemetry/shared_metrics/`` under it.
+        enabled, send, endpoint: ``telemetry.shared_metrics.*`` from the profile's cached
+            ``config.yaml`` snapshot (SM-6..8). Only ``enabled is True`` collects.
+        clock: time source (tests); transport: the sender's HTTP seam (default: httpx).
+        consent: re-reads ``(enabled, send[, endpoint])`` before every package (SM-72); default:
+            the profile's own ``config.yaml`` read by :mod:`.profile_file`.
+        toolsets: tool name → declaring toolset of the runtime registry (SM-25).
+        entrypoint: a host-declared entrypoint (SM-42); resource: override the detected resource.
+
+    Returns ``None`` when collection is off; nothing is collected and local state is left as it is
+    (SM-65), except that an existing store's consent window is closed by the reconciler (SM-89).
+    """
+    home = Path(hermes_home).expanduser()
+    store = MetricsStore(home)
+    clock = clock or SystemClock()
+    if send is True and enabled is not True:
+        warn_once("send-without-enabled", logging.WARNING,
+                  "hermes_pipeline: telemetry.shared_metrics.send is true but enabled is not; nothing is "
+                  "collected or sent")
+    if enabled is not True:
+        reconcile_consent(home, enabled=False, send=False, clock=clock)
+        return None
+    if send is True and endpoint_problem(endpoint) is not None and not endpoint:
+        warn_once("no-endpoint", logging.WARNING,
+                  "hermes_pipeline: telemetry.shared_metrics.send is true but no endpoint is configured; "
+                  "nothing is sent")
+    return SharedMetrics(engine, store, send=send is True, endpoint=endpoint, clock=clock,
+                         consent=consent or consent_reader(home), transport=transport, toolsets=toolsets,
+                         entrypoint=entrypoint, resource=resource or detect_resource(), queue_size=queue_size)
+
+
+def reconcile_consent(hermes_home: Path | str, *, enabled: bool, send: bool, endpoint: str | None = None,
+                      clock: Clock | None = None) -> bool:
+    """Run the consent reconciler for a profile now (SM-87, SM-89); returns the resolved send decision.
+
+    Call it after a setup wizard or a CLI command wrote ``telemetry.shared_metrics.send`` (or
+    ``enabled`` / ``endpoint``): consent windows are written only by the reconciler (SM-86). Nothing is
+    created when sending is off and no store exists. Never raises; a failure is logged.
+    """
+    allowed = enabled is True and send is True and endpoint_problem(endpoint) is None
+    store = MetricsStore(hermes_home)
+    if not allowed and not store.exists():
+        return allowed
+    try:
+        conn = store.connect()
+        try:
+            reconcile(conn, allowed, (clock or SystemClock()).now())
+        finally:
+            conn.close()
+    except Exception as exc:
+        logger.warning("hermes_pipeline: shared metrics: consent reconcile failed: %s", exc)
+    return allowed

@@ -1,0 +1,135 @@
+"""The shared-metrics collector: the ``@hookimpl`` plugin registered on a profile's engine (SM-17).
+
+It handles exactly the hooks of the SM-17 table (plus ``subagent_start`` and ``on_compaction``,
+which only update ownership state) and hands them to the :class:`~.projection.Projector`. After a
+finished task it asks the writer thread to package if due, export, prune and, when sending is on,
+start a send pass (SM-53, SM-63, SM-71); the hook thread never waits for any of that.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+from ..contract.hookspecs import hookimpl
+from .projection import Projector
+
+logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
+
+
+class SharedMetricsCollector:
+    """Observer plugin for one profile runtime; every method is fail-open.
+
+    Args:
+        projector: the profile's projector.
+        after_task: called (on the hook thread, must not block) after a task finished.
+        first_observation: called once, at the first hook this collector sees (SM-89).
+    """
+
+    def __init__(self, projector: Projector, *, after_task: Callable[[], object],
+                 first_observation: Callable[[], object]) -> None:
+        self.projector = projector
+        self._after_task = after_task
+        self._first_observation: Callable[[], object] | None = first_observation
+
+    def _observe(self) -> None:
+        first = self._first_observation
+        if first is not None:
+            self._first_observation = None
+            first()
+
+    def _guard(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            self._observe()
+            return fn(*args, **kwargs)
+        except Exception as exc:  # the engine isolates callbacks too; keep the log quiet and specific
+            logger.debug("hermes_pipeline: shared metrics projection failed: %s: %s", type(exc).__name__, exc)
+            return None
+
+    @hookimpl
+    def on_session_start(self, session_id: str) -> None:
+        """SM-34, SM-36: client activity marks."""
+        self._guard(self.projector.session_started, session_id)
+
+    @hookimpl
+    def pre_llm_call(self, session_id: str, task_id: str, turn_id: str, platform: str) -> None:
+        """Open the task run."""
+        self._guard(self.projector.task_started, task_id, session_id, turn_id, platform)
+
+    @hookimpl
+    def pre_api_request(self, session_id: str, task_id: str, api_request_id: str, retry_count: int) -> None:
+        """Open or continue the logical model call."""
+        self._guard(self.projector.api_request_started, task_id, api_request_id, retry_count, session_id)
+
+    @hookimpl
+    def api_request_error(self, session_id: str, task_id: str) -> None:
+        """The logical call stays open (a retry may follow); only ownership is refreshed."""
+        self._guard(self.projector.api_request_failed, task_id, session_id)
+
+    @hookimpl
+    def post_api_request(self, session_id: str, task_id: str, api_request_id: str, model: str, provider: str,
+                         response_model: str | None, api_duration: float) -> None:
+        """Close the logical model call → ``hermes.model_route.count``."""
+        self._guard(self.projector.api_request_succeeded, task_id, api_request_id, response_model=response_model,
+                    model=model, provider=provider, api_duration=api_duration, session_id=session_id)
+
+    @hookimpl
+    def pre_tool_call(self, tool_name: str, task_id: str, session_id: str, tool_call_id: str, turn_id: str,
+                      api_request_id: str) -> None:
+        """Open a tool record (observe only: never blocks or modifies)."""
+        self._guard(self.projector.tool_started, task_id, turn_id, api_request_id, tool_call_id, tool_name,
+                    session_id)
+
+    @hookimpl
+    def post_approval_response(self, turn_id: str, tool_call_id: str, session_id: str, choice: str) -> None:
+        """``hermes.tool_approval`` mark."""
+        self._guard(self.projector.approval_resolved, choice, turn_id=turn_id, tool_call_id=tool_call_id,
+                    session_id=session_id)
+
+    @hookimpl
+    def post_tool_call(self, tool_name: str, task_id: str, session_id: str, tool_call_id: str, turn_id: str,
+                       api_request_id: str, duration_ms: int, status: str) -> None:
+        """Close the tool record → ``hermes.tool_call.count``."""
+        self._guard(self.projector.tool_finished, task_id, turn_id, api_request_id, tool_call_id, tool_name,
+                    status, duration_ms, None, session_id)
+
+    @hookimpl
+    def on_session_end(self, session_id: str, task_id: str, completed: bool, interrupted: bool, failed: bool | None,
+                       turn_exit_reason: str | None, reason: str | None) -> None:
+        """Finish the task, then package / prune / send in the background."""
+        finished = self._guard(self.projector.task_ended, task_id, completed=completed, interrupted=interrupted,
+                               failed=failed, turn_exit_reason=turn_exit_reason, reason=reason,
+                               session_id=session_id)
+        if finished:
+            self._guard(self._after_task)
+
+    @hookimpl
+    def subagent_start(self, child_session_id: str) -> None:
+        """Remember the child session: its tasks are ``delegated``."""
+        self._guard(self.projector.child_started, child_session_id)
+
+    @hookimpl
+    def subagent_stop(self, child_session_id: str) -> None:
+        """Close the child session."""
+        self._close(child_session_id)
+
+    @hookimpl
+    def on_session_finalize(self, session_id: str) -> None:
+        """Close the session."""
+        self._close(session_id)
+
+    @hookimpl
+    def on_session_reset(self, session_id: str, old_session_id: str | None) -> None:
+        """Close the old session identity."""
+        self._close(old_session_id)
+
+    @hookimpl
+    def on_compaction(self, session_id: str, new_session_id: str, rotated: bool) -> None:
+        """An ID-rotating compaction moves open tasks to the new session id (SM-21)."""
+        if rotated:
+            self._guard(self.projector.session_rotated, session_id, new_session_id)
+
+    def _close(self, session_id: str | None) -> None:
+        if self._guard(self.projector.session_closed, session_id):
+            self._guard(self._after_task)

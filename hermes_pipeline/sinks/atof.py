@@ -1,0 +1,380 @@
+"""The ATOF 0.1 exporter: JSON-Lines file sinks and HTTP stream sinks (spec 04 §2.13-§2.16, §5).
+
+Two ways to use it:
+
+- stand-alone: ``plugin = build_atof_plugin(config)``; ``engine.add_plugin(plugin, name="atof")``.
+  :class:`AtofPlugin` is a :class:`~hermes_pipeline.export.projection.ScopePlugin` (the hook
+  projection) that feeds its own :class:`AtofSink`.
+- sharing one scope projection with other exporters (so ATOF, ATIF and OTLP agree on UUIDs):
+  ``sink = build_atof_sink(config)``; ``scope_plugin.add_listener(sink)``.
+
+On the hook caller's thread the sink only enqueues the :class:`~hermes_pipeline.export.events.ScopeEvent`
+into one :class:`~hermes_pipeline.export.writer.BoundedWriter` per configured sink (FMT-79,
+FMT-81). Each writer's worker renders the event, applies that destination's content gate
+(FMT-30/31), the LLM-history delta (FMT-25) and ``field_name_policy`` (FMT-39), encodes one JSON
+line and delivers it. If a scope start is dropped because a queue was full, its end is dropped
+too (FMT-80).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import json
+import logging
+import time
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from ..export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
+from ..export.errors import ExportConfigError
+from ..export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent
+from ..export.files import DATE_PLACEHOLDER, JsonlFileDestination, utc_date
+from ..export.http import HttpPostDestination, NdjsonUploadDestination
+from ..export.projection import ScopePlugin
+from ..export.writer import BoundedWriter, Destination
+from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
+
+__all__ = ["AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "build_atof_plugin", "build_atof_sink",
+           "replace_dots"]
+
+SUMMARY_MODES: Final = ("preview", "digest", "off")
+logger: Final = logging.getLogger("hermes_pipeline.sinks.atof")
+
+
+def replace_dots(value: Any) -> Any:
+    """``field_name_policy = "replace_dots"``: ``.`` → ``_`` in every object key, recursively (FMT-39).
+
+    Keys that collide after renaming are all kept: in sorted original-key order the first keeps
+    the name and later ones get ``_2``, ``_3``, ...
+    """
+    if isinstance(value, dict):
+        names: dict[Any, Any] = {}
+        taken: set[Any] = set()
+        for key in sorted(value, key=str):
+            new = key.replace(".", "_") if isinstance(key, str) else key
+            if new in taken:
+                n = 2
+                while f"{new}_{n}" in taken:
+                    n += 1
+                new = f"{new}_{n}"
+            taken.add(new)
+            names[key] = new
+        return {names[k]: replace_dots(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [replace_dots(v) for v in value]
+    return value
+
+
+def _fallback(value: Any) -> Any:
+    from ..engine.sanitize import jsonable
+
+    return jsonable(value, max_str=8000, max_items=200)
+
+
+class AtofEncoder:
+    """Per-destination rendering of scope events into JSON lines (runs on the worker thread only).
+
+    Args:
+        gate_open: content fields verbatim (``True``) or summarised with ``summary_mode``.
+        llm_history: ``"delta"`` (prefix-delta with ``messages_offset``) or ``"full"`` (FMT-25).
+        dots: apply :func:`replace_dots` to every event.
+        daily: the file name rolls with ``{date}``: the delta state restarts with each new file.
+    """
+
+    def __init__(self, *, gate_open: bool = True, summary_mode: str = "preview", llm_history: str = "delta",
+                 dots: bool = False, daily: bool = False) -> None:
+        self.gate_open = gate_open
+        self.summary_mode = summary_mode
+        self.llm_history = llm_history
+        self.dots = dots
+        self.daily = daily
+        self._date = ""
+        self._written: dict[int, tuple[int, bytes]] = {}
+
+    def reset(self) -> None:
+        """Forget what was written: the next LLM start of every session carries its full history."""
+        self._written.clear()
+
+    def __call__(self, event: ScopeEvent) -> bytes:
+        if self.daily:
+            today = utc_date()
+            if today != self._date:
+                self._date = today
+                self._written.clear()
+        doc = event.to_atof()
+        if event.phase == START and event.name == LLM_SCOPE and isinstance(event.data, dict):
+            api_mode = event.metadata.get("hermes.api_mode")
+            if self.gate_open:
+                doc = self._history(doc, event, api_mode)
+            else:
+                doc = gate_closed(doc, self.summary_mode, api_mode)
+        elif not self.gate_open:
+            doc = gate_closed(doc, self.summary_mode)
+        if event.phase == END and event.name == SESSION_SCOPE:
+            self._written.pop(event.uuid, None)
+        if self.dots:
+            doc = replace_dots(doc)
+        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), default=_fallback)
+        return (text + "\n").encode("utf-8", "replace")
+
+    def _history(self, doc: dict[str, Any], event: ScopeEvent, api_mode: Any) -> dict[str, Any]:
+        data = doc["data"]
+        request = data.get("request")
+        history = request_history(request, api_mode) if api_mode in HISTORY_KEYS else None
+        if history is None:  # no recognised history list: whole request, no offset
+            return doc
+        if self.llm_history == "full":
+            doc["data"] = {**data, "messages_offset": 0}
+            return doc
+        known, known_digest = self._written.get(event.session_uuid, (0, b""))
+        running = hashlib.sha256()
+        offset = 0
+        for index, message in enumerate(history):
+            if index == known and known and running.digest() == known_digest:
+                offset = known
+            running.update(canonical_json(message).encode("utf-8", "surrogatepass") + b"\n")
+        if known and known == len(history) and running.digest() == known_digest:
+            offset = known
+        self._written[event.session_uuid] = (len(history), running.digest())
+        body = request["body"]
+        doc["data"] = {**data, "request": {**request, "body": {**body, HISTORY_KEYS[api_mode]: history[offset:]}},
+                       "messages_offset": offset}
+        return doc
+
+
+class _Route:
+    """One configured sink: its writer, counters key and the starts it had to drop."""
+
+    __slots__ = ("counter", "destination", "dropped_starts", "flush_cap", "label", "writer")
+
+    def __init__(self, label: str, counter: str, writer: BoundedWriter, destination: Destination,
+                 flush_cap: float | None) -> None:
+        self.label = label
+        self.counter = counter
+        self.writer = writer
+        self.destination = destination
+        self.dropped_starts: set[int] = set()
+        self.flush_cap = flush_cap
+
+
+class AtofSink:
+    """The ATOF listener: fans scope events out to one bounded writer per configured sink.
+
+    Call it with a :class:`ScopeEvent` (it is a tracker listener); :meth:`flush`, :meth:`shutdown`,
+    :meth:`stats`, :meth:`counters` and :meth:`destinations` report on the writers.
+    """
+
+    def __init__(self, config: AtofConfig, *, enable_full_payloads: bool = False, content_summary: str = "preview",
+                 destinations: Mapping[int, Destination] | None = None) -> None:
+        if content_summary not in SUMMARY_MODES:
+            raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
+        self.config = config
+        self.skipped = list(config.skipped)
+        self._routes: list[_Route] = []
+        for sink in config.sinks if config.enabled else ():
+            override = (destinations or {}).get(sink.index)
+            self._routes.append(self._route(sink, enable_full_payloads, content_summary, config.llm_history, override))
+        self._closed = False
+
+    @staticmethod
+    def _route(sink: FileSinkConfig | StreamSinkConfig, full_payloads: bool, summary_mode: str, llm_history: str,
+               override: Destination | None) -> _Route:
+        if isinstance(sink, FileSinkConfig):
+            destination: Destination = override or JsonlFileDestination(
+                sink.directory, sink.filename, mode=sink.mode, retention_days=sink.retention_days, label=sink.label)
+            encoder = AtofEncoder(gate_open=sink.content == "full", summary_mode=summary_mode, llm_history=llm_history,
+                                  daily=DATE_PLACEHOLDER in sink.filename)
+            writer = BoundedWriter(destination, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder,
+                                   max_attempts=3, on_batch_dropped=encoder.reset)
+            return _Route(sink.label, f"atof.file.events_dropped[{sink.index}]", writer, destination, None)
+        timeout = sink.timeout_millis / 1000
+        if override is None:
+            cls = HttpPostDestination if sink.transport == "http_post" else NdjsonUploadDestination
+            override = cls(sink.url, sink.headers, timeout=timeout)
+        encoder = AtofEncoder(gate_open=full_payloads, summary_mode=summary_mode, llm_history=llm_history,
+                              dots=sink.field_name_policy == "replace_dots")
+        writer = BoundedWriter(override, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder,
+                               max_attempts=4, backoff_initial=min(0.1, timeout), backoff_max=max(timeout, 0.1),
+                               on_batch_dropped=encoder.reset)
+        return _Route(sink.label, f"atof.stream.events_dropped[{sink.name or sink.index}]", writer, override, timeout)
+
+    @property
+    def routes(self) -> tuple[_Route, ...]:
+        """The configured sinks (skipped entries excluded)."""
+        return tuple(self._routes)
+
+    @property
+    def max_queue_size(self) -> int:
+        """The largest ``max_queue_size`` of the sinks: the publication queue's capacity (FMT-80)."""
+        return max((route.writer.capacity for route in self._routes), default=10_000)
+
+    def start(self) -> AtofSink:
+        """Start every writer thread (file sinks open, or truncate, their file there)."""
+        for route in self._routes:
+            route.writer.start()
+        return self
+
+    def __call__(self, event: ScopeEvent) -> None:
+        for route in self._routes:
+            if event.phase == END and route.dropped_starts and event.uuid in route.dropped_starts:
+                route.dropped_starts.discard(event.uuid)
+                route.writer.record_dropped()
+                continue
+            if not route.writer.submit(event) and event.phase == START:
+                route.dropped_starts.add(event.uuid)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier over every writer (FMT-84); ``False`` if any did not finish in time. Never raises."""
+        ok = True
+        for route in self._routes:
+            cap = timeout if route.flush_cap is None else min(timeout, route.flush_cap)
+            try:
+                ok = route.writer.flush(cap) and ok
+            except Exception:
+                ok = False
+        return ok
+
+    def shutdown(self, deadline: float = 5.0) -> bool:
+        """Close every writer, writing what is queued within ``deadline`` seconds. Idempotent.
+
+        Non-zero drop and error counters are logged once (FMT-82): counter names and counts only.
+        """
+        first = not self._closed
+        self._closed = True
+        ok = True
+        for route in self._routes:
+            cap = deadline if route.flush_cap is None else min(deadline, route.flush_cap)
+            try:
+                ok = route.writer.close(cap) and ok
+            except Exception:
+                ok = False
+        if first:
+            nonzero = {key: value for key, value in self.counters().items() if value}
+            if nonzero:
+                logger.warning("hermes_pipeline: atof exporter shut down with %s",
+                               ", ".join(f"{key}={value}" for key, value in sorted(nonzero.items())))
+        return ok
+
+    def stats(self) -> dict[str, Any]:
+        """Per-sink writer counters (``label`` plus the fields of :meth:`BoundedWriter.stats`)."""
+        return {"sinks": [{"label": r.label, **r.writer.stats()} for r in self._routes],
+                "skipped": [path for path, _ in self.skipped]}
+
+    def counters(self) -> dict[str, int]:
+        """The FMT-81 diagnostics counters of this exporter (``atof.file_errors[i]``, ``...events_dropped[...]``)."""
+        out: dict[str, int] = {}
+        for route in self._routes:
+            stats = route.writer.stats()
+            out[route.counter] = (stats["dropped_queue_full"] + stats["dropped_after_errors"]
+                                  + stats["dropped_at_close"] + stats["dropped_closed"])
+            if route.counter.startswith("atof.file."):
+                out[f"atof.file_errors[{route.counter.rsplit('[', 1)[1]}"] = stats["errors"]
+        return out
+
+    def destinations(self) -> list[str]:
+        """Where events go, for humans: ``atof.sinks[0]: file /abs/path.jsonl``; never credentials or queries."""
+        out = []
+        for route in self._routes:
+            describe = getattr(route.destination, "describe", None)
+            out.append(f"{route.label}: {describe() if callable(describe) else type(route.destination).__name__}")
+        return out
+
+
+def _atexit_shutdown(ref: weakref.ReferenceType[AtofPlugin]) -> None:
+    plugin = ref()
+    if plugin is not None:
+        plugin.shutdown(2.0)
+
+
+class AtofPlugin(ScopePlugin):
+    """The hook projection wired to one :class:`AtofSink` (a hookimpl plugin for ``engine.add_plugin``).
+
+    By default the projection is deferred: hook callbacks only enqueue on the publication queue,
+    whose capacity is the largest ``max_queue_size`` of the configured sinks (FMT-80).
+    ``flush(timeout)`` and ``shutdown(deadline)`` follow FMT-84/FMT-85: shutdown projects what is
+    queued, closes every open scope with ``hermes.close_reason = "shutdown"``, then drains and
+    closes the writers. It is also registered with ``atexit`` as a safety net; hosts should call it.
+    """
+
+    def __init__(self, sink: AtofSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
+                 memory_tools: Mapping[str, str] | None = None) -> None:
+        self.sink = sink
+        self.enabled = bool(sink.config.enabled and sink.routes)
+        super().__init__((sink,) if self.enabled else (), deferred=deferred and self.enabled,
+                         max_queue_size=sink.max_queue_size, toolsets=toolsets, memory_tools=memory_tools)
+        self._shut = False
+        self._atexit = functools.partial(_atexit_shutdown, weakref.ref(self))
+        if self.enabled:
+            atexit.register(self._atexit)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier: ``True`` when every hook received so far was projected and written (FMT-84)."""
+        end = time.monotonic() + max(timeout, 0.0)
+        projected = super().flush(timeout)
+        return self.sink.flush(max(end - time.monotonic(), 0.0)) and projected
+
+    def shutdown(self, deadline: float = 5.0) -> bool:
+        """Project what is queued, close open scopes, drain and close the writers within ``deadline`` (FMT-85)."""
+        if self._shut:
+            return True
+        self._shut = True
+        atexit.unregister(self._atexit)
+        end = time.monotonic() + max(deadline, 0.0)
+        ok = super().shutdown(deadline)
+        self.remove_listener(self.sink)
+        return self.sink.shutdown(max(end - time.monotonic(), 0.0)) and ok
+
+    def stats(self) -> dict[str, Any]:
+        """Writer counters per sink, plus ``scopes`` (tracker) and ``publication`` (queue) counters."""
+        return {**self.sink.stats(), "scopes": super().stats(), "publication": self.publication_stats()}
+
+    def counters(self) -> dict[str, int]:
+        """FMT-81 diagnostics counters: ``pipeline.events_dropped`` plus those of :meth:`AtofSink.counters`."""
+        return {"pipeline.events_dropped": self.publication_stats()["pipeline.events_dropped"], **self.sink.counters()}
+
+    def destinations(self) -> list[str]:
+        """See :meth:`AtofSink.destinations`."""
+        return self.sink.destinations()
+
+
+def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
+                    content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                    destinations: Mapping[int, Destination] | None = None) -> AtofSink:
+    """Validate the ``atof`` table and return a started :class:`AtofSink` (a scope listener).
+
+    Args:
+        config: the ``[components.config.atof]`` mapping (§2.16).
+        base_dir: directory for relative paths; the working directory when omitted (CFG-83).
+        enable_full_payloads, content_summary: the observability component's top-level keys (FMT-3).
+        on_invalid: ``"skip"`` skips an invalid sink entry (FMT-73) instead of raising.
+        ignore_unknown_keys: the caller already applied its unknown-field policy.
+        destinations: ``sink index → Destination`` overrides (tests, custom transports).
+
+    Raises:
+        ExportConfigError: naming the offending key path.
+    """
+    parsed = parse_atof_config(config, base_dir=base_dir, on_invalid=on_invalid,
+                               ignore_unknown_keys=ignore_unknown_keys)
+    return AtofSink(parsed, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
+                    destinations=destinations).start()
+
+
+def build_atof_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
+                      content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                      destinations: Mapping[int, Destination] | None = None, toolsets: Mapping[str, str] | None = None,
+                      memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> AtofPlugin:
+    """Build the stand-alone ATOF plugin (hook projection + sink); see :func:`build_atof_sink` for the arguments.
+
+    ``toolsets`` (tool → toolset) and ``memory_tools`` feed ``hermes.toolset``, the ``remote`` flag
+    and the memory span kinds. ``deferred=False`` projects on the hook caller's thread instead of
+    the publication thread. When ``enabled`` is false the plugin's :attr:`AtofPlugin.enabled` is
+    ``False`` and nothing is exported; the caller should not register it.
+    """
+    sink = build_atof_sink(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
+                           content_summary=content_summary, on_invalid=on_invalid,
+                           ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
+    return AtofPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)

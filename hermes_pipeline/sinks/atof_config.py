@@ -1,0 +1,236 @@
+"""Validation of the ``atof`` configuration table (spec 04 §2.16, spec 03 §7.2).
+
+:func:`parse_atof_config` turns a plain mapping into typed, resolved sink settings or raises
+:class:`~hermes_pipeline.export.errors.ExportConfigError` naming the key path. Structural problems
+(wrong table types, unknown keys, the removed version-1 keys) always raise; an invalid value inside
+one ``sinks[]`` entry raises too, unless ``on_invalid = "skip"``, which skips only that entry and
+records it (FMT-73 / CFG-32a). Messages name keys, environment-variable names and header names,
+never URLs, header values or other secrets.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from ..export.errors import ExportConfigError
+from ..export.files import default_events_filename
+from ..export.http import resolve_headers
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.atof")
+
+REMOVED_KEYS: Final = ("output_directory", "filename", "mode", "endpoints")
+TOP_KEYS: Final = frozenset({"enabled", "llm_history", "sinks"})
+COMMON_KEYS: Final = frozenset({"type", "max_queue_size"})
+FILE_KEYS: Final = COMMON_KEYS | {"output_directory", "filename", "mode", "content", "retention_days"}
+STREAM_KEYS: Final = COMMON_KEYS | {"name", "url", "transport", "headers", "header_env", "timeout_millis",
+                                    "field_name_policy"}
+SUPPORTED_TRANSPORTS: Final = ("http_post", "ndjson")
+DEFAULT_QUEUE: Final = 10_000
+
+
+@dataclass(frozen=True)
+class FileSinkConfig:
+    """One resolved ``type = "file"`` entry."""
+
+    index: int
+    directory: Path
+    filename: str
+    mode: str = "append"
+    content: str = "full"
+    retention_days: int | None = None
+    max_queue_size: int = DEFAULT_QUEUE
+
+    @property
+    def label(self) -> str:
+        return f"atof.sinks[{self.index}]"
+
+
+@dataclass(frozen=True)
+class StreamSinkConfig:
+    """One resolved ``type = "stream"`` entry; ``headers`` already include ``header_env`` values."""
+
+    index: int
+    url: str
+    name: str | None = None
+    transport: str = "http_post"
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    timeout_millis: int = 3000
+    field_name_policy: str = "preserve"
+    max_queue_size: int = DEFAULT_QUEUE
+
+    @property
+    def label(self) -> str:
+        return f"atof.sinks[{self.index}]" + (f" ({self.name})" if self.name else "")
+
+
+@dataclass(frozen=True)
+class AtofConfig:
+    """The validated ``atof`` table."""
+
+    enabled: bool = False
+    llm_history: str = "delta"
+    sinks: tuple[FileSinkConfig | StreamSinkConfig, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+    """``(key path, reason)`` of entries skipped with ``on_invalid = "skip"``."""
+
+
+class _EntryError(Exception):
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.message = message
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(entry: Mapping[str, Any], key: str, default: int | None, minimum: int) -> int | None:
+    if key not in entry:
+        return default
+    value = entry[key]
+    if not _is_int(value) or value < minimum:
+        raise _EntryError(key, f"expected an integer >= {minimum}")
+    return int(value)
+
+
+def _choice(entry: Mapping[str, Any], key: str, default: str, choices: tuple[str, ...]) -> str:
+    value = entry.get(key, default)
+    if value not in choices:
+        raise _EntryError(key, f"expected one of {', '.join(repr(c) for c in choices)}")
+    return str(value)
+
+
+def _string_map(entry: Mapping[str, Any], key: str) -> dict[str, str]:
+    value = entry.get(key, {})
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise _EntryError(key, "expected a table of strings")
+    return dict(value)
+
+
+def _file_sink(index: int, entry: Mapping[str, Any], base: Path) -> FileSinkConfig:
+    directory = entry.get("output_directory", "")
+    if not isinstance(directory, str):
+        raise _EntryError("output_directory", "expected a string path")
+    filename = entry.get("filename", None)
+    if filename is None:
+        filename = default_events_filename()
+    elif not isinstance(filename, str) or not filename.strip() or "/" in filename or "\\" in filename \
+            or filename in (".", ".."):
+        raise _EntryError("filename", "expected a non-blank file name without path separators")
+    path = Path(directory).expanduser() if directory else Path()
+    resolved = path if path.is_absolute() else base / path  # CFG-83: relative to the working directory
+    return FileSinkConfig(
+        index=index, directory=resolved, filename=filename,
+        mode=_choice(entry, "mode", "append", ("append", "overwrite")),
+        content=_choice(entry, "content", "full", ("full", "summary")),
+        retention_days=_int(entry, "retention_days", None, 1),
+        max_queue_size=_int(entry, "max_queue_size", DEFAULT_QUEUE, 1) or DEFAULT_QUEUE,
+    )
+
+
+def _stream_sink(index: int, entry: Mapping[str, Any], names: set[str]) -> StreamSinkConfig:
+    name = entry.get("name")
+    if name is not None:
+        if not isinstance(name, str) or not name.strip() or name != name.strip():
+            raise _EntryError("name", "expected a non-blank name without surrounding whitespace")
+        if name in names:
+            raise _EntryError("name", "stream sink names must be unique")
+    transport = _choice(entry, "transport", "http_post", ("http_post", "ndjson", "websocket"))
+    if transport not in SUPPORTED_TRANSPORTS:
+        raise _EntryError("transport", f"transport {transport!r} is not supported by this build; use "
+                                       f"{' or '.join(repr(t) for t in SUPPORTED_TRANSPORTS)}")
+    url = entry.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise _EntryError("url", "is required: an http:// or https:// URL")
+    try:
+        parts = urlsplit(url.strip())
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        _ = parts.port
+    except ValueError:
+        valid = False
+    if not valid:
+        raise _EntryError("url", "expected an http:// or https:// URL with a host")
+    headers = _string_map(entry, "headers")
+    header_env = _string_map(entry, "header_env")
+    try:
+        resolved = resolve_headers(headers, header_env)
+    except ValueError as exc:
+        raise _EntryError("header_env", str(exc)) from None
+    except LookupError as exc:
+        raise _EntryError("header_env", str(exc).strip("'\"")) from None
+    if name is not None:
+        names.add(name)
+    return StreamSinkConfig(
+        index=index, url=url.strip(), name=name, transport=transport, headers=resolved,
+        timeout_millis=_int(entry, "timeout_millis", 3000, 1) or 3000,
+        field_name_policy=_choice(entry, "field_name_policy", "preserve", ("preserve", "replace_dots")),
+        max_queue_size=_int(entry, "max_queue_size", DEFAULT_QUEUE, 1) or DEFAULT_QUEUE,
+    )
+
+
+def parse_atof_config(config: Mapping[str, Any], *, base_dir: Path | None = None, on_invalid: str = "raise",
+                      ignore_unknown_keys: bool = False) -> AtofConfig:
+    """Validate and resolve an ``atof`` table (see the module docstring).
+
+    Args:
+        config: the ``[components.config.atof]`` mapping.
+        base_dir: directory for relative ``output_directory`` values; the working directory now
+            when omitted (CFG-83).
+        on_invalid: ``"raise"`` (default) or ``"skip"`` for invalid values inside one sink entry.
+        ignore_unknown_keys: accept unknown keys (the caller applied its own unknown-field policy).
+    """
+    if on_invalid not in ("raise", "skip"):
+        raise ValueError("on_invalid must be 'raise' or 'skip'")
+    if not isinstance(config, Mapping):
+        raise ExportConfigError("atof", "expected a table")
+    for key in REMOVED_KEYS:
+        if key in config:
+            raise ExportConfigError(f"atof.{key}", "was removed with observability config version 1; declare "
+                                    "[[components.config.atof.sinks]] entries instead (type = \"file\" with "
+                                    "output_directory / filename / mode, or type = \"stream\" with url)")
+    unknown = sorted(str(k) for k in config if k not in TOP_KEYS)
+    if unknown and not ignore_unknown_keys:
+        raise ExportConfigError(f"atof.{unknown[0]}", f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
+    enabled = config.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ExportConfigError("atof.enabled", "expected true or false")
+    llm_history = config.get("llm_history", "delta")
+    if llm_history not in ("delta", "full"):
+        raise ExportConfigError("atof.llm_history", "expected 'delta' or 'full'")
+    entries = config.get("sinks", [])
+    if not isinstance(entries, list | tuple):
+        raise ExportConfigError("atof.sinks", "expected an array of tables")
+    if enabled and not entries:
+        raise ExportConfigError("atof.sinks", "an enabled atof section needs at least one sink, e.g. "
+                                "[[components.config.atof.sinks]] type = \"file\"")
+    base = base_dir if base_dir is not None else Path.cwd()
+    sinks: list[FileSinkConfig | StreamSinkConfig] = []
+    skipped: list[tuple[str, str]] = []
+    names: set[str] = set()
+    for index, entry in enumerate(entries):
+        path = f"atof.sinks[{index}]"
+        if not isinstance(entry, Mapping):
+            raise ExportConfigError(path, "expected a table")
+        kind = entry.get("type")
+        if kind not in ("file", "stream"):
+            raise ExportConfigError(f"{path}.type", "is required: 'file' or 'stream'")
+        allowed = FILE_KEYS if kind == "file" else STREAM_KEYS
+        extra = sorted(str(k) for k in entry if k not in allowed)
+        if extra and not ignore_unknown_keys:
+            raise ExportConfigError(f"{path}.{extra[0]}", f"unknown key for a {kind} sink; valid keys: "
+                                    f"{', '.join(sorted(allowed))}")
+        try:
+            sinks.append(_file_sink(index, entry, base) if kind == "file" else _stream_sink(index, entry, names))
+        except _EntryError as exc:
+            if on_invalid == "raise":
+                raise ExportConfigError(f"{path}.{exc.key}", exc.message) from None
+            skipped.append((f"{path}.{exc.key}", exc.message))
+            logger.warning("hermes_pipeline: observability.endpoint_skipped: %s.%s: %s; the entry is skipped",
+                           path, exc.key, exc.message)
+    return AtofConfig(enabled=enabled, llm_history=str(llm_history), sinks=tuple(sinks), skipped=tuple(skipped))
