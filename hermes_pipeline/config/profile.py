@@ -14,11 +14,13 @@ The first profile opened in a process decides the pipeline activation; later pro
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any
 
 from ..engine.core import Engine
+from ..engine.plugins import import_object
 from ..host import Host, SegmentPolicy
 from ..runtime import get_engine
 from . import activation as _activation
@@ -26,8 +28,19 @@ from .activation import ActivationReport
 from .discovery import PipelineSettings, canonical
 from .profile_config import ProfileSettings, load_profile_settings
 
+logger = logging.getLogger("hermes_pipeline.config")
 _lock = threading.RLock()
 _profiles: dict[Path, Profile] = {}
+
+FIRST_PARTY_CONSUMERS: dict[str, str] = {
+    "shared_metrics": "hermes_pipeline.shared_metrics.api:attach_for_profile",
+}
+"""Per-profile first-party consumers (CFG-85), started from the profile's ``config.yaml``.
+
+Each is ``module:function`` taking the :class:`Profile` and returning a handle with ``close()``
+(or ``None`` when the profile has it switched off). They are imported by name when a profile
+opens, so this layer never imports the consumer packages, which sit above it.
+"""
 
 
 class Profile:
@@ -42,6 +55,19 @@ class Profile:
         self.engine: Engine = get_engine().child()
         """This profile's engine: every process-wide plugin, plus the profile's own first-party
         consumers (which therefore see only this profile's events)."""
+        self.consumers: dict[str, Any] = {}
+        """Running first-party consumers by name (e.g. ``shared_metrics``)."""
+
+    def _start_consumers(self) -> None:
+        for name, target in FIRST_PARTY_CONSUMERS.items():
+            try:
+                handle = import_object(target)(self)
+            except Exception as exc:  # a consumer never stops the profile from opening
+                logger.warning("hermes_pipeline: %s could not start for profile %s: %s: %s", name, self.home,
+                               type(exc).__name__, str(exc)[:200])
+                continue
+            if handle is not None:
+                self.consumers[name] = handle
 
     @property
     def settings(self) -> ProfileSettings:
@@ -77,6 +103,12 @@ class Profile:
                 return
             self.closed = True
             _profiles.pop(self.home, None)
+            for name, handle in reversed(list(self.consumers.items())):
+                try:
+                    handle.close()
+                except Exception as exc:
+                    logger.warning("hermes_pipeline: closing %s of profile %s failed: %s", name, self.home, exc)
+            self.consumers.clear()
             _activation.PROCESS.release(str(self.home))
 
     def __enter__(self) -> Profile:
@@ -107,6 +139,7 @@ def open_profile(hermes_home: str | Path | None = None, *, settings: PipelineSet
         timeout = profile_settings.hook_callback_timeout if profile_settings.hook_callback_timeout_set else None
         _activation.PROCESS.acquire(str(home), get_engine(), pipeline, hook_callback_timeout=timeout)
         profile = Profile(home, profile_settings, pipeline)
+        profile._start_consumers()
         _profiles[home] = profile
         return profile
 

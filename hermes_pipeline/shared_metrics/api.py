@@ -243,3 +243,14 @@ def reconcile_consent(hermes_home: Path | str, *, enabled: bool, send: bool, end
     except Exception as exc:
         logger.warning("hermes_pipeline: shared metrics: consent reconcile failed: %s", exc)
     return allowed
+
+
+def attach_for_profile(profile: Any) -> SharedMetrics | None:
+    """First-party consumer entry used by :func:`hermes_pipeline.config.open_profile`.
+
+    Reads the profile's cached ``telemetry.shared_metrics`` snapshot and attaches the collector to
+    the profile's own engine, so it only sees that profile's events (SM-14, CFG-67a).
+    """
+    settings = profile.settings.shared_metrics
+    return attach_shared_metrics(profile.engine, profile.home, enabled=settings.enabled is True,
+                                 send=settings.send is True, endpoint=settings.endpoint)

@@ -230,3 +230,26 @@ def test_cfg_68_cfg_9_profile_keys_work_without_pipeline(env: Env, process: Engi
     profile = open_profile()
     assert profile.activation.state is ActivationState.DISABLED
     assert profile.settings.shared_metrics.enabled and profile.settings.observability["trajectories"]["enabled"]
+
+
+def test_cfg_67a_shared_metrics_started_per_profile_from_config_yaml(env: Env, process: Engine) -> None:
+    """CFG-67a / CFG-85 / SM-14: shared metrics start only for the profile whose config.yaml enables
+    them, on that profile's engine; the other profile gets nothing and no files are created for it."""
+    import sqlite3
+
+    write_config(env.root / "on", "telemetry:\n  shared_metrics:\n    enabled: true\n")
+    write_config(env.root / "off", "telemetry:\n  shared_metrics:\n    enabled: false\n")
+    on, off = open_profile(env.root / "on"), open_profile(env.root / "off")
+    assert set(on.consumers) == {"shared_metrics"} and off.consumers == {}
+    assert not process.has_hook("post_tool_call")  # not a process-wide plugin
+    for profile in (on, off):
+        with profile.host(model="m").session() as session, session.turn("hi") as turn:
+            turn.call_tool("read_file", {"path": "x"}, lambda path: "text", tool_call_id="c1")
+            turn.complete("done")
+    on.consumers["shared_metrics"].flush()
+    db = env.root / "on" / "telemetry" / "shared_metrics" / "metrics.sqlite3"
+    with sqlite3.connect(db) as conn:
+        counted = conn.execute("select count(*) from counter_aggregates").fetchone()[0]
+    assert counted > 0 and not (env.root / "off" / "telemetry").exists()
+    on.close()
+    assert on.consumers == {}
