@@ -302,3 +302,28 @@ def test_entry_point_published_twice_is_an_error(engine: Engine, plugin_dir: Pat
     _dist(plugin_dir, "dist_two", "[hermes_pipeline.components]\ndup = ep_dup\n")
     with pytest.raises(PluginLoadError, match="dist_one.*dist_two"):
         engine.load_entry_point("dup")
+
+
+def test_component_registers_helper_objects_removed_with_it(engine: Engine) -> None:
+    """§15.2: a component can delegate hooks to helper objects via ctx.register_plugin."""
+    seen: list[str] = []
+
+    class Helper:
+        @hookimpl
+        def post_tool_call(self, tool_name: str) -> None:
+            seen.append(tool_name)
+
+    class Component:
+        kind = "delegating"
+
+        def __init__(self, ctx: Any) -> None:
+            self.ctx = ctx
+
+        def activate(self) -> None:
+            self.ctx.register_plugin(Helper())
+
+    name = engine.add_plugin(Component)
+    engine.dispatch("post_tool_call", {"tool_name": "t"})
+    assert seen == ["t"]
+    engine.remove_plugin(name)
+    assert not engine.has_hook("post_tool_call")

@@ -8,10 +8,12 @@ policy. An invalid value inside one destination entry skips only that entry with
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
@@ -20,6 +22,9 @@ from ..config.keypath import KeyPath, format_path
 from ..config.policy import ValidationContext
 from ..engine.plugins import ComponentContext
 from . import observability_keys as K
+from .observability_sinks import AttachedSinks, attach_sinks
+
+SHUTDOWN_DEADLINE: Final = 5.0
 
 _PLACEHOLDER: Final = re.compile(r"\{(session_id|date|metadata\.[A-Za-z0-9_.\-]+(?::-[A-Za-z0-9_.~\-]*)?)\}")
 _FRAGMENT: Final = re.compile(r"[A-Za-z0-9_.~\-]+")
@@ -30,9 +35,8 @@ class ObservabilityComponent:
     """Exporter component: ATOF sinks, ATIF trajectories and OTLP endpoints (spec 04).
 
     Validation and the activation-time checks (``header_env`` variables set and non-blank,
-    process-global OTLP header variables ignored) live here. The sinks themselves are attached by
-    the exporters layer, which reads :attr:`config` and :attr:`destinations` of the activated
-    instance; this component registers no hooks of its own.
+    process-global OTLP header variables ignored) live here; :mod:`.observability_sinks` attaches
+    the enabled sinks to one shared hook projection at activation.
     """
 
     kind: ClassVar[str] = "observability"
@@ -47,6 +51,8 @@ class ObservabilityComponent:
         """Dotted paths of destination entries skipped at activation (CFG-32a)."""
         self.working_directory: str | None = None
         """The process working directory at activation, against which relative paths resolve (CFG-83)."""
+        self.exporters: AttachedSinks | None = None
+        """The projection and sinks attached at activation (``None`` when no section is enabled)."""
 
     @classmethod
     def validate_config(cls, config: dict[str, Any], vctx: ValidationContext) -> None:
@@ -68,7 +74,7 @@ class ObservabilityComponent:
             _otel(config["opentelemetry"], vctx)
 
     def activate(self) -> None:
-        """Run the activation-time checks of 04 FMT-41 / FMT-72; registers no hooks itself."""
+        """Run the activation-time checks of 04 FMT-41 / FMT-72, then attach the enabled sinks."""
         self.working_directory = os.getcwd()
         config = self.config
         otel = config.get("opentelemetry")
@@ -84,6 +90,16 @@ class ObservabilityComponent:
                 self._warn("endpoint_skipped", f"destination entry skipped: {problem}", path)
             else:
                 self.destinations.append(path)
+        self.exporters = attach_sinks(_without(config, self.skipped), base_dir=Path(self.working_directory),
+                                      register=self.ctx.register_plugin)
+
+    def flush(self, timeout: float) -> bool:
+        """Write what the sinks have queued, within ``timeout`` seconds."""
+        return self.exporters.flush(timeout) if self.exporters is not None else True
+
+    def stats(self) -> dict[str, Any]:
+        """Queue, drop and error counters of the projection and of every sink."""
+        return self.exporters.stats() if self.exporters is not None else {}
 
     def _warn(self, code: str, message: str, field: str | None) -> None:
         if self.ctx.diagnostics is not None:
@@ -92,10 +108,27 @@ class ObservabilityComponent:
             self.ctx.logger.warning("hermes_pipeline: %s: %s", field or self.kind, message)
 
     def shutdown(self) -> None:
-        """Nothing to release until the exporters layer attaches sinks."""
+        """Close open scopes (partial trajectories are written) and stop every sink."""
+        if self.exporters is not None:
+            self.exporters.shutdown(SHUTDOWN_DEADLINE)
 
 
 # --------------------------------------------------------------------------- activation helpers
+
+
+def _without(config: Mapping[str, Any], skipped: list[str]) -> dict[str, Any]:
+    """A copy of ``config`` without the destination entries skipped at activation (CFG-32a)."""
+    out = copy.deepcopy(dict(config))
+    targets: list[tuple[list[Any], int]] = []
+    for path in skipped:  # e.g. "opentelemetry.logs.endpoints[1]"
+        parts = path.replace("]", "").replace("[", ".").split(".")
+        node: Any = out
+        for part in parts[:-1]:
+            node = node[int(part)] if part.isdigit() else node[part]
+        targets.append((node, int(parts[-1])))
+    for node, index in sorted(targets, key=lambda t: t[1], reverse=True):  # later indexes first
+        del node[index]
+    return out
 
 
 def _destinations(config: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:

@@ -58,6 +58,19 @@ class PluginContext:
         ``llm_execution`` or ``tool_execution``)."""
         self._engine.register_middleware(kind, callback, plugin=self.plugin_name)
 
+    def register_plugin(self, obj: object) -> None:
+        """Register the ``@hookimpl`` methods of a helper object as part of this plugin.
+
+        They are removed together with the plugin. Useful for a component that delegates to
+        exporter objects (for example one projection shared by several sinks).
+        """
+        plugins = self._engine.plugins
+        record = plugins.get(self.plugin_name)
+        if record is None:
+            record = LoadedPlugin(self.plugin_name, obj, "helper")
+        label = f"{self.plugin_name}/{type(obj).__qualname__}@{id(obj):x}"
+        plugins._add_hookimpls(label, obj, record, owner=self.plugin_name)
+
 
 class ComponentContext(PluginContext):
     """The context handed to a component class's constructor (spec 03 §15.2).
@@ -221,7 +234,9 @@ class PluginSet:
         instance.activate()
         self._add_hookimpls(record.name, instance, record)
 
-    def _add_hookimpls(self, name: str, obj: object, record: LoadedPlugin) -> None:
+    def _add_hookimpls(self, name: str, obj: object, record: LoadedPlugin, owner: str | None = None) -> None:
+        """Register ``obj``'s hookimpls. With ``owner``, they belong to that plugin (removed with it)
+        and ``obj`` is not kept in the pluggy manager, which is only used to parse and validate."""
         if not _has_hookimpls(obj):
             return
         try:
@@ -236,6 +251,8 @@ class PluginSet:
             for impl in caller.get_hookimpls()
             if impl.plugin is obj
         ]
+        if owner is not None:
+            self.manager.unregister(name=name)
         for _, impl in impls:
             if impl.wrapper or impl.hookwrapper:
                 raise WrapperHookimplError(
@@ -255,7 +272,7 @@ class PluginSet:
                         "hermes_pipeline: plugin %r implements unknown hook %r; it is stored and fires only if a host "
                         "emits that name. Valid hooks: %s", name, target, ", ".join(OBSERVER_HOOKS),
                     )
-            self._engine._add(registry, target, impl.function, name, group, invoke)
+            self._engine._add(registry, target, impl.function, owner or name, group, invoke)
             record.hook_names.append(target)
 
     # ----------------------------------------------------------------- loading by reference
@@ -335,7 +352,7 @@ class PluginSet:
             entries = sorted((e for n in source.names() for e in source.get(n) if e.plugin in moved),
                              key=lambda e: e.seq)
             for e in entries:
-                self._engine._add(registry, e.name, e.callback, e.plugin, e.group, e.invoke)
+                self._engine._add(registry, e.name, e.callback, e.plugin, e.group, e.invoke, e.takes_all)
         for name in names:
             record = staging._discard(name)
             if record is None:  # pragma: no cover - names() came from staging

@@ -1,0 +1,100 @@
+"""Attaching the exporters to the ``observability`` component (spec 04 §1).
+
+One :class:`~hermes_pipeline.export.projection.ScopePlugin` projects the hooks into scope events
+once; every enabled section (``atof``, ``atif``, ``opentelemetry``) adds one listener built by its
+sink module. The sinks never import each other; this module is the only place that knows all of
+them, and it imports each one only when its section is enabled.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from ..engine.plugins import import_object
+
+logger: Final = logging.getLogger("hermes_pipeline.component.observability")
+
+SINK_BUILDERS: Final[dict[str, str]] = {
+    "atof": "hermes_pipeline.sinks.atof:build_atof_sink",
+    "atif": "hermes_pipeline.sinks.atif:build_atif_sink",
+    "opentelemetry": "hermes_pipeline.sinks.otel:build_otel_sink",
+}
+"""Config section → ``module:function`` building that section's scope listener."""
+
+
+@dataclass
+class AttachedSinks:
+    """The shared projection and the sinks listening to it."""
+
+    projection: Any
+    sinks: dict[str, Any] = field(default_factory=dict)
+
+    def flush(self, timeout: float) -> bool:
+        """Project what is queued, then flush every sink."""
+        ok = bool(self.projection.flush(timeout))
+        for sink in self.sinks.values():
+            ok = bool(sink.flush(timeout)) and ok
+        return ok
+
+    def shutdown(self, deadline: float) -> bool:
+        """Close open scopes (partial output), then shut every sink down within ``deadline``."""
+        ok = bool(self.projection.shutdown(deadline))
+        for name, sink in self.sinks.items():
+            try:
+                ok = bool(sink.shutdown(deadline)) and ok
+            except Exception as exc:  # one sink never prevents the others' shutdown
+                logger.warning("hermes_pipeline: observability: %s shutdown failed: %s", name, exc)
+                ok = False
+        return ok
+
+    def stats(self) -> dict[str, Any]:
+        """Counters of the projection queue and of each sink."""
+        out: dict[str, Any] = {"publication": self.projection.publication_stats()}
+        for name, sink in self.sinks.items():
+            out[name] = sink.stats()
+        return out
+
+    def destinations(self) -> list[str]:
+        """Where each sink writes (no credentials)."""
+        return [f"{name}: {where}" for name, sink in self.sinks.items() for where in sink.destinations()]
+
+
+def attach_sinks(config: Mapping[str, Any], *, base_dir: Path,
+                 register: Callable[[object], None]) -> AttachedSinks | None:
+    """Build the enabled sinks of an ``observability`` config and register their projection.
+
+    Returns ``None`` when no section is enabled (then nothing is registered and nobody listens).
+    A sink that cannot be built raises; the component activation then fails as a whole (CFG-48).
+    """
+    enabled = [name for name in SINK_BUILDERS
+               if isinstance(config.get(name), Mapping) and config[name].get("enabled") is True]
+    if not enabled:
+        return None
+    from ..export.projection import ScopePlugin
+
+    policy = config.get("policy") if isinstance(config.get("policy"), Mapping) else {}
+    queue = policy.get("max_queue_size") if isinstance(policy.get("max_queue_size"), int) else 10_000
+    projection = ScopePlugin(deferred=True, max_queue_size=queue)
+    attached = AttachedSinks(projection)
+    options = {
+        "base_dir": base_dir,
+        "enable_full_payloads": config.get("enable_full_payloads") is True,
+        "content_summary": config.get("content_summary") or "preview",
+        "on_invalid": "skip",
+        "ignore_unknown_keys": True,
+    }
+    try:
+        for name in enabled:
+            builder = import_object(SINK_BUILDERS[name])
+            sink = builder(config[name], **options)  # type: ignore[operator]
+            attached.sinks[name] = sink
+            projection.add_listener(sink)
+    except BaseException:
+        attached.shutdown(1.0)
+        raise
+    register(projection)
+    return attached

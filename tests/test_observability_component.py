@@ -1,0 +1,52 @@
+"""The ``observability`` component wires the enabled sinks to one shared projection (spec 04 §1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_pipeline import Engine, Host
+from hermes_pipeline.components.observability import ObservabilityComponent
+from hermes_pipeline.schemas import load_schema
+
+
+def run_session(engine: Engine) -> None:
+    host = Host(engine, model="m", platform="cli")
+    with host.session() as session, session.turn("hello") as turn:
+        turn.call_llm({"model": "m", "messages": [{"role": "user", "content": "hello"}]},
+                      lambda r: {"model": "m", "choices": [{"message": {"role": "assistant", "content": "hi"},
+                                                            "finish_reason": "stop"}]})
+        turn.call_tool("read_file", {"path": "a"}, lambda path: "text", tool_call_id="c1")
+        turn.complete("done")
+
+
+def test_fmt_atof_sink_attached_through_the_component(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The component's activate() attaches the ATOF file sink; shutdown writes everything; removal unhooks."""
+    import jsonschema
+
+    monkeypatch.chdir(tmp_path)
+    engine = Engine()
+    config = {"version": 4, "atof": {"enabled": True, "sinks": [
+        {"type": "file", "output_directory": "out", "filename": "events.jsonl", "mode": "overwrite"}]}}
+    name = engine.add_plugin(ObservabilityComponent, config=config)
+    component = engine.plugins.get(name).instance  # type: ignore[union-attr]
+    assert engine.has_hook("post_tool_call")
+    run_session(engine)
+    assert component.flush(5.0)
+    engine.remove_plugin(name)
+    assert not engine.has_hook("post_tool_call")
+    events = [json.loads(line) for line in (tmp_path / "out" / "events.jsonl").read_text().splitlines()]
+    schema = load_schema("atof-0.1")
+    for event in events:
+        jsonschema.validate(event, schema)
+    names = [(e["scope_category"] if e.get("kind") == "scope" else "mark", e["name"]) for e in events]
+    assert ("start", "hermes.session") in names and ("end", "read_file") in names
+
+
+def test_no_enabled_section_registers_nothing() -> None:
+    """With every section disabled the component listens to nothing (no caller cost)."""
+    engine = Engine()
+    engine.add_plugin(ObservabilityComponent, config={"version": 4, "atof": {"enabled": False}})
+    assert not engine.has_hook("post_tool_call") and not engine.has_hook("pre_llm_call")
