@@ -27,6 +27,32 @@ def per_call_ns(fn: Callable[[], object], *, inner: int = 2000, rounds: int = 31
     return statistics.median(samples)
 
 
+def interleaved(cases: list[tuple[str, Callable[[], object]]], *, inner: int = 2000,
+                rounds: int = 31) -> list[tuple[str, float]]:
+    """Median per-call ns of each case, measured round-robin so that load changes hit every case alike.
+
+    Each round times ``inner`` back-to-back calls of every case in turn; the result per case is the
+    median over rounds. On a shared, noisy machine this keeps the ratios between cases meaningful.
+    """
+    for _, fn in cases:  # warm-up
+        for _ in range(inner // 10):
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name, _ in cases}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for name, fn in cases:
+                start = time.perf_counter_ns()
+                for _ in range(inner):
+                    fn()
+                samples[name].append((time.perf_counter_ns() - start) / inner)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return [(name, statistics.median(samples[name])) for name, _ in cases]
+
+
 def table(rows: list[tuple[str, float]], *, baseline: float | None = None) -> str:
     """Rows as text: name, median ns, ratio to the first row, added ns over the first row."""
     base = rows[0][1] if baseline is None else baseline

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pluggy  # noqa: E402
-from _timing import per_call_ns, table  # noqa: E402
+from _timing import interleaved, table  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer rounds (noisier)")
     args = parser.parse_args(argv)
-    rounds = 7 if args.quick else 31
+    rounds = 15 if args.quick else 101
 
     bare = lambda: read_file(**ARGS)  # noqa: E731
     no_plugins = tool_call(Engine())
@@ -98,18 +98,19 @@ def main(argv: list[str] | None = None) -> int:
     full.register_middleware("tool_execution", lambda **kw: kw["next_call"]())
     all_hooks = tool_call(full)
 
-    rows = [
-        ("bare tool function", per_call_ns(bare, rounds=rounds)),
-        ("call_tool, no plugins", per_call_ns(no_plugins, rounds=rounds)),
-        ("call_tool, 1 no-op post_tool_call observer", per_call_ns(one_observer, rounds=rounds)),
-        ("call_tool, 3 tool hooks + 2 tool middlewares", per_call_ns(all_hooks, rounds=rounds)),
-        ("reference: pluggy hook call, 1 impl", per_call_ns(pluggy_reference(), rounds=rounds)),
+    cases = [
+        ("bare tool function", bare),
+        ("call_tool, no plugins", no_plugins),
+        ("call_tool, 1 no-op post_tool_call observer", one_observer),
+        ("call_tool, 3 tool hooks + 2 tool middlewares", all_hooks),
+        ("reference: pluggy hook call, 1 impl", pluggy_reference()),
     ]
     otel = otel_reference()
     if otel is not None:
-        rows.append(("reference: OTel SDK span start/end", per_call_ns(otel, rounds=rounds)))
+        cases.append(("reference: OTel SDK span start/end", otel))
     else:
         print("(opentelemetry-sdk not installed: OTel reference row skipped; pip install '.[bench]')")
+    rows = interleaved(cases, inner=500, rounds=rounds)
     print(table(rows))
     added_none = rows[1][1] - rows[0][1]
     added_one = rows[2][1] - rows[0][1]

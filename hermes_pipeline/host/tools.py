@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.status import ToolErrorType, ToolStatus
+from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from ..engine.returns import first_str, tool_directive
 from ..engine.scrub import scrub_message, url_target
 from .context import CallContext, _reset, current
@@ -223,6 +224,7 @@ class ToolCall(CallContext):
                 "turn_id": turn.turn_id, "api_request_id": self.api_request_id, "result": result,
                 "duration_ms": duration_ms, "status": status, "error_type": error_type,
                 "error_message": error_message, "middleware_trace": self.trace[:],
+                "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,  # presized: no insert in dispatch
             })
         if record:
             self.session.record_tool(history_entry(self.tool_name, self.args, result, status or _OK))
