@@ -21,7 +21,7 @@ def test_demo_runs_end_to_end_and_reports_every_feature(tmp_path: Path, capsys: 
     assert "rewritten by llm_request: middleware-demo" in out and "rewritten by tool_request" in out
     assert "BLOCKED (plugin_block)" in out and "approval" in out and "-> once" in out
     assert "subagent reviewer" in out and "human input (approval)" in out
-    assert (tmp_path / "summary.txt").read_text() == "Buy oats and apples; plumber Tuesday."
+    assert (tmp_path / "files" / "summary.txt").read_text() == "Buy oats and apples; plumber Tuesday."
     assert "plugin failures: 0" in out
 
 
@@ -50,3 +50,37 @@ def test_hooks_command_lists_the_catalogue(capsys: pytest.CaptureFixture[str]) -
     assert main(["hooks", "--fields"]) == 0
     out = capsys.readouterr().out
     assert "pre_tool_call" in out and "hang class C" in out and "tool_call_history" in out
+
+
+def test_demo_exports_through_every_sink(tmp_path: Path) -> None:
+    """Issue 4 item 7: the demo's pipeline enables ATOF, ATIF and OTLP; every output is produced and valid."""
+    import jsonschema
+
+    from hermes_pipeline.schemas import load_schema
+
+    result = run_demo(tmp_path)
+    assert result.activation.state.value == "active"
+    (atof_file,) = result.outputs["atof"]
+    events = [json.loads(line) for line in atof_file.read_text().splitlines()]
+    atof_schema = load_schema("atof-0.1")
+    for event in events:
+        jsonschema.validate(event, atof_schema)
+    trajectories = [json.loads(p.read_text()) for p in result.outputs["atif"]]
+    assert len(trajectories) == 1  # one top-level agent; the reviewer is embedded
+    for trajectory in trajectories:
+        jsonschema.validate(trajectory, load_schema("atif-1.7"))
+    assert trajectories[0].get("subagent_trajectories")
+    names = {s.name for s in result.spans}
+    assert any(n.startswith("invoke_agent") for n in names) and any(n.startswith("execute_tool") for n in names)
+    assert len({s.trace_id for s in result.spans}) == 1  # the subagent shares its parent's trace
+    blocked = [e for e in events if e.get("scope_category") == "end" and e["name"] == "read_file"
+               and "credentials" in json.dumps(e)]
+    assert blocked, "the blocked read shows in the ATOF stream"
+
+
+def test_demo_pipeline_file_is_the_packaged_one() -> None:
+    """pipelines/demo.toml is exactly what the demo runs by default, and it validates."""
+    from hermes_pipeline.demo.run import default_pipeline
+
+    repo = Path(__file__).resolve().parents[1]
+    assert (repo / "pipelines" / "demo.toml").read_text() == default_pipeline()

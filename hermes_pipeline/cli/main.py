@@ -15,7 +15,14 @@ from .metrics_cmd import add_parser as add_metrics_parser
 def _demo(args: argparse.Namespace) -> int:
     from ..demo.run import print_report, run_demo
 
-    result = run_demo(Path(args.workspace) if args.workspace else None)
+    pipeline_text = None
+    if args.pipeline:
+        try:
+            pipeline_text = Path(args.pipeline).read_text(encoding="utf-8")
+        except OSError as exc:
+            print(f"hermes-pipeline demo: error: cannot read {args.pipeline}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    result = run_demo(Path(args.workspace) if args.workspace else None, pipeline_text=pipeline_text)
     print_report(result, sys.stdout)
     return 0
 
@@ -48,8 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run a scripted agent session against a local model and print its tree",
                           description="Start a deterministic OpenAI-compatible model on 127.0.0.1, run a two-turn "
                                       "session of the reference agent (real read_file/write_file tools, a policy "
-                                      "plugin, middleware, an approval and a subagent) and print what happened.")
+                                      "plugin, middleware, an approval and a subagent) through a pipeline file "
+                                      "that enables ATOF, ATIF and OTLP (to a receiver on 127.0.0.1), and print "
+                                      "what happened and where each output went.")
     demo.add_argument("--workspace", metavar="DIR", help="directory for the demo's files (default: a new temp dir)")
+    demo.add_argument("--pipeline", metavar="FILE",
+                      help="pipeline file to run with (default: the packaged one, same as pipelines/demo.toml); "
+                           "its output directories go under the workspace and OTLP goes to the demo's receiver")
     demo.set_defaults(func=_demo)
     hooks = sub.add_parser("hooks", help="list the observer hooks and middleware kinds of the contract")
     hooks.add_argument("--fields", action="store_true", help="also list each hook's payload fields")

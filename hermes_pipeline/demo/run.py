@@ -1,25 +1,40 @@
-"""``hermes-pipeline demo``: a scripted session end to end against the local model server."""
+"""``hermes-pipeline demo``: a scripted session end to end, exported through a real pipeline file.
+
+The demo starts the deterministic model server and an OTLP receiver on 127.0.0.1, activates the
+pipeline file (by default the packaged ``pipeline.toml``, the same as ``pipelines/demo.toml``)
+through a profile exactly as a host would, runs two turns of the reference agent, releases the
+pipeline (which writes the ATIF trajectories) and reports what happened and where it went.
+"""
 
 from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+import tomli_w
+
 from ..engine.core import Engine
-from ..host import Host
 from ..testing import Recorder
 from . import plugins as demo_plugins
 from .agent import ReferenceAgent
 from .model_server import ScriptedModelServer, ScriptStep, ToolCallSpec
 from .openai_client import ChatCompletionsClient
+from .otlp_receiver import OTLPReceiver
 from .tools import Workspace
 from .tree import render
 
 NOTES = "Groceries: oats, apples.\nCall the plumber on Tuesday.\n"
 SECRETS = "API_KEY=sk-demo-0123456789abcdef0123\n"
+
+
+def default_pipeline() -> str:
+    """The packaged demo pipeline file's text."""
+    return resources.files(__package__).joinpath("pipeline.toml").read_text(encoding="utf-8")
 
 
 def _last_tool_text(body: dict[str, Any]) -> str:
@@ -59,44 +74,131 @@ class DemoResult:
     model_requests: list[dict[str, Any]]
     workspace: Path
     engine: Engine
+    activation: Any = None
+    """The pipeline activation report."""
+    outputs: dict[str, list[Path]] = field(default_factory=dict)
+    """Files written by the sinks, by kind (``atof``, ``atif``)."""
+    spans: list[Any] = field(default_factory=list)
+    """Spans the OTLP receiver decoded."""
+    exporter_stats: dict[str, Any] = field(default_factory=dict)
+    """Queue, drop and error counters of the projection and each sink, taken before release."""
+    destinations: list[str] = field(default_factory=list)
 
 
-def run_demo(workspace: Path | None = None, *, engine: Engine | None = None) -> DemoResult:
-    """Run the scripted two-turn session and return what happened."""
-    engine = engine if engine is not None else Engine()
+def localize(pipeline: dict[str, Any], root: Path, otlp_endpoint: str) -> dict[str, Any]:
+    """Point relative output directories at ``root`` and every OTLP endpoint at the demo receiver."""
+    for component in pipeline.get("components", []):
+        config = component.get("config") or {}
+        for sink in (config.get("atof") or {}).get("sinks", []):
+            if "output_directory" in sink and not Path(sink["output_directory"]).is_absolute():
+                sink["output_directory"] = str(root / sink["output_directory"])
+        atif = config.get("atif") or {}
+        if "output_directory" in atif and not Path(atif["output_directory"]).is_absolute():
+            atif["output_directory"] = str(root / atif["output_directory"])
+        for endpoint in (config.get("opentelemetry") or {}).get("endpoints", []):
+            endpoint["endpoint"] = otlp_endpoint
+    return pipeline
+
+
+def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None) -> DemoResult:
+    """Run the scripted two-turn session through the pipeline and return what happened."""
+    from ..config import open_profile, release_all
+    from ..config.discovery import PipelineSettings
+    from ..runtime import get_engine
+
     root = Path(workspace) if workspace is not None else Path(tempfile.mkdtemp(prefix="hermes-demo-"))
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "notes.txt").write_text(NOTES, encoding="utf-8")
-    (root / "secrets.env").write_text(SECRETS, encoding="utf-8")
-    recorder = Recorder()
-    engine.add_plugin(recorder, name="demo-recorder")
-    engine.add_plugin(demo_plugins, name="demo-plugins")
-    answers: list[str] = []
+    root = root.resolve()
+    files = root / "files"
+    files.mkdir(parents=True, exist_ok=True)
+    (files / "notes.txt").write_text(NOTES, encoding="utf-8")
+    (files / "secrets.env").write_text(SECRETS, encoding="utf-8")
+    receiver = OTLPReceiver()
     try:
-        with ScriptedModelServer(demo_script()) as server:
-            host = Host(engine, platform="cli", model=server.model, provider="local-scripted",
-                        base_url=server.base_url, api_mode="chat_completions")
-            agent = ReferenceAgent(host, ChatCompletionsClient(server.base_url, timeout=10.0),
-                                   Workspace(root).tools(), responder=lambda tool, command: "once")
-            with host.session() as session:
-                answers.append(agent.run_turn(session, "What do my notes say?"))
-                answers.append(agent.run_turn(session, "Save a short summary and have a reviewer check it."))
-            requests = server.requests
+        document = localize(tomllib.loads(pipeline_text or default_pipeline()), root, receiver.endpoint)
+        pipeline_file = root / "pipeline.toml"
+        pipeline_file.write_text(tomli_w.dumps(document), encoding="utf-8")
+        settings = PipelineSettings(plugins_toml=str(pipeline_file), xdg_config_home=str(root / "no-user-config"),
+                                    home=str(root), system_plugins_toml=str(root / "no-system-plugins.toml"))
+        profile = open_profile(root / "hermes-home", settings=settings)
+        result = DemoResult([], Recorder(), [], root, profile.engine, activation=profile.activation)
+        try:
+            result.engine.add_plugin(result.recorder, name="demo-recorder")
+            result.engine.add_plugin(demo_plugins, name="demo-plugins")
+            with ScriptedModelServer(demo_script()) as server:
+                host = profile.host(platform="cli", model=server.model, provider="local-scripted",
+                                    base_url=server.base_url, api_mode="chat_completions")
+                agent = ReferenceAgent(host, ChatCompletionsClient(server.base_url, timeout=10.0),
+                                       Workspace(files).tools(), responder=lambda tool, command: "once")
+                with host.session() as session:
+                    result.answers.append(agent.run_turn(session, "What do my notes say?"))
+                    result.answers.append(agent.run_turn(session, "Save a short summary and have a reviewer check it."))
+                result.model_requests = server.requests
+            component = get_engine().plugins.get("component:observability")
+            if component is not None and component.instance is not None:
+                instance: Any = component.instance
+                instance.flush(10.0)
+                result.exporter_stats = instance.stats()
+                exporters = getattr(instance, "exporters", None)
+                result.destinations = exporters.destinations() if exporters is not None else []
+        finally:
+            profile.engine.plugins.remove_all()
+            release_all()  # shuts the sinks down: partial output and trajectories are written
+        result.outputs = {"atof": sorted(root.glob("telemetry/*.jsonl")),
+                          "atif": sorted(root.glob("trajectories/*.json"))}
+        result.spans = list(receiver.spans)
+        return result
     finally:
-        engine.remove_plugin("demo-plugins")
-        engine.remove_plugin("demo-recorder")
-    return DemoResult(answers, recorder, requests, root, engine)
+        receiver.close()
+
+
+def _counters(stats: dict[str, Any]) -> str:
+    parts = []
+    for name, values in stats.items():
+        if isinstance(values, dict):
+            dropped = sum(v for k, v in _flat(values) if "drop" in k)
+            errors = sum(v for k, v in _flat(values) if "error" in k or "fail" in k)
+            parts.append(f"{name}: dropped {dropped}, errors {errors}")
+    return "; ".join(parts)
+
+
+def _flat(values: dict[str, Any], prefix: str = "") -> list[tuple[str, int]]:
+    out: list[tuple[str, int]] = []
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out += _flat(value, f"{prefix}{key}.")
+        elif isinstance(value, int) and not isinstance(value, bool):
+            out.append((f"{prefix}{key}", value))
+    return out
 
 
 def print_report(result: DemoResult, out: TextIO) -> None:
-    """Print the tree and a short summary."""
+    """Print the tree, where every output went, and the counters."""
     out.write("hermes_pipeline demo: a scripted session against a local OpenAI-compatible model\n\n")
     out.write(render(result.recorder.events) + "\n\n")
     tagged = sum(1 for r in result.model_requests if r.get("metadata", {}).get("hermes_middleware_demo"))
     out.write(f"events dispatched: {len(result.recorder.events)}; provider requests: "
               f"{len(result.model_requests)} ({tagged} carried the llm_request middleware tag)\n")
+    state = getattr(getattr(result.activation, "state", None), "value", "unknown")
+    out.write(f"pipeline: {result.workspace / 'pipeline.toml'} (activation {state})\n")
+    for diagnostic in getattr(result.activation, "diagnostics", []):
+        if getattr(diagnostic, "level", "") == "error":
+            out.write(f"  error: {diagnostic.message}\n")
+    out.write("outputs:\n")
+    for path in result.outputs.get("atof", []):
+        lines = sum(1 for _ in path.open(encoding="utf-8"))
+        out.write(f"  ATOF events       {path}  ({lines} events)\n")
+    for path in result.outputs.get("atif", []):
+        steps = len(json.loads(path.read_text(encoding="utf-8")).get("steps", []))
+        out.write(f"  ATIF trajectory   {path}  ({steps} steps)\n")
+    if result.spans:
+        traces = len({s.trace_id for s in result.spans})
+        out.write(f"  OTLP spans        {len(result.spans)} spans in {traces} trace(s) received on 127.0.0.1\n")
+    if result.exporter_stats:
+        out.write(f"exporter counters: {_counters(result.exporter_stats)}\n")
     stats = result.engine.failure_stats()
     out.write(f"plugin failures: {sum(stats.by_plugin.values())}; timeouts: {sum(stats.timeouts.values())}\n")
     out.write(f"workspace: {result.workspace}\n")
     for i, answer in enumerate(result.answers, 1):
         out.write(f"answer {i}: {json.dumps(answer, ensure_ascii=False)}\n")
+    if result.outputs.get("atof"):
+        out.write(f"\nexplore: hermes-pipeline trace show {result.outputs['atof'][0]}\n")
