@@ -11,6 +11,16 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.testing import Recorder
 
 
+@pytest.fixture(autouse=True)
+def _fresh_call_context() -> Iterator[None]:
+    """Each test starts outside any session or turn, whatever earlier tests left open."""
+    from hermes_pipeline.host.context import EMPTY_CONTEXT, current
+
+    token = current.set(EMPTY_CONTEXT)
+    yield
+    current.reset(token)
+
+
 @pytest.fixture
 def engine() -> Engine:
     return Engine()

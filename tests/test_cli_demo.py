@@ -59,7 +59,7 @@ def test_demo_exports_through_every_sink(tmp_path: Path) -> None:
     from hermes_pipeline.schemas import load_schema
 
     result = run_demo(tmp_path)
-    assert result.activation.state.value == "active"
+    assert result.activation.state.value == "ACTIVE"
     (atof_file,) = result.outputs["atof"]
     events = [json.loads(line) for line in atof_file.read_text().splitlines()]
     atof_schema = load_schema("atof-0.1")

@@ -10,6 +10,7 @@ from pathlib import Path
 from .. import __version__
 from .config_cmd import add_parser as add_config_parser
 from .metrics_cmd import add_parser as add_metrics_parser
+from .trace_cmd import add_parser as add_trace_parser
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.set_defaults(func=_hooks)
     add_config_parser(sub)
     add_metrics_parser(sub)
+    add_trace_parser(sub)
     return parser
 
 

@@ -371,6 +371,7 @@ def test_atif_rules(env: Env) -> None:
 def test_cfg_85_builtin_component_through_the_public_api(env: Env) -> None:
     """CFG-85: the built-in kind is exercised exactly like a third-party component: validate_config
     with a vctx, then engine.plugins.add with a config and context, activate() with activation-time checks."""
+    env.monkeypatch.chdir(env.root)
     engine = Engine()
     sink = Diagnostics(log=False)
     config = {"version": 4, "atof": {"enabled": True, "sinks": [
@@ -387,7 +388,8 @@ def test_cfg_85_builtin_component_through_the_public_api(env: Env) -> None:
     assert instance.skipped == ["atof.sinks[0]"] and instance.destinations == ["atof.sinks[1]"]
     assert [d.code for d in sink.items] == ["observability.endpoint_skipped"]
     assert "MISSING_TOKEN" in sink.items[0].message and "https://a" not in sink.items[0].message
-    assert not engine.hooks.mapping and engine.remove_plugin(name)
+    assert engine.has_hook("post_tool_call")  # the surviving file sink is attached
+    assert engine.remove_plugin(name) and not engine.hooks.mapping
 
 
 def test_fmt_72_global_otlp_headers_warned_at_activation(env: Env) -> None:

@@ -1,0 +1,425 @@
+"""Exporters end to end, hermes_pipeline side by side with NeMo Relay, in one process (issue #4).
+
+Workload (the same on every row): N sessions x T turns; each turn makes one LLM call (a trivial
+in-process provider returning an OpenAI-style chat completion that lists the K tool calls) and then
+K calls of a trivial tool (``read_file(path) -> "contents"``). Scope structure on both sides:
+session (agent scope) -> turn (function scope ``agent.run``) -> one ``llm`` scope + K ``tool`` scopes,
+i.e. 2 + T * (4 + 2K) ATOF events per session.
+
+Rows:
+
+- ``plain``: the same loops with no instrumentation at all (the floor for "added" time).
+- hermes_pipeline: ``Host`` on a fresh ``Engine()``; ``turn.call_llm`` / ``turn.call_tool``; with no
+  plugins, and with the built-in ``observability`` component (``engine.add_plugin(
+  ObservabilityComponent, config=...)``) exporting ATOF (JSONL file) + ATIF (one file per session),
+  then also OTLP ``gen_ai`` traces to ``OTLPReceiver(discard=True)`` on 127.0.0.1.
+- NeMo Relay (optional, ``pip install nemo-relay``): ``nemo_relay.scope.scope`` for session / turn,
+  ``nemo_relay.llm.call`` + ``call_end`` (with ``OpenAIChatCodec``) and ``nemo_relay.tools.call`` +
+  ``tool()`` + ``call_end`` (the managed ``execute`` helpers are async-only); with no subscriber;
+  with the manual exporters (``AtofExporter`` file sink + one ``AtifExporter`` per session, whose
+  ``export_json()`` is written to a file after a ``subscribers.flush()`` when the session ends); and
+  with Relay's own ``observability`` plugin (``nemo_relay.plugin.initialize``) given the very same
+  component config dict as hermes_pipeline (ATOF + ATIF, then + OTLP to the same receiver).
+
+Measures, per row: tool calls per second end to end (first session to the end of the final
+flush/shutdown: hermes ``component.flush()`` + ``engine.remove_plugin()``; Relay
+``subscribers.flush()`` + ``AtofExporter.shutdown()`` or ``activation.close()``; set-up not timed),
+and the caller thread's CPU time per tool call (``time.thread_time_ns()`` around each tool call,
+median), with wall time per call beside it; "added" is that median minus the ``plain`` row's in
+the same round; "drain s" is the time from the last session's end to the end of shutdown. Every row
+runs once per round, the rows in a rotating order (2 shared cores: load changes hit every row
+alike), and each figure is the median over rounds. ``_timing.interleaved()`` is not used: Relay's
+plugin host and subscribers are process-wide, so two Relay rows cannot be live at once. Outputs are
+checked (ATOF lines, ATIF files, OTLP bytes) and deleted after every run.
+
+Memory check: hermes_pipeline (ATOF + ATIF) alone, before everything else, until --events ATOF
+events have been produced; at 10 checkpoints it flushes, counts and deletes the produced files and
+prints peak RSS (``ru_maxrss``) and current RSS (``/proc/self/statm``).
+
+Target (issue #4): <= 10 us median added caller-thread time per tool call with ATOF + ATIF; >= 3x
+Relay's end-to-end throughput. Run: ``python bench/bench_exporters.py`` (``--quick``; ``--help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import importlib.metadata
+import logging
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hermes_pipeline import Engine, Host  # noqa: E402
+from hermes_pipeline.components.observability import ObservabilityComponent  # noqa: E402
+from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
+
+relay: Any
+relay_plugin: Any
+try:  # optional extra: bench = [..., "nemo-relay>=0.10"]
+    relay, relay_plugin = importlib.import_module("nemo_relay"), importlib.import_module("nemo_relay.plugin")
+    RELAY_MISSING = ""
+except ImportError as exc:
+    relay = relay_plugin = None
+    RELAY_MISSING = f"NeMo Relay half skipped: cannot import nemo_relay ({exc}); pip install 'nemo-relay>=0.10'"
+
+MODEL = "bench-model"
+USER = "What do my notes say?"
+ARGS = {"path": "notes.txt"}
+REQUEST = {"model": MODEL, "messages": [{"role": "user", "content": USER}]}
+thread_ns, wall_ns = time.thread_time_ns, time.perf_counter_ns
+
+
+def read_file(path: str) -> str:
+    return "contents"
+
+
+@dataclass(frozen=True)
+class Workload:
+    sessions: int
+    turns: int
+    tools: int
+
+    @property
+    def tool_calls(self) -> int:
+        return self.sessions * self.turns * self.tools
+
+    def events(self, sessions: int | None = None) -> int:
+        return (self.sessions if sessions is None else sessions) * (2 + self.turns * (4 + 2 * self.tools))
+
+    def response(self) -> dict[str, Any]:
+        calls = [{"id": f"call_{k}", "type": "function", "function": {"name": "read_file",
+                                                                      "arguments": '{"path": "notes.txt"}'}}
+                 for k in range(self.tools)]
+        return {"id": "chatcmpl-bench", "object": "chat.completion", "model": MODEL, "choices": [
+            {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": "",
+                                                                    "tool_calls": calls}}],
+                "usage": {"prompt_tokens": 12, "completion_tokens": 8, "total_tokens": 20}}
+
+
+@dataclass
+class Run:
+    elapsed: float
+    drain: float  # seconds from the end of the last session to the end of flush/shutdown
+    cpu: float  # median caller-thread ns per tool call
+    wall: float  # median wall ns per tool call
+    atof_lines: int = 0
+    atif_files: int = 0
+    otlp_bytes: int = 0
+    dropped: int = 0
+
+
+def observability_config(directory: Path, otlp: str | None) -> dict[str, Any]:
+    """The component config of spec 04 §2.16 / §3.12 / §4.7; Relay's ``observability`` plugin takes it too."""
+    config: dict[str, Any] = {
+        "version": 4,
+        "atof": {"enabled": True, "sinks": [{"type": "file", "output_directory": str(directory),
+                                              "filename": "events.jsonl", "mode": "overwrite"}]},
+        "atif": {"enabled": True, "output_directory": str(directory / "atif"),
+                 "filename_template": "atif-{session_id}.json"}}
+    if otlp is not None:
+        config["opentelemetry"] = {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": otlp}]}
+    return config
+
+
+def count_outputs(directory: Path) -> tuple[int, int]:
+    """(ATOF lines in every ``*.jsonl``, ATIF ``*.json`` files) under ``directory``."""
+    lines = sum(path.read_bytes().count(b"\n") for path in directory.rglob("*.jsonl"))
+    return lines, sum(1 for _ in directory.rglob("*.json"))
+
+
+class Timed:
+    """Caller-thread CPU and wall nanoseconds of each tool call."""
+
+    def __init__(self) -> None:
+        self.cpu: list[int] = []
+        self.wall: list[int] = []
+
+    def __call__(self, fn: Callable[[], object]) -> None:
+        c0, w0 = thread_ns(), wall_ns()
+        fn()
+        w1, c1 = wall_ns(), thread_ns()
+        self.cpu.append(c1 - c0)
+        self.wall.append(w1 - w0)
+
+    def run(self, start: float, loop_end: float, end: float, **counts: int) -> Run:
+        return Run(end - start, end - loop_end, statistics.median(self.cpu), statistics.median(self.wall), **counts)
+
+
+# --------------------------------------------------------------------------- the rows
+
+
+def plain_run(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
+    timed, response = Timed(), w.response()
+    start = time.perf_counter()
+    for _ in range(w.sessions):
+        for _ in range(w.turns):
+            _ = (lambda request: response)(REQUEST)
+            for _ in range(w.tools):
+                timed(lambda: read_file(**ARGS))
+    end = time.perf_counter()
+    return timed.run(start, end, end)
+
+
+def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object]], object],
+                   provider: Callable[[dict[str, Any]], Any]) -> None:
+    with host.session() as session:
+        for _ in range(w.turns):
+            with session.turn(USER) as turn:
+                turn.call_llm(REQUEST, provider)
+                for k in range(w.tools):
+                    timed(lambda: turn.call_tool("read_file", ARGS, read_file, tool_call_id=f"call_{k}"))
+                turn.complete("done")
+
+
+def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool) -> Run:
+    engine = Engine()
+    name, component = "", None
+    if exporters:
+        config = observability_config(directory, receiver.endpoint if otlp else None)
+        name, component = add_observability(engine, config)
+    host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
+    timed, response, before = Timed(), w.response(), receiver.bytes_received
+    start = time.perf_counter()
+    for _ in range(w.sessions):
+        hermes_session(host, w, timed, lambda request: response)
+    loop_end = time.perf_counter()
+    if component is not None:
+        component.flush(300.0)
+        engine.remove_plugin(name)  # flush + shutdown
+    end = time.perf_counter()
+    lines, files = count_outputs(directory)
+    dropped = _dropped(component.stats()) if component is not None else 0
+    return timed.run(start, loop_end, end, atof_lines=lines, atif_files=files,
+                     otlp_bytes=receiver.bytes_received - before, dropped=dropped)
+
+
+def add_observability(engine: Engine, config: dict[str, Any]) -> tuple[str, ObservabilityComponent]:
+    name = engine.add_plugin(ObservabilityComponent, config=config)
+    record = engine.plugins.get(name)
+    assert record is not None and isinstance(record.instance, ObservabilityComponent)
+    return name, record.instance
+
+
+def _dropped(stats: Any) -> int:
+    """Sum of every ``*dropped*`` counter in the component's stats."""
+    if isinstance(stats, dict):
+        return sum(v if "dropped" in k and isinstance(v, int) else _dropped(v) for k, v in stats.items())
+    return sum(_dropped(v) for v in stats) if isinstance(stats, list) else 0
+
+
+def relay_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, mode: str, otlp: bool = False) -> Run:
+    """``mode``: ``none`` (no subscriber), ``manual`` (AtofExporter + AtifExporter), ``plugin``."""
+    atof = activation = None
+    if mode == "manual":
+        config = relay.AtofExporterConfig()
+        config.output_directory, config.filename = str(directory), "events.jsonl"
+        config.mode = relay.AtofExporterMode.Overwrite
+        atof = relay.AtofExporter(config)
+        atof.register("bench-atof")
+        (directory / "atif").mkdir(parents=True)
+    elif mode == "plugin":
+        component = {"kind": "observability", "enabled": True,
+                     "config": observability_config(directory, receiver.endpoint if otlp else None)}
+        activation = asyncio.run(relay_plugin.initialize({"version": 1, "components": [component]}))
+    codec, response, timed, before = relay.codecs.OpenAIChatCodec(), w.response(), Timed(), receiver.bytes_received
+    scope, llm, tools, Result = relay.scope, relay.llm, relay.tools, relay.ToolExecutionResult
+
+    def tool_call(k: int) -> None:
+        handle = tools.call("read_file", ARGS, tool_call_id=f"call_{k}")
+        tools.call_end(handle, Result(read_file(**ARGS)))
+
+    start = time.perf_counter()
+    for index in range(w.sessions):
+        atif = None
+        if mode == "manual":
+            atif = relay.AtifExporter(f"session-{index}", "hermes", "bench", model_name=MODEL)
+            atif.register("bench-atif")
+        with scope.scope("hermes.session", relay.ScopeType.Agent):
+            for _ in range(w.turns):
+                with scope.scope("agent.run", relay.ScopeType.Function):
+                    handle = llm.call("bench", relay.LLMRequest({}, REQUEST), model_name=MODEL)
+                    llm.call_end(handle, (lambda request: response)(REQUEST), response_codec=codec)
+                    for k in range(w.tools):
+                        timed(lambda: tool_call(k))
+        if atif is not None:  # the manual exporter keeps events until the host exports them
+            relay.subscribers.flush()
+            (directory / "atif" / f"atif-session-{index}.json").write_text(atif.export_json(), encoding="utf-8")
+            atif.deregister("bench-atif")
+    loop_end = time.perf_counter()
+    relay.subscribers.flush()
+    if atof is not None:
+        atof.shutdown()  # flush + close
+        atof.deregister("bench-atof")
+    if activation is not None:
+        asyncio.run(activation.close())
+    end = time.perf_counter()
+    lines, files = count_outputs(directory)
+    return timed.run(start, loop_end, end, atof_lines=lines, atif_files=files,
+                     otlp_bytes=receiver.bytes_received - before)
+
+
+@dataclass(frozen=True)
+class Row:
+    side: str
+    config: str
+    fn: Callable[[Workload, Path, OTLPReceiver], Run]
+    files: bool = False  # writes ATOF + ATIF: checked
+    otlp: bool = False
+
+
+def rows(with_relay: bool) -> list[Row]:
+    out = [Row("plain", "no instrumentation", plain_run),
+           Row("hermes", "no plugins", partial(hermes_run, exporters=False, otlp=False)),
+           Row("hermes", "ATOF + ATIF", partial(hermes_run, exporters=True, otlp=False), True),
+           Row("hermes", "ATOF + ATIF + OTLP", partial(hermes_run, exporters=True, otlp=True), True, True)]
+    if with_relay:
+        out += [Row("relay", "no subscribers", partial(relay_run, mode="none")),
+                Row("relay", "ATOF + ATIF (manual exporters)", partial(relay_run, mode="manual"), True),
+                Row("relay", "ATOF + ATIF (observability plugin)", partial(relay_run, mode="plugin"), True),
+                Row("relay", "ATOF + ATIF + OTLP (obs. plugin)", partial(relay_run, mode="plugin", otlp=True),
+                    True, True)]
+    return out
+
+
+def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_relay: bool) -> list[str]:
+    table = rows(with_relay)
+    runs: list[list[Run]] = [[] for _ in table]
+    added: list[list[float]] = [[] for _ in table]  # caller CPU minus the plain row's, same round
+    problems: list[str] = []
+    for r in range(rounds + 1):  # round 0 is a warm-up, not counted
+        order = list(range(len(table)))
+        results: dict[int, Run] = {}
+        for i in order[r % len(order):] + order[:r % len(order)]:  # rotating order
+            directory = root / f"r{r}-{i}"
+            directory.mkdir()
+            results[i] = table[i].fn(w, directory, receiver)
+            shutil.rmtree(directory, ignore_errors=True)
+        for i, run in results.items() if r else ():
+            runs[i].append(run)
+            added[i].append(run.cpu - results[0].cpu)
+            row = table[i]
+            if row.files and (run.atof_lines != w.events() or run.atif_files != w.sessions):
+                problems.append(f"round {r} {row.side} {row.config}: {run.atof_lines}/{w.events()} ATOF lines, "
+                                f"{run.atif_files}/{w.sessions} ATIF files, {run.dropped} dropped")
+            if row.otlp and run.otlp_bytes <= 0:
+                problems.append(f"round {r} {row.side} {row.config}: nothing reached the OTLP receiver")
+    med = statistics.median
+    rate = [med(w.tool_calls / run.elapsed for run in row_runs) for row_runs in runs]
+    head = (f"{'side':<7} {'configuration':<35} {'tool calls/s':>12} {'caller CPU us':>13} {'added us':>9} "
+            f"{'wall us':>8} {'drain s':>8} {'OTLP KB':>8}")
+    lines = [head, "-" * len(head)]
+    for i, row in enumerate(table):
+        lines.append(f"{row.side:<7} {row.config:<35} {rate[i]:>12,.0f} {med(r.cpu for r in runs[i]) / 1e3:>13.2f} "
+                     f"{med(added[i]) / 1e3:>9.2f} {med(r.wall for r in runs[i]) / 1e3:>8.2f} "
+                     f"{med(r.drain for r in runs[i]):>8.3f} {med(r.otlp_bytes for r in runs[i]) / 1024:>8.0f}")
+    at = {(row.side, row.config): i for i, row in enumerate(table)}
+    hermes_aa = med(added[at["hermes", "ATOF + ATIF"]]) / 1e3
+    lines += ["", f"hermes ATOF + ATIF: {hermes_aa:.2f} us median added caller-thread CPU per tool call "
+                  f"(target <= 10 us): {'OK' if hermes_aa <= 10 else 'OVER TARGET'}"]
+    for ours, theirs in (("ATOF + ATIF", "ATOF + ATIF (manual exporters)"),
+                         ("ATOF + ATIF", "ATOF + ATIF (observability plugin)"),
+                         ("ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)")):
+        if ("relay", theirs) in at:
+            ratio = rate[at["hermes", ours]] / rate[at["relay", theirs]]
+            lines.append(f"end-to-end throughput hermes {ours} / relay {theirs}: {ratio:.2f}x "
+                         f"(target >= 3x): {'OK' if ratio >= 3 else 'UNDER TARGET'}")
+    return lines + ([f"output check: {p}" for p in problems] or [
+        f"output check: every exporter run wrote all {w.events()} ATOF events and {w.sessions} ATIF files"])
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def rss_mib() -> tuple[float, float]:
+    """(peak RSS, current RSS) of this process in MiB."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    with open("/proc/self/statm") as statm:
+        current = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return peak, current
+
+
+def memory_check(w: Workload, target: int, root: Path) -> None:
+    directory = root / "memory"
+    engine = Engine()
+    name, component = add_observability(engine, observability_config(directory, None))
+    host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
+    response = w.response()
+    step = max(1, -(-target // (10 * w.events(1))))  # sessions per checkpoint
+    print(f"memory check: hermes_pipeline ATOF + ATIF until >= {target:,} events "
+          f"({w.events(1)} per session, {step} sessions per checkpoint; files deleted at each checkpoint)")
+    peak, current = rss_mib()
+    print(f"{'checkpoint':>10} {'sessions':>9} {'events produced':>15} {'ATOF lines':>11} {'ATIF files':>10} "
+          f"{'dropped':>8} {'peak RSS MiB':>12} {'RSS MiB':>8} {'s':>6}")
+    print(f"{0:>10} {0:>9} {0:>15} {0:>11} {0:>10} {0:>8} {peak:>12.1f} {current:>8.1f} {0:>6.1f}")
+    sessions = lines = files = checkpoint = 0
+    start = time.perf_counter()
+    while w.events(sessions) < target:
+        for _ in range(step):
+            hermes_session(host, w, lambda fn: fn(), lambda request: response)
+        sessions += step
+        component.flush(300.0)
+        checkpoint += 1
+        for path in directory.rglob("*.json*"):
+            if path.suffix == ".jsonl":
+                lines += path.read_bytes().count(b"\n")
+                os.truncate(path, 0)  # the sink appends (O_APPEND), so it goes on at offset 0
+            else:
+                files += 1
+                path.unlink()
+        peak, current = rss_mib()
+        print(f"{checkpoint:>10} {sessions:>9} {w.events(sessions):>15,} {lines:>11,} {files:>10,} "
+              f"{_dropped(component.stats()):>8} {peak:>12.1f} {current:>8.1f} {time.perf_counter() - start:>6.1f}",
+              flush=True)
+    engine.remove_plugin(name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small run: 5 sessions, 3 rounds, 50,000 events")
+    parser.add_argument("--sessions", type=int, default=None, help="sessions per run (default 20; --quick 5)")
+    parser.add_argument("--turns", type=int, default=10, help="turns per session (default 10)")
+    parser.add_argument("--tools", type=int, default=10, help="tool calls per turn (default 10)")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 7; --quick 3)")
+    parser.add_argument("--events", type=int, default=None,
+                        help="memory check target in ATOF events (default 1,000,000; --quick 50,000; 0 skips)")
+    parser.add_argument("--no-relay", action="store_true", help="skip the NeMo Relay rows")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    w = Workload(args.sessions or (5 if quick else 20), args.turns, args.tools)
+    rounds = args.rounds or (3 if quick else 7)
+    target = args.events if args.events is not None else (50_000 if quick else 1_000_000)
+    logging.getLogger("hermes_pipeline").setLevel(logging.ERROR)
+    with_relay = relay is not None and not args.no_relay
+    with tempfile.TemporaryDirectory(prefix="bench-exporters-") as tmp:
+        root = Path(tmp)
+        if target > 0:  # first, so that peak RSS is this phase's own
+            memory_check(w, target, root)
+            print()
+        print(f"workload: {w.sessions} sessions x {w.turns} turns x (1 LLM call + {w.tools} tool calls) = "
+              f"{w.tool_calls:,} tool calls, {w.events():,} ATOF events, {w.sessions} ATIF files per run; "
+              f"{rounds} interleaved rounds (+1 warm-up); medians")
+        if RELAY_MISSING:
+            print(RELAY_MISSING)
+        elif with_relay:
+            print(f"nemo-relay {importlib.metadata.version('nemo-relay')}")
+        with OTLPReceiver(discard=True) as receiver:
+            for line in compare(w, rounds, root, receiver, with_relay):
+                print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,349 @@
+"""The ATIF v1.7 exporter: one trajectory document per top-level agent scope (spec 04 §3, §5).
+
+Two ways to use it:
+
+- sharing one scope projection with the other exporters (what the observability component does, so
+  that ATOF, ATIF and OTLP agree on UUIDs and the hook caller pays for one projection only)::
+
+      scopes = ScopePlugin(deferred=True); engine.add_plugin(scopes, name="scopes")
+      atif = build_atif_sink(config); scopes.add_listener(atif)
+      ...
+      scopes.shutdown(); atif.shutdown()      # close scopes first: open roots become partial files
+
+- stand-alone (tests, scripts): ``plugin = build_atif_plugin(config)``; ``engine.add_plugin(plugin)``.
+
+The listener only enqueues the :class:`~hermes_pipeline.export.events.ScopeEvent` on one bounded
+writer (FMT-79, FMT-81; a dropped start drops its end too, FMT-80). On that writer's thread a
+:class:`~hermes_pipeline.sinks.atif_trajectory.TrajectoryAssembler` groups events into trajectories
+and, when a root scope ends, builds the document and writes it (atomically to ``output_directory``,
+or to every ``storage`` destination through a second bounded queue of 16 trajectories). Nothing of
+that runs on the hook caller's thread, and no failure reaches the agent (FMT-83).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import logging
+import time
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from ..export.errors import ExportConfigError
+from ..export.events import END, START, ScopeEvent
+from ..export.projection import ScopePlugin
+from ..export.writer import BoundedWriter, Destination
+from .atif_config import AtifConfig, parse_atif_config
+from .atif_files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
+from .atif_trajectory import TrajectoryAssembler, TrajectoryFile
+
+__all__ = ["AtifPlugin", "AtifSink", "ExportConfigError", "TrajectoryFile", "build_atif_plugin", "build_atif_sink"]
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
+UPLOAD_QUEUE: Final = 16
+SUMMARY_MODES: Final = ("preview", "digest", "off")
+
+
+def _pipeline_version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+class _EventsDestination:
+    """The event writer's destination: feeds the assembler; never raises (the writer must not retry)."""
+
+    def __init__(self, assembler: TrajectoryAssembler, local: Destination | None) -> None:
+        self.assembler = assembler
+        self.local = local
+        """Opened on this writer's thread (retention); ``None`` when the upload writer owns it."""
+        self.failures = 0
+        self._warned: set[str] = set()
+
+    def describe(self) -> str:
+        return "atif trajectory assembly"
+
+    def open(self) -> None:
+        fn = getattr(self.local, "open", None)
+        if callable(fn):
+            try:
+                fn()
+            except Exception as exc:
+                self._warn(f"open:{type(exc).__name__}", "opening the output failed (%s)", type(exc).__name__)
+
+    def _warn(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning("hermes_pipeline: atif: " + message + "; later failures are counted silently", *args)
+
+    def write(self, batch: list[Any]) -> None:
+        add = self.assembler.add
+        for event in batch:
+            try:
+                add(event)
+            except Exception as exc:  # FMT-83: one odd event never stops the exporter
+                self.failures += 1
+                self._warn(f"event:{type(exc).__name__}", "an event could not be routed (%s)", type(exc).__name__)
+
+    def close(self) -> None:
+        """After the queue is drained: held segments and open roots become files (FMT-49)."""
+        try:
+            self.assembler.close()
+        except Exception as exc:
+            self.failures += 1
+            self._warn(f"close:{type(exc).__name__}", "writing partial trajectories failed (%s)", type(exc).__name__)
+
+
+class AtifSink:
+    """The ATIF listener (call it with a :class:`ScopeEvent`) and its writer threads.
+
+    :meth:`flush`, :meth:`shutdown`, :meth:`stats`, :meth:`counters` and :meth:`destinations` report on
+    them. Construct it with :func:`build_atif_sink`.
+    """
+
+    def __init__(self, config: AtifConfig, *, destinations: Mapping[Any, Destination] | None = None) -> None:
+        self.config = config
+        self.skipped = list(config.skipped)
+        overrides = dict(destinations or {})
+        self.local: Destination = overrides.get("local") or TrajectoryDirectory(
+            config.directory, config.template, retention_days=config.retention_days)
+        self.uploads: StorageUploads | None = None
+        self._upload_writer: BoundedWriter | None = None
+        if config.storage and config.enabled:
+            storage = [(entry.index, overrides.get(entry.index) or HttpTrajectoryStorage(entry))
+                       for entry in config.storage]
+            self.uploads = StorageUploads(storage, self.local)
+            self._upload_writer = BoundedWriter(self.uploads, name="atif.storage", max_queue_size=UPLOAD_QUEUE,
+                                                max_attempts=1)
+        self.assembler = TrajectoryAssembler(config, self._output, version=_pipeline_version())
+        self._events = _EventsDestination(self.assembler, self.local if self.uploads is None else None)
+        self._writer: BoundedWriter | None = None
+        if config.enabled:
+            self._writer = BoundedWriter(self._events, name="atif", max_queue_size=config.max_queue_size,
+                                         max_attempts=1)
+        self._dropped_starts: set[int] = set()
+        self._closed = False
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the ``atif`` section is enabled (a disabled sink ignores every event)."""
+        return self._writer is not None
+
+    @property
+    def max_queue_size(self) -> int:
+        """``atif.max_queue_size``: a contribution to the publication queue's capacity (FMT-80)."""
+        return self.config.max_queue_size
+
+    def start(self) -> AtifSink:
+        """Start the writer threads (the local output prunes old files there, FMT-87a)."""
+        if self._upload_writer is not None:
+            self._upload_writer.start()
+        if self._writer is not None:
+            self._writer.start()
+        return self
+
+    # ------------------------------------------------------------------ the listener (publication thread)
+
+    def __call__(self, event: ScopeEvent) -> None:
+        writer = self._writer
+        if writer is None:
+            return
+        dropped = self._dropped_starts
+        if dropped and event.phase == END and event.uuid in dropped:
+            dropped.discard(event.uuid)
+            writer.record_dropped()
+            return
+        if not writer.submit(event) and event.phase == START:
+            dropped.add(event.uuid)
+
+    # ------------------------------------------------------------------ worker side
+
+    def _output(self, item: TrajectoryFile) -> None:
+        """Called by the assembler on the event writer's thread."""
+        if self._upload_writer is not None:
+            self._upload_writer.submit(item)  # a full upload queue is counted (atif.trajectories_dropped)
+        else:
+            self.local.write([item])
+
+    # ------------------------------------------------------------------ control
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier (FMT-84): every event enqueued before the call was routed and every trajectory whose
+        root had ended was written (or uploaded); ``False`` on timeout. Never raises."""
+        end = time.monotonic() + max(timeout, 0.0)
+        ok = True
+        for writer in (self._writer, self._upload_writer):
+            if writer is None:
+                continue
+            try:
+                ok = writer.flush(max(end - time.monotonic(), 0.0)) and ok
+            except Exception:
+                ok = False
+        return ok
+
+    def shutdown(self, deadline: float = 5.0) -> bool:
+        """Drain the queue, write open roots as partial trajectories, close (FMT-49, FMT-85). Idempotent.
+
+        Call it after the scope projection's own shutdown, so that open scopes have been ended first.
+        Non-zero counters are logged once (FMT-82): names and counts only.
+        """
+        first = not self._closed
+        self._closed = True
+        end = time.monotonic() + max(deadline, 0.0)
+        ok = True
+        for writer in (self._writer, self._upload_writer):
+            if writer is None:
+                continue
+            try:
+                ok = writer.close(max(end - time.monotonic(), 0.0)) and ok
+            except Exception:
+                ok = False
+        if first:
+            nonzero = {key: value for key, value in self.counters().items() if value}
+            if nonzero:
+                logger.warning("hermes_pipeline: atif exporter shut down with %s",
+                               ", ".join(f"{key}={value}" for key, value in sorted(nonzero.items())))
+        return ok
+
+    def stats(self) -> dict[str, Any]:
+        """Writer counters (``events``, ``uploads``), trajectory counters and open roots."""
+        out: dict[str, Any] = {"events": self._writer.stats() if self._writer is not None else {},
+                               "trajectories": dict(self.assembler.counts),
+                               "open_roots": self.assembler.open_roots(),
+                               "routing_failures": self._events.failures,
+                               "skipped": [path for path, _ in self.skipped]}
+        if self._upload_writer is not None and self.uploads is not None:
+            out["uploads"] = {**self._upload_writer.stats(), "delivered": self.uploads.delivered,
+                              "recovery_copies": self.uploads.recovery_copies}
+        return out
+
+    def counters(self) -> dict[str, int]:
+        """The FMT-81 diagnostics counters: ``atif.events_dropped``, ``atif.filename_unresolved``,
+        ``atif.file_errors`` (local write failures, recovery copies included; hermes_pipeline extension)
+        and, with storage, ``atif.trajectories_dropped`` and ``atif.delivery_failures[<index>]``."""
+        counts = self.assembler.counts
+        out: dict[str, int] = {}
+        if self._writer is not None:
+            s = self._writer.stats()
+            out["atif.events_dropped"] = (s["dropped_queue_full"] + s["dropped_closed"] + s["dropped_at_close"]
+                                          + s["dropped_after_errors"])
+        out["atif.filename_unresolved"] = counts["filename_unresolved"]
+        out["atif.file_errors"] = counts["write_errors"] + (self.uploads.recovery_errors if self.uploads else 0)
+        if self._upload_writer is not None and self.uploads is not None:
+            u = self._upload_writer.stats()
+            out["atif.trajectories_dropped"] = (u["dropped_queue_full"] + u["dropped_closed"] + u["dropped_at_close"]
+                                                + u["dropped_after_errors"])
+            out.update(self.uploads.counters())
+        return out
+
+    def destinations(self) -> list[str]:
+        """Where trajectories go, for humans; never credentials or query strings."""
+        if not self.enabled:
+            return []
+        if self.uploads is not None:
+            out = []
+            for index, destination in self.uploads.storage:
+                describe = getattr(destination, "describe", None)
+                out.append(f"atif.storage[{index}]: "
+                           f"{describe() if callable(describe) else type(destination).__name__}")
+            return out
+        describe = getattr(self.local, "describe", None)
+        return [f"atif: {describe() if callable(describe) else type(self.local).__name__}"]
+
+
+def _atexit_shutdown(ref: weakref.ReferenceType[AtifPlugin]) -> None:
+    plugin = ref()
+    if plugin is not None:
+        plugin.shutdown(2.0)
+
+
+class AtifPlugin(ScopePlugin):
+    """The hook projection wired to one :class:`AtifSink` (a hookimpl plugin for ``engine.add_plugin``).
+
+    The projection is deferred by default (hook callbacks only enqueue). :meth:`shutdown` projects
+    what is queued, ends open scopes (``hermes.close_reason = "shutdown"``, so open roots are written
+    as partial trajectories), then drains and closes the sink. Registered with ``atexit`` as a safety net.
+    """
+
+    def __init__(self, sink: AtifSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
+                 memory_tools: Mapping[str, str] | None = None) -> None:
+        self.sink = sink
+        self.enabled = sink.enabled
+        super().__init__((sink,) if self.enabled else (), deferred=deferred and self.enabled,
+                         max_queue_size=sink.max_queue_size, toolsets=toolsets, memory_tools=memory_tools)
+        self._shut = False
+        self._atexit = functools.partial(_atexit_shutdown, weakref.ref(self))
+        if self.enabled:
+            atexit.register(self._atexit)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier: ``True`` when every hook received so far was projected and its trajectories written."""
+        end = time.monotonic() + max(timeout, 0.0)
+        ok = super().flush(timeout)
+        return self.sink.flush(max(end - time.monotonic(), 0.0)) and ok
+
+    def shutdown(self, deadline: float = 5.0) -> bool:
+        """Project what is queued, close open scopes, write trajectories (partial ones too), close (FMT-85)."""
+        if self._shut:
+            return True
+        self._shut = True
+        atexit.unregister(self._atexit)
+        end = time.monotonic() + max(deadline, 0.0)
+        ok = super().shutdown(deadline)
+        self.remove_listener(self.sink)
+        return self.sink.shutdown(max(end - time.monotonic(), 0.0)) and ok
+
+    def stats(self) -> dict[str, Any]:
+        """Sink counters plus ``scopes`` (tracker) and ``publication`` (queue) counters."""
+        return {**self.sink.stats(), "scopes": super().stats(), "publication": self.publication_stats()}
+
+    def counters(self) -> dict[str, int]:
+        """``pipeline.events_dropped`` plus :meth:`AtifSink.counters`."""
+        return {"pipeline.events_dropped": self.publication_stats()["pipeline.events_dropped"], **self.sink.counters()}
+
+    def destinations(self) -> list[str]:
+        """See :meth:`AtifSink.destinations`."""
+        return self.sink.destinations()
+
+
+def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
+                    content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                    destinations: Mapping[Any, Destination] | None = None) -> AtifSink:
+    """Validate the ``atif`` table and return a started :class:`AtifSink` (a scope listener).
+
+    Args:
+        config: the ``[components.config.atif]`` mapping (§3.12).
+        base_dir: directory for a relative ``output_directory``; the working directory when omitted (CFG-83).
+        enable_full_payloads: required by ``storage`` (FMT-30); the local output always has the gate open.
+        content_summary: accepted for symmetry with the other sinks (ATIF destinations never summarise).
+        on_invalid: ``"skip"`` skips an invalid ``storage`` entry (FMT-73) instead of raising.
+        ignore_unknown_keys: the caller already applied its unknown-field policy.
+        destinations: overrides: ``"local"`` → the local output (receives
+            :class:`~hermes_pipeline.sinks.atif_trajectory.TrajectoryFile` items), ``<index>`` → that
+            ``storage`` entry.
+
+    Raises:
+        ExportConfigError: naming the offending key path (e.g. a template without ``{session_id}``).
+    """
+    if content_summary not in SUMMARY_MODES:
+        raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
+    parsed = parse_atif_config(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
+                               on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys)
+    return AtifSink(parsed, destinations=destinations).start()
+
+
+def build_atif_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
+                      content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                      destinations: Mapping[Any, Destination] | None = None, toolsets: Mapping[str, str] | None = None,
+                      memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> AtifPlugin:
+    """The stand-alone ATIF plugin (hook projection + sink); see :func:`build_atif_sink` for the arguments.
+
+    When ``enabled`` is false the plugin's :attr:`AtifPlugin.enabled` is ``False`` and nothing is
+    exported; the caller should not register it.
+    """
+    sink = build_atif_sink(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
+                           content_summary=content_summary, on_invalid=on_invalid,
+                           ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
+    return AtifPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)

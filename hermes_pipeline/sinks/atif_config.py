@@ -1,0 +1,375 @@
+"""Validation of the ``atif`` configuration table and the filename template (spec 04 §3.10-§3.12).
+
+:func:`parse_atif_config` turns a plain mapping into a typed :class:`AtifConfig` or raises
+:class:`~hermes_pipeline.export.errors.ExportConfigError` naming the key path. A ``filename_template``
+without ``{session_id}``, with an unknown placeholder or with a literal that is not a relative path
+fragment fails activation (FMT-50, FMT-51). :class:`FilenameTemplate` renders a template for one
+trajectory root; a metadata value that is missing (without fallback), not a string, or not a valid
+path fragment makes rendering fail with :class:`UnresolvedFilename` (``atif.filename_unresolved``).
+
+Remote storage (``storage``, FMT-53/54): ``http`` entries are validated and resolved (headers from
+``header_env`` read now, FMT-41); ``s3`` entries are refused by this build. Configuring ``storage``
+without ``enable_full_payloads = true`` is an error (``atif.storage_requires_full_payloads``, FMT-30).
+Messages name keys, variable names and header names, never URLs, header values or other secrets.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from ..export.errors import ExportConfigError
+from ..export.http import resolve_headers
+from ..export.ids import rfc3339_us
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
+
+TOP_KEYS: Final = frozenset({
+    "enabled", "agent_name", "agent_version", "model_name", "tool_definitions", "extra", "output_directory",
+    "group_by", "filename_template", "include_llm_payloads", "include_system_prompt", "include_observed_events",
+    "storage", "max_queue_size", "retention_days",
+})
+HTTP_KEYS: Final = frozenset({"type", "endpoint", "headers", "header_env", "timeout_millis"})
+DEFAULT_TEMPLATE: Final = "hermes-atif-{session_id}.json"
+DEFAULT_QUEUE: Final = 10_000
+
+_PLACEHOLDER: Final = re.compile(r"\{([^{}]*)\}")
+_FRAGMENT: Final = re.compile(r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*")
+_LITERAL: Final = re.compile(r"[A-Za-z0-9._~/-]*")
+_METADATA: Final = re.compile(r"metadata\.([A-Za-z0-9_.\-]+?)(?::-(.*))?")
+
+
+class UnresolvedFilename(Exception):
+    """A template placeholder could not be expanded for one trajectory (FMT-51); the message names it."""
+
+
+def is_fragment(text: str) -> bool:
+    """Whether ``text`` is a relative path of ``/``-separated segments of ``[A-Za-z0-9._~-]`` (FMT-51)."""
+    return bool(_FRAGMENT.fullmatch(text)) and all(part not in (".", "..") for part in text.split("/"))
+
+
+def _lookup(metadata: Mapping[str, Any], path: str) -> Any:
+    """Exact flat key first, then a nested lookup splitting ``path`` on ``.`` (FMT-50)."""
+    if path in metadata:
+        return metadata[path]
+    value: Any = metadata
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+@dataclass(frozen=True)
+class FilenameTemplate:
+    """A parsed ``filename_template``: literal text and ``(kind, path, fallback)`` placeholders."""
+
+    text: str
+    parts: tuple[str | tuple[str, str, str | None], ...]
+
+    @classmethod
+    def parse(cls, text: str, key: str = "atif.filename_template") -> FilenameTemplate:
+        """Parse and check ``text``; :class:`ExportConfigError` (naming ``key``) when it is unusable."""
+        if not isinstance(text, str) or not text.strip():
+            raise ExportConfigError(key, "expected a non-blank template such as 'hermes-atif-{session_id}.json'")
+        parts: list[str | tuple[str, str, str | None]] = []
+        position = 0
+        for match in _PLACEHOLDER.finditer(text):
+            parts.append(text[position:match.start()])
+            parts.append(cls._placeholder(match.group(1), key))
+            position = match.end()
+        parts.append(text[position:])
+        literals = [p for p in parts if isinstance(p, str)]
+        if any("{" in p or "}" in p for p in literals):
+            raise ExportConfigError(key, "unbalanced '{' or '}'")
+        if any(not _LITERAL.fullmatch(p) for p in literals):
+            raise ExportConfigError(key, "literal text may only contain ASCII letters, digits, '-', '_', '.', '~' "
+                                         "and '/' (no spaces or backslashes)")
+        if not any(isinstance(p, tuple) and p[0] == "session_id" for p in parts):
+            raise ExportConfigError(key, "must contain {session_id} so that every trajectory gets its own file")
+        shape = "".join(p if isinstance(p, str) else "x" for p in parts)
+        if shape.startswith("/") or not is_fragment(shape):
+            raise ExportConfigError(key, "must be a relative path without empty, '.' or '..' segments")
+        return cls(text, tuple(p for p in parts if p != ""))
+
+    @staticmethod
+    def _placeholder(inner: str, key: str) -> tuple[str, str, str | None]:
+        if inner in ("session_id", "date"):
+            return inner, "", None
+        match = _METADATA.fullmatch(inner)
+        if match is None:
+            raise ExportConfigError(key, f"unknown placeholder {{{inner}}}; use {{session_id}}, {{date}}, "
+                                         "{metadata.<key>} or {metadata.<key>:-<fallback>}")
+        path, fallback = match.group(1), match.group(2)
+        if path.startswith(".") or path.endswith(".") or ".." in path:
+            raise ExportConfigError(key, f"placeholder {{{inner}}} has an empty metadata key segment")
+        if fallback is not None and not is_fragment(fallback):
+            raise ExportConfigError(key, f"the fallback of {{metadata.{path}}} must be a relative path fragment of "
+                                         "ASCII letters, digits, '-', '_', '.', '~'")
+        return "metadata", path, fallback
+
+    @property
+    def placeholders(self) -> tuple[tuple[str, str, str | None], ...]:
+        return tuple(p for p in self.parts if isinstance(p, tuple))
+
+    def render(self, root_uuid: str, metadata: Mapping[str, Any] | None, start_us: int) -> str:
+        """The relative path for a trajectory root; :class:`UnresolvedFilename` per FMT-51."""
+        out: list[str] = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            kind, path, fallback = part
+            if kind == "session_id":
+                value: Any = root_uuid
+            elif kind == "date":
+                value = rfc3339_us(start_us)[:10]
+            else:
+                value = _lookup(metadata or {}, path)
+                if value is None:
+                    if fallback is None:
+                        raise UnresolvedFilename(f"metadata.{path} is missing and has no fallback")
+                    value = fallback
+                elif not isinstance(value, str):
+                    raise UnresolvedFilename(f"metadata.{path} is not a string")
+            if not is_fragment(value):
+                raise UnresolvedFilename(f"{{{kind if kind != 'metadata' else 'metadata.' + path}}} does not expand "
+                                         "to a relative path fragment")
+            out.append(value)
+        rendered = "".join(out)
+        if not is_fragment(rendered):
+            raise UnresolvedFilename("the rendered name is not a relative path")
+        return rendered
+
+    def pattern(self) -> re.Pattern[str]:
+        """Which relative paths belong to this template (retention, FMT-87a)."""
+        pieces = []
+        for part in self.parts:
+            if isinstance(part, str):
+                pieces.append(re.escape(part))
+            elif part[0] == "session_id":
+                pieces.append(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+            elif part[0] == "date":
+                pieces.append(r"\d{4}-\d{2}-\d{2}")
+            else:
+                pieces.append(r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*")
+        return re.compile("".join(pieces))
+
+    @property
+    def max_depth(self) -> int:
+        """How many directory levels below the output directory a rendered file can be (retention walk)."""
+        literal = sum(p.count("/") for p in self.parts if isinstance(p, str))
+        return literal + (4 if any(p[0] == "metadata" for p in self.placeholders) else 0)
+
+
+@dataclass(frozen=True)
+class HttpStorageConfig:
+    """One resolved ``storage`` entry of ``type = "http"`` (FMT-53); ``headers`` include ``header_env``."""
+
+    index: int
+    endpoint: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    timeout_millis: int = 3000
+
+    @property
+    def label(self) -> str:
+        return f"atif.storage[{self.index}]"
+
+
+@dataclass(frozen=True)
+class AtifConfig:
+    """The validated ``atif`` table (spec 04 §3.12)."""
+
+    enabled: bool = False
+    agent_name: str = "hermes"
+    agent_version: str | None = None
+    model_name: str = "unknown"
+    tool_definitions: tuple[Any, ...] | None = None
+    extra: Mapping[str, Any] | None = None
+    directory: Path = field(default_factory=Path.cwd)
+    group_by: str = "agent"
+    template: FilenameTemplate = field(default_factory=lambda: FilenameTemplate.parse(DEFAULT_TEMPLATE))
+    include_llm_payloads: bool = True
+    include_system_prompt: bool = False
+    include_observed_events: bool = False
+    storage: tuple[HttpStorageConfig, ...] = ()
+    max_queue_size: int = DEFAULT_QUEUE
+    retention_days: int | None = None
+    skipped: tuple[tuple[str, str], ...] = ()
+    """``(key path, reason)`` of storage entries skipped with ``on_invalid = "skip"``."""
+
+
+class _EntryError(Exception):
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.message = message
+
+
+def _json_compatible(value: Any, depth: int = 0) -> bool:
+    if depth > 64:
+        return False
+    if value is None or isinstance(value, bool | str | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return all(_json_compatible(v, depth + 1) for v in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _json_compatible(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _bool(config: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = config.get(key, default)
+    if not isinstance(value, bool):
+        raise ExportConfigError(f"atif.{key}", "expected true or false")
+    return value
+
+
+def _string(config: Mapping[str, Any], key: str, default: str | None, *, blank: bool = False) -> str | None:
+    if key not in config:
+        return default
+    value = config[key]
+    if not isinstance(value, str) or (not blank and not value.strip()):
+        raise ExportConfigError(f"atif.{key}", "expected a non-blank string")
+    return value
+
+
+def _int(config: Mapping[str, Any], key: str, default: int | None, path: str) -> int | None:
+    if key not in config:
+        return default
+    value = config[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ExportConfigError(path, "expected an integer >= 1")
+    return value
+
+
+def _http_storage(index: int, entry: Mapping[str, Any], ignore_unknown: bool) -> HttpStorageConfig:
+    extra = sorted(str(k) for k in entry if k not in HTTP_KEYS)
+    if extra and not ignore_unknown:
+        raise _EntryError(extra[0], "unknown key for an http storage entry; valid keys: "
+                                    f"{', '.join(sorted(HTTP_KEYS))}")
+    endpoint = entry.get("endpoint")
+    if not isinstance(endpoint, str) or not endpoint.strip():
+        raise _EntryError("endpoint", "is required: an http:// or https:// URL")
+    try:
+        parts = urlsplit(endpoint.strip())
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        _ = parts.port
+    except ValueError:
+        valid = False
+    if not valid:
+        raise _EntryError("endpoint", "expected an http:// or https:// URL with a host")
+    maps = {}
+    for key in ("headers", "header_env"):
+        value = entry.get(key, {})
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in value.items()):
+            raise _EntryError(key, "expected a table of strings")
+        maps[key] = dict(value)
+    try:
+        headers = resolve_headers(maps["headers"], maps["header_env"])
+    except ValueError as exc:
+        raise _EntryError("header_env", str(exc)) from None
+    except LookupError as exc:
+        raise _EntryError("header_env", str(exc).strip("'\"")) from None
+    timeout = entry.get("timeout_millis", 3000)
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
+        raise _EntryError("timeout_millis", "expected an integer >= 1")
+    return HttpStorageConfig(index=index, endpoint=endpoint.strip(), headers=headers, timeout_millis=timeout)
+
+
+def _storage(config: Mapping[str, Any], full_payloads: bool, on_invalid: str,
+             ignore_unknown: bool) -> tuple[tuple[HttpStorageConfig, ...], tuple[tuple[str, str], ...]]:
+    entries = config.get("storage", [])
+    if not isinstance(entries, list | tuple):
+        raise ExportConfigError("atif.storage", "expected an array of tables")
+    if entries and not full_payloads:
+        raise ExportConfigError("atif.storage", "atif.storage_requires_full_payloads: remote trajectory storage "
+                                "exports content verbatim, so it needs enable_full_payloads = true in the "
+                                "observability component (or remove 'storage' to write local files)")
+    out: list[HttpStorageConfig] = []
+    skipped: list[tuple[str, str]] = []
+    for index, entry in enumerate(entries):
+        path = f"atif.storage[{index}]"
+        if not isinstance(entry, Mapping):
+            raise ExportConfigError(path, "expected a table")
+        kind = entry.get("type")
+        if kind not in ("http", "s3"):
+            raise ExportConfigError(f"{path}.type", "is required: 'http' or 's3'")
+        try:
+            if kind == "s3":
+                raise _EntryError("type", "s3 storage is not supported by this build; use type = \"http\" or "
+                                          "local files (output_directory)")
+            out.append(_http_storage(index, entry, ignore_unknown))
+        except _EntryError as exc:
+            if on_invalid == "raise":
+                raise ExportConfigError(f"{path}.{exc.key}", exc.message) from None
+            skipped.append((f"{path}.{exc.key}", exc.message))
+            logger.warning("hermes_pipeline: observability.endpoint_skipped: %s.%s: %s; the entry is skipped",
+                           path, exc.key, exc.message)
+    return tuple(out), tuple(skipped)
+
+
+def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
+                      on_invalid: str = "raise", ignore_unknown_keys: bool = False) -> AtifConfig:
+    """Validate and resolve an ``atif`` table (see the module docstring).
+
+    Args:
+        config: the ``[components.config.atif]`` mapping.
+        base_dir: directory for a relative ``output_directory``; the working directory when omitted (CFG-83).
+        enable_full_payloads: the observability component's key (required by ``storage``, FMT-30).
+        on_invalid: ``"raise"`` (default) or ``"skip"`` for invalid values inside one ``storage`` entry.
+        ignore_unknown_keys: accept unknown keys (the caller applied its own unknown-field policy).
+    """
+    if on_invalid not in ("raise", "skip"):
+        raise ValueError("on_invalid must be 'raise' or 'skip'")
+    if not isinstance(config, Mapping):
+        raise ExportConfigError("atif", "expected a table")
+    unknown = sorted(str(k) for k in config if k not in TOP_KEYS)
+    if unknown and not ignore_unknown_keys:
+        raise ExportConfigError(f"atif.{unknown[0]}", f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
+    group_by = config.get("group_by", "agent")
+    if group_by not in ("agent", "turn"):
+        raise ExportConfigError("atif.group_by", "expected 'agent' or 'turn'")
+    tool_definitions = config.get("tool_definitions")
+    if tool_definitions is not None and (not isinstance(tool_definitions, list | tuple)
+                                         or not _json_compatible(tool_definitions)):
+        raise ExportConfigError("atif.tool_definitions", "expected a JSON-compatible array")
+    extra = config.get("extra")
+    if extra is not None and (not isinstance(extra, Mapping) or not _json_compatible(extra)):
+        raise ExportConfigError("atif.extra", "expected a JSON-compatible table")
+    directory = config.get("output_directory", "")
+    if not isinstance(directory, str):
+        raise ExportConfigError("atif.output_directory", "expected a string path")
+    path = Path(directory).expanduser() if directory else Path()
+    base = base_dir if base_dir is not None else Path.cwd()
+    storage, skipped = _storage(config, enable_full_payloads, on_invalid, ignore_unknown_keys)
+    template = config.get("filename_template", DEFAULT_TEMPLATE)
+    return AtifConfig(
+        enabled=_bool(config, "enabled", False),
+        agent_name=_string(config, "agent_name", "hermes") or "hermes",
+        agent_version=_string(config, "agent_version", None),
+        model_name=_string(config, "model_name", "unknown") or "unknown",
+        tool_definitions=tuple(json.loads(json.dumps(list(tool_definitions)))) if tool_definitions is not None
+        else None,
+        extra=json.loads(json.dumps(dict(extra))) if extra is not None else None,
+        directory=path if path.is_absolute() else base / path,
+        group_by=str(group_by),
+        template=FilenameTemplate.parse(template),
+        include_llm_payloads=_bool(config, "include_llm_payloads", True),
+        include_system_prompt=_bool(config, "include_system_prompt", False),
+        include_observed_events=_bool(config, "include_observed_events", False),
+        storage=storage,
+        max_queue_size=_int(config, "max_queue_size", DEFAULT_QUEUE, "atif.max_queue_size") or DEFAULT_QUEUE,
+        retention_days=_int(config, "retention_days", None, "atif.retention_days"),
+        skipped=skipped,
+    )

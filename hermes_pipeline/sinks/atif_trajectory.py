@@ -1,0 +1,405 @@
+"""Grouping scope events into ATIF trajectories (spec 04 §3.1, §3.2, §3.7, §3.9, FMT-42..FMT-49).
+
+:class:`TrajectoryAssembler` runs on the ATIF writer thread. It receives every scope event in the
+tracker's total order (a scope's start before its end, a parent's start before its children's),
+routes each event to its trajectory by walking ``parent_uuid`` upward (FMT-47) and, when a
+trajectory root ends, builds the ATIF document and hands a :class:`TrajectoryFile` to the output.
+
+- ``group_by = "agent"``: roots are ``agent`` scopes without an ``agent`` ancestor (top-level session
+  segments). ``group_by = "turn"``: roots are ``agent.run`` scopes outside any trajectory; the
+  enclosing session scope's start supplies the session-level values (FMT-48).
+- Nested ``agent`` scopes (subagent sessions) are trajectories of their own, embedded in their
+  parent's ``subagent_trajectories`` (FMT-43), recursively.
+- Events of one trajectory are buffered and mapped in timestamp order (FMT-46) when the root ends,
+  so a root's raw events stay in memory until then (session segmentation bounds that for long
+  gateway sessions).
+- A segment that ends by rotation is written once the next segment of the same Hermes session has
+  started, so that ``continued_trajectory_ref`` can name its file (FMT-48).
+- A root that ends with ``hermes.close_reason = "shutdown"``, or is still open when the output closes,
+  is written as a partial trajectory (FMT-49).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from json.encoder import encode_basestring
+from typing import Any, Final
+
+from ..export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
+from ..export.ids import rfc3339_us, uuid_str
+from .atif_config import AtifConfig, UnresolvedFilename
+from .atif_steps import StepMapper, final_metrics
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
+
+SCHEMA_VERSION: Final = "ATIF-v1.7"
+PARTIAL_NOTE: Final = "partial: written at teardown before the root scope closed"
+
+
+def _fallback(value: Any) -> Any:
+    from ..engine.sanitize import jsonable
+
+    return jsonable(value, max_str=8000, max_items=200)
+
+
+def _float(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if key is True or key is False or key is None:
+        return "true" if key is True else "false" if key is False else "null"
+    return _float(key) if isinstance(key, float) else str(key)
+
+
+def dumps_indented(value: Any) -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)`` with the same output, about twice as fast.
+
+    The standard library falls back to its pure-Python encoder whenever ``indent`` is set; trajectory
+    documents can hold tens of thousands of values, and this runs on the writer thread while the agent
+    wants the GIL. Values that are not JSON types go through the sanitizer's ``jsonable``.
+    """
+    out: list[str] = []
+    add = out.append
+
+    def write(item: Any, pad: str, depth: int) -> None:
+        kind = type(item)
+        if kind is str:
+            add(encode_basestring(item))
+        elif item is None:
+            add("null")
+        elif item is True:
+            add("true")
+        elif item is False:
+            add("false")
+        elif kind is int:
+            add(int.__repr__(item))
+        elif kind is float:
+            add(_float(item))
+        elif depth > 400:
+            raise ValueError("document nested too deeply")
+        elif kind is dict or isinstance(item, Mapping):
+            if not item:
+                add("{}")
+                return
+            inner = pad + "  "
+            separator = "{\n"
+            for key, child in item.items():
+                add(separator + inner + encode_basestring(_key(key)) + ": ")
+                separator = ",\n"
+                write(child, inner, depth + 1)
+            add("\n" + pad + "}")
+        elif kind is list or kind is tuple or isinstance(item, list | tuple):
+            if not item:
+                add("[]")
+                return
+            inner = pad + "  "
+            separator = "[\n"
+            for child in item:
+                add(separator + inner)
+                separator = ",\n"
+                write(child, inner, depth + 1)
+            add("\n" + pad + "]")
+        elif isinstance(item, str):
+            add(encode_basestring(str(item)))
+        elif isinstance(item, int):
+            add(int.__repr__(int(item)))
+        elif isinstance(item, float):
+            add(_float(float(item)))
+        else:
+            write(_fallback(item), pad, depth + 1)
+
+    write(value, "", 0)
+    return "".join(out)
+
+
+class TrajectoryFile:
+    """One rendered trajectory: what an output destination writes.
+
+    Attributes:
+        name: the rendered ``filename_template`` (a relative path, FMT-50/51).
+        content: the UTF-8 JSON document, 2-space indented (FMT-52).
+        trajectory_id: the root scope UUID (= ``session_id`` of the document, FMT-42).
+        session_id: the logical Hermes ``session_id`` (``extra.hermes.session_id``), or ``None``.
+        partial: written at teardown before the root scope closed (FMT-49).
+        document: the document itself (tests and in-process consumers; do not mutate).
+    """
+
+    __slots__ = ("content", "document", "name", "partial", "session_id", "trajectory_id")
+
+    def __init__(self, name: str, content: bytes, trajectory_id: str, session_id: str | None, partial: bool,
+                 document: dict[str, Any]) -> None:
+        self.name = name
+        self.content = content
+        self.trajectory_id = trajectory_id
+        self.session_id = session_id
+        self.partial = partial
+        self.document = document
+
+    def __repr__(self) -> str:
+        return f"TrajectoryFile({self.name!r}, {len(self.content)} bytes{', partial' if self.partial else ''})"
+
+
+class _Node:
+    """A trajectory under construction (a root or an embedded subagent)."""
+
+    __slots__ = ("children", "end", "events", "parent", "previous", "root", "session_start", "start")
+
+    def __init__(self, start: ScopeEvent, parent: _Node | None, session_start: ScopeEvent | None) -> None:
+        self.start = start
+        self.parent = parent
+        self.root: _Node = parent.root if parent is not None else self
+        self.session_start = session_start
+        self.end: ScopeEvent | None = None
+        self.events: list[tuple[int, int, ScopeEvent]] = []
+        self.children: list[_Node] = []
+        self.previous: str | None = None
+
+
+class _Scope:
+    """An open scope as the router knows it: the trajectory its events belong to (``None``: none)."""
+
+    __slots__ = ("node", "start")
+
+    def __init__(self, node: _Node | None, start: ScopeEvent) -> None:
+        self.node = node
+        self.start = start
+
+
+class TrajectoryAssembler:
+    """Routes scope events to trajectories and renders finished ones (see the module docstring).
+
+    Args:
+        config: the validated ``atif`` table.
+        output: called with each :class:`TrajectoryFile`; an exception is counted and warned once.
+        version: ``agent.version`` when ``atif.agent_version`` is not set.
+    """
+
+    def __init__(self, config: AtifConfig, output: Callable[[TrajectoryFile], None], *, version: str) -> None:
+        self.config = config
+        self.output = output
+        self.version = config.agent_version or version
+        self.by_turn = config.group_by == "turn"
+        self._open: dict[int, _Scope] = {}
+        self._roots: dict[int, _Node] = {}
+        self._held: dict[Any, _Node] = {}
+        self._seq = 0
+        self._warned: set[str] = set()
+        self.counts = dict.fromkeys(("trajectories_written", "partial_written", "filename_unresolved",
+                                     "write_errors", "build_errors", "unrouted_events"), 0)
+
+    # ------------------------------------------------------------------ routing
+
+    def add(self, event: ScopeEvent) -> None:
+        """Route one event (called on the writer thread, in the tracker's order)."""
+        self._seq += 1
+        if event.kind == MARK:
+            scope = self._open.get(event.parent_uuid) if event.parent_uuid is not None else None
+            if scope is not None and scope.node is not None:
+                scope.node.events.append((event.timestamp_us, self._seq, event))
+            return
+        if event.phase == START:
+            self._start(event)
+        elif event.phase == END:
+            self._end(event)
+
+    def _start(self, event: ScopeEvent) -> None:
+        parent = self._open.get(event.parent_uuid) if event.parent_uuid is not None else None
+        if event.parent_uuid is not None and parent is None:
+            self.counts["unrouted_events"] += 1
+        owner = parent.node if parent is not None else None
+        node: _Node | None = owner
+        if owner is not None and event.category == "agent":  # a subagent: embedded (FMT-43)
+            node = _Node(event, owner, event)
+            owner.children.append(node)
+            owner.events.append((event.timestamp_us, self._seq, event))
+        elif owner is None and self._is_root(event):
+            session = parent.start if parent is not None and parent.start.category == "agent" else None
+            node = _Node(event, None, session if self.by_turn else event)
+            self._roots[event.uuid] = node
+            self._link_segment(node)
+        if node is not None:
+            node.events.append((event.timestamp_us, self._seq, event))
+        self._open[event.uuid] = _Scope(node, event)
+
+    def _is_root(self, event: ScopeEvent) -> bool:
+        if self.by_turn:
+            return event.name == TURN_SCOPE and event.category == "function"
+        return event.category == "agent"
+
+    def _end(self, event: ScopeEvent) -> None:
+        scope = self._open.pop(event.uuid, None)
+        if scope is None:
+            self.counts["unrouted_events"] += 1
+            return
+        node = scope.node
+        if node is None:
+            return
+        node.events.append((event.timestamp_us, self._seq, event))
+        if node.start.uuid != event.uuid:
+            return
+        node.end = event
+        if node.parent is None:
+            del self._roots[event.uuid]
+            self._purge(node)
+            reason = event.metadata.get("hermes.close_reason")
+            if reason == "rotation" and not self.by_turn:
+                self._held[event.metadata.get("hermes.session_id")] = node
+            else:
+                self._write(node, partial=reason == "shutdown")
+
+    def _purge(self, root: _Node) -> None:
+        """Forget scopes of ``root`` left open (their ends were dropped): nothing can route to them any more."""
+        stale = [uuid for uuid, scope in self._open.items() if scope.node is not None and scope.node.root is root]
+        for uuid in stale:
+            del self._open[uuid]
+
+    def _link_segment(self, node: _Node) -> None:
+        """FMT-48: a new segment of a rotated session continues the held earlier segment."""
+        if self.by_turn or not self._held:
+            return
+        held = self._held.pop(node.start.metadata.get("hermes.session_id"), None)
+        if held is None:
+            return
+        node.previous = uuid_str(held.start.uuid)
+        try:
+            continued: str | None = self._filename(node)
+        except UnresolvedFilename:
+            continued = None
+        self._write(held, partial=False, continued=continued)
+
+    # ------------------------------------------------------------------ teardown
+
+    def close(self) -> None:
+        """Write held segments, then every root still open as a partial trajectory (FMT-49)."""
+        held, self._held = list(self._held.values()), {}
+        for node in held:
+            self._write(node, partial=False)
+        roots, self._roots = list(self._roots.values()), {}
+        self._open.clear()
+        for node in roots:
+            self._write(node, partial=True)
+
+    def open_roots(self) -> int:
+        """How many trajectory roots are open (or held for their continuation)."""
+        return len(self._roots) + len(self._held)
+
+    # ------------------------------------------------------------------ documents
+
+    def _filename(self, node: _Node) -> str:
+        start = node.start
+        return self.config.template.render(uuid_str(start.uuid), start.metadata, start.timestamp_us)
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning("hermes_pipeline: atif: " + message + "; later occurrences are counted silently", *args)
+
+    def _write(self, node: _Node, *, partial: bool, continued: str | None = None) -> None:
+        trajectory_id = uuid_str(node.start.uuid)
+        try:
+            name = self._filename(node)
+        except UnresolvedFilename as exc:
+            self.counts["filename_unresolved"] += 1
+            self._warn_once("unresolved", "atif.filename_unresolved: %s; the trajectory was skipped", exc)
+            return
+        try:
+            document = self.document(node, partial=partial, continued=continued)
+            content = (dumps_indented(document) + "\n").encode("utf-8", "replace")
+        except Exception as exc:  # FMT-83: one broken trajectory never stops the others
+            self.counts["build_errors"] += 1
+            self._warn_once(f"build:{type(exc).__name__}", "building a trajectory failed (%s); it was skipped",
+                            type(exc).__name__)
+            return
+        session = document.get("extra", {}).get("hermes", {}).get("session_id")
+        try:
+            self.output(TrajectoryFile(name, content, trajectory_id, session if isinstance(session, str) else None,
+                                       partial, document))
+        except Exception as exc:  # FMT-37 / FMT-83: counted, warned once, never raised into the agent
+            self.counts["write_errors"] += 1
+            kind = getattr(exc, "kind", None) or type(exc).__name__
+            self._warn_once(f"write:{kind}", "writing a trajectory failed (%s); it was dropped", kind)
+            return
+        self.counts["trajectories_written"] += 1
+        if partial:
+            self.counts["partial_written"] += 1
+
+    def document(self, node: _Node, *, partial: bool = False, continued: str | None = None,
+                 parent_model: str | None = None) -> dict[str, Any]:
+        """The ATIF document of ``node`` (recursively embedding its subagents)."""
+        config = self.config
+        events = sorted(node.events, key=lambda item: (item[0], item[1]))
+        mapper = StepMapper(node.start.uuid, include_llm_payloads=config.include_llm_payloads,
+                            include_system_prompt=config.include_system_prompt)
+        for _, _, event in events:
+            mapper.feed(event)
+        steps = mapper.finish()
+        session = node.session_start
+        session_data = session.data if session is not None and isinstance(session.data, Mapping) else {}
+        session_meta = session.metadata if session is not None else node.start.metadata
+        model = session_data.get("model") if node.parent is None else None
+        if not isinstance(model, str) or not model:
+            model = parent_model or config.model_name
+        trajectory_id = uuid_str(node.start.uuid)
+        agent: dict[str, Any] = {"name": config.agent_name, "version": self.version, "model_name": model}
+        if config.tool_definitions is not None:
+            agent["tool_definitions"] = list(config.tool_definitions)
+        if config.extra is not None:
+            agent["extra"] = dict(config.extra)
+        doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "session_id": trajectory_id,
+                               "trajectory_id": trajectory_id, "agent": agent, "steps": steps}
+        if partial or node.end is None:
+            doc["notes"] = PARTIAL_NOTE
+        metrics = final_metrics(steps, mapper.failed_attempts)
+        if metrics is not None:
+            doc["final_metrics"] = metrics
+        if continued is not None:
+            doc["continued_trajectory_ref"] = continued
+        if node.children:
+            doc["subagent_trajectories"] = [self.document(child, partial=partial, parent_model=model)
+                                            for child in node.children]
+        doc["extra"] = self._extra(node, mapper, session_meta, session_data, events)
+        return doc
+
+    def _extra(self, node: _Node, mapper: StepMapper, meta: Mapping[str, Any], data: Mapping[str, Any],
+               events: list[tuple[int, int, ScopeEvent]]) -> dict[str, Any]:
+        hermes: dict[str, Any] = {}
+        own = node.start.metadata
+        session_id = meta.get("hermes.session_id", own.get("hermes.session_id"))
+        if session_id is not None:
+            hermes["session_id"] = session_id
+        platform = meta.get("hermes.platform", data.get("platform"))
+        if platform is not None:
+            hermes["platform"] = platform
+        for key, source in (("segment", "hermes.session.segment"), ("segment_reason", "hermes.session.segment_reason")):
+            if meta.get(source) is not None:
+                hermes[key] = meta[source]
+        hermes["trajectory_date"] = rfc3339_us(node.start.timestamp_us)[:10]
+        if mapper.task_ids:
+            hermes["task_ids"] = list(mapper.task_ids)
+        if node.previous is not None:
+            hermes["previous_trajectory_id"] = node.previous
+        hermes["content"] = "full"
+        hermes["llm_payloads"] = self.config.include_llm_payloads
+        if mapper.context is not None:
+            hermes["context"] = mapper.context
+        if node.parent is not None and node.start.name == SESSION_SCOPE:
+            start_data = node.start.data if isinstance(node.start.data, Mapping) else {}
+            end_data = node.end.data if node.end is not None and isinstance(node.end.data, Mapping) else {}
+            subagent = {k: v for k, v in (("role", start_data.get("child_role")),
+                                          ("status", end_data.get("child_status"))) if v is not None}
+            if subagent:
+                hermes["subagent"] = subagent
+        extra: dict[str, Any] = {"hermes": hermes}
+        if self.config.include_observed_events:  # a subagent's events are in its own trajectory
+            own = node.start.uuid
+            extra["observed_events"] = [event.to_atof() for _, _, event in events
+                                        if event.category != "agent" or event.uuid == own]
+        return extra

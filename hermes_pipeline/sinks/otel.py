@@ -1,0 +1,341 @@
+"""The OpenTelemetry trace exporter: scope events → OTLP/HTTP spans (spec 04 §4, §5).
+
+Two ways to use it, as for ATOF:
+
+- sharing one scope projection with the other exporters (what the pipeline does, so ATOF, ATIF
+  and OTLP agree on UUIDs and the hook caller pays the projection once):
+  ``sink = build_otel_sink(config)``; ``scope_plugin.add_listener(sink)``;
+- stand-alone (tests, simple hosts): ``plugin = build_otel_plugin(config)``;
+  ``engine.add_plugin(plugin, name="otel")``.
+
+Data path (FMT-79, FMT-81)::
+
+    listener (publication thread): submit the ScopeEvent to the event writer   -- O(1), no I/O
+        └─ event writer thread: SpanBuilder keeps open scopes, builds ReadableSpans at scope end,
+           applies sampling and hands each span to its endpoint's span queue
+              └─ one span writer per endpoint (bounded ``max_queue_size``, batches of
+                 ``max_export_batch_size``, at most ``scheduled_delay_millis`` of lingering):
+                 OTLPSpanExporter over an ObservedSession (retries 429/5xx/connection errors with
+                 backoff inside ``timeout_millis``)
+
+A full queue drops and counts (``otel.spans_dropped[i]``); a failed request is counted
+(``otel.export_failures[i]``) and a batch that still fails is dropped and counted, with one
+warning per endpoint and failure kind. ``flush(timeout)`` and ``shutdown(deadline)`` honour their
+deadlines whatever the collector does; nothing ever raises into the agent.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from .. import __version__
+from ..export.errors import ExportConfigError
+from ..export.events import END, START, ScopeEvent
+from ..export.projection import ScopePlugin
+from ..export.writer import BoundedWriter
+from .otel_config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers
+from .otel_export import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
+from .otel_spans import Route, SpanBuilder
+from .otel_state import Options
+
+__all__ = ["CAPTURE_ENV", "ExportConfigError", "OtelPlugin", "OtelSink", "build_otel_plugin", "build_otel_sink",
+           "content_gate_open"]
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
+
+CAPTURE_ENV: Final = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_CAPTURE_ON: Final = frozenset({"true", "span_only", "span_and_event"})
+SUMMARY_MODES: Final = ("preview", "digest", "off")
+
+
+def content_gate_open(enable_full_payloads: bool) -> bool:
+    """The OTLP content gate (FMT-30): ``enable_full_payloads`` or the GenAI capture variable set to
+    ``true`` / ``SPAN_ONLY`` / ``SPAN_AND_EVENT`` (case-insensitive), read now (at activation)."""
+    return bool(enable_full_payloads) or os.environ.get(CAPTURE_ENV, "").strip().lower() in _CAPTURE_ON
+
+
+class _EndpointRoute:
+    """A trace endpoint's span writer, exporter destination and the builder's view of it."""
+
+    __slots__ = ("destination", "endpoint", "route", "writer")
+
+    def __init__(self, endpoint: TraceEndpoint, destination: SpanExportDestination, writer: BoundedWriter,
+                 route: Route) -> None:
+        self.endpoint = endpoint
+        self.destination = destination
+        self.writer = writer
+        self.route = route
+
+
+def _close_all(writers: list[BoundedWriter], deadline: float) -> bool:
+    """Close writers concurrently so that one stuck endpoint cannot eat the others' time."""
+    if len(writers) == 1:
+        return writers[0].close(deadline)
+    results: list[bool] = []
+    threads = [threading.Thread(target=lambda w=w: results.append(w.close(deadline)), daemon=True,
+                                name="hermes-otel-close") for w in writers]
+    end = time.monotonic() + max(deadline, 0.0)
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(end - time.monotonic(), 0.0) + 0.05)
+    return len(results) == len(writers) and all(results)
+
+
+class OtelSink:
+    """The OTel scope listener (see the module docstring). Call it with a :class:`ScopeEvent`.
+
+    Args:
+        config: the validated ``opentelemetry`` table.
+        options: content gate, summary mode, sampling rate, agent version.
+        exporter_factory: ``factory(endpoint, session) -> SpanExporter``; the default is the real
+            ``OTLPSpanExporter`` (OTLP/HTTP protobuf).
+    """
+
+    def __init__(self, config: OtelConfig, options: Options, *, exporter_factory: ExporterFactory | None = None) -> None:
+        self.config = config
+        self.options = options
+        self.skipped = list(config.skipped)
+        self._routes: list[_EndpointRoute] = []
+        factory = exporter_factory or default_exporter
+        for endpoint in config.endpoints if config.enabled else ():
+            session = ObservedSession(endpoint.headers)
+            destination = SpanExportDestination(factory(endpoint, session), session, endpoint.label)
+            writer = BoundedWriter(destination, name=endpoint.label, max_queue_size=endpoint.max_queue_size,
+                                   max_batch_size=endpoint.max_export_batch_size, max_attempts=1,
+                                   linger=endpoint.scheduled_delay_millis / 1000)
+            self._routes.append(_EndpointRoute(endpoint, destination, writer,
+                                               Route(endpoint, writer.submit, __version__)))
+        self.builder = SpanBuilder([r.route for r in self._routes], options,
+                                   always_sample_errors=config.always_sample_errors)
+        capacity = max(10_000, 2 * max((e.max_queue_size for e in config.endpoints), default=0))
+        self._events = BoundedWriter(self.builder, name="opentelemetry.spans", max_queue_size=capacity,
+                                     max_attempts=1)
+        self._dropped_starts: set[int] = set()
+        self._lost_starts = 0
+        """Spans lost because their start event was dropped (written on the publication thread only)."""
+        self._closed = False
+        if self._routes:
+            quiet_sdk_logs()
+
+    @property
+    def enabled(self) -> bool:
+        """Whether at least one trace endpoint is active."""
+        return bool(self._routes)
+
+    @property
+    def max_queue_size(self) -> int:
+        """The largest endpoint ``max_queue_size`` (the publication queue's share, FMT-80)."""
+        return max((r.endpoint.max_queue_size for r in self._routes), default=10_000)
+
+    def start(self) -> OtelSink:
+        """Start the worker threads."""
+        if self._routes:
+            for route in self._routes:
+                route.writer.start()
+            self._events.start()
+        return self
+
+    def __call__(self, event: ScopeEvent) -> None:
+        """The listener: enqueue only (FMT-79); a dropped start drops its end too (FMT-80)."""
+        if not self._routes:
+            return
+        dropped = self._dropped_starts
+        if dropped and event.phase == END and event.uuid in dropped:
+            dropped.discard(event.uuid)
+            self._events.record_dropped()
+            return
+        if not self._events.submit(event) and event.phase == START:
+            dropped.add(event.uuid)
+            self._lost_starts += 1
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier (FMT-84): every event received before the call is built and its spans exported, or
+        ``False`` when ``timeout`` seconds pass first. Never raises."""
+        end = time.monotonic() + max(timeout, 0.0)
+        try:
+            ok = self._events.flush(timeout) if self._routes else True
+            for route in self._routes:
+                ok = route.writer.flush(max(end - time.monotonic(), 0.0)) and ok
+            return ok
+        except Exception:
+            return False
+
+    def shutdown(self, deadline: float = 5.0) -> bool:
+        """Build what is queued, export within ``deadline`` seconds, shut the exporters down (FMT-85).
+
+        Spans of scopes still open (nobody closed them) and spans still queued at the deadline are
+        dropped and counted. Non-zero counters are logged once (names and counts only). Idempotent.
+        """
+        if self._closed:
+            return True
+        self._closed = True
+        end = time.monotonic() + max(deadline, 0.0)
+        ok = True
+        try:
+            if self._routes:
+                ok = self._events.close(deadline)
+                self.builder.abandon_open()
+                ok = _close_all([r.writer for r in self._routes], max(end - time.monotonic(), 0.0)) and ok
+        except Exception:
+            ok = False
+        for route in self._routes:
+            route.destination.shutdown()
+        nonzero = {key: value for key, value in self.counters().items() if value}
+        if nonzero:
+            logger.warning("hermes_pipeline: opentelemetry exporter shut down with %s",
+                           ", ".join(f"{key}={value}" for key, value in sorted(nonzero.items())))
+        return ok
+
+    # ------------------------------------------------------------------ reporting
+
+    def _dropped(self, route: _EndpointRoute, stats: Mapping[str, int]) -> int:
+        return (stats["dropped_queue_full"] + stats["dropped_after_errors"] + stats["dropped_at_close"]
+                + stats["dropped_closed"] + route.route.lost + self.builder.lost_shared + self._lost_starts)
+
+    def counters(self) -> dict[str, int]:
+        """FMT-81 diagnostics counters: ``otel.spans_dropped[i]``, ``otel.export_failures[i]``,
+        ``otel.marks_orphaned`` and any ``otel.metadata_promotion_value_unsupported.<key>``."""
+        out: dict[str, int] = {}
+        for route in self._routes:
+            index = route.endpoint.index
+            out[f"otel.spans_dropped[{index}]"] = self._dropped(route, route.writer.stats())
+            out[f"otel.export_failures[{index}]"] = route.destination.export_failures
+        out["otel.marks_orphaned"] = self.builder.counts["marks_orphaned"]
+        out.update(self.builder.problems)
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        """``exported`` / ``dropped`` / ``failed`` totals (spans, spans, failed requests), then per endpoint
+        the span-writer counters, and the builder's counters (``sampled_out``, ``marks_orphaned``, ...)."""
+        endpoints = []
+        for route in self._routes:
+            stats = route.writer.stats()
+            endpoints.append({"label": route.endpoint.label, "exported": stats["written"],
+                              "dropped": self._dropped(route, stats),
+                              "failed": route.destination.export_failures,
+                              "requests": route.destination.session.requests_sent
+                              if route.destination.session is not None else 0, **stats})
+        return {"exported": sum(e["exported"] for e in endpoints), "dropped": sum(e["dropped"] for e in endpoints),
+                "failed": sum(e["failed"] for e in endpoints), "endpoints": endpoints,
+                "builder": dict(self.builder.counts), "events": self._events.stats(),
+                "skipped": [path for path, _ in self.skipped]}
+
+    def destinations(self) -> list[str]:
+        """Where spans go, for humans: ``opentelemetry.endpoints[0]: gen_ai → http://host:4318/v1/traces``
+        (no userinfo, query or credentials)."""
+        return [f"{r.endpoint.label}: {r.endpoint.describe()}" for r in self._routes]
+
+
+def _atexit_shutdown(ref: weakref.ReferenceType[OtelPlugin]) -> None:
+    plugin = ref()
+    if plugin is not None:
+        plugin.shutdown(2.0)
+
+
+class OtelPlugin(ScopePlugin):
+    """The hook projection wired to one :class:`OtelSink` (stand-alone use and tests).
+
+    The projection is deferred by default (hook callbacks only enqueue). ``shutdown`` projects what
+    is queued, closes open scopes (``hermes.close_reason = "shutdown"``), then drains the sink within
+    the deadline; it is registered with ``atexit`` as a safety net.
+    """
+
+    def __init__(self, sink: OtelSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
+                 memory_tools: Mapping[str, str] | None = None) -> None:
+        self.sink = sink
+        self.enabled = sink.enabled
+        super().__init__((sink,) if self.enabled else (), deferred=deferred and self.enabled,
+                         max_queue_size=sink.max_queue_size, toolsets=toolsets, memory_tools=memory_tools)
+        self._shut = False
+        self._atexit = functools.partial(_atexit_shutdown, weakref.ref(self))
+        if self.enabled:
+            atexit.register(self._atexit)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier over the projection and the sink (FMT-84)."""
+        end = time.monotonic() + max(timeout, 0.0)
+        projected = super().flush(timeout)
+        return self.sink.flush(max(end - time.monotonic(), 0.0)) and projected
+
+    def shutdown(self, deadline: float = 5.0) -> bool:
+        """Project what is queued, close open scopes, drain and shut down the sink within ``deadline`` (FMT-85)."""
+        if self._shut:
+            return True
+        self._shut = True
+        atexit.unregister(self._atexit)
+        end = time.monotonic() + max(deadline, 0.0)
+        ok = super().shutdown(deadline)
+        self.remove_listener(self.sink)
+        return self.sink.shutdown(max(end - time.monotonic(), 0.0)) and ok
+
+    def stats(self) -> dict[str, Any]:
+        """The sink's stats plus ``scopes`` (tracker) and ``publication`` (queue) counters."""
+        return {**self.sink.stats(), "scopes": super().stats(), "publication": self.publication_stats()}
+
+    def counters(self) -> dict[str, int]:
+        """``pipeline.events_dropped`` plus :meth:`OtelSink.counters`."""
+        return {"pipeline.events_dropped": self.publication_stats()["pipeline.events_dropped"], **self.sink.counters()}
+
+    def destinations(self) -> list[str]:
+        """See :meth:`OtelSink.destinations`."""
+        return self.sink.destinations()
+
+
+def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
+                    content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                    exporter_factory: ExporterFactory | None = None, environment: str = "development",
+                    agent_version: str | None = None) -> OtelSink:
+    """Validate the ``opentelemetry`` table and return a started :class:`OtelSink` (a scope listener).
+
+    Args:
+        config: the ``[components.config.opentelemetry]`` mapping (§4.7).
+        base_dir: accepted for symmetry with the other sinks (no OTLP key is a path).
+        enable_full_payloads, content_summary: the observability component's top-level keys (FMT-3);
+            the gate also opens with ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (FMT-30).
+        on_invalid: ``"skip"`` skips an invalid endpoint entry (FMT-73) instead of raising.
+        ignore_unknown_keys: the caller already applied its unknown-field policy.
+        exporter_factory: ``factory(endpoint, session) -> SpanExporter`` (tests, custom transports).
+        environment: ``development`` (default sampling 1.0) or ``production`` (0.1), BOOK-46.
+        agent_version: ``gen_ai.agent.version`` of session spans, when known.
+
+    Raises:
+        ExportConfigError: naming the offending key path.
+    """
+    del base_dir
+    if content_summary not in SUMMARY_MODES:
+        raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
+    parsed = parse_otel_config(config, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys,
+                               environment=environment)
+    options = Options(gate_open=content_gate_open(enable_full_payloads), summary_mode=content_summary,
+                      sampling_rate=parsed.sampling_rate, agent_version=agent_version)
+    return OtelSink(parsed, options, exporter_factory=exporter_factory).start()
+
+
+def build_otel_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
+                      content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                      exporter_factory: ExporterFactory | None = None, environment: str = "development",
+                      agent_version: str | None = None, toolsets: Mapping[str, str] | None = None,
+                      memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> OtelPlugin:
+    """The stand-alone OTel plugin (hook projection + sink); see :func:`build_otel_sink` for the arguments.
+
+    ``toolsets`` / ``memory_tools`` feed ``hermes.toolset`` (and ``gen_ai.tool.type``) and the memory
+    span kinds. Logs the FMT-72 warning when ``OTEL_EXPORTER_OTLP_*HEADERS`` are set (once per process). When ``enabled`` is false, :attr:`OtelPlugin.enabled` is ``False`` and nothing is
+    exported; the caller should not register it.
+    """
+    sink = build_otel_sink(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
+                           content_summary=content_summary, on_invalid=on_invalid,
+                           ignore_unknown_keys=ignore_unknown_keys, exporter_factory=exporter_factory,
+                           environment=environment, agent_version=agent_version)
+    if sink.enabled:
+        warn_global_headers()  # FMT-72 (the observability component does this at activation)
+    return OtelPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)

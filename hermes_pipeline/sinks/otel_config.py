@@ -1,0 +1,395 @@
+"""Validation of the ``opentelemetry`` configuration table (spec 04 §4.7-§4.9, FMT-57, FMT-71..FMT-78).
+
+:func:`parse_otel_config` turns a plain mapping into a typed :class:`OtelConfig` or raises
+:class:`~hermes_pipeline.export.errors.ExportConfigError` naming the key path. Structural problems
+(a table of the wrong type, unknown keys, two trace endpoints of different ``type`` on one
+destination) always raise. An invalid value inside one ``endpoints[]`` entry (bad URL, unsupported
+``transport``, unusable header reference, ``max_export_batch_size`` above ``max_queue_size``)
+raises too, unless ``on_invalid = "skip"``, which skips only that entry with the warning
+``observability.endpoint_skipped`` (FMT-73).
+
+This build exports traces over OTLP/HTTP protobuf (``transport = "http_binary"``). The ``logs``,
+``metrics`` and ``file_sinks`` tables are validated but refused when they would export something,
+with an error saying so. Messages name keys, header names and environment-variable names, never
+a URL, a header value or a credential.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from ..export.errors import ExportConfigError
+from ..export.http import resolve_headers
+from .otel_urls import URLError, destination_key, is_langfuse_url, traces_url
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
+
+LANGFUSE_VERSION_HEADER: Final = "x-langfuse-ingestion-version"
+PROJECTIONS: Final = ("gen_ai", "full", "openinference")
+SUPPORTED_TRANSPORTS: Final = ("http_binary",)
+TOP_KEYS: Final = frozenset({"enabled", "sampling_rate", "always_sample_errors", "endpoints", "traces", "logs",
+                             "metrics", "file_sinks"})
+ENDPOINT_KEYS: Final = frozenset({
+    "type", "endpoint", "transport", "service_name", "service_namespace", "service_version", "instrumentation_scope",
+    "agent_name", "timeout_millis", "max_queue_size", "max_export_batch_size", "scheduled_delay_millis", "headers",
+    "header_env", "basic_auth_env", "resource_attributes", "derive_signals", "mark_projection", "mark_exclude_names",
+    "attribute_mappings", "promote_metadata_prefixes",
+})
+SIGNAL_KEYS: Final = {
+    "logs": frozenset({"enabled", "endpoints", "minimum_severity", "max_queue_size", "max_export_batch_size",
+                       "scheduled_delay_millis"}),
+    "metrics": frozenset({"enabled", "endpoints", "export_interval_millis", "temporality", "max_instruments",
+                          "cardinality_limit", "include_skill_names"}),
+}
+BSP_ENV: Final = {
+    "max_queue_size": ("OTEL_BSP_MAX_QUEUE_SIZE", 10_000),
+    "max_export_batch_size": ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
+    "scheduled_delay_millis": ("OTEL_BSP_SCHEDULE_DELAY", 5000),
+}
+"""Batch settings: key → (environment variable, default); precedence key > environment > default (FMT-73)."""
+
+GLOBAL_HEADER_VARS: Final = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                             "OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS")
+SAMPLING_DEFAULTS: Final = {"development": 1.0, "production": 0.1}
+_warned_global_headers = False
+
+
+@dataclass(frozen=True)
+class TraceEndpoint:
+    """One resolved ``endpoints[]`` entry; ``headers`` already hold the ``header_env`` / ``basic_auth_env`` values."""
+
+    index: int
+    type: str
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    transport: str = "http_binary"
+    service_name: str = "hermes-agent"
+    service_namespace: str | None = None
+    service_version: str | None = None
+    instrumentation_scope: str = "hermes_pipeline"
+    agent_name: str = "hermes"
+    timeout_millis: int = 3000
+    max_queue_size: int = 10_000
+    max_export_batch_size: int = 512
+    scheduled_delay_millis: int = 5000
+    resource_attributes: Mapping[str, str] = field(default_factory=dict)
+    derive_signals: bool = True
+    mark_projection: str = "event"
+    mark_exclude_names: tuple[str, ...] = ("llm.chunk",)
+    attribute_mappings: tuple[tuple[str, str], ...] = ()
+    promote_metadata_prefixes: tuple[str, ...] = ()
+    langfuse: bool = False
+    """The URL is a Langfuse OTLP ingestion path (FMT-77: ``session.id`` on every span)."""
+
+    @property
+    def label(self) -> str:
+        """``opentelemetry.endpoints[i]``: how logs and counters name this endpoint (never the URL)."""
+        return f"opentelemetry.endpoints[{self.index}]"
+
+    def describe(self) -> str:
+        """``gen_ai → http://host:port/path`` without userinfo, query or fragment (for humans, not logs)."""
+        parts = urlsplit(self.url)
+        netloc = parts.hostname or ""
+        if parts.port is not None:
+            netloc = f"{netloc}:{parts.port}"
+        kind = "langfuse " if self.langfuse else ""
+        return f"{kind}{self.type} → {urlunsplit((parts.scheme, netloc, parts.path, '', ''))}"
+
+
+@dataclass(frozen=True)
+class OtelConfig:
+    """The validated ``opentelemetry`` table."""
+
+    enabled: bool = False
+    sampling_rate: float = 1.0
+    always_sample_errors: bool = False
+    endpoints: tuple[TraceEndpoint, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+    """``(key path, reason)`` of entries skipped with ``on_invalid = "skip"``."""
+
+
+class _EntryError(Exception):
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.message = message
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(entry: Mapping[str, Any], key: str, default: int) -> int:
+    if key not in entry:
+        return default
+    value = entry[key]
+    if not _is_int(value) or value < 1:
+        raise _EntryError(key, "expected an integer >= 1")
+    return int(value)
+
+
+def _bsp(entry: Mapping[str, Any], key: str) -> int:
+    """Endpoint key, else the ``OTEL_BSP_*`` variable (malformed → default), else the default (FMT-73)."""
+    name, default = BSP_ENV[key]
+    if key in entry:
+        return _int(entry, key, default)
+    try:
+        value = int(os.environ.get(name, "").strip())
+    except ValueError:
+        return default
+    return value if value >= 1 else default
+
+
+def _string(entry: Mapping[str, Any], key: str, default: str | None) -> str | None:
+    value = entry.get(key, default)
+    if value is not None and not isinstance(value, str):
+        raise _EntryError(key, "expected a string")
+    return value
+
+
+def _string_map(entry: Mapping[str, Any], key: str) -> dict[str, str]:
+    value = entry.get(key, {})
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise _EntryError(key, "expected a table of strings")
+    return dict(value)
+
+
+def _string_list(entry: Mapping[str, Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = entry.get(key, default)
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise _EntryError(key, "expected an array of strings")
+    return tuple(value)
+
+
+def _basic_auth(entry: Mapping[str, Any]) -> str | None:
+    spec = entry.get("basic_auth_env")
+    if spec is None:
+        return None
+    if not isinstance(spec, Mapping) or set(spec) != {"username", "password"} or \
+            not all(isinstance(v, str) and v.strip() for v in spec.values()):
+        raise _EntryError("basic_auth_env", "expected {username = \"<ENV VAR>\", password = \"<ENV VAR>\"} naming "
+                                            "two environment variables")
+    values = []
+    for part in ("username", "password"):
+        variable = spec[part]
+        value = os.environ.get(variable, "")
+        if not value.strip():
+            raise _EntryError(f"basic_auth_env.{part}", f"environment variable {variable!r} is unset or blank")
+        values.append(value)
+    token = base64.b64encode(f"{values[0]}:{values[1]}".encode()).decode("ascii")
+    return f"Basic {token}"
+
+
+def _headers(entry: Mapping[str, Any], langfuse: bool) -> dict[str, str]:
+    headers = _string_map(entry, "headers")
+    header_env = _string_map(entry, "header_env")
+    if langfuse and any(k.lower() == "authorization" for k in headers):  # FMT-76
+        raise _EntryError("headers", "Langfuse credentials must come from the environment: use basic_auth_env = "
+                                     "{username = \"LANGFUSE_PUBLIC_KEY\", password = \"LANGFUSE_SECRET_KEY\"} "
+                                     "or header_env, never a literal Authorization header")
+    try:
+        resolved = resolve_headers(headers, header_env)
+    except ValueError as exc:
+        raise _EntryError("header_env", str(exc)) from None
+    except LookupError as exc:
+        raise _EntryError("header_env", str(exc).strip("'\"")) from None
+    auth = _basic_auth(entry)
+    if auth is not None:
+        if any(k.lower() == "authorization" for k in resolved):
+            raise _EntryError("basic_auth_env", "an Authorization header is also set in 'headers' or 'header_env'; "
+                                                "keep only one of them")
+        resolved["Authorization"] = auth
+    if langfuse:
+        if not any(k.lower() == "authorization" for k in resolved):
+            raise _EntryError("basic_auth_env", "a Langfuse endpoint needs credentials: basic_auth_env = "
+                                                "{username = \"LANGFUSE_PUBLIC_KEY\", password = \"LANGFUSE_SECRET_KEY\"}")
+        if not any(k.lower() == LANGFUSE_VERSION_HEADER for k in resolved):  # FMT-77
+            resolved[LANGFUSE_VERSION_HEADER] = "4"
+    return resolved
+
+
+def _mappings(entry: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    value = entry.get("attribute_mappings", [])
+    if not isinstance(value, list | tuple) or not all(
+            isinstance(m, Mapping) and set(m) == {"key", "alias"} and all(isinstance(v, str) and v for v in m.values())
+            for m in value):
+        raise _EntryError("attribute_mappings", "expected an array of {key, alias} tables of non-empty strings")
+    return tuple((m["key"], m["alias"]) for m in value)
+
+
+def _url(entry: Mapping[str, Any]) -> str:
+    try:
+        return traces_url(entry.get("endpoint"))
+    except URLError as exc:
+        raise _EntryError(exc.key, exc.message) from None
+
+
+def _endpoint(index: int, entry: Mapping[str, Any]) -> TraceEndpoint:
+    kind = entry.get("type")
+    if kind not in PROJECTIONS:
+        raise _EntryError("type", "is required: 'gen_ai', 'full' or 'openinference'")
+    transport = entry.get("transport", "http_binary")
+    if transport not in ("http_binary", "http_json", "grpc"):
+        raise _EntryError("transport", "expected 'http_binary', 'http_json' or 'grpc'")
+    if transport not in SUPPORTED_TRANSPORTS:
+        raise _EntryError("transport", f"transport {transport!r} is not supported by this build; use 'http_binary' "
+                                       "(OTLP/HTTP protobuf)")
+    url = _url(entry)
+    langfuse = is_langfuse_url(url)
+    if langfuse and kind != "gen_ai":
+        raise _EntryError("type", "Langfuse ingests the gen_ai projection; set type = 'gen_ai' (FMT-75)")
+    derive = entry.get("derive_signals", not langfuse)
+    if not isinstance(derive, bool):
+        raise _EntryError("derive_signals", "expected true or false")
+    queue = _bsp(entry, "max_queue_size")
+    batch = _bsp(entry, "max_export_batch_size")
+    if batch > queue:
+        raise _EntryError("max_export_batch_size", "must not exceed max_queue_size")
+    marks = entry.get("mark_projection", "inherit")
+    if marks not in ("inherit", "event", "tool"):
+        raise _EntryError("mark_projection", "expected 'inherit', 'event' or 'tool'")
+    resource = _string_map(entry, "resource_attributes")
+    return TraceEndpoint(
+        index=index, type=str(kind), url=url, headers=_headers(entry, langfuse), transport=str(transport),
+        service_name=_string(entry, "service_name", "hermes-agent") or "hermes-agent",
+        service_namespace=_string(entry, "service_namespace", None),
+        service_version=_string(entry, "service_version", None),
+        instrumentation_scope=_string(entry, "instrumentation_scope", "hermes_pipeline") or "hermes_pipeline",
+        agent_name=_string(entry, "agent_name", "hermes") or "hermes",
+        timeout_millis=_int(entry, "timeout_millis", 3000), max_queue_size=queue, max_export_batch_size=batch,
+        scheduled_delay_millis=_bsp(entry, "scheduled_delay_millis"), resource_attributes=resource,
+        derive_signals=derive, mark_projection="event" if marks == "inherit" else str(marks),
+        mark_exclude_names=_string_list(entry, "mark_exclude_names", ("llm.chunk",)),
+        attribute_mappings=_mappings(entry),
+        promote_metadata_prefixes=_string_list(entry, "promote_metadata_prefixes", ()), langfuse=langfuse,
+    )
+
+
+def _refuse_signal(config: Mapping[str, Any], signal: str, ignore_unknown_keys: bool) -> str | None:
+    """Validate the ``logs`` / ``metrics`` table; the reason it cannot run here, or ``None`` when it is off."""
+    section = config.get(signal)
+    if section is None:
+        return None
+    if not isinstance(section, Mapping):
+        raise ExportConfigError(f"opentelemetry.{signal}", "expected a table")
+    unknown = sorted(str(k) for k in section if k not in SIGNAL_KEYS[signal])
+    if unknown and not ignore_unknown_keys:
+        raise ExportConfigError(f"opentelemetry.{signal}.{unknown[0]}",
+                                f"unknown key; valid keys: {', '.join(sorted(SIGNAL_KEYS[signal]))}")
+    enabled = section.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ExportConfigError(f"opentelemetry.{signal}.enabled", "expected true or false")
+    if enabled:
+        return (f"OTLP {signal} export is not implemented by this build (traces only); set "
+                f"opentelemetry.{signal}.enabled = false or remove the table")
+    return None
+
+
+def warn_global_headers() -> None:
+    """FMT-72: one warning per process when the process-global OTLP header variables are set (never applied).
+
+    The ``observability`` component already warns at activation; stand-alone builders call this.
+    """
+    global _warned_global_headers
+    names = [name for name in GLOBAL_HEADER_VARS if os.environ.get(name)]
+    if names and not _warned_global_headers:
+        _warned_global_headers = True
+        logger.warning("hermes_pipeline: %s set in the environment but never applied to OTLP endpoints (they cannot "
+                       "be scoped to one endpoint); use the endpoint's 'headers' or 'header_env' instead",
+                       ", ".join(names))
+
+
+def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                      environment: str = "development") -> OtelConfig:
+    """Validate and resolve an ``opentelemetry`` table (see the module docstring).
+
+    Args:
+        config: the ``[components.config.opentelemetry]`` mapping.
+        on_invalid: ``"raise"`` (default) or ``"skip"`` for invalid values inside one endpoint entry
+            and for sections this build cannot run.
+        ignore_unknown_keys: accept unknown keys (the caller applied its own unknown-field policy).
+        environment: ``development`` or ``production``: the default ``sampling_rate`` (BOOK-46).
+
+    Raises:
+        ExportConfigError: naming the offending key path.
+    """
+    if on_invalid not in ("raise", "skip"):
+        raise ValueError("on_invalid must be 'raise' or 'skip'")
+    if environment not in SAMPLING_DEFAULTS:
+        raise ValueError("environment must be 'development' or 'production'")
+    if not isinstance(config, Mapping):
+        raise ExportConfigError("opentelemetry", "expected a table")
+    unknown = sorted(str(k) for k in config if k not in TOP_KEYS)
+    if unknown and not ignore_unknown_keys:
+        raise ExportConfigError(f"opentelemetry.{unknown[0]}", f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
+    enabled = config.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ExportConfigError("opentelemetry.enabled", "expected true or false")
+    rate = config.get("sampling_rate", SAMPLING_DEFAULTS[environment])
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0.0 <= rate <= 1.0:
+        raise ExportConfigError("opentelemetry.sampling_rate", "expected a number between 0 and 1")
+    always = config.get("always_sample_errors", False)
+    if not isinstance(always, bool):
+        raise ExportConfigError("opentelemetry.always_sample_errors", "expected true or false")
+    if "traces" in config and "endpoints" in config:
+        raise ExportConfigError("opentelemetry.traces", "'traces' is an alias of 'endpoints'; use only one of them")
+    key = "traces" if "traces" in config else "endpoints"
+    entries = config.get(key, [])
+    if not isinstance(entries, list | tuple):
+        raise ExportConfigError(f"opentelemetry.{key}", "expected an array of tables")
+    skipped: list[tuple[str, str]] = []
+
+    def refuse(path: str, reason: str) -> None:
+        if on_invalid == "raise":
+            raise ExportConfigError(path, reason)
+        skipped.append((path, reason))
+        logger.warning("hermes_pipeline: observability.endpoint_skipped: %s: %s; the entry is skipped", path, reason)
+
+    for signal in ("logs", "metrics"):
+        reason = _refuse_signal(config, signal, ignore_unknown_keys)
+        if reason is not None and enabled:
+            refuse(f"opentelemetry.{signal}", reason)
+    file_sinks = config.get("file_sinks", [])
+    if not isinstance(file_sinks, list | tuple):
+        raise ExportConfigError("opentelemetry.file_sinks", "expected an array of tables")
+    if file_sinks and enabled:
+        refuse("opentelemetry.file_sinks", "OTLP JSON file sinks are not implemented by this build; use an ATOF "
+                                           "file sink for local files, or remove opentelemetry.file_sinks")
+    if enabled and not entries:
+        if on_invalid == "raise":
+            raise ExportConfigError(f"opentelemetry.{key}", "an enabled opentelemetry section needs at least one "
+                                    "trace endpoint, e.g. [[components.config.opentelemetry.endpoints]] type = "
+                                    "\"gen_ai\"")
+        # FMT-73: every entry was skipped upstream; never a load failure, the section exports nothing
+        logger.warning("hermes_pipeline: opentelemetry is enabled but has no usable trace endpoint; it exports "
+                       "nothing")
+    endpoints: list[TraceEndpoint] = []
+    seen: dict[tuple[str, ...], tuple[str, int]] = {}
+    for index, entry in enumerate(entries):
+        path = f"opentelemetry.{key}[{index}]"
+        if not isinstance(entry, Mapping):
+            raise ExportConfigError(path, "expected a table")
+        extra = sorted(str(k) for k in entry if k not in ENDPOINT_KEYS)
+        if extra and not ignore_unknown_keys:
+            raise ExportConfigError(f"{path}.{extra[0]}", f"unknown key for a trace endpoint; valid keys: "
+                                    f"{', '.join(sorted(ENDPOINT_KEYS))}")
+        try:
+            endpoint = _endpoint(index, entry)
+        except _EntryError as exc:
+            refuse(f"{path}.{exc.key}", exc.message)
+            continue
+        dest = destination_key(endpoint.url)
+        other = seen.setdefault(dest, (endpoint.type, index))
+        if other[0] != endpoint.type:  # FMT-57
+            raise ExportConfigError(path, f"shares its destination with opentelemetry.{key}[{other[1]}] but has a "
+                                    "different type; their trace and span IDs would collide. Send each projection "
+                                    "to its own destination")
+        endpoints.append(endpoint)
+    return OtelConfig(enabled=enabled, sampling_rate=float(rate), always_sample_errors=always,
+                      endpoints=tuple(endpoints), skipped=tuple(skipped))

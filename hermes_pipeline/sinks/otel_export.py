@@ -1,0 +1,154 @@
+"""The OTLP transport of the OTel sink: the real ``OTLPSpanExporter`` behind a bounded-writer destination (spec 04 FMT-72, FMT-78, FMT-81..FMT-83).
+
+- :class:`ObservedSession` is the ``requests.Session`` handed to ``OTLPSpanExporter``. It sends
+  exactly the endpoint's configured headers plus the exporter's content headers, so the
+  process-global ``OTEL_EXPORTER_OTLP_*HEADERS`` variables are never applied (FMT-72), and it
+  counts every failed HTTP request (``otel.export_failures``), keeping only the status code or
+  exception class (never the URL, a header or a body).
+- :class:`SpanExportDestination` adapts ``SpanExporter.export`` to the
+  :class:`~hermes_pipeline.export.writer.BoundedWriter` destination seam: a batch the exporter
+  could not deliver (after its own retries with backoff for 429/502/503/504 and connection
+  errors, all within ``timeout_millis``, FMT-78) raises a non-retryable
+  :class:`~hermes_pipeline.export.errors.DeliveryError`, so the writer drops and counts it and
+  warns once per failure kind.
+- The OTLP exporter's (and urllib3's debug) log records are silenced on the sink's worker threads
+  (they repeat on every failure and contain the endpoint URL, query included); the sink reports
+  failures itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import requests
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from ..export.errors import DeliveryError
+from .otel_config import TraceEndpoint
+
+THREAD_PREFIX: Final = "hermes-export:opentelemetry"
+"""Worker-thread name prefix of the OTel sink's writers (``BoundedWriter`` names its thread ``hermes-export:<name>``)."""
+
+_PASS_THROUGH: Final = frozenset({"content-type", "content-encoding", "user-agent"})
+_SDK_LOGGERS: Final = ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opentelemetry.exporter.otlp.common.http",
+                       "opentelemetry.exporter.otlp.proto.http._common", "urllib3.connectionpool")
+
+ExporterFactory = Callable[[TraceEndpoint, requests.Session], SpanExporter]
+"""``factory(endpoint, session) -> SpanExporter``; the session observes and shapes every request."""
+
+
+class _QuietOnSinkThreads(logging.Filter):
+    """Drops the OTLP exporter's records emitted on this sink's worker threads (other users keep theirs)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not threading.current_thread().name.startswith(THREAD_PREFIX)
+
+
+_FILTER: Final = _QuietOnSinkThreads()
+
+
+def quiet_sdk_logs() -> None:
+    """Install the filter on the OTLP exporter loggers (idempotent)."""
+    for name in _SDK_LOGGERS:
+        target = logging.getLogger(name)
+        if _FILTER not in target.filters:
+            target.addFilter(_FILTER)
+
+
+class ObservedSession(requests.Session):
+    """A ``requests.Session`` that sends only the configured headers and counts failed requests.
+
+    Args:
+        headers: the endpoint's resolved headers (``headers`` + ``header_env`` + ``basic_auth_env``).
+    """
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        super().__init__()
+        self._fixed = dict(headers)
+        self.requests_sent = 0
+        self.failures = 0
+        self.last_failure: str | None = None
+        self.last_status: int | None = None
+
+    def request(self, method: Any, url: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+        given = kwargs.get("headers") or {}
+        sent = {k: v for k, v in given.items() if str(k).lower() in _PASS_THROUGH}
+        sent.update(self._fixed)
+        kwargs["headers"] = sent
+        self.requests_sent += 1
+        try:
+            response = super().request(method, url, **kwargs)
+        except Exception as exc:
+            self.failures += 1
+            self.last_failure, self.last_status = type(exc).__name__, None
+            raise
+        if not 200 <= response.status_code < 400:  # what the OTLP exporter treats as success
+            self.failures += 1
+            self.last_failure, self.last_status = f"HTTP {response.status_code}", response.status_code
+        return response
+
+
+def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> SpanExporter:
+    """The real OTLP/HTTP protobuf exporter for ``endpoint`` (timeout = ``timeout_millis``)."""
+    from opentelemetry.exporter.otlp.proto.http import Compression
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter(endpoint=endpoint.url, timeout=endpoint.timeout_millis / 1000,
+                            compression=Compression.NoCompression, session=session)
+
+
+class SpanExportDestination:
+    """``write(batch)`` → ``exporter.export(batch)``; a failed batch raises a non-retryable ``DeliveryError``.
+
+    Args:
+        exporter: the span exporter (normally ``OTLPSpanExporter`` on ``session``).
+        session: the observing session, or ``None`` when a factory built an exporter without it.
+        label: ``opentelemetry.endpoints[i]`` for :meth:`describe`.
+    """
+
+    def __init__(self, exporter: SpanExporter, session: ObservedSession | None, label: str) -> None:
+        self.exporter = exporter
+        self.session = session
+        self.label = label
+        self.unobserved_failures = 0
+        """Failed ``export`` calls the session did not see (custom exporters)."""
+        self.batches = 0
+
+    @property
+    def export_failures(self) -> int:
+        """``otel.export_failures``: failed HTTP requests (retries included) plus unobserved failed exports."""
+        return (self.session.failures if self.session is not None else 0) + self.unobserved_failures
+
+    def write(self, batch: Sequence[ReadableSpan]) -> None:
+        session = self.session
+        before = session.failures if session is not None else 0
+        try:
+            result = self.exporter.export(batch)
+        except Exception as exc:
+            self.unobserved_failures += 1
+            raise DeliveryError(type(exc).__name__, retryable=False) from None
+        self.batches += 1
+        if result is SpanExportResult.SUCCESS:
+            return
+        if session is None or session.failures == before:
+            self.unobserved_failures += 1
+            raise DeliveryError("export failed", retryable=False)
+        status = session.last_status
+        raise DeliveryError(session.last_failure or "export failed", retryable=False, status=status)
+
+    def close(self) -> None:
+        """Called by the writer's worker after the last batch; the sink shuts the exporter down itself."""
+
+    def shutdown(self) -> None:
+        """Shut the exporter down: aborts its retry backoff and closes the session (FMT-78: no retry after shutdown)."""
+        try:
+            self.exporter.shutdown()
+        except Exception:
+            pass
+
+    def describe(self) -> str:
+        return self.label

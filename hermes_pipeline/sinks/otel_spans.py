@@ -1,0 +1,309 @@
+"""The span builder: scope events → OTLP spans, on the exporter's own worker thread (spec 04 §4.1, §4.8, FMT-55..FMT-65).
+
+:class:`SpanBuilder` is the destination of the OTel sink's event writer: it receives the scope
+events in the tracker's total order, keeps one :class:`~hermes_pipeline.sinks.otel_state.OpenScope`
+per open scope, and when a scope ends builds one ``ReadableSpan`` per trace endpoint (each with
+its projection) and hands it to that endpoint's :class:`Route` (a bounded span queue in front of
+the exporter). Nothing here runs on the agent's threads.
+
+- IDs (FMT-56): ``trace_id`` = the scope's ``root_uuid`` (the top-level session segment, so
+  subagents share their parent's trace and a rotated segment starts a new trace), ``span_id`` =
+  low 8 bytes of the scope UUID, parent = low 8 bytes of ``parent_uuid``; every span is sampled.
+- Times (FMT-55): start/end = the events' timestamps (µs → ns); the SDK clock is never used.
+- Sampling (BOOK-46, FMT-74): decided once per outermost ``agent.run`` from its UUID (hashed, see
+  :func:`sampling_fraction`); an unsampled turn's spans (nested work included) are not exported, session spans always
+  are. With ``always_sample_errors`` the spans of an unsampled turn are held (at most 1 000) and
+  exported when any of them ended in error.
+- Marks (FMT-65, FMT-69): attached to the open span of their ``parent_uuid`` or of its nearest
+  open ancestor, else counted as orphaned; ``mark_projection = "tool"`` makes a zero-length span.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+from ..export.events import MARK, START, ScopeEvent
+from .otel_attrs import GENAI_MARKS, mark_attrs, promote, span_id, status_error
+from .otel_config import TraceEndpoint
+from .otel_full import apply_mappings, full_span, mark_attributes, openinference_span
+from .otel_genai import genai_span
+from .otel_state import Held, OpenScope, Options
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
+
+_SAMPLED: Final = TraceFlags(TraceFlags.SAMPLED)
+_UNSET: Final = Status(StatusCode.UNSET)
+_ERROR: Final = Status(StatusCode.ERROR)
+_RECENT_LIMIT: Final = 4096
+_TWO64: Final = float(1 << 64)
+
+
+def resource_for(endpoint: TraceEndpoint) -> Resource:
+    """The endpoint's resource (FMT-59): ``service.name``, optional namespace and version, extra attributes."""
+    attrs: dict[str, Any] = dict(endpoint.resource_attributes)
+    attrs["service.name"] = endpoint.service_name
+    if endpoint.service_namespace:
+        attrs["service.namespace"] = endpoint.service_namespace
+    if endpoint.service_version:
+        attrs["service.version"] = endpoint.service_version
+    return Resource(attrs)
+
+
+def sampling_fraction(uuid: int) -> float:
+    """The turn's point in [0, 1) compared with the sampling rate: the first 8 bytes of SHA-256 over the 16
+    UUID bytes, / 2^64.
+
+    Deviation from BOOK-46's literal formula (low 64 bits of the UUID / 2^64), which is degenerate for
+    this project's UUIDv7: the variant bits ``10`` put every value in [0.5, 0.75), and ``rand_b`` is a
+    per-process counter, so consecutive turns would share one decision. Hashing keeps what BOOK-46 asks
+    for (deterministic, so endpoints agree and a lower rate samples a subset of a higher one).
+    """
+    digest = hashlib.sha256(uuid.to_bytes(16, "big")).digest()
+    return int.from_bytes(digest[:8], "big") / _TWO64
+
+
+def sampled(uuid: int, rate: float) -> bool:
+    """BOOK-46: whether the ``agent.run`` scope ``uuid`` is sampled at ``rate`` (see :func:`sampling_fraction`)."""
+    return rate >= 1.0 or (rate > 0.0 and sampling_fraction(uuid) < rate)
+
+
+class Route:
+    """One trace endpoint as the builder sees it: projection settings plus ``submit(span) -> bool``.
+
+    ``lost`` counts spans of this endpoint dropped before reaching its queue (held-turn overflow).
+    """
+
+    def __init__(self, endpoint: TraceEndpoint, submit: Callable[[ReadableSpan], bool], version: str) -> None:
+        self.endpoint = endpoint
+        self.submit = submit
+        self.resource = resource_for(endpoint)
+        self.scope = InstrumentationScope(endpoint.instrumentation_scope, version)
+        self.lost = 0
+
+    def wants_mark(self, name: str) -> bool:
+        if self.endpoint.type == "gen_ai":
+            return name in GENAI_MARKS
+        return name not in self.endpoint.mark_exclude_names
+
+
+class SpanBuilder:
+    """Destination of the event writer (``write(batch)``); see the module docstring.
+
+    Args:
+        routes: one per trace endpoint, in endpoint order.
+        options: the content gate, summary mode, sampling rate and agent version.
+        always_sample_errors: hold unsampled turns and export those that contain an error (FMT-74).
+    """
+
+    def __init__(self, routes: list[Route], options: Options, *, always_sample_errors: bool = False) -> None:
+        self.routes = routes
+        self.options = options
+        self.rate = options.sampling_rate
+        self.always_sample_errors = always_sample_errors
+        self.open: dict[int, OpenScope] = {}
+        self.recent: dict[int, OpenScope] = {}
+        self.counts = dict.fromkeys(("spans_built", "sampled_out", "marks_orphaned", "unpaired_ends", "lost_open",
+                                     "failures"), 0)
+        self.problems: dict[str, int] = {}
+        self.lost_shared = 0
+        """Spans lost for every endpoint (starts dropped upstream, scopes never ended)."""
+        self._warned: set[str] = set()
+
+    def describe(self) -> str:
+        return "otel span builder"
+
+    # ------------------------------------------------------------------ writer destination
+
+    def write(self, batch: list[ScopeEvent]) -> None:
+        for event in batch:
+            try:
+                if event.kind == MARK:
+                    self._mark(event)
+                elif event.phase == START:
+                    self._start(event)
+                else:
+                    self._end(event)
+            except Exception as exc:  # FMT-83: one bad event never stops the others
+                self.counts["failures"] += 1
+                key = type(exc).__name__
+                if key not in self._warned:
+                    self._warned.add(key)
+                    logger.warning("hermes_pipeline: otel span builder failed on a %s event (%s); later failures of "
+                                   "this kind are counted silently", event.name, key)
+
+    # ------------------------------------------------------------------ events
+
+    def _start(self, event: ScopeEvent) -> None:
+        parent_uuid = event.parent_uuid
+        parent = None
+        if parent_uuid is not None:
+            parent = self.open.get(parent_uuid) or self.recent.get(parent_uuid)
+        scope = OpenScope(event, parent)
+        if event.name == "agent.run" and scope.sampled and (parent is None or not parent.in_turn()):
+            if not sampled(event.uuid, self.rate):
+                scope.sampled = False
+                if self.always_sample_errors:
+                    scope.hold = Held()
+        if event.category == "llm":
+            owner = scope.counter_owner()
+            request_id = event.metadata.get("hermes.api_request_id")
+            if owner is not scope and isinstance(request_id, str):
+                attempts = owner.attempts if owner.attempts is not None else {}
+                owner.attempts = attempts
+                attempts[request_id] = scope.attempt = attempts.get(request_id, 0) + 1
+            agent = scope.agent
+            if agent is not None and agent.provider is None:
+                provider = event.metadata.get("hermes.provider")
+                agent.provider = provider if isinstance(provider, str) else ""
+                model = (event.profile or {}).get("model_name")
+                agent.model = model if isinstance(model, str) and model else None
+        self.open[event.uuid] = scope
+
+    def _end(self, event: ScopeEvent) -> None:
+        scope = self.open.pop(event.uuid, None)
+        if scope is None:
+            self.counts["unpaired_ends"] += 1
+            return
+        scope.closed = True
+        recent = self.recent
+        recent[event.uuid] = scope
+        if len(recent) > _RECENT_LIMIT:
+            del recent[next(iter(recent))]
+        error = status_error(event.metadata) is not None
+        hold = scope.hold
+        if scope.sampled:
+            spans = self._build(scope, event)
+            for index, span in spans:
+                self.routes[index].submit(span)
+        elif hold is not None:
+            hold.error = hold.error or error
+            if len(hold.spans) < Held.LIMIT:
+                hold.spans.append(self._build(scope, event))
+            else:
+                hold.overflow += 1
+                for route in self.routes:
+                    route.lost += 1
+            if scope.parent is None or scope.parent.hold is not hold:  # the held turn itself ended
+                if hold.error:
+                    for spans in hold.spans:
+                        for index, span in spans:
+                            self.routes[index].submit(span)
+                else:
+                    self.counts["sampled_out"] += len(hold.spans)
+                hold.spans.clear()
+        else:
+            self.counts["sampled_out"] += 1
+        if event.parent_uuid is None:
+            self._purge(event.root_uuid or event.uuid)
+
+    def _purge(self, root: int) -> None:
+        """A trace ended: forget scopes of it whose end never came (dropped upstream)."""
+        stale = [uuid for uuid, scope in self.open.items() if (scope.start.root_uuid or uuid) == root]
+        for uuid in stale:
+            del self.open[uuid]
+        if stale:
+            self.counts["lost_open"] += len(stale)
+            self.lost_shared += len(stale)
+
+    def _mark(self, mark: ScopeEvent) -> None:
+        routes = [i for i, route in enumerate(self.routes) if route.wants_mark(mark.name)]
+        if not routes:
+            return
+        parent = mark.parent_uuid
+        target = self.open.get(parent) if parent is not None else None
+        if target is None and parent is not None:
+            closed = self.recent.get(parent)
+            target = closed.open_ancestor() if closed is not None else None
+        for index in routes:  # zero-length spans (mark_projection = "tool") need no open parent
+            route = self.routes[index]
+            if route.endpoint.type != "gen_ai" and route.endpoint.mark_projection == "tool" and parent is not None:
+                owner = target or self.recent.get(parent)
+                if owner is None or owner.sampled:
+                    route.submit(self._mark_span(route, mark))
+        if not any(self.routes[i].endpoint.type == "gen_ai" or self.routes[i].endpoint.mark_projection == "event"
+                   for i in routes):
+            return
+        if target is None:
+            self.counts["marks_orphaned"] += 1
+            return
+        if target.marks is None:
+            target.marks = []
+        target.marks.append(mark)
+
+    # ------------------------------------------------------------------ spans
+
+    def _build(self, scope: OpenScope, end: ScopeEvent) -> list[tuple[int, ReadableSpan]]:
+        out = []
+        for index, route in enumerate(self.routes):
+            out.append((index, self._span(route, scope, end)))
+        self.counts["spans_built"] += 1
+        return out
+
+    def _span(self, route: Route, scope: OpenScope, end: ScopeEvent) -> ReadableSpan:
+        endpoint = route.endpoint
+        opt = self.options
+        kind = endpoint.type
+        if kind == "gen_ai":
+            name, span_kind, attrs = genai_span(scope, end, endpoint.agent_name, opt)
+        elif kind == "full":
+            name, span_kind, attrs = full_span(scope, end, opt)
+        else:
+            name, span_kind, attrs = openinference_span(scope, end, endpoint.agent_name, opt)
+        if endpoint.langfuse:  # FMT-77
+            if isinstance(scope.root_session, str):
+                attrs["session.id"] = scope.root_session
+            if opt.gate_open and scope.user_id:
+                attrs["user.id"] = scope.user_id
+        promote(attrs, endpoint.promote_metadata_prefixes, (scope.start.metadata, end.metadata), self.problems)
+        if kind != "gen_ai" and endpoint.attribute_mappings:
+            apply_mappings(attrs, endpoint.attribute_mappings)
+        events = []
+        for mark in scope.marks or ():
+            if not route.wants_mark(mark.name):
+                continue
+            if kind == "gen_ai":
+                events.append(Event(mark.name, mark_attrs(mark.name, mark.data, mark.profile, opt.gate_open),
+                                    mark.timestamp_us * 1000))
+            elif endpoint.mark_projection == "event":
+                events.append(Event(mark.name, mark_attributes(mark, opt.gate_open), mark.timestamp_us * 1000))
+        start = scope.start
+        return self._readable(route, name, span_kind, attrs, events, start.uuid, start.parent_uuid,
+                              start.root_uuid or start.uuid, start.timestamp_us, end.timestamp_us,
+                              _ERROR if status_error(end.metadata) is not None else _UNSET)
+
+    def _mark_span(self, route: Route, mark: ScopeEvent) -> ReadableSpan:
+        attrs = mark_attributes(mark, self.options.gate_open)
+        if route.endpoint.attribute_mappings:
+            apply_mappings(attrs, route.endpoint.attribute_mappings)
+        return self._readable(route, mark.name, SpanKind.INTERNAL, attrs, [], mark.uuid, mark.parent_uuid,
+                              mark.root_uuid or mark.uuid, mark.timestamp_us, mark.timestamp_us, _UNSET)
+
+    @staticmethod
+    def _readable(route: Route, name: str, kind: SpanKind, attrs: dict[str, Any], events: list[Event], uuid: int,
+                  parent_uuid: int | None, trace_id: int, start_us: int, end_us: int, status: Status) -> ReadableSpan:
+        context = SpanContext(trace_id, span_id(uuid), is_remote=False, trace_flags=_SAMPLED)
+        parent = None
+        if parent_uuid is not None:
+            parent = SpanContext(trace_id, span_id(parent_uuid), is_remote=False, trace_flags=_SAMPLED)
+        return ReadableSpan(name=name, context=context, parent=parent, resource=route.resource, attributes=attrs,
+                            events=events, kind=kind, status=status, start_time=start_us * 1000,
+                            end_time=end_us * 1000, instrumentation_scope=route.scope)
+
+    # ------------------------------------------------------------------ teardown
+
+    def abandon_open(self) -> int:
+        """Forget every scope still open (the sink is shutting down); returns how many spans were lost."""
+        lost = len(self.open)
+        self.open.clear()
+        self.recent.clear()
+        self.counts["lost_open"] += lost
+        self.lost_shared += lost
+        return lost

@@ -1,0 +1,110 @@
+"""Per-scope state of the OTLP span builder and the options every projection reads (spec 04 §4).
+
+An :class:`OpenScope` is created when a scope's start event reaches the span builder and is
+turned into one span per trace endpoint when the end event arrives (FMT-55). It carries what a
+projection needs beyond the two events: facts inherited from the ancestors (trajectory id,
+sampling decision, the root session id, the sender), facts collected from the descendants (the
+provider of the first LLM call of an agent scope, FMT-63) and the marks attached to it (FMT-65).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..export.events import ScopeEvent
+
+
+@dataclass(frozen=True)
+class Options:
+    """Component-level projection options.
+
+    Attributes:
+        gate_open: content fields exported verbatim (FMT-30) instead of summarised.
+        summary_mode: ``preview`` / ``digest`` / ``off`` when the gate is closed (FMT-31).
+        sampling_rate: the turn sampling rate (BOOK-46), reported as ``hermes.sampling_rate``.
+        agent_version: ``gen_ai.agent.version`` of sessions, when known.
+    """
+
+    gate_open: bool = False
+    summary_mode: str = "preview"
+    sampling_rate: float = 1.0
+    agent_version: str | None = None
+
+
+class Held:
+    """Spans of an unsampled turn kept until it ends, for ``always_sample_errors`` (FMT-74)."""
+
+    __slots__ = ("error", "overflow", "spans")
+
+    LIMIT = 1000
+
+    def __init__(self) -> None:
+        self.spans: list[list[tuple[int, Any]]] = []
+        """Per held scope, its ``(endpoint position, span)`` pairs."""
+        self.error = False
+        self.overflow = 0
+
+
+class OpenScope:
+    """A scope whose start was seen and whose span is not built yet (see the module docstring)."""
+
+    __slots__ = ("agent", "attempt", "attempts", "closed", "hold", "marks", "model", "parent", "provider",
+                 "root_session", "sampled", "start", "trajectory", "user_id")
+
+    def __init__(self, start: ScopeEvent, parent: OpenScope | None) -> None:
+        self.start = start
+        self.parent = parent
+        self.closed = False
+        self.marks: list[ScopeEvent] | None = None
+        self.provider: str | None = None
+        """Agent scopes: ``hermes.provider`` of the first LLM call inside (FMT-63)."""
+        self.model: str | None = None
+        """Agent scopes: model of the first LLM call inside (fallback for ``gen_ai.request.model``)."""
+        self.attempts: dict[str, int] | None = None
+        """Turn / agent scopes: attempts seen per ``api_request_id`` (``hermes.llm.attempt``)."""
+        self.attempt = 0
+        meta = start.metadata
+        if parent is None:
+            self.agent: OpenScope | None = self if start.category == "agent" else None
+            self.trajectory = start.uuid if start.name == "agent.run" else start.root_uuid or start.uuid
+            self.sampled = True
+            self.hold: Held | None = None
+            self.user_id: str | None = None
+            self.root_session: Any = meta.get("hermes.session_id")
+        else:
+            self.agent = self if start.category == "agent" else parent.agent
+            self.trajectory = start.uuid if start.name == "agent.run" else parent.trajectory
+            self.sampled = parent.sampled
+            self.hold = parent.hold
+            self.user_id = parent.user_id
+            self.root_session = parent.root_session
+        sender = meta.get("hermes.sender_id")
+        if isinstance(sender, str) and sender:
+            self.user_id = sender
+
+    def in_turn(self) -> bool:
+        """Whether an ``agent.run`` scope encloses this scope (or is this scope)."""
+        scope: OpenScope | None = self
+        while scope is not None:
+            if scope.start.name == "agent.run":
+                return True
+            scope = scope.parent
+        return False
+
+    def counter_owner(self) -> OpenScope:
+        """The nearest turn or agent scope (ancestor or self): where LLM attempts are counted."""
+        scope: OpenScope | None = self.parent
+        while scope is not None:
+            if scope.start.name == "agent.run" or scope.start.category == "agent":
+                return scope
+            scope = scope.parent
+        return self
+
+    def open_ancestor(self) -> OpenScope | None:
+        """This scope if still open, else its nearest still-open ancestor (FMT-65)."""
+        scope: OpenScope | None = self
+        while scope is not None and scope.closed:
+            scope = scope.parent
+        return scope
