@@ -33,8 +33,9 @@ plugin host and subscribers are process-wide, so two Relay rows cannot be live a
 checked (ATOF lines, ATIF files, OTLP bytes) and deleted after every run.
 
 Memory check: hermes_pipeline (ATOF + ATIF) alone, before everything else, until --events ATOF
-events have been produced; at 10 checkpoints it flushes, counts and deletes the produced files and
-prints peak RSS (``ru_maxrss``) and current RSS (``/proc/self/statm``).
+events have been produced, with nothing throttling the host between checkpoints; at 10 checkpoints
+it flushes, counts and deletes the produced files and prints the component's drop counters (sum of
+its ``*dropped*`` stats), open ATIF roots, peak RSS (``ru_maxrss``) and current RSS (``/proc/self/statm``).
 
 Target (issue #4): <= 10 us median added caller-thread time per tool call with ATOF + ATIF; >= 3x
 Relay's end-to-end throughput. Run: ``python bench/bench_exporters.py`` (``--quick``; ``--help``).
@@ -362,8 +363,8 @@ def memory_check(w: Workload, target: int, root: Path) -> None:
           f"({w.events(1)} per session, {step} sessions per checkpoint; files deleted at each checkpoint)")
     peak, current = rss_mib()
     print(f"{'checkpoint':>10} {'sessions':>9} {'events produced':>15} {'ATOF lines':>11} {'ATIF files':>10} "
-          f"{'dropped':>8} {'peak RSS MiB':>12} {'RSS MiB':>8} {'s':>6}")
-    print(f"{0:>10} {0:>9} {0:>15} {0:>11} {0:>10} {0:>8} {peak:>12.1f} {current:>8.1f} {0:>6.1f}")
+          f"{'dropped':>8} {'open ATIF roots':>15} {'peak RSS MiB':>12} {'RSS MiB':>8} {'s':>6}")
+    print(f"{0:>10} {0:>9} {0:>15} {0:>11} {0:>10} {0:>8} {0:>15} {peak:>12.1f} {current:>8.1f} {0:>6.1f}")
     sessions = lines = files = checkpoint = 0
     start = time.perf_counter()
     while w.events(sessions) < target:
@@ -379,10 +380,10 @@ def memory_check(w: Workload, target: int, root: Path) -> None:
             else:
                 files += 1
                 path.unlink()
-        peak, current = rss_mib()
+        peak, current, stats = *rss_mib(), component.stats()
         print(f"{checkpoint:>10} {sessions:>9} {w.events(sessions):>15,} {lines:>11,} {files:>10,} "
-              f"{_dropped(component.stats()):>8} {peak:>12.1f} {current:>8.1f} {time.perf_counter() - start:>6.1f}",
-              flush=True)
+              f"{_dropped(stats):>8,} {stats['atif']['open_roots']:>15,} {peak:>12.1f} {current:>8.1f} "
+              f"{time.perf_counter() - start:>6.1f}", flush=True)
     engine.remove_plugin(name)
 
 

@@ -50,9 +50,16 @@ def _truncated(value: Any) -> bool:
 
 
 def _usage(usage: Any) -> dict[str, Any] | None:
+    """FMT-26: the five counters, ``input_tokens`` including cached input; unreported ones omitted."""
     if not isinstance(usage, Mapping):
         return None
-    return {key: usage[key] for key in _USAGE_KEYS if usage.get(key) is not None}
+    reported = usage.get("reported_usage_fields")
+    out = {key: usage[key] for key in _USAGE_KEYS if usage.get(key) is not None
+           and (not isinstance(reported, list) or key in reported)}
+    prompt = usage.get("prompt_tokens")
+    if "input_tokens" in out and isinstance(prompt, int) and not isinstance(prompt, bool):
+        out["input_tokens"] = prompt  # the host's prompt_tokens = input + cache read + cache write
+    return out
 
 
 def _ms(seconds: Any) -> int | None:
