@@ -76,8 +76,9 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path,
         return None
     from ..export.projection import ScopePlugin
 
-    policy = config.get("policy") if isinstance(config.get("policy"), Mapping) else {}
-    queue = policy.get("max_queue_size") if isinstance(policy.get("max_queue_size"), int) else 10_000
+    policy: Mapping[str, Any] = config["policy"] if isinstance(config.get("policy"), Mapping) else {}
+    limit = policy.get("max_queue_size")
+    queue = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 10_000
     projection = ScopePlugin(deferred=True, max_queue_size=queue)
     attached = AttachedSinks(projection)
     options = {

@@ -61,7 +61,8 @@ class Profile:
     def _start_consumers(self) -> None:
         for name, target in FIRST_PARTY_CONSUMERS.items():
             try:
-                handle = import_object(target)(self)
+                factory: Any = import_object(target)
+                handle = factory(self)
             except Exception as exc:  # a consumer never stops the profile from opening
                 logger.warning("hermes_pipeline: %s could not start for profile %s: %s: %s", name, self.home,
                                type(exc).__name__, str(exc)[:200])

@@ -146,7 +146,7 @@ class OTLPReceiver:
     def endpoint(self) -> str:
         """Base URL, e.g. ``http://127.0.0.1:4318``; traces go to ``{endpoint}/v1/traces``."""
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}" if isinstance(host, str) else f"http://{host.decode()}:{port}"
 
     def _next_status(self) -> int:
         with self._lock:

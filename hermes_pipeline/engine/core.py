@@ -50,11 +50,11 @@ class Engine:
     def __init__(self, *, hook_callback_timeout: float | None = None, parent: Engine | None = None) -> None:
         self.parent = parent
         """The engine whose plugins this one inherits (a profile engine's process engine), or ``None``."""
-        self.hooks = Registry(parent.hooks if parent is not None else None)
+        self.hooks: Registry = Registry(parent.hooks if parent is not None else None)
         """Observer callbacks per hook name (inherited ones included)."""
-        self.middleware = Registry(parent.middleware if parent is not None else None)
+        self.middleware: Registry = Registry(parent.middleware if parent is not None else None)
         """Middleware callbacks per kind (inherited ones included)."""
-        self.failures = parent.failures if parent is not None else FailureLog()
+        self.failures: FailureLog = parent.failures if parent is not None else FailureLog()
         self._hook_map = self.hooks.mapping
         self._mw_map = self.middleware.mapping
         self._guard: HangGuard | None = None

@@ -399,7 +399,7 @@ class TrajectoryAssembler:
                 hermes["subagent"] = subagent
         extra: dict[str, Any] = {"hermes": hermes}
         if self.config.include_observed_events:  # a subagent's events are in its own trajectory
-            own = node.start.uuid
+            own_uuid = node.start.uuid
             extra["observed_events"] = [event.to_atof() for _, _, event in events
-                                        if event.category != "agent" or event.uuid == own]
+                                        if event.category != "agent" or event.uuid == own_uuid]
         return extra
