@@ -84,3 +84,43 @@ def test_demo_pipeline_file_is_the_packaged_one() -> None:
 
     repo = Path(__file__).resolve().parents[1]
     assert (repo / "pipelines" / "demo.toml").read_text() == default_pipeline()
+
+
+def test_fmt_one_session_same_structure_in_every_sink(tmp_path: Path) -> None:
+    """Issue 4 item 8: the same session seen by ATOF, ATIF and OTLP has the same turns, model calls,
+    tool calls and statuses (and they match what the hooks reported)."""
+    result = run_demo(tmp_path)
+    hooks = {e["tool_call_id"]: e["status"] for e in result.recorder.of("post_tool_call")}
+    turns = {e["turn_id"] for e in result.recorder.of("pre_llm_call")}
+    attempts = len(result.recorder.of("pre_api_request"))
+
+    events = [json.loads(line) for line in result.outputs["atof"][0].read_text().splitlines()]
+    ends = {e["uuid"]: e for e in events if e.get("scope_category") == "end"}
+    atof_tools = {e["category_profile"]["tool_call_id"]: ends[e["uuid"]]["metadata"]["hermes.tool.status"]
+                  for e in events if e.get("scope_category") == "start" and e.get("category") == "tool"}
+    atof_turns = {e["metadata"]["hermes.turn_id"] for e in events
+                  if e.get("scope_category") == "start" and e["name"] == "agent.run"}
+    atof_llm = sum(1 for e in events if e.get("scope_category") == "start" and e["name"] == "llm.call")
+
+    spans = result.spans
+    otel_tools = {s.attributes["gen_ai.tool.call.id"]: s.attributes["hermes.tool.status"]
+                  for s in spans if s.attributes.get("gen_ai.operation.name") == "execute_tool"}
+    otel_turns = {s.attributes["hermes.turn.id"] for s in spans if s.name == "agent.run"}
+    otel_llm = sum(1 for s in spans if s.attributes.get("gen_ai.operation.name") == "chat")
+
+    def atif_tools(doc: dict) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for step in doc.get("steps", []):
+            for r in (step.get("observation") or {}).get("results", []):
+                status = (r.get("extra") or {}).get("hermes", {}).get("status")
+                if status is not None:
+                    found[r["source_call_id"]] = status
+        for child in doc.get("subagent_trajectories", []):
+            found |= atif_tools(child)
+        return found
+
+    trajectory = json.loads(result.outputs["atif"][0].read_text())
+    assert hooks == atof_tools == otel_tools == atif_tools(trajectory)
+    assert set(hooks.values()) == {"ok", "blocked"}
+    assert turns == atof_turns == otel_turns and len(turns) == 3
+    assert attempts == atof_llm == otel_llm == 8
