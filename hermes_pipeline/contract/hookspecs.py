@@ -1,5 +1,8 @@
 """The observer (``hermes.observer.v1``) and middleware (``hermes.middleware.v1``) contracts.
 
+(Longer than our usual module on purpose: the whole contract reads best in one file, one
+hookspec per hook, each with its fields.)
+
 Each function below is a pluggy hookspec: its name is the hook name, its parameters are the payload
 fields (plus ``telemetry_schema_version``), and its docstring is the documentation of that hook.
 Implement a hook by writing a function with the same name decorated with :data:`hookimpl` and

@@ -1,5 +1,8 @@
 """The observer-payload sanitizer (spec 01 §8.2.1–§8.2.3, §8.3).
 
+(Over 400 lines on purpose: the conversion rules, both passes and the envelope are one
+algorithm whose steps reference each other; splitting it would scatter the spec's §8.2.)
+
 :func:`sanitize` turns an arbitrary value (provider kwargs, provider response objects, ...)
 into a bounded, JSON-compatible, value-scrubbed structure (OBS-51, OBS-55, OBS-56, OBS-61).
 :func:`jsonable` is the conversion of §8.2.3 with explicit caps; :func:`build_request_field`
