@@ -26,7 +26,9 @@ flush/shutdown: hermes ``component.flush()`` + ``engine.remove_plugin()``; Relay
 ``subscribers.flush()`` + ``AtofExporter.shutdown()`` or ``activation.close()``; set-up not timed),
 and the caller thread's CPU time per tool call (``time.thread_time_ns()`` around each tool call,
 median), with wall time per call beside it; "added" is that median minus the ``plain`` row's in
-the same round; "drain s" is the time from the last session's end to the end of shutdown. Every row
+the same round; "all-CPU" is the CPU time of every thread of the process (``time.process_time()``:
+exporter threads, Relay's native workers, the OTLP receiver) over the whole run, per tool call;
+"drain s" is the time from the last session's end to the end of shutdown. Every row
 runs once per round, the rows in a rotating order (2 shared cores: load changes hit every row
 alike), and each figure is the median over rounds. ``_timing.interleaved()`` is not used: Relay's
 plugin host and subscribers are process-wide, so two Relay rows cannot be live at once. Outputs are
@@ -114,6 +116,7 @@ class Workload:
 class Run:
     elapsed: float
     drain: float  # seconds from the end of the last session to the end of flush/shutdown
+    process: float  # CPU seconds of every thread of the process, first session to end of shutdown
     cpu: float  # median caller-thread ns per tool call
     wall: float  # median wall ns per tool call
     atof_lines: int = 0
@@ -142,11 +145,13 @@ def count_outputs(directory: Path) -> tuple[int, int]:
 
 
 class Timed:
-    """Caller-thread CPU and wall nanoseconds of each tool call."""
+    """Caller-thread CPU and wall ns of each tool call, and the clocks of one run (which starts here)."""
 
     def __init__(self) -> None:
         self.cpu: list[int] = []
         self.wall: list[int] = []
+        self.process = time.process_time()
+        self.start = self.loop_end = self.end = time.perf_counter()
 
     def __call__(self, fn: Callable[[], object]) -> None:
         c0, w0 = thread_ns(), wall_ns()
@@ -155,23 +160,27 @@ class Timed:
         self.cpu.append(c1 - c0)
         self.wall.append(w1 - w0)
 
-    def run(self, start: float, loop_end: float, end: float, **counts: int) -> Run:
-        return Run(end - start, end - loop_end, statistics.median(self.cpu), statistics.median(self.wall), **counts)
+    def loop_done(self) -> None:
+        self.loop_end = time.perf_counter()
 
+    def stop(self) -> None:
+        self.end, self.process = time.perf_counter(), time.process_time() - self.process
 
-# --------------------------------------------------------------------------- the rows
+    def run(self, **counts: int) -> Run:
+        return Run(self.end - self.start, self.end - self.loop_end, self.process, statistics.median(self.cpu),
+                   statistics.median(self.wall), **counts)
 
 
 def plain_run(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
     timed, response = Timed(), w.response()
-    start = time.perf_counter()
     for _ in range(w.sessions):
         for _ in range(w.turns):
             _ = (lambda request: response)(REQUEST)
             for _ in range(w.tools):
                 timed(lambda: read_file(**ARGS))
-    end = time.perf_counter()
-    return timed.run(start, end, end)
+    timed.loop_done()
+    timed.stop()
+    return timed.run()
 
 
 def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object]], object],
@@ -193,18 +202,16 @@ def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporter
         name, component = add_observability(engine, config)
     host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
     timed, response, before = Timed(), w.response(), receiver.bytes_received
-    start = time.perf_counter()
     for _ in range(w.sessions):
         hermes_session(host, w, timed, lambda request: response)
-    loop_end = time.perf_counter()
+    timed.loop_done()
     if component is not None:
         component.flush(300.0)
         engine.remove_plugin(name)  # flush + shutdown
-    end = time.perf_counter()
+    timed.stop()
     lines, files = count_outputs(directory)
     dropped = _dropped(component.stats()) if component is not None else 0
-    return timed.run(start, loop_end, end, atof_lines=lines, atif_files=files,
-                     otlp_bytes=receiver.bytes_received - before, dropped=dropped)
+    return timed.run(atof_lines=lines, atif_files=files, otlp_bytes=receiver.bytes_received - before, dropped=dropped)
 
 
 def add_observability(engine: Engine, config: dict[str, Any]) -> tuple[str, ObservabilityComponent]:
@@ -242,7 +249,6 @@ def relay_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, mode: str
         handle = tools.call("read_file", ARGS, tool_call_id=f"call_{k}")
         tools.call_end(handle, Result(read_file(**ARGS)))
 
-    start = time.perf_counter()
     for index in range(w.sessions):
         atif = None
         if mode == "manual":
@@ -259,17 +265,16 @@ def relay_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, mode: str
             relay.subscribers.flush()
             (directory / "atif" / f"atif-session-{index}.json").write_text(atif.export_json(), encoding="utf-8")
             atif.deregister("bench-atif")
-    loop_end = time.perf_counter()
+    timed.loop_done()
     relay.subscribers.flush()
     if atof is not None:
         atof.shutdown()  # flush + close
         atof.deregister("bench-atof")
     if activation is not None:
         asyncio.run(activation.close())
-    end = time.perf_counter()
+    timed.stop()
     lines, files = count_outputs(directory)
-    return timed.run(start, loop_end, end, atof_lines=lines, atif_files=files,
-                     otlp_bytes=receiver.bytes_received - before)
+    return timed.run(atof_lines=lines, atif_files=files, otlp_bytes=receiver.bytes_received - before)
 
 
 @dataclass(frozen=True)
@@ -320,12 +325,13 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
     med = statistics.median
     rate = [med(w.tool_calls / run.elapsed for run in row_runs) for row_runs in runs]
     head = (f"{'side':<7} {'configuration':<35} {'tool calls/s':>12} {'caller CPU us':>13} {'added us':>9} "
-            f"{'wall us':>8} {'drain s':>8} {'OTLP KB':>8}")
+            f"{'wall us':>8} {'all-CPU us':>11} {'drain s':>8} {'OTLP KB':>8}")
     lines = [head, "-" * len(head)]
     for i, row in enumerate(table):
-        lines.append(f"{row.side:<7} {row.config:<35} {rate[i]:>12,.0f} {med(r.cpu for r in runs[i]) / 1e3:>13.2f} "
-                     f"{med(added[i]) / 1e3:>9.2f} {med(r.wall for r in runs[i]) / 1e3:>8.2f} "
-                     f"{med(r.drain for r in runs[i]):>8.3f} {med(r.otlp_bytes for r in runs[i]) / 1024:>8.0f}")
+        cpu, wall, process, drain, otlp = (med(getattr(r, k) for r in runs[i])
+                                           for k in ("cpu", "wall", "process", "drain", "otlp_bytes"))
+        lines.append(f"{row.side:<7} {row.config:<35} {rate[i]:>12,.0f} {cpu / 1e3:>13.2f} {med(added[i]) / 1e3:>9.2f} "
+                     f"{wall / 1e3:>8.2f} {process / w.tool_calls * 1e6:>11.1f} {drain:>8.3f} {otlp / 1024:>8.0f}")
     at = {(row.side, row.config): i for i, row in enumerate(table)}
     hermes_aa = med(added[at["hermes", "ATOF + ATIF"]]) / 1e3
     lines += ["", f"hermes ATOF + ATIF: {hermes_aa:.2f} us median added caller-thread CPU per tool call "
@@ -339,9 +345,6 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
                          f"(target >= 3x): {'OK' if ratio >= 3 else 'UNDER TARGET'}")
     return lines + ([f"output check: {p}" for p in problems] or [
         f"output check: every exporter run wrote all {w.events()} ATOF events and {w.sessions} ATIF files"])
-
-
-# --------------------------------------------------------------------------- memory
 
 
 def rss_mib() -> tuple[float, float]:
@@ -382,7 +385,7 @@ def memory_check(w: Workload, target: int, root: Path) -> None:
                 path.unlink()
         peak, current, stats = *rss_mib(), component.stats()
         print(f"{checkpoint:>10} {sessions:>9} {w.events(sessions):>15,} {lines:>11,} {files:>10,} "
-              f"{_dropped(stats):>8,} {stats['atif']['open_roots']:>15,} {peak:>12.1f} {current:>8.1f} "
+              f"{_dropped(stats):>8,} {stats.get('atif', {}).get('open_roots', -1):>15,} {peak:>12.1f} {current:>8.1f} "
               f"{time.perf_counter() - start:>6.1f}", flush=True)
     engine.remove_plugin(name)
 

@@ -238,3 +238,21 @@ def test_concurrent_submitters_lose_nothing_silently() -> None:
         mine = [i for m, i in dest.items if m == n]
         assert mine == sorted(mine)
     writer.close(1.0)
+
+
+def test_fmt_80_forced_end_is_queued_past_a_full_queue() -> None:
+    """FMT-80: the end of an accepted scope is queued even when the queue is full, so stateful
+    exporters (ATIF roots, OTel spans) never keep a scope open forever; plain items still drop."""
+    gate = threading.Event()
+    dest = MemoryDestination(gate=gate)
+    writer = BoundedWriter(dest, name="ends", max_queue_size=2, max_batch_size=1).start()
+    writer.submit("first")
+    assert dest.writing.wait(5.0)
+    assert writer.submit("a") and writer.submit("b") and not writer.submit("c")
+    assert writer.submit("end-of-a", force=True)
+    assert writer.stats()["queue_depth"] == 3
+    gate.set()
+    assert writer.flush(5.0)
+    assert dest.items == ["first", "a", "b", "end-of-a"]
+    writer.close(5.0)
+    assert not writer.submit("late", force=True)  # a closed writer takes nothing

@@ -124,18 +124,20 @@ class BoundedWriter:
                 self._thread.start()
         return self
 
-    def submit(self, item: Any) -> bool:
+    def submit(self, item: Any, *, force: bool = False) -> bool:
         """Queue ``item``; ``False`` (and a counted drop) when the queue is full or the writer closed.
 
         Never blocks on the destination and never does I/O; the first queue-full drop is reported
-        by one WARNING from the worker thread (FMT-80).
+        by one WARNING from the worker thread (FMT-80). ``force`` queues past a full queue: for the
+        end of a scope whose start was accepted, so that a stateful exporter never keeps a scope
+        open forever (the overshoot is bounded by the number of open scopes).
         """
         counts = self._counts
         with self._lock:
             if self._closing:
                 counts["dropped_closed"] += 1
                 return False
-            if len(self._queue) >= self._max:
+            if len(self._queue) >= self._max and not force:
                 counts["dropped_queue_full"] += 1
                 if not self._full_seen:
                     self._full_seen = True

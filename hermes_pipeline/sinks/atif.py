@@ -22,11 +22,8 @@ that runs on the hook caller's thread, and no failure reaches the agent (FMT-83)
 
 from __future__ import annotations
 
-import atexit
-import functools
 import logging
 import time
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -34,6 +31,7 @@ from typing import Any, Final
 from ..export.errors import ExportConfigError
 from ..export.events import END, START, ScopeEvent
 from ..export.projection import ScopePlugin
+from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination
 from .atif_config import AtifConfig, parse_atif_config
 from .atif_files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
@@ -155,7 +153,8 @@ class AtifSink:
             dropped.discard(event.uuid)
             writer.record_dropped()
             return
-        if not writer.submit(event) and event.phase == START:
+        # an accepted start always gets its end, or the assembler would keep the scope open forever
+        if not writer.submit(event, force=event.phase == END) and event.phase == START:
             dropped.add(event.uuid)
 
     # ------------------------------------------------------------------ worker side
@@ -253,13 +252,7 @@ class AtifSink:
         return [f"atif: {describe() if callable(describe) else type(self.local).__name__}"]
 
 
-def _atexit_shutdown(ref: weakref.ReferenceType[AtifPlugin]) -> None:
-    plugin = ref()
-    if plugin is not None:
-        plugin.shutdown(2.0)
-
-
-class AtifPlugin(ScopePlugin):
+class AtifPlugin(SinkPlugin):
     """The hook projection wired to one :class:`AtifSink` (a hookimpl plugin for ``engine.add_plugin``).
 
     The projection is deferred by default (hook callbacks only enqueue). :meth:`shutdown` projects
@@ -269,43 +262,8 @@ class AtifPlugin(ScopePlugin):
 
     def __init__(self, sink: AtifSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
                  memory_tools: Mapping[str, str] | None = None) -> None:
-        self.sink = sink
-        self.enabled = sink.enabled
-        super().__init__((sink,) if self.enabled else (), deferred=deferred and self.enabled,
-                         max_queue_size=sink.max_queue_size, toolsets=toolsets, memory_tools=memory_tools)
-        self._shut = False
-        self._atexit = functools.partial(_atexit_shutdown, weakref.ref(self))
-        if self.enabled:
-            atexit.register(self._atexit)
-
-    def flush(self, timeout: float = 5.0) -> bool:
-        """Barrier: ``True`` when every hook received so far was projected and its trajectories written."""
-        end = time.monotonic() + max(timeout, 0.0)
-        ok = super().flush(timeout)
-        return self.sink.flush(max(end - time.monotonic(), 0.0)) and ok
-
-    def shutdown(self, deadline: float = 5.0) -> bool:
-        """Project what is queued, close open scopes, write trajectories (partial ones too), close (FMT-85)."""
-        if self._shut:
-            return True
-        self._shut = True
-        atexit.unregister(self._atexit)
-        end = time.monotonic() + max(deadline, 0.0)
-        ok = super().shutdown(deadline)
-        self.remove_listener(self.sink)
-        return self.sink.shutdown(max(end - time.monotonic(), 0.0)) and ok
-
-    def stats(self) -> dict[str, Any]:
-        """Sink counters plus ``scopes`` (tracker) and ``publication`` (queue) counters."""
-        return {**self.sink.stats(), "scopes": super().stats(), "publication": self.publication_stats()}
-
-    def counters(self) -> dict[str, int]:
-        """``pipeline.events_dropped`` plus :meth:`AtifSink.counters`."""
-        return {"pipeline.events_dropped": self.publication_stats()["pipeline.events_dropped"], **self.sink.counters()}
-
-    def destinations(self) -> list[str]:
-        """See :meth:`AtifSink.destinations`."""
-        return self.sink.destinations()
+        super().__init__(sink, enabled=sink.enabled, deferred=deferred, toolsets=toolsets,
+                         memory_tools=memory_tools)
 
 
 def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,

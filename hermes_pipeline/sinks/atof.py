@@ -18,13 +18,10 @@ too (FMT-80).
 
 from __future__ import annotations
 
-import atexit
-import functools
 import hashlib
 import json
 import logging
 import time
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -35,6 +32,7 @@ from ..export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent
 from ..export.files import DATE_PLACEHOLDER, JsonlFileDestination, utc_date
 from ..export.http import HttpPostDestination, NdjsonUploadDestination
 from ..export.projection import ScopePlugin
+from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination
 from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
 
@@ -284,13 +282,7 @@ class AtofSink:
         return out
 
 
-def _atexit_shutdown(ref: weakref.ReferenceType[AtofPlugin]) -> None:
-    plugin = ref()
-    if plugin is not None:
-        plugin.shutdown(2.0)
-
-
-class AtofPlugin(ScopePlugin):
+class AtofPlugin(SinkPlugin):
     """The hook projection wired to one :class:`AtofSink` (a hookimpl plugin for ``engine.add_plugin``).
 
     By default the projection is deferred: hook callbacks only enqueue on the publication queue,
@@ -302,43 +294,8 @@ class AtofPlugin(ScopePlugin):
 
     def __init__(self, sink: AtofSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
                  memory_tools: Mapping[str, str] | None = None) -> None:
-        self.sink = sink
-        self.enabled = bool(sink.config.enabled and sink.routes)
-        super().__init__((sink,) if self.enabled else (), deferred=deferred and self.enabled,
-                         max_queue_size=sink.max_queue_size, toolsets=toolsets, memory_tools=memory_tools)
-        self._shut = False
-        self._atexit = functools.partial(_atexit_shutdown, weakref.ref(self))
-        if self.enabled:
-            atexit.register(self._atexit)
-
-    def flush(self, timeout: float = 5.0) -> bool:
-        """Barrier: ``True`` when every hook received so far was projected and written (FMT-84)."""
-        end = time.monotonic() + max(timeout, 0.0)
-        projected = super().flush(timeout)
-        return self.sink.flush(max(end - time.monotonic(), 0.0)) and projected
-
-    def shutdown(self, deadline: float = 5.0) -> bool:
-        """Project what is queued, close open scopes, drain and close the writers within ``deadline`` (FMT-85)."""
-        if self._shut:
-            return True
-        self._shut = True
-        atexit.unregister(self._atexit)
-        end = time.monotonic() + max(deadline, 0.0)
-        ok = super().shutdown(deadline)
-        self.remove_listener(self.sink)
-        return self.sink.shutdown(max(end - time.monotonic(), 0.0)) and ok
-
-    def stats(self) -> dict[str, Any]:
-        """Writer counters per sink, plus ``scopes`` (tracker) and ``publication`` (queue) counters."""
-        return {**self.sink.stats(), "scopes": super().stats(), "publication": self.publication_stats()}
-
-    def counters(self) -> dict[str, int]:
-        """FMT-81 diagnostics counters: ``pipeline.events_dropped`` plus those of :meth:`AtofSink.counters`."""
-        return {"pipeline.events_dropped": self.publication_stats()["pipeline.events_dropped"], **self.sink.counters()}
-
-    def destinations(self) -> list[str]:
-        """See :meth:`AtofSink.destinations`."""
-        return self.sink.destinations()
+        super().__init__(sink, enabled=bool(sink.config.enabled and sink.routes), deferred=deferred, toolsets=toolsets,
+                         memory_tools=memory_tools)
 
 
 def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,

@@ -26,13 +26,10 @@ deadlines whatever the collector does; nothing ever raises into the agent.
 
 from __future__ import annotations
 
-import atexit
-import functools
 import logging
 import os
 import threading
 import time
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -41,6 +38,7 @@ from .. import __version__
 from ..export.errors import ExportConfigError
 from ..export.events import END, START, ScopeEvent
 from ..export.projection import ScopePlugin
+from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter
 from .otel_config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers
 from .otel_export import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
@@ -154,7 +152,8 @@ class OtelSink:
             dropped.discard(event.uuid)
             self._events.record_dropped()
             return
-        if not self._events.submit(event) and event.phase == START:
+        # an accepted start always gets its end, or its span would stay open (and in memory) forever
+        if not self._events.submit(event, force=event.phase == END) and event.phase == START:
             dropped.add(event.uuid)
             self._lost_starts += 1
 
@@ -236,13 +235,7 @@ class OtelSink:
         return [f"{r.endpoint.label}: {r.endpoint.describe()}" for r in self._routes]
 
 
-def _atexit_shutdown(ref: weakref.ReferenceType[OtelPlugin]) -> None:
-    plugin = ref()
-    if plugin is not None:
-        plugin.shutdown(2.0)
-
-
-class OtelPlugin(ScopePlugin):
+class OtelPlugin(SinkPlugin):
     """The hook projection wired to one :class:`OtelSink` (stand-alone use and tests).
 
     The projection is deferred by default (hook callbacks only enqueue). ``shutdown`` projects what
@@ -252,43 +245,8 @@ class OtelPlugin(ScopePlugin):
 
     def __init__(self, sink: OtelSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
                  memory_tools: Mapping[str, str] | None = None) -> None:
-        self.sink = sink
-        self.enabled = sink.enabled
-        super().__init__((sink,) if self.enabled else (), deferred=deferred and self.enabled,
-                         max_queue_size=sink.max_queue_size, toolsets=toolsets, memory_tools=memory_tools)
-        self._shut = False
-        self._atexit = functools.partial(_atexit_shutdown, weakref.ref(self))
-        if self.enabled:
-            atexit.register(self._atexit)
-
-    def flush(self, timeout: float = 5.0) -> bool:
-        """Barrier over the projection and the sink (FMT-84)."""
-        end = time.monotonic() + max(timeout, 0.0)
-        projected = super().flush(timeout)
-        return self.sink.flush(max(end - time.monotonic(), 0.0)) and projected
-
-    def shutdown(self, deadline: float = 5.0) -> bool:
-        """Project what is queued, close open scopes, drain and shut down the sink within ``deadline`` (FMT-85)."""
-        if self._shut:
-            return True
-        self._shut = True
-        atexit.unregister(self._atexit)
-        end = time.monotonic() + max(deadline, 0.0)
-        ok = super().shutdown(deadline)
-        self.remove_listener(self.sink)
-        return self.sink.shutdown(max(end - time.monotonic(), 0.0)) and ok
-
-    def stats(self) -> dict[str, Any]:
-        """The sink's stats plus ``scopes`` (tracker) and ``publication`` (queue) counters."""
-        return {**self.sink.stats(), "scopes": super().stats(), "publication": self.publication_stats()}
-
-    def counters(self) -> dict[str, int]:
-        """``pipeline.events_dropped`` plus :meth:`OtelSink.counters`."""
-        return {"pipeline.events_dropped": self.publication_stats()["pipeline.events_dropped"], **self.sink.counters()}
-
-    def destinations(self) -> list[str]:
-        """See :meth:`OtelSink.destinations`."""
-        return self.sink.destinations()
+        super().__init__(sink, enabled=sink.enabled, deferred=deferred, toolsets=toolsets,
+                         memory_tools=memory_tools)
 
 
 def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,

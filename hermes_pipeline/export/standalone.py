@@ -1,0 +1,90 @@
+"""One exporter on its own projection: the stand-alone plugin form of a sink.
+
+The ``observability`` component shares one :class:`~.projection.ScopePlugin` between all its
+sinks. For using a single exporter without the component (tests, embedding, benchmarks), each
+sink module offers a ``build_*_plugin`` returning a :class:`SinkPlugin`: the hook projection wired
+to that one sink, with one ``flush`` / ``shutdown`` / ``stats`` over both.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import time
+import weakref
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from .events import ScopeEvent
+from .projection import ScopePlugin
+
+
+class Sink(Protocol):
+    """What a scope listener offers its stand-alone plugin."""
+
+    @property
+    def max_queue_size(self) -> int: ...
+
+    def __call__(self, event: ScopeEvent, /) -> Any: ...
+    def flush(self, timeout: float = 5.0) -> bool: ...
+    def shutdown(self, deadline: float = 5.0) -> bool: ...
+    def stats(self) -> dict[str, Any]: ...
+    def counters(self) -> dict[str, int]: ...
+    def destinations(self) -> list[str]: ...
+
+
+def _atexit_shutdown(ref: weakref.ReferenceType[SinkPlugin]) -> None:
+    plugin = ref()
+    if plugin is not None:
+        plugin.shutdown(2.0)
+
+
+class SinkPlugin(ScopePlugin):
+    """The hook projection wired to one sink (a hookimpl plugin for ``engine.add_plugin``).
+
+    By default the projection is deferred: hook callbacks only enqueue on the publication queue,
+    sized like the sink's queue (FMT-80). ``shutdown(deadline)`` projects what is queued, closes
+    every open scope with ``hermes.close_reason = "shutdown"`` (partial output), then drains and
+    closes the sink (FMT-84/FMT-85). It is also registered with ``atexit`` as a safety net; hosts
+    should call it. A disabled sink gets no listener and no publication thread.
+    """
+
+    def __init__(self, sink: Sink, *, enabled: bool, deferred: bool = True,
+                 toolsets: Mapping[str, str] | None = None, memory_tools: Mapping[str, str] | None = None) -> None:
+        self.sink = sink
+        self.enabled = enabled
+        super().__init__((sink,) if enabled else (), deferred=deferred and enabled,
+                         max_queue_size=sink.max_queue_size, toolsets=toolsets, memory_tools=memory_tools)
+        self._shut = False
+        self._atexit = functools.partial(_atexit_shutdown, weakref.ref(self))
+        if enabled:
+            atexit.register(self._atexit)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier: ``True`` when every hook received so far was projected and written (FMT-84)."""
+        end = time.monotonic() + max(timeout, 0.0)
+        projected = super().flush(timeout)
+        return self.sink.flush(max(end - time.monotonic(), 0.0)) and projected
+
+    def shutdown(self, deadline: float = 5.0) -> bool:
+        """Project what is queued, close open scopes, drain and close the sink within ``deadline`` (FMT-85)."""
+        if self._shut:
+            return True
+        self._shut = True
+        atexit.unregister(self._atexit)
+        end = time.monotonic() + max(deadline, 0.0)
+        ok = super().shutdown(deadline)
+        self.remove_listener(self.sink)
+        return self.sink.shutdown(max(end - time.monotonic(), 0.0)) and ok
+
+    def stats(self) -> dict[str, Any]:
+        """The sink's counters plus ``scopes`` (tracker) and ``publication`` (queue) counters."""
+        return {**self.sink.stats(), "scopes": super().stats(), "publication": self.publication_stats()}
+
+    def counters(self) -> dict[str, int]:
+        """FMT-81 counters: ``pipeline.events_dropped`` plus the sink's own."""
+        return {"pipeline.events_dropped": self.publication_stats()["pipeline.events_dropped"], **self.sink.counters()}
+
+    def destinations(self) -> list[str]:
+        """Where the sink writes (no credentials)."""
+        return self.sink.destinations()
