@@ -9,7 +9,6 @@ policy. An invalid value inside one destination entry skips only that entry with
 from __future__ import annotations
 
 import copy
-import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from ..config.checks import check_keys, url
 from ..config.keypath import KeyPath, format_path
 from ..config.policy import ValidationContext
 from ..engine.plugins import ComponentContext
+from ..export.config_checks import destination_key
 from . import observability_keys as K
 from .observability_sinks import AttachedSinks, attach_sinks
 
@@ -333,28 +333,3 @@ def _derivable(entry: Mapping[str, Any]) -> bool:
         return True
     path = urlsplit(endpoint).path
     return path in ("", "/") or path.rstrip("/").endswith("/v1/traces")
-
-
-def destination_key(endpoint: str, transport: str) -> tuple[str, ...]:
-    """Canonical destination of a trace endpoint for collision checks (04 FMT-57)."""
-    parts = urlsplit(endpoint.strip())
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        host = "loopback"
-    else:
-        try:
-            if ipaddress.ip_address(host).is_loopback:
-                host = "loopback"
-        except ValueError:
-            pass
-    try:
-        port = parts.port or {"http": 80, "https": 443}.get(scheme, 0)
-    except ValueError:
-        port = 0
-    path = re.sub(r"/{2,}", "/", parts.path)
-    if len(path) > 1:
-        path = path.rstrip("/")
-    if transport in ("http_binary", "http_json") and path in ("", "/") and not parts.path.endswith("/"):
-        path = "/v1/traces"
-    return (scheme, host, str(port), path, parts.query)

@@ -30,7 +30,6 @@ from typing import Any, Final
 
 from ..export.errors import ExportConfigError
 from ..export.events import END, START, ScopeEvent
-from ..export.projection import ScopePlugin
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination
 from .atif_config import AtifConfig, parse_atif_config

@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit
 
+from ..export.config_checks import EntryError as _EntryError
+from ..export.config_checks import http_url
 from ..export.errors import ExportConfigError
 from ..export.http import resolve_headers
 from ..export.ids import rfc3339_us
@@ -206,13 +207,6 @@ class AtifConfig:
     """``(key path, reason)`` of storage entries skipped with ``on_invalid = "skip"``."""
 
 
-class _EntryError(Exception):
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
-        self.message = message
-
-
 def _json_compatible(value: Any, depth: int = 0) -> bool:
     if depth > 64:
         return False
@@ -257,17 +251,7 @@ def _http_storage(index: int, entry: Mapping[str, Any], ignore_unknown: bool) ->
     if extra and not ignore_unknown:
         raise _EntryError(extra[0], "unknown key for an http storage entry; valid keys: "
                                     f"{', '.join(sorted(HTTP_KEYS))}")
-    endpoint = entry.get("endpoint")
-    if not isinstance(endpoint, str) or not endpoint.strip():
-        raise _EntryError("endpoint", "is required: an http:// or https:// URL")
-    try:
-        parts = urlsplit(endpoint.strip())
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
-        _ = parts.port
-    except ValueError:
-        valid = False
-    if not valid:
-        raise _EntryError("endpoint", "expected an http:// or https:// URL with a host")
+    endpoint = http_url(entry, "endpoint")
     maps = {}
     for key in ("headers", "header_env"):
         value = entry.get(key, {})

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -31,7 +30,6 @@ from ..export.errors import ExportConfigError
 from ..export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent
 from ..export.files import DATE_PLACEHOLDER, JsonlFileDestination, utc_date
 from ..export.http import HttpPostDestination, NdjsonUploadDestination
-from ..export.projection import ScopePlugin
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination
 from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config

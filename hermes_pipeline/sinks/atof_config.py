@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit
 
+from ..export.config_checks import EntryError as _EntryError
+from ..export.config_checks import is_int as _is_int
+from ..export.config_checks import http_url
 from ..export.errors import ExportConfigError
 from ..export.files import default_events_filename
 from ..export.http import resolve_headers
@@ -79,17 +81,6 @@ class AtofConfig:
     """``(key path, reason)`` of entries skipped with ``on_invalid = "skip"``."""
 
 
-class _EntryError(Exception):
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
-        self.message = message
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _int(entry: Mapping[str, Any], key: str, default: int | None, minimum: int) -> int | None:
     if key not in entry:
         return default
@@ -145,17 +136,7 @@ def _stream_sink(index: int, entry: Mapping[str, Any], names: set[str]) -> Strea
     if transport not in SUPPORTED_TRANSPORTS:
         raise _EntryError("transport", f"transport {transport!r} is not supported by this build; use "
                                        f"{' or '.join(repr(t) for t in SUPPORTED_TRANSPORTS)}")
-    url = entry.get("url")
-    if not isinstance(url, str) or not url.strip():
-        raise _EntryError("url", "is required: an http:// or https:// URL")
-    try:
-        parts = urlsplit(url.strip())
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
-        _ = parts.port
-    except ValueError:
-        valid = False
-    if not valid:
-        raise _EntryError("url", "expected an http:// or https:// URL with a host")
+    url = http_url(entry, "url")
     headers = _string_map(entry, "headers")
     header_env = _string_map(entry, "header_env")
     try:

@@ -37,7 +37,6 @@ from typing import Any, Final
 from .. import __version__
 from ..export.errors import ExportConfigError
 from ..export.events import END, START, ScopeEvent
-from ..export.projection import ScopePlugin
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter
 from .otel_config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers

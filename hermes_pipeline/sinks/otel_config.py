@@ -24,9 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
+from ..export.config_checks import EntryError as _EntryError
+from ..export.config_checks import is_int as _is_int
 from ..export.errors import ExportConfigError
 from ..export.http import resolve_headers
-from .otel_urls import URLError, destination_key, is_langfuse_url, traces_url
+from ..export.config_checks import destination_key
+from .otel_urls import URLError, is_langfuse_url, traces_url
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
@@ -112,17 +115,6 @@ class OtelConfig:
     endpoints: tuple[TraceEndpoint, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
     """``(key path, reason)`` of entries skipped with ``on_invalid = "skip"``."""
-
-
-class _EntryError(Exception):
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
-        self.message = message
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _int(entry: Mapping[str, Any], key: str, default: int) -> int:

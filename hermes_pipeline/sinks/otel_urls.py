@@ -3,8 +3,6 @@ detection (FMT-75, FMT-77). Pure functions; no DNS resolution, no network."""
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -35,31 +33,6 @@ def resolve_traces_url(url: str) -> str:
     if parts.path == "":
         return urlunsplit((parts.scheme, parts.netloc, "/v1/traces", parts.query, ""))
     return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
-
-
-def destination_key(url: str) -> tuple[str, ...]:
-    """The canonical destination of an ``http_binary`` trace URL for the collision check (FMT-57)."""
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        host = "loopback"
-    else:
-        try:
-            if ipaddress.ip_address(host).is_loopback:
-                host = "loopback"
-        except ValueError:
-            pass
-    try:
-        port = parts.port or {"http": 80, "https": 443}.get(scheme, 0)
-    except ValueError:
-        port = 0
-    path = re.sub(r"/{2,}", "/", parts.path)
-    if len(path) > 1:
-        path = path.rstrip("/")
-    if parts.path == "":
-        path = "/v1/traces"
-    return (scheme, host, str(port), path, parts.query)
 
 
 def traces_url(url: object) -> str:

@@ -1,0 +1,68 @@
+"""Small checks shared by the sinks' configuration parsers (one destination entry at a time)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+
+class EntryError(Exception):
+    """One key of one destination entry is invalid; the parser names the full key path."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.message = message
+
+
+def is_int(value: Any) -> bool:
+    """An ``int`` that is not a ``bool``."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def http_url(entry: Mapping[str, Any], key: str) -> str:
+    """``entry[key]`` as an http(s) URL with a host; :class:`EntryError` naming ``key`` otherwise."""
+    value = entry.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise EntryError(key, "is required: an http:// or https:// URL")
+    try:
+        parts = urlsplit(value.strip())
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        _ = parts.port
+    except ValueError:
+        valid = False
+    if not valid:
+        raise EntryError(key, "expected an http:// or https:// URL with a host")
+    return value
+
+
+def destination_key(endpoint: str, transport: str = "http_binary") -> tuple[str, ...]:
+    """Canonical destination of a trace endpoint for the collision check (FMT-57).
+
+    Loopback names are one host, default ports are explicit, repeated and trailing slashes are
+    folded, and an OTLP/HTTP endpoint without a path is the ``/v1/traces`` it posts to (FMT-71).
+    """
+    parts = urlsplit(endpoint.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        host = "loopback"
+    else:
+        try:
+            if ipaddress.ip_address(host).is_loopback:
+                host = "loopback"
+        except ValueError:
+            pass
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme, 0)
+    except ValueError:
+        port = 0
+    path = re.sub(r"/{2,}", "/", parts.path)
+    if len(path) > 1:
+        path = path.rstrip("/")
+    if transport in ("http_binary", "http_json") and parts.path == "":
+        path = "/v1/traces"
+    return (scheme, host, str(port), path, parts.query)
