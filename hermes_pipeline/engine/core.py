@@ -190,30 +190,45 @@ class Engine:
             return []
         if _SCHEMA_KEY not in payload:
             payload[_SCHEMA_KEY] = TELEMETRY_SCHEMA_VERSION
-        guard = self._guard
+        if self._guard is not None:
+            return self._dispatch_guarded(hook, entries, payload)
         results: list[Any] = []
-        for entry in entries:
+        for entry in entries:  # the hot loop: no guard, one try per callback
             try:
-                if guard is None:
-                    result = entry.callback(**payload) if entry.takes_all else entry.invoke(payload)
-                    if result is not None and inspect.isawaitable(result):
-                        result = run_awaitable(result)
-                else:
-                    result = guard.call(hook, entry, _invoke_and_await(entry), payload)
-                    if result is TIMED_OUT:
-                        if hook == "pre_tool_call":
-                            result = {"action": "block", "message": TIMEOUT_BLOCK_MESSAGE}
-                        else:
-                            continue
+                result = entry.callback(**payload) if entry.takes_all else entry.invoke(payload)
+                if result is not None and inspect.isawaitable(result):
+                    result = run_awaitable(result)
             except Exception as exc:
-                try:
-                    self.failures.callback_failed(hook, entry, exc, quiet=hook in _QUIET_HOOKS)
-                except Exception:  # logging itself failed; never reach the host
-                    pass
+                self._failed(hook, entry, exc)
                 continue
             if result is not None:
                 results.append(result)
         return results
+
+    def _dispatch_guarded(self, hook: str, entries: tuple[Entry, ...], payload: dict[str, Any]) -> list[Any]:
+        """:meth:`dispatch` with hang protection: each callback on a bounded worker (spec 01 §11)."""
+        guard = self._guard
+        assert guard is not None
+        results: list[Any] = []
+        for entry in entries:
+            try:
+                result = guard.call(hook, entry, _invoke_and_await(entry), payload)
+            except Exception as exc:
+                self._failed(hook, entry, exc)
+                continue
+            if result is TIMED_OUT:
+                if hook != "pre_tool_call":
+                    continue
+                result = {"action": "block", "message": TIMEOUT_BLOCK_MESSAGE}
+            if result is not None:
+                results.append(result)
+        return results
+
+    def _failed(self, hook: str, entry: Entry, exc: Exception) -> None:
+        try:
+            self.failures.callback_failed(hook, entry, exc, quiet=hook in _QUIET_HOOKS)
+        except Exception:  # logging itself failed; never reach the host
+            pass
 
     # ------------------------------------------------------------------ middleware (spec 02 §10)
 
