@@ -22,9 +22,7 @@ Run: ``python bench/bench_atof.py`` (``--quick`` for a short run).
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
-import statistics
 import sys
 import tempfile
 import time
@@ -34,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _timing import per_call_ns, table  # noqa: E402
+from _timing import per_call_ns, per_call_thread_ns, table  # noqa: E402
 
 from hermes_pipeline import Engine, Host, hookimpl  # noqa: E402
 from hermes_pipeline.sinks.atof import AtofPlugin, build_atof_plugin  # noqa: E402
@@ -82,29 +80,6 @@ def end_to_end(directory: str, calls: int) -> tuple[float, int]:
     written = plugin.stats()["sinks"][0]["written"]
     plugin.shutdown()
     return elapsed, written
-
-
-def per_call_thread_ns(fn: Any, *, inner: int = 2000, rounds: int = 31) -> float:
-    """Like ``per_call_ns`` but with the calling thread's CPU time (``time.thread_time_ns``).
-
-    Wall-clock rows include time the caller waits for the GIL while a writer thread encodes; this
-    column counts only the work done on the caller's thread itself.
-    """
-    for _ in range(inner // 10):
-        fn()
-    samples = []
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(rounds):
-            start = time.thread_time_ns()
-            for _ in range(inner):
-                fn()
-            samples.append((time.thread_time_ns() - start) / inner)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return statistics.median(samples)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,8 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _timing import per_call_ns, table  # noqa: E402
-from bench_atof import per_call_thread_ns  # noqa: E402
+from _timing import per_call_ns, per_call_thread_ns, table  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402

@@ -121,3 +121,39 @@ def strip_url(url: str) -> str:
         return ""
     netloc = f"{host}:{port}" if port is not None else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+# --------------------------------------------------------------------------- tool categories (SM-25)
+
+TOOL_CATEGORIES: Final = frozenset({"browser", "code_execution", "communication", "computer_use", "delegation",
+                                    "file", "home_automation", "mcp", "media", "memory", "other", "planning",
+                                    "project", "scheduler", "skill", "terminal", "unknown", "web"})
+"""The closed ``tool_category`` set of the shared-metrics contract (also ``hermes.tool.category``)."""
+
+_CATEGORY_NAMES: Final = TOOL_CATEGORIES - {"other", "unknown"}
+_CATEGORY_PREFIXES: Final = (
+    (("mcp",), "mcp"),
+    (("browser",), "browser"),
+    (("image", "tts", "video", "vision"), "media"),
+    (("homeassistant",), "home_automation"),
+)
+_CATEGORY_EXACT: Final = {"clarify": "planning", "kanban": "planning", "todo": "planning", "session_search": "memory",
+                          "cronjob": "scheduler", "skills": "skill", "x_search": "web"}
+_COMMUNICATION_PREFIXES: Final = ("discord", "email", "feishu", "hermes-yuanbao", "slack", "sms")
+
+
+def tool_category(toolset: object) -> str:
+    """SM-25: the declaring toolset (never the tool name) → tool category; the first rule wins."""
+    name = toolset.strip().lower() if isinstance(toolset, str) else ""
+    if not name:
+        return "unknown"
+    if name in _CATEGORY_NAMES:
+        return name
+    for prefixes, category in _CATEGORY_PREFIXES:
+        if name.startswith(prefixes):
+            return category
+    if name in _CATEGORY_EXACT:
+        return _CATEGORY_EXACT[name]
+    if name.startswith(_COMMUNICATION_PREFIXES):
+        return "communication"
+    return "other"

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from ..export.classify import TOOL_CATEGORIES as TOOL_CATEGORIES  # SM-25, shared with the exporters
+from ..export.classify import tool_category as tool_category
+
 # --------------------------------------------------------------------------- enums (SM-40)
 
 EXECUTION_SURFACES: Final = frozenset({"api", "batch", "cli", "desktop", "gateway", "other", "python",
@@ -23,9 +26,6 @@ TOOL_OUTCOMES: Final = frozenset({"blocked", "cancelled", "failed", "success", "
 TOOL_APPROVAL_OUTCOMES: Final = frozenset({"approved", "denied", "not_required", "timed_out", "unknown"})
 APPROVAL_OUTCOMES: Final = frozenset({"approved", "denied", "timed_out", "unknown"})
 ATTRIBUTIONS: Final = frozenset({"tool_call", "unattributed"})
-TOOL_CATEGORIES: Final = frozenset({"browser", "code_execution", "communication", "computer_use", "delegation",
-                                    "file", "home_automation", "mcp", "media", "memory", "other", "planning",
-                                    "project", "scheduler", "skill", "terminal", "unknown", "web"})
 SKILL_ACTIONS: Final = frozenset({"archived", "created", "edited", "installed", "patched", "restored", "stale"})
 SKILL_PROVENANCES: Final = frozenset({"agent_created", "external", "installed", "local", "unknown"})
 REUSE_STATES: Final = frozenset({"first_use", "reused"})
@@ -111,35 +111,6 @@ def tool_outcome(status: object) -> str:
 def approval_outcome(choice: object) -> str:
     """SM-24: ``post_approval_response.choice`` → approval ``outcome`` (``cancelled`` → ``unknown``)."""
     return _APPROVAL_CHOICE.get(_lower(choice), "unknown")
-
-
-_CATEGORY_NAMES: Final = TOOL_CATEGORIES - {"other", "unknown"}
-_PREFIX_RULES: Final = (
-    (("mcp",), "mcp"),
-    (("browser",), "browser"),
-    (("image", "tts", "video", "vision"), "media"),
-    (("homeassistant",), "home_automation"),
-)
-_EXACT_RULES: Final = {"clarify": "planning", "kanban": "planning", "todo": "planning", "session_search": "memory",
-                       "cronjob": "scheduler", "skills": "skill", "x_search": "web"}
-_COMMUNICATION_PREFIXES: Final = ("discord", "email", "feishu", "hermes-yuanbao", "slack", "sms")
-
-
-def tool_category(toolset: object) -> str:
-    """SM-25: the declaring toolset (never the tool name) → ``tool_category``; first rule wins."""
-    name = _lower(toolset)
-    if not name:
-        return "unknown"
-    if name in _CATEGORY_NAMES:
-        return name
-    for prefixes, category in _PREFIX_RULES:
-        if name.startswith(prefixes):
-            return category
-    if name in _EXACT_RULES:
-        return _EXACT_RULES[name]
-    if name.startswith(_COMMUNICATION_PREFIXES):
-        return "communication"
-    return "other"
 
 
 # --------------------------------------------------------------------------- surface and entrypoint (SM-41, SM-42)

@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from ..export.classify import tool_category as tool_category  # SM-25, shared with shared metrics
 from ..export.content import canonical_json, source_text, summary
 from ..export.ids import uuid_str
 
@@ -50,14 +51,6 @@ GENAI_MARKS: Final = frozenset({"hermes.approval.request", "hermes.approval.resp
 INPUT_FIELDS: Final = ("user_message", "request", "arguments", "child_goal")
 OUTPUT_FIELDS: Final = ("final_response", "response", "result", "child_summary")
 
-_CATEGORY_NAMES: Final = frozenset({"browser", "code_execution", "communication", "computer_use", "delegation", "file",
-                                    "home_automation", "mcp", "media", "memory", "planning", "project", "scheduler",
-                                    "skill", "terminal", "web"})
-_CATEGORY_EXACT: Final = {"clarify": "planning", "kanban": "planning", "todo": "planning", "session_search": "memory",
-                          "cronjob": "scheduler", "skills": "skill", "x_search": "web"}
-_CATEGORY_PREFIX: Final = (("mcp", "mcp"), ("browser", "browser"), ("image", "media"), ("tts", "media"),
-                           ("video", "media"), ("vision", "media"), ("homeassistant", "home_automation"))
-_COMMUNICATION: Final = ("discord", "email", "feishu", "hermes-yuanbao", "slack", "sms")
 
 
 def span_id(uuid: int) -> int:
@@ -74,23 +67,6 @@ def provider_name(provider: Any) -> str:
     if not isinstance(provider, str) or not provider.strip():
         return "unknown"
     return PROVIDERS.get(provider.strip().lower(), provider)
-
-
-def tool_category(toolset: Any) -> str:
-    """The shared-metrics tool category of a toolset (SM-25), for ``hermes.tool.category``."""
-    name = toolset.strip().lower() if isinstance(toolset, str) else ""
-    if not name:
-        return "unknown"
-    if name in _CATEGORY_NAMES:
-        return name
-    for prefix, category in _CATEGORY_PREFIX:
-        if name.startswith(prefix):
-            return category
-    if name in _CATEGORY_EXACT:
-        return _CATEGORY_EXACT[name]
-    if name.startswith(_COMMUNICATION):
-        return "communication"
-    return "other"
 
 
 def attr_value(value: Any) -> Any:
