@@ -13,6 +13,11 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from .jsonenc import canonical
+
+canonical_json: Final = canonical
+"""Keys sorted, ``,`` and ``:`` separators without spaces, non-ASCII kept (FMT-32)."""
+
 CONTENT_FIELDS: Final = frozenset({
     "user_message", "final_response", "request", "response", "error_message", "arguments", "result",
     "command", "description", "prompt", "child_goal", "child_summary",
@@ -28,17 +33,6 @@ HISTORY_KEYS: Final[Mapping[str, str]] = {
     "codex_responses": "input",
 }
 """``api_mode`` → key of the history list in the request body (FMT-25)."""
-
-
-def canonical_json(value: Any) -> str:
-    """Keys sorted, ``,`` and ``:`` separators without spaces, non-ASCII kept (FMT-32)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_fallback)
-
-
-def _fallback(value: Any) -> Any:
-    from ..engine.sanitize import jsonable
-
-    return jsonable(value, max_str=8000, max_items=200)
 
 
 def summary(text: str, mode: str = "preview") -> dict[str, Any] | None:

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from json.encoder import encode_basestring
 from typing import Any, Final
 
 from ..export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from ..export.ids import rfc3339_us, uuid_str
+from ..export.jsonenc import indented
 from .atif_config import AtifConfig, UnresolvedFilename
 from .atif_steps import StepMapper, final_metrics
 
@@ -35,89 +35,6 @@ logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 
 SCHEMA_VERSION: Final = "ATIF-v1.7"
 PARTIAL_NOTE: Final = "partial: written at teardown before the root scope closed"
-
-
-def _fallback(value: Any) -> Any:
-    from ..engine.sanitize import jsonable
-
-    return jsonable(value, max_str=8000, max_items=200)
-
-
-def _float(value: float) -> str:
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    return float.__repr__(value)
-
-
-def _key(key: Any) -> str:
-    if isinstance(key, str):
-        return key
-    if key is True or key is False or key is None:
-        return "true" if key is True else "false" if key is False else "null"
-    return _float(key) if isinstance(key, float) else str(key)
-
-
-def dumps_indented(value: Any) -> str:
-    """``json.dumps(value, indent=2, ensure_ascii=False)`` with the same output, about twice as fast.
-
-    The standard library falls back to its pure-Python encoder whenever ``indent`` is set; trajectory
-    documents can hold tens of thousands of values, and this runs on the writer thread while the agent
-    wants the GIL. Values that are not JSON types go through the sanitizer's ``jsonable``.
-    """
-    out: list[str] = []
-    add = out.append
-
-    def write(item: Any, pad: str, depth: int) -> None:
-        kind = type(item)
-        if kind is str:
-            add(encode_basestring(item))
-        elif item is None:
-            add("null")
-        elif item is True:
-            add("true")
-        elif item is False:
-            add("false")
-        elif kind is int:
-            add(int.__repr__(item))
-        elif kind is float:
-            add(_float(item))
-        elif depth > 400:
-            raise ValueError("document nested too deeply")
-        elif kind is dict or isinstance(item, Mapping):
-            if not item:
-                add("{}")
-                return
-            inner = pad + "  "
-            separator = "{\n"
-            for key, child in item.items():
-                add(separator + inner + encode_basestring(_key(key)) + ": ")
-                separator = ",\n"
-                write(child, inner, depth + 1)
-            add("\n" + pad + "}")
-        elif kind is list or kind is tuple or isinstance(item, list | tuple):
-            if not item:
-                add("[]")
-                return
-            inner = pad + "  "
-            separator = "[\n"
-            for child in item:
-                add(separator + inner)
-                separator = ",\n"
-                write(child, inner, depth + 1)
-            add("\n" + pad + "]")
-        elif isinstance(item, str):
-            add(encode_basestring(str(item)))
-        elif isinstance(item, int):
-            add(int.__repr__(int(item)))
-        elif isinstance(item, float):
-            add(_float(float(item)))
-        else:
-            write(_fallback(item), pad, depth + 1)
-
-    write(value, "", 0)
-    return "".join(out)
 
 
 class TrajectoryFile:
@@ -312,7 +229,7 @@ class TrajectoryAssembler:
             return
         try:
             document = self.document(node, partial=partial, continued=continued)
-            content = (dumps_indented(document) + "\n").encode("utf-8", "replace")
+            content = indented(document)
         except Exception as exc:  # FMT-83: one broken trajectory never stops the others
             self.counts["build_errors"] += 1
             self._warn_once(f"build:{type(exc).__name__}", "building a trajectory failed (%s); it was skipped",

@@ -19,7 +19,6 @@ too (FMT-80).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,6 +28,7 @@ from ..export.content import HISTORY_KEYS, canonical_json, gate_closed, request_
 from ..export.errors import ExportConfigError
 from ..export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent
 from ..export.files import DATE_PLACEHOLDER, JsonlFileDestination, utc_date
+from ..export.jsonenc import compact
 from ..export.http import HttpPostDestination, NdjsonUploadDestination
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination
@@ -63,12 +63,6 @@ def replace_dots(value: Any) -> Any:
     if isinstance(value, list):
         return [replace_dots(v) for v in value]
     return value
-
-
-def _fallback(value: Any) -> Any:
-    from ..engine.sanitize import jsonable
-
-    return jsonable(value, max_str=8000, max_items=200)
 
 
 class AtofEncoder:
@@ -114,8 +108,7 @@ class AtofEncoder:
             self._written.pop(event.uuid, None)
         if self.dots:
             doc = replace_dots(doc)
-        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), default=_fallback)
-        return (text + "\n").encode("utf-8", "replace")
+        return compact(doc) + b"\n"
 
     def _history(self, doc: dict[str, Any], event: ScopeEvent, api_mode: Any) -> dict[str, Any]:
         data = doc["data"]
