@@ -663,7 +663,11 @@ def test_envelope_shape_and_preview() -> None:
 
 
 def test_obs55_serialization_failure_marker(monkeypatch: pytest.MonkeyPatch) -> None:
-    """OBS-55: encoding failure -> <serialization failed>, never str(payload)."""
+    """OBS-55: encoding failure -> <serialization failed>, never str(payload).
+
+    Payloads of plain JSON types that clearly fit are returned without encoding them (they
+    cannot fail to encode), so the failure is provoked with values that need conversion.
+    """
 
     class FailingJson:
         @staticmethod
@@ -671,8 +675,8 @@ def test_obs55_serialization_failure_marker(monkeypatch: pytest.MonkeyPatch) -> 
             raise ValueError("cannot encode")
 
     monkeypatch.setattr(sz, "json", FailingJson)
-    assert sanitize({"a": "Bearer SECRETSECRET"}) == "<serialization failed>"
-    assert build_request_field({"model": "m"}) == {
+    assert sanitize({"a": "Bearer SECRETSECRET", "b": {"set"}}) == "<serialization failed>"
+    assert build_request_field({"model": "m", "stop": {"set"}}) == {
         "method": "POST",
         "body": "<serialization failed>",
     }
@@ -1270,3 +1274,73 @@ def test_property_prechecks_never_change_the_result(text: str) -> None:
 def test_property_scrub_never_raises_and_is_idempotent(text: str) -> None:
     once = scrub_text(text)
     assert scrub_text(once) == once
+
+
+# ---------------------------------------------------------------------------------------------
+# The plain-JSON shortcut of pass 1 (performance path) is exact
+# ---------------------------------------------------------------------------------------------
+
+# Keys that exercise every branch of the shortcut: plain, sensitive (OBS-56), plural-token,
+# changed by scrubbing, and the truncation keys.
+shortcut_keys = st.one_of(
+    keys,
+    st.sampled_from(["token", "api_key", "access_tokens", "input_tokens", "headers", "Authorization",
+                     "password=hunter2hunter2", "sk-ZX0123456789ABCDEFGHIJ", "_truncated_items", "é"]),
+)
+shortcut_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.integers(min_value=2**62, max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True), noise, long_noise,
+    st.sampled_from(["Bearer ZX0123456789ABCDEFGHIJ", "sk-ZX0123456789ABCDEFGHIJ", "x" * 9000, "\x01\x1f"]),
+)
+shortcut_values = st.recursive(
+    shortcut_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6), st.lists(inner, min_size=199, max_size=202),
+        st.tuples(inner, inner), st.dictionaries(shortcut_keys, inner, max_size=6),
+    ),
+    max_leaves=40,
+)
+
+
+def full_algorithm(value: object) -> Any:
+    """sanitize() with the shortcut switched off."""
+    original = sz._plain_pass
+    sz._plain_pass = lambda value, limit: sz._NOTHING  # type: ignore[assignment]
+    try:
+        return sanitize(value)
+    finally:
+        sz._plain_pass = original
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=st.one_of(shortcut_values, st.builds(lambda v: nest(v, 7), shortcut_values),
+                       st.builds(lambda v: nest(v, 8), shortcut_scalars)),
+       limit=st.sampled_from([None, "1000", "3000"]))
+def test_property_obs51_plain_shortcut_equals_full_algorithm(value: object, limit: str | None) -> None:
+    """OBS-51/OBS-55/OBS-56: the plain-JSON shortcut of pass 1 gives exactly what the full
+    two-pass algorithm gives, for every input (it bails out wherever it does not apply)."""
+    with payload_limit(limit):
+        assert sanitize(value) == full_algorithm(value)
+
+
+def test_obs51_plain_shortcut_applies_to_provider_payloads() -> None:
+    """The shortcut is taken for an ordinary chat completion (and gives the full algorithm's result)."""
+    calls = [{"id": f"call_{k}", "type": "function",
+              "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}} for k in range(10)]
+    response = {"model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": calls}}],
+                "usage": {"prompt_tokens": 12, "completion_tokens": 8}, "api_key": "sk-ZX0123456789ABCDEFGHIJ"}
+    assert sz._plain_pass(response, 50_000) is not sz._NOTHING
+    out = sanitize(response)
+    assert out == full_algorithm(response)
+    assert out["api_key"] == REDACTED
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.one_of(trigger_text, st.text(max_size=300)))
+def test_property_obs55_clean_text_cache_never_skips_a_rule(text: str) -> None:
+    """Scrubbing the same text again (answered from the clean-text cache when it was clean) gives
+    the ungated reference result every time; texts that scrubbing changes are never cached."""
+    assert scrub_text(text) == _scrub_ungated(text)
+    assert scrub_text(text) == _scrub_ungated(text)
+    if text in sc.known_clean:
+        assert _scrub_ungated(text) == text

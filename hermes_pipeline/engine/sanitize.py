@@ -20,7 +20,11 @@ Additions beyond the spec text (all keep the output JSON-compatible and scrubbed
   raised becomes ``"<redaction failed>"`` and its value is redacted.
 * Type names in markers and in the envelope's ``original_type`` are value-scrubbed too.
 
-Performance notes. :func:`sanitize` keeps a lower bound on the number of characters the
+Performance notes. Most payloads are trees of plain JSON types well within every cap; for them
+pass 1 is a straight copy with scrubbed strings (:func:`_plain_copy`), and its encoding is only
+computed when a cheap upper bound of its length passes ``L``. Anything else, a key that scrubbing
+changes for instance, takes the general conversion below, which gives the same result for plain
+trees (a property test holds the two together). The general conversion keeps a lower bound on the number of characters the
 encoding of the converted output will have. Once that bound exceeds ``L`` the pass is
 abandoned: pass 1 could not be returned anyway, and for pass 2 the partial structure built so
 far has the same first ``L`` encoded characters as the full one, so the envelope is the one
@@ -48,7 +52,10 @@ from typing import Any, Final, TypeAlias
 from .scrub import (
     REDACTED,
     REDACTION_FAILED,
+    CLEAN_MAX_CHARS as _CLEAN_MAX_CHARS,
+    SCRUB_MIN_CHARS as _SCRUB_MIN_CHARS,
     is_sensitive_key,
+    known_clean,
     safe_scrub,
     scrub_message,
     scrub_text,
@@ -514,6 +521,97 @@ def _run_pass(
         return exc.partial, False  # type: ignore[return-value]
 
 
+class _NotPlain(Exception):
+    """The value needs the full algorithm (see :func:`_plain_copy`)."""
+
+
+_ESCAPE_FACTOR: Final = 6
+"""Most characters one input character takes in the encoding (``\\u001f``)."""
+_TOKEN_CHARS: Final = 26
+"""Bound on the characters of one scalar token (24 for a float) plus its separator."""
+
+
+def _plain_leaf(item: Any, cls: type, size: list[int]) -> Any:
+    """A scalar of :func:`_plain_copy` (strings scrubbed); raises :class:`_NotPlain` otherwise."""
+    if cls is str:
+        n = len(item)
+        if n >= _SCRUB_MIN_CHARS and not (n <= _CLEAN_MAX_CHARS and item in known_clean):
+            item = scrub_text(item)  # an exception leaves the shortcut: the full algorithm marks it
+            if len(item) > PASS1_MAX_STR:
+                raise _NotPlain
+        size[0] += len(item)
+        return item
+    if item is None or cls is bool or (cls is int and item.bit_length() <= 63) or (cls is float and item - item == 0.0):
+        return item
+    raise _NotPlain
+
+
+def _plain_copy(value: Any, depth: int, size: list[int]) -> JSONValue:
+    """Pass 1 for the common case: a tree of exact JSON types within every cap, copied.
+
+    Exactly the result :func:`_convert` gives under the pass-1 caps, but without the generic
+    dispatch and budget accounting. Raises :class:`_NotPlain` (or whatever scrubbing raised) for
+    anything the shortcut does not cover: a container whose items would pass the depth limit,
+    more items than the cap, a non-``str`` key or a key that scrubbing changes, a string longer
+    than the cap after scrubbing, an integer over 63 bits, a non-finite float, or any other type.
+    ``size[0]`` accumulates characters of strings (keys included) and ``size[1]`` tokens, for an
+    upper bound of the encoded length.
+    """
+    cls = type(value)
+    child = depth + 1
+    if child > MAX_DEPTH or len(value) > PASS1_MAX_ITEMS:
+        raise _NotPlain
+    size[1] += len(value) + 1
+    if cls is dict:
+        out: dict[str, JSONValue] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            key_text, key_cls = _str_key_entry(key)
+            if key_text != key:
+                raise _NotPlain
+            size[0] += len(key)
+            item_cls = type(item)
+            if key_cls == _KEY_SENSITIVE or (
+                key_cls == _KEY_PLURAL_TOKENS and item is not None and item_cls is not int and item_cls is not float
+            ):
+                out[key] = REDACTED
+                size[0] += len(REDACTED)
+            elif item_cls is dict or item_cls is list or item_cls is tuple:
+                out[key] = _plain_copy(item, child, size)
+            else:
+                out[key] = _plain_leaf(item, item_cls, size)
+        return out
+    if cls is list or cls is tuple:
+        items: list[JSONValue] = []
+        append = items.append
+        for item in value:
+            item_cls = type(item)
+            if item_cls is dict or item_cls is list or item_cls is tuple:
+                append(_plain_copy(item, child, size))
+            else:
+                append(_plain_leaf(item, item_cls, size))
+        return items
+    raise _NotPlain
+
+
+def _plain_pass(value: object, limit: int) -> JSONValue | object:
+    """Pass 1 through :func:`_plain_copy` when it applies and fits ``limit``; else ``_NOTHING``."""
+    size = [0, 1]
+    cls = type(value)
+    try:
+        if cls is dict or cls is list or cls is tuple:
+            out = _plain_copy(value, 0, size)
+        else:
+            out = _plain_leaf(value, cls, size)
+    except Exception:  # _NotPlain, or scrubbing failed: the full algorithm decides
+        return _NOTHING
+    if _ESCAPE_FACTOR * size[0] + _TOKEN_CHARS * size[1] <= limit:
+        return out
+    encoded = _encode(out)
+    return out if encoded is not None and len(encoded) <= limit else _NOTHING
+
+
 def sanitize(value: object) -> JSONValue:
     """Sanitize one observer payload field (§8.2.2; OBS-51, OBS-54, OBS-55, OBS-61).
 
@@ -525,6 +623,9 @@ def sanitize(value: object) -> JSONValue:
     ``"<serialization failed>"``. Values are scrubbed on every path; never raises.
     """
     limit = payload_max_chars()
+    plain = _plain_pass(value, limit)
+    if plain is not _NOTHING:
+        return plain  # type: ignore[return-value]
     cache: dict[int, tuple[str, str]] = {}
     first, complete = _run_pass(value, PASS1_MAX_STR, PASS1_MAX_ITEMS, limit, cache)
     if complete:

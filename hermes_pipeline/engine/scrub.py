@@ -14,7 +14,8 @@ This module holds the string-level half of the payload sanitizer:
 
 Performance: every regex is compiled once at import time. :func:`scrub_text` lowercases the
 text once and runs a rule only when one of that rule's trigger substrings occurs, so a clean
-string costs one ``str.lower()`` plus a few dozen substring tests. All patterns are linear:
+string costs one ``str.lower()`` plus a few dozen substring tests, and a short string already
+found clean (tool names, IDs, paths recur in every payload) costs one set lookup. All patterns are linear:
 runs are possessive (``*+``, ``++``) wherever no backtracking is needed, and every pattern
 that could start anywhere is anchored on a literal or on a word start.
 """
@@ -246,7 +247,7 @@ _QUOTED_PAIR_RE: Final = re.compile(
 )
 _INT_RE: Final = re.compile(r"[-+]?\d++")
 
-_MIN_SECRET_TEXT: Final = 5
+SCRUB_MIN_CHARS: Final = 5
 """Texts shorter than this cannot match any rule (the shortest matches, e.g. ``?key=x``, have 6)."""
 
 
@@ -401,8 +402,29 @@ def scrub_text(text: str) -> str:
     Each rule runs only when a substring it cannot match without is present, so the common
     case (no trigger) costs a few substring tests.
     """
-    if len(text) < _MIN_SECRET_TEXT:
+    n = len(text)
+    if n < SCRUB_MIN_CHARS:
         return text
+    short = n <= CLEAN_MAX_CHARS
+    if short and text in known_clean:
+        return text
+    scrubbed = _scrub_rules(text)
+    if short and scrubbed == text:
+        if len(known_clean) >= _CLEAN_MAX_ENTRIES:
+            known_clean.clear()
+        known_clean.add(text)
+    return scrubbed
+
+
+known_clean: Final[set[str]] = set()
+"""Texts of at most ``CLEAN_MAX_CHARS`` characters that :func:`scrub_text` returned unchanged (tool
+names, IDs, paths and arguments recur in every payload); read-only outside this module."""
+CLEAN_MAX_CHARS: Final = 256
+_CLEAN_MAX_ENTRIES: Final = 8192
+
+
+def _scrub_rules(text: str) -> str:
+    """:func:`scrub_text` without the clean-text cache."""
     if text.isalnum():
         # No separator, quote, '=' or whitespace: only the letter-only token prefixes can match.
         if "eyJ" in text:

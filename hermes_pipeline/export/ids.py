@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from functools import lru_cache
 from typing import Final
 
 _MASK62: Final = (1 << 62) - 1
@@ -40,8 +41,13 @@ def new_uuid7(unix_ms: int) -> int:
     return (unix_ms << 80) | _fixed | (next(_counter) & _MASK62)
 
 
+@lru_cache(maxsize=16_384)
 def uuid_str(value: int) -> str:
-    """The canonical lowercase 8-4-4-4-12 form of a UUID integer."""
+    """The canonical lowercase 8-4-4-4-12 form of a UUID integer.
+
+    Cached: a scope's UUID is rendered for its start, its end and every child's ``parent_uuid``,
+    by every exporter.
+    """
     h = f"{value:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
@@ -59,10 +65,15 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
+@lru_cache(maxsize=256)
+def _utc_second(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
 def rfc3339_us(epoch_us: int) -> str:
     """``YYYY-MM-DDTHH:MM:SS.ffffffZ``: RFC 3339 UTC with exactly six fractional digits (FMT-14)."""
     seconds, micros = divmod(epoch_us, 1_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micros:06d}Z"
+    return f"{_utc_second(seconds)}.{micros:06d}Z"
 
 
 def parse_timestamp_us(value: str | int) -> int:
