@@ -1,9 +1,29 @@
-"""Correlation-ID generation (spec 01 §4)."""
+"""Correlation-ID generation (spec 01 §4).
+
+Session IDs come from ``os.urandom`` (``uuid4``). Task, turn, tool-call and subagent IDs are made
+several times per turn on the agent's thread, so they come from a per-process pseudo-random
+generator seeded from ``os.urandom`` (re-seeded after ``fork``): no system call, so the caller
+never gives up the GIL for an ID. They are correlation IDs, not secrets.
+"""
 
 from __future__ import annotations
 
 import os
+import random
 import uuid
+
+_rng = random.Random(os.urandom(32))
+
+
+def _reseed() -> None:
+    _rng.seed(os.urandom(32))
+
+
+os.register_at_fork(after_in_child=_reseed)
+
+
+def _hex(digits: int) -> str:
+    return f"{_rng.getrandbits(digits * 4):0{digits}x}"
 
 
 def new_session_id() -> str:
@@ -13,12 +33,12 @@ def new_session_id() -> str:
 
 def new_task_id() -> str:
     """A fresh task identity."""
-    return "task_" + uuid.uuid4().hex[:16]
+    return "task_" + _hex(16)
 
 
 def new_turn_id() -> str:
     """A fresh turn identity."""
-    return "turn_" + uuid.uuid4().hex[:16]
+    return "turn_" + _hex(16)
 
 
 def api_request_id(turn_id: str, api_call_count: int) -> str:
@@ -31,7 +51,7 @@ def api_request_id(turn_id: str, api_call_count: int) -> str:
 
 def new_tool_call_id() -> str:
     """A tool-call identity for calls whose provider supplied none."""
-    return "call_" + uuid.uuid4().hex[:24]
+    return "call_" + _hex(24)
 
 
 def new_request_id() -> str:
@@ -41,4 +61,4 @@ def new_request_id() -> str:
 
 def new_subagent_id() -> str:
     """A subagent identity."""
-    return "subagent_" + uuid.uuid4().hex[:16]
+    return "subagent_" + _hex(16)

@@ -1,7 +1,7 @@
 """Bounded, non-blocking delivery to one destination (spec 04 §5, FMT-79..FMT-85).
 
 A :class:`BoundedWriter` owns a bounded FIFO and one daemon worker thread. The hook caller only
-calls :meth:`BoundedWriter.submit` (an append under a short lock, never I/O, never waiting on the
+calls :meth:`BoundedWriter.submit` (a lock-free append, never I/O, never waiting on the
 destination); the worker takes batches, encodes them (``encode``, optional) and hands them to the
 :class:`Destination`, retrying retryable failures with exponential backoff and giving up after
 ``max_attempts``. Every item is accounted for::
@@ -109,13 +109,15 @@ class BoundedWriter:
         self._warned: set[str] = set()
         self._full_warning_due = False
         self._full_seen = False
-        self._counts = dict.fromkeys(("submitted", "written", "dropped_queue_full", "dropped_after_errors",
+        self._counts = dict.fromkeys(("written", "dropped_queue_full", "dropped_after_errors",
                                       "dropped_at_close", "dropped_closed", "errors", "retries"), 0)
         self._done = 0
+        self._taken = 0
+        """Items the worker took off the queue; ``submitted`` is this plus the queue's length."""
         self._left = 0
+        """Items of the batch in flight not yet settled as written or dropped."""
         self._ready = False
         """The worker has opened the destination (flush waits for it too)."""
-        """Items of the batch in flight not yet settled as written or dropped."""
 
     # ------------------------------------------------------------------ caller side
 
@@ -130,32 +132,35 @@ class BoundedWriter:
     def submit(self, item: Any, *, force: bool = False) -> bool:
         """Queue ``item``; ``False`` (and a counted drop) when the queue is full or the writer closed.
 
-        Never blocks on the destination and never does I/O; the first queue-full drop is reported
-        by one WARNING from the worker thread (FMT-80). ``force`` queues past a full queue: for the
-        end of a scope whose start was accepted, so that a stateful exporter never keeps a scope
-        open forever (the overshoot is bounded by the number of open scopes).
+        Never blocks on the destination, never does I/O and takes no lock (a deque append is
+        atomic): a worker that holds the writer's lock can never make the hook caller wait. The
+        first queue-full drop is reported by one WARNING from the worker thread (FMT-80).
+        ``force`` queues past a full queue: for the end of a scope whose start was accepted, so
+        that a stateful exporter never keeps a scope open forever (the overshoot is bounded by
+        the number of open scopes).
         """
-        counts = self._counts
-        with self._lock:
-            if self._closing:
-                counts["dropped_closed"] += 1
-                return False
-            if len(self._queue) >= self._max and not force:
-                counts["dropped_queue_full"] += 1
-                if not self._full_seen:
-                    self._full_seen = True
-                    self._full_warning_due = True
-                    self._wake.set()
-                return False
-            queue = self._queue
-            queue.append(item)
-            counts["submitted"] += 1
+        queue = self._queue
+        if self._closing:
+            self._count_refused("dropped_closed")
+            return False
+        if len(queue) >= self._max and not force:
+            self._count_refused("dropped_queue_full")
+            return False
+        queue.append(item)
         if len(queue) == self._batch:  # a full batch is waiting: worth a wake-up now
             self._wake.set()
         # Otherwise the idle worker finds the item on its next poll (``idle_wakeup``): waking a
         # thread costs the caller a futex call (~17 us measured on a 2-vCPU VM), the poll costs
         # it nothing.
         return True
+
+    def _count_refused(self, key: str) -> None:
+        with self._lock:  # only on the drop path: overload is no time to lose counts
+            self._counts[key] += 1
+            if key == "dropped_queue_full" and not self._full_seen:
+                self._full_seen = True
+                self._full_warning_due = True
+                self._wake.set()
 
     def record_dropped(self, count: int = 1) -> None:
         """Count items the caller dropped itself because of back-pressure (e.g. the end of a dropped start)."""
@@ -166,7 +171,7 @@ class BoundedWriter:
         """Wait until everything submitted before this call was processed; ``False`` on timeout (FMT-84)."""
         end = time.monotonic() + max(deadline_seconds, 0.0)
         with self._cond:
-            target = self._counts["submitted"]
+            target = self._taken + len(self._queue)
             while self._done < target or not self._ready:
                 remaining = end - time.monotonic()
                 if remaining <= 0 or self._thread is None or not self._thread.is_alive():
@@ -194,6 +199,10 @@ class BoundedWriter:
                 self._drop_queued()
             return self._counts["dropped_at_close"] == 0
         thread.join(max(self._close_deadline - time.monotonic(), 0.0))
+        if not thread.is_alive() and self._queue:  # appended while closing, after the worker's last look
+            with self._cond:
+                self._drop_queued()
+            return False
         if thread.is_alive():
             self._abandon.set()
             with self._cond:
@@ -206,6 +215,7 @@ class BoundedWriter:
     def _drop_queued(self) -> None:
         dropped = len(self._queue)
         self._queue.clear()
+        self._taken += dropped
         self._counts["dropped_at_close"] += dropped
         self._done += dropped
         self._cond.notify_all()
@@ -214,8 +224,8 @@ class BoundedWriter:
         """Counters: ``submitted``, ``written``, ``dropped_queue_full``, ``dropped_after_errors``,
         ``dropped_at_close``, ``dropped_closed``, ``errors``, ``retries`` and ``queue_depth``."""
         with self._lock:
-            out = dict(self._counts)
-            out["queue_depth"] = len(self._queue)
+            depth = len(self._queue)
+            out = {"submitted": self._taken + depth, **self._counts, "queue_depth": depth}
         return out
 
     @property
@@ -269,9 +279,10 @@ class BoundedWriter:
             if len(queue) < self._batch and not (self._urgent or self._closing) and self._linger > 0:
                 wake.wait(self._linger)  # gather a batch; a full batch, flush() or close() cut this short
                 wake.clear()
-            batch: list[Any] = []
-            while queue and len(batch) < self._batch:
-                batch.append(queue.popleft())
+            with self._lock:  # callers append without it; taking and counting stay consistent for stats()
+                batch = [queue.popleft() for _ in range(min(len(queue), self._batch))]
+                self._taken += len(batch)
+                self._left = len(batch)
             self._deliver(batch)
         self._call("close")
 
@@ -307,8 +318,6 @@ class BoundedWriter:
         return out
 
     def _deliver(self, batch: list[Any]) -> None:
-        with self._lock:
-            self._left = len(batch)
         items = self._encoded(batch)
         skipped = len(batch) - len(items)
         attempt = 1
