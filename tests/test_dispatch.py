@@ -453,3 +453,37 @@ def test_child_engine_inherits_parent_plugins_in_registration_order() -> None:
     assert not child.has_hook("on_session_start") and child.has_hook("post_tool_call")
     child.plugins.remove_all()
     assert len(child.hooks.get("post_tool_call")) == 3  # child's own callback was not a plugin
+
+
+def test_obs_10_payload_mapping_hookimpl_gets_the_dispatch_dict(engine: Engine) -> None:
+    """OBS-10/OBS-19: a hookimpl marked TAKES_PAYLOAD is called with the dispatch's payload dict itself
+    (one positional argument), while ordinary hookimpls of the same hook still get keyword arguments
+    (absent declared fields as None); pluggy validates the marked one against the signature it wraps."""
+    import functools
+
+    from hermes_pipeline.engine.callbacks import TAKES_PAYLOAD
+
+    seen: dict[str, Any] = {}
+
+    def declared(tool_name: str, session_id: str) -> None:
+        """The signature pluggy validates."""
+
+    class Recorder:
+        @hookimpl
+        @functools.wraps(declared)
+        def pre_tool_call(self, payload: Any) -> None:
+            seen["raw"] = payload
+
+    setattr(Recorder.pre_tool_call, TAKES_PAYLOAD, True)
+
+    class Plain:
+        @hookimpl
+        def pre_tool_call(self, tool_name: str, session_id: str, turn_id: str) -> None:
+            seen["plain"] = (tool_name, session_id, turn_id)
+
+    engine.add_plugin(Recorder(), name="recorder")
+    engine.add_plugin(Plain(), name="plain")
+    payload = {"tool_name": "t", "session_id": "s", "args": {}}
+    engine.dispatch("pre_tool_call", payload)
+    assert seen["raw"] is payload
+    assert seen["plain"] == ("t", "s", None)

@@ -9,12 +9,18 @@ import inspect
 import keyword
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..contract.errors import InvalidCallbackError
 
 Invoker = Callable[[Mapping[str, Any]], Any]
 """Calls one callback with a payload mapping, keyword arguments only."""
+
+TAKES_PAYLOAD: Final = "hermes_pipeline_takes_payload"
+"""Attribute marking a hookimpl that is called with the payload mapping itself (one positional
+argument) instead of keyword arguments: the dispatch's own dict, shared, never to be mutated.
+For recorders that keep the payload for later (the exporters' publication queue); pluggy still
+validates the hookimpl against the signature it wraps (``functools.wraps``)."""
 
 TRYFIRST, NORMAL, TRYLAST = 0, 1, 2
 
@@ -123,5 +129,23 @@ def adapt_callback(callback: Callable[..., Any]) -> Invoker:
 
 
 def adapt_hookimpl(function: Callable[..., Any], argnames: tuple[str, ...]) -> Invoker:
-    """Invoker for a pluggy hookimpl: every declared field is passed, absent ones as ``None`` (OBS-10)."""
+    """Invoker for a pluggy hookimpl: every declared field is passed, absent ones as ``None`` (OBS-10).
+
+    A hookimpl marked with :data:`TAKES_PAYLOAD` is its own invoker.
+    """
+    if getattr(function, TAKES_PAYLOAD, False) is True:
+        return function
     return _declared(function, argnames)
+
+
+def declared_method(method: Callable[..., Any], names: tuple[str, ...]) -> Callable[[Any, Mapping[str, Any]], Any]:
+    """``(obj, payload) -> method(obj, a=payload.get("a"), ...)``: an unbound method's :func:`adapt_hookimpl`."""
+    if not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+        def call_slow(obj: Any, payload: Mapping[str, Any]) -> Any:
+            return method(obj, **{k: payload.get(k) for k in names})
+
+        return call_slow
+    arguments = ", ".join(f"{n}=get({n!r})" for n in names)
+    namespace: dict[str, Any] = {"method": method}
+    exec(f"def call(obj, payload):\n    get = payload.get\n    return method(obj, {arguments})\n", namespace)
+    return namespace["call"]  # type: ignore[no-any-return]

@@ -14,12 +14,14 @@ that would close it, so exporters never see half a pair because of back-pressure
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from time import time_ns
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from ..contract.hookspecs import hookimpl
+from ..engine.callbacks import TAKES_PAYLOAD, declared_method
 from ..host.context import current as _context
 
 if TYPE_CHECKING:
@@ -28,9 +30,10 @@ if TYPE_CHECKING:
 logger: Final = logging.getLogger("hermes_pipeline.export")
 
 F = TypeVar("F", bound=Callable[..., None])
-KeyFn = Callable[[dict[str, Any]], Any]
-Record = tuple[Callable[..., None], int, "tuple[str, str] | None", dict[str, Any]]
-"""``(method, hook time in epoch µs, captured (session_id, tool_call_id) or None, hook fields)``."""
+KeyFn = Callable[[Mapping[str, Any]], Any]
+Record = tuple[Callable[..., None], int, "tuple[str, str] | None", Mapping[str, Any], Any]
+"""``(projection, hook time in epoch µs, captured (session_id, tool_call_id) or None, the dispatch's
+payload, copy of the snapshot field or None)``."""
 
 
 def capture_context() -> tuple[str, str] | None:
@@ -53,27 +56,41 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
     """
 
     def wrap(method: F) -> F:
+        names = tuple(inspect.signature(method).parameters)[1:]  # after ``self``
+        call = declared_method(method, names)
+
+        def project(tracker: ScopeTracker, payload: Mapping[str, Any], snap: Any) -> None:
+            if snap is not None:
+                payload = {**payload, snapshot: snap}  # type: ignore[dict-item]
+            call(tracker, payload)
+
+        project.__name__ = method.__name__
+
         @functools.wraps(method)
-        def hook(self: ScopeTracker, **fields: Any) -> None:
+        def hook(self: ScopeTracker, payload: Mapping[str, Any] | None = None, /, **fields: Any) -> None:
+            if payload is None:  # called directly with keyword arguments
+                payload = fields
             queue = self._publication
             if queue is None:
-                method(self, **fields)
+                call(self, payload)
                 return
+            snap = None
             if snapshot is not None:
-                value = fields.get(snapshot)
+                value = payload.get(snapshot)
                 if type(value) is dict:
-                    fields[snapshot] = value.copy()
+                    snap = value.copy()
             dropped = self._dropped_keys
             if closes is not None and dropped:
-                key = closes(fields)
+                key = closes(payload)
                 if key in dropped:
                     dropped.discard(key)
                     queue.record_dropped()
                     return
-            if not queue.submit((method, time_ns() // 1000, capture_context() if context else None, fields)) \
+            if not queue.submit((project, time_ns() // 1000, capture_context() if context else None, payload, snap)) \
                     and opens is not None:
-                dropped.add(opens(fields))
+                dropped.add(opens(payload))
 
+        setattr(hook, TAKES_PAYLOAD, True)  # the engine passes its payload dict: no keyword re-packing
         return cast(F, hookimpl(hook))
 
     return wrap
@@ -92,35 +109,35 @@ class Replay:
 
     def write(self, batch: list[Record]) -> None:
         tracker = self.tracker
-        for method, ts, ambient, fields in batch:
+        for project, ts, ambient, payload, snap in batch:
             tracker._ts = ts
             tracker._ambient = ambient
             try:
-                method(tracker, **fields)
+                project(tracker, payload, snap)
             except Exception as exc:  # FMT-83: a broken record never stops the others
                 self.failures += 1
-                key = (method.__name__, type(exc).__name__)
+                key = (project.__name__, type(exc).__name__)
                 if key not in self._warned:
                     self._warned.add(key)
                     logger.warning("hermes_pipeline: scope projection of %s failed (%s); later failures of this "
-                                   "kind are counted silently", method.__name__, type(exc).__name__)
+                                   "kind are counted silently", project.__name__, type(exc).__name__)
             finally:
                 tracker._ts = 0
                 tracker._ambient = None
 
 
-def tool_key(fields: dict[str, Any]) -> Any:
+def tool_key(fields: Mapping[str, Any]) -> Any:
     return ("tool", fields.get("session_id"), fields.get("tool_call_id") or
             f"{fields.get('turn_id')}:{fields.get('tool_name')}")
 
 
-def attempt_key(fields: dict[str, Any]) -> Any:
+def attempt_key(fields: Mapping[str, Any]) -> Any:
     return ("llm", fields.get("session_id"), fields.get("api_request_id"))
 
 
-def turn_key(fields: dict[str, Any]) -> Any:
+def turn_key(fields: Mapping[str, Any]) -> Any:
     return ("turn", fields.get("session_id"), fields.get("turn_id"))
 
 
-def child_key(fields: dict[str, Any]) -> Any:
+def child_key(fields: Mapping[str, Any]) -> Any:
     return ("child", fields.get("child_session_id"))
