@@ -49,6 +49,8 @@ from itertools import islice
 from types import SimpleNamespace
 from typing import Any, Final, TypeAlias
 
+import orjson
+
 from .scrub import (
     REDACTED,
     REDACTION_FAILED,
@@ -525,28 +527,47 @@ class _NotPlain(Exception):
     """The value needs the full algorithm (see :func:`_plain_copy`)."""
 
 
-_ESCAPE_FACTOR: Final = 6
-"""Most characters one input character takes in the encoding (``\\u001f``)."""
-_TOKEN_CHARS: Final = 26
-"""Bound on the characters of one scalar token (24 for a float) plus its separator."""
+_plain_keys: Final[set[str]] = set()
+"""Keys seen to be plain (not sensitive, unchanged by scrubbing): one set lookup each next time."""
+_PLAIN_KEYS_MAX: Final = 8192
 
 
-def _plain_leaf(item: Any, cls: type, size: list[int]) -> Any:
-    """A scalar of :func:`_plain_copy` (strings scrubbed); raises :class:`_NotPlain` otherwise."""
-    if cls is str:
-        n = len(item)
-        if n >= _SCRUB_MIN_CHARS and not (n <= _CLEAN_MAX_CHARS and item in known_clean):
-            item = scrub_text(item)  # an exception leaves the shortcut: the full algorithm marks it
-            if len(item) > PASS1_MAX_STR:
-                raise _NotPlain
-        size[0] += len(item)
-        return item
+def _plain_str(item: str) -> str:
+    """A string of :func:`_plain_copy`: scrubbed; raises :class:`_NotPlain` past the pass-1 cap."""
+    n = len(item)
+    if n >= _SCRUB_MIN_CHARS and not (n <= _CLEAN_MAX_CHARS and item in known_clean):
+        item = scrub_text(item)  # an exception leaves the shortcut: the full algorithm marks it
+        if len(item) > PASS1_MAX_STR:
+            raise _NotPlain
+    return item
+
+
+def _plain_scalar(item: Any, cls: type) -> Any:
+    """A non-string scalar of :func:`_plain_copy`; raises :class:`_NotPlain` for anything else."""
     if item is None or cls is bool or (cls is int and item.bit_length() <= 63) or (cls is float and item - item == 0.0):
         return item
     raise _NotPlain
 
 
-def _plain_copy(value: Any, depth: int, size: list[int]) -> JSONValue:
+def _plain_key(key: Any, item: Any) -> bool:
+    """Whether ``key`` is kept as is; ``False`` when its value is redacted; :class:`_NotPlain` otherwise."""
+    if type(key) is not str:
+        raise _NotPlain
+    key_text, key_cls = _str_key_entry(key)
+    if key_text != key:
+        raise _NotPlain
+    if key_cls == _KEY_SENSITIVE or (
+        key_cls == _KEY_PLURAL_TOKENS and item is not None and type(item) is not int and type(item) is not float
+    ):
+        return False
+    if key_cls == _KEY_PLAIN and len(key) <= _CLEAN_MAX_CHARS:
+        if len(_plain_keys) >= _PLAIN_KEYS_MAX:
+            _plain_keys.clear()
+        _plain_keys.add(key)
+    return True
+
+
+def _plain_copy(value: Any, depth: int) -> JSONValue:
     """Pass 1 for the common case: a tree of exact JSON types within every cap, copied.
 
     Exactly the result :func:`_convert` gives under the pass-1 caps, but without the generic
@@ -554,60 +575,60 @@ def _plain_copy(value: Any, depth: int, size: list[int]) -> JSONValue:
     anything the shortcut does not cover: a container whose items would pass the depth limit,
     more items than the cap, a non-``str`` key or a key that scrubbing changes, a string longer
     than the cap after scrubbing, an integer over 63 bits, a non-finite float, or any other type.
-    ``size[0]`` accumulates characters of strings (keys included) and ``size[1]`` tokens, for an
-    upper bound of the encoded length.
     """
-    cls = type(value)
     child = depth + 1
     if child > MAX_DEPTH or len(value) > PASS1_MAX_ITEMS:
         raise _NotPlain
-    size[1] += len(value) + 1
-    if cls is dict:
+    plain_keys = _plain_keys
+    if type(value) is dict:
         out: dict[str, JSONValue] = {}
         for key, item in value.items():
-            if type(key) is not str:
-                raise _NotPlain
-            key_text, key_cls = _str_key_entry(key)
-            if key_text != key:
-                raise _NotPlain
-            size[0] += len(key)
-            item_cls = type(item)
-            if key_cls == _KEY_SENSITIVE or (
-                key_cls == _KEY_PLURAL_TOKENS and item is not None and item_cls is not int and item_cls is not float
-            ):
+            if key not in plain_keys and not _plain_key(key, item):
                 out[key] = REDACTED
-                size[0] += len(REDACTED)
-            elif item_cls is dict or item_cls is list or item_cls is tuple:
-                out[key] = _plain_copy(item, child, size)
+                continue
+            cls = type(item)
+            if cls is str:
+                out[key] = _plain_str(item)
+            elif cls is dict or cls is list or cls is tuple:
+                out[key] = _plain_copy(item, child)
             else:
-                out[key] = _plain_leaf(item, item_cls, size)
+                out[key] = _plain_scalar(item, cls)
         return out
-    if cls is list or cls is tuple:
-        items: list[JSONValue] = []
-        append = items.append
-        for item in value:
-            item_cls = type(item)
-            if item_cls is dict or item_cls is list or item_cls is tuple:
-                append(_plain_copy(item, child, size))
-            else:
-                append(_plain_leaf(item, item_cls, size))
-        return items
-    raise _NotPlain
+    items: list[JSONValue] = []
+    append = items.append
+    for item in value:
+        cls = type(item)
+        if cls is str:
+            append(_plain_str(item))
+        elif cls is dict or cls is list or cls is tuple:
+            append(_plain_copy(item, child))
+        else:
+            append(_plain_scalar(item, cls))
+    return items
 
 
 def _plain_pass(value: object, limit: int) -> JSONValue | object:
-    """Pass 1 through :func:`_plain_copy` when it applies and fits ``limit``; else ``_NOTHING``."""
-    size = [0, 1]
+    """Pass 1 through :func:`_plain_copy` when it applies and fits ``limit``; else ``_NOTHING``.
+
+    The fit is first judged from the orjson encoding, which escapes exactly like the spec's
+    encoding but has no spaces after separators and may print a float one character shorter:
+    the spec's encoding has at most twice its length.
+    """
     cls = type(value)
     try:
         if cls is dict or cls is list or cls is tuple:
-            out = _plain_copy(value, 0, size)
+            out = _plain_copy(value, 0)
+        elif cls is str:
+            out = _plain_str(value)  # type: ignore[arg-type]
         else:
-            out = _plain_leaf(value, cls, size)
+            out = _plain_scalar(value, cls)
     except Exception:  # _NotPlain, or scrubbing failed: the full algorithm decides
         return _NOTHING
-    if _ESCAPE_FACTOR * size[0] + _TOKEN_CHARS * size[1] <= limit:
-        return out
+    try:
+        if 2 * len(orjson.dumps(out)) <= limit:
+            return out
+    except (TypeError, ValueError):  # e.g. a lone surrogate: judge by the spec's encoding below
+        pass
     encoded = _encode(out)
     return out if encoded is not None and len(encoded) <= limit else _NOTHING
 

@@ -92,18 +92,17 @@ class ScopeEvent:
         before changing them.
         """
         parent = self.parent_uuid
-        doc: dict[str, Any] = {"kind": self.kind}
-        if self.kind == SCOPE:
-            doc["scope_category"] = self.phase
-        doc["atof_version"] = ATOF_VERSION
-        doc["uuid"] = uuid_str(self.uuid)
-        doc["parent_uuid"] = uuid_str(parent) if parent is not None else None
-        doc["timestamp"] = rfc3339_us(self.timestamp_us)
-        doc["name"] = self.name
-        if self.kind == SCOPE:
-            doc["attributes"] = list(self.attributes)
-            doc["category"] = self.category
-        elif self.category is not None:
+        if self.kind == SCOPE:  # one constant-keys literal: the common case
+            return {"kind": SCOPE, "scope_category": self.phase, "atof_version": ATOF_VERSION,
+                    "uuid": uuid_str(self.uuid), "parent_uuid": uuid_str(parent) if parent is not None else None,
+                    "timestamp": rfc3339_us(self.timestamp_us), "name": self.name,
+                    "attributes": list(self.attributes), "category": self.category,
+                    "category_profile": self.profile, "data": self.data, "data_schema": None,
+                    "metadata": self.metadata}
+        doc: dict[str, Any] = {"kind": self.kind, "atof_version": ATOF_VERSION, "uuid": uuid_str(self.uuid),
+                               "parent_uuid": uuid_str(parent) if parent is not None else None,
+                               "timestamp": rfc3339_us(self.timestamp_us), "name": self.name}
+        if self.category is not None:
             doc["category"] = self.category
         doc["category_profile"] = self.profile
         doc["data"] = self.data

@@ -99,7 +99,7 @@ class StepMapper:
             elif event.category == "llm":
                 self._llm[event.uuid] = event
                 self._scope_turn[event.uuid] = self._turn_of(event.parent_uuid).uuid
-                if self.first_model is None and isinstance(event.profile, Mapping):
+                if self.first_model is None and (type(event.profile) is dict or isinstance(event.profile, Mapping)):
                     model = event.profile.get("model_name")
                     self.first_model = model if isinstance(model, str) and model else None
                 if self.include_system_prompt and self._system is None and isinstance(event.data, Mapping):
@@ -139,7 +139,7 @@ class StepMapper:
     def _turn_start(self, event: ScopeEvent) -> None:
         meta = event.metadata
         turn = self._turns[event.uuid] = _Turn(event.uuid, meta.get("hermes.turn_id"))
-        data = event.data if isinstance(event.data, Mapping) else {}
+        data = event.data if (type(event.data) is dict or isinstance(event.data, Mapping)) else {}
         message = data.get("user_message")
         hermes = {k: meta[m] for k, m in (("turn_id", "hermes.turn_id"), ("task_id", "hermes.task_id"))
                   if meta.get(m) is not None}
@@ -176,12 +176,12 @@ class StepMapper:
         start = self._llm.pop(event.uuid, None)
         turn = self._turns.get(self._scope_turn.get(event.uuid, -1), self._outside) if start is not None \
             else self._turn_of(event.parent_uuid)
-        data = event.data if isinstance(event.data, Mapping) else {}
+        data = event.data if (type(event.data) is dict or isinstance(event.data, Mapping)) else {}
         meta = event.metadata
         start_meta = start.metadata if start is not None else {}
         request_id = meta.get("hermes.api_request_id") or start_meta.get("hermes.api_request_id") or ""
         response = data.get("response")
-        if meta.get("otel.status_code") == "ERROR" or not isinstance(response, Mapping):
+        if meta.get("otel.status_code") == "ERROR" or not (type(response) is dict or isinstance(response, Mapping)):
             error = mapping(data.get("error"))
             record: dict[str, Any] = {}
             retry = error.get("retry_count")
@@ -196,8 +196,9 @@ class StepMapper:
             self.failed_attempts += 1
             return
         message = response.get("assistant_message")
-        message = message if isinstance(message, Mapping) else {}
-        request = start.data.get("request") if start is not None and isinstance(start.data, Mapping) else None
+        message = message if (type(message) is dict or isinstance(message, Mapping)) else {}
+        start_data = start.data if start is not None else None
+        request = start_data.get("request") if type(start_data) is dict or isinstance(start_data, Mapping) else None
         step: dict[str, Any] = {"source": "agent", "message": text_of(message.get("content")),
                                 "timestamp": rfc3339_us(event.timestamp_us)}
         model = (event.profile or {}).get("model_name") or response.get("model")
@@ -246,9 +247,11 @@ class StepMapper:
                     step: dict[str, Any]) -> list[dict[str, Any]]:
         out = []
         for index, raw in enumerate(raw_calls(message)):
-            if not isinstance(raw, Mapping):
+            if not (type(raw) is dict or isinstance(raw, Mapping)):
                 continue
-            function = raw.get("function") if isinstance(raw.get("function"), Mapping) else None
+            function = raw.get("function")
+            if not (type(function) is dict or isinstance(function, Mapping)):
+                function = None
             name = (function or raw).get("name")
             arguments, bad = parse_arguments(function.get("arguments") if function is not None
                                              else raw.get("arguments", raw.get("input")))
@@ -272,7 +275,7 @@ class StepMapper:
             else self._turn_of(event.parent_uuid)
         call_id = (event.profile or {}).get("tool_call_id")
         meta = event.metadata
-        data = event.data if isinstance(event.data, Mapping) else {}
+        data = event.data if (type(event.data) is dict or isinstance(event.data, Mapping)) else {}
         status = meta.get("hermes.tool.status")
         if status is None:
             status = "cancelled" if meta.get("error.type") == "cancelled" else \
@@ -309,7 +312,7 @@ class StepMapper:
             return
         arguments = start.data.get("arguments") if start is not None and isinstance(start.data, Mapping) else None
         call = {"tool_call_id": call_id or f"hermes-{uuid_str(event.uuid)}", "function_name": event.name,
-                "arguments": dict(arguments) if isinstance(arguments, Mapping) else {},
+                "arguments": dict(arguments) if (type(arguments) is dict or isinstance(arguments, Mapping)) else {},
                 "extra": {"tool_scope_uuid": uuid_str(event.uuid), **({"toolset": toolset} if toolset else {})}}
         target = latest if latest is not None else self._synthetic(turn, event.timestamp_us if start is None
                                                                    else start.timestamp_us)

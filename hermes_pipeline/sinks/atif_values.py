@@ -9,6 +9,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+import orjson
+
 from ..export.content import HISTORY_KEYS, canonical_json
 
 _TOTALS: Final = (("prompt_tokens", "total_prompt_tokens"), ("completion_tokens", "total_completion_tokens"),
@@ -17,7 +19,7 @@ _TOTALS: Final = (("prompt_tokens", "total_prompt_tokens"), ("completion_tokens"
 
 def mapping(value: Any) -> Mapping[str, Any]:
     """``value`` if it is a mapping, else an empty one."""
-    return value if isinstance(value, Mapping) else {}
+    return value if (type(value) is dict or isinstance(value, Mapping)) else {}
 
 
 def _is_number(value: Any) -> bool:
@@ -26,7 +28,7 @@ def _is_number(value: Any) -> bool:
 
 def step_metrics(usage: Any) -> dict[str, Any] | None:
     """ATIF step ``metrics`` from normalised ATOF usage (§3.6); ``None`` when nothing is known."""
-    if not isinstance(usage, Mapping):
+    if not (type(usage) is dict or isinstance(usage, Mapping)):
         return None
     out: dict[str, Any] = {}
     if _is_number(usage.get("input_tokens")):
@@ -69,15 +71,18 @@ def final_metrics(steps: list[dict[str, Any]], failed_attempts: int) -> dict[str
 
 def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     """``(arguments object, raw string when it was not a JSON object)`` (§3.4)."""
-    if isinstance(raw, Mapping):
+    if type(raw) is dict or isinstance(raw, Mapping):
         return dict(raw), None
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
-        except ValueError:
-            return {}, raw
+            value = orjson.loads(raw)
+        except ValueError:  # orjson.JSONDecodeError; the standard parser also takes NaN and huge integers
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                return {}, raw
         return (value, None) if isinstance(value, dict) else ({}, raw)
     return {}, canonical_json(raw)
 
@@ -103,14 +108,14 @@ def raw_calls(message: Mapping[str, Any]) -> list[Any]:
         return calls
     content = message.get("content")
     if isinstance(content, list):
-        return [p for p in content if isinstance(p, Mapping) and p.get("type") == "tool_use"]
+        return [p for p in content if (type(p) is dict or isinstance(p, Mapping)) and p.get("type") == "tool_use"]
     return []
 
 
 def system_prompt(request: Any, api_mode: Any) -> str | None:
     """The system instructions of a sanitized request ``{"method", "body"}``, if it carries any."""
-    body = request.get("body") if isinstance(request, Mapping) else None
-    if not isinstance(body, Mapping):
+    body = request.get("body") if (type(request) is dict or isinstance(request, Mapping)) else None
+    if not (type(body) is dict or isinstance(body, Mapping)):
         return None
     for key in ("system", "instructions"):
         text = text_of(body.get(key))
@@ -125,8 +130,8 @@ def system_prompt(request: Any, api_mode: Any) -> str | None:
 
 
 def reasoning_effort(request: Any) -> Any:
-    body = request.get("body") if isinstance(request, Mapping) else None
-    if not isinstance(body, Mapping):
+    body = request.get("body") if (type(request) is dict or isinstance(request, Mapping)) else None
+    if not (type(body) is dict or isinstance(body, Mapping)):
         return None
     effort = body.get("reasoning_effort")
     if effort is None and isinstance(body.get("reasoning"), Mapping):
