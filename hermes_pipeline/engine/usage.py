@@ -7,8 +7,9 @@ from typing import Any
 
 
 def _get(obj: Any, *names: str) -> Any:
+    mapping = type(obj) is dict or isinstance(obj, Mapping)
     for name in names:
-        value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+        value = obj.get(name) if mapping else getattr(obj, name, None)
         if value is not None:
             return value
     return None

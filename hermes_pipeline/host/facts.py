@@ -15,7 +15,7 @@ _MISSING = object()
 
 def field(obj: Any, name: str, default: Any = None) -> Any:
     """``obj[name]`` for mappings, ``obj.name`` otherwise; ``default`` when absent."""
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):
         return obj.get(name, default)
     return getattr(obj, name, default)
 
@@ -26,6 +26,14 @@ def request_messages(request: Mapping[str, Any]) -> list[Any]:
     if messages is _MISSING:
         messages = request.get("input")
     return list(messages) if isinstance(messages, list) else []
+
+
+def message_count(request: Mapping[str, Any]) -> int:
+    """``len(request_messages(request))`` without the copy."""
+    messages = request.get("messages", _MISSING)
+    if messages is _MISSING:
+        messages = request.get("input")
+    return len(messages) if isinstance(messages, list) else 0
 
 
 def _content_chars(content: Any) -> int:

@@ -19,7 +19,7 @@ from ..contract.errors import LLMExecutionBlocked
 from ..engine import ids
 from ..engine.sanitize import build_error_field, build_request_field, sanitize
 from ..engine.usage import normalize_usage
-from .facts import request_facts, response_facts
+from .facts import message_count, request_facts, response_facts
 
 if TYPE_CHECKING:
     from .turn import Turn
@@ -156,7 +156,7 @@ class LLMRequest:
             payload = {
                 **ctx, "api_duration": max(ended - attempt.started_at, 0.0), "started_at": attempt.started_at,
                 "ended_at": ended, "finish_reason": facts["finish_reason"],
-                "message_count": request_facts(attempt.effective)["message_count"],
+                "message_count": message_count(attempt.effective),
                 "response_model": facts["response_model"], "usage": usage,
                 "assistant_content_chars": facts["content_chars"],
                 "assistant_tool_call_count": len(facts["tool_calls"]),

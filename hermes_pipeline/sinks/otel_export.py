@@ -93,11 +93,13 @@ class ObservedSession(requests.Session):
 
 
 def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> SpanExporter:
-    """The real OTLP/HTTP protobuf exporter for ``endpoint`` (timeout = ``timeout_millis``)."""
+    """The real OTLP/HTTP protobuf exporter for ``endpoint`` (timeout = ``timeout_millis``), with the
+    direct protobuf encoder of :mod:`~hermes_pipeline.sinks.otlp_proto`."""
     from opentelemetry.exporter.otlp.proto.http import Compression
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    return OTLPSpanExporter(endpoint=endpoint.url, timeout=endpoint.timeout_millis / 1000,
+    from .otlp_proto import FastOTLPSpanExporter
+
+    return FastOTLPSpanExporter(endpoint=endpoint.url, timeout=endpoint.timeout_millis / 1000,
                             compression=Compression.NoCompression, session=session)
 
 

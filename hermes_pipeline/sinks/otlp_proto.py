@@ -1,0 +1,211 @@
+"""OTLP trace requests as protobuf bytes, written directly (spec 04 FMT-55..FMT-59, FMT-72).
+
+The OTLP/HTTP exporter of opentelemetry-sdk turns each span into protobuf message objects,
+attribute by attribute, before serializing them; with the twenty-odd attributes of a GenAI span
+that is most of the CPU a span costs to export. :func:`encode_trace_request` writes the same
+``ExportTraceServiceRequest`` wire bytes straight from the SDK's ``ReadableSpan`` objects: the
+same grouping (resources, then instrumentation scopes, in first-seen order), the same fields in
+field-number order, proto3 defaults left out exactly where the SDK's encoder leaves them out.
+A test holds the output byte-identical to the SDK encoder's.
+
+:class:`FastOTLPSpanExporter` is the SDK's ``OTLPSpanExporter`` with this encoder: the exporter's
+own HTTP client still sends every request (session, headers, compression, retries with backoff,
+timeout). Whatever the encoder does not cover (span links, integers beyond 64 bits, text that is
+not valid UTF-8), and any SDK without the client it relies on, takes the SDK's own path.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExportResult
+
+__all__ = ["FastOTLPSpanExporter", "NotEncodable", "encode_trace_request"]
+
+_pack_double: Final = struct.Struct("<d").pack
+_pack_u64: Final = struct.Struct("<Q").pack
+_pack_u32: Final = struct.Struct("<I").pack
+_HAS_IS_REMOTE: Final = 0x100
+_IS_REMOTE: Final = 0x200
+_INT64_MIN: Final = -(1 << 63)
+_INT64_MAX: Final = (1 << 63) - 1
+_U64: Final = (1 << 64) - 1
+_KEY_CACHE_MAX: Final = 4096
+
+
+class NotEncodable(Exception):
+    """The batch holds something only the SDK's encoder handles (the caller falls back to it)."""
+
+
+def _varint(value: int) -> bytes:
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited field: tag, length, payload."""
+    n = len(payload)
+    return tag + (bytes((n,)) if n < 0x80 else _varint(n)) + payload
+
+
+def _text(value: str) -> bytes:
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotEncodable("text that is not valid UTF-8") from None
+
+
+def _any_value(value: Any) -> bytes:
+    """An ``AnyValue`` message body, with the type order of the SDK's ``_encode_value``."""
+    if value is None:
+        return b""
+    if isinstance(value, bool):
+        return b"\x10\x01" if value else b"\x10\x00"
+    if isinstance(value, str):
+        return _field(b"\x0a", _text(value))
+    if isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise NotEncodable("integer beyond 64 bits")
+        return b"\x18" + _varint(value & _U64)
+    if isinstance(value, float):
+        return b"\x21" + _pack_double(value)
+    if isinstance(value, bytes):
+        return _field(b"\x3a", value)
+    if isinstance(value, Sequence):
+        return _field(b"\x2a", b"".join([_field(b"\x0a", _any_value(item)) for item in value]))
+    if isinstance(value, Mapping):
+        return _field(b"\x32", b"".join([_field(b"\x0a", _key_value(str(k), v)) for k, v in value.items()]))
+    raise NotEncodable(f"attribute value of type {type(value).__name__}")
+
+
+_key_cache: dict[str, bytes] = {}
+
+
+def _key_value(key: str, value: Any) -> bytes:
+    """A ``KeyValue`` message body (keys repeat on every span: their encoding is cached)."""
+    head = _key_cache.get(key)
+    if head is None:
+        head = _field(b"\x0a", _text(key))
+        if len(_key_cache) >= _KEY_CACHE_MAX:
+            _key_cache.clear()
+        _key_cache[key] = head
+    return head + _field(b"\x12", _any_value(value))
+
+
+def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> list[bytes]:
+    if not attributes:
+        return []
+    return [_field(tag, _key_value(key, value)) for key, value in attributes.items()]
+
+
+def _span(span: ReadableSpan) -> bytes:
+    context = span.get_span_context()
+    assert context is not None
+    parent = span.parent
+    parts = [b"\x0a\x10" + context.trace_id.to_bytes(16, "big"), b"\x12\x08" + context.span_id.to_bytes(8, "big")]
+    state = context.trace_state
+    if state is not None:
+        text = ",".join([f"{key}={value}" for key, value in state.items()])
+        if text:
+            parts.append(_field(b"\x1a", _text(text)))
+    if parent:
+        parts.append(b"\x22\x08" + parent.span_id.to_bytes(8, "big"))
+    if span.name:
+        parts.append(_field(b"\x2a", _text(span.name)))
+    parts.append(b"\x30" + _varint(span.kind.value + 1))  # SDK INTERNAL = 0 -> SPAN_KIND_INTERNAL = 1
+    if span.start_time:
+        parts.append(b"\x39" + _pack_u64(span.start_time))
+    if span.end_time:
+        parts.append(b"\x41" + _pack_u64(span.end_time))
+    parts.extend(_attributes(b"\x4a", span.attributes))
+    if span.dropped_attributes:
+        parts.append(b"\x50" + _varint(span.dropped_attributes))
+    for event in span.events:
+        body = [b"\x09" + _pack_u64(event.timestamp)] if event.timestamp else []
+        if event.name:
+            body.append(_field(b"\x12", _text(event.name)))
+        body.extend(_attributes(b"\x1a", event.attributes))
+        if event.dropped_attributes:
+            body.append(b"\x20" + _varint(event.dropped_attributes))
+        parts.append(_field(b"\x5a", b"".join(body)))
+    if span.dropped_events:
+        parts.append(b"\x60" + _varint(span.dropped_events))
+    if span.links:
+        raise NotEncodable("span links")
+    if span.dropped_links:
+        parts.append(b"\x70" + _varint(span.dropped_links))
+    status = span.status
+    if status is not None:
+        body = [_field(b"\x12", _text(status.description))] if status.description else []
+        if status.status_code.value:
+            body.append(b"\x18" + _varint(status.status_code.value))
+        parts.append(_field(b"\x7a", b"".join(body)))
+    flags = _HAS_IS_REMOTE | (_IS_REMOTE if parent and parent.is_remote else 0)
+    parts.append(b"\x85\x01" + _pack_u32(flags))
+    return b"".join(parts)
+
+
+def encode_trace_request(spans: Sequence[ReadableSpan]) -> bytes:
+    """The ``ExportTraceServiceRequest`` bytes of ``spans``, as the SDK's encoder writes them.
+
+    Raises:
+        NotEncodable: for span links, integers beyond 64 bits, text that is not UTF-8 or values
+            of other types; the caller then uses the SDK's encoder.
+    """
+    groups: dict[Any, dict[Any, list[bytes]]] = {}
+    for span in spans:
+        groups.setdefault(span.resource, {}).setdefault(span.instrumentation_scope or None, []).append(_span(span))
+    out = []
+    for resource, scopes in groups.items():
+        body = [_field(b"\x0a", b"".join(_attributes(b"\x0a", resource.attributes)))]
+        for scope, encoded in scopes.items():
+            scope_body = b""
+            if scope is not None:
+                scope_parts = [_field(b"\x0a", _text(scope.name))] if scope.name else []
+                if scope.version:
+                    scope_parts.append(_field(b"\x12", _text(scope.version)))
+                scope_parts.extend(_attributes(b"\x1a", scope.attributes))
+                scope_body = b"".join(scope_parts)
+            parts = [_field(b"\x0a", scope_body)]
+            parts.extend(_field(b"\x12", item) for item in encoded)
+            if scope is not None and scope.schema_url:
+                parts.append(_field(b"\x1a", _text(scope.schema_url)))
+            body.append(_field(b"\x12", b"".join(parts)))
+        if resource.schema_url:
+            body.append(_field(b"\x1a", _text(resource.schema_url)))
+        out.append(_field(b"\x0a", b"".join(body)))
+    return b"".join(out)
+
+
+class FastOTLPSpanExporter(OTLPSpanExporter):
+    """The SDK's OTLP/HTTP protobuf span exporter, encoding with :func:`encode_trace_request`.
+
+    Requests still go through the exporter's own HTTP client (its session, headers, compression,
+    retries and timeout); batches the encoder does not cover, or an SDK whose exporter has no such
+    client, use the SDK's ``export`` unchanged.
+    """
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        client = getattr(self, "_client", None)
+        send = getattr(client, "export", None)
+        limit = getattr(self, "_max_request_size", None)
+        if getattr(self, "_shutdown", True) or not callable(send) or not isinstance(limit, int):
+            return super().export(spans)
+        try:
+            data = encode_trace_request(spans)
+        except NotEncodable:
+            return super().export(spans)
+        if len(data) > limit:
+            return super().export(spans)  # the SDK refuses it with its own warning
+        result = send(data)
+        return SpanExportResult.SUCCESS if getattr(result, "success", False) else SpanExportResult.FAILURE

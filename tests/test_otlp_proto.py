@@ -1,0 +1,110 @@
+"""The direct OTLP protobuf encoder: byte-identical to the SDK's encoder, and the exporter that uses it
+still sends through the SDK's HTTP client to a real receiver (FMT-55..FMT-59, FMT-72)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
+from hermes_pipeline.sinks import otlp_proto
+from hermes_pipeline.sinks.otlp_proto import FastOTLPSpanExporter, NotEncodable, encode_trace_request
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False), st.text(max_size=30), st.binary(max_size=8),
+)
+values = st.one_of(scalars, st.lists(scalars, max_size=4).map(tuple), st.lists(st.text(max_size=5), max_size=4))
+attributes = st.dictionaries(st.text(min_size=1, max_size=12), values, max_size=8)
+RESOURCES = [Resource({"service.name": "hermes"}), Resource({"service.name": "other", "n": 2}, schema_url="https://s/1")]
+SCOPES = [None, InstrumentationScope("hermes_pipeline", "0.1.0"),
+          InstrumentationScope("x", None, "https://schema", {"k": "v"})]
+
+
+@st.composite
+def spans(draw: Any) -> ReadableSpan:
+    trace_id = draw(st.integers(min_value=1, max_value=2**128 - 1))
+    context = SpanContext(trace_id, draw(st.integers(min_value=1, max_value=2**64 - 1)), is_remote=False,
+                          trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    parent = draw(st.one_of(st.none(), st.builds(
+        lambda span_id, remote: SpanContext(trace_id, span_id, is_remote=remote, trace_flags=TraceFlags(1)),
+        st.integers(min_value=1, max_value=2**64 - 1), st.booleans())))
+    events = draw(st.lists(st.builds(Event, st.text(max_size=10), attributes,
+                                     st.integers(min_value=0, max_value=2**63)), max_size=3))
+    status = draw(st.sampled_from([Status(StatusCode.UNSET), Status(StatusCode.OK),
+                                   Status(StatusCode.ERROR, "boom"), Status(StatusCode.ERROR)]))
+    start = draw(st.integers(min_value=0, max_value=2**63))
+    return ReadableSpan(name=draw(st.text(max_size=20)), context=context, parent=parent,
+                        resource=draw(st.sampled_from(RESOURCES)), attributes=draw(attributes), events=events,
+                        kind=draw(st.sampled_from(list(SpanKind))), status=status, start_time=start,
+                        end_time=start + draw(st.integers(min_value=0, max_value=10**12)),
+                        instrumentation_scope=draw(st.sampled_from(SCOPES)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(batch=st.lists(spans(), min_size=1, max_size=6))
+def test_property_fmt55_59_encoder_is_byte_identical_to_the_sdk(batch: list[ReadableSpan]) -> None:
+    """FMT-55..FMT-59: every batch encodes to exactly the bytes of the SDK's ``encode_spans`` (grouping
+    by resource and scope in first-seen order, proto3 defaults omitted the same way)."""
+    assert encode_trace_request(batch) == encode_spans(batch).SerializePartialToString()
+
+
+def _span(**overrides: Any) -> ReadableSpan:
+    fields: dict[str, Any] = {
+        "name": "execute_tool read_file", "context": SpanContext(7, 9, is_remote=False, trace_flags=TraceFlags(1)),
+        "parent": None, "resource": RESOURCES[0], "attributes": {"gen_ai.tool.name": "read_file"},
+        "kind": SpanKind.INTERNAL, "status": Status(StatusCode.UNSET), "start_time": 1, "end_time": 2,
+        "instrumentation_scope": SCOPES[1]}
+    fields.update(overrides)
+    return ReadableSpan(**fields)
+
+
+def test_fmt72_uncovered_batches_are_refused_for_the_sdk_path() -> None:
+    """Links, integers beyond 64 bits and lone surrogates are left to the SDK's encoder."""
+    link = Link(SpanContext(7, 10, is_remote=False, trace_flags=TraceFlags(1)))
+    for span in (_span(links=[link]), _span(attributes={"n": 2**64}), _span(name="\ud800")):
+        try:
+            encode_trace_request([span])
+        except NotEncodable:
+            continue
+        raise AssertionError(f"{span.name!r} was encoded")
+
+
+def test_fmt72_fast_exporter_sends_through_the_sdk_client_to_a_real_receiver(monkeypatch: Any) -> None:
+    """The exporter posts the directly encoded bytes with the SDK's HTTP client; a batch the encoder does
+    not cover goes through the SDK's own ``export``; both decode at a real OTLP receiver."""
+    sdk_encodes: list[int] = []
+    original = otlp_proto.OTLPSpanExporter.export
+
+    def counting_export(self: Any, batch: Any) -> SpanExportResult:
+        sdk_encodes.append(len(batch))
+        return original(self, batch)
+
+    monkeypatch.setattr(otlp_proto.OTLPSpanExporter, "export", counting_export)
+    with OTLPReceiver() as receiver:
+        exporter = FastOTLPSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", timeout=5)
+        assert exporter.export([_span(), _span(name="chat m", attributes={"gen_ai.operation.name": "chat"})]) \
+            is SpanExportResult.SUCCESS
+        assert sdk_encodes == []
+        linked = _span(name="linked", links=[Link(SpanContext(7, 10, is_remote=False, trace_flags=TraceFlags(1)))])
+        assert exporter.export([linked]) is SpanExportResult.SUCCESS
+        assert sdk_encodes == [1]
+        exporter.shutdown()
+        names = [span.name for span in receiver.spans]
+    assert names == ["execute_tool read_file", "chat m", "linked"]
+
+
+def test_fmt83_fast_exporter_reports_a_refusing_collector_as_failure() -> None:
+    """A collector answering 400 gives FAILURE (the sink counts it), never an exception."""
+    with OTLPReceiver(responses=[400]) as receiver:
+        exporter = FastOTLPSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", timeout=2)
+        assert exporter.export([_span()]) is SpanExportResult.FAILURE
+        exporter.shutdown()
