@@ -108,3 +108,10 @@ def test_fmt83_fast_exporter_reports_a_refusing_collector_as_failure() -> None:
         exporter = FastOTLPSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", timeout=2)
         assert exporter.export([_span()]) is SpanExportResult.FAILURE
         exporter.shutdown()
+
+
+def test_fmt60_recurring_attribute_cache_keeps_types_apart() -> None:
+    """``True`` and ``1`` (equal in Python) are different OTLP values; cached encodings never mix them."""
+    for first, second in ((True, 1), (1, True), (False, 0), ("1", 1)):
+        batch = [_span(attributes={"v": first}), _span(attributes={"v": second})]
+        assert encode_trace_request(batch) == encode_spans(batch).SerializePartialToString()

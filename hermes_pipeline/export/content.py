@@ -13,6 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+import orjson
+
 from .jsonenc import canonical
 
 canonical_json: Final = canonical
@@ -46,15 +48,18 @@ def summary(text: str, mode: str = "preview") -> dict[str, Any] | None:
 
 
 def _field(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, Mapping) else None
+    return obj.get(name) if type(obj) is dict or isinstance(obj, Mapping) else None
 
 
 def _arguments_text(raw: Any) -> str:
     if isinstance(raw, str):
         try:
-            return canonical_json(json.loads(raw))
-        except ValueError:
-            return raw
+            return canonical_json(orjson.loads(raw))
+        except ValueError:  # orjson refuses NaN and huge integers: ask the standard parser too
+            try:
+                return canonical_json(json.loads(raw))
+            except ValueError:
+                return raw
     return canonical_json(raw if raw is not None else {})
 
 

@@ -99,13 +99,46 @@ def _key_value(key: str, value: Any) -> bytes:
         if len(_key_cache) >= _KEY_CACHE_MAX:
             _key_cache.clear()
         _key_cache[key] = head
+    if type(value) is str:  # the common case, inlined: AnyValue{string_value} inside KeyValue.value
+        try:
+            data = value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise NotEncodable("text that is not valid UTF-8") from None
+        n = len(data)
+        if n < 126:
+            return head + bytes((0x12, n + 2, 0x0A, n)) + data
+        inner = b"\x0a" + _varint(n) + data
+        return head + b"\x12" + _varint(len(inner)) + inner
     return head + _field(b"\x12", _any_value(value))
+
+
+_pair_cache: dict[tuple[bytes, str, Any, type], bytes] = {}
+"""Encoded attribute fields of (tag, key, value) pairs that recur (operation names, statuses, session IDs)."""
+_PAIR_CACHE_MAX: Final = 8192
 
 
 def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> list[bytes]:
     if not attributes:
         return []
-    return [_field(tag, _key_value(key, value)) for key, value in attributes.items()]
+    out = []
+    cache = _pair_cache
+    for key, value in attributes.items():
+        kind = type(value)
+        pair = (tag, key, value, kind) if kind is str or kind is bool or kind is int else None  # 1 == True
+        if pair is not None:
+            field = cache.get(pair)
+            if field is not None:
+                out.append(field)
+                continue
+        body = _key_value(key, value)
+        n = len(body)
+        field = tag + (bytes((n,)) if n < 0x80 else _varint(n)) + body
+        if pair is not None and len(body) <= 256:
+            if len(cache) >= _PAIR_CACHE_MAX:
+                cache.clear()
+            cache[pair] = field
+        out.append(field)
+    return out
 
 
 def _span(span: ReadableSpan) -> bytes:
@@ -162,11 +195,19 @@ def encode_trace_request(spans: Sequence[ReadableSpan]) -> bytes:
         NotEncodable: for span links, integers beyond 64 bits, text that is not UTF-8 or values
             of other types; the caller then uses the SDK's encoder.
     """
-    groups: dict[Any, dict[Any, list[bytes]]] = {}
+    groups: dict[int, tuple[Any, dict[Any, list[bytes]]]] = {}  # by id: a Resource hashes through JSON
+    canonical: dict[int, int] = {}  # id of a span's resource -> id of the equal resource it is grouped under
     for span in spans:
-        groups.setdefault(span.resource, {}).setdefault(span.instrumentation_scope or None, []).append(_span(span))
+        resource = span.resource
+        group_id = canonical.get(id(resource))
+        if group_id is None:
+            group_id = next((gid for gid, (seen, _) in groups.items() if seen == resource), id(resource))
+            canonical[id(resource)] = group_id
+            if group_id not in groups:
+                groups[group_id] = (resource, {})
+        groups[group_id][1].setdefault(span.instrumentation_scope or None, []).append(_span(span))
     out = []
-    for resource, scopes in groups.items():
+    for resource, scopes in groups.values():
         body = [_field(b"\x0a", b"".join(_attributes(b"\x0a", resource.attributes)))]
         for scope, encoded in scopes.items():
             scope_body = b""
