@@ -152,7 +152,13 @@ class ToolCall(CallContext):
             self.blocked = (ToolErrorType.TOOL_SCOPE_BLOCK.value, deny)
             return False
         if "pre_tool_call" in engine._hook_map:
-            results = engine.dispatch("pre_tool_call", {**self._identity(), "middleware_trace": list(self.trace)})
+            turn = self.turn
+            results = engine.dispatch("pre_tool_call", {  # one literal, schema key included: no re-sizing
+                "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
+                "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
+                "turn_id": turn.turn_id, "api_request_id": self.api_request_id,
+                "middleware_trace": self.trace[:], "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+            })
             if results:
                 directive = tool_directive(results, self.args)
                 self.args = directive.args
