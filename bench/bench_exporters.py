@@ -125,7 +125,7 @@ class Run:
     dropped: int = 0
 
 
-def observability_config(directory: Path, otlp: str | None) -> dict[str, Any]:
+def observability_config(directory: Path, otlp: str | None, worker: str | None = None) -> dict[str, Any]:
     """The component config of spec 04 §2.16 / §3.12 / §4.7; Relay's ``observability`` plugin takes it too."""
     config: dict[str, Any] = {
         "version": 4,
@@ -135,6 +135,8 @@ def observability_config(directory: Path, otlp: str | None) -> dict[str, Any]:
                  "filename_template": "atif-{session_id}.json"}}
     if otlp is not None:
         config["opentelemetry"] = {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": otlp}]}
+        if worker is not None:  # hermes_pipeline extension: not given to Relay
+            config["opentelemetry"]["worker"] = worker
     return config
 
 
@@ -194,11 +196,12 @@ def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object
                 turn.complete("done")
 
 
-def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool) -> Run:
+def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool,
+               worker: str | None = None) -> Run:
     engine = Engine()
     name, component = "", None
     if exporters:
-        config = observability_config(directory, receiver.endpoint if otlp else None)
+        config = observability_config(directory, receiver.endpoint if otlp else None, worker)
         name, component = add_observability(engine, config)
     host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
     timed, response, before = Timed(), w.response(), receiver.bytes_received
@@ -290,7 +293,9 @@ def rows(with_relay: bool) -> list[Row]:
     out = [Row("plain", "no instrumentation", plain_run),
            Row("hermes", "no plugins", partial(hermes_run, exporters=False, otlp=False)),
            Row("hermes", "ATOF + ATIF", partial(hermes_run, exporters=True, otlp=False), True),
-           Row("hermes", "ATOF + ATIF + OTLP", partial(hermes_run, exporters=True, otlp=True), True, True)]
+           Row("hermes", "ATOF + ATIF + OTLP", partial(hermes_run, exporters=True, otlp=True), True, True),
+           Row("hermes", "ATOF + ATIF + OTLP (worker process)",
+               partial(hermes_run, exporters=True, otlp=True, worker="process"), True, True)]
     if with_relay:
         out += [Row("relay", "no subscribers", partial(relay_run, mode="none")),
                 Row("relay", "ATOF + ATIF (manual exporters)", partial(relay_run, mode="manual"), True),

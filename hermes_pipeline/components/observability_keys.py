@@ -65,7 +65,7 @@ HTTP_STORAGE: Final[dict[str, Check]] = {
 
 OTEL: Final[dict[str, Check]] = {
     "enabled": boolean, "sampling_rate": number(0, 1), "always_sample_errors": boolean, "endpoints": array,
-    "traces": array, "logs": table, "metrics": table, "file_sinks": array,
+    "traces": array, "logs": table, "metrics": table, "file_sinks": array, "worker": one_of("thread", "process"),
 }
 SIGNAL_ENDPOINT: Final[dict[str, Check]] = {
     "endpoint": nonblank, "transport": one_of("http_binary", "http_json", "grpc"), "headers": str_map,

@@ -1,0 +1,99 @@
+"""``opentelemetry.worker = "process"``: spans built and exported by a child process (FMT-55..FMT-59, FMT-79..FMT-85).
+
+Real processes and a real OTLP receiver: the same scripted session gives the same spans as the
+in-process sink; a dead worker never reaches the agent; bad configuration fails activation with
+the usual typed error.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import pytest
+
+from hermes_pipeline import Engine, Host
+from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
+from hermes_pipeline.export.errors import ExportConfigError
+from hermes_pipeline.sinks.otel import build_otel_plugin
+from hermes_pipeline.sinks.otel_process import ProcessOtelSink
+
+from ._otel_support import run_scripted_session
+
+
+def _plugin(endpoint: str, worker: str) -> Any:
+    return build_otel_plugin({"enabled": True, "worker": worker,
+                              "endpoints": [{"type": "gen_ai", "endpoint": endpoint, "scheduled_delay_millis": 50}]})
+
+
+def _shape(spans: list[Any]) -> list[tuple[Any, ...]]:
+    by_id = {s.span_id: s for s in spans}
+    return sorted((s.name, s.kind, s.status_code, by_id[s.parent_span_id].name if s.parent_span_id in by_id else None,
+                   tuple(sorted(k for k in s.attributes if not k.endswith(("_id", ".id", "sha256", "preview"))
+                                and k not in ("hermes.duration_ms", "gen_ai.conversation.id"))))
+                  for s in spans)
+
+
+def test_fmt55_59_worker_process_exports_the_same_spans_as_the_thread_worker() -> None:
+    """FMT-55..FMT-59: the scripted session (retries, tool errors, blocks, approval, human input, a subagent,
+    a cancelled tool) reaches a real receiver with the same spans whichever worker built them."""
+    shapes = {}
+    for worker in ("thread", "process"):
+        with OTLPReceiver() as receiver:
+            engine = Engine()
+            plugin = _plugin(receiver.endpoint, worker)
+            assert isinstance(plugin.sink, ProcessOtelSink) == (worker == "process")
+            engine.add_plugin(plugin, name="otel")
+            run_scripted_session(engine)
+            assert plugin.flush(30.0)
+            stats = plugin.sink.stats()
+            assert plugin.shutdown(30.0)
+            shapes[worker] = _shape(list(receiver.spans))
+            assert stats["exported"] == len(receiver.spans) > 10
+    assert shapes["process"] == shapes["thread"]
+
+
+def test_fmt83_a_killed_worker_never_reaches_the_agent(caplog: pytest.LogCaptureFixture) -> None:
+    """FMT-83: kill -9 the worker mid-session: the agent's calls still return, flush reports False without
+    waiting out its deadline, lost events are counted in otel.spans_dropped, shutdown completes."""
+    with OTLPReceiver() as receiver:
+        engine = Engine()
+        plugin = _plugin(receiver.endpoint, "process")
+        sink = plugin.sink
+        assert isinstance(sink, ProcessOtelSink)
+        engine.add_plugin(plugin, name="otel")
+        host = Host(engine, platform="cli", model="m", provider="openai")
+        os.kill(sink.worker_pid, signal.SIGKILL)
+        with host.session() as session:
+            for _ in range(3):
+                with session.turn("hi") as turn:
+                    assert turn.call_tool("read_file", {"path": "x"}, lambda path: "ok", tool_call_id="c") == "ok"
+                    turn.complete("done")
+        assert plugin.flush(10.0) is False
+        assert sink.stats()["worker"]["alive"] is False
+        plugin.shutdown(5.0)
+        # session start/end + 3 x (turn start/end + tool start/end): every event the worker never took
+        assert sink.counters()["otel.spans_dropped[0]"] == 2 + 3 * 4
+        assert receiver.spans == []
+
+
+def test_fmt73_worker_key_is_validated_before_any_process_starts() -> None:
+    """FMT-73: an unknown worker kind is a typed error naming the key; no child is started for it."""
+    with pytest.raises(ExportConfigError) as info:
+        build_otel_plugin({"enabled": True, "worker": "fork", "endpoints": [{"type": "gen_ai",
+                                                                               "endpoint": "http://127.0.0.1:9"}]})
+    assert info.value.path == "opentelemetry.worker"
+
+
+def test_fmt85_shutdown_ends_the_worker_and_is_idempotent() -> None:
+    """FMT-85: after shutdown the child exits on its own; a second shutdown is a no-op."""
+    with OTLPReceiver() as receiver:
+        plugin = _plugin(receiver.endpoint, "process")
+        sink = plugin.sink
+        assert isinstance(sink, ProcessOtelSink)
+        assert "worker process" in sink.destinations()[0]
+        assert plugin.shutdown(10.0)
+        assert plugin.shutdown(10.0)
+        sink._process.wait(15.0)
+        assert sink._process.returncode == 0
