@@ -40,7 +40,7 @@ def _atif_shape(directory: Path) -> list[dict[str, Any]]:
 
     Totals rather than per-step pairing: Relay attaches observations to the step that is last by
     timestamp, which is not stable when steps share a millisecond (seen: a step with two tool calls
-    and no results beside one with four).
+    and no results beside one with four, and a result missing altogether).
     """
     out = []
     for path in sorted(directory.glob("*.json")):
@@ -73,8 +73,11 @@ def test_fmt1_fmt42_same_session_same_structure_as_nemo_relay(tmp_path: Path) ->
     assert ours_atof == relay_atof
     relay_atif, ours_atif = _atif_shape(tmp_path / "relay" / "atif"), _atif_shape(tmp_path / "ours" / "atif")
     assert len(ours_atif) == len(relay_atif) == 1
+    # Relay's observations are not stable either: now and then one tool result is missing from its
+    # trajectory (3 of 4 seen); ours always has every result.
+    relay_results, ours_results = relay_atif[0].pop("results"), ours_atif[0].pop("results")
     assert ours_atif == relay_atif
-    assert ours_atif[0]["results"] == workload.tool_calls
+    assert ours_results == workload.tool_calls >= relay_results
     ours_order = [step["source"] for step in json.loads(
         next((tmp_path / "ours" / "atif").glob("*.json")).read_text(encoding="utf-8"))["steps"]]
     assert ours_order == ["user", "agent"] * workload.turns
