@@ -1,4 +1,4 @@
-"""Tiny timing helpers shared by the benchmarks: medians of per-call nanoseconds."""
+"""Tiny timing helpers shared by the benchmarks: medians of per-call nanoseconds, and a yardstick."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import gc
 import statistics
 import time
 from collections.abc import Callable
+
+import pluggy
 
 
 def per_call_ns(fn: Callable[[], object], *, inner: int = 2000, rounds: int = 31,
@@ -71,3 +73,23 @@ def table(rows: list[tuple[str, float]], *, baseline: float | None = None) -> st
     for name, ns in rows:
         lines.append(f"{name:<{width}}  {ns:>10.0f}  {ns / base:>7.2f}  {ns - base:>9.0f}")
     return "\n".join(lines)
+
+
+def pluggy_reference() -> Callable[[], object]:
+    """A pluggy hook call with one no-op implementation: a yardstick for this machine's speed right now."""
+    spec, impl = pluggy.HookspecMarker("bench"), pluggy.HookimplMarker("bench")
+
+    class Spec:
+        @spec
+        def post_tool_call(self, tool_name: str, result: str) -> None: ...
+
+    class Impl:
+        @impl
+        def post_tool_call(self, tool_name: str, result: str) -> None:
+            return None
+
+    manager = pluggy.PluginManager("bench")
+    manager.add_hookspecs(Spec)
+    manager.register(Impl())
+    hook = manager.hook.post_tool_call
+    return lambda: hook(tool_name="read_file", result="contents")

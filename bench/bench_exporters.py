@@ -66,7 +66,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _timing, also when imported by the tests
 
-from _timing import per_call_thread_ns  # noqa: E402
+from _timing import per_call_thread_ns, pluggy_reference  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
 from hermes_pipeline.components.observability import ObservabilityComponent  # noqa: E402
@@ -308,31 +308,9 @@ def rows(with_relay: bool) -> list[Row]:
     return out
 
 
-def pluggy_call() -> Callable[[], object]:
-    """A pluggy hook call with one no-op implementation: a yardstick for this machine's speed right now."""
-    import pluggy
-
-    spec, impl = pluggy.HookspecMarker("bench"), pluggy.HookimplMarker("bench")
-
-    class Spec:
-        @spec
-        def post_tool_call(self, tool_name: str, result: str) -> None: ...
-
-    class Impl:
-        @impl
-        def post_tool_call(self, tool_name: str, result: str) -> None:
-            return None
-
-    manager = pluggy.PluginManager("bench")
-    manager.add_hookspecs(Spec)
-    manager.register(Impl())
-    hook = manager.hook.post_tool_call
-    return lambda: hook(tool_name="read_file", result="contents")
-
-
 def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_relay: bool) -> list[str]:
     table = rows(with_relay)
-    reference = pluggy_call()
+    reference = pluggy_reference()
     yardstick: list[float] = []  # thread-CPU ns of one pluggy hook call, once per round
     runs: list[list[Run]] = [[] for _ in table]
     added: list[list[float]] = [[] for _ in table]  # caller CPU minus the plain row's, same round

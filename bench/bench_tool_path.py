@@ -23,8 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pluggy  # noqa: E402
-from _timing import interleaved, table  # noqa: E402
+from _timing import interleaved, pluggy_reference, table  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
 
@@ -45,26 +44,6 @@ def tool_call(engine: Engine) -> Any:
 
 def noop(**kwargs: Any) -> None:
     return None
-
-
-def pluggy_reference() -> Any:
-    spec = pluggy.HookspecMarker("bench")
-    impl = pluggy.HookimplMarker("bench")
-
-    class Spec:
-        @spec
-        def post_tool_call(self, tool_name: str, result: str) -> None: ...
-
-    class Impl:
-        @impl
-        def post_tool_call(self, tool_name: str, result: str) -> None:
-            return None
-
-    pm = pluggy.PluginManager("bench")
-    pm.add_hookspecs(Spec)
-    pm.register(Impl())
-    hook = pm.hook.post_tool_call
-    return lambda: hook(tool_name="read_file", result="contents")
 
 
 def otel_reference() -> Any | None:

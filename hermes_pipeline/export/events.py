@@ -10,7 +10,7 @@ needs to change ``data`` copies it first.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from .ids import rfc3339_us, uuid_str
 
@@ -113,3 +113,27 @@ class ScopeEvent:
     def __repr__(self) -> str:
         what = f"{self.kind} {self.phase}" if self.phase else self.kind
         return f"ScopeEvent({what} {self.name!r} uuid={uuid_str(self.uuid)})"
+
+
+class _Queue(Protocol):
+    def submit(self, item: Any, *, force: bool = False) -> bool: ...
+
+    def record_dropped(self, count: int = 1) -> None: ...
+
+
+def submit_paired(queue: _Queue, event: ScopeEvent, dropped_starts: set[int], *, force_end: bool = True) -> bool:
+    """Queue ``event`` so that the consumer never sees half a scope (FMT-80); ``False`` if it was dropped.
+
+    A start refused by a full queue is remembered in ``dropped_starts`` and its end is then dropped
+    (and counted) too. With ``force_end`` an end whose start was accepted always gets in, past a full
+    queue: a stateful consumer (ATIF, OTel) would otherwise keep the scope open forever.
+    """
+    if dropped_starts and event.phase == END and event.uuid in dropped_starts:
+        dropped_starts.discard(event.uuid)
+        queue.record_dropped()
+        return False
+    if queue.submit(event, force=force_end and event.phase == END):
+        return True
+    if event.phase == START:
+        dropped_starts.add(event.uuid)
+    return False

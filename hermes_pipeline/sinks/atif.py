@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..export.errors import ExportConfigError
-from ..export.events import END, START, ScopeEvent
+from ..export.events import ScopeEvent, submit_paired
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination
 from .atif_config import AtifConfig, parse_atif_config
@@ -147,14 +147,7 @@ class AtifSink:
         writer = self._writer
         if writer is None:
             return
-        dropped = self._dropped_starts
-        if dropped and event.phase == END and event.uuid in dropped:
-            dropped.discard(event.uuid)
-            writer.record_dropped()
-            return
-        # an accepted start always gets its end, or the assembler would keep the scope open forever
-        if not writer.submit(event, force=event.phase == END) and event.phase == START:
-            dropped.add(event.uuid)
+        submit_paired(writer, event, self._dropped_starts)  # ends always get in: the assembler needs them
 
     # ------------------------------------------------------------------ worker side
 

@@ -26,10 +26,10 @@ from typing import Any, Final
 
 from ..export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
 from ..export.errors import ExportConfigError
-from ..export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent
+from ..export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent, submit_paired
 from ..export.files import DATE_PLACEHOLDER, JsonlFileDestination, utc_date
-from ..export.jsonenc import compact
 from ..export.http import HttpPostDestination, NdjsonUploadDestination
+from ..export.jsonenc import compact
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination
 from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
@@ -208,13 +208,8 @@ class AtofSink:
         return self
 
     def __call__(self, event: ScopeEvent) -> None:
-        for route in self._routes:
-            if event.phase == END and route.dropped_starts and event.uuid in route.dropped_starts:
-                route.dropped_starts.discard(event.uuid)
-                route.writer.record_dropped()
-                continue
-            if not route.writer.submit(event) and event.phase == START:
-                route.dropped_starts.add(event.uuid)
+        for route in self._routes:  # a line sink keeps no state: ends queue like any event
+            submit_paired(route.writer, event, route.dropped_starts, force_end=False)
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Barrier over every writer (FMT-84); ``False`` if any did not finish in time. Never raises."""

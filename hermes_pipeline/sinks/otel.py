@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from .. import __version__
 from ..export.errors import ExportConfigError
-from ..export.events import END, START, ScopeEvent
+from ..export.events import START, ScopeEvent, submit_paired
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter
 from .otel_config import (
@@ -158,14 +158,8 @@ class OtelSink:
         """The listener: enqueue only (FMT-79); a dropped start drops its end too (FMT-80)."""
         if not self._routes:
             return
-        dropped = self._dropped_starts
-        if dropped and event.phase == END and event.uuid in dropped:
-            dropped.discard(event.uuid)
-            self._events.record_dropped()
-            return
         # an accepted start always gets its end, or its span would stay open (and in memory) forever
-        if not self._events.submit(event, force=event.phase == END) and event.phase == START:
-            dropped.add(event.uuid)
+        if not submit_paired(self._events, event, self._dropped_starts) and event.phase == START:
             self._lost_starts += 1
 
     def flush(self, timeout: float = 5.0) -> bool:

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import IO, Any, Final
 
 from ..export.errors import DeliveryError, ExportConfigError
-from ..export.events import END, START, ScopeEvent
+from ..export.events import ScopeEvent, submit_paired
 from ..export.writer import BoundedWriter
 
 __all__ = ["ProcessOtelSink", "WorkerDied"]
@@ -208,13 +208,7 @@ class ProcessOtelSink:
 
     def __call__(self, event: ScopeEvent) -> None:
         """Enqueue only (FMT-79); a dropped start drops its end too (FMT-80)."""
-        dropped = self._dropped_starts
-        if dropped and event.phase == END and event.uuid in dropped:
-            dropped.discard(event.uuid)
-            self._writer.record_dropped()
-            return
-        if not self._writer.submit(event, force=event.phase == END) and event.phase == START:
-            dropped.add(event.uuid)
+        submit_paired(self._writer, event, self._dropped_starts)
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Barrier (FMT-84): forwarded, then built and exported by the child; ``False`` past ``timeout``."""
