@@ -97,3 +97,23 @@ def test_fmt85_shutdown_ends_the_worker_and_is_idempotent() -> None:
         assert plugin.shutdown(10.0)
         sink._process.wait(15.0)
         assert sink._process.returncode == 0
+
+
+def test_fmt83_a_worker_that_cannot_start_fails_activation_with_a_typed_error(tmp_path: Any) -> None:
+    """CFG-48/FMT-83: when the child cannot start (here: an interpreter that exits at once) the sink is not
+    built, and the error names the key that asked for the worker process."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(ExportConfigError) as info:
+        ProcessOtelSink({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:9"}]}, {},
+                        python=str(fake))
+    assert info.value.path == "opentelemetry.worker"
+    assert "did not start" in info.value.message
+
+
+def test_fmt73_a_bad_endpoint_found_by_the_worker_comes_back_as_the_same_typed_error() -> None:
+    """FMT-73: configuration the child refuses is reported with the child's key path and reason."""
+    with pytest.raises(ExportConfigError) as info:
+        ProcessOtelSink({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "ftp://example"}]}, {})
+    assert info.value.path.startswith("opentelemetry.endpoints[0]")
