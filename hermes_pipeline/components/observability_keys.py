@@ -33,7 +33,10 @@ TOP: Final[dict[str, Check]] = {
 }
 POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupported_value": one_of(*LEVELS)}
 
-ATOF: Final[dict[str, Check]] = {"enabled": boolean, "llm_history": one_of("delta", "full"), "sinks": array}
+WORKER: Final = one_of("thread", "process")
+"""A section's ``worker`` key (hermes_pipeline extension): export on threads, or in a child process."""
+ATOF: Final[dict[str, Check]] = {"enabled": boolean, "llm_history": one_of("delta", "full"), "sinks": array,
+                                 "worker": WORKER}
 ATOF_REMOVED: Final = ("output_directory", "filename", "mode", "endpoints")
 _SINK: Final[dict[str, Check]] = {"type": one_of("file", "stream"), "max_queue_size": integer(1)}
 FILE_SINK: Final[dict[str, Check]] = {
@@ -49,7 +52,7 @@ STREAM_SINK: Final[dict[str, Check]] = {
 ATIF: Final[dict[str, Check]] = {
     "enabled": boolean, "agent_name": string, "agent_version": string, "model_name": string,
     "tool_definitions": array, "extra": table, "output_directory": string, "filename_template": nonblank,
-    "storage": array, "max_queue_size": integer(1), "group_by": one_of("agent", "turn"),
+    "storage": array, "max_queue_size": integer(1), "group_by": one_of("agent", "turn"), "worker": WORKER,
     "include_llm_payloads": boolean, "include_system_prompt": boolean, "include_observed_events": boolean,
     "retention_days": integer(1),
 }
@@ -65,7 +68,7 @@ HTTP_STORAGE: Final[dict[str, Check]] = {
 
 OTEL: Final[dict[str, Check]] = {
     "enabled": boolean, "sampling_rate": number(0, 1), "always_sample_errors": boolean, "endpoints": array,
-    "traces": array, "logs": table, "metrics": table, "file_sinks": array, "worker": one_of("thread", "process"),
+    "traces": array, "logs": table, "metrics": table, "file_sinks": array, "worker": WORKER,
 }
 SIGNAL_ENDPOINT: Final[dict[str, Check]] = {
     "endpoint": nonblank, "transport": one_of("http_binary", "http_json", "grpc"), "headers": str_map,

@@ -35,6 +35,7 @@ from ..export.writer import BoundedWriter, Destination
 from .atif_config import AtifConfig, parse_atif_config
 from .atif_files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
 from .atif_trajectory import TrajectoryAssembler, TrajectoryFile
+from .worker_process import ProcessSink, split_worker
 
 __all__ = ["AtifPlugin", "AtifSink", "ExportConfigError", "TrajectoryFile", "build_atif_plugin", "build_atif_sink"]
 
@@ -252,7 +253,7 @@ class AtifPlugin(SinkPlugin):
     as partial trajectories), then drains and closes the sink. Registered with ``atexit`` as a safety net.
     """
 
-    def __init__(self, sink: AtifSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
+    def __init__(self, sink: AtifSink | ProcessSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
                  memory_tools: Mapping[str, str] | None = None) -> None:
         super().__init__(sink, enabled=sink.enabled, deferred=deferred, toolsets=toolsets,
                          memory_tools=memory_tools)
@@ -260,8 +261,10 @@ class AtifPlugin(SinkPlugin):
 
 def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
-                    destinations: Mapping[Any, Destination] | None = None) -> AtifSink:
-    """Validate the ``atif`` table and return a started :class:`AtifSink` (a scope listener).
+                    destinations: Mapping[Any, Destination] | None = None) -> AtifSink | ProcessSink:
+    """Validate the ``atif`` table and return a started :class:`AtifSink` (a scope listener), or with
+    ``worker = "process"`` a :class:`~hermes_pipeline.sinks.worker_process.ProcessSink` running one in a child
+    process (not with ``destinations`` overrides, which cannot cross processes).
 
     Args:
         config: the ``[components.config.atif]`` mapping (§3.12).
@@ -279,8 +282,15 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     """
     if content_summary not in SUMMARY_MODES:
         raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
+    worker, config = split_worker(config, "atif")
     parsed = parse_atif_config(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
                                on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys)
+    if worker == "process" and destinations is None and parsed.enabled:
+        child = {"base_dir": base_dir, "enable_full_payloads": enable_full_payloads,
+                 "content_summary": content_summary, "on_invalid": on_invalid,
+                 "ignore_unknown_keys": ignore_unknown_keys}
+        return ProcessSink("atif", "hermes_pipeline.sinks.atif:build_atif_sink", config, child,
+                           max_queue_size=parsed.max_queue_size)
     return AtifSink(parsed, destinations=destinations).start()
 
 

@@ -33,6 +33,7 @@ from ..export.jsonenc import compact
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination
 from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
+from .worker_process import ProcessSink, split_worker
 
 __all__ = ["AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "build_atof_plugin", "build_atof_sink",
            "replace_dots"]
@@ -278,16 +279,18 @@ class AtofPlugin(SinkPlugin):
     closes the writers. It is also registered with ``atexit`` as a safety net; hosts should call it.
     """
 
-    def __init__(self, sink: AtofSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
-                 memory_tools: Mapping[str, str] | None = None) -> None:
-        super().__init__(sink, enabled=bool(sink.config.enabled and sink.routes), deferred=deferred, toolsets=toolsets,
-                         memory_tools=memory_tools)
+    def __init__(self, sink: AtofSink | ProcessSink, *, deferred: bool = True,
+                 toolsets: Mapping[str, str] | None = None, memory_tools: Mapping[str, str] | None = None) -> None:
+        enabled = sink.enabled if isinstance(sink, ProcessSink) else bool(sink.config.enabled and sink.routes)
+        super().__init__(sink, enabled=enabled, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
 
 
 def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
-                    destinations: Mapping[int, Destination] | None = None) -> AtofSink:
-    """Validate the ``atof`` table and return a started :class:`AtofSink` (a scope listener).
+                    destinations: Mapping[int, Destination] | None = None) -> AtofSink | ProcessSink:
+    """Validate the ``atof`` table and return a started :class:`AtofSink` (a scope listener), or with
+    ``worker = "process"`` a :class:`~hermes_pipeline.sinks.worker_process.ProcessSink` running one in a child
+    process (not with ``destinations`` overrides, which cannot cross processes).
 
     Args:
         config: the ``[components.config.atof]`` mapping (§2.16).
@@ -300,8 +303,15 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     Raises:
         ExportConfigError: naming the offending key path.
     """
+    worker, config = split_worker(config, "atof")
     parsed = parse_atof_config(config, base_dir=base_dir, on_invalid=on_invalid,
                                ignore_unknown_keys=ignore_unknown_keys)
+    if worker == "process" and destinations is None and parsed.enabled and parsed.sinks:
+        child = {"base_dir": base_dir, "enable_full_payloads": enable_full_payloads,
+                 "content_summary": content_summary, "on_invalid": on_invalid,
+                 "ignore_unknown_keys": ignore_unknown_keys}
+        return ProcessSink("atof", "hermes_pipeline.sinks.atof:build_atof_sink", config, child,
+                           max_queue_size=max(sink.max_queue_size for sink in parsed.sinks))
     return AtofSink(parsed, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
                     destinations=destinations).start()
 

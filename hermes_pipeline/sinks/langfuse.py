@@ -30,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..export.errors import ExportConfigError
 from .otel import OtelSink, build_otel_sink
-from .otel_process import ProcessOtelSink
+from .worker_process import ProcessSink
 from .otel_config import ENDPOINT_KEYS
 from .otel_urls import LANGFUSE_PATH, is_langfuse_url
 
@@ -102,7 +102,7 @@ def _env_name(config: Mapping[str, Any], key: str, default: str) -> str:
 
 def build_langfuse_sink(config: Mapping[str, Any] | None = None, *, enable_full_payloads: bool = False,
                         content_summary: str = "preview", exporter_factory: Any = None,
-                        environment: str = "development", agent_version: str | None = None) -> OtelSink | ProcessOtelSink:
+                        environment: str = "development", agent_version: str | None = None) -> OtelSink | ProcessSink:
     """A started OTel sink exporting the ``gen_ai`` projection to Langfuse.
 
     ``config`` keys (all optional): ``enabled`` (default ``true``), ``host`` (default the EU cloud;

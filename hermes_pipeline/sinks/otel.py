@@ -39,22 +39,11 @@ from ..export.errors import ExportConfigError
 from ..export.events import START, ScopeEvent, submit_paired
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter
-from .otel_config import (
-    OtelConfig,
-    TraceEndpoint,
-    parse_otel_config,
-    warn_global_headers,
-)
-from .otel_export import (
-    ExporterFactory,
-    ObservedSession,
-    SpanExportDestination,
-    default_exporter,
-    quiet_sdk_logs,
-)
-from .otel_process import ProcessOtelSink
+from .otel_config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers
+from .otel_export import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
 from .otel_spans import Route, SpanBuilder
 from .otel_state import Options
+from .worker_process import ProcessSink, split_worker
 
 __all__ = ["CAPTURE_ENV", "ExportConfigError", "OtelPlugin", "OtelSink", "build_otel_plugin", "build_otel_sink",
            "content_gate_open"]
@@ -248,7 +237,7 @@ class OtelPlugin(SinkPlugin):
     the deadline; it is registered with ``atexit`` as a safety net.
     """
 
-    def __init__(self, sink: OtelSink | ProcessOtelSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
+    def __init__(self, sink: OtelSink | ProcessSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
                  memory_tools: Mapping[str, str] | None = None) -> None:
         super().__init__(sink, enabled=sink.enabled, deferred=deferred, toolsets=toolsets,
                          memory_tools=memory_tools)
@@ -257,9 +246,9 @@ class OtelPlugin(SinkPlugin):
 def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
                     exporter_factory: ExporterFactory | None = None, environment: str = "development",
-                    agent_version: str | None = None) -> OtelSink | ProcessOtelSink:
+                    agent_version: str | None = None) -> OtelSink | ProcessSink:
     """Validate the ``opentelemetry`` table and return a started :class:`OtelSink` (a scope listener), or a
-    :class:`~hermes_pipeline.sinks.otel_process.ProcessOtelSink` forwarding to one in a worker process when
+    :class:`~hermes_pipeline.sinks.worker_process.ProcessSink` forwarding to one in a worker process when
     ``worker = "process"`` (not with ``exporter_factory``, which cannot cross processes).
 
     Args:
@@ -279,14 +268,15 @@ def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     del base_dir
     if content_summary not in SUMMARY_MODES:
         raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
+    worker, config = split_worker(config, "opentelemetry")
     parsed = parse_otel_config(config, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys,
                                environment=environment)
-    if parsed.worker == "process" and parsed.enabled and exporter_factory is None:
+    if worker == "process" and parsed.enabled and exporter_factory is None:
         child = {"enable_full_payloads": enable_full_payloads, "content_summary": content_summary,
                  "on_invalid": on_invalid, "ignore_unknown_keys": ignore_unknown_keys, "environment": environment,
                  "agent_version": agent_version}
-        return ProcessOtelSink({**config, "worker": "thread"}, child,
-                               max_queue_size=max((e.max_queue_size for e in parsed.endpoints), default=10_000))
+        return ProcessSink("opentelemetry", "hermes_pipeline.sinks.otel:build_otel_sink", config, child,
+                           max_queue_size=max((e.max_queue_size for e in parsed.endpoints), default=10_000))
     options = Options(gate_open=content_gate_open(enable_full_payloads), summary_mode=content_summary,
                       sampling_rate=parsed.sampling_rate, agent_version=agent_version)
     return OtelSink(parsed, options, exporter_factory=exporter_factory).start()

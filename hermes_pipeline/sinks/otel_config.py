@@ -37,10 +37,7 @@ LANGFUSE_VERSION_HEADER: Final = "x-langfuse-ingestion-version"
 PROJECTIONS: Final = ("gen_ai", "full", "openinference")
 SUPPORTED_TRANSPORTS: Final = ("http_binary",)
 TOP_KEYS: Final = frozenset({"enabled", "sampling_rate", "always_sample_errors", "endpoints", "traces", "logs",
-                             "metrics", "file_sinks", "worker"})
-WORKERS: Final = ("thread", "process")
-"""``opentelemetry.worker`` (hermes_pipeline extension): build and export spans on threads of this process,
-or in a child process (off the agent's interpreter lock)."""
+                             "metrics", "file_sinks"})
 ENDPOINT_KEYS: Final = frozenset({
     "type", "endpoint", "transport", "service_name", "service_namespace", "service_version", "instrumentation_scope",
     "agent_name", "timeout_millis", "max_queue_size", "max_export_batch_size", "scheduled_delay_millis", "headers",
@@ -115,8 +112,6 @@ class OtelConfig:
     enabled: bool = False
     sampling_rate: float = 1.0
     always_sample_errors: bool = False
-    worker: str = "thread"
-    """``thread`` or ``process`` (see :data:`WORKERS`)."""
     endpoints: tuple[TraceEndpoint, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
     """``(key path, reason)`` of entries skipped with ``on_invalid = "skip"``."""
@@ -334,9 +329,6 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
     always = config.get("always_sample_errors", False)
     if not isinstance(always, bool):
         raise ExportConfigError("opentelemetry.always_sample_errors", "expected true or false")
-    worker = config.get("worker", "thread")
-    if worker not in WORKERS:
-        raise ExportConfigError("opentelemetry.worker", "expected 'thread' or 'process'")
     if "traces" in config and "endpoints" in config:
         raise ExportConfigError("opentelemetry.traces", "'traces' is an alias of 'endpoints'; use only one of them")
     key = "traces" if "traces" in config else "endpoints"
@@ -391,5 +383,5 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
                                     "different type; their trace and span IDs would collide. Send each projection "
                                     "to its own destination")
         endpoints.append(endpoint)
-    return OtelConfig(enabled=enabled, sampling_rate=float(rate), always_sample_errors=always, worker=worker,
+    return OtelConfig(enabled=enabled, sampling_rate=float(rate), always_sample_errors=always,
                       endpoints=tuple(endpoints), skipped=tuple(skipped))

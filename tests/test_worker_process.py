@@ -1,12 +1,13 @@
-"""``opentelemetry.worker = "process"``: spans built and exported by a child process (FMT-55..FMT-59, FMT-79..FMT-85).
+"""``worker = "process"``: a section's sink run by a child process (FMT-55..FMT-59, FMT-79..FMT-85).
 
-Real processes and a real OTLP receiver: the same scripted session gives the same spans as the
-in-process sink; a dead worker never reaches the agent; bad configuration fails activation with
-the usual typed error.
+Real processes, a real OTLP receiver and real files: the same scripted session gives the same
+spans, ATOF lines and ATIF trajectories as the in-process sinks; a dead worker never reaches the
+agent; bad configuration fails activation with the usual typed error.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from typing import Any
@@ -17,9 +18,11 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.export.errors import ExportConfigError
 from hermes_pipeline.sinks.otel import build_otel_plugin
-from hermes_pipeline.sinks.otel_process import ProcessOtelSink
+from hermes_pipeline.sinks.worker_process import ProcessSink
 
 from ._otel_support import run_scripted_session
+
+OTEL_BUILDER = "hermes_pipeline.sinks.otel:build_otel_sink"
 
 
 def _plugin(endpoint: str, worker: str) -> Any:
@@ -43,7 +46,7 @@ def test_fmt55_59_worker_process_exports_the_same_spans_as_the_thread_worker() -
         with OTLPReceiver() as receiver:
             engine = Engine()
             plugin = _plugin(receiver.endpoint, worker)
-            assert isinstance(plugin.sink, ProcessOtelSink) == (worker == "process")
+            assert isinstance(plugin.sink, ProcessSink) == (worker == "process")
             engine.add_plugin(plugin, name="otel")
             run_scripted_session(engine)
             assert plugin.flush(30.0)
@@ -61,7 +64,7 @@ def test_fmt83_a_killed_worker_never_reaches_the_agent(caplog: pytest.LogCapture
         engine = Engine()
         plugin = _plugin(receiver.endpoint, "process")
         sink = plugin.sink
-        assert isinstance(sink, ProcessOtelSink)
+        assert isinstance(sink, ProcessSink)
         engine.add_plugin(plugin, name="otel")
         host = Host(engine, platform="cli", model="m", provider="openai")
         os.kill(sink.worker_pid, signal.SIGKILL)
@@ -91,7 +94,7 @@ def test_fmt85_shutdown_ends_the_worker_and_is_idempotent() -> None:
     with OTLPReceiver() as receiver:
         plugin = _plugin(receiver.endpoint, "process")
         sink = plugin.sink
-        assert isinstance(sink, ProcessOtelSink)
+        assert isinstance(sink, ProcessSink)
         assert "worker process" in sink.destinations()[0]
         assert plugin.shutdown(10.0)
         assert plugin.shutdown(10.0)
@@ -106,8 +109,9 @@ def test_fmt83_a_worker_that_cannot_start_fails_activation_with_a_typed_error(tm
     fake.write_text("#!/bin/sh\nexit 3\n")
     fake.chmod(0o755)
     with pytest.raises(ExportConfigError) as info:
-        ProcessOtelSink({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:9"}]}, {},
-                        python=str(fake))
+        ProcessSink("opentelemetry", OTEL_BUILDER,
+                    {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:9"}]}, {},
+                    python=str(fake))
     assert info.value.path == "opentelemetry.worker"
     assert "did not start" in info.value.message
 
@@ -115,5 +119,60 @@ def test_fmt83_a_worker_that_cannot_start_fails_activation_with_a_typed_error(tm
 def test_fmt73_a_bad_endpoint_found_by_the_worker_comes_back_as_the_same_typed_error() -> None:
     """FMT-73: configuration the child refuses is reported with the child's key path and reason."""
     with pytest.raises(ExportConfigError) as info:
-        ProcessOtelSink({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "ftp://example"}]}, {})
+        ProcessSink("opentelemetry", OTEL_BUILDER,
+                    {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "ftp://example"}]}, {})
     assert info.value.path.startswith("opentelemetry.endpoints[0]")
+
+
+def _atof_shape(path: Any) -> list[tuple[Any, ...]]:
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [(e["kind"], e.get("scope_category"), e.get("category"), e["name"], e["uuid"], e["parent_uuid"],
+             e["timestamp"], json.dumps(e["data"], sort_keys=True), json.dumps(e["metadata"], sort_keys=True))
+            for e in events]
+
+
+def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write(tmp_path: Any) -> None:
+    """FMT-56/FMT-79/FMT-81: with the projection shared in this process, ATOF and ATIF sinks run by worker
+    processes write exactly the same ATOF lines (UUIDs and timestamps included) as thread-run sinks fed
+    by the same projection, and the same ATIF trajectories; both pass their JSON Schemas."""
+    from hermes_pipeline.components.observability import ObservabilityComponent
+
+    from ._atif_support import ATIF_VALIDATOR, ATOF_VALIDATOR
+
+    def section(worker: str, out: Any) -> dict[str, Any]:
+        return {"atof": {"enabled": True, "worker": worker, "sinks": [
+                    {"type": "file", "output_directory": str(out), "filename": "events.jsonl", "mode": "overwrite"}]},
+                "atif": {"enabled": True, "worker": worker, "output_directory": str(out / "atif"),
+                         "filename_template": "atif-{session_id}.json"}}
+
+    engine = Engine()
+    threads, processes = tmp_path / "threads", tmp_path / "processes"
+    config = {"version": 4, **section("process", processes)}
+    name = engine.add_plugin(ObservabilityComponent, config=config)
+    component = engine.plugins.get(name).instance
+    assert all(isinstance(component.exporters.sinks[k], ProcessSink) for k in ("atof", "atif"))
+    from hermes_pipeline.sinks.atif import build_atif_sink
+    from hermes_pipeline.sinks.atof import build_atof_sink
+
+    twin_atof = build_atof_sink(section("thread", threads)["atof"])
+    twin_atif = build_atif_sink(section("thread", threads)["atif"])
+    component.exporters.projection.add_listener(twin_atof)
+    component.exporters.projection.add_listener(twin_atif)
+    run_scripted_session(engine)
+    assert component.flush(30.0)
+    stats = component.stats()
+    engine.remove_plugin(name)
+    assert twin_atof.shutdown(10.0) and twin_atif.shutdown(10.0)
+    assert stats["atof"]["worker"]["alive"] and stats["atif"]["worker"]["written"] > 0
+    ours = _atof_shape(processes / "events.jsonl")
+    assert ours and ours == _atof_shape(threads / "events.jsonl")
+    for line in (processes / "events.jsonl").read_text(encoding="utf-8").splitlines():
+        ATOF_VALIDATOR.validate(json.loads(line))
+    documents = {}
+    for root in (threads, processes):
+        files = sorted((root / "atif").glob("*.json"))
+        assert files
+        documents[root.name] = [json.loads(f.read_text(encoding="utf-8")) for f in files]
+    assert documents["processes"] == documents["threads"]
+    for document in documents["processes"]:
+        ATIF_VALIDATOR.validate(document)

@@ -1,21 +1,23 @@
-"""The OTel sink in a worker process: span building, encoding and sending off the agent's GIL (spec 04 §4, §5).
+"""Exporters in worker processes: rendering, encoding and I/O off the agent's GIL (spec 04 §5).
 
-Building and encoding GenAI spans costs more CPU than anything else the exporters do, and in one
-Python process every exporter thread shares the agent's interpreter lock. With
-``opentelemetry.worker = "process"`` (a hermes_pipeline extension; ``"thread"`` is the default) the
-:class:`ProcessOtelSink` listener forwards scope events to a child Python process running the very
-same :class:`~hermes_pipeline.sinks.otel.OtelSink`, so that work runs on another core.
+In one Python process every exporter thread shares the agent's interpreter lock, so exporting
+competes with the agent for one core. With ``worker = "process"`` in a section of the
+``observability`` component (``atof``, ``atif`` or ``opentelemetry``; a hermes_pipeline extension,
+``"thread"`` is the default) the :class:`ProcessSink` listener forwards that section's scope events
+to a child Python process running the very same sink, so its work runs on another core. The hook
+projection stays in this process, so every exporter still sees the same UUIDs (FMT-56).
 
-- In this process: one bounded writer (``opentelemetry.process``, FMT-81) whose worker thread
-  pickles batches of events and writes them to the child's stdin as length-prefixed frames. The
-  listener only enqueues (FMT-79); a dropped start drops its end too (FMT-80).
-- The child (``python -m hermes_pipeline.sinks.otel_process``, not ``multiprocessing``: the host's
+- In this process: one bounded writer (``<section>.process``, FMT-81) whose worker thread pickles
+  batches of events and writes them to the child's stdin as length-prefixed frames. The listener
+  only enqueues (FMT-79); a dropped start drops its end too (FMT-80).
+- The child (``python -m hermes_pipeline.sinks.worker_process``, not ``multiprocessing``: the host's
   ``__main__`` is never re-imported) builds the sink from the same table, answers ``flush``,
   ``stats`` and ``shutdown`` requests on its stdout, and shuts the sink down when its stdin closes.
-- Failure: if the child cannot start, activation fails with the child's error (a typed
-  :class:`~hermes_pipeline.export.errors.ExportConfigError` for bad configuration). If it dies later,
-  batches are dropped and counted (``otel.spans_dropped`` is then at least the events lost), flush
-  returns ``False`` at once, and the agent is unaffected.
+- Failure: if the child cannot start, activation fails with a typed
+  :class:`~hermes_pipeline.export.errors.ExportConfigError` (the child's own, for bad configuration).
+  If it dies later, events are dropped and counted (every ``*_dropped`` counter of the section then
+  includes the events the child never took), flush returns ``False`` at once, and the agent is
+  unaffected.
 """
 
 from __future__ import annotations
@@ -35,16 +37,29 @@ from ..export.errors import DeliveryError, ExportConfigError
 from ..export.events import ScopeEvent, submit_paired
 from ..export.writer import BoundedWriter
 
-__all__ = ["ProcessOtelSink", "WorkerDied"]
+__all__ = ["WORKERS", "ProcessSink", "WorkerDied", "split_worker"]
 
-logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
+logger: Final = logging.getLogger("hermes_pipeline.sinks.worker")
 _LENGTH: Final = struct.Struct("<I")
 _READY_TIMEOUT: Final = 120.0
+WORKERS: Final = ("thread", "process")
+"""Values of a section's ``worker`` key."""
 EVENTS, FLUSH, STATS, SHUTDOWN = "events", "flush", "stats", "shutdown"
 
 
 class WorkerDied(Exception):
     """The worker process is gone (or did not answer in time)."""
+
+
+def split_worker(config: Mapping[str, Any], section: str) -> tuple[str, dict[str, Any]]:
+    """``(worker, the section's table without the key)``; :class:`ExportConfigError` for a bad value."""
+    if not isinstance(config, Mapping):
+        raise ExportConfigError(section, "expected a table")
+    rest = dict(config)
+    worker = rest.pop("worker", "thread")
+    if worker not in WORKERS:
+        raise ExportConfigError(f"{section}.worker", "expected 'thread' or 'process'")
+    return worker, rest
 
 
 def _send(stream: IO[bytes], message: Any) -> None:
@@ -72,11 +87,11 @@ def _as_tuple(event: ScopeEvent) -> tuple[Any, ...]:
 class _Forward:
     """The writer's destination: one frame per batch to the child's stdin."""
 
-    def __init__(self, owner: ProcessOtelSink) -> None:
+    def __init__(self, owner: ProcessSink) -> None:
         self.owner = owner
 
     def describe(self) -> str:
-        return "opentelemetry worker process"
+        return f"{self.owner.section} worker process"
 
     def write(self, batch: list[ScopeEvent]) -> None:
         try:
@@ -86,22 +101,25 @@ class _Forward:
         self.owner._sent += len(batch)
 
 
-class ProcessOtelSink:
-    """The ``opentelemetry`` section exported by a child process (see the module docstring).
+class ProcessSink:
+    """One section's sink, run by a child process (see the module docstring).
 
     Args:
-        config: the ``opentelemetry`` table (validated again in the child).
-        options: keyword arguments of :func:`~hermes_pipeline.sinks.otel.build_otel_sink` (pickled to the child).
+        section: ``atof``, ``atif`` or ``opentelemetry`` (names queues, counters and errors).
+        builder: ``"module:function"`` building the section's sink from ``(config, **options)`` in the child.
+        config: the section's table without ``worker`` (validated again in the child).
+        options: keyword arguments of the builder (pickled to the child).
         max_queue_size: capacity of the forwarding queue (events).
         python: the interpreter for the child (default: this one).
     """
 
-    def __init__(self, config: Mapping[str, Any], options: Mapping[str, Any], *, max_queue_size: int = 10_000,
-                 python: str | None = None) -> None:
+    def __init__(self, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any], *,
+                 max_queue_size: int = 10_000, python: str | None = None) -> None:
+        self.section = section
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the child imports what we import
         self._process = subprocess.Popen(
-            [python or sys.executable, "-m", "hermes_pipeline.sinks.otel_process"],
+            [python or sys.executable, "-m", "hermes_pipeline.sinks.worker_process"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
         assert self._process.stdin is not None and self._process.stdout is not None
         self._in, self._out = self._process.stdin, self._process.stdout
@@ -116,16 +134,16 @@ class ProcessOtelSink:
         self._acked = 0
         """Events the child said it had taken, as of its last answer (the rest is lost if it dies)."""
         try:
-            _send(self._in, (dict(config), dict(options)))
+            _send(self._in, (builder, section, dict(config), dict(options)))
             ready = self._reply(_READY_TIMEOUT)
         except (OSError, EOFError, WorkerDied) as exc:
             self._kill()
-            raise ExportConfigError("opentelemetry.worker", f"the worker process did not start ({exc})") from None
+            raise ExportConfigError(f"{section}.worker", f"the worker process did not start ({exc})") from None
         if ready[0] == "error":
             self._kill()
             raise ExportConfigError(ready[1], ready[2])
         _, self._enabled, self._destinations, capacity, self._last_counters = ready
-        self._writer = BoundedWriter(_Forward(self), name="opentelemetry.process",
+        self._writer = BoundedWriter(_Forward(self), name=f"{section}.process",
                                      max_queue_size=max(max_queue_size, capacity), max_attempts=1).start()
 
     # ------------------------------------------------------------------ transport
@@ -140,7 +158,7 @@ class ProcessOtelSink:
             except BaseException as exc:  # EOF, a broken pipe, a frame we cannot decode
                 result.append(WorkerDied(type(exc).__name__))
 
-        reader = threading.Thread(target=read, name="hermes-export:opentelemetry.process-reply", daemon=True)
+        reader = threading.Thread(target=read, name=f"hermes-export:{self.section}.process-reply", daemon=True)
         reader.start()
         reader.join(max(timeout, 0.0))
         if not result:
@@ -193,7 +211,7 @@ class ProcessOtelSink:
 
     @property
     def enabled(self) -> bool:
-        """Whether the child exports to at least one trace endpoint."""
+        """Whether the child's sink exports anything."""
         return bool(self._enabled)
 
     @property
@@ -240,10 +258,10 @@ class ProcessOtelSink:
             self._in.close()  # the child has answered: its exit (interpreter teardown) is not waited for
         except OSError:
             pass
-        threading.Thread(target=self._reap, name="hermes-export:opentelemetry.process-reap", daemon=True).start()
+        threading.Thread(target=self._reap, name=f"hermes-export:{self.section}.process-reap", daemon=True).start()
         lost = self._forward_losses()
         if lost:
-            logger.warning("hermes_pipeline: opentelemetry worker process: %d event(s) could not be forwarded", lost)
+            logger.warning("hermes_pipeline: %s worker process: %d event(s) could not be forwarded", self.section, lost)
         return ok
 
     # ------------------------------------------------------------------ reporting
@@ -264,15 +282,15 @@ class ProcessOtelSink:
             pass
 
     def counters(self) -> dict[str, int]:
-        """The child's FMT-81 counters; every ``otel.spans_dropped[i]`` also counts events this side lost."""
+        """The child's FMT-81 counters; every events or spans ``*_dropped`` counter also counts the events
+        this side lost (``atof.*.events_dropped[...]``, ``atif.events_dropped``, ``otel.spans_dropped[i]``)."""
         self._refresh()
         lost = self._forward_losses()
-        return {key: value + lost if key.startswith("otel.spans_dropped[") else value
+        return {key: value + lost if key.split("[", 1)[0].endswith(("events_dropped", "spans_dropped")) else value
                 for key, value in self._last_counters.items()}
 
     def stats(self) -> dict[str, Any]:
-        """The child sink's :meth:`~hermes_pipeline.sinks.otel.OtelSink.stats`, plus ``worker`` (pid, alive,
-        forwarding-queue counters)."""
+        """The child sink's ``stats()``, plus ``worker`` (pid, alive, forwarding-queue counters)."""
         self._refresh()
         out = dict(self._last_stats)
         out["worker"] = {"pid": self._process.pid, "alive": not self._dead and self._process.poll() is None,
@@ -286,19 +304,20 @@ class ProcessOtelSink:
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     """The child: build the sink, then answer frames until ``shutdown`` or end of input."""
-    from .otel import build_otel_sink
+    from ..engine.plugins import import_object
 
-    config, options = _receive(stdin)
+    builder, section, config, options = _receive(stdin)
     try:
-        sink = build_otel_sink(config, **options)
+        build: Any = import_object(builder)
+        sink: Any = build(config, **options)
     except ExportConfigError as exc:
         _send(stdout, ("error", exc.path, exc.message))
         return 1
     except Exception as exc:
-        _send(stdout, ("error", "opentelemetry", f"the worker process could not build the sink "
-                                                 f"({type(exc).__name__}: {exc})"))
+        _send(stdout, ("error", section, f"the worker process could not build the sink ({type(exc).__name__}: {exc})"))
         return 1
-    _send(stdout, ("ready", sink.enabled, sink.destinations(), sink.max_queue_size, sink.counters()))
+    _send(stdout, ("ready", getattr(sink, "enabled", True), sink.destinations(), sink.max_queue_size,
+                   sink.counters()))
     make = ScopeEvent
     received = 0
     try:
