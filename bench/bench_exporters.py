@@ -12,7 +12,10 @@ Rows:
 - hermes_pipeline: ``Host`` on a fresh ``Engine()``; ``turn.call_llm`` / ``turn.call_tool``; with no
   plugins, and with the built-in ``observability`` component (``engine.add_plugin(
   ObservabilityComponent, config=...)``) exporting ATOF (JSONL file) + ATIF (one file per session),
-  then also OTLP ``gen_ai`` traces to ``OTLPReceiver(discard=True)`` on 127.0.0.1.
+  then also OTLP ``gen_ai`` traces to ``OTLPReceiver(discard=True)`` on 127.0.0.1; and the same with
+  ``worker = "process"`` (hermes_pipeline extension): the ATOF and ATIF sinks each in a child process,
+  or the OTLP sink in one (the hook projection stays in the agent's process). Worker start-up is
+  set-up, not timed.
 - NeMo Relay (optional, ``pip install nemo-relay``): ``nemo_relay.scope.scope`` for session / turn,
   ``nemo_relay.llm.call`` + ``call_end`` (with ``OpenAIChatCodec``) and ``nemo_relay.tools.call`` +
   ``tool()`` + ``call_end`` (the managed ``execute`` helpers are async-only); with no subscriber;
@@ -27,7 +30,8 @@ flush/shutdown: hermes ``component.flush()`` + ``engine.remove_plugin()``; Relay
 and the caller thread's CPU time per tool call (``time.thread_time_ns()`` around each tool call,
 median), with wall time per call beside it; "added" is that median minus the ``plain`` row's in
 the same round; "all-CPU" is the CPU time of every thread of the process (``time.process_time()``:
-exporter threads, Relay's native workers, the OTLP receiver) over the whole run, per tool call;
+exporter threads, Relay's native workers, the OTLP receiver) over the whole run, plus that of
+hermes_pipeline's worker processes (counted once they have exited), per tool call;
 "drain s" is the time from the last session's end to the end of shutdown. Every row
 runs once per round, the rows in a rotating order (2 shared cores: load changes hit every row
 alike), and each figure is the median over rounds. ``_timing.interleaved()`` is not used: Relay's
@@ -72,6 +76,7 @@ from _timing import per_call_thread_ns, pluggy_reference  # noqa: E402
 from hermes_pipeline import Engine, Host  # noqa: E402
 from hermes_pipeline.components.observability import ObservabilityComponent  # noqa: E402
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
+from hermes_pipeline.sinks.worker_process import ProcessSink  # noqa: E402
 
 relay: Any
 relay_plugin: Any
@@ -129,7 +134,7 @@ class Run:
     dropped: int = 0
 
 
-def observability_config(directory: Path, otlp: str | None, worker: str | None = None) -> dict[str, Any]:
+def observability_config(directory: Path, otlp: str | None, workers: tuple[str, ...] = ()) -> dict[str, Any]:
     """The component config of spec 04 §2.16 / §3.12 / §4.7; Relay's ``observability`` plugin takes it too."""
     config: dict[str, Any] = {
         "version": 4,
@@ -139,8 +144,8 @@ def observability_config(directory: Path, otlp: str | None, worker: str | None =
                  "filename_template": "atif-{session_id}.json"}}
     if otlp is not None:
         config["opentelemetry"] = {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": otlp}]}
-        if worker is not None:  # hermes_pipeline extension: not given to Relay
-            config["opentelemetry"]["worker"] = worker
+    for section in workers:  # hermes_pipeline extension (sinks in child processes): never given to Relay
+        config[section]["worker"] = "process"
     return config
 
 
@@ -157,6 +162,7 @@ class Timed:
         self.cpu: list[int] = []
         self.wall: list[int] = []
         self.process = time.process_time()
+        self.workers = 0.0  # CPU seconds worker processes spent serving this run
         self.start = self.loop_end = self.end = time.perf_counter()
 
     def __call__(self, fn: Callable[[], object]) -> None:
@@ -173,8 +179,8 @@ class Timed:
         self.end, self.process = time.perf_counter(), time.process_time() - self.process
 
     def run(self, **counts: int) -> Run:
-        return Run(self.end - self.start, self.end - self.loop_end, self.process, statistics.median(self.cpu),
-                   statistics.median(self.wall), **counts)
+        return Run(self.end - self.start, self.end - self.loop_end, self.process + self.workers,
+                   statistics.median(self.cpu), statistics.median(self.wall), **counts)
 
 
 def plain_run(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
@@ -201,21 +207,24 @@ def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object
 
 
 def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool,
-               worker: str | None = None) -> Run:
+               workers: tuple[str, ...] = ()) -> Run:
     engine = Engine()
     name, component = "", None
     if exporters:
-        config = observability_config(directory, receiver.endpoint if otlp else None, worker)
+        config = observability_config(directory, receiver.endpoint if otlp else None, workers)
         name, component = add_observability(engine, config)
     host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
     timed, response, before = Timed(), w.response(), receiver.bytes_received
     for _ in range(w.sessions):
         hermes_session(host, w, timed, lambda request: response)
     timed.loop_done()
+    workers = [sink for sink in component.exporters.sinks.values() if isinstance(sink, ProcessSink)] \
+        if component is not None and component.exporters is not None else []
     if component is not None:
         component.flush(300.0)
         engine.remove_plugin(name)  # flush + shutdown
     timed.stop()
+    timed.workers = sum(worker.stats()["worker"]["cpu_seconds"] for worker in workers)
     lines, files = count_outputs(directory)
     dropped = _dropped(component.stats()) if component is not None else 0
     return timed.run(atof_lines=lines, atif_files=files, otlp_bytes=receiver.bytes_received - before, dropped=dropped)
@@ -298,8 +307,10 @@ def rows(with_relay: bool) -> list[Row]:
            Row("hermes", "no plugins", partial(hermes_run, exporters=False, otlp=False)),
            Row("hermes", "ATOF + ATIF", partial(hermes_run, exporters=True, otlp=False), True),
            Row("hermes", "ATOF + ATIF + OTLP", partial(hermes_run, exporters=True, otlp=True), True, True),
-           Row("hermes", "ATOF + ATIF + OTLP (worker process)",
-               partial(hermes_run, exporters=True, otlp=True, worker="process"), True, True)]
+           Row("hermes", "ATOF + ATIF (worker processes)",
+               partial(hermes_run, exporters=True, otlp=False, workers=("atof", "atif")), True),
+           Row("hermes", "ATOF + ATIF + OTLP (OTLP worker process)",
+               partial(hermes_run, exporters=True, otlp=True, workers=("opentelemetry",)), True, True)]
     if with_relay:
         out += [Row("relay", "no subscribers", partial(relay_run, mode="none")),
                 Row("relay", "ATOF + ATIF (manual exporters)", partial(relay_run, mode="manual"), True),
@@ -354,8 +365,10 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
     for ours, theirs in (("ATOF + ATIF", "ATOF + ATIF (manual exporters)"),
                          ("ATOF + ATIF", "ATOF + ATIF (observability plugin)"),
                          ("ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)"),
-                         ("ATOF + ATIF + OTLP (worker process)", "ATOF + ATIF + OTLP (obs. plugin)"),
-                         ("ATOF + ATIF + OTLP (worker process)", "ATOF + ATIF (manual exporters)")):
+                         ("ATOF + ATIF (worker processes)", "ATOF + ATIF (manual exporters)"),
+                         ("ATOF + ATIF (worker processes)", "ATOF + ATIF (observability plugin)"),
+                         ("ATOF + ATIF + OTLP (OTLP worker process)", "ATOF + ATIF + OTLP (obs. plugin)"),
+                         ("ATOF + ATIF + OTLP (OTLP worker process)", "ATOF + ATIF (manual exporters)")):
         if ("relay", theirs) in at:
             ratio = rate[at["hermes", ours]] / rate[at["relay", theirs]]
             lines.append(f"end-to-end throughput hermes {ours} / relay {theirs}: {ratio:.2f}x "

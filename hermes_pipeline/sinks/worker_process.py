@@ -224,6 +224,14 @@ class ProcessSink:
         """Process ID of the worker."""
         return self._process.pid
 
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the worker has exited (after :meth:`shutdown`); ``False`` if it is still running."""
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def __call__(self, event: ScopeEvent) -> None:
         """Enqueue only (FMT-79); a dropped start drops its end too (FMT-80)."""
         submit_paired(self._writer, event, self._dropped_starts)
@@ -290,16 +298,22 @@ class ProcessSink:
                 for key, value in self._last_counters.items()}
 
     def stats(self) -> dict[str, Any]:
-        """The child sink's ``stats()``, plus ``worker`` (pid, alive, forwarding-queue counters)."""
+        """The child sink's ``stats()``, plus ``worker``: pid, alive, the CPU seconds the child spent serving
+        (start-up excluded; as of its last answer) and the forwarding queue's counters."""
         self._refresh()
         out = dict(self._last_stats)
+        cpu = out.pop("worker_cpu_seconds", 0.0)
         out["worker"] = {"pid": self._process.pid, "alive": not self._dead and self._process.poll() is None,
-                         **self._writer.stats()}
+                         "cpu_seconds": cpu, **self._writer.stats()}
         return out
 
     def destinations(self) -> list[str]:
         """The child's destinations (no credentials), tagged with the worker process."""
         return [f"{where} (worker process {self._process.pid})" for where in self._destinations]
+
+
+def _with_cpu(stats: dict[str, Any], started: float) -> dict[str, Any]:
+    return {**stats, "worker_cpu_seconds": time.process_time() - started}
 
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
@@ -316,6 +330,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     except Exception as exc:
         _send(stdout, ("error", section, f"the worker process could not build the sink ({type(exc).__name__}: {exc})"))
         return 1
+    started = time.process_time()  # CPU spent serving is measured from here (start-up excluded)
     _send(stdout, ("ready", getattr(sink, "enabled", True), sink.destinations(), sink.max_queue_size,
                    sink.counters()))
     make = ScopeEvent
@@ -334,10 +349,10 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
             elif kind == FLUSH:
                 _send(stdout, (sink.flush(args[0]), received))
             elif kind == STATS:
-                _send(stdout, ("stats", sink.stats(), sink.counters(), received))
+                _send(stdout, ("stats", _with_cpu(sink.stats(), started), sink.counters(), received))
             elif kind == SHUTDOWN:
                 ok = sink.shutdown(args[0])
-                _send(stdout, (ok, sink.stats(), sink.counters(), received))
+                _send(stdout, (ok, _with_cpu(sink.stats(), started), sink.counters(), received))
                 return 0
     except BrokenPipeError:
         sink.shutdown(1.0)
