@@ -176,3 +176,21 @@ def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write
     assert documents["processes"] == documents["threads"]
     for document in documents["processes"]:
         ATIF_VALIDATOR.validate(document)
+
+
+def test_fmt84_an_answer_that_comes_too_late_is_discarded_not_mistaken_for_the_next() -> None:
+    """FMT-84: a request that gives up waiting (here: no time at all) leaves the worker running; its late
+    answer is discarded, and the next requests get their own answers."""
+    from hermes_pipeline.sinks.worker_process import STATS, WorkerDied
+
+    with OTLPReceiver() as receiver:
+        plugin = _plugin(receiver.endpoint, "process")
+        sink = plugin.sink
+        assert isinstance(sink, ProcessSink)
+        with sink._answered:  # the reply reader cannot file the answer before the request gives up
+            with pytest.raises(WorkerDied):
+                sink._request((STATS,), timeout=0.0)
+        assert plugin.flush(15.0) is True  # a (bool, count) answer, not the stale stats tuple
+        assert sink.stats()["worker"]["alive"] is True
+        assert "otel.spans_dropped[0]" in sink.counters()
+        assert plugin.shutdown(15.0)

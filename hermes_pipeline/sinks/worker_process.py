@@ -42,6 +42,8 @@ __all__ = ["WORKERS", "ProcessSink", "WorkerDied", "split_worker"]
 logger: Final = logging.getLogger("hermes_pipeline.sinks.worker")
 _LENGTH: Final = struct.Struct("<I")
 _READY_TIMEOUT: Final = 120.0
+_STATS_TIMEOUT: Final = 2.0
+"""How long ``stats()`` / ``counters()`` wait for fresh figures before answering with the last ones."""
 WORKERS: Final = ("thread", "process")
 """Values of a section's ``worker`` key."""
 EVENTS, FLUSH, STATS, SHUTDOWN = "events", "flush", "stats", "shutdown"
@@ -133,9 +135,13 @@ class ProcessSink:
         """Events written to the pipe."""
         self._acked = 0
         """Events the child said it had taken, as of its last answer (the rest is lost if it dies)."""
+        self._replies: dict[int, Any] = {}
+        self._abandoned: set[int] = set()
+        self._answered = threading.Condition()
+        self._seq = 0
         try:
             _send(self._in, (builder, section, dict(config), dict(options)))
-            ready = self._reply(_READY_TIMEOUT)
+            ready = self._first_reply(_READY_TIMEOUT)
         except (OSError, EOFError, WorkerDied) as exc:
             self._kill()
             raise ExportConfigError(f"{section}.worker", f"the worker process did not start ({exc})") from None
@@ -143,13 +149,15 @@ class ProcessSink:
             self._kill()
             raise ExportConfigError(ready[1], ready[2])
         _, self._enabled, self._destinations, capacity, self._last_counters = ready
+        threading.Thread(target=self._read_replies, name=f"hermes-export:{section}.process-replies",
+                         daemon=True).start()
         self._writer = BoundedWriter(_Forward(self), name=f"{section}.process",
                                      max_queue_size=max(max_queue_size, capacity), max_attempts=1).start()
 
     # ------------------------------------------------------------------ transport
 
-    def _reply(self, timeout: float) -> Any:
-        """Next frame from the child, or :class:`WorkerDied` after ``timeout`` seconds."""
+    def _first_reply(self, timeout: float) -> Any:
+        """The child's ``ready`` (or ``error``) frame, or :class:`WorkerDied` after ``timeout`` seconds."""
         result: list[Any] = []
 
         def read() -> None:
@@ -158,33 +166,66 @@ class ProcessSink:
             except BaseException as exc:  # EOF, a broken pipe, a frame we cannot decode
                 result.append(WorkerDied(type(exc).__name__))
 
-        reader = threading.Thread(target=read, name=f"hermes-export:{self.section}.process-reply", daemon=True)
+        reader = threading.Thread(target=read, name=f"hermes-export:{self.section}.process-start", daemon=True)
         reader.start()
         reader.join(max(timeout, 0.0))
         if not result:
-            self._dead = True  # a late answer would desynchronise the pipe: the worker is given up
             raise WorkerDied("no answer in time")
         if isinstance(result[0], WorkerDied):
-            self._dead = True
             raise result[0]
         return result[0]
 
+    def _read_replies(self) -> None:
+        """The one reader of the child's stdout: files each answer under its request's number."""
+        while True:
+            try:
+                seq, answer = _receive(self._out)
+            except BaseException:  # EOF (the child is gone), a broken pipe, a frame we cannot decode
+                with self._answered:
+                    self._dead = True
+                    self._answered.notify_all()
+                return
+            with self._answered:
+                if seq in self._abandoned:
+                    self._abandoned.discard(seq)  # its caller gave up waiting
+                else:
+                    self._replies[seq] = answer
+                    self._answered.notify_all()
+
     def _request(self, message: tuple[Any, ...], *, reply: bool = True, timeout: float = 5.0) -> Any:
-        """Send ``message`` (and wait for its answer); event batches may wait for the pipe, requests only ``timeout``."""
+        """Send ``message`` (and wait up to ``timeout`` seconds for its answer).
+
+        Event batches may wait for room in the pipe; requests wait at most ``timeout`` in all. A
+        request that times out leaves the worker running (a late answer is discarded); a worker that
+        is gone raises :class:`WorkerDied` at once.
+        """
         end = time.monotonic() + max(timeout, 0.0)
         if not self._lock.acquire(timeout=-1 if not reply else max(timeout, 0.0)):
             raise WorkerDied("the pipe stayed busy")
         try:
             if self._dead:
                 raise WorkerDied("worker process gone")
+            seq = 0
+            if reply:
+                self._seq += 1
+                seq = self._seq
             try:
-                _send(self._in, message)
+                _send(self._in, (message[0], seq, *message[1:]))
             except (OSError, ValueError) as exc:
                 self._dead = True
                 raise WorkerDied(type(exc).__name__) from None
-            return self._reply(end - time.monotonic()) if reply else None
         finally:
             self._lock.release()
+        if not reply:
+            return None
+        with self._answered:
+            while seq not in self._replies:
+                remaining = end - time.monotonic()
+                if self._dead or remaining <= 0:
+                    self._abandoned.add(seq)
+                    raise WorkerDied("worker process gone" if self._dead else "no answer in time")
+                self._answered.wait(remaining)
+            return self._replies.pop(seq)
 
     def _reap(self) -> None:
         try:
@@ -285,7 +326,7 @@ class ProcessSink:
         if self._dead or self._closed:
             return
         try:
-            _, self._last_stats, self._last_counters, self._acked = self._request((STATS,))
+            _, self._last_stats, self._last_counters, self._acked = self._request((STATS,), timeout=_STATS_TIMEOUT)
         except WorkerDied:
             pass
 
@@ -338,7 +379,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     try:
         while True:
             try:
-                kind, *args = _receive(stdin)
+                kind, seq, *args = _receive(stdin)
             except EOFError:  # the parent went away: export what we have
                 sink.shutdown(5.0)
                 return 0
@@ -347,12 +388,12 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
                     sink(make(*fields))
                 received += len(args[0])
             elif kind == FLUSH:
-                _send(stdout, (sink.flush(args[0]), received))
+                _send(stdout, (seq, (sink.flush(args[0]), received)))
             elif kind == STATS:
-                _send(stdout, ("stats", _with_cpu(sink.stats(), started), sink.counters(), received))
+                _send(stdout, (seq, ("stats", _with_cpu(sink.stats(), started), sink.counters(), received)))
             elif kind == SHUTDOWN:
                 ok = sink.shutdown(args[0])
-                _send(stdout, (ok, _with_cpu(sink.stats(), started), sink.counters(), received))
+                _send(stdout, (seq, (ok, _with_cpu(sink.stats(), started), sink.counters(), received)))
                 return 0
     except BrokenPipeError:
         sink.shutdown(1.0)
