@@ -14,7 +14,7 @@ import pytest
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.export.ids import parse_timestamp_us
 
-from ._atof_support import collect, ends, marks, memory_plugin, scopes, starts
+from ._atof_support import collect, marks, memory_plugin, scopes, starts
 from .conftest import chat_response
 
 
