@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 import uuid
 from collections.abc import Iterable
@@ -21,10 +20,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
+from ..export.files import write_atomically as atomic_replace
 from .clock import day_start, period_bounds, stamp
 from .locks import file_lock
 from .schemas import V2, PackageInvalid, validate_package
-from .store import FILE_MODE, MetricsStore, ensure_install_id, transaction
+from .store import MetricsStore, ensure_install_id, transaction
 
 logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
 
@@ -158,40 +158,10 @@ def raise_data_mark(conn: sqlite3.Connection, period_end: str) -> None:
 # ---------------------------------------------------------------------- export
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def write_atomically(directory: Path, name: str, data: bytes) -> Path:
     """Write ``directory/name`` via a temporary file in the same directory, ``fsync`` and rename (0600)."""
     final = directory / name
-    tmp = directory / f".{name}.{uuid.uuid4().hex}{_TMP_SUFFIX}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, final)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(directory)
+    atomic_replace(final, data)
     return final
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import http.client
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections import deque
@@ -26,7 +25,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from ..export.errors import DeliveryError
-from ..export.files import DAY_SECONDS
+from ..export.files import DAY_SECONDS, write_atomically
 from ..export.http import display_url
 from ..export.writer import Destination
 from .atif_config import FilenameTemplate, HttpStorageConfig
@@ -51,35 +50,9 @@ def make_dirs(path: Path) -> None:
 
 
 def atomic_write(path: Path, content: bytes) -> None:
-    """Replace ``path`` with ``content`` atomically: temp file in the same directory, fsync, rename (FMT-52)."""
+    """Replace ``path`` with ``content`` atomically, creating missing directories ``0700`` (FMT-52)."""
     make_dirs(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # created 0600
-    try:
-        view = memoryview(content)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-        os.close(fd)
-        fd = -1
-        os.replace(tmp, path)
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename durable where the platform allows it
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    write_atomically(path, content)
 
 
 def prune_trajectories(directory: Path, template: FilenameTemplate, days: int) -> int:

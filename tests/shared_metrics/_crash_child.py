@@ -49,7 +49,7 @@ def install_crash_point(point: str) -> None:
                 _hold(point)
             return real_write(fd, data)
 
-        packages.os.write = write  # type: ignore[attr-defined]
+        os.write = write  # the packages' atomic writes go through it
     elif point == "before-rename":
         real_replace = os.replace
 
@@ -58,16 +58,16 @@ def install_crash_point(point: str) -> None:
                 _hold(point)
             real_replace(src, dst)  # type: ignore[arg-type]
 
-        packages.os.replace = replace  # type: ignore[attr-defined,assignment]
+        os.replace = replace  # type: ignore[assignment]
     elif point == "after-rename":
-        real_sync = packages._fsync_dir
+        real_atomic = packages.atomic_replace
 
-        def fsync_dir(path: object) -> None:
-            real_sync(path)  # type: ignore[arg-type]
+        def atomic_replace(path: object, data: bytes) -> None:
+            real_atomic(path, data)  # type: ignore[arg-type]  # renamed and the directory synced
             if reached():
                 _hold(point)
 
-        packages._fsync_dir = fsync_dir  # type: ignore[assignment]
+        packages.atomic_replace = atomic_replace  # type: ignore[assignment]
     elif point == "in-transaction":
         real_validate = packages.validate_package
 
