@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from .http import resolve_headers
+
 
 class EntryError(Exception):
     """One key of one destination entry is invalid; the parser names the full key path."""
@@ -66,3 +68,14 @@ def destination_key(endpoint: str, transport: str = "http_binary") -> tuple[str,
     if transport in ("http_binary", "http_json") and parts.path == "":
         path = "/v1/traces"
     return (scheme, host, str(port), path, parts.query)
+
+
+def entry_headers(headers: Mapping[str, str], header_env: Mapping[str, str]) -> dict[str, str]:
+    """:func:`~hermes_pipeline.export.http.resolve_headers` for a destination entry: an unset variable or
+    a header in both tables is an :class:`EntryError` on ``header_env`` (never naming a value)."""
+    try:
+        return resolve_headers(headers, header_env)
+    except ValueError as exc:
+        raise EntryError("header_env", str(exc)) from None
+    except LookupError as exc:
+        raise EntryError("header_env", str(exc).strip("'\"")) from None

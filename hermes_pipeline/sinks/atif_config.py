@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..export.config_checks import EntryError as _EntryError
+from ..export.config_checks import entry_headers
 from ..export.config_checks import http_url
 from ..export.errors import ExportConfigError
-from ..export.http import resolve_headers
 from ..export.ids import rfc3339_us
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
@@ -259,12 +259,7 @@ def _http_storage(index: int, entry: Mapping[str, Any], ignore_unknown: bool) ->
                                                      for k, v in value.items()):
             raise _EntryError(key, "expected a table of strings")
         maps[key] = dict(value)
-    try:
-        headers = resolve_headers(maps["headers"], maps["header_env"])
-    except ValueError as exc:
-        raise _EntryError("header_env", str(exc)) from None
-    except LookupError as exc:
-        raise _EntryError("header_env", str(exc).strip("'\"")) from None
+    headers = entry_headers(maps["headers"], maps["header_env"])
     timeout = entry.get("timeout_millis", 3000)
     if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
         raise _EntryError("timeout_millis", "expected an integer >= 1")

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..export.config_checks import EntryError as _EntryError
+from ..export.config_checks import entry_headers
 from ..export.config_checks import is_int as _is_int
 from ..export.config_checks import http_url
 from ..export.errors import ExportConfigError
 from ..export.files import default_events_filename
-from ..export.http import resolve_headers
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atof")
 
@@ -139,12 +139,7 @@ def _stream_sink(index: int, entry: Mapping[str, Any], names: set[str]) -> Strea
     url = http_url(entry, "url")
     headers = _string_map(entry, "headers")
     header_env = _string_map(entry, "header_env")
-    try:
-        resolved = resolve_headers(headers, header_env)
-    except ValueError as exc:
-        raise _EntryError("header_env", str(exc)) from None
-    except LookupError as exc:
-        raise _EntryError("header_env", str(exc).strip("'\"")) from None
+    resolved = entry_headers(headers, header_env)
     if name is not None:
         names.add(name)
     return StreamSinkConfig(

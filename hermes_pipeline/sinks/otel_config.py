@@ -25,9 +25,9 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from ..export.config_checks import EntryError as _EntryError
+from ..export.config_checks import entry_headers
 from ..export.config_checks import is_int as _is_int
 from ..export.errors import ExportConfigError
-from ..export.http import resolve_headers
 from ..export.config_checks import destination_key
 from .otel_urls import URLError, is_langfuse_url, traces_url
 
@@ -185,12 +185,7 @@ def _headers(entry: Mapping[str, Any], langfuse: bool) -> dict[str, str]:
         raise _EntryError("headers", "Langfuse credentials must come from the environment: use basic_auth_env = "
                                      "{username = \"LANGFUSE_PUBLIC_KEY\", password = \"LANGFUSE_SECRET_KEY\"} "
                                      "or header_env, never a literal Authorization header")
-    try:
-        resolved = resolve_headers(headers, header_env)
-    except ValueError as exc:
-        raise _EntryError("header_env", str(exc)) from None
-    except LookupError as exc:
-        raise _EntryError("header_env", str(exc).strip("'\"")) from None
+    resolved = entry_headers(headers, header_env)
     auth = _basic_auth(entry)
     if auth is not None:
         if any(k.lower() == "authorization" for k in resolved):
