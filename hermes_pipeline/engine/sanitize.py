@@ -528,7 +528,11 @@ class _NotPlain(Exception):
 
 
 _plain_keys: Final[set[str]] = set()
-"""Keys seen to be plain (not sensitive, unchanged by scrubbing): one set lookup each next time."""
+"""Keys seen to be plain (not sensitive, unchanged by scrubbing): one set lookup each next time.
+
+This set and the clean-text check inlined in :func:`_plain_str` repeat what ``_str_key_entry`` and
+``scrub_text`` would answer; calling them for every key and string instead made sanitizing a chat
+completion about 65% slower (measured side by side)."""
 _PLAIN_KEYS_MAX: Final = 8192
 
 
