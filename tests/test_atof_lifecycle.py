@@ -403,3 +403,53 @@ def test_fmt_24_failed_and_interrupted_turns(engine: Engine) -> None:
     assert [(e["data"]["completed"], e["data"]["interrupted"], e["metadata"]["otel.status_code"],
              e["metadata"].get("error.type")) for e in runs] == [(False, False, "ERROR", "_OTHER"),
                                                                   (False, True, "ERROR", "cancelled")]
+
+
+@pytest.mark.parametrize("deferred", [False, True])
+def test_fmt_86_listeners_may_call_scope_bookkeeping(engine: Engine, deferred: bool) -> None:
+    """FMT-86: a listener that calls the tracker's bookkeeping APIs from inside its callback (here
+    ``open_session_ids`` and ``stats``) neither deadlocks the agent nor the publication thread."""
+    import threading
+
+    projection = ScopePlugin(deferred=deferred)
+    seen: list[tuple[list[str], int]] = []
+    projection.add_listener(lambda event: seen.append((projection.open_session_ids(),
+                                                       projection.stats()["open_sessions"])))
+    engine.add_plugin(projection, name="scopes")
+    host = Host(engine, platform="cli", model="m")
+
+    def agent() -> None:
+        with host.session("s-86") as session:
+            with session.turn("hi") as turn:
+                turn.complete("ok")
+
+    worker = threading.Thread(target=agent, daemon=True)
+    worker.start()
+    worker.join(20.0)  # a deadlock fails here instead of hanging the suite
+    assert not worker.is_alive()
+    assert projection.flush(20.0)
+    projection.shutdown()
+    assert len(seen) == 4 and seen[1] == (["s-86"], 1)  # the turn start, inside the open session
+
+
+def test_fmt_87_no_flush_per_turn_by_default(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FMT-87: ending turns never flushes the exporters; only an explicit flush() or shutdown does."""
+    from hermes_pipeline.export.writer import BoundedWriter
+
+    flushes: list[str] = []
+    real_flush = BoundedWriter.flush
+
+    def counting_flush(self: BoundedWriter, deadline_seconds: float) -> bool:
+        flushes.append(self.name)
+        return real_flush(self, deadline_seconds)
+
+    monkeypatch.setattr(BoundedWriter, "flush", counting_flush)
+    plugin, dests = memory_plugin(engine)
+    host = Host(engine, platform="cli", model="m")
+    with host.session() as session:
+        for _ in range(3):
+            with session.turn("hi") as turn:
+                turn.complete("ok")
+    assert flushes == []
+    events = collect(plugin, dests[0])
+    assert flushes and len(events) == 2 + 3 * 2

@@ -167,3 +167,41 @@ def test_trace_show_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert info.value.code == 2
     assert main([]) == 2
     capsys.readouterr()
+
+
+def _event(version: str, phase: str, **extra: Any) -> dict[str, Any]:
+    return {"kind": "scope", "scope_category": phase, "atof_version": version,
+            "uuid": "01a05c77-08a0-7c3a-9d10-5e41a7c90002", "parent_uuid": None,
+            "timestamp": 1_788_257_700_000_000 + (phase == "end"), "name": "hermes.session", "attributes": [],
+            "category": "agent", "category_profile": None, "data": None, "data_schema": None,
+            "metadata": {"hermes.session_id": "x"}, **extra}
+
+
+def test_fmt22_23_reader_takes_any_minor_version_and_unknown_fields(tmp_path: Path) -> None:
+    """FMT-22/FMT-23: a stream mixing 0.1 and a later 0.Y, with fields, flags and a category this reader
+    does not know, is read as ATOF 0; an unknown major version fails fast with a one-line reason."""
+    path = tmp_path / "mixed.jsonl"
+    start = _event("0.1", "start")
+    mark = {"kind": "mark", "atof_version": "0.9", "uuid": "01a05c77-08a0-7c3a-9d10-5e41a7c90003",
+            "parent_uuid": start["uuid"], "timestamp": start["timestamp"], "name": "later.mark",
+            "category": "brand_new_category", "category_profile": {"novel": 1}, "data": None, "data_schema": None,
+            "metadata": None, "terminal_status": "ok"}
+    end = _event("0.9", "end", attributes=["brand_new_flag"], propagation_root_uuid=start["uuid"])
+    path.write_text("\n".join(json.dumps(e) for e in (start, mark, end)) + "\n")
+    rendered = render_trace(load_trace(path))
+    assert "session x" in rendered and "OPEN" not in rendered
+    path.write_text(json.dumps(_event("1.0", "start")) + "\n")
+    assert main(["show", str(path), "--no-color"]) == 1
+
+
+def test_fmt10_11_every_scope_has_a_category_and_profiles_are_null_where_undefined(
+        files: tuple[Path, Path]) -> None:
+    """FMT-10/FMT-11: every scope event carries a category; agent and function scopes (no profile keys in
+    ATOF 0.1) have ``category_profile: null``; no ``subtype`` outside ``custom``."""
+    atof, _ = files
+    events = [json.loads(line) for line in atof.read_text(encoding="utf-8").splitlines()]
+    scopes = [e for e in events if e["kind"] == "scope"]
+    assert scopes and all(isinstance(e.get("category"), str) for e in scopes)
+    plain = [e for e in scopes if e["category"] in ("agent", "function", "unknown")]
+    assert plain and all(e["category_profile"] is None for e in plain)
+    assert all("subtype" not in (e.get("category_profile") or {}) for e in events if e.get("category") != "custom")

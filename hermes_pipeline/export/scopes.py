@@ -113,7 +113,7 @@ class ScopeTracker:
 
     def __init__(self, listeners: tuple[Listener, ...] = (), *, toolsets: Mapping[str, str] | None = None,
                  memory_tools: Mapping[str, str] | None = None) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # FMT-86: listeners may call the bookkeeping APIs back
         self._listeners: tuple[Listener, ...] = tuple(listeners)
         self._sessions: dict[str, SessionState] = {}
         self._listener_errors = 0

@@ -59,6 +59,10 @@ def load_trace(path: Path) -> Trace:
             raise TraceFileError(f"{neither}: line {number} is not JSON") from None
         if not isinstance(event, dict) or event.get("kind") not in ("scope", "mark") or "uuid" not in event:
             raise TraceFileError(f"{neither}: line {number} is not an ATOF event")
+        major = str(event.get("atof_version", "0")).split(".", 1)[0]
+        if major != "0":  # FMT-22: any 0.Y is ATOF 0; an unknown major fails fast
+            raise TraceFileError(f"{path}: line {number}: ATOF version {event.get('atof_version')!r} is not "
+                                 "supported (this reader knows ATOF 0.x)")
         try:
             event["_ts"] = parse_timestamp_us(event.get("timestamp"))  # type: ignore[arg-type]
         except (TypeError, ValueError):
