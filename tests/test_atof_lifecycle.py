@@ -453,3 +453,52 @@ def test_fmt_87_no_flush_per_turn_by_default(engine: Engine, monkeypatch: pytest
     assert flushes == []
     events = collect(plugin, dests[0])
     assert flushes and len(events) == 2 + 3 * 2
+
+
+def test_fmt_29_33_event_sanitizers_in_priority_order_fail_closed_before_summaries(engine: Engine) -> None:
+    """FMT-29: sanitizers run in ascending priority (ties by name), may change only data,
+    category_profile and metadata, and one that raises clears those fields of that event while
+    publication goes on. FMT-33: summaries are made after them, so no preview shows a removed value."""
+    plugin, dests = memory_plugin(engine, sinks=1, sink={"content": "summary"})
+    order: list[str] = []
+
+    def redact(event: ScopeEvent) -> dict[str, Any] | None:
+        order.append("redact")
+        if event.category == "tool" and event.phase == "start":
+            return {"data": {"arguments": {"path": "<masked>"}}}
+        return None
+
+    def tag(event: ScopeEvent) -> dict[str, Any] | None:
+        order.append("tag")
+        return {"metadata": {**event.metadata, "site": "eu"}}
+
+    def boom(event: ScopeEvent) -> dict[str, Any] | None:
+        order.append("boom")
+        if event.phase == "end" and event.category == "tool":
+            raise RuntimeError("sanitizer bug")
+        return None
+
+    def forbidden(event: ScopeEvent) -> dict[str, Any] | None:
+        return {"name": "renamed"} if event.name == "hermes.session" and event.phase == "end" else None
+
+    plugin.add_sanitizer(tag, priority=5, name="b-tag")
+    plugin.add_sanitizer(redact, priority=1)
+    plugin.add_sanitizer(boom, priority=5, name="a-boom")
+    plugin.add_sanitizer(forbidden, priority=9)
+    host = Host(engine, platform="cli", model="m")
+    with host.session("s-29") as session:
+        with session.turn("hi") as turn:
+            turn.call_tool("read_file", {"path": "/home/alice/secret-plan.txt"}, lambda path: "done",
+                           tool_call_id="c1")
+            turn.complete("ok")
+    events = collect(plugin, dests[0])
+    assert order[:3] == ["redact", "boom", "tag"]
+    tool_start, tool_end = starts(events, "read_file")[0], ends(events, "read_file")[0]
+    assert "secret-plan" not in str(events)
+    assert tool_start["data"]["arguments"]["preview"] == '{"path":"<masked>"}'
+    assert tool_start["metadata"]["site"] == "eu"
+    assert tool_end["data"] is None and tool_end["category_profile"] is None and tool_end["metadata"] == {}
+    session_end = ends(events, "hermes.session")[0]
+    assert session_end["name"] == "hermes.session" and session_end["metadata"] == {}
+    assert len(events) == 6  # every event still published, in pairs
+    assert plugin.stats()["scopes"]["sanitizer_failures"] == 2  # the tool end (raised), the session end (bad key)

@@ -192,11 +192,7 @@ class CallHooks(ScopeTracker):
             event = ScopeEvent(SCOPE, START, uuid, turn.scope.uuid if turn is not None else session.uuid, ts,
                                tool_name, "tool", attributes, profile, data, meta, session.uuid, st.root)
             tools[tool_call_id or f"{turn_id}:{tool_name}"] = event
-            for listener in self._listeners:
-                try:
-                    listener(event)
-                except Exception as exc:  # FMT-83
-                    self._listener_failed(listener, exc)
+            self._emit(event)
 
     def _tool_flags(self, tool_name: str, meta: dict[str, Any]) -> tuple[str, ...]:
         toolsets = self.toolsets
@@ -233,11 +229,7 @@ class CallHooks(ScopeTracker):
             if scope is not None and ts > scope.timestamp_us:  # the hot path: _end() inlined
                 event = ScopeEvent(SCOPE, END, scope.uuid, scope.parent_uuid, ts, scope.name, "tool", scope.attributes,
                                    scope.profile, data, meta, scope.session_uuid, scope.root_uuid)
-                for listener in self._listeners:
-                    try:
-                        listener(event)
-                    except Exception as exc:  # FMT-83
-                        self._listener_failed(listener, exc)
+                self._emit(event)
                 return
             if scope is None:  # note 3: e.g. refused before pre_tool_call
                 start_meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.task_id": task_id,

@@ -46,6 +46,9 @@ logger: Final = logging.getLogger("hermes_pipeline.export")
 
 Listener = Callable[[ScopeEvent], None]
 """A consumer of scope events: ``listener(event) -> None`` (see the module docstring)."""
+Sanitizer = Callable[[ScopeEvent], "Mapping[str, Any] | None"]
+"""An event sanitizer: ``sanitizer(event) -> replacements or None`` (see :meth:`ScopeTracker.add_sanitizer`)."""
+SANITIZED_FIELDS: Final = frozenset({"data", "category_profile", "metadata"})
 
 SCHEMA_KEY: Final = "hermes.telemetry_schema_version"
 SESSION_KEY: Final = "hermes.session_id"
@@ -89,6 +92,11 @@ class SessionState:
         """A close deferred until the live turn ends (ID-rotating compaction, CFG-75)."""
 
 
+def _replaced(event: ScopeEvent, data: Any, profile: Any, metadata: dict[str, Any]) -> ScopeEvent:
+    return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name,
+                      event.category, event.attributes, profile, data, metadata, event.session_uuid, event.root_uuid)
+
+
 def base_meta(session_id: str) -> dict[str, Any]:
     """The two metadata keys every event carries (FMT-13)."""
     return {SCHEMA_KEY: TELEMETRY_SCHEMA_VERSION, SESSION_KEY: session_id}
@@ -115,6 +123,9 @@ class ScopeTracker:
                  memory_tools: Mapping[str, str] | None = None) -> None:
         self._lock = threading.RLock()  # FMT-86: listeners may call the bookkeeping APIs back
         self._listeners: tuple[Listener, ...] = tuple(listeners)
+        self._sanitizer_entries: tuple[tuple[int, str, Sanitizer], ...] = ()
+        self._sanitizers: tuple[Sanitizer, ...] = ()
+        self._sanitizer_failures = 0
         self._sessions: dict[str, SessionState] = {}
         self._listener_errors = 0
         self._warned: set[int] = set()
@@ -147,7 +158,48 @@ class ScopeTracker:
         with self._lock:
             self._listeners = tuple(fn for fn in self._listeners if fn is not listener)
 
+    def add_sanitizer(self, sanitizer: Sanitizer, *, priority: int = 0, name: str | None = None) -> None:
+        """Run ``sanitizer`` on every later event before any listener sees it (FMT-29).
+
+        ``sanitizer(event)`` returns ``None`` (no change) or a mapping replacing any of ``data``,
+        ``category_profile`` and ``metadata`` (other keys are an error); it must not mutate the event.
+        Sanitizers run in ascending ``priority``, ties by ``name`` (default: the callable's qualified
+        name). One that raises clears those fields of that event (fail-closed: ``data`` and
+        ``category_profile`` become ``null``, ``metadata`` an empty object) and the event is still
+        published. Content summaries are made by the exporters afterwards, so a summary
+        never shows what a sanitizer removed (FMT-33). The tracker's own bookkeeping is unaffected.
+        """
+        label = name if name is not None else getattr(sanitizer, "__qualname__", repr(sanitizer))
+        with self._lock:
+            entries = sorted([*self._sanitizer_entries, (priority, label, sanitizer)], key=lambda e: (e[0], e[1]))
+            self._sanitizer_entries = tuple(entries)
+            self._sanitizers = tuple(entry[2] for entry in entries)
+
+    def _sanitize(self, event: ScopeEvent) -> ScopeEvent:
+        """``event`` after every sanitizer, each seeing the previous one's result (FMT-29)."""
+        for sanitizer in self._sanitizers:
+            try:
+                changes = sanitizer(event)
+                unknown = set(changes or ()) - SANITIZED_FIELDS
+                if unknown:
+                    raise ValueError(f"a sanitizer may change only {sorted(SANITIZED_FIELDS)}, not {sorted(unknown)}")
+            except Exception as exc:  # fail-closed for this event's governed fields; publication goes on
+                self._sanitizer_failures += 1
+                if id(sanitizer) not in self._warned:
+                    self._warned.add(id(sanitizer))
+                    logger.warning("hermes_pipeline: event sanitizer %r raised %s; that event is published with its "
+                                   "data, category_profile and metadata cleared", getattr(sanitizer, "__qualname__",
+                                                                                          sanitizer), type(exc).__name__)
+                return _replaced(event, None, None, {})
+            if changes:
+                event = _replaced(event, changes.get("data", event.data),
+                                  changes.get("category_profile", event.profile),
+                                  changes.get("metadata", event.metadata) or {})
+        return event
+
     def _emit(self, event: ScopeEvent) -> None:
+        if self._sanitizers:
+            event = self._sanitize(event)
         for listener in self._listeners:
             try:
                 listener(event)
@@ -164,9 +216,10 @@ class ScopeTracker:
     # ------------------------------------------------------------------ inspection
 
     def stats(self) -> dict[str, int]:
-        """``open_sessions`` and ``listener_errors``."""
+        """``open_sessions``, ``listener_errors`` and ``sanitizer_failures``."""
         with self._lock:
-            return {"open_sessions": len(self._sessions), "listener_errors": self._listener_errors}
+            return {"open_sessions": len(self._sessions), "listener_errors": self._listener_errors,
+                    "sanitizer_failures": self._sanitizer_failures}
 
     def open_session_ids(self) -> list[str]:
         """Hermes session IDs whose session scope is open."""
@@ -182,11 +235,7 @@ class ScopeTracker:
         scope = st.scope
         event = ScopeEvent(SCOPE, START, uuid, parent, ts, name, category, attributes, profile, data, meta,
                            scope.uuid if scope is not None else uuid, st.root or uuid)
-        for listener in self._listeners:
-            try:
-                listener(event)
-            except Exception as exc:  # FMT-83
-                self._listener_failed(listener, exc)
+        self._emit(event)
         return event
 
     def _end(self, st: SessionState, start: ScopeEvent, data: dict[str, Any] | None, meta: dict[str, Any],
@@ -200,11 +249,7 @@ class ScopeTracker:
         event = ScopeEvent(SCOPE, END, start.uuid, start.parent_uuid, ts, start.name, start.category,
                            start.attributes, start.profile if profile is None else profile, data, meta,
                            start.session_uuid, start.root_uuid)
-        for listener in self._listeners:
-            try:
-                listener(event)
-            except Exception as exc:  # FMT-83
-                self._listener_failed(listener, exc)
+        self._emit(event)
 
     def _mark(self, st: SessionState | None, parent: int | None, name: str, category: str | None,
               profile: dict[str, Any] | None, data: dict[str, Any] | None, meta: dict[str, Any]) -> None:
