@@ -14,7 +14,8 @@ Rows:
   ObservabilityComponent, config=...)``) exporting ATOF (JSONL file) + ATIF (one file per session),
   then also OTLP ``gen_ai`` traces to ``OTLPReceiver(discard=True)`` on 127.0.0.1; and the same with
   ``worker = "process"`` (hermes_pipeline extension): the ATOF and ATIF sinks each in a child process,
-  or the OTLP sink in one (the hook projection stays in the agent's process). Worker start-up is
+  both in one shared child (``worker = "process:sinks"``: each batch pickled once), or the OTLP sink in
+  a child (the hook projection stays in the agent's process). Worker start-up is
   set-up, not timed.
 - NeMo Relay (optional, ``pip install nemo-relay``): ``nemo_relay.scope.scope`` for session / turn,
   ``nemo_relay.llm.call`` + ``call_end`` (with ``OpenAIChatCodec``) and ``nemo_relay.tools.call`` +
@@ -134,7 +135,8 @@ class Run:
     dropped: int = 0
 
 
-def observability_config(directory: Path, otlp: str | None, workers: tuple[str, ...] = ()) -> dict[str, Any]:
+def observability_config(directory: Path, otlp: str | None, workers: tuple[str, ...] = (),
+                         worker: str = "process") -> dict[str, Any]:
     """The component config of spec 04 §2.16 / §3.12 / §4.7; Relay's ``observability`` plugin takes it too."""
     config: dict[str, Any] = {
         "version": 4,
@@ -145,7 +147,7 @@ def observability_config(directory: Path, otlp: str | None, workers: tuple[str, 
     if otlp is not None:
         config["opentelemetry"] = {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": otlp}]}
     for section in workers:  # hermes_pipeline extension (sinks in child processes): never given to Relay
-        config[section]["worker"] = "process"
+        config[section]["worker"] = worker
     return config
 
 
@@ -207,24 +209,24 @@ def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object
 
 
 def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool,
-               workers: tuple[str, ...] = ()) -> Run:
+               workers: tuple[str, ...] = (), worker: str = "process") -> Run:
     engine = Engine()
     name, component = "", None
     if exporters:
-        config = observability_config(directory, receiver.endpoint if otlp else None, workers)
+        config = observability_config(directory, receiver.endpoint if otlp else None, workers, worker)
         name, component = add_observability(engine, config)
     host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
     timed, response, before = Timed(), w.response(), receiver.bytes_received
     for _ in range(w.sessions):
         hermes_session(host, w, timed, lambda request: response)
     timed.loop_done()
-    workers = [sink for sink in component.exporters.sinks.values() if isinstance(sink, ProcessSink)] \
-        if component is not None and component.exporters is not None else []
+    processes = {sink.worker.pid: sink.worker for sink in component.exporters.sinks.values()
+                 if isinstance(sink, ProcessSink)} if component is not None and component.exporters is not None else {}
     if component is not None:
         component.flush(300.0)
         engine.remove_plugin(name)  # flush + shutdown
     timed.stop()
-    timed.workers = sum(worker.stats()["worker"]["cpu_seconds"] for worker in workers)
+    timed.workers = sum(process.stats()["cpu_seconds"] for process in processes.values())
     lines, files = count_outputs(directory)
     dropped = _dropped(component.stats()) if component is not None else 0
     return timed.run(atof_lines=lines, atif_files=files, otlp_bytes=receiver.bytes_received - before, dropped=dropped)
@@ -309,6 +311,9 @@ def rows(with_relay: bool) -> list[Row]:
            Row("hermes", "ATOF + ATIF + OTLP", partial(hermes_run, exporters=True, otlp=True), True, True),
            Row("hermes", "ATOF + ATIF (worker processes)",
                partial(hermes_run, exporters=True, otlp=False, workers=("atof", "atif")), True),
+           Row("hermes", "ATOF + ATIF (one shared worker process)",
+               partial(hermes_run, exporters=True, otlp=False, workers=("atof", "atif"), worker="process:sinks"),
+               True),
            Row("hermes", "ATOF + ATIF + OTLP (OTLP worker process)",
                partial(hermes_run, exporters=True, otlp=True, workers=("opentelemetry",)), True, True)]
     if with_relay:
@@ -348,13 +353,13 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
                 problems.append(f"round {r} {row.side} {row.config}: nothing reached the OTLP receiver")
     med = statistics.median
     rate = [med(w.tool_calls / run.elapsed for run in row_runs) for row_runs in runs]
-    head = (f"{'side':<7} {'configuration':<35} {'tool calls/s':>12} {'caller CPU us':>13} {'added us':>9} "
+    head = (f"{'side':<7} {'configuration':<41} {'tool calls/s':>12} {'caller CPU us':>13} {'added us':>9} "
             f"{'wall us':>8} {'all-CPU us':>11} {'drain s':>8} {'OTLP KB':>8}")
     lines = [head, "-" * len(head)]
     for i, row in enumerate(table):
         cpu, wall, process, drain, otlp = (med(getattr(r, k) for r in runs[i])
                                            for k in ("cpu", "wall", "process", "drain", "otlp_bytes"))
-        lines.append(f"{row.side:<7} {row.config:<35} {rate[i]:>12,.0f} {cpu / 1e3:>13.2f} {med(added[i]) / 1e3:>9.2f} "
+        lines.append(f"{row.side:<7} {row.config:<41} {rate[i]:>12,.0f} {cpu / 1e3:>13.2f} {med(added[i]) / 1e3:>9.2f} "
                      f"{wall / 1e3:>8.2f} {process / w.tool_calls * 1e6:>11.1f} {drain:>8.3f} {otlp / 1024:>8.0f}")
     at = {(row.side, row.config): i for i, row in enumerate(table)}
     hermes_aa = med(added[at["hermes", "ATOF + ATIF"]]) / 1e3
@@ -367,6 +372,8 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
                          ("ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)"),
                          ("ATOF + ATIF (worker processes)", "ATOF + ATIF (manual exporters)"),
                          ("ATOF + ATIF (worker processes)", "ATOF + ATIF (observability plugin)"),
+                         ("ATOF + ATIF (one shared worker process)", "ATOF + ATIF (manual exporters)"),
+                         ("ATOF + ATIF (one shared worker process)", "ATOF + ATIF (observability plugin)"),
                          ("ATOF + ATIF + OTLP (OTLP worker process)", "ATOF + ATIF + OTLP (obs. plugin)"),
                          ("ATOF + ATIF + OTLP (OTLP worker process)", "ATOF + ATIF (manual exporters)")):
         if ("relay", theirs) in at:

@@ -98,8 +98,8 @@ def test_fmt85_shutdown_ends_the_worker_and_is_idempotent() -> None:
         assert "worker process" in sink.destinations()[0]
         assert plugin.shutdown(10.0)
         assert plugin.shutdown(10.0)
-        sink._process.wait(15.0)
-        assert sink._process.returncode == 0
+        sink.worker._process.wait(15.0)
+        assert sink.worker._process.returncode == 0
 
 
 def test_fmt83_a_worker_that_cannot_start_fails_activation_with_a_typed_error(tmp_path: Any) -> None:
@@ -131,10 +131,12 @@ def _atof_shape(path: Any) -> list[tuple[Any, ...]]:
             for e in events]
 
 
-def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write(tmp_path: Any) -> None:
+@pytest.mark.parametrize("worker", ["process", "process:exporters"])
+def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write(tmp_path: Any, worker: str) -> None:
     """FMT-56/FMT-79/FMT-81: with the projection shared in this process, ATOF and ATIF sinks run by worker
-    processes write exactly the same ATOF lines (UUIDs and timestamps included) as thread-run sinks fed
-    by the same projection, and the same ATIF trajectories; both pass their JSON Schemas."""
+    processes (one each, or one shared by both) write exactly the same ATOF lines (UUIDs and timestamps
+    included) as thread-run sinks fed by the same projection, and the same ATIF trajectories; both pass
+    their JSON Schemas."""
     from hermes_pipeline.components.observability import ObservabilityComponent
 
     from ._atif_support import ATIF_VALIDATOR, ATOF_VALIDATOR
@@ -147,10 +149,15 @@ def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write
 
     engine = Engine()
     threads, processes = tmp_path / "threads", tmp_path / "processes"
-    config = {"version": 4, **section("process", processes)}
+    config = {"version": 4, **section(worker, processes)}
     name = engine.add_plugin(ObservabilityComponent, config=config)
     component = engine.plugins.get(name).instance
-    assert all(isinstance(component.exporters.sinks[k], ProcessSink) for k in ("atof", "atif"))
+    sinks = component.exporters.sinks
+    assert all(isinstance(sinks[k], ProcessSink) for k in ("atof", "atif"))
+    shared = worker == "process:exporters"
+    assert (sinks["atof"].worker_pid == sinks["atif"].worker_pid) == shared
+    listeners = component.exporters.projection._listeners
+    assert len(listeners) == (1 if shared else 2)  # a shared worker is fed (and each batch pickled) once
     from hermes_pipeline.sinks.atif import build_atif_sink
     from hermes_pipeline.sinks.atof import build_atof_sink
 
@@ -187,10 +194,92 @@ def test_fmt84_an_answer_that_comes_too_late_is_discarded_not_mistaken_for_the_n
         plugin = _plugin(receiver.endpoint, "process")
         sink = plugin.sink
         assert isinstance(sink, ProcessSink)
-        with sink._answered:  # the reply reader cannot file the answer before the request gives up
+        with sink.worker._answered:  # the reply reader cannot file the answer before the request gives up
             with pytest.raises(WorkerDied):
-                sink._request((STATS,), timeout=0.0)
+                sink.worker._request((STATS,), timeout=0.0)
         assert plugin.flush(15.0) is True  # a (bool, count) answer, not the stale stats tuple
         assert sink.stats()["worker"]["alive"] is True
         assert "otel.spans_dropped[0]" in sink.counters()
         assert plugin.shutdown(15.0)
+
+
+def _shared_sections(out: Any, worker: str = "process:exporters") -> dict[str, Any]:
+    return {"version": 4,
+            "atof": {"enabled": True, "worker": worker, "sinks": [
+                {"type": "file", "output_directory": str(out), "filename": "events.jsonl", "mode": "overwrite"}]},
+            "atif": {"enabled": True, "worker": worker, "output_directory": str(out / "atif"),
+                     "filename_template": "atif-{session_id}.json"}}
+
+
+def _one_turn_session(engine: Engine) -> None:
+    host = Host(engine, platform="cli", model="m", provider="openai")
+    with host.session() as session:
+        with session.turn("hi") as turn:
+            assert turn.call_tool("read_file", {"path": "x"}, lambda path: "ok", tool_call_id="c") == "ok"
+            turn.complete("done")
+
+
+def test_fmt83_a_killed_shared_worker_counts_the_lost_events_in_every_section(tmp_path: Any) -> None:
+    """FMT-81/FMT-83: kill -9 the worker shared by ATOF and ATIF: the agent is unaffected, flush reports False,
+    and each section's drop counter counts every event the child never took (session + turn + tool: 6)."""
+    from hermes_pipeline.components.observability import ObservabilityComponent
+
+    engine = Engine()
+    name = engine.add_plugin(ObservabilityComponent, config=_shared_sections(tmp_path))
+    component = engine.plugins.get(name).instance
+    sinks = component.exporters.sinks
+    os.kill(sinks["atof"].worker_pid, signal.SIGKILL)
+    _one_turn_session(engine)
+    assert component.flush(10.0) is False
+    assert sinks["atif"].stats()["worker"]["alive"] is False
+    engine.remove_plugin(name)
+    assert sinks["atof"].counters()["atof.file.events_dropped[0]"] == 6
+    assert sinks["atif"].counters()["atif.events_dropped"] == 6
+
+
+def test_fmt85_closing_one_section_keeps_the_shared_worker_serving_the_other(tmp_path: Any) -> None:
+    """FMT-85: shutting the ATOF section down writes its file and leaves ATIF running in the same child; the
+    child exits (status 0) only after its last section is shut down."""
+    from hermes_pipeline.components.observability import ObservabilityComponent
+
+    engine = Engine()
+    name = engine.add_plugin(ObservabilityComponent, config=_shared_sections(tmp_path))
+    component = engine.plugins.get(name).instance
+    atof, atif = component.exporters.sinks["atof"], component.exporters.sinks["atif"]
+    _one_turn_session(engine)
+    assert component.exporters.projection.flush(10.0)
+    assert atof.shutdown(10.0) and atof.shutdown(10.0)  # idempotent
+    assert (tmp_path / "events.jsonl").read_text(encoding="utf-8").count("\n") == 6
+    assert atof.join(0.5) is False  # still serving ATIF
+    _one_turn_session(engine)
+    engine.remove_plugin(name)
+    assert atif.join(15.0) and atif.worker._process.returncode == 0
+    assert len(list((tmp_path / "atif").glob("*.json"))) == 2
+    assert (tmp_path / "events.jsonl").read_text(encoding="utf-8").count("\n") == 6  # closed: nothing more
+
+
+@pytest.mark.parametrize("value", ["process:", "process:two words", "processes", "thread:x", 1])
+def test_fmt73_a_bad_worker_value_is_a_typed_error_naming_the_key(value: Any) -> None:
+    """FMT-73: ``worker`` must be ``thread``, ``process`` or ``process:NAME``; anything else names the key."""
+    from hermes_pipeline.sinks.atof import build_atof_sink
+
+    with pytest.raises(ExportConfigError) as info:
+        build_atof_sink({"enabled": True, "worker": value, "sinks": [{"type": "file", "output_directory": "."}]})
+    assert info.value.path == "atof.worker"
+    assert "process:NAME" in info.value.message
+
+
+def test_fmt73_a_section_the_shared_worker_refuses_fails_the_whole_pool_cleanly() -> None:
+    """FMT-73/CFG-48: one bad section in a shared child comes back as its own typed error; the child is gone."""
+    from hermes_pipeline.sinks.worker_process import WorkerPool
+
+    pool = WorkerPool()
+    good = pool.plan("shared", "atof", "hermes_pipeline.sinks.atof:build_atof_sink",
+                     {"enabled": True, "sinks": [{"type": "file", "output_directory": "."}]}, {})
+    pool.plan("shared", "opentelemetry", OTEL_BUILDER,
+              {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "ftp://example"}]}, {})
+    with pytest.raises(ExportConfigError) as info:
+        pool.start()
+    assert info.value.path.startswith("opentelemetry.endpoints[0]")
+    assert pool.workers == []
+    assert good.shutdown(1.0)  # never attached: a no-op

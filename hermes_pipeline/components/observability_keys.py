@@ -8,6 +8,7 @@ from ..config.checks import (
     Check, array, boolean, integer, nonblank, number, one_of, str_list, str_map, string, table,
 )
 from ..config.policy import LEVELS
+from ..sinks.worker_process import check_worker
 
 
 def basic_auth(value: Any) -> str | None:
@@ -33,8 +34,9 @@ TOP: Final[dict[str, Check]] = {
 }
 POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupported_value": one_of(*LEVELS)}
 
-WORKER: Final = one_of("thread", "process")
-"""A section's ``worker`` key (hermes_pipeline extension): export on threads, or in a child process."""
+WORKER: Final = check_worker
+"""A section's ``worker`` key (hermes_pipeline extension): export on threads, in a child process of its
+own (``process``) or in one shared by the sections naming it (``process:NAME``)."""
 ATOF: Final[dict[str, Check]] = {"enabled": boolean, "llm_history": one_of("delta", "full"), "sinks": array,
                                  "worker": WORKER}
 ATOF_REMOVED: Final = ("output_directory", "filename", "mode", "endpoints")

@@ -88,12 +88,20 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path,
         "on_invalid": "skip",
         "ignore_unknown_keys": True,
     }
+    from ..sinks.worker_process import ProcessSink, WorkerPool
+
+    pool = WorkerPool()  # sections with worker = "process:NAME" share one child per NAME
     try:
         for name in enabled:
             builder = import_object(SINK_BUILDERS[name])
-            sink = builder(config[name], **options)  # type: ignore[operator]
-            attached.sinks[name] = sink
-            projection.add_listener(sink)
+            attached.sinks[name] = builder(config[name], workers=pool, **options)  # type: ignore[operator]
+        pool.start()
+        listeners: list[Any] = []
+        for sink in attached.sinks.values():  # a shared worker is fed once for all its sections
+            listener = sink.worker if isinstance(sink, ProcessSink) else sink
+            if not any(listener is known for known in listeners):
+                listeners.append(listener)
+                projection.add_listener(listener)
     except BaseException:
         attached.shutdown(1.0)
         raise

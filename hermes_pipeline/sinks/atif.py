@@ -35,7 +35,7 @@ from ..export.writer import BoundedWriter, Destination
 from .atif_config import AtifConfig, parse_atif_config
 from .atif_files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
 from .atif_trajectory import TrajectoryAssembler, TrajectoryFile
-from .worker_process import ProcessSink, split_worker
+from .worker_process import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtifPlugin", "AtifSink", "ExportConfigError", "TrajectoryFile", "build_atif_plugin", "build_atif_sink"]
 
@@ -261,7 +261,8 @@ class AtifPlugin(SinkPlugin):
 
 def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
-                    destinations: Mapping[Any, Destination] | None = None) -> AtifSink | ProcessSink:
+                    destinations: Mapping[Any, Destination] | None = None,
+                    workers: WorkerPool | None = None) -> AtifSink | ProcessSink:
     """Validate the ``atif`` table and return a started :class:`AtifSink` (a scope listener), or with
     ``worker = "process"`` a :class:`~hermes_pipeline.sinks.worker_process.ProcessSink` running one in a child
     process (not with ``destinations`` overrides, which cannot cross processes).
@@ -276,6 +277,9 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         destinations: overrides: ``"local"`` → the local output (receives
             :class:`~hermes_pipeline.sinks.atif_trajectory.TrajectoryFile` items), ``<index>`` → that
             ``storage`` entry.
+        workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
+            :meth:`~hermes_pipeline.sinks.worker_process.WorkerPool.start`); without it such a section gets a
+            worker process of its own.
 
     Raises:
         ExportConfigError: naming the offending key path (e.g. a template without ``{session_id}``).
@@ -285,12 +289,12 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     worker, config = split_worker(config, "atif")
     parsed = parse_atif_config(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
                                on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys)
-    if worker == "process" and destinations is None and parsed.enabled:
+    if worker != "thread" and destinations is None and parsed.enabled:
         child = {"base_dir": base_dir, "enable_full_payloads": enable_full_payloads,
                  "content_summary": content_summary, "on_invalid": on_invalid,
                  "ignore_unknown_keys": ignore_unknown_keys}
-        return ProcessSink("atif", "hermes_pipeline.sinks.atif:build_atif_sink", config, child,
-                           max_queue_size=parsed.max_queue_size)
+        return process_sink(worker, "atif", "hermes_pipeline.sinks.atif:build_atif_sink", config, child,
+                            pool=workers, max_queue_size=parsed.max_queue_size)
     return AtifSink(parsed, destinations=destinations).start()
 
 

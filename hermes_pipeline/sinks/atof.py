@@ -33,7 +33,7 @@ from ..export.jsonenc import compact
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination
 from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
-from .worker_process import ProcessSink, split_worker
+from .worker_process import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "build_atof_plugin", "build_atof_sink",
            "replace_dots"]
@@ -287,7 +287,8 @@ class AtofPlugin(SinkPlugin):
 
 def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
-                    destinations: Mapping[int, Destination] | None = None) -> AtofSink | ProcessSink:
+                    destinations: Mapping[int, Destination] | None = None,
+                    workers: WorkerPool | None = None) -> AtofSink | ProcessSink:
     """Validate the ``atof`` table and return a started :class:`AtofSink` (a scope listener), or with
     ``worker = "process"`` a :class:`~hermes_pipeline.sinks.worker_process.ProcessSink` running one in a child
     process (not with ``destinations`` overrides, which cannot cross processes).
@@ -299,6 +300,9 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         on_invalid: ``"skip"`` skips an invalid sink entry (FMT-73) instead of raising.
         ignore_unknown_keys: the caller already applied its unknown-field policy.
         destinations: ``sink index → Destination`` overrides (tests, custom transports).
+        workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
+            :meth:`~hermes_pipeline.sinks.worker_process.WorkerPool.start`); without it such a section gets a
+            worker process of its own.
 
     Raises:
         ExportConfigError: naming the offending key path.
@@ -306,12 +310,12 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     worker, config = split_worker(config, "atof")
     parsed = parse_atof_config(config, base_dir=base_dir, on_invalid=on_invalid,
                                ignore_unknown_keys=ignore_unknown_keys)
-    if worker == "process" and destinations is None and parsed.enabled and parsed.sinks:
+    if worker != "thread" and destinations is None and parsed.enabled and parsed.sinks:
         child = {"base_dir": base_dir, "enable_full_payloads": enable_full_payloads,
                  "content_summary": content_summary, "on_invalid": on_invalid,
                  "ignore_unknown_keys": ignore_unknown_keys}
-        return ProcessSink("atof", "hermes_pipeline.sinks.atof:build_atof_sink", config, child,
-                           max_queue_size=max(sink.max_queue_size for sink in parsed.sinks))
+        return process_sink(worker, "atof", "hermes_pipeline.sinks.atof:build_atof_sink", config, child,
+                            pool=workers, max_queue_size=max(sink.max_queue_size for sink in parsed.sinks))
     return AtofSink(parsed, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
                     destinations=destinations).start()
 

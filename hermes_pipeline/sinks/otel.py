@@ -43,7 +43,7 @@ from .otel_config import OtelConfig, TraceEndpoint, parse_otel_config, warn_glob
 from .otel_export import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
 from .otel_spans import Route, SpanBuilder
 from .otel_state import Options
-from .worker_process import ProcessSink, split_worker
+from .worker_process import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["CAPTURE_ENV", "ExportConfigError", "OtelPlugin", "OtelSink", "build_otel_plugin", "build_otel_sink",
            "content_gate_open"]
@@ -246,7 +246,7 @@ class OtelPlugin(SinkPlugin):
 def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
                     exporter_factory: ExporterFactory | None = None, environment: str = "development",
-                    agent_version: str | None = None) -> OtelSink | ProcessSink:
+                    agent_version: str | None = None, workers: WorkerPool | None = None) -> OtelSink | ProcessSink:
     """Validate the ``opentelemetry`` table and return a started :class:`OtelSink` (a scope listener), or a
     :class:`~hermes_pipeline.sinks.worker_process.ProcessSink` forwarding to one in a worker process when
     ``worker = "process"`` (not with ``exporter_factory``, which cannot cross processes).
@@ -261,6 +261,9 @@ def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         exporter_factory: ``factory(endpoint, session) -> SpanExporter`` (tests, custom transports).
         environment: ``development`` (default sampling 1.0) or ``production`` (0.1), BOOK-46.
         agent_version: ``gen_ai.agent.version`` of session spans, when known.
+        workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
+            :meth:`~hermes_pipeline.sinks.worker_process.WorkerPool.start`); without it such a section gets a
+            worker process of its own.
 
     Raises:
         ExportConfigError: naming the offending key path.
@@ -271,12 +274,13 @@ def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     worker, config = split_worker(config, "opentelemetry")
     parsed = parse_otel_config(config, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys,
                                environment=environment)
-    if worker == "process" and parsed.enabled and exporter_factory is None:
+    if worker != "thread" and parsed.enabled and exporter_factory is None:
+        capacity = max((e.max_queue_size for e in parsed.endpoints), default=10_000)
         child = {"enable_full_payloads": enable_full_payloads, "content_summary": content_summary,
                  "on_invalid": on_invalid, "ignore_unknown_keys": ignore_unknown_keys, "environment": environment,
                  "agent_version": agent_version}
-        return ProcessSink("opentelemetry", "hermes_pipeline.sinks.otel:build_otel_sink", config, child,
-                           max_queue_size=max((e.max_queue_size for e in parsed.endpoints), default=10_000))
+        return process_sink(worker, "opentelemetry", "hermes_pipeline.sinks.otel:build_otel_sink", config, child,
+                            pool=workers, max_queue_size=capacity)
     options = Options(gate_open=content_gate_open(enable_full_payloads), summary_mode=content_summary,
                       sampling_rate=parsed.sampling_rate, agent_version=agent_version)
     return OtelSink(parsed, options, exporter_factory=exporter_factory).start()

@@ -3,19 +3,24 @@
 In one Python process every exporter thread shares the agent's interpreter lock, so exporting
 competes with the agent for one core. With ``worker = "process"`` in a section of the
 ``observability`` component (``atof``, ``atif`` or ``opentelemetry``; a hermes_pipeline extension,
-``"thread"`` is the default) the :class:`ProcessSink` listener forwards that section's scope events
-to a child Python process running the very same sink, so its work runs on another core. The hook
-projection stays in this process, so every exporter still sees the same UUIDs (FMT-56).
+``"thread"`` is the default) that section's sink runs in a child Python process of its own, so its
+work runs on another core. ``worker = "process:NAME"`` puts every section naming the same ``NAME``
+into one shared child: each event is then serialized and sent once for all of them, which is the
+cheaper choice when the sinks together fit one core. The hook projection stays in this process, so
+every exporter still sees the same UUIDs (FMT-56).
 
-- In this process: one bounded writer (``<section>.process``, FMT-81) whose worker thread pickles
-  batches of events and writes them to the child's stdin as length-prefixed frames. The listener
-  only enqueues (FMT-79); a dropped start drops its end too (FMT-80).
+- In this process (:class:`WorkerProcess`, the scope listener): one bounded writer
+  (``<name>.process``, FMT-81) whose worker thread pickles batches of events once and writes them
+  to the child's stdin as length-prefixed frames. The listener only enqueues (FMT-79); a dropped
+  start drops its end too (FMT-80). Each section is seen through its own :class:`ProcessSink`
+  (flush, shutdown, stats, counters and destinations of that section).
 - The child (``python -m hermes_pipeline.sinks.worker_process``, not ``multiprocessing``: the host's
-  ``__main__`` is never re-imported) builds the sink from the same table, answers ``flush``,
-  ``stats`` and ``shutdown`` requests on its stdout, and shuts the sink down when its stdin closes.
+  ``__main__`` is never re-imported) builds each section's sink from the same table, feeds every
+  event to all of them, answers ``flush``, ``stats`` and ``close`` requests on its stdout, and
+  exits once its last section is closed (or shuts every sink down when its stdin closes).
 - Failure: if the child cannot start, activation fails with a typed
   :class:`~hermes_pipeline.export.errors.ExportConfigError` (the child's own, for bad configuration).
-  If it dies later, events are dropped and counted (every ``*_dropped`` counter of the section then
+  If it dies later, events are dropped and counted (every ``*_dropped`` counter of its sections then
   includes the events the child never took), flush returns ``False`` at once, and the agent is
   unaffected.
 """
@@ -25,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -37,31 +43,53 @@ from ..export.errors import DeliveryError, ExportConfigError
 from ..export.events import ScopeEvent, submit_paired
 from ..export.writer import BoundedWriter
 
-__all__ = ["WORKERS", "ProcessSink", "WorkerDied", "split_worker"]
+__all__ = ["WORKERS", "ProcessSink", "WorkerDied", "WorkerPool", "WorkerProcess", "check_worker",
+           "process_sink", "shared_worker_name", "split_worker"]
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.worker")
 _LENGTH: Final = struct.Struct("<I")
 _READY_TIMEOUT: Final = 120.0
 _STATS_TIMEOUT: Final = 2.0
 """How long ``stats()`` / ``counters()`` wait for fresh figures before answering with the last ones."""
+_FORWARD_LINGER: Final = 0.005
+"""Seconds the forwarding writer waits for a batch to fill: its items come from the publication
+thread, not the agent's, so an early wake-up costs the agent nothing and the child starts sooner."""
 WORKERS: Final = ("thread", "process")
-"""Values of a section's ``worker`` key."""
-EVENTS, FLUSH, STATS, SHUTDOWN = "events", "flush", "stats", "shutdown"
+"""Kinds of a section's ``worker`` key; ``process:NAME`` names a worker process shared by sections."""
+_SHARED: Final = re.compile(r"process:([A-Za-z0-9_.-]{1,64})")
+EVENTS, FLUSH, STATS, CLOSE = "events", "flush", "stats", "close"
 
 
 class WorkerDied(Exception):
     """The worker process is gone (or did not answer in time)."""
 
 
+def check_worker(value: Any) -> str | None:
+    """``None`` for a valid ``worker`` value, else what was expected (a config check)."""
+    if isinstance(value, str) and (value in WORKERS or _SHARED.fullmatch(value)):
+        return None
+    return "expected 'thread', 'process' or 'process:NAME' (NAME: letters, digits, '_', '-', '.')"
+
+
 def split_worker(config: Mapping[str, Any], section: str) -> tuple[str, dict[str, Any]]:
-    """``(worker, the section's table without the key)``; :class:`ExportConfigError` for a bad value."""
+    """``(worker, the section's table without the key)``; :class:`ExportConfigError` for a bad value.
+
+    ``worker`` is ``"thread"``, ``"process"`` or ``"process:NAME"`` as written.
+    """
     if not isinstance(config, Mapping):
         raise ExportConfigError(section, "expected a table")
     rest = dict(config)
     worker = rest.pop("worker", "thread")
-    if worker not in WORKERS:
-        raise ExportConfigError(f"{section}.worker", "expected 'thread' or 'process'")
+    problem = check_worker(worker)
+    if problem is not None:
+        raise ExportConfigError(f"{section}.worker", problem)
     return worker, rest
+
+
+def shared_worker_name(worker: str) -> str | None:
+    """``NAME`` of ``"process:NAME"``, else ``None``."""
+    match = _SHARED.fullmatch(worker)
+    return match.group(1) if match else None
 
 
 def _send(stream: IO[bytes], message: Any) -> None:
@@ -87,13 +115,13 @@ def _as_tuple(event: ScopeEvent) -> tuple[Any, ...]:
 
 
 class _Forward:
-    """The writer's destination: one frame per batch to the child's stdin."""
+    """The writer's destination: one frame per batch to the child's stdin (once for all its sections)."""
 
-    def __init__(self, owner: ProcessSink) -> None:
+    def __init__(self, owner: WorkerProcess) -> None:
         self.owner = owner
 
     def describe(self) -> str:
-        return f"{self.owner.section} worker process"
+        return f"{self.owner.name} worker process"
 
     def write(self, batch: list[ScopeEvent]) -> None:
         try:
@@ -103,21 +131,29 @@ class _Forward:
         self.owner._sent += len(batch)
 
 
-class ProcessSink:
-    """One section's sink, run by a child process (see the module docstring).
+class WorkerProcess:
+    """A child process running the sinks of one or more sections, and the scope listener feeding it.
 
     Args:
-        section: ``atof``, ``atif`` or ``opentelemetry`` (names queues, counters and errors).
-        builder: ``"module:function"`` building the section's sink from ``(config, **options)`` in the child.
-        config: the section's table without ``worker`` (validated again in the child).
-        options: keyword arguments of the builder (pickled to the child).
-        max_queue_size: capacity of the forwarding queue (events).
+        name: names the forwarding queue, its thread and its errors (the section, or the shared ``NAME``).
+        sections: ``(section, builder, config, options)`` per section: ``builder`` is ``"module:function"``
+            building that section's sink from ``(config, **options)`` in the child; ``config`` is the
+            section's table without ``worker`` (validated again in the child); ``options`` are pickled.
+        max_queue_size: capacity of the forwarding queue (events); at least each sink's own capacity.
         python: the interpreter for the child (default: this one).
+
+    Raises:
+        ExportConfigError: the child did not start (path ``<first section>.worker``), or it refused a
+            section's configuration (that section's key path and reason).
     """
 
-    def __init__(self, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any], *,
-                 max_queue_size: int = 10_000, python: str | None = None) -> None:
-        self.section = section
+    def __init__(self, name: str, sections: list[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]], *,
+                 max_queue_size: int = 10_000, python: str | None = None,
+                 views: Mapping[str, ProcessSink] | None = None) -> None:
+        if not sections:
+            raise ValueError("a worker process needs at least one section")
+        self.name = name
+        first = sections[0][0]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the child imports what we import
         self._process = subprocess.Popen(
@@ -128,31 +164,44 @@ class ProcessSink:
         self._lock = threading.Lock()
         self._dead = False
         self._closed = False
-        self._last_stats: dict[str, Any] = {}
-        self._last_counters: dict[str, int] = {}
         self._dropped_starts: set[int] = set()
         self._sent = 0
         """Events written to the pipe."""
         self._acked = 0
         """Events the child said it had taken, as of its last answer (the rest is lost if it dies)."""
+        self._last_stats: dict[str, tuple[dict[str, Any], dict[str, int]]] = {}
+        self._cpu = 0.0
         self._replies: dict[int, Any] = {}
         self._abandoned: set[int] = set()
         self._answered = threading.Condition()
         self._seq = 0
+        self._open: list[str] = []
         try:
-            _send(self._in, (builder, section, dict(config), dict(options)))
+            _send(self._in, [(builder, section, dict(config), dict(options))
+                             for section, builder, config, options in sections])
             ready = self._first_reply(_READY_TIMEOUT)
         except (OSError, EOFError, WorkerDied) as exc:
             self._kill()
-            raise ExportConfigError(f"{section}.worker", f"the worker process did not start ({exc})") from None
+            raise ExportConfigError(f"{first}.worker", f"the worker process did not start ({exc})") from None
         if ready[0] == "error":
             self._kill()
             raise ExportConfigError(ready[1], ready[2])
-        _, self._enabled, self._destinations, capacity, self._last_counters = ready
-        threading.Thread(target=self._read_replies, name=f"hermes-export:{section}.process-replies",
+        threading.Thread(target=self._read_replies, name=f"hermes-export:{name}.process-replies",
                          daemon=True).start()
-        self._writer = BoundedWriter(_Forward(self), name=f"{section}.process",
-                                     max_queue_size=max(max_queue_size, capacity), max_attempts=1).start()
+        self.sinks: dict[str, ProcessSink] = {}
+        """Section → its view, in the order given."""
+        capacity = max_queue_size
+        for section, (enabled, destinations, section_capacity, counters) in ready[1].items():
+            view = views.get(section) if views is not None else None
+            if view is None:
+                view = ProcessSink.__new__(ProcessSink)
+            view._attach(self, section, enabled, destinations)
+            self.sinks[section] = view
+            self._last_stats[section] = ({}, counters)
+            self._open.append(section)
+            capacity = max(capacity, section_capacity)
+        self._writer = BoundedWriter(_Forward(self), name=f"{name}.process", max_queue_size=capacity,
+                                     max_attempts=1, linger=_FORWARD_LINGER).start()
 
     # ------------------------------------------------------------------ transport
 
@@ -166,7 +215,7 @@ class ProcessSink:
             except BaseException as exc:  # EOF, a broken pipe, a frame we cannot decode
                 result.append(WorkerDied(type(exc).__name__))
 
-        reader = threading.Thread(target=read, name=f"hermes-export:{self.section}.process-start", daemon=True)
+        reader = threading.Thread(target=read, name=f"hermes-export:{self.name}.process-start", daemon=True)
         reader.start()
         reader.join(max(timeout, 0.0))
         if not result:
@@ -251,34 +300,30 @@ class ProcessSink:
     # ------------------------------------------------------------------ the listener
 
     @property
-    def enabled(self) -> bool:
-        """Whether the child's sink exports anything."""
-        return bool(self._enabled)
+    def pid(self) -> int:
+        """Process ID of the worker."""
+        return self._process.pid
 
     @property
     def max_queue_size(self) -> int:
         """The forwarding queue's capacity (the publication queue's share, FMT-80)."""
         return self._writer.capacity
 
-    @property
-    def worker_pid(self) -> int:
-        """Process ID of the worker."""
-        return self._process.pid
+    def __call__(self, event: ScopeEvent) -> None:
+        """Enqueue only (FMT-79); a dropped start drops its end too (FMT-80)."""
+        submit_paired(self._writer, event, self._dropped_starts)
 
     def join(self, timeout: float | None = None) -> bool:
-        """Wait until the worker has exited (after :meth:`shutdown`); ``False`` if it is still running."""
+        """Wait until the worker has exited (after every section's shutdown); ``False`` if it is still running."""
         try:
             self._process.wait(timeout)
         except subprocess.TimeoutExpired:
             return False
         return True
 
-    def __call__(self, event: ScopeEvent) -> None:
-        """Enqueue only (FMT-79); a dropped start drops its end too (FMT-80)."""
-        submit_paired(self._writer, event, self._dropped_starts)
-
     def flush(self, timeout: float = 5.0) -> bool:
-        """Barrier (FMT-84): forwarded, then built and exported by the child; ``False`` past ``timeout``."""
+        """Barrier (FMT-84): forwarded, then built and exported by every sink of the child; ``False`` past
+        ``timeout``."""
         end = time.monotonic() + max(timeout, 0.0)
         if not self._writer.flush(timeout):
             return False
@@ -289,91 +334,243 @@ class ProcessSink:
         except WorkerDied:
             return False
 
-    def shutdown(self, deadline: float = 5.0) -> bool:
-        """Forward what is queued, let the child shut its sink down within ``deadline``, end the child. Idempotent."""
-        if self._closed:
+    def close_section(self, section: str, deadline: float) -> bool:
+        """Forward what is queued, let the child shut ``section``'s sink down within ``deadline``; the last
+        section's close also closes the forwarding queue and ends the child. Idempotent per section."""
+        if section not in self._open:
             return True
-        self._closed = True
+        self._open.remove(section)
+        last = not self._open
         end = time.monotonic() + max(deadline, 0.0)
-        ok = self._writer.close(deadline)
+        ok = self._writer.close(deadline) if last else self._writer.flush(deadline)
         try:
-            answer = self._request((SHUTDOWN, max(end - time.monotonic(), 0.0)),
+            answer = self._request((CLOSE, section, max(end - time.monotonic(), 0.0)),
                                    timeout=max(end - time.monotonic(), 0.0) + 2.0)
             ok = bool(answer[0]) and ok
-            self._last_stats, self._last_counters, self._acked = answer[1], answer[2], answer[3]
+            self._last_stats[section], self._cpu, self._acked = (answer[1], answer[2]), answer[3], answer[4]
         except WorkerDied:
             ok = False
-        try:
-            self._in.close()  # the child has answered: its exit (interpreter teardown) is not waited for
-        except OSError:
-            pass
-        threading.Thread(target=self._reap, name=f"hermes-export:{self.section}.process-reap", daemon=True).start()
-        lost = self._forward_losses()
-        if lost:
-            logger.warning("hermes_pipeline: %s worker process: %d event(s) could not be forwarded", self.section, lost)
+        if last:
+            self._closed = True
+            try:
+                self._in.close()  # the child has answered: its exit (interpreter teardown) is not waited for
+            except OSError:
+                pass
+            threading.Thread(target=self._reap, name=f"hermes-export:{self.name}.process-reap", daemon=True).start()
+            lost = self.losses()
+            if lost:
+                logger.warning("hermes_pipeline: %s worker process: %d event(s) could not be forwarded",
+                               self.name, lost)
         return ok
 
     # ------------------------------------------------------------------ reporting
 
-    def _forward_losses(self) -> int:
+    def losses(self) -> int:
         """Events dropped on this side, plus those sent to a worker that died before taking them."""
         stats = self._writer.stats()
         unacknowledged = self._sent - self._acked if self._dead else 0
         return (stats["dropped_queue_full"] + stats["dropped_after_errors"] + stats["dropped_at_close"]
                 + stats["dropped_closed"] + unacknowledged)
 
-    def _refresh(self) -> None:
+    def refresh(self) -> None:
+        """Fetch every open section's stats and counters from the child (at most ``_STATS_TIMEOUT`` s)."""
         if self._dead or self._closed:
             return
         try:
-            _, self._last_stats, self._last_counters, self._acked = self._request((STATS,), timeout=_STATS_TIMEOUT)
+            per_section, self._cpu, self._acked = self._request((STATS,), timeout=_STATS_TIMEOUT)
         except WorkerDied:
-            pass
+            return
+        self._last_stats.update(per_section)
+
+    def section_stats(self, section: str) -> tuple[dict[str, Any], dict[str, int]]:
+        """``(stats, counters)`` of ``section`` as of the child's last answer."""
+        return self._last_stats.get(section, ({}, {}))
+
+    def stats(self) -> dict[str, Any]:
+        """pid, alive, the sections, the CPU seconds the child spent serving (start-up excluded; as of its
+        last answer) and the forwarding queue's counters."""
+        return {"pid": self._process.pid, "alive": not self._dead and self._process.poll() is None,
+                "sections": list(self.sinks), "cpu_seconds": self._cpu, **self._writer.stats()}
+
+
+class ProcessSink:
+    """One section's sink, run by a worker process (see the module docstring).
+
+    ``ProcessSink(section, builder, config, options)`` starts a worker process of its own for the
+    section (``worker = "process"``); the views of a shared worker come from
+    :attr:`WorkerProcess.sinks`. Calling a view forwards the event to its worker process: register
+    the :class:`WorkerProcess` (:attr:`worker`) as the listener once when it serves several sections.
+
+    Args:
+        section: ``atof``, ``atif`` or ``opentelemetry`` (names queues, counters and errors).
+        builder: ``"module:function"`` building the section's sink from ``(config, **options)`` in the child.
+        config: the section's table without ``worker`` (validated again in the child).
+        options: keyword arguments of the builder (pickled to the child).
+        max_queue_size: capacity of the forwarding queue (events).
+        python: the interpreter for the child (default: this one).
+    """
+
+    worker: WorkerProcess
+    section: str
+
+    def __init__(self, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any], *,
+                 max_queue_size: int = 10_000, python: str | None = None) -> None:
+        WorkerProcess(section, [(section, builder, config, options)], max_queue_size=max_queue_size,
+                      python=python, views={section: self})
+
+    def _attach(self, worker: WorkerProcess, section: str, enabled: bool, destinations: list[str]) -> None:
+        self.worker, self.section = worker, section
+        self._enabled, self._destinations = enabled, destinations
+        self._closed = False
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the child's sink for this section exports anything."""
+        return bool(self._enabled)
+
+    @property
+    def max_queue_size(self) -> int:
+        """The forwarding queue's capacity (the publication queue's share, FMT-80)."""
+        return self.worker.max_queue_size
+
+    @property
+    def worker_pid(self) -> int:
+        """Process ID of the worker."""
+        return self.worker.pid
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the worker has exited (after :meth:`shutdown`); ``False`` if it is still running."""
+        return self.worker.join(timeout)
+
+    def __call__(self, event: ScopeEvent) -> None:
+        """Enqueue only (FMT-79): the worker's listener."""
+        self.worker(event)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier (FMT-84): forwarded, then built and exported by the child; ``False`` past ``timeout``."""
+        return self.worker.flush(timeout)
+
+    def shutdown(self, deadline: float = 5.0) -> bool:
+        """Forward what is queued and let the child shut this section's sink down within ``deadline``; the
+        child ends with its last section. Idempotent."""
+        if self._closed:
+            return True
+        self._closed = True
+        return self.worker.close_section(self.section, deadline)
 
     def counters(self) -> dict[str, int]:
         """The child's FMT-81 counters; every events or spans ``*_dropped`` counter also counts the events
         this side lost (``atof.*.events_dropped[...]``, ``atif.events_dropped``, ``otel.spans_dropped[i]``)."""
-        self._refresh()
-        lost = self._forward_losses()
+        if not self._closed:
+            self.worker.refresh()
+        lost = self.worker.losses()
         return {key: value + lost if key.split("[", 1)[0].endswith(("events_dropped", "spans_dropped")) else value
-                for key, value in self._last_counters.items()}
+                for key, value in self.worker.section_stats(self.section)[1].items()}
 
     def stats(self) -> dict[str, Any]:
-        """The child sink's ``stats()``, plus ``worker``: pid, alive, the CPU seconds the child spent serving
-        (start-up excluded; as of its last answer) and the forwarding queue's counters."""
-        self._refresh()
-        out = dict(self._last_stats)
-        cpu = out.pop("worker_cpu_seconds", 0.0)
-        out["worker"] = {"pid": self._process.pid, "alive": not self._dead and self._process.poll() is None,
-                         "cpu_seconds": cpu, **self._writer.stats()}
-        return out
+        """The child sink's ``stats()``, plus ``worker``: pid, alive, the sections it serves, the CPU seconds
+        the child spent serving (start-up excluded; as of its last answer) and the forwarding queue's counters."""
+        if not self._closed:
+            self.worker.refresh()
+        return {**self.worker.section_stats(self.section)[0], "worker": self.worker.stats()}
 
     def destinations(self) -> list[str]:
         """The child's destinations (no credentials), tagged with the worker process."""
-        return [f"{where} (worker process {self._process.pid})" for where in self._destinations]
+        return [f"{where} (worker process {self.worker.pid})" for where in self._destinations]
 
 
-def _with_cpu(stats: dict[str, Any], started: float) -> dict[str, Any]:
-    return {**stats, "worker_cpu_seconds": time.process_time() - started}
+class WorkerPool:
+    """Worker processes shared by sections (``worker = "process:NAME"``), planned first and started together.
+
+    A sink builder given a pool plans its section with :meth:`plan` and gets back the section's
+    :class:`ProcessSink` at once; :meth:`start` then starts one child per ``NAME`` with every section
+    planned under it, and attaches the views. Register each distinct :attr:`ProcessSink.worker`
+    as the scope listener once.
+    """
+
+    def __init__(self, *, python: str | None = None) -> None:
+        self._python = python
+        self._plans: dict[str, list[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]]] = {}
+        self._capacity: dict[str, int] = {}
+        self._views: dict[str, dict[str, ProcessSink]] = {}
+        self.workers: list[WorkerProcess] = []
+        """The started worker processes."""
+
+    def plan(self, name: str, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any],
+             *, max_queue_size: int = 10_000) -> ProcessSink:
+        """Add ``section`` to the worker ``name``; its view works once :meth:`start` has run."""
+        self._plans.setdefault(name, []).append((section, builder, config, options))
+        self._capacity[name] = max(self._capacity.get(name, 0), max_queue_size)
+        view = ProcessSink.__new__(ProcessSink)
+        view._closed = True  # until start() attaches it: a shutdown before that is a no-op
+        self._views.setdefault(name, {})[section] = view
+        return view
+
+    def start(self) -> None:
+        """Start every planned worker; on failure the ones already started are shut down and the typed
+        :class:`~hermes_pipeline.export.errors.ExportConfigError` propagates."""
+        try:
+            for name, sections in self._plans.items():
+                self.workers.append(WorkerProcess(name, sections, max_queue_size=self._capacity[name],
+                                                  python=self._python, views=self._views[name]))
+        except BaseException:
+            for worker in self.workers:
+                for view in worker.sinks.values():
+                    view.shutdown(1.0)
+            raise
+        finally:
+            self._plans.clear()
+
+
+def process_sink(worker: str, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any], *,
+                 max_queue_size: int = 10_000, pool: WorkerPool | None = None) -> ProcessSink:
+    """The section's :class:`ProcessSink` for a ``worker`` value other than ``thread``: planned in ``pool`` under
+    ``NAME`` for ``process:NAME`` (when a pool is given), else in a worker process of its own, started now."""
+    name = shared_worker_name(worker)
+    if name is not None and pool is not None:
+        return pool.plan(name, section, builder, config, options, max_queue_size=max_queue_size)
+    return ProcessSink(section, builder, config, options, max_queue_size=max_queue_size)
+
+
+def _shutdown_all(sinks: dict[str, Any], deadline: float) -> None:
+    for sink in sinks.values():
+        try:
+            sink.shutdown(deadline)
+        except Exception:  # one sink never prevents the others' shutdown
+            pass
+
+
+def _build(specs: list[tuple[str, str, dict[str, Any], dict[str, Any]]]) -> dict[str, Any] | tuple[str, str]:
+    """Every section's sink, or ``(key path, reason)`` of the first that cannot be built."""
+    from ..engine.plugins import import_object
+
+    sinks: dict[str, Any] = {}
+    for builder, section, config, options in specs:
+        try:
+            build: Any = import_object(builder)
+            sinks[section] = build(config, **options)
+        except Exception as exc:
+            _shutdown_all(sinks, 1.0)
+            if isinstance(exc, ExportConfigError):
+                return exc.path, exc.message
+            return section, f"the worker process could not build the sink ({type(exc).__name__}: {exc})"
+    return sinks
 
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
-    """The child: build the sink, then answer frames until ``shutdown`` or end of input."""
-    from ..engine.plugins import import_object
-
-    builder, section, config, options = _receive(stdin)
-    try:
-        build: Any = import_object(builder)
-        sink: Any = build(config, **options)
-    except ExportConfigError as exc:
-        _send(stdout, ("error", exc.path, exc.message))
+    """The child: build the sinks, then answer frames until the last section is closed or input ends."""
+    built = _build(_receive(stdin))
+    if isinstance(built, tuple):
+        _send(stdout, ("error", *built))
         return 1
-    except Exception as exc:
-        _send(stdout, ("error", section, f"the worker process could not build the sink ({type(exc).__name__}: {exc})"))
-        return 1
+    sinks = built
     started = time.process_time()  # CPU spent serving is measured from here (start-up excluded)
-    _send(stdout, ("ready", getattr(sink, "enabled", True), sink.destinations(), sink.max_queue_size,
-                   sink.counters()))
+
+    def report(section: str) -> tuple[dict[str, Any], dict[str, int]]:
+        return sinks[section].stats(), sinks[section].counters()
+
+    _send(stdout, ("ready", {section: (getattr(sink, "enabled", True), sink.destinations(), sink.max_queue_size,
+                                       sink.counters()) for section, sink in sinks.items()}))
     make = ScopeEvent
     received = 0
     try:
@@ -381,22 +578,33 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
             try:
                 kind, seq, *args = _receive(stdin)
             except EOFError:  # the parent went away: export what we have
-                sink.shutdown(5.0)
+                _shutdown_all(sinks, 5.0)
                 return 0
             if kind == EVENTS:
+                feed = tuple(sinks.values())
                 for fields in args[0]:
-                    sink(make(*fields))
+                    event = make(*fields)
+                    for sink in feed:
+                        sink(event)
                 received += len(args[0])
             elif kind == FLUSH:
-                _send(stdout, (seq, (sink.flush(args[0]), received)))
+                end = time.monotonic() + args[0]
+                ok = all([sink.flush(max(end - time.monotonic(), 0.0)) for sink in sinks.values()])
+                _send(stdout, (seq, (ok, received)))
             elif kind == STATS:
-                _send(stdout, (seq, ("stats", _with_cpu(sink.stats(), started), sink.counters(), received)))
-            elif kind == SHUTDOWN:
-                ok = sink.shutdown(args[0])
-                _send(stdout, (seq, (ok, _with_cpu(sink.stats(), started), sink.counters(), received)))
-                return 0
+                _send(stdout, (seq, ({section: report(section) for section in sinks},
+                                     time.process_time() - started, received)))
+            elif kind == CLOSE:
+                section, deadline = args
+                sink = sinks.get(section)
+                ok = bool(sink.shutdown(deadline)) if sink is not None else True
+                stats, counters = report(section) if sink is not None else ({}, {})
+                sinks.pop(section, None)
+                _send(stdout, (seq, (ok, stats, counters, time.process_time() - started, received)))
+                if not sinks:
+                    return 0
     except BrokenPipeError:
-        sink.shutdown(1.0)
+        _shutdown_all(sinks, 1.0)
         return 0
 
 
