@@ -399,3 +399,20 @@ def test_fmt_72_global_otlp_headers_warned_at_activation(env: Env) -> None:
                           context={"diagnostics": ComponentDiagnostics("observability", sink)})
     assert [d.code for d in sink.items] == ["observability.otlp_headers_ignored"]
     assert "secret" not in sink.items[0].message
+
+
+@pytest.mark.parametrize("section", ["atof", "atif", "opentelemetry"])
+@pytest.mark.parametrize("value, ok", [('"thread"', True), ('"process"', True), ('"process:exporters"', True),
+                                       ('"process:"', False), ('"process:a b"', False), ('"fork"', False)])
+def test_worker_key_accepts_thread_process_and_named_shared_processes(env: Env, section: str, value: str,
+                                                                        ok: bool) -> None:
+    """FMT-73 (extension key): ``worker`` is ``thread``, ``process`` or ``process:NAME``; anything else is an
+    error naming ``components[0].config.<section>.worker`` and the accepted forms."""
+    text = f"[components.config.{section}]\nworker = {value}\n"
+    if ok:
+        assert load(env, text).diagnostics.items == []
+        return
+    with pytest.raises(ConfigError) as info:
+        load(env, text)
+    assert info.value.key == f"components[0].config.{section}.worker"
+    assert "process:NAME" in info.value.message
