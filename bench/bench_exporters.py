@@ -32,7 +32,8 @@ and the caller thread's CPU time per tool call (``time.thread_time_ns()`` around
 median), with wall time per call beside it; "added" is that median minus the ``plain`` row's in
 the same round; "all-CPU" is the CPU time of every thread of the process (``time.process_time()``:
 exporter threads, Relay's native workers, the OTLP receiver) over the whole run, plus that of
-hermes_pipeline's worker processes (counted once they have exited), per tool call;
+hermes_pipeline's worker processes (their serving CPU as they report it when closed; each is then joined,
+untimed, so that its interpreter teardown does not slow the next row), per tool call;
 "drain s" is the time from the last session's end to the end of shutdown. Every row
 runs once per round, the rows in a rotating order (2 shared cores: load changes hit every row
 alike), and each figure is the median over rounds. ``_timing.interleaved()`` is not used: Relay's
@@ -227,6 +228,8 @@ def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporter
         engine.remove_plugin(name)  # flush + shutdown
     timed.stop()
     timed.workers = sum(process.stats()["cpu_seconds"] for process in processes.values())
+    for process in processes.values():  # not timed: their interpreter teardown must not slow the next row
+        process.join(60.0)
     lines, files = count_outputs(directory)
     dropped = _dropped(component.stats()) if component is not None else 0
     return timed.run(atof_lines=lines, atif_files=files, otlp_bytes=receiver.bytes_received - before, dropped=dropped)
