@@ -283,3 +283,36 @@ def test_fmt73_a_section_the_shared_worker_refuses_fails_the_whole_pool_cleanly(
     assert info.value.path.startswith("opentelemetry.endpoints[0]")
     assert pool.workers == []
     assert good.shutdown(1.0)  # never attached: a no-op
+
+
+def test_fmt81_atof_and_otlp_sharing_one_worker_each_export_everything(tmp_path: Any) -> None:
+    """FMT-79/FMT-81: ATOF and OTLP sections sharing one child (``process:mixed``): one process serves both,
+    every ATOF line is written, the receiver decodes one trace per session with both tool spans, and each
+    section reports its own counters only."""
+    from hermes_pipeline.components.observability import ObservabilityComponent
+
+    with OTLPReceiver() as receiver:
+        engine = Engine()
+        config = {"version": 4,
+                  "atof": {"enabled": True, "worker": "process:mixed", "sinks": [
+                      {"type": "file", "output_directory": str(tmp_path), "filename": "events.jsonl"}]},
+                  "opentelemetry": {"enabled": True, "worker": "process:mixed", "endpoints": [
+                      {"type": "gen_ai", "endpoint": receiver.endpoint, "scheduled_delay_millis": 50}]}}
+        name = engine.add_plugin(ObservabilityComponent, config=config)
+        component = engine.plugins.get(name).instance
+        sinks = component.exporters.sinks
+        assert sinks["atof"].worker_pid == sinks["opentelemetry"].worker_pid
+        _one_turn_session(engine)
+        _one_turn_session(engine)
+        assert component.flush(30.0)
+        stats = component.stats()
+        engine.remove_plugin(name)
+        assert stats["atof"]["worker"]["sections"] == ["atof", "opentelemetry"]
+        assert "otel.spans_dropped[0]" in sinks["opentelemetry"].counters()
+        assert "atof.file.events_dropped[0]" in sinks["atof"].counters()
+        assert "otel.spans_dropped[0]" not in sinks["atof"].counters()
+        lines = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert len(lines) == 12
+        spans = list(receiver.spans)
+        assert len({s.trace_id for s in spans}) == 2  # one trace per session
+        assert sorted(s.name for s in spans if s.name.startswith("execute_tool")) == ["execute_tool read_file"] * 2

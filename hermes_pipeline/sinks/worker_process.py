@@ -176,6 +176,8 @@ class WorkerProcess:
         self._answered = threading.Condition()
         self._seq = 0
         self._open: list[str] = []
+        """Sections not yet closed; the child ends with the last one."""
+        self._sections_lock = threading.Lock()
         try:
             _send(self._in, [(builder, section, dict(config), dict(options))
                              for section, builder, config, options in sections])
@@ -337,10 +339,11 @@ class WorkerProcess:
     def close_section(self, section: str, deadline: float) -> bool:
         """Forward what is queued, let the child shut ``section``'s sink down within ``deadline``; the last
         section's close also closes the forwarding queue and ends the child. Idempotent per section."""
-        if section not in self._open:
-            return True
-        self._open.remove(section)
-        last = not self._open
+        with self._sections_lock:
+            if section not in self._open:
+                return True
+            self._open.remove(section)
+            last = not self._open
         end = time.monotonic() + max(deadline, 0.0)
         ok = self._writer.close(deadline) if last else self._writer.flush(deadline)
         try:
