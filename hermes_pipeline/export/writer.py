@@ -26,7 +26,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol, runtime_checkable
 
 logger: Final = logging.getLogger("hermes_pipeline.export")
@@ -381,3 +381,12 @@ class BoundedWriter:
                 self._on_dropped()
             except Exception:
                 pass
+
+
+def warn_nonzero_counters(log: logging.Logger, exporter: str, counters: Mapping[str, int]) -> None:
+    """Log (on the exporter's own ``log``) the non-zero counters of an exporter that shut down (FMT-82):
+    names and counts only, never a destination, header or payload."""
+    nonzero = {key: value for key, value in counters.items() if value}
+    if nonzero:
+        log.warning("hermes_pipeline: %s exporter shut down with %s", exporter,
+                       ", ".join(f"{key}={value}" for key, value in sorted(nonzero.items())))

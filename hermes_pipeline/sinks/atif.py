@@ -31,7 +31,7 @@ from typing import Any, Final
 from ..export.errors import ExportConfigError
 from ..export.events import ScopeEvent, submit_paired
 from ..export.standalone import SinkPlugin
-from ..export.writer import BoundedWriter, Destination
+from ..export.writer import BoundedWriter, Destination, warn_nonzero_counters
 from .atif_config import AtifConfig, parse_atif_config
 from .atif_files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
 from .atif_trajectory import TrajectoryAssembler, TrajectoryFile
@@ -164,13 +164,17 @@ class AtifSink:
     def flush(self, timeout: float = 5.0) -> bool:
         """Barrier (FMT-84): every event enqueued before the call was routed and every trajectory whose
         root had ended was written (or uploaded); ``False`` on timeout. Never raises."""
-        end = time.monotonic() + max(timeout, 0.0)
+        return self._each_writer("flush", timeout)
+
+    def _each_writer(self, action: str, seconds: float) -> bool:
+        """``flush`` or ``close`` the event and upload writers within ``seconds`` in all; never raises."""
+        end = time.monotonic() + max(seconds, 0.0)
         ok = True
         for writer in (self._writer, self._upload_writer):
             if writer is None:
                 continue
             try:
-                ok = writer.flush(max(end - time.monotonic(), 0.0)) and ok
+                ok = bool(getattr(writer, action)(max(end - time.monotonic(), 0.0))) and ok
             except Exception:
                 ok = False
         return ok
@@ -183,20 +187,9 @@ class AtifSink:
         """
         first = not self._closed
         self._closed = True
-        end = time.monotonic() + max(deadline, 0.0)
-        ok = True
-        for writer in (self._writer, self._upload_writer):
-            if writer is None:
-                continue
-            try:
-                ok = writer.close(max(end - time.monotonic(), 0.0)) and ok
-            except Exception:
-                ok = False
+        ok = self._each_writer("close", deadline)
         if first:
-            nonzero = {key: value for key, value in self.counters().items() if value}
-            if nonzero:
-                logger.warning("hermes_pipeline: atif exporter shut down with %s",
-                               ", ".join(f"{key}={value}" for key, value in sorted(nonzero.items())))
+            warn_nonzero_counters(logger, "atif", self.counters())
         return ok
 
     def stats(self) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from ..export.files import DATE_PLACEHOLDER, JsonlFileDestination, utc_date
 from ..export.http import HttpPostDestination, NdjsonUploadDestination
 from ..export.jsonenc import compact
 from ..export.standalone import SinkPlugin
-from ..export.writer import BoundedWriter, Destination
+from ..export.writer import BoundedWriter, Destination, warn_nonzero_counters
 from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
 from .worker_process import ProcessSink, WorkerPool, process_sink, split_worker
 
@@ -212,16 +212,20 @@ class AtofSink:
         for route in self._routes:  # a line sink keeps no state: ends queue like any event
             submit_paired(route.writer, event, route.dropped_starts, force_end=False)
 
-    def flush(self, timeout: float = 5.0) -> bool:
-        """Barrier over every writer (FMT-84); ``False`` if any did not finish in time. Never raises."""
+    def _each_writer(self, action: str, seconds: float) -> bool:
+        """``flush`` or ``close`` every route's writer, each within ``seconds`` (or its own cap)."""
         ok = True
         for route in self._routes:
-            cap = timeout if route.flush_cap is None else min(timeout, route.flush_cap)
+            cap = seconds if route.flush_cap is None else min(seconds, route.flush_cap)
             try:
-                ok = route.writer.flush(cap) and ok
+                ok = bool(getattr(route.writer, action)(cap)) and ok
             except Exception:
                 ok = False
         return ok
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier over every writer (FMT-84); ``False`` if any did not finish in time. Never raises."""
+        return self._each_writer("flush", timeout)
 
     def shutdown(self, deadline: float = 5.0) -> bool:
         """Close every writer, writing what is queued within ``deadline`` seconds. Idempotent.
@@ -230,18 +234,9 @@ class AtofSink:
         """
         first = not self._closed
         self._closed = True
-        ok = True
-        for route in self._routes:
-            cap = deadline if route.flush_cap is None else min(deadline, route.flush_cap)
-            try:
-                ok = route.writer.close(cap) and ok
-            except Exception:
-                ok = False
+        ok = self._each_writer("close", deadline)
         if first:
-            nonzero = {key: value for key, value in self.counters().items() if value}
-            if nonzero:
-                logger.warning("hermes_pipeline: atof exporter shut down with %s",
-                               ", ".join(f"{key}={value}" for key, value in sorted(nonzero.items())))
+            warn_nonzero_counters(logger, "atof", self.counters())
         return ok
 
     def stats(self) -> dict[str, Any]:

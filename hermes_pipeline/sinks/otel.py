@@ -38,7 +38,7 @@ from .. import __version__
 from ..export.errors import ExportConfigError
 from ..export.events import START, ScopeEvent, submit_paired
 from ..export.standalone import SinkPlugin
-from ..export.writer import BoundedWriter
+from ..export.writer import BoundedWriter, warn_nonzero_counters
 from .otel_config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers
 from .otel_export import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
 from .otel_spans import Route, SpanBuilder
@@ -183,10 +183,7 @@ class OtelSink:
             ok = False
         for route in self._routes:
             route.destination.shutdown()
-        nonzero = {key: value for key, value in self.counters().items() if value}
-        if nonzero:
-            logger.warning("hermes_pipeline: opentelemetry exporter shut down with %s",
-                           ", ".join(f"{key}={value}" for key, value in sorted(nonzero.items())))
+        warn_nonzero_counters(logger, "opentelemetry", self.counters())
         return ok
 
     # ------------------------------------------------------------------ reporting
