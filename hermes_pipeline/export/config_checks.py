@@ -6,7 +6,7 @@ import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from .http import resolve_headers
 
@@ -25,18 +25,22 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def http_url_parts(text: str) -> SplitResult | None:
+    """The parts of ``text`` (already stripped) when it is an http(s) URL with a host and a valid port."""
+    try:
+        parts = urlsplit(text)
+        _ = parts.port  # raises for a port that is not a number in range
+    except ValueError:
+        return None
+    return parts if parts.scheme in ("http", "https") and parts.hostname else None
+
+
 def http_url(entry: Mapping[str, Any], key: str) -> str:
     """``entry[key]`` as an http(s) URL with a host; :class:`EntryError` naming ``key`` otherwise."""
     value = entry.get(key)
     if not isinstance(value, str) or not value.strip():
         raise EntryError(key, "is required: an http:// or https:// URL")
-    try:
-        parts = urlsplit(value.strip())
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
-        _ = parts.port
-    except ValueError:
-        valid = False
-    if not valid:
+    if http_url_parts(value.strip()) is None:
         raise EntryError(key, "expected an http:// or https:// URL with a host")
     return value
 

@@ -26,13 +26,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlunsplit
 
+from ..export.config_checks import http_url_parts
 from ..export.errors import ExportConfigError
 from .otel import OtelSink, build_otel_sink
-from .worker_process import ProcessSink
 from .otel_config import ENDPOINT_KEYS
 from .otel_urls import LANGFUSE_PATH, is_langfuse_url
+from .worker_process import ProcessSink
 
 __all__ = ["LANGFUSE_HOSTS", "LANGFUSE_PATH", "build_langfuse_sink", "is_langfuse_url", "langfuse_endpoint",
            "langfuse_traces_url"]
@@ -55,13 +56,8 @@ def langfuse_traces_url(host: str) -> str:
         ValueError: ``host`` is not an http(s) URL with a host, or carries credentials or a query.
     """
     text = host.strip() if isinstance(host, str) else ""
-    try:
-        parts = urlsplit(text)
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
-        _ = parts.port
-    except ValueError:
-        valid = False
-    if not valid:
+    parts = http_url_parts(text)
+    if parts is None:
         raise ValueError("expected an http:// or https:// URL such as https://cloud.langfuse.com")
     if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
         raise ValueError("expected a plain host URL without credentials, query or fragment")

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
+from ..export.config_checks import http_url_parts
+
 LANGFUSE_PATH: Final = "/api/public/otel/v1/traces"
 
 
@@ -40,13 +42,8 @@ def traces_url(url: object) -> str:
     if not isinstance(url, str) or not url.strip():
         raise URLError("endpoint", "is required: a non-blank http:// or https:// URL")
     url = url.strip()
-    try:
-        parts = urlsplit(url)
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
-        _ = parts.port
-    except ValueError:
-        valid = False
-    if not valid:
+    parts = http_url_parts(url)
+    if parts is None:
         raise URLError("endpoint", "expected an http:// or https:// URL with a host")
     if parts.username is not None or parts.password is not None:
         raise URLError("endpoint", "credentials must not be part of the URL; use header_env or basic_auth_env")
