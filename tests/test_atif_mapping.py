@@ -17,25 +17,10 @@ from hermes_pipeline.sinks.atif_steps import final_metrics, step_metrics
 from ._atif_support import (ATIF_VALIDATOR, Pipeline, Stream, agent_steps, assistant, documents, memory_atif_plugin,
                             results)
 from ._atof_support import ends, starts
+from ._scripted import Overloaded
+from ._scripted import sequence as scripted
 from .conftest import chat_response
 from .test_atof_lifecycle import CALL, FINAL, HISTORY, S, worked_example
-
-
-class Overloaded(Exception):
-    status_code = 503
-
-
-def scripted(*answers: Any) -> Any:
-    """A provider answering (or raising) from ``answers`` in order."""
-    queue = list(answers)
-
-    def provider(request: dict[str, Any]) -> Any:
-        answer = queue.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-        return answer
-
-    return provider
 
 
 def call(cid: str | None, name: str, arguments: str = "{}") -> dict[str, Any]:

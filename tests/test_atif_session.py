@@ -14,11 +14,8 @@ from hermes_pipeline.host import SegmentPolicy
 
 from ._atif_support import Pipeline, agent_steps, results
 from ._atof_support import marks, scopes, starts
+from ._scripted import Overloaded
 from .conftest import chat_response
-
-
-class Overloaded(Exception):
-    status_code = 503
 
 
 def calls(*specs: tuple[str, str]) -> dict[str, Any]:

@@ -11,90 +11,20 @@ from typing import Any
 
 import pytest
 
-from hermes_pipeline import Engine, Host
+from hermes_pipeline import Engine
 from hermes_pipeline.export.ids import parse_timestamp_us
 
 from ._atof_support import collect, marks, memory_plugin, scopes, starts
-from .conftest import chat_response
-
-
-class Overloaded(Exception):
-    status_code = 503
-
-
-def sequence(*outcomes: Any) -> Any:
-    queue = list(outcomes)
-
-    def provider(request: dict[str, Any]) -> Any:
-        outcome = queue.pop(0)
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
-
-    return provider
-
-
-TOOL_CALL = {"id": "call_ok", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"notes.txt"}'}}
-SYSTEM = {"role": "system", "content": "You are Hermes."}
-USER = {"role": "user", "content": "Summarise notes.txt"}
+from ._scripted import SYSTEM, USER
+from ._scripted import run_scripted_session as scripted_session
 
 
 def run_scripted_session(engine: Engine) -> dict[str, Any]:
-    """Turns, a retried LLM request, tools (ok / error / blocked twice / cancelled), an approval inside a
-    tool, a human-input wait, a subagent inside a delegation tool, and the final answer."""
-    engine.register_hook("pre_tool_call", lambda **kw: {"action": "block", "message": "policy"}
-                         if kw["tool_name"] == "secret" else None)
-    host = Host(engine, platform="cli", model="test-model", provider="openai",
-                base_url="https://user:pw@api.example/v1?key=abc#frag", api_mode="chat_completions")
-    ids: dict[str, Any] = {}
-    with host.session("sess-main") as session:
-        with session.turn("Summarise notes.txt", sender_id="user-7") as turn:
-            ids["turn_id"] = turn.turn_id
-            history = [SYSTEM, USER]
-            turn.call_llm({"model": "test-model", "messages": history,
-                           "extra_headers": {"Authorization": "Bearer sk-test", "X-Trace": "t-1"}},
-                          sequence(Overloaded("busy"), chat_response(None, [TOOL_CALL], model="test-model-2025")),
-                          max_retries=2)
-            turn.call_tool("read_file", {"path": "notes.txt"}, lambda path: "Buy milk.", tool_call_id="call_ok")
-
-            def missing(path: str) -> str:
-                raise FileNotFoundError(path)
-
-            turn.call_tool("read_file", {"path": "gone.txt"}, missing, tool_call_id="call_err")
-            turn.call_tool("rm", {"path": "/"}, lambda path: "x", tool_call_id="call_deny", deny="not allowed")
-            turn.call_tool("secret", {}, lambda: "x", tool_call_id="call_block")
-
-            def terminal(cmd: str) -> str:
-                with turn.approval(cmd, description="lists files", pattern_key="ls") as approval:
-                    approval.resolve("once")
-                return "a.txt"
-
-            turn.call_tool("terminal", {"cmd": "ls"}, terminal, tool_call_id="call_appr")
-            with turn.human_input("clarify", "Which file?") as wait:
-                wait.resolve("provided")
-
-            def delegate(goal: str) -> str:
-                with turn.subagent(role="researcher", goal=goal, child_session_id="sess-child") as run:
-                    with run.session.turn(goal) as child_turn:
-                        ids["child_turn_id"] = child_turn.turn_id
-                        child_turn.call_llm({"model": "test-model", "messages": [{"role": "user", "content": goal}]},
-                                            lambda r: chat_response("found it"))
-                        child_turn.complete("found it")
-                    run.finish("completed", summary="found it")
-                return "done"
-
-            turn.call_tool("delegate_task", {"goal": "find the notes"}, delegate, tool_call_id="call_sub")
-
-            def interrupted() -> str:
-                raise KeyboardInterrupt
-
-            with pytest.raises(KeyboardInterrupt):
-                turn.call_tool("slow", {}, interrupted, tool_call_id="call_cancel")
-            follow_up = [*history, {"role": "assistant", "content": None, "tool_calls": [TOOL_CALL]},
-                         {"role": "tool", "tool_call_id": "call_ok", "content": "Buy milk."}]
-            turn.call_llm({"model": "test-model", "messages": follow_up}, lambda r: chat_response("All done"))
-            turn.complete("All done")
-    return ids
+    """The shared scripted session, with credentials in the base URL and headers in the first request
+    (both must be stripped) and no MCP tool."""
+    return scripted_session(engine, base_url="https://user:pw@api.example/v1?key=abc#frag",
+                            request_extra={"extra_headers": {"Authorization": "Bearer sk-test", "X-Trace": "t-1"}},
+                            mcp_tool=False, child_session_id="sess-child")
 
 
 @pytest.fixture
