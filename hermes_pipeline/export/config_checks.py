@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+from .errors import ExportConfigError
 from .http import resolve_headers
 
 
@@ -18,6 +19,33 @@ class EntryError(Exception):
         super().__init__(message)
         self.key = key
         self.message = message
+
+
+def check_on_invalid(on_invalid: str) -> None:
+    """A parser's ``on_invalid`` argument is ``"raise"`` or ``"skip"`` (a programming error otherwise)."""
+    if on_invalid not in ("raise", "skip"):
+        raise ValueError("on_invalid must be 'raise' or 'skip'")
+
+
+def check_table(value: Any, path: str, keys: Collection[str], *, ignore_unknown_keys: bool = False) -> Mapping[str, Any]:
+    """``value`` as the table at ``path``: :class:`ExportConfigError` when it is not a table, or (unless
+    ``ignore_unknown_keys``) for its first unknown key, listing the valid ``keys``."""
+    if not isinstance(value, Mapping):
+        raise ExportConfigError(path, "expected a table")
+    unknown = sorted(str(k) for k in value if k not in keys)
+    if unknown and not ignore_unknown_keys:
+        raise ExportConfigError(f"{path}.{unknown[0]}", f"unknown key; valid keys: {', '.join(sorted(keys))}")
+    return value
+
+
+def entry_type(entry: Any, path: str, kinds: tuple[str, ...]) -> str:
+    """The ``type`` of the destination entry at ``path``, one of ``kinds``; :class:`ExportConfigError` otherwise."""
+    if not isinstance(entry, Mapping):
+        raise ExportConfigError(path, "expected a table")
+    kind = entry.get("type")
+    if kind not in kinds:
+        raise ExportConfigError(f"{path}.type", f"is required: {' or '.join(repr(k) for k in kinds)}")
+    return str(kind)
 
 
 def is_int(value: Any) -> bool:

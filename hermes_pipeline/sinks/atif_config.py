@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from ..export.config_checks import EntryError as _EntryError
 from ..export.config_checks import entry_headers
-from ..export.config_checks import http_url
+from ..export.config_checks import check_on_invalid, check_table, entry_type, http_url
 from ..export.errors import ExportConfigError
 from ..export.ids import rfc3339_us
 
@@ -279,11 +279,7 @@ def _storage(config: Mapping[str, Any], full_payloads: bool, on_invalid: str,
     skipped: list[tuple[str, str]] = []
     for index, entry in enumerate(entries):
         path = f"atif.storage[{index}]"
-        if not isinstance(entry, Mapping):
-            raise ExportConfigError(path, "expected a table")
-        kind = entry.get("type")
-        if kind not in ("http", "s3"):
-            raise ExportConfigError(f"{path}.type", "is required: 'http' or 's3'")
+        kind = entry_type(entry, path, ("http", "s3"))
         try:
             if kind == "s3":
                 raise _EntryError("type", "s3 storage is not supported by this build; use type = \"http\" or "
@@ -309,13 +305,8 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         on_invalid: ``"raise"`` (default) or ``"skip"`` for invalid values inside one ``storage`` entry.
         ignore_unknown_keys: accept unknown keys (the caller applied its own unknown-field policy).
     """
-    if on_invalid not in ("raise", "skip"):
-        raise ValueError("on_invalid must be 'raise' or 'skip'")
-    if not isinstance(config, Mapping):
-        raise ExportConfigError("atif", "expected a table")
-    unknown = sorted(str(k) for k in config if k not in TOP_KEYS)
-    if unknown and not ignore_unknown_keys:
-        raise ExportConfigError(f"atif.{unknown[0]}", f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
+    check_on_invalid(on_invalid)
+    config = check_table(config, "atif", TOP_KEYS, ignore_unknown_keys=ignore_unknown_keys)
     group_by = config.get("group_by", "agent")
     if group_by not in ("agent", "turn"):
         raise ExportConfigError("atif.group_by", "expected 'agent' or 'turn'")

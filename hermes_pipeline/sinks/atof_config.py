@@ -19,7 +19,7 @@ from typing import Any, Final
 from ..export.config_checks import EntryError as _EntryError
 from ..export.config_checks import entry_headers
 from ..export.config_checks import is_int as _is_int
-from ..export.config_checks import http_url
+from ..export.config_checks import check_on_invalid, check_table, entry_type, http_url
 from ..export.errors import ExportConfigError
 from ..export.files import default_events_filename
 
@@ -161,8 +161,7 @@ def parse_atof_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         on_invalid: ``"raise"`` (default) or ``"skip"`` for invalid values inside one sink entry.
         ignore_unknown_keys: accept unknown keys (the caller applied its own unknown-field policy).
     """
-    if on_invalid not in ("raise", "skip"):
-        raise ValueError("on_invalid must be 'raise' or 'skip'")
+    check_on_invalid(on_invalid)
     if not isinstance(config, Mapping):
         raise ExportConfigError("atof", "expected a table")
     for key in REMOVED_KEYS:
@@ -170,9 +169,7 @@ def parse_atof_config(config: Mapping[str, Any], *, base_dir: Path | None = None
             raise ExportConfigError(f"atof.{key}", "was removed with observability config version 1; declare "
                                     "[[components.config.atof.sinks]] entries instead (type = \"file\" with "
                                     "output_directory / filename / mode, or type = \"stream\" with url)")
-    unknown = sorted(str(k) for k in config if k not in TOP_KEYS)
-    if unknown and not ignore_unknown_keys:
-        raise ExportConfigError(f"atof.{unknown[0]}", f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
+    check_table(config, "atof", TOP_KEYS, ignore_unknown_keys=ignore_unknown_keys)
     enabled = config.get("enabled", False)
     if not isinstance(enabled, bool):
         raise ExportConfigError("atof.enabled", "expected true or false")
@@ -191,11 +188,7 @@ def parse_atof_config(config: Mapping[str, Any], *, base_dir: Path | None = None
     names: set[str] = set()
     for index, entry in enumerate(entries):
         path = f"atof.sinks[{index}]"
-        if not isinstance(entry, Mapping):
-            raise ExportConfigError(path, "expected a table")
-        kind = entry.get("type")
-        if kind not in ("file", "stream"):
-            raise ExportConfigError(f"{path}.type", "is required: 'file' or 'stream'")
+        kind = entry_type(entry, path, ("file", "stream"))
         allowed = FILE_KEYS if kind == "file" else STREAM_KEYS
         extra = sorted(str(k) for k in entry if k not in allowed)
         if extra and not ignore_unknown_keys:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlunsplit
 
-from ..export.config_checks import http_url_parts
+from ..export.config_checks import check_table, http_url_parts
 from ..export.errors import ExportConfigError
 from .otel import OtelSink, build_otel_sink
 from .otel_config import ENDPOINT_KEYS
@@ -110,12 +110,7 @@ def build_langfuse_sink(config: Mapping[str, Any] | None = None, *, enable_full_
         ExportConfigError: naming ``langfuse.<key>``; never a key value.
     """
     config = config or {}
-    if not isinstance(config, Mapping):
-        raise ExportConfigError("langfuse", "expected a table")
-    unknown = sorted(str(k) for k in config if k not in OWN_KEYS and k not in PASSED_KEYS)
-    if unknown:
-        raise ExportConfigError(f"langfuse.{unknown[0]}", "unknown key; valid keys: "
-                                f"{', '.join(sorted(OWN_KEYS | PASSED_KEYS))}")
+    config = check_table(config, "langfuse", OWN_KEYS | PASSED_KEYS)
     enabled = config.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ExportConfigError("langfuse.enabled", "expected true or false")

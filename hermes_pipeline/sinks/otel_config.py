@@ -28,7 +28,7 @@ from ..export.config_checks import EntryError as _EntryError
 from ..export.config_checks import entry_headers
 from ..export.config_checks import is_int as _is_int
 from ..export.errors import ExportConfigError
-from ..export.config_checks import destination_key
+from ..export.config_checks import check_on_invalid, check_table, destination_key
 from .otel_urls import URLError, is_langfuse_url, traces_url
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
@@ -263,12 +263,8 @@ def _refuse_signal(config: Mapping[str, Any], signal: str, ignore_unknown_keys: 
     section = config.get(signal)
     if section is None:
         return None
-    if not isinstance(section, Mapping):
-        raise ExportConfigError(f"opentelemetry.{signal}", "expected a table")
-    unknown = sorted(str(k) for k in section if k not in SIGNAL_KEYS[signal])
-    if unknown and not ignore_unknown_keys:
-        raise ExportConfigError(f"opentelemetry.{signal}.{unknown[0]}",
-                                f"unknown key; valid keys: {', '.join(sorted(SIGNAL_KEYS[signal]))}")
+    section = check_table(section, f"opentelemetry.{signal}", SIGNAL_KEYS[signal],
+                          ignore_unknown_keys=ignore_unknown_keys)
     enabled = section.get("enabled", False)
     if not isinstance(enabled, bool):
         raise ExportConfigError(f"opentelemetry.{signal}.enabled", "expected true or false")
@@ -306,15 +302,10 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
     Raises:
         ExportConfigError: naming the offending key path.
     """
-    if on_invalid not in ("raise", "skip"):
-        raise ValueError("on_invalid must be 'raise' or 'skip'")
+    check_on_invalid(on_invalid)
     if environment not in SAMPLING_DEFAULTS:
         raise ValueError("environment must be 'development' or 'production'")
-    if not isinstance(config, Mapping):
-        raise ExportConfigError("opentelemetry", "expected a table")
-    unknown = sorted(str(k) for k in config if k not in TOP_KEYS)
-    if unknown and not ignore_unknown_keys:
-        raise ExportConfigError(f"opentelemetry.{unknown[0]}", f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
+    config = check_table(config, "opentelemetry", TOP_KEYS, ignore_unknown_keys=ignore_unknown_keys)
     enabled = config.get("enabled", False)
     if not isinstance(enabled, bool):
         raise ExportConfigError("opentelemetry.enabled", "expected true or false")
