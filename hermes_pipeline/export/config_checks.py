@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -46,6 +47,16 @@ def entry_type(entry: Any, path: str, kinds: tuple[str, ...]) -> str:
     if kind not in kinds:
         raise ExportConfigError(f"{path}.type", f"is required: {' or '.join(repr(k) for k in kinds)}")
     return str(kind)
+
+
+def refuse_entry(log: logging.Logger, path: str, reason: str, on_invalid: str,
+                 skipped: list[tuple[str, str]]) -> None:
+    """An invalid value at ``path`` (FMT-73): :class:`ExportConfigError`, or with ``on_invalid = "skip"`` the
+    entry is recorded in ``skipped`` and a warning goes to the sink's ``log``."""
+    if on_invalid == "raise":
+        raise ExportConfigError(path, reason)
+    skipped.append((path, reason))
+    log.warning("hermes_pipeline: observability.endpoint_skipped: %s: %s; the entry is skipped", path, reason)
 
 
 def is_int(value: Any) -> bool:

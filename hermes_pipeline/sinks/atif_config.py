@@ -26,7 +26,9 @@ from typing import Any, Final
 
 from ..export.config_checks import EntryError as _EntryError
 from ..export.config_checks import entry_headers
-from ..export.config_checks import check_on_invalid, check_table, entry_type, http_url
+from ..export.config_checks import (
+    check_on_invalid, check_table, entry_type, http_url, refuse_entry,
+)
 from ..export.errors import ExportConfigError
 from ..export.ids import rfc3339_us
 
@@ -286,11 +288,7 @@ def _storage(config: Mapping[str, Any], full_payloads: bool, on_invalid: str,
                                           "local files (output_directory)")
             out.append(_http_storage(index, entry, ignore_unknown))
         except _EntryError as exc:
-            if on_invalid == "raise":
-                raise ExportConfigError(f"{path}.{exc.key}", exc.message) from None
-            skipped.append((f"{path}.{exc.key}", exc.message))
-            logger.warning("hermes_pipeline: observability.endpoint_skipped: %s.%s: %s; the entry is skipped",
-                           path, exc.key, exc.message)
+            refuse_entry(logger, f"{path}.{exc.key}", exc.message, on_invalid, skipped)
     return tuple(out), tuple(skipped)
 
 

@@ -19,7 +19,9 @@ from typing import Any, Final
 from ..export.config_checks import EntryError as _EntryError
 from ..export.config_checks import entry_headers
 from ..export.config_checks import is_int as _is_int
-from ..export.config_checks import check_on_invalid, check_table, entry_type, http_url
+from ..export.config_checks import (
+    check_on_invalid, check_table, entry_type, http_url, refuse_entry,
+)
 from ..export.errors import ExportConfigError
 from ..export.files import default_events_filename
 
@@ -197,9 +199,5 @@ def parse_atof_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         try:
             sinks.append(_file_sink(index, entry, base) if kind == "file" else _stream_sink(index, entry, names))
         except _EntryError as exc:
-            if on_invalid == "raise":
-                raise ExportConfigError(f"{path}.{exc.key}", exc.message) from None
-            skipped.append((f"{path}.{exc.key}", exc.message))
-            logger.warning("hermes_pipeline: observability.endpoint_skipped: %s.%s: %s; the entry is skipped",
-                           path, exc.key, exc.message)
+            refuse_entry(logger, f"{path}.{exc.key}", exc.message, on_invalid, skipped)
     return AtofConfig(enabled=enabled, llm_history=str(llm_history), sinks=tuple(sinks), skipped=tuple(skipped))

@@ -28,7 +28,7 @@ from ..export.config_checks import EntryError as _EntryError
 from ..export.config_checks import entry_headers
 from ..export.config_checks import is_int as _is_int
 from ..export.errors import ExportConfigError
-from ..export.config_checks import check_on_invalid, check_table, destination_key
+from ..export.config_checks import check_on_invalid, check_table, destination_key, refuse_entry
 from .otel_urls import URLError, is_langfuse_url, traces_url
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
@@ -323,22 +323,16 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
         raise ExportConfigError(f"opentelemetry.{key}", "expected an array of tables")
     skipped: list[tuple[str, str]] = []
 
-    def refuse(path: str, reason: str) -> None:
-        if on_invalid == "raise":
-            raise ExportConfigError(path, reason)
-        skipped.append((path, reason))
-        logger.warning("hermes_pipeline: observability.endpoint_skipped: %s: %s; the entry is skipped", path, reason)
-
     for signal in ("logs", "metrics"):
         reason = _refuse_signal(config, signal, ignore_unknown_keys)
         if reason is not None and enabled:
-            refuse(f"opentelemetry.{signal}", reason)
+            refuse_entry(logger, f"opentelemetry.{signal}", reason, on_invalid, skipped)
     file_sinks = config.get("file_sinks", [])
     if not isinstance(file_sinks, list | tuple):
         raise ExportConfigError("opentelemetry.file_sinks", "expected an array of tables")
     if file_sinks and enabled:
-        refuse("opentelemetry.file_sinks", "OTLP JSON file sinks are not implemented by this build; use an ATOF "
-                                           "file sink for local files, or remove opentelemetry.file_sinks")
+        refuse_entry(logger, "opentelemetry.file_sinks", "OTLP JSON file sinks are not implemented by this build; "
+                     "use an ATOF file sink for local files, or remove opentelemetry.file_sinks", on_invalid, skipped)
     if enabled and not entries:
         if on_invalid == "raise":
             raise ExportConfigError(f"opentelemetry.{key}", "an enabled opentelemetry section needs at least one "
@@ -360,7 +354,7 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
         try:
             endpoint = _endpoint(index, entry)
         except _EntryError as exc:
-            refuse(f"{path}.{exc.key}", exc.message)
+            refuse_entry(logger, f"{path}.{exc.key}", exc.message, on_invalid, skipped)
             continue
         dest = destination_key(endpoint.url)
         other = seen.setdefault(dest, (endpoint.type, index))
