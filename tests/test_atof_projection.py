@@ -222,3 +222,49 @@ def test_fmt_13_metadata_values_are_scalars_or_scalar_arrays(scripted: Any) -> N
         for value in event["metadata"].values():
             items = value if isinstance(value, list) else [value]
             assert all(isinstance(v, str | int | float | bool) or v is None for v in items)
+
+
+def test_fmt_12_start_data_is_the_input_end_data_the_output_marks_the_checkpoint(scripted: Any) -> None:
+    """FMT-12: a scope's start carries its input and its end its output (tool arguments → result, turn user
+    message → final response); a mark's data is its checkpoint payload (here: the approval's)."""
+    events, _ = scripted
+    tool = by_tool_call(events, "call_ok")
+    assert tool["start"]["data"] == {"arguments": {"path": "notes.txt"}}
+    assert tool["end"]["data"] == {"result": "Buy milk."}
+    [turn] = [e for e in starts(events, "agent.run") if e["metadata"]["hermes.session_id"] == "sess-main"]
+    assert "user_message" in turn["data"] and "final_response" not in turn["data"]
+    end = scopes(events)[turn["uuid"]]["end"]["data"]
+    assert end["final_response"] == "All done" and "user_message" not in end
+    [request] = marks(events, "hermes.approval.request")
+    assert (request["data"]["command"], request["data"]["description"]) == ("ls", "lists files")
+    [response] = marks(events, "hermes.approval.response")
+    assert response["data"]["choice"] == "once"
+
+
+def test_fmt_16_tool_durations_come_from_the_monotonic_clock_not_wall_stamps(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """FMT-16: the wall clock jumps an hour forward while a tool runs; ``hermes.duration_ms`` is the host's
+    monotonic figure (well under a second), not the difference of the two wall-clock stamps."""
+    from hermes_pipeline import Host
+    from hermes_pipeline.export import publication
+
+    jump = {"ns": 0}
+    real = publication.time_ns
+    monkeypatch.setattr(publication, "time_ns", lambda: real() + jump["ns"])
+    engine = Engine()
+    plugin, [dest] = memory_plugin(engine)
+    host = Host(engine, platform="cli", model="m", provider="openai")
+
+    def tool(path: str) -> str:
+        jump["ns"] = 3_600 * 10**9  # the wall clock is stepped by an hour
+        return "ok"
+
+    with host.session("s") as session:
+        with session.turn("hi") as turn:
+            turn.call_tool("read_file", {"path": "x"}, tool, tool_call_id="c1")
+            turn.complete("done")
+    events = collect(plugin, dest)
+    pair = by_tool_call(events, "c1")
+    wall_ms = (parse_timestamp_us(pair["end"]["timestamp"]) - parse_timestamp_us(pair["start"]["timestamp"])) // 1000
+    assert wall_ms >= 3_600_000  # the stamps did see the step ...
+    assert 0 <= pair["end"]["metadata"]["hermes.duration_ms"] < 1_000  # ... the duration did not

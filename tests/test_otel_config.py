@@ -276,3 +276,27 @@ def test_build_rejects_a_bad_content_summary_and_disabled_sections_export_nothin
     sink = build_otel_sink({"enabled": False, "endpoints": [{"type": "gen_ai", "endpoint": URL}]})
     assert sink.enabled is False and sink.destinations() == []
     assert sink.flush(0.1) and sink.shutdown(0.1)
+
+
+def test_fmt_76_langfuse_credentials_come_only_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FMT-76: a Langfuse endpoint takes its credentials from ``basic_auth_env`` (or ``header_env``) variables;
+    a literal Authorization header, a missing credential and a literal key in the ``langfuse`` table are refused
+    with errors that name the key and never echo a value."""
+    literal = "Basic cGstbGYtMTpzay1sZi0y"
+    exc = error({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": LF, "headers": {"Authorization": literal}}]})
+    assert exc.path == "opentelemetry.endpoints[0].headers" and "environment" in exc.message
+    assert literal not in str(exc)
+    exc = error({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": LF}]})
+    assert exc.path == "opentelemetry.endpoints[0].basic_auth_env" and "credentials" in exc.message
+    monkeypatch.setenv("LF_PUBLIC", "pk-lf-1")
+    monkeypatch.setenv("LF_SECRET", "sk-lf-2")
+    [endpoint] = parse_otel_config({"enabled": True, "endpoints": [
+        {"type": "gen_ai", "endpoint": LF, "basic_auth_env": {"username": "LF_PUBLIC", "password": "LF_SECRET"}}]}).endpoints
+    assert endpoint.headers["Authorization"] == "Basic " + base64.b64encode(b"pk-lf-1:sk-lf-2").decode()
+    monkeypatch.setenv("LF_AUTH", literal)
+    [endpoint] = parse_otel_config({"enabled": True, "endpoints": [
+        {"type": "gen_ai", "endpoint": LF, "header_env": {"Authorization": "LF_AUTH"}}]}).endpoints
+    assert endpoint.headers["Authorization"] == literal
+    with pytest.raises(ExportConfigError) as info:
+        build_langfuse_sink({"public_key": "pk-lf-1"})
+    assert info.value.path == "langfuse.public_key" and "pk-lf-1" not in str(info.value)

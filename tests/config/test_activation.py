@@ -332,3 +332,22 @@ def test_cfg_56_cfg_61_atexit_and_degraded_logged_once(env: Env, monkeypatch: py
     assert sum("pipeline.degraded" in r.getMessage() for r in caplog.records) == 1
     proc.shutdown()
     assert proc.state is ActivationState.UNINITIALIZED
+
+
+def test_fmt_2_no_exporter_runs_without_a_selected_pipeline_file(env: Env, process: Engine) -> None:
+    """FMT-2: an observability component exporting ATOF sits in a discoverable user file, but the selector is
+    unset: activation is DISABLED, nothing is registered and a whole session writes no event anywhere."""
+    from hermes_pipeline import Host
+
+    out = env.root / "atof-out"
+    env.write(env.user_file, OBS_MINIMAL + "[components.config.atof]\nenabled = true\n"
+              f"[[components.config.atof.sinks]]\ntype = \"file\"\noutput_directory = {str(out)!r}\n")
+    profile = open_profile()
+    assert profile.activation.state is ActivationState.DISABLED
+    host = Host(process, platform="cli", model="m", provider="openai")
+    with host.session() as session:
+        with session.turn("hi") as turn:
+            assert turn.call_tool("read_file", {"path": "x"}, lambda path: "ok") == "ok"
+            turn.complete("done")
+    assert process.plugins.names() == [] and not process.has_hook("post_tool_call")
+    assert not out.exists()  # (test_cfg_4: the same component activates once a file is selected)
