@@ -13,6 +13,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -203,7 +204,7 @@ def transaction(conn: sqlite3.Connection, *, busy_ms: int = BUSY_MS) -> Iterator
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if _busy(exc):
                 raise StoreBusy(str(exc)) from None
             raise
         try:
@@ -243,12 +244,33 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
 
 
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch the database to WAL, retrying for up to ``SCHEMA_BUSY_MS``: SQLite answers "database is locked"
+    at once, without its busy handler, while another process is switching the same new file (SM-47)."""
+    end = time.monotonic() + SCHEMA_BUSY_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc) or time.monotonic() + delay > end:
+                raise
+        time.sleep(delay)  # on the metrics writer thread, never on the agent's
+        delay = min(delay * 2, 0.1)
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because another connection holds the lock."""
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Create or migrate the schema in one transaction with the 5 s busy timeout (SM-47, SM-51, SM-52)."""
     conn.execute(f"PRAGMA busy_timeout = {SCHEMA_BUSY_MS}")
     try:
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         with transaction(conn, busy_ms=SCHEMA_BUSY_MS):
             tables = _tables(conn)
             for ddl in _OTHER_TABLES:

@@ -233,3 +233,39 @@ def test_sm47_sm49_concurrent_increments_from_several_processes_are_exact(home: 
     conn.close()
     assert json.loads(rows(store, "hermes.task_run.started")[0]["dimensions_json"]) == {
         "entrypoint": "interactive", "execution_surface": "cli"}
+
+
+class _LockedAtFirst:
+    """A connection whose first ``busy`` journal-mode statements fail as SQLite's do while another process
+    switches the same new file to WAL (no busy handler runs for it)."""
+
+    def __init__(self, conn: sqlite3.Connection, busy: int, error: str = "database is locked") -> None:
+        self.conn, self.busy, self.error, self.calls = conn, busy, error, 0
+
+    def execute(self, sql: str, *args: object) -> object:
+        if sql.startswith("PRAGMA journal_mode"):
+            self.calls += 1
+            if self.busy:
+                self.busy -= 1
+                raise sqlite3.OperationalError(self.error)
+        return self.conn.execute(sql, *args)
+
+
+def test_sm47_switching_to_wal_waits_out_another_process_switching_the_same_file(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """SM-47 (found flaky: five processes creating the store at once): "database is locked" from the WAL
+    switch is retried within the schema busy timeout; another error, or a lock that outlasts it, is raised."""
+    conn = sqlite3.connect(tmp_path / "a.sqlite3", isolation_level=None)
+    locked = _LockedAtFirst(conn, busy=3)
+    st._use_wal(locked)  # type: ignore[arg-type]
+    assert locked.calls == 5  # three refusals, then the read and the switch
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    broken = _LockedAtFirst(sqlite3.connect(tmp_path / "b.sqlite3", isolation_level=None), busy=1, error="disk I/O error")
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        st._use_wal(broken)  # type: ignore[arg-type]
+    assert broken.calls == 1
+    monkeypatch.setattr(st, "SCHEMA_BUSY_MS", 300)  # a lock that outlasts the (shortened) timeout
+    forever = _LockedAtFirst(sqlite3.connect(tmp_path / "c.sqlite3", isolation_level=None), busy=10**9)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        st._use_wal(forever)  # type: ignore[arg-type]
+    assert 3 < forever.calls < 100
