@@ -269,13 +269,13 @@ def test_fmt73_a_bad_worker_value_is_a_typed_error_naming_the_key(value: Any) ->
     assert "process:NAME" in info.value.message
 
 
-def test_fmt73_a_section_the_shared_worker_refuses_fails_the_whole_pool_cleanly() -> None:
+def test_fmt73_a_section_the_shared_worker_refuses_fails_the_whole_pool_cleanly(tmp_path: Any) -> None:
     """FMT-73/CFG-48: one bad section in a shared child comes back as its own typed error; the child is gone."""
     from hermes_pipeline.sinks.worker_process import WorkerPool
 
     pool = WorkerPool()
     good = pool.plan("shared", "atof", "hermes_pipeline.sinks.atof:build_atof_sink",
-                     {"enabled": True, "sinks": [{"type": "file", "output_directory": "."}]}, {})
+                     {"enabled": True, "sinks": [{"type": "file", "output_directory": str(tmp_path)}]}, {})
     pool.plan("shared", "opentelemetry", OTEL_BUILDER,
               {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "ftp://example"}]}, {})
     with pytest.raises(ExportConfigError) as info:
