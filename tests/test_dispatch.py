@@ -192,7 +192,8 @@ def test_obs_14_schema_version_set_if_absent(engine: Engine) -> None:
 
 
 def test_obs_15_fail_open_warning_names_everything(engine: Engine, caplog: Any) -> None:
-    """OBS-15: an exception is caught; the WARNING names hook, callback, type and ≤200 chars of message."""
+    """OBS-15 / OBS-5: an exception is caught; the WARNING names hook, callback, type and ≤200 chars of message,
+    and the plugin that registered the callback (the registry records it)."""
 
     def explode(**kw: Any) -> None:
         raise ValueError("x" * 500)

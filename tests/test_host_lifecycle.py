@@ -161,7 +161,8 @@ def test_obs_47_failing_human_input_observer_logs_at_debug(engine: Engine, host:
 
 
 def test_subagent_hooks_links_and_metadata_only_history(host: Host, rec: Recorder) -> None:
-    """§7.9 / OBS-48 / OBS-50: links, child IDs in child hooks, metadata-only tool history."""
+    """§7.9 / OBS-48 / OBS-50 / OBS-65: links, child IDs in child hooks, metadata-only tool history (no raw
+    argument values or results)."""
     with host.session("parent") as session, session.turn("delegate it") as turn:
         with turn.subagent(role="researcher", goal="find the docs") as run:
             with run.session.turn("find the docs") as child_turn:
