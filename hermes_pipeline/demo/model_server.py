@@ -7,10 +7,19 @@ entry may also be a callable ``(request_body) -> ScriptStep`` so the reply can
 depend on what the model was sent.  Every accepted request body is recorded in
 :attr:`ScriptedModelServer.requests`.
 
+A request with ``"stream": true`` is answered with server-sent ``chat.completion.chunk`` events
+(with ``stream_options.include_usage``: the final usage chunk), then ``data: [DONE]``; see
+:mod:`hermes_pipeline.demo.model_stream`.  Error steps answer with the HTTP error either way.
+
 Example::
 
     with ScriptedModelServer([ScriptStep(content="hi")]) as srv:
         ChatCompletionsClient(srv.base_url).create(model="m", messages=[])
+
+Stand-alone, for any OpenAI-compatible client (script file format:
+:mod:`hermes_pipeline.demo.model_script`)::
+
+    python -m hermes_pipeline.demo.model_server --script steps.yaml --port 0
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeAlias, cast
+
+from .model_stream import SSE_DONE, completion_chunks, include_usage, sse_event
 
 __all__ = ["EXHAUSTED_TEXT", "ScriptEntry", "ScriptStep", "ScriptedModelServer", "ToolCallSpec"]
 
@@ -174,7 +185,25 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a callable step failed: report it, keep serving
             owner._record_error(exc)
             status, payload, extra = 500, _error_body(f"script step failed: {exc!r}", "server_error", None), {}
+        if status == 200 and body.get("stream") is True:
+            return self._send_stream(payload, include_usage(body))
         self._send_json(status, payload, extra)
+
+    def _send_stream(self, completion: dict[str, Any], usage: bool) -> None:
+        """Answer ``"stream": true`` with ``chat.completion.chunk`` events, then ``data: [DONE]``.
+
+        The response has no length: it ends when the connection closes (HTTP/1.0 semantics).
+        """
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        for chunk in completion_chunks(completion, usage=usage):
+            self.wfile.write(sse_event(chunk))
+            self.wfile.flush()
+        self.wfile.write(SSE_DONE)
+        self.wfile.flush()
+        self.close_connection = True
 
     def _other(self) -> None:
         self._not_found()
@@ -330,3 +359,9 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
     """Deterministic estimate: characters of the compact JSON of ``messages`` // 4."""
     text = json.dumps(body.get("messages"), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return len(text) // 4
+
+
+if __name__ == "__main__":
+    from .model_server_cli import main
+
+    sys.exit(main())
