@@ -87,6 +87,11 @@ class Host:
         except Exception as exc:  # pragma: no cover - dispatch already isolates callbacks
             logger.debug("hermes_pipeline: dispatch of %s failed: %s", hook, exc)
             return []
+        except BaseException as exc:  # Ctrl-C, exit, cancellation: propagates, but the turn closes first
+            turn = current_context().turn
+            if turn is not None:
+                turn.hook_raised(exc)
+            raise
 
     def approval(
         self,
@@ -198,10 +203,14 @@ class Session:
         turn_id = turn_id or ids.new_turn_id()
         rotation = self.segments.turn_started(self.host.segments)
         if rotation is not None:
-            self.host.emit("on_session_segment", {
-                "session_id": self.session_id, "segment": rotation[0], "segment_reason": rotation[1],
-                "platform": self.host.platform, "model": self.host.model, "turn_id": turn_id,
-            })
+            try:
+                self.host.emit("on_session_segment", {
+                    "session_id": self.session_id, "segment": rotation[0], "segment_reason": rotation[1],
+                    "platform": self.host.platform, "model": self.host.model, "turn_id": turn_id,
+                })
+            except BaseException:  # the turn never started: it is not left counted as live
+                self._turn_ended()
+                raise
         return Turn(
             self,
             user_message,

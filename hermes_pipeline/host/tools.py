@@ -20,6 +20,7 @@ from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from ..engine.returns import first_str, tool_directive
 from ..engine.scrub import scrub_message, url_target
 from .context import CallContext, _reset, current
+from .render import render_result
 
 if TYPE_CHECKING:
     from .session import Session
@@ -43,13 +44,12 @@ MAX_TARGETS: Final = 8
 
 
 def result_text(result: Any) -> str:
-    """The text a tool result becomes in the model context: ``str`` as is, else JSON."""
-    if isinstance(result, str):
-        return result
-    try:
-        return json.dumps(result, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(result)
+    """The text a tool result becomes in the model context: ``str`` as is, else JSON; never raises.
+
+    A value that cannot be rendered faithfully is rendered bounded, with ``<...>`` markers
+    (:func:`~hermes_pipeline.host.render.render_result`).
+    """
+    return result if type(result) is str else render_result(result)
 
 
 def error_text(message: str) -> str:
@@ -62,6 +62,11 @@ def exception_text(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
+
+ADMIT: Final = "admit"
+RUN: Final = "run"
+RENDER: Final = "render"
+FINISH: Final = "finish"
 
 _OK: Final = ToolStatus.OK.value
 _ERROR: Final = ToolStatus.ERROR.value
@@ -96,15 +101,15 @@ def history_entry(tool_name: str, args: Mapping[str, Any], result: str, outcome:
                 if isinstance(item, str) and len(targets) < MAX_TARGETS:
                     targets.append(url_target(item))
     try:
-        input_bytes = len(json.dumps(args, ensure_ascii=False, default=str).encode())
-    except (TypeError, ValueError):
+        input_bytes = len(json.dumps(args, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+    except Exception:  # noqa: BLE001 - arguments that cannot be rendered count as 0 bytes
         input_bytes = 0
     return {
         "tool_name": tool_name,
         "arg_names": [str(k) for k in itertools.islice(args, MAX_ARG_NAMES)],
         "targets": targets,
         "input_bytes": input_bytes,
-        "output_bytes": len(result.encode()),
+        "output_bytes": len(result.encode("utf-8", "surrogatepass")),
         "outcome": outcome,
     }
 
@@ -116,7 +121,8 @@ class ToolCall(CallContext):
     input raised inside the tool carry its ``tool_call_id`` without another allocation.
     """
 
-    __slots__ = ("api_request_id", "args", "blocked", "engine", "original_args", "trace")
+    __slots__ = ("api_request_id", "args", "blocked", "engine", "original_args", "reported", "stage", "started_ns",
+                 "trace")
 
     if TYPE_CHECKING:  # narrowed types of the inherited slots: a tool call always has both
         session: Session
@@ -136,6 +142,13 @@ class ToolCall(CallContext):
         self.trace: list[dict[str, str]] = []
         self.blocked: tuple[str, str] | None = None
         """``(error_type, message)`` when pre-execution refused the call."""
+        self.stage = ADMIT
+        """Where the call is: :data:`ADMIT` (middleware, hooks, gates), :data:`RUN` (the tool),
+        :data:`RENDER` (its value becomes text) or :data:`FINISH` (``post_tool_call`` and after)."""
+        self.reported = False
+        """Whether ``post_tool_call`` was dispatched (or nobody needed it): it fires at most once."""
+        self.started_ns = 0
+        """``perf_counter_ns`` when the tool started running; 0 before."""
 
     # ---------------------------------------------------------------- stages
 
@@ -214,6 +227,8 @@ class ToolCall(CallContext):
     def finish(self, result: str, duration_ms: int, status: str | None = None,
                error_type: str | None = None, error_message: str | None = None) -> str:
         """Emit ``post_tool_call`` and, for returned results, ``transform_tool_result``."""
+        self.stage = FINISH
+        self.reported = True
         turn = self.turn
         engine = self.engine
         hook_map = engine._hook_map
@@ -282,5 +297,5 @@ class ToolCall(CallContext):
 
 
 def elapsed_ms(started_ns: int) -> int:
-    """Whole milliseconds since ``started_ns`` (a ``perf_counter_ns`` reading)."""
-    return (time.perf_counter_ns() - started_ns) // 1_000_000
+    """Whole milliseconds since ``started_ns`` (a ``perf_counter_ns`` reading); 0 when it never started."""
+    return (time.perf_counter_ns() - started_ns) // 1_000_000 if started_ns else 0

@@ -16,7 +16,8 @@ from ..engine.scrub import scrub_message
 from .context import CallContext, _reset, _set, current
 from .interaction import Approval, HumanInput
 from .llm import AsyncProvider, ErrorClassifier, LLMRequest, Provider
-from .tools import Approver, Guardrail, ToolCall, ToolFn, elapsed_ms, error_text, exception_text, result_text
+from .tools import (RENDER, RUN, Approver, Guardrail, ToolCall, ToolFn, elapsed_ms, error_text, exception_text,
+                    result_text)
 
 if TYPE_CHECKING:
     from .session import Session
@@ -62,6 +63,8 @@ class Turn:
         self._inflight: str | None = None
         self._lock = threading.Lock()
         self._ended = False
+        self._hook_exc: BaseException | None = None
+        """A BaseException a hook raised inside a tool call: the turn closes once the call reported it."""
         self._token = _set(CallContext(session, self))
         self.context: str | None = None
         """Ephemeral context returned by ``pre_llm_call`` plugins, joined (spec 01 §5); or ``None``."""
@@ -170,21 +173,24 @@ class Turn:
                 return error_text(exception_text(exc))
             return value if type(value) is str else result_text(value)
         call = ToolCall(self, tool_name, args, tool_call_id, api_request_id)
-        if (gated or mw_map or "pre_tool_call" in hook_map) and not call.admit(deny, guardrail, approve):
-            return call.finish_blocked()
-        token = current.set(call)
-        started = perf_counter_ns()
         try:
-            value = call.run_chain(fn) if "tool_execution" in mw_map else fn(**call.args)
-        except Exception as exc:
-            return call.finish_raised(exc, elapsed_ms(started))
+            if (gated or mw_map or "pre_tool_call" in hook_map) and not call.admit(deny, guardrail, approve):
+                return call.finish_blocked()
+            token = current.set(call)
+            call.stage = RUN
+            started = call.started_ns = perf_counter_ns()
+            try:
+                value = call.run_chain(fn) if "tool_execution" in mw_map else fn(**call.args)
+            except Exception as exc:
+                return call.finish_raised(exc, elapsed_ms(started))
+            finally:
+                current.reset(token)
+            call.stage = RENDER
+            return call.finish(value if type(value) is str else result_text(value),
+                               (perf_counter_ns() - started) // 1_000_000)
         except BaseException as exc:
-            call.finish_cancelled(exc, elapsed_ms(started))
+            self._tool_stopped(call, exc)
             raise
-        finally:
-            current.reset(token)
-        return call.finish(value if type(value) is str else result_text(value),
-                           (perf_counter_ns() - started) // 1_000_000)
 
     async def acall_tool(
         self,
@@ -200,17 +206,35 @@ class Turn:
     ) -> str:
         """Async twin of :meth:`call_tool`; ``fn`` may be sync or async. Cancellation reports ``cancelled``."""
         call = ToolCall(self, tool_name, args, tool_call_id, api_request_id)
-        if not call.admit(deny, guardrail, approve):
-            return call.finish_blocked()
-        started = perf_counter_ns()
         try:
-            value = await call.aexecute(fn)
-        except Exception as exc:
-            return call.finish_raised(exc, elapsed_ms(started))
+            if not call.admit(deny, guardrail, approve):
+                return call.finish_blocked()
+            call.stage = RUN
+            started = call.started_ns = perf_counter_ns()
+            try:
+                value = await call.aexecute(fn)
+            except Exception as exc:
+                return call.finish_raised(exc, elapsed_ms(started))
+            call.stage = RENDER
+            return call.finish(result_text(value), elapsed_ms(started))
         except BaseException as exc:
-            call.finish_cancelled(exc, elapsed_ms(started))
+            self._tool_stopped(call, exc)
             raise
-        return call.finish(result_text(value), elapsed_ms(started))
+
+    def _tool_stopped(self, call: ToolCall, exc: BaseException) -> None:
+        """``exc`` stops ``call``: ``post_tool_call`` reports ``cancelled`` unless it already fired (OBS-37).
+
+        When a hook, middleware or gate raised it (not the tool or its value), the turn closes as
+        interrupted too before ``exc`` propagates.
+        """
+        from_hook = call.stage not in (RUN, RENDER)
+        if not call.reported:
+            try:
+                call.finish_cancelled(exc, elapsed_ms(call.started_ns))
+            except BaseException:  # noqa: BLE001 - post_tool_call raised too; exc propagates
+                from_hook = True
+        if from_hook or exc is self._hook_exc:
+            self.abort(exc)
 
     # ---------------------------------------------------------------- approvals, input, subagents
 
@@ -246,6 +270,30 @@ class Turn:
         return SubagentRun(self, role=role, goal=goal, child_session_id=child_session_id)
 
     # ---------------------------------------------------------------- the end of the turn
+
+    def hook_raised(self, exc: BaseException) -> None:
+        """A BaseException escaped one of this turn's hooks: close the turn before it propagates.
+
+        Inside a tool call the turn closes after that call's ``post_tool_call`` reported it
+        (:meth:`call_tool`); elsewhere at once (:meth:`abort`).
+        """
+        if current.get().tool_call_id:
+            self._hook_exc = exc
+        else:
+            self.abort(exc)
+
+    def abort(self, exc: BaseException) -> None:
+        """End the turn as interrupted because ``exc`` propagates (Ctrl-C, exit, cancellation); never raises.
+
+        ``on_session_end`` fires exactly once, with ``interrupted=True``; a turn already ended is left alone.
+        """
+        if self._ended:
+            return
+        self.interrupt(_interrupt_reason(type(exc)))
+        try:
+            self.end()
+        except BaseException:  # noqa: BLE001 - on_session_end raised as well; exc propagates
+            pass
 
     def complete(self, text: str) -> str:
         """Final answer: ``transform_llm_output`` may replace it, then ``post_llm_call`` (OBS-32).
@@ -289,6 +337,12 @@ class Turn:
         elif self.exit_reason is None:
             self.exit_reason = "completed" if completed else "error" if self.failed else "incomplete"
         host = self.session.host
+        try:
+            self._emit_end(host, completed, reason)
+        finally:  # the turn is over even if on_session_end raised a BaseException
+            self.session._turn_ended()  # after on_session_end: a deferred ID-rotating compaction follows it
+
+    def _emit_end(self, host: Any, completed: bool, reason: str | None) -> None:
         if "on_session_end" in host.engine._hook_map:
             payload: dict[str, Any] = {
                 "session_id": self.session.session_id, "task_id": self.task_id, "turn_id": self.turn_id,
@@ -300,7 +354,6 @@ class Turn:
             if self.interrupted and self._inflight:
                 payload["api_request_id"] = self._inflight
             host.emit("on_session_end", payload)
-        self.session._turn_ended()  # after on_session_end: a deferred ID-rotating compaction follows it
 
     def __enter__(self) -> Turn:
         return self
@@ -309,10 +362,21 @@ class Turn:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if exc_type is not None:
-            if issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
-                self.interrupt("interrupted_by_user" if issubclass(exc_type, KeyboardInterrupt) else "cancelled")
+            if not issubclass(exc_type, Exception):  # Ctrl-C, cancellation, SystemExit, other BaseExceptions
+                self.interrupt(_interrupt_reason(exc_type))
             elif issubclass(exc_type, Exception):
                 self.failed = True
                 if self.reason is None and exc is not None:
                     self.reason = scrub_message(exception_text(exc), 500)
         self.end()
+
+
+def _interrupt_reason(exc_type: type[BaseException]) -> str:
+    """``turn_exit_reason`` of a turn stopped by a BaseException of ``exc_type``."""
+    if issubclass(exc_type, KeyboardInterrupt):
+        return "interrupted_by_user"
+    if issubclass(exc_type, asyncio.CancelledError):
+        return "cancelled"
+    if issubclass(exc_type, SystemExit):
+        return "exit"
+    return "interrupted"
