@@ -19,9 +19,13 @@ from urllib.parse import urlsplit
 from ..config.checks import check_keys, url
 from ..config.keypath import KeyPath, format_path
 from ..config.policy import ValidationContext
+from ..config.suggest import suggestion_of
 from ..engine.plugins import ComponentContext
 from ..export.config_checks import destination_key
+from ..export.paths import default_output_directory
+from ..sinks.otel_env import read_otlp_env
 from . import observability_keys as K
+from . import observability_preflight as preflight
 from .observability_sinks import AttachedSinks, attach_sinks
 
 SHUTDOWN_DEADLINE: Final = 5.0
@@ -41,6 +45,9 @@ class ObservabilityComponent:
 
     kind: ClassVar[str] = "observability"
     requires_native: ClassVar[bool] = False
+    check_activation: ClassVar = staticmethod(preflight.check_activation)
+    """What activation would skip or refuse, checked during validation (:mod:`.observability_preflight`)."""
+    describe_activation: ClassVar = staticmethod(preflight.describe_activation)
 
     def __init__(self, ctx: ComponentContext) -> None:
         self.ctx = ctx
@@ -79,10 +86,15 @@ class ObservabilityComponent:
         config = self.config
         otel = config.get("opentelemetry")
         if isinstance(otel, Mapping) and otel.get("enabled") is True:
-            ignored = [name for name in K.OTLP_HEADER_VARS if os.environ.get(name)]
+            # the header variables apply only to the endpoint taken from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT,
+            # used when the file lists no trace endpoint; otherwise they are ignored with a warning
+            from_env = read_otlp_env().endpoint is not None and not (otel.get("endpoints") or otel.get("traces"))
+            ignored = [name for name in K.OTLP_HEADER_VARS if os.environ.get(name)
+                       and not (from_env and name in K.OTLP_HEADER_VARS[:2])]
             if ignored:
-                self._warn("otlp_headers_ignored", f"{', '.join(ignored)} set in the environment but never applied; "
-                           "use per-endpoint 'headers' or 'header_env' instead", None)
+                self._warn("otlp_headers_ignored", f"{', '.join(ignored)} set in the environment but never applied to "
+                           "the endpoints of the pipeline file (only to the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT "
+                           "when the file lists none); use per-endpoint 'headers' or 'header_env' instead", None)
         for path, entry in _destinations(config):
             problem = _env_problem(entry)
             if problem:
@@ -91,7 +103,29 @@ class ObservabilityComponent:
             else:
                 self.destinations.append(path)
         self.exporters = attach_sinks(_without(config, self.skipped), base_dir=Path(self.working_directory),
-                                      register=self.ctx.register_plugin)
+                                      register=self.ctx.register_plugin, default_dir=self.output_directory())
+
+    def output_directory(self) -> Path:
+        """Where local files go when a section names no ``output_directory``: the directory the
+        activation hands every component (the activating profile's ``$HERMES_HOME/telemetry``),
+        else the default profile's (FMT-35: never the working directory)."""
+        given = getattr(self.ctx, "output_directory", None)
+        return Path(given) if given is not None else default_output_directory()
+
+    @classmethod
+    def output_locations(cls, config: Mapping[str, Any], *, base_dir: Path | None = None,
+                         default_dir: Path | None = None) -> list[tuple[KeyPath, str, bool]]:
+        """Where the enabled file-writing sections write: ``(key path inside config, resolved value,
+        is_default)``, for ``config explain``. Each sink package states its own defaults."""
+        from ..sinks import atif_config, atof_config
+
+        out: list[tuple[KeyPath, str, bool]] = []
+        for name, module in (("atof", atof_config), ("atif", atif_config)):
+            section = config.get(name)
+            if isinstance(section, Mapping) and section.get("enabled") is True:
+                out += [((name, *path), value, is_default) for path, value, is_default
+                        in module.output_locations(section, base_dir=base_dir, default_dir=default_dir)]
+        return out
 
     def flush(self, timeout: float) -> bool:
         """Write what the sinks have queued, within ``timeout`` seconds."""
@@ -184,7 +218,7 @@ def _entry(vctx: ValidationContext, path: KeyPath, entry: dict[str, Any], spec: 
         problems.append(((*path, "header_env"), "a header appears in both 'headers' and 'header_env'"))
     if problems:
         where, message = problems[0]
-        vctx.skip_entry(path, f"{format_path(where)}: {message}")
+        vctx.skip_entry(path, f"{format_path(where)}: {message}", suggestion=suggestion_of(message))
         return False
     return True
 
@@ -319,9 +353,13 @@ def _otel(otel: dict[str, Any], vctx: ValidationContext) -> None:
                                                     "endpoints; list them explicitly")
     for index, entry in _entries(otel, "file_sinks", base, vctx):
         _entry(vctx, (*base, "file_sinks", index), entry, K.OTEL_FILE_SINK, ())
-    if otel.get("enabled") is True and not declared and not signals_with_endpoints:
+    env = read_otlp_env()
+    if otel.get("enabled") is True and not declared and env.endpoint_problem is not None:
+        vctx.unsupported_value((*base, "endpoints"), f"the file lists no trace endpoint and {env.endpoint_problem}")
+    elif otel.get("enabled") is True and not declared and not signals_with_endpoints and env.endpoint is None:
         vctx.unsupported_value((*base, "endpoints"), "an enabled opentelemetry section needs at least one trace "
-                                                     "endpoint (or an enabled signal with explicit endpoints)")
+                                                     "endpoint (or an enabled signal with explicit endpoints, or "
+                                                     "OTEL_EXPORTER_OTLP_ENDPOINT in the environment)")
 
 
 def _derivable(entry: Mapping[str, Any]) -> bool:

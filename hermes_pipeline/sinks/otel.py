@@ -298,6 +298,8 @@ def build_otel_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
                            content_summary=content_summary, on_invalid=on_invalid,
                            ignore_unknown_keys=ignore_unknown_keys, exporter_factory=exporter_factory,
                            environment=environment, agent_version=agent_version)
-    if sink.enabled:
-        warn_global_headers()  # FMT-72 (the observability component does this at activation)
+    if sink.enabled:  # FMT-72: header variables not used by an endpoint are warned about (the component does
+        # this at activation); the endpoint taken from the environment uses its own header variables
+        from_env = isinstance(sink, OtelSink) and any(e.source for e in sink.config.endpoints)
+        warn_global_headers(("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS") if from_env else ())
     return OtelPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -29,6 +29,7 @@ from ..export.config_checks import entry_headers
 from ..export.config_checks import is_int as _is_int
 from ..export.errors import ExportConfigError
 from ..export.config_checks import check_on_invalid, check_table, destination_key, refuse_entry
+from .otel_env import OtlpEnv, read_otlp_env, warn_once
 from .otel_urls import URLError, is_langfuse_url, traces_url
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
@@ -89,11 +90,14 @@ class TraceEndpoint:
     promote_metadata_prefixes: tuple[str, ...] = ()
     langfuse: bool = False
     """The URL is a Langfuse OTLP ingestion path (FMT-77: ``session.id`` on every span)."""
+    source: str | None = None
+    """The environment variable the endpoint came from, when the pipeline file lists none."""
 
     @property
     def label(self) -> str:
-        """``opentelemetry.endpoints[i]``: how logs and counters name this endpoint (never the URL)."""
-        return f"opentelemetry.endpoints[{self.index}]"
+        """``opentelemetry.endpoints[i]`` (or the ``OTEL_*`` variable it came from): how logs name this
+        endpoint (never the URL)."""
+        return self.source or f"opentelemetry.endpoints[{self.index}]"
 
     def describe(self) -> str:
         """``gen_ai → http://host:port/path`` without userinfo, query or fragment (for humans, not logs)."""
@@ -115,6 +119,8 @@ class OtelConfig:
     endpoints: tuple[TraceEndpoint, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
     """``(key path, reason)`` of entries skipped with ``on_invalid = "skip"``."""
+    disabled_by: str | None = None
+    """``OTEL_SDK_DISABLED`` when that variable switched an enabled section off (nothing is exported)."""
 
 
 def _int(entry: Mapping[str, Any], key: str, default: int) -> int:
@@ -178,14 +184,14 @@ def _basic_auth(entry: Mapping[str, Any]) -> str | None:
     return f"Basic {token}"
 
 
-def _headers(entry: Mapping[str, Any], langfuse: bool) -> dict[str, str]:
+def _headers(entry: Mapping[str, Any], langfuse: bool, extra: Mapping[str, str]) -> dict[str, str]:
     headers = _string_map(entry, "headers")
     header_env = _string_map(entry, "header_env")
     if langfuse and any(k.lower() == "authorization" for k in headers):  # FMT-76
         raise _EntryError("headers", "Langfuse credentials must come from the environment: use basic_auth_env = "
                                      "{username = \"LANGFUSE_PUBLIC_KEY\", password = \"LANGFUSE_SECRET_KEY\"} "
                                      "or header_env, never a literal Authorization header")
-    resolved = entry_headers(headers, header_env)
+    resolved = {**extra, **entry_headers(headers, header_env)}
     auth = _basic_auth(entry)
     if auth is not None:
         if any(k.lower() == "authorization" for k in resolved):
@@ -217,7 +223,8 @@ def _url(entry: Mapping[str, Any]) -> str:
         raise _EntryError(exc.key, exc.message) from None
 
 
-def _endpoint(index: int, entry: Mapping[str, Any]) -> TraceEndpoint:
+def _endpoint(index: int, entry: Mapping[str, Any], env: OtlpEnv, extra_headers: Mapping[str, str] | None = None,
+              source: str | None = None) -> TraceEndpoint:
     kind = entry.get("type")
     if kind not in PROJECTIONS:
         raise _EntryError("type", "is required: 'gen_ai', 'full' or 'openinference'")
@@ -241,10 +248,15 @@ def _endpoint(index: int, entry: Mapping[str, Any]) -> TraceEndpoint:
     marks = entry.get("mark_projection", "inherit")
     if marks not in ("inherit", "event", "tool"):
         raise _EntryError("mark_projection", "expected 'inherit', 'event' or 'tool'")
-    resource = _string_map(entry, "resource_attributes")
+    # the file's resource attributes win one by one over OTEL_RESOURCE_ATTRIBUTES, its service_name over
+    # OTEL_SERVICE_NAME, which wins over the service.name of OTEL_RESOURCE_ATTRIBUTES
+    resource = {**{k: v for k, v in env.resource_attributes.items() if k != "service.name"},
+                **_string_map(entry, "resource_attributes")}
+    service = env.service() or "hermes-agent"
     return TraceEndpoint(
-        index=index, type=str(kind), url=url, headers=_headers(entry, langfuse), transport=str(transport),
-        service_name=_string(entry, "service_name", "hermes-agent") or "hermes-agent",
+        index=index, type=str(kind), url=url, headers=_headers(entry, langfuse, extra_headers or {}),
+        transport=str(transport), source=source,
+        service_name=_string(entry, "service_name", service) or service,
         service_namespace=_string(entry, "service_namespace", None),
         service_version=_string(entry, "service_version", None),
         instrumentation_scope=_string(entry, "instrumentation_scope", "hermes_pipeline") or "hermes_pipeline",
@@ -274,22 +286,26 @@ def _refuse_signal(config: Mapping[str, Any], signal: str, ignore_unknown_keys: 
     return None
 
 
-def warn_global_headers() -> None:
-    """FMT-72: one warning per process when the process-global OTLP header variables are set (never applied).
+def warn_global_headers(applied: Collection[str] = ()) -> None:
+    """FMT-72: one warning per process when the process-global OTLP header variables are set but not used.
 
-    The ``observability`` component already warns at activation; stand-alone builders call this.
+    They never apply to the endpoints listed in a pipeline file (they cannot be scoped to one endpoint),
+    only to the endpoint taken from ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` when the file lists none;
+    ``applied`` names the variables that endpoint used. The ``observability`` component already warns
+    at activation; stand-alone builders call this.
     """
     global _warned_global_headers
-    names = [name for name in GLOBAL_HEADER_VARS if os.environ.get(name)]
+    names = [name for name in GLOBAL_HEADER_VARS if os.environ.get(name) and name not in applied]
     if names and not _warned_global_headers:
         _warned_global_headers = True
-        logger.warning("hermes_pipeline: %s set in the environment but never applied to OTLP endpoints (they cannot "
-                       "be scoped to one endpoint); use the endpoint's 'headers' or 'header_env' instead",
-                       ", ".join(names))
+        logger.warning("hermes_pipeline: %s set in the environment but never applied to the OTLP endpoints of the "
+                       "pipeline file (they cannot be scoped to one endpoint; they apply only to the endpoint of "
+                       "OTEL_EXPORTER_OTLP_ENDPOINT when the file lists none); use the endpoint's 'headers' or "
+                       "'header_env' instead", ", ".join(names))
 
 
 def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", ignore_unknown_keys: bool = False,
-                      environment: str = "development") -> OtelConfig:
+                      environment: str = "development", env: OtlpEnv | None = None) -> OtelConfig:
     """Validate and resolve an ``opentelemetry`` table (see the module docstring).
 
     Args:
@@ -298,18 +314,23 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
             and for sections this build cannot run.
         ignore_unknown_keys: accept unknown keys (the caller applied its own unknown-field policy).
         environment: ``development`` or ``production``: the default ``sampling_rate`` (BOOK-46).
+        env: the ``OTEL_*`` variables (:func:`~.otel_env.read_otlp_env` of the process by default);
+            the file wins where both set something (see :mod:`.otel_env` for the precedence).
 
     Raises:
         ExportConfigError: naming the offending key path.
     """
     check_on_invalid(on_invalid)
+    env = read_otlp_env() if env is None else env
     if environment not in SAMPLING_DEFAULTS:
         raise ValueError("environment must be 'development' or 'production'")
     config = check_table(config, "opentelemetry", TOP_KEYS, ignore_unknown_keys=ignore_unknown_keys)
     enabled = config.get("enabled", False)
     if not isinstance(enabled, bool):
         raise ExportConfigError("opentelemetry.enabled", "expected true or false")
-    rate = config.get("sampling_rate", SAMPLING_DEFAULTS[environment])
+    # sampling_rate in the file, else the OTEL_TRACES_SAMPLER choice, else the profile environment's default
+    rate = config.get("sampling_rate", SAMPLING_DEFAULTS[environment] if env.sampling_rate is None
+                      else env.sampling_rate)
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0.0 <= rate <= 1.0:
         raise ExportConfigError("opentelemetry.sampling_rate", "expected a number between 0 and 1")
     always = config.get("always_sample_errors", False)
@@ -333,11 +354,16 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
     if file_sinks and enabled:
         refuse_entry(logger, "opentelemetry.file_sinks", "OTLP JSON file sinks are not implemented by this build; "
                      "use an ATOF file sink for local files, or remove opentelemetry.file_sinks", on_invalid, skipped)
-    if enabled and not entries:
+    if enabled:
+        for warning in env.warnings:
+            warn_once(warning)
+    if enabled and not entries and env.endpoint_problem is not None:
+        refuse_entry(logger, str(env.endpoint_variable), env.endpoint_problem, on_invalid, skipped)
+    elif enabled and not entries and env.endpoint is None:
         if on_invalid == "raise":
             raise ExportConfigError(f"opentelemetry.{key}", "an enabled opentelemetry section needs at least one "
                                     "trace endpoint, e.g. [[components.config.opentelemetry.endpoints]] type = "
-                                    "\"gen_ai\"")
+                                    "\"gen_ai\" (or OTEL_EXPORTER_OTLP_ENDPOINT in the environment)")
         # FMT-73: every entry was skipped upstream; never a load failure, the section exports nothing
         logger.warning("hermes_pipeline: opentelemetry is enabled but has no usable trace endpoint; it exports "
                        "nothing")
@@ -352,7 +378,7 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
             raise ExportConfigError(f"{path}.{extra[0]}", f"unknown key for a trace endpoint; valid keys: "
                                     f"{', '.join(sorted(ENDPOINT_KEYS))}")
         try:
-            endpoint = _endpoint(index, entry)
+            endpoint = _endpoint(index, entry, env)
         except _EntryError as exc:
             refuse_entry(logger, f"{path}.{exc.key}", exc.message, on_invalid, skipped)
             continue
@@ -363,5 +389,20 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
                                     "different type; their trace and span IDs would collide. Send each projection "
                                     "to its own destination")
         endpoints.append(endpoint)
-    return OtelConfig(enabled=enabled, sampling_rate=float(rate), always_sample_errors=always,
-                      endpoints=tuple(endpoints), skipped=tuple(skipped))
+    if enabled and not entries and env.endpoint is not None:
+        # the file lists no trace endpoint: the one of OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, with the
+        # headers of OTEL_EXPORTER_OTLP_(TRACES_)HEADERS (never applied to endpoints listed in the file)
+        try:
+            endpoints.append(_endpoint(0, {"type": "gen_ai", "endpoint": env.endpoint,
+                                           "timeout_millis": env.timeout_millis}, env, env.headers,
+                                       env.endpoint_variable))
+        except _EntryError as exc:
+            refuse_entry(logger, str(env.endpoint_variable), exc.message, on_invalid, skipped)
+    disabled_by = None
+    if enabled and env.sdk_disabled:
+        disabled_by = "OTEL_SDK_DISABLED"
+        warn_once("OTEL_SDK_DISABLED=true: OpenTelemetry export is off, no span is exported (ATOF and ATIF "
+                  "files are not affected)")
+    return OtelConfig(enabled=enabled and disabled_by is None, sampling_rate=float(rate),
+                      always_sample_errors=always, endpoints=tuple(endpoints), skipped=tuple(skipped),
+                      disabled_by=disabled_by)
