@@ -168,6 +168,7 @@ def test_cfg_22_cfg_23_malformed_records(env: Env, text: str, needle: str) -> No
 
 
 def test_cfg_23_cfg_24_duplicate_ids_and_kind_clash(env: Env) -> None:
+    """CFG-23 / CFG-24: Duplicate ids and kind clash."""
     write_manifest(env.root / "a", source="x = 1\n")
     write_manifest(env.root / "b", source="x = 1\n")
     twice = ('version = 1\n[[plugins.dynamic]]\nmanifest = "a/relay-plugin.toml"\n'

@@ -109,7 +109,7 @@ def test_sm_6_only_boolean_true_enables(env: Env) -> None:
     ("http://[::1]:9/", True), ("http://metrics.example", False), ("ftp://x", False), ("", False), ("42", False),
 ])
 def test_cfg_66_endpoint_rules(env: Env, endpoint: str, ok: bool) -> None:
-    """§13: https, or http on localhost / 127.0.0.1 / ::1; otherwise ERROR shared_metrics.invalid_endpoint."""
+    """CFG-66: §13: https, or http on localhost / 127.0.0.1 / ::1; otherwise ERROR shared_metrics.invalid_endpoint."""
     write_config(env.hermes_home, f"telemetry:\n  shared_metrics:\n    endpoint: {endpoint!r}\n")
     s = load_profile_settings(env.hermes_home)
     assert (s.shared_metrics.endpoint is not None) == ok
@@ -178,7 +178,7 @@ def test_hook_callback_timeout_applied_from_first_profile(env: Env, process: Eng
 
 def test_cfg_51_cfg_54_two_profiles_share_plugins_keep_own_state(env: Env, process: Engine,
                                                                  caplog: pytest.LogCaptureFixture) -> None:
-    """CFG-50..CFG-54: two HERMES_HOMEs in one process share one activation (one component instance,
+    """CFG-51: CFG-50..CFG-54: two HERMES_HOMEs in one process share one activation (one component instance,
     shared middleware, one log line) and keep their own config.yaml state; the last close releases."""
     env.select(env.write("pipeline.toml", PIPELINE))
     write_config(env.root / "alpha", "telemetry:\n  shared_metrics:\n    enabled: true\n"

@@ -187,6 +187,7 @@ def test_sm91_p13_one_heartbeat_of_latency(world: World) -> None:
 
 
 def test_sm90_head_and_tail_of_one_period_are_gated_together(world: World) -> None:
+    """SM-90: Head and tail of one period are gated together."""
     world.observe(True, day(0))
     head = world.daily(1)  # created on day 1
     tail = world.daily(1)  # the tail of day 1, created on day 2
@@ -276,7 +277,7 @@ def test_sm87_sm88_property_reconciler_matches_the_algorithm_and_keeps_its_invar
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=1, max_size=30))
 def test_sm89_property_reconciling_again_is_idempotent(tmp_path: Path, steps: list[tuple[str, object, int]]) -> None:
-    """Running the reconciler more often is safe: repeating an observation that the 30-day cap did not
+    """SM-89: Running the reconciler more often is safe: repeating an observation that the 30-day cap did not
     clamp changes neither the windows nor any package's eligibility."""
     world = _world(tmp_path)
     honest = day(0)
@@ -324,7 +325,7 @@ DAYS = st.lists(st.tuples(st.sampled_from([True, True, True, True, False]), st.l
 @given(days=DAYS, silent=st.lists(st.integers(0, 39), max_size=3), gap=st.integers(1, 45))
 def test_sm90_property_honest_clock_days_with_send_off_are_never_sent(
         tmp_path: Path, days: list[tuple[bool, list[int]]], silent: list[int], gap: int) -> None:
-    """Day by day with an honest clock: ``send`` may change between days (also while no process runs);
+    """SM-90: Day by day with an honest clock: ``send`` may change between days (also while no process runs);
     each process run observes consent at start, collects, packages if due (including today's partial
     period) and, when sending, runs a heartbeat. A package is eligible only if ``send`` was on for its
     day (safety); with observation gaps under 30 days, a day inside one unbroken run of "on"
@@ -371,6 +372,7 @@ def test_sm90_property_honest_clock_days_with_send_off_are_never_sent(
 
 
 def test_sm89_reconcile_consent_after_a_settings_change(home: Path) -> None:
+    """SM-89: Reconcile consent after a settings change."""
     from hermes_pipeline.shared_metrics import reconcile_consent
 
     store = MetricsStore(home)

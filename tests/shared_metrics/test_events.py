@@ -21,6 +21,7 @@ def tool_end(**data: Any) -> ev.MetricsEvent:
 
 
 def test_sm13_valid_events_pass() -> None:
+    """SM-13: Valid events pass."""
     assert ev.check_event(tool_end(), RUNTIME) is None
     assert ev.check_event(ev.mark_event(ev.CLIENT_ACTIVE, T0, RUNTIME), RUNTIME) is None
     assert ev.check_event(ev.mark_event(ev.CLIENT_ACTIVE, T0, RUNTIME, {}), RUNTIME) is None
@@ -43,6 +44,7 @@ def _with_meta(event: ev.MetricsEvent, meta: dict[str, Any]) -> ev.MetricsEvent:
     {ev.SCHEMA_KEY: ev.EVENT_SCHEMA_VERSION, ev.RUNTIME_KEY: RUNTIME, ev.STATUS_KEY: "UNSET"},
 ])
 def test_sm13_sm97_metadata_must_be_exactly_the_allowed_keys(meta: dict[str, Any]) -> None:
+    """SM-13 / SM-97: Metadata must be exactly the allowed keys."""
     assert ev.check_event(_with_meta(tool_end(), meta), RUNTIME) is not None
 
 
@@ -64,10 +66,12 @@ def test_sm13_sm97_metadata_must_be_exactly_the_allowed_keys(meta: dict[str, Any
     "not an event",
 ])
 def test_sm15_sm16_sm97_out_of_contract_events_are_rejected(event: Any) -> None:
+    """SM-15 / SM-16 / SM-97: Out of contract events are rejected."""
     assert ev.check_event(event, RUNTIME) is not None
 
 
 def test_sm13_subscriber_counts_rejections_and_writes_nothing(home: Any) -> None:
+    """SM-13: Subscriber counts rejections and writes nothing."""
     from hermes_pipeline.shared_metrics import MetricsStore
 
     store = MetricsStore(home)
@@ -88,6 +92,7 @@ def test_sm13_subscriber_counts_rejections_and_writes_nothing(home: Any) -> None
 
 
 def test_sm15_a_cached_valid_shape_does_not_admit_an_extra_duration_key() -> None:
+    """SM-15: A cached valid shape does not admit an extra duration key."""
     assert ev.check_event(tool_end(), RUNTIME) is None  # now cached as valid
     assert ev.check_event(tool_end(duration_ms=5), RUNTIME) is not None
     model = {"model": "m", "provider": "p"}

@@ -68,6 +68,7 @@ def store(home: Path) -> MetricsStore:
 
 
 def test_sm59_sm62_worked_example_validates_and_schemas_are_closed() -> None:
+    """SM-59 / SM-62: Worked example validates and schemas are closed."""
     validate_package(EXAMPLE, expect=V2)
 
     def objects(node: Any) -> list[dict[str, Any]]:
@@ -89,6 +90,7 @@ def test_sm59_sm62_worked_example_validates_and_schemas_are_closed() -> None:
 
 
 def test_sm59_shipped_schemas_equal_the_spec() -> None:
+    """SM-59: Shipped schemas equal the spec."""
     import re
 
     spec = Path(__file__).resolve().parents[3] / "shared" / "spec" / "05-shared-metrics.md"
@@ -132,6 +134,7 @@ def test_sm62_large_packages_use_the_same_closed_schema() -> None:
 
 
 def test_sm61_sm97_legacy_v1_files_still_validate_against_v1() -> None:
+    """SM-61 / SM-97: Legacy v1 files still validate against v1."""
     legacy = {"schema_version": V1, "package_id": "0b7e2c9a-5d1f-4e3a-9c8b-7a6f5e4d3c2b",
               "install_id": EXAMPLE["install_id"], "period_start": "2026-05-01T00:00:00Z",
               "period_end": "2026-05-02T00:00:00Z", "generated_at": "2026-05-02T08:00:00Z",
@@ -223,6 +226,7 @@ def test_sm54_sm97_two_concurrent_packaging_runs_commit_one_delta(store: Metrics
 
 
 def test_sm23_sm60_legacy_model_call_counters_drain_without_loss(store: MetricsStore) -> None:
+    """SM-23 / SM-60: Legacy model call counters drain without loss."""
     v2_shape = {"call_role": "primary", "locality": "remote", "model_family": "gpt", "outcome": "success",
                 "provider_family": "direct"}
     v1_shape = {**v2_shape, "cost_bucket": "zero", "input_token_bucket": "1k_to_4k", "latency_bucket": "1s_to_2s",

@@ -67,6 +67,7 @@ def test_sm11_send_without_enabled_warns_and_collects_nothing(home: Path, clock:
 
 
 def test_sm65_disabling_stops_collection_and_keeps_state(home: Path, clock: ManualClock) -> None:
+    """SM-65: Disabling stops collection and keeps state."""
     engine = Engine().child()
     metrics = attach_shared_metrics(engine, home, enabled=True, clock=clock, resource=RESOURCE)
     assert metrics is not None
@@ -88,6 +89,7 @@ def test_sm65_disabling_stops_collection_and_keeps_state(home: Path, clock: Manu
 
 
 def test_sm17_sm18_sm19_sm22_sm24_one_turn_with_a_tool(mhost: Host, metrics: SharedMetrics) -> None:
+    """SM-17 / SM-18 / SM-19 / SM-22 / SM-24: One turn with a tool."""
     with mhost.session() as session, session.turn("PROMPT_CANARY") as turn:
         first = turn.call_llm({"model": "x", "messages": []},
                               lambda r: response(None, [{"id": "TOOL_CALL_CANARY", "type": "function",
@@ -117,6 +119,7 @@ def test_sm17_sm18_sm19_sm22_sm24_one_turn_with_a_tool(mhost: Host, metrics: Sha
 
 
 def test_sm1_sm33_no_identifier_text_or_name_reaches_the_store(mhost: Host, metrics: SharedMetrics) -> None:
+    """SM-1 / SM-33: No identifier text or name reaches the store."""
     canaries = ["PROMPT_CANARY", "RESPONSE_CANARY", "TOOL_CALL_CANARY", "TOOL_RESULT_CANARY", "read_file",
                 "SESSION_CANARY", "TASK_CANARY", "TURN_CANARY", "127.0.0.1", "ERROR_CANARY", "APPROVAL_CANARY"]
     session = mhost.session("SESSION_CANARY")
@@ -144,6 +147,7 @@ class Flaky(Exception):
 
 
 def test_sm20_retries_share_one_logical_call(mhost: Host, metrics: SharedMetrics) -> None:
+    """SM-20: Retries share one logical call."""
     attempts = iter([Flaky("overloaded"), Flaky("overloaded"), None])
 
     def provider(request: dict[str, Any]) -> dict[str, Any]:
@@ -162,6 +166,7 @@ def test_sm20_retries_share_one_logical_call(mhost: Host, metrics: SharedMetrics
 
 def test_sm20_sm97_retry_counting_survives_a_fallback_that_resets_the_ordinal(
         profile_engine: Engine, metrics: SharedMetrics) -> None:
+    """SM-20 / SM-97: Retry counting survives a fallback that resets the ordinal."""
     start_task(profile_engine)
     for request_id, ordinal in (("req-1", 0), ("req-1", 1), ("req-fallback", 2)):
         dispatch(profile_engine, "pre_api_request", session_id="sess-1", task_id="task-1", api_request_id=request_id,
@@ -177,6 +182,7 @@ def test_sm20_sm97_retry_counting_survives_a_fallback_that_resets_the_ordinal(
 
 def test_sm22_route_once_per_logical_call_and_unclosed_calls_not_routed(
         profile_engine: Engine, metrics: SharedMetrics) -> None:
+    """SM-22: Route once per logical call and unclosed calls not routed."""
     start_task(profile_engine)
     for request_id in ("a", "b"):
         dispatch(profile_engine, "pre_api_request", session_id="sess-1", task_id="task-1", api_request_id=request_id,
@@ -192,6 +198,7 @@ def test_sm22_route_once_per_logical_call_and_unclosed_calls_not_routed(
 
 
 def test_sm22_invalid_response_model_falls_back_to_requested(profile_engine: Engine, metrics: SharedMetrics) -> None:
+    """SM-22: Invalid response model falls back to requested."""
     start_task(profile_engine)
     dispatch(profile_engine, "post_api_request", session_id="sess-1", task_id="task-1", api_request_id="a",
              model="GPT-X", provider="bad provider!", response_model="not valid/ because spaces", api_duration=0.1)
@@ -212,6 +219,7 @@ def tool(engine: Engine, hook: str, call_id: str, request: str = "req-1", name: 
 
 
 def test_sm27_duplicate_terminal_result_is_ignored(profile_engine: Engine, metrics: SharedMetrics) -> None:
+    """SM-27: Duplicate terminal result is ignored."""
     start_task(profile_engine)
     tool(profile_engine, "pre_tool_call", "c1")
     for _ in range(3):
@@ -223,6 +231,7 @@ def test_sm27_duplicate_terminal_result_is_ignored(profile_engine: Engine, metri
 
 def test_sm27_sm97_tool_call_id_reused_under_another_request_counts_twice(
         profile_engine: Engine, metrics: SharedMetrics) -> None:
+    """SM-27 / SM-97: Tool call id reused under another request counts twice."""
     start_task(profile_engine)
     for request in ("req-1", "req-2"):
         tool(profile_engine, "pre_tool_call", "call_0", request=request)
@@ -233,6 +242,7 @@ def test_sm27_sm97_tool_call_id_reused_under_another_request_counts_twice(
 
 
 def test_sm27_calls_without_id_each_count_and_match_oldest_open(profile_engine: Engine, metrics: SharedMetrics) -> None:
+    """SM-27: Calls without id each count and match oldest open."""
     start_task(profile_engine)
     tool(profile_engine, "pre_tool_call", "", name="terminal")
     tool(profile_engine, "pre_tool_call", "", name="read_file")
@@ -244,6 +254,7 @@ def test_sm27_calls_without_id_each_count_and_match_oldest_open(profile_engine: 
 
 
 def test_sm27_unmatched_terminal_result_is_a_new_completed_call(mhost: Host, metrics: SharedMetrics) -> None:
+    """SM-27: Unmatched terminal result is a new completed call."""
     with mhost.session() as session, session.turn("q") as turn:
         turn.call_tool("read_file", {}, lambda: "x", tool_call_id="c9", deny="not allowed")  # no pre_tool_call
         turn.complete("ok")
@@ -257,6 +268,7 @@ def test_sm27_unmatched_terminal_result_is_a_new_completed_call(mhost: Host, met
 ])
 def test_sm28_open_tools_closed_at_task_end(profile_engine: Engine, metrics: SharedMetrics,
                                             end: dict[str, Any], leftover: str) -> None:
+    """SM-28: Open tools closed at task end."""
     start_task(profile_engine)
     tool(profile_engine, "pre_tool_call", "c1", name="my_tool")
     end_task(profile_engine, **end)
@@ -280,6 +292,7 @@ def test_sm25_category_from_registry_toolset_unknown_when_undeclared(
 
 
 def test_sm29_sm30_attributed_and_unattributed_approvals(mhost: Host, metrics: SharedMetrics) -> None:
+    """SM-29 / SM-30: Attributed and unattributed approvals."""
     def approve(tool_name: str, args: dict[str, Any]) -> bool:
         with mhost.approval("write", description="d") as approval:
             return approval.resolve("once")
@@ -298,6 +311,7 @@ def test_sm29_sm30_attributed_and_unattributed_approvals(mhost: Host, metrics: S
 
 
 def test_sm29_denied_approval_marks_the_blocked_tool(mhost: Host, metrics: SharedMetrics) -> None:
+    """SM-29: Denied approval marks the blocked tool."""
     def deny(tool_name: str, args: dict[str, Any]) -> bool:
         with mhost.approval("write") as approval:
             return approval.resolve("deny")
@@ -313,7 +327,7 @@ def test_sm29_denied_approval_marks_the_blocked_tool(mhost: Host, metrics: Share
 
 
 def test_sm21_sm97_task_ownership_survives_session_id_rotation(profile_engine: Engine, metrics: SharedMetrics) -> None:
-    """Hooks after a compaction carry the new session id; tearing down the old identity mid-task
+    """SM-21: Hooks after a compaction carry the new session id; tearing down the old identity mid-task
     does not abort the task, which keeps counting under its task_id and finishes normally."""
     start_task(profile_engine, session="old-session")
     dispatch(profile_engine, "pre_api_request", session_id="new-session", task_id="task-1", api_request_id="r1",
@@ -331,6 +345,7 @@ def test_sm21_sm97_task_ownership_survives_session_id_rotation(profile_engine: E
 
 def test_sm21_rotating_compaction_reported_by_the_host_moves_open_tasks(profile_engine: Engine,
                                                                         metrics: SharedMetrics) -> None:
+    """SM-21: Rotating compaction reported by the host moves open tasks."""
     start_task(profile_engine, session="old-session")
     dispatch(profile_engine, "on_compaction", session_id="old-session", new_session_id="new-session", rotated=True,
              platform="cli")
@@ -341,6 +356,7 @@ def test_sm21_rotating_compaction_reported_by_the_host_moves_open_tasks(profile_
 
 
 def test_sm21_late_hooks_never_reopen_a_finished_task(profile_engine: Engine, metrics: SharedMetrics) -> None:
+    """SM-21: Late hooks never reopen a finished task."""
     start_task(profile_engine)
     end_task(profile_engine)
     start_task(profile_engine)  # a late duplicate of the same task
@@ -376,6 +392,7 @@ def test_sm19_finish_task_boundary(profile_engine: Engine, metrics: SharedMetric
 
 
 def test_sm42_subagent_tasks_are_delegated_and_closed_with_the_child(mhost: Host, metrics: SharedMetrics) -> None:
+    """SM-42: Subagent tasks are delegated and closed with the child."""
     with mhost.session() as session, session.turn("q") as turn:
         with turn.subagent(role="reviewer", goal="g") as run:
             run.session.turn("child work")  # never ended: subagent_stop closes it
@@ -389,6 +406,7 @@ def test_sm42_subagent_tasks_are_delegated_and_closed_with_the_child(mhost: Host
 
 
 def test_sm42_declared_entrypoint_wins(profile_engine: Engine, home: Path, clock: ManualClock) -> None:
+    """SM-42: Declared entrypoint wins."""
     other = profile_engine.parent.child()  # type: ignore[union-attr]
     metrics = attach_shared_metrics(other, home, enabled=True, clock=clock, entrypoint="background",
                                     resource=RESOURCE)
@@ -467,7 +485,7 @@ def test_sm36_setup_counters(metrics: SharedMetrics) -> None:
 
 
 def test_sm5_other_plugins_never_change_what_is_collected(tmp_path: Path, clock: ManualClock) -> None:
-    """A failing process-wide plugin and a rich recorder on the parent engine leave the counters unchanged."""
+    """SM-5: A failing process-wide plugin and a rich recorder on the parent engine leave the counters unchanged."""
     from hermes_pipeline.testing import Recorder
 
     def run(home: Path, noisy: bool) -> list[tuple[str, str, int]]:

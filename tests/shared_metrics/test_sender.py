@@ -148,6 +148,7 @@ def test_sm80_429_defers_by_clamped_retry_after(home: Path, send_clock: ManualCl
 @pytest.mark.parametrize("status", [500, 502, 503, 401, 403, 404, 422, 200])
 def test_sm80_sm81_other_statuses_retry_three_times_then_defer_900s(home: Path, send_clock: ManualClock,
                                                                     status: int) -> None:
+    """SM-80 / SM-81: Other statuses retry three times then defer 900s."""
     store = prepare(home)
     sleeps: list[float] = []
     mock = Mock(status, status, status)
@@ -160,6 +161,7 @@ def test_sm80_sm81_other_statuses_retry_three_times_then_defer_900s(home: Path, 
 
 
 def test_sm81_a_retry_that_succeeds_is_sent(home: Path, send_clock: ManualClock) -> None:
+    """SM-81: A retry that succeeds is sent."""
     store = prepare(home)
     mock = Mock(503, 202)
     assert make_sender(store, send_clock, mock).run_pass()["sent"] == 1
@@ -176,6 +178,7 @@ def test_sm80_transport_failure_offline(home: Path, send_clock: ManualClock) -> 
 
 
 def test_sm73_a_pass_never_raises(home: Path, send_clock: ManualClock) -> None:
+    """SM-73: A pass never raises."""
     store = prepare(home)
     mock = Mock(*[ValueError("weird transport bug")] * 3)
     assert make_sender(store, send_clock, mock).run_pass()["deferred"] == 1
@@ -278,6 +281,7 @@ def test_sm82_rows_with_25_claims_are_abandoned(home: Path, send_clock: ManualCl
 
 
 def test_sm76_an_unusable_row_is_rejected_and_the_pass_continues(home: Path, send_clock: ManualClock) -> None:
+    """SM-76: An unusable row is rejected and the pass continues."""
     store = prepare(home, ("2026-09-01", "2026-09-01"))
     first = row(store)[0]
     conn = store.connect()
@@ -291,6 +295,7 @@ def test_sm76_an_unusable_row_is_rejected_and_the_pass_continues(home: Path, sen
 
 
 def test_sm72_at_most_20_packages_per_pass(home: Path, send_clock: ManualClock) -> None:
+    """SM-72: At most 20 packages per pass."""
     store = prepare(home, ["2026-09-01"] * 23)
     mock = Mock()
     assert make_sender(store, send_clock, mock).run_pass()["sent"] == 20
@@ -301,6 +306,7 @@ def test_sm72_at_most_20_packages_per_pass(home: Path, send_clock: ManualClock) 
 
 
 def test_sm72_revocation_mid_pass_stops_after_the_current_package(home: Path, send_clock: ManualClock) -> None:
+    """SM-72: Revocation mid pass stops after the current package."""
     store = prepare(home, ["2026-09-01"] * 3)
     answers = iter([(True, True, URL)] * 2)  # the heartbeat at pass start, the check before the first package
 
@@ -318,6 +324,7 @@ def test_sm72_revocation_mid_pass_stops_after_the_current_package(home: Path, se
 @pytest.mark.parametrize("answer", [(True, True, "https://other.example/"), (False, True, URL), (True, False, URL)])
 def test_sm72_consent_is_rechecked_before_every_package(home: Path, send_clock: ManualClock,
                                                         answer: tuple[bool, bool, str]) -> None:
+    """SM-72: Consent is rechecked before every package."""
     store = prepare(home)
     mock = Mock()
     assert make_sender(store, send_clock, mock, consent=lambda: answer).run_pass()["sent"] == 0
@@ -325,6 +332,7 @@ def test_sm72_consent_is_rechecked_before_every_package(home: Path, send_clock: 
 
 
 def test_sm72_a_consent_read_that_raises_fails_closed(home: Path, send_clock: ManualClock) -> None:
+    """SM-72: A consent read that raises fails closed."""
     store = prepare(home)
 
     def broken() -> tuple[bool, bool]:
@@ -345,6 +353,7 @@ def test_sm88_sm92_head_and_tail_of_one_period_are_gated_together(home: Path) ->
 
 
 def test_sm90_sm92_re_enabling_does_not_release_the_gap(home: Path, send_clock: ManualClock) -> None:
+    """SM-90 / SM-92: Re enabling does not release the gap."""
     store = prepare(home)
     conn = store.connect()
     reconcile(conn, True, T0 + timedelta(days=1))
@@ -429,7 +438,7 @@ def test_sm92_loopback_offline_endpoint_defers(home: Path, send_clock: ManualClo
 
 
 def test_sm71_sm89_end_to_end_background_send_after_a_task(tmp_path: Path, ingest: Ingest) -> None:
-    """Collection and sending on: every task end packages, exports and starts the named send thread.
+    """SM-71 / SM-89: Collection and sending on: every task end packages, exports and starts the named send thread.
     Consent opens during day 1, so day 1's period is not inside the window and is never sent; day 2's
     package is sent on day 3, once a heartbeat has confirmed consent past its period."""
     from hermes_pipeline import Engine, Host

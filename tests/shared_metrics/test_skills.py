@@ -14,6 +14,7 @@ from .conftest import rows
 
 
 def test_sm31_sm32_smoke_sequence(home: Path, metrics: SharedMetrics) -> None:
+    """SM-31 / SM-32: Smoke sequence."""
     skills = SkillReporter(home, metrics=metrics)
     skills.created("SKILL_CANARY")
     uses = [skills.loaded("SKILL_CANARY"), skills.loaded("SKILL_CANARY")]
@@ -43,6 +44,7 @@ def test_sm31_sm32_smoke_sequence(home: Path, metrics: SharedMetrics) -> None:
 
 
 def test_sm32_only_the_first_use_after_a_patch_is_reused_after_patch(home: Path, metrics: SharedMetrics) -> None:
+    """SM-32: Only the first use after a patch is reused after patch."""
     skills = SkillReporter(home, metrics=metrics)
     skills.created("s")
     flags = []
@@ -65,7 +67,7 @@ def test_sm31_failed_mutations_emit_nothing(home: Path, metrics: SharedMetrics) 
 
 
 def test_sm32_usage_state_is_updated_transactionally(home: Path) -> None:
-    """Concurrent loads never lose an update: each sees a distinct use count."""
+    """SM-32: Concurrent loads never lose an update: each sees a distinct use count."""
     skills = [SkillReporter(home) for _ in range(8)]
     seen: list[int] = []
     lock = threading.Lock()
@@ -85,6 +87,7 @@ def test_sm32_usage_state_is_updated_transactionally(home: Path) -> None:
 
 
 def test_sm17_skill_events_reach_other_listeners_of_the_engine(home: Path) -> None:
+    """SM-17: Skill events reach other listeners of the engine."""
     engine = Engine()
     received: list[dict[str, Any]] = []
     engine.register_hook("on_skill_lifecycle", lambda **kw: received.append(kw))

@@ -48,6 +48,7 @@ def test_sm46_sm97_owner_only_permissions(home: Path) -> None:
 
 
 def test_sm47_sm48_tables_and_fixed_width_timestamps(home: Path) -> None:
+    """SM-47 / SM-48: Tables and fixed width timestamps."""
     conn = MetricsStore(home).connect()
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"telemetry_state", "counter_aggregates", "package_outbox", "send_consent_windows", "consent_marks",
@@ -69,6 +70,7 @@ def test_sm87_at_most_one_open_consent_window_is_enforced_by_the_schema(home: Pa
 
 
 def test_sm51_sm97_migration_1_to_2(home: Path) -> None:
+    """SM-51 / SM-97: Migration 1 to 2."""
     store = MetricsStore(home)
     store.directory.mkdir(parents=True)
     raw = sqlite3.connect(store.db_path)
@@ -114,6 +116,7 @@ def test_sm52_newer_schema_versions_are_refused(home: Path) -> None:
 
 
 def test_sm49_counters_upsert_transactionally(home: Path) -> None:
+    """SM-49: Counters upsert transactionally."""
     conn = MetricsStore(home).connect()
     with st.transaction(conn):
         st.apply_ops(conn, [("inc", "2026-09-01", "hermes.tool_call.count", "{}", 1)] * 3
@@ -222,6 +225,7 @@ def test_sm34_sm97_processes_starting_at_once_count_client_active_once(home: Pat
 
 
 def test_sm47_sm49_concurrent_increments_from_several_processes_are_exact(home: Path) -> None:
+    """SM-47 / SM-49: Concurrent increments from several processes are exact."""
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(4)
     _spawn(_run_turns, [(str(home), 60, barrier) for _ in range(4)])

@@ -24,6 +24,7 @@ def test_sm37_count_buckets(n: int, bucket: str) -> None:
 @pytest.mark.parametrize(("value", "bucket"), [(0, "0"), (4, "3_to_5"), (True, "unknown"), (-1, "unknown"),
                                                (None, "unknown"), ("2", "unknown"), (2.0, "unknown")])
 def test_sm26_tool_retry_bucket_only_from_explicit_non_boolean_integers(value: object, bucket: str) -> None:
+    """SM-26: Tool retry bucket only from explicit non boolean integers."""
     assert v.retry_bucket(value) == bucket
 
 
@@ -31,6 +32,7 @@ def test_sm26_tool_retry_bucket_only_from_explicit_non_boolean_integers(value: o
                                             (5_000, "5s_to_30s"), (30_000, "30s_to_2m"), (119_999, "30s_to_2m"),
                                             (120_000, "2m_to_10m"), (600_000, "gte_10m")])
 def test_sm38_duration_buckets_lower_bound_inclusive(ms: int, bucket: str) -> None:
+    """SM-38: Duration buckets lower bound inclusive."""
     assert v.duration_bucket(ms) == bucket
 
 
@@ -39,11 +41,13 @@ def test_sm38_duration_buckets_lower_bound_inclusive(ms: int, bucket: str) -> No
                                             (1_000, "1s_to_2s"), (2_000, "2s_to_5s"), (5_000, "5s_to_10s"),
                                             (10_000, "10s_to_30s"), (30_000, "gte_30s")])
 def test_sm39_latency_buckets(ms: int | None, bucket: str) -> None:
+    """SM-39: Latency buckets."""
     assert v.latency_bucket(ms) == bucket
 
 
 @given(st.integers(min_value=0, max_value=10**9))
 def test_sm37_sm38_sm39_buckets_always_in_their_closed_enums(n: int) -> None:
+    """SM-37 / SM-38 / SM-39: Buckets always in their closed enums."""
     assert v.count_bucket(n) in v.COUNT_BUCKETS
     assert v.duration_bucket(n) in v.DURATION_BUCKETS
     assert v.latency_bucket(n) in v.LATENCY_BUCKETS
@@ -80,6 +84,7 @@ def test_sm25_tool_category_from_toolset(toolset: str | None, category: str) -> 
 
 @given(st.text(max_size=40))
 def test_sm25_sm43_tool_category_is_total_and_never_echoes_custom_names(name: str) -> None:
+    """SM-25 / SM-43: Tool category is total and never echoes custom names."""
     assert v.tool_category(name) in v.TOOL_CATEGORIES
 
 
@@ -90,10 +95,12 @@ def test_sm25_sm43_tool_category_is_total_and_never_echoes_custom_names(name: st
                                                    ("telegram", "gateway"), ("discord", "gateway"),
                                                    ("", "unknown"), (None, "unknown"), ("my-host", "other")])
 def test_sm41_execution_surface(platform: object, surface: str) -> None:
+    """SM-41: Execution surface."""
     assert v.execution_surface(platform) == surface
 
 
 def test_sm42_entrypoint_declared_delegated_then_surface() -> None:
+    """SM-42: Entrypoint declared delegated then surface."""
     assert v.entrypoint("cli", declared="background") == "background"
     assert v.entrypoint("cli", declared="nonsense") == "interactive"
     assert v.entrypoint("gateway", delegated=True) == "delegated"
@@ -141,10 +148,12 @@ def test_sm19_exception_to_exit_reason() -> None:
                                             ("-leading-dash", "unknown"), ("x" * 257, "unknown"),
                                             ("m" * 256, "m" * 256), ("https://host/v1?q=1", "unknown")])
 def test_sm44_model_identifiers(raw: object, model: str) -> None:
+    """SM-44: Model identifiers."""
     assert v.model_id(raw) == model
 
 
 def test_sm44_provider_identifiers_bounded_at_64() -> None:
+    """SM-44: Provider identifiers bounded at 64."""
     assert v.provider_id("OpenRouter") == "openrouter"
     assert v.provider_id("p" * 64) == "p" * 64
     assert v.provider_id("p" * 65) == "unknown"
@@ -152,6 +161,7 @@ def test_sm44_provider_identifiers_bounded_at_64() -> None:
 
 @given(st.text(max_size=300))
 def test_sm3_sm43_model_normaliser_is_total_and_output_is_a_valid_identifier(raw: str) -> None:
+    """SM-3 / SM-43: Model normaliser is total and output is a valid identifier."""
     out = v.model_id(raw)
     assert out == "unknown" or (v.IDENTIFIER_RE.match(out) and out == raw.strip().lower())
 
@@ -173,6 +183,7 @@ def test_sm45_resource_fields_normalised_never_raw(fn: object, raw: str, out: st
 
 
 def test_sm32_skill_load_states() -> None:
+    """SM-32: Skill load states."""
     assert v.skill_load_states(1, False, False) == ("first_use", "not_applicable", "1")
     assert v.skill_load_states(2, True, False) == ("reused", "no_new_patch", "2")
     assert v.skill_load_states(3, True, True) == ("reused", "reused_after_patch", "3_to_5")
