@@ -231,7 +231,8 @@ def test_sm27_duplicate_terminal_result_is_ignored(profile_engine: Engine, metri
 
 def test_sm27_sm97_tool_call_id_reused_under_another_request_counts_twice(
         profile_engine: Engine, metrics: SharedMetrics) -> None:
-    """SM-27 / SM-97: Tool call id reused under another request counts twice."""
+    """SM-27 / SM-97 / OBS-27: a tool_call_id reused under another request counts twice: tool calls are
+    deduplicated on (api_request_id, turn_id, tool_call_id), never on tool_call_id alone."""
     start_task(profile_engine)
     for request in ("req-1", "req-2"):
         tool(profile_engine, "pre_tool_call", "call_0", request=request)
