@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import __version__
 from .config_cmd import add_parser as add_config_parser
+from .hooks_cmd import add_parser as add_hooks_parser
 from .metrics_cmd import add_parser as add_metrics_parser
 from .trace_cmd import add_parser as add_trace_parser
 
@@ -28,28 +29,16 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hooks(args: argparse.Namespace) -> int:
-    from ..contract.hooks import MIDDLEWARE_FIELDS, OBSERVER_HOOKS
-
-    for info in OBSERVER_HOOKS.values():
-        flags = ", ".join(f for f, on in (("gated", info.must_gate), ("return used", info.return_used)) if on)
-        print(f"{info.name:<26} {info.family:<12} hang class {info.hang_class}"
-              f"{'  (' + flags + ')' if flags else ''}")
-        if args.fields:
-            print("    " + ", ".join(info.fields))
-    for kind, fields in MIDDLEWARE_FIELDS.items():
-        print(f"middleware {kind:<15} middleware")
-        if args.fields:
-            print("    " + ", ".join(fields))
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = argparse.ArgumentParser(
         prog="hermes-pipeline",
         description="Telemetry and middleware engine for LLM agent runtimes (hermes.observer.v1, "
                     "hermes.middleware.v1).",
+        epilog="Terms: ATOF = Agent Trajectory Observability Format, JSON-Lines event files; ATIF = Agent "
+               "Trajectory Interchange Format, one JSON trajectory per agent run; OTLP = the OpenTelemetry "
+               "protocol that carries traces to a collector; pipeline file = the plugins.toml (or YAML) selected "
+               "by HERMES_NEMO_RELAY_PLUGINS_TOML.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -64,9 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="pipeline file to run with (default: the packaged one, same as pipelines/demo.toml); "
                            "its output directories go under the workspace and OTLP goes to the demo's receiver")
     demo.set_defaults(func=_demo)
-    hooks = sub.add_parser("hooks", help="list the observer hooks and middleware kinds of the contract")
-    hooks.add_argument("--fields", action="store_true", help="also list each hook's payload fields")
-    hooks.set_defaults(func=_hooks)
+    add_hooks_parser(sub)
     add_config_parser(sub)
     add_metrics_parser(sub)
     add_trace_parser(sub)

@@ -167,7 +167,9 @@ def _reset(args: argparse.Namespace) -> int:
 def add_parser(subparsers: Any) -> None:
     """Add ``metrics`` and its subcommands to the ``hermes-pipeline`` subparsers."""
     parser = subparsers.add_parser("metrics", help="inspect, package, send or reset the profile's shared metrics",
-                                   description="Shared metrics of one profile (spec 05).")
+                                   description="Shared metrics of one profile: opt-in, aggregate counters "
+                                               "without prompts, IDs or names, off unless the profile's "
+                                               "config.yaml sets telemetry.shared_metrics.enabled: true.")
     sub = parser.add_subparsers(dest="metrics_command", metavar="SUBCOMMAND")
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 

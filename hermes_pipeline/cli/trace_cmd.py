@@ -1,11 +1,12 @@
 """``hermes-pipeline trace``: inspect exported traces.
 
-    hermes-pipeline trace show FILE [--slowest N] [--no-color]
+    hermes-pipeline trace show FILE [--slowest N] [--no-color] [--json]
 
 ``FILE`` is an ATOF JSON-Lines event file or an ATIF trajectory (detected from its content). The tree
 shows durations, token counts and statuses, marks the slowest and the heaviest (most tokens) LLM or
 tool call and flags failed, blocked and cancelled scopes; ``--slowest N`` lists the N slowest scopes
-at the end. Colour is used on a terminal unless ``--no-color`` is given or ``NO_COLOR`` is set.
+at the end. Colour is used on a terminal unless ``--no-color`` is given or ``NO_COLOR`` is set;
+``--json`` prints the same tree as one JSON document instead.
 Exit codes: 0 shown, 1 the file is missing or is neither format (one line on stderr, never a
 traceback), 2 usage.
 """
@@ -13,6 +14,7 @@ traceback), 2 usage.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -32,11 +34,15 @@ def _count(text: str) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..sinks.trace_view import TraceFileError, load_trace, render_trace
+    from ..sinks.trace_view import TraceFileError, load_trace, render_trace, trace_data
 
     color = not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     try:
-        text = render_trace(load_trace(Path(args.file)), color=color, slowest=args.slowest)
+        trace = load_trace(Path(args.file))
+        if args.json:
+            text = json.dumps(trace_data(trace, slowest=args.slowest), indent=2, ensure_ascii=False) + "\n"
+        else:
+            text = render_trace(trace, color=color, slowest=args.slowest)
     except TraceFileError as exc:
         print(f"{PROG} show: error: {exc}", file=sys.stderr)
         return 1
@@ -62,6 +68,9 @@ def add_parser(subparsers: Any) -> None:
     show.add_argument("--slowest", type=_count, default=0, metavar="N",
                       help="also list the N slowest scopes at the end")
     show.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
+    show.add_argument("--json", action="store_true",
+                      help="print the tree as JSON (nodes with kind, label, status, duration_ms, tokens, flags and "
+                           "children; problem counts; the --slowest list), for scripts")
     show.set_defaults(func=_show)
 
     def usage(args: argparse.Namespace) -> int:

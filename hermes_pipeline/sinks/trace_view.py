@@ -16,12 +16,12 @@ with a one-line message. Reads files only; imports no sink.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from .trace_formats import load_trace
 from .trace_model import PROBLEMS, WORK_KINDS, Trace, TraceFileError, TraceNode
 
-__all__ = ["Trace", "TraceFileError", "TraceNode", "load_trace", "mark_outliers", "render_trace"]
+__all__ = ["Trace", "TraceFileError", "TraceNode", "load_trace", "mark_outliers", "render_trace", "trace_data"]
 
 _RESET: Final = "\033[0m"
 _RED: Final = "\033[31m"
@@ -106,3 +106,38 @@ def render_trace(trace: Trace, *, color: bool = False, slowest: int = 0) -> str:
         for rank, node in enumerate(timed, 1):
             lines.append(f"  {rank:>2}. {_duration(node):>10}  {node.label}")
     return "\n".join(lines) + "\n"
+
+
+def _node_data(node: TraceNode) -> dict[str, Any]:
+    return {"kind": node.kind, "label": node.label, "status": node.status,
+            "problem": PROBLEMS.get(node.status or ""), "detail": node.detail or None,
+            "duration_ms": node.duration_ms, "approximate_duration": node.approx, "tokens_in": node.tokens_in,
+            "tokens_out": node.tokens_out, "tokens": node.tokens, "flags": list(node.flags),
+            "children": [_node_data(child) for child in node.children]}
+
+
+def _problem_counts(trace: Trace) -> dict[str, int]:
+    problems: dict[str, int] = {}
+    for node in trace.nodes():
+        problem = PROBLEMS.get(node.status or "")
+        if problem:
+            problems[problem.lower()] = problems.get(problem.lower(), 0) + 1
+    return dict(sorted(problems.items()))
+
+
+def trace_data(trace: Trace, *, slowest: int = 0) -> dict[str, Any]:
+    """The tree of :func:`render_trace` as JSON-compatible data (``trace show --json``).
+
+    Keys: ``format``, ``path``, ``summary``, ``roots`` (nested nodes: ``kind``, ``label``, ``status``,
+    ``problem``, ``detail``, ``duration_ms``, ``approximate_duration``, ``tokens_in`` / ``tokens_out`` /
+    ``tokens``, ``flags`` with ``slowest`` / ``heaviest``, ``children``), ``problems`` (count per kind)
+    and, with ``slowest > 0``, ``slowest`` (the N slowest scopes: ``label`` and ``duration_ms``).
+    """
+    mark_outliers(trace)
+    data: dict[str, Any] = {"format": trace.format, "path": str(trace.path), "summary": trace.summary,
+                            "roots": [_node_data(root) for root in trace.roots], "problems": _problem_counts(trace)}
+    if slowest > 0:
+        timed = sorted((n for n in trace.nodes() if n.duration_ms is not None and n.kind != "mark"),
+                       key=lambda n: -(n.duration_ms or 0.0))[:slowest]
+        data["slowest"] = [{"label": n.label, "duration_ms": n.duration_ms} for n in timed]
+    return data
