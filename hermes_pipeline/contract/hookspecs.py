@@ -193,7 +193,8 @@ def pre_api_request(
 ) -> None:
     """Immediately before each provider attempt, built from the effective (post-middleware) request.
 
-    Fields: group A; ``user_message``, ``conversation_history``, ``request_messages`` (legacy raw);
+    Fields: group A; ``user_message``, ``conversation_history`` (this attempt's running message
+    list: a shallow copy of the request's messages), ``request_messages`` (legacy raw);
     ``message_count``, ``tool_count``, ``approx_input_tokens``, ``request_char_count``,
     ``max_tokens``, ``started_at`` (epoch s), ``middleware_trace`` (from ``llm_request``),
     ``request`` (**sanitized** ``{"method": "POST", "body": ...}``), ``retry_count`` (0 on the first
@@ -234,7 +235,9 @@ def post_api_request(
     ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, ``reasoning_tokens``,
     ``request_count``, ``prompt_tokens``, ``total_tokens``), ``assistant_content_chars``,
     ``assistant_tool_call_count``, ``response`` (**sanitized**), ``assistant_message`` (legacy raw
-    provider message), ``retry_count``. Return ignored.
+    provider message, unsanitized, as a read-only ``MessageView``: readable as a mapping and by
+    attribute, ``msg["content"]`` and ``msg.tool_calls[0].function.name`` alike), ``retry_count``.
+    Return ignored.
     """
 
 

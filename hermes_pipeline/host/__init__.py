@@ -3,6 +3,7 @@
 from .context import CallContext, current_context, run_in_context
 from .interaction import Approval, HumanInput
 from .llm import ErrorInfo, LLMRequest, classify_error
+from .message import MessageView, message_view
 from .segments import SegmentPolicy
 from .session import Host, Session
 from .subagent import SubagentRun
@@ -15,11 +16,13 @@ __all__ = [
     "Host",
     "HumanInput",
     "LLMRequest",
+    "MessageView",
     "SegmentPolicy",
     "Session",
     "SubagentRun",
     "Turn",
     "classify_error",
     "current_context",
+    "message_view",
     "run_in_context",
 ]

@@ -20,6 +20,7 @@ from ..engine import ids
 from ..engine.sanitize import build_error_field, build_request_field, sanitize
 from ..engine.usage import normalize_usage
 from .facts import message_count, request_facts, response_facts
+from .message import MessageView, message_view
 
 if TYPE_CHECKING:
     from .turn import Turn
@@ -123,9 +124,9 @@ class LLMRequest:
         if "pre_api_request" in engine._hook_map:
             try:
                 facts = request_facts(effective)
-                payload = {
+                payload = {  # the history is this attempt's running message list (the request's messages)
                     **ctx, "user_message": self.turn.user_message,
-                    "conversation_history": list(self.turn.conversation_history), **facts,
+                    "conversation_history": list(facts["request_messages"]), **facts,
                     "started_at": attempt.started_at, "middleware_trace": list(trace),
                     "request": build_request_field(effective), "retry_count": self.retry_count,
                 }
@@ -160,7 +161,7 @@ class LLMRequest:
                 "response_model": facts["response_model"], "usage": usage,
                 "assistant_content_chars": facts["content_chars"],
                 "assistant_tool_call_count": len(facts["tool_calls"]),
-                "response": sanitize(sanitized), "assistant_message": facts["assistant_message"],
+                "response": sanitize(sanitized), "assistant_message": _assistant_view(facts),
                 "retry_count": self.retry_count,
             }
         except Exception as exc:  # OBS-23
@@ -249,3 +250,12 @@ class LLMRequest:
 
 async def _awaited(value: Awaitable[Any]) -> Any:
     return await value
+
+
+def _assistant_view(facts: dict[str, Any]) -> MessageView | None:
+    """``assistant_message``: the provider's message, readable as a mapping and by attribute alike;
+    for responses without a chat message (Anthropic messages) the response's role, content and tool calls."""
+    message = facts["assistant_message"]
+    if message is None:
+        message = {"role": facts["role"], "content": facts["content"], "tool_calls": facts["tool_calls"]}
+    return message_view(message)
