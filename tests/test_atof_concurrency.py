@@ -86,7 +86,7 @@ def test_fmt_21_threads_never_mix_sessions_and_concurrent_tools_are_parallel(eng
     per_turn: dict[str, list[list[str]]] = {}
     for tool in tools:
         per_turn.setdefault(tool["parent_uuid"], []).append(tool["attributes"])
-    assert all(flags.count(["parallel"]) == TOOLS_PER_TURN - 1 for flags in per_turn.values())
+    assert all(flags.count(["parallel"]) == TOOLS_PER_TURN for flags in per_turn.values())  # FMT-9: all of them
     subagents = [s for s in starts(events, "hermes.session") if "hermes.scope_role" in s["metadata"]]
     by_uuid = {e["uuid"]: e for e in starts(events)}
     assert len(subagents) == 12
@@ -126,7 +126,7 @@ def test_fmt_21_asyncio_tasks_never_mix_sessions(engine: Engine) -> None:
     check_consistency(events)
     tools = starts(events, "work")
     assert len(tools) == 8 * 2 * TOOLS_PER_TURN
-    assert sum(t["attributes"] == ["parallel"] for t in tools) == 8 * 2 * (TOOLS_PER_TURN - 1)
+    assert sum(t["attributes"] == ["parallel"] for t in tools) == 8 * 2 * TOOLS_PER_TURN  # FMT-9: all of them
     by_uuid = {e["uuid"]: e for e in starts(events)}
     for tool in tools:
         session = tool["metadata"]["hermes.session_id"]

@@ -63,7 +63,9 @@ class ScopePlugin(CallHooks):
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Barrier: every hook received before the call has been projected and handed to the listeners."""
-        return self._publication.flush(timeout) if self._publication is not None else True
+        ok = self._publication.flush(timeout) if self._publication is not None else True
+        self.release_held()  # a tool start waiting to learn whether it overlaps another goes out now
+        return ok
 
     def shutdown(self, deadline: float = 5.0) -> bool:
         """Project what is queued, then end every open scope (``close_reason = "shutdown"``, FMT-85).

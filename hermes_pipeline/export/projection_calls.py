@@ -13,6 +13,7 @@ from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .classify import llm_error_type, strip_url, tool_error_type, tool_span_kind
 from .events import END, LLM_SCOPE, SCOPE, START, ScopeEvent
 from .ids import new_uuid7
+from .overlap import with_parallel
 from .publication import attempt_key, deferrable, tool_key
 from .scopes import SCHEMA_KEY, SESSION_KEY, ScopeTracker, SessionState, base_meta
 
@@ -183,16 +184,28 @@ class CallHooks(ScopeTracker):
         with self._lock:  # the hot path: _start() inlined
             st = self._sessions.get(session_id) or self._implicit_session(session_id)
             tools = st.tools
-            if tools:
-                attributes = tuple(sorted({*attributes, "parallel"})) if attributes else _PARALLEL
             turn = st.turns.get(turn_id)
             session = st.scope
             assert session is not None
+            concurrent = bool(tools)
+            if concurrent:  # every tool scope overlapping another carries "parallel", the first one included
+                attributes = tuple(sorted({*attributes, "parallel"})) if attributes else _PARALLEL
+                held = self._held.take(session.uuid)
+                if held is not None:
+                    flagged = with_parallel(held)
+                    for open_key, open_start in tools.items():
+                        if open_start is held:
+                            tools[open_key] = flagged
+                            break
+                    self._publish(flagged)
             uuid = new_uuid7(ts // 1000)
             event = ScopeEvent(SCOPE, START, uuid, turn.scope.uuid if turn is not None else session.uuid, ts,
                                tool_name, "tool", attributes, profile, data, meta, session.uuid, st.root)
             tools[tool_call_id or f"{turn_id}:{tool_name}"] = event
-            self._emit(event)
+            if concurrent:
+                self._emit(event)
+            else:  # alone so far: published when a sibling starts, or before its next event (overlap)
+                self._held.hold(event)
 
     def _tool_flags(self, tool_name: str, meta: dict[str, Any]) -> tuple[str, ...]:
         toolsets = self.toolsets

@@ -41,6 +41,7 @@ from typing import Any, Final
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .events import END, MARK, SCOPE, SESSION_SCOPE, START, ScopeEvent
 from .ids import new_uuid7
+from .overlap import HeldStarts
 
 logger: Final = logging.getLogger("hermes_pipeline.export")
 
@@ -140,6 +141,8 @@ class ScopeTracker:
         """Hook time (epoch µs) of the record being replayed by the publication thread; 0 = use the clock."""
         self._ambient: tuple[str, str] | None = None
         """``(session_id, tool_call_id)`` of the caller's context captured with a deferred record."""
+        self._held = HeldStarts()
+        """Tool starts not yet published: whether the call overlaps another is not known yet (``overlap``)."""
 
     def _now(self) -> int:
         """The current event time: the captured hook time while replaying a deferred record, else the clock."""
@@ -198,6 +201,16 @@ class ScopeTracker:
         return event
 
     def _emit(self, event: ScopeEvent) -> None:
+        if self._held:  # a held tool start goes out before anything of its session or under it
+            self._held.release_for(event, self._publish)
+        self._publish(event)
+
+    def release_held(self) -> None:
+        """Publish every tool start still held back (see :mod:`~hermes_pipeline.export.overlap`)."""
+        with self._lock:
+            self._held.drain(self._publish)
+
+    def _publish(self, event: ScopeEvent) -> None:
         if self._sanitizers:
             event = self._sanitize(event)
         for listener in self._listeners:

@@ -35,6 +35,11 @@ STEP_KEYS: Final = ("step_id", "source", "message", "timestamp", "model_name", "
 CONTEXT_MARK: Final = "hermes.context"
 
 
+def _parallel(tool_end: ScopeEvent) -> dict[str, bool]:
+    """``{"parallel": True}`` for ``tool_calls[].extra`` when the tool scope ran concurrently with a sibling."""
+    return {"parallel": True} if "parallel" in tool_end.attributes else {}
+
+
 class _Turn:
     """Per-turn state: the latest steps and what waits for an agent step or the turn's end."""
 
@@ -302,7 +307,7 @@ class StepMapper:
         if matched is not None:
             step, call = matched
             call["extra"] = {**call.get("extra", {}), "tool_scope_uuid": uuid_str(event.uuid),
-                             **({"toolset": toolset} if toolset else {})}
+                             **({"toolset": toolset} if toolset else {}), **_parallel(event)}
             self._observe(step, {"source_call_id": call["tool_call_id"], **result})
             return
         latest = turn.last_agent
@@ -313,7 +318,8 @@ class StepMapper:
         arguments = start.data.get("arguments") if start is not None and isinstance(start.data, Mapping) else None
         call = {"tool_call_id": call_id or f"hermes-{uuid_str(event.uuid)}", "function_name": event.name,
                 "arguments": dict(arguments) if (type(arguments) is dict or isinstance(arguments, Mapping)) else {},
-                "extra": {"tool_scope_uuid": uuid_str(event.uuid), **({"toolset": toolset} if toolset else {})}}
+                "extra": {"tool_scope_uuid": uuid_str(event.uuid), **({"toolset": toolset} if toolset else {}),
+                          **_parallel(event)}}
         target = latest if latest is not None else self._synthetic(turn, event.timestamp_us if start is None
                                                                    else start.timestamp_us)
         target.setdefault("tool_calls", []).append(call)

@@ -1,0 +1,97 @@
+"""FMT-9 / FMT-21 / FMT-6: every tool scope that overlaps another carries ``parallel``, on start and end.
+
+Two tool calls run at the same moment (both have started before either ends, enforced by a
+barrier inside the tools), then one runs alone. The ATOF stream, the ATIF trajectory and the
+OTel ``full`` projection all show the flag for both concurrent calls and not for the lone one.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from hermes_pipeline import Engine, Host
+from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
+from hermes_pipeline.host import run_in_context
+
+from ._atif_support import Pipeline, agent_steps
+from ._atof_support import ends, starts
+from ._otel_support import finish, otel_plugin, tool_span
+from .conftest import chat_response
+
+CALLS = [{"id": c, "type": "function", "function": {"name": "work", "arguments": "{}"}} for c in ("a", "b")]
+
+
+def _session(engine: Engine, *, first_waits_for_marks: bool = False) -> None:
+    host = Host(engine, model="m")
+    with host.session("s1") as session, session.turn("go") as turn:
+        turn.call_llm({"model": "m", "messages": []}, lambda r: chat_response(None, CALLS))
+        barrier = threading.Barrier(2)
+
+        def work(i: int) -> str:
+            barrier.wait(10)  # both calls are open at the same time
+            return f"done {i}"
+
+        with ThreadPoolExecutor(2) as pool:
+            futures = [pool.submit(run_in_context(turn.call_tool), "work", {"i": i}, work, tool_call_id=c)
+                       for i, c in enumerate(("a", "b"))]
+            assert [f.result() for f in futures] == ["done 0", "done 1"]
+        turn.call_llm({"model": "m", "messages": []},
+                      lambda r: chat_response(None, [{"id": "c", "type": "function",
+                                                      "function": {"name": "work", "arguments": "{}"}}]))
+        assert turn.call_tool("work", {"i": 2}, lambda i: "alone", tool_call_id="c") == "alone"
+        turn.complete("ok")
+
+
+def _flags(events: list[dict[str, Any]], call_id: str) -> tuple[list[str], list[str]]:
+    [start] = [e for e in starts(events, "work") if e["category_profile"]["tool_call_id"] == call_id]
+    [end] = [e for e in ends(events, "work") if e["uuid"] == start["uuid"]]
+    return start["attributes"], end["attributes"]
+
+
+def test_fmt_9_both_overlapping_tool_scopes_carry_parallel_in_atof_and_atif(engine: Engine) -> None:
+    """FMT-9 / FMT-21: both concurrent tool scopes carry ``parallel`` on start and end (FMT-6); ATIF shows it."""
+    pipeline = Pipeline(engine)
+    _session(engine)
+    pipeline.flush()
+    pipeline.shutdown()
+    events = pipeline.events()
+    assert _flags(events, "a") == (["parallel"], ["parallel"])
+    assert _flags(events, "b") == (["parallel"], ["parallel"])
+    assert _flags(events, "c") == ([], [])
+    [doc] = pipeline.documents()
+    calls = {c["tool_call_id"]: c for step in agent_steps(doc) for c in step.get("tool_calls", [])}
+    assert calls["a"]["extra"]["parallel"] is True
+    assert calls["b"]["extra"]["parallel"] is True
+    assert "parallel" not in calls["c"]["extra"]
+
+
+def test_fmt_9_both_overlapping_tool_spans_carry_parallel_in_otel_full(engine: Engine) -> None:
+    """FMT-9 / FMT-69: ``hermes_pipeline.attributes`` of both concurrent tool spans lists ``parallel``."""
+    with OTLPReceiver() as receiver:
+        plugin = otel_plugin(engine, receiver.endpoint, projection="full")
+        _session(engine)
+        spans = finish(plugin, receiver)
+    assert tool_span(spans, "a").attributes["hermes_pipeline.attributes"] == '["parallel"]'
+    assert tool_span(spans, "b").attributes["hermes_pipeline.attributes"] == '["parallel"]'
+    assert tool_span(spans, "c").attributes["hermes_pipeline.attributes"] == "[]"
+
+
+def test_fmt_9_start_of_a_lone_tool_reaches_the_sinks_at_flush(engine: Engine) -> None:
+    """A tool start held back until its overlap is known is still handed to the sinks by ``flush`` (FMT-84)."""
+    pipeline = Pipeline(engine)
+    host = Host(engine, model="m")
+    seen: list[list[dict[str, Any]]] = []
+
+    def tool() -> str:
+        pipeline.flush()
+        seen.append(starts(pipeline.events(), "work"))
+        return "r"
+
+    with host.session("s1") as session, session.turn("go") as turn:
+        turn.call_tool("work", {}, tool, tool_call_id="x")
+        turn.complete("ok")
+    pipeline.shutdown()
+    assert [e["category_profile"]["tool_call_id"] for e in seen[0]] == ["x"]
+    assert _flags(pipeline.events(), "x") == ([], [])
