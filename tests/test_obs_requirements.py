@@ -457,3 +457,22 @@ def test_obs_53_export_consumers_do_not_resanitize_or_deep_copy(monkeypatch: pyt
         return sorted(calls)
 
     assert run(with_atof=True) == run(with_atof=False)
+
+
+def test_obs_46_smart_approvals_fire_no_human_input_hooks() -> None:
+    """OBS-46: the human-input hooks do not fire for "smart" approvals decided by an auxiliary LLM
+    without a human wait: an approval the host resolves as ``smart_approve`` / ``smart_deny`` emits
+    the approval pair only; a real wait for the human emits the human-input pair."""
+    engine = Engine()
+    with capture(engine) as rec:
+        host = make_host(engine)
+        with host.session() as session, session.turn("x") as turn:
+            for choice in ("smart_approve", "smart_deny"):
+                with turn.approval("rm -rf build") as approval:
+                    approval.resolve(choice)
+            assert not rec.of("on_human_input_request") and not rec.of("on_human_input_resolved")
+            with turn.approval("rm -rf dist") as approval, turn.human_input("approval", "Allow?") as wait:
+                wait.resolve("submitted")
+                approval.resolve("once")
+    assert [e["choice"] for e in rec.of("post_approval_response")] == ["smart_approve", "smart_deny", "once"]
+    assert len(rec.of("on_human_input_request")) == len(rec.of("on_human_input_resolved")) == 1
