@@ -18,7 +18,7 @@ from hermes_pipeline.config.profile_config import read_shared_metrics
 from hermes_pipeline.host import SegmentPolicy
 from hermes_pipeline.testing import capture
 
-from .conftest import Env
+from .conftest import Env, write_manifest
 
 
 def pipeline(out: Path) -> str:
@@ -143,3 +143,38 @@ def test_cfg_74_bookkeeping_advances_before_the_scope_calls() -> None:
     broken.register_hook("on_session_segment", lambda **kw: 1 / 0, plugin="broken-scopes")
     assert _segments(broken, 7) == healthy == [(1, "max_turns"), (2, "max_turns"), (3, "max_turns")]
     assert broken.failure_stats().by_plugin["broken-scopes"] == 3
+
+
+PLUGIN = """\
+import os
+import pathlib
+pathlib.Path({marker!r}).write_text(str(os.getpid()))
+
+def register(ctx):
+    ctx.register_hook("on_session_start", lambda **kw: None)
+"""
+
+
+def test_cfg_29_only_a_dynamic_record_loads_plugin_code(env: Env, process: Engine,
+                                                         request: pytest.FixtureRequest) -> None:
+    """CFG-29: adding a dynamic record is the explicit consent to load plugin code: a verified
+    manifest lying next to the pipeline file is never imported without a ``[[plugins.dynamic]]``
+    record; with the record it is imported into the engine's own process (no sandbox)."""
+    import os
+
+    marker = env.root / "imported"
+    module = "hp_test_cfg29_" + request.node.name[-12:].replace("[", "_").replace("]", "_")
+    write_manifest(env.root / "plugins" / "audit", artifact=f"{module}.py", source=PLUGIN.format(marker=str(marker)))
+    env.select(env.write("pipeline.toml", "version = 1\n"))
+    profile = open_profile(env.root / "no-record")
+    assert not marker.exists()
+    profile.close()
+    env.select(env.write("pipeline.toml", 'version = 1\n[[plugins.dynamic]]\n'
+                                          'manifest = "plugins/audit/relay-plugin.toml"\n'))
+    profile = open_profile(env.root / "with-record")
+    try:
+        assert profile.activation.state is ActivationState.ACTIVE
+        assert marker.read_text() == str(os.getpid()) and process.has_hook("on_session_start")
+    finally:
+        profile.close()
+        sys.modules.pop(module, None)
