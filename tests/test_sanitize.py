@@ -41,6 +41,7 @@ from hermes_pipeline.engine.scrub import (
     truncate,
     url_target,
 )
+from hermes_pipeline.engine.scrub_shapes import scrub_colon_pairs, scrub_command_passwords, scrub_flags
 
 # Results are JSON values of unknown shape; typed as Any so tests can index them freely.
 sanitize: Callable[[object], Any] = sz.sanitize
@@ -1212,7 +1213,8 @@ _USERINFO_RE = re.compile(
 )
 _ASSIGNMENT_RE = re.compile(
     r"(?<![A-Za-z0-9_.-])"
-    r"(?=[A-Za-z0-9_.-]*?(?:API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH))"
+    r"(?=[A-Za-z0-9_.-]*?(?:API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PASS[_-]?PHRASE|ACCESS[_-]?KEY"
+    r"|PRIVATE[_-]?KEY|(?<![A-Za-z0-9])(?:PASS|PWD)(?![A-Za-z0-9_.-])))"
     r"([A-Za-z0-9_.-]++[ \t]*+=[ \t]*+)"
     r"(?:(\")[^\"\n]*+\"?|(')[^'\n]*+'?|(?!=)[^\s\"'&;]++)",
     re.IGNORECASE,
@@ -1243,6 +1245,9 @@ def _scrub_ungated(text: str) -> str:
     text = sc._QUERY_PARAM_RE.sub(sc._PREFIX_REPL, text)
     text = _AUTH_SCHEME_RE.sub(sc._AUTH_SCHEME_REPL, text)
     text = sc._scrub_quoted_pairs(text)
+    text = scrub_colon_pairs(text)  # the FMT-33a shapes, each without its pre-check
+    text = scrub_flags(text)
+    text = scrub_command_passwords(text)
     text = _ASSIGNMENT_RE.sub(_replace_assignment, text)
     text = _JWT_RE.sub(REDACTED, text)
     return _VENDOR_KEY_RE.sub(REDACTED, text)
@@ -1257,6 +1262,9 @@ FRAGMENTS = [
     "mysql+x://", "1a://", "u@", "a:b@", "/", "#",
     "MY_TOKEN", "x.auth-id", "= ", " = ", "\"v\"", "'v'",
     "\n", "x", "7", "{", "}", "é", "Basic", "xbearer ", "_basic ",
+    "pwd", "pass", "PASS", "passphrase", "access_key", "PASSWORD:", "password: ", "--", "--password ",
+    "--api-key\t", "mysql ", "mysqldump -u root ", " -p", "-p'", "sshpass -p ", "|", "pk-lf-", "tokens: ", "12",
+    "by", "bearer",
 ]  # fmt: skip
 trigger_text = st.lists(st.sampled_from(FRAGMENTS), max_size=25).map("".join)
 

@@ -27,6 +27,14 @@ import string
 from functools import lru_cache
 from typing import Final
 
+from .scrub_shapes import (
+    NAME_HINTS as _NAME_HINTS,
+    REDACTED,
+    scrub_colon_pairs,
+    scrub_command_passwords,
+    scrub_flags,
+)
+
 __all__ = [
     "REDACTED",
     "REDACTION_FAILED",
@@ -39,9 +47,6 @@ __all__ = [
     "truncate",
     "url_target",
 ]
-
-REDACTED: Final = "<redacted>"
-"""Redaction marker (§8.2.1)."""
 
 REDACTION_FAILED: Final = "<redaction failed>"
 """Value-scrub failure marker (§8.2.1, OBS-60)."""
@@ -121,6 +126,11 @@ _SENSITIVE_SUFFIXES: Final = (
     "credentials",
 )
 
+# hermes_pipeline's additions (spec 04 FMT-33a widens the detector list): passphrases, access keys and the
+# short password names ``pass`` / ``pwd`` (``aws_secret_access_key`` ends with ``accesskey``).
+_EXTRA_EXACT_KEYS: Final = frozenset({"pass"})
+_EXTRA_SUFFIXES: Final = ("passphrase", "passphrases", "accesskey", "accesskeys", "pwd")
+
 _KEY_NOT_SENSITIVE: Final = 0
 _KEY_ALWAYS_SENSITIVE: Final = 1
 _KEY_PLURAL_TOKENS: Final = 2
@@ -137,6 +147,8 @@ def _key_class(key: str) -> int:
     norm = normalize_key(key)
     if norm in _EXACT_SENSITIVE_KEYS or norm.endswith(_SENSITIVE_SUFFIXES):
         return _KEY_ALWAYS_SENSITIVE
+    if norm in _EXTRA_EXACT_KEYS or norm.endswith(_EXTRA_SUFFIXES):
+        return _KEY_ALWAYS_SENSITIVE
     if norm.endswith("tokens"):
         return _KEY_PLURAL_TOKENS
     return _KEY_NOT_SENSITIVE
@@ -146,7 +158,8 @@ def is_sensitive_key(key: str, value: object) -> bool:
     """Return whether ``key`` is sensitive for ``value`` under the rule of §8.2.4.
 
     The key is normalized (lowercased, non-alphanumerics dropped). It is sensitive on an exact
-    match with one of the 38 names, on a suffix match, or (plural-token rule) when it ends with
+    match with one of the 38 names, on a suffix match (plus hermes_pipeline's additions: ``pass``, and
+    the suffixes ``passphrase``, ``accesskey`` and ``pwd``), or (plural-token rule) when it ends with
     ``tokens`` and ``value`` is neither ``None`` nor exactly an ``int`` or ``float``; a ``bool``
     value therefore counts as sensitive. Classification of a key is cached.
     """
@@ -188,6 +201,7 @@ _VENDOR_PREFIXES: Final = (
     ("pypi-", "[A-Za-z0-9_-]{10,}+"),  # PyPI
     ("gsk_", "[A-Za-z0-9]{10,}+"),  # Groq
     ("xai-", "[A-Za-z0-9_-]{10,}+"),  # xAI
+    ("pk-lf-", "[A-Za-z0-9_-]{10,}+"),  # Langfuse public keys (secret keys are sk-lf-..., caught by sk-)
 )
 _VENDOR_KEY_RE: Final = re.compile(
     "|".join(f"{prefix}(?<![A-Za-z0-9]{prefix}){body}" for prefix, body in _VENDOR_PREFIXES)
@@ -229,13 +243,17 @@ _QUERY_HINTS: Final = (
 #   |AUTH))([A-Za-z0-9_.-]++[ \t]*+=[ \t]*+)(?:(")[^"\n]*+"?|(')[^'\n]*+'?|(?!=)[^\s"'&;]++)
 # (case-insensitive). Quoted values run to the closing quote or the end of the line.
 _NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_.-")
+# hermes_pipeline adds passphrases, access and private keys, and ``PASS`` / ``PWD`` as the whole name or
+# its last segment (``DB_PASS=``, ``pwd=``; not ``bypass=``).
 _SECRET_NAME_RE: Final = re.compile(
-    r"API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE
+    r"API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PASS[_-]?PHRASE|ACCESS[_-]?KEY|PRIVATE[_-]?KEY"
+    r"|(?<![A-Za-z0-9])(?:PASS|PWD)$",
+    re.IGNORECASE,
 )
 _ASSIGNMENT_VALUE_RE: Final = re.compile(
     r"[ \t]*+(?P<v>(\")[^\"\n]*+\"?|(')[^'\n]*+'?|(?!=)[^\s\"'&;]++)"
 )
-_ASSIGNMENT_HINTS: Final = ("key", "token", "secret", "passw", "credential", "auth")
+_ASSIGNMENT_HINTS: Final = ("key", "token", "secret", "pass", "pwd", "credential", "auth")
 
 # Quoted "key": value pairs (JSON / Python-repr text, optionally with escaped quotes as found in
 # double-encoded JSON). Keys are judged with :func:`is_sensitive_key`.
@@ -299,9 +317,12 @@ def _scrub_assignments(text: str) -> str:
         start = end
         while start > last and text[start - 1] in name_chars:
             start -= 1
-        if start < end and (start == 0 or text[start - 1] not in name_chars):
+        # The name is judged before the value is matched: a value run can reach the end of the text,
+        # so matching it first for every '=' would make "x=x=x=...token" quadratic.
+        if start < end and (start == 0 or text[start - 1] not in name_chars) and _SECRET_NAME_RE.search(
+                text, start, end):
             m = value_match(text, eq + 1)
-            if m is not None and _SECRET_NAME_RE.search(text, start, end):
+            if m is not None:
                 quote = m.group(2) or m.group(3) or ""
                 parts.append(text[last : m.start("v")])
                 parts.append(f"{quote}{REDACTED}{quote}")
@@ -387,6 +408,7 @@ def _has_vendor_prefix(text: str) -> bool:
         or "pypi-" in text
         or "gsk_" in text
         or "xai-" in text
+        or "pk-lf-" in text
     )
 
 
@@ -449,6 +471,13 @@ def _scrub_rules(text: str) -> str:
         text = _AUTH_SCHEME_RE.sub(_AUTH_SCHEME_REPL, text)
     if has_colon and ('"' in text or "'" in text):
         text = _scrub_quoted_pairs(text)
+    has_name = any(h in low for h in _NAME_HINTS)
+    if has_colon and has_name:
+        text = scrub_colon_pairs(text)
+    if has_name and "--" in text:
+        text = scrub_flags(text)
+    if "-p" in text and ("mysql" in low or "mariadb" in low or "sshpass" in low):
+        text = scrub_command_passwords(text)
     if has_eq and any(h in low for h in _ASSIGNMENT_HINTS):
         text = _scrub_assignments(text)
     if "eyJ" in text:
