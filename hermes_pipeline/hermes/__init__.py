@@ -1,0 +1,88 @@
+"""The Hermes Agent bridge: a Hermes plugin that runs Hermes' hooks and middleware through hermes_pipeline.
+
+Published in Hermes' ``hermes_agent.plugins`` entry-point group as ``hermes_pipeline``; Hermes
+loads it when ``hermes_pipeline`` is listed under ``plugins.enabled`` in the profile's
+``config.yaml`` (``hermes-pipeline hermes install`` does that) and calls :func:`register`.
+
+:func:`register` opens the hermes_pipeline profile of the same ``HERMES_HOME`` (so the pipeline file
+named by ``HERMES_NEMO_RELAY_PLUGINS_TOML`` and the profile's own settings apply), and attaches a
+:class:`~.bridge.Bridge`. It registers nothing when nothing in hermes_pipeline would listen (no
+pipeline file, no first-party consumer), so Hermes then behaves exactly as without it; and it
+refuses to export when Hermes' bundled NeMo Relay plugin is enabled in the same profile and reads
+the same pipeline file (two producers would interleave in the same destinations).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Final
+
+from .bridge import Bridge, HermesContext
+from .facts import BRIDGE_PLUGIN, PIPELINE_VARIABLE, RELAY_PLUGIN, read_profile
+from .normalise import HermesNormaliser
+
+__all__ = ["Bridge", "HermesNormaliser", "active_bridge", "register", "relay_conflict_message"]
+
+logger: Final = logging.getLogger("hermes_pipeline.hermes")
+_lock = threading.Lock()
+_active: Bridge | None = None
+
+
+def relay_conflict_message(config_path: Path, pipeline_file: str) -> str:
+    """The error logged when the bridge refuses to export beside Hermes' NeMo Relay plugin."""
+    return (f"hermes_pipeline: Hermes' bundled NeMo Relay plugin ({RELAY_PLUGIN}) and the hermes_pipeline bridge "
+            f"({BRIDGE_PLUGIN}) are both enabled in {config_path} and both read the pipeline file "
+            f"{PIPELINE_VARIABLE}={pipeline_file}; two producers would write the same destinations, so the "
+            f"hermes_pipeline bridge exports nothing and registers no hooks or middleware in this process. "
+            f"Fix: keep one of them - `hermes plugins disable {RELAY_PLUGIN}`, or remove {BRIDGE_PLUGIN} from "
+            f"plugins.enabled - then restart Hermes. `hermes-pipeline hermes doctor` shows the wiring.")
+
+
+def _home() -> Path:
+    try:
+        from hermes_constants import get_hermes_home  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+        return Path(get_hermes_home())
+    except Exception:
+        from .facts import hermes_home
+
+        return hermes_home()
+
+
+def active_bridge() -> Bridge | None:
+    """The bridge attached in this process, if any."""
+    return _active
+
+
+def _shutdown(bridge: Bridge) -> None:
+    bridge.close("shutdown")
+
+
+def register(ctx: HermesContext) -> None:
+    """Hermes' plugin entry point: attach the bridge (fail-open: a failure leaves Hermes unchanged)."""
+    global _active
+    try:
+        with _lock:
+            if _active is not None:  # Hermes rediscovering plugins: the first bridge stays
+                _active.attach(ctx)
+                return
+            home = _home()
+            facts = read_profile(home)
+            pipeline_file = os.environ.get(PIPELINE_VARIABLE, "").strip()
+            if pipeline_file and facts.relay_enabled:
+                logger.error(relay_conflict_message(facts.config_path, pipeline_file))
+                return
+            from ..config import open_profile
+
+            profile = open_profile(home)
+            bridge = Bridge(profile.engine, HermesNormaliser(approval_timeout=facts.approval_timeout))
+            if bridge.attach(ctx):
+                _active = bridge
+                atexit.register(_shutdown, bridge)
+    except Exception as exc:
+        logger.warning("hermes_pipeline: the Hermes bridge could not start (%s: %s); Hermes runs without it",
+                       type(exc).__name__, str(exc)[:200])

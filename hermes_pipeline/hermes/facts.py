@@ -1,0 +1,162 @@
+"""Facts about the Hermes Agent installation and profile the bridge runs in.
+
+Read without importing Hermes where possible (the version from package metadata, the profile's
+``config.yaml`` with ruamel.yaml), so that ``hermes-pipeline hermes doctor`` works outside Hermes;
+the tool registry is read lazily from inside the Hermes process.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = [
+    "BRIDGE_PLUGIN",
+    "RELAY_PLUGIN",
+    "PIPELINE_VARIABLE",
+    "RegistryToolsets",
+    "HermesProfile",
+    "hermes_home",
+    "hermes_version",
+    "read_profile",
+]
+
+BRIDGE_PLUGIN: Final = "hermes_pipeline"
+"""The bridge's name in Hermes' ``plugins.enabled`` (its ``hermes_agent.plugins`` entry point)."""
+RELAY_PLUGIN: Final = "observability/nemo_relay"
+"""Hermes' bundled NeMo Relay plugin, by its registry key (Hermes also accepts the bare name)."""
+_RELAY_NAMES: Final = frozenset({RELAY_PLUGIN, "nemo_relay"})
+_OTHER_OBSERVABILITY: Final = ("observability/langfuse", "langfuse")
+PIPELINE_VARIABLE: Final = "HERMES_NEMO_RELAY_PLUGINS_TOML"
+"""The variable both this engine and the NeMo Relay plugin read their pipeline file from."""
+DEFAULT_APPROVAL_TIMEOUT: Final = 60.0
+"""Hermes' default ``approvals.timeout`` in seconds (``hermes_cli/config.py``)."""
+
+
+def hermes_version() -> str | None:
+    """The installed ``hermes-agent`` version, or ``None`` when it is not installed."""
+    try:
+        return importlib.metadata.version("hermes-agent")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def hermes_home(home: str | Path | None = None) -> Path:
+    """The Hermes profile directory: ``home``, else ``$HERMES_HOME``, else ``~/.hermes`` (as Hermes does)."""
+    if home is not None:
+        return Path(home).expanduser()
+    env = os.environ.get("HERMES_HOME", "").strip()
+    return Path(env).expanduser() if env else Path.home() / ".hermes"
+
+
+@dataclass(frozen=True)
+class HermesProfile:
+    """What a Hermes profile's ``config.yaml`` says that matters to the bridge."""
+
+    home: Path
+    config_path: Path
+    exists: bool
+    enabled: tuple[str, ...]
+    """``plugins.enabled`` (empty when absent: Hermes then loads no opt-in plugin)."""
+    disabled: tuple[str, ...]
+    approval_timeout: float
+    error: str | None = None
+    """Why ``config.yaml`` could not be read, if it could not."""
+
+    def is_enabled(self, *names: str) -> bool:
+        """Whether any of ``names`` is enabled and none is disabled (Hermes' rule: disabled wins)."""
+        return any(n in self.enabled for n in names) and not any(n in self.disabled for n in names)
+
+    @property
+    def bridge_enabled(self) -> bool:
+        """The bridge is listed in ``plugins.enabled``."""
+        return self.is_enabled(BRIDGE_PLUGIN)
+
+    @property
+    def relay_enabled(self) -> bool:
+        """Hermes' bundled NeMo Relay plugin is enabled."""
+        return self.is_enabled(*_RELAY_NAMES)
+
+    def other_observability(self) -> list[str]:
+        """Other observability plugins enabled beside the bridge (NeMo Relay, Langfuse)."""
+        found = [RELAY_PLUGIN] if self.relay_enabled else []
+        if self.is_enabled(*_OTHER_OBSERVABILITY):
+            found.append(_OTHER_OBSERVABILITY[0])
+        return found
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def read_profile(home: str | Path | None = None) -> HermesProfile:
+    """Read the bridge-relevant parts of ``<home>/config.yaml``; never raises."""
+    root = hermes_home(home)
+    path = root / "config.yaml"
+    data: Any = {}
+    error = None
+    try:
+        from ruamel.yaml import YAML
+
+        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        data = {}
+    except Exception as exc:  # unreadable or invalid YAML
+        error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        data = {}
+    if not isinstance(data, dict):
+        error, data = error or "config.yaml is not a mapping", {}
+    plugins = data.get("plugins") if isinstance(data.get("plugins"), dict) else {}
+    approvals = data.get("approvals") if isinstance(data.get("approvals"), dict) else {}
+    try:
+        timeout = float(approvals.get("timeout", DEFAULT_APPROVAL_TIMEOUT))
+    except (TypeError, ValueError):
+        timeout = DEFAULT_APPROVAL_TIMEOUT
+    return HermesProfile(home=root, config_path=path, exists=path.is_file(), enabled=_strings(plugins.get("enabled")),
+                         disabled=_strings(plugins.get("disabled")), approval_timeout=timeout, error=error)
+
+
+class RegistryToolsets(Mapping[str, str]):
+    """Tool name → toolset, read from Hermes' tool registry (``tools.registry``) at lookup time.
+
+    Tools register while Hermes starts, after plugins are loaded, so the registry is consulted on
+    every lookup rather than copied once. Outside a Hermes process it is empty.
+    """
+
+    def _registry(self) -> Any:
+        try:
+            from tools.registry import registry  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        except Exception:
+            return None
+        return registry
+
+    def __getitem__(self, tool_name: str) -> str:
+        registry = self._registry()
+        toolset = registry.get_toolset_for_tool(tool_name) if registry is not None else None
+        if not isinstance(toolset, str) or not toolset:
+            raise KeyError(tool_name)
+        return toolset
+
+    def get(self, tool_name: str, default: Any = None) -> Any:  # cheaper than KeyError on a miss
+        try:
+            return self[tool_name]
+        except Exception:
+            return default
+
+    def _snapshot(self) -> dict[str, str]:
+        registry = self._registry()
+        try:
+            table = registry.get_tool_to_toolset_map() if registry is not None else {}
+        except Exception:
+            table = {}
+        return dict(table) if isinstance(table, dict) else {}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._snapshot())
+
+    def __len__(self) -> int:
+        return len(self._snapshot())
