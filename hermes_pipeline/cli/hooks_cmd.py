@@ -16,7 +16,8 @@ from typing import Any, Final
 LEGEND: Final = (
     "legend:",
     "  family       the part of the agent loop the hook reports on (session, turn, request = one provider "
-    "attempt, tool, approval, human_input, subagent; extension = hooks added by hermes_pipeline)",
+    "attempt, tool, approval, human_input, subagent; extension = hooks added by hermes_pipeline; "
+    "hermes = hooks only Hermes Agent fires, forwarded by its bridge)",
     "  hang class   what happens when hang protection is on (plugins.hook_callback_timeout > 0) and a callback "
     "does not finish in time:",
     "               B = the callback is abandoned and the agent goes on (fail-open);",

@@ -60,14 +60,23 @@ _TABLE: tuple[tuple[str, str, bool, bool, HangClass], ...] = (
     ("subagent_stop", "subagent", False, False, "B"),
     ("on_session_segment", "extension", False, False, "B"),
     ("on_compaction", "extension", False, False, "B"),
+    ("pre_verify", "hermes", False, True, "B"),
+    ("transform_terminal_output", "hermes", False, True, "B"),
+    ("pre_gateway_dispatch", "hermes", False, True, "B"),
+    ("post_gateway_dispatch", "hermes", False, False, "B"),
+    ("kanban_task_claimed", "hermes", False, False, "B"),
+    ("kanban_task_completed", "hermes", False, False, "B"),
+    ("kanban_task_blocked", "hermes", False, False, "B"),
 )
 
 OBSERVER_HOOKS: Final[MappingProxyType[str, HookInfo]] = MappingProxyType(
     {row[0]: HookInfo(*row, fields=_fields(row[0])) for row in _TABLE}
 )
-"""Every observer hook: the ``hermes.observer.v1`` catalogue, then hermes_pipeline extensions."""
+"""Every observer hook: the ``hermes.observer.v1`` catalogue, then hermes_pipeline extensions, then the
+Hermes Agent hooks outside the catalogue (family ``hermes``)."""
 
-V1_HOOKS: Final[tuple[str, ...]] = tuple(name for name, info in OBSERVER_HOOKS.items() if info.family != "extension")
+V1_HOOKS: Final[tuple[str, ...]] = tuple(name for name, info in OBSERVER_HOOKS.items()
+                                         if info.family not in ("extension", "hermes"))
 """The 19 hooks of the ``hermes.observer.v1`` catalogue (spec 01 §7.0)."""
 
 MIDDLEWARE_KINDS: Final[tuple[str, ...]] = tuple(k.value for k in MiddlewareKind)

@@ -640,3 +640,135 @@ def on_compaction(
     Fields: ``session_id`` (the old identity), ``new_session_id``, ``rotated``, ``platform``.
     Return ignored.
     """
+
+
+# --------------------------------------------------------------------------------------------
+# Hermes Agent hooks (family "hermes"): fired by Hermes Agent 0.19 (its ``VALID_HOOKS``) but outside
+# the hermes.observer.v1 catalogue. The Hermes bridge (hermes_pipeline.hermes) forwards them with
+# Hermes' own fields; other hosts never fire them. Returns are used where Hermes uses them.
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def pre_verify(
+    session_id: str,
+    platform: str,
+    model: str,
+    coding: bool,
+    attempt: int,
+    final_response: str,
+    changed_paths: list[str],
+    telemetry_schema_version: str,
+) -> dict[str, Any] | None:
+    """Once per turn when the agent edited files and is about to verify or finish (Hermes only).
+
+    Fields: ``session_id``, ``platform``, ``model``, ``coding`` (a coding context), ``attempt``
+    (nudges already made this turn), ``final_response``, ``changed_paths``.
+
+    Return: ``{"action": "continue", "message": str}`` (or ``{"decision": "block", "reason": str}``)
+    keeps the agent going with that message; the first such directive wins. Anything else lets the
+    turn finish.
+    """
+
+
+@hookspec
+def transform_terminal_output(
+    command: str,
+    output: str,
+    returncode: int,
+    task_id: str,
+    env_type: str,
+    telemetry_schema_version: str,
+) -> str | None:
+    """The output of a terminal command, before Hermes truncates it for the model (Hermes only).
+
+    Fields: ``command`` and ``output`` (raw), ``returncode``, ``task_id``, ``env_type`` (the
+    execution environment). Return: a ``str`` replaces the output; the first one wins.
+    """
+
+
+@hookspec
+def pre_gateway_dispatch(
+    event: Any,
+    gateway: Any,
+    session_store: Any,
+    platform: str,
+    event_type: str,
+    session_key: str,
+    session_id: str,
+    telemetry_schema_version: str,
+) -> dict[str, Any] | None:
+    """An incoming gateway message, before authorization and agent dispatch (Hermes only).
+
+    Fields: ``event`` (Hermes' ``MessageEvent``), ``gateway``, ``session_store`` (raw host objects),
+    and, added by the bridge, ``platform``, ``event_type`` (the message type), ``session_key`` and
+    ``session_id`` (``""`` when the session is not known yet).
+
+    Return: ``{"action": "skip", "reason": str}`` drops the message, ``{"action": "rewrite",
+    "text": str}`` replaces its text, ``{"action": "allow"}`` dispatches it; the first wins.
+    """
+
+
+@hookspec
+def post_gateway_dispatch(
+    platform: str,
+    event_type: str,
+    session_key: str,
+    session_id: str,
+    action: str,
+    reason: str | None,
+    telemetry_schema_version: str,
+) -> None:
+    """The dispatch decision of this engine's ``pre_gateway_dispatch`` consumers (fired by the bridge).
+
+    Fields: as ``pre_gateway_dispatch`` without the host objects, plus ``action`` (``allow``,
+    ``skip`` or ``rewrite``) and ``reason``. It ends the ``trigger.process`` scope of a skipped
+    message; an allowed one ends at that session's next ``pre_llm_call``. Return ignored.
+    """
+
+
+@hookspec
+def kanban_task_claimed(
+    task_id: str,
+    board: str | None,
+    assignee: str | None,
+    run_id: int | None,
+    profile_name: str,
+    telemetry_schema_version: str,
+) -> None:
+    """A kanban task was claimed, in the dispatcher process (Hermes only; after the board commit).
+
+    Fields: ``task_id``, ``board``, ``assignee``, ``run_id``, ``profile_name``. Return ignored.
+    """
+
+
+@hookspec
+def kanban_task_completed(
+    task_id: str,
+    board: str | None,
+    assignee: str | None,
+    run_id: int | None,
+    profile_name: str,
+    summary: str | None,
+    telemetry_schema_version: str,
+) -> None:
+    """A kanban task was completed, in the worker process (Hermes only).
+
+    Fields: as ``kanban_task_claimed`` plus ``summary``. Return ignored.
+    """
+
+
+@hookspec
+def kanban_task_blocked(
+    task_id: str,
+    board: str | None,
+    assignee: str | None,
+    run_id: int | None,
+    profile_name: str,
+    reason: str | None,
+    telemetry_schema_version: str,
+) -> None:
+    """A kanban task was blocked (Hermes only).
+
+    Fields: as ``kanban_task_claimed`` plus ``reason``. Return ignored.
+    """

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from .bridge import Bridge, HermesContext
-from .facts import BRIDGE_PLUGIN, PIPELINE_VARIABLE, RELAY_PLUGIN, read_profile
+from .facts import BRIDGE_PLUGIN, PIPELINE_VARIABLE, RELAY_PLUGIN, RegistryToolsets, hermes_version, read_profile
 from .normalise import HermesNormaliser
 
 __all__ = ["Bridge", "HermesNormaliser", "active_bridge", "register", "relay_conflict_message"]
@@ -79,7 +79,9 @@ def register(ctx: HermesContext) -> None:
             from ..config import open_profile
 
             profile = open_profile(home)
-            bridge = Bridge(profile.engine, HermesNormaliser(approval_timeout=facts.approval_timeout))
+            normaliser = HermesNormaliser(approval_timeout=facts.approval_timeout, agent_version=hermes_version(),
+                                          toolset_of=RegistryToolsets().get)
+            bridge = Bridge(profile.engine, normaliser)
             if bridge.attach(ctx):
                 _active = bridge
                 atexit.register(_shutdown, bridge)

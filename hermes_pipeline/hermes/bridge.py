@@ -45,10 +45,16 @@ HERMES_HOOKS: Final = (
 _STATEFUL: Final = frozenset({"on_session_start", "on_session_end", "on_session_finalize", "on_session_reset",
                               "pre_llm_call", "pre_api_request", "post_api_request", "api_request_error",
                               "pre_tool_call", "post_tool_call", "pre_approval_request", "post_approval_response",
-                              "subagent_start", "subagent_stop"})
+                              "subagent_start", "subagent_stop", "pre_gateway_dispatch"})
 """Hooks the normaliser must see even when nobody in this engine listens to them."""
 _SCHEMA_KEYS: Final = ("telemetry_schema_version", "middleware_schema_version")
 _DOWNSTREAM: Final = "_DownstreamExecutionError"
+
+
+def _gateway_outcome(payload: dict[str, Any], folded: Any) -> dict[str, Any]:
+    decision = folded if isinstance(folded, dict) else {}
+    return {key: payload.get(key, "") for key in ("platform", "event_type", "session_key", "session_id")} | {
+        "action": str(decision.get("action") or "allow"), "reason": decision.get("reason")}
 
 
 class HermesContext(Protocol):
@@ -120,7 +126,10 @@ class Bridge:
                 out = engine.dispatch(name, event)
                 if name == hook and event is payload:
                     results = out
-        return fold(hook, results)
+        folded = fold(hook, results)
+        if hook == "pre_gateway_dispatch" and engine.has_hook("post_gateway_dispatch"):
+            engine.dispatch("post_gateway_dispatch", _gateway_outcome(payload, folded))
+        return folded
 
     def observer(self, hook: str) -> Callable[..., Any]:
         """The callback registered with Hermes for observer hook ``hook``."""

@@ -23,11 +23,18 @@ What Hermes does, and what is done about it here:
 - **Tool paths.** ``tool_request`` / ``tool_execution`` middleware lack ``platform``, ``model``,
   ``provider``, ``api_mode`` (and ``tool_execution`` the ``middleware_trace``): filled from what the
   session's provider requests said.
+- **Host facts.** Hermes' own version goes into ``on_session_start`` / ``pre_llm_call`` as
+  ``agent_version``, and each tool's toolset from Hermes' tool registry into ``pre_tool_call`` /
+  ``post_tool_call`` as ``toolset`` (the sinks read both: ATIF ``agent.version``, shared-metrics
+  ``resource.hermes_version`` and tool categories).
 - **Middleware traces.** The bridge returns this engine's request-middleware result to Hermes as one
   result; Hermes records one trace entry for it. That entry is replaced by this engine's own entries
   wherever a ``middleware_trace`` is passed on.
 - **Approvals** (see :mod:`.pairing`): no ``session_id``; smart decisions carry ``decided_by``; a
   CLI prompt that timed out is reported as ``deny``; an escalated smart review has no response.
+- **Gateway dispatch.** ``pre_gateway_dispatch`` carries only Hermes objects (``event``,
+  ``gateway``, ``session_store``): ``platform``, ``event_type``, ``session_key`` and ``session_id``
+  are read from them; the bridge then fires ``post_gateway_dispatch`` with this engine's decision.
 - **Subagents** (see :mod:`.pairing`): ``subagent_stop`` lacks ``child_subagent_id`` and carries the
   parent's *current* turn; background children can outlive their parent session.
 """
@@ -41,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .pairing import ApprovalPairing, SubagentPairing
+from .payloads import gateway_fields, system_prompt
 
 __all__ = ["BRIDGE_TRACE_NAME", "Event", "HermesNormaliser"]
 
@@ -91,8 +99,11 @@ class HermesNormaliser:
             heuristic off.
     """
 
-    def __init__(self, *, clock: Callable[[], float] = time.time, approval_timeout: float | None = 60.0) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time, approval_timeout: float | None = 60.0,
+                 agent_version: str | None = None, toolset_of: Callable[[str], str | None] | None = None) -> None:
         self._clock = clock
+        self.agent_version = agent_version
+        self._toolset_of = toolset_of
         self._lock = threading.Lock()
         self._sessions: dict[str, _Session] = {}
         self._turn_session: dict[str, str] = {}
@@ -160,6 +171,12 @@ class HermesNormaliser:
         handler = _HANDLERS.get(hook)
         if handler is None:
             return [(hook, payload)]
+        if self.agent_version and hook in ("on_session_start", "pre_llm_call"):
+            payload.setdefault("agent_version", self.agent_version)
+        elif self._toolset_of is not None and hook in ("pre_tool_call", "post_tool_call") and not payload.get("toolset"):
+            toolset = self._toolset_of(str(payload.get("tool_name") or ""))
+            if toolset:
+                payload["toolset"] = toolset
         with self._lock:
             return handler(self, payload)
 
@@ -303,7 +320,7 @@ class HermesNormaliser:
         p.setdefault("retry_count", attempts.ended)
         p["middleware_trace"] = self._expand(p.get("middleware_trace"), self._llm_traces.get(rid))
         if "system_prompt" not in p:
-            system = _system_prompt(p.get("request_messages"))
+            system = system_prompt(p.get("request_messages"))
             if system is not None:
                 p["system_prompt"] = system
         turn = self._remember_runtime(p)
@@ -373,6 +390,11 @@ class HermesNormaliser:
     def _on_post_approval(self, p: dict[str, Any]) -> list[Event]:
         return self.approvals.response(p, self._session_of_turn(str(p.get("turn_id") or "")))
 
+    def _on_pre_gateway_dispatch(self, p: dict[str, Any]) -> list[Event]:
+        for key, value in gateway_fields(p.get("event"), p.get("session_store")).items():
+            p.setdefault(key, value)
+        return [("pre_gateway_dispatch", p)]
+
     def _on_subagent_start(self, p: dict[str, Any]) -> list[Event]:
         return self.subagents.start(p)
 
@@ -383,15 +405,6 @@ class HermesNormaliser:
             events.extend(self._close_session_state(child, "subagent_stopped"))
         events.extend(self.subagents.stop(p))
         return events
-
-
-def _system_prompt(messages: object) -> str | None:
-    """The system message of a chat-completions request, when it is the first message and plain text."""
-    if isinstance(messages, list) and messages:
-        first = messages[0]
-        if isinstance(first, dict) and first.get("role") == "system" and isinstance(first.get("content"), str):
-            return str(first["content"])
-    return None
 
 
 def _tool(hook: str) -> Callable[[HermesNormaliser, dict[str, Any]], list[Event]]:
@@ -413,6 +426,7 @@ _HANDLERS: Final[dict[str, Callable[[HermesNormaliser, dict[str, Any]], list[Eve
     "transform_tool_result": _tool("transform_tool_result"),
     "pre_approval_request": HermesNormaliser._on_pre_approval,
     "post_approval_response": HermesNormaliser._on_post_approval,
+    "pre_gateway_dispatch": HermesNormaliser._on_pre_gateway_dispatch,
     "subagent_start": HermesNormaliser._on_subagent_start,
     "subagent_stop": HermesNormaliser._on_subagent_stop,
 }
