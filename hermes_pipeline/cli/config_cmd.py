@@ -19,6 +19,7 @@ from ..config.errors import ConfigError
 from ..config.keypath import KeyPath, format_path
 from ..config.merge import leaf_paths
 from ..config.pipeline import LoadedPipeline, load_pipeline
+from .config_report import explain_json, problem_lines, validate_json
 
 PROG: Final = "hermes-pipeline config"
 REDACTED_PARENTS: Final = frozenset({"headers"})
@@ -68,16 +69,25 @@ def _validate(args: argparse.Namespace) -> int:
     if target is None:
         return _error("validate", f"no FILE given and {SELECTOR_ENV} is not set", 2)
     loaded, diagnostics, error = _load(target, settings, not args.no_discovery)
-    for diag in diagnostics.items:
-        if error is None or diag.level != "error":
-            print(str(diag), file=sys.stderr)
+    if args.json:  # same checks, same exit code; the findings as one JSON document on stdout
+        print(json.dumps(validate_json(target, loaded, diagnostics, error), indent=2, ensure_ascii=False))
+        return 0 if error is None else 1
+    notes, errors = problem_lines(diagnostics, error)
+    for line in notes:
+        print(line, file=sys.stderr)
+    for line in errors:  # every problem, one line each, not only the first
+        _error("validate", f"invalid: {line}")
     if error is not None:
-        return _error("validate", f"invalid: {error}")
+        return 1
     assert loaded is not None
     kinds = ", ".join(f"{c.kind}{'' if c.enabled else ' (disabled)'}" for c in loaded.components) or "none"
     print(f"valid: {loaded.selected} (layers: {len(loaded.sources)}; components: {kinds}; "
           f"dynamic plugins: {len(loaded.dynamic)})")
+    nothing = loaded.nothing_exported()
+    if nothing:
+        print(f"activation ACTIVE, but nothing is exported: {nothing}")
     return 0
+
 
 
 # --------------------------------------------------------------------------- explain
@@ -96,6 +106,8 @@ def _explain(args: argparse.Namespace) -> int:
     settings = PipelineSettings()
     target = _target(args, settings)
     legacy = legacy_env_names()
+    if getattr(args, "json", False):
+        return _explain_json(args, settings, target, legacy)
     if target is None:
         print(f"{SELECTOR_ENV} is not set: pipeline processing is disabled "
               "(no discovery, no layering, no components, no exporters from plugins.toml).")
@@ -132,6 +144,19 @@ def _explain(args: argparse.Namespace) -> int:
         for diag in diagnostics.items:
             print(f"  {diag}")
     return 0
+
+
+def _explain_json(args: argparse.Namespace, settings: PipelineSettings, target: Path | None,
+                  legacy: list[str]) -> int:
+    """``config explain --json``: the merged result, each key with its file:line; exit codes as for text."""
+    if target is None:
+        print(json.dumps(explain_json(None, None, [], legacy, None, Diagnostics(log=False), None), indent=2))
+        return 0
+    how = "FILE argument" if getattr(args, "file", None) else f"{SELECTOR_ENV}={settings.selector()}"
+    loaded, diagnostics, error = _load(target, settings, True)
+    doc = explain_json(target, how, plan_layers(settings, target), legacy, loaded, diagnostics, error)
+    print(json.dumps(doc, indent=2, ensure_ascii=False))
+    return 0 if error is None else 1
 
 
 def _value(data: Any, path: KeyPath) -> Any:
@@ -209,9 +234,14 @@ def add_parser(subparsers: Any) -> None:
     validate.add_argument("file", nargs="?", metavar="FILE", help=f"the file to validate (default: ${SELECTOR_ENV})")
     validate.add_argument("--no-discovery", action="store_true",
                           help="validate FILE alone, without layering the user and system files")
+    validate.add_argument("--json", action="store_true",
+                          help="print the findings as JSON (file, line, key, message, severity, suggestion); "
+                               "same exit codes")
     validate.set_defaults(func=_guard("validate", _validate))
     explain = sub.add_parser("explain", help="show the effective merged configuration and where each key came from")
     explain.add_argument("file", nargs="?", metavar="FILE", help=f"explain FILE as if {SELECTOR_ENV} selected it")
+    explain.add_argument("--json", action="store_true",
+                         help="print the merged result as JSON, every key with the file and line it came from")
     explain.set_defaults(func=_guard("explain", _explain))
     init = sub.add_parser("init", help="write a starter plugins.toml")
     init.add_argument("path", nargs="?", default="plugins.toml", metavar="PATH",

@@ -20,11 +20,57 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
-from ..config.checks import check_keys, table
-from ..config.policy import ValidationContext
+from ..config.checks import (
+    Check, boolean, check_keys, integer, nonblank, number, one_of, string, table,
+)
+from ..config.policy import LEVELS, ValidationContext
 from ..engine.plugins import ComponentContext
+
+
+def _stop(value: Any) -> str | None:
+    """A stop sequence or an array of at most 4 of them (OpenAI chat completions)."""
+    if isinstance(value, str) or (isinstance(value, list) and len(value) <= 4
+                                  and all(isinstance(v, str) for v in value)):
+        return None
+    return "expected a string or an array of at most 4 strings"
+
+
+def _tool_choice(value: Any) -> str | None:
+    """``none`` / ``auto`` / ``required``, or a table naming one tool."""
+    if isinstance(value, dict) or value in ("none", "auto", "required"):
+        return None
+    return "expected 'none', 'auto', 'required' or a table naming a tool"
+
+
+LLM_KEYS: Final[dict[str, Check]] = {
+    "model": nonblank,
+    "temperature": number(0, 2),
+    "top_p": number(0, 1),
+    "max_tokens": integer(1),
+    "max_completion_tokens": integer(1),
+    "n": integer(1),
+    "presence_penalty": number(-2, 2),
+    "frequency_penalty": number(-2, 2),
+    "seed": integer(),
+    "stop": _stop,
+    "user": string,
+    "logprobs": boolean,
+    "top_logprobs": integer(0),
+    "parallel_tool_calls": boolean,
+    "tool_choice": _tool_choice,
+    "response_format": table,
+    "reasoning_effort": one_of("minimal", "low", "medium", "high"),
+    "service_tier": one_of("auto", "default", "flex", "priority"),
+    "metadata": table,
+    "extra_body": table,
+    "extra_headers": table,
+}
+"""The OpenAI-compatible request keys ``llm`` may default, each with its type and range; any other key
+is an unknown field (so ``temprature`` gets a "did you mean")."""
+
+POLICY_KEYS: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupported_value": one_of(*LEVELS)}
 
 
 class RequestDefaultsComponent:
@@ -34,13 +80,32 @@ class RequestDefaultsComponent:
 
     @classmethod
     def validate_config(cls, config: dict[str, Any], vctx: ValidationContext) -> None:
-        """``llm``: a table; ``tools``: a table of tables keyed by tool name; ``policy``: a table."""
+        """``llm``: a table of request keys (:data:`LLM_KEYS`, each checked by type and range);
+        ``tools``: a table of argument tables keyed by tool name; ``policy``: the component policy."""
         check_keys(vctx, (), config, {"llm": table, "tools": table, "policy": table})
+        llm = config.get("llm")
+        if isinstance(llm, dict):
+            check_keys(vctx, ("llm",), llm, LLM_KEYS)
+        policy = config.get("policy")
+        if isinstance(policy, dict):
+            check_keys(vctx, ("policy",), policy, POLICY_KEYS)
         tools = config.get("tools")
         if isinstance(tools, dict):
             for name, defaults in tools.items():
-                if not isinstance(defaults, dict):
+                if not name.strip():
+                    vctx.unsupported_value(("tools", name), "expected a non-blank tool name")
+                elif not isinstance(defaults, dict):
                     vctx.unsupported_value(("tools", name), "expected a table of default arguments")
+
+    @classmethod
+    def describe_activation(cls, config: Mapping[str, Any]) -> list[str]:
+        """The middleware activation registers (empty when ``llm`` and ``tools`` are both empty)."""
+        out = []
+        if config.get("llm"):
+            out.append("llm_request middleware (request defaults)")
+        if config.get("tools"):
+            out.append("tool_request middleware (tool argument defaults)")
+        return out
 
     def __init__(self, ctx: ComponentContext) -> None:
         self.ctx = ctx

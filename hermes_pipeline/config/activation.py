@@ -22,7 +22,7 @@ from .components import register_component, validate_config
 from .diagnostics import ComponentDiagnostics, Diagnostic, Diagnostics
 from .discovery import SELECTOR_ENV, PipelineSettings, legacy_env_names
 from .dynamic import import_python_plugin
-from .errors import ConfigError
+from .errors import ConfigError, NativeRuntimeRequired
 from .pipeline import NATIVE_UNAVAILABLE, LoadedPipeline, load_pipeline
 from .policy import Policy, ValidationContext, fixed_locator
 
@@ -71,12 +71,15 @@ class ActivationReport:
     """Registered plugin names (``component:<kind>``) in activation order."""
     cause: str | None = None
     """Why the load failed (``FAILED`` only)."""
+    nothing_exported: str | None = None
+    """``ACTIVE`` only: why the activation exports nothing and registers no middleware, when it does not."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible form."""
         return {"state": self.state.value, "selector_env": self.selector_env, "selected": self.selected,
                 "sources": list(self.sources), "diagnostics": [d.to_dict() for d in self.diagnostics],
-                "degraded_reason": self.degraded_reason, "components": list(self.components), "cause": self.cause}
+                "degraded_reason": self.degraded_reason, "components": list(self.components), "cause": self.cause,
+                "nothing_exported": self.nothing_exported}
 
 
 def _plugin_object(kind: str, obj: Any) -> Any:
@@ -150,6 +153,7 @@ class ProcessActivation:
         self._previous_timeout: float | None = None
         self._legacy_logged = False
         self._degraded_logged = False
+        self._degraded_warned = False
         self._atexit = False
         self.report = ActivationReport()
 
@@ -201,28 +205,47 @@ class ProcessActivation:
         selected = settings.selected_path()
         report.selected = str(selected)
         report.degraded_reason = NATIVE_UNAVAILABLE
-        diagnostics.warning("pipeline.degraded", f"native runtime unavailable: {NATIVE_UNAVAILABLE}; pure-Python "
-                            "components and python plugins keep working", log=not self._degraded_logged)
-        self._degraded_logged = True
         try:
             loaded = load_pipeline(settings, selected=selected, diagnostics=diagnostics)
             report.sources = loaded.sources
             self._names = activate_loaded(engine, loaded, diagnostics)
         except Exception as exc:
             cause = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
+            self._degraded(diagnostics, needed=isinstance(exc, NativeRuntimeRequired) or any(
+                isinstance(f, NativeRuntimeRequired) for f in diagnostics.failures))
             diagnostics.error("pipeline.load_failed", f"pipeline configuration could not be loaded from {selected}: "
                               f"{cause}; continuing without pipeline plugins", source=str(selected))
             report.state, report.cause = ActivationState.FAILED, cause
             report.diagnostics = diagnostics.items
             return report
+        self._degraded(diagnostics, needed=False)  # it activated, so nothing needed the native runtime
         report.state = ActivationState.ACTIVE
         report.components = list(self._names)
+        report.nothing_exported = loaded.nothing_exported()
+        if report.nothing_exported:  # the same sentence config validate prints
+            diagnostics.warning("pipeline.nothing_exported",
+                                f"activation ACTIVE, but nothing is exported: {report.nothing_exported}",
+                                source=str(selected))
         report.diagnostics = diagnostics.items
         logger.info(ACTIVE_LOG_LINE)
         if not self._atexit:
             atexit.register(self.shutdown)
             self._atexit = True
         return report
+
+    def _degraded(self, diagnostics: Diagnostics, *, needed: bool) -> None:
+        """Degraded mode, reported once per process: a WARNING only when a configured component or
+        manifest needs the native runtime; otherwise an INFO entry in the report, logged at DEBUG."""
+        message = (f"native runtime unavailable: {NATIVE_UNAVAILABLE}; pure-Python components and python "
+                   "plugins keep working")
+        if needed:
+            diagnostics.warning("pipeline.degraded", message, log=not self._degraded_warned)
+            self._degraded_warned = True
+            return
+        diagnostics.info("pipeline.degraded", message + " (nothing configured needs it)", log=False)
+        if not self._degraded_logged:
+            logger.debug("hermes_pipeline: pipeline.degraded: %s", message)
+        self._degraded_logged = True
 
     def release(self, holder: str) -> ActivationReport:
         """Leave the activation; the last holder tears it down (CFG-55)."""

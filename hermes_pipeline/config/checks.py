@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from .keypath import KeyPath
 from .policy import ValidationContext
+from .suggest import Expected, did_you_mean
 
 Check = Callable[[Any], str | None]
 
@@ -69,11 +70,16 @@ def number(minimum: float | None = None, maximum: float | None = None) -> Check:
 
 
 def one_of(*values: str) -> Check:
-    """One of the given strings (a YAML boolean such as an unquoted ``on`` is rejected)."""
+    """One of the given strings (a YAML boolean such as an unquoted ``on`` is rejected).
+
+    A near miss (``"apend"``) gets a "did you mean 'append'?" suggestion.
+    """
     text = ", ".join(repr(v) for v in values)
 
     def check(value: Any) -> str | None:
-        return None if isinstance(value, str) and value in values else f"expected one of {text}"
+        if isinstance(value, str) and value in values:
+            return None
+        return Expected(f"expected one of {text}", did_you_mean(value, values))
     return check
 
 

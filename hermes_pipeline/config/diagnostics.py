@@ -34,6 +34,10 @@ class Diagnostic:
     """The file the finding is about, when known."""
     line: int | None = None
     count: int = 1
+    key: str | None = None
+    """The full dotted key path in the document (``components[0].config.atof.sinks[1].mode``), when known."""
+    suggestion: str | None = None
+    """The valid kind, key or value closest to what was written ("did you mean"), when there is one."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible form (the report of CFG-87 / 04 FMT-82)."""
@@ -71,9 +75,11 @@ class Diagnostics:
         source: str | None = None,
         line: int | None = None,
         log: bool = True,
+        key: str | None = None,
+        suggestion: str | None = None,
     ) -> Diagnostic:
         """Record (and unless told otherwise, log) one diagnostic."""
-        diag = Diagnostic(level, code, message, component, field, source, line)
+        diag = Diagnostic(level, code, message, component, field, source, line, key=key, suggestion=suggestion)
         self.items.append(diag)
         if self.log and log:
             logger.log(_LOG_LEVELS[level], "hermes_pipeline: %s", diag)
@@ -95,7 +101,8 @@ class Diagnostics:
         """Record ``error`` as a load failure: an ERROR diagnostic plus the typed error itself."""
         self.failures.append(error)
         self.add("error", error.code, error.message, component=component,
-                 field=field if field is not None else error.key, source=error.path, line=error.line)
+                 field=field if field is not None else error.key, source=error.path, line=error.line,
+                 key=error.key, suggestion=error.suggestion)
         return error
 
     def raise_if_failed(self) -> None:

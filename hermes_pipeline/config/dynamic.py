@@ -25,8 +25,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .. import __version__
 from .diagnostics import Diagnostics
 from .errors import ConfigError, NativeRuntimeRequired
+from .files import read_config_bytes, read_config_text
 from .keypath import format_path
 from .loader import ParsedFile, parse_file
+
+MAX_ARTIFACT_BYTES: Final = 256 * 1024 * 1024
+"""Largest plugin artifact (a .py file or a wheel) whose digest is checked."""
 
 _DIGEST: Final = re.compile(r"sha256:[0-9a-f]{64}")
 _CLAUSE: Final = re.compile(r"\s*(>=|<=|==|!=|>|<|~=)?\s*(\d+(?:\.\d+)*)\s*")
@@ -218,11 +222,11 @@ def artifact_path(plugin: DynamicPlugin) -> Path:
 def verified_bytes(plugin: DynamicPlugin) -> bytes:
     """The artifact's bytes after checking its SHA-256 digest; :class:`ConfigError` on mismatch."""
     path = artifact_path(plugin)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"source.artifact of plugin {plugin.id!r} cannot be read ({exc.strerror or 'error'})",
-                          path=plugin.manifest_path, key="source.artifact", code="pipeline.integrity_failed") from None
+    try:  # a regular file only: an artifact that is a FIFO or a device must not hang the load
+        data = read_config_bytes(path, limit=MAX_ARTIFACT_BYTES)
+    except ConfigError as exc:
+        raise ConfigError(f"source.artifact of plugin {plugin.id!r} {exc.message}", path=plugin.manifest_path,
+                          key="source.artifact", code="pipeline.integrity_failed") from None
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     if digest != plugin.manifest.integrity.sha256:
         raise ConfigError(f"integrity check failed for plugin {plugin.id!r}: the SHA-256 digest of source.artifact "
@@ -308,8 +312,10 @@ def load_config_schema(plugin: DynamicPlugin) -> dict[str, Any] | None:
         return None
     path = plugin.manifest_path.parent / ref.path
     try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        schema = json.loads(read_config_text(path, code="pipeline.manifest_invalid"))
+    except ConfigError:
+        raise
+    except ValueError as exc:
         raise ConfigError(f"config_schema of plugin {plugin.id!r} cannot be read as JSON ({type(exc).__name__})",
                           path=path, code="pipeline.manifest_invalid") from None
     if not isinstance(schema, dict):

@@ -20,6 +20,7 @@ class ConfigError(HermesPipelineError):
         key: dotted key path (``components[0].config.atof.sinks[1].url``), or ``None``.
         message: what was wrong and what was expected.
         code: the diagnostic code (``pipeline.invalid`` unless a more specific one applies).
+        suggestion: the valid kind, key or value closest to what was written ("did you mean"), or ``None``.
     """
 
     def __init__(
@@ -30,12 +31,14 @@ class ConfigError(HermesPipelineError):
         line: int | None = None,
         key: str | None = None,
         code: str = "pipeline.invalid",
+        suggestion: str | None = None,
     ) -> None:
         self.path = str(path) if path is not None else None
         self.line = line
         self.key = key
         self.message = message
         self.code = code
+        self.suggestion = suggestion
         super().__init__(self.__str__())
 
     def __str__(self) -> str:

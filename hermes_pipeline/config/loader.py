@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from .errors import ConfigError
+from .files import read_config_text
 from .keypath import KeyPath, format_path
 
 MAX_DEPTH: Final = 64
@@ -49,19 +50,12 @@ def is_yaml_name(path: str | Path) -> bool:
 
 
 def read_text(path: Path) -> str:
-    """Read a UTF-8 file; every failure is a :class:`ConfigError` naming the path."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError("file not found", path=path, code="pipeline.file_missing") from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, expected a file", path=path) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot be read ({exc.strerror or type(exc).__name__})", path=path) from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"is not valid UTF-8 (byte {exc.start})", path=path) from None
+    """Read a UTF-8 regular file below the size limit; every failure is a :class:`ConfigError` naming the path.
+
+    A FIFO, a device, a directory or an oversized file is refused before it can block or fill
+    memory (:mod:`.files`).
+    """
+    return read_config_text(path)
 
 
 def parse_file(path: Path, *, allow_yaml: bool = True) -> ParsedFile:

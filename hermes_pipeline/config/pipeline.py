@@ -4,28 +4,38 @@
 files, merges them with provenance, resolves every kind, validates every component's config
 (disabled ones included) and every dynamic record. Any failure raises :class:`ConfigError`;
 warnings stay in the returned :class:`LoadedPipeline`'s diagnostics.
+
+It is the one function that decides validity: ``config validate`` and process activation both
+call it, so what validate accepts is what activation runs. Problems are collected rather than
+raised one at a time (every one is in the diagnostics; the raised error is the first, with a count
+of the rest), and for each enabled component whose class offers ``check_activation(config, vctx)``
+(a hermes_pipeline extension) the consequences of activation are checked too: for the
+``observability`` component, the entries its sinks would skip and any enabled section that would
+be left without a destination.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from .components import ResolvedKind, available_kinds, resolve_kind, validate_config
+from .components import ResolvedKind, apply_drops, available_kinds, resolve_kind, validate_config
 from .diagnostics import Diagnostics
 from .discovery import Candidate, PipelineSettings, plan_layers
 from .document import read_policy, validate_document
 from .dynamic import DynamicPlugin, load_config_schema, native_refusal, plan_dynamic
-from .errors import ConfigError
+from .errors import ConfigError, NativeRuntimeRequired
 from .keypath import KeyPath
 from .layers import Layer, preprocess
 from .loader import parse_file
 from .merge import Merged, merge_layers
 from .models import PipelineDocument
-from .policy import Policy, ValidationContext, component_policy, fixed_locator
+from .policy import DEFAULT_POLICY, Policy, ValidationContext, component_policy, fixed_locator
+from .suggest import did_you_mean, hint
 
 NATIVE_UNAVAILABLE = "the NeMo Relay native runtime is not installed (optional extra; not yet supported)"
 """The degraded-mode reason of this build (spec 03 §12): there is no native bridge yet."""
@@ -65,6 +75,40 @@ class LoadedPipeline:
     def provenance(self) -> dict[str, str]:
         """Dotted key path → the file each effective value came from."""
         return self.merged.provenance()
+
+    def nothing_exported(self) -> str | None:
+        """Why activating this pipeline would export nothing and register no middleware, or ``None``.
+
+        A component counts as doing something unless its class offers ``describe_activation(config)``
+        (a hermes_pipeline extension) and that returns an empty list; every dynamic plugin counts.
+        """
+        reasons: list[str] = []
+        for comp in self.components:
+            if comp.resolved is None:
+                reasons.append(f"component kind {comp.kind!r} is unknown and was skipped")
+            elif not comp.enabled:
+                reasons.append(f"component {comp.kind!r} is disabled")
+            else:
+                describe = getattr(comp.resolved.obj, "describe_activation", None)
+                if not callable(describe) or describe(comp.config):
+                    return None
+                reasons.append(f"component {comp.kind!r} has nothing enabled")
+        if self.dynamic:
+            return None
+        if not self.components:
+            reasons.append("the file declares no [[components]] and no [[plugins.dynamic]]")
+        return "; ".join(reasons)
+
+    def wiring(self) -> list[str]:
+        """What activation wires, one short text per enabled component (for ``config validate``)."""
+        out: list[str] = []
+        for comp in self.components:
+            if comp.enabled and comp.resolved is not None:
+                describe = getattr(comp.resolved.obj, "describe_activation", None)
+                parts = describe(comp.config) if callable(describe) else []
+                out.append(f"{comp.kind} ({', '.join(parts)})" if parts else comp.kind)
+        out += [f"{d.id} (dynamic {d.kind} plugin)" for d in self.dynamic]
+        return out
 
 
 def _remap(merged: Merged, base: KeyPath, removed: list[tuple[KeyPath, int]]) -> None:
@@ -126,18 +170,34 @@ def load_pipeline(
     target = target if target.is_absolute() else (cwd or Path.cwd()) / target
     candidates, layers, selected_layer = load_layers(settings, target, diagnostics, discover=discover)
     merged = merge_layers(layers)
-    policy = read_policy(merged, diagnostics)
-    validate_document(merged, policy, diagnostics)
+    try:
+        policy = read_policy(merged, diagnostics)
+    except ConfigError as exc:
+        diagnostics.fail(exc)
+        policy = DEFAULT_POLICY
+    try:
+        validate_document(merged, policy, diagnostics)
+    except ConfigError as exc:
+        diagnostics.fail(exc)
     components = _plan_components(merged, policy, diagnostics)
     _report_reenabled(layers, components, diagnostics)
     kinds = {c.kind for c in components}
     raw_plugins = merged.data.get("plugins")
     plugins: dict[str, Any] = raw_plugins if isinstance(raw_plugins, dict) else {}
-    dynamic = plan_dynamic(list(plugins.get("dynamic", [])), target, selected_layer.parsed, kinds, diagnostics)
+    raw_dynamic = plugins.get("dynamic", [])
+    dynamic: list[DynamicPlugin] = []
+    try:
+        dynamic = plan_dynamic(list(raw_dynamic) if isinstance(raw_dynamic, list) else [], target,
+                               selected_layer.parsed, kinds, diagnostics)
+    except ConfigError as exc:
+        diagnostics.fail(exc)
     for plan in dynamic:
-        if plan.kind != "python":
-            raise native_refusal(plan, NATIVE_UNAVAILABLE)
-        _check_dynamic_schema(plan, diagnostics)
+        try:
+            if plan.kind != "python":
+                raise native_refusal(plan, NATIVE_UNAVAILABLE)
+            _check_dynamic_schema(plan, diagnostics)
+        except ConfigError as exc:
+            diagnostics.fail(exc, component=plan.id)
     diagnostics.raise_if_failed()
     try:
         document = PipelineDocument.model_validate(merged.data)
@@ -153,9 +213,15 @@ def _plan_components(merged: Merged, policy: Policy, diagnostics: Diagnostics) -
         kind = entry["kind"]
         base: KeyPath = ("components", index)
         where = merged.locate((*base, "kind"))
-        resolved = resolve_kind(kind, diagnostics, where=where, key=f"components[{index}].kind")
-        enabled = entry.get("enabled", True)
+        try:
+            resolved = resolve_kind(kind, diagnostics, where=where, key=f"components[{index}].kind")
+        except ConfigError as exc:  # an ambiguous or broken implementation: recorded, the next one is checked
+            diagnostics.fail(exc, component=kind)
+            continue
+        enabled = entry.get("enabled", True) is not False
         config = entry.get("config", {})
+        if not isinstance(config, dict):  # already reported by validate_document; validate the rest
+            config = entry["config"] = {}
         own = config.get("policy") if isinstance(config.get("policy"), dict) else None
         effective = component_policy(policy, own)
         if resolved is None:
@@ -165,34 +231,46 @@ def _plan_components(merged: Merged, policy: Policy, diagnostics: Diagnostics) -
         vctx = ValidationContext(component=kind, policy=effective, diagnostics=diagnostics,
                                  locate=merged.locator((*base, "config")),
                                  key_prefix=f"components[{index}].config")
-        cleaned = _validated(resolved.obj, config, vctx, merged, (*base, "config"))
+        cleaned = _validated(resolved.obj, config, vctx, merged, (*base, "config"), activation=enabled)
         entry["config"] = cleaned
         if enabled and getattr(resolved.obj, "requires_native", False) is True:
-            raise ConfigError(f"component {kind!r} requires the native runtime: native runtime unavailable: "
-                              f"{NATIVE_UNAVAILABLE}", path=where[0], line=where[1],
-                              key=f"components[{index}]", code="pipeline.native_required")
+            diagnostics.fail(NativeRuntimeRequired(
+                f"component {kind!r} requires the native runtime: native runtime unavailable: {NATIVE_UNAVAILABLE}",
+                path=where[0], line=where[1], key=f"components[{index}]", code="pipeline.native_required"),
+                component=kind)
         planned.append(PlannedComponent(kind, index, enabled, cleaned, effective, resolved))
     return planned
 
 
 def _validated(obj: Any, config: dict[str, Any], vctx: ValidationContext, merged: Merged,
-               base: KeyPath) -> dict[str, Any]:
+               base: KeyPath, *, activation: bool) -> dict[str, Any]:
     cleaned, removed = validate_config(obj, config, vctx)
+    check = getattr(obj, "check_activation", None)
+    if activation and callable(check):  # what activation would skip or refuse, without activating
+        vctx.drops.clear()  # already applied to ``cleaned`` by validate_config
+        try:
+            check(copy.deepcopy(cleaned), vctx)
+        except Exception as exc:
+            vctx.error((), f"check_activation() raised {type(exc).__name__}: {exc}", code="pipeline.component_invalid")
+        removed += apply_drops(cleaned, vctx.drops)
+        vctx.drops.clear()
     _remap(merged, base, removed)
     return cleaned
 
 
 def _unknown(kind: str, policy: Policy, diagnostics: Diagnostics, where: tuple[str | None, int | None],
              index: int) -> None:
-    known = ", ".join(available_kinds()) or "none"
-    message = f"unknown component kind {kind!r}; available kinds: {known}"
+    kinds = available_kinds()
+    suggestion = did_you_mean(kind, kinds)
+    message = f"unknown component kind {kind!r}{hint(suggestion)}; available kinds: {', '.join(kinds) or 'none'}"
     level = policy.unknown_component
+    key = f"components[{index}].kind"
     if level == "error":
-        diagnostics.fail(ConfigError(message, path=where[0], line=where[1], key=f"components[{index}].kind",
-                                     code="plugin.unknown_component"), component=kind)
+        diagnostics.fail(ConfigError(message, path=where[0], line=where[1], key=key,
+                                     code="plugin.unknown_component", suggestion=suggestion), component=kind)
     elif level == "warn":
         diagnostics.warning("plugin.unknown_component", message + "; the component is skipped", component=kind,
-                            source=where[0], line=where[1])
+                            source=where[0], line=where[1], key=key, suggestion=suggestion)
 
 
 def _report_reenabled(layers: list[Layer], components: list[PlannedComponent], diagnostics: Diagnostics) -> None:

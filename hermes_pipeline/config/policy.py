@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from .diagnostics import Diagnostics
 from .errors import ConfigError
 from .keypath import KeyPath, format_path, join, parse_path
+from .suggest import did_you_mean, hint, suggestion_of
 
 PolicyLevel = Literal["ignore", "warn", "error"]
 LEVELS: Final = ("ignore", "warn", "error")
@@ -112,21 +113,27 @@ class ValidationContext:
     def unknown_field(self, path: str | KeyPath, expected: str | None = None) -> None:
         """Report a key the component does not recognise (``unknown_field`` policy)."""
         key = _as_path(path)
-        message = "unknown key" + (f"; expected one of {expected}" if expected else "")
-        self._apply(self.policy.unknown_field, "unknown_field", key, message)
+        choices = [c.strip() for c in expected.split(",")] if expected else []
+        suggestion = did_you_mean(key[-1], choices) if key else None
+        message = "unknown key" + (f"; expected one of {expected}" if expected else "") + hint(suggestion)
+        self._apply(self.policy.unknown_field, "unknown_field", key, message, suggestion)
 
     def unsupported_value(self, path: str | KeyPath, message: str) -> None:
         """Report a recognised key with a wrong type or invalid value (``unsupported_value`` policy).
 
-        ``message`` says what was expected; it must not contain the value itself.
+        ``message`` says what was expected; it must not contain the value itself. A
+        :class:`~hermes_pipeline.config.suggest.Expected` message also gives the diagnostic its
+        "did you mean" suggestion.
         """
-        self._apply(self.policy.unsupported_value, "unsupported_value", _as_path(path), message)
+        self._apply(self.policy.unsupported_value, "unsupported_value", _as_path(path), message,
+                    suggestion_of(message))
 
     def error(self, path: str | KeyPath, message: str, *, code: str | None = None) -> None:
         """Report a problem that fails the load whatever the policy says."""
         self._fail(code or f"{self.code_prefix}.invalid", _as_path(path), message)
 
-    def skip_entry(self, path: str | KeyPath, message: str, *, code: str | None = None) -> None:
+    def skip_entry(self, path: str | KeyPath, message: str, *, code: str | None = None,
+                   suggestion: str | None = None) -> None:
         """Drop one destination entry with a WARNING, whatever the policy says (CFG-32a).
 
         hermes_pipeline extension of the vctx API, used by the ``observability`` component.
@@ -134,7 +141,7 @@ class ValidationContext:
         key = _as_path(path)
         self.drops.append(key)
         self._diag("warning", code or f"{self.code_prefix}.endpoint_skipped", key,
-                   f"destination entry skipped: {message}")
+                   f"destination entry skipped: {message}", suggestion or suggestion_of(message))
 
     def warning(self, path: str | KeyPath, message: str, *, code: str) -> None:
         """Report a WARNING that changes nothing."""
@@ -142,21 +149,24 @@ class ValidationContext:
 
     # ----------------------------------------------------------------- internals
 
-    def _apply(self, level: str, what: str, path: KeyPath, message: str) -> None:
+    def _apply(self, level: str, what: str, path: KeyPath, message: str, suggestion: str | None = None) -> None:
         code = f"{self.code_prefix}.{what}"
         if level == "error":
-            self._fail(code, path, message)
+            self._fail(code, path, message, suggestion)
             return
         self.drops.append(path)
         if level == "warn":
-            self._diag("warning", code, path, message + "; ignored")
+            self._diag("warning", code, path, message + "; ignored", suggestion)
 
-    def _diag(self, level: Literal["info", "warning", "error"], code: str, path: KeyPath, message: str) -> None:
+    def _diag(self, level: Literal["info", "warning", "error"], code: str, path: KeyPath, message: str,
+              suggestion: str | None = None) -> None:
         source, line = self._locate(path)
         self.diagnostics.add(level, code, message, component=self.component, field=format_path(path) or None,
-                             source=source, line=line)
+                             source=source, line=line, key=join(self.key_prefix, path) or None,
+                             suggestion=suggestion)
 
-    def _fail(self, code: str, path: KeyPath, message: str) -> None:
+    def _fail(self, code: str, path: KeyPath, message: str, suggestion: str | None = None) -> None:
         source, line = self._locate(path)
-        error = ConfigError(message, path=source, line=line, key=join(self.key_prefix, path) or None, code=code)
+        error = ConfigError(message, path=source, line=line, key=join(self.key_prefix, path) or None, code=code,
+                            suggestion=suggestion)
         self.diagnostics.fail(error, component=self.component, field=format_path(path) or None)

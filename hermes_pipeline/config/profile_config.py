@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from .diagnostics import Diagnostic, Diagnostics
+from .errors import ConfigError
+from .files import read_config_text
 
 CONFIG_NAME: Final = "config.yaml"
 MAX_HOOK_TIMEOUT: Final = 600.0
@@ -79,12 +81,10 @@ def read_yaml_mapping(path: Path) -> tuple[dict[str, Any], str | None]:
     """The top-level mapping of a YAML file: ``({}, None)`` when missing, ``({}, reason)`` when unusable."""
     from ruamel.yaml import YAML
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, None
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, f"cannot be read ({type(exc).__name__})"
+    try:  # only a regular file below the size limit: a FIFO or /dev/zero must never hang the host
+        text = read_config_text(path, code="config.invalid_file")
+    except ConfigError as exc:
+        return {}, None if exc.code == "pipeline.file_missing" else exc.message
     try:
         data = YAML(typ="safe", pure=True).load(text)
     except Exception as exc:

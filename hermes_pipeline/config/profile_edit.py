@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .files import read_optional_text
 from .profile_config import CONFIG_NAME, DEFAULTS, KNOWN_KEYS
 
 
@@ -82,7 +83,7 @@ def get_value(home: Path, key: str) -> tuple[bool, Any]:
     """``(present, value)`` of ``key`` in ``<home>/config.yaml``; known keys fall back to their default."""
     parts = split_key(key)
     path = home / CONFIG_NAME
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    text = read_optional_text(path, code="config.invalid_file")  # a FIFO or bad UTF-8 is a typed error
     _, data = _yaml(text)
     node: Any = data
     for part in parts:
@@ -106,7 +107,7 @@ def set_value(home: Path, key: str, value: Any) -> Path:
     if problem:
         raise ConfigError(f"invalid value: {problem}", key=key, code="config.invalid_value")
     path = home / CONFIG_NAME
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    text = read_optional_text(path, code="config.invalid_file")  # a FIFO or bad UTF-8 is a typed error
     yaml, data = _yaml(text)
     if data is None:
         data = CommentedMap()

@@ -179,6 +179,9 @@ def print_report(result: DemoResult, out: TextIO) -> None:
     out.write(f"events dispatched: {len(result.recorder.events)}; provider requests: "
               f"{len(result.model_requests)} ({tagged} carried the llm_request middleware tag)\n")
     state = getattr(getattr(result.activation, "state", None), "value", "unknown")
+    nothing = getattr(result.activation, "nothing_exported", None)
+    if nothing:  # an active pipeline that wires nothing says so instead of an empty outputs list
+        state = f"{state}, but nothing is exported: {nothing}"
     out.write(f"pipeline: {result.workspace / 'pipeline.toml'} (activation {state})\n")
     for diagnostic in getattr(result.activation, "diagnostics", []):
         if getattr(diagnostic, "level", "") == "error":

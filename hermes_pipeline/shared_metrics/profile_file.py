@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 CONFIG_NAME = "config.yaml"
+MAX_BYTES = 1024 * 1024
+"""Larger files are not a profile configuration (the config layer refuses them too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +36,15 @@ def read_profile_consent(hermes_home: Path | str) -> ProfileConsent:
     from ruamel.yaml import YAML
 
     path = Path(hermes_home).expanduser() / CONFIG_NAME
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+    try:  # only a regular file, and only its first MiB: a FIFO or /dev/zero here must never hang the sender
+        if not path.is_file():
+            return ProfileConsent()
+        with path.open("rb") as handle:
+            raw_bytes = handle.read(MAX_BYTES + 1)
+        if len(raw_bytes) > MAX_BYTES:
+            return ProfileConsent()
+        text = raw_bytes.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
         return ProfileConsent()
     try:
         raw: Any = YAML(typ="safe", pure=True).load(text)

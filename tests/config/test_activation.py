@@ -319,12 +319,13 @@ def test_cfg_83_relative_paths_resolve_against_activation_cwd(env: Env, process:
 
 def test_cfg_56_cfg_61_atexit_and_degraded_logged_once(env: Env, monkeypatch: pytest.MonkeyPatch,
                                                         caplog: pytest.LogCaptureFixture) -> None:
-    """CFG-56: release is registered for interpreter exit; CFG-61: degraded mode is logged once per process."""
+    """CFG-56: release is registered for interpreter exit; CFG-61: degraded mode is logged once per process
+    (at DEBUG here, since nothing in the file needs the native runtime)."""
     registered: list = []
     monkeypatch.setattr(activation.atexit, "register", registered.append)
     env.select(env.write("sel.toml", OBS_MINIMAL))
     proc = ProcessActivation()
-    with caplog.at_level(logging.WARNING, logger="hermes_pipeline.config"):
+    with caplog.at_level(logging.DEBUG, logger="hermes_pipeline.config"):
         first = proc.acquire("a", Engine())
         proc.release("a")
         second = proc.acquire("b", Engine())

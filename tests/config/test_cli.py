@@ -188,6 +188,9 @@ def test_property_set_never_tracebacks(env: Env, capsys: pytest.CaptureFixture[s
 
 def test_repo_example_files_validate_via_cli(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
     root = Path(__file__).resolve().parents[2]
+    for name in ("EVENTS_AUTH_HEADER", "COLLECTOR_AUTH", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"):
+        # the header variables the examples document
+        env.monkeypatch.setenv(name, "Bearer test")
     for path in [root / "plugins.toml.example", *sorted((root / "pipelines").iterdir())]:
         code, out, err = run(capsys, "validate", "--no-discovery", str(path))
         assert code == 0 and err == "", (path, err)

@@ -28,9 +28,17 @@ def skipped(loaded) -> list[str | None]:
     return [d.field for d in loaded.diagnostics.items if d.code == "observability.endpoint_skipped"]
 
 
+EXAMPLE_ENV = {name: "test" for name in ("EVENTS_AUTH_HEADER", "COLLECTOR_AUTH", "LANGFUSE_PUBLIC_KEY",
+                                         "LANGFUSE_SECRET_KEY")}
+"""The header variables the examples document as required (their values never reach a file)."""
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_examples_validate_without_warnings(env: Env, example: Path) -> None:
-    """Every shipped example (plugins.toml.example, pipelines/*) validates cleanly."""
+    """Every shipped example (plugins.toml.example, pipelines/*) validates cleanly, once the header
+    variables it documents are set (validation checks them exactly as activation does, CFG-32a)."""
+    for name, value in EXAMPLE_ENV.items():
+        env.monkeypatch.setenv(name, value)
     loaded = load_pipeline(env.settings(), selected=example, discover=False)
     assert loaded.diagnostics.items == []
     assert all(c.resolved is not None for c in loaded.components)
@@ -187,13 +195,27 @@ minimum_severity = "warning"
 
 
 def test_existing_relay_plugins_toml_loads(env: Env) -> None:
-    """A Relay-compatible plugins.toml (traces alias, stream/websocket, s3 storage) loads and validates;
-    the gRPC endpoint without a scheme is skipped as an invalid destination (CFG-32a)."""
-    loaded = load_pipeline(env.settings(), selected=env.write("plugins.toml", RELAY_SHAPED), discover=False)
+    """A Relay-compatible plugins.toml (traces alias, stream/websocket, s3 storage) parses and validates
+    key by key; what this build cannot run is skipped exactly as activation would skip it (CFG-32a): the
+    gRPC endpoint without a scheme, the websocket sink, the s3 storage and the logs signal.
+
+    Skipping the only ATOF sink leaves the enabled atof section with no destination, so the file is
+    refused as a whole (hermes_pipeline decision: validation reports what activation would do, and an
+    enabled exporter section with no destination is an error, never a silent no-op)."""
+    diagnostics = Diagnostics(log=False)
+    with pytest.raises(ConfigError, match="atof section has no usable destination"):
+        load_pipeline(env.settings(), selected=env.write("plugins.toml", RELAY_SHAPED), discover=False,
+                      diagnostics=diagnostics)
+    assert [d.field for d in diagnostics.items if d.code == "observability.endpoint_skipped"] == [
+        "opentelemetry.endpoints[1]", "atof.sinks[0]", "atif.storage[0]", "opentelemetry.logs"]
+    env.monkeypatch.setenv("RELAY_EVENTS_TOKEN", "t")
+    usable = RELAY_SHAPED.replace('url = "wss://events.example.com/stream"\ntransport = "websocket"',
+                                  'url = "https://events.example.com/stream"')
+    loaded = load_pipeline(env.settings(), selected=env.write("plugins.toml", usable), discover=False)
     config = loaded.components[0].config
-    assert skipped(loaded) == ["opentelemetry.endpoints[1]"]
+    assert skipped(loaded) == ["opentelemetry.endpoints[1]", "atif.storage[0]", "opentelemetry.logs"]
     assert config["opentelemetry"]["endpoints"][0]["type"] == "openinference"
-    assert config["atif"]["storage"][0]["bucket"] == "trajectories"
+    assert config["atof"]["sinks"][0]["name"] == "relay-events" and config["atif"].get("storage") == []
 
 
 def test_cfg_31_version_required_and_four(env: Env) -> None:
