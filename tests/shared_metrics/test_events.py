@@ -66,7 +66,9 @@ def test_sm13_sm97_metadata_must_be_exactly_the_allowed_keys(meta: dict[str, Any
     "not an event",
 ])
 def test_sm15_sm16_sm97_out_of_contract_events_are_rejected(event: Any) -> None:
-    """SM-15 / SM-16 / SM-97: Out of contract events are rejected."""
+    """SM-15 / SM-16 / SM-97 / SM-35: Out of contract events are rejected (among them a
+    ``hermes.client.active`` mark with a dimension: version, OS, architecture and install method are
+    package resources, never its dimensions)."""
     assert ev.check_event(event, RUNTIME) is not None
 
 

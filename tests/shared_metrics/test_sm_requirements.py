@@ -27,6 +27,7 @@ from hermes_pipeline.shared_metrics import packages as pk
 from hermes_pipeline.shared_metrics import sender as sd
 from hermes_pipeline.shared_metrics import store as st
 from hermes_pipeline.shared_metrics import vocab
+from hermes_pipeline.shared_metrics.clock import stamp
 from hermes_pipeline.shared_metrics.consent import reconcile, windows
 from hermes_pipeline.shared_metrics.report import store_status
 from hermes_pipeline.shared_metrics.schemas import load_package_schema
@@ -314,3 +315,53 @@ def test_sm_84_a_lost_response_gives_a_byte_identical_duplicate(home: Path) -> N
                        sleep=lambda s: None)
     assert sender.run_pass()["sent"] == 1
     assert len(bodies) == 2 and bodies[0] == bodies[1]
+
+
+def test_sm_75_claims_one_due_row_at_a_time_oldest_first_with_a_lease(home: Path) -> None:
+    """SM-75: a claim takes one exported, unsent or pending row whose ``next_attempt_at`` is due,
+    oldest ``created_at`` first; it sets ``send_state = 'pending'``, counts the attempt, leases the
+    row for 300 s and gives it a fresh UUID v4 ``claim_token``; a row whose next attempt lies in the
+    future is not claimed."""
+    store = MetricsStore(home)
+    conn = store.connect()
+    reconcile(conn, True, T0 - timedelta(days=5))  # consent since before every period
+    conn.close()
+    for index, period in enumerate(("2026-09-01", "2026-08-31", "2026-08-30")):
+        add(store, period)
+        assert pk.package_and_export(store, T0 + timedelta(minutes=index), force=True).exported
+    now = T0 + timedelta(days=1, hours=2)
+
+    def table() -> dict[str, dict[str, Any]]:
+        conn = store.connect()
+        conn.row_factory = lambda c, r: dict(zip([d[0] for d in c.description], r, strict=True))
+        found = {r["period_start"][:10]: r for r in conn.execute("SELECT * FROM package_outbox").fetchall()}
+        conn.close()
+        return found
+
+    later = stamp(now + timedelta(hours=1))
+    conn = store.connect()
+    with st.transaction(conn):
+        conn.execute("UPDATE package_outbox SET send_state = 'pending', next_attempt_at = ? "
+                     "WHERE period_start LIKE '2026-08-31%'", (later,))
+    conn.close()
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        period = json.loads(request.content)["period_start"][:10]
+        seen.append((period, table()[period]))
+        return httpx.Response(202, content=b"{}")
+
+    url = "https://ingest.example.test/v1/packages"
+    sender = sd.Sender(store, endpoint=url, consent=lambda: (True, True, url), clock=ManualClock(now),
+                       transport=HttpxTransport(httpx.MockTransport(handler)), rng=random.Random(1),
+                       sleep=lambda s: None)
+    assert sender.run_pass()["sent"] == 2
+    assert [period for period, _ in seen] == ["2026-09-01", "2026-08-30"]  # by created_at; 08-31 not due
+    tokens = set()
+    for _, row in seen:
+        assert row["send_state"] == "pending" and row["send_attempts"] == 1
+        assert row["next_attempt_at"] == stamp(now + timedelta(seconds=300))
+        assert uuid.UUID(row["claim_token"]).version == 4
+        tokens.add(row["claim_token"])
+    assert len(tokens) == 2
+    assert table()["2026-08-31"]["send_attempts"] == 0 and table()["2026-08-31"]["next_attempt_at"] == later
