@@ -170,14 +170,22 @@ def _value(data: Any, path: KeyPath) -> Any:
 
 def _init(args: argparse.Namespace) -> int:
     from ..config.starter import starter_text
+    from ..config.templates import find_template, templates
 
-    path = Path(args.path).expanduser().absolute()
+    if args.list_templates:
+        for item in templates():
+            print(f"{item.name:<18} {item.summary}")
+        print("write one with: hermes-pipeline config init --template NAME [PATH]")
+        return 0
+    template = find_template(args.template) if args.template else None
+    default = "plugins.yaml" if template is not None and not template.filename.endswith(".toml") else "plugins.toml"
+    path = Path(args.path or default).expanduser().absolute()
     if path.exists() and not args.force:
         return _error("init", f"{path} already exists; pass --force to overwrite it")
     if path.exists() and path.is_dir():
         return _error("init", f"{path} is a directory")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(starter_text(), encoding="utf-8")
+    path.write_text(template.text() if template is not None else starter_text(), encoding="utf-8")
     print(f"wrote {path}")
     print(f"select it with: export {SELECTOR_ENV}={path}")
     return 0
@@ -243,9 +251,15 @@ def add_parser(subparsers: Any) -> None:
     explain.add_argument("--json", action="store_true",
                          help="print the merged result as JSON, every key with the file and line it came from")
     explain.set_defaults(func=_guard("explain", _explain))
-    init = sub.add_parser("init", help="write a starter plugins.toml")
-    init.add_argument("path", nargs="?", default="plugins.toml", metavar="PATH",
-                      help="where to write it (default: ./plugins.toml)")
+    init = sub.add_parser("init", help="write a starter plugins.toml, or one of the shipped examples",
+                          description="Write a commented starter pipeline file, or with --template one of the "
+                                      "examples shipped with the package (the repository's pipelines/ files: "
+                                      "local files, an OpenTelemetry collector, Langfuse, middleware, ...).")
+    init.add_argument("path", nargs="?", default=None, metavar="PATH",
+                      help="where to write it (default: ./plugins.toml, ./plugins.yaml for a YAML template)")
+    init.add_argument("--template", metavar="NAME",
+                      help="write the shipped example NAME instead of the starter (see --list-templates)")
+    init.add_argument("--list-templates", action="store_true", help="list the shipped examples and exit")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     init.set_defaults(func=_guard("init", _init))
     for name, helptext, func in (("set", "set KEY to VALUE (a YAML scalar) in the profile config.yaml", _set),

@@ -28,6 +28,18 @@ def attribute_mappings(value: Any) -> str | None:
     return "expected an array of {key, alias} tables of strings"
 
 
+_PROJECTION: Final = one_of("full", "gen_ai", "openinference")
+
+
+def trace_type(value: Any) -> str | None:
+    """The projection of a trace endpoint; the natural guess ``langfuse`` says how Langfuse is configured."""
+    if value == "langfuse":
+        return ("expected one of 'full', 'gen_ai', 'openinference'; Langfuse is a 'gen_ai' endpoint whose endpoint "
+                "is '<host>/api/public/otel/v1/traces', with basic_auth_env = {username = \"LANGFUSE_PUBLIC_KEY\", "
+                "password = \"LANGFUSE_SECRET_KEY\"} (hermes-pipeline config init --template langfuse)")
+    return _PROJECTION(value)
+
+
 TOP: Final[dict[str, Check]] = {
     "version": integer(), "enable_full_payloads": boolean, "content_summary": one_of("preview", "digest", "off"),
     "atof": table, "atif": table, "opentelemetry": table, "policy": table,
@@ -78,7 +90,7 @@ SIGNAL_ENDPOINT: Final[dict[str, Check]] = {
     "service_version": string, "instrumentation_scope": string, "timeout_millis": integer(1),
 }
 TRACE_ENDPOINT: Final[dict[str, Check]] = {
-    **SIGNAL_ENDPOINT, "type": one_of("full", "gen_ai", "openinference"), "agent_name": string,
+    **SIGNAL_ENDPOINT, "type": trace_type, "agent_name": string,
     "max_queue_size": integer(1), "max_export_batch_size": integer(1), "scheduled_delay_millis": integer(1),
     "basic_auth_env": basic_auth, "derive_signals": boolean, "mark_projection": one_of("inherit", "event", "tool"),
     "mark_exclude_names": str_list, "attribute_mappings": attribute_mappings, "promote_metadata_prefixes": str_list,
