@@ -334,3 +334,26 @@ def test_key_value_list_rejects_malformed_members(text: str, position: int) -> N
     with pytest.raises(EnvListError) as info:
         parse_key_values(text, "OTEL_RESOURCE_ATTRIBUTES")
     assert info.value.position == position
+
+
+def test_the_observability_component_exports_to_the_env_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CFG-32 through the component (what a pipeline file activates): an enabled opentelemetry section with no
+    endpoint exports to OTEL_EXPORTER_OTLP_ENDPOINT, under OTEL_SERVICE_NAME, with the env headers."""
+    from hermes_pipeline.config.diagnostics import ComponentDiagnostics
+
+    engine = Engine()
+    with PathReceiver() as receiver:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=acme")
+        monkeypatch.setenv("OTEL_SERVICE_NAME", "from-env")
+        sink = Diagnostics(log=False)
+        name = engine.plugins.add(ObservabilityComponent, config={"version": 4, "opentelemetry": {"enabled": True}},
+                                  context={"diagnostics": ComponentDiagnostics("observability", sink)})
+        simple_session(engine, tools=1)
+        instance = engine.plugins.get(name).instance
+        assert instance.flush(10.0)
+        assert engine.remove_plugin(name)
+    assert receiver.spans and set(receiver.paths) == {"/v1/traces"}
+    assert all(s.resource["service.name"] == "from-env" for s in receiver.spans)
+    assert all(h["x-tenant"] == "acme" for h in receiver.headers)
+    assert [d.code for d in sink.items] == []  # the header variable is used, so it is not warned about
