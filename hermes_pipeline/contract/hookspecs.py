@@ -38,10 +38,13 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def on_session_start(session_id: str, model: str, platform: str, telemetry_schema_version: str) -> None:
+def on_session_start(session_id: str, model: str, platform: str, agent_version: str | None,
+                     telemetry_schema_version: str) -> None:
     """A brand-new session started, after the system prompt was built. Not fired for resumed sessions.
 
-    Fields: ``session_id``, ``model``, ``platform``. Return ignored.
+    Fields: ``session_id``, ``model``, ``platform``; optional ``agent_version`` (hermes_pipeline
+    extension: the host agent's own version, e.g. Hermes ``0.19.0``, when the host declared it).
+    Return ignored.
     """
 
 
@@ -110,12 +113,15 @@ def pre_llm_call(
     model: str,
     platform: str,
     sender_id: str | None,
+    agent_version: str | None,
     telemetry_schema_version: str,
 ) -> str | dict[str, Any] | None:
     """Once per turn, before the turn's tool loop starts.
 
     Fields: ``session_id``, ``task_id``, ``turn_id``, ``user_message`` (raw),
-    ``conversation_history`` (shallow copy), ``is_first_turn``, ``model``, ``platform``, ``sender_id``.
+    ``conversation_history`` (shallow copy), ``is_first_turn``, ``model``, ``platform``, ``sender_id``;
+    optional ``agent_version`` (as on ``on_session_start``; also here because resumed sessions
+    have no ``on_session_start``).
 
     Return: a non-empty ``str`` or ``{"context": str}``; all valid returns are joined with a blank
     line and injected into the current user message (never the system prompt, never persisted).
@@ -295,11 +301,13 @@ def pre_tool_call(
     turn_id: str,
     api_request_id: str,
     middleware_trace: list[dict[str, str]],
+    toolset: str | None,
     telemetry_schema_version: str,
 ) -> dict[str, Any] | None:
     """Before an admitted tool call is dispatched (after ``tool_request`` middleware), exactly once.
 
-    Fields: group T (``args`` after ``tool_request``, before modify), ``middleware_trace``.
+    Fields: group T (``args`` after ``tool_request``, before modify), ``middleware_trace``; optional
+    ``toolset`` (hermes_pipeline extension: the toolset declaring the tool in the host's registry).
 
     Return: ``{"action": "block", "message": str}`` refuses the call (first valid block wins);
     ``{"action": "modify", "args": dict}`` shallow-merges into the arguments. Anything else is ignored.
@@ -321,13 +329,15 @@ def post_tool_call(
     error_type: str | None,
     error_message: str | None,
     middleware_trace: list[dict[str, str]],
+    toolset: str | None,
     telemetry_schema_version: str,
 ) -> None:
     """Once per tool call that reached pre-execution, on every outcome (OBS-37).
 
     Fields: group T (``args`` actually used or refused), ``result`` (text returned to the model,
     before ``transform_tool_result``), ``duration_ms``, ``status`` (``ok``, ``error``, ``blocked``,
-    ``cancelled``), ``error_type``, ``error_message``, ``middleware_trace``. Return ignored.
+    ``cancelled``), ``error_type``, ``error_message``, ``middleware_trace``; optional ``toolset`` (as
+    on ``pre_tool_call``). Return ignored.
     """
 
 

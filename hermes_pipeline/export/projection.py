@@ -30,7 +30,7 @@ from .classify import approval_outcome, child_error_type, turn_error_type
 from .events import TURN_SCOPE
 from .projection_calls import CallHooks
 from .publication import Replay, capture_context, child_key, deferrable, turn_key
-from .scopes import SCHEMA_KEY, SESSION_KEY, Listener, SessionState, TurnState, base_meta
+from .scopes import AGENT_VERSION_KEY, SCHEMA_KEY, SESSION_KEY, Listener, SessionState, TurnState, base_meta
 from .writer import BoundedWriter
 
 _V = TELEMETRY_SCHEMA_VERSION
@@ -99,11 +99,11 @@ class ScopePlugin(CallHooks):
     # ------------------------------------------------------------------ sessions (rows 1, 2)
 
     @deferrable()
-    def on_session_start(self, session_id: str, model: str, platform: str) -> None:
+    def on_session_start(self, session_id: str, model: str, platform: str, agent_version: str | None) -> None:
         with self._lock:
             st = self._sessions.get(session_id)
             if st is None:
-                self._implicit_session(session_id, model, platform)
+                self._implicit_session(session_id, model, platform, agent_version)
             else:
                 st.model = st.model or model
                 st.platform = st.platform or platform
@@ -161,10 +161,10 @@ class ScopePlugin(CallHooks):
 
     @deferrable(opens=turn_key)
     def pre_llm_call(self, session_id: str, task_id: str, turn_id: str, user_message: str, is_first_turn: bool,
-                     model: str, platform: str, sender_id: str | None) -> None:
+                     model: str, platform: str, sender_id: str | None, agent_version: str | None) -> None:
         ts = self._now()
         with self._lock:
-            st = self._implicit_session(session_id, model, platform)
+            st = self._implicit_session(session_id, model, platform, agent_version)
             if turn_id in st.turns:  # the same turn started twice: close the stale one
                 self._close_turn(st, st.turns[turn_id], orphan=True)
             meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.task_id": task_id, "hermes.turn_id": turn_id,
@@ -294,6 +294,8 @@ class ScopePlugin(CallHooks):
             st.parent_turn_id = parent_turn_id
             st.platform = parent.platform
             st.extra = {"hermes.scope_role": "subagent", "hermes.parent_session_id": parent_session_id}
+            if AGENT_VERSION_KEY in parent.extra:  # a subagent runs in the same host agent
+                st.extra[AGENT_VERSION_KEY] = parent.extra[AGENT_VERSION_KEY]
             self._open_session(child_session_id, {"child_role": child_role, "child_goal": child_goal},
                                base_meta(child_session_id), state=st)
 

@@ -54,6 +54,8 @@ SANITIZED_FIELDS: Final = frozenset({"data", "category_profile", "metadata"})
 SCHEMA_KEY: Final = "hermes.telemetry_schema_version"
 SESSION_KEY: Final = "hermes.session_id"
 CLOSE_REASON: Final = "hermes.close_reason"
+AGENT_VERSION_KEY: Final = "hermes.agent.version"
+"""Session-start metadata: the host agent's version, when the host declared one (ATIF ``agent.version``)."""
 
 
 class TurnState:
@@ -292,8 +294,13 @@ class ScopeTracker:
             st.parent.children[session_id] = st
         return st
 
-    def _implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None) -> SessionState:
-        """The open session state of ``session_id``; opened now if none is open (FMT-24 row 1)."""
+    def _implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None,
+                          agent_version: str | None = None) -> SessionState:
+        """The open session state of ``session_id``; opened now if none is open (FMT-24 row 1).
+
+        ``agent_version`` (the host agent's version, when the host declared it) is kept as the
+        ``hermes.agent.version`` metadata of every segment's session start (ATIF ``agent.version``).
+        """
         st = self._sessions.get(session_id)
         if st is not None:
             return st
@@ -307,6 +314,8 @@ class ScopeTracker:
             meta["hermes.platform"] = platform
         st = SessionState(session_id, None, None)
         st.model, st.platform = model, platform
+        if isinstance(agent_version, str) and agent_version:
+            st.extra[AGENT_VERSION_KEY] = agent_version
         return self._open_session(session_id, data or None, meta, state=st)
 
     def _close_turn_children(self, st: SessionState, turn_id: str, reason: str) -> None:

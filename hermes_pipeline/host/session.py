@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from ..engine import ids
 from ..engine.core import Engine
@@ -34,6 +34,12 @@ if TYPE_CHECKING:
 logger: Final = logging.getLogger("hermes_pipeline.host")
 
 HISTORY_LIMIT: Final = 200
+
+ToolsetSource: TypeAlias = Mapping[str, str] | Callable[[str], "str | None"]
+"""The host's tool registry: a ``tool name → toolset`` mapping, or a function answering the same."""
+
+VERSIONED_HOOKS: Final = frozenset({"on_session_start", "pre_llm_call"})
+"""Hooks whose payloads carry the host's ``agent_version`` (when the host declared one)."""
 """``subagent_stop.tool_call_history`` keeps at most this many newest entries (OBS-49)."""
 
 
@@ -51,6 +57,14 @@ class Host:
         platform: execution surface (``cli``, ``gateway``, ...).
         model, provider, base_url, api_mode: the configured provider route, copied into payloads.
         segments: session segmentation policy from the profile's ``config.yaml``.
+        agent_version: the host agent's own version (e.g. ``"0.19.0"`` for Hermes Agent). It rides on
+            ``on_session_start`` and ``pre_llm_call`` as ``agent_version`` and becomes ATIF
+            ``agent.version`` (unless ``atif.agent_version`` is configured) and the shared-metrics
+            ``resource.hermes_version``. Without it those fall back to this package's version.
+        toolsets: the host's tool registry, ``tool name → toolset`` (a mapping, or a function
+            returning the toolset or ``None``). ``pre_tool_call`` / ``post_tool_call`` then carry
+            ``toolset``, from which shared metrics derive ``tool_category`` (a tool it does not know is
+            ``unknown``, an unrecognised toolset ``other``).
     """
 
     def __init__(
@@ -63,7 +77,13 @@ class Host:
         base_url: str = "",
         api_mode: str = "chat_completions",
         segments: SegmentPolicy | None = None,
+        agent_version: str | None = None,
+        toolsets: ToolsetSource | None = None,
     ) -> None:
+        if agent_version is not None and not isinstance(agent_version, str):
+            raise TypeError(f"agent_version must be a str or None, not {type(agent_version).__name__}")
+        if toolsets is not None and not (isinstance(toolsets, Mapping) or callable(toolsets)):
+            raise TypeError(f"toolsets must be a mapping or a callable, not {type(toolsets).__name__}")
         self.engine = engine if engine is not None else _default_engine()
         self.segments = segments or SegmentPolicy()
         """Session segmentation policy (spec 03 §14); the default keeps one scope per session."""
@@ -72,16 +92,37 @@ class Host:
         self.provider = provider
         self.base_url = base_url
         self.api_mode = api_mode
+        self.agent_version: str | None = (agent_version.strip() or None) if agent_version is not None else None
+        """The host agent's version (stripped; ``None`` when not declared)."""
+        self._toolsets = toolsets
+
+    def toolset_of(self, tool_name: str) -> str | None:
+        """The toolset declaring ``tool_name`` in the host's registry; ``None`` when unknown. Never raises."""
+        source = self._toolsets
+        if source is None:
+            return None
+        try:
+            toolset = source.get(tool_name) if isinstance(source, Mapping) else source(tool_name)
+        except Exception as exc:  # a failing registry lookup never breaks the tool call
+            logger.debug("hermes_pipeline: toolset lookup for %r failed: %s", tool_name, exc)
+            return None
+        return toolset if isinstance(toolset, str) and toolset else None
 
     def session(self, session_id: str | None = None, *, resumed: bool = False) -> Session:
         """Open a session. ``on_session_start`` fires before its first turn unless ``resumed``."""
         return Session(self, session_id or ids.new_session_id(), resumed=resumed)
 
     def emit(self, hook: str, payload: dict[str, Any]) -> list[Any]:
-        """Dispatch ``hook`` if anyone listens; never raises ``Exception`` (OBS-15, OBS-23)."""
+        """Dispatch ``hook`` if anyone listens; never raises ``Exception`` (OBS-15, OBS-23).
+
+        ``on_session_start`` and ``pre_llm_call`` payloads gain the host's ``agent_version`` when
+        they lack one (so payloads an adapter forwards through here carry it too).
+        """
         engine = self.engine
         if hook not in engine._hook_map:
             return []
+        if self.agent_version is not None and hook in VERSIONED_HOOKS and payload.get("agent_version") is None:
+            payload = {**payload, "agent_version": self.agent_version}
         try:
             return engine.dispatch(hook, payload)
         except Exception as exc:  # pragma: no cover - dispatch already isolates callbacks

@@ -122,7 +122,7 @@ class ToolCall(CallContext):
     """
 
     __slots__ = ("api_request_id", "args", "blocked", "engine", "original_args", "reported", "stage", "started_ns",
-                 "trace")
+                 "toolset", "trace")
 
     if TYPE_CHECKING:  # narrowed types of the inherited slots: a tool call always has both
         session: Session
@@ -137,6 +137,8 @@ class ToolCall(CallContext):
         self.tool_call_id = tool_call_id or f"{_PREFIX}{next(_counter)}"
         self.api_request_id = turn.last_api_request_id if api_request_id is None else api_request_id
         self.engine = session.host.engine
+        self.toolset = session.host.toolset_of(tool_name)
+        """The toolset declaring the tool in the host's registry (``Host(toolsets=...)``), or ``None``."""
         self.args = args
         self.original_args = args
         self.trace: list[dict[str, str]] = []
@@ -170,7 +172,8 @@ class ToolCall(CallContext):
                 "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
                 "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
                 "turn_id": turn.turn_id, "api_request_id": self.api_request_id,
-                "middleware_trace": self.trace[:], "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+                "middleware_trace": self.trace[:], "toolset": self.toolset,
+                "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
             })
             if results:
                 directive = tool_directive(results, self.args)
@@ -244,7 +247,7 @@ class ToolCall(CallContext):
                 "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
                 "turn_id": turn.turn_id, "api_request_id": self.api_request_id, "result": result,
                 "duration_ms": duration_ms, "status": status, "error_type": error_type,
-                "error_message": error_message, "middleware_trace": self.trace[:],
+                "error_message": error_message, "middleware_trace": self.trace[:], "toolset": self.toolset,
                 "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,  # presized: no insert in dispatch
             })
         if record:

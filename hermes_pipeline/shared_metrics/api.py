@@ -6,6 +6,7 @@ import atexit
 import logging
 import uuid
 import weakref
+from dataclasses import replace
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -18,7 +19,7 @@ from .packages import ExportResult, package_and_export
 from .profile_file import consent_reader
 from .projection import Projector, ToolsetResolver
 from .report import store_status
-from .resource import Resource, detect_resource
+from .resource import Resource, detect_resource, normalise_version
 from .sender import Sender, endpoint_problem, start_background_pass, warn_once
 from .store import MetricsStore
 from .subscriber import QUEUE_SIZE, Subscriber
@@ -50,7 +51,7 @@ class SharedMetrics:
     def __init__(self, engine: Engine, store: MetricsStore, *, send: bool, endpoint: str | None,
                  clock: Clock, consent: Callable[[], Sequence[object]], transport: Transport | None,
                  toolsets: Mapping[str, str] | ToolsetResolver | None, entrypoint: str | None,
-                 resource: Resource, queue_size: int) -> None:
+                 resource: Resource, queue_size: int, follow_host_version: bool = False) -> None:
         self.engine = engine
         self.store = store
         self.clock = clock
@@ -65,8 +66,9 @@ class SharedMetrics:
         self.sender: Sender | None = None
         if send:
             self.sender = Sender(store, endpoint=endpoint, consent=consent, clock=clock, transport=transport)
-        self.collector = SharedMetricsCollector(self.projector, after_task=self._after_task,
-                                                first_observation=self._first_observation)
+        self.collector = SharedMetricsCollector(
+            self.projector, after_task=self._after_task, first_observation=self._first_observation,
+            host_version=self._host_version if follow_host_version else None)
         self.plugin_name = engine.add_plugin(self.collector,
                                              name=f"hermes_pipeline.shared_metrics:{self.runtime_id}")
         self.last_export: ExportResult | None = None
@@ -74,6 +76,13 @@ class SharedMetrics:
         _open_handles.add(self)
 
     # ------------------------------------------------------------------ background work
+
+    def _host_version(self, agent_version: str) -> None:
+        """The host declared its agent version on a hook: it becomes ``resource.hermes_version`` (SM-45)."""
+        version = normalise_version(agent_version)
+        if version != "unknown" and version != self.resource.hermes_version:
+            self.resource = replace(self.resource, hermes_version=version)
+            self.subscriber.resource = self.resource  # read by the writer thread at its next commit
 
     def _first_observation(self) -> None:
         self.subscriber.call_soon(self._reconcile)
@@ -197,8 +206,11 @@ def attach_shared_metrics(
         clock: time source (tests); transport: the sender's HTTP seam (default: httpx).
         consent: re-reads ``(enabled, send[, endpoint])`` before every package (SM-72); default:
             the profile's own ``config.yaml`` read by :mod:`.profile_file`.
-        toolsets: tool name → declaring toolset of the runtime registry (SM-25).
+        toolsets: tool name → declaring toolset of the runtime registry (SM-25); a ``toolset`` the
+            host puts on the tool hooks (``Host(toolsets=...)``) takes precedence.
         entrypoint: a host-declared entrypoint (SM-42); resource: override the detected resource.
+            Without it, ``resource.hermes_version`` is this package's version until a hook carries
+            the host's ``agent_version`` (``Host(agent_version=...)``), then that version.
 
     Returns ``None`` when collection is off; nothing is collected and local state is left as it is
     (SM-65), except that an existing store's consent window is closed by the reconciler (SM-89).
@@ -219,7 +231,8 @@ def attach_shared_metrics(
                   "nothing is sent")
     return SharedMetrics(engine, store, send=send is True, endpoint=endpoint, clock=clock,
                          consent=consent or consent_reader(home), transport=transport, toolsets=toolsets,
-                         entrypoint=entrypoint, resource=resource or detect_resource(), queue_size=queue_size)
+                         entrypoint=entrypoint, resource=resource or detect_resource(), queue_size=queue_size,
+                         follow_host_version=resource is None)
 
 
 def reconcile_consent(hermes_home: Path | str, *, enabled: bool, send: bool, endpoint: str | None = None,

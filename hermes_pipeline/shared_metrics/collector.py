@@ -25,13 +25,21 @@ class SharedMetricsCollector:
         projector: the profile's projector.
         after_task: called (on the hook thread, must not block) after a task finished.
         first_observation: called once, at the first hook this collector sees (SM-89).
+        host_version: called with the ``agent_version`` the host declared on ``on_session_start`` /
+            ``pre_llm_call`` (the package ``resource.hermes_version``, SM-45); ``None``: ignored.
     """
 
     def __init__(self, projector: Projector, *, after_task: Callable[[], object],
-                 first_observation: Callable[[], object]) -> None:
+                 first_observation: Callable[[], object],
+                 host_version: Callable[[str], object] | None = None) -> None:
         self.projector = projector
         self._after_task = after_task
         self._first_observation: Callable[[], object] | None = first_observation
+        self._host_version = host_version
+
+    def _agent_version(self, agent_version: object) -> None:
+        if self._host_version is not None and isinstance(agent_version, str) and agent_version:
+            self._guard(self._host_version, agent_version)
 
     def _observe(self) -> None:
         first = self._first_observation
@@ -48,13 +56,16 @@ class SharedMetricsCollector:
             return None
 
     @hookimpl
-    def on_session_start(self, session_id: str) -> None:
+    def on_session_start(self, session_id: str, agent_version: str | None) -> None:
         """SM-34, SM-36: client activity marks."""
+        self._agent_version(agent_version)
         self._guard(self.projector.session_started, session_id)
 
     @hookimpl
-    def pre_llm_call(self, session_id: str, task_id: str, turn_id: str, platform: str) -> None:
+    def pre_llm_call(self, session_id: str, task_id: str, turn_id: str, platform: str,
+                     agent_version: str | None) -> None:
         """Open the task run."""
+        self._agent_version(agent_version)
         self._guard(self.projector.task_started, task_id, session_id, turn_id, platform)
 
     @hookimpl
@@ -76,10 +87,10 @@ class SharedMetricsCollector:
 
     @hookimpl
     def pre_tool_call(self, tool_name: str, task_id: str, session_id: str, tool_call_id: str, turn_id: str,
-                      api_request_id: str) -> None:
+                      api_request_id: str, toolset: str | None) -> None:
         """Open a tool record (observe only: never blocks or modifies)."""
         self._guard(self.projector.tool_started, task_id, turn_id, api_request_id, tool_call_id, tool_name,
-                    session_id)
+                    session_id, toolset)
 
     @hookimpl
     def post_approval_response(self, turn_id: str, tool_call_id: str, session_id: str, choice: str) -> None:
@@ -89,10 +100,10 @@ class SharedMetricsCollector:
 
     @hookimpl
     def post_tool_call(self, tool_name: str, task_id: str, session_id: str, tool_call_id: str, turn_id: str,
-                       api_request_id: str, duration_ms: int, status: str) -> None:
+                       api_request_id: str, duration_ms: int, status: str, toolset: str | None) -> None:
         """Close the tool record → ``hermes.tool_call.count``."""
         self._guard(self.projector.tool_finished, task_id, turn_id, api_request_id, tool_call_id, tool_name,
-                    status, duration_ms, None, session_id)
+                    status, duration_ms, None, session_id, toolset)
 
     @hookimpl
     def on_session_end(self, session_id: str, task_id: str, completed: bool, interrupted: bool, failed: bool | None,

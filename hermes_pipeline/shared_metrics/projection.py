@@ -80,7 +80,10 @@ class Projector:
     def _mark(self, name: str, data: Mapping[str, Any] | None = None) -> None:
         self._emit(ev.mark_event(name, self.clock.now(), self.runtime_id, data))
 
-    def _category(self, tool_name: object) -> str:
+    def _category(self, tool_name: object, toolset: object = None) -> str:
+        """From the toolset the host declared on the hook, else the configured registry (SM-25)."""
+        if isinstance(toolset, str) and toolset.strip():
+            return v.tool_category(toolset)
         try:
             toolset = self._toolset_of(tool_name) if isinstance(tool_name, str) else None
         except Exception:
@@ -256,8 +259,11 @@ class Projector:
     # ------------------------------------------------------------------ tools and approvals
 
     def tool_started(self, task_id: object, turn_id: object, api_request_id: object, tool_call_id: object,
-                     tool_name: object, session_id: object = None) -> None:
-        """``pre_tool_call``: open a tool record with its category from the declaring toolset (SM-25)."""
+                     tool_name: object, session_id: object = None, toolset: object = None) -> None:
+        """``pre_tool_call``: open a tool record with its category from the declaring toolset (SM-25).
+
+        ``toolset`` is the hook's own ``toolset`` field (the host's registry); without it the
+        projector's ``toolsets`` resolver is asked."""
         with self._lock:
             task = self._task(task_id, session_id)
             if task is None:
@@ -265,11 +271,12 @@ class Projector:
             identity = tool_identity(api_request_id, turn_id, tool_call_id)
             if identity[2] and (identity in task.done or any(t.identity == identity for t in task.tools)):
                 return
-            task.tools.append(ToolRecord(identity, self._category(tool_name), self.clock.monotonic(), ev.new_uuid()))
+            task.tools.append(ToolRecord(identity, self._category(tool_name, toolset), self.clock.monotonic(),
+                                         ev.new_uuid()))
 
     def tool_finished(self, task_id: object, turn_id: object, api_request_id: object, tool_call_id: object,
                       tool_name: object, status: object, duration_ms: object, retry_count: object = None,
-                      session_id: object = None) -> None:
+                      session_id: object = None, toolset: object = None) -> None:
         """``post_tool_call``: match, dedupe and count (SM-24, SM-26, SM-27)."""
         with self._lock:
             task = self._task(task_id, session_id)
@@ -287,7 +294,7 @@ class Projector:
                     task.done.add(tool.identity)
             else:
                 latency = duration_ms if v.is_count(duration_ms) else None
-                scope_id, category, approval = ev.new_uuid(), self._category(tool_name), None
+                scope_id, category, approval = ev.new_uuid(), self._category(tool_name, toolset), None
             if identity[2]:
                 task.done.add(identity)
             task.tool_calls += 1

@@ -28,6 +28,7 @@ from typing import Any, Final
 from ..export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from ..export.ids import rfc3339_us, uuid_str
 from ..export.jsonenc import indented
+from ..export.scopes import AGENT_VERSION_KEY
 from .atif_config import AtifConfig, UnresolvedFilename
 from .atif_steps import StepMapper, final_metrics
 
@@ -265,7 +266,12 @@ class TrajectoryAssembler:
         if not isinstance(model, str) or not model:
             model = parent_model or config.model_name
         trajectory_id = uuid_str(node.start.uuid)
-        agent: dict[str, Any] = {"name": config.agent_name, "version": self.version, "model_name": model}
+        host_version = session_meta.get(AGENT_VERSION_KEY) if isinstance(session_meta, Mapping) else None
+        # agent.version: the configured atif.agent_version, else the host agent's declared version, else
+        # this package's version
+        version = config.agent_version or (host_version if isinstance(host_version, str) and host_version
+                                           else self.version)
+        agent: dict[str, Any] = {"name": config.agent_name, "version": version, "model_name": model}
         if config.tool_definitions is not None:
             agent["tool_definitions"] = list(config.tool_definitions)
         if config.extra is not None:

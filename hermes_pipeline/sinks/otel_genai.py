@@ -92,8 +92,11 @@ def _agent(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> 
     if scope.provider is not None:
         attrs["gen_ai.provider.name"] = provider_name(scope.provider)
     attrs["gen_ai.agent.name"] = name
+    host_version = meta.get("hermes.agent.version")  # the host agent's declared version
     if opt.agent_version:
         attrs["gen_ai.agent.version"] = opt.agent_version
+    elif isinstance(host_version, str) and host_version:
+        attrs["gen_ai.agent.version"] = host_version
     put(attrs, "gen_ai.conversation.id", meta.get("hermes.session_id"))
     model = data.get("model") if isinstance(data.get("model"), str) and data.get("model") else scope.model
     put(attrs, "gen_ai.request.model", model)
