@@ -9,8 +9,10 @@ from pathlib import Path
 
 from .. import __version__
 from .config_cmd import add_parser as add_config_parser
+from .hermes_cmd import add_parser as add_hermes_parser
 from .hooks_cmd import add_parser as add_hooks_parser
 from .metrics_cmd import add_parser as add_metrics_parser
+from .trace_cmd import TERMS
 from .trace_cmd import add_parser as add_trace_parser
 
 
@@ -35,10 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hermes-pipeline",
         description="Telemetry and middleware engine for LLM agent runtimes (hermes.observer.v1, "
                     "hermes.middleware.v1).",
-        epilog="Terms: ATOF = Agent Trajectory Observability Format, JSON-Lines event files; ATIF = Agent "
-               "Trajectory Interchange Format, one JSON trajectory per agent run; OTLP = the OpenTelemetry "
-               "protocol that carries traces to a collector; pipeline file = the plugins.toml (or YAML) selected "
-               "by HERMES_NEMO_RELAY_PLUGINS_TOML.",
+        epilog=TERMS + " The pipeline file is the plugins.toml (or YAML) selected by HERMES_NEMO_RELAY_PLUGINS_TOML.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -47,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "session of the reference agent (real read_file/write_file tools, a policy "
                                       "plugin, middleware, an approval and a subagent) through a pipeline file "
                                       "that enables ATOF, ATIF and OTLP (to a receiver on 127.0.0.1), and print "
-                                      "what happened and where each output went.")
+                                      "what happened and where each output went.", epilog=TERMS)
     demo.add_argument("--workspace", metavar="DIR", help="directory for the demo's files (default: a new temp dir)")
     demo.add_argument("--pipeline", metavar="FILE",
                       help="pipeline file to run with (default: the packaged one, same as pipelines/demo.toml); "
@@ -55,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     add_hooks_parser(sub)
     add_config_parser(sub)
+    add_hermes_parser(sub)
     add_metrics_parser(sub)
     add_trace_parser(sub)
     return parser
