@@ -39,12 +39,20 @@ def test_every_help_text_is_free_of_spec_section_numbers_and_requirement_ids() -
             "hermes-pipeline config validate"} <= set(seen)
 
 
-def test_top_level_help_explains_the_format_abbreviations() -> None:
-    """Every abbreviation the help uses is spelled out once: ATOF, ATIF, OTLP."""
-    text = build_parser().format_help()
-    for term in ("ATOF = Agent Trajectory Observability Format", "ATIF = Agent Trajectory Interchange Format",
-                 "OTLP = the OpenTelemetry protocol"):
-        assert term in " ".join(text.split())
+LEGEND = {"ATOF": "ATOF = Agent Trajectory Observability Format", "ATIF": "ATIF = Agent Trajectory Interchange Format",
+          "OTLP": "OTLP = the OpenTelemetry protocol", "LLM": "LLM = the language model"}
+
+
+def test_every_help_that_uses_an_abbreviation_explains_it() -> None:
+    """A legend for every abbreviation: each --help that says ATOF, ATIF, OTLP or LLM spells it out itself."""
+    checked = 0
+    for name, parser in _walk(build_parser(), "hermes-pipeline"):
+        text = " ".join(parser.format_help().split())
+        for abbreviation, legend in LEGEND.items():
+            if re.search(rf"\b{abbreviation}\b", text):
+                checked += 1
+                assert legend in text, f"{name} --help uses {abbreviation} without explaining it"
+    assert checked >= 6
 
 
 def test_hooks_text_ends_with_a_legend_for_hang_class_gated_and_return_used(

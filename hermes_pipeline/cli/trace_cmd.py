@@ -21,6 +21,10 @@ from pathlib import Path
 from typing import Any, Final
 
 PROG: Final = "hermes-pipeline trace"
+TERMS: Final = ("Terms: ATOF = Agent Trajectory Observability Format, JSON-Lines event files; ATIF = Agent Trajectory "
+                "Interchange Format, one JSON trajectory per agent run; OTLP = the OpenTelemetry protocol that "
+                "carries traces to a collector; LLM = the language model the agent calls.")
+"""The legend of the abbreviations the help texts use (shown under the help of the commands that use them)."""
 
 
 def _count(text: str) -> int:
@@ -57,13 +61,13 @@ def add_parser(subparsers: Any) -> None:
     """Add the ``trace`` command (with ``show``) to the ``hermes-pipeline`` sub-command parsers."""
     trace = subparsers.add_parser("trace", help="inspect exported traces (ATOF events, ATIF trajectories)",
                                   description="Inspect exported traces: ATOF JSON-Lines event files and ATIF "
-                                              "trajectory files.")
+                                              "trajectory files.", epilog=TERMS)
     commands = trace.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     show = commands.add_parser("show", help="render a trace as a tree: durations, tokens, statuses, outliers",
                                description="Render an ATOF event file or an ATIF trajectory (detected from the "
                                            "content) as a tree with durations, token counts and statuses; the "
                                            "slowest and the heaviest (most tokens) LLM or tool call are marked, "
-                                           "failed, blocked and cancelled scopes flagged.")
+                                           "failed, blocked and cancelled scopes flagged.", epilog=TERMS)
     show.add_argument("file", metavar="FILE", help="an ATOF .jsonl file or an ATIF trajectory .json file")
     show.add_argument("--slowest", type=_count, default=0, metavar="N",
                       help="also list the N slowest scopes at the end")
