@@ -218,7 +218,7 @@ def _entry(vctx: ValidationContext, path: KeyPath, entry: dict[str, Any], spec: 
         problems.append(((*path, "header_env"), "a header appears in both 'headers' and 'header_env'"))
     if problems:
         where, message = problems[0]
-        vctx.skip_entry(path, f"{format_path(where)}: {message}", suggestion=suggestion_of(message))
+        vctx.skip_entry(path, f"{format_path(where)}: {message}", suggestion=suggestion_of(message), at=where)
         return False
     return True
 

@@ -119,7 +119,7 @@ def check_activation(config: Mapping[str, Any], vctx: ValidationContext) -> None
             if path is None or path[:1] != (name,):
                 vctx.warning((name,), f"{where}: {reason}; it is not used", code="observability.endpoint_skipped")
             else:
-                vctx.skip_entry(_entry_of(path), f"{where}: {reason}")
+                vctx.skip_entry(_entry_of(path), f"{where}: {reason}", at=path)
         key = DESTINATION_LISTS.get(name)
         if key is None or not getattr(parsed, "enabled", True):
             continue

@@ -133,15 +133,17 @@ class ValidationContext:
         self._fail(code or f"{self.code_prefix}.invalid", _as_path(path), message)
 
     def skip_entry(self, path: str | KeyPath, message: str, *, code: str | None = None,
-                   suggestion: str | None = None) -> None:
+                   suggestion: str | None = None, at: str | KeyPath | None = None) -> None:
         """Drop one destination entry with a WARNING, whatever the policy says (CFG-32a).
 
-        hermes_pipeline extension of the vctx API, used by the ``observability`` component.
+        hermes_pipeline extension of the vctx API, used by the ``observability`` component. ``at`` is
+        the offending key inside the entry, whose line the diagnostic gives (default: the entry's).
         """
         key = _as_path(path)
         self.drops.append(key)
         self._diag("warning", code or f"{self.code_prefix}.endpoint_skipped", key,
-                   f"destination entry skipped: {message}", suggestion or suggestion_of(message))
+                   f"destination entry skipped: {message}", suggestion or suggestion_of(message),
+                   at=_as_path(at) if at is not None else None)
 
     def warning(self, path: str | KeyPath, message: str, *, code: str) -> None:
         """Report a WARNING that changes nothing."""
@@ -159,8 +161,8 @@ class ValidationContext:
             self._diag("warning", code, path, message + "; ignored", suggestion)
 
     def _diag(self, level: Literal["info", "warning", "error"], code: str, path: KeyPath, message: str,
-              suggestion: str | None = None) -> None:
-        source, line = self._locate(path)
+              suggestion: str | None = None, *, at: KeyPath | None = None) -> None:
+        source, line = self._locate(at if at is not None else path)
         self.diagnostics.add(level, code, message, component=self.component, field=format_path(path) or None,
                              source=source, line=line, key=join(self.key_prefix, path) or None,
                              suggestion=suggestion)
