@@ -10,7 +10,6 @@ from pathlib import Path
 from .. import __version__
 from .config_cmd import add_parser as add_config_parser
 from .hermes_cmd import add_parser as add_hermes_parser
-from .hermes_cmd import add_parser as add_hermes_parser
 from .hooks_cmd import add_parser as add_hooks_parser
 from .metrics_cmd import add_parser as add_metrics_parser
 from .trace_cmd import TERMS
@@ -55,7 +54,6 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     add_hooks_parser(sub)
     add_config_parser(sub)
-    add_hermes_parser(sub)
     add_hermes_parser(sub)
     add_metrics_parser(sub)
     add_trace_parser(sub)
