@@ -154,9 +154,25 @@ def test_fmt_50_relative_directory_resolves_against_cwd(tmp_path: Path, monkeypa
     sink = build_atif_sink({"enabled": True, "output_directory": "traj"})
     assert sink.destinations() == [f"atif: directory {tmp_path / 'traj' / 'hermes-atif-{session_id}.json'}"]
     sink.shutdown(1.0)
-    sink = build_atif_sink({"enabled": True}, base_dir=tmp_path / "base")
-    assert sink.destinations()[0].startswith(f"atif: directory {tmp_path / 'base'}/")
+    sink = build_atif_sink({"enabled": True, "output_directory": "traj"}, base_dir=tmp_path / "base")
+    assert sink.destinations()[0].startswith(f"atif: directory {tmp_path / 'base' / 'traj'}/")
     sink.shutdown(1.0)
+
+
+def test_fmt_35_default_directory_is_the_profile_telemetry_directory(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """FMT-35 (hermes_pipeline decision): without output_directory trajectories go to $HERMES_HOME/telemetry,
+    never to the working directory; ``default_dir`` (what the activation hands the component) wins."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    sink = build_atif_sink({"enabled": True})
+    expected = tmp_path / "home" / "telemetry" / "hermes-atif-{session_id}.json"
+    assert sink.destinations() == [f"atif: directory {expected}"]
+    sink.shutdown(1.0)
+    sink = build_atif_sink({"enabled": True}, base_dir=tmp_path / "base", default_dir=tmp_path / "p" / "telemetry")
+    assert sink.destinations()[0].startswith(f"atif: directory {tmp_path / 'p' / 'telemetry'}/")
+    sink.shutdown(1.0)
+    assert list(tmp_path.iterdir()) == []  # nothing created before a trajectory is written
 
 
 def test_fmt_51_unresolved_filename_skips_only_that_trajectory(engine: Engine,

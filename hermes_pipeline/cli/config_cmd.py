@@ -139,11 +139,35 @@ def _explain(args: argparse.Namespace) -> int:
         print(f"  {comp.kind:<20} {state:<9} {resolved}")
     for dyn in loaded.dynamic:
         print(f"  {dyn.id:<20} dynamic   {dyn.kind} ({dyn.manifest_path})")
+    locations = _output_locations(loaded)
+    if locations:
+        print("output locations (relative paths resolve against the working directory; (default): no file sets "
+              "the key, so the profile's directory applies):")
+        for path, value, is_default in locations:
+            origin = loaded.merged.origin(path)
+            where = "(default)" if is_default else (f"{origin.source}:{origin.line}" if origin and origin.line
+                                                    else origin.source if origin else "?")
+            print(f"  {format_path(path)} = {json.dumps(value, ensure_ascii=False)}  # {where}")
     if diagnostics.items:
         print("diagnostics:")
         for diag in diagnostics.items:
             print(f"  {diag}")
     return 0
+
+
+def _output_locations(loaded: LoadedPipeline) -> list[tuple[KeyPath, str, bool]]:
+    """Where the enabled components write files, from each component class's optional
+    ``output_locations(config, base_dir=, default_dir=)`` (the sinks state their own defaults)."""
+    from ..export.paths import default_output_directory
+
+    default_dir = default_output_directory()
+    out: list[tuple[KeyPath, str, bool]] = []
+    for comp in loaded.components:
+        locate = getattr(comp.resolved.obj, "output_locations", None) if comp.enabled and comp.resolved else None
+        if callable(locate):
+            for path, value, is_default in locate(comp.config, base_dir=Path.cwd(), default_dir=default_dir):
+                out.append((("components", comp.index, "config", *path), value, is_default))
+    return out
 
 
 def _explain_json(args: argparse.Namespace, settings: PipelineSettings, target: Path | None,

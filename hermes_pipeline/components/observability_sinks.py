@@ -25,6 +25,9 @@ SINK_BUILDERS: Final[dict[str, str]] = {
 }
 """Config section → ``module:function`` building that section's scope listener."""
 
+FILE_SECTIONS: Final = frozenset({"atof", "atif"})
+"""Sections whose builders write local files and take ``default_dir`` (FMT-35)."""
+
 
 @dataclass
 class AttachedSinks:
@@ -63,9 +66,12 @@ class AttachedSinks:
         return [f"{name}: {where}" for name, sink in self.sinks.items() for where in sink.destinations()]
 
 
-def attach_sinks(config: Mapping[str, Any], *, base_dir: Path,
-                 register: Callable[[object], None]) -> AttachedSinks | None:
+def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callable[[object], None],
+                 default_dir: Path | None = None) -> AttachedSinks | None:
     """Build the enabled sinks of an ``observability`` config and register their projection.
+
+    ``base_dir`` resolves relative paths (CFG-83); ``default_dir`` is where local files go when a
+    section names no ``output_directory`` (``$HERMES_HOME/telemetry`` when omitted, FMT-35).
 
     Returns ``None`` when no section is enabled (then nothing is registered and nobody listens).
     A sink that cannot be built raises; the component activation then fails as a whole (CFG-48).
@@ -79,7 +85,9 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path,
     policy: Mapping[str, Any] = config["policy"] if isinstance(config.get("policy"), Mapping) else {}
     limit = policy.get("max_queue_size")
     queue = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 10_000
-    projection = ScopePlugin(deferred=True, max_queue_size=queue)
+    # Credential scrubbing of every event, for every sink, unless the operator turned it off by name.
+    projection = ScopePlugin(deferred=True, max_queue_size=queue,
+                             redact_credentials=config.get("redact_credentials") is not False)
     attached = AttachedSinks(projection)
     options = {
         "base_dir": base_dir,
@@ -94,7 +102,8 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path,
     try:
         for name in enabled:
             builder = import_object(SINK_BUILDERS[name])
-            attached.sinks[name] = builder(config[name], workers=pool, **options)  # type: ignore[operator]
+            extra = {"default_dir": default_dir} if name in FILE_SECTIONS else {}
+            attached.sinks[name] = builder(config[name], workers=pool, **options, **extra)  # type: ignore[operator]
         pool.start()
         listeners: list[Any] = []
         for sink in attached.sinks.values():  # a shared worker is fed once for all its sections

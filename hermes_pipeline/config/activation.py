@@ -14,6 +14,7 @@ import inspect
 import logging
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 from ..engine.core import Engine
@@ -73,13 +74,17 @@ class ActivationReport:
     """Why the load failed (``FAILED`` only)."""
     nothing_exported: str | None = None
     """``ACTIVE`` only: why the activation exports nothing and registers no middleware, when it does not."""
+    output_directory: str | None = None
+    """Where components write local files their config does not place: the deciding profile's
+    ``$HERMES_HOME/telemetry`` (outputs default to the profile, never to the working directory)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible form."""
         return {"state": self.state.value, "selector_env": self.selector_env, "selected": self.selected,
                 "sources": list(self.sources), "diagnostics": [d.to_dict() for d in self.diagnostics],
                 "degraded_reason": self.degraded_reason, "components": list(self.components), "cause": self.cause,
-                "nothing_exported": self.nothing_exported}
+                "nothing_exported": self.nothing_exported,
+                "output_directory": self.output_directory}
 
 
 def _plugin_object(kind: str, obj: Any) -> Any:
@@ -93,13 +98,13 @@ def _plugin_object(kind: str, obj: Any) -> Any:
 
 
 def _add(staging: Engine, kind: str, obj: Any, config: dict[str, Any], policy: Policy,
-         diagnostics: Diagnostics) -> str:
+         diagnostics: Diagnostics, output_directory: Path | None = None) -> str:
     name = f"component:{kind}"
     plugin = _plugin_object(kind, obj)
     try:
         if is_component_class(plugin):
             context = {"policy": policy, "diagnostics": ComponentDiagnostics(kind, diagnostics),
-                       "native": NoopNativeHost(NATIVE_UNAVAILABLE)}
+                       "native": NoopNativeHost(NATIVE_UNAVAILABLE), "output_directory": output_directory}
             return staging.plugins.add(plugin, name=name, config=config, context=context)
         return staging.plugins.add(plugin, name=name, config=config)
     except ConfigError:
@@ -109,8 +114,11 @@ def _add(staging: Engine, kind: str, obj: Any, config: dict[str, Any], policy: P
                           code="pipeline.activation_failed") from None
 
 
-def activate_loaded(engine: Engine, loaded: LoadedPipeline, diagnostics: Diagnostics) -> list[str]:
+def activate_loaded(engine: Engine, loaded: LoadedPipeline, diagnostics: Diagnostics, *,
+                    output_directory: Path | None = None) -> list[str]:
     """Steps 8–9 of CFG-47: activate on a private engine, then publish everything at once.
+
+    ``output_directory`` is handed to every component class as ``ctx.output_directory``.
 
     On any failure the already-activated components are shut down in reverse order, nothing is
     published and :class:`ConfigError` is raised (CFG-48).
@@ -119,7 +127,8 @@ def activate_loaded(engine: Engine, loaded: LoadedPipeline, diagnostics: Diagnos
     try:
         for plan in loaded.components:
             if plan.enabled and plan.resolved is not None:
-                _add(staging, plan.kind, plan.resolved.obj, plan.config, plan.policy, diagnostics)
+                _add(staging, plan.kind, plan.resolved.obj, plan.config, plan.policy, diagnostics,
+                     output_directory)
         for dyn in loaded.dynamic:
             obj = import_python_plugin(dyn)
             if is_component_class(obj) and getattr(obj, "kind", dyn.id) != dyn.id:
@@ -134,7 +143,7 @@ def activate_loaded(engine: Engine, loaded: LoadedPipeline, diagnostics: Diagnos
                                          key_prefix=f"plugins.dynamic[{dyn.index}].config")
                 config, _ = validate_config(obj, config, vctx)
                 diagnostics.raise_if_failed()
-            _add(staging, dyn.id, obj, config, loaded.policy, diagnostics)
+            _add(staging, dyn.id, obj, config, loaded.policy, diagnostics, output_directory)
     except BaseException:
         staging.plugins.remove_all()
         raise
@@ -168,8 +177,12 @@ class ProcessActivation:
             return sorted(self._holders)
 
     def acquire(self, holder: str, engine: Engine, settings: PipelineSettings | None = None, *,
-                hook_callback_timeout: float | None = None) -> ActivationReport:
-        """Join the activation; the first holder decides it (CFG-50). Never raises for bad config."""
+                hook_callback_timeout: float | None = None, output_directory: Path | None = None) -> ActivationReport:
+        """Join the activation; the first holder decides it (CFG-50). Never raises for bad config.
+
+        ``output_directory`` (the deciding profile's ``telemetry`` directory) is handed to the
+        components when this holder decides.
+        """
         with self._lock:
             if not self._holders:
                 if self._pending:
@@ -182,11 +195,23 @@ class ProcessActivation:
                     if hook_callback_timeout is not None:
                         self._previous_timeout = engine.hook_callback_timeout
                         engine.hook_callback_timeout = hook_callback_timeout
-                    self.report = self._decide(engine, settings or PipelineSettings())
+                    self.report = self._decide(engine, settings or PipelineSettings(), output_directory)
             self._holders.add(holder)
             return self.report
 
-    def _decide(self, engine: Engine, settings: PipelineSettings) -> ActivationReport:
+    def acquire_if_unheld(self, holder: str, engine: Engine, settings: PipelineSettings | None = None, *,
+                          hook_callback_timeout: float | None = None,
+                          output_directory: Path | None = None) -> ActivationReport | None:
+        """:meth:`acquire`, but only when nobody holds the activation; ``None`` (and nothing
+        joined) when a profile host already decided it."""
+        with self._lock:
+            if self._holders:
+                return None
+            return self.acquire(holder, engine, settings, hook_callback_timeout=hook_callback_timeout,
+                                output_directory=output_directory)
+
+    def _decide(self, engine: Engine, settings: PipelineSettings,
+                output_directory: Path | None = None) -> ActivationReport:
         diagnostics = Diagnostics()
         report = ActivationReport()
         legacy = legacy_env_names()
@@ -204,11 +229,12 @@ class ProcessActivation:
             return report
         selected = settings.selected_path()
         report.selected = str(selected)
+        report.output_directory = str(output_directory) if output_directory is not None else None
         report.degraded_reason = NATIVE_UNAVAILABLE
         try:
             loaded = load_pipeline(settings, selected=selected, diagnostics=diagnostics)
             report.sources = loaded.sources
-            self._names = activate_loaded(engine, loaded, diagnostics)
+            self._names = activate_loaded(engine, loaded, diagnostics, output_directory=output_directory)
         except Exception as exc:
             cause = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
             self._degraded(diagnostics, needed=isinstance(exc, NativeRuntimeRequired) or any(

@@ -21,8 +21,9 @@ from typing import Any
 
 from ..engine.core import Engine
 from ..engine.plugins import import_object
+from ..export.paths import default_output_directory
 from ..host import Host, SegmentPolicy
-from ..runtime import get_engine
+from ..runtime import profile_engine
 from . import activation as _activation
 from .activation import ActivationReport
 from .discovery import PipelineSettings, canonical
@@ -52,7 +53,7 @@ class Profile:
         self._settings = settings
         self._pipeline = pipeline
         self.closed = False
-        self.engine: Engine = get_engine().child()
+        self.engine: Engine = profile_engine().child()
         """This profile's engine: every process-wide plugin, plus the profile's own first-party
         consumers (which therefore see only this profile's events)."""
         self.consumers: dict[str, Any] = {}
@@ -138,11 +139,40 @@ def open_profile(hermes_home: str | Path | None = None, *, settings: PipelineSet
             return existing
         profile_settings = load_profile_settings(home, managed=pipeline.managed_config)
         timeout = profile_settings.hook_callback_timeout if profile_settings.hook_callback_timeout_set else None
-        _activation.PROCESS.acquire(str(home), get_engine(), pipeline, hook_callback_timeout=timeout)
+        _activation.PROCESS.acquire(str(home), profile_engine(), pipeline, hook_callback_timeout=timeout,
+                                    output_directory=default_output_directory(home))
         profile = Profile(home, profile_settings, pipeline)
         profile._start_consumers()
         _profiles[home] = profile
         return profile
+
+
+DEFAULT_HOLDER_SUFFIX = " (get_engine)"
+"""Marks the activation holder of :func:`activate_default` (distinct from an opened profile's)."""
+
+
+def activate_default(engine: Engine) -> ActivationReport | None:
+    """Activate the selected pipeline file on the process engine that
+    :func:`hermes_pipeline.get_engine` just created, on behalf of the default profile.
+
+    Called once per process engine (by name, from :mod:`hermes_pipeline.runtime`). Does nothing
+    when ``HERMES_NEMO_RELAY_PLUGINS_TOML`` is unset (nothing is processed at all then) or when a
+    profile already decided the activation. Otherwise the default profile (``$HERMES_HOME``, else
+    ``~/.hermes``) decides it as its first host would: its ``plugins.hook_callback_timeout``
+    applies, outputs without a directory go to its ``telemetry`` directory, and the activation is
+    held until :func:`release_all` or interpreter exit. A bad file never raises: the state is
+    ``FAILED`` and ``pipeline.load_failed`` is logged (the process runs without pipeline plugins).
+    The profile's first-party consumers (shared metrics) start only with :func:`open_profile`.
+    """
+    pipeline = PipelineSettings()
+    if pipeline.selector() is None:
+        return None
+    home = canonical(pipeline.hermes_home_path())
+    settings = load_profile_settings(home, managed=pipeline.managed_config)
+    timeout = settings.hook_callback_timeout if settings.hook_callback_timeout_set else None
+    return _activation.PROCESS.acquire_if_unheld(str(home) + DEFAULT_HOLDER_SUFFIX, engine, pipeline,
+                                                 hook_callback_timeout=timeout,
+                                                 output_directory=default_output_directory(home))
 
 
 def open_profiles() -> list[Profile]:

@@ -18,9 +18,10 @@ HEADER: Final = """\
 # [policy]: what to do with unknown kinds, unknown keys and unsupported values
 #           (ignore | warn | error).
 # [[components]]: one entry per kind; `enabled = false` keeps a component validated but inactive.
-# The observability component writes ATOF events to ./telemetry/events.jsonl (relative paths are
-# resolved against the working directory of the process). ATIF trajectories and OpenTelemetry
-# export are present but switched off; set `enabled = true` to use them.
+# The observability component writes ATOF events to events.jsonl in the telemetry directory of the
+# profile ($HERMES_HOME/telemetry, else ~/.hermes/telemetry); set `output_directory` to write
+# elsewhere (a relative path is resolved against the working directory of the process). ATIF
+# trajectories and OpenTelemetry export are present but switched off; set `enabled = true` to use them.
 # Secrets never go in this file: use `header_env` (header name -> environment variable name).
 
 """
@@ -37,11 +38,9 @@ STARTER: Final[dict[str, Any]] = {
                 "enable_full_payloads": False,
                 "atof": {
                     "enabled": True,
-                    "sinks": [{"type": "file", "output_directory": "telemetry", "filename": "events.jsonl",
-                               "mode": "append"}],
+                    "sinks": [{"type": "file", "filename": "events.jsonl", "mode": "append"}],
                 },
-                "atif": {"enabled": False, "output_directory": "trajectories",
-                         "filename_template": "hermes-atif-{session_id}.json"},
+                "atif": {"enabled": False, "filename_template": "hermes-atif-{session_id}.json"},
                 "opentelemetry": {
                     "enabled": False,
                     "endpoints": [{"type": "gen_ai", "endpoint": "http://localhost:4318",

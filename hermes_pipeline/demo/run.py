@@ -143,8 +143,9 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
         finally:
             profile.engine.plugins.remove_all()
             release_all()  # shuts the sinks down: partial output and trajectories are written
-        result.outputs = {"atof": sorted(root.glob("telemetry/*.jsonl")),
-                          "atif": sorted(root.glob("trajectories/*.json"))}
+        defaults = root / "hermes-home" / "telemetry"  # where outputs without output_directory go (FMT-35)
+        result.outputs = {"atof": sorted([*root.glob("telemetry/*.jsonl"), *defaults.glob("*.jsonl")]),
+                          "atif": sorted([*root.glob("trajectories/*.json"), *defaults.glob("hermes-atif-*.json")])}
         result.spans = list(receiver.spans)
         return result
     finally:

@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -77,7 +78,9 @@ class ComponentContext(PluginContext):
 
     Carries ``kind``, the read-only ``config``, ``policy``, a ``logger`` named
     ``hermes_pipeline.component.<kind>``, ``diagnostics`` and ``native`` (``None`` without the
-    native runtime), plus ``register_hook`` / ``register_middleware``. No profile identity.
+    native runtime), plus ``register_hook`` / ``register_middleware``. No profile identity;
+    ``output_directory`` is where a component writes local files its config does not place
+    (the activating profile's ``$HERMES_HOME/telemetry``; ``None`` outside an activation).
     """
 
     def __init__(
@@ -89,12 +92,14 @@ class ComponentContext(PluginContext):
         policy: Any = None,
         diagnostics: Any = None,
         native: Any = None,
+        output_directory: Path | None = None,
     ) -> None:
         super().__init__(engine, f"component:{kind}", config)
         self.kind = kind
         self.policy = policy
         self.diagnostics = diagnostics
         self.native = native
+        self.output_directory = output_directory
         self.logger = logging.getLogger(f"hermes_pipeline.component.{kind}")
 
 

@@ -136,8 +136,18 @@ class JsonlFileDestination:
         return f"file {self._path or self.path_for()}"
 
     def open(self) -> None:
-        """Create the directory and open (or truncate) the file; prune old files when configured."""
-        self._ensure()
+        """Prepare the sink without creating anything: nothing exists on disk before the first event
+        is written (FMT-35: the file is created at the first write, never before). An existing file
+        is truncated now in ``overwrite`` mode; old files are pruned when retention is configured."""
+        if self._truncate and DATE_PLACEHOLDER not in self.filename:
+            try:
+                fd = os.open(self.path_for(), os.O_WRONLY | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0))
+            except FileNotFoundError:
+                pass
+            else:
+                os.close(fd)
+                self._truncate = False
+        self._maybe_prune()
 
     def _ensure(self) -> int:
         path = self.path_for()

@@ -335,10 +335,11 @@ class BoundedWriter:
                         self._account("written", delivered)
                     kind = _error_kind(exc)
                     if self._give_up(exc, attempt):
-                        with self._lock:
-                            self._account("dropped_after_errors", len(items))
+                        # warn before accounting: a flush() that sees the drop has also seen the warning
                         self._warn_once(f"drop:{kind}", f"delivery failed ({kind}); {len(items)} event(s) dropped after "
                                         f"{attempt} attempt(s); later failures of this kind are counted silently")
+                        with self._lock:
+                            self._account("dropped_after_errors", len(items))
                         items = []
                         self._dropped()
                         break

@@ -254,6 +254,7 @@ class AtifPlugin(SinkPlugin):
 
 def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                    default_dir: Path | None = None,
                     destinations: Mapping[Any, Destination] | None = None,
                     workers: WorkerPool | None = None) -> AtifSink | ProcessSink:
     """Validate the ``atif`` table and return a started :class:`AtifSink` (a scope listener), or with
@@ -263,6 +264,8 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     Args:
         config: the ``[components.config.atif]`` mapping (§3.12).
         base_dir: directory for a relative ``output_directory``; the working directory when omitted (CFG-83).
+        default_dir: the directory without ``output_directory``; ``$HERMES_HOME/telemetry`` when omitted
+            (FMT-35: outputs default to the profile, never to the working directory).
         enable_full_payloads: required by ``storage`` (FMT-30); the local output always has the gate open.
         content_summary: accepted for symmetry with the other sinks (ATIF destinations never summarise).
         on_invalid: ``"skip"`` skips an invalid ``storage`` entry (FMT-73) instead of raising.
@@ -280,10 +283,11 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     if content_summary not in SUMMARY_MODES:
         raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
     worker, config = split_worker(config, "atif")
-    parsed = parse_atif_config(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
-                               on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys)
+    parsed = parse_atif_config(config, base_dir=base_dir, default_dir=default_dir,
+                               enable_full_payloads=enable_full_payloads, on_invalid=on_invalid,
+                               ignore_unknown_keys=ignore_unknown_keys)
     if worker != "thread" and destinations is None and parsed.enabled:
-        child = {"base_dir": base_dir, "enable_full_payloads": enable_full_payloads,
+        child = {"base_dir": base_dir, "default_dir": default_dir, "enable_full_payloads": enable_full_payloads,
                  "content_summary": content_summary, "on_invalid": on_invalid,
                  "ignore_unknown_keys": ignore_unknown_keys}
         return process_sink(worker, "atif", "hermes_pipeline.sinks.atif:build_atif_sink", config, child,
@@ -293,6 +297,7 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
 
 def build_atif_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                       content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                      default_dir: Path | None = None,
                       destinations: Mapping[Any, Destination] | None = None, toolsets: Mapping[str, str] | None = None,
                       memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> AtifPlugin:
     """The stand-alone ATIF plugin (hook projection + sink); see :func:`build_atif_sink` for the arguments.
@@ -300,7 +305,8 @@ def build_atif_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
     When ``enabled`` is false the plugin's :attr:`AtifPlugin.enabled` is ``False`` and nothing is
     exported; the caller should not register it.
     """
-    sink = build_atif_sink(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
+    sink = build_atif_sink(config, base_dir=base_dir, default_dir=default_dir,
+                           enable_full_payloads=enable_full_payloads,
                            content_summary=content_summary, on_invalid=on_invalid,
                            ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
     return AtifPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)

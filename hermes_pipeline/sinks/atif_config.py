@@ -31,6 +31,7 @@ from ..export.config_checks import (
 )
 from ..export.errors import ExportConfigError
 from ..export.ids import rfc3339_us
+from ..export.paths import default_output_directory, resolve_directory
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 
@@ -196,7 +197,7 @@ class AtifConfig:
     model_name: str = "unknown"
     tool_definitions: tuple[Any, ...] | None = None
     extra: Mapping[str, Any] | None = None
-    directory: Path = field(default_factory=Path.cwd)
+    directory: Path = field(default_factory=default_output_directory)
     group_by: str = "agent"
     template: FilenameTemplate = field(default_factory=lambda: FilenameTemplate.parse(DEFAULT_TEMPLATE))
     include_llm_payloads: bool = True
@@ -293,7 +294,8 @@ def _storage(config: Mapping[str, Any], full_payloads: bool, on_invalid: str,
 
 
 def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
-                      on_invalid: str = "raise", ignore_unknown_keys: bool = False) -> AtifConfig:
+                      on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                      default_dir: Path | None = None) -> AtifConfig:
     """Validate and resolve an ``atif`` table (see the module docstring).
 
     Args:
@@ -302,6 +304,8 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         enable_full_payloads: the observability component's key (required by ``storage``, FMT-30).
         on_invalid: ``"raise"`` (default) or ``"skip"`` for invalid values inside one ``storage`` entry.
         ignore_unknown_keys: accept unknown keys (the caller applied its own unknown-field policy).
+        default_dir: the directory without ``output_directory``; ``$HERMES_HOME/telemetry`` when
+            omitted (FMT-35: outputs default to the profile, never to the working directory).
     """
     check_on_invalid(on_invalid)
     config = check_table(config, "atif", TOP_KEYS, ignore_unknown_keys=ignore_unknown_keys)
@@ -315,11 +319,10 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
     extra = config.get("extra")
     if extra is not None and (not isinstance(extra, Mapping) or not _json_compatible(extra)):
         raise ExportConfigError("atif.extra", "expected a JSON-compatible table")
-    directory = config.get("output_directory", "")
-    if not isinstance(directory, str):
+    directory = config.get("output_directory")
+    if directory is not None and not isinstance(directory, str):
         raise ExportConfigError("atif.output_directory", "expected a string path")
-    path = Path(directory).expanduser() if directory else Path()
-    base = base_dir if base_dir is not None else Path.cwd()
+    resolved, _ = resolve_directory(directory, base_dir=base_dir, default_dir=default_dir)
     storage, skipped = _storage(config, enable_full_payloads, on_invalid, ignore_unknown_keys)
     template = config.get("filename_template", DEFAULT_TEMPLATE)
     return AtifConfig(
@@ -330,7 +333,7 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         tool_definitions=tuple(json.loads(json.dumps(list(tool_definitions)))) if tool_definitions is not None
         else None,
         extra=json.loads(json.dumps(dict(extra))) if extra is not None else None,
-        directory=path if path.is_absolute() else base / path,
+        directory=resolved,
         group_by=str(group_by),
         template=FilenameTemplate.parse(template),
         include_llm_payloads=_bool(config, "include_llm_payloads", True),
@@ -341,3 +344,17 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         retention_days=_int(config, "retention_days", None, "atif.retention_days"),
         skipped=skipped,
     )
+
+
+def output_locations(config: Mapping[str, Any], *, base_dir: Path | None = None,
+                     default_dir: Path | None = None) -> list[tuple[tuple[str | int, ...], str, bool]]:
+    """Where an ``atif`` table writes trajectories, for ``config explain``: ``(key path inside the
+    table, resolved value, is_default)`` for ``output_directory`` and ``filename_template``."""
+    out: list[tuple[tuple[str | int, ...], str, bool]] = []
+    value = config.get("output_directory") if isinstance(config, Mapping) else None
+    if value is None or isinstance(value, str):
+        directory, is_default = resolve_directory(value, base_dir=base_dir, default_dir=default_dir)
+        out.append((("output_directory",), str(directory), is_default))
+    template = config.get("filename_template") if isinstance(config, Mapping) else None
+    out.append((("filename_template",), DEFAULT_TEMPLATE if template is None else str(template), template is None))
+    return out

@@ -282,6 +282,7 @@ class AtofPlugin(SinkPlugin):
 
 def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                    default_dir: Path | None = None,
                     destinations: Mapping[int, Destination] | None = None,
                     workers: WorkerPool | None = None) -> AtofSink | ProcessSink:
     """Validate the ``atof`` table and return a started :class:`AtofSink` (a scope listener), or with
@@ -291,6 +292,8 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     Args:
         config: the ``[components.config.atof]`` mapping (§2.16).
         base_dir: directory for relative paths; the working directory when omitted (CFG-83).
+        default_dir: directory of a file sink without ``output_directory``; ``$HERMES_HOME/telemetry`` when
+            omitted (FMT-35: outputs default to the profile, never to the working directory).
         enable_full_payloads, content_summary: the observability component's top-level keys (FMT-3).
         on_invalid: ``"skip"`` skips an invalid sink entry (FMT-73) instead of raising.
         ignore_unknown_keys: the caller already applied its unknown-field policy.
@@ -303,10 +306,10 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         ExportConfigError: naming the offending key path.
     """
     worker, config = split_worker(config, "atof")
-    parsed = parse_atof_config(config, base_dir=base_dir, on_invalid=on_invalid,
+    parsed = parse_atof_config(config, base_dir=base_dir, default_dir=default_dir, on_invalid=on_invalid,
                                ignore_unknown_keys=ignore_unknown_keys)
     if worker != "thread" and destinations is None and parsed.enabled and parsed.sinks:
-        child = {"base_dir": base_dir, "enable_full_payloads": enable_full_payloads,
+        child = {"base_dir": base_dir, "default_dir": default_dir, "enable_full_payloads": enable_full_payloads,
                  "content_summary": content_summary, "on_invalid": on_invalid,
                  "ignore_unknown_keys": ignore_unknown_keys}
         return process_sink(worker, "atof", "hermes_pipeline.sinks.atof:build_atof_sink", config, child,
@@ -317,6 +320,7 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
 
 def build_atof_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                       content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
+                      default_dir: Path | None = None,
                       destinations: Mapping[int, Destination] | None = None, toolsets: Mapping[str, str] | None = None,
                       memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> AtofPlugin:
     """Build the stand-alone ATOF plugin (hook projection + sink); see :func:`build_atof_sink` for the arguments.
@@ -326,7 +330,8 @@ def build_atof_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
     the publication thread. When ``enabled`` is false the plugin's :attr:`AtofPlugin.enabled` is
     ``False`` and nothing is exported; the caller should not register it.
     """
-    sink = build_atof_sink(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
+    sink = build_atof_sink(config, base_dir=base_dir, default_dir=default_dir,
+                           enable_full_payloads=enable_full_payloads,
                            content_summary=content_summary, on_invalid=on_invalid,
                            ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
     return AtofPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)

@@ -24,6 +24,7 @@ from ..export.config_checks import (
 )
 from ..export.errors import ExportConfigError
 from ..export.files import default_events_filename
+from ..export.paths import resolve_directory
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atof")
 
@@ -35,6 +36,8 @@ STREAM_KEYS: Final = COMMON_KEYS | {"name", "url", "transport", "headers", "head
                                     "field_name_policy"}
 SUPPORTED_TRANSPORTS: Final = ("http_post", "ndjson")
 DEFAULT_QUEUE: Final = 10_000
+DEFAULT_FILENAME_SHOWN: Final = "hermes-events-<UTC YYYYMMDDTHHMMSSZ at activation>.jsonl"
+"""How ``config explain`` shows the default ``filename`` (the stamp is chosen at activation)."""
 
 
 @dataclass(frozen=True)
@@ -106,9 +109,9 @@ def _string_map(entry: Mapping[str, Any], key: str) -> dict[str, str]:
     return dict(value)
 
 
-def _file_sink(index: int, entry: Mapping[str, Any], base: Path) -> FileSinkConfig:
-    directory = entry.get("output_directory", "")
-    if not isinstance(directory, str):
+def _file_sink(index: int, entry: Mapping[str, Any], base: Path, default_dir: Path | None) -> FileSinkConfig:
+    directory = entry.get("output_directory")
+    if directory is not None and not isinstance(directory, str):
         raise _EntryError("output_directory", "expected a string path")
     filename = entry.get("filename", None)
     if filename is None:
@@ -116,8 +119,7 @@ def _file_sink(index: int, entry: Mapping[str, Any], base: Path) -> FileSinkConf
     elif not isinstance(filename, str) or not filename.strip() or "/" in filename or "\\" in filename \
             or filename in (".", ".."):
         raise _EntryError("filename", "expected a non-blank file name without path separators")
-    path = Path(directory).expanduser() if directory else Path()
-    resolved = path if path.is_absolute() else base / path  # CFG-83: relative to the working directory
+    resolved, _ = resolve_directory(directory, base_dir=base, default_dir=default_dir)
     return FileSinkConfig(
         index=index, directory=resolved, filename=filename,
         mode=_choice(entry, "mode", "append", ("append", "overwrite")),
@@ -153,13 +155,15 @@ def _stream_sink(index: int, entry: Mapping[str, Any], names: set[str]) -> Strea
 
 
 def parse_atof_config(config: Mapping[str, Any], *, base_dir: Path | None = None, on_invalid: str = "raise",
-                      ignore_unknown_keys: bool = False) -> AtofConfig:
+                      ignore_unknown_keys: bool = False, default_dir: Path | None = None) -> AtofConfig:
     """Validate and resolve an ``atof`` table (see the module docstring).
 
     Args:
         config: the ``[components.config.atof]`` mapping.
         base_dir: directory for relative ``output_directory`` values; the working directory now
             when omitted (CFG-83).
+        default_dir: directory of a file sink without ``output_directory``; ``$HERMES_HOME/telemetry``
+            when omitted (FMT-35: outputs default to the profile, never to the working directory).
         on_invalid: ``"raise"`` (default) or ``"skip"`` for invalid values inside one sink entry.
         ignore_unknown_keys: accept unknown keys (the caller applied its own unknown-field policy).
     """
@@ -197,7 +201,30 @@ def parse_atof_config(config: Mapping[str, Any], *, base_dir: Path | None = None
             raise ExportConfigError(f"{path}.{extra[0]}", f"unknown key for a {kind} sink; valid keys: "
                                     f"{', '.join(sorted(allowed))}")
         try:
-            sinks.append(_file_sink(index, entry, base) if kind == "file" else _stream_sink(index, entry, names))
+            sinks.append(_file_sink(index, entry, base, default_dir) if kind == "file"
+                         else _stream_sink(index, entry, names))
         except _EntryError as exc:
             refuse_entry(logger, f"{path}.{exc.key}", exc.message, on_invalid, skipped)
     return AtofConfig(enabled=enabled, llm_history=str(llm_history), sinks=tuple(sinks), skipped=tuple(skipped))
+
+
+def output_locations(config: Mapping[str, Any], *, base_dir: Path | None = None,
+                     default_dir: Path | None = None) -> list[tuple[tuple[str | int, ...], str, bool]]:
+    """Where the file sinks of an ``atof`` table write, for ``config explain``.
+
+    Returns ``(key path inside the table, resolved value, is_default)`` for the ``output_directory``
+    and ``filename`` of every ``type = "file"`` entry; entries that are not tables are left out.
+    """
+    out: list[tuple[tuple[str | int, ...], str, bool]] = []
+    entries = config.get("sinks") if isinstance(config, Mapping) else None
+    for index, entry in enumerate(entries if isinstance(entries, list | tuple) else ()):
+        if not isinstance(entry, Mapping) or entry.get("type") != "file":
+            continue
+        value = entry.get("output_directory")
+        if value is None or isinstance(value, str):
+            directory, is_default = resolve_directory(value, base_dir=base_dir, default_dir=default_dir)
+            out.append((("sinks", index, "output_directory"), str(directory), is_default))
+        filename = entry.get("filename")
+        out.append((("sinks", index, "filename"), DEFAULT_FILENAME_SHOWN if filename is None else str(filename),
+                    filename is None))
+    return out
