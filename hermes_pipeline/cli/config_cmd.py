@@ -235,11 +235,18 @@ def _show(value: Any) -> str:
 
 
 def _set(args: argparse.Namespace) -> int:
+    from ..config.profile_config import KNOWN_KEYS, clamp_note
     from ..config.profile_edit import parse_scalar, set_value
 
     value = parse_scalar(args.value)
-    path = set_value(_home(args), args.key, value)
+    path = set_value(_home(args), args.key, value, force=args.force)
     print(f"set {args.key} = {_show(value)} in {path}")
+    note = clamp_note(args.key, value)
+    if note:
+        print(f"{PROG} set: note: {note}", file=sys.stderr)
+    if args.key not in KNOWN_KEYS:
+        print(f"{PROG} set: warning: {args.key} written with --force; this version does not read it",
+              file=sys.stderr)
     return 0
 
 
@@ -247,7 +254,7 @@ def _get(args: argparse.Namespace) -> int:
     from ..config.profile_edit import get_value
 
     home = _home(args)
-    present, value = get_value(home, args.key)
+    present, value = get_value(home, args.key, force=args.force)
     if not present:
         return _error("get", f"{args.key} is not set in {home / 'config.yaml'}")
     print(_show(value))
@@ -293,6 +300,9 @@ def add_parser(subparsers: Any) -> None:
         if name == "set":
             cmd.add_argument("value", metavar="VALUE", help="YAML scalar: true, 5, 'text'")
         cmd.add_argument("--home", metavar="DIR", help="profile directory (default: $HERMES_HOME, else ~/.hermes)")
+        cmd.add_argument("--force", action="store_true",
+                         help="accept a KEY this version does not know (a forward-compatible key); without it "
+                              "unknown keys are refused with the closest known key")
         cmd.set_defaults(func=_guard(name, func))
 
 

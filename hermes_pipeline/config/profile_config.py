@@ -1,9 +1,12 @@
 """The profile-owned ``$HERMES_HOME/config.yaml`` (spec 03 §13, 05 §2, 06 §0).
 
-Keys read here: ``telemetry.shared_metrics.{enabled,send,endpoint}``,
-``gateway.telemetry.session_segments.{on_compaction,max_turns}``,
-``plugins.hook_callback_timeout`` and ``observability.*`` (kept for the features of spec 06).
-Invalid values never stop the host: each falls back to its default with a diagnostic.
+Keys read here (:data:`KNOWN_KEYS`): ``telemetry.shared_metrics.{enabled,send,endpoint}``,
+``gateway.telemetry.session_segments.{on_compaction,max_turns}`` and
+``plugins.hook_callback_timeout``. Invalid values never stop the host: each falls back to its
+default with a diagnostic. Every key of the schema works; a key this version does not read is
+never accepted silently: the profile-local observability features (``observability.*``) are not
+available in this version, so that section, and unknown keys inside the sections above, are
+reported with a warning (and refused by ``config set``) instead of being parsed and ignored.
 
 A machine-managed overlay (``HERMES_MANAGED_CONFIG``) may set the other keys, but never enables
 or disables shared metrics: ``telemetry.shared_metrics.*`` always comes from the profile's own,
@@ -17,10 +20,10 @@ import math
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import ConfigError
@@ -71,9 +74,6 @@ class ProfileSettings(BaseModel):
     hook_callback_timeout: float = 0.0
     hook_callback_timeout_set: bool = False
     """``True`` when ``plugins.hook_callback_timeout`` is present with a usable value."""
-    environment: Literal["development", "production"] = "development"
-    observability: dict[str, Any] = Field(default_factory=dict)
-    """The raw ``observability:`` section (profile-local features of spec 06)."""
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
@@ -148,11 +148,6 @@ def bool_problem(value: Any) -> str | None:
     return None if isinstance(value, bool) else "expected a boolean (true or false)"
 
 
-def environment_problem(value: Any) -> str | None:
-    """Why ``value`` is not ``development`` / ``production``."""
-    return None if value in ("development", "production") else "expected 'development' or 'production'"
-
-
 KNOWN_KEYS: Final = {
     "telemetry.shared_metrics.enabled": bool_problem,
     "telemetry.shared_metrics.send": bool_problem,
@@ -160,7 +155,6 @@ KNOWN_KEYS: Final = {
     "gateway.telemetry.session_segments.on_compaction": bool_problem,
     "gateway.telemetry.session_segments.max_turns": max_turns_problem,
     "plugins.hook_callback_timeout": hook_timeout_problem,
-    "observability.environment": environment_problem,
 }
 """Keys this layer understands → validator returning a problem text or ``None``."""
 
@@ -168,8 +162,55 @@ DEFAULTS: Final = {
     "telemetry.shared_metrics.enabled": False, "telemetry.shared_metrics.send": False,
     "telemetry.shared_metrics.endpoint": None, "gateway.telemetry.session_segments.on_compaction": False,
     "gateway.telemetry.session_segments.max_turns": 0, "plugins.hook_callback_timeout": 0,
-    "observability.environment": "development",
 }
+
+OWNED_SECTIONS: Final = ("telemetry.shared_metrics", "gateway.telemetry.session_segments")
+"""Sections whose every key belongs to this schema (elsewhere ``config.yaml`` holds the agent's own keys)."""
+
+UNAVAILABLE: Final = {
+    "observability": "the profile-local observability features (observability.*: trajectory store, audit "
+                     "tables, dashboard, alerts, environment) are not available in this version; nothing reads "
+                     "this key",
+}
+"""Top-level sections reserved for features this version does not have → why they are refused."""
+
+
+def unavailable_reason(key: str) -> str | None:
+    """Why ``key`` (dotted) names a feature this version does not have, or ``None``."""
+    return UNAVAILABLE.get(key.split(".", 1)[0])
+
+
+def suggest_key(key: str) -> str | None:
+    """The known key closest to ``key`` ("did you mean"), or ``None``."""
+    import difflib
+
+    matches = difflib.get_close_matches(key, list(KNOWN_KEYS), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def clamp_note(key: str, value: Any) -> str | None:
+    """What the engine will do differently from what ``value`` says (for ``config set``), or ``None``."""
+    if key == "plugins.hook_callback_timeout" and hook_timeout_problem(value) is None and value > MAX_HOOK_TIMEOUT:
+        return f"{key} {value} will be clamped to {MAX_HOOK_TIMEOUT:g} seconds (the maximum)"
+    return None
+
+
+def _unread_keys(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(dotted key, why)`` of keys in ``raw`` that belong to this schema's sections but that this
+    version does not read."""
+    out: list[tuple[str, str]] = []
+    for top, reason in UNAVAILABLE.items():
+        if top in raw:
+            out.append((top, reason))
+    for section in OWNED_SECTIONS:
+        present, node = _get(raw, section)
+        if present and isinstance(node, Mapping):
+            for name in node:
+                dotted = f"{section}.{name}"
+                if dotted not in KNOWN_KEYS:
+                    hint = suggest_key(dotted)
+                    out.append((dotted, "unknown key; ignored" + (f" (did you mean {hint}?)" if hint else "")))
+    return out
 
 
 def _overlay(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -255,19 +296,8 @@ def load_profile_settings(home: str | Path, *, managed: str | Path | None = None
         else:
             values["hook_callback_timeout"] = min(float(timeout), MAX_HOOK_TIMEOUT)
             values["hook_callback_timeout_set"] = True
-    present, observability = _get(effective, "observability")
-    if present and isinstance(observability, dict):
-        values["observability"] = dict(observability)
-        if "environment" in observability:
-            problem = environment_problem(observability["environment"])
-            if problem:
-                diagnostics.warning("config.invalid_value", f"{problem}; development applies",
-                                    field="observability.environment", source=source)
-            else:
-                values["environment"] = observability["environment"]
-    elif present:
-        diagnostics.warning("config.invalid_value", "expected a mapping; ignored", field="observability",
-                            source=source)
+    for dotted, why in _unread_keys(effective):
+        diagnostics.warning("config.unsupported_key", why, field=dotted, source=source)
     values["diagnostics"] = tuple(diagnostics.items)
     return ProfileSettings(**values)
 

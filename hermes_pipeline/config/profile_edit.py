@@ -1,5 +1,11 @@
 """Editing a profile's ``config.yaml`` in ruamel.yaml round-trip mode: comments, key order,
-quoting and indentation survive; only the changed value differs."""
+quoting and indentation survive; only the changed value differs.
+
+Only keys of the profile schema (:data:`~.profile_config.KNOWN_KEYS`) are written, each checked
+against its type first; an unknown key (a typo) or a key of a feature this version does not have
+is refused with :class:`UnknownProfileKeyError` ("did you mean ..."), unless ``force`` writes it
+as a forward-compatible key.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,36 @@ from typing import Any
 
 from .errors import ConfigError
 from .files import read_optional_text
-from .profile_config import CONFIG_NAME, DEFAULTS, KNOWN_KEYS
+from .profile_config import CONFIG_NAME, DEFAULTS, KNOWN_KEYS, suggest_key, unavailable_reason
+
+
+class UnknownProfileKeyError(ConfigError):
+    """A key that this version's profile schema does not have (a typo, or a feature not available
+    in this version); :attr:`suggestion` is the closest known key, if any."""
+
+    def __init__(self, key: str, message: str, suggestion: str | None = None) -> None:
+        super().__init__(message, key=key, code="config.unknown_key")
+        self.suggestion = suggestion
+
+
+WRITE_HINT = "pass --force to write it anyway as a forward-compatible key"
+READ_HINT = "pass --force to print what the file holds anyway"
+
+
+def check_key(key: str, *, hint: str = WRITE_HINT) -> None:
+    """Raise :class:`UnknownProfileKeyError` unless ``key`` is a key of the profile schema; the
+    message ends with ``hint`` (how to go ahead anyway)."""
+    split_key(key)
+    if key in KNOWN_KEYS:
+        return
+    reason = unavailable_reason(key)
+    if reason is not None:
+        raise UnknownProfileKeyError(key, f"{reason}; {hint}")
+    closest = suggest_key(key)
+    known = ", ".join(KNOWN_KEYS)
+    raise UnknownProfileKeyError(
+        key, f"not a config.yaml key this version reads ({f'did you mean {closest}? ' if closest else ''}known "
+             f"keys: {known}); {hint}", closest)
 
 
 def split_key(key: str) -> list[str]:
@@ -79,9 +114,15 @@ def _yaml(text: str) -> tuple[Any, Any]:
     return yaml, data
 
 
-def get_value(home: Path, key: str) -> tuple[bool, Any]:
-    """``(present, value)`` of ``key`` in ``<home>/config.yaml``; known keys fall back to their default."""
+def get_value(home: Path, key: str, *, force: bool = False) -> tuple[bool, Any]:
+    """``(present, value)`` of ``key`` in ``<home>/config.yaml``; known keys fall back to their default.
+
+    A key outside the schema raises :class:`UnknownProfileKeyError` (nothing reads it, so printing
+    its value would suggest it has an effect), unless ``force`` reads it as written.
+    """
     parts = split_key(key)
+    if not force:
+        check_key(key, hint=READ_HINT)
     path = home / CONFIG_NAME
     text = read_optional_text(path, code="config.invalid_file")  # a FIFO or bad UTF-8 is a typed error
     _, data = _yaml(text)
@@ -93,15 +134,18 @@ def get_value(home: Path, key: str) -> tuple[bool, Any]:
     return True, node
 
 
-def set_value(home: Path, key: str, value: Any) -> Path:
+def set_value(home: Path, key: str, value: Any, *, force: bool = False) -> Path:
     """Set ``key`` to ``value`` in ``<home>/config.yaml`` (created if missing) and return its path.
 
-    Known keys are validated first (:data:`KNOWN_KEYS`); a :class:`ConfigError` leaves the file
-    untouched.
+    Known keys are validated first (:data:`KNOWN_KEYS`); other keys raise
+    :class:`UnknownProfileKeyError` unless ``force`` writes them unchecked. A :class:`ConfigError`
+    leaves the file untouched.
     """
     from ruamel.yaml.comments import CommentedMap
 
     parts = split_key(key)
+    if not force:
+        check_key(key)
     check = KNOWN_KEYS.get(key)
     problem = check(value) if check is not None else None
     if problem:

@@ -128,11 +128,11 @@ def test_set_round_trips_hand_commented_yaml(env: Env, capsys: pytest.CaptureFix
 
 
 def test_set_uses_hermes_home_and_creates_file(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "set", "observability.environment", "production")[0] == 0
-    assert (env.hermes_home / "config.yaml").read_text() == "observability:\n  environment: production\n"
-    assert run(capsys, "get", "observability.environment")[1] == "production\n"
-    assert run(capsys, "set", "custom.key", "'5'")[0] == 0
-    assert run(capsys, "get", "custom.key")[1] == "5\n"
+    assert run(capsys, "set", "plugins.hook_callback_timeout", "5")[0] == 0
+    assert (env.hermes_home / "config.yaml").read_text() == "plugins:\n  hook_callback_timeout: 5\n"
+    assert run(capsys, "get", "plugins.hook_callback_timeout")[1] == "5\n"
+    assert run(capsys, "set", "custom.key", "'5'", "--force")[0] == 0  # a forward-compatible key, forced
+    assert run(capsys, "get", "custom.key", "--force")[1] == "5\n"
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -144,7 +144,8 @@ def test_set_uses_hermes_home_and_creates_file(env: Env, capsys: pytest.CaptureF
     (["set", "a..b", "1"], "dotted key"),
     (["set", "x", "{a: 1}"], "scalar"),
     (["set", "x", "[unclosed"], "YAML scalar"),
-    (["get", "not.set.anywhere"], "not set"),
+    (["get", "not.set.anywhere"], "not a config.yaml key"),
+    (["get", "not.set.anywhere", "--force"], "not set"),
 ])
 def test_bad_input_one_line_errors(env: Env, capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
     before = (env.hermes_home / "config.yaml").exists()

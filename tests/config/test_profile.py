@@ -49,7 +49,6 @@ def test_cfg_13_defaults_when_missing(env: Env) -> None:
     assert not s.exists and not s.shared_metrics.enabled and not s.shared_metrics.send
     assert s.shared_metrics.endpoint is None and s.session_segments.on_compaction is False
     assert s.session_segments.max_turns == 0 and s.hook_callback_timeout == 0 and s.diagnostics == ()
-    assert s.environment == "development"
 
 
 def test_cfg_13_valid_values(env: Env) -> None:
@@ -61,15 +60,11 @@ gateway:
     session_segments: {on_compaction: true, max_turns: 25}
 plugins:
   hook_callback_timeout: 1000
-observability:
-  environment: production
-  trajectories: {enabled: true}
 """)
     s = load_profile_settings(env.hermes_home)
     assert s.shared_metrics.transmits and s.shared_metrics.endpoint == "https://metrics.example/v1"
     assert (s.session_segments.on_compaction, s.session_segments.max_turns) == (True, 25)
     assert s.hook_callback_timeout == 600 and s.hook_callback_timeout_set  # clamped (01 §11)
-    assert s.environment == "production" and s.observability["trajectories"] == {"enabled": True}
     assert s.diagnostics == ()
 
 
@@ -223,13 +218,15 @@ def test_cfg_1_pipeline_file_cannot_set_profile_keys(env: Env, process: Engine) 
 
 
 def test_cfg_68_cfg_9_profile_keys_work_without_pipeline(env: Env, process: Engine) -> None:
-    """CFG-68 / CFG-9 / CFG-67a: shared metrics, segments and the observability section come from
-    config.yaml whether or not a pipeline file is selected."""
+    """CFG-68 / CFG-9 / CFG-67a: shared metrics and segments come from config.yaml whether or not a
+    pipeline file is selected; the observability section (features not available in this version) is
+    reported, not silently kept."""
     write_config(env.hermes_home, "telemetry:\n  shared_metrics: {enabled: true}\n"
                                   "observability:\n  trajectories: {enabled: true}\n")
     profile = open_profile()
     assert profile.activation.state is ActivationState.DISABLED
-    assert profile.settings.shared_metrics.enabled and profile.settings.observability["trajectories"]["enabled"]
+    assert profile.settings.shared_metrics.enabled
+    assert [d.field for d in profile.settings.diagnostics if d.code == "config.unsupported_key"] == ["observability"]
 
 
 def test_cfg_67a_shared_metrics_started_per_profile_from_config_yaml(env: Env, process: Engine) -> None:
