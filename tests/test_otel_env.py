@@ -357,3 +357,23 @@ def test_the_observability_component_exports_to_the_env_endpoint(monkeypatch: py
     assert all(s.resource["service.name"] == "from-env" for s in receiver.spans)
     assert all(h["x-tenant"] == "acme" for h in receiver.headers)
     assert [d.code for d in sink.items] == []  # the header variable is used, so it is not warned about
+
+
+def test_env_endpoint_timeout_and_protocol_variables(monkeypatch: pytest.MonkeyPatch,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """OTel spec: OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT (milliseconds, per-signal first) sets the env endpoint's
+    timeout; a value that is not a positive whole number is ignored with a warning; http/protobuf is accepted
+    and an unknown protocol name is ignored with a warning naming the variable."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2500")
+    assert parse_otel_config({"enabled": True}).endpoints[0].timeout_millis == 2500
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "700")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "HTTP/PROTOBUF")
+    assert parse_otel_config({"enabled": True}).endpoints[0].timeout_millis == 700
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "-5")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "carrier-pigeon")
+    with caplog.at_level(logging.WARNING, logger="hermes_pipeline.sinks.otel"):
+        parsed = parse_otel_config({"enabled": True})
+    assert parsed.endpoints[0].timeout_millis == 10_000
+    assert "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: expected a whole number" in caplog.text
+    assert "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: unknown protocol" in caplog.text
