@@ -19,12 +19,15 @@ from .trace_cmd import add_parser as add_trace_parser
 def _demo(args: argparse.Namespace) -> int:
     from ..demo.run import print_report, run_demo
 
+    from ..config.errors import ConfigError
+    from ..config.files import read_config_text
+
     pipeline_text = None
     if args.pipeline:
-        try:
-            pipeline_text = Path(args.pipeline).read_text(encoding="utf-8")
-        except OSError as exc:
-            print(f"hermes-pipeline demo: error: cannot read {args.pipeline}: {exc.strerror or exc}", file=sys.stderr)
+        try:  # a regular file of at most 1 MiB, like every pipeline file (a FIFO never hangs the demo)
+            pipeline_text = read_config_text(Path(args.pipeline).expanduser())
+        except ConfigError as exc:
+            print(f"hermes-pipeline demo: error: cannot read {exc}", file=sys.stderr)
             return 1
     result = run_demo(Path(args.workspace) if args.workspace else None, pipeline_text=pipeline_text)
     print_report(result, sys.stdout)

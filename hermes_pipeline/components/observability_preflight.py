@@ -108,18 +108,18 @@ def check_activation(config: Mapping[str, Any], vctx: ValidationContext) -> None
                 _, rest = split_worker(section, name)
                 parsed = parsers[name](rest)
         except ExportConfigError as exc:
-            path = _config_path(exc.path) or (name,)
-            if path == (name, DESTINATION_LISTS.get(name)):  # every entry was skipped during validation
+            refused = _config_path(exc.path) or (name,)
+            if refused == (name, DESTINATION_LISTS.get(name)):  # every entry was skipped during validation
                 _no_destination(vctx, name)
             else:
-                vctx.error(path, f"activation would refuse this: {exc.message}", code="observability.invalid")
+                vctx.error(refused, f"activation would refuse this: {exc.message}", code="observability.invalid")
             continue
         for where, reason in getattr(parsed, "skipped", ()):
-            path = _config_path(where)
-            if path is None or path[:1] != (name,):
+            skipped = _config_path(where)
+            if skipped is None or skipped[:1] != (name,):
                 vctx.warning((name,), f"{where}: {reason}; it is not used", code="observability.endpoint_skipped")
             else:
-                vctx.skip_entry(_entry_of(path), f"{where}: {reason}", at=path)
+                vctx.skip_entry(_entry_of(skipped), f"{where}: {reason}", at=skipped)
         key = DESTINATION_LISTS.get(name)
         if key is None or not getattr(parsed, "enabled", True):
             continue
@@ -147,7 +147,10 @@ def describe_activation(config: Mapping[str, Any]) -> list[str]:
             out.append(f"{name}: local trajectory files")
         else:
             count = len(entries) if isinstance(entries, list) else 0
-            out.append(f"{name}: {count} {key[:-1] if count == 1 else key}")
+            if count == 0 and name == "opentelemetry":  # validation passed, so the environment supplied it
+                out.append(f"{name}: the endpoint of OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT")
+            else:
+                out.append(f"{name}: {count} {key[:-1] if count == 1 else key}")
     return out
 
 

@@ -94,6 +94,19 @@ def test_cfg_33_any_bytes_give_text_or_a_typed_error_naming_the_file(env: Env, d
 
 
 @fifo_only
+def test_cfg_7_demo_pipeline_fifo_is_refused(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    """CFG-7: ``demo --pipeline`` reads its file like every pipeline file: a FIFO is a one-line error, no hang."""
+    fifo = env.root / "typo.toml"
+    os.mkfifo(fifo)
+    try:
+        assert _bounded(main, ["demo", "--pipeline", str(fifo)]) == 1
+        assert "named pipe" in capsys.readouterr().err
+    finally:
+        with open(os.open(fifo, os.O_RDWR | os.O_NONBLOCK), "wb"):
+            pass
+
+
+@fifo_only
 def test_cfg_69_profile_config_yaml_fifo_yields_defaults_with_a_warning(env: Env) -> None:
     """CFG-69: a config.yaml that is a FIFO gives the defaults and a warning naming the file, never a hang."""
     env.hermes_home.mkdir()
