@@ -156,3 +156,30 @@ def test_shared_metrics_explicit_resource_is_kept_and_bad_versions_ignored(tmp_p
         finally:
             handle.close()
         assert versions == {expected}
+
+
+def test_exporters_carry_the_hosts_toolset_on_tool_scopes() -> None:
+    """#12.2 / spec 04 (``hermes.toolset`` on tool starts, from the Hermes registry): the toolset the host
+    declared reaches the ATOF tool start (with ``remote`` for an MCP toolset) and the ATIF tool call."""
+    engine = Engine()
+    pipeline = Pipeline(engine)
+    host = Host(engine, model="m", toolsets={"read_file": "file", "gh_search": "mcp-github"})
+    names = ("read_file", "gh_search", "unlisted")
+    calls = [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+             for i, name in enumerate(names)]
+    request = {"model": "m", "messages": [{"role": "user", "content": "go"}]}
+    with host.session() as session, session.turn("go") as turn:
+        turn.call_llm(request, lambda req: chat_response(None, calls))
+        for i, name in enumerate(names):
+            turn.call_tool(name, {}, lambda: "ok", tool_call_id=f"c{i}")
+        turn.call_llm(request, lambda req: chat_response("done"))
+        turn.complete("done")
+    pipeline.shutdown()
+    starts = {e["name"]: e for e in pipeline.events() if e.get("category") == "tool" and e["scope_category"] == "start"}
+    file_start, mcp_start = starts["read_file"], starts["gh_search"]
+    assert file_start["metadata"]["hermes.toolset"] == "file" and "remote" not in file_start["attributes"]
+    assert mcp_start["metadata"]["hermes.toolset"] == "mcp-github" and "remote" in mcp_start["attributes"]
+    assert "hermes.toolset" not in starts["unlisted"]["metadata"]
+    atif_calls = [c for d in pipeline.documents() for step in d["steps"] for c in step.get("tool_calls", [])]
+    assert {c["function_name"]: c.get("extra", {}).get("toolset") for c in atif_calls} == {
+        "read_file": "file", "gh_search": "mcp-github", "unlisted": None}

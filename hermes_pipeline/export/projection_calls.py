@@ -164,14 +164,20 @@ class CallHooks(ScopeTracker):
 
     @deferrable(opens=tool_key, snapshot="args")
     def pre_tool_call(self, tool_name: str, args: dict[str, Any], task_id: str, session_id: str, tool_call_id: str,
-                      turn_id: str, api_request_id: str, middleware_trace: list[dict[str, str]]) -> None:
+                      turn_id: str, api_request_id: str, middleware_trace: list[dict[str, str]],
+                      toolset: str | None) -> None:
         ts = self._now()
         meta: dict[str, Any] = {
                 SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.task_id": task_id, "hermes.turn_id": turn_id,
                 "hermes.api_request_id": api_request_id,
                 "hermes.span_kind": "tool.execute" if tool_name not in self._special_tools
                 else tool_span_kind(tool_name, args, self.memory_tools)}
-        attributes = self._tool_flags(tool_name, meta) if self.toolsets or tool_name[:4] == "mcp_" else ()
+        attributes: tuple[str, ...]
+        if toolset and isinstance(toolset, str):  # the host's registry named the toolset on the hook
+            meta["hermes.toolset"] = toolset
+            attributes = ("remote",) if toolset.lower().startswith("mcp") else ()
+        else:
+            attributes = self._tool_flags(tool_name, meta) if self.toolsets or tool_name[:4] == "mcp_" else ()
         if middleware_trace:
             _middleware(meta, middleware_trace)
         if type(args) is dict:

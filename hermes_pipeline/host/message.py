@@ -8,8 +8,8 @@ them into a :class:`MessageView`, which serves both.
 
 A :class:`MessageView` is a ``dict`` subclass whose mutating methods raise ``TypeError``: the
 sanitizer, ``json.dumps`` and every exporter see plain JSON-shaped data (nested mappings are views
-too, sequences are read-only lists: :class:`FrozenList`), and ``pickle`` / ``copy.deepcopy`` give equal views. The content is the
-provider's, unsanitized (a legacy raw field).
+too, sequences are read-only lists: :class:`FrozenList`), and ``pickle`` / ``copy.deepcopy`` give
+equal views. The content is the provider's, unsanitized (a legacy raw field).
 """
 
 from __future__ import annotations
