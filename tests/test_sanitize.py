@@ -1216,7 +1216,7 @@ _ASSIGNMENT_RE = re.compile(
     r"(?=[A-Za-z0-9_.-]*?(?:API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PASS[_-]?PHRASE|ACCESS[_-]?KEY"
     r"|PRIVATE[_-]?KEY|(?<![A-Za-z0-9])(?:PASS|PWD)(?![A-Za-z0-9_.-])))"
     r"([A-Za-z0-9_.-]++[ \t]*+=[ \t]*+)"
-    r"(?:(\")[^\"\n]*+\"?|(')[^'\n]*+'?|(?!=)[^\s\"'&;]++)",
+    r"(?:(?P<eq>\\[\"'])(?:(?!(?P=eq))[^\n])*+(?P=eq)?|(\")[^\"\n]*+\"?|(')[^'\n]*+'?|(?!=)[^\s\"'&;]++)",
     re.IGNORECASE,
 )
 
@@ -1234,7 +1234,7 @@ _VENDOR_KEY_RE = re.compile(
 
 
 def _replace_assignment(m: re.Match[str]) -> str:
-    quote = m.group(2) or m.group(3) or ""
+    quote = m.group("eq") or m.group(3) or m.group(4) or ""
     return f"{m.group(1)}{quote}{REDACTED}{quote}"
 
 

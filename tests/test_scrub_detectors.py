@@ -49,6 +49,11 @@ SECRET = "ZX9Q7W3E5R1T8Y2U4I6O0P"
         ('{{"access_key": "{s}"}}', '{{"access_key": "<redacted>"}}'),
         ('{{"pwd": "{s}"}}', '{{"pwd": "<redacted>"}}'),
         ('{{"aws_secret_access_key": "{s}"}}', '{{"aws_secret_access_key": "<redacted>"}}'),
+        # the same shapes inside JSON-encoded text, where the value's quotes are escaped
+        ('{{"cmd": "passphrase: \\"{s} x\\""}}', '{{"cmd": "passphrase: \\"<redacted>\\""}}'),
+        ('{{"cmd": "PASSWORD=\\"{s} x\\" run"}}', '{{"cmd": "PASSWORD=\\"<redacted>\\" run"}}'),
+        ('{{"cmd": "mysql -p\\"{s}\\" db"}}', '{{"cmd": "mysql -p\\"<redacted>\\" db"}}'),
+        ('{{"cmd": "x --password \\"{s}\\""}}', '{{"cmd": "x --password \\"<redacted>\\""}}'),
     ],
 )
 def test_fmt33a_key_value_colon_and_flag_shapes(text: str, expected: str) -> None:
@@ -111,6 +116,7 @@ CREDENTIAL_FORMS = [
     "aws_secret_access_key={s}", "passphrase: {s}", "--access-key {s}", "pk-lf-{s}", "sk-proj-{s}", "ghp_{s}",
     "xoxb-{s}", "AKIA{s}", "AIza{s}", "eyJ{s}.eyJ{s}.{s}", "Bearer {s}", "postgres://u:{s}@db/x",
     json.dumps({"pwd": "{s}"}), json.dumps({"access_key": "{s}"}),
+    json.dumps({"cmd": 'passphrase: "{s}"'}), json.dumps({"cmd": 'PASSWORD="{s}"'}),
 ]
 noise = st.text(alphabet=string.ascii_letters + string.digits + " .,;:\n", max_size=40)
 

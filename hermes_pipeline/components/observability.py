@@ -104,6 +104,10 @@ class ObservabilityComponent:
                 self.destinations.append(path)
         self.exporters = attach_sinks(_without(config, self.skipped), base_dir=Path(self.working_directory),
                                       register=self.ctx.register_plugin, default_dir=self.output_directory())
+        if config.get("redact_credentials") is False:  # the exporters' credential scrubber is off: say so every start
+            self._warn("credentials_unredacted", "redact_credentials = false: credentials in prompts, tool arguments "
+                       "and results, answers and approvals are exported unredacted to every destination (local "
+                       "files, streams, OTLP); remove the key to scrub them again", "redact_credentials")
 
     def output_directory(self) -> Path:
         """Where local files go when a section names no ``output_directory``: the directory the

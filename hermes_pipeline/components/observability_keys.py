@@ -43,7 +43,10 @@ def trace_type(value: Any) -> str | None:
 TOP: Final[dict[str, Check]] = {
     "version": integer(), "enable_full_payloads": boolean, "content_summary": one_of("preview", "digest", "off"),
     "atof": table, "atif": table, "opentelemetry": table, "policy": table,
+    "redact_credentials": boolean,
 }
+"""Top-level keys. ``redact_credentials`` (hermes_pipeline extension, default true) is the one switch that turns
+the exporters' credential scrubber off (spec 04 FMT-33a); every activation with it false logs a WARNING."""
 POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupported_value": one_of(*LEVELS)}
 
 WORKER: Final = check_worker

@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Final
 
 from .scrub_shapes import (
+    ESCAPED_QUOTED,
     NAME_HINTS as _NAME_HINTS,
     REDACTED,
     scrub_colon_pairs,
@@ -250,8 +251,9 @@ _SECRET_NAME_RE: Final = re.compile(
     r"|(?<![A-Za-z0-9])(?:PASS|PWD)$",
     re.IGNORECASE,
 )
+# (A value quoted with escaped quotes, as in JSON-encoded text, runs to the closing escaped quote.)
 _ASSIGNMENT_VALUE_RE: Final = re.compile(
-    r"[ \t]*+(?P<v>(\")[^\"\n]*+\"?|(')[^'\n]*+'?|(?!=)[^\s\"'&;]++)"
+    r"[ \t]*+(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|(?!=)[^\s\"'&;]++)"
 )
 _ASSIGNMENT_HINTS: Final = ("key", "token", "secret", "pass", "pwd", "credential", "auth")
 
@@ -323,7 +325,7 @@ def _scrub_assignments(text: str) -> str:
                 text, start, end):
             m = value_match(text, eq + 1)
             if m is not None:
-                quote = m.group(2) or m.group(3) or ""
+                quote = m.group("eq") or m.group("dq") or m.group("sq") or ""
                 parts.append(text[last : m.start("v")])
                 parts.append(f"{quote}{REDACTED}{quote}")
                 last = m.end()

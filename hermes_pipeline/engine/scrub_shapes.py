@@ -18,7 +18,7 @@ import re
 import string
 from typing import Final
 
-__all__ = ["NAME_HINTS", "REDACTED", "credential_name", "scrub_colon_pairs", "scrub_command_passwords",
+__all__ = ["ESCAPED_QUOTED", "NAME_HINTS", "REDACTED", "credential_name", "scrub_colon_pairs", "scrub_command_passwords",
            "scrub_flags"]
 
 REDACTED: Final = "<redacted>"
@@ -40,23 +40,27 @@ _NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_.-")
 _SCHEME_WORDS: Final = ("bearer", "basic")
 """Values left to the authorization-scheme rule, which keeps the word and redacts what follows it."""
 
+ESCAPED_QUOTED: Final = r"(?P<eq>\\[\"'])(?:(?!(?P=eq))[^\n])*+(?P=eq)?"
+"""A value quoted with escaped quotes (``\\"...\\"``, as in JSON-encoded text): to the closing escaped quote or
+the end of the line. Every value pattern tries it first, so an escaped quote never ends a value early."""
+
 # The value of ``KEY: VALUE``: a quoted run to the closing quote or the end of the line, or a run of
 # non-space, non-quote characters that does not open a JSON object or array.
-_COLON_VALUE_RE: Final = re.compile(r"[ \t]*+(?P<v>(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|(?![{\[])[^\s\"']++)")
+_COLON_VALUE_RE: Final = re.compile(r"[ \t]*+(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|(?![{\[])[^\s\"']++)")
 
 # ``--name VALUE`` after a space, a quote, a parenthesis or the start of the text; the "not glued"
 # check is a lookbehind placed after the literal ``--`` so the engine can skip to candidates.
 _FLAG_RE: Final = re.compile(
     r"--(?<![^\s\"'(]--)(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*+)[ \t]++"
-    r"(?P<v>(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|(?!--)[^\s\"']++)"
+    r"(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|(?!--)[^\s\"']++)"
 )
 
 # Database clients whose ``-p`` option carries the password glued to it (``mysql -pSECRET``), and
 # ``sshpass``, whose ``-p`` takes it as the next word.
 _DB_COMMAND_RE: Final = re.compile(r"(?<![A-Za-z0-9_])(?:mysql[a-z_-]*+|mariadb[a-z_-]*+|sshpass)(?![A-Za-z0-9_])",
                                    re.IGNORECASE)
-_GLUED_P_RE: Final = re.compile(r"(?<!\S)-p(?P<v>(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|[^\s\"';|&]++)")
-_SPACED_P_RE: Final = re.compile(r"(?<!\S)-p[ \t]*+(?P<v>(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|[^\s\"';|&-][^\s\"';|&]*+)")
+_GLUED_P_RE: Final = re.compile(r"(?<!\S)-p(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|[^\s\"';|&]++)")
+_SPACED_P_RE: Final = re.compile(r"(?<!\S)-p[ \t]*+(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|[^\s\"';|&-][^\s\"';|&]*+)")
 _SEGMENT_END_RE: Final = re.compile(r"[\n;|&]")
 
 
@@ -75,7 +79,7 @@ def _kept(name_end_lower: str, value: str) -> bool:
 
 
 def _replacement(m: re.Match[str]) -> str:
-    quote = m.group("dq") or m.group("sq") or ""
+    quote = m.group("eq") or m.group("dq") or m.group("sq") or ""
     return f"{quote}{REDACTED}{quote}"
 
 

@@ -17,7 +17,8 @@ Two modes:
 - ``deferred=False`` (default): the projection runs on the hook caller's thread under the
   tracker's lock and listeners are called there, synchronously.
 
-Content fields are kept verbatim; the per-destination content gate (§2.13) is applied by exporters.
+Content fields are kept as the hooks gave them, then credential-scrubbed once for every listener
+(:mod:`~hermes_pipeline.export.redaction`); the per-destination content gate (§2.13) is applied by exporters.
 """
 
 from __future__ import annotations
@@ -43,13 +44,14 @@ class ScopePlugin(CallHooks):
         listeners: initial listeners (``fn(event)``).
         deferred: run the projection on the publication thread (see the module docstring).
         max_queue_size: capacity of the publication queue in hook records (FMT-80).
-        toolsets, memory_tools: see :class:`ScopeTracker`.
+        toolsets, memory_tools, redact_credentials: see :class:`ScopeTracker`.
     """
 
     def __init__(self, listeners: tuple[Listener, ...] = (), *, deferred: bool = False,
                  max_queue_size: int = 10_000, toolsets: Mapping[str, str] | None = None,
-                 memory_tools: Mapping[str, str] | None = None) -> None:
-        super().__init__(listeners, toolsets=toolsets, memory_tools=memory_tools)
+                 memory_tools: Mapping[str, str] | None = None, redact_credentials: bool = True) -> None:
+        super().__init__(listeners, toolsets=toolsets, memory_tools=memory_tools,
+                         redact_credentials=redact_credentials)
         self._closed = False
         if deferred:
             self._replay = Replay(self)

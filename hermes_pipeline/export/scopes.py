@@ -41,6 +41,7 @@ from typing import Any, Final
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .events import END, MARK, SCOPE, SESSION_SCOPE, START, ScopeEvent
 from .ids import new_uuid7
+from .redaction import redact_event
 from .overlap import HeldStarts
 
 logger: Final = logging.getLogger("hermes_pipeline.export")
@@ -120,11 +121,16 @@ class ScopeTracker:
         listeners: initial listeners.
         toolsets: optional ``tool name → toolset`` map (``hermes.toolset``, the ``remote`` flag).
         memory_tools: optional ``tool name → memory.retrieve | memory.update`` override (BOOK-9).
+        redact_credentials: scrub credentials from every event before any listener sees it (the default;
+            see :mod:`~hermes_pipeline.export.redaction`). ``False`` hands listeners the content as the
+            hooks gave it; the ``observability`` component's ``redact_credentials = false`` sets it.
     """
 
     def __init__(self, listeners: tuple[Listener, ...] = (), *, toolsets: Mapping[str, str] | None = None,
-                 memory_tools: Mapping[str, str] | None = None) -> None:
+                 memory_tools: Mapping[str, str] | None = None, redact_credentials: bool = True) -> None:
         self._lock = threading.RLock()  # FMT-86: listeners may call the bookkeeping APIs back
+        self.redact_credentials = bool(redact_credentials)
+        """Whether events are credential-scrubbed after the sanitizers and before every listener."""
         self._listeners: tuple[Listener, ...] = tuple(listeners)
         self._sanitizer_entries: tuple[tuple[int, str, Sanitizer], ...] = ()
         self._sanitizers: tuple[Sanitizer, ...] = ()
@@ -215,6 +221,10 @@ class ScopeTracker:
     def _publish(self, event: ScopeEvent) -> None:
         if self._sanitizers:
             event = self._sanitize(event)
+        if self.redact_credentials:
+            # One credential scrubber for every sink, before any of them sees the event; summaries and
+            # previews are made later by the sinks, from these scrubbed strings.
+            event = redact_event(event)
         for listener in self._listeners:
             try:
                 listener(event)

@@ -1,0 +1,134 @@
+"""Credential redaction of every scope event before any sink sees it (spec 04 FMT-33a; spec 06 BOOK-12, BOOK-15).
+
+The hook projection keeps content fields as the hooks gave them, and some of those are raw by contract
+(``user_message``, tool ``arguments`` and ``result``, the final answer, an approval ``command``, a
+subagent's goal). :func:`redact_event` applies the one credential scrubber of the engine
+(:func:`~hermes_pipeline.engine.scrub.scrub_text` and the sensitive-key rule) to every string of an
+event's ``data``, ``category_profile`` and ``metadata``, at any depth, so every exporter inherits the
+same result: local ATOF and ATIF files, ATOF streams, every OTLP projection and Langfuse. Content
+summaries and previews are computed by the exporters afterwards, from the scrubbed strings, so a
+preview never shows a credential the scrubber recognises. The ``request`` / ``response`` / ``error``
+fields were already sanitized by the engine with the same scrubber, which is idempotent, so a string
+is scrubbed the same way wherever it appears.
+
+The walk copies only what it changes (unchanged containers are shared, as events are immutable),
+keeps a mapping key and redacts its value when the key is sensitive, renders values that are not JSON
+types through the payload sanitizer (bounded and scrubbed, as the exporters' encoders would), and
+stops at cycles and at :data:`MAX_DEPTH` with the sanitizer's depth marker.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..engine.sanitize import DEPTH_MARKER, sanitize
+from ..engine.scrub import (
+    CLEAN_MAX_CHARS,
+    REDACTED,
+    REDACTION_FAILED,
+    SCRUB_MIN_CHARS,
+    is_sensitive_key,
+    known_clean,
+    safe_scrub,
+)
+from .events import ScopeEvent
+
+__all__ = ["MAX_DEPTH", "redact_event", "redact_value"]
+
+MAX_DEPTH: Final = 64
+"""Containers deeper than this become ``<TypeName depth limit>`` (the exporters' encoders refuse deeper ones)."""
+
+_plain_keys: Final[set[str]] = set()
+"""String keys seen to be neither sensitive nor changed by scrubbing: one set lookup next time."""
+_PLAIN_KEYS_MAX: Final = 8192
+
+
+def _text(text: str) -> str:
+    n = len(text)
+    if n < SCRUB_MIN_CHARS or (n <= CLEAN_MAX_CHARS and text in known_clean):
+        return text
+    return safe_scrub(text)
+
+
+def _key(key: Any, item: Any) -> tuple[Any, bool]:
+    """The rendered key and whether its value is redacted (the sensitive-key rule of 01 §8.2.4)."""
+    if type(key) is str:
+        if key in _plain_keys:
+            return key, False
+        sensitive = is_sensitive_key(key, item)
+        text = _text(key)
+        if not sensitive and text is key and len(key) <= CLEAN_MAX_CHARS and not is_sensitive_key(key, ""):
+            if len(_plain_keys) >= _PLAIN_KEYS_MAX:
+                _plain_keys.clear()
+            _plain_keys.add(key)
+        return text, sensitive
+    if key is None or type(key) in (int, float, bool):
+        return key, False
+    try:
+        text = str(key)
+    except Exception:
+        return REDACTION_FAILED, True
+    return _text(text if type(text) is str else str.__str__(text)), is_sensitive_key(text, item)
+
+
+def _walk(value: Any, depth: int, active: set[int]) -> Any:
+    cls = type(value)
+    if cls is str:
+        return _text(value)
+    if value is None or cls is bool or cls is int or cls is float:
+        return value
+    if cls is dict or cls is list or cls is tuple:
+        if depth >= MAX_DEPTH or id(value) in active:
+            return DEPTH_MARKER.format(type_name=cls.__name__)
+        active.add(id(value))
+        try:
+            return _mapping(value, depth, active) if cls is dict else _sequence(value, depth, active)
+        finally:
+            active.discard(id(value))
+    return sanitize(value)  # str subclasses, sets, provider objects ...: what the encoders' fallback renders
+
+
+def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, Any]:
+    out: dict[Any, Any] | None = None
+    child = depth + 1
+    for index, (key, item) in enumerate(value.items()):
+        new_key, sensitive = _key(key, item)
+        new = REDACTED if sensitive else _walk(item, child, active)
+        if out is None:
+            if new_key is key and new is item:
+                continue
+            out = dict(list(value.items())[:index])
+        out[new_key] = new
+    return value if out is None else out
+
+
+def _sequence(value: list[Any] | tuple[Any, ...], depth: int, active: set[int]) -> list[Any] | tuple[Any, ...]:
+    child = depth + 1
+    items = [_walk(item, child, active) for item in value]
+    if all(a is b for a, b in zip(items, value)):
+        return value
+    return items if type(value) is list else tuple(items)
+
+
+def redact_value(value: Any) -> Any:
+    """``value`` with every credential the scrubber recognises replaced by ``<redacted>`` (see the module docstring).
+
+    Returns ``value`` itself when nothing changed. Never raises for JSON-shaped input; a string whose
+    scrubbing fails becomes ``<redaction failed>``, never the raw text.
+    """
+    return _walk(value, 0, set())
+
+
+def redact_event(event: ScopeEvent) -> ScopeEvent:
+    """``event`` with ``data``, ``category_profile`` and ``metadata`` redacted; the same object when nothing changed."""
+    data = event.data
+    profile = event.profile
+    meta = event.metadata
+    new_data = redact_value(data) if data else data
+    new_profile = redact_value(profile) if profile else profile
+    new_meta = redact_value(meta) if meta else meta
+    if new_data is data and new_profile is profile and new_meta is meta:
+        return event
+    return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name,
+                      event.category, event.attributes, new_profile, new_data, new_meta, event.session_uuid,
+                      event.root_uuid)
