@@ -19,7 +19,7 @@ from ..config.errors import ConfigError
 from ..config.keypath import KeyPath, format_path
 from ..config.merge import leaf_paths
 from ..config.pipeline import LoadedPipeline, load_pipeline
-from .config_report import explain_json, problem_lines, validate_json
+from .config_report import explain_json, problem_lines, strict_problems, validate_json
 
 PROG: Final = "hermes-pipeline config"
 REDACTED_PARENTS: Final = frozenset({"headers"})
@@ -69,9 +69,10 @@ def _validate(args: argparse.Namespace) -> int:
     if target is None:
         return _error("validate", f"no FILE given and {SELECTOR_ENV} is not set", 2)
     loaded, diagnostics, error = _load(target, settings, not args.no_discovery)
+    strict = strict_problems(loaded, diagnostics) if args.strict and error is None else []
     if args.json:  # same checks, same exit code; the findings as one JSON document on stdout
         print(json.dumps(validate_json(target, loaded, diagnostics, error), indent=2, ensure_ascii=False))
-        return 0 if error is None else 1
+        return 0 if error is None and not strict else 1
     notes, errors = problem_lines(diagnostics, error)
     for line in notes:
         print(line, file=sys.stderr)
@@ -86,6 +87,8 @@ def _validate(args: argparse.Namespace) -> int:
     nothing = loaded.nothing_exported()
     if nothing:
         print(f"activation ACTIVE, but nothing is exported: {nothing}")
+    if strict:
+        return _error("validate", f"--strict: {'; '.join(strict)}")
     return 0
 
 
@@ -273,6 +276,9 @@ def add_parser(subparsers: Any) -> None:
     validate.add_argument("file", nargs="?", metavar="FILE", help=f"the file to validate (default: ${SELECTOR_ENV})")
     validate.add_argument("--no-discovery", action="store_true",
                           help="validate FILE alone, without layering the user and system files")
+    validate.add_argument("--strict", action="store_true",
+                          help="also exit 1 when something the file asks for is ignored or skipped (an unknown "
+                               "kind or key, a dropped value, a skipped destination) or nothing is exported")
     validate.add_argument("--json", action="store_true",
                           help="print the findings as JSON (file, line, key, message, severity, suggestion); "
                                "same exit codes")

@@ -64,6 +64,20 @@ def problem_lines(diagnostics: Diagnostics, error: ConfigError | None) -> tuple[
     return notes, errors
 
 
+STRICT_CODES: Final = ("unknown_component", "unknown_field", "unsupported_value", "endpoint_skipped")
+"""Warnings that mean part of the file is not used (``config validate --strict`` fails on them)."""
+
+
+def strict_problems(loaded: LoadedPipeline | None, diagnostics: Diagnostics) -> list[str]:
+    """Why ``--strict`` refuses a file activation would accept: what is ignored, skipped or not exported."""
+    count = sum(1 for d in diagnostics.items if d.level == "warning" and d.code.rsplit(".", 1)[-1] in STRICT_CODES)
+    out = [f"{count} ignored or skipped item{'s' if count != 1 else ''} (see the warnings above)"] if count else []
+    nothing = loaded.nothing_exported() if loaded is not None else None
+    if nothing:
+        out.append("nothing is exported")
+    return out
+
+
 def _components(loaded: LoadedPipeline | None) -> list[dict[str, Any]]:
     if loaded is None:
         return []
@@ -131,5 +145,5 @@ def explain_json(target: Path | None, how: str | None, layers: Iterable[Candidat
     return doc
 
 
-__all__ = ["diagnostic_json", "error_json", "explain_json", "explain_keys", "problem_lines", "redacted",
-           "unrecorded", "validate_json"]
+__all__ = ["STRICT_CODES", "diagnostic_json", "error_json", "explain_json", "explain_keys", "problem_lines",
+           "redacted", "strict_problems", "unrecorded", "validate_json"]

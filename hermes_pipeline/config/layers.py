@@ -61,7 +61,10 @@ def check_kind(parsed: ParsedFile, path: KeyPath, kind: object) -> str:
 def preprocess(parsed: ParsedFile, role: LayerRole, diagnostics: Diagnostics) -> Layer:
     """Validate the structure of one file and return it as a :class:`Layer`.
 
-    Raises :class:`ConfigError` for the structural errors of CFG-21, whatever the policy says.
+    Raises :class:`ConfigError` for an unsupported version or a top-level ``dynamic_plugins`` key;
+    broken component entries and duplicate kinds (also structural errors of CFG-21, whatever the
+    policy says) are recorded as failures in ``diagnostics`` and left out, so that every one of them
+    is reported and the load still fails.
     """
     data = parsed.data
     version = data.get("version", 1)
@@ -76,17 +79,30 @@ def preprocess(parsed: ParsedFile, role: LayerRole, diagnostics: Diagnostics) ->
         raise _fail(parsed, ("components",), "'components' must be an array of tables ([[components]])")
     seen: dict[str, int] = {}
     duplicates: list[str] = []
+    bad: set[int] = set()
     for index, entry in enumerate(components):
-        if not isinstance(entry, dict):
-            raise _fail(parsed, ("components", index), "each [[components]] entry must be a table")
-        kind = check_kind(parsed, ("components", index, "kind"), entry.get("kind"))
-        if kind in seen and kind not in duplicates:
-            duplicates.append(kind)
+        try:  # every broken entry is reported (the load fails at the end), the rest is still checked
+            if not isinstance(entry, dict):
+                raise _fail(parsed, ("components", index), "each [[components]] entry must be a table")
+            kind = check_kind(parsed, ("components", index, "kind"), entry.get("kind"))
+        except ConfigError as exc:
+            diagnostics.fail(exc)
+            bad.add(index)
+            continue
+        if kind in seen:
+            bad.add(index)  # later declarations of a duplicated kind are left out of the merge
+            if kind not in duplicates:
+                duplicates.append(kind)
         seen.setdefault(kind, index)
     if duplicates:
-        raise ConfigError(f"the same kind is declared more than once in one file: {', '.join(duplicates)}",
-                          path=parsed.source, line=parsed.line_for(("components", seen[duplicates[0]])),
-                          key="components", code="plugin.duplicate_kind")
+        diagnostics.fail(ConfigError(
+            f"the same kind is declared more than once in one file: {', '.join(duplicates)}", path=parsed.source,
+            line=parsed.line_for(("components", seen[duplicates[0]])), key="components",
+            code="plugin.duplicate_kind"))
+    if bad:
+        remaining = [entry for index, entry in enumerate(components) if index not in bad]
+        _reindex_components(parsed, components, remaining)
+        data["components"] = components = remaining
     _normalise_aliases(parsed)
     layer = Layer(role, parsed)
     if role != "selected":

@@ -175,3 +175,28 @@ def test_cfg_60_degraded_mode_warns_when_a_manifest_needs_the_native_runtime(
     assert report.state is ActivationState.FAILED and "native runtime" in (report.cause or "")
     warnings = [r for r in caplog.records if "pipeline.degraded" in r.getMessage()]
     assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
+
+
+def test_cfg_21_every_broken_component_entry_is_reported(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    """CFG-21 / CFG-15 / CFG-81: a missing kind, an invalid kind name and a duplicated kind in one file are
+    all reported, one line each (the load stopped at the first of them)."""
+    path = env.write("p.toml", 'version = 1\n[[components]]\nenabled = true\n[[components]]\nkind = "Bad-Name"\n'
+                               '[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n'
+                               '[[components]]\nkind = "observability"\n')
+    code, _, err = run(capsys, "validate", "--no-discovery", str(path))
+    lines = [line for line in err.splitlines() if "error: invalid:" in line]
+    assert code == 1 and len(lines) == 3, err
+    assert f"{path}:2: components[0]: component entry has no 'kind'" in lines[0]
+    assert f"{path}:5: components[1].kind: invalid kind name" in lines[1]
+    assert "declared more than once in one file: observability" in lines[2]
+
+
+def test_cfg_18_strict_refuses_what_activation_would_ignore(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    """CFG-18: ``--strict`` exits 1 when the policy would let activation ignore part of the file (an unknown
+    kind, an unknown key) or nothing would be exported; a clean file still exits 0."""
+    typo = env.write("typo.toml", 'version = 1\n[[components]]\nkind = "observabilty"\n')
+    code, _, err = run(capsys, "validate", "--no-discovery", "--strict", str(typo))
+    assert code == 1 and "--strict: 1 ignored or skipped item" in err and "nothing is exported" in err
+    assert run(capsys, "validate", "--no-discovery", "--strict", "--json", str(typo))[0] == 1
+    clean = env.write("ok.toml", OBS_MINIMAL + '[components.config.atif]\nenabled = true\n')
+    assert run(capsys, "validate", "--no-discovery", "--strict", str(clean))[0] == 0
