@@ -377,3 +377,18 @@ def test_env_endpoint_timeout_and_protocol_variables(monkeypatch: pytest.MonkeyP
     assert parsed.endpoints[0].timeout_millis == 10_000
     assert "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: expected a whole number" in caplog.text
     assert "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: unknown protocol" in caplog.text
+
+
+def test_fmt_72_the_generic_header_variable_is_warned_about_when_the_per_signal_one_replaces_it(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """FMT-72: with both header variables set, the env endpoint uses the per-signal one; the generic one is
+    not applied anywhere and is named in the warning (the per-signal one is not)."""
+    monkeypatch.setattr(otel_config, "_warned_global_headers", False)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-generic=1")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-traces=1")
+    with caplog.at_level(logging.WARNING, logger="hermes_pipeline.sinks.otel"):
+        assert env_plugin(engine).shutdown(1.0)
+    [record] = [r for r in caplog.records if "never applied" in r.getMessage()]
+    assert record.getMessage().startswith("hermes_pipeline: OTEL_EXPORTER_OTLP_HEADERS set")
+    assert "OTEL_EXPORTER_OTLP_TRACES_HEADERS" not in record.getMessage().split(" set in")[0]

@@ -40,6 +40,7 @@ from ..export.events import START, ScopeEvent, submit_paired
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, warn_nonzero_counters
 from .otel_config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers
+from .otel_env import read_otlp_env
 from .otel_export import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
 from .otel_spans import Route, SpanBuilder
 from .otel_state import Options
@@ -301,5 +302,6 @@ def build_otel_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
     if sink.enabled:  # FMT-72: header variables not used by an endpoint are warned about (the component does
         # this at activation); the endpoint taken from the environment uses its own header variables
         from_env = isinstance(sink, OtelSink) and any(e.source for e in sink.config.endpoints)
-        warn_global_headers(("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS") if from_env else ())
+        used = read_otlp_env().header_variable if from_env else None
+        warn_global_headers((used,) if used else ())
     return OtelPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
