@@ -88,9 +88,10 @@ class ObservabilityComponent:
         if isinstance(otel, Mapping) and otel.get("enabled") is True:
             # the header variables apply only to the endpoint taken from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT,
             # used when the file lists no trace endpoint; otherwise they are ignored with a warning
-            from_env = read_otlp_env().endpoint is not None and not (otel.get("endpoints") or otel.get("traces"))
+            env = read_otlp_env()
+            from_env = env.endpoint is not None and not (otel.get("endpoints") or otel.get("traces"))
             ignored = [name for name in K.OTLP_HEADER_VARS if os.environ.get(name)
-                       and not (from_env and name in K.OTLP_HEADER_VARS[:2])]
+                       and not (from_env and name == env.header_variable)]
             if ignored:
                 self._warn("otlp_headers_ignored", f"{', '.join(ignored)} set in the environment but never applied to "
                            "the endpoints of the pipeline file (only to the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT "
