@@ -61,6 +61,9 @@ OBSERVABILITY: Final[dict[str, Entry]] = {
     "opentelemetry": ("absent", "OTLP trace export (and Langfuse); a missing section is off."),
     "policy": ("the global policy", "The component's own `unknown_field` / `unsupported_value`; a global "
                                     "`[policy]` value that differs from its default wins over them."),
+    "redact_credentials": ("true", "`false` turns the exporters' credential scrubber off: credentials in prompts, "
+                                   "tool arguments and results reach every destination as they are (a warning at "
+                                   "every activation)."),
 }
 COMPONENT_POLICY: Final[dict[str, Entry]] = {
     "unknown_field": ("\"warn\"", "Unknown keys inside this component's config."),
