@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -214,6 +215,10 @@ def _init(args: argparse.Namespace) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(template.text() if template is not None else starter_text(), encoding="utf-8")
     print(f"wrote {path}")
+    unset = [name for name in (template.environment_variables() if template is not None else [])
+             if not os.environ.get(name, "").strip()]
+    if unset:
+        print(f"set in the environment first (never in the file): {', '.join(unset)}")
     print(f"select it with: export {SELECTOR_ENV}={path}")
     return 0
 

@@ -180,3 +180,18 @@ def test_templates_are_read_from_the_package_not_the_checkout(monkeypatch: pytes
     assert Path(module.__file__).parent.name == "templates"  # type: ignore[arg-type]
     monkeypatch.chdir("/")
     assert find_template("minimal").text().startswith("#")
+
+
+def test_init_names_the_credential_variables_a_template_reads_while_they_are_unset(
+        env: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    """FMT-76: credentials come from the environment only; `config init --template langfuse` says which variables
+    to set while they are unset, and says nothing once they are."""
+    assert find_template("langfuse").environment_variables() == ["LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"]
+    code, out, _ = run(capsys, "init", "--template", "langfuse", str(env.root / "a.toml"))
+    assert code == 0 and "set in the environment first (never in the file): LANGFUSE_PUBLIC_KEY, " \
+                          "LANGFUSE_SECRET_KEY" in out
+    env.monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-x")
+    env.monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-y")
+    code, out, _ = run(capsys, "init", "--template", "langfuse", str(env.root / "b.toml"))
+    assert code == 0 and "set in the environment first" not in out
+    assert find_template("minimal").environment_variables() == []

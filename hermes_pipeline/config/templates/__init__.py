@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from importlib import resources
-from typing import Final
+from typing import Any, Final
 
 from ..errors import ConfigError
 
@@ -34,6 +34,33 @@ class Template:
     def text(self) -> str:
         """The file's text, exactly as shipped."""
         return _resource(self.filename).read_text(encoding="utf-8")
+
+    def environment_variables(self) -> list[str]:
+        """Names of the environment variables the example reads credentials from (``header_env`` and
+        ``basic_auth_env`` values), in file order."""
+        if self.filename.endswith(".toml"):
+            import tomllib
+
+            data: Any = tomllib.loads(self.text())
+        else:
+            from ruamel.yaml import YAML
+
+            data = YAML(typ="safe", pure=True).load(self.text())
+        found: list[str] = []
+
+        def walk(node: Any) -> None:
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    if key in ("header_env", "basic_auth_env") and isinstance(value, dict):
+                        found.extend(v for v in value.values() if isinstance(v, str) and v not in found)
+                    else:
+                        walk(value)
+            elif isinstance(node, list):
+                for item in node:
+                    walk(item)
+
+        walk(data)
+        return found
 
 
 class UnknownTemplateError(ConfigError):
