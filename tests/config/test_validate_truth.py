@@ -85,6 +85,20 @@ MUTATIONS: list[tuple[tuple[Any, ...], str, Any]] = [
     (ENDPOINT, "header_env", {"Authorization": "HP_TEST_UNSET_VARIABLE"}),
     (SINK, "type", "stream"),  # a stream sink without url
     (SINK, "filename", "a/b.jsonl"),
+    (OBS + ("atof",), "sinks", [{"type": "file", "mode": "apend", "filename": "a.jsonl"},
+                                {"type": "file", "output_directory": "out", "filename": "b.jsonl"}]),
+    (OBS + ("atif",), "storage", [{"type": "s3", "bucket": "b"}]),
+    (OBS + ("atif",), "storage", [{"type": "http", "endpoint": "https://store.example/x"}]),
+    (OBS + ("opentelemetry", "logs"), "enabled", True),
+    (OBS + ("atof",), "sinks", []),
+    (OBS + ("opentelemetry",), "endpoints", []),
+    # other keys and policies
+    (OBS, "enable_full_payloads", True),
+    (OBS, "policy", {"unsupported_value": "ignore", "unknown_field": "error"}),
+    (OBS + ("atof",), "llm_history", "ful"),
+    ((), "exporters", {"atof": True}),
+    (("components", 0), "enabled", "yes"),
+    (SINK, "content", "summary"),
     # sections switched off
     (OBS + ("atof",), "enabled", False),
     (OBS + ("opentelemetry",), "enabled", False),
@@ -145,7 +159,7 @@ def _activate(env: Env, path: Path) -> tuple[ActivationState, dict[str, list[str
         proc.shutdown()
 
 
-@settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutations=st.lists(st.sampled_from(MUTATIONS), max_size=3),
        policy=st.fixed_dictionaries({}, optional={
            "unknown_component": st.sampled_from(["ignore", "warn", "error"]),
