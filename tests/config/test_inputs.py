@@ -94,6 +94,20 @@ def test_cfg_33_any_bytes_give_text_or_a_typed_error_naming_the_file(env: Env, d
 
 
 @fifo_only
+def test_cfg_39_discovered_user_file_that_is_a_fifo_fails_the_load(env: Env) -> None:
+    """CFG-39 / CFG-7: a user plugins.toml that exists but is a FIFO is a load failure naming that file."""
+    env.user_file.parent.mkdir(parents=True)
+    os.mkfifo(env.user_file)
+    selected = env.write("sel.toml", "version = 1\n")
+    try:
+        result = _bounded(load_pipeline, env.settings(), selected=selected)
+        assert isinstance(result, ConfigError) and result.path == str(env.user_file), result
+    finally:
+        with open(os.open(env.user_file, os.O_RDWR | os.O_NONBLOCK), "wb"):
+            pass
+
+
+@fifo_only
 def test_cfg_7_demo_pipeline_fifo_is_refused(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
     """CFG-7: ``demo --pipeline`` reads its file like every pipeline file: a FIFO is a one-line error, no hang."""
     fifo = env.root / "typo.toml"
