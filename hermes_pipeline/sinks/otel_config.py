@@ -11,7 +11,8 @@ raises too, unless ``on_invalid = "skip"``, which skips only that entry with the
 This build exports traces over OTLP/HTTP protobuf (``transport = "http_binary"``). The ``logs``,
 ``metrics`` and ``file_sinks`` tables are validated but refused when they would export something,
 with an error saying so. Messages name keys, header names and environment-variable names, never
-a URL, a header value or a credential.
+a URL, a header value or a credential. The standard ``OTEL_*`` variables fill in what the table leaves
+unset (:mod:`.otel_env` states the precedence).
 """
 
 from __future__ import annotations
