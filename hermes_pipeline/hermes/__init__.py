@@ -19,13 +19,14 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
-from .bridge import Bridge, HermesContext
 from .facts import BRIDGE_PLUGIN, PIPELINE_VARIABLE, RELAY_PLUGIN, RegistryToolsets, hermes_version, read_profile
-from .normalise import HermesNormaliser
 
-__all__ = ["Bridge", "HermesNormaliser", "active_bridge", "register", "relay_conflict_message"]
+if TYPE_CHECKING:
+    from .bridge import Bridge
+
+__all__ = ["active_bridge", "register", "relay_conflict_message"]
 
 logger: Final = logging.getLogger("hermes_pipeline.hermes")
 _lock = threading.Lock()
@@ -62,7 +63,7 @@ def _shutdown(bridge: Bridge) -> None:
     bridge.close("shutdown")
 
 
-def register(ctx: HermesContext) -> None:
+def register(ctx: Any) -> None:
     """Hermes' plugin entry point: attach the bridge (fail-open: a failure leaves Hermes unchanged)."""
     global _active
     try:
@@ -76,7 +77,11 @@ def register(ctx: HermesContext) -> None:
             if pipeline_file and facts.relay_enabled:
                 logger.error(relay_conflict_message(facts.config_path, pipeline_file))
                 return
+            if not pipeline_file and not facts.shared_metrics:
+                return  # nothing in hermes_pipeline would listen: Hermes runs exactly as without the bridge
             from ..config import open_profile
+            from .bridge import Bridge
+            from .normalise import HermesNormaliser
 
             profile = open_profile(home)
             normaliser = HermesNormaliser(approval_timeout=facts.approval_timeout, agent_version=hermes_version(),

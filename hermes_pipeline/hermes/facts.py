@@ -64,6 +64,8 @@ class HermesProfile:
     """``plugins.enabled`` (empty when absent: Hermes then loads no opt-in plugin)."""
     disabled: tuple[str, ...]
     approval_timeout: float
+    shared_metrics: bool = False
+    """``telemetry.shared_metrics.enabled`` is true (a first-party consumer would listen)."""
     error: str | None = None
     """Why ``config.yaml`` could not be read, if it could not."""
 
@@ -100,9 +102,7 @@ def read_profile(home: str | Path | None = None) -> HermesProfile:
     data: Any = {}
     error = None
     try:
-        from ruamel.yaml import YAML
-
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8")) or {}
+        data = _load_yaml(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         data = {}
     except Exception as exc:  # unreadable or invalid YAML
@@ -116,8 +116,22 @@ def read_profile(home: str | Path | None = None) -> HermesProfile:
         timeout = float(approvals.get("timeout", DEFAULT_APPROVAL_TIMEOUT))
     except (TypeError, ValueError):
         timeout = DEFAULT_APPROVAL_TIMEOUT
+    telemetry = data.get("telemetry")
+    metrics = telemetry.get("shared_metrics") if isinstance(telemetry, dict) else None
     return HermesProfile(home=root, config_path=path, exists=path.is_file(), enabled=_strings(plugins.get("enabled")),
-                         disabled=_strings(plugins.get("disabled")), approval_timeout=timeout, error=error)
+                         disabled=_strings(plugins.get("disabled")), approval_timeout=timeout,
+                         shared_metrics=isinstance(metrics, dict) and metrics.get("enabled") is True, error=error)
+
+
+def _load_yaml(text: str) -> Any:
+    """Safe-load YAML with PyYAML when present (Hermes has it loaded already), else ruamel.yaml."""
+    try:
+        import yaml  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        from ruamel.yaml import YAML
+
+        return YAML(typ="safe", pure=True).load(text)
+    return yaml.safe_load(text)
 
 
 class RegistryToolsets(Mapping[str, str]):

@@ -1,0 +1,164 @@
+"""Wall time of a real ``hermes chat -Q -q`` session with the Hermes bridge off and on (issue #12 target).
+
+Each round runs one session per variant, in an order that alternates between rounds, so that load
+changes on a shared machine hit every variant alike; the medians and their ratio to the baseline
+are printed. Every session makes the same two model requests (a ``read_file`` tool call, then the
+answer) against the project's streaming model server on 127.0.0.1, in its own Hermes profile under
+a temporary directory (``HERMES_HOME`` and ``HOME`` there, nothing else contacted).
+
+Variants:
+1. ``off``: the bridge not enabled in ``config.yaml`` (Hermes as installed);
+2. ``on, no pipeline``: the bridge enabled, ``HERMES_NEMO_RELAY_PLUGINS_TOML`` unset (it stays inert);
+3. ``on, ATOF+ATIF``: the bridge enabled with a pipeline file writing ATOF and ATIF files;
+4. ``on, ATOF+ATIF+OTLP``: the same plus OTLP/HTTP to the loopback receiver.
+
+Target: variant 3 and 4 add at most 5 % to the median wall time of variant 1.
+Run: ``python bench/bench_hermes_bridge.py`` (``--rounds N``, default 7; needs ``pip install '.[hermes]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
+
+VARIANTS = ("off", "on, no pipeline", "on, ATOF+ATIF", "on, ATOF+ATIF+OTLP")
+
+
+def _profile(root: Path, name: str, port: int, bridge: bool) -> Path:
+    home = root / name
+    home.mkdir(parents=True)
+    enabled = "plugins:\n  enabled:\n    - hermes_pipeline\n" if bridge else "plugins:\n  enabled: []\n"
+    (home / "config.yaml").write_text(textwrap.dedent(f"""\
+        model:
+          provider: custom
+          default: hermes-demo-1
+          base_url: http://127.0.0.1:{port}/v1
+          api_key: unused
+        auxiliary:
+          title_generation:
+            enabled: false
+        """) + enabled, encoding="utf-8")
+    return home
+
+
+def _pipeline(root: Path, receiver: OTLPReceiver | None) -> Path:
+    out = root / ("out-otlp" if receiver else "out")
+    text = textwrap.dedent(f"""\
+        version = 1
+        [[components]]
+        kind = "observability"
+        [components.config]
+        version = 4
+        [components.config.atof]
+        enabled = true
+        [[components.config.atof.sinks]]
+        type = "file"
+        output_directory = "{out}"
+        filename = "events.jsonl"
+        mode = "append"
+        [components.config.atif]
+        enabled = true
+        output_directory = "{out}"
+        """)
+    if receiver is not None:
+        text += textwrap.dedent(f"""\
+            [components.config.opentelemetry]
+            enabled = true
+            [[components.config.opentelemetry.endpoints]]
+            type = "gen_ai"
+            endpoint = "{receiver.endpoint}/v1/traces"
+            """)
+    path = root / ("otlp.toml" if receiver else "files.toml")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _script(path: Path, notes: Path, sessions: int) -> None:
+    lines = ["steps:"]
+    for _ in range(sessions):
+        lines.append(f"  - tool_calls: [{{name: read_file, arguments: {{path: {notes}}}}}]")
+        lines.append('  - "Your notes say: buy milk."')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _run(hermes: str, root: Path, home: Path, pipeline: Path | None) -> float:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "OTEL_"))}
+    env.update(HOME=str(root / "user"), HERMES_HOME=str(home), NO_COLOR="1")
+    if pipeline is not None:
+        env["HERMES_NEMO_RELAY_PLUGINS_TOML"] = str(pipeline)
+    start = time.perf_counter()
+    proc = subprocess.run([hermes, "chat", "-Q", "-q", "What do my notes say?"], cwd=root / "work", env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0 or "buy milk" not in proc.stdout:
+        raise SystemExit(f"hermes failed ({proc.returncode}): {proc.stdout[-500:]} {proc.stderr[-1500:]}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7, help="measured rounds (one session per variant each)")
+    args = parser.parse_args()
+    hermes = shutil.which("hermes")
+    if hermes is None:
+        print("skipped: the hermes command is not installed (pip install '.[hermes]')")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="bench-hermes-bridge-") as tmp, OTLPReceiver(discard=True) as receiver:
+        root = Path(tmp)
+        for sub in ("work", "user"):
+            (root / sub).mkdir()
+        notes = root / "work" / "notes.txt"
+        notes.write_text("buy milk\n", encoding="utf-8")
+        script = root / "script.yaml"
+        _script(script, notes, (args.rounds + 1) * len(VARIANTS))
+        server = subprocess.Popen([sys.executable, "-m", "hermes_pipeline.demo.model_server", "--script", str(script),
+                                   "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            assert server.stdout is not None
+            match = re.search(r"port (\d+)", server.stdout.readline())
+            if match is None:
+                raise SystemExit("the model server did not start")
+            port = int(match.group(1))
+            setups = {
+                "off": (_profile(root, "off", port, bridge=False), None),
+                "on, no pipeline": (_profile(root, "inert", port, bridge=True), None),
+                "on, ATOF+ATIF": (_profile(root, "files", port, bridge=True), _pipeline(root, None)),
+                "on, ATOF+ATIF+OTLP": (_profile(root, "otlp", port, bridge=True), _pipeline(root, receiver)),
+            }
+            times: dict[str, list[float]] = {v: [] for v in VARIANTS}
+            for rnd in range(args.rounds + 1):  # round 0 warms caches (bytecode, page cache) and is not counted
+                order = VARIANTS if rnd % 2 == 0 else tuple(reversed(VARIANTS))
+                for variant in order:
+                    home, pipeline = setups[variant]
+                    elapsed = _run(hermes, root, home, pipeline)
+                    if rnd:
+                        times[variant].append(elapsed)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    base = statistics.median(times["off"])
+    print(f"hermes chat -Q -q, {args.rounds} interleaved rounds, wall time per session (seconds)")
+    print(f"{'variant':<22} {'median':>8} {'min':>8} {'max':>8} {'ratio':>7} {'added':>8}")
+    for variant in VARIANTS:
+        med = statistics.median(times[variant])
+        print(f"{variant:<22} {med:8.3f} {min(times[variant]):8.3f} {max(times[variant]):8.3f} "
+              f"{med / base:7.3f} {1000 * (med - base):+7.0f}ms")
+    print(f"target: at most +5 % ({1000 * 0.05 * base:.0f} ms) for the enabled variants")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
