@@ -255,7 +255,6 @@ _SECRET_NAME_RE: Final = re.compile(
 _ASSIGNMENT_VALUE_RE: Final = re.compile(
     r"[ \t]*+(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|(?!=)[^\s\"'&;]++)"
 )
-_ASSIGNMENT_HINTS: Final = ("key", "token", "secret", "pass", "pwd", "credential", "auth")
 
 # Quoted "key": value pairs (JSON / Python-repr text, optionally with escaped quotes as found in
 # double-encoded JSON). Keys are judged with :func:`is_sensitive_key`.
@@ -430,13 +429,24 @@ def scrub_text(text: str) -> str:
     if n < SCRUB_MIN_CHARS:
         return text
     short = n <= CLEAN_MAX_CHARS
-    if short and text in known_clean:
+    if short:
+        if text in known_clean:
+            return text
+    elif text in long_clean:  # the conversation is sent again with every provider call
         return text
     scrubbed = _scrub_rules(text)
-    if short and scrubbed == text:
-        if len(known_clean) >= _CLEAN_MAX_ENTRIES:
-            known_clean.clear()
-        known_clean.add(text)
+    if scrubbed == text:
+        if short:
+            if len(known_clean) >= _CLEAN_MAX_ENTRIES:
+                known_clean.clear()
+            known_clean.add(text)
+        elif n <= _LONG_CLEAN_MAX_CHARS:
+            global _long_clean_chars
+            if _long_clean_chars + n > _LONG_CLEAN_BUDGET:
+                long_clean.clear()
+                _long_clean_chars = 0
+            long_clean.add(text)
+            _long_clean_chars += n
     return scrubbed
 
 
@@ -445,6 +455,15 @@ known_clean: Final[set[str]] = set()
 names, IDs, paths and arguments recur in every payload); read-only outside this module."""
 CLEAN_MAX_CHARS: Final = 256
 _CLEAN_MAX_ENTRIES: Final = 8192
+
+long_clean: Final[set[str]] = set()
+"""Longer texts :func:`scrub_text` returned unchanged: the messages of a conversation, which every provider
+call sends again (so each attempt's ``request`` would rescan the whole history); read-only outside this
+module. A hit costs a hash lookup (Python caches a string's hash) and, on a hash match, one comparison.
+Bounded by the total characters held; emptied when full."""
+_LONG_CLEAN_MAX_CHARS: Final = 100_000
+_LONG_CLEAN_BUDGET: Final = 2_000_000
+_long_clean_chars = 0
 
 
 def _scrub_rules(text: str) -> str:
@@ -473,14 +492,14 @@ def _scrub_rules(text: str) -> str:
         text = _AUTH_SCHEME_RE.sub(_AUTH_SCHEME_REPL, text)
     if has_colon and ('"' in text or "'" in text):
         text = _scrub_quoted_pairs(text)
-    has_name = any(h in low for h in _NAME_HINTS)
+    has_name = (has_colon or has_eq or "--" in text) and any(h in low for h in _NAME_HINTS)
     if has_colon and has_name:
         text = scrub_colon_pairs(text)
     if has_name and "--" in text:
         text = scrub_flags(text)
     if "-p" in text and ("mysql" in low or "mariadb" in low or "sshpass" in low):
         text = scrub_command_passwords(text)
-    if has_eq and any(h in low for h in _ASSIGNMENT_HINTS):
+    if has_eq and has_name:  # the name hints include every assignment hint
         text = _scrub_assignments(text)
     if "eyJ" in text:
         text = _JWT_RE.sub(REDACTED, text)
