@@ -89,15 +89,34 @@ def _walk(value: Any, depth: int, active: set[int]) -> Any:
 
 
 def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, Any]:
+    # The common case inlined (a plain key with a short clean string or a scalar value): most event
+    # metadata and data are exactly that, and each event goes through here once per sink set.
     out: dict[Any, Any] | None = None
     child = depth + 1
-    for index, (key, item) in enumerate(value.items()):
-        new_key, sensitive = _key(key, item)
-        new = REDACTED if sensitive else _walk(item, child, active)
+    plain_keys = _plain_keys
+    clean = known_clean
+    for key, item in value.items():
+        if key in plain_keys:
+            new_key = key
+            cls = type(item)
+            if cls is str:
+                n = len(item)
+                new = item if n < SCRUB_MIN_CHARS or (n <= CLEAN_MAX_CHARS and item in clean) else safe_scrub(item)
+            elif item is None or cls is bool or cls is int or cls is float:
+                new = item
+            else:
+                new = _walk(item, child, active)
+        else:
+            new_key, sensitive = _key(key, item)
+            new = REDACTED if sensitive else _walk(item, child, active)
         if out is None:
             if new_key is key and new is item:
                 continue
-            out = dict(list(value.items())[:index])
+            out = {}
+            for k, v in value.items():  # the unchanged entries before this one
+                if k is key:
+                    break
+                out[k] = v
         out[new_key] = new
     return value if out is None else out
 
@@ -119,14 +138,28 @@ def redact_value(value: Any) -> Any:
     return _walk(value, 0, set())
 
 
+def _field(value: Any, active: set[int]) -> Any:
+    """One of an event's three fields (a dict, ``None``, or whatever a sanitizer put there)."""
+    if type(value) is dict:
+        if not value:
+            return value
+        active.add(id(value))
+        try:
+            return _mapping(value, 0, active)
+        finally:
+            active.discard(id(value))
+    return value if value is None else _walk(value, 0, active)
+
+
 def redact_event(event: ScopeEvent) -> ScopeEvent:
     """``event`` with ``data``, ``category_profile`` and ``metadata`` redacted; the same object when nothing changed."""
+    active: set[int] = set()
     data = event.data
     profile = event.profile
     meta = event.metadata
-    new_data = redact_value(data) if data else data
-    new_profile = redact_value(profile) if profile else profile
-    new_meta = redact_value(meta) if meta else meta
+    new_data = _field(data, active)
+    new_profile = _field(profile, active)
+    new_meta = _field(meta, active)
     if new_data is data and new_profile is profile and new_meta is meta:
         return event
     return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name,
