@@ -106,14 +106,15 @@ class Records(logging.Handler):
 
 
 def observability_config(out: Path, otlp: BodyReceiver, stream: Receiver, *, atof_content: str, summary: str,
-                         full: bool, redact: bool | None = None) -> dict[str, Any]:
+                         full: bool, redact: bool | None = None, history: str = "delta",
+                         atif_extra: dict[str, Any] | None = None) -> dict[str, Any]:
     endpoint = otlp.endpoint
     config: dict[str, Any] = {
         "version": 4, "enable_full_payloads": full, "content_summary": summary,
-        "atof": {"enabled": True, "sinks": [
+        "atof": {"enabled": True, "llm_history": history, "sinks": [
             {"type": "file", "output_directory": str(out), "filename": "events.jsonl", "content": atof_content},
             {"type": "stream", "url": stream.url, "transport": "http_post"}]},
-        "atif": {"enabled": True, "output_directory": str(out)},
+        "atif": {"enabled": True, "output_directory": str(out), **(atif_extra or {})},
         "opentelemetry": {"enabled": True, "endpoints": [
             {"type": kind, "endpoint": f"{endpoint}/{kind}/v1/traces", "scheduled_delay_millis": 50}
             for kind in ("gen_ai", "full", "openinference")] + [
@@ -225,19 +226,25 @@ def langfuse_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(form=st.sampled_from(CREDENTIAL_FORMS), secret=secrets, atof_content=st.sampled_from(["full", "summary"]),
-       summary=st.sampled_from(["preview", "digest", "off"]), full=st.booleans(), capture=st.booleans())
+       summary=st.sampled_from(["preview", "digest", "off"]), full=st.booleans(), capture=st.booleans(),
+       history=st.sampled_from(["delta", "full"]),
+       atif_extra=st.fixed_dictionaries({"group_by": st.sampled_from(["agent", "turn"]),
+                                         "include_system_prompt": st.booleans(),
+                                         "include_observed_events": st.booleans()}))
 def test_property_fmt33a_book12_planted_credential_never_in_any_sink_or_log(
         otlp: BodyReceiver, stream: Receiver, outdir: Path, form: str, secret: str, atof_content: str, summary: str,
-        full: bool, capture: bool) -> None:
+        full: bool, capture: bool, history: str, atif_extra: dict[str, Any]) -> None:
     """FMT-33a / BOOK-12 / BOOK-13 / BOOK-15 / BOOK-36: a planted credential of any class is absent from the local
     ATOF and ATIF files, the ATOF http_post stream, every OTLP projection and the Langfuse endpoint, and from
-    every log record (plugin-failure warnings included), whatever the content settings."""
+    every log record (plugin-failure warnings included), whatever the content settings (and the ATOF history
+    mode, the ATIF grouping, system prompt and observed events)."""
     out = Path(tempfile.mkdtemp(dir=outdir))
     otlp.reset()
     with stream._lock:
         stream.requests.clear()
     cred = form.format(s=secret)
-    config = observability_config(out, otlp, stream, atof_content=atof_content, summary=summary, full=full)
+    config = observability_config(out, otlp, stream, atof_content=atof_content, summary=summary, full=full,
+                                  history=history, atif_extra=atif_extra)
     logs = run_pipeline(config, cred, secret, capture)
     got = outputs(out, otlp, stream)
     check_shape(got, otlp)

@@ -4,6 +4,10 @@ These are pure functions on ATOF-shaped dicts, meant for exporter worker threads
 resolved per destination; when it is closed every content field of ``data`` is replaced by its
 summary (``preview``: ``{preview, chars, sha256}``, ``digest``: ``{chars, sha256}``, ``off``:
 removed) and the gated metadata key ``hermes.sender_id`` is dropped.
+
+The events these functions see were credential-scrubbed once by the projection
+(:mod:`~hermes_pipeline.export.redaction`), so previews, lengths and hashes are those of the scrubbed
+strings: a preview never shows a credential the scrubber recognises.
 """
 
 from __future__ import annotations
