@@ -25,6 +25,7 @@ from .facts import BRIDGE_PLUGIN, PIPELINE_VARIABLE, RELAY_PLUGIN, RegistryTools
 
 if TYPE_CHECKING:
     from .bridge import Bridge
+    from .facts import HermesProfile
 
 __all__ = ["active_bridge", "register", "relay_conflict_message"]
 
@@ -64,7 +65,12 @@ def _shutdown(bridge: Bridge) -> None:
 
 
 def register(ctx: Any) -> None:
-    """Hermes' plugin entry point: attach the bridge (fail-open: a failure leaves Hermes unchanged)."""
+    """Hermes' plugin entry point: attach the bridge (fail-open: a failure leaves Hermes unchanged).
+
+    The profile is opened here, synchronously, so that every hook and middleware Hermes fires
+    afterwards reaches the engine. (Opening it on a background thread was measured: with the
+    interpreter lock shared, it cost Hermes as much wall time as opening it here.)
+    """
     global _active
     try:
         with _lock:
@@ -79,17 +85,25 @@ def register(ctx: Any) -> None:
                 return
             if not pipeline_file and not facts.shared_metrics:
                 return  # nothing in hermes_pipeline would listen: Hermes runs exactly as without the bridge
-            from ..config import open_profile
-            from .bridge import Bridge
-            from .normalise import HermesNormaliser
-
-            profile = open_profile(home)
-            normaliser = HermesNormaliser(approval_timeout=facts.approval_timeout, agent_version=hermes_version(),
-                                          toolset_of=RegistryToolsets().get)
-            bridge = Bridge(profile.engine, normaliser)
-            if bridge.attach(ctx):
+            bridge = _open(home, facts)
+            if bridge is not None and bridge.attach(ctx):
                 _active = bridge
-                atexit.register(_shutdown, bridge)
     except Exception as exc:
         logger.warning("hermes_pipeline: the Hermes bridge could not start (%s: %s); Hermes runs without it",
                        type(exc).__name__, str(exc)[:200])
+
+
+def _open(home: Path, facts: HermesProfile) -> Bridge | None:
+    """Open the hermes_pipeline profile of ``home`` and build the bridge; ``None`` when nothing would listen."""
+    from ..config import open_profile
+    from .bridge import Bridge
+    from .normalise import HermesNormaliser
+
+    profile = open_profile(home)
+    normaliser = HermesNormaliser(approval_timeout=facts.approval_timeout, agent_version=hermes_version(),
+                                  toolset_of=RegistryToolsets().get)
+    bridge = Bridge(profile.engine, normaliser)
+    if not bridge.hooks_to_register():
+        return None  # the pipeline registered nothing (e.g. it failed): forward nothing
+    atexit.register(_shutdown, bridge)
+    return bridge

@@ -101,6 +101,11 @@ class Bridge:
         for hook in self.hooks_to_register():
             ctx.register_hook(hook, self.observer(hook))
             names.append(hook)
+        return names + self.attach_middleware(ctx)
+
+    def attach_middleware(self, ctx: HermesContext) -> list[str]:
+        """Register only the middleware callbacks (the observer hooks are already registered)."""
+        names = []
         for kind in self.middleware_to_register():
             ctx.register_middleware(kind, self.middleware(kind))
             names.append(f"middleware:{kind}")
@@ -131,15 +136,19 @@ class Bridge:
             engine.dispatch("post_gateway_dispatch", _gateway_outcome(payload, folded))
         return folded
 
+    def forward(self, hook: str, kwargs: dict[str, Any]) -> Any:
+        """:meth:`dispatch`, fail-open: a bridge failure is logged once and Hermes gets ``None``."""
+        try:
+            return self.dispatch(hook, kwargs)
+        except Exception as exc:
+            self._fail(hook, exc)
+            return None
+
     def observer(self, hook: str) -> Callable[..., Any]:
         """The callback registered with Hermes for observer hook ``hook``."""
 
         def forward(**kwargs: Any) -> Any:
-            try:
-                return self.dispatch(hook, kwargs)
-            except Exception as exc:
-                self._fail(hook, exc)
-                return None
+            return self.forward(hook, kwargs)
 
         forward.__name__ = f"hermes_pipeline_{hook}"
         return forward

@@ -38,7 +38,16 @@ DEFAULT_APPROVAL_TIMEOUT: Final = 60.0
 
 
 def hermes_version() -> str | None:
-    """The installed ``hermes-agent`` version, or ``None`` when it is not installed."""
+    """The installed ``hermes-agent`` version, or ``None`` when it is not installed.
+
+    Inside a Hermes process its own ``hermes_cli.__version__`` is read (already imported, no
+    package-metadata scan); elsewhere the package metadata.
+    """
+    import sys
+
+    running = getattr(sys.modules.get("hermes_cli"), "__version__", None)
+    if isinstance(running, str) and running:
+        return running
     try:
         return importlib.metadata.version("hermes-agent")
     except importlib.metadata.PackageNotFoundError:
