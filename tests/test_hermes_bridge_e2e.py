@@ -144,7 +144,7 @@ def _pipeline(tmp: Path, receiver: OTLPReceiver, out: Path) -> Path:
     return path
 
 
-def _config(home: Path, port: int, *, enabled: list[str], approval_timeout: int = 2) -> None:
+def _config(home: Path, port: int, *, enabled: list[str], approval_timeout: int = 2, metrics: bool = False) -> None:
     home.mkdir(parents=True, exist_ok=True)
     items = "\n".join(f"    - {name}" for name in enabled)
     (home / "config.yaml").write_text(textwrap.dedent(f"""\
@@ -160,6 +160,9 @@ def _config(home: Path, port: int, *, enabled: list[str], approval_timeout: int 
         approvals:
           mode: manual
           timeout: {approval_timeout}
+        telemetry:
+          shared_metrics:
+            enabled: {"true" if metrics else "false"}
         plugins:
           enabled:
         """) + items + "\n", encoding="utf-8")
@@ -236,7 +239,7 @@ def test_hermes_session_through_the_bridge(tmp_path: Path, workdir: Path, receiv
     out = tmp_path / "out"
     try:
         home = tmp_path / "hermes"
-        _config(home, port, enabled=["hermes_pipeline"])
+        _config(home, port, enabled=["hermes_pipeline"], metrics=True)
         run = _hermes(tmp_path, home, _pipeline(tmp_path, receiver, out), "What do my notes say? Then tidy up.", out)
     finally:
         _stop(server)
@@ -286,6 +289,16 @@ def test_hermes_session_through_the_bridge(tmp_path: Path, workdir: Path, receiv
     assert db_session[0] == run.session_id
     tool_messages = run.state("select tool_name from messages where role = 'tool'")
     assert len(observations) == len(tool_messages) == len(tools)
+
+    # shared metrics of the profile: Hermes' version, and tool categories from Hermes' tool registry
+    from hermes_pipeline.cli.main import main as cli
+
+    assert cli(["metrics", "export", "--now", "--home", str(home)]) == 0
+    (package,) = [json.loads(p.read_text(encoding="utf-8"))
+                  for p in (home / "telemetry" / "shared_metrics" / "outbox").glob("*.json")]
+    assert package["resource"]["hermes_version"] == HERMES_VERSION
+    categories = {m["dimensions"]["tool_category"] for m in package["metrics"] if m["name"] == "hermes.tool_call.count"}
+    assert categories and "unknown" not in categories, categories
 
     _wait_for_spans(receiver, "execute_tool", 3)
     assert len(receiver.spans_named("chat")) == 5
