@@ -4,7 +4,8 @@
 methods project observer hooks onto scopes and marks (sessions, turns, approvals, human input and
 subagents here; provider attempts and tools in :mod:`~hermes_pipeline.export.projection_calls`).
 Register one per engine (``engine.add_plugin(plugin, name=...)``) and attach every exporter with
-``add_listener`` so that they all see the same UUIDs (FMT-56). Rows 3-4, 18-20 and 22 need hooks or
+``add_listener`` so that they all see the same UUIDs (FMT-56). Rows 3-4 come from the Hermes gateway's
+dispatch hooks (:mod:`~hermes_pipeline.export.projection_triggers`); rows 18-20 and 22 need hooks or
 host calls this catalogue does not have and produce nothing; ``on_session_segment`` and
 ``on_compaction`` (hermes_pipeline extension hooks) give rows 2 (rotation, note 4) and 21.
 
@@ -30,6 +31,7 @@ from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .classify import approval_outcome, child_error_type, turn_error_type
 from .events import TURN_SCOPE
 from .projection_calls import CallHooks
+from .projection_triggers import TriggerHooks
 from .publication import Replay, capture_context, child_key, deferrable, turn_key
 from .scopes import AGENT_VERSION_KEY, SCHEMA_KEY, SESSION_KEY, Listener, SessionState, TurnState, base_meta
 from .writer import BoundedWriter
@@ -37,7 +39,7 @@ from .writer import BoundedWriter
 _V = TELEMETRY_SCHEMA_VERSION
 
 
-class ScopePlugin(CallHooks):
+class ScopePlugin(TriggerHooks, CallHooks):
     """The hook projection: a :class:`ScopeTracker` with ``@hookimpl`` methods (see the module docstring).
 
     Args:
@@ -84,6 +86,7 @@ class ScopePlugin(CallHooks):
         if not self._closed:
             self._closed = True
             try:
+                self.close_triggers("shutdown")
                 self.close_all("shutdown")
             except Exception:
                 ok = False
@@ -167,6 +170,7 @@ class ScopePlugin(CallHooks):
         ts = self._now()
         with self._lock:
             st = self._implicit_session(session_id, model, platform, agent_version)
+            self.end_triggers_for_turn(session_id, platform)  # rows 3-4: the dispatch led to this turn
             if turn_id in st.turns:  # the same turn started twice: close the stale one
                 self._close_turn(st, st.turns[turn_id], orphan=True)
             meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.task_id": task_id, "hermes.turn_id": turn_id,
