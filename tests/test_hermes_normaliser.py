@@ -236,25 +236,65 @@ def test_subagent_stop_completed_from_its_start() -> None:
     assert stop["hermes_parent_turn_id"] == "a-later-turn" and stop["tool_call_history"] == []
 
 
-def test_background_subagent_still_running_at_shutdown_is_stopped_honestly() -> None:
+def spawn(n: HermesNormaliser, child: str) -> None:
+    n.adapt("subagent_start", {"parent_session_id": SID, "parent_turn_id": TURN, "parent_subagent_id": None,
+                               "child_session_id": child, "child_subagent_id": "sa-2", "child_role": "leaf",
+                               "child_goal": "long job"})
+    n.adapt("pre_llm_call", {"session_id": child, "task_id": "ct", "turn_id": "child-turn", "user_message": "go",
+                             "conversation_history": [], "is_first_turn": True, "model": "m", "platform": "cli",
+                             "sender_id": None})
+
+
+def test_background_subagent_outliving_its_parent_turn_ends_first_and_says_so() -> None:
+    """Hermes runs top-level delegations in the background: the parent turn can end while the child
+    still runs. Scopes nest, so the child ends before the turn with child_status "running" (not a
+    silent orphan); its later hooks and its real stop are reported under its own session."""
     clock = Clock()
     n = HermesNormaliser(clock=clock)
     start_turn(n)
-    n.adapt("subagent_start", {"parent_session_id": SID, "parent_turn_id": TURN, "parent_subagent_id": None,
-                               "child_session_id": "child-bg", "child_subagent_id": "sa-2", "child_role": "leaf",
-                               "child_goal": "long job"})
-    n.adapt("pre_llm_call", {"session_id": "child-bg", "task_id": "ct", "turn_id": "child-turn", "user_message": "go",
-                             "conversation_history": [], "is_first_turn": True, "model": "m", "platform": "cli",
-                             "sender_id": None})
+    spawn(n, "child-bg")
+    clock.now += 1.5
+    events = n.adapt("on_session_end", {"session_id": SID, "task_id": TASK, "turn_id": TURN, "completed": True,
+                                        "interrupted": False, "model": "m", "platform": "cli"})
+    assert [h for h, _ in events] == ["subagent_stop", "on_session_end"]
+    stop = events[0][1]
+    assert stop["child_status"] == "running" and stop["child_outcome"] == "outlived_parent_turn"
+    assert stop["duration_ms"] == 1500 and stop["child_subagent_id"] == "sa-2" and stop["parent_turn_id"] == TURN
+    # the child goes on; its real stop ends the session its later hooks opened
+    n.adapt("post_api_request", dict(post_api(T0, T0 + 2), session_id="child-bg", turn_id="child-turn",
+                                     api_request_id="child-turn:api:1"))
+    late = n.adapt("subagent_stop", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "child-bg",
+                                     "child_role": "leaf", "child_summary": "ok", "child_status": "completed",
+                                     "duration_ms": 2500})
+    assert [h for h, _ in late] == ["on_session_end", "subagent_stop"]  # its own open turn first
+
+
+def test_late_stop_of_a_detached_child_that_did_nothing_more_is_not_dispatched() -> None:
+    n = HermesNormaliser(clock=Clock())
+    start_turn(n)
+    n.adapt("subagent_start", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "c",
+                               "child_subagent_id": "sa-3", "child_role": "leaf", "child_goal": "g"})
     n.adapt("on_session_end", {"session_id": SID, "task_id": TASK, "turn_id": TURN, "completed": True,
                                "interrupted": False, "model": "m", "platform": "cli"})
+    assert n.adapt("subagent_stop", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "c",
+                                     "child_status": "completed", "duration_ms": 10}) == []
+
+
+def test_subagent_still_running_when_its_parent_session_is_finalized_is_stopped_as_interrupted() -> None:
+    """The issue's one-shot case: the parent session ends (its turn never ended) with the child
+    running; the child's turn and the child end as interrupted, before on_session_finalize."""
+    clock = Clock()
+    n = HermesNormaliser(clock=clock)
+    start_turn(n)
+    spawn(n, "child-bg")
     clock.now += 4.5
     events = n.adapt("on_session_finalize", {"session_id": SID, "platform": "cli", "reason": "shutdown"})
-    assert [h for h, _ in events] == ["on_session_end", "subagent_stop", "on_session_finalize"]
-    child_end, stop = events[0][1], events[1][1]
+    assert [h for h, _ in events] == ["on_session_end", "subagent_stop", "on_session_end", "on_session_finalize"]
+    child_end, stop, parent_end = events[0][1], events[1][1], events[2][1]
     assert child_end["session_id"] == "child-bg" and child_end["interrupted"] is True
     assert stop["child_status"] == "interrupted" and stop["child_outcome"] == "unfinished_at_shutdown"
     assert stop["duration_ms"] == 4500 and stop["child_subagent_id"] == "sa-2"
+    assert parent_end["session_id"] == SID
     assert n.close_all() == []
 
 

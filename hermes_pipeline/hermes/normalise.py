@@ -1,5 +1,8 @@
 """What Hermes Agent 0.19 actually sends, turned into the payloads the contract describes.
 
+(A little over our usual module size on purpose: every Hermes adaptation of the session, turn,
+attempt and tool hooks reads best in one place; approvals and subagents are in :mod:`.pairing`.)
+
 Every Hermes-specific adaptation of the bridge lives in this module (and the approval and subagent
 bookkeeping in :mod:`.pairing`), so that no sink carries a Hermes special case. Hermes calls its
 observer hooks with keyword arguments; :meth:`HermesNormaliser.adapt` takes one such call and returns
@@ -36,7 +39,9 @@ What Hermes does, and what is done about it here:
   ``gateway``, ``session_store``): ``platform``, ``event_type``, ``session_key`` and ``session_id``
   are read from them; the bridge then fires ``post_gateway_dispatch`` with this engine's decision.
 - **Subagents** (see :mod:`.pairing`): ``subagent_stop`` lacks ``child_subagent_id`` and carries the
-  parent's *current* turn; background children can outlive their parent session.
+  parent's *current* turn; background children can outlive their parent turn (then they end with
+  ``child_status = "running"`` before it, and go on under their own session) and their parent
+  session (then they end as ``interrupted`` when it is finalized or the bridge stops).
 """
 
 from __future__ import annotations
@@ -59,6 +64,10 @@ BRIDGE_TRACE_NAME: Final = "hermes_pipeline.bridge"
 """``name`` of the trace entry Hermes records for the bridge's request-middleware result."""
 
 _TOOL_CONTEXT: Final = ("platform", "model", "provider", "api_mode")
+_OPENS_SESSION: Final = frozenset({"on_session_start", "pre_llm_call", "pre_api_request", "post_api_request",
+                                   "api_request_error", "pre_tool_call", "post_tool_call", "pre_approval_request",
+                                   "post_approval_response", "subagent_start"})
+"""Hooks whose event opens a session scope in the projection when none is open (FMT-24 row 1)."""
 
 
 @dataclass
@@ -178,6 +187,11 @@ class HermesNormaliser:
             if toolset:
                 payload["toolset"] = toolset
         with self._lock:
+            detached = self.subagents.detached
+            if detached and hook in _OPENS_SESSION:
+                rec = detached.get(str(payload.get("session_id") or ""))
+                if rec is not None:
+                    rec.resumed = True
             return handler(self, payload)
 
     def close_all(self, reason: str = "shutdown") -> list[Event]:
@@ -269,13 +283,17 @@ class HermesNormaliser:
                 p["task_id"] = turn.task_id
             st.turns.pop(turn.turn_id, None)
             self._turn_session.pop(turn.turn_id, None)
+        events: list[Event] = []
+        if turn is not None and st is not None:  # background children still running end first (nesting)
+            events = [self.subagents.detach(c) for c in self.subagents.children_of_turn(st.session_id, turn.turn_id)]
         completed, interrupted = bool(p.get("completed")), bool(p.get("interrupted"))
         if "failed" not in p:
             p["failed"] = bool(turn is not None and turn.api_failed and not completed and not interrupted)
         if "turn_exit_reason" not in p:
             p["turn_exit_reason"] = ("completed" if completed else "interrupted" if interrupted
                                      else "api_error" if p["failed"] else "incomplete")
-        return [("on_session_end", p)]
+        events.append(("on_session_end", p))
+        return events
 
     def _on_session_finalize(self, p: dict[str, Any]) -> list[Event]:
         sid = str(p.get("session_id") or "")

@@ -141,6 +141,8 @@ class ApprovalPairing:
 class _Child:
     start: dict[str, Any]
     started: float
+    resumed: bool = False
+    """Detached children only: the child fired a hook after it was detached."""
 
 
 class SubagentPairing:
@@ -149,6 +151,8 @@ class SubagentPairing:
     def __init__(self, *, clock: Callable[[], float]) -> None:
         self._clock = clock
         self._open: dict[str, _Child] = {}
+        self.detached: dict[str, _Child] = {}
+        """Background children whose parent turn ended first, by ``child_session_id``."""
 
     def start(self, p: dict[str, Any]) -> list[Event]:
         """``subagent_start``: remembered by ``child_session_id``."""
@@ -158,8 +162,18 @@ class SubagentPairing:
         return [("subagent_start", p)]
 
     def stop(self, p: dict[str, Any]) -> list[Event]:
-        """``subagent_stop``: ``child_subagent_id``, the spawning ``parent_turn_id`` and the role filled in."""
-        rec = self._open.pop(str(p.get("child_session_id") or ""), None)
+        """``subagent_stop``: ``child_subagent_id``, the spawning ``parent_turn_id`` and the role filled in.
+
+        The late stop of a detached child passes only when the child fired hooks after it was
+        detached (they opened a session of its own, which this stop ends); otherwise its end was
+        already reported at detachment and the late stop would only open an empty parent session.
+        """
+        child = str(p.get("child_session_id") or "")
+        rec = self._open.pop(child, None)
+        if rec is None and child in self.detached:
+            rec = self.detached.pop(child)
+            if not rec.resumed:
+                return []
         if rec is not None:
             start = rec.start
             if start.get("parent_turn_id") and p.get("parent_turn_id") != start.get("parent_turn_id"):
@@ -171,6 +185,31 @@ class SubagentPairing:
         p.setdefault("tool_call_history", [])
         p.setdefault("tool_call_history_dropped", 0)
         return [("subagent_stop", p)]
+
+    def children_of_turn(self, parent_session_id: str, parent_turn_id: str) -> list[str]:
+        """Open children spawned in the turn ``parent_turn_id`` of ``parent_session_id``."""
+        return [c for c, rec in self._open.items() if rec.start.get("parent_session_id") == parent_session_id
+                and rec.start.get("parent_turn_id") == parent_turn_id]
+
+    def detach(self, child_session_id: str) -> Event:
+        """The parent turn ends while a background child still runs: report the child's end now.
+
+        Scopes nest, so the child cannot outlive the turn that spawned it in the trace: it ends
+        with ``child_status = "running"`` and ``child_outcome = "outlived_parent_turn"`` (not as a
+        silent orphan), and what it does afterwards is reported under its own session.
+        """
+        rec = self._open.pop(child_session_id)
+        self.detached[child_session_id] = rec
+        start = rec.start
+        payload: dict[str, Any] = {
+            "parent_session_id": start.get("parent_session_id"), "parent_turn_id": start.get("parent_turn_id"),
+            "parent_subagent_id": start.get("parent_subagent_id"), "child_session_id": child_session_id,
+            "child_subagent_id": start.get("child_subagent_id"), "child_role": start.get("child_role"),
+            "child_status": "running", "child_outcome": "outlived_parent_turn", "child_summary": None,
+            "duration_ms": max(0, int((self._clock() - rec.started) * 1000)),
+            "tool_call_history": [], "tool_call_history_dropped": 0,
+        }
+        return ("subagent_stop", payload)
 
     def is_child(self, session_id: str) -> bool:
         """Whether ``session_id`` is a subagent that has started and not stopped."""
