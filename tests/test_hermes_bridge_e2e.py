@@ -351,3 +351,36 @@ def test_bridge_refuses_to_export_beside_nemo_relay(tmp_path: Path, workdir: Pat
     logs = "".join(p.read_text(encoding="utf-8", errors="replace") for p in (home / "logs").glob("*.log")) \
         + run.stderr
     assert "observability/nemo_relay" in logs and "hermes plugins disable observability/nemo_relay" in logs
+
+
+def test_background_subagent_is_nested_and_never_a_silent_orphan(tmp_path: Path, workdir: Path,
+                                                                  receiver: OTLPReceiver) -> None:
+    """Hermes runs a top-level delegate_task in the background: however the child's events interleave
+    with the parent's, the trace has one root, the child sits under the delegating tool call and ends
+    with a status saying what happened (never closed as an orphan)."""
+    script = tmp_path / "script.yaml"
+    script.write_text(textwrap.dedent("""\
+        steps:
+          - tool_calls: [{name: delegate_task, arguments: {goal: "count the files"}, id: call_delegate}]
+          - "done"
+          - "done"
+          - "done"
+        """), encoding="utf-8")
+    server, port = _start_model_server(script)
+    out = tmp_path / "out"
+    try:
+        home = tmp_path / "hermes"
+        _config(home, port, enabled=["hermes_pipeline"])
+        run = _hermes(tmp_path, home, _pipeline(tmp_path, receiver, out), "count my files with a helper", out)
+    finally:
+        _stop(server)
+    assert run.returncode == 0, run.stderr[-2000:]
+    events = run.events()
+    sessions = _scopes(events, "hermes.session")
+    roots = [s for s in sessions if s["parent_uuid"] is None]
+    assert [r["metadata"]["hermes.session_id"] for r in roots] == [run.session_id]
+    (child,) = [s for s in sessions if s["metadata"].get("hermes.scope_role") == "subagent"]
+    (tool,) = [s for s in _scopes(events, category="tool") if s["category_profile"]["tool_call_id"] == "call_delegate"]
+    assert child["parent_uuid"] == tool["uuid"] and child["end"] is not None
+    assert child["end"]["metadata"].get("hermes.close_reason") != "orphan"
+    assert child["end"]["data"]["child_status"] in ("completed", "running")
