@@ -18,8 +18,8 @@ import re
 import string
 from typing import Final
 
-__all__ = ["ESCAPED_QUOTED", "NAME_HINTS", "REDACTED", "credential_name", "scrub_colon_pairs", "scrub_command_passwords",
-           "scrub_flags"]
+__all__ = ["ESCAPED_QUOTED", "NAME_HINTS", "REDACTED", "credential_name", "scrub_colon_pairs",
+           "scrub_command_passwords", "scrub_flags"]
 
 REDACTED: Final = "<redacted>"
 """Redaction marker (01 §8.2.1)."""
@@ -41,26 +41,27 @@ _SCHEME_WORDS: Final = ("bearer", "basic")
 """Values left to the authorization-scheme rule, which keeps the word and redacts what follows it."""
 
 ESCAPED_QUOTED: Final = r"(?P<eq>\\[\"'])(?:(?!(?P=eq))[^\n])*+(?P=eq)?"
-"""A value quoted with escaped quotes (``\\"...\\"``, as in JSON-encoded text): to the closing escaped quote or
-the end of the line. Every value pattern tries it first, so an escaped quote never ends a value early."""
+"""A value between escaped quotes (backslash-quote, as in JSON-encoded text), to the closing escaped quote
+or the end of the line. Every value pattern tries it first, so an escaped quote never ends a value early."""
+_QUOTED: Final = ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?"
+"""A quoted value (escaped, double or single quotes) to its closing quote or the end of the line."""
 
-# The value of ``KEY: VALUE``: a quoted run to the closing quote or the end of the line, or a run of
-# non-space, non-quote characters that does not open a JSON object or array.
-_COLON_VALUE_RE: Final = re.compile(r"[ \t]*+(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|(?![{\[])[^\s\"']++)")
+# The value of ``KEY: VALUE``: a quoted value, or a run of non-space, non-quote characters that does
+# not open a JSON object or array.
+_COLON_VALUE_RE: Final = re.compile(r"[ \t]*+(?P<v>" + _QUOTED + r"|(?![{\[])[^\s\"']++)")
 
 # ``--name VALUE`` after a space, a quote, a parenthesis or the start of the text; the "not glued"
 # check is a lookbehind placed after the literal ``--`` so the engine can skip to candidates.
 _FLAG_RE: Final = re.compile(
-    r"--(?<![^\s\"'(]--)(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*+)[ \t]++"
-    r"(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|(?!--)[^\s\"']++)"
+    r"--(?<![^\s\"'(]--)(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*+)[ \t]++(?P<v>" + _QUOTED + r"|(?!--)[^\s\"']++)"
 )
 
 # Database clients whose ``-p`` option carries the password glued to it (``mysql -pSECRET``), and
 # ``sshpass``, whose ``-p`` takes it as the next word.
 _DB_COMMAND_RE: Final = re.compile(r"(?<![A-Za-z0-9_])(?:mysql[a-z_-]*+|mariadb[a-z_-]*+|sshpass)(?![A-Za-z0-9_])",
                                    re.IGNORECASE)
-_GLUED_P_RE: Final = re.compile(r"(?<!\S)-p(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|[^\s\"';|&]++)")
-_SPACED_P_RE: Final = re.compile(r"(?<!\S)-p[ \t]*+(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|[^\s\"';|&-][^\s\"';|&]*+)")
+_GLUED_P_RE: Final = re.compile(r"(?<!\S)-p(?P<v>" + _QUOTED + r"|[^\s\"';|&]++)")
+_SPACED_P_RE: Final = re.compile(r"(?<!\S)-p[ \t]*+(?P<v>" + _QUOTED + r"|[^\s\"';|&-][^\s\"';|&]*+)")
 _SEGMENT_END_RE: Final = re.compile(r"[\n;|&]")
 
 
