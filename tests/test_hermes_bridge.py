@@ -187,3 +187,16 @@ def test_register_refuses_beside_nemo_relay_on_the_same_file(tmp_path: Path, mon
     message = " ".join(r.getMessage() for r in caplog.records)
     assert "observability/nemo_relay" in message and "hermes_pipeline" in message
     assert "hermes plugins disable observability/nemo_relay" in message
+
+
+def test_register_does_nothing_without_a_pipeline_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No pipeline file and shared metrics off: no hook, no middleware, so Hermes behaves as without it."""
+    (tmp_path / "config.yaml").write_text("plugins:\n  enabled: [hermes_pipeline]\n", encoding="utf-8")
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_NEMO_RELAY_PLUGINS_TOML", raising=False)
+    registered: list[str] = []
+    ctx = type("Ctx", (), {"register_hook": lambda self, name, cb: registered.append(name),
+                           "register_middleware": lambda self, kind, cb: registered.append(kind)})()
+    register(ctx)
+    assert registered == []
+    assert not (tmp_path / "telemetry").exists()
