@@ -90,6 +90,8 @@ def test_retried_attempts_get_their_own_start_and_retry_count() -> None:
     assert second["started_at"] == T0 + 3.1 and second["retry_count"] == 1
     ok = only(n.adapt("post_api_request", post_api(T0, T0 + 3.3)))
     assert ok["started_at"] == T0 + 3.1 and ok["api_duration"] == pytest.approx(0.2)
+    # Hermes' NormalizedResponse, readable as a mapping too
+    assert ok["assistant_message"]["content"] == "ok" and ok["assistant_message"].content == "ok"
 
 
 def test_failed_turn_is_closed_as_failed_when_the_session_is_finalized() -> None:

@@ -26,6 +26,9 @@ What Hermes does, and what is done about it here:
 - **Tool paths.** ``tool_request`` / ``tool_execution`` middleware lack ``platform``, ``model``,
   ``provider``, ``api_mode`` (and ``tool_execution`` the ``middleware_trace``): filled from what the
   session's provider requests said.
+- **Assistant message.** ``post_api_request.assistant_message`` is Hermes' ``NormalizedResponse``
+  (attributes only); it is passed on as a read-only view that reads both as a mapping and by
+  attribute, as the host API passes it.
 - **Host facts.** Hermes' own version goes into ``on_session_start`` / ``pre_llm_call`` as
   ``agent_version``, and each tool's toolset from Hermes' tool registry into ``pre_tool_call`` /
   ``post_tool_call`` as ``toolset`` (the sinks read both: ATIF ``agent.version``, shared-metrics
@@ -52,6 +55,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..host.message import message_view
 from .pairing import ApprovalPairing, SubagentPairing
 from .payloads import gateway_fields, system_prompt
 
@@ -365,6 +369,12 @@ class HermesNormaliser:
         return self._remember_runtime(p)
 
     def _on_post_api_request(self, p: dict[str, Any]) -> list[Event]:
+        message = p.get("assistant_message")
+        if message is not None:  # Hermes' NormalizedResponse: readable by attribute and as a mapping
+            try:
+                p["assistant_message"] = message_view(message)
+            except Exception:
+                pass
         turn = self._end_attempt(p, failed=False)
         if turn is not None:
             turn.api_failed = False
