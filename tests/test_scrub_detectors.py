@@ -148,3 +148,12 @@ def test_fmt33a_shapes_are_linear_on_adversarial_input() -> None:
     for text in inputs:
         scrub_text(text)
     assert time.perf_counter() - start < 10.0
+
+
+@pytest.mark.parametrize("padding", [0, 150, 1000, 5000])
+def test_fmt33a_key_value_found_whatever_the_colon_density(padding: int) -> None:
+    """The ``KEY: VALUE`` rule has two exact pre-checks (a name-hint search of the whole text, or a judgement
+    of the name before each ':' when colons are sparse); both find the credential."""
+    text = "word " * padding + f"Note: the db password: {SECRET} is old; at 10:15 --token {SECRET} too"
+    out = scrub_text(text)
+    assert SECRET not in out and out.endswith("password: <redacted> is old; at 10:15 --token <redacted> too")
