@@ -131,3 +131,17 @@ def test_fmt33a_every_package_log_record_is_scrubbed(caplog: pytest.LogCaptureFi
     assert SECRET not in text and "write failed" in text and "ValueError" in text
     [foreign] = [r for r in caplog.records if r.name == "not_hermes"]
     assert SECRET in foreign.getMessage()
+
+
+def test_obs16_report_suppressed_flushes_pending_counts(caplog: pytest.LogCaptureFixture) -> None:
+    """OBS-16: a host winding down can have the repeats not reported yet logged at once (one WARNING per key
+    with repeats, none for a key without); the next report of a key starts a new interval."""
+    clock = FakeClock()
+    engine = storm_engine(clock)
+    with caplog.at_level(logging.WARNING, logger="hermes_pipeline"):
+        dispatch_calls(engine, 7)
+        clock.now += 5
+        assert engine.failures.report_suppressed() == 1
+        assert engine.failures.report_suppressed() == 0
+    reports = warnings_of(caplog)[1:]
+    assert len(reports) == 1 and "6 more failures" in reports[0] and "in the last 5 s" in reports[0]

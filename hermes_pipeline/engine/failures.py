@@ -60,6 +60,19 @@ def _message_of(exc: BaseException) -> str:
     return scrub_message(text if type(text) is str else str.__str__(text), MESSAGE_CHARS)
 
 
+def _report(count: int, what: str, plugin: str, type_name: str, since: float) -> None:
+    logger.warning(
+        "hermes_pipeline: %d more failure%s of %s callbacks of plugin %r raising %s suppressed in the last %d s "
+        "(the agent loop continues)",
+        count,
+        "" if count == 1 else "s",
+        what,
+        plugin,
+        type_name,
+        round(since),
+    )
+
+
 class FailureLog:
     """Thread-safe warn-once log, suppressed-repeat reports and counters for callback failures.
 
@@ -113,16 +126,22 @@ class FailureLog:
             "" if first else "; repeated",
         )
         if report:
-            logger.warning(
-                "hermes_pipeline: %d more failure%s of %s callbacks of plugin %r raising %s suppressed in the "
-                "last %d s (the agent loop continues)",
-                report,
-                "" if report == 1 else "s",
-                what,
-                entry.plugin,
-                type(exc).__name__,
-                round(since),
-            )
+            _report(report, what, entry.plugin, type(exc).__name__, since)
+
+    def report_suppressed(self) -> int:
+        """Log now the count of every key's repeats not reported yet (e.g. when a host winds down); returns
+        how many keys were reported. Each key's interval restarts."""
+        now = self._clock()
+        pending: list[tuple[int, str, str, str, float]] = []
+        with self._lock:
+            for (plugin, what, type_name), state in self._keys.items():
+                if state.suppressed:
+                    pending.append((state.suppressed, what, plugin, type_name.rpartition(".")[2],
+                                    now - state.reported_at))
+                    state.suppressed, state.reported_at = 0, now
+        for count, what, plugin, type_name, since in pending:
+            _report(count, what, plugin, type_name, since)
+        return len(pending)
 
     def callback_timed_out(self, what: str, entry: Entry) -> None:
         """Count a hang-protection timeout (the warning itself is rate-limited by the hang guard)."""
