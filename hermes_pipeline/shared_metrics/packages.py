@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from ..export.files import write_atomically as atomic_replace
+from ..export.atomic import write_atomically as atomic_replace
 from .clock import day_start, period_bounds, stamp
 from .locks import file_lock
 from .schemas import V2, PackageInvalid, validate_package

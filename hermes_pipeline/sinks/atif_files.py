@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from ..export.atomic import remove_leftovers, write_atomically
 from ..export.errors import DeliveryError
-from ..export.files import DAY_SECONDS, write_atomically
+from ..export.files import DAY_SECONDS
 from ..export.http import display_url
 from ..export.writer import Destination
 from .atif_config import FilenameTemplate, HttpStorageConfig
@@ -101,7 +102,16 @@ class TrajectoryDirectory:
         return f"directory {self.directory / self.template.text}"
 
     def open(self) -> None:
-        """Prune old files when retention is configured."""
+        """Remove temporary files a crashed writer left here (only of this template, never a live
+        writer's), then prune old files when retention is configured."""
+        pattern = self.template.pattern()
+        try:
+            removed = remove_leftovers(self.directory, lambda target: pattern.fullmatch(target) is not None,
+                                       depth=self.template.max_depth)
+        except OSError:
+            removed = 0
+        if removed:
+            logger.info("hermes_pipeline: atif: removed %d temporary file(s) left by an interrupted write", removed)
         self._maybe_prune()
 
     def _maybe_prune(self) -> None:
