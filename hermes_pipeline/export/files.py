@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Final
@@ -66,38 +65,6 @@ def prune_files(directory: Path, pattern: re.Pattern[str], days: int, keep: Path
         except OSError:
             continue
     return deleted
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically: a temporary ``.<name>.*.tmp`` file (mode ``0600``) in
-    the same directory, ``fsync``, rename over the target, then ``fsync`` of the directory where the
-    platform allows it. The temporary file is removed on failure."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # created 0600
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 class JsonlFileDestination:
