@@ -5,7 +5,7 @@ from .interaction import Approval, HumanInput
 from .llm import ErrorInfo, LLMRequest, classify_error
 from .message import MessageView, message_view
 from .segments import SegmentPolicy
-from .session import Host, Session
+from .session import Host, Session, ToolsetSource
 from .subagent import SubagentRun
 from .turn import Turn
 
@@ -20,6 +20,7 @@ __all__ = [
     "SegmentPolicy",
     "Session",
     "SubagentRun",
+    "ToolsetSource",
     "Turn",
     "classify_error",
     "current_context",
