@@ -20,15 +20,19 @@ from ..config.checks import check_keys, url
 from ..config.keypath import KeyPath, format_path
 from ..config.policy import ValidationContext
 from ..config.suggest import suggestion_of
+from ..engine.deadline import SHUTDOWN_DEADLINE as DEFAULT_SHUTDOWN_DEADLINE
 from ..engine.plugins import ComponentContext
 from ..export.config_checks import destination_key
+from ..export.errors import ExportConfigError
 from ..export.paths import default_output_directory
 from ..sinks.otel_env import read_otlp_env
 from . import observability_keys as K
 from . import observability_preflight as preflight
-from .observability_sinks import AttachedSinks, attach_sinks
+from ..sinks.base import SectionValidation
+from ..sinks.registry import load_sink, sink_names, unknown_sink_message
+from .observability_sinks import AttachedSinks, attach_sinks, sink_sections
 
-SHUTDOWN_DEADLINE: Final = 5.0
+SHUTDOWN_DEADLINE: Final = DEFAULT_SHUTDOWN_DEADLINE
 
 _PLACEHOLDER: Final = re.compile(r"\{(session_id|date|metadata\.[A-Za-z0-9_.\-]+(?::-[A-Za-z0-9_.~\-]*)?)\}")
 _FRAGMENT: Final = re.compile(r"[A-Za-z0-9_.~\-]+")
@@ -64,7 +68,8 @@ class ObservabilityComponent:
     @classmethod
     def validate_config(cls, config: dict[str, Any], vctx: ValidationContext) -> None:
         """Check ``config`` against spec 03 §7 / spec 04; findings go through ``vctx``."""
-        check_keys(vctx, (), config, K.TOP)
+        sections = sink_sections(config)
+        check_keys(vctx, (), {k: v for k, v in config.items() if k not in sections}, K.TOP)
         version = config.get("version")
         if version is None:
             vctx.error(("version",), "'version' is required and must be 4", code="observability.version")
@@ -73,12 +78,14 @@ class ObservabilityComponent:
                        code="observability.version")
         if isinstance(config.get("policy"), dict):
             check_keys(vctx, ("policy",), config["policy"], K.POLICY)
-        if isinstance(config.get("atof"), dict):
-            _atof(config["atof"], vctx)
-        if isinstance(config.get("atif"), dict):
-            _atif(config["atif"], config.get("enable_full_payloads") is True, vctx)
-        if isinstance(config.get("opentelemetry"), dict):
-            _otel(config["opentelemetry"], vctx)
+        known = sink_names()
+        for name in sections:
+            if name in _BUILTIN_STATEMENTS:
+                _BUILTIN_STATEMENTS[name](config, vctx)
+            elif name not in known:
+                vctx.error((name,), unknown_sink_message(name, known), code="observability.unknown_sink")
+            else:
+                _third_party(name, config[name], vctx)
 
     def activate(self) -> None:
         """Run the activation-time checks of 04 FMT-41 / FMT-72, then attach the enabled sinks."""
@@ -146,10 +153,11 @@ class ObservabilityComponent:
         else:
             self.ctx.logger.warning("hermes_pipeline: %s: %s", field or self.kind, message)
 
-    def shutdown(self) -> None:
-        """Close open scopes (partial trajectories are written) and stop every sink."""
+    def shutdown(self, deadline: float = SHUTDOWN_DEADLINE) -> None:
+        """Close open scopes (partial trajectories are written) and stop every sink, within ``deadline``
+        seconds in all."""
         if self.exporters is not None:
-            self.exporters.shutdown(SHUTDOWN_DEADLINE)
+            self.exporters.shutdown(deadline)
 
 
 # --------------------------------------------------------------------------- activation helpers
@@ -295,6 +303,32 @@ def _atif(atif: dict[str, Any], full_payloads: bool, vctx: ValidationContext) ->
             _entry(vctx, path, entry, K.HTTP_STORAGE, ("type", "endpoint"), extra)
         else:
             _entry(vctx, path, entry, K.S3_STORAGE, ("type", "bucket"))
+
+
+def _third_party(name: str, section: dict[str, Any], vctx: ValidationContext) -> None:
+    """A section of a sink from another distribution: ``enabled``, then the sink's own config statement."""
+    if "enabled" in section and not isinstance(section["enabled"], bool):
+        vctx.unsupported_value((name, "enabled"), "expected true or false")
+    try:
+        builder = load_sink(name)
+    except ExportConfigError as exc:
+        vctx.error((name,), exc.message, code="observability.sink_unavailable")
+        return
+    statement = getattr(builder, "validate_config", None)
+    if callable(statement):
+        try:
+            statement(section, SectionValidation(vctx, name))
+        except Exception as exc:  # a broken statement is the sink's bug: say so, never a traceback
+            vctx.error((name,), f"the sink's validate_config() raised {type(exc).__name__}: {exc}",
+                       code="observability.sink_invalid")
+
+
+_BUILTIN_STATEMENTS: Final = {
+    "atof": lambda config, vctx: _atof(config["atof"], vctx),
+    "atif": lambda config, vctx: _atif(config["atif"], config.get("enable_full_payloads") is True, vctx),
+    "opentelemetry": lambda config, vctx: _otel(config["opentelemetry"], vctx),
+}
+"""The built-in sinks' config statements (section name → check of that section)."""
 
 
 def _bsp(entry: Mapping[str, Any], key: str) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..engine.core import Engine
+from ..engine.deadline import SHUTDOWN_DEADLINE, Deadline, call_shutdown, exit_deadline
 from ..engine.plugins import _has_hookimpls, _register_function, is_component_class
 from .components import register_component, validate_config
 from .diagnostics import ComponentDiagnostics, Diagnostic, Diagnostics
@@ -32,7 +33,8 @@ logger: Final = logging.getLogger("hermes_pipeline.config")
 ACTIVE_LOG_LINE: Final = "Relay plugins are active process-wide and apply to all profiles hosted by this Hermes process."
 """Logged at INFO whenever the state becomes ``ACTIVE`` (CFG-50)."""
 
-FLUSH_TIMEOUT: Final = 5.0
+FLUSH_TIMEOUT: Final = SHUTDOWN_DEADLINE
+"""Seconds the teardown of the activation may take in all (flushes and shutdowns of every component)."""
 
 
 class ActivationState(str, enum.Enum):
@@ -255,9 +257,13 @@ class ProcessActivation:
         report.diagnostics = diagnostics.items
         logger.info(ACTIVE_LOG_LINE)
         if not self._atexit:
-            atexit.register(self.shutdown)
+            atexit.register(self._shutdown_at_exit)
             self._atexit = True
         return report
+
+    def _shutdown_at_exit(self) -> None:
+        """The ``atexit`` safety net: shut down within what is left of the process-exit deadline."""
+        self.shutdown(exit_deadline().remaining())
 
     def _degraded(self, diagnostics: Diagnostics, *, needed: bool) -> None:
         """Degraded mode, reported once per process: a WARNING only when a configured component or
@@ -273,8 +279,8 @@ class ProcessActivation:
             logger.debug("hermes_pipeline: pipeline.degraded: %s", message)
         self._degraded_logged = True
 
-    def release(self, holder: str) -> ActivationReport:
-        """Leave the activation; the last holder tears it down (CFG-55)."""
+    def release(self, holder: str, *, deadline: float = FLUSH_TIMEOUT) -> ActivationReport:
+        """Leave the activation; the last holder tears it down (CFG-55) within ``deadline`` seconds."""
         with self._lock:
             self._holders.discard(holder)
             if self._holders:
@@ -289,7 +295,7 @@ class ProcessActivation:
             if engine is not None and self._previous_timeout is not None:
                 engine.hook_callback_timeout = self._previous_timeout
                 self._previous_timeout = None
-            self._cleanup()
+            self._cleanup(deadline)
             if self._pending:
                 self.report = ActivationReport(ActivationState.FAILED, cause="cleanup pending",
                                                diagnostics=self.report.diagnostics)
@@ -297,16 +303,22 @@ class ProcessActivation:
                 self.report = ActivationReport()
             return self.report
 
-    def _cleanup(self) -> None:
-        """Flush, then shut down, the detached components in reverse activation order."""
+    def _cleanup(self, seconds: float = FLUSH_TIMEOUT) -> None:
+        """Flush, then shut down, the detached components in reverse activation order, all within one
+        deadline of ``seconds``: the flushes get at most half of it, the shutdowns what is left."""
         failed: list[tuple[str, Any]] = []
-        for method, args in (("flush", (FLUSH_TIMEOUT,)), ("shutdown", ())):
+        deadline = Deadline(seconds)
+        flushes = Deadline(seconds / 2)
+        for method in ("flush", "shutdown"):
             for name, instance in self._pending:
                 fn = getattr(instance, method, None)
                 if not callable(fn):
                     continue
                 try:
-                    fn(*args)
+                    if method == "flush":
+                        fn(flushes.remaining())
+                    else:
+                        call_shutdown(fn, deadline.remaining())
                 except Exception as exc:
                     retry = method == "shutdown"
                     logger.warning("hermes_pipeline: %s() of %r raised %s%s", method, name, type(exc).__name__,
@@ -315,11 +327,12 @@ class ProcessActivation:
                         failed.append((name, instance))
         self._pending = failed
 
-    def shutdown(self) -> ActivationReport:
-        """Release every holder (interpreter exit, tests)."""
+    def shutdown(self, deadline: float = FLUSH_TIMEOUT) -> ActivationReport:
+        """Release every holder (interpreter exit, tests), within ``deadline`` seconds in all."""
+        end = Deadline(deadline)
         with self._lock:
             for holder in list(self._holders):
-                self.release(holder)
+                self.release(holder, deadline=end.remaining())
             if not self._holders and self.report.state != ActivationState.UNINITIALIZED and not self._pending:
                 self.report = ActivationReport()
             return self.report

@@ -32,6 +32,7 @@ from ..contract.errors import PluginError, PluginLoadError, WrapperHookimplError
 from ..contract.hooks import MIDDLEWARE_HOOKSPEC_PREFIX, MIDDLEWARE_KINDS, OBSERVER_HOOKS
 from ..contract.versions import COMPONENT_ENTRY_POINT_GROUP, PROJECT_NAME
 from .callbacks import NORMAL, TRYFIRST, TRYLAST, adapt_hookimpl, describe
+from .deadline import Deadline, call_shutdown
 
 if TYPE_CHECKING:
     from .core import Engine
@@ -319,8 +320,11 @@ class PluginSet:
     def remove(self, name: str, *, flush_timeout: float = 5.0, close: bool = True) -> bool:
         """Remove ``name``: its callbacks and middleware go, a component is flushed and shut down.
 
-        With ``close=False`` only the registrations are removed; the caller then owns the
-        component's ``flush`` / ``shutdown`` (the pipeline activation does this to track failures).
+        Flush and shutdown share one deadline of ``flush_timeout`` seconds: the flush gets at most
+        half of it, the shutdown what is left (passed to a ``shutdown(deadline)``; a ``shutdown()``
+        without a parameter keeps its own). With ``close=False`` only the registrations are removed;
+        the caller then owns the component's ``flush`` / ``shutdown`` (the pipeline activation does
+        this to track failures).
         """
         record = self._discard(name)
         if record is None:
@@ -328,11 +332,15 @@ class PluginSet:
         if not close:
             return True
         instance = record.instance
-        for method, args in (("flush", (flush_timeout,)), ("shutdown", ())):
+        deadline = Deadline(flush_timeout)
+        for method in ("flush", "shutdown"):
             fn = getattr(instance, method, None) if instance is not None else None
             if callable(fn):
                 try:
-                    fn(*args)
+                    if method == "flush":
+                        fn(deadline.remaining() / 2)
+                    else:
+                        call_shutdown(fn, deadline.remaining())
                 except Exception as exc:
                     logger.warning("hermes_pipeline: %s() of plugin %r raised %s: %s", method, name,
                                    type(exc).__name__, str(exc)[:200])

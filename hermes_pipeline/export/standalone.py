@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from ..engine.deadline import exit_deadline
 from .events import ScopeEvent
 from .projection import ScopePlugin
 
@@ -35,8 +36,8 @@ class Sink(Protocol):
 
 def _atexit_shutdown(ref: weakref.ReferenceType[SinkPlugin]) -> None:
     plugin = ref()
-    if plugin is not None:
-        plugin.shutdown(2.0)
+    if plugin is not None:  # every atexit shutdown of the process shares one exit deadline
+        plugin.shutdown(min(2.0, exit_deadline().remaining()))
 
 
 class SinkPlugin(ScopePlugin):

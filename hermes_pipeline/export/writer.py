@@ -187,13 +187,9 @@ class BoundedWriter:
         Items still queued at the deadline are dropped and counted (``dropped_at_close``); returns
         ``False`` in that case. Idempotent; never raises.
         """
+        self.begin_close(deadline_seconds)
         with self._cond:
-            first = not self._closing
-            self._closing = True
-            if first:
-                self._close_deadline = time.monotonic() + max(deadline_seconds, 0.0)
             thread = self._thread
-        self._wake.set()
         if thread is None:
             with self._lock:
                 self._drop_queued()
@@ -211,6 +207,15 @@ class BoundedWriter:
             self._warn_once("close_deadline", "close deadline passed with events still queued; they were dropped")
             return False
         return True
+
+    def begin_close(self, deadline_seconds: float) -> None:
+        """Stop accepting items and let the worker drain until ``deadline_seconds`` from now, without
+        waiting; a later :meth:`close` keeps that deadline (several writers then drain side by side)."""
+        with self._cond:
+            if not self._closing:
+                self._closing = True
+                self._close_deadline = time.monotonic() + max(deadline_seconds, 0.0)
+        self._wake.set()
 
     def _drop_queued(self) -> None:
         dropped = len(self._queue)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..engine.core import Engine
+from ..engine.deadline import exit_deadline
 from .clock import Clock, SystemClock
 from .collector import SharedMetricsCollector
 from .consent import reconcile
@@ -36,7 +37,7 @@ def _flush_at_exit() -> None:
     """Give queued counters of handles nobody closed a short chance to commit at interpreter exit."""
     for handle in list(_open_handles):
         try:
-            handle.flush(EXIT_FLUSH_S)
+            handle.flush(min(EXIT_FLUSH_S, exit_deadline().remaining()))  # one exit deadline for all
         except Exception:  # pragma: no cover - never fail interpreter shutdown
             pass
 

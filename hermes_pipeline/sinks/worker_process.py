@@ -51,6 +51,9 @@ _LENGTH: Final = struct.Struct("<I")
 _READY_TIMEOUT: Final = 120.0
 _STATS_TIMEOUT: Final = 2.0
 """How long ``stats()`` / ``counters()`` wait for fresh figures before answering with the last ones."""
+_REPLY_SLACK: Final = 0.25
+"""Seconds a flush or close waits for the child's answer beyond the deadline it gave the child (the
+child's sinks honour that deadline; this covers the pipe), so the caller's deadline holds."""
 _FORWARD_LINGER: Final = 0.005
 """Seconds the forwarding writer waits for a batch to fill: its items come from the publication
 thread, not the agent's, so an early wake-up costs the agent nothing and the child starts sooner."""
@@ -331,7 +334,7 @@ class WorkerProcess:
             return False
         try:
             ok, self._acked = self._request((FLUSH, max(end - time.monotonic(), 0.0)),
-                                            timeout=max(end - time.monotonic(), 0.0) + 1.0)
+                                            timeout=max(end - time.monotonic(), 0.0) + _REPLY_SLACK)
             return bool(ok)
         except WorkerDied:
             return False
@@ -348,7 +351,7 @@ class WorkerProcess:
         ok = self._writer.close(deadline) if last else self._writer.flush(deadline)
         try:
             answer = self._request((CLOSE, section, max(end - time.monotonic(), 0.0)),
-                                   timeout=max(end - time.monotonic(), 0.0) + 2.0)
+                                   timeout=max(end - time.monotonic(), 0.0) + _REPLY_SLACK)
             ok = bool(answer[0]) and ok
             self._last_stats[section], self._cpu, self._acked = (answer[1], answer[2]), answer[3], answer[4]
         except WorkerDied:

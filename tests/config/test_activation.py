@@ -329,7 +329,7 @@ def test_cfg_56_cfg_61_atexit_and_degraded_logged_once(env: Env, monkeypatch: py
         first = proc.acquire("a", Engine())
         proc.release("a")
         second = proc.acquire("b", Engine())
-    assert registered == [proc.shutdown] and second.degraded_reason == first.degraded_reason
+    assert registered == [proc._shutdown_at_exit] and second.degraded_reason == first.degraded_reason
     assert sum("pipeline.degraded" in r.getMessage() for r in caplog.records) == 1
     proc.shutdown()
     assert proc.state is ActivationState.UNINITIALIZED
