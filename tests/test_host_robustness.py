@@ -356,3 +356,22 @@ def test_base_exception_in_an_approval_hook_inside_a_tool_closes_after_post_tool
     assert names == ["post_tool_call", "on_session_end"]
     assert rec.last("post_tool_call")["status"] == "cancelled"
     assert rec.last("on_session_end")["interrupted"] is True
+
+
+def test_base_exception_in_on_session_segment_leaves_no_live_turn(engine: Engine, rec: Recorder,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A Ctrl-C in ``on_session_segment`` (before the turn starts) does not leave a turn counted as live."""
+    from hermes_pipeline.host.segments import SegmentPolicy
+
+    host = Host(engine, platform="cli", model="m", segments=SegmentPolicy(max_turns=1))
+    engine.register_hook("on_session_segment", _raiser(KeyboardInterrupt, [True]))
+    session = host.session()
+    with session.turn("one") as turn:
+        turn.complete("ok")
+    with pytest.raises(KeyboardInterrupt):
+        session.turn("two")
+    assert session.segments.live_turns == 0
+    with caplog.at_level(logging.WARNING, logger="hermes_pipeline"):
+        with session.turn("three") as turn:
+            turn.complete("ok")
+    assert "second turn" not in caplog.text
