@@ -136,10 +136,13 @@ def _no_destination(vctx: ValidationContext, name: str) -> None:
 
 def describe_activation(config: Mapping[str, Any]) -> list[str]:
     """What activating ``config`` wires: one short text per enabled section; empty when none is."""
+    from .observability_sinks import enabled_sections
+
     out: list[str] = []
-    for name in SECTIONS:
-        section = config.get(name)
-        if not isinstance(section, Mapping) or section.get("enabled") is not True:
+    for name in enabled_sections(config):
+        section = config[name]
+        if name not in SECTIONS:
+            out.append(f"{name}: the sink registered as {name!r} in the hermes_pipeline.sinks entry-point group")
             continue
         key = DESTINATION_LISTS.get(name)
         entries = section.get(key) if key else None

@@ -1,9 +1,10 @@
 """Attaching the exporters to the ``observability`` component (spec 04 §1).
 
 One :class:`~hermes_pipeline.export.projection.ScopePlugin` projects the hooks into scope events
-once; every enabled section (``atof``, ``atif``, ``opentelemetry``) adds one listener built by its
-sink module. The sinks never import each other; this module is the only place that knows all of
-them, and it imports each one only when its section is enabled.
+once; every enabled section adds one sink, built by the builder its name finds in the
+``hermes_pipeline.sinks`` entry-point group (:mod:`hermes_pipeline.sinks.registry`; the built-in
+``atof``, ``atif`` and ``opentelemetry`` are found the same way), given the section's table and one
+:class:`~hermes_pipeline.sinks.base.SinkContext`. Only the enabled sections' sinks are imported.
 """
 
 from __future__ import annotations
@@ -14,19 +15,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..engine.plugins import import_object
 
 logger: Final = logging.getLogger("hermes_pipeline.component.observability")
 
-SINK_BUILDERS: Final[dict[str, str]] = {
-    "atof": "hermes_pipeline.sinks.atof:build_atof_sink",
-    "atif": "hermes_pipeline.sinks.atif:build_atif_sink",
-    "opentelemetry": "hermes_pipeline.sinks.otel:build_otel_sink",
-}
-"""Config section → ``module:function`` building that section's scope listener."""
+COMPONENT_KEYS: Final = frozenset({"version", "enable_full_payloads", "content_summary", "policy",
+                                   "redact_credentials"})
+"""The component's own top-level keys; every other top-level table is a sink's section."""
 
-FILE_SECTIONS: Final = frozenset({"atof", "atif"})
-"""Sections whose builders write local files and take ``default_dir`` (FMT-35)."""
+
+def sink_sections(config: Mapping[str, Any]) -> list[str]:
+    """The names of the sink sections of an ``observability`` config (tables other than the component's keys)."""
+    return [name for name, value in config.items() if name not in COMPONENT_KEYS and isinstance(value, Mapping)]
+
+
+def enabled_sections(config: Mapping[str, Any]) -> list[str]:
+    """The sink sections that say ``enabled = true``."""
+    return [name for name in sink_sections(config) if config[name].get("enabled") is True]
 
 
 @dataclass
@@ -76,8 +80,7 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
     Returns ``None`` when no section is enabled (then nothing is registered and nobody listens).
     A sink that cannot be built raises; the component activation then fails as a whole (CFG-48).
     """
-    enabled = [name for name in SINK_BUILDERS
-               if isinstance(config.get(name), Mapping) and config[name].get("enabled") is True]
+    enabled = enabled_sections(config)
     if not enabled:
         return None
     from ..export.projection import ScopePlugin
@@ -89,21 +92,17 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
     projection = ScopePlugin(deferred=True, max_queue_size=queue,
                              redact_credentials=config.get("redact_credentials") is not False)
     attached = AttachedSinks(projection)
-    options = {
-        "base_dir": base_dir,
-        "enable_full_payloads": config.get("enable_full_payloads") is True,
-        "content_summary": config.get("content_summary") or "preview",
-        "on_invalid": "skip",
-        "ignore_unknown_keys": True,
-    }
+    from ..sinks.base import SinkContext
+    from ..sinks.registry import load_sink
     from ..sinks.worker_process import ProcessSink, WorkerPool
 
     pool = WorkerPool()  # sections with worker = "process:NAME" share one child per NAME
     try:
         for name in enabled:
-            builder = import_object(SINK_BUILDERS[name])
-            extra = {"default_dir": default_dir} if name in FILE_SECTIONS else {}
-            attached.sinks[name] = builder(config[name], workers=pool, **options, **extra)  # type: ignore[operator]
+            ctx = SinkContext(name=name, base_dir=base_dir, default_dir=default_dir,
+                              enable_full_payloads=config.get("enable_full_payloads") is True,
+                              content_summary=config.get("content_summary") or "preview", workers=pool)
+            attached.sinks[name] = load_sink(name)(config[name], ctx)
         pool.start()
         listeners: list[Any] = []
         for sink in attached.sinks.values():  # a shared worker is fed once for all its sections

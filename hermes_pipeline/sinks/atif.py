@@ -35,6 +35,7 @@ from ..export.writer import BoundedWriter, Destination, warn_nonzero_counters
 from .atif_config import AtifConfig, parse_atif_config
 from .atif_files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
 from .atif_trajectory import TrajectoryAssembler, TrajectoryFile
+from .base import Sink, SinkContext
 from .worker_process import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtifPlugin", "AtifSink", "ExportConfigError", "TrajectoryFile", "build_atif_plugin", "build_atif_sink"]
@@ -310,3 +311,9 @@ def build_atif_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
                            content_summary=content_summary, on_invalid=on_invalid,
                            ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
     return AtifPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
+
+
+def atif_builder(config: Mapping[str, Any], ctx: SinkContext) -> Sink:
+    """The ``atif`` entry point of the ``hermes_pipeline.sinks`` group: :func:`build_atif_sink` with
+    the options the ``observability`` component shares (:class:`~hermes_pipeline.sinks.base.SinkContext`)."""
+    return build_atif_sink(config, default_dir=ctx.default_dir, **ctx.builder_options())

@@ -33,6 +33,7 @@ from ..export.jsonenc import compact
 from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination, warn_nonzero_counters
 from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
+from .base import Sink, SinkContext
 from .worker_process import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "build_atof_plugin", "build_atof_sink",
@@ -335,3 +336,9 @@ def build_atof_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
                            content_summary=content_summary, on_invalid=on_invalid,
                            ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
     return AtofPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
+
+
+def atof_builder(config: Mapping[str, Any], ctx: SinkContext) -> Sink:
+    """The ``atof`` entry point of the ``hermes_pipeline.sinks`` group: :func:`build_atof_sink` with
+    the options the ``observability`` component shares (:class:`~hermes_pipeline.sinks.base.SinkContext`)."""
+    return build_atof_sink(config, default_dir=ctx.default_dir, **ctx.builder_options())

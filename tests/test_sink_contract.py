@@ -1,0 +1,187 @@
+"""The open sink contract: a sink from another distribution, found through the ``hermes_pipeline.sinks``
+entry-point group and named in the ``observability`` component's config, is fed by the same projection
+as the built-in sinks (the same scope UUIDs), and ``config validate`` accepts exactly what activation
+accepts for its section (its own config statement; an unknown sink name is an error with a
+"did you mean").
+
+The third-party distribution is real: a ``dist-info`` directory with ``entry_points.txt`` and a module,
+on ``sys.path`` of a child interpreter only (through ``PYTHONPATH``), written under ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hermes_pipeline.sinks.base import BaseSink, Sink, SinkContext
+from hermes_pipeline.sinks.registry import load_sink, sink_names
+from hermes_pipeline.export.errors import ExportConfigError
+
+MODULE = '''
+"""A third-party sink written from the README's "Write a sink" section."""
+import json
+from hermes_pipeline.sinks.base import BaseSink
+
+
+class UuidSink(BaseSink):
+    """Writes ``phase uuid parent`` of every scope event to ``path``."""
+
+    @classmethod
+    def validate_config(cls, config, vctx):
+        for key in config:
+            if key not in ("enabled", "path"):
+                vctx.unknown_field(key, "enabled, path")
+        if not isinstance(config.get("path"), str):
+            vctx.error("path", "'path' is required: the file to write", code="uuid_sink.path")
+
+    def __init__(self, config, ctx):
+        self.out = open(config["path"], "w", encoding="utf-8")
+        self.section = ctx.name
+        self.seen = 0
+
+    def __call__(self, event):
+        self.seen += 1
+        self.out.write(json.dumps([event.phase, event.uuid, event.parent_uuid, event.name]) + "\\n")
+
+    def flush(self, timeout):
+        self.out.flush()
+        return True
+
+    def shutdown(self, deadline):
+        self.out.close()
+        return True
+
+    def stats(self):
+        return {"seen": self.seen}
+'''
+
+SESSION = '''
+import sys
+from hermes_pipeline import Host
+from hermes_pipeline.config import release_all
+from hermes_pipeline.runtime import get_engine
+
+host = Host(get_engine(), platform="cli", model="m", provider="p")
+with host.session() as session:
+    with session.turn("hello") as turn:
+        turn.call_llm({"model": "m", "messages": []}, lambda request: {"choices": [
+            {"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]})
+        turn.call_tool("read_file", {"path": "x"}, lambda path: "contents", tool_call_id="c1")
+        turn.complete("done")
+release_all()
+'''
+
+
+def _distribution(root: Path) -> Path:
+    site = root / "site"
+    info = site / "uuid_sink-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: uuid-sink\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[hermes_pipeline.sinks]\nuuid_sink = uuid_sink:UuidSink\n",
+                                           encoding="utf-8")
+    (site / "uuid_sink.py").write_text(MODULE, encoding="utf-8")
+    return site
+
+
+def _pipeline(root: Path, sink_section: str) -> Path:
+    out = root / "out"
+    path = root / "plugins.toml"
+    path.write_text(textwrap.dedent(f"""\
+        version = 1
+        [[components]]
+        kind = "observability"
+        enabled = true
+        [components.config]
+        version = 4
+        [components.config.atof]
+        enabled = true
+        [[components.config.atof.sinks]]
+        type = "file"
+        output_directory = "{out}"
+        filename = "events.jsonl"
+        """) + sink_section, encoding="utf-8")
+    return path
+
+
+def _env(root: Path, pipeline: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(_distribution(root)), env.get("PYTHONPATH", "")])
+    env["HERMES_NEMO_RELAY_PLUGINS_TOML"] = str(pipeline)
+    env["HERMES_HOME"] = str(root / "home")
+    env["HERMES_PIPELINE_SYSTEM_PLUGINS_TOML"] = str(root / "no-system.toml")
+    env["XDG_CONFIG_HOME"] = str(root / "xdg")
+    return env
+
+
+def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_a_third_party_sink_receives_the_same_scope_uuids_as_the_builtin_atof_sink(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.jsonl"
+    pipeline = _pipeline(tmp_path, f'[components.config.uuid_sink]\nenabled = true\npath = "{seen}"\n')
+    env = _env(tmp_path, pipeline)
+    validated = _run(["-m", "hermes_pipeline.cli.main", "config", "validate"], env, tmp_path)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    ran = _run(["-c", SESSION], env, tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    atof = [json.loads(line) for line in (tmp_path / "out" / "events.jsonl").read_text().splitlines()]
+    mine = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert len(mine) == len(atof) >= 8  # session, turn, llm call, tool call: start and end each
+
+    def as_text(value: int | None) -> str | None:
+        if value is None:
+            return None
+        h = f"{value:032x}"
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    assert [(phase, as_text(uuid), as_text(parent), name) for phase, uuid, parent, name in mine] == \
+        [(e["scope_category"], e["uuid"], e["parent_uuid"], e["name"]) for e in atof]
+
+
+def test_config_validate_runs_the_sinks_own_config_statement(tmp_path: Path) -> None:
+    pipeline = _pipeline(tmp_path, "[components.config.uuid_sink]\nenabled = true\ncolour = \"red\"\n")
+    env = _env(tmp_path, pipeline)
+    validated = _run(["-m", "hermes_pipeline.cli.main", "config", "validate"], env, tmp_path)
+    assert validated.returncode == 1
+    said = validated.stdout + validated.stderr
+    assert "uuid_sink.path" in said and "'path' is required" in said
+    ran = _run(["-c", SESSION], env, tmp_path)  # activation refuses the very same file
+    assert ran.returncode == 0
+    assert not (tmp_path / "out" / "events.jsonl").exists()
+
+
+def test_an_unknown_sink_name_is_an_error_with_did_you_mean(tmp_path: Path) -> None:
+    pipeline = _pipeline(tmp_path, "[components.config.uuid_sinc]\nenabled = true\n")
+    env = _env(tmp_path, pipeline)
+    validated = _run(["-m", "hermes_pipeline.cli.main", "config", "validate"], env, tmp_path)
+    assert validated.returncode == 1
+    said = validated.stdout + validated.stderr
+    assert "no installed sink is called 'uuid_sinc'" in said and "did you mean 'uuid_sink'?" in said
+
+
+def test_the_builtin_sinks_are_found_through_the_same_entry_point_group() -> None:
+    assert {"atof", "atif", "opentelemetry"} <= set(sink_names())
+    with pytest.raises(ExportConfigError, match="did you mean 'atof'"):
+        load_sink("atfo")
+
+
+def test_base_sink_defaults_and_the_protocol(tmp_path: Path) -> None:
+    class Counting(BaseSink):
+        def __init__(self) -> None:
+            self.count = 0
+
+        def __call__(self, event: object) -> None:
+            self.count += 1
+
+    sink = Counting()
+    assert isinstance(sink, Sink)
+    assert sink.flush(1.0) and sink.shutdown(1.0) and sink.stats() == {} and sink.destinations() == []
+    ctx = SinkContext(name="x", base_dir=tmp_path)
+    assert ctx.builder_options()["on_invalid"] == "skip"
