@@ -72,7 +72,12 @@ def test_demo_exports_through_every_sink(tmp_path: Path) -> None:
     assert trajectories[0].get("subagent_trajectories")
     names = {s.name for s in result.spans}
     assert any(n.startswith("invoke_agent") for n in names) and any(n.startswith("execute_tool") for n in names)
-    assert len({s.trace_id for s in result.spans}) == 1  # the subagent shares its parent's trace
+    # one trace per turn (FMT-56a): each rooted at its turn; the subagent shares its delegating turn's trace
+    roots = [s for s in result.spans if not s.parent_span_id]
+    assert roots and all(s.attributes.get("hermes.span_kind") == "agent.run" for s in roots)
+    assert {s.trace_id for s in result.spans} == {s.trace_id for s in roots}
+    assert all(s.trace_id in {r.trace_id for r in roots} for s in result.spans
+               if s.attributes.get("hermes.scope_role") == "subagent")
     blocked = [e for e in events if e.get("scope_category") == "end" and e["name"] == "read_file"
                and "credentials" in json.dumps(e)]
     assert blocked, "the blocked read shows in the ATOF stream"
@@ -105,7 +110,7 @@ def test_fmt_one_session_same_structure_in_every_sink(tmp_path: Path) -> None:
     spans = result.spans
     otel_tools = {s.attributes["gen_ai.tool.call.id"]: s.attributes["hermes.tool.status"]
                   for s in spans if s.attributes.get("gen_ai.operation.name") == "execute_tool"}
-    otel_turns = {s.attributes["hermes.turn.id"] for s in spans if s.name == "agent.run"}
+    otel_turns = {s.attributes["hermes.turn.id"] for s in spans if s.attributes.get("hermes.span_kind") == "agent.run"}
     otel_llm = sum(1 for s in spans if s.attributes.get("gen_ai.operation.name") == "chat")
 
     def atif_tools(doc: dict) -> dict[str, str]:

@@ -28,6 +28,9 @@ from ._atof_support import closed_port, decode
 from ._otel_support import GatedExporter, PathReceiver, by_name, finish, otel_plugin, run_scripted_session
 from .conftest import chat_response
 
+SESSION = {"trace_grouping": "session"}
+"""One trace per session (FMT-56 as written): the delivery tests count the session span too."""
+
 SECRET = "tok-SECRET-value-42"
 
 
@@ -72,7 +75,7 @@ def test_fmt_41_82_headers_and_header_env_arrive_and_are_never_logged(
 def test_fmt_78_503_then_200_is_retried_and_nothing_is_lost(engine: Engine) -> None:
     """FMT-78: a 5xx answer is retried with backoff inside timeout_millis; the batch then succeeds."""
     with OTLPReceiver(responses=[503]) as receiver:
-        plugin = otel_plugin(engine, receiver.endpoint, endpoint_keys={"max_export_batch_size": 512,
+        plugin = otel_plugin(engine, receiver.endpoint, endpoint_keys={**SESSION, "max_export_batch_size": 512,
                                                                        "scheduled_delay_millis": 5000})
         simple_session(engine)
         spans = finish(plugin, receiver)
@@ -105,9 +108,8 @@ def test_fmt_75_77_langfuse_path_basic_auth_and_session_grouping(monkeypatch: py
         assert {s.attributes["session.id"] for s in spans} == {"sess-main"}
         assert {s.trace_id for s in spans} == {by_name(spans, "invoke_agent hermes")[0].trace_id}
         with_user = {s.name for s in spans if s.attributes.get("user.id") == "user-7"}
-        if gate:
-            assert "agent.run" in with_user and "execute_tool read_file" in with_user
-            assert "invoke_agent hermes" not in with_user
+        if gate:  # one trace per turn (FMT-56a): the turn is the invoke_agent root, there is no session span
+            assert "invoke_agent hermes" in with_user and "execute_tool read_file" in with_user
         else:
             assert not with_user
         assert "langfuse gen_ai" in sink.destinations()[0] and "sk-lf" not in repr(sink.destinations())
@@ -122,7 +124,7 @@ def test_fmt_81_83_collector_down_is_counted_warned_once_and_harmless(
     """FMT-81 / FMT-83: connection refused — the agent's results are unchanged, each failed request is counted,
     each lost span is counted, one warning per endpoint and failure kind, none from the OTLP library."""
     with closed_port() as port, caplog.at_level(logging.DEBUG):
-        plugin = otel_plugin(engine, f"http://127.0.0.1:{port}", endpoint_keys={"timeout_millis": 300})
+        plugin = otel_plugin(engine, f"http://127.0.0.1:{port}", endpoint_keys={**SESSION, "timeout_millis": 300})
         first = simple_session(engine, "a")
         assert plugin.flush(10)
         second = simple_session(engine, "b")
@@ -155,7 +157,7 @@ def test_fmt_84_85_flush_and_shutdown_honour_deadlines_with_a_stuck_collector(en
     """FMT-84 / FMT-85: a collector that never answers cannot hold flush or shutdown past their deadlines; the
     spans still in flight are dropped and counted; the agent's calls are not slowed by export."""
     with silent_collector() as port:
-        plugin = otel_plugin(engine, f"http://127.0.0.1:{port}", endpoint_keys={"timeout_millis": 20_000})
+        plugin = otel_plugin(engine, f"http://127.0.0.1:{port}", endpoint_keys={**SESSION, "timeout_millis": 20_000})
         calls_started = time.monotonic()
         assert simple_session(engine) == ["r0", "r1"]
         calls = time.monotonic() - calls_started
@@ -177,7 +179,8 @@ def test_fmt_81_full_span_queue_drops_newest_and_counts(engine: Engine, caplog: 
     exporter = GatedExporter(gate)
     with caplog.at_level(logging.WARNING):
         sink = build_otel_sink({"enabled": True, "endpoints": [
-            {"type": "gen_ai", "endpoint": "http://127.0.0.1:9", "max_queue_size": 2, "max_export_batch_size": 1,
+            {**SESSION, "type": "gen_ai", "endpoint": "http://127.0.0.1:9", "max_queue_size": 2,
+             "max_export_batch_size": 1,
              "scheduled_delay_millis": 50}]}, exporter_factory=lambda endpoint, session: exporter)
         plugin = ScopePlugin((sink,), deferred=True, max_queue_size=10_000)  # only the span queue is small
         engine.add_plugin(plugin, name="scopes")
@@ -207,7 +210,8 @@ def test_fmt_79_spans_are_built_and_exported_off_the_callers_thread(engine: Engi
 
     monkeypatch.setattr(SpanBuilder, "_build", spy)
     exporter = GatedExporter()
-    plugin = otel_plugin(engine, "http://127.0.0.1:9", exporter_factory=lambda endpoint, session: exporter)
+    plugin = otel_plugin(engine, "http://127.0.0.1:9", exporter_factory=lambda endpoint, session: exporter,
+                         endpoint_keys=SESSION)
     simple_session(engine)
     assert plugin.flush(10) and plugin.shutdown(10)
     assert built_on and threading.get_ident() not in built_on
@@ -218,7 +222,7 @@ def test_fmt_21_56_concurrent_sessions_never_mix_traces(engine: Engine) -> None:
     """FMT-21 / FMT-56: sessions run from several threads each get their own trace with only their own spans."""
     sessions = 6
     with OTLPReceiver() as receiver:
-        plugin = otel_plugin(engine, receiver.endpoint)
+        plugin = otel_plugin(engine, receiver.endpoint, endpoint_keys=SESSION)
         with ThreadPoolExecutor(max_workers=sessions) as pool:
             futures = [pool.submit(run_in_context(simple_session), engine, f"thread-{i}", 2, 3) for i in range(sessions)]
             assert all(f.result() == ["r0", "r1", "r2"] * 2 for f in futures)
@@ -241,7 +245,7 @@ def test_fmt_74_book_46_turn_sampling(engine: Engine) -> None:
     """FMT-74 / BOOK-46: the decision is per agent.run, deterministic in its UUID (hashed: see sampling_fraction);
     unsampled turns export nothing, session spans always; sampled turns carry hermes.sampling_rate."""
     with OTLPReceiver() as receiver:
-        plugin = otel_plugin(engine, receiver.endpoint, top={"sampling_rate": 0.5})
+        plugin = otel_plugin(engine, receiver.endpoint, top={"sampling_rate": 0.5}, endpoint_keys=SESSION)
         simple_session(engine, turns=40, tools=1)
         spans = finish(plugin, receiver)
     turns = by_name(spans, "agent.run")
@@ -260,7 +264,8 @@ def test_fmt_74_always_sample_errors_exports_failed_unsampled_turns(engine: Engi
     """FMT-74: with sampling_rate 0 and always_sample_errors, only the turn with an error is exported (all of it)."""
     host = Host(engine, model="m", provider="openai")
     with OTLPReceiver() as receiver:
-        plugin = otel_plugin(engine, receiver.endpoint, top={"sampling_rate": 0.0, "always_sample_errors": True})
+        plugin = otel_plugin(engine, receiver.endpoint, top={"sampling_rate": 0.0, "always_sample_errors": True},
+                             endpoint_keys=SESSION)
         with host.session("s") as session:
             with session.turn("fine") as turn:
                 turn.call_tool("echo", {}, lambda: "ok", tool_call_id="ok")
@@ -289,7 +294,7 @@ def test_fmt_1_56_shared_projection_atof_and_otel_agree_on_ids() -> None:
     atof = build_atof_sink({"enabled": True, "sinks": [{"type": "file"}]}, destinations={0: memory})
     with OTLPReceiver() as receiver:
         otel = build_otel_sink({"enabled": True, "endpoints": [{"type": "full", "endpoint": receiver.endpoint,
-                                                                "scheduled_delay_millis": 50}]})
+                                                                "scheduled_delay_millis": 50, **SESSION}]})
         projection = ScopePlugin((atof, otel), deferred=True)
         engine.add_plugin(projection, name="scopes")
         simple_session(engine)

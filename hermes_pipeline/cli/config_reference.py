@@ -194,6 +194,11 @@ TRACE_ENDPOINT: Final[dict[str, Entry]] = {
     "attribute_mappings": ("[]", "`full` / `openinference`: `{key, alias}` pairs copying an attribute under "
                                  "another name."),
     "promote_metadata_prefixes": ("[]", "Event metadata keys with these prefixes become span attributes."),
+    "trace_grouping": ("\"turn\"", "`turn`: one trace per turn, rooted at the turn's span (`invoke_agent` in "
+                                   "`gen_ai`), subagents inside it, no session span, `session.id` and "
+                                   "`gen_ai.conversation.id` on every span (how Phoenix, Langfuse and LangSmith "
+                                   "group turns into sessions); `session`: one trace per session, rooted at the "
+                                   "session span (NeMo Relay's shape)."),
 }
 SIGNAL_ENDPOINT: Final[dict[str, Entry]] = {key: (default, effect.replace("`/v1/traces`", "the signal's path"))
                                             for key, (default, effect) in _SIGNAL.items()}

@@ -97,6 +97,7 @@ TRACE_ENDPOINT: Final[dict[str, Check]] = {
     "max_queue_size": integer(1), "max_export_batch_size": integer(1), "scheduled_delay_millis": integer(1),
     "basic_auth_env": basic_auth, "derive_signals": boolean, "mark_projection": one_of("inherit", "event", "tool"),
     "mark_exclude_names": str_list, "attribute_mappings": attribute_mappings, "promote_metadata_prefixes": str_list,
+    "trace_grouping": one_of("turn", "session"),
 }
 LOGS: Final[dict[str, Check]] = {
     "enabled": boolean, "endpoints": array,

@@ -87,7 +87,7 @@ def assistant_message(response: Any) -> Any:
 
 
 def response_facts(response: Any) -> dict[str, Any]:
-    """Finish reason, model, assistant message, content and tool calls of a provider response."""
+    """Finish reason, model, response id, assistant message, content and tool calls of a provider response."""
     message = assistant_message(response)
     finish_reason: Any = None
     choices = field(response, "choices")
@@ -106,6 +106,7 @@ def response_facts(response: Any) -> dict[str, Any]:
     return {
         "finish_reason": finish_reason if isinstance(finish_reason, str) else None,
         "response_model": field(response, "model"),
+        "response_id": field(response, "id"),
         "assistant_message": message,
         "role": role,
         "content": content,

@@ -152,6 +152,8 @@ class LLMRequest:
                                       "tool_calls": facts["tool_calls"]},
                 "usage": usage,
             }
+            if isinstance(facts["response_id"], str) and facts["response_id"]:  # gen_ai.response.id
+                sanitized["id"] = facts["response_id"]
             if facts["upstream_provider"] is not None:
                 sanitized["upstream_provider"] = facts["upstream_provider"]
             payload = {

@@ -14,6 +14,7 @@ Every method is fail-open: a failing plugin never raises into the host.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections import deque
@@ -329,7 +330,14 @@ class Session:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.finalize(reason="shutdown")
+        # the reason says how the block ended: "shutdown" is for identities torn down with the process
+        if exc_type is None:
+            reason = "completed"
+        elif issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
+            reason = "interrupted"
+        else:
+            reason = "error"
+        self.finalize(reason=reason)
 
     # ------------------------------------------------------------------ subagent tool history
 

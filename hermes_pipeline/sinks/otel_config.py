@@ -37,6 +37,9 @@ logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
 LANGFUSE_VERSION_HEADER: Final = "x-langfuse-ingestion-version"
 PROJECTIONS: Final = ("gen_ai", "full", "openinference")
+TRACE_GROUPINGS: Final = ("turn", "session")
+"""``trace_grouping``: one trace per turn (the default; backends show a trace as one exchange) or one per
+session (NeMo Relay's shape)."""
 SUPPORTED_TRANSPORTS: Final = ("http_binary",)
 TOP_KEYS: Final = frozenset({"enabled", "sampling_rate", "always_sample_errors", "endpoints", "traces", "logs",
                              "metrics", "file_sinks"})
@@ -44,7 +47,7 @@ ENDPOINT_KEYS: Final = frozenset({
     "type", "endpoint", "transport", "service_name", "service_namespace", "service_version", "instrumentation_scope",
     "agent_name", "timeout_millis", "max_queue_size", "max_export_batch_size", "scheduled_delay_millis", "headers",
     "header_env", "basic_auth_env", "resource_attributes", "derive_signals", "mark_projection", "mark_exclude_names",
-    "attribute_mappings", "promote_metadata_prefixes",
+    "attribute_mappings", "promote_metadata_prefixes", "trace_grouping",
 })
 SIGNAL_KEYS: Final = {
     "logs": frozenset({"enabled", "endpoints", "minimum_severity", "max_queue_size", "max_export_batch_size",
@@ -89,6 +92,9 @@ class TraceEndpoint:
     mark_exclude_names: tuple[str, ...] = ("llm.chunk",)
     attribute_mappings: tuple[tuple[str, str], ...] = ()
     promote_metadata_prefixes: tuple[str, ...] = ()
+    trace_grouping: str = "turn"
+    """``turn``: one trace per turn rooted at its ``agent.run`` span, no session span; ``session``: one trace
+    per session segment rooted at the session span."""
     langfuse: bool = False
     """The URL is a Langfuse OTLP ingestion path (FMT-77: ``session.id`` on every span)."""
     source: str | None = None
@@ -246,6 +252,10 @@ def _endpoint(index: int, entry: Mapping[str, Any], env: OtlpEnv, extra_headers:
     batch = _bsp(entry, "max_export_batch_size")
     if batch > queue:
         raise _EntryError("max_export_batch_size", "must not exceed max_queue_size")
+    grouping = entry.get("trace_grouping", "turn")
+    if grouping not in TRACE_GROUPINGS:
+        raise _EntryError("trace_grouping", "expected 'turn' (one trace per turn) or 'session' (one trace per "
+                                            "session)")
     marks = entry.get("mark_projection", "inherit")
     if marks not in ("inherit", "event", "tool"):
         raise _EntryError("mark_projection", "expected 'inherit', 'event' or 'tool'")
@@ -268,6 +278,7 @@ def _endpoint(index: int, entry: Mapping[str, Any], env: OtlpEnv, extra_headers:
         mark_exclude_names=_string_list(entry, "mark_exclude_names", ("llm.chunk",)),
         attribute_mappings=_mappings(entry),
         promote_metadata_prefixes=_string_list(entry, "promote_metadata_prefixes", ()), langfuse=langfuse,
+        trace_grouping=str(grouping),
     )
 
 

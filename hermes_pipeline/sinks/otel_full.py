@@ -1,4 +1,4 @@
-"""The ``full`` and ``openinference`` projections (spec 04 §4.5 FMT-69, §4.6 FMT-70).
+"""The ``full`` projection and what it shares with ``openinference`` (spec 04 §4.5 FMT-69, §4.6 FMT-70).
 
 ``full`` is the complete hermes_pipeline view under ``hermes_pipeline.*`` keys (the join keys with
 ATOF and ATIF); ``openinference`` uses the Arize OpenInference key names. Both name a span after
@@ -14,18 +14,13 @@ from typing import Any, Final
 
 from opentelemetry.trace import SpanKind
 
-from ..export.content import CONTENT_FIELDS, canonical_json, request_history, source_text
+from ..export.content import CONTENT_FIELDS, canonical_json, request_history
 from ..export.events import ScopeEvent
 from ..export.ids import uuid_str
-from . import otel_messages as messages
-from .otel_attrs import attr_value, hermes_meta, provider_name, put, status_error, summarize_data
+from .otel_attrs import attr_value, hermes_meta, put, status_error, summarize_data
 from .otel_state import OpenScope, Options
 
 CLIENT_CATEGORIES: Final = frozenset({"llm", "tool", "retriever", "embedder", "reranker"})
-OPENINFERENCE_KINDS: Final = {"agent": "AGENT", "llm": "LLM", "tool": "TOOL", "retriever": "RETRIEVER",
-                              "embedder": "EMBEDDING", "reranker": "RERANKER", "guardrail": "GUARDRAIL",
-                              "evaluator": "EVALUATOR"}
-_NOT_PARAMETERS: Final = frozenset({"messages", "input", "tools", "system", "instructions", "model", "tool_choice"})
 
 
 def span_kind(category: str | None) -> SpanKind:
@@ -115,101 +110,6 @@ def full_span(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, Spa
         attrs["hermes.error.class"] = err["type"]
     hermes_extras(attrs, scope, end, opt)
     return start.name, span_kind(start.category), attrs
-
-
-def _llm_openinference(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent, opt: Options) -> None:
-    start = scope.start
-    request = (start.data or {}).get("request")
-    api_mode = start.metadata.get("hermes.api_mode")
-    body = request.get("body") if isinstance(request, Mapping) else None
-    data = end.data or {}
-    response = data.get("response")
-    profile = {**(start.profile or {}), **(end.profile or {})}
-    model = (response.get("model") if isinstance(response, Mapping) else None) or profile.get("model_name")
-    put(attrs, "llm.model_name", model)
-    attrs["llm.provider"] = provider_name(start.metadata.get("hermes.provider"))
-    if isinstance(body, Mapping):
-        params = {k: v for k, v in body.items() if k not in _NOT_PARAMETERS}
-        if params:
-            attrs["llm.invocation_parameters"] = canonical_json(params)
-    if opt.gate_open:
-        if request is not None:
-            attrs["input.value"] = source_text("request", request, api_mode if isinstance(api_mode, str) else None)
-            attrs["input.mime_type"] = "text/plain"
-        for i, message in enumerate(messages.input_messages(request, api_mode) or ()):
-            attrs[f"llm.input_messages.{i}.message.role"] = message["role"]
-            text = messages.message_text(message)
-            if text:
-                attrs[f"llm.input_messages.{i}.message.content"] = text
-        if isinstance(response, Mapping):
-            attrs["output.value"] = source_text("response", response)
-            attrs["output.mime_type"] = "text/plain"
-    for i, message in enumerate(messages.output_messages(response, data.get("finish_reason")) or ()):
-        if opt.gate_open:
-            attrs[f"llm.output_messages.{i}.message.role"] = message["role"]
-            text = messages.message_text(message)
-            if text:
-                attrs[f"llm.output_messages.{i}.message.content"] = text
-        calls = [p for p in message["parts"] if p.get("type") == "tool_call"]
-        for j, call in enumerate(calls):
-            prefix = f"llm.output_messages.{i}.message.tool_calls.{j}.tool_call.function"
-            put(attrs, f"{prefix}.name", call.get("name"))
-            if opt.gate_open:
-                args = call.get("arguments")
-                attrs[f"{prefix}.arguments"] = args if isinstance(args, str) else canonical_json(args)
-    usage = data.get("usage")
-    if isinstance(usage, Mapping):
-        prompt, completion = usage.get("input_tokens"), usage.get("output_tokens")
-        put(attrs, "llm.token_count.prompt", prompt)
-        put(attrs, "llm.token_count.completion", completion)
-        if isinstance(prompt, int) and isinstance(completion, int):
-            attrs["llm.token_count.total"] = prompt + completion
-
-
-def openinference_span(scope: OpenScope, end: ScopeEvent, agent_name: str,
-                       opt: Options) -> tuple[str, SpanKind, dict[str, Any]]:
-    """``(name, kind, attributes)`` of a finished scope in the ``openinference`` projection (FMT-70)."""
-    start = scope.start
-    category = start.category
-    attrs: dict[str, Any] = {"openinference.span.kind": OPENINFERENCE_KINDS.get(category or "", "CHAIN")}
-    put(attrs, "session.id", scope.root_session)
-    if opt.gate_open:
-        put(attrs, "user.id", scope.user_id)
-    if category == "agent":
-        role = (start.data or {}).get("child_role")
-        attrs["agent.name"] = role if isinstance(role, str) and role.strip() else agent_name
-    if category == "llm":
-        _llm_openinference(attrs, scope, end, opt)
-    elif category == "tool":
-        attrs["tool.name"] = start.name
-        call_id = {**(start.profile or {}), **(end.profile or {})}.get("tool_call_id")
-        put(attrs, "tool_call.id", call_id)
-        attrs["tool_call.function.name"] = start.name
-        args = (start.data or {}).get("arguments")
-        if opt.gate_open and args is not None:
-            text = args if isinstance(args, str) else canonical_json(args)
-            attrs["tool.parameters"] = text
-            attrs["tool_call.function.arguments"] = text
-            attrs["input.value"], attrs["input.mime_type"] = text, "application/json"
-            result = (end.data or {}).get("result")
-            if result is not None:
-                attrs["output.value"] = result if isinstance(result, str) else canonical_json(result)
-                attrs["output.mime_type"] = "text/plain" if isinstance(result, str) else "application/json"
-    elif opt.gate_open:
-        if start.data:
-            attrs["input.value"], attrs["input.mime_type"] = canonical_json(start.data), "application/json"
-        if end.data:
-            attrs["output.value"], attrs["output.mime_type"] = canonical_json(end.data), "application/json"
-    attrs["metadata"] = canonical_json({k: v for k, v in end.metadata.items()
-                                        if opt.gate_open or k != "hermes.sender_id"})
-    attrs["hermes_pipeline.uuid"] = uuid_str(start.uuid)
-    if start.parent_uuid is not None:
-        attrs["hermes_pipeline.parent_uuid"] = uuid_str(start.parent_uuid)
-    error = status_error(end.metadata)
-    if error is not None:
-        attrs["error.type"] = error
-    hermes_extras(attrs, scope, end, opt)
-    return start.name, span_kind(category), attrs
 
 
 def mark_attributes(mark: ScopeEvent, gate_open: bool) -> dict[str, Any]:

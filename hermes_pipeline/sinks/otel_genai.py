@@ -73,6 +73,9 @@ def _merged_meta(scope: OpenScope, end: ScopeEvent) -> dict[str, Any]:
 
 
 def _common(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent) -> None:
+    if "gen_ai.conversation.id" not in attrs:  # every span says which conversation it belongs to
+        own = end.metadata.get("hermes.session_id") or scope.start.metadata.get("hermes.session_id")
+        put(attrs, "gen_ai.conversation.id", own or scope.root_session)
     hermes_meta(attrs, scope.start.metadata, end.metadata)
     attrs["hermes.trajectory_id"] = uuid_str(scope.trajectory)
     error = status_error(end.metadata)
@@ -112,7 +115,7 @@ def _agent(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> 
             if result is not None:
                 attrs["gen_ai.output.messages"] = canonical_json(
                     [{"role": "assistant", "parts": [{"type": "text", "content": result}],
-                      "finish_reason": str(end_data.get("child_status") or "stop")}])
+                      "finish_reason": messages.finish_reason_of(end_data.get("child_status"))}])
         else:
             summarize(attrs, "input", "child_goal", goal, opt.summary_mode)
             summarize(attrs, "output", "child_summary", result, opt.summary_mode)
@@ -214,6 +217,36 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     return f"execute_tool {name}", attrs
 
 
+def _turn(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> tuple[str, dict[str, Any]]:
+    """A turn (``agent.run``) as the ``invoke_agent`` span that roots its trace when traces are grouped by turn:
+    the agent invocation that answers one user message (its input), ending with the final answer."""
+    start = scope.start
+    agent = scope.agent
+    role = (agent.start.data or {}).get("child_role") if agent is not None else None
+    name = role if isinstance(role, str) and role.strip() else agent_name
+    attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent"}
+    if scope.provider is not None:
+        attrs["gen_ai.provider.name"] = provider_name(scope.provider)
+    attrs["gen_ai.agent.name"] = name
+    version = opt.agent_version or (agent.start.metadata.get("hermes.agent.version") if agent is not None else None)
+    put(attrs, "gen_ai.agent.version", version if isinstance(version, str) and version else None)
+    model = (start.data or {}).get("model")
+    if not (isinstance(model, str) and model) and agent is not None:
+        model = (agent.start.data or {}).get("model") or agent.model
+    put(attrs, "gen_ai.request.model", model)
+    attrs.update(_other(scope, end, opt))
+    if opt.gate_open:
+        question, answer = (start.data or {}).get("user_message"), (end.data or {}).get("final_response")
+        if question is not None:
+            attrs["gen_ai.input.messages"] = canonical_json(
+                [{"role": "user", "parts": [{"type": "text", "content": messages.text_of(question)}]}])
+        if answer is not None:
+            attrs["gen_ai.output.messages"] = canonical_json(
+                [{"role": "assistant", "parts": [{"type": "text", "content": messages.text_of(answer)}],
+                  "finish_reason": "stop" if "error.type" not in attrs else "error"}])
+    return f"invoke_agent {name}" if name else "invoke_agent", attrs
+
+
 def _other(scope: OpenScope, end: ScopeEvent, opt: Options) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
     _common(attrs, scope, end)
@@ -233,9 +266,16 @@ def _other(scope: OpenScope, end: ScopeEvent, opt: Options) -> dict[str, Any]:
     return attrs
 
 
-def genai_span(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> tuple[str, SpanKind, dict[str, Any]]:
-    """``(span name, kind, attributes)`` of a finished scope in the ``gen_ai`` projection."""
+def genai_span(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options, *,
+               turn_grouping: bool = False) -> tuple[str, SpanKind, dict[str, Any]]:
+    """``(span name, kind, attributes)`` of a finished scope in the ``gen_ai`` projection.
+
+    With ``turn_grouping`` (one trace per turn) a turn is an ``invoke_agent`` span, the root of its trace.
+    """
     category = scope.start.category
+    if turn_grouping and scope.start.name == "agent.run":
+        name, attrs = _turn(scope, end, agent_name, opt)
+        return name, SpanKind.INTERNAL, attrs
     if category == "agent":
         name, attrs = _agent(scope, end, agent_name, opt)
         return name, SpanKind.INTERNAL, attrs

@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..export.content import canonical_json, request_history
+
+FINISH_REASONS: Final = {"tool_calls": "tool_call", "function_call": "tool_call", "tool_use": "tool_call",
+                         "end_turn": "stop", "stop_sequence": "stop", "completed": "stop", "max_tokens": "length",
+                         "max_output_tokens": "length", "incomplete": "length", "failed": "error"}
+"""Provider finish reasons → the conventions' ``FinishReason`` values (``stop``, ``length``, ``content_filter``,
+``tool_call``, ``error``); others pass through (the schema allows any string)."""
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -33,6 +39,36 @@ def _arguments(raw: Any) -> Any:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else canonical_json(value)
+
+
+def text_of(value: Any) -> str:
+    """A content value as the ``content`` string of a text part (JSON text for structured values)."""
+    return _text(value)
+
+
+def finish_reason_of(value: Any) -> str:
+    """An output message's ``finish_reason`` in the conventions' vocabulary (``stop`` when unknown)."""
+    if not isinstance(value, str) or not value:
+        return "stop"
+    return FINISH_REASONS.get(value.lower(), value)
+
+
+def _image_part(url: Any) -> dict[str, Any]:
+    """An image as a ``uri`` part, or a ``blob`` part for a base64 ``data:`` URL (the schema's rule)."""
+    if isinstance(url, str) and url.startswith("data:") and "," in url:
+        header, _, payload = url[5:].partition(",")
+        mime = header.split(";", 1)[0] or None
+        return {"type": "blob", "modality": "image", "mime_type": mime, "content": payload}
+    if isinstance(url, str):
+        return {"type": "uri", "modality": "image", "uri": url}
+    return {"type": "image"}  # no data and no location: a generic part naming the modality
+
+
+def _response(value: Any) -> Any:
+    """A tool result as the ``response`` of a ``tool_call_response`` part (text blocks joined)."""
+    if isinstance(value, list) and all(isinstance(b, Mapping) and b.get("type") == "text" for b in value):
+        return "\n".join(str(b.get("text", "")) for b in value)
+    return value if value is not None else ""
 
 
 def _content_parts(content: Any) -> list[dict[str, Any]]:
@@ -54,11 +90,10 @@ def _content_parts(content: Any) -> list[dict[str, Any]]:
                           "arguments": _arguments(_get(part, "input"))})
         elif kind == "tool_result":
             parts.append({"type": "tool_call_response", "id": _get(part, "tool_use_id"),
-                          "result": _get(part, "content")})
+                          "response": _response(_get(part, "content"))})
         elif kind in ("image_url", "input_image", "image"):
             url = _get(_get(part, "image_url"), "url") or _get(part, "image_url") or _get(part, "url")
-            parts.append({"type": "uri", "modality": "image", "uri": url} if isinstance(url, str)
-                         else {"type": "blob", "modality": "image"})
+            parts.append(_image_part(url))
         else:
             text = _get(part, "text")
             if isinstance(text, str):
@@ -91,10 +126,10 @@ def chat_message(message: Any) -> dict[str, Any]:
                                                 "arguments": _arguments(message.get("arguments"))}]}
     if kind == "function_call_output":
         return {"role": "tool", "parts": [{"type": "tool_call_response", "id": message.get("call_id"),
-                                           "result": message.get("output")}]}
+                                           "response": _response(message.get("output"))}]}
     if role == "tool":
         return {"role": "tool", "parts": [{"type": "tool_call_response", "id": message.get("tool_call_id"),
-                                           "result": message.get("content")}]}
+                                           "response": _response(message.get("content"))}]}
     parts = _content_parts(message.get("content"))
     parts.extend(_tool_call_parts(message.get("tool_calls")))
     return {"role": role if isinstance(role, str) and role else "user", "parts": parts}
@@ -156,7 +191,7 @@ def output_messages(response: Any, finish_reason: Any) -> list[dict[str, Any]] |
         return None
     out = chat_message({**message, "role": "assistant"})
     reason = finish_reason if isinstance(finish_reason, str) else _get(response, "finish_reason")
-    out["finish_reason"] = reason if isinstance(reason, str) else "stop"
+    out["finish_reason"] = finish_reason_of(reason)
     return [out]
 
 

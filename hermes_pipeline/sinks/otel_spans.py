@@ -6,9 +6,15 @@ per open scope, and when a scope ends builds one ``ReadableSpan`` per trace endp
 its projection) and hands it to that endpoint's :class:`Route` (a bounded span queue in front of
 the exporter). Nothing here runs on the agent's threads.
 
-- IDs (FMT-56): ``trace_id`` = the scope's ``root_uuid`` (the top-level session segment, so
-  subagents share their parent's trace and a rotated segment starts a new trace), ``span_id`` =
-  low 8 bytes of the scope UUID, parent = low 8 bytes of ``parent_uuid``; every span is sampled.
+- IDs (FMT-56, FMT-56a): with ``trace_grouping = "turn"`` (the default) a trace is one turn: ``trace_id`` =
+  the UUID of the outermost ``agent.run`` (subagents stay in the delegating turn's trace), that span is
+  the root, the session scope is no span, and work outside any turn (a skipped trigger) is a trace of
+  its own; every span then carries ``session.id`` and ``gen_ai.conversation.id`` so that backends group
+  the turns of a session. With ``"session"``, ``trace_id`` = the scope's ``root_uuid`` (the top-level
+  session segment; a rotated segment starts a new trace). ``span_id`` = low 8 bytes of the scope UUID,
+  parent = low 8 bytes of ``parent_uuid``; every span is sampled.
+- Status (FMT-58): a failed scope's span says why (status description and an ``exception`` event, see
+  :mod:`.otel_errors`).
 - Times (FMT-55): start/end = the events' timestamps (µs → ns); the SDK clock is never used.
 - Sampling (BOOK-46, FMT-74): decided once per outermost ``agent.run`` from its UUID (hashed, see
   :func:`sampling_fraction`); an unsampled turn's spans (nested work included) are not exported, session spans always
@@ -33,15 +39,17 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from ..export.events import MARK, START, ScopeEvent
 from .otel_attrs import GENAI_MARKS, mark_attrs, promote, span_id, status_error
 from .otel_config import TraceEndpoint
-from .otel_full import apply_mappings, full_span, mark_attributes, openinference_span
+from .otel_errors import span_status
+from .otel_full import apply_mappings, full_span, mark_attributes
 from .otel_genai import genai_span
+from .otel_messages import tool_definitions
+from .otel_openinference import openinference_span
 from .otel_state import Held, OpenScope, Options
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
 _SAMPLED: Final = TraceFlags(TraceFlags.SAMPLED)
 _UNSET: Final = Status(StatusCode.UNSET)
-_ERROR: Final = Status(StatusCode.ERROR)
 _RECENT_LIMIT: Final = 4096
 _TWO64: Final = float(1 << 64)
 
@@ -116,6 +124,7 @@ class SpanBuilder:
         self.lost_shared = 0
         """Spans lost for every endpoint (starts dropped upstream, scopes never ended)."""
         self._warned: set[str] = set()
+        self._offers = any(route.endpoint.type == "openinference" for route in routes)
 
     def describe(self) -> str:
         return "otel span builder"
@@ -153,7 +162,17 @@ class SpanBuilder:
                 if self.always_sample_errors:
                     scope.hold = Held()
         if event.category == "llm":
+            turn = scope.parent
+            while turn is not None and turn.start.name != "agent.run":
+                turn = turn.parent
+            if turn is not None and turn.provider is None:  # the turn's invoke_agent span names the provider
+                provider = event.metadata.get("hermes.provider")
+                turn.provider = provider if isinstance(provider, str) else ""
             owner = scope.counter_owner()
+            if self._offers and owner is not scope:  # openinference tool spans name the schema the model saw
+                offered = tool_definitions((event.data or {}).get("request"))
+                if offered:
+                    owner.offered = {str(t.get("name")): t for t in offered}
             request_id = event.metadata.get("hermes.api_request_id")
             if owner is not scope and isinstance(request_id, str):
                 attempts = owner.attempts if owner.attempts is not None else {}
@@ -227,7 +246,7 @@ class SpanBuilder:
             if route.endpoint.type != "gen_ai" and route.endpoint.mark_projection == "tool" and parent is not None:
                 owner = target or self.recent.get(parent)
                 if owner is None or owner.sampled:
-                    route.submit(self._mark_span(route, mark))
+                    route.submit(self._mark_span(route, mark, owner))
         if not any(self.routes[i].endpoint.type == "gen_ai" or self.routes[i].endpoint.mark_projection == "event"
                    for i in routes):
             return
@@ -243,23 +262,31 @@ class SpanBuilder:
     def _build(self, scope: OpenScope, end: ScopeEvent) -> list[tuple[int, ReadableSpan]]:
         out = []
         for index, route in enumerate(self.routes):
-            out.append((index, self._span(route, scope, end)))
+            span = self._span(route, scope, end)
+            if span is not None:
+                out.append((index, span))
         self.counts["spans_built"] += 1
         return out
 
-    def _span(self, route: Route, scope: OpenScope, end: ScopeEvent) -> ReadableSpan:
+    def _span(self, route: Route, scope: OpenScope, end: ScopeEvent) -> ReadableSpan | None:
         endpoint = route.endpoint
         opt = self.options
         kind = endpoint.type
+        by_turn = endpoint.trace_grouping == "turn"
+        if by_turn and scope.session_level:
+            return None  # traces grouped by turn: the session scope is no span
         if kind == "gen_ai":
-            name, span_kind, attrs = genai_span(scope, end, endpoint.agent_name, opt)
+            name, span_kind, attrs = genai_span(scope, end, endpoint.agent_name, opt, turn_grouping=by_turn)
         elif kind == "full":
             name, span_kind, attrs = full_span(scope, end, opt)
         else:
-            name, span_kind, attrs = openinference_span(scope, end, endpoint.agent_name, opt)
-        if endpoint.langfuse:  # FMT-77
+            name, span_kind, attrs = openinference_span(scope, end, endpoint.agent_name, opt, turn_grouping=by_turn)
+        if endpoint.langfuse or by_turn:  # backends group the traces of a session by session.id
             if isinstance(scope.root_session, str):
                 attrs["session.id"] = scope.root_session
+                if "gen_ai.conversation.id" not in attrs:
+                    own = end.metadata.get("hermes.session_id") or scope.start.metadata.get("hermes.session_id")
+                    attrs["gen_ai.conversation.id"] = own if isinstance(own, str) and own else scope.root_session
             if opt.gate_open and scope.user_id:
                 attrs["user.id"] = scope.user_id
         promote(attrs, endpoint.promote_metadata_prefixes, (scope.start.metadata, end.metadata), self.problems)
@@ -274,17 +301,33 @@ class SpanBuilder:
                                     mark.timestamp_us * 1000))
             elif endpoint.mark_projection == "event":
                 events.append(Event(mark.name, mark_attributes(mark, opt.gate_open), mark.timestamp_us * 1000))
+        status, failure = span_status(end, opt.gate_open, ok_on_success=kind == "openinference")
+        events.extend(failure)
         start = scope.start
-        return self._readable(route, name, span_kind, attrs, events, start.uuid, start.parent_uuid,
-                              start.root_uuid or start.uuid, start.timestamp_us, end.timestamp_us,
-                              _ERROR if status_error(end.metadata) is not None else _UNSET)
+        parent_uuid, trace_id = start.parent_uuid, start.root_uuid or start.uuid
+        unit = scope.unit
+        if by_turn and unit is not None:
+            trace_id = unit.start.uuid
+            if unit is scope:
+                parent_uuid = None
+        return self._readable(route, name, span_kind, attrs, events, start.uuid, parent_uuid, trace_id,
+                              start.timestamp_us, end.timestamp_us, status)
 
-    def _mark_span(self, route: Route, mark: ScopeEvent) -> ReadableSpan:
+    def _mark_span(self, route: Route, mark: ScopeEvent, owner: OpenScope | None) -> ReadableSpan:
         attrs = mark_attributes(mark, self.options.gate_open)
         if route.endpoint.attribute_mappings:
             apply_mappings(attrs, route.endpoint.attribute_mappings)
-        return self._readable(route, mark.name, SpanKind.INTERNAL, attrs, [], mark.uuid, mark.parent_uuid,
-                              mark.root_uuid or mark.uuid, mark.timestamp_us, mark.timestamp_us, _UNSET)
+        parent_uuid, trace_id = mark.parent_uuid, mark.root_uuid or mark.uuid
+        if route.endpoint.trace_grouping == "turn":  # in its turn's trace; outside any turn a trace of its own
+            unit = owner.unit if owner is not None else None
+            if unit is None:
+                parent_uuid, trace_id = None, mark.uuid
+            else:
+                trace_id = unit.start.uuid
+            if owner is not None and isinstance(owner.root_session, str):
+                attrs["session.id"] = owner.root_session
+        return self._readable(route, mark.name, SpanKind.INTERNAL, attrs, [], mark.uuid, parent_uuid,
+                              trace_id, mark.timestamp_us, mark.timestamp_us, _UNSET)
 
     @staticmethod
     def _readable(route: Route, name: str, kind: SpanKind, attrs: dict[str, Any], events: list[Event], uuid: int,

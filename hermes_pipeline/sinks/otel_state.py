@@ -50,8 +50,8 @@ class Held:
 class OpenScope:
     """A scope whose start was seen and whose span is not built yet (see the module docstring)."""
 
-    __slots__ = ("agent", "attempt", "attempts", "closed", "hold", "marks", "model", "parent", "provider",
-                 "root_session", "sampled", "start", "trajectory", "user_id")
+    __slots__ = ("agent", "attempt", "attempts", "closed", "hold", "marks", "model", "offered", "parent", "provider",
+                 "root_session", "sampled", "session_level", "start", "trajectory", "unit", "user_id")
 
     def __init__(self, start: ScopeEvent, parent: OpenScope | None) -> None:
         self.start = start
@@ -59,12 +59,22 @@ class OpenScope:
         self.closed = False
         self.marks: list[ScopeEvent] | None = None
         self.provider: str | None = None
-        """Agent scopes: ``hermes.provider`` of the first LLM call inside (FMT-63)."""
+        """Agent and turn scopes: ``hermes.provider`` of the first LLM call inside (FMT-63)."""
+        self.offered: dict[str, dict[str, Any]] | None = None
+        """Turn and agent scopes: the tools offered to the model by the latest LLM call inside, by name."""
         self.model: str | None = None
         """Agent scopes: model of the first LLM call inside (fallback for ``gen_ai.request.model``)."""
         self.attempts: dict[str, int] | None = None
         """Turn / agent scopes: attempts seen per ``api_request_id`` (``hermes.llm.attempt``)."""
         self.attempt = 0
+        self.session_level: bool = start.category == "agent" and (parent is None or parent.session_level)
+        """A session scope outside any turn (not a span when traces are grouped by turn)."""
+        self.unit: OpenScope | None = None
+        """With traces grouped by turn, the root of this scope's trace: the outermost ``agent.run`` around it
+        (itself included), or, outside any turn, the topmost scope under the session; ``None`` for a
+        session scope."""
+        if not self.session_level:
+            self.unit = self if parent is None or parent.session_level else parent.unit
         meta = start.metadata
         if parent is None:
             self.agent: OpenScope | None = self if start.category == "agent" else None
