@@ -15,7 +15,7 @@ from hermes_pipeline.cli.trace_cmd import main
 from hermes_pipeline.export import ScopePlugin
 from hermes_pipeline.sinks.atif import build_atif_sink
 from hermes_pipeline.sinks.atof import build_atof_sink
-from hermes_pipeline.sinks.trace_view import load_trace, render_trace
+from hermes_pipeline.readers.trace import load_trace, render_trace
 
 from .conftest import chat_response
 

@@ -38,7 +38,7 @@ def _count(text: str) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..sinks.trace_view import TraceFileError, load_trace, render_trace, trace_data
+    from ..readers.trace import TraceFileError, load_trace, render_trace, trace_data
 
     color = not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     try:

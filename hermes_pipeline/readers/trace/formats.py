@@ -1,4 +1,4 @@
-"""ATOF JSON Lines and ATIF trajectory files → :class:`~hermes_pipeline.sinks.trace_model.TraceNode` trees.
+"""ATOF JSON Lines and ATIF trajectory files → :class:`~hermes_pipeline.readers.trace.model.TraceNode` trees.
 
 - ATOF (spec 04 §2): starts and ends are paired by ``uuid`` and nested by ``parent_uuid``; timestamps
   are normalised to microseconds before ordering (FMT-14, FMT-15); a start without an end is shown as
@@ -11,7 +11,7 @@
   tool time in between.
 
 :func:`load_trace` detects the format from the content; problems raise
-:class:`~hermes_pipeline.sinks.trace_model.TraceFileError` with a one-line message.
+:class:`~hermes_pipeline.readers.trace.model.TraceFileError` with a one-line message.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..export.ids import parse_timestamp_us
-from .trace_model import WORK_KINDS, Trace, TraceFileError, TraceNode, as_int, get, mapping, short
+from ...export.ids import parse_timestamp_us
+from .model import WORK_KINDS, Trace, TraceFileError, TraceNode, as_int, get, mapping, short
 
 
 def load_trace(path: Path) -> Trace:

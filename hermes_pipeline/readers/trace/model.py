@@ -1,7 +1,7 @@
 """The tree that ``hermes-pipeline trace show`` renders: :class:`TraceNode`, :class:`Trace` and small helpers.
 
-Built by :mod:`~hermes_pipeline.sinks.trace_formats` from ATOF or ATIF files, rendered by
-:mod:`~hermes_pipeline.sinks.trace_view`.
+Built by :mod:`~hermes_pipeline.readers.trace.formats` from ATOF or ATIF files, rendered by
+:mod:`~hermes_pipeline.readers.trace.view`.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ The "which step was slow / heavy / failed" view behind ``hermes-pipeline trace s
     trace = load_trace(Path("hermes-events-20260901T101500Z.jsonl"))   # or an ATIF .json file
     print(render_trace(trace, color=False, slowest=5))
 
-Reading lives in :mod:`~hermes_pipeline.sinks.trace_formats` (ATOF pairing and nesting, ATIF steps,
-tool results and embedded subagents), the tree in :mod:`~hermes_pipeline.sinks.trace_model`; this
+Reading lives in :mod:`~hermes_pipeline.readers.trace.formats` (ATOF pairing and nesting, ATIF steps,
+tool results and embedded subagents), the tree in :mod:`~hermes_pipeline.readers.trace.model`; this
 module renders.
 
 The slowest LLM call or tool call and the heaviest LLM call (most tokens) are marked, and failed,
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .trace_formats import load_trace
-from .trace_model import PROBLEMS, WORK_KINDS, Trace, TraceFileError, TraceNode
+from .formats import load_trace
+from .model import PROBLEMS, WORK_KINDS, Trace, TraceFileError, TraceNode
 
 __all__ = ["Trace", "TraceFileError", "TraceNode", "load_trace", "mark_outliers", "render_trace", "trace_data"]
 
