@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..engine.deadline import Deadline, run_all
 
 logger: Final = logging.getLogger("hermes_pipeline.component.observability")
 
@@ -41,22 +42,37 @@ class AttachedSinks:
     sinks: dict[str, Any] = field(default_factory=dict)
 
     def flush(self, timeout: float) -> bool:
-        """Project what is queued, then flush every sink."""
-        ok = bool(self.projection.flush(timeout))
-        for sink in self.sinks.values():
-            ok = bool(sink.flush(timeout)) and ok
-        return ok
+        """Project what is queued, then flush every sink: all within ``timeout`` seconds in all, the
+        sinks side by side (one stuck destination never takes the others' time)."""
+        deadline = Deadline(timeout)
+        ok = bool(self.projection.flush(deadline.remaining()))
+        return run_all([sink.flush for sink in self.sinks.values()], deadline.remaining(),
+                       name="hermes-export-flush") and ok
 
     def shutdown(self, deadline: float) -> bool:
-        """Close open scopes (partial output), then shut every sink down within ``deadline``."""
-        ok = bool(self.projection.shutdown(deadline))
-        for name, sink in self.sinks.items():
-            try:
-                ok = bool(sink.shutdown(deadline)) and ok
-            except Exception as exc:  # one sink never prevents the others' shutdown
-                logger.warning("hermes_pipeline: observability: %s shutdown failed: %s", name, exc)
-                ok = False
-        return ok
+        """Close open scopes (partial output), then shut every sink down side by side: all within
+        ``deadline`` seconds in all."""
+        end = Deadline(deadline)
+        ok = bool(self.projection.shutdown(end.remaining()))
+        groups: dict[int, list[tuple[str, Any]]] = {}
+        for name, sink in self.sinks.items():  # sections sharing one worker process close one after another
+            groups.setdefault(id(getattr(sink, "worker", sink)), []).append((name, sink))
+        return run_all([self._shutdown_group(group) for group in groups.values()], end.remaining(),
+                       name="hermes-export-shutdown") and ok
+
+    @staticmethod
+    def _shutdown_group(group: list[tuple[str, Any]]) -> Callable[[float], bool]:
+        def shutdown(seconds: float) -> bool:
+            deadline = Deadline(seconds)
+            ok = True
+            for name, sink in group:
+                try:
+                    ok = bool(sink.shutdown(deadline.remaining())) and ok
+                except Exception as exc:  # one sink never prevents the others' shutdown
+                    logger.warning("hermes_pipeline: observability: %s shutdown failed: %s", name, exc)
+                    ok = False
+            return ok
+        return shutdown
 
     def stats(self) -> dict[str, Any]:
         """Counters of the projection queue and of each sink."""

@@ -2,9 +2,10 @@
 
 ``flush(t)`` and ``shutdown(t)`` return within ``t`` seconds in all, not ``t`` per exporter or per
 component: a :class:`Deadline` is one monotonic end time that every step reads its remaining time
-from, and :func:`run_all` / :func:`close_writers` let independent exporters use that time side by
-side, so that one destination that never answers cannot eat the time of the others. At
-interpreter exit every ``atexit`` shutdown of the process shares :func:`exit_deadline`.
+from, and :func:`run_all` lets independent exporters use that time side by side (the writers of one
+sink likewise start draining together, ``BoundedWriter.begin_close``), so that one destination that
+never answers cannot eat the time of the others. At interpreter exit every ``atexit`` shutdown of
+the process shares :func:`exit_deadline`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 JOIN_SLACK = 0.05
 """Seconds :func:`run_all` waits beyond the deadline for a call that honours it to return."""
@@ -62,32 +62,6 @@ def run_all(calls: Sequence[Callable[[float], object]], seconds: float, *, name:
     for thread in threads:
         thread.join(deadline.remaining() + JOIN_SLACK)
     return all(results) and not any(thread.is_alive() for thread in threads)
-
-
-class ClosableWriter(Protocol):
-    """What :func:`close_writers` needs of a :class:`~hermes_pipeline.export.writer.BoundedWriter`."""
-
-    def begin_close(self, deadline_seconds: float) -> None: ...
-
-    def close(self, deadline_seconds: float = ...) -> bool: ...
-
-
-def close_writers(writers: Sequence[ClosableWriter], seconds: float) -> bool:
-    """Close ``writers`` under one deadline: all of them start draining at once, then each is joined
-    with the time left. ``False`` if any dropped queued items at the deadline. Never raises."""
-    deadline = Deadline(seconds)
-    ok = True
-    for writer in writers:
-        try:
-            writer.begin_close(deadline.remaining())
-        except Exception:  # noqa: BLE001
-            ok = False
-    for writer in writers:
-        try:
-            ok = bool(writer.close(deadline.remaining())) and ok
-        except Exception:  # noqa: BLE001
-            ok = False
-    return ok
 
 
 _exit_lock = threading.Lock()

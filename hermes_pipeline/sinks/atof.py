@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from ..engine.deadline import Deadline
 from ..export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
 from ..export.errors import ExportConfigError
 from ..export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent, submit_paired
@@ -214,10 +215,17 @@ class AtofSink:
             submit_paired(route.writer, event, route.dropped_starts, force_end=False)
 
     def _each_writer(self, action: str, seconds: float) -> bool:
-        """``flush`` or ``close`` every route's writer, each within ``seconds`` (or its own cap)."""
+        """``flush`` or ``close`` every route's writer within ``seconds`` in all (a stream also within its
+        own cap): one deadline for every sink, and all writers drain side by side at close."""
+        deadline = Deadline(seconds)
+        if action == "close":
+            for route in self._routes:
+                remaining = deadline.remaining()
+                route.writer.begin_close(remaining if route.flush_cap is None else min(remaining, route.flush_cap))
         ok = True
         for route in self._routes:
-            cap = seconds if route.flush_cap is None else min(seconds, route.flush_cap)
+            remaining = deadline.remaining()
+            cap = remaining if route.flush_cap is None else min(remaining, route.flush_cap)
             try:
                 ok = bool(getattr(route.writer, action)(cap)) and ok
             except Exception:
