@@ -9,13 +9,14 @@ from typing import Any
 
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from hermes_pipeline import Engine
+from hermes_pipeline import Engine, Host
 from hermes_pipeline.demo import otlp_receiver
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.sinks.otel import OtelPlugin, build_otel_plugin
 from hermes_pipeline.sinks.otel_export import default_exporter
 
 from ._scripted import run_scripted_session as scripted_session
+from .conftest import chat_response
 
 SPAN_KIND_INTERNAL = 1
 SPAN_KIND_CLIENT = 3
@@ -70,6 +71,61 @@ def run_scripted_session(engine: Engine, session_id: str = "sess-main") -> dict[
     return scripted_session(engine, session_id, request_extra={"tools": TOOLS, "temperature": 0.2, "max_tokens": 256})
 
 
+QUESTION = "What do my notes say?"
+ANSWER = "Your notes say: Buy milk."
+FOLLOW_UP = "Thanks! Anything else?"
+LAST_ANSWER = "No, that is all."
+MISSING = "no such file: missing.txt"
+
+
+def run_two_turn_session(engine: Engine, session_id: str = "sess-2t", *, base_url: str = "https://api.example/v1",
+                         usage: tuple[int, int] = (42, 7)) -> dict[str, Any]:
+    """Issue 18's session: turn 1 asks a question, the model (tokens ``usage``) calls two tools in one answer, one
+    succeeds and one fails (``FileNotFoundError``), the next call sees both results and answers; turn 2 is a
+    plain follow-up. Returns the tool results the model was given and the turn ids."""
+    host = Host(engine, platform="cli", model="gpt-4o-mini", provider="openai", base_url=base_url,
+                api_mode="chat_completions")
+    calls = [{"id": "call_ok", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"notes.txt"}'}},
+             {"id": "call_bad", "type": "function",
+              "function": {"name": "read_file", "arguments": '{"path":"missing.txt"}'}}]
+
+    def answer(text: str | None, tool_calls: list[dict[str, Any]] | None = None) -> Any:
+        response = chat_response(text, tool_calls, model="gpt-4o-mini-2024-07-18")
+        response["id"] = f"chatcmpl-{len(text or '')}-{len(tool_calls or [])}"
+        response["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                             "total_tokens": usage[0] + usage[1]}
+        return lambda request: response
+
+    def read_file(path: str) -> str:
+        if path != "notes.txt":
+            raise FileNotFoundError(MISSING)
+        return "Buy milk."
+
+    out: dict[str, Any] = {"turn_ids": []}
+    system = {"role": "system", "content": "You are Hermes."}
+    with host.session(session_id) as session:
+        with session.turn(QUESTION) as turn:
+            out["turn_ids"].append(turn.turn_id)
+            history: list[dict[str, Any]] = [system, {"role": "user", "content": QUESTION}]
+            turn.call_llm({"model": "gpt-4o-mini", "messages": list(history), "tools": TOOLS},
+                          answer(None, calls))
+            results = [turn.call_tool("read_file", {"path": p}, read_file, tool_call_id=c)
+                       for p, c in (("notes.txt", "call_ok"), ("missing.txt", "call_bad"))]
+            out["results"] = results
+            history += [{"role": "assistant", "content": None, "tool_calls": calls},
+                        {"role": "tool", "tool_call_id": "call_ok", "content": results[0]},
+                        {"role": "tool", "tool_call_id": "call_bad", "content": results[1]}]
+            turn.call_llm({"model": "gpt-4o-mini", "messages": list(history), "tools": TOOLS}, answer(ANSWER))
+            turn.complete(ANSWER)
+            history.append({"role": "assistant", "content": ANSWER})
+        with session.turn(FOLLOW_UP, conversation_history=list(history)) as turn:
+            out["turn_ids"].append(turn.turn_id)
+            history.append({"role": "user", "content": FOLLOW_UP})
+            turn.call_llm({"model": "gpt-4o-mini", "messages": list(history), "tools": TOOLS}, answer(LAST_ANSWER))
+            turn.complete(LAST_ANSWER)
+    return out
+
+
 def by_name(spans: Sequence[ReceivedSpan], name: str) -> list[ReceivedSpan]:
     return [s for s in spans if s.name == name]
 
@@ -105,5 +161,5 @@ class GatedExporter(SpanExporter):
         return True
 
 
-__all__ = ["GatedExporter", "PathReceiver", "by_name", "default_exporter", "finish", "otel_plugin",
-           "run_scripted_session", "tool_span"]
+__all__ = ["ANSWER", "FOLLOW_UP", "LAST_ANSWER", "MISSING", "QUESTION", "GatedExporter", "PathReceiver", "by_name",
+           "default_exporter", "finish", "otel_plugin", "run_scripted_session", "run_two_turn_session", "tool_span"]
