@@ -82,7 +82,7 @@ from _timing import per_call_thread_ns, pluggy_reference  # noqa: E402
 from hermes_pipeline import Engine, Host  # noqa: E402
 from hermes_pipeline.components.observability import ObservabilityComponent  # noqa: E402
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
-from hermes_pipeline.sinks.worker_process import ProcessSink  # noqa: E402
+from hermes_pipeline.export.worker import ProcessSink  # noqa: E402
 
 relay: Any
 relay_plugin: Any

@@ -18,7 +18,7 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.export.errors import ExportConfigError
 from hermes_pipeline.sinks.otel import build_otel_plugin
-from hermes_pipeline.sinks.worker_process import ProcessSink
+from hermes_pipeline.export.worker import ProcessSink
 
 from ._otel_support import run_scripted_session
 
@@ -188,7 +188,7 @@ def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write
 def test_fmt84_an_answer_that_comes_too_late_is_discarded_not_mistaken_for_the_next() -> None:
     """FMT-84: a request that gives up waiting (here: no time at all) leaves the worker running; its late
     answer is discarded, and the next requests get their own answers."""
-    from hermes_pipeline.sinks.worker_process import STATS, WorkerDied
+    from hermes_pipeline.export.worker.protocol import STATS, WorkerDied
 
     with OTLPReceiver() as receiver:
         plugin = _plugin(receiver.endpoint, "process")
@@ -271,7 +271,7 @@ def test_fmt73_a_bad_worker_value_is_a_typed_error_naming_the_key(value: Any) ->
 
 def test_fmt73_a_section_the_shared_worker_refuses_fails_the_whole_pool_cleanly(tmp_path: Any) -> None:
     """FMT-73/CFG-48: one bad section in a shared child comes back as its own typed error; the child is gone."""
-    from hermes_pipeline.sinks.worker_process import WorkerPool
+    from hermes_pipeline.export.worker import WorkerPool
 
     pool = WorkerPool()
     good = pool.plan("shared", "atof", "hermes_pipeline.sinks.atof:build_atof_sink",

@@ -8,7 +8,7 @@ from ..config.checks import (
     Check, array, boolean, integer, nonblank, number, one_of, str_list, str_map, string, table,
 )
 from ..config.policy import LEVELS
-from ..sinks.worker_process import check_worker
+from ..export.worker import check_worker
 
 
 def basic_auth(value: Any) -> str | None:

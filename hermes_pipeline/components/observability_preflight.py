@@ -96,7 +96,7 @@ def _entry_of(path: KeyPath) -> KeyPath:
 def check_activation(config: Mapping[str, Any], vctx: ValidationContext) -> None:
     """Report, through ``vctx``, what activating ``config`` (already validated and cleaned) would
     skip or refuse, and every enabled section that would have no destination (see the module text)."""
-    from ..sinks.worker_process import split_worker
+    from ..export.worker import split_worker
 
     parsers = _parsers(config)
     for name in SECTIONS:

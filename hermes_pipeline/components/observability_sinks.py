@@ -110,7 +110,7 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
     attached = AttachedSinks(projection)
     from ..sinks.base import SinkContext
     from ..sinks.registry import load_sink
-    from ..sinks.worker_process import ProcessSink, WorkerPool
+    from ..export.worker import ProcessSink, WorkerPool
 
     pool = WorkerPool()  # sections with worker = "process:NAME" share one child per NAME
     try:

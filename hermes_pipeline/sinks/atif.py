@@ -36,7 +36,7 @@ from .atif_config import AtifConfig, parse_atif_config
 from .atif_files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
 from .atif_trajectory import TrajectoryAssembler, TrajectoryFile
 from .base import Sink, SinkContext
-from .worker_process import ProcessSink, WorkerPool, process_sink, split_worker
+from ..export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtifPlugin", "AtifSink", "ExportConfigError", "TrajectoryFile", "build_atif_plugin", "build_atif_sink"]
 
@@ -259,7 +259,7 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
                     destinations: Mapping[Any, Destination] | None = None,
                     workers: WorkerPool | None = None) -> AtifSink | ProcessSink:
     """Validate the ``atif`` table and return a started :class:`AtifSink` (a scope listener), or with
-    ``worker = "process"`` a :class:`~hermes_pipeline.sinks.worker_process.ProcessSink` running one in a child
+    ``worker = "process"`` a :class:`~hermes_pipeline.export.worker.ProcessSink` running one in a child
     process (not with ``destinations`` overrides, which cannot cross processes).
 
     Args:
@@ -275,7 +275,7 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
             :class:`~hermes_pipeline.sinks.atif_trajectory.TrajectoryFile` items), ``<index>`` → that
             ``storage`` entry.
         workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
-            :meth:`~hermes_pipeline.sinks.worker_process.WorkerPool.start`); without it such a section gets a
+            :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); without it such a section gets a
             worker process of its own.
 
     Raises:

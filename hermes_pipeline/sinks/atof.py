@@ -35,7 +35,7 @@ from ..export.standalone import SinkPlugin
 from ..export.writer import BoundedWriter, Destination, warn_nonzero_counters
 from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
 from .base import Sink, SinkContext
-from .worker_process import ProcessSink, WorkerPool, process_sink, split_worker
+from ..export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "build_atof_plugin", "build_atof_sink",
            "replace_dots"]
@@ -295,7 +295,7 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
                     destinations: Mapping[int, Destination] | None = None,
                     workers: WorkerPool | None = None) -> AtofSink | ProcessSink:
     """Validate the ``atof`` table and return a started :class:`AtofSink` (a scope listener), or with
-    ``worker = "process"`` a :class:`~hermes_pipeline.sinks.worker_process.ProcessSink` running one in a child
+    ``worker = "process"`` a :class:`~hermes_pipeline.export.worker.ProcessSink` running one in a child
     process (not with ``destinations`` overrides, which cannot cross processes).
 
     Args:
@@ -308,7 +308,7 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         ignore_unknown_keys: the caller already applied its unknown-field policy.
         destinations: ``sink index → Destination`` overrides (tests, custom transports).
         workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
-            :meth:`~hermes_pipeline.sinks.worker_process.WorkerPool.start`); without it such a section gets a
+            :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); without it such a section gets a
             worker process of its own.
 
     Raises:

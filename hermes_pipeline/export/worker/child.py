@@ -1,0 +1,111 @@
+"""The worker process's own side: ``python -m hermes_pipeline.export.worker.child``.
+
+Started by :class:`~hermes_pipeline.export.worker.parent.WorkerProcess` (not by ``multiprocessing``,
+so the host's ``__main__`` is never re-imported). It builds each section's sink from the same table
+the parent was given, feeds every event to all of them, answers ``flush``, ``stats`` and ``close``
+requests on its stdout, and exits once its last section is closed, or shuts every sink down when its
+stdin closes. Anything printed by a sink goes to stderr: stdout carries the protocol only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import IO, Any
+
+from ..errors import ExportConfigError
+from ..events import ScopeEvent
+from .protocol import CLOSE, EVENTS, FLUSH, STATS
+from .protocol import receive as _receive
+from .protocol import send as _send
+
+__all__ = ["main"]
+
+
+def _shutdown_all(sinks: dict[str, Any], deadline: float) -> None:
+    for sink in sinks.values():
+        try:
+            sink.shutdown(deadline)
+        except Exception:  # one sink never prevents the others' shutdown
+            pass
+
+
+def _build(specs: list[tuple[str, str, dict[str, Any], dict[str, Any]]]) -> dict[str, Any] | tuple[str, str]:
+    """Every section's sink, or ``(key path, reason)`` of the first that cannot be built."""
+    from ...engine.plugins import import_object
+
+    sinks: dict[str, Any] = {}
+    for builder, section, config, options in specs:
+        try:
+            build: Any = import_object(builder)
+            sinks[section] = build(config, **options)
+        except Exception as exc:
+            _shutdown_all(sinks, 1.0)
+            if isinstance(exc, ExportConfigError):
+                return exc.path, exc.message
+            return section, f"the worker process could not build the sink ({type(exc).__name__}: {exc})"
+    return sinks
+
+
+def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
+    """The child: build the sinks, then answer frames until the last section is closed or input ends."""
+    built = _build(_receive(stdin))
+    if isinstance(built, tuple):
+        _send(stdout, ("error", *built))
+        return 1
+    sinks = built
+    started = time.process_time()  # CPU spent serving is measured from here (start-up excluded)
+
+    def report(section: str) -> tuple[dict[str, Any], dict[str, int]]:
+        return sinks[section].stats(), sinks[section].counters()
+
+    _send(stdout, ("ready", {section: (getattr(sink, "enabled", True), sink.destinations(), sink.max_queue_size,
+                                       sink.counters()) for section, sink in sinks.items()}))
+    make = ScopeEvent
+    received = 0
+    try:
+        while True:
+            try:
+                kind, seq, *args = _receive(stdin)
+            except EOFError:  # the parent went away: export what we have
+                _shutdown_all(sinks, 5.0)
+                return 0
+            if kind == EVENTS:
+                feed = tuple(sinks.values())
+                for fields in args[0]:
+                    event = make(*fields)
+                    for sink in feed:
+                        sink(event)
+                received += len(args[0])
+            elif kind == FLUSH:
+                end = time.monotonic() + args[0]
+                ok = all([sink.flush(max(end - time.monotonic(), 0.0)) for sink in sinks.values()])
+                _send(stdout, (seq, (ok, received)))
+            elif kind == STATS:
+                _send(stdout, (seq, ({section: report(section) for section in sinks},
+                                     time.process_time() - started, received)))
+            elif kind == CLOSE:
+                section, deadline = args
+                sink = sinks.get(section)
+                ok = bool(sink.shutdown(deadline)) if sink is not None else True
+                stats, counters = report(section) if sink is not None else ({}, {})
+                sinks.pop(section, None)
+                _send(stdout, (seq, (ok, stats, counters, time.process_time() - started, received)))
+                if not sinks:
+                    return 0
+    except BrokenPipeError:
+        _shutdown_all(sinks, 1.0)
+        return 0
+
+
+def main() -> int:
+    """Entry point of the worker: frames on stdin/stdout; anything printed goes to stderr instead."""
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    return _serve(sys.stdin.buffer, protocol_out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

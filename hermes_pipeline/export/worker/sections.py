@@ -1,0 +1,158 @@
+"""Each section's view of a worker process, and the pool that plans shared ones.
+
+A section with ``worker = "process"`` gets a :class:`ProcessSink` whose own worker process is started
+at once; sections with ``worker = "process:NAME"`` are planned in a :class:`WorkerPool` while their
+builders run, and :meth:`WorkerPool.start` then starts one
+:class:`~hermes_pipeline.export.worker.parent.WorkerProcess` per ``NAME``. Every section keeps its own
+view for flush, shutdown, stats, counters and destinations; the worker is the listener.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..events import ScopeEvent
+from .parent import WorkerProcess
+from .protocol import shared_worker_name
+
+__all__ = ["ProcessSink", "WorkerPool", "process_sink"]
+
+
+class ProcessSink:
+    """One section's sink, run by a worker process (see the module docstring).
+
+    ``ProcessSink(section, builder, config, options)`` starts a worker process of its own for the
+    section (``worker = "process"``); the views of a shared worker come from
+    :attr:`WorkerProcess.sinks`. Calling a view forwards the event to its worker process: register
+    the :class:`WorkerProcess` (:attr:`worker`) as the listener once when it serves several sections.
+
+    Args:
+        section: ``atof``, ``atif`` or ``opentelemetry`` (names queues, counters and errors).
+        builder: ``"module:function"`` building the section's sink from ``(config, **options)`` in the child.
+        config: the section's table without ``worker`` (validated again in the child).
+        options: keyword arguments of the builder (pickled to the child).
+        max_queue_size: capacity of the forwarding queue (events).
+        python: the interpreter for the child (default: this one).
+    """
+
+    worker: WorkerProcess
+    section: str
+
+    def __init__(self, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any], *,
+                 max_queue_size: int = 10_000, python: str | None = None) -> None:
+        WorkerProcess(section, [(section, builder, config, options)], max_queue_size=max_queue_size,
+                      python=python, views={section: self})
+
+    def _attach(self, worker: WorkerProcess, section: str, enabled: bool, destinations: list[str]) -> None:
+        self.worker, self.section = worker, section
+        self._enabled, self._destinations = enabled, destinations
+        self._closed = False
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the child's sink for this section exports anything."""
+        return bool(self._enabled)
+
+    @property
+    def max_queue_size(self) -> int:
+        """The forwarding queue's capacity (the publication queue's share, FMT-80)."""
+        return self.worker.max_queue_size
+
+    @property
+    def worker_pid(self) -> int:
+        """Process ID of the worker."""
+        return self.worker.pid
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the worker has exited (after :meth:`shutdown`); ``False`` if it is still running."""
+        return self.worker.join(timeout)
+
+    def __call__(self, event: ScopeEvent) -> None:
+        """Enqueue only (FMT-79): the worker's listener."""
+        self.worker(event)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Barrier (FMT-84): forwarded, then built and exported by the child; ``False`` past ``timeout``."""
+        return self.worker.flush(timeout)
+
+    def shutdown(self, deadline: float = 5.0) -> bool:
+        """Forward what is queued and let the child shut this section's sink down within ``deadline``; the
+        child ends with its last section. Idempotent."""
+        if self._closed:
+            return True
+        self._closed = True
+        return self.worker.close_section(self.section, deadline)
+
+    def counters(self) -> dict[str, int]:
+        """The child's FMT-81 counters; every events or spans ``*_dropped`` counter also counts the events
+        this side lost (``atof.*.events_dropped[...]``, ``atif.events_dropped``, ``otel.spans_dropped[i]``)."""
+        if not self._closed:
+            self.worker.refresh()
+        lost = self.worker.losses()
+        return {key: value + lost if key.split("[", 1)[0].endswith(("events_dropped", "spans_dropped")) else value
+                for key, value in self.worker.section_stats(self.section)[1].items()}
+
+    def stats(self) -> dict[str, Any]:
+        """The child sink's ``stats()``, plus ``worker``: pid, alive, the sections it serves, the CPU seconds
+        the child spent serving (start-up excluded; as of its last answer) and the forwarding queue's counters."""
+        if not self._closed:
+            self.worker.refresh()
+        return {**self.worker.section_stats(self.section)[0], "worker": self.worker.stats()}
+
+    def destinations(self) -> list[str]:
+        """The child's destinations (no credentials), tagged with the worker process."""
+        return [f"{where} (worker process {self.worker.pid})" for where in self._destinations]
+
+
+class WorkerPool:
+    """Worker processes shared by sections (``worker = "process:NAME"``), planned first and started together.
+
+    A sink builder given a pool plans its section with :meth:`plan` and gets back the section's
+    :class:`ProcessSink` at once; :meth:`start` then starts one child per ``NAME`` with every section
+    planned under it, and attaches the views. Register each distinct :attr:`ProcessSink.worker`
+    as the scope listener once.
+    """
+
+    def __init__(self, *, python: str | None = None) -> None:
+        self._python = python
+        self._plans: dict[str, list[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]]] = {}
+        self._capacity: dict[str, int] = {}
+        self._views: dict[str, dict[str, ProcessSink]] = {}
+        self.workers: list[WorkerProcess] = []
+        """The started worker processes."""
+
+    def plan(self, name: str, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any],
+             *, max_queue_size: int = 10_000) -> ProcessSink:
+        """Add ``section`` to the worker ``name``; its view works once :meth:`start` has run."""
+        self._plans.setdefault(name, []).append((section, builder, config, options))
+        self._capacity[name] = max(self._capacity.get(name, 0), max_queue_size)
+        view = ProcessSink.__new__(ProcessSink)
+        view._closed = True  # until start() attaches it: a shutdown before that is a no-op
+        self._views.setdefault(name, {})[section] = view
+        return view
+
+    def start(self) -> None:
+        """Start every planned worker; on failure the ones already started are shut down and the typed
+        :class:`~hermes_pipeline.export.errors.ExportConfigError` propagates."""
+        try:
+            for name, sections in self._plans.items():
+                self.workers.append(WorkerProcess(name, sections, max_queue_size=self._capacity[name],
+                                                  python=self._python, views=self._views[name]))
+        except BaseException:
+            for worker in self.workers:
+                for view in worker.sinks.values():
+                    view.shutdown(1.0)
+            raise
+        finally:
+            self._plans.clear()
+
+
+def process_sink(worker: str, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any], *,
+                 max_queue_size: int = 10_000, pool: WorkerPool | None = None) -> ProcessSink:
+    """The section's :class:`ProcessSink` for a ``worker`` value other than ``thread``: planned in ``pool`` under
+    ``NAME`` for ``process:NAME`` (when a pool is given), else in a worker process of its own, started now."""
+    name = shared_worker_name(worker)
+    if name is not None and pool is not None:
+        return pool.plan(name, section, builder, config, options, max_queue_size=max_queue_size)
+    return ProcessSink(section, builder, config, options, max_queue_size=max_queue_size)
