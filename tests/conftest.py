@@ -1,14 +1,75 @@
-"""Shared fixtures: a fresh engine, a host on it, and an in-memory recorder."""
+"""Shared fixtures: a fresh engine, a host on it, and an in-memory recorder; and the session guard
+that fails the run when the tests leave a file in the working tree or the working directory."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.testing import Recorder
+
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+SKIPPED_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", "build", "dist"})
+"""Directories the guard never lists: git's own, and caches .gitignore covers."""
+SOURCE_SUFFIXES = frozenset({".py", ".md", ".toml", ".yaml", ".yml", ".json", ".txt"})
+
+
+def _files(root: Path) -> set[str]:
+    """Every file under ``root`` (relative, ``/``-separated), without the skipped directories."""
+    found: set[str] = set()
+    for directory, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
+        base = Path(directory).relative_to(root)
+        found.update((base / name).as_posix() for name in names)
+    return found
+
+
+def _gained(root: Path, before: set[str]) -> list[str]:
+    """Files under ``root`` that were not there at the start of the session.
+
+    Not counted: a source-like file (``SOURCE_SUFFIXES``) inside a top-level directory that
+    already held files, which is what another developer editing the same working tree adds while
+    the suite runs; no test writes such files into the tree. Anything new at the top level, in a
+    new top-level directory, or of any other type counts.
+    """
+    tops = {path.split("/", 1)[0] for path in before if "/" in path}
+    out = []
+    for path in sorted(_files(root) - before):
+        top, _, rest = path.partition("/")
+        if rest and top in tops and Path(path).suffix in SOURCE_SUFFIXES:
+            continue
+        out.append(path)
+    return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_written_outside_tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests and the demo write only under ``tmp_path``: the run fails if the repository tree or
+    the process working directory gained a file (outputs default to the profile directory, and
+    nothing is written where nobody asked). ``HERMES_HOME`` points at a temporary profile for the
+    whole session, so a default output never lands in the real ``~/.hermes``."""
+    previous_home = os.environ.get("HERMES_HOME")
+    os.environ["HERMES_HOME"] = str(tmp_path_factory.mktemp("hermes-home"))
+    cwd = Path.cwd().resolve()
+    roots = [REPOSITORY] + ([cwd] if cwd != REPOSITORY and REPOSITORY not in cwd.parents else [])
+    before = {root: _files(root) for root in roots}
+    yield
+    if previous_home is None:
+        os.environ.pop("HERMES_HOME", None)
+    else:
+        os.environ["HERMES_HOME"] = previous_home
+    os.chdir(cwd)  # a test that changed directory without restoring it must not hide a file
+    problems = [f"{root}/{path}" for root in roots for path in _gained(root, before[root])]
+    if problems:
+        pytest.fail("the tests wrote into the working tree or the working directory (write under tmp_path "
+                    f"instead): {', '.join(problems[:20])}" + (" ..." if len(problems) > 20 else ""),
+                    pytrace=False)
 
 
 @pytest.fixture(autouse=True)
