@@ -68,8 +68,10 @@ def profile_engine() -> Engine:
 def set_engine(engine: Engine | None) -> Engine | None:
     """Replace the process-wide engine (tests, embedding); returns the previous one.
 
-    An engine installed here is used as it is (its owner decides what is active on it); after
-    ``set_engine(None)`` the next :func:`get_engine` creates, and activates, a new one.
+    An engine installed here is used as it is (its owner decides what is active on it). After
+    ``set_engine(None)`` the next :func:`get_engine` creates a new engine and decides its activation
+    again, which joins nothing while an earlier activation is still held: release that one first
+    (:func:`hermes_pipeline.config.release_all`).
     """
     global _engine, _decided
     with _lock:
