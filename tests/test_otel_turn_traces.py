@@ -70,7 +70,8 @@ def test_fmt_56a_one_trace_per_turn_rooted_at_the_turn_without_a_session_span(pr
 
 def test_fmt_56a_gen_ai_turn_is_the_invoke_agent_root_with_question_and_answer() -> None:
     """FMT-56a / FMT-63: in gen_ai the turn's root is an invoke_agent span (operation, agent name, provider, model,
-    conversation id); with the content gate open its messages are the user's question and the final answer."""
+    conversation id); with the content gate open its messages, and the input.value / output.value that backends
+    show for a trace, are the user's question and the final answer."""
     spans = export("gen_ai", enable_full_payloads=True)
     roots = sorted((root_of(m) for m in traces(spans).values()), key=lambda s: s.start_ns)
     for root, question, answer in zip(roots, (QUESTION, FOLLOW_UP), (ANSWER, LAST_ANSWER), strict=True):
@@ -83,6 +84,7 @@ def test_fmt_56a_gen_ai_turn_is_the_invoke_agent_root_with_question_and_answer()
                                                           "parts": [{"type": "text", "content": question}]}]
         assert json.loads(a["gen_ai.output.messages"]) == [{"role": "assistant", "finish_reason": "stop",
                                                            "parts": [{"type": "text", "content": answer}]}]
+        assert (a["input.value"], a["output.value"]) == (question, answer)  # what sessions views show
 
 
 def test_fmt_56a_subagents_stay_in_the_delegating_turns_trace() -> None:

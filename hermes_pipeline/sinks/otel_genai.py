@@ -244,6 +244,11 @@ def _turn(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> t
             attrs["gen_ai.output.messages"] = canonical_json(
                 [{"role": "assistant", "parts": [{"type": "text", "content": messages.text_of(answer)}],
                   "finish_reason": "stop" if "error.type" not in attrs else "error"}])
+        # the GenAI conventions have no trace-level input and output: backends (Phoenix, Langfuse) show a trace's
+        # and a session's first input and last output from the root span's input.value / output.value
+        for key, value in (("input", question), ("output", answer)):
+            if value is not None:
+                attrs[f"{key}.value"], attrs[f"{key}.mime_type"] = messages.text_of(value), "text/plain"
     return f"invoke_agent {name}" if name else "invoke_agent", attrs
 
 
