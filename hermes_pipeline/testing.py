@@ -6,6 +6,10 @@
         run_my_agent(engine)
     assert rec.names()[:2] == ["on_session_start", "pre_llm_call"]
     assert rec.last("post_tool_call")["status"] == "ok"
+
+For sink authors (:mod:`hermes_pipeline.sink_testing`): :class:`MemorySink` keeps the scope events it
+receives, :func:`capture_export` runs a scripted session (:func:`scripted_session`) through the
+``observability`` projection and the sinks of a config and returns the events and every file written.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from typing import Any
 from .contract.hooks import OBSERVER_HOOKS
 from .engine.core import Engine
 from .runtime import get_engine
+from .sink_testing import ExportCapture, MemorySink, capture_export, scripted_session
+
+__all__ = ["Event", "ExportCapture", "MemorySink", "Recorder", "capture", "capture_export", "scripted_session"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,11 +87,12 @@ class AttachedSinks:
 
 
 def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callable[[object], None],
-                 default_dir: Path | None = None) -> AttachedSinks | None:
+                 default_dir: Path | None = None, builders: Mapping[str, Any] | None = None) -> AttachedSinks | None:
     """Build the enabled sinks of an ``observability`` config and register their projection.
 
     ``base_dir`` resolves relative paths (CFG-83); ``default_dir`` is where local files go when a
     section names no ``output_directory`` (``$HERMES_HOME/telemetry`` when omitted, FMT-35).
+    ``builders`` (section → builder) are used before the entry points (tests of a sink not installed).
 
     Returns ``None`` when no section is enabled (then nothing is registered and nobody listens).
     A sink that cannot be built raises; the component activation then fails as a whole (CFG-48).
@@ -118,7 +119,8 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
             ctx = SinkContext(name=name, base_dir=base_dir, default_dir=default_dir,
                               enable_full_payloads=config.get("enable_full_payloads") is True,
                               content_summary=config.get("content_summary") or "preview", workers=pool)
-            attached.sinks[name] = load_sink(name)(config[name], ctx)
+            builder = builders.get(name) if builders is not None else None
+            attached.sinks[name] = (builder or load_sink(name))(config[name], ctx)
         pool.start()
         listeners: list[Any] = []
         for sink in attached.sinks.values():  # a shared worker is fed once for all its sections
