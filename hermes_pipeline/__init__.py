@@ -15,12 +15,12 @@ from .contract.errors import (
     WrapperHookimplError,
 )
 from .contract.hookspecs import hookimpl, hookspec
-from .contract.versions import MIDDLEWARE_SCHEMA_VERSION, TELEMETRY_SCHEMA_VERSION
+from .contract.versions import MIDDLEWARE_SCHEMA_VERSION, PACKAGE_VERSION, TELEMETRY_SCHEMA_VERSION
 from .engine.core import Engine
 from .host import Host, Session, Turn
 from .runtime import get_engine
 
-__version__ = "0.1.0"
+__version__ = PACKAGE_VERSION
 
 
 def __getattr__(name: str) -> object:

@@ -22,7 +22,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .. import __version__
+from ..contract.versions import PACKAGE_VERSION as __version__
 from .diagnostics import Diagnostics
 from .errors import ConfigError, NativeRuntimeRequired
 from .files import read_config_bytes, read_config_text

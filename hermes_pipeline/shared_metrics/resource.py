@@ -104,7 +104,7 @@ def detect_install_method() -> str:
 def detect_resource(*, hermes_version: str | None = None, install_method: str | None = None) -> Resource:
     """The current client resource, every field normalised (SM-45)."""
     if hermes_version is None:
-        from .. import __version__ as hermes_version
+        from ..contract.versions import PACKAGE_VERSION as hermes_version
     return Resource(
         hermes_version=normalise_version(hermes_version),
         os_family=normalise_os(sys.platform),

@@ -1,0 +1,29 @@
+"""Layering rules checked on the source: no layer imports the package root or a higher layer's private
+names, and each fact is stated once."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+from pathlib import Path
+
+import hermes_pipeline
+from hermes_pipeline.contract.versions import PACKAGE_VERSION
+
+PACKAGE = Path(hermes_pipeline.__file__).resolve().parent
+
+
+def _imports(path: Path) -> list[tuple[int, str | None, list[str]]]:
+    """``(level, module, names)`` of every ``from ... import`` in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(node.level, node.module, [alias.name for alias in node.names])
+            for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+
+
+def test_the_version_is_stated_below_the_config_layer_and_matches_the_distribution() -> None:
+    assert hermes_pipeline.__version__ == PACKAGE_VERSION == importlib.metadata.version("hermes_pipeline")
+    for layer in ("contract", "engine", "host", "config", "export"):
+        for path in (PACKAGE / layer).rglob("*.py"):
+            depth = len(path.relative_to(PACKAGE).parts)  # "from .. import" in a/b.py is the root
+            for level, module, names in _imports(path):
+                assert not (level == depth and module is None), f"{path} imports the package root: {names}"
