@@ -177,7 +177,8 @@ def test_fmt_58_llm_errors_name_the_exception_class_and_messages_are_scrubbed() 
 def test_issue_18_gen_ai_every_span_has_an_operation_response_ids_and_answers() -> None:
     """§4.2 / FMT-64: every gen_ai span of the session has gen_ai.operation.name (the turn is invoke_agent, not
     UNKNOWN); chat spans carry gen_ai.response.id from the provider's response and the answer text in
-    gen_ai.output.messages; every span has gen_ai.conversation.id."""
+    gen_ai.output.messages (and as the output.value that backends' output columns read); every span has
+    gen_ai.conversation.id."""
     spans = export("gen_ai", enable_full_payloads=True)
     assert all("gen_ai.operation.name" in s.attributes for s in spans)
     assert all(s.attributes["gen_ai.conversation.id"] == "sess-2t" for s in spans)
@@ -187,6 +188,7 @@ def test_issue_18_gen_ai_every_span_has_an_operation_response_ids_and_answers() 
     outputs = [json.loads(s.attributes["gen_ai.output.messages"]) for s in chats[1:]]
     assert [o[0]["parts"] for o in outputs] == [[{"type": "text", "content": ANSWER}],
                                                [{"type": "text", "content": LAST_ANSWER}]]
+    assert [s.attributes["output.value"] for s in chats[1:]] == [f"assistant: {ANSWER}", f"assistant: {LAST_ANSWER}"]
 
 
 def test_obs_36_a_session_left_normally_is_finalized_as_completed(rec: Recorder, host: Host) -> None:

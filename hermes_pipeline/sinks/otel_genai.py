@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from opentelemetry.trace import SpanKind
 
-from ..export.content import canonical_json
+from ..export.content import canonical_json, source_text
 from ..export.events import ScopeEvent
 from ..export.ids import uuid_str
 from . import otel_messages as messages
@@ -184,6 +184,9 @@ def _llm(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[str
                            ("gen_ai.output.messages", messages.output_messages(response, finish))):
             if value is not None:
                 attrs[key] = canonical_json(value)
+        if isinstance(response, Mapping):  # a backend's output column reads output.value (Phoenix would show the
+            # response id and model otherwise): the answer as text, as the openinference projection writes it
+            attrs["output.value"], attrs["output.mime_type"] = source_text("response", response), "text/plain"
         put(attrs, "hermes.error.message", data.get("error_message"))
     else:
         summarize(attrs, "input", "request", request, opt.summary_mode, api_mode)
