@@ -95,3 +95,41 @@ def test_fmt_9_start_of_a_lone_tool_reaches_the_sinks_at_flush(engine: Engine) -
     pipeline.shutdown()
     assert [e["category_profile"]["tool_call_id"] for e in seen[0]] == ["x"]
     assert _flags(pipeline.events(), "x") == ([], [])
+
+
+def test_fmt_9_a_call_that_raised_an_approval_before_its_sibling_started_is_flagged_too(engine: Engine) -> None:
+    """FMT-9 / FMT-6: call ``a`` asks for an approval (a mark under it), only then ``b`` starts: both flagged."""
+    pipeline = Pipeline(engine)
+    host = Host(engine, model="m")
+    asked = threading.Event()
+    both_running = threading.Barrier(2)
+
+    def work_a() -> str:
+        with host.approval("rm -rf /tmp/x") as approval:
+            approval.resolve("once")
+        asked.set()
+        both_running.wait(10)
+        return "a"
+
+    def work_b() -> str:
+        both_running.wait(10)
+        return "b"
+
+    with host.session("s1") as session, session.turn("go") as turn:
+        turn.call_llm({"model": "m", "messages": []}, lambda r: chat_response(None, CALLS))
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(run_in_context(turn.call_tool), "work", {}, work_a, tool_call_id="a")
+            assert asked.wait(10)
+            second = pool.submit(run_in_context(turn.call_tool), "work", {}, work_b, tool_call_id="b")
+            assert (first.result(), second.result()) == ("a", "b")
+        turn.complete("ok")
+    pipeline.flush()
+    pipeline.shutdown()
+    events = pipeline.events()
+    assert _flags(events, "a") == (["parallel"], ["parallel"])
+    assert _flags(events, "b") == (["parallel"], ["parallel"])
+    [a_start] = [e for e in starts(events, "work") if e["category_profile"]["tool_call_id"] == "a"]
+    approvals = [e for e in events if e["kind"] == "mark" and e["parent_uuid"] == a_start["uuid"]]
+    assert approvals, "the approval marks stay under call a"
+    order = [e["uuid"] for e in events]
+    assert all(order.index(a_start["uuid"]) < order.index(m["uuid"]) for m in approvals)  # parent first

@@ -7,21 +7,25 @@ while no other tool call of its session is open:
 
 - when a second tool call of the session starts, the held start is published *with* ``parallel``
   (just before the second one, which carries it too);
-- before any other event of that session, or any event whose parent is the held scope (a mark,
-  a subagent session), the held start is published as it is, so that every listener still sees a
-  scope's start before its children and its end;
-- :meth:`HeldStarts.drain` publishes every held start (``flush`` and shutdown).
+- events *under* the held scope (approval and human-input marks, a subagent session and all it
+  contains) wait with it, in order, so that a call that raised an approval before a sibling
+  started still gets the flag; at most :data:`MAX_HELD` of them, then everything is published;
+- before any other event of that session (its end, an ``llm.call``, a turn-level mark), the held
+  start and what waited with it are published as they are;
+- :meth:`HeldStarts.drain` publishes everything held (``flush`` and shutdown).
 
-Held events keep their own timestamps (consumers sort by timestamp); only their publication waits.
-A call that was published alone and only then overlapped by a later one keeps its flag-less
-start and end: its start was already out, and its end must repeat the start's flags.
+Held events keep their own timestamps (consumers sort by timestamp); only their publication waits,
+and a parent is always published before its children. A tool call inside a subagent session
+that is itself waiting is not held again (no nesting): such a call, and a call published alone
+before a later one overlapped it, keep flag-less starts and ends, since the end must repeat the
+flags of a start already out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .events import ScopeEvent
+from .events import START, ScopeEvent
 
 PARALLEL = "parallel"
 
@@ -34,43 +38,90 @@ def with_parallel(start: ScopeEvent) -> ScopeEvent:
                       start.root_uuid)
 
 
+MAX_HELD = 256
+"""Events that may wait under one held tool start before everything is published."""
+
+
+class _Held:
+    __slots__ = ("buffer", "members", "start")
+
+    def __init__(self, start: ScopeEvent) -> None:
+        self.start = start
+        self.buffer: list[ScopeEvent] = []
+        self.members = [start.uuid]
+        """UUIDs of the held scope and of every scope (and subagent session) opened under it."""
+
+
 class HeldStarts:
     """At most one held tool start per session scope; the caller holds the tracker's lock."""
 
-    __slots__ = ("_by_session", "_by_uuid")
+    __slots__ = ("_by_session", "_owner")
 
     def __init__(self) -> None:
-        self._by_session: dict[int, ScopeEvent] = {}
-        self._by_uuid: dict[int, int] = {}
+        self._by_session: dict[int, _Held] = {}
+        self._owner: dict[int, int] = {}
+        """UUID of a held scope or of a scope under it → the session UUID its hold is keyed by."""
 
     def __bool__(self) -> bool:
         return bool(self._by_session)
 
+    def may_hold(self, start: ScopeEvent) -> bool:
+        """Whether ``start`` may be held: not inside a scope that is itself waiting (no nesting)."""
+        return start.session_uuid not in self._owner and (start.parent_uuid or 0) not in self._owner
+
     def hold(self, start: ScopeEvent) -> None:
         """Keep ``start`` unpublished until one of the events of the module docstring."""
-        self._by_session[start.session_uuid] = start
-        self._by_uuid[start.uuid] = start.session_uuid
+        self._by_session[start.session_uuid] = _Held(start)
+        self._owner[start.uuid] = start.session_uuid
 
-    def take(self, session_uuid: int) -> ScopeEvent | None:
-        """Remove and return the held start of a session, if any (the caller publishes it)."""
-        start = self._by_session.pop(session_uuid, None)
-        if start is not None:
-            del self._by_uuid[start.uuid]
-        return start
+    def take_parallel(self, session_uuid: int, publish: Callable[[ScopeEvent], None]) -> tuple[ScopeEvent, ScopeEvent] | None:
+        """A sibling starts: publish the session's held start with ``parallel`` and what waited with it;
+        returns ``(held start, flagged start)`` so that the caller can replace its record."""
+        held = self._release(session_uuid)
+        if held is None:
+            return None
+        flagged = with_parallel(held.start)
+        publish(flagged)
+        for event in held.buffer:
+            publish(event)
+        return held.start, flagged
 
-    def release_for(self, event: ScopeEvent, publish: Callable[[ScopeEvent], None]) -> None:
-        """Publish the held start that must precede ``event`` (same session, or its parent)."""
-        start = self.take(event.session_uuid)
-        if start is None and event.parent_uuid is not None:
-            session = self._by_uuid.get(event.parent_uuid)
-            if session is not None:
-                start = self.take(session)
-        if start is not None and start is not event:
-            publish(start)
+    def route(self, event: ScopeEvent, publish: Callable[[ScopeEvent], None]) -> bool:
+        """Before ``event`` is published: ``True`` when it waits with a held start (the caller does
+        not publish it); otherwise what must precede it has been published."""
+        parent = event.parent_uuid
+        key = self._owner.get(parent) if parent is not None else None
+        if key is None:
+            key = self._owner.get(event.session_uuid)
+        if key is not None and event.uuid != self._by_session[key].start.uuid:  # under the held scope
+            held = self._by_session[key]
+            held.buffer.append(event)
+            if event.phase == START:
+                self._owner[event.uuid] = key
+                held.members.append(event.uuid)
+            if len(held.buffer) >= MAX_HELD:
+                self._publish(self._release(key), publish)
+            return True
+        own = key if key is not None else event.session_uuid
+        if own in self._by_session:  # the held scope's own end, or another event of its session
+            self._publish(self._release(own), publish)
+        return False
 
     def drain(self, publish: Callable[[ScopeEvent], None]) -> None:
-        """Publish every held start as it is."""
-        for session in list(self._by_session):
-            start = self.take(session)
-            if start is not None:
-                publish(start)
+        """Publish everything held, as it is."""
+        for key in list(self._by_session):
+            self._publish(self._release(key), publish)
+
+    def _release(self, key: int) -> _Held | None:
+        held = self._by_session.pop(key, None)
+        if held is not None:
+            for uuid in held.members:
+                self._owner.pop(uuid, None)
+        return held
+
+    @staticmethod
+    def _publish(held: _Held | None, publish: Callable[[ScopeEvent], None]) -> None:
+        if held is not None:
+            publish(held.start)
+            for event in held.buffer:
+                publish(event)

@@ -13,7 +13,6 @@ from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .classify import llm_error_type, strip_url, tool_error_type, tool_span_kind
 from .events import END, LLM_SCOPE, SCOPE, START, ScopeEvent
 from .ids import new_uuid7
-from .overlap import with_parallel
 from .publication import attempt_key, deferrable, tool_key
 from .scopes import SCHEMA_KEY, SESSION_KEY, ScopeTracker, SessionState, base_meta
 
@@ -196,21 +195,20 @@ class CallHooks(ScopeTracker):
             concurrent = bool(tools)
             if concurrent:  # every tool scope overlapping another carries "parallel", the first one included
                 attributes = tuple(sorted({*attributes, "parallel"})) if attributes else _PARALLEL
-                held = self._held.take(session.uuid)
-                if held is not None:
-                    flagged = with_parallel(held)
+                taken = self._held.take_parallel(session.uuid, self._publish)
+                if taken is not None:
+                    held, flagged = taken
                     for open_key, open_start in tools.items():
                         if open_start is held:
                             tools[open_key] = flagged
                             break
-                    self._publish(flagged)
             uuid = new_uuid7(ts // 1000)
             event = ScopeEvent(SCOPE, START, uuid, turn.scope.uuid if turn is not None else session.uuid, ts,
                                tool_name, "tool", attributes, profile, data, meta, session.uuid, st.root)
             tools[tool_call_id or f"{turn_id}:{tool_name}"] = event
-            if concurrent:
+            if concurrent or not self._held.may_hold(event):
                 self._emit(event)
-            else:  # alone so far: published when a sibling starts, or before its next event (overlap)
+            else:  # alone so far: published when a sibling starts, or before its session moves on (overlap)
                 self._held.hold(event)
 
     def _tool_flags(self, tool_name: str, meta: dict[str, Any]) -> tuple[str, ...]:

@@ -209,8 +209,8 @@ class ScopeTracker:
         return event
 
     def _emit(self, event: ScopeEvent) -> None:
-        if self._held:  # a held tool start goes out before anything of its session or under it
-            self._held.release_for(event, self._publish)
+        if self._held and self._held.route(event, self._publish):  # waits with a held tool start (overlap)
+            return
         self._publish(event)
 
     def release_held(self) -> None:
