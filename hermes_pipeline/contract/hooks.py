@@ -60,6 +60,7 @@ _TABLE: tuple[tuple[str, str, bool, bool, HangClass], ...] = (
     ("subagent_stop", "subagent", False, False, "B"),
     ("on_session_segment", "extension", False, False, "B"),
     ("on_compaction", "extension", False, False, "B"),
+    ("on_skill_lifecycle", "extension", False, False, "B"),
     ("pre_verify", "hermes", False, True, "B"),
     ("transform_terminal_output", "hermes", False, True, "B"),
     ("pre_gateway_dispatch", "hermes", False, True, "B"),

@@ -652,6 +652,35 @@ def on_compaction(
     """
 
 
+@hookspec
+def on_skill_lifecycle(
+    action: str,
+    skill_name: str,
+    provenance: str | None,
+    success: bool,
+    reason: str | None,
+    session_id: str,
+    turn_id: str,
+    use_count: int | None,
+    reused: bool | None,
+    reuse_after_patch: bool | None,
+    telemetry_schema_version: str,
+) -> None:
+    """A skill mutation or load that succeeded (spec 04 FMT-24 rows 18-20, spec 05 SM-31..33).
+
+    Fields: ``action`` (``created``, ``patched``, ``edited``, ``stale``, ``archived``,
+    ``restored``, ``installed`` or ``loaded``), ``skill_name`` (the skill's directory name under
+    ``$HERMES_HOME/skills``), ``provenance`` (``agent_created``, ``external``, ``installed``,
+    ``local`` or ``unknown``), ``success`` (always true: hosts report only changes that happened),
+    ``reason`` (the natural-language reason given with a mutation, else ``None``), ``session_id`` and
+    ``turn_id`` (``""`` outside a session or turn), and for ``loaded`` the reuse facts ``use_count``,
+    ``reused`` and ``reuse_after_patch``. A load inside a turn opens a detached ``skill.run`` scope
+    that ends with that turn; every other action is a ``hermes.skill.lifecycle`` mark. Fired by
+    ``Host.skill_lifecycle`` (and ``Session`` / ``Turn.skill_lifecycle``); Hermes Agent fires it
+    itself. Return ignored.
+    """
+
+
 # --------------------------------------------------------------------------------------------
 # Hermes Agent hooks (family "hermes"): fired by Hermes Agent 0.19 (its ``VALID_HOOKS``) but outside
 # the hermes.observer.v1 catalogue. The Hermes bridge (hermes_pipeline.hermes) forwards them with

@@ -5,8 +5,8 @@ methods project observer hooks onto scopes and marks (sessions, turns, approvals
 subagents here; provider attempts and tools in :mod:`~hermes_pipeline.export.projection_calls`).
 Register one per engine (``engine.add_plugin(plugin, name=...)``) and attach every exporter with
 ``add_listener`` so that they all see the same UUIDs (FMT-56). Rows 3-4 come from the Hermes gateway's
-dispatch hooks (:mod:`~hermes_pipeline.export.projection_triggers`); rows 18-20 and 22 need hooks or
-host calls this catalogue does not have and produce nothing; ``on_session_segment`` and
+dispatch hooks (:mod:`~hermes_pipeline.export.projection_triggers`); rows 18-20 come from ``on_skill_lifecycle``
+(:mod:`~hermes_pipeline.export.projection_skills`); row 22 needs a host call; ``on_session_segment`` and
 ``on_compaction`` (hermes_pipeline extension hooks) give rows 2 (rotation, note 4) and 21.
 
 Two modes:
@@ -31,6 +31,7 @@ from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .classify import approval_outcome, child_error_type, turn_error_type
 from .events import TURN_SCOPE
 from .projection_calls import CallHooks
+from .projection_skills import SkillHooks
 from .projection_triggers import TriggerHooks
 from .publication import Replay, capture_context, child_key, deferrable, turn_key
 from .scopes import AGENT_VERSION_KEY, SCHEMA_KEY, SESSION_KEY, Listener, SessionState, TurnState, base_meta
@@ -39,7 +40,7 @@ from .writer import BoundedWriter
 _V = TELEMETRY_SCHEMA_VERSION
 
 
-class ScopePlugin(TriggerHooks, CallHooks):
+class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
     """The hook projection: a :class:`ScopeTracker` with ``@hookimpl`` methods (see the module docstring).
 
     Args:
@@ -223,6 +224,7 @@ class ScopePlugin(TriggerHooks, CallHooks):
         if orphan:
             meta = base_meta(st.session_id)
             meta.update({"hermes.close_reason": "orphan", "otel.status_code": "ERROR", "error.type": "cancelled"})
+        self.end_skill_runs(st, turn, data)  # rows 18-19: a turn's skill runs end with it
         self._end(st, turn.scope, data, meta or base_meta(st.session_id))
 
     # ------------------------------------------------------------------ approvals, human input (rows 12-15)

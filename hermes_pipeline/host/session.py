@@ -135,6 +135,23 @@ class Host:
                 turn.hook_raised(exc)
             raise
 
+    def skill_lifecycle(self, action: str, skill_name: str, *, provenance: str | None = None,
+                        reason: str | None = None, session_id: str | None = None, turn_id: str | None = None,
+                        use_count: int | None = None, reused: bool | None = None,
+                        reuse_after_patch: bool | None = None) -> None:
+        """Report a skill mutation or load that succeeded (``on_skill_lifecycle``, FMT-24 rows 18-20).
+
+        ``action`` is ``created``, ``patched``, ``edited``, ``stale``, ``archived``, ``restored``,
+        ``installed`` or ``loaded``; ``reason`` the natural-language reason of a change (never
+        invented); the session and turn default to the calling code's. A load inside a turn opens
+        a ``skill.run`` scope that ends with the turn. Raises ``ValueError`` for an unknown action
+        or a skill name that is not a directory name; never raises from listeners.
+        """
+        from .skills import report_skill
+
+        report_skill(self, action, skill_name, provenance=provenance, reason=reason, session_id=session_id,
+                     turn_id=turn_id, use_count=use_count, reused=reused, reuse_after_patch=reuse_after_patch)
+
     def approval(
         self,
         command: str,

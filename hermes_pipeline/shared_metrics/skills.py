@@ -160,7 +160,10 @@ class SkillReporter:
             self.metrics.on_skill_lifecycle(**payload)
         engine = self.engine
         if engine is not None and engine.has_hook(HOOK):
-            engine.dispatch(HOOK, dict(payload))
+            from ..host.skills import skill_payload  # the hook's full payload, IDs from the ambient context
+
+            fields = {k: v for k, v in payload.items() if k not in ("action", "skill_name", "success")}
+            engine.dispatch(HOOK, skill_payload(payload["action"], payload["skill_name"], **fields))
 
 
 def _new_entry() -> dict[str, Any]:
