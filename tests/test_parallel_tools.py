@@ -133,3 +133,69 @@ def test_fmt_9_a_call_that_raised_an_approval_before_its_sibling_started_is_flag
     assert approvals, "the approval marks stay under call a"
     order = [e["uuid"] for e in events]
     assert all(order.index(a_start["uuid"]) < order.index(m["uuid"]) for m in approvals)  # parent first
+
+
+# ---------------------------------------------------------------------------- generated interleavings
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hermes_pipeline.export import ScopePlugin  # noqa: E402
+
+_STEP = st.tuples(st.sampled_from(["start", "end", "mark", "flush"]), st.integers(0, 1), st.integers(0, 2))
+"""(action, session index, tool index)."""
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(_STEP, max_size=40))
+def test_fmt_9_generated_interleavings_flag_exactly_the_overlapping_calls(steps: list[tuple[str, int, int]]) -> None:
+    """FMT-9 / FMT-6 / FMT-7, generated: in two sessions, tool calls start, end, raise approvals and
+    flushes happen in any order. Every published start precedes its end and its marks; start and end
+    flags agree; a call carries ``parallel`` exactly when another call of its session was open at
+    some point of its life, unless it had already been published alone when the overlap began."""
+    seen: list[Any] = []
+    plugin = ScopePlugin((seen.append,))
+    open_calls: dict[tuple[int, int], str] = {}
+    overlapped: set[str] = set()
+    published_alone: set[str] = set()
+    counter = 0
+    for s in range(2):
+        plugin.on_session_start(session_id=f"s{s}", model="m", platform="cli")
+        plugin.pre_llm_call(session_id=f"s{s}", task_id="t", turn_id=f"turn{s}", user_message="u", is_first_turn=True,
+                            model="m", platform="cli", sender_id=None, agent_version=None)
+    for action, s, i in steps:
+        key = (s, i)
+        sid, turn = f"s{s}", f"turn{s}"
+        if action == "start" and key not in open_calls:
+            counter += 1
+            call = open_calls[key] = f"c{counter}"
+            siblings = [c for (ss, _), c in open_calls.items() if ss == s and c != call]
+            if siblings:
+                overlapped.update([call, *siblings])
+            plugin.pre_tool_call(tool_name="work", args={}, task_id="t", session_id=sid, tool_call_id=call,
+                                 turn_id=turn, api_request_id="", middleware_trace=[])
+        elif action == "end" and key in open_calls:
+            call = open_calls.pop(key)
+            plugin.post_tool_call(tool_name="work", args={}, task_id="t", session_id=sid, tool_call_id=call,
+                                  turn_id=turn, api_request_id="", result="r", duration_ms=1, status="ok",
+                                  error_type=None, error_message=None)
+        elif action == "mark" and key in open_calls:
+            plugin.pre_approval_request(command="x", description="", pattern_keys=[], surface="cli", turn_id=turn,
+                                        tool_call_id=open_calls[key], session_id=sid)
+        elif action == "flush":
+            plugin.flush(1.0)
+            published_alone.update(c for (ss, _), c in open_calls.items()
+                                   if len([1 for (s2, _) in open_calls if s2 == ss]) == 1)
+    plugin.shutdown(1.0)
+    order = {(e.uuid, e.phase): n for n, e in enumerate(seen)}
+    tool_starts = {e.profile["tool_call_id"]: e for e in seen if e.category == "tool" and e.phase == "start"}
+    for call, start in tool_starts.items():
+        [end] = [e for e in seen if e.uuid == start.uuid and e.phase == "end"]
+        assert order[(start.uuid, "start")] < order[(end.uuid, "end")]
+        assert start.attributes == end.attributes
+        for mark in (e for e in seen if e.kind == "mark" and e.parent_uuid == start.uuid):
+            assert order[(start.uuid, "start")] < order[(mark.uuid, None)]
+        if call in overlapped and call not in published_alone:
+            assert "parallel" in start.attributes, call
+        if call not in overlapped:
+            assert "parallel" not in start.attributes, call
