@@ -27,3 +27,25 @@ def test_the_version_is_stated_below_the_config_layer_and_matches_the_distributi
             depth = len(path.relative_to(PACKAGE).parts)  # "from .. import" in a/b.py is the root
             for level, module, names in _imports(path):
                 assert not (level == depth and module is None), f"{path} imports the package root: {names}"
+
+
+def test_the_host_reads_the_engine_only_through_its_documented_view() -> None:
+    """The host checks ``engine.hook_listeners`` / ``engine.middleware_listeners`` (read-only views),
+    never the engine's private names."""
+    for path in (PACKAGE / "host").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        private = sorted({node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                          and isinstance(node.value, ast.Attribute) and node.value.attr == "engine"
+                          and node.attr.startswith("_")}
+                         | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                            and isinstance(node.value, ast.Name) and node.value.id == "engine"
+                            and node.attr.startswith("_")})
+        assert not private, f"{path} reads the engine's private {private}"
+
+
+def test_the_plugin_set_and_the_middleware_runners_never_import_the_engine() -> None:
+    """They receive what they need (registries, ``add_entry``, a failure reporter), as pluggy's HookCaller
+    receives ``hook_execute``: no import circle with ``engine/core.py``."""
+    for name in ("plugins.py", "middleware.py", "registry.py"):
+        for level, module, _ in _imports(PACKAGE / "engine" / name):
+            assert not (level == 1 and module == "core"), f"engine/{name} imports engine/core.py"

@@ -15,12 +15,12 @@ from typing import Any, Final
 from ..contract.hooks import MIDDLEWARE_KINDS, OBSERVER_HOOKS
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .awaitables import run_awaitable
-from .callbacks import NORMAL, Entry, adapt_callback, describe, require_callable, takes_all
+from .callbacks import NORMAL, Entry, adapt_callback, require_callable, takes_all
 from .failures import FailureLog, FailureStats
 from .hang import TIMED_OUT, HangGuard, parse_timeout
 from .middleware import apply_request_middleware, run_execution_chain
 from .plugins import PluginSet
-from .registry import Registry
+from .registry import Registry, add_entry
 
 logger: Final = logging.getLogger("hermes_pipeline.engine")
 
@@ -55,8 +55,15 @@ class Engine:
         self.middleware: Registry = Registry(parent.middleware if parent is not None else None)
         """Middleware callbacks per kind (inherited ones included)."""
         self.failures: FailureLog = parent.failures if parent is not None else FailureLog()
-        self._hook_map = self.hooks.mapping
-        self._mw_map = self.middleware.mapping
+        self.hook_listeners: Mapping[str, tuple[Entry, ...]] = self.hooks.mapping
+        """Read-only live view, observer hook name → its callbacks (only hooks someone listens on are keys).
+
+        For hosts: ``"pre_tool_call" in engine.hook_listeners`` is the one-lookup "does anyone listen"
+        check before building a payload (the same as :meth:`has_hook`, without the method call)."""
+        self.middleware_listeners: Mapping[str, tuple[Entry, ...]] = self.middleware.mapping
+        """Read-only live view, middleware kind → its callbacks (see :attr:`hook_listeners`)."""
+        self._hook_map = self.hook_listeners
+        self._mw_map = self.middleware_listeners
         self._guard: HangGuard | None = None
         if hook_callback_timeout is None:
             hook_callback_timeout = parent.hook_callback_timeout if parent is not None else 0.0
@@ -104,7 +111,7 @@ class Engine:
                 hook_name,
                 ", ".join(OBSERVER_HOOKS),
             )
-        return self._add(self.hooks, hook_name, callback, plugin, group, adapt_callback(callback),
+        return add_entry(self.hooks, hook_name, callback, plugin, group, adapt_callback(callback),
                          takes_all(callback))
 
     def register_middleware(
@@ -123,22 +130,7 @@ class Engine:
                 kind,
                 ", ".join(MIDDLEWARE_KINDS),
             )
-        return self._add(self.middleware, kind, callback, plugin, group, adapt_callback(callback))
-
-    def _add(
-        self,
-        registry: Registry,
-        name: str,
-        callback: Callable[..., Any],
-        plugin: str,
-        group: int,
-        invoke: Callable[[Mapping[str, Any]], Any],
-        full: bool = False,
-    ) -> Entry:
-        """Add one entry; ``full`` marks a ``**kwargs`` callback that dispatch may call directly."""
-        entry = Entry(name, callback, plugin, invoke, group, registry.next_seq(), describe(callback), full)
-        registry.add(entry)
-        return entry
+        return add_entry(self.middleware, kind, callback, plugin, group, adapt_callback(callback))
 
     def add_plugin(self, plugin: object, *, name: str | None = None, config: Mapping[str, Any] | None = None) -> str:
         """Add a plugin in any supported style and return its registered name.
@@ -234,12 +226,14 @@ class Engine:
 
     def apply_llm_request_middleware(self, request: dict[str, Any], **context: Any) -> Any:
         """Run ``llm_request`` middleware; returns a ``RequestMiddlewareResult`` (MW-11..MW-19)."""
-        return apply_request_middleware(self, "llm_request", "request", request, context)
+        return apply_request_middleware(self.middleware.get("llm_request"), self.failures.callback_failed,
+                                        "llm_request", "request", request, context)
 
     def apply_tool_request_middleware(self, tool_name: str, args: dict[str, Any], **context: Any) -> Any:
         """Run ``tool_request`` middleware; returns a ``RequestMiddlewareResult``."""
         context["tool_name"] = tool_name
-        return apply_request_middleware(self, "tool_request", "args", args, context)
+        return apply_request_middleware(self.middleware.get("tool_request"), self.failures.callback_failed,
+                                        "tool_request", "args", args, context)
 
     def run_llm_execution_middleware(
         self,
@@ -252,7 +246,8 @@ class Engine:
     ) -> Any:
         """Run the ``llm_execution`` chain around ``next_call`` (the provider call) (MW-25..MW-35)."""
         return run_execution_chain(
-            self, "llm_execution", "request", request, next_call,
+            self.middleware.get("llm_execution"), self.failures.callback_failed, "llm_execution", "request",
+            request, next_call,
             original=request if original_request is None else original_request,
             trace=middleware_trace or [], context=context,
         )
@@ -270,7 +265,8 @@ class Engine:
         """Run the ``tool_execution`` chain around ``next_call`` (the tool dispatch)."""
         context["tool_name"] = tool_name
         return run_execution_chain(
-            self, "tool_execution", "args", args, next_call,
+            self.middleware.get("tool_execution"), self.failures.callback_failed, "tool_execution", "args",
+            args, next_call,
             original=args if original_args is None else original_args,
             trace=middleware_trace or [], context=context,
         )

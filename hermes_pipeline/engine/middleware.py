@@ -14,14 +14,14 @@ import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..contract.errors import LLMExecutionBlocked, NextCallReusedError
 from ..contract.versions import MIDDLEWARE_SCHEMA_VERSION, TELEMETRY_SCHEMA_VERSION
 from .callbacks import Entry
 
-if TYPE_CHECKING:
-    from .core import Engine
+FailureReporter = Callable[[str, Entry, BaseException], None]
+"""What a middleware runner reports a callback failure to (the engine's ``FailureLog.callback_failed``)."""
 
 logger: Final = logging.getLogger("hermes_pipeline.middleware")
 
@@ -92,10 +92,11 @@ def _trace_entry(result: dict[str, Any]) -> dict[str, str]:
 
 
 def apply_request_middleware(
-    engine: Engine, kind: str, key: str, payload: Any, context: dict[str, Any]
+    entries: tuple[Entry, ...], on_failure: FailureReporter, kind: str, key: str, payload: Any,
+    context: dict[str, Any],
 ) -> RequestMiddlewareResult:
-    """Run the request middleware of ``kind`` over ``payload`` (``key`` is ``request`` or ``args``)."""
-    entries = engine.middleware.get(kind)
+    """Run the request middleware ``entries`` of ``kind`` over ``payload`` (``key`` is ``request`` or ``args``);
+    a callback that raises is reported to ``on_failure(kind, entry, exc)`` and skipped."""
     if not entries:
         return RequestMiddlewareResult(payload, payload, False, [])  # MW-11: no copy at all
     original = safe_deepcopy(payload)
@@ -109,7 +110,7 @@ def apply_request_middleware(
                 _close(result)
                 raise TypeError("middleware returned an awaitable; hermes.middleware.v1 callbacks are synchronous")
         except Exception as exc:  # MW-18: isolate, warn once, keep going
-            engine.failures.callback_failed(kind, entry, exc)
+            on_failure(kind, entry, exc)
             continue
         results.append(result)
     effective, trace = current, []
@@ -142,7 +143,8 @@ class _Frame:
 
 
 def run_execution_chain(
-    engine: Engine,
+    entries: tuple[Entry, ...],
+    on_failure: FailureReporter,
     kind: str,
     key: str,
     payload: Any,
@@ -152,8 +154,8 @@ def run_execution_chain(
     trace: list[dict[str, str]],
     context: dict[str, Any],
 ) -> Any:
-    """Run the execution middleware of ``kind`` around ``terminal`` (MW-25..MW-35)."""
-    entries = engine.middleware.get(kind)
+    """Run the execution middleware ``entries`` of ``kind`` around ``terminal`` (MW-25..MW-35); failures that
+    are skipped go to ``on_failure(kind, entry, exc)``."""
     if not entries:
         return terminal(payload)  # MW-25
     base = _with_versions({**context, "original_" + key: original})
@@ -193,17 +195,17 @@ def run_execution_chain(
             return result
         except LLMExecutionBlocked as blocked:
             if not blockable:
-                return _fail_open(engine, kind, entry, blocked, state, index, current, frame)
+                return _fail_open(on_failure, kind, entry, blocked, state, index, current, frame)
             blocked.metadata.setdefault("checked_by", entry.qualname)
             raise
         except Exception as exc:
-            return _fail_open(engine, kind, entry, exc, state, index, current, frame)
+            return _fail_open(on_failure, kind, entry, exc, state, index, current, frame)
 
     return frame(0, payload)
 
 
 def _fail_open(
-    engine: Engine,
+    on_failure: FailureReporter,
     kind: str,
     entry: Entry,
     exc: Exception,
@@ -214,9 +216,9 @@ def _fail_open(
 ) -> Any:
     """Apply the MW-32 table to a callback that raised ``exc``."""
     if not state.called:  # raised before next_call: skip this middleware
-        engine.failures.callback_failed(kind, entry, exc)
+        on_failure(kind, entry, exc)
         return frame(index + 1, current)
     if state.succeeded:  # raised after a successful next_call: keep the downstream result
-        engine.failures.callback_failed(kind, entry, exc)
+        on_failure(kind, entry, exc)
         return state.result
     raise exc  # downstream failed: propagate (original or translated) unchanged

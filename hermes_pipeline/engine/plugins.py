@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import pluggy
 
@@ -33,9 +33,26 @@ from ..contract.hooks import MIDDLEWARE_HOOKSPEC_PREFIX, MIDDLEWARE_KINDS, OBSER
 from ..contract.versions import COMPONENT_ENTRY_POINT_GROUP, PROJECT_NAME
 from .callbacks import NORMAL, TRYFIRST, TRYLAST, adapt_hookimpl, describe
 from .deadline import Deadline, call_shutdown
+from .registry import add_entry
 
 if TYPE_CHECKING:
-    from .core import Engine
+    from .registry import Registry
+
+
+class PluginHost(Protocol):
+    """What a :class:`PluginSet` and its plugin contexts use of the engine they belong to (the
+    :class:`~hermes_pipeline.engine.core.Engine` is one): its two registries, its plugin set and
+    the public registration methods. Passed in, so this module never imports the engine."""
+
+    hooks: Registry
+    middleware: Registry
+    plugins: PluginSet
+
+    def register_hook(self, hook_name: str, callback: Callable[..., Any], *, plugin: str = ...,
+                      group: int = ...) -> Any: ...
+
+    def register_middleware(self, kind: str, callback: Callable[..., Any], *, plugin: str = ...,
+                            group: int = ...) -> Any: ...
 
 logger: Final = logging.getLogger("hermes_pipeline.plugins")
 
@@ -43,7 +60,7 @@ logger: Final = logging.getLogger("hermes_pipeline.plugins")
 class PluginContext:
     """The ``ctx`` handed to a ``register(ctx)`` plugin (OBS-2, OBS-3, MW-2)."""
 
-    def __init__(self, engine: Engine, plugin_name: str, config: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, engine: PluginHost, plugin_name: str, config: Mapping[str, Any] | None = None) -> None:
         self._engine = engine
         self.plugin_name = plugin_name
         """The name the plugin is registered under."""
@@ -86,7 +103,7 @@ class ComponentContext(PluginContext):
 
     def __init__(
         self,
-        engine: Engine,
+        engine: PluginHost,
         kind: str,
         config: Mapping[str, Any] | None = None,
         *,
@@ -146,9 +163,9 @@ def _has_hookimpls(obj: object) -> bool:
 
 
 class PluginSet:
-    """Loads, tracks and removes the plugins of one :class:`Engine`."""
+    """Loads, tracks and removes the plugins of one engine (a :class:`PluginHost`)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: PluginHost) -> None:
         self._engine = engine
         self._lock = threading.RLock()
         self._loaded: dict[str, LoadedPlugin] = {}
@@ -278,7 +295,7 @@ class PluginSet:
                         "hermes_pipeline: plugin %r implements unknown hook %r; it is stored and fires only if a host "
                         "emits that name. Valid hooks: %s", name, target, ", ".join(OBSERVER_HOOKS),
                     )
-            self._engine._add(registry, target, impl.function, owner or name, group, invoke)
+            add_entry(registry, target, impl.function, owner or name, group, invoke)
             record.hook_names.append(target)
 
     # ----------------------------------------------------------------- loading by reference
@@ -365,7 +382,7 @@ class PluginSet:
             entries = sorted((e for n in source.names() for e in source.get(n) if e.plugin in moved),
                              key=lambda e: e.seq)
             for e in entries:
-                self._engine._add(registry, e.name, e.callback, e.plugin, e.group, e.invoke, e.takes_all)
+                add_entry(registry, e.name, e.callback, e.plugin, e.group, e.invoke, e.takes_all)
         for name in names:
             record = staging._discard(name)
             if record is None:  # pragma: no cover - names() came from staging

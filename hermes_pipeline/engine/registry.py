@@ -13,11 +13,11 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
-from .callbacks import Entry
+from .callbacks import Entry, describe
 
 EMPTY: Final[tuple[Entry, ...]] = ()
 _SEQ: Final = itertools.count()
@@ -105,3 +105,12 @@ class Registry:
     def mapping(self) -> MappingProxyType[str, tuple[Entry, ...]]:
         """Read-only live view of the merged registry (used by the dispatcher's hot path)."""
         return self._view
+
+
+def add_entry(registry: Registry, name: str, callback: Callable[..., Any], plugin: str, group: int,
+              invoke: Callable[[Mapping[str, Any]], Any], full: bool = False) -> Entry:
+    """Add one entry for ``callback`` to ``registry`` under ``name`` and return it; ``full`` marks a
+    ``**kwargs`` callback that dispatch may call directly."""
+    entry = Entry(name, callback, plugin, invoke, group, registry.next_seq(), describe(callback), full)
+    registry.add(entry)
+    return entry

@@ -85,8 +85,8 @@ class HumanInput:
             session_id=session_id,
             session_key=session_key,
             platform=host.platform or "cli",
-            prompt=scrub_prompt(prompt) if "on_human_input_request" in host.engine._hook_map
-            or "on_human_input_resolved" in host.engine._hook_map else "",
+            prompt=scrub_prompt(prompt) if "on_human_input_request" in host.engine.hook_listeners
+            or "on_human_input_resolved" in host.engine.hook_listeners else "",
         )
         host.emit("on_human_input_request", dict(self._fields))
 

@@ -114,14 +114,14 @@ class LLMRequest:
         engine = self.turn.session.host.engine
         ctx = self.context()
         effective, original, trace = request, request, []
-        if "llm_request" in engine._mw_map:
+        if "llm_request" in engine.middleware_listeners:
             try:
                 outcome = engine.apply_llm_request_middleware(request, **ctx)
                 effective, original, trace = outcome.payload, outcome.original_payload, outcome.trace
             except Exception as exc:  # MW-19
                 logger.debug("hermes_pipeline: llm_request middleware runner failed: %s", exc)
         attempt = _Attempt(effective, original, trace, time.time(), time.perf_counter_ns())
-        if "pre_api_request" in engine._hook_map:
+        if "pre_api_request" in engine.hook_listeners:
             try:
                 facts = request_facts(effective)
                 payload = {  # the history is this attempt's running message list (the request's messages)
@@ -140,7 +140,7 @@ class LLMRequest:
         self.turn._inflight = None
         self.turn.last_api_request_id = self.api_request_id
         host = self.turn.session.host
-        if "post_api_request" not in host.engine._hook_map:
+        if "post_api_request" not in host.engine.hook_listeners:
             return
         try:
             ended = time.time()
@@ -186,7 +186,7 @@ class LLMRequest:
         if isinstance(exc, Exception):
             self.turn._inflight = None
         host = self.turn.session.host
-        if "api_request_error" not in host.engine._hook_map:  # OBS-70
+        if "api_request_error" not in host.engine.hook_listeners:  # OBS-70
             return info
         try:
             ended = time.time()
@@ -213,7 +213,7 @@ class LLMRequest:
         attempt, ctx = self._begin(request)
         engine = self.turn.session.host.engine
         try:
-            if "llm_execution" in engine._mw_map:
+            if "llm_execution" in engine.middleware_listeners:
                 response = engine.run_llm_execution_middleware(
                     attempt.effective, provider, original_request=attempt.original,
                     middleware_trace=attempt.trace, **ctx)
@@ -230,7 +230,7 @@ class LLMRequest:
         attempt, ctx = self._begin(request)
         engine = self.turn.session.host.engine
         try:
-            if "llm_execution" in engine._mw_map:
+            if "llm_execution" in engine.middleware_listeners:
                 loop = asyncio.get_running_loop()
 
                 def terminal(payload: dict[str, Any]) -> Any:

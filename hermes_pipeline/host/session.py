@@ -120,7 +120,7 @@ class Host:
         they lack one (so payloads an adapter forwards through here carry it too).
         """
         engine = self.engine
-        if hook not in engine._hook_map:
+        if hook not in engine.hook_listeners:
             return []
         if self.agent_version is not None and hook in VERSIONED_HOOKS and payload.get("agent_version") is None:
             payload = {**payload, "agent_version": self.agent_version}

@@ -48,7 +48,7 @@ class SubagentRun:
                 return
             self.status = status
         host = self.parent.session.host
-        if "subagent_stop" in host.engine._hook_map:
+        if "subagent_stop" in host.engine.hook_listeners:
             history, dropped = self.session.tool_history()
             payload: dict[str, Any] = {
                 "parent_session_id": self.parent.session.session_id, "parent_turn_id": self.parent.turn_id,

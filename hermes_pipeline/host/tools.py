@@ -157,7 +157,7 @@ class ToolCall(CallContext):
     def admit(self, deny: str | None, guardrail: Guardrail | None, approve: Approver | None) -> bool:
         """Run everything before execution (spec 02 §8.2 steps 2-3); ``False`` when refused."""
         engine = self.engine
-        if "tool_request" in engine._mw_map:
+        if "tool_request" in engine.middleware_listeners:
             try:
                 outcome = engine.apply_tool_request_middleware(self.tool_name, self.args, **self._mw_context())
                 self.args, self.original_args, self.trace = outcome.payload, outcome.original_payload, outcome.trace
@@ -166,7 +166,7 @@ class ToolCall(CallContext):
         if deny is not None:  # OBS-31: refused before hooks; pre_tool_call is not dispatched
             self.blocked = (ToolErrorType.TOOL_SCOPE_BLOCK.value, deny)
             return False
-        if "pre_tool_call" in engine._hook_map:
+        if "pre_tool_call" in engine.hook_listeners:
             turn = self.turn
             results = engine.dispatch("pre_tool_call", {  # one literal, schema key included: no re-sizing
                 "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
@@ -209,7 +209,7 @@ class ToolCall(CallContext):
         engine = self.engine
         token = current.set(self)
         try:
-            if "tool_execution" not in engine._mw_map:
+            if "tool_execution" not in engine.middleware_listeners:
                 value = fn(**self.args)
                 return await value if asyncio.iscoroutine(value) or isinstance(value, Awaitable) else value
             loop = asyncio.get_running_loop()
@@ -234,7 +234,7 @@ class ToolCall(CallContext):
         self.reported = True
         turn = self.turn
         engine = self.engine
-        hook_map = engine._hook_map
+        hook_map = engine.hook_listeners
         returned = status is None
         want_post = "post_tool_call" in hook_map
         want_transform = returned and "transform_tool_result" in hook_map

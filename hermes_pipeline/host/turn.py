@@ -69,7 +69,7 @@ class Turn:
         self.context: str | None = None
         """Ephemeral context returned by ``pre_llm_call`` plugins, joined (spec 01 §5); or ``None``."""
         host = session.host
-        if "pre_llm_call" in host.engine._hook_map:
+        if "pre_llm_call" in host.engine.hook_listeners:
             self.context = llm_context(host.emit("pre_llm_call", {
                 "session_id": session.session_id, "task_id": task_id, "turn_id": turn_id,
                 "user_message": user_message, "conversation_history": list(self.conversation_history),
@@ -164,7 +164,7 @@ class Turn:
         ``post_tool_call`` reported ``cancelled``. Safe to call from several threads at once.
         """
         engine = self.session.host.engine
-        hook_map, mw_map = engine._hook_map, engine._mw_map
+        hook_map, mw_map = engine.hook_listeners, engine.middleware_listeners
         gated = deny is not None or guardrail is not None or approve is not None
         if not hook_map and not mw_map and not gated and self.session.subagent is None:
             try:  # nobody listens: no payload, no copy, no clock
@@ -301,7 +301,7 @@ class Turn:
         Returns the final text to show. Not for interrupted turns.
         """
         host = self.session.host
-        hooks = host.engine._hook_map
+        hooks = host.engine.hook_listeners
         if "transform_llm_output" in hooks:
             replaced = first_nonempty_str(host.emit("transform_llm_output", {
                 "response_text": text, "session_id": self.session.session_id, "model": host.model,
@@ -343,7 +343,7 @@ class Turn:
             self.session._turn_ended()  # after on_session_end: a deferred ID-rotating compaction follows it
 
     def _emit_end(self, host: Any, completed: bool, reason: str | None) -> None:
-        if "on_session_end" in host.engine._hook_map:
+        if "on_session_end" in host.engine.hook_listeners:
             payload: dict[str, Any] = {
                 "session_id": self.session.session_id, "task_id": self.task_id, "turn_id": self.turn_id,
                 "completed": completed, "interrupted": self.interrupted, "model": host.model,
