@@ -247,6 +247,11 @@ PROFILE: Final[dict[str, Entry]] = {
     "gateway.telemetry.session_segments.max_turns": (None, "Start a new session segment every N turns; 0 never."),
     "plugins.hook_callback_timeout": (None, "Hang protection: seconds an observer callback may run (0 off, at most "
                                             "600); the first profile of a process decides."),
+    "observability.trajectories.enabled": (None, "Record every run of this profile as an ATIF trajectory in the "
+                                                 "store (full sanitized content, replayable)."),
+    "observability.trajectories.dir": (None, "The trajectory store directory, relative to `$HERMES_HOME`."),
+    "observability.trajectories.retention_days": (None, "Trajectories older than this are pruned at start and "
+                                                        "every 24 hours; 0 keeps them."),
 }
 
 ENVIRONMENT: Final[dict[str, str]] = {

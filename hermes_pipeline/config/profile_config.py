@@ -1,11 +1,11 @@
 """The profile-owned ``$HERMES_HOME/config.yaml`` (spec 03 §13, 05 §2, 06 §0).
 
 Keys read here (:data:`KNOWN_KEYS`): ``telemetry.shared_metrics.{enabled,send,endpoint}``,
-``gateway.telemetry.session_segments.{on_compaction,max_turns}`` and
-``plugins.hook_callback_timeout``. Invalid values never stop the host: each falls back to its
+``gateway.telemetry.session_segments.{on_compaction,max_turns}``, ``plugins.hook_callback_timeout``
+and ``observability.trajectories.{enabled,dir,retention_days}`` (the trajectory store). Invalid values never stop the host: each falls back to its
 default with a diagnostic. Every key of the schema works; a key this version does not read is
 never accepted silently: the profile-local observability features (``observability.*``) are not
-available in this version, so that section, and unknown keys inside the sections above, are
+available in this version apart from the trajectory store, so the rest of that section, and unknown keys inside the sections above, are
 reported with a warning (and refused by ``config set``) instead of being parsed and ignored.
 
 A machine-managed overlay (``HERMES_MANAGED_CONFIG``) may set the other keys, but never enables
@@ -61,6 +61,23 @@ class SessionSegmentSettings(BaseModel):
     max_turns: int = 0
 
 
+class TrajectorySettings(BaseModel):
+    """``observability.trajectories``: the profile's trajectory store (spec 06 §0, §7)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    enabled: bool = False
+    dir: str = "trajectories"
+    """The store directory, relative to ``$HERMES_HOME`` (or absolute)."""
+    retention_days: int = 90
+    """Trajectory files older than this many days are pruned; 0 keeps them forever."""
+
+    def directory(self, home: Path) -> Path:
+        """The store directory of the profile at ``home``."""
+        return (home / Path(self.dir).expanduser()) if not Path(self.dir).expanduser().is_absolute() \
+            else Path(self.dir).expanduser()
+
+
 class ProfileSettings(BaseModel):
     """A snapshot of one profile's ``config.yaml`` (read once, reloaded explicitly; CFG-64a)."""
 
@@ -71,6 +88,7 @@ class ProfileSettings(BaseModel):
     exists: bool = False
     shared_metrics: SharedMetricsSettings = SharedMetricsSettings()
     session_segments: SessionSegmentSettings = SessionSegmentSettings()
+    trajectories: TrajectorySettings = TrajectorySettings()
     hook_callback_timeout: float = 0.0
     hook_callback_timeout_set: bool = False
     """``True`` when ``plugins.hook_callback_timeout`` is present with a usable value."""
@@ -148,6 +166,16 @@ def bool_problem(value: Any) -> str | None:
     return None if isinstance(value, bool) else "expected a boolean (true or false)"
 
 
+def directory_problem(value: Any) -> str | None:
+    """Why ``value`` is not a usable directory name (a non-empty string)."""
+    return None if isinstance(value, str) and value.strip() and "\0" not in value else "expected a directory path"
+
+
+def retention_problem(value: Any) -> str | None:
+    """Why ``value`` is not a usable ``retention_days`` (an integer >= 0; 0 keeps files forever)."""
+    return max_turns_problem(value)
+
+
 KNOWN_KEYS: Final = {
     "telemetry.shared_metrics.enabled": bool_problem,
     "telemetry.shared_metrics.send": bool_problem,
@@ -155,6 +183,9 @@ KNOWN_KEYS: Final = {
     "gateway.telemetry.session_segments.on_compaction": bool_problem,
     "gateway.telemetry.session_segments.max_turns": max_turns_problem,
     "plugins.hook_callback_timeout": hook_timeout_problem,
+    "observability.trajectories.enabled": bool_problem,
+    "observability.trajectories.dir": directory_problem,
+    "observability.trajectories.retention_days": retention_problem,
 }
 """Keys this layer understands → validator returning a problem text or ``None``."""
 
@@ -162,21 +193,31 @@ DEFAULTS: Final = {
     "telemetry.shared_metrics.enabled": False, "telemetry.shared_metrics.send": False,
     "telemetry.shared_metrics.endpoint": None, "gateway.telemetry.session_segments.on_compaction": False,
     "gateway.telemetry.session_segments.max_turns": 0, "plugins.hook_callback_timeout": 0,
+    "observability.trajectories.enabled": False, "observability.trajectories.dir": "trajectories",
+    "observability.trajectories.retention_days": 90,
 }
 
-OWNED_SECTIONS: Final = ("telemetry.shared_metrics", "gateway.telemetry.session_segments")
+OWNED_SECTIONS: Final = ("telemetry.shared_metrics", "gateway.telemetry.session_segments",
+                         "observability.trajectories")
 """Sections whose every key belongs to this schema (elsewhere ``config.yaml`` holds the agent's own keys)."""
 
 UNAVAILABLE: Final = {
-    "observability": "the profile-local observability features (observability.*: trajectory store, audit "
-                     "tables, dashboard, alerts, environment) are not available in this version; nothing reads "
+    "observability": "the profile-local observability features other than the trajectory store "
+                     "(observability.*: audit tables, dashboard, alerts, environment) are not available in this version; nothing reads "
                      "this key",
 }
 """Top-level sections reserved for features this version does not have → why they are refused."""
 
 
+def _available(key: str) -> bool:
+    """Whether ``key`` is, or lies inside, a section of a reserved top level that this version reads."""
+    return any(key == owned or key.startswith(owned + ".") for owned in OWNED_SECTIONS)
+
+
 def unavailable_reason(key: str) -> str | None:
     """Why ``key`` (dotted) names a feature this version does not have, or ``None``."""
+    if key in KNOWN_KEYS or _available(key):
+        return None
     return UNAVAILABLE.get(key.split(".", 1)[0])
 
 
@@ -200,8 +241,16 @@ def _unread_keys(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
     version does not read."""
     out: list[tuple[str, str]] = []
     for top, reason in UNAVAILABLE.items():
-        if top in raw:
+        node = raw.get(top) if isinstance(raw, Mapping) else None
+        if node is None and top not in raw:
+            continue
+        if not isinstance(node, Mapping):
             out.append((top, reason))
+            continue
+        for name in node:  # the sections of this top level that this version reads are checked below
+            dotted = f"{top}.{name}"
+            if not _available(dotted):
+                out.append((dotted, reason))
     for section in OWNED_SECTIONS:
         present, node = _get(raw, section)
         if present and isinstance(node, Mapping):
@@ -248,6 +297,22 @@ def shared_metrics_from(raw: Mapping[str, Any], diagnostics: Diagnostics, source
     return SharedMetricsSettings(**values)
 
 
+def trajectories_from(raw: Mapping[str, Any], diagnostics: Diagnostics, source: str) -> TrajectorySettings:
+    """``observability.trajectories`` (an invalid value falls back to its default with a warning)."""
+    values: dict[str, Any] = {}
+    for key, check in (("enabled", bool_problem), ("dir", directory_problem), ("retention_days", retention_problem)):
+        dotted = f"observability.trajectories.{key}"
+        present, value = _get(raw, dotted)
+        if not present:
+            continue
+        problem = KNOWN_KEYS[dotted](value) if check is not None else None
+        if problem:
+            diagnostics.warning("config.invalid_value", f"{problem}; the default applies", field=dotted, source=source)
+        else:
+            values[key] = value.strip() if isinstance(value, str) else value
+    return TrajectorySettings(**values)
+
+
 def load_profile_settings(home: str | Path, *, managed: str | Path | None = None,
                           log: bool = True) -> ProfileSettings:
     """Read ``<home>/config.yaml`` (plus an optional managed overlay) into a snapshot.
@@ -287,6 +352,7 @@ def load_profile_settings(home: str | Path, *, managed: str | Path | None = None
         else:
             segments[key] = value
     values["session_segments"] = SessionSegmentSettings(**segments)
+    values["trajectories"] = trajectories_from(effective, diagnostics, source)
     present, timeout = _get(effective, "plugins.hook_callback_timeout")
     if present:
         problem = hook_timeout_problem(timeout)

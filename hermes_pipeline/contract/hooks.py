@@ -61,6 +61,7 @@ _TABLE: tuple[tuple[str, str, bool, bool, HangClass], ...] = (
     ("on_session_segment", "extension", False, False, "B"),
     ("on_compaction", "extension", False, False, "B"),
     ("on_skill_lifecycle", "extension", False, False, "B"),
+    ("on_context_snapshot", "extension", False, False, "B"),
     ("pre_verify", "hermes", False, True, "B"),
     ("transform_terminal_output", "hermes", False, True, "B"),
     ("pre_gateway_dispatch", "hermes", False, True, "B"),

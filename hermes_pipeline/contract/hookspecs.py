@@ -653,6 +653,29 @@ def on_compaction(
 
 
 @hookspec
+def on_context_snapshot(
+    session_id: str,
+    task_id: str,
+    turn_id: str,
+    context: dict[str, Any],
+    platform: str,
+    telemetry_schema_version: str,
+) -> None:
+    """The host passed a context snapshot with the turn start, right after its ``pre_llm_call``
+    (spec 04 §2.11 row 22, note 8; spec 06 BOOK-29).
+
+    ``context`` holds only what the host supplied, all keys optional: ``model``, ``provider``,
+    ``toolsets`` (names of the enabled toolsets), ``config_sha256`` (SHA-256 of the sanitized effective
+    configuration), ``skills`` (``[{name, sha256}]``) and ``memory`` (``[{path, sha256, chars}]``,
+    paths relative to ``$HERMES_HOME``): hashes, never skill or memory text. It becomes the
+    ``hermes.context`` mark under the turn's ``agent.run`` scope, and a trajectory's root
+    ``extra.hermes.context``.
+
+    Fields: ``session_id``, ``task_id``, ``turn_id``, ``context``, ``platform``. Return ignored.
+    """
+
+
+@hookspec
 def on_skill_lifecycle(
     action: str,
     skill_name: str,

@@ -163,6 +163,19 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                 else:
                     self._close_session(st, {"reason": "compaction"}, None)
 
+    @deferrable()
+    def on_context_snapshot(self, session_id: str, turn_id: str, context: Mapping[str, Any]) -> None:
+        """The host's context snapshot becomes a ``hermes.context`` mark under the turn's ``agent.run``."""
+        if not isinstance(context, Mapping):
+            return
+        with self._lock:
+            st = self._sessions.get(session_id)
+            if st is None or turn_id not in st.turns:
+                return
+            meta = base_meta(session_id)
+            meta["hermes.turn_id"] = turn_id
+            self._mark(st, st.turns[turn_id].scope.uuid, "hermes.context", None, None, dict(context), meta)
+
     # ------------------------------------------------------------------ turns (rows 5, 6)
 
     @deferrable(opens=turn_key)

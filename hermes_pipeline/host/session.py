@@ -18,7 +18,8 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
@@ -108,6 +109,17 @@ class Host:
             logger.debug("hermes_pipeline: toolset lookup for %r failed: %s", tool_name, exc)
             return None
         return toolset if isinstance(toolset, str) and toolset else None
+
+    def context_snapshot(self, home: str | Path | None = None, *, toolsets: Iterable[str] | None = None,
+                         config: Any = None, skills_dir: str = "skills",
+                         memory_dirs: Iterable[str] = ("memories",)) -> dict[str, Any]:
+        """A context snapshot of this host for ``session.turn(..., context=...)``: its model and provider,
+        the given toolsets, the SHA-256 of ``config``, and the skill and memory hashes of the profile at
+        ``home`` (see :func:`hermes_pipeline.host.snapshot.context_snapshot`)."""
+        from .snapshot import context_snapshot
+
+        return context_snapshot(home, model=self.model, provider=self.provider, toolsets=toolsets, config=config,
+                                skills_dir=skills_dir, memory_dirs=memory_dirs)
 
     def session(self, session_id: str | None = None, *, resumed: bool = False) -> Session:
         """Open a session. ``on_session_start`` fires before its first turn unless ``resumed``."""
@@ -241,11 +253,16 @@ class Session:
         task_id: str | None = None,
         turn_id: str | None = None,
         sender_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> Turn:
         """Start a user turn now (``on_session_start`` first if due, then ``pre_llm_call``).
 
         Use it as a context manager so the turn always ends (``on_session_end``) with the right
         status, also on exceptions and cancellation.
+
+        ``context`` is an optional context snapshot of the run (see :meth:`Host.context_snapshot`:
+        model, provider, toolsets, configuration hash, skill and memory hashes); it is reported right
+        after ``pre_llm_call`` (``on_context_snapshot``) and recorded in the run's trajectory.
         """
         from .turn import Turn
 
@@ -278,6 +295,7 @@ class Session:
             turn_id=turn_id,
             sender_id=sender_id,
             is_first_turn=first,
+            context_snapshot=context,
         )
 
     # ------------------------------------------------------------------ identity lifecycle

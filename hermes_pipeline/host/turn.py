@@ -44,6 +44,7 @@ class Turn:
         turn_id: str,
         sender_id: str | None,
         is_first_turn: bool,
+        context_snapshot: Mapping[str, Any] | None = None,
     ) -> None:
         self.session = session
         self.user_message = user_message
@@ -76,6 +77,10 @@ class Turn:
                 "is_first_turn": is_first_turn, "model": host.model, "platform": host.platform,
                 "sender_id": sender_id,
             }))
+        if context_snapshot is not None and "on_context_snapshot" in host.engine._hook_map:
+            host.emit("on_context_snapshot", {"session_id": session.session_id, "task_id": task_id,
+                                              "turn_id": turn_id, "context": dict(context_snapshot),
+                                              "platform": host.platform})
 
     @property
     def user_content(self) -> str:

@@ -72,6 +72,7 @@ class StepMapper:
         self.failed_attempts = 0
         self.context: Any = None
         self.task_ids: list[str] = []
+        self.final_output: str | None = None
         self.first_model: str | None = None
         self._system: tuple[str, int] | None = None
         self._names: dict[int, str] = {}
@@ -116,6 +117,9 @@ class StepMapper:
         elif event.phase == END:
             if event.name == TURN_SCOPE and event.category == "function":
                 turn = self._turns.get(event.uuid)
+                final = event.data.get("final_response") if isinstance(event.data, Mapping) else None
+                if isinstance(final, str):  # the answer the host showed (the run's final output)
+                    self.final_output = final
                 if turn is not None:
                     self._turn_end(turn)
             elif event.category == "llm":
@@ -235,6 +239,9 @@ class StepMapper:
         turn_id = start_meta.get("hermes.turn_id") or turn.turn_id
         if turn_id:
             hermes["turn_id"] = turn_id
+        api_mode = start_meta.get("hermes.api_mode")  # replay rebuilds the provider's response shape from it
+        if isinstance(api_mode, str) and api_mode:
+            hermes["api_mode"] = api_mode
         finish = data.get("finish_reason", response.get("finish_reason"))
         if finish is not None:
             hermes["finish_reason"] = finish

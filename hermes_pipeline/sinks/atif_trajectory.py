@@ -313,6 +313,8 @@ class TrajectoryAssembler:
         hermes["llm_payloads"] = self.config.include_llm_payloads
         if mapper.context is not None:
             hermes["context"] = mapper.context
+        if mapper.final_output is not None:
+            hermes["final_output"] = mapper.final_output
         if node.parent is not None and node.start.name == SESSION_SCOPE:
             start_data = node.start.data if isinstance(node.start.data, Mapping) else {}
             end_data = node.end.data if node.end is not None and isinstance(node.end.data, Mapping) else {}

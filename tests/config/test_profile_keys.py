@@ -76,7 +76,7 @@ def test_cfg_69_set_validates_value_types(env: Env, capsys: pytest.CaptureFixtur
     assert not (env.hermes_home / "config.yaml").exists()
 
 
-@pytest.mark.parametrize("key", ["observability.trajectories.enabled", "observability.environment",
+@pytest.mark.parametrize("key", ["observability.alerts.enabled", "observability.environment",
                                  "observability.dashboard.port"])
 def test_cfg_67a_unavailable_observability_keys_are_refused_not_ignored(env: Env, capsys: pytest.CaptureFixture[str],
                                                                         key: str) -> None:
@@ -101,10 +101,11 @@ def test_cfg_67a_observability_section_in_config_yaml_is_reported_not_parsed(env
         "model: {default: gpt-x}\n")  # the agent's own keys are not this schema's business
     settings = load_profile_settings(env.hermes_home, log=False)
     found = {(d.code, d.field): d.message for d in settings.diagnostics}
-    assert "not available in this version" in found[("config.unsupported_key", "observability")]
+    assert "not available in this version" in found[("config.unsupported_key", "observability.environment")]
     assert "did you mean telemetry.shared_metrics.send?" in found[("config.unsupported_key",
                                                                    "telemetry.shared_metrics.sned")]
     assert len(found) == 2 and settings.shared_metrics.enabled is True
+    assert settings.trajectories.enabled is True  # the trajectory store is available (BOOK-28)
     assert not {"environment", "observability"} & set(ProfileSettings.model_fields)
 
 
@@ -114,7 +115,9 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
     values = {"telemetry.shared_metrics.enabled": True, "telemetry.shared_metrics.send": True,
               "telemetry.shared_metrics.endpoint": "https://metrics.example/v1",
               "gateway.telemetry.session_segments.on_compaction": True,
-              "gateway.telemetry.session_segments.max_turns": 7, "plugins.hook_callback_timeout": 12}
+              "gateway.telemetry.session_segments.max_turns": 7, "plugins.hook_callback_timeout": 12,
+              "observability.trajectories.enabled": True, "observability.trajectories.dir": "runs",
+              "observability.trajectories.retention_days": 30}
     assert set(values) == set(KNOWN_KEYS)
     for key, value in values.items():
         set_value(tmp_path, key, value)
@@ -125,6 +128,7 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
         True, True, "https://metrics.example/v1")
     assert (s.session_segments.on_compaction, s.session_segments.max_turns) == (True, 7)
     assert s.hook_callback_timeout == 12
+    assert (s.trajectories.enabled, s.trajectories.dir, s.trajectories.retention_days) == (True, "runs", 30)
 
 
 def test_cfg_13_unknown_key_error_is_typed_and_names_the_key(tmp_path: Path) -> None:

@@ -1,0 +1,101 @@
+"""The context snapshot a host passes with a turn start (spec 04 §2.11 row 22, spec 06 BOOK-29).
+
+:func:`context_snapshot` builds the ``hermes.context`` data from what the host knows: the model
+configuration, the enabled toolsets, a SHA-256 of the effective configuration, and SHA-256 hashes of
+the profile's skills (``skills/**/SKILL.md``) and memory files (``memories/*``). It carries hashes
+and sizes, never skill or memory text, so a replay can tell whether the agent's self-modifying state
+changed since the recording.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["context_snapshot", "file_sha256"]
+
+MAX_FILES = 1000
+"""At most this many skill and memory files are hashed each (a snapshot stays small)."""
+
+
+def file_sha256(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _config_sha256(config: Any) -> str:
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _skills(directory: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if not directory.is_dir():
+        return out
+    for path in sorted(directory.rglob("SKILL.md"))[:MAX_FILES]:
+        if path.is_file():
+            out.append({"name": path.parent.relative_to(directory).as_posix() or path.parent.name,
+                        "sha256": file_sha256(path)})
+    return out
+
+
+def _memory(home: Path, directories: Iterable[str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for name in directories:
+        directory = home / name
+        if not directory.is_dir():
+            continue
+        for path in sorted(p for p in directory.rglob("*") if p.is_file())[:MAX_FILES]:
+            data = path.read_bytes()
+            out.append({"path": path.relative_to(home).as_posix(), "sha256": hashlib.sha256(data).hexdigest(),
+                        "chars": len(data.decode("utf-8", errors="replace"))})
+    return out
+
+
+def context_snapshot(home: str | Path | None = None, *, model: str | None = None, provider: str | None = None,
+                     toolsets: Iterable[str] | None = None, config: Any = None, skills_dir: str = "skills",
+                     memory_dirs: Iterable[str] = ("memories",)) -> dict[str, Any]:
+    """The ``hermes.context`` data of a run: only the keys given or found.
+
+    Args:
+        home: the profile directory (``$HERMES_HOME``); skills and memory are read below it. Without
+            it no file is hashed.
+        model, provider: the turn's model configuration.
+        toolsets: names of the enabled toolsets (sorted in the snapshot).
+        config: the effective (already sanitized) configuration; only its SHA-256 is kept
+            (canonical JSON: sorted keys, compact separators).
+        skills_dir: the skills directory relative to ``home``.
+        memory_dirs: memory directories relative to ``home`` (memory paths are kept relative to it).
+    """
+    out: dict[str, Any] = {}
+    if model:
+        out["model"] = model
+    if provider:
+        out["provider"] = provider
+    if toolsets is not None:
+        out["toolsets"] = sorted({str(name) for name in toolsets})
+    if config is not None:
+        out["config_sha256"] = _config_sha256(config)
+    if home is not None:
+        root = Path(home).expanduser()
+        try:
+            out["skills"] = _skills(root / skills_dir)
+            out["memory"] = _memory(root, memory_dirs)
+        except OSError:  # an unreadable file never stops the turn: the snapshot then has no file hashes
+            out.pop("skills", None)
+            out.pop("memory", None)
+    return out
+
+
+def merge_snapshot(base: Mapping[str, Any], **overrides: Any) -> dict[str, Any]:
+    """``base`` with the non-``None`` ``overrides`` applied (a host's defaults, refined per turn)."""
+    out = dict(base)
+    out.update({k: v for k, v in overrides.items() if v is not None})
+    return out

@@ -1,0 +1,84 @@
+"""Starting the store for a profile (a first-party consumer of ``config/profile.py``, BOOK-28).
+
+:func:`attach_for_profile` reads the profile's cached ``observability.trajectories`` settings and,
+when enabled, puts a projection of its own on the profile's engine (so the store sees only that
+profile's events, whatever ``plugins.toml`` says), feeds a :class:`~.sink.TrajectoryStoreSink`,
+prunes old files at once and every 24 hours on a daemon thread, and adds ``trajectories/`` to the
+profile's ``.gitignore`` inside a git work tree (BOOK-34).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Final
+
+from ...engine.core import Engine
+from ...export.files import DAY_SECONDS
+from ..base import SinkContext
+from .gitignore import ensure_gitignore
+from .prune import prune_store
+from .sink import TrajectoryStoreSink
+
+__all__ = ["StoreHandle", "attach_for_profile", "attach_store"]
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.trajectory_store")
+CLOSE_DEADLINE: Final = 5.0
+
+
+class StoreHandle:
+    """A running store: its projection on the engine, the sink, the pruning thread. :meth:`close` stops it."""
+
+    def __init__(self, engine: Engine, directory: Path, retention_days: int) -> None:
+        from ...export.projection import ScopePlugin
+
+        self.engine = engine
+        self.directory = directory
+        self.retention_days = retention_days
+        self.sink = TrajectoryStoreSink({"directory": str(directory)},
+                                        SinkContext(name="trajectory_store", base_dir=directory))
+        self.projection = ScopePlugin((self.sink,), deferred=True)
+        self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.trajectory_store.{id(self):x}")
+        self._stop = threading.Event()
+        self._pruner: threading.Thread | None = None
+        self.pruned = len(prune_store(directory, retention_days))
+        if retention_days > 0:
+            self._pruner = threading.Thread(target=self._prune_daily, name="hermes-trajectory-prune", daemon=True)
+            self._pruner.start()
+
+    def _prune_daily(self) -> None:
+        while not self._stop.wait(DAY_SECONDS):
+            try:
+                self.pruned += len(prune_store(self.directory, self.retention_days))
+            except Exception as exc:  # pruning never stops the store
+                logger.warning("hermes_pipeline: trajectory store: pruning failed: %s", type(exc).__name__)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Project what is queued and write every run that ended (``False`` on timeout)."""
+        return bool(self.projection.flush(timeout)) and self.sink.flush(timeout)
+
+    def close(self) -> None:
+        """Stop recording: open runs become partial trajectories; idempotent."""
+        self._stop.set()
+        try:
+            self.engine.remove_plugin(self.plugin_name)
+        finally:
+            self.projection.shutdown(CLOSE_DEADLINE)
+            self.sink.shutdown(CLOSE_DEADLINE)
+
+
+def attach_store(engine: Engine, home: Path, directory: Path, *, retention_days: int = 90) -> StoreHandle:
+    """Record every run ``engine`` sees into ``directory`` (see the module docstring)."""
+    if ensure_gitignore(home):
+        logger.info("hermes_pipeline: trajectory store: added trajectories/ to the profile's .gitignore")
+    return StoreHandle(engine, directory, retention_days)
+
+
+def attach_for_profile(profile: Any) -> StoreHandle | None:
+    """The first-party consumer entry: the store of ``profile``, or ``None`` when it is switched off."""
+    settings = profile.settings.trajectories
+    if not settings.enabled:
+        return None
+    return attach_store(profile.engine, profile.home, settings.directory(profile.home),
+                        retention_days=settings.retention_days)
