@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ import httpx
 import pytest
 
 from hermes_pipeline import Engine
+from hermes_pipeline.config.templates import find_template
+from hermes_pipeline.sinks.otel import build_otel_plugin
 
 from ._otel_support import ANSWER, LAST_ANSWER, MISSING, QUESTION, otel_plugin, run_two_turn_session
 
@@ -223,3 +226,42 @@ def test_fmt_58_phoenix_shows_the_failed_tool_with_its_error_reason(
     assert event["attributes"]["exception.message"] == reason
     assert event["attributes"]["exception.type"] == "tool_error"
     assert len(tools) == 2 and all(s["status_code"] in ("OK", "UNSET") for s in tools if s is not failed)
+
+
+def test_the_phoenix_recipe_as_shipped_sends_previews_but_no_content(phoenix: Phoenix) -> None:
+    """docs/backends.md: ``pipelines/phoenix.toml`` (``config init --template phoenix``), pointed at this Phoenix,
+    lands in its ``hermes`` project as OpenInference spans; with its default content setting (gate closed,
+    ``preview``) Phoenix receives the scrubbed 200-character previews (a tool result's preview shows its error
+    text) and no full message, argument or result, no error message in the status or exception event."""
+    document = tomllib.loads(find_template("phoenix").text())
+    config = document["components"][0]["config"]
+    assert config["enable_full_payloads"] is False and config["content_summary"] == "preview"
+    section = dict(config["opentelemetry"])
+    section["endpoints"] = [{**section["endpoints"][0], "endpoint": f"{phoenix.base}/v1/traces",
+                             "scheduled_delay_millis": 50}]
+    engine = Engine()
+    plugin = build_otel_plugin(section, enable_full_payloads=False, content_summary=config["content_summary"])
+    engine.add_plugin(plugin, name="otel")
+    run_two_turn_session(engine, session_id="sess-recipe")
+    assert plugin.flush(15.0) and plugin.shutdown(15.0)
+    sent = plugin.stats()["exported"]
+    deadline = time.monotonic() + INGEST_DEADLINE
+    spans: list[dict[str, Any]] = []
+    while len(spans) < sent and time.monotonic() < deadline:  # Phoenix inserts in the background
+        response = phoenix.client.get("/v1/projects/hermes/spans", params={"limit": 1000})
+        if response.status_code != 404:
+            response.raise_for_status()
+            spans = response.json()["data"]
+        time.sleep(0.2)
+    assert len(spans) == sent > 0
+    assert {s["span_kind"] for s in spans} == {"AGENT", "LLM", "TOOL"}
+    [turn] = [s for s in spans if s["parent_id"] is None and QUESTION[:20] in str(s["attributes"])]
+    assert turn["attributes"]["hermes.input.preview"] == QUESTION
+    for span in spans:
+        keys = span["attributes"]
+        assert not [k for k in keys if k.startswith(("input.value", "output.value")) or k.endswith(".content")]
+    [failed] = [s for s in spans if s["status_code"] == "ERROR"]
+    assert failed["status_message"] == "tool_error"  # the type only; the message is content
+    [event] = [e["attributes"] for e in failed["events"] if e["name"] == "exception"]
+    assert event["exception.type"] == "tool_error" and not event.get("exception.message")  # Phoenix shows "" 
+    assert MISSING in failed["attributes"]["hermes.output.preview"]  # ... but previews are sent by default
