@@ -16,8 +16,8 @@ OpenInference semantic conventions define for each span kind, so that backends b
 - agent spans and, with traces grouped by turn, the turn itself: ``agent.name``, the question as
   ``input.value`` and the answer as ``output.value``.
 
-Every content value (messages, arguments, results, tool-call arguments) is behind the content gate;
-names and ids of tool calls are not content. Success is status ``OK``, as OpenInference's own
+Every content value (messages, arguments, results, tool-call arguments, the tools' descriptions and
+schemas) is behind the content gate; names and ids of tools and tool calls are not content. Success is status ``OK``, as OpenInference's own
 instrumentations set it.
 """
 
@@ -133,8 +133,9 @@ def _llm(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent, opt: Options)
         params = {k: v for k, v in body.items() if k not in _NOT_PARAMETERS}
         if params:
             attrs["llm.invocation_parameters"] = canonical_json(params)
-    for i, schema in enumerate(_tool_schemas(request)):
-        attrs[f"llm.tools.{i}.tool.json_schema"] = canonical_json(schema)
+    if opt.gate_open:  # tool definitions are opt-in content, as gen_ai.tool.definitions is
+        for i, schema in enumerate(_tool_schemas(request)):
+            attrs[f"llm.tools.{i}.tool.json_schema"] = canonical_json(schema)
     _messages(attrs, "llm.input_messages", messages.input_messages(request, api_mode) or [], opt.gate_open)
     _messages(attrs, "llm.output_messages", messages.output_messages(response, data.get("finish_reason")) or [],
               opt.gate_open)
@@ -160,7 +161,7 @@ def _tool(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent, opt: Options
     start = scope.start
     attrs["tool.name"] = start.name
     put(attrs, "tool.id", {**(start.profile or {}), **(end.profile or {})}.get("tool_call_id"))
-    offered = _offered_tool(scope, start.name)
+    offered = _offered_tool(scope, start.name) if opt.gate_open else None
     if offered is not None:
         put(attrs, "tool.description", offered.get("description"))
         if offered.get("parameters") is not None:
