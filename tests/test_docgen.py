@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_pipeline.cli import config_reference, docgen
-from hermes_pipeline.components import observability_keys as K
+from hermes_pipeline.sinks.atof import config as atof_config
 from hermes_pipeline.config.checks import boolean
 from hermes_pipeline.config.profile_config import DEFAULTS, KNOWN_KEYS
 
@@ -57,9 +57,9 @@ def test_the_page_covers_each_component_section_and_the_profile() -> None:
 
 def test_a_key_added_to_a_table_without_documentation_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     """Drift guard: a new key in a validator table (or an entry for a removed key) is reported."""
-    monkeypatch.setitem(K.ATOF, "brand_new", boolean)
+    monkeypatch.setitem(atof_config.KEYS, "brand_new", boolean)
     assert any("atof.brand_new has no entry" in p for p in docgen.undocumented())
-    monkeypatch.delitem(K.ATOF, "brand_new")
+    monkeypatch.delitem(atof_config.KEYS, "brand_new")
     monkeypatch.setitem(config_reference.ATIF, "gone_key", (None, "x"))
     assert any("atif.gone_key is documented but is no key" in p for p in docgen.undocumented())
 

@@ -49,3 +49,32 @@ def test_the_plugin_set_and_the_middleware_runners_never_import_the_engine() -> 
     for name in ("plugins.py", "middleware.py", "registry.py"):
         for level, module, _ in _imports(PACKAGE / "engine" / name):
             assert not (level == 1 and module == "core"), f"engine/{name} imports engine/core.py"
+
+
+def _string_collections(path: Path) -> list[tuple[int, frozenset[str]]]:
+    """``(line, keys)`` of every dict, set, tuple or list literal in ``path`` whose keys/items are all strings."""
+    out: list[tuple[int, frozenset[str]]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        items = node.keys if isinstance(node, ast.Dict) else \
+            node.elts if isinstance(node, ast.Set | ast.Tuple | ast.List) else None
+        if items and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in items):
+            out.append((node.lineno, frozenset(item.value for item in items)))  # type: ignore[union-attr]
+    return out
+
+
+def test_each_sinks_keys_are_stated_once_in_its_own_package() -> None:
+    """A sink's keys, removed keys and entry keys live in its package's ``config.py`` only: no other
+    module of the package holds a literal with the same set of keys (a second copy that could drift).
+    ``cli/config_reference.py`` is the prose reference keyed by those names; ``test_docgen`` fails when
+    it and the statement disagree."""
+    from hermes_pipeline.sinks.atof import config as atof
+
+    statements = {"atof keys": frozenset(atof.KEYS), "atof removed keys": frozenset(atof.REMOVED_KEYS),
+                  "atof file sink keys": frozenset(atof.FILE_SINK) - frozenset({"type", "max_queue_size"}),
+                  "atof stream sink keys": frozenset(atof.STREAM_SINK) - frozenset({"type", "max_queue_size"})}
+    home = {PACKAGE / "sinks" / "atof" / "config.py", PACKAGE / "cli" / "config_reference.py"}
+    copies = [f"{path.relative_to(PACKAGE)}:{line} repeats the {what}"
+              for path in sorted(PACKAGE.rglob("*.py")) if path not in home
+              for line, keys in _string_collections(path)
+              for what, stated in statements.items() if len(stated) >= 3 and stated <= keys]
+    assert not copies, copies

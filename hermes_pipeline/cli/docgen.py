@@ -107,7 +107,8 @@ def sections() -> list[Section]:
     from ..config import models
     from ..config.policy import Policy
     from ..config.profile_config import DEFAULTS, KNOWN_KEYS
-    from ..sinks import atif_config, atof_config, otel_config
+    from ..sinks import atif_config, otel_config
+    from ..sinks.atof import config as atof_config
 
     def checks(table: Mapping[str, Check]) -> dict[str, str]:
         return {key: check_type(check) for key, check in table.items()}
@@ -125,12 +126,12 @@ def sections() -> list[Section]:
         Section("`[[plugins.dynamic]]`", "plugins.dynamic[].", model_types(models.DynamicRecord), R.DYNAMIC),
         Section("`observability`: `[components.config]`", "", checks(K.TOP), R.OBSERVABILITY),
         Section("`observability`: `policy`", "policy.", checks(K.POLICY), R.COMPONENT_POLICY),
-        Section("`observability`: `atof`", "atof.", checks(K.ATOF), R.ATOF, dataclass_defaults(atof_config.AtofConfig),
+        Section("`observability`: `atof`", "atof.", checks(atof_config.KEYS), R.ATOF, dataclass_defaults(atof_config.AtofConfig),
                 intro="The removed version-1 keys `atof.output_directory`, `filename`, `mode` and `endpoints` are "
                       "always refused; declare `[[components.config.atof.sinks]]` instead."),
-        Section("`observability`: `atof.sinks[]` with `type = \"file\"`", "atof.sinks[].", checks(K.FILE_SINK),
+        Section("`observability`: `atof.sinks[]` with `type = \"file\"`", "atof.sinks[].", checks(atof_config.FILE_SINK),
                 R.ATOF_FILE, dataclass_defaults(atof_config.FileSinkConfig)),
-        Section("`observability`: `atof.sinks[]` with `type = \"stream\"`", "atof.sinks[].", checks(K.STREAM_SINK),
+        Section("`observability`: `atof.sinks[]` with `type = \"stream\"`", "atof.sinks[].", checks(atof_config.STREAM_SINK),
                 R.ATOF_STREAM, dataclass_defaults(atof_config.StreamSinkConfig)),
         Section("`observability`: `atif`", "atif.", checks(K.ATIF), R.ATIF, dataclass_defaults(atif_config.AtifConfig)),
         Section("`observability`: `atif.storage[]` with `type = \"s3\"`", "atif.storage[].", checks(K.S3_STORAGE),

@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 from ..config.checks import check_keys, url
 from ..config.keypath import KeyPath, format_path
 from ..config.policy import ValidationContext
-from ..config.suggest import suggestion_of
 from ..engine.deadline import SHUTDOWN_DEADLINE as DEFAULT_SHUTDOWN_DEADLINE
 from ..engine.plugins import ComponentContext
 from ..export.config_checks import destination_key
+from ..export.entry_checks import check_entry, table_entries
 from ..export.errors import ExportConfigError
 from ..export.paths import default_output_directory
 from ..sinks.otel_env import read_otlp_env
@@ -30,7 +30,7 @@ from . import observability_keys as K
 from . import observability_preflight as preflight
 from ..sinks.base import SectionValidation
 from ..sinks.registry import load_sink, sink_names, unknown_sink_message
-from .observability_sinks import AttachedSinks, attach_sinks, sink_sections
+from .observability_sinks import AttachedSinks, attach_sinks, enabled_sections, sink_sections
 
 SHUTDOWN_DEADLINE: Final = DEFAULT_SHUTDOWN_DEADLINE
 
@@ -85,7 +85,7 @@ class ObservabilityComponent:
             elif name not in known:
                 vctx.error((name,), unknown_sink_message(name, known), code="observability.unknown_sink")
             else:
-                _third_party(name, config[name], vctx)
+                _sink_section(name, config[name], vctx)
 
     def activate(self) -> None:
         """Run the activation-time checks of 04 FMT-41 / FMT-72, then attach the enabled sinks."""
@@ -129,14 +129,18 @@ class ObservabilityComponent:
                          default_dir: Path | None = None) -> list[tuple[KeyPath, str, bool]]:
         """Where the enabled file-writing sections write: ``(key path inside config, resolved value,
         is_default)``, for ``config explain``. Each sink package states its own defaults."""
-        from ..sinks import atif_config, atof_config
+        from ..sinks import atif_config
 
         out: list[tuple[KeyPath, str, bool]] = []
-        for name, module in (("atof", atof_config), ("atif", atif_config)):
-            section = config.get(name)
-            if isinstance(section, Mapping) and section.get("enabled") is True:
+        for name in enabled_sections(config):
+            try:
+                locate = atif_config.output_locations if name == "atif" else \
+                    getattr(load_sink(name), "output_locations", None)
+            except ExportConfigError:
+                continue  # validation reports an unknown sink
+            if callable(locate):
                 out += [((name, *path), value, is_default) for path, value, is_default
-                        in module.output_locations(section, base_dir=base_dir, default_dir=default_dir)]
+                        in locate(config[name], base_dir=base_dir, default_dir=default_dir)]
         return out
 
     def flush(self, timeout: float) -> bool:
@@ -206,69 +210,6 @@ def _env_problem(entry: Mapping[str, Any]) -> str | None:
 # --------------------------------------------------------------------------- validation
 
 
-def _entries(section: Mapping[str, Any], key: str, base: KeyPath,
-             vctx: ValidationContext) -> list[tuple[int, dict[str, Any]]]:
-    items = section.get(key)
-    if not isinstance(items, list):
-        return []
-    out = []
-    for index, item in enumerate(items):
-        if isinstance(item, dict):
-            out.append((index, item))
-        else:
-            vctx.unsupported_value((*base, key, index), "expected a table")
-    return out
-
-
-def _entry(vctx: ValidationContext, path: KeyPath, entry: dict[str, Any], spec: Mapping[str, Any],
-           required: tuple[str, ...], extra: list[tuple[KeyPath, str]] | None = None) -> bool:
-    """Check one destination entry; skip it (and return ``False``) on any invalid value."""
-    problems = check_keys(vctx, path, entry, spec, invalid="collect") + list(extra or [])
-    problems += [((*path, key), f"'{key}' is required") for key in required if key not in entry]
-    headers = {k.lower() for k in entry.get("headers", {})} if isinstance(entry.get("headers"), dict) else set()
-    env = {k.lower() for k in entry.get("header_env", {})} if isinstance(entry.get("header_env"), dict) else set()
-    if headers & env:
-        problems.append(((*path, "header_env"), "a header appears in both 'headers' and 'header_env'"))
-    if problems:
-        where, message = problems[0]
-        vctx.skip_entry(path, f"{format_path(where)}: {message}", suggestion=suggestion_of(message), at=where)
-        return False
-    return True
-
-
-def _atof(atof: dict[str, Any], vctx: ValidationContext) -> None:
-    base: KeyPath = ("atof",)
-    for key in K.ATOF_REMOVED:
-        if key in atof:
-            vctx.error((*base, key), f"'atof.{key}' was removed with observability config version 1; declare "
-                                     "[[components.config.atof.sinks]] entries instead", code="observability.removed_key")
-    check_keys(vctx, base, {k: v for k, v in atof.items() if k not in K.ATOF_REMOVED}, K.ATOF)
-    sinks = atof.get("sinks")
-    if atof.get("enabled") is True and not (isinstance(sinks, list) and sinks):
-        vctx.unsupported_value((*base, "sinks"), "an enabled atof section needs at least one sink")
-    names: set[str] = set()
-    for index, sink in _entries(atof, "sinks", base, vctx):
-        path = (*base, "sinks", index)
-        kind = sink.get("type")
-        spec = K.STREAM_SINK if kind == "stream" else K.FILE_SINK
-        extra: list[tuple[KeyPath, str]] = []
-        if kind == "stream":
-            transport = sink.get("transport", "http_post")
-            schemes = ("ws", "wss") if transport == "websocket" else ("http", "https")
-            message = url(*schemes)(sink.get("url")) if "url" in sink else None
-            if message:
-                extra.append(((*path, "url"), message))
-            name = sink.get("name")
-            if isinstance(name, str):
-                if not name.strip() or name != name.strip():
-                    extra.append(((*path, "name"), "expected a non-blank name without surrounding whitespace"))
-                elif name in names:
-                    extra.append(((*path, "name"), "stream sink names must be unique"))
-                else:
-                    names.add(name)
-        _entry(vctx, path, sink, spec, ("type", "url") if kind == "stream" else ("type",), extra)
-
-
 def _template_problem(template: str) -> str | None:
     if "{session_id}" not in template:
         return "filename_template must contain {session_id}"
@@ -293,29 +234,30 @@ def _atif(atif: dict[str, Any], full_payloads: bool, vctx: ValidationContext) ->
     if isinstance(storage, list) and storage and not full_payloads:
         vctx.error((*base, "storage"), "atif.storage requires enable_full_payloads = true",
                    code="atif.storage_requires_full_payloads")
-    for index, entry in _entries(atif, "storage", base, vctx):
+    for index, entry in table_entries(atif, "storage", base, vctx):
         path = (*base, "storage", index)
         kind = entry.get("type")
         if kind == "http":
             extra = []
             if "endpoint" in entry and _HTTP(entry["endpoint"]):
                 extra.append(((*path, "endpoint"), "expected an http/https URL"))
-            _entry(vctx, path, entry, K.HTTP_STORAGE, ("type", "endpoint"), extra)
+            check_entry(vctx, path, entry, K.HTTP_STORAGE, ("type", "endpoint"), extra)
         else:
-            _entry(vctx, path, entry, K.S3_STORAGE, ("type", "bucket"))
+            check_entry(vctx, path, entry, K.S3_STORAGE, ("type", "bucket"))
 
 
-def _third_party(name: str, section: dict[str, Any], vctx: ValidationContext) -> None:
-    """A section of a sink from another distribution: ``enabled``, then the sink's own config statement."""
-    if "enabled" in section and not isinstance(section["enabled"], bool):
-        vctx.unsupported_value((name, "enabled"), "expected true or false")
+def _sink_section(name: str, section: dict[str, Any], vctx: ValidationContext) -> None:
+    """A sink's section: the sink's own config statement (``validate_config``), else only ``enabled``."""
     try:
         builder = load_sink(name)
     except ExportConfigError as exc:
         vctx.error((name,), exc.message, code="observability.sink_unavailable")
         return
     statement = getattr(builder, "validate_config", None)
-    if callable(statement):
+    if not callable(statement):
+        if "enabled" in section and not isinstance(section["enabled"], bool):
+            vctx.unsupported_value((name, "enabled"), "expected true or false")
+    else:
         try:
             statement(section, SectionValidation(vctx, name))
         except Exception as exc:  # a broken statement is the sink's bug: say so, never a traceback
@@ -324,11 +266,11 @@ def _third_party(name: str, section: dict[str, Any], vctx: ValidationContext) ->
 
 
 _BUILTIN_STATEMENTS: Final = {
-    "atof": lambda config, vctx: _atof(config["atof"], vctx),
     "atif": lambda config, vctx: _atif(config["atif"], config.get("enable_full_payloads") is True, vctx),
     "opentelemetry": lambda config, vctx: _otel(config["opentelemetry"], vctx),
 }
-"""The built-in sinks' config statements (section name → check of that section)."""
+"""The config statements of the built-in sinks not yet in a package of their own (section → check);
+every other sink states its own (``validate_config`` on its builder)."""
 
 
 def _bsp(entry: Mapping[str, Any], key: str) -> int:
@@ -350,7 +292,7 @@ def _otel(otel: dict[str, Any], vctx: ValidationContext) -> None:
     declared = otel.get("endpoints") if isinstance(otel.get("endpoints"), list) else []
     kept: list[dict[str, Any]] = []
     destinations: dict[tuple[str, ...], str] = {}
-    for index, entry in _entries(otel, "endpoints", base, vctx):
+    for index, entry in table_entries(otel, "endpoints", base, vctx):
         path = (*base, "endpoints", index)
         extra = []
         if "endpoint" in entry and _HTTP(entry["endpoint"]):
@@ -358,7 +300,7 @@ def _otel(otel: dict[str, Any], vctx: ValidationContext) -> None:
         if not extra and all(K.TRACE_ENDPOINT[k](entry[k]) is None for k in K.BSP_ENV if k in entry):
             if _bsp(entry, "max_export_batch_size") > _bsp(entry, "max_queue_size"):
                 extra.append(((*path, "max_export_batch_size"), "must not exceed max_queue_size"))
-        if not _entry(vctx, path, entry, K.TRACE_ENDPOINT, ("type", "endpoint"), extra):
+        if not check_entry(vctx, path, entry, K.TRACE_ENDPOINT, ("type", "endpoint"), extra):
             continue
         kept.append(entry)
         key = destination_key(entry["endpoint"], entry.get("transport", "http_binary"))
@@ -372,12 +314,12 @@ def _otel(otel: dict[str, Any], vctx: ValidationContext) -> None:
         if not isinstance(section, dict):
             continue
         check_keys(vctx, (*base, signal), section, spec)
-        for index, entry in _entries(section, "endpoints", (*base, signal), vctx):
+        for index, entry in table_entries(section, "endpoints", (*base, signal), vctx):
             path = (*base, signal, "endpoints", index)
             extra = []
             if "endpoint" in entry and _HTTP(entry["endpoint"]):
                 extra.append(((*path, "endpoint"), "expected an http/https URL"))
-            _entry(vctx, path, entry, K.SIGNAL_ENDPOINT, ("endpoint",), extra)
+            check_entry(vctx, path, entry, K.SIGNAL_ENDPOINT, ("endpoint",), extra)
         if section.get("enabled") is not True:
             continue
         explicit = section.get("endpoints")
@@ -390,8 +332,8 @@ def _otel(otel: dict[str, Any], vctx: ValidationContext) -> None:
         elif not any(_derivable(e) for e in kept):
             vctx.unsupported_value((*base, signal), f"{signal} endpoints cannot be derived from the trace "
                                                     "endpoints; list them explicitly")
-    for index, entry in _entries(otel, "file_sinks", base, vctx):
-        _entry(vctx, (*base, "file_sinks", index), entry, K.OTEL_FILE_SINK, ())
+    for index, entry in table_entries(otel, "file_sinks", base, vctx):
+        check_entry(vctx, (*base, "file_sinks", index), entry, K.OTEL_FILE_SINK, ())
     env = read_otlp_env()
     if otel.get("enabled") is True and not declared and env.endpoint_problem is not None:
         vctx.unsupported_value((*base, "endpoints"), f"the file lists no trace endpoint and {env.endpoint_problem}")

@@ -52,20 +52,6 @@ POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupporte
 WORKER: Final = check_worker
 """A section's ``worker`` key (hermes_pipeline extension): export on threads, in a child process of its
 own (``process``) or in one shared by the sections naming it (``process:NAME``)."""
-ATOF: Final[dict[str, Check]] = {"enabled": boolean, "llm_history": one_of("delta", "full"), "sinks": array,
-                                 "worker": WORKER}
-ATOF_REMOVED: Final = ("output_directory", "filename", "mode", "endpoints")
-_SINK: Final[dict[str, Check]] = {"type": one_of("file", "stream"), "max_queue_size": integer(1)}
-FILE_SINK: Final[dict[str, Check]] = {
-    **_SINK, "output_directory": string, "filename": nonblank, "mode": one_of("append", "overwrite"),
-    "content": one_of("full", "summary"), "retention_days": integer(1),
-}
-STREAM_SINK: Final[dict[str, Check]] = {
-    **_SINK, "name": string, "url": nonblank, "transport": one_of("http_post", "websocket", "ndjson"),
-    "headers": str_map, "header_env": str_map, "timeout_millis": integer(1),
-    "field_name_policy": one_of("preserve", "replace_dots"),
-}
-
 ATIF: Final[dict[str, Check]] = {
     "enabled": boolean, "agent_name": string, "agent_version": string, "model_name": string,
     "tool_definitions": array, "extra": table, "output_directory": string, "filename_template": nonblank,

@@ -126,16 +126,18 @@ class SinkBuilder(Protocol):
     def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink: ...
 
 
-class SectionValidation:
+class SectionValidation(ValidationContext):
     """The ``vctx`` of one sink section: the component's validation context, paths relative to the section.
 
     ``unknown_field`` and ``unsupported_value`` follow the pipeline's policy; ``error`` always fails
     the load; ``skip_entry`` drops one destination entry with a warning; ``warning`` changes nothing.
     """
 
-    def __init__(self, vctx: ValidationContext, section: str) -> None:
+    def __init__(self, vctx: ValidationContext, section: str) -> None:  # no super().__init__: it delegates
         self._vctx = vctx
         self.section = section
+        self.component, self.policy, self.diagnostics = vctx.component, vctx.policy, vctx.diagnostics
+        self.key_prefix, self.code_prefix, self.drops = vctx.key_prefix, vctx.code_prefix, vctx.drops
 
     def _path(self, path: str | KeyPath) -> KeyPath:
         if isinstance(path, tuple):

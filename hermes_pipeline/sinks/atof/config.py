@@ -16,24 +16,54 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..export.config_checks import EntryError as _EntryError
-from ..export.config_checks import entry_headers
-from ..export.config_checks import is_int as _is_int
-from ..export.config_checks import (
+from ...export.config_checks import EntryError as _EntryError
+from ...export.config_checks import entry_headers
+from ...export.config_checks import is_int as _is_int
+from ...export.config_checks import (
     check_on_invalid, check_table, entry_type, http_url, refuse_entry,
 )
-from ..export.errors import ExportConfigError
-from ..export.files import default_events_filename
-from ..export.paths import resolve_directory
+from ...config.checks import Check, array, boolean, check_keys, integer, nonblank, one_of, str_map, string, url
+from ...config.keypath import KeyPath
+from ...config.policy import ValidationContext
+from ...export.entry_checks import check_entry, table_entries
+from ...export.errors import ExportConfigError
+from ...export.worker.protocol import check_worker
+from ...export.files import default_events_filename
+from ...export.paths import resolve_directory
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atof")
 
+# ----------------------------------------------------------------- the one statement of the atof keys
+# The validator (validate_config), the parser below, the layer merge (LIST_PATHS), config explain
+# (output_locations) and the docs generator all read these tables; tests/test_layering.py fails if a
+# second copy appears anywhere else.
+
+KEYS: Final[dict[str, Check]] = {"enabled": boolean, "llm_history": one_of("delta", "full"), "sinks": array,
+                                 "worker": check_worker}
+"""The ``atof`` table's keys and their checks (``worker``: a hermes_pipeline extension, see
+:mod:`hermes_pipeline.export.worker`)."""
 REMOVED_KEYS: Final = ("output_directory", "filename", "mode", "endpoints")
-TOP_KEYS: Final = frozenset({"enabled", "llm_history", "sinks"})
-COMMON_KEYS: Final = frozenset({"type", "max_queue_size"})
-FILE_KEYS: Final = COMMON_KEYS | {"output_directory", "filename", "mode", "content", "retention_days"}
-STREAM_KEYS: Final = COMMON_KEYS | {"name", "url", "transport", "headers", "header_env", "timeout_millis",
-                                    "field_name_policy"}
+"""Version-1 keys, always refused: ``[[components.config.atof.sinks]]`` entries replace them."""
+_SINK: Final[dict[str, Check]] = {"type": one_of("file", "stream"), "max_queue_size": integer(1)}
+FILE_SINK: Final[dict[str, Check]] = {
+    **_SINK, "output_directory": string, "filename": nonblank, "mode": one_of("append", "overwrite"),
+    "content": one_of("full", "summary"), "retention_days": integer(1),
+}
+"""Keys of a ``type = "file"`` entry."""
+STREAM_SINK: Final[dict[str, Check]] = {
+    **_SINK, "name": string, "url": nonblank, "transport": one_of("http_post", "websocket", "ndjson"),
+    "headers": str_map, "header_env": str_map, "timeout_millis": integer(1),
+    "field_name_policy": one_of("preserve", "replace_dots"),
+}
+"""Keys of a ``type = "stream"`` entry."""
+LIST_PATHS: Final = (("sinks",),)
+"""Lists that concatenate (higher layer first) when pipeline files are layered; other lists replace."""
+
+TOP_KEYS: Final = frozenset(KEYS) - {"worker"}
+"""What the parser accepts (``worker`` is taken off by the builder before parsing)."""
+COMMON_KEYS: Final = frozenset(_SINK)
+FILE_KEYS: Final = frozenset(FILE_SINK)
+STREAM_KEYS: Final = frozenset(STREAM_SINK)
 SUPPORTED_TRANSPORTS: Final = ("http_post", "ndjson")
 DEFAULT_QUEUE: Final = 10_000
 DEFAULT_FILENAME_SHOWN: Final = "hermes-events-<UTC YYYYMMDDTHHMMSSZ at activation>.jsonl"
@@ -228,3 +258,37 @@ def output_locations(config: Mapping[str, Any], *, base_dir: Path | None = None,
         out.append((("sinks", index, "filename"), DEFAULT_FILENAME_SHOWN if filename is None else str(filename),
                     filename is None))
     return out
+
+
+def validate_config(atof: dict[str, Any], vctx: ValidationContext) -> None:
+    """The ``atof`` section's config statement: ``config validate`` and activation both run it (paths
+    relative to the section). An invalid value inside one ``sinks[]`` entry skips only that entry."""
+    for key in REMOVED_KEYS:
+        if key in atof:
+            vctx.error((key,), f"'atof.{key}' was removed with observability config version 1; declare "
+                               "[[components.config.atof.sinks]] entries instead", code="observability.removed_key")
+    check_keys(vctx, (), {k: v for k, v in atof.items() if k not in REMOVED_KEYS}, KEYS)
+    sinks = atof.get("sinks")
+    if atof.get("enabled") is True and not (isinstance(sinks, list) and sinks):
+        vctx.unsupported_value(("sinks",), "an enabled atof section needs at least one sink")
+    names: set[str] = set()
+    for index, sink in table_entries(atof, "sinks", (), vctx):
+        path: KeyPath = ("sinks", index)
+        kind = sink.get("type")
+        spec = STREAM_SINK if kind == "stream" else FILE_SINK
+        extra: list[tuple[KeyPath, str]] = []
+        if kind == "stream":
+            transport = sink.get("transport", "http_post")
+            schemes = ("ws", "wss") if transport == "websocket" else ("http", "https")
+            message = url(*schemes)(sink.get("url")) if "url" in sink else None
+            if message:
+                extra.append(((*path, "url"), message))
+            name = sink.get("name")
+            if isinstance(name, str):
+                if not name.strip() or name != name.strip():
+                    extra.append(((*path, "name"), "expected a non-blank name without surrounding whitespace"))
+                elif name in names:
+                    extra.append(((*path, "name"), "stream sink names must be unique"))
+                else:
+                    names.add(name)
+        check_entry(vctx, path, sink, spec, ("type", "url") if kind == "stream" else ("type",), extra)

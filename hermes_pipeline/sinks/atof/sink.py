@@ -24,18 +24,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ..engine.deadline import Deadline
-from ..export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
-from ..export.errors import ExportConfigError
-from ..export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent, submit_paired
-from ..export.files import DATE_PLACEHOLDER, JsonlFileDestination, utc_date
-from ..export.http import HttpPostDestination, NdjsonUploadDestination
-from ..export.jsonenc import compact
-from ..export.standalone import SinkPlugin
-from ..export.writer import BoundedWriter, Destination, warn_nonzero_counters
-from .atof_config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
-from .base import Sink, SinkContext
-from ..export.worker import ProcessSink, WorkerPool, process_sink, split_worker
+from ...engine.deadline import Deadline
+from ...export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
+from ...export.errors import ExportConfigError
+from ...export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent, submit_paired
+from ...export.files import DATE_PLACEHOLDER, JsonlFileDestination, utc_date
+from ...export.http import HttpPostDestination, NdjsonUploadDestination
+from ...export.jsonenc import compact
+from ...export.standalone import SinkPlugin
+from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
+from .config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
+from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "build_atof_plugin", "build_atof_sink",
            "replace_dots"]
@@ -344,9 +343,3 @@ def build_atof_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
                            content_summary=content_summary, on_invalid=on_invalid,
                            ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
     return AtofPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
-
-
-def atof_builder(config: Mapping[str, Any], ctx: SinkContext) -> Sink:
-    """The ``atof`` entry point of the ``hermes_pipeline.sinks`` group: :func:`build_atof_sink` with
-    the options the ``observability`` component shares (:class:`~hermes_pipeline.sinks.base.SinkContext`)."""
-    return build_atof_sink(config, default_dir=ctx.default_dir, **ctx.builder_options())
