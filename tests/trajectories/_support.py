@@ -54,3 +54,42 @@ def no_network() -> Iterator[list[str]]:
         yield attempts
     finally:
         socket.socket.connect = original  # type: ignore[method-assign]
+
+
+def record_reference_run(tmp_path: Path, script: list[Any], question: str = "What do my notes say?",
+                         *, files: dict[str, str] | None = None) -> tuple[Path, list[dict[str, Any]]]:
+    """Run the reference agent once against the scripted model server with a trajectory store; stop the
+    server; return the trajectory file and the requests the server received."""
+    from hermes_pipeline.demo.agent import ReferenceAgent
+    from hermes_pipeline.demo.model_server import ScriptedModelServer
+    from hermes_pipeline.demo.openai_client import ChatCompletionsClient
+    from hermes_pipeline.demo.tools import Workspace
+    from hermes_pipeline.engine.core import Engine
+    from hermes_pipeline.host import Host
+    from hermes_pipeline.sinks.trajectory_store import attach_store
+
+    home = tmp_path / "recorded-home"
+    workspace = tmp_path / "recorded-files"
+    workspace.mkdir(parents=True, exist_ok=True)
+    for name, text in (files or {"notes.txt": "oats, apples\n"}).items():
+        (workspace / name).write_text(text)
+    engine = Engine()
+    handle = attach_store(engine, home, home / "trajectories", retention_days=0)
+    try:
+        with ScriptedModelServer(script) as server:
+            host = Host(engine, platform="cli", model=server.model, provider="local-scripted",
+                        base_url=server.base_url, api_mode="chat_completions")
+            agent = ReferenceAgent(host, ChatCompletionsClient(server.base_url, timeout=10.0),
+                                   Workspace(workspace).tools(), responder=lambda tool, command: "once")
+            with host.session() as session:
+                original = session.turn
+
+                def turn(user_message: str, **kwargs: Any) -> Any:
+                    return original(user_message, context=host.context_snapshot(home, toolsets=["file"]), **kwargs)
+
+                session.turn = turn  # type: ignore[method-assign]
+                agent.run_turn(session, question)
+            requests = list(server.requests)
+    finally:
+        handle.close()
+    return only_file(home / "trajectories"), requests

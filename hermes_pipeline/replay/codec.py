@@ -1,0 +1,117 @@
+"""Provider shapes and request hashes of a recording (spec 06 BOOK-31 items 4 and 5).
+
+A recorded ``llm_response`` is the engine's normalised form ``{model, finish_reason,
+assistant_message: {role, content, tool_calls}, usage, id}``. :func:`provider_response` rebuilds
+from it the object the host's provider adapter expects for the recorded ``api_mode``
+(``chat_completions``: a chat completion; ``anthropic_messages``: a Messages API message;
+``codex_responses``: a Responses API response). :func:`request_hash` is the SHA-256 of the
+canonical JSON of the request's message history, computed the same way for a recorded request and
+a live one (the live request is sanitized and credential-scrubbed as the exporters saw it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..engine.sanitize import build_request_field
+from ..export.content import HISTORY_KEYS
+from ..export.redaction import redact_value
+
+__all__ = ["API_MODES", "canonical_json", "is_truncated", "provider_response", "request_hash", "sanitized_request"]
+
+API_MODES: Final = ("chat_completions", "anthropic_messages", "codex_responses", "bedrock_converse")
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, compact separators, non-ASCII kept: one text for equal values."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def sanitized_request(request: Any) -> Any:
+    """A live request as the recording holds it: ``{"method", "body"}``, sanitized and scrubbed."""
+    return redact_value(build_request_field(request))
+
+
+def history_of(request: Any, api_mode: str | None) -> Any:
+    """The message history of a sanitized request (``body.messages`` or ``body.input``)."""
+    body = request.get("body") if isinstance(request, Mapping) else None
+    if not isinstance(body, Mapping):
+        return None
+    return body.get(HISTORY_KEYS.get(api_mode or "chat_completions", "messages"))
+
+
+def request_hash(request: Any, api_mode: str | None) -> str:
+    """SHA-256 (hex) of the canonical history of a sanitized request."""
+    return hashlib.sha256(canonical_json(history_of(request, api_mode)).encode("utf-8")).hexdigest()
+
+
+def is_truncated(value: Any) -> bool:
+    """Whether the sanitizer cut ``value`` anywhere (a truncation envelope, dropped items, cut strings)."""
+    if isinstance(value, Mapping):
+        if value.get("_truncated") is True or "_truncated_items" in value or value.get("hermes.truncated"):
+            return True
+        return any(is_truncated(item) for item in value.values())
+    if isinstance(value, list):
+        return any(is_truncated(item) for item in value)
+    if isinstance(value, str):
+        return "...[truncated " in value and value.endswith(" chars]")
+    return False
+
+
+def _usage(recorded: Mapping[str, Any]) -> tuple[int, int]:
+    usage = recorded.get("usage") if isinstance(recorded.get("usage"), Mapping) else {}
+    prompt = usage.get("input_tokens", usage.get("prompt_tokens", 0))
+    completion = usage.get("output_tokens", usage.get("completion_tokens", 0))
+    return (int(prompt) if isinstance(prompt, int) else 0, int(completion) if isinstance(completion, int) else 0)
+
+
+def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for raw in message.get("tool_calls") or []:
+        if not isinstance(raw, Mapping):
+            continue
+        function = raw.get("function") if isinstance(raw.get("function"), Mapping) else raw
+        arguments = function.get("arguments", function.get("input", {}))
+        out.append({"id": raw.get("id"), "name": function.get("name"),
+                    "arguments": arguments if isinstance(arguments, str) else canonical_json(arguments or {})})
+    return out
+
+
+def provider_response(recorded: Mapping[str, Any], api_mode: str | None) -> dict[str, Any]:
+    """The provider-shaped response of a recorded ``llm_response`` for ``api_mode`` (02 MW-8)."""
+    message = recorded.get("assistant_message") if isinstance(recorded.get("assistant_message"), Mapping) else {}
+    content = message.get("content")
+    calls = _calls(message)
+    prompt, completion = _usage(recorded)
+    model = recorded.get("model")
+    finish = recorded.get("finish_reason")
+    rid = recorded.get("id") or "replay"
+    if api_mode == "anthropic_messages":
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if isinstance(content, str) and content \
+            else list(content) if isinstance(content, list) else []
+        for call in calls:
+            blocks.append({"type": "tool_use", "id": call["id"], "name": call["name"],
+                           "input": json.loads(call["arguments"] or "{}")})
+        return {"id": rid, "type": "message", "role": "assistant", "model": model, "content": blocks,
+                "stop_reason": finish, "usage": {"input_tokens": prompt, "output_tokens": completion}}
+    if api_mode == "codex_responses":
+        output: list[dict[str, Any]] = []
+        if isinstance(content, str) and content:
+            output.append({"type": "message", "role": "assistant",
+                           "content": [{"type": "output_text", "text": content}]})
+        for call in calls:
+            output.append({"type": "function_call", "call_id": call["id"], "name": call["name"],
+                           "arguments": call["arguments"]})
+        return {"id": rid, "object": "response", "model": model, "output": output, "status": "completed",
+                "usage": {"input_tokens": prompt, "output_tokens": completion,
+                          "total_tokens": prompt + completion}}
+    chat_message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        chat_message["tool_calls"] = [{"id": c["id"], "type": "function",
+                                       "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]
+    return {"id": rid, "object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "message": chat_message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}

@@ -1,0 +1,220 @@
+"""A trajectory read back for replay: its LLM calls in order and its tool results (spec 06 BOOK-31).
+
+:func:`load_trajectory` reads and checks a file (missing, not JSON, not ATIF v1.x, summarised are
+:class:`~.errors.TrajectoryError`); :class:`Recording` lists the recorded LLM calls of the run and its
+subagents in the order they happened (by step timestamp), the tool results by ``tool_call_id``, and
+what an agent needs to run the turn again (system prompt, history, user content, model).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .codec import history_of, is_truncated, request_hash
+from .errors import TrajectoryError
+
+__all__ = ["RecordedCall", "Recording", "load_trajectory"]
+
+MAX_BYTES = 256 * 1024 * 1024
+
+
+def load_trajectory(path: str | Path) -> dict[str, Any]:
+    """The ATIF document at ``path``.
+
+    Raises:
+        TrajectoryError: the file is missing or unreadable, not JSON (or truncated), or not an ATIF
+            trajectory (no ``schema_version`` ``ATIF-v1.*`` or no ``steps`` list).
+    """
+    where = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise TrajectoryError("no such trajectory file", path=where) from None
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read the file ({type(exc).__name__})", path=where) from None
+    if len(data) > MAX_BYTES:
+        raise TrajectoryError("the file is too large for a trajectory", path=where)
+    try:
+        doc = json.loads(data)
+    except ValueError as exc:
+        raise TrajectoryError(f"not valid JSON (truncated or damaged file?): {exc}", path=where) from None
+    if not isinstance(doc, dict) or not str(doc.get("schema_version", "")).startswith("ATIF-v1."):
+        raise TrajectoryError("not an ATIF trajectory (no schema_version 'ATIF-v1.x')", path=where)
+    if not isinstance(doc.get("steps"), list):
+        raise TrajectoryError("not an ATIF trajectory (no 'steps' list)", path=where)
+    return doc
+
+
+def _hermes(item: Mapping[str, Any]) -> Mapping[str, Any]:
+    extra = item.get("extra")
+    hermes = extra.get("hermes") if isinstance(extra, Mapping) else None
+    return hermes if isinstance(hermes, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One recorded LLM call (an ATIF agent step with its payloads)."""
+
+    index: int
+    """1-based position among the run's LLM calls (the replay's step number)."""
+    step_id: int
+    """The ATIF ``step_id`` in its (sub)trajectory."""
+    trajectory_id: str
+    api_mode: str
+    request: Any
+    response: Any
+    timestamp: str
+
+    @property
+    def request_hash(self) -> str:
+        """SHA-256 of the recorded request's canonical history."""
+        return request_hash(self.request, self.api_mode)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the sanitizer cut the recorded request or response (it cannot be served)."""
+        return is_truncated(self.request) or is_truncated(self.response)
+
+
+@dataclass
+class Recording:
+    """What a replay serves and what an agent needs to run the recorded turn again."""
+
+    path: str
+    document: dict[str, Any]
+    calls: list[RecordedCall] = field(default_factory=list)
+    tool_results: dict[str, str] = field(default_factory=dict)
+    """``tool_call_id`` → the recorded observation content."""
+    delegating: set[str] = field(default_factory=set)
+    """Tool calls that ran a subagent (replayed by running the subagent, whose calls are recorded)."""
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Recording:
+        """Load and check ``path`` (see :meth:`from_document`)."""
+        return cls.from_document(load_trajectory(path), path=str(path))
+
+    @classmethod
+    def from_document(cls, doc: dict[str, Any], *, path: str = "<trajectory>") -> Recording:
+        """Index a trajectory document.
+
+        Raises:
+            TrajectoryError: the document was redacted in ``summary`` mode, holds no LLM payloads, or
+                has no recorded LLM call.
+        """
+        redaction = _hermes(doc).get("redaction")
+        if isinstance(redaction, Mapping) and redaction.get("mode") == "summary":
+            raise TrajectoryError("this trajectory was redacted in summary mode: its content was replaced by "
+                                  "summaries, so it cannot be replayed (replay the original file)", path=path)
+        out = cls(path, doc)
+        found: list[tuple[str, int, str, Mapping[str, Any]]] = []
+        out._walk(doc, found)
+        found.sort(key=lambda item: item[0])
+        for index, (timestamp, step_id, trajectory_id, step) in enumerate(found, 1):
+            hermes = _hermes(step)
+            out.calls.append(RecordedCall(index, step_id, trajectory_id, str(hermes.get("api_mode") or
+                                                                          "chat_completions"),
+                                          hermes["llm_request"], hermes["llm_response"], timestamp))
+        if not out.calls:
+            raise TrajectoryError("no recorded LLM call with its request and response (was it written with "
+                                  "include_llm_payloads = true, e.g. by the trajectory store?)", path=path)
+        return out
+
+    def _walk(self, doc: Mapping[str, Any], found: list[tuple[str, int, str, Mapping[str, Any]]]) -> None:
+        trajectory_id = str(doc.get("trajectory_id") or doc.get("session_id") or "")
+        for step in doc.get("steps") or []:
+            if not isinstance(step, Mapping) or step.get("source") != "agent":
+                continue
+            hermes = _hermes(step)
+            if hermes.get("synthetic"):
+                continue
+            if "llm_request" not in hermes or "llm_response" not in hermes:
+                raise TrajectoryError("an agent step has no recorded llm_request / llm_response (written without "
+                                      "LLM payloads, or redacted)", path=self.path, step=step.get("step_id"))
+            found.append((str(step.get("timestamp", "")), int(step.get("step_id") or 0), trajectory_id, step))
+            observation = step.get("observation")
+            for result in (observation.get("results") if isinstance(observation, Mapping) else None) or []:
+                call_id = result.get("source_call_id") if isinstance(result, Mapping) else None
+                if not isinstance(call_id, str):
+                    continue
+                if result.get("subagent_trajectory_ref"):
+                    self.delegating.add(call_id)
+                content = result.get("content")
+                if isinstance(content, str):
+                    self.tool_results[call_id] = content
+        for child in doc.get("subagent_trajectories") or []:
+            if isinstance(child, Mapping):
+                self._walk(child, found)
+
+    # ------------------------------------------------------------------ what an agent needs
+
+    def truncated_calls(self) -> list[RecordedCall]:
+        """Recorded calls whose payloads the sanitizer cut (they cannot be served)."""
+        return [call for call in self.calls if call.truncated]
+
+    @property
+    def first_messages(self) -> list[Any]:
+        """The message history of the first recorded request of the top-level run."""
+        own = [call for call in self.calls if call.trajectory_id == str(self.document.get("trajectory_id", ""))]
+        history = history_of((own or self.calls)[0].request, (own or self.calls)[0].api_mode)
+        return list(history) if isinstance(history, list) else []
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The first request's system message text, if any."""
+        for message in self.first_messages:
+            if isinstance(message, Mapping) and message.get("role") == "system" and isinstance(message.get("content"), str):
+                return str(message["content"])
+        return None
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The conversation before the turn: the first request's messages between the system prompt and
+        the last user message."""
+        messages = [m for m in self.first_messages if isinstance(m, Mapping)]
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=len(messages))
+        return [dict(m) for m in messages[:last_user] if m.get("role") != "system"]
+
+    @property
+    def user_content(self) -> str:
+        """The user content the model saw (the last user message of the first request; plugin context
+        included), else the user step's message."""
+        for message in reversed(self.first_messages):
+            if isinstance(message, Mapping) and message.get("role") == "user" and isinstance(message.get("content"), str):
+                return str(message["content"])
+        return self.user_message
+
+    @property
+    def user_message(self) -> str:
+        """The message of the first user step."""
+        for step in self.document.get("steps", []):
+            if isinstance(step, Mapping) and step.get("source") == "user" and isinstance(step.get("message"), str):
+                return str(step["message"])
+        return ""
+
+    @property
+    def model(self) -> str:
+        """The model of the run (``agent.model_name``, else the first call's)."""
+        agent = self.document.get("agent")
+        name = agent.get("model_name") if isinstance(agent, Mapping) else None
+        return str(name) if isinstance(name, str) and name and name != "unknown" else \
+            str((self.calls[0].request.get("body") or {}).get("model") or "")
+
+    @property
+    def api_mode(self) -> str:
+        """The first call's ``api_mode``."""
+        return self.calls[0].api_mode
+
+    @property
+    def context(self) -> Mapping[str, Any]:
+        """The recorded context snapshot (``extra.hermes.context``), ``{}`` without one."""
+        context = _hermes(self.document).get("context")
+        return context if isinstance(context, Mapping) else {}
+
+    @property
+    def trajectory_id(self) -> str:
+        """The recorded run's id."""
+        return str(self.document.get("trajectory_id") or self.document.get("session_id") or "")

@@ -1,0 +1,179 @@
+"""Replay a recorded run on any host loop: two execution middlewares (spec 06 BOOK-31, BOOK-33).
+
+    replay = Replay(Recording.from_file(path), mode="strict", live_from=None)
+    replay.install(engine)            # before the host runs its turn on this engine
+    ...                               # run the agent loop (any host: the reference agent, Hermes, yours)
+    replay.uninstall()
+    replay.steps, replay.divergences, replay.diverged_at_step
+
+- ``llm_execution``: the k-th LLM call is served the k-th recorded call (the run's and its
+  subagents' calls in the order they happened), rebuilt in the provider shape of the recorded
+  ``api_mode``, without calling ``next_call``. Before serving, the SHA-256 of the canonical request
+  history is compared with the recording: a mismatch is a divergence at step k. ``strict`` raises
+  :class:`~.errors.ReplayDivergence` (an ``LLMExecutionBlocked``, so the engine never falls back to
+  the real provider); ``lenient`` records it and serves the recorded response anyway. A call past
+  the end of the recording, or one whose recorded payload the sanitizer truncated, cannot be served
+  and always raises.
+- ``tool_execution``: served by ``tool_call_id`` from the recorded observations, without calling
+  ``next_call``; an unknown id is a divergence (the tool is still not run: the call gets an error
+  result, and in strict mode the next LLM call raises). A tool call that delegated to a subagent
+  runs (the subagent's own calls are served from the recording).
+- ``live_from=N``: from the N-th LLM call on, calls and the tool calls after them go through to the
+  real provider and tools (``next_call``); the recording is then only used for the diff.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from ..engine.callbacks import TRYFIRST
+from ..engine.core import Engine
+from .codec import provider_response, request_hash, sanitized_request
+from .errors import ReplayDivergence
+from .recording import Recording
+
+__all__ = ["Divergence", "Mode", "Replay", "ServedStep"]
+
+Mode = Literal["strict", "lenient"]
+PLUGIN: Final = "hermes.replay"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where and how the replay left the recording."""
+
+    step: int
+    """1-based LLM call index (for a tool call: the LLM call that issued it)."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class ServedStep:
+    """One call the replay answered: ``kind`` ``llm`` or ``tool``, ``source`` ``recorded`` or ``live``."""
+
+    kind: str
+    step: int
+    source: str
+    tool_call_id: str | None = None
+    request_sha256: str | None = None
+
+
+class Replay:
+    """Serves a :class:`~.recording.Recording` to a host loop through execution middleware.
+
+    Args:
+        recording: the recorded run.
+        mode: ``"strict"`` stops at the first divergence, ``"lenient"`` records it and goes on.
+        live_from: the 1-based LLM call from which provider and tools are called for real (``None``:
+            everything is served from the recording).
+    """
+
+    def __init__(self, recording: Recording, *, mode: Mode = "strict", live_from: int | None = None) -> None:
+        if mode not in ("strict", "lenient"):
+            raise ValueError(f"mode must be 'strict' or 'lenient', not {mode!r}")
+        if live_from is not None and live_from < 1:
+            raise ValueError("live_from counts LLM calls from 1")
+        self.recording = recording
+        self.mode: Mode = mode
+        self.live_from = live_from
+        self.steps: list[ServedStep] = []
+        self.divergences: list[Divergence] = []
+        self._lock = threading.Lock()
+        self._count = 0
+        self._live = False
+        self._stopped: Divergence | None = None
+        self._engine: Engine | None = None
+        self._name = f"{PLUGIN}.{id(self):x}"
+
+    # ------------------------------------------------------------------ installation
+
+    def install(self, engine: Engine) -> Replay:
+        """Register the two middlewares on ``engine``, outermost (before any other execution middleware)."""
+        engine.register_middleware("llm_execution", self.llm_execution, plugin=self._name, group=TRYFIRST)
+        engine.register_middleware("tool_execution", self.tool_execution, plugin=self._name, group=TRYFIRST)
+        self._engine = engine
+        return self
+
+    def uninstall(self) -> None:
+        """Remove the middlewares again (idempotent)."""
+        if self._engine is not None:
+            self._engine.middleware.remove_where(lambda entry: entry.plugin == self._name)
+            self._engine = None
+
+    def __enter__(self) -> Replay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.uninstall()
+
+    # ------------------------------------------------------------------ results
+
+    @property
+    def diverged_at_step(self) -> int | None:
+        """The first divergence's step, or ``None``."""
+        return self.divergences[0].step if self.divergences else None
+
+    @property
+    def llm_calls(self) -> int:
+        """LLM calls seen so far."""
+        return self._count
+
+    def _diverge(self, step: int, reason: str) -> Divergence:
+        divergence = Divergence(step, reason)
+        self.divergences.append(divergence)
+        return divergence
+
+    # ------------------------------------------------------------------ the middlewares
+
+    def llm_execution(self, **kwargs: Any) -> Any:
+        """Serve the next recorded LLM response, or call through when live (see the module docstring)."""
+        with self._lock:
+            self._count += 1
+            k = self._count
+            stopped = self._stopped
+            live = self._live = self._live or (self.live_from is not None and k >= self.live_from)
+        if stopped is not None:
+            raise ReplayDivergence(stopped.step, stopped.reason)
+        calls = self.recording.calls
+        if live:
+            self.steps.append(ServedStep("llm", k, "live"))
+            return kwargs["next_call"](None)
+        if k > len(calls):
+            divergence = self._diverge(k, f"the run made more LLM calls than the {len(calls)} recorded")
+            raise ReplayDivergence(k, divergence.reason)
+        call = calls[k - 1]
+        if call.truncated:
+            divergence = self._diverge(k, f"the recorded payload of step {call.step_id} was truncated by the "
+                                          "sanitizer and cannot be served")
+            raise ReplayDivergence(k, divergence.reason)
+        live_hash = request_hash(sanitized_request(kwargs.get("request") or {}), call.api_mode)
+        if live_hash != call.request_hash:
+            divergence = self._diverge(k, "the request history differs from the recording "
+                                          f"(sha256 {live_hash[:12]} != {call.request_hash[:12]})")
+            if self.mode == "strict":
+                raise ReplayDivergence(k, divergence.reason)
+        self.steps.append(ServedStep("llm", k, "recorded", request_sha256=live_hash))
+        return provider_response(call.response, call.api_mode)
+
+    def tool_execution(self, **kwargs: Any) -> Any:
+        """Serve the recorded tool result by ``tool_call_id``, or run the tool when live."""
+        call_id = kwargs.get("tool_call_id")
+        step = self._count
+        if self._live:
+            self.steps.append(ServedStep("tool", step, "live", tool_call_id=call_id))
+            return kwargs["next_call"](None)
+        if isinstance(call_id, str) and call_id in self.recording.delegating:
+            self.steps.append(ServedStep("tool", step, "recorded", tool_call_id=call_id))
+            return kwargs["next_call"](None)  # the subagent runs; its own calls are served
+        if isinstance(call_id, str) and call_id in self.recording.tool_results:
+            self.steps.append(ServedStep("tool", step, "recorded", tool_call_id=call_id))
+            return self.recording.tool_results[call_id]
+        reason = f"tool call {call_id!r} ({kwargs.get('tool_name')}) is not in the recording"
+        divergence = self._diverge(step, reason)
+        if self.mode == "strict":
+            with self._lock:
+                self._stopped = self._stopped or divergence
+        self.steps.append(ServedStep("tool", step, "missing", tool_call_id=call_id))
+        return {"error": f"replay: {reason}"}

@@ -1,0 +1,181 @@
+"""Running an agent under a replay in an isolated temporary profile (spec 06 BOOK-31, BOOK-33).
+
+:func:`run_replay` checks the recording (nothing is written for bad input), builds the effective
+settings (recorded configuration, then ``--set`` overrides), runs the agent on a private engine with
+the replay's middlewares and a trajectory store in a temporary ``$HERMES_HOME``, and writes the new
+run as a new trajectory carrying ``extra.hermes.replay = {of, live_from_step, mode,
+diverged_at_step}``. No pipeline file is read: the replay's engine has only the replay and the store.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..engine.core import Engine
+from ..export.atomic import write_atomically
+from ..export.jsonenc import indented
+from ..host import Host
+from ..host.snapshot import context_snapshot
+from .agents import SETTINGS, AgentFactory, AgentRun, reference_agent
+from .diff import TrajectoryDiff, diff_trajectories
+from .errors import ReplayDivergence, TrajectoryError
+from .recording import Recording
+from .replay import Mode, Replay
+
+__all__ = ["ReplayResult", "parse_overrides", "recorded_settings", "run_replay", "snapshot_warnings"]
+
+
+@dataclass
+class ReplayResult:
+    """The outcome of one replay."""
+
+    recording: Recording
+    replay: Replay
+    document: dict[str, Any]
+    """The new run's trajectory (with ``extra.hermes.replay``)."""
+    path: Path | None
+    """Where it was written."""
+    diff: TrajectoryDiff
+    answer: str | None = None
+    error: str | None = None
+    """An agent failure other than a divergence (e.g. a live provider error)."""
+    warnings: list[str] = field(default_factory=list)
+
+
+def _scalar(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` strings → settings (JSON scalars parsed: ``0.2`` is a number).
+
+    Raises:
+        TrajectoryError: not ``KEY=VALUE``, or a key the replay does not have (naming it and the known keys).
+    """
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise TrajectoryError(f"--set expects KEY=VALUE, not {item!r}", key=key or item)
+        if key not in SETTINGS:
+            raise TrajectoryError(f"--set {key}: no such replay setting (known: {', '.join(SETTINGS)})", key=key)
+        out[key] = _scalar(value)
+    return out
+
+
+def recorded_settings(recording: Recording) -> dict[str, Any]:
+    """The recorded configuration: model, provider, system prompt, and temperature / max_tokens of the
+    first request when it had them."""
+    body = recording.calls[0].request.get("body") if isinstance(recording.calls[0].request, Mapping) else None
+    body = body if isinstance(body, Mapping) else {}
+    settings: dict[str, Any] = {"model": recording.model, "provider": recording.context.get("provider") or "replay",
+                                "system_prompt": recording.system_prompt}
+    for key in ("temperature", "max_tokens"):
+        if body.get(key) is not None:
+            settings[key] = body[key]
+    return settings
+
+
+def snapshot_warnings(recording: Recording, home: Path | None) -> list[str]:
+    """What differs between the recorded skill / memory hashes and the profile at ``home`` now."""
+    recorded = recording.context
+    if home is None or not recorded or ("skills" not in recorded and "memory" not in recorded):
+        return []
+    current = context_snapshot(home)
+    out = []
+    for key, label, name in (("skills", "skills", "name"), ("memory", "memory files", "path")):
+        if key not in recorded:
+            continue
+        old = {str(e.get(name)): e.get("sha256") for e in recorded.get(key) or [] if isinstance(e, Mapping)}
+        new = {str(e.get(name)): e.get("sha256") for e in current.get(key) or []}
+        changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+        if changed:
+            out.append(f"the {label} differ from the recording's snapshot ({', '.join(changed[:5])}"
+                       f"{', ...' if len(changed) > 5 else ''}): live steps run against the current ones")
+    return out
+
+
+def check_recording(recording: Recording, live_from: int | None) -> None:
+    """Refuse a recording a replay cannot serve before anything runs (truncated payloads).
+
+    Raises:
+        TrajectoryError: naming the file and the step.
+    """
+    for call in recording.truncated_calls():
+        if live_from is None or call.index < live_from:
+            raise TrajectoryError("the recorded LLM payload was truncated by the sanitizer "
+                                  "(HERMES_PLUGIN_PAYLOAD_MAX_CHARS), so this step cannot be served; replay "
+                                  f"with --live-from {call.index} or record with a larger limit",
+                                  path=recording.path, step=call.step_id)
+    if live_from is not None and live_from > len(recording.calls) + 1:
+        raise TrajectoryError(f"--live-from {live_from}: the recording has only {len(recording.calls)} LLM calls",
+                              path=recording.path, key="--live-from")
+
+
+def run_replay(recording: Recording, *, mode: Mode = "strict", live_from: int | None = None,
+               overrides: Mapping[str, Any] | None = None, agent: AgentFactory | None = None,
+               output: Path | None = None, store: Path | None = None, home: Path | None = None) -> ReplayResult:
+    """Replay ``recording`` with ``agent`` (the reference agent by default) and write the new run.
+
+    Args:
+        output: the new trajectory's path; else ``store/<date>-<uuid>.json``; with neither it is not written.
+        home: the profile whose current skill and memory hashes are compared with the snapshot.
+
+    Raises:
+        TrajectoryError: the recording cannot be served (checked before anything runs).
+    """
+    check_recording(recording, live_from)
+    settings = {**recorded_settings(recording), **dict(overrides or {})}
+    temp = Path(tempfile.mkdtemp(prefix="hermes-replay-"))
+    try:
+        profile = temp / "home"
+        (profile / "trajectories").mkdir(parents=True, mode=0o700)
+        (profile / "config.yaml").write_text("observability:\n  trajectories:\n    enabled: true\n", encoding="utf-8")
+        workspace = temp / "workspace"
+        workspace.mkdir()
+        from ..sinks.trajectory_store import attach_store
+
+        engine = Engine()
+        handle = attach_store(engine, profile, profile / "trajectories", retention_days=0)
+        replay = Replay(recording, mode=mode, live_from=live_from).install(engine)
+        host = Host(engine, platform="replay", model=str(settings.get("model") or ""),
+                    provider=str(settings.get("provider") or ""), base_url=str(settings.get("base_url") or ""),
+                    api_mode=recording.api_mode)
+        context = {**recording.context, **({"model": settings["model"]} if settings.get("model") else {})}
+        answer: str | None = None
+        error: str | None = None
+        try:
+            answer = (agent or reference_agent)(AgentRun(host, recording, settings, workspace, dict(context)))
+        except ReplayDivergence:
+            pass  # recorded in replay.divergences
+        except Exception as exc:  # a live provider or agent failure: the run is written as it went
+            error = f"{type(exc).__name__}: {str(exc)[:300]}"
+        finally:
+            replay.uninstall()
+            handle.close()
+        files = sorted((profile / "trajectories").glob("*.json"))
+        if not files:
+            raise TrajectoryError("the agent did not run a turn, so there is nothing to compare",
+                                  path=recording.path)
+        document: dict[str, Any] = json.loads(files[-1].read_bytes())
+        document.setdefault("extra", {}).setdefault("hermes", {})["replay"] = {
+            "of": recording.trajectory_id, "live_from_step": live_from, "mode": mode,
+            "diverged_at_step": replay.diverged_at_step}
+        target = output if output is not None else (store / files[-1].name if store is not None else None)
+        if target is not None:
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_atomically(target, indented(document))
+        return ReplayResult(recording, replay, document, target, diff_trajectories(recording.document, document),
+                            answer, error, snapshot_warnings(recording, home))
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
