@@ -145,12 +145,16 @@ def test_a_third_party_sink_receives_the_same_scope_uuids_as_the_builtin_atof_si
         [(e["scope_category"], e["uuid"], e["parent_uuid"], e["name"]) for e in atof]
 
 
-def test_config_validate_runs_the_sinks_own_config_statement(tmp_path: Path) -> None:
-    pipeline = _pipeline(tmp_path, "[components.config.uuid_sink]\nenabled = true\ncolour = \"red\"\n")
-    env = _env(tmp_path, pipeline)
+def _refused(tmp_path: Path, section: str) -> tuple[str, dict[str, str]]:
+    """What ``config validate`` says (it must exit 1) of the pipeline with ``section``, and the env."""
+    env = _env(tmp_path, _pipeline(tmp_path, section))
     validated = _run(["-m", "hermes_pipeline.cli.main", "config", "validate"], env, tmp_path)
     assert validated.returncode == 1
-    said = validated.stdout + validated.stderr
+    return validated.stdout + validated.stderr, env
+
+
+def test_config_validate_runs_the_sinks_own_config_statement(tmp_path: Path) -> None:
+    said, env = _refused(tmp_path, "[components.config.uuid_sink]\nenabled = true\ncolour = \"red\"\n")
     assert "uuid_sink.path" in said and "'path' is required" in said
     ran = _run(["-c", SESSION], env, tmp_path)  # activation refuses the very same file
     assert ran.returncode == 0
@@ -158,11 +162,7 @@ def test_config_validate_runs_the_sinks_own_config_statement(tmp_path: Path) -> 
 
 
 def test_an_unknown_sink_name_is_an_error_with_did_you_mean(tmp_path: Path) -> None:
-    pipeline = _pipeline(tmp_path, "[components.config.uuid_sinc]\nenabled = true\n")
-    env = _env(tmp_path, pipeline)
-    validated = _run(["-m", "hermes_pipeline.cli.main", "config", "validate"], env, tmp_path)
-    assert validated.returncode == 1
-    said = validated.stdout + validated.stderr
+    said, _ = _refused(tmp_path, "[components.config.uuid_sinc]\nenabled = true\n")
     assert "no installed sink is called 'uuid_sinc'" in said and "did you mean 'uuid_sink'?" in said
 
 

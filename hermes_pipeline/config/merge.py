@@ -2,31 +2,45 @@
 
 Tables merge recursively and the higher layer wins per key; ``components`` are matched by
 ``kind``; lists directly inside a component's ``config`` and the observability destination lists
-concatenate, higher layer first; an explicitly empty ``opentelemetry.logs.endpoints`` /
-``opentelemetry.metrics.endpoints`` clears the inherited list; every other list is replaced.
+(each sink states its own, :func:`sink_lists`) concatenate, higher layer first; an explicitly empty
+``opentelemetry.logs.endpoints`` / ``opentelemetry.metrics.endpoints`` clears the inherited list;
+every other list is replaced.
 Every value of the result remembers the file (and line) it came from.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
 from .keypath import KeyPath, format_path
 from .layers import Layer
 
-DESTINATION_LISTS: Final = frozenset({
-    ("atof", "sinks"),
-    ("opentelemetry", "endpoints"),
-    ("opentelemetry", "logs", "endpoints"),
-    ("opentelemetry", "metrics", "endpoints"),
-    ("atif", "storage"),
-})
-"""Observability destination lists: concatenated, higher layer first."""
+SINK_GROUP: Final = "hermes_pipeline.sinks"
+"""The entry-point group of the ``observability`` component's sinks."""
 
-CLEARABLE_LISTS: Final = frozenset({("opentelemetry", "logs", "endpoints"), ("opentelemetry", "metrics", "endpoints")})
-"""Destination lists that an explicitly empty higher-layer value clears."""
+
+@lru_cache(maxsize=64)
+def sink_lists(section: str) -> tuple[frozenset[KeyPath], frozenset[KeyPath]]:
+    """``(concatenated, clearable)`` list paths of the sink named ``section``, relative to the section,
+    as the sink states them (its builder's ``list_paths`` and ``clearable_paths``).
+
+    The sink is found by name in the ``hermes_pipeline.sinks`` entry-point group (the sinks sit above
+    this layer, so they are looked up, never imported by name); an unknown or broken sink has none.
+    """
+    for ep in importlib.metadata.entry_points(group=SINK_GROUP):
+        if ep.name == section:
+            try:
+                builder = ep.load()
+            except Exception:  # validation reports a sink that does not import
+                return frozenset(), frozenset()
+            concat = frozenset(tuple(p) for p in getattr(builder, "list_paths", ()))
+            return concat, frozenset(tuple(p) for p in getattr(builder, "clearable_paths", ()))
+    return frozenset(), frozenset()
+
 
 Origins = dict[KeyPath, "Origin"]
 
@@ -112,8 +126,10 @@ def _list_rule(path: KeyPath, kinds: dict[int, str]) -> str:
     if len(path) >= 4 and path[0] == "components" and path[2] == "config":
         rel = path[3:]
         kind = kinds.get(path[1]) if isinstance(path[1], int) else None
-        if kind == "observability" and rel in DESTINATION_LISTS:
-            return "clearable" if rel in CLEARABLE_LISTS else "concat"
+        if kind == "observability" and len(rel) >= 2 and isinstance(rel[0], str):
+            concat, clearable = sink_lists(rel[0])
+            if rel[1:] in concat:
+                return "clearable" if rel[1:] in clearable else "concat"
         if len(rel) == 1:
             return "concat"
     return "replace"
