@@ -246,7 +246,9 @@ def _set(args: argparse.Namespace) -> int:
     from ..config.profile_config import KNOWN_KEYS, clamp_note
     from ..config.profile_edit import parse_scalar, set_value
 
-    value = parse_scalar(args.value)
+    from ..config.observability_settings import TABLE_KEYS
+
+    value = parse_scalar(args.value, tables=args.key in TABLE_KEYS)  # table keys take a YAML flow mapping
     path = set_value(_home(args), args.key, value, force=args.force)
     print(f"set {args.key} = {_show(value)} in {path}")
     note = clamp_note(args.key, value)

@@ -252,6 +252,29 @@ PROFILE: Final[dict[str, Entry]] = {
     "observability.trajectories.dir": (None, "The trajectory store directory, relative to `$HERMES_HOME`."),
     "observability.trajectories.retention_days": (None, "Trajectories older than this are pruned at start and "
                                                         "every 24 hours; 0 keeps them."),
+    "observability.environment": (None, "`development` or `production`: the default trace sampling rate (1.0 or "
+                                        "0.1) of the quick OTel endpoint and of pipeline trace endpoints without one."),
+    "observability.audit.enabled": (None, "Keep the local observability store `observability/observability.sqlite3` "
+                                          "(skill history, memory audit, task runs, LLM calls, skill runs)."),
+    "observability.audit.memory_dirs": (None, "Directories (relative to `$HERMES_HOME`) whose `*.md` files are "
+                                              "audited, out-of-band edits included."),
+    "observability.audit.skills_dir": (None, "The skills directory (relative to `$HERMES_HOME`), rescanned for "
+                                             "`SKILL.md` edits."),
+    "observability.audit.excerpt_chars": (None, "Longest memory excerpt kept in `memory_changes`, in characters."),
+    "observability.memory_tools": (None, "Tool name to `memory.retrieve` or `memory.update`: classifies memory tools "
+                                         "(spans and `memory_changes` rows)."),
+    "observability.pricing": ("none (cost unknown)", "USD per million `input`, `output`, `cache_read` tokens per "
+                                                     "`provider/model`, for `cost_usd` when the provider reports none."),
+    "observability.otel_enabled": (None, "Export traces to one `gen_ai` OTLP endpoint (the quick settings)."),
+    "observability.otel_endpoint": (None, "OTLP/HTTP base URL of the quick endpoint (`/v1/traces` is appended)."),
+    "observability.otel_service_name": (None, "`service.name` of the quick endpoint."),
+    "observability.trace_sampling_rate": ("by environment (1.0 / 0.1)", "Fraction of turns the quick endpoint "
+                                                                        "exports."),
+    "observability.retention.runs_days": (None, "Store rows of task runs, LLM calls, skill runs and resolved alerts "
+                                                "older than this are pruned; 0 keeps them."),
+    "observability.retention.history_days": (None, "Skill history and memory audit rows older than this are pruned; "
+                                                   "0 keeps them."),
+    "observability.logs.path": (None, "The JSON Lines log of hermes_pipeline, relative to `$HERMES_HOME`."),
 }
 
 ENVIRONMENT: Final[dict[str, str]] = {

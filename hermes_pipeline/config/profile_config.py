@@ -28,6 +28,10 @@ from pydantic import BaseModel, ConfigDict
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import ConfigError
 from .files import read_config_text
+from .observability_settings import DEFAULTS as OBSERVABILITY_DEFAULTS
+from .observability_settings import KEYS as OBSERVABILITY_KEYS
+from .observability_settings import MAP_KEYS, ObservabilitySettings, observability_from
+from .observability_settings import SECTIONS as OBSERVABILITY_SECTIONS
 
 CONFIG_NAME: Final = "config.yaml"
 MAX_HOOK_TIMEOUT: Final = 600.0
@@ -89,6 +93,8 @@ class ProfileSettings(BaseModel):
     shared_metrics: SharedMetricsSettings = SharedMetricsSettings()
     session_segments: SessionSegmentSettings = SessionSegmentSettings()
     trajectories: TrajectorySettings = TrajectorySettings()
+    observability: ObservabilitySettings = ObservabilitySettings()
+    """``observability.*``: the audit store, environment, quick OTel settings, pricing, logs, retention."""
     hook_callback_timeout: float = 0.0
     hook_callback_timeout_set: bool = False
     """``True`` when ``plugins.hook_callback_timeout`` is present with a usable value."""
@@ -186,6 +192,7 @@ KNOWN_KEYS: Final = {
     "observability.trajectories.enabled": bool_problem,
     "observability.trajectories.dir": directory_problem,
     "observability.trajectories.retention_days": retention_problem,
+    **OBSERVABILITY_KEYS,
 }
 """Keys this layer understands → validator returning a problem text or ``None``."""
 
@@ -195,15 +202,17 @@ DEFAULTS: Final = {
     "gateway.telemetry.session_segments.max_turns": 0, "plugins.hook_callback_timeout": 0,
     "observability.trajectories.enabled": False, "observability.trajectories.dir": "trajectories",
     "observability.trajectories.retention_days": 90,
+    **OBSERVABILITY_DEFAULTS,
 }
 
 OWNED_SECTIONS: Final = ("telemetry.shared_metrics", "gateway.telemetry.session_segments",
-                         "observability.trajectories")
+                         "observability.trajectories", *OBSERVABILITY_SECTIONS)
 """Sections whose every key belongs to this schema (elsewhere ``config.yaml`` holds the agent's own keys)."""
 
 UNAVAILABLE: Final = {
-    "observability": "the profile-local observability features other than the trajectory store "
-                     "(observability.*: audit tables, dashboard, alerts, environment) are not available in this version; nothing reads "
+    "observability": "the profile-local observability features other than the trajectory store, the audit "
+                     "store, environment, pricing, memory_tools, the quick OTel settings, logs and retention "
+                     "(observability.*: dashboard, alerts) are not available in this version; nothing reads "
                      "this key",
 }
 """Top-level sections reserved for features this version does not have → why they are refused."""
@@ -211,6 +220,8 @@ UNAVAILABLE: Final = {
 
 def _available(key: str) -> bool:
     """Whether ``key`` is, or lies inside, a section of a reserved top level that this version reads."""
+    if key in KNOWN_KEYS or any(key.startswith(table + ".") for table in MAP_KEYS):  # a table's entries are data
+        return True
     return any(key == owned or key.startswith(owned + ".") for owned in OWNED_SECTIONS)
 
 
@@ -353,6 +364,7 @@ def load_profile_settings(home: str | Path, *, managed: str | Path | None = None
             segments[key] = value
     values["session_segments"] = SessionSegmentSettings(**segments)
     values["trajectories"] = trajectories_from(effective, diagnostics, source)
+    values["observability"] = observability_from(effective, diagnostics, source)
     present, timeout = _get(effective, "plugins.hook_callback_timeout")
     if present:
         problem = hook_timeout_problem(timeout)

@@ -59,14 +59,17 @@ def split_key(key: str) -> list[str]:
     return parts
 
 
-def parse_scalar(text: str) -> Any:
-    """Parse ``text`` as one YAML scalar (``true`` → bool, ``5`` → int, ``'5'`` → str)."""
+def parse_scalar(text: str, *, tables: bool = False) -> Any:
+    """Parse ``text`` as one YAML scalar (``true`` → bool, ``5`` → int, ``'5'`` → str); with ``tables``
+    a YAML flow mapping or list (``{a/b: {input: 1, output: 2}}``) is accepted too."""
     from ruamel.yaml import YAML
 
     try:
         value = YAML(typ="safe", pure=True).load(text)
     except Exception:
         raise ConfigError("VALUE is not a valid YAML scalar", code="config.invalid_value") from None
+    if tables and isinstance(value, dict | list):
+        return value
     if isinstance(value, dict | list):
         raise ConfigError("VALUE must be a scalar (string, number, boolean or null), not a mapping or list",
                           code="config.invalid_value")

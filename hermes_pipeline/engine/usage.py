@@ -30,7 +30,8 @@ def normalize_usage(raw: Any) -> dict[str, Any] | None:
 
     ``prompt_tokens`` = input + cache read + cache write; ``total_tokens`` = prompt + output.
     ``input_tokens`` excludes cached tokens. ``reported_usage_fields`` lists the counts the provider
-    actually reported. Returns ``None`` when ``raw`` is ``None``.
+    actually reported; ``cost_usd`` is present only when the provider reported a cost (``cost``,
+    ``cost_usd`` or ``total_cost``, in USD). Returns ``None`` when ``raw`` is ``None``.
     """
     if raw is None:
         return None
@@ -54,7 +55,7 @@ def normalize_usage(raw: Any) -> dict[str, Any] | None:
     input_i = _int(raw_input) if anthropic_style else max(_int(raw_input) - cache_read_i - cache_write_i, 0)
     output_i = _int(output)
     prompt = input_i + cache_read_i + cache_write_i
-    return {
+    out: dict[str, Any] = {
         "input_tokens": input_i,
         "output_tokens": output_i,
         "cache_read_tokens": cache_read_i,
@@ -65,3 +66,7 @@ def normalize_usage(raw: Any) -> dict[str, Any] | None:
         "total_tokens": prompt + output_i,
         "reported_usage_fields": reported,
     }
+    cost = _get(raw, "cost_usd", "cost", "total_cost")  # a provider-reported price in USD (e.g. OpenRouter)
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and 0 <= cost < float("inf"):
+        out["cost_usd"] = float(cost)
+    return out

@@ -9,7 +9,8 @@ The rule, in plain words:
 - that ``skill.run`` scope ends when its ``agent.run`` ends, with ``data.outcome`` = ``success``
   when the turn completed, ``cancelled`` when it was interrupted, else ``failed`` (BOOK-8);
 - any other action (``created``, ``patched``, ``edited``, ``stale``, ``archived``, ``restored``,
-  ``installed``) is a ``hermes.skill.lifecycle`` mark ``{action, skill_name, provenance}``.
+  ``installed``) is a ``hermes.skill.lifecycle`` mark ``{action, skill_name, provenance}``; the
+  reason supplied with the change, if any, rides in its metadata as ``hermes.skill.reason``.
 
 A load outside any turn gives only the mark. :class:`SkillHooks` is a mixin of
 :class:`~hermes_pipeline.export.projection.ScopePlugin`.
@@ -48,8 +49,8 @@ class SkillHooks(ScopeTracker):
         return runs
 
     @deferrable()
-    def on_skill_lifecycle(self, action: str, skill_name: str, provenance: str | None, session_id: str,
-                           turn_id: str, use_count: int | None, reused: bool | None,
+    def on_skill_lifecycle(self, action: str, skill_name: str, provenance: str | None, reason: str | None,
+                           session_id: str, turn_id: str, use_count: int | None, reused: bool | None,
                            reuse_after_patch: bool | None) -> None:
         if not session_id or not isinstance(action, str) or not isinstance(skill_name, str):
             return
@@ -60,6 +61,8 @@ class SkillHooks(ScopeTracker):
                 meta["hermes.turn_id"] = turn_id
             parent = self.current_parent(st, turn_id)
             if action != "loaded":
+                if isinstance(reason, str) and reason:  # the change's stated reason (skill history), scrubbed
+                    meta["hermes.skill.reason"] = reason
                 self._mark(st, parent, LIFECYCLE_MARK, None, None,
                            {"action": action, "skill_name": skill_name, "provenance": provenance}, meta)
                 return

@@ -49,6 +49,6 @@ def skill_payload(action: str, skill_name: str, *, provenance: str | None = None
 
 def report_skill(host: Host, action: str, skill_name: str, **fields: Any) -> None:
     """Fire ``on_skill_lifecycle`` on ``host``'s engine if anyone listens (see :func:`skill_payload`)."""
-    if HOOK not in host.engine._hook_map:
+    if HOOK not in host.engine.hook_listeners:
         return
     host.emit(HOOK, skill_payload(action, skill_name, **fields))

@@ -1,0 +1,143 @@
+"""Starting the store for a profile (a first-party consumer of ``config/profile.py``, BOOK-16).
+
+:func:`attach_for_profile` reads the profile's ``observability.audit`` settings and, when enabled,
+feeds an :class:`~.sink.ObservabilityStoreSink` from a projection on the profile's engine (so the
+store sees only that profile's events). When the profile's trajectory store is running, the store
+listens to *its* projection instead, so ``task_runs.trajectory_id`` is the name of the trajectory
+file of the same run (BOOK-3). A daemon thread asks for the rescans: memory every 10 minutes,
+skills once a day, and the retention cleanup at start and every 24 hours (BOOK-19, BOOK-22, BOOK-48).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from ...config.observability_settings import ObservabilitySettings, read_observability
+from ...engine.core import Engine
+from ..base import SinkContext
+from .pricing import parse_pricing
+from .recorder import SCAN_MEMORY, SCAN_SKILLS
+from .sink import SCAN_ALL, ObservabilityStoreSink
+
+__all__ = ["StoreHandle", "attach_for_profile", "attach_store"]
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
+CLOSE_DEADLINE: Final = 5.0
+MEMORY_SCAN_SECONDS: Final = 600.0
+SKILL_SCAN_SECONDS: Final = 86_400.0
+PRUNE_SECONDS: Final = 86_400.0
+
+
+class StoreHandle:
+    """A running store: the sink, the projection feeding it, the timer thread. :meth:`close` stops it."""
+
+    def __init__(self, engine: Engine, home: Path, settings: ObservabilitySettings, *,
+                 shared_projection: Any = None, prune: Callable[[], object] | None = None) -> None:
+        from ...export.projection import ScopePlugin
+
+        self.engine = engine
+        self.home = home
+        self.settings = settings
+        self.sink = ObservabilityStoreSink({
+            "home": str(home), "memory_dirs": list(settings.memory_dirs), "skills_dir": settings.skills_dir,
+            "excerpt_chars": settings.excerpt_chars, "pricing": settings.pricing},
+            SinkContext(name="observability_store", base_dir=home))
+        self.sink.request_scan(SCAN_ALL)  # at process start: the baseline, and edits made while stopped
+        from .probe import SkillHashProbe
+
+        self.probe = SkillHashProbe(home / settings.skills_dir)
+        self.sink.recorder.probe = self.probe
+        self.probe_name = engine.add_plugin(self.probe, name=f"hermes.observability_store.skills.{id(self):x}")
+        self._own = shared_projection is None
+        self.projection = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools)) \
+            if self._own else shared_projection
+        if self._own:
+            self.plugin_name: str | None = engine.add_plugin(self.projection,
+                                                             name=f"hermes.observability_store.{id(self):x}")
+        else:
+            self.plugin_name = None
+            self.projection.add_listener(self.sink)
+        self._prune = prune
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._timers, name="hermes-observability-timers", daemon=True)
+        self._thread.start()
+
+    def _timers(self) -> None:
+        now = time.monotonic()
+        next_memory, next_skills, next_prune = now + MEMORY_SCAN_SECONDS, now + SKILL_SCAN_SECONDS, now
+        while True:
+            now = time.monotonic()
+            if now >= next_prune and self._prune is not None:
+                next_prune = now + PRUNE_SECONDS
+                try:
+                    self._prune()
+                except Exception as exc:  # cleanup never stops the store
+                    logger.warning("hermes_pipeline: observability store: cleanup failed: %s", type(exc).__name__,
+                                   extra={"event": "observability_prune_failed"})
+            if now >= next_memory:
+                next_memory = now + MEMORY_SCAN_SECONDS
+                self.sink.request_scan(SCAN_MEMORY)
+            if now >= next_skills:
+                next_skills = now + SKILL_SCAN_SECONDS
+                self.sink.request_scan(SCAN_SKILLS)
+            wait = min(next_memory, next_skills, next_prune if self._prune is not None else next_skills) - now
+            if self._stop.wait(max(wait, 0.0)):
+                return
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Project what is queued and write every row (``False`` on timeout)."""
+        end = time.monotonic() + timeout
+        ok = bool(self.projection.flush(timeout))
+        return self.sink.flush(max(end - time.monotonic(), 0.0)) and ok
+
+    def close(self) -> None:
+        """Write what is queued and stop; idempotent."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        try:
+            self.engine.remove_plugin(self.probe_name)
+            if self._own:
+                if self.plugin_name is not None:
+                    self.engine.remove_plugin(self.plugin_name)
+                self.projection.shutdown(CLOSE_DEADLINE)
+            else:
+                self.projection.flush(CLOSE_DEADLINE)
+                self.projection.remove_listener(self.sink)
+        finally:
+            self.sink.shutdown(CLOSE_DEADLINE)
+
+
+def attach_store(engine: Engine, home: Path, settings: ObservabilitySettings, *,
+                 shared_projection: Any = None) -> StoreHandle:
+    """Record what ``engine`` sees into the store of ``home`` (see the module docstring).
+
+    Raises:
+        PricingError: ``observability.pricing`` has a bad price (the message names the key).
+    """
+    parse_pricing(settings.pricing)
+    from .retention import prune_store
+
+    return StoreHandle(engine, home, settings, shared_projection=shared_projection,
+                       prune=lambda: prune_store(home, runs_days=settings.runs_days,
+                                                 history_days=settings.history_days))
+
+
+def attach_for_profile(profile: Any) -> StoreHandle | None:
+    """The first-party consumer entry: the store of ``profile``, or ``None`` when audit is off."""
+    settings = getattr(profile.settings, "observability", None)
+    if not isinstance(settings, ObservabilitySettings):
+        settings = read_observability(profile.home)
+    if not settings.audit_enabled:
+        return None
+    trajectories = profile.consumers.get("trajectory_store") if isinstance(getattr(profile, "consumers", None),
+                                                                          dict) else None
+    shared = getattr(trajectories, "projection", None)
+    if shared is not None and settings.memory_tools:
+        shared = None  # the memory-tool overrides need a projection of their own
+    return attach_store(profile.engine, Path(profile.home), settings, shared_projection=shared)

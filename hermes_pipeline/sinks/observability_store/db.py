@@ -1,0 +1,161 @@
+"""Opening the store: owner-only files, WAL, a busy timeout, and retries on "database is locked".
+
+Several processes of one profile (a CLI, the gateway, cron jobs) write the same database: every
+write is one ``BEGIN IMMEDIATE`` transaction under SQLite's busy timeout, and switching a new file
+to WAL is retried because SQLite answers "database is locked" at once, without its busy handler,
+while another process switches the same file. A file that is not a database is moved aside (kept,
+never deleted) and a new store is started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from .schema import INDEXES, SCHEMA_VERSION, TABLES
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
+
+DIRECTORY: Final = "observability"
+FILENAME: Final = "observability.sqlite3"
+BUSY_MS: Final = 5_000
+DIR_MODE: Final = 0o700
+FILE_MODE: Final = 0o600
+
+
+class StoreError(Exception):
+    """The store cannot be opened or written (read-only profile, newer schema, broken file)."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the write lock past the busy timeout; the write is retried later."""
+
+
+def store_path(home: Path) -> Path:
+    """``$HERMES_HOME/observability/observability.sqlite3`` (BOOK-16)."""
+    return Path(home) / DIRECTORY / FILENAME
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
+def _secure(path: Path, mode: int) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.chmod(path, mode)
+
+
+def prepare(path: Path) -> None:
+    """Create the directory (0700) and the file (0600) if missing; :class:`StoreError` if impossible."""
+    try:
+        path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        _secure(path.parent, DIR_MODE)
+        if not path.exists():
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+            os.close(fd)
+        _secure(path, FILE_MODE)
+    except OSError as exc:
+        raise StoreError(f"cannot create the observability store at {path}: {exc.strerror or exc}") from None
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    end = time.monotonic() + BUSY_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc) or time.monotonic() + delay > end:
+                raise
+        time.sleep(delay)  # on the store's writer thread or a CLI, never the agent's
+        delay = min(delay * 2, 0.1)
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables and indexes (idempotent, one transaction)."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"the observability store has schema version {version}, newer than this build "
+                         f"({SCHEMA_VERSION}); upgrade hermes_pipeline")
+    if version == SCHEMA_VERSION:
+        return
+    with transaction(conn):
+        for ddl in (*TABLES.values(), *INDEXES):
+            conn.execute(ddl)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
+    """A connection to the store at ``path`` (autocommit; writes go through :func:`transaction`).
+
+    Raises:
+        StoreError: it cannot be created, is not a database (then it is moved aside first when
+            ``create``), or its schema is newer than this build.
+    """
+    if create:
+        prepare(path)
+    elif not path.is_file():
+        raise StoreError(f"no observability store at {path} (enable observability.audit.enabled in config.yaml)")
+    try:
+        uri = f"file:{path}?mode=ro" if readonly else str(path)
+        conn = sqlite3.connect(uri, uri=readonly, timeout=BUSY_MS / 1000, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+            if not readonly:
+                _use_wal(conn)
+                ensure_schema(conn)
+                for suffix in ("-wal", "-shm"):
+                    _secure(path.with_name(path.name + suffix), FILE_MODE)
+            else:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+    except sqlite3.DatabaseError as exc:
+        if _busy(exc):
+            raise StoreBusy(str(exc)) from None
+        broken = "not a database" in str(exc) or "malformed" in str(exc)
+        if create and broken:  # keep the broken file beside the new store: nothing is deleted
+            aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}")
+            os.replace(path, aside)
+            logger.warning("hermes_pipeline: observability store %s is not a database (%s); moved it to %s "
+                           "and started a new one", path, exc, aside.name,
+                           extra={"event": "observability_store_corrupt"})
+            return connect(path, create=True)
+        raise StoreError(f"the observability store at {path} cannot be opened: {exc}") from None
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One ``BEGIN IMMEDIATE`` transaction; :class:`StoreBusy` when another process held the lock too long."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if _busy(exc):
+            raise StoreBusy(str(exc)) from None
+        raise
+    try:
+        yield conn
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    try:
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if _busy(exc):
+            raise StoreBusy(str(exc)) from None
+        raise

@@ -1,0 +1,255 @@
+"""Scope events → store rows (spec 06 BOOK-19, BOOK-22, BOOK-25, BOOK-26).
+
+:class:`RowBuilder` runs on the store's writer thread, never the agent's. It pairs the projection's
+scope starts and ends and produces, in event order:
+
+- a ``task_runs`` row at the end of each ``agent.run`` (outcome, counts, tokens, known cost);
+- an ``llm_calls`` row at the end of each ``llm.call`` (the provider's cost, else the price table);
+- a ``skill_runs`` row at the end of each ``skill.run``;
+- a :class:`SkillChange` for each ``hermes.skill.lifecycle`` mark (the writer adds hashes and the
+  version), a :class:`MemoryWrite` for each successful ``memory.update`` tool call, whose actor is
+  ``skill-execution`` when a ``skill.run`` is open in the same ``agent.run`` and
+  ``agent-reflection`` otherwise;
+- :data:`TURN_ENDED` after every ``agent.run``, when the writer rescans the memory directories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ...export.events import ScopeEvent
+from ...export.ids import uuid_str
+from ...shared_metrics import vocab
+from .pricing import Price, call_cost
+from .schema import sqlite_utc
+
+CHANGE_TYPES: Final = {"created": "create", "installed": "create", "patched": "refine", "edited": "refine",
+                       "stale": "deprecate", "archived": "deprecate", "restored": "restore"}
+"""Hermes' skill actions → ``skill_history.change_type`` (BOOK-19)."""
+MEMORY_ACTIONS: Final = {"add": "add", "replace": "modify", "remove": "delete"}
+"""Hermes' ``memory`` tool actions → ``memory_changes.change_type`` (BOOK-22)."""
+MEMORY_TARGETS: Final = {"memory": "MEMORY.md", "user": "USER.md"}
+TURN_ENDED: Final = "turn_ended"
+
+
+@dataclass(frozen=True, slots=True)
+class SkillChange:
+    """A successful skill mutation reported by a lifecycle event."""
+
+    skill_name: str
+    action: str
+    change_type: str
+    provenance: str | None
+    reason: str | None
+    session_id: str | None
+    changed_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWrite:
+    """A successful memory tool write; ``file_path`` relative to the memory directory's parent."""
+
+    file_name: str | None
+    path_arg: str | None
+    change_type: str
+    actor: str
+    session_id: str | None
+    before: str | None
+    after: str | None
+    reason: str | None
+    changed_at: str
+
+
+Row = tuple[str, dict[str, Any]]
+Item = Row | SkillChange | MemoryWrite | str
+
+
+class _Turn:
+    __slots__ = ("llm_calls", "skill_runs", "start", "tool_calls", "costs", "input_tokens", "output_tokens")
+
+    def __init__(self, start: ScopeEvent) -> None:
+        self.start = start
+        self.llm_calls = 0
+        self.tool_calls = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.costs: list[float] = []
+        self.skill_runs = 0
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class RowBuilder:
+    """Turns events into :data:`Item` s (see the module docstring); one instance per store sink."""
+
+    def __init__(self, prices: Mapping[tuple[str, str], Price] | None = None) -> None:
+        self.prices = dict(prices or {})
+        self._starts: dict[int, ScopeEvent] = {}
+        self._turns: dict[int, _Turn] = {}
+        self._subagent_sessions: set[int] = set()
+
+    def feed(self, event: ScopeEvent) -> list[Item]:
+        """The items ``event`` produces (usually none)."""
+        if event.kind == "mark":
+            return self._mark(event)
+        if event.phase == "start":
+            self._starts[event.uuid] = event
+            if event.name == "agent.run":
+                self._turns[event.uuid] = _Turn(event)
+            elif event.name == "hermes.session" and event.metadata.get("hermes.scope_role") == "subagent":
+                self._subagent_sessions.add(event.uuid)
+            elif event.name == "skill.run":
+                turn = self._turns.get(event.parent_uuid or 0)
+                if turn is not None:
+                    turn.skill_runs += 1
+            return []
+        start = self._starts.pop(event.uuid, None)
+        if start is None:
+            return []
+        if event.name == "agent.run":
+            return self._turn_end(start, event)
+        if event.name == "llm.call":
+            return self._llm_end(start, event)
+        if event.name == "skill.run":
+            turn = self._turns.get(start.parent_uuid or 0)
+            if turn is not None:
+                turn.skill_runs -= 1
+            return [("skill_runs", {
+                "skill_name": start.metadata.get("hermes.skill.name"), "trajectory_id": _uuid(start.parent_uuid),
+                "turn_id": start.metadata.get("hermes.turn_id"), "started_at": sqlite_utc(start.timestamp_us),
+                "ended_at": sqlite_utc(event.timestamp_us), "outcome": (event.data or {}).get("outcome")})]
+        if event.name == "hermes.session":
+            self._subagent_sessions.discard(event.uuid)
+            return []
+        if start.category == "tool":
+            return self._tool_end(start, event)
+        return []
+
+    # ------------------------------------------------------------------ per kind
+
+    def _mark(self, event: ScopeEvent) -> list[Item]:
+        if event.name != "hermes.skill.lifecycle":
+            return []
+        data = event.data or {}
+        action = data.get("action")
+        name = _str(data.get("skill_name"))
+        if action not in CHANGE_TYPES or name is None:
+            return []
+        return [SkillChange(name, action, CHANGE_TYPES[action], _str(data.get("provenance")),
+                            _str(event.metadata.get("hermes.skill.reason")),
+                            _str(event.metadata.get("hermes.session_id")), sqlite_utc(event.timestamp_us))]
+
+    def _turn_of(self, start: ScopeEvent) -> _Turn | None:
+        return self._turns.get(start.parent_uuid or 0)
+
+    def _llm_end(self, start: ScopeEvent, end: ScopeEvent) -> list[Item]:
+        data = end.data or {}
+        usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else None
+        response: Any = data.get("response")
+        full: Any = response.get("usage") if isinstance(response, Mapping) else None
+        full = full if isinstance(full, Mapping) else {}
+        provider = _str(start.metadata.get("hermes.provider"))
+        model = _str((end.profile or {}).get("model_name")) or _str((start.profile or {}).get("model_name"))
+        failed = end.metadata.get("otel.status_code") == "ERROR" or "error" in data
+        cost = call_cost(usage, full.get("cost_usd"), provider, model, self.prices) if not failed else None
+        turn = self._turn_of(start)
+        if turn is not None:
+            turn.llm_calls += 1
+            if usage is not None:
+                turn.input_tokens += _int(usage.get("input_tokens")) or 0
+                turn.output_tokens += _int(usage.get("output_tokens")) or 0
+            if cost is not None:
+                turn.costs.append(cost)
+        return [("llm_calls", {
+            "started_at": sqlite_utc(start.timestamp_us), "ended_at": sqlite_utc(end.timestamp_us),
+            "session_id": start.metadata.get("hermes.session_id"), "turn_id": start.metadata.get("hermes.turn_id"),
+            "api_request_id": start.metadata.get("hermes.api_request_id"), "provider": provider, "model": model,
+            "status": "error" if failed else "ok",
+            "error_type": end.metadata.get("error.type") if failed else None,
+            "input_tokens": _int((usage or {}).get("input_tokens")),
+            "output_tokens": _int((usage or {}).get("output_tokens")),
+            "cache_read_tokens": _int((usage or {}).get("cache_read_tokens")), "cost_usd": cost})]
+
+    def _turn_end(self, start: ScopeEvent, end: ScopeEvent) -> list[Item]:
+        turn = self._turns.pop(start.uuid, None) or _Turn(start)
+        data = end.data or {}
+        meta = end.metadata
+        if data.get("completed") is True:
+            outcome = "success"
+        elif data.get("interrupted") is True or meta.get("error.type") == "cancelled":
+            outcome = "cancelled"
+        elif meta.get("error.type") in ("timeout", "timed_out"):
+            outcome = "timed_out"
+        elif meta.get("otel.status_code") == "ERROR" or data:
+            outcome = "failed"
+        else:
+            outcome = "unknown"
+        platform = _str(start.metadata.get("hermes.platform"))
+        surface = vocab.execution_surface(platform)
+        entry = vocab.entrypoint(surface, delegated=start.session_uuid in self._subagent_sessions)
+        return [("task_runs", {
+            "trajectory_id": uuid_str(start.uuid), "session_id": start.metadata.get("hermes.session_id"),
+            "task_id": start.metadata.get("hermes.task_id"), "turn_id": start.metadata.get("hermes.turn_id"),
+            "platform": platform, "task_class": f"{surface}:{entry}", "started_at": sqlite_utc(start.timestamp_us),
+            "ended_at": sqlite_utc(end.timestamp_us), "outcome": outcome, "llm_calls": turn.llm_calls,
+            "tool_calls": turn.tool_calls, "input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens,
+            "cost_usd": sum(turn.costs) if turn.costs else None,
+            "error_type": meta.get("error.type") if outcome != "success" else None}), TURN_ENDED]
+
+    def _tool_end(self, start: ScopeEvent, end: ScopeEvent) -> list[Item]:
+        turn = self._turn_of(start)
+        if turn is not None:
+            turn.tool_calls += 1
+        if start.metadata.get("hermes.span_kind") != "memory.update":
+            return []
+        if end.metadata.get("otel.status_code") == "ERROR" or end.metadata.get("hermes.tool.status") not in (None, "ok"):
+            return []  # only successful writes are rows
+        args = (start.data or {}).get("arguments")
+        args = args if isinstance(args, Mapping) else {}
+        write = _memory_write(start.name, args, "skill-execution" if turn is not None and turn.skill_runs > 0
+                              else "agent-reflection", _str(start.metadata.get("hermes.session_id")),
+                              sqlite_utc(end.timestamp_us))
+        return [write] if write is not None else []
+
+
+def _memory_write(tool: str, args: Mapping[str, Any], actor: str, session_id: str | None,
+                  changed_at: str) -> MemoryWrite | None:
+    """BOOK-22 for one tool write: Hermes ``memory`` actions map add/replace/remove to add/modify/delete and
+    quote ``old_text`` / ``content``; other memory tools name their file in ``path`` (else ``MEMORY.md``)."""
+    action = args.get("action")
+    reason = _str(args.get("reason"))
+    if tool == "memory":
+        change = MEMORY_ACTIONS.get(action) if isinstance(action, str) else None
+        if change is None:
+            return None
+        target = MEMORY_TARGETS.get(str(args.get("target") or "memory"), "MEMORY.md")
+        before = _str(args.get("old_text")) if change != "add" else None
+        after = _str(args.get("content")) if change != "delete" else None
+        return MemoryWrite(target, None, change, actor, session_id, before, after, reason, changed_at)
+    lowered = tool.lower()
+    if isinstance(action, str) and action in MEMORY_ACTIONS:
+        change = MEMORY_ACTIONS[action]
+    elif any(word in lowered for word in ("delete", "remove", "forget")):
+        change = "delete"
+    elif _str(args.get("old_text")) is not None:
+        change = "modify"
+    else:
+        change = "add"
+    path = _str(args.get("path")) or _str(args.get("file_path")) or _str(args.get("file"))
+    before = _str(args.get("old_text")) if change != "add" else None
+    after = next((v for v in (args.get(k) for k in ("content", "text", "new_text", "value")) if isinstance(v, str)),
+                 None) if change != "delete" else None
+    return MemoryWrite(None if path else "MEMORY.md", path, change, actor, session_id, before, after, reason,
+                       changed_at)
+
+
+def _uuid(value: int | None) -> str | None:
+    return uuid_str(value) if value else None

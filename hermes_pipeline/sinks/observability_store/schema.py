@@ -1,0 +1,126 @@
+"""The tables of the local observability store, exactly as spec 06 §4-§6 and §11 name them.
+
+Every timestamp column is TEXT in SQLite's canonical UTC form ``YYYY-MM-DD HH:MM:SS`` (no ``T``,
+no zone, no fraction), so the chapter's ``changed_at >= datetime('now', '-7 days')`` is a correct
+string comparison in the plain ``sqlite3`` shell (BOOK-17).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+SCHEMA_VERSION: Final = 1
+"""Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables)."""
+
+TABLES: Final[dict[str, str]] = {
+    # Skill version history (BOOK-18): one row per mutation, versions 1, 2, ... per skill.
+    "skill_history": """CREATE TABLE IF NOT EXISTS skill_history (
+        id INTEGER PRIMARY KEY,
+        skill_name TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        change_type TEXT CHECK (change_type IN ('create', 'refine', 'deprecate', 'restore')),
+        reason TEXT NULL,
+        trigger_session_id TEXT NULL,
+        before_hash TEXT NULL,
+        after_hash TEXT NULL,
+        changed_at TEXT NOT NULL,
+        hermes_action TEXT NULL,
+        provenance TEXT NULL,
+        UNIQUE (skill_name, version))""",
+    # Memory change audit (BOOK-21).
+    "memory_changes": """CREATE TABLE IF NOT EXISTS memory_changes (
+        id INTEGER PRIMARY KEY,
+        file_path TEXT NOT NULL,
+        change_type TEXT CHECK (change_type IN ('add', 'modify', 'delete')),
+        actor TEXT CHECK (actor IN ('agent-reflection', 'user-direct', 'skill-execution')),
+        trigger_session_id TEXT NULL,
+        before_excerpt TEXT NULL,
+        after_excerpt TEXT NULL,
+        reason TEXT NULL,
+        changed_at TEXT NOT NULL)""",
+    # Supporting tables (BOOK-25).
+    "task_runs": """CREATE TABLE IF NOT EXISTS task_runs (
+        id INTEGER PRIMARY KEY,
+        trajectory_id TEXT,
+        session_id TEXT,
+        task_id TEXT,
+        turn_id TEXT,
+        platform TEXT,
+        task_class TEXT,
+        started_at TEXT,
+        ended_at TEXT,
+        outcome TEXT CHECK (outcome IN ('success', 'failed', 'cancelled', 'timed_out', 'unknown')),
+        llm_calls INTEGER,
+        tool_calls INTEGER,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        cost_usd REAL,
+        error_type TEXT)""",
+    "llm_calls": """CREATE TABLE IF NOT EXISTS llm_calls (
+        id INTEGER PRIMARY KEY,
+        started_at TEXT,
+        ended_at TEXT,
+        session_id TEXT,
+        turn_id TEXT,
+        api_request_id TEXT,
+        provider TEXT,
+        model TEXT,
+        status TEXT CHECK (status IN ('ok', 'error')),
+        error_type TEXT,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        cache_read_tokens INTEGER,
+        cost_usd REAL)""",
+    "skill_runs": """CREATE TABLE IF NOT EXISTS skill_runs (
+        id INTEGER PRIMARY KEY,
+        skill_name TEXT,
+        trajectory_id TEXT,
+        turn_id TEXT,
+        started_at TEXT,
+        ended_at TEXT,
+        outcome TEXT)""",
+    # Alert noise control (BOOK-44), written by the alert evaluator.
+    "alert_state": """CREATE TABLE IF NOT EXISTS alert_state (
+        rule TEXT NOT NULL,
+        key TEXT NOT NULL,
+        status TEXT,
+        first_fired_at TEXT,
+        last_notified_at TEXT,
+        PRIMARY KEY (rule, key))""",
+}
+"""``CREATE TABLE`` statements by table name (the columns of spec 06, in its order)."""
+
+INDEXES: Final = (
+    "CREATE INDEX IF NOT EXISTS skill_history_changed_at ON skill_history (changed_at)",
+    "CREATE INDEX IF NOT EXISTS memory_changes_file_changed ON memory_changes (file_path, changed_at)",
+    "CREATE INDEX IF NOT EXISTS memory_changes_changed_at ON memory_changes (changed_at)",
+    "CREATE INDEX IF NOT EXISTS task_runs_ended_at ON task_runs (ended_at)",
+    "CREATE INDEX IF NOT EXISTS llm_calls_ended_at ON llm_calls (ended_at)",
+    "CREATE INDEX IF NOT EXISTS skill_runs_skill_ended ON skill_runs (skill_name, ended_at)",
+)
+
+COLUMNS: Final[dict[str, tuple[str, ...]]] = {
+    "skill_history": ("id", "skill_name", "version", "change_type", "reason", "trigger_session_id", "before_hash",
+                      "after_hash", "changed_at", "hermes_action", "provenance"),
+    "memory_changes": ("id", "file_path", "change_type", "actor", "trigger_session_id", "before_excerpt",
+                       "after_excerpt", "reason", "changed_at"),
+    "task_runs": ("id", "trajectory_id", "session_id", "task_id", "turn_id", "platform", "task_class", "started_at",
+                  "ended_at", "outcome", "llm_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd",
+                  "error_type"),
+    "llm_calls": ("id", "started_at", "ended_at", "session_id", "turn_id", "api_request_id", "provider", "model",
+                  "status", "error_type", "input_tokens", "output_tokens", "cache_read_tokens", "cost_usd"),
+    "skill_runs": ("id", "skill_name", "trajectory_id", "turn_id", "started_at", "ended_at", "outcome"),
+    "alert_state": ("rule", "key", "status", "first_fired_at", "last_notified_at"),
+}
+"""The columns of each table, in order (tests compare the database against this)."""
+
+TIME_COLUMNS: Final = {"skill_history": "changed_at", "memory_changes": "changed_at", "task_runs": "ended_at",
+                       "llm_calls": "ended_at", "skill_runs": "ended_at", "alert_state": "last_notified_at"}
+"""The column retention compares against (BOOK-48)."""
+
+
+def sqlite_utc(timestamp_us: int | None = None) -> str:
+    """``YYYY-MM-DD HH:MM:SS`` in UTC (BOOK-17) of epoch microseconds (now when ``None``)."""
+    seconds = time.time() if timestamp_us is None else timestamp_us / 1_000_000
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
