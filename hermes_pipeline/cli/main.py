@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
+from .audit_cmd import add_parser as add_audit_parser
 from .config_cmd import add_parser as add_config_parser
 from .hermes_cmd import add_parser as add_hermes_parser
 from .hooks_cmd import add_parser as add_hooks_parser
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "its output directories go under the workspace and OTLP goes to the demo's receiver")
     demo.set_defaults(func=_demo)
     add_hooks_parser(sub)
+    add_audit_parser(sub)
     add_config_parser(sub)
     add_hermes_parser(sub)
     add_metrics_parser(sub)
