@@ -68,18 +68,20 @@ def test_fmt_46_worked_example_6_2(engine: Engine, example_clock: None) -> None:
              "metrics": {"prompt_tokens": 812, "completion_tokens": 24, "cached_tokens": 0},
              "llm_call_count": 1,
              "extra": {"ancestry": ancestry(llm1),
-                       "hermes": {"api_request_id": "req-01", "turn_id": "turn-1", "finish_reason": "tool_calls"}}},
+                       "hermes": {"api_request_id": "req-01", "turn_id": "turn-1", "api_mode": "chat_completions",
+                                  "finish_reason": "tool_calls"}}},
             {"step_id": 3, "source": "agent", "message": FINAL, "timestamp": events[7]["timestamp"],
              "model_name": "gpt-4.1-mini-2025-04-14",
              "metrics": {"prompt_tokens": 861, "completion_tokens": 19, "cached_tokens": 768},
              "llm_call_count": 1,
              "extra": {"ancestry": ancestry(llm2),
-                       "hermes": {"api_request_id": "req-02", "turn_id": "turn-1", "finish_reason": "stop"}}},
+                       "hermes": {"api_request_id": "req-02", "turn_id": "turn-1", "api_mode": "chat_completions",
+                                  "finish_reason": "stop"}}},
         ],
         "final_metrics": {"total_prompt_tokens": 1673, "total_completion_tokens": 43, "total_cached_tokens": 768,
                           "total_steps": 3},
         "extra": {"hermes": {"session_id": S, "platform": "cli", "trajectory_date": events[0]["timestamp"][:10],
-                             "task_ids": [S], "content": "full", "llm_payloads": False}},
+                             "task_ids": [S], "content": "full", "llm_payloads": False, "final_output": FINAL}},
     }
     assert doc == expected
     assert list(doc) == list(expected) and [list(s) for s in doc["steps"]] == [list(s) for s in expected["steps"]]

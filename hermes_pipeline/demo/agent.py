@@ -34,7 +34,7 @@ class ReferenceAgent:
     def __init__(self, host: Host, client: ChatCompletionsClient, tools: dict[str, Tool], *,
                  system_prompt: str = "You are a careful assistant working in a small workspace.",
                  responder: Responder | None = None, max_iterations: int = 6, max_retries: int = 2,
-                 role: str = "assistant") -> None:
+                 role: str = "assistant", context: dict[str, Any] | None = None) -> None:
         self.host = host
         self.client = client
         self.tools = dict(tools)
@@ -44,10 +44,12 @@ class ReferenceAgent:
         self.max_retries = max_retries
         self.role = role
         self.history: list[dict[str, Any]] = []
+        self.context = context
+        """A context snapshot passed with every turn start (recorded by the trajectory store)."""
 
     def run_turn(self, session: Session, user_message: str) -> str:
         """Run one user turn to its final answer and return the text shown to the user."""
-        with session.turn(user_message, conversation_history=self.history) as turn:
+        with session.turn(user_message, conversation_history=self.history, context=self.context) as turn:
             messages = [{"role": "system", "content": self.system_prompt}, *self.history,
                         {"role": "user", "content": turn.user_content}]
             for _ in range(self.max_iterations):

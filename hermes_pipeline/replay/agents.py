@@ -122,13 +122,8 @@ def reference_agent(run: AgentRun) -> str:
 
     agent = _Agent(run.host, client, tools, system_prompt=str(settings.get("system_prompt") or ""),
                    responder=lambda tool, command: "once",
-                   max_iterations=int(settings.get("max_iterations") or 12), max_retries=0)
+                   max_iterations=int(settings.get("max_iterations") or 12), max_retries=0,
+                   context=run.context or None)
     agent.history = list(run.recording.history)
     with run.host.session() as session:
-        original = session.turn
-
-        def turn(user_message: str, **kwargs: Any) -> Any:
-            return original(user_message, context=run.context or None, **kwargs)
-
-        session.turn = turn  # type: ignore[method-assign]
         return agent.run_turn(session, run.recording.user_content)

@@ -80,14 +80,9 @@ def record_reference_run(tmp_path: Path, script: list[Any], question: str = "Wha
             host = Host(engine, platform="cli", model=server.model, provider="local-scripted",
                         base_url=server.base_url, api_mode="chat_completions")
             agent = ReferenceAgent(host, ChatCompletionsClient(server.base_url, timeout=10.0),
-                                   Workspace(workspace).tools(), responder=lambda tool, command: "once")
+                                   Workspace(workspace).tools(), responder=lambda tool, command: "once",
+                                   context=host.context_snapshot(home, toolsets=["file"]))
             with host.session() as session:
-                original = session.turn
-
-                def turn(user_message: str, **kwargs: Any) -> Any:
-                    return original(user_message, context=host.context_snapshot(home, toolsets=["file"]), **kwargs)
-
-                session.turn = turn  # type: ignore[method-assign]
                 agent.run_turn(session, question)
             requests = list(server.requests)
     finally:
