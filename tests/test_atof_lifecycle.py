@@ -215,7 +215,7 @@ def test_fmt_24_note_4_max_turns_rotation(engine: Engine) -> None:
     assert [t["parent_uuid"] for t in turns] == [p["start"]["uuid"] for p in sessions]
     order = [e["uuid"] + e["scope_category"] for e in events if e["kind"] == "scope"]
     assert order.index(first["end"]["uuid"] + "end") < order.index(second["start"]["uuid"] + "start")
-    assert third["end"]["data"] == {"reason": "shutdown"}
+    assert third["end"]["data"] == {"reason": "completed"}  # the session block ended normally
 
 
 def test_fmt_24_row_21_in_place_compaction_mark_and_rotation(engine: Engine) -> None:

@@ -84,7 +84,8 @@ def test_fmt_24_rows_1_2_5_6_session_and_turn(scripted: Any) -> None:
     assert pair["start"]["data"] == {"model": "test-model", "platform": "cli"}
     assert pair["start"]["metadata"]["hermes.span_kind"] == "session"
     assert pair["start"]["metadata"]["hermes.platform"] == "cli"
-    assert pair["end"]["data"] == {"reason": "shutdown"} and pair["end"]["metadata"]["otel.status_code"] == "OK"
+    # the host's session block ended normally: finalized as "completed" (not "shutdown", OBS-36)
+    assert pair["end"]["data"] == {"reason": "completed"} and pair["end"]["metadata"]["otel.status_code"] == "OK"
     assert events[-1] == pair["end"]  # the session closes last
     [turn] = [e for e in starts(events, "agent.run") if e["metadata"]["hermes.turn_id"] == ids["turn_id"]]
     assert turn["category"] == "function"
