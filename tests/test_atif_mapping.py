@@ -12,7 +12,7 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.export import MemoryDestination, publication
 from hermes_pipeline.export.ids import parse_timestamp_us, rfc3339_us
 from hermes_pipeline.sinks.atif import build_atif_sink
-from hermes_pipeline.sinks.atif_steps import final_metrics, step_metrics
+from hermes_pipeline.sinks.atif.steps import final_metrics, step_metrics
 
 from ._atif_support import (ATIF_VALIDATOR, Pipeline, Stream, agent_steps, assistant, documents, memory_atif_plugin,
                             results)

@@ -107,7 +107,8 @@ def sections() -> list[Section]:
     from ..config import models
     from ..config.policy import Policy
     from ..config.profile_config import DEFAULTS, KNOWN_KEYS
-    from ..sinks import atif_config, otel_config
+    from ..sinks import otel_config
+    from ..sinks.atif import config as atif_config
     from ..sinks.atof import config as atof_config
 
     def checks(table: Mapping[str, Check]) -> dict[str, str]:
@@ -133,11 +134,11 @@ def sections() -> list[Section]:
                 R.ATOF_FILE, dataclass_defaults(atof_config.FileSinkConfig)),
         Section("`observability`: `atof.sinks[]` with `type = \"stream\"`", "atof.sinks[].", checks(atof_config.STREAM_SINK),
                 R.ATOF_STREAM, dataclass_defaults(atof_config.StreamSinkConfig)),
-        Section("`observability`: `atif`", "atif.", checks(K.ATIF), R.ATIF, dataclass_defaults(atif_config.AtifConfig)),
-        Section("`observability`: `atif.storage[]` with `type = \"s3\"`", "atif.storage[].", checks(K.S3_STORAGE),
+        Section("`observability`: `atif`", "atif.", checks(atif_config.KEYS), R.ATIF, dataclass_defaults(atif_config.AtifConfig)),
+        Section("`observability`: `atif.storage[]` with `type = \"s3\"`", "atif.storage[].", checks(atif_config.S3_STORAGE),
                 R.ATIF_S3),
         Section("`observability`: `atif.storage[]` with `type = \"http\"`", "atif.storage[].",
-                checks(K.HTTP_STORAGE), R.ATIF_HTTP, dataclass_defaults(atif_config.HttpStorageConfig)),
+                checks(atif_config.HTTP_STORAGE), R.ATIF_HTTP, dataclass_defaults(atif_config.HttpStorageConfig)),
         Section("`observability`: `opentelemetry`", "opentelemetry.", checks(K.OTEL), R.OTEL,
                 dataclass_defaults(otel_config.OtelConfig)),
         Section("`observability`: `opentelemetry.endpoints[]` (trace endpoints, Langfuse included)",

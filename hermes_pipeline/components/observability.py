@@ -34,8 +34,6 @@ from .observability_sinks import AttachedSinks, attach_sinks, enabled_sections, 
 
 SHUTDOWN_DEADLINE: Final = DEFAULT_SHUTDOWN_DEADLINE
 
-_PLACEHOLDER: Final = re.compile(r"\{(session_id|date|metadata\.[A-Za-z0-9_.\-]+(?::-[A-Za-z0-9_.~\-]*)?)\}")
-_FRAGMENT: Final = re.compile(r"[A-Za-z0-9_.~\-]+")
 _HTTP = url("http", "https")
 
 
@@ -85,7 +83,7 @@ class ObservabilityComponent:
             elif name not in known:
                 vctx.error((name,), unknown_sink_message(name, known), code="observability.unknown_sink")
             else:
-                _sink_section(name, config[name], vctx)
+                _sink_section(name, config[name], vctx, {k: v for k, v in config.items() if k not in sections})
 
     def activate(self) -> None:
         """Run the activation-time checks of 04 FMT-41 / FMT-72, then attach the enabled sinks."""
@@ -129,13 +127,10 @@ class ObservabilityComponent:
                          default_dir: Path | None = None) -> list[tuple[KeyPath, str, bool]]:
         """Where the enabled file-writing sections write: ``(key path inside config, resolved value,
         is_default)``, for ``config explain``. Each sink package states its own defaults."""
-        from ..sinks import atif_config
-
         out: list[tuple[KeyPath, str, bool]] = []
         for name in enabled_sections(config):
             try:
-                locate = atif_config.output_locations if name == "atif" else \
-                    getattr(load_sink(name), "output_locations", None)
+                locate = getattr(load_sink(name), "output_locations", None)
             except ExportConfigError:
                 continue  # validation reports an unknown sink
             if callable(locate):
@@ -210,43 +205,7 @@ def _env_problem(entry: Mapping[str, Any]) -> str | None:
 # --------------------------------------------------------------------------- validation
 
 
-def _template_problem(template: str) -> str | None:
-    if "{session_id}" not in template:
-        return "filename_template must contain {session_id}"
-    literal = _PLACEHOLDER.sub("x", template)
-    if "{" in literal or "}" in literal:
-        return "filename_template has an unknown placeholder"
-    if literal.startswith("/") or any(s in (".", "..") or not _FRAGMENT.fullmatch(s) for s in literal.split("/")):
-        return ("filename_template must be a relative path of '/'-separated segments of letters, digits, "
-                "'-', '_', '.', '~'")
-    return None
-
-
-def _atif(atif: dict[str, Any], full_payloads: bool, vctx: ValidationContext) -> None:
-    base: KeyPath = ("atif",)
-    check_keys(vctx, base, atif, K.ATIF)
-    template = atif.get("filename_template")
-    if isinstance(template, str) and template.strip():
-        problem = _template_problem(template)
-        if problem:
-            vctx.unsupported_value((*base, "filename_template"), problem)
-    storage = atif.get("storage")
-    if isinstance(storage, list) and storage and not full_payloads:
-        vctx.error((*base, "storage"), "atif.storage requires enable_full_payloads = true",
-                   code="atif.storage_requires_full_payloads")
-    for index, entry in table_entries(atif, "storage", base, vctx):
-        path = (*base, "storage", index)
-        kind = entry.get("type")
-        if kind == "http":
-            extra = []
-            if "endpoint" in entry and _HTTP(entry["endpoint"]):
-                extra.append(((*path, "endpoint"), "expected an http/https URL"))
-            check_entry(vctx, path, entry, K.HTTP_STORAGE, ("type", "endpoint"), extra)
-        else:
-            check_entry(vctx, path, entry, K.S3_STORAGE, ("type", "bucket"))
-
-
-def _sink_section(name: str, section: dict[str, Any], vctx: ValidationContext) -> None:
+def _sink_section(name: str, section: dict[str, Any], vctx: ValidationContext, shared: Mapping[str, Any]) -> None:
     """A sink's section: the sink's own config statement (``validate_config``), else only ``enabled``."""
     try:
         builder = load_sink(name)
@@ -259,14 +218,13 @@ def _sink_section(name: str, section: dict[str, Any], vctx: ValidationContext) -
             vctx.unsupported_value((name, "enabled"), "expected true or false")
     else:
         try:
-            statement(section, SectionValidation(vctx, name))
+            statement(section, SectionValidation(vctx, name, shared=shared))
         except Exception as exc:  # a broken statement is the sink's bug: say so, never a traceback
             vctx.error((name,), f"the sink's validate_config() raised {type(exc).__name__}: {exc}",
                        code="observability.sink_invalid")
 
 
 _BUILTIN_STATEMENTS: Final = {
-    "atif": lambda config, vctx: _atif(config["atif"], config.get("enable_full_payloads") is True, vctx),
     "opentelemetry": lambda config, vctx: _otel(config["opentelemetry"], vctx),
 }
 """The config statements of the built-in sinks not yet in a package of their own (section → check);

@@ -52,23 +52,6 @@ POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupporte
 WORKER: Final = check_worker
 """A section's ``worker`` key (hermes_pipeline extension): export on threads, in a child process of its
 own (``process``) or in one shared by the sections naming it (``process:NAME``)."""
-ATIF: Final[dict[str, Check]] = {
-    "enabled": boolean, "agent_name": string, "agent_version": string, "model_name": string,
-    "tool_definitions": array, "extra": table, "output_directory": string, "filename_template": nonblank,
-    "storage": array, "max_queue_size": integer(1), "group_by": one_of("agent", "turn"), "worker": WORKER,
-    "include_llm_payloads": boolean, "include_system_prompt": boolean, "include_observed_events": boolean,
-    "retention_days": integer(1),
-}
-S3_STORAGE: Final[dict[str, Check]] = {
-    "type": one_of("s3", "http"), "bucket": nonblank, "key_prefix": string, "access_key_id": string,
-    "region": string, "endpoint_url": string, "allow_http": boolean, "secret_access_key_var": nonblank,
-    "session_token_var": nonblank,
-}
-HTTP_STORAGE: Final[dict[str, Check]] = {
-    "type": one_of("s3", "http"), "endpoint": nonblank, "headers": str_map, "header_env": str_map,
-    "timeout_millis": integer(1),
-}
-
 OTEL: Final[dict[str, Check]] = {
     "enabled": boolean, "sampling_rate": number(0, 1), "always_sample_errors": boolean, "endpoints": array,
     "traces": array, "logs": table, "metrics": table, "file_sinks": array, "worker": WORKER,

@@ -64,7 +64,7 @@ def _dry_run() -> Iterator[None]:
 
 def _parsers(config: Mapping[str, Any]) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
     """Section → a call of that sink's parser with the options activation uses (``observability_sinks``)."""
-    from ..sinks.atif_config import parse_atif_config
+    from ..sinks.atif.config import parse_atif_config
     from ..sinks.atof.config import parse_atof_config
     from ..sinks.otel_config import parse_otel_config
 

@@ -133,9 +133,12 @@ class SectionValidation(ValidationContext):
     the load; ``skip_entry`` drops one destination entry with a warning; ``warning`` changes nothing.
     """
 
-    def __init__(self, vctx: ValidationContext, section: str) -> None:  # no super().__init__: it delegates
+    def __init__(self, vctx: ValidationContext, section: str, *,
+                 shared: Mapping[str, Any] | None = None) -> None:  # no super().__init__: it delegates
         self._vctx = vctx
         self.section = section
+        self.shared: Mapping[str, Any] = dict(shared or {})
+        """The component's own top-level keys (``enable_full_payloads``, ``content_summary``, ...), read-only."""
         self.component, self.policy, self.diagnostics = vctx.component, vctx.policy, vctx.diagnostics
         self.key_prefix, self.code_prefix, self.drops = vctx.key_prefix, vctx.code_prefix, vctx.drops
 

@@ -24,23 +24,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..export.config_checks import EntryError as _EntryError
-from ..export.config_checks import entry_headers
-from ..export.config_checks import (
+from ...export.config_checks import EntryError as _EntryError
+from ...export.config_checks import entry_headers
+from ...export.config_checks import (
     check_on_invalid, check_table, entry_type, http_url, refuse_entry,
 )
-from ..export.errors import ExportConfigError
-from ..export.ids import rfc3339_us
-from ..export.paths import default_output_directory, resolve_directory
+from ...config.checks import Check, array, boolean, check_keys, integer, nonblank, one_of, str_map, string, table, url
+from ...config.keypath import KeyPath
+from ...config.policy import ValidationContext
+from ...export.entry_checks import check_entry, table_entries
+from ...export.errors import ExportConfigError
+from ...export.worker.protocol import check_worker
+from ...export.ids import rfc3339_us
+from ...export.paths import default_output_directory, resolve_directory
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 
-TOP_KEYS: Final = frozenset({
-    "enabled", "agent_name", "agent_version", "model_name", "tool_definitions", "extra", "output_directory",
-    "group_by", "filename_template", "include_llm_payloads", "include_system_prompt", "include_observed_events",
-    "storage", "max_queue_size", "retention_days",
-})
-HTTP_KEYS: Final = frozenset({"type", "endpoint", "headers", "header_env", "timeout_millis"})
+# ----------------------------------------------------------------- the one statement of the atif keys
+# The validator (validate_config), the parser below, the layer merge (LIST_PATHS), config explain
+# (output_locations) and the docs generator all read these tables.
+
+KEYS: Final[dict[str, Check]] = {
+    "enabled": boolean, "agent_name": string, "agent_version": string, "model_name": string,
+    "tool_definitions": array, "extra": table, "output_directory": string, "filename_template": nonblank,
+    "storage": array, "max_queue_size": integer(1), "group_by": one_of("agent", "turn"), "worker": check_worker,
+    "include_llm_payloads": boolean, "include_system_prompt": boolean, "include_observed_events": boolean,
+    "retention_days": integer(1),
+}
+"""The ``atif`` table's keys and their checks (``worker``: see :mod:`hermes_pipeline.export.worker`)."""
+S3_STORAGE: Final[dict[str, Check]] = {
+    "type": one_of("s3", "http"), "bucket": nonblank, "key_prefix": string, "access_key_id": string,
+    "region": string, "endpoint_url": string, "allow_http": boolean, "secret_access_key_var": nonblank,
+    "session_token_var": nonblank,
+}
+"""Keys of a ``type = "s3"`` storage entry (refused by this build at activation)."""
+HTTP_STORAGE: Final[dict[str, Check]] = {
+    "type": one_of("s3", "http"), "endpoint": nonblank, "headers": str_map, "header_env": str_map,
+    "timeout_millis": integer(1),
+}
+"""Keys of a ``type = "http"`` storage entry."""
+LIST_PATHS: Final = (("storage",),)
+"""Lists that concatenate (higher layer first) when pipeline files are layered; other lists replace."""
+
+TOP_KEYS: Final = frozenset(KEYS) - {"worker"}
+"""What the parser accepts (``worker`` is taken off by the builder before parsing)."""
+HTTP_KEYS: Final = frozenset(HTTP_STORAGE)
 DEFAULT_TEMPLATE: Final = "hermes-atif-{session_id}.json"
 DEFAULT_QUEUE: Final = 10_000
 
@@ -358,3 +386,48 @@ def output_locations(config: Mapping[str, Any], *, base_dir: Path | None = None,
     template = config.get("filename_template") if isinstance(config, Mapping) else None
     out.append((("filename_template",), DEFAULT_TEMPLATE if template is None else str(template), template is None))
     return out
+
+
+_TEMPLATE_PLACEHOLDER: Final = re.compile(r"\{(session_id|date|metadata\.[A-Za-z0-9_.\-]+(?::-[A-Za-z0-9_.~\-]*)?)\}")
+_TEMPLATE_SEGMENT: Final = re.compile(r"[A-Za-z0-9_.~\-]+")
+_HTTP_URL: Final = url("http", "https")
+
+
+def _template_problem(template: str) -> str | None:
+    if "{session_id}" not in template:
+        return "filename_template must contain {session_id}"
+    literal = _TEMPLATE_PLACEHOLDER.sub("x", template)
+    if "{" in literal or "}" in literal:
+        return "filename_template has an unknown placeholder"
+    if literal.startswith("/") or any(s in (".", "..") or not _TEMPLATE_SEGMENT.fullmatch(s)
+                                      for s in literal.split("/")):
+        return ("filename_template must be a relative path of '/'-separated segments of letters, digits, "
+                "'-', '_', '.', '~'")
+    return None
+
+
+def validate_config(atif: dict[str, Any], vctx: ValidationContext) -> None:
+    """The ``atif`` section's config statement: ``config validate`` and activation both run it (paths
+    relative to the section). ``storage`` needs the component's ``enable_full_payloads = true``."""
+    base: KeyPath = ()
+    check_keys(vctx, base, atif, KEYS)
+    full_payloads = getattr(vctx, "shared", {}).get("enable_full_payloads") is True
+    template = atif.get("filename_template")
+    if isinstance(template, str) and template.strip():
+        problem = _template_problem(template)
+        if problem:
+            vctx.unsupported_value((*base, "filename_template"), problem)
+    storage = atif.get("storage")
+    if isinstance(storage, list) and storage and not full_payloads:
+        vctx.error((*base, "storage"), "atif.storage requires enable_full_payloads = true",
+                   code="atif.storage_requires_full_payloads")
+    for index, entry in table_entries(atif, "storage", base, vctx):
+        path = (*base, "storage", index)
+        kind = entry.get("type")
+        if kind == "http":
+            extra: list[tuple[KeyPath, str]] = []
+            if "endpoint" in entry and _HTTP_URL(entry["endpoint"]):
+                extra.append(((*path, "endpoint"), "expected an http/https URL"))
+            check_entry(vctx, path, entry, HTTP_STORAGE, ("type", "endpoint"), extra)
+        else:
+            check_entry(vctx, path, entry, S3_STORAGE, ("type", "bucket"))

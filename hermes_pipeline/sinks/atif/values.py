@@ -1,6 +1,6 @@
 """Small pure value mappings of the ATIF exporter (spec 04 §3.3-§3.6): metrics, arguments, message text.
 
-Used by :mod:`~hermes_pipeline.sinks.atif_steps` on the ATIF writer thread; functions only read their inputs.
+Used by :mod:`~hermes_pipeline.sinks.atif.steps` on the ATIF writer thread; functions only read their inputs.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import orjson
 
-from ..export.content import HISTORY_KEYS, canonical_json
+from ...export.content import HISTORY_KEYS, canonical_json
 
 _TOTALS: Final = (("prompt_tokens", "total_prompt_tokens"), ("completion_tokens", "total_completion_tokens"),
                   ("cached_tokens", "total_cached_tokens"), ("cost_usd", "total_cost_usd"))

@@ -14,7 +14,7 @@ Two ways to use it:
 
 The listener only enqueues the :class:`~hermes_pipeline.export.events.ScopeEvent` on one bounded
 writer (FMT-79, FMT-81; a dropped start drops its end too, FMT-80). On that writer's thread a
-:class:`~hermes_pipeline.sinks.atif_trajectory.TrajectoryAssembler` groups events into trajectories
+:class:`~hermes_pipeline.sinks.atif.trajectory.TrajectoryAssembler` groups events into trajectories
 and, when a root scope ends, builds the document and writes it (atomically to ``output_directory``,
 or to every ``storage`` destination through a second bounded queue of 16 trajectories). Nothing of
 that runs on the hook caller's thread, and no failure reaches the agent (FMT-83).
@@ -28,15 +28,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ..export.errors import ExportConfigError
-from ..export.events import ScopeEvent, submit_paired
-from ..export.standalone import SinkPlugin
-from ..export.writer import BoundedWriter, Destination, warn_nonzero_counters
-from .atif_config import AtifConfig, parse_atif_config
-from .atif_files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
-from .atif_trajectory import TrajectoryAssembler, TrajectoryFile
-from .base import Sink, SinkContext
-from ..export.worker import ProcessSink, WorkerPool, process_sink, split_worker
+from ...export.errors import ExportConfigError
+from ...export.events import ScopeEvent, submit_paired
+from ...export.standalone import SinkPlugin
+from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
+from .config import AtifConfig, parse_atif_config
+from .files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
+from .trajectory import TrajectoryAssembler, TrajectoryFile
+from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtifPlugin", "AtifSink", "ExportConfigError", "TrajectoryFile", "build_atif_plugin", "build_atif_sink"]
 
@@ -46,9 +45,9 @@ SUMMARY_MODES: Final = ("preview", "digest", "off")
 
 
 def _pipeline_version() -> str:
-    from .. import __version__
+    from ...contract.versions import PACKAGE_VERSION
 
-    return __version__
+    return PACKAGE_VERSION
 
 
 class _EventsDestination:
@@ -272,7 +271,7 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         on_invalid: ``"skip"`` skips an invalid ``storage`` entry (FMT-73) instead of raising.
         ignore_unknown_keys: the caller already applied its unknown-field policy.
         destinations: overrides: ``"local"`` → the local output (receives
-            :class:`~hermes_pipeline.sinks.atif_trajectory.TrajectoryFile` items), ``<index>`` → that
+            :class:`~hermes_pipeline.sinks.atif.trajectory.TrajectoryFile` items), ``<index>`` → that
             ``storage`` entry.
         workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
             :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); without it such a section gets a
@@ -311,9 +310,3 @@ def build_atif_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
                            content_summary=content_summary, on_invalid=on_invalid,
                            ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
     return AtifPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
-
-
-def atif_builder(config: Mapping[str, Any], ctx: SinkContext) -> Sink:
-    """The ``atif`` entry point of the ``hermes_pipeline.sinks`` group: :func:`build_atif_sink` with
-    the options the ``observability`` component shares (:class:`~hermes_pipeline.sinks.base.SinkContext`)."""
-    return build_atif_sink(config, default_dir=ctx.default_dir, **ctx.builder_options())

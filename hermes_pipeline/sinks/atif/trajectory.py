@@ -25,12 +25,12 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from ..export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
-from ..export.ids import rfc3339_us, uuid_str
-from ..export.jsonenc import indented
-from ..export.scopes import AGENT_VERSION_KEY
-from .atif_config import AtifConfig, UnresolvedFilename
-from .atif_steps import StepMapper, final_metrics
+from ...export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
+from ...export.ids import rfc3339_us, uuid_str
+from ...export.jsonenc import indented
+from ...export.scopes import AGENT_VERSION_KEY
+from .config import AtifConfig, UnresolvedFilename
+from .steps import StepMapper, final_metrics
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 

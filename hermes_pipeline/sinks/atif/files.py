@@ -2,7 +2,7 @@
 
 Every method here runs on an exporter worker thread, never on the hook caller's thread.
 
-- :class:`TrajectoryDirectory` writes each :class:`~hermes_pipeline.sinks.atif_trajectory.TrajectoryFile`
+- :class:`TrajectoryDirectory` writes each :class:`~hermes_pipeline.sinks.atif.trajectory.TrajectoryFile`
   atomically (temporary file in the same directory, flush, ``fsync``, rename over the target), mode
   ``0600``, directories ``0700`` (FMT-52), and prunes its own old files when ``retention_days`` is set
   (at open and every 24 hours, FMT-87a).
@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ..export.atomic import remove_leftovers, write_atomically
-from ..export.errors import DeliveryError
-from ..export.files import DAY_SECONDS
-from ..export.http import display_url
-from ..export.writer import Destination
-from .atif_config import FilenameTemplate, HttpStorageConfig
+from ...export.atomic import remove_leftovers, write_atomically
+from ...export.errors import DeliveryError
+from ...export.files import DAY_SECONDS
+from ...export.http import display_url
+from ...export.writer import Destination
+from .config import FilenameTemplate, HttpStorageConfig
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..export.content import canonical_json
-from ..export.events import END, LLM_SCOPE, MARK, START, TURN_SCOPE, ScopeEvent
-from ..export.ids import parse_timestamp_us, rfc3339_us, uuid_str
-from .atif_values import (final_metrics, mapping, parse_arguments, raw_calls, reasoning_effort, step_metrics,
+from ...export.content import canonical_json
+from ...export.events import END, LLM_SCOPE, MARK, START, TURN_SCOPE, ScopeEvent
+from ...export.ids import parse_timestamp_us, rfc3339_us, uuid_str
+from .values import (final_metrics, mapping, parse_arguments, raw_calls, reasoning_effort, step_metrics,
                           system_prompt, text_of)
 
 __all__ = ["CONTEXT_MARK", "STEP_KEYS", "StepMapper", "final_metrics", "step_metrics"]
