@@ -37,6 +37,7 @@ FIRST_PARTY_CONSUMERS: dict[str, str] = {
     "shared_metrics": "hermes_pipeline.shared_metrics.api:attach_for_profile",
     "trajectory_store": "hermes_pipeline.sinks.trajectory_store:attach_for_profile",
     "observability_store": "hermes_pipeline.sinks.observability_store:attach_for_profile",
+    "quick_otel": "hermes_pipeline.sinks.quick_otel:attach_for_profile",
 }
 """Per-profile first-party consumers (CFG-85), started from the profile's ``config.yaml``.
 

@@ -1,0 +1,101 @@
+"""``observability.otel_enabled`` / ``otel_endpoint`` / ``otel_service_name`` / ``trace_sampling_rate``:
+a shorthand for one ``gen_ai`` OTLP trace endpoint of the profile (BOOK-50), a first-party consumer of
+``config/profile.py``.
+
+The endpoint is an ordinary ``opentelemetry`` section built by the OTel sink's own builder, fed by a
+projection on the profile's engine (only this profile's turns). Its sampling rate is
+``trace_sampling_rate`` when set, else the default of ``observability.environment``: 1.0 in
+``development``, 0.1 in ``production`` (BOOK-46). An endpoint the pipeline file already exports to
+(same traces URL) is not added twice: it is skipped with a warning and the pipeline's applies.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Final
+
+from ...config.observability_settings import ObservabilitySettings, read_observability
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.quick_otel")
+CLOSE_DEADLINE: Final = 5.0
+
+
+def trace_url(endpoint: str) -> str:
+    """The traces URL of an OTLP/HTTP base (``/v1/traces`` appended unless the path already ends so)."""
+    url = endpoint.strip().rstrip("/")
+    return url if url.endswith("/v1/traces") else url + "/v1/traces"
+
+
+def quick_otel_config(settings: ObservabilitySettings) -> dict[str, Any]:
+    """The ``opentelemetry`` section the four settings stand for."""
+    config: dict[str, Any] = {"enabled": True, "endpoints": [{
+        "type": "gen_ai", "endpoint": trace_url(settings.otel_endpoint), "service_name": settings.otel_service_name}]}
+    if settings.trace_sampling_rate is not None:  # else the sink takes the environment's default (BOOK-46)
+        config["sampling_rate"] = float(settings.trace_sampling_rate)
+    return config
+
+
+def pipeline_trace_urls() -> set[str]:
+    """Traces URLs of the ``opentelemetry`` endpoints of the active pipeline file (empty without one)."""
+    from ...config import activation
+
+    selected = activation.PROCESS.report.selected
+    if not selected:
+        return set()
+    try:
+        from ...config.pipeline import load_pipeline
+
+        loaded = load_pipeline(selected=Path(selected), discover=False)
+    except Exception:  # a file that does not load exports nothing: nothing to de-duplicate against
+        return set()
+    urls: set[str] = set()
+    for component in loaded.components:
+        section = component.config.get("opentelemetry") if component.enabled else None
+        if isinstance(section, dict) and section.get("enabled") is True:
+            for entry in section.get("endpoints") or ():
+                if isinstance(entry, dict) and isinstance(entry.get("endpoint"), str):
+                    urls.add(trace_url(entry["endpoint"]))
+    return urls
+
+
+class QuickOtelHandle:
+    """The running shorthand endpoint: its projection on the profile engine and the OTel sink."""
+
+    def __init__(self, engine: Any, home: Path, settings: ObservabilitySettings) -> None:
+        from ...export.projection import ScopePlugin
+        from ..otel import build_otel_sink
+
+        self.engine = engine
+        self.config = quick_otel_config(settings)
+        self.sink = build_otel_sink(self.config, base_dir=home, environment=settings.environment)
+        self.projection = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools))
+        self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.quick_otel.{id(self):x}")
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Project and export what is queued."""
+        return bool(self.projection.flush(timeout)) and bool(self.sink.flush(timeout))
+
+    def close(self) -> None:
+        """Export what is queued and stop."""
+        try:
+            self.engine.remove_plugin(self.plugin_name)
+        finally:
+            self.projection.shutdown(CLOSE_DEADLINE)
+            self.sink.shutdown(CLOSE_DEADLINE)
+
+
+def attach_for_profile(profile: Any) -> QuickOtelHandle | None:
+    """The first-party consumer entry: the shorthand endpoint, or ``None`` when off or already exported to."""
+    settings = getattr(profile.settings, "observability", None)
+    if not isinstance(settings, ObservabilitySettings):
+        settings = read_observability(profile.home)
+    if not settings.otel_enabled:
+        return None
+    url = trace_url(settings.otel_endpoint)
+    if url in pipeline_trace_urls():
+        logger.warning("hermes_pipeline: observability.otel_endpoint %s duplicates an opentelemetry endpoint of the "
+                       "pipeline file; the shorthand endpoint is ignored (traces go there once)", url,
+                       extra={"event": "quick_otel_duplicate_endpoint"})
+        return None
+    return QuickOtelHandle(profile.engine, Path(profile.home), settings)
