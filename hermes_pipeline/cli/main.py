@@ -14,7 +14,9 @@ from .hermes_cmd import add_parser as add_hermes_parser
 from .hooks_cmd import add_parser as add_hooks_parser
 from .metrics_cmd import add_parser as add_metrics_parser
 from .trace_cmd import TERMS
+from .replay_cmd import add_parser as add_replay_parser
 from .trace_cmd import add_parser as add_trace_parser
+from .trajectory_cmd import add_parser as add_trajectory_parser
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -62,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_hermes_parser(sub)
     add_metrics_parser(sub)
     add_trace_parser(sub)
+    add_replay_parser(sub)
+    add_trajectory_parser(sub)
     return parser
 
 

@@ -1,0 +1,165 @@
+"""``hermes-pipeline replay``: run a recorded trajectory again and compare (spec 06 BOOK-31, BOOK-32).
+
+    hermes-pipeline replay <id | path> [--live-from N] [--strict | --lenient] [--set KEY=VALUE ...]
+                           [--diff text|json] [--batch DIR] [--agent MODULE:FACTORY] [--output PATH]
+
+Exit codes: 0 identical, 1 diverged (with ``--batch``: any final answer changed or any run diverged),
+2 bad input (nothing is written) or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+PROG: Final = "hermes-pipeline replay"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("LLM calls are counted from 1")
+    return value
+
+
+def _one(args: argparse.Namespace, path: Path, store: Path, home: Path, output: Path | None) -> Any:
+    from ..replay import Recording
+    from ..replay.agents import load_agent
+    from ..replay.runner import parse_overrides, run_replay
+
+    overrides = parse_overrides(args.set)
+    agent = load_agent(args.agent)
+    recording = Recording.from_file(path)
+    return run_replay(recording, mode=args.mode, live_from=args.live_from, overrides=overrides, agent=agent,
+                      output=output, store=store, home=home)
+
+
+def _report(result: Any, fmt: str) -> None:
+    for warning in result.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    for divergence in result.replay.divergences:
+        print(f"{PROG}: divergence at step {divergence.step}: {divergence.reason}", file=sys.stderr)
+    if result.error:
+        print(f"{PROG}: the agent stopped: {result.error}", file=sys.stderr)
+    if result.path is not None:
+        print(f"{PROG}: wrote {result.path}", file=sys.stderr)
+    diverged = result.replay.diverged_at_step
+    if fmt == "json":
+        data = result.diff.to_json()
+        data["replay"] = result.document.get("extra", {}).get("hermes", {}).get("replay")
+        data["written"] = str(result.path) if result.path is not None else None
+        if diverged is not None and data["identical"]:
+            data["verdict"] = f"diverged at step {diverged}"
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    text = result.diff.to_text()
+    if diverged is not None and result.diff.identical:  # lenient: served anyway, but the requests differed
+        text = text.rsplit("\n", 1)[0] + "\n" if "\n" in text else ""
+        text += f"diverged at step {diverged} (requests differ; recorded responses served)"
+    print(text)
+
+
+def _exit_code(result: Any) -> int:
+    return 0 if result.diff.identical and result.replay.diverged_at_step is None and not result.error else 1
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from ..replay.errors import TrajectoryError
+    from .trajectory_files import profile_home, resolve_trajectory, store_directory
+
+    home = profile_home(args.home)
+    store = store_directory(home)
+    try:
+        if args.batch:
+            return _batch(args, Path(args.batch).expanduser(), store, home)
+        if not args.trajectory:
+            print(f"{PROG}: error: give a trajectory id or path (or --batch DIR)", file=sys.stderr)
+            return 2
+        path = resolve_trajectory(args.trajectory, store)
+        result = _one(args, path, store, home, Path(args.output).expanduser() if args.output else None)
+    except TrajectoryError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    _report(result, args.diff)
+    return _exit_code(result)
+
+
+def _batch(args: argparse.Namespace, directory: Path, store: Path, home: Path) -> int:
+    from ..replay.errors import TrajectoryError
+    from ..replay.recording import load_trajectory
+
+    if not directory.is_dir():
+        raise TrajectoryError("--batch expects a directory of trajectories", path=str(directory))
+    files = sorted(p for p in directory.glob("*.json") if not p.name.endswith(".redacted.json"))
+    for path in files:  # check every input before running anything: bad input writes nothing
+        load_trajectory(path)
+    out_dir = Path(args.output).expanduser() if args.output else None
+    rows: list[dict[str, Any]] = []
+    worst = 0
+    for path in files:
+        output = out_dir / path.name if out_dir is not None else None
+        try:
+            result = _one(args, path, store, home, output)
+        except TrajectoryError as exc:
+            rows.append({"file": str(path), "error": str(exc)})
+            worst = 2
+            continue
+        changed = result.diff.old_final != result.diff.new_final
+        code = _exit_code(result)
+        worst = max(worst, code)
+        rows.append({"file": str(path), "verdict": result.diff.verdict if result.replay.diverged_at_step is None
+                     else f"diverged at step {result.replay.diverged_at_step}", "final_answer_changed": changed,
+                     "old_final": result.diff.old_final, "new_final": result.diff.new_final,
+                     "written": str(result.path) if result.path else None})
+    if args.diff == "json":
+        print(json.dumps({"runs": rows, "changed": sum(1 for r in rows if r.get("final_answer_changed")),
+                          "total": len(rows)}, indent=2, ensure_ascii=False))
+    else:
+        for row in rows:
+            mark = "error" if "error" in row else ("CHANGED" if row["final_answer_changed"] else "same")
+            print(f"{mark:7}  {Path(row['file']).name}  {row.get('verdict') or row.get('error')}")
+        changed = sum(1 for r in rows if r.get("final_answer_changed"))
+        print(f"{changed} of {len(rows)} final answers changed")
+    return worst
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add the ``replay`` command."""
+    from ..replay.agents import SETTINGS
+
+    keys = "; ".join(f"{k}: {v}" for k, v in SETTINGS.items())
+    replay = subparsers.add_parser(
+        "replay", help="run a recorded trajectory again (offline from the recording) and diff the behaviour",
+        description="Replay a trajectory of the store (by id) or a file: the agent (the reference agent, or "
+                    "--agent) runs the recorded turn in an isolated temporary profile; every LLM call and tool "
+                    "result is served from the recording (no network, no tool side effect) unless --live-from "
+                    "says otherwise. The new run is written as a new trajectory with extra.hermes.replay, then "
+                    "compared step by step with the recording.",
+        epilog=f"--set keys: {keys}. Exit codes: 0 identical, 1 diverged, 2 bad input (nothing written).")
+    replay.add_argument("trajectory", nargs="?", metavar="ID|PATH", help="a trajectory id (or a unique prefix) "
+                        "of the profile's store, or a trajectory file")
+    replay.add_argument("--live-from", type=_positive, metavar="N",
+                        help="call the real provider and tools from the N-th LLM call on (needs --set base_url=...)")
+    mode = replay.add_mutually_exclusive_group()
+    mode.add_argument("--strict", dest="mode", action="store_const", const="strict",
+                      help="stop at the first request that differs from the recording (default)")
+    mode.add_argument("--lenient", dest="mode", action="store_const", const="lenient",
+                      help="serve the recorded response anyway and record the divergence")
+    replay.set_defaults(mode="strict")
+    replay.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a recorded setting "
+                        "(repeatable): " + ", ".join(SETTINGS))
+    replay.add_argument("--diff", choices=("text", "json"), default="text", help="diff output format")
+    replay.add_argument("--batch", metavar="DIR", help="replay every trajectory of DIR and summarise which final "
+                        "answers changed")
+    replay.add_argument("--agent", metavar="MODULE:FACTORY", help="the agent to run: an entry point of "
+                        "hermes_pipeline.agents or MODULE:FACTORY (default: the reference agent)")
+    replay.add_argument("--output", metavar="PATH", help="where to write the new trajectory (with --batch: a "
+                        "directory); default: the profile's trajectory store")
+    replay.add_argument("--home", metavar="DIR", help="the profile directory (default: $HERMES_HOME, else ~/.hermes)")
+    replay.set_defaults(func=_replay)

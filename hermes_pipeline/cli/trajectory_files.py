@@ -1,0 +1,48 @@
+"""Finding trajectories for the ``replay`` and ``trajectory`` commands: the store of ``$HERMES_HOME``,
+an id or a path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..replay.errors import TrajectoryError
+
+__all__ = ["profile_home", "resolve_trajectory", "store_directory"]
+
+
+def profile_home(home: str | None = None) -> Path:
+    """``--home``, else ``$HERMES_HOME``, else ``~/.hermes``."""
+    from ..config.discovery import PipelineSettings
+
+    return Path(home).expanduser() if home else PipelineSettings().hermes_home_path()
+
+
+def store_directory(home: Path) -> Path:
+    """The trajectory store directory of the profile at ``home`` (``observability.trajectories.dir``)."""
+    from ..config.profile_config import load_profile_settings
+
+    return load_profile_settings(home, log=False).trajectories.directory(home)
+
+
+def resolve_trajectory(ref: str, store: Path) -> Path:
+    """A path as given when it exists; else the store file whose id is ``ref`` (``*-<ref>.json``; a
+    unique prefix of the id is enough).
+
+    Raises:
+        TrajectoryError: no such file or id, or an ambiguous prefix.
+    """
+    path = Path(ref).expanduser()
+    if path.exists() or ref.endswith(".json") or "/" in ref:
+        if not path.exists():
+            raise TrajectoryError("no such trajectory file", path=ref)
+        return path
+    from ..sinks.trajectory_store import STORE_NAME, store_files
+
+    matches = [p for p in store_files(store) if (m := STORE_NAME.fullmatch(p.name)) and m.group("id").startswith(ref)]
+    if not matches:
+        raise TrajectoryError(f"no trajectory with id {ref!r} in {store} (see 'hermes-pipeline trajectory list')",
+                              path=ref)
+    if len(matches) > 1:
+        raise TrajectoryError(f"the id prefix {ref!r} matches {len(matches)} trajectories; give more characters",
+                              path=ref)
+    return matches[0]
