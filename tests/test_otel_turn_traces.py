@@ -203,3 +203,29 @@ def test_obs_36_a_session_left_normally_is_finalized_as_completed(rec: Recorder,
         raise KeyboardInterrupt
     assert [(e["session_id"], e["reason"]) for e in rec.of("on_session_finalize")] == [
         ("a", "completed"), ("b", "error"), ("c", "interrupted")]
+
+
+def test_fmt_56a_mark_spans_follow_their_turn_and_session_level_ones_are_traces_of_their_own() -> None:
+    """FMT-56a / FMT-69: with ``mark_projection = "tool"`` a mark under a turn is a zero-length span in that turn's
+    trace, under its parent; a session-level mark (the session is no span) is a one-span trace of its own; both
+    carry session.id and gen_ai.conversation.id."""
+    from hermes_pipeline.export.events import END
+    from hermes_pipeline.export.ids import new_uuid7
+
+    from .test_otel_projection import T0, Stream, run
+
+    s = Stream()
+    session = s.scope("start", new_uuid7(T0 // 1000), None, "hermes.session", "agent", {"hermes.span_kind": "session"})
+    turn = s.scope("start", new_uuid7(T0 // 1000), session, "agent.run", "function", {"hermes.span_kind": "agent.run"})
+    in_turn = s.mark(turn, "hermes.context", {"model": "m"})
+    s.scope(END, turn, session, "agent.run", "function", {"otel.status_code": "OK"})
+    outside = s.mark(session, "hermes.context", {"model": "m"})
+    s.scope(END, session, None, "hermes.session", "agent", {"otel.status_code": "OK"})
+    spans, _ = run("full", s.events, mark_projection="tool")
+    by_uuid = {span.context.span_id: span for span in spans}
+    assert [span.name for span in spans if span.name != "hermes.context"] == ["agent.run"]
+    marked, alone = by_uuid[in_turn & (2**64 - 1)], by_uuid[outside & (2**64 - 1)]
+    assert marked.context.trace_id == turn and marked.parent is not None and marked.parent.span_id == turn & (2**64 - 1)
+    assert alone.context.trace_id == outside and alone.parent is None
+    for span in (marked, alone):
+        assert dict(span.attributes or {})["session.id"] == dict(span.attributes or {})["gen_ai.conversation.id"] == "s"

@@ -324,8 +324,9 @@ class SpanBuilder:
                 parent_uuid, trace_id = None, mark.uuid
             else:
                 trace_id = unit.start.uuid
-            if owner is not None and isinstance(owner.root_session, str):
-                attrs["session.id"] = owner.root_session
+            session = owner.root_session if owner is not None else mark.metadata.get("hermes.session_id")
+            if isinstance(session, str) and session:
+                attrs["session.id"] = attrs["gen_ai.conversation.id"] = session
         return self._readable(route, mark.name, SpanKind.INTERNAL, attrs, [], mark.uuid, parent_uuid,
                               trace_id, mark.timestamp_us, mark.timestamp_us, _UNSET)
 
