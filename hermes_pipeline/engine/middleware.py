@@ -131,7 +131,8 @@ def _close(awaitable: Any) -> None:
 
 
 class _Frame:
-    """Per-frame state of an execution chain (MW-29, MW-32)."""
+    """Per-frame state of an execution chain: ``next_call`` is single-use (MW-29) and failures follow
+    the fail-open table (MW-32)."""
 
     __slots__ = ("called", "error", "result", "succeeded")
 
@@ -157,7 +158,7 @@ def run_execution_chain(
     """Run the execution middleware ``entries`` of ``kind`` around ``terminal`` (MW-25..MW-35); failures that
     are skipped go to ``on_failure(kind, entry, exc)``."""
     if not entries:
-        return terminal(payload)  # MW-25
+        return terminal(payload)  # MW-25: no callback registered: call the terminal directly, no copy
     base = _with_versions({**context, "original_" + key: original})
     blockable = kind == "llm_execution"
 

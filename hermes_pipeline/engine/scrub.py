@@ -563,7 +563,7 @@ def scrub_prompt(text: object) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# tool_call_history targets (§7.9, OBS-48)
+# tool_call_history targets: URLs lose query string, fragment and user:password (§7.9, OBS-48)
 # ---------------------------------------------------------------------------------------------
 
 # scheme://authority path [?query] [#fragment]; each URL ends at whitespace.

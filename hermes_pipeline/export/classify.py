@@ -123,7 +123,7 @@ def strip_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-# --------------------------------------------------------------------------- tool categories (SM-25)
+# ------------------------------- tool categories, from the declaring toolset, never the tool name (SM-25)
 
 TOOL_CATEGORIES: Final = frozenset({"browser", "code_execution", "communication", "computer_use", "delegation",
                                     "file", "home_automation", "mcp", "media", "memory", "other", "planning",

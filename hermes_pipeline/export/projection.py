@@ -153,7 +153,7 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
     def on_compaction(self, session_id: str, new_session_id: str, rotated: bool) -> None:
         with self._lock:
             st = self._sessions.get(session_id)
-            if st is None:  # CFG-75: unknown session
+            if st is None:  # CFG-75: a compaction notice for an unknown session is a no-op
                 return
             self._mark(st, self.current_parent(st), "hermes.compaction", None, None, {"rotated": bool(rotated)},
                        base_meta(session_id))

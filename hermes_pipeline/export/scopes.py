@@ -268,7 +268,7 @@ class ScopeTracker:
         """Emit the end of the scope opened by ``start`` (same uuid, name, flags; FMT-6, FMT-17)."""
         if ts is None:
             ts = self._now()
-        if ts <= start.timestamp_us:  # FMT-17
+        if ts <= start.timestamp_us:  # FMT-17: an end is stamped strictly after its start (start + 1 µs)
             ts = start.timestamp_us + 1
             meta["hermes.clock_adjusted"] = True
         event = ScopeEvent(SCOPE, END, start.uuid, start.parent_uuid, ts, start.name, start.category,

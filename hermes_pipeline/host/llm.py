@@ -118,7 +118,7 @@ class LLMRequest:
             try:
                 outcome = engine.apply_llm_request_middleware(request, **ctx)
                 effective, original, trace = outcome.payload, outcome.original_payload, outcome.trace
-            except Exception as exc:  # MW-19
+            except Exception as exc:  # MW-19: the runner failed: go on with the unmodified request, empty trace
                 logger.debug("hermes_pipeline: llm_request middleware runner failed: %s", exc)
         attempt = _Attempt(effective, original, trace, time.time(), time.perf_counter_ns())
         if "pre_api_request" in engine.hook_listeners:
@@ -130,7 +130,7 @@ class LLMRequest:
                     "started_at": attempt.started_at, "middleware_trace": list(trace),
                     "request": build_request_field(effective), "retry_count": self.retry_count,
                 }
-            except Exception as exc:  # OBS-23
+            except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
                 logger.debug("hermes_pipeline: building pre_api_request failed: %s", exc)
             else:
                 self.turn.session.host.emit("pre_api_request", payload)
@@ -166,7 +166,7 @@ class LLMRequest:
                 "response": sanitize(sanitized), "assistant_message": _assistant_view(facts),
                 "retry_count": self.retry_count,
             }
-        except Exception as exc:  # OBS-23
+        except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
             logger.debug("hermes_pipeline: building post_api_request failed: %s", exc)
             return
         host.emit("post_api_request", payload)
@@ -197,7 +197,7 @@ class LLMRequest:
                 "error": build_error_field(type(exc).__name__, str(exc)),
                 "request": build_request_field(attempt.effective),
             }
-        except Exception as build_exc:  # OBS-23
+        except Exception as build_exc:  # OBS-23: a payload that fails to build is dropped, never raised
             logger.debug("hermes_pipeline: building api_request_error failed: %s", build_exc)
             return info
         host.emit("api_request_error", payload)

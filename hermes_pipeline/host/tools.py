@@ -240,7 +240,7 @@ class ToolCall(CallContext):
         want_transform = returned and "transform_tool_result" in hook_map
         record = self.session.subagent is not None and "subagent_stop" in hook_map
         if status is None and (want_post or want_transform or record):
-            status, error_type, error_message = derive_status(result)  # OBS-69: only after the gate
+            status, error_type, error_message = derive_status(result)  # OBS-69: parsed only for listeners
         if want_post:
             engine.dispatch("post_tool_call", {
                 "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
