@@ -186,7 +186,7 @@ class LLMRequest:
         if isinstance(exc, Exception):
             self.turn._inflight = None
         host = self.turn.session.host
-        if "api_request_error" not in host.engine.hook_listeners:  # OBS-70
+        if "api_request_error" not in host.engine.hook_listeners:  # OBS-70: no listener, no error payload
             return info
         try:
             ended = time.time()
