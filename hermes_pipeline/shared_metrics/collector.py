@@ -57,7 +57,7 @@ class SharedMetricsCollector:
 
     @hookimpl
     def on_session_start(self, session_id: str, agent_version: str | None) -> None:
-        """SM-34, SM-36: client activity marks."""
+        """Client activity marks: ``hermes.client.active`` at most once a day (SM-34), first usable (SM-36)."""
         self._agent_version(agent_version)
         self._guard(self.projector.session_started, session_id)
 

@@ -88,6 +88,6 @@ def marks(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 def is_eligible(conn: sqlite3.Connection, period_start: str, period_end: str) -> bool:
-    """SM-88 for one period (read-only)."""
+    """Whether a period lies inside a consent window, so its package may be sent (SM-88); read-only."""
     sql = "SELECT " + GATE_SQL.format(p="p") + " FROM (SELECT ? AS period_start, ? AS period_end) p"
     return bool(conn.execute(sql, (period_start, period_end)).fetchone()[0])

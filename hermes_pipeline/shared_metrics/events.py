@@ -75,7 +75,7 @@ def new_uuid() -> str:
 
 
 def metadata(runtime_id: str, status: str | None = None) -> dict[str, str]:
-    """The exact event metadata of SM-13."""
+    """The exact event metadata: schema version and runtime id, nothing else (SM-13)."""
     meta = {SCHEMA_KEY: EVENT_SCHEMA_VERSION, RUNTIME_KEY: runtime_id}
     if status is not None:
         meta[STATUS_KEY] = status

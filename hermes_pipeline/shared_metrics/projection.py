@@ -184,7 +184,7 @@ class Projector:
             return False
         now = self.clock.monotonic()
         leftover = "cancelled" if outcome == "cancelled" else "timed_out" if outcome == "timed_out" else "failed"
-        for tool in task.tools:  # SM-28
+        for tool in task.tools:  # SM-28: tools still open when the task ends are closed with it
             task.tool_calls += 1
             self._tool_end(tool.scope_id, tool.category, leftover, tool.approval, (now - tool.started) * 1000, None,
                            parent=task.scope_id)

@@ -188,7 +188,7 @@ class Sender:
             return counts
         try:
             allowed = self.decision()
-            reconcile(conn, allowed, self.clock.now())  # the heartbeat (SM-89)
+            reconcile(conn, allowed, self.clock.now())  # the heartbeat: record today's consent decision first (SM-89)
             handled: list[str] = []
             while allowed and len(handled) < MAX_PER_PASS:
                 if not self.decision():
@@ -279,7 +279,7 @@ class Sender:
         return "deferred"
 
     def _outcome(self, conn: sqlite3.Connection, claim: Claim, response: Response) -> str | None:
-        """SM-80; ``None`` means retryable."""
+        """Settle the claim from the HTTP response (SM-80: sent, rejected or deferred); ``None`` means retryable."""
         now = self.clock.now()
         if response.status == 202:
             self._finish(conn, claim, "send_state = 'sent', sent_at = ?, last_error = NULL, next_attempt_at = NULL",

@@ -12,7 +12,7 @@ from typing import Final
 from ..export.classify import TOOL_CATEGORIES as TOOL_CATEGORIES  # SM-25, shared with the exporters
 from ..export.classify import tool_category as tool_category
 
-# --------------------------------------------------------------------------- enums (SM-40)
+# ----------------------------------------------------------------------- closed enums: nothing else is valid (SM-40)
 
 EXECUTION_SURFACES: Final = frozenset({"api", "batch", "cli", "desktop", "gateway", "other", "python",
                                        "scheduled_task", "tui", "unknown"})
@@ -37,7 +37,7 @@ OS_FAMILIES: Final = frozenset({"linux", "macos", "unknown", "windows"})
 ARCHITECTURES: Final = frozenset({"arm", "arm64", "unknown", "x86", "x86_64"})
 INSTALL_METHODS: Final = frozenset({"apt", "docker", "git", "home-manager", "homebrew", "nixos", "pip", "unknown"})
 
-# --------------------------------------------------------------------------- buckets (SM-37..39)
+# --------------------------------------- count, duration and latency buckets, lower bound inclusive (SM-37..39)
 
 COUNT_BUCKETS: Final = frozenset({"0", "1", "2", "3_to_5", "6_to_10", "gte_11"})
 TOOL_RETRY_BUCKETS: Final = COUNT_BUCKETS | {"unknown"}
@@ -88,7 +88,7 @@ def latency_bucket(ms: float | None) -> str:
     return "gte_30s"
 
 
-# --------------------------------------------------------------------------- mappings (SM-24, SM-25)
+# ------------------------------------------- hook values to tool outcome and approval outcome (SM-24, SM-25)
 
 _TOOL_STATUS: Final = {"ok": "success", "success": "success", "error": "failed", "failed": "failed",
                        "blocked": "blocked", "cancelled": "cancelled", "timeout": "timed_out",
@@ -113,7 +113,7 @@ def approval_outcome(choice: object) -> str:
     return _APPROVAL_CHOICE.get(_lower(choice), "unknown")
 
 
-# --------------------------------------------------------------------------- surface and entrypoint (SM-41, SM-42)
+# ---------- surface from the hook platform; entrypoint: declared, delegated, else from the surface (SM-41, SM-42)
 
 _SURFACES: Final = {"cli": "cli", "tui": "tui", "desktop": "desktop", "api_server": "api", "api": "api",
                     "cron": "scheduled_task", "scheduler": "scheduled_task", "scheduled": "scheduled_task",
@@ -148,7 +148,7 @@ def entrypoint(surface: str, *, declared: object = None, delegated: bool = False
     return _ENTRY_BY_SURFACE.get(surface, "unknown")
 
 
-# --------------------------------------------------------------------------- terminal state (SM-19)
+# ------------------------------------- terminal state: outcome, end reason and termination of a task (SM-19)
 
 
 def terminal_state(*, interrupted: object = False, completed: object = False, failed: object = False,
@@ -187,7 +187,7 @@ def exit_reason_of(error: BaseException | None) -> str | None:
     return "system_aborted"
 
 
-# --------------------------------------------------------------------------- identifiers (SM-44)
+# ----------------------------------- model and provider identifiers: stripped, lowercased, bounded (SM-44)
 
 IDENTIFIER_RE: Final = re.compile(r"^[a-z0-9][a-z0-9._:/@+\-]*$")
 MAX_MODEL_CHARS: Final = 256
@@ -214,7 +214,7 @@ def valid_identifier(value: object, limit: int) -> bool:
     return isinstance(value, str) and 0 < len(value) <= limit and IDENTIFIER_RE.match(value) is not None
 
 
-# --------------------------------------------------------------------------- skills and setup (SM-31, SM-32, SM-36)
+# --------------------------- skill and setup dimensions: enum values, anything else unknown (SM-31, SM-32, SM-36)
 
 
 def skill_provenance(value: object) -> str:

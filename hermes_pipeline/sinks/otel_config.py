@@ -194,7 +194,7 @@ def _basic_auth(entry: Mapping[str, Any]) -> str | None:
 def _headers(entry: Mapping[str, Any], langfuse: bool, extra: Mapping[str, str]) -> dict[str, str]:
     headers = _string_map(entry, "headers")
     header_env = _string_map(entry, "header_env")
-    if langfuse and any(k.lower() == "authorization" for k in headers):  # FMT-76
+    if langfuse and any(k.lower() == "authorization" for k in headers):  # FMT-76: credentials only from env
         raise _EntryError("headers", "Langfuse credentials must come from the environment: use basic_auth_env = "
                                      "{username = \"LANGFUSE_PUBLIC_KEY\", password = \"LANGFUSE_SECRET_KEY\"} "
                                      "or header_env, never a literal Authorization header")
@@ -209,7 +209,7 @@ def _headers(entry: Mapping[str, Any], langfuse: bool, extra: Mapping[str, str])
         if not any(k.lower() == "authorization" for k in resolved):
             raise _EntryError("basic_auth_env", "a Langfuse endpoint needs credentials: basic_auth_env = "
                                                 "{username = \"LANGFUSE_PUBLIC_KEY\", password = \"LANGFUSE_SECRET_KEY\"}")
-        if not any(k.lower() == LANGFUSE_VERSION_HEADER for k in resolved):  # FMT-77
+        if not any(k.lower() == LANGFUSE_VERSION_HEADER for k in resolved):  # FMT-77: default version header
             resolved[LANGFUSE_VERSION_HEADER] = "4"
     return resolved
 
@@ -396,7 +396,7 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
             continue
         dest = destination_key(endpoint.url)
         other = seen.setdefault(dest, (endpoint.type, index))
-        if other[0] != endpoint.type:  # FMT-57
+        if other[0] != endpoint.type:  # FMT-57: trace endpoints of different types never share a destination
             raise ExportConfigError(path, f"shares its destination with opentelemetry.{key}[{other[1]}] but has a "
                                     "different type; their trace and span IDs would collide. Send each projection "
                                     "to its own destination")

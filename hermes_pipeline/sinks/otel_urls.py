@@ -47,6 +47,6 @@ def traces_url(url: object) -> str:
         raise URLError("endpoint", "expected an http:// or https:// URL with a host")
     if parts.username is not None or parts.password is not None:
         raise URLError("endpoint", "credentials must not be part of the URL; use header_env or basic_auth_env")
-    if parts.path.rstrip("/").endswith("/api/public/otel"):  # FMT-75
+    if parts.path.rstrip("/").endswith("/api/public/otel"):  # FMT-75: a Langfuse endpoint is the full traces path
         raise URLError("endpoint", "a Langfuse endpoint needs the full trace path: '<host>/api/public/otel/v1/traces'")
     return resolve_traces_url(url)
