@@ -98,7 +98,7 @@ def apply_request_middleware(
     """Run the request middleware ``entries`` of ``kind`` over ``payload`` (``key`` is ``request`` or ``args``);
     a callback that raises is reported to ``on_failure(kind, entry, exc)`` and skipped."""
     if not entries:
-        return RequestMiddlewareResult(payload, payload, False, [])  # MW-11: no copy at all
+        return RequestMiddlewareResult(payload, payload, False, [])  # MW-11: no callback: the input itself, no copy at all
     original = safe_deepcopy(payload)
     current = safe_deepcopy(original)
     call = _with_versions({**context, key: current, "original_" + key: original})

@@ -28,7 +28,7 @@ def utc_date(epoch_seconds: float | None = None) -> str:
 
 
 def default_events_filename(epoch_seconds: float | None = None) -> str:
-    """``hermes-events-<UTC YYYYMMDDTHHMMSSZ>.jsonl`` (FMT-35)."""
+    """The default ATOF file name, ``hermes-events-<UTC YYYYMMDDTHHMMSSZ>.jsonl`` (FMT-35)."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if epoch_seconds is None else epoch_seconds))
     return f"hermes-events-{stamp}.jsonl"
 

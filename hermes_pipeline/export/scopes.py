@@ -228,7 +228,7 @@ class ScopeTracker:
         for listener in self._listeners:
             try:
                 listener(event)
-            except Exception as exc:  # FMT-83: never into the host
+            except Exception as exc:  # FMT-83: a failing listener never raises into the host
                 self._listener_failed(listener, exc)
 
     def _listener_failed(self, listener: Listener, exc: Exception) -> None:

@@ -24,7 +24,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unuse
 
 V1: Final = "hermes.shared_metrics.v1"
 V2: Final = "hermes.shared_metrics.v2"
-SCHEMA_FILES: Final = {V1: "hermes.shared_metrics.v1.schema.json", V2: "hermes.shared_metrics.v2.schema.json"}  # closed schemas (SM-59)
+SCHEMA_FILES: Final = {V1: "hermes.shared_metrics.v1.schema.json", V2: "hermes.shared_metrics.v2.schema.json"}  # the closed schema files (SM-59)
 _DISPATCH_ABOVE: Final = 32
 
 

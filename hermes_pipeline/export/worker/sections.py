@@ -69,7 +69,7 @@ class ProcessSink:
         return self.worker.join(timeout)
 
     def __call__(self, event: ScopeEvent) -> None:
-        """Enqueue only (FMT-79): the worker's listener."""
+        """The worker's listener: only enqueues, no I/O on the caller's thread (FMT-79)."""
         self.worker(event)
 
     def flush(self, timeout: float = 5.0) -> bool:

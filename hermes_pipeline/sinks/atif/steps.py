@@ -360,7 +360,7 @@ class StepMapper:
         last = turn.last_step or (self.steps[-1] if self.steps else None)
         return parse_timestamp_us(last["timestamp"]) if last is not None and "timestamp" in last else 0
 
-    # ------------------------------------------------------------------ subagents (FMT-44)
+    # ------------------------------ subagents: the delegating tool result references the child (FMT-44)
 
     def _subagent(self, event: ScopeEvent) -> None:
         child = uuid_str(event.uuid)
