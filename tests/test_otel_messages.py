@@ -141,7 +141,8 @@ def test_fmt_70_openinference_llm_input_messages_carry_tool_calls_and_results(oi
 
 def test_fmt_70_openinference_llm_span_attributes(oi_open: list[ReceivedSpan]) -> None:
     """FMT-70 / OpenInference LLM span: model names, llm.provider and llm.system, the tools offered as
-    ``llm.tools.N.tool.json_schema``, invocation parameters without messages, token counts, output tool calls
+    ``llm.tools.N.tool.json_schema``, invocation parameters without messages, the finish reason, token counts,
+    output tool calls
     with their ids, input/output values with mime types, status OK."""
     first = llms(oi_open)[0]
     a = first.attributes
@@ -150,6 +151,7 @@ def test_fmt_70_openinference_llm_span_attributes(oi_open: list[ReceivedSpan]) -
     assert (a["llm.provider"], a["llm.system"]) == ("openai", "openai")
     assert json.loads(a["llm.tools.0.tool.json_schema"]) == TOOLS[0]
     assert (a["llm.token_count.prompt"], a["llm.token_count.completion"], a["llm.token_count.total"]) == (42, 7, 49)
+    assert a["llm.finish_reason"] == "tool_calls"
     out = "llm.output_messages.0.message.tool_calls"
     assert [(a[f"{out}.{j}.tool_call.id"], a[f"{out}.{j}.tool_call.function.name"]) for j in (0, 1)] == [
         ("call_ok", "read_file"), ("call_bad", "read_file")]

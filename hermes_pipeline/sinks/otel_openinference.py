@@ -8,7 +8,7 @@ OpenInference semantic conventions define for each span kind, so that backends b
   ``llm.provider``, ``llm.system``, ``llm.invocation_parameters``, ``llm.tools.<i>.tool.json_schema``,
   ``llm.input_messages.<i>.message.{role, content, tool_call_id}`` and
   ``….message.tool_calls.<j>.tool_call.{id, function.name, function.arguments}`` (the same for
-  ``llm.output_messages``), token counts with their cache / reasoning details, ``input.value`` /
+  ``llm.output_messages``), ``llm.finish_reason``, token counts with their cache / reasoning details, ``input.value`` /
   ``output.value`` with their mime types;
 - tool spans: ``tool.name``, ``tool.id`` (the tool call's id), ``tool.description`` and
   ``tool.json_schema`` / ``tool.parameters`` (the parameter schema, from the tools the turn's model
@@ -146,6 +146,9 @@ def _llm(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent, opt: Options)
         if isinstance(response, Mapping):
             attrs["output.value"] = source_text("response", response)
             attrs["output.mime_type"] = "text/plain"
+    finish = data.get("finish_reason")
+    if isinstance(finish, str) and finish:
+        attrs["llm.finish_reason"] = finish
     _usage(attrs, data.get("usage"))
 
 
