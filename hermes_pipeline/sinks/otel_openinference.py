@@ -8,8 +8,8 @@ OpenInference semantic conventions define for each span kind, so that backends b
   ``llm.provider``, ``llm.system``, ``llm.invocation_parameters``, ``llm.tools.<i>.tool.json_schema``,
   ``llm.input_messages.<i>.message.{role, content, tool_call_id}`` and
   ``….message.tool_calls.<j>.tool_call.{id, function.name, function.arguments}`` (the same for
-  ``llm.output_messages``), ``llm.finish_reason``, token counts with their cache / reasoning details, ``input.value`` /
-  ``output.value`` with their mime types;
+  ``llm.output_messages``), ``llm.finish_reason``, token counts with their cache / reasoning details,
+  ``input.value`` / ``output.value`` with their mime types;
 - tool spans: ``tool.name``, ``tool.id`` (the tool call's id), ``tool.description`` and
   ``tool.json_schema`` / ``tool.parameters`` (the parameter schema, from the tools the turn's model
   was offered), arguments as ``input.value`` and the result as ``output.value``;
@@ -17,8 +17,8 @@ OpenInference semantic conventions define for each span kind, so that backends b
   ``input.value`` and the answer as ``output.value``.
 
 Every content value (messages, arguments, results, tool-call arguments, the tools' descriptions and
-schemas) is behind the content gate; names and ids of tools and tool calls are not content. Success is status ``OK``, as OpenInference's own
-instrumentations set it.
+schemas) is behind the content gate; names and ids of tools and tool calls are not content. Success is
+status ``OK``, as OpenInference's own instrumentations set it.
 """
 
 from __future__ import annotations
