@@ -197,7 +197,7 @@ class Sender:
                 claim = self._claim(conn, handled)
                 if claim is None:
                     break
-                if isinstance(claim, str):  # rejected while claiming (SM-76)
+                if isinstance(claim, str):  # an unusable row, rejected while claiming; the pass goes on (SM-76)
                     handled.append(claim)
                     counts["rejected"] += 1
                     continue
