@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ..export.classify import TOOL_CATEGORIES as TOOL_CATEGORIES  # SM-25: from the declaring toolset; shared with the exporters
+from ..export.classify import TOOL_CATEGORIES as TOOL_CATEGORIES  # SM-25: by toolset, shared with the exporters
 from ..export.classify import tool_category as tool_category
 
 # ----------------------------------------------------------------------- closed enums: nothing else is valid (SM-40)

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ..export.classify import tool_category as tool_category  # SM-25: from the declaring toolset; shared with shared metrics
+from ..export.classify import tool_category as tool_category  # SM-25: by toolset, shared with shared metrics
 from ..export.content import canonical_json, source_text, summary
 from ..export.ids import uuid_str
 
