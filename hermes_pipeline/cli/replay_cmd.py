@@ -44,7 +44,8 @@ def _report(result: Any, fmt: str) -> None:
     for warning in result.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     for divergence in result.replay.divergences:
-        print(f"{PROG}: divergence at step {divergence.step}: {divergence.reason}", file=sys.stderr)
+        print(f"{PROG}: divergence at agent step {divergence.step} (LLM call {divergence.step}): "
+              f"{divergence.reason}", file=sys.stderr)
     if result.error:
         print(f"{PROG}: the agent stopped: {result.error}", file=sys.stderr)
     if result.path is not None:
@@ -55,13 +56,13 @@ def _report(result: Any, fmt: str) -> None:
         data["replay"] = result.document.get("extra", {}).get("hermes", {}).get("replay")
         data["written"] = str(result.path) if result.path is not None else None
         if diverged is not None and data["identical"]:
-            data["verdict"] = f"diverged at step {diverged}"
+            data["verdict"] = f"diverged at agent step {diverged}"
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return
     text = result.diff.to_text()
     if diverged is not None and result.diff.identical:  # lenient: served anyway, but the requests differed
         text = text.rsplit("\n", 1)[0] + "\n" if "\n" in text else ""
-        text += f"diverged at step {diverged} (requests differ; recorded responses served)"
+        text += f"diverged at agent step {diverged} (requests differ; recorded responses served)"
     print(text)
 
 
@@ -114,7 +115,8 @@ def _batch(args: argparse.Namespace, directory: Path, store: Path, home: Path) -
         code = _exit_code(result)
         worst = max(worst, code)
         rows.append({"file": str(path), "verdict": result.diff.verdict if result.replay.diverged_at_step is None
-                     else f"diverged at step {result.replay.diverged_at_step}", "final_answer_changed": changed,
+                     or not result.diff.identical else f"diverged at agent step {result.replay.diverged_at_step}",
+                     "final_answer_changed": changed,
                      "old_final": result.diff.old_final, "new_final": result.diff.new_final,
                      "written": str(result.path) if result.path else None})
     if args.diff == "json":
