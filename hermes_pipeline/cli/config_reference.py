@@ -252,6 +252,12 @@ PROFILE: Final[dict[str, Entry]] = {
     "observability.trajectories.dir": (None, "The trajectory store directory, relative to `$HERMES_HOME`."),
     "observability.trajectories.retention_days": (None, "Trajectories older than this are pruned at start and "
                                                         "every 24 hours; 0 keeps them."),
+    "observability.dashboard.host": (None, "Address `hermes-pipeline dashboard` binds when `--host` is not given "
+                                           "(a non-loopback address also needs `--allow-remote`)."),
+    "observability.dashboard.port": (None, "Port `hermes-pipeline dashboard` listens on when `--port` is not given."),
+    "observability.dashboard.jaeger_url": ("none (no trace links)", "Base URL of a Jaeger UI (e.g. "
+                                           "`http://localhost:16686`): the dashboard links each run to its trace "
+                                           "there."),
     "observability.environment": (None, "`development` or `production`: the default trace sampling rate (1.0 or "
                                         "0.1) of the quick OTel endpoint and of pipeline trace endpoints without one."),
     "observability.audit.enabled": (None, "Keep the local observability store `observability/observability.sqlite3` "

@@ -82,6 +82,17 @@ class TrajectorySettings(BaseModel):
             else Path(self.dir).expanduser()
 
 
+class DashboardSettings(BaseModel):
+    """``observability.dashboard``: the local dashboard's default address and its Jaeger UI (spec 06 §10)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host: str = "127.0.0.1"
+    port: int = 3001
+    jaeger_url: str | None = None
+    """Base URL of a Jaeger UI; the dashboard links runs and sessions to their traces there."""
+
+
 class ProfileSettings(BaseModel):
     """A snapshot of one profile's ``config.yaml`` (read once, reloaded explicitly; CFG-64a)."""
 
@@ -94,6 +105,7 @@ class ProfileSettings(BaseModel):
     session_segments: SessionSegmentSettings = SessionSegmentSettings()
     trajectories: TrajectorySettings = TrajectorySettings()
     observability: ObservabilitySettings = ObservabilitySettings()
+    dashboard: DashboardSettings = DashboardSettings()
     """``observability.*``: the audit store, environment, quick OTel settings, pricing, logs, retention."""
     hook_callback_timeout: float = 0.0
     hook_callback_timeout_set: bool = False
@@ -182,6 +194,28 @@ def retention_problem(value: Any) -> str | None:
     return max_turns_problem(value)
 
 
+def dashboard_host_problem(value: Any) -> str | None:
+    """Why ``value`` is not a usable dashboard bind address (a host name or IP address)."""
+    return None if isinstance(value, str) and value.strip() and not any(c.isspace() or c in "/@" for c in value.strip()) \
+        else "expected a host name or IP address"
+
+
+def port_problem(value: Any) -> str | None:
+    """Why ``value`` is not a TCP port (an integer 0..65535; 0 picks a free port)."""
+    return None if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 65535 \
+        else "expected a port number 0..65535"
+
+
+def web_url_problem(value: Any) -> str | None:
+    """Why ``value`` is not an http:// or https:// URL."""
+    try:
+        parts = urlsplit(value.strip()) if isinstance(value, str) else None
+    except ValueError:
+        parts = None
+    return None if parts is not None and parts.scheme in ("http", "https") and parts.hostname \
+        else "expected an http:// or https:// URL"
+
+
 KNOWN_KEYS: Final = {
     "telemetry.shared_metrics.enabled": bool_problem,
     "telemetry.shared_metrics.send": bool_problem,
@@ -192,6 +226,9 @@ KNOWN_KEYS: Final = {
     "observability.trajectories.enabled": bool_problem,
     "observability.trajectories.dir": directory_problem,
     "observability.trajectories.retention_days": retention_problem,
+    "observability.dashboard.host": dashboard_host_problem,
+    "observability.dashboard.port": port_problem,
+    "observability.dashboard.jaeger_url": web_url_problem,
     **OBSERVABILITY_KEYS,
 }
 """Keys this layer understands → validator returning a problem text or ``None``."""
@@ -202,17 +239,19 @@ DEFAULTS: Final = {
     "gateway.telemetry.session_segments.max_turns": 0, "plugins.hook_callback_timeout": 0,
     "observability.trajectories.enabled": False, "observability.trajectories.dir": "trajectories",
     "observability.trajectories.retention_days": 90,
+    "observability.dashboard.host": "127.0.0.1", "observability.dashboard.port": 3001,
+    "observability.dashboard.jaeger_url": None,
     **OBSERVABILITY_DEFAULTS,
 }
 
 OWNED_SECTIONS: Final = ("telemetry.shared_metrics", "gateway.telemetry.session_segments",
-                         "observability.trajectories", *OBSERVABILITY_SECTIONS)
+                         "observability.trajectories", "observability.dashboard", *OBSERVABILITY_SECTIONS)
 """Sections whose every key belongs to this schema (elsewhere ``config.yaml`` holds the agent's own keys)."""
 
 UNAVAILABLE: Final = {
     "observability": "the profile-local observability features other than the trajectory store, the audit "
-                     "store, environment, pricing, memory_tools, the quick OTel settings, logs and retention "
-                     "(observability.*: dashboard, alerts) are not available in this version; nothing reads "
+                     "store, environment, pricing, memory_tools, the quick OTel settings, logs, retention and the dashboard "
+                     "(observability.*: alerts) are not available in this version; nothing reads "
                      "this key",
 }
 """Top-level sections reserved for features this version does not have → why they are refused."""
@@ -324,6 +363,22 @@ def trajectories_from(raw: Mapping[str, Any], diagnostics: Diagnostics, source: 
     return TrajectorySettings(**values)
 
 
+def dashboard_from(raw: Mapping[str, Any], diagnostics: Diagnostics, source: str) -> DashboardSettings:
+    """``observability.dashboard`` (an invalid value falls back to its default with a warning)."""
+    values: dict[str, Any] = {}
+    for key in ("host", "port", "jaeger_url"):
+        dotted = f"observability.dashboard.{key}"
+        present, value = _get(raw, dotted)
+        if not present:
+            continue
+        problem = KNOWN_KEYS[dotted](value)
+        if problem:
+            diagnostics.warning("config.invalid_value", f"{problem}; the default applies", field=dotted, source=source)
+        else:
+            values[key] = value.strip() if isinstance(value, str) else value
+    return DashboardSettings(**values)
+
+
 def load_profile_settings(home: str | Path, *, managed: str | Path | None = None,
                           log: bool = True) -> ProfileSettings:
     """Read ``<home>/config.yaml`` (plus an optional managed overlay) into a snapshot.
@@ -365,6 +420,7 @@ def load_profile_settings(home: str | Path, *, managed: str | Path | None = None
     values["session_segments"] = SessionSegmentSettings(**segments)
     values["trajectories"] = trajectories_from(effective, diagnostics, source)
     values["observability"] = observability_from(effective, diagnostics, source)
+    values["dashboard"] = dashboard_from(effective, diagnostics, source)
     present, timeout = _get(effective, "plugins.hook_callback_timeout")
     if present:
         problem = hook_timeout_problem(timeout)
