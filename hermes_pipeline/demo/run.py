@@ -119,7 +119,11 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
         pipeline_file.write_text(tomli_w.dumps(document), encoding="utf-8")
         settings = PipelineSettings(plugins_toml=str(pipeline_file), xdg_config_home=str(root / "no-user-config"),
                                     home=str(root), system_plugins_toml=str(root / "no-system-plugins.toml"))
-        profile = open_profile(root / "hermes-home", settings=settings)
+        home = root / "hermes-home"
+        home.mkdir(parents=True, exist_ok=True)
+        # the demo's own profile records every run into its trajectory store, so it can be replayed
+        (home / "config.yaml").write_text("observability:\n  trajectories:\n    enabled: true\n", encoding="utf-8")
+        profile = open_profile(home, settings=settings)
         result = DemoResult([], Recorder(), [], root, profile.engine, activation=profile.activation)
         try:
             result.engine.add_plugin(result.recorder, name="demo-recorder")
@@ -128,7 +132,8 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
                 host = profile.host(platform="cli", model=server.model, provider="local-scripted",
                                     base_url=server.base_url, api_mode="chat_completions")
                 agent = ReferenceAgent(host, ChatCompletionsClient(server.base_url, timeout=10.0),
-                                       Workspace(files).tools(), responder=lambda tool, command: "once")
+                                       Workspace(files).tools(), responder=lambda tool, command: "once",
+                                       context=host.context_snapshot(home, toolsets=["file"]))
                 with host.session() as session:
                     result.answers.append(agent.run_turn(session, "What do my notes say?"))
                     result.answers.append(agent.run_turn(session, "Save a short summary and have a reviewer check it."))
@@ -145,7 +150,8 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
             release_all()  # shuts the sinks down: partial output and trajectories are written
         defaults = root / "hermes-home" / "telemetry"  # where outputs without output_directory go (FMT-35)
         result.outputs = {"atof": sorted([*root.glob("telemetry/*.jsonl"), *defaults.glob("*.jsonl")]),
-                          "atif": sorted([*root.glob("trajectories/*.json"), *defaults.glob("hermes-atif-*.json")])}
+                          "atif": sorted([*root.glob("trajectories/*.json"), *defaults.glob("hermes-atif-*.json")]),
+                          "store": sorted((home / "trajectories").glob("*.json"))}
         result.spans = list(receiver.spans)
         return result
     finally:
@@ -194,6 +200,8 @@ def print_report(result: DemoResult, out: TextIO) -> None:
     for path in result.outputs.get("atif", []):
         steps = len(json.loads(path.read_text(encoding="utf-8")).get("steps", []))
         out.write(f"  ATIF trajectory   {path}  ({steps} steps)\n")
+    for path in result.outputs.get("store", []):
+        out.write(f"  trajectory store  {path}  (replayable)\n")
     if result.spans:
         traces = len({s.trace_id for s in result.spans})
         out.write(f"  OTLP spans        {len(result.spans)} spans in {traces} trace(s) received on 127.0.0.1\n")
@@ -206,3 +214,6 @@ def print_report(result: DemoResult, out: TextIO) -> None:
         out.write(f"answer {i}: {json.dumps(answer, ensure_ascii=False)}\n")
     if result.outputs.get("atof"):
         out.write(f"\nexplore: hermes-pipeline trace show {result.outputs['atof'][0]}\n")
+    if result.outputs.get("store"):
+        first = result.outputs["store"][0]
+        out.write(f"replay:  hermes-pipeline replay {first.name[11:-5]} --home {first.parent.parent}\n")

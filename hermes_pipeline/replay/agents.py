@@ -98,7 +98,8 @@ def _recorded_tool_names(recording: Recording) -> set[str]:
 def reference_agent(run: AgentRun) -> str:
     """Run the recorded turn with the reference agent (:mod:`hermes_pipeline.demo.agent`).
 
-    Its history and user content come from the first recorded request; tools the recording used but
+    Its history comes from the first recorded request, its user message from the user step (the replay
+    adds the recorded plugin context again); tools the recording used but
     the reference agent lacks are stand-ins that, when actually run (live steps), return an error.
     Approvals are granted (recorded tool results are served without running the tool).
     """
@@ -126,4 +127,4 @@ def reference_agent(run: AgentRun) -> str:
                    context=run.context or None)
     agent.history = list(run.recording.history)
     with run.host.session() as session:
-        return agent.run_turn(session, run.recording.user_content)
+        return agent.run_turn(session, run.recording.user_message)

@@ -151,6 +151,31 @@ class Recording:
 
     # ------------------------------------------------------------------ what an agent needs
 
+    def turn_contexts(self) -> dict[str, str]:
+        """User message → the ``pre_llm_call`` context plugins added to it in the recording, for the run
+        and each subagent: the first request's last user message minus the user step's message."""
+        out: dict[str, str] = {}
+
+        def walk(doc: Mapping[str, Any]) -> None:
+            tid = str(doc.get("trajectory_id") or doc.get("session_id") or "")
+            own = [call for call in self.calls if call.trajectory_id == tid]
+            user = next((s.get("message") for s in doc.get("steps") or []
+                         if isinstance(s, Mapping) and s.get("source") == "user"), None)
+            if own and isinstance(user, str):
+                history = history_of(own[0].request, own[0].api_mode)
+                for message in reversed(history if isinstance(history, list) else []):
+                    if isinstance(message, Mapping) and message.get("role") == "user":
+                        content = message.get("content")
+                        if isinstance(content, str) and content.startswith(user + "\n\n"):
+                            out.setdefault(user, content[len(user) + 2:])
+                        break
+            for child in doc.get("subagent_trajectories") or []:
+                if isinstance(child, Mapping):
+                    walk(child)
+
+        walk(self.document)
+        return out
+
     def truncated_calls(self) -> list[RecordedCall]:
         """Recorded calls whose payloads the sanitizer cut (they cannot be served)."""
         return [call for call in self.calls if call.truncated]

@@ -18,6 +18,8 @@
   ``next_call``; an unknown id is a divergence (the tool is still not run: the call gets an error
   result, and in strict mode the next LLM call raises). A tool call that delegated to a subagent
   runs (the subagent's own calls are served from the recording).
+- ``pre_llm_call``: a turn whose user message had plugin context in the recording gets the same
+  context again (the demo's hint plugin, say), so the model sees the recorded user content.
 - ``live_from=N``: from the N-th LLM call on, calls and the tool calls after them go through to the
   real provider and tools (``next_call``); the recording is then only used for the diff.
 """
@@ -86,6 +88,7 @@ class Replay:
         self._stopped: Divergence | None = None
         self._engine: Engine | None = None
         self._name = f"{PLUGIN}.{id(self):x}"
+        self._contexts: dict[str, str] = {}
 
     # ------------------------------------------------------------------ installation
 
@@ -93,6 +96,9 @@ class Replay:
         """Register the two middlewares on ``engine``, outermost (before any other execution middleware)."""
         engine.register_middleware("llm_execution", self.llm_execution, plugin=self._name, group=TRYFIRST)
         engine.register_middleware("tool_execution", self.tool_execution, plugin=self._name, group=TRYFIRST)
+        self._contexts = self.recording.turn_contexts()
+        if self._contexts:
+            engine.register_hook("pre_llm_call", self.pre_llm_call, plugin=self._name)
         self._engine = engine
         return self
 
@@ -100,6 +106,7 @@ class Replay:
         """Remove the middlewares again (idempotent)."""
         if self._engine is not None:
             self._engine.middleware.remove_where(lambda entry: entry.plugin == self._name)
+            self._engine.hooks.remove_where(lambda entry: entry.plugin == self._name)
             self._engine = None
 
     def __enter__(self) -> Replay:
@@ -126,6 +133,11 @@ class Replay:
         return divergence
 
     # ------------------------------------------------------------------ the middlewares
+
+    def pre_llm_call(self, **kwargs: Any) -> dict[str, str] | None:
+        """Give a turn the context plugins added to the same user message in the recording."""
+        context = self._contexts.get(str(kwargs.get("user_message")))
+        return {"context": context} if context else None
 
     def llm_execution(self, **kwargs: Any) -> Any:
         """Serve the next recorded LLM response, or call through when live (see the module docstring)."""
