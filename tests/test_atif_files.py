@@ -18,7 +18,7 @@ import pytest
 from hermes_pipeline import Engine, HermesPipelineError, Host
 from hermes_pipeline.export import ExportConfigError, FailingDestination, MemoryDestination
 from hermes_pipeline.sinks.atif import build_atif_plugin, build_atif_sink
-from hermes_pipeline.sinks.atif.config import FilenameTemplate, UnresolvedFilename
+from hermes_pipeline.sinks.atif.filenames import FilenameTemplate, UnresolvedFilename
 from hermes_pipeline.sinks.atif.files import TrajectoryDirectory, prune_trajectories
 
 from ._atif_support import Gate, Pipeline, Stream, check_document, documents, memory_atif_plugin

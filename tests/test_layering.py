@@ -46,7 +46,7 @@ def test_the_host_reads_the_engine_only_through_its_documented_view() -> None:
 def test_the_plugin_set_and_the_middleware_runners_never_import_the_engine() -> None:
     """They receive what they need (registries, ``add_entry``, a failure reporter), as pluggy's HookCaller
     receives ``hook_execute``: no import circle with ``engine/core.py``."""
-    for name in ("plugins.py", "middleware.py", "registry.py"):
+    for name in ("plugins.py", "contexts.py", "middleware.py", "registry.py"):
         for level, module, _ in _imports(PACKAGE / "engine" / name):
             assert not (level == 1 and module == "core"), f"engine/{name} imports engine/core.py"
 

@@ -29,7 +29,8 @@ from ...export.errors import DeliveryError
 from ...export.files import DAY_SECONDS
 from ...export.http import display_url
 from ...export.writer import Destination
-from .config import FilenameTemplate, HttpStorageConfig
+from .config import HttpStorageConfig
+from .filenames import FilenameTemplate
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 

@@ -29,7 +29,8 @@ from ...export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeE
 from ...export.ids import rfc3339_us, uuid_str
 from ...export.jsonenc import indented
 from ...export.scopes import AGENT_VERSION_KEY
-from .config import AtifConfig, UnresolvedFilename
+from .config import AtifConfig
+from .filenames import UnresolvedFilename
 from .steps import StepMapper, final_metrics
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
