@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 import sys
 from typing import Any
 
@@ -28,10 +29,32 @@ def _install(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store_checks(report: Any) -> None:
+    """The trajectory store: where it writes, and any file of it that git tracks (an error: the store
+    holds full conversations and must stay out of version control)."""
+    from ..config.profile_config import load_profile_settings
+    from ..hermes.doctor import Check
+    from ..sinks.trajectory_store import tracked_store_files
+
+    home = Path(report.home)
+    settings = load_profile_settings(home, log=False).trajectories
+    directory = settings.directory(home)
+    tracked = tracked_store_files(home, directory)
+    if tracked:
+        report.checks.append(Check("trajectory store", "fail", f"git tracks {len(tracked)} file(s) under {directory} "
+                                   f"(e.g. {tracked[0]})", f"git rm --cached -r {directory}; the store's .gitignore "
+                                   "entry keeps new files out"))
+    elif settings.enabled:
+        report.checks.append(Check("trajectory store", "ok", f"records every run in {directory}"))
+    else:
+        report.checks.append(Check("trajectory store", "info", "off (observability.trajectories.enabled)"))
+
+
 def _doctor(args: argparse.Namespace) -> int:
     from ..hermes.doctor import diagnose
 
     report = diagnose(args.home)
+    _store_checks(report)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:

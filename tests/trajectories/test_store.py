@@ -179,3 +179,20 @@ def test_book_34_gitignore_inside_a_work_tree(tmp_path: Path) -> None:
 def test_book_34_no_gitignore_outside_a_work_tree(tmp_path: Path) -> None:
     """BOOK-34: outside a git work tree nothing is written."""
     assert ensure_gitignore(tmp_path) is False and not (tmp_path / ".gitignore").exists()
+
+
+def test_book_34_doctor_reports_tracked_store_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """BOOK-34: ``hermes doctor`` fails with a check naming the store when git tracks a store file."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    home = tmp_path / "home"
+    (home / "trajectories").mkdir(parents=True)
+    (home / "config.yaml").write_text("observability:\n  trajectories:\n    enabled: true\n")
+    tracked = home / "trajectories" / "2026-01-01-01234567-89ab-7def-8123-456789abcdef.json"
+    tracked.write_text("{}")
+    main(["hermes", "doctor", "--home", str(home), "--json"])
+    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["trajectory store"]["verdict"] == "ok"
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-f", str(tracked)], check=True)
+    assert main(["hermes", "doctor", "--home", str(home), "--json"]) == 1
+    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["trajectory store"]["verdict"] == "fail" and "git tracks 1 file" in checks["trajectory store"]["detail"]
