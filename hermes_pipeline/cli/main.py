@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import __version__
 from .audit_cmd import add_parser as add_audit_parser
+from .store_cmd import add_parser as add_store_parser
 from .config_cmd import add_parser as add_config_parser
 from .hermes_cmd import add_parser as add_hermes_parser
 from .hooks_cmd import add_parser as add_hooks_parser
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     add_hooks_parser(sub)
     add_audit_parser(sub)
+    add_store_parser(sub)
     add_config_parser(sub)
     add_hermes_parser(sub)
     add_metrics_parser(sub)

@@ -192,4 +192,8 @@ def attach_for_profile(profile: Any) -> LogHandle | None:
         settings = read_observability(profile.home)
     raw = Path(settings.log_path).expanduser()
     path = raw if raw.is_absolute() else Path(profile.home) / raw
-    return attach_jsonl_log(path)
+    handle = attach_jsonl_log(path)
+    from .clock import warn_if_unsynchronized
+
+    threading.Thread(target=warn_if_unsynchronized, name="hermes-clock-check", daemon=True).start()  # BOOK-49
+    return handle

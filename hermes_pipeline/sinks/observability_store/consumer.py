@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -21,7 +20,7 @@ from ...config.observability_settings import ObservabilitySettings, read_observa
 from ...engine.core import Engine
 from ..base import SinkContext
 from .pricing import parse_pricing
-from .recorder import SCAN_MEMORY, SCAN_SKILLS
+from .recorder import PRUNE, SCAN_MEMORY, SCAN_SKILLS
 from .sink import SCAN_ALL, ObservabilityStoreSink
 
 __all__ = ["StoreHandle", "attach_for_profile", "attach_store"]
@@ -37,7 +36,7 @@ class StoreHandle:
     """A running store: the sink, the projection feeding it, the timer thread. :meth:`close` stops it."""
 
     def __init__(self, engine: Engine, home: Path, settings: ObservabilitySettings, *,
-                 shared_projection: Any = None, prune: Callable[[], object] | None = None) -> None:
+                 shared_projection: Any = None) -> None:
         from ...export.projection import ScopePlugin
 
         self.engine = engine
@@ -45,9 +44,11 @@ class StoreHandle:
         self.settings = settings
         self.sink = ObservabilityStoreSink({
             "home": str(home), "memory_dirs": list(settings.memory_dirs), "skills_dir": settings.skills_dir,
-            "excerpt_chars": settings.excerpt_chars, "pricing": settings.pricing},
+            "excerpt_chars": settings.excerpt_chars, "pricing": settings.pricing, "runs_days": settings.runs_days,
+            "history_days": settings.history_days},
             SinkContext(name="observability_store", base_dir=home))
         self.sink.request_scan(SCAN_ALL)  # at process start: the baseline, and edits made while stopped
+        self.sink.request_scan(PRUNE)  # and the retention cleanup, then every 24 hours
         from .probe import SkillHashProbe
 
         self.probe = SkillHashProbe(home / settings.skills_dir)
@@ -62,30 +63,26 @@ class StoreHandle:
         else:
             self.plugin_name = None
             self.projection.add_listener(self.sink)
-        self._prune = prune
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._timers, name="hermes-observability-timers", daemon=True)
         self._thread.start()
 
     def _timers(self) -> None:
         now = time.monotonic()
-        next_memory, next_skills, next_prune = now + MEMORY_SCAN_SECONDS, now + SKILL_SCAN_SECONDS, now
+        next_memory, next_skills = now + MEMORY_SCAN_SECONDS, now + SKILL_SCAN_SECONDS
+        next_prune = now + PRUNE_SECONDS
         while True:
             now = time.monotonic()
-            if now >= next_prune and self._prune is not None:
+            if now >= next_prune:
                 next_prune = now + PRUNE_SECONDS
-                try:
-                    self._prune()
-                except Exception as exc:  # cleanup never stops the store
-                    logger.warning("hermes_pipeline: observability store: cleanup failed: %s", type(exc).__name__,
-                                   extra={"event": "observability_prune_failed"})
+                self.sink.request_scan(PRUNE)
             if now >= next_memory:
                 next_memory = now + MEMORY_SCAN_SECONDS
                 self.sink.request_scan(SCAN_MEMORY)
             if now >= next_skills:
                 next_skills = now + SKILL_SCAN_SECONDS
                 self.sink.request_scan(SCAN_SKILLS)
-            wait = min(next_memory, next_skills, next_prune if self._prune is not None else next_skills) - now
+            wait = min(next_memory, next_skills, next_prune) - now
             if self._stop.wait(max(wait, 0.0)):
                 return
 
@@ -121,11 +118,15 @@ def attach_store(engine: Engine, home: Path, settings: ObservabilitySettings, *,
         PricingError: ``observability.pricing`` has a bad price (the message names the key).
     """
     parse_pricing(settings.pricing)
-    from .retention import prune_store
+    from ..trajectory_store.gitignore import ensure_gitignore
 
-    return StoreHandle(engine, home, settings, shared_projection=shared_projection,
-                       prune=lambda: prune_store(home, runs_days=settings.runs_days,
-                                                 history_days=settings.history_days))
+    try:  # inside a git work tree the store never gets committed by accident (BOOK-34)
+        if ensure_gitignore(home, "observability/"):
+            logger.info("hermes_pipeline: observability store: added observability/ to the profile's .gitignore")
+    except OSError:
+        pass
+
+    return StoreHandle(engine, home, settings, shared_projection=shared_projection)
 
 
 def attach_for_profile(profile: Any) -> StoreHandle | None:

@@ -27,6 +27,7 @@ logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
 SCAN_SKILLS: Final = "scan_skills"
 SCAN_MEMORY: Final = "scan_memory"
+PRUNE: Final = "prune"
 
 
 class Recorder:
@@ -37,15 +38,19 @@ class Recorder:
         memory_dirs: memory directories relative to ``home`` (``["memories"]``).
         skills_dir: the skills directory relative to ``home`` (``skills``).
         excerpt_chars: the longest excerpt, in code points (500).
+        runs_days, history_days: the retention of run rows and of histories (BOOK-48; 0 keeps them).
     """
 
     def __init__(self, home: Path, *, memory_dirs: Iterable[str] = ("memories",), skills_dir: str = "skills",
-                 excerpt_chars: int = 500) -> None:
+                 excerpt_chars: int = 500, runs_days: int = 90, history_days: int = 365) -> None:
         self.home = Path(home)
         self.path = db.store_path(self.home)
         self.memory_dirs = list(memory_dirs)
         self.skills_dir = skills_dir
         self.excerpt_chars = excerpt_chars
+        self.runs_days = runs_days
+        self.history_days = history_days
+        self.pruned = 0
         self.state_path = self.path.with_name(STATE_NAME)
         self.lock_path = self.path.with_name(".scan.lock")
         self._conn: sqlite3.Connection | None = None
@@ -117,6 +122,10 @@ class Recorder:
             return count + (self._scan_memory(conn, state) if item == "scan_all" else 0)
         if item in (SCAN_MEMORY, "turn_ended"):
             return self._scan_memory(conn, state)
+        if item == PRUNE:
+            from .retention import delete_expired
+
+            self.pruned += sum(delete_expired(conn, self.runs_days, self.history_days).values())
         return 0
 
     def _skill_row(self, conn: sqlite3.Connection, values: dict[str, Any]) -> None:

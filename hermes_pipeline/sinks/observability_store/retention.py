@@ -8,6 +8,7 @@ pruning; pipeline outputs and shared metrics are never touched here).
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Final
 
@@ -17,30 +18,36 @@ RUN_TABLES: Final = (("task_runs", "ended_at"), ("llm_calls", "ended_at"), ("ski
 HISTORY_TABLES: Final = (("skill_history", "changed_at"), ("memory_changes", "changed_at"))
 
 
+def plan(runs_days: int, history_days: int) -> list[tuple[str, str, str]]:
+    """``(table, WHERE clause, window)`` of every expired-row condition (``window`` binds ``datetime('now', ?)``)."""
+    out: list[tuple[str, str, str]] = []
+    if runs_days > 0:
+        out.extend((table, f"{column} < datetime('now', ?)", f"-{int(runs_days)} days") for table, column in RUN_TABLES)
+        out.append(("alert_state", "status = 'resolved' AND last_notified_at < datetime('now', ?)",
+                    f"-{int(runs_days)} days"))
+    if history_days > 0:
+        out.extend((table, f"{column} < datetime('now', ?)", f"-{int(history_days)} days")
+                   for table, column in HISTORY_TABLES)
+    return out
+
+
+def delete_expired(conn: sqlite3.Connection, runs_days: int, history_days: int) -> dict[str, int]:
+    """Delete the expired rows inside the caller's transaction; ``table → rows deleted``."""
+    return {table: conn.execute(f"DELETE FROM {table} WHERE {where}", (window,)).rowcount
+            for table, where, window in plan(runs_days, history_days)}
+
+
 def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry_run: bool = False) -> dict[str, int]:
-    """Delete (or, with ``dry_run``, count) the expired rows; ``table → rows``. No store: ``{}``."""
+    """Delete (or, with ``dry_run``, count) the expired rows of the store of ``home``; no store: ``{}``."""
     path = db.store_path(Path(home))
     if not path.is_file():
         return {}
     conn = db.connect(path, create=not dry_run, readonly=dry_run)
     try:
-        plan: list[tuple[str, str, str]] = []
-        for days, tables in ((runs_days, RUN_TABLES), (history_days, HISTORY_TABLES)):
-            if days > 0:
-                plan.extend((table, column, f"-{int(days)} days") for table, column in tables)
-        if runs_days > 0:
-            plan.append(("alert_state", "last_notified_at", f"-{int(runs_days)} days"))
-        counts: dict[str, int] = {}
-        extra = {"alert_state": " AND status = 'resolved'"}
         if dry_run:
-            for table, column, window in plan:
-                counts[table] = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {column} < datetime('now', ?)"
-                                             f"{extra.get(table, '')}", (window,)).fetchone()[0]
-            return counts
+            return {table: conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", (window,)).fetchone()[0]
+                    for table, where, window in plan(runs_days, history_days)}
         with db.transaction(conn):
-            for table, column, window in plan:
-                counts[table] = conn.execute(f"DELETE FROM {table} WHERE {column} < datetime('now', ?)"
-                                             f"{extra.get(table, '')}", (window,)).rowcount
-        return counts
+            return delete_expired(conn, runs_days, history_days)
     finally:
         conn.close()

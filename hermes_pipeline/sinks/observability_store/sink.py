@@ -76,7 +76,8 @@ class ObservabilityStoreSink(BaseSink):
 
     Args:
         config: ``home`` (``$HERMES_HOME``, required), ``memory_dirs``, ``skills_dir``,
-            ``excerpt_chars``, ``pricing`` (the ``observability.pricing`` table), ``max_queue_size``.
+            ``excerpt_chars``, ``pricing`` (the ``observability.pricing`` table), ``runs_days``,
+            ``history_days`` (retention), ``max_queue_size``.
         ctx: the sink context (its name only).
 
     Raises:
@@ -87,7 +88,9 @@ class ObservabilityStoreSink(BaseSink):
         home = Path(str(config["home"]))
         self.recorder = Recorder(home, memory_dirs=config.get("memory_dirs") or ("memories",),
                                  skills_dir=str(config.get("skills_dir") or "skills"),
-                                 excerpt_chars=int(config.get("excerpt_chars") or 500))
+                                 excerpt_chars=int(config.get("excerpt_chars") or 500),
+                                 runs_days=int(config.get("runs_days", 90)),
+                                 history_days=int(config.get("history_days", 365)))
         self._dest = _Destination(self.recorder, RowBuilder(parse_pricing(config.get("pricing"))))
         self._dropped_starts: set[int] = set()
         self._writer = BoundedWriter(self._dest, name="observability_store",
@@ -98,7 +101,8 @@ class ObservabilityStoreSink(BaseSink):
         submit_paired(self._writer, event, self._dropped_starts)
 
     def request_scan(self, kind: str = SCAN_ALL) -> bool:
-        """Queue a rescan (``scan_all``, ``scan_skills`` or ``scan_memory``) on the writer thread."""
+        """Queue a rescan (``scan_all``, ``scan_skills``, ``scan_memory``) or the retention cleanup (``prune``)
+        on the writer thread."""
         return self._writer.submit(kind, force=True)
 
     def flush(self, timeout: float) -> bool:
@@ -113,7 +117,8 @@ class ObservabilityStoreSink(BaseSink):
         """Writer counters plus rows written, pending items and busy retries."""
         out: dict[str, Any] = dict(self._writer.stats())
         out.update({"rows_written": self.recorder.rows_written, "rows_pending": self.recorder.pending,
-                    "busy_retries": self.recorder.busy_retries, "failed": self._dest.failed})
+                    "busy_retries": self.recorder.busy_retries, "rows_pruned": self.recorder.pruned,
+                    "failed": self._dest.failed})
         return out
 
     def destinations(self) -> list[str]:

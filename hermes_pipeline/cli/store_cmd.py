@@ -1,0 +1,142 @@
+"""``hermes-pipeline prune`` and ``hermes-pipeline doctor``: retention and hygiene of a profile's local stores
+(spec 06 BOOK-34, BOOK-48, BOOK-49).
+
+    hermes-pipeline prune [--dry-run] [--home DIR] [--json]   apply the retention table now
+    hermes-pipeline doctor [--home DIR] [--json]              store health, tracked files, clock
+
+``prune`` deletes trajectory files older than ``observability.trajectories.retention_days`` (90)
+and the store's run rows (``task_runs``, ``llm_calls``, ``skill_runs``, resolved ``alert_state``)
+older than ``observability.retention.runs_days`` (90), its histories (``skill_history``,
+``memory_changes``) older than ``observability.retention.history_days`` (365). Each store keeps its
+own retention logic; pipeline outputs and shared metrics are never touched. ``doctor`` exits 1
+when the store is damaged or git tracks files under ``trajectories/`` or ``observability/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+PROG: Final = "hermes-pipeline"
+
+
+def _home(args: argparse.Namespace) -> Path:
+    return Path(args.home or os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
+
+
+def _prune(args: argparse.Namespace) -> int:
+    from ..config.profile_config import load_profile_settings
+    from ..sinks.observability_store.db import StoreError
+    from ..sinks.observability_store.retention import prune_store as prune_rows
+    from ..sinks.trajectory_store.prune import prune_store as prune_files
+
+    home = _home(args)
+    settings = load_profile_settings(home, log=False)
+    trajectories = settings.trajectories
+    files = prune_files(trajectories.directory(home), trajectories.retention_days, dry_run=args.dry_run)
+    try:
+        rows = prune_rows(home, runs_days=settings.observability.runs_days,
+                          history_days=settings.observability.history_days, dry_run=args.dry_run)
+    except StoreError as exc:
+        print(f"{PROG} prune: error: {exc}", file=sys.stderr)
+        return 1
+    report = {"dry_run": args.dry_run, "trajectory_files": [str(p) for p in files], "store_rows": rows}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    verb = "would delete" if args.dry_run else "deleted"
+    print(f"{verb} {len(files)} trajectory file(s) older than {trajectories.retention_days} day(s)")
+    print(f"{verb} {sum(rows.values())} store row(s)" + (": " + ", ".join(f"{t} {n}" for t, n in rows.items() if n)
+                                                        if any(rows.values()) else ""))
+    return 0
+
+
+def store_health(home: Path) -> dict[str, Any]:
+    """What ``doctor`` says about the observability store of ``home``."""
+    import sqlite3
+
+    from ..sinks.observability_store.db import StoreError, connect, store_path
+    from ..sinks.observability_store.schema import COLUMNS
+
+    path = store_path(home)
+    out: dict[str, Any] = {"path": str(path), "exists": path.is_file()}
+    if not path.is_file():
+        return out
+    out["mode"] = oct(path.stat().st_mode & 0o777)
+    try:
+        conn = connect(path, create=False, readonly=True)
+    except StoreError as exc:
+        out["error"] = str(exc)
+        return out
+    try:
+        out["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
+        out["journal_mode"] = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        out["rows"] = {table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in COLUMNS}
+    except sqlite3.DatabaseError as exc:
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        conn.close()
+    return out
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from ..config.profile_config import load_profile_settings
+    from ..logs.clock import clock_synchronized
+    from ..sinks.trajectory_store.gitignore import git_work_tree, tracked_store_files
+
+    home = _home(args)
+    settings = load_profile_settings(home, log=False)
+    trajectory_dir = settings.trajectories.directory(home)
+    tracked = tracked_store_files(home, trajectory_dir) + tracked_store_files(home, home / "observability")
+    store = store_health(home)
+    clock = clock_synchronized()
+    problems: list[str] = []
+    warnings: list[str] = []
+    if tracked:
+        problems.append(f"git tracks {len(tracked)} file(s) of the local stores (run: git rm --cached "
+                        f"{' '.join(tracked[:3])}{' ...' if len(tracked) > 3 else ''})")
+    if store.get("error") or store.get("integrity") not in (None, "ok"):
+        problems.append(f"the observability store is damaged: {store.get('error') or store.get('integrity')}")
+    if settings.observability.audit_enabled and not store["exists"]:
+        warnings.append("observability.audit.enabled is true but the store has not been written yet")
+    if clock is False:
+        warnings.append("the system clock is not NTP-synchronised (clock_not_synchronized): run NTP")
+    report = {"home": str(home), "git_work_tree": str(git_work_tree(home) or "") or None, "tracked_files": tracked,
+              "store": store, "audit_enabled": settings.observability.audit_enabled,
+              "clock_synchronized": clock, "problems": problems, "warnings": warnings}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"profile {home}")
+        print(f"  observability store: {store['path']} " + (
+            f"({store.get('journal_mode')}, integrity {store.get('integrity')}, "
+            f"{sum(store.get('rows', {}).values())} rows)" if store["exists"] and "rows" in store else
+            "(not created)" if not store["exists"] else f"(ERROR: {store.get('error')})"))
+        print(f"  git: {'work tree ' + str(report['git_work_tree']) if report['git_work_tree'] else 'not in a work tree'}"
+              f"; tracked store files: {len(tracked)}")
+        print(f"  clock: {'NTP-synchronised' if clock else 'NOT synchronised' if clock is False else 'unknown'}")
+        for line in problems:
+            print(f"  ERROR: {line}")
+        for line in warnings:
+            print(f"  WARNING: {line}")
+    return 1 if problems else 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``prune`` and ``doctor`` on the top-level subparsers."""
+    prune = sub.add_parser("prune", help="delete trajectories and store rows past their retention",
+                           description="Apply the retention table of the profile now (trajectory files 90 days, "
+                                       "run rows 90 days, skill history and memory audit 365 days, by default; "
+                                       "set in config.yaml). Runs by itself at start and every 24 hours.")
+    prune.add_argument("--dry-run", action="store_true", help="only say what would be deleted")
+    doctor = sub.add_parser("doctor", help="check the profile's local stores, git hygiene and the clock",
+                            description="Report the observability store's health, files of the local stores that "
+                                        "git tracks (exit 1), and whether the clock is NTP-synchronised.")
+    for p, func in ((prune, _prune), (doctor, _doctor)):
+        p.add_argument("--home", metavar="DIR", help="the profile directory (default: $HERMES_HOME, else ~/.hermes)")
+        p.add_argument("--json", action="store_true", help="print a JSON object")
+        p.set_defaults(func=func)
