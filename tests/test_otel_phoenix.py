@@ -1,7 +1,9 @@
 """Checked in a real backend (issue 18 item 5): the two-turn session exported to Arize Phoenix and read back through
 Phoenix's own REST and GraphQL API, with each projection (``gen_ai`` and ``openinference``).
 
-Needs the optional test extra (``pip install '.[phoenix]'``; ``.ci/run`` installs it) and is skipped without it.
+Needs Arize Phoenix: either importable here (``pip install '.[phoenix]'``) or installed in an environment of its own
+whose Python is named by ``HERMES_PIPELINE_PHOENIX_PYTHON`` (what ``.ci/run`` does, because Phoenix's pins conflict
+with those of ``hermes-agent``). Skipped when neither is there.
 Phoenix runs as a child process on 127.0.0.1 with free ports, its working directory under ``tmp_path``, its
 telemetry and every external resource switched off; its gRPC collector is bound to loopback by
 ``tests/_phoenix_launch.py`` (Phoenix 20.26 has no setting for that host) and the test checks that nothing it
@@ -32,8 +34,15 @@ from hermes_pipeline.sinks.otel import build_otel_plugin
 
 from ._otel_support import ANSWER, LAST_ANSWER, MISSING, QUESTION, otel_plugin, run_two_turn_session
 
-if importlib.util.find_spec("phoenix") is None or importlib.util.find_spec("phoenix.server") is None:
-    pytest.skip("Arize Phoenix is not installed (pip install '.[phoenix]'); the real-backend check is skipped",
+PHOENIX_PYTHON = os.environ.get("HERMES_PIPELINE_PHOENIX_PYTHON", "")
+"""A Python with Phoenix installed, when Phoenix lives in an environment of its own; else this interpreter."""
+
+if PHOENIX_PYTHON:
+    if not os.access(PHOENIX_PYTHON, os.X_OK):
+        pytest.fail(f"HERMES_PIPELINE_PHOENIX_PYTHON={PHOENIX_PYTHON!r} is not an executable Python")
+elif importlib.util.find_spec("phoenix") is None or importlib.util.find_spec("phoenix.server") is None:
+    pytest.skip("Arize Phoenix is not installed (pip install '.[phoenix]', or set HERMES_PIPELINE_PHOENIX_PYTHON to "
+                "the Python of an environment that has it); the real-backend check is skipped",
                 allow_module_level=True)
 
 START_DEADLINE = 90.0
@@ -107,7 +116,7 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
     log = work / "phoenix.log"
     launcher = Path(__file__).with_name("_phoenix_launch.py")
     with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, str(launcher)], cwd=work, env=env, stdout=out,
+        process = subprocess.Popen([PHOENIX_PYTHON or sys.executable, str(launcher)], cwd=work, env=env, stdout=out,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     server = Phoenix(f"http://127.0.0.1:{port}", process, log)
     try:
