@@ -185,3 +185,20 @@ def test_base_sink_defaults_and_the_protocol(tmp_path: Path) -> None:
     assert sink.flush(1.0) and sink.shutdown(1.0) and sink.stats() == {} and sink.destinations() == []
     ctx = SinkContext(name="x", base_dir=tmp_path)
     assert ctx.builder_options()["on_invalid"] == "skip"
+
+
+def test_cfg_42_the_layer_merge_concatenates_the_lists_each_sink_states() -> None:
+    """CFG-42: which destination lists concatenate when pipeline files are layered is each sink's own
+    statement (``list_paths`` / ``clearable_paths`` on its builder), read by name through the entry points."""
+    from hermes_pipeline.config.merge import _list_rule, sink_lists
+    from hermes_pipeline.sinks.atif import config as atif
+    from hermes_pipeline.sinks.atof import config as atof
+
+    assert sink_lists("atof") == (frozenset(atof.LIST_PATHS), frozenset())
+    assert sink_lists("atif") == (frozenset(atif.LIST_PATHS), frozenset())
+    assert sink_lists("opentelemetry")[1] == {("logs", "endpoints"), ("metrics", "endpoints")}
+    assert sink_lists("no_such_sink") == (frozenset(), frozenset())
+    kinds = {0: "observability"}
+    assert _list_rule(("components", 0, "config", "atif", "storage"), kinds) == "concat"
+    assert _list_rule(("components", 0, "config", "opentelemetry", "logs", "endpoints"), kinds) == "clearable"
+    assert _list_rule(("components", 0, "config", "atif", "tool_definitions"), kinds) == "replace"

@@ -34,13 +34,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from ..config.keypath import KeyPath
 from ..config.policy import ValidationContext
 from ..export.events import ScopeEvent
 
-__all__ = ["BaseSink", "SectionValidation", "Sink", "SinkBuilder", "SinkContext"]
+__all__ = ["BaseSink", "KeywordBuilder", "SectionValidation", "Sink", "SinkBuilder", "SinkContext"]
 
 
 @runtime_checkable
@@ -170,6 +171,27 @@ class SectionValidation(ValidationContext):
     def warning(self, path: str | KeyPath, message: str, *, code: str) -> None:
         """A WARNING that changes nothing."""
         self._vctx.warning(self._path(path), message, code=code)
+
+
+class KeywordBuilder:
+    """A builder for the built-in sinks: their ``build_*_sink(config, **options)`` function with the options
+    of :meth:`SinkContext.builder_options` (and ``default_dir`` for sinks writing local files), carrying the
+    section's statement from the sink's ``config`` module: ``validate_config``, ``LIST_PATHS`` (as
+    ``list_paths``, the lists that concatenate when files are layered) and ``output_locations``."""
+
+    def __init__(self, build: Callable[..., Any], statement: ModuleType, *, local_files: bool = True) -> None:
+        self._build = build
+        self._local_files = local_files
+        self.validate_config: Callable[[dict[str, Any], ValidationContext], None] = statement.validate_config
+        self.list_paths: tuple[tuple[str, ...], ...] = tuple(statement.LIST_PATHS)
+        self.output_locations: Callable[..., Any] | None = getattr(statement, "output_locations", None)
+
+    def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink:
+        options = ctx.builder_options()
+        if self._local_files:
+            options["default_dir"] = ctx.default_dir
+        sink: Sink = self._build(config, **options)
+        return sink
 
 
 ConfigStatement = Callable[[dict[str, Any], SectionValidation], None]

@@ -13,29 +13,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
-from ..base import Sink, SinkContext
+from ..base import KeywordBuilder
 from . import config
 from .sink import AtifPlugin, AtifSink, ExportConfigError, TrajectoryFile, build_atif_plugin, build_atif_sink
 
-__all__ = ["AtifBuilder", "AtifPlugin", "AtifSink", "ExportConfigError", "TrajectoryFile", "atif_builder",
+__all__ = ["AtifPlugin", "AtifSink", "ExportConfigError", "TrajectoryFile", "atif_builder",
            "build_atif_plugin", "build_atif_sink"]
 
 
-class AtifBuilder:
-    """Builds the ``atif`` section's sink from the section and the shared :class:`SinkContext`, and carries
-    the section's config statement (:func:`.config.validate_config`), its merge lists and output locations."""
-
-    validate_config = staticmethod(config.validate_config)
-    list_paths = config.LIST_PATHS
-    output_locations = staticmethod(config.output_locations)
-
-    def __call__(self, section: Mapping[str, Any], ctx: SinkContext) -> Sink:
-        sink: Sink = build_atif_sink(section, default_dir=ctx.default_dir, **ctx.builder_options())
-        return sink
-
-
-atif_builder: Final = AtifBuilder()
-"""The ``atif`` entry point."""
+atif_builder: Final = KeywordBuilder(build_atif_sink, config)
+"""The ``atif`` entry point: :func:`build_atif_sink` with the section's statement from :mod:`.config`."""

@@ -10,29 +10,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
-from ..base import Sink, SinkContext
+from ..base import KeywordBuilder
 from . import config
 from .sink import AtofEncoder, AtofPlugin, AtofSink, ExportConfigError, build_atof_plugin, build_atof_sink, replace_dots
 
-__all__ = ["AtofBuilder", "AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "atof_builder",
+__all__ = ["AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "atof_builder",
            "build_atof_plugin", "build_atof_sink", "replace_dots"]
 
 
-class AtofBuilder:
-    """Builds the ``atof`` section's sink from the section and the shared :class:`SinkContext`, and carries
-    the section's config statement (:func:`.config.validate_config`), its merge lists and output locations."""
-
-    validate_config = staticmethod(config.validate_config)
-    list_paths = config.LIST_PATHS
-    output_locations = staticmethod(config.output_locations)
-
-    def __call__(self, section: Mapping[str, Any], ctx: SinkContext) -> Sink:
-        sink: Sink = build_atof_sink(section, default_dir=ctx.default_dir, **ctx.builder_options())
-        return sink
-
-
-atof_builder: Final = AtofBuilder()
-"""The ``atof`` entry point."""
+atof_builder: Final = KeywordBuilder(build_atof_sink, config)
+"""The ``atof`` entry point: :func:`build_atof_sink` with the section's statement from :mod:`.config`."""
