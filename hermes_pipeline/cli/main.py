@@ -11,6 +11,7 @@ from .. import __version__
 from .audit_cmd import add_parser as add_audit_parser
 from .store_cmd import add_parser as add_store_parser
 from .config_cmd import add_parser as add_config_parser
+from .dashboard_cmd import add_parser as add_dashboard_parser
 from .hermes_cmd import add_parser as add_hermes_parser
 from .hooks_cmd import add_parser as add_hooks_parser
 from .metrics_cmd import add_parser as add_metrics_parser
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_audit_parser(sub)
     add_store_parser(sub)
     add_config_parser(sub)
+    add_dashboard_parser(sub)
     add_hermes_parser(sub)
     add_metrics_parser(sub)
     add_trace_parser(sub)

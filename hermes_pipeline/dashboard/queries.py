@@ -1,0 +1,341 @@
+"""All the SQL and filesystem reads of the dashboard (spec 06 §10). Views never query.
+
+Every function takes :class:`~.sources.Sources` and returns plain data (dicts, lists, numbers).
+A missing source is never an error: the result says it is missing (``None`` or ``available =
+False``) and the page says so. Queries are bounded (``LIMIT``, time windows on indexed columns) and
+the trajectory directory is listed without opening its files, so pages stay fast on large profiles.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+from .sources import SESSION_ID, TRAJECTORY_ID, Sources, connect_ro, inside
+from .stats import anomalies_from, daily_series, hourly_series, local_day_bounds, utc_text
+
+__all__ = ["memory", "overview", "session", "sessions", "skills", "trajectory", "trajectory_diff",
+           "trajectory_files"]
+
+SESSION_COLUMNS: Final = ("id", "source", "model", "title", "started_at", "ended_at", "end_reason",
+                          "message_count", "tool_call_count", "input_tokens", "output_tokens")
+"""Columns of Hermes' ``sessions`` table the dashboard shows (those present are read)."""
+MESSAGE_COLUMNS: Final = ("role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp")
+"""Columns of Hermes' ``messages`` table the dashboard shows."""
+MAX_MESSAGES: Final = 5000
+MAX_TRAJECTORY_BYTES: Final = 64 << 20
+
+
+@contextmanager
+def _db(path: Path) -> Iterator[sqlite3.Connection | None]:
+    conn = connect_ro(path)
+    try:
+        yield conn
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def _rows(conn: sqlite3.Connection | None, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]] | None:
+    """The rows of ``sql`` as dicts, or ``None`` when the database or the table is missing."""
+    if conn is None:
+        return None
+    try:
+        return [dict(row) for row in conn.execute(sql, params)]
+    except sqlite3.Error:
+        return None
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    try:
+        return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
+    except sqlite3.Error:
+        return set()
+
+
+# ---- the trajectory directory -------------------------------------------------------------------
+
+def trajectory_files(sources: Sources, limit: int = 20) -> list[dict[str, Any]] | None:
+    """The ``limit`` most recently written trajectory files (id, date, size, mtime), newest first,
+    found by one directory scan (no file is opened); ``None`` without the directory."""
+    try:
+        entries = list(os.scandir(sources.trajectories))
+    except OSError:
+        return None
+    found = []
+    for entry in entries:
+        name = entry.name
+        if len(name) == 52 and name.endswith(".json") and TRAJECTORY_ID.fullmatch(name[11:47]):
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            found.append((st.st_mtime, name, st.st_size))
+    found.sort(reverse=True)
+    return [{"id": name[11:47], "date": name[:10], "mtime": mtime, "size": size}
+            for mtime, name, size in found[:limit]]
+
+
+def _trajectory_path(sources: Sources, trajectory_id: str) -> Path | None:
+    """The file of ``trajectory_id`` (a strict UUID) inside the trajectory directory, or ``None``."""
+    if not TRAJECTORY_ID.fullmatch(trajectory_id):
+        return None
+    try:
+        names = [n for n in os.listdir(sources.trajectories) if n.endswith(f"-{trajectory_id}.json")]
+    except OSError:
+        return None
+    for name in sorted(names):
+        path = sources.trajectories / name
+        if len(name) == 52 and path.is_file() and inside(path, sources.trajectories):
+            return path
+    return None
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        if path.stat().st_size > MAX_TRAJECTORY_BYTES:
+            return None
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _runs_by_trajectory(conn: sqlite3.Connection | None, ids: list[str]) -> dict[str, dict[str, Any]]:
+    if conn is None or not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = _rows(conn, f"SELECT trajectory_id, session_id, outcome, input_tokens, output_tokens, cost_usd, "
+                       f"started_at, ended_at, error_type FROM task_runs WHERE trajectory_id IN ({marks})",
+                 tuple(ids)) or []
+    return {str(r["trajectory_id"]): r for r in rows}
+
+
+def trajectory(sources: Sources, trajectory_id: str) -> dict[str, Any] | None:
+    """The document of one trajectory with its ``task_runs`` row, or ``None`` (unknown or invalid id)."""
+    path = _trajectory_path(sources, trajectory_id)
+    doc = _load(path) if path is not None else None
+    if doc is None:
+        return None
+    with _db(sources.store_db) as conn:
+        run = _runs_by_trajectory(conn, [trajectory_id]).get(trajectory_id)
+    return {"id": trajectory_id, "file": path.name if path else "", "doc": doc, "run": run,
+            "jaeger_url": sources.jaeger_url}
+
+
+def trajectory_diff(sources: Sources, old_id: str, new_id: str) -> dict[str, Any] | None:
+    """Two trajectories aligned step by step (the replay package's comparison), or ``None``."""
+    from ..replay.diff import comparable_steps, diff_trajectories
+
+    a, b = trajectory(sources, old_id), trajectory(sources, new_id)
+    if a is None or b is None:
+        return None
+    result = diff_trajectories(a["doc"], b["doc"])
+    old_steps, new_steps = comparable_steps(a["doc"]), comparable_steps(b["doc"])
+    differing = {d.step: d.fields for d in result.steps}
+    rows = [{"step": i + 1, "old": old_steps[i] if i < len(old_steps) else None,
+             "new": new_steps[i] if i < len(new_steps) else None, "fields": differing.get(i + 1, [])}
+            for i in range(max(len(old_steps), len(new_steps)))]
+    return {"old": old_id, "new": new_id, "rows": rows, "verdict": result.verdict,
+            "old_final": result.old_final, "new_final": result.new_final,
+            "old_tokens": result.old_tokens, "new_tokens": result.new_tokens}
+
+
+# ---- today ---------------------------------------------------------------------------------------
+
+def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
+    """The ``/`` page: today's tasks, success rate, cost and tokens (``task_runs``), today's LLM calls,
+    14 days of tokens and cost, 24 hours of success rate, the latest trajectories, the anomalies."""
+    now = time.time() if now is None else now
+    start, end = local_day_bounds(now)
+    out: dict[str, Any] = {"store": sources.store_db.is_file(), "day": time.strftime("%Y-%m-%d", time.localtime(now))}
+    with _db(sources.store_db) as conn:
+        today = _rows(conn, "SELECT COUNT(*) AS tasks, SUM(outcome = 'success') AS ok, SUM(cost_usd) AS cost, "
+                            "COUNT(cost_usd) AS costed, SUM(input_tokens) AS input, SUM(output_tokens) AS output "
+                            "FROM task_runs WHERE ended_at >= ? AND ended_at < ?", (start, end))
+        out["today"] = today[0] if today else None
+        calls = _rows(conn, "SELECT COUNT(*) AS calls, SUM(status = 'error') AS errors FROM llm_calls "
+                            "WHERE ended_at >= ? AND ended_at < ?", (start, end))
+        out["llm_today"] = calls[0] if calls else None
+        days = _rows(conn, "SELECT substr(ended_at, 1, 10) AS day, SUM(input_tokens) AS input, "
+                           "SUM(output_tokens) AS output, SUM(cost_usd) AS cost, COUNT(cost_usd) AS costed, "
+                           "COUNT(*) AS tasks FROM task_runs WHERE ended_at >= ? GROUP BY day",
+                     (utc_text(now - 29 * 86400),))
+        hours = _rows(conn, "SELECT substr(ended_at, 1, 13) AS hour, COUNT(*) AS tasks, "
+                            "SUM(outcome = 'success') AS ok FROM task_runs WHERE ended_at >= ? GROUP BY hour",
+                      (utc_text(now - 24 * 3600),))
+        latest = _rows(conn, "SELECT outcome FROM task_runs ORDER BY ended_at DESC LIMIT 200")
+        skill_runs = _rows(conn, "SELECT skill_name, outcome, ended_at, rn FROM (SELECT skill_name, outcome, ended_at, "
+                                 "ROW_NUMBER() OVER (PARTITION BY skill_name ORDER BY ended_at DESC) AS rn "
+                                 "FROM skill_runs WHERE ended_at >= ?) WHERE rn <= 5 OR ended_at >= ?",
+                           (utc_text(now - 90 * 86400), utc_text(now - 7 * 86400)))
+        files = trajectory_files(sources, 20)
+        runs = _runs_by_trajectory(conn, [f["id"] for f in files or []])
+    out["daily"] = daily_series(days, now, 14) if days is not None else None
+    out["hourly"] = hourly_series(hours, now) if hours is not None else None
+    out["anomalies"] = anomalies_from(days, latest, skill_runs, now) if conn is not None else None
+    out["trajectories"] = None if files is None else [{**f, "run": runs.get(f["id"])} for f in files]
+    return out
+
+
+# ---- sessions ------------------------------------------------------------------------------------
+
+def sessions(sources: Sources, limit: int = 50) -> dict[str, Any]:
+    """The ``limit`` latest sessions: from Hermes' ``state.db`` (by id descending, ids sort by time),
+    else grouped from the store's ``task_runs``; ``source`` says which (``None``: neither exists)."""
+    with _db(sources.state_db) as conn:
+        if conn is not None:
+            cols = [c for c in SESSION_COLUMNS if c in _columns(conn, "sessions")]
+            if "id" in cols:
+                rows = _rows(conn, f"SELECT {', '.join(cols)} FROM sessions ORDER BY id DESC LIMIT ?", (limit,))
+                if rows is not None:
+                    return {"source": "state.db", "rows": rows}
+    with _db(sources.store_db) as conn:
+        rows = _rows(conn, "SELECT session_id AS id, MAX(platform) AS source, MIN(started_at) AS started_at, "
+                           "MAX(ended_at) AS ended_at, COUNT(*) AS runs, SUM(input_tokens) AS input_tokens, "
+                           "SUM(output_tokens) AS output_tokens FROM task_runs WHERE session_id IS NOT NULL "
+                           "GROUP BY session_id ORDER BY MAX(ended_at) DESC LIMIT ?", (limit,))
+    if rows is not None:
+        return {"source": "store", "rows": rows}
+    return {"source": None, "rows": []}
+
+
+def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
+    """One session: its ``state.db`` row and message stream in stored order, else the steps of its
+    recorded runs; with its runs (trajectories) from the store. ``None`` for an unknown id."""
+    if not SESSION_ID.fullmatch(session_id):
+        return None
+    out: dict[str, Any] = {"id": session_id, "row": None, "messages": None, "runs": [],
+                           "jaeger_url": sources.jaeger_url, "source": None}
+    with _db(sources.state_db) as conn:
+        if conn is not None:
+            cols = [c for c in SESSION_COLUMNS if c in _columns(conn, "sessions")]
+            found = _rows(conn, f"SELECT {', '.join(cols)} FROM sessions WHERE id = ?", (session_id,)) if cols else []
+            if found:
+                out["row"], out["source"] = found[0], "state.db"
+                mcols = [c for c in MESSAGE_COLUMNS if c in _columns(conn, "messages")]
+                out["messages"] = _rows(conn, f"SELECT {', '.join(mcols)} FROM messages WHERE session_id = ? "
+                                              f"ORDER BY id LIMIT ?", (session_id, MAX_MESSAGES + 1))
+    with _db(sources.store_db) as conn:
+        runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, input_tokens, "
+                           "output_tokens, cost_usd FROM task_runs WHERE session_id = ? ORDER BY ended_at, id "
+                           "LIMIT 1000", (session_id,)) or []
+    for run in runs:
+        tid = run.get("trajectory_id")
+        run["has_file"] = isinstance(tid, str) and _trajectory_path(sources, tid) is not None
+    out["runs"] = runs
+    if out["row"] is None:
+        if not runs:
+            return None
+        out["source"] = "store"
+        out["messages"] = _messages_from_runs(sources, runs)
+    return out
+
+
+def _messages_from_runs(sources: Sources, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A session's messages rebuilt from the steps of its recorded trajectories (no ``state.db``)."""
+    messages: list[dict[str, Any]] = []
+    for run in runs[:200]:
+        path = _trajectory_path(sources, str(run.get("trajectory_id") or ""))
+        doc = _load(path) if path is not None else None
+        for step in (doc or {}).get("steps") or []:
+            if not isinstance(step, dict):
+                continue
+            role = "user" if step.get("source") == "user" else "assistant" if step.get("source") == "agent" \
+                else str(step.get("source"))
+            calls = step.get("tool_calls") or None
+            messages.append({"role": role, "content": step.get("message"), "timestamp": step.get("timestamp"),
+                             "tool_calls": json.dumps(calls, ensure_ascii=False) if calls else None})
+            for result in ((step.get("observation") or {}).get("results") or []):
+                if isinstance(result, dict):
+                    messages.append({"role": "tool", "content": result.get("content"),
+                                     "tool_call_id": result.get("source_call_id"), "timestamp": step.get("timestamp")})
+    return messages
+
+
+# ---- skills and memory ---------------------------------------------------------------------------
+
+def _front_matter(path: Path) -> dict[str, str]:
+    """``name`` and ``description`` from the ``---`` front matter of a ``SKILL.md`` (simple ``key: value``)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(16384)
+    except OSError:
+        return {}
+    lines = head.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}
+    out: dict[str, str] = {}
+    for line in lines[1:]:
+        if line.strip() == "---":
+            break
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("name", "description") and not line.startswith((" ", "\t")):
+            out[key.strip()] = value.strip().strip("'\"")
+    return out
+
+
+def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
+    """Every ``skills/*/SKILL.md`` with runs and success over 30 days, last use and change count."""
+    now = time.time() if now is None else now
+    try:
+        dirs = sorted(e.name for e in os.scandir(sources.skills) if e.is_dir(follow_symlinks=False))
+    except OSError:
+        dirs = None
+    with _db(sources.store_db) as conn:
+        runs = _rows(conn, "SELECT skill_name, COUNT(*) AS runs, SUM(outcome = 'success') AS ok, "
+                           "MAX(ended_at) AS last_used FROM skill_runs WHERE ended_at >= ? GROUP BY skill_name",
+                     (utc_text(now - 30 * 86400),))
+        changes = _rows(conn, "SELECT skill_name, COUNT(*) AS changes FROM skill_history GROUP BY skill_name")
+    by_run = {str(r["skill_name"]): r for r in runs or []}
+    by_change = {str(r["skill_name"]): int(r["changes"]) for r in changes or []}
+    rows = []
+    for name in dirs or []:
+        manifest = sources.skills / name / "SKILL.md"
+        if not manifest.is_file():
+            continue
+        meta = _front_matter(manifest)
+        run = by_run.get(name, {})
+        count, ok = int(run.get("runs") or 0), int(run.get("ok") or 0)
+        rows.append({"dir": name, "name": meta.get("name") or name, "description": meta.get("description"),
+                     "runs": count, "ok": ok, "rate": ok / count if count else None,
+                     "last_used": run.get("last_used"), "changes": by_change.get(name, 0),
+                     "red": count >= 5 and (count - ok) / count >= 0.5})
+    rows.sort(key=lambda r: (r["rate"] is None, r["rate"] if r["rate"] is not None else 0.0, r["name"]))
+    return {"skills_dir": dirs is not None, "store": runs is not None, "rows": rows}
+
+
+def memory(sources: Sources, limit: int = 500) -> dict[str, Any]:
+    """Memory files (``*.md`` under the memory directories, newest first) and the 50 latest
+    ``memory_changes`` rows."""
+    files: list[dict[str, Any]] = []
+    found_dir = False
+    for directory in sources.memory_dirs:
+        if not directory.is_dir():
+            continue
+        found_dir = True
+        for root, subdirs, names in os.walk(directory):
+            subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+            for name in names:
+                if not name.endswith(".md"):
+                    continue
+                path = Path(root) / name
+                try:
+                    st = path.lstat()
+                except OSError:
+                    continue
+                files.append({"path": path.relative_to(sources.home).as_posix()
+                              if path.is_relative_to(sources.home) else path.as_posix(),
+                              "size": st.st_size, "mtime": st.st_mtime})
+    files.sort(key=lambda f: f["mtime"], reverse=True)
+    with _db(sources.store_db) as conn:
+        changes = _rows(conn, "SELECT changed_at, file_path, change_type, actor, trigger_session_id, "
+                              "substr(after_excerpt, 1, 120) AS excerpt FROM memory_changes "
+                              "ORDER BY changed_at DESC, id DESC LIMIT 50")
+    return {"dirs": found_dir, "files": files[:limit], "more": max(0, len(files) - limit), "changes": changes}

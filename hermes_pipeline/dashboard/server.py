@@ -1,0 +1,262 @@
+"""The dashboard's HTTP side: routing (one handler per route), the security headers and the refusals.
+
+- Read-only: only ``GET`` and ``HEAD`` are served; every other method is answered 405.
+- The ``Host`` header must name the address the server is bound to (or ``localhost`` for a loopback
+  bind) and its port, otherwise 421: a page of another origin that rebinds its DNS name to
+  127.0.0.1 cannot read the dashboard.
+- Every response forbids remote loads, inline script and inline style (``Content-Security-Policy``);
+  the pages need no script at all and take their stylesheet from ``/static/app.css``.
+- Ids in the URL are matched against strict patterns before any lookup; static files come from a
+  fixed table, never from a path in the URL.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any, Final
+from urllib.parse import unquote, urlsplit
+
+from . import queries, views
+from .sources import SESSION_ID, TRAJECTORY_ID, Sources
+
+__all__ = ["CSP", "Dashboard", "DashboardServer", "Response", "host_allowed", "make_server"]
+
+log = logging.getLogger("hermes_pipeline.dashboard")
+
+CSP: Final = ("default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+              "frame-ancestors 'none'")
+"""Nothing but same-origin stylesheets and images: no script, no inline style, no remote load."""
+HEADERS: Final = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                  "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store",
+                  "Cross-Origin-Resource-Policy": "same-origin"}
+STATIC: Final = {"app.css": "text/css; charset=utf-8", "favicon.svg": "image/svg+xml"}
+_SID = SESSION_ID.pattern
+_TID = TRAJECTORY_ID.pattern
+
+
+@dataclass
+class Response:
+    """A rendered response."""
+
+    status: int
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Dashboard:
+    """The routes of the dashboard over one profile's :class:`~.sources.Sources` (no HTTP here, so the
+    bench and the tests can time and call a route directly)."""
+
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self.home = str(sources.home)
+        self._static = {name: resources.files(__package__).joinpath("static", name).read_bytes() for name in STATIC}
+        self.routes: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
+            (re.compile(r"/"), self.today),
+            (re.compile(r"/sessions/?"), self.sessions),
+            (re.compile(rf"/sessions/({_SID})"), self.session),
+            (re.compile(r"/skills/?"), self.skills),
+            (re.compile(r"/memory/?"), self.memory),
+            (re.compile(rf"/trajectories/({_TID})"), self.trajectory),
+            (re.compile(rf"/trajectories/({_TID})/diff/({_TID})"), self.diff),
+            (re.compile(r"/static/([a-z]+\.[a-z]+)"), self.static),
+            (re.compile(r"/favicon\.ico"), lambda: self.static("favicon.svg")),
+        ]
+
+    def respond(self, target: str) -> Response:
+        """The response to ``GET target`` (a request target: path and optional query)."""
+        path = urlsplit(target).path
+        decoded = unquote(path)
+        if "\\" in decoded or "\0" in decoded or "/../" in decoded + "/" or "//" in decoded:
+            return self.not_found()
+        for pattern, handler in self.routes:
+            match = pattern.fullmatch(decoded)
+            if match:
+                return handler(*match.groups())
+        return self.not_found()
+
+    @staticmethod
+    def html(body: str, status: int = 200) -> Response:
+        """An HTML response."""
+        return Response(status, body.encode("utf-8"))
+
+    def not_found(self, what: str = "There is no such page.") -> Response:
+        """404."""
+        return self.html(views.error_view(404, what), 404)
+
+    def today(self) -> Response:
+        """``/``: today's overview."""
+        return self.html(views.overview_view(queries.overview(self.sources), self.home))
+
+    def sessions(self) -> Response:
+        """``/sessions``: the 50 latest sessions."""
+        return self.html(views.sessions_view(queries.sessions(self.sources), self.home))
+
+    def session(self, session_id: str) -> Response:
+        """``/sessions/<id>``: one session's message stream (404 for an unknown id)."""
+        data = queries.session(self.sources, session_id)
+        if data is None:
+            return self.not_found("No session with this id in this profile.")
+        return self.html(views.session_view(data, self.home))
+
+    def skills(self) -> Response:
+        """``/skills``: skill health."""
+        return self.html(views.skills_view(queries.skills(self.sources), self.home))
+
+    def memory(self) -> Response:
+        """``/memory``: memory files and changes."""
+        return self.html(views.memory_view(queries.memory(self.sources), self.home))
+
+    def trajectory(self, trajectory_id: str) -> Response:
+        """``/trajectories/<id>``: one run as a tree (404 for an unknown id)."""
+        data = queries.trajectory(self.sources, trajectory_id)
+        if data is None:
+            return self.not_found("No trajectory with this id in this profile.")
+        return self.html(views.trajectory_view(data, self.home))
+
+    def diff(self, old: str, new: str) -> Response:
+        """``/trajectories/<a>/diff/<b>``: two runs side by side (404 unless both exist)."""
+        data = queries.trajectory_diff(self.sources, old, new)
+        if data is None:
+            return self.not_found("Both trajectories must exist in this profile.")
+        return self.html(views.diff_view(data, self.home))
+
+    def static(self, name: str) -> Response:
+        """A file of the fixed static table (404 for any other name)."""
+        if name not in self._static:
+            return self.not_found()
+        return Response(200, self._static[name], STATIC[name], {"Cache-Control": "max-age=300"})
+
+
+def _is_wildcard(host: str) -> bool:
+    return host in ("0.0.0.0", "::", "")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def host_allowed(header: str | None, bound: str, port: int) -> bool:
+    """Whether a request's ``Host`` header names this server: its port, and the bound address (an IP
+    literal of any of the machine's addresses when bound to all of them), or ``localhost`` when bound
+    to loopback. A DNS name other than the bound one is refused (DNS rebinding)."""
+    if not header:
+        return False
+    try:
+        parts = urlsplit("//" + header.strip())
+        name, given = (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return False
+    if given != port:
+        return False
+    try:
+        literal: Any = ipaddress.ip_address(name)
+    except ValueError:
+        literal = None
+    if literal is not None:
+        return _is_wildcard(bound) or _same_ip(literal, bound) or (bound == "localhost" and literal.is_loopback)
+    return name == bound.lower() or (name == "localhost" and _is_loopback(bound))
+
+
+def _same_ip(literal: Any, bound: str) -> bool:
+    try:
+        return bool(literal == ipaddress.ip_address(bound))
+    except ValueError:
+        return False
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One request: Host check, then the route; other methods 405."""
+
+    server: DashboardServer
+    protocol_version = "HTTP/1.1"
+    server_version = "hermes-pipeline-dashboard"
+    sys_version = ""
+
+    def _send(self, response: Response, *, body: bool = True) -> None:
+        self.send_response(response.status)
+        headers = {**HEADERS, "Content-Type": response.content_type, "Content-Length": str(len(response.body)),
+                   **response.headers}
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        if body:
+            self.wfile.write(response.body)
+
+    def _serve(self, body: bool) -> None:
+        started = time.perf_counter()
+        if not host_allowed(self.headers.get("Host"), self.server.bound_host, self.server.port):
+            response = Response(421, b"421 Misdirected Request: this dashboard answers only to its own address\n",
+                                "text/plain; charset=utf-8")
+        else:
+            try:
+                response = self.server.app.respond(self.path)
+            except Exception:  # a bug in a page must not take the server down; the log says which
+                log.exception("dashboard: %s failed", self.path)
+                response = Response(500, b"500 Internal Server Error\n", "text/plain; charset=utf-8")
+        response.headers.setdefault("Server-Timing", f"app;dur={(time.perf_counter() - started) * 1000:.1f}")
+        self._send(response, body=body)
+
+    def do_GET(self) -> None:  # noqa: N802 (the name http.server looks up)
+        """Serve a page."""
+        self._serve(True)
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        """Serve a page's headers."""
+        self._serve(False)
+
+    def refuse_method(self) -> None:
+        """405 for every method but GET and HEAD: the dashboard has no write path."""
+        self.close_connection = True
+        self._send(Response(405, b"405 Method Not Allowed: the dashboard is read-only\n", "text/plain; charset=utf-8",
+                            {"Allow": "GET, HEAD", "Connection": "close"}))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("do_"):
+            return self.refuse_method
+        raise AttributeError(name)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
+        """Requests are logged at DEBUG only (the terminal stays quiet)."""
+        log.debug("dashboard: " + format, *args)
+
+
+class DashboardServer(ThreadingHTTPServer):
+    """A threading HTTP server holding the :class:`Dashboard` and the address it is bound to."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, app: Dashboard, host: str, port: int) -> None:
+        self.app = app
+        self.bound_host = host
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        super().__init__((host, port), _Handler)
+        self.port = int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The base URL to open (loopback for a wildcard bind)."""
+        host = "127.0.0.1" if self.bound_host == "0.0.0.0" else "[::1]" if self.bound_host == "::" else \
+            f"[{self.bound_host}]" if ":" in self.bound_host else self.bound_host
+        return f"http://{host}:{self.port}/"
+
+
+def make_server(sources: Sources, host: str = "127.0.0.1", port: int = 3001) -> DashboardServer:
+    """A server for ``sources`` bound to ``host:port`` (port 0 picks a free port), not yet serving."""
+    return DashboardServer(Dashboard(sources), host, port)

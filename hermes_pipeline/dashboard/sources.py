@@ -1,0 +1,80 @@
+"""Where the dashboard reads from: the profile's paths, ids checked against strict patterns, and
+read-only SQLite connections.
+
+Every path the dashboard opens is derived here from the profile directory; an id taken from a URL
+must match a strict pattern before it is used, and a resolved file must still lie inside its
+directory, so a URL can never reach a file outside the profile.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+from urllib.parse import quote
+
+__all__ = ["SESSION_ID", "TRAJECTORY_ID", "Sources", "connect_ro", "inside", "load_sources"]
+
+SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+"""A session id as Hermes (``20260101_120000_ab12cd``) or a host (hex, UUID) writes it."""
+TRAJECTORY_ID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+"""A trajectory id: the UUID of the run, as in the store's file names."""
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The files of one profile that the dashboard reads (none of them needs to exist)."""
+
+    home: Path
+    state_db: Path
+    store_db: Path
+    trajectories: Path
+    skills: Path
+    memory_dirs: tuple[Path, ...]
+    jaeger_url: str | None = None
+
+
+def _under(home: Path, name: str) -> Path:
+    path = Path(name).expanduser()
+    return path if path.is_absolute() else home / path
+
+
+def load_sources(home: Path) -> Sources:
+    """The sources of the profile at ``home``, with the directories its ``config.yaml`` names
+    (trajectory store, skills and memory directories, the Jaeger UI)."""
+    from ..config.profile_config import load_profile_settings
+
+    home = home.expanduser().resolve()
+    settings = load_profile_settings(home, log=False)
+    obs = settings.observability
+    return Sources(home=home, state_db=home / "state.db",
+                   store_db=home / "observability" / "observability.sqlite3",
+                   trajectories=settings.trajectories.directory(home), skills=_under(home, obs.skills_dir),
+                   memory_dirs=tuple(_under(home, d) for d in obs.memory_dirs),
+                   jaeger_url=settings.dashboard.jaeger_url)
+
+
+def connect_ro(path: Path) -> sqlite3.Connection | None:
+    """A read-only connection to the database at ``path`` (``mode=ro``: nothing is ever created or
+    written), or ``None`` when there is no such database."""
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=2.0,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.Error:
+        return None
+    return conn
+
+
+def inside(path: Path, directory: Path) -> bool:
+    """Whether ``path``, symlinks resolved, lies inside ``directory`` (also resolved)."""
+    try:
+        return path.resolve().is_relative_to(directory.resolve())
+    except (OSError, RuntimeError):
+        return False

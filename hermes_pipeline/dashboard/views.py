@@ -1,0 +1,205 @@
+"""HTML views of the dashboard, rendered from the plain data of :mod:`.queries` (no query here).
+
+Every value goes through :func:`~.html.e`; a panel whose source is missing says so.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .charts import bar_chart, series_values
+from .html import cost, e, link, missing, num, page, table, when
+from .views_runs import diff_view, trajectory_view
+
+__all__ = ["diff_view", "error_view", "memory_view", "overview_view", "session_view", "sessions_view",
+           "skills_view", "trajectory_view"]
+
+
+def _pct(ok: Any, total: Any) -> str:
+    return "n/a" if not total else f"{100 * float(ok or 0) / float(total):.0f}%"
+
+
+def _size(value: Any) -> str:
+    return f"{value / 1024:.1f} KiB" if isinstance(value, int) and value >= 1024 else f"{value} B"
+
+
+def _anomaly(item: dict[str, Any]) -> str:
+    if item["kind"] == "skill":
+        return f"skill {link('/skills', item['skill'])}: {e(item['why'])}"
+    if item["kind"] == "tasks":
+        return f"{e(item['count'])} consecutive failed tasks{' (the latest ones)' if item.get('current') else ''}"
+    return f"cost on {e(item['day'])}: {cost(item['cost'])}, above 3 × the 14-day mean {cost(item['mean'])}"
+
+
+def _trajectory_rows(files: list[dict[str, Any]]) -> list[list[str]]:
+    rows = []
+    for f in files:
+        run = f.get("run") or {}
+        rows.append([link(f"/trajectories/{f['id']}", f["id"][:13] + "…"), e(f["date"]), e(when(f["mtime"])),
+                     f'<span class="st {e(run.get("outcome") or "")}">{e(run.get("outcome") or "—")}</span>',
+                     num(run.get("input_tokens")), num(run.get("output_tokens")), _size(f["size"])])
+    return rows
+
+
+def overview_view(data: dict[str, Any], home: str = "") -> str:
+    """``/``: today's numbers, the charts, the latest trajectories and the anomaly panel."""
+    parts = []
+    today = data.get("today")
+    if today is None:
+        parts.append(missing("No observability store (observability/observability.sqlite3): enable "
+                             "observability.audit.enabled in this profile's config.yaml to see tasks, cost and "
+                             "tokens."))
+    else:
+        llm = data.get("llm_today") or {}
+        cells = [("tasks", num(today.get("tasks"))), ("success rate", _pct(today.get("ok"), today.get("tasks"))),
+                 ("cost", cost(today.get("cost")) if today.get("costed") else "n/a"),
+                 ("input tokens", num(today.get("input"))), ("output tokens", num(today.get("output"))),
+                 ("LLM calls", f"{num(llm.get('calls'))} ({num(llm.get('errors') or 0)} errors)")]
+        parts.append(f'<section class="cards" aria-label="today {e(data.get("day"))}">' + "".join(
+            f'<div class="card"><div class="v">{v}</div><div class="k">{e(k)}</div></div>' for k, v in cells)
+                     + "</section>")
+    daily = data.get("daily")
+    if daily is not None:
+        labels = [d["day"] for d in daily]
+        parts.append('<section class="charts"><h2>Last 14 days (UTC)</h2>' + bar_chart(
+            "Tokens per day", labels, [("input", series_values(daily, "input")),
+                                       ("output", series_values(daily, "output"))]) + bar_chart(
+            "Cost per day", labels, [("cost", series_values(daily, "cost"))], unit=" USD"))
+        hourly = data.get("hourly") or []
+        rates = [None if h["rate"] is None else 100 * h["rate"] for h in hourly]
+        parts.append("<h2>Success rate per hour (last 24 h, UTC)</h2>" + bar_chart(
+            "Success rate per hour", [h["hour"][-2:] + "h" for h in hourly], [("success %", rates)],
+            unit="%", maximum=100.0) + "</section>")
+    anomalies = data.get("anomalies")
+    parts.append('<section class="anomalies"><h2>Anomalies</h2>')
+    if anomalies is None:
+        parts.append(missing("No observability store: anomalies need it."))
+    elif not anomalies:
+        parts.append('<p class="ok">No anomaly: no failing skill, no failure streak, no cost spike.</p>')
+    else:
+        parts.append("<ul>" + "".join(f'<li class="bad">{_anomaly(a)}</li>' for a in anomalies) + "</ul>")
+    parts.append("</section><section><h2>Latest trajectories</h2>")
+    files = data.get("trajectories")
+    if files is None:
+        parts.append(missing("No trajectory directory: enable observability.trajectories.enabled to record runs."))
+    else:
+        parts.append(table(["run", "date", "written", "outcome", "input", "output", "size"], _trajectory_rows(files),
+                           cls="trajectories", empty="no trajectory recorded yet"))
+    parts.append("</section>")
+    return page(f"Today, {data.get('day')}", "".join(parts), active="/", home=home)
+
+
+def sessions_view(data: dict[str, Any], home: str = "") -> str:
+    """``/sessions``: the latest sessions (from ``state.db``, else the store)."""
+    source = data.get("source")
+    if source is None:
+        return page("Sessions", missing("No session store: neither state.db (Hermes) nor the observability store "
+                                        "exists in this profile."), active="/sessions", home=home)
+    rows = []
+    for r in data["rows"]:
+        rows.append([link(f"/sessions/{r['id']}", r["id"]), e(r.get("source")), e(when(r.get("started_at"))),
+                     num(r.get("message_count") if source == "state.db" else r.get("runs")), e(r.get("model")),
+                     num(r.get("input_tokens")), num(r.get("output_tokens")), e(r.get("end_reason")),
+                     e(r.get("title"))])
+    count = "messages" if source == "state.db" else "runs"
+    note = f'<p class="src">from {e(source)}</p>'
+    return page("Sessions", note + table(["session", "source", "started", count, "model", "input", "output",
+                                          "end", "title"], rows, cls="sessions", empty="no session yet"),
+                active="/sessions", home=home)
+
+
+def _tool_calls(value: Any) -> str:
+    if not value:
+        return ""
+    try:
+        calls = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return f"<pre>{e(value)}</pre>"
+    items = []
+    for call in calls if isinstance(calls, list) else [calls]:
+        fn = call.get("function") if isinstance(call, dict) else None
+        name = (fn or {}).get("name") if isinstance(fn, dict) else (call.get("function_name") if isinstance(
+            call, dict) else None)
+        args = (fn or {}).get("arguments") if isinstance(fn, dict) else (call.get("arguments") if isinstance(
+            call, dict) else call)
+        items.append(f'<div class="call">→ <b>{e(name or "tool")}</b> <code>{e(args if isinstance(args, str) else json.dumps(args, ensure_ascii=False))}</code></div>')
+    return "".join(items)
+
+
+def session_view(data: dict[str, Any], home: str = "") -> str:
+    """``/sessions/<id>``: the full message stream, the session's runs and trace links."""
+    row = data.get("row") or {}
+    head = [f'<p class="src">from {e(data.get("source"))}</p>']
+    if row:
+        head.append("<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{e(when(v) if k.endswith('_at') else v)}</dd>"
+                                     for k, v in row.items() if v is not None) + "</dl>")
+    jaeger = data.get("jaeger_url")
+    runs = []
+    for r in data.get("runs") or []:
+        tid = r.get("trajectory_id") or ""
+        cell = link(f"/trajectories/{tid}", tid[:13] + "…") if r.get("has_file") else e(tid or "—")
+        trace = link(f"{jaeger.rstrip('/')}/trace/{tid.replace('-', '')}", "trace") if jaeger and tid else ""
+        runs.append([cell, e(r.get("ended_at")), f'<span class="st {e(r.get("outcome"))}">{e(r.get("outcome"))}</span>',
+                     num(r.get("input_tokens")), num(r.get("output_tokens")), cost(r.get("cost_usd")), trace])
+    head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "input", "output", "cost", ""], runs,
+                                        empty="no recorded run for this session"))
+    messages = data.get("messages")
+    stream = ["<h2>Messages</h2>"]
+    if messages is None:
+        stream.append(missing("No message table."))
+    else:
+        for m in messages[:5000]:
+            role = str(m.get("role") or "")
+            meta = " · ".join(x for x in (e(when(m.get("timestamp"))), e(m.get("tool_name")),
+                                          e(m.get("tool_call_id"))) if x)
+            stream.append(f'<article class="msg {e(role)}"><header><b>{e(role)}</b> <span>{meta}</span></header>'
+                          f'<pre>{e(m.get("content"))}</pre>{_tool_calls(m.get("tool_calls"))}</article>')
+        if len(messages) > 5000:
+            stream.append(missing("Only the first 5,000 messages are shown."))
+    return page(f"Session {data['id']}", "".join(head + stream), active="/sessions", home=home)
+
+
+def skills_view(data: dict[str, Any], home: str = "") -> str:
+    """``/skills``: skill health, worst first; failure rate of 50 % or more over 5 runs or more in red."""
+    notes = []
+    if not data.get("skills_dir"):
+        notes.append(missing("No skills directory in this profile."))
+    if not data.get("store"):
+        notes.append(missing("No observability store: runs and changes are unknown."))
+    rows, classes = [], []
+    for r in data["rows"]:
+        rows.append([e(r["name"]), e(r.get("description")), num(r["runs"]),
+                     "n/a" if r["rate"] is None else f"{100 * r['rate']:.0f}%", e(r.get("last_used") or "never"),
+                     num(r["changes"])])
+        classes.append("red" if r["red"] else "")
+    return page("Skill health (30 days)", "".join(notes) + table(
+        ["skill", "description", "runs", "success", "last used", "changes"], rows, cls="skills",
+        row_classes=classes, empty="no skill found"), active="/skills", home=home)
+
+
+def memory_view(data: dict[str, Any], home: str = "") -> str:
+    """``/memory``: memory files by modification time and the latest recorded changes."""
+    parts = ["<h2>Files</h2>"]
+    if not data.get("dirs"):
+        parts.append(missing("No memory directory in this profile."))
+    else:
+        parts.append(table(["file", "size", "modified"], [[e(f["path"]), _size(f["size"]), e(when(f["mtime"]))]
+                                                          for f in data["files"]], empty="no memory file"))
+        if data.get("more"):
+            parts.append(missing(f"{data['more']} older files not shown."))
+    parts.append("<h2>Latest changes</h2>")
+    changes = data.get("changes")
+    if changes is None:
+        parts.append(missing("No observability store: memory changes are not recorded."))
+    else:
+        parts.append(table(["time", "file", "change", "actor", "session", "after"], [
+            [e(c["changed_at"]), e(c["file_path"]), e(c["change_type"]), e(c["actor"]),
+             link(f"/sessions/{c['trigger_session_id']}", c["trigger_session_id"]) if c.get("trigger_session_id")
+             else "", f"<code>{e(c.get('excerpt'))}</code>"] for c in changes], empty="no memory change recorded"))
+    return page("Memory", "".join(parts), active="/memory", home=home)
+
+
+def error_view(status: int, message: str) -> str:
+    """A page for 404 and the other refusals."""
+    return page(f"{status}", f'<p class="missing">{e(message)}</p><p>{link("/", "Back to today")}</p>')
