@@ -173,7 +173,7 @@ def test_sm_9_collection_runs_without_pipeline_file_exporters_or_native_runtime(
     (env.hermes_home / "config.yaml").write_text("telemetry:\n  shared_metrics:\n    enabled: true\n")
     profile = open_profile(env.hermes_home)
     try:
-        assert list(profile.consumers) == ["shared_metrics"]
+        assert "shared_metrics" in profile.consumers
         assert process.plugins.names() == []  # no pipeline component, no exporter
         with profile.host(model="m", platform="cli").session() as session, session.turn("q") as turn:
             turn.call_tool("read_file", {"path": "x"}, lambda path: "ok")
