@@ -135,7 +135,7 @@ class TrajectoryAssembler:
             self.counts["unrouted_events"] += 1
         owner = parent.node if parent is not None else None
         node: _Node | None = owner
-        if owner is not None and event.category == "agent":  # a subagent: embedded (FMT-43)
+        if owner is not None and event.category == "agent":  # a subagent: embedded, no file of its own (FMT-43)
             node = _Node(event, owner, event)
             owner.children.append(node)
             owner.events.append((event.timestamp_us, self._seq, event))
