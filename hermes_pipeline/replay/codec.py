@@ -16,6 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+import orjson
+
 from ..engine.sanitize import build_request_field
 from ..export.content import HISTORY_KEYS
 from ..export.redaction import redact_value
@@ -26,8 +28,12 @@ API_MODES: Final = ("chat_completions", "anthropic_messages", "codex_responses",
 
 
 def canonical_json(value: Any) -> str:
-    """Sorted keys, compact separators, non-ASCII kept: one text for equal values."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Sorted keys, compact separators, non-ASCII kept: one text for equal values (orjson when it can
+    encode the value, else the standard library with ``str`` for what JSON lacks)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def sanitized_request(request: Any) -> Any:
@@ -50,12 +56,31 @@ def request_hash(request: Any, api_mode: str | None) -> str:
 
 def is_truncated(value: Any) -> bool:
     """Whether the sanitizer cut ``value`` anywhere (a truncation envelope, dropped items, cut strings)."""
+    text = canonical_json(value)  # one C-speed pass; the walk below runs only when a marker may be there
+    if '"_truncated' not in text and "...[truncated " not in text and "hermes.truncated" not in text:
+        return False
+    return _truncated(value)
+
+
+def raw_history_hash(request: Any, api_mode: str | None) -> str | None:
+    """SHA-256 of the canonical history of a live request as it is (no sanitizer): equal to the recorded
+    hash whenever sanitizing and scrubbing changed nothing, which saves sanitizing a long history."""
+    if not isinstance(request, Mapping):
+        return None
+    history = request.get(HISTORY_KEYS.get(api_mode or "chat_completions", "messages"))
+    try:
+        return hashlib.sha256(canonical_json(history).encode("utf-8")).hexdigest()
+    except (TypeError, ValueError):
+        return None
+
+
+def _truncated(value: Any) -> bool:
     if isinstance(value, Mapping):
         if value.get("_truncated") is True or "_truncated_items" in value or value.get("hermes.truncated"):
             return True
-        return any(is_truncated(item) for item in value.values())
+        return any(_truncated(item) for item in value.values())
     if isinstance(value, list):
-        return any(is_truncated(item) for item in value)
+        return any(_truncated(item) for item in value)
     if isinstance(value, str):
         return "...[truncated " in value and value.endswith(" chars]")
     return False

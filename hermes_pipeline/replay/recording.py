@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def _hermes(item: Mapping[str, Any]) -> Mapping[str, Any]:
     return hermes if isinstance(hermes, Mapping) else {}
 
 
-@dataclass(frozen=True)
+@dataclass
 class RecordedCall:
     """One recorded LLM call (an ATIF agent step with its payloads)."""
 
@@ -69,12 +70,12 @@ class RecordedCall:
     response: Any
     timestamp: str
 
-    @property
+    @cached_property
     def request_hash(self) -> str:
         """SHA-256 of the recorded request's canonical history."""
         return request_hash(self.request, self.api_mode)
 
-    @property
+    @cached_property
     def truncated(self) -> bool:
         """Whether the sanitizer cut the recorded request or response (it cannot be served)."""
         return is_truncated(self.request) or is_truncated(self.response)

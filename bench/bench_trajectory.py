@@ -1,0 +1,132 @@
+"""The trajectory store and replay (issue #14): caller-thread cost per tool call, and a 100-step replay.
+
+Rows, measured side by side in one process:
+
+1. ``Turn.call_tool`` with no plugins, and with the profile's trajectory store attached (its own
+   deferred projection on the engine; the ATIF writer on its thread), per tool call: wall clock
+   (interleaved rounds) and the caller thread's CPU time (``time.thread_time_ns``: what the caller
+   itself spends), beside one no-op hookimpl on the two tool hooks (the host's payloads and the
+   engine's dispatch, which any listener costs). Target: the store adds <= 1 us on the caller's
+   thread per tool call. The wall-clock rows also pay for the store's publication thread projecting
+   events while any row runs (one GIL; rounds are interleaved), and a loop this tight overflows its
+   queue (drops are counted): read the CPU rows for the caller's own cost.
+2. A 100-step run (99 LLM calls asking for ``read_file``, then an answer) of the reference agent
+   against the scripted model server on 127.0.0.1, recorded by the store: its duration; then the
+   fully recorded replay of that file (load, run the reference agent with every call served, write
+   the new trajectory, diff), in process and as the ``hermes-pipeline replay`` command (interpreter
+   start included). Target: the replay under 1 s end to end.
+
+Run: ``python bench/bench_trajectory.py`` (``--quick`` for a short run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _timing import interleaved, per_call_thread_ns, table  # noqa: E402
+from bench_atof import NoOpToolHooks  # noqa: E402
+
+from hermes_pipeline import Engine, Host  # noqa: E402
+from hermes_pipeline.demo.agent import ReferenceAgent  # noqa: E402
+from hermes_pipeline.demo.model_server import ScriptedModelServer, ScriptStep, ToolCallSpec  # noqa: E402
+from hermes_pipeline.demo.openai_client import ChatCompletionsClient  # noqa: E402
+from hermes_pipeline.demo.tools import Workspace  # noqa: E402
+from hermes_pipeline.replay import Recording  # noqa: E402
+from hermes_pipeline.replay.runner import run_replay  # noqa: E402
+from hermes_pipeline.sinks.trajectory_store import attach_store  # noqa: E402
+
+
+def read_file(path: str) -> str:
+    return "contents"
+
+
+def tool_rows(root: Path, inner: int, rounds: int) -> None:
+    bare = Engine()
+    floor = Engine()
+    floor.add_plugin(NoOpToolHooks(), name="noop")
+    stored = Engine()
+    handle = attach_store(stored, root / "home", root / "home" / "trajectories", retention_days=0)
+    turns = []
+    cases = []
+    for name, engine in (("call_tool, no plugins", bare), ("one no-op pre/post_tool_call hookimpl", floor),
+                         ("call_tool, trajectory store on", stored)):
+        session = Host(engine, model="m").session()
+        turn = session.turn("bench")
+        turns.append((session, turn))
+        cases.append((name, lambda t=turn: t.call_tool("read_file", {"path": "n"}, read_file, tool_call_id="c")))
+    wall = interleaved(cases, inner=inner, rounds=rounds)
+    cpu = [(name, per_call_thread_ns(fn, inner=inner, rounds=rounds)) for name, fn in cases]
+    for session, turn in turns:
+        turn.end()
+        session.finalize()
+    handle.close()
+    print("per tool call, wall clock (interleaved rounds):")
+    print(table(wall))
+    print("\nper tool call, caller thread CPU:")
+    print(table(cpu))
+    added = cpu[2][1] - cpu[0][1]
+    over_floor = cpu[2][1] - cpu[1][1]
+    print(f"\nstore: {added / 1000:.2f} us added on the caller's thread per tool call over no plugins "
+          f"(target <= 1 us); {over_floor / 1000:.2f} us over the engine's own dispatch of the two tool hooks "
+          "to one no-op listener\n")
+
+
+def hundred_steps(root: Path) -> None:
+    files = root / "files"
+    files.mkdir()
+    (files / "notes.txt").write_text("oats\n")
+    home = root / "rec"
+    engine = Engine()
+    handle = attach_store(engine, home, home / "trajectories", retention_days=0)
+    script = [ScriptStep(tool_calls=[ToolCallSpec("read_file", {"path": "notes.txt"})]) for _ in range(99)]
+    script.append(ScriptStep(content="done"))
+    with ScriptedModelServer(script) as server:
+        host = Host(engine, model=server.model, provider="local", base_url=server.base_url)
+        agent = ReferenceAgent(host, ChatCompletionsClient(server.base_url), Workspace(files).tools(),
+                               max_iterations=200)
+        started = time.perf_counter()
+        with host.session() as session:
+            agent.run_turn(session, "read it 99 times")
+        original = time.perf_counter() - started
+    handle.close()
+    path = next((home / "trajectories").glob("*.json"))
+    started = time.perf_counter()
+    recording = Recording.from_file(path)
+    result = run_replay(recording, overrides={"max_iterations": 200}, output=root / "replayed.json")
+    replayed = time.perf_counter() - started
+    assert result.diff.identical, result.diff.to_text()
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "hermes_pipeline.cli.main", "replay", str(path), "--set",
+                           "max_iterations=200", "--output", str(root / "cli.json")], capture_output=True, text=True)
+    command = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr
+    print(f"100-step run ({len(recording.calls)} LLM calls, {len(recording.tool_results)} tool results):")
+    print(f"  original run against the model server      {original * 1000:8.0f} ms")
+    print(f"  fully recorded replay, in process           {replayed * 1000:8.0f} ms  ({replayed / original:.2f}x)")
+    print(f"  hermes-pipeline replay (a new interpreter)  {command * 1000:8.0f} ms  (target < 1000 ms)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench-trajectory-"))
+    try:
+        hundred_steps(root)  # first: the tool rows leave the store's writer busy with one huge trajectory
+        print()
+        tool_rows(root, inner=500 if args.quick else 2000, rounds=7 if args.quick else 21)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
