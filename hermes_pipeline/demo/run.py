@@ -25,6 +25,7 @@ from .agent import ReferenceAgent
 from .model_server import ScriptedModelServer, ScriptStep, ToolCallSpec
 from .openai_client import ChatCompletionsClient
 from .otlp_receiver import OTLPReceiver
+from .profile_tools import ProfileTools
 from .tools import Workspace
 from .tree import render
 
@@ -44,6 +45,20 @@ def _last_tool_text(body: dict[str, Any]) -> str:
     return ""
 
 
+SKILL = "weekly-summary"
+SKILL_AND_MEMORY_CALLS = [  # the agent keeps a skill for the task and remembers a fact (spec 06 §4-§5)
+    ToolCallSpec("skill_manage", {"action": "create", "name": SKILL, "reason": "summaries are requested weekly",
+                                  "content": "# Weekly summary\n1. Read notes.txt\n2. Write summary.txt\n"}),
+    ToolCallSpec("skill_manage", {"action": "patch", "name": SKILL, "old_text": "2. Write summary.txt",
+                                  "new_text": "2. Write summary.txt\n3. Ask a reviewer to check it",
+                                  "reason": "a reviewer catches mistakes"}),
+    ToolCallSpec("skill_manage", {"action": "view", "name": SKILL}),
+    ToolCallSpec("memory", {"action": "add", "target": "memory", "content": "The plumber comes on Tuesdays."}),
+]
+USER_EDIT = "Name: Ana. Prefers short answers.\n"
+"""What the demo's "user" writes into ``memories/USER.md`` by hand between the two turns."""
+
+
 def demo_script() -> list[Any]:
     """The model's scripted replies, in the order the agent will ask for them."""
     return [
@@ -56,7 +71,8 @@ def demo_script() -> list[Any]:
             and "error" not in str(m.get("content", ""))[:10]).strip()),
         # turn 2: write (needs approval), delegate to a reviewer (child reads the file), answer
         ScriptStep(tool_calls=[ToolCallSpec("write_file", {"path": "summary.txt",
-                                                           "content": "Buy oats and apples; plumber Tuesday."})]),
+                                                           "content": "Buy oats and apples; plumber Tuesday."}),
+                               *SKILL_AND_MEMORY_CALLS]),
         ScriptStep(tool_calls=[ToolCallSpec("delegate", {"goal": "Check that summary.txt is accurate",
                                                          "role": "reviewer"})]),
         ScriptStep(tool_calls=[ToolCallSpec("read_file", {"path": "summary.txt"})]),
@@ -83,6 +99,8 @@ class DemoResult:
     exporter_stats: dict[str, Any] = field(default_factory=dict)
     """Queue, drop and error counters of the projection and each sink, taken before release."""
     destinations: list[str] = field(default_factory=list)
+    store_queries: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Two of the chapter's queries over the demo profile's observability store (Q-S1 for the skill, Q-M2)."""
 
 
 def localize(pipeline: dict[str, Any], root: Path, otlp_endpoint: str) -> dict[str, Any]:
@@ -122,7 +140,11 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
         home = root / "hermes-home"
         home.mkdir(parents=True, exist_ok=True)
         # the demo's own profile records every run into its trajectory store, so it can be replayed
-        (home / "config.yaml").write_text("observability:\n  trajectories:\n    enabled: true\n", encoding="utf-8")
+        # and keeps the observability store (skill history, memory audit, task runs), BOOK-16
+        (home / "config.yaml").write_text("observability:\n  trajectories:\n    enabled: true\n"
+                                          "  audit:\n    enabled: true\n", encoding="utf-8")
+        (home / "memories").mkdir(exist_ok=True)
+        (home / "memories" / "MEMORY.md").write_text("Groceries are bought on Saturdays.\n", encoding="utf-8")
         profile = open_profile(home, settings=settings)
         result = DemoResult([], Recorder(), [], root, profile.engine, activation=profile.activation)
         try:
@@ -131,11 +153,14 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
             with ScriptedModelServer(demo_script()) as server:
                 host = profile.host(platform="cli", model=server.model, provider="local-scripted",
                                     base_url=server.base_url, api_mode="chat_completions")
+                tools = {**Workspace(files).tools(), **ProfileTools(home, host).tools()}
                 agent = ReferenceAgent(host, ChatCompletionsClient(server.base_url, timeout=10.0),
-                                       Workspace(files).tools(), responder=lambda tool, command: "once",
+                                       tools, responder=lambda tool, command: "once",
                                        context=host.context_snapshot(home, toolsets=["file"]))
                 with host.session() as session:
                     result.answers.append(agent.run_turn(session, "What do my notes say?"))
+                    # the user edits a memory file by hand, outside the agent: a user-direct change
+                    (home / "memories" / "USER.md").write_text(USER_EDIT, encoding="utf-8")
                     result.answers.append(agent.run_turn(session, "Save a short summary and have a reviewer check it."))
                 result.model_requests = server.requests
             component = get_engine().plugins.get("component:observability")
@@ -153,9 +178,25 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
                           "atif": sorted([*root.glob("trajectories/*.json"), *defaults.glob("hermes-atif-*.json")]),
                           "store": sorted((home / "trajectories").glob("*.json"))}
         result.spans = list(receiver.spans)
+        result.store_queries = store_queries(home)
         return result
     finally:
         receiver.close()
+
+
+def store_queries(home: Path) -> dict[str, list[dict[str, Any]]]:
+    """Q-S1 (the demo skill's history) and Q-M2 (who changes memory) over the store of ``home``."""
+    from ..sinks.observability_store.db import StoreError, connect, store_path
+    from ..sinks.observability_store.queries import run
+
+    try:
+        conn = connect(store_path(home), create=False, readonly=True)
+    except StoreError:
+        return {}
+    try:
+        return {"Q-S1": run(conn, "Q-S1", skill=SKILL), "Q-M2": run(conn, "Q-M2")}
+    finally:
+        conn.close()
 
 
 def _counters(stats: dict[str, Any]) -> str:
@@ -217,3 +258,12 @@ def print_report(result: DemoResult, out: TextIO) -> None:
     if result.outputs.get("store"):
         first = result.outputs["store"][0]
         out.write(f"replay:  hermes-pipeline replay {first.name[11:-5]} --home {first.parent.parent}\n")
+    if result.store_queries:
+        home = result.workspace / "hermes-home"
+        out.write(f"\nobservability store: {home / 'observability' / 'observability.sqlite3'}\n")
+        out.write(f"Q-S1 skill history of {SKILL!r} (hermes-pipeline audit skills history {SKILL} --home {home}):\n")
+        for row in result.store_queries.get("Q-S1", []):
+            out.write(f"  v{row['version']}  {row['change_type']:<9} {row['changed_at']}  {row['reason'] or ''}\n")
+        out.write(f"Q-M2 who changes memory (hermes-pipeline audit memory actors --home {home}):\n")
+        for row in result.store_queries.get("Q-M2", []):
+            out.write(f"  {row['actor']:<17} {row['change_count']}\n")

@@ -245,3 +245,20 @@ def test_rows_are_written_on_the_store_thread_never_the_callers(tmp_path: Path,
         handle.flush()
     assert threads and threading.main_thread().name not in threads
     assert rows(tmp_path, "SELECT COUNT(*) FROM task_runs") == [(1,)]
+
+
+def test_book_22_a_scan_that_runs_ahead_of_a_tool_write_never_blames_the_user(tmp_path: Path) -> None:
+    """The writer runs behind the agent: a rescan processed after a memory tool wrote its file but before the
+    tool's end reached the store sees an unexplained change. It is held as a candidate and the tool's write
+    explains it: one ``agent-reflection`` row, no ``user-direct`` row."""
+    tool = memory_tool(tmp_path)
+    with store(tmp_path) as (host, handle):
+        def writing_tool(**args: Any) -> str:
+            result = tool(**args)
+            handle.sink.request_scan("scan_memory")  # a periodic scan lands now
+            assert handle.sink.flush(5)
+            return result
+
+        _session(host, tmp_path, lambda h, t: t.call_tool("memory", {"action": "add", "content": "fact"},
+                                                          writing_tool))
+    assert rows(tmp_path, "SELECT actor, change_type FROM memory_changes") == [("agent-reflection", "add")]

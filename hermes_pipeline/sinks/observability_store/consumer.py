@@ -30,6 +30,7 @@ CLOSE_DEADLINE: Final = 5.0
 MEMORY_SCAN_SECONDS: Final = 600.0
 SKILL_SCAN_SECONDS: Final = 86_400.0
 PRUNE_SECONDS: Final = 86_400.0
+START_SCAN_TIMEOUT: Final = 2.0
 
 
 class StoreHandle:
@@ -49,6 +50,9 @@ class StoreHandle:
             SinkContext(name="observability_store", base_dir=home))
         self.sink.request_scan(SCAN_ALL)  # at process start: the baseline, and edits made while stopped
         self.sink.request_scan(PRUNE)  # and the retention cleanup, then every 24 hours
+        # The baseline must be the files as they are now, not when the writer next wakes up: wait for it
+        # (bounded; on the writer thread, at profile open, never during a turn).
+        self.sink.flush(START_SCAN_TIMEOUT)
         from .probe import SkillHashProbe
 
         self.probe = SkillHashProbe(home / settings.skills_dir)

@@ -28,6 +28,7 @@ logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 SCAN_SKILLS: Final = "scan_skills"
 SCAN_MEMORY: Final = "scan_memory"
 PRUNE: Final = "prune"
+SCAN_FINAL: Final = "scan_final"
 
 
 class Recorder:
@@ -51,6 +52,8 @@ class Recorder:
         self.runs_days = runs_days
         self.history_days = history_days
         self.pruned = 0
+        self._candidates: dict[str, str] = {}
+        """Memory files a scan found changed, not yet confirmed → their hash then (see :meth:`_scan_memory`)."""
         self.state_path = self.path.with_name(STATE_NAME)
         self.lock_path = self.path.with_name(".scan.lock")
         self._conn: sqlite3.Connection | None = None
@@ -121,6 +124,8 @@ class Recorder:
             count = self._scan_skills(conn, state)
             return count + (self._scan_memory(conn, state) if item == "scan_all" else 0)
         if item in (SCAN_MEMORY, "turn_ended"):
+            return self._scan_memory(conn, state, defer=True)
+        if item == SCAN_FINAL:  # every event is in: what is still unexplained is the user's
             return self._scan_memory(conn, state)
         if item == PRUNE:
             from .retention import delete_expired
@@ -191,6 +196,7 @@ class Recorder:
                       excerpt(write.before, self.excerpt_chars) if write.change_type != "add" else None,
                       excerpt(write.after, self.excerpt_chars) if write.change_type != "delete" else None,
                       write.reason, write.changed_at))
+        self._candidates.pop(rel, None)  # what a scan saw changing in this file was this write
         digest, text = read_memory(self.home / rel)  # the tool's write is explained: the next scan starts here
         if digest is None:
             state.memory.pop(rel, None)
@@ -198,16 +204,34 @@ class Recorder:
             state.memory[rel] = {"sha256": digest, "text": text}
         return 1
 
-    def _scan_memory(self, conn: sqlite3.Connection, state: ScanState) -> int:
+    def _scan_memory(self, conn: sqlite3.Connection, state: ScanState, *, defer: bool = False) -> int:
+        """Rows for out-of-band memory changes. With ``defer`` (scans while the agent runs) a change is only
+        a candidate until the next scan still finds it: the writer runs behind the agent, so a file a memory
+        tool is writing right now looks changed before that tool's write reaches the store, and would
+        otherwise be reported as the user's. A tool write to the file in between drops the candidate."""
         diffs, new_state = diff_memory(state, memory_files(self.home, self.memory_dirs, self._warned_dirs))
         now = sqlite_utc()
+        written = 0
         for diff in diffs:
+            current = new_state.get(diff.file_path, {}).get("sha256", "-")
+            if defer and self._candidates.get(diff.file_path) != current:
+                self._candidates[diff.file_path] = current  # seen once: confirmed (or dropped) later
+                if diff.file_path in state.memory:
+                    new_state[diff.file_path] = state.memory[diff.file_path]
+                else:
+                    new_state.pop(diff.file_path, None)
+                continue
+            self._candidates.pop(diff.file_path, None)
             conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "
                          "before_excerpt, after_excerpt, reason, changed_at) VALUES (?, ?, 'user-direct', NULL, ?, ?, "
                          "NULL, ?)",
                          (diff.file_path, diff.change_type,
                           excerpt(diff.before, self.excerpt_chars) if diff.change_type != "add" else None,
                           excerpt(diff.after, self.excerpt_chars) if diff.change_type != "delete" else None, now))
+            written += 1
+        changed = {d.file_path for d in diffs}
+        for rel in [r for r in self._candidates if r not in changed]:
+            del self._candidates[rel]  # changed back, or explained since
         state.memory = new_state
         state.initialised = True
-        return len(diffs)
+        return written

@@ -21,7 +21,7 @@ from ...export.writer import BoundedWriter
 from ..base import BaseSink, SinkContext
 from .db import StoreError
 from .pricing import parse_pricing
-from .recorder import Recorder
+from .recorder import SCAN_FINAL, Recorder
 from .rows import RowBuilder
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
@@ -110,7 +110,8 @@ class ObservabilityStoreSink(BaseSink):
         return self._writer.flush(timeout) and self.recorder.pending == 0
 
     def shutdown(self, deadline: float) -> bool:
-        """Write what is queued, then close the database."""
+        """Write what is queued and a last memory scan (every event is in by then), then close the database."""
+        self._writer.submit(SCAN_FINAL, force=True)
         return self._writer.close(deadline)
 
     def stats(self) -> Mapping[str, Any]:
