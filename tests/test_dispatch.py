@@ -41,13 +41,13 @@ def test_obs_9_markers_and_one_hookspec_per_hook() -> None:
 
 
 def test_obs_9_catalogue_has_all_nineteen_hooks() -> None:
-    """OBS-9: the catalogue of spec 01 §7.0 (19 hooks) plus the three extension hooks (segments, compaction,
+    """OBS-9: the catalogue of spec 01 §7.0 (19 hooks) plus the extension hooks (segments, compaction, skills,
     the context snapshot of BOOK-29) and the seven Hermes Agent hooks outside the catalogue."""
     from hermes_pipeline.contract.hooks import V1_HOOKS
 
     assert len(V1_HOOKS) == 19 and len(OBSERVER_HOOKS) == 30
     assert {h for h, i in OBSERVER_HOOKS.items() if i.family == "extension"} == {
-        "on_session_segment", "on_compaction", "on_context_snapshot"}
+        "on_session_segment", "on_compaction", "on_context_snapshot", "on_skill_lifecycle"}
     assert {h for h, i in OBSERVER_HOOKS.items() if i.family == "hermes"} == {
         "pre_verify", "transform_terminal_output", "pre_gateway_dispatch", "post_gateway_dispatch",
         "kanban_task_claimed", "kanban_task_completed", "kanban_task_blocked"}
