@@ -35,7 +35,7 @@ _profiles: dict[Path, Profile] = {}
 
 FIRST_PARTY_CONSUMERS: dict[str, str] = {
     "structured_logs": "hermes_pipeline.logs:attach_for_profile",
-    "shared_metrics": "hermes_pipeline.shared_metrics.api:attach_for_profile",
+    "shared_metrics": "hermes_pipeline.shared_metrics.profile_entry:attach_for_profile",
     "trajectory_store": "hermes_pipeline.sinks.trajectory_store:attach_for_profile",
     "observability_store": "hermes_pipeline.sinks.observability_store:attach_for_profile",
     "quick_otel": "hermes_pipeline.sinks.quick_otel:attach_for_profile",

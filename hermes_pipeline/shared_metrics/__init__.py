@@ -13,15 +13,51 @@ within recorded consent windows.
     metrics.close()
 """
 
-from .api import SharedMetrics, attach_shared_metrics, reconcile_consent
-from .clock import Clock, ManualClock, SystemClock
-from .packages import ExportResult
-from .profile_file import ProfileConsent, read_profile_consent
-from .resource import Resource, detect_resource
-from .schemas import PackageInvalid, package_errors, validate_package
-from .skills import SkillReporter, SkillUse
-from .store import MetricsStore, StoreError
-from .transport import HttpxTransport, Response, Transport
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from .api import SharedMetrics, attach_shared_metrics
+    from .clock import Clock, ManualClock, SystemClock
+    from .packages import ExportResult
+    from .profile_file import ProfileConsent, read_profile_consent
+    from .resource import Resource, detect_resource
+    from .schemas import PackageInvalid, package_errors, validate_package
+    from .skills import SkillReporter, SkillUse
+    from .store import MetricsStore, StoreError
+    from .switched_off import reconcile_consent
+    from .transport import HttpxTransport, Response, Transport
+
+_HOME: Final = {
+    "SharedMetrics": "api", "attach_shared_metrics": "api", "reconcile_consent": "switched_off",
+    "Clock": "clock", "ManualClock": "clock", "SystemClock": "clock",
+    "ExportResult": "packages",
+    "ProfileConsent": "profile_file", "read_profile_consent": "profile_file",
+    "Resource": "resource", "detect_resource": "resource",
+    "PackageInvalid": "schemas", "package_errors": "schemas", "validate_package": "schemas",
+    "SkillReporter": "skills", "SkillUse": "skills",
+    "MetricsStore": "store", "StoreError": "store",
+    "HttpxTransport": "transport", "Response": "transport", "Transport": "transport",
+}
+"""Where each public name lives. The names are imported on first use (PEP 562), so that a module
+importing one piece (the observability store reads :mod:`.vocab`, a profile with shared metrics off
+runs only the consent reconciler) does not load the collector, the packager or jsonschema."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Clock",

@@ -24,6 +24,8 @@ from .resource import Resource, detect_resource, normalise_version
 from .sender import Sender, endpoint_problem, start_background_pass, warn_once
 from .store import MetricsStore
 from .subscriber import QUEUE_SIZE, Subscriber
+from .switched_off import reconcile_consent as reconcile_consent  # still importable from here
+from .switched_off import switch_off
 from .transport import Transport
 
 logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
@@ -217,15 +219,11 @@ def attach_shared_metrics(
     (SM-65), except that an existing store's consent window is closed by the reconciler (SM-89).
     """
     home = Path(hermes_home).expanduser()
-    store = MetricsStore(home)
     clock = clock or SystemClock()
-    if send is True and enabled is not True:
-        warn_once("send-without-enabled", logging.WARNING,
-                  "hermes_pipeline: telemetry.shared_metrics.send is true but enabled is not; nothing is "
-                  "collected or sent")
     if enabled is not True:
-        reconcile_consent(home, enabled=False, send=False, clock=clock)
+        switch_off(home, send=send is True, clock=clock)
         return None
+    store = MetricsStore(home)
     if send is True and endpoint_problem(endpoint) is not None and not endpoint:
         warn_once("no-endpoint", logging.WARNING,
                   "hermes_pipeline: telemetry.shared_metrics.send is true but no endpoint is configured; "
@@ -234,29 +232,6 @@ def attach_shared_metrics(
                          consent=consent or consent_reader(home), transport=transport, toolsets=toolsets,
                          entrypoint=entrypoint, resource=resource or detect_resource(), queue_size=queue_size,
                          follow_host_version=resource is None)
-
-
-def reconcile_consent(hermes_home: Path | str, *, enabled: bool, send: bool, endpoint: str | None = None,
-                      clock: Clock | None = None) -> bool:
-    """Run the consent reconciler for a profile now (SM-87, SM-89); returns the resolved send decision.
-
-    Call it after a setup wizard or a CLI command wrote ``telemetry.shared_metrics.send`` (or
-    ``enabled`` / ``endpoint``): consent windows are written only by the reconciler (SM-86). Nothing is
-    created when sending is off and no store exists. Never raises; a failure is logged.
-    """
-    allowed = enabled is True and send is True and endpoint_problem(endpoint) is None
-    store = MetricsStore(hermes_home)
-    if not allowed and not store.exists():
-        return allowed
-    try:
-        conn = store.connect()
-        try:
-            reconcile(conn, allowed, (clock or SystemClock()).now())
-        finally:
-            conn.close()
-    except Exception as exc:
-        logger.warning("hermes_pipeline: shared metrics: consent reconcile failed: %s", exc)
-    return allowed
 
 
 def attach_for_profile(profile: Any) -> SharedMetrics | None:

@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 
 V1: Final = "hermes.shared_metrics.v1"
 V2: Final = "hermes.shared_metrics.v2"
@@ -48,6 +49,10 @@ def load_package_schema(schema_version: str) -> dict[str, Any]:
 
 class _Validator:
     def __init__(self, schema: dict[str, Any]) -> None:
+        # jsonschema (and its referencing / attrs stack) is imported only when a package is first
+        # validated, so a profile with shared metrics off never loads it.
+        from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
+
         checker = Draft202012Validator.FORMAT_CHECKER
         self.whole = Draft202012Validator(schema, format_checker=checker)
         self.by_name: dict[str, Draft202012Validator] = {}
