@@ -267,3 +267,5 @@ def print_report(result: DemoResult, out: TextIO) -> None:
         out.write(f"Q-M2 who changes memory (hermes-pipeline audit memory actors --home {home}):\n")
         for row in result.store_queries.get("Q-M2", []):
             out.write(f"  {row['actor']:<17} {row['change_count']}\n")
+    dashboard_home = result.workspace / "hermes-home"
+    out.write(f"\nopen this profile in the dashboard: hermes-pipeline dashboard --home {dashboard_home} --open\n")
