@@ -46,14 +46,13 @@ def test_obs_9_catalogue_has_all_nineteen_hooks() -> None:
     from hermes_pipeline.contract.hooks import V1_HOOKS
 
     assert len(V1_HOOKS) == 19 and len(OBSERVER_HOOKS) == 30
-    assert {h for h, i in OBSERVER_HOOKS.items() if i.family == "extension"} == {
-        "on_session_segment", "on_compaction", "on_context_snapshot", "on_skill_lifecycle"}
     assert {h for h, i in OBSERVER_HOOKS.items() if i.family == "hermes"} == {
         "pre_verify", "transform_terminal_output", "pre_gateway_dispatch", "post_gateway_dispatch",
         "kanban_task_claimed", "kanban_task_completed", "kanban_task_blocked"}
     assert {h for h, i in OBSERVER_HOOKS.items() if i.family == "extension"} == {"on_session_segment",
                                                                                  "on_compaction",
-                                                                                 "on_skill_lifecycle"}
+                                                                                 "on_skill_lifecycle",
+                                                                                 "on_context_snapshot"}
     assert OBSERVER_HOOKS["pre_tool_call"].hang_class == "C"
     assert {h for h, i in OBSERVER_HOOKS.items() if i.must_gate} == {
         "pre_api_request", "post_api_request", "api_request_error", "post_tool_call", "transform_tool_result"}
