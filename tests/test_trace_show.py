@@ -10,12 +10,10 @@ from typing import Any
 
 import pytest
 
-from hermes_pipeline import Engine, Host
+from hermes_pipeline import Host
 from hermes_pipeline.cli.trace_cmd import main
-from hermes_pipeline.export import ScopePlugin
-from hermes_pipeline.sinks.atif import build_atif_sink
-from hermes_pipeline.sinks.atof import build_atof_sink
 from hermes_pipeline.readers.trace import load_trace, render_trace
+from hermes_pipeline.testing import capture_export
 
 from .conftest import chat_response
 
@@ -27,17 +25,9 @@ def tool_calls(*names: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """An ATOF file and an ATIF file written by the real file sinks for one session on a shared projection."""
+    """An ATOF file and an ATIF file written by the real file sinks for one session on a shared projection
+    (through the public helper for sink authors, ``hermes_pipeline.testing.capture_export``)."""
     directory = tmp_path_factory.mktemp("traces")
-    engine = Engine()
-    projection = ScopePlugin(deferred=True)
-    engine.add_plugin(projection, name="scopes")
-    atof = build_atof_sink({"enabled": True, "sinks": [{"type": "file", "output_directory": str(directory),
-                                                        "filename": "events.jsonl"}]})
-    atif = build_atif_sink({"enabled": True, "output_directory": str(directory / "atif")})
-    projection.add_listener(atof)
-    projection.add_listener(atif)
-    host = Host(engine, model="gpt-x", provider="p")
     heavy = chat_response("summary")
     heavy["usage"] = {"prompt_tokens": 5000, "completion_tokens": 12}
 
@@ -48,18 +38,21 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     def cancelled() -> str:
         raise KeyboardInterrupt
 
-    with host.session("demo") as session, session.turn("do the things") as turn:
-        turn.call_llm({"model": "m", "messages": []},
-                      lambda r: tool_calls("slow_tool", "quick", "broken", "rm", "wait"))
-        turn.call_tool("slow_tool", {}, slow_tool, tool_call_id="id-slow_tool")
-        turn.call_tool("quick", {}, lambda: "ok", tool_call_id="id-quick")
-        turn.call_tool("broken", {}, lambda: 1 / 0, tool_call_id="id-broken")
-        turn.call_tool("rm", {}, lambda: "gone", tool_call_id="id-rm", deny="not on the allowlist")
-        with pytest.raises(KeyboardInterrupt):
-            turn.call_tool("wait", {}, cancelled, tool_call_id="id-wait")
-        turn.call_llm({"model": "m", "messages": []}, lambda r: heavy)
-        turn.complete("summary")
-    assert projection.shutdown(10.0) and atof.shutdown(10.0) and atif.shutdown(10.0)
+    def session(host: Host) -> None:
+        with host.session("demo") as session, session.turn("do the things") as turn:
+            turn.call_llm({"model": "m", "messages": []},
+                          lambda r: tool_calls("slow_tool", "quick", "broken", "rm", "wait"))
+            turn.call_tool("slow_tool", {}, slow_tool, tool_call_id="id-slow_tool")
+            turn.call_tool("quick", {}, lambda: "ok", tool_call_id="id-quick")
+            turn.call_tool("broken", {}, lambda: 1 / 0, tool_call_id="id-broken")
+            turn.call_tool("rm", {}, lambda: "gone", tool_call_id="id-rm", deny="not on the allowlist")
+            with pytest.raises(KeyboardInterrupt):
+                turn.call_tool("wait", {}, cancelled, tool_call_id="id-wait")
+            turn.call_llm({"model": "m", "messages": []}, lambda r: heavy)
+            turn.complete("summary")
+
+    capture_export({"version": 4, "atof": {"enabled": True, "sinks": [{"type": "file", "filename": "events.jsonl"}]},
+                    "atif": {"enabled": True, "output_directory": "atif"}}, directory, session=session, timeout=10.0)
     [trajectory] = list((directory / "atif").iterdir())
     return directory / "events.jsonl", trajectory
 
