@@ -93,7 +93,6 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
-
 # --------------------------------------------------------------------------- explain
 
 
@@ -246,9 +245,11 @@ def _set(args: argparse.Namespace) -> int:
     from ..config.profile_config import KNOWN_KEYS, clamp_note
     from ..config.profile_edit import parse_scalar, set_value
 
+    from ..config.alert_settings import TABLE_KEYS as ALERT_TABLE_KEYS
     from ..config.observability_settings import TABLE_KEYS
 
-    value = parse_scalar(args.value, tables=args.key in TABLE_KEYS)  # table keys take a YAML flow mapping
+    tables = args.key in TABLE_KEYS or args.key in ALERT_TABLE_KEYS
+    value = parse_scalar(args.value, tables=tables)  # table keys take a YAML flow mapping or list
     path = set_value(_home(args), args.key, value, force=args.force)
     print(f"set {args.key} = {_show(value)} in {path}")
     note = clamp_note(args.key, value)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from ..config.alert_settings import DESCRIPTIONS as ALERT_DESCRIPTIONS
+
 Entry = tuple[str | None, str]
 
 DOCUMENT: Final[dict[str, Entry]] = {
@@ -281,6 +283,7 @@ PROFILE: Final[dict[str, Entry]] = {
     "observability.retention.history_days": (None, "Skill history and memory audit rows older than this are pruned; "
                                                    "0 keeps them."),
     "observability.logs.path": (None, "The JSON Lines log of hermes_pipeline, relative to `$HERMES_HOME`."),
+    **ALERT_DESCRIPTIONS,
 }
 
 ENVIRONMENT: Final[dict[str, str]] = {

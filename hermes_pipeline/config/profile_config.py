@@ -25,6 +25,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from .alert_settings import DEFAULTS as ALERT_DEFAULTS
+from .alert_settings import KEYS as ALERT_KEYS
+from .alert_settings import SECTIONS as ALERT_SECTIONS
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import ConfigError
 from .files import read_config_text
@@ -230,6 +233,7 @@ KNOWN_KEYS: Final = {
     "observability.dashboard.port": port_problem,
     "observability.dashboard.jaeger_url": web_url_problem,
     **OBSERVABILITY_KEYS,
+    **ALERT_KEYS,
 }
 """Keys this layer understands → validator returning a problem text or ``None``."""
 
@@ -242,17 +246,18 @@ DEFAULTS: Final = {
     "observability.dashboard.host": "127.0.0.1", "observability.dashboard.port": 3001,
     "observability.dashboard.jaeger_url": None,
     **OBSERVABILITY_DEFAULTS,
+    **ALERT_DEFAULTS,
 }
 
 OWNED_SECTIONS: Final = ("telemetry.shared_metrics", "gateway.telemetry.session_segments",
-                         "observability.trajectories", "observability.dashboard", *OBSERVABILITY_SECTIONS)
+                         "observability.trajectories", "observability.dashboard", *OBSERVABILITY_SECTIONS,
+                         *ALERT_SECTIONS)
 """Sections whose every key belongs to this schema (elsewhere ``config.yaml`` holds the agent's own keys)."""
 
 UNAVAILABLE: Final = {
     "observability": "the profile-local observability features other than the trajectory store, the audit "
-                     "store, environment, pricing, memory_tools, the quick OTel settings, logs, retention and the dashboard "
-                     "(observability.*: alerts) are not available in this version; nothing reads "
-                     "this key",
+                     "store, environment, pricing, memory_tools, the quick OTel settings, logs, retention, the dashboard and "
+                     "the alerts are not available in this version; nothing reads this key",
 }
 """Top-level sections reserved for features this version does not have → why they are refused."""
 
