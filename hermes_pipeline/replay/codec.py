@@ -87,7 +87,8 @@ def _truncated(value: Any) -> bool:
 
 
 def _usage(recorded: Mapping[str, Any]) -> tuple[int, int]:
-    usage = recorded.get("usage") if isinstance(recorded.get("usage"), Mapping) else {}
+    found = recorded.get("usage")
+    usage: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     prompt = usage.get("input_tokens", usage.get("prompt_tokens", 0))
     completion = usage.get("output_tokens", usage.get("completion_tokens", 0))
     return (int(prompt) if isinstance(prompt, int) else 0, int(completion) if isinstance(completion, int) else 0)
@@ -98,7 +99,8 @@ def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     for raw in message.get("tool_calls") or []:
         if not isinstance(raw, Mapping):
             continue
-        function = raw.get("function") if isinstance(raw.get("function"), Mapping) else raw
+        inner = raw.get("function")
+        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else raw
         arguments = function.get("arguments", function.get("input", {}))
         out.append({"id": raw.get("id"), "name": function.get("name"),
                     "arguments": arguments if isinstance(arguments, str) else canonical_json(arguments or {})})
@@ -107,7 +109,8 @@ def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def provider_response(recorded: Mapping[str, Any], api_mode: str | None) -> dict[str, Any]:
     """The provider-shaped response of a recorded ``llm_response`` for ``api_mode`` (02 MW-8)."""
-    message = recorded.get("assistant_message") if isinstance(recorded.get("assistant_message"), Mapping) else {}
+    found = recorded.get("assistant_message")
+    message: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     content = message.get("content")
     calls = _calls(message)
     prompt, completion = _usage(recorded)

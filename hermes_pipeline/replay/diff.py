@@ -69,7 +69,8 @@ def final_answer(doc: Mapping[str, Any]) -> str | None:
 
 def token_totals(doc: Mapping[str, Any]) -> dict[str, int]:
     """``{prompt, completion}`` from ``final_metrics`` (0 when absent)."""
-    metrics = doc.get("final_metrics") if isinstance(doc.get("final_metrics"), Mapping) else {}
+    found = doc.get("final_metrics")
+    metrics: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     return {"prompt": int(metrics.get("total_prompt_tokens") or 0),
             "completion": int(metrics.get("total_completion_tokens") or 0)}
 

@@ -217,3 +217,53 @@ def test_book_33_two_recorded_replays_give_identical_step_lists(tmp_path_factory
     a = comparable_steps(json.loads(first[3].read_text()))  # type: ignore[union-attr]
     b = comparable_steps(json.loads(second[3].read_text()))  # type: ignore[union-attr]
     assert a == b == comparable_steps(recording.document)
+
+
+def test_book_31_a_scrubbed_credential_in_the_request_still_matches(tmp_path: Path) -> None:
+    """BOOK-31 item 5: the recording holds the request as the exporters saw it (credentials scrubbed); the
+    live request is compared in the same form, so a credential in the history is not a divergence."""
+    secret = "my key is sk-proj-AbCdEf0123456789AbCdEf0123"
+    home = tmp_path / "rec"
+    engine = Engine()
+    handle = attach_store(engine, home, home / "trajectories", retention_days=0)
+    run_loop(Host(engine, model="m1", api_mode="chat_completions"), iter(TWO_TOOLS), [], system=secret)
+    handle.close()
+    path = only_file(home / "trajectories")
+    assert "AbCdEf0123456789" not in path.read_text()
+    replay, effects, answer, _ = replay_on(Recording.from_file(path), [], system=secret)
+    assert replay.divergences == [] and answer == "done" and effects == []
+
+
+def test_book_33_replay_warns_when_skills_or_memory_changed(tmp_path: Path) -> None:
+    """BOOK-33: the replay warns when the profile's current skill or memory hashes differ from the
+    recorded context snapshot."""
+    path, _ = record_reference_run(tmp_path, NOTES_SCRIPT)
+    home = tmp_path / "recorded-home"
+    recording = Recording.from_file(path)
+    assert run_replay(recording, home=home).warnings == []
+    (home / "skills" / "tidy").mkdir(parents=True)
+    (home / "skills" / "tidy" / "SKILL.md").write_text("# new skill\n")
+    warnings = run_replay(recording, home=home).warnings
+    assert len(warnings) == 1 and "skills differ" in warnings[0] and "tidy" in warnings[0]
+
+
+def custom_agent(run: Any) -> str:
+    """An agent factory for ``--agent``: one LLM call through the host, whose engine carries the replay."""
+    with run.host.session() as session, session.turn(run.recording.user_message) as turn:
+        messages = [{"role": "system", "content": run.recording.system_prompt},
+                    {"role": "user", "content": turn.user_content}]
+        response = turn.call_llm({"model": run.settings["model"], "messages": messages},
+                                 lambda req: pytest.fail("the provider must not be called"))
+        return turn.complete(f"custom: {response['choices'][0]['message'].get('tool_calls')[0]['id']}")
+
+
+def test_book_31_any_agent_factory_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """BOOK-31: ``--agent MODULE:FACTORY`` runs another agent loop under the same replay."""
+    from hermes_pipeline.cli.main import main
+
+    path, _ = record_reference_run(tmp_path, NOTES_SCRIPT)
+    code = main(["replay", str(path), "--agent", f"{__name__}:custom_agent", "--output", str(tmp_path / "c.json")])
+    out = capsys.readouterr().out
+    assert code == 1 and out.splitlines()[-1] == "diverged at step 2"  # it runs no tool: no observation
+    assert json.loads((tmp_path / "c.json").read_text())["extra"]["hermes"]["final_output"] == "custom: call_0001"
+    assert main(["replay", str(path), "--agent", "no_such_agent"]) == 2
