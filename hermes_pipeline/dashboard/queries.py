@@ -68,18 +68,30 @@ def trajectory_files(sources: Sources, limit: int = 20) -> list[dict[str, Any]] 
         entries = list(os.scandir(sources.trajectories))
     except OSError:
         return None
+    names = sorted((e.name for e in entries if len(e.name) == 52 and e.name.endswith(".json")
+                    and TRAJECTORY_ID.fullmatch(e.name[11:47])), reverse=True)
+    if len(names) > limit:  # file names start with the run's date: only the newest dates need a stat
+        oldest_date = names[limit - 1][:10]
+        names = [n for n in names if n[:10] >= oldest_date]
     found = []
-    for entry in entries:
-        name = entry.name
-        if len(name) == 52 and name.endswith(".json") and TRAJECTORY_ID.fullmatch(name[11:47]):
-            try:
-                st = entry.stat()
-            except OSError:
-                continue
-            found.append((st.st_mtime, name, st.st_size))
+    for name in names:
+        try:
+            st = os.stat(sources.trajectories / name)
+        except OSError:
+            continue
+        found.append((st.st_mtime, name, st.st_size))
     found.sort(reverse=True)
     return [{"id": name[11:47], "date": name[:10], "mtime": mtime, "size": size}
             for mtime, name, size in found[:limit]]
+
+
+def _trajectory_ids(sources: Sources) -> set[str]:
+    """The ids of every store-named file in the trajectory directory (one listing, no stat)."""
+    try:
+        return {n[11:47] for n in os.listdir(sources.trajectories)
+                if len(n) == 52 and n.endswith(".json") and TRAJECTORY_ID.fullmatch(n[11:47])}
+    except OSError:
+        return set()
 
 
 def _trajectory_path(sources: Sources, trajectory_id: str) -> Path | None:
@@ -149,6 +161,24 @@ def trajectory_diff(sources: Sources, old_id: str, new_id: str) -> dict[str, Any
 
 # ---- today ---------------------------------------------------------------------------------------
 
+def _skill_run_window(conn: sqlite3.Connection | None, now: float) -> list[dict[str, Any]] | None:
+    """Each skill's 5 latest runs (``rn`` 1..5) and its runs of the last 7 days (``rn`` ``None``), read
+    through the (skill_name, ended_at) index one skill at a time."""
+    names = _rows(conn, "SELECT DISTINCT skill_name FROM skill_runs")
+    if conn is None or names is None:
+        return None
+    out: list[dict[str, Any]] = []
+    week = utc_text(now - 7 * 86400)
+    for row in names:
+        name = row["skill_name"]
+        latest = _rows(conn, "SELECT skill_name, outcome, ended_at FROM skill_runs WHERE skill_name = ? "
+                             "ORDER BY ended_at DESC LIMIT 5", (name,)) or []
+        out += [{**r, "rn": i + 1} for i, r in enumerate(latest)]
+        out += [{**r, "rn": None} for r in _rows(conn, "SELECT skill_name, outcome, ended_at FROM skill_runs WHERE "
+                                                       "skill_name = ? AND ended_at >= ?", (name, week)) or []]
+    return out
+
+
 def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
     """The ``/`` page: today's tasks, success rate, cost and tokens (``task_runs``), today's LLM calls,
     14 days of tokens and cost, 24 hours of success rate, the latest trajectories, the anomalies."""
@@ -171,10 +201,7 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
                             "SUM(outcome = 'success') AS ok FROM task_runs WHERE ended_at >= ? GROUP BY hour",
                       (utc_text(now - 24 * 3600),))
         latest = _rows(conn, "SELECT outcome FROM task_runs ORDER BY ended_at DESC LIMIT 200")
-        skill_runs = _rows(conn, "SELECT skill_name, outcome, ended_at, rn FROM (SELECT skill_name, outcome, ended_at, "
-                                 "ROW_NUMBER() OVER (PARTITION BY skill_name ORDER BY ended_at DESC) AS rn "
-                                 "FROM skill_runs WHERE ended_at >= ?) WHERE rn <= 5 OR ended_at >= ?",
-                           (utc_text(now - 90 * 86400), utc_text(now - 7 * 86400)))
+        skill_runs = _skill_run_window(conn, now)
         files = trajectory_files(sources, 20)
         runs = _runs_by_trajectory(conn, [f["id"] for f in files or []])
     out["daily"] = daily_series(days, now, 14) if days is not None else None
@@ -226,9 +253,9 @@ def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
         runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, input_tokens, "
                            "output_tokens, cost_usd FROM task_runs WHERE session_id = ? ORDER BY ended_at, id "
                            "LIMIT 1000", (session_id,)) or []
+    present = _trajectory_ids(sources) if runs else set()
     for run in runs:
-        tid = run.get("trajectory_id")
-        run["has_file"] = isinstance(tid, str) and _trajectory_path(sources, tid) is not None
+        run["has_file"] = run.get("trajectory_id") in present
     out["runs"] = runs
     if out["row"] is None:
         if not runs:
