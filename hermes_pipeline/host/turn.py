@@ -77,7 +77,7 @@ class Turn:
                 "is_first_turn": is_first_turn, "model": host.model, "platform": host.platform,
                 "sender_id": sender_id,
             }))
-        if context_snapshot is not None and "on_context_snapshot" in host.engine._hook_map:
+        if context_snapshot is not None and "on_context_snapshot" in host.engine.hook_listeners:
             host.emit("on_context_snapshot", {"session_id": session.session_id, "task_id": task_id,
                                               "turn_id": turn_id, "context": dict(context_snapshot),
                                               "platform": host.platform})
