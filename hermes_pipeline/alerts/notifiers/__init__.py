@@ -1,0 +1,1 @@
+"""The built-in notifiers (``webhook``, ``feishu``, ``email``), one module each."""
