@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
+from ..alerts.cli import add_parser as add_alerts_parser
 from .audit_cmd import add_parser as add_audit_parser
 from .store_cmd import add_parser as add_store_parser
 from .config_cmd import add_parser as add_config_parser
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "its output directories go under the workspace and OTLP goes to the demo's receiver")
     demo.set_defaults(func=_demo)
     add_hooks_parser(sub)
+    add_alerts_parser(sub)
     add_audit_parser(sub)
     add_store_parser(sub)
     add_config_parser(sub)
