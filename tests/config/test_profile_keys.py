@@ -76,8 +76,7 @@ def test_cfg_69_set_validates_value_types(env: Env, capsys: pytest.CaptureFixtur
     assert not (env.hermes_home / "config.yaml").exists()
 
 
-@pytest.mark.parametrize("key", ["observability.alerts.enabled", "observability.environment",
-                                 "observability.dashboard.port"])
+@pytest.mark.parametrize("key", ["observability.alerts.enabled", "observability.environment"])
 def test_cfg_67a_unavailable_observability_keys_are_refused_not_ignored(env: Env, capsys: pytest.CaptureFixture[str],
                                                                         key: str) -> None:
     """CFG-67a: the profile-local observability features do not exist in this version, so their keys are
@@ -117,7 +116,8 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
               "gateway.telemetry.session_segments.on_compaction": True,
               "gateway.telemetry.session_segments.max_turns": 7, "plugins.hook_callback_timeout": 12,
               "observability.trajectories.enabled": True, "observability.trajectories.dir": "runs",
-              "observability.trajectories.retention_days": 30}
+              "observability.trajectories.retention_days": 30, "observability.dashboard.host": "::1",
+              "observability.dashboard.port": 3002, "observability.dashboard.jaeger_url": "http://localhost:16686"}
     assert set(values) == set(KNOWN_KEYS)
     for key, value in values.items():
         set_value(tmp_path, key, value)
@@ -129,6 +129,7 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
     assert (s.session_segments.on_compaction, s.session_segments.max_turns) == (True, 7)
     assert s.hook_callback_timeout == 12
     assert (s.trajectories.enabled, s.trajectories.dir, s.trajectories.retention_days) == (True, "runs", 30)
+    assert (s.dashboard.host, s.dashboard.port, s.dashboard.jaeger_url) == ("::1", 3002, "http://localhost:16686")
 
 
 def test_cfg_13_unknown_key_error_is_typed_and_names_the_key(tmp_path: Path) -> None:

@@ -1,0 +1,93 @@
+"""The dashboard's anomaly rules and windows on hand-made rows, and its profile keys (spec 06 BOOK-39,
+BOOK-41, §0)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_pipeline.cli.main import main
+from hermes_pipeline.config.profile_config import load_profile_settings
+from hermes_pipeline.dashboard.stats import anomalies_from, daily_series, local_day_bounds, utc_text
+
+NOW = 1_780_000_000.0
+
+
+def _day(back: int) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(NOW - back * 86400))
+
+
+def test_a_cost_spike_is_a_day_above_three_times_the_mean_of_the_14_days_before() -> None:
+    """BOOK-41: cost > 3 × the mean daily cost of the preceding 14 days (inactive days count as 0)."""
+    days = [{"day": _day(b), "cost": 1.0, "tasks": 1} for b in range(1, 28)] + [{"day": _day(0), "cost": 3.5,
+                                                                                  "tasks": 1}]
+    spikes = [a for a in anomalies_from(days, [], [], NOW) if a["kind"] == "cost"]
+    assert [s["day"] for s in spikes] == [_day(0)] and spikes[0]["mean"] == pytest.approx(1.0)
+    days[-1]["cost"] = 2.9
+    assert [a for a in anomalies_from(days, [], [], NOW) if a["kind"] == "cost"] == []
+
+
+def test_a_cost_spike_needs_three_active_days_before_it() -> None:
+    """BOOK-41: judged only with >= 3 active days in the preceding window."""
+    days = [{"day": _day(3), "cost": 0.1, "tasks": 1}, {"day": _day(2), "cost": 0.1, "tasks": 1},
+            {"day": _day(0), "cost": 50.0, "tasks": 1}]
+    assert [a for a in anomalies_from(days, [], [], NOW) if a["kind"] == "cost"] == []
+    days.insert(0, {"day": _day(4), "cost": 0.1, "tasks": 1})
+    assert [a["day"] for a in anomalies_from(days, [], [], NOW) if a["kind"] == "cost"] == [_day(0)]
+
+
+def test_three_or_more_consecutive_failed_tasks_are_an_anomaly() -> None:
+    """BOOK-41: 3 or more consecutive failed tasks (newest first; the latest streak is marked)."""
+    outcomes = [{"outcome": o} for o in ("failed", "failed", "failed", "success", "failed", "failed", "success",
+                                         "timed_out", "failed", "failed", "failed")]
+    streaks = [a for a in anomalies_from([], outcomes, [], NOW) if a["kind"] == "tasks"]
+    assert streaks == [{"kind": "tasks", "count": 3, "current": True}, {"kind": "tasks", "count": 4, "current": False}]
+
+
+def test_a_skill_is_flagged_for_five_latest_failures_or_half_of_five_runs_in_a_week() -> None:
+    """BOOK-41: the 5 most recent runs failed, or failure rate >= 50 % over >= 5 runs in 7 days."""
+    recent, old = utc_text(NOW - 3600), utc_text(NOW - 20 * 86400)
+    rows = [{"skill_name": "a", "outcome": "failed", "ended_at": old, "rn": i} for i in range(1, 6)]
+    rows += [{"skill_name": "b", "outcome": o, "ended_at": recent, "rn": None}
+             for o in ("failed", "failed", "failed", "success", "success", "success")]
+    rows += [{"skill_name": "c", "outcome": o, "ended_at": recent, "rn": None}
+             for o in ("failed", "failed", "success", "success")]
+    rows += [{"skill_name": "d", "outcome": o, "ended_at": old, "rn": i + 1}
+             for i, o in enumerate(("failed", "failed", "failed", "failed", "success"))]
+    flagged = {a["skill"]: a["why"] for a in anomalies_from([], [], rows, NOW) if a["kind"] == "skill"}
+    assert flagged == {"a": "its 5 most recent runs failed", "b": "3 of 6 runs failed in 7 days"}
+
+
+def test_the_daily_series_has_fourteen_days_with_unknown_cost_as_none() -> None:
+    """BOOK-26: a period without any known cost shows n/a, not zero."""
+    series = daily_series([{"day": _day(0), "input": 5, "output": 2, "cost": None, "costed": 0, "tasks": 1},
+                           {"day": _day(1), "input": 1, "output": 1, "cost": 0.5, "costed": 1, "tasks": 1}], NOW, 14)
+    assert len(series) == 14 and series[-1]["day"] == _day(0) and series[-1]["cost"] is None
+    assert series[-2]["cost"] == 0.5 and series[0]["tasks"] == 0
+
+
+def test_today_is_the_local_calendar_day_in_store_timestamps() -> None:
+    """BOOK-40: the overview covers the dashboard host's local calendar day; bounds in the store's UTC form."""
+    start, end = local_day_bounds(NOW)
+    assert start <= utc_text(NOW) < end and len(start) == 19 and start[10] == " "
+    local = time.localtime(NOW)
+    midnight = time.mktime((local.tm_year, local.tm_mon, local.tm_mday, 0, 0, 0, 0, 0, -1))
+    assert start == utc_text(midnight)
+
+
+def test_the_dashboard_keys_are_profile_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """BOOK-39, §0: observability.dashboard.{host,port,jaeger_url} work with config set/get and are read."""
+    home = ["--home", str(tmp_path)]
+    assert main(["config", "set", *home, "observability.dashboard.jaeger_url", "http://jaeger:16686"]) == 0
+    assert main(["config", "set", *home, "observability.dashboard.port", "3005"]) == 0
+    capsys.readouterr()
+    assert main(["config", "get", *home, "observability.dashboard.jaeger_url"]) == 0
+    assert capsys.readouterr().out == "http://jaeger:16686\n"
+    assert main(["config", "set", *home, "observability.dashboard.jaeger_url", "javascript:alert(1)"]) == 1
+    assert main(["config", "set", *home, "observability.dashboard.port", "70000"]) == 1
+    settings = load_profile_settings(tmp_path, log=False)
+    assert (settings.dashboard.host, settings.dashboard.port, settings.dashboard.jaeger_url) == (
+        "127.0.0.1", 3005, "http://jaeger:16686")
+    assert settings.diagnostics == ()
