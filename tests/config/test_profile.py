@@ -222,12 +222,12 @@ def test_cfg_68_cfg_9_profile_keys_work_without_pipeline(env: Env, process: Engi
     pipeline file is selected; the observability section (features not available in this version) is
     reported, not silently kept."""
     write_config(env.hermes_home, "telemetry:\n  shared_metrics: {enabled: true}\n"
-                                  "observability:\n  environment: production\n")
+                                  "observability:\n  holograms: {enabled: true}\n")
     profile = open_profile()
     assert profile.activation.state is ActivationState.DISABLED
     assert profile.settings.shared_metrics.enabled
     assert [d.field for d in profile.settings.diagnostics
-            if d.code == "config.unsupported_key"] == ["observability.environment"]
+            if d.code == "config.unsupported_key"] == ["observability.holograms"]
 
 
 def test_cfg_67a_shared_metrics_started_per_profile_from_config_yaml(env: Env, process: Engine) -> None:
