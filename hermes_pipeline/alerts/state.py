@@ -99,19 +99,19 @@ def reconcile(conn: sqlite3.Connection, findings: list[Finding], now: datetime, 
     stamp = sql_time(now)
     firing = {(f.rule, f.key) for f in findings}
     known = {(r.rule, r.key): r for r in rows(conn)}
-    for row in known.values():
-        if row.status.startswith("claimed:") and row.last_notified_at and \
-                parse_sql_time(row.last_notified_at) <= now - LEASE:
-            _revert(conn, row, now, cfg)
+    for stale in known.values():
+        if stale.status.startswith("claimed:") and stale.last_notified_at and \
+                parse_sql_time(stale.last_notified_at) <= now - LEASE:
+            _revert(conn, stale, now, cfg)
     known = {(r.rule, r.key): r for r in rows(conn)}
     for rule, key in sorted(firing):
-        row = known.get((rule, key))
-        if row is None or row.status == "resolved":
+        found = known.get((rule, key))
+        if found is None or found.status == "resolved":
             _set(conn, rule, key, "pending", None, first=stamp)
-        elif row.status == "resolving":  # fired again before its "resolved" went out: still the same alert
-            _set(conn, rule, key, "firing", row.last_notified_at)
-        elif row.status == "folded_resolved":
-            _set(conn, rule, key, "folded", row.last_notified_at)
+        elif found.status == "resolving":  # fired again before its "resolved" went out: still the same alert
+            _set(conn, rule, key, "firing", found.last_notified_at)
+        elif found.status == "folded_resolved":
+            _set(conn, rule, key, "folded", found.last_notified_at)
     for (rule, key), row in known.items():
         if (rule, key) in firing:
             continue
