@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -78,15 +79,25 @@ release_all()
 '''
 
 
-def _distribution(root: Path) -> Path:
+def _distribution(root: Path, name: str = "uuid_sink", source: str = MODULE, target: str = "UuidSink") -> Path:
+    """A distribution installed as a real entry point: ``<name>.py`` and its ``dist-info`` under ``root/site``."""
     site = root / "site"
-    info = site / "uuid_sink-1.0.dist-info"
+    info = site / f"{name}-1.0.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: uuid-sink\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[hermes_pipeline.sinks]\nuuid_sink = uuid_sink:UuidSink\n",
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[hermes_pipeline.sinks]\n{name} = {name}:{target}\n",
                                            encoding="utf-8")
-    (site / "uuid_sink.py").write_text(MODULE, encoding="utf-8")
+    (site / f"{name}.py").write_text(source, encoding="utf-8")
     return site
+
+
+def _readme_sink() -> str:
+    """The sink of the README's "Write a sink" section, exactly as a reader would copy it."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Write a sink"):]
+    section = section[:section.index("\n## ")]
+    [code] = re.findall(r"```python\n(.*?)```", section, re.S)
+    return code
 
 
 def _pipeline(root: Path, sink_section: str) -> Path:
@@ -109,9 +120,9 @@ def _pipeline(root: Path, sink_section: str) -> Path:
     return path
 
 
-def _env(root: Path, pipeline: Path) -> dict[str, str]:
+def _env(root: Path, pipeline: Path, site: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(_distribution(root)), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(site or _distribution(root)), env.get("PYTHONPATH", "")])
     env["HERMES_NEMO_RELAY_PLUGINS_TOML"] = str(pipeline)
     env["HERMES_HOME"] = str(root / "home")
     env["HERMES_PIPELINE_SYSTEM_PLUGINS_TOML"] = str(root / "no-system.toml")
@@ -202,3 +213,18 @@ def test_cfg_42_the_layer_merge_concatenates_the_lists_each_sink_states() -> Non
     assert _list_rule(("components", 0, "config", "atif", "storage"), kinds) == "concat"
     assert _list_rule(("components", 0, "config", "opentelemetry", "logs", "endpoints"), kinds) == "clearable"
     assert _list_rule(("components", 0, "config", "atif", "tool_definitions"), kinds) == "replace"
+
+
+def test_the_sink_written_from_the_readme_alone_shares_the_builtin_sinks_uuids(tmp_path: Path) -> None:
+    """The README's example sink, installed as an entry point named as the README says and configured in a
+    pipeline file as the README says, receives the very scopes the built-in ATOF sink writes."""
+    seen = tmp_path / "my-sink.txt"
+    site = _distribution(tmp_path, "my_sink", _readme_sink(), "MySink")
+    env = _env(tmp_path, _pipeline(tmp_path, f'[components.config.my_sink]\nenabled = true\npath = "{seen}"\n'), site)
+    assert _run(["-m", "hermes_pipeline.cli.main", "config", "validate"], env, tmp_path).returncode == 0
+    ran = _run(["-c", SESSION], env, tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    atof = [json.loads(line) for line in (tmp_path / "out" / "events.jsonl").read_text().splitlines()]
+    mine = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert [(phase, uuid, name) for phase, uuid, name in mine] == \
+        [(e["scope_category"], e["uuid"].replace("-", ""), e["name"]) for e in atof]
