@@ -5,8 +5,9 @@ assistant_message: {role, content, tool_calls}, usage, id}``. :func:`provider_re
 from it the object the host's provider adapter expects for the recorded ``api_mode``
 (``chat_completions``: a chat completion; ``anthropic_messages``: a Messages API message;
 ``codex_responses``: a Responses API response). :func:`request_hash` is the SHA-256 of the
-canonical JSON of the request's message history, computed the same way for a recorded request and
-a live one (the live request is sanitized and credential-scrubbed as the exporters saw it).
+canonical JSON of the request's message history (:func:`canonical_history`: roles, texts, tool calls
+and the ids they answer, whichever agent built the messages), computed the same way for a recorded
+request and a live one (the live request is sanitized and credential-scrubbed as the exporters saw it).
 """
 
 from __future__ import annotations
@@ -49,9 +50,60 @@ def history_of(request: Any, api_mode: str | None) -> Any:
     return body.get(HISTORY_KEYS.get(api_mode or "chat_completions", "messages"))
 
 
+def _text(content: Any) -> Any:
+    if content is None:
+        return ""
+    if isinstance(content, list):  # content parts: the text parts joined, other parts kept as they are
+        if all(isinstance(p, Mapping) and isinstance(p.get("text"), str) for p in content):
+            return "".join(str(p["text"]) for p in content)
+    return content
+
+
+def _arguments(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def canonical_history(history: Any) -> Any:
+    """What a request history means for the model, the same whichever agent built it: per message its
+    role, its text (``None`` and ``""`` alike, text parts joined), its tool calls as ``(id, name,
+    arguments)`` with parsed arguments, and the ``tool_call_id`` it answers; other keys (reasoning
+    echoes, names, provider extras) are left out."""
+    if not isinstance(history, list):
+        return history
+    out: list[Any] = []
+    for message in history:
+        if not isinstance(message, Mapping):
+            out.append(message)
+            continue
+        item: dict[str, Any] = {"role": message.get("role"), "content": _text(message.get("content"))}
+        calls = []
+        for raw in message.get("tool_calls") or []:
+            if not isinstance(raw, Mapping):
+                continue
+            inner = raw.get("function")
+            function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else raw
+            calls.append([raw.get("id"), function.get("name"),
+                          _arguments(function.get("arguments", function.get("input")))])
+        if calls:
+            item["tool_calls"] = calls
+        if message.get("tool_call_id") is not None:
+            item["tool_call_id"] = message.get("tool_call_id")
+        out.append(item)
+    return out
+
+
+def _digest(history: Any) -> str:
+    return hashlib.sha256(canonical_json(canonical_history(history)).encode("utf-8")).hexdigest()
+
+
 def request_hash(request: Any, api_mode: str | None) -> str:
-    """SHA-256 (hex) of the canonical history of a sanitized request."""
-    return hashlib.sha256(canonical_json(history_of(request, api_mode)).encode("utf-8")).hexdigest()
+    """SHA-256 (hex) of the canonical history (:func:`canonical_history`) of a sanitized request."""
+    return _digest(history_of(request, api_mode))
 
 
 def is_truncated(value: Any) -> bool:
@@ -69,7 +121,7 @@ def raw_history_hash(request: Any, api_mode: str | None) -> str | None:
         return None
     history = request.get(HISTORY_KEYS.get(api_mode or "chat_completions", "messages"))
     try:
-        return hashlib.sha256(canonical_json(history).encode("utf-8")).hexdigest()
+        return _digest(history)
     except (TypeError, ValueError):
         return None
 

@@ -267,3 +267,24 @@ def test_book_31_any_agent_factory_replays(tmp_path: Path, capsys: pytest.Captur
     assert code == 1 and out.splitlines()[-1] == "diverged at step 2"  # it runs no tool: no observation
     assert json.loads((tmp_path / "c.json").read_text())["extra"]["hermes"]["final_output"] == "custom: call_0001"
     assert main(["replay", str(path), "--agent", "no_such_agent"]) == 2
+
+
+def test_book_31_canonical_history_ignores_how_an_agent_spells_messages() -> None:
+    """BOOK-31 item 5: the canonical request history keeps roles, texts, tool calls (id, name, parsed
+    arguments) and the ids they answer, so another agent's spelling of the same conversation (content
+    parts, ``None`` for no text, extra keys, argument JSON spacing) hashes the same; a changed text does not."""
+    from hermes_pipeline.replay.codec import request_hash
+
+    hermes_style = {"body": {"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": "", "reasoning": "thinking...", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "f", "content": "ok"}]}}
+    reference_style = {"body": {"messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"}]}}
+    assert request_hash(hermes_style, "chat_completions") == request_hash(reference_style, "chat_completions")
+    reference_style["body"]["messages"][2]["content"] = "not ok"
+    assert request_hash(hermes_style, "chat_completions") != request_hash(reference_style, "chat_completions")
