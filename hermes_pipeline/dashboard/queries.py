@@ -296,8 +296,9 @@ def _front_matter(path: Path) -> dict[str, str]:
     except OSError:
         return {}
     lines = head.splitlines()
-    if not lines or lines[0].strip() != "---":
-        return {}
+    if not lines or lines[0].strip() != "---":  # no front matter: the first line of text describes it
+        first = next((line.strip().lstrip("#").strip() for line in lines if line.strip()), "")
+        return {"description": first[:200]} if first else {}
     out: dict[str, str] = {}
     for line in lines[1:]:
         if line.strip() == "---":

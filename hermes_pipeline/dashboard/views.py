@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 from .charts import bar_chart, series_values
 from .html import cost, e, link, missing, num, page, table, when
@@ -135,6 +136,10 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
         head.append("<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{e(when(v) if k.endswith('_at') else v)}</dd>"
                                      for k, v in row.items() if v is not None) + "</dl>")
     jaeger = data.get("jaeger_url")
+    if jaeger:  # the traces of a session carry its id as session.id
+        tags = quote(json.dumps({"session.id": data["id"]}, separators=(",", ":")))
+        search = f"{jaeger.rstrip('/')}/search?service=hermes-agent&tags={tags}"
+        head.append(f"<p>{link(search, 'traces of this session in Jaeger')}</p>")
     runs = []
     for r in data.get("runs") or []:
         tid = r.get("trajectory_id") or ""

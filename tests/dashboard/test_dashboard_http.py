@@ -257,6 +257,10 @@ def test_the_jaeger_url_key_adds_trace_links(tmp_path: Path) -> None:
         tid = fixture.trajectories[0]
         _, body, _ = get(f"{server.url.rstrip('/')}/trajectories/{tid}")
         assert f'href="http://localhost:16686/trace/{tid.replace("-", "")}"' in body
+        _, session, _ = get(f"{server.url.rstrip('/')}/sessions/{SESSION_ID}")
+        assert f'href="http://localhost:16686/trace/{tid.replace("-", "")}"' in session
+        assert ('href="http://localhost:16686/search?service=hermes-agent&amp;tags=%7B%22session.id%22%3A%22'
+                f'{SESSION_ID}%22%7D"') in session
 
 
 def test_the_columns_read_are_those_of_hermes_state_schema() -> None:
