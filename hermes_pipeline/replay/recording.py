@@ -135,6 +135,10 @@ class Recording:
             if "llm_request" not in hermes or "llm_response" not in hermes:
                 raise TrajectoryError("an agent step has no recorded llm_request / llm_response (written without "
                                       "LLM payloads, or redacted)", path=self.path, step=step.get("step_id"))
+            if not isinstance(hermes["llm_request"], Mapping) or not isinstance(hermes["llm_response"], Mapping):
+                raise TrajectoryError("the recorded llm_request / llm_response was redacted or summarised (it is "
+                                      "not the payload itself), so this step cannot be served",
+                                      path=self.path, step=step.get("step_id"))
             found.append((str(step.get("timestamp", "")), int(step.get("step_id") or 0), trajectory_id, step))
             observation = step.get("observation")
             for result in (observation.get("results") if isinstance(observation, Mapping) else None) or []:

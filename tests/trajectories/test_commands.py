@@ -116,7 +116,7 @@ def test_book_32_batch_summarises_changed_final_answers(recorded: tuple[Path, st
 
 
 @pytest.mark.parametrize("case", ["missing", "truncated", "not-atif", "summary", "unknown-id", "payload-truncated",
-                                  "set-key", "no-payloads"])
+                                  "set-key", "no-payloads", "payload-redacted"])
 def test_bad_input_is_a_clear_error_exit_2_and_nothing_written(recorded: tuple[Path, str], tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str], case: str) -> None:
     """BOOK-31 item 2 and the issue's bad-input list: each case names the file, step or key; exit 2;
@@ -148,6 +148,10 @@ def test_bad_input_is_a_clear_error_exit_2_and_nothing_written(recorded: tuple[P
     elif case == "set-key":
         argv = ["replay", tid, "--set", "modle=x"]
         expect = "'modle'"
+    elif case == "payload-redacted":
+        doc["steps"][2]["extra"]["hermes"]["llm_response"] = "<redacted>"
+        bad.write_text(json.dumps(doc))
+        expect = "step 3: the recorded llm_request / llm_response was redacted"
     elif case == "no-payloads":
         del doc["steps"][1]["extra"]["hermes"]["llm_request"]
         bad.write_text(json.dumps(doc))
