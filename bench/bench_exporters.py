@@ -9,6 +9,8 @@ i.e. 2 + T * (4 + 2K) ATOF events per session.
 Rows:
 
 - ``plain``: the same loops with no instrumentation at all (the baseline for "added" time).
+- ``lean``: the engine's projection, credential scrubbing and encoders with one hand-off and no
+  writer threads (``_one_handoff.py``): what the shape of the path costs, measured.
 - ``floor``: the smallest honest pure-Python code writing the same ATOF lines and ATIF files for the
   same workload, inline on the caller's thread (``_floor.py``): how far the engine is from the cost of
   the bytes themselves.
@@ -77,6 +79,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _timing, also when imported by the tests
 
 from _floor import floor_run  # noqa: E402
+from _one_handoff import OneHandOff  # noqa: E402
 from _timing import per_call_thread_ns, pluggy_reference  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
@@ -212,6 +215,23 @@ def floor_row(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
     return timed.run(atof_lines=lines, atif_files=files)
 
 
+def one_handoff_row(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
+    """The engine's projection and encoders with one hand-off and no writer threads (``_one_handoff.py``)."""
+    engine = Engine()
+    config = observability_config(directory, None)
+    path = OneHandOff(directory, config["atif"])
+    engine.add_plugin(path.projection, name="one-handoff")
+    host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
+    timed, response = Timed(), w.response()
+    for _ in range(w.sessions):
+        hermes_session(host, w, timed, lambda request: response)
+    timed.loop_done()
+    path.close(300.0)
+    timed.stop()
+    lines, files = count_outputs(directory)
+    return timed.run(atof_lines=lines, atif_files=files)
+
+
 def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object]], object],
                    provider: Callable[[dict[str, Any]], Any]) -> None:
     with host.session() as session:
@@ -325,6 +345,7 @@ def rows(with_relay: bool, with_otlp: bool = True) -> list[Row]:
     out = [Row("plain", "no instrumentation", plain_run),
            Row("floor", "ATOF + ATIF (minimal inline code)", floor_row, True),
            Row("hermes", "no plugins", partial(hermes_run, exporters=False, otlp=False)),
+           Row("lean", "ATOF + ATIF (one hand-off, no writers)", one_handoff_row, True),
            Row("hermes", "ATOF + ATIF", partial(hermes_run, exporters=True, otlp=False), True),
            Row("hermes", "ATOF + ATIF + OTLP", partial(hermes_run, exporters=True, otlp=True), True, True),
            Row("hermes", "ATOF + ATIF (worker processes)",
@@ -395,9 +416,15 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
         lines.append(f"hermes {ours}: {all_cpu[i]:.1f} us all-CPU per tool call (target <= 20 us: "
                      f"{'OK' if all_cpu[i] <= 20 else 'OVER TARGET'}); floor / hermes throughput "
                      f"{rate[floor] / rate[i]:.2f}x (aim <= 2x: {'OK' if rate[floor] / rate[i] <= 2 else 'FAR'})")
+    lean = at["lean", "ATOF + ATIF (one hand-off, no writers)"]
+    lines.append(f"one hand-off (engine projection + encoders, no writer threads): {rate[lean]:,.0f} tool calls/s, "
+                 f"{all_cpu[lean]:.1f} us all-CPU per tool call, floor / it {rate[floor] / rate[lean]:.2f}x")
     if ("relay", "ATOF + ATIF (manual exporters)") in at:
         lines.append(f"end-to-end throughput floor / relay ATOF + ATIF (manual exporters): "
                      f"{rate[floor] / rate[at['relay', 'ATOF + ATIF (manual exporters)']]:.2f}x")
+    if ("relay", "ATOF + ATIF (manual exporters)") in at:
+        lines.append(f"end-to-end throughput one hand-off / relay ATOF + ATIF (manual exporters): "
+                     f"{rate[lean] / rate[at['relay', 'ATOF + ATIF (manual exporters)']]:.2f}x")
     for ours, theirs in (("ATOF + ATIF", "ATOF + ATIF (manual exporters)"),
                          ("ATOF + ATIF", "ATOF + ATIF (observability plugin)"),
                          ("ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)"),
