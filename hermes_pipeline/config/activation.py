@@ -23,7 +23,6 @@ from ..engine.plugins import _has_hookimpls, _register_function, is_component_cl
 from .components import register_component, validate_config
 from .diagnostics import ComponentDiagnostics, Diagnostic, Diagnostics
 from .discovery import SELECTOR_ENV, PipelineSettings, legacy_env_names
-from .dynamic import import_python_plugin
 from .errors import ConfigError, NativeRuntimeRequired
 from .pipeline import NATIVE_UNAVAILABLE, LoadedPipeline, load_pipeline
 from .policy import Policy, ValidationContext, fixed_locator
@@ -132,6 +131,8 @@ def activate_loaded(engine: Engine, loaded: LoadedPipeline, diagnostics: Diagnos
                 _add(staging, plan.kind, plan.resolved.obj, plan.config, plan.policy, diagnostics,
                      output_directory)
         for dyn in loaded.dynamic:
+            from .dynamic import import_python_plugin  # only files with [[plugins.dynamic]] need the manifests
+
             obj = import_python_plugin(dyn)
             if is_component_class(obj) and getattr(obj, "kind", dyn.id) != dyn.id:
                 raise ConfigError(f"component class of plugin {dyn.id!r} declares another kind",

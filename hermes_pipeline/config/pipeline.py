@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -27,7 +27,6 @@ from .components import ResolvedKind, apply_drops, available_kinds, resolve_kind
 from .diagnostics import Diagnostics
 from .discovery import Candidate, PipelineSettings, plan_layers
 from .document import read_policy, validate_document
-from .dynamic import DynamicPlugin, load_config_schema, native_refusal, plan_dynamic
 from .errors import ConfigError, NativeRuntimeRequired
 from .keypath import KeyPath
 from .layers import Layer, preprocess
@@ -36,6 +35,9 @@ from .merge import Merged, merge_layers
 from .models import PipelineDocument
 from .policy import DEFAULT_POLICY, Policy, ValidationContext, component_policy, fixed_locator
 from .suggest import did_you_mean, hint
+
+if TYPE_CHECKING:
+    from .dynamic import DynamicPlugin
 
 NATIVE_UNAVAILABLE = "the NeMo Relay native runtime is not installed (optional extra; not yet supported)"
 """The degraded-mode reason of this build (spec 03 §12): there is no native bridge yet."""
@@ -186,14 +188,19 @@ def load_pipeline(
     plugins: dict[str, Any] = raw_plugins if isinstance(raw_plugins, dict) else {}
     raw_dynamic = plugins.get("dynamic", [])
     dynamic: list[DynamicPlugin] = []
-    try:
-        dynamic = plan_dynamic(list(raw_dynamic) if isinstance(raw_dynamic, list) else [], target,
-                               selected_layer.parsed, kinds, diagnostics)
-    except ConfigError as exc:
-        diagnostics.fail(exc)
+    if isinstance(raw_dynamic, list) and raw_dynamic:
+        # the manifest models are built only for a file that has [[plugins.dynamic]] records
+        from .dynamic import plan_dynamic
+
+        try:
+            dynamic = plan_dynamic(list(raw_dynamic), target, selected_layer.parsed, kinds, diagnostics)
+        except ConfigError as exc:
+            diagnostics.fail(exc)
     for plan in dynamic:
         try:
             if plan.kind != "python":
+                from .dynamic import native_refusal
+
                 raise native_refusal(plan, NATIVE_UNAVAILABLE)
             _check_dynamic_schema(plan, diagnostics)
         except ConfigError as exc:
@@ -285,6 +292,7 @@ def _report_reenabled(layers: list[Layer], components: list[PlannedComponent], d
 
 def _check_dynamic_schema(plan: DynamicPlugin, diagnostics: Diagnostics) -> None:
     from .components import check_schema
+    from .dynamic import load_config_schema
 
     schema = load_config_schema(plan)
     if schema is None:
