@@ -8,6 +8,7 @@ lists. It moves into the OTel sink's package when that sink becomes one (``sinks
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
 from .base import Sink, SinkContext
@@ -26,9 +27,19 @@ class OpenTelemetryBuilder:
     def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink:
         from .otel import build_otel_sink
 
-        sink: Sink = build_otel_sink(config, **ctx.builder_options())
+        sink: Sink = build_otel_sink(config, **ctx.builder_options(), environment=profile_environment(ctx))
         return sink
 
 
 opentelemetry_builder: Final = OpenTelemetryBuilder()
 """The ``opentelemetry`` entry point."""
+
+
+def profile_environment(ctx: SinkContext) -> str:
+    """The activating profile's ``observability.environment`` (its ``telemetry`` directory is ``ctx.default_dir``):
+    the default ``sampling_rate`` of trace endpoints is 1.0 in ``development`` and 0.1 in ``production`` (BOOK-46)."""
+    if ctx.default_dir is None:
+        return "development"
+    from ..config.observability_settings import read_observability
+
+    return read_observability(Path(ctx.default_dir).parent).environment

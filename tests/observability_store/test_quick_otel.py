@@ -93,3 +93,24 @@ def test_book_50_duplicate_of_a_pipeline_endpoint_is_skipped_with_a_warning(tmp_
     assert pipeline_trace_urls() == {"http://127.0.0.1:9/v1/traces"}
     assert "quick_otel" not in profile.consumers
     assert "duplicates an opentelemetry endpoint" in caplog.text
+
+
+def test_book_46_pipeline_trace_endpoints_default_by_the_profile_environment(tmp_path: Path) -> None:
+    """A pipeline-file ``opentelemetry`` section without ``sampling_rate`` samples at the activating
+    profile's environment default (0.1 in production); the file's own rate wins."""
+    from hermes_pipeline.sinks.base import SinkContext
+    from hermes_pipeline.sinks.opentelemetry_builder import opentelemetry_builder, profile_environment
+
+    home = tmp_path / "p"
+    home.mkdir()
+    (home / "config.yaml").write_text("observability:\n  environment: production\n", encoding="utf-8")
+    ctx = SinkContext(name="opentelemetry", base_dir=tmp_path, default_dir=home / "telemetry")
+    assert profile_environment(ctx) == "production"
+    assert profile_environment(SinkContext(name="opentelemetry", base_dir=tmp_path)) == "development"
+    section = {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:9/v1/traces"}]}
+    for config, rate in ((section, 0.1), ({**section, "sampling_rate": 0.5}, 0.5)):
+        sink = opentelemetry_builder(config, ctx)
+        try:
+            assert sink.config.sampling_rate == rate  # type: ignore[attr-defined]
+        finally:
+            sink.shutdown(1.0)
