@@ -75,6 +75,8 @@ class HermesProfile:
     approval_timeout: float
     shared_metrics: bool = False
     """``telemetry.shared_metrics.enabled`` is true (a first-party consumer would listen)."""
+    trajectories: bool = False
+    """``observability.trajectories.enabled`` is true (the trajectory store would record every run)."""
     error: str | None = None
     """Why ``config.yaml`` could not be read, if it could not."""
 
@@ -129,7 +131,16 @@ def read_profile(home: str | Path | None = None) -> HermesProfile:
     metrics = telemetry.get("shared_metrics") if isinstance(telemetry, dict) else None
     return HermesProfile(home=root, config_path=path, exists=path.is_file(), enabled=_strings(plugins.get("enabled")),
                          disabled=_strings(plugins.get("disabled")), approval_timeout=timeout,
-                         shared_metrics=isinstance(metrics, dict) and metrics.get("enabled") is True, error=error)
+                         shared_metrics=isinstance(metrics, dict) and metrics.get("enabled") is True,
+                         trajectories=_enabled(data, "observability", "trajectories"), error=error)
+
+
+def _enabled(data: dict[str, Any], *path: str) -> bool:
+    """Whether ``<path>.enabled`` is ``true`` in the profile's ``config.yaml``."""
+    node: Any = data
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    return isinstance(node, dict) and node.get("enabled") is True
 
 
 def _load_yaml(text: str) -> Any:

@@ -77,8 +77,9 @@ class RecordedCall:
 
     @cached_property
     def truncated(self) -> bool:
-        """Whether the sanitizer cut the recorded request or response (it cannot be served)."""
-        return is_truncated(self.request) or is_truncated(self.response)
+        """Whether the sanitizer cut the recorded response (it cannot be served). A cut request is no
+        obstacle: the live request is sanitized the same way before the two are compared."""
+        return is_truncated(self.response)
 
 
 @dataclass

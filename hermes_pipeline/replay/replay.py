@@ -157,7 +157,7 @@ class Replay:
             raise ReplayDivergence(k, divergence.reason)
         call = calls[k - 1]
         if call.truncated:
-            divergence = self._diverge(k, f"the recorded payload of step {call.step_id} was truncated by the "
+            divergence = self._diverge(k, f"the recorded response of step {call.step_id} was truncated by the "
                                           "sanitizer and cannot be served")
             raise ReplayDivergence(k, divergence.reason)
         request = kwargs.get("request") or {}

@@ -113,7 +113,7 @@ def check_recording(recording: Recording, live_from: int | None) -> None:
     """
     for call in recording.truncated_calls():
         if live_from is None or call.index < live_from:
-            raise TrajectoryError("the recorded LLM payload was truncated by the sanitizer "
+            raise TrajectoryError("the recorded LLM response was truncated by the sanitizer "
                                   "(HERMES_PLUGIN_PAYLOAD_MAX_CHARS), so this step cannot be served; replay "
                                   f"with --live-from {call.index} or record with a larger limit",
                                   path=recording.path, step=call.step_id)

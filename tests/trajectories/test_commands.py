@@ -144,7 +144,7 @@ def test_bad_input_is_a_clear_error_exit_2_and_nothing_written(recorded: tuple[P
     elif case == "payload-truncated":
         doc["steps"][2]["extra"]["hermes"]["llm_response"]["assistant_message"]["content"] = "abc...[truncated 9 chars]"
         bad.write_text(json.dumps(doc))
-        expect = "step 3: the recorded LLM payload was truncated"
+        expect = "step 3: the recorded LLM response was truncated"
     elif case == "set-key":
         argv = ["replay", tid, "--set", "modle=x"]
         expect = "'modle'"

@@ -156,11 +156,12 @@ def test_mw_8_recorded_response_rebuilt_in_the_provider_shape_of_its_api_mode(ap
 
 
 def test_book_31_truncated_payload_is_refused_naming_the_step(tmp_path: Path) -> None:
-    """BOOK-31 item 4: a step whose recorded payload the sanitizer truncated cannot be served."""
+    """BOOK-31 item 4: a step whose recorded response the sanitizer truncated cannot be served (a truncated
+    request can: the live one is sanitized the same way before the comparison)."""
     path = record(tmp_path, TWO_TOOLS, [])
     doc = json.loads(path.read_text())
     agent = [s for s in doc["steps"] if s["source"] == "agent"][1]
-    agent["extra"]["hermes"]["llm_request"] = {"_truncated": True, "original_type": "dict", "preview": "{"}
+    agent["extra"]["hermes"]["llm_response"] = {"_truncated": True, "original_type": "dict", "preview": "{"}
     recording = Recording.from_document(doc, path=str(path))
     with pytest.raises(TrajectoryError) as caught:
         check_recording(recording, None)
