@@ -26,7 +26,7 @@ __all__ = ["memory", "overview", "session", "sessions", "skills", "trajectory", 
 SESSION_COLUMNS: Final = ("id", "source", "model", "title", "started_at", "ended_at", "end_reason",
                           "message_count", "tool_call_count", "input_tokens", "output_tokens")
 """Columns of Hermes' ``sessions`` table the dashboard shows (those present are read)."""
-MESSAGE_COLUMNS: Final = ("role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp")
+MESSAGE_COLUMNS: Final = ("role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp", "active")
 """Columns of Hermes' ``messages`` table the dashboard shows."""
 MAX_MESSAGES: Final = 5000
 MAX_TRAJECTORY_BYTES: Final = 64 << 20

@@ -158,7 +158,10 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
             role = str(m.get("role") or "")
             meta = " · ".join(x for x in (e(when(m.get("timestamp"))), e(m.get("tool_name")),
                                           e(m.get("tool_call_id"))) if x)
-            stream.append(f'<article class="msg {e(role)}"><header><b>{e(role)}</b> <span>{meta}</span></header>'
+            if m.get("active") == 0:  # Hermes keeps rewound messages with active = 0
+                meta += " · rewound (no longer in the conversation)"
+            stream.append(f'<article class="msg {e(role)}{" inactive" if m.get("active") == 0 else ""}">'
+                          f'<header><b>{e(role)}</b> <span>{meta}</span></header>'
                           f'<pre>{e(m.get("content"))}</pre>{_tool_calls(m.get("tool_calls"))}</article>')
         if len(messages) > 5000:
             stream.append(missing("Only the first 5,000 messages are shown."))

@@ -103,7 +103,7 @@ def trajectory_view(data: dict[str, Any], home: str = "") -> str:
              ("tokens", f"{num(metrics.get('total_prompt_tokens'))} in / "
                         f"{num(metrics.get('total_completion_tokens'))} out"),
              ("cost", cost(run.get("cost_usd")))]
-    session = hermes.get("session_id") or run.get("session_id")
+    session = run.get("session_id") or hermes.get("session_id")  # the store's row names the host's session
     if session:
         facts.append(("session", link(f"/sessions/{session}", session)))
     if data.get("jaeger_url"):

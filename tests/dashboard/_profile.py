@@ -51,6 +51,9 @@ def _hermes_state(home: Path) -> None:
         db.end_session(SESSION_ID, "user_exit")
         db.create_session(OTHER_SESSION, "telegram", model="m2")
         db.append_message(OTHER_SESSION, "user", "hello")
+        draft = db.append_message(OTHER_SESSION, "user", "a draft the user rewound")
+        db.append_message(OTHER_SESSION, "assistant", "an answer to the draft")
+        db.rewind_to_message(OTHER_SESSION, draft)
     finally:
         db.close()
 

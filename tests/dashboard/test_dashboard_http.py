@@ -113,6 +113,14 @@ def test_one_session_shows_its_message_stream_in_stored_order_and_its_runs(profi
         assert f'href="/trajectories/{tid}"' in body
 
 
+def test_rewound_messages_are_shown_marked(base: str) -> None:
+    """BOOK-40: the full stream as stored, messages Hermes soft-deleted by a rewind marked as such."""
+    _, body, _ = get(f"{base}/sessions/{OTHER_SESSION}")
+    assert body.index("hello") < body.index("a draft the user rewound")
+    assert body.count('class="msg user inactive"') == 1 and body.count('class="msg assistant inactive"') == 1
+    assert body.count("rewound (no longer in the conversation)") == 2 and 'class="msg user"' in body
+
+
 @pytest.mark.parametrize("target", ["/sessions/20991231_000000_ffffff", "/sessions/bad%20id", "/sessions/..",
                                     "/trajectories/00000000-0000-0000-0000-000000000000", "/trajectories/nope",
                                     "/nowhere"])
@@ -160,7 +168,7 @@ def test_a_run_renders_as_a_tree_and_two_runs_side_by_side(profile: FixtureProfi
     a, b = profile.trajectories
     _, tree, _ = get(f"{base}/trajectories/{a}")
     assert tree.count('<details class="step">') == 3 and "tool <b>read_file</b>" in tree
-    assert "llm_request" in tree and "tokens" in tree and f'href="/sessions/' in tree
+    assert "llm_request" in tree and "tokens" in tree and f'href="/sessions/{SESSION_ID}"' in tree
     _, diff, _ = get(f"{base}/trajectories/{a}/diff/{b}")
     assert "diverged at step 3" in diff and 'class="differs"' in diff
 
