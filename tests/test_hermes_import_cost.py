@@ -22,7 +22,16 @@ from pathlib import Path
 import pytest
 
 CHILD = textwrap.dedent("""\
-    import json, sys
+    import importlib.metadata, json, sys
+
+    scanned = []
+    _entry_points = importlib.metadata.entry_points
+
+    def counting(**kwargs):
+        scanned.append(kwargs.get("group"))
+        return _entry_points(**kwargs)
+
+    importlib.metadata.entry_points = counting
 
     class Ctx:
         def __init__(self):
@@ -39,7 +48,7 @@ CHILD = textwrap.dedent("""\
     ctx = Ctx()
     bridge.register(ctx)
     watched = sys.argv[1:]
-    print(json.dumps({"hooks": ctx.hooks, "loaded": [m for m in watched if m in sys.modules]}))
+    print(json.dumps({"hooks": ctx.hooks, "loaded": [m for m in watched if m in sys.modules], "scanned": scanned}))
     """)
 
 WATCHED = ("opentelemetry.sdk", "google.protobuf", "jsonschema", "hermes_pipeline.shared_metrics.api",
@@ -97,7 +106,9 @@ def _register(root: Path, *, otlp: bool = False, shared_metrics: bool = False) -
 
 
 def test_files_only_pipeline_loads_no_otel_sdk_no_protobuf_no_jsonschema(tmp_path: Path) -> None:
-    assert _register(tmp_path)["loaded"] == []
+    result = _register(tmp_path)
+    assert result["loaded"] == []
+    assert "hermes_pipeline.sinks" not in result["scanned"]  # built-in sinks: no scan of every distribution
 
 
 def test_an_opentelemetry_section_loads_the_otel_sdk(tmp_path: Path) -> None:
@@ -142,8 +153,9 @@ def test_builtin_sinks_are_found_without_scanning_every_distribution(monkeypatch
 
     monkeypatch.setattr(importlib.metadata, "entry_points", counting)
     for name in ("atof", "atif", "opentelemetry"):
-        assert callable(registry.load_sink(name))
+        assert registry.sink_installed(name) and callable(registry.load_sink(name))
     assert scans == []
+    assert not registry.sink_installed("atofx")
     with pytest.raises(ExportConfigError, match="no installed sink is called 'atofx'"):
         registry.load_sink("atofx")
     assert scans and set(scans) == {registry.GROUP}

@@ -29,7 +29,7 @@ from ..sinks.otel_env import read_otlp_env
 from . import observability_keys as K
 from . import observability_preflight as preflight
 from ..sinks.base import SectionValidation
-from ..sinks.registry import load_sink, sink_names, unknown_sink_message
+from ..sinks.registry import load_sink, sink_installed, unknown_sink_message
 from .observability_sinks import AttachedSinks, attach_sinks, enabled_sections, sink_sections
 
 SHUTDOWN_DEADLINE: Final = DEFAULT_SHUTDOWN_DEADLINE
@@ -76,12 +76,11 @@ class ObservabilityComponent:
                        code="observability.version")
         if isinstance(config.get("policy"), dict):
             check_keys(vctx, ("policy",), config["policy"], K.POLICY)
-        known = sink_names()
         for name in sections:
             if name in _BUILTIN_STATEMENTS:
                 _BUILTIN_STATEMENTS[name](config, vctx)
-            elif name not in known:
-                vctx.error((name,), unknown_sink_message(name, known), code="observability.unknown_sink")
+            elif not sink_installed(name):
+                vctx.error((name,), unknown_sink_message(name), code="observability.unknown_sink")
             else:
                 _sink_section(name, config[name], vctx, {k: v for k, v in config.items() if k not in sections})
 

@@ -25,7 +25,7 @@ GROUP: Final = "hermes_pipeline.sinks"
 OWN_DISTRIBUTION: Final = "hermes_pipeline"
 """The distribution whose entry points name the built-in sinks."""
 
-__all__ = ["GROUP", "load_sink", "sink_names", "unknown_sink_message"]
+__all__ = ["GROUP", "load_sink", "sink_installed", "sink_names", "unknown_sink_message"]
 
 
 def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
@@ -55,6 +55,11 @@ def _entry_point(name: str) -> importlib.metadata.EntryPoint | None:
     """The entry point of sink ``name``: a built-in from this distribution's own entry points, any other
     name from the whole group (the first distribution on ``sys.path`` wins)."""
     return _own_entry_points().get(name) or _entry_points().get(name)
+
+
+def sink_installed(name: str) -> bool:
+    """Whether a sink called ``name`` is installed (a built-in name reads no other distribution)."""
+    return _entry_point(name) is not None
 
 
 def sink_names() -> list[str]:
