@@ -155,7 +155,7 @@ OTEL: Final[dict[str, Entry]] = {
     "endpoints": ("[]", "Trace endpoints (below); destinations of different `type` must differ."),
     "traces": ("[]", "Alias of `endpoints` (use one of them)."),
     "logs": ("absent", "OTLP logs: validated; an enabled section is refused by this build (traces only)."),
-    "metrics": ("absent", "OTLP metrics: validated; an enabled section is refused by this build (traces only)."),
+    "metrics": ("absent", "OTLP metrics (the BOOK-2 instruments, counted from the events) over OTLP/HTTP."),
     "file_sinks": ("[]", "OTLP JSON files: validated; refused when the section is enabled (not in this build)."),
     "worker": WORKER,
 }
@@ -214,7 +214,7 @@ LOGS: Final[dict[str, Entry]] = {
     "scheduled_delay_millis": ("1000", "Longest wait before a partial batch is sent."),
 }
 METRICS: Final[dict[str, Entry]] = {
-    "enabled": ("false", "OTLP metrics; refused by this build when true."),
+    "enabled": ("false", "Export the OTLP metrics `hermes.agent.*` and `gen_ai.client.*` (see docs/alerts.md)."),
     "endpoints": ("derived from the trace endpoints", "Signal endpoints; an explicit empty list clears inherited "
                                                       "ones."),
     "export_interval_millis": ("60000", "Interval between exports."),

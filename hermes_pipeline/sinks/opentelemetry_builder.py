@@ -27,7 +27,9 @@ class OpenTelemetryBuilder:
     def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink:
         from .otel import build_otel_sink
 
-        sink: Sink = build_otel_sink(config, **ctx.builder_options(), environment=profile_environment(ctx))
+        from .otel_metrics.sink import with_metrics
+
+        sink: Sink = with_metrics(build_otel_sink(config, **ctx.builder_options(), environment=profile_environment(ctx)), config)  # + metrics when enabled
         return sink
 
 

@@ -8,9 +8,10 @@ destination) always raise. An invalid value inside one ``endpoints[]`` entry (ba
 raises too, unless ``on_invalid = "skip"``, which skips only that entry with the warning
 ``observability.endpoint_skipped`` (FMT-73).
 
-This build exports traces over OTLP/HTTP protobuf (``transport = "http_binary"``). The ``logs``,
-``metrics`` and ``file_sinks`` tables are validated but refused when they would export something,
-with an error saying so. Messages name keys, header names and environment-variable names, never
+This build exports traces over OTLP/HTTP protobuf (``transport = "http_binary"``), and metrics
+through :mod:`.otel_metrics` when the ``metrics`` table is enabled. The ``logs`` and
+``file_sinks`` tables are validated but refused when they would export something, with an error
+saying so. Messages name keys, header names and environment-variable names, never
 a URL, a header value or a credential. The standard ``OTEL_*`` variables fill in what the table leaves
 unset (:mod:`.otel_env` states the precedence).
 """
@@ -292,6 +293,11 @@ def _refuse_signal(config: Mapping[str, Any], signal: str, ignore_unknown_keys: 
     enabled = section.get("enabled", False)
     if not isinstance(enabled, bool):
         raise ExportConfigError(f"opentelemetry.{signal}.enabled", "expected true or false")
+    if enabled and signal == "metrics":  # exported by the metrics sink (sinks/otel_metrics), not refused
+        from .otel_metrics.config import parse_metrics_config
+
+        parse_metrics_config(section, "http://localhost:4318")
+        return None
     if enabled:
         return (f"OTLP {signal} export is not implemented by this build (traces only); set "
                 f"opentelemetry.{signal}.enabled = false or remove the table")

@@ -1,0 +1,104 @@
+"""OTLP metrics of spec 06 BOOK-2: with [components.config.opentelemetry.metrics] enabled, the derived
+instruments are counted from the event stream and exported over OTLP/HTTP through the SDK's metrics
+pipeline, checked by a real loopback receiver decoding ExportMetricsServiceRequest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_pipeline.demo.otlp_metrics_receiver import OTLPMetricsReceiver, ReceivedPoint
+from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
+from hermes_pipeline.export.errors import ExportConfigError
+from hermes_pipeline.sink_testing import capture_export, scripted_session
+from hermes_pipeline.sinks.otel_config import parse_otel_config
+from hermes_pipeline.sinks.otel_metrics.config import parse_metrics_config
+
+
+def _latest(points: list[ReceivedPoint]) -> dict[tuple[tuple[str, Any], ...], ReceivedPoint]:
+    """Cumulative points: the last export of each attribute set holds the totals."""
+    out: dict[tuple[tuple[str, Any], ...], ReceivedPoint] = {}
+    for p in points:
+        out[tuple(sorted(p.attributes.items()))] = p
+    return out
+
+
+def _config(traces_url: str, metrics: dict[str, Any]) -> dict[str, Any]:
+    return {"version": 4, "opentelemetry": {"enabled": True, "endpoints": [
+        {"type": "gen_ai", "endpoint": traces_url, "service_name": "hermes-test"}], "metrics": metrics}}
+
+
+def test_book2_instruments_exported_over_otlp_http(tmp_path: Path) -> None:
+    """BOOK-2: hermes.agent.tasks {outcome}, gen_ai.client.token.usage {gen_ai.token.type, ...} and
+    gen_ai.client.operation.duration (s) reach a real receiver; traces still go to their endpoint."""
+    with OTLPReceiver() as traces, OTLPMetricsReceiver() as metrics:
+        config = _config(traces.endpoint, {"enabled": True, "endpoints": [{"endpoint": metrics.url}]})
+        capture_export(config, tmp_path, session=lambda host: scripted_session(host, turns=3, tools=()))
+        tasks = _latest(metrics.named("hermes.agent.tasks"))
+        assert {k: p.value for k, p in tasks.items()} == {(("outcome", "success"),): 3.0}
+        tokens = _latest(metrics.named("gen_ai.client.token.usage"))
+        by_type = {dict(k)["gen_ai.token.type"]: p for k, p in tokens.items()}
+        assert by_type["input"].value == 36.0 and by_type["input"].kind == "histogram"
+        assert by_type["output"].value == 24.0 and by_type["output"].count == 3
+        assert dict(next(iter(tokens)))["gen_ai.request.model"] == "test-model"
+        assert {"gen_ai.operation.name", "gen_ai.provider.name"} <= set(dict(next(iter(tokens))))
+        duration = list(_latest(metrics.named("gen_ai.client.operation.duration")).values())
+        assert duration[0].unit == "s" and duration[0].count == 3 and duration[0].kind == "histogram"
+        assert metrics.points[0].resource["service.name"] == "hermes-test"
+        assert traces.spans  # the trace sink was not displaced
+
+
+def test_book2_metrics_go_to_the_trace_endpoints_base_by_default(tmp_path: Path) -> None:
+    """Without metrics endpoints, metrics go to /v1/metrics of the first trace endpoint's base URL."""
+    with OTLPMetricsReceiver() as metrics:
+        config = _config(metrics.url + "/v1/traces", {"enabled": True, "temporality": "delta"})
+        capture_export(config, tmp_path, session=lambda host: scripted_session(host, turns=1, tools=()))
+        assert metrics.named("hermes.agent.tasks")
+
+
+def test_metrics_table_no_longer_refused_and_validated() -> None:
+    """The metrics table was refused as "not implemented by this build"; now it is validated."""
+    parsed = parse_otel_config({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:1"}],
+                                "metrics": {"enabled": True}})
+    assert parsed.enabled and not parsed.skipped
+    with pytest.raises(ExportConfigError, match="temporality"):
+        parse_metrics_config({"enabled": True, "temporality": "sometimes"})
+    assert parse_metrics_config({"enabled": True, "endpoints": [{"endpoint": "http://h:4318/"}]}).endpoints[0].url == \
+        "http://h:4318/v1/metrics"
+
+
+def test_book2_memory_skill_and_cost_instruments(tmp_path: Path) -> None:
+    """BOOK-2: hermes.agent.memory.writes {actor, change_type}, hermes.agent.skill.changes {change_type},
+    hermes.agent.skill.runs {outcome} (no skill name unless include_skill_names) and hermes.agent.cost (USD)."""
+    from tests.observability_store._support import memory_tool
+
+    tool = memory_tool(tmp_path)
+    response = {"id": "c", "object": "chat.completion", "model": "test-model", "usage": {
+        "prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7, "cost_usd": 0.25},
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}]}
+
+    def session(host: Any) -> None:
+        with host.session() as s, s.turn("hi") as turn:
+            host.skill_lifecycle("created", "pdf", provenance="agent_created")
+            host.skill_lifecycle("patched", "pdf", reason="fix")
+            turn.call_llm({"model": "test-model", "messages": [{"role": "user", "content": "hi"}]}, lambda r: response)
+            turn.call_tool("memory", {"action": "add", "content": "likes tea", "target": "memory"}, tool)
+            host.skill_lifecycle("loaded", "pdf")
+            turn.call_tool("memory", {"action": "replace", "old_text": "likes tea", "content": "coffee"}, tool)
+            turn.complete("done")
+
+    for names in (False, True):
+        with OTLPMetricsReceiver() as metrics:
+            config = _config(metrics.url, {"enabled": True, "include_skill_names": names})
+            capture_export(config, tmp_path / str(names), session=session)
+            writes = {tuple(sorted(k)): p.value for k, p in _latest(metrics.named("hermes.agent.memory.writes")).items()}
+            assert writes == {(("actor", "agent-reflection"), ("change_type", "add")): 1.0,
+                              (("actor", "skill-execution"), ("change_type", "modify")): 1.0}
+            changes = {dict(k)["change_type"]: p.value for k, p in _latest(metrics.named("hermes.agent.skill.changes")).items()}
+            assert changes == {"create": 1.0, "refine": 1.0}
+            runs = list(_latest(metrics.named("hermes.agent.skill.runs")))
+            assert len(runs) == 1 and ("hermes.skill.name" in dict(runs[0])) is names
+            cost = list(_latest(metrics.named("hermes.agent.cost")).values())
+            assert cost[0].unit == "USD" and cost[0].value == 0.25
