@@ -127,7 +127,8 @@ class TrajectoryDiff:
         """Human-readable: each differing step, the final answers, the token totals, the verdict last."""
         lines: list[str] = []
         for d in self.steps:
-            lines.append(f"step {d.step}: {', '.join(d.fields)} differ")
+            verb = "differs" if len(d.fields) == 1 and not d.fields[0].endswith("s") else "differ"
+            lines.append(f"step {d.step}: {', '.join(d.fields)} {verb}")
             if d.old is None or d.new is None:
                 lines.append(f"  only in the {'new' if d.old is None else 'old'} run: "
                              f"{(d.new or d.old or {}).get('source')} step")
