@@ -6,6 +6,7 @@ them: ``apt-get install chromium chromium-driver`` and ``pip install '.[dashboar
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,7 +50,10 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=DRIVER))
+    home = tmp_path_factory.mktemp("chromium-home")  # the browser's caches and config stay under the tmp dir
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"),
+           "XDG_CONFIG_HOME": str(home / "config")}
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=DRIVER, env=env))
     driver.set_page_load_timeout(30)
     try:
         yield driver
