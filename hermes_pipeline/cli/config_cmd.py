@@ -71,9 +71,13 @@ def _validate(args: argparse.Namespace) -> int:
         return _error("validate", f"no FILE given and {SELECTOR_ENV} is not set", 2)
     loaded, diagnostics, error = _load(target, settings, not args.no_discovery)
     strict = strict_problems(loaded, diagnostics) if args.strict and error is None else []
+    # A file that would wire nothing *because* a component of it was skipped as unknown (a misspelt kind)
+    # fails even without --strict: telemetry never goes missing with exit status 0.
+    lost = (error is None and loaded is not None and bool(loaded.nothing_exported())
+            and any(d.level == "warning" and d.code.endswith("unknown_component") for d in diagnostics.items))
     if args.json:  # same checks, same exit code; the findings as one JSON document on stdout
         print(json.dumps(validate_json(target, loaded, diagnostics, error), indent=2, ensure_ascii=False))
-        return 0 if error is None and not strict else 1
+        return 0 if error is None and not strict and not lost else 1
     notes, errors = problem_lines(diagnostics, error)
     for line in notes:
         print(line, file=sys.stderr)
@@ -83,11 +87,14 @@ def _validate(args: argparse.Namespace) -> int:
         return 1
     assert loaded is not None
     kinds = ", ".join(f"{c.kind}{'' if c.enabled else ' (disabled)'}" for c in loaded.components) or "none"
-    print(f"valid: {loaded.selected} (layers: {len(loaded.sources)}; components: {kinds}; "
+    print(f"{'exports nothing' if lost else 'valid'}: {loaded.selected} (layers: {len(loaded.sources)}; components: {kinds}; "
           f"dynamic plugins: {len(loaded.dynamic)})")
     nothing = loaded.nothing_exported()
     if nothing:
         print(f"activation ACTIVE, but nothing is exported: {nothing}")
+    if lost and not strict:
+        return _error("validate", "invalid: nothing would be exported because a component of unknown kind was skipped "
+                                  "(see the warning above); fix the kind, or remove the component")
     if strict:
         return _error("validate", f"--strict: {'; '.join(strict)}")
     return 0
@@ -280,7 +287,7 @@ def add_parser(subparsers: Any) -> None:
                     f"{SELECTOR_ENV} and with a profile's config.yaml.")
     config.set_defaults(func=lambda _args: (config.print_help(), 2)[1])
     sub = config.add_subparsers(dest="config_command", metavar="SUBCOMMAND")
-    validate = sub.add_parser("validate", help="validate a pipeline file (exit 0 valid, 1 invalid, 2 usage)")
+    validate = sub.add_parser("validate", help="validate a pipeline file (exit 0 valid, 1 invalid or nothing wired because a kind is unknown, 2 usage)")
     validate.add_argument("file", nargs="?", metavar="FILE", help=f"the file to validate (default: ${SELECTOR_ENV})")
     validate.add_argument("--no-discovery", action="store_true",
                           help="validate FILE alone, without layering the user and system files")

@@ -61,20 +61,23 @@ def test_cfg_78_unknown_kind_suggests_the_near_miss(env: Env, capsys: pytest.Cap
     """CFG-78: an unknown kind names the closest known kind, in the warning and in --json."""
     path = env.write("typo.toml", 'version = 1\n[[components]]\nkind = "observabilty"\n')
     code, out, err = run(capsys, "validate", "--no-discovery", str(path))
-    assert code == 0 and "unknown component kind 'observabilty' (did you mean 'observability'?)" in err
+    assert code == 1 and "unknown component kind 'observabilty' (did you mean 'observability'?)" in err
     code, out, _ = run(capsys, "validate", "--no-discovery", "--json", str(path))
     (diag,) = [d for d in json.loads(out)["diagnostics"] if d["code"] == "plugin.unknown_component"]
-    assert code == 0 and diag["suggestion"] == "observability" and diag["line"] == 3
+    assert code == 1 and diag["suggestion"] == "observability" and diag["line"] == 3
     assert diag["key"] == "components[0].kind" and diag["severity"] == "warning"
 
 
 def test_cfg_50_nothing_exported_is_said_by_validate_activation_and_demo(env: Env, process: Engine,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """CFG-50 / CFG-87: a typo'd kind activates (unknown_component = warn) with nothing wired; validate, the
-    activation report (and its log) and the demo report all say "activation ACTIVE, but nothing is exported"."""
+    activation report (and its log) and the demo report all say "activation ACTIVE, but nothing is exported",
+    and validate exits 1 because nothing is wired *because* a component of unknown kind was skipped (never a
+    silent no-op with exit status 0)."""
     path = env.write("typo.toml", 'version = 1\n[[components]]\nkind = "observabilty"\n')
-    code, out, _ = run(capsys, "validate", "--no-discovery", str(path))
-    assert code == 0 and "activation ACTIVE, but nothing is exported: component kind 'observabilty' is unknown" in out
+    code, out, err = run(capsys, "validate", "--no-discovery", str(path))
+    assert code == 1 and "activation ACTIVE, but nothing is exported: component kind 'observabilty' is unknown" in out
+    assert out.startswith("exports nothing: ") and "nothing would be exported because a component of unknown kind was skipped" in err
     env.select(path)
     report = open_profile().activation
     assert report.state is ActivationState.ACTIVE and "observabilty" in (report.nothing_exported or "")

@@ -148,13 +148,15 @@ def _validate(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, str]
     return code, out + err
 
 
-def _activate(env: Env, path: Path) -> tuple[ActivationState, dict[str, list[str]], str | None]:
+def _activate(env: Env, path: Path) -> tuple[ActivationState, dict[str, list[str]], str | None, bool]:
     engine = Engine()
     proc = ProcessActivation()
     try:
         report = proc.acquire("truth", engine, env.settings(plugins_toml=str(path), xdg_config_home=str(env.xdg),
                                                             system_plugins_toml=str(env.system_file)))
-        return report.state, _section_destinations(engine), report.cause
+        # Nothing wired *because* activation skipped a component of unknown kind: a lost pipeline, not a choice.
+        skipped = any(d.level == "warning" and d.code.endswith("unknown_component") for d in report.diagnostics)
+        return report.state, _section_destinations(engine), report.cause, bool(report.nothing_exported) and skipped
     finally:
         proc.shutdown()
 
@@ -169,7 +171,8 @@ def _activate(env: Env, path: Path) -> tuple[ActivationState, dict[str, list[str
 def test_cfg_47_validate_ok_iff_activation_succeeds_with_a_destination_per_enabled_section(
         env: Env, capsys: pytest.CaptureFixture[str], mutations: list[Any], policy: dict[str, str]) -> None:
     """CFG-47 / CFG-48 / CFG-32a: for any mutated file, ``config validate`` exits 0 exactly when activation
-    is ACTIVE and every enabled exporter section of the activated component has at least one destination."""
+    is ACTIVE, every enabled exporter section of the activated component has at least one destination, and
+    activation did not end up wiring nothing because it skipped a component of unknown kind."""
     doc = copy.deepcopy(BASE)
     doc["policy"] = dict(policy)
     for mutation in mutations:
@@ -177,8 +180,8 @@ def test_cfg_47_validate_ok_iff_activation_succeeds_with_a_destination_per_enabl
     path = env.root / "mutated.toml"
     path.write_text(tomli_w.dumps(doc), encoding="utf-8")
     code, output = _validate(capsys, path)
-    state, destinations, cause = _activate(env, path)
-    runs_fully = state is ActivationState.ACTIVE and all(destinations.values())
+    state, destinations, cause, lost = _activate(env, path)
+    runs_fully = state is ActivationState.ACTIVE and all(destinations.values()) and not lost
     assert (code == 0) == runs_fully, (mutations, policy, code, output, state, destinations, cause)
     if code != 0:
         assert "Traceback" not in output and "invalid:" in output
@@ -195,7 +198,7 @@ def test_cfg_32a_apend_typo_fails_validation_like_activation(env: Env, capsys: p
     assert code == 1
     assert "atof.sinks[0].mode: expected one of 'append', 'overwrite' (did you mean 'append'?)" in output
     assert "components[0].config.atof.sinks: the enabled atof section has no usable destination" in output
-    state, _, cause = _activate(env, path)
+    state, _, cause, _ = _activate(env, path)
     assert state is ActivationState.FAILED and cause is not None and "no usable destination" in cause
 
 
