@@ -307,3 +307,23 @@ def test_the_command_refuses_a_remote_bind_without_allow_remote_and_stops_on_sig
             proc.wait()
     helped = subprocess.run([*cmd[:-2], "--help"], capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and "--allow-remote" in helped.stdout and "jaeger_url" in helped.stdout
+
+
+def test_open_hands_the_url_to_the_browser(tmp_path: Path) -> None:
+    """``--open`` opens the dashboard's own URL in the user's browser ($BROWSER here: a command that
+    prints what it was given to the dashboard's stdout)."""
+    browser = f"{sys.executable} -c \"import sys; print('opened', sys.argv[1], flush=True)\" %s"
+    env = {**os.environ, "BROWSER": browser}
+    proc = subprocess.Popen([sys.executable, "-m", "hermes_pipeline.cli.main", "dashboard", "--home", str(tmp_path),
+                             "--port", "0", "--open"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split()[1]
+        assert proc.stdout.readline().strip() == f"opened {url}"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
