@@ -14,7 +14,7 @@ from hermes_pipeline.config.profile_config import KNOWN_KEYS
 
 def test_book43_normative_defaults() -> None:
     """BOOK-42..44 defaults: 3x cost, 10 LLM failures, 5 skill failures, 50%/4 runs, 100 writes/10 min,
-    30 min / 4 h re-notify, 5/15 min medium batching, 08:00 digest, 10 per hour; alerts off."""
+    30 min / 4 h re-notify, 5 min medium batching, 08:00 digest, 10 per hour; alerts off."""
     cfg = AlertSettings()
     assert (cfg.cost_spike_factor, cfg.cost_window_minutes, cfg.cost_baseline_days, cfg.cost_min_active_days) == \
         (3.0, 60, 14, 3)
@@ -22,8 +22,7 @@ def test_book43_normative_defaults() -> None:
     assert (cfg.write_storm_count, cfg.write_storm_minutes, cfg.restart_count, cfg.restart_window_minutes) == \
         (100, 10, 3, 10)
     assert (cfg.critical_renotify_minutes, cfg.medium_renotify_minutes) == (30, 240)
-    assert (cfg.medium_collect_minutes, cfg.medium_max_delay_minutes, cfg.digest_time, cfg.max_per_hour) == \
-        (5, 15, "08:00", 10)
+    assert (cfg.medium_collect_minutes, cfg.digest_time, cfg.max_per_hour) == (5, "08:00", 10)
     assert not cfg.enabled and cfg.systemd_unit is None
     assert alerts_from({}) == cfg
     for key, value in DEFAULTS.items():  # the table and the dataclass say the same

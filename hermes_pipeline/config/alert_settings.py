@@ -97,7 +97,6 @@ KEYS: Final[dict[str, Callable[[Any], str | None]]] = {
     PREFIX + "critical_renotify_minutes": _positive_int,
     PREFIX + "medium_renotify_minutes": _positive_int,
     PREFIX + "medium_collect_minutes": _positive_int,
-    PREFIX + "medium_max_delay_minutes": _positive_int,
     PREFIX + "digest_time": _clock,
     PREFIX + "max_per_hour": _positive_int,
     PREFIX + "email.host": _host,
@@ -115,7 +114,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     PREFIX + "task_success_rate": 0.5, PREFIX + "task_window_minutes": 60, PREFIX + "task_min_runs": 4,
     PREFIX + "write_storm_count": 100, PREFIX + "write_storm_minutes": 10,
     PREFIX + "critical_renotify_minutes": 30, PREFIX + "medium_renotify_minutes": 240,
-    PREFIX + "medium_collect_minutes": 5, PREFIX + "medium_max_delay_minutes": 15, PREFIX + "digest_time": "08:00",
+    PREFIX + "medium_collect_minutes": 5, PREFIX + "digest_time": "08:00",
     PREFIX + "max_per_hour": 10, PREFIX + "email.host": None, PREFIX + "email.port": 587,
     PREFIX + "email.from": "hermes-alerts@localhost", PREFIX + "email.to": [],
 }
@@ -150,7 +149,6 @@ class AlertSettings:
     critical_renotify_minutes: int = 30
     medium_renotify_minutes: int = 240
     medium_collect_minutes: int = 5
-    medium_max_delay_minutes: int = 15
     digest_time: str = "08:00"
     max_per_hour: int = 10
     email_host: str | None = None
@@ -219,8 +217,6 @@ DESCRIPTIONS: Final[dict[str, tuple[str | None, str]]] = {
     PREFIX + "medium_renotify_minutes": (None, "A still-firing medium alert is sent again after this many minutes."),
     PREFIX + "medium_collect_minutes": (None, "Medium alerts are collected this long after the first firing, then "
                                               "sent as one batch."),
-    PREFIX + "medium_max_delay_minutes": (None, "A medium batch is never sent later than this after its first "
-                                                "firing."),
     PREFIX + "digest_time": (None, "Local time (HH:MM) of the daily digest (A-L1 and folded alerts)."),
     PREFIX + "max_per_hour": (None, "Most notifications sent in any hour; the excess is folded into the next "
                                     "digest."),
