@@ -91,3 +91,44 @@ def test_the_dashboard_keys_are_profile_keys(tmp_path: Path, capsys: pytest.Capt
     assert (settings.dashboard.host, settings.dashboard.port, settings.dashboard.jaeger_url) == (
         "127.0.0.1", 3005, "http://jaeger:16686")
     assert settings.diagnostics == ()
+
+
+@pytest.mark.parametrize("header, bound, allowed", [
+    ("127.0.0.1:3001", "127.0.0.1", True), ("localhost:3001", "127.0.0.1", True),
+    ("LOCALHOST:3001", "127.0.0.1", True), ("127.0.0.1", "127.0.0.1", False), ("127.0.0.1:3002", "127.0.0.1", False),
+    ("attacker.example:3001", "127.0.0.1", False), ("[::1]:3001", "::1", True), ("localhost:3001", "::1", True),
+    ("[::1]:3001", "127.0.0.1", False), ("192.168.1.5:3001", "0.0.0.0", True),
+    ("attacker.example:3001", "0.0.0.0", False), ("localhost:3001", "192.168.1.5", False),
+    ("myhost.lan:3001", "myhost.lan", True), ("", "127.0.0.1", False), ("127.0.0.1:x", "127.0.0.1", False),
+])
+def test_the_host_header_must_name_the_bound_address(header: str, bound: str, allowed: bool) -> None:
+    """DNS-rebinding protection: the port and the bound address (an IP literal of the machine when bound
+    to all addresses, localhost on loopback); any other DNS name is refused."""
+    from hermes_pipeline.dashboard.server import host_allowed
+
+    assert host_allowed(header, bound, 3001) is allowed
+
+
+def test_an_ipv6_loopback_bind_serves_and_checks_its_host(tmp_path: Path) -> None:
+    """The server binds ::1 as well as 127.0.0.1."""
+    import http.client
+    import threading
+
+    from hermes_pipeline.dashboard import load_sources, make_server
+
+    try:
+        server = make_server(load_sources(tmp_path), "::1", 0)
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        assert server.url == f"http://[::1]:{server.port}/"
+        conn = http.client.HTTPConnection("::1", server.port, timeout=10)
+        conn.request("GET", "/skills")
+        assert conn.getresponse().status == 200
+        conn.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
