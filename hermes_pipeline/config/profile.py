@@ -63,8 +63,10 @@ class Profile:
         self.consumers: dict[str, Any] = {}
         """Running first-party consumers by name (e.g. ``shared_metrics``)."""
 
-    def _start_consumers(self) -> None:
+    def _start_consumers(self, only: str | None = None) -> None:
         for name, target in FIRST_PARTY_CONSUMERS.items():
+            if only is not None and name != only:
+                continue
             try:
                 factory: Any = import_object(target)
                 handle = factory(self)
@@ -86,10 +88,27 @@ class Profile:
         return _activation.PROCESS.report
 
     def reload(self) -> ProfileSettings:
-        """Re-read ``config.yaml`` (explicit reload, CFG-64a). The hook timeout is process-wide and
-        stays as the first profile set it."""
-        self._settings = load_profile_settings(self.home, managed=self._pipeline.managed_config)
-        return self._settings
+        """Re-read ``config.yaml`` (explicit reload: the profile works from a cached snapshot until then).
+
+        The shared-metrics collection gate follows the new snapshot at once: switched off, the profile's
+        metrics subscriber is detached (counters stop; local state is kept); switched on, one is attached.
+        The hook timeout is process-wide and stays as the first profile set it.
+        """
+        with _lock:
+            before = self._settings.shared_metrics.enabled is True
+            self._settings = load_profile_settings(self.home, managed=self._pipeline.managed_config)
+            if not self.closed and (self._settings.shared_metrics.enabled is True) != before:
+                self._restart_consumer("shared_metrics")
+            return self._settings
+
+    def _restart_consumer(self, name: str) -> None:
+        handle = self.consumers.pop(name, None)
+        if handle is not None:
+            try:
+                handle.close()
+            except Exception as exc:
+                logger.warning("hermes_pipeline: closing %s of profile %s failed: %s", name, self.home, exc)
+        self._start_consumers(only=name)
 
     def host(self, **kwargs: Any) -> Host:
         """A :class:`~hermes_pipeline.host.Host` on this profile's engine (``kwargs`` as for ``Host``).

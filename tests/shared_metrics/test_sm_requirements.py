@@ -183,6 +183,40 @@ def test_sm_9_collection_runs_without_pipeline_file_exporters_or_native_runtime(
         profile.close()
 
 
+def test_sm_8_reload_switches_collection_off_and_on(env: Env, process: Engine,  # noqa: F811
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """SM-8: the collection gate follows the profile's cached ``config.yaml``; after an explicit reload with
+    ``enabled: false`` the metrics subscriber is detached and counters stop (local state kept), and a reload
+    with ``enabled: true`` attaches one again."""
+    monkeypatch.delenv("HERMES_NEMO_RELAY_PLUGINS_TOML", raising=False)
+    env.hermes_home.mkdir(parents=True, exist_ok=True)
+    config = env.hermes_home / "config.yaml"
+    config.write_text("telemetry:\n  shared_metrics:\n    enabled: true\n")
+    profile = open_profile(env.hermes_home)
+
+    def one_tool_call() -> None:
+        with profile.host(model="m", platform="cli").session() as session, session.turn("q") as turn:
+            turn.call_tool("read_file", {"path": "x"}, lambda path: "ok")
+
+    try:
+        one_tool_call()
+        assert profile.consumers["shared_metrics"].flush()
+        assert totals(MetricsStore(env.hermes_home), "hermes.tool_call.count") == 1
+        config.write_text("telemetry:\n  shared_metrics:\n    enabled: false\n")
+        assert profile.settings.shared_metrics.enabled is True  # cached until the explicit reload
+        profile.reload()
+        assert "shared_metrics" not in profile.consumers
+        one_tool_call()
+        assert totals(MetricsStore(env.hermes_home), "hermes.tool_call.count") == 1  # kept, not growing
+        config.write_text("telemetry:\n  shared_metrics:\n    enabled: true\n")
+        profile.reload()
+        one_tool_call()
+        assert profile.consumers["shared_metrics"].flush()
+        assert totals(MetricsStore(env.hermes_home), "hermes.tool_call.count") == 2
+    finally:
+        profile.close()
+
+
 def test_sm_10_one_store_install_id_and_consent_table_per_home(tmp_path: Path) -> None:
     """SM-10: one store, one ``install_id`` and one consent-window table per ``HERMES_HOME``; two
     profiles in one process stay isolated: each counts only its own tasks, and their ids and consent
