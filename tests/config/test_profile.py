@@ -238,7 +238,8 @@ def test_cfg_67a_shared_metrics_started_per_profile_from_config_yaml(env: Env, p
     write_config(env.root / "on", "telemetry:\n  shared_metrics:\n    enabled: true\n")
     write_config(env.root / "off", "telemetry:\n  shared_metrics:\n    enabled: false\n")
     on, off = open_profile(env.root / "on"), open_profile(env.root / "off")
-    assert set(on.consumers) == {"shared_metrics"} and off.consumers == {}
+    # (every profile also writes the package's JSON Lines log, BOOK-47)
+    assert set(on.consumers) == {"shared_metrics", "structured_logs"} and set(off.consumers) == {"structured_logs"}
     assert not process.has_hook("post_tool_call")  # not a process-wide plugin
     for profile in (on, off):
         with profile.host(model="m").session() as session, session.turn("hi") as turn:

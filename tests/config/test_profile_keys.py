@@ -76,7 +76,7 @@ def test_cfg_69_set_validates_value_types(env: Env, capsys: pytest.CaptureFixtur
     assert not (env.hermes_home / "config.yaml").exists()
 
 
-@pytest.mark.parametrize("key", ["observability.alerts.enabled", "observability.environment"])
+@pytest.mark.parametrize("key", ["observability.alerts.enabled", "observability.holograms.enabled"])
 def test_cfg_67a_unavailable_observability_keys_are_refused_not_ignored(env: Env, capsys: pytest.CaptureFixture[str],
                                                                         key: str) -> None:
     """CFG-67a: the profile-local observability features do not exist in this version, so their keys are
@@ -95,17 +95,17 @@ def test_cfg_67a_observability_section_in_config_yaml_is_reported_not_parsed(env
     yields a ``config.unsupported_key`` warning naming the key; the settings carry no ignored fields."""
     env.hermes_home.mkdir(parents=True)
     (env.hermes_home / "config.yaml").write_text(
-        "observability:\n  environment: production\n  trajectories: {enabled: true}\n"
+        "observability:\n  holograms: production\n  trajectories: {enabled: true}\n"
         "telemetry:\n  shared_metrics: {enabled: true, sned: true}\n"
         "model: {default: gpt-x}\n")  # the agent's own keys are not this schema's business
     settings = load_profile_settings(env.hermes_home, log=False)
     found = {(d.code, d.field): d.message for d in settings.diagnostics}
-    assert "not available in this version" in found[("config.unsupported_key", "observability.environment")]
+    assert "not available in this version" in found[("config.unsupported_key", "observability.holograms")]
     assert "did you mean telemetry.shared_metrics.send?" in found[("config.unsupported_key",
                                                                    "telemetry.shared_metrics.sned")]
     assert len(found) == 2 and settings.shared_metrics.enabled is True
     assert settings.trajectories.enabled is True  # the trajectory store is available (BOOK-28)
-    assert not {"environment", "observability"} & set(ProfileSettings.model_fields)
+    assert "environment" not in ProfileSettings.model_fields  # observability.* keys live in settings.observability
 
 
 def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None:
@@ -117,7 +117,14 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
               "gateway.telemetry.session_segments.max_turns": 7, "plugins.hook_callback_timeout": 12,
               "observability.trajectories.enabled": True, "observability.trajectories.dir": "runs",
               "observability.trajectories.retention_days": 30, "observability.dashboard.host": "::1",
-              "observability.dashboard.port": 3002, "observability.dashboard.jaeger_url": "http://localhost:16686"}
+              "observability.dashboard.port": 3002, "observability.dashboard.jaeger_url": "http://localhost:16686",
+              "observability.environment": "production", "observability.audit.enabled": True,
+              "observability.audit.memory_dirs": ["memories", "notes"], "observability.audit.skills_dir": "my-skills",
+              "observability.audit.excerpt_chars": 80, "observability.memory_tools": {"save": "memory.update"},
+              "observability.pricing": {"openai/m": {"input": 1, "output": 2}}, "observability.otel_enabled": True,
+              "observability.otel_endpoint": "http://collector:4318", "observability.otel_service_name": "svc",
+              "observability.trace_sampling_rate": 0.5, "observability.retention.runs_days": 30,
+              "observability.retention.history_days": 100, "observability.logs.path": "logs/x.jsonl"}
     assert set(values) == set(KNOWN_KEYS)
     for key, value in values.items():
         set_value(tmp_path, key, value)
@@ -130,6 +137,13 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
     assert s.hook_callback_timeout == 12
     assert (s.trajectories.enabled, s.trajectories.dir, s.trajectories.retention_days) == (True, "runs", 30)
     assert (s.dashboard.host, s.dashboard.port, s.dashboard.jaeger_url) == ("::1", 3002, "http://localhost:16686")
+    o = s.observability
+    assert (o.environment, o.audit_enabled, o.memory_dirs, o.skills_dir, o.excerpt_chars) == (
+        "production", True, ("memories", "notes"), "my-skills", 80)
+    assert (o.memory_tools, o.pricing) == ({"save": "memory.update"}, {"openai/m": {"input": 1, "output": 2}})
+    assert (o.otel_enabled, o.otel_endpoint, o.otel_service_name, o.trace_sampling_rate) == (
+        True, "http://collector:4318", "svc", 0.5)
+    assert (o.runs_days, o.history_days, o.log_path) == (30, 100, "logs/x.jsonl")
 
 
 def test_cfg_13_unknown_key_error_is_typed_and_names_the_key(tmp_path: Path) -> None:
