@@ -76,16 +76,18 @@ def test_cfg_69_set_validates_value_types(env: Env, capsys: pytest.CaptureFixtur
     assert not (env.hermes_home / "config.yaml").exists()
 
 
-@pytest.mark.parametrize("key", ["observability.alerts.enabled", "observability.holograms.enabled"])
+@pytest.mark.parametrize("key", ["observability.holograms.enabled", "observability.telepathy"])
 def test_cfg_67a_unavailable_observability_keys_are_refused_not_ignored(env: Env, capsys: pytest.CaptureFixture[str],
                                                                         key: str) -> None:
-    """CFG-67a: the profile-local observability features do not exist in this version, so their keys are
-    refused by ``set`` and ``get`` with a message saying so, instead of being accepted and ignored."""
+    """CFG-67a: observability features this version does not have (every section but the ones it reads),
+    so their keys are refused by ``set`` and ``get`` with a message saying so, instead of being accepted
+    and ignored."""
     code, _, err = run(capsys, "set", key, "true")
     assert code == 1 and "not available in this version" in err
     assert not (env.hermes_home / "config.yaml").exists()
     (env.hermes_home).mkdir(parents=True, exist_ok=True)
-    (env.hermes_home / "config.yaml").write_text("observability:\n  trajectories: {enabled: true}\n  environment: x\n")
+    (env.hermes_home / "config.yaml").write_text("observability:\n  trajectories: {enabled: true}\n  telepathy: x\n"
+                                                 "  holograms: {enabled: true}\n")
     code, out, err = run(capsys, "get", key)
     assert code == 1 and out == "" and "not available in this version" in err
 
