@@ -52,7 +52,9 @@ checkpoints it counts and deletes the produced files and prints the component's 
 its ``*dropped*`` stats), open ATIF roots, peak RSS (``ru_maxrss``) and current RSS (``/proc/self/statm``).
 
 Targets (issue #13): ATOF + ATIF on threads >= 3x Relay's manual exporters end to end, <= 20 us of
-all-CPU per tool call, <= 5 us added caller-thread time; the floor within 2x. Run: ``python bench/bench_exporters.py`` (``--quick``; ``--help``).
+all-CPU per tool call, <= 5 us added caller-thread time; the floor within 2x. The observability store rows
+(issue #15): alone (its own projection) and as one more listener of the exporters' projection, where it
+should add <= 1 us on the caller's thread; every run checks that no store row is missing. Run: ``python bench/bench_exporters.py`` (``--quick``; ``--help``).
 """
 
 from __future__ import annotations
@@ -244,12 +246,20 @@ def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object
 
 
 def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool,
-               workers: tuple[str, ...] = (), worker: str = "process") -> Run:
+               workers: tuple[str, ...] = (), worker: str = "process", store: str = "") -> Run:
     engine = Engine()
     name, component = "", None
     if exporters:
         config = observability_config(directory, receiver.endpoint if otlp else None, workers, worker)
         name, component = add_observability(engine, config)
+    audit = None
+    if store:  # the local observability store (issue #15): on the exporters' projection, or its own
+        from hermes_pipeline.config.observability_settings import ObservabilitySettings
+        from hermes_pipeline.sinks.observability_store import attach_store
+
+        shared = component.exporters.projection if store == "shared" and component is not None else None
+        store_home = Path(tempfile.mkdtemp(prefix="bench-store-"))  # outside the counted outputs
+        audit = attach_store(engine, store_home, ObservabilitySettings(audit_enabled=True), shared_projection=shared)
     host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
     timed, response, before = Timed(), w.response(), receiver.bytes_received
     for _ in range(w.sessions):
@@ -259,13 +269,22 @@ def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporter
                  if isinstance(sink, ProcessSink)} if component is not None and component.exporters is not None else {}
     if component is not None:
         component.flush(300.0)
+    store_dropped = 0
+    if audit is not None:
+        audit.flush(300.0)
+        stats = audit.sink.stats()
+        expected = w.sessions * w.turns * 2  # one task_runs and one llm_calls row per turn
+        store_dropped = _dropped(stats) + int(stats["rows_pending"]) + max(expected - int(stats["rows_written"]), 0)
+        audit.close()
+        shutil.rmtree(store_home, ignore_errors=True)
+    if component is not None:
         engine.remove_plugin(name)  # flush + shutdown
     timed.stop()
     timed.workers = sum(process.stats()["cpu_seconds"] for process in processes.values())
     for process in processes.values():  # not timed: their interpreter teardown must not slow the next row
         process.join(60.0)
     lines, files = count_outputs(directory)
-    dropped = _dropped(component.stats()) if component is not None else 0
+    dropped = (_dropped(component.stats()) if component is not None else 0) + store_dropped
     return timed.run(atof_lines=lines, atif_files=files, otlp_bytes=receiver.bytes_received - before, dropped=dropped)
 
 
@@ -348,6 +367,10 @@ def rows(with_relay: bool, with_otlp: bool = True) -> list[Row]:
            Row("lean", "ATOF + ATIF (one hand-off, no writers)", one_handoff_row, True),
            Row("hermes", "ATOF + ATIF", partial(hermes_run, exporters=True, otlp=False), True),
            Row("hermes", "ATOF + ATIF + OTLP", partial(hermes_run, exporters=True, otlp=True), True, True),
+           Row("hermes", "observability store (own projection)",
+               partial(hermes_run, exporters=False, otlp=False, store="own")),
+           Row("hermes", "ATOF + ATIF + observability store", partial(hermes_run, exporters=True, otlp=False,
+                                                                      store="shared"), True),
            Row("hermes", "ATOF + ATIF (worker processes)",
                partial(hermes_run, exporters=True, otlp=False, workers=("atof", "atif")), True),
            Row("hermes", "ATOF + ATIF (one shared worker process)",
@@ -389,6 +412,8 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
             if row.files and (run.atof_lines != w.events() or run.atif_files != w.sessions):
                 problems.append(f"round {r} {row.side} {row.config}: {run.atof_lines}/{w.events()} ATOF lines, "
                                 f"{run.atif_files}/{w.sessions} ATIF files, {run.dropped} dropped")
+            if "store" in row.config and run.dropped:
+                problems.append(f"round {r} {row.side} {row.config}: {run.dropped} store rows dropped or missing")
             if row.otlp and run.otlp_bytes <= 0:
                 problems.append(f"round {r} {row.side} {row.config}: nothing reached the OTLP receiver")
     med = statistics.median
