@@ -229,3 +229,29 @@ def test_fmt_56a_mark_spans_follow_their_turn_and_session_level_ones_are_traces_
     assert alone.context.trace_id == outside and alone.parent is None
     for span in (marked, alone):
         assert dict(span.attributes or {})["session.id"] == dict(span.attributes or {})["gen_ai.conversation.id"] == "s"
+
+
+@pytest.mark.parametrize("projection", ["gen_ai", "openinference"])
+def test_fmt_56a_session_level_marks_are_not_lost_when_the_session_is_no_span(projection: str) -> None:
+    """FMT-56a / FMT-69: with one trace per turn the session scope is no span, so a mark it carries (here a
+    context snapshot outside any turn) becomes a one-span trace of its own with session.id and
+    gen_ai.conversation.id, under the default mark projection too; nothing is counted as orphaned or dropped."""
+    name = "hermes.compaction" if projection == "gen_ai" else "hermes.context"  # gen_ai keeps its own mark list
+    from hermes_pipeline.export.events import END
+    from hermes_pipeline.export.ids import new_uuid7
+
+    from .test_otel_projection import T0, Stream, run
+
+    s = Stream()
+    session = s.scope("start", new_uuid7(T0 // 1000), None, "hermes.session", "agent", {"hermes.span_kind": "session"})
+    turn = s.scope("start", new_uuid7(T0 // 1000), session, "agent.run", "function", {"hermes.span_kind": "agent.run"})
+    s.scope(END, turn, session, "agent.run", "function", {"otel.status_code": "OK"})
+    outside = s.mark(session, name, {"model": "m"})
+    s.scope(END, session, None, "hermes.session", "agent", {"otel.status_code": "OK"})
+    spans, builder = run(projection, s.events, mark_projection="event")
+    alone = [span for span in spans if span.context.span_id == outside & (2**64 - 1)]
+    assert len(alone) == 1 and alone[0].name == name and builder.counts["marks_orphaned"] == 0
+    assert alone[0].context.trace_id == outside and alone[0].parent is None
+    attrs = dict(alone[0].attributes or {})
+    assert attrs["session.id"] == attrs["gen_ai.conversation.id"] == "s"
+    assert [span.name for span in spans if span.name != name] != []

@@ -262,6 +262,14 @@ class SpanBuilder:
     def _build(self, scope: OpenScope, end: ScopeEvent) -> list[tuple[int, ReadableSpan]]:
         out = []
         for index, route in enumerate(self.routes):
+            if scope.session_level and route.endpoint.trace_grouping == "turn":
+                # The session scope is no span here, so the marks it carries (compaction, segments, a context
+                # snapshot outside a turn) would have nowhere to go: each becomes a one-span trace of its own.
+                # (Routes with mark_projection = "tool" already sent them as spans when they arrived.)
+                if route.endpoint.type == "gen_ai" or route.endpoint.mark_projection == "event":
+                    out.extend((index, self._mark_span(route, mark, scope))
+                               for mark in scope.marks or () if route.wants_mark(mark.name))
+                continue
             span = self._span(route, scope, end)
             if span is not None:
                 out.append((index, span))
