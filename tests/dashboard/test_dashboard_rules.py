@@ -132,3 +132,25 @@ def test_an_ipv6_loopback_bind_serves_and_checks_its_host(tmp_path: Path) -> Non
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def test_the_directories_come_from_the_profile_config(tmp_path: Path) -> None:
+    """BOOK-39: the memory directories, the skills directory and the trajectory store directory are the
+    ones the profile's config.yaml names."""
+    from hermes_pipeline.dashboard import load_sources
+    from hermes_pipeline.dashboard.queries import memory, skills, trajectory_files
+
+    (tmp_path / "config.yaml").write_text("observability:\n  audit:\n    memory_dirs: [memories, notes]\n"
+                                          "    skills_dir: my-skills\n  trajectories:\n    dir: runs\n")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("x")
+    (tmp_path / "my-skills" / "s1").mkdir(parents=True)
+    (tmp_path / "my-skills" / "s1" / "SKILL.md").write_text("---\nname: s1\n---\n")
+    (tmp_path / "runs").mkdir()
+    tid = "01a23339-de3e-7882-9a94-cedfe07bab93"
+    (tmp_path / "runs" / f"2026-12-01-{tid}.json").write_text("{}")
+    (tmp_path / "runs" / "notes.json").write_text("{}")  # not a store file name: never listed
+    sources = load_sources(tmp_path)
+    assert [f["path"] for f in memory(sources)["files"]] == ["notes/a.md"]
+    assert [r["name"] for r in skills(sources)["rows"]] == ["s1"]
+    assert [f["id"] for f in trajectory_files(sources) or []] == [tid]
