@@ -20,7 +20,7 @@ EPILOG = ("The rules read the profile's observability store ($HERMES_HOME/observ
           "written when observability.audit.enabled is true) and are configured under observability.alerts.* "
           "in $HERMES_HOME/config.yaml (see docs/alerts.md). Notifier secrets come from environment variables: "
           "HERMES_ALERTS_WEBHOOK_URL, HERMES_ALERTS_FEISHU_URL, HERMES_ALERTS_FEISHU_SECRET, "
-          "HERMES_ALERTS_SMTP_USER, HERMES_ALERTS_SMTP_PASSWORD.")
+          "HERMES_ALERTS_SMTP_USER, HERMES_ALERTS_SMTP_PASSWORD. LLM = the language model the agent calls.")
 
 
 def _home(args: argparse.Namespace) -> Path:
