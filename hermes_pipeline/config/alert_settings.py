@@ -99,10 +99,10 @@ KEYS: Final[dict[str, Callable[[Any], str | None]]] = {
     PREFIX + "medium_collect_minutes": _positive_int,
     PREFIX + "digest_time": _clock,
     PREFIX + "max_per_hour": _positive_int,
-    PREFIX + "email.host": _host,
-    PREFIX + "email.port": _port,
-    PREFIX + "email.from": _text,
-    PREFIX + "email.to": _addresses,
+    PREFIX + "email_host": _host,
+    PREFIX + "email_port": _port,
+    PREFIX + "email_from": _text,
+    PREFIX + "email_to": _addresses,
 }
 """Dotted key → validator."""
 
@@ -115,14 +115,14 @@ DEFAULTS: Final[dict[str, Any]] = {
     PREFIX + "write_storm_count": 100, PREFIX + "write_storm_minutes": 10,
     PREFIX + "critical_renotify_minutes": 30, PREFIX + "medium_renotify_minutes": 240,
     PREFIX + "medium_collect_minutes": 5, PREFIX + "digest_time": "08:00",
-    PREFIX + "max_per_hour": 10, PREFIX + "email.host": None, PREFIX + "email.port": 587,
-    PREFIX + "email.from": "hermes-alerts@localhost", PREFIX + "email.to": [],
+    PREFIX + "max_per_hour": 10, PREFIX + "email_host": None, PREFIX + "email_port": 587,
+    PREFIX + "email_from": "hermes-alerts@localhost", PREFIX + "email_to": [],
 }
 """The normative defaults (spec 06 BOOK-42..44 and the "(default)" values)."""
 
 SECTIONS: Final = ("observability.alerts",)
 """Sections whose every key belongs to this schema."""
-TABLE_KEYS: Final = (PREFIX + "notifiers", PREFIX + "email.to")
+TABLE_KEYS: Final = (PREFIX + "notifiers", PREFIX + "email_to")
 """Keys whose value ``config set`` takes as a YAML flow list."""
 
 
@@ -220,10 +220,10 @@ DESCRIPTIONS: Final[dict[str, tuple[str | None, str]]] = {
     PREFIX + "digest_time": (None, "Local time (HH:MM) of the daily digest (A-L1 and folded alerts)."),
     PREFIX + "max_per_hour": (None, "Most notifications sent in any hour; the excess is folded into the next "
                                     "digest."),
-    PREFIX + "email.host": ("none", "SMTP server of the `email` notifier (STARTTLS; user and password from "
+    PREFIX + "email_host": ("none", "SMTP server of the `email` notifier (STARTTLS; user and password from "
                                     "`HERMES_ALERTS_SMTP_USER` / `HERMES_ALERTS_SMTP_PASSWORD`)."),
-    PREFIX + "email.port": (None, "SMTP port of the `email` notifier."),
-    PREFIX + "email.from": (None, "Sender address of alert e-mails."),
-    PREFIX + "email.to": (None, "Recipients of alert e-mails."),
+    PREFIX + "email_port": (None, "SMTP port of the `email` notifier."),
+    PREFIX + "email_from": (None, "Sender address of alert e-mails."),
+    PREFIX + "email_to": (None, "Recipients of alert e-mails."),
 }
 """Reference descriptions of the keys (``docs/configuration.md``): key → (default shown, effect)."""

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from .alert_settings import DEFAULTS as ALERT_DEFAULTS
+from .alert_settings import AlertSettings, alerts_from
 from .alert_settings import KEYS as ALERT_KEYS
 from .alert_settings import SECTIONS as ALERT_SECTIONS
 from .diagnostics import Diagnostic, Diagnostics
@@ -110,6 +111,8 @@ class ProfileSettings(BaseModel):
     observability: ObservabilitySettings = ObservabilitySettings()
     dashboard: DashboardSettings = DashboardSettings()
     """``observability.*``: the audit store, environment, quick OTel settings, pricing, logs, retention."""
+    alerts: AlertSettings = AlertSettings()
+    """``observability.alerts.*``: the alert evaluator's rules, delivery and notifiers."""
     hook_callback_timeout: float = 0.0
     hook_callback_timeout_set: bool = False
     """``True`` when ``plugins.hook_callback_timeout`` is present with a usable value."""
@@ -425,6 +428,7 @@ def load_profile_settings(home: str | Path, *, managed: str | Path | None = None
     values["session_segments"] = SessionSegmentSettings(**segments)
     values["trajectories"] = trajectories_from(effective, diagnostics, source)
     values["observability"] = observability_from(effective, diagnostics, source)
+    values["alerts"] = alerts_from(effective, diagnostics, source)
     values["dashboard"] = dashboard_from(effective, diagnostics, source)
     present, timeout = _get(effective, "plugins.hook_callback_timeout")
     if present:

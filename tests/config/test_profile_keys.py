@@ -127,6 +127,15 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
               "observability.otel_endpoint": "http://collector:4318", "observability.otel_service_name": "svc",
               "observability.trace_sampling_rate": 0.5, "observability.retention.runs_days": 30,
               "observability.retention.history_days": 100, "observability.logs.path": "logs/x.jsonl"}
+    alert_values = {"enabled": True, "notifiers": ["webhook"], "cost_spike_factor": 4.5, "cost_window_minutes": 30,
+                    "cost_baseline_days": 7, "cost_min_active_days": 2, "systemd_unit": "hermes.service",
+                    "restart_count": 5, "restart_window_minutes": 20, "llm_failures": 6, "skill_failures": 3,
+                    "task_success_rate": 0.8, "task_window_minutes": 15, "task_min_runs": 10,
+                    "write_storm_count": 50, "write_storm_minutes": 5, "critical_renotify_minutes": 10,
+                    "medium_renotify_minutes": 60, "medium_collect_minutes": 2, "digest_time": "07:30",
+                    "max_per_hour": 3, "email_host": "smtp.example", "email_port": 2525, "email_from": "a@b.c",
+                    "email_to": ["ops@b.c"]}
+    values.update({f"observability.alerts.{k}": v for k, v in alert_values.items()})
     assert set(values) == set(KNOWN_KEYS)
     for key, value in values.items():
         set_value(tmp_path, key, value)
@@ -146,6 +155,8 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
     assert (o.otel_enabled, o.otel_endpoint, o.otel_service_name, o.trace_sampling_rate) == (
         True, "http://collector:4318", "svc", 0.5)
     assert (o.runs_days, o.history_days, o.log_path) == (30, 100, "logs/x.jsonl")
+    for name, value in alert_values.items():  # observability.alerts.* (the alert evaluator)
+        assert getattr(s.alerts, name.replace(".", "_")) == (tuple(value) if isinstance(value, list) else value)
 
 
 def test_cfg_13_unknown_key_error_is_typed_and_names_the_key(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``email``: SMTP with STARTTLS (``observability.alerts.email.*``; the login, when the server
+"""``email``: SMTP with STARTTLS (``observability.alerts.email_*``; the login, when the server
 needs one, from ``HERMES_ALERTS_SMTP_USER`` and ``HERMES_ALERTS_SMTP_PASSWORD``)."""
 
 from __future__ import annotations
@@ -54,6 +54,6 @@ class EmailNotifier:
 def email_notifier(cfg: AlertSettings, environ: Mapping[str, str]) -> EmailNotifier:
     """The entry-point factory."""
     if not cfg.email_host or not cfg.email_to:
-        raise NotifierError("set observability.alerts.email.host and observability.alerts.email.to")
+        raise NotifierError("set observability.alerts.email_host and observability.alerts.email_to")
     return EmailNotifier(cfg.email_host, cfg.email_port, cfg.email_from, cfg.email_to,
                          environ.get(USER_ENV) or None, environ.get(PASSWORD_ENV) or None)
