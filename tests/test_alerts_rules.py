@@ -178,3 +178,17 @@ def test_book43_a_l1_digest_of_the_previous_day(tmp_path: Path) -> None:
     assert {e["pattern"] for e in d["top_errors"]} == {"task cli:chat: tool_error", "llm openai: http_429",
                                                        "skill a: failed"}
     assert d["day_start"] == "2026-03-15 00:00:00" and day.tzinfo is timezone.utc
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=1800), max_size=60), st.integers(min_value=1, max_value=20))
+def test_book43_a_m3_any_window_property(tmp_path_factory, ages_s: list[int], threshold: int) -> None:
+    """BOOK-43 A-M3: fires iff some 10-minute window (within the last 20 minutes) holds >= threshold writes,
+    checked against a brute-force count over every window start."""
+    conn = store(tmp_path_factory.mktemp("m3"))
+    for age in ages_s:
+        memory_write(conn, T0 - timedelta(seconds=age))
+    recent = sorted(age for age in ages_s if age < 1200)  # the rule looks back two windows
+    best = max((sum(1 for b in recent if a - 600 < b <= a) for a in recent), default=0)
+    fired = bool(rules.write_storm(conn, T0, settings(write_storm_count=threshold)))
+    assert fired == (best >= threshold)
