@@ -13,7 +13,7 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.demo import otlp_receiver
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.sinks.otel import OtelPlugin, build_otel_plugin
-from hermes_pipeline.sinks.otel_export import default_exporter
+from hermes_pipeline.sinks.otel.exporter import default_exporter
 
 from ._scripted import run_scripted_session as scripted_session
 from .conftest import chat_response

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from hermes_pipeline.export.errors import ExportConfigError
-from hermes_pipeline.sinks import otel_config
-from hermes_pipeline.sinks.langfuse import build_langfuse_sink, langfuse_endpoint, langfuse_traces_url
+from hermes_pipeline.sinks.otel import config as otel_config
+from hermes_pipeline.sinks.otel.langfuse import build_langfuse_sink, langfuse_endpoint, langfuse_traces_url
 from hermes_pipeline.sinks.otel import build_otel_plugin, build_otel_sink
-from hermes_pipeline.sinks.otel_config import parse_otel_config
+from hermes_pipeline.sinks.otel.config import parse_otel_config
 
 URL = "http://127.0.0.1:4318"
 LF = "https://cloud.langfuse.com/api/public/otel/v1/traces"

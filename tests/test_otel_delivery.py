@@ -20,9 +20,9 @@ from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.export import MemoryDestination, ScopePlugin
 from hermes_pipeline.host import run_in_context
 from hermes_pipeline.sinks.atof import build_atof_sink
-from hermes_pipeline.sinks.langfuse import build_langfuse_sink
+from hermes_pipeline.sinks.otel.langfuse import build_langfuse_sink
 from hermes_pipeline.sinks.otel import build_otel_sink
-from hermes_pipeline.sinks.otel_spans import SpanBuilder, sampling_fraction
+from hermes_pipeline.sinks.otel.spans import SpanBuilder, sampling_fraction
 
 from ._atof_support import closed_port, decode
 from ._otel_support import GatedExporter, PathReceiver, by_name, finish, otel_plugin, run_scripted_session

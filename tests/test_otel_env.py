@@ -20,10 +20,10 @@ from hermes_pipeline.config.diagnostics import Diagnostics
 from hermes_pipeline.config.policy import Policy, ValidationContext, fixed_locator
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.export.errors import ExportConfigError
-from hermes_pipeline.sinks import otel_config, otel_env
+from hermes_pipeline.sinks.otel import config as otel_config, env as otel_env
 from hermes_pipeline.sinks.otel import OtelPlugin, build_otel_plugin
-from hermes_pipeline.sinks.otel_config import parse_otel_config
-from hermes_pipeline.sinks.otel_env import EnvListError, parse_key_values, read_otlp_env
+from hermes_pipeline.sinks.otel.config import parse_otel_config
+from hermes_pipeline.sinks.otel.env import EnvListError, parse_key_values, read_otlp_env
 
 from ._otel_support import PathReceiver, by_name, finish, otel_plugin
 from .test_otel_delivery import simple_session

@@ -12,10 +12,10 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from hermes_pipeline.export.events import END, SCOPE, START, ScopeEvent
 from hermes_pipeline.export.ids import parse_timestamp_us, uuid_int
-from hermes_pipeline.sinks.otel_attrs import span_id
-from hermes_pipeline.sinks.otel_config import TraceEndpoint
-from hermes_pipeline.sinks.otel_spans import Route, SpanBuilder
-from hermes_pipeline.sinks.otel_state import Options
+from hermes_pipeline.sinks.otel.attrs import span_id
+from hermes_pipeline.sinks.otel.config import TraceEndpoint
+from hermes_pipeline.sinks.otel.spans import Route, SpanBuilder
+from hermes_pipeline.sinks.otel.state import Options
 
 U = {n: uuid_int(u) for n, u in {
     "session": "01a05c77-08a0-7c3a-9d10-5e41a7c90001", "turn": "01a05c77-08aa-7c3a-9d10-5e41a7c90002",

@@ -13,7 +13,7 @@ import pytest
 
 from hermes_pipeline import Engine
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
-from hermes_pipeline.sinks import otel_messages as messages
+from hermes_pipeline.sinks.otel import messages
 
 from ._otel_support import (
     ANSWER, MISSING, QUESTION, STATUS_ERROR, TOOLS, finish, otel_plugin, run_scripted_session, run_two_turn_session,

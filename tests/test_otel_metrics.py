@@ -13,7 +13,7 @@ from hermes_pipeline.demo.otlp_metrics_receiver import OTLPMetricsReceiver, Rece
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.export.errors import ExportConfigError
 from hermes_pipeline.sink_testing import capture_export, scripted_session
-from hermes_pipeline.sinks.otel_config import parse_otel_config
+from hermes_pipeline.sinks.otel.config import parse_otel_config
 from hermes_pipeline.sinks.otel_metrics.config import parse_metrics_config
 
 

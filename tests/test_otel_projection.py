@@ -11,11 +11,11 @@ from opentelemetry.trace import SpanKind
 
 from hermes_pipeline.export.events import END, MARK, SCOPE, START, ScopeEvent
 from hermes_pipeline.export.ids import new_uuid7, uuid_str
-from hermes_pipeline.sinks.otel_attrs import attr_value, provider_name, tool_category
-from hermes_pipeline.sinks.otel_config import TraceEndpoint
-from hermes_pipeline.sinks.otel_genai import operation_name
-from hermes_pipeline.sinks.otel_spans import Route, SpanBuilder, sampled
-from hermes_pipeline.sinks.otel_state import Options
+from hermes_pipeline.sinks.otel.attrs import attr_value, provider_name, tool_category
+from hermes_pipeline.sinks.otel.config import TraceEndpoint
+from hermes_pipeline.sinks.otel.genai import operation_name
+from hermes_pipeline.sinks.otel.spans import Route, SpanBuilder, sampled
+from hermes_pipeline.sinks.otel.state import Options
 
 T0 = 1_780_000_000_000_000
 BASE = {"hermes.telemetry_schema_version": "hermes.observer.v1", "hermes.session_id": "s"}

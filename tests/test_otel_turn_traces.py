@@ -15,7 +15,7 @@ from hermes_pipeline.config import ConfigError, load_pipeline
 from hermes_pipeline.config.discovery import PipelineSettings
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.export.errors import ExportConfigError
-from hermes_pipeline.sinks.otel_config import parse_otel_config
+from hermes_pipeline.sinks.otel.config import parse_otel_config
 from hermes_pipeline.testing import Recorder
 
 from ._otel_support import (

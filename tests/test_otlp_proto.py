@@ -15,8 +15,8 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
-from hermes_pipeline.sinks import otlp_proto
-from hermes_pipeline.sinks.otlp_proto import FastOTLPSpanExporter, NotEncodable, encode_trace_request
+from hermes_pipeline.sinks.otel import proto as otlp_proto
+from hermes_pipeline.sinks.otel.proto import FastOTLPSpanExporter, NotEncodable, encode_trace_request
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1),

@@ -22,7 +22,7 @@ from hermes_pipeline.export.worker import ProcessSink
 
 from ._otel_support import run_scripted_session
 
-OTEL_BUILDER = "hermes_pipeline.sinks.otel:build_otel_sink"
+OTEL_BUILDER = "hermes_pipeline.sinks.otel.sink:build_otel_sink"
 
 
 def _plugin(endpoint: str, worker: str) -> Any:

@@ -107,7 +107,7 @@ def sections() -> list[Section]:
     from ..config import models
     from ..config.policy import Policy
     from ..config.profile_config import DEFAULTS, KNOWN_KEYS
-    from ..sinks import otel_config
+    from ..sinks.otel import config as otel_config
     from ..sinks.atif import config as atif_config
     from ..sinks.atof import config as atof_config
 

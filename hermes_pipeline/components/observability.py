@@ -25,7 +25,7 @@ from ..export.config_checks import destination_key
 from ..export.entry_checks import check_entry, table_entries
 from ..export.errors import ExportConfigError
 from ..export.paths import default_output_directory
-from ..sinks.otel_env import read_otlp_env
+from ..sinks.otel.env import read_otlp_env
 from . import observability_keys as K
 from . import observability_preflight as preflight
 from ..sinks.base import SectionValidation

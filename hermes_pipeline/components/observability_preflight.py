@@ -66,7 +66,7 @@ def _parsers(config: Mapping[str, Any]) -> dict[str, Callable[[Mapping[str, Any]
     """Section → a call of that sink's parser with the options activation uses (``observability_sinks``)."""
     from ..sinks.atif.config import parse_atif_config
     from ..sinks.atof.config import parse_atof_config
-    from ..sinks.otel_config import parse_otel_config
+    from ..sinks.otel.config import parse_otel_config
 
     full = config.get("enable_full_payloads") is True
     base = Path.cwd()  # only used to resolve relative paths; nothing is touched

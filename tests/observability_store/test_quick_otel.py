@@ -99,7 +99,7 @@ def test_book_46_pipeline_trace_endpoints_default_by_the_profile_environment(tmp
     """A pipeline-file ``opentelemetry`` section without ``sampling_rate`` samples at the activating
     profile's environment default (0.1 in production); the file's own rate wins."""
     from hermes_pipeline.sinks.base import SinkContext
-    from hermes_pipeline.sinks.opentelemetry_builder import opentelemetry_builder, profile_environment
+    from hermes_pipeline.sinks.otel.builder import opentelemetry_builder, profile_environment
 
     home = tmp_path / "p"
     home.mkdir()

@@ -64,7 +64,7 @@ class QuickOtelHandle:
 
     def __init__(self, engine: Any, home: Path, settings: ObservabilitySettings) -> None:
         from ...export.projection import ScopePlugin
-        from ..otel import build_otel_sink
+        from ..otel.sink import build_otel_sink
 
         self.engine = engine
         self.config = quick_otel_config(settings)

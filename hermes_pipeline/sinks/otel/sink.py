@@ -34,17 +34,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from .. import __version__
-from ..export.errors import ExportConfigError
-from ..export.events import START, ScopeEvent, submit_paired
-from ..export.standalone import SinkPlugin
-from ..export.writer import BoundedWriter, warn_nonzero_counters
-from .otel_config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers
-from .otel_env import read_otlp_env
-from .otel_export import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
-from .otel_spans import Route, SpanBuilder
-from .otel_state import Options
-from .worker_process import ProcessSink, WorkerPool, process_sink, split_worker
+from ...contract.versions import PACKAGE_VERSION as __version__
+from ...export.errors import ExportConfigError
+from ...export.events import START, ScopeEvent, submit_paired
+from ...export.standalone import SinkPlugin
+from ...export.writer import BoundedWriter, warn_nonzero_counters
+from .config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers
+from .env import read_otlp_env
+from .exporter import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
+from .spans import Route, SpanBuilder
+from .state import Options
+from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["CAPTURE_ENV", "ExportConfigError", "OtelPlugin", "OtelSink", "build_otel_plugin", "build_otel_sink",
            "content_gate_open"]
@@ -246,7 +246,7 @@ def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
                     exporter_factory: ExporterFactory | None = None, environment: str = "development",
                     agent_version: str | None = None, workers: WorkerPool | None = None) -> OtelSink | ProcessSink:
     """Validate the ``opentelemetry`` table and return a started :class:`OtelSink` (a scope listener), or a
-    :class:`~hermes_pipeline.sinks.worker_process.ProcessSink` forwarding to one in a worker process when
+    :class:`~hermes_pipeline.export.worker.ProcessSink` forwarding to one in a worker process when
     ``worker = "process"`` (not with ``exporter_factory``, which cannot cross processes).
 
     Args:
@@ -260,7 +260,7 @@ def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         environment: ``development`` (default sampling 1.0) or ``production`` (0.1), BOOK-46.
         agent_version: ``gen_ai.agent.version`` of session spans, when known.
         workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
-            :meth:`~hermes_pipeline.sinks.worker_process.WorkerPool.start`); without it such a section gets a
+            :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); without it such a section gets a
             worker process of its own.
 
     Raises:
@@ -277,7 +277,7 @@ def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         child = {"enable_full_payloads": enable_full_payloads, "content_summary": content_summary,
                  "on_invalid": on_invalid, "ignore_unknown_keys": ignore_unknown_keys, "environment": environment,
                  "agent_version": agent_version}
-        return process_sink(worker, "opentelemetry", "hermes_pipeline.sinks.otel:build_otel_sink", config, child,
+        return process_sink(worker, "opentelemetry", "hermes_pipeline.sinks.otel.sink:build_otel_sink", config, child,
                             pool=workers, max_queue_size=capacity)
     options = Options(gate_open=content_gate_open(enable_full_payloads), summary_mode=content_summary,
                       sampling_rate=parsed.sampling_rate, agent_version=agent_version)

@@ -1,7 +1,7 @@
 """The standard ``OTEL_*`` environment variables of the OTLP trace path, read as the OpenTelemetry
 specification defines them (SDK environment variables, OTLP exporter configuration).
 
-:func:`read_otlp_env` reads them once into an :class:`OtlpEnv`; :mod:`.otel_config` applies it under
+:func:`read_otlp_env` reads them once into an :class:`OtlpEnv`; :mod:`.config` applies it under
 the pipeline file, which always wins where both say something:
 
 ========================================== =====================================================
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlunsplit
 
-from ..export.config_checks import http_url_parts
+from ...export.config_checks import http_url_parts
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 

@@ -1,6 +1,6 @@
 """The ``gen_ai`` projection: span names, kinds and attributes per OpenTelemetry GenAI conventions (spec 04 §4.2).
 
-:func:`genai_span` maps one finished scope (its :class:`~hermes_pipeline.sinks.otel_state.OpenScope`
+:func:`genai_span` maps one finished scope (its :class:`~hermes_pipeline.sinks.otel.state.OpenScope`
 and end event) onto ``(name, kind, attributes)``. Only the latest experimental GenAI names are
 used (FMT-62: ``gen_ai.provider.name``, never ``gen_ai.system``), never ``hermes_pipeline.*`` keys;
 ``hermes.*`` extension attributes follow §4.4. Content goes out verbatim only with the gate open
@@ -16,12 +16,12 @@ from urllib.parse import urlsplit
 
 from opentelemetry.trace import SpanKind
 
-from ..export.content import canonical_json, source_text
-from ..export.events import ScopeEvent
-from ..export.ids import uuid_str
-from . import otel_messages as messages
-from .otel_attrs import hermes_meta, provider_name, put, status_error, summarize, summarize_data, tool_category
-from .otel_state import OpenScope, Options
+from ...export.content import canonical_json, source_text
+from ...export.events import ScopeEvent
+from ...export.ids import uuid_str
+from . import messages
+from .attrs import hermes_meta, provider_name, put, status_error, summarize, summarize_data, tool_category
+from .state import OpenScope, Options
 
 _REQUEST_PARAMS: Final = (
     ("max_tokens", "gen_ai.request.max_tokens"), ("max_completion_tokens", "gen_ai.request.max_tokens"),

@@ -28,12 +28,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlunsplit
 
-from ..export.config_checks import check_table, http_url_parts
-from ..export.errors import ExportConfigError
-from .otel import OtelSink, build_otel_sink
-from .otel_config import ENDPOINT_KEYS
-from .otel_urls import LANGFUSE_PATH, is_langfuse_url
-from .worker_process import ProcessSink
+from ...export.config_checks import check_table, http_url_parts
+from ...export.errors import ExportConfigError
+from .sink import OtelSink, build_otel_sink
+from .config import ENDPOINT_KEYS
+from .urls import LANGFUSE_PATH, is_langfuse_url
+from ...export.worker import ProcessSink
 
 __all__ = ["LANGFUSE_HOSTS", "LANGFUSE_PATH", "build_langfuse_sink", "is_langfuse_url", "langfuse_endpoint",
            "langfuse_traces_url"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..export.events import ScopeEvent
+    from ...export.events import ScopeEvent
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The span builder: scope events → OTLP spans, on the exporter's own worker thread (spec 04 §4.1, §4.8, FMT-55..FMT-65).
 
 :class:`SpanBuilder` is the destination of the OTel sink's event writer: it receives the scope
-events in the tracker's total order, keeps one :class:`~hermes_pipeline.sinks.otel_state.OpenScope`
+events in the tracker's total order, keeps one :class:`~hermes_pipeline.sinks.otel.state.OpenScope`
 per open scope, and when a scope ends builds one ``ReadableSpan`` per trace endpoint (each with
 its projection) and hands it to that endpoint's :class:`Route` (a bounded span queue in front of
 the exporter). Nothing here runs on the agent's threads.
@@ -14,7 +14,7 @@ the exporter). Nothing here runs on the agent's threads.
   session segment; a rotated segment starts a new trace). ``span_id`` = low 8 bytes of the scope UUID,
   parent = low 8 bytes of ``parent_uuid``; every span is sampled.
 - Status (FMT-58): a failed scope's span says why (status description and an ``exception`` event, see
-  :mod:`.otel_errors`).
+  :mod:`.errors`).
 - Times (FMT-55): start/end = the events' timestamps (µs → ns); the SDK clock is never used.
 - Sampling (BOOK-46, FMT-74): decided once per outermost ``agent.run`` from its UUID (hashed, see
   :func:`sampling_fraction`); an unsampled turn's spans (nested work included) are not exported, session spans always
@@ -36,15 +36,15 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from ..export.events import MARK, START, ScopeEvent
-from .otel_attrs import GENAI_MARKS, mark_attrs, promote, span_id, status_error
-from .otel_config import TraceEndpoint
-from .otel_errors import span_status
-from .otel_full import apply_mappings, full_span, mark_attributes
-from .otel_genai import genai_span
-from .otel_messages import tool_definitions
-from .otel_openinference import openinference_span
-from .otel_state import Held, OpenScope, Options
+from ...export.events import MARK, START, ScopeEvent
+from .attrs import GENAI_MARKS, mark_attrs, promote, span_id, status_error
+from .config import TraceEndpoint
+from .errors import span_status
+from .full import apply_mappings, full_span, mark_attributes
+from .genai import genai_span
+from .messages import tool_definitions
+from .openinference import openinference_span
+from .state import Held, OpenScope, Options
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 

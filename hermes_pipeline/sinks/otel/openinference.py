@@ -28,13 +28,13 @@ from typing import Any, Final
 
 from opentelemetry.trace import SpanKind
 
-from ..export.content import canonical_json, source_text
-from ..export.events import ScopeEvent
-from ..export.ids import uuid_str
-from . import otel_messages as messages
-from .otel_attrs import put, status_error
-from .otel_full import hermes_extras, span_kind
-from .otel_state import OpenScope, Options
+from ...export.content import canonical_json, source_text
+from ...export.events import ScopeEvent
+from ...export.ids import uuid_str
+from . import messages
+from .attrs import put, status_error
+from .full import hermes_extras, span_kind
+from .state import OpenScope, Options
 
 OPENINFERENCE_KINDS: Final = {"agent": "AGENT", "llm": "LLM", "tool": "TOOL", "retriever": "RETRIEVER",
                               "embedder": "EMBEDDING", "reranker": "RERANKER", "guardrail": "GUARDRAIL",

@@ -14,11 +14,11 @@ from typing import Any, Final
 
 from opentelemetry.trace import SpanKind
 
-from ..export.content import CONTENT_FIELDS, canonical_json, request_history
-from ..export.events import ScopeEvent
-from ..export.ids import uuid_str
-from .otel_attrs import attr_value, hermes_meta, put, status_error, summarize_data
-from .otel_state import OpenScope, Options
+from ...export.content import CONTENT_FIELDS, canonical_json, request_history
+from ...export.events import ScopeEvent
+from ...export.ids import uuid_str
+from .attrs import attr_value, hermes_meta, put, status_error, summarize_data
+from .state import OpenScope, Options
 
 CLIENT_CATEGORIES: Final = frozenset({"llm", "tool", "retriever", "embedder", "reranker"})
 

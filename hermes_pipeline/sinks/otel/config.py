@@ -9,11 +9,11 @@ raises too, unless ``on_invalid = "skip"``, which skips only that entry with the
 ``observability.endpoint_skipped`` (FMT-73).
 
 This build exports traces over OTLP/HTTP protobuf (``transport = "http_binary"``), and metrics
-through :mod:`.otel_metrics` when the ``metrics`` table is enabled. The ``logs`` and
+through :mod:`hermes_pipeline.sinks.otel_metrics` when the ``metrics`` table is enabled. The ``logs`` and
 ``file_sinks`` tables are validated but refused when they would export something, with an error
 saying so. Messages name keys, header names and environment-variable names, never
 a URL, a header value or a credential. The standard ``OTEL_*`` variables fill in what the table leaves
-unset (:mod:`.otel_env` states the precedence).
+unset (:mod:`.env` states the precedence).
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-from ..export.config_checks import EntryError as _EntryError
-from ..export.config_checks import entry_headers
-from ..export.config_checks import is_int as _is_int
-from ..export.errors import ExportConfigError
-from ..export.config_checks import check_on_invalid, check_table, destination_key, refuse_entry
-from .otel_env import OtlpEnv, read_otlp_env, warn_once
-from .otel_urls import URLError, is_langfuse_url, traces_url
+from ...export.config_checks import EntryError as _EntryError
+from ...export.config_checks import entry_headers
+from ...export.config_checks import is_int as _is_int
+from ...export.errors import ExportConfigError
+from ...export.config_checks import check_on_invalid, check_table, destination_key, refuse_entry
+from .env import OtlpEnv, read_otlp_env, warn_once
+from .urls import URLError, is_langfuse_url, traces_url
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
@@ -294,7 +294,7 @@ def _refuse_signal(config: Mapping[str, Any], signal: str, ignore_unknown_keys: 
     if not isinstance(enabled, bool):
         raise ExportConfigError(f"opentelemetry.{signal}.enabled", "expected true or false")
     if enabled and signal == "metrics":  # exported by the metrics sink (sinks/otel_metrics), not refused
-        from .otel_metrics.config import parse_metrics_config
+        from ..otel_metrics.config import parse_metrics_config
 
         parse_metrics_config(section, "http://localhost:4318")
         return None
@@ -332,8 +332,8 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
             and for sections this build cannot run.
         ignore_unknown_keys: accept unknown keys (the caller applied its own unknown-field policy).
         environment: ``development`` or ``production``: the default ``sampling_rate`` (BOOK-46).
-        env: the ``OTEL_*`` variables (:func:`~.otel_env.read_otlp_env` of the process by default);
-            the file wins where both set something (see :mod:`.otel_env` for the precedence).
+        env: the ``OTEL_*`` variables (:func:`~.env.read_otlp_env` of the process by default);
+            the file wins where both set something (see :mod:`.env` for the precedence).
 
     Raises:
         ExportConfigError: naming the offending key path.

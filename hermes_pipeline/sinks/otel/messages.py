@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..export.content import canonical_json, request_history
+from ...export.content import canonical_json, request_history
 
 FINISH_REASONS: Final = {"tool_calls": "tool_call", "function_call": "tool_call", "tool_use": "tool_call",
                          "end_turn": "stop", "stop_sequence": "stop", "completed": "stop", "max_tokens": "length",

@@ -12,9 +12,9 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ..export.classify import tool_category as tool_category  # SM-25: by toolset, shared with shared metrics
-from ..export.content import canonical_json, source_text, summary
-from ..export.ids import uuid_str
+from ...export.classify import tool_category as tool_category  # SM-25: by toolset, shared with shared metrics
+from ...export.content import canonical_json, source_text, summary
+from ...export.ids import uuid_str
 
 _MASK64: Final = (1 << 64) - 1
 _INT64: Final = (-(1 << 63), (1 << 63) - 1)

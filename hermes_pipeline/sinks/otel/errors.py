@@ -16,8 +16,8 @@ from typing import Any, Final
 from opentelemetry.sdk.trace import Event
 from opentelemetry.trace import Status, StatusCode
 
-from ..export.events import ScopeEvent
-from .otel_attrs import status_error
+from ...export.events import ScopeEvent
+from .attrs import status_error
 
 MESSAGE_LIMIT: Final = 200
 """Longest message (code points) in a status description or ``exception.message``."""

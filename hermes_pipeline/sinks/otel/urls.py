@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
-from ..export.config_checks import http_url_parts
+from ...export.config_checks import http_url_parts
 
 LANGFUSE_PATH: Final = "/api/public/otel/v1/traces"
 

@@ -27,8 +27,8 @@ import requests
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from ..export.errors import DeliveryError
-from .otel_config import TraceEndpoint
+from ...export.errors import DeliveryError
+from .config import TraceEndpoint
 
 THREAD_PREFIX: Final = "hermes-export:opentelemetry"
 """Worker-thread name prefix of the OTel sink's writers (``BoundedWriter`` names its thread ``hermes-export:<name>``)."""
@@ -94,10 +94,10 @@ class ObservedSession(requests.Session):
 
 def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> SpanExporter:
     """The real OTLP/HTTP protobuf exporter for ``endpoint`` (timeout = ``timeout_millis``), with the
-    direct protobuf encoder of :mod:`~hermes_pipeline.sinks.otlp_proto`."""
+    direct protobuf encoder of :mod:`~hermes_pipeline.sinks.otel.proto`."""
     from opentelemetry.exporter.otlp.proto.http import Compression
 
-    from .otlp_proto import FastOTLPSpanExporter
+    from .proto import FastOTLPSpanExporter
 
     return FastOTLPSpanExporter(endpoint=endpoint.url, timeout=endpoint.timeout_millis / 1000,
                             compression=Compression.NoCompression, session=session)

@@ -1,8 +1,8 @@
 """The ``opentelemetry`` entry point of the ``hermes_pipeline.sinks`` group.
 
-The OTel sink's own modules (``otel*.py``) keep their ``build_otel_sink`` keyword interface; this
-adapter gives it the sink contract's ``builder(config, ctx)`` shape and states the section's merge
-lists. It moves into the OTel sink's package when that sink becomes one (``sinks/otel/``).
+:func:`.sink.build_otel_sink` keeps its keyword interface; this adapter gives it the sink contract's
+``builder(config, ctx)`` shape. It imports the sink (and with it the OpenTelemetry SDK) only when a
+section is built, so finding the entry point and validating a file stay cheap.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from .base import Sink, SinkContext
+from ..base import Sink, SinkContext
 
 __all__ = ["OpenTelemetryBuilder", "opentelemetry_builder"]
 
@@ -25,9 +25,9 @@ class OpenTelemetryBuilder:
     """Of those, the lists an explicitly empty higher-layer value clears."""
 
     def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink:
-        from .otel import build_otel_sink
+        from .sink import build_otel_sink
 
-        from .otel_metrics.sink import with_metrics
+        from ..otel_metrics.sink import with_metrics
 
         sink: Sink = with_metrics(build_otel_sink(config, **ctx.builder_options(), environment=profile_environment(ctx)), config)  # + metrics when enabled
         return sink
@@ -42,6 +42,6 @@ def profile_environment(ctx: SinkContext) -> str:
     the default ``sampling_rate`` of trace endpoints is 1.0 in ``development`` and 0.1 in ``production`` (BOOK-46)."""
     if ctx.default_dir is None:
         return "development"
-    from ..config.observability_settings import read_observability
+    from ...config.observability_settings import read_observability
 
     return read_observability(Path(ctx.default_dir).parent).environment
