@@ -185,3 +185,17 @@ def test_book44_properties_never_more_than_one_per_key_per_cooldown_nor_the_hour
             between = [kind for t, kind, r, k in log if (r, k) == (rule, key) and a <= t <= b]
             if "resolved" not in between:  # a new incident after a "resolved" may come sooner
                 assert b - a >= cooldown, (rule, key, fires)
+
+
+def test_book45_partial_failure_retries_only_the_notifier_that_failed(tmp_path: Path) -> None:
+    """BOOK-45: with two notifiers, one down: the healthy one is told once, the other when it is back."""
+    conn, ok, flaky = store(tmp_path), Recorder(name="ok"), Recorder(name="flaky", down=True)
+    _outage(conn, T0)
+    cfg = settings()
+    for m in range(0, 4):
+        flaky.down = m < 3
+        run_once(conn, T0 + minutes(m), cfg, [ok, flaky], runner=lambda cmd: "", sleep=no_sleep, local=timezone.utc)
+    assert ok.alerts() == [("alert", "A-C3", "llm")]
+    assert flaky.alerts() == [("alert", "A-C3", "llm")]
+    assert state.rows(conn)[0].status == "firing"
+    assert conn.execute("SELECT COUNT(*) FROM alert_state WHERE rule = '~partial'").fetchone()[0] == 0

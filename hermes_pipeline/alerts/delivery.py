@@ -94,22 +94,31 @@ class Outcome:
 
     delivered: bool
     errors: list[str] = field(default_factory=list)
+    accepted: list[str] = field(default_factory=list)
+    """Names of the notifiers that accepted the message (or had already, see ``skip``)."""
 
 
 def deliver(message: Message, notifiers: Sequence[Notifier], sleep: Callable[[float], None] = time.sleep,
-            attempts: int = ATTEMPTS) -> Outcome:
+            attempts: int = ATTEMPTS, skip: frozenset[str] = frozenset()) -> Outcome:
     """Send ``message`` through every notifier, retrying each with backoff; never raises.
 
     The message counts as delivered only when every notifier accepted it (with none configured it
-    is not delivered, so its alerts wait for a notifier instead of being dropped).
+    is not delivered, so its alerts wait for a notifier instead of being dropped). Notifiers named
+    in ``skip`` already accepted this message in an earlier, partly failed attempt and are not sent
+    it again.
     """
     if not notifiers:
         return Outcome(False, ["no notifier is configured (observability.alerts.notifiers)"])
     outcome = Outcome(True)
     for notifier in notifiers:
+        name = str(getattr(notifier, "name", notifier))
+        if name in skip:
+            outcome.accepted.append(name)
+            continue
         for attempt in range(attempts):
             try:
                 notifier.send(message)
+                outcome.accepted.append(name)
                 break
             except Exception as exc:  # any failure of a plugin is contained here
                 if attempt + 1 < attempts:

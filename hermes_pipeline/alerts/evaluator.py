@@ -98,9 +98,10 @@ def run_once(conn: sqlite3.Connection, now: datetime, cfg: AlertSettings, notifi
     kwargs: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
     for group in groups:
         message = _message(group, summaries)
-        outcome = deliver(message, notifiers, **kwargs)
+        outcome = deliver(message, notifiers, skip=state.already_accepted(conn, group), **kwargs)
         with transaction(conn):
             state.finish(conn, group, outcome.delivered, now, cfg)
+            state.record_partial(conn, group, outcome.accepted, outcome.delivered, now)
         entry = {"title": message.title, "severity": message.severity, "kind": message.kind,
                  "alerts": [f"{c.rule}:{c.key}" for c in group]}
         (report.sent if outcome.delivered else report.failed).append(

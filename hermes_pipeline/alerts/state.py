@@ -194,6 +194,32 @@ def finish(conn: sqlite3.Connection, group: list[Claim], delivered: bool, now: d
         conn.execute("DELETE FROM alert_state WHERE rule = '~sent' AND key = ?", (group[0].sent_key,))
 
 
+def _partial_key(item: Claim) -> str:
+    return f"{item.rule}\x1f{item.key}\x1f{item.kind}"
+
+
+def already_accepted(conn: sqlite3.Connection, group: list[Claim]) -> frozenset[str]:
+    """Notifiers that accepted every alert of ``group`` in an earlier, partly failed attempt."""
+    sets: list[set[str]] = []
+    for item in group:
+        row = conn.execute("SELECT status FROM alert_state WHERE rule = '~partial' AND key = ?",
+                           (_partial_key(item),)).fetchone()
+        sets.append(set(str(row[0]).split(",")) - {""} if row else set())
+    return frozenset(set.intersection(*sets)) if sets else frozenset()
+
+
+def record_partial(conn: sqlite3.Connection, group: list[Claim], accepted: list[str], delivered: bool,
+                   now: datetime) -> None:
+    """Remember which notifiers took a message that others refused (forgotten once all took it)."""
+    for item in group:
+        if delivered:
+            conn.execute("DELETE FROM alert_state WHERE rule = '~partial' AND key = ?", (_partial_key(item),))
+        elif accepted:
+            stamp = sql_time(now)
+            conn.execute("INSERT OR REPLACE INTO alert_state VALUES ('~partial', ?, ?, ?, ?)",
+                         (_partial_key(item), ",".join(sorted(accepted)), stamp, stamp))
+
+
 def folded(conn: sqlite3.Connection) -> list[Row]:
     """The alerts held back by the cap, for the digest."""
     return [r for r in rows(conn) if r.status in ("folded", "folded_resolved")]
@@ -244,5 +270,5 @@ def restarts_in_window(conn: sqlite3.Connection, unit: str, count: int | None, n
 
 def prune(conn: sqlite3.Connection, now: datetime) -> None:
     """Delete old bookkeeping rows."""
-    conn.execute("DELETE FROM alert_state WHERE rule IN ('~sent', '~restarts') AND last_notified_at < ?",
+    conn.execute("DELETE FROM alert_state WHERE rule IN ('~sent', '~restarts', '~partial') AND last_notified_at < ?",
                  (sql_time(now - timedelta(days=BOOKKEEPING_DAYS)),))
