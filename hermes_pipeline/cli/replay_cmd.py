@@ -146,7 +146,7 @@ def add_parser(subparsers: Any) -> None:
         epilog=f"--set keys: {keys}. The last line is the verdict: 'identical', or 'diverged at step k' (k counts "
                "the steps of the step-aligned diff, user steps included), or with --lenient 'diverged at agent "
                "step k' (k counts LLM calls, as --live-from does) when only the requests differed. Exit codes: 0 "
-               "identical, 1 diverged, 2 bad input (nothing written).")
+               "identical, 1 diverged, 2 bad input (nothing written). LLM = the language model the agent calls.")
     replay.add_argument("trajectory", nargs="?", metavar="ID|PATH", help="a trajectory id (or a unique prefix) "
                         "of the profile's store, or a trajectory file")
     replay.add_argument("--live-from", type=_positive, metavar="N",
