@@ -19,6 +19,8 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Final
 
+from .trace_cmd import TERMS
+
 PROG: Final = "hermes-pipeline trajectory"
 
 
@@ -205,25 +207,25 @@ def add_parser(subparsers: Any) -> None:
     top = subparsers.add_parser("trajectory", help="browse, compare, redact and prune the trajectory store",
                                 description="The profile's trajectory store ($HERMES_HOME/trajectories, on with "
                                             "observability.trajectories.enabled: true in config.yaml): one ATIF "
-                                            "file per run, <YYYY-MM-DD>-<run id>.json.")
+                                            "file per run, <YYYY-MM-DD>-<run id>.json.", epilog=TERMS)
     commands = top.add_subparsers(dest="trajectory_command", metavar="SUBCOMMAND")
 
     def common(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--home", metavar="DIR", help="the profile directory (default: $HERMES_HOME, else ~/.hermes)")
 
-    p = commands.add_parser("list", help="the store's trajectories: date, id, steps, model, final answer")
+    p = commands.add_parser("list", epilog=TERMS, help="the store's trajectories: date, id, steps, model, final answer")
     p.add_argument("--since", type=_since, metavar="DATE|AGE", help="only runs on or after a date (2026-11-01) or "
                    "within an age (7d, 2w)")
     p.add_argument("--json", action="store_true", help="one JSON document, for scripts")
     common(p)
     p.set_defaults(func=_list)
-    p = commands.add_parser("show", help="the tree of one trajectory (as trace show), --content for every message")
+    p = commands.add_parser("show", epilog=TERMS, help="the tree of one trajectory (as trace show), --content for every message")
     p.add_argument("trajectory", metavar="ID|PATH")
     p.add_argument("--content", action="store_true", help="also print every message, tool call and tool result in full")
     p.add_argument("--json", action="store_true", help="the tree as JSON (with --content: the document too)")
     common(p)
     p.set_defaults(func=_show)
-    p = commands.add_parser("diff", help="compare two trajectories step by step (exit 0 identical, 1 diverged)",
+    p = commands.add_parser("diff", epilog=TERMS, help="compare two trajectories step by step (exit 0 identical, 1 diverged)",
                             description="Step-aligned comparison: source, message text (unified diff), tool calls "
                                         "(name and canonical arguments), observations, final answer and token "
                                         "totals; the last line is 'identical' or 'diverged at step k'.")
@@ -232,7 +234,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--diff", choices=("text", "json"), default="text", help="output format")
     common(p)
     p.set_defaults(func=_diff)
-    p = commands.add_parser("redact", help="write a shareable copy with secrets and personal data masked",
+    p = commands.add_parser("redact", epilog=TERMS, help="write a shareable copy with secrets and personal data masked",
                             description="Mask credentials (API keys and tokens, Bearer/Basic, JWTs, PEM keys, URL "
                                         "credentials), e-mail addresses, phone numbers, home-directory paths and "
                                         "every --pattern with [REDACTED:<detector>], or (--mode summary) replace "
@@ -246,7 +248,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--in-place", action="store_true", help="replace the original instead of writing a copy")
     common(p)
     p.set_defaults(func=_redact)
-    p = commands.add_parser("prune", help="delete the store's trajectories older than the retention",
+    p = commands.add_parser("prune", epilog=TERMS, help="delete the store's trajectories older than the retention",
                             description="Delete store files (named <YYYY-MM-DD>-<uuid>.json, nothing else) whose run "
                                         "is older than --older-than (default: observability.trajectories."
                                         "retention_days, 90). Also done automatically at start and every 24 h.")
