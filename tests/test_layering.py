@@ -69,14 +69,23 @@ def test_each_sinks_keys_are_stated_once_in_its_own_package() -> None:
     it and the statement disagree."""
     from hermes_pipeline.sinks.atif import config as atif
     from hermes_pipeline.sinks.atof import config as atof
+    from hermes_pipeline.sinks.otel import config as otel
 
     common = frozenset({"type", "max_queue_size", "enabled", "worker"})
     statements = {"atof keys": frozenset(atof.KEYS), "atof removed keys": frozenset(atof.REMOVED_KEYS),
                   "atof file sink keys": frozenset(atof.FILE_SINK) - common,
                   "atof stream sink keys": frozenset(atof.STREAM_SINK) - common,
                   "atif keys": frozenset(atif.KEYS) - common, "atif s3 keys": frozenset(atif.S3_STORAGE) - common,
-                  "atif http keys": frozenset(atif.HTTP_STORAGE) - common}
+                  "atif http keys": frozenset(atif.HTTP_STORAGE) - common,
+                  "opentelemetry keys": frozenset(otel.KEYS) - common,
+                  "opentelemetry trace endpoint keys": frozenset(otel.TRACE_ENDPOINT) - common,
+                  "opentelemetry signal endpoint keys": frozenset(otel.SIGNAL_ENDPOINT) - common,
+                  "opentelemetry logs keys": frozenset(otel.LOGS) - common,
+                  "opentelemetry metrics keys": frozenset(otel.METRICS) - common,
+                  "opentelemetry file sink keys": frozenset(otel.FILE_SINK) - common,
+                  "opentelemetry removed keys": frozenset(otel.REMOVED_KEYS)}
     home = {PACKAGE / "sinks" / "atof" / "config.py", PACKAGE / "sinks" / "atif" / "config.py",
+            PACKAGE / "sinks" / "otel" / "config.py",
             PACKAGE / "cli" / "config_reference.py"}
     copies = [f"{path.relative_to(PACKAGE)}:{line} repeats the {what}"
               for path in sorted(PACKAGE.rglob("*.py")) if path not in home

@@ -10,22 +10,17 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
-from urllib.parse import urlsplit
 
-from ..config.checks import check_keys, url
+from ..config.checks import check_keys
 from ..config.keypath import KeyPath, format_path
 from ..config.policy import ValidationContext
 from ..engine.deadline import SHUTDOWN_DEADLINE as DEFAULT_SHUTDOWN_DEADLINE
 from ..engine.plugins import ComponentContext
-from ..export.config_checks import destination_key
-from ..export.entry_checks import check_entry, table_entries
 from ..export.errors import ExportConfigError
 from ..export.paths import default_output_directory
-from ..sinks.otel.env import read_otlp_env
 from . import observability_keys as K
 from . import observability_preflight as preflight
 from ..sinks.base import SectionValidation
@@ -33,9 +28,6 @@ from ..sinks.registry import load_sink, sink_installed, unknown_sink_message
 from .observability_sinks import AttachedSinks, attach_sinks, enabled_sections, sink_sections
 
 SHUTDOWN_DEADLINE: Final = DEFAULT_SHUTDOWN_DEADLINE
-
-_HTTP = url("http", "https")
-
 
 class ObservabilityComponent:
     """Exporter component: ATOF sinks, ATIF trajectories and OTLP endpoints (spec 04).
@@ -77,9 +69,7 @@ class ObservabilityComponent:
         if isinstance(config.get("policy"), dict):
             check_keys(vctx, ("policy",), config["policy"], K.POLICY)
         for name in sections:
-            if name in _BUILTIN_STATEMENTS:
-                _BUILTIN_STATEMENTS[name](config, vctx)
-            elif not sink_installed(name):
+            if not sink_installed(name):
                 vctx.error((name,), unknown_sink_message(name), code="observability.unknown_sink")
             else:
                 _sink_section(name, config[name], vctx, {k: v for k, v in config.items() if k not in sections})
@@ -92,9 +82,12 @@ class ObservabilityComponent:
         if isinstance(otel, Mapping) and otel.get("enabled") is True:
             # the header variables apply only to the endpoint taken from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT,
             # used when the file lists no trace endpoint; otherwise they are ignored with a warning
+            from ..sinks.otel.config import GLOBAL_HEADER_VARS
+            from ..sinks.otel.env import read_otlp_env
+
             env = read_otlp_env()
             from_env = env.endpoint is not None and not (otel.get("endpoints") or otel.get("traces"))
-            ignored = [name for name in K.OTLP_HEADER_VARS if os.environ.get(name)
+            ignored = [name for name in GLOBAL_HEADER_VARS if os.environ.get(name)
                        and not (from_env and name == env.header_variable)]
             if ignored:
                 self._warn("otlp_headers_ignored", f"{', '.join(ignored)} set in the environment but never applied to "
@@ -221,91 +214,3 @@ def _sink_section(name: str, section: dict[str, Any], vctx: ValidationContext, s
         except Exception as exc:  # a broken statement is the sink's bug: say so, never a traceback
             vctx.error((name,), f"the sink's validate_config() raised {type(exc).__name__}: {exc}",
                        code="observability.sink_invalid")
-
-
-_BUILTIN_STATEMENTS: Final = {
-    "opentelemetry": lambda config, vctx: _otel(config["opentelemetry"], vctx),
-}
-"""The config statements of the built-in sinks not yet in a package of their own (section → check);
-every other sink states its own (``validate_config`` on its builder)."""
-
-
-def _bsp(entry: Mapping[str, Any], key: str) -> int:
-    if key in entry:
-        return int(entry[key])
-    name, default = K.BSP_ENV[key]
-    try:
-        value = int(os.environ.get(name, ""))
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
-def _otel(otel: dict[str, Any], vctx: ValidationContext) -> None:
-    base: KeyPath = ("opentelemetry",)
-    check_keys(vctx, base, otel, K.OTEL)
-    if "traces" in otel and "endpoints" in otel:
-        vctx.unsupported_value((*base, "traces"), "'traces' is an alias of 'endpoints'; use only one of them")
-    declared = otel.get("endpoints") if isinstance(otel.get("endpoints"), list) else []
-    kept: list[dict[str, Any]] = []
-    destinations: dict[tuple[str, ...], str] = {}
-    for index, entry in table_entries(otel, "endpoints", base, vctx):
-        path = (*base, "endpoints", index)
-        extra = []
-        if "endpoint" in entry and _HTTP(entry["endpoint"]):
-            extra.append(((*path, "endpoint"), "expected an http/https URL"))
-        if not extra and all(K.TRACE_ENDPOINT[k](entry[k]) is None for k in K.BSP_ENV if k in entry):
-            if _bsp(entry, "max_export_batch_size") > _bsp(entry, "max_queue_size"):
-                extra.append(((*path, "max_export_batch_size"), "must not exceed max_queue_size"))
-        if not check_entry(vctx, path, entry, K.TRACE_ENDPOINT, ("type", "endpoint"), extra):
-            continue
-        kept.append(entry)
-        key = destination_key(entry["endpoint"], entry.get("transport", "http_binary"))
-        other = destinations.setdefault(key, entry["type"])
-        if other != entry["type"]:
-            vctx.error(path, "two trace endpoints of different types share one destination; their trace and span "
-                             "IDs would collide", code="observability.destination_conflict")
-    signals_with_endpoints = False
-    for signal, spec in (("logs", K.LOGS), ("metrics", K.METRICS)):
-        section = otel.get(signal)
-        if not isinstance(section, dict):
-            continue
-        check_keys(vctx, (*base, signal), section, spec)
-        for index, entry in table_entries(section, "endpoints", (*base, signal), vctx):
-            path = (*base, signal, "endpoints", index)
-            extra = []
-            if "endpoint" in entry and _HTTP(entry["endpoint"]):
-                extra.append(((*path, "endpoint"), "expected an http/https URL"))
-            check_entry(vctx, path, entry, K.SIGNAL_ENDPOINT, ("endpoint",), extra)
-        if section.get("enabled") is not True:
-            continue
-        explicit = section.get("endpoints")
-        if isinstance(explicit, list) and explicit:
-            signals_with_endpoints = True
-        elif isinstance(explicit, list):
-            vctx.unsupported_value((*base, signal, "endpoints"),
-                                   f"{signal} is enabled with an empty endpoint list; omit the key to derive "
-                                   "endpoints from the trace endpoints")
-        elif not any(_derivable(e) for e in kept):
-            vctx.unsupported_value((*base, signal), f"{signal} endpoints cannot be derived from the trace "
-                                                    "endpoints; list them explicitly")
-    for index, entry in table_entries(otel, "file_sinks", base, vctx):
-        check_entry(vctx, (*base, "file_sinks", index), entry, K.OTEL_FILE_SINK, ())
-    env = read_otlp_env()
-    if otel.get("enabled") is True and not declared and env.endpoint_problem is not None:
-        vctx.unsupported_value((*base, "endpoints"), f"the file lists no trace endpoint and {env.endpoint_problem}")
-    elif otel.get("enabled") is True and not declared and not signals_with_endpoints and env.endpoint is None:
-        vctx.unsupported_value((*base, "endpoints"), "an enabled opentelemetry section needs at least one trace "
-                                                     "endpoint (or an enabled signal with explicit endpoints, or "
-                                                     "OTEL_EXPORTER_OTLP_ENDPOINT in the environment)")
-
-
-def _derivable(entry: Mapping[str, Any]) -> bool:
-    endpoint = str(entry.get("endpoint", ""))
-    langfuse = urlsplit(endpoint).path.rstrip("/").endswith("/api/public/otel/v1/traces")
-    if entry.get("derive_signals", not langfuse) is not True:
-        return False
-    if entry.get("transport") == "grpc":
-        return True
-    path = urlsplit(endpoint).path
-    return path in ("", "/") or path.rstrip("/").endswith("/v1/traces")

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from hermes_pipeline import Engine
-from hermes_pipeline.components.observability import ObservabilityComponent, destination_key
+from hermes_pipeline.components.observability import ObservabilityComponent
+from hermes_pipeline.export.config_checks import destination_key
 from hermes_pipeline.config import ConfigError, load_pipeline
 from hermes_pipeline.config.diagnostics import ComponentDiagnostics, Diagnostics
 from hermes_pipeline.config.policy import Policy, ValidationContext, fixed_locator

@@ -1,7 +1,8 @@
 """The ``opentelemetry`` entry point of the ``hermes_pipeline.sinks`` group.
 
 :func:`.sink.build_otel_sink` keeps its keyword interface; this adapter gives it the sink contract's
-``builder(config, ctx)`` shape. It imports the sink (and with it the OpenTelemetry SDK) only when a
+``builder(config, ctx)`` shape and carries the section's statement from :mod:`.config`
+(``validate_config``, the merge lists). It imports the sink (and with it the OpenTelemetry SDK) only when a
 section is built, so finding the entry point and validating a file stay cheap.
 """
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..base import Sink, SinkContext
+from . import config as statement
 
 __all__ = ["OpenTelemetryBuilder", "opentelemetry_builder"]
 
@@ -19,10 +21,12 @@ __all__ = ["OpenTelemetryBuilder", "opentelemetry_builder"]
 class OpenTelemetryBuilder:
     """``build_otel_sink`` with the options the ``observability`` component shares (no local files)."""
 
-    list_paths: Final = (("endpoints",), ("logs", "endpoints"), ("metrics", "endpoints"))
-    """Lists that concatenate (higher layer first) when pipeline files are layered."""
-    clearable_paths: Final = (("logs", "endpoints"), ("metrics", "endpoints"))
+    list_paths: Final = statement.LIST_PATHS
+    """Lists that concatenate (higher layer first) when pipeline files are layered (from :mod:`.config`)."""
+    clearable_paths: Final = statement.CLEARABLE_PATHS
     """Of those, the lists an explicitly empty higher-layer value clears."""
+    validate_config: Final = staticmethod(statement.validate_config)
+    """The section's config statement (:func:`.config.validate_config`)."""
 
     def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink:
         from .sink import build_otel_sink

@@ -1,4 +1,8 @@
-"""Validation of the ``opentelemetry`` configuration table (spec 04 §4.7-§4.9, FMT-57, FMT-71..FMT-78).
+"""The one statement of the ``opentelemetry`` section and its parser (spec 04 §4.7-§4.9, FMT-57, FMT-71..FMT-78).
+
+Over 400 lines for a reason: like ``sinks/atof/config.py`` and ``sinks/atif/config.py`` this module is the
+section's whole statement in one place (key tables, merge lists, defaults, the parser activation runs and
+:func:`validate_config`, which ``config validate`` runs), so that nothing else states an OTel key.
 
 :func:`parse_otel_config` turns a plain mapping into a typed :class:`OtelConfig` or raises
 :class:`~hermes_pipeline.export.errors.ExportConfigError` naming the key path. Structural problems
@@ -31,31 +35,104 @@ from ...export.config_checks import entry_headers
 from ...export.config_checks import is_int as _is_int
 from ...export.errors import ExportConfigError
 from ...export.config_checks import check_on_invalid, check_table, destination_key, refuse_entry
+from ...config.checks import (
+    Check, array, boolean, check_keys, integer, nonblank, number, one_of, str_list, str_map, string, table, url,
+)
+from ...config.keypath import KeyPath
+from ...config.policy import ValidationContext
+from ...export.entry_checks import check_entry, table_entries
+from ...export.worker.protocol import check_worker
 from .env import OtlpEnv, read_otlp_env, warn_once
 from .urls import URLError, is_langfuse_url, traces_url
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
-LANGFUSE_VERSION_HEADER: Final = "x-langfuse-ingestion-version"
+# ----------------------------------------------------------------- the one statement of the opentelemetry keys
+# The validator (validate_config), the parser below, the layer merge (LIST_PATHS, CLEARABLE_PATHS) and the docs
+# generator all read these tables; tests/test_layering.py fails if a second copy appears anywhere else.
+
+
+def basic_auth(value: Any) -> str | None:
+    """``{username = "<ENV>", password = "<ENV>"}``."""
+    if isinstance(value, dict) and set(value) == {"username", "password"} and \
+            all(isinstance(v, str) and v.strip() for v in value.values()):
+        return None
+    return "expected a table with the environment variable names 'username' and 'password'"
+
+
+def attribute_mappings(value: Any) -> str | None:
+    """An array of ``{key, alias}`` string tables."""
+    if isinstance(value, list) and all(
+            isinstance(m, dict) and set(m) == {"key", "alias"} and all(isinstance(v, str) for v in m.values())
+            for m in value):
+        return None
+    return "expected an array of {key, alias} tables of strings"
+
+
 PROJECTIONS: Final = ("gen_ai", "full", "openinference")
+_PROJECTION: Final = one_of("full", "gen_ai", "openinference")
+
+
+def trace_type(value: Any) -> str | None:
+    """The projection of a trace endpoint; the natural guess ``langfuse`` says how Langfuse is configured."""
+    if value == "langfuse":
+        return ("expected one of 'full', 'gen_ai', 'openinference'; Langfuse is a 'gen_ai' endpoint whose endpoint "
+                "is '<host>/api/public/otel/v1/traces', with basic_auth_env = {username = \"LANGFUSE_PUBLIC_KEY\", "
+                "password = \"LANGFUSE_SECRET_KEY\"} (hermes-pipeline config init --template langfuse)")
+    return _PROJECTION(value)
+
+
+KEYS: Final[dict[str, Check]] = {
+    "enabled": boolean, "sampling_rate": number(0, 1), "always_sample_errors": boolean, "endpoints": array,
+    "traces": array, "logs": table, "metrics": table, "file_sinks": array, "worker": check_worker,
+}
+"""The ``opentelemetry`` table's keys and their checks (``traces``: an alias of ``endpoints``; ``worker``: a
+hermes_pipeline extension, see :mod:`hermes_pipeline.export.worker`)."""
+REMOVED_KEYS: Final[tuple[str, ...]] = ()
+"""Keys of earlier versions that are refused: none for this section."""
+SIGNAL_ENDPOINT: Final[dict[str, Check]] = {
+    "endpoint": nonblank, "transport": one_of("http_binary", "http_json", "grpc"), "headers": str_map,
+    "header_env": str_map, "resource_attributes": str_map, "service_name": string, "service_namespace": string,
+    "service_version": string, "instrumentation_scope": string, "timeout_millis": integer(1),
+}
+"""Keys of a ``logs.endpoints[]`` / ``metrics.endpoints[]`` entry."""
+TRACE_ENDPOINT: Final[dict[str, Check]] = {
+    **SIGNAL_ENDPOINT, "type": trace_type, "agent_name": string,
+    "max_queue_size": integer(1), "max_export_batch_size": integer(1), "scheduled_delay_millis": integer(1),
+    "basic_auth_env": basic_auth, "derive_signals": boolean, "mark_projection": one_of("inherit", "event", "tool"),
+    "mark_exclude_names": str_list, "attribute_mappings": attribute_mappings, "promote_metadata_prefixes": str_list,
+    "trace_grouping": one_of("turn", "session"),
+}
+"""Keys of an ``endpoints[]`` entry (a trace endpoint, Langfuse included)."""
+LOGS: Final[dict[str, Check]] = {
+    "enabled": boolean, "endpoints": array,
+    "minimum_severity": one_of("trace", "debug", "info", "warn", "warning", "error"),
+    "max_queue_size": integer(1), "max_export_batch_size": integer(1), "scheduled_delay_millis": integer(1),
+}
+METRICS: Final[dict[str, Check]] = {
+    "enabled": boolean, "endpoints": array, "export_interval_millis": integer(1),
+    "temporality": one_of("cumulative", "delta", "low_memory"), "max_instruments": integer(1),
+    "cardinality_limit": integer(1), "include_skill_names": boolean,
+}
+FILE_SINK: Final[dict[str, Check]] = {
+    "type": one_of("file"), "output_directory": string, "filename": nonblank, "format": one_of("json_lines"),
+    "retention_days": integer(1),
+}
+"""Keys of a ``file_sinks[]`` entry (validated, refused when enabled: not implemented by this build)."""
+LIST_PATHS: Final = (("endpoints",), ("logs", "endpoints"), ("metrics", "endpoints"))
+"""Lists that concatenate (higher layer first) when pipeline files are layered; other lists replace."""
+CLEARABLE_PATHS: Final = (("logs", "endpoints"), ("metrics", "endpoints"))
+"""Of those, the lists an explicitly empty higher-layer value clears."""
+
+TOP_KEYS: Final = frozenset(KEYS) - {"worker"}
+"""What the parser accepts (``worker`` is taken off by the builder before parsing)."""
+ENDPOINT_KEYS: Final = frozenset(TRACE_ENDPOINT)
+SIGNAL_KEYS: Final = {"logs": frozenset(LOGS), "metrics": frozenset(METRICS)}
+LANGFUSE_VERSION_HEADER: Final = "x-langfuse-ingestion-version"
 TRACE_GROUPINGS: Final = ("turn", "session")
 """``trace_grouping``: one trace per turn (the default; backends show a trace as one exchange) or one per
 session (NeMo Relay's shape)."""
 SUPPORTED_TRANSPORTS: Final = ("http_binary",)
-TOP_KEYS: Final = frozenset({"enabled", "sampling_rate", "always_sample_errors", "endpoints", "traces", "logs",
-                             "metrics", "file_sinks"})
-ENDPOINT_KEYS: Final = frozenset({
-    "type", "endpoint", "transport", "service_name", "service_namespace", "service_version", "instrumentation_scope",
-    "agent_name", "timeout_millis", "max_queue_size", "max_export_batch_size", "scheduled_delay_millis", "headers",
-    "header_env", "basic_auth_env", "resource_attributes", "derive_signals", "mark_projection", "mark_exclude_names",
-    "attribute_mappings", "promote_metadata_prefixes", "trace_grouping",
-})
-SIGNAL_KEYS: Final = {
-    "logs": frozenset({"enabled", "endpoints", "minimum_severity", "max_queue_size", "max_export_batch_size",
-                       "scheduled_delay_millis"}),
-    "metrics": frozenset({"enabled", "endpoints", "export_interval_millis", "temporality", "max_instruments",
-                          "cardinality_limit", "include_skill_names"}),
-}
 BSP_ENV: Final = {
     "max_queue_size": ("OTEL_BSP_MAX_QUEUE_SIZE", 10_000),
     "max_export_batch_size": ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
@@ -65,6 +142,7 @@ BSP_ENV: Final = {
 
 GLOBAL_HEADER_VARS: Final = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
                              "OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS")
+"""Process-global header variables, never applied to the endpoints a pipeline file lists (FMT-72)."""
 SAMPLING_DEFAULTS: Final = {"development": 1.0, "production": 0.1}
 _warned_global_headers = False
 
@@ -424,3 +502,79 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
     return OtelConfig(enabled=enabled and disabled_by is None, sampling_rate=float(rate),
                       always_sample_errors=always, endpoints=tuple(endpoints), skipped=tuple(skipped),
                       disabled_by=disabled_by)
+
+
+# ----------------------------------------------------------------- the section's config statement
+
+_HTTP: Final = url("http", "https")
+
+
+def validate_config(otel: dict[str, Any], vctx: ValidationContext) -> None:
+    """The ``opentelemetry`` section's config statement: ``config validate`` and activation both run it (paths
+    relative to the section). An invalid value inside one ``endpoints[]`` entry skips only that entry."""
+    check_keys(vctx, (), otel, KEYS)
+    if "traces" in otel and "endpoints" in otel:
+        vctx.unsupported_value(("traces",), "'traces' is an alias of 'endpoints'; use only one of them")
+    declared = otel.get("endpoints") if isinstance(otel.get("endpoints"), list) else []
+    kept: list[dict[str, Any]] = []
+    destinations: dict[tuple[str, ...], str] = {}
+    for index, entry in table_entries(otel, "endpoints", (), vctx):
+        path: KeyPath = ("endpoints", index)
+        extra: list[tuple[KeyPath, str]] = []
+        if "endpoint" in entry and _HTTP(entry["endpoint"]):
+            extra.append(((*path, "endpoint"), "expected an http/https URL"))
+        if not extra and all(TRACE_ENDPOINT[k](entry[k]) is None for k in BSP_ENV if k in entry):
+            if _bsp(entry, "max_export_batch_size") > _bsp(entry, "max_queue_size"):
+                extra.append(((*path, "max_export_batch_size"), "must not exceed max_queue_size"))
+        if not check_entry(vctx, path, entry, TRACE_ENDPOINT, ("type", "endpoint"), extra):
+            continue
+        kept.append(entry)
+        key = destination_key(entry["endpoint"], entry.get("transport", "http_binary"))
+        other = destinations.setdefault(key, entry["type"])
+        if other != entry["type"]:
+            vctx.error(path, "two trace endpoints of different types share one destination; their trace and span "
+                             "IDs would collide", code="observability.destination_conflict")
+    signals_with_endpoints = False
+    for signal, spec in (("logs", LOGS), ("metrics", METRICS)):
+        section = otel.get(signal)
+        if not isinstance(section, dict):
+            continue
+        check_keys(vctx, (signal,), section, spec)
+        for index, entry in table_entries(section, "endpoints", (signal,), vctx):
+            path = (signal, "endpoints", index)
+            extra = []
+            if "endpoint" in entry and _HTTP(entry["endpoint"]):
+                extra.append(((*path, "endpoint"), "expected an http/https URL"))
+            check_entry(vctx, path, entry, SIGNAL_ENDPOINT, ("endpoint",), extra)
+        if section.get("enabled") is not True:
+            continue
+        explicit = section.get("endpoints")
+        if isinstance(explicit, list) and explicit:
+            signals_with_endpoints = True
+        elif isinstance(explicit, list):
+            vctx.unsupported_value((signal, "endpoints"),
+                                   f"{signal} is enabled with an empty endpoint list; omit the key to derive "
+                                   "endpoints from the trace endpoints")
+        elif not any(_derivable(e) for e in kept):
+            vctx.unsupported_value((signal,), f"{signal} endpoints cannot be derived from the trace "
+                                              "endpoints; list them explicitly")
+    for index, entry in table_entries(otel, "file_sinks", (), vctx):
+        check_entry(vctx, ("file_sinks", index), entry, FILE_SINK, ())
+    env = read_otlp_env()
+    if otel.get("enabled") is True and not declared and env.endpoint_problem is not None:
+        vctx.unsupported_value(("endpoints",), f"the file lists no trace endpoint and {env.endpoint_problem}")
+    elif otel.get("enabled") is True and not declared and not signals_with_endpoints and env.endpoint is None:
+        vctx.unsupported_value(("endpoints",), "an enabled opentelemetry section needs at least one trace "
+                                               "endpoint (or an enabled signal with explicit endpoints, or "
+                                               "OTEL_EXPORTER_OTLP_ENDPOINT in the environment)")
+
+
+def _derivable(entry: Mapping[str, Any]) -> bool:
+    """Whether logs / metrics endpoints can be derived from this trace endpoint (its ``/v1/traces`` base)."""
+    endpoint = str(entry.get("endpoint", ""))
+    if entry.get("derive_signals", not is_langfuse_url(endpoint)) is not True:
+        return False
+    if entry.get("transport") == "grpc":
+        return True
+    path = urlsplit(endpoint).path
+    return path in ("", "/") or path.rstrip("/").endswith("/v1/traces")
