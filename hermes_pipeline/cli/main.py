@@ -5,21 +5,29 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
+from typing import Final
 
-from .. import __version__
-from ..alerts.cli import add_parser as add_alerts_parser
-from .audit_cmd import add_parser as add_audit_parser
-from .store_cmd import add_parser as add_store_parser
-from .config_cmd import add_parser as add_config_parser
-from .dashboard_cmd import add_parser as add_dashboard_parser
-from .hermes_cmd import add_parser as add_hermes_parser
-from .hooks_cmd import add_parser as add_hooks_parser
-from .metrics_cmd import add_parser as add_metrics_parser
-from .trace_cmd import TERMS
-from .replay_cmd import add_parser as add_replay_parser
-from .trace_cmd import add_parser as add_trace_parser
-from .trajectory_cmd import add_parser as add_trajectory_parser
+from ..contract.versions import PACKAGE_VERSION as __version__
+from .terms import TERMS
+
+COMMANDS: Final[dict[str, str]] = {
+    "hooks": "hermes_pipeline.cli.hooks_cmd",
+    "alerts": "hermes_pipeline.alerts.cli",
+    "audit": "hermes_pipeline.cli.audit_cmd",
+    "prune": "hermes_pipeline.cli.store_cmd",
+    "doctor": "hermes_pipeline.cli.store_cmd",
+    "config": "hermes_pipeline.cli.config_cmd",
+    "dashboard": "hermes_pipeline.cli.dashboard_cmd",
+    "hermes": "hermes_pipeline.cli.hermes_cmd",
+    "metrics": "hermes_pipeline.cli.metrics_cmd",
+    "trace": "hermes_pipeline.cli.trace_cmd",
+    "replay": "hermes_pipeline.cli.replay_cmd",
+    "trajectory": "hermes_pipeline.cli.trajectory_cmd",
+}
+"""Command name → the module whose ``add_parser(subparsers)`` adds it (in ``--help`` order). Running one
+command imports only its own module, so ``hermes-pipeline dashboard`` does not pay for the others."""
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -40,8 +48,9 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests); with ``command`` (a name of
+    :data:`COMMANDS`) only that command's module is imported and added."""
     parser = argparse.ArgumentParser(
         prog="hermes-pipeline",
         description="Telemetry and middleware engine for LLM agent runtimes (hermes.observer.v1, "
@@ -61,23 +70,16 @@ def build_parser() -> argparse.ArgumentParser:
                       help="pipeline file to run with (default: the packaged one, same as pipelines/demo.toml); "
                            "its output directories go under the workspace and OTLP goes to the demo's receiver")
     demo.set_defaults(func=_demo)
-    add_hooks_parser(sub)
-    add_alerts_parser(sub)
-    add_audit_parser(sub)
-    add_store_parser(sub)
-    add_config_parser(sub)
-    add_dashboard_parser(sub)
-    add_hermes_parser(sub)
-    add_metrics_parser(sub)
-    add_trace_parser(sub)
-    add_replay_parser(sub)
-    add_trajectory_parser(sub)
+    modules = [COMMANDS[command]] if command in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    for name in modules:
+        import_module(name).add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hermes-pipeline`` console script."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
         parser.print_help()

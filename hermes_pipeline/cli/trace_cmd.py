@@ -20,11 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
+from .terms import TERMS
+
 PROG: Final = "hermes-pipeline trace"
-TERMS: Final = ("Terms: ATOF = Agent Trajectory Observability Format, JSON-Lines event files; ATIF = Agent Trajectory "
-                "Interchange Format, one JSON trajectory per agent run; OTLP = the OpenTelemetry protocol that "
-                "carries traces to a collector; LLM = the language model the agent calls.")
-"""The legend of the abbreviations the help texts use (shown under the help of the commands that use them)."""
 
 
 def _count(text: str) -> int:

@@ -19,7 +19,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Final
 
-from .trace_cmd import TERMS
+from .terms import TERMS
 
 PROG: Final = "hermes-pipeline trajectory"
 
