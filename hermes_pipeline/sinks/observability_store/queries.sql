@@ -57,7 +57,8 @@ SELECT a.file_path, a.id AS first_id, b.id AS revert_id, a.trigger_session_id AS
     ON b.file_path = a.file_path AND b.id > a.id
    AND b.after_excerpt = a.before_excerpt
    AND b.trigger_session_id IS NOT a.trigger_session_id
- WHERE a.changed_at >= datetime('now', '-' || :days || ' days')
+ WHERE a.before_excerpt IS NOT NULL
+   AND a.changed_at >= datetime('now', '-' || :days || ' days')
    AND b.changed_at >= datetime('now', '-' || :days || ' days')
  ORDER BY b.changed_at, b.id;
 
