@@ -14,6 +14,7 @@ The first profile opened in a process decides the pipeline activation; later pro
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from pathlib import Path
@@ -167,7 +168,25 @@ def open_profile(hermes_home: str | Path | None = None, *, settings: PipelineSet
         profile = Profile(home, profile_settings, pipeline)
         profile._start_consumers()
         _profiles[home] = profile
+        global _exit_registered
+        if not _exit_registered:  # registered after the activation's own exit hook, so it runs before it
+            atexit.register(_close_profiles_at_exit)
+            _exit_registered = True
         return profile
+
+
+_exit_registered = False
+
+
+def _close_profiles_at_exit() -> None:
+    """Interpreter exit: close every profile a host left open, so that its first-party consumers (trajectory
+    store, observability store, shared metrics) write what they still hold instead of losing it."""
+    with _lock:
+        for profile in list(_profiles.values()):
+            try:
+                profile.close()
+            except Exception as exc:  # one profile never keeps the others from closing
+                logger.warning("hermes_pipeline: closing profile %s at exit failed: %s", profile.home, exc)
 
 
 DEFAULT_HOLDER_SUFFIX = " (get_engine)"
