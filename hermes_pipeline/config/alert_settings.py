@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .diagnostics import Diagnostics
+from .observability_settings import dotted_value
 
 PREFIX: Final = "observability.alerts."
 NOTIFIER_NAMES: Final = ("webhook", "feishu", "email")
@@ -157,21 +158,12 @@ class AlertSettings:
     email_to: tuple[str, ...] = ()
 
 
-def _get(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    node: Any = data
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
 def alerts_from(raw: Mapping[str, Any], diagnostics: Diagnostics | None = None,
                 source: str = "config.yaml") -> AlertSettings:
     """:class:`AlertSettings` from a parsed ``config.yaml`` (bad values: default plus a warning)."""
     values: dict[str, Any] = {}
     for dotted, check in KEYS.items():
-        present, value = _get(raw, dotted)
+        present, value = dotted_value(raw, dotted)
         if not present:
             continue
         problem = check(value)

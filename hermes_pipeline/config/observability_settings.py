@@ -167,7 +167,8 @@ _FIELDS: Final = {
 }
 
 
-def _get(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
+def dotted_value(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
+    """``(True, value)`` at the dotted key path of a parsed ``config.yaml``, ``(False, None)`` when absent."""
     node: Any = data
     for part in dotted.split("."):
         if not isinstance(node, Mapping) or part not in node:
@@ -181,7 +182,7 @@ def observability_from(raw: Mapping[str, Any], diagnostics: Diagnostics | None =
     """:class:`ObservabilitySettings` from a parsed ``config.yaml`` (bad values: default plus a warning)."""
     values: dict[str, Any] = {}
     for dotted, check in KEYS.items():
-        present, value = _get(raw, dotted)
+        present, value = dotted_value(raw, dotted)
         if not present:
             continue
         problem = check(value)
