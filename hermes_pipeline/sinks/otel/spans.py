@@ -260,7 +260,7 @@ class SpanBuilder:
     # ------------------------------------------------------------------ spans
 
     def _build(self, scope: OpenScope, end: ScopeEvent) -> list[tuple[int, ReadableSpan]]:
-        out = []
+        out: list[tuple[int, ReadableSpan]] = []
         for index, route in enumerate(self.routes):
             if scope.session_level and route.endpoint.trace_grouping == "turn":
                 # The session scope is no span here, so the marks it carries (compaction, segments, a context
