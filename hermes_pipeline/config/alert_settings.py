@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .diagnostics import Diagnostics
-from .observability_settings import dotted_value
+from .observability_settings import checked_values
 
 PREFIX: Final = "observability.alerts."
 NOTIFIER_NAMES: Final = ("webhook", "feishu", "email")
@@ -162,16 +162,7 @@ def alerts_from(raw: Mapping[str, Any], diagnostics: Diagnostics | None = None,
                 source: str = "config.yaml") -> AlertSettings:
     """:class:`AlertSettings` from a parsed ``config.yaml`` (bad values: default plus a warning)."""
     values: dict[str, Any] = {}
-    for dotted, check in KEYS.items():
-        present, value = dotted_value(raw, dotted)
-        if not present:
-            continue
-        problem = check(value)
-        if problem:
-            if diagnostics is not None:
-                diagnostics.warning("config.invalid_value", f"{problem}; the default applies", field=dotted,
-                                    source=source)
-            continue
+    for dotted, value in checked_values(raw, KEYS, diagnostics, source):
         if isinstance(value, list):
             value = tuple(v.strip() for v in value)
         elif isinstance(value, str):

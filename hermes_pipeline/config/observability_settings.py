@@ -10,7 +10,7 @@ stopping the host.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -177,11 +177,11 @@ def dotted_value(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
     return True, node
 
 
-def observability_from(raw: Mapping[str, Any], diagnostics: Diagnostics | None = None,
-                       source: str = "config.yaml") -> ObservabilitySettings:
-    """:class:`ObservabilitySettings` from a parsed ``config.yaml`` (bad values: default plus a warning)."""
-    values: dict[str, Any] = {}
-    for dotted, check in KEYS.items():
+def checked_values(raw: Mapping[str, Any], keys: Mapping[str, Callable[[Any], str | None]],
+                   diagnostics: Diagnostics | None, source: str) -> Iterator[tuple[str, Any]]:
+    """``(dotted key, value)`` for every key of ``keys`` present in ``raw`` whose check passes; a value that
+    fails its check is skipped (the default applies) with a ``config.invalid_value`` warning."""
+    for dotted, check in keys.items():
         present, value = dotted_value(raw, dotted)
         if not present:
             continue
@@ -191,6 +191,14 @@ def observability_from(raw: Mapping[str, Any], diagnostics: Diagnostics | None =
                 diagnostics.warning("config.invalid_value", f"{problem}; the default applies", field=dotted,
                                     source=source)
             continue
+        yield dotted, value
+
+
+def observability_from(raw: Mapping[str, Any], diagnostics: Diagnostics | None = None,
+                       source: str = "config.yaml") -> ObservabilitySettings:
+    """:class:`ObservabilitySettings` from a parsed ``config.yaml`` (bad values: default plus a warning)."""
+    values: dict[str, Any] = {}
+    for dotted, value in checked_values(raw, KEYS, diagnostics, source):
         if dotted == "observability.audit.memory_dirs":
             value = tuple(v.strip() for v in value)
         elif isinstance(value, str):
