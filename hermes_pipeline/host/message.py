@@ -27,6 +27,8 @@ NONE_WHEN_ABSENT: Final = frozenset({"role", "content", "tool_calls", "reasoning
 absent attribute raises ``AttributeError`` (so ``hasattr`` and ``getattr(..., default)`` stay honest)."""
 
 _MAX_DEPTH: Final = 32
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+"""Exact types :func:`_freeze` keeps as they are without a call."""
 
 
 def _refuse(*_: Any, **__: Any) -> NoReturn:
@@ -86,22 +88,32 @@ class FrozenList(list[Any]):
         return _frozen_list(copy.deepcopy(list(self), memo))
 
 
+# The constructors fill the object in C (``list.__init__`` / ``dict.__init__`` do not go through the
+# refused ``extend`` / ``update`` attributes).
 def _frozen_list(items: list[Any]) -> FrozenList:
-    frozen = FrozenList()
-    list.extend(frozen, items)
-    return frozen
+    return FrozenList(items)
 
 
 def _rebuild(data: dict[str, Any]) -> MessageView:
-    view = MessageView()
-    dict.update(view, data)
-    return view
+    return MessageView(data)
 
 
 def _freeze(value: Any, depth: int = 0) -> Any:
     """Mappings → views, lists/tuples → lists of frozen values, SDK objects → their ``model_dump``."""
     if depth > _MAX_DEPTH:
         return value
+    # Exact-type checks first: a provider message is plain JSON data, and the ABC checks below cost
+    # several times more per value (every post_api_request freezes each tool call of the response).
+    cls = type(value)
+    if cls in _SCALARS:
+        return value
+    if cls is dict:
+        child = depth + 1
+        return MessageView({k if type(k) is str else str(k): v if type(v) in _SCALARS else _freeze(v, child)
+                            for k, v in value.items()})
+    if cls is list or cls is tuple:
+        child = depth + 1
+        return FrozenList([v if type(v) in _SCALARS else _freeze(v, child) for v in value])
     if isinstance(value, Mapping):
         return _rebuild({str(k): _freeze(v, depth + 1) for k, v in value.items()})
     if isinstance(value, list | tuple):
@@ -134,6 +146,8 @@ def _get(obj: Any, name: str) -> Any:
 
 def _tool_call(call: Any) -> Any:
     """An OpenAI-shaped tool call (``id``, ``type``, ``function.name`` / ``.arguments``) of any object."""
+    if type(call) is dict and call.get("type") != "tool_use":  # the common case, without the ABC checks
+        return call
     if _get(call, "type") == "tool_use":  # an Anthropic content block
         arguments = _get(call, "input")
         return {"id": _get(call, "id"), "type": "function",
