@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from .schema import INDEXES, SCHEMA_VERSION, TABLES
+from .schema import INDEXES, RETIRED_INDEXES, SCHEMA_VERSION, TABLES
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
@@ -80,16 +80,29 @@ def _use_wal(conn: sqlite3.Connection) -> None:
         delay = min(delay * 2, 0.1)
 
 
-def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables and indexes (idempotent, one transaction)."""
+def _schema_version(conn: sqlite3.Connection) -> int:
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise StoreError(f"the observability store has schema version {version}, newer than this build "
                          f"({SCHEMA_VERSION}); upgrade hermes_pipeline")
-    if version == SCHEMA_VERSION:
+    return version
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables and indexes, or bring an older store up to :data:`~.schema.SCHEMA_VERSION`
+    (idempotent, one transaction: another process upgrading the same file at the same time waits for
+    the write lock, then finds the work done). Rows are never touched: an upgrade only adds the new
+    indexes and drops the ones they replace."""
+    if _schema_version(conn) == SCHEMA_VERSION:
         return
     with transaction(conn):
-        for ddl in (*TABLES.values(), *INDEXES):
+        if _schema_version(conn) == SCHEMA_VERSION:  # upgraded while this one waited for the lock
+            return
+        for ddl in TABLES.values():
+            conn.execute(ddl)
+        for name in RETIRED_INDEXES:
+            conn.execute(f"DROP INDEX IF EXISTS {name}")
+        for ddl in INDEXES:
             conn.execute(ddl)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 

@@ -10,8 +10,13 @@ from __future__ import annotations
 import time
 from typing import Final
 
-SCHEMA_VERSION: Final = 1
-"""Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables)."""
+SCHEMA_VERSION: Final = 2
+"""Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables).
+
+1: the tables and their first indexes. 2: the time indexes of ``llm_calls`` and ``task_runs`` cover the
+columns the dashboard and alerts aggregate, and ``memory_changes`` has a (``file_path``, ``before_excerpt``)
+index for the memory-conflict queries (issue #15). A store of an older version is brought up to date when
+a writer opens it (:func:`~.db.ensure_schema`)."""
 
 TABLES: Final[dict[str, str]] = {
     # Skill version history (BOOK-18): one row per mutation, versions 1, 2, ... per skill.
@@ -95,10 +100,22 @@ INDEXES: Final = (
     "CREATE INDEX IF NOT EXISTS skill_history_changed_at ON skill_history (changed_at)",
     "CREATE INDEX IF NOT EXISTS memory_changes_file_changed ON memory_changes (file_path, changed_at)",
     "CREATE INDEX IF NOT EXISTS memory_changes_changed_at ON memory_changes (changed_at)",
-    "CREATE INDEX IF NOT EXISTS task_runs_ended_at ON task_runs (ended_at)",
-    "CREATE INDEX IF NOT EXISTS llm_calls_ended_at ON llm_calls (ended_at)",
+    # Q-C1 / Q-C2 (BOOK-24): the earlier row of a conflict is found by file and passage, not by a scan
+    # of every earlier change to the file.
+    "CREATE INDEX IF NOT EXISTS memory_changes_file_before ON memory_changes (file_path, before_excerpt)",
+    # Time windows over the two big tables read the index alone (no row lookups): the columns the
+    # dashboard, the alert rules and the digest sum or count follow the time. ``id`` comes second so
+    # that rows of the same second keep their insertion order, as with the plain time index before.
+    "CREATE INDEX IF NOT EXISTS task_runs_ended_cover ON task_runs "
+    "(ended_at, id, outcome, input_tokens, output_tokens, cost_usd)",
+    "CREATE INDEX IF NOT EXISTS llm_calls_ended_cover ON llm_calls "
+    "(ended_at, id, status, input_tokens, output_tokens, cost_usd)",
     "CREATE INDEX IF NOT EXISTS skill_runs_skill_ended ON skill_runs (skill_name, ended_at)",
 )
+"""``CREATE INDEX`` statements of the current schema version."""
+
+RETIRED_INDEXES: Final = ("task_runs_ended_at", "llm_calls_ended_at")
+"""Indexes of older versions that a current one replaces (dropped on upgrade)."""
 
 COLUMNS: Final[dict[str, tuple[str, ...]]] = {
     "skill_history": ("id", "skill_name", "version", "change_type", "reason", "trigger_session_id", "before_hash",
