@@ -153,3 +153,27 @@ def test_property_fmt33a_idempotent_on_exported_strings(secret: str) -> None:
         once = scrub_text(f"use {form} now")
         assert scrub_text(once) == once
         assert redact_value({"x": once}) == {"x": once}
+
+
+def test_fmt33a_cached_key_classes_still_redact_every_time() -> None:
+    """The walk caches how a key is classified (plain, or plural-token); a cached key is judged the same way on
+    every later event: a ``*_tokens`` value that is not ``None`` / ``int`` / ``float`` (a ``bool`` included) is
+    redacted every time, a sensitive key is never cached as plain, and a clean string value is still scrubbed
+    when it is a new credential."""
+    for _ in range(3):  # the first round fills the caches, the later ones use them
+        out = redact_value({"usage": {"input_tokens": 12, "cache_tokens": None, "output_tokens": 1.5,
+                                      "auth_tokens": SECRET, "refresh_tokens": True, "more_tokens": [SECRET]},
+                            "api_key": SECRET, "path": f"sk-proj-{SECRET}", "nested": [{"password": SECRET}]})
+        assert out == {"usage": {"input_tokens": 12, "cache_tokens": None, "output_tokens": 1.5,
+                                 "auth_tokens": REDACTED, "refresh_tokens": REDACTED, "more_tokens": REDACTED},
+                       "api_key": REDACTED, "path": REDACTED, "nested": [{"password": REDACTED}]}
+
+
+def test_fmt33a_cycles_found_below_containers_of_plain_values() -> None:
+    """A container enters the cycle check only once it has a child container; cycles are still cut at the
+    repeated container, whatever came before it, and shared (acyclic) containers are walked each time."""
+    shared = {"path": "notes.txt", "n": 1}
+    node: dict[str, Any] = {"a": "x", "b": 2, "leaf": ["y", 3], "shared": [shared, shared]}
+    node["inner"] = {"c": "z", "back": node, "list": [1, node]}
+    assert redact_value(node) == {"a": "x", "b": 2, "leaf": ["y", 3], "shared": [shared, shared],
+                                  "inner": {"c": "z", "back": "<dict depth limit>", "list": [1, "<dict depth limit>"]}}

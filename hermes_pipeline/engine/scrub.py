@@ -455,7 +455,8 @@ def scrub_text(text: str) -> str:
 
 known_clean: Final[set[str]] = set()
 """Texts of at most ``CLEAN_MAX_CHARS`` characters that :func:`scrub_text` returned unchanged (tool
-names, IDs, paths and arguments recur in every payload); read-only outside this module."""
+names, IDs, paths and arguments recur in every payload); read-only outside this module. Never holds a
+longer text: a hit needs no length test (the exporters' redaction relies on it)."""
 CLEAN_MAX_CHARS: Final = 256
 _CLEAN_MAX_ENTRIES: Final = 8192
 

@@ -40,28 +40,38 @@ MAX_DEPTH: Final = 64
 
 _plain_keys: Final[set[str]] = set()
 """String keys seen to be neither sensitive nor changed by scrubbing: one set lookup next time."""
+_token_keys: Final[set[str]] = set()
+"""String keys unchanged by scrubbing whose only rule is the plural-token one (``input_tokens``, ...): their
+value is kept when it is ``None``, an ``int`` or a ``float`` (exactly), and redacted otherwise."""
 _PLAIN_KEYS_MAX: Final = 8192
+_SCALARS: Final = frozenset({bool, int, float, type(None)})
+"""Exact types kept as they are (strings are scrubbed, everything else is walked or rendered)."""
 
 
 def _text(text: str) -> str:
-    n = len(text)
-    if n < SCRUB_MIN_CHARS or (n <= CLEAN_MAX_CHARS and text in known_clean):
+    # known_clean only ever holds texts of at most CLEAN_MAX_CHARS characters, so a hit needs no length test
+    if len(text) < SCRUB_MIN_CHARS or text in known_clean:
         return text
     return safe_scrub(text)
+
+
+def _remember(key: str) -> None:
+    """Cache the class of a string key that scrubbing leaves unchanged (see ``_plain_keys``, ``_token_keys``)."""
+    if len(key) > CLEAN_MAX_CHARS or is_sensitive_key(key, 0):
+        return  # always sensitive: the slow path every time (it redacts)
+    if len(_plain_keys) + len(_token_keys) >= _PLAIN_KEYS_MAX:
+        _plain_keys.clear()
+        _token_keys.clear()
+    (_token_keys if is_sensitive_key(key, "") else _plain_keys).add(key)
 
 
 def _key(key: Any, item: Any) -> tuple[Any, bool]:
     """The rendered key and whether its value is redacted (the sensitive-key rule of 01 §8.2.4)."""
     if type(key) is str:
-        if key in _plain_keys:
-            return key, False
-        sensitive = is_sensitive_key(key, item)
         text = _text(key)
-        if not sensitive and text is key and len(key) <= CLEAN_MAX_CHARS and not is_sensitive_key(key, ""):
-            if len(_plain_keys) >= _PLAIN_KEYS_MAX:
-                _plain_keys.clear()
-            _plain_keys.add(key)
-        return text, sensitive
+        if text is key:
+            _remember(key)
+        return text, is_sensitive_key(key, item)
     if key is None or type(key) in (int, float, bool):
         return key, False
     try:
@@ -75,40 +85,59 @@ def _walk(value: Any, depth: int, active: set[int]) -> Any:
     cls = type(value)
     if cls is str:
         return _text(value)
-    if value is None or cls is bool or cls is int or cls is float:
+    if cls in _SCALARS:
         return value
     if cls is dict or cls is list or cls is tuple:
         if depth >= MAX_DEPTH or id(value) in active:
             return DEPTH_MARKER.format(type_name=cls.__name__)
-        active.add(id(value))
-        try:
-            return _mapping(value, depth, active) if cls is dict else _sequence(value, depth, active)
-        finally:
-            active.discard(id(value))
+        return _mapping(value, depth, active) if cls is dict else _sequence(value, depth, active)
     return sanitize(value)  # str subclasses, sets, provider objects ...: what the encoders' fallback renders
 
 
+# Cycle detection: ``active`` holds the ids of the containers on the path from the field to the value
+# being walked. A container enters it just before its first child that is not a string or a scalar is
+# walked (a container whose children are all strings and scalars cannot be on a cycle), and leaves it
+# when it is done. An exception aborts the whole walk, which owns ``active``: no cleanup is needed.
+
+
 def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, Any]:
-    # The common case inlined (a plain key with a short clean string or a scalar value): most event
-    # metadata and data are exactly that, and each event goes through here once per sink set.
+    # The common cases inlined (a known key with a string or a scalar value): most event metadata and
+    # data are exactly that, and each event goes through here once per sink set.
     out: dict[Any, Any] | None = None
     child = depth + 1
+    entered = False
     plain_keys = _plain_keys
     clean = known_clean
+    scalars = _SCALARS
     for key, item in value.items():
+        cls = type(item)
         if key in plain_keys:
             new_key = key
-            cls = type(item)
             if cls is str:
-                n = len(item)
-                new = item if n < SCRUB_MIN_CHARS or (n <= CLEAN_MAX_CHARS and item in clean) else safe_scrub(item)
-            elif item is None or cls is bool or cls is int or cls is float:
+                new = item if len(item) < SCRUB_MIN_CHARS or item in clean else safe_scrub(item)
+            elif cls in scalars:
                 new = item
             else:
+                if not entered:
+                    active.add(id(value))
+                    entered = True
                 new = _walk(item, child, active)
+        elif key in _token_keys and type(key) is str:
+            new_key = key
+            new = item if item is None or cls is int or cls is float else REDACTED
         else:
             new_key, sensitive = _key(key, item)
-            new = REDACTED if sensitive else _walk(item, child, active)
+            if sensitive:
+                new = REDACTED
+            elif cls is str:
+                new = _text(item)
+            elif cls in scalars:
+                new = item
+            else:
+                if not entered:
+                    active.add(id(value))
+                    entered = True
+                new = _walk(item, child, active)
         if out is None:
             if new_key is key and new is item:
                 continue
@@ -118,13 +147,34 @@ def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, A
                     break
                 out[k] = v
         out[new_key] = new
+    if entered:
+        active.discard(id(value))
     return value if out is None else out
 
 
 def _sequence(value: list[Any] | tuple[Any, ...], depth: int, active: set[int]) -> list[Any] | tuple[Any, ...]:
     child = depth + 1
-    items = [_walk(item, child, active) for item in value]
-    if all(a is b for a, b in zip(items, value)):
+    entered = changed = False
+    clean = known_clean
+    scalars = _SCALARS
+    items = []
+    for item in value:
+        cls = type(item)
+        if cls is str:
+            new = item if len(item) < SCRUB_MIN_CHARS or item in clean else safe_scrub(item)
+        elif cls in scalars:
+            new = item
+        else:
+            if not entered:
+                active.add(id(value))
+                entered = True
+            new = _walk(item, child, active)
+        if new is not item:
+            changed = True
+        items.append(new)
+    if entered:
+        active.discard(id(value))
+    if not changed:
         return value
     return items if type(value) is list else tuple(items)
 
@@ -141,13 +191,7 @@ def redact_value(value: Any) -> Any:
 def _field(value: Any, active: set[int]) -> Any:
     """One of an event's three fields (a dict, ``None``, or whatever a sanitizer put there)."""
     if type(value) is dict:
-        if not value:
-            return value
-        active.add(id(value))
-        try:
-            return _mapping(value, 0, active)
-        finally:
-            active.discard(id(value))
+        return _mapping(value, 0, active) if value else value
     return value if value is None else _walk(value, 0, active)
 
 
