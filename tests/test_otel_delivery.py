@@ -4,6 +4,7 @@ concurrent sessions, sampling and one shared scope projection. Every server bind
 from __future__ import annotations
 
 import base64
+import io
 import logging
 import socket
 import threading
@@ -14,8 +15,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace.export import SpanExportResult
 
 from hermes_pipeline import Engine, Host
+from hermes_pipeline.demo import otlp_receiver
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.export import MemoryDestination, ScopePlugin
 from hermes_pipeline.host import run_in_context
@@ -309,3 +312,136 @@ def test_fmt_1_56_shared_projection_atof_and_otel_agree_on_ids() -> None:
         assert span.span_id == event["uuid"].replace("-", "")[16:] and span.trace_id == session_uuid
         assert span.parent_span_id == (event["parent_uuid"].replace("-", "")[16:] if event["parent_uuid"] else "")
         assert span.name == event["name"]
+
+
+# ---------------------------------------------------------------------- the default OTLP/HTTP exporter
+
+class BodyReceiver(OTLPReceiver):
+    """:class:`OTLPReceiver` that also keeps each request's raw body (``bodies``)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.bodies: list[bytes] = []
+        receiver = self
+
+        class Handler(otlp_receiver._Handler):
+            def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver._lock:
+                    receiver.bodies.append(body)
+                self.rfile = io.BytesIO(body)  # the receiver decodes it as usual
+                super().do_POST()
+
+        self._server.RequestHandlerClass = Handler
+
+    def __enter__(self) -> BodyReceiver:
+        return self
+
+
+def _endpoint(url: str, timeout_millis: int = 5000) -> Any:
+    from hermes_pipeline.sinks.otel.config import parse_otel_config
+
+    config = parse_otel_config({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": url,
+                                                                "timeout_millis": timeout_millis}]})
+    return config.endpoints[0]
+
+
+def _batch() -> list[Any]:
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+    context = SpanContext(7, 9, is_remote=False, trace_flags=TraceFlags(1))
+    return [ReadableSpan(name=f"execute_tool t{i}", context=context, resource=Resource({"service.name": "hermes"}),
+                         attributes={"gen_ai.tool.name": f"t{i}", "n": i}, kind=SpanKind.INTERNAL,
+                         status=Status(StatusCode.UNSET), start_time=1, end_time=2,
+                         instrumentation_scope=InstrumentationScope("hermes_pipeline", "0.1.0")) for i in range(3)]
+
+
+def _sdk_exporter(endpoint: Any, session: Any) -> Any:
+    """The SDK's own ``OTLPSpanExporter`` configured as ``default_exporter`` configures its exporter."""
+    from opentelemetry.exporter.otlp.proto.http import Compression
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter(endpoint=endpoint.url, timeout=endpoint.timeout_millis / 1000,
+                            compression=Compression.NoCompression, session=session)
+
+
+def test_fmt_72_default_exporter_sends_what_the_sdk_exporter_sends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default exporter (the direct encoder on the SDK's HTTP client, without the SDK's exporter module)
+    posts the same bytes with the same headers as the SDK's ``OTLPSpanExporter`` on the same session; with the
+    SDK's internal exporter metrics switched on, the SDK's exporter (with the direct encoder) is used instead."""
+    from hermes_pipeline.sinks.otel import proto
+    from hermes_pipeline.sinks.otel.exporter import ObservedSession, default_exporter
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-global=leaked")
+    with BodyReceiver() as receiver:
+        endpoint = _endpoint(f"{receiver.endpoint}/v1/traces")
+        direct = default_exporter(endpoint, ObservedSession({"x-tenant": "acme"}))
+        assert isinstance(direct, proto.DirectOTLPSpanExporter)
+        sdk = _sdk_exporter(endpoint, ObservedSession({"x-tenant": "acme"}))
+        for exporter in (direct, sdk):
+            assert exporter.export(_batch()) is SpanExportResult.SUCCESS
+            exporter.shutdown()
+        monkeypatch.setenv("OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED", "true")
+        fallback = default_exporter(endpoint, ObservedSession({}))
+        assert isinstance(fallback, proto.OTLPSpanExporter) and not isinstance(fallback, proto.DirectOTLPSpanExporter)
+        assert fallback.export(_batch()) is SpanExportResult.SUCCESS
+        fallback.shutdown()
+    assert receiver.requests == 3 and receiver.bodies[0] == receiver.bodies[1] == receiver.bodies[2]
+    assert receiver.headers[0] == receiver.headers[1]
+    assert receiver.headers[0]["content-type"] == "application/x-protobuf"
+    assert receiver.headers[0]["user-agent"].startswith("OTel-OTLP-Exporter-Python/")
+    assert receiver.headers[0]["x-tenant"] == "acme" and "x-global" not in receiver.headers[0]
+    assert [s.name for s in receiver.spans] == ["execute_tool t0", "execute_tool t1", "execute_tool t2"] * 3
+
+
+def test_fmt_72_default_exporter_applies_the_tls_variables_as_the_sdk_exporter_does(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE`` / ``CLIENT_CERTIFICATE`` / ``CLIENT_KEY`` set the session's
+    ``verify`` and ``cert`` exactly as for the SDK's exporter (traces variables first)."""
+    import requests
+
+    from hermes_pipeline.sinks.otel.exporter import default_exporter
+
+    endpoint = _endpoint("https://collector.example:4318/v1/traces")
+    cases: list[dict[str, str]] = [
+        {},
+        {"OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca/all.pem"},
+        {"OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca/all.pem", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": "/ca/traces.pem",
+         "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "/c/cert.pem"},
+        {"OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE": "/c/cert.pem", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "/c/key.pem"},
+    ]
+    for case in cases:
+        for name in ("CERTIFICATE", "CLIENT_CERTIFICATE", "CLIENT_KEY"):
+            monkeypatch.delenv(f"OTEL_EXPORTER_OTLP_{name}", raising=False)
+            monkeypatch.delenv(f"OTEL_EXPORTER_OTLP_TRACES_{name}", raising=False)
+        for name, value in case.items():
+            monkeypatch.setenv(name, value)
+        ours, theirs = requests.Session(), requests.Session()
+        default_exporter(endpoint, ours).shutdown()
+        _sdk_exporter(endpoint, theirs).shutdown()
+        assert (ours.verify, ours.cert) == (theirs.verify, theirs.cert), case
+    assert (ours.verify, ours.cert) == (True, ("/c/cert.pem", "/c/key.pem"))
+
+
+def test_fmt_72_78_default_exporter_refuses_after_shutdown_and_oversized_batches_and_encodes_links() -> None:
+    """After ``shutdown`` nothing is sent (FAILURE, FMT-78); a batch above the request size limit is dropped
+    unsent, as the SDK's exporter drops it; a batch with span links goes through the SDK's encoder."""
+    from opentelemetry.trace import Link, SpanContext, TraceFlags
+
+    from hermes_pipeline.sinks.otel.exporter import ObservedSession, default_exporter
+
+    with OTLPReceiver() as receiver:
+        endpoint = _endpoint(f"{receiver.endpoint}/v1/traces")
+        exporter = default_exporter(endpoint, ObservedSession({}))
+        linked = _batch()[0]
+        linked._links = (Link(SpanContext(7, 10, is_remote=False, trace_flags=TraceFlags(1))),)
+        assert exporter.export([linked]) is SpanExportResult.SUCCESS
+        exporter._max_request_size = 10  # type: ignore[attr-defined]
+        assert exporter.export(_batch()) is SpanExportResult.FAILURE
+        exporter.shutdown()
+        assert exporter.export(_batch()) is SpanExportResult.FAILURE
+        exporter.shutdown()  # a second call only warns
+    assert receiver.requests == 1 and [s.name for s in receiver.spans] == ["execute_tool t0"]

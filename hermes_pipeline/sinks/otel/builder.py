@@ -31,10 +31,18 @@ class OpenTelemetryBuilder:
     def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink:
         from .sink import build_otel_sink
 
-        from ..otel_metrics.sink import with_metrics
+        sink: Sink = build_otel_sink(config, **ctx.builder_options(), environment=profile_environment(ctx))
+        if _metrics_enabled(config):  # the metrics SDK is imported only for a section that exports metrics
+            from ..otel_metrics.sink import with_metrics
 
-        sink: Sink = with_metrics(build_otel_sink(config, **ctx.builder_options(), environment=profile_environment(ctx)), config)  # + metrics when enabled
+            sink = with_metrics(sink, config)
         return sink
+
+
+def _metrics_enabled(config: Mapping[str, Any]) -> bool:
+    """Whether ``with_metrics`` would add the metrics sink (its own test, without importing it)."""
+    table = config.get("metrics")
+    return isinstance(table, Mapping) and table.get("enabled") is True and config.get("enabled") is True
 
 
 opentelemetry_builder: Final = OpenTelemetryBuilder()

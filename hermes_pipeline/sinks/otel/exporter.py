@@ -1,6 +1,6 @@
-"""The OTLP transport of the OTel sink: the real ``OTLPSpanExporter`` behind a bounded-writer destination (spec 04 FMT-72, FMT-78, FMT-81..FMT-83).
+"""The OTLP transport of the OTel sink: the OTLP/HTTP exporter behind a bounded-writer destination (spec 04 FMT-72, FMT-78, FMT-81..FMT-83).
 
-- :class:`ObservedSession` is the ``requests.Session`` handed to ``OTLPSpanExporter``. It sends
+- :class:`ObservedSession` is the ``requests.Session`` handed to the OTLP exporter (:func:`default_exporter`). It sends
   exactly the endpoint's configured headers plus the exporter's content headers, so the
   process-global ``OTEL_EXPORTER_OTLP_*HEADERS`` variables are never applied (FMT-72), and it
   counts every failed HTTP request (``otel.export_failures``), keeping only the status code or
@@ -94,20 +94,26 @@ class ObservedSession(requests.Session):
 
 def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> SpanExporter:
     """The real OTLP/HTTP protobuf exporter for ``endpoint`` (timeout = ``timeout_millis``), with the
-    direct protobuf encoder of :mod:`~hermes_pipeline.sinks.otel.proto`."""
+    direct protobuf encoder of :mod:`~hermes_pipeline.sinks.otel.proto`: its
+    :class:`~.proto.DirectOTLPSpanExporter` (the SDK's HTTP client, without loading protobuf), or, where
+    that is not available, the SDK's ``OTLPSpanExporter`` with the same encoder."""
+    from . import proto
+
+    timeout = endpoint.timeout_millis / 1000
+    if proto.direct_exporter_available():
+        return proto.DirectOTLPSpanExporter(endpoint.url, timeout, session)
     from opentelemetry.exporter.otlp.proto.http import Compression
 
-    from .proto import FastOTLPSpanExporter
-
-    return FastOTLPSpanExporter(endpoint=endpoint.url, timeout=endpoint.timeout_millis / 1000,
-                            compression=Compression.NoCompression, session=session)
+    exporter: SpanExporter = proto.FastOTLPSpanExporter(endpoint=endpoint.url, timeout=timeout,
+                                                        compression=Compression.NoCompression, session=session)
+    return exporter
 
 
 class SpanExportDestination:
     """``write(batch)`` → ``exporter.export(batch)``; a failed batch raises a non-retryable ``DeliveryError``.
 
     Args:
-        exporter: the span exporter (normally ``OTLPSpanExporter`` on ``session``).
+        exporter: the span exporter (normally :func:`default_exporter`'s, on ``session``).
         session: the observing session, or ``None`` when a factory built an exporter without it.
         label: ``opentelemetry.endpoints[i]`` for :meth:`describe`.
     """

@@ -8,23 +8,38 @@ same grouping (resources, then instrumentation scopes, in first-seen order), the
 field-number order, proto3 defaults left out exactly where the SDK's encoder leaves them out.
 A test holds the output byte-identical to the SDK encoder's.
 
-:class:`FastOTLPSpanExporter` is the SDK's ``OTLPSpanExporter`` with this encoder: the exporter's
-own HTTP client still sends every request (session, headers, compression, retries with backoff,
-timeout). Whatever the encoder does not cover (span links, integers beyond 64 bits, text that is
-not valid UTF-8), and any SDK without the client it relies on, takes the SDK's own path.
+Two exporters send these bytes:
+
+- :class:`DirectOTLPSpanExporter` (the sink's default) is assembled from the SDK exporter's own
+  parts: its HTTP client (retries with backoff for 429/502/503/504 and connection errors inside the
+  timeout, the shutdown that aborts a backoff), its transport (the ``requests`` session, TLS
+  certificate variables), its headers and its request size limit, with the same log records. It
+  does not import the SDK's ``OTLPSpanExporter`` module, which loads protobuf and the generated
+  OTLP message classes for its encoder: that encoder is imported only for a batch this one does
+  not cover.
+- :class:`FastOTLPSpanExporter` is the SDK's ``OTLPSpanExporter`` with this encoder (for an SDK
+  without the parts above, or with the SDK's internal exporter metrics switched on). It and
+  ``OTLPSpanExporter`` load the SDK exporter module on first use (module attributes).
+
+Whatever the encoder does not cover (span links, integers beyond 64 bits, text that is not valid
+UTF-8) is encoded by the SDK's own encoder.
 """
 
 from __future__ import annotations
 
+import logging
 import struct
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-__all__ = ["FastOTLPSpanExporter", "NotEncodable", "encode_trace_request"]
+if TYPE_CHECKING:
+    import requests
+
+__all__ = ["DirectOTLPSpanExporter", "FastOTLPSpanExporter", "NotEncodable", "direct_exporter_available",
+           "encode_trace_request"]
 
 _pack_double: Final = struct.Struct("<d").pack
 _pack_u64: Final = struct.Struct("<Q").pack
@@ -228,25 +243,142 @@ def encode_trace_request(spans: Sequence[ReadableSpan]) -> bytes:
     return b"".join(out)
 
 
-class FastOTLPSpanExporter(OTLPSpanExporter):
-    """The SDK's OTLP/HTTP protobuf span exporter, encoding with :func:`encode_trace_request`.
+SDK_TRACE_LOGGER: Final = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
+"""The SDK trace exporter's logger: :class:`DirectOTLPSpanExporter` logs its records under the same name."""
+_INTERNAL_METRICS_ENV: Final = "OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED"
 
-    Requests still go through the exporter's own HTTP client (its session, headers, compression,
-    retries and timeout); batches the encoder does not cover, or an SDK whose exporter has no such
-    client, use the SDK's ``export`` unchanged.
+_logger: Final = logging.getLogger(SDK_TRACE_LOGGER)
+
+
+def _sdk_encode(spans: Sequence[ReadableSpan]) -> bytes:
+    """The SDK encoder's bytes (imports protobuf and the OTLP message classes on first use)."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    data: bytes = encode_spans(spans).SerializePartialToString()
+    return data
+
+
+def direct_exporter_available() -> bool:
+    """Whether :class:`DirectOTLPSpanExporter` can stand in for the SDK's exporter in this process: the SDK
+    has the HTTP client parts it is assembled from, and the SDK's internal exporter metrics (which only
+    the SDK's own exporter records) are not switched on."""
+    import os
+
+    if os.environ.get(_INTERNAL_METRICS_ENV, "").strip().lower() == "true":
+        return False
+    try:
+        from opentelemetry.exporter.otlp.common import http
+        from opentelemetry.exporter.otlp.proto.http import _common
+    except ImportError:
+        return False
+    return all(callable(getattr(http, name, None)) for name in ("_OTLPHTTPClient", "Compression")) and all(
+        hasattr(_common, name) for name in ("_DEFAULT_MAX_REQUEST_SIZE", "_build_transport", "_resolve_headers"))
+
+
+class DirectOTLPSpanExporter(SpanExporter):
+    """OTLP/HTTP protobuf span export of :func:`encode_trace_request` bytes through the SDK's HTTP client.
+
+    Built as ``OTLPSpanExporter(endpoint=..., timeout=..., compression=NoCompression, session=...)`` builds
+    itself: the same transport (``session``, with the ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE`` /
+    ``CLIENT_KEY`` / ``CLIENT_CERTIFICATE`` variables applied to it), the same request headers, the
+    default request size limit, the same client (retries, backoff, deadline) and the same log records.
+    Only available when :func:`direct_exporter_available`.
+
+    Args:
+        endpoint: the full traces URL.
+        timeout: seconds for one export, retries included.
+        session: the ``requests`` session every request goes through.
     """
 
+    def __init__(self, endpoint: str, timeout: float, session: requests.Session) -> None:
+        from opentelemetry.exporter.otlp.common import http
+        from opentelemetry.exporter.otlp.proto.http import _common
+        from opentelemetry.sdk.environment_variables import (
+            OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE, OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE,
+            OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY, OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+        )
+
+        self._endpoint = endpoint
+        transport = _common._build_transport(None, None, None, OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
+                                             OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
+                                             OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE, session=session)
+        self._max_request_size: int = _common._DEFAULT_MAX_REQUEST_SIZE
+        self._client = http._OTLPHTTPClient(
+            transport=transport, endpoint=endpoint, kind="spans", timeout=timeout, compression=http.Compression.NONE,
+            headers=_common._resolve_headers(None, OTEL_EXPORTER_OTLP_TRACES_HEADERS), logger=_logger)
+        self._shutdown = False
+
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        client = getattr(self, "_client", None)
-        send = getattr(client, "export", None)
-        limit = getattr(self, "_max_request_size", None)
-        if getattr(self, "_shutdown", True) or not callable(send) or not isinstance(limit, int):
-            return super().export(spans)
+        if self._shutdown:
+            _logger.warning("Exporter already shutdown, ignoring batch")
+            return SpanExportResult.FAILURE
         try:
             data = encode_trace_request(spans)
         except NotEncodable:
-            return super().export(spans)
-        if len(data) > limit:
-            return super().export(spans)  # the SDK refuses it with its own warning
-        result = send(data)
-        return SpanExportResult.SUCCESS if getattr(result, "success", False) else SpanExportResult.FAILURE
+            try:
+                data = _sdk_encode(spans)
+            except Exception as error:  # what the SDK's exporter does with a batch it cannot encode
+                _logger.error("Failed to encode span batch: %s", error)
+                return SpanExportResult.FAILURE
+        if 0 < self._max_request_size < len(data):
+            _logger.warning("Dropping span batch: serialized size %d bytes exceeds max_request_size %d bytes.",
+                            len(data), self._max_request_size)
+            return SpanExportResult.FAILURE
+        result = self._client.export(data)
+        return SpanExportResult.SUCCESS if result.success else SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        """Abort a retry backoff and close the session (as the SDK's exporter does)."""
+        if self._shutdown:
+            _logger.warning("Exporter already shutdown, ignoring call")
+            return
+        self._shutdown = True
+        self._client.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is buffered here."""
+        return True
+
+
+def _fast_exporter_class() -> type[SpanExporter]:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    class FastOTLPSpanExporter(OTLPSpanExporter):
+        """The SDK's OTLP/HTTP protobuf span exporter, encoding with :func:`encode_trace_request`.
+
+        Requests still go through the exporter's own HTTP client (its session, headers, compression,
+        retries and timeout); batches the encoder does not cover, or an SDK whose exporter has no such
+        client, use the SDK's ``export`` unchanged.
+        """
+
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            client = getattr(self, "_client", None)
+            send = getattr(client, "export", None)
+            limit = getattr(self, "_max_request_size", None)
+            if getattr(self, "_shutdown", True) or not callable(send) or not isinstance(limit, int):
+                return super().export(spans)
+            try:
+                data = encode_trace_request(spans)
+            except NotEncodable:
+                return super().export(spans)
+            if len(data) > limit:
+                return super().export(spans)  # the SDK refuses it with its own warning
+            result = send(data)
+            return SpanExportResult.SUCCESS if getattr(result, "success", False) else SpanExportResult.FAILURE
+
+    FastOTLPSpanExporter.__module__ = __name__
+    return FastOTLPSpanExporter
+
+
+def __getattr__(name: str) -> Any:
+    """``OTLPSpanExporter`` (the SDK's) and ``FastOTLPSpanExporter``, imported on first use."""
+    if name == "OTLPSpanExporter":
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        value: Any = OTLPSpanExporter
+    elif name == "FastOTLPSpanExporter":
+        value = _fast_exporter_class()
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -15,8 +15,8 @@ Data path (FMT-79, FMT-81)::
            applies sampling and hands each span to its endpoint's span queue
               └─ one span writer per endpoint (bounded ``max_queue_size``, batches of
                  ``max_export_batch_size``, at most ``scheduled_delay_millis`` of lingering):
-                 OTLPSpanExporter over an ObservedSession (retries 429/5xx/connection errors with
-                 backoff inside ``timeout_millis``)
+                 the OTLP/HTTP exporter over an ObservedSession (retries 429/5xx/connection errors
+                 with backoff inside ``timeout_millis``)
 
 A full queue drops and counts (``otel.spans_dropped[i]``); a failed request is counted
 (``otel.export_failures[i]``) and a batch that still fails is dropped and counted, with one
@@ -97,7 +97,7 @@ class OtelSink:
         config: the validated ``opentelemetry`` table.
         options: content gate, summary mode, sampling rate, agent version.
         exporter_factory: ``factory(endpoint, session) -> SpanExporter``; the default is the real
-            ``OTLPSpanExporter`` (OTLP/HTTP protobuf).
+            OTLP/HTTP protobuf exporter (:func:`~.exporter.default_exporter`).
     """
 
     def __init__(self, config: OtelConfig, options: Options, *, exporter_factory: ExporterFactory | None = None) -> None:
