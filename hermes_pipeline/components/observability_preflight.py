@@ -63,19 +63,30 @@ def _dry_run() -> Iterator[None]:
 
 
 def _parsers(config: Mapping[str, Any]) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
-    """Section → a call of that sink's parser with the options activation uses (``observability_sinks``)."""
-    from ..sinks.atif.config import parse_atif_config
-    from ..sinks.atof.config import parse_atof_config
-    from ..sinks.otel.config import parse_otel_config
+    """Section → a call of that sink's parser with the options activation uses (``observability_sinks``).
 
+    Each parser's module is imported when its section is checked, so a file without an
+    ``opentelemetry`` section never loads the OTLP configuration modules."""
     full = config.get("enable_full_payloads") is True
     base = Path.cwd()  # only used to resolve relative paths; nothing is touched
-    return {
-        "atof": lambda s: parse_atof_config(s, base_dir=base, on_invalid="skip", ignore_unknown_keys=True),
-        "atif": lambda s: parse_atif_config(s, base_dir=base, enable_full_payloads=full, on_invalid="skip",
-                                            ignore_unknown_keys=True),
-        "opentelemetry": lambda s: parse_otel_config(s, on_invalid="skip", ignore_unknown_keys=True),
-    }
+
+    def atof(section: Mapping[str, Any]) -> Any:
+        from ..sinks.atof.config import parse_atof_config
+
+        return parse_atof_config(section, base_dir=base, on_invalid="skip", ignore_unknown_keys=True)
+
+    def atif(section: Mapping[str, Any]) -> Any:
+        from ..sinks.atif.config import parse_atif_config
+
+        return parse_atif_config(section, base_dir=base, enable_full_payloads=full, on_invalid="skip",
+                                 ignore_unknown_keys=True)
+
+    def opentelemetry(section: Mapping[str, Any]) -> Any:
+        from ..sinks.otel.config import parse_otel_config
+
+        return parse_otel_config(section, on_invalid="skip", ignore_unknown_keys=True)
+
+    return {"atof": atof, "atif": atif, "opentelemetry": opentelemetry}
 
 
 def _config_path(text: str) -> KeyPath | None:

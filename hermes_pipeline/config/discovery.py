@@ -1,6 +1,6 @@
 """Where pipeline files come from: the selector, discovery paths and legacy variables (spec 03 §3, §9.1).
 
-All locations are read through :class:`PipelineSettings` (pydantic-settings), so tests and
+All locations are read through :class:`PipelineSettings` (from the environment or keyword arguments), so tests and
 embedders can override them without touching the real home directory or ``/etc``.
 """
 
@@ -13,9 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import AliasChoices, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
 SELECTOR_ENV: Final = "HERMES_NEMO_RELAY_PLUGINS_TOML"
 """The only switch for pipeline-file processing (CFG-2)."""
 
@@ -25,32 +22,64 @@ LEGACY_PREFIXES: Final = ("HERMES_NEMO_RELAY_ATOF_", "HERMES_NEMO_RELAY_ATIF_")
 SYSTEM_OVERRIDE_ENV: Final = "HERMES_PIPELINE_SYSTEM_PLUGINS_TOML"
 """Overrides the system discovery path (packaging and tests)."""
 
+_FIELDS: Final[dict[str, tuple[str, str]]] = {
+    "plugins_toml": (SELECTOR_ENV, "plugins_toml"),
+    "xdg_config_home": ("XDG_CONFIG_HOME", "xdg_config_home"),
+    "home": ("HOME", "home"),
+    "userprofile": ("USERPROFILE", "userprofile"),
+    "program_data": ("ProgramData", "program_data"),
+    "system_plugins_toml": (SYSTEM_OVERRIDE_ENV, "system_plugins_toml"),
+    "hermes_home": ("HERMES_HOME", "hermes_home"),
+    "managed_config": ("HERMES_MANAGED_CONFIG", "managed_config"),
+}
+"""Each field and the names it is read under, first match wins: the environment variable, then the field name
+(both as keyword arguments and, case-sensitively, in the environment)."""
 
-def _env(*names: str) -> AliasChoices:
-    return AliasChoices(*names)
+_UNSET: Final = object()
 
 
-class PipelineSettings(BaseSettings):
+class PipelineSettings:
     """Process environment that decides pipeline activation and discovery.
 
-    Every field can be given by its name (``PipelineSettings(plugins_toml=...)``) or comes from
-    the environment variable in parentheses.
+    Every field can be given by its name (``PipelineSettings(plugins_toml=...)``) or its variable's name, or
+    comes from the environment variable in parentheses (read when the object is made; unknown keyword
+    arguments are ignored). A field is a string or ``None`` (unset).
     """
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, case_sensitive=True)
+    __slots__ = ("hermes_home", "home", "managed_config", "plugins_toml", "program_data", "system_plugins_toml",
+                 "userprofile", "xdg_config_home")
 
-    plugins_toml: str | None = Field(default=None, validation_alias=_env(SELECTOR_ENV, "plugins_toml"))
+    plugins_toml: str | None
     """The selector (``HERMES_NEMO_RELAY_PLUGINS_TOML``)."""
-    xdg_config_home: str | None = Field(default=None, validation_alias=_env("XDG_CONFIG_HOME", "xdg_config_home"))
-    home: str | None = Field(default=None, validation_alias=_env("HOME", "home"))
-    userprofile: str | None = Field(default=None, validation_alias=_env("USERPROFILE", "userprofile"))
-    program_data: str | None = Field(default=None, validation_alias=_env("ProgramData", "program_data"))
-    system_plugins_toml: str | None = Field(default=None,
-                                            validation_alias=_env(SYSTEM_OVERRIDE_ENV, "system_plugins_toml"))
+    xdg_config_home: str | None
+    home: str | None
+    userprofile: str | None
+    program_data: str | None
+    system_plugins_toml: str | None
     """Overrides ``/etc/nemo-relay/plugins.toml`` (``HERMES_PIPELINE_SYSTEM_PLUGINS_TOML``)."""
-    hermes_home: str | None = Field(default=None, validation_alias=_env("HERMES_HOME", "hermes_home"))
-    managed_config: str | None = Field(default=None, validation_alias=_env("HERMES_MANAGED_CONFIG", "managed_config"))
+    hermes_home: str | None
+    managed_config: str | None
     """A machine-managed ``config.yaml`` overlay (``HERMES_MANAGED_CONFIG``), see CFG-64."""
+
+    def __init__(self, **values: str | None) -> None:
+        environ = os.environ
+        for name, keys in _FIELDS.items():
+            value: object = next((values[key] for key in keys if key in values), _UNSET)
+            if value is _UNSET:
+                value = next((environ[key] for key in keys if key in environ), None)
+            elif value is not None and not isinstance(value, str):
+                raise ValueError(f"PipelineSettings: {name} must be a string or None, not {type(value).__name__}")
+            object.__setattr__(self, name, value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PipelineSettings):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PipelineSettings({', '.join(f'{name}={getattr(self, name)!r}' for name in _FIELDS)})"
 
     # ----------------------------------------------------------------- derived paths
 

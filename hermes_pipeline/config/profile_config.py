@@ -20,7 +20,7 @@ import math
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Any, Final
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
@@ -97,6 +97,41 @@ class DashboardSettings(BaseModel):
     """Base URL of a Jaeger UI; the dashboard links runs and sessions to their traces there."""
 
 
+class _Kept:
+    """Validation of a field typed with a (standard-library) dataclass: an instance of exactly that class is
+    kept as it is, as pydantic keeps it; any other value goes through pydantic's own validation of the
+    class, whose schema is built on first use.
+
+    Pydantic would otherwise build the schema of every such dataclass, nested ones included, when
+    :class:`ProfileSettings` is defined: about ten milliseconds of every process start that opens a
+    profile (Hermes with the bridge), for values that are always instances.
+    """
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self._adapter: Any = None
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(self._validate)
+
+    def _validate(self, value: Any) -> Any:
+        if type(value) is self.cls:
+            return value
+        if self._adapter is None:  # the field as ProfileSettings declared it before (same config)
+            from pydantic import create_model
+
+            self._adapter = create_model("_Field", __config__=ConfigDict(arbitrary_types_allowed=True),
+                                         value=(self.cls, ...))
+        return self._adapter(value=value).value
+
+
+_KeptObservability = Annotated[ObservabilitySettings, _Kept(ObservabilitySettings)]
+_KeptAlerts = Annotated[AlertSettings, _Kept(AlertSettings)]
+_KeptDiagnostic = Annotated[Diagnostic, _Kept(Diagnostic)]
+
+
 class ProfileSettings(BaseModel):
     """A snapshot of one profile's ``config.yaml`` (read once, reloaded explicitly; CFG-64a)."""
 
@@ -108,15 +143,15 @@ class ProfileSettings(BaseModel):
     shared_metrics: SharedMetricsSettings = SharedMetricsSettings()
     session_segments: SessionSegmentSettings = SessionSegmentSettings()
     trajectories: TrajectorySettings = TrajectorySettings()
-    observability: ObservabilitySettings = ObservabilitySettings()
+    observability: _KeptObservability = ObservabilitySettings()
     dashboard: DashboardSettings = DashboardSettings()
     """``observability.*``: the audit store, environment, quick OTel settings, pricing, logs, retention."""
-    alerts: AlertSettings = AlertSettings()
+    alerts: _KeptAlerts = AlertSettings()
     """``observability.alerts.*``: the alert evaluator's rules, delivery and notifiers."""
     hook_callback_timeout: float = 0.0
     hook_callback_timeout_set: bool = False
     """``True`` when ``plugins.hook_callback_timeout`` is present with a usable value."""
-    diagnostics: tuple[Diagnostic, ...] = ()
+    diagnostics: tuple[_KeptDiagnostic, ...] = ()
 
 
 def read_yaml_mapping(path: Path) -> tuple[dict[str, Any], str | None]:
