@@ -131,6 +131,7 @@ def main() -> int:
     if hermes is None:
         print("skipped: the hermes command is not installed (pip install '.[hermes]')")
         return 0
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-hermes-bridge-") as tmp, OTLPReceiver(discard=True) as receiver:
         root = Path(tmp)
         for sub in ("work", "user"):
@@ -168,7 +169,10 @@ def main() -> int:
             server.wait(timeout=10)
     cached = "cached under the temporary directory" if args.bytecode_cache else (
         "not written (PYTHONDONTWRITEBYTECODE)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "as the environment does")
+    load_after = os.getloadavg()
     print(f"hermes chat -Q -q, {args.rounds} interleaved rounds; bytecode {cached}")
+    print(f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after, on {os.cpu_count()} CPUs "
+          "(other work on the machine makes every figure noisier)")
     for title, values in (("wall time per session (seconds)", times),
                           ("CPU time per session (seconds; steadier than wall time on a loaded machine)", cpu)):
         base = statistics.median(values["off"])

@@ -5,7 +5,10 @@ by every ``hermes chat`` session (``bench/bench_hermes_bridge.py`` measures the 
 are about module presence, not timings: a child interpreter imports ``hermes_pipeline.hermes`` and
 calls ``register`` with a stand-in ``ctx`` in a Hermes home under ``tmp_path``, then reports which
 modules are loaded. Without an ``opentelemetry`` section the OpenTelemetry SDK and protobuf are not
-imported; with shared metrics off neither jsonschema nor the shared-metrics collection machinery is.
+imported; with shared metrics off neither jsonschema nor the shared-metrics collection machinery is;
+a files-only pipeline loads neither ``requests`` nor the OTLP configuration modules; an ``opentelemetry``
+section without a ``metrics`` table loads neither protobuf nor the metrics SDK (the default exporter sends
+the directly encoded bytes through the SDK's HTTP client); pydantic-settings is never imported.
 Each check has its counterpart (the section or setting switched on loads the module), so a check
 cannot pass merely because a module name is wrong.
 """
@@ -22,7 +25,7 @@ from pathlib import Path
 import pytest
 
 CHILD = textwrap.dedent("""\
-    import importlib.metadata, json, sys
+    import importlib.metadata, json, os, sys
 
     scanned = []
     _entry_points = importlib.metadata.entry_points
@@ -49,13 +52,17 @@ CHILD = textwrap.dedent("""\
     bridge.register(ctx)
     watched = sys.argv[1:]
     print(json.dumps({"hooks": ctx.hooks, "loaded": [m for m in watched if m in sys.modules], "scanned": scanned}))
+    sys.stdout.flush()
+    os._exit(0)  # module presence only: no exit-time export to the endpoints of the pipeline file
     """)
 
 WATCHED = ("opentelemetry.sdk", "google.protobuf", "jsonschema", "hermes_pipeline.shared_metrics.api",
-           "hermes_pipeline.shared_metrics.collector")
+           "hermes_pipeline.shared_metrics.collector", "opentelemetry", "requests", "pydantic_settings",
+           "hermes_pipeline.sinks.otel.config", "hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics",
+           "opentelemetry.exporter.otlp.proto.http.trace_exporter")
 
 
-def _pipeline(root: Path, otlp: bool) -> Path:
+def _pipeline(root: Path, otlp: bool, metrics: bool = False) -> Path:
     out = root / "out"
     text = textwrap.dedent(f"""\
         version = 1
@@ -81,12 +88,18 @@ def _pipeline(root: Path, otlp: bool) -> Path:
             type = "gen_ai"
             endpoint = "http://127.0.0.1:9/v1/traces"
             """)
+    if metrics:
+        text += textwrap.dedent("""\
+            [components.config.opentelemetry.metrics]
+            enabled = true
+            """)
     path = root / "plugins.toml"
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def _register(root: Path, *, otlp: bool = False, shared_metrics: bool = False) -> dict[str, list[str]]:
+def _register(root: Path, *, otlp: bool = False, shared_metrics: bool = False,
+              metrics: bool = False) -> dict[str, list[str]]:
     home = root / "home"
     home.mkdir()
     config = "plugins:\n  enabled:\n    - hermes_pipeline\n"
@@ -95,7 +108,7 @@ def _register(root: Path, *, otlp: bool = False, shared_metrics: bool = False) -
     (home / "config.yaml").write_text(config, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OTEL_"))}
     env.update(HERMES_HOME=str(home), HOME=str(root / "user"), XDG_CONFIG_HOME=str(root / "xdg"),
-               HERMES_NEMO_RELAY_PLUGINS_TOML=str(_pipeline(root, otlp)),
+               HERMES_NEMO_RELAY_PLUGINS_TOML=str(_pipeline(root, otlp, metrics)),
                HERMES_PIPELINE_SYSTEM_PLUGINS_TOML=str(root / "no-system.toml"))
     proc = subprocess.run([sys.executable, "-c", CHILD, *WATCHED], cwd=root, env=env, capture_output=True,
                           text=True, timeout=120)
@@ -106,6 +119,8 @@ def _register(root: Path, *, otlp: bool = False, shared_metrics: bool = False) -
 
 
 def test_files_only_pipeline_loads_no_otel_sdk_no_protobuf_no_jsonschema(tmp_path: Path) -> None:
+    """Nothing watched: no OpenTelemetry at all, no ``requests``, no OTLP configuration module, no
+    pydantic-settings, no jsonschema."""
     result = _register(tmp_path)
     assert result["loaded"] == []
     assert "hermes_pipeline.sinks" not in result["scanned"]  # built-in sinks: no scan of every distribution
@@ -115,6 +130,60 @@ def test_an_opentelemetry_section_loads_the_otel_sdk(tmp_path: Path) -> None:
     loaded = _register(tmp_path, otlp=True)["loaded"]
     assert "opentelemetry.sdk" in loaded
     assert "jsonschema" not in loaded and "hermes_pipeline.shared_metrics.api" not in loaded
+
+
+def test_traces_only_load_the_otlp_config_and_requests_but_no_protobuf_no_metrics_sdk(tmp_path: Path) -> None:
+    """The counterpart of the files-only check for ``requests`` and the OTLP configuration; protobuf, the
+    SDK's trace exporter module and the metrics SDK stay unloaded without a ``metrics`` table."""
+    loaded = _register(tmp_path, otlp=True)["loaded"]
+    assert {"opentelemetry", "requests", "hermes_pipeline.sinks.otel.config"} <= set(loaded)
+    assert not {"google.protobuf", "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+                "hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics", "pydantic_settings"} & set(loaded)
+
+
+def test_a_metrics_table_loads_the_metrics_sdk(tmp_path: Path) -> None:
+    """The counterpart: with ``[components.config.opentelemetry.metrics]`` enabled, the metrics sink, the
+    metrics SDK and (for its exporter) protobuf are loaded."""
+    loaded = _register(tmp_path, otlp=True, metrics=True)["loaded"]
+    assert {"hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics", "google.protobuf"} <= set(loaded)
+
+
+EXPORT_CHILD = textwrap.dedent("""\
+    import json, sys
+
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import Link, SpanContext, TraceFlags
+
+    from hermes_pipeline.sinks.otel.config import parse_otel_config
+    from hermes_pipeline.sinks.otel.exporter import ObservedSession, default_exporter
+
+    endpoint = parse_otel_config({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": sys.argv[1]}]})
+    exporter = default_exporter(endpoint.endpoints[0], ObservedSession({}))
+    context = SpanContext(7, 9, is_remote=False, trace_flags=TraceFlags(1))
+    plain = ReadableSpan(name="plain", context=context, resource=Resource({"service.name": "hermes"}))
+    linked = ReadableSpan(name="linked", context=context, resource=Resource({"service.name": "hermes"}),
+                          links=[Link(SpanContext(7, 10, is_remote=False, trace_flags=TraceFlags(1)))])
+    results = [exporter.export([plain]).name, "google.protobuf" in sys.modules]
+    results += [exporter.export([linked]).name, "google.protobuf" in sys.modules]
+    exporter.shutdown()
+    print(json.dumps(results))
+    """)
+
+
+def test_protobuf_is_imported_only_for_a_batch_the_direct_encoder_does_not_cover(tmp_path: Path) -> None:
+    """A span the direct encoder covers is sent without protobuf; a span with links takes the SDK's encoder,
+    which imports it; both arrive (the receiver runs in this process)."""
+    from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    with OTLPReceiver() as receiver:
+        proc = subprocess.run([sys.executable, "-c", EXPORT_CHILD, f"{receiver.endpoint}/v1/traces"], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        names = [span.name for span in receiver.spans]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["SUCCESS", False, "SUCCESS", True]
+    assert names == ["plain", "linked"]
 
 
 def test_shared_metrics_on_loads_the_collector_and_still_no_jsonschema_until_a_package_is_built(
