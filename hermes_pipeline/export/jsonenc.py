@@ -28,6 +28,18 @@ _INDENTED: Final = _COMPACT | orjson.OPT_INDENT_2
 _CANONICAL: Final = _COMPACT | orjson.OPT_SORT_KEYS
 _dumps: Final = orjson.dumps
 
+# orjson encodes about 1.5x faster without OPT_NON_STR_KEYS, which changes nothing for string keys, so
+# each encoder tries without it first: a document with another key type raises TypeError and is encoded
+# again with the option (then, if need be, by the standard library), so the output is the same.
+_STR_KEYS: Final = ~orjson.OPT_NON_STR_KEYS
+
+
+def _orjson(value: Any, option: int) -> bytes:
+    try:
+        return _dumps(value, default=_jsonable, option=option & _STR_KEYS)
+    except (TypeError, ValueError):
+        return _dumps(value, default=_jsonable, option=option)
+
 
 def _jsonable(value: Any) -> Any:
     from ..engine.sanitize import jsonable
@@ -38,7 +50,7 @@ def _jsonable(value: Any) -> Any:
 def compact(value: Any) -> bytes:
     """``value`` as compact UTF-8 JSON (``,`` and ``:`` without spaces, non-ASCII kept)."""
     try:
-        return _dumps(value, default=_jsonable, option=_COMPACT)
+        return _orjson(value, _COMPACT)
     except (TypeError, ValueError):
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
         return text.encode("utf-8", "replace")
@@ -47,7 +59,7 @@ def compact(value: Any) -> bytes:
 def canonical(value: Any) -> str:
     """Keys sorted, compact, non-ASCII kept (the digest form of FMT-32), as text."""
     try:
-        return _dumps(value, default=_jsonable, option=_CANONICAL).decode("utf-8")
+        return _orjson(value, _CANONICAL).decode("utf-8")
     except (TypeError, ValueError):
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
 
@@ -55,7 +67,7 @@ def canonical(value: Any) -> str:
 def indented(value: Any) -> bytes:
     """``value`` as UTF-8 JSON indented by two spaces, with a final newline (ATIF documents, FMT-52)."""
     try:
-        return _dumps(value, default=_jsonable, option=_INDENTED) + b"\n"
+        return _orjson(value, _INDENTED) + b"\n"
     except (TypeError, ValueError):
         return (indented_text(value) + "\n").encode("utf-8", "replace")
 
