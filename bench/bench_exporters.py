@@ -54,7 +54,10 @@ its ``*dropped*`` stats), open ATIF roots, peak RSS (``ru_maxrss``) and current 
 Targets (issue #13): ATOF + ATIF on threads >= 3x Relay's manual exporters end to end, <= 20 us of
 all-CPU per tool call, <= 5 us added caller-thread time; the floor within 2x. The observability store rows
 (issue #15): alone (its own projection) and as one more listener of the exporters' projection, where it
-should add <= 1 us on the caller's thread; every run checks that no store row is missing. Run: ``python bench/bench_exporters.py`` (``--quick``; ``--help``).
+should add <= 1 us on the caller's thread; every run checks that no store row is missing. The trajectory store
+rows (issue #14): both profile stores, each on its own projection (as before one projection per profile) or on
+one projection (a profile without a pipeline projection), and both on the exporters' projection (a profile whose
+pipeline runs the ``observability`` component); every run also checks one trajectory file per run. Run: ``python bench/bench_exporters.py`` (``--quick``; ``--help``).
 """
 
 from __future__ import annotations
@@ -246,20 +249,35 @@ def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object
 
 
 def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool,
-               workers: tuple[str, ...] = (), worker: str = "process", store: str = "") -> Run:
+               workers: tuple[str, ...] = (), worker: str = "process", store: str = "",
+               trajectories: bool = False) -> Run:
+    """``store``: the local observability store (issue #15) on the exporters' projection (``shared``), on a
+    projection of its own (``own``), or on one projection made for the profile's stores (``one``, what a profile
+    without a pipeline projection does); ``trajectories`` adds the trajectory store (issue #14) the same way."""
     engine = Engine()
     name, component = "", None
     if exporters:
         config = observability_config(directory, receiver.endpoint if otlp else None, workers, worker)
         name, component = add_observability(engine, config)
-    audit = None
-    if store:  # the local observability store (issue #15): on the exporters' projection, or its own
+    audit = trajectory = profile_projection = None
+    profile_projection_name = ""
+    store_home = Path(tempfile.mkdtemp(prefix="bench-store-"))  # outside the counted outputs
+    if store:
         from hermes_pipeline.config.observability_settings import ObservabilitySettings
+        from hermes_pipeline.export.projection import ScopePlugin
         from hermes_pipeline.sinks.observability_store import attach_store
+        from hermes_pipeline.sinks.trajectory_store import attach_store as attach_trajectories
 
-        shared = component.exporters.projection if store == "shared" and component is not None else None
-        store_home = Path(tempfile.mkdtemp(prefix="bench-store-"))  # outside the counted outputs
+        shared: Any = None
+        if store == "shared" and component is not None and component.exporters is not None:
+            shared = component.exporters.projection
+        elif store == "one":
+            profile_projection = shared = ScopePlugin(deferred=True)
+            profile_projection_name = engine.add_plugin(shared, name="bench.profile.projection")
         audit = attach_store(engine, store_home, ObservabilitySettings(audit_enabled=True), shared_projection=shared)
+        if trajectories:
+            trajectory = attach_trajectories(engine, store_home, store_home / "trajectories", retention_days=0,
+                                             shared_projection=shared)
     host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
     timed, response, before = Timed(), w.response(), receiver.bytes_received
     for _ in range(w.sessions):
@@ -276,7 +294,15 @@ def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporter
         expected = w.sessions * w.turns * 2  # one task_runs and one llm_calls row per turn
         store_dropped = _dropped(stats) + int(stats["rows_pending"]) + max(expected - int(stats["rows_written"]), 0)
         audit.close()
-        shutil.rmtree(store_home, ignore_errors=True)
+    if trajectory is not None:
+        trajectory.flush(300.0)
+        trajectory.close()
+        written = sum(1 for _ in (store_home / "trajectories").glob("*.json"))
+        store_dropped += max(w.sessions * w.turns - written, 0)  # one trajectory file per run
+    if profile_projection is not None:
+        engine.remove_plugin(profile_projection_name)
+        profile_projection.shutdown(300.0)
+    shutil.rmtree(store_home, ignore_errors=True)
     if component is not None:
         engine.remove_plugin(name)  # flush + shutdown
     timed.stop()
@@ -371,6 +397,12 @@ def rows(with_relay: bool, with_otlp: bool = True) -> list[Row]:
                partial(hermes_run, exporters=False, otlp=False, store="own")),
            Row("hermes", "ATOF + ATIF + observability store", partial(hermes_run, exporters=True, otlp=False,
                                                                       store="shared"), True),
+           Row("hermes", "obs. + traj. stores (own projections)",
+               partial(hermes_run, exporters=False, otlp=False, store="own", trajectories=True)),
+           Row("hermes", "obs. + traj. stores (one projection)",
+               partial(hermes_run, exporters=False, otlp=False, store="one", trajectories=True)),
+           Row("hermes", "ATOF + ATIF + obs. store + traj. store",
+               partial(hermes_run, exporters=True, otlp=False, store="shared", trajectories=True), True),
            Row("hermes", "ATOF + ATIF (worker processes)",
                partial(hermes_run, exporters=True, otlp=False, workers=("atof", "atif")), True),
            Row("hermes", "ATOF + ATIF (one shared worker process)",

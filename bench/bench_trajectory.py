@@ -9,7 +9,9 @@ Rows, measured side by side in one process:
    engine's dispatch, which any listener costs). Target: the store adds <= 1 us on the caller's
    thread per tool call. The wall-clock rows also pay for the store's publication thread projecting
    events while any row runs (one GIL; rounds are interleaved), and a loop this tight overflows its
-   queue (drops are counted): read the CPU rows for the caller's own cost.
+   queue (drops are counted): read the CPU rows for the caller's own cost. Then the trajectory store
+   and the observability store together, each on a projection of its own (a tool call enqueued and
+   projected twice) and both on one projection (what a profile makes for its consumers: once).
 2. A 100-step run (99 LLM calls asking for ``read_file``, then an answer) of the reference agent
    against the scripted model server on 127.0.0.1, recorded by the store: its duration; then the
    fully recorded replay of that file (load, run the reference agent with every call served, write
@@ -49,16 +51,38 @@ def read_file(path: str) -> str:
     return "contents"
 
 
+def _both_stores(root: Path, name: str, *, one_projection: bool) -> tuple[Engine, list[object], object | None]:
+    """An engine with the trajectory store and the observability store: each on a projection of its own (one
+    projection per consumer, as profiles had), or both on one projection (what a profile makes now)."""
+    from hermes_pipeline.config.observability_settings import ObservabilitySettings
+    from hermes_pipeline.export.projection import ScopePlugin
+    from hermes_pipeline.sinks.observability_store import attach_store as attach_audit
+
+    engine = Engine()
+    home = root / name
+    shared = ScopePlugin(deferred=True) if one_projection else None
+    if shared is not None:
+        engine.add_plugin(shared, name="bench.profile.projection")
+    handles: list[object] = [
+        attach_store(engine, home, home / "trajectories", retention_days=0, shared_projection=shared),
+        attach_audit(engine, home, ObservabilitySettings(audit_enabled=True), shared_projection=shared)]
+    return engine, handles, shared
+
+
 def tool_rows(root: Path, inner: int, rounds: int) -> None:
     bare = Engine()
     floor = Engine()
     floor.add_plugin(NoOpToolHooks(), name="noop")
     stored = Engine()
     handle = attach_store(stored, root / "home", root / "home" / "trajectories", retention_days=0)
+    own, own_handles, _ = _both_stores(root, "own", one_projection=False)
+    one, one_handles, one_projection = _both_stores(root, "one", one_projection=True)
     turns = []
     cases = []
     for name, engine in (("call_tool, no plugins", bare), ("one no-op pre/post_tool_call hookimpl", floor),
-                         ("call_tool, trajectory store on", stored)):
+                         ("call_tool, trajectory store on", stored),
+                         ("call_tool, traj. + obs. stores, own projections", own),
+                         ("call_tool, traj. + obs. stores, one projection", one)):
         session = Host(engine, model="m").session()
         turn = session.turn("bench")
         turns.append((session, turn))
@@ -69,6 +93,10 @@ def tool_rows(root: Path, inner: int, rounds: int) -> None:
         turn.end()
         session.finalize()
     handle.close()
+    for each in (*own_handles, *one_handles):
+        each.close()  # type: ignore[attr-defined]
+    if one_projection is not None:
+        one_projection.shutdown(5.0)  # type: ignore[attr-defined]
     print("per tool call, wall clock (interleaved rounds):")
     print(table(wall))
     print("\nper tool call, caller thread CPU:")
@@ -77,7 +105,9 @@ def tool_rows(root: Path, inner: int, rounds: int) -> None:
     over_floor = cpu[2][1] - cpu[1][1]
     print(f"\nstore: {added / 1000:.2f} us added on the caller's thread per tool call over no plugins "
           f"(target <= 1 us); {over_floor / 1000:.2f} us over the engine's own dispatch of the two tool hooks "
-          "to one no-op listener\n")
+          "to one no-op listener")
+    print(f"both stores: {(cpu[3][1] - cpu[0][1]) / 1000:.2f} us added with a projection each, "
+          f"{(cpu[4][1] - cpu[0][1]) / 1000:.2f} us with one projection for both\n")
 
 
 def hundred_steps(root: Path) -> None:

@@ -1,10 +1,11 @@
 """Starting the store for a profile (a first-party consumer of ``config/profile.py``, BOOK-16).
 
 :func:`attach_for_profile` reads the profile's ``observability.audit`` settings and, when enabled,
-feeds an :class:`~.sink.ObservabilityStoreSink` from a projection on the profile's engine (so the
-store sees only that profile's events). When the profile's trajectory store is running, the store
-listens to *its* projection instead, so ``task_runs.trajectory_id`` is the name of the trajectory
-file of the same run (BOOK-3). A daemon thread asks for the rescans: memory every 10 minutes,
+feeds an :class:`~.sink.ObservabilityStoreSink` from the profile's one shared projection
+(:class:`~hermes_pipeline.config.profile.ProfileProjection`: only that profile's events, the same
+scope UUIDs as its other consumers, so ``task_runs.trajectory_id`` is the name of the trajectory file
+of the same run, BOOK-3). :func:`attach_store` without ``shared_projection`` puts a projection of the
+store's own on the engine. A daemon thread asks for the rescans: memory every 10 minutes,
 skills once a day, and the retention cleanup at start and every 24 hours (BOOK-19, BOOK-22, BOOK-48).
 """
 
@@ -66,7 +67,12 @@ class StoreHandle:
                                                              name=f"hermes.observability_store.{id(self):x}")
         else:
             self.plugin_name = None
-            self.projection.add_listener(self.sink)
+            try:
+                self.projection.add_listener(self.sink)
+            except BaseException:
+                engine.remove_plugin(self.probe_name)
+                self.sink.shutdown(CLOSE_DEADLINE)
+                raise
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._timers, name="hermes-observability-timers", daemon=True)
         self._thread.start()
@@ -140,9 +146,5 @@ def attach_for_profile(profile: Any) -> StoreHandle | None:
         settings = read_observability(profile.home)
     if not settings.audit_enabled:
         return None
-    trajectories = profile.consumers.get("trajectory_store") if isinstance(getattr(profile, "consumers", None),
-                                                                          dict) else None
-    shared = getattr(trajectories, "projection", None)
-    if shared is not None and settings.memory_tools:
-        shared = None  # the memory-tool overrides need a projection of their own
-    return attach_store(profile.engine, Path(profile.home), settings, shared_projection=shared)
+    return attach_store(profile.engine, Path(profile.home), settings,
+                        shared_projection=getattr(profile, "shared_projection", None))

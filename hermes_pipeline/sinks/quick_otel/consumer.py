@@ -2,8 +2,9 @@
 a shorthand for one ``gen_ai`` OTLP trace endpoint of the profile (BOOK-50), a first-party consumer of
 ``config/profile.py``.
 
-The endpoint is an ordinary ``opentelemetry`` section built by the OTel sink's own builder, fed by a
-projection on the profile's engine (only this profile's turns). Its sampling rate is
+The endpoint is an ordinary ``opentelemetry`` section built by the OTel sink's own builder, fed by the
+profile's one shared projection (:class:`~hermes_pipeline.config.profile.ProfileProjection`: only this
+profile's turns, the same scope UUIDs as its trajectory and observability stores). Its sampling rate is
 ``trace_sampling_rate`` when set, else the default of ``observability.environment``: 1.0 in
 ``development``, 0.1 in ``production`` (BOOK-46). An endpoint the pipeline file already exports to
 (same traces URL) is not added twice: it is skipped with a warning and the pipeline's applies.
@@ -60,28 +61,46 @@ def pipeline_trace_urls() -> set[str]:
 
 
 class QuickOtelHandle:
-    """The running shorthand endpoint: its projection on the profile engine and the OTel sink."""
+    """The running shorthand endpoint: the OTel sink and the projection feeding it (the profile's shared one,
+    else one of its own on the engine)."""
 
-    def __init__(self, engine: Any, home: Path, settings: ObservabilitySettings) -> None:
-        from ...export.projection import ScopePlugin
+    def __init__(self, engine: Any, home: Path, settings: ObservabilitySettings, *,
+                 shared_projection: Any = None) -> None:
         from ..otel.sink import build_otel_sink
 
         self.engine = engine
         self.config = quick_otel_config(settings)
         self.sink = build_otel_sink(self.config, base_dir=home, environment=settings.environment)
-        self.projection = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools))
-        self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.quick_otel.{id(self):x}")
+        self._own = shared_projection is None
+        self.plugin_name: str | None = None
+        self._closed = False
+        if self._own:
+            from ...export.projection import ScopePlugin
+
+            self.projection: Any = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools))
+            self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.quick_otel.{id(self):x}")
+        else:
+            self.projection = shared_projection
+            self.projection.add_listener(self.sink)
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Project and export what is queued."""
         return bool(self.projection.flush(timeout)) and bool(self.sink.flush(timeout))
 
     def close(self) -> None:
-        """Export what is queued and stop."""
+        """Export what is queued and stop; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
         try:
-            self.engine.remove_plugin(self.plugin_name)
+            if self._own:
+                if self.plugin_name is not None:
+                    self.engine.remove_plugin(self.plugin_name)
+                self.projection.shutdown(CLOSE_DEADLINE)
+            else:  # the shared projection goes on for the profile's other consumers
+                self.projection.flush(CLOSE_DEADLINE)
+                self.projection.remove_listener(self.sink)
         finally:
-            self.projection.shutdown(CLOSE_DEADLINE)
             self.sink.shutdown(CLOSE_DEADLINE)
 
 
@@ -98,4 +117,5 @@ def attach_for_profile(profile: Any) -> QuickOtelHandle | None:
                        "pipeline file; the shorthand endpoint is ignored (traces go there once)", url,
                        extra={"event": "quick_otel_duplicate_endpoint"})
         return None
-    return QuickOtelHandle(profile.engine, Path(profile.home), settings)
+    return QuickOtelHandle(profile.engine, Path(profile.home), settings,
+                           shared_projection=getattr(profile, "shared_projection", None))

@@ -1,10 +1,12 @@
 """Starting the store for a profile (a first-party consumer of ``config/profile.py``, BOOK-28).
 
 :func:`attach_for_profile` reads the profile's cached ``observability.trajectories`` settings and,
-when enabled, puts a projection of its own on the profile's engine (so the store sees only that
-profile's events, whatever ``plugins.toml`` says), feeds a :class:`~.sink.TrajectoryStoreSink`,
-prunes old files at once and every 24 hours on a daemon thread, and adds ``trajectories/`` to the
-profile's ``.gitignore`` inside a git work tree (BOOK-34).
+when enabled, feeds a :class:`~.sink.TrajectoryStoreSink` from the profile's one shared projection
+(:class:`~hermes_pipeline.config.profile.ProfileProjection`: only that profile's events, whatever
+``plugins.toml`` says, with the same scope UUIDs as the profile's other consumers), prunes old files
+at once and every 24 hours on a daemon thread, and adds ``trajectories/`` to the profile's
+``.gitignore`` inside a git work tree (BOOK-34). :func:`attach_store` without ``shared_projection``
+puts a projection of the store's own on the engine.
 """
 
 from __future__ import annotations
@@ -30,19 +32,30 @@ CLOSE_DEADLINE: Final = 5.0
 class StoreHandle:
     """A running store: its projection on the engine, the sink, the pruning thread. :meth:`close` stops it."""
 
-    def __init__(self, engine: Engine, directory: Path, retention_days: int) -> None:
-        from ...export.projection import ScopePlugin
-
+    def __init__(self, engine: Engine, directory: Path, retention_days: int, *,
+                 shared_projection: Any = None) -> None:
         self.engine = engine
         self.directory = directory
         self.retention_days = retention_days
         self.sink = TrajectoryStoreSink({"directory": str(directory)},
                                         SinkContext(name="trajectory_store", base_dir=directory))
-        self.projection = ScopePlugin((self.sink,), deferred=True)
-        self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.trajectory_store.{id(self):x}")
         self._stop = threading.Event()
         self._pruner: threading.Thread | None = None
-        self.pruned = len(prune_store(directory, retention_days))
+        try:
+            self.pruned = len(prune_store(directory, retention_days))
+        except BaseException:
+            self.sink.shutdown(CLOSE_DEADLINE)
+            raise
+        self._own = shared_projection is None
+        self.plugin_name: str | None = None
+        if self._own:
+            from ...export.projection import ScopePlugin
+
+            self.projection: Any = ScopePlugin((self.sink,), deferred=True)
+            self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.trajectory_store.{id(self):x}")
+        else:  # attached last: nothing after this can fail and leave a listener behind
+            self.projection = shared_projection
+            self.projection.add_listener(self.sink)
         if retention_days > 0:
             self._pruner = threading.Thread(target=self._prune_daily, name="hermes-trajectory-prune", daemon=True)
             self._pruner.start()
@@ -62,17 +75,27 @@ class StoreHandle:
         """Stop recording: open runs become partial trajectories; idempotent."""
         self._stop.set()
         try:
-            self.engine.remove_plugin(self.plugin_name)
+            if self._own:
+                if self.plugin_name is not None:
+                    self.engine.remove_plugin(self.plugin_name)
+                self.projection.shutdown(CLOSE_DEADLINE)
+            else:  # the shared projection goes on for the profile's other consumers
+                self.projection.flush(CLOSE_DEADLINE)
+                self.projection.remove_listener(self.sink)
         finally:
-            self.projection.shutdown(CLOSE_DEADLINE)
             self.sink.shutdown(CLOSE_DEADLINE)
 
 
-def attach_store(engine: Engine, home: Path, directory: Path, *, retention_days: int = 90) -> StoreHandle:
-    """Record every run ``engine`` sees into ``directory`` (see the module docstring)."""
+def attach_store(engine: Engine, home: Path, directory: Path, *, retention_days: int = 90,
+                 shared_projection: Any = None) -> StoreHandle:
+    """Record every run ``engine`` sees into ``directory`` (see the module docstring).
+
+    ``shared_projection``: a projection to listen to (``add_listener`` / ``remove_listener`` / ``flush``, e.g.
+    the profile's :class:`~hermes_pipeline.config.profile.ProfileProjection`) instead of one of the store's own.
+    """
     if ensure_gitignore(home):
         logger.info("hermes_pipeline: trajectory store: added trajectories/ to the profile's .gitignore")
-    return StoreHandle(engine, directory, retention_days)
+    return StoreHandle(engine, directory, retention_days, shared_projection=shared_projection)
 
 
 def attach_for_profile(profile: Any) -> StoreHandle | None:
@@ -81,4 +104,5 @@ def attach_for_profile(profile: Any) -> StoreHandle | None:
     if not settings.enabled:
         return None
     return attach_store(profile.engine, profile.home, settings.directory(profile.home),
-                        retention_days=settings.retention_days)
+                        retention_days=settings.retention_days,
+                        shared_projection=getattr(profile, "shared_projection", None))
