@@ -228,3 +228,43 @@ def test_builtin_sinks_are_found_without_scanning_every_distribution(monkeypatch
     with pytest.raises(ExportConfigError, match="no installed sink is called 'atofx'"):
         registry.load_sink("atofx")
     assert scans and set(scans) == {registry.GROUP}
+
+
+def test_component_kind_scan_finds_what_the_standard_scan_finds() -> None:
+    """The group scan that parses only distributions naming the group returns the standard scan's entry points,
+    in its order, with their distributions."""
+    import importlib.metadata
+
+    from hermes_pipeline.config.components import group_entry_points
+
+    def shape(eps: object) -> list[tuple[str, str, str, str]]:
+        return [(ep.name, ep.value, ep.group, str(getattr(ep.dist, "name", None)))  # type: ignore[attr-defined]
+                for ep in eps]  # type: ignore[attr-defined]
+
+    for group in ("hermes_pipeline.components", "hermes_pipeline.sinks", "console_scripts", "no.such.group"):
+        assert shape(group_entry_points(group)) == shape(importlib.metadata.entry_points(group=group)), group
+
+
+def test_pipeline_settings_read_the_environment_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without pydantic-settings: a keyword argument (the variable's name first, then the field's) wins over the
+    environment (the variable first, then the field's name, case-sensitively); unknown keywords are ignored; a
+    value is a string or ``None``."""
+    from hermes_pipeline.config.discovery import SELECTOR_ENV, PipelineSettings
+
+    for name in (SELECTOR_ENV, "plugins_toml", "HERMES_HOME", "hermes_home", "Hermes_Home"):
+        monkeypatch.delenv(name, raising=False)
+    assert PipelineSettings().plugins_toml is None
+    monkeypatch.setenv("plugins_toml", "by-field-name.toml")
+    assert PipelineSettings().plugins_toml == "by-field-name.toml"
+    monkeypatch.setenv(SELECTOR_ENV, "")
+    assert PipelineSettings().plugins_toml == "" and PipelineSettings().selector() is None
+    monkeypatch.setenv(SELECTOR_ENV, "by-variable.toml")
+    assert PipelineSettings().plugins_toml == "by-variable.toml"
+    assert PipelineSettings(plugins_toml="kw.toml").plugins_toml == "kw.toml"
+    assert PipelineSettings(plugins_toml=None).plugins_toml is None
+    assert PipelineSettings(**{SELECTOR_ENV: "alias.toml", "plugins_toml": "field.toml"}).plugins_toml == "alias.toml"
+    monkeypatch.setenv("Hermes_Home", "/wrong-case")
+    assert PipelineSettings().hermes_home is None
+    assert PipelineSettings(unknown="ignored") == PipelineSettings()
+    with pytest.raises(ValueError):
+        PipelineSettings(plugins_toml=1)  # type: ignore[arg-type]
