@@ -211,6 +211,62 @@ def test_escalated_smart_review_gets_its_response_before_the_human_prompt() -> N
     assert events[0][1]["session_id"] == SID
 
 
+def refused_post(**extra: Any) -> dict[str, Any]:
+    """model_tools.py: the terminal tool's refusal result, status derived from its "error" member."""
+    result = '{"output": "", "exit_code": -1, "error": "Command denied: recursive delete.", "status": "blocked"}'
+    return dict(tool_payload(), result=result, duration_ms=3, status="error", error_type="tool_error",
+                error_message="Command denied: recursive delete.", **extra)
+
+
+@pytest.mark.parametrize(("surface", "choice", "wait", "error_type"), [
+    ("cli", "deny", 1.0, "approval_denied"),
+    ("cli", "deny", 60.02, "approval_timeout"),  # Hermes' CLI reports its timeout as deny
+    ("gateway", "timeout", 1.0, "approval_timeout"),
+    ("smart", "smart_deny", 0.5, "approval_denied"),
+])
+def test_tool_call_refused_by_its_approval_ends_blocked(surface: str, choice: str, wait: float,
+                                                        error_type: str) -> None:
+    """Spec 01 §7.5: a denied approval gate is status "blocked" (FMT-66: error.type "blocked"); Hermes says
+    "error" / "tool_error". Denied by the user, by smart_deny (decided_by aux_llm) or by the timeout."""
+    clock = Clock()
+    n = HermesNormaliser(clock=clock, approval_timeout=60)
+    start_turn(n)
+    n.adapt("pre_tool_call", tool_payload())
+    n.adapt("pre_approval_request", approval(surface))
+    clock.now += wait
+    extra = {"decided_by": "aux_llm"} if surface == "smart" else {}
+    n.adapt("post_approval_response", approval(surface, choice=choice, **extra))
+    post = n.adapt("post_tool_call", refused_post())[-1][1]
+    assert post["status"] == "blocked" and post["error_type"] == error_type
+    assert post["hermes_status"] == "error" and post["hermes_error_type"] == "tool_error"
+    assert post["error_message"] == "Command denied: recursive delete."
+
+
+@pytest.mark.parametrize("choice", ["once", "session", "always", "cancelled"])
+def test_tool_call_whose_approval_did_not_refuse_it_keeps_its_status(choice: str) -> None:
+    """An approved (or withdrawn) request refuses nothing: Hermes' status stands."""
+    n = HermesNormaliser(clock=Clock())
+    start_turn(n)
+    n.adapt("pre_tool_call", tool_payload())
+    n.adapt("pre_approval_request", approval("cli"))
+    n.adapt("post_approval_response", approval("cli", choice=choice))
+    post = n.adapt("post_tool_call", refused_post())[-1][1]
+    assert post["status"] == "error" and post["error_type"] == "tool_error" and "hermes_status" not in post
+
+
+def test_the_last_decision_on_a_call_is_what_counts() -> None:
+    n = HermesNormaliser(clock=Clock())
+    start_turn(n)
+    n.adapt("pre_tool_call", tool_payload())
+    n.adapt("pre_approval_request", approval("smart"))
+    n.adapt("post_approval_response", approval("smart", choice="smart_deny", decided_by="aux_llm"))
+    n.adapt("pre_approval_request", approval("cli"))
+    n.adapt("post_approval_response", approval("cli", choice="once"))
+    ok = dict(tool_payload(), result='{"output": "", "exit_code": 0}', duration_ms=3, status="ok", error_type=None,
+              error_message=None)
+    assert n.adapt("post_tool_call", ok)[-1][1]["status"] == "ok"
+
+
 def test_unanswered_approval_is_withdrawn_when_its_tool_call_ends() -> None:
     n = HermesNormaliser(clock=Clock())
     start_turn(n)
@@ -250,7 +306,7 @@ def spawn(n: HermesNormaliser, child: str) -> None:
 def test_background_subagent_outliving_its_parent_turn_ends_first_and_says_so() -> None:
     """Hermes runs top-level delegations in the background: the parent turn can end while the child
     still runs. Scopes nest, so the child ends before the turn with child_status "running" (not a
-    silent orphan); its later hooks and its real stop are reported under its own session."""
+    silent orphan); its later hooks and its real stop continue its session (tests/test_hermes_subagent_race.py)."""
     clock = Clock()
     n = HermesNormaliser(clock=clock)
     start_turn(n)
@@ -271,15 +327,41 @@ def test_background_subagent_outliving_its_parent_turn_ends_first_and_says_so() 
     assert [h for h, _ in late] == ["on_session_end", "subagent_stop"]  # its own open turn first
 
 
-def test_late_stop_of_a_detached_child_that_did_nothing_more_is_not_dispatched() -> None:
+def test_late_stop_of_a_detached_child_that_did_nothing_more_still_reports_how_it_ended() -> None:
+    """Issue #12 "nothing lost": the real stop of a child detached at its parent turn's end is passed on,
+    completed from its start (the projection places it after the detachment, tests/test_hermes_subagent_race.py)."""
     n = HermesNormaliser(clock=Clock())
     start_turn(n)
     n.adapt("subagent_start", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "c",
                                "child_subagent_id": "sa-3", "child_role": "leaf", "child_goal": "g"})
     n.adapt("on_session_end", {"session_id": SID, "task_id": TASK, "turn_id": TURN, "completed": True,
                                "interrupted": False, "model": "m", "platform": "cli"})
+    stop = only(n.adapt("subagent_stop", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "c",
+                                          "child_status": "completed", "duration_ms": 10}))
+    assert stop["child_status"] == "completed" and stop["child_subagent_id"] == "sa-3"
+    assert stop["child_role"] == "leaf"
     assert n.adapt("subagent_stop", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "c",
-                                     "child_status": "completed", "duration_ms": 10}) == []
+                                     "child_status": "completed", "duration_ms": 10})[0][1].get("child_subagent_id") \
+        is None  # a second stop of the same child is not completed from a start any more
+
+
+def test_child_hook_before_its_start_gets_an_inferred_start_and_the_real_start_is_folded_in() -> None:
+    """A hook of a child (platform "subagent") before subagent_start, with a delegate_task call open:
+    a start is inferred first; the real start then dispatches nothing and completes the child's stop."""
+    n = HermesNormaliser(clock=Clock())
+    start_turn(n)
+    n.adapt("pre_tool_call", tool_payload("delegate_task", "call_d"))
+    events = n.adapt("pre_llm_call", {"session_id": "kid", "task_id": "kt", "turn_id": "kid-turn",
+                                      "user_message": "go", "conversation_history": [], "is_first_turn": True,
+                                      "model": "m", "platform": "subagent", "sender_id": None})
+    assert [h for h, _ in events] == ["subagent_start", "pre_llm_call"]
+    assert events[0][1]["parent_session_id"] == SID and events[0][1]["parent_turn_id"] == TURN
+    assert events[0][1]["child_session_id"] == "kid" and events[0][1]["hermes_inferred"] is True
+    assert n.adapt("subagent_start", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "kid",
+                                      "child_subagent_id": "sa-9", "child_role": "leaf", "child_goal": "g"}) == []
+    stop = n.adapt("subagent_stop", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "kid",
+                                     "child_status": "completed", "duration_ms": 5})[-1][1]
+    assert stop["child_subagent_id"] == "sa-9" and stop["child_role"] == "leaf"
 
 
 def test_subagent_still_running_when_its_parent_session_is_finalized_is_stopped_as_interrupted() -> None:

@@ -24,8 +24,10 @@ Content fields are kept as the hooks gave them, then credential-scrubbed once fo
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .classify import approval_outcome, child_error_type, turn_error_type
@@ -38,6 +40,21 @@ from .scopes import AGENT_VERSION_KEY, SCHEMA_KEY, SESSION_KEY, Listener, Sessio
 from .writer import BoundedWriter
 
 _V = TELEMETRY_SCHEMA_VERSION
+_FORMER_LIMIT: Final = 1024
+"""Ended subagent sessions whose placement is remembered for their late hooks (oldest forgotten first)."""
+
+
+@dataclass(slots=True)
+class _Placement:
+    """Where an ended subagent session sat: a late hook of it reopens it there, never as a new root."""
+
+    parent: SessionState
+    parent_uuid: int | None
+    parent_turn_id: str
+    extra: dict[str, Any]
+    platform: str | None
+    child_role: Any
+    ended_us: int
 
 
 class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
@@ -56,6 +73,7 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
         super().__init__(listeners, toolsets=toolsets, memory_tools=memory_tools,
                          redact_credentials=redact_credentials)
         self._closed = False
+        self._former: OrderedDict[str, _Placement] = OrderedDict()
         if deferred:
             self._replay = Replay(self)
             self._publication = BoundedWriter(self._replay, name="publication", max_queue_size=max_queue_size,
@@ -291,6 +309,50 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
 
     # ------------------------------------------------------------------ subagents (rows 16, 17)
 
+    def _close_session(self, st: SessionState, data: dict[str, Any] | None, reason: str | None, *,
+                       synthetic: bool = False, meta: dict[str, Any] | None = None, status_ok: bool = True,
+                       keep: bool = False) -> None:
+        super()._close_session(st, data, reason, synthetic=synthetic, meta=meta, status_ok=status_ok, keep=keep)
+        if not keep and st.parent is not None and st.extra.get("hermes.scope_role") == "subagent":
+            self._remember_placement(st)
+
+    def _remember_placement(self, st: SessionState) -> None:
+        assert st.parent is not None
+        start = st.scope
+        role = start.data.get("child_role") if start is not None and isinstance(start.data, dict) else None
+        former = self._former
+        former[st.session_id] = _Placement(st.parent, st.parent_uuid, st.parent_turn_id, dict(st.extra),
+                                           st.platform, role, self._now())
+        former.move_to_end(st.session_id)
+        while len(former) > _FORMER_LIMIT:
+            former.popitem(last=False)
+
+    def _implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None,
+                          agent_version: str | None = None) -> SessionState:
+        """The open session of ``session_id`` or a new one; an ended subagent session is continued in place.
+
+        A background child can outlive its parent turn (its session then ended with ``child_status =
+        "running"``) and even its parent session: its later hooks reopen it under the same parent
+        scope (the delegating tool call, note 5) and in the same trace, never as a second root (FMT-20).
+        """
+        st = self._sessions.get(session_id)
+        if st is not None:
+            return st
+        place = self._former.get(session_id)
+        if place is None:
+            return super()._implicit_session(session_id, model, platform, agent_version)
+        return self._continue_child(session_id, place)
+
+    def _continue_child(self, session_id: str, place: _Placement) -> SessionState:
+        """Open the continuation of an ended subagent session, from the end of its previous scope."""
+        del self._former[session_id]
+        st = SessionState(session_id, place.parent, place.parent_uuid)
+        st.parent_turn_id = place.parent_turn_id
+        st.platform = place.platform
+        st.extra = dict(place.extra)
+        return self._open_session(session_id, {"child_role": place.child_role, "continued": True},
+                                  base_meta(session_id), state=st, ts=place.ended_us + 1)
+
     def _delegating_parent(self, parent: SessionState, turn_id: str) -> int:
         """Note 5: the open delegating tool scope if one is open, else the parent ``agent.run``."""
         ambient = self._ambient or capture_context()
@@ -331,6 +393,8 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
             meta["error.type"] = error
         with self._lock:
             st = self._sessions.get(child_session_id)
+            if st is None and child_session_id in self._former:  # its session ended earlier: the rest of its run
+                st = self._continue_child(child_session_id, self._former[child_session_id])
             if st is None:  # never saw subagent_start: make the start from the reported duration
                 parent = self._implicit_session(parent_session_id)
                 st = SessionState(child_session_id, parent, self._delegating_parent(parent, parent_turn_id))

@@ -37,14 +37,19 @@ What Hermes does, and what is done about it here:
   result; Hermes records one trace entry for it. That entry is replaced by this engine's own entries
   wherever a ``middleware_trace`` is passed on.
 - **Approvals** (see :mod:`.pairing`): no ``session_id``; smart decisions carry ``decided_by``; a
-  CLI prompt that timed out is reported as ``deny``; an escalated smart review has no response.
+  CLI prompt that timed out is reported as ``deny``; an escalated smart review has no response; a
+  tool call refused by a denied or timed-out approval ends with ``status = "error"``, reported as
+  ``blocked`` (``error_type`` ``approval_denied`` / ``approval_timeout``).
 - **Gateway dispatch.** ``pre_gateway_dispatch`` carries only Hermes objects (``event``,
   ``gateway``, ``session_store``): ``platform``, ``event_type``, ``session_key`` and ``session_id``
   are read from them; the bridge then fires ``post_gateway_dispatch`` with this engine's decision.
 - **Subagents** (see :mod:`.pairing`): ``subagent_stop`` lacks ``child_subagent_id`` and carries the
   parent's *current* turn; background children can outlive their parent turn (then they end with
-  ``child_status = "running"`` before it, and go on under their own session) and their parent
-  session (then they end as ``interrupted`` when it is finalized or the bridge stops).
+  ``child_status = "running"`` before it; their later hooks and their real stop continue the child
+  session under the same delegating call, see the projection) and their parent session (then they
+  end as ``interrupted`` when it is finalized or the bridge stops). A child's hook that arrives
+  before its ``subagent_start`` gets an inferred start first (children run with ``platform =
+  "subagent"``), so the child never opens a second root session.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..host.message import message_view
-from .pairing import ApprovalPairing, SubagentPairing
+from .pairing import DELEGATION_TOOL, ApprovalPairing, SubagentPairing
 from .payloads import gateway_fields, system_prompt
 
 __all__ = ["BRIDGE_TRACE_NAME", "Event", "HermesNormaliser"]
@@ -191,12 +196,16 @@ class HermesNormaliser:
             if toolset:
                 payload["toolset"] = toolset
         with self._lock:
-            detached = self.subagents.detached
-            if detached and hook in _OPENS_SESSION:
-                rec = detached.get(str(payload.get("session_id") or ""))
-                if rec is not None:
-                    rec.resumed = True
+            if hook in _OPENS_SESSION and hook != "subagent_start" and str(payload.get("session_id") or "") \
+                    not in self._sessions:
+                inferred = self.subagents.infer_start(payload, self._turn_open)
+                if inferred:
+                    return inferred + handler(self, payload)
             return handler(self, payload)
+
+    def _turn_open(self, session_id: str, turn_id: str) -> bool:
+        st = self._sessions.get(session_id)
+        return st is not None and turn_id in st.turns
 
     def close_all(self, reason: str = "shutdown") -> list[Event]:
         """Events that end what Hermes left open (turns, subagents, approvals) when the bridge stops."""
@@ -396,10 +405,13 @@ class HermesNormaliser:
             sid = str(p.get("session_id") or "")
             if sid and tool_call_id:
                 self.approvals.note_tool(tool_call_id, sid, str(p.get("turn_id") or ""))
+            if p.get("tool_name") == DELEGATION_TOOL:
+                self.subagents.note_delegation(sid, str(p.get("turn_id") or ""))
         if hook != "transform_tool_result":
             p["middleware_trace"] = self._expand(p.get("middleware_trace"), self._tool_traces.get(tool_call_id))
         if hook == "post_tool_call":
             self._tool_traces.pop(tool_call_id, None)
+            self.approvals.mark_refused(p)
             events.extend(self.approvals.tool_finished(tool_call_id))
         events.append((hook, p))
         return events

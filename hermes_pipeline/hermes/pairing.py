@@ -3,18 +3,25 @@
 Hermes 0.19's approval hooks (``tools/approval.py``) carry ``turn_id`` and ``tool_call_id`` from the
 call context but no ``session_id``; a smart (auxiliary-LLM) review fires ``pre_approval_request``
 with ``surface = "smart"`` and answers only ``approve`` / ``deny`` (with ``decided_by = "aux_llm"``),
-so an escalated review has no response; the CLI prompt reports a timeout as ``deny``.
+so an escalated review has no response; the CLI prompt reports a timeout as ``deny``. A denied
+approval gate refuses the command before it runs, but the tool's ``post_tool_call`` then says
+``status = "error"`` (derived from the ``{"error": ..., "status": "blocked"}`` result); spec 01 §7.5
+calls that outcome ``blocked``.
 
 Its subagent hooks (``tools/delegate_tool.py``): ``subagent_stop`` has no ``child_subagent_id``
 and its ``parent_turn_id`` is the parent's turn *at stop time*; a background child can still be
-running when its parent session ends, and then no ``subagent_stop`` ever fires.
+running when its parent session ends, and then no ``subagent_stop`` ever fires. A child agent runs
+with ``platform = "subagent"``; ``subagent_start`` fires inside the ``delegate_task`` tool call.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
+
+from ..export.classify import approval_outcome
 
 __all__ = ["ApprovalPairing", "SubagentPairing"]
 
@@ -25,6 +32,15 @@ ESCALATED: Final = "escalate"
 WITHDRAWN: Final = "cancelled"
 """``choice`` of a request nobody answered before its tool call, turn or session ended."""
 _TIMEOUT_SLACK: Final = 0.5
+APPROVAL_DENIED: Final = "approval_denied"
+"""``error_type`` of a tool call refused by a denied approval (``deny``, ``smart_deny``)."""
+APPROVAL_TIMEOUT: Final = "approval_timeout"
+"""``error_type`` of a tool call refused because its approval prompt timed out."""
+DELEGATION_TOOL: Final = "delegate_task"
+"""The Hermes tool whose call spawns subagents."""
+CHILD_PLATFORM: Final = "subagent"
+"""``platform`` of every hook a Hermes child agent fires."""
+_DELEGATIONS_KEPT: Final = 16
 _APPROVAL_FIELDS: Final = ("command", "description", "pattern_key", "pattern_keys", "session_key", "surface",
                            "turn_id", "tool_call_id", "session_id")
 
@@ -50,6 +66,8 @@ class ApprovalPairing:
         self.timeout = timeout
         self._tools: dict[str, tuple[str, str]] = {}
         self._pending: list[_Pending] = []
+        self._refused: dict[str, str] = {}
+        """``tool_call_id`` → the ``choice`` of its last approval response, when it refused the call."""
 
     def note_tool(self, tool_call_id: str, session_id: str, turn_id: str) -> None:
         """A tool call started: approvals raised inside it belong to ``session_id`` / ``turn_id``."""
@@ -106,7 +124,29 @@ class ApprovalPairing:
         elif not p.get("decided_by"):
             p["decided_by"] = ("aux_llm" if surface == "smart" else "timeout" if choice == "timeout"
                                else "user")
+        self._note_decision(str(p.get("tool_call_id") or ""), str(p.get("choice") or ""))
         return [("post_approval_response", p)]
+
+    def _note_decision(self, tool_call_id: str, choice: str) -> None:
+        if not tool_call_id:
+            return
+        if approval_outcome(choice) in ("denied", "timed_out"):
+            self._refused[tool_call_id] = choice
+        else:  # e.g. a person approving after a smart review
+            self._refused.pop(tool_call_id, None)
+
+    def mark_refused(self, p: dict[str, Any]) -> None:
+        """``post_tool_call`` of a call whose approval was denied or timed out: ``status = "blocked"`` (OBS §7.5).
+
+        Only an ``error`` outcome is changed (the refusal is what made the call fail); Hermes' own
+        values stay in ``hermes_status`` / ``hermes_error_type``.
+        """
+        choice = self._refused.pop(str(p.get("tool_call_id") or ""), None)
+        if choice is None or p.get("status") != "error":
+            return
+        p["hermes_status"], p["hermes_error_type"] = p.get("status"), p.get("error_type")
+        p["status"] = "blocked"
+        p["error_type"] = APPROVAL_TIMEOUT if approval_outcome(choice) == "timed_out" else APPROVAL_DENIED
 
     def tool_finished(self, tool_call_id: str) -> list[Event]:
         """A tool call ended: requests raised inside it and never answered are withdrawn."""
@@ -129,11 +169,13 @@ class ApprovalPairing:
         """The session ended: its unanswered requests are withdrawn."""
         for key in [k for k, v in self._tools.items() if v[0] == session_id]:
             del self._tools[key]
+            self._refused.pop(key, None)
         return self._drop([q for q in self._pending if q.payload.get("session_id") == session_id])
 
     def close_all(self) -> list[Event]:
         """Every unanswered request is withdrawn (bridge shutdown)."""
         self._tools.clear()
+        self._refused.clear()
         return self._drop(list(self._pending))
 
 
@@ -141,8 +183,6 @@ class ApprovalPairing:
 class _Child:
     start: dict[str, Any]
     started: float
-    resumed: bool = False
-    """Detached children only: the child fired a hook after it was detached."""
 
 
 class SubagentPairing:
@@ -153,27 +193,57 @@ class SubagentPairing:
         self._open: dict[str, _Child] = {}
         self.detached: dict[str, _Child] = {}
         """Background children whose parent turn ended first, by ``child_session_id``."""
+        self._delegations: deque[tuple[str, str]] = deque(maxlen=_DELEGATIONS_KEPT)
+        """``(session_id, turn_id)`` of the latest delegation tool calls."""
 
     def start(self, p: dict[str, Any]) -> list[Event]:
-        """``subagent_start``: remembered by ``child_session_id``."""
+        """``subagent_start``: remembered by ``child_session_id``.
+
+        When the child's own hooks came first (:meth:`infer_start`), the start already dispatched
+        stands (a second one would end the first child session as an orphan); this one only
+        completes what the child's stop is given.
+        """
         child = str(p.get("child_session_id") or "")
+        rec = self._open.get(child) if child else None
+        if rec is not None and rec.start.get("hermes_inferred"):
+            rec.start = dict(p, hermes_inferred=True)
+            return []
         if child:
             self._open[child] = _Child(p, self._clock())
         return [("subagent_start", p)]
 
+    def note_delegation(self, session_id: str, turn_id: str) -> None:
+        """A ``delegate_task`` call started in ``session_id`` / ``turn_id``: children may follow."""
+        self._delegations.append((session_id, turn_id))
+
+    def infer_start(self, p: dict[str, Any], turn_open: Callable[[str, str], bool]) -> list[Event]:
+        """The first hook of an unknown child session arrived before its ``subagent_start``.
+
+        A hook with ``platform = "subagent"`` comes from a child agent; its parent is the latest
+        delegation whose turn is still open (``turn_open(session_id, turn_id)``). The start is
+        dispatched first, so the child nests under that call (or its turn) instead of opening a
+        second root; nothing is inferred without such a delegation.
+        """
+        sid = str(p.get("session_id") or "")
+        if p.get("platform") != CHILD_PLATFORM or not sid or sid in self._open or sid in self.detached:
+            return []
+        for parent, turn in reversed(self._delegations):
+            if parent != sid and turn_open(parent, turn):
+                return self.start({"parent_session_id": parent, "parent_turn_id": turn, "parent_subagent_id": None,
+                                   "child_session_id": sid, "child_subagent_id": None, "child_role": None,
+                                   "child_goal": None, "hermes_inferred": True})
+        return []
+
     def stop(self, p: dict[str, Any]) -> list[Event]:
         """``subagent_stop``: ``child_subagent_id``, the spawning ``parent_turn_id`` and the role filled in.
 
-        The late stop of a detached child passes only when the child fired hooks after it was
-        detached (they opened a session of its own, which this stop ends); otherwise its end was
-        already reported at detachment and the late stop would only open an empty parent session.
+        The late stop of a detached child passes too: it reports how the child really ended, and
+        the projection places it after the part of the child reported before detachment.
         """
         child = str(p.get("child_session_id") or "")
         rec = self._open.pop(child, None)
-        if rec is None and child in self.detached:
-            rec = self.detached.pop(child)
-            if not rec.resumed:
-                return []
+        if rec is None:
+            rec = self.detached.pop(child, None)
         if rec is not None:
             start = rec.start
             if start.get("parent_turn_id") and p.get("parent_turn_id") != start.get("parent_turn_id"):
