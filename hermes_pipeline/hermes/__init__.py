@@ -106,4 +106,11 @@ def _open(home: Path, facts: HermesProfile) -> Bridge | None:
     if not bridge.hooks_to_register():
         return None  # the pipeline registered nothing (e.g. it failed): forward nothing
     atexit.register(_shutdown, bridge)
+    bridge.on_exit = _release_all  # one-shot mode skips atexit (see .bridge)
     return bridge
+
+
+def _release_all() -> None:
+    from ..config.profile import release_all
+
+    release_all()

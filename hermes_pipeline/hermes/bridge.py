@@ -17,6 +17,12 @@ callback per Hermes hook and one per middleware kind this engine has middleware 
 
 Nothing here raises into Hermes: a bridge failure is logged once per hook and the call goes on as
 if the bridge were not there (``KeyboardInterrupt`` and the like still propagate).
+
+One-shot mode (``hermes -z``) leaves the process with ``os._exit`` right after its one conversation,
+so ``atexit`` never closes the profile. There the conversation's own ``on_session_end`` is the last
+hook: the bridge then ends the session as ``hermes chat -q`` does (``on_session_finalize``), ends what
+is still open, and calls :attr:`Bridge.on_exit` (the profile close: exporters flushed and shut down,
+bounded by their deadlines). Other modes pay one string comparison per hook.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from ..engine.core import Engine
+from .facts import in_oneshot_run
 from .normalise import BRIDGE_TRACE_NAME, HermesNormaliser
+from .pairing import CHILD_PLATFORM
 from .returns import fold
 
 __all__ = ["HERMES_HOOKS", "Bridge", "HermesContext"]
@@ -77,6 +85,8 @@ class Bridge:
         self.engine = engine
         self.normaliser = normaliser or HermesNormaliser()
         self._failed: set[str] = set()
+        self.on_exit: Callable[[], object] | None = None
+        """Closes the profile; called (once) when Hermes is about to leave without ``atexit`` (one-shot mode)."""
 
     # ------------------------------------------------------------------ registration
 
@@ -139,10 +149,31 @@ class Bridge:
     def forward(self, hook: str, kwargs: dict[str, Any]) -> Any:
         """:meth:`dispatch`, fail-open: a bridge failure is logged once and Hermes gets ``None``."""
         try:
-            return self.dispatch(hook, kwargs)
+            result = self.dispatch(hook, kwargs)
         except Exception as exc:
             self._fail(hook, exc)
-            return None
+            result = None
+        if hook == "on_session_end" and self.on_exit is not None:
+            self._finish_before_hard_exit(kwargs)
+        return result
+
+    def _finish_before_hard_exit(self, payload: dict[str, Any]) -> None:
+        """One-shot mode: the top-level conversation ended and Hermes exits next, skipping ``atexit``."""
+        try:
+            sid = str(payload.get("session_id") or "")
+            if payload.get("platform") == CHILD_PLATFORM or self.normaliser.subagents.is_child(sid):
+                return  # a synchronous child's turn inside the conversation
+            if not in_oneshot_run():
+                return
+            on_exit, self.on_exit = self.on_exit, None
+            if sid:
+                self.dispatch("on_session_finalize", {"session_id": sid, "platform": payload.get("platform") or "cli",
+                                                      "reason": "shutdown"})
+            self.close("shutdown")
+            if on_exit is not None:
+                on_exit()
+        except Exception as exc:
+            self._fail("one-shot exit", exc)
 
     def observer(self, hook: str) -> Callable[..., Any]:
         """The callback registered with Hermes for observer hook ``hook``."""

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, Final
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "HermesProfile",
     "hermes_home",
     "hermes_version",
+    "in_oneshot_run",
     "read_profile",
 ]
 
@@ -35,6 +37,30 @@ PIPELINE_VARIABLE: Final = "HERMES_NEMO_RELAY_PLUGINS_TOML"
 """The variable both this engine and the NeMo Relay plugin read their pipeline file from."""
 DEFAULT_APPROVAL_TIMEOUT: Final = 60.0
 """Hermes' default ``approvals.timeout`` in seconds (``hermes_cli/config.py``)."""
+ONESHOT_MODULE: Final = "hermes_cli.oneshot"
+"""Hermes' one-shot mode (``hermes -z``): its ``run_oneshot`` runs the one conversation of the process."""
+_STACK_LIMIT: Final = 256
+
+
+def in_oneshot_run() -> bool:
+    """Whether the caller runs inside Hermes' one-shot mode (``hermes -z``), on the thread of its conversation.
+
+    Hermes ends that mode with ``os._exit`` as soon as its conversation returns (``hermes_cli/main.py``
+    ``_exit_after_oneshot``): ``atexit`` handlers never run. Recognised by a frame of
+    :data:`ONESHOT_MODULE` on the caller's stack (cheap: nothing is walked unless that module is loaded).
+    """
+    import sys
+
+    if ONESHOT_MODULE not in sys.modules:
+        return False
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(_STACK_LIMIT):
+        if frame is None:
+            return False
+        if frame.f_globals.get("__name__") == ONESHOT_MODULE:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def hermes_version() -> str | None:
