@@ -495,3 +495,83 @@ def test_obs_10_payload_mapping_hookimpl_gets_the_dispatch_dict(engine: Engine) 
     engine.dispatch("pre_tool_call", payload)
     assert seen["raw"] is payload
     assert seen["plain"] == ("t", "s", None)
+
+
+def test_obs_10_declared_fields_bind_the_same_by_position_or_by_name(engine: Engine) -> None:
+    """OBS-10: a hookimpl's declared fields are passed by position only when that binds exactly as by
+    name (its own leading positional-or-keyword parameters, in order); defaults, keyword-only
+    parameters and decorators that accept ``**kwargs`` only keep working."""
+    import functools
+
+    from hermes_pipeline.engine.callbacks import _positional
+
+    seen: list[Any] = []
+
+    def keywords_only_wrapper(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(self: Any, **kw: Any) -> Any:  # takes no positional argument after self
+            return fn(self, **kw)
+
+        return wrapper
+
+    class Plain:
+        @hookimpl
+        def pre_tool_call(self, tool_name: str, session_id: str, turn_id: str = "default") -> None:
+            seen.append(("plain", tool_name, session_id, turn_id))
+
+    class Wrapped:
+        @hookimpl
+        @keywords_only_wrapper
+        def pre_tool_call(self, tool_name: str, session_id: str) -> None:
+            seen.append(("wrapped", tool_name, session_id))
+
+    engine.add_plugin(Plain(), name="plain")
+    engine.add_plugin(Wrapped(), name="wrapped")
+    engine.dispatch("pre_tool_call", {"session_id": "s", "tool_name": "t"})
+    assert seen == [("plain", "t", "s", None), ("wrapped", "t", "s")]
+    assert engine.failure_stats().by_plugin == {}
+    assert _positional(Plain().pre_tool_call, ("tool_name", "session_id", "turn_id"))
+    assert not _positional(Plain().pre_tool_call, ("session_id", "tool_name"))
+    assert not _positional(Wrapped().pre_tool_call, ("tool_name", "session_id"))
+
+
+def test_obs_10_takes_payload_marker_may_name_the_function_to_call(engine: Engine) -> None:
+    """OBS-10/OBS-19: a TAKES_PAYLOAD marker that is a function is called instead of the hookimpl, with
+    the plugin object and the dispatch's payload dict; the hookimpl keeps its keyword signature."""
+    import functools
+
+    from hermes_pipeline.engine.callbacks import TAKES_PAYLOAD
+
+    seen: list[Any] = []
+
+    def declared(tool_name: str, session_id: str) -> None:
+        """The signature pluggy validates."""
+
+    def record(self: Any, payload: dict[str, Any]) -> None:
+        seen.append((self, payload))
+
+    class Recorder:
+        @hookimpl
+        @functools.wraps(declared)
+        def pre_tool_call(self, **fields: Any) -> None:
+            record(self, fields)
+
+    setattr(Recorder.pre_tool_call, TAKES_PAYLOAD, record)
+    plugin = Recorder()
+    engine.add_plugin(plugin, name="recorder")
+    payload = {"tool_name": "t", "session_id": "s"}
+    engine.dispatch("pre_tool_call", payload)
+    plugin.pre_tool_call(tool_name="direct", session_id="s")
+    assert seen[0][0] is plugin and seen[0][1] is payload
+    assert seen[1] == (plugin, {"tool_name": "direct", "session_id": "s"})
+
+
+def test_obs_14_dispatch_to_listeners_a_host_read(engine: Engine) -> None:
+    """OBS-14/OBS-18: ``dispatch(hook, payload, entries)`` calls the entries a host read from
+    ``hook_listeners`` (no second lookup) and collects their results like a plain dispatch."""
+    engine.register_hook("pre_tool_call", lambda **kw: {"action": "modify", "args": {"x": 1}})
+    engine.register_hook("pre_tool_call", lambda **kw: 1 / 0, plugin="raiser")
+    entries = engine.hook_listeners["pre_tool_call"]
+    payload = {"tool_name": "t", "telemetry_schema_version": "v"}
+    assert engine.dispatch("pre_tool_call", payload, entries) == [{"action": "modify", "args": {"x": 1}}]
+    assert engine.failure_stats().by_plugin == {"raiser": 1}

@@ -9,6 +9,7 @@ import inspect
 import keyword
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MethodType
 from typing import Any, Final
 
 from ..contract.errors import InvalidCallbackError
@@ -20,7 +21,10 @@ TAKES_PAYLOAD: Final = "hermes_pipeline_takes_payload"
 """Attribute marking a hookimpl that is called with the payload mapping itself (one positional
 argument) instead of keyword arguments: the dispatch's own dict, shared, never to be mutated.
 For recorders that keep the payload for later (the exporters' publication queue); pluggy still
-validates the hookimpl against the signature it wraps (``functools.wraps``)."""
+validates the hookimpl against the signature it wraps (``functools.wraps``). ``True`` marks the
+hookimpl itself; a function as the value is called instead, with the plugin object first when
+the hookimpl is a method: ``record(self, payload)`` (the hookimpl may then keep a keyword
+signature for direct calls without the dispatch paying for it)."""
 
 TRYFIRST, NORMAL, TRYLAST = 0, 1, 2
 
@@ -90,22 +94,45 @@ def _selected(callback: Callable[..., Any], names: tuple[str, ...]) -> Invoker:
     return invoke
 
 
-def _declared(callback: Callable[..., Any], names: tuple[str, ...]) -> Invoker:
-    """``callback(a=payload.get("a"), b=payload.get("b"), ...)``, compiled once per hookimpl.
+def _positional(callback: Callable[..., Any], names: tuple[str, ...], skip: int = 0) -> bool:
+    """Whether ``names`` are the leading parameters of ``callback`` (after ``skip`` of them), in order,
+    each positional-or-keyword: passing them by position then binds exactly as passing them by name (the
+    callable's own signature, not one a decorator copied onto it)."""
+    try:
+        params = list(inspect.signature(callback, follow_wrapped=False).parameters.values())[skip:]
+    except (TypeError, ValueError):
+        return False
+    return len(params) >= len(names) and all(
+        p.name == n and p.kind is p.POSITIONAL_OR_KEYWORD for p, n in zip(params, names, strict=False))
 
-    A generated call with constant keyword names costs about a quarter of building a keyword
-    dictionary per call; parameter names are identifiers taken from the hookimpl's signature.
+
+def _compiled(target: str, head: str, callback: Callable[..., Any], names: tuple[str, ...],
+              positional: bool) -> Callable[..., Any]:
+    """``def invoke(<head>payload): return <target>(<head>get("a"), ...)``, compiled once per callback.
+
+    A generated call with constant argument names costs about a quarter of building a keyword
+    dictionary per call, and by position (when that binds the same, :func:`_positional`) a little
+    less again; parameter names are identifiers taken from the callback's signature.
     """
-    if not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+    arguments = ", ".join(f"get({n!r})" if positional else f"{n}=get({n!r})" for n in names)
+    namespace: dict[str, Any] = {target: callback}
+    exec(f"def invoke({head}payload):\n    get = payload.get\n    return {target}({head}{arguments})\n", namespace)
+    return namespace["invoke"]  # type: ignore[no-any-return]
+
+
+def _identifiers(names: tuple[str, ...]) -> bool:
+    return all(n.isidentifier() and not keyword.iskeyword(n) for n in names)
+
+
+def _declared(callback: Callable[..., Any], names: tuple[str, ...]) -> Invoker:
+    """``callback(a=payload.get("a"), b=payload.get("b"), ...)`` (see :func:`_compiled`)."""
+    if not _identifiers(names):
         def invoke(payload: Mapping[str, Any]) -> Any:
             get = payload.get
             return callback(**{k: get(k) for k in names})
 
         return invoke
-    arguments = ", ".join(f"{n}=get({n!r})" for n in names)
-    namespace: dict[str, Any] = {"callback": callback}
-    exec(f"def invoke(payload):\n    get = payload.get\n    return callback({arguments})\n", namespace)
-    return namespace["invoke"]  # type: ignore[no-any-return]
+    return _compiled("callback", "", callback, names, _positional(callback, names))
 
 
 def adapt_callback(callback: Callable[..., Any]) -> Invoker:
@@ -131,21 +158,22 @@ def adapt_callback(callback: Callable[..., Any]) -> Invoker:
 def adapt_hookimpl(function: Callable[..., Any], argnames: tuple[str, ...]) -> Invoker:
     """Invoker for a pluggy hookimpl: every declared field is passed, absent ones as ``None`` (OBS-10).
 
-    A hookimpl marked with :data:`TAKES_PAYLOAD` is its own invoker.
+    A hookimpl marked with :data:`TAKES_PAYLOAD` is its own invoker, or names it.
     """
-    if getattr(function, TAKES_PAYLOAD, False) is True:
+    marker = getattr(function, TAKES_PAYLOAD, False)
+    if marker is True:
         return function
+    if callable(marker):
+        owner = getattr(function, "__self__", None)
+        return marker if owner is None else MethodType(marker, owner)
     return _declared(function, argnames)
 
 
 def declared_method(method: Callable[..., Any], names: tuple[str, ...]) -> Callable[[Any, Mapping[str, Any]], Any]:
     """``(obj, payload) -> method(obj, a=payload.get("a"), ...)``: an unbound method's :func:`adapt_hookimpl`."""
-    if not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+    if not _identifiers(names):
         def call_slow(obj: Any, payload: Mapping[str, Any]) -> Any:
             return method(obj, **{k: payload.get(k) for k in names})
 
         return call_slow
-    arguments = ", ".join(f"{n}=get({n!r})" for n in names)
-    namespace: dict[str, Any] = {"method": method}
-    exec(f"def call(obj, payload):\n    get = payload.get\n    return method(obj, {arguments})\n", namespace)
-    return namespace["call"]  # type: ignore[no-any-return]
+    return _compiled("method", "obj, ", method, names, _positional(method, names, skip=1))

@@ -167,7 +167,7 @@ class Engine:
 
     # ------------------------------------------------------------------ dispatch
 
-    def dispatch(self, hook: str, payload: dict[str, Any]) -> list[Any]:
+    def dispatch(self, hook: str, payload: dict[str, Any], entries: tuple[Entry, ...] | None = None) -> list[Any]:
         """Call every consumer of ``hook`` with ``payload`` (keyword arguments) and collect results.
 
         Injects ``telemetry_schema_version`` if absent (OBS-14) and passes the same payload object
@@ -176,12 +176,17 @@ class Engine:
         (OBS-17). Awaitable results are awaited (OBS-20). Returns the non-``None`` results in
         dispatch order (OBS-18). With hang protection enabled, a timed-out callback's result is
         absent, except for ``pre_tool_call`` where it becomes a block directive (OBS-73).
+
+        ``entries``: the non-empty ``hook_listeners[hook]`` a host has just read to decide whether
+        to build ``payload`` at all, which then already carries ``telemetry_schema_version``: the
+        lookup and the schema check are skipped (the tool path's two hooks save both).
         """
-        entries = self._hook_map.get(hook)
-        if not entries:
-            return []
-        if _SCHEMA_KEY not in payload:
-            payload[_SCHEMA_KEY] = TELEMETRY_SCHEMA_VERSION
+        if entries is None:
+            entries = self._hook_map.get(hook)
+            if not entries:
+                return []
+            if _SCHEMA_KEY not in payload:
+                payload[_SCHEMA_KEY] = TELEMETRY_SCHEMA_VERSION
         if self._guard is not None:
             return self._dispatch_guarded(hook, entries, payload)
         results: list[Any] = []
