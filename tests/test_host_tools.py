@@ -240,3 +240,90 @@ def test_bad_plugins_never_break_the_tool_path(engine: Engine, host: Host, rec: 
     assert rec.last("post_tool_call")["status"] == "ok"
     stats = engine.failure_stats().by_plugin
     assert stats["raiser"] == 1 and stats["wrong-signature"] == 1 and stats["mw-raiser"] == 1
+
+
+def _interrupted(path: str) -> str:
+    raise KeyboardInterrupt
+
+
+def _hook_interrupt(**kw: Any) -> None:
+    raise KeyboardInterrupt
+
+
+_SCENARIOS: dict[str, tuple[Any, dict[str, Any]]] = {
+    "ok": (read_file, {}),
+    "non-str result": (lambda path: {"n": [1, 2]}, {}),
+    "error text": (lambda path: '  {"error": "no such file"}', {}),
+    "raising tool": (lambda path: 1 / 0, {}),
+    "plugin block": (read_file, {"pre_tool_call": lambda **kw: {"action": "block", "message": "no"}}),
+    "plugin modify": (read_file, {"pre_tool_call": lambda **kw: {"action": "modify", "args": {"path": "b"}}}),
+    "transform": (read_file, {"transform_tool_result": lambda **kw: "replaced"}),
+    "interrupted tool": (_interrupted, {}),
+    "interrupting pre_tool_call": (read_file, {"pre_tool_call": _hook_interrupt}),
+    "interrupting post_tool_call": (read_file, {"post_tool_call": _hook_interrupt}),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(_SCENARIOS))
+def test_hooks_only_path_reports_like_the_gated_path(scenario: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool call with hook listeners but no middleware and no host gate takes a path of its own
+    (``call_observed``): it fires the same hooks with the same payloads (key order included), returns
+    the same text and raises the same way as the full path, which an allow-all guardrail takes."""
+    import hermes_pipeline.host.turn as turn_module
+
+    fn, hooks = _SCENARIOS[scenario]
+    observed: list[str] = []
+    original = turn_module.call_observed
+
+    def counted(*args: Any) -> str:
+        observed.append(args[1])
+        return original(*args)
+
+    monkeypatch.setattr(turn_module, "call_observed", counted)
+
+    def run(gated: bool) -> tuple[list[tuple[str, list[tuple[str, Any]]]], Any]:
+        engine = Engine()
+        rec = Recorder()
+        engine.add_plugin(rec, name="recorder")
+        for hook, callback in hooks.items():
+            engine.register_hook(hook, callback)
+        host = Host(engine, model="m", provider="p", toolsets={"read_file": "file"})
+        outcome: Any
+        try:
+            with host.session("s") as session, session.turn("go") as turn:
+                outcome = turn.call_tool("read_file", {"path": "a"}, fn, tool_call_id="call_1",
+                                         guardrail=(lambda name, args: None) if gated else None)
+        except BaseException as exc:  # noqa: BLE001 - compared below
+            outcome = type(exc)
+        varying = {"duration_ms", "task_id", "turn_id"}  # a clock reading and per-turn random IDs
+        events = [(e.hook, [(k, None if k in varying else v) for k, v in e.payload.items()]) for e in rec.events]
+        return events, outcome
+
+    assert run(gated=False) == run(gated=True)
+    assert observed == ["read_file"]  # the ungated run only
+
+
+def test_hooks_only_path_keeps_the_tool_call_context_and_subagent_records() -> None:
+    """Inside the tool, the current context carries the call's ID on the hooks-only path too; a
+    subagent session still keeps its metadata-only tool history for ``subagent_stop``."""
+    from hermes_pipeline.host import current_context
+
+    engine = Engine()
+    rec = Recorder()
+    engine.add_plugin(rec, name="recorder")
+    host = Host(engine, model="m")
+    seen: list[str] = []
+
+    def tool(path: str) -> str:
+        seen.append(current_context().tool_call_id)
+        return "ok"
+
+    with host.session("parent") as session, session.turn("go") as turn:
+        with turn.subagent(role="r", goal="g") as run:
+            with run.session.turn("child") as child_turn:
+                child_turn.call_tool("read_file", {"path": "a"}, tool, tool_call_id="call_9")
+            run.finish("completed")
+        assert current_context().tool_call_id == ""
+    assert seen == ["call_9"]
+    history = rec.last("subagent_stop")["tool_call_history"]
+    assert [h["tool_name"] for h in history] == ["read_file"]

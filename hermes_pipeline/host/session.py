@@ -96,11 +96,12 @@ class Host:
         self.api_mode = api_mode
         self.agent_version: str | None = (agent_version.strip() or None) if agent_version is not None else None
         """The host agent's version (stripped; ``None`` when not declared)."""
-        self._toolsets = toolsets
+        self.toolsets = toolsets
+        """The host's tool registry as given (``None``: tool hooks carry no ``toolset``)."""
 
     def toolset_of(self, tool_name: str) -> str | None:
         """The toolset declaring ``tool_name`` in the host's registry; ``None`` when unknown. Never raises."""
-        source = self._toolsets
+        source = self.toolsets
         if source is None:
             return None
         try:

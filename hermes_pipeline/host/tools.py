@@ -12,11 +12,13 @@ import itertools
 import json
 import os
 import time
+from time import perf_counter_ns
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.status import ToolErrorType, ToolStatus
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
+from ..engine.callbacks import Entry
 from ..engine.returns import first_str, tool_directive
 from ..engine.scrub import scrub_message, url_target
 from .context import CallContext, _reset, current
@@ -114,6 +116,15 @@ def history_entry(tool_name: str, args: Mapping[str, Any], result: str, outcome:
     }
 
 
+def call_identity(turn: Turn, tool_name: str, tool_call_id: str,
+                  api_request_id: str | None) -> tuple[str, str, str | None]:
+    """``(tool_call_id, api_request_id, toolset)`` of a new call (see :meth:`ToolCall.open`)."""
+    host = turn.session.host
+    return (tool_call_id or f"{_PREFIX}{next(_counter)}",
+            turn.last_api_request_id if api_request_id is None else api_request_id,
+            None if host.toolsets is None else host.toolset_of(tool_name))
+
+
 class ToolCall(CallContext):
     """One tool call going through the instrumented path.
 
@@ -128,29 +139,36 @@ class ToolCall(CallContext):
         session: Session
         turn: Turn
 
-    def __init__(self, turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str,
-                 api_request_id: str | None) -> None:
+    def __init__(self, turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str,
+                 toolset: str | None, *, stage: str = ADMIT, started_ns: int = 0) -> None:
         session = turn.session
         self.session = session
         self.turn = turn
         self.tool_name = tool_name
-        self.tool_call_id = tool_call_id or f"{_PREFIX}{next(_counter)}"
-        self.api_request_id = turn.last_api_request_id if api_request_id is None else api_request_id
+        self.tool_call_id = tool_call_id
+        self.api_request_id = api_request_id
         self.engine = session.host.engine
-        self.toolset = session.host.toolset_of(tool_name)
+        self.toolset = toolset
         """The toolset declaring the tool in the host's registry (``Host(toolsets=...)``), or ``None``."""
         self.args = args
         self.original_args = args
         self.trace: list[dict[str, str]] = []
         self.blocked: tuple[str, str] | None = None
         """``(error_type, message)`` when pre-execution refused the call."""
-        self.stage = ADMIT
+        self.stage = stage
         """Where the call is: :data:`ADMIT` (middleware, hooks, gates), :data:`RUN` (the tool),
         :data:`RENDER` (its value becomes text) or :data:`FINISH` (``post_tool_call`` and after)."""
         self.reported = False
         """Whether ``post_tool_call`` was dispatched (or nobody needed it): it fires at most once."""
-        self.started_ns = 0
+        self.started_ns = started_ns
         """``perf_counter_ns`` when the tool started running; 0 before."""
+
+    @classmethod
+    def open(cls, turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str,
+             api_request_id: str | None) -> ToolCall:
+        """A new call: a generated ``tool_call_id`` when empty, the turn's latest ``api_request_id`` when
+        ``None``, and the toolset from the host's registry (:func:`call_identity`)."""
+        return cls(turn, tool_name, args, *call_identity(turn, tool_name, tool_call_id, api_request_id))
 
     # ---------------------------------------------------------------- stages
 
@@ -166,21 +184,9 @@ class ToolCall(CallContext):
         if deny is not None:  # OBS-31: refused before hooks; pre_tool_call is not dispatched
             self.blocked = (ToolErrorType.TOOL_SCOPE_BLOCK.value, deny)
             return False
-        if "pre_tool_call" in engine.hook_listeners:
-            turn = self.turn
-            results = engine.dispatch("pre_tool_call", {  # one literal, schema key included: no re-sizing
-                "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
-                "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
-                "turn_id": turn.turn_id, "api_request_id": self.api_request_id,
-                "middleware_trace": self.trace[:], "toolset": self.toolset,
-                "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
-            })
-            if results:
-                directive = tool_directive(results, self.args)
-                self.args = directive.args
-                if directive.block_message is not None:
-                    self.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
-                    return False
+        entries = engine.hook_listeners.get("pre_tool_call")
+        if entries and not self.pre_tool_call(entries):
+            return False
         if guardrail is not None:
             message = guardrail(self.tool_name, self.args)
             if message:
@@ -194,6 +200,25 @@ class ToolCall(CallContext):
                 _reset(token)
             if not approved:
                 self.blocked = ("approval_denied", f"tool {self.tool_name!r} was not approved")
+                return False
+        return True
+
+    def pre_tool_call(self, entries: tuple[Entry, ...]) -> bool:
+        """Dispatch ``pre_tool_call`` to ``entries`` (its listeners) and apply the directives; ``False`` when
+        a plugin blocked the call."""
+        turn = self.turn
+        results = self.engine.dispatch("pre_tool_call", {  # one literal, schema key included: no re-sizing
+            "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
+            "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
+            "turn_id": turn.turn_id, "api_request_id": self.api_request_id,
+            "middleware_trace": self.trace[:], "toolset": self.toolset,
+            "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+        }, entries)
+        if results:
+            directive = tool_directive(results, self.args)
+            self.args = directive.args
+            if directive.block_message is not None:
+                self.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
                 return False
         return True
 
@@ -232,16 +257,17 @@ class ToolCall(CallContext):
         """Emit ``post_tool_call`` and, for returned results, ``transform_tool_result``."""
         self.stage = FINISH
         self.reported = True
-        turn = self.turn
         engine = self.engine
         hook_map = engine.hook_listeners
-        returned = status is None
-        want_post = "post_tool_call" in hook_map
-        want_transform = returned and "transform_tool_result" in hook_map
+        post = hook_map.get("post_tool_call")
+        transform = hook_map.get("transform_tool_result") if status is None else None
         record = self.session.subagent is not None and "subagent_stop" in hook_map
-        if status is None and (want_post or want_transform or record):
-            status, error_type, error_message = derive_status(result)  # OBS-69: parsed only for listeners
-        if want_post:
+        if status is None and (post or transform or record):  # OBS-69: parsed only for listeners
+            first = result[:1]  # only text that can be a JSON object is parsed (derive_status)
+            status, error_type, error_message = (derive_status(result) if first == "{" or first.isspace()
+                                                 else _OK_STATUS)
+        if post:
+            turn = self.turn
             engine.dispatch("post_tool_call", {
                 "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
                 "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
@@ -249,10 +275,10 @@ class ToolCall(CallContext):
                 "duration_ms": duration_ms, "status": status, "error_type": error_type,
                 "error_message": error_message, "middleware_trace": self.trace[:], "toolset": self.toolset,
                 "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,  # presized: no insert in dispatch
-            })
+            }, post)
         if record:
             self.session.record_tool(history_entry(self.tool_name, self.args, result, status or _OK))
-        if want_transform:
+        if transform:
             replaced = first_str(engine.dispatch("transform_tool_result", {
                 **self._identity(), "result": result, "duration_ms": duration_ms, "status": status,
                 "error_type": error_type, "error_message": error_message,
@@ -297,6 +323,84 @@ class ToolCall(CallContext):
             "api_request_id": self.api_request_id, "tool_call_id": self.tool_call_id,
             "platform": host.platform, "model": host.model, "provider": host.provider, "api_mode": host.api_mode,
         }
+
+
+def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, tool_call_id: str,
+                  api_request_id: str | None) -> str:
+    """:meth:`Turn.call_tool` when the engine has hook listeners but no middleware and the call no host gate.
+
+    The same hooks, payloads and outcomes as the :class:`ToolCall` path (``pre_tool_call`` → the
+    tool → ``post_tool_call``), with the call's state in locals: a plain call builds no
+    :class:`ToolCall`, only the :class:`CallContext` made current while the tool runs. A plugin
+    directive, a raising tool, a ``transform_tool_result`` listener, a subagent's tool record or a
+    BaseException hands the call over to a :class:`ToolCall` carrying the state reached.
+    """
+    session = turn.session
+    host = session.host
+    engine = host.engine
+    hook_map = engine.hook_listeners
+    if not tool_call_id:
+        tool_call_id = f"{_PREFIX}{next(_counter)}"
+    if api_request_id is None:
+        api_request_id = turn.last_api_request_id
+    toolset = None if host.toolsets is None else host.toolset_of(tool_name)
+    call: ToolCall | None = None
+    stage = ADMIT
+    started = 0
+    try:
+        pre = hook_map.get("pre_tool_call")
+        if pre:  # the payload of ToolCall.pre_tool_call (no middleware: an empty trace)
+            results = engine.dispatch("pre_tool_call", {
+                "tool_name": tool_name, "args": args, "task_id": turn.task_id, "session_id": session.session_id,
+                "tool_call_id": tool_call_id, "turn_id": turn.turn_id, "api_request_id": api_request_id,
+                "middleware_trace": [], "toolset": toolset, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+            }, pre)
+            if results:
+                directive = tool_directive(results, args)
+                args = directive.args
+                if directive.block_message is not None:
+                    call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset)
+                    call.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
+                    return call.finish_blocked()
+        token = current.set(CallContext(session, turn, tool_call_id, tool_name))
+        stage = RUN
+        started = perf_counter_ns()
+        try:
+            value = fn(**args)
+        except Exception as exc:
+            call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset, stage=RUN,
+                            started_ns=started)
+            return call.finish_raised(exc, elapsed_ms(started))
+        finally:
+            current.reset(token)
+        stage = RENDER
+        result = value if type(value) is str else result_text(value)
+        duration_ms = (perf_counter_ns() - started) // 1_000_000
+        if "transform_tool_result" in hook_map or (session.subagent is not None and "subagent_stop" in hook_map):
+            call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset, stage=RENDER,
+                            started_ns=started)
+            return call.finish(result, duration_ms)
+        stage = FINISH
+        post = hook_map.get("post_tool_call")
+        if post:  # the payload of ToolCall.finish
+            first = result[:1]
+            status, error_type, error_message = (derive_status(result) if first == "{" or first.isspace()
+                                                 else _OK_STATUS)
+            engine.dispatch("post_tool_call", {
+                "tool_name": tool_name, "args": args, "task_id": turn.task_id, "session_id": session.session_id,
+                "tool_call_id": tool_call_id, "turn_id": turn.turn_id, "api_request_id": api_request_id,
+                "result": result, "duration_ms": duration_ms, "status": status, "error_type": error_type,
+                "error_message": error_message, "middleware_trace": [], "toolset": toolset,
+                "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+            }, post)
+        return result
+    except BaseException as exc:
+        if call is None:
+            call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset, stage=stage,
+                            started_ns=started)
+            call.reported = stage == FINISH
+        turn._tool_stopped(call, exc)
+        raise
 
 
 def elapsed_ms(started_ns: int) -> int:

@@ -16,8 +16,8 @@ from ..engine.scrub import scrub_message
 from .context import CallContext, _reset, _set, current
 from .interaction import Approval, HumanInput
 from .llm import AsyncProvider, ErrorClassifier, LLMRequest, Provider
-from .tools import (RENDER, RUN, Approver, Guardrail, ToolCall, ToolFn, elapsed_ms, error_text, exception_text,
-                    result_text)
+from .tools import (RENDER, RUN, Approver, Guardrail, ToolCall, ToolFn, call_observed, elapsed_ms, error_text,
+                    exception_text, result_text)
 
 if TYPE_CHECKING:
     from .session import Session
@@ -168,18 +168,20 @@ class Turn:
         ``approve`` is the approval gate. ``KeyboardInterrupt`` and cancellation propagate after
         ``post_tool_call`` reported ``cancelled``. Safe to call from several threads at once.
         """
-        engine = self.session.host.engine
+        session = self.session
+        engine = session.host.engine
         hook_map, mw_map = engine.hook_listeners, engine.middleware_listeners
-        gated = deny is not None or guardrail is not None or approve is not None
-        if not hook_map and not mw_map and not gated and self.session.subagent is None:
+        if deny is None and guardrail is None and approve is None and not mw_map:
+            if hook_map or session.subagent is not None:
+                return call_observed(self, tool_name, args, fn, tool_call_id, api_request_id)
             try:  # nobody listens: no payload, no copy, no clock
                 value = fn(**args)
             except Exception as exc:
                 return error_text(exception_text(exc))
             return value if type(value) is str else result_text(value)
-        call = ToolCall(self, tool_name, args, tool_call_id, api_request_id)
+        call = ToolCall.open(self, tool_name, args, tool_call_id, api_request_id)
         try:
-            if (gated or mw_map or "pre_tool_call" in hook_map) and not call.admit(deny, guardrail, approve):
+            if not call.admit(deny, guardrail, approve):
                 return call.finish_blocked()
             token = current.set(call)
             call.stage = RUN
@@ -210,7 +212,7 @@ class Turn:
         approve: Approver | None = None,
     ) -> str:
         """Async twin of :meth:`call_tool`; ``fn`` may be sync or async. Cancellation reports ``cancelled``."""
-        call = ToolCall(self, tool_name, args, tool_call_id, api_request_id)
+        call = ToolCall.open(self, tool_name, args, tool_call_id, api_request_id)
         try:
             if not call.admit(deny, guardrail, approve):
                 return call.finish_blocked()
