@@ -2,7 +2,8 @@
 
 Order: ``tool_request`` middleware → host allowlist → ``pre_tool_call`` (block / modify) → host
 guardrail → host approval → ``tool_execution`` chain around the tool → ``post_tool_call`` →
-``transform_tool_result``. With no plugin loaded at all the tool is called directly.
+``transform_tool_result``. With no plugin loaded at all the tool is called directly; with hook
+listeners but no middleware and no host gate, :func:`call_observed` runs the same steps from locals.
 """
 
 from __future__ import annotations
