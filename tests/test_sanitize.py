@@ -1353,3 +1353,15 @@ def test_property_obs55_clean_text_cache_never_skips_a_rule(text: str) -> None:
     assert scrub_text(text) == _scrub_ungated(text)
     if text in sc.known_clean or text in sc.long_clean:
         assert _scrub_ungated(text) == text
+
+
+def test_plural_token_keys_judged_by_value_every_time() -> None:
+    """The fast pass caches a ``*_tokens`` key's class; every later payload is still judged by its value: a
+    number or ``None`` is kept, anything else (a string, a bool, a list) is redacted."""
+    for _ in range(3):  # the first round fills the cache, the later ones use it
+        out = sanitize({"usage": {"input_tokens": 12, "cached_tokens": None, "output_tokens": 2.5,
+                                  "refresh_tokens": "ZQ3N6B9V2C5X8Z1L4K7J0H", "auth_tokens": True,
+                                  "more_tokens": ["ZQ3N6B9V2C5X8Z1L4K7J0H"]}})
+        assert out == {"usage": {"input_tokens": 12, "cached_tokens": None, "output_tokens": 2.5,
+                                 "refresh_tokens": "<redacted>", "auth_tokens": "<redacted>",
+                                 "more_tokens": "<redacted>"}}
