@@ -109,8 +109,14 @@ def _freeze(value: Any, depth: int = 0) -> Any:
         return value
     if cls is dict:
         child = depth + 1
-        return MessageView({k if type(k) is str else str(k): v if type(v) in _SCALARS else _freeze(v, child)
-                            for k, v in value.items()})
+        view = MessageView(value)  # copied in C; then only the values that are not scalars are replaced
+        for k, v in value.items():
+            if type(k) is not str:  # keys become strings: build it key by key
+                return MessageView({k if type(k) is str else str(k): v if type(v) in _SCALARS else _freeze(v, child)
+                                    for k, v in value.items()})
+            if type(v) not in _SCALARS:
+                dict.__setitem__(view, k, _freeze(v, child))
+        return view
     if cls is list or cls is tuple:
         child = depth + 1
         return FrozenList([v if type(v) in _SCALARS else _freeze(v, child) for v in value])
