@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,7 +29,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _one(args: argparse.Namespace, path: Path, store: Path, home: Path, output: Path | None) -> Any:
+def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: Path, output: Path | None) -> Any:
     from ..replay import Recording
     from ..replay.agents import load_agent
     from ..replay.runner import parse_overrides, run_replay
@@ -37,7 +38,7 @@ def _one(args: argparse.Namespace, path: Path, store: Path, home: Path, output: 
     agent = load_agent(args.agent)
     recording = Recording.from_file(path)
     return run_replay(recording, mode=args.mode, live_from=args.live_from, overrides=overrides, agent=agent,
-                      output=output, store=store, home=home)
+                      output=output, store=store() if output is None else None, home=home)
 
 
 def _report(result: Any, fmt: str) -> None:
@@ -72,10 +73,10 @@ def _exit_code(result: Any) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     from ..replay.errors import TrajectoryError
-    from .trajectory_files import profile_home, resolve_trajectory, store_directory
+    from .trajectory_files import LazyStore, profile_home, resolve_trajectory
 
     home = profile_home(args.home)
-    store = store_directory(home)
+    store = LazyStore(home)  # read from config.yaml only when an id or the default output needs it
     try:
         if args.batch:
             return _batch(args, Path(args.batch).expanduser(), store, home)
@@ -91,7 +92,7 @@ def _replay(args: argparse.Namespace) -> int:
     return _exit_code(result)
 
 
-def _batch(args: argparse.Namespace, directory: Path, store: Path, home: Path) -> int:
+def _batch(args: argparse.Namespace, directory: Path, store: Callable[[], Path], home: Path) -> int:
     from ..replay.errors import TrajectoryError
     from ..replay.recording import load_trajectory
 

@@ -3,11 +3,12 @@ an id or a path."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..replay.errors import TrajectoryError
 
-__all__ = ["profile_home", "resolve_trajectory", "store_directory"]
+__all__ = ["LazyStore", "profile_home", "resolve_trajectory", "store_directory"]
 
 
 def profile_home(home: str | None = None) -> Path:
@@ -24,9 +25,25 @@ def store_directory(home: Path) -> Path:
     return load_profile_settings(home, log=False).trajectories.directory(home)
 
 
-def resolve_trajectory(ref: str, store: Path) -> Path:
+class LazyStore:
+    """The store directory of the profile at ``home``, read from its ``config.yaml`` when first asked for
+    (a replay of a file with ``--output`` never needs it, nor the YAML reader). Calling it returns the
+    directory."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._directory: Path | None = None
+
+    def __call__(self) -> Path:
+        if self._directory is None:
+            self._directory = store_directory(self.home)
+        return self._directory
+
+
+def resolve_trajectory(ref: str, store: Path | Callable[[], Path]) -> Path:
     """A path as given when it exists; else the store file whose id is ``ref`` (``*-<ref>.json``; a
-    unique prefix of the id is enough).
+    unique prefix of the id is enough). ``store``: the store directory, or a callable returning it
+    (called only for an id).
 
     Raises:
         TrajectoryError: no such file or id, or an ambiguous prefix.
@@ -36,6 +53,8 @@ def resolve_trajectory(ref: str, store: Path) -> Path:
         if not path.exists():
             raise TrajectoryError("no such trajectory file", path=ref)
         return path
+    if not isinstance(store, Path):
+        store = store()
     from ..sinks.trajectory_store import STORE_NAME, store_files
 
     matches = [p for p in store_files(store) if (m := STORE_NAME.fullmatch(p.name)) and m.group("id").startswith(ref)]

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any, Final
 
 import orjson
@@ -68,37 +69,78 @@ def _arguments(value: Any) -> Any:
     return value
 
 
-def canonical_history(history: Any) -> Any:
+@lru_cache(maxsize=4096)
+def _parsed_arguments(text: str) -> Any:
+    """:func:`_arguments` of a string, remembered: a history repeats every earlier call's arguments, so
+    a run of n LLM calls parses each of them n times otherwise. Only :func:`_digest` uses it, and the
+    value it returns is serialized, never handed out (so never changed)."""
+    return _arguments(text)
+
+
+def _hash_arguments(value: Any) -> Any:
+    return _parsed_arguments(value) if type(value) is str else _arguments(value)
+
+
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # a dict without the ABC's instance check
+
+
+def canonical_history(history: Any, *, arguments: Callable[[Any], Any] = _arguments) -> Any:
     """What a request history means for the model, the same whichever agent built it: per message its
     role, its text (``None`` and ``""`` alike, text parts joined), its tool calls as ``(id, name,
     arguments)`` with parsed arguments, and the ``tool_call_id`` it answers; other keys (reasoning
-    echoes, names, provider extras) are left out."""
+    echoes, names, provider extras) are left out. ``arguments`` parses one call's arguments."""
     if not isinstance(history, list):
         return history
     out: list[Any] = []
+    append = out.append
     for message in history:
-        if not isinstance(message, Mapping):
-            out.append(message)
+        if not _is_mapping(message):
+            append(message)
             continue
-        item: dict[str, Any] = {"role": message.get("role"), "content": _text(message.get("content"))}
-        calls = []
-        for raw in message.get("tool_calls") or []:
-            if not isinstance(raw, Mapping):
-                continue
-            inner = raw.get("function")
-            function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else raw
-            calls.append([raw.get("id"), function.get("name"),
-                          _arguments(function.get("arguments", function.get("input")))])
-        if calls:
-            item["tool_calls"] = calls
-        if message.get("tool_call_id") is not None:
-            item["tool_call_id"] = message.get("tool_call_id")
-        out.append(item)
+        get = message.get
+        content = get("content")
+        item: dict[str, Any] = {"role": get("role"),
+                                "content": content if type(content) is str else _text(content)}
+        raw_calls = get("tool_calls")
+        if raw_calls:
+            calls = []
+            for raw in raw_calls:
+                if not _is_mapping(raw):
+                    continue
+                inner = raw.get("function")
+                function: Mapping[str, Any] = inner if _is_mapping(inner) else raw
+                calls.append([raw.get("id"), function.get("name"),
+                              arguments(function.get("arguments", function.get("input")))])
+            if calls:
+                item["tool_calls"] = calls
+        call_id = get("tool_call_id")
+        if call_id is not None:
+            item["tool_call_id"] = call_id
+        append(item)
     return out
 
 
+_GIL_FREE_BYTES: Final = 2047
+"""hashlib lets go of the GIL to hash 2048 bytes or more at once. A replay hashes each live request on
+the agent's thread while the trajectory store's thread wants the GIL, and getting it back then waits
+for that thread's switch interval (up to 5 ms) for a hash of a few microseconds; fed in pieces below
+that size, the hash keeps the GIL (the same digest: SHA-256 is computed over the stream)."""
+
+
+def sha256_hex(data: bytes) -> str:
+    """``hashlib.sha256(data).hexdigest()``, computed without releasing the GIL (see :data:`_GIL_FREE_BYTES`)."""
+    if len(data) <= _GIL_FREE_BYTES:
+        return hashlib.sha256(data).hexdigest()
+    state = hashlib.sha256()
+    view = memoryview(data)
+    for start in range(0, len(data), _GIL_FREE_BYTES):
+        state.update(view[start:start + _GIL_FREE_BYTES])
+    return state.hexdigest()
+
+
 def _digest(history: Any) -> str:
-    return hashlib.sha256(canonical_json(canonical_history(history)).encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(canonical_history(history, arguments=_hash_arguments)).encode("utf-8"))
 
 
 def request_hash(request: Any, api_mode: str | None) -> str:
