@@ -1,10 +1,11 @@
-"""Running an agent under a replay in an isolated temporary profile (spec 06 BOOK-31, BOOK-33).
+"""Running an agent under a replay, isolated (spec 06 BOOK-31, BOOK-33).
 
 :func:`run_replay` checks the recording (nothing is written for bad input), builds the effective
 settings (recorded configuration, then ``--set`` overrides), runs the agent on a private engine with
-the replay's middlewares and a trajectory store in a temporary ``$HERMES_HOME``, and writes the new
-run as a new trajectory carrying ``extra.hermes.replay = {of, live_from_step, mode,
-diverged_at_step}``. No pipeline file is read: the replay's engine has only the replay and the store.
+the replay's middlewares and the trajectory store's ATIF output (kept in memory), with a temporary
+workspace for the agent's tools, and writes the new run as a new trajectory carrying
+``extra.hermes.replay = {of, live_from_step, mode, diverged_at_step}``. No pipeline file and no
+profile is read: the replay's engine has only the replay and the store's output.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from .recording import Recording
 from .replay import Mode, Replay
 
 __all__ = ["ReplayResult", "parse_overrides", "recorded_settings", "run_replay", "snapshot_warnings"]
+
+CLOSE_DEADLINE = 5.0
+"""Seconds the replay's store has to write the new run when the agent is done (as the trajectory store's)."""
 
 
 @dataclass
@@ -122,6 +126,41 @@ def check_recording(recording: Recording, live_from: int | None) -> None:
                               path=recording.path, key="--live-from")
 
 
+class _CapturedStore:
+    """The trajectory store's output kept in memory: the store's ATIF configuration (the same documents, byte
+    for byte) on a projection of its own, with the files it would write collected by name instead of
+    written to disk and read back (the new run is written once, where it belongs, by :func:`run_replay`)."""
+
+    def __init__(self, engine: Engine, directory: Path) -> None:
+        from ..export.projection import ScopePlugin
+        from ..sinks.atif import build_atif_sink
+        from ..sinks.trajectory_store import store_atif_config
+
+        self.files: dict[str, bytes] = {}
+        self.sink: Any = build_atif_sink(store_atif_config(directory), base_dir=directory, default_dir=directory,
+                                         on_invalid="skip", ignore_unknown_keys=True, destinations={"local": self})
+        self.projection = ScopePlugin((self.sink,), deferred=True)
+        self.engine = engine
+        self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.replay.store.{id(self):x}")
+
+    def describe(self) -> str:
+        return "replay output (in memory)"
+
+    def write(self, batch: list[Any]) -> None:
+        """The ATIF sink's local destination: keep each trajectory file's bytes (a later one of the same name
+        replaces it, as a file would be)."""
+        for item in batch:
+            self.files[Path(item.name).name] = item.content
+
+    def close(self) -> None:
+        """Project what is queued, end open runs (partial trajectories), drain the writer."""
+        try:
+            self.engine.remove_plugin(self.plugin_name)
+            self.projection.shutdown(CLOSE_DEADLINE)
+        finally:
+            self.sink.shutdown(CLOSE_DEADLINE)
+
+
 def run_replay(recording: Recording, *, mode: Mode = "strict", live_from: int | None = None,
                overrides: Mapping[str, Any] | None = None, agent: AgentFactory | None = None,
                output: Path | None = None, store: Path | None = None, home: Path | None = None) -> ReplayResult:
@@ -136,17 +175,12 @@ def run_replay(recording: Recording, *, mode: Mode = "strict", live_from: int | 
     """
     check_recording(recording, live_from)
     settings = {**recorded_settings(recording), **dict(overrides or {})}
+    engine = Engine()
     temp = Path(tempfile.mkdtemp(prefix="hermes-replay-"))
-    try:
-        profile = temp / "home"
-        (profile / "trajectories").mkdir(parents=True, mode=0o700)
-        (profile / "config.yaml").write_text("observability:\n  trajectories:\n    enabled: true\n", encoding="utf-8")
+    try:  # the temporary directory is only the agent's workspace: it goes as soon as the agent is done
         workspace = temp / "workspace"
         workspace.mkdir()
-        from ..sinks.trajectory_store import attach_store
-
-        engine = Engine()
-        handle = attach_store(engine, profile, profile / "trajectories", retention_days=0)
+        capture = _CapturedStore(engine, temp / "trajectories")
         replay = Replay(recording, mode=mode, live_from=live_from).install(engine)
         host = Host(engine, platform="replay", model=str(settings.get("model") or ""),
                     provider=str(settings.get("provider") or ""), base_url=str(settings.get("base_url") or ""),
@@ -162,20 +196,19 @@ def run_replay(recording: Recording, *, mode: Mode = "strict", live_from: int | 
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
         finally:
             replay.uninstall()
-            handle.close()
-        files = sorted((profile / "trajectories").glob("*.json"))
-        if not files:
-            raise TrajectoryError("the agent did not run a turn, so there is nothing to compare",
-                                  path=recording.path)
-        document: dict[str, Any] = json.loads(files[-1].read_bytes())
-        document.setdefault("extra", {}).setdefault("hermes", {})["replay"] = {
-            "of": recording.trajectory_id, "live_from_step": live_from, "mode": mode,
-            "diverged_at_step": replay.diverged_at_step}
-        target = output if output is not None else (store / files[-1].name if store is not None else None)
-        if target is not None:
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            write_atomically(target, indented(document))
-        return ReplayResult(recording, replay, document, target, diff_trajectories(recording.document, document),
-                            answer, error, snapshot_warnings(recording, home))
+            capture.close()
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+    if not capture.files:
+        raise TrajectoryError("the agent did not run a turn, so there is nothing to compare", path=recording.path)
+    name = max(capture.files)
+    document: dict[str, Any] = json.loads(capture.files[name])
+    document.setdefault("extra", {}).setdefault("hermes", {})["replay"] = {
+        "of": recording.trajectory_id, "live_from_step": live_from, "mode": mode,
+        "diverged_at_step": replay.diverged_at_step}
+    target = output if output is not None else (store / name if store is not None else None)
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_atomically(target, indented(document))
+    return ReplayResult(recording, replay, document, target, diff_trajectories(recording.document, document),
+                        answer, error, snapshot_warnings(recording, home))
