@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["canonical", "compact", "indented", "indented_text"]
+__all__ = ["canonical", "compact", "compact_line", "indented", "indented_text"]
 
 _PASS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 _COMPACT: Final = _PASS | orjson.OPT_NON_STR_KEYS
@@ -32,6 +32,7 @@ _dumps: Final = orjson.dumps
 # each encoder tries without it first: a document with another key type raises TypeError and is encoded
 # again with the option (then, if need be, by the standard library), so the output is the same.
 _STR_KEYS: Final = ~orjson.OPT_NON_STR_KEYS
+_LINE: Final = _PASS | orjson.OPT_APPEND_NEWLINE
 
 
 def _orjson(value: Any, option: int) -> bytes:
@@ -54,6 +55,14 @@ def compact(value: Any) -> bytes:
     except (TypeError, ValueError):
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
         return text.encode("utf-8", "replace")
+
+
+def compact_line(value: Any) -> bytes:
+    """``compact(value) + b"\\n"`` (a JSON line), the newline appended by orjson without a copy."""
+    try:
+        return _dumps(value, default=_jsonable, option=_LINE)
+    except (TypeError, ValueError):
+        return compact(value) + b"\n"
 
 
 def canonical(value: Any) -> str:

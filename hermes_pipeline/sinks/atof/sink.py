@@ -30,7 +30,7 @@ from ...export.errors import ExportConfigError
 from ...export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent, submit_paired
 from ...export.files import DATE_PLACEHOLDER, JsonlFileDestination, utc_date
 from ...export.http import HttpPostDestination, NdjsonUploadDestination
-from ...export.jsonenc import compact
+from ...export.jsonenc import compact_line
 from ...export.standalone import SinkPlugin
 from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
 from .config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
@@ -110,7 +110,7 @@ class AtofEncoder:
             self._written.pop(event.uuid, None)
         if self.dots:
             doc = replace_dots(doc)
-        return compact(doc) + b"\n"
+        return compact_line(doc)
 
     def _history(self, doc: dict[str, Any], event: ScopeEvent, api_mode: Any) -> dict[str, Any]:
         data = doc["data"]
