@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 from typing import Any, Final
 
 from ...export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
@@ -36,6 +37,8 @@ from .steps import StepMapper, final_metrics
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 
 SCHEMA_VERSION: Final = "ATIF-v1.7"
+_ORDER: Final = itemgetter(0, 1)
+"""Sort key of a trajectory's ``(timestamp, sequence, event)`` entries."""
 PARTIAL_NOTE: Final = "partial: written at teardown before the root scope closed"
 
 
@@ -254,7 +257,7 @@ class TrajectoryAssembler:
                  parent_model: str | None = None) -> dict[str, Any]:
         """The ATIF document of ``node`` (recursively embedding its subagents)."""
         config = self.config
-        events = sorted(node.events, key=lambda item: (item[0], item[1]))
+        events = sorted(node.events, key=_ORDER)
         mapper = StepMapper(node.start.uuid, include_llm_payloads=config.include_llm_payloads,
                             include_system_prompt=config.include_system_prompt)
         for _, _, event in events:
