@@ -55,15 +55,16 @@ class _Held:
 class HeldStarts:
     """At most one held tool start per session scope; the caller holds the tracker's lock."""
 
-    __slots__ = ("_by_session", "_owner")
+    __slots__ = ("_owner", "sessions")
 
     def __init__(self) -> None:
-        self._by_session: dict[int, _Held] = {}
+        self.sessions: dict[int, _Held] = {}
+        """Session UUID → its held start (read-only outside this class; empty: nothing held, the common case)."""
         self._owner: dict[int, int] = {}
         """UUID of a held scope or of a scope under it → the session UUID its hold is keyed by."""
 
     def __bool__(self) -> bool:
-        return bool(self._by_session)
+        return bool(self.sessions)
 
     def may_hold(self, start: ScopeEvent) -> bool:
         """Whether ``start`` may be held: not inside a scope that is itself waiting (no nesting)."""
@@ -71,7 +72,7 @@ class HeldStarts:
 
     def hold(self, start: ScopeEvent) -> None:
         """Keep ``start`` unpublished until one of the events of the module docstring."""
-        self._by_session[start.session_uuid] = _Held(start)
+        self.sessions[start.session_uuid] = _Held(start)
         self._owner[start.uuid] = start.session_uuid
 
     def take_parallel(self, session_uuid: int, publish: Callable[[ScopeEvent], None]) -> tuple[ScopeEvent, ScopeEvent] | None:
@@ -93,8 +94,8 @@ class HeldStarts:
         key = self._owner.get(parent) if parent is not None else None
         if key is None:
             key = self._owner.get(event.session_uuid)
-        if key is not None and event.uuid != self._by_session[key].start.uuid:  # under the held scope
-            held = self._by_session[key]
+        if key is not None and event.uuid != self.sessions[key].start.uuid:  # under the held scope
+            held = self.sessions[key]
             held.buffer.append(event)
             if event.phase == START:
                 self._owner[event.uuid] = key
@@ -103,17 +104,17 @@ class HeldStarts:
                 self._publish(self._release(key), publish)
             return True
         own = key if key is not None else event.session_uuid
-        if own in self._by_session:  # the held scope's own end, or another event of its session
+        if own in self.sessions:  # the held scope's own end, or another event of its session
             self._publish(self._release(own), publish)
         return False
 
     def drain(self, publish: Callable[[ScopeEvent], None]) -> None:
         """Publish everything held, as it is."""
-        for key in list(self._by_session):
+        for key in list(self.sessions):
             self._publish(self._release(key), publish)
 
     def _release(self, key: int) -> _Held | None:
-        held = self._by_session.pop(key, None)
+        held = self.sessions.pop(key, None)
         if held is not None:
             for uuid in held.members:
                 self._owner.pop(uuid, None)

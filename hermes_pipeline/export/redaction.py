@@ -201,9 +201,10 @@ def redact_event(event: ScopeEvent) -> ScopeEvent:
     data = event.data
     profile = event.profile
     meta = event.metadata
-    new_data = _field(data, active)
-    new_profile = _field(profile, active)
-    new_meta = _field(meta, active)
+    # _field() inlined for the usual field shapes (a non-empty dict, or None)
+    new_data = _mapping(data, 0, active) if type(data) is dict and data else _field(data, active)
+    new_profile = _mapping(profile, 0, active) if type(profile) is dict and profile else _field(profile, active)
+    new_meta = _mapping(meta, 0, active) if type(meta) is dict and meta else _field(meta, active)
     if new_data is data and new_profile is profile and new_meta is meta:
         return event
     return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name,

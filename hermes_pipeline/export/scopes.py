@@ -209,7 +209,7 @@ class ScopeTracker:
         return event
 
     def _emit(self, event: ScopeEvent) -> None:
-        if self._held and self._held.route(event, self._publish):  # waits with a held tool start (overlap)
+        if self._held.sessions and self._held.route(event, self._publish):  # waits with a held tool start (overlap)
             return
         self._publish(event)
 
