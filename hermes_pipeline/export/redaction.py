@@ -50,7 +50,7 @@ _SCALARS: Final = frozenset({bool, int, float, type(None)})
 
 def _text(text: str) -> str:
     # known_clean only ever holds texts of at most CLEAN_MAX_CHARS characters, so a hit needs no length test
-    if len(text) < SCRUB_MIN_CHARS or text in known_clean:
+    if text in known_clean or len(text) < SCRUB_MIN_CHARS:
         return text
     return safe_scrub(text)
 
@@ -112,16 +112,23 @@ def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, A
     for key, item in value.items():
         cls = type(item)
         if key in plain_keys:
-            new_key = key
+            # the hot path: a known key whose string or scalar value is kept as it is
             if cls is str:
-                new = item if len(item) < SCRUB_MIN_CHARS or item in clean else safe_scrub(item)
+                if item in clean or len(item) < SCRUB_MIN_CHARS:
+                    if out is not None:
+                        out[key] = item
+                    continue
+                new = safe_scrub(item)
             elif cls in scalars:
-                new = item
+                if out is not None:
+                    out[key] = item
+                continue
             else:
                 if not entered:
                     active.add(id(value))
                     entered = True
                 new = _walk(item, child, active)
+            new_key = key
         elif key in _token_keys and type(key) is str:
             new_key = key
             new = item if item is None or cls is int or cls is float else REDACTED
@@ -161,7 +168,7 @@ def _sequence(value: list[Any] | tuple[Any, ...], depth: int, active: set[int]) 
     for item in value:
         cls = type(item)
         if cls is str:
-            new = item if len(item) < SCRUB_MIN_CHARS or item in clean else safe_scrub(item)
+            new = item if item in clean or len(item) < SCRUB_MIN_CHARS else safe_scrub(item)
         elif cls in scalars:
             new = item
         else:
