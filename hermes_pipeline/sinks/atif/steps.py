@@ -282,10 +282,12 @@ class StepMapper:
     # ------------------------------------------------------------------ tool ends (observations)
 
     def _tool_end(self, event: ScopeEvent) -> None:
-        start = self._tools.pop(event.uuid, None)
-        turn = self._turns.get(self._scope_turn.get(event.uuid, -1), self._outside) if start is not None \
+        uuid = event.uuid
+        start = self._tools.pop(uuid, None)
+        turn = self._turns.get(self._scope_turn.get(uuid, -1), self._outside) if start is not None \
             else self._turn_of(event.parent_uuid)
-        call_id = (event.profile or {}).get("tool_call_id")
+        profile = event.profile or {}
+        call_id = profile.get("tool_call_id")
         meta = event.metadata
         data = event.data if (type(event.data) is dict or isinstance(event.data, Mapping)) else {}
         status = meta.get("hermes.tool.status")
@@ -296,25 +298,31 @@ class StepMapper:
         content = data.get("result")
         if content is not None:
             result["content"] = content if isinstance(content, str) else canonical_json(content)
-        refs = self._tool_refs.pop(event.uuid, None)
+        refs = self._tool_refs.pop(uuid, None) if self._tool_refs else None
         if refs:
             result["subagent_trajectory_ref"] = refs
-        hermes: dict[str, Any] = {"status": status, "event_uuid": uuid_str(event.uuid)}
-        if meta.get("hermes.duration_ms") is not None:
-            hermes["duration_ms"] = meta["hermes.duration_ms"]
-        result["extra"] = {"hermes": hermes}
-        annotation = (event.profile or {}).get("tool_result_annotation")
-        if annotation is not None:
-            result["extra"]["tool_result_annotation"] = annotation
-        self._tool_results[event.uuid] = result
-        toolset = (start.metadata if start is not None else {}).get("hermes.toolset")
+        scope_id = uuid_str(uuid)
+        hermes: dict[str, Any] = {"status": status, "event_uuid": scope_id}
+        duration = meta.get("hermes.duration_ms")
+        if duration is not None:
+            hermes["duration_ms"] = duration
+        annotation = profile.get("tool_result_annotation")
+        result["extra"] = {"hermes": hermes} if annotation is None else \
+            {"hermes": hermes, "tool_result_annotation": annotation}
+        self._tool_results[uuid] = result
+        toolset = start.metadata.get("hermes.toolset") if start is not None else None
         matched = self._calls.get(call_id) if isinstance(call_id, str) and call_id else None
         if matched is None:  # the model gave no id; the host may have made one up for the tool scope
             matched = self._claim_idless(turn, event)
         if matched is not None:
             step, call = matched
-            call["extra"] = {**call.get("extra", {}), "tool_scope_uuid": uuid_str(event.uuid),
-                             **({"toolset": toolset} if toolset else {}), **_parallel(event)}
+            extra = call.get("extra")
+            extra = {**extra, "tool_scope_uuid": scope_id} if extra else {"tool_scope_uuid": scope_id}
+            if toolset:
+                extra["toolset"] = toolset
+            if "parallel" in event.attributes:
+                extra["parallel"] = True
+            call["extra"] = extra
             self._observe(step, {"source_call_id": call["tool_call_id"], **result})
             return
         latest = turn.last_agent
@@ -323,9 +331,9 @@ class StepMapper:
             self._observe(latest, result)
             return
         arguments = start.data.get("arguments") if start is not None and isinstance(start.data, Mapping) else None
-        call = {"tool_call_id": call_id or f"hermes-{uuid_str(event.uuid)}", "function_name": event.name,
+        call = {"tool_call_id": call_id or f"hermes-{scope_id}", "function_name": event.name,
                 "arguments": dict(arguments) if (type(arguments) is dict or isinstance(arguments, Mapping)) else {},
-                "extra": {"tool_scope_uuid": uuid_str(event.uuid), **({"toolset": toolset} if toolset else {}),
+                "extra": {"tool_scope_uuid": scope_id, **({"toolset": toolset} if toolset else {}),
                           **_parallel(event)}}
         target = latest if latest is not None else self._synthetic(turn, event.timestamp_us if start is None
                                                                    else start.timestamp_us)
