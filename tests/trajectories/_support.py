@@ -49,7 +49,7 @@ def no_network() -> Iterator[list[str]]:
         attempts.append(repr(address))
         raise OSError("networking is disabled in this test")
 
-    socket.socket.connect = refuse  # type: ignore[method-assign]
+    socket.socket.connect = refuse  # type: ignore[method-assign, assignment]
     try:
         yield attempts
     finally:
