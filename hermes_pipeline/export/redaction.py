@@ -127,7 +127,11 @@ def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, A
                 if not entered:
                     active.add(id(value))
                     entered = True
-                new = _walk(item, child, active)
+                # a nested dict within the limits is walked directly (what _walk would do, one call less)
+                if cls is dict and child < MAX_DEPTH and id(item) not in active:
+                    new = _mapping(item, child, active)
+                else:
+                    new = _walk(item, child, active)
             new_key = key
         elif key in _token_keys and type(key) is str:
             new_key = key
@@ -175,7 +179,10 @@ def _sequence(value: list[Any] | tuple[Any, ...], depth: int, active: set[int]) 
             if not entered:
                 active.add(id(value))
                 entered = True
-            new = _walk(item, child, active)
+            if cls is dict and child < MAX_DEPTH and id(item) not in active:  # as in _mapping
+                new = _mapping(item, child, active)
+            else:
+                new = _walk(item, child, active)
         if new is not item:
             changed = True
         items.append(new)
