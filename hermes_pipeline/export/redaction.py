@@ -109,6 +109,7 @@ def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, A
     plain_keys = _plain_keys
     clean = known_clean
     scalars = _SCALARS
+    new: Any
     for key, item in value.items():
         cls = type(item)
         if key in plain_keys:
