@@ -10,6 +10,15 @@ trajectory root ends, builds the ATIF document and hands a :class:`TrajectoryFil
   enclosing session scope's start supplies the session-level values (FMT-48).
 - Nested ``agent`` scopes (subagent sessions) are trajectories of their own, embedded in their
   parent's ``subagent_trajectories`` (FMT-43), recursively.
+- A background subagent can outlive its parent turn and even its parent session: the scope projection
+  then reopens it as a *continuation* (an ``agent`` scope with ``data.continued = true``, under the
+  same parent scope and with the same ``hermes.session_id``). The continuation joins the subagent
+  trajectory of the earlier part (one embedded trajectory, steps in order, status from its last end),
+  never a file of its own (FMT-43). When the parent trajectory was already written, its file is
+  written again (same name, atomically, FMT-52) once the continuation ends. For that the last
+  :data:`RECENT_ROOTS` written roots that embed subagents are remembered (their documents and their
+  subagents' events); a continuation whose parent is no longer remembered is written as a root of its
+  own, counted (``continuations_unmerged``) and warned once.
 - Events of one trajectory are buffered and mapped in timestamp order (FMT-46) when the root ends,
   so a root's raw events stay in memory until then (session segmentation bounds that for long
   gateway sessions).
@@ -22,6 +31,7 @@ trajectory root ends, builds the ATIF document and hands a :class:`TrajectoryFil
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from operator import itemgetter
 from typing import Any, Final
@@ -40,6 +50,10 @@ SCHEMA_VERSION: Final = "ATIF-v1.7"
 _ORDER: Final = itemgetter(0, 1)
 """Sort key of a trajectory's ``(timestamp, sequence, event)`` entries."""
 PARTIAL_NOTE: Final = "partial: written at teardown before the root scope closed"
+RECENT_ROOTS: Final = 64
+"""How many written roots with embedded subagents are remembered for late continuations."""
+CONTINUED_KEY: Final = "continued"
+"""``data`` key of an ``agent`` scope start that continues an ended subagent session."""
 
 
 class TrajectoryFile:
@@ -72,7 +86,8 @@ class TrajectoryFile:
 class _Node:
     """A trajectory under construction (a root or an embedded subagent)."""
 
-    __slots__ = ("children", "end", "events", "parent", "previous", "root", "session_start", "start")
+    __slots__ = ("aliases", "children", "end", "events", "keys", "parent", "previous", "root", "session_start",
+                 "start")
 
     def __init__(self, start: ScopeEvent, parent: _Node | None, session_start: ScopeEvent | None) -> None:
         self.start = start
@@ -83,6 +98,10 @@ class _Node:
         self.events: list[tuple[int, int, ScopeEvent]] = []
         self.children: list[_Node] = []
         self.previous: str | None = None
+        self.aliases: set[int] = set()
+        """UUIDs of the continuation scopes that joined this (subagent) trajectory."""
+        self.keys: list[tuple[int, Any]] = []
+        """On a root: the continuation keys of the subagents in its tree (see ``TrajectoryAssembler``)."""
 
 
 class _Scope:
@@ -95,6 +114,38 @@ class _Scope:
         self.start = start
 
 
+class _Written:
+    """A written root remembered for late subagent continuations: its file name and document."""
+
+    __slots__ = ("document", "name", "partial", "root")
+
+    def __init__(self, root: _Node, name: str, document: dict[str, Any], partial: bool) -> None:
+        self.root = root
+        self.name = name
+        self.document = document
+        self.partial = partial
+
+
+def _replaced(document: dict[str, Any], trajectory_id: str,
+              build: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any] | None:
+    """A copy of ``document`` whose embedded trajectory ``trajectory_id`` (at any depth) is replaced by
+    ``build(<the document embedding it>)``; ``None`` when there is none. Only the path is copied."""
+    children = document.get("subagent_trajectories")
+    if not isinstance(children, list):
+        return None
+    for index, child in enumerate(children):
+        if not isinstance(child, dict):
+            continue
+        new = build(document) if child.get("trajectory_id") == trajectory_id else \
+            _replaced(child, trajectory_id, build)
+        if new is None:
+            continue
+        copy = dict(document)
+        copy["subagent_trajectories"] = [*children[:index], new, *children[index + 1:]]
+        return copy
+    return None
+
+
 class TrajectoryAssembler:
     """Routes scope events to trajectories and renders finished ones (see the module docstring).
 
@@ -102,20 +153,30 @@ class TrajectoryAssembler:
         config: the validated ``atif`` table.
         output: called with each :class:`TrajectoryFile`; an exception is counted and warned once.
         version: ``agent.version`` when ``atif.agent_version`` is not set.
+        recent_roots: how many written roots with subagents are remembered for late continuations.
     """
 
-    def __init__(self, config: AtifConfig, output: Callable[[TrajectoryFile], None], *, version: str) -> None:
+    def __init__(self, config: AtifConfig, output: Callable[[TrajectoryFile], None], *, version: str,
+                 recent_roots: int = RECENT_ROOTS) -> None:
         self.config = config
         self.output = output
         self.version = config.agent_version or version
         self.by_turn = config.group_by == "turn"
+        self.recent_roots = max(recent_roots, 0)
         self._open: dict[int, _Scope] = {}
         self._roots: dict[int, _Node] = {}
         self._held: dict[Any, _Node] = {}
+        self._subagents: dict[tuple[int, Any], _Node] = {}
+        """``(parent scope uuid, hermes.session_id)`` → the subagent trajectory a continuation joins."""
+        self._written: OrderedDict[int, _Written] = OrderedDict()
+        """Root uuid → the remembered written root, oldest first (at most ``recent_roots``)."""
+        self._reopened: dict[int, _Node] = {}
+        """Subagents of written roots whose continuation is open (``id(node)`` → node)."""
         self._seq = 0
         self._warned: set[str] = set()
         self.counts = dict.fromkeys(("trajectories_written", "partial_written", "filename_unresolved",
-                                     "write_errors", "build_errors", "unrouted_events"), 0)
+                                     "write_errors", "build_errors", "unrouted_events", "trajectories_rewritten",
+                                     "continuations_unmerged"), 0)
 
     # ------------------------------------------------------------------ routing
 
@@ -133,6 +194,8 @@ class TrajectoryAssembler:
             self._end(event)
 
     def _start(self, event: ScopeEvent) -> None:
+        if event.category == "agent" and self._continue(event):
+            return
         parent = self._open.get(event.parent_uuid) if event.parent_uuid is not None else None
         if event.parent_uuid is not None and parent is None:
             self.counts["unrouted_events"] += 1
@@ -142,6 +205,10 @@ class TrajectoryAssembler:
             node = _Node(event, owner, event)
             owner.children.append(node)
             owner.events.append((event.timestamp_us, self._seq, event))
+            if event.parent_uuid is not None:
+                key = (event.parent_uuid, event.metadata.get("hermes.session_id"))
+                self._subagents[key] = node
+                node.root.keys.append(key)
         elif owner is None and self._is_root(event):
             session = parent.start if parent is not None and parent.start.category == "agent" else None
             node = _Node(event, None, session if self.by_turn else event)
@@ -150,6 +217,34 @@ class TrajectoryAssembler:
         if node is not None:
             node.events.append((event.timestamp_us, self._seq, event))
         self._open[event.uuid] = _Scope(node, event)
+
+    def _continue(self, event: ScopeEvent) -> bool:
+        """A continuation of an ended subagent session joins that subagent's trajectory (FMT-43).
+
+        Returns whether ``event`` (an ``agent`` scope start) was taken as such. A continuation whose
+        subagent is not known (its parent trajectory was written and is no longer remembered) is left
+        to the ordinary routing: a trajectory of its own, counted and warned once.
+        """
+        data = event.data
+        if event.parent_uuid is None or not isinstance(data, Mapping) or data.get(CONTINUED_KEY) is not True:
+            return False
+        node = self._subagents.get((event.parent_uuid, event.metadata.get("hermes.session_id")))
+        if node is None:
+            if event.parent_uuid not in self._open:
+                self.counts["continuations_unmerged"] += 1
+                self._warn_once("unmerged", "a subagent continued after its parent trajectory was written and "
+                                "forgotten (only the last %d are kept); it was written as a trajectory of its own",
+                                self.recent_roots)
+            return False
+        node.aliases.add(event.uuid)
+        node.end = None  # running again
+        node.events.append((event.timestamp_us, self._seq, event))
+        self._open[event.uuid] = _Scope(node, event)
+        root = node.root.start.uuid
+        if root in self._written:
+            self._written.move_to_end(root)
+            self._reopened[id(node)] = node
+        return True
 
     def _is_root(self, event: ScopeEvent) -> bool:
         if self.by_turn:
@@ -166,6 +261,10 @@ class TrajectoryAssembler:
             return
         node.events.append((event.timestamp_us, self._seq, event))
         if node.start.uuid != event.uuid:
+            if event.uuid in node.aliases:  # a continuation ended: the subagent's real end so far
+                node.end = event
+                if self._reopened.pop(id(node), None) is not None:
+                    self._rewrite(node, partial=False)
             return
         node.end = event
         if node.parent is None:
@@ -208,6 +307,9 @@ class TrajectoryAssembler:
         self._open.clear()
         for node in roots:
             self._write(node, partial=True)
+        reopened, self._reopened = list(self._reopened.values()), {}
+        for node in reopened:  # continuations still open: their written parents get them as they are
+            self._rewrite(node, partial=True)
 
     def open_roots(self) -> int:
         """How many trajectory roots are open (or held for their continuation)."""
@@ -225,33 +327,98 @@ class TrajectoryAssembler:
             logger.warning("hermes_pipeline: atif: " + message + "; later occurrences are counted silently", *args)
 
     def _write(self, node: _Node, *, partial: bool, continued: str | None = None) -> None:
-        trajectory_id = uuid_str(node.start.uuid)
+        """Render and output the root ``node``; a root embedding subagents is then remembered."""
+        written = self._render(node, partial=partial, continued=continued)
+        if written is None or not node.keys or self.recent_roots == 0:
+            self._forget(node)
+            return
+        name, document = written
+        self._written[node.start.uuid] = _Written(node, name, document, partial)
+        node.events = []  # a late continuation renders only its subagent again
+        while len(self._written) > self.recent_roots:
+            _, oldest = self._written.popitem(last=False)
+            self._evict(oldest)
+
+    def _render(self, node: _Node, *, partial: bool,
+                continued: str | None = None) -> tuple[str, dict[str, Any]] | None:
         try:
             name = self._filename(node)
         except UnresolvedFilename as exc:
             self.counts["filename_unresolved"] += 1
             self._warn_once("unresolved", "atif.filename_unresolved: %s; the trajectory was skipped", exc)
-            return
+            return None
         try:
             document = self.document(node, partial=partial, continued=continued)
-            content = indented(document)
         except Exception as exc:  # FMT-83: one broken trajectory never stops the others
-            self.counts["build_errors"] += 1
-            self._warn_once(f"build:{type(exc).__name__}", "building a trajectory failed (%s); it was skipped",
-                            type(exc).__name__)
-            return
+            self._build_failed(exc)
+            return None
+        if not self._emit(name, node, document, partial):
+            return None
+        self.counts["trajectories_written"] += 1
+        if partial:
+            self.counts["partial_written"] += 1
+        return name, document
+
+    def _build_failed(self, exc: Exception) -> None:
+        self.counts["build_errors"] += 1
+        self._warn_once(f"build:{type(exc).__name__}", "building a trajectory failed (%s); it was skipped",
+                        type(exc).__name__)
+
+    def _emit(self, name: str, root: _Node, document: dict[str, Any], partial: bool) -> bool:
+        """Encode ``document`` and hand it to the output; ``False`` (counted) when either fails."""
+        try:
+            content = indented(document)
+        except Exception as exc:  # FMT-83
+            self._build_failed(exc)
+            return False
         session = document.get("extra", {}).get("hermes", {}).get("session_id")
         try:
-            self.output(TrajectoryFile(name, content, trajectory_id, session if isinstance(session, str) else None,
-                                       partial, document))
+            self.output(TrajectoryFile(name, content, uuid_str(root.start.uuid),
+                                       session if isinstance(session, str) else None, partial, document))
         except Exception as exc:  # FMT-37 / FMT-83: counted, warned once, never raised into the agent
             self.counts["write_errors"] += 1
             kind = getattr(exc, "kind", None) or type(exc).__name__
             self._warn_once(f"write:{kind}", "writing a trajectory failed (%s); it was dropped", kind)
+            return False
+        return True
+
+    def _rewrite(self, node: _Node, *, partial: bool, record: _Written | None = None) -> None:
+        """Write the remembered root of the subagent ``node`` again with ``node`` rendered anew (FMT-43):
+        same file name, the output replaces the earlier file atomically (FMT-52)."""
+        if record is None:
+            record = self._written.get(node.root.start.uuid)
+        if record is None:
             return
-        self.counts["trajectories_written"] += 1
-        if partial:
-            self.counts["partial_written"] += 1
+        try:
+            document = _replaced(record.document, uuid_str(node.start.uuid),
+                                 lambda parent: self.document(node, partial=partial,
+                                                              parent_model=parent["agent"]["model_name"]))
+        except Exception as exc:  # FMT-83
+            self._build_failed(exc)
+            return
+        if document is None or not self._emit(record.name, record.root, document, record.partial):
+            return
+        record.document = document
+        self.counts["trajectories_rewritten"] += 1
+
+    def _forget(self, root: _Node) -> None:
+        """Drop the continuation keys of ``root``'s subagents: a later continuation gets a file of its own."""
+        subagents = self._subagents
+        for key in root.keys:
+            node = subagents.get(key)
+            if node is not None and node.root is root:
+                del subagents[key]
+        root.keys = []
+
+    def _evict(self, record: _Written) -> None:
+        """Forget a remembered root; a continuation of it still open is written as it is, then dropped."""
+        root = record.root
+        for key, node in list(self._reopened.items()):
+            if node.root is root:
+                del self._reopened[key]
+                self._rewrite(node, partial=True, record=record)
+        self._purge(root)
+        self._forget(root)
 
     def document(self, node: _Node, *, partial: bool = False, continued: str | None = None,
                  parent_model: str | None = None) -> dict[str, Any]:
@@ -260,7 +427,10 @@ class TrajectoryAssembler:
         events = sorted(node.events, key=_ORDER)
         mapper = StepMapper(node.start.uuid, include_llm_payloads=config.include_llm_payloads,
                             include_system_prompt=config.include_system_prompt)
+        aliases = node.aliases
         for _, _, event in events:
+            if aliases and event.uuid in aliases:  # a continuation's own start and end make no step
+                continue
             mapper.feed(event)
         steps = mapper.finish()
         session = node.session_start
@@ -328,7 +498,8 @@ class TrajectoryAssembler:
                 hermes["subagent"] = subagent
         extra: dict[str, Any] = {"hermes": hermes}
         if self.config.include_observed_events:  # a subagent's events are in its own trajectory
-            own_uuid = node.start.uuid
+            own_uuid, aliases = node.start.uuid, node.aliases
             extra["observed_events"] = [event.to_atof() for _, _, event in events
-                                        if event.category != "agent" or event.uuid == own_uuid]
+                                        if event.category != "agent" or event.uuid == own_uuid
+                                        or event.uuid in aliases]
         return extra
