@@ -116,7 +116,8 @@ def test_fmt_63_67_invoke_agent_attributes(closed: list[ReceivedSpan]) -> None:
 
 
 def test_fmt_62_66_67_llm_spans_usage_attempts_and_errors(closed: list[ReceivedSpan]) -> None:
-    """FMT-62 LLM span table, FMT-26 usage, FMT-66 error.type, FMT-67 attempts: one span per attempt, retries share
+    """BOOK-6 (model, input / output tokens, cache use on every llm.call span), FMT-62 LLM span table, FMT-26
+    usage, FMT-66 error.type, FMT-67 attempts: one span per attempt, retries share
     the request id; the failed attempt is ERROR with upstream_error and retry_count; success is UNSET."""
     failed, ok, final = llm_spans(closed)
     for span in (failed, ok, final):
@@ -156,7 +157,8 @@ def test_fmt_58_66_tool_status_and_error_type(closed: list[ReceivedSpan], call_i
 
 
 def test_fmt_62_67_tool_span_attributes(closed: list[ReceivedSpan]) -> None:
-    """Tool span table: name, call id, type (extension for MCP toolsets), toolset and SM-25 category, summaries."""
+    """BOOK-7 / FMT-62: tool span table: name, call id, type (extension for MCP toolsets), toolset and SM-25
+    category, argument and result summaries (the status is checked per outcome above)."""
     ok = tool_span(closed, "call_ok").attributes
     assert (ok["gen_ai.tool.name"], ok["gen_ai.tool.type"], ok["hermes.toolset"], ok["hermes.tool.category"]) == \
         ("read_file", "function", "file", "file")

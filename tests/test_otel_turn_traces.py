@@ -255,3 +255,21 @@ def test_fmt_56a_session_level_marks_are_not_lost_when_the_session_is_no_span(pr
     attrs = dict(alone[0].attributes or {})
     assert attrs["session.id"] == attrs["gen_ai.conversation.id"] == "s"
     assert [span.name for span in spans if span.name != name] != []
+
+
+@pytest.mark.parametrize("projection", PROJECTIONS)
+def test_book_11_14_turn_tree_and_every_span_names_its_trajectory(projection: str) -> None:
+    """BOOK-11: each turn renders as one tree under its ``agent.run`` root, LLM spans with their token counts, the
+    turns grouped by session.id; BOOK-14: every span carries ``hermes.trajectory_id``, the id of the local
+    trajectory that holds its full content."""
+    spans = export(projection)
+    assert spans and all(s.attributes.get("hermes.trajectory_id") for s in spans)
+    for members in traces(spans).values():
+        root = root_of(members)
+        assert root.attributes["hermes.span_kind"] == "agent.run"
+        assert all(s is root or s.parent_span_id for s in members)
+    if projection != "gen_ai":  # the other projections name token counts in their own conventions
+        return
+    llm = [s for s in spans if s.attributes.get("hermes.span_kind") == "llm.call"]
+    assert llm and all("gen_ai.usage.input_tokens" in s.attributes and "gen_ai.usage.output_tokens" in s.attributes
+                       for s in llm)

@@ -40,8 +40,9 @@ def turn(bridge: Bridge, session_id: str, turn_id: str) -> None:
 
 
 def test_fmt_24_rows_3_4_allowed_message_ends_at_the_turn_and_skipped_one_at_once() -> None:
-    """FMT-24 rows 3-4: start {platform, event_type}; end {action}: skip at once, allow at the next
-    pre_llm_call of that session, under the session scope when the session is open."""
+    """FMT-24 rows 3-4, BOOK-10: start {platform, event_type}; end {action}: skip at once, allow at the next
+    pre_llm_call of that session, under the session scope when the session is open, a root when it is not;
+    turns without a gateway dispatch get no trigger scope."""
     engine = Engine()
     plugin, (dest,) = memory_plugin(engine)
     engine.register_hook("pre_gateway_dispatch", lambda event, **kw: {"action": "skip", "reason": "spam"}

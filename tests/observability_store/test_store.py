@@ -186,6 +186,7 @@ def test_book_22_out_of_band_edits_are_user_direct_at_start_and_end_of_run(tmp_p
 
 
 def test_book_21_excerpts_are_cut_with_an_ellipsis(tmp_path: Path) -> None:
+    """BOOK-21: memory_changes excerpts are cut to observability.audit.excerpt_chars with an ellipsis."""
     tool = memory_tool(tmp_path)
     long = "x" * 600
 
