@@ -404,3 +404,20 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                 self._open_session(child_session_id, {"child_role": child_role}, base_meta(child_session_id),
                                    state=st, ts=ts)
             self._close_session(st, data, None, meta=meta)
+
+
+def release_projection(engine: Any, plugin_name: str | None, projection: Any, listener: Any, *, own: bool,
+                       deadline: float) -> None:
+    """Detach one of a profile's consumers from the projection it listens to.
+
+    An ``own`` projection is removed from ``engine`` (when it was added as ``plugin_name``) and shut down,
+    which ends its open scopes so the listener writes its partial runs; a shared one is flushed, then only
+    loses ``listener``, as the profile's other consumers keep listening to it.
+    """
+    if own:
+        if plugin_name is not None:
+            engine.remove_plugin(plugin_name)
+        projection.shutdown(deadline)
+    else:
+        projection.flush(deadline)
+        projection.remove_listener(listener)

@@ -109,13 +109,10 @@ class StoreHandle:
         self._stop.set()
         try:
             self.engine.remove_plugin(self.probe_name)
-            if self._own:
-                if self.plugin_name is not None:
-                    self.engine.remove_plugin(self.plugin_name)
-                self.projection.shutdown(CLOSE_DEADLINE)
-            else:
-                self.projection.flush(CLOSE_DEADLINE)
-                self.projection.remove_listener(self.sink)
+            from ...export.projection import release_projection
+
+            release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
+                               deadline=CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
 

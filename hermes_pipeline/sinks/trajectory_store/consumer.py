@@ -75,13 +75,10 @@ class StoreHandle:
         """Stop recording: open runs become partial trajectories; idempotent."""
         self._stop.set()
         try:
-            if self._own:
-                if self.plugin_name is not None:
-                    self.engine.remove_plugin(self.plugin_name)
-                self.projection.shutdown(CLOSE_DEADLINE)
-            else:  # the shared projection goes on for the profile's other consumers
-                self.projection.flush(CLOSE_DEADLINE)
-                self.projection.remove_listener(self.sink)
+            from ...export.projection import release_projection
+
+            release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
+                               deadline=CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
 
