@@ -126,6 +126,28 @@ def call_identity(turn: Turn, tool_name: str, tool_call_id: str,
             None if host.toolsets is None else host.toolset_of(tool_name))
 
 
+def pre_tool_payload(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
+                     trace: list[dict[str, str]], toolset: str | None) -> dict[str, Any]:
+    """The ``pre_tool_call`` payload (one literal, schema key included: dispatch never re-sizes it)."""
+    return {
+        "tool_name": tool_name, "args": args, "task_id": turn.task_id, "session_id": turn.session.session_id,
+        "tool_call_id": tool_call_id, "turn_id": turn.turn_id, "api_request_id": api_request_id,
+        "middleware_trace": trace, "toolset": toolset, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+    }
+
+
+def post_tool_payload(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
+                      result: str, duration_ms: int, status: str | None, error_type: str | None,
+                      error_message: str | None, trace: list[dict[str, str]], toolset: str | None) -> dict[str, Any]:
+    """The ``post_tool_call`` payload (one literal, schema key included)."""
+    return {
+        "tool_name": tool_name, "args": args, "task_id": turn.task_id, "session_id": turn.session.session_id,
+        "tool_call_id": tool_call_id, "turn_id": turn.turn_id, "api_request_id": api_request_id, "result": result,
+        "duration_ms": duration_ms, "status": status, "error_type": error_type, "error_message": error_message,
+        "middleware_trace": trace, "toolset": toolset, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+    }
+
+
 class ToolCall(CallContext):
     """One tool call going through the instrumented path.
 
@@ -207,14 +229,9 @@ class ToolCall(CallContext):
     def pre_tool_call(self, entries: tuple[Entry, ...]) -> bool:
         """Dispatch ``pre_tool_call`` to ``entries`` (its listeners) and apply the directives; ``False`` when
         a plugin blocked the call."""
-        turn = self.turn
-        results = self.engine.dispatch("pre_tool_call", {  # one literal, schema key included: no re-sizing
-            "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
-            "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
-            "turn_id": turn.turn_id, "api_request_id": self.api_request_id,
-            "middleware_trace": self.trace[:], "toolset": self.toolset,
-            "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
-        }, entries)
+        results = self.engine.dispatch("pre_tool_call", pre_tool_payload(
+            self.turn, self.tool_name, self.args, self.tool_call_id, self.api_request_id, self.trace[:], self.toolset),
+            entries)
         if results:
             directive = tool_directive(results, self.args)
             self.args = directive.args
@@ -268,15 +285,9 @@ class ToolCall(CallContext):
             status, error_type, error_message = (derive_status(result) if first == "{" or first.isspace()
                                                  else _OK_STATUS)
         if post:
-            turn = self.turn
-            engine.dispatch("post_tool_call", {
-                "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
-                "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
-                "turn_id": turn.turn_id, "api_request_id": self.api_request_id, "result": result,
-                "duration_ms": duration_ms, "status": status, "error_type": error_type,
-                "error_message": error_message, "middleware_trace": self.trace[:], "toolset": self.toolset,
-                "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,  # presized: no insert in dispatch
-            }, post)
+            engine.dispatch("post_tool_call", post_tool_payload(
+                self.turn, self.tool_name, self.args, self.tool_call_id, self.api_request_id, result, duration_ms,
+                status, error_type, error_message, self.trace[:], self.toolset), post)
         if record:
             self.session.record_tool(history_entry(self.tool_name, self.args, result, status or _OK))
         if transform:
@@ -351,11 +362,8 @@ def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, 
     try:
         pre = hook_map.get("pre_tool_call")
         if pre:  # the payload of ToolCall.pre_tool_call (no middleware: an empty trace)
-            results = engine.dispatch("pre_tool_call", {
-                "tool_name": tool_name, "args": args, "task_id": turn.task_id, "session_id": session.session_id,
-                "tool_call_id": tool_call_id, "turn_id": turn.turn_id, "api_request_id": api_request_id,
-                "middleware_trace": [], "toolset": toolset, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
-            }, pre)
+            results = engine.dispatch("pre_tool_call", pre_tool_payload(
+                turn, tool_name, args, tool_call_id, api_request_id, [], toolset), pre)
             if results:
                 directive = tool_directive(results, args)
                 args = directive.args
@@ -384,16 +392,10 @@ def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, 
         stage = FINISH
         post = hook_map.get("post_tool_call")
         if post:  # the payload of ToolCall.finish
-            first = result[:1]
-            status, error_type, error_message = (derive_status(result) if first == "{" or first.isspace()
-                                                 else _OK_STATUS)
-            engine.dispatch("post_tool_call", {
-                "tool_name": tool_name, "args": args, "task_id": turn.task_id, "session_id": session.session_id,
-                "tool_call_id": tool_call_id, "turn_id": turn.turn_id, "api_request_id": api_request_id,
-                "result": result, "duration_ms": duration_ms, "status": status, "error_type": error_type,
-                "error_message": error_message, "middleware_trace": [], "toolset": toolset,
-                "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
-            }, post)
+            status, error_type, error_message = derive_status(result)
+            engine.dispatch("post_tool_call", post_tool_payload(
+                turn, tool_name, args, tool_call_id, api_request_id, result, duration_ms, status, error_type,
+                error_message, [], toolset), post)
         return result
     except BaseException as exc:
         if call is None:
