@@ -32,8 +32,8 @@ logger: Final = logging.getLogger("hermes_pipeline.export")
 F = TypeVar("F", bound=Callable[..., None])
 KeyFn = Callable[[Mapping[str, Any]], Any]
 Record = tuple[Callable[..., None], int, "tuple[str, str] | None", Mapping[str, Any], Any]
-"""``(projection, hook time in epoch ns, captured (session_id, tool_call_id) or None, the dispatch's payload,
-copy of the snapshot field or None)``."""
+"""``(projection, hook time in epoch µs, captured (session_id, tool_call_id) or None, the dispatch's
+payload, copy of the snapshot field or None)``."""
 
 
 def capture_context() -> tuple[str, str] | None:
@@ -66,11 +66,19 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
 
         project.__name__ = method.__name__
 
-        def record(self: ScopeTracker, payload: Mapping[str, Any], /) -> None:
+        @functools.wraps(method)
+        def hook(self: ScopeTracker, payload: Mapping[str, Any] | None = None, /, **fields: Any) -> None:
+            if payload is None:  # called directly with keyword arguments
+                payload = fields
             queue = self._publication
             if queue is None:
                 call(self, payload)
                 return
+            snap = None
+            if snapshot is not None:
+                value = payload.get(snapshot)
+                if type(value) is dict:
+                    snap = value.copy()
             dropped = self._dropped_keys
             if closes is not None and dropped:
                 key = closes(payload)
@@ -78,26 +86,11 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
                     dropped.discard(key)
                     queue.record_dropped()
                     return
-            snap = None
-            if snapshot is not None:
-                value = payload.get(snapshot)
-                if type(value) is dict:
-                    snap = value.copy()
-            item = (project, time_ns(), capture_context() if context else None, payload, snap)
-            inbox = queue.inbox
-            if len(inbox) < queue.room:  # the writer's fast lane (BoundedWriter.inbox): submit() minus a call
-                inbox.append(item)
-                if len(inbox) == queue.batch_size:
-                    queue.nudge()
-            elif not queue.submit(item) and opens is not None:  # full or closed: refused and counted
+            if not queue.submit((project, time_ns() // 1000, capture_context() if context else None, payload, snap)) \
+                    and opens is not None:
                 dropped.add(opens(payload))
 
-        @functools.wraps(method)
-        def hook(self: ScopeTracker, payload: Mapping[str, Any] | None = None, /, **fields: Any) -> None:
-            record(self, fields if payload is None else payload)  # called directly: keyword arguments
-
-        # The engine calls ``record`` with its payload dict itself: no keyword re-packing, no ``**fields``.
-        setattr(hook, TAKES_PAYLOAD, record)
+        setattr(hook, TAKES_PAYLOAD, True)  # the engine passes its payload dict: no keyword re-packing
         return cast(F, hookimpl(hook))
 
     return wrap
@@ -117,7 +110,7 @@ class Replay:
     def write(self, batch: list[Record]) -> None:
         tracker = self.tracker
         for project, ts, ambient, payload, snap in batch:
-            tracker._ts = ts // 1000  # the caller's thread keeps the division off its path
+            tracker._ts = ts
             tracker._ambient = ambient
             try:
                 project(tracker, payload, snap)

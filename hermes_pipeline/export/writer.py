@@ -109,8 +109,6 @@ class BoundedWriter:
         self._warned: set[str] = set()
         self._full_warning_due = False
         self._full_seen = False
-        self._full_drops: list[int] = []
-        """Queue-full drops tallied on the callers' side, lock-free: the hot drop path (see _fold_full_drops)."""
         self._counts = dict.fromkeys(("written", "dropped_queue_full", "dropped_after_errors",
                                       "dropped_at_close", "dropped_closed", "errors", "retries"), 0)
         self._done = 0
@@ -120,13 +118,6 @@ class BoundedWriter:
         """Items of the batch in flight not yet settled as written or dropped."""
         self._ready = False
         """The worker has opened the destination (flush waits for it too)."""
-        self.inbox = self._queue
-        """The FIFO itself: a caller queuing one item per hook may append to it without a method call
-        while ``len(inbox) < room``, calling :meth:`nudge` when its append makes the length
-        ``batch_size``, and call :meth:`submit` otherwise (which counts the refusal)."""
-        self.room = max_queue_size
-        """``max_queue_size`` while the writer accepts items, 0 once it closes."""
-        self.batch_size = max_batch_size
 
     # ------------------------------------------------------------------ caller side
 
@@ -141,23 +132,19 @@ class BoundedWriter:
     def submit(self, item: Any, *, force: bool = False) -> bool:
         """Queue ``item``; ``False`` (and a counted drop) when the queue is full or the writer closed.
 
-        Never blocks on the destination, never does I/O and takes no lock, not even to count a
-        drop (a deque or list append is atomic): a worker that holds the writer's lock can never
-        make the hook caller wait. The first queue-full drop is reported by one WARNING from the
-        worker thread (FMT-80). ``force`` queues past a full queue: for the end of a scope whose
-        start was accepted, so that a stateful exporter never keeps a scope open forever (the
-        overshoot is bounded by the number of open scopes).
+        Never blocks on the destination, never does I/O and takes no lock (a deque append is
+        atomic): a worker that holds the writer's lock can never make the hook caller wait. The
+        first queue-full drop is reported by one WARNING from the worker thread (FMT-80).
+        ``force`` queues past a full queue: for the end of a scope whose start was accepted, so
+        that a stateful exporter never keeps a scope open forever (the overshoot is bounded by
+        the number of open scopes).
         """
         queue = self._queue
         if self._closing:
             self._count_refused("dropped_closed")
             return False
         if len(queue) >= self._max and not force:
-            self._full_drops.append(1)
-            if not self._full_seen:
-                self._full_seen = True
-                self._full_warning_due = True
-                self._wake.set()
+            self._count_refused("dropped_queue_full")
             return False
         queue.append(item)
         if len(queue) == self._batch:  # a full batch is waiting: worth a wake-up now
@@ -167,29 +154,18 @@ class BoundedWriter:
         # it nothing.
         return True
 
-    def nudge(self) -> None:
-        """Wake the worker now: a full batch is waiting (see :attr:`inbox`)."""
-        self._wake.set()
-
     def _count_refused(self, key: str) -> None:
-        with self._lock:  # rare (a closed writer): overload is no time to lose counts
+        with self._lock:  # only on the drop path: overload is no time to lose counts
             self._counts[key] += 1
+            if key == "dropped_queue_full" and not self._full_seen:
+                self._full_seen = True
+                self._full_warning_due = True
+                self._wake.set()
 
     def record_dropped(self, count: int = 1) -> None:
         """Count items the caller dropped itself because of back-pressure (e.g. the end of a dropped start)."""
-        self._full_drops.append(count)
-
-    def _fold_full_drops(self) -> None:
-        """Move the queue-full drops tallied by callers into the counts (lock held by the caller).
-
-        Callers append to the tally without the lock (a list append is atomic) and only this
-        method, serialised by the lock, removes what it has added up: no drop is lost or counted twice.
-        """
-        tally = self._full_drops
-        if tally:
-            taken = len(tally)
-            self._counts["dropped_queue_full"] += sum(tally[:taken])
-            del tally[:taken]
+        with self._lock:
+            self._counts["dropped_queue_full"] += count
 
     def flush(self, deadline_seconds: float) -> bool:
         """Wait until everything submitted before this call was processed; ``False`` on timeout (FMT-84)."""
@@ -238,7 +214,6 @@ class BoundedWriter:
         with self._cond:
             if not self._closing:
                 self._closing = True
-                self.room = 0
                 self._close_deadline = time.monotonic() + max(deadline_seconds, 0.0)
         self._wake.set()
 
@@ -254,7 +229,6 @@ class BoundedWriter:
         """Counters: ``submitted``, ``written``, ``dropped_queue_full``, ``dropped_after_errors``,
         ``dropped_at_close``, ``dropped_closed``, ``errors``, ``retries`` and ``queue_depth``."""
         with self._lock:
-            self._fold_full_drops()
             depth = len(self._queue)
             out = {"submitted": self._taken + depth, **self._counts, "queue_depth": depth}
         return out
@@ -311,7 +285,6 @@ class BoundedWriter:
                 wake.wait(self._linger)  # gather a batch; a full batch, flush() or close() cut this short
                 wake.clear()
             with self._lock:  # callers append without it; taking and counting stay consistent for stats()
-                self._fold_full_drops()  # keeps the tally short while the queue overflows
                 batch = [queue.popleft() for _ in range(min(len(queue), self._batch))]
                 self._taken += len(batch)
                 self._left = len(batch)

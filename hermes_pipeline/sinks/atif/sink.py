@@ -148,12 +148,6 @@ class AtifSink:
         writer = self._writer
         if writer is None:
             return
-        inbox = writer.inbox
-        if len(inbox) < writer.room and not self._dropped_starts:
-            inbox.append(event)  # the writer's method-free path while it has room (BoundedWriter.inbox)
-            if len(inbox) == writer.batch_size:
-                writer.nudge()
-            return
         submit_paired(writer, event, self._dropped_starts)  # ends always get in: the assembler needs them
 
     # ------------------------------------------------------------------ worker side

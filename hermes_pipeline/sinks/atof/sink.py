@@ -211,14 +211,7 @@ class AtofSink:
 
     def __call__(self, event: ScopeEvent) -> None:
         for route in self._routes:  # a line sink keeps no state: ends queue like any event
-            writer = route.writer
-            inbox = writer.inbox
-            if len(inbox) < writer.room and not route.dropped_starts:
-                inbox.append(event)  # the writer's method-free path while it has room (BoundedWriter.inbox)
-                if len(inbox) == writer.batch_size:
-                    writer.nudge()
-            else:
-                submit_paired(writer, event, route.dropped_starts, force_end=False)
+            submit_paired(route.writer, event, route.dropped_starts, force_end=False)
 
     def _each_writer(self, action: str, seconds: float) -> bool:
         """``flush`` or ``close`` every route's writer within ``seconds`` in all (a stream also within its
