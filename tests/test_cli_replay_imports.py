@@ -93,7 +93,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_replaying_a_file_loads_no_exporter_server_dashboard_or_other_command(recorded: Path, tmp_path: Path) -> None:
     others = sorted({m for name, m in COMMANDS.items() if name != "replay"} - {COMMANDS["replay"]})
-    names = [*NOT_LOADED, *others, "ruamel.yaml"]
+    names = [*NOT_LOADED, *others, "yaml", "ruamel.yaml"]
     result = _run_child(["replay", str(recorded), "--output", str(tmp_path / "new.json")], names,
                         recorded.parent.parent)
     assert result["code"] == 0, result["stderr"]
@@ -108,8 +108,9 @@ def test_replaying_a_file_loads_no_exporter_server_dashboard_or_other_command(re
 def test_replaying_by_id_reads_the_profile_config_to_find_the_store(recorded: Path) -> None:
     """The counterpart: an id needs the store directory from ``config.yaml`` (the YAML reader is loaded), and
     the new run goes to the store; still nothing of :data:`NOT_LOADED`."""
-    result = _run_child(["replay", recorded.name[11:-5]], ["ruamel.yaml", *NOT_LOADED], recorded.parent.parent)
+    result = _run_child(["replay", recorded.name[11:-5]], ["yaml", "ruamel.yaml", *NOT_LOADED], recorded.parent.parent)
     assert result["code"] == 0, result["stderr"]
-    assert result["loaded"]["ruamel.yaml"]
+    assert result["loaded"]["yaml"]  # the profile's config.yaml is read as Hermes reads it (PyYAML)
+    assert not result["loaded"]["ruamel.yaml"]  # the comment-keeping editor is not needed to read
     assert [name for name in NOT_LOADED if result["loaded"][name]] == []
     assert "wrote " + str(recorded.parent) in result["stderr"]

@@ -8,7 +8,9 @@ modules are loaded. Without an ``opentelemetry`` section the OpenTelemetry SDK a
 imported; with shared metrics off neither jsonschema nor the shared-metrics collection machinery is;
 a files-only pipeline loads neither ``requests`` nor the OTLP configuration modules; an ``opentelemetry``
 section without a ``metrics`` table loads neither protobuf nor the metrics SDK (the default exporter sends
-the directly encoded bytes through the SDK's HTTP client); pydantic-settings is never imported.
+the directly encoded bytes through the SDK's HTTP client); pydantic-settings is never imported; SQLite
+is loaded only for a shared-metrics store that exists (a consent window to close) or collection switched
+on; ruamel.yaml only for what needs it (a YAML pipeline file), not to read ``config.yaml``.
 Each check has its counterpart (the section or setting switched on loads the module), so a check
 cannot pass merely because a module name is wrong.
 """
@@ -59,7 +61,7 @@ CHILD = textwrap.dedent("""\
 WATCHED = ("opentelemetry.sdk", "google.protobuf", "jsonschema", "hermes_pipeline.shared_metrics.api",
            "hermes_pipeline.shared_metrics.collector", "opentelemetry", "requests", "pydantic_settings",
            "hermes_pipeline.sinks.otel.config", "hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics",
-           "opentelemetry.exporter.otlp.proto.http.trace_exporter")
+           "opentelemetry.exporter.otlp.proto.http.trace_exporter", "sqlite3", "ruamel.yaml")
 
 
 def _pipeline(root: Path, otlp: bool, metrics: bool = False) -> Path:
@@ -99,16 +101,28 @@ def _pipeline(root: Path, otlp: bool, metrics: bool = False) -> Path:
 
 
 def _register(root: Path, *, otlp: bool = False, shared_metrics: bool = False,
-              metrics: bool = False) -> dict[str, list[str]]:
+              metrics: bool = False, yaml_pipeline: bool = False, store: bool = False) -> dict[str, list[str]]:
     home = root / "home"
     home.mkdir()
+    if store:  # a store left by an earlier run with collection on (its consent window is closed at start)
+        from hermes_pipeline.shared_metrics.store import MetricsStore
+
+        MetricsStore(home).connect().close()
     config = "plugins:\n  enabled:\n    - hermes_pipeline\n"
     if shared_metrics:
         config += "telemetry:\n  shared_metrics:\n    enabled: true\n"
     (home / "config.yaml").write_text(config, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OTEL_"))}
+    pipeline = _pipeline(root, otlp, metrics)
+    if yaml_pipeline:
+        import tomllib
+
+        import yaml
+
+        pipeline = pipeline.with_suffix(".yaml")
+        pipeline.write_text(yaml.safe_dump(tomllib.loads(pipeline.with_suffix(".toml").read_text("utf-8"))), "utf-8")
     env.update(HERMES_HOME=str(home), HOME=str(root / "user"), XDG_CONFIG_HOME=str(root / "xdg"),
-               HERMES_NEMO_RELAY_PLUGINS_TOML=str(_pipeline(root, otlp, metrics)),
+               HERMES_NEMO_RELAY_PLUGINS_TOML=str(pipeline),
                HERMES_PIPELINE_SYSTEM_PLUGINS_TOML=str(root / "no-system.toml"))
     proc = subprocess.run([sys.executable, "-c", CHILD, *WATCHED], cwd=root, env=env, capture_output=True,
                           text=True, timeout=120)
@@ -189,8 +203,21 @@ def test_protobuf_is_imported_only_for_a_batch_the_direct_encoder_does_not_cover
 def test_shared_metrics_on_loads_the_collector_and_still_no_jsonschema_until_a_package_is_built(
         tmp_path: Path) -> None:
     loaded = _register(tmp_path, shared_metrics=True)["loaded"]
-    assert "hermes_pipeline.shared_metrics.collector" in loaded
+    assert "hermes_pipeline.shared_metrics.collector" in loaded and "sqlite3" in loaded
     assert "opentelemetry.sdk" not in loaded and "jsonschema" not in loaded
+
+
+def test_an_existing_shared_metrics_store_is_reconciled_with_sqlite(tmp_path: Path) -> None:
+    """Shared metrics off but a store on disk: its consent window is closed (SM-89), which needs SQLite; the
+    counterpart of the files-only check, where no store exists and SQLite is not imported."""
+    loaded = _register(tmp_path, store=True)["loaded"]
+    assert "sqlite3" in loaded
+    assert "hermes_pipeline.shared_metrics.collector" not in loaded
+
+
+def test_a_yaml_pipeline_file_loads_ruamel_yaml(tmp_path: Path) -> None:
+    """The counterpart of the files-only check for ruamel.yaml: pipeline YAML files are read with it."""
+    assert "ruamel.yaml" in _register(tmp_path, yaml_pipeline=True)["loaded"]
 
 
 def test_package_validation_still_imports_jsonschema_when_needed() -> None:

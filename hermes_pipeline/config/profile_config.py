@@ -32,6 +32,7 @@ from .alert_settings import SECTIONS as ALERT_SECTIONS
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import ConfigError
 from .files import read_config_text
+from .yaml_text import load_yaml_text
 from .observability_settings import DEFAULTS as OBSERVABILITY_DEFAULTS
 from .observability_settings import KEYS as OBSERVABILITY_KEYS
 from .observability_settings import MAP_KEYS, ObservabilitySettings, observability_from
@@ -156,14 +157,12 @@ class ProfileSettings(BaseModel):
 
 def read_yaml_mapping(path: Path) -> tuple[dict[str, Any], str | None]:
     """The top-level mapping of a YAML file: ``({}, None)`` when missing, ``({}, reason)`` when unusable."""
-    from ruamel.yaml import YAML
-
     try:  # only a regular file below the size limit: a FIFO or /dev/zero must never hang the host
         text = read_config_text(path, code="config.invalid_file")
     except ConfigError as exc:
         return {}, None if exc.code == "pipeline.file_missing" else exc.message
     try:
-        data = YAML(typ="safe", pure=True).load(text)
+        data = load_yaml_text(text)
     except Exception as exc:
         return {}, f"is not valid YAML ({type(exc).__name__})"
     if data is None:

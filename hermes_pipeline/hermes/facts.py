@@ -15,6 +15,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Final
 
+from ..config.yaml_text import load_yaml_text
+
 __all__ = [
     "BRIDGE_PLUGIN",
     "RELAY_PLUGIN",
@@ -139,7 +141,7 @@ def read_profile(home: str | Path | None = None) -> HermesProfile:
     data: Any = {}
     error = None
     try:
-        data = _load_yaml(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml_text(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         data = {}
     except Exception as exc:  # unreadable or invalid YAML
@@ -167,17 +169,6 @@ def _enabled(data: dict[str, Any], *path: str) -> bool:
     for part in path:
         node = node.get(part) if isinstance(node, dict) else None
     return isinstance(node, dict) and node.get("enabled") is True
-
-
-def _load_yaml(text: str) -> Any:
-    """Safe-load YAML with PyYAML when present (Hermes has it loaded already), else ruamel.yaml."""
-    try:
-        import yaml  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:
-        from ruamel.yaml import YAML
-
-        return YAML(typ="safe", pure=True).load(text)
-    return yaml.safe_load(text)
 
 
 class RegistryToolsets(Mapping[str, str]):

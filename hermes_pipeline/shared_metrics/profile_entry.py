@@ -1,7 +1,7 @@
 """The shared-metrics first-party consumer of :func:`hermes_pipeline.config.open_profile`.
 
 A profile with shared metrics off (the default) only runs the consent reconciler
-(:mod:`.switched_off`); the collection machinery (:mod:`.api`: projector, collector, packager,
+(:mod:`.switched_off`), and only when a store exists or sending is on; the collection machinery (:mod:`.api`: projector, collector, packager,
 jsonschema) is imported only when the profile's ``config.yaml`` enables shared metrics.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .location import database_path
 
 if TYPE_CHECKING:
     from .api import SharedMetrics
@@ -23,8 +25,11 @@ def attach_for_profile(profile: Any) -> SharedMetrics | None:
         from .api import attach_for_profile as attach
 
         return attach(profile)
+    home = Path(profile.home).expanduser()
+    if settings.send is not True and not database_path(home).is_file():
+        return None  # off, never sent and no store: nothing to reconcile, so SQLite is not even imported
     from .clock import SystemClock
     from .switched_off import switch_off
 
-    switch_off(Path(profile.home).expanduser(), send=settings.send is True, clock=SystemClock())
+    switch_off(home, send=settings.send is True, clock=SystemClock())
     return None

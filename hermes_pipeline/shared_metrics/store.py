@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .clock import parse_stamp, period_of, stamp
+from .location import database_path, store_directory
 from .resource import Resource
 
 logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
@@ -129,8 +130,8 @@ class MetricsStore:
 
     def __init__(self, hermes_home: Path | str) -> None:
         self.home = Path(hermes_home).expanduser()
-        self.directory = self.home / "telemetry" / "shared_metrics"
-        self.db_path = self.directory / "metrics.sqlite3"
+        self.directory = store_directory(self.home)
+        self.db_path = database_path(self.home)
         self.outbox = self.directory / "outbox"
 
     def exists(self) -> bool:
