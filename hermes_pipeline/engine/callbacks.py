@@ -26,6 +26,14 @@ hookimpl itself; a function as the value is called instead, with the plugin obje
 the hookimpl is a method: ``record(self, payload)`` (the hookimpl may then keep a keyword
 signature for direct calls without the dispatch paying for it)."""
 
+RECORD_LANE: Final = "hermes_pipeline_record_lane"
+"""Attribute of a hookimpl that only records the hook for later (never blocks, never returns a value):
+a function ``bind(plugin) -> lane`` (``plugin``: the hookimpl's object, ``None`` for a function), where
+``lane(fields)`` makes the same record from the hook's fields, one tuple in the hookspec's parameter
+order without ``telemetry_schema_version``. When every listener of a hook has one, a host may call
+the lanes (:meth:`~hermes_pipeline.engine.core.Engine.record_lanes`) instead of building the payload
+and dispatching it; the tuple is then shared and its values must not be mutated."""
+
 TRYFIRST, NORMAL, TRYLAST = 0, 1, 2
 
 

@@ -15,7 +15,7 @@ from typing import Any, Final
 from ..contract.hooks import MIDDLEWARE_KINDS, OBSERVER_HOOKS
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .awaitables import run_awaitable
-from .callbacks import NORMAL, Entry, adapt_callback, require_callable, takes_all
+from .callbacks import NORMAL, RECORD_LANE, Entry, adapt_callback, require_callable, takes_all
 from .failures import FailureLog, FailureStats
 from .hang import TIMED_OUT, HangGuard, parse_timeout
 from .middleware import apply_request_middleware, run_execution_chain
@@ -64,6 +64,7 @@ class Engine:
         """Read-only live view, middleware kind → its callbacks (see :attr:`hook_listeners`)."""
         self._hook_map = self.hook_listeners
         self._mw_map = self.middleware_listeners
+        self._lanes: dict[str, tuple[tuple[Entry, ...], tuple[Callable[[tuple[Any, ...]], None], ...] | None]] = {}
         self._guard: HangGuard | None = None
         if hook_callback_timeout is None:
             hook_callback_timeout = parent.hook_callback_timeout if parent is not None else 0.0
@@ -91,6 +92,7 @@ class Engine:
     def hook_callback_timeout(self, value: object) -> None:
         seconds = parse_timeout(value)
         self._guard = HangGuard(seconds, on_timeout=self.failures.callback_timed_out) if seconds > 0 else None
+        self._lanes.clear()  # lanes are offered only without hang protection
 
     # ------------------------------------------------------------------ registration
 
@@ -201,6 +203,29 @@ class Engine:
             if result is not None:
                 results.append(result)
         return results
+
+    def record_lanes(self, hook: str, entries: tuple[Entry, ...]) -> tuple[Callable[[tuple[Any, ...]], None], ...] | None:
+        """The record lanes of ``entries`` (the ``hook_listeners[hook]`` just read), or ``None``.
+
+        Not ``None`` only when every listener of ``hook`` is a recorder offering a lane
+        (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`) and hang protection is off: the host
+        may then call ``lane(fields)`` for each, with the hookspec's fields in its parameter order,
+        instead of building the payload and calling :meth:`dispatch` (the outcome is the same: these
+        listeners return nothing). Cached per listener tuple.
+        """
+        cached = self._lanes.get(hook)
+        if cached is not None and cached[0] is entries:
+            return cached[1]
+        lanes: list[Callable[[tuple[Any, ...]], None]] | None = []
+        for entry in entries:
+            bind = getattr(entry.callback, RECORD_LANE, None)
+            if bind is None or lanes is None:
+                lanes = None
+                break
+            lanes.append(bind(getattr(entry.callback, "__self__", None)))
+        found = tuple(lanes) if lanes and self._guard is None else None
+        self._lanes[hook] = (entries, found)
+        return found
 
     def _dispatch_guarded(self, hook: str, entries: tuple[Entry, ...], payload: dict[str, Any]) -> list[Any]:
         """:meth:`dispatch` with hang protection: each callback on a bounded worker (spec 01 §11)."""

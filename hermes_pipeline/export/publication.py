@@ -4,7 +4,10 @@ With a deferred :class:`~hermes_pipeline.export.projection.ScopePlugin`, each ``
 :func:`deferrable` captures the hook time (and, where needed, the caller's context) and appends one
 record to a single bounded FIFO; the publication thread replays the records in order against the
 tracker, which emits the scope events to the listeners. The caller's thread therefore pays a clock
-read, a tuple and a queue append per hook, whatever the number of exporters.
+read, a tuple and a queue append per hook, whatever the number of exporters. Each such hookimpl also
+offers a record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record from the
+hook's fields passed positionally, which a host uses when every listener of the hook has one (the tool
+path of :mod:`hermes_pipeline.host.tools`), so that no payload dict is built and nothing is dispatched.
 
 When the queue is full the record is dropped and counted (``pipeline.events_dropped``); a dropped
 record that would open a scope (tool call, provider attempt, turn, subagent) also drops the record
@@ -20,8 +23,9 @@ from collections.abc import Callable, Mapping
 from time import time_ns
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
+from ..contract import hookspecs
 from ..contract.hookspecs import hookimpl
-from ..engine.callbacks import TAKES_PAYLOAD, declared_method
+from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..host.context import current as _context
 
 if TYPE_CHECKING:
@@ -31,9 +35,9 @@ logger: Final = logging.getLogger("hermes_pipeline.export")
 
 F = TypeVar("F", bound=Callable[..., None])
 KeyFn = Callable[[Mapping[str, Any]], Any]
-Record = tuple[Callable[..., None], int, "tuple[str, str] | None", Mapping[str, Any], Any]
+Record = tuple[Callable[..., None], int, "tuple[str, str] | None", "Mapping[str, Any] | tuple[Any, ...]", Any]
 """``(projection, hook time in epoch µs, captured (session_id, tool_call_id) or None, the dispatch's
-payload, copy of the snapshot field or None)``."""
+payload or the record lane's fields, copy of the snapshot field or None)``."""
 
 
 def capture_context() -> tuple[str, str] | None:
@@ -91,9 +95,62 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
                 dropped.add(opens(payload))
 
         setattr(hook, TAKES_PAYLOAD, True)  # the engine passes its payload dict: no keyword re-packing
+        lane = _lane(method, names, opens, closes, context, snapshot)
+        if lane is not None:
+            setattr(hook, RECORD_LANE, lane)
         return cast(F, hookimpl(hook))
 
     return wrap
+
+
+def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | None, closes: KeyFn | None,
+          context: bool, snapshot: str | None) -> Callable[[Any], Callable[[tuple[Any, ...]], None]] | None:
+    """The hook's record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record as the
+    hookimpl, from the fields given positionally in hookspec order, so a host skips the payload dict and the
+    dispatch. ``None`` when the method's parameters are not a prefix of the hookspec's (then only the
+    hookimpl exists)."""
+    spec = getattr(hookspecs, method.__name__, None)
+    if spec is None:
+        return None
+    order = tuple(inspect.signature(spec).parameters)
+    if order[:len(names)] != names:
+        return None
+    count = len(names)
+    at = names.index(snapshot) if snapshot is not None else -1
+
+    def project(tracker: ScopeTracker, fields: tuple[Any, ...], snap: Any) -> None:
+        if snap is not None:
+            fields = (*fields[:at], snap, *fields[at + 1:])
+        method(tracker, *fields[:count])
+
+    project.__name__ = method.__name__
+
+    def bind(self: ScopeTracker) -> Callable[[tuple[Any, ...]], None]:
+        queue = self._publication  # set once, when the tracker is made
+        if queue is None:
+            def direct(fields: tuple[Any, ...]) -> None:
+                method(self, *fields[:count])
+
+            return direct
+        dropped = self._dropped_keys
+        offer = queue.submit
+
+        def lane(fields: tuple[Any, ...]) -> None:
+            if closes is not None and dropped:
+                key = closes(dict(zip(names, fields)))
+                if key in dropped:
+                    dropped.discard(key)
+                    queue.record_dropped()
+                    return
+            value = fields[at] if at >= 0 else None
+            if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
+                          value.copy() if type(value) is dict else None)) and opens is not None:
+                dropped.add(opens(dict(zip(names, fields))))
+
+        lane.__name__ = method.__name__
+        return lane
+
+    return bind
 
 
 class Replay:

@@ -136,6 +136,22 @@ def pre_tool_payload(turn: Turn, tool_name: str, args: dict[str, Any], tool_call
     }
 
 
+def pre_tool_fields(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
+                    trace: list[dict[str, str]], toolset: str | None) -> tuple[Any, ...]:
+    """The ``pre_tool_call`` fields in hookspec order, for record lanes (:meth:`Engine.record_lanes`);
+    the same values as :func:`pre_tool_payload` (a test holds them together)."""
+    return (tool_name, args, turn.task_id, turn.session.session_id, tool_call_id, turn.turn_id, api_request_id, trace,
+            toolset)
+
+
+def post_tool_fields(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
+                     result: str, duration_ms: int, status: str | None, error_type: str | None,
+                     error_message: str | None, trace: list[dict[str, str]], toolset: str | None) -> tuple[Any, ...]:
+    """The ``post_tool_call`` fields in hookspec order (see :func:`pre_tool_fields`)."""
+    return (tool_name, args, turn.task_id, turn.session.session_id, tool_call_id, turn.turn_id, api_request_id, result,
+            duration_ms, status, error_type, error_message, trace, toolset)
+
+
 def post_tool_payload(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
                       result: str, duration_ms: int, status: str | None, error_type: str | None,
                       error_message: str | None, trace: list[dict[str, str]], toolset: str | None) -> dict[str, Any]:
@@ -362,8 +378,15 @@ def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, 
     try:
         pre = hook_map.get("pre_tool_call")
         if pre:  # the payload of ToolCall.pre_tool_call (no middleware: an empty trace)
-            results = engine.dispatch("pre_tool_call", pre_tool_payload(
-                turn, tool_name, args, tool_call_id, api_request_id, [], toolset), pre)
+            lanes = engine.record_lanes("pre_tool_call", pre)
+            if lanes is not None:  # recorders only (nothing can block or modify): their lanes, no payload
+                fields = pre_tool_fields(turn, tool_name, args, tool_call_id, api_request_id, [], toolset)
+                for lane in lanes:
+                    lane(fields)
+                results = None
+            else:
+                results = engine.dispatch("pre_tool_call", pre_tool_payload(
+                    turn, tool_name, args, tool_call_id, api_request_id, [], toolset), pre)
             if results:
                 directive = tool_directive(results, args)
                 args = directive.args
@@ -393,9 +416,16 @@ def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, 
         post = hook_map.get("post_tool_call")
         if post:  # the payload of ToolCall.finish
             status, error_type, error_message = derive_status(result)
-            engine.dispatch("post_tool_call", post_tool_payload(
-                turn, tool_name, args, tool_call_id, api_request_id, result, duration_ms, status, error_type,
-                error_message, [], toolset), post)
+            lanes = engine.record_lanes("post_tool_call", post)
+            if lanes is not None:
+                fields = post_tool_fields(turn, tool_name, args, tool_call_id, api_request_id, result, duration_ms,
+                                          status, error_type, error_message, [], toolset)
+                for lane in lanes:
+                    lane(fields)
+            else:
+                engine.dispatch("post_tool_call", post_tool_payload(
+                    turn, tool_name, args, tool_call_id, api_request_id, result, duration_ms, status, error_type,
+                    error_message, [], toolset), post)
         return result
     except BaseException as exc:
         if call is None:
