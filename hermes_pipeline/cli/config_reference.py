@@ -1,7 +1,7 @@
 """What each configuration key does, in plain words: the text half of ``docs/configuration.md``.
 
 The key names and their types come from the key tables the validator uses (the ``observability``
-component's :mod:`~hermes_pipeline.components.observability_keys` and each sink's ``config.py``, the pydantic models of the
+component's :mod:`~hermes_pipeline.components.observability_keys` and each sink's ``config.py``, the records of the
 pipeline document, the ``request_defaults`` tables and the profile's ``KNOWN_KEYS``); defaults come
 from the sinks' configuration dataclasses where they hold them. This module only adds what code
 cannot say: the effect of each key and the defaults that are not a plain value. A test fails when a

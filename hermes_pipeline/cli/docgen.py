@@ -6,7 +6,7 @@
 
 Key names come from the tables the validator itself uses, each key's type from its checker (the text
 the checker gives for a wrong value), defaults from the sinks' configuration dataclasses and the
-pydantic models where they hold a plain value, and the effect from :mod:`.config_reference`.
+pipeline document's records where they hold a plain value, and the effect from :mod:`.config_reference`.
 :func:`undocumented` lists keys of the tables without an entry there (and entries naming no key); a
 test requires it to be empty and the checked-in page to equal :func:`render`.
 """
@@ -65,17 +65,15 @@ def _annotation(annotation: Any) -> str:
 
 
 def model_types(model: Any) -> dict[str, str]:
-    """Key → type text of a pydantic model's fields."""
-    return {name: _annotation(info.annotation) for name, info in model.model_fields.items()}
+    """Key → type text of a record's (dataclass's) fields."""
+    hints = typing.get_type_hints(model)
+    return {f.name: _annotation(hints[f.name]) for f in dataclasses.fields(model)}
 
 
 def model_defaults(model: Any) -> dict[str, Any]:
-    """Key → plain default of a pydantic model's fields (factories and models left out)."""
-    out: dict[str, Any] = {}
-    for name, info in model.model_fields.items():
-        if not info.is_required() and info.default_factory is None:
-            out[name] = info.default
-    return out
+    """Key → plain default of a record's (dataclass's) fields (factories left out)."""
+    return {f.name: f.default for f in dataclasses.fields(model)
+            if f.default is not dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
 
 
 def dataclass_defaults(cls: Any, rename: Mapping[str, str] | None = None) -> dict[str, Any]:

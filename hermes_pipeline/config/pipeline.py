@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from .components import ResolvedKind, apply_drops, available_kinds, resolve_kind, validate_config
 from .diagnostics import Diagnostics
 from .discovery import Candidate, PipelineSettings, plan_layers
@@ -206,11 +204,7 @@ def load_pipeline(
         except ConfigError as exc:
             diagnostics.fail(exc, component=plan.id)
     diagnostics.raise_if_failed()
-    try:
-        document = PipelineDocument.model_validate(merged.data)
-    except ValidationError as exc:  # pragma: no cover - validation above guarantees the shape
-        first = exc.errors()[0]
-        raise ConfigError(f"invalid document: {first['msg']}", path=target, code="pipeline.invalid") from None
+    document = PipelineDocument.from_data(merged.data, path=target)
     return LoadedPipeline(target, candidates, merged, policy, document, components, dynamic, diagnostics)
 
 

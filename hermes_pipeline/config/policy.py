@@ -7,9 +7,8 @@ WARNING, ``error`` records an ERROR and the load fails.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal
-
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass
+from typing import Any, Final, Literal, cast
 
 from .diagnostics import Diagnostics
 from .errors import ConfigError
@@ -32,14 +31,28 @@ def fixed_locator(source: str | None, line: int | None = None) -> Locator:
     return locate
 
 
-class Policy(BaseModel):
-    """The effective ``[policy]`` (defaults: ``warn`` / ``warn`` / ``error``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    """The effective ``[policy]`` (defaults: ``warn`` / ``warn`` / ``error``); a level other than
+    ``ignore``, ``warn`` or ``error`` is a ``ValueError``."""
 
     unknown_component: PolicyLevel = "warn"
     unknown_field: PolicyLevel = "warn"
     unsupported_value: PolicyLevel = "error"
+
+    def __post_init__(self) -> None:
+        for key in POLICY_KEYS:
+            value = getattr(self, key)
+            if type(value) is not str or value not in LEVELS:
+                raise ValueError(f"policy.{key}: expected one of {', '.join(LEVELS)}, got {value!r}")
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Policy:
+        """The policy of a ``[policy]`` table (unknown keys are a ``ValueError``)."""
+        extra = set(data) - set(POLICY_KEYS)
+        if extra:
+            raise ValueError(f"policy: unexpected key {sorted(extra)[0]!r}")
+        return cls(**{key: cast(PolicyLevel, value) for key, value in data.items()})
 
 
 DEFAULT_POLICY: Final = Policy()

@@ -19,11 +19,10 @@ import ipaddress
 import math
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Any, Final
 from urllib.parse import urlsplit
-
-from pydantic import BaseModel, ConfigDict
 
 from .alert_settings import DEFAULTS as ALERT_DEFAULTS
 from .alert_settings import AlertSettings, alerts_from
@@ -45,10 +44,9 @@ _send_warning_lock = threading.Lock()
 _send_warned = False
 
 
-class SharedMetricsSettings(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedMetricsSettings:
     """``telemetry.shared_metrics``: collection and transmission are separate opt-ins (CFG-65)."""
-
-    model_config = ConfigDict(frozen=True)
 
     enabled: bool = False
     send: bool = False
@@ -61,19 +59,17 @@ class SharedMetricsSettings(BaseModel):
         return self.enabled and self.send and self.endpoint is not None
 
 
-class SessionSegmentSettings(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionSegmentSettings:
     """``gateway.telemetry.session_segments`` (spec 03 §14)."""
-
-    model_config = ConfigDict(frozen=True)
 
     on_compaction: bool = False
     max_turns: int = 0
 
 
-class TrajectorySettings(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrajectorySettings:
     """``observability.trajectories``: the profile's trajectory store (spec 06 §0, §7)."""
-
-    model_config = ConfigDict(frozen=True)
 
     enabled: bool = False
     dir: str = "trajectories"
@@ -87,10 +83,9 @@ class TrajectorySettings(BaseModel):
             else Path(self.dir).expanduser()
 
 
-class DashboardSettings(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DashboardSettings:
     """``observability.dashboard``: the local dashboard's default address and its Jaeger UI (spec 06 §10)."""
-
-    model_config = ConfigDict(frozen=True)
 
     host: str = "127.0.0.1"
     port: int = 3001
@@ -98,45 +93,9 @@ class DashboardSettings(BaseModel):
     """Base URL of a Jaeger UI; the dashboard links runs and sessions to their traces there."""
 
 
-class _Kept:
-    """Validation of a field typed with a (standard-library) dataclass: an instance of exactly that class is
-    kept as it is, as pydantic keeps it; any other value goes through pydantic's own validation of the
-    class, whose schema is built on first use.
-
-    Pydantic would otherwise build the schema of every such dataclass, nested ones included, when
-    :class:`ProfileSettings` is defined: about ten milliseconds of every process start that opens a
-    profile (Hermes with the bridge), for values that are always instances.
-    """
-
-    def __init__(self, cls: type) -> None:
-        self.cls = cls
-        self._adapter: Any = None
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema
-
-        return core_schema.no_info_plain_validator_function(self._validate)
-
-    def _validate(self, value: Any) -> Any:
-        if type(value) is self.cls:
-            return value
-        if self._adapter is None:  # the field as ProfileSettings declared it before (same config)
-            from pydantic import create_model
-
-            self._adapter = create_model("_Field", __config__=ConfigDict(arbitrary_types_allowed=True),
-                                         value=(self.cls, ...))
-        return self._adapter(value=value).value
-
-
-_KeptObservability = Annotated[ObservabilitySettings, _Kept(ObservabilitySettings)]
-_KeptAlerts = Annotated[AlertSettings, _Kept(AlertSettings)]
-_KeptDiagnostic = Annotated[Diagnostic, _Kept(Diagnostic)]
-
-
-class ProfileSettings(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfileSettings:
     """A snapshot of one profile's ``config.yaml`` (read once, reloaded explicitly; CFG-64a)."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     home: Path
     path: Path
@@ -144,15 +103,15 @@ class ProfileSettings(BaseModel):
     shared_metrics: SharedMetricsSettings = SharedMetricsSettings()
     session_segments: SessionSegmentSettings = SessionSegmentSettings()
     trajectories: TrajectorySettings = TrajectorySettings()
-    observability: _KeptObservability = ObservabilitySettings()
+    observability: ObservabilitySettings = ObservabilitySettings()
     dashboard: DashboardSettings = DashboardSettings()
     """``observability.*``: the audit store, environment, quick OTel settings, pricing, logs, retention."""
-    alerts: _KeptAlerts = AlertSettings()
+    alerts: AlertSettings = AlertSettings()
     """``observability.alerts.*``: the alert evaluator's rules, delivery and notifiers."""
     hook_callback_timeout: float = 0.0
     hook_callback_timeout_set: bool = False
     """``True`` when ``plugins.hook_callback_timeout`` is present with a usable value."""
-    diagnostics: tuple[_KeptDiagnostic, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 def read_yaml_mapping(path: Path) -> tuple[dict[str, Any], str | None]:
