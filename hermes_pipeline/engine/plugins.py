@@ -14,6 +14,7 @@ name only, never by importing the whole group (CFG-80).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -90,9 +91,14 @@ class PluginSet:
         self._engine = engine
         self._lock = threading.RLock()
         self._loaded: dict[str, LoadedPlugin] = {}
-        self.manager = pluggy.PluginManager(PROJECT_NAME)
-        """The pluggy plugin manager, used to parse and validate hookimpls."""
-        self.manager.add_hookspecs(hookspecs)
+
+    @functools.cached_property
+    def manager(self) -> pluggy.PluginManager:
+        """The pluggy plugin manager, used to parse and validate hookimpls; made on first use (reading the
+        hookspecs costs about 3 ms, and a host makes several engines that may never load a plugin object)."""
+        manager = pluggy.PluginManager(PROJECT_NAME)
+        manager.add_hookspecs(hookspecs)
+        return manager
 
     # ----------------------------------------------------------------- queries
 
