@@ -300,3 +300,25 @@ def test_pipeline_settings_read_the_environment_as_before(monkeypatch: pytest.Mo
     assert PipelineSettings(unknown="ignored") == PipelineSettings()
     with pytest.raises(ValueError):
         PipelineSettings(plugins_toml=1)  # type: ignore[arg-type]
+
+
+def test_the_listed_scan_is_used_and_a_zip_on_the_path_falls_back_to_the_standard_scan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast listing covers plain directories (the usual ``sys.path``); with a zip archive on the path it
+    steps aside, and the result is still the standard scan's."""
+    import importlib.metadata
+    import zipfile
+
+    from hermes_pipeline.config.components import _listed, group_entry_points
+
+    group = "hermes_pipeline.components"
+    assert _listed(group) is not None  # this interpreter's path: the fast listing answers
+    archive = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("zipped_dist-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zipped-dist\nVersion: 1.0\n")
+        zf.writestr("zipped_dist-1.0.dist-info/entry_points.txt", f"[{group}]\nzipped = zipped_mod:Component\n")
+    monkeypatch.syspath_prepend(str(archive))
+    assert _listed(group) is None
+    names = [(ep.name, ep.value) for ep in group_entry_points(group)]
+    assert names == [(ep.name, ep.value) for ep in importlib.metadata.entry_points(group=group)]
+    assert ("zipped", "zipped_mod:Component") in names
