@@ -18,7 +18,10 @@ Rows, measured side by side in one process:
    keeps up; the caller thread's CPU per call over no plugins and over the no-op listener. The
    tight-loop figure stays printed beside it: there the publication thread cannot keep up and some
    ten thousand records pile up (the queue overflows; drops are counted). Both are shown; the
-   target line names the paced row.
+   target line names the paced row. Two floor rows measure how low the store's caller cost can go:
+   the smallest caller code a host needs when anyone listens (the tool's context, a duration, the
+   result's status) without any record, and the same plus the store's two records through the
+   engine's record lanes, into the same store.
 2. A 100-step run (99 LLM calls asking for ``read_file``, then an answer) of the reference agent
    against the scripted model server on 127.0.0.1, recorded by the store: its duration; then the
    fully recorded replay of that file (load, run the reference agent with every call served, write
@@ -138,6 +141,10 @@ def paced_rows(root: Path, batches: int, rounds: int) -> tuple[float, float]:
         turns.append((session, turn))
         cases.append((name, _tool_call(turn)))
 
+    floor_turn = turns[2][1]  # the store's engine: the two floor rows feed the same store
+    cases.append(("floor: context, clocks, no record", _floor_call(floor_turn, None)))
+    cases.append(("floor: the same + the store's two records", _floor_call(floor_turn, stored)))
+
     def catch_up() -> None:
         if not handle.flush(30.0):
             raise RuntimeError("the trajectory store did not catch up within 30 s")
@@ -152,7 +159,63 @@ def paced_rows(root: Path, batches: int, rounds: int) -> tuple[float, float]:
           "region, the store is flushed: its queue projected and written):")
     print(table(cpu))
     print(f"  (store counters after the paced rows: {_counters(dropped)})")
+    print(f"floor of the store's caller cost (the smallest caller code that records the tool call into the same "
+          f"store): {(cpu[4][1] - cpu[0][1]) / 1000:.2f} us over no plugins, of which "
+          f"{(cpu[3][1] - cpu[0][1]) / 1000:.2f} us before any record is made")
     return cpu[2][1] - cpu[0][1], cpu[2][1] - cpu[1][1]
+
+
+def _floor_call(turn: Any, engine: Engine | None) -> Callable[[], object]:
+    """The smallest honest caller-side tool call that records into ``engine``'s store: what any host must do
+    when someone listens (the tool's context made current while it runs, a duration, the status of the
+    result) plus, with ``engine``, the two records through the engine's record lanes
+    (:meth:`Engine.record_lanes`), with none of :meth:`Turn.call_tool`'s checks, fallbacks and bookkeeping.
+    Without ``engine`` the records are left out: the host side alone."""
+    from time import perf_counter_ns
+
+    from hermes_pipeline.host.context import CallContext, current
+    from hermes_pipeline.host.tools import derive_status, post_tool_fields, pre_tool_fields
+
+    session = turn.session
+    if engine is None:
+        def bare_host() -> str:  # the tool's context, its duration and the result's status: no fields, no record
+            args = {"path": "n"}
+            token = current.set(CallContext(session, turn, "c", "read_file"))
+            started = perf_counter_ns()
+            try:
+                result = read_file(**args)
+            finally:
+                current.reset(token)
+            duration_ms = (perf_counter_ns() - started) // 1_000_000
+            derive_status(result)
+            return result if duration_ms >= 0 else ""
+
+        return bare_host
+    pre = engine.record_lanes("pre_tool_call", engine.hook_listeners["pre_tool_call"])
+    post = engine.record_lanes("post_tool_call", engine.hook_listeners["post_tool_call"])
+    if pre is None or post is None:
+        raise RuntimeError("the store's projection offers no record lanes")
+
+    def call() -> str:
+        args = {"path": "n"}
+        fields = pre_tool_fields(turn, "read_file", args, "c", "", [], None)
+        for lane in pre:
+            lane(fields)
+        token = current.set(CallContext(session, turn, "c", "read_file"))
+        started = perf_counter_ns()
+        try:
+            result = read_file(**args)
+        finally:
+            current.reset(token)
+        duration_ms = (perf_counter_ns() - started) // 1_000_000
+        status, error_type, error_message = derive_status(result)
+        ended = post_tool_fields(turn, "read_file", args, "c", "", result, duration_ms, status, error_type,
+                                 error_message, [], None)
+        for lane in post:
+            lane(ended)
+        return result
+
+    return call
 
 
 def _counters(stats: object) -> str:
