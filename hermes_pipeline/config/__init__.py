@@ -12,8 +12,9 @@ suggestion helpers.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .activation import ACTIVE_LOG_LINE, PROCESS, ActivationReport, ActivationState, ProcessActivation
@@ -61,18 +62,7 @@ _HOME: Final = {
 }
 """Where each public name lives (its module under this package)."""
 
-
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
 
 
 __all__ = [

@@ -15,8 +15,9 @@ within recorded consent windows.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .api import SharedMetrics, attach_shared_metrics
@@ -45,18 +46,7 @@ _HOME: Final = {
 importing one piece (the observability store reads :mod:`.vocab`, a profile with shared metrics off
 runs only the consent reconciler) does not load the collector, the packager or jsonschema."""
 
-
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
 
 
 __all__ = [
