@@ -5,32 +5,42 @@ Implements the Hermes observer-hook contract (``hermes.observer.v1``) and middle
 :data:`hookimpl` or a ``register(ctx)`` function.
 """
 
-from .contract.errors import (
-    HermesPipelineError,
-    InvalidCallbackError,
-    LLMExecutionBlocked,
-    NextCallReusedError,
-    PluginError,
-    PluginLoadError,
-    WrapperHookimplError,
-)
-from .contract.hookspecs import hookimpl, hookspec
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_names
 from .contract.versions import MIDDLEWARE_SCHEMA_VERSION, PACKAGE_VERSION, TELEMETRY_SCHEMA_VERSION
-from .engine.core import Engine
-from .host import Host, Session, Turn
-from .runtime import get_engine
+
+if TYPE_CHECKING:
+    from .config import ConfigError, open_profile
+    from .contract.errors import (
+        HermesPipelineError,
+        InvalidCallbackError,
+        LLMExecutionBlocked,
+        NextCallReusedError,
+        PluginError,
+        PluginLoadError,
+        WrapperHookimplError,
+    )
+    from .contract.hookspecs import hookimpl, hookspec
+    from .engine.core import Engine
+    from .host import Host, Session, Turn
+    from .runtime import get_engine
 
 __version__ = PACKAGE_VERSION
 
+_HOME = {
+    "HermesPipelineError": "contract.errors", "InvalidCallbackError": "contract.errors",
+    "LLMExecutionBlocked": "contract.errors", "NextCallReusedError": "contract.errors",
+    "PluginError": "contract.errors", "PluginLoadError": "contract.errors", "WrapperHookimplError": "contract.errors",
+    "hookimpl": "contract.hookspecs", "hookspec": "contract.hookspecs",
+    "Engine": "engine.core", "Host": "host", "Session": "host", "Turn": "host", "get_engine": "runtime",
+    "open_profile": "config", "ConfigError": "config",
+}
+"""Where each public name lives. They load on first use, so that importing one part of the package (the
+Hermes bridge's entry point, which stays inert without a pipeline file) does not load the engine and the
+host API with it."""
 
-def __getattr__(name: str) -> object:
-    """Lazy access to the configuration layer (``open_profile``, ``ConfigError``)."""
-    if name in ("open_profile", "ConfigError"):
-        from . import config
-
-        return getattr(config, name)
-    raise AttributeError(f"module 'hermes_pipeline' has no attribute {name!r}")
-
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
 
 __all__ = [
     "MIDDLEWARE_SCHEMA_VERSION",

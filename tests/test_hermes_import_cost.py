@@ -322,3 +322,24 @@ def test_the_listed_scan_is_used_and_a_zip_on_the_path_falls_back_to_the_standar
     names = [(ep.name, ep.value) for ep in group_entry_points(group)]
     assert names == [(ep.name, ep.value) for ep in importlib.metadata.entry_points(group=group)]
     assert ("zipped", "zipped_mod:Component") in names
+
+
+def test_an_inert_bridge_loads_neither_the_engine_nor_the_host_api(tmp_path: Path) -> None:
+    """No pipeline file and nothing switched on in ``config.yaml``: ``register`` reads the profile and returns;
+    the package's names load on first use, so the engine and the host API are not imported (counterpart: a
+    pipeline file loads both)."""
+    watched = ["hermes_pipeline.engine.core", "hermes_pipeline.host", "hermes_pipeline.config.profile"]
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("plugins:\n  enabled:\n    - hermes_pipeline\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OTEL_"))}
+    env.update(HERMES_HOME=str(home), HOME=str(tmp_path / "user"), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    proc = subprocess.run([sys.executable, "-c", CHILD, *watched], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    inert = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert inert["hooks"] == [] and inert["loaded"] == []
+    env["HERMES_NEMO_RELAY_PLUGINS_TOML"] = str(_pipeline(tmp_path, otlp=False))
+    proc = subprocess.run([sys.executable, "-c", CHILD, *watched], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["loaded"] == watched
