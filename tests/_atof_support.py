@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 
 from hermes_pipeline import Engine
-from hermes_pipeline.export import MemoryDestination
+from hermes_pipeline.export import MemoryDestination, ScopeEvent, ScopePlugin
 from hermes_pipeline.schemas import load_schema
 from hermes_pipeline.sinks.atof import AtofPlugin, build_atof_plugin
 
@@ -27,6 +27,28 @@ def memory_plugin(engine: Engine, *, sinks: int = 1, name: str = "atof", **atof:
     plugin = build_atof_plugin(config, destinations=dict(enumerate(dests)))
     engine.add_plugin(plugin, name=name)
     return plugin, dests
+
+
+def stuck_projection(engine: Engine) -> tuple[ScopePlugin, list[ScopeEvent], threading.Event]:
+    """A deferred projection on ``engine`` with a two-record publication queue whose thread is stuck on the
+    session's first event (until the returned gate is set), inside turn ``u`` of session ``s`` (task ``k``):
+    the next records fill the queue (FMT-80 tests)."""
+    gate = threading.Event()
+    seen: list[ScopeEvent] = []
+
+    def slow_listener(event: ScopeEvent) -> None:
+        seen.append(event)
+        if len(seen) == 1:
+            gate.wait(10)  # the publication thread is stuck on the first event
+
+    plugin = ScopePlugin((slow_listener,), deferred=True, max_queue_size=2)
+    engine.add_plugin(plugin, name="scopes")
+    engine.dispatch("on_session_start", {"session_id": "s", "model": "m", "platform": "cli"})
+    while not seen:
+        plugin.flush(0.01)
+    engine.dispatch("pre_llm_call", {"session_id": "s", "task_id": "k", "turn_id": "u", "user_message": "go",
+                                     "is_first_turn": True})
+    return plugin, seen, gate
 
 
 def decode(dest: MemoryDestination) -> list[dict[str, Any]]:

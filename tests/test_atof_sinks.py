@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from hermes_pipeline import Engine, HermesPipelineError, Host
-from hermes_pipeline.export import ExportConfigError, FailingDestination, MemoryDestination, ScopeEvent, ScopePlugin
+from hermes_pipeline.export import ExportConfigError, FailingDestination, MemoryDestination
 from hermes_pipeline.export.files import prune_files, filename_pattern
 from hermes_pipeline.sinks.atof import build_atof_plugin, build_atof_sink, replace_dots
 
-from ._atof_support import VALIDATOR, Receiver, closed_port, decode
+from ._atof_support import VALIDATOR, Receiver, closed_port, decode, stuck_projection
 
 SECRET = "s3cr3t-token-value-9f8e7d"
 
@@ -367,21 +367,8 @@ def test_fmt_80_queue_full_drops_whole_pairs(engine: Engine) -> None:
 
 def test_fmt_80_publication_queue_drops_whole_pairs(engine: Engine) -> None:
     """FMT-80: the publication queue (deferred projection) drops the closing hook of a dropped opening hook."""
-    gate = threading.Event()
-    seen: list[ScopeEvent] = []
-
-    def slow_listener(event: ScopeEvent) -> None:
-        seen.append(event)
-        if len(seen) == 1:
-            gate.wait(10)  # the publication thread is stuck on the first event
-
-    plugin = ScopePlugin((slow_listener,), deferred=True, max_queue_size=2)
-    engine.add_plugin(plugin, name="scopes")
+    plugin, seen, gate = stuck_projection(engine)
     turn = {"session_id": "s", "task_id": "k", "turn_id": "u"}
-    engine.dispatch("on_session_start", {"session_id": "s", "model": "m", "platform": "cli"})
-    while not seen:
-        plugin.flush(0.01)
-    engine.dispatch("pre_llm_call", {**turn, "user_message": "go", "is_first_turn": True})
 
     def tool(hook: str, call_id: str, **extra: Any) -> None:
         engine.dispatch(hook, {**turn, "tool_name": "t", "args": {}, "tool_call_id": call_id, "api_request_id": "",

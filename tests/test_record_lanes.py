@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import inspect
 import json
-import threading
 from typing import Any
 
 import pytest
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.contract import hookspecs
+from hermes_pipeline.contract.hooks import OBSERVER_HOOKS
 from hermes_pipeline.contract.hookspecs import hookimpl
 from hermes_pipeline.export import ScopeEvent, ScopePlugin
 from hermes_pipeline.host.tools import post_tool_fields, post_tool_payload, pre_tool_fields, pre_tool_payload
+
+from ._atof_support import stuck_projection
 
 TOOL_HOOKS = ("pre_tool_call", "post_tool_call")
 
@@ -32,7 +34,9 @@ class Answering:
 
 
 def _spec_names(hook: str) -> list[str]:
-    return [n for n in inspect.signature(getattr(hookspecs, hook)).parameters if n != "telemetry_schema_version"]
+    names = [n for n in inspect.signature(getattr(hookspecs, hook)).parameters if n != "telemetry_schema_version"]
+    assert tuple(names) == OBSERVER_HOOKS[hook].fields  # the catalogue the lanes read states the same order
+    return names
 
 
 def test_fields_are_the_payload_in_hookspec_order() -> None:
@@ -126,22 +130,8 @@ def test_lanes_give_the_scope_events_of_the_dispatch(deferred: bool, monkeypatch
 
 def test_fmt_80_a_dropped_opening_record_drops_its_closing_record_through_the_lanes() -> None:
     """FMT-80 with lanes: the queue is full for a tool start, so its end is dropped too (never half a pair)."""
-    gate = threading.Event()
-    seen: list[ScopeEvent] = []
-
-    def slow_listener(event: ScopeEvent) -> None:
-        seen.append(event)
-        if len(seen) == 1:
-            gate.wait(10)  # the publication thread is stuck on the first event
-
     engine = Engine()
-    plugin = ScopePlugin((slow_listener,), deferred=True, max_queue_size=2)
-    engine.add_plugin(plugin, name="scopes")
-    engine.dispatch("on_session_start", {"session_id": "s", "model": "m", "platform": "cli"})
-    while not seen:
-        plugin.flush(0.01)
-    engine.dispatch("pre_llm_call", {"session_id": "s", "task_id": "k", "turn_id": "u", "user_message": "go",
-                                     "is_first_turn": True})
+    plugin, seen, gate = stuck_projection(engine)
 
     def lane(hook: str, call_id: str, *extra: Any) -> None:
         lanes = engine.record_lanes(hook, engine.hook_listeners[hook])

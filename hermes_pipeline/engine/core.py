@@ -216,14 +216,10 @@ class Engine:
         cached = self._lanes.get(hook)
         if cached is not None and cached[0] is entries:
             return cached[1]
-        lanes: list[Callable[[tuple[Any, ...]], None]] | None = []
-        for entry in entries:
-            bind = getattr(entry.callback, RECORD_LANE, None)
-            if bind is None or lanes is None:
-                lanes = None
-                break
-            lanes.append(bind(getattr(entry.callback, "__self__", None)))
-        found = tuple(lanes) if lanes and self._guard is None else None
+        found = None
+        if entries and self._guard is None and all(hasattr(entry.callback, RECORD_LANE) for entry in entries):
+            found = tuple(getattr(entry.callback, RECORD_LANE)(getattr(entry.callback, "__self__", None))
+                          for entry in entries)
         self._lanes[hook] = (entries, found)
         return found
 

@@ -23,13 +23,14 @@ from collections.abc import Callable, Mapping
 from time import time_ns
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
-from ..contract import hookspecs
+from ..contract.hooks import OBSERVER_HOOKS
 from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..host.context import current as _context
 
 if TYPE_CHECKING:
     from .scopes import ScopeTracker
+    from .writer import BoundedWriter
 
 logger: Final = logging.getLogger("hermes_pipeline.export")
 
@@ -84,12 +85,8 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
                 if type(value) is dict:
                     snap = value.copy()
             dropped = self._dropped_keys
-            if closes is not None and dropped:
-                key = closes(payload)
-                if key in dropped:
-                    dropped.discard(key)
-                    queue.record_dropped()
-                    return
+            if closes is not None and dropped and _drops_closing(queue, dropped, closes(payload)):
+                return
             if not queue.submit((project, time_ns() // 1000, capture_context() if context else None, payload, snap)) \
                     and opens is not None:
                 dropped.add(opens(payload))
@@ -101,6 +98,16 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
         return cast(F, hookimpl(hook))
 
     return wrap
+
+
+def _drops_closing(queue: BoundedWriter, dropped: set[Any], key: Any) -> bool:
+    """FMT-80: whether the record closing the scope ``key`` is dropped because its opening record was
+    (then it is counted, and the key forgotten)."""
+    if key not in dropped:
+        return False
+    dropped.discard(key)
+    queue.record_dropped()
+    return True
 
 
 def _parameters(function: Callable[..., Any]) -> tuple[str, ...]:
@@ -118,11 +125,8 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
     hookimpl, from the fields given positionally in hookspec order, so a host skips the payload dict and the
     dispatch. ``None`` when the method's parameters are not a prefix of the hookspec's (then only the
     hookimpl exists)."""
-    spec = getattr(hookspecs, method.__name__, None)
-    if spec is None:
-        return None
-    order = _parameters(spec)
-    if order[:len(names)] != names:
+    info = OBSERVER_HOOKS.get(method.__name__)
+    if info is None or info.fields[:len(names)] != names:
         return None
     count = len(names)
     at = names.index(snapshot) if snapshot is not None else -1
@@ -145,12 +149,8 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         offer = queue.submit
 
         def lane(fields: tuple[Any, ...]) -> None:
-            if closes is not None and dropped:
-                key = closes(dict(zip(names, fields)))
-                if key in dropped:
-                    dropped.discard(key)
-                    queue.record_dropped()
-                    return
+            if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
+                return
             value = fields[at] if at >= 0 else None
             if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
                           value.copy() if type(value) is dict else None)) and opens is not None:

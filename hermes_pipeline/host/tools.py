@@ -297,9 +297,7 @@ class ToolCall(CallContext):
         transform = hook_map.get("transform_tool_result") if status is None else None
         record = self.session.subagent is not None and "subagent_stop" in hook_map
         if status is None and (post or transform or record):  # OBS-69: parsed only for listeners
-            first = result[:1]  # only text that can be a JSON object is parsed (derive_status)
-            status, error_type, error_message = (derive_status(result) if first == "{" or first.isspace()
-                                                 else _OK_STATUS)
+            status, error_type, error_message = derive_status(result)  # parses only text that can be a JSON object
         if post:
             engine.dispatch("post_tool_call", post_tool_payload(
                 self.turn, self.tool_name, self.args, self.tool_call_id, self.api_request_id, result, duration_ms,
