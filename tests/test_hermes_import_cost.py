@@ -7,7 +7,8 @@ calls ``register`` with a stand-in ``ctx`` in a Hermes home under ``tmp_path``, 
 modules are loaded. Without an ``opentelemetry`` section the OpenTelemetry SDK and protobuf are not
 imported; with shared metrics off neither jsonschema nor the shared-metrics collection machinery is;
 a files-only pipeline loads neither ``requests`` nor the OTLP configuration modules; an ``opentelemetry``
-section without a ``metrics`` table loads neither protobuf nor the metrics SDK (the default exporter sends
+section without a ``metrics`` table loads neither protobuf, the metrics SDK nor the SDK's trace module and ``psutil``
+(spans are the sink's own records; the default exporter sends
 the directly encoded bytes through the SDK's HTTP client); pydantic-settings is never imported; SQLite
 is loaded only for a shared-metrics store that exists (a consent window to close) or collection switched
 on; ruamel.yaml only for what needs it (a YAML pipeline file), not to read ``config.yaml``; pydantic not at
@@ -64,7 +65,9 @@ CHILD = textwrap.dedent("""\
 WATCHED = ("opentelemetry.sdk", "google.protobuf", "jsonschema", "hermes_pipeline.shared_metrics.api",
            "hermes_pipeline.shared_metrics.collector", "opentelemetry", "requests", "pydantic_settings",
            "hermes_pipeline.sinks.otel.config", "hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics",
-           "opentelemetry.exporter.otlp.proto.http.trace_exporter", "sqlite3", "ruamel.yaml", "pydantic")
+           "opentelemetry.exporter.otlp.proto.http.trace_exporter", "sqlite3", "ruamel.yaml", "pydantic",
+           "opentelemetry.sdk.trace", "opentelemetry.sdk.resources", "psutil",
+           "opentelemetry.exporter.otlp.common.http")
 
 
 def _pipeline(root: Path, otlp: bool, metrics: bool = False) -> Path:
@@ -145,9 +148,12 @@ def test_files_only_pipeline_loads_no_otel_sdk_no_protobuf_no_jsonschema(tmp_pat
     assert "hermes_pipeline.sinks" not in result["scanned"]  # built-in sinks: no scan of every distribution
 
 
-def test_an_opentelemetry_section_loads_the_otel_sdk(tmp_path: Path) -> None:
+def test_an_opentelemetry_section_loads_the_otlp_http_client_but_not_the_sdk_trace_module(tmp_path: Path) -> None:
+    """Spans are the sink's own records, sent through the SDK exporter's HTTP client: the SDK's trace
+    module, its resources module and ``psutil`` (about 25 ms of Hermes' start-up) stay unloaded."""
     loaded = _register(tmp_path, otlp=True)["loaded"]
-    assert "opentelemetry.sdk" in loaded
+    assert "opentelemetry.exporter.otlp.common.http" in loaded
+    assert not {"opentelemetry.sdk.trace", "opentelemetry.sdk.resources", "psutil"} & set(loaded)
     assert "jsonschema" not in loaded and "hermes_pipeline.shared_metrics.api" not in loaded
 
 
@@ -164,35 +170,41 @@ def test_a_metrics_table_loads_the_metrics_sdk(tmp_path: Path) -> None:
     """The counterpart: with ``[components.config.opentelemetry.metrics]`` enabled, the metrics sink, the
     metrics SDK and (for its exporter) protobuf are loaded."""
     loaded = _register(tmp_path, otlp=True, metrics=True)["loaded"]
-    assert {"hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics", "google.protobuf"} <= set(loaded)
+    assert {"hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics", "google.protobuf",
+            "opentelemetry.sdk.resources", "psutil"} <= set(loaded)
 
 
 EXPORT_CHILD = textwrap.dedent("""\
     import json, sys
 
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import ReadableSpan
-    from opentelemetry.trace import Link, SpanContext, TraceFlags
-
+    from hermes_pipeline.sinks.otel import record
     from hermes_pipeline.sinks.otel.config import parse_otel_config
     from hermes_pipeline.sinks.otel.exporter import ObservedSession, default_exporter
 
     endpoint = parse_otel_config({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": sys.argv[1]}]})
     exporter = default_exporter(endpoint.endpoints[0], ObservedSession({}))
+    plain = record.SpanRecord("plain", record.SpanContext(7, 9), None, record.SpanKind.INTERNAL, {}, [],
+                              record.Status(), 1, 2, record.Resource({"service.name": "hermes"}),
+                              record.InstrumentationScope("hermes_pipeline", None))
+    results = [exporter.export([plain]), "google.protobuf" in sys.modules, "opentelemetry.sdk.trace" in sys.modules]
+
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import Link, SpanContext, TraceFlags
+
     context = SpanContext(7, 9, is_remote=False, trace_flags=TraceFlags(1))
-    plain = ReadableSpan(name="plain", context=context, resource=Resource({"service.name": "hermes"}))
     linked = ReadableSpan(name="linked", context=context, resource=Resource({"service.name": "hermes"}),
                           links=[Link(SpanContext(7, 10, is_remote=False, trace_flags=TraceFlags(1)))])
-    results = [exporter.export([plain]).name, "google.protobuf" in sys.modules]
-    results += [exporter.export([linked]).name, "google.protobuf" in sys.modules]
+    results += [exporter.export([linked]), "google.protobuf" in sys.modules]
     exporter.shutdown()
     print(json.dumps(results))
     """)
 
 
 def test_protobuf_is_imported_only_for_a_batch_the_direct_encoder_does_not_cover(tmp_path: Path) -> None:
-    """A span the direct encoder covers is sent without protobuf; a span with links takes the SDK's encoder,
-    which imports it; both arrive (the receiver runs in this process)."""
+    """A span record the direct encoder covers is sent without protobuf and without the SDK's trace module;
+    a span with links takes the SDK's encoder, which imports protobuf; both arrive (the receiver runs in
+    this process)."""
     from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
@@ -201,7 +213,7 @@ def test_protobuf_is_imported_only_for_a_batch_the_direct_encoder_does_not_cover
                               env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         names = [span.name for span in receiver.spans]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["SUCCESS", False, "SUCCESS", True]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [True, False, False, True, True]
     assert names == ["plain", "linked"]
 
 

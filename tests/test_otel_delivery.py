@@ -381,8 +381,9 @@ def test_fmt_72_default_exporter_sends_what_the_sdk_exporter_sends(monkeypatch: 
         direct = default_exporter(endpoint, ObservedSession({"x-tenant": "acme"}))
         assert isinstance(direct, proto.DirectOTLPSpanExporter)
         sdk = _sdk_exporter(endpoint, ObservedSession({"x-tenant": "acme"}))
+        assert direct.export(_batch()) is True  # the direct exporter reports delivery as a bool
+        assert sdk.export(_batch()) is SpanExportResult.SUCCESS
         for exporter in (direct, sdk):
-            assert exporter.export(_batch()) is SpanExportResult.SUCCESS
             exporter.shutdown()
         monkeypatch.setenv("OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED", "true")
         fallback = default_exporter(endpoint, ObservedSession({}))
@@ -438,10 +439,10 @@ def test_fmt_72_78_default_exporter_refuses_after_shutdown_and_oversized_batches
         exporter = default_exporter(endpoint, ObservedSession({}))
         linked = _batch()[0]
         linked._links = (Link(SpanContext(7, 10, is_remote=False, trace_flags=TraceFlags(1))),)
-        assert exporter.export([linked]) is SpanExportResult.SUCCESS
-        exporter._max_request_size = 10  # type: ignore[attr-defined]
-        assert exporter.export(_batch()) is SpanExportResult.FAILURE
+        assert exporter.export([linked]) is True
+        exporter._max_request_size = 10
+        assert exporter.export(_batch()) is False
         exporter.shutdown()
-        assert exporter.export(_batch()) is SpanExportResult.FAILURE
+        assert exporter.export(_batch()) is False
         exporter.shutdown()  # a second call only warns
     assert receiver.requests == 1 and [s.name for s in receiver.spans] == ["execute_tool t0"]

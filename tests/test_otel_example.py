@@ -14,6 +14,7 @@ from hermes_pipeline.export.events import END, SCOPE, START, ScopeEvent
 from hermes_pipeline.export.ids import parse_timestamp_us, uuid_int
 from hermes_pipeline.sinks.otel.attrs import span_id
 from hermes_pipeline.sinks.otel.config import TraceEndpoint
+from hermes_pipeline.sinks.otel.record import to_readable
 from hermes_pipeline.sinks.otel.spans import Route, SpanBuilder
 from hermes_pipeline.sinks.otel.state import Options
 
@@ -97,7 +98,8 @@ def build(kind: str, options: Options) -> list[ReadableSpan]:
     spans: list[ReadableSpan] = []
     endpoint = TraceEndpoint(index=0, type=kind, url="http://127.0.0.1:4318/v1/traces",
                              trace_grouping="session")  # §6 shows one trace per session (FMT-56)
-    builder = SpanBuilder([Route(endpoint, lambda s: spans.append(s) or True, "0.1.0")], options)
+    # as an SDK exporter receives them (the builder's span records, converted)
+    builder = SpanBuilder([Route(endpoint, lambda s: spans.append(to_readable(s)) or True, "0.1.0")], options)
     builder.write(example_events())
     assert builder.counts["failures"] == 0 and not builder.open
     return spans

@@ -14,6 +14,7 @@ from hermes_pipeline.export.ids import new_uuid7, uuid_str
 from hermes_pipeline.sinks.otel.attrs import attr_value, provider_name, tool_category
 from hermes_pipeline.sinks.otel.config import TraceEndpoint
 from hermes_pipeline.sinks.otel.genai import operation_name
+from hermes_pipeline.sinks.otel.record import SpanRecord, to_readable
 from hermes_pipeline.sinks.otel.spans import Route, SpanBuilder, sampled
 from hermes_pipeline.sinks.otel.state import Options
 
@@ -49,8 +50,8 @@ def run(kind: str, events: list[ScopeEvent], options: Options | None = None, **e
         list[ReadableSpan], SpanBuilder]:
     spans: list[ReadableSpan] = []
     config = TraceEndpoint(index=0, type=kind, url="http://127.0.0.1:1/v1/traces", **endpoint)
-    def submit(span: ReadableSpan) -> bool:
-        spans.append(span)
+    def submit(span: SpanRecord) -> bool:
+        spans.append(to_readable(span))  # as an SDK exporter receives it
         return True
 
     builder = SpanBuilder([Route(config, submit, "0")], options or Options())

@@ -16,6 +16,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.sinks.otel import proto as otlp_proto
+from hermes_pipeline.sinks.otel import record
 from hermes_pipeline.sinks.otel.proto import FastOTLPSpanExporter, NotEncodable, encode_trace_request
 
 scalars = st.one_of(
@@ -56,6 +57,45 @@ def test_property_fmt55_59_encoder_is_byte_identical_to_the_sdk(batch: list[Read
     """FMT-55..FMT-59: every batch encodes to exactly the bytes of the SDK's ``encode_spans`` (grouping
     by resource and scope in first-seen order, proto3 defaults omitted the same way)."""
     assert encode_trace_request(batch) == encode_spans(batch).SerializePartialToString()
+
+
+RECORD_RESOURCES = [record.Resource({"service.name": "hermes"}), record.Resource({"service.name": "other", "n": 2})]
+RECORD_SCOPES = [record.InstrumentationScope("hermes_pipeline", "0.1.0"), record.InstrumentationScope("x", None)]
+
+
+@st.composite
+def span_records(draw: Any) -> record.SpanRecord:
+    trace_id = draw(st.integers(min_value=1, max_value=2**128 - 1))
+    ids = st.integers(min_value=1, max_value=2**64 - 1)
+    parent = draw(st.one_of(st.none(), ids.map(lambda span_id: record.SpanContext(trace_id, span_id))))
+    events = draw(st.lists(st.builds(record.Event, st.text(max_size=10), attributes,
+                                     st.integers(min_value=0, max_value=2**63)), max_size=3))
+    code = draw(st.sampled_from(list(record.StatusCode)))
+    start = draw(st.integers(min_value=0, max_value=2**63))
+    return record.SpanRecord(draw(st.text(max_size=20)), record.SpanContext(trace_id, draw(ids)), parent,
+                             draw(st.sampled_from(list(record.SpanKind))), draw(attributes), events,
+                             record.Status(code, draw(st.one_of(st.none(), st.text(max_size=40)))), start,
+                             start + draw(st.integers(min_value=0, max_value=10**12)),
+                             draw(st.sampled_from(RECORD_RESOURCES)), draw(st.sampled_from(RECORD_SCOPES)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(batch=st.lists(span_records(), min_size=1, max_size=6))
+def test_property_fmt55_59_span_records_encode_as_their_sdk_spans(batch: list[record.SpanRecord]) -> None:
+    """The sink's span records (no SDK objects) encode to exactly the bytes the SDK's encoder writes for the
+    ``ReadableSpan`` objects they convert to (what an SDK exporter of a custom factory receives)."""
+    readable = [record.to_readable(span) for span in batch]
+    assert encode_trace_request(batch) == encode_spans(readable).SerializePartialToString()
+    for mine, sdk in zip(batch, readable, strict=True):
+        assert (sdk.kind.name, sdk.status.status_code.name, sdk.status.description) == (
+            mine.kind.name, mine.status.status_code.name, mine.status.description)
+        assert (sdk.context.trace_id, sdk.context.span_id, sdk.parent.span_id if sdk.parent else None) == (
+            mine.context.trace_id, mine.context.span_id, mine.parent.span_id if mine.parent else None)
+
+
+def test_fmt_58_only_an_error_status_keeps_its_description() -> None:
+    """As the SDK's ``Status``: a description on an UNSET or OK status is dropped."""
+    assert [record.Status(code, "why").description for code in record.StatusCode] == [None, None, "why"]
 
 
 def _span(**overrides: Any) -> ReadableSpan:

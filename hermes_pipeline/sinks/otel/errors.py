@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from opentelemetry.sdk.trace import Event
-from opentelemetry.trace import Status, StatusCode
-
 from ...export.events import ScopeEvent
 from .attrs import status_error
+from .record import Event, Status, StatusCode
 
 MESSAGE_LIMIT: Final = 200
 """Longest message (code points) in a status description or ``exception.message``."""

@@ -21,14 +21,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import requests
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ...export.errors import DeliveryError
 from .config import TraceEndpoint
+from .record import SpanRecord, to_readable
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 THREAD_PREFIX: Final = "hermes-export:opentelemetry"
 """Worker-thread name prefix of the OTel sink's writers (``BoundedWriter`` names its thread ``hermes-export:<name>``)."""
@@ -37,8 +39,10 @@ _PASS_THROUGH: Final = frozenset({"content-type", "content-encoding", "user-agen
 _SDK_LOGGERS: Final = ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opentelemetry.exporter.otlp.common.http",
                        "opentelemetry.exporter.otlp.proto.http._common", "urllib3.connectionpool")
 
-ExporterFactory = Callable[[TraceEndpoint, requests.Session], SpanExporter]
-"""``factory(endpoint, session) -> SpanExporter``; the session observes and shapes every request."""
+ExporterFactory = Callable[[TraceEndpoint, requests.Session], "SpanExporter"]
+"""``factory(endpoint, session) -> SpanExporter``; the session observes and shapes every request. The
+exporter is an OpenTelemetry SDK ``SpanExporter`` and receives the SDK's ``ReadableSpan`` objects
+(:func:`~.record.to_readable`)."""
 
 
 class _QuietOnSinkThreads(logging.Filter):
@@ -92,11 +96,12 @@ class ObservedSession(requests.Session):
         return response
 
 
-def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> SpanExporter:
+def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> Any:
     """The real OTLP/HTTP protobuf exporter for ``endpoint`` (timeout = ``timeout_millis``), with the
     direct protobuf encoder of :mod:`~hermes_pipeline.sinks.otel.proto`: its
-    :class:`~.proto.DirectOTLPSpanExporter` (the SDK's HTTP client, without loading protobuf), or, where
-    that is not available, the SDK's ``OTLPSpanExporter`` with the same encoder."""
+    :class:`~.proto.DirectOTLPSpanExporter` (span records through the SDK's HTTP client, without loading
+    the SDK's trace module or protobuf), or, where that is not available, the SDK's ``OTLPSpanExporter``
+    with the same encoder."""
     from . import proto
 
     timeout = endpoint.timeout_millis / 1000
@@ -104,22 +109,34 @@ def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> Span
         return proto.DirectOTLPSpanExporter(endpoint.url, timeout, session)
     from opentelemetry.exporter.otlp.proto.http import Compression
 
-    exporter: SpanExporter = proto.FastOTLPSpanExporter(endpoint=endpoint.url, timeout=timeout,
-                                                        compression=Compression.NoCompression, session=session)
-    return exporter
+    return proto.FastOTLPSpanExporter(endpoint=endpoint.url, timeout=timeout, compression=Compression.NoCompression,
+                                      session=session)
+
+
+def _sdk_export(exporter: SpanExporter) -> Callable[[Sequence[SpanRecord]], bool]:
+    """``export(records) -> delivered`` through an SDK ``SpanExporter`` (which reads ``ReadableSpan`` objects)."""
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    def export(batch: Sequence[SpanRecord]) -> bool:
+        return exporter.export([to_readable(span) for span in batch]) is SpanExportResult.SUCCESS
+
+    return export
 
 
 class SpanExportDestination:
     """``write(batch)`` → ``exporter.export(batch)``; a failed batch raises a non-retryable ``DeliveryError``.
 
     Args:
-        exporter: the span exporter (normally :func:`default_exporter`'s, on ``session``).
+        exporter: the span exporter (normally :func:`default_exporter`'s, on ``session``): one that
+            ``accepts_records`` (returns whether the batch was delivered), or an SDK ``SpanExporter``.
         session: the observing session, or ``None`` when a factory built an exporter without it.
         label: ``opentelemetry.endpoints[i]`` for :meth:`describe`.
     """
 
-    def __init__(self, exporter: SpanExporter, session: ObservedSession | None, label: str) -> None:
+    def __init__(self, exporter: Any, session: ObservedSession | None, label: str) -> None:
         self.exporter = exporter
+        self._export: Callable[[Sequence[SpanRecord]], bool] = (
+            exporter.export if getattr(exporter, "accepts_records", False) else _sdk_export(exporter))
         self.session = session
         self.label = label
         self.unobserved_failures = 0
@@ -131,16 +148,16 @@ class SpanExportDestination:
         """``otel.export_failures``: failed HTTP requests (retries included) plus unobserved failed exports."""
         return (self.session.failures if self.session is not None else 0) + self.unobserved_failures
 
-    def write(self, batch: Sequence[ReadableSpan]) -> None:
+    def write(self, batch: Sequence[SpanRecord]) -> None:
         session = self.session
         before = session.failures if session is not None else 0
         try:
-            result = self.exporter.export(batch)
+            delivered = self._export(batch)
         except Exception as exc:
             self.unobserved_failures += 1
             raise DeliveryError(type(exc).__name__, retryable=False) from None
         self.batches += 1
-        if result is SpanExportResult.SUCCESS:
+        if delivered:
             return
         if session is None or session.failures == before:
             self.unobserved_failures += 1

@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from opentelemetry.trace import SpanKind
-
 from ...export.content import CONTENT_FIELDS, canonical_json, request_history
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
 from .attrs import attr_value, hermes_meta, put, status_error, summarize_data
+from .record import SpanKind
 from .state import OpenScope, Options
 
 CLIENT_CATEGORIES: Final = frozenset({"llm", "tool", "retriever", "embedder", "reranker"})

@@ -14,13 +14,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from opentelemetry.trace import SpanKind
-
 from ...export.content import canonical_json, source_text
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
 from . import messages
 from .attrs import hermes_meta, provider_name, put, status_error, summarize, summarize_data, tool_category
+from .record import SpanKind
 from .state import OpenScope, Options
 
 _REQUEST_PARAMS: Final = (

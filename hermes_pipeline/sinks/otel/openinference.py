@@ -26,14 +26,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from opentelemetry.trace import SpanKind
-
 from ...export.content import canonical_json, source_text
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
 from . import messages
 from .attrs import put, status_error
 from .full import hermes_extras, span_kind
+from .record import SpanKind
 from .state import OpenScope, Options
 
 OPENINFERENCE_KINDS: Final = {"agent": "AGENT", "llm": "LLM", "tool": "TOOL", "retriever": "RETRIEVER",

@@ -3,23 +3,25 @@
 The OTLP/HTTP exporter of opentelemetry-sdk turns each span into protobuf message objects,
 attribute by attribute, before serializing them; with the twenty-odd attributes of a GenAI span
 that is most of the CPU a span costs to export. :func:`encode_trace_request` writes the same
-``ExportTraceServiceRequest`` wire bytes straight from the SDK's ``ReadableSpan`` objects: the
-same grouping (resources, then instrumentation scopes, in first-seen order), the same fields in
-field-number order, proto3 defaults left out exactly where the SDK's encoder leaves them out.
-A test holds the output byte-identical to the SDK encoder's.
+``ExportTraceServiceRequest`` wire bytes straight from the span objects (the sink's
+:class:`~.record.SpanRecord`, or the SDK's ``ReadableSpan``, which read alike): the same grouping
+(resources, then instrumentation scopes, in first-seen order), the same fields in field-number
+order, proto3 defaults left out exactly where the SDK's encoder leaves them out. A test holds the
+output byte-identical to the SDK encoder's.
 
 Two exporters send these bytes:
 
-- :class:`DirectOTLPSpanExporter` (the sink's default) is assembled from the SDK exporter's own
-  parts: its HTTP client (retries with backoff for 429/502/503/504 and connection errors inside the
-  timeout, the shutdown that aborts a backoff), its transport (the ``requests`` session, TLS
-  certificate variables), its headers and its request size limit, with the same log records. It
-  does not import the SDK's ``OTLPSpanExporter`` module, which loads protobuf and the generated
-  OTLP message classes for its encoder: that encoder is imported only for a batch this one does
+- :class:`DirectOTLPSpanExporter` (the sink's default) takes span records and is assembled from the
+  SDK exporter's own parts: its HTTP client (retries with backoff for 429/502/503/504 and connection
+  errors inside the timeout, the shutdown that aborts a backoff), its transport (the ``requests``
+  session, TLS certificate variables), its headers and its request size limit, with the same log
+  records. It loads neither the SDK's trace module nor its ``OTLPSpanExporter`` module (protobuf and
+  the generated OTLP message classes): the SDK encoder is imported only for a batch this one does
   not cover.
 - :class:`FastOTLPSpanExporter` is the SDK's ``OTLPSpanExporter`` with this encoder (for an SDK
-  without the parts above, or with the SDK's internal exporter metrics switched on). It and
-  ``OTLPSpanExporter`` load the SDK exporter module on first use (module attributes).
+  without the parts above, or with the SDK's internal exporter metrics switched on); it is an SDK
+  ``SpanExporter`` and receives ``ReadableSpan`` objects. It and ``OTLPSpanExporter`` load the SDK
+  exporter module on first use (module attributes).
 
 Whatever the encoder does not cover (span links, integers beyond 64 bits, text that is not valid
 UTF-8) is encoded by the SDK's own encoder.
@@ -30,13 +32,17 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Union
 
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from .record import SpanRecord, to_readable
 
 if TYPE_CHECKING:
     import requests
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+AnySpan = Union[SpanRecord, "ReadableSpan"]
+"""What the encoder reads: the sink's span records or the SDK's finished spans."""
 
 __all__ = ["DirectOTLPSpanExporter", "FastOTLPSpanExporter", "NotEncodable", "direct_exporter_available",
            "encode_trace_request"]
@@ -156,7 +162,7 @@ def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> list[bytes]
     return out
 
 
-def _span(span: ReadableSpan) -> bytes:
+def _span(span: AnySpan) -> bytes:
     context = span.get_span_context()
     assert context is not None
     parent = span.parent
@@ -203,7 +209,7 @@ def _span(span: ReadableSpan) -> bytes:
     return b"".join(parts)
 
 
-def encode_trace_request(spans: Sequence[ReadableSpan]) -> bytes:
+def encode_trace_request(spans: Sequence[AnySpan]) -> bytes:
     """The ``ExportTraceServiceRequest`` bytes of ``spans``, as the SDK's encoder writes them.
 
     Raises:
@@ -250,11 +256,12 @@ _INTERNAL_METRICS_ENV: Final = "OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED"
 _logger: Final = logging.getLogger(SDK_TRACE_LOGGER)
 
 
-def _sdk_encode(spans: Sequence[ReadableSpan]) -> bytes:
-    """The SDK encoder's bytes (imports protobuf and the OTLP message classes on first use)."""
+def _sdk_encode(spans: Sequence[AnySpan]) -> bytes:
+    """The SDK encoder's bytes (imports the SDK, protobuf and the OTLP message classes on first use)."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    data: bytes = encode_spans(spans).SerializePartialToString()
+    readable = [to_readable(span) if isinstance(span, SpanRecord) else span for span in spans]
+    data: bytes = encode_spans(readable).SerializePartialToString()
     return data
 
 
@@ -275,8 +282,12 @@ def direct_exporter_available() -> bool:
         hasattr(_common, name) for name in ("_DEFAULT_MAX_REQUEST_SIZE", "_build_transport", "_resolve_headers"))
 
 
-class DirectOTLPSpanExporter(SpanExporter):
+class DirectOTLPSpanExporter:
     """OTLP/HTTP protobuf span export of :func:`encode_trace_request` bytes through the SDK's HTTP client.
+
+    Not an SDK ``SpanExporter`` (that base class lives in the SDK's trace package, which this one does
+    not load): :meth:`export` takes span records and returns whether the batch was delivered
+    (:attr:`accepts_records`, which :class:`~.exporter.SpanExportDestination` reads).
 
     Built as ``OTLPSpanExporter(endpoint=..., timeout=..., compression=NoCompression, session=...)`` builds
     itself: the same transport (``session``, with the ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE`` /
@@ -308,10 +319,14 @@ class DirectOTLPSpanExporter(SpanExporter):
             headers=_common._resolve_headers(None, OTEL_EXPORTER_OTLP_TRACES_HEADERS), logger=_logger)
         self._shutdown = False
 
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+    accepts_records: Final = True
+    """:meth:`export` takes :class:`~.record.SpanRecord` objects and returns a ``bool``."""
+
+    def export(self, spans: Sequence[AnySpan]) -> bool:
+        """Send one batch; ``True`` when the collector accepted it (after the client's retries)."""
         if self._shutdown:
             _logger.warning("Exporter already shutdown, ignoring batch")
-            return SpanExportResult.FAILURE
+            return False
         try:
             data = encode_trace_request(spans)
         except NotEncodable:
@@ -319,13 +334,12 @@ class DirectOTLPSpanExporter(SpanExporter):
                 data = _sdk_encode(spans)
             except Exception as error:  # what the SDK's exporter does with a batch it cannot encode
                 _logger.error("Failed to encode span batch: %s", error)
-                return SpanExportResult.FAILURE
+                return False
         if 0 < self._max_request_size < len(data):
             _logger.warning("Dropping span batch: serialized size %d bytes exceeds max_request_size %d bytes.",
                             len(data), self._max_request_size)
-            return SpanExportResult.FAILURE
-        result = self._client.export(data)
-        return SpanExportResult.SUCCESS if result.success else SpanExportResult.FAILURE
+            return False
+        return bool(self._client.export(data).success)
 
     def shutdown(self) -> None:
         """Abort a retry backoff and close the session (as the SDK's exporter does)."""
@@ -342,6 +356,7 @@ class DirectOTLPSpanExporter(SpanExporter):
 
 def _fast_exporter_class() -> type[SpanExporter]:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
 
     class FastOTLPSpanExporter(OTLPSpanExporter):
         """The SDK's OTLP/HTTP protobuf span exporter, encoding with :func:`encode_trace_request`.

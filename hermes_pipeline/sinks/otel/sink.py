@@ -11,7 +11,7 @@ Two ways to use it, as for ATOF:
 Data path (FMT-79, FMT-81)::
 
     listener (publication thread): submit the ScopeEvent to the event writer   -- O(1), no I/O
-        └─ event writer thread: SpanBuilder keeps open scopes, builds ReadableSpans at scope end,
+        └─ event writer thread: SpanBuilder keeps open scopes, builds span records at scope end,
            applies sampling and hands each span to its endpoint's span queue
               └─ one span writer per endpoint (bounded ``max_queue_size``, batches of
                  ``max_export_batch_size``, at most ``scheduled_delay_millis`` of lingering):

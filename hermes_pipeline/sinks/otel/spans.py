@@ -2,7 +2,7 @@
 
 :class:`SpanBuilder` is the destination of the OTel sink's event writer: it receives the scope
 events in the tracker's total order, keeps one :class:`~hermes_pipeline.sinks.otel.state.OpenScope`
-per open scope, and when a scope ends builds one ``ReadableSpan`` per trace endpoint (each with
+per open scope, and when a scope ends builds one :class:`~.record.SpanRecord` per trace endpoint (each with
 its projection) and hands it to that endpoint's :class:`Route` (a bounded span queue in front of
 the exporter). Nothing here runs on the agent's threads.
 
@@ -31,11 +31,6 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final
 
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
-
 from ...export.events import MARK, START, ScopeEvent
 from .attrs import GENAI_MARKS, mark_attrs, promote, span_id, status_error
 from .config import TraceEndpoint
@@ -44,12 +39,12 @@ from .full import apply_mappings, full_span, mark_attributes
 from .genai import genai_span
 from .messages import tool_definitions
 from .openinference import openinference_span
+from .record import Event, InstrumentationScope, Resource, SpanContext, SpanKind, SpanRecord, Status
 from .state import Held, OpenScope, Options
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
-_SAMPLED: Final = TraceFlags(TraceFlags.SAMPLED)
-_UNSET: Final = Status(StatusCode.UNSET)
+_UNSET: Final = Status()
 _RECENT_LIMIT: Final = 4096
 _TWO64: Final = float(1 << 64)
 
@@ -89,7 +84,7 @@ class Route:
     ``lost`` counts spans of this endpoint dropped before reaching its queue (held-turn overflow).
     """
 
-    def __init__(self, endpoint: TraceEndpoint, submit: Callable[[ReadableSpan], bool], version: str) -> None:
+    def __init__(self, endpoint: TraceEndpoint, submit: Callable[[SpanRecord], bool], version: str) -> None:
         self.endpoint = endpoint
         self.submit = submit
         self.resource = resource_for(endpoint)
@@ -259,8 +254,8 @@ class SpanBuilder:
 
     # ------------------------------------------------------------------ spans
 
-    def _build(self, scope: OpenScope, end: ScopeEvent) -> list[tuple[int, ReadableSpan]]:
-        out: list[tuple[int, ReadableSpan]] = []
+    def _build(self, scope: OpenScope, end: ScopeEvent) -> list[tuple[int, SpanRecord]]:
+        out: list[tuple[int, SpanRecord]] = []
         for index, route in enumerate(self.routes):
             if scope.session_level and route.endpoint.trace_grouping == "turn":
                 # The session scope is no span here, so the marks it carries (compaction, segments, a context
@@ -276,7 +271,7 @@ class SpanBuilder:
         self.counts["spans_built"] += 1
         return out
 
-    def _span(self, route: Route, scope: OpenScope, end: ScopeEvent) -> ReadableSpan | None:
+    def _span(self, route: Route, scope: OpenScope, end: ScopeEvent) -> SpanRecord | None:
         endpoint = route.endpoint
         opt = self.options
         kind = endpoint.type
@@ -321,7 +316,7 @@ class SpanBuilder:
         return self._readable(route, name, span_kind, attrs, events, start.uuid, parent_uuid, trace_id,
                               start.timestamp_us, end.timestamp_us, status)
 
-    def _mark_span(self, route: Route, mark: ScopeEvent, owner: OpenScope | None) -> ReadableSpan:
+    def _mark_span(self, route: Route, mark: ScopeEvent, owner: OpenScope | None) -> SpanRecord:
         attrs = mark_attributes(mark, self.options.gate_open)
         if route.endpoint.attribute_mappings:
             apply_mappings(attrs, route.endpoint.attribute_mappings)
@@ -340,14 +335,10 @@ class SpanBuilder:
 
     @staticmethod
     def _readable(route: Route, name: str, kind: SpanKind, attrs: dict[str, Any], events: list[Event], uuid: int,
-                  parent_uuid: int | None, trace_id: int, start_us: int, end_us: int, status: Status) -> ReadableSpan:
-        context = SpanContext(trace_id, span_id(uuid), is_remote=False, trace_flags=_SAMPLED)
-        parent = None
-        if parent_uuid is not None:
-            parent = SpanContext(trace_id, span_id(parent_uuid), is_remote=False, trace_flags=_SAMPLED)
-        return ReadableSpan(name=name, context=context, parent=parent, resource=route.resource, attributes=attrs,
-                            events=events, kind=kind, status=status, start_time=start_us * 1000,
-                            end_time=end_us * 1000, instrumentation_scope=route.scope)
+                  parent_uuid: int | None, trace_id: int, start_us: int, end_us: int, status: Status) -> SpanRecord:
+        parent = None if parent_uuid is None else SpanContext(trace_id, span_id(parent_uuid))
+        return SpanRecord(name, SpanContext(trace_id, span_id(uuid)), parent, kind, attrs, events, status,
+                          start_us * 1000, end_us * 1000, route.resource, route.scope)
 
     # ------------------------------------------------------------------ teardown
 
