@@ -256,3 +256,19 @@ def test_fmt_80_forced_end_is_queued_past_a_full_queue() -> None:
     assert dest.items == ["first", "a", "b", "end-of-a"]
     writer.close(5.0)
     assert not writer.submit("late", force=True)  # a closed writer takes nothing
+
+
+def test_an_idle_worker_stops_polling_and_the_next_submit_wakes_it() -> None:
+    """An idle worker looks for items ``IDLE_POLLS`` times (``idle_wakeup`` apart), then sleeps until a
+    submit wakes it: an agent that waits for its user costs no export-thread wake-ups (no CPU, no
+    interpreter-lock hand-over), and the first item after the idle spell is still written at once."""
+    from hermes_pipeline.export.writer import IDLE_POLLS
+
+    dest = MemoryDestination()
+    writer = BoundedWriter(dest, name="idle", idle_wakeup=0.002, idle_sleep=120.0, linger=0.0).start()
+    threading.Event().wait(0.4)  # the idle spell under test: 200 looks' worth at 2 ms apart
+    assert IDLE_POLLS <= writer.wakeups <= IDLE_POLLS + 1
+    assert writer.submit("after the idle spell")
+    assert dest.writing.wait(30.0)  # woken by the submit: its own sleep would last 120 s
+    assert writer.flush(5.0) and dest.items == ["after the idle spell"]
+    assert writer.close(5.0)
