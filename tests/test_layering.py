@@ -93,3 +93,24 @@ def test_each_sinks_keys_are_stated_once_in_its_own_package() -> None:
               for what, stated in statements.items()
               if len(stated) >= 3 and (stated <= keys if len(stated) >= 5 else stated == keys - common)]
     assert not copies, copies
+
+
+MODULE_LINES = 400
+"""Issue #13: no module over about 400 lines without a reason at its top."""
+
+
+def test_every_module_over_400_lines_says_why_at_its_top() -> None:
+    """A module longer than :data:`MODULE_LINES` states, in its docstring, why it is kept whole (a
+    sentence such as "Over 400 lines on purpose: ..."); a long module without one fails here."""
+    import re
+
+    reason = re.compile(r"\b(over|longer)\b[^.]{0,60}\b(on purpose|for a reason)\b", re.IGNORECASE)
+    silent = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") <= MODULE_LINES:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if not reason.search(doc):
+            silent.append(f"{path.relative_to(PACKAGE)} ({text.count(chr(10))} lines)")
+    assert silent == [], f"modules over {MODULE_LINES} lines without a reason at the top: {silent}"

@@ -1,5 +1,9 @@
 """Profiles: the entry point for host authors (spec 03 §11, §13).
 
+(Over 400 lines on purpose: a profile's life, the process-wide list of open profiles in which the
+first decides the activation and the last releases it, and the projection the profile shares with
+its consumers are one lifecycle.)
+
     from hermes_pipeline.config import open_profile
 
     profile = open_profile()                 # $HERMES_HOME, default ~/.hermes

@@ -1,5 +1,8 @@
 """The profile-owned ``$HERMES_HOME/config.yaml`` (spec 03 §13, 05 §2, 06 §0).
 
+(Over 400 lines on purpose: it is the one statement of the profile's own keys, their defaults,
+checks and fallbacks, which the reader, ``config set`` and the generated docs all use.)
+
 Keys read here (:data:`KNOWN_KEYS`): ``telemetry.shared_metrics.{enabled,send,endpoint}``,
 ``gateway.telemetry.session_segments.{on_compaction,max_turns}``, ``plugins.hook_callback_timeout``
 and ``observability.trajectories.{enabled,dir,retention_days}`` (the trajectory store). Invalid values never stop the host: each falls back to its

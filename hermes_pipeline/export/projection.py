@@ -1,5 +1,8 @@
 """Hermes hooks → scope events: the producer mapping of spec 04 §2.11 (FMT-24 rows 1-17, 21).
 
+(Over 400 lines on purpose: the session, turn, approval, human-input and subagent rows share the
+projection's per-session state; provider attempts, tools, skills and triggers have their own modules.)
+
 :class:`ScopePlugin` is a :class:`~hermes_pipeline.export.scopes.ScopeTracker` whose ``@hookimpl``
 methods project observer hooks onto scopes and marks (sessions, turns, approvals, human input and
 subagents here; provider attempts and tools in :mod:`~hermes_pipeline.export.projection_calls`).

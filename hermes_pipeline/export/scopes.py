@@ -1,5 +1,8 @@
 """Scope bookkeeping shared by every exporter (spec 04 §2.2, §2.8, §2.9, FMT-85).
 
+(Over 400 lines on purpose: opening, closing, holding and publishing scopes all take the tracker's
+one lock over one state, the open-scope table.)
+
 A :class:`ScopeTracker` turns lifecycle facts into paired scope events and marks with stable
 UUIDv7 identities and parent links. The hook projection (:class:`~hermes_pipeline.export.projection.ScopePlugin`,
 a subclass carrying the ``@hookimpl`` methods) feeds it; exporters consume it as **listeners**.

@@ -1,5 +1,8 @@
 """Bounded, non-blocking delivery to one destination (spec 04 §5, FMT-79..FMT-85).
 
+(Over 400 lines on purpose: the caller side and the worker side of the queue share its counters and
+the hand-over rules between them, which are only safe read together.)
+
 A :class:`BoundedWriter` owns a bounded FIFO and one daemon worker thread. The hook caller only
 calls :meth:`BoundedWriter.submit` (a lock-free append, never I/O, never waiting on the
 destination); the worker takes batches, encodes them (``encode``, optional) and hands them to the

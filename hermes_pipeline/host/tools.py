@@ -1,5 +1,8 @@
 """The tool-call path (spec 02 §8.2, spec 01 §7.5), shared by the sync and async host APIs.
 
+(Over 400 lines on purpose: the full path, the observed fast path and the payload helpers they share
+must stay step for step alike, so they are read side by side here.)
+
 Order: ``tool_request`` middleware → host allowlist → ``pre_tool_call`` (block / modify) → host
 guardrail → host approval → ``tool_execution`` chain around the tool → ``post_tool_call`` →
 ``transform_tool_result``. With no plugin loaded at all the tool is called directly; with hook

@@ -1,5 +1,8 @@
 """The SQLite store ``$HERMES_HOME/telemetry/shared_metrics/metrics.sqlite3`` (spec 05 §7).
 
+(Over 400 lines on purpose: every write of the store shares its transaction discipline and schema;
+splitting them would split the statement of the schema from its writers.)
+
 Layout, permissions (0700 directories, 0600 files, SM-46), schema creation and the 1 → 2
 migration (SM-51, SM-52), and the transactional writes of the subscriber: counter upserts
 (SM-49), the rolling 24-hour ``hermes.client.active`` compare-and-set (SM-34), the once-per-install

@@ -1,5 +1,8 @@
 """ATOF events of one trajectory → ATIF steps (spec 04 §3.3-§3.8, FMT-44, FMT-46).
 
+(Over 400 lines on purpose: the mapping table of §3.3-§3.8 in one class, whose rows read each other's
+pending steps and calls.)
+
 :class:`StepMapper` is fed the events of one trajectory (a root or an embedded subagent) in
 timestamp order and builds its ``steps``: a ``user`` step per ``agent.run`` start, an ``agent`` step
 per successful ``llm.call`` end (tool calls, metrics, failed attempts of the same request), tool ends

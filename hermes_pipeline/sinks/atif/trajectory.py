@@ -1,5 +1,8 @@
 """Grouping scope events into ATIF trajectories (spec 04 §3.1, §3.2, §3.7, §3.9, FMT-42..FMT-49).
 
+(Over 400 lines on purpose: routing, continuations, rewrites of written roots and the document all
+read and update the assembler's one state, its open scopes, remembered roots and continuation keys.)
+
 :class:`TrajectoryAssembler` runs on the ATIF writer thread. It receives every scope event in the
 tracker's total order (a scope's start before its end, a parent's start before its children's),
 routes each event to its trajectory by walking ``parent_uuid`` upward (FMT-47) and, when a
