@@ -313,7 +313,7 @@ class SpanBuilder:
             trace_id = unit.start.uuid
             if unit is scope:
                 parent_uuid = None
-        return self._readable(route, name, span_kind, attrs, events, start.uuid, parent_uuid, trace_id,
+        return self._record(route, name, span_kind, attrs, events, start.uuid, parent_uuid, trace_id,
                               start.timestamp_us, end.timestamp_us, status)
 
     def _mark_span(self, route: Route, mark: ScopeEvent, owner: OpenScope | None) -> SpanRecord:
@@ -330,11 +330,11 @@ class SpanBuilder:
             session = owner.root_session if owner is not None else mark.metadata.get("hermes.session_id")
             if isinstance(session, str) and session:
                 attrs["session.id"] = attrs["gen_ai.conversation.id"] = session
-        return self._readable(route, mark.name, SpanKind.INTERNAL, attrs, [], mark.uuid, parent_uuid,
+        return self._record(route, mark.name, SpanKind.INTERNAL, attrs, [], mark.uuid, parent_uuid,
                               trace_id, mark.timestamp_us, mark.timestamp_us, _UNSET)
 
     @staticmethod
-    def _readable(route: Route, name: str, kind: SpanKind, attrs: dict[str, Any], events: list[Event], uuid: int,
+    def _record(route: Route, name: str, kind: SpanKind, attrs: dict[str, Any], events: list[Event], uuid: int,
                   parent_uuid: int | None, trace_id: int, start_us: int, end_us: int, status: Status) -> SpanRecord:
         parent = None if parent_uuid is None else SpanContext(trace_id, span_id(parent_uuid))
         return SpanRecord(name, SpanContext(trace_id, span_id(uuid)), parent, kind, attrs, events, status,
