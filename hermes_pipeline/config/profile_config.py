@@ -34,11 +34,11 @@ from .alert_settings import SECTIONS as ALERT_SECTIONS
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import ConfigError
 from .files import read_config_text
-from .yaml_text import load_yaml_text
 from .observability_settings import DEFAULTS as OBSERVABILITY_DEFAULTS
 from .observability_settings import KEYS as OBSERVABILITY_KEYS
 from .observability_settings import MAP_KEYS, ObservabilitySettings, observability_from
 from .observability_settings import SECTIONS as OBSERVABILITY_SECTIONS
+from .yaml_text import load_yaml_text
 
 CONFIG_NAME: Final = "config.yaml"
 MAX_HOOK_TIMEOUT: Final = 600.0

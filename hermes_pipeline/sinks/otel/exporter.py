@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, Union, cast
 
 import requests
 
@@ -38,6 +38,21 @@ THREAD_PREFIX: Final = "hermes-export:opentelemetry"
 _PASS_THROUGH: Final = frozenset({"content-type", "content-encoding", "user-agent"})
 _SDK_LOGGERS: Final = ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opentelemetry.exporter.otlp.common.http",
                        "opentelemetry.exporter.otlp.proto.http._common", "urllib3.connectionpool")
+
+class RecordExporter(Protocol):
+    """An exporter of the sink's span records (the default, :class:`~.proto.DirectOTLPSpanExporter`):
+    ``export`` returns whether the batch was delivered."""
+
+    @property
+    def accepts_records(self) -> bool: ...
+
+    def export(self, spans: Sequence[SpanRecord]) -> bool: ...
+
+    def shutdown(self) -> None: ...
+
+
+AnyExporter = Union[RecordExporter, "SpanExporter"]
+"""What a trace endpoint exports through: a :class:`RecordExporter` or an SDK ``SpanExporter``."""
 
 ExporterFactory = Callable[[TraceEndpoint, requests.Session], "SpanExporter"]
 """``factory(endpoint, session) -> SpanExporter``; the session observes and shapes every request. The
@@ -96,7 +111,7 @@ class ObservedSession(requests.Session):
         return response
 
 
-def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> Any:
+def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> AnyExporter:
     """The real OTLP/HTTP protobuf exporter for ``endpoint`` (timeout = ``timeout_millis``), with the
     direct protobuf encoder of :mod:`~hermes_pipeline.sinks.otel.proto`: its
     :class:`~.proto.DirectOTLPSpanExporter` (span records through the SDK's HTTP client, without loading
@@ -109,8 +124,9 @@ def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> Any:
         return proto.DirectOTLPSpanExporter(endpoint.url, timeout, session)
     from opentelemetry.exporter.otlp.proto.http import Compression
 
-    return proto.FastOTLPSpanExporter(endpoint=endpoint.url, timeout=timeout, compression=Compression.NoCompression,
-                                      session=session)
+    exporter: SpanExporter = proto.FastOTLPSpanExporter(endpoint=endpoint.url, timeout=timeout,
+                                                        compression=Compression.NoCompression, session=session)
+    return exporter
 
 
 def _sdk_export(exporter: SpanExporter) -> Callable[[Sequence[SpanRecord]], bool]:
@@ -133,10 +149,10 @@ class SpanExportDestination:
         label: ``opentelemetry.endpoints[i]`` for :meth:`describe`.
     """
 
-    def __init__(self, exporter: Any, session: ObservedSession | None, label: str) -> None:
+    def __init__(self, exporter: AnyExporter, session: ObservedSession | None, label: str) -> None:
         self.exporter = exporter
-        self._export: Callable[[Sequence[SpanRecord]], bool] = (
-            exporter.export if getattr(exporter, "accepts_records", False) else _sdk_export(exporter))
+        self._export = (cast(RecordExporter, exporter).export if getattr(exporter, "accepts_records", False)
+                        else _sdk_export(cast("SpanExporter", exporter)))
         self.session = session
         self.label = label
         self.unobserved_failures = 0
