@@ -21,7 +21,7 @@ from hermes_pipeline.export.projection import ScopePlugin
 from hermes_pipeline.sinks.atif.config import parse_atif_config
 from hermes_pipeline.sinks.atif.files import TrajectoryDirectory
 from hermes_pipeline.sinks.atif.trajectory import TrajectoryAssembler, TrajectoryFile
-from hermes_pipeline.sinks.atof.sink import AtofEncoder
+from hermes_pipeline.sinks.atof.encoder import AtofEncoder
 
 
 class OneHandOff:

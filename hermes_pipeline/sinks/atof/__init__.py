@@ -2,8 +2,9 @@
 
 - :mod:`.config`: the one statement of the ``atof`` section's keys (checks, removed keys, list
   paths, defaults) and its parser (``parse_atof_config``);
-- :mod:`.sink`: :class:`AtofSink` (the scope listener: one bounded writer per destination, where
-  each event becomes one ATOF line), :class:`AtofPlugin` (stand-alone use), the builders.
+- :mod:`.encoder`: :class:`AtofEncoder`, where a scope event becomes one ATOF line of a format;
+- :mod:`.sink`: :class:`AtofSink` (the scope listener: each event encoded once per format, the line
+  queued on one bounded writer per destination), :class:`AtofPlugin` (stand-alone use), the builders.
 
 :data:`atof_builder` is the ``atof`` entry point of the ``hermes_pipeline.sinks`` group.
 """
@@ -14,7 +15,8 @@ from typing import Final
 
 from ..base import KeywordBuilder
 from . import config
-from .sink import AtofEncoder, AtofPlugin, AtofSink, ExportConfigError, build_atof_plugin, build_atof_sink, replace_dots
+from .encoder import AtofEncoder, replace_dots
+from .sink import AtofPlugin, AtofSink, ExportConfigError, build_atof_plugin, build_atof_sink
 
 __all__ = ["AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "atof_builder",
            "build_atof_plugin", "build_atof_sink", "replace_dots"]

@@ -1,0 +1,126 @@
+"""The ATOF line encoder: one scope event → one JSON line of a sink's format (spec 04 §2.1-§2.12).
+
+A format is what a sink decides about the rendering: the content gate and its summary mode
+(FMT-30/31), the LLM history as a prefix delta or in full (FMT-25), ``field_name_policy``
+(FMT-39) and a daily file roll (the delta restarts with each new file). :class:`AtofEncoder` holds
+the one piece of state a format needs, the history already written per session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from ...export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
+from ...export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent
+from ...export.files import utc_date
+from ...export.jsonenc import compact_line
+
+__all__ = ["AtofEncoder", "replace_dots"]
+
+
+def replace_dots(value: Any) -> Any:
+    """``field_name_policy = "replace_dots"``: ``.`` → ``_`` in every object key, recursively (FMT-39).
+
+    Keys that collide after renaming are all kept: in sorted original-key order the first keeps
+    the name and later ones get ``_2``, ``_3``, ...
+    """
+    if isinstance(value, dict):
+        names: dict[Any, Any] = {}
+        taken: set[Any] = set()
+        for key in sorted(value, key=str):
+            new = key.replace(".", "_") if isinstance(key, str) else key
+            if new in taken:
+                n = 2
+                while f"{new}_{n}" in taken:
+                    n += 1
+                new = f"{new}_{n}"
+            taken.add(new)
+            names[key] = new
+        return {names[k]: replace_dots(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [replace_dots(v) for v in value]
+    return value
+
+
+class AtofEncoder:
+    """Rendering of scope events into JSON lines, one encoder per format (see :class:`AtofSink`).
+
+    Args:
+        gate_open: content fields verbatim (``True``) or summarised with ``summary_mode``.
+        llm_history: ``"delta"`` (prefix-delta with ``messages_offset``) or ``"full"`` (FMT-25).
+        dots: apply :func:`replace_dots` to every event.
+        daily: the file name rolls with ``{date}``: the delta state restarts with each new file.
+    """
+
+    def __init__(self, *, gate_open: bool = True, summary_mode: str = "preview", llm_history: str = "delta",
+                 dots: bool = False, daily: bool = False) -> None:
+        self.gate_open = gate_open
+        self.summary_mode = summary_mode
+        self.llm_history = llm_history
+        self.dots = dots
+        self.daily = daily
+        self._date = ""
+        self._written: dict[int, tuple[int, bytes]] = {}
+
+    def reset(self) -> None:
+        """Forget what was written: the next LLM start of every session carries its full history."""
+        self._written.clear()
+
+    def __call__(self, event: ScopeEvent) -> bytes:
+        """The JSON line of ``event`` (see :meth:`encode`)."""
+        return self.encode(event)[0]
+
+    def encode(self, event: ScopeEvent) -> tuple[bytes, bool]:
+        """The JSON line of ``event`` and whether it is a history delta: an LLM start whose
+        ``messages_offset`` is not ``0`` reads correctly only after the earlier lines of its session."""
+        if self.daily:
+            today = utc_date()
+            if today != self._date:
+                self._date = today
+                self._written.clear()
+        doc = event.to_atof()
+        delta = False
+        if event.phase == START and event.name == LLM_SCOPE and isinstance(event.data, dict):
+            api_mode = event.metadata.get("hermes.api_mode")
+            if self.gate_open:
+                doc = self._history(doc, event, api_mode)
+                delta = bool(doc["data"].get("messages_offset"))
+            else:
+                doc = gate_closed(doc, self.summary_mode, api_mode)
+        elif not self.gate_open:
+            doc = gate_closed(doc, self.summary_mode)
+        if event.phase == END and event.name == SESSION_SCOPE:
+            self._written.pop(event.uuid, None)
+        if self.dots:
+            doc = replace_dots(doc)
+        return compact_line(doc), delta
+
+    def full(self) -> AtofEncoder:
+        """An encoder of the same format that writes every history in full (``messages_offset = 0``)."""
+        return AtofEncoder(gate_open=self.gate_open, summary_mode=self.summary_mode, llm_history="full",
+                           dots=self.dots, daily=self.daily)
+
+    def _history(self, doc: dict[str, Any], event: ScopeEvent, api_mode: Any) -> dict[str, Any]:
+        data = doc["data"]
+        request = data.get("request")
+        history = request_history(request, api_mode) if api_mode in HISTORY_KEYS else None
+        if history is None:  # no recognised history list: whole request, no offset
+            return doc
+        if self.llm_history == "full":
+            doc["data"] = {**data, "messages_offset": 0}
+            return doc
+        known, known_digest = self._written.get(event.session_uuid, (0, b""))
+        running = hashlib.sha256()
+        offset = 0
+        for index, message in enumerate(history):
+            if index == known and known and running.digest() == known_digest:
+                offset = known
+            running.update(canonical_json(message).encode("utf-8", "surrogatepass") + b"\n")
+        if known and known == len(history) and running.digest() == known_digest:
+            offset = known
+        self._written[event.session_uuid] = (len(history), running.digest())
+        body = request["body"]
+        doc["data"] = {**data, "request": {**request, "body": {**body, HISTORY_KEYS[api_mode]: history[offset:]}},
+                       "messages_offset": offset}
+        return doc
