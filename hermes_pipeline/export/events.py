@@ -121,10 +121,8 @@ class _Queue(Protocol):
     def record_dropped(self, count: int = 1) -> None: ...
 
 
-def submit_paired(queue: _Queue, event: ScopeEvent, dropped_starts: set[int], *, force_end: bool = True,
-                  item: Any = None) -> bool:
-    """Queue ``event`` (or ``item``, what the consumer takes for it: its encoded line) so that the consumer
-    never sees half a scope (FMT-80); ``False`` if it was dropped.
+def submit_paired(queue: _Queue, event: ScopeEvent, dropped_starts: set[int], *, force_end: bool = True) -> bool:
+    """Queue ``event`` so that the consumer never sees half a scope (FMT-80); ``False`` if it was dropped.
 
     A start refused by a full queue is remembered in ``dropped_starts`` and its end is then dropped
     (and counted) too. With ``force_end`` an end whose start was accepted always gets in, past a full
@@ -134,7 +132,7 @@ def submit_paired(queue: _Queue, event: ScopeEvent, dropped_starts: set[int], *,
         dropped_starts.discard(event.uuid)
         queue.record_dropped()
         return False
-    if queue.submit(event if item is None else item, force=force_end and event.phase == END):
+    if queue.submit(event, force=force_end and event.phase == END):
         return True
     if event.phase == START:
         dropped_starts.add(event.uuid)

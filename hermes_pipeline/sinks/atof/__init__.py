@@ -3,8 +3,9 @@
 - :mod:`.config`: the one statement of the ``atof`` section's keys (checks, removed keys, list
   paths, defaults) and its parser (``parse_atof_config``);
 - :mod:`.encoder`: :class:`AtofEncoder`, where a scope event becomes one ATOF line of a format;
-- :mod:`.sink`: :class:`AtofSink` (the scope listener: each event encoded once per format, the line
-  queued on one bounded writer per destination), :class:`AtofPlugin` (stand-alone use), the builders.
+- :mod:`.sink`: :class:`AtofSink` (the scope listener: one bounded writer per destination, whose
+  thread encodes each event into that destination's line), :class:`AtofPlugin` (stand-alone use),
+  the builders.
 
 :data:`atof_builder` is the ``atof`` entry point of the ``hermes_pipeline.sinks`` group.
 """

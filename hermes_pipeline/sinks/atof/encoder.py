@@ -2,8 +2,9 @@
 
 A format is what a sink decides about the rendering: the content gate and its summary mode
 (FMT-30/31), the LLM history as a prefix delta or in full (FMT-25), ``field_name_policy``
-(FMT-39) and a daily file roll (the delta restarts with each new file). :class:`AtofEncoder` holds
-the one piece of state a format needs, the history already written per session.
+(FMT-39) and a daily file roll (the delta restarts with each new file). Each sink's writer thread
+runs its own :class:`AtofEncoder`, which holds the one piece of state a format needs: the history
+already written per session, forgotten when the writer drops a batch.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def replace_dots(value: Any) -> Any:
 
 
 class AtofEncoder:
-    """Rendering of scope events into JSON lines, one encoder per format (see :class:`AtofSink`).
+    """Per-destination rendering of scope events into JSON lines (runs on the worker thread only).
 
     Args:
         gate_open: content fields verbatim (``True``) or summarised with ``summary_mode``.
@@ -68,24 +69,16 @@ class AtofEncoder:
         self._written.clear()
 
     def __call__(self, event: ScopeEvent) -> bytes:
-        """The JSON line of ``event`` (see :meth:`encode`)."""
-        return self.encode(event)[0]
-
-    def encode(self, event: ScopeEvent) -> tuple[bytes, bool]:
-        """The JSON line of ``event`` and whether it is a history delta: an LLM start whose
-        ``messages_offset`` is not ``0`` reads correctly only after the earlier lines of its session."""
         if self.daily:
             today = utc_date()
             if today != self._date:
                 self._date = today
                 self._written.clear()
         doc = event.to_atof()
-        delta = False
         if event.phase == START and event.name == LLM_SCOPE and isinstance(event.data, dict):
             api_mode = event.metadata.get("hermes.api_mode")
             if self.gate_open:
                 doc = self._history(doc, event, api_mode)
-                delta = bool(doc["data"].get("messages_offset"))
             else:
                 doc = gate_closed(doc, self.summary_mode, api_mode)
         elif not self.gate_open:
@@ -94,12 +87,7 @@ class AtofEncoder:
             self._written.pop(event.uuid, None)
         if self.dots:
             doc = replace_dots(doc)
-        return compact_line(doc), delta
-
-    def full(self) -> AtofEncoder:
-        """An encoder of the same format that writes every history in full (``messages_offset = 0``)."""
-        return AtofEncoder(gate_open=self.gate_open, summary_mode=self.summary_mode, llm_history="full",
-                           dots=self.dots, daily=self.daily)
+        return compact_line(doc)
 
     def _history(self, doc: dict[str, Any], event: ScopeEvent, api_mode: Any) -> dict[str, Any]:
         data = doc["data"]

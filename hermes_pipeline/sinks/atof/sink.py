@@ -8,12 +8,12 @@ Two ways to use it:
 - sharing one scope projection with other exporters (so ATOF, ATIF and OTLP agree on UUIDs):
   ``sink = build_atof_sink(config)``; ``scope_plugin.add_listener(sink)``.
 
-Where the projection publishes (the publication thread of a deferred projection) the sink renders
-each event once per format: the content gate (FMT-30/31), the LLM-history delta (FMT-25) and
-``field_name_policy`` (FMT-39), one JSON line; the line goes into one
-:class:`~hermes_pipeline.export.writer.BoundedWriter` per configured sink, whose worker only writes
-(FMT-79, FMT-81). If a scope start is dropped because a queue was full, its end is dropped too
-(FMT-80).
+On the hook caller's thread the sink only enqueues the :class:`~hermes_pipeline.export.events.ScopeEvent`
+into one :class:`~hermes_pipeline.export.writer.BoundedWriter` per configured sink (FMT-79,
+FMT-81). Each writer's worker renders the event, applies that destination's content gate
+(FMT-30/31), the LLM-history delta (FMT-25) and ``field_name_policy`` (FMT-39), encodes one JSON
+line and delivers it. If a scope start is dropped because a queue was full, its end is dropped
+too (FMT-80).
 """
 
 from __future__ import annotations
@@ -40,108 +40,23 @@ SUMMARY_MODES: Final = ("preview", "digest", "off")
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atof")
 
 
-class _Delta:
-    """A queued history-delta line (see :class:`AtofSink`): written as encoded while its route lost nothing
-    since, else encoded again with the full history by the route's writer."""
-
-    __slots__ = ("epoch", "event", "line")
-
-    def __init__(self, line: bytes, event: ScopeEvent, epoch: int) -> None:
-        self.line = line
-        self.event = event
-        self.epoch = epoch
-
-
-class _Unencodable:
-    """An event whose encoding raised: the route's writer counts and warns it as an encoding error."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-
 class _Route:
-    """One configured sink: its writer, counters key, the starts it had to drop and its loss epoch."""
+    """One configured sink: its writer, counters key and the starts it had to drop."""
 
-    __slots__ = ("counter", "destination", "dropped_starts", "epoch", "flush_cap", "full", "label", "seen", "writer")
+    __slots__ = ("counter", "destination", "dropped_starts", "flush_cap", "label", "writer")
 
-    def __init__(self, label: str, counter: str, destination: Destination, flush_cap: float | None,
-                 full: AtofEncoder) -> None:
+    def __init__(self, label: str, counter: str, writer: BoundedWriter, destination: Destination,
+                 flush_cap: float | None) -> None:
         self.label = label
         self.counter = counter
+        self.writer = writer
         self.destination = destination
         self.dropped_starts: set[int] = set()
         self.flush_cap = flush_cap
-        self.full = full
-        self.epoch = 0
-        """Bumped whenever this route loses a line (a refused submit, a batch dropped after errors)."""
-        self.seen = 0
-        """The epoch the format's encoder last saw (its history state restarts when they differ)."""
-        self.writer: BoundedWriter
-
-    def lost(self) -> None:
-        """A line of this route was lost: queued deltas are written in full, the encoder starts over."""
-        self.epoch += 1
-
-    def line(self, item: Any) -> bytes:
-        """What the writer writes for a queued ``item`` (runs on the writer's thread)."""
-        if type(item) is bytes:
-            return item
-        if type(item) is _Delta:
-            return item.line if item.epoch == self.epoch else self.full(item.event)
-        raise item.error
-
-
-class _Format:
-    """The routes sharing one encoding (content gate, summary mode, history, field names, daily roll)."""
-
-    __slots__ = ("encoder", "routes")
-
-    def __init__(self, encoder: AtofEncoder) -> None:
-        self.encoder = encoder
-        self.routes: list[_Route] = []
-
-    def publish(self, event: ScopeEvent) -> None:
-        routes = self.routes
-        if len(routes) == 1:  # the common case, without the epoch tuple
-            route = routes[0]
-            epoch = route.epoch
-            if epoch != route.seen:
-                route.seen = epoch
-                self.encoder.reset()
-            epochs: tuple[int, ...] = (epoch,)
-        else:
-            epochs = tuple(route.epoch for route in routes)
-            if any(route.seen != epoch for route, epoch in zip(routes, epochs, strict=True)):
-                for route, epoch in zip(routes, epochs, strict=True):
-                    route.seen = epoch
-                self.encoder.reset()
-        item: Any
-        try:
-            line, delta = self.encoder.encode(event)
-        except Exception as exc:  # counted and warned by each route's writer, which owns the counters
-            item, delta = _Unencodable(exc), False
-            line = b""
-        else:
-            item = line
-        for route, epoch in zip(routes, epochs, strict=True):
-            queued = _Delta(line, event, epoch) if delta else item
-            if not submit_paired(route.writer, event, route.dropped_starts, force_end=False, item=queued):
-                route.lost()
 
 
 class AtofSink:
-    """The ATOF listener: encodes each scope event once per format and fans the line out to one bounded
-    writer per configured sink.
-
-    It runs where the projection publishes (the publication thread of a deferred projection, as every
-    exporter uses it), so a tool call reaches its ATOF line through one thread hand-off and the
-    writers only write (FMT-79, FMT-81). Sinks that share a format (content gate, summary mode,
-    ``llm_history``, field names, daily roll) share one encoder and so one encoding of every event.
-    The history delta (FMT-25) stays correct when a route loses a line (its queue refused it, or a
-    batch was dropped after errors): the route's epoch moves on, a delta queued before is written by
-    the writer with its full history, and the shared encoder starts over with full histories.
+    """The ATOF listener: fans scope events out to one bounded writer per configured sink.
 
     Call it with a :class:`ScopeEvent` (it is a tracker listener); :meth:`flush`, :meth:`shutdown`,
     :meth:`stats`, :meth:`counters` and :meth:`destinations` report on the writers.
@@ -154,40 +69,32 @@ class AtofSink:
         self.config = config
         self.skipped = list(config.skipped)
         self._routes: list[_Route] = []
-        formats: dict[tuple[Any, ...], _Format] = {}
         for sink in config.sinks if config.enabled else ():
             override = (destinations or {}).get(sink.index)
-            route, encoder = self._route(sink, enable_full_payloads, content_summary, config.llm_history, override)
-            key = (encoder.gate_open, encoder.summary_mode, encoder.llm_history, encoder.dots, encoder.daily)
-            formats.setdefault(key, _Format(encoder)).routes.append(route)
-            self._routes.append(route)
-        self._formats = tuple(formats.values())
+            self._routes.append(self._route(sink, enable_full_payloads, content_summary, config.llm_history, override))
         self._closed = False
 
     @staticmethod
     def _route(sink: FileSinkConfig | StreamSinkConfig, full_payloads: bool, summary_mode: str, llm_history: str,
-               override: Destination | None) -> tuple[_Route, AtofEncoder]:
+               override: Destination | None) -> _Route:
         if isinstance(sink, FileSinkConfig):
             destination: Destination = override or JsonlFileDestination(
                 sink.directory, sink.filename, mode=sink.mode, retention_days=sink.retention_days, label=sink.label)
             encoder = AtofEncoder(gate_open=sink.content == "full", summary_mode=summary_mode, llm_history=llm_history,
                                   daily=DATE_PLACEHOLDER in sink.filename)
-            route = _Route(sink.label, f"atof.file.events_dropped[{sink.index}]", destination, None, encoder.full())
-            route.writer = BoundedWriter(destination, name=sink.label, max_queue_size=sink.max_queue_size,
-                                         encode=route.line, max_attempts=3, on_batch_dropped=route.lost)
-            return route, encoder
+            writer = BoundedWriter(destination, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder,
+                                   max_attempts=3, on_batch_dropped=encoder.reset)
+            return _Route(sink.label, f"atof.file.events_dropped[{sink.index}]", writer, destination, None)
         timeout = sink.timeout_millis / 1000
         if override is None:
             cls = HttpPostDestination if sink.transport == "http_post" else NdjsonUploadDestination
             override = cls(sink.url, sink.headers, timeout=timeout)
         encoder = AtofEncoder(gate_open=full_payloads, summary_mode=summary_mode, llm_history=llm_history,
                               dots=sink.field_name_policy == "replace_dots")
-        route = _Route(sink.label, f"atof.stream.events_dropped[{sink.name or sink.index}]", override, timeout,
-                       encoder.full())
-        route.writer = BoundedWriter(override, name=sink.label, max_queue_size=sink.max_queue_size, encode=route.line,
-                                     max_attempts=4, backoff_initial=min(0.1, timeout), backoff_max=max(timeout, 0.1),
-                                     on_batch_dropped=route.lost)
-        return route, encoder
+        writer = BoundedWriter(override, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder,
+                               max_attempts=4, backoff_initial=min(0.1, timeout), backoff_max=max(timeout, 0.1),
+                               on_batch_dropped=encoder.reset)
+        return _Route(sink.label, f"atof.stream.events_dropped[{sink.name or sink.index}]", writer, override, timeout)
 
     @property
     def routes(self) -> tuple[_Route, ...]:
@@ -206,8 +113,8 @@ class AtofSink:
         return self
 
     def __call__(self, event: ScopeEvent) -> None:
-        for fmt in self._formats:  # a line sink keeps no state: ends queue like any event
-            fmt.publish(event)
+        for route in self._routes:  # a line sink keeps no state: ends queue like any event
+            submit_paired(route.writer, event, route.dropped_starts, force_end=False)
 
     def _each_writer(self, action: str, seconds: float) -> bool:
         """``flush`` or ``close`` every route's writer within ``seconds`` in all (a stream also within its
