@@ -12,13 +12,9 @@ from hermes_pipeline.export import MemoryDestination
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
 from ._atof_support import decode
+from .conftest import chat_response
 
 SYSTEM = {"role": "system", "content": "be brief"}
-
-
-def reply(text: str) -> dict[str, Any]:
-    return {"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
 
 
 def history(turns: int) -> list[list[dict[str, Any]]]:
@@ -80,18 +76,18 @@ def test_fmt_25_a_delta_queued_before_its_base_was_lost_is_written_in_full(engin
     requests = history(4)
     with host.session() as session:
         with session.turn("question 0") as turn:
-            turn.call_llm({"messages": requests[0]}, lambda request: reply("answer 0"))
+            turn.call_llm({"messages": requests[0]}, lambda request: chat_response("answer 0"))
             turn.complete("answer 0")
         plugin.flush(0.05)  # hurries the writer: it takes the first batch and sticks in write()
         assert dest.first.wait(10)
         with session.turn("question 1") as turn:  # encoded while the first batch is still in flight
-            turn.call_llm({"messages": requests[1]}, lambda request: reply("answer 1"))
+            turn.call_llm({"messages": requests[1]}, lambda request: chat_response("answer 1"))
             turn.complete("answer 1")
         dest.release.set()
         assert plugin.flush(10.0)
         for n in (2, 3):
             with session.turn(f"question {n}") as turn:
-                turn.call_llm({"messages": requests[n]}, lambda request: reply(f"answer {n}"))
+                turn.call_llm({"messages": requests[n]}, lambda request: chat_response(f"answer {n}"))
                 turn.complete(f"answer {n}")
     assert plugin.flush(10.0)
     lines = decode(dest)

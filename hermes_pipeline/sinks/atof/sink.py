@@ -30,8 +30,8 @@ from ...export.files import DATE_PLACEHOLDER, JsonlFileDestination
 from ...export.http import HttpPostDestination, NdjsonUploadDestination
 from ...export.standalone import SinkPlugin
 from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
-from .encoder import AtofEncoder
 from .config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
+from .encoder import AtofEncoder
 from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtofPlugin", "AtofSink", "ExportConfigError", "build_atof_plugin", "build_atof_sink"]
