@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
-import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from ..config.alert_settings import AlertSettings, alerts_from
@@ -93,21 +90,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _daemon(args: argparse.Namespace) -> int:
-    stop = threading.Event()
+    from .._stop_signal import StopSignal
 
-    def _stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
+    with StopSignal() as stop:
         print(f"hermes-pipeline alerts daemon: evaluating every {args.interval:g} s (SIGTERM stops)", flush=True)
-        while not stop.is_set():
+        while not stop.stopped:
             _evaluate(argparse.Namespace(json=False), _home(args))
             sys.stdout.flush()
             stop.wait(args.interval)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     print("hermes-pipeline alerts daemon: stopped", flush=True)
     return 0
 

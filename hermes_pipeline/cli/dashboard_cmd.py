@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
-from types import FrameType
 from typing import Any
+
+from .._stop_signal import StopSignal
 
 DESCRIPTION = ("Serve a read-only dashboard of one profile in the browser: today's tasks, success rate, cost and "
                "tokens; the latest sessions and their messages (Hermes' state.db, else the observability store); "
@@ -72,19 +72,18 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"dashboard: {server.url}  (profile {home}; read-only; Ctrl-C stops it)", flush=True)
 
-    def stop(signum: int, frame: FrameType | None) -> None:
-        threading.Thread(target=server.shutdown, daemon=True).start()
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+                               name="hermes-pipeline-dashboard", daemon=True)
+    with StopSignal() as stop:  # SIGTERM or Ctrl-C; the handler takes no lock, so no signal can hang it
+        serving.start()
+        if args.open:
+            import webbrowser
 
-    previous = signal.signal(signal.SIGTERM, stop)
-    if args.open:
-        import webbrowser
-
-        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        server.server_close()
+            threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+        try:
+            stop.wait()
+        finally:
+            server.shutdown()
+            serving.join()
+            server.server_close()
     return 0

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
+from .._stop_signal import StopSignal
 from .model_script import ScriptError, load_script
 from .model_server import ScriptedModelServer
 
@@ -80,21 +78,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"model_server: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        print(f"listening on {server.base_url} (port {server.port}, {len(steps)} steps, model {model})",
-              flush=True)
-        while not stop.wait(1.0):
-            pass
-    finally:
-        server.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    with StopSignal() as stop:
+        try:
+            print(f"listening on {server.base_url} (port {server.port}, {len(steps)} steps, model {model})",
+                  flush=True)
+            stop.wait()
+        finally:
+            server.close()
     if args.record is not None:
         args.record.write_text(json.dumps(server.requests, indent=1) + "\n", encoding="utf-8")
     print(f"stopped after {len(server.requests)} requests", flush=True)
