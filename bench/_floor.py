@@ -11,18 +11,35 @@ What it leaves out, on purpose, is everything the engine does *besides* producin
 hook contract, no plugin dispatch, no sanitizer or credential scrubber, no background thread and no
 queue (it writes on the caller's thread, so its "added" time is its whole cost), no fault handling.
 So the row answers "how far is the engine from the cost of the bytes themselves".
+
+The ATIF documents are assembled from the scope events themselves (:class:`_Trajectories`), as the
+engine's ATIF sink does, so that each value is handled once.
+
+``floor_run(..., obliged=True)`` is the second floor row: the same smallest code plus only the three
+things the engine must do and the first floor skips, each done the cheapest honest way. Every scope
+event goes through one pluggy hook call (the hook contract; one hookimpl), which appends it to a queue;
+one writer thread drains the queue, runs the engine's credential scrubber (``redact_value``) once over
+each event's ``category_profile``, ``data`` and ``metadata``, then encodes the line and feeds the
+scrubbed event to the ATIF assembly. Still no sanitizer, projection, bounded queue, drop counter,
+deadline or fault handling. It answers "what do the bytes plus the obligations cost": a measured floor
+for the all-CPU target.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pluggy
+
+from hermes_pipeline.export.redaction import redact_value
 
 _SCHEMA = "hermes.observer.v1"
 _ids = itertools.count(int.from_bytes(os.urandom(8), "big") >> 3)
@@ -53,96 +70,203 @@ def _line(kind: str, uuid: str, parent: str | None, ts: str, name: str, category
                          "data_schema": None, "metadata": metadata}) + b"\n"
 
 
+Fields = tuple[str, str, "str | None", str, str, str, Any, Any, dict[str, Any]]
+"""One scope event: ``(phase, uuid, parent, timestamp, name, category, profile, data, metadata)``."""
+
+
+class _Trajectories:
+    """One ATIF v1.7 document per session, built from its scope events and written when the session ends."""
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self._sessions: dict[str, dict[str, Any]] = {}  # session uuid -> its document being built
+        self._turns: dict[str, tuple[dict[str, Any], str]] = {}  # turn uuid -> (document, turn id)
+        self._starts: dict[str, Any] = {}  # open LLM / tool scope uuid -> its start's request / arguments
+        self._agent: dict[str, dict[str, Any]] = {}  # turn uuid -> its latest agent step
+
+    def add(self, phase: str, uuid: str, parent: str | None, ts: str, name: str, category: str, profile: Any,
+            data: Any, metadata: dict[str, Any]) -> None:
+        if category == "tool":
+            if phase == "start":
+                self._starts[uuid] = data["arguments"]
+                return
+            step = self._agent[parent]  # type: ignore[index]
+            call_id = profile["tool_call_id"]
+            step["tool_calls"].append({"tool_call_id": call_id, "function_name": name,
+                                       "arguments": self._starts.pop(uuid), "extra": {"tool_scope_uuid": uuid}})
+            step["observation"]["results"].append(
+                {"source_call_id": call_id, "content": data["result"],
+                 "extra": {"hermes": {"status": metadata["hermes.tool.status"], "event_uuid": uuid,
+                                      "duration_ms": metadata["hermes.duration_ms"]}}})
+        elif category == "llm":
+            if phase == "start":
+                self._starts[uuid] = data["request"]
+                return
+            document, turn_id = self._turns[parent]  # type: ignore[index]
+            steps, usage, reply = document["steps"], data["usage"], data["response"]
+            metrics = {"prompt_tokens": usage["input_tokens"], "completion_tokens": usage["output_tokens"]}
+            step = self._agent[parent] = {  # type: ignore[index]
+                "step_id": len(steps) + 1, "source": "agent",
+                "message": reply["assistant_message"].get("content") or "", "timestamp": ts,
+                "model_name": profile["model_name"], "tool_calls": [], "observation": {"results": []},
+                "metrics": metrics, "llm_call_count": 1,
+                "extra": {"ancestry": {"function_id": uuid, "function_name": name, "parent_id": parent,
+                                       "parent_name": "agent.run"},
+                          "hermes": {"api_request_id": metadata["hermes.api_request_id"], "turn_id": turn_id,
+                                     "finish_reason": data["finish_reason"], "llm_request": self._starts.pop(uuid),
+                                     "llm_response": reply}}}
+            steps.append(step)
+            totals = document["final_metrics"]
+            totals["total_prompt_tokens"] += metrics["prompt_tokens"]
+            totals["total_completion_tokens"] += metrics["completion_tokens"]
+        elif category == "function":
+            if phase == "start":
+                document = self._sessions[parent]  # type: ignore[index]
+                turn_id = metadata["hermes.turn_id"]
+                self._turns[uuid] = (document, turn_id)
+                steps = document["steps"]
+                steps.append({"step_id": len(steps) + 1, "source": "user", "message": data["user_message"],
+                              "timestamp": ts,
+                              "extra": {"hermes": {"turn_id": turn_id, "task_id": metadata["hermes.task_id"]}}})
+            else:
+                del self._turns[uuid]
+                self._agent.pop(uuid, None)
+        elif phase == "start":  # the session
+            self._sessions[uuid] = {
+                "schema_version": "ATIF-v1.7", "session_id": uuid, "trajectory_id": uuid,
+                "agent": {"name": "hermes", "version": "0.1.0", "model_name": data["model"]}, "steps": [],
+                "final_metrics": {"total_prompt_tokens": 0, "total_completion_tokens": 0, "total_steps": 0},
+                "extra": {"hermes": {"session_id": metadata["hermes.session_id"], "platform": data["platform"],
+                                     "content": "full", "llm_payloads": True}}}
+        else:
+            document = self._sessions.pop(uuid)
+            document["final_metrics"]["total_steps"] = len(document["steps"])
+            (self._directory / f"atif-{uuid}.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+
+
+_hookspec = pluggy.HookspecMarker("floor")
+_hookimpl = pluggy.HookimplMarker("floor")
+
+
+class _Spec:
+    @_hookspec
+    def scope_event(self, fields: Fields) -> None:
+        """One scope event (see :data:`Fields`)."""
+
+
+class _ObligedWriter:
+    """The obliged floor's hookimpl and writer thread: a deque, a wake-up per batch, the scrubber, the outputs."""
+
+    def __init__(self, out: Any, trajectories: _Trajectories) -> None:
+        self._queue: deque[Fields] = deque()
+        self._wake = threading.Condition()
+        self._out, self._trajectories, self._closed = out, trajectories, False
+        self._thread = threading.Thread(target=self._drain, name="floor-writer", daemon=True)
+        self._thread.start()
+
+    @_hookimpl
+    def scope_event(self, fields: Fields) -> None:
+        self._queue.append(fields)
+        if len(self._queue) >= 256:
+            with self._wake:
+                self._wake.notify()
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join()
+
+    def _drain(self) -> None:
+        queue, write, assemble = self._queue, self._out.write, self._trajectories.add
+        while True:
+            with self._wake:
+                while not queue and not self._closed:
+                    self._wake.wait(0.05)
+                if not queue and self._closed:
+                    return
+            while queue:
+                phase, uuid, parent, ts, name, category, profile, data, metadata = queue.popleft()
+                profile, data, metadata = redact_value(profile), redact_value(data), redact_value(metadata)
+                write(_line(phase, uuid, parent, ts, name, category, profile, data, metadata))
+                assemble(phase, uuid, parent, ts, name, category, profile, data, metadata)
+
+
 def floor_run(sessions: int, turns: int, tools: int, directory: Path, request: dict[str, Any],
               response: dict[str, Any], user: str, args: dict[str, Any],
-              tool: Callable[..., str], timed: Callable[[Callable[[], object]], object]) -> None:
-    """Run the workload, writing ``events.jsonl`` and ``atif/atif-{uuid}.json`` under ``directory``."""
+              tool: Callable[..., str], timed: Callable[[Callable[[], object]], object],
+              obliged: bool = False) -> None:
+    """Run the workload, writing ``events.jsonl`` and ``atif/atif-{uuid}.json`` under ``directory``
+    (``obliged``: through a hook, a writer thread and the credential scrubber; see the module docstring)."""
     (directory / "atif").mkdir(parents=True, exist_ok=True)
+    trajectories = _Trajectories(directory / "atif")
     message = response["choices"][0]["message"]
     calls = message.get("tool_calls") or []
     usage = response["usage"]
     with open(directory / "events.jsonl", "wb", buffering=1 << 16) as out:
-        write = out.write
+        writer: _ObligedWriter | None = None
+        if obliged:
+            writer = _ObligedWriter(out, trajectories)
+            plugins = pluggy.PluginManager("floor")
+            plugins.add_hookspecs(_Spec)
+            plugins.register(writer)
+            hook = plugins.hook.scope_event
+
+            def emit(*fields: Any) -> None:
+                hook(fields=fields)
+        else:
+            write, assemble = out.write, trajectories.add
+
+            def emit(*fields: Any) -> None:
+                write(_line(*fields))
+                assemble(*fields)
         for index in range(sessions):
             session_id, session_uuid = f"session{index:024d}", _uuid()
             base = {"hermes.telemetry_schema_version": _SCHEMA, "hermes.session_id": session_id}
-            write(_line("start", session_uuid, None, _now(), "hermes.session", "agent", None,
-                        {"model": "bench-model", "platform": "cli"},
-                        {**base, "hermes.platform": "cli", "hermes.span_kind": "session"}))
-            steps: list[dict[str, Any]] = []
-            prompt = completion = 0
+            emit("start", session_uuid, None, _now(), "hermes.session", "agent", None,
+                 {"model": "bench-model", "platform": "cli"},
+                 {**base, "hermes.platform": "cli", "hermes.span_kind": "session"})
             for turn_no in range(turns):
                 turn_id, task_id, turn_uuid = f"turn_{turn_no:016x}", f"task_{index:016x}", _uuid()
                 ids = {**base, "hermes.task_id": task_id, "hermes.turn_id": turn_id}
-                ts = _now()
-                write(_line("start", turn_uuid, session_uuid, ts, "agent.run", "function", None,
-                            {"user_message": user, "is_first_turn": turn_no == 0},
-                            {**ids, "hermes.platform": "cli", "hermes.span_kind": "agent.run"}))
-                steps.append({"step_id": len(steps) + 1, "source": "user", "message": user, "timestamp": ts,
-                              "extra": {"hermes": {"turn_id": turn_id, "task_id": task_id}}})
+                emit("start", turn_uuid, session_uuid, _now(), "agent.run", "function", None,
+                     {"user_message": user, "is_first_turn": turn_no == 0},
+                     {**ids, "hermes.platform": "cli", "hermes.span_kind": "agent.run"})
                 api_id, llm_uuid = f"{turn_id}:api:1", _uuid()
-                body = {"method": "POST", "body": request}
-                write(_line("start", llm_uuid, turn_uuid, _now(), "llm.call", "llm", {"model_name": "bench-model"},
-                            {"request": body, "messages_offset": 0},
-                            {**ids, "hermes.api_request_id": api_id, "hermes.api_call_count": 1,
-                             "hermes.provider": "bench", "hermes.api_mode": "chat_completions",
-                             "hermes.base_url": "http://127.0.0.1/v1", "hermes.span_kind": "llm.call"}))
+                emit("start", llm_uuid, turn_uuid, _now(), "llm.call", "llm", {"model_name": "bench-model"},
+                     {"request": {"method": "POST", "body": request}, "messages_offset": 0},
+                     {**ids, "hermes.api_request_id": api_id, "hermes.api_call_count": 1,
+                      "hermes.provider": "bench", "hermes.api_mode": "chat_completions",
+                      "hermes.base_url": "http://127.0.0.1/v1", "hermes.span_kind": "llm.call"})
                 reply = {"model": response["model"], "finish_reason": "tool_calls", "assistant_message": message,
                          "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
                                    "prompt_tokens": usage["prompt_tokens"], "total_tokens": usage["total_tokens"]}}
-                ts = _now()
-                write(_line("end", llm_uuid, turn_uuid, ts, "llm.call", "llm", {"model_name": "bench-model"},
-                            {"response": reply, "usage": {"input_tokens": usage["prompt_tokens"],
-                                                          "output_tokens": usage["completion_tokens"]},
-                             "finish_reason": "tool_calls"},
-                            {**base, "hermes.api_request_id": api_id, "hermes.duration_ms": 0,
-                             "otel.status_code": "OK"}))
-                prompt, completion = prompt + usage["prompt_tokens"], completion + usage["completion_tokens"]
-                step_calls: list[dict[str, Any]] = []
-                results: list[dict[str, Any]] = []
-                steps.append({"step_id": len(steps) + 1, "source": "agent", "message": message.get("content") or "",
-                              "timestamp": ts, "model_name": "bench-model", "tool_calls": step_calls,
-                              "observation": {"results": results},
-                              "metrics": {"prompt_tokens": usage["prompt_tokens"],
-                                          "completion_tokens": usage["completion_tokens"]},
-                              "llm_call_count": 1,
-                              "extra": {"ancestry": {"function_id": llm_uuid, "function_name": "llm.call",
-                                                     "parent_id": turn_uuid, "parent_name": "agent.run"},
-                                        "hermes": {"api_request_id": api_id, "turn_id": turn_id,
-                                                   "finish_reason": "tool_calls", "llm_request": body,
-                                                   "llm_response": reply}}})
+                emit("end", llm_uuid, turn_uuid, _now(), "llm.call", "llm", {"model_name": "bench-model"},
+                     {"response": reply, "usage": {"input_tokens": usage["prompt_tokens"],
+                                                   "output_tokens": usage["completion_tokens"]},
+                      "finish_reason": "tool_calls"},
+                     {**base, "hermes.api_request_id": api_id, "hermes.duration_ms": 0,
+                      "otel.status_code": "OK"})
                 for k in range(tools):
                     call_id = calls[k]["id"] if k < len(calls) else f"call_{k}"
 
                     def tool_call() -> None:
                         tool_uuid = _uuid()
-                        write(_line("start", tool_uuid, turn_uuid, _now(), "read_file", "tool",
-                                    {"tool_call_id": call_id}, {"arguments": args},
-                                    {**ids, "hermes.api_request_id": api_id, "hermes.span_kind": "tool.execute"}))
+                        emit("start", tool_uuid, turn_uuid, _now(), "read_file", "tool",
+                             {"tool_call_id": call_id}, {"arguments": args},
+                             {**ids, "hermes.api_request_id": api_id, "hermes.span_kind": "tool.execute"})
                         result = tool(**args)
-                        write(_line("end", tool_uuid, turn_uuid, _now(), "read_file", "tool",
-                                    {"tool_call_id": call_id}, {"result": result},
-                                    {**base, "hermes.tool.status": "ok", "hermes.duration_ms": 0,
-                                     "otel.status_code": "OK"}))
-                        step_calls.append({"tool_call_id": call_id, "function_name": "read_file", "arguments": args,
-                                           "extra": {"tool_scope_uuid": tool_uuid}})
-                        results.append({"source_call_id": call_id, "content": result,
-                                        "extra": {"hermes": {"status": "ok", "event_uuid": tool_uuid,
-                                                             "duration_ms": 0}}})
+                        emit("end", tool_uuid, turn_uuid, _now(), "read_file", "tool",
+                             {"tool_call_id": call_id}, {"result": result},
+                             {**base, "hermes.tool.status": "ok", "hermes.duration_ms": 0,
+                              "otel.status_code": "OK"})
 
                     timed(tool_call)
-                write(_line("end", turn_uuid, session_uuid, _now(), "agent.run", "function", None,
-                            {"final_response": "done", "completed": True, "interrupted": False},
-                            {**base, "hermes.turn.status": "completed", "hermes.duration_ms": 0,
-                             "otel.status_code": "OK"}))
-            write(_line("end", session_uuid, None, _now(), "hermes.session", "agent", None,
-                        {"status": "completed"}, {**base, "hermes.duration_ms": 0, "otel.status_code": "OK"}))
-            document = {"schema_version": "ATIF-v1.7", "session_id": session_uuid, "trajectory_id": session_uuid,
-                        "agent": {"name": "hermes", "version": "0.1.0", "model_name": "bench-model"},
-                        "steps": steps,
-                        "final_metrics": {"total_prompt_tokens": prompt, "total_completion_tokens": completion,
-                                          "total_steps": len(steps)},
-                        "extra": {"hermes": {"session_id": session_id, "platform": "cli", "content": "full",
-                                             "llm_payloads": True}}}
-            (directory / "atif" / f"atif-{session_uuid}.json").write_bytes(
-                orjson.dumps(document, option=orjson.OPT_INDENT_2))
+                emit("end", turn_uuid, session_uuid, _now(), "agent.run", "function", None,
+                     {"final_response": "done", "completed": True, "interrupted": False},
+                     {**base, "hermes.turn.status": "completed", "hermes.duration_ms": 0,
+                      "otel.status_code": "OK"})
+            emit("end", session_uuid, None, _now(), "hermes.session", "agent", None,
+                 {"status": "completed"}, {**base, "hermes.duration_ms": 0, "otel.status_code": "OK"})
+        if writer is not None:
+            writer.close()

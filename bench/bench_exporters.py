@@ -14,6 +14,9 @@ Rows:
 - ``floor``: the smallest honest pure-Python code writing the same ATOF lines and ATIF files for the
   same workload, inline on the caller's thread (``_floor.py``): how far the engine is from the cost of
   the bytes themselves.
+- ``floor`` ``+ hook, scrubber, writer thread``: the same code with only the engine's obligations added,
+  each the cheapest honest way: one pluggy hook call per scope event, the credential scrubber over every
+  event and ATIF document, the encoding and writing on one writer thread (``floor_run(obliged=True)``).
 - hermes_pipeline: ``Host`` on a fresh ``Engine()``; ``turn.call_llm`` / ``turn.call_tool``; with no
   plugins, and with the built-in ``observability`` component (``engine.add_plugin(
   ObservabilityComponent, config=...)``) exporting ATOF (JSONL file) + ATIF (one file per session),
@@ -210,10 +213,12 @@ def plain_run(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
     return timed.run()
 
 
-def floor_row(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
-    """The floor: the same ATOF lines and ATIF files written inline by the smallest code (``_floor.py``)."""
+def floor_row(w: Workload, directory: Path, receiver: OTLPReceiver, obliged: bool = False) -> Run:
+    """The floor: the same ATOF lines and ATIF files written by the smallest code (``_floor.py``); inline,
+    or ``obliged`` (a hook call per event, one writer thread, the credential scrubber)."""
     timed = Timed()
-    floor_run(w.sessions, w.turns, w.tools, directory, REQUEST, w.response(), USER, ARGS, read_file, timed)
+    floor_run(w.sessions, w.turns, w.tools, directory, REQUEST, w.response(), USER, ARGS, read_file, timed,
+              obliged=obliged)
     timed.loop_done()
     timed.stop()
     lines, files = count_outputs(directory)
@@ -389,6 +394,7 @@ class Row:
 def rows(with_relay: bool, with_otlp: bool = True) -> list[Row]:
     out = [Row("plain", "no instrumentation", plain_run),
            Row("floor", "ATOF + ATIF (minimal inline code)", floor_row, True),
+           Row("floor", "+ hook, scrubber, writer thread", partial(floor_row, obliged=True), True),
            Row("hermes", "no plugins", partial(hermes_run, exporters=False, otlp=False)),
            Row("lean", "ATOF + ATIF (one hand-off, no writers)", one_handoff_row, True),
            Row("hermes", "ATOF + ATIF", partial(hermes_run, exporters=True, otlp=False), True),
@@ -468,6 +474,11 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
     all_cpu = {i: med(r.process for r in runs[i]) / w.tool_calls * 1e6 for i in range(len(table))}
     lines.append(f"floor (minimal inline ATOF + ATIF): {rate[floor]:,.0f} tool calls/s, "
                  f"{all_cpu[floor]:.1f} us all-CPU per tool call")
+    obliged = at["floor", "+ hook, scrubber, writer thread"]
+    lines.append(f"obliged floor (the same + one pluggy call per event, the credential scrubber, one writer thread): "
+                 f"{rate[obliged]:,.0f} tool calls/s, {all_cpu[obliged]:.1f} us all-CPU per tool call "
+                 f"({all_cpu[obliged] - all_cpu[floor]:+.1f} us over the floor), "
+                 f"{med(added[obliged]) / 1e3:.2f} us added caller-thread CPU")
     for ours in ("ATOF + ATIF", "ATOF + ATIF (one shared worker process)"):
         i = at["hermes", ours]
         lines.append(f"hermes {ours}: {all_cpu[i]:.1f} us all-CPU per tool call (target <= 20 us: "
