@@ -15,12 +15,14 @@ So the row answers "how far is the engine from the cost of the bytes themselves"
 The ATIF documents are assembled from the scope events themselves (:class:`_Trajectories`), as the
 engine's ATIF sink does, so that each value is handled once.
 
-``floor_run(..., obliged=True)`` is the second floor row: the same smallest code plus only the three
-things the engine must do and the first floor skips, each done the cheapest honest way. Every scope
-event goes through one pluggy hook call (the hook contract; one hookimpl), which appends it to a queue;
-one writer thread drains the queue, runs the engine's credential scrubber (``redact_value``) once over
-each event's ``category_profile``, ``data`` and ``metadata``, then encodes the line and feeds the
-scrubbed event to the ATIF assembly. Still no sanitizer, projection, bounded queue, drop counter,
+``floor_run(..., obligations=OBLIGATIONS)`` is the second floor row: the same smallest code plus only
+the three things the engine must do and the first floor skips, each done the cheapest honest way:
+``"thread"``, the events are appended to a queue that one writer thread drains, encoding the lines and
+assembling ATIF there; ``"hook"``, every scope event goes through one pluggy hook call (the hook
+contract; one hookimpl) on its way to that queue; ``"scrub"``, the writer runs the engine's credential
+scrubber (``redact_value``) once over each event's ``category_profile``, ``data`` and ``metadata``
+before both outputs see it. Any subset with ``"thread"`` can be run (``bench/bench_floor.py`` adds them
+one at a time). Still no sanitizer, projection, bounded queue, drop counter,
 deadline or fault handling. It answers "what do the bytes plus the obligations cost": a measured floor
 for the all-CPU target.
 """
@@ -32,6 +34,7 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Collection
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -144,6 +147,9 @@ class _Trajectories:
             (self._directory / f"atif-{uuid}.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
 
 
+OBLIGATIONS: tuple[str, ...] = ("thread", "hook", "scrub")
+"""What the obliged floor adds to the inline one (see the module docstring)."""
+
 _hookspec = pluggy.HookspecMarker("floor")
 _hookimpl = pluggy.HookimplMarker("floor")
 
@@ -157,10 +163,10 @@ class _Spec:
 class _ObligedWriter:
     """The obliged floor's hookimpl and writer thread: a deque, a wake-up per batch, the scrubber, the outputs."""
 
-    def __init__(self, out: Any, trajectories: _Trajectories) -> None:
+    def __init__(self, out: Any, trajectories: _Trajectories, scrub: bool) -> None:
         self._queue: deque[Fields] = deque()
         self._wake = threading.Condition()
-        self._out, self._trajectories, self._closed = out, trajectories, False
+        self._out, self._trajectories, self._scrub, self._closed = out, trajectories, scrub, False
         self._thread = threading.Thread(target=self._drain, name="floor-writer", daemon=True)
         self._thread.start()
 
@@ -178,7 +184,7 @@ class _ObligedWriter:
         self._thread.join()
 
     def _drain(self) -> None:
-        queue, write, assemble = self._queue, self._out.write, self._trajectories.add
+        queue, write, assemble, scrub = self._queue, self._out.write, self._trajectories.add, self._scrub
         while True:
             with self._wake:
                 while not queue and not self._closed:
@@ -187,7 +193,8 @@ class _ObligedWriter:
                     return
             while queue:
                 phase, uuid, parent, ts, name, category, profile, data, metadata = queue.popleft()
-                profile, data, metadata = redact_value(profile), redact_value(data), redact_value(metadata)
+                if scrub:
+                    profile, data, metadata = redact_value(profile), redact_value(data), redact_value(metadata)
                 write(_line(phase, uuid, parent, ts, name, category, profile, data, metadata))
                 assemble(phase, uuid, parent, ts, name, category, profile, data, metadata)
 
@@ -195,9 +202,12 @@ class _ObligedWriter:
 def floor_run(sessions: int, turns: int, tools: int, directory: Path, request: dict[str, Any],
               response: dict[str, Any], user: str, args: dict[str, Any],
               tool: Callable[..., str], timed: Callable[[Callable[[], object]], object],
-              obliged: bool = False) -> None:
+              obligations: Collection[str] = ()) -> None:
     """Run the workload, writing ``events.jsonl`` and ``atif/atif-{uuid}.json`` under ``directory``
-    (``obliged``: through a hook, a writer thread and the credential scrubber; see the module docstring)."""
+    (``obligations``: a subset of :data:`OBLIGATIONS` holding ``"thread"``; see the module docstring)."""
+    unknown = set(obligations) - set(OBLIGATIONS)
+    if unknown or (obligations and "thread" not in obligations):
+        raise ValueError(f"obligations must be a subset of {OBLIGATIONS} holding 'thread', not {sorted(obligations)}")
     (directory / "atif").mkdir(parents=True, exist_ok=True)
     trajectories = _Trajectories(directory / "atif")
     message = response["choices"][0]["message"]
@@ -205,8 +215,8 @@ def floor_run(sessions: int, turns: int, tools: int, directory: Path, request: d
     usage = response["usage"]
     with open(directory / "events.jsonl", "wb", buffering=1 << 16) as out:
         writer: _ObligedWriter | None = None
-        if obliged:
-            writer = _ObligedWriter(out, trajectories)
+        if "hook" in obligations:
+            writer = _ObligedWriter(out, trajectories, "scrub" in obligations)
             plugins = pluggy.PluginManager("floor")
             plugins.add_hookspecs(_Spec)
             plugins.register(writer)
@@ -214,6 +224,12 @@ def floor_run(sessions: int, turns: int, tools: int, directory: Path, request: d
 
             def emit(*fields: Any) -> None:
                 hook(fields=fields)
+        elif obligations:
+            writer = _ObligedWriter(out, trajectories, "scrub" in obligations)
+            enqueue = writer.scope_event
+
+            def emit(*fields: Any) -> None:
+                enqueue(fields)
         else:
             write, assemble = out.write, trajectories.add
 

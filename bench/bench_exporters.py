@@ -16,7 +16,7 @@ Rows:
   the bytes themselves.
 - ``floor`` ``+ hook, scrubber, writer thread``: the same code with only the engine's obligations added,
   each the cheapest honest way: one pluggy hook call per scope event, the credential scrubber over every
-  event and ATIF document, the encoding and writing on one writer thread (``floor_run(obliged=True)``).
+  event and ATIF document, the encoding and writing on one writer thread (``floor_run(obligations=OBLIGATIONS)``).
 - hermes_pipeline: ``Host`` on a fresh ``Engine()``; ``turn.call_llm`` / ``turn.call_tool``; with no
   plugins, and with the built-in ``observability`` component (``engine.add_plugin(
   ObservabilityComponent, config=...)``) exporting ATOF (JSONL file) + ATIF (one file per session),
@@ -86,7 +86,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _timing, also when imported by the tests
 
-from _floor import floor_run  # noqa: E402
+from _floor import OBLIGATIONS, floor_run  # noqa: E402
 from _one_handoff import OneHandOff  # noqa: E402
 from _timing import per_call_thread_ns, pluggy_reference  # noqa: E402
 
@@ -213,12 +213,12 @@ def plain_run(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
     return timed.run()
 
 
-def floor_row(w: Workload, directory: Path, receiver: OTLPReceiver, obliged: bool = False) -> Run:
+def floor_row(w: Workload, directory: Path, receiver: OTLPReceiver | None, obliged: bool = False) -> Run:
     """The floor: the same ATOF lines and ATIF files written by the smallest code (``_floor.py``); inline,
     or ``obliged`` (a hook call per event, one writer thread, the credential scrubber)."""
     timed = Timed()
     floor_run(w.sessions, w.turns, w.tools, directory, REQUEST, w.response(), USER, ARGS, read_file, timed,
-              obliged=obliged)
+              obligations=OBLIGATIONS if obliged else ())
     timed.loop_done()
     timed.stop()
     lines, files = count_outputs(directory)

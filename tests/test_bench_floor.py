@@ -24,7 +24,7 @@ bench: Any = importlib.util.module_from_spec(_spec)
 sys.modules["bench_exporters"] = bench  # dataclasses look their module up while the class is built
 _spec.loader.exec_module(bench)
 
-from _floor import floor_run  # noqa: E402
+from _floor import OBLIGATIONS, floor_run  # noqa: E402
 
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
 
@@ -79,7 +79,7 @@ def test_fmt33a_obliged_floor_scrubs_every_line_and_document(tmp_path: Path) -> 
     for obliged in (False, True):
         directory = tmp_path / str(obliged)
         floor_run(1, 2, 2, directory, bench.REQUEST, response, bench.USER, args, tool, lambda fn: fn(),
-                  obliged=obliged)
+                  obligations=OBLIGATIONS if obliged else ())
         written = (directory / "events.jsonl").read_bytes() + b"".join(
             p.read_bytes() for p in (directory / "atif").glob("*.json"))
         assert (canary.encode() in written) is not obliged  # the plain floor skips the scrubber, by design
