@@ -73,7 +73,7 @@ def _line(kind: str, uuid: str, parent: str | None, ts: str, name: str, category
                          "data_schema": None, "metadata": metadata}) + b"\n"
 
 
-Fields = tuple[str, str, "str | None", str, str, str, Any, Any, dict[str, Any]]
+Fields = tuple[Any, ...]
 """One scope event: ``(phase, uuid, parent, timestamp, name, category, profile, data, metadata)``."""
 
 
@@ -215,21 +215,20 @@ def floor_run(sessions: int, turns: int, tools: int, directory: Path, request: d
     usage = response["usage"]
     with open(directory / "events.jsonl", "wb", buffering=1 << 16) as out:
         writer: _ObligedWriter | None = None
-        if "hook" in obligations:
-            writer = _ObligedWriter(out, trajectories, "scrub" in obligations)
-            plugins = pluggy.PluginManager("floor")
-            plugins.add_hookspecs(_Spec)
-            plugins.register(writer)
-            hook = plugins.hook.scope_event
-
-            def emit(*fields: Any) -> None:
-                hook(fields=fields)
-        elif obligations:
+        if obligations:
             writer = _ObligedWriter(out, trajectories, "scrub" in obligations)
             enqueue = writer.scope_event
+            if "hook" in obligations:
+                plugins = pluggy.PluginManager("floor")
+                plugins.add_hookspecs(_Spec)
+                plugins.register(writer)
+                hook = plugins.hook.scope_event
 
-            def emit(*fields: Any) -> None:
-                enqueue(fields)
+                def emit(*fields: Any) -> None:
+                    hook(fields=fields)
+            else:
+                def emit(*fields: Any) -> None:
+                    enqueue(fields)
         else:
             write, assemble = out.write, trajectories.add
 

@@ -64,6 +64,7 @@ def measure(w: bench.Workload, rounds: int) -> tuple[dict[str, float], float]:
     cases = [(name, _hermes(w) if parts is None else _floor(w, parts)) for name, parts in CASES]
     cpu: dict[str, list[float]] = {name: [] for name, _ in cases}
     stick: list[float] = []
+    reference = pluggy_reference()
     root = Path(tempfile.mkdtemp(prefix="bench-floor-"))
     try:
         with OTLPReceiver(discard=True) as receiver:
@@ -82,7 +83,7 @@ def measure(w: bench.Workload, rounds: int) -> tuple[dict[str, float], float]:
                     if r:
                         cpu[name].append(spent / w.tool_calls * 1e6)
                 if r:
-                    stick.append(per_call_thread_ns(pluggy_reference(), inner=500, rounds=11) / 1e3)
+                    stick.append(per_call_thread_ns(reference, inner=500, rounds=11) / 1e3)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return {name: statistics.median(v) for name, v in cpu.items()}, statistics.median(stick)

@@ -7,7 +7,6 @@ and if the obliged floor really runs the credential scrubber over every event an
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import secrets
 import sys
@@ -16,14 +15,9 @@ from typing import Any
 
 import pytest
 
-_BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(_BENCH))  # bench_exporters imports its siblings (_floor, _timing, ...)
-_spec = importlib.util.spec_from_file_location("bench_exporters", _BENCH / "bench_exporters.py")
-assert _spec is not None and _spec.loader is not None
-bench: Any = importlib.util.module_from_spec(_spec)
-sys.modules["bench_exporters"] = bench  # dataclasses look their module up while the class is built
-_spec.loader.exec_module(bench)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))  # bench scripts import their siblings
 
+import bench_exporters as bench  # noqa: E402
 from _floor import OBLIGATIONS, floor_run  # noqa: E402
 
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
