@@ -5,9 +5,9 @@ Reads three things and prints, per id family (OBS, MW, CFG, FMT, SM, BOOK), the 
 cited by the tests, the ids listed in ``docs/requirements-not-applicable.md`` and the ids that are
 in neither:
 
-- the requirement ids, from the specification (``--spec DIR``, default ``../shared/spec`` next to
-  the repository: every ``**XXX-n**`` definition in its ``*.md`` files) or, when that directory is
-  absent, from the checked-in list ``docs/requirement-ids.txt`` (``--ids FILE``; regenerate it
+- the requirement ids, from the specification (``--spec DIR``, default ``$HERMES_PIPELINE_SPEC``,
+  else ``shared/spec`` next to the repository or next to the local repository it was cloned from:
+  every ``**XXX-n**`` definition in its ``*.md`` files) or, when that directory is absent, from the checked-in list ``docs/requirement-ids.txt`` (``--ids FILE``; regenerate it
   with ``--write-ids`` while the specification is present);
 - the ids cited in ``tests/`` (any ``XXX-n`` in a ``.py`` file; a range such as ``SM-46..52``
   cites only its first id, so that ``grep -r SM-48 tests/`` always finds the proof);
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -33,7 +34,46 @@ FAMILIES = ("OBS", "MW", "CFG", "FMT", "SM", "BOOK")
 CHECKED_FAMILIES = ("OBS", "MW", "CFG", "FMT", "SM")
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_SPEC = REPO.parent / "shared" / "spec"
+SPEC_ENV = "HERMES_PIPELINE_SPEC"
+
+
+def spec_candidates(repo: Path = REPO) -> list[Path]:
+    """Where the specification may be, in order: ``$HERMES_PIPELINE_SPEC``; ``shared/spec`` beside the
+    checkout; for a clone of a local repository, ``shared/spec`` beside that repository (the specification is
+    not in the repository, it is kept beside it)."""
+    found = [Path(os.environ[SPEC_ENV])] if os.environ.get(SPEC_ENV) else []
+    found.append(repo.parent / "shared" / "spec")
+    origin = _local_origin(repo)
+    if origin is not None:
+        found.append(origin.parent / "shared" / "spec")
+    return found
+
+
+def _local_origin(repo: Path) -> Path | None:
+    """The directory of the ``origin`` remote when it is a local path (``/x/y`` or ``file:///x/y``), else None."""
+    try:
+        config = (repo / ".git" / "config").read_text(encoding="utf-8")
+    except OSError:
+        return None  # not a clone (a worktree's .git is a file; its parent directory was tried already)
+    match = re.search(r'\[remote "origin"\][^\[]*?^\s*url\s*=\s*(\S+)', config, re.M | re.S)
+    if match is None:
+        return None
+    url = match.group(1).removeprefix("file://")
+    if not url.startswith("/"):
+        return None
+    return Path(url).resolve()
+
+
+def find_spec(repo: Path = REPO) -> Path:
+    """The first candidate directory holding the specification's ``*.md`` files, else the first candidate."""
+    candidates = spec_candidates(repo)
+    for path in candidates:
+        if path.is_dir() and any(path.glob("*.md")):
+            return path
+    return candidates[0]
+
+
+DEFAULT_SPEC = find_spec()
 DEFAULT_IDS = REPO / "docs" / "requirement-ids.txt"
 DEFAULT_TESTS = REPO / "tests"
 DEFAULT_NOT_APPLICABLE = REPO / "docs" / "requirements-not-applicable.md"

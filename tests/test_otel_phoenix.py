@@ -2,7 +2,7 @@
 Phoenix's own REST and GraphQL API, with each projection (``gen_ai`` and ``openinference``).
 
 Needs Arize Phoenix: either importable here (``pip install '.[phoenix]'``) or installed in an environment of its own
-whose Python is named by ``HERMES_PIPELINE_PHOENIX_PYTHON`` (what ``.ci/run`` does, because Phoenix's pins conflict
+whose Python is named by ``HERMES_PIPELINE_PHOENIX_PYTHON`` (what ``scripts/test`` does, because Phoenix's pins conflict
 with those of ``hermes-agent``). Skipped when neither is there.
 Phoenix runs as a child process on 127.0.0.1 with free ports, its working directory under ``tmp_path``, its
 telemetry and every external resource switched off; its gRPC collector is bound to loopback by
@@ -41,8 +41,8 @@ if PHOENIX_PYTHON:
     if not os.access(PHOENIX_PYTHON, os.X_OK):
         pytest.fail(f"HERMES_PIPELINE_PHOENIX_PYTHON={PHOENIX_PYTHON!r} is not an executable Python")
 elif importlib.util.find_spec("phoenix") is None or importlib.util.find_spec("phoenix.server") is None:
-    pytest.skip("Arize Phoenix is not installed (pip install '.[phoenix]', or set HERMES_PIPELINE_PHOENIX_PYTHON to "
-                "the Python of an environment that has it); the real-backend check is skipped",
+    pytest.skip("Arize Phoenix is not installed (scripts/test installs it in an environment of its own and sets "
+                "HERMES_PIPELINE_PHOENIX_PYTHON to its Python); the real-backend check is skipped",
                 allow_module_level=True)
 
 START_DEADLINE = 90.0

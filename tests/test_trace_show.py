@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +24,54 @@ def tool_calls(*names: str) -> dict[str, Any]:
                                 for name in names])
 
 
+class FakeClock:
+    """Every clock the engine stamps events and durations with, made explicit: each reading advances it by one
+    microsecond (so order is kept) and :meth:`spend` advances it by a chosen amount. Durations in the files are
+    then exactly what the session says, whatever the load on the machine (no wall-clock time in the test)."""
+
+    START_NS = 1_788_257_700_000_000_000
+
+    def __init__(self) -> None:
+        self._ns = self.START_NS
+        self._lock = threading.Lock()
+
+    def ns(self) -> int:
+        with self._lock:
+            self._ns += 1_000
+            return self._ns
+
+    def seconds(self) -> float:
+        return self.ns() / 1e9
+
+    def spend(self, ms: int) -> None:
+        with self._lock:
+            self._ns += ms * 1_000_000
+
+    def install(self, patch: pytest.MonkeyPatch) -> None:
+        import time
+
+        from hermes_pipeline.export import publication, scopes
+        from hermes_pipeline.host import tools, turn
+
+        for module in (time, publication, scopes):
+            patch.setattr(module, "time_ns", self.ns)
+        for module in (time, tools, turn):
+            patch.setattr(module, "perf_counter_ns", self.ns)
+        patch.setattr(time, "time", self.seconds)
+
+
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """An ATOF file and an ATIF file written by the real file sinks for one session on a shared projection
-    (through the public helper for sink authors, ``hermes_pipeline.testing.capture_export``)."""
+    (through the public helper for sink authors, ``hermes_pipeline.testing.capture_export``), on a
+    :class:`FakeClock`: the slow tool takes 80 ms of it, everything else a few microseconds."""
     directory = tmp_path_factory.mktemp("traces")
     heavy = chat_response("summary")
     heavy["usage"] = {"prompt_tokens": 5000, "completion_tokens": 12}
+    clock = FakeClock()
 
     def slow_tool() -> str:
-        threading.Event().wait(0.08)  # the tool's own work takes a while (not synchronisation)
+        clock.spend(80)  # the tool's own work takes a while
         return "slow result"
 
     def cancelled() -> str:
@@ -51,10 +90,13 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             turn.call_llm({"model": "m", "messages": []}, lambda r: heavy)
             turn.complete("summary")
 
-    capture_export({"version": 4, "atof": {"enabled": True, "sinks": [{"type": "file", "filename": "events.jsonl"}]},
-                    "atif": {"enabled": True, "output_directory": "atif"}}, directory, session=session, timeout=10.0)
+    with pytest.MonkeyPatch.context() as patch:
+        clock.install(patch)
+        capture_export({"version": 4, "atof": {"enabled": True, "sinks": [{"type": "file", "filename": "events.jsonl"}]},
+                        "atif": {"enabled": True, "output_directory": "atif"}}, directory, session=session,
+                       timeout=10.0)
     [trajectory] = list((directory / "atif").iterdir())
-    return directory / "events.jsonl", trajectory
+    yield directory / "events.jsonl", trajectory
 
 
 def line(output: str, text: str) -> str:
@@ -82,7 +124,7 @@ def test_trace_show_marks_slowest_heaviest_and_problems(files: tuple[Path, Path]
     assert "✗ CANCELLED" in line(out, "wait [id-wait]")
     assert " ok " in line(out, "quick [id-quick]") + " "
     slow_ms = float(line(out, "slow_tool [id-slow_tool]").split(" ms")[0].rsplit(" ", 1)[1])
-    assert slow_ms >= 80
+    assert 80 <= slow_ms < 81
     assert "problems: 1 blocked, 1 cancelled, 1 failed" in out
     ranking = out.split("slowest 3 scope(s):\n")[1].splitlines()
     assert len(ranking) == 3 and any("slow_tool" in row for row in ranking)

@@ -1,6 +1,6 @@
 """The local dashboard in a real browser: headless Chromium driven by selenium (spec 06 BOOK-38..41).
 
-Skipped, with the reason, where Chromium, chromedriver or selenium is missing (``.ci/run`` installs
+Skipped, with the reason, where Chromium, chromedriver or selenium is missing (``scripts/test`` installs
 them: ``apt-get install chromium chromium-driver`` and ``pip install '.[dashboard-test]'``).
 """
 
@@ -22,8 +22,8 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 if CHROMIUM is None or DRIVER is None:
-    pytest.skip("headless Chromium and chromedriver are not installed "
-                "(apt-get install -y chromium chromium-driver)", allow_module_level=True)
+    pytest.skip("headless Chromium and chromedriver are not installed (scripts/test installs them with apt-get "
+                "when run as root: apt-get install -y chromium chromium-driver)", allow_module_level=True)
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402

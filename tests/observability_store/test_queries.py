@@ -20,8 +20,10 @@ from hermes_pipeline.cli.main import main
 from hermes_pipeline.sinks.observability_store import connect, sqlite_utc, store_path
 from hermes_pipeline.sinks.observability_store.queries import query, queries, sql_text
 
-SPEC = Path("/work/shared/spec/06-agent-observability.md")
+from .._spec import spec_text
+
 SQLITE3 = shutil.which("sqlite3")
+NO_SQLITE3 = "the sqlite3 command-line shell is not installed (scripts/test installs it with apt-get as root)"
 
 
 def _seed(home: Path) -> Path:
@@ -51,15 +53,13 @@ def _seed(home: Path) -> Path:
 
 def test_queries_sql_holds_the_spec_queries_verbatim() -> None:
     """BOOK-20 / BOOK-23: each of Q-S1..Q-S4, Q-M1, Q-M2 is the spec's text, character for character."""
-    if not SPEC.is_file():
-        pytest.skip(f"the spec is not at {SPEC}")
-    spec = SPEC.read_text(encoding="utf-8")
+    spec = spec_text("06-agent-observability.md")
     for name in ("Q-S1", "Q-S2", "Q-S3", "Q-S4", "Q-M1", "Q-M2"):
         assert query(name) in spec, name
     assert set(queries()) >= {"Q-S1", "Q-S2", "Q-S3", "Q-S4", "Q-M1", "Q-M2", "Q-C1", "Q-C2"}
 
 
-@pytest.mark.skipif(SQLITE3 is None, reason="the sqlite3 command-line shell is not installed")
+@pytest.mark.skipif(SQLITE3 is None, reason=NO_SQLITE3)
 def test_every_query_runs_unchanged_in_the_sqlite3_shell(tmp_path: Path) -> None:
     """BOOK-20: typed into ``sqlite3`` with ``.parameter set``, the shipped text gives the same rows."""
     path = _seed(tmp_path)
@@ -77,7 +77,7 @@ def test_every_query_runs_unchanged_in_the_sqlite3_shell(tmp_path: Path) -> None
     conn.close()
 
 
-@pytest.mark.skipif(SQLITE3 is None, reason="the sqlite3 command-line shell is not installed")
+@pytest.mark.skipif(SQLITE3 is None, reason=NO_SQLITE3)
 def test_the_whole_file_runs_in_the_shell(tmp_path: Path) -> None:
     """A reader can also feed the file itself to the shell (with the parameters bound first)."""
     path = _seed(tmp_path)

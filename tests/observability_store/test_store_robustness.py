@@ -72,7 +72,9 @@ def test_a_corrupt_store_is_kept_aside_and_a_new_one_started(tmp_path: Path, cap
     assert "not a database" in caplog.text
 
 
-@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root ignores file modes")
+@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
+                    reason="running as root, whom file modes do not stop: a read-only home cannot be made here "
+                           "(run the suite as another user)")
 def test_a_read_only_home_warns_and_the_agent_runs(tmp_path: Path, caplog: Any) -> None:
     home = tmp_path / "ro"
     home.mkdir()

@@ -93,10 +93,9 @@ def test_sm59_shipped_schemas_equal_the_spec() -> None:
     """SM-59: Shipped schemas equal the spec."""
     import re
 
-    spec = Path(__file__).resolve().parents[3] / "shared" / "spec" / "05-shared-metrics.md"
-    if not spec.is_file():
-        pytest.skip("spec not beside the checkout")
-    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", spec.read_text(), re.S)
+    from .._spec import spec_text
+
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", spec_text("05-shared-metrics.md"), re.S)
               if '"$id": "urn:hermes-agent:schema:shared-metrics' in b]
     assert {b["$id"]: b for b in blocks} == {load_package_schema(v)["$id"]: load_package_schema(v) for v in (V1, V2)}
 

@@ -32,11 +32,12 @@ from hermes_pipeline.shared_metrics.consent import reconcile, windows
 from hermes_pipeline.shared_metrics.report import store_status
 from hermes_pipeline.shared_metrics.schemas import load_package_schema
 
+from .._spec import SPEC_DIR
 from ..config.conftest import Env, env, process  # noqa: F401  (fixtures: isolated HOME / HERMES_HOME, process engine)
 from .conftest import RESOURCE, T0, TOOLSETS, response, rows, totals
 from .test_packages import add, payloads
 
-SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec" / "05-shared-metrics.md"
+SPEC = SPEC_DIR / "05-shared-metrics.md"
 CANARY = "CANARY_c4n4ry"
 
 
