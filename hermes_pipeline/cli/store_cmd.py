@@ -85,6 +85,7 @@ def store_health(home: Path) -> dict[str, Any]:
 
 def _doctor(args: argparse.Namespace) -> int:
     from ..config.profile_config import load_profile_settings
+    from ..export.clock_trust import LEDGER_NAME, read_skew
     from ..logs.clock import clock_synchronized
     from ..sinks.trajectory_store.gitignore import git_work_tree, tracked_store_files
 
@@ -105,9 +106,15 @@ def _doctor(args: argparse.Namespace) -> int:
         warnings.append("observability.audit.enabled is true but the store has not been written yet")
     if clock is False:
         warnings.append("the system clock is not NTP-synchronised (clock_not_synchronized): run NTP")
+    skews = [skew for skew in (read_skew(trajectory_dir / LEDGER_NAME), read_skew(home / "observability" / LEDGER_NAME))
+             if skew is not None]
+    for skew in skews:
+        warnings.append(f"{skew.get('store')}: retention skipped, nothing deleted: {skew.get('reason')} "
+                        "(a clock retention cannot trust; fix the system clock, the next prune on a trusted clock "
+                        "resumes)")
     report = {"home": str(home), "git_work_tree": str(git_work_tree(home) or "") or None, "tracked_files": tracked,
               "store": store, "audit_enabled": settings.observability.audit_enabled,
-              "clock_synchronized": clock, "problems": problems, "warnings": warnings}
+              "clock_synchronized": clock, "clock_skew": skews, "problems": problems, "warnings": warnings}
     if args.json:
         print(json.dumps(report, indent=2))
     else:

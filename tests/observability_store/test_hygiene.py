@@ -73,9 +73,12 @@ def test_book_48_prune_also_prunes_the_trajectory_store(tmp_path: Path, capsys: 
     directory.mkdir()
     old = directory / "2020-01-01-0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.json"
     old.write_text("{}")
+    recent = directory / f"{time.strftime('%Y-%m-%d', time.gmtime())}-0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.json"
+    recent.write_text("{}")  # a store in use: its newest run vouches for the clock
     assert main(["prune", "--json", "--home", str(tmp_path)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["trajectory_files"] == [str(old)] and not old.exists() and report["store_rows"] == {}
+    assert recent.exists()
 
 
 def test_book_48_cleanup_runs_when_the_store_starts(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -148,13 +148,17 @@ def test_book_37_age_falls_back_to_trajectory_date(tmp_path: Path) -> None:
 
 
 def test_book_37_store_prunes_at_start(tmp_path: Path) -> None:
-    """BOOK-37: opening a profile with the store on prunes files older than ``retention_days``."""
+    """BOOK-37: opening a profile with the store on prunes files older than ``retention_days`` (a store in use:
+    its newest run is recent, so the clock is trusted; a store whose every run is ancient is the clock-jump
+    case of tests/trajectories/test_retention_clock.py)."""
     home = tmp_path / "home"
     (home / "trajectories").mkdir(parents=True)
     old = home / "trajectories" / "2001-01-01-01234567-89ab-7def-8123-456789abcdef.json"
     old.write_text("{}")
+    recent = home / "trajectories" / f"{datetime.now(timezone.utc).date()}-01234567-89ab-7def-8123-456789abcdef.json"
+    recent.write_text("{}")
     profile = store_profile(home, "    retention_days: 30\n")
-    assert not old.exists()
+    assert not old.exists() and recent.exists()
     profile.close()
 
 

@@ -4,40 +4,126 @@
 ``runs_days`` and ``skill_history`` / ``memory_changes`` rows older than ``history_days`` are
 deleted; ``0`` keeps a class forever. Only this store is touched (trajectory files have their own
 pruning; pipeline outputs and shared metrics are never touched here).
+
+Retention acts only on a clock it can trust and never deletes a row for having been written under a wrong
+clock (:mod:`hermes_pipeline.export.clock_trust`; its ledger is ``observability/.retention-clock``): each
+trusted prune records a checkpoint (its time and each table's largest row id), and a row is deleted only when
+its timestamp is past the window *and* it was already there at a checkpoint older than the window. Row ids
+only grow (checkpoints are clamped to each table's largest id, so an id freed at the top is never mistaken for
+an old row).
 """
 
 from __future__ import annotations
 
+import calendar
 import sqlite3
+import time
 from pathlib import Path
 from typing import Final
 
+from ...export.clock_trust import DAY_S, LEDGER_NAME, BootClock, Ledger, boot_clock
 from . import db
+from .schema import sqlite_utc
 
 RUN_TABLES: Final = (("task_runs", "ended_at"), ("llm_calls", "ended_at"), ("skill_runs", "ended_at"))
 HISTORY_TABLES: Final = (("skill_history", "changed_at"), ("memory_changes", "changed_at"))
 
 
-def plan(runs_days: int, history_days: int) -> list[tuple[str, str, str]]:
-    """``(table, WHERE clause, window)`` of every expired-row condition (``window`` binds ``datetime('now', ?)``)."""
-    out: list[tuple[str, str, str]] = []
+def plan(runs_days: int, history_days: int) -> list[tuple[str, str, int]]:
+    """``(table, timestamp column, window in days)`` of every class of rows that expires."""
+    out: list[tuple[str, str, int]] = []
     if runs_days > 0:
-        out.extend((table, f"{column} < datetime('now', ?)", f"-{int(runs_days)} days") for table, column in RUN_TABLES)
-        out.append(("alert_state", "status = 'resolved' AND last_notified_at < datetime('now', ?)",
-                    f"-{int(runs_days)} days"))
+        out.extend((table, column, int(runs_days)) for table, column in RUN_TABLES)
+        out.append(("alert_state", "last_notified_at", int(runs_days)))
     if history_days > 0:
-        out.extend((table, f"{column} < datetime('now', ?)", f"-{int(history_days)} days")
-                   for table, column in HISTORY_TABLES)
+        out.extend((table, column, int(history_days)) for table, column in HISTORY_TABLES)
     return out
 
 
-def delete_expired(conn: sqlite3.Connection, runs_days: int, history_days: int) -> dict[str, int]:
-    """Delete the expired rows inside the caller's transaction; ``table → rows deleted``."""
-    return {table: conn.execute(f"DELETE FROM {table} WHERE {where}", (window,)).rowcount
-            for table, where, window in plan(runs_days, history_days)}
+def _expired(table: str, column: str) -> str:
+    extra = "status = 'resolved' AND " if table == "alert_state" else ""
+    return f"{extra}{column} < datetime(?, ?) AND rowid <= ?"
 
 
-def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry_run: bool = False) -> dict[str, int]:
+def delete_expired(conn: sqlite3.Connection, runs_days: int, history_days: int, *, now: float | None = None,
+                   boot: BootClock | None | bool = True, dry_run: bool = False) -> dict[str, int]:
+    """Delete (``dry_run``: count) the expired rows inside the caller's transaction; ``table -> rows``.
+
+    ``now`` (epoch seconds) and ``boot`` (the boot clock; :func:`boot_clock` when ``True``) are injectable for
+    tests. On a clock that cannot be trusted nothing is deleted: a warning, and the verdict kept in the ledger
+    for ``doctor`` (see the module text).
+    """
+    classes = plan(runs_days, history_days)
+    if not classes:
+        return {}
+    now = time.time() if now is None else now
+    ledger = Ledger(_ledger_path(conn))
+    top = _top(conn)
+    if ledger.created:  # rows older than the rule are judged by their own timestamps
+        ledger.checkpoints = [(0.0, dict(top))]
+    ledger.checkpoints = [(t, {k: min(r, top.get(k, r)) for k, r in rows.items()}) for t, rows in ledger.checkpoints]
+    vouched = ledger.checkpoints[-1][1] if ledger.checkpoints else {}
+    stamps = [_epoch(conn.execute(f"SELECT MAX({column}) FROM {table} WHERE rowid <= ?",
+                                  (vouched.get(table, top.get(table, 0)),)).fetchone()[0])
+              for table, column in RUN_TABLES + HISTORY_TABLES]
+    newest = max((v for v in stamps if v is not None), default=None)
+    verdict = ledger.judge(now, newest, min(days for _, _, days in classes) * DAY_S,
+                           boot=boot_clock() if boot is True else boot if boot is not False else None)
+    if not verdict.trusted:
+        if not dry_run:
+            ledger.untrusted(verdict, "observability store")
+            ledger.save()
+        return {table: 0 for table, _, _ in classes}
+    stamp = sqlite_utc(int(now * 1_000_000))
+    out: dict[str, int] = {}
+    for table, column, days in classes:
+        seen_before = [rows.get(table, 0) for t, rows in ledger.checkpoints if t <= now - days * DAY_S]
+        params = (stamp, f"-{days} days", max(seen_before, default=0))
+        where = _expired(table, column)
+        out[table] = (conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", params).fetchone()[0] if dry_run
+                      else conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount)
+    if not dry_run:
+        top = _top(conn)
+        ledger.checkpoints = [(t, {k: min(r, top.get(k, r)) for k, r in rows.items()}) for t, rows in ledger.checkpoints]
+        _checkpoint(ledger, now, top, max(days for _, _, days in classes) * DAY_S)
+        ledger.trusted(now)
+        ledger.save()
+    return out
+
+
+def _top(conn: sqlite3.Connection) -> dict[str, int]:
+    """Each table's largest row id (0 when empty)."""
+    return {table: int(conn.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table}").fetchone()[0])
+            for table in (*(t for t, _ in RUN_TABLES + HISTORY_TABLES), "alert_state")}
+
+
+def _checkpoint(ledger: Ledger, now: float, top: dict[str, int], longest_s: float) -> None:
+    """Add ``(now, top)``: at most one a UTC day (a later one would only be less conservative), and drop those no
+    window needs (older than the newest checkpoint that is already older than the longest window)."""
+    points = ledger.checkpoints
+    if not points or int(points[-1][0] // DAY_S) != int(now // DAY_S):
+        points.append((now, dict(top)))
+    old = [i for i, (t, _) in enumerate(points) if t <= now - longest_s]
+    ledger.checkpoints = points[old[-1]:] if old else points
+
+
+def _ledger_path(conn: sqlite3.Connection) -> Path:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return Path(row[2]).with_name(LEDGER_NAME)
+
+
+def _epoch(value: object) -> float | None:
+    """Epoch seconds of a ``YYYY-MM-DD HH:MM:SS`` store timestamp; ``None`` when absent or unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return float(calendar.timegm(time.strptime(value[:19], "%Y-%m-%d %H:%M:%S")))
+    except ValueError:
+        return None
+
+
+def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry_run: bool = False,
+                now: float | None = None, boot: BootClock | None | bool = True) -> dict[str, int]:
     """Delete (or, with ``dry_run``, count) the expired rows of the store of ``home``; no store: ``{}``."""
     path = db.store_path(Path(home))
     if not path.is_file():
@@ -45,9 +131,8 @@ def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry
     conn = db.connect(path, create=not dry_run, readonly=dry_run)
     try:
         if dry_run:
-            return {table: conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", (window,)).fetchone()[0]
-                    for table, where, window in plan(runs_days, history_days)}
+            return delete_expired(conn, runs_days, history_days, now=now, boot=boot, dry_run=True)
         with db.transaction(conn):
-            return delete_expired(conn, runs_days, history_days)
+            return delete_expired(conn, runs_days, history_days, now=now, boot=boot)
     finally:
         conn.close()

@@ -1,20 +1,25 @@
 """Retention of the store: trajectories older than ``retention_days`` are deleted (spec 06 BOOK-37).
 
 Only files matching the store's naming pattern directly inside the store directory are touched;
-the log records counts, never names.
+the log records counts, never names. Retention acts only on a clock it can trust and never deletes a file
+for having been written under a wrong clock (:mod:`hermes_pipeline.export.clock_trust`, whose ledger is
+``.retention-clock`` in the store directory): a file goes once both its run date and the first time a
+trusted prune saw it are older than the window.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from datetime import date, datetime, timedelta, timezone
+import time
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Final
 
+from ...export.clock_trust import DAY_S, LEDGER_NAME, BootClock, ClockVerdict, Ledger, boot_clock
 from .files import store_files, trajectory_date
 
-__all__ = ["parse_age", "prune_store"]
+__all__ = ["parse_age", "prune_store", "prune_with_verdict"]
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.trajectory_store")
 _AGE: Final = re.compile(r"\s*(\d+)\s*([dhw]?)\s*")
@@ -36,27 +41,77 @@ def parse_age(text: str) -> int:
 
 
 def prune_store(directory: Path, older_than_days: int, *, dry_run: bool = False,
-                today: date | None = None) -> list[Path]:
+                today: date | None = None, now: float | None = None,
+                boot: BootClock | None | bool = True) -> list[Path]:
     """Delete (or with ``dry_run`` only list) the store files of runs started more than
-    ``older_than_days`` days before ``today`` (UTC). ``older_than_days <= 0`` keeps everything.
+    ``older_than_days`` days before now (UTC). ``older_than_days <= 0`` keeps everything.
 
-    Returns the files deleted (or that would be). A file that cannot be deleted is skipped.
+    ``now`` (epoch seconds; ``today`` is midnight UTC of that day) and ``boot`` (the boot clock,
+    :func:`~hermes_pipeline.export.clock_trust.boot_clock` when ``True``) are injectable for tests. On a clock
+    that cannot be trusted nothing is deleted (a warning; ``doctor`` reports it). Returns the files deleted (or
+    that would be). A file that cannot be deleted is skipped.
     """
+    return prune_with_verdict(directory, older_than_days, dry_run=dry_run, today=today, now=now, boot=boot)[0]
+
+
+def prune_with_verdict(directory: Path, older_than_days: int, *, dry_run: bool = False,
+                       today: date | None = None, now: float | None = None,
+                       boot: BootClock | None | bool = True) -> tuple[list[Path], ClockVerdict | None]:
+    """:func:`prune_store` and the verdict on the clock (``None`` when nothing was judged: retention off)."""
     if older_than_days <= 0:
-        return []
-    today = today or datetime.now(timezone.utc).date()
-    cutoff = today - timedelta(days=older_than_days)
+        return [], None
+    if now is None:
+        now = (datetime(today.year, today.month, today.day, tzinfo=timezone.utc).timestamp() if today is not None
+               else time.time())
+    boot_now = boot_clock() if boot is True else boot if boot is not False else None
+    window = older_than_days * DAY_S
+    cutoff = now - now % DAY_S - window  # midnight UTC of today, less the window: run dates before it expire
+    files = store_files(directory)
+    if not files and not (directory / LEDGER_NAME).exists():
+        return [], None  # nothing to judge, nothing to remember: no ledger in an empty or missing directory
+    ledger = Ledger(directory / LEDGER_NAME)
+    dated = {path.name: _day_start(path) for path in files}
+    if ledger.created:  # a store older than the rule: what is here now is judged by its own date
+        ledger.seen = {name: None for name in dated}
+    # A vouched file's time: its date, but never after the trusted prune that first saw it (a future date says
+    # nothing about the clock that is reading it now).
+    vouched = [min(day, ledger.seen[name] or day) for name, day in dated.items()
+               if name in ledger.seen and day is not None]
+    verdict = ledger.judge(now, max(vouched, default=None), window, boot=boot_now)
     out: list[Path] = []
-    for path in store_files(directory):
-        try:
-            if trajectory_date(path) >= cutoff:
+    if not verdict.trusted:
+        ledger.untrusted(verdict, "trajectory store")
+    else:
+        for path in files:
+            day = dated[path.name]
+            first = ledger.seen.setdefault(path.name, now)
+            stamp = day if day is not None and day <= now + DAY_S else None  # a future date says nothing
+            if stamp is None or stamp >= cutoff or (first is not None and now - first <= window):
                 continue
-            if not dry_run:
-                path.unlink()
-        except OSError:
-            continue
-        out.append(path)
+            try:
+                if not dry_run:
+                    path.unlink()
+            except OSError:
+                continue
+            out.append(path)
+        if not dry_run:
+            for path in out:
+                ledger.seen.pop(path.name, None)
+            ledger.trusted(now)
+    if not dry_run:
+        present = {name for name in dated} - {p.name for p in out}
+        ledger.seen = {name: first for name, first in ledger.seen.items() if name in present}
+        ledger.save()
     if out and not dry_run:
         logger.info("hermes_pipeline: trajectory store: retention removed %d trajectory file(s) older than %d day(s)",
                     len(out), older_than_days)
-    return out
+    return out, verdict
+
+
+def _day_start(path: Path) -> float | None:
+    """Midnight UTC of the run's date (epoch seconds), ``None`` when it cannot be read."""
+    try:
+        day = trajectory_date(path)
+    except OSError:
+        return None
+    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
