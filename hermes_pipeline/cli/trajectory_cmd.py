@@ -182,7 +182,8 @@ def _redact(args: argparse.Namespace) -> int:
 
 def _prune(args: argparse.Namespace) -> int:
     from ..config.profile_config import load_profile_settings
-    from ..sinks.trajectory_store import parse_age, prune_store
+    from ..sinks.trajectory_store import parse_age
+    from ..sinks.trajectory_store.prune import prune_with_verdict
 
     home, store = _store(args)
     try:
@@ -190,10 +191,14 @@ def _prune(args: argparse.Namespace) -> int:
             load_profile_settings(home, log=False).trajectories.retention_days
     except ValueError as exc:
         return _fail("prune", exc)
-    removed = prune_store(store, days, dry_run=args.dry_run)
+    removed, verdict = prune_with_verdict(store, days, dry_run=args.dry_run)
+    skipped = verdict is not None and not verdict.trusted
+    if skipped:  # the clock cannot be trusted: nothing deleted (docs/retention-clock.md)
+        print(f"{PROG} prune: retention skipped, nothing deleted: {verdict.reason}", file=sys.stderr)
     if args.json:
         print(json.dumps({"store": str(store), "older_than_days": days, "dry_run": args.dry_run,
-                          "files": [str(p) for p in removed]}, indent=2))
+                          "files": [str(p) for p in removed],
+                          "clock": verdict.as_json() if verdict is not None else None}, indent=2))
     else:
         verb = "would delete" if args.dry_run else "deleted"
         for path in removed:

@@ -48,8 +48,9 @@ TOLERANCE_S: Final = 600.0
 """Ten minutes of slack for ordinary drift (and records stamped by the day, at most one day early, see callers)."""
 MARGIN_S: Final = 7 * DAY_S
 """How far past the window beyond the last trusted prune / newest vouched record ``now`` may be."""
-CONFIRM_S: Final = DAY_S
-"""How long a clock far ahead must run steadily on one boot before it is trusted."""
+CONFIRM_S: Final = 7 * DAY_S
+"""How long a clock far ahead must run steadily on one boot before it is trusted: long enough that a VM which
+has not synced for a day or two keeps its history; a reboot starts the count again."""
 LEDGER_NAME: Final = ".retention-clock"
 """The ledger's file name beside a store: hidden, and not ``*.json``, so no reader of the store lists it."""
 LEDGER_VERSION: Final = 1

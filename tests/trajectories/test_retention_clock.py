@@ -224,3 +224,17 @@ def test_doctor_reports_the_skew(tmp_path: Path, capsys: Any) -> None:
     main(["doctor", "--home", str(tmp_path)])
     out = capsys.readouterr().out
     assert "WARNING: trajectory store: retention skipped" in out and "day(s) past" in out
+
+
+def test_trajectory_prune_command_says_it_skipped(tmp_path: Path, capsys: Any) -> None:
+    """``trajectory prune`` on a clock it cannot trust deletes nothing and says why (stderr, and ``clock`` in
+    ``--json``). The real clock is far past this store's last trusted prune (year 2001)."""
+    directory = tmp_path / "trajectories"
+    files = write_runs(directory, 10, 1, at=T - 9000 * DAY)
+    prune_store(directory, WINDOW, now=T - 9000 * DAY, boot=None)
+    capsys.readouterr()
+    assert main(["trajectory", "prune", "--home", str(tmp_path), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["clock"]["trusted"] is False and json.loads(captured.out)["files"] == []
+    assert "retention skipped, nothing deleted" in captured.err
+    assert all(p.exists() for p in files)
