@@ -109,6 +109,9 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.created = False
+        """No ledger yet: the records present are older than the rule and judged by their own timestamps."""
+        self.damaged = False
+        """A ledger that could not be read: the records present are treated as first seen now (conservative)."""
         data: dict[str, Any] = {}
         try:
             loaded = json.loads(path.read_bytes())
@@ -117,9 +120,9 @@ class Ledger:
         except FileNotFoundError:
             self.created = True
         except (OSError, ValueError) as exc:
-            logger.warning("hermes_pipeline: retention: %s unreadable (%s); starting it again", path,
-                           type(exc).__name__)
-            self.created = True
+            logger.warning("hermes_pipeline: retention: %s unreadable (%s); starting it again, keeping every record "
+                           "a full window", path, type(exc).__name__)
+            self.damaged = True
         self.last_trusted: float | None = _num(data.get("last_trusted"))
         seen = data.get("seen")
         self.seen: dict[str, float | None] = {str(k): _num(v) for k, v in seen.items()} if isinstance(seen, dict) else {}

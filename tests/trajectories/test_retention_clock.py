@@ -238,3 +238,16 @@ def test_trajectory_prune_command_says_it_skipped(tmp_path: Path, capsys: Any) -
     assert json.loads(captured.out)["clock"]["trusted"] is False and json.loads(captured.out)["files"] == []
     assert "retention skipped, nothing deleted" in captured.err
     assert all(p.exists() for p in files)
+
+
+def test_a_damaged_ledger_keeps_every_record_a_full_window(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A ledger that cannot be read is started again without trusting what it knew: old runs present then are
+    kept for a window from that prune (a warning says so), and go after it."""
+    directory = tmp_path / "trajectories"
+    old, recent = write_runs(directory, 200, 1)
+    (directory / LEDGER_NAME).write_text("{not json")
+    with caplog.at_level(logging.WARNING):
+        assert prune_store(directory, WINDOW, now=T, boot=None) == []
+    assert "unreadable" in caplog.text and old.exists()
+    assert prune_store(directory, WINDOW, now=T + 89 * DAY, boot=None) == []
+    assert prune_store(directory, WINDOW, now=T + 91 * DAY, boot=None) == sorted([old, recent])

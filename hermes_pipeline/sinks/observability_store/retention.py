@@ -61,10 +61,12 @@ def delete_expired(conn: sqlite3.Connection, runs_days: int, history_days: int, 
     top = _top(conn)
     if ledger.created:  # rows older than the rule are judged by their own timestamps
         ledger.checkpoints = [(0.0, dict(top))]
+    elif ledger.damaged:  # what the ledger knew is lost: no row vouches, every row is kept a window from now
+        ledger.checkpoints = []
     ledger.checkpoints = [(t, {k: min(r, top.get(k, r)) for k, r in rows.items()}) for t, rows in ledger.checkpoints]
     vouched = ledger.checkpoints[-1][1] if ledger.checkpoints else {}
     stamps = [_epoch(conn.execute(f"SELECT MAX({column}) FROM {table} WHERE rowid <= ?",
-                                  (vouched.get(table, top.get(table, 0)),)).fetchone()[0])
+                                  (vouched.get(table, 0),)).fetchone()[0])
               for table, column in RUN_TABLES + HISTORY_TABLES]
     newest = max((v for v in stamps if v is not None), default=None)
     verdict = ledger.judge(now, newest, min(days for _, _, days in classes) * DAY_S,

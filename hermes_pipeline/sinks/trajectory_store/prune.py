@@ -82,6 +82,8 @@ def prune_with_verdict(directory: Path, older_than_days: int, *, dry_run: bool =
     if not verdict.trusted:
         ledger.untrusted(verdict, "trajectory store")
     else:
+        if ledger.damaged:  # what the ledger knew is lost: everything here is kept a full window from now
+            ledger.seen = {name: now for name in dated}
         for path in files:
             day = dated[path.name]
             first = ledger.seen.setdefault(path.name, now)
