@@ -4,6 +4,8 @@ Rows (medians in ns per call, ratios and added ns against the first row):
 1. a bare call of the tool function;
 2. the same tool call through ``Turn.call_tool`` with no plugins;
 3. with one no-op observer on ``post_tool_call``;
+3b. with one no-op observer on ``pre_tool_call`` (observers get a read-only copy of the arguments: this row
+   is one listener's cost including that copy);
 4. with all tool-path hooks (pre_tool_call, post_tool_call, transform_tool_result) and one
    middleware of each tool kind (tool_request, tool_execution);
 and, as references, a pluggy hook call with one implementation and an OpenTelemetry SDK span
@@ -70,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     one = Engine()
     one.register_hook("post_tool_call", noop)
     one_observer = tool_call(one)
+    pre = Engine()
+    pre.register_hook("pre_tool_call", noop)
+    pre_observer = tool_call(pre)
     full = Engine()
     for hook in ("pre_tool_call", "post_tool_call", "transform_tool_result"):
         full.register_hook(hook, noop)
@@ -81,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         ("bare tool function", bare),
         ("call_tool, no plugins", no_plugins),
         ("call_tool, 1 no-op post_tool_call observer", one_observer),
+        ("call_tool, 1 no-op pre_tool_call observer", pre_observer),
         ("call_tool, 3 tool hooks + 2 tool middlewares", all_hooks),
         ("reference: pluggy hook call, 1 impl", pluggy_reference()),
     ]
@@ -92,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = interleaved(cases, inner=500, rounds=rounds)
     print(table(rows))
     added_none = rows[1][1] - rows[0][1]
-    added_one = rows[2][1] - rows[0][1]
+    added_one = max(rows[2][1], rows[3][1]) - rows[0][1]
     print(f"\nno-plugin path adds {added_none:.0f} ns (target <= 1500): {'OK' if added_none <= 1500 else 'MISSED'}")
-    print(f"one no-op observer adds {added_one:.0f} ns (target <= 5000): {'OK' if added_one <= 5000 else 'MISSED'}")
+    print(f"one no-op observer adds at most {added_one:.0f} ns (target <= 5000): {'OK' if added_one <= 5000 else 'MISSED'}")
     return 0
 
 

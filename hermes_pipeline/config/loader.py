@@ -167,6 +167,9 @@ def parse_yaml(text: str, source: Path) -> ParsedFile:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    from .yaml_text import check_unique_keys
+
+    check_unique_keys(text, source)  # the one rule for repeated keys (yaml_text): both lines named
     yaml = YAML(typ="safe", pure=True)
     try:
         data = yaml.load(io.StringIO(text))

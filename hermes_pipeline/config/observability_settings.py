@@ -16,6 +16,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .diagnostics import Diagnostics
+from .profile_paths import profile_path_problem
 
 ENVIRONMENTS: Final = ("development", "production")
 SPAN_KINDS: Final = ("memory.retrieve", "memory.update")
@@ -30,14 +31,16 @@ def _environment(value: Any) -> str | None:
 
 
 def _dir(value: Any) -> str | None:
-    if not isinstance(value, str) or not value.strip() or "\0" in value:
-        return "expected a directory path relative to $HERMES_HOME"
-    return None
+    return profile_path_problem(value, "a directory path")
 
 
 def _dirs(value: Any) -> str | None:
-    if not isinstance(value, list) or not value or any(_dir(v) for v in value):
+    if not isinstance(value, list) or not value:
         return "expected a non-empty list of directory paths relative to $HERMES_HOME"
+    for index, item in enumerate(value):
+        problem = profile_path_problem(item, "a directory path")
+        if problem:
+            return f"entry {index + 1}: {problem}"
     return None
 
 
@@ -85,9 +88,7 @@ def _rate(value: Any) -> str | None:
 
 
 def _log_path(value: Any) -> str | None:
-    if not isinstance(value, str) or not value.strip() or "\0" in value:
-        return "expected a file path relative to $HERMES_HOME"
-    return None
+    return profile_path_problem(value, "a file path")
 
 
 KEYS: Final = {

@@ -38,6 +38,8 @@ from .observability_settings import DEFAULTS as OBSERVABILITY_DEFAULTS
 from .observability_settings import KEYS as OBSERVABILITY_KEYS
 from .observability_settings import MAP_KEYS, ObservabilitySettings, observability_from
 from .observability_settings import SECTIONS as OBSERVABILITY_SECTIONS
+from .profile_paths import profile_path_problem
+from .suggest import did_you_mean, hint
 from .yaml_text import load_yaml_text
 
 CONFIG_NAME: Final = "config.yaml"
@@ -118,20 +120,29 @@ class ProfileSettings:
 
 
 def read_yaml_mapping(path: Path) -> tuple[dict[str, Any], str | None]:
-    """The top-level mapping of a YAML file: ``({}, None)`` when missing, ``({}, reason)`` when unusable."""
+    """The top-level mapping of a YAML file: ``({}, None)`` when missing, ``({}, reason)`` when unusable
+    (a key written twice in one mapping included: :func:`~.yaml_text.check_unique_keys`)."""
+    data, problem, _ = read_yaml_checked(path)
+    return data, problem
+
+
+def read_yaml_checked(path: Path) -> tuple[dict[str, Any], str | None, ConfigError | None]:
+    """:func:`read_yaml_mapping` plus the typed error of a repeated key (``config.duplicate_key``), if any."""
     try:  # only a regular file below the size limit: a FIFO or /dev/zero must never hang the host
         text = read_config_text(path, code="config.invalid_file")
     except ConfigError as exc:
-        return {}, None if exc.code == "pipeline.file_missing" else exc.message
+        return {}, None if exc.code == "pipeline.file_missing" else exc.message, None
     try:
-        data = load_yaml_text(text)
+        data = load_yaml_text(text, path)
+    except ConfigError as exc:  # the one rule for repeated keys, as config get / set / validate apply it
+        return {}, exc.message, exc
     except Exception as exc:
-        return {}, f"is not valid YAML ({type(exc).__name__})"
+        return {}, f"is not valid YAML ({type(exc).__name__})", None
     if data is None:
-        return {}, None
+        return {}, None, None
     if not isinstance(data, dict):
-        return {}, "does not contain a mapping at the top level"
-    return data, None
+        return {}, "does not contain a mapping at the top level", None
+    return data, None, None
 
 
 def _get(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
@@ -188,7 +199,7 @@ def bool_problem(value: Any) -> str | None:
 
 def directory_problem(value: Any) -> str | None:
     """Why ``value`` is not a usable directory name (a non-empty string)."""
-    return None if isinstance(value, str) and value.strip() and "\0" not in value else "expected a directory path"
+    return profile_path_problem(value, "a directory path")
 
 
 def retention_problem(value: Any) -> str | None:
@@ -316,6 +327,29 @@ def _unread_keys(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+TOP_LEVEL_CUTOFF: Final = 0.8
+"""Closeness a top-level key needs to be taken for a misspelling of this schema's (the rest of the file's top
+level is the agent's own, so only near misses are named)."""
+
+
+def top_level_keys() -> tuple[str, ...]:
+    """The top-level keys this schema reads (``observability``, ``telemetry``, ``plugins`` ...)."""
+    return tuple(sorted({key.split(".", 1)[0] for key in (*KNOWN_KEYS, *UNAVAILABLE)}))
+
+
+def misspelt_top_level(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(key, meant)`` for each top-level key of ``raw`` that is not one of :func:`top_level_keys` but reads as
+    one: the same after folding case, full-width and Cyrillic / Greek look-alike letters, or a near miss."""
+    tops = top_level_keys()
+    out: list[tuple[str, str]] = []
+    for key in raw if isinstance(raw, Mapping) else ():
+        if isinstance(key, str) and key not in tops:
+            meant = did_you_mean(key, tops, cutoff=TOP_LEVEL_CUTOFF)
+            if meant is not None:
+                out.append((key, meant))
+    return out
+
+
 def _overlay(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
@@ -393,8 +427,11 @@ def load_profile_settings(home: str | Path, *, managed: str | Path | None = None
     path = home / CONFIG_NAME
     source = str(path)
     diagnostics = Diagnostics(log=log)
-    raw, problem = read_yaml_mapping(path)
-    if problem:
+    raw, problem, error = read_yaml_checked(path)
+    if error is not None:  # the same error config get / set / validate give, not a silent last-one-wins
+        diagnostics.error(error.code, f"{error.message}; the file is not used, defaults apply", source=source,
+                          line=error.line, field=error.key)
+    elif problem:
         diagnostics.warning("config.invalid_value", f"{CONFIG_NAME} {problem}; defaults apply", source=source)
     effective = raw
     if managed is not None:
@@ -437,6 +474,10 @@ def load_profile_settings(home: str | Path, *, managed: str | Path | None = None
             values["hook_callback_timeout_set"] = True
     for dotted, why in _unread_keys(effective):
         diagnostics.warning("config.unsupported_key", why, field=dotted, source=source)
+    for key, meant in misspelt_top_level(raw):
+        diagnostics.warning("config.unknown_key", f"unknown top-level key {key!r} is ignored"
+                            + (" (it contains look-alike non-ASCII letters)" if not key.isascii() else "")
+                            + hint(meant), field=key, source=source, suggestion=meant)
     values["diagnostics"] = tuple(diagnostics.items)
     return ProfileSettings(**values)
 

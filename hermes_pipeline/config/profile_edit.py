@@ -18,6 +18,7 @@ from typing import Any
 from .errors import ConfigError
 from .files import read_optional_text
 from .profile_config import CONFIG_NAME, DEFAULTS, KNOWN_KEYS, suggest_key, unavailable_reason
+from .yaml_text import check_unique_keys
 
 
 class UnknownProfileKeyError(ConfigError):
@@ -109,6 +110,7 @@ def _yaml(text: str) -> tuple[Any, Any]:
     yaml.width = 4096
     mapping, offset = guess_indent(text)
     yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+    check_unique_keys(text, CONFIG_NAME)  # the one rule for repeated keys (yaml_text), as open_profile applies it
     try:
         data = yaml.load(text) if text.strip() else None
     except Exception as exc:

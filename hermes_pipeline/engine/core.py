@@ -14,12 +14,13 @@ from typing import Any, Final
 
 from ..contract.hooks import MIDDLEWARE_KINDS, OBSERVER_HOOKS
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
-from .awaitables import run_awaitable
+from .awaitables import ASYNC_CALLBACK_TIMEOUT, AsyncCallbackTimeout, in_running_loop, submit, wait_result
 from .callbacks import NORMAL, RECORD_LANE, Entry, adapt_callback, require_callable, takes_all
 from .failures import FailureLog, FailureStats
 from .hang import TIMED_OUT, HangGuard, parse_timeout
 from .middleware import apply_request_middleware, run_execution_chain
 from .plugins import PluginSet
+from .reentry import in_hook
 from .registry import Registry, add_entry
 
 logger: Final = logging.getLogger("hermes_pipeline.engine")
@@ -45,9 +46,14 @@ class Engine:
             ``0`` (the default) disables hang protection so callbacks run on the caller's thread.
             A child engine inherits its parent's value unless given one.
         parent: make this engine inherit ``parent``'s plugins (see :meth:`child`).
+        async_callback_timeout: seconds an async callback (one returning an awaitable) may run before it is
+            cancelled; on by default (:data:`~hermes_pipeline.engine.awaitables.ASYNC_CALLBACK_TIMEOUT`),
+            ``0`` or junk keeps the default. Async callbacks never run on the host's event loop (see
+            :mod:`hermes_pipeline.engine.awaitables`). A child engine inherits its parent's value.
     """
 
-    def __init__(self, *, hook_callback_timeout: float | None = None, parent: Engine | None = None) -> None:
+    def __init__(self, *, hook_callback_timeout: float | None = None, parent: Engine | None = None,
+                 async_callback_timeout: float | None = None) -> None:
         self.parent = parent
         """The engine whose plugins this one inherits (a profile engine's process engine), or ``None``."""
         self.hooks: Registry = Registry(parent.hooks if parent is not None else None)
@@ -69,6 +75,11 @@ class Engine:
         if hook_callback_timeout is None:
             hook_callback_timeout = parent.hook_callback_timeout if parent is not None else 0.0
         self.hook_callback_timeout = hook_callback_timeout
+        if async_callback_timeout is None:
+            async_callback_timeout = parent.async_callback_timeout if parent is not None else ASYNC_CALLBACK_TIMEOUT
+        self.async_callback_timeout: float = parse_timeout(async_callback_timeout) or ASYNC_CALLBACK_TIMEOUT
+        """Deadline in seconds of every async callback (always on)."""
+        self._detached_warned: set[int] = set()
         self.plugins = PluginSet(self)
         """The loaded plugins (names, loading, removal)."""
 
@@ -189,20 +200,29 @@ class Engine:
                 return []
             if _SCHEMA_KEY not in payload:
                 payload[_SCHEMA_KEY] = TELEMETRY_SCHEMA_VERSION
-        if self._guard is not None:
-            return self._dispatch_guarded(hook, entries, payload)
-        results: list[Any] = []
-        for entry in entries:  # the hot loop: no guard, one try per callback
-            try:
-                result = entry.callback(**payload) if entry.takes_all else entry.invoke(payload)
-                if result is not None and inspect.isawaitable(result):
-                    result = run_awaitable(result)
-            except Exception as exc:
-                self._failed(hook, entry, exc)
-                continue
-            if result is not None:
-                results.append(result)
-        return results
+        mark = in_hook.set(hook)  # the host refuses call_tool from inside an observer (reentry.py)
+        try:
+            if self._guard is not None:
+                return self._dispatch_guarded(hook, entries, payload)
+            results: list[Any] = []
+            for entry in entries:  # the hot loop: no guard, one try per callback
+                try:
+                    result = entry.callback(**payload) if entry.takes_all else entry.invoke(payload)
+                    if result is not None and inspect.isawaitable(result):
+                        result = self._awaited(hook, entry, result)
+                except AsyncCallbackTimeout:
+                    self._async_timed_out(hook, entry)
+                    if hook == "pre_tool_call":  # fail-closed, as a hang-protection timeout (OBS-73)
+                        results.append({"action": "block", "message": TIMEOUT_BLOCK_MESSAGE})
+                    continue
+                except Exception as exc:
+                    self._failed(hook, entry, exc)
+                    continue
+                if result is not None:
+                    results.append(result)
+            return results
+        finally:
+            in_hook.reset(mark)
 
     def record_lanes(self, hook: str, entries: tuple[Entry, ...]) -> tuple[Callable[[tuple[Any, ...]], None], ...] | None:
         """The record lanes of ``entries`` (the ``hook_listeners[hook]`` just read), or ``None``.
@@ -230,7 +250,10 @@ class Engine:
         results: list[Any] = []
         for entry in entries:
             try:
-                result = guard.call(hook, entry, _invoke_and_await(entry), payload)
+                result = guard.call(hook, entry, self._invoke_and_await(hook, entry), payload)
+            except AsyncCallbackTimeout:
+                self._async_timed_out(hook, entry)
+                result = TIMED_OUT
             except Exception as exc:
                 self._failed(hook, entry, exc)
                 continue
@@ -241,6 +264,55 @@ class Engine:
             if result is not None:
                 results.append(result)
         return results
+
+    def _invoke_and_await(self, hook: str, entry: Entry) -> Callable[[Mapping[str, Any]], Any]:
+        def run(payload: Mapping[str, Any]) -> Any:
+            result = entry.invoke(payload)
+            if result is not None and inspect.isawaitable(result):
+                result = self._awaited(hook, entry, result)
+            return result
+
+        return run
+
+    def _awaited(self, hook: str, entry: Entry, awaitable: Any) -> Any:
+        """The result of an async callback, run on the background loop (awaitables.py) under the async deadline.
+
+        From a thread running an event loop nothing is waited for (that would freeze the host's
+        coroutines): the callback completes in the background, its failures and timeouts are counted,
+        and its return value is not used (said once per callback); ``None`` is returned.
+        """
+        future = submit(awaitable, self.async_callback_timeout)
+        if not in_running_loop():
+            return wait_result(future, self.async_callback_timeout)
+        future.add_done_callback(lambda done: self._detached_done(hook, entry, done))
+        key = id(entry)
+        if key not in self._detached_warned:
+            self._detached_warned.add(key)
+            logger.warning(
+                "hermes_pipeline: async %s callback %s of plugin %r was dispatched from a running event loop; it "
+                "runs on the engine's own loop so that the host's loop is never blocked, and its return value "
+                "is not used", hook, entry.qualname, entry.plugin)
+        return None
+
+    def _detached_done(self, hook: str, entry: Entry, future: Any) -> None:
+        error = future.exception()
+        if isinstance(error, AsyncCallbackTimeout):
+            self._async_timed_out(hook, entry)
+        elif isinstance(error, Exception):
+            self._failed(hook, entry, error)
+
+    def _async_timed_out(self, hook: str, entry: Entry) -> None:
+        try:
+            self.failures.callback_timed_out(hook, entry)
+            key = -id(entry)  # warned once per callback, DEBUG afterwards (the counter counts every one)
+            loud = key not in self._detached_warned
+            self._detached_warned.add(key)
+            logger.log(logging.WARNING if loud else logging.DEBUG, "hermes_pipeline: async %s callback %s of plugin %r did not complete within %g s; it was "
+                           "cancelled and its result is ignored%s", hook, entry.qualname, entry.plugin,
+                           self.async_callback_timeout,
+                           " and the tool call is blocked" if hook == "pre_tool_call" else "")
+        except Exception:  # noqa: BLE001 - reporting never reaches the host
+            pass
 
     def _failed(self, hook: str, entry: Entry, exc: Exception) -> None:
         try:
@@ -297,12 +369,3 @@ class Engine:
             trace=middleware_trace or [], context=context,
         )
 
-
-def _invoke_and_await(entry: Entry) -> Callable[[Mapping[str, Any]], Any]:
-    def run(payload: Mapping[str, Any]) -> Any:
-        result = entry.invoke(payload)
-        if result is not None and inspect.isawaitable(result):
-            result = run_awaitable(result)
-        return result
-
-    return run

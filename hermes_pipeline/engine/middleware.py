@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..contract.errors import LLMExecutionBlocked, NextCallReusedError
+from ..contract.errors import LLMExecutionBlocked, NextCallAfterReturnError, NextCallReusedError
 from ..contract.versions import MIDDLEWARE_SCHEMA_VERSION, TELEMETRY_SCHEMA_VERSION
 from .callbacks import Entry
 
@@ -131,13 +131,14 @@ def _close(awaitable: Any) -> None:
 
 
 class _Frame:
-    """Per-frame state of an execution chain: ``next_call`` is single-use (MW-29) and failures follow
-    the fail-open table (MW-32)."""
+    """Per-frame state of an execution chain: ``next_call`` is single-use (MW-29), dead once its callback
+    returned, and failures follow the fail-open table (MW-32)."""
 
-    __slots__ = ("called", "error", "result", "succeeded")
+    __slots__ = ("called", "error", "result", "returned", "succeeded")
 
     def __init__(self) -> None:
         self.called = False
+        self.returned = False
         self.succeeded = False
         self.result: Any = None
         self.error: BaseException | None = None
@@ -169,6 +170,11 @@ def run_execution_chain(
         state = _Frame()
 
         def next_call(replacement: Any = None) -> Any:
+            if state.returned:  # a kept next_call would run the terminal outside the chain, unseen
+                raise NextCallAfterReturnError(
+                    f"next_call of {kind} middleware {entry.qualname!r} was called after that middleware returned; "
+                    "call it inside the callback only (MW-29)"
+                )
             if state.called:
                 raise NextCallReusedError(
                     f"next_call was already called in {kind} middleware {entry.qualname!r}; "
@@ -189,7 +195,10 @@ def run_execution_chain(
         call["next_call"] = next_call
         call["middleware_trace"] = list(trace)
         try:
-            result = entry.invoke(call)
+            try:
+                result = entry.invoke(call)
+            finally:
+                state.returned = True
             if inspect.isawaitable(result):
                 _close(result)
                 raise TypeError("middleware returned an awaitable; hermes.middleware.v1 callbacks are synchronous")

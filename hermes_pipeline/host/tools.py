@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..contract.status import ToolErrorType, ToolStatus
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from ..engine.callbacks import Entry
+from ..engine.readonly import read_only
 from ..engine.returns import first_str, tool_directive
 from ..engine.scrub import scrub_message, url_target
 from .context import CallContext, _reset, current
@@ -175,7 +176,7 @@ class ToolCall(CallContext):
     """
 
     __slots__ = ("api_request_id", "args", "blocked", "engine", "original_args", "reported", "stage", "started_ns",
-                 "toolset", "trace")
+                 "toolset", "trace", "view")
 
     if TYPE_CHECKING:  # narrowed types of the inherited slots: a tool call always has both
         session: Session
@@ -204,6 +205,16 @@ class ToolCall(CallContext):
         """Whether ``post_tool_call`` was dispatched (or nobody needed it): it fires at most once."""
         self.started_ns = started_ns
         """``perf_counter_ns`` when the tool started running; 0 before."""
+        self.view: tuple[dict[str, Any], Any] | None = None
+        """``(args, read_only(args))`` last handed to observers (see :meth:`observed_args`)."""
+
+    def observed_args(self) -> Any:
+        """The read-only copy of :attr:`args` that observers receive: editing it cannot change the tool's input
+        (observers are read-only); made once per effective ``args``, shared by every hook of the call."""
+        view = self.view
+        if view is None or view[0] is not self.args:
+            view = self.view = (self.args, read_only(self.args))
+        return view[1]
 
     @classmethod
     def open(cls, turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str,
@@ -249,7 +260,7 @@ class ToolCall(CallContext):
         """Dispatch ``pre_tool_call`` to ``entries`` (its listeners) and apply the directives; ``False`` when
         a plugin blocked the call."""
         results = self.engine.dispatch("pre_tool_call", pre_tool_payload(
-            self.turn, self.tool_name, self.args, self.tool_call_id, self.api_request_id, self.trace[:], self.toolset),
+            self.turn, self.tool_name, self.observed_args(), self.tool_call_id, self.api_request_id, self.trace[:], self.toolset),
             entries)
         if results:
             directive = tool_directive(results, self.args)
@@ -303,7 +314,7 @@ class ToolCall(CallContext):
             status, error_type, error_message = derive_status(result)  # parses only text that can be a JSON object
         if post:
             engine.dispatch("post_tool_call", post_tool_payload(
-                self.turn, self.tool_name, self.args, self.tool_call_id, self.api_request_id, result, duration_ms,
+                self.turn, self.tool_name, self.observed_args(), self.tool_call_id, self.api_request_id, result, duration_ms,
                 status, error_type, error_message, self.trace[:], self.toolset), post)
         if record:
             self.session.record_tool(history_entry(self.tool_name, self.args, result, status or _OK))
@@ -339,7 +350,7 @@ class ToolCall(CallContext):
     def _identity(self) -> dict[str, Any]:
         turn = self.turn
         return {
-            "tool_name": self.tool_name, "args": self.args, "task_id": turn.task_id,
+            "tool_name": self.tool_name, "args": self.observed_args(), "task_id": turn.task_id,
             "session_id": self.session.session_id, "tool_call_id": self.tool_call_id,
             "turn_id": turn.turn_id, "api_request_id": self.api_request_id,
         }
@@ -376,6 +387,7 @@ def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, 
     call: ToolCall | None = None
     stage = ADMIT
     started = 0
+    view: Any = None  # read_only(args) once handed to observers (see ToolCall.observed_args)
     try:
         pre = hook_map.get("pre_tool_call")
         if pre:  # the payload of ToolCall.pre_tool_call (no middleware: an empty trace)
@@ -386,11 +398,13 @@ def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, 
                     lane(fields)
                 results = None
             else:
+                view = read_only(args)
                 results = engine.dispatch("pre_tool_call", pre_tool_payload(
-                    turn, tool_name, args, tool_call_id, api_request_id, [], toolset), pre)
+                    turn, tool_name, view, tool_call_id, api_request_id, [], toolset), pre)
             if results:
                 directive = tool_directive(results, args)
-                args = directive.args
+                if directive.args is not args:
+                    args, view = directive.args, None
                 if directive.block_message is not None:
                     call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset)
                     call.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
@@ -425,8 +439,8 @@ def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, 
                     lane(fields)
             else:
                 engine.dispatch("post_tool_call", post_tool_payload(
-                    turn, tool_name, args, tool_call_id, api_request_id, result, duration_ms, status, error_type,
-                    error_message, [], toolset), post)
+                    turn, tool_name, read_only(args) if view is None else view, tool_call_id, api_request_id, result,
+                    duration_ms, status, error_type, error_message, [], toolset), post)
         return result
     except BaseException as exc:
         if call is None:

@@ -11,6 +11,7 @@ from contextvars import Token
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..engine.reentry import in_hook, refuse_in_hook
 from ..engine.returns import first_nonempty_str, llm_context
 from ..engine.scrub import scrub_message
 from .context import CallContext, _reset, _set, current
@@ -168,6 +169,8 @@ class Turn:
         ``approve`` is the approval gate. ``KeyboardInterrupt`` and cancellation propagate after
         ``post_tool_call`` reported ``cancelled``. Safe to call from several threads at once.
         """
+        if in_hook.get() is not None:  # a hook running tools would re-enter its own hook (reentry.py)
+            refuse_in_hook("call_tool", tool_name)
         session = self.session
         engine = session.host.engine
         hook_map, mw_map = engine.hook_listeners, engine.middleware_listeners
@@ -212,6 +215,7 @@ class Turn:
         approve: Approver | None = None,
     ) -> str:
         """Async twin of :meth:`call_tool`; ``fn`` may be sync or async. Cancellation reports ``cancelled``."""
+        refuse_in_hook("acall_tool", tool_name)
         call = ToolCall.open(self, tool_name, args, tool_call_id, api_request_id)
         try:
             if not call.admit(deny, guardrail, approve):

@@ -453,8 +453,17 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
     if enabled:
         for warning in env.warnings:
             warn_once(warning)
+    env_disabled = None
     if enabled and not entries and env.endpoint_problem is not None:
-        refuse_entry(logger, str(env.endpoint_variable), env.endpoint_problem, on_invalid, skipped)
+        # a bad OTEL_* value disables only the OTLP destination it configures, never the section's load nor the
+        # other sinks of the pipeline: warned, named by its variable, and the section exports nothing
+        variable = str(env.endpoint_variable)
+        if on_invalid == "raise":
+            raise ExportConfigError(variable, env.endpoint_problem)
+        skipped.append((variable, env.endpoint_problem))
+        warn_once(f"{env.endpoint_problem}; the OTLP destination from the environment is disabled (the other "
+                  "sinks are not affected)")
+        env_disabled = variable
     elif enabled and not entries and env.endpoint is None:
         if on_invalid == "raise":
             raise ExportConfigError(f"opentelemetry.{key}", "an enabled opentelemetry section needs at least one "
@@ -494,7 +503,7 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
                                        env.endpoint_variable))
         except _EntryError as exc:
             refuse_entry(logger, str(env.endpoint_variable), exc.message, on_invalid, skipped)
-    disabled_by = None
+    disabled_by = env_disabled
     if enabled and env.sdk_disabled:
         disabled_by = "OTEL_SDK_DISABLED"
         warn_once("OTEL_SDK_DISABLED=true: OpenTelemetry export is off, no span is exported (ATOF and ATIF "
@@ -562,7 +571,9 @@ def validate_config(otel: dict[str, Any], vctx: ValidationContext) -> None:
         check_entry(vctx, ("file_sinks", index), entry, FILE_SINK, ())
     env = read_otlp_env()
     if otel.get("enabled") is True and not declared and env.endpoint_problem is not None:
-        vctx.unsupported_value(("endpoints",), f"the file lists no trace endpoint and {env.endpoint_problem}")
+        vctx.warning(("endpoints",), f"the file lists no trace endpoint and {env.endpoint_problem}; the OTLP "
+                                     "destination from the environment is disabled (the other sinks are not "
+                                     "affected)", code="observability.env_destination_disabled")
     elif otel.get("enabled") is True and not declared and not signals_with_endpoints and env.endpoint is None:
         vctx.unsupported_value(("endpoints",), "an enabled opentelemetry section needs at least one trace "
                                                "endpoint (or an enabled signal with explicit endpoints, or "
