@@ -50,7 +50,9 @@ def _open(home: Path) -> Any:
 
 
 def _evaluate(args: argparse.Namespace, home: Path) -> int:
-    from ..sinks.observability_store.db import StoreError
+    import sqlite3
+
+    from ..sinks.observability_store.db import StoreError, store_error, store_path
     from .evaluator import run_once
 
     settings = _settings(home)
@@ -68,8 +70,8 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
         return 1
     try:
         report = run_once(conn, datetime.now(timezone.utc), settings, notifiers)
-    except StoreError as exc:  # busy or unreadable: the next run tries again, nothing was lost
-        print(f"hermes-pipeline alerts: error: {exc}", file=sys.stderr)
+    except (StoreError, sqlite3.Error, OSError) as exc:  # busy, full or damaged: typed, the next run tries again
+        print(f"hermes-pipeline alerts: error: {store_error(store_path(home), exc)}", file=sys.stderr)
         return 1
     finally:
         conn.close()
@@ -129,7 +131,9 @@ def _test(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from datetime import datetime as dt
 
-    from ..sinks.observability_store.db import StoreError
+    import sqlite3
+
+    from ..sinks.observability_store.db import StoreError, store_error, store_path
     from . import state
 
     home = _home(args)
@@ -148,6 +152,9 @@ def _status(args: argparse.Namespace) -> int:
         sent = state.sent_last_hour(conn, now)
         digest = conn.execute("SELECT MAX(key) FROM alert_state WHERE rule = '~digest' AND status = 'sent'"
                               ).fetchone()[0]
+    except sqlite3.Error as exc:
+        print(f"hermes-pipeline alerts status: error: {store_error(store_path(home), exc)}", file=sys.stderr)
+        return 1
     finally:
         conn.close()
     out = {"enabled": settings.enabled, "notifiers": [getattr(n, "name", "?") for n in notifiers],

@@ -37,6 +37,34 @@ class StoreBusy(StoreError):
     """Another process held the write lock past the busy timeout; the write is retried later."""
 
 
+class StoreUnreadable(StoreError):
+    """The store's file is damaged (or not a database) and cannot be read or written."""
+
+
+class StoreFull(StoreError):
+    """The disk holding the store (or SQLite's page limit) is full: nothing more can be written."""
+
+
+def store_error(path: Path, exc: BaseException) -> StoreError:
+    """The typed error for a failure ``exc`` of SQLite or the OS on the store at ``path`` (for the readers:
+    ``audit``, ``alerts``, ``prune``), its message naming the file, the kind and what to do."""
+    from .failures import classify
+
+    if isinstance(exc, StoreError):
+        return exc
+    kind = classify(exc)
+    detail = str(exc) or type(exc).__name__
+    if kind == "locked":
+        return StoreBusy(f"the observability store at {path} stayed locked by another process past the "
+                         f"{BUSY_MS / 1000:g} s wait ({detail}); try again")
+    if kind == "full":
+        return StoreFull(f"the observability store at {path} cannot be written: the disk is full ({detail}); "
+                         "free some space")
+    if kind == "damaged":
+        return StoreUnreadable(f"store unreadable: {path} is damaged ({detail}); run hermes-pipeline doctor")
+    return StoreError(f"the observability store at {path} cannot be used ({kind}: {detail})")
+
+
 def store_path(home: Path) -> Path:
     """``$HERMES_HOME/observability/observability.sqlite3`` (BOOK-16)."""
     return Path(home) / DIRECTORY / FILENAME

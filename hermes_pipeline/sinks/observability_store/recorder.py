@@ -61,6 +61,8 @@ class Recorder:
         self._warned_dirs: set[str] = set()
         self.rows_written = 0
         self.busy_retries = 0
+        self.busy_error: db.StoreBusy | None = None
+        """Why the last :meth:`commit` returned ``False`` (the lock held past the busy timeout)."""
         self.probe: Any = None
         """A :class:`~.probe.SkillHashProbe` with the hashes taken at event time (else hashed when written)."""
 
@@ -89,8 +91,9 @@ class Recorder:
             try:
                 with db.transaction(conn):
                     written = sum(self._apply(conn, state, item) for item in self._items)
-            except db.StoreBusy:
+            except db.StoreBusy as exc:
                 self.busy_retries += 1
+                self.busy_error = exc
                 return False
             try:
                 state.save(self.state_path)
@@ -100,6 +103,13 @@ class Recorder:
         self._items.clear()
         self.rows_written += written
         return True
+
+    def discard(self, count: int | None = None) -> int:
+        """Drop the ``count`` oldest queued items (all with ``None``); how many of them were rows (scan
+        requests are not rows: the next scan finds what they would have)."""
+        count = len(self._items) if count is None else max(0, min(count, len(self._items)))
+        dropped, self._items = self._items[:count], self._items[count:]
+        return sum(1 for item in dropped if not isinstance(item, str))
 
     def close(self) -> None:
         """Close the connection (queued items are kept for nobody: call :meth:`commit` first)."""

@@ -38,7 +38,11 @@ def delete_expired(conn: sqlite3.Connection, runs_days: int, history_days: int) 
 
 
 def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry_run: bool = False) -> dict[str, int]:
-    """Delete (or, with ``dry_run``, count) the expired rows of the store of ``home``; no store: ``{}``."""
+    """Delete (or, with ``dry_run``, count) the expired rows of the store of ``home``; no store: ``{}``.
+
+    Raises:
+        StoreError: the store is damaged, full or locked past the busy timeout (typed, see :func:`db.store_error`).
+    """
     path = db.store_path(Path(home))
     if not path.is_file():
         return {}
@@ -49,5 +53,7 @@ def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry
                     for table, where, window in plan(runs_days, history_days)}
         with db.transaction(conn):
             return delete_expired(conn, runs_days, history_days)
+    except (sqlite3.Error, OSError) as exc:
+        raise db.store_error(path, exc) from None
     finally:
         conn.close()

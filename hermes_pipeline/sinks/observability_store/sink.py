@@ -5,13 +5,16 @@ called on the projection's publication thread and only enqueues; its own writer 
 (:class:`~hermes_pipeline.export.writer.BoundedWriter`) turns events into rows
 (:class:`~.rows.RowBuilder`) and commits each batch in one transaction (:class:`~.recorder.Recorder`).
 Rescans are requests on the same queue (:meth:`request_scan`), so every database write happens on
-that one thread. A store that cannot be opened (read-only profile, locked past every retry) is
-reported once and its events are counted as dropped; the agent never sees it.
+that one thread. A store that cannot be written (disk full, damaged pages, read-only, locked past the
+busy timeout) keeps its rows for a retry, within a bound; every failure and every row given up is
+counted (:mod:`.failures`, shown by ``doctor`` and the dashboard) and logged once per kind and period.
+The agent never sees it.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -19,7 +22,8 @@ from typing import Any, Final
 from ...export.events import ScopeEvent, submit_paired
 from ...export.writer import BoundedWriter
 from ..base import BaseSink, SinkContext
-from .db import StoreError
+from .db import StoreBusy
+from .failures import WriteFailures
 from .pricing import parse_pricing
 from .recorder import SCAN_FINAL, Recorder
 from .rows import RowBuilder
@@ -29,13 +33,28 @@ logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 SCAN_ALL: Final = "scan_all"
 
 
-class _Destination:
-    """The writer thread's side: rows from events, one transaction per batch."""
+MAX_BACKLOG: Final = 50_000
+"""Rows kept for a retry while the store cannot be written; beyond it the oldest are dropped and counted."""
+_ROW_ERRORS: Final = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, TypeError,
+                      ValueError)
+"""Failures of the rows themselves, not of the store: retrying them cannot help."""
 
-    def __init__(self, recorder: Recorder, builder: RowBuilder) -> None:
+
+class _Destination:
+    """The writer thread's side: rows from events, one transaction per batch.
+
+    A batch that cannot be written (disk full, damaged pages, the lock held past the busy timeout, a
+    read-only file) stays queued in the recorder and is tried again with the next batch, up to
+    :data:`MAX_BACKLOG` rows; every failure and every row given up is counted in
+    :class:`~.failures.WriteFailures` and logged once per kind and period. Nothing is dropped silently.
+    """
+
+    def __init__(self, recorder: Recorder, builder: RowBuilder, failures: WriteFailures,
+                 max_backlog: int = MAX_BACKLOG) -> None:
         self.recorder = recorder
         self.builder = builder
-        self.failed: str | None = None
+        self.failures = failures
+        self.max_backlog = max_backlog
         self.events = 0
 
     def describe(self) -> str:
@@ -48,26 +67,34 @@ class _Destination:
                 self.recorder.add(self.builder.feed(item))
             else:
                 self.recorder.add([item])
-        if self.failed is not None:
-            return
+        self.attempt()
+
+    def attempt(self) -> bool:
+        """Try to write everything queued; ``True`` when nothing is left."""
+        recorder = self.recorder
         try:
-            self.recorder.commit()  # busy: kept, written with the next batch
-        except (StoreError, OSError) as exc:
-            self.failed = str(exc)
-            logger.warning("hermes_pipeline: observability store disabled for this process: %s", exc,
-                           extra={"event": "observability_store_failed"})
-        except Exception as exc:  # a broken row never stops the stream
-            logger.warning("hermes_pipeline: observability store: a batch could not be written (%s: %s)",
-                           type(exc).__name__, str(exc)[:200], extra={"event": "observability_store_write_failed"})
+            if recorder.commit():
+                self.failures.succeeded()
+                return True
+            error: BaseException = recorder.busy_error or StoreBusy("database is locked")
+        except Exception as exc:  # the store's failure, or a row's: counted either way
+            error = exc
+            recorder.close()  # reopened by the next attempt: a file replaced or repaired is picked up
+            if isinstance(exc, _ROW_ERRORS):
+                self.failures.failed(exc, waiting=0, lost=recorder.discard())
+                return True
+        kind = self.failures.failed(error, waiting=recorder.pending)
+        excess = recorder.pending - self.max_backlog
+        if excess > 0:
+            self.failures.lost(kind, recorder.discard(excess))
+        return False
 
     def close(self) -> None:
-        if self.failed is None:
-            try:
-                if not self.recorder.commit():
-                    self.recorder.commit()
-            except Exception as exc:
-                logger.warning("hermes_pipeline: observability store: the last rows could not be written (%s)",
-                               type(exc).__name__, extra={"event": "observability_store_write_failed"})
+        if self.recorder.pending and not self.attempt():
+            self.attempt()  # a busy store gets a second wait before the rows are given up
+        if self.recorder.pending:
+            self.failures.lost(self.failures.last_kind or "error", self.recorder.discard())
+        self.failures.save()
         self.recorder.close()
 
 
@@ -91,7 +118,9 @@ class ObservabilityStoreSink(BaseSink):
                                  excerpt_chars=int(config.get("excerpt_chars") or 500),
                                  runs_days=int(config.get("runs_days", 90)),
                                  history_days=int(config.get("history_days", 365)))
-        self._dest = _Destination(self.recorder, RowBuilder(parse_pricing(config.get("pricing"))))
+        self.failures = WriteFailures(self.recorder.path)
+        self._dest = _Destination(self.recorder, RowBuilder(parse_pricing(config.get("pricing"))), self.failures,
+                                  int(config.get("max_backlog") or MAX_BACKLOG))
         self._dropped_starts: set[int] = set()
         self._writer = BoundedWriter(self._dest, name="observability_store",
                                      max_queue_size=int(config.get("max_queue_size") or 100_000), max_attempts=1)
@@ -115,11 +144,13 @@ class ObservabilityStoreSink(BaseSink):
         return self._writer.close(deadline)
 
     def stats(self) -> Mapping[str, Any]:
-        """Writer counters plus rows written, pending items and busy retries."""
+        """Writer counters plus rows written, pending items, busy retries, and the write failures:
+        ``write_failures`` and ``rows_lost`` (in all and ``..._by_kind``), ``failed`` (the last failure's
+        reason while the store cannot be written, else ``None``)."""
         out: dict[str, Any] = dict(self._writer.stats())
         out.update({"rows_written": self.recorder.rows_written, "rows_pending": self.recorder.pending,
-                    "busy_retries": self.recorder.busy_retries, "rows_pruned": self.recorder.pruned,
-                    "failed": self._dest.failed})
+                    "busy_retries": self.recorder.busy_retries, "rows_pruned": self.recorder.pruned})
+        out.update(self.failures.stats())
         return out
 
     def destinations(self) -> list[str]:
