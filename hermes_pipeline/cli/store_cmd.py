@@ -99,7 +99,8 @@ def store_problems(store: dict[str, Any]) -> tuple[list[str], list[str]]:
     warnings: list[str] = []
     if store.get("error"):
         kind = store.get("error_kind")
-        what = "locked by another process past the wait" if kind == "locked" else "unreadable"
+        what = {"locked": "locked by another process past the wait", "damaged": "damaged (unreadable)"}.get(
+            str(kind), "unreadable")
         problems.append(f"the observability store is {what}: {store['error']}")
     elif store.get("integrity") not in (None, "ok"):
         problems.append(f"the observability store is damaged: {store.get('integrity')}")

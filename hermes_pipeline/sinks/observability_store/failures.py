@@ -97,6 +97,8 @@ class WriteFailures:
         self.last_kind: str | None = None
         self.failing = False
         """The last write attempt failed (cleared by the next one that succeeds)."""
+        self._checked_record = False
+        """Whether the record on disk was looked at since start (another process may have left it failing)."""
         self._logged_at: dict[str, float] = {}
         self._since_log: dict[str, list[int]] = {}
         self._unsaved: dict[str, list[int]] = {}
@@ -131,6 +133,11 @@ class WriteFailures:
         if count <= 0:
             return
         self._add(kind, 0, count, self.last_reason or kind)
+        now = time.monotonic()
+        last = self._logged_at.get("lost:" + kind)
+        if last is not None and now - last < self.log_period:
+            return
+        self._logged_at["lost:" + kind] = now
         logger.warning("hermes_pipeline: observability store: %d row(s) could not be written and were dropped "
                        "(%s); %d lost in all", count, self.last_reason or kind, sum(self.rows_lost.values()),
                        extra={"event": "observability_store_rows_lost", "kind": kind})
@@ -149,6 +156,10 @@ class WriteFailures:
         if self.failing:
             self.failing = False
             self.save(recovered=True)
+        elif not self._checked_record:  # once per process: a failure left by an earlier writer is over now
+            self._checked_record = True
+            if read_failures_file(self.path).get("failing_since"):
+                self.save(recovered=True)
 
     # ------------------------------------------------------------------ the record on disk
 

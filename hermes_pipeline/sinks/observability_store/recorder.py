@@ -81,6 +81,11 @@ class Recorder:
         """Items not committed yet."""
         return len(self._items)
 
+    @property
+    def pending_rows(self) -> int:
+        """Rows among the items not committed yet (scan requests are not rows)."""
+        return sum(1 for item in self._items if not isinstance(item, str))
+
     def commit(self) -> bool:
         """Write the queued items in one transaction; ``False`` (items kept) when the database stayed busy."""
         if not self._items:

@@ -83,7 +83,7 @@ class _Destination:
             if isinstance(exc, _ROW_ERRORS):
                 self.failures.failed(exc, waiting=0, lost=recorder.discard())
                 return True
-        kind = self.failures.failed(error, waiting=recorder.pending)
+        kind = self.failures.failed(error, waiting=recorder.pending_rows)
         excess = recorder.pending - self.max_backlog
         if excess > 0:
             self.failures.lost(kind, recorder.discard(excess))
@@ -148,7 +148,7 @@ class ObservabilityStoreSink(BaseSink):
         ``write_failures`` and ``rows_lost`` (in all and ``..._by_kind``), ``failed`` (the last failure's
         reason while the store cannot be written, else ``None``)."""
         out: dict[str, Any] = dict(self._writer.stats())
-        out.update({"rows_written": self.recorder.rows_written, "rows_pending": self.recorder.pending,
+        out.update({"rows_written": self.recorder.rows_written, "rows_pending": self.recorder.pending_rows,
                     "busy_retries": self.recorder.busy_retries, "rows_pruned": self.recorder.pruned})
         out.update(self.failures.stats())
         return out
