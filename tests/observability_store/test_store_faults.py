@@ -276,3 +276,31 @@ def test_a_long_failure_keeps_a_bounded_backlog_and_counts_what_it_drops(tmp_pat
     sink.shutdown(10.0)
     stats = sink.stats()
     assert sum(stats["rows_lost_by_kind"].values()) == TURNS
+
+
+def test_the_failure_record_is_reserved_and_overwritten_in_place_when_no_block_is_free(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a full disk the record cannot be replaced by a new file: it is rewritten inside the space its
+    first successful write reserved, so doctor still learns of the failure."""
+    import errno
+
+    from hermes_pipeline.sinks.observability_store import failures as failures_module
+    from hermes_pipeline.sinks.observability_store.failures import RESERVED_BYTES, read_failures
+
+    with store(tmp_path) as (host, handle):
+        _turns(host, 1)
+        assert handle.flush()
+    record = failures_module.failures_path(store_path(tmp_path))
+    assert record.stat().st_size >= RESERVED_BYTES  # reserved while the disk had room
+
+    def no_space(*args: Any, **kw: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(failures_module.os, "replace", no_space)
+    writer = failures_module.WriteFailures(store_path(tmp_path))
+    writer.failed(sqlite3.OperationalError("database or disk is full"), waiting=3)
+    writer.lost("full", 3)
+    writer.save()
+    seen = read_failures(store_path(tmp_path))
+    assert seen["failing"].startswith("full") and seen["rows_lost"] == 3
+    assert record.stat().st_size >= RESERVED_BYTES

@@ -14,9 +14,10 @@ A failure is logged at once the first time its kind occurs, then at most once pe
 The counters also go to ``observability/write-failures.json`` beside the database (merged across
 the processes of one profile, under the store's scan lock), so that ``hermes-pipeline doctor``
 and the dashboard, which run in other processes, can say that writes fail and how much was lost.
-That file is small and written only when a failure kind is first seen in a period, on recovery
-and at close; when the disk is full it may not be writable either, and the log line is then
-the only record.
+That file is written only when a failure kind is first seen in a period, on recovery and at close.
+A full disk must not silence it: the first successful write of a process reserves
+:data:`RESERVED_BYTES` for it (JSON padded with spaces), and when the usual replace-by-rename finds
+no space the record is overwritten in place, inside the blocks it already owns.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 FILENAME: Final = "write-failures.json"
 LOG_PERIOD_S: Final = 300.0
 """At most one log line per failure kind in this many seconds (the first one at once)."""
-KINDS: Final = ("full", "damaged", "locked", "readonly", "io", "error")
+KINDS: Final = ("full", "damaged", "locked", "readonly", "io", "error", "queue")
+"""``queue``: events dropped before they reached the store (its queue full, or still queued at close)."""
+RESERVED_BYTES: Final = 16_384
 
 
 def failures_path(store: Path) -> Path:
@@ -158,8 +161,12 @@ class WriteFailures:
             self.save(recovered=True)
         elif not self._checked_record:  # once per process: a failure left by an earlier writer is over now
             self._checked_record = True
-            if read_failures_file(self.path).get("failing_since"):
-                self.save(recovered=True)
+            try:
+                reserved = self.path.stat().st_size >= RESERVED_BYTES
+            except OSError:
+                reserved = False
+            if not reserved or read_failures_file(self.path).get("failing_since"):
+                self.save(recovered=True)  # also reserves the record's space while the disk has some
 
     # ------------------------------------------------------------------ the record on disk
 
@@ -185,16 +192,35 @@ class WriteFailures:
                 if recovered:
                     record["failing_since"] = None
                     record["recovered_at"] = stamp
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(record, fh, indent=1, sort_keys=True)
-                os.replace(tmp, self.path)
+                data = json.dumps(record, indent=1, sort_keys=True).encode("utf-8")
+                try:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(data.ljust(RESERVED_BYTES - 1) + b"\n")
+                    os.replace(tmp, self.path)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
+                    self._overwrite(data)
         except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             return
         self._unsaved.clear()
         self._unsaved_reason.clear()
+
+    def _overwrite(self, data: bytes) -> None:
+        """Write the record in place, padded to the file's present size (no new block is needed)."""
+        with open(self.path, "r+b") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if len(data) >= size:
+                raise OSError(errno.ENOSPC, "no room for the failure record")
+            fh.write(data.ljust(size - 1) + b"\n")
+
+    def dropped(self, events: int, why: str) -> None:
+        """Count events dropped before they reached the store (kind ``queue``)."""
+        if events > 0:
+            self._add("queue", 0, events, f"queue: {why}")
+            logger.warning("hermes_pipeline: observability store: %d event(s) were dropped before reaching the "
+                           "store (%s)", events, why, extra={"event": "observability_store_rows_lost", "kind": "queue"})
 
     def stats(self) -> dict[str, Any]:
         """``write_failures``, ``rows_lost``, by kind, and the last failure's reason (``None`` when writable)."""

@@ -141,7 +141,14 @@ class ObservabilityStoreSink(BaseSink):
     def shutdown(self, deadline: float) -> bool:
         """Write what is queued and a last memory scan (every event is in by then), then close the database."""
         self._writer.submit(SCAN_FINAL, force=True)
-        return self._writer.close(deadline)
+        done = self._writer.close(deadline)
+        counts = self._writer.stats()
+        dropped = sum(counts.get(key, 0) for key in ("dropped_queue_full", "dropped_at_close", "dropped_closed",
+                                                       "dropped_after_errors"))
+        if dropped:  # events that never reached the rows: counted with the store's losses, for doctor
+            self.failures.dropped(dropped, "the store's queue was full or still held events at close")
+            self.failures.save()
+        return done
 
     def stats(self) -> Mapping[str, Any]:
         """Writer counters plus rows written, pending items, busy retries, and the write failures:
