@@ -195,6 +195,12 @@ def test_a_lock_held_past_the_wait_by_another_process_counts_every_row(tmp_path:
             _turns(host, TURNS)
             assert not handle.flush()
             assert handle.sink.stats()["rows_pending"] == TURNS
+            (tmp_path / "config.yaml").write_text("observability:\n  alerts:\n    enabled: true\n", encoding="utf-8")
+            for argv in (["prune"], ["alerts", "run"]):  # writers among the readers: a typed "locked" error
+                capsys.readouterr()
+                assert main([*argv, "--home", str(tmp_path)]) == 1, argv
+                err = capsys.readouterr().err
+                assert "locked" in err and str(store_path(tmp_path)) in err and "Traceback" not in err, err
             handle.close()
         finally:
             assert locker.stdin is not None

@@ -50,11 +50,13 @@ def store_error(path: Path, exc: BaseException) -> StoreError:
     ``audit``, ``alerts``, ``prune``), its message naming the file, the kind and what to do."""
     from .failures import classify
 
-    if isinstance(exc, StoreError):
-        return exc
+    if isinstance(exc, StoreError) and not isinstance(exc, StoreBusy) and str(path) in str(exc):
+        return exc  # already says which file and why
     kind = classify(exc)
     detail = str(exc) or type(exc).__name__
     if kind == "locked":
+        if str(path) in detail:
+            return StoreBusy(detail)
         return StoreBusy(f"the observability store at {path} stayed locked by another process past the "
                          f"{BUSY_MS / 1000:g} s wait ({detail}); try again")
     if kind == "full":
@@ -62,6 +64,8 @@ def store_error(path: Path, exc: BaseException) -> StoreError:
                          "free some space")
     if kind == "damaged":
         return StoreUnreadable(f"store unreadable: {path} is damaged ({detail}); run hermes-pipeline doctor")
+    if isinstance(exc, StoreError):
+        return type(exc)(f"the observability store at {path}: {detail}")
     return StoreError(f"the observability store at {path} cannot be used ({kind}: {detail})")
 
 
@@ -165,7 +169,8 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlit
         return conn
     except sqlite3.DatabaseError as exc:
         if _busy(exc):
-            raise StoreBusy(str(exc)) from None
+            raise StoreBusy(f"the observability store at {path} stayed locked by another process past the "
+                            f"{BUSY_MS / 1000:g} s wait ({exc}); try again") from None
         broken = "not a database" in str(exc) or "malformed" in str(exc)
         if create and broken:  # keep the broken file beside the new store: nothing is deleted
             aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}")
