@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any, Final
@@ -102,6 +103,7 @@ class WriteFailures:
         """The last write attempt failed (cleared by the next one that succeeds)."""
         self._checked_record = False
         """Whether the record on disk was looked at since start (another process may have left it failing)."""
+        self._counts_lock = threading.Lock()
         self._logged_at: dict[str, float] = {}
         self._since_log: dict[str, list[int]] = {}
         self._unsaved: dict[str, list[int]] = {}
@@ -114,7 +116,8 @@ class WriteFailures:
         """Count one failed write (``waiting`` rows kept for a retry, ``lost`` given up); its kind."""
         kind = classify(exc)
         reason = f"{kind}: {str(exc)[:200] or type(exc).__name__}"
-        self.failures[kind] = self.failures.get(kind, 0) + 1
+        with self._counts_lock:  # stats() copies these from other threads
+            self.failures[kind] = self.failures.get(kind, 0) + 1
         self.last_reason, self.last_kind, self.failing = reason, kind, True
         self._add(kind, 1, lost, reason)
         now = time.monotonic()
@@ -147,7 +150,8 @@ class WriteFailures:
 
     def _add(self, kind: str, failures: int, lost: int, reason: str) -> None:
         if lost:
-            self.rows_lost[kind] = self.rows_lost.get(kind, 0) + lost
+            with self._counts_lock:
+                self.rows_lost[kind] = self.rows_lost.get(kind, 0) + lost
         for table in (self._since_log, self._unsaved):
             entry = table.setdefault(kind, [0, 0])
             entry[0] += failures
@@ -224,8 +228,10 @@ class WriteFailures:
 
     def stats(self) -> dict[str, Any]:
         """``write_failures``, ``rows_lost``, by kind, and the last failure's reason (``None`` when writable)."""
-        return {"write_failures": sum(self.failures.values()), "rows_lost": sum(self.rows_lost.values()),
-                "write_failures_by_kind": dict(self.failures), "rows_lost_by_kind": dict(self.rows_lost),
+        with self._counts_lock:
+            failures, lost = dict(self.failures), dict(self.rows_lost)
+        return {"write_failures": sum(failures.values()), "rows_lost": sum(lost.values()),
+                "write_failures_by_kind": failures, "rows_lost_by_kind": lost,
                 "failed": self.last_reason if self.failing else None}
 
 
