@@ -70,7 +70,7 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
         return 1
     try:
         report = run_once(conn, datetime.now(timezone.utc), settings, notifiers, cancel=getattr(args, "cancel", None))
-    except (StoreError, sqlite3.Error, OSError) as exc:  # busy, full or damaged: typed, the next run tries again
+    except (StoreError, sqlite3.Error, UnicodeDecodeError, OSError) as exc:  # busy, full or damaged: typed, the next run tries again
         print(f"hermes-pipeline alerts: error: {store_error(store_path(home), exc)}", file=sys.stderr)
         return 1
     finally:
@@ -174,7 +174,7 @@ def _status(args: argparse.Namespace) -> int:
         sent = state.sent_last_hour(conn, now)
         digest = conn.execute("SELECT MAX(key) FROM alert_state WHERE rule = '~digest' AND status = 'sent'"
                               ).fetchone()[0]
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         print(f"hermes-pipeline alerts status: error: {store_error(store_path(home), exc)}", file=sys.stderr)
         return 1
     finally:

@@ -83,7 +83,7 @@ def _skills(args: argparse.Namespace) -> int:
                 return _fail(f"no history for skill {args.name!r} (skills with history: {', '.join(known) or 'none'})")
         else:
             rows = run(conn, SKILL_QUERIES[args.view])
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         return _unreadable(args, exc)
     finally:
         conn.close()
@@ -101,7 +101,7 @@ def _memory(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     try:
         rows = run(conn, MEMORY_QUERIES[args.view])
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         return _unreadable(args, exc)
     finally:
         conn.close()
@@ -122,7 +122,7 @@ def _conflicts(args: argparse.Namespace) -> int:
     try:
         reverts = [{"kind": "revert", **row} for row in run(conn, "Q-C1", days=args.days)]
         divergent = [{"kind": "divergent_rewrite", **row} for row in run(conn, "Q-C2", days=args.days)]
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         return _unreadable(args, exc)
     finally:
         conn.close()

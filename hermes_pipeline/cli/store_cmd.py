@@ -84,7 +84,7 @@ def store_health(home: Path) -> dict[str, Any]:
         out["integrity"] = "ok" if checks == ["ok"] else "; ".join(checks)
         out["journal_mode"] = conn.execute("PRAGMA journal_mode").fetchone()[0]
         out["rows"] = {table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in COLUMNS}
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
         out["error_kind"] = classify(exc)
     finally:

@@ -49,7 +49,7 @@ def _rows(conn: sqlite3.Connection | None, sql: str, params: tuple[Any, ...] = (
         return None
     try:
         return [dict(row) for row in conn.execute(sql, params)]
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         problems = getattr(conn, "problems", None)
         if problems is not None:
             problems.append(str(exc) or type(exc).__name__)
@@ -71,7 +71,7 @@ def store_status(sources: Sources, problems: list[str]) -> dict[str, Any]:
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     try:
         return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):
         return set()
 
 

@@ -78,9 +78,10 @@ def connect_ro(path: Path, problems: list[str] | None = None) -> ReadConnection 
                                check_same_thread=False, factory=ReadConnection)
         conn.problems = problems
         conn.row_factory = sqlite3.Row
+        conn.text_factory = lambda raw: raw.decode("utf-8", "replace")  # a damaged page: shown, not raised
         conn.execute("PRAGMA query_only = ON")
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         if conn is not None:
             conn.close()
         if problems is not None:

@@ -310,3 +310,56 @@ def test_the_failure_record_is_reserved_and_overwritten_in_place_when_no_block_i
     seen = read_failures(store_path(tmp_path))
     assert seen["failing"].startswith("full") and seen["rows_lost"] == 3
     assert record.stat().st_size >= RESERVED_BYTES
+
+
+def test_random_damage_anywhere_never_gives_a_traceback_or_an_all_clear(tmp_path: Path, capsys: Any) -> None:
+    """Generated damage (any offset, header included, any length): every reader answers with a result or a
+    typed one-line error, doctor exits 1 whenever SQLite itself finds the file damaged, and the writer
+    then writes or counts every row (a file that is not a database any more is moved aside, kept)."""
+    import itertools
+    import shutil
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    template = tmp_path / "template"
+    with store(template) as (host, handle):
+        _turns(host, 30)
+    (template / "config.yaml").write_text("observability:\n  alerts:\n    enabled: true\n", encoding="utf-8")
+    size = store_path(template).stat().st_size
+    counter = itertools.count()
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(offset=st.integers(0, size - 1), garbage=st.binary(min_size=1, max_size=4096))
+    def check(offset: int, garbage: bytes) -> None:
+        home = tmp_path / f"case{next(counter)}"
+        shutil.copytree(template, home)
+        with open(store_path(home), "r+b") as fh:
+            fh.seek(offset)
+            fh.write(garbage)
+        try:
+            conn = sqlite3.connect(f"file:{store_path(home)}?mode=ro", uri=True)  # never checkpoints a repair
+            conn.text_factory = bytes
+            damaged = conn.execute("PRAGMA quick_check").fetchone()[0] != b"ok"
+            conn.close()
+        except (sqlite3.DatabaseError, UnicodeDecodeError):
+            damaged = True
+        for argv in (["audit", "skills", "recent"], ["audit", "memory-conflicts"], ["alerts", "status"],
+                     ["prune", "--dry-run"], ["doctor"]):
+            capsys.readouterr()
+            code = main([*argv, "--home", str(home)])
+            err = capsys.readouterr().err
+            assert code in (0, 1) and "Traceback" not in err, (argv, err)
+            if argv == ["doctor"] and damaged:
+                assert code == 1
+        sources = load_sources(home)
+        for page in (views.overview_view(queries.overview(sources)), views.sessions_view(queries.sessions(sources)),
+                     views.skills_view(queries.skills(sources)), views.memory_view(queries.memory(sources))):
+            assert page.startswith("<!DOCTYPE") or "<html" in page
+        with store(home) as (host, handle):  # the writer on the damaged file: each row written or counted
+            _turns(host, 5)
+        stats = handle.sink.stats()
+        assert stats["rows_written"] + stats["rows_lost"] == 5, stats
+        shutil.rmtree(home)
+
+    check()

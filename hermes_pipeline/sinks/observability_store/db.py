@@ -69,6 +69,11 @@ def store_error(path: Path, exc: BaseException) -> StoreError:
     return StoreError(f"the observability store at {path} cannot be used ({kind}: {detail})")
 
 
+def _text(raw: bytes) -> str:
+    """SQLite text as ``str``, bytes that are not UTF-8 (a damaged page) replaced rather than raised on."""
+    return raw.decode("utf-8", "replace")
+
+
 def store_path(home: Path) -> Path:
     """``$HERMES_HOME/observability/observability.sqlite3`` (BOOK-16)."""
     return Path(home) / DIRECTORY / FILENAME
@@ -154,6 +159,7 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlit
         uri = f"file:{path}?mode=ro" if readonly else str(path)
         conn = sqlite3.connect(uri, uri=readonly, timeout=BUSY_MS / 1000, isolation_level=None,
                                check_same_thread=False)
+        conn.text_factory = _text
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
             if not readonly:
@@ -167,11 +173,11 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlit
             conn.close()
             raise
         return conn
-    except sqlite3.DatabaseError as exc:
-        if _busy(exc):
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if isinstance(exc, sqlite3.Error) and _busy(exc):
             raise StoreBusy(f"the observability store at {path} stayed locked by another process past the "
                             f"{BUSY_MS / 1000:g} s wait ({exc}); try again") from None
-        broken = "not a database" in str(exc) or "malformed" in str(exc)
+        broken = "not a database" in str(exc) or "malformed" in str(exc) or isinstance(exc, UnicodeDecodeError)
         if create and broken:  # keep the broken file beside the new store: nothing is deleted
             aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}")
             os.replace(path, aside)

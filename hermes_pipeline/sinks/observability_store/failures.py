@@ -58,6 +58,8 @@ def classify(exc: BaseException) -> str:
         return "locked"
     text = str(exc).lower()
     code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(exc, UnicodeDecodeError):  # a damaged page's bytes in a name or message
+        return "damaged"
     if isinstance(exc, OSError):
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return "full"

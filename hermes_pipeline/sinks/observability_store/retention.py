@@ -53,7 +53,7 @@ def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry
                     for table, where, window in plan(runs_days, history_days)}
         with db.transaction(conn):
             return delete_expired(conn, runs_days, history_days)
-    except (sqlite3.Error, OSError, db.StoreError) as exc:
+    except (sqlite3.Error, UnicodeDecodeError, OSError, db.StoreError) as exc:
         raise db.store_error(path, exc) from None
     finally:
         conn.close()
