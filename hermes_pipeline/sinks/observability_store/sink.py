@@ -33,7 +33,7 @@ logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 SCAN_ALL: Final = "scan_all"
 
 
-MAX_BACKLOG: Final = 50_000
+MAX_BACKLOG: Final = 10_000
 """Rows kept for a retry while the store cannot be written; beyond it the oldest are dropped and counted."""
 _ROW_ERRORS: Final = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, TypeError,
                       ValueError)
