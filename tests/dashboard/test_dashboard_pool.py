@@ -1,4 +1,4 @@
-"""The dashboard serves from a bounded pool with an idle timeout (spec 06 §10; issue 26 "the dashboard starts
+"""The dashboard serves from a bounded pool with an idle timeout (spec 06 BOOK-38; issue 26 "the dashboard starts
 one thread per connection").
 
 Real sockets on 127.0.0.1: fifty idle connections cost the server its fixed pool of threads, not fifty;

@@ -119,8 +119,8 @@ def _damage_tables(home: Path) -> None:
 def test_damaged_pages_count_every_failed_write_and_no_reader_gives_an_all_clear(
         tmp_path: Path, caplog: Any, capsys: Any) -> None:
     """Damaged pages: each write fails and is counted (kind ``damaged``), logged once; doctor says damaged
-    (exit 1); the dashboard says "store unreadable", never "No anomaly"; audit, alerts and prune give a
-    typed one-line error, never a traceback."""
+    (exit 1); the dashboard (BOOK-40, BOOK-41) says "store unreadable", never "No anomaly"; audit (BOOK-20),
+    alerts (BOOK-45) and prune (BOOK-48) give a typed one-line error, never a traceback."""
     with store(tmp_path) as (host, handle):
         _turns(host, 3)
     _damage_tables(tmp_path)
