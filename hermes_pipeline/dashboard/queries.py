@@ -248,9 +248,10 @@ def sessions(sources: Sources, limit: int = 50) -> dict[str, Any]:
                            "MAX(ended_at) AS ended_at, COUNT(*) AS runs, SUM(input_tokens) AS input_tokens, "
                            "SUM(output_tokens) AS output_tokens FROM task_runs WHERE session_id IS NOT NULL "
                            "GROUP BY session_id ORDER BY MAX(ended_at) DESC LIMIT ?", (limit,))
+    status = store_status(sources, problems)
     if rows is not None:
-        return {"source": "store", "rows": rows}
-    return {"source": None, "rows": [], "store_status": store_status(sources, problems)}
+        return {"source": "store", "rows": rows, "store_status": status}
+    return {"source": None, "rows": [], "store_status": status}
 
 
 def session(sources: Sources, session_id: str) -> dict[str, Any] | None:

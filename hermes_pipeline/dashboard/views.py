@@ -136,7 +136,7 @@ def sessions_view(data: dict[str, Any], home: str = "") -> str:
                      num(r.get("input_tokens")), num(r.get("output_tokens")), e(r.get("end_reason")),
                      e(r.get("title"))])
     count = "messages" if source == "state.db" else "runs"
-    note = f'<p class="src">from {e(source)}</p>'
+    note = _writes_note(data.get("store_status")) + f'<p class="src">from {e(source)}</p>'
     return page("Sessions", note + table(["session", "source", "started", count, "model", "input", "output",
                                           "end", "title"], rows, cls="sessions", empty="no session yet"),
                 active="/sessions", home=home)
@@ -205,7 +205,7 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
 
 def skills_view(data: dict[str, Any], home: str = "") -> str:
     """``/skills``: skill health, worst first; failure rate of 50 % or more over 5 runs or more in red."""
-    notes = []
+    notes = [_writes_note(data.get("store_status"))]
     if not data.get("skills_dir"):
         notes.append(missing("No skills directory in this profile."))
     if not data.get("store"):
@@ -224,7 +224,7 @@ def skills_view(data: dict[str, Any], home: str = "") -> str:
 
 def memory_view(data: dict[str, Any], home: str = "") -> str:
     """``/memory``: memory files by modification time and the latest recorded changes."""
-    parts = ["<h2>Files</h2>"]
+    parts = [_writes_note(data.get("store_status")), "<h2>Files</h2>"]
     if not data.get("dirs"):
         parts.append(missing("No memory directory in this profile."))
     else:

@@ -89,8 +89,10 @@ def test_a_full_store_counts_every_row_it_cannot_write_and_logs_once(tmp_path: P
     assert code == 1
     assert any("writes to the observability store fail" in p and "full" in p for p in report["problems"])
     assert report["store"]["write_failures"]["rows_lost"] == TURNS - written
-    page = views.overview_view(queries.overview(load_sources(tmp_path)))
-    assert "store writes failing" in page and f"{TURNS - written} row(s) lost" in page
+    sources = load_sources(tmp_path)
+    for page in (views.overview_view(queries.overview(sources)), views.sessions_view(queries.sessions(sources)),
+                 views.skills_view(queries.skills(sources)), views.memory_view(queries.memory(sources))):
+        assert "store writes failing" in page and f"{TURNS - written} row(s) lost" in page
 
     del limit["pages"]  # space freed: the next writer recovers, the past loss stays visible as a warning
     with store(tmp_path) as (host, handle):
