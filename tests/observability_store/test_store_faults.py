@@ -217,6 +217,36 @@ def test_a_lock_held_past_the_wait_by_another_process_counts_every_row(tmp_path:
     assert code == 1 and any("locked" in p for p in report["problems"])
 
 
+def test_a_lock_longer_than_the_close_deadline_is_counted_by_the_time_close_returns(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The busy timeout is longer than the close's deadline: close still returns with every pending row
+    counted (kind ``locked``) and recorded for doctor — a process that exits right after loses nothing
+    silently."""
+    from hermes_pipeline.sinks.observability_store import consumer
+    from hermes_pipeline.sinks.observability_store.failures import read_failures
+
+    monkeypatch.setattr(db, "BUSY_MS", 2000)
+    monkeypatch.setattr(consumer, "CLOSE_DEADLINE", 0.5)
+    with store(tmp_path) as (host, handle):
+        assert handle.flush()
+        handle.sink.recorder.close()  # the next connection gets the patched busy timeout
+        locker = subprocess.Popen([sys.executable, "-c", _LOCKER, str(store_path(tmp_path))], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+            _turns(host, TURNS)
+            assert not handle.flush(30.0)  # every event reached the writer; its rows wait for the lock
+            assert handle.sink.stats()["rows_pending"] == TURNS
+            handle.close()
+            assert handle.sink.stats()["rows_lost_by_kind"].get("locked") == TURNS
+            assert read_failures(store_path(tmp_path))["kinds"]["locked"]["rows_lost"] == TURNS
+        finally:
+            assert locker.stdin is not None
+            locker.stdin.write("\n")
+            locker.stdin.close()
+            locker.wait(timeout=30)
+
+
 _WRITER = """
 import sys
 from pathlib import Path

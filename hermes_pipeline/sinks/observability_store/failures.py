@@ -105,7 +105,8 @@ class WriteFailures:
         """The last write attempt failed (cleared by the next one that succeeds)."""
         self._checked_record = False
         """Whether the record on disk was looked at since start (another process may have left it failing)."""
-        self._counts_lock = threading.Lock()
+        self._counts_lock = threading.RLock()
+        """Guards the counters and the unsaved deltas: the writer thread counts, a closing thread may too."""
         self._logged_at: dict[str, float] = {}
         self._since_log: dict[str, list[int]] = {}
         self._unsaved: dict[str, list[int]] = {}
@@ -151,14 +152,14 @@ class WriteFailures:
                        extra={"event": "observability_store_rows_lost", "kind": kind})
 
     def _add(self, kind: str, failures: int, lost: int, reason: str) -> None:
-        if lost:
-            with self._counts_lock:
+        with self._counts_lock:
+            if lost:
                 self.rows_lost[kind] = self.rows_lost.get(kind, 0) + lost
-        for table in (self._since_log, self._unsaved):
-            entry = table.setdefault(kind, [0, 0])
-            entry[0] += failures
-            entry[1] += lost
-        self._unsaved_reason[kind] = reason
+            for table in (self._since_log, self._unsaved):
+                entry = table.setdefault(kind, [0, 0])
+                entry[0] += failures
+                entry[1] += lost
+            self._unsaved_reason[kind] = reason
 
     def succeeded(self) -> None:
         """A write went through: the store is writable again (recorded if it was failing)."""
@@ -178,6 +179,10 @@ class WriteFailures:
 
     def save(self, *, recovered: bool = False) -> None:
         """Merge the counts not saved yet into the record (best effort: a full disk may refuse it)."""
+        with self._counts_lock:
+            self._save(recovered)
+
+    def _save(self, recovered: bool) -> None:
         if not self._unsaved and not recovered:
             return
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")

@@ -61,6 +61,8 @@ class Recorder:
         self._warned_dirs: set[str] = set()
         self.rows_written = 0
         self.busy_retries = 0
+        self.busy_ms: int | None = None
+        """The busy timeout of the connection when not the default (:meth:`wait_at_most`)."""
         self.busy_error: db.StoreBusy | None = None
         """Why the last :meth:`commit` returned ``False`` (the lock held past the busy timeout)."""
         self.probe: Any = None
@@ -70,7 +72,16 @@ class Recorder:
         """The open connection (opened, and the schema ensured, on first use)."""
         if self._conn is None:
             self._conn = db.connect(self.path)
+            if self.busy_ms is not None:
+                self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_ms)}")
         return self._conn
+
+    def wait_at_most(self, seconds: float) -> None:
+        """Wait at most ``seconds`` for another process's write lock from now on (the last writes before
+        a close must end by the close's deadline)."""
+        self.busy_ms = max(0, int(seconds * 1000))
+        if self._conn is not None:
+            self._conn.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
 
     def add(self, items: Iterable[Item]) -> None:
         """Queue items for the next :meth:`commit`."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -33,6 +35,8 @@ logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 SCAN_ALL: Final = "scan_all"
 
 
+CLOSE_SHARE: Final = 0.8
+"""Share of the shutdown deadline the last writes may wait for a lock: the rest closes and counts."""
 MAX_BACKLOG: Final = 10_000
 """Rows kept for a retry while the store cannot be written; beyond it the oldest are dropped and counted."""
 _ROW_ERRORS: Final = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, TypeError,
@@ -56,6 +60,10 @@ class _Destination:
         self.failures = failures
         self.max_backlog = max_backlog
         self.events = 0
+        self._settle_lock = threading.Lock()
+        self._settled = False
+        self.close_by: float | None = None
+        """``time.monotonic()`` by which :meth:`close` must have written or counted every row."""
 
     def describe(self) -> str:
         return "observability store"
@@ -70,8 +78,15 @@ class _Destination:
         self.attempt()
 
     def attempt(self) -> bool:
-        """Try to write everything queued; ``True`` when nothing is left."""
+        """Try to write everything queued; ``True`` when nothing is left. Once the sink is closing, each
+        attempt waits for a lock at most half the time left, so every row is written or counted before
+        the close's deadline."""
         recorder = self.recorder
+        if self.close_by is not None:
+            try:
+                recorder.wait_at_most(max(self.close_by - time.monotonic(), 0.0) / 2)
+            except Exception:  # noqa: S110 (a broken connection: the attempt below says how)
+                pass
         try:
             if recorder.commit():
                 self.failures.succeeded()
@@ -90,12 +105,24 @@ class _Destination:
         return False
 
     def close(self) -> None:
-        if self.recorder.pending and not self.attempt():
-            self.attempt()  # a busy store gets a second wait before the rows are given up
-        if self.recorder.pending:
-            self.failures.lost(self.failures.last_kind or "error", self.recorder.discard())
-        self.failures.save()
+        for _ in range(2):  # a busy store gets a second wait before the rows are given up
+            if not self.recorder.pending or (self.close_by is not None and time.monotonic() >= self.close_by):
+                break
+            if self.attempt():
+                break
+        self.settle(self.recorder.discard())
         self.recorder.close()
+
+    def settle(self, rows: int) -> None:
+        """Count ``rows`` never written as lost, once: from :meth:`close` on the writer thread, or from a
+        shutdown whose deadline passed while the writer was stuck in a write (those rows are then counted
+        at once, like the writer's ``dropped_at_close``, even if the stuck write completes later)."""
+        with self._settle_lock:
+            if self._settled:
+                return
+            self._settled = True
+        self.failures.lost(self.failures.last_kind or "error", rows)
+        self.failures.save()
 
 
 class ObservabilityStoreSink(BaseSink):
@@ -141,7 +168,10 @@ class ObservabilityStoreSink(BaseSink):
     def shutdown(self, deadline: float) -> bool:
         """Write what is queued and a last memory scan (every event is in by then), then close the database."""
         self._writer.submit(SCAN_FINAL, force=True)
+        self._dest.close_by = time.monotonic() + deadline * CLOSE_SHARE
         done = self._writer.close(deadline)
+        if not done:  # the writer is stuck in a write past the deadline: what it holds is lost, counted now
+            self._dest.settle(self.recorder.pending_rows)
         counts = self._writer.stats()
         dropped = sum(counts.get(key, 0) for key in ("dropped_queue_full", "dropped_at_close", "dropped_closed",
                                                        "dropped_after_errors"))
