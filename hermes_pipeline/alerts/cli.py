@@ -50,7 +50,9 @@ def _open(home: Path) -> Any:
 
 
 def _evaluate(args: argparse.Namespace, home: Path) -> int:
-    from ..sinks.observability_store.db import StoreError
+    import sqlite3
+
+    from ..sinks.observability_store.db import StoreError, store_error, store_path
     from .evaluator import run_once
 
     settings = _settings(home)
@@ -67,9 +69,9 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
         print(f"hermes-pipeline alerts: error: {exc}", file=sys.stderr)
         return 1
     try:
-        report = run_once(conn, datetime.now(timezone.utc), settings, notifiers)
-    except StoreError as exc:  # busy or unreadable: the next run tries again, nothing was lost
-        print(f"hermes-pipeline alerts: error: {exc}", file=sys.stderr)
+        report = run_once(conn, datetime.now(timezone.utc), settings, notifiers, cancel=getattr(args, "cancel", None))
+    except (StoreError, sqlite3.Error, UnicodeDecodeError, OSError) as exc:  # busy, full or damaged: typed, the next run tries again
+        print(f"hermes-pipeline alerts: error: {store_error(store_path(home), exc)}", file=sys.stderr)
         return 1
     finally:
         conn.close()
@@ -77,7 +79,9 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
         print(json.dumps(report.as_json(), indent=2))
     else:
         for item in report.sent:
-            print(f"sent [{item['severity']}] {item['title']}")
+            unconfirmed = "; ".join(item.get("unconfirmed", ()))
+            print(f"sent [{item['severity']}] {item['title']}" + (f" (unconfirmed, not sent again: {unconfirmed})"
+                                                                  if unconfirmed else ""))
         for item in report.failed:
             print(f"NOT delivered (kept pending) [{item['severity']}] {item['title']}: {'; '.join(item['errors'])}")
         if not report.sent and not report.failed:
@@ -89,13 +93,33 @@ def _run(args: argparse.Namespace) -> int:
     return _evaluate(args, _home(args))
 
 
+STOP_GRACE_S = 1.5
+"""After SIGTERM, how long the daemon lets a run record what it sent before it exits (within 2 s)."""
+
+
 def _daemon(args: argparse.Namespace) -> int:
+    """Evaluate every ``--interval`` seconds until SIGTERM or SIGINT. Each run works on a thread of its own
+    while the main thread waits for the signal: a stop cancels the run's sending at once (requests cut,
+    the waits ended), gives it :data:`STOP_GRACE_S` to record what went out, and exits, so the daemon is
+    gone within 2 s even in the middle of a delivery. What was not sent stays due for the next start."""
+    import threading
+
     from .._stop_signal import StopSignal
 
+    home = _home(args)
+    cancel = threading.Event()
     with StopSignal() as stop:
         print(f"hermes-pipeline alerts daemon: evaluating every {args.interval:g} s (SIGTERM stops)", flush=True)
         while not stop.stopped:
-            _evaluate(argparse.Namespace(json=False), _home(args))
+            run = threading.Thread(target=_evaluate, args=(argparse.Namespace(json=False, cancel=cancel), home),
+                                   name="hermes-alerts-run", daemon=True)
+            run.start()
+            while run.is_alive() and not stop.wait(0.1):
+                pass
+            if stop.stopped:
+                cancel.set()
+                run.join(STOP_GRACE_S)
+                break
             sys.stdout.flush()
             stop.wait(args.interval)
     print("hermes-pipeline alerts daemon: stopped", flush=True)
@@ -129,7 +153,9 @@ def _test(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from datetime import datetime as dt
 
-    from ..sinks.observability_store.db import StoreError
+    import sqlite3
+
+    from ..sinks.observability_store.db import StoreError, store_error, store_path
     from . import state
 
     home = _home(args)
@@ -148,6 +174,9 @@ def _status(args: argparse.Namespace) -> int:
         sent = state.sent_last_hour(conn, now)
         digest = conn.execute("SELECT MAX(key) FROM alert_state WHERE rule = '~digest' AND status = 'sent'"
                               ).fetchone()[0]
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        print(f"hermes-pipeline alerts status: error: {store_error(store_path(home), exc)}", file=sys.stderr)
+        return 1
     finally:
         conn.close()
     out = {"enabled": settings.enabled, "notifiers": [getattr(n, "name", "?") for n in notifiers],

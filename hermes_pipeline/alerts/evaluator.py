@@ -6,13 +6,18 @@ alerts wait until 5 minutes after the first of them fired and then go out as one
 digest goes out in the first run after the local digest time (BOOK-42). Sending happens outside
 the store's write lock: the notifications are claimed first in one transaction and settled in a
 second one, so a slow notifier never blocks the store's writer and two evaluators never send the
-same notification twice.
+same notification twice. Each request to a notifier is recorded before it leaves (``~partial``), so
+a slow endpoint that answers after the deadline, or an evaluator killed mid-send, never causes a
+copy: delivery is at most once per state change and notifier, under a deadline per message and per
+run (``send_timeout_seconds``, ``run_timeout_seconds``).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, time as clock_time, timedelta, tzinfo
@@ -21,7 +26,7 @@ from typing import Any
 from ..config.alert_settings import AlertSettings
 from ..sinks.observability_store.db import transaction
 from . import state
-from .delivery import Message, Notifier, deliver
+from .delivery import Message, Notifier, Outcome, deliver
 from .digest import daily_digest, digest_text
 from .rules import SEVERITY, TITLES, Finding, Runner, evaluate, systemctl_runner, unit_status
 
@@ -70,10 +75,48 @@ def digest_due(now: datetime, cfg: AlertSettings, local: tzinfo | None) -> bool:
     return (here.hour, here.minute) >= (hour, minute)
 
 
+def _send(conn: sqlite3.Connection, message: Message, notifiers: Sequence[Notifier], keys: list[str],
+          now: datetime, cfg: AlertSettings, deadline: float, cancel: threading.Event | None,
+          sleep: Callable[[float], None] | None) -> Outcome:
+    """Deliver ``message`` at most once per notifier: each attempt is recorded under ``keys`` before the
+    request leaves, and forgotten again only when it surely did not go out."""
+    def before(name: str) -> None:
+        with transaction(conn):
+            state.mark_attempt(conn, keys, name, now)
+
+    def not_sent(name: str) -> None:
+        with transaction(conn):
+            state.unmark_attempt(conn, keys, name, now)
+
+    if (cancel is not None and cancel.is_set()) or time.monotonic() >= deadline:
+        why = "stopped" if cancel is not None and cancel.is_set() else \
+            f"the run's deadline ({cfg.run_timeout_seconds:g} s, observability.alerts.run_timeout_seconds) passed"
+        return Outcome(False, [f"not sent: {why}; due again next run"])
+    return deliver(message, notifiers, sleep=sleep, skip=state.accepted_for(conn, keys),
+                   timeout=cfg.send_timeout_seconds, deadline=deadline, cancel=cancel, before_send=before,
+                   not_sent=not_sent)
+
+
+def _entry(message: Message, alerts: list[str], outcome: Outcome) -> dict[str, Any]:
+    entry: dict[str, Any] = {"title": message.title, "severity": message.severity, "kind": message.kind,
+                             "alerts": alerts}
+    if outcome.unconfirmed:
+        entry["unconfirmed"] = list(outcome.unconfirmed)
+    if not outcome.delivered:
+        entry["errors"] = outcome.errors
+    return entry
+
+
 def run_once(conn: sqlite3.Connection, now: datetime, cfg: AlertSettings, notifiers: Sequence[Notifier],
              runner: Runner = systemctl_runner, sleep: Callable[[float], None] | None = None,
-             local: tzinfo | None = None) -> RunReport:
-    """Evaluate every rule once at ``now`` (aware) and send what is due; never raises for a notifier."""
+             local: tzinfo | None = None, cancel: threading.Event | None = None) -> RunReport:
+    """Evaluate every rule once at ``now`` (aware) and send what is due; never raises for a notifier.
+
+    The run ends its sending by ``cfg.run_timeout_seconds`` after it started, each message to each
+    notifier within ``cfg.send_timeout_seconds``; ``cancel`` (SIGTERM in the daemon) stops it at once.
+    What is not sent stays due for the next run; what was sent, confirmed or not, is never sent again.
+    """
+    deadline = time.monotonic() + cfg.run_timeout_seconds
     report = RunReport()
     unit = cfg.systemd_unit
     status = unit_status(unit, runner) if unit else None
@@ -95,29 +138,26 @@ def run_once(conn: sqlite3.Connection, now: datetime, cfg: AlertSettings, notifi
                 included = state.folded(conn)
                 body = daily_digest(conn, start, end)
         state.prune(conn, now)
-    kwargs: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
     for group in groups:
         message = _message(group, summaries)
-        outcome = deliver(message, notifiers, skip=state.already_accepted(conn, group), **kwargs)
+        outcome = _send(conn, message, notifiers, state.attempt_keys(group), now, cfg, deadline, cancel, sleep)
         with transaction(conn):
             state.finish(conn, group, outcome.delivered, now, cfg)
             state.record_partial(conn, group, outcome.accepted, outcome.delivered, now)
-        entry = {"title": message.title, "severity": message.severity, "kind": message.kind,
-                 "alerts": [f"{c.rule}:{c.key}" for c in group]}
         (report.sent if outcome.delivered else report.failed).append(
-            entry if outcome.delivered else {**entry, "errors": outcome.errors})
+            _entry(message, [f"{c.rule}:{c.key}" for c in group], outcome))
     if digest_date is not None:
         folded_items = [{"rule": r.rule, "key": r.key, "severity": SEVERITY.get(r.rule, "?"),
                          "summary": summaries.get((r.rule, r.key), "resolved since" if r.status ==
                                                   "folded_resolved" else "still firing")} for r in included]
         message = Message("digest", "low", f"A-L1 daily digest {body['day_start'][:10]}",
                           digest_text(body, folded_items), ({"digest": body, "folded": folded_items},))
-        outcome = deliver(message, notifiers, **kwargs)
+        keys = state.digest_keys(digest_date)
+        outcome = _send(conn, message, notifiers, keys, now, cfg, deadline, cancel, sleep)
         with transaction(conn):
             state.finish_digest(conn, digest_date, outcome.delivered, included, now)
-        entry = {"title": message.title, "severity": "low", "kind": "digest", "alerts": ["A-L1"]}
-        (report.sent if outcome.delivered else report.failed).append(
-            entry if outcome.delivered else {**entry, "errors": outcome.errors})
+            state.record_partial(conn, [], outcome.accepted, outcome.delivered, now, keys=keys)
+        (report.sent if outcome.delivered else report.failed).append(_entry(message, ["A-L1"], outcome))
     return report
 
 

@@ -12,12 +12,15 @@ Rows of a rule (``A-...``) have one of these statuses:
 ``resolved``        done (retention prunes these);
 ``claimed:<s>``     an evaluator took it for sending at ``last_notified_at``; it becomes ``<s>``'s
                     successor when the send succeeds and ``<s>`` again when it fails or when the
-                    claim is older than :data:`LEASE` (the evaluator died mid-send).
+                    claim is older than :data:`LEASE` (the evaluator died mid-send: the notifiers
+                    its ``~partial`` rows name were being sent it and are skipped, so the
+                    retaken claim never makes a copy).
 
 Claims are taken inside one ``BEGIN IMMEDIATE`` transaction, so two evaluators never claim the
 same notification. Bookkeeping rows use rule names starting with ``~``: ``~sent`` (one per
 notification, for the hourly cap), ``~digest`` (key = the local date of a digest) and ``~restarts``
-(samples of a systemd unit's restart counter).
+(samples of a systemd unit's restart counter), ``~partial`` (per state change, the notifiers it was
+sent to, written before each request leaves: at most once per notifier and state change).
 """
 
 from __future__ import annotations
@@ -198,26 +201,62 @@ def _partial_key(item: Claim) -> str:
     return f"{item.rule}\x1f{item.key}\x1f{item.kind}"
 
 
-def already_accepted(conn: sqlite3.Connection, group: list[Claim]) -> frozenset[str]:
-    """Notifiers that accepted every alert of ``group`` in an earlier, partly failed attempt."""
-    sets: list[set[str]] = []
-    for item in group:
-        row = conn.execute("SELECT status FROM alert_state WHERE rule = '~partial' AND key = ?",
-                           (_partial_key(item),)).fetchone()
-        sets.append(set(str(row[0]).split(",")) - {""} if row else set())
+def attempt_keys(group: list[Claim]) -> list[str]:
+    """The ``~partial`` keys of a message: one per alert and kind of notification (its state change)."""
+    return [_partial_key(item) for item in group]
+
+
+def digest_keys(local_date: str) -> list[str]:
+    """The ``~partial`` key of the digest of ``local_date``."""
+    return [f"~digest\x1f{local_date}"]
+
+
+def _names(conn: sqlite3.Connection, key: str) -> set[str]:
+    row = conn.execute("SELECT status FROM alert_state WHERE rule = '~partial' AND key = ?", (key,)).fetchone()
+    return set(str(row[0]).split(",")) - {""} if row else set()
+
+
+def _store_names(conn: sqlite3.Connection, key: str, names: set[str], now: datetime) -> None:
+    if not names:
+        conn.execute("DELETE FROM alert_state WHERE rule = '~partial' AND key = ?", (key,))
+        return
+    stamp = sql_time(now)
+    conn.execute("INSERT OR REPLACE INTO alert_state VALUES ('~partial', ?, ?, ?, ?)",
+                 (key, ",".join(sorted(names)), stamp, stamp))
+
+
+def accepted_for(conn: sqlite3.Connection, keys: list[str]) -> frozenset[str]:
+    """Notifiers that took (or were sent, unconfirmed) every state change of ``keys`` in an earlier attempt."""
+    sets = [_names(conn, key) for key in keys]
     return frozenset(set.intersection(*sets)) if sets else frozenset()
 
 
+def already_accepted(conn: sqlite3.Connection, group: list[Claim]) -> frozenset[str]:
+    """Notifiers that accepted every alert of ``group`` in an earlier, partly failed attempt."""
+    return accepted_for(conn, attempt_keys(group))
+
+
+def mark_attempt(conn: sqlite3.Connection, keys: list[str], name: str, now: datetime) -> None:
+    """Record, before the request leaves, that notifier ``name`` is being sent these state changes: if the
+    process dies mid-send, or the answer never comes, they are not sent to it again (at most once)."""
+    for key in keys:
+        _store_names(conn, key, _names(conn, key) | {name}, now)
+
+
+def unmark_attempt(conn: sqlite3.Connection, keys: list[str], name: str, now: datetime) -> None:
+    """The request to ``name`` surely did not go out: it may be sent again."""
+    for key in keys:
+        _store_names(conn, key, _names(conn, key) - {name}, now)
+
+
 def record_partial(conn: sqlite3.Connection, group: list[Claim], accepted: list[str], delivered: bool,
-                   now: datetime) -> None:
+                   now: datetime, keys: list[str] | None = None) -> None:
     """Remember which notifiers took a message that others refused (forgotten once all took it)."""
-    for item in group:
+    for key in attempt_keys(group) if keys is None else keys:
         if delivered:
-            conn.execute("DELETE FROM alert_state WHERE rule = '~partial' AND key = ?", (_partial_key(item),))
-        elif accepted:
-            stamp = sql_time(now)
-            conn.execute("INSERT OR REPLACE INTO alert_state VALUES ('~partial', ?, ?, ?, ?)",
-                         (_partial_key(item), ",".join(sorted(accepted)), stamp, stamp))
+            conn.execute("DELETE FROM alert_state WHERE rule = '~partial' AND key = ?", (key,))
+        else:
+            _store_names(conn, key, set(accepted), now)
 
 
 def folded(conn: sqlite3.Connection) -> list[Row]:

@@ -10,7 +10,8 @@
 
 Every command takes ``--home DIR`` (default ``$HERMES_HOME``, else ``~/.hermes``) and ``--json``
 (a JSON list of row objects). The statements are those of the shipped ``queries.sql``. Exit
-codes: 0 success (also for no rows), 1 no store or unknown skill, 2 usage.
+codes: 0 success (also for no rows), 1 no store, a store that cannot be read (damaged, locked past
+the wait: one line naming the file and the reason) or unknown skill, 2 usage.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def _fail(message: str) -> int:
     return 1
 
 
+def _unreadable(args: argparse.Namespace, exc: BaseException) -> int:
+    """A query that SQLite could not answer (damaged pages, a lock past the wait): a typed message."""
+    from ..sinks.observability_store.db import store_error, store_path
+
+    return _fail(str(store_error(store_path(_home(args)), exc)))
+
+
 def _skills(args: argparse.Namespace) -> int:
     from ..sinks.observability_store.db import StoreError
     from ..sinks.observability_store.queries import run
@@ -75,6 +83,8 @@ def _skills(args: argparse.Namespace) -> int:
                 return _fail(f"no history for skill {args.name!r} (skills with history: {', '.join(known) or 'none'})")
         else:
             rows = run(conn, SKILL_QUERIES[args.view])
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        return _unreadable(args, exc)
     finally:
         conn.close()
     _print(rows, args.json, "no skills match")
@@ -91,6 +101,8 @@ def _memory(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     try:
         rows = run(conn, MEMORY_QUERIES[args.view])
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        return _unreadable(args, exc)
     finally:
         conn.close()
     _print(rows, args.json, "no memory changes in the window")
@@ -110,6 +122,8 @@ def _conflicts(args: argparse.Namespace) -> int:
     try:
         reverts = [{"kind": "revert", **row} for row in run(conn, "Q-C1", days=args.days)]
         divergent = [{"kind": "divergent_rewrite", **row} for row in run(conn, "Q-C2", days=args.days)]
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        return _unreadable(args, exc)
     finally:
         conn.close()
     found = reverts + divergent

@@ -9,7 +9,9 @@ and the store's run rows (``task_runs``, ``llm_calls``, ``skill_runs``, resolved
 older than ``observability.retention.runs_days`` (90), its histories (``skill_history``,
 ``memory_changes``) older than ``observability.retention.history_days`` (365). Each store keeps its
 own retention logic; pipeline outputs and shared metrics are never touched. ``doctor`` exits 1
-when the store is damaged or git tracks files under ``trajectories/`` or ``observability/``.
+when the store is damaged, unreadable, its writes are failing (disk full, damaged pages, a lock held
+past the wait: the writers' counts in ``observability/write-failures.json``), or git tracks files
+under ``trajectories/`` or ``observability/``; rows lost earlier are a warning with their count.
 """
 
 from __future__ import annotations
@@ -60,10 +62,14 @@ def store_health(home: Path) -> dict[str, Any]:
     import sqlite3
 
     from ..sinks.observability_store.db import StoreError, connect, store_path
+    from ..sinks.observability_store.failures import classify, read_failures
     from ..sinks.observability_store.schema import COLUMNS
 
     path = store_path(home)
     out: dict[str, Any] = {"path": str(path), "exists": path.is_file()}
+    if path.parent.is_dir():  # what the writers could not write, and damaged files they moved aside
+        out["write_failures"] = read_failures(path)
+        out["moved_aside"] = sorted(p.name for p in path.parent.glob(path.name + ".corrupt-*"))
     if not path.is_file():
         return out
     out["mode"] = oct(path.stat().st_mode & 0o777)
@@ -71,16 +77,46 @@ def store_health(home: Path) -> dict[str, Any]:
         conn = connect(path, create=False, readonly=True)
     except StoreError as exc:
         out["error"] = str(exc)
+        out["error_kind"] = classify(exc)
         return out
     try:
-        out["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
+        checks = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
+        out["integrity"] = "ok" if checks == ["ok"] else "; ".join(checks)
         out["journal_mode"] = conn.execute("PRAGMA journal_mode").fetchone()[0]
         out["rows"] = {table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in COLUMNS}
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
+        out["error_kind"] = classify(exc)
     finally:
         conn.close()
     return out
+
+
+def store_problems(store: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """``(problems, warnings)`` of :func:`store_health`: a store that cannot be read or written is a problem
+    (never "ok"); rows lost in the past, and damaged files moved aside, are warnings."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    if store.get("error"):
+        kind = store.get("error_kind")
+        what = {"locked": "locked by another process past the wait", "damaged": "damaged (unreadable)"}.get(
+            str(kind), "unreadable")
+        problems.append(f"the observability store is {what}: {store['error']}")
+    elif store.get("integrity") not in (None, "ok"):
+        problems.append(f"the observability store is damaged: {store.get('integrity')}")
+    failures = store.get("write_failures") or {}
+    lost = int(failures.get("rows_lost") or 0)
+    kinds = ", ".join(f"{kind} {int(v.get('rows_lost') or 0)}" for kind, v in sorted(failures.get("kinds", {}).items())
+                      if v.get("rows_lost"))
+    if failures.get("failing"):
+        problems.append(f"writes to the observability store fail since {failures.get('failing_since')} "
+                        f"({failures['failing']}); {lost} row(s) lost so far" + (f" ({kinds})" if kinds else ""))
+    elif lost:
+        warnings.append(f"{lost} row(s) could not be written to the observability store ({kinds}); it is writable "
+                        f"again since {failures.get('recovered_at') or 'the last successful write'}")
+    for name in store.get("moved_aside") or []:
+        warnings.append(f"a damaged store was moved aside to observability/{name} (kept, never deleted)")
+    return problems, warnings
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -100,8 +136,9 @@ def _doctor(args: argparse.Namespace) -> int:
     if tracked:
         problems.append(f"git tracks {len(tracked)} file(s) of the local stores (run: git rm --cached "
                         f"{' '.join(tracked[:3])}{' ...' if len(tracked) > 3 else ''})")
-    if store.get("error") or store.get("integrity") not in (None, "ok"):
-        problems.append(f"the observability store is damaged: {store.get('error') or store.get('integrity')}")
+    store_errors, store_warnings = store_problems(store)
+    problems += store_errors
+    warnings += store_warnings
     if settings.observability.audit_enabled and not store["exists"]:
         warnings.append("observability.audit.enabled is true but the store has not been written yet")
     if clock is False:
@@ -119,9 +156,12 @@ def _doctor(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(f"profile {home}")
+        writes = store.get("write_failures") or {}
         print(f"  observability store: {store['path']} " + (
             f"({store.get('journal_mode')}, integrity {store.get('integrity')}, "
-            f"{sum(store.get('rows', {}).values())} rows)" if store["exists"] and "rows" in store else
+            f"{sum(store.get('rows', {}).values())} rows, "
+            f"{'writes FAILING' if writes.get('failing') else 'writes ok'}, {writes.get('rows_lost') or 0} rows lost)"
+            if store["exists"] and "rows" in store else
             "(not created)" if not store["exists"] else f"(ERROR: {store.get('error')})"))
         print(f"  git: {'work tree ' + str(report['git_work_tree']) if report['git_work_tree'] else 'not in a work tree'}"
               f"; tracked store files: {len(tracked)}")

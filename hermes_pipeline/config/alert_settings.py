@@ -100,6 +100,8 @@ KEYS: Final[dict[str, Callable[[Any], str | None]]] = {
     PREFIX + "medium_collect_minutes": _positive_int,
     PREFIX + "digest_time": _clock,
     PREFIX + "max_per_hour": _positive_int,
+    PREFIX + "send_timeout_seconds": _positive_number,
+    PREFIX + "run_timeout_seconds": _positive_number,
     PREFIX + "email_host": _host,
     PREFIX + "email_port": _port,
     PREFIX + "email_from": _text,
@@ -116,7 +118,8 @@ DEFAULTS: Final[dict[str, Any]] = {
     PREFIX + "write_storm_count": 100, PREFIX + "write_storm_minutes": 10,
     PREFIX + "critical_renotify_minutes": 30, PREFIX + "medium_renotify_minutes": 240,
     PREFIX + "medium_collect_minutes": 5, PREFIX + "digest_time": "08:00",
-    PREFIX + "max_per_hour": 10, PREFIX + "email_host": None, PREFIX + "email_port": 587,
+    PREFIX + "max_per_hour": 10, PREFIX + "send_timeout_seconds": 10.0, PREFIX + "run_timeout_seconds": 45.0,
+    PREFIX + "email_host": None, PREFIX + "email_port": 587,
     PREFIX + "email_from": "hermes-alerts@localhost", PREFIX + "email_to": [],
 }
 """The normative defaults (spec 06 BOOK-42..44 and the "(default)" values)."""
@@ -152,6 +155,8 @@ class AlertSettings:
     medium_collect_minutes: int = 5
     digest_time: str = "08:00"
     max_per_hour: int = 10
+    send_timeout_seconds: float = 10.0
+    run_timeout_seconds: float = 45.0
     email_host: str | None = None
     email_port: int = 587
     email_from: str = "hermes-alerts@localhost"
@@ -203,6 +208,12 @@ DESCRIPTIONS: Final[dict[str, tuple[str | None, str]]] = {
     PREFIX + "digest_time": (None, "Local time (HH:MM) of the daily digest (A-L1 and folded alerts)."),
     PREFIX + "max_per_hour": (None, "Most notifications sent in any hour; the excess is folded into the next "
                                     "digest."),
+    PREFIX + "send_timeout_seconds": (None, "Deadline of one message to one notifier, in seconds: connecting, sending and "
+                                            "the whole answer (a trickling answer included). A message that went out "
+                                            "but got no answer in time counts as delivered, unconfirmed, and is never "
+                                            "sent again."),
+    PREFIX + "run_timeout_seconds": (None, "Deadline of one `alerts run`, in seconds (below the 60 s timer period, so "
+                                           "runs never pile up); what is not sent by then stays due for the next run."),
     PREFIX + "email_host": ("none", "SMTP server of the `email` notifier (STARTTLS; user and password from "
                                     "`HERMES_ALERTS_SMTP_USER` / `HERMES_ALERTS_SMTP_PASSWORD`)."),
     PREFIX + "email_port": (None, "SMTP port of the `email` notifier."),

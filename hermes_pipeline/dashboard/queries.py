@@ -20,7 +20,7 @@ from typing import Any, Final
 from .sources import SESSION_ID, TRAJECTORY_ID, Sources, connect_ro, inside
 from .stats import anomalies_from, daily_series, hourly_series, local_day_bounds, utc_text
 
-__all__ = ["memory", "overview", "session", "sessions", "skills", "trajectory", "trajectory_diff",
+__all__ = ["memory", "overview", "session", "sessions", "skills", "store_status", "trajectory", "trajectory_diff",
            "trajectory_files"]
 
 SESSION_COLUMNS: Final = ("id", "source", "model", "title", "started_at", "ended_at", "end_reason",
@@ -33,8 +33,8 @@ MAX_TRAJECTORY_BYTES: Final = 64 << 20
 
 
 @contextmanager
-def _db(path: Path) -> Iterator[sqlite3.Connection | None]:
-    conn = connect_ro(path)
+def _db(path: Path, problems: list[str] | None = None) -> Iterator[sqlite3.Connection | None]:
+    conn = connect_ro(path, problems)
     try:
         yield conn
     finally:
@@ -43,19 +43,35 @@ def _db(path: Path) -> Iterator[sqlite3.Connection | None]:
 
 
 def _rows(conn: sqlite3.Connection | None, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]] | None:
-    """The rows of ``sql`` as dicts, or ``None`` when the database or the table is missing."""
+    """The rows of ``sql`` as dicts, or ``None`` when the database or the table is missing (the error
+    is kept in the connection's ``problems``, see :class:`~.sources.ReadConnection`)."""
     if conn is None:
         return None
     try:
         return [dict(row) for row in conn.execute(sql, params)]
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        problems = getattr(conn, "problems", None)
+        if problems is not None:
+            problems.append(str(exc) or type(exc).__name__)
         return None
+
+
+def store_status(sources: Sources, problems: list[str]) -> dict[str, Any]:
+    """What a page says about the observability store: ``state`` is ``ok``, ``missing`` (with
+    ``audit_enabled``: enabled but not written yet) or ``unreadable`` (``reason``: the first error met);
+    ``writes`` is the writers' failure record (``failing`` reason, ``rows_lost``)."""
+    from ..sinks.observability_store.failures import read_failures
+
+    present = sources.store_db.is_file()
+    state = "unreadable" if problems else "ok" if present else "missing"
+    return {"state": state, "reason": problems[0] if problems else None, "audit_enabled": sources.audit_enabled,
+            "writes": read_failures(sources.store_db) if sources.store_db.parent.is_dir() else {}}
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     try:
         return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):
         return set()
 
 
@@ -185,7 +201,8 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
     now = time.time() if now is None else now
     start, end = local_day_bounds(now)
     out: dict[str, Any] = {"store": sources.store_db.is_file(), "day": time.strftime("%Y-%m-%d", time.localtime(now))}
-    with _db(sources.store_db) as conn:
+    problems: list[str] = []
+    with _db(sources.store_db, problems) as conn:
         today = _rows(conn, "SELECT COUNT(*) AS tasks, SUM(outcome = 'success') AS ok, SUM(cost_usd) AS cost, "
                             "COUNT(cost_usd) AS costed, SUM(input_tokens) AS input, SUM(output_tokens) AS output "
                             "FROM task_runs WHERE ended_at >= ? AND ended_at < ?", (start, end))
@@ -206,7 +223,9 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
         runs = _runs_by_trajectory(conn, [f["id"] for f in files or []])
     out["daily"] = daily_series(days, now, 14) if days is not None else None
     out["hourly"] = hourly_series(hours, now) if hours is not None else None
-    out["anomalies"] = anomalies_from(days, latest, skill_runs, now) if conn is not None else None
+    out["store_status"] = status = store_status(sources, problems)
+    out["anomalies"] = anomalies_from(days, latest, skill_runs, now) if conn is not None and \
+        status["state"] == "ok" else None
     out["trajectories"] = None if files is None else [{**f, "run": runs.get(f["id"])} for f in files]
     return out
 
@@ -223,14 +242,16 @@ def sessions(sources: Sources, limit: int = 50) -> dict[str, Any]:
                 rows = _rows(conn, f"SELECT {', '.join(cols)} FROM sessions ORDER BY id DESC LIMIT ?", (limit,))
                 if rows is not None:
                     return {"source": "state.db", "rows": rows}
-    with _db(sources.store_db) as conn:
+    problems: list[str] = []
+    with _db(sources.store_db, problems) as conn:
         rows = _rows(conn, "SELECT session_id AS id, MAX(platform) AS source, MIN(started_at) AS started_at, "
                            "MAX(ended_at) AS ended_at, COUNT(*) AS runs, SUM(input_tokens) AS input_tokens, "
                            "SUM(output_tokens) AS output_tokens FROM task_runs WHERE session_id IS NOT NULL "
                            "GROUP BY session_id ORDER BY MAX(ended_at) DESC LIMIT ?", (limit,))
+    status = store_status(sources, problems)
     if rows is not None:
-        return {"source": "store", "rows": rows}
-    return {"source": None, "rows": []}
+        return {"source": "store", "rows": rows, "store_status": status}
+    return {"source": None, "rows": [], "store_status": status}
 
 
 def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
@@ -249,7 +270,8 @@ def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
                 mcols = [c for c in MESSAGE_COLUMNS if c in _columns(conn, "messages")]
                 out["messages"] = _rows(conn, f"SELECT {', '.join(mcols)} FROM messages WHERE session_id = ? "
                                               f"ORDER BY id LIMIT ?", (session_id, MAX_MESSAGES + 1))
-    with _db(sources.store_db) as conn:
+    problems: list[str] = []
+    with _db(sources.store_db, problems) as conn:
         runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, input_tokens, "
                            "output_tokens, cost_usd FROM task_runs WHERE session_id = ? ORDER BY ended_at, id "
                            "LIMIT 1000", (session_id,)) or []
@@ -257,6 +279,7 @@ def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
     for run in runs:
         run["has_file"] = run.get("trajectory_id") in present
     out["runs"] = runs
+    out["store_status"] = store_status(sources, problems)
     if out["row"] is None:
         if not runs:
             return None
@@ -316,7 +339,8 @@ def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
         dirs = sorted(e.name for e in os.scandir(sources.skills) if e.is_dir(follow_symlinks=False))
     except OSError:
         dirs = None
-    with _db(sources.store_db) as conn:
+    problems: list[str] = []
+    with _db(sources.store_db, problems) as conn:
         runs = _rows(conn, "SELECT skill_name, COUNT(*) AS runs, SUM(outcome = 'success') AS ok, "
                            "MAX(ended_at) AS last_used FROM skill_runs WHERE ended_at >= ? GROUP BY skill_name",
                      (utc_text(now - 30 * 86400),))
@@ -336,7 +360,8 @@ def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
                      "last_used": run.get("last_used"), "changes": by_change.get(name, 0),
                      "red": count >= 5 and (count - ok) / count >= 0.5})
     rows.sort(key=lambda r: (r["rate"] is None, r["rate"] if r["rate"] is not None else 0.0, r["name"]))
-    return {"skills_dir": dirs is not None, "store": runs is not None, "rows": rows}
+    return {"skills_dir": dirs is not None, "store": runs is not None and changes is not None, "rows": rows,
+            "store_status": store_status(sources, problems)}
 
 
 def memory(sources: Sources, limit: int = 500) -> dict[str, Any]:
@@ -362,8 +387,10 @@ def memory(sources: Sources, limit: int = 500) -> dict[str, Any]:
                               if path.is_relative_to(sources.home) else path.as_posix(),
                               "size": st.st_size, "mtime": st.st_mtime})
     files.sort(key=lambda f: f["mtime"], reverse=True)
-    with _db(sources.store_db) as conn:
+    problems: list[str] = []
+    with _db(sources.store_db, problems) as conn:
         changes = _rows(conn, "SELECT changed_at, file_path, change_type, actor, trigger_session_id, "
                               "substr(after_excerpt, 1, 120) AS excerpt FROM memory_changes "
                               "ORDER BY changed_at DESC, id DESC LIMIT 50")
-    return {"dirs": found_dir, "files": files[:limit], "more": max(0, len(files) - limit), "changes": changes}
+    return {"dirs": found_dir, "files": files[:limit], "more": max(0, len(files) - limit), "changes": changes,
+            "store_status": store_status(sources, problems)}

@@ -8,18 +8,24 @@
   the pages need no script at all and take their stylesheet from ``/static/app.css``.
 - Ids in the URL are matched against strict patterns before any lookup; static files come from a
   fixed table, never from a path in the URL.
+- Connections are served by a fixed pool of worker threads from a bounded queue, never a thread per
+  connection; a connection idle for ``idle_timeout`` seconds (waiting for its first or next request)
+  is closed, and when the queue is full a new one is answered 503 at once and closed. Fifty idle
+  sockets therefore cost no more threads than one, and free themselves after the idle timeout.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+import queue
 import re
 import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from importlib import resources
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
@@ -187,6 +193,12 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "hermes-pipeline-dashboard"
     sys_version = ""
 
+    def setup(self) -> None:
+        """Every read and write of the connection waits at most the server's idle timeout: an idle
+        keep-alive connection, or one that never sends its request, is closed then."""
+        self.timeout = self.server.idle_timeout
+        super().setup()
+
     def _send(self, response: Response, *, body: bool = True) -> None:
         self.send_response(response.status)
         headers = {**HEADERS, "Content-Type": response.content_type, "Content-Length": str(len(response.body)),
@@ -235,19 +247,97 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("dashboard: " + format, *args)
 
 
-class DashboardServer(ThreadingHTTPServer):
-    """A threading HTTP server holding the :class:`Dashboard` and the address it is bound to."""
+WORKERS: Final = 8
+"""Worker threads serving connections (a browser opens about six at once)."""
+QUEUE_SIZE: Final = 32
+"""Accepted connections waiting for a worker; beyond it a new connection gets 503 and is closed."""
+IDLE_TIMEOUT_S: Final = 15.0
+"""Seconds a connection may stay silent (before its first request or between two) before it is closed."""
+_BUSY_TEXT: Final = b"503 the dashboard is busy; try it again\n"
+_BUSY: Final = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                b"Content-Length: " + str(len(_BUSY_TEXT)).encode() + b"\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+                + _BUSY_TEXT)
 
-    daemon_threads = True
+
+class DashboardServer(HTTPServer):
+    """An HTTP server holding the :class:`Dashboard` and the address it is bound to, serving from a
+    bounded pool (see the module docstring).
+
+    Args:
+        workers: worker threads (:data:`WORKERS`).
+        queue_size: accepted connections that may wait for a worker (:data:`QUEUE_SIZE`).
+        idle_timeout: seconds before a silent connection is closed (:data:`IDLE_TIMEOUT_S`).
+    """
+
     allow_reuse_address = True
+    request_queue_size = 128
+    """The kernel's accept backlog (``listen``): connections are taken off it at once, into the pool's queue."""
 
-    def __init__(self, app: Dashboard, host: str, port: int) -> None:
+    def __init__(self, app: Dashboard, host: str, port: int, *, workers: int = WORKERS,
+                 queue_size: int = QUEUE_SIZE, idle_timeout: float = IDLE_TIMEOUT_S) -> None:
+        if workers < 1 or queue_size < 1 or not idle_timeout > 0:
+            raise ValueError("workers and queue_size must be >= 1 and idle_timeout > 0")
         self.app = app
         self.bound_host = host
+        self.idle_timeout = float(idle_timeout)
+        self.refused = 0
+        """Connections answered 503 because every worker was busy and the queue full."""
+        self._pending: queue.Queue[tuple[socket.socket, Any] | None] = queue.Queue(maxsize=queue_size)
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), _Handler)
         self.port = int(self.server_address[1])
+        self._workers = [threading.Thread(target=self._work, name=f"hermes-dashboard-{i}", daemon=True)
+                         for i in range(workers)]
+        for worker in self._workers:
+            worker.start()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Hand an accepted connection to the pool, or answer 503 when its queue is full (on the
+        accepting thread, bounded by a short send timeout)."""
+        try:
+            self._pending.put_nowait((request, client_address))
+        except queue.Full:
+            self.refused += 1
+            try:
+                request.settimeout(1.0)
+                request.sendall(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+
+    def _work(self) -> None:
+        while True:
+            item = self._pending.get()
+            if item is None:
+                return
+            request, client_address = item
+            try:
+                self.finish_request(request, client_address)
+            except Exception:
+                self.handle_error(request, client_address)
+            finally:
+                self.shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A broken connection is the client's business: logged at DEBUG, never printed."""
+        log.debug("dashboard: connection from %s failed", client_address, exc_info=True)
+
+    def server_close(self) -> None:
+        """Close the listening socket, the connections still queued, and stop the workers."""
+        super().server_close()
+        while True:
+            try:
+                item = self._pending.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                self.shutdown_request(item[0])
+        for _ in self._workers:
+            try:
+                self._pending.put_nowait(None)
+            except queue.Full:
+                break
 
     @property
     def url(self) -> str:
@@ -257,6 +347,9 @@ class DashboardServer(ThreadingHTTPServer):
         return f"http://{host}:{self.port}/"
 
 
-def make_server(sources: Sources, host: str = "127.0.0.1", port: int = 3001) -> DashboardServer:
-    """A server for ``sources`` bound to ``host:port`` (port 0 picks a free port), not yet serving."""
-    return DashboardServer(Dashboard(sources), host, port)
+def make_server(sources: Sources, host: str = "127.0.0.1", port: int = 3001, *, workers: int = WORKERS,
+                queue_size: int = QUEUE_SIZE, idle_timeout: float = IDLE_TIMEOUT_S) -> DashboardServer:
+    """A server for ``sources`` bound to ``host:port`` (port 0 picks a free port), not yet serving; its
+    pool and idle timeout as in :class:`DashboardServer`."""
+    return DashboardServer(Dashboard(sources), host, port, workers=workers, queue_size=queue_size,
+                           idle_timeout=idle_timeout)

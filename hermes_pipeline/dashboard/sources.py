@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import quote
 
-__all__ = ["SESSION_ID", "TRAJECTORY_ID", "Sources", "connect_ro", "inside", "load_sources"]
+__all__ = ["SESSION_ID", "TRAJECTORY_ID", "ReadConnection", "Sources", "connect_ro", "inside", "load_sources"]
 
 SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 """A session id as Hermes (``20260101_120000_ab12cd``) or a host (hex, UUID) writes it."""
@@ -34,6 +34,8 @@ class Sources:
     skills: Path
     memory_dirs: tuple[Path, ...]
     jaeger_url: str | None = None
+    audit_enabled: bool = False
+    """``observability.audit.enabled``: a missing store is then "not written yet", not "enable it"."""
 
 
 def _under(home: Path, name: str) -> Path:
@@ -53,21 +55,37 @@ def load_sources(home: Path) -> Sources:
                    store_db=home / "observability" / "observability.sqlite3",
                    trajectories=settings.trajectories.directory(home), skills=_under(home, obs.skills_dir),
                    memory_dirs=tuple(_under(home, d) for d in obs.memory_dirs),
-                   jaeger_url=settings.dashboard.jaeger_url)
+                   jaeger_url=settings.dashboard.jaeger_url, audit_enabled=bool(obs.audit_enabled))
 
 
-def connect_ro(path: Path) -> sqlite3.Connection | None:
+class ReadConnection(sqlite3.Connection):
+    """A read-only connection that keeps what went wrong with it: ``problems`` collects the errors of
+    the queries made through it, so a page can say "store unreadable: <reason>" instead of showing an
+    empty panel as an all-clear."""
+
+    problems: list[str] | None = None
+
+
+def connect_ro(path: Path, problems: list[str] | None = None) -> ReadConnection | None:
     """A read-only connection to the database at ``path`` (``mode=ro``: nothing is ever created or
-    written), or ``None`` when there is no such database."""
+    written), or ``None`` when there is no such database or it cannot be opened (then the reason is
+    appended to ``problems``, and the queries' errors later too)."""
     if not path.is_file():
         return None
+    conn: ReadConnection | None = None
     try:
         conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=2.0,
-                               check_same_thread=False)
+                               check_same_thread=False, factory=ReadConnection)
+        conn.problems = problems
         conn.row_factory = sqlite3.Row
+        conn.text_factory = lambda raw: raw.decode("utf-8", "replace")  # a damaged page: shown, not raised
         conn.execute("PRAGMA query_only = ON")
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        if conn is not None:
+            conn.close()
+        if problems is not None:
+            problems.append(str(exc) or type(exc).__name__)
         return None
     return conn
 

@@ -33,6 +33,35 @@ def _anomaly(item: dict[str, Any]) -> str:
     return f"cost on {e(item['day'])}: {cost(item['cost'])}, above 3 × the 14-day mean {cost(item['mean'])}"
 
 
+def _store_note(status: dict[str, Any] | None, need: str) -> str | None:
+    """Why the store cannot fill a panel: ``store unreadable: <reason>`` when it exists but cannot be read,
+    "not written yet" when it is enabled but absent, and the setting to turn on only when it is off;
+    ``None`` when it is readable."""
+    status = status or {}
+    if status.get("state") == "unreadable":
+        return missing(f"store unreadable: {status.get('reason')} — {need} (run hermes-pipeline doctor)")
+    if status.get("state") == "missing":
+        if status.get("audit_enabled"):
+            return missing(f"The observability store has not been written yet (observability.audit.enabled is on): "
+                           f"{need}.")
+        return missing(f"No observability store (observability/observability.sqlite3): enable "
+                       f"observability.audit.enabled in this profile's config.yaml: {need}.")
+    return None
+
+
+def _writes_note(status: dict[str, Any] | None) -> str:
+    """A banner when the store's writers fail or lost rows (their record beside the database)."""
+    writes = (status or {}).get("writes") or {}
+    lost = int(writes.get("rows_lost") or 0)
+    if writes.get("failing"):
+        return missing(f"store writes failing since {writes.get('failing_since')}: {writes['failing']}; {lost} row(s) "
+                       "lost so far — the numbers below are incomplete (run hermes-pipeline doctor)")
+    if lost:
+        return missing(f"{lost} row(s) could not be written to the store earlier (writable again since "
+                       f"{writes.get('recovered_at') or 'then'}); the numbers below miss them.")
+    return ""
+
+
 def _trajectory_rows(files: list[dict[str, Any]]) -> list[list[str]]:
     rows = []
     for f in files:
@@ -45,12 +74,12 @@ def _trajectory_rows(files: list[dict[str, Any]]) -> list[list[str]]:
 
 def overview_view(data: dict[str, Any], home: str = "") -> str:
     """``/``: today's numbers, the charts, the latest trajectories and the anomaly panel."""
-    parts = []
+    status = data.get("store_status")
+    parts = [_writes_note(status)]
     today = data.get("today")
-    if today is None:
-        parts.append(missing("No observability store (observability/observability.sqlite3): enable "
-                             "observability.audit.enabled in this profile's config.yaml to see tasks, cost and "
-                             "tokens."))
+    note = _store_note(status, "tasks, cost and tokens are unknown")
+    if today is None or note is not None:
+        parts.append(note or missing("No observability store: tasks, cost and tokens are unknown."))
     else:
         llm = data.get("llm_today") or {}
         cells = [("tasks", num(today.get("tasks"))), ("success rate", _pct(today.get("ok"), today.get("tasks"))),
@@ -75,7 +104,7 @@ def overview_view(data: dict[str, Any], home: str = "") -> str:
     anomalies = data.get("anomalies")
     parts.append('<section class="anomalies"><h2>Anomalies</h2>')
     if anomalies is None:
-        parts.append(missing("No observability store: anomalies need it."))
+        parts.append(_store_note(status, "anomalies need it") or missing("No observability store: anomalies need it."))
     elif not anomalies:
         parts.append('<p class="ok">No anomaly: no failing skill, no failure streak, no cost spike.</p>')
     else:
@@ -95,8 +124,11 @@ def sessions_view(data: dict[str, Any], home: str = "") -> str:
     """``/sessions``: the latest sessions (from ``state.db``, else the store)."""
     source = data.get("source")
     if source is None:
-        return page("Sessions", missing("No session store: neither state.db (Hermes) nor the observability store "
-                                        "exists in this profile."), active="/sessions", home=home)
+        status = data.get("store_status") or {}
+        text = missing(f"store unreadable: {status.get('reason')} — and no state.db (Hermes) in this profile "
+                       "(run hermes-pipeline doctor)") if status.get("state") == "unreadable" else \
+            missing("No session store: neither state.db (Hermes) nor the observability store exists in this profile.")
+        return page("Sessions", text, active="/sessions", home=home)
     rows = []
     for r in data["rows"]:
         rows.append([link(f"/sessions/{r['id']}", r["id"]), e(r.get("source")), e(when(r.get("started_at"))),
@@ -104,7 +136,7 @@ def sessions_view(data: dict[str, Any], home: str = "") -> str:
                      num(r.get("input_tokens")), num(r.get("output_tokens")), e(r.get("end_reason")),
                      e(r.get("title"))])
     count = "messages" if source == "state.db" else "runs"
-    note = f'<p class="src">from {e(source)}</p>'
+    note = _writes_note(data.get("store_status")) + f'<p class="src">from {e(source)}</p>'
     return page("Sessions", note + table(["session", "source", "started", count, "model", "input", "output",
                                           "end", "title"], rows, cls="sessions", empty="no session yet"),
                 active="/sessions", home=home)
@@ -147,6 +179,9 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
         trace = link(f"{jaeger.rstrip('/')}/trace/{tid.replace('-', '')}", "trace") if jaeger and tid else ""
         runs.append([cell, e(r.get("ended_at")), f'<span class="st {e(r.get("outcome"))}">{e(r.get("outcome"))}</span>',
                      num(r.get("input_tokens")), num(r.get("output_tokens")), cost(r.get("cost_usd")), trace])
+    note = _store_note(data.get("store_status"), "this session's runs are unknown")
+    if note is not None and (data.get("store_status") or {}).get("state") == "unreadable":
+        head.append(note)
     head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "input", "output", "cost", ""], runs,
                                         empty="no recorded run for this session"))
     messages = data.get("messages")
@@ -170,11 +205,12 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
 
 def skills_view(data: dict[str, Any], home: str = "") -> str:
     """``/skills``: skill health, worst first; failure rate of 50 % or more over 5 runs or more in red."""
-    notes = []
+    notes = [_writes_note(data.get("store_status"))]
     if not data.get("skills_dir"):
         notes.append(missing("No skills directory in this profile."))
     if not data.get("store"):
-        notes.append(missing("No observability store: runs and changes are unknown."))
+        notes.append(_store_note(data.get("store_status"), "runs and changes are unknown")
+                     or missing("No observability store: runs and changes are unknown."))
     rows, classes = [], []
     for r in data["rows"]:
         rows.append([e(r["name"]), e(r.get("description")), num(r["runs"]),
@@ -188,7 +224,7 @@ def skills_view(data: dict[str, Any], home: str = "") -> str:
 
 def memory_view(data: dict[str, Any], home: str = "") -> str:
     """``/memory``: memory files by modification time and the latest recorded changes."""
-    parts = ["<h2>Files</h2>"]
+    parts = [_writes_note(data.get("store_status")), "<h2>Files</h2>"]
     if not data.get("dirs"):
         parts.append(missing("No memory directory in this profile."))
     else:
@@ -199,7 +235,8 @@ def memory_view(data: dict[str, Any], home: str = "") -> str:
     parts.append("<h2>Latest changes</h2>")
     changes = data.get("changes")
     if changes is None:
-        parts.append(missing("No observability store: memory changes are not recorded."))
+        parts.append(_store_note(data.get("store_status"), "memory changes are unknown")
+                     or missing("No observability store: memory changes are not recorded."))
     else:
         parts.append(table(["time", "file", "change", "actor", "session", "after"], [
             [e(c["changed_at"]), e(c["file_path"]), e(c["change_type"]), e(c["actor"]),

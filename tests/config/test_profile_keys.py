@@ -134,8 +134,8 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
                     "task_success_rate": 0.8, "task_window_minutes": 15, "task_min_runs": 10,
                     "write_storm_count": 50, "write_storm_minutes": 5, "critical_renotify_minutes": 10,
                     "medium_renotify_minutes": 60, "medium_collect_minutes": 2, "digest_time": "07:30",
-                    "max_per_hour": 3, "email_host": "smtp.example", "email_port": 2525, "email_from": "a@b.c",
-                    "email_to": ["ops@b.c"]}
+                    "max_per_hour": 3, "send_timeout_seconds": 7.5, "run_timeout_seconds": 30,
+                    "email_host": "smtp.example", "email_port": 2525, "email_from": "a@b.c", "email_to": ["ops@b.c"]}
     values.update({f"observability.alerts.{k}": v for k, v in alert_values.items()})
     assert set(values) == set(KNOWN_KEYS)
     for key, value in values.items():

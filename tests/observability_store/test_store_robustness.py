@@ -88,7 +88,7 @@ def test_a_read_only_home_warns_and_the_agent_runs(tmp_path: Path, caplog: Any) 
             assert handle.sink.stats()["failed"]
     finally:
         home.chmod(0o700)
-    assert "observability store disabled" in caplog.text
+    assert "observability store: a write failed (readonly" in caplog.text
 
 
 def test_a_store_that_cannot_be_created_warns_and_the_agent_runs(tmp_path: Path, caplog: Any) -> None:
@@ -100,7 +100,7 @@ def test_a_store_that_cannot_be_created_warns_and_the_agent_runs(tmp_path: Path,
             turn.complete("ok")
         handle.flush()
         assert handle.sink.stats()["failed"]
-    assert "observability store disabled" in caplog.text
+    assert "observability store: a write failed (readonly" in caplog.text
 
 
 def test_a_locked_store_keeps_rows_until_the_lock_is_released(tmp_path: Path,

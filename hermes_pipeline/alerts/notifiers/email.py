@@ -10,7 +10,7 @@ from email.message import EmailMessage
 from typing import Final
 
 from ...config.alert_settings import AlertSettings
-from ..delivery import Message, NotifierError
+from ..delivery import DeliveryUnknown, Message, NotifierError, send_limits
 
 USER_ENV: Final = "HERMES_ALERTS_SMTP_USER"
 PASSWORD_ENV: Final = "HERMES_ALERTS_SMTP_PASSWORD"
@@ -35,8 +35,12 @@ class EmailNotifier:
         mail["From"] = self.sender
         mail["To"] = ", ".join(self.to)
         mail.set_content(message.text)
+        limits = send_limits()  # within deliver(): its deadline bounds each wait, and it learns how far we got
+        progress = limits.progress if limits is not None else {}
+        progress["started"] = True
+        timeout = TIMEOUT_S if limits is None else max(min(TIMEOUT_S, limits.remaining()), 0.001)
         try:
-            with smtplib.SMTP(self.host, self.port, timeout=TIMEOUT_S) as smtp:
+            with smtplib.SMTP(self.host, self.port, timeout=timeout) as smtp:
                 smtp.ehlo()
                 if not smtp.has_extn("starttls"):
                     raise NotifierError(f"{self.host}:{self.port} does not offer STARTTLS; nothing was sent")
@@ -44,10 +48,13 @@ class EmailNotifier:
                 smtp.ehlo()
                 if self.user and self.password:
                     smtp.login(self.user, self.password)
+                progress["sent"] = True  # from here the server may have taken it: never sent again
                 smtp.send_message(mail)
         except NotifierError:
             raise
         except (smtplib.SMTPException, OSError, ssl.SSLError) as exc:
+            if progress.get("sent") and not isinstance(exc, smtplib.SMTPResponseException):
+                raise DeliveryUnknown(f"SMTP {self.host}:{self.port}: no answer after the message ({exc})") from None
             raise NotifierError(f"SMTP {self.host}:{self.port}: {exc}") from None
 
 

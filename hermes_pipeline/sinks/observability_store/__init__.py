@@ -8,10 +8,11 @@ sink of the projection's event stream (:mod:`.sink`): nothing is written on the 
 from __future__ import annotations
 
 from .consumer import StoreHandle, attach_for_profile, attach_store
-from .db import StoreBusy, StoreError, connect, store_path
+from .db import StoreBusy, StoreError, StoreFull, StoreUnreadable, connect, store_error, store_path
 from .pricing import PricingError, call_cost, parse_pricing
 from .schema import COLUMNS, TABLES, sqlite_utc
 from .sink import ObservabilityStoreSink
 
-__all__ = ["COLUMNS", "ObservabilityStoreSink", "PricingError", "StoreBusy", "StoreError", "StoreHandle", "TABLES",
-           "attach_for_profile", "attach_store", "call_cost", "connect", "parse_pricing", "sqlite_utc", "store_path"]
+__all__ = ["COLUMNS", "ObservabilityStoreSink", "PricingError", "StoreBusy", "StoreError", "StoreFull", "StoreHandle",
+           "StoreUnreadable", "TABLES", "attach_for_profile", "attach_store", "call_cost", "connect", "parse_pricing",
+           "sqlite_utc", "store_error", "store_path"]

@@ -37,6 +37,43 @@ class StoreBusy(StoreError):
     """Another process held the write lock past the busy timeout; the write is retried later."""
 
 
+class StoreUnreadable(StoreError):
+    """The store's file is damaged (or not a database) and cannot be read or written."""
+
+
+class StoreFull(StoreError):
+    """The disk holding the store (or SQLite's page limit) is full: nothing more can be written."""
+
+
+def store_error(path: Path, exc: BaseException) -> StoreError:
+    """The typed error for a failure ``exc`` of SQLite or the OS on the store at ``path`` (for the readers:
+    ``audit``, ``alerts``, ``prune``), its message naming the file, the kind and what to do."""
+    from .failures import classify
+
+    if isinstance(exc, StoreError) and not isinstance(exc, StoreBusy) and str(path) in str(exc):
+        return exc  # already says which file and why
+    kind = classify(exc)
+    detail = str(exc) or type(exc).__name__
+    if kind == "locked":
+        if str(path) in detail:
+            return StoreBusy(detail)
+        return StoreBusy(f"the observability store at {path} stayed locked by another process past the "
+                         f"{BUSY_MS / 1000:g} s wait ({detail}); try again")
+    if kind == "full":
+        return StoreFull(f"the observability store at {path} cannot be written: the disk is full ({detail}); "
+                         "free some space")
+    if kind == "damaged":
+        return StoreUnreadable(f"store unreadable: {path} is damaged ({detail}); run hermes-pipeline doctor")
+    if isinstance(exc, StoreError):
+        return type(exc)(f"the observability store at {path}: {detail}")
+    return StoreError(f"the observability store at {path} cannot be used ({kind}: {detail})")
+
+
+def _text(raw: bytes) -> str:
+    """SQLite text as ``str``, bytes that are not UTF-8 (a damaged page) replaced rather than raised on."""
+    return raw.decode("utf-8", "replace")
+
+
 def store_path(home: Path) -> Path:
     """``$HERMES_HOME/observability/observability.sqlite3`` (BOOK-16)."""
     return Path(home) / DIRECTORY / FILENAME
@@ -122,6 +159,7 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlit
         uri = f"file:{path}?mode=ro" if readonly else str(path)
         conn = sqlite3.connect(uri, uri=readonly, timeout=BUSY_MS / 1000, isolation_level=None,
                                check_same_thread=False)
+        conn.text_factory = _text
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
             if not readonly:
@@ -135,10 +173,11 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlit
             conn.close()
             raise
         return conn
-    except sqlite3.DatabaseError as exc:
-        if _busy(exc):
-            raise StoreBusy(str(exc)) from None
-        broken = "not a database" in str(exc) or "malformed" in str(exc)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if isinstance(exc, sqlite3.Error) and _busy(exc):
+            raise StoreBusy(f"the observability store at {path} stayed locked by another process past the "
+                            f"{BUSY_MS / 1000:g} s wait ({exc}); try again") from None
+        broken = "not a database" in str(exc) or "malformed" in str(exc) or isinstance(exc, UnicodeDecodeError)
         if create and broken:  # keep the broken file beside the new store: nothing is deleted
             aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}")
             os.replace(path, aside)

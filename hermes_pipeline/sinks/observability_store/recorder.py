@@ -61,6 +61,10 @@ class Recorder:
         self._warned_dirs: set[str] = set()
         self.rows_written = 0
         self.busy_retries = 0
+        self.busy_ms: int | None = None
+        """The busy timeout of the connection when not the default (:meth:`wait_at_most`)."""
+        self.busy_error: db.StoreBusy | None = None
+        """Why the last :meth:`commit` returned ``False`` (the lock held past the busy timeout)."""
         self.probe: Any = None
         """A :class:`~.probe.SkillHashProbe` with the hashes taken at event time (else hashed when written)."""
 
@@ -68,7 +72,16 @@ class Recorder:
         """The open connection (opened, and the schema ensured, on first use)."""
         if self._conn is None:
             self._conn = db.connect(self.path)
+            if self.busy_ms is not None:
+                self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_ms)}")
         return self._conn
+
+    def wait_at_most(self, seconds: float) -> None:
+        """Wait at most ``seconds`` for another process's write lock from now on (the last writes before
+        a close must end by the close's deadline)."""
+        self.busy_ms = max(0, int(seconds * 1000))
+        if self._conn is not None:
+            self._conn.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
 
     def add(self, items: Iterable[Item]) -> None:
         """Queue items for the next :meth:`commit`."""
@@ -78,6 +91,11 @@ class Recorder:
     def pending(self) -> int:
         """Items not committed yet."""
         return len(self._items)
+
+    @property
+    def pending_rows(self) -> int:
+        """Rows among the items not committed yet (scan requests are not rows)."""
+        return sum(1 for item in self._items if not isinstance(item, str))
 
     def commit(self) -> bool:
         """Write the queued items in one transaction; ``False`` (items kept) when the database stayed busy."""
@@ -89,8 +107,9 @@ class Recorder:
             try:
                 with db.transaction(conn):
                     written = sum(self._apply(conn, state, item) for item in self._items)
-            except db.StoreBusy:
+            except db.StoreBusy as exc:
                 self.busy_retries += 1
+                self.busy_error = exc
                 return False
             try:
                 state.save(self.state_path)
@@ -100,6 +119,13 @@ class Recorder:
         self._items.clear()
         self.rows_written += written
         return True
+
+    def discard(self, count: int | None = None) -> int:
+        """Drop the ``count`` oldest queued items (all with ``None``); how many of them were rows (scan
+        requests are not rows: the next scan finds what they would have)."""
+        count = len(self._items) if count is None else max(0, min(count, len(self._items)))
+        dropped, self._items = self._items[:count], self._items[count:]
+        return sum(1 for item in dropped if not isinstance(item, str))
 
     def close(self) -> None:
         """Close the connection (queued items are kept for nobody: call :meth:`commit` first)."""

@@ -126,7 +126,11 @@ def _epoch(value: object) -> float | None:
 
 def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry_run: bool = False,
                 now: float | None = None, boot: BootClock | None | bool = True) -> dict[str, int]:
-    """Delete (or, with ``dry_run``, count) the expired rows of the store of ``home``; no store: ``{}``."""
+    """Delete (or, with ``dry_run``, count) the expired rows of the store of ``home``; no store: ``{}``.
+
+    Raises:
+        StoreError: the store is damaged, full or locked past the busy timeout (typed, see :func:`db.store_error`).
+    """
     path = db.store_path(Path(home))
     if not path.is_file():
         return {}
@@ -136,5 +140,7 @@ def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry
             return delete_expired(conn, runs_days, history_days, now=now, boot=boot, dry_run=True)
         with db.transaction(conn):
             return delete_expired(conn, runs_days, history_days, now=now, boot=boot)
+    except (sqlite3.Error, UnicodeDecodeError, OSError, db.StoreError) as exc:
+        raise db.store_error(path, exc) from None
     finally:
         conn.close()

@@ -5,13 +5,18 @@ called on the projection's publication thread and only enqueues; its own writer 
 (:class:`~hermes_pipeline.export.writer.BoundedWriter`) turns events into rows
 (:class:`~.rows.RowBuilder`) and commits each batch in one transaction (:class:`~.recorder.Recorder`).
 Rescans are requests on the same queue (:meth:`request_scan`), so every database write happens on
-that one thread. A store that cannot be opened (read-only profile, locked past every retry) is
-reported once and its events are counted as dropped; the agent never sees it.
+that one thread. A store that cannot be written (disk full, damaged pages, read-only, locked past the
+busy timeout) keeps its rows for a retry, within a bound; every failure and every row given up is
+counted (:mod:`.failures`, shown by ``doctor`` and the dashboard) and logged once per kind and period.
+The agent never sees it.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
+import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -19,7 +24,8 @@ from typing import Any, Final
 from ...export.events import ScopeEvent, submit_paired
 from ...export.writer import BoundedWriter
 from ..base import BaseSink, SinkContext
-from .db import StoreError
+from .db import StoreBusy
+from .failures import WriteFailures
 from .pricing import parse_pricing
 from .recorder import SCAN_FINAL, Recorder
 from .rows import RowBuilder
@@ -29,14 +35,35 @@ logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 SCAN_ALL: Final = "scan_all"
 
 
-class _Destination:
-    """The writer thread's side: rows from events, one transaction per batch."""
+CLOSE_SHARE: Final = 0.8
+"""Share of the shutdown deadline the last writes may wait for a lock: the rest closes and counts."""
+MAX_BACKLOG: Final = 10_000
+"""Rows kept for a retry while the store cannot be written; beyond it the oldest are dropped and counted."""
+_ROW_ERRORS: Final = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, TypeError,
+                      ValueError)
+"""Failures of the rows themselves, not of the store: retrying them cannot help."""
 
-    def __init__(self, recorder: Recorder, builder: RowBuilder) -> None:
+
+class _Destination:
+    """The writer thread's side: rows from events, one transaction per batch.
+
+    A batch that cannot be written (disk full, damaged pages, the lock held past the busy timeout, a
+    read-only file) stays queued in the recorder and is tried again with the next batch, up to
+    :data:`MAX_BACKLOG` rows; every failure and every row given up is counted in
+    :class:`~.failures.WriteFailures` and logged once per kind and period. Nothing is dropped silently.
+    """
+
+    def __init__(self, recorder: Recorder, builder: RowBuilder, failures: WriteFailures,
+                 max_backlog: int = MAX_BACKLOG) -> None:
         self.recorder = recorder
         self.builder = builder
-        self.failed: str | None = None
+        self.failures = failures
+        self.max_backlog = max_backlog
         self.events = 0
+        self._settle_lock = threading.Lock()
+        self._settled = False
+        self.close_by: float | None = None
+        """``time.monotonic()`` by which :meth:`close` must have written or counted every row."""
 
     def describe(self) -> str:
         return "observability store"
@@ -48,27 +75,54 @@ class _Destination:
                 self.recorder.add(self.builder.feed(item))
             else:
                 self.recorder.add([item])
-        if self.failed is not None:
-            return
+        self.attempt()
+
+    def attempt(self) -> bool:
+        """Try to write everything queued; ``True`` when nothing is left. Once the sink is closing, each
+        attempt waits for a lock at most half the time left, so every row is written or counted before
+        the close's deadline."""
+        recorder = self.recorder
+        if self.close_by is not None:
+            try:
+                recorder.wait_at_most(max(self.close_by - time.monotonic(), 0.0) / 2)
+            except Exception:  # noqa: S110 (a broken connection: the attempt below says how)
+                pass
         try:
-            self.recorder.commit()  # busy: kept, written with the next batch
-        except (StoreError, OSError) as exc:
-            self.failed = str(exc)
-            logger.warning("hermes_pipeline: observability store disabled for this process: %s", exc,
-                           extra={"event": "observability_store_failed"})
-        except Exception as exc:  # a broken row never stops the stream
-            logger.warning("hermes_pipeline: observability store: a batch could not be written (%s: %s)",
-                           type(exc).__name__, str(exc)[:200], extra={"event": "observability_store_write_failed"})
+            if recorder.commit():
+                self.failures.succeeded()
+                return True
+            error: BaseException = recorder.busy_error or StoreBusy("database is locked")
+        except Exception as exc:  # the store's failure, or a row's: counted either way
+            error = exc
+            recorder.close()  # reopened by the next attempt: a file replaced or repaired is picked up
+            if isinstance(exc, _ROW_ERRORS):
+                self.failures.failed(exc, waiting=0, lost=recorder.discard())
+                return True
+        kind = self.failures.failed(error, waiting=recorder.pending_rows)
+        excess = recorder.pending - self.max_backlog
+        if excess > 0:
+            self.failures.lost(kind, recorder.discard(excess))
+        return False
 
     def close(self) -> None:
-        if self.failed is None:
-            try:
-                if not self.recorder.commit():
-                    self.recorder.commit()
-            except Exception as exc:
-                logger.warning("hermes_pipeline: observability store: the last rows could not be written (%s)",
-                               type(exc).__name__, extra={"event": "observability_store_write_failed"})
+        for _ in range(2):  # a busy store gets a second wait before the rows are given up
+            if not self.recorder.pending or (self.close_by is not None and time.monotonic() >= self.close_by):
+                break
+            if self.attempt():
+                break
+        self.settle(self.recorder.discard())
         self.recorder.close()
+
+    def settle(self, rows: int) -> None:
+        """Count ``rows`` never written as lost, once: from :meth:`close` on the writer thread, or from a
+        shutdown whose deadline passed while the writer was stuck in a write (those rows are then counted
+        at once, like the writer's ``dropped_at_close``, even if the stuck write completes later)."""
+        with self._settle_lock:
+            if self._settled:
+                return
+            self._settled = True
+        self.failures.lost(self.failures.last_kind or "error", rows)
+        self.failures.save()
 
 
 class ObservabilityStoreSink(BaseSink):
@@ -91,7 +145,9 @@ class ObservabilityStoreSink(BaseSink):
                                  excerpt_chars=int(config.get("excerpt_chars") or 500),
                                  runs_days=int(config.get("runs_days", 90)),
                                  history_days=int(config.get("history_days", 365)))
-        self._dest = _Destination(self.recorder, RowBuilder(parse_pricing(config.get("pricing"))))
+        self.failures = WriteFailures(self.recorder.path)
+        self._dest = _Destination(self.recorder, RowBuilder(parse_pricing(config.get("pricing"))), self.failures,
+                                  int(config.get("max_backlog") or MAX_BACKLOG))
         self._dropped_starts: set[int] = set()
         self._writer = BoundedWriter(self._dest, name="observability_store",
                                      max_queue_size=int(config.get("max_queue_size") or 100_000), max_attempts=1)
@@ -112,14 +168,26 @@ class ObservabilityStoreSink(BaseSink):
     def shutdown(self, deadline: float) -> bool:
         """Write what is queued and a last memory scan (every event is in by then), then close the database."""
         self._writer.submit(SCAN_FINAL, force=True)
-        return self._writer.close(deadline)
+        self._dest.close_by = time.monotonic() + deadline * CLOSE_SHARE
+        done = self._writer.close(deadline)
+        if not done:  # the writer is stuck in a write past the deadline: what it holds is lost, counted now
+            self._dest.settle(self.recorder.pending_rows)
+        counts = self._writer.stats()
+        dropped = sum(counts.get(key, 0) for key in ("dropped_queue_full", "dropped_at_close", "dropped_closed",
+                                                       "dropped_after_errors"))
+        if dropped:  # events that never reached the rows: counted with the store's losses, for doctor
+            self.failures.dropped(dropped, "the store's queue was full or still held events at close")
+            self.failures.save()
+        return done
 
     def stats(self) -> Mapping[str, Any]:
-        """Writer counters plus rows written, pending items and busy retries."""
+        """Writer counters plus rows written, pending items, busy retries, and the write failures:
+        ``write_failures`` and ``rows_lost`` (in all and ``..._by_kind``), ``failed`` (the last failure's
+        reason while the store cannot be written, else ``None``)."""
         out: dict[str, Any] = dict(self._writer.stats())
-        out.update({"rows_written": self.recorder.rows_written, "rows_pending": self.recorder.pending,
-                    "busy_retries": self.recorder.busy_retries, "rows_pruned": self.recorder.pruned,
-                    "failed": self._dest.failed})
+        out.update({"rows_written": self.recorder.rows_written, "rows_pending": self.recorder.pending_rows,
+                    "busy_retries": self.recorder.busy_retries, "rows_pruned": self.recorder.pruned})
+        out.update(self.failures.stats())
         return out
 
     def destinations(self) -> list[str]:

@@ -1,0 +1,264 @@
+"""Write failures of the store: classified, counted, logged once per kind and period, and kept on disk.
+
+Every row the store was handed and could not write is counted here, by the kind of failure:
+
+``full``      the disk (or SQLite's page limit) is full: ``SQLITE_FULL``, ``ENOSPC``;
+``damaged``   the file is not a database or its pages are damaged (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``);
+``locked``    another process held the write lock past the busy timeout;
+``readonly``  the file or its directory cannot be written;
+``io``        another I/O error of the operating system;
+``error``     anything else (a row SQLite refused).
+
+A failure is logged at once the first time its kind occurs, then at most once per
+:data:`LOG_PERIOD_S` with the counts since the last line, so a full disk cannot flood the log.
+The counters also go to ``observability/write-failures.json`` beside the database (merged across
+the processes of one profile, under the store's scan lock), so that ``hermes-pipeline doctor``
+and the dashboard, which run in other processes, can say that writes fail and how much was lost.
+That file is written only when a failure kind is first seen in a period, on recovery and at close.
+A full disk must not silence it: the first successful write of a process reserves
+:data:`RESERVED_BYTES` for it (JSON padded with spaces), and when the usual replace-by-rename finds
+no space the record is overwritten in place, inside the blocks it already owns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Final
+
+from ...shared_metrics.locks import file_lock
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
+
+FILENAME: Final = "write-failures.json"
+LOG_PERIOD_S: Final = 300.0
+"""At most one log line per failure kind in this many seconds (the first one at once)."""
+KINDS: Final = ("full", "damaged", "locked", "readonly", "io", "error", "queue")
+"""``queue``: events dropped before they reached the store (its queue full, or still queued at close)."""
+RESERVED_BYTES: Final = 16_384
+
+
+def failures_path(store: Path) -> Path:
+    """The failure record beside the database file ``store``."""
+    return store.with_name(FILENAME)
+
+
+def classify(exc: BaseException) -> str:
+    """The kind (one of :data:`KINDS`) of a failed write."""
+    from .db import StoreBusy
+
+    if isinstance(exc, StoreBusy):
+        return "locked"
+    text = str(exc).lower()
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(exc, UnicodeDecodeError):  # a damaged page's bytes in a name or message
+        return "damaged"
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return "full"
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return "readonly"
+        return "io"
+    if code == sqlite3.SQLITE_FULL or "disk is full" in text:
+        return "full"
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in text or "not a database" in text:
+        return "damaged"
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "locked" in text or "busy" in text:
+        return "locked"
+    if code == sqlite3.SQLITE_READONLY or "readonly" in text or "read-only" in text or "cannot create" in text:
+        return "readonly"
+    if code == sqlite3.SQLITE_IOERR or "i/o error" in text:
+        return "io"
+    return "error"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class WriteFailures:
+    """The failure counters of one store writer (one thread: the sink's writer).
+
+    Args:
+        store: the database file (the record goes beside it).
+        log_period: seconds between two log lines of one kind.
+    """
+
+    def __init__(self, store: Path, *, log_period: float = LOG_PERIOD_S) -> None:
+        self.path = failures_path(store)
+        self.lock_path = store.with_name(".scan.lock")
+        self.log_period = log_period
+        self.failures: dict[str, int] = {}
+        """Failed write attempts by kind (a busy store retried later counts each attempt)."""
+        self.rows_lost: dict[str, int] = {}
+        """Rows given up by kind: never written, never to be."""
+        self.last_reason: str | None = None
+        self.last_kind: str | None = None
+        self.failing = False
+        """The last write attempt failed (cleared by the next one that succeeds)."""
+        self._checked_record = False
+        """Whether the record on disk was looked at since start (another process may have left it failing)."""
+        self._counts_lock = threading.RLock()
+        """Guards the counters and the unsaved deltas: the writer thread counts, a closing thread may too."""
+        self._logged_at: dict[str, float] = {}
+        self._since_log: dict[str, list[int]] = {}
+        self._unsaved: dict[str, list[int]] = {}
+        """Per kind ``[failures, rows_lost]`` not yet merged into the record on disk."""
+        self._unsaved_reason: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ counting
+
+    def failed(self, exc: BaseException, *, waiting: int, lost: int = 0) -> str:
+        """Count one failed write (``waiting`` rows kept for a retry, ``lost`` given up); its kind."""
+        kind = classify(exc)
+        reason = f"{kind}: {str(exc)[:200] or type(exc).__name__}"
+        with self._counts_lock:  # stats() copies these from other threads
+            self.failures[kind] = self.failures.get(kind, 0) + 1
+        self.last_reason, self.last_kind, self.failing = reason, kind, True
+        self._add(kind, 1, lost, reason)
+        now = time.monotonic()
+        last = self._logged_at.get(kind)
+        if last is None or now - last >= self.log_period:
+            failures, dropped = self._since_log.pop(kind, [0, 0])
+            self._logged_at[kind] = now
+            more = "" if last is None else f" ({failures} failure(s) and {dropped} lost row(s) of this kind since " \
+                                           "the last report)"
+            logger.warning("hermes_pipeline: observability store: a write failed (%s); %d row(s) wait for a retry, "
+                           "%d lost, counted in %s and shown by hermes-pipeline doctor%s", reason, waiting,
+                           self.rows_lost.get(kind, 0), self.path.name, more,
+                           extra={"event": "observability_store_write_failed", "kind": kind})
+            self.save()
+        return kind
+
+    def lost(self, kind: str, count: int) -> None:
+        """Count ``count`` rows given up after failures of ``kind`` (a bounded backlog, or the close)."""
+        if count <= 0:
+            return
+        self._add(kind, 0, count, self.last_reason or kind)
+        now = time.monotonic()
+        last = self._logged_at.get("lost:" + kind)
+        if last is not None and now - last < self.log_period:
+            return
+        self._logged_at["lost:" + kind] = now
+        logger.warning("hermes_pipeline: observability store: %d row(s) could not be written and were dropped "
+                       "(%s); %d lost in all", count, self.last_reason or kind, sum(self.rows_lost.values()),
+                       extra={"event": "observability_store_rows_lost", "kind": kind})
+
+    def _add(self, kind: str, failures: int, lost: int, reason: str) -> None:
+        with self._counts_lock:
+            if lost:
+                self.rows_lost[kind] = self.rows_lost.get(kind, 0) + lost
+            for table in (self._since_log, self._unsaved):
+                entry = table.setdefault(kind, [0, 0])
+                entry[0] += failures
+                entry[1] += lost
+            self._unsaved_reason[kind] = reason
+
+    def succeeded(self) -> None:
+        """A write went through: the store is writable again (recorded if it was failing)."""
+        if self.failing:
+            self.failing = False
+            self.save(recovered=True)
+        elif not self._checked_record:  # once per process: a failure left by an earlier writer is over now
+            self._checked_record = True
+            try:
+                reserved = self.path.stat().st_size >= RESERVED_BYTES
+            except OSError:
+                reserved = False
+            if not reserved or read_failures_file(self.path).get("failing_since"):
+                self.save(recovered=True)  # also reserves the record's space while the disk has some
+
+    # ------------------------------------------------------------------ the record on disk
+
+    def save(self, *, recovered: bool = False) -> None:
+        """Merge the counts not saved yet into the record (best effort: a full disk may refuse it)."""
+        with self._counts_lock:
+            self._save(recovered)
+
+    def _save(self, recovered: bool) -> None:
+        if not self._unsaved and not recovered:
+            return
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            with file_lock(self.lock_path):
+                record = read_failures_file(self.path)
+                kinds = record.setdefault("kinds", {})
+                stamp = _now()
+                for kind, (failures, lost) in self._unsaved.items():
+                    entry = kinds.setdefault(kind, {"failures": 0, "rows_lost": 0, "first_at": stamp})
+                    entry["failures"] = int(entry.get("failures", 0)) + failures
+                    entry["rows_lost"] = int(entry.get("rows_lost", 0)) + lost
+                    entry["last_at"] = stamp
+                    entry["last_reason"] = self._unsaved_reason.get(kind, kind)
+                if self.failing:
+                    record["failing_since"] = record.get("failing_since") or stamp
+                    record["last_reason"] = self.last_reason
+                if recovered:
+                    record["failing_since"] = None
+                    record["recovered_at"] = stamp
+                data = json.dumps(record, indent=1, sort_keys=True).encode("utf-8")
+                try:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(data.ljust(RESERVED_BYTES - 1) + b"\n")
+                    os.replace(tmp, self.path)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
+                    self._overwrite(data)
+        except OSError:
+            return
+        self._unsaved.clear()
+        self._unsaved_reason.clear()
+
+    def _overwrite(self, data: bytes) -> None:
+        """Write the record in place, padded to the file's present size (no new block is needed)."""
+        with open(self.path, "r+b") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if len(data) >= size:
+                raise OSError(errno.ENOSPC, "no room for the failure record")
+            fh.write(data.ljust(size - 1) + b"\n")
+
+    def dropped(self, events: int, why: str) -> None:
+        """Count events dropped before they reached the store (kind ``queue``)."""
+        if events > 0:
+            self._add("queue", 0, events, f"queue: {why}")
+            logger.warning("hermes_pipeline: observability store: %d event(s) were dropped before reaching the "
+                           "store (%s)", events, why, extra={"event": "observability_store_rows_lost", "kind": "queue"})
+
+    def stats(self) -> dict[str, Any]:
+        """``write_failures``, ``rows_lost``, by kind, and the last failure's reason (``None`` when writable)."""
+        with self._counts_lock:
+            failures, lost = dict(self.failures), dict(self.rows_lost)
+        return {"write_failures": sum(failures.values()), "rows_lost": sum(lost.values()),
+                "write_failures_by_kind": failures, "rows_lost_by_kind": lost,
+                "failed": self.last_reason if self.failing else None}
+
+
+def read_failures_file(path: Path) -> dict[str, Any]:
+    """The record at ``path``; ``{}`` when missing or unreadable (it is advisory)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.loads(fh.read(1 << 20))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def read_failures(store: Path) -> dict[str, Any]:
+    """What the record beside ``store`` says: ``failing`` (the reason, or ``None``), ``rows_lost``,
+    ``write_failures`` and ``kinds`` (per kind counts, first and last time, last reason)."""
+    record = read_failures_file(failures_path(store))
+    kinds = record.get("kinds") if isinstance(record.get("kinds"), dict) else {}
+    kinds = {k: v for k, v in kinds.items() if isinstance(v, dict)}
+    return {"failing": record.get("last_reason") if record.get("failing_since") else None,
+            "failing_since": record.get("failing_since"), "recovered_at": record.get("recovered_at"),
+            "rows_lost": sum(int(v.get("rows_lost", 0) or 0) for v in kinds.values()),
+            "write_failures": sum(int(v.get("failures", 0) or 0) for v in kinds.values()), "kinds": kinds}
