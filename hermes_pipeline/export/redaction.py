@@ -211,7 +211,8 @@ def _field(value: Any, active: set[int]) -> Any:
 
 
 def redact_event(event: ScopeEvent) -> ScopeEvent:
-    """``event`` with ``data``, ``category_profile`` and ``metadata`` redacted; the same object when nothing changed."""
+    """``event`` with its ``name``, ``data``, ``category_profile`` and ``metadata`` redacted; the same object when
+    nothing changed."""
     active: set[int] = set()
     data = event.data
     profile = event.profile
@@ -220,8 +221,12 @@ def redact_event(event: ScopeEvent) -> ScopeEvent:
     new_data = _mapping(data, 0, active) if type(data) is dict and data else _field(data, active)
     new_profile = _mapping(profile, 0, active) if type(profile) is dict and profile else _field(profile, active)
     new_meta = _mapping(meta, 0, active) if type(meta) is dict and meta else _field(meta, active)
-    if new_data is data and new_profile is profile and new_meta is meta:
+    # The scope name is the tool name on tool scopes (and a mark's name on marks): a host-chosen string that
+    # every exporter writes as is (the ATOF ``name``, the OTLP span name), so it is scrubbed like any value.
+    name = event.name
+    new_name = _text(name) if type(name) is str else REDACTION_FAILED
+    if new_data is data and new_profile is profile and new_meta is meta and new_name is name:
         return event
-    return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name,
+    return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, new_name,
                       event.category, event.attributes, new_profile, new_data, new_meta, event.session_uuid,
                       event.root_uuid)
