@@ -5,10 +5,9 @@ A missing source is never an error: the result says it is missing (``None`` or `
 False``) and the page says so. Queries are bounded (``LIMIT``, time windows on indexed columns) and
 the trajectory directory is listed without opening its files, so pages stay fast on large profiles.
 
-Every string a public function returns has been through the credential scrubber (:func:`scrubbed`):
-the pages show Hermes' own ``state.db`` messages (raw when Hermes' redaction is off), skill directory
-names and front matter, and memory file names as they are on disk, none of which the pipeline wrote.
-This module is where that text enters the dashboard, so it is scrubbed here, once, for every view.
+Every string a public function returns has been through the credential scrubber (:mod:`.scrubbed`):
+the pages show Hermes' own ``state.db`` messages, skill directory names and memory file names, none of
+which the pipeline wrote, and this module is where that text enters the dashboard.
 """
 
 from __future__ import annotations
@@ -17,14 +16,14 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import wraps
 from pathlib import Path
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Any, Final
 
 from ..engine.scrub import safe_scrub
 
+from .scrubbed import scrubbed
 from .sources import SESSION_ID, TRAJECTORY_ID, Sources, connect_ro, inside
 from .stats import anomalies_from, daily_series, hourly_series, local_day_bounds, utc_text
 
@@ -38,31 +37,6 @@ MESSAGE_COLUMNS: Final = ("role", "content", "tool_call_id", "tool_calls", "tool
 """Columns of Hermes' ``messages`` table the dashboard shows."""
 MAX_MESSAGES: Final = 5000
 MAX_TRAJECTORY_BYTES: Final = 64 << 20
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _scrub_all(value: Any) -> Any:
-    """``value`` with every string (mapping keys included) scrubbed; other values as they are."""
-    if isinstance(value, str):
-        return safe_scrub(value)
-    if isinstance(value, dict):
-        return {(safe_scrub(k) if isinstance(k, str) else k): _scrub_all(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_scrub_all(v) for v in value) if isinstance(value, list) else tuple(
-            _scrub_all(v) for v in value)
-    return value
-
-
-def scrubbed(fn: Callable[P, R]) -> Callable[P, R]:
-    """Decorate a public query: its result reaches the views with every string scrubbed."""
-    @wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        result: R = _scrub_all(fn(*args, **kwargs))
-        return result
-    return wrapper
 
 
 @contextmanager
