@@ -97,7 +97,7 @@ def run_once(conn: sqlite3.Connection, now: datetime, cfg: AlertSettings, notifi
         state.prune(conn, now)
     kwargs: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
     for group in groups:
-        message = _message(group, summaries)
+        message = _message(group, summaries).scrubbed()  # the report quotes it too, not only the notifiers
         outcome = deliver(message, notifiers, skip=state.already_accepted(conn, group), **kwargs)
         with transaction(conn):
             state.finish(conn, group, outcome.delivered, now, cfg)
@@ -111,7 +111,7 @@ def run_once(conn: sqlite3.Connection, now: datetime, cfg: AlertSettings, notifi
                          "summary": summaries.get((r.rule, r.key), "resolved since" if r.status ==
                                                   "folded_resolved" else "still firing")} for r in included]
         message = Message("digest", "low", f"A-L1 daily digest {body['day_start'][:10]}",
-                          digest_text(body, folded_items), ({"digest": body, "folded": folded_items},))
+                          digest_text(body, folded_items), ({"digest": body, "folded": folded_items},)).scrubbed()
         outcome = deliver(message, notifiers, **kwargs)
         with transaction(conn):
             state.finish_digest(conn, digest_date, outcome.delivered, included, now)

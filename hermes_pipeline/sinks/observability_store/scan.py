@@ -10,7 +10,8 @@ diff and the excerpts are all made from that scrubbed text. The state keeps a sc
 the hash because the excerpt of the next change quotes the previous text, which a hash cannot give back; the
 hash (of the raw bytes) is what decides whether the file changed. A state written by an older version, which
 held raw text, is scrubbed when it is loaded and so rewritten scrubbed at the next save. Skill directory
-names are keys of the state: a name the scrubber would change is kept as ``sha256:<hex>`` of the name instead. A rescan compares the files on disk
+names and memory file paths are keys of the state: one the scrubber would change is kept as ``sha256:<hex>``
+of it instead (:func:`state_key`). A rescan compares the files on disk
 with that state: a skill whose hash changed without a lifecycle event gives a ``refine`` row with
 ``hermes_action = 'external_edit'``; a memory file that appeared, changed or disappeared without a
 recorded tool write gives a ``user-direct`` row whose excerpts quote the first differing hunk of a
@@ -97,8 +98,8 @@ class ScanState:
             return cls()
         skills: Any = raw.get("skills")
         memory: Any = raw.get("memory")
-        skills = {skill_key(str(k)): v for k, v in skills.items()} if isinstance(skills, dict) else {}
-        memory = {str(k): _scrubbed_entry(v) for k, v in memory.items()} if isinstance(memory, dict) else {}
+        skills = {state_key(str(k)): v for k, v in skills.items()} if isinstance(skills, dict) else {}
+        memory = {state_key(str(k)): _scrubbed_entry(v) for k, v in memory.items()} if isinstance(memory, dict) else {}
         return cls(skills, memory, True)
 
     def save(self, path: Path) -> None:
@@ -111,8 +112,9 @@ class ScanState:
         os.replace(tmp, path)
 
 
-def skill_key(name: str) -> str:
-    """The state's key for a skill name: the name itself, or ``sha256:<hex>`` when the scrubber would change it."""
+def state_key(name: str) -> str:
+    """The state's key for a skill name or a memory file path: itself, or ``sha256:<hex>`` of it when the
+    scrubber would change it."""
     if name.startswith("sha256:") or safe_scrub(name) == name:
         return name
     return "sha256:" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
@@ -192,12 +194,13 @@ def read_memory(path: Path) -> tuple[str | None, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class MemoryDiff:
-    """One out-of-band memory change."""
+    """One out-of-band memory change (``file_path`` as on disk, raw; ``key`` its :func:`state_key`)."""
 
     file_path: str
     change_type: str
     before: str | None
     after: str | None
+    key: str
 
 
 def diff_skills(state: ScanState, current: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -208,7 +211,7 @@ def diff_skills(state: ScanState, current: dict[str, str]) -> list[tuple[str, st
     """
     changed = []
     for name, digest in current.items():
-        before = state.skills.get(skill_key(name))
+        before = state.skills.get(state_key(name))
         if before is not None and before != digest:
             changed.append((name, before, digest))
     return changed
@@ -222,16 +225,17 @@ def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[Memory
         digest, text = read_memory(path)
         if digest is None:
             continue
-        new_state[rel] = {"sha256": digest, "text": text}
-        old = state.memory.get(rel)
+        key = state_key(rel)
+        new_state[key] = {"sha256": digest, "text": text}
+        old = state.memory.get(key)
         if old is None:
             if state.initialised:
-                diffs.append(MemoryDiff(rel, "add", None, text))
+                diffs.append(MemoryDiff(rel, "add", None, text, key))
         elif old.get("sha256") != digest:
             before, after = first_hunk(old.get("text") or "", text or "") \
                 if old.get("text") is not None and text is not None else (None, None)
-            diffs.append(MemoryDiff(rel, "modify", before, after))
-    for rel, old in state.memory.items():
-        if rel not in new_state:
-            diffs.append(MemoryDiff(rel, "delete", old.get("text"), None))
+            diffs.append(MemoryDiff(rel, "modify", before, after, key))
+    for key, old in state.memory.items():
+        if key not in new_state:
+            diffs.append(MemoryDiff(key, "delete", old.get("text"), None, key))
     return diffs, new_state
