@@ -243,8 +243,15 @@ def planted_run(profile: Any, home: Path, canaries: Canaries) -> None:
         with session.turn(f"Deploy it. {c.text('turn.user_message')}") as turn:
             history = [{"role": "system", "content": f"You are Hermes. {c.text('llm.system')}"},
                        {"role": "user", "content": f"Deploy it. {c.text('llm.user')}"}]
-            turn.call_llm({"model": "m", "messages": history},
+            turn.call_llm({"model": c.name("llm.request_model"), "messages": history},
                           lambda r: chat_response(f"I will use {c.text('llm.answer')}", [tool_call]))
+            provider_error = c.text("llm.provider_error")
+
+            def refusing(request: Any) -> Any:
+                raise ConnectionError(f"upstream said {provider_error}")
+
+            with pytest.raises(ConnectionError):
+                turn.call_llm({"model": "m", "messages": history}, refusing)
 
             def deploy(path: str, password: str) -> str:
                 with turn.approval(f"deploy --force {c.text('approval.command')}",
@@ -388,7 +395,10 @@ def run_everything(root: Path, canaries: Canaries, *, gate_open: bool, monkeypat
                 out_of_band_edits(home, canaries, skill_dir)
                 store = profile.consumers["observability_store"]
                 store.sink.request_scan(SCAN_ALL)
-                assert store.sink.flush(10.0)
+                # a database busy past its timeout keeps the rows for the next commit (the store's documented
+                # behaviour): a second barrier then writes them
+                assert any(store.sink.flush(30.0) for _ in range(3)), json.dumps(dict(store.sink.stats()),
+                                                                                default=str)
             else:
                 huge_run(profile, big)
             shared = profile.consumers["shared_metrics"]
@@ -569,7 +579,7 @@ def test_issue25_every_sink_bounds_one_value(tmp_path: Path, monkeypatch: pytest
     byte); no output line comes near the value's size."""
     cap = 5_000
     size = 3_000_000
-    big = "".join(random.Random(3).choice(ALNUM + " \n") for _ in range(size))
+    big = "".join(random.Random(3).choices(ALNUM + " \n", k=size))
     outputs, home = run_everything(tmp_path, Canaries(random.Random(5)), gate_open=True, monkeypatch=monkeypatch,
                                    max_value_chars=cap, big=big)
     marker = f"...[truncated {size - cap} chars]"
