@@ -41,10 +41,15 @@ from typing import Any
 
 import pytest
 import tomli_w
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_pipeline.demo import otlp_receiver
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.engine.scrub import safe_scrub
+from hermes_pipeline.export import bounds
+from hermes_pipeline.export.events import ScopeEvent
+from hermes_pipeline.export.redaction import redact_event
 from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
 from .conftest import chat_response
@@ -598,6 +603,12 @@ def test_issue25_every_sink_bounds_one_value(tmp_path: Path, monkeypatch: pytest
                 assert longest <= limit, f"{where}: a value of {longest} characters"
     runs = [json.loads(data) for where, data in outputs.found.items() if where.startswith("file:home/trajectories/")]
     assert runs and any(run["extra"]["hermes"].get("truncated_values") for run in runs)
+    # and a replay of such a run says it is served the cut text
+    from hermes_pipeline.replay.recording import Recording
+    from hermes_pipeline.replay.runner import truncation_warnings
+
+    cut_run = next(run for run in runs if run["extra"]["hermes"].get("truncated_values"))
+    assert "max_value_chars" in truncation_warnings(Recording("store", cut_run))[0]
     rows = sqlite3.connect(home / "observability" / "observability.sqlite3")
     try:
         for table in ("task_runs", "llm_calls", "memory_changes"):
@@ -605,3 +616,70 @@ def test_issue25_every_sink_bounds_one_value(tmp_path: Path, monkeypatch: pytest
                 assert all(len(v) <= limit for v in row if isinstance(v, str)), table
     finally:
         rows.close()
+
+
+# ---------------------------------------------------------------------------------------------- the bound, unit by unit
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=ALNUM + " \n=:\"{}", max_size=6000), cap=st.integers(1000, 5000),
+       seed=st.integers(0, 2**32 - 1), where=st.floats(0, 1))
+def test_issue25_bounded_scrub_cuts_after_scrubbing_and_says_how_much(text: str, cap: int, seed: int,
+                                                                       where: float) -> None:
+    """A value over the bound ends with ``...[truncated N chars]`` (N counted in the original), is never longer than
+    the bound plus the marker, and a credential anywhere (also across the cut) never shows, not even in part."""
+    canaries = Canaries(random.Random(seed))
+    planted = canaries.name("v")
+    at = int(where * len(text))
+    value = text[:at] + f" {planted} " + text[at:]
+    out, cut = bounds.bounded_scrub(value, cap)
+    secret = canaries.secrets["v"]
+    assert secret[4:12] not in out  # no piece of the key (its random part) survives, even cut short
+    if len(value) <= cap:
+        assert not cut and out == safe_scrub(value)
+    else:
+        assert cut and out.endswith(f"...[truncated {len(value) - cap} chars]")
+        assert len(out) == cap + len(f"...[truncated {len(value) - cap} chars]")
+
+
+def test_issue25_the_bound_holds_with_redaction_off_and_marks_the_event() -> None:
+    """``redact_credentials = false`` keeps credentials raw but not sizes: :func:`bounds.bound_event` cuts every
+    string of the name, data, profile and metadata and counts the cuts in ``hermes.truncated_values``."""
+    long = "x" * 5000
+    event = ScopeEvent("scope", "end", 1, None, 1, long, "tool", (), {"p": [long]}, {"result": long, "n": 3},
+                       {"hermes.session_id": "s"}, 1, 1)
+    out = bounds.bound_event(event, 1000)
+    assert out.name == "x" * 1000 + "...[truncated 4000 chars]"
+    assert out.data == {"result": "x" * 1000 + "...[truncated 4000 chars]", "n": 3}
+    assert out.metadata[bounds.TRUNCATED_VALUES_KEY] == 3 and event.data["result"] == long  # never mutated
+    scrubbed = redact_event(event, 1000)
+    assert scrubbed.metadata[bounds.TRUNCATED_VALUES_KEY] == 3 and len(scrubbed.data["result"]) < 1100
+    small = ScopeEvent("scope", "end", 1, None, 1, "t", "tool", (), None, {"r": "ok"}, {}, 1, 1)
+    assert bounds.bound_event(small, 1000) is small and redact_event(small, 1000) is small
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, bounds.DEFAULT_MAX_VALUE_CHARS), (10, 1000), (5000, 5000)])
+def test_issue25_max_value_chars_is_validated(value: Any, expected: int) -> None:
+    assert bounds.max_value_chars(value) == expected
+
+
+@pytest.mark.parametrize("value", [True, "1000", 1.5])
+def test_issue25_max_value_chars_refuses_a_non_integer_naming_the_key(value: Any) -> None:
+    with pytest.raises(TypeError, match="max_value_chars"):
+        bounds.max_value_chars(value)
+
+
+def test_issue25_max_value_chars_is_checked_by_config_validate(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``config validate`` accepts exactly what activation accepts: an integer of at least 1000."""
+    from hermes_pipeline.cli.main import main
+
+    for value, valid in (("5000", True), ("10", False), ('"big"', False)):
+        path = tmp_path / "pipeline.toml"
+        path.write_text('version = 1\n[policy]\nunknown_field = "error"\nunsupported_value = "error"\n'
+                        '[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n'
+                        f'max_value_chars = {value}\n')
+        code = main(["config", "validate", "--no-discovery", str(path)])
+        out, err = capsys.readouterr()
+        assert (code == 0) is valid, (value, out, err)
+        if not valid:
+            assert "max_value_chars" in err
