@@ -237,15 +237,18 @@ def planted_run(profile: Any, home: Path, canaries: Canaries) -> None:
 
     engine.register_hook("post_tool_call", leaky_observer)
     engine.register_hook("on_session_end", logging_observer)
+    tool = c.name("tool.name")
     host = profile.host(platform="cli", model=c.name("host.model"), provider="openai",
                         base_url=f"https://deploy:{c.name('host.base_url')}@api.example/v1",
-                        agent_version=c.name("host.agent_version"))
-    tool = c.name("tool.name")
+                        agent_version=c.name("host.agent_version"), toolsets={tool: c.name("host.toolset")})
+    context = host.context_snapshot(home, toolsets=[c.name("context.toolset")])
     skill = c.name("skill.name")
     tool_call = {"id": "call_1", "type": "function",
                  "function": {"name": tool, "arguments": json.dumps({"path": c.text("llm.tool_args")})}}
-    with host.session() as session:
-        with session.turn(f"Deploy it. {c.text('turn.user_message')}") as turn:
+    with host.session(f"session-{c.name('session.id')}") as session:
+        with session.turn(f"Deploy it. {c.text('turn.user_message')}", context=context,
+                          sender_id=c.name("turn.sender_id"),
+                          conversation_history=[{"role": "user", "content": c.text("turn.history")}]) as turn:
             history = [{"role": "system", "content": f"You are Hermes. {c.text('llm.system')}"},
                        {"role": "user", "content": f"Deploy it. {c.text('llm.user')}"}]
             turn.call_llm({"model": c.name("llm.request_model"), "messages": history},
@@ -265,7 +268,7 @@ def planted_run(profile: Any, home: Path, canaries: Canaries) -> None:
                 return f"deployed; the server said {c.text('tool.result')}"
 
             turn.call_tool(tool, {"path": f"/srv/{c.name('tool.path')}/app", "password": c.text("tool.args")},
-                           deploy, tool_call_id="call_1")
+                           deploy, tool_call_id=f"call_{c.name('tool.call_id')}")
 
             def failing() -> str:
                 raise RuntimeError(f"upstream refused {c.text('tool.error')}")
@@ -424,6 +427,7 @@ def run_everything(root: Path, canaries: Canaries, *, gate_open: bool, monkeypat
                 or path.is_relative_to(home / "skills") or path.name.startswith("state.db"):
             continue
         outputs.add(f"file:{path.relative_to(root)}", path.read_bytes())
+        outputs.add("file names", f"{path.relative_to(root)}\n")
         if path.suffix in (".sqlite3", ".db", ".sqlite"):
             outputs.add(f"rows:{path.relative_to(root)}", sqlite_rows(path))
     if big is None:
