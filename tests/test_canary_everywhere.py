@@ -35,7 +35,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -354,15 +354,19 @@ def alert_bodies(home: Path, canaries: Canaries) -> list[bytes]:
     try:
         raw = canaries.name("alert.skill_name")
         with conn:
-            for _ in range(6):
+            for i in range(6):
+                ended = sql_time(now - timedelta(minutes=10 - i))
                 conn.execute("INSERT INTO skill_runs (skill_name, started_at, ended_at, outcome) VALUES (?, ?, ?, ?)",
-                             (raw, sql_time(now), sql_time(now), "failed"))
+                             (raw, ended, ended, "failed"))
+        cfg = AlertSettings(enabled=True, notifiers=("webhook",))
         with webhook_receiver() as (url, bodies):
-            notifier = webhook_notifier(AlertSettings(enabled=True), {"HERMES_ALERTS_WEBHOOK_URL": url})
-            report = run_once(conn, now, AlertSettings(enabled=True, notifiers=("webhook",)), [notifier],
-                              sleep=lambda s: None)
-        assert report.sent, report
-        return [*bodies, json.dumps(report.sent).encode()]
+            notifier = webhook_notifier(cfg, {"HERMES_ALERTS_WEBHOOK_URL": url})
+            # a medium alert is collected for medium_collect_minutes before it is sent: evaluate again after
+            reports = [run_once(conn, at, cfg, [notifier], sleep=lambda s: None)
+                       for at in (now, now + timedelta(minutes=cfg.medium_collect_minutes + 1))]
+        sent = [entry for report in reports for entry in report.sent]
+        assert any("A-M1" in alert for entry in sent for alert in entry["alerts"]), sent  # the skill alert went out
+        return [*bodies, json.dumps(sent).encode()]
     finally:
         conn.close()
 
