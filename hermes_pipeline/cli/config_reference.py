@@ -287,7 +287,7 @@ PROFILE: Final[dict[str, Entry]] = {
     "observability.retention.history_days": (None, "Skill history and memory audit rows older than this are pruned; "
                                                    "0 keeps them."),
     "observability.logs.path": (None, "The JSON Lines log of hermes_pipeline, relative to `$HERMES_HOME`."),
-    "observability.max_value_chars": (None, "The longest string value the profile's stores (trajectory store, "
+    "observability.max_value_chars": ("the component's `max_value_chars`, else 1000000", "The longest string value the profile's stores (trajectory store, "
                                             "observability store, quick OTel endpoint) and its JSON Lines log keep, "
                                             "in characters (at least 1000): a longer one is cut and ends with "
                                             "`...[truncated N chars]`; a trajectory with a cut value says so in "

@@ -121,7 +121,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     "observability.otel_enabled": False, "observability.otel_endpoint": "http://localhost:4318",
     "observability.otel_service_name": "hermes-agent", "observability.trace_sampling_rate": None,
     "observability.retention.runs_days": 90, "observability.retention.history_days": 365,
-    "observability.logs.path": "logs/hermes-pipeline.jsonl", "observability.max_value_chars": 1_000_000,
+    "observability.logs.path": "logs/hermes-pipeline.jsonl", "observability.max_value_chars": None,
 }
 
 SECTIONS: Final = ("observability.audit", "observability.retention", "observability.logs")
@@ -148,8 +148,9 @@ class ObservabilitySettings:
     runs_days: int = 90
     history_days: int = 365
     log_path: str = "logs/hermes-pipeline.jsonl"
-    max_value_chars: int = 1_000_000
-    """The bound of one string value in the profile's stores and its JSON Lines log (``export/bounds.py``)."""
+    max_value_chars: int | None = None
+    """The bound of one string value in the profile's stores and its JSON Lines log (``export/bounds.py``);
+    ``None`` (unset): the pipeline component's bound when the profile shares its projection, else 1,000,000."""
 
     @property
     def sampling_rate(self) -> float:

@@ -207,7 +207,7 @@ def attach_for_profile(profile: Any) -> LogHandle | None:
         settings = read_observability(profile.home)
     raw = Path(settings.log_path).expanduser()
     path = raw if raw.is_absolute() else Path(profile.home) / raw
-    handle = attach_jsonl_log(path, settings.max_value_chars)
+    handle = attach_jsonl_log(path, settings.max_value_chars or DEFAULT_MAX_VALUE_CHARS)
     from .clock import warn_if_unsynchronized
 
     threading.Thread(target=warn_if_unsynchronized, name="hermes-clock-check", daemon=True).start()  # BOOK-49
