@@ -691,3 +691,16 @@ def test_issue25_max_value_chars_is_checked_by_config_validate(tmp_path: Path,
         assert (code == 0) is valid, (value, out, err)
         if not valid:
             assert "max_value_chars" in err
+
+
+def test_issue25_dashboard_text_is_scrubbed_and_bounded() -> None:
+    """What the dashboard reads and did not write (Hermes' messages) is scrubbed and cut to the export bound."""
+    from hermes_pipeline.dashboard.scrubbed import scrub_all
+
+    canaries = Canaries(random.Random(61))
+    planted = canaries.text("dashboard")
+    huge = planted + " " + "y" * (2 * bounds.DEFAULT_MAX_VALUE_CHARS)
+    out = scrub_all({"messages": [{"content": huge, planted: (planted,)}]})
+    (message,) = out["messages"]
+    assert canaries.hits("page", json.dumps(out)) == []
+    assert message["content"].endswith(f"...[truncated {len(huge) - bounds.DEFAULT_MAX_VALUE_CHARS} chars]")

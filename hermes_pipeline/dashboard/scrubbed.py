@@ -3,7 +3,8 @@
 The pages show Hermes' own ``state.db`` messages (raw when Hermes' redaction is off), skill directory names
 and front matter, and memory file names as they are on disk. :func:`scrubbed` decorates each public query of
 :mod:`.queries`, so whatever a view renders went through the engine's credential scrubber once, where it
-entered the dashboard.
+entered the dashboard. Each string is also cut to the export bound (``export/bounds.py``), so a huge
+message in Hermes' ``state.db`` never becomes a page of that size.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 from ..engine.scrub import safe_scrub
+from ..export.bounds import DEFAULT_MAX_VALUE_CHARS, bounded_scrub
 
 __all__ = ["scrub_all", "scrubbed"]
 
@@ -21,9 +23,9 @@ R = TypeVar("R")
 
 
 def scrub_all(value: Any) -> Any:
-    """``value`` with every string (mapping keys included) scrubbed; other values as they are."""
+    """``value`` with every string (mapping keys included) scrubbed and bounded; other values as they are."""
     if isinstance(value, str):
-        return safe_scrub(value)
+        return bounded_scrub(value, DEFAULT_MAX_VALUE_CHARS)[0]
     if isinstance(value, dict):
         return {(safe_scrub(k) if isinstance(k, str) else k): scrub_all(v) for k, v in value.items()}
     if isinstance(value, list):
