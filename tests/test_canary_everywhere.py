@@ -33,7 +33,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,6 +52,7 @@ from hermes_pipeline.export.events import ScopeEvent
 from hermes_pipeline.export.redaction import redact_event
 from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
+from ._atof_support import Receiver
 from .conftest import chat_response
 
 REDACTION = re.compile(r"<redacted(:[0-9a-f]{4,})?>")
@@ -165,13 +166,15 @@ def webhook_receiver() -> Iterator[tuple[str, list[bytes]]]:
 # ---------------------------------------------------------------------------------------------- the run
 
 
-def pipeline_document(root: Path, otlp: BodyReceiver, *, gate_open: bool, max_value_chars: int | None = None
-                      ) -> dict[str, Any]:
-    """Every exporter of the ``observability`` component on: ATOF file, ATIF, three OTLP projections, metrics."""
+def pipeline_document(root: Path, otlp: BodyReceiver, stream_url: str, *, gate_open: bool,
+                      max_value_chars: int | None = None) -> dict[str, Any]:
+    """Every exporter of the ``observability`` component on: ATOF file and stream, ATIF, three OTLP projections,
+    metrics."""
     config: dict[str, Any] = {
         "version": 4, "enable_full_payloads": gate_open,
         "atof": {"enabled": True, "sinks": [{"type": "file", "output_directory": str(root / "telemetry"),
-                                             "filename": "events.jsonl"}]},
+                                             "filename": "events.jsonl"},
+                                            {"type": "stream", "url": stream_url, "transport": "http_post"}]},
         "atif": {"enabled": True, "output_directory": str(root / "atif")},
         "opentelemetry": {"enabled": True, "endpoints": [
             {"type": kind, "endpoint": f"{otlp.endpoint}/{kind}/v1/traces", "scheduled_delay_millis": 50}
@@ -385,8 +388,11 @@ def run_everything(root: Path, canaries: Canaries, *, gate_open: bool, monkeypat
         monkeypatch.delenv(CAPTURE_ENV, raising=False)
     outputs = Outputs()
     otlp = BodyReceiver()
+    servers = ExitStack()
+    stream = servers.enter_context(Receiver())
     try:
-        (root / "pipeline.toml").write_text(tomli_w.dumps(pipeline_document(root, otlp, gate_open=gate_open,
+        (root / "pipeline.toml").write_text(tomli_w.dumps(pipeline_document(root, otlp, stream.url,
+                                                                            gate_open=gate_open,
                                                                             max_value_chars=max_value_chars)))
         settings = PipelineSettings(plugins_toml=str(root / "pipeline.toml"), xdg_config_home=str(root / "xdg"),
                                     home=str(root), system_plugins_toml=str(root / "no-system.toml"))
@@ -423,8 +429,11 @@ def run_everything(root: Path, canaries: Canaries, *, gate_open: bool, monkeypat
             release_all()
         for body_path, body in list(otlp.bodies):
             outputs.add(f"otlp:{body_path}", body)
+        for _headers, body in list(stream.requests):  # request headers are not counted (issue 25)
+            outputs.add("atof-stream", body)
     finally:
         otlp.close()
+        servers.close()
     inputs = {home / "state.db", home / "config.yaml", root / "pipeline.toml"}
     for path in sorted(root.rglob("*")):
         if not path.is_file() or path in inputs or path.is_relative_to(home / "memories") \
@@ -464,7 +473,7 @@ def test_issue25_no_canary_in_any_output_of_any_field(tmp_path: Path, monkeypatc
     outputs.add("stdout", captured.out)
     found = outputs.found
     # the run really exported everywhere, so a missing canary is not a missing output
-    for expected in ("file:telemetry/events.jsonl", "otlp:/gen_ai/v1/traces", "otlp:/full/v1/traces",
+    for expected in ("file:telemetry/events.jsonl", "atof-stream", "otlp:/gen_ai/v1/traces", "otlp:/full/v1/traces",
                      "otlp:/openinference/v1/traces", "otlp:/quick/v1/traces", "otlp:/metrics/v1/metrics",
                      "file:home/observability/scan-state.json", "file:home/logs/hermes-pipeline.jsonl",
                      "rows:home/observability/observability.sqlite3", "dashboard:/memory", "alert-webhook:0"):
