@@ -25,6 +25,7 @@ from importlib.metadata import entry_points
 from typing import Any, Final, Protocol
 
 from ..config.alert_settings import AlertSettings
+from ..engine.scrub import safe_scrub
 
 logger = logging.getLogger("hermes_pipeline.alerts")
 
@@ -50,10 +51,29 @@ class Message:
     text: str
     items: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
+    def scrubbed(self) -> Message:
+        """This message with every string of its title, text and items through the credential scrubber.
+
+        The texts quote store rows (skill names, file paths, error texts) and a notifier plugin may send
+        any of them anywhere: :func:`deliver` hands notifiers only the scrubbed message."""
+        return Message(safe_scrub(self.kind), safe_scrub(self.severity), safe_scrub(self.title),
+                       safe_scrub(self.text), tuple(_scrub_all(item) for item in self.items))
+
     def as_json(self) -> dict[str, Any]:
         """The JSON body of the webhook notifier."""
         return {"source": "hermes_pipeline", "kind": self.kind, "severity": self.severity, "title": self.title,
                 "text": self.text, "alerts": list(self.items)}
+
+
+def _scrub_all(value: Any) -> Any:
+    """``value`` with every string (mapping keys included) scrubbed."""
+    if isinstance(value, str):
+        return safe_scrub(value)
+    if isinstance(value, dict):
+        return {(safe_scrub(k) if isinstance(k, str) else k): _scrub_all(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub_all(v) for v in value]
+    return value
 
 
 class Notifier(Protocol):
@@ -216,6 +236,7 @@ def deliver(message: Message, notifiers: Sequence[Notifier], sleep: Callable[[fl
     """
     if not notifiers:
         return Outcome(False, ["no notifier is configured (observability.alerts.notifiers)"])
+    message = message.scrubbed()  # the one door every alert body leaves through, whatever the notifier
     outcome = Outcome(True)
     for notifier in notifiers:
         name = str(getattr(notifier, "name", notifier))
@@ -258,7 +279,7 @@ def deliver(message: Message, notifiers: Sequence[Notifier], sleep: Callable[[fl
                 _pause(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)], limits, sleep)
         if error:
             outcome.delivered = False
-            outcome.errors.append(f"{name}: {error}")
+            outcome.errors.append(safe_scrub(f"{name}: {error}"))
             logger.warning("hermes_pipeline: alert notifier %s failed: %s", name, error,
                            extra={"event": "alerts_notifier_failed"})
     return outcome

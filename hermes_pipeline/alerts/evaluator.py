@@ -139,7 +139,7 @@ def run_once(conn: sqlite3.Connection, now: datetime, cfg: AlertSettings, notifi
                 body = daily_digest(conn, start, end)
         state.prune(conn, now)
     for group in groups:
-        message = _message(group, summaries)
+        message = _message(group, summaries).scrubbed()  # the report quotes it too, not only the notifiers
         outcome = _send(conn, message, notifiers, state.attempt_keys(group), now, cfg, deadline, cancel, sleep)
         with transaction(conn):
             state.finish(conn, group, outcome.delivered, now, cfg)
@@ -151,7 +151,7 @@ def run_once(conn: sqlite3.Connection, now: datetime, cfg: AlertSettings, notifi
                          "summary": summaries.get((r.rule, r.key), "resolved since" if r.status ==
                                                   "folded_resolved" else "still firing")} for r in included]
         message = Message("digest", "low", f"A-L1 daily digest {body['day_start'][:10]}",
-                          digest_text(body, folded_items), ({"digest": body, "folded": folded_items},))
+                          digest_text(body, folded_items), ({"digest": body, "folded": folded_items},)).scrubbed()
         keys = state.digest_keys(digest_date)
         outcome = _send(conn, message, notifiers, keys, now, cfg, deadline, cancel, sleep)
         with transaction(conn):

@@ -11,11 +11,12 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final
 
 from ..config.alert_settings import AlertSettings
+from ..engine.scrub import safe_scrub
 
 CRITICAL: Final = "critical"
 MEDIUM: Final = "medium"
@@ -173,10 +174,13 @@ def write_storm(conn: sqlite3.Connection, now: datetime, cfg: AlertSettings) -> 
 
 def evaluate(conn: sqlite3.Connection, now: datetime, cfg: AlertSettings,
              restarts_in_window: int = 0, unit_state: dict[str, str] | None = None) -> list[Finding]:
-    """Every store rule (A-C1, A-C3, A-M1..A-M3) plus A-C2 from an already read unit status."""
+    """Every store rule (A-C1, A-C3, A-M1..A-M3) plus A-C2 from an already read unit status.
+
+    A finding's key and summary quote store rows (a skill name, a task class) and go on into the alert
+    state, the notifiers and the run report: they are scrubbed here, where they enter the alerts."""
     found: list[Finding] = []
     for rule in (cost_spike, llm_outage, skill_failing, task_class_degraded, write_storm):
         found.extend(rule(conn, now, cfg))
     if cfg.systemd_unit and unit_state is not None:
         found.extend(agent_crashed(unit_state, restarts_in_window, cfg.systemd_unit, cfg))
-    return found
+    return [replace(f, key=safe_scrub(f.key), summary=safe_scrub(f.summary)) for f in found]

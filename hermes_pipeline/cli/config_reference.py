@@ -66,6 +66,10 @@ OBSERVABILITY: Final[dict[str, Entry]] = {
     "redact_credentials": ("true", "`false` turns the exporters' credential scrubber off: credentials in prompts, "
                                    "tool arguments and results reach every destination as they are (a warning at "
                                    "every activation)."),
+    "max_value_chars": ("1000000", "The longest string value any exporter of the component writes, in characters "
+                                   "(at least 1000): a longer one (a huge tool result) is cut and ends with "
+                                   "`...[truncated N chars]`; the event says how many of its values were cut "
+                                   "(`hermes.truncated_values`)."),
 }
 COMPONENT_POLICY: Final[dict[str, Entry]] = {
     "unknown_field": ("\"warn\"", "Unknown keys inside this component's config."),
@@ -283,6 +287,11 @@ PROFILE: Final[dict[str, Entry]] = {
     "observability.retention.history_days": (None, "Skill history and memory audit rows older than this are pruned; "
                                                    "0 keeps them."),
     "observability.logs.path": (None, "The JSON Lines log of hermes_pipeline, relative to `$HERMES_HOME`."),
+    "observability.max_value_chars": ("the component's `max_value_chars`, else 1000000", "The longest string value the profile's stores (trajectory store, "
+                                            "observability store, quick OTel endpoint) and its JSON Lines log keep, "
+                                            "in characters (at least 1000): a longer one is cut and ends with "
+                                            "`...[truncated N chars]`; a trajectory with a cut value says so in "
+                                            "`extra.hermes.truncated_values` (it cannot be replayed byte for byte)."),
     **ALERT_DESCRIPTIONS,
 }
 

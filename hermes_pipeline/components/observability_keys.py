@@ -14,8 +14,10 @@ from ..config.policy import LEVELS
 TOP: Final[dict[str, Check]] = {
     "version": integer(), "enable_full_payloads": boolean, "content_summary": one_of("preview", "digest", "off"),
     "atof": table, "atif": table, "opentelemetry": table, "policy": table,
-    "redact_credentials": boolean,
+    "redact_credentials": boolean, "max_value_chars": integer(1000),
 }
 """Top-level keys. ``redact_credentials`` (hermes_pipeline extension, default true) is the one switch that turns
-the exporters' credential scrubber off (spec 04 FMT-33a); every activation with it false logs a WARNING."""
+the exporters' credential scrubber off (spec 04 FMT-33a); every activation with it false logs a WARNING.
+``max_value_chars`` (hermes_pipeline extension, default 1,000,000) bounds one string value of every event,
+for every exporter of the component (see ``export/bounds.py``)."""
 POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupported_value": one_of(*LEVELS)}

@@ -107,7 +107,8 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
     queue = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 10_000
     # Credential scrubbing of every event, for every sink, unless the operator turned it off by name.
     projection = ScopePlugin(deferred=True, max_queue_size=queue,
-                             redact_credentials=config.get("redact_credentials") is not False)
+                             redact_credentials=config.get("redact_credentials") is not False,
+                             max_value_chars=config.get("max_value_chars"))
     attached = AttachedSinks(projection)
     from ..sinks.base import SinkContext
     from ..sinks.registry import load_sink

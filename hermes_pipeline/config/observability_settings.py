@@ -48,6 +48,11 @@ def _positive_int(value: Any) -> str | None:
     return None if isinstance(value, int) and not isinstance(value, bool) and value > 0 else "expected an integer > 0"
 
 
+def _value_chars(value: Any) -> str | None:
+    return None if isinstance(value, int) and not isinstance(value, bool) and value >= 1000 else \
+        "expected an integer >= 1000 (characters)"
+
+
 def _days(value: Any) -> str | None:
     return None if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else \
         "expected a number of days >= 0 (0 keeps everything)"
@@ -106,6 +111,7 @@ KEYS: Final = {
     "observability.retention.runs_days": _days,
     "observability.retention.history_days": _days,
     "observability.logs.path": _log_path,
+    "observability.max_value_chars": _value_chars,
 }
 """Dotted key → validator."""
 
@@ -116,7 +122,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     "observability.otel_enabled": False, "observability.otel_endpoint": "http://localhost:4318",
     "observability.otel_service_name": "hermes-agent", "observability.trace_sampling_rate": None,
     "observability.retention.runs_days": 90, "observability.retention.history_days": 365,
-    "observability.logs.path": "logs/hermes-pipeline.jsonl",
+    "observability.logs.path": "logs/hermes-pipeline.jsonl", "observability.max_value_chars": None,
 }
 
 SECTIONS: Final = ("observability.audit", "observability.retention", "observability.logs")
@@ -143,6 +149,9 @@ class ObservabilitySettings:
     runs_days: int = 90
     history_days: int = 365
     log_path: str = "logs/hermes-pipeline.jsonl"
+    max_value_chars: int | None = None
+    """The bound of one string value in the profile's stores and its JSON Lines log (``export/bounds.py``);
+    ``None`` (unset): the pipeline component's bound when the profile shares its projection, else 1,000,000."""
 
     @property
     def sampling_rate(self) -> float:
@@ -165,6 +174,7 @@ _FIELDS: Final = {
     "observability.otel_endpoint": "otel_endpoint", "observability.otel_service_name": "otel_service_name",
     "observability.trace_sampling_rate": "trace_sampling_rate", "observability.retention.runs_days": "runs_days",
     "observability.retention.history_days": "history_days", "observability.logs.path": "log_path",
+    "observability.max_value_chars": "max_value_chars",
 }
 
 

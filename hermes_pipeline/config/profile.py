@@ -165,7 +165,7 @@ class ProfileProjection:
 
     It is the pipeline's own projection when the pipeline file runs an ``observability`` component whose
     projection fits (credentials scrubbed; the profile sets no ``observability.memory_tools``, which would
-    classify tools differently): the profile's consumers are then more listeners of it, given only the events
+    classify tools differently, and its ``observability.max_value_chars`` is the component's ``max_value_chars``): the profile's consumers are then more listeners of it, given only the events
     of the sessions hooked through this profile's engine (:class:`_SessionClaims`). Otherwise the profile makes
     one deferred projection on its own engine, created when the first consumer attaches and removed when the
     last one detaches.
@@ -192,18 +192,25 @@ class ProfileProjection:
         tools = getattr(getattr(self._profile.settings, "observability", None), "memory_tools", None)
         return dict(tools) if isinstance(tools, dict) else {}
 
+    def _max_value_chars(self) -> int | None:
+        value = getattr(getattr(self._profile.settings, "observability", None), "max_value_chars", None)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
     def _open(self) -> None:
         engine = self._profile.engine
         memory_tools = self._memory_tools()
+        max_chars = self._max_value_chars()
         borrowed = pipeline_projection(engine)
-        if borrowed is not None and dict(getattr(borrowed, "memory_tools", {}) or {}) == memory_tools:
+        if borrowed is not None and dict(getattr(borrowed, "memory_tools", {}) or {}) == memory_tools \
+                and (max_chars is None or getattr(borrowed, "max_value_chars", None) == max_chars):
             claims = _SessionClaims()
             self._claims_name = engine.add_plugin(claims.hookimpls(), name=f"hermes.profile.sessions.{id(self):x}")
             self._claims, self.projection, self.borrowed = claims, borrowed, True
             return
         from ..export.projection import ScopePlugin
 
-        projection = ScopePlugin(deferred=True, max_queue_size=SHARED_QUEUE_SIZE, memory_tools=memory_tools)
+        projection = ScopePlugin(deferred=True, max_queue_size=SHARED_QUEUE_SIZE, memory_tools=memory_tools,
+                                 max_value_chars=max_chars)
         self._plugin_name = engine.add_plugin(projection, name=f"hermes.profile.projection.{id(self):x}")
         self.projection, self.borrowed = projection, False
 

@@ -4,6 +4,10 @@ Every function takes :class:`~.sources.Sources` and returns plain data (dicts, l
 A missing source is never an error: the result says it is missing (``None`` or ``available =
 False``) and the page says so. Queries are bounded (``LIMIT``, time windows on indexed columns) and
 the trajectory directory is listed without opening its files, so pages stay fast on large profiles.
+
+Every string a public function returns has been through the credential scrubber (:mod:`.scrubbed`):
+the pages show Hermes' own ``state.db`` messages, skill directory names and memory file names, none of
+which the pipeline wrote, and this module is where that text enters the dashboard.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from ..engine.scrub import safe_scrub
+
+from .scrubbed import scrubbed
 from .sources import SESSION_ID, TRAJECTORY_ID, Sources, connect_ro, inside
 from .stats import anomalies_from, daily_series, hourly_series, local_day_bounds, utc_text
 
@@ -77,6 +84,7 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
 
 # ---- the trajectory directory -------------------------------------------------------------------
 
+@scrubbed
 def trajectory_files(sources: Sources, limit: int = 20) -> list[dict[str, Any]] | None:
     """The ``limit`` most recently written trajectory files (id, date, size, mtime), newest first,
     found by one directory scan (no file is opened); ``None`` without the directory."""
@@ -145,6 +153,7 @@ def _runs_by_trajectory(conn: sqlite3.Connection | None, ids: list[str]) -> dict
     return {str(r["trajectory_id"]): r for r in rows}
 
 
+@scrubbed
 def trajectory(sources: Sources, trajectory_id: str) -> dict[str, Any] | None:
     """The document of one trajectory with its ``task_runs`` row, or ``None`` (unknown or invalid id)."""
     path = _trajectory_path(sources, trajectory_id)
@@ -157,6 +166,7 @@ def trajectory(sources: Sources, trajectory_id: str) -> dict[str, Any] | None:
             "jaeger_url": sources.jaeger_url}
 
 
+@scrubbed
 def trajectory_diff(sources: Sources, old_id: str, new_id: str) -> dict[str, Any] | None:
     """Two trajectories aligned step by step (the replay package's comparison), or ``None``."""
     from ..replay.diff import comparable_steps, diff_trajectories
@@ -195,6 +205,7 @@ def _skill_run_window(conn: sqlite3.Connection | None, now: float) -> list[dict[
     return out
 
 
+@scrubbed
 def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
     """The ``/`` page: today's tasks, success rate, cost and tokens (``task_runs``), today's LLM calls,
     14 days of tokens and cost, 24 hours of success rate, the latest trajectories, the anomalies."""
@@ -232,6 +243,7 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
 
 # ---- sessions ------------------------------------------------------------------------------------
 
+@scrubbed
 def sessions(sources: Sources, limit: int = 50) -> dict[str, Any]:
     """The ``limit`` latest sessions: from Hermes' ``state.db`` (by id descending, ids sort by time),
     else grouped from the store's ``task_runs``; ``source`` says which (``None``: neither exists)."""
@@ -254,6 +266,7 @@ def sessions(sources: Sources, limit: int = 50) -> dict[str, Any]:
     return {"source": None, "rows": [], "store_status": status}
 
 
+@scrubbed
 def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
     """One session: its ``state.db`` row and message stream in stored order, else the steps of its
     recorded runs; with its runs (trajectories) from the store. ``None`` for an unknown id."""
@@ -332,6 +345,7 @@ def _front_matter(path: Path) -> dict[str, str]:
     return out
 
 
+@scrubbed
 def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
     """Every ``skills/*/SKILL.md`` with runs and success over 30 days, last use and change count."""
     now = time.time() if now is None else now
@@ -353,17 +367,20 @@ def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
         if not manifest.is_file():
             continue
         meta = _front_matter(manifest)
-        run = by_run.get(name, {})
+        # the store keeps the name scrubbed (a secret-looking directory name is redacted in its rows)
+        run = by_run.get(name) or by_run.get(safe_scrub(name), {})
         count, ok = int(run.get("runs") or 0), int(run.get("ok") or 0)
         rows.append({"dir": name, "name": meta.get("name") or name, "description": meta.get("description"),
                      "runs": count, "ok": ok, "rate": ok / count if count else None,
-                     "last_used": run.get("last_used"), "changes": by_change.get(name, 0),
+                     "last_used": run.get("last_used"),
+                     "changes": by_change.get(name, by_change.get(safe_scrub(name), 0)),
                      "red": count >= 5 and (count - ok) / count >= 0.5})
     rows.sort(key=lambda r: (r["rate"] is None, r["rate"] if r["rate"] is not None else 0.0, r["name"]))
     return {"skills_dir": dirs is not None, "store": runs is not None and changes is not None, "rows": rows,
             "store_status": store_status(sources, problems)}
 
 
+@scrubbed
 def memory(sources: Sources, limit: int = 500) -> dict[str, Any]:
     """Memory files (``*.md`` under the memory directories, newest first) and the 50 latest
     ``memory_changes`` rows."""

@@ -21,11 +21,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from .callbacks import Entry
+from .excepthook import install_thread_excepthook
 from .logscrub import install_log_scrubbing
 from .scrub import scrub_message
 
 logger: Final = logging.getLogger("hermes_pipeline.dispatch")
 install_log_scrubbing()  # every record of the package's loggers is credential-scrubbed (see logscrub)
+install_thread_excepthook()  # and every traceback a thread prints to stderr (see excepthook)
 
 MESSAGE_CHARS: Final = 200
 REPORT_INTERVAL: Final = 60.0

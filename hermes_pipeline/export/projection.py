@@ -67,14 +67,15 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
         listeners: initial listeners (``fn(event)``).
         deferred: run the projection on the publication thread (see the module docstring).
         max_queue_size: capacity of the publication queue in hook records (FMT-80).
-        toolsets, memory_tools, redact_credentials: see :class:`ScopeTracker`.
+        toolsets, memory_tools, redact_credentials, max_value_chars: see :class:`ScopeTracker`.
     """
 
     def __init__(self, listeners: tuple[Listener, ...] = (), *, deferred: bool = False,
                  max_queue_size: int = 10_000, toolsets: Mapping[str, str] | None = None,
-                 memory_tools: Mapping[str, str] | None = None, redact_credentials: bool = True) -> None:
+                 memory_tools: Mapping[str, str] | None = None, redact_credentials: bool = True,
+                 max_value_chars: int | None = None) -> None:
         super().__init__(listeners, toolsets=toolsets, memory_tools=memory_tools,
-                         redact_credentials=redact_credentials)
+                         redact_credentials=redact_credentials, max_value_chars=max_value_chars)
         self._closed = False
         self._former: OrderedDict[str, _Placement] = OrderedDict()
         if deferred:

@@ -29,8 +29,8 @@ from ..engine.scrub import (
     SCRUB_MIN_CHARS,
     is_sensitive_key,
     known_clean,
-    safe_scrub,
 )
+from .bounds import TRUNCATED_VALUES_KEY, bounded_scrub
 from .events import ScopeEvent
 
 __all__ = ["MAX_DEPTH", "redact_event", "redact_value"]
@@ -48,11 +48,29 @@ _SCALARS: Final = frozenset({bool, int, float, type(None)})
 """Exact types kept as they are (strings are scrubbed, everything else is walked or rendered)."""
 
 
-def _text(text: str) -> str:
+class _Walk:
+    """One walk's state: the containers on the current path (cycle detection), the value cap, and the cuts made."""
+
+    __slots__ = ("ids", "cap", "cut")
+
+    def __init__(self, cap: int | None) -> None:
+        self.ids: set[int] = set()
+        self.cap = cap
+        self.cut = 0
+
+    def scrub(self, text: str) -> str:
+        """``text`` scrubbed and, past the cap, cut with the truncation marker (counted in :attr:`cut`)."""
+        out, cut = bounded_scrub(text, self.cap)
+        if cut:
+            self.cut += 1
+        return out
+
+
+def _text(text: str, ctx: _Walk) -> str:
     # known_clean only ever holds texts of at most CLEAN_MAX_CHARS characters, so a hit needs no length test
     if text in known_clean or len(text) < SCRUB_MIN_CHARS:
         return text
-    return safe_scrub(text)
+    return ctx.scrub(text)
 
 
 def _remember(key: str) -> None:
@@ -65,10 +83,10 @@ def _remember(key: str) -> None:
     (_token_keys if is_sensitive_key(key, "") else _plain_keys).add(key)
 
 
-def _key(key: Any, item: Any) -> tuple[Any, bool]:
+def _key(key: Any, item: Any, ctx: _Walk) -> tuple[Any, bool]:
     """The rendered key and whether its value is redacted (the sensitive-key rule of 01 §8.2.4)."""
     if type(key) is str:
-        text = _text(key)
+        text = _text(key, ctx)
         if text is key:
             _remember(key)
         return text, is_sensitive_key(key, item)
@@ -78,29 +96,29 @@ def _key(key: Any, item: Any) -> tuple[Any, bool]:
         text = str(key)
     except Exception:
         return REDACTION_FAILED, True
-    return _text(text if type(text) is str else str.__str__(text)), is_sensitive_key(text, item)
+    return _text(text if type(text) is str else str.__str__(text), ctx), is_sensitive_key(text, item)
 
 
-def _walk(value: Any, depth: int, active: set[int]) -> Any:
+def _walk(value: Any, depth: int, ctx: _Walk) -> Any:
     cls = type(value)
     if cls is str:
-        return _text(value)
+        return _text(value, ctx)
     if cls in _SCALARS:
         return value
     if cls is dict or cls is list or cls is tuple:
-        if depth >= MAX_DEPTH or id(value) in active:
+        if depth >= MAX_DEPTH or id(value) in ctx.ids:
             return DEPTH_MARKER.format(type_name=cls.__name__)
-        return _mapping(value, depth, active) if cls is dict else _sequence(value, depth, active)
+        return _mapping(value, depth, ctx) if cls is dict else _sequence(value, depth, ctx)
     return sanitize(value)  # str subclasses, sets, provider objects ...: what the encoders' fallback renders
 
 
-# Cycle detection: ``active`` holds the ids of the containers on the path from the field to the value
+# Cycle detection: ``ctx.ids`` holds the ids of the containers on the path from the field to the value
 # being walked. A container enters it just before its first child that is not a string or a scalar is
 # walked (a container whose children are all strings and scalars cannot be on a cycle), and leaves it
-# when it is done. An exception aborts the whole walk, which owns ``active``: no cleanup is needed.
+# when it is done. An exception aborts the whole walk, which owns ``ctx``: no cleanup is needed.
 
 
-def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, Any]:
+def _mapping(value: dict[Any, Any], depth: int, ctx: _Walk) -> dict[Any, Any]:
     # The common cases inlined (a known key with a string or a scalar value): most event metadata and
     # data are exactly that, and each event goes through here once per sink set.
     out: dict[Any, Any] | None = None
@@ -119,37 +137,37 @@ def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, A
                     if out is not None:
                         out[key] = item
                     continue
-                new = safe_scrub(item)
+                new = ctx.scrub(item)
             elif cls in scalars:
                 if out is not None:
                     out[key] = item
                 continue
             else:
                 if not entered:
-                    active.add(id(value))
+                    ctx.ids.add(id(value))
                     entered = True
                 # a nested dict within the limits is walked directly (what _walk would do, one call less)
-                if cls is dict and child < MAX_DEPTH and id(item) not in active:
-                    new = _mapping(item, child, active)
+                if cls is dict and child < MAX_DEPTH and id(item) not in ctx.ids:
+                    new = _mapping(item, child, ctx)
                 else:
-                    new = _walk(item, child, active)
+                    new = _walk(item, child, ctx)
             new_key = key
         elif key in _token_keys and type(key) is str:
             new_key = key
             new = item if item is None or cls is int or cls is float else REDACTED
         else:
-            new_key, sensitive = _key(key, item)
+            new_key, sensitive = _key(key, item, ctx)
             if sensitive:
                 new = REDACTED
             elif cls is str:
-                new = _text(item)
+                new = _text(item, ctx)
             elif cls in scalars:
                 new = item
             else:
                 if not entered:
-                    active.add(id(value))
+                    ctx.ids.add(id(value))
                     entered = True
-                new = _walk(item, child, active)
+                new = _walk(item, child, ctx)
         if out is None:
             if new_key is key and new is item:
                 continue
@@ -160,11 +178,11 @@ def _mapping(value: dict[Any, Any], depth: int, active: set[int]) -> dict[Any, A
                 out[k] = v
         out[new_key] = new
     if entered:
-        active.discard(id(value))
+        ctx.ids.discard(id(value))
     return value if out is None else out
 
 
-def _sequence(value: list[Any] | tuple[Any, ...], depth: int, active: set[int]) -> list[Any] | tuple[Any, ...]:
+def _sequence(value: list[Any] | tuple[Any, ...], depth: int, ctx: _Walk) -> list[Any] | tuple[Any, ...]:
     child = depth + 1
     entered = changed = False
     clean = known_clean
@@ -173,55 +191,68 @@ def _sequence(value: list[Any] | tuple[Any, ...], depth: int, active: set[int]) 
     for item in value:
         cls = type(item)
         if cls is str:
-            new = item if item in clean or len(item) < SCRUB_MIN_CHARS else safe_scrub(item)
+            new = item if item in clean or len(item) < SCRUB_MIN_CHARS else ctx.scrub(item)
         elif cls in scalars:
             new = item
         else:
             if not entered:
-                active.add(id(value))
+                ctx.ids.add(id(value))
                 entered = True
-            if cls is dict and child < MAX_DEPTH and id(item) not in active:  # as in _mapping
-                new = _mapping(item, child, active)
+            if cls is dict and child < MAX_DEPTH and id(item) not in ctx.ids:  # as in _mapping
+                new = _mapping(item, child, ctx)
             else:
-                new = _walk(item, child, active)
+                new = _walk(item, child, ctx)
         if new is not item:
             changed = True
         items.append(new)
     if entered:
-        active.discard(id(value))
+        ctx.ids.discard(id(value))
     if not changed:
         return value
     return items if type(value) is list else tuple(items)
 
 
-def redact_value(value: Any) -> Any:
+def redact_value(value: Any, max_chars: int | None = None) -> Any:
     """``value`` with every credential the scrubber recognises replaced by ``<redacted>`` (see the module docstring).
 
-    Returns ``value`` itself when nothing changed. Never raises for JSON-shaped input; a string whose
-    scrubbing fails becomes ``<redaction failed>``, never the raw text.
+    With ``max_chars``, a string longer than that (after scrubbing) is cut to it with the
+    ``...[truncated N chars]`` marker. Returns ``value`` itself when nothing changed. Never raises for
+    JSON-shaped input; a string whose scrubbing fails becomes ``<redaction failed>``, never the raw text.
     """
-    return _walk(value, 0, set())
+    return _walk(value, 0, _Walk(max_chars))
 
 
-def _field(value: Any, active: set[int]) -> Any:
+def _field(value: Any, ctx: _Walk) -> Any:
     """One of an event's three fields (a dict, ``None``, or whatever a sanitizer put there)."""
     if type(value) is dict:
-        return _mapping(value, 0, active) if value else value
-    return value if value is None else _walk(value, 0, active)
+        return _mapping(value, 0, ctx) if value else value
+    return value if value is None else _walk(value, 0, ctx)
 
 
-def redact_event(event: ScopeEvent) -> ScopeEvent:
-    """``event`` with ``data``, ``category_profile`` and ``metadata`` redacted; the same object when nothing changed."""
-    active: set[int] = set()
+def redact_event(event: ScopeEvent, max_chars: int | None = None) -> ScopeEvent:
+    """``event`` with its ``name``, ``data``, ``category_profile`` and ``metadata`` redacted; the same object when
+    nothing changed.
+
+    With ``max_chars``, every string longer than that is cut to it with the ``...[truncated N chars]``
+    marker, and the event's metadata says how many values were cut (``hermes.truncated_values``), so a
+    reader such as the trajectory store can tell a complete record from a cut one.
+    """
+    ctx = _Walk(max_chars)
     data = event.data
     profile = event.profile
     meta = event.metadata
     # _field() inlined for the usual field shapes (a non-empty dict, or None)
-    new_data = _mapping(data, 0, active) if type(data) is dict and data else _field(data, active)
-    new_profile = _mapping(profile, 0, active) if type(profile) is dict and profile else _field(profile, active)
-    new_meta = _mapping(meta, 0, active) if type(meta) is dict and meta else _field(meta, active)
-    if new_data is data and new_profile is profile and new_meta is meta:
+    new_data = _mapping(data, 0, ctx) if type(data) is dict and data else _field(data, ctx)
+    new_profile = _mapping(profile, 0, ctx) if type(profile) is dict and profile else _field(profile, ctx)
+    new_meta = _mapping(meta, 0, ctx) if type(meta) is dict and meta else _field(meta, ctx)
+    # The scope name is the tool name on tool scopes (and a mark's name on marks): a host-chosen string that
+    # every exporter writes as is (the ATOF ``name``, the OTLP span name), so it is scrubbed like any value.
+    name = event.name
+    new_name = _text(name, ctx) if type(name) is str else REDACTION_FAILED
+    if ctx.cut:
+        new_meta = {**(new_meta if isinstance(new_meta, dict) else {}), TRUNCATED_VALUES_KEY: ctx.cut}
+    if new_data is data and new_profile is profile and new_meta is meta and new_name is name:
         return event
-    return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name,
+    return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, new_name,
                       event.category, event.attributes, new_profile, new_data, new_meta, event.session_uuid,
                       event.root_uuid)

@@ -42,6 +42,7 @@ from time import time_ns
 from typing import Any, Final
 
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
+from . import bounds
 from .events import END, MARK, SCOPE, SESSION_SCOPE, START, ScopeEvent
 from .ids import new_uuid7
 from .redaction import redact_event
@@ -127,13 +128,19 @@ class ScopeTracker:
         redact_credentials: scrub credentials from every event before any listener sees it (the default;
             see :mod:`~hermes_pipeline.export.redaction`). ``False`` hands listeners the content as the
             hooks gave it; the ``observability`` component's ``redact_credentials = false`` sets it.
+        max_value_chars: the bound of one string value of an event, in characters (default 1,000,000; at
+            least 1,000): longer ones are cut with ``...[truncated N chars]`` before any listener sees them,
+            whatever ``redact_credentials`` says (see :mod:`~hermes_pipeline.export.bounds`).
     """
 
     def __init__(self, listeners: tuple[Listener, ...] = (), *, toolsets: Mapping[str, str] | None = None,
-                 memory_tools: Mapping[str, str] | None = None, redact_credentials: bool = True) -> None:
+                 memory_tools: Mapping[str, str] | None = None, redact_credentials: bool = True,
+                 max_value_chars: int | None = None) -> None:
         self._lock = threading.RLock()  # FMT-86: listeners may call the bookkeeping APIs back
         self.redact_credentials = bool(redact_credentials)
         """Whether events are credential-scrubbed after the sanitizers and before every listener."""
+        self.max_value_chars: int = bounds.max_value_chars(max_value_chars)
+        """The bound of one string value of every published event (see :mod:`~hermes_pipeline.export.bounds`)."""
         self._listeners: tuple[Listener, ...] = tuple(listeners)
         self._sanitizer_entries: tuple[tuple[int, str, Sanitizer], ...] = ()
         self._sanitizers: tuple[Sanitizer, ...] = ()
@@ -226,8 +233,11 @@ class ScopeTracker:
             event = self._sanitize(event)
         if self.redact_credentials:
             # One credential scrubber for every sink, before any of them sees the event; summaries and
-            # previews are made later by the sinks, from these scrubbed strings.
-            event = redact_event(event)
+            # previews are made later by the sinks, from these scrubbed strings. The same walk bounds
+            # every string, so no sink ever holds a value longer than max_value_chars.
+            event = redact_event(event, self.max_value_chars)
+        else:
+            event = bounds.bound_event(event, self.max_value_chars)
         for listener in self._listeners:
             try:
                 listener(event)

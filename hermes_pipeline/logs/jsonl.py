@@ -6,7 +6,10 @@ UTC, milliseconds), ``level``, ``logger``, ``event`` (a stable snake_case id: th
 format string, which does not change from one call to the next), ``msg``, and the correlation ids
 when known: from the record's extras, else from the calling code's session, turn and tool call.
 Other extras given by the code become top-level keys. Messages are the already credential-scrubbed
-text of the record (:mod:`hermes_pipeline.engine.logscrub`); the package never logs raw content.
+text of the record (:mod:`hermes_pipeline.engine.logscrub`); the package never logs raw content. Extras and
+correlation ids (a path, a skill name, an id a host chose) are scrubbed here, and every string value of a
+line is cut to ``max_value_chars`` (default 1,000,000) with ``...[truncated N chars]``, so one record can
+never become an unbounded line.
 
 The file rotates at 10 MiB keeping 5 older files. It is added beside whatever handlers the host
 has (interactive CLIs keep their human-readable stderr); the records it sees are those the
@@ -24,10 +27,14 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from ..engine.scrub import safe_scrub, truncate
+
 logger: Final = logging.getLogger("hermes_pipeline.logs")
 
 MAX_BYTES: Final = 10 * 1024 * 1024
 BACKUPS: Final = 5
+DEFAULT_MAX_VALUE_CHARS: Final = 1_000_000
+"""The longest string value of one line (the profile's ``observability.max_value_chars``)."""
 CORRELATION: Final = ("session_id", "turn_id", "trajectory_id", "api_request_id", "tool_call_id", "trace_id",
                       "span_id")
 _STANDARD: Final = frozenset(vars(logging.LogRecord("x", 0, "", 0, "", (), None))) | {"message", "asctime", "event"}
@@ -90,21 +97,28 @@ def _context_ids() -> dict[str, str]:
 class JsonLinesFormatter(logging.Formatter):
     """One JSON object per record (see the module docstring)."""
 
+    def __init__(self, max_value_chars: int = DEFAULT_MAX_VALUE_CHARS) -> None:
+        super().__init__()
+        self.max_value_chars = max_value_chars
+
+    def _text(self, value: str) -> str:
+        return truncate(safe_scrub(value), self.max_value_chars)
+
     def format(self, record: logging.LogRecord) -> str:
         ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
         event = getattr(record, "event", None)
         doc: dict[str, Any] = {"ts": ts, "level": record.levelname, "logger": record.name,
                                "event": event if isinstance(event, str) and event else
                                event_id(getattr(record, TEMPLATE, record.msg), record.name),
-                               "msg": record.getMessage()}
+                               "msg": truncate(record.getMessage(), self.max_value_chars)}
         ids = _context_ids()
         for key in CORRELATION:
             value = getattr(record, key, None) or ids.get(key)
             if value:
-                doc[key] = str(value)
+                doc[key] = self._text(str(value))
         for key, value in vars(record).items():
             if key not in _STANDARD and key not in doc and not key.startswith("_"):
-                doc[key] = value if isinstance(value, str | int | float | bool) or value is None else str(value)
+                doc[key] = value if isinstance(value, int | float | bool) or value is None else self._text(str(value))
         if record.exc_info and record.exc_info[0] is not None:
             doc["error_type"] = record.exc_info[0].__name__  # the type only: a traceback may quote content
         return json.dumps(doc, ensure_ascii=False, default=str)
@@ -114,9 +128,9 @@ class _Handler(logging.handlers.RotatingFileHandler):
     """A rotating file handler creating its directory (0700) and file (0600) at the first record; a file that
     cannot be written (a read-only profile) is reported once by :mod:`logging` and the host's handlers go on."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, max_value_chars: int = DEFAULT_MAX_VALUE_CHARS) -> None:
         super().__init__(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True)
-        self.setFormatter(JsonLinesFormatter())
+        self.setFormatter(JsonLinesFormatter(max_value_chars))
 
     broken = False
 
@@ -168,8 +182,9 @@ class LogHandle:
         handler.close()
 
 
-def attach_jsonl_log(path: Path) -> LogHandle:
-    """Write the package's log records to ``path`` as JSON Lines (one handler per file, shared)."""
+def attach_jsonl_log(path: Path, max_value_chars: int = DEFAULT_MAX_VALUE_CHARS) -> LogHandle:
+    """Write the package's log records to ``path`` as JSON Lines (one handler per file, shared; the first
+    attachment's ``max_value_chars`` bounds every string value of a line)."""
     _remember_templates()
     key = str(path)
     with _lock:
@@ -177,7 +192,7 @@ def attach_jsonl_log(path: Path) -> LogHandle:
             handler, count = _handlers[key]
             _handlers[key] = (handler, count + 1)
             return LogHandle(path)
-        handler = _Handler(path)
+        handler = _Handler(path, max(int(max_value_chars), 1000))
         _handlers[key] = (handler, 1)
     logging.getLogger("hermes_pipeline").addHandler(handler)
     return LogHandle(path)
@@ -192,7 +207,7 @@ def attach_for_profile(profile: Any) -> LogHandle | None:
         settings = read_observability(profile.home)
     raw = Path(settings.log_path).expanduser()
     path = raw if raw.is_absolute() else Path(profile.home) / raw
-    handle = attach_jsonl_log(path)
+    handle = attach_jsonl_log(path, settings.max_value_chars or DEFAULT_MAX_VALUE_CHARS)
     from .clock import warn_if_unsynchronized
 
     threading.Thread(target=warn_if_unsynchronized, name="hermes-clock-check", daemon=True).start()  # BOOK-49

@@ -182,6 +182,24 @@ class Recording:
         walk(self.document)
         return out
 
+    @property
+    def truncated_values(self) -> int:
+        """How many values the recording's run had cut to the export bound (``extra.hermes.truncated_values``
+        of the run and its subagents' trajectories); 0 when nothing was cut."""
+        total = 0
+
+        def walk(doc: Mapping[str, Any]) -> None:
+            nonlocal total
+            cut = _hermes(doc).get("truncated_values")
+            if isinstance(cut, int) and not isinstance(cut, bool):
+                total += cut
+            for child in doc.get("subagent_trajectories") or []:
+                if isinstance(child, Mapping):
+                    walk(child)
+
+        walk(self.document)
+        return total
+
     def truncated_calls(self) -> list[RecordedCall]:
         """Recorded calls whose payloads the sanitizer cut (they cannot be served)."""
         return [call for call in self.calls if call.truncated]

@@ -90,6 +90,16 @@ def recorded_settings(recording: Recording) -> dict[str, Any]:
     return settings
 
 
+def truncation_warnings(recording: Recording) -> list[str]:
+    """A note when the recording says some of its values were cut to the export bound (``max_value_chars``):
+    a tool result served from it is the cut text, not what the agent saw."""
+    cut = recording.truncated_values
+    if not cut:
+        return []
+    return [f"{cut} recorded value(s) were cut to the export bound (max_value_chars) when the run was recorded: "
+            "steps that use them are replayed with the cut text, not byte for byte"]
+
+
 def snapshot_warnings(recording: Recording, home: Path | None) -> list[str]:
     """What differs between the recorded skill / memory hashes and the profile at ``home`` now."""
     recorded = recording.context
@@ -211,4 +221,4 @@ def run_replay(recording: Recording, *, mode: Mode = "strict", live_from: int | 
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_atomically(target, indented(document))
     return ReplayResult(recording, replay, document, target, diff_trajectories(recording.document, document),
-                        answer, error, snapshot_warnings(recording, home))
+                        answer, error, [*truncation_warnings(recording), *snapshot_warnings(recording, home)])

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ..engine.scrub import safe_scrub
 from .vocab import ARCHITECTURES, INSTALL_METHODS, OS_FAMILIES
 
 _VERSION_RE: Final = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+\-_]{0,63}$")
@@ -43,9 +44,12 @@ class Resource:
 
 
 def normalise_version(value: object) -> str:
-    """Host version string of 1-64 characters (version characters only, so never a path), else ``unknown``."""
+    """Host version string of 1-64 characters (version characters only, so never a path), else ``unknown``.
+
+    A value the credential scrubber would change (a key passed as the version) is ``unknown`` too: the
+    pattern alone accepts an ``AKIA...`` or ``ghp_...`` string."""
     text = value.strip() if isinstance(value, str) else ""
-    return text if _VERSION_RE.match(text) else "unknown"
+    return text if _VERSION_RE.match(text) and safe_scrub(text) == text else "unknown"
 
 
 def normalise_os(value: object) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from ..engine.scrub import safe_scrub
 from ..export.classify import TOOL_CATEGORIES as TOOL_CATEGORIES  # SM-25: by toolset, shared with the exporters
 from ..export.classify import tool_category as tool_category
 
@@ -195,6 +196,11 @@ MAX_PROVIDER_CHARS: Final = 64
 
 
 def _identifier(value: object, limit: int) -> str:
+    # The free-form identifiers (model, provider) pass the credential scrubber as well as the allowlist
+    # pattern: a value the scrubber would redact (a key pasted as the model name) is ``unknown``. The
+    # scrubber sees the original case, since key shapes are case-sensitive (``AKIA...``).
+    if not isinstance(value, str) or safe_scrub(value.strip()) != value.strip():
+        return "unknown"
     text = _lower(value)
     return text if text and len(text) <= limit and IDENTIFIER_RE.match(text) else "unknown"
 

@@ -127,7 +127,8 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
               "observability.pricing": {"openai/m": {"input": 1, "output": 2}}, "observability.otel_enabled": True,
               "observability.otel_endpoint": "http://collector:4318", "observability.otel_service_name": "svc",
               "observability.trace_sampling_rate": 0.5, "observability.retention.runs_days": 30,
-              "observability.retention.history_days": 100, "observability.logs.path": "logs/x.jsonl"}
+              "observability.retention.history_days": 100, "observability.logs.path": "logs/x.jsonl",
+              "observability.max_value_chars": 5000}
     alert_values = {"enabled": True, "notifiers": ["webhook"], "cost_spike_factor": 4.5, "cost_window_minutes": 30,
                     "cost_baseline_days": 7, "cost_min_active_days": 2, "systemd_unit": "hermes.service",
                     "restart_count": 5, "restart_window_minutes": 20, "llm_failures": 6, "skill_failures": 3,

@@ -101,6 +101,12 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
 
 def main() -> int:
     """Entry point of the worker: frames on stdin/stdout; anything printed goes to stderr instead."""
+    from ...engine.excepthook import install_thread_excepthook
+    from ...engine.logscrub import install_log_scrubbing
+
+    # the child's stderr is the agent's: its log records and thread tracebacks are scrubbed as in the parent
+    install_log_scrubbing()
+    install_thread_excepthook()
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr

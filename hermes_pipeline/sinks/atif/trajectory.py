@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping
 from operator import itemgetter
 from typing import Any, Final
 
+from ...export.bounds import TRUNCATED_VALUES_KEY
 from ...export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from ...export.ids import rfc3339_us, uuid_str
 from ...export.jsonenc import indented
@@ -499,6 +500,12 @@ class TrajectoryAssembler:
                                           ("status", end_data.get("child_status"))) if v is not None}
             if subagent:
                 hermes["subagent"] = subagent
+        # Values the projection cut to its max_value_chars bound: the trajectory then says so, since a replay
+        # of it cannot give back what was cut (see export/bounds.py).
+        cut = sum(event.metadata.get(TRUNCATED_VALUES_KEY, 0) for _, _, event in events
+                  if isinstance(event.metadata, Mapping))
+        if cut:
+            hermes["truncated_values"] = cut
         extra: dict[str, Any] = {"hermes": hermes}
         if self.config.include_observed_events:  # a subagent's events are in its own trajectory
             own_uuid, aliases = node.start.uuid, node.aliases

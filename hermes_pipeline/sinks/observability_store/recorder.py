@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
+from ...engine.scrub import safe_scrub
 from ...shared_metrics.locks import file_lock
 from . import db
 from .rows import Item, MemoryWrite, SkillChange
 from .scan import (STATE_NAME, ScanState, diff_memory, diff_skills, excerpt, memory_files, read_memory, sha256_file,
-                   skill_files)
+                   skill_files, state_key)
 from .schema import sqlite_utc
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
@@ -170,16 +171,17 @@ class Recorder:
         known, after = self.probe.take(change.skill_name) if self.probe is not None else (False, None)
         if not known:
             after = sha256_file(self.home / self.skills_dir / change.skill_name / "SKILL.md")
-        before = None if change.change_type == "create" else state.skills.get(change.skill_name)
+        key = state_key(change.skill_name)
+        before = None if change.change_type == "create" else state.skills.get(key)
         provenance = change.provenance
         if provenance is None:  # a patch does not repeat where the skill came from: the last row knows
             last = conn.execute("SELECT provenance FROM skill_history WHERE skill_name = ? ORDER BY version DESC "
                                 "LIMIT 1", (change.skill_name,)).fetchone()
             provenance = last[0] if last else None
         if after is None:
-            state.skills.pop(change.skill_name, None)
+            state.skills.pop(key, None)
         else:
-            state.skills[change.skill_name] = after
+            state.skills[key] = after
         self._skill_row(conn, {"skill_name": change.skill_name, "change_type": change.change_type,
                                "reason": change.reason, "trigger_session_id": change.session_id,
                                "before_hash": before, "after_hash": after, "changed_at": change.changed_at,
@@ -190,7 +192,8 @@ class Recorder:
         current = skill_files(self.home, self.skills_dir)
         rows = 0
         if state.initialised:
-            for name, before, after in diff_skills(state, current):
+            for raw_name, before, after in diff_skills(state, current):
+                name = safe_scrub(raw_name)  # a directory name on disk: scrubbed where it enters the store
                 last = conn.execute("SELECT provenance FROM skill_history WHERE skill_name = ? ORDER BY version DESC "
                                     "LIMIT 1", (name,)).fetchone()
                 self._skill_row(conn, {"skill_name": name, "change_type": "refine", "reason": None,
@@ -198,7 +201,7 @@ class Recorder:
                                        "changed_at": sqlite_utc(), "hermes_action": "external_edit",
                                        "provenance": last[0] if last else "unknown"})
                 rows += 1
-        state.skills = current
+        state.skills = {state_key(name): digest for name, digest in current.items()}
         return rows
 
     def _memory_rel(self, write: MemoryWrite) -> str | None:
@@ -225,9 +228,9 @@ class Recorder:
         self._candidates.pop(rel, None)  # what a scan saw changing in this file was this write
         digest, text = read_memory(self.home / rel)  # the tool's write is explained: the next scan starts here
         if digest is None:
-            state.memory.pop(rel, None)
+            state.memory.pop(state_key(rel), None)
         else:
-            state.memory[rel] = {"sha256": digest, "text": text}
+            state.memory[state_key(rel)] = {"sha256": digest, "text": text}
         return 1
 
     def _scan_memory(self, conn: sqlite3.Connection, state: ScanState, *, defer: bool = False) -> int:
@@ -239,19 +242,19 @@ class Recorder:
         now = sqlite_utc()
         written = 0
         for diff in diffs:
-            current = new_state.get(diff.file_path, {}).get("sha256", "-")
+            current = new_state.get(diff.key, {}).get("sha256", "-")
             if defer and self._candidates.get(diff.file_path) != current:
                 self._candidates[diff.file_path] = current  # seen once: confirmed (or dropped) later
-                if diff.file_path in state.memory:
-                    new_state[diff.file_path] = state.memory[diff.file_path]
+                if diff.key in state.memory:
+                    new_state[diff.key] = state.memory[diff.key]
                 else:
-                    new_state.pop(diff.file_path, None)
+                    new_state.pop(diff.key, None)
                 continue
             self._candidates.pop(diff.file_path, None)
             conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "
                          "before_excerpt, after_excerpt, reason, changed_at) VALUES (?, ?, 'user-direct', NULL, ?, ?, "
                          "NULL, ?)",
-                         (diff.file_path, diff.change_type,
+                         (safe_scrub(diff.file_path), diff.change_type,
                           excerpt(diff.before, self.excerpt_chars) if diff.change_type != "add" else None,
                           excerpt(diff.after, self.excerpt_chars) if diff.change_type != "delete" else None, now))
             written += 1

@@ -1,8 +1,17 @@
 """Rescans that turn out-of-band edits into rows (BOOK-19, BOOK-22).
 
 The store remembers the last SHA-256 it saw of every ``skills/*/SKILL.md`` and of every ``*.md``
-file under the memory directories (and, for memory files, their text, to quote the change) in
-``observability/scan-state.json`` (0600, beside the database). A rescan compares the files on disk
+file under the memory directories (and, for memory files, their *scrubbed* text, to quote the change) in
+``observability/scan-state.json`` (0600, beside the database).
+
+Memory files are where users paste credentials, so no raw memory text is ever kept or stored: a file's
+text goes through the credential scrubber the moment it is read (:func:`read_memory`), and the state, the
+diff and the excerpts are all made from that scrubbed text. The state keeps a scrubbed copy rather than only
+the hash because the excerpt of the next change quotes the previous text, which a hash cannot give back; the
+hash (of the raw bytes) is what decides whether the file changed. A state written by an older version, which
+held raw text, is scrubbed when it is loaded and so rewritten scrubbed at the next save. Skill directory
+names and memory file paths are keys of the state: one the scrubber would change is kept as ``sha256:<hex>``
+of it instead (:func:`state_key`). A rescan compares the files on disk
 with that state: a skill whose hash changed without a lifecycle event gives a ``refine`` row with
 ``hermes_action = 'external_edit'``; a memory file that appeared, changed or disappeared without a
 recorded tool write gives a ``user-direct`` row whose excerpts quote the first differing hunk of a
@@ -27,9 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ...engine.scrub import safe_scrub
+
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
 STATE_NAME: Final = "scan-state.json"
+STATE_VERSION: Final = 2
+"""2: memory texts are scrubbed, skill names the scrubber changes are hashed (1 kept raw text)."""
 MAX_TEXT: Final = 1 << 20
 """Memory files larger than this keep only their hash in the state (their excerpts are then NULL)."""
 
@@ -64,7 +77,7 @@ def first_hunk(before: str, after: str) -> tuple[str | None, str | None]:
 
 @dataclass
 class ScanState:
-    """The last seen hashes (and memory texts) of one profile."""
+    """The last seen hashes (and scrubbed memory texts) of one profile."""
 
     skills: dict[str, str] = field(default_factory=dict)
     memory: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -85,21 +98,40 @@ class ScanState:
             return cls()
         skills: Any = raw.get("skills")
         memory: Any = raw.get("memory")
-        return cls(dict(skills) if isinstance(skills, dict) else {}, dict(memory) if isinstance(memory, dict) else {},
-                   True)
+        skills = {state_key(str(k)): v for k, v in skills.items()} if isinstance(skills, dict) else {}
+        memory = {state_key(str(k)): _scrubbed_entry(v) for k, v in memory.items()} if isinstance(memory, dict) else {}
+        return cls(skills, memory, True)
 
     def save(self, path: Path) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"version": 1, "skills": self.skills, "memory": self.memory}, fh, ensure_ascii=False)
+            json.dump({"version": STATE_VERSION, "skills": self.skills, "memory": self.memory}, fh, ensure_ascii=False)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
 
 
+def state_key(name: str) -> str:
+    """The state's key for a skill name or a memory file path: itself, or ``sha256:<hex>`` of it when the
+    scrubber would change it."""
+    if name.startswith("sha256:") or safe_scrub(name) == name:
+        return name
+    return "sha256:" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _scrubbed_entry(entry: Any) -> Any:
+    """A memory entry of a loaded state with its text scrubbed (states of version 1 kept it raw)."""
+    if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+        return {**entry, "text": safe_scrub(entry["text"])}
+    return entry
+
+
 def skill_files(home: Path, skills_dir: str) -> dict[str, str]:
-    """``skill name → SHA-256`` of every ``<skills_dir>/<name>/SKILL.md`` (hidden directories skipped)."""
+    """``skill name → SHA-256`` of every ``<skills_dir>/<name>/SKILL.md`` (hidden directories skipped).
+
+    The names are the directory names on disk, raw: :func:`skill_key` makes them state keys and the
+    recorder scrubs them before they become rows."""
     root = home / skills_dir
     out: dict[str, str] = {}
     try:
@@ -148,23 +180,27 @@ def memory_files(home: Path, dirs: Iterable[str], warned: set[str] | None = None
 
 
 def read_memory(path: Path) -> tuple[str | None, str | None]:
-    """``(sha256, text)`` of a memory file; text ``None`` when too large or not UTF-8; ``(None, None)`` if gone."""
+    """``(sha256, scrubbed text)`` of a memory file; text ``None`` when too large; ``(None, None)`` if gone.
+
+    The hash is of the raw bytes (it decides whether the file changed); the text is scrubbed here, where it
+    enters, so neither the state nor an excerpt ever holds a credential the scrubber recognises."""
     try:
         data = path.read_bytes()
     except OSError:
         return None, None
-    text = data.decode("utf-8", errors="replace") if len(data) <= MAX_TEXT else None
+    text = safe_scrub(data.decode("utf-8", errors="replace")) if len(data) <= MAX_TEXT else None
     return hashlib.sha256(data).hexdigest(), text
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryDiff:
-    """One out-of-band memory change."""
+    """One out-of-band memory change (``file_path`` as on disk, raw; ``key`` its :func:`state_key`)."""
 
     file_path: str
     change_type: str
     before: str | None
     after: str | None
+    key: str
 
 
 def diff_skills(state: ScanState, current: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -173,8 +209,11 @@ def diff_skills(state: ScanState, current: dict[str, str]) -> list[tuple[str, st
     New or removed skills are not edits (their lifecycle events say what happened): new ones only
     join the baseline.
     """
-    changed = [(name, state.skills[name], digest) for name, digest in current.items()
-               if name in state.skills and state.skills[name] != digest]
+    changed = []
+    for name, digest in current.items():
+        before = state.skills.get(state_key(name))
+        if before is not None and before != digest:
+            changed.append((name, before, digest))
     return changed
 
 
@@ -186,16 +225,17 @@ def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[Memory
         digest, text = read_memory(path)
         if digest is None:
             continue
-        new_state[rel] = {"sha256": digest, "text": text}
-        old = state.memory.get(rel)
+        key = state_key(rel)
+        new_state[key] = {"sha256": digest, "text": text}
+        old = state.memory.get(key)
         if old is None:
             if state.initialised:
-                diffs.append(MemoryDiff(rel, "add", None, text))
+                diffs.append(MemoryDiff(rel, "add", None, text, key))
         elif old.get("sha256") != digest:
             before, after = first_hunk(old.get("text") or "", text or "") \
                 if old.get("text") is not None and text is not None else (None, None)
-            diffs.append(MemoryDiff(rel, "modify", before, after))
-    for rel, old in state.memory.items():
-        if rel not in new_state:
-            diffs.append(MemoryDiff(rel, "delete", old.get("text"), None))
+            diffs.append(MemoryDiff(rel, "modify", before, after, key))
+    for key, old in state.memory.items():
+        if key not in new_state:
+            diffs.append(MemoryDiff(key, "delete", old.get("text"), None, key))
     return diffs, new_state
