@@ -1,10 +1,11 @@
 """Rescans that turn out-of-band edits into rows (BOOK-19, BOOK-22).
 
-The store remembers the last SHA-256 it saw of every ``skills/*/SKILL.md`` and of every ``*.md``
-file under the memory directories (and, for memory files, their text, to quote the change) in
+The store remembers the hashes of every skill's files (in any layout, :mod:`.skill_tree`) and the
+last SHA-256 of every ``*.md`` file under the memory directories (and, for memory files, their text, to quote the change) in
 ``observability/scan-state.json`` (0600, beside the database). A rescan compares the files on disk
-with that state: a skill whose hash changed without a lifecycle event gives a ``refine`` row with
-``hermes_action = 'external_edit'``; a memory file that appeared, changed or disappeared without a
+with that state: a skill whose files changed without a lifecycle event gives a ``refine`` row with
+``hermes_action = 'external_edit'`` (one first seen, a ``create`` row ``discovered``; one gone, a
+``deprecate`` row ``external_delete``); a memory file that appeared, changed or disappeared without a
 recorded tool write gives a ``user-direct`` row whose excerpts quote the first differing hunk of a
 line diff. Changes the store recorded itself (lifecycle events, memory tool writes) update the state
 as they are written, so they are never reported twice.
@@ -64,11 +65,16 @@ def first_hunk(before: str, after: str) -> tuple[str | None, str | None]:
 
 @dataclass
 class ScanState:
-    """The last seen hashes (and memory texts) of one profile."""
+    """The last seen state of one profile: skills (hashes only, :class:`~.skill_tree.SkillTree`), memory
+    files, and the bookkeeping of the rule that a store writer's row wins over a rescan (:mod:`.attribution`)."""
 
-    skills: dict[str, str] = field(default_factory=dict)
+    skills: dict[str, Any] = field(default_factory=dict)
     memory: dict[str, dict[str, Any]] = field(default_factory=dict)
     initialised: bool = False
+    agent: dict[str, list[list[Any]]] = field(default_factory=dict)
+    """``key → [[hash, epoch seconds], …]``: what agent writes recently produced (any process)."""
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    """Rows a rescan wrote recently, with the hash it saw: a later agent row with that hash takes them over."""
 
     @classmethod
     def load(cls, path: Path) -> ScanState:
@@ -85,34 +91,21 @@ class ScanState:
             return cls()
         skills: Any = raw.get("skills")
         memory: Any = raw.get("memory")
+        agent: Any = raw.get("agent")
+        claims: Any = raw.get("claims")
         return cls(dict(skills) if isinstance(skills, dict) else {}, dict(memory) if isinstance(memory, dict) else {},
-                   True)
+                   True, dict(agent) if isinstance(agent, dict) else {},
+                   [c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else [])
 
     def save(self, path: Path) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"version": 1, "skills": self.skills, "memory": self.memory}, fh, ensure_ascii=False)
+            json.dump({"version": 2, "skills": self.skills, "memory": self.memory, "agent": self.agent,
+                       "claims": self.claims}, fh, ensure_ascii=False)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-
-
-def skill_files(home: Path, skills_dir: str) -> dict[str, str]:
-    """``skill name → SHA-256`` of every ``<skills_dir>/<name>/SKILL.md`` (hidden directories skipped)."""
-    root = home / skills_dir
-    out: dict[str, str] = {}
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return out
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        digest = sha256_file(Path(entry.path) / "SKILL.md")
-        if digest is not None:
-            out[entry.name] = digest
-    return out
 
 
 def _walk(directory: Path, warned: set[str]) -> Iterable[Path]:
@@ -165,17 +158,6 @@ class MemoryDiff:
     change_type: str
     before: str | None
     after: str | None
-
-
-def diff_skills(state: ScanState, current: dict[str, str]) -> list[tuple[str, str, str]]:
-    """``(name, before_hash, after_hash)`` of skills whose ``SKILL.md`` changed since the state.
-
-    New or removed skills are not edits (their lifecycle events say what happened): new ones only
-    join the baseline.
-    """
-    changed = [(name, state.skills[name], digest) for name, digest in current.items()
-               if name in state.skills and state.skills[name] != digest]
-    return changed
 
 
 def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[MemoryDiff], dict[str, dict[str, Any]]]:
