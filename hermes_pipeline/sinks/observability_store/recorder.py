@@ -162,7 +162,8 @@ class Recorder:
         written = 0
         for rel, file_ops in by_file.items():
             seen = before_seen.get(rel)
-            changes = replay(seen.text if seen is not None else None, file_ops,
+            before_text = None if seen is None else "" if seen.sha256 is None else seen.text  # absent: empty
+            changes = replay(before_text, file_ops,
                              entry_file=write.tool == "memory")
             after = after_seen.get(rel) or read_file(self.home, rel)
             attribution.note_agent(state, f"memory:{rel}", after.sha256, now)
@@ -183,7 +184,8 @@ class Recorder:
             if after.sha256 is None:  # the tool's write is explained: the next scan starts here
                 state.memory.pop(rel, None)
             else:
-                state.memory[rel] = {"sha256": after.sha256, "text": after.text}
+                state.memory[rel] = {"sha256": after.sha256,
+                                     "text": safe_scrub(after.text) if after.text is not None else None}
         return written
 
     def _scan_memory(self, conn: sqlite3.Connection, state: ScanState, *, defer: bool = False) -> int:

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ...engine.scrub import safe_scrub
+
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
 STATE_NAME: Final = "scan-state.json"
@@ -165,9 +167,10 @@ def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[Memory
     diffs: list[MemoryDiff] = []
     new_state: dict[str, dict[str, Any]] = {}
     for rel, path in current.items():
-        digest, text = read_memory(path)
+        digest, raw = read_memory(path)
         if digest is None:
             continue
+        text = safe_scrub(raw) if raw is not None else None  # the state never holds a credential in clear
         new_state[rel] = {"sha256": digest, "text": text}
         old = state.memory.get(rel)
         if old is None:
