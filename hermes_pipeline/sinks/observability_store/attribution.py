@@ -13,8 +13,14 @@ with no row explaining it. The rule that keeps the agent's write from being blam
 2. **A rescan's rows are claims.** A rescan that records a row (``user-direct`` memory change,
    ``external_edit`` / ``discovered`` / ``external_delete`` skill change) notes the row's id and the
    hash it saw. When the agent's write reaches its writer later and produced that hash, the writer
-   takes the row over: a memory row is replaced by the tool's rows (actor, session, real excerpts),
-   a skill row becomes the tool's change (same version, the tool's action, reason and session).
+   replaces the rescan's row by its own: memory rows with the actor, the session and the real
+   excerpts; a skill row with the tool's action, reason and session (the skill's later versions
+   move down one, so versions stay 1, 2, … in recording order).
+3. **In-flight memory writes are left alone.** A memory tool call puts a mark in
+   ``observability/inflight/`` before it runs, removed once its rows are committed (:mod:`.probe`);
+   a rescan does not judge a memory file that has a live mark. This covers what no hash can: a
+   rescan that saw the file between one process's write and that process's own look at it, when a
+   third write came in between.
 
 Whichever comes first, the end state is the same: the agent's rows, no user row. Both notes expire
 after :data:`WINDOW` seconds (a writer is far quicker; an old note must not explain a later hand
@@ -30,8 +36,8 @@ from .scan import ScanState
 
 WINDOW: Final = 600.0
 """Seconds a note explains a change or a claim waits for the agent's row."""
-MAX_AGENT_NOTES: Final = 8
-"""Per skill or memory file."""
+MAX_AGENT_NOTES: Final = 128
+"""Per skill or memory file (several processes writing one file quickly produce many hashes in a window)."""
 MAX_CLAIMS: Final = 512
 GONE: Final = "-"
 """The hash of a skill or file that no longer exists."""

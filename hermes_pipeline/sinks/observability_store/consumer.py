@@ -54,10 +54,11 @@ class StoreHandle:
         # The baseline must be the files as they are now, not when the writer next wakes up: wait for it
         # (bounded; on the writer thread, at profile open, never during a turn).
         self.sink.flush(START_SCAN_TIMEOUT)
-        from .probe import MemoryProbe, SkillHashProbe
+        from .probe import INFLIGHT_DIR, MemoryProbe, SkillHashProbe
 
         self.probe = SkillHashProbe(home / settings.skills_dir)
-        self.memory_probe = MemoryProbe(home, list(settings.memory_dirs), dict(settings.memory_tools))
+        self.memory_probe = MemoryProbe(home, list(settings.memory_dirs), dict(settings.memory_tools),
+                                        inflight=self.sink.recorder.path.parent / INFLIGHT_DIR)
         self.sink.recorder.probe = self.probe
         self.sink.recorder.memory_probe = self.memory_probe
         self.probe_name = engine.add_plugin(self.probe, name=f"hermes.observability_store.skills.{id(self):x}")
@@ -121,6 +122,7 @@ class StoreHandle:
                                deadline=CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
+            self.memory_probe.end_all_marks()  # calls whose rows never came (cut short) explain nothing more
 
 
 def attach_store(engine: Engine, home: Path, settings: ObservabilitySettings, *,

@@ -13,13 +13,23 @@ memory writes are rare, and the files are small):
   SHA-256 and text right after it (the hash the tool's write produced: the rule that a store
   writer's row wins over a rescan compares it). Kept by ``tool_call_id`` until the writer takes
   them, at most :data:`MAX_PENDING` calls.
+
+  It also puts an *in-flight mark* for the call in ``observability/inflight/`` (one small file per
+  call, naming the process and the memory files) before the tool runs; the store writer removes
+  it once the call's rows are committed. A rescan in any process leaves a file with a live mark
+  alone (:func:`inflight_files`): while a tool is writing it, or its row has not reached the store,
+  what the rescan sees is the agent's, even content no probe read (another process wrote again
+  before this one's ``post_tool_call``). A mark of a dead process, or older than
+  :data:`~.attribution.WINDOW`, is stale and removed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,12 +38,51 @@ from typing import Any, Final
 
 from ...contract.hookspecs import hookimpl
 from ...export.classify import tool_span_kind
+from .attribution import WINDOW
 from .memory_ops import parse_operations
 from .skill_tree import SkillTree, find_skill
 
 _MISSING: Final = "-"
 MAX_PENDING: Final = 256
 MAX_TEXT: Final = 1 << 20
+INFLIGHT_DIR: Final = "inflight"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def inflight_files(directory: Path, now: float | None = None) -> set[str]:
+    """The memory files (relative to the profile) some live tool call of any process is writing or has
+    written without its row in the store yet; stale marks are removed (see the module docstring)."""
+    now = time.time() if now is None else now
+    out: set[str] = set()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.name.endswith(".json"):
+            continue
+        try:
+            raw = json.loads(Path(entry.path).read_text(encoding="utf-8"))
+            pid, at, files = int(raw["pid"]), float(raw["at"]), raw["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # being written, or not ours: ignored
+        if not _alive(pid) or not now - WINDOW <= at <= now + WINDOW:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
+            continue
+        out.update(str(f) for f in files if isinstance(f, str))
+    return out
 
 
 class SkillHashProbe:
@@ -99,10 +148,13 @@ def memory_rel(home: Path, memory_dirs: list[str], file_name: str | None, path_a
 class MemoryProbe:
     """``pre_tool_call`` / ``post_tool_call`` of memory writes → the file before and after (module docstring)."""
 
-    def __init__(self, home: Path, memory_dirs: list[str], memory_tools: Mapping[str, str] | None = None) -> None:
+    def __init__(self, home: Path, memory_dirs: list[str], memory_tools: Mapping[str, str] | None = None,
+                 inflight: Path | None = None) -> None:
         self.home = home
         self.memory_dirs = list(memory_dirs)
         self.memory_tools = dict(memory_tools or {})
+        self.inflight = inflight
+        self._marks: dict[str, Path] = {}
         self._before: OrderedDict[str, dict[str, FileSeen]] = OrderedDict()
         self._after: OrderedDict[str, dict[str, FileSeen]] = OrderedDict()
         self._lock = threading.Lock()
@@ -123,10 +175,43 @@ class MemoryProbe:
             while len(table) > MAX_PENDING:
                 table.popitem(last=False)
 
+    def _mark(self, tool_call_id: str, files: list[str]) -> None:
+        if self.inflight is None:
+            return
+        name = f"{os.getpid()}-{hashlib.sha256(tool_call_id.encode('utf-8')).hexdigest()[:20]}.json"
+        path = self.inflight / name
+        try:
+            self.inflight.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = path.with_name(f".{name}.tmp")
+            tmp.write_text(json.dumps({"pid": os.getpid(), "at": time.time(), "files": files}), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            return  # no mark: the writer's row still takes over a rescan's (see .attribution)
+        with self._lock:
+            self._marks[tool_call_id] = path
+
+    def end_mark(self, tool_call_id: str) -> None:
+        """The call's rows are in the store (or it wrote nothing): its in-flight mark goes."""
+        with self._lock:
+            path = self._marks.pop(tool_call_id, None)
+        if path is not None:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    def end_all_marks(self) -> None:
+        """Remove every mark of this probe (the store is closing)."""
+        with self._lock:
+            ids = list(self._marks)
+        for call_id in ids:
+            self.end_mark(call_id)
+
     @hookimpl
     def pre_tool_call(self, tool_name: str, args: Any, tool_call_id: str) -> None:
         files = self._files(tool_name, args)
         if files and tool_call_id:
+            self._mark(tool_call_id, files)
             self._keep(self._before, tool_call_id, {rel: read_file(self.home, rel) for rel in files})
 
     @hookimpl

@@ -20,7 +20,7 @@ from ...engine.scrub import safe_scrub
 from ...shared_metrics.locks import file_lock
 from . import attribution, db, skill_rows
 from .memory_ops import parse_operations, replay
-from .probe import memory_rel, read_file
+from .probe import INFLIGHT_DIR, inflight_files, memory_rel, read_file
 from .rows import Item, MemoryWrite, SkillChange
 from .scan import STATE_NAME, ScanState, diff_memory, excerpt, memory_files
 from .schema import sqlite_utc
@@ -60,6 +60,8 @@ class Recorder:
         self.lock_path = self.path.with_name(".scan.lock")
         self._conn: sqlite3.Connection | None = None
         self._items: list[Item] = []
+        self._ended: list[str] = []
+        """Tool calls whose in-flight marks go once this commit is in (:mod:`.probe`)."""
         self._warned_dirs: set[str] = set()
         self.rows_written = 0
         self.busy_retries = 0
@@ -90,6 +92,7 @@ class Recorder:
         conn = self.connection()
         with file_lock(self.lock_path):
             state = ScanState.load(self.state_path)
+            self._ended.clear()
             try:
                 with db.transaction(conn):
                     written = sum(self._apply(conn, state, item) for item in self._items)
@@ -101,6 +104,9 @@ class Recorder:
             except OSError as exc:  # the rows are in; the next scan may report an edit twice at worst
                 logger.warning("hermes_pipeline: observability store: cannot save %s: %s", self.state_path,
                                exc.strerror or exc, extra={"event": "observability_scan_state_unwritable"})
+            if self.memory_probe is not None:  # the rows are in: what those calls wrote is explained now
+                for call_id in self._ended:
+                    self.memory_probe.end_mark(call_id)
         self._items.clear()
         self.rows_written += written
         return True
@@ -123,7 +129,8 @@ class Recorder:
         if isinstance(item, SkillChange):
             return self._skill_change(conn, state, item)
         if isinstance(item, MemoryWrite):
-            return self._memory_write(conn, state, item)
+            self._ended.append(item.tool_call_id)
+            return self._memory_write(conn, state, item) if item.succeeded else 0
         if item in (SCAN_SKILLS, "scan_all"):
             count = self._scan_skills(conn, state)
             return count + (self._scan_memory(conn, state) if item == "scan_all" else 0)
@@ -181,6 +188,8 @@ class Recorder:
                               change.op.reason, write.changed_at, after.sha256))
                 written += 1
             self._candidates.pop(rel, None)  # what a scan saw changing in this file was this write
+            if read_file(self.home, rel).sha256 != after.sha256:
+                continue  # changed again since (another process, the user): the state must not go back in time
             if after.sha256 is None:  # the tool's write is explained: the next scan starts here
                 state.memory.pop(rel, None)
             else:
@@ -197,8 +206,15 @@ class Recorder:
         now = sqlite_utc()
         written = 0
         moment = time.time()
+        busy = inflight_files(self.path.parent / INFLIGHT_DIR, moment) if diffs else set()
         for diff in diffs:
             current = new_state.get(diff.file_path, {}).get("sha256", "-")
+            if diff.file_path in busy:  # a tool call (any process) is writing it, its row not in yet: not now
+                if diff.file_path in state.memory:
+                    new_state[diff.file_path] = state.memory[diff.file_path]
+                else:
+                    new_state.pop(diff.file_path, None)
+                continue
             digest = None if diff.change_type == "delete" else current
             if attribution.explained(state, f"memory:{diff.file_path}", digest, moment):
                 self._candidates.pop(diff.file_path, None)  # an agent write (any process) made exactly this

@@ -7,7 +7,7 @@ scope starts and ends and produces, in event order:
 - an ``llm_calls`` row at the end of each ``llm.call`` (the provider's cost, else the price table);
 - a ``skill_runs`` row at the end of each ``skill.run``;
 - a :class:`SkillChange` for each ``hermes.skill.lifecycle`` mark (the writer adds hashes and the
-  version), a :class:`MemoryWrite` for each successful ``memory.update`` tool call, whose actor is
+  version), a :class:`MemoryWrite` for each ``memory.update`` tool call (rows for a successful one), whose actor is
   ``skill-execution`` when a ``skill.run`` is open in the same ``agent.run`` and
   ``agent-reflection`` otherwise;
 - :data:`TURN_ENDED` after every ``agent.run``, when the writer rescans the memory directories.
@@ -56,6 +56,8 @@ class MemoryWrite:
     session_id: str | None
     tool_call_id: str
     changed_at: str
+    succeeded: bool = True
+    """A failed call is no row; the writer still ends its in-flight mark (:mod:`.probe`)."""
 
 
 Row = tuple[str, dict[str, Any]]
@@ -206,13 +208,13 @@ class RowBuilder:
             turn.tool_calls += 1
         if start.metadata.get("hermes.span_kind") != "memory.update":
             return []
-        if end.metadata.get("otel.status_code") == "ERROR" or end.metadata.get("hermes.tool.status") not in (None, "ok"):
-            return []  # only successful writes are rows
+        failed = end.metadata.get("otel.status_code") == "ERROR" \
+            or end.metadata.get("hermes.tool.status") not in (None, "ok")  # only successful writes are rows
         args = (start.data or {}).get("arguments")
         call_id = (start.profile or {}).get("tool_call_id")
         return [MemoryWrite(start.name, args, "skill-execution" if turn is not None and turn.skill_runs > 0
                             else "agent-reflection", _str(start.metadata.get("hermes.session_id")),
-                            call_id if isinstance(call_id, str) else "", sqlite_utc(end.timestamp_us))]
+                            call_id if isinstance(call_id, str) else "", sqlite_utc(end.timestamp_us), not failed)]
 
 
 def _uuid(value: int | None) -> str | None:

@@ -57,6 +57,20 @@ def _insert(conn: sqlite3.Connection, values: dict[str, Any]) -> int:
     return int(cursor.lastrowid or 0)
 
 
+def _drop(conn: sqlite3.Connection, row_id: int) -> None:
+    """Delete a rescan's row that an agent change explains; the skill's later versions move down one, so
+    versions stay 1, 2, … in the order the changes were recorded (one row at a time: UNIQUE holds)."""
+    row = conn.execute("SELECT skill_name, version FROM skill_history WHERE id = ? AND trigger_session_id IS NULL",
+                       (row_id,)).fetchone()
+    if row is None:
+        return
+    conn.execute("DELETE FROM skill_history WHERE id = ?", (row_id,))
+    later = conn.execute("SELECT id FROM skill_history WHERE skill_name = ? AND version > ? ORDER BY version",
+                         (row[0], row[1])).fetchall()
+    for (later_id,) in later:
+        conn.execute("UPDATE skill_history SET version = version - 1 WHERE id = ?", (later_id,))
+
+
 def _last(conn: sqlite3.Connection, name: str) -> tuple[str | None, str | None, str | None] | None:
     """``(after_hash, provenance, skill_path)`` of the skill's newest row."""
     row = conn.execute("SELECT after_hash, provenance, skill_path FROM skill_history WHERE skill_name = ? "
@@ -81,6 +95,14 @@ def _remember(state: ScanState, name: str, tree: SkillTree | None) -> None:
         state.skills[name] = tree.to_state()
 
 
+def _remember_if_current(state: ScanState, name: str, tree: SkillTree | None, root: Path) -> None:
+    """The change is explained: the next scan starts from it, unless the skill changed again since (another
+    process, the user): then the state must not go back in time, and that later change is the scan's."""
+    now = find_skill(root, name, tree.path if tree is not None else None)
+    if _digest(now) == _digest(tree):
+        _remember(state, name, tree)
+
+
 def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChange, root: Path, probe: Any) -> int:
     """The row of one lifecycle change (or a rescan's row it takes over, :mod:`.attribution`)."""
     name = change.skill_name
@@ -99,18 +121,14 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
                               "trigger_session_id": change.session_id, "changed_at": change.changed_at,
                               "hermes_action": change.action, "provenance": provenance}
     claimed = attribution.take_claim(state, TABLE, _key(name), digest, now)
-    if claimed is not None:  # a rescan saw this change first: it is the tool's
-        cursor = conn.execute(f"UPDATE skill_history SET {', '.join(f'{k} = ?' for k in values)} WHERE id = ?",
-                              (*values.values(), claimed))
-        if cursor.rowcount:
-            _remember(state, name, tree)
-            return 0
+    if claimed is not None:  # a rescan saw this change first: it is the tool's, the rescan's row goes
+        _drop(conn, claimed)
     before = None if change.change_type == "create" else (prior.skill_md if prior is not None else None)
     location = tree.path if tree is not None else (prior.path if prior is not None and prior.path else None)
     _insert(conn, {"skill_name": name, **values, "before_hash": before,
                    "after_hash": tree.skill_md if tree is not None else None,
                    "skill_path": location, "changed_files": _files_json(changed_files(prior, tree))})
-    _remember(state, name, tree)
+    _remember_if_current(state, name, tree, root)
     return 1
 
 
