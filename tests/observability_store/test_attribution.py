@@ -67,6 +67,10 @@ def test_no_agent_write_of_any_process_is_blamed_on_the_user(tmp_path: Path) -> 
         assert [h[0] for h in history] == list(range(1, TURNS + 1))
         assert [h[1] for h in history] == ["created"] + ["patched"] * (TURNS - 1)
         assert not any(h[2] for h in history)
+        chain = rows(tmp_path, "SELECT before_hash, after_hash, skill_path FROM skill_history WHERE skill_name = ? "
+                               "ORDER BY version", (f"skill-{index}",))
+        assert all(chain[i][0] == chain[i - 1][1] for i in range(1, len(chain)))  # each starts where one ended
+        assert {c[2] for c in chain} == {f"team/skill-{index}"}
 
 
 def test_a_hand_edit_while_agents_write_is_still_the_users(tmp_path: Path) -> None:

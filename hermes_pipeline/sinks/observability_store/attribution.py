@@ -66,21 +66,24 @@ def explained(state: ScanState, key: str, digest: str | None, now: float | None 
 
 
 def add_claim(state: ScanState, table: str, row_id: int, key: str, digest: str | None,
-              now: float | None = None) -> None:
-    """A rescan wrote row ``row_id`` of ``table`` for ``key`` having seen ``digest``."""
+              now: float | None = None, prior: Any = None) -> None:
+    """A rescan wrote row ``row_id`` of ``table`` for ``key`` having seen ``digest``; ``prior``: what it
+    compared with (hashes only), where the agent's row starts from when it replaces this one."""
     now = time.time() if now is None else now
     state.claims = [c for c in state.claims if _fresh(c.get("at"), now)][-(MAX_CLAIMS - 1):]
-    state.claims.append({"table": table, "id": row_id, "key": key, "digest": digest or GONE, "at": now})
+    state.claims.append({"table": table, "id": row_id, "key": key, "digest": digest or GONE, "at": now,
+                         "prior": prior})
 
 
-def take_claim(state: ScanState, table: str, key: str, digest: str | None, now: float | None = None) -> int | None:
-    """The id of a rescan's row that the agent write producing ``digest`` for ``key`` explains (forgotten
-    then), else ``None``."""
+def take_claim(state: ScanState, table: str, key: str, digest: str | None,
+               now: float | None = None) -> dict[str, Any] | None:
+    """The claim (``id``, ``prior``) of a rescan's row that the agent write producing ``digest`` for ``key``
+    explains (forgotten then), else ``None``."""
     now = time.time() if now is None else now
     want = digest or GONE
     for index, claim in enumerate(state.claims):
         if claim.get("table") == table and claim.get("key") == key and claim.get("digest") == want \
                 and _fresh(claim.get("at"), now) and isinstance(claim.get("id"), int):
             del state.claims[index]
-            return int(claim["id"])
+            return claim
     return None

@@ -176,7 +176,7 @@ class Recorder:
             attribution.note_agent(state, f"memory:{rel}", after.sha256, now)
             claimed = attribution.take_claim(state, "memory_changes", f"memory:{rel}", after.sha256, now)
             if claimed is not None:  # a rescan saw this write first and blamed the user: the tool's rows replace it
-                conn.execute("DELETE FROM memory_changes WHERE id = ? AND actor = 'user-direct'", (claimed,))
+                conn.execute("DELETE FROM memory_changes WHERE id = ? AND actor = 'user-direct'", (claimed["id"],))
             for change in changes:
                 kind = change.op.change_type
                 conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "

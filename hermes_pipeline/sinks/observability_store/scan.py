@@ -77,6 +77,9 @@ class ScanState:
     """``key → [[hash, epoch seconds], …]``: what agent writes recently produced (any process)."""
     claims: list[dict[str, Any]] = field(default_factory=list)
     """Rows a rescan wrote recently, with the hash it saw: a later agent row with that hash takes them over."""
+    recorded: dict[str, Any] = field(default_factory=dict)
+    """``skill name → tree`` of its newest row (what the next row's ``before_hash`` and changed files start
+    from; ``skills`` is what the next rescan compares the disk with)."""
 
     @classmethod
     def load(cls, path: Path) -> ScanState:
@@ -95,16 +98,18 @@ class ScanState:
         memory: Any = raw.get("memory")
         agent: Any = raw.get("agent")
         claims: Any = raw.get("claims")
+        recorded: Any = raw.get("recorded")
         return cls(dict(skills) if isinstance(skills, dict) else {}, dict(memory) if isinstance(memory, dict) else {},
                    True, dict(agent) if isinstance(agent, dict) else {},
-                   [c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else [])
+                   [c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else [],
+                   dict(recorded) if isinstance(recorded, dict) else {})
 
     def save(self, path: Path) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({"version": 2, "skills": self.skills, "memory": self.memory, "agent": self.agent,
-                       "claims": self.claims}, fh, ensure_ascii=False)
+                       "claims": self.claims, "recorded": self.recorded}, fh, ensure_ascii=False)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -57,18 +57,22 @@ def _insert(conn: sqlite3.Connection, values: dict[str, Any]) -> int:
     return int(cursor.lastrowid or 0)
 
 
-def _drop(conn: sqlite3.Connection, row_id: int) -> None:
+def _drop(conn: sqlite3.Connection, row_id: int) -> bool:
     """Delete a rescan's row that an agent change explains; the skill's later versions move down one, so
-    versions stay 1, 2, … in the order the changes were recorded (one row at a time: UNIQUE holds)."""
-    row = conn.execute("SELECT skill_name, version FROM skill_history WHERE id = ? AND trigger_session_id IS NULL",
-                       (row_id,)).fetchone()
+    versions stay 1, 2, … in the order the changes were recorded (one row at a time: UNIQUE holds).
+    ``True`` when it was the skill's newest row."""
+    row = conn.execute("SELECT skill_name, version, before_hash FROM skill_history WHERE id = ? "
+                       "AND trigger_session_id IS NULL", (row_id,)).fetchone()
     if row is None:
-        return
+        return False
     conn.execute("DELETE FROM skill_history WHERE id = ?", (row_id,))
     later = conn.execute("SELECT id FROM skill_history WHERE skill_name = ? AND version > ? ORDER BY version",
                          (row[0], row[1])).fetchall()
     for (later_id,) in later:
         conn.execute("UPDATE skill_history SET version = version - 1 WHERE id = ?", (later_id,))
+    if later:  # the next version now follows the one before the dropped row
+        conn.execute("UPDATE skill_history SET before_hash = ? WHERE id = ?", (row[2], later[0][0]))
+    return not later
 
 
 def _last(conn: sqlite3.Connection, name: str) -> tuple[str | None, str | None, str | None] | None:
@@ -78,8 +82,9 @@ def _last(conn: sqlite3.Connection, name: str) -> tuple[str | None, str | None, 
     return (row[0], row[1], row[2]) if row else None
 
 
-def _prior(conn: sqlite3.Connection, state: ScanState, name: str) -> SkillTree | None:
-    tree = SkillTree.from_state(state.skills.get(name))
+def _prior(conn: sqlite3.Connection, state: ScanState, name: str, *, recorded: bool = False) -> SkillTree | None:
+    tree = SkillTree.from_state(state.recorded.get(name)) if recorded else None
+    tree = tree or SkillTree.from_state(state.skills.get(name))
     if tree is not None:
         return tree
     last = _last(conn, name)  # the state was lost: the store still knows the last SKILL.md hash
@@ -95,6 +100,19 @@ def _remember(state: ScanState, name: str, tree: SkillTree | None) -> None:
         state.skills[name] = tree.to_state()
 
 
+def _recorded(state: ScanState, name: str, tree: SkillTree | None) -> None:
+    if tree is None:
+        state.recorded.pop(name, None)
+    else:
+        state.recorded[name] = tree.to_state()
+
+
+def _state_of(state: ScanState, name: str, seen: SkillTree | None) -> Any:
+    """Where a rescan's row starts from: the skill's newest row, else what the rescan compared with."""
+    recorded = state.recorded.get(name)
+    return recorded if recorded is not None else (seen.to_state() if seen is not None else None)
+
+
 def _remember_if_current(state: ScanState, name: str, tree: SkillTree | None, root: Path) -> None:
     """The change is explained: the next scan starts from it, unless the skill changed again since (another
     process, the user): then the state must not go back in time, and that later change is the scan's."""
@@ -106,28 +124,34 @@ def _remember_if_current(state: ScanState, name: str, tree: SkillTree | None, ro
 def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChange, root: Path, probe: Any) -> int:
     """The row of one lifecycle change (or a rescan's row it takes over, :mod:`.attribution`)."""
     name = change.skill_name
-    prior = _prior(conn, state, name)
     known, tree = probe.take(name) if probe is not None else (False, None)
     if not known:
-        tree = find_skill(root, name, prior.path if prior is not None else None)
+        hint = SkillTree.from_state(state.recorded.get(name) or state.skills.get(name))
+        tree = find_skill(root, name, hint.path if hint is not None else None)
+    now = time.time()
+    digest = _digest(tree)
+    attribution.note_agent(state, _key(name), digest, now)
+    claimed = attribution.take_claim(state, TABLE, _key(name), digest, now)
+    if claimed is not None and _drop(conn, int(claimed["id"])):
+        # a rescan saw this change first: it is the tool's, the rescan's row goes, and the newest row is
+        # again the one that rescan started from
+        _recorded(state, name, SkillTree.from_state(claimed.get("prior")))
+    prior = None if change.change_type == "create" else _prior(conn, state, name, recorded=True)
     last = _last(conn, name)
     provenance = change.provenance or (last[1] if last else None)
     if change.change_type == "create" and provenance is None:
         provenance = "agent_created" if change.session_id else None
-    now = time.time()
-    digest = _digest(tree)
-    attribution.note_agent(state, _key(name), digest, now)
     values: dict[str, Any] = {"change_type": change.change_type, "reason": change.reason,
                               "trigger_session_id": change.session_id, "changed_at": change.changed_at,
                               "hermes_action": change.action, "provenance": provenance}
-    claimed = attribution.take_claim(state, TABLE, _key(name), digest, now)
-    if claimed is not None:  # a rescan saw this change first: it is the tool's, the rescan's row goes
-        _drop(conn, claimed)
-    before = None if change.change_type == "create" else (prior.skill_md if prior is not None else None)
+    # each version starts where the skill's newest row ended (whatever process wrote it)
+    before = None if change.change_type == "create" else \
+        (last[0] if last is not None else prior.skill_md if prior is not None else None)
     location = tree.path if tree is not None else (prior.path if prior is not None and prior.path else None)
     _insert(conn, {"skill_name": name, **values, "before_hash": before,
                    "after_hash": tree.skill_md if tree is not None else None,
                    "skill_path": location, "changed_files": _files_json(changed_files(prior, tree))})
+    _recorded(state, name, tree)
     _remember_if_current(state, name, tree, root)
     return 1
 
@@ -154,9 +178,12 @@ def scan(conn: sqlite3.Connection, state: ScanState, root: Path) -> int:
     rows = 0
     bundled: set[str] | None = None
     for name, tree in current.items():
-        prior = _prior(conn, state, name)
-        if prior is not None and _same(prior, tree):
+        seen = _prior(conn, state, name)
+        if seen is not None and _same(seen, tree):
             continue
+        prior = _prior(conn, state, name, recorded=True)  # the row continues the skill's newest row
+        if prior is not None and _same(prior, tree):
+            continue  # the newest row (of any process) already says this is how it is
         if attribution.explained(state, _key(name), tree.digest(), now):
             continue  # an agent write (this or another process) made exactly this
         last = _last(conn, name)
@@ -171,7 +198,9 @@ def scan(conn: sqlite3.Connection, state: ScanState, root: Path) -> int:
         row_id = _insert(conn, {"skill_name": name, **values, "reason": None, "trigger_session_id": None,
                                 "after_hash": tree.skill_md, "changed_at": stamp, "skill_path": tree.path,
                                 "changed_files": _files_json(changed_files(prior, tree))})
-        attribution.add_claim(state, TABLE, row_id, _key(name), tree.digest(), now)
+        attribution.add_claim(state, TABLE, row_id, _key(name), tree.digest(), now,
+                              _state_of(state, name, prior))
+        _recorded(state, name, tree)
         rows += 1
     for name, raw in list(state.skills.items()):
         if name in current:
@@ -187,7 +216,8 @@ def scan(conn: sqlite3.Connection, state: ScanState, root: Path) -> int:
                                 "after_hash": None, "changed_at": stamp, "skill_path": prior.path or None,
                                 "provenance": (last[1] if last else None) or "unknown",
                                 "changed_files": _files_json(changed_files(prior, None))})
-        attribution.add_claim(state, TABLE, row_id, _key(name), None, now)
+        attribution.add_claim(state, TABLE, row_id, _key(name), None, now, _state_of(state, name, prior))
+        _recorded(state, name, None)
         rows += 1
     state.skills = {name: tree.to_state() for name, tree in current.items()}
     return rows
