@@ -122,8 +122,8 @@ def parse_operations(tool: str, raw_args: Any) -> list[MemoryOp]:
 
 
 def entries(text: str) -> list[str]:
-    """Hermes' entries of a memory file's text (stripped, empty ones dropped)."""
-    return [e.strip() for e in text.split(ENTRY_DELIMITER) if e.strip()]
+    """Hermes' entries of a memory file's text (stripped, empty and repeated ones dropped, as Hermes reloads)."""
+    return list(dict.fromkeys(e.strip() for e in text.split(ENTRY_DELIMITER) if e.strip()))
 
 
 def replay(before_text: str | None, ops: list[MemoryOp], *, entry_file: bool = True) -> list[Change]:
