@@ -218,3 +218,110 @@ def test_every_memory_tool_shape_is_the_agents_with_the_real_entries(tmp_path: P
     assert hashes == [("memories/MEMORY.md", _sha(memories / "MEMORY.md"))]
     state = (home / "observability" / "scan-state.json").read_text(encoding="utf-8")
     assert token not in state
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _post_chat(port: int, key: str, session: str, text: str) -> dict[str, Any]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        conn.request("POST", "/v1/chat/completions", json.dumps({"model": "hermes-agent", "messages": [
+            {"role": "user", "content": text}]}), {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
+                                                    "X-Hermes-Session-Id": session})
+        response = conn.getresponse()
+        body = response.read().decode("utf-8")
+        assert response.status == 200, body[:2000]
+        return dict(json.loads(body))
+    finally:
+        conn.close()
+
+
+def _wait_healthy(proc: subprocess.Popen[str], port: int, deadline: float) -> None:
+    import http.client
+    import time
+
+    while time.monotonic() < deadline:  # readiness: the gateway has no signal to wait on but its port
+        assert proc.poll() is None, "the gateway exited before its API server was up"
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/health")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        time.sleep(0.2)
+    pytest.fail("the gateway's API server did not come up")
+
+
+def test_the_api_server_records_the_agents_skill_and_memory_changes(tmp_path: Path) -> None:
+    """Through ``hermes gateway run`` with the OpenAI-compatible API server: two requests of one session
+    (``X-Hermes-Session-Id``) create a categorised skill and patch it, and write memory in the batch and the
+    single shape; every row carries that session and the agent as actor."""
+    import secrets
+    import time
+
+    home = tmp_path / "hermes"
+    skill = "---\nname: gw-skill\ndescription: Ops runbook\n---\n1. Check the service\n"
+    calls = [
+        ("memory", {"target": "user", "operations": [{"action": "add", "content": "Name: Ana"},
+                                                     {"action": "add", "content": "On call on Mondays"}]}),
+        ("skill_manage", {"action": "create", "name": "gw-skill", "category": "ops", "content": skill}),
+    ]
+    steps: list[Any] = [{"tool_calls": [{"name": n, "arguments": a, "id": f"call_a{i}"}]} for i, (n, a) in
+                        enumerate(calls)]
+    steps.append("noted")
+    steps += [{"tool_calls": [{"name": "skill_manage", "arguments": {
+                  "action": "patch", "name": "gw-skill", "old_string": "1. Check the service",
+                  "new_string": "1. Check the service\n2. Page the owner"}, "id": "call_b0"}]},
+              {"tool_calls": [{"name": "memory", "arguments": {"action": "replace", "target": "user",
+                                                               "old_text": "Mondays",
+                                                               "content": "On call on Tuesdays"}, "id": "call_b1"}]},
+              "updated"]
+    script = tmp_path / "gateway-script.json"
+    script.write_text(json.dumps({"steps": steps}), encoding="utf-8")
+    server, model_port = _start_model_server(script)
+    key, port = secrets.token_hex(24), _free_port()
+    (tmp_path / "user").mkdir()
+    (tmp_path / "work").mkdir()
+    try:
+        _audit_config(home, model_port)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "OTEL_", "API_SERVER"))}
+        env.update(HOME=str(tmp_path / "user"), HERMES_HOME=str(home), NO_COLOR="1", HERMES_ACCEPT_HOOKS="1",
+                   API_SERVER_ENABLED="true", API_SERVER_KEY=key, API_SERVER_PORT=str(port),
+                   API_SERVER_HOST="127.0.0.1")
+        log = open(tmp_path / "gateway.log", "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        gateway = subprocess.Popen([HERMES or "hermes", "gateway", "run"], cwd=tmp_path / "work", env=env,
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, text=True)
+        try:
+            _wait_healthy(gateway, port, time.monotonic() + 60)
+            assert _post_chat(port, key, "api-session-1", "Remember me")["choices"][0]["message"]["content"] == "noted"
+            assert _post_chat(port, key, "api-session-1", "Update")["choices"][0]["message"]["content"] == "updated"
+        finally:
+            gateway.terminate()  # a graceful stop: the store writes what it holds before the process ends
+            try:
+                gateway.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                gateway.kill()
+                gateway.wait(timeout=10)
+            log.close()
+    finally:
+        _stop(server)
+    assert _rows(home, "SELECT version, hermes_action, trigger_session_id, skill_path FROM skill_history "
+                       "WHERE skill_name = 'gw-skill' ORDER BY version") == \
+        [(1, "created", "api-session-1", "ops/gw-skill"), (2, "patched", "api-session-1", "ops/gw-skill")]
+    assert _rows(home, "SELECT file_path, change_type, actor, trigger_session_id, before_excerpt, after_excerpt "
+                       "FROM memory_changes ORDER BY id") == [
+        ("memories/USER.md", "add", "agent-reflection", "api-session-1", None, "Name: Ana"),
+        ("memories/USER.md", "add", "agent-reflection", "api-session-1", None, "On call on Mondays"),
+        ("memories/USER.md", "modify", "agent-reflection", "api-session-1", "On call on Mondays",
+         "On call on Tuesdays")]
