@@ -95,3 +95,27 @@ def test_a_hand_edit_while_agents_write_is_still_the_users(tmp_path: Path) -> No
     assert [r[:2] for r in found] == [("add", "agent-reflection"), ("modify", "user-direct"),
                                       ("add", "agent-reflection")]
     assert found[0][2] == "agent fact" and "written by hand" in found[1][2] and found[2][2] == "second agent fact"
+
+
+def test_in_flight_marks_of_dead_processes_or_too_old_are_dropped(tmp_path: Path) -> None:
+    """A mark only holds a rescan back while its process lives and for at most the attribution window."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from hermes_pipeline.sinks.observability_store.attribution import WINDOW
+    from hermes_pipeline.sinks.observability_store.probe import inflight_files
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    now = time.time()
+    marks = {"live.json": (os.getpid(), now, ["memories/MEMORY.md"]),
+             "dead.json": (int(dead.stdout), now, ["memories/USER.md"]),
+             "old.json": (os.getpid(), now - WINDOW - 1, ["memories/OLD.md"])}
+    for name, (pid, at, files) in marks.items():
+        (tmp_path / name).write_text(json.dumps({"pid": pid, "at": at, "files": files}), encoding="utf-8")
+    (tmp_path / "torn.json").write_text("{", encoding="utf-8")
+    assert inflight_files(tmp_path, now) == {"memories/MEMORY.md"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["live.json", "torn.json"]

@@ -67,8 +67,8 @@ class SkillTree:
     @classmethod
     def from_state(cls, raw: object) -> SkillTree | None:
         """A tree from the scan state; an older state kept only the ``SKILL.md`` hash of ``<name>/``."""
-        if isinstance(raw, str):
-            return cls("", raw, {SKILL_FILE: raw})
+        if isinstance(raw, str):  # the files beside SKILL.md are unknown: only SKILL.md is compared
+            return cls("", raw, {})
         if not isinstance(raw, Mapping):
             return None
         files = raw.get("files")
