@@ -71,3 +71,18 @@ def test_every_skill_action_and_memory_shape_of_the_reference_agent(tmp_path: Pa
         ("memories/USER.md", "add", "skill-execution", sid, None, "Name: Ana"),
         ("memories/USER.md", "add", "skill-execution", sid, None, "Likes tea"),
         ("memories/USER.md", "delete", "skill-execution", sid, "Likes tea", None)]
+
+
+def test_a_staged_or_unchanged_memory_write_is_no_row(tmp_path: Path) -> None:
+    """Hermes' write gate answers ``{"success": true, "staged": true}`` and writes nothing until approved; an
+    ``add`` of an entry already there leaves the file as it was: neither is a change (BOOK-22)."""
+    with store(tmp_path) as (host, handle):
+        tools = ProfileTools(tmp_path, host).tools()
+        with host.session() as session:
+            with session.turn("t") as turn:
+                turn.call_tool("memory", {"action": "add", "content": "kept"}, tools["memory"].fn)
+                turn.call_tool("memory", {"action": "add", "content": "kept"}, tools["memory"].fn)
+                turn.call_tool("memory", {"action": "add", "content": "later"},
+                               lambda **kw: '{"success": true, "staged": true, "pending_id": "p1"}')
+                turn.complete("ok")
+    assert rows(tmp_path, "SELECT change_type, after_excerpt FROM memory_changes") == [("add", "kept")]

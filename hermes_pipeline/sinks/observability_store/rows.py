@@ -15,6 +15,7 @@ scope starts and ends and produces, in event order:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -209,12 +210,25 @@ class RowBuilder:
         if start.metadata.get("hermes.span_kind") != "memory.update":
             return []
         failed = end.metadata.get("otel.status_code") == "ERROR" \
-            or end.metadata.get("hermes.tool.status") not in (None, "ok")  # only successful writes are rows
+            or end.metadata.get("hermes.tool.status") not in (None, "ok") \
+            or _refused((end.data or {}).get("result"))  # only successful writes are rows
         args = (start.data or {}).get("arguments")
         call_id = (start.profile or {}).get("tool_call_id")
         return [MemoryWrite(start.name, args, "skill-execution" if turn is not None and turn.skill_runs > 0
                             else "agent-reflection", _str(start.metadata.get("hermes.session_id")),
                             call_id if isinstance(call_id, str) else "", sqlite_utc(end.timestamp_us), not failed)]
+
+
+def _refused(result: Any) -> bool:
+    """A result saying the write did not happen: ``success: false``, or only staged for approval (Hermes'
+    write gate answers ``{"success": true, "staged": true}`` and writes nothing until approved)."""
+    if not isinstance(result, str) or not result.startswith("{") or '"s' not in result:
+        return False
+    try:
+        parsed = json.loads(result)
+    except ValueError:
+        return False
+    return isinstance(parsed, Mapping) and (parsed.get("success") is False or parsed.get("staged") is True)
 
 
 def _uuid(value: int | None) -> str | None:
