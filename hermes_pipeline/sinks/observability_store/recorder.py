@@ -173,8 +173,6 @@ class Recorder:
             changes = replay(before_text, file_ops,
                              entry_file=write.tool == "memory")
             after = after_seen.get(rel) or read_file(self.home, rel)
-            if write.tool == "memory" and seen is not None and rel in after_seen and seen.sha256 == after.sha256:
-                continue  # Hermes' memory call left the file as it was (an entry already there): nothing changed
             attribution.note_agent(state, f"memory:{rel}", after.sha256, now)
             claimed = attribution.take_claim(state, "memory_changes", f"memory:{rel}", after.sha256, now)
             if claimed is not None:  # a rescan saw this write first and blamed the user: the tool's rows replace it
