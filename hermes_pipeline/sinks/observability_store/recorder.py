@@ -1,5 +1,9 @@
 """Writing rows: lifecycle changes with hashes and versions, memory writes, rescans (BOOK-19, BOOK-22).
 
+Skill rows are :mod:`.skill_rows`; a memory tool call is parsed and replayed on the file by
+:mod:`.memory_ops` (one row per operation that changed an entry); who wins when a rescan and a tool
+write see the same change, in any process, is :mod:`.attribution`.
+
 :class:`Recorder` owns the database connection and the scan state of one profile's store. It is
 used from one thread (the sink's writer); :meth:`commit` writes everything it was given since the
 last commit in one transaction, under the inter-process scan lock, then saves the scan state.
@@ -130,7 +134,11 @@ class Recorder:
             return self._skill_change(conn, state, item)
         if isinstance(item, MemoryWrite):
             self._ended.append(item.tool_call_id)
-            return self._memory_write(conn, state, item) if item.succeeded else 0
+            if item.succeeded:
+                return self._memory_write(conn, state, item)
+            if self.memory_probe is not None and item.tool_call_id:
+                self.memory_probe.take(item.tool_call_id)  # what the probe read of a failed call is not needed
+            return 0
         if item in (SCAN_SKILLS, "scan_all"):
             count = self._scan_skills(conn, state)
             return count + (self._scan_memory(conn, state) if item == "scan_all" else 0)
