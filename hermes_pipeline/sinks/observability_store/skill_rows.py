@@ -44,7 +44,13 @@ def _digest(tree: SkillTree | None) -> str | None:
     return tree.digest() if tree is not None else None
 
 
+MAX_LISTED: Final = 100
+"""At most this many changed files are named in a row; a last item ``"… and N more"`` counts the rest."""
+
+
 def _files_json(files: list[str]) -> str | None:
+    if len(files) > MAX_LISTED:
+        files = files[:MAX_LISTED] + [f"… and {len(files) - MAX_LISTED} more"]
     return json.dumps(files, ensure_ascii=False) if files else None
 
 
