@@ -76,3 +76,18 @@ def test_a_scan_state_of_an_older_version_gives_no_spurious_row(tmp_path: Path) 
     with store(tmp_path) as (_, handle):
         handle.flush()
     assert rows(tmp_path, "SELECT COUNT(*) FROM skill_history") == [(0,)]
+
+
+def test_skills_hermes_installed_itself_are_discovered_as_installed(tmp_path: Path) -> None:
+    """Bundled skills (``.bundled_manifest``) and hub installs (``.hub/lock.json``) get provenance ``installed``."""
+    for rel in ("bundled-one", "tools/from-hub", "mine"):
+        _skill(tmp_path, rel)
+    (tmp_path / "skills" / ".bundled_manifest").write_text("bundled-one:abc123\n", encoding="utf-8")
+    (tmp_path / "skills" / ".hub").mkdir()
+    (tmp_path / "skills" / ".hub" / "lock.json").write_text(json.dumps({"version": 1, "installed": {
+        "from-hub": {"source": "hub"}}}), encoding="utf-8")
+    with store(tmp_path) as (_, handle):
+        handle.flush()
+    assert rows(tmp_path, "SELECT skill_name, hermes_action, provenance FROM skill_history ORDER BY skill_name") == [
+        ("bundled-one", "discovered", "installed"), ("from-hub", "discovered", "installed"),
+        ("mine", "discovered", "unknown")]

@@ -34,6 +34,7 @@ from .skill_tree import SkillTree, all_skills, changed_files, find_skill
 TABLE: Final = "skill_history"
 SCAN_ACTIONS: Final = ("external_edit", "discovered", "external_delete")
 BUNDLED_MANIFEST: Final = ".bundled_manifest"
+HUB_LOCK: Final = ".hub/lock.json"
 
 
 def _key(name: str) -> str:
@@ -163,11 +164,22 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
 
 
 def _bundled(root: Path) -> set[str]:
+    """Skills Hermes put there itself: its bundled skills (``.bundled_manifest``, ``name:hash`` lines) and
+    the ones installed from its hub (``.hub/lock.json``, ``installed``): their provenance is ``installed``."""
+    names: set[str] = set()
     try:
         text = (root / BUNDLED_MANIFEST).read_text(encoding="utf-8")
+        names.update(line.partition(":")[0].strip() for line in text.splitlines() if line.strip())
     except OSError:
-        return set()
-    return {line.partition(":")[0].strip() for line in text.splitlines() if line.strip()}
+        pass
+    try:
+        lock = json.loads((root / HUB_LOCK).read_text(encoding="utf-8"))
+        installed = lock.get("installed") if isinstance(lock, dict) else None
+        if isinstance(installed, dict):
+            names.update(str(n) for n in installed)
+    except (OSError, ValueError):
+        pass
+    return names
 
 
 def _same(prior: SkillTree, tree: SkillTree) -> bool:
