@@ -691,16 +691,17 @@ def on_skill_lifecycle(
 ) -> None:
     """A skill mutation or load that succeeded (spec 04 FMT-24 rows 18-20, spec 05 SM-31..33).
 
-    Fields: ``action`` (``created``, ``patched``, ``edited``, ``stale``, ``archived``,
-    ``restored``, ``installed`` or ``loaded``), ``skill_name`` (the skill's directory name under
+    Fields: ``action`` (``created``, ``patched``, ``edited``, ``file_written`` / ``file_removed`` (a
+    supporting file of the skill), ``stale``, ``archived``, ``deleted``, ``restored``, ``installed`` or
+    ``loaded``), ``skill_name`` (the skill's directory name, which may sit in a category folder under
     ``$HERMES_HOME/skills``), ``provenance`` (``agent_created``, ``external``, ``installed``,
     ``local`` or ``unknown``), ``success`` (always true: hosts report only changes that happened),
     ``reason`` (the natural-language reason given with a mutation, else ``None``), ``session_id`` and
     ``turn_id`` (``""`` outside a session or turn), and for ``loaded`` the reuse facts ``use_count``,
     ``reused`` and ``reuse_after_patch``. A load inside a turn opens a detached ``skill.run`` scope
     that ends with that turn; every other action is a ``hermes.skill.lifecycle`` mark. Fired by
-    ``Host.skill_lifecycle`` (and ``Session`` / ``Turn.skill_lifecycle``); Hermes Agent fires it
-    itself. Return ignored.
+    ``Host.skill_lifecycle`` (and ``Session`` / ``Turn.skill_lifecycle``); for Hermes Agent, which
+    has no such hook, the bridge fires it for each successful ``skill_manage`` call. Return ignored.
     """
 
 

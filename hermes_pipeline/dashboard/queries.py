@@ -347,12 +347,13 @@ def _front_matter(path: Path) -> dict[str, str]:
 
 @scrubbed
 def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
-    """Every ``skills/*/SKILL.md`` with runs and success over 30 days, last use and change count."""
+    """Every skill of the profile, in any layout Hermes uses (``skills/<name>/``, category folders
+    ``skills/<category>/<name>/``, deeper), with runs and success over 30 days, last use and change count."""
+    from ..sinks.observability_store.skill_tree import skill_dirs
+
     now = time.time() if now is None else now
-    try:
-        dirs = sorted(e.name for e in os.scandir(sources.skills) if e.is_dir(follow_symlinks=False))
-    except OSError:
-        dirs = None
+    dirs = [p.relative_to(sources.skills).as_posix() for p in skill_dirs(sources.skills)] \
+        if sources.skills.is_dir() else None
     problems: list[str] = []
     with _db(sources.store_db, problems) as conn:
         runs = _rows(conn, "SELECT skill_name, COUNT(*) AS runs, SUM(outcome = 'success') AS ok, "
@@ -362,15 +363,17 @@ def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
     by_run = {str(r["skill_name"]): r for r in runs or []}
     by_change = {str(r["skill_name"]): int(r["changes"]) for r in changes or []}
     rows = []
-    for name in dirs or []:
-        manifest = sources.skills / name / "SKILL.md"
+    for rel in dirs or []:
+        manifest = sources.skills / rel / "SKILL.md"
         if not manifest.is_file():
             continue
+        name = rel.rsplit("/", 1)[-1]  # the skill's name is its directory's name, as in Hermes
         meta = _front_matter(manifest)
         # the store keeps the name scrubbed (a secret-looking directory name is redacted in its rows)
         run = by_run.get(name) or by_run.get(safe_scrub(name), {})
         count, ok = int(run.get("runs") or 0), int(run.get("ok") or 0)
-        rows.append({"dir": name, "name": meta.get("name") or name, "description": meta.get("description"),
+        rows.append({"dir": rel, "category": rel.rsplit("/", 1)[0] if "/" in rel else None,
+                     "name": meta.get("name") or name, "description": meta.get("description"),
                      "runs": count, "ok": ok, "rate": ok / count if count else None,
                      "last_used": run.get("last_used"),
                      "changes": by_change.get(name, by_change.get(safe_scrub(name), 0)),

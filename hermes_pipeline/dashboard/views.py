@@ -215,10 +215,10 @@ def skills_view(data: dict[str, Any], home: str = "") -> str:
     for r in data["rows"]:
         rows.append([e(r["name"]), e(r.get("description")), num(r["runs"]),
                      "n/a" if r["rate"] is None else f"{100 * r['rate']:.0f}%", e(r.get("last_used") or "never"),
-                     num(r["changes"])])
+                     num(r["changes"]), e(r.get("category") or "")])
         classes.append("red" if r["red"] else "")
     return page("Skill health (30 days)", "".join(notes) + table(
-        ["skill", "description", "runs", "success", "last used", "changes"], rows, cls="skills",
+        ["skill", "description", "runs", "success", "last used", "changes", "category"], rows, cls="skills",
         row_classes=classes, empty="no skill found"), active="/skills", home=home)
 
 

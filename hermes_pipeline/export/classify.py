@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -101,8 +102,16 @@ def tool_span_kind(tool_name: str, args: Mapping[str, Any] | None, memory_tools:
         if configured is not None:
             return configured
     if tool_name == "memory":
+        if isinstance(args, str):  # some providers' arguments arrive as the JSON text
+            try:
+                args = json.loads(args)
+            except ValueError:
+                args = None
         action = args.get("action") if isinstance(args, Mapping) else None
-        return "memory.update" if action in _MEMORY_WRITES else "memory.retrieve"
+        operations = args.get("operations") if isinstance(args, Mapping) else None
+        # Hermes' batch shape (``operations``, the one its tool description recommends) writes too
+        batch = bool(operations) and isinstance(operations, list | str)
+        return "memory.update" if action in _MEMORY_WRITES or batch else "memory.retrieve"
     if tool_name == "session_search":
         return "memory.retrieve"
     return "tool.execute"

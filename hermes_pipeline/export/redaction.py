@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ..engine.readonly import ReadOnlyDict, ReadOnlyList
 from ..engine.sanitize import DEPTH_MARKER, sanitize
 from ..engine.scrub import (
     CLEAN_MAX_CHARS,
@@ -45,6 +46,9 @@ _token_keys: Final[set[str]] = set()
 value is kept when it is ``None``, an ``int`` or a ``float`` (exactly), and redacted otherwise."""
 _PLAIN_KEYS_MAX: Final = 8192
 _SCALARS: Final = frozenset({bool, int, float, type(None)})
+_PLAIN: Final[dict[type, type]] = {ReadOnlyDict: dict, ReadOnlyList: list}
+"""The read-only views observers get of a tool's arguments (:mod:`~hermes_pipeline.engine.readonly`) are walked
+as the dicts and lists they are."""
 """Exact types kept as they are (strings are scrubbed, everything else is walked or rendered)."""
 
 
@@ -100,7 +104,7 @@ def _key(key: Any, item: Any, ctx: _Walk) -> tuple[Any, bool]:
 
 
 def _walk(value: Any, depth: int, ctx: _Walk) -> Any:
-    cls = type(value)
+    cls = _PLAIN.get(type(value), type(value))
     if cls is str:
         return _text(value, ctx)
     if cls in _SCALARS:
@@ -129,7 +133,7 @@ def _mapping(value: dict[Any, Any], depth: int, ctx: _Walk) -> dict[Any, Any]:
     scalars = _SCALARS
     new: Any
     for key, item in value.items():
-        cls = type(item)
+        cls = _PLAIN.get(type(item), type(item))
         if key in plain_keys:
             # the hot path: a known key whose string or scalar value is kept as it is
             if cls is str:
@@ -189,7 +193,7 @@ def _sequence(value: list[Any] | tuple[Any, ...], depth: int, ctx: _Walk) -> lis
     scalars = _SCALARS
     items = []
     for item in value:
-        cls = type(item)
+        cls = _PLAIN.get(type(item), type(item))
         if cls is str:
             new = item if item in clean or len(item) < SCRUB_MIN_CHARS else ctx.scrub(item)
         elif cls in scalars:

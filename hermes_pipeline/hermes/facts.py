@@ -105,6 +105,8 @@ class HermesProfile:
     """``telemetry.shared_metrics.enabled`` is true (a first-party consumer would listen)."""
     trajectories: bool = False
     """``observability.trajectories.enabled`` is true (the trajectory store would record every run)."""
+    audit: bool = False
+    """``observability.audit.enabled`` is true (the observability store would record skills, memory, runs)."""
     error: str | None = None
     """Why ``config.yaml`` could not be read, if it could not."""
 
@@ -160,7 +162,8 @@ def read_profile(home: str | Path | None = None) -> HermesProfile:
     return HermesProfile(home=root, config_path=path, exists=path.is_file(), enabled=_strings(plugins.get("enabled")),
                          disabled=_strings(plugins.get("disabled")), approval_timeout=timeout,
                          shared_metrics=isinstance(metrics, dict) and metrics.get("enabled") is True,
-                         trajectories=_enabled(data, "observability", "trajectories"), error=error)
+                         trajectories=_enabled(data, "observability", "trajectories"),
+                         audit=_enabled(data, "observability", "audit"), error=error)
 
 
 def _enabled(data: dict[str, Any], *path: str) -> bool:

@@ -43,6 +43,9 @@ What Hermes does, and what is done about it here:
 - **Gateway dispatch.** ``pre_gateway_dispatch`` carries only Hermes objects (``event``,
   ``gateway``, ``session_store``): ``platform``, ``event_type``, ``session_key`` and ``session_id``
   are read from them; the bridge then fires ``post_gateway_dispatch`` with this engine's decision.
+- **Skills** (see :mod:`.skill_calls`): Hermes fires no skill lifecycle hook; each successful
+  ``skill_manage`` call (create, patch, edit, delete, write_file, remove_file) is reported as
+  ``on_skill_lifecycle`` right before its ``post_tool_call``.
 - **Subagents** (see :mod:`.pairing`): ``subagent_stop`` lacks ``child_subagent_id`` and carries the
   parent's *current* turn; background children can outlive their parent turn (then they end with
   ``child_status = "running"`` before it; their later hooks and their real stop continue the child
@@ -63,6 +66,8 @@ from typing import Any, Final
 from ..host.message import message_view
 from .pairing import DELEGATION_TOOL, ApprovalPairing, SubagentPairing
 from .payloads import gateway_fields, system_prompt
+from .skill_calls import TOOL as SKILL_TOOL
+from .skill_calls import lifecycle_event
 
 __all__ = ["BRIDGE_TRACE_NAME", "Event", "HermesNormaliser"]
 
@@ -413,6 +418,10 @@ class HermesNormaliser:
             self._tool_traces.pop(tool_call_id, None)
             self.approvals.mark_refused(p)
             events.extend(self.approvals.tool_finished(tool_call_id))
+            if p.get("tool_name") == SKILL_TOOL:
+                lifecycle = lifecycle_event(p)
+                if lifecycle is not None:
+                    events.append(("on_skill_lifecycle", lifecycle))
         events.append((hook, p))
         return events
 

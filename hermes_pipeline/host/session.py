@@ -154,8 +154,8 @@ class Host:
                         reuse_after_patch: bool | None = None) -> None:
         """Report a skill mutation or load that succeeded (``on_skill_lifecycle``, FMT-24 rows 18-20).
 
-        ``action`` is ``created``, ``patched``, ``edited``, ``stale``, ``archived``, ``restored``,
-        ``installed`` or ``loaded``; ``reason`` the natural-language reason of a change (never
+        ``action`` is ``created``, ``patched``, ``edited``, ``file_written``, ``file_removed`` (a
+        supporting file), ``stale``, ``archived``, ``deleted``, ``restored``, ``installed`` or ``loaded``; ``reason`` the natural-language reason of a change (never
         invented); the session and turn default to the calling code's. A load inside a turn opens
         a ``skill.run`` scope that ends with the turn. Raises ``ValueError`` for an unknown action
         or a skill name that is not a directory name; never raises from listeners.

@@ -15,8 +15,10 @@ if TYPE_CHECKING:
     from .session import Host
 
 HOOK: Final = "on_skill_lifecycle"
-ACTIONS: Final = frozenset({"created", "patched", "edited", "stale", "archived", "restored", "installed", "loaded"})
-"""The actions of Hermes' skill lifecycle."""
+ACTIONS: Final = frozenset({"created", "patched", "edited", "file_written", "file_removed", "stale", "archived",
+                            "deleted", "restored", "installed", "loaded"})
+"""The actions of Hermes' skill lifecycle (``file_written`` / ``file_removed``: a supporting file of the skill
+changed; ``deleted``: the skill was removed, not archived)."""
 PROVENANCES: Final = frozenset({"agent_created", "external", "installed", "local", "unknown"})
 
 

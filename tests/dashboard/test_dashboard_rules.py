@@ -154,3 +154,43 @@ def test_the_directories_come_from_the_profile_config(tmp_path: Path) -> None:
     assert [f["path"] for f in memory(sources)["files"]] == ["notes/a.md"]
     assert [r["name"] for r in skills(sources)["rows"]] == ["s1"]
     assert [f["id"] for f in trajectory_files(sources) or []] == [tid]
+
+
+def test_skills_in_category_folders_are_listed_with_their_changes(tmp_path: Path) -> None:
+    """Issue #27: ``/skills`` lists the skills Hermes keeps in category folders (``skills/<category>/<name>/``,
+    deeper too) beside the uncategorised ones, each with its ``skill_history`` change count; a skill's own
+    ``references/`` folder is not a skill."""
+    import http.client
+
+    import threading
+
+    from hermes_pipeline.dashboard import load_sources, make_server
+    from hermes_pipeline.dashboard.queries import skills
+    from hermes_pipeline.sinks.observability_store import connect, sqlite_utc, store_path
+
+    for rel in ("plain", "data/csv-report", "ops/cloud/deploy"):
+        (tmp_path / "skills" / rel).mkdir(parents=True)
+        (tmp_path / "skills" / rel / "SKILL.md").write_text(f"---\nname: {rel.rsplit('/', 1)[-1]}\n---\nbody\n")
+    (tmp_path / "skills" / "data" / "csv-report" / "references" / "x").mkdir(parents=True)
+    (tmp_path / "skills" / "data" / "csv-report" / "references" / "x" / "SKILL.md").write_text("not a skill")
+    conn = connect(store_path(tmp_path))
+    conn.execute("INSERT INTO skill_history (skill_name, version, change_type, changed_at) VALUES "
+                 "('csv-report', 1, 'create', ?), ('csv-report', 2, 'refine', ?)", (sqlite_utc(), sqlite_utc()))
+    conn.close()
+    rows = {r["dir"]: r for r in skills(load_sources(tmp_path))["rows"]}
+    assert set(rows) == {"plain", "data/csv-report", "ops/cloud/deploy"}
+    assert rows["data/csv-report"]["changes"] == 2 and rows["data/csv-report"]["category"] == "data"
+    assert rows["ops/cloud/deploy"]["category"] == "ops/cloud" and rows["plain"]["category"] is None
+    server = make_server(load_sources(tmp_path), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        client.request("GET", "/skills")
+        body = client.getresponse().read().decode("utf-8")
+        client.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    assert "csv-report" in body and "deploy" in body and "ops/cloud" in body

@@ -58,3 +58,40 @@ def memory_tool(home: Path) -> Any:
         path.write_text(text, encoding="utf-8")
         return '{"success": true}'
     return memory
+
+
+def entry_memory_tool(home: Path) -> Any:
+    """Hermes' own file format and locking: entries joined by ``\\n§\\n``, read-modify-write under an exclusive
+    lock on ``<file>.lock``, the new file put in place by an atomic rename; ``operations`` is the batch shape."""
+    import fcntl
+    import json
+    import os
+    import tempfile
+
+    def apply(entries: list[str], op: dict[str, Any]) -> None:
+        action, content, old = op.get("action"), (op.get("content") or "").strip(), (op.get("old_text") or "").strip()
+        if action == "add":
+            if content not in entries:
+                entries.append(content)
+            return
+        index = next(i for i, e in enumerate(entries) if old in e)
+        if action == "replace":
+            entries[index] = content
+        else:
+            entries.pop(index)
+
+    def memory(target: str = "memory", operations: list[dict[str, Any]] | None = None, **single: Any) -> str:
+        path = home / "memories" / ("USER.md" if target == "user" else "MEMORY.md")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(str(path) + ".lock", "a+", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            text = path.read_text(encoding="utf-8") if path.exists() else ""
+            entries = [e.strip() for e in text.split("\n§\n") if e.strip()]
+            for op in operations or [single]:
+                apply(entries, op)
+            fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".mem_", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write("\n§\n".join(entries))
+            os.replace(tmp, path)
+        return json.dumps({"success": True, "done": True, "target": target})
+    return memory

@@ -52,7 +52,7 @@ def _plan(conn: sqlite3.Connection, sql: str, params: dict[str, object] | None =
 def test_a_version_1_store_is_upgraded_in_place_when_a_writer_opens_it(tmp_path: Path) -> None:
     path = _v1_store(tmp_path)
     conn = connect(path)
-    assert int(conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION == 2
+    assert int(conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION == 3
     names = _indexes(conn)
     assert not names & set(RETIRED_INDEXES)
     assert names == {ddl.split(" IF NOT EXISTS ")[1].split(" ON ")[0] for ddl in INDEXES}
@@ -90,3 +90,29 @@ def test_plans_use_the_indexes_meant_for_them(tmp_path: Path) -> None:
         conn, f"SELECT substr(ended_at, 1, 10), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), COUNT(cost_usd), "
               f"COUNT(*), SUM(outcome = 'success') FROM task_runs {window} GROUP BY 1")
     conn.close()
+
+
+def test_a_version_2_store_gains_the_skill_path_changed_files_and_file_hash_columns(tmp_path: Path) -> None:
+    """Schema 3 (issue #27): ``skill_history.skill_path`` / ``changed_files`` and ``memory_changes.file_hash`` are
+    added in place to an older store; its rows are kept and read NULL there."""
+    from hermes_pipeline.sinks.observability_store.schema import ADDED_COLUMNS, COLUMNS
+
+    path = store_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path)
+    for table, ddl in TABLES.items():
+        for column, decl in ADDED_COLUMNS.get(table, ()):
+            ddl = ddl.replace(f"        {column} {decl},\n", "").replace(f",\n        {column} {decl})", ")")
+        conn.execute(ddl)
+    assert "skill_path" not in {r[1] for r in conn.execute("PRAGMA table_info(skill_history)")}
+    conn.execute("INSERT INTO skill_history (skill_name, version, change_type, changed_at) "
+                 "VALUES ('pdf', 1, 'create', ?)", (sqlite_utc(),))
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    upgraded = connect(path)
+    for table in ("skill_history", "memory_changes"):
+        assert tuple(r[1] for r in upgraded.execute(f"PRAGMA table_info({table})")) == COLUMNS[table]
+    assert upgraded.execute("SELECT skill_name, skill_path, changed_files FROM skill_history").fetchall() == \
+        [("pdf", None, None)]
+    upgraded.close()

@@ -46,7 +46,7 @@ def test_host_call_fills_ids_from_the_turn() -> None:
     assert seen[0]["reason"] == "fix a typo" and seen[0]["action"] == "patched" and seen[0]["success"] is True
 
 
-@pytest.mark.parametrize("action, name", [("deleted", "x"), ("created", "../etc"), ("created", ""),
+@pytest.mark.parametrize("action, name", [("vanished", "x"), ("created", "../etc"), ("created", ""),
                                           ("created", "a/b")])
 def test_host_call_refuses_bad_input(action: str, name: str) -> None:
     engine = Engine()

@@ -103,20 +103,24 @@ def test_book_19_after_hash_is_null_when_the_file_is_gone(tmp_path: Path) -> Non
 
 def test_book_19_edits_while_stopped_become_external_edit_rows_at_start(tmp_path: Path) -> None:
     """BOOK-19: at startup a hash change no lifecycle event explains is a ``refine`` / ``external_edit`` row
-    with NULL session; skills unchanged, and skills seen for the first time, give no row."""
+    with NULL session; skills unchanged give no row, and a skill seen for the first time is a ``create`` row
+    ``discovered`` (issue #27: never a silent baseline)."""
     write_skill(tmp_path, "pdf", "v1")
     write_skill(tmp_path, "same", "s")
-    with store(tmp_path) as (host, handle):  # first start: the baseline
+    with store(tmp_path) as (host, handle):  # first start: every skill found is a row
         handle.flush()
-    assert rows(tmp_path, "SELECT COUNT(*) FROM skill_history") == [(0,)]
+    assert rows(tmp_path, "SELECT skill_name, version, change_type, hermes_action, trigger_session_id "
+                          "FROM skill_history ORDER BY skill_name") == \
+        [("pdf", 1, "create", "discovered", None), ("same", 1, "create", "discovered", None)]
     write_skill(tmp_path, "pdf", "edited by hand")
     with store(tmp_path) as (host, handle):
         handle.flush()
-    assert rows(tmp_path, "SELECT skill_name, version, change_type, hermes_action, trigger_session_id "
-                          "FROM skill_history") == [("pdf", 1, "refine", "external_edit", None)]
+    assert rows(tmp_path, "SELECT skill_name, version, change_type, hermes_action, trigger_session_id, changed_files "
+                          "FROM skill_history WHERE version > 1") == \
+        [("pdf", 2, "refine", "external_edit", None, '["SKILL.md"]')]
     with store(tmp_path) as (host, handle):  # nothing changed since: nothing more
         handle.flush()
-    assert rows(tmp_path, "SELECT COUNT(*) FROM skill_history") == [(1,)]
+    assert rows(tmp_path, "SELECT COUNT(*) FROM skill_history") == [(3,)]
 
 
 def test_book_22_tool_writes_map_actions_and_quote_the_arguments(tmp_path: Path) -> None:

@@ -54,11 +54,16 @@ class StoreHandle:
         # The baseline must be the files as they are now, not when the writer next wakes up: wait for it
         # (bounded; on the writer thread, at profile open, never during a turn).
         self.sink.flush(START_SCAN_TIMEOUT)
-        from .probe import SkillHashProbe
+        from .probe import INFLIGHT_DIR, MemoryProbe, SkillHashProbe
 
         self.probe = SkillHashProbe(home / settings.skills_dir)
+        self.memory_probe = MemoryProbe(home, list(settings.memory_dirs), dict(settings.memory_tools),
+                                        inflight=self.sink.recorder.path.parent / INFLIGHT_DIR)
         self.sink.recorder.probe = self.probe
+        self.sink.recorder.memory_probe = self.memory_probe
         self.probe_name = engine.add_plugin(self.probe, name=f"hermes.observability_store.skills.{id(self):x}")
+        self.memory_probe_name = engine.add_plugin(self.memory_probe,
+                                                   name=f"hermes.observability_store.memory.{id(self):x}")
         self._own = shared_projection is None
         self.projection = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools)) \
             if self._own else shared_projection
@@ -71,6 +76,7 @@ class StoreHandle:
                 self.projection.add_listener(self.sink)
             except BaseException:
                 engine.remove_plugin(self.probe_name)
+                engine.remove_plugin(self.memory_probe_name)
                 self.sink.shutdown(CLOSE_DEADLINE)
                 raise
         self._stop = threading.Event()
@@ -109,12 +115,14 @@ class StoreHandle:
         self._stop.set()
         try:
             self.engine.remove_plugin(self.probe_name)
+            self.engine.remove_plugin(self.memory_probe_name)
             from ...export.projection import release_projection
 
             release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
                                deadline=CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
+            self.memory_probe.end_all_marks()  # calls whose rows never came (cut short) explain nothing more
 
 
 def attach_store(engine: Engine, home: Path, settings: ObservabilitySettings, *,

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from .schema import INDEXES, RETIRED_INDEXES, SCHEMA_VERSION, TABLES
+from .schema import ADDED_COLUMNS, INDEXES, RETIRED_INDEXES, SCHEMA_VERSION, TABLES
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
@@ -129,7 +129,7 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     """Create the tables and indexes, or bring an older store up to :data:`~.schema.SCHEMA_VERSION`
     (idempotent, one transaction: another process upgrading the same file at the same time waits for
     the write lock, then finds the work done). Rows are never touched: an upgrade only adds the new
-    indexes and drops the ones they replace."""
+    columns (NULL in old rows) and indexes and drops the indexes they replace."""
     if _schema_version(conn) == SCHEMA_VERSION:
         return
     with transaction(conn):
@@ -137,6 +137,11 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
             return
         for ddl in TABLES.values():
             conn.execute(ddl)
+        for table, columns in ADDED_COLUMNS.items():
+            have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            for name, decl in columns:
+                if name not in have:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
         for name in RETIRED_INDEXES:
             conn.execute(f"DROP INDEX IF EXISTS {name}")
         for ddl in INDEXES:

@@ -1,5 +1,9 @@
 """Writing rows: lifecycle changes with hashes and versions, memory writes, rescans (BOOK-19, BOOK-22).
 
+Skill rows are :mod:`.skill_rows`; a memory tool call is parsed and replayed on the file by
+:mod:`.memory_ops` (one row per operation that changed an entry); who wins when a rescan and a tool
+write see the same change, in any process, is :mod:`.attribution`.
+
 :class:`Recorder` owns the database connection and the scan state of one profile's store. It is
 used from one thread (the sink's writer); :meth:`commit` writes everything it was given since the
 last commit in one transaction, under the inter-process scan lock, then saves the scan state.
@@ -10,18 +14,19 @@ pending and the next commit writes them first (nothing recorded is lost).
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
+import time
 from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
 from ...shared_metrics.locks import file_lock
-from . import db
+from . import attribution, db, skill_rows, skill_tree
+from .memory_ops import parse_operations, replay
+from .probe import INFLIGHT_DIR, inflight_files, memory_rel, read_file
 from .rows import Item, MemoryWrite, SkillChange
-from .scan import (STATE_NAME, ScanState, diff_memory, diff_skills, excerpt, memory_files, read_memory, sha256_file,
-                   skill_files, state_key)
+from .scan import STATE_NAME, ScanState, diff_memory, excerpt, memory_files
 from .schema import sqlite_utc
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
@@ -59,6 +64,8 @@ class Recorder:
         self.lock_path = self.path.with_name(".scan.lock")
         self._conn: sqlite3.Connection | None = None
         self._items: list[Item] = []
+        self._ended: list[str] = []
+        """Tool calls whose in-flight marks go once this commit is in (:mod:`.probe`)."""
         self._warned_dirs: set[str] = set()
         self.rows_written = 0
         self.busy_retries = 0
@@ -68,6 +75,8 @@ class Recorder:
         """Why the last :meth:`commit` returned ``False`` (the lock held past the busy timeout)."""
         self.probe: Any = None
         """A :class:`~.probe.SkillHashProbe` with the hashes taken at event time (else hashed when written)."""
+        self.memory_probe: Any = None
+        """A :class:`~.probe.MemoryProbe` with the memory files as they were around each tool call."""
 
     def connection(self) -> sqlite3.Connection:
         """The open connection (opened, and the schema ensured, on first use)."""
@@ -105,6 +114,9 @@ class Recorder:
         conn = self.connection()
         with file_lock(self.lock_path):
             state = ScanState.load(self.state_path)
+            state.rehydrate(skill_tree.all_skills(self.home / self.skills_dir),
+                            memory_files(self.home, self.memory_dirs, self._warned_dirs))
+            self._ended.clear()
             try:
                 with db.transaction(conn):
                     written = sum(self._apply(conn, state, item) for item in self._items)
@@ -117,6 +129,9 @@ class Recorder:
             except OSError as exc:  # the rows are in; the next scan may report an edit twice at worst
                 logger.warning("hermes_pipeline: observability store: cannot save %s: %s", self.state_path,
                                exc.strerror or exc, extra={"event": "observability_scan_state_unwritable"})
+            if self.memory_probe is not None:  # the rows are in: what those calls wrote is explained now
+                for call_id in self._ended:
+                    self.memory_probe.end_mark(call_id)
         self._items.clear()
         self.rows_written += written
         return True
@@ -146,7 +161,12 @@ class Recorder:
         if isinstance(item, SkillChange):
             return self._skill_change(conn, state, item)
         if isinstance(item, MemoryWrite):
-            return self._memory_write(conn, state, item)
+            self._ended.append(item.tool_call_id)
+            if item.succeeded:
+                return self._memory_write(conn, state, item)
+            if self.memory_probe is not None and item.tool_call_id:
+                self.memory_probe.take(item.tool_call_id)  # what the probe read of a failed call is not needed
+            return 0
         if item in (SCAN_SKILLS, "scan_all"):
             count = self._scan_skills(conn, state)
             return count + (self._scan_memory(conn, state) if item == "scan_all" else 0)
@@ -160,78 +180,58 @@ class Recorder:
             self.pruned += sum(delete_expired(conn, self.runs_days, self.history_days).values())
         return 0
 
-    def _skill_row(self, conn: sqlite3.Connection, values: dict[str, Any]) -> None:
-        version = conn.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM skill_history WHERE skill_name = ?",
-                               (values["skill_name"],)).fetchone()[0]
-        values["version"] = version
-        conn.execute(f"INSERT INTO skill_history ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
-                     tuple(values.values()))
-
     def _skill_change(self, conn: sqlite3.Connection, state: ScanState, change: SkillChange) -> int:
-        known, after = self.probe.take(change.skill_name) if self.probe is not None else (False, None)
-        if not known:
-            after = sha256_file(self.home / self.skills_dir / change.skill_name / "SKILL.md")
-        key = state_key(change.skill_name)
-        before = None if change.change_type == "create" else state.skills.get(key)
-        provenance = change.provenance
-        if provenance is None:  # a patch does not repeat where the skill came from: the last row knows
-            last = conn.execute("SELECT provenance FROM skill_history WHERE skill_name = ? ORDER BY version DESC "
-                                "LIMIT 1", (change.skill_name,)).fetchone()
-            provenance = last[0] if last else None
-        if after is None:
-            state.skills.pop(key, None)
-        else:
-            state.skills[key] = after
-        self._skill_row(conn, {"skill_name": change.skill_name, "change_type": change.change_type,
-                               "reason": change.reason, "trigger_session_id": change.session_id,
-                               "before_hash": before, "after_hash": after, "changed_at": change.changed_at,
-                               "hermes_action": change.action, "provenance": provenance})
-        return 1
+        return skill_rows.record_change(conn, state, change, self.home / self.skills_dir, self.probe)
 
     def _scan_skills(self, conn: sqlite3.Connection, state: ScanState) -> int:
-        current = skill_files(self.home, self.skills_dir)
-        rows = 0
-        if state.initialised:
-            for raw_name, before, after in diff_skills(state, current):
-                name = safe_scrub(raw_name)  # a directory name on disk: scrubbed where it enters the store
-                last = conn.execute("SELECT provenance FROM skill_history WHERE skill_name = ? ORDER BY version DESC "
-                                    "LIMIT 1", (name,)).fetchone()
-                self._skill_row(conn, {"skill_name": name, "change_type": "refine", "reason": None,
-                                       "trigger_session_id": None, "before_hash": before, "after_hash": after,
-                                       "changed_at": sqlite_utc(), "hermes_action": "external_edit",
-                                       "provenance": last[0] if last else "unknown"})
-                rows += 1
-        state.skills = {state_key(name): digest for name, digest in current.items()}
-        return rows
+        return skill_rows.scan(conn, state, self.home / self.skills_dir)
 
-    def _memory_rel(self, write: MemoryWrite) -> str | None:
-        if write.file_name is not None:
-            return (PurePosixPath(self.memory_dirs[0] if self.memory_dirs else "memories") / write.file_name).as_posix()
-        raw = Path(os.path.expanduser(write.path_arg or ""))
-        target = raw if raw.is_absolute() else self.home / raw
-        try:
-            rel = Path(os.path.normpath(target)).relative_to(os.path.normpath(self.home))
-        except ValueError:
-            return None  # outside the profile: never an absolute path in the table
-        return rel.as_posix()
+    def _excerpt(self, text: str | None) -> str | None:
+        """An excerpt as stored: scrubbed of credentials, then cut (memory text is read from the files)."""
+        return excerpt(safe_scrub(text), self.excerpt_chars) if text else None
 
     def _memory_write(self, conn: sqlite3.Connection, state: ScanState, write: MemoryWrite) -> int:
-        rel = self._memory_rel(write)
-        if rel is None:
-            return 0
-        conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, before_excerpt, "
-                     "after_excerpt, reason, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                     (rel, write.change_type, write.actor, write.session_id,
-                      excerpt(write.before, self.excerpt_chars) if write.change_type != "add" else None,
-                      excerpt(write.after, self.excerpt_chars) if write.change_type != "delete" else None,
-                      write.reason, write.changed_at))
-        self._candidates.pop(rel, None)  # what a scan saw changing in this file was this write
-        digest, text = read_memory(self.home / rel)  # the tool's write is explained: the next scan starts here
-        if digest is None:
-            state.memory.pop(state_key(rel), None)
-        else:
-            state.memory[state_key(rel)] = {"sha256": digest, "text": text}
-        return 1
+        """The rows of one memory tool call: one per operation that changed its file, quoting the entries it
+        replaced or removed as they were before the call (:mod:`.memory_ops`)."""
+        ops = parse_operations(write.tool, write.arguments)
+        before_seen, after_seen = self.memory_probe.take(write.tool_call_id) \
+            if self.memory_probe is not None and write.tool_call_id else ({}, {})
+        by_file: dict[str, list[Any]] = {}
+        for op in ops:
+            rel = memory_rel(self.home, self.memory_dirs, op.file_name, op.path_arg)
+            if rel is not None:
+                by_file.setdefault(rel, []).append(op)
+        now = time.time()
+        written = 0
+        for rel, file_ops in by_file.items():
+            seen = before_seen.get(rel)
+            before_text = None if seen is None else "" if seen.sha256 is None else seen.text  # absent: empty
+            changes = replay(before_text, file_ops,
+                             entry_file=write.tool == "memory")
+            after = after_seen.get(rel) or read_file(self.home, rel)
+            attribution.note_agent(state, f"memory:{rel}", after.sha256, now)
+            claimed = attribution.take_claim(state, "memory_changes", f"memory:{rel}", after.sha256, now)
+            if claimed is not None:  # a rescan saw this write first and blamed the user: the tool's rows replace it
+                conn.execute("DELETE FROM memory_changes WHERE id = ? AND actor = 'user-direct'", (claimed["id"],))
+            for change in changes:
+                kind = change.op.change_type
+                conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "
+                             "before_excerpt, after_excerpt, reason, changed_at, file_hash) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             (rel, kind, write.actor, write.session_id,
+                              self._excerpt(change.before) if kind != "add" else None,
+                              self._excerpt(change.after) if kind != "delete" else None,
+                              change.op.reason, write.changed_at, after.sha256))
+                written += 1
+            self._candidates.pop(rel, None)  # what a scan saw changing in this file was this write
+            if read_file(self.home, rel).sha256 != after.sha256:
+                continue  # changed again since (another process, the user): the state must not go back in time
+            if after.sha256 is None:  # the tool's write is explained: the next scan starts here
+                state.memory.pop(rel, None)
+            else:
+                state.memory[rel] = {"sha256": after.sha256,
+                                     "text": safe_scrub(after.text) if after.text is not None else None}
+        return written
 
     def _scan_memory(self, conn: sqlite3.Connection, state: ScanState, *, defer: bool = False) -> int:
         """Rows for out-of-band memory changes. With ``defer`` (scans while the agent runs) a change is only
@@ -241,22 +241,36 @@ class Recorder:
         diffs, new_state = diff_memory(state, memory_files(self.home, self.memory_dirs, self._warned_dirs))
         now = sqlite_utc()
         written = 0
+        moment = time.time()
+        busy = inflight_files(self.path.parent / INFLIGHT_DIR, moment) if diffs else set()
         for diff in diffs:
-            current = new_state.get(diff.key, {}).get("sha256", "-")
+            current = new_state.get(diff.file_path, {}).get("sha256", "-")
+            if diff.file_path in busy:  # a tool call (any process) is writing it, its row not in yet: not now
+                if diff.file_path in state.memory:
+                    new_state[diff.file_path] = state.memory[diff.file_path]
+                else:
+                    new_state.pop(diff.file_path, None)
+                continue
+            digest = None if diff.change_type == "delete" else current
+            if attribution.explained(state, f"memory:{diff.file_path}", digest, moment):
+                self._candidates.pop(diff.file_path, None)  # an agent write (any process) made exactly this
+                continue
             if defer and self._candidates.get(diff.file_path) != current:
                 self._candidates[diff.file_path] = current  # seen once: confirmed (or dropped) later
-                if diff.key in state.memory:
-                    new_state[diff.key] = state.memory[diff.key]
+                if diff.file_path in state.memory:
+                    new_state[diff.file_path] = state.memory[diff.file_path]
                 else:
-                    new_state.pop(diff.key, None)
+                    new_state.pop(diff.file_path, None)
                 continue
             self._candidates.pop(diff.file_path, None)
-            conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "
-                         "before_excerpt, after_excerpt, reason, changed_at) VALUES (?, ?, 'user-direct', NULL, ?, ?, "
-                         "NULL, ?)",
-                         (safe_scrub(diff.file_path), diff.change_type,
-                          excerpt(diff.before, self.excerpt_chars) if diff.change_type != "add" else None,
-                          excerpt(diff.after, self.excerpt_chars) if diff.change_type != "delete" else None, now))
+            cursor = conn.execute(
+                "INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, before_excerpt, "
+                "after_excerpt, reason, changed_at, file_hash) VALUES (?, ?, 'user-direct', NULL, ?, ?, NULL, ?, ?)",
+                (safe_scrub(diff.file_path), diff.change_type,
+                 self._excerpt(diff.before) if diff.change_type != "add" else None,
+                 self._excerpt(diff.after) if diff.change_type != "delete" else None, now, digest))
+            attribution.add_claim(state, "memory_changes", int(cursor.lastrowid or 0), f"memory:{diff.file_path}",
+                                  digest, moment)
             written += 1
         changed = {d.file_path for d in diffs}
         for rel in [r for r in self._candidates if r not in changed]:

@@ -7,7 +7,7 @@ scope starts and ends and produces, in event order:
 - an ``llm_calls`` row at the end of each ``llm.call`` (the provider's cost, else the price table);
 - a ``skill_runs`` row at the end of each ``skill.run``;
 - a :class:`SkillChange` for each ``hermes.skill.lifecycle`` mark (the writer adds hashes and the
-  version), a :class:`MemoryWrite` for each successful ``memory.update`` tool call, whose actor is
+  version), a :class:`MemoryWrite` for each ``memory.update`` tool call (rows for a successful one), whose actor is
   ``skill-execution`` when a ``skill.run`` is open in the same ``agent.run`` and
   ``agent-reflection`` otherwise;
 - :data:`TURN_ENDED` after every ``agent.run``, when the writer rescans the memory directories.
@@ -15,6 +15,7 @@ scope starts and ends and produces, in event order:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -26,11 +27,10 @@ from .pricing import Price, call_cost
 from .schema import sqlite_utc
 
 CHANGE_TYPES: Final = {"created": "create", "installed": "create", "patched": "refine", "edited": "refine",
-                       "stale": "deprecate", "archived": "deprecate", "restored": "restore"}
-"""Hermes' skill actions → ``skill_history.change_type`` (BOOK-19)."""
-MEMORY_ACTIONS: Final = {"add": "add", "replace": "modify", "remove": "delete"}
-"""Hermes' ``memory`` tool actions → ``memory_changes.change_type`` (BOOK-22)."""
-MEMORY_TARGETS: Final = {"memory": "MEMORY.md", "user": "USER.md"}
+                       "file_written": "refine", "file_removed": "refine", "stale": "deprecate",
+                       "archived": "deprecate", "deleted": "deprecate", "restored": "restore"}
+"""Skill lifecycle actions → ``skill_history.change_type`` (BOOK-19; ``file_written`` / ``file_removed``: a
+supporting file of the skill changed; ``deleted``: the skill is gone)."""
 TURN_ENDED: Final = "turn_ended"
 
 
@@ -49,17 +49,16 @@ class SkillChange:
 
 @dataclass(frozen=True, slots=True)
 class MemoryWrite:
-    """A successful memory tool write; ``file_path`` relative to the memory directory's parent."""
+    """A successful memory tool call: the writer parses its operations (:mod:`.memory_ops`)."""
 
-    file_name: str | None
-    path_arg: str | None
-    change_type: str
+    tool: str
+    arguments: Any
     actor: str
     session_id: str | None
-    before: str | None
-    after: str | None
-    reason: str | None
+    tool_call_id: str
     changed_at: str
+    succeeded: bool = True
+    """A failed call is no row; the writer still ends its in-flight mark (:mod:`.probe`)."""
 
 
 Row = tuple[str, dict[str, Any]]
@@ -210,45 +209,26 @@ class RowBuilder:
             turn.tool_calls += 1
         if start.metadata.get("hermes.span_kind") != "memory.update":
             return []
-        if end.metadata.get("otel.status_code") == "ERROR" or end.metadata.get("hermes.tool.status") not in (None, "ok"):
-            return []  # only successful writes are rows
+        failed = end.metadata.get("otel.status_code") == "ERROR" \
+            or end.metadata.get("hermes.tool.status") not in (None, "ok") \
+            or _refused((end.data or {}).get("result"))  # only successful writes are rows
         args = (start.data or {}).get("arguments")
-        args = args if isinstance(args, Mapping) else {}
-        write = _memory_write(start.name, args, "skill-execution" if turn is not None and turn.skill_runs > 0
-                              else "agent-reflection", _str(start.metadata.get("hermes.session_id")),
-                              sqlite_utc(end.timestamp_us))
-        return [write] if write is not None else []
+        call_id = (start.profile or {}).get("tool_call_id")
+        return [MemoryWrite(start.name, args, "skill-execution" if turn is not None and turn.skill_runs > 0
+                            else "agent-reflection", _str(start.metadata.get("hermes.session_id")),
+                            call_id if isinstance(call_id, str) else "", sqlite_utc(end.timestamp_us), not failed)]
 
 
-def _memory_write(tool: str, args: Mapping[str, Any], actor: str, session_id: str | None,
-                  changed_at: str) -> MemoryWrite | None:
-    """BOOK-22 for one tool write: Hermes ``memory`` actions map add/replace/remove to add/modify/delete and
-    quote ``old_text`` / ``content``; other memory tools name their file in ``path`` (else ``MEMORY.md``)."""
-    action = args.get("action")
-    reason = _str(args.get("reason"))
-    if tool == "memory":
-        change = MEMORY_ACTIONS.get(action) if isinstance(action, str) else None
-        if change is None:
-            return None
-        target = MEMORY_TARGETS.get(str(args.get("target") or "memory"), "MEMORY.md")
-        before = _str(args.get("old_text")) if change != "add" else None
-        after = _str(args.get("content")) if change != "delete" else None
-        return MemoryWrite(target, None, change, actor, session_id, before, after, reason, changed_at)
-    lowered = tool.lower()
-    if isinstance(action, str) and action in MEMORY_ACTIONS:
-        change = MEMORY_ACTIONS[action]
-    elif any(word in lowered for word in ("delete", "remove", "forget")):
-        change = "delete"
-    elif _str(args.get("old_text")) is not None:
-        change = "modify"
-    else:
-        change = "add"
-    path = _str(args.get("path")) or _str(args.get("file_path")) or _str(args.get("file"))
-    before = _str(args.get("old_text")) if change != "add" else None
-    after = next((v for v in (args.get(k) for k in ("content", "text", "new_text", "value")) if isinstance(v, str)),
-                 None) if change != "delete" else None
-    return MemoryWrite(None if path else "MEMORY.md", path, change, actor, session_id, before, after, reason,
-                       changed_at)
+def _refused(result: Any) -> bool:
+    """A result saying the write did not happen: ``success: false``, or only staged for approval (Hermes'
+    write gate answers ``{"success": true, "staged": true}`` and writes nothing until approved)."""
+    if not isinstance(result, str) or not result.startswith("{") or '"s' not in result:
+        return False
+    try:
+        parsed = json.loads(result)
+    except ValueError:
+        return False
+    return isinstance(parsed, Mapping) and (parsed.get("success") is False or parsed.get("staged") is True)
 
 
 def _uuid(value: int | None) -> str | None:

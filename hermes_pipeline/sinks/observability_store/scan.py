@@ -1,19 +1,11 @@
 """Rescans that turn out-of-band edits into rows (BOOK-19, BOOK-22).
 
-The store remembers the last SHA-256 it saw of every ``skills/*/SKILL.md`` and of every ``*.md``
-file under the memory directories (and, for memory files, their *scrubbed* text, to quote the change) in
-``observability/scan-state.json`` (0600, beside the database).
-
-Memory files are where users paste credentials, so no raw memory text is ever kept or stored: a file's
-text goes through the credential scrubber the moment it is read (:func:`read_memory`), and the state, the
-diff and the excerpts are all made from that scrubbed text. The state keeps a scrubbed copy rather than only
-the hash because the excerpt of the next change quotes the previous text, which a hash cannot give back; the
-hash (of the raw bytes) is what decides whether the file changed. A state written by an older version, which
-held raw text, is scrubbed when it is loaded and so rewritten scrubbed at the next save. Skill directory
-names and memory file paths are keys of the state: one the scrubber would change is kept as ``sha256:<hex>``
-of it instead (:func:`state_key`). A rescan compares the files on disk
-with that state: a skill whose hash changed without a lifecycle event gives a ``refine`` row with
-``hermes_action = 'external_edit'``; a memory file that appeared, changed or disappeared without a
+The store remembers the hashes of every skill's files (in any layout, :mod:`.skill_tree`) and the
+last SHA-256 of every ``*.md`` file under the memory directories (and, for memory files, their text, to quote the change) in
+``observability/scan-state.json`` (0600, beside the database). A rescan compares the files on disk
+with that state: a skill whose files changed without a lifecycle event gives a ``refine`` row with
+``hermes_action = 'external_edit'`` (one first seen, a ``create`` row ``discovered``; one gone, a
+``deprecate`` row ``external_delete``); a memory file that appeared, changed or disappeared without a
 recorded tool write gives a ``user-direct`` row whose excerpts quote the first differing hunk of a
 line diff. Changes the store recorded itself (lifecycle events, memory tool writes) update the state
 as they are written, so they are never reported twice.
@@ -41,8 +33,6 @@ from ...engine.scrub import safe_scrub
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
 STATE_NAME: Final = "scan-state.json"
-STATE_VERSION: Final = 2
-"""2: memory texts are scrubbed, skill names the scrubber changes are hashed (1 kept raw text)."""
 MAX_TEXT: Final = 1 << 20
 """Memory files larger than this keep only their hash in the state (their excerpts are then NULL)."""
 
@@ -77,11 +67,19 @@ def first_hunk(before: str, after: str) -> tuple[str | None, str | None]:
 
 @dataclass
 class ScanState:
-    """The last seen hashes (and scrubbed memory texts) of one profile."""
+    """The last seen state of one profile: skills (hashes only, :class:`~.skill_tree.SkillTree`), memory
+    files, and the bookkeeping of the rule that a store writer's row wins over a rescan (:mod:`.attribution`)."""
 
-    skills: dict[str, str] = field(default_factory=dict)
+    skills: dict[str, Any] = field(default_factory=dict)
     memory: dict[str, dict[str, Any]] = field(default_factory=dict)
     initialised: bool = False
+    agent: dict[str, list[list[Any]]] = field(default_factory=dict)
+    """``key → [[hash, epoch seconds], …]``: what agent writes recently produced (any process)."""
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    """Rows a rescan wrote recently, with the hash it saw: a later agent row with that hash takes them over."""
+    recorded: dict[str, Any] = field(default_factory=dict)
+    """``skill name → tree`` of its newest row (what the next row's ``before_hash`` and changed files start
+    from; ``skills`` is what the next rescan compares the disk with)."""
 
     @classmethod
     def load(cls, path: Path) -> ScanState:
@@ -98,52 +96,74 @@ class ScanState:
             return cls()
         skills: Any = raw.get("skills")
         memory: Any = raw.get("memory")
-        skills = {state_key(str(k)): v for k, v in skills.items()} if isinstance(skills, dict) else {}
-        memory = {state_key(str(k)): _scrubbed_entry(v) for k, v in memory.items()} if isinstance(memory, dict) else {}
-        return cls(skills, memory, True)
+        agent: Any = raw.get("agent")
+        claims: Any = raw.get("claims")
+        recorded: Any = raw.get("recorded")
+        memory = {k: _scrubbed_entry(v) for k, v in memory.items()} if isinstance(memory, dict) else {}
+        return cls(dict(skills) if isinstance(skills, dict) else {}, memory,
+                   True, dict(agent) if isinstance(agent, dict) else {},
+                   [c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else [],
+                   dict(recorded) if isinstance(recorded, dict) else {})
+
+    def rehydrate(self, skills: Iterable[str], memory: Iterable[str]) -> None:
+        """Give the entries the file keeps under ``sha256:`` keys (:func:`state_key`) their names back, from the
+        skill names and memory paths on disk (a name gone from disk keeps its hashed key)."""
+        for names, tables, prefix in ((skills, (self.skills, self.recorded), "skill:"),
+                                      (memory, (self.memory,), "memory:")):
+            for name in names:
+                key = state_key(name)
+                if key == name:
+                    continue
+                for table in tables:
+                    if key in table:
+                        table[name] = table.pop(key)
+                agent_key = state_key(f"{prefix}{name}")
+                if agent_key in self.agent:
+                    self.agent[f"{prefix}{name}"] = self.agent.pop(agent_key)
 
     def save(self, path: Path) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"version": STATE_VERSION, "skills": self.skills, "memory": self.memory}, fh, ensure_ascii=False)
+            json.dump({"version": 2, "skills": _keyed_trees(self.skills), "memory": _keyed(self.memory),
+                       "agent": _keyed(self.agent),
+                       "claims": [{**c, "key": state_key(str(c.get("key", "")))} for c in self.claims],
+                       "recorded": _keyed_trees(self.recorded)}, fh, ensure_ascii=False)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
 
 
 def state_key(name: str) -> str:
-    """The state's key for a skill name or a memory file path: itself, or ``sha256:<hex>`` of it when the
-    scrubber would change it."""
+    """The state file's key for a skill name or a memory file path: itself, or ``sha256:<hex>`` of it when the
+    scrubber would change it (a file named after a credential never puts it in the state file)."""
     if name.startswith("sha256:") or safe_scrub(name) == name:
         return name
     return "sha256:" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _keyed(mapping: dict[str, Any]) -> dict[str, Any]:
+    return {state_key(str(k)): v for k, v in mapping.items()}
+
+
 def _scrubbed_entry(entry: Any) -> Any:
-    """A memory entry of a loaded state with its text scrubbed (states of version 1 kept it raw)."""
+    """A memory entry of a loaded state with its text scrubbed (an older state kept it raw)."""
     if isinstance(entry, dict) and isinstance(entry.get("text"), str):
         return {**entry, "text": safe_scrub(entry["text"])}
     return entry
 
 
-def skill_files(home: Path, skills_dir: str) -> dict[str, str]:
-    """``skill name → SHA-256`` of every ``<skills_dir>/<name>/SKILL.md`` (hidden directories skipped).
-
-    The names are the directory names on disk, raw: :func:`skill_key` makes them state keys and the
-    recorder scrubs them before they become rows."""
-    root = home / skills_dir
-    out: dict[str, str] = {}
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return out
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        digest = sha256_file(Path(entry.path) / "SKILL.md")
-        if digest is not None:
-            out[entry.name] = digest
+def _keyed_trees(mapping: dict[str, Any]) -> dict[str, Any]:
+    """Skill trees as the state file keeps them: names and file names keyed, the path scrubbed."""
+    out: dict[str, Any] = {}
+    for name, tree in mapping.items():
+        if isinstance(tree, dict):
+            tree = dict(tree)
+            if isinstance(tree.get("path"), str):
+                tree["path"] = safe_scrub(tree["path"])
+            if isinstance(tree.get("files"), dict):
+                tree["files"] = _keyed(tree["files"])
+        out[state_key(str(name))] = tree
     return out
 
 
@@ -180,41 +200,23 @@ def memory_files(home: Path, dirs: Iterable[str], warned: set[str] | None = None
 
 
 def read_memory(path: Path) -> tuple[str | None, str | None]:
-    """``(sha256, scrubbed text)`` of a memory file; text ``None`` when too large; ``(None, None)`` if gone.
-
-    The hash is of the raw bytes (it decides whether the file changed); the text is scrubbed here, where it
-    enters, so neither the state nor an excerpt ever holds a credential the scrubber recognises."""
+    """``(sha256, text)`` of a memory file; text ``None`` when too large or not UTF-8; ``(None, None)`` if gone."""
     try:
         data = path.read_bytes()
     except OSError:
         return None, None
-    text = safe_scrub(data.decode("utf-8", errors="replace")) if len(data) <= MAX_TEXT else None
+    text = data.decode("utf-8", errors="replace") if len(data) <= MAX_TEXT else None
     return hashlib.sha256(data).hexdigest(), text
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryDiff:
-    """One out-of-band memory change (``file_path`` as on disk, raw; ``key`` its :func:`state_key`)."""
+    """One out-of-band memory change."""
 
     file_path: str
     change_type: str
     before: str | None
     after: str | None
-    key: str
-
-
-def diff_skills(state: ScanState, current: dict[str, str]) -> list[tuple[str, str, str]]:
-    """``(name, before_hash, after_hash)`` of skills whose ``SKILL.md`` changed since the state.
-
-    New or removed skills are not edits (their lifecycle events say what happened): new ones only
-    join the baseline.
-    """
-    changed = []
-    for name, digest in current.items():
-        before = state.skills.get(state_key(name))
-        if before is not None and before != digest:
-            changed.append((name, before, digest))
-    return changed
 
 
 def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[MemoryDiff], dict[str, dict[str, Any]]]:
@@ -222,20 +224,20 @@ def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[Memory
     diffs: list[MemoryDiff] = []
     new_state: dict[str, dict[str, Any]] = {}
     for rel, path in current.items():
-        digest, text = read_memory(path)
+        digest, raw = read_memory(path)
         if digest is None:
             continue
-        key = state_key(rel)
-        new_state[key] = {"sha256": digest, "text": text}
-        old = state.memory.get(key)
+        text = safe_scrub(raw) if raw is not None else None  # the state never holds a credential in clear
+        new_state[rel] = {"sha256": digest, "text": text}
+        old = state.memory.get(rel)
         if old is None:
             if state.initialised:
-                diffs.append(MemoryDiff(rel, "add", None, text, key))
+                diffs.append(MemoryDiff(rel, "add", None, text))
         elif old.get("sha256") != digest:
             before, after = first_hunk(old.get("text") or "", text or "") \
                 if old.get("text") is not None and text is not None else (None, None)
-            diffs.append(MemoryDiff(rel, "modify", before, after, key))
-    for key, old in state.memory.items():
-        if key not in new_state:
-            diffs.append(MemoryDiff(key, "delete", old.get("text"), None, key))
+            diffs.append(MemoryDiff(rel, "modify", before, after))
+    for rel, old in state.memory.items():
+        if rel not in new_state:
+            diffs.append(MemoryDiff(rel, "delete", old.get("text"), None))
     return diffs, new_state

@@ -10,12 +10,15 @@ from __future__ import annotations
 import time
 from typing import Final
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 """Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables).
 
 1: the tables and their first indexes. 2: the time indexes of ``llm_calls`` and ``task_runs`` cover the
 columns the dashboard and alerts aggregate, and ``memory_changes`` has a (``file_path``, ``before_excerpt``)
-index for the memory-conflict queries (issue #15). A store of an older version is brought up to date when
+index for the memory-conflict queries (issue #15). 3: ``skill_history`` says where the skill lives and which of
+its files changed (``skill_path``, ``changed_files``: Hermes keeps skills in category folders and supporting files
+beside ``SKILL.md``), and ``memory_changes`` keeps the SHA-256 of the file after the change (``file_hash``: the
+rule that a store writer's row wins over another process's rescan compares it; issue #27). A store of an older version is brought up to date when
 a writer opens it (:func:`~.db.ensure_schema`)."""
 
 TABLES: Final[dict[str, str]] = {
@@ -32,6 +35,8 @@ TABLES: Final[dict[str, str]] = {
         changed_at TEXT NOT NULL,
         hermes_action TEXT NULL,
         provenance TEXT NULL,
+        skill_path TEXT NULL,
+        changed_files TEXT NULL,
         UNIQUE (skill_name, version))""",
     # Memory change audit (BOOK-21).
     "memory_changes": """CREATE TABLE IF NOT EXISTS memory_changes (
@@ -43,7 +48,8 @@ TABLES: Final[dict[str, str]] = {
         before_excerpt TEXT NULL,
         after_excerpt TEXT NULL,
         reason TEXT NULL,
-        changed_at TEXT NOT NULL)""",
+        changed_at TEXT NOT NULL,
+        file_hash TEXT NULL)""",
     # Supporting tables (BOOK-25).
     "task_runs": """CREATE TABLE IF NOT EXISTS task_runs (
         id INTEGER PRIMARY KEY,
@@ -114,14 +120,20 @@ INDEXES: Final = (
 )
 """``CREATE INDEX`` statements of the current schema version."""
 
+ADDED_COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "skill_history": (("skill_path", "TEXT NULL"), ("changed_files", "TEXT NULL")),
+    "memory_changes": (("file_hash", "TEXT NULL"),),
+}
+"""Columns later versions added to a table (``ALTER TABLE … ADD COLUMN`` on upgrade; old rows read NULL)."""
+
 RETIRED_INDEXES: Final = ("task_runs_ended_at", "llm_calls_ended_at")
 """Indexes of older versions that a current one replaces (dropped on upgrade)."""
 
 COLUMNS: Final[dict[str, tuple[str, ...]]] = {
     "skill_history": ("id", "skill_name", "version", "change_type", "reason", "trigger_session_id", "before_hash",
-                      "after_hash", "changed_at", "hermes_action", "provenance"),
+                      "after_hash", "changed_at", "hermes_action", "provenance", "skill_path", "changed_files"),
     "memory_changes": ("id", "file_path", "change_type", "actor", "trigger_session_id", "before_excerpt",
-                       "after_excerpt", "reason", "changed_at"),
+                       "after_excerpt", "reason", "changed_at", "file_hash"),
     "task_runs": ("id", "trajectory_id", "session_id", "task_id", "turn_id", "platform", "task_class", "started_at",
                   "ended_at", "outcome", "llm_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd",
                   "error_type"),
