@@ -56,18 +56,31 @@ def tool_error_type(status: str, error_type: str | None) -> str | None:
     return "_OTHER"
 
 
-def turn_error_type(interrupted: bool, failed: bool, exit_reason: str | None, reason: str | None) -> str | None:
-    """``error.type`` of an ``agent.run`` end, ``None`` when the turn did not end in error."""
+def turn_error_type(interrupted: bool, failed: bool, exit_reason: str | None, reason: str | None,
+                    provider_error: str | None = None) -> str | None:
+    """``error.type`` of an ``agent.run`` end, ``None`` when the turn did not end in error.
+
+    A turn that failed while its last provider attempt had failed (nothing succeeded after it) failed
+    *because of the provider*: it carries that attempt's type (:func:`llm_error_type`: ``rate_limited``,
+    ``upstream_error``, ``authentication``, ``timeout``, ``connection_error``, ...), so the dashboard, the
+    digest and the alert rules see the cause, not ``_OTHER``.
+    """
     if interrupted:
         return "cancelled"
     if not failed:
         return None
+    if provider_error and provider_error != "_OTHER":
+        return provider_error
     text = f"{exit_reason or ''} {reason or ''}".lower()
     return "timeout" if "timeout" in text else "_OTHER"
 
 
-def child_error_type(status: str) -> str | None:
-    """``error.type`` of a subagent session end, ``None`` for ``completed``."""
+def child_error_type(status: str, provider_error: str | None = None) -> str | None:
+    """``error.type`` of a subagent session end, ``None`` for ``completed``.
+
+    A child that failed while its last turn had failed because of the provider carries the provider's
+    type (as :func:`turn_error_type`).
+    """
     status = (status or "").lower()
     if status == "completed":
         return None
@@ -75,7 +88,14 @@ def child_error_type(status: str) -> str | None:
         return "cancelled"
     if status == "timeout":
         return "timeout"
+    if provider_error and provider_error != "_OTHER":
+        return provider_error
     return "_OTHER"
+
+
+def exit_code_failed(exit_code: object) -> bool:
+    """Whether a command's exit code says it failed: any integer other than 0 (``None``: no command)."""
+    return isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
 
 
 def approval_outcome(choice: str | None) -> str:

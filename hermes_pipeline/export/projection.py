@@ -242,7 +242,8 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                 data["reason"] = reason
             meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.task_id": task_id or turn.task_id,
                     "hermes.turn_id": turn_id}
-            error = turn_error_type(bool(interrupted), bool(failed), turn_exit_reason, reason)
+            error = turn_error_type(bool(interrupted), bool(failed), turn_exit_reason, reason, turn.provider_error)
+            st.provider_error = error if error is not None and error == turn.provider_error else None
             meta["otel.status_code"] = "OK" if error is None else "ERROR"
             if error is not None:
                 meta["error.type"] = error
@@ -390,11 +391,12 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                       child_status: str, child_summary: str | None, duration_ms: int) -> None:
         data = {"child_status": child_status, "child_summary": child_summary, "duration_ms": duration_ms}
         meta = base_meta(child_session_id)
-        error = child_error_type(child_status)
-        meta["otel.status_code"] = "OK" if error is None else "ERROR"
-        if error is not None:
-            meta["error.type"] = error
         with self._lock:
+            known = self._sessions.get(child_session_id)
+            error = child_error_type(child_status, known.provider_error if known is not None else None)
+            meta["otel.status_code"] = "OK" if error is None else "ERROR"
+            if error is not None:
+                meta["error.type"] = error
             st = self._sessions.get(child_session_id)
             if st is None and child_session_id in self._former:  # its session ended earlier: the rest of its run
                 st = self._continue_child(child_session_id, self._former[child_session_id])

@@ -46,11 +46,12 @@ def _parallel(tool_end: ScopeEvent) -> dict[str, bool]:
 class _Turn:
     """Per-turn state: the latest steps and what waits for an agent step or the turn's end."""
 
-    __slots__ = ("last_agent", "last_step", "pending_failed", "pending_refs", "turn_id", "uuid")
+    __slots__ = ("last_agent", "last_step", "pending_failed", "pending_refs", "turn_id", "user_step", "uuid")
 
     def __init__(self, uuid: int, turn_id: Any = None) -> None:
         self.uuid = uuid
         self.turn_id = turn_id
+        self.user_step: dict[str, Any] | None = None
         self.last_agent: dict[str, Any] | None = None
         self.last_step: dict[str, Any] | None = None
         self.pending_failed: dict[str, list[dict[str, Any]]] = {}
@@ -124,6 +125,7 @@ class StepMapper:
                 if isinstance(final, str):  # the answer the host showed (the run's final output)
                     self.final_output = final
                 if turn is not None:
+                    self._turn_outcome(turn, event.metadata)
                     self._turn_end(turn)
             elif event.category == "llm":
                 self._llm_end(event)
@@ -164,7 +166,18 @@ class StepMapper:
                                 "timestamp": rfc3339_us(event.timestamp_us)}
         if hermes:
             step["extra"] = {"hermes": hermes}
-        self._add(turn, step)
+        turn.user_step = self._add(turn, step)
+
+    def _turn_outcome(self, turn: _Turn, meta: Mapping[str, Any]) -> None:
+        """A turn that ended in error says so, with its cause, on its user step (``extra.hermes``):
+        ``turn_status = "error"`` and ``error_type`` (the provider's type when the provider failed it)."""
+        if turn.user_step is None or meta.get("otel.status_code") != "ERROR":
+            return
+        hermes = self._hermes(turn.user_step)
+        hermes["turn_status"] = "cancelled" if meta.get("error.type") == "cancelled" else "error"
+        error_type = meta.get("error.type")
+        if isinstance(error_type, str) and error_type:
+            hermes["error_type"] = error_type
 
     def _turn_end(self, turn: _Turn) -> None:
         if turn.pending_failed and turn.last_step is not None:
@@ -306,6 +319,11 @@ class StepMapper:
             result["subagent_trajectory_ref"] = refs
         scope_id = uuid_str(uuid)
         hermes: dict[str, Any] = {"status": status, "event_uuid": scope_id}
+        exit_code = meta.get("process.exit.code")
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool):  # Hermes' status stays as reported
+            hermes["exit_code"] = exit_code
+            if exit_code != 0:
+                hermes["command_failed"] = True
         duration = meta.get("hermes.duration_ms")
         if duration is not None:
             hermes["duration_ms"] = duration

@@ -36,6 +36,7 @@ META_NAMES: Final[Mapping[str, str]] = {
     "hermes.api_mode": "hermes.api_mode", "hermes.tool.status": "hermes.tool.status",
     "hermes.toolset": "hermes.toolset", "hermes.middleware.changed": "hermes.middleware.changed",
     "hermes.middleware.sources": "hermes.middleware.sources",
+    "process.exit.code": "process.exit.code", "hermes.tool.command_failed": "hermes.tool.command_failed",
 }
 """ATOF metadata keys (FMT-13) → the §4.4 span attribute names (FMT-67)."""
 
