@@ -157,6 +157,7 @@ class StepMapper:
         message = data.get("user_message")
         hermes = {k: meta[m] for k, m in (("turn_id", "hermes.turn_id"), ("task_id", "hermes.task_id"))
                   if meta.get(m) is not None}
+        hermes["trajectory_id"] = uuid_str(event.uuid)  # the run's id (its store file, its OTLP spans)
         task = meta.get("hermes.task_id")
         if isinstance(task, str) and task not in self.task_ids:
             self.task_ids.append(task)
