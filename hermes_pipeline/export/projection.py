@@ -77,6 +77,8 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                          redact_credentials=redact_credentials)
         self._closed = False
         self._former: OrderedDict[str, _Placement] = OrderedDict()
+        self._successors: set[str] = set()
+        """New session ids announced by an ID-rotating compaction: their first turn here is no resume."""
         if deferred:
             self._replay = Replay(self)
             self._publication = BoundedWriter(self._replay, name="publication", max_queue_size=max_queue_size,
@@ -179,6 +181,8 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
             self._mark(st, self.current_parent(st), "hermes.compaction", None, None, {"rotated": bool(rotated)},
                        base_meta(session_id))
             if rotated and new_session_id != session_id:
+                if len(self._successors) < _FORMER_LIMIT:
+                    self._successors.add(new_session_id)
                 if st.turns:  # CFG-75: deferred until the live turn ends
                     st.pending_close = "compaction"
                 else:
@@ -204,7 +208,10 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                      model: str, platform: str, sender_id: str | None, agent_version: str | None) -> None:
         ts = self._now()
         with self._lock:
-            st = self._implicit_session(session_id, model, platform, agent_version)
+            resumed = is_first_turn is False and session_id not in self._sessions \
+                and session_id not in self._successors and session_id not in self._former
+            self._successors.discard(session_id)
+            st = self._implicit_session(session_id, model, platform, agent_version, resumed=resumed)
             self.end_triggers_for_turn(session_id, platform)  # rows 3-4: the dispatch led to this turn
             if turn_id in st.turns:  # the same turn started twice: close the stale one
                 self._close_turn(st, st.turns[turn_id], orphan=True)
@@ -332,7 +339,7 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
             former.popitem(last=False)
 
     def _implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None,
-                          agent_version: str | None = None) -> SessionState:
+                          agent_version: str | None = None, resumed: bool = False) -> SessionState:
         """The open session of ``session_id`` or a new one; an ended subagent session is continued in place.
 
         A background child can outlive its parent turn (its session then ended with ``child_status =
@@ -344,7 +351,7 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
             return st
         place = self._former.get(session_id)
         if place is None:
-            return super()._implicit_session(session_id, model, platform, agent_version)
+            return super()._implicit_session(session_id, model, platform, agent_version, resumed)
         return self._continue_child(session_id, place)
 
     def _continue_child(self, session_id: str, place: _Placement) -> SessionState:

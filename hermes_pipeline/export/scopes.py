@@ -312,11 +312,14 @@ class ScopeTracker:
         return st
 
     def _implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None,
-                          agent_version: str | None = None) -> SessionState:
+                          agent_version: str | None = None, resumed: bool = False) -> SessionState:
         """The open session state of ``session_id``; opened now if none is open (FMT-24 row 1).
 
         ``agent_version`` (the host agent's version, when the host declared it) is kept as the
         ``hermes.agent.version`` metadata of every segment's session start (ATIF ``agent.version``).
+        ``resumed``: the session was started earlier, elsewhere (its first turn here is not its first
+        turn, e.g. ``hermes chat --resume`` in a new process): its start says ``resumed: true``, so an
+        append-only stream shows one session continued, not a new one.
         """
         st = self._sessions.get(session_id)
         if st is not None:
@@ -326,6 +329,8 @@ class ScopeTracker:
             data["model"] = model
         if platform is not None:
             data["platform"] = platform
+        if resumed:
+            data["resumed"] = True
         meta = base_meta(session_id)
         if platform is not None:
             meta["hermes.platform"] = platform
