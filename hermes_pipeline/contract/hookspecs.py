@@ -407,12 +407,15 @@ def post_approval_response(
     tool_call_id: str,
     session_id: str,
     choice: str,
+    decided_by: str | None,
     telemetry_schema_version: str,
 ) -> None:
     """Exactly once per ``pre_approval_request``: answered, timed out or withdrawn (OBS-43).
 
     Fields: those of ``pre_approval_request`` plus ``choice`` (``once``, ``session``, ``always``,
-    ``deny``, ``timeout``, ``cancelled``). Return ignored.
+    ``deny``, ``timeout``, ``cancelled``); optional ``decided_by`` (hermes_pipeline extension: who
+    decided - ``user``, ``smart_approval`` (an auxiliary model's review), ``timeout`` (nobody answered
+    in time), ``none`` (withdrawn), or the host's own word). Return ignored.
     """
 
 

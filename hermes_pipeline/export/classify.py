@@ -98,6 +98,26 @@ def exit_code_failed(exit_code: object) -> bool:
     return isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
 
 
+_SMART_DECIDERS: Final = frozenset({"aux_llm", "smart", "smart_approval", "llm"})
+
+
+def approval_decider(decided_by: str | None, surface: str | None, choice: str | None) -> str:
+    """Who decided an approval: ``user``, ``smart_approval`` (an auxiliary model's review), ``timeout``
+    (nobody answered in time) or ``none`` (withdrawn unanswered); another host word passes through
+    when it is a plain identifier."""
+    raw = (decided_by or "").strip().lower()
+    outcome = approval_outcome(choice)
+    if raw in _SMART_DECIDERS or (not raw and (surface or "").lower() == "smart"):
+        return "smart_approval"
+    if raw in ("timeout", "timed_out") or (not raw and outcome == "timed_out"):
+        return "timeout"
+    if raw in ("none", "withdrawn") or (not raw and (choice or "").lower() == "cancelled"):
+        return "none"
+    if raw and _TOOL_ERROR_TYPE.match(raw):
+        return raw
+    return "user"
+
+
 def approval_outcome(choice: str | None) -> str:
     """``approved`` / ``denied`` / ``timed_out`` / ``unknown`` for an approval choice (SM-24)."""
     value = (choice or "").lower()

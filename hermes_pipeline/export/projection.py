@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
-from .classify import approval_outcome, child_error_type, turn_error_type
+from .classify import approval_decider, approval_outcome, child_error_type, turn_error_type
 from .events import TURN_SCOPE
 from .projection_calls import CallHooks
 from .projection_skills import SkillHooks
@@ -300,9 +300,10 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
 
     @deferrable()
     def post_approval_response(self, surface: str, turn_id: str, tool_call_id: str, session_id: str,
-                               choice: str) -> None:
+                               choice: str, decided_by: str | None) -> None:
         self._approval("hermes.approval.response", session_id, turn_id, tool_call_id,
-                       {"surface": surface, "choice": choice, "outcome": approval_outcome(choice)})
+                       {"surface": surface, "choice": choice, "outcome": approval_outcome(choice),
+                        "decided_by": approval_decider(decided_by, surface, choice)})
 
     def _human(self, name: str, session_id: str, data: dict[str, Any]) -> None:
         with self._lock:

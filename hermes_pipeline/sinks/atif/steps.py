@@ -36,6 +36,11 @@ __all__ = ["CONTEXT_MARK", "STEP_KEYS", "StepMapper", "final_metrics", "step_met
 STEP_KEYS: Final = ("step_id", "source", "message", "timestamp", "model_name", "reasoning_effort", "reasoning_content",
                     "tool_calls", "observation", "metrics", "llm_call_count", "is_copied_context", "extra")
 CONTEXT_MARK: Final = "hermes.context"
+_APPROVAL_REQUEST: Final = "hermes.approval.request"
+_APPROVAL_RESPONSE: Final = "hermes.approval.response"
+_INPUT_REQUEST: Final = "hermes.human_input.request"
+_DECISION_MARKS: Final = frozenset({_APPROVAL_REQUEST, _APPROVAL_RESPONSE, _INPUT_REQUEST,
+                                    "hermes.human_input.resolved"})
 
 
 def _parallel(tool_end: ScopeEvent) -> dict[str, bool]:
@@ -90,6 +95,10 @@ class StepMapper:
         """``(turn uuid, step, tool call, llm uuid, index)`` of calls the model issued without an id."""
         self._tool_refs: dict[int, list[dict[str, Any]]] = {}
         self._tool_results: dict[int, dict[str, Any]] = {}
+        self._asked: dict[Any, int] = {}
+        """When each approval (by tool scope or parent) and each human-input request was raised (µs)."""
+        self._approvals: dict[int, dict[str, Any]] = {}
+        """Tool scope uuid → its approval's record, put on the call's observation when the call ends."""
 
     # ------------------------------------------------------------------ feeding
 
@@ -98,6 +107,8 @@ class StepMapper:
         if event.kind == MARK:
             if event.name == CONTEXT_MARK and self.context is None and isinstance(event.data, Mapping):
                 self.context = event.data
+            elif event.name in _DECISION_MARKS:
+                self._decision(event)
             return
         if event.phase == START:
             self._names[event.uuid] = event.name
@@ -131,6 +142,35 @@ class StepMapper:
                 self._llm_end(event)
             elif event.category == "tool":
                 self._tool_end(event)
+
+    def _decision(self, event: ScopeEvent) -> None:
+        """Approvals and human input: who decided what, and how long it waited (the request's mark gives
+        the start). An approval raised inside a tool call goes on that call's observation result
+        (``extra.hermes.approval``); others, and human input, on the turn's latest step."""
+        data = event.data if isinstance(event.data, Mapping) else {}
+        if event.name == _APPROVAL_REQUEST:
+            self._asked[("approval", event.parent_uuid)] = event.timestamp_us
+            return
+        if event.name == _INPUT_REQUEST:
+            self._asked[("input", data.get("request_id"))] = event.timestamp_us
+            return
+        if event.name == _APPROVAL_RESPONSE:
+            record = {k: data[k] for k in ("choice", "outcome", "decided_by", "surface") if data.get(k) is not None}
+            asked = self._asked.pop(("approval", event.parent_uuid), None)
+            key = "approvals"
+        else:
+            record = {k: data[k] for k in ("kind", "request_id", "outcome") if data.get(k) is not None}
+            asked = self._asked.pop(("input", data.get("request_id")), None)
+            key = "human_input"
+        if asked is not None:
+            record["waited_ms"] = max(0, event.timestamp_us - asked) // 1000
+        if key == "approvals" and event.parent_uuid in self._tools:
+            self._approvals[event.parent_uuid] = record
+            return
+        turn = self._turn_of(event.parent_uuid)
+        step = turn.last_step or (self.steps[-1] if self.steps else None)
+        if step is not None:
+            self._hermes(step).setdefault(key, []).append(record)
 
     def _turn_of(self, uuid: int | None) -> _Turn:
         if uuid is None:
@@ -328,6 +368,9 @@ class StepMapper:
         duration = meta.get("hermes.duration_ms")
         if duration is not None:
             hermes["duration_ms"] = duration
+        approval = self._approvals.pop(uuid, None)
+        if approval is not None:
+            hermes["approval"] = approval
         annotation = profile.get("tool_result_annotation")
         result["extra"] = {"hermes": hermes} if annotation is None else \
             {"hermes": hermes, "tool_result_annotation": annotation}

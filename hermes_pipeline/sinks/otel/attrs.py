@@ -180,6 +180,7 @@ def mark_attrs(name: str, data: Mapping[str, Any] | None, profile: Mapping[str, 
         else:
             put(attrs, "hermes.approval.choice", data.get("choice"))
             put(attrs, "hermes.approval.outcome", data.get("outcome"))
+            put(attrs, "hermes.approval.decided_by", data.get("decided_by"))
         put(attrs, "gen_ai.tool.call.id", call_id)
     elif name.startswith("hermes.human_input."):
         put(attrs, "hermes.human_input.kind", data.get("kind"))
