@@ -124,3 +124,15 @@ def test_command_exit_code_is_a_field_everywhere(tmp_path: Path, workdir: Path, 
 
     (stored,) = (run.home / "trajectories").glob("*.json")
     assert failed_commands(json.loads(stored.read_text(encoding="utf-8"))) == 1
+    rows = _store(run.home, "select tool_call_id, tool_name, status, error_type, exit_code from tool_errors")
+    assert rows == [("call_fail", "terminal", "ok", "command_failed", 3)]  # Hermes' status kept, the exit counted
+
+    # the alert rules' daily digest counts it among the error patterns (A-L1: by error type and tool)
+    from datetime import datetime, timedelta, timezone
+
+    from hermes_pipeline.alerts.digest import daily_digest
+
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    with sqlite3.connect(run.home / "observability" / "observability.sqlite3") as db:
+        digest = daily_digest(db, now - timedelta(days=1), now + timedelta(days=1))
+    assert {"pattern": "tool terminal: command_failed", "count": 1} in digest["top_errors"]

@@ -1,4 +1,6 @@
-"""Approval and human-input marks → ``approvals`` rows (issue #27): who decided what, and how long it waited.
+"""Approval and human-input marks → ``approvals`` rows, failed tool calls → ``tool_errors`` rows (issue #27).
+
+An approval row says who decided what, and how long it waited.
 
 The projection puts ``hermes.approval.request`` / ``.response`` marks under the tool call that asked (or
 the turn), and ``hermes.human_input.request`` / ``.resolved`` under the current scope. The request's
@@ -15,7 +17,10 @@ from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
 from .schema import sqlite_utc
 
-__all__ = ["DECISION_MARKS", "Decisions"]
+__all__ = ["COMMAND_FAILED", "DECISION_MARKS", "Decisions", "tool_error_rows"]
+
+COMMAND_FAILED: Final = "command_failed"
+"""``tool_errors.error_type`` of a command that exited non-zero while the host reported the call ``ok``."""
 
 _APPROVAL_REQUEST: Final = "hermes.approval.request"
 _APPROVAL_RESPONSE: Final = "hermes.approval.response"
@@ -59,3 +64,22 @@ class Decisions:
             "choice": _str(data.get("choice")) if approval else None, "outcome": _str(data.get("outcome")),
             "decided_by": _str(data.get("decided_by")) if approval else None,
             "waited_ms": max(0, event.timestamp_us - asked) // 1000 if asked is not None else None})]
+
+
+def tool_error_rows(start: ScopeEvent, end: ScopeEvent, run: int | None) -> list[tuple[str, dict[str, Any]]]:
+    """A ``tool_errors`` row for a tool call that failed: an error, a block, a cancellation, or a command whose
+    exit code is non-zero (the host's own status is kept in ``status``); none for a successful call."""
+    meta = end.metadata
+    code = meta.get("process.exit.code")
+    code = code if type(code) is int else None
+    failed = meta.get("otel.status_code") == "ERROR"
+    if not failed and not meta.get("hermes.tool.command_failed"):
+        return []
+    status = meta.get("hermes.tool.status")
+    profile = start.profile if isinstance(start.profile, dict) else {}
+    return [("tool_errors", {
+        "ended_at": sqlite_utc(end.timestamp_us), "session_id": _str(start.metadata.get("hermes.session_id")),
+        "turn_id": _str(start.metadata.get("hermes.turn_id")), "trajectory_id": uuid_str(run) if run else None,
+        "tool_call_id": _str(profile.get("tool_call_id")), "tool_name": _str(start.name),
+        "status": _str(status) or ("error" if failed else "ok"),
+        "error_type": _str(meta.get("error.type")) if failed else COMMAND_FAILED, "exit_code": code})]

@@ -15,7 +15,7 @@ from typing import Final
 from . import db
 
 RUN_TABLES: Final = (("task_runs", "ended_at"), ("llm_calls", "ended_at"), ("skill_runs", "ended_at"),
-                     ("approvals", "decided_at"))
+                     ("approvals", "decided_at"), ("tool_errors", "ended_at"))
 HISTORY_TABLES: Final = (("skill_history", "changed_at"), ("memory_changes", "changed_at"))
 
 

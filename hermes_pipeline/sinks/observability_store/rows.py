@@ -22,7 +22,7 @@ from typing import Any, Final
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
 from ...shared_metrics import vocab
-from .decisions import DECISION_MARKS, Decisions
+from .decisions import DECISION_MARKS, Decisions, tool_error_rows
 from .pricing import Price, call_cost
 from .schema import sqlite_utc
 
@@ -143,7 +143,7 @@ class RowBuilder:
             self._subagent_sessions.discard(event.uuid)
             return []
         if start.category == "tool":
-            return self._tool_end(start, event)
+            return [*tool_error_rows(start, event, self._run_of(start.parent_uuid)), *self._tool_end(start, event)]
         return []
 
     # ------------------------------------------------------------------ per kind

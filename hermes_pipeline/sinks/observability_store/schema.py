@@ -16,7 +16,8 @@ SCHEMA_VERSION: Final = 3
 1: the tables and their first indexes. 2: the time indexes of ``llm_calls`` and ``task_runs`` cover the
 columns the dashboard and alerts aggregate, and ``memory_changes`` has a (``file_path``, ``before_excerpt``)
 index for the memory-conflict queries (issue #15). 3: the ``approvals`` table (issue #27: every approval
-and human-input decision, who decided, how long it waited). A store of an older version is brought up to
+and human-input decision, who decided, how long it waited) and the ``tool_errors`` table (failed tool
+calls, commands that exited non-zero included). A store of an older version is brought up to
 date when a writer opens it (:func:`~.db.ensure_schema`)."""
 
 TABLES: Final[dict[str, str]] = {
@@ -59,6 +60,19 @@ TABLES: Final[dict[str, str]] = {
         outcome TEXT,
         decided_by TEXT,
         waited_ms INTEGER)""",
+    # Failed tool calls (hermes_pipeline extension, issue #27): an error, a block, or a command that exited
+    # non-zero while the host said ok (``error_type`` ``command_failed``); the digest groups them by tool.
+    "tool_errors": """CREATE TABLE IF NOT EXISTS tool_errors (
+        id INTEGER PRIMARY KEY,
+        ended_at TEXT NOT NULL,
+        session_id TEXT,
+        turn_id TEXT,
+        trajectory_id TEXT,
+        tool_call_id TEXT,
+        tool_name TEXT,
+        status TEXT,
+        error_type TEXT,
+        exit_code INTEGER)""",
     # Supporting tables (BOOK-25).
     "task_runs": """CREATE TABLE IF NOT EXISTS task_runs (
         id INTEGER PRIMARY KEY,
@@ -127,6 +141,7 @@ INDEXES: Final = (
     "(ended_at, id, status, input_tokens, output_tokens, cost_usd)",
     "CREATE INDEX IF NOT EXISTS skill_runs_skill_ended ON skill_runs (skill_name, ended_at)",
     "CREATE INDEX IF NOT EXISTS approvals_decided_at ON approvals (decided_at)",
+    "CREATE INDEX IF NOT EXISTS tool_errors_ended_at ON tool_errors (ended_at)",
 )
 """``CREATE INDEX`` statements of the current schema version."""
 
@@ -147,12 +162,14 @@ COLUMNS: Final[dict[str, tuple[str, ...]]] = {
     "alert_state": ("rule", "key", "status", "first_fired_at", "last_notified_at"),
     "approvals": ("id", "decided_at", "session_id", "turn_id", "trajectory_id", "tool_call_id", "kind", "surface",
                   "choice", "outcome", "decided_by", "waited_ms"),
+    "tool_errors": ("id", "ended_at", "session_id", "turn_id", "trajectory_id", "tool_call_id", "tool_name", "status",
+                    "error_type", "exit_code"),
 }
 """The columns of each table, in order (tests compare the database against this)."""
 
 TIME_COLUMNS: Final = {"skill_history": "changed_at", "memory_changes": "changed_at", "task_runs": "ended_at",
                        "llm_calls": "ended_at", "skill_runs": "ended_at", "alert_state": "last_notified_at",
-                       "approvals": "decided_at"}
+                       "approvals": "decided_at", "tool_errors": "ended_at"}
 """The column retention compares against (BOOK-48)."""
 
 
