@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hermes_pipeline.sinks.atif.resume import INDEX_DIR, SessionFiles, merge_session
+from hermes_pipeline.sinks.atif.filenames import FilenameTemplate
+from hermes_pipeline.sinks.atif.resume import SessionFiles, merge_session
 
 
 def _doc(tid: str, session: str, messages: list[str], **hermes: Any) -> dict[str, Any]:
@@ -32,26 +33,34 @@ def test_merge_keeps_identity_and_renumbers() -> None:
     assert base["steps"][0]["step_id"] == 1 and len(base["steps"]) == 2  # inputs untouched
 
 
+A, B, C, Z = (f"0{n}a23b56-15c8-75c9-81cb-8190ce3fa1f8" for n in range(4))
+
+
+def _write(directory: Path, name: str, doc: dict[str, Any]) -> None:
+    (directory / name).write_text(json.dumps(doc), encoding="utf-8")
+
+
 def test_session_files_merge_across_instances(tmp_path: Path) -> None:
-    first = SessionFiles(tmp_path)
-    name, content = first.prepare("hermes-atif-a.json", _doc("a", "s1", ["one"]), b"x")
-    assert name == "hermes-atif-a.json" and content == b"x"
-    (tmp_path / name).write_bytes(json.dumps(_doc("a", "s1", ["one"])).encode())
-    later = SessionFiles(tmp_path)  # another process
-    name, content = later.prepare("hermes-atif-b.json", _doc("b", "s1", ["two"]), b"y")
-    assert name == "hermes-atif-a.json" and later.merged == 1
+    template = FilenameTemplate.parse("hermes-atif-{session_id}.json")
+    _write(tmp_path, f"hermes-atif-{A}.json", _doc(A, "s1", ["one"]))
+    _write(tmp_path, f"hermes-atif-{Z}.json", _doc(Z, "s9", ["other"]))
+    (tmp_path / "notes.json").write_text("{not json", encoding="utf-8")  # not the template's: never read
+    later = SessionFiles(tmp_path, template)  # another process
+    name, content = later.prepare(f"hermes-atif-{B}.json", _doc(B, "s1", ["two"], resumed=True), b"y")
+    assert name == f"hermes-atif-{A}.json" and later.merged == 1 and later.unreadable == 0
     assert [s["message"] for s in json.loads(content)["steps"]] == ["one", "two"]
-    again = later.prepare("hermes-atif-b.json", _doc("b", "s1", ["two", "three"]), b"z")[1]  # a rewrite: no doubles
-    assert [s["message"] for s in json.loads(again)["steps"]] == ["one", "two", "three"]
-    other = later.prepare("hermes-atif-c.json", _doc("c", "s2", ["x"]), b"w")
-    assert other == ("hermes-atif-c.json", b"w")
-    assert len(list((tmp_path / INDEX_DIR).iterdir())) == 2
+    again = later.prepare(f"hermes-atif-{B}.json", _doc(B, "s1", ["two", "three"], resumed=True), b"z")[1]
+    assert [s["message"] for s in json.loads(again)["steps"]] == ["one", "two", "three"]  # a rewrite: no doubles
+    fresh = later.prepare(f"hermes-atif-{C}.json", _doc(C, "s1", ["x"]), b"w")  # not resumed: never merged
+    assert fresh == (f"hermes-atif-{C}.json", b"w")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"hermes-atif-{A}.json", f"hermes-atif-{Z}.json",
+                                                                 "notes.json"])  # nothing else written
 
 
-def test_segments_and_pruned_files_are_not_merged(tmp_path: Path) -> None:
-    files = SessionFiles(tmp_path)
-    files.prepare("a.json", _doc("a", "s1", ["one"]), b"x")
-    segment = _doc("b", "s1", ["two"], segment=2, previous_trajectory_id="a")
-    assert SessionFiles(tmp_path).prepare("b.json", segment, b"y") == ("b.json", b"y")
-    # the indexed file was pruned: the later part starts the file anew, silently
-    assert SessionFiles(tmp_path).prepare("c.json", _doc("c", "s1", ["three"]), b"z") == ("c.json", b"z")
+def test_segments_and_missing_bases_are_not_merged(tmp_path: Path) -> None:
+    template = FilenameTemplate.parse("hermes-atif-{session_id}.json")
+    _write(tmp_path, f"hermes-atif-{A}.json", _doc(A, "s1", ["one"]))
+    segment = _doc(B, "s1", ["two"], segment=2, previous_trajectory_id=A, resumed=True)
+    assert SessionFiles(tmp_path, template).prepare(f"hermes-atif-{B}.json", segment, b"y") == (f"hermes-atif-{B}.json", b"y")
+    alone = _doc(C, "s2", ["three"], resumed=True)  # its earlier file was pruned: this part starts anew
+    assert SessionFiles(tmp_path, template).prepare(f"hermes-atif-{C}.json", alone, b"z") == (f"hermes-atif-{C}.json", b"z")

@@ -97,7 +97,7 @@ class TrajectoryDirectory:
         self.directory = directory
         self.template = template
         self.retention_days = retention_days
-        self.sessions = SessionFiles(directory) if merge_sessions else None
+        self.sessions = SessionFiles(directory, template) if merge_sessions else None
         """With ``merge_sessions``: a session resumed in this process extends its earlier file (:mod:`.resume`)."""
         self.written: deque[Path] = deque(maxlen=256)
         """The most recently written paths (bounded; for tests and diagnostics)."""

@@ -8,32 +8,28 @@ already has a file in that directory (written by an earlier process), the new pr
 appended to it and the file is rewritten atomically, keeping its name and ``trajectory_id``. Each turn is
 still its own trace and its own run id (``extra.hermes.trajectory_id`` of its user step).
 
-:class:`SessionFiles` finds the earlier file through a small index in the output directory
-(``.sessions/<sha256 of the Hermes session id>``: the file's relative name), written atomically beside
-each session file, so no trajectory is ever opened to find it. Only whole-session trajectories merge
-(``group_by = "agent"``; per-run files and rotated segments, which have their own continuation links,
-never do).
+:class:`SessionFiles` looks for the earlier file only for a trajectory whose session start said
+``resumed`` (the projection's mark of a session whose first turn here was not its first turn), among the
+newest files the template names. Only whole-session trajectories merge (``group_by = "agent"``; per-run
+files and rotated segments, which have their own continuation links, never do).
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import logging
+import os
 from pathlib import Path
 from typing import Any, Final
 
-from ...export.atomic import write_atomically
 from ...export.jsonenc import indented
+from .filenames import FilenameTemplate
 from .values import final_metrics
 
-__all__ = ["INDEX_DIR", "SessionFiles", "merge_session"]
+__all__ = ["SCAN_LIMIT", "SessionFiles", "merge_session"]
 
-logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
-
-INDEX_DIR: Final = ".sessions"
-"""The index directory inside the output directory (never matched by the filename template: a dot name)."""
+SCAN_LIMIT: Final = 512
+"""The newest trajectory files of the directory read to find a resumed session's earlier file."""
 _SEGMENT_KEYS: Final = ("segment", "previous_trajectory_id")
 
 
@@ -90,23 +86,25 @@ def merge_session(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 class SessionFiles:
-    """The index of whole-session trajectory files of one output directory, and the merge on write.
+    """Finds the earlier file of a resumed session in one output directory, and merges on write.
+
+    Only a trajectory whose session start said ``resumed`` (``extra.hermes.resumed``) is looked up: the
+    directory's files named by the template are read newest first (at most :data:`SCAN_LIMIT`), and the
+    first whose ``extra.hermes.session_id`` is the same whole-session trajectory is the base. Nothing else
+    is written to the directory.
 
     Args:
         directory: the output directory.
+        template: the filename template (its pattern selects the files looked at).
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, template: FilenameTemplate) -> None:
         self.directory = directory
-        self._bases: dict[str, tuple[str, dict[str, Any]]] = {}
-        """Hermes session id → (file name, the document as earlier processes left it), for this process."""
-        self._mine: set[str] = set()
-        """Hermes session ids whose file this process created (nothing to merge)."""
+        self.template = template
+        self._bases: dict[str, tuple[str, dict[str, Any]] | None] = {}
+        """Hermes session id → (file name, the document as earlier processes left it), or ``None`` (none)."""
         self.merged = 0
-        self.failures = 0
-
-    def _index(self, session_id: str) -> Path:
-        return self.directory / INDEX_DIR / hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:40]
+        self.unreadable = 0
 
     @staticmethod
     def mergeable(document: dict[str, Any]) -> str | None:
@@ -118,47 +116,49 @@ class SessionFiles:
             return None
         return session_id
 
-    def _base(self, session_id: str, name: str) -> tuple[str, dict[str, Any]] | None:
-        known = self._bases.get(session_id)
-        if known is not None or session_id in self._mine:
-            return known
-        try:
-            earlier = self._index(session_id).read_text(encoding="utf-8").strip()
-        except OSError:
-            earlier = ""
+    def _candidates(self, name: str) -> list[tuple[float, str]]:
+        pattern = self.template.pattern()
+        found: list[tuple[float, str]] = []
+        for root, dirs, files in os.walk(self.directory):
+            if len(Path(root).relative_to(self.directory).parts) >= self.template.max_depth:
+                dirs[:] = []
+            for file in files:
+                path = Path(root) / file
+                relative = path.relative_to(self.directory).as_posix()
+                if relative != name and pattern.fullmatch(relative):
+                    try:
+                        found.append((path.stat().st_mtime, relative))
+                    except OSError:
+                        continue
+        found.sort(reverse=True)
+        return found[:SCAN_LIMIT]
+
+    def _find(self, session_id: str, name: str) -> tuple[str, dict[str, Any]] | None:
+        if session_id in self._bases:
+            return self._bases[session_id]
         base: tuple[str, dict[str, Any]] | None = None
-        if earlier and earlier != name and "/.." not in f"/{earlier}":
+        for _, relative in self._candidates(name):
             try:
-                doc = json.loads((self.directory / earlier).read_bytes())
-                if isinstance(doc, dict) and isinstance(doc.get("steps"), list):
-                    base = (earlier, doc)
-            except FileNotFoundError:  # pruned by retention, or removed: this part starts the file anew
-                pass
+                doc = json.loads((self.directory / relative).read_bytes())
             except (OSError, ValueError):
-                self.failures += 1
-                logger.warning("hermes_pipeline: atif: the earlier trajectory file %s of a resumed session cannot "
-                               "be read; this part is written as a file of its own", earlier)
-        if base is None:
-            self._mine.add(session_id)
-        else:
-            self._bases[session_id] = base
+                self.unreadable += 1
+                continue
+            if isinstance(doc, dict) and isinstance(doc.get("steps"), list) and self.mergeable(doc) == session_id:
+                base = (relative, doc)
+                break
+        self._bases[session_id] = base
         return base
 
     def prepare(self, name: str, document: dict[str, Any] | None, content: bytes) -> tuple[str, bytes]:
-        """``(name, content)`` to write for one trajectory: an earlier file of the same session takes the
-        merged document under its own name; the index names the file written."""
-        session_id = self.mergeable(document) if isinstance(document, dict) else None
+        """``(name, content)`` to write for one trajectory: a resumed session's part goes, merged, into the
+        session's earlier file under that file's name; anything else is written as it is."""
+        if not isinstance(document, dict) or _hermes(document).get("resumed") is not True:
+            return name, content
+        session_id = self.mergeable(document)
         if session_id is None:
             return name, content
-        base = self._base(session_id, name)
-        if base is not None:
-            name, content = base[0], indented(merge_session(base[1], document))  # type: ignore[arg-type]
-            self.merged += 1
-        else:
-            index = self._index(session_id)
-            try:
-                index.parent.mkdir(mode=0o700, exist_ok=True)
-                write_atomically(index, name.encode("utf-8"))
-            except OSError:
-                self.failures += 1
-        return name, content
+        base = self._find(session_id, name)
+        if base is None:
+            return name, content
+        self.merged += 1
+        return base[0], indented(merge_session(base[1], document))

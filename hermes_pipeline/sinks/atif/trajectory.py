@@ -507,6 +507,9 @@ class TrajectoryAssembler:
             if meta.get(source) is not None:
                 hermes[key] = meta[source]
         hermes["trajectory_date"] = rfc3339_us(node.start.timestamp_us)[:10]
+        start_data = node.start.data
+        if node.parent is None and isinstance(start_data, Mapping) and start_data.get("resumed") is True:
+            hermes["resumed"] = True  # continues a session started by an earlier process (see .resume)
         if mapper.task_ids:
             hermes["task_ids"] = list(mapper.task_ids)
         if node.previous is not None:
