@@ -71,6 +71,8 @@ def test_exported_trajectory_store_otlp_and_dashboard_share_one_id(tmp_path: Pat
     for ref in (tid, tid[:8], tid[:6].upper()):
         assert cli(["trajectory", "show", ref, "--home", str(home), "--json"]) == 0, capsys.readouterr().err
         assert str(stored) in capsys.readouterr().out
+        assert cli(["trace", "show", ref, "--home", str(home), "--json"]) == 0, capsys.readouterr().err
+        capsys.readouterr()
         page = Dashboard(load_sources(home)).respond(f"/trajectories/{ref}")
         assert page.status == 200 and tid.encode() in page.body
     assert Dashboard(load_sources(home)).respond(f"/trajectories/{tid}/diff/{tid[:8]}").status == 200

@@ -74,3 +74,12 @@ def test_any_reference_is_an_answer_or_a_typed_error(ref: str) -> None:
     store = Path(__file__).parent / "no-such-store-directory"
     with pytest.raises(TrajectoryLookupError):
         find_trajectory(store, ref)
+
+
+def test_trace_show_takes_an_id_prefix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hermes_pipeline.cli.main import main
+
+    _store(tmp_path)
+    assert main(["trace", "show", "0f00", "--home", str(tmp_path), "--json"]) == 0
+    assert main(["trace", "show", "01a23b56", "--home", str(tmp_path)]) == 1
+    assert "matches 2 trajectories" in capsys.readouterr().err
