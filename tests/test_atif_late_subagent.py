@@ -106,7 +106,7 @@ def test_fmt_43_late_continuation_is_merged_into_the_written_parent_file() -> No
     assert {item.name for item in dest.items} == {dest.items[0].name}  # exactly one file: rewritten in place
     assert len(dest.items) == 2
     before, after = docs
-    parent_id = uuid_str(tree.session.uuid)
+    parent_id = uuid_str(tree.turn.uuid)  # a session file takes its first run's id (issue #27)
     assert before["trajectory_id"] == after["trajectory_id"] == parent_id
     [earlier] = before["subagent_trajectories"]
     assert earlier["extra"]["hermes"]["subagent"]["status"] == "running"
@@ -204,9 +204,9 @@ def test_fmt_43_fallback_when_the_parent_is_no_longer_remembered(caplog: pytest.
     for forgotten, rest in ((old, old_rest), (older, older_rest)):
         [own] = by_id[uuid_str(rest.uuid)]  # today's behaviour: a file of its own
         assert messages(own) == [("agent", "second")]
-        [parent] = by_id[uuid_str(forgotten.session.uuid)]
+        [parent] = by_id[uuid_str(forgotten.turn.uuid)]
         assert parent["subagent_trajectories"][0]["extra"]["hermes"]["subagent"]["status"] == "running"
-    merged = by_id[uuid_str(recent.session.uuid)]
+    merged = by_id[uuid_str(recent.turn.uuid)]
     assert len(merged) == 2
     assert merged[-1]["subagent_trajectories"][0]["extra"]["hermes"]["subagent"]["status"] == "completed"
     stats = trajectory_stats(sink)
@@ -230,7 +230,9 @@ def test_fmt_43_bridge_child_outliving_its_parent_session_is_inside_the_parent_f
     sessions = [e for e in capture.events if e.phase == "start" and e.name == "hermes.session"]
     root = next(s for s in sessions if s.parent_uuid is None)
     first, rest = [s for s in sessions if s.metadata.get("hermes.session_id") == CHILD]
-    assert doc["trajectory_id"] == capture.uuid(root) and files[0].endswith(f"{doc['trajectory_id']}.json")
+    run_start = next(e for e in capture.events if e.phase == "start" and e.name == "agent.run"
+                     and e.parent_uuid == root.uuid)
+    assert doc["trajectory_id"] == capture.uuid(run_start) and files[0].endswith(f"{doc['trajectory_id']}.json")
     [child] = doc["subagent_trajectories"]
     assert child["trajectory_id"] == capture.uuid(first) != capture.uuid(rest)
     assert child["extra"]["hermes"]["session_id"] == CHILD
@@ -257,7 +259,7 @@ def test_fmt_49_open_continuation_of_a_forgotten_parent_is_written_before_it_is_
     Tree(sink, "f", 9_000_000).close_parent()  # forgets the first parent
     old.stream.end(rest, old.tick(), data={"child_status": "completed"}, meta=old.child_meta())
     assert sink.shutdown(10.0)
-    docs = [d for d in documents(dest) if d["trajectory_id"] == uuid_str(old.session.uuid)]
+    docs = [d for d in documents(dest) if d["trajectory_id"] == uuid_str(old.turn.uuid)]
     assert len(docs) == 2 and len({i.name for i in dest.items}) == 2  # two parents, two files
     [child] = docs[-1]["subagent_trajectories"]
     assert messages(child)[-1] == ("agent", "second") and "notes" in child

@@ -10,7 +10,7 @@ import pytest
 import hermes_pipeline
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.export import MemoryDestination, publication
-from hermes_pipeline.export.ids import parse_timestamp_us, rfc3339_us
+from hermes_pipeline.export.ids import parse_timestamp_us, rfc3339_us, uuid_str
 from hermes_pipeline.sinks.atif import build_atif_sink
 from hermes_pipeline.sinks.atif.steps import final_metrics, step_metrics
 
@@ -48,17 +48,18 @@ def test_fmt_46_worked_example_6_2(engine: Engine, example_clock: None) -> None:
     [doc] = pipeline.documents()
     [item] = pipeline.atif_dest.items
     session, turn, llm1, tool, llm2 = (events[i]["uuid"] for i in (0, 1, 2, 4, 6))
-    assert item.name == f"hermes-atif-{session}.json" and not item.partial  # FMT-50 default template
+    # FMT-50 default template; the session's file takes its first run's id (one run, one id: issue #27)
+    assert item.name == f"hermes-atif-{turn}.json" and not item.partial
 
     def ancestry(function_id: str) -> dict[str, str]:
         return {"function_id": function_id, "function_name": "llm.call", "parent_id": turn, "parent_name": "agent.run"}
 
     expected = {
-        "schema_version": "ATIF-v1.7", "session_id": session, "trajectory_id": session,
+        "schema_version": "ATIF-v1.7", "session_id": turn, "trajectory_id": turn,
         "agent": {"name": "hermes", "version": hermes_pipeline.__version__, "model_name": "gpt-4.1-mini"},
         "steps": [
             {"step_id": 1, "source": "user", "message": "Summarise notes.txt", "timestamp": events[1]["timestamp"],
-             "extra": {"hermes": {"turn_id": "turn-1", "task_id": S}}},
+             "extra": {"hermes": {"turn_id": "turn-1", "task_id": S, "trajectory_id": turn}}},
             {"step_id": 2, "source": "agent", "message": "", "timestamp": events[3]["timestamp"],
              "model_name": "gpt-4.1-mini-2025-04-14",
              "tool_calls": [{"tool_call_id": "call_7Yx2", "function_name": "read_file", "arguments": {"path": "notes.txt"},
@@ -234,7 +235,8 @@ def test_fmt_46_events_are_mapped_in_timestamp_order_and_marks() -> None:
     assert doc["extra"]["hermes"]["context"] == {"model": "m", "toolsets": ["file"]}
     observed = doc["extra"]["observed_events"]
     assert len(observed) == 11 and [e["timestamp"] for e in observed] == sorted(e["timestamp"] for e in observed)
-    assert observed[0]["uuid"] == doc["trajectory_id"] and observed[0]["name"] == "hermes.session"
+    assert observed[0]["uuid"] == uuid_str(session.uuid) and observed[0]["name"] == "hermes.session"
+    assert doc["trajectory_id"] == uuid_str(turn.uuid)  # the session file takes its first run's id (issue #27)
 
 
 def test_fmt_3_6_metrics_and_final_metrics() -> None:

@@ -115,10 +115,11 @@ class AtofTree:
         return self.pairs[start["uuid"]]["end"]
 
 
-def agree(tree: AtofTree, doc: dict[str, Any]) -> int:
+def agree(tree: AtofTree, doc: dict[str, Any], root: str | None = None) -> int:
     """ATOF and ATIF agree on one trajectory (recursively): turns, LLM calls, failed attempts, tool calls and
-    statuses, subagents, token sums. Returns the number of trajectories compared."""
-    own, nested = tree.own(doc["trajectory_id"])
+    statuses, subagents, token sums. Returns the number of trajectories compared. ``root``: the root scope of
+    a session trajectory (whose id is its first run's, issue #27)."""
+    own, nested = tree.own(root or doc["trajectory_id"])
     turns = [s for s in own if s["name"] == "agent.run"]
     assert [s["message"] for s in doc["steps"] if s["source"] == "user"] == [t["data"]["user_message"] for t in turns]
     llm = [(s, tree.end(s)) for s in own if s["category"] == "llm"]
@@ -157,9 +158,11 @@ def test_fmt_1_46_scripted_session_atof_and_atif_agree(engine: Engine) -> None:
     events = pipeline.events()
     docs = pipeline.documents()
     roots = [s for s in starts(events, "hermes.session") if s["parent_uuid"] is None]
-    assert [d["trajectory_id"] for d in docs] == [r["uuid"] for r in roots] and len(docs) == 3
+    runs = starts(events, "agent.run")
+    first_runs = [next(t["uuid"] for t in runs if t["parent_uuid"] == r["uuid"]) for r in roots]
+    assert [d["trajectory_id"] for d in docs] == first_runs and len(docs) == 3  # one run, one id (issue #27)
     tree = AtofTree(events)
-    assert sum(agree(tree, doc) for doc in docs) == 3 + 2  # three segments, helper and helper-inner
+    assert sum(agree(tree, doc, r["uuid"]) for doc, r in zip(docs, roots, strict=True)) == 3 + 2
     first, second, third = docs
     # §3.8 details of the first segment
     user, retried, final, user2, ok = first["steps"]

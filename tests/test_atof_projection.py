@@ -180,7 +180,8 @@ def test_fmt_24_rows_12_13_approval_marks_attach_to_the_tool(scripted: Any) -> N
         assert mark["metadata"]["hermes.turn_id"] == ids["turn_id"]
         assert "scope_category" not in mark and "attributes" not in mark
     assert request[0]["data"] == {"surface": "cli", "pattern_keys": ["ls"], "command": "ls", "description": "lists files"}
-    assert response[0]["data"] == {"surface": "cli", "choice": "once", "outcome": "approved"}
+    # decided_by: who decided (issue #27; the host API says "user" for a person's choice)
+    assert response[0]["data"] == {"surface": "cli", "choice": "once", "outcome": "approved", "decided_by": "user"}
 
 
 def test_fmt_24_rows_14_15_human_input_marks(scripted: Any) -> None:

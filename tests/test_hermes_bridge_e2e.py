@@ -285,7 +285,7 @@ def test_hermes_session_through_the_bridge(tmp_path: Path, workdir: Path, receiv
 
     (trajectory,) = run.trajectories()
     assert trajectory["agent"]["version"] == HERMES_VERSION
-    assert trajectory["session_id"] == sessions[0]["uuid"]
+    assert trajectory["session_id"] == turns[0]["uuid"]  # the session's file takes its first run's id
     observations = [r for step in trajectory["steps"] for r in (step.get("observation") or {}).get("results", [])]
     # Hermes' own record: the same session, and one tool message per tool call
     (db_session,) = run.state("select id, tool_call_count from sessions")
@@ -436,7 +436,7 @@ def test_oneshot_mode_outputs_are_complete(tmp_path: Path, workdir: Path, receiv
     assert starts[1]["end"]["metadata"].get("otel.status_code") == "OK"
 
     (trajectory,) = run.trajectories()
-    assert trajectory["session_id"] == starts[0]["uuid"] and not trajectory.get("notes")
+    assert trajectory["session_id"] == starts[1]["uuid"] and not trajectory.get("notes")  # its run's id
     assert trajectory["final_metrics"]["total_steps"] == len(trajectory["steps"]) > 0
 
     _wait_for_spans(receiver, "invoke_agent", 1)

@@ -68,7 +68,56 @@ def test_doctor_reports_a_profile_without_the_bridge(tmp_path: Path, capsys: pyt
     checks = _checks(report)
     assert code == 1 and report["ok"] is False
     assert checks["bridge enabled"]["verdict"] == "fail" and "hermes install" in checks["bridge enabled"]["fix"]
-    assert checks["pipeline file"]["verdict"] == "warn"
+    assert checks["pipeline file"]["verdict"] == "fail" and report["reason"] == "bridge_not_enabled"
+
+
+def _enabled_profile(home: Path, extra: str = "") -> None:
+    (home / "config.yaml").write_text("plugins:\n  enabled: [hermes_pipeline]\n" + extra, encoding="utf-8")
+
+
+def test_doctor_fails_when_nothing_would_be_exported(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #27 (8): the variable unset and no profile consumer on: exit 1, saying why; --json names the reason."""
+    monkeypatch.delenv("HERMES_NEMO_RELAY_PLUGINS_TOML", raising=False)
+    _enabled_profile(tmp_path)
+    code, report = _doctor(tmp_path, capsys)
+    assert code == 1 and report["ok"] is False and report["exports"] is False
+    assert report["reason"] == "no_pipeline_no_consumer"
+    check = _checks(report)["pipeline file"]
+    assert check["verdict"] == "fail" and "export nothing" in check["detail"] and "observability" in check["fix"]
+    assert main(["hermes", "doctor", "--home", str(tmp_path)]) == 1
+    assert "would export nothing (no_pipeline_no_consumer)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("keys", ["observability:\n  trajectories:\n    enabled: true\n",
+                                  "observability:\n  audit:\n    enabled: true\n",
+                                  "observability:\n  otel_enabled: true\n",
+                                  "telemetry:\n  shared_metrics:\n    enabled: true\n"])
+def test_doctor_is_ready_with_only_a_profile_consumer(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch, keys: str) -> None:
+    """Without a pipeline file the profile's observability.* keys make the bridge record: ready, and said so."""
+    monkeypatch.delenv("HERMES_NEMO_RELAY_PLUGINS_TOML", raising=False)
+    _enabled_profile(tmp_path, keys)
+    code, report = _doctor(tmp_path, capsys)
+    assert code == 0 and report["ok"] is True and report["reason"] is None and report["exports"] is True
+    assert _checks(report)["profile consumers"]["verdict"] == "ok"
+    from hermes_pipeline.hermes.facts import read_profile
+
+    assert read_profile(tmp_path).profile_consumers()  # the bridge's own start rule agrees
+
+
+def test_doctor_fails_on_a_misspelt_component_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipeline file whose only component kind is misspelt exports nothing: exit 1, reason named."""
+    pipeline = tmp_path / "plugins.toml"
+    pipeline.write_text('version = 1\n[[components]]\nkind = "observabilty"\n[components.config]\nversion = 4\n',
+                        encoding="utf-8")
+    monkeypatch.setenv("HERMES_NEMO_RELAY_PLUGINS_TOML", str(pipeline))
+    _enabled_profile(tmp_path)
+    code, report = _doctor(tmp_path, capsys)
+    assert code == 1 and report["reason"] in ("pipeline_exports_nothing", "pipeline_invalid"), report
+    failed = [c for c in report["checks"] if c["verdict"] == "fail"]  # type: ignore[union-attr]
+    assert failed and any("observabilty" in c["detail"] for c in failed)
 
 
 def test_doctor_ready_profile_lists_destinations(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -167,7 +167,7 @@ def test_child_outliving_its_parent_turn_and_session_stays_under_the_delegating_
     assert data(final)["child_status"] == "completed" and data(final)["child_summary"] == "3 files"
     late = [s for s in starts(capture, "llm.call") if s.metadata["hermes.session_id"] == CHILD]
     assert late[-1].parent_uuid == rest.uuid  # the late attempt end is inside the continued child session
-    (trajectory,) = [d for d in capture.documents(".json") if d["session_id"] == capture.uuid(starts(capture)[0])]
+    (trajectory,) = [d for d in capture.documents(".json") if d["extra"]["hermes"].get("session_id") == PARENT]
     assert [t["session_id"] for t in trajectory["subagent_trajectories"]] == [capture.uuid(first)]  # FMT-43
 
 

@@ -53,12 +53,15 @@ def test_fmt_atof_lines_are_the_projected_events_in_order(tmp_path: Path) -> Non
     assert "atof" in run.stats and "atif" in run.stats
 
 
-def test_fmt_one_atif_trajectory_per_session_named_by_the_session_scope(tmp_path: Path) -> None:
+def test_fmt_one_atif_trajectory_per_session_named_by_its_first_run(tmp_path: Path) -> None:
+    """One file per session; its id is its first run's (issue #27: one run, one id in every output)."""
     run = capture_export(CONFIG, tmp_path, session=lambda host: [scripted_session(host) for _ in range(2)])
     trajectories = run.documents(".json")
     assert len(trajectories) == 2
-    roots = {run.uuid(event) for event in run.events if event.parent_uuid is None and event.phase == "start"}
-    assert {doc["session_id"] for doc in trajectories} == roots
+    roots = {event.uuid for event in run.events if event.parent_uuid is None and event.phase == "start"}
+    first_runs = {run.uuid(event) for event in run.events
+                  if event.phase == "start" and event.name == "agent.run" and event.parent_uuid in roots}
+    assert {doc["session_id"] for doc in trajectories} == first_runs
     for doc in trajectories:
         ATIF.validate(doc)
         assert [step["source"] for step in doc["steps"]] == ["user", "agent"]

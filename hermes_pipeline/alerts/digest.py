@@ -29,7 +29,10 @@ def daily_digest(conn: sqlite3.Connection, start: datetime, end: datetime) -> di
         "   FROM llm_calls WHERE ended_at >= ? AND ended_at < ? AND status = 'error'"
         " UNION ALL SELECT 'skill ' || COALESCE(skill_name, '?') || ': ' || COALESCE(outcome, '?')"
         "   FROM skill_runs WHERE ended_at >= ? AND ended_at < ? AND outcome IN ('failed', 'failure', 'error',"
-        "   'timed_out')) GROUP BY pattern ORDER BY n DESC, pattern LIMIT 5", (lo, hi, lo, hi, lo, hi)).fetchall()
+        "   'timed_out')"
+        " UNION ALL SELECT 'tool ' || COALESCE(tool_name, '?') || ': ' || COALESCE(error_type, status, 'error')"
+        "   FROM tool_errors WHERE ended_at >= ? AND ended_at < ?"
+        ") GROUP BY pattern ORDER BY n DESC, pattern LIMIT 5", (lo, hi, lo, hi, lo, hi, lo, hi)).fetchall()
     return {"day_start": lo, "day_end": hi, "tasks": int(tasks),
             "success_rate": (int(ok) / int(tasks)) if tasks else None,
             "cost_usd": None if cost_row[0] is None else round(float(cost_row[0]), 6),

@@ -39,8 +39,18 @@ def _show(args: argparse.Namespace) -> int:
     from ..readers.trace import TraceFileError, load_trace, render_trace, trace_data
 
     color = not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+    path = Path(args.file).expanduser()
+    if not path.exists() and "/" not in args.file and not args.file.endswith((".json", ".jsonl")):
+        from ..replay.errors import TrajectoryError
+        from .trajectory_files import LazyStore, profile_home, resolve_trajectory
+
+        try:  # a trajectory id or a unique prefix of one: the profile's trajectory store (one lookup)
+            path = resolve_trajectory(args.file, LazyStore(profile_home(args.home)))
+        except TrajectoryError as exc:
+            print(f"{PROG} show: error: {exc}", file=sys.stderr)
+            return 1
     try:
-        trace = load_trace(Path(args.file))
+        trace = load_trace(path)
         if args.json:
             text = json.dumps(trace_data(trace, slowest=args.slowest), indent=2, ensure_ascii=False) + "\n"
         else:
@@ -66,7 +76,10 @@ def add_parser(subparsers: Any) -> None:
                                            "content) as a tree with durations, token counts and statuses; the "
                                            "slowest and the heaviest (most tokens) LLM or tool call are marked, "
                                            "failed, blocked and cancelled scopes flagged.", epilog=TERMS)
-    show.add_argument("file", metavar="FILE", help="an ATOF .jsonl file or an ATIF trajectory .json file")
+    show.add_argument("file", metavar="FILE|ID", help="an ATOF .jsonl file, an ATIF trajectory .json file, or the "
+                                                     "id (or a unique prefix) of a run in the trajectory store")
+    show.add_argument("--home", metavar="DIR", help="the profile whose trajectory store an ID is looked up in "
+                                                    "(default: $HERMES_HOME, else ~/.hermes)")
     show.add_argument("--slowest", type=_count, default=0, metavar="N",
                       help="also list the N slowest scopes at the end")
     show.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")

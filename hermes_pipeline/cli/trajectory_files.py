@@ -55,13 +55,10 @@ def resolve_trajectory(ref: str, store: Path | Callable[[], Path]) -> Path:
         return path
     if not isinstance(store, Path):
         store = store()
-    from ..sinks.trajectory_store import STORE_NAME, store_files
+    from ..sinks.trajectory_store import TrajectoryLookupError, find_trajectory
 
-    matches = [p for p in store_files(store) if (m := STORE_NAME.fullmatch(p.name)) and m.group("id").startswith(ref)]
-    if not matches:
-        raise TrajectoryError(f"no trajectory with id {ref!r} in {store} (see 'hermes-pipeline trajectory list')",
-                              path=ref)
-    if len(matches) > 1:
-        raise TrajectoryError(f"the id prefix {ref!r} matches {len(matches)} trajectories; give more characters",
-                              path=ref)
-    return matches[0]
+    try:
+        return find_trajectory(store, ref)[1]
+    except TrajectoryLookupError as exc:
+        hint = "" if exc.candidates else " (see 'hermes-pipeline trajectory list')"
+        raise TrajectoryError(f"{exc}{hint}", path=ref) from None

@@ -330,6 +330,7 @@ def post_tool_call(
     error_message: str | None,
     middleware_trace: list[dict[str, str]],
     toolset: str | None,
+    exit_code: int | None,
     telemetry_schema_version: str,
 ) -> None:
     """Once per tool call that reached pre-execution, on every outcome (OBS-37).
@@ -337,7 +338,9 @@ def post_tool_call(
     Fields: group T (``args`` actually used or refused), ``result`` (text returned to the model,
     before ``transform_tool_result``), ``duration_ms``, ``status`` (``ok``, ``error``, ``blocked``,
     ``cancelled``), ``error_type``, ``error_message``, ``middleware_trace``; optional ``toolset`` (as
-    on ``pre_tool_call``). Return ignored.
+    on ``pre_tool_call``); optional ``exit_code`` (hermes_pipeline extension: the exit code of the
+    command the tool ran, e.g. a shell tool; a non-zero one is a failed command whatever ``status``
+    the host reported). Return ignored.
     """
 
 
@@ -404,12 +407,15 @@ def post_approval_response(
     tool_call_id: str,
     session_id: str,
     choice: str,
+    decided_by: str | None,
     telemetry_schema_version: str,
 ) -> None:
     """Exactly once per ``pre_approval_request``: answered, timed out or withdrawn (OBS-43).
 
     Fields: those of ``pre_approval_request`` plus ``choice`` (``once``, ``session``, ``always``,
-    ``deny``, ``timeout``, ``cancelled``). Return ignored.
+    ``deny``, ``timeout``, ``cancelled``); optional ``decided_by`` (hermes_pipeline extension: who
+    decided - ``user``, ``smart_approval`` (an auxiliary model's review), ``timeout`` (nobody answered
+    in time), ``none`` (withdrawn), or the host's own word). Return ignored.
     """
 
 

@@ -118,19 +118,31 @@ def _trajectory_ids(sources: Sources) -> set[str]:
         return set()
 
 
+def resolve_trajectory(sources: Sources, ref: str) -> tuple[str, Path]:
+    """``(full id, file)`` of the trajectory ``ref`` names: a full id or a unique prefix (the store's one lookup,
+    shared with the ``replay`` and ``trajectory`` commands).
+
+    Raises:
+        TrajectoryLookupError: nothing matches, or several runs do (``candidates``).
+    """
+    from ..sinks.trajectory_store import TrajectoryLookupError, find_trajectory
+
+    trajectory_id, path = find_trajectory(sources.trajectories, ref)
+    if not inside(path, sources.trajectories):
+        raise TrajectoryLookupError(f"no trajectory with id {ref!r}", ref)
+    return trajectory_id, path
+
+
 def _trajectory_path(sources: Sources, trajectory_id: str) -> Path | None:
-    """The file of ``trajectory_id`` (a strict UUID) inside the trajectory directory, or ``None``."""
+    """The file of ``trajectory_id`` (a full id, as ``task_runs`` holds it), or ``None``."""
+    from ..sinks.trajectory_store import TrajectoryLookupError
+
     if not TRAJECTORY_ID.fullmatch(trajectory_id):
         return None
     try:
-        names = [n for n in os.listdir(sources.trajectories) if n.endswith(f"-{trajectory_id}.json")]
-    except OSError:
+        return resolve_trajectory(sources, trajectory_id)[1]
+    except TrajectoryLookupError:
         return None
-    for name in sorted(names):
-        path = sources.trajectories / name
-        if len(name) == 52 and path.is_file() and inside(path, sources.trajectories):
-            return path
-    return None
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -154,10 +166,22 @@ def _runs_by_trajectory(conn: sqlite3.Connection | None, ids: list[str]) -> dict
 
 
 @scrubbed
-def trajectory(sources: Sources, trajectory_id: str) -> dict[str, Any] | None:
-    """The document of one trajectory with its ``task_runs`` row, or ``None`` (unknown or invalid id)."""
-    path = _trajectory_path(sources, trajectory_id)
-    doc = _load(path) if path is not None else None
+def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
+    """The document of one trajectory (``ref``: its id or a unique prefix) with its ``task_runs`` row, or
+    ``None`` (unknown id, unreadable file).
+
+    Raises:
+        TrajectoryLookupError: ``ref`` is a prefix of several ids (``candidates``).
+    """
+    from ..sinks.trajectory_store import TrajectoryLookupError
+
+    try:
+        trajectory_id, path = resolve_trajectory(sources, ref)
+    except TrajectoryLookupError as exc:
+        if exc.candidates:
+            raise
+        return None
+    doc = _load(path)
     if doc is None:
         return None
     with _db(sources.store_db) as conn:
@@ -180,7 +204,7 @@ def trajectory_diff(sources: Sources, old_id: str, new_id: str) -> dict[str, Any
     rows = [{"step": i + 1, "old": old_steps[i] if i < len(old_steps) else None,
              "new": new_steps[i] if i < len(new_steps) else None, "fields": differing.get(i + 1, [])}
             for i in range(max(len(old_steps), len(new_steps)))]
-    return {"old": old_id, "new": new_id, "rows": rows, "verdict": result.verdict,
+    return {"old": a["id"], "new": b["id"], "rows": rows, "verdict": result.verdict,
             "old_final": result.old_final, "new_final": result.new_final,
             "old_tokens": result.old_tokens, "new_tokens": result.new_tokens}
 

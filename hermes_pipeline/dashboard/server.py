@@ -31,7 +31,7 @@ from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 from . import queries, views
-from .sources import SESSION_ID, TRAJECTORY_ID, Sources
+from .sources import SESSION_ID, TRAJECTORY_REF, Sources
 
 __all__ = ["CSP", "Dashboard", "DashboardServer", "Response", "host_allowed", "make_server"]
 
@@ -45,7 +45,7 @@ HEADERS: Final = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nos
                   "Cross-Origin-Resource-Policy": "same-origin"}
 STATIC: Final = {"app.css": "text/css; charset=utf-8", "favicon.svg": "image/svg+xml"}
 _SID = SESSION_ID.pattern
-_TID = TRAJECTORY_ID.pattern
+_TID = TRAJECTORY_REF.pattern
 
 
 @dataclass
@@ -122,16 +122,31 @@ class Dashboard:
         """``/memory``: memory files and changes."""
         return self.html(views.memory_view(queries.memory(self.sources), self.home))
 
+    def ambiguous(self, exc: Any) -> Response:
+        """409 for an id prefix of several runs: the page lists them, each a link."""
+        return self.html(views.ambiguous_view(exc.ref, exc.candidates, self.home), 409)
+
     def trajectory(self, trajectory_id: str) -> Response:
-        """``/trajectories/<id>``: one run as a tree (404 for an unknown id)."""
-        data = queries.trajectory(self.sources, trajectory_id)
+        """``/trajectories/<id or unique prefix>``: one run as a tree (404 for an unknown id, 409 for an
+        ambiguous prefix)."""
+        from ..sinks.trajectory_store import TrajectoryLookupError
+
+        try:
+            data = queries.trajectory(self.sources, trajectory_id)
+        except TrajectoryLookupError as exc:
+            return self.ambiguous(exc)
         if data is None:
             return self.not_found("No trajectory with this id in this profile.")
         return self.html(views.trajectory_view(data, self.home))
 
     def diff(self, old: str, new: str) -> Response:
-        """``/trajectories/<a>/diff/<b>``: two runs side by side (404 unless both exist)."""
-        data = queries.trajectory_diff(self.sources, old, new)
+        """``/trajectories/<a>/diff/<b>``: two runs side by side (404 unless both exist; ids or unique prefixes)."""
+        from ..sinks.trajectory_store import TrajectoryLookupError
+
+        try:
+            data = queries.trajectory_diff(self.sources, old, new)
+        except TrajectoryLookupError as exc:
+            return self.ambiguous(exc)
         if data is None:
             return self.not_found("Both trajectories must exist in this profile.")
         return self.html(views.diff_view(data, self.home))

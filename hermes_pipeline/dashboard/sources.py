@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import quote
 
-__all__ = ["SESSION_ID", "TRAJECTORY_ID", "ReadConnection", "Sources", "connect_ro", "inside", "load_sources"]
+__all__ = ["SESSION_ID", "TRAJECTORY_ID", "TRAJECTORY_REF", "ReadConnection", "Sources", "connect_ro", "inside",
+           "load_sources"]
 
 SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 """A session id as Hermes (``20260101_120000_ab12cd``) or a host (hex, UUID) writes it."""
 TRAJECTORY_ID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 """A trajectory id: the UUID of the run, as in the store's file names."""
+TRAJECTORY_REF: Final = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{3,35}")
+"""A trajectory id or a prefix of one (at least 4 characters) in a URL; resolved by the store's one lookup."""
 
 
 @dataclass(frozen=True)

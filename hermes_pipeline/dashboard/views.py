@@ -13,7 +13,7 @@ from .charts import bar_chart, series_values
 from .html import cost, e, link, missing, num, page, table, when
 from .views_runs import diff_view, trajectory_view
 
-__all__ = ["diff_view", "error_view", "memory_view", "overview_view", "session_view", "sessions_view",
+__all__ = ["ambiguous_view", "diff_view", "error_view", "memory_view", "overview_view", "session_view", "sessions_view",
            "skills_view", "trajectory_view"]
 
 
@@ -243,6 +243,13 @@ def memory_view(data: dict[str, Any], home: str = "") -> str:
              link(f"/sessions/{c['trigger_session_id']}", c["trigger_session_id"]) if c.get("trigger_session_id")
              else "", f"<code>{e(c.get('excerpt'))}</code>"] for c in changes], empty="no memory change recorded"))
     return page("Memory", "".join(parts), active="/memory", home=home)
+
+
+def ambiguous_view(ref: str, candidates: tuple[str, ...], home: str = "") -> str:
+    """409: an id prefix that names several runs, each listed with its link."""
+    items = "".join(f"<li>{link('/trajectories/' + c, c)}</li>" for c in candidates)
+    return page("409", f'<p class="missing">The id prefix {e(ref)} matches {len(candidates)} trajectories; '
+                       f"choose one:</p><ul>{items}</ul>", home=home)
 
 
 def error_view(status: int, message: str) -> str:

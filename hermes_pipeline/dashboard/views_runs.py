@@ -9,7 +9,7 @@ from typing import Any
 
 from .html import cost, e, link, missing, num, page
 
-__all__ = ["diff_view", "trajectory_view"]
+__all__ = ["diff_view", "failed_commands", "trajectory_view"]
 
 MAX_SHOWN = 20000
 """Characters of one content field shown (the file keeps everything)."""
@@ -39,6 +39,30 @@ def _status(value: Any) -> str:
     return f'<span class="st {e(value)}">{e(value)}</span>' if value else ""
 
 
+def _command(rx: dict[str, Any]) -> str:
+    """``exit N`` for a tool that ran a command; a non-zero exit is marked as a failed command (the host's
+    own status is shown beside it as it reported it)."""
+    code = rx.get("exit_code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return ""
+    return _status(f"exit {code}" + (" failed" if code != 0 else ""))
+
+
+def failed_commands(doc: dict[str, Any], depth: int = 0) -> int:
+    """Tool calls of the trajectory ``doc`` (subagents included) whose command exited non-zero."""
+    count = 0
+    for step in doc.get("steps") or []:
+        results = (step.get("observation") or {}).get("results") if isinstance(step, dict) else None
+        for result in results or []:
+            rx = ((result.get("extra") or {}).get("hermes") or {}) if isinstance(result, dict) else {}
+            code = rx.get("exit_code") if isinstance(rx, dict) else None
+            count += isinstance(code, int) and not isinstance(code, bool) and code != 0
+    for child in doc.get("subagent_trajectories") or []:
+        if isinstance(child, dict) and depth < 8:
+            count += failed_commands(child, depth + 1)
+    return count
+
+
 def _step(step: dict[str, Any], duration_ms: float | None) -> str:
     hermes = ((step.get("extra") or {}).get("hermes") or {}) if isinstance(step.get("extra"), dict) else {}
     metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
@@ -59,7 +83,7 @@ def _step(step: dict[str, Any], duration_ms: float | None) -> str:
         result = results.pop(str(call.get("tool_call_id")), None)
         rx = ((result or {}).get("extra") or {}).get("hermes") or {}
         body.append(f'<details class="tool"><summary>tool <b>{e(call.get("function_name"))}</b> '
-                    f'{_status(rx.get("status"))} {e(_ms(rx.get("duration_ms")))}</summary>'
+                    f'{_status(rx.get("status"))} {_command(rx)} {e(_ms(rx.get("duration_ms")))}</summary>'
                     f'<h4>arguments</h4><pre>{e(_text(call.get("arguments")))}</pre>'
                     + (f'<h4>result</h4><pre>{e(_text(result.get("content")))}</pre>' if result else "")
                     + "</details>")
@@ -102,7 +126,7 @@ def trajectory_view(data: dict[str, Any], home: str = "") -> str:
              ("steps", num(len(steps))), ("duration", e(_ms((times[-1] - times[0]) * 1000) if times else "")),
              ("tokens", f"{num(metrics.get('total_prompt_tokens'))} in / "
                         f"{num(metrics.get('total_completion_tokens'))} out"),
-             ("cost", cost(run.get("cost_usd")))]
+             ("cost", cost(run.get("cost_usd"))), ("failed commands", num(failed_commands(doc)))]
     session = run.get("session_id") or hermes.get("session_id")  # the store's row names the host's session
     if session:
         facts.append(("session", link(f"/sessions/{session}", session)))

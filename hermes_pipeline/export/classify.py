@@ -57,18 +57,31 @@ def tool_error_type(status: str, error_type: str | None) -> str | None:
     return "_OTHER"
 
 
-def turn_error_type(interrupted: bool, failed: bool, exit_reason: str | None, reason: str | None) -> str | None:
-    """``error.type`` of an ``agent.run`` end, ``None`` when the turn did not end in error."""
+def turn_error_type(interrupted: bool, failed: bool, exit_reason: str | None, reason: str | None,
+                    provider_error: str | None = None) -> str | None:
+    """``error.type`` of an ``agent.run`` end, ``None`` when the turn did not end in error.
+
+    A turn that failed while its last provider attempt had failed (nothing succeeded after it) failed
+    *because of the provider*: it carries that attempt's type (:func:`llm_error_type`: ``rate_limited``,
+    ``upstream_error``, ``authentication``, ``timeout``, ``connection_error``, ...), so the dashboard, the
+    digest and the alert rules see the cause, not ``_OTHER``.
+    """
     if interrupted:
         return "cancelled"
     if not failed:
         return None
+    if provider_error and provider_error != "_OTHER":
+        return provider_error
     text = f"{exit_reason or ''} {reason or ''}".lower()
     return "timeout" if "timeout" in text else "_OTHER"
 
 
-def child_error_type(status: str) -> str | None:
-    """``error.type`` of a subagent session end, ``None`` for ``completed``."""
+def child_error_type(status: str, provider_error: str | None = None) -> str | None:
+    """``error.type`` of a subagent session end, ``None`` for ``completed``.
+
+    A child that failed while its last turn had failed because of the provider carries the provider's
+    type (as :func:`turn_error_type`).
+    """
     status = (status or "").lower()
     if status == "completed":
         return None
@@ -76,7 +89,34 @@ def child_error_type(status: str) -> str | None:
         return "cancelled"
     if status == "timeout":
         return "timeout"
+    if provider_error and provider_error != "_OTHER":
+        return provider_error
     return "_OTHER"
+
+
+def exit_code_failed(exit_code: object) -> bool:
+    """Whether a command's exit code says it failed: any integer other than 0 (``None``: no command)."""
+    return isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
+
+
+_SMART_DECIDERS: Final = frozenset({"aux_llm", "smart", "smart_approval", "llm"})
+
+
+def approval_decider(decided_by: str | None, surface: str | None, choice: str | None) -> str:
+    """Who decided an approval: ``user``, ``smart_approval`` (an auxiliary model's review), ``timeout``
+    (nobody answered in time) or ``none`` (withdrawn unanswered); another host word passes through
+    when it is a plain identifier."""
+    raw = (decided_by or "").strip().lower()
+    outcome = approval_outcome(choice)
+    if raw in _SMART_DECIDERS or (not raw and (surface or "").lower() == "smart"):
+        return "smart_approval"
+    if raw in ("timeout", "timed_out") or (not raw and outcome == "timed_out"):
+        return "timeout"
+    if raw in ("none", "withdrawn") or (not raw and (choice or "").lower() == "cancelled"):
+        return "none"
+    if raw and _TOOL_ERROR_TYPE.match(raw):
+        return raw
+    return "user"
 
 
 def approval_outcome(choice: str | None) -> str:

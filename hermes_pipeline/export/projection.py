@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
-from .classify import approval_outcome, child_error_type, turn_error_type
+from .classify import approval_decider, approval_outcome, child_error_type, turn_error_type
 from .events import TURN_SCOPE
 from .projection_calls import CallHooks
 from .projection_skills import SkillHooks
@@ -78,6 +78,8 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                          redact_credentials=redact_credentials, max_value_chars=max_value_chars)
         self._closed = False
         self._former: OrderedDict[str, _Placement] = OrderedDict()
+        self._successors: set[str] = set()
+        """New session ids announced by an ID-rotating compaction: their first turn here is no resume."""
         if deferred:
             self._replay = Replay(self)
             self._publication = BoundedWriter(self._replay, name="publication", max_queue_size=max_queue_size,
@@ -180,6 +182,8 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
             self._mark(st, self.current_parent(st), "hermes.compaction", None, None, {"rotated": bool(rotated)},
                        base_meta(session_id))
             if rotated and new_session_id != session_id:
+                if len(self._successors) < _FORMER_LIMIT:
+                    self._successors.add(new_session_id)
                 if st.turns:  # CFG-75: deferred until the live turn ends
                     st.pending_close = "compaction"
                 else:
@@ -205,7 +209,10 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                      model: str, platform: str, sender_id: str | None, agent_version: str | None) -> None:
         ts = self._now()
         with self._lock:
-            st = self._implicit_session(session_id, model, platform, agent_version)
+            resumed = is_first_turn is False and session_id not in self._sessions \
+                and session_id not in self._successors and session_id not in self._former
+            self._successors.discard(session_id)
+            st = self._implicit_session(session_id, model, platform, agent_version, resumed=resumed)
             self.end_triggers_for_turn(session_id, platform)  # rows 3-4: the dispatch led to this turn
             if turn_id in st.turns:  # the same turn started twice: close the stale one
                 self._close_turn(st, st.turns[turn_id], orphan=True)
@@ -243,7 +250,8 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                 data["reason"] = reason
             meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.task_id": task_id or turn.task_id,
                     "hermes.turn_id": turn_id}
-            error = turn_error_type(bool(interrupted), bool(failed), turn_exit_reason, reason)
+            error = turn_error_type(bool(interrupted), bool(failed), turn_exit_reason, reason, turn.provider_error)
+            st.provider_error = error if error is not None and error == turn.provider_error else None
             meta["otel.status_code"] = "OK" if error is None else "ERROR"
             if error is not None:
                 meta["error.type"] = error
@@ -293,9 +301,10 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
 
     @deferrable()
     def post_approval_response(self, surface: str, turn_id: str, tool_call_id: str, session_id: str,
-                               choice: str) -> None:
+                               choice: str, decided_by: str | None) -> None:
         self._approval("hermes.approval.response", session_id, turn_id, tool_call_id,
-                       {"surface": surface, "choice": choice, "outcome": approval_outcome(choice)})
+                       {"surface": surface, "choice": choice, "outcome": approval_outcome(choice),
+                        "decided_by": approval_decider(decided_by, surface, choice)})
 
     def _human(self, name: str, session_id: str, data: dict[str, Any]) -> None:
         with self._lock:
@@ -332,7 +341,7 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
             former.popitem(last=False)
 
     def _implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None,
-                          agent_version: str | None = None) -> SessionState:
+                          agent_version: str | None = None, resumed: bool = False) -> SessionState:
         """The open session of ``session_id`` or a new one; an ended subagent session is continued in place.
 
         A background child can outlive its parent turn (its session then ended with ``child_status =
@@ -344,7 +353,7 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
             return st
         place = self._former.get(session_id)
         if place is None:
-            return super()._implicit_session(session_id, model, platform, agent_version)
+            return super()._implicit_session(session_id, model, platform, agent_version, resumed)
         return self._continue_child(session_id, place)
 
     def _continue_child(self, session_id: str, place: _Placement) -> SessionState:
@@ -391,11 +400,12 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
                       child_status: str, child_summary: str | None, duration_ms: int) -> None:
         data = {"child_status": child_status, "child_summary": child_summary, "duration_ms": duration_ms}
         meta = base_meta(child_session_id)
-        error = child_error_type(child_status)
-        meta["otel.status_code"] = "OK" if error is None else "ERROR"
-        if error is not None:
-            meta["error.type"] = error
         with self._lock:
+            known = self._sessions.get(child_session_id)
+            error = child_error_type(child_status, known.provider_error if known is not None else None)
+            meta["otel.status_code"] = "OK" if error is None else "ERROR"
+            if error is not None:
+                meta["error.type"] = error
             st = self._sessions.get(child_session_id)
             if st is None and child_session_id in self._former:  # its session ended earlier: the rest of its run
                 st = self._continue_child(child_session_id, self._former[child_session_id])

@@ -12,7 +12,7 @@ from typing import Any, Final
 import orjson
 
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
-from .classify import llm_error_type, strip_url, tool_error_type, tool_span_kind
+from .classify import exit_code_failed, llm_error_type, strip_url, tool_error_type, tool_span_kind
 from .events import END, LLM_SCOPE, SCOPE, START, ScopeEvent
 from .ids import new_uuid7
 from .publication import attempt_key, deferrable, tool_key
@@ -230,6 +230,9 @@ class CallHooks(ScopeTracker):
                 start = min(_us(started_at) or end, end - 1)
                 scope = self._start(st, self._turn_parent(st, turn_id), LLM_SCOPE, "llm", (), {"model_name": model},
                                     None, start_meta, start)
+            turn = st.turns.get(turn_id)
+            if turn is not None:  # the cause a failing turn ends with (see classify.turn_error_type)
+                turn.provider_error = meta.get("error.type") if meta.get("otel.status_code") == "ERROR" else None
             self._end(st, scope, data, meta, end, profile)
 
     # ------------------------------------------------------------------ tools (rows 10, 11)
@@ -296,13 +299,17 @@ class CallHooks(ScopeTracker):
     @deferrable(closes=tool_key)
     def post_tool_call(self, tool_name: str, args: dict[str, Any], task_id: str, session_id: str,
                        tool_call_id: str, turn_id: str, api_request_id: str, result: str, duration_ms: int,
-                       status: str, error_type: str | None, error_message: str | None) -> None:
+                       status: str, error_type: str | None, error_message: str | None,
+                       middleware_trace: list[dict[str, str]] | None = None, toolset: str | None = None,
+                       exit_code: int | None = None) -> None:
         ts = self._now()
         data: dict[str, Any] = {"result": result}
         meta: dict[str, Any]
         if status == "ok":
             meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.tool.status": status,
                     "hermes.duration_ms": duration_ms, "otel.status_code": "OK"}
+            if exit_code is not None and exit_code_failed(exit_code):
+                meta["hermes.tool.command_failed"] = True  # the host's status is kept as it reported it
         else:
             meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.tool.status": status,
                     "hermes.duration_ms": duration_ms}
@@ -312,6 +319,10 @@ class CallHooks(ScopeTracker):
                 meta["hermes.tool.error_type"] = error_type
             meta["otel.status_code"] = "ERROR"
             meta["error.type"] = tool_error_type(status, error_type)
+            if exit_code is not None and exit_code_failed(exit_code):
+                meta["hermes.tool.command_failed"] = True
+        if type(exit_code) is int:  # the OTel process semantic convention's name, in every output
+            meta["process.exit.code"] = exit_code
         key = tool_call_id or f"{turn_id}:{tool_name}"
         with self._lock:
             st = self._sessions.get(session_id) or self._implicit_session(session_id)

@@ -66,20 +66,22 @@ AGENT_VERSION_KEY: Final = "hermes.agent.version"
 class TurnState:
     """An open ``agent.run`` scope and the turn facts its end needs."""
 
-    __slots__ = ("final_response", "scope", "task_id", "turn_id")
+    __slots__ = ("final_response", "provider_error", "scope", "task_id", "turn_id")
 
     def __init__(self, scope: ScopeEvent, task_id: str, turn_id: str) -> None:
         self.scope = scope
         self.task_id = task_id
         self.turn_id = turn_id
         self.final_response: str | None = None
+        self.provider_error: str | None = None
+        """``error.type`` of the turn's last provider attempt when it failed (``None`` after a success)."""
 
 
 class SessionState:
     """One Hermes session (or subagent session) with an open session scope."""
 
     __slots__ = ("children", "extra", "llm", "model", "parent", "parent_turn_id", "parent_uuid", "pending_close",
-                 "platform", "root", "scope", "session_id", "tools", "turns")
+                 "platform", "provider_error", "root", "scope", "session_id", "tools", "turns")
 
     def __init__(self, session_id: str, parent: SessionState | None, parent_uuid: int | None) -> None:
         self.session_id = session_id
@@ -98,6 +100,8 @@ class SessionState:
         self.children: dict[str, SessionState] = {}
         self.pending_close: str | None = None
         """A close deferred until the live turn ends (ID-rotating compaction, CFG-75)."""
+        self.provider_error: str | None = None
+        """``error.type`` of the provider failure that ended the session's last turn, if one did."""
 
 
 def _replaced(event: ScopeEvent, data: Any, profile: Any, metadata: dict[str, Any]) -> ScopeEvent:
@@ -318,11 +322,14 @@ class ScopeTracker:
         return st
 
     def _implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None,
-                          agent_version: str | None = None) -> SessionState:
+                          agent_version: str | None = None, resumed: bool = False) -> SessionState:
         """The open session state of ``session_id``; opened now if none is open (FMT-24 row 1).
 
         ``agent_version`` (the host agent's version, when the host declared it) is kept as the
         ``hermes.agent.version`` metadata of every segment's session start (ATIF ``agent.version``).
+        ``resumed``: the session was started earlier, elsewhere (its first turn here is not its first
+        turn, e.g. ``hermes chat --resume`` in a new process): its start says ``resumed: true``, so an
+        append-only stream shows one session continued, not a new one.
         """
         st = self._sessions.get(session_id)
         if st is not None:
@@ -332,6 +339,8 @@ class ScopeTracker:
             data["model"] = model
         if platform is not None:
             data["platform"] = platform
+        if resumed:
+            data["resumed"] = True
         meta = base_meta(session_id)
         if platform is not None:
             meta["hermes.platform"] = platform

@@ -83,7 +83,7 @@ def register(ctx: Any) -> None:
             if pipeline_file and facts.relay_enabled:
                 logger.error(relay_conflict_message(facts.config_path, pipeline_file))
                 return
-            if not pipeline_file and not facts.shared_metrics and not facts.trajectories and not facts.audit:
+            if not pipeline_file and not facts.profile_consumers():
                 return  # nothing in hermes_pipeline would listen: Hermes runs exactly as without the bridge
             bridge = _open(home, facts)
             if bridge is not None and bridge.attach(ctx):

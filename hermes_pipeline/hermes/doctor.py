@@ -4,7 +4,9 @@ Checks, each with a plain verdict and the fix when something is wrong: Hermes Ag
 its version), the bridge's entry point registered, the bridge enabled in the profile's
 ``config.yaml``, the pipeline file selected and valid (and what it would export where), and other
 observability plugins enabled in the same profile (NeMo Relay beside the bridge on the same file
-is refused by the bridge at start).
+is refused by the bridge at start). When the bridge would export nothing (not loaded, no pipeline file
+and no profile consumer, an invalid pipeline file or one that exports nothing with no profile consumer,
+the NeMo Relay conflict) a check fails and ``Report.reason`` names why (``--json``: ``reason``).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from .facts import BRIDGE_PLUGIN, PIPELINE_VARIABLE, RELAY_PLUGIN, hermes_version, read_profile
 
-__all__ = ["Check", "Report", "diagnose"]
+__all__ = ["NOTHING_EXPORTED", "Check", "Report", "diagnose"]
 
 Verdict = Literal["ok", "warn", "fail", "info"]
 
@@ -41,6 +43,8 @@ class Report:
     hermes_version: str | None
     checks: list[Check] = field(default_factory=list)
     destinations: list[str] = field(default_factory=list)
+    reason: str | None = None
+    """Why the bridge would export nothing (a code of :data:`NOTHING_EXPORTED`), ``None`` when it would."""
 
     @property
     def ok(self) -> bool:
@@ -50,6 +54,7 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-compatible data (``--json``)."""
         return {"ok": self.ok, "home": self.home, "hermes_version": self.hermes_version,
+                "exports": self.reason is None, "reason": self.reason,
                 "checks": [asdict(c) for c in self.checks], "destinations": list(self.destinations)}
 
     def lines(self) -> list[str]:
@@ -63,7 +68,12 @@ class Report:
         if self.destinations:
             out.append("  destinations:")
             out.extend(f"       {d}" for d in self.destinations)
-        out.append("ready: the bridge will run in this profile" if self.ok else "not ready: see FAIL above")
+        if self.ok:
+            out.append("ready: the bridge will run in this profile")
+        elif self.reason is not None:
+            out.append(f"not ready: the bridge would export nothing ({self.reason}); see FAIL above")
+        else:
+            out.append("not ready: see FAIL above")
         return out
 
 
@@ -71,13 +81,37 @@ def _entry_point_registered() -> bool:
     return any(ep.name == BRIDGE_PLUGIN for ep in importlib.metadata.entry_points(group="hermes_agent.plugins"))
 
 
-def _pipeline(report: Report) -> bool:
-    """The selector check; returns whether a valid pipeline file is selected."""
+NOTHING_EXPORTED: Final = {
+    "bridge_not_enabled": "Hermes does not load the bridge in this profile",
+    "no_pipeline_no_consumer": f"{PIPELINE_VARIABLE} is not set and no profile consumer (observability.* / "
+                               "telemetry.shared_metrics keys) is on",
+    "pipeline_invalid": "the selected pipeline file is invalid and no profile consumer is on",
+    "pipeline_exports_nothing": "the pipeline file exports nothing and no profile consumer is on",
+    "relay_conflict": "NeMo Relay reads the same pipeline file: the bridge refuses to export",
+}
+"""Codes of ``Report.reason`` (``--json``) and what each means."""
+
+
+def _fail_nothing(report: Report, code: str, name: str, detail: str, fix: str | None) -> None:
+    report.checks.append(Check(name, "fail", f"{detail}: the bridge would export nothing", fix))
+    if report.reason is None:
+        report.reason = code
+
+
+def _pipeline(report: Report, consumers: list[str]) -> bool:
+    """The selector check; returns whether a valid pipeline file is selected. Without a pipeline file, or with
+    one that exports nothing, the profile's own consumers decide whether anything is recorded at all."""
     selected = os.environ.get(PIPELINE_VARIABLE, "").strip()
+    fix_consumer = ("or turn on a profile consumer, e.g. hermes-pipeline config set "
+                    "observability.trajectories.enabled true")
     if not selected:
-        report.checks.append(Check("pipeline file", "warn", f"{PIPELINE_VARIABLE} is not set: the bridge registers "
-                                   "nothing and Hermes runs unchanged",
-                                   f"export {PIPELINE_VARIABLE}=/path/to/plugins.toml (see pipelines/)"))
+        if consumers:
+            report.checks.append(Check("pipeline file", "info", f"{PIPELINE_VARIABLE} is not set: only the profile's "
+                                       "own consumers record (" + ", ".join(consumers) + ")"))
+        else:
+            _fail_nothing(report, "no_pipeline_no_consumer", "pipeline file",
+                          f"{PIPELINE_VARIABLE} is not set and no profile consumer is on",
+                          f"export {PIPELINE_VARIABLE}=/path/to/plugins.toml (see pipelines/), {fix_consumer}")
         return False
     from ..config.diagnostics import Diagnostics
     from ..config.discovery import PipelineSettings
@@ -91,13 +125,19 @@ def _pipeline(report: Report) -> bool:
     except ConfigError as exc:
         report.checks.append(Check("pipeline file", "fail", f"{selected} is invalid: {exc}",
                                    f"hermes-pipeline config validate {selected}"))
+        if not consumers and report.reason is None:
+            report.reason = "pipeline_invalid"
         return False
     report.checks.append(Check("pipeline file", "ok", f"{loaded.selected} is valid"))
     wiring = getattr(loaded, "wiring", None)
     report.destinations = list(wiring()) if callable(wiring) else [c.kind for c in loaded.components]
     nothing = loaded.nothing_exported()
-    if nothing:
-        report.checks.append(Check("exports", "warn", f"nothing is exported or rewritten: {nothing}"))
+    if nothing and consumers:
+        report.checks.append(Check("exports", "warn", f"the pipeline file exports nothing ({nothing}); only the "
+                                   "profile's own consumers record (" + ", ".join(consumers) + ")"))
+    elif nothing:
+        _fail_nothing(report, "pipeline_exports_nothing", "exports", f"nothing is exported or rewritten: {nothing}",
+                      f"fix {loaded.selected} (hermes-pipeline config validate {loaded.selected}), {fix_consumer}")
     return True
 
 
@@ -127,16 +167,18 @@ def diagnose(home: str | Path | None = None) -> Report:
         report.checks.append(Check("bridge enabled", "ok", f"{BRIDGE_PLUGIN} is in plugins.enabled"))
     else:
         reason = "is in plugins.disabled" if BRIDGE_PLUGIN in facts.disabled else "is not in plugins.enabled"
-        report.checks.append(Check("bridge enabled", "fail", f"{BRIDGE_PLUGIN} {reason}",
-                                   f"hermes-pipeline hermes install --home {facts.home}"))
-    selected = _pipeline(report)
+        _fail_nothing(report, "bridge_not_enabled", "bridge enabled", f"{BRIDGE_PLUGIN} {reason}",
+                      f"hermes-pipeline hermes install --home {facts.home}")
+    consumers = facts.profile_consumers() if not facts.error else []
+    report.checks.append(Check("profile consumers", "ok" if consumers else "info",
+                               ", ".join(consumers) if consumers else "none on (observability.* keys)"))
+    selected = _pipeline(report, consumers)
     others = facts.other_observability()
     if facts.relay_enabled and selected:
-        report.checks.append(Check("other observability plugins", "fail",
-                                   f"{RELAY_PLUGIN} is enabled and reads the same {PIPELINE_VARIABLE}: the bridge "
-                                   "refuses to export (two producers would interleave in the same destinations)",
-                                   f"hermes plugins disable {RELAY_PLUGIN}, or remove {BRIDGE_PLUGIN} from "
-                                   "plugins.enabled"))
+        _fail_nothing(report, "relay_conflict", "other observability plugins",
+                      f"{RELAY_PLUGIN} is enabled and reads the same {PIPELINE_VARIABLE}: the bridge refuses to "
+                      "export (two producers would interleave in the same destinations)",
+                      f"hermes plugins disable {RELAY_PLUGIN}, or remove {BRIDGE_PLUGIN} from plugins.enabled")
     elif others:
         report.checks.append(Check("other observability plugins", "info", ", ".join(others) + " also enabled"))
     else:

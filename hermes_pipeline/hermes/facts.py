@@ -106,13 +106,26 @@ class HermesProfile:
     trajectories: bool = False
     """``observability.trajectories.enabled`` is true (the trajectory store would record every run)."""
     audit: bool = False
-    """``observability.audit.enabled`` is true (the observability store would record skills, memory, runs)."""
+    """``observability.audit.enabled`` is true (the observability store would record runs and changes)."""
+    quick_otel: bool = False
+    """``observability.otel_enabled`` is true (the OTLP shorthand would export every run)."""
     error: str | None = None
     """Why ``config.yaml`` could not be read, if it could not."""
 
     def is_enabled(self, *names: str) -> bool:
         """Whether any of ``names`` is enabled and none is disabled (Hermes' rule: disabled wins)."""
         return any(n in self.enabled for n in names) and not any(n in self.disabled for n in names)
+
+    def profile_consumers(self) -> list[str]:
+        """The profile's own consumers that would record without a pipeline file, by the key that turns each on.
+
+        The bridge starts when the pipeline file is selected or one of these is on, and registers nothing
+        at all otherwise (Hermes then runs exactly as without it).
+        """
+        keys = (("telemetry.shared_metrics.enabled", self.shared_metrics),
+                ("observability.trajectories.enabled", self.trajectories),
+                ("observability.audit.enabled", self.audit), ("observability.otel_enabled", self.quick_otel))
+        return [key for key, on in keys if on]
 
     @property
     def bridge_enabled(self) -> bool:
@@ -163,7 +176,16 @@ def read_profile(home: str | Path | None = None) -> HermesProfile:
                          disabled=_strings(plugins.get("disabled")), approval_timeout=timeout,
                          shared_metrics=isinstance(metrics, dict) and metrics.get("enabled") is True,
                          trajectories=_enabled(data, "observability", "trajectories"),
-                         audit=_enabled(data, "observability", "audit"), error=error)
+                         audit=_enabled(data, "observability", "audit"), quick_otel=_flag(data, "otel_enabled"),
+                         error=error)
+
+
+def _flag(data: dict[str, Any], key: str) -> bool:
+    """Whether ``observability.<key>`` is ``true`` (nested, or written as one dotted key)."""
+    section = data.get("observability")
+    if isinstance(section, dict) and section.get(key) is True:
+        return True
+    return data.get(f"observability.{key}") is True
 
 
 def _enabled(data: dict[str, Any], *path: str) -> bool:
@@ -171,7 +193,9 @@ def _enabled(data: dict[str, Any], *path: str) -> bool:
     node: Any = data
     for part in path:
         node = node.get(part) if isinstance(node, dict) else None
-    return isinstance(node, dict) and node.get("enabled") is True
+    if isinstance(node, dict) and node.get("enabled") is True:
+        return True
+    return data.get(".".join((*path, "enabled"))) is True  # the same key written flat
 
 
 class RegistryToolsets(Mapping[str, str]):

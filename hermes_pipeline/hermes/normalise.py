@@ -40,6 +40,12 @@ What Hermes does, and what is done about it here:
   CLI prompt that timed out is reported as ``deny``; an escalated smart review has no response; a
   tool call refused by a denied or timed-out approval ends with ``status = "error"``, reported as
   ``blocked`` (``error_type`` ``approval_denied`` / ``approval_timeout``).
+- **Exit codes.** A command's exit code exists only inside the ``terminal`` tool's JSON result:
+  ``post_tool_call`` gets it as ``exit_code`` (a non-zero one is a failed command in every output;
+  Hermes' ``status`` is kept as it reported it).
+- **Provider failures.** ``api_request_error`` carries ``status_code``, the exception class and
+  Hermes' classified ``reason``; the projection types the attempt from them and a turn that fails
+  on it carries that type (``rate_limited``, ``upstream_error``, ``authentication``, ``timeout`` …).
 - **Gateway dispatch.** ``pre_gateway_dispatch`` carries only Hermes objects (``event``,
   ``gateway``, ``session_store``): ``platform``, ``event_type``, ``session_key`` and ``session_id``
   are read from them; the bridge then fires ``post_gateway_dispatch`` with this engine's decision.
@@ -65,7 +71,7 @@ from typing import Any, Final
 
 from ..host.message import message_view
 from .pairing import DELEGATION_TOOL, ApprovalPairing, SubagentPairing
-from .payloads import gateway_fields, system_prompt
+from .payloads import exit_code, gateway_fields, system_prompt
 from .skill_calls import TOOL as SKILL_TOOL
 from .skill_calls import lifecycle_event
 
@@ -415,6 +421,10 @@ class HermesNormaliser:
         if hook != "transform_tool_result":
             p["middleware_trace"] = self._expand(p.get("middleware_trace"), self._tool_traces.get(tool_call_id))
         if hook == "post_tool_call":
+            if p.get("exit_code") is None:
+                code = exit_code(p.get("result"))
+                if code is not None:
+                    p["exit_code"] = code
             self._tool_traces.pop(tool_call_id, None)
             self.approvals.mark_refused(p)
             events.extend(self.approvals.tool_finished(tool_call_id))

@@ -6,7 +6,14 @@ Attribute names follow Hermes Agent 0.19 (``gateway/platforms/base.py`` ``Messag
 
 from __future__ import annotations
 
-__all__ = ["gateway_fields", "system_prompt"]
+import json
+from typing import Final
+
+__all__ = ["exit_code", "gateway_fields", "system_prompt"]
+
+_EXIT_KEY: Final = '"exit_code"'
+_MAX_RESULT: Final = 4 * 1024 * 1024
+"""Results longer than this are not parsed for an exit code (a command's JSON is far smaller)."""
 
 
 def _enum_text(value: object) -> str:
@@ -43,3 +50,20 @@ def system_prompt(messages: object) -> str | None:
         if isinstance(first, dict) and first.get("role") == "system" and isinstance(first.get("content"), str):
             return str(first["content"])
     return None
+
+
+def exit_code(result: object) -> int | None:
+    """The ``exit_code`` of a command's result, as Hermes' ``terminal`` (and ``execute_code``) tools return it.
+
+    Their result is a JSON object ``{"output": ..., "exit_code": N, "error": ...}`` (``tools/terminal_tool.py``);
+    ``None`` for any other result (not JSON, not an object, no integer ``exit_code``). Cheap for other
+    tools: the text is parsed only when it mentions the key.
+    """
+    if not isinstance(result, str) or _EXIT_KEY not in result or len(result) > _MAX_RESULT:
+        return None
+    try:
+        value = json.loads(result)
+    except ValueError:
+        return None
+    code = value.get("exit_code") if isinstance(value, dict) else None
+    return code if type(code) is int else None

@@ -37,14 +37,20 @@ class Approval:
         """Whether the resolved choice lets the command run."""
         return self.choice in (ApprovalChoice.ONCE, ApprovalChoice.SESSION, ApprovalChoice.ALWAYS)
 
-    def resolve(self, choice: str) -> bool:
+    def resolve(self, choice: str, decided_by: str | None = None) -> bool:
         """Report the outcome once (``post_approval_response``); later calls are ignored.
 
-        An empty choice is reported as ``timeout``. Returns :attr:`approved`.
+        An empty choice is reported as ``timeout``. ``decided_by``: who decided (``user``,
+        ``smart_approval``, ...); by default ``timeout`` for a timeout, ``none`` for a withdrawn
+        request, else ``user``. Returns :attr:`approved`.
         """
         if self.choice is None:
             self.choice = choice or ApprovalChoice.TIMEOUT.value
-            self._host.emit("post_approval_response", {**self._fields, "choice": self.choice})
+            if decided_by is None:
+                decided_by = ("timeout" if self.choice == ApprovalChoice.TIMEOUT else
+                              "none" if self.choice == ApprovalChoice.CANCELLED else "user")
+            self._host.emit("post_approval_response", {**self._fields, "choice": self.choice,
+                                                        "decided_by": decided_by})
         return self.approved
 
     def __enter__(self) -> Approval:

@@ -150,21 +150,24 @@ def pre_tool_fields(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_
 
 def post_tool_fields(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
                      result: str, duration_ms: int, status: str | None, error_type: str | None,
-                     error_message: str | None, trace: list[dict[str, str]], toolset: str | None) -> tuple[Any, ...]:
+                     error_message: str | None, trace: list[dict[str, str]], toolset: str | None,
+                     exit_code: int | None = None) -> tuple[Any, ...]:
     """The ``post_tool_call`` fields in hookspec order (see :func:`pre_tool_fields`)."""
     return (tool_name, args, turn.task_id, turn.session.session_id, tool_call_id, turn.turn_id, api_request_id, result,
-            duration_ms, status, error_type, error_message, trace, toolset)
+            duration_ms, status, error_type, error_message, trace, toolset, exit_code)
 
 
 def post_tool_payload(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
                       result: str, duration_ms: int, status: str | None, error_type: str | None,
-                      error_message: str | None, trace: list[dict[str, str]], toolset: str | None) -> dict[str, Any]:
+                      error_message: str | None, trace: list[dict[str, str]], toolset: str | None,
+                      exit_code: int | None = None) -> dict[str, Any]:
     """The ``post_tool_call`` payload (one literal, schema key included)."""
     return {
         "tool_name": tool_name, "args": args, "task_id": turn.task_id, "session_id": turn.session.session_id,
         "tool_call_id": tool_call_id, "turn_id": turn.turn_id, "api_request_id": api_request_id, "result": result,
         "duration_ms": duration_ms, "status": status, "error_type": error_type, "error_message": error_message,
-        "middleware_trace": trace, "toolset": toolset, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+        "middleware_trace": trace, "toolset": toolset, "exit_code": exit_code,
+        "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
     }
 
 

@@ -5,7 +5,8 @@ Every method here runs on an exporter worker thread, never on the hook caller's 
 - :class:`TrajectoryDirectory` writes each :class:`~hermes_pipeline.sinks.atif.trajectory.TrajectoryFile`
   atomically (temporary file in the same directory, flush, ``fsync``, rename over the target), mode
   ``0600``, directories ``0700`` (FMT-52), and prunes its own old files when ``retention_days`` is set
-  (at open and every 24 hours, FMT-87a).
+  (at open and every 24 hours, FMT-87a); whole-session trajectories of a session resumed in a later
+  process extend that session's earlier file (:mod:`.resume`).
 - :class:`HttpTrajectoryStorage` POSTs one trajectory per request (FMT-53).
 - :class:`StorageUploads` is the destination of the bounded upload queue: each trajectory goes to
   every storage destination; when all of them fail, a recovery copy is written locally (FMT-54).
@@ -31,6 +32,7 @@ from ...export.http import display_url
 from ...export.writer import Destination
 from .config import HttpStorageConfig
 from .filenames import FilenameTemplate
+from .resume import SessionFiles
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 
@@ -90,10 +92,13 @@ class TrajectoryDirectory:
         retention_days: delete this output's files older than that many days at open and every 24 h.
     """
 
-    def __init__(self, directory: Path, template: FilenameTemplate, *, retention_days: int | None = None) -> None:
+    def __init__(self, directory: Path, template: FilenameTemplate, *, retention_days: int | None = None,
+                 merge_sessions: bool = False) -> None:
         self.directory = directory
         self.template = template
         self.retention_days = retention_days
+        self.sessions = SessionFiles(directory, template) if merge_sessions else None
+        """With ``merge_sessions``: a session resumed in this process extends its earlier file (:mod:`.resume`)."""
         self.written: deque[Path] = deque(maxlen=256)
         """The most recently written paths (bounded; for tests and diagnostics)."""
         self._next_prune = 0.0
@@ -128,8 +133,11 @@ class TrajectoryDirectory:
         """Write each trajectory file atomically; raise on the first failure."""
         self._maybe_prune()
         for item in batch:
-            path = self.directory / item.name
-            atomic_write(path, item.content)
+            name, content = item.name, item.content
+            if self.sessions is not None:
+                name, content = self.sessions.prepare(name, getattr(item, "document", None), content)
+            path = self.directory / name
+            atomic_write(path, content)
             self.written.append(path)
 
 

@@ -106,7 +106,8 @@ class AtifSink:
         self.skipped = list(config.skipped)
         overrides = dict(destinations or {})
         self.local: Destination = overrides.get("local") or TrajectoryDirectory(
-            config.directory, config.template, retention_days=config.retention_days)
+            config.directory, config.template, retention_days=config.retention_days,
+            merge_sessions=config.group_by == "agent")
         self.uploads: StorageUploads | None = None
         self._upload_writer: BoundedWriter | None = None
         if config.storage and config.enabled:

@@ -36,6 +36,11 @@ __all__ = ["CONTEXT_MARK", "STEP_KEYS", "StepMapper", "final_metrics", "step_met
 STEP_KEYS: Final = ("step_id", "source", "message", "timestamp", "model_name", "reasoning_effort", "reasoning_content",
                     "tool_calls", "observation", "metrics", "llm_call_count", "is_copied_context", "extra")
 CONTEXT_MARK: Final = "hermes.context"
+_APPROVAL_REQUEST: Final = "hermes.approval.request"
+_APPROVAL_RESPONSE: Final = "hermes.approval.response"
+_INPUT_REQUEST: Final = "hermes.human_input.request"
+_DECISION_MARKS: Final = frozenset({_APPROVAL_REQUEST, _APPROVAL_RESPONSE, _INPUT_REQUEST,
+                                    "hermes.human_input.resolved"})
 
 
 def _parallel(tool_end: ScopeEvent) -> dict[str, bool]:
@@ -46,11 +51,12 @@ def _parallel(tool_end: ScopeEvent) -> dict[str, bool]:
 class _Turn:
     """Per-turn state: the latest steps and what waits for an agent step or the turn's end."""
 
-    __slots__ = ("last_agent", "last_step", "pending_failed", "pending_refs", "turn_id", "uuid")
+    __slots__ = ("last_agent", "last_step", "pending_failed", "pending_refs", "turn_id", "user_step", "uuid")
 
     def __init__(self, uuid: int, turn_id: Any = None) -> None:
         self.uuid = uuid
         self.turn_id = turn_id
+        self.user_step: dict[str, Any] | None = None
         self.last_agent: dict[str, Any] | None = None
         self.last_step: dict[str, Any] | None = None
         self.pending_failed: dict[str, list[dict[str, Any]]] = {}
@@ -89,6 +95,10 @@ class StepMapper:
         """``(turn uuid, step, tool call, llm uuid, index)`` of calls the model issued without an id."""
         self._tool_refs: dict[int, list[dict[str, Any]]] = {}
         self._tool_results: dict[int, dict[str, Any]] = {}
+        self._asked: dict[Any, int] = {}
+        """When each approval (by tool scope or parent) and each human-input request was raised (µs)."""
+        self._approvals: dict[int, dict[str, Any]] = {}
+        """Tool scope uuid → its approval's record, put on the call's observation when the call ends."""
 
     # ------------------------------------------------------------------ feeding
 
@@ -97,6 +107,8 @@ class StepMapper:
         if event.kind == MARK:
             if event.name == CONTEXT_MARK and self.context is None and isinstance(event.data, Mapping):
                 self.context = event.data
+            elif event.name in _DECISION_MARKS:
+                self._decision(event)
             return
         if event.phase == START:
             self._names[event.uuid] = event.name
@@ -124,11 +136,41 @@ class StepMapper:
                 if isinstance(final, str):  # the answer the host showed (the run's final output)
                     self.final_output = final
                 if turn is not None:
+                    self._turn_outcome(turn, event.metadata)
                     self._turn_end(turn)
             elif event.category == "llm":
                 self._llm_end(event)
             elif event.category == "tool":
                 self._tool_end(event)
+
+    def _decision(self, event: ScopeEvent) -> None:
+        """Approvals and human input: who decided what, and how long it waited (the request's mark gives
+        the start). An approval raised inside a tool call goes on that call's observation result
+        (``extra.hermes.approval``); others, and human input, on the turn's latest step."""
+        data = event.data if isinstance(event.data, Mapping) else {}
+        if event.name == _APPROVAL_REQUEST:
+            self._asked[("approval", event.parent_uuid)] = event.timestamp_us
+            return
+        if event.name == _INPUT_REQUEST:
+            self._asked[("input", data.get("request_id"))] = event.timestamp_us
+            return
+        if event.name == _APPROVAL_RESPONSE:
+            record = {k: data[k] for k in ("choice", "outcome", "decided_by", "surface") if data.get(k) is not None}
+            asked = self._asked.pop(("approval", event.parent_uuid), None)
+            key = "approvals"
+        else:
+            record = {k: data[k] for k in ("kind", "request_id", "outcome") if data.get(k) is not None}
+            asked = self._asked.pop(("input", data.get("request_id")), None)
+            key = "human_input"
+        if asked is not None:
+            record["waited_ms"] = max(0, event.timestamp_us - asked) // 1000
+        if key == "approvals" and event.parent_uuid in self._tools:
+            self._approvals[event.parent_uuid] = record
+            return
+        turn = self._turn_of(event.parent_uuid)
+        step = turn.last_step or (self.steps[-1] if self.steps else None)
+        if step is not None:
+            self._hermes(step).setdefault(key, []).append(record)
 
     def _turn_of(self, uuid: int | None) -> _Turn:
         if uuid is None:
@@ -155,6 +197,7 @@ class StepMapper:
         message = data.get("user_message")
         hermes = {k: meta[m] for k, m in (("turn_id", "hermes.turn_id"), ("task_id", "hermes.task_id"))
                   if meta.get(m) is not None}
+        hermes["trajectory_id"] = uuid_str(event.uuid)  # the run's id (its store file, its OTLP spans)
         task = meta.get("hermes.task_id")
         if isinstance(task, str) and task not in self.task_ids:
             self.task_ids.append(task)
@@ -164,7 +207,18 @@ class StepMapper:
                                 "timestamp": rfc3339_us(event.timestamp_us)}
         if hermes:
             step["extra"] = {"hermes": hermes}
-        self._add(turn, step)
+        turn.user_step = self._add(turn, step)
+
+    def _turn_outcome(self, turn: _Turn, meta: Mapping[str, Any]) -> None:
+        """A turn that ended in error says so, with its cause, on its user step (``extra.hermes``):
+        ``turn_status = "error"`` and ``error_type`` (the provider's type when the provider failed it)."""
+        if turn.user_step is None or meta.get("otel.status_code") != "ERROR":
+            return
+        hermes = self._hermes(turn.user_step)
+        hermes["turn_status"] = "cancelled" if meta.get("error.type") == "cancelled" else "error"
+        error_type = meta.get("error.type")
+        if isinstance(error_type, str) and error_type:
+            hermes["error_type"] = error_type
 
     def _turn_end(self, turn: _Turn) -> None:
         if turn.pending_failed and turn.last_step is not None:
@@ -306,9 +360,17 @@ class StepMapper:
             result["subagent_trajectory_ref"] = refs
         scope_id = uuid_str(uuid)
         hermes: dict[str, Any] = {"status": status, "event_uuid": scope_id}
+        exit_code = meta.get("process.exit.code")
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool):  # Hermes' status stays as reported
+            hermes["exit_code"] = exit_code
+            if exit_code != 0:
+                hermes["command_failed"] = True
         duration = meta.get("hermes.duration_ms")
         if duration is not None:
             hermes["duration_ms"] = duration
+        approval = self._approvals.pop(uuid, None)
+        if approval is not None:
+            hermes["approval"] = approval
         annotation = profile.get("tool_result_annotation")
         result["extra"] = {"hermes": hermes} if annotation is None else \
             {"hermes": hermes, "tool_result_annotation": annotation}

@@ -66,7 +66,8 @@ class TrajectoryFile:
     Attributes:
         name: the rendered ``filename_template`` (a relative path, FMT-50/51).
         content: the UTF-8 JSON document, 2-space indented (FMT-52).
-        trajectory_id: the root scope UUID (= ``session_id`` of the document, FMT-42).
+        trajectory_id: the trajectory's id (= ``session_id`` of the document, FMT-42; see
+            :meth:`TrajectoryAssembler.trajectory_id`).
         session_id: the logical Hermes ``session_id`` (``extra.hermes.session_id``), or ``None``.
         partial: written at teardown before the root scope closed (FMT-49).
         document: the document itself (tests and in-process consumers; do not mutate).
@@ -90,8 +91,8 @@ class TrajectoryFile:
 class _Node:
     """A trajectory under construction (a root or an embedded subagent)."""
 
-    __slots__ = ("aliases", "children", "end", "events", "keys", "parent", "previous", "root", "session_start",
-                 "start")
+    __slots__ = ("aliases", "children", "end", "events", "held", "keys", "parent", "previous", "root",
+                 "session_start", "start", "trajectory_id")
 
     def __init__(self, start: ScopeEvent, parent: _Node | None, session_start: ScopeEvent | None) -> None:
         self.start = start
@@ -106,6 +107,10 @@ class _Node:
         """UUIDs of the continuation scopes that joined this (subagent) trajectory."""
         self.keys: list[tuple[int, Any]] = []
         """On a root: the continuation keys of the subagents in its tree (see ``TrajectoryAssembler``)."""
+        self.trajectory_id: str | None = None
+        """On a session root (``group_by = "agent"``): the id of its first run, once that run started."""
+        self.held: _Node | None = None
+        """The earlier segment of a rotated session, written once this segment's file name is known."""
 
 
 class _Scope:
@@ -220,6 +225,10 @@ class TrajectoryAssembler:
             self._link_segment(node)
         if node is not None:
             node.events.append((event.timestamp_us, self._seq, event))
+            if node.trajectory_id is None and node.parent is None and not self.by_turn \
+                    and event.name == TURN_SCOPE and event.parent_uuid == node.start.uuid:
+                node.trajectory_id = uuid_str(event.uuid)  # one run, one id: the session file takes its first run's
+                self._release_held(node)
         self._open[event.uuid] = _Scope(node, event)
 
     def _continue(self, event: ScopeEvent) -> bool:
@@ -293,12 +302,26 @@ class TrajectoryAssembler:
         held = self._held.pop(node.start.metadata.get("hermes.session_id"), None)
         if held is None:
             return
-        node.previous = uuid_str(held.start.uuid)
+        node.previous = self.trajectory_id(held)
+        node.held = held  # written once this segment's id (its first run's) and so its file name are known
+
+    def _release_held(self, node: _Node) -> None:
+        """Write the earlier segment held by ``node``, naming ``node``'s file as its continuation (FMT-48)."""
+        held, node.held = node.held, None
+        if held is None:
+            return
         try:
             continued: str | None = self._filename(node)
         except UnresolvedFilename:
             continued = None
         self._write(held, partial=False, continued=continued)
+
+    @staticmethod
+    def trajectory_id(node: _Node) -> str:
+        """The id of a trajectory: the root scope UUID, except a session root's, which is the UUID of its
+        first run (``agent.run``) once it has one, so that the exported trajectory, the trajectory store's
+        file of that run, OTLP ``hermes.trajectory_id`` and ``task_runs.trajectory_id`` name it alike."""
+        return node.trajectory_id or uuid_str(node.start.uuid)
 
     # ------------------------------------------------------------------ teardown
 
@@ -310,6 +333,7 @@ class TrajectoryAssembler:
         roots, self._roots = list(self._roots.values()), {}
         self._open.clear()
         for node in roots:
+            self._release_held(node)
             self._write(node, partial=True)
         reopened, self._reopened = list(self._reopened.values()), {}
         for node in reopened:  # continuations still open: their written parents get them as they are
@@ -323,7 +347,7 @@ class TrajectoryAssembler:
 
     def _filename(self, node: _Node) -> str:
         start = node.start
-        return self.config.template.render(uuid_str(start.uuid), start.metadata, start.timestamp_us)
+        return self.config.template.render(self.trajectory_id(node), start.metadata, start.timestamp_us)
 
     def _warn_once(self, key: str, message: str, *args: Any) -> None:
         if key not in self._warned:
@@ -332,6 +356,7 @@ class TrajectoryAssembler:
 
     def _write(self, node: _Node, *, partial: bool, continued: str | None = None) -> None:
         """Render and output the root ``node``; a root embedding subagents is then remembered."""
+        self._release_held(node)
         written = self._render(node, partial=partial, continued=continued)
         if written is None or not node.keys or self.recent_roots == 0:
             self._forget(node)
@@ -377,7 +402,7 @@ class TrajectoryAssembler:
             return False
         session = document.get("extra", {}).get("hermes", {}).get("session_id")
         try:
-            self.output(TrajectoryFile(name, content, uuid_str(root.start.uuid),
+            self.output(TrajectoryFile(name, content, self.trajectory_id(root),
                                        session if isinstance(session, str) else None, partial, document))
         except Exception as exc:  # FMT-37 / FMT-83: counted, warned once, never raised into the agent
             self.counts["write_errors"] += 1
@@ -443,7 +468,7 @@ class TrajectoryAssembler:
         model = session_data.get("model") if node.parent is None else None
         if not isinstance(model, str) or not model:
             model = parent_model or config.model_name
-        trajectory_id = uuid_str(node.start.uuid)
+        trajectory_id = self.trajectory_id(node) if node.parent is None else uuid_str(node.start.uuid)
         host_version = session_meta.get(AGENT_VERSION_KEY) if isinstance(session_meta, Mapping) else None
         # agent.version: the configured atif.agent_version, else the host agent's declared version, else
         # this package's version
@@ -483,6 +508,9 @@ class TrajectoryAssembler:
             if meta.get(source) is not None:
                 hermes[key] = meta[source]
         hermes["trajectory_date"] = rfc3339_us(node.start.timestamp_us)[:10]
+        start_data = node.start.data
+        if node.parent is None and isinstance(start_data, Mapping) and start_data.get("resumed") is True:
+            hermes["resumed"] = True  # continues a session started by an earlier process (see .resume)
         if mapper.task_ids:
             hermes["task_ids"] = list(mapper.task_ids)
         if node.previous is not None:

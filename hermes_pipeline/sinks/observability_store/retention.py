@@ -25,7 +25,8 @@ from ...export.clock_trust import DAY_S, LEDGER_NAME, BootClock, Ledger, boot_cl
 from . import db
 from .schema import sqlite_utc
 
-RUN_TABLES: Final = (("task_runs", "ended_at"), ("llm_calls", "ended_at"), ("skill_runs", "ended_at"))
+RUN_TABLES: Final = (("task_runs", "ended_at"), ("llm_calls", "ended_at"), ("skill_runs", "ended_at"),
+                     ("approvals", "decided_at"), ("tool_errors", "ended_at"))
 HISTORY_TABLES: Final = (("skill_history", "changed_at"), ("memory_changes", "changed_at"))
 
 

@@ -23,6 +23,7 @@ from typing import Any, Final
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
 from ...shared_metrics import vocab
+from .decisions import DECISION_MARKS, Decisions, tool_error_rows
 from .pricing import Price, call_cost
 from .schema import sqlite_utc
 
@@ -94,10 +95,22 @@ class RowBuilder:
         self._starts: dict[int, ScopeEvent] = {}
         self._turns: dict[int, _Turn] = {}
         self._subagent_sessions: set[int] = set()
+        self._decisions = Decisions(self._run_of)
+
+    def _run_of(self, uuid: int | None) -> int | None:
+        """The ``agent.run`` scope enclosing the open scope ``uuid`` (for decision rows)."""
+        while uuid:
+            if uuid in self._turns:
+                return uuid
+            start = self._starts.get(uuid)
+            uuid = start.parent_uuid if start is not None else None
+        return None
 
     def feed(self, event: ScopeEvent) -> list[Item]:
         """The items ``event`` produces (usually none)."""
         if event.kind == "mark":
+            if event.name in DECISION_MARKS:
+                return list(self._decisions.feed(event))
             return self._mark(event)
         if event.phase == "start":
             self._starts[event.uuid] = event
@@ -129,7 +142,7 @@ class RowBuilder:
             self._subagent_sessions.discard(event.uuid)
             return []
         if start.category == "tool":
-            return self._tool_end(start, event)
+            return [*tool_error_rows(start, event, self._run_of(start.parent_uuid)), *self._tool_end(start, event)]
         return []
 
     # ------------------------------------------------------------------ per kind

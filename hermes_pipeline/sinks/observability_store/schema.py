@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Final
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 """Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables).
 
 1: the tables and their first indexes. 2: the time indexes of ``llm_calls`` and ``task_runs`` cover the
@@ -19,7 +19,9 @@ index for the memory-conflict queries (issue #15). 3: ``skill_history`` says whe
 its files changed (``skill_path``, ``changed_files``: Hermes keeps skills in category folders and supporting files
 beside ``SKILL.md``), and ``memory_changes`` keeps the SHA-256 of the file after the change (``file_hash``: the
 rule that a store writer's row wins over another process's rescan compares it; issue #27). A store of an older version is brought up to date when
-a writer opens it (:func:`~.db.ensure_schema`)."""
+a writer opens it (:func:`~.db.ensure_schema`). 4: the ``approvals`` table (issue #27: every approval
+and human-input decision, who decided, how long it waited) and the ``tool_errors`` table (failed tool
+calls, commands that exited non-zero included)."""
 
 TABLES: Final[dict[str, str]] = {
     # Skill version history (BOOK-18): one row per mutation, versions 1, 2, ... per skill.
@@ -50,6 +52,33 @@ TABLES: Final[dict[str, str]] = {
         reason TEXT NULL,
         changed_at TEXT NOT NULL,
         file_hash TEXT NULL)""",
+    # Approvals and human input (hermes_pipeline extension, issue #27): one row per decision.
+    "approvals": """CREATE TABLE IF NOT EXISTS approvals (
+        id INTEGER PRIMARY KEY,
+        decided_at TEXT NOT NULL,
+        session_id TEXT,
+        turn_id TEXT,
+        trajectory_id TEXT,
+        tool_call_id TEXT,
+        kind TEXT CHECK (kind IN ('approval', 'human_input')),
+        surface TEXT,
+        choice TEXT,
+        outcome TEXT,
+        decided_by TEXT,
+        waited_ms INTEGER)""",
+    # Failed tool calls (hermes_pipeline extension, issue #27): an error, a block, or a command that exited
+    # non-zero while the host said ok (``error_type`` ``command_failed``); the digest groups them by tool.
+    "tool_errors": """CREATE TABLE IF NOT EXISTS tool_errors (
+        id INTEGER PRIMARY KEY,
+        ended_at TEXT NOT NULL,
+        session_id TEXT,
+        turn_id TEXT,
+        trajectory_id TEXT,
+        tool_call_id TEXT,
+        tool_name TEXT,
+        status TEXT,
+        error_type TEXT,
+        exit_code INTEGER)""",
     # Supporting tables (BOOK-25).
     "task_runs": """CREATE TABLE IF NOT EXISTS task_runs (
         id INTEGER PRIMARY KEY,
@@ -117,6 +146,8 @@ INDEXES: Final = (
     "CREATE INDEX IF NOT EXISTS llm_calls_ended_cover ON llm_calls "
     "(ended_at, id, status, input_tokens, output_tokens, cost_usd)",
     "CREATE INDEX IF NOT EXISTS skill_runs_skill_ended ON skill_runs (skill_name, ended_at)",
+    "CREATE INDEX IF NOT EXISTS approvals_decided_at ON approvals (decided_at)",
+    "CREATE INDEX IF NOT EXISTS tool_errors_ended_at ON tool_errors (ended_at)",
 )
 """``CREATE INDEX`` statements of the current schema version."""
 
@@ -141,11 +172,16 @@ COLUMNS: Final[dict[str, tuple[str, ...]]] = {
                   "status", "error_type", "input_tokens", "output_tokens", "cache_read_tokens", "cost_usd"),
     "skill_runs": ("id", "skill_name", "trajectory_id", "turn_id", "started_at", "ended_at", "outcome"),
     "alert_state": ("rule", "key", "status", "first_fired_at", "last_notified_at"),
+    "approvals": ("id", "decided_at", "session_id", "turn_id", "trajectory_id", "tool_call_id", "kind", "surface",
+                  "choice", "outcome", "decided_by", "waited_ms"),
+    "tool_errors": ("id", "ended_at", "session_id", "turn_id", "trajectory_id", "tool_call_id", "tool_name", "status",
+                    "error_type", "exit_code"),
 }
 """The columns of each table, in order (tests compare the database against this)."""
 
 TIME_COLUMNS: Final = {"skill_history": "changed_at", "memory_changes": "changed_at", "task_runs": "ended_at",
-                       "llm_calls": "ended_at", "skill_runs": "ended_at", "alert_state": "last_notified_at"}
+                       "llm_calls": "ended_at", "skill_runs": "ended_at", "alert_state": "last_notified_at",
+                       "approvals": "decided_at", "tool_errors": "ended_at"}
 """The column retention compares against (BOOK-48)."""
 
 

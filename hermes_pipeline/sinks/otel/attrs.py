@@ -36,6 +36,7 @@ META_NAMES: Final[Mapping[str, str]] = {
     "hermes.api_mode": "hermes.api_mode", "hermes.tool.status": "hermes.tool.status",
     "hermes.toolset": "hermes.toolset", "hermes.middleware.changed": "hermes.middleware.changed",
     "hermes.middleware.sources": "hermes.middleware.sources",
+    "process.exit.code": "process.exit.code", "hermes.tool.command_failed": "hermes.tool.command_failed",
 }
 """ATOF metadata keys (FMT-13) → the §4.4 span attribute names (FMT-67)."""
 
@@ -179,6 +180,7 @@ def mark_attrs(name: str, data: Mapping[str, Any] | None, profile: Mapping[str, 
         else:
             put(attrs, "hermes.approval.choice", data.get("choice"))
             put(attrs, "hermes.approval.outcome", data.get("outcome"))
+            put(attrs, "hermes.approval.decided_by", data.get("decided_by"))
         put(attrs, "gen_ai.tool.call.id", call_id)
     elif name.startswith("hermes.human_input."):
         put(attrs, "hermes.human_input.kind", data.get("kind"))

@@ -11,7 +11,7 @@ of a surrounding git work tree.
 """
 
 from .consumer import StoreHandle, attach_for_profile, attach_store
-from .files import STORE_NAME, is_store_file, store_files, trajectory_date
+from .files import STORE_NAME, TrajectoryLookupError, find_trajectory, is_store_file, store_files, trajectory_date
 from .gitignore import ensure_gitignore, tracked_store_files
 from .prune import parse_age, prune_store
 from .sink import TrajectoryStoreSink, store_atif_config
@@ -19,10 +19,12 @@ from .sink import TrajectoryStoreSink, store_atif_config
 __all__ = [
     "STORE_NAME",
     "StoreHandle",
+    "TrajectoryLookupError",
     "TrajectoryStoreSink",
     "attach_for_profile",
     "attach_store",
     "ensure_gitignore",
+    "find_trajectory",
     "is_store_file",
     "parse_age",
     "prune_store",
