@@ -95,7 +95,8 @@ def _trajectory_ids(sources: Sources) -> set[str]:
 
 
 def _trajectory_path(sources: Sources, trajectory_id: str) -> Path | None:
-    """The file of ``trajectory_id`` (a strict UUID) inside the trajectory directory, or ``None``."""
+    """The file of ``trajectory_id`` (a strict UUID) inside the trajectory directory, or ``None``. Any
+    entry of that name counts (a FIFO or a directory too): reading it then says why it cannot be shown."""
     if not TRAJECTORY_ID.fullmatch(trajectory_id):
         return None
     try:
@@ -103,20 +104,35 @@ def _trajectory_path(sources: Sources, trajectory_id: str) -> Path | None:
     except OSError:
         return None
     for name in sorted(names):
-        path = sources.trajectories / name
-        if len(name) == 52 and path.is_file() and inside(path, sources.trajectories):
-            return path
+        if len(name) == 52:
+            return sources.trajectories / name
     return None
 
 
-def _load(path: Path) -> dict[str, Any] | None:
+def _read(path: Path) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
+    """``(document, None)``, or ``(None, problem)`` with the ``kind`` (``too_large`` or ``damaged``) and
+    the ``reason`` of a run file the dashboard cannot show (a regular file inside the trajectory
+    directory, symlinks resolved, of at most :data:`MAX_TRAJECTORY_BYTES`, JSON, ATIF, its fields of the
+    types the views read). A file linking out of the directory is never read."""
+    from ..readers.files import InputFileError, load_json
+    from ..readers.shapes import check_atif
+
+    if not inside(path, path.parent):
+        return None, {"kind": "damaged", "reason": "it links outside the trajectory directory", "file": path.name}
     try:
-        if path.stat().st_size > MAX_TRAJECTORY_BYTES:
-            return None
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
+        doc = load_json(path, limit=MAX_TRAJECTORY_BYTES)
+        if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+            raise InputFileError(path, "not an ATIF trajectory (no 'steps' list)")
+        check_atif(doc, path)
+    except InputFileError as exc:
+        reason = f"field {exc.field}: {exc.reason}" if exc.field else exc.reason
+        return None, {"kind": "too_large" if exc.kind == "too_large" else "damaged", "reason": reason,
+                      "file": path.name}
+    return doc, None
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    return _read(path)[0]
 
 
 def _runs_by_trajectory(conn: sqlite3.Connection | None, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -130,14 +146,17 @@ def _runs_by_trajectory(conn: sqlite3.Connection | None, ids: list[str]) -> dict
 
 
 def trajectory(sources: Sources, trajectory_id: str) -> dict[str, Any] | None:
-    """The document of one trajectory with its ``task_runs`` row, or ``None`` (unknown or invalid id)."""
+    """The document of one trajectory with its ``task_runs`` row; ``None`` for an unknown or invalid id.
+    A run whose file cannot be shown has ``problem`` (see :func:`_read`) and no ``doc``."""
     path = _trajectory_path(sources, trajectory_id)
-    doc = _load(path) if path is not None else None
-    if doc is None:
+    if path is None:
         return None
+    doc, problem = _read(path)
+    if problem is not None:
+        return {"id": trajectory_id, "file": path.name, "problem": problem}
     with _db(sources.store_db) as conn:
         run = _runs_by_trajectory(conn, [trajectory_id]).get(trajectory_id)
-    return {"id": trajectory_id, "file": path.name if path else "", "doc": doc, "run": run,
+    return {"id": trajectory_id, "file": path.name, "doc": doc, "run": run,
             "jaeger_url": sources.jaeger_url}
 
 
@@ -148,6 +167,9 @@ def trajectory_diff(sources: Sources, old_id: str, new_id: str) -> dict[str, Any
     a, b = trajectory(sources, old_id), trajectory(sources, new_id)
     if a is None or b is None:
         return None
+    for side in (a, b):
+        if "problem" in side:  # one of the two cannot be shown: say which, and why
+            return side
     result = diff_trajectories(a["doc"], b["doc"])
     old_steps, new_steps = comparable_steps(a["doc"]), comparable_steps(b["doc"])
     differing = {d.step: d.fields for d in result.steps}
