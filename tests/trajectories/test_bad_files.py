@@ -219,7 +219,7 @@ def test_generated_bad_files_give_a_typed_error_through_every_reader(seeds: dict
     """≥ 3,000 generated bad files, each through every reader: a one-line error naming the file, or (when the
     damage left it usable) a normal answer; never a traceback, never a hang (the timeout guards)."""
     path = seeds["work"] / "bad.json"
-    seen = {"files": 0}
+    seen = {"files": 0, "refused": 0}
 
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
@@ -230,10 +230,12 @@ def test_generated_bad_files_give_a_typed_error_through_every_reader(seeds: dict
         for name, call in _readers(seeds, path):
             code, err = call()
             _check_cli(name, code, err, path)
+            seen["refused"] += name == "trajectory show" and ": error: " in err
         _check_dashboard(seeds, lambda target: target.write_bytes(data))
 
     check()
     assert seen["files"] >= EXAMPLES
+    assert seen["refused"] >= EXAMPLES // 2, seen  # the files are bad indeed: most are refused
 
 
 # --------------------------------------------------------------------------------------------- special files
@@ -324,3 +326,34 @@ def test_a_fifo_in_a_real_process_gives_one_line_and_exits(argv: tuple[str, ...]
                          capture_output=True, text=True, timeout=120)
     assert ran.returncode in (1, 2) and "Traceback" not in ran.stderr
     assert len(ran.stderr.strip().splitlines()) == 1 and str(fifo) in ran.stderr and "regular file" in ran.stderr
+
+
+def test_the_dashboard_says_damaged_or_too_large_for_a_run_it_cannot_show(seeds: dict[str, Any]) -> None:
+    """A truncated run file is 'damaged', one over the dashboard's limit 'too large' (422), never the 404 'no
+    trajectory' of an unknown id (issue #26)."""
+    from hermes_pipeline.dashboard.queries import MAX_TRAJECTORY_BYTES
+
+    text = json.dumps(seeds["atif"]).encode()
+
+    def truncated(target: Path) -> None:
+        target.write_bytes(text[: len(text) // 2])
+
+    def over_the_limit(target: Path) -> None:
+        with open(target, "wb") as fh:
+            fh.truncate(MAX_TRAJECTORY_BYTES + 1)
+
+    for write, said in ((truncated, "is damaged"), (over_the_limit, "is too large to show")):
+        _check_dashboard(seeds, write)
+        response = _dashboard(seeds).respond(f"/trajectories/{TID}")
+        assert response.status == 422 and said in response.body.decode()
+    assert _dashboard(seeds).respond("/trajectories/01a23b54-f516-7b2b-8053-000000000000").status == 404
+
+
+def test_an_atof_line_with_a_wrong_type_names_the_line_and_the_field(seeds: dict[str, Any], tmp_path: Path) -> None:
+    """FMT-22's reader: one line of an event file with ``data`` of the wrong type is named, with its field."""
+    events = [dict(event) for event in seeds["atof"]]
+    events[2]["data"] = ["not", "an", "object"]
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(json.dumps(event) for event in events))
+    code, err = _cli("trace", "show", str(path))
+    assert code == 1 and f"{path}: line 3: field data: expected an object, found an array" in err
