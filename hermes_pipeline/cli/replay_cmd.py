@@ -42,8 +42,13 @@ def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: 
     except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
         # a shape the load checks let through: still one line naming the file, never a traceback
         raise TrajectoryError(f"malformed trajectory ({type(exc).__name__})", path=str(path)) from None
-    return run_replay(recording, mode=args.mode, live_from=args.live_from, overrides=overrides, agent=agent,
-                      output=output, store=store() if output is None else None, home=home)
+    try:
+        return run_replay(recording, mode=args.mode, live_from=args.live_from, overrides=overrides, agent=agent,
+                          output=output, store=store() if output is None else None, home=home)
+    except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
+        # a recorded payload of a shape the load checks let through: one line naming the file
+        raise TrajectoryError(f"the replay failed on this recording ({type(exc).__name__}: {exc})",
+                              path=str(path)) from None
 
 
 def _report(result: Any, fmt: str) -> None:

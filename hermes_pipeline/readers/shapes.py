@@ -40,7 +40,10 @@ SHAPES: Final[dict[str, Shape]] = {
                                   "extra": "obj"}),
         "subagent_trajectories": ("list", "trajectory"),
         "extra": ("obj", {"hermes": ("obj", {
-            "session_id": "str", "context": "obj", "replay": ("obj", {"of": "str"}),
+            "session_id": "str", "replay": ("obj", {"of": "str"}),
+            "context": ("obj", {"model": "str", "provider": "str", "toolsets": "list",
+                                "skills": ("list", ("obj", {"name": "str", "sha256": "str"})),
+                                "memory": ("list", ("obj", {"path": "str", "sha256": "str"}))}),
             "redaction": ("obj", {"mode": "str", "replacements": "int"}),
             "subagent": ("obj", {"status": "str", "role": "str"}),
         })}),
