@@ -42,7 +42,7 @@ NOT_LOADED = (
     "hermes_pipeline.alerts",
     "hermes_pipeline.hermes",
     "hermes_pipeline.shared_metrics",
-    "hermes_pipeline.readers",
+    "hermes_pipeline.readers.trace",  # the trace tree (readers.files, the safe file reading, is shared)
 )
 """Modules (packages: any of their submodules) the replay command must not import."""
 

@@ -32,13 +32,23 @@ def _positive(text: str) -> int:
 def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: Path, output: Path | None) -> Any:
     from ..replay import Recording
     from ..replay.agents import load_agent
+    from ..replay.errors import TrajectoryError
     from ..replay.runner import parse_overrides, run_replay
 
     overrides = parse_overrides(args.set)
     agent = load_agent(args.agent)
-    recording = Recording.from_file(path)
-    return run_replay(recording, mode=args.mode, live_from=args.live_from, overrides=overrides, agent=agent,
-                      output=output, store=store() if output is None else None, home=home)
+    try:
+        recording = Recording.from_file(path)
+    except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
+        # a shape the load checks let through: still one line naming the file, never a traceback
+        raise TrajectoryError(f"malformed trajectory ({type(exc).__name__})", path=str(path)) from None
+    try:
+        return run_replay(recording, mode=args.mode, live_from=args.live_from, overrides=overrides, agent=agent,
+                          output=output, store=store() if output is None else None, home=home)
+    except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
+        # a recorded payload of a shape the load checks let through: one line naming the file
+        raise TrajectoryError(f"the replay failed on this recording ({type(exc).__name__}: {exc})",
+                              path=str(path)) from None
 
 
 def _report(result: Any, fmt: str) -> None:

@@ -24,9 +24,17 @@ from .terms import TERMS
 PROG: Final = "hermes-pipeline trajectory"
 
 
-def _fail(command: str, exc: Exception) -> int:
+MALFORMED: Final = (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError)
+"""What reading a document of a shape the load checks let through can raise: reported in one line."""
+
+
+def _fail(command: str, exc: Exception | str) -> int:
     print(f"{PROG} {command}: error: {exc}", file=sys.stderr)
     return 2
+
+
+def _malformed(path: Path, exc: Exception) -> str:
+    return f"{path}: malformed trajectory ({type(exc).__name__}); 'trace show' or a JSON viewer shows what is there"
 
 
 def _store(args: argparse.Namespace) -> tuple[Path, Path]:
@@ -105,15 +113,17 @@ def _show(args: argparse.Namespace) -> int:
         trace = load_trace(path)
     except (TrajectoryError, TraceFileError) as exc:
         return _fail("show", exc)
-    if args.json:
-        data: dict[str, Any] = {"path": str(path), "tree": trace_data(trace)}
-        if args.content:
-            data["trajectory"] = doc
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-        return 0
-    sys.stdout.write(render_trace(trace, color=False))
-    if args.content:
-        sys.stdout.write("\n" + _content_text(doc))
+    try:
+        if args.json:
+            data: dict[str, Any] = {"path": str(path), "tree": trace_data(trace)}
+            if args.content:
+                data["trajectory"] = doc
+            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        else:
+            text = render_trace(trace, color=False) + ("\n" + _content_text(doc) if args.content else "")
+    except MALFORMED as exc:  # a shape the checks let through: still one line, never a traceback
+        return _fail("show", _malformed(path, exc))
+    sys.stdout.write(text)
     return 0
 
 
@@ -149,7 +159,10 @@ def _diff(args: argparse.Namespace) -> int:
         new = load_trajectory(resolve_trajectory(args.b, store))
     except TrajectoryError as exc:
         return _fail("diff", exc)
-    result = diff_trajectories(old, new)
+    try:
+        result = diff_trajectories(old, new)
+    except MALFORMED as exc:
+        return _fail("diff", _malformed(Path(f"{args.a} or {args.b}"), exc))
     print(json.dumps(result.to_json(), indent=2, ensure_ascii=False) if args.diff == "json" else result.to_text())
     return 0 if result.identical else 1
 
@@ -171,6 +184,8 @@ def _redact(args: argparse.Namespace) -> int:
         redacted = redact_document(doc, mode=args.mode, patterns=args.pattern or ())
     except (TrajectoryError, ValueError) as exc:
         return _fail("redact", exc)
+    except MALFORMED as exc:
+        return _fail("redact", _malformed(path, exc))
     target = path if args.in_place else (Path(args.output).expanduser() if args.output
                                          else path.with_name(path.name.removesuffix(".json") + ".redacted.json"))
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

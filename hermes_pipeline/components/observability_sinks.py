@@ -5,6 +5,10 @@ once; every enabled section adds one sink, built by the builder its name finds i
 ``hermes_pipeline.sinks`` entry-point group (:mod:`hermes_pipeline.sinks.registry`; the built-in
 ``atof``, ``atif`` and ``opentelemetry`` are found the same way), given the section's table and one
 :class:`~hermes_pipeline.sinks.base.SinkContext`. Only the enabled sections' sinks are imported.
+A sink that does not declare ``never_blocks`` (every third-party sink, unless it says so) is called
+from its own bounded queue and thread (:mod:`hermes_pipeline.export.isolation`): one that blocks
+loses only its own events, counted, and never holds up the projection, the other sinks, a flush or
+the process exit.
 """
 
 from __future__ import annotations
@@ -112,6 +116,7 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
     attached = AttachedSinks(projection)
     from ..sinks.base import SinkContext
     from ..sinks.registry import load_sink
+    from ..export.isolation import isolate
     from ..export.worker import ProcessSink, WorkerPool
 
     pool = WorkerPool()  # sections with worker = "process:NAME" share one child per NAME
@@ -122,6 +127,8 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
                               content_summary=config.get("content_summary") or "preview", workers=pool)
             builder = builders.get(name) if builders is not None else None
             attached.sinks[name] = (builder or load_sink(name))(config[name], ctx)
+        # a sink that may block runs on its own queue and thread: it can stall only itself
+        attached.sinks = isolate(attached.sinks, max_queue_size=queue)
         pool.start()
         listeners: list[Any] = []
         for sink in attached.sinks.values():  # a shared worker is fed once for all its sections

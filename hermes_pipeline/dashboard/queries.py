@@ -125,11 +125,10 @@ def resolve_trajectory(sources: Sources, ref: str) -> tuple[str, Path]:
     Raises:
         TrajectoryLookupError: nothing matches, or several runs do (``candidates``).
     """
-    from ..sinks.trajectory_store import TrajectoryLookupError, find_trajectory
+    from ..sinks.trajectory_store import find_trajectory
 
     trajectory_id, path = find_trajectory(sources.trajectories, ref)
-    if not inside(path, sources.trajectories):
-        raise TrajectoryLookupError(f"no trajectory with id {ref!r}", ref)
+    # an entry of the directory by its name; one that links elsewhere is never read (:func:`_read` says "damaged")
     return trajectory_id, path
 
 
@@ -145,14 +144,30 @@ def _trajectory_path(sources: Sources, trajectory_id: str) -> Path | None:
         return None
 
 
-def _load(path: Path) -> dict[str, Any] | None:
+def _read(path: Path) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
+    """``(document, None)``, or ``(None, problem)`` with the ``kind`` (``too_large`` or ``damaged``) and
+    the ``reason`` of a run file the dashboard cannot show (a regular file inside the trajectory
+    directory, symlinks resolved, of at most :data:`MAX_TRAJECTORY_BYTES`, JSON, ATIF, its fields of the
+    types the views read). A file linking out of the directory is never read."""
+    from ..readers.files import InputFileError, load_json
+    from ..readers.shapes import check_atif
+
+    if not inside(path, path.parent):
+        return None, {"kind": "damaged", "reason": "it links outside the trajectory directory", "file": path.name}
     try:
-        if path.stat().st_size > MAX_TRAJECTORY_BYTES:
-            return None
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
+        doc = load_json(path, limit=MAX_TRAJECTORY_BYTES)
+        if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+            raise InputFileError(path, "not an ATIF trajectory (no 'steps' list)")
+        check_atif(doc, path)
+    except InputFileError as exc:
+        reason = f"field {exc.field}: {exc.reason}" if exc.field else exc.reason
+        return None, {"kind": "too_large" if exc.kind == "too_large" else "damaged", "reason": reason,
+                      "file": path.name}
+    return doc, None
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    return _read(path)[0]
 
 
 def _runs_by_trajectory(conn: sqlite3.Connection | None, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -168,7 +183,7 @@ def _runs_by_trajectory(conn: sqlite3.Connection | None, ids: list[str]) -> dict
 @scrubbed
 def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
     """The document of one trajectory (``ref``: its id or a unique prefix) with its ``task_runs`` row, or
-    ``None`` (unknown id, unreadable file).
+    ``None`` (unknown id). A run whose file cannot be shown has ``problem`` (see :func:`_read`) and no ``doc``.
 
     Raises:
         TrajectoryLookupError: ``ref`` is a prefix of several ids (``candidates``).
@@ -181,12 +196,12 @@ def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
         if exc.candidates:
             raise
         return None
-    doc = _load(path)
-    if doc is None:
-        return None
+    doc, problem = _read(path)
+    if problem is not None:
+        return {"id": trajectory_id, "file": path.name, "problem": problem}
     with _db(sources.store_db) as conn:
         run = _runs_by_trajectory(conn, [trajectory_id]).get(trajectory_id)
-    return {"id": trajectory_id, "file": path.name if path else "", "doc": doc, "run": run,
+    return {"id": trajectory_id, "file": path.name, "doc": doc, "run": run,
             "jaeger_url": sources.jaeger_url}
 
 
@@ -198,6 +213,9 @@ def trajectory_diff(sources: Sources, old_id: str, new_id: str) -> dict[str, Any
     a, b = trajectory(sources, old_id), trajectory(sources, new_id)
     if a is None or b is None:
         return None
+    for side in (a, b):
+        if "problem" in side:  # one of the two cannot be shown: say which, and why
+            return side
     result = diff_trajectories(a["doc"], b["doc"])
     old_steps, new_steps = comparable_steps(a["doc"]), comparable_steps(b["doc"])
     differing = {d.step: d.fields for d in result.steps}

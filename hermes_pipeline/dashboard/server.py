@@ -137,7 +137,13 @@ class Dashboard:
             return self.ambiguous(exc)
         if data is None:
             return self.not_found("No trajectory with this id in this profile.")
+        if "problem" in data:
+            return self.unshowable(data)
         return self.html(views.trajectory_view(data, self.home))
+
+    def unshowable(self, data: dict[str, Any]) -> Response:
+        """422: the run's file exists but is too large or damaged (never a 404 for a run a page links to)."""
+        return self.html(views.unshowable_view(data["id"], data["problem"]), 422)
 
     def diff(self, old: str, new: str) -> Response:
         """``/trajectories/<a>/diff/<b>``: two runs side by side (404 unless both exist; ids or unique prefixes)."""
@@ -149,6 +155,8 @@ class Dashboard:
             return self.ambiguous(exc)
         if data is None:
             return self.not_found("Both trajectories must exist in this profile.")
+        if "problem" in data:
+            return self.unshowable(data)
         return self.html(views.diff_view(data, self.home))
 
     def static(self, name: str) -> Response:

@@ -252,6 +252,16 @@ def ambiguous_view(ref: str, candidates: tuple[str, ...], home: str = "") -> str
                        f"choose one:</p><ul>{items}</ul>", home=home)
 
 
+def unshowable_view(trajectory_id: str, problem: dict[str, str]) -> str:
+    """A run whose file exists but cannot be shown: "too large" or "damaged", and why."""
+    what = "too large to show" if problem.get("kind") == "too_large" else "damaged"
+    return page("Run cannot be shown",
+                f'<p class="missing">The file of run {e(trajectory_id)} ({e(problem.get("file", ""))}) is {what}: '
+                f'{e(problem.get("reason", ""))}.</p>'
+                f'<p>Inspect it with <code>hermes-pipeline trajectory show {e(trajectory_id)}</code>.</p>'
+                f'<p>{link("/", "Back to today")}</p>')
+
+
 def error_view(status: int, message: str) -> str:
     """A page for 404 and the other refusals."""
     return page(f"{status}", f'<p class="missing">{e(message)}</p><p>{link("/", "Back to today")}</p>')

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
+from ..engine.deadline import Deadline
 from .classify import approval_decider, approval_outcome, child_error_type, turn_error_type
 from .events import TURN_SCOPE
 from .projection_calls import CallHooks
@@ -92,9 +93,11 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Barrier: every hook received before the call has been projected and handed to the listeners."""
+        deadline = Deadline(timeout)
         ok = self._publication.flush(timeout) if self._publication is not None else True
-        self.release_held()  # a tool start waiting to learn whether it overlaps another goes out now
-        return ok
+        # a tool start waiting to learn whether it overlaps another goes out now (the tracker's lock is
+        # waited for only until the deadline: a flush never hangs on it)
+        return self.release_held(deadline.remaining()) and ok
 
     def shutdown(self, deadline: float = 5.0) -> bool:
         """Project what is queued, then end every open scope (``close_reason = "shutdown"``, FMT-85).
@@ -103,18 +106,24 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
         Idempotent; never raises.
         """
         ok = True
+        end = Deadline(deadline)
         if self._publication is not None:
             try:
                 ok = self._publication.close(deadline)
             except Exception:
                 ok = False
         if not self._closed:
-            self._closed = True
+            # the tracker's lock is waited for only until the deadline: a shutdown never hangs on it
+            if not self._acquire(end.remaining()):
+                return False
             try:
+                self._closed = True
                 self.close_triggers("shutdown")
                 self.close_all("shutdown")
             except Exception:
                 ok = False
+            finally:
+                self._lock.release()
         return ok
 
     def publication_stats(self) -> dict[str, int]:

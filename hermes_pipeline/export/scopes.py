@@ -227,10 +227,22 @@ class ScopeTracker:
             return
         self._publish(event)
 
-    def release_held(self) -> None:
-        """Publish every tool start still held back (see :mod:`~hermes_pipeline.export.overlap`)."""
-        with self._lock:
+    def release_held(self, timeout: float | None = None) -> bool:
+        """Publish every tool start still held back (see :mod:`~hermes_pipeline.export.overlap`).
+
+        With ``timeout``, wait that long at most for the tracker's lock (a flush never waits on it
+        without a limit) and return ``False`` when it was not free in time."""
+        if not self._acquire(timeout):
+            return False
+        try:
             self._held.drain(self._publish)
+        finally:
+            self._lock.release()
+        return True
+
+    def _acquire(self, timeout: float | None) -> bool:
+        """Take the tracker's lock, waiting ``timeout`` seconds at most (``None``: as long as it takes)."""
+        return self._lock.acquire() if timeout is None else self._lock.acquire(timeout=max(timeout, 0.0))
 
     def _publish(self, event: ScopeEvent) -> None:
         if self._sanitizers:
@@ -410,14 +422,17 @@ class ScopeTracker:
 
     # ------------------------------------------------------------------ teardown
 
-    def close_all(self, reason: str = "shutdown") -> int:
+    def close_all(self, reason: str = "shutdown", timeout: float | None = None) -> int:
         """Synthesize the end of every open scope (FMT-85); returns the number of sessions closed.
 
         Turn, provider-attempt and tool scopes end with ``otel.status_code = "ERROR"`` and
         ``error.type = "cancelled"``; session scopes with status unset and ``data = {"reason": reason}``.
-        All carry ``hermes.close_reason = reason``. Idempotent.
+        All carry ``hermes.close_reason = reason``. Idempotent. With ``timeout``, wait that long at most
+        for the tracker's lock; :class:`TimeoutError` when it was not free in time.
         """
-        with self._lock:
+        if not self._acquire(timeout):
+            raise TimeoutError("the scope tracker's lock was not free within the deadline")
+        try:
             roots = [st for st in self._sessions.values() if st.parent is None or st.parent.scope is None]
             for st in roots:
                 if self._sessions.get(st.session_id) is st:
@@ -427,3 +442,5 @@ class ScopeTracker:
                 self._close_session(st, {"reason": reason}, reason, synthetic=True)
                 closed += 1
             return closed
+        finally:
+            self._lock.release()

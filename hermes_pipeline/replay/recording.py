@@ -8,45 +8,40 @@ what an agent needs to run the turn again (system prompt, history, user content,
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..readers.shapes import check_atif
+from ..readers.files import MAX_FILE_BYTES, InputFileError, load_json
 from .codec import history_of, is_truncated, request_hash
 from .errors import TrajectoryError
 
 __all__ = ["RecordedCall", "Recording", "load_trajectory"]
 
-MAX_BYTES = 256 * 1024 * 1024
+MAX_BYTES = MAX_FILE_BYTES
 
 
 def load_trajectory(path: str | Path) -> dict[str, Any]:
     """The ATIF document at ``path``.
 
     Raises:
-        TrajectoryError: the file is missing or unreadable, not JSON (or truncated), or not an ATIF
-            trajectory (no ``schema_version`` ``ATIF-v1.*`` or no ``steps`` list).
+        TrajectoryError: the file is missing, not a regular file, unreadable or too large, not JSON (or
+            truncated, or nested too deep), not an ATIF trajectory (no ``schema_version`` ``ATIF-v1.*`` or
+            no ``steps`` list), or a field the readers use has the wrong type (the error names it).
     """
     where = str(path)
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise TrajectoryError("no such trajectory file", path=where) from None
-    except OSError as exc:
-        raise TrajectoryError(f"cannot read the file ({type(exc).__name__})", path=where) from None
-    if len(data) > MAX_BYTES:
-        raise TrajectoryError("the file is too large for a trajectory", path=where)
-    try:
-        doc = json.loads(data)
-    except ValueError as exc:
-        raise TrajectoryError(f"not valid JSON (truncated or damaged file?): {exc}", path=where) from None
-    if not isinstance(doc, dict) or not str(doc.get("schema_version", "")).startswith("ATIF-v1."):
-        raise TrajectoryError("not an ATIF trajectory (no schema_version 'ATIF-v1.x')", path=where)
-    if not isinstance(doc.get("steps"), list):
-        raise TrajectoryError("not an ATIF trajectory (no 'steps' list)", path=where)
+        doc = load_json(path, limit=MAX_BYTES)
+        if not isinstance(doc, dict) or not str(doc.get("schema_version", "")).startswith("ATIF-v1."):
+            raise TrajectoryError("not an ATIF trajectory (no schema_version 'ATIF-v1.x')", path=where)
+        if not isinstance(doc.get("steps"), list):
+            raise TrajectoryError("not an ATIF trajectory (no 'steps' list)", path=where)
+        check_atif(doc, where)
+    except InputFileError as exc:
+        raise TrajectoryError(exc.reason, path=where, key=exc.field) from None
     return doc
 
 

@@ -22,9 +22,13 @@ validate`` and activation both run on the section (``vctx`` paths are relative t
 without one only ``enabled`` is checked. A sink receives events only when its section says
 ``enabled = true``.
 
-The sink itself is one method, ``sink(event)``, called on the projection's background thread, in one
-total order (a scope's start before its end, a parent's start before its children's). It must not
-block for long: enqueue and return. :class:`BaseSink` gives the other four methods their defaults.
+The sink itself is one method, ``sink(event)``, called on its own background thread from its own bounded
+queue (:mod:`hermes_pipeline.export.isolation`), in one total order (a scope's start before its end, a
+parent's start before its children's). It should not block: enqueue and return. One that does stalls
+only itself (its events are dropped and counted, ``flush`` and shutdown stop waiting for it once a call
+has overrun ``SINK_CALL_DEADLINE``). A sink whose ``sink(event)`` only appends to its own bounded queue
+may declare ``never_blocks = True`` and is then called on the projection's thread directly (the
+built-in sinks do). :class:`BaseSink` gives the other four methods their defaults.
 Events are shared between sinks: never mutate them. Every string in them has already been scrubbed
 of credentials (unless the operator set ``redact_credentials = false``).
 """
@@ -49,7 +53,7 @@ class Sink(Protocol):
     """A consumer of the projection's scope events (see the module text)."""
 
     def __call__(self, event: ScopeEvent) -> None:
-        """Take one event (start, end or mark); called on the projection's thread, never concurrently."""
+        """Take one event (start, end or mark); called on one thread at a time, never concurrently."""
 
     def flush(self, timeout: float) -> bool:
         """Deliver what is queued within ``timeout`` seconds; ``True`` when everything was."""

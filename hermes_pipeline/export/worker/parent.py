@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ..errors import DeliveryError, ExportConfigError
 from ..events import ScopeEvent, submit_paired
@@ -93,6 +93,10 @@ class WorkerProcess:
         ExportConfigError: the child did not start (path ``<first section>.worker``), or it refused a
             section's configuration (that section's key path and reason).
     """
+
+    never_blocks: ClassVar[bool] = True
+    """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
+    the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     def __init__(self, name: str, sections: list[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]], *,
                  max_queue_size: int = 10_000, python: str | None = None,

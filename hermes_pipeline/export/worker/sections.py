@@ -10,7 +10,7 @@ view for flush, shutdown, stats, counters and destinations; the worker is the li
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ..events import ScopeEvent
 from .parent import WorkerProcess
@@ -35,6 +35,10 @@ class ProcessSink:
         max_queue_size: capacity of the forwarding queue (events).
         python: the interpreter for the child (default: this one).
     """
+
+    never_blocks: ClassVar[bool] = True
+    """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
+    the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     worker: WorkerProcess
     section: str

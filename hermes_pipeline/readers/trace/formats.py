@@ -16,56 +16,67 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ...export.ids import parse_timestamp_us
+from ..files import MAX_FILE_BYTES, InputFileError, parse_json, read_limited
+from ..shapes import check_atif, check_atof_event
 from .model import WORK_KINDS, Trace, TraceFileError, TraceNode, as_int, get, mapping, short
 
 
-def load_trace(path: Path) -> Trace:
-    """Read ``path`` and build its tree; :class:`TraceFileError` with a one-line reason otherwise."""
+def load_trace(path: Path, *, limit: int = MAX_FILE_BYTES) -> Trace:
+    """Read ``path`` (a regular file of at most ``limit`` bytes) and build its tree; :class:`TraceFileError`
+    with a one-line reason naming the file (and the line and field, where there is one) otherwise."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TraceFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TraceFileError(f"{path}: is a directory, not a trace file") from None
+        data = read_limited(path, limit)
+    except InputFileError as exc:
+        raise TraceFileError(str(exc)) from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise TraceFileError(f"{path}: not UTF-8 text; expected ATOF JSON Lines or an ATIF trajectory") from None
-    except OSError as exc:
-        raise TraceFileError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
     if not text.strip():
         raise TraceFileError(f"{path}: is empty; expected ATOF JSON Lines or an ATIF trajectory")
     neither = f"{path}: neither ATOF events (JSON Lines) nor an ATIF trajectory (JSON)"
     try:
-        whole = json.loads(text)
-    except ValueError:
+        whole = parse_json(text, path)
+    except InputFileError as exc:
+        if exc.field is not None:  # JSON, but nested too deep: say so, not "neither format"
+            raise TraceFileError(str(exc)) from None
         whole = None
     if isinstance(whole, dict) and str(whole.get("schema_version", "")).startswith("ATIF"):
         try:
+            check_atif(whole, path)
             return _atif_trace(path, whole)
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        except InputFileError as exc:
+            raise TraceFileError(f"{path}: malformed ATIF trajectory: field {exc.field}: {exc.reason}") from None
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
             raise TraceFileError(f"{path}: malformed ATIF trajectory ({type(exc).__name__})") from None
     events = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
-        except ValueError:
+            event = parse_json(line, path, line=number)
+        except InputFileError as exc:
+            if exc.field is not None:
+                raise TraceFileError(str(exc)) from None
             raise TraceFileError(f"{neither}: line {number} is not JSON") from None
         if not isinstance(event, dict) or event.get("kind") not in ("scope", "mark") or "uuid" not in event:
             raise TraceFileError(f"{neither}: line {number} is not an ATOF event")
+        try:
+            check_atof_event(event, path)
+        except InputFileError as exc:
+            raise TraceFileError(f"{path}: line {number}: field {exc.field}: {exc.reason}") from None
         major = str(event.get("atof_version", "0")).split(".", 1)[0]
         if major != "0":  # FMT-22: any 0.Y is ATOF 0; an unknown major fails fast
             raise TraceFileError(f"{path}: line {number}: ATOF version {event.get('atof_version')!r} is not "
                                  "supported (this reader knows ATOF 0.x)")
         try:
             event["_ts"] = parse_timestamp_us(event.get("timestamp"))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise TraceFileError(f"{path}: line {number}: invalid ATOF timestamp") from None
         events.append(event)
     return _atof_trace(path, events)

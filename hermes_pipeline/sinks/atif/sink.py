@@ -26,7 +26,7 @@ import logging
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ...export.errors import ExportConfigError
 from ...export.events import ScopeEvent, submit_paired
@@ -100,6 +100,10 @@ class AtifSink:
     :meth:`flush`, :meth:`shutdown`, :meth:`stats`, :meth:`counters` and :meth:`destinations` report on
     them. Construct it with :func:`build_atif_sink`.
     """
+
+    never_blocks: ClassVar[bool] = True
+    """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
+    the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     def __init__(self, config: AtifConfig, *, destinations: Mapping[Any, Destination] | None = None) -> None:
         self.config = config

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ...engine.deadline import Deadline
 from ...export.errors import ExportConfigError
@@ -61,6 +61,10 @@ class AtofSink:
     Call it with a :class:`ScopeEvent` (it is a tracker listener); :meth:`flush`, :meth:`shutdown`,
     :meth:`stats`, :meth:`counters` and :meth:`destinations` report on the writers.
     """
+
+    never_blocks: ClassVar[bool] = True
+    """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
+    the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     def __init__(self, config: AtofConfig, *, enable_full_payloads: bool = False, content_summary: str = "preview",
                  destinations: Mapping[int, Destination] | None = None) -> None:

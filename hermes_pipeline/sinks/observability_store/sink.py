@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ...export.events import ScopeEvent, submit_paired
 from ...export.writer import BoundedWriter
@@ -137,6 +137,10 @@ class ObservabilityStoreSink(BaseSink):
     Raises:
         PricingError: the price table has a negative or non-numeric price (the error names the key).
     """
+
+    never_blocks: ClassVar[bool] = True
+    """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
+    the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     def __init__(self, config: Mapping[str, Any], ctx: SinkContext | None = None) -> None:
         home = Path(str(config["home"]))

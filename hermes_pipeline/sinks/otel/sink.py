@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ...contract.versions import PACKAGE_VERSION as __version__
 from ...export.errors import ExportConfigError
@@ -99,6 +99,10 @@ class OtelSink:
         exporter_factory: ``factory(endpoint, session) -> SpanExporter``; the default is the real
             OTLP/HTTP protobuf exporter (:func:`~.exporter.default_exporter`).
     """
+
+    never_blocks: ClassVar[bool] = True
+    """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
+    the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     def __init__(self, config: OtelConfig, options: Options, *, exporter_factory: ExporterFactory | None = None) -> None:
         self.config = config

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.sdk.metrics import (Counter, Histogram, MeterProvider, ObservableCounter, ObservableGauge,
@@ -30,6 +30,10 @@ def _temporality(name: str) -> dict[type, AggregationTemporality]:
 
 class OtelMetricsSink(BaseSink):
     """Counts events into the BOOK-2 instruments and exports them every ``export_interval_millis``."""
+
+    never_blocks: ClassVar[bool] = True
+    """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
+    the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     def __init__(self, config: MetricsConfig, service_name: str = "hermes-agent",
                  readers: list[MetricReader] | None = None) -> None:
@@ -80,6 +84,10 @@ def build_metrics_sink(config: MetricsConfig, service_name: str = "hermes-agent"
 
 class TracesAndMetrics(BaseSink):
     """The trace sink and the metrics sink of one ``opentelemetry`` section, as one sink."""
+
+    never_blocks: ClassVar[bool] = True
+    """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
+    the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     def __init__(self, traces: Any, metrics: OtelMetricsSink) -> None:
         self.traces = traces

@@ -58,7 +58,9 @@ def find_trajectory(directory: Path, ref: str) -> tuple[str, Path]:
         raise TrajectoryLookupError(f"{ref!r} is not a trajectory id or a prefix of one (at least {MIN_PREFIX} "
                                     "hex characters)", ref)
     found: dict[str, Path] = {}
-    for path in store_files(directory):
+    # any entry of a store file's name counts (a FIFO, a directory, a link to a device): the reader that opens
+    # it then says why it cannot be read, instead of "no trajectory"
+    for path in store_files(directory, regular_only=False):
         match = STORE_NAME.fullmatch(path.name)
         if match is not None and match.group("id").startswith(key):
             found.setdefault(match.group("id"), path)  # one run, one file; a second date would be a copy
@@ -79,13 +81,15 @@ def is_store_file(path: Path) -> bool:
     return STORE_NAME.fullmatch(path.name) is not None
 
 
-def store_files(directory: Path) -> list[Path]:
-    """The store files directly in ``directory``, sorted by name (date, then id); ``[]`` without it."""
+def store_files(directory: Path, *, regular_only: bool = True) -> list[Path]:
+    """The store files directly in ``directory``, sorted by name (date, then id); ``[]`` without it. With
+    ``regular_only=False``, every entry named like one (whatever it is)."""
     try:
         names = os.listdir(directory)
     except OSError:
         return []
-    return sorted(directory / name for name in names if STORE_NAME.fullmatch(name) and (directory / name).is_file())
+    return sorted(directory / name for name in names
+                  if STORE_NAME.fullmatch(name) and (not regular_only or (directory / name).is_file()))
 
 
 def trajectory_date(path: Path) -> date:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ...export.errors import ExportConfigError
 from ...export.events import ScopeEvent
@@ -42,6 +42,10 @@ class TrajectoryStoreSink(BaseSink):
     ``retention_days`` (for :func:`~.prune.prune_store`; the sink itself never deletes),
     ``max_queue_size`` (the ATIF writer's queue).
     """
+
+    never_blocks: ClassVar[bool] = True
+    """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
+    the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     @classmethod
     def validate_config(cls, config: Mapping[str, Any], vctx: Any) -> None:
