@@ -1,5 +1,8 @@
 """All the SQL and filesystem reads of the dashboard (spec 06 §10). Views never query.
 
+(Over 400 lines on purpose: every read of every page is here, so that "what does the dashboard read, and how
+is it bounded and scrubbed" is answered in one file; the views only render.)
+
 Every function takes :class:`~.sources.Sources` and returns plain data (dicts, lists, numbers).
 A missing source is never an error: the result says it is missing (``None`` or ``available =
 False``) and the page says so. Queries are bounded (``LIMIT``, time windows on indexed columns) and

@@ -43,6 +43,13 @@ def _orjson(value: Any, option: int) -> bytes:
 
 
 def _jsonable(value: Any) -> Any:
+    from ..engine.readonly import ReadOnlyDict, ReadOnlyList
+
+    cls = type(value)
+    if cls is ReadOnlyDict:  # the read-only views observers get of tool arguments: the containers they are
+        return dict(value)
+    if cls is ReadOnlyList:
+        return list(value)
     from ..engine.sanitize import jsonable
 
     return jsonable(value, max_str=8000, max_items=200)

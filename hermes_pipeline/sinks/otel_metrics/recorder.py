@@ -13,6 +13,7 @@ from typing import Any
 from opentelemetry.metrics import Meter
 
 from ...export.events import ScopeEvent
+from ..observability_store.memory_ops import parse_operations
 from ..observability_store.rows import MemoryWrite, RowBuilder, SkillChange
 
 
@@ -45,7 +46,9 @@ class MetricsRecorder:
             if isinstance(item, SkillChange):
                 self.skill_changes.add(1, {"change_type": item.change_type})
             elif isinstance(item, MemoryWrite):
-                self.memory_writes.add(1, {"actor": item.actor, "change_type": item.change_type})
+                if item.succeeded:  # one count per operation of the call (a batch holds several)
+                    for op in parse_operations(item.tool, item.arguments):
+                        self.memory_writes.add(1, {"actor": item.actor, "change_type": op.change_type})
             elif isinstance(item, tuple):
                 self._row(item[0], item[1], event, started_us)
 
