@@ -12,9 +12,10 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["e", "link", "num", "page", "table", "when"]
+__all__ = ["e", "link", "num", "page", "qlink", "table", "when"]
 
-NAV = (("/", "Today"), ("/sessions", "Sessions"), ("/skills", "Skills"), ("/memory", "Memory"))
+NAV = (("/", "Today"), ("/sessions", "Sessions"), ("/runs", "Runs"), ("/failures", "Failures"), ("/skills", "Skills"),
+       ("/memory", "Memory"))
 
 
 def e(value: Any) -> str:
@@ -26,6 +27,11 @@ def link(href: str, text: Any, cls: str = "") -> str:
     """An ``<a>`` to a dashboard path (path segments quoted) or an escaped absolute URL."""
     target = href if href.startswith(("http://", "https://")) else quote(href, safe="/")
     return f'<a href="{e(target)}"{f" class={chr(34)}{e(cls)}{chr(34)}" if cls else ""}>{e(text)}</a>'
+
+
+def qlink(url: str, text: Any) -> str:
+    """An ``<a>`` to a dashboard URL with a query string already encoded (``ListQuery.url``)."""
+    return f'<a href="{e(url)}">{e(text)}</a>'
 
 
 def num(value: Any, digits: int = 0) -> str:

@@ -25,7 +25,8 @@ from ..engine.scrub import safe_scrub
 
 from .scrubbed import scrubbed
 from .sources import SESSION_ID, TRAJECTORY_ID, Sources, connect_ro, inside
-from .stats import anomalies_from, daily_series, hourly_series, local_day_bounds, utc_text
+from .stats import SKILL_WINDOW_DAYS, anomalies_from, daily_series, hourly_series, local_day_bounds, skill_alarm, \
+    utc_text
 
 __all__ = ["memory", "overview", "session", "sessions", "skills", "store_status", "trajectory", "trajectory_diff",
            "trajectory_files"]
@@ -201,7 +202,11 @@ def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
         return {"id": trajectory_id, "file": path.name, "problem": problem}
     with _db(sources.store_db) as conn:
         run = _runs_by_trajectory(conn, [trajectory_id]).get(trajectory_id)
+        skills = _rows(conn, "SELECT DISTINCT skill_name FROM skill_runs WHERE trajectory_id = ?", (trajectory_id,))
+        errors = _rows(conn, "SELECT tool_call_id, tool_name, status, error_type, exit_code FROM tool_errors WHERE "
+                             "trajectory_id = ? LIMIT 1000", (trajectory_id,))
     return {"id": trajectory_id, "file": path.name, "doc": doc, "run": run,
+            "skills": [str(r["skill_name"]) for r in skills or []], "tool_errors": errors or [],
             "jaeger_url": sources.jaeger_url}
 
 
@@ -230,13 +235,13 @@ def trajectory_diff(sources: Sources, old_id: str, new_id: str) -> dict[str, Any
 # ---- today ---------------------------------------------------------------------------------------
 
 def _skill_run_window(conn: sqlite3.Connection | None, now: float) -> list[dict[str, Any]] | None:
-    """Each skill's 5 latest runs (``rn`` 1..5) and its runs of the last 7 days (``rn`` ``None``), read
-    through the (skill_name, ended_at) index one skill at a time."""
+    """Each skill's 5 latest runs (``rn`` 1..5) and its runs of the skill-health window (``rn`` ``None``),
+    read through the (skill_name, ended_at) index one skill at a time."""
     names = _rows(conn, "SELECT DISTINCT skill_name FROM skill_runs")
     if conn is None or names is None:
         return None
     out: list[dict[str, Any]] = []
-    week = utc_text(now - 7 * 86400)
+    week = utc_text(now - SKILL_WINDOW_DAYS * 86400)
     for row in names:
         name = row["skill_name"]
         latest = _rows(conn, "SELECT skill_name, outcome, ended_at FROM skill_runs WHERE skill_name = ? "
@@ -272,12 +277,14 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
                       (utc_text(now - 24 * 3600),))
         latest = _rows(conn, "SELECT outcome FROM task_runs ORDER BY ended_at DESC LIMIT 200")
         skill_runs = _skill_run_window(conn, now)
+        first = _rows(conn, "SELECT MIN(ended_at) AS first FROM task_runs")
         files = trajectory_files(sources, 20)
         runs = _runs_by_trajectory(conn, [f["id"] for f in files or []])
     out["daily"] = daily_series(days, now, 14) if days is not None else None
     out["hourly"] = hourly_series(hours, now) if hours is not None else None
     out["store_status"] = status = store_status(sources, problems)
-    out["anomalies"] = anomalies_from(days, latest, skill_runs, now) if conn is not None and \
+    first_day = str(first[0]["first"])[:10] if first and first[0].get("first") else None
+    out["anomalies"] = anomalies_from(days, latest, skill_runs, now, first_day) if conn is not None and \
         status["state"] == "ok" else None
     out["trajectories"] = None if files is None else [{**f, "run": runs.get(f["id"])} for f in files]
     return out
@@ -390,7 +397,9 @@ def _front_matter(path: Path) -> dict[str, str]:
 @scrubbed
 def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
     """Every skill of the profile, in any layout Hermes uses (``skills/<name>/``, category folders
-    ``skills/<category>/<name>/``, deeper), with runs and success over 30 days, last use and change count."""
+    ``skills/<category>/<name>/``, deeper), with runs and success over the skill-health window
+    (:data:`~.stats.SKILL_WINDOW_DAYS`, as the Today alarm), last use, change count, and ``red`` by the
+    Today alarm's own rule."""
     from ..sinks.observability_store.skill_tree import skill_dirs
 
     now = time.time() if now is None else now
@@ -400,10 +409,20 @@ def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
     with _db(sources.store_db, problems) as conn:
         runs = _rows(conn, "SELECT skill_name, COUNT(*) AS runs, SUM(outcome = 'success') AS ok, "
                            "MAX(ended_at) AS last_used FROM skill_runs WHERE ended_at >= ? GROUP BY skill_name",
-                     (utc_text(now - 30 * 86400),))
+                     (utc_text(now - SKILL_WINDOW_DAYS * 86400),))
+        last_used = _rows(conn, "SELECT skill_name, MAX(ended_at) AS last_used FROM skill_runs GROUP BY skill_name")
+        window = _skill_run_window(conn, now)
         changes = _rows(conn, "SELECT skill_name, COUNT(*) AS changes FROM skill_history GROUP BY skill_name")
     by_run = {str(r["skill_name"]): r for r in runs or []}
     by_change = {str(r["skill_name"]): int(r["changes"]) for r in changes or []}
+    ever = {str(r["skill_name"]): r["last_used"] for r in last_used or []}
+    latest: dict[str, list[tuple[int, str]]] = {}
+    recent: dict[str, list[str]] = {}
+    for r in window or []:
+        if isinstance(r.get("rn"), int):
+            latest.setdefault(str(r["skill_name"]), []).append((r["rn"], str(r["outcome"])))
+        else:
+            recent.setdefault(str(r["skill_name"]), []).append(str(r["outcome"]))
     rows = []
     for rel in dirs or []:
         manifest = sources.skills / rel / "SKILL.md"
@@ -412,23 +431,30 @@ def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
         name = rel.rsplit("/", 1)[-1]  # the skill's name is its directory's name, as in Hermes
         meta = _front_matter(manifest)
         # the store keeps the name scrubbed (a secret-looking directory name is redacted in its rows)
-        run = by_run.get(name) or by_run.get(safe_scrub(name), {})
+        key = name if name in by_run or name in ever else safe_scrub(name)
+        run = by_run.get(key, {})
         count, ok = int(run.get("runs") or 0), int(run.get("ok") or 0)
-        rows.append({"dir": rel, "category": rel.rsplit("/", 1)[0] if "/" in rel else None,
+        why = skill_alarm([o for _, o in sorted(latest.get(key, []))], recent.get(key, []))
+        rows.append({"key": name, "dir": rel, "category": rel.rsplit("/", 1)[0] if "/" in rel else None,
                      "name": meta.get("name") or name, "description": meta.get("description"),
                      "runs": count, "ok": ok, "rate": ok / count if count else None,
-                     "last_used": run.get("last_used"),
+                     "last_used": ever.get(key), "why": why,
                      "changes": by_change.get(name, by_change.get(safe_scrub(name), 0)),
-                     "red": count >= 5 and (count - ok) / count >= 0.5})
+                     "red": why is not None})
     rows.sort(key=lambda r: (r["rate"] is None, r["rate"] if r["rate"] is not None else 0.0, r["name"]))
     return {"skills_dir": dirs is not None, "store": runs is not None and changes is not None, "rows": rows,
+            "window_days": SKILL_WINDOW_DAYS,
             "store_status": store_status(sources, problems)}
 
 
 @scrubbed
-def memory(sources: Sources, limit: int = 500) -> dict[str, Any]:
-    """Memory files (``*.md`` under the memory directories, newest first) and the 50 latest
-    ``memory_changes`` rows."""
+def memory(sources: Sources, limit: int = 500, query: Any = None) -> dict[str, Any]:
+    """Memory files (``*.md`` under the memory directories, newest first) and one page of the
+    ``memory_changes`` rows matching ``query`` (a :class:`~.params.ListQuery`: ``since``, ``until``, ``q`` over
+    the file, the reason and the excerpts; ``page``), newest first, with the total."""
+    from .params import PAGE_SIZE, ListQuery
+
+    query = query if query is not None else ListQuery()
     files: list[dict[str, Any]] = []
     found_dir = False
     for directory in sources.memory_dirs:
@@ -449,10 +475,29 @@ def memory(sources: Sources, limit: int = 500) -> dict[str, Any]:
                               if path.is_relative_to(sources.home) else path.as_posix(),
                               "size": st.st_size, "mtime": st.st_mtime})
     files.sort(key=lambda f: f["mtime"], reverse=True)
+    where, params = ["1"], []  # type: tuple[list[str], list[Any]]
+    if query.since:
+        where.append("changed_at >= ?")
+        params.append(query.since)
+    if query.until:
+        where.append("changed_at <= ?")
+        params.append(query.until)
+    if query.q:
+        where.append("(instr(lower(file_path), ?) > 0 OR instr(lower(coalesce(reason, '')), ?) > 0 OR "
+                     "instr(lower(coalesce(before_excerpt, '')), ?) > 0 OR instr(lower(coalesce(after_excerpt, '')), ?) > 0)")
+        params += [query.q.lower()] * 4
+    clause = " AND ".join(where)
     problems: list[str] = []
     with _db(sources.store_db, problems) as conn:
-        changes = _rows(conn, "SELECT changed_at, file_path, change_type, actor, trigger_session_id, "
-                              "substr(after_excerpt, 1, 120) AS excerpt FROM memory_changes "
-                              "ORDER BY changed_at DESC, id DESC LIMIT 50")
-    return {"dirs": found_dir, "files": files[:limit], "more": max(0, len(files) - limit), "changes": changes,
+        total = _rows(conn, f"SELECT COUNT(*) AS n FROM memory_changes WHERE {clause}", tuple(params))
+        changes = _rows(conn, "SELECT changed_at, file_path, change_type, actor, trigger_session_id, reason, "
+                              f"substr(after_excerpt, 1, 120) AS excerpt FROM memory_changes WHERE {clause} "
+                              "ORDER BY changed_at DESC, id DESC LIMIT ? OFFSET ?",
+                        (*params, PAGE_SIZE + 1, query.offset))
+        recorded = _rows(conn, "SELECT DISTINCT file_path FROM memory_changes")
+    return {"dirs": found_dir, "files": files[:limit], "more": max(0, len(files) - limit),
+            "changes": None if changes is None else changes[:PAGE_SIZE],
+            "changes_more": changes is not None and len(changes) > PAGE_SIZE,
+            "changes_total": int(total[0]["n"]) if total else None,
+            "recorded": {str(r["file_path"]) for r in recorded or []},
             "store_status": store_status(sources, problems)}

@@ -30,14 +30,15 @@ from importlib import resources
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
-from . import queries, views
+from . import queries, queries_lists, queries_pages, views, views_lists, views_pages
+from .params import BadParameter, parse_query
 from .sources import SESSION_ID, TRAJECTORY_REF, Sources
 
 __all__ = ["CSP", "Dashboard", "DashboardServer", "Response", "host_allowed", "make_server"]
 
 log = logging.getLogger("hermes_pipeline.dashboard")
 
-CSP: Final = ("default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+CSP: Final = ("default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; "
               "frame-ancestors 'none'")
 """Nothing but same-origin stylesheets and images: no script, no inline style, no remote load."""
 HEADERS: Final = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
@@ -69,6 +70,10 @@ class Dashboard:
         self.routes: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(r"/"), self.today),
             (re.compile(r"/sessions/?"), self.sessions),
+            (re.compile(r"/runs/?"), self.runs),
+            (re.compile(r"/failures/?"), self.failures),
+            (re.compile(r"/skills/([^/]{1,200})"), self.skill),
+            (re.compile(r"/memory/(.{1,500})"), self.memory_file),
             (re.compile(rf"/sessions/({_SID})"), self.session),
             (re.compile(r"/skills/?"), self.skills),
             (re.compile(r"/memory/?"), self.memory),
@@ -80,15 +85,31 @@ class Dashboard:
 
     def respond(self, target: str) -> Response:
         """The response to ``GET target`` (a request target: path and optional query)."""
-        path = urlsplit(target).path
-        decoded = unquote(path)
+        parts = urlsplit(target)
+        decoded = unquote(parts.path)
         if "\\" in decoded or "\0" in decoded or "/../" in decoded + "/" or "//" in decoded:
             return self.not_found()
         for pattern, handler in self.routes:
             match = pattern.fullmatch(decoded)
             if match:
-                return handler(*match.groups())
+                try:
+                    if handler.__name__ in self.QUERIED:  # the others take no query string
+                        return handler(*match.groups(), raw=parts.query)
+                    return handler(*match.groups())
+                except BadParameter as exc:
+                    return self.html(views.error_view(400, f"Bad query parameter {exc.name}: {exc.reason}."), 400)
         return self.not_found()
+
+    QUERIED: Final = frozenset({"sessions", "runs", "failures", "skill", "memory", "memory_file"})
+    """Handlers that read the query string (each checks it strictly; the other routes ignore it)."""
+
+    @staticmethod
+    def _list_query(raw: str, allowed: tuple[str, ...], **defaults: str) -> Any:
+        """The checked query ``raw`` (see :mod:`.params`); raises :class:`BadParameter`."""
+        for name, value in defaults.items():  # a default range is part of the URL the page links to
+            if f"{name}=" not in raw:
+                raw = f"{raw}&{name}={value}" if raw else f"{name}={value}"
+        return parse_query(raw, allowed)
 
     @staticmethod
     def html(body: str, status: int = 200) -> Response:
@@ -103,9 +124,36 @@ class Dashboard:
         """``/``: today's overview."""
         return self.html(views.overview_view(queries.overview(self.sources), self.home))
 
-    def sessions(self) -> Response:
-        """``/sessions``: the 50 latest sessions."""
-        return self.html(views.sessions_view(queries.sessions(self.sources), self.home))
+    def sessions(self, raw: str = "") -> Response:
+        """``/sessions``: one page of sessions, filtered by the query string."""
+        query = self._list_query(raw, ("since", "until", "outcome", "model", "skill", "tool", "error", "q"))
+        return self.html(views_lists.sessions_view(queries_lists.sessions_page(self.sources, query), query, self.home))
+
+    def runs(self, raw: str = "") -> Response:
+        """``/runs``: one page of runs, filtered by the query string."""
+        query = self._list_query(raw, ("since", "until", "outcome", "model", "skill", "tool", "error", "q"))
+        return self.html(views_lists.runs_view(queries_lists.runs(self.sources, query), query, self.home))
+
+    def failures(self, raw: str = "") -> Response:
+        """``/failures``: what failed over a time range (the last 7 days unless the URL names one)."""
+        query = self._list_query(raw, ("since", "until", "error"), since=queries_lists.DEFAULT_FAILURE_WINDOW)
+        return self.html(views_lists.failures_view(queries_lists.failures(self.sources, query), query, self.home))
+
+    def skill(self, name: str, raw: str = "") -> Response:
+        """``/skills/<name>``: one skill's versions, runs per version and trend (404 for an unknown skill)."""
+        a, b = views_pages.versions_param(raw)
+        data = queries_pages.skill(self.sources, name, a, b)
+        if data is None:
+            return self.not_found("No skill of this name in this profile.")
+        return self.html(views_pages.skill_view(data, self.home))
+
+    def memory_file(self, path: str, raw: str = "") -> Response:
+        """``/memory/<file>``: every recorded change to one memory file (404 when none is recorded)."""
+        query = self._list_query(raw, ())
+        data = queries_pages.memory_file(self.sources, path, query)
+        if data is None:
+            return self.not_found("No recorded change to this memory file.")
+        return self.html(views_pages.memory_file_view(data, query, self.home))
 
     def session(self, session_id: str) -> Response:
         """``/sessions/<id>``: one session's message stream (404 for an unknown id)."""
@@ -118,9 +166,10 @@ class Dashboard:
         """``/skills``: skill health."""
         return self.html(views.skills_view(queries.skills(self.sources), self.home))
 
-    def memory(self) -> Response:
-        """``/memory``: memory files and changes."""
-        return self.html(views.memory_view(queries.memory(self.sources), self.home))
+    def memory(self, raw: str = "") -> Response:
+        """``/memory``: memory files and one page of recorded changes."""
+        query = self._list_query(raw, ("since", "until", "q"))
+        return self.html(views.memory_view(queries.memory(self.sources, query=query), self.home, query))
 
     def ambiguous(self, exc: Any) -> Response:
         """409 for an id prefix of several runs: the page lists them, each a link."""

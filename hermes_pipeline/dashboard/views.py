@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .charts import bar_chart, series_values
-from .html import cost, e, link, missing, num, page, table, when
+from .html import cost, e, link, missing, num, page, qlink, table, when
 from .views_runs import diff_view, trajectory_view
 
 __all__ = ["ambiguous_view", "diff_view", "error_view", "memory_view", "overview_view", "session_view", "sessions_view",
@@ -27,9 +27,10 @@ def _size(value: Any) -> str:
 
 def _anomaly(item: dict[str, Any]) -> str:
     if item["kind"] == "skill":
-        return f"skill {link('/skills', item['skill'])}: {e(item['why'])}"
+        return f"skill {link('/skills/' + item['skill'], item['skill'])}: {e(item['why'])}"
     if item["kind"] == "tasks":
-        return f"{e(item['count'])} consecutive failed tasks{' (the latest ones)' if item.get('current') else ''}"
+        return f"{e(item['count'])} consecutive failed tasks{' (the latest ones)' if item.get('current') else ''} " \
+               f"({qlink('/runs?outcome=failed', 'failed runs')})"
     return f"cost on {e(item['day'])}: {cost(item['cost'])}, above 3 × the 14-day mean {cost(item['mean'])}"
 
 
@@ -86,6 +87,10 @@ def overview_view(data: dict[str, Any], home: str = "") -> str:
                  ("cost", cost(today.get("cost")) if today.get("costed") else "n/a"),
                  ("input tokens", num(today.get("input"))), ("output tokens", num(today.get("output"))),
                  ("LLM calls", f"{num(llm.get('calls'))} ({num(llm.get('errors') or 0)} errors)")]
+        day = data.get("day") or ""
+        cells[0] = ("tasks", qlink(f"/runs?since={day}", num(today.get("tasks"))))
+        failed = int(today.get("tasks") or 0) - int(today.get("ok") or 0)
+        cells.insert(2, ("failed or not successful", qlink(f"/failures?since={day}", num(failed))))
         parts.append(f'<section class="cards" aria-label="today {e(data.get("day"))}">' + "".join(
             f'<div class="card"><div class="v">{v}</div><div class="k">{e(k)}</div></div>' for k, v in cells)
                      + "</section>")
@@ -213,35 +218,50 @@ def skills_view(data: dict[str, Any], home: str = "") -> str:
                      or missing("No observability store: runs and changes are unknown."))
     rows, classes = [], []
     for r in data["rows"]:
-        rows.append([e(r["name"]), e(r.get("description")), num(r["runs"]),
+        rows.append([link(f"/skills/{r['key']}", r["name"]), e(r.get("description")), num(r["runs"]),
                      "n/a" if r["rate"] is None else f"{100 * r['rate']:.0f}%", e(r.get("last_used") or "never"),
                      num(r["changes"]), e(r.get("category") or "")])
         classes.append("red" if r["red"] else "")
-    return page("Skill health (30 days)", "".join(notes) + table(
-        ["skill", "description", "runs", "success", "last used", "changes", "category"], rows, cls="skills",
+    days = data.get("window_days", 7)
+    notes.append(f'<p class="src">runs and success over the last {e(days)} days (the window of the Today '
+                 f"alarm too); in red: the {e(days)}-day alarm (5 latest runs failed, or half of 5 or more "
+                 "runs failed)</p>")
+    return page(f"Skill health ({days} days)", "".join(notes) + table(
+        ["skill", "description", f"runs ({days} d)", "success", "last used", "changes", "category"], rows, cls="skills",
         row_classes=classes, empty="no skill found"), active="/skills", home=home)
 
 
-def memory_view(data: dict[str, Any], home: str = "") -> str:
-    """``/memory``: memory files by modification time and the latest recorded changes."""
+def memory_view(data: dict[str, Any], home: str = "", query: Any = None) -> str:
+    """``/memory``: memory files by modification time (each linked to its changes when the store has any)
+    and one page of recorded changes, filtered by ``since``, ``until`` and ``q``."""
+    from .params import ListQuery
+    from .views_lists import _form, _pager, _stated
+
+    query = query if query is not None else ListQuery()
+    recorded = data.get("recorded") or set()
     parts = [_writes_note(data.get("store_status")), "<h2>Files</h2>"]
     if not data.get("dirs"):
         parts.append(missing("No memory directory in this profile."))
     else:
-        parts.append(table(["file", "size", "modified"], [[e(f["path"]), _size(f["size"]), e(when(f["mtime"]))]
-                                                          for f in data["files"]], empty="no memory file"))
+        parts.append(table(["file", "size", "modified"], [
+            [link(f"/memory/{f['path']}", f["path"]) if f["path"] in recorded else e(f["path"]), _size(f["size"]),
+             e(when(f["mtime"]))] for f in data["files"]], empty="no memory file"))
         if data.get("more"):
             parts.append(missing(f"{data['more']} older files not shown."))
-    parts.append("<h2>Latest changes</h2>")
+    parts.append("<h2>Recorded changes</h2>")
     changes = data.get("changes")
     if changes is None:
         parts.append(_store_note(data.get("store_status"), "memory changes are unknown")
                      or missing("No observability store: memory changes are not recorded."))
     else:
-        parts.append(table(["time", "file", "change", "actor", "session", "after"], [
-            [e(c["changed_at"]), e(c["file_path"]), e(c["change_type"]), e(c["actor"]),
+        pager = _pager("/memory", query, len(changes), bool(data.get("changes_more")), data.get("changes_total"))
+        parts.append(_form("/memory", query, ("since", "until", "q")) + _stated(query) + pager)
+        parts.append(table(["time (UTC)", "file", "change", "actor", "reason", "session", "after"], [
+            [e(c["changed_at"]), link(f"/memory/{c['file_path']}", c["file_path"]), e(c["change_type"]),
+             e(c["actor"]), e(c.get("reason") or ""),
              link(f"/sessions/{c['trigger_session_id']}", c["trigger_session_id"]) if c.get("trigger_session_id")
-             else "", f"<code>{e(c.get('excerpt'))}</code>"] for c in changes], empty="no memory change recorded"))
+             else "", f"<code>{e(c.get('excerpt'))}</code>"] for c in changes], empty="no memory change recorded")
+            + pager)
     return page("Memory", "".join(parts), active="/memory", home=home)
 
 

@@ -134,7 +134,7 @@ def test_skill_health_is_sorted_worst_first_and_a_failing_skill_is_red(base: str
     _, body, _ = get(base + "/skills")
     positions = [body.index(name) for name in ("flaky-skill", "good-skill", "empty-skill")]
     assert positions == sorted(positions)
-    row = re.search(r"<tr class=\"red\"><td>([^<]*)</td>", body)
+    row = re.search(r"<tr class=\"red\"><td><a href=\"[^\"]*\">([^<]*)</a></td>", body)
     assert row is not None and row.group(1) == "flaky-skill"
     assert body.count('class="red"') == 1
 
@@ -167,7 +167,7 @@ def test_a_run_renders_as_a_tree_and_two_runs_side_by_side(profile: FixtureProfi
     """The run tree with steps, tools, tokens and folded content; the step-aligned diff."""
     a, b = profile.trajectories
     _, tree, _ = get(f"{base}/trajectories/{a}")
-    assert tree.count('<details class="step">') == 3 and "tool <b>read_file</b>" in tree
+    assert tree.count('<details class="step" id="step-') == 3 and "tool <b>read_file</b>" in tree
     assert "llm_request" in tree and "tokens" in tree and f'href="/sessions/{SESSION_ID}"' in tree
     _, diff, _ = get(f"{base}/trajectories/{a}/diff/{b}")
     assert "diverged at step 3" in diff and 'class="differs"' in diff
