@@ -108,7 +108,7 @@ def parse_query(raw: str, allowed: tuple[str, ...], now: float | None = None) ->
     seen: dict[str, str] = {}
     for name, value in pairs:
         if name not in allowed and name != "page":
-            raise BadParameter(name[:40], f"unknown here; this page accepts {', '.join((*allowed, 'page'))}")
+            raise BadParameter(name[:40] or "(empty name)", f"unknown here; this page accepts {', '.join((*allowed, 'page'))}")
         if name in seen:
             raise BadParameter(name, "given more than once")
         seen[name] = value

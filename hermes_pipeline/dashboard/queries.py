@@ -28,8 +28,7 @@ from .sources import SESSION_ID, TRAJECTORY_ID, Sources, connect_ro, inside
 from .stats import SKILL_WINDOW_DAYS, anomalies_from, daily_series, hourly_series, local_day_bounds, skill_alarm, \
     utc_text
 
-__all__ = ["memory", "overview", "session", "sessions", "skills", "store_status", "trajectory", "trajectory_diff",
-           "trajectory_files"]
+__all__ = ["overview", "session", "store_status", "trajectory", "trajectory_diff", "trajectory_files"]
 
 SESSION_COLUMNS: Final = ("id", "source", "model", "title", "started_at", "ended_at", "end_reason",
                           "message_count", "tool_call_count", "input_tokens", "output_tokens")
@@ -293,29 +292,6 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
 # ---- sessions ------------------------------------------------------------------------------------
 
 @scrubbed
-def sessions(sources: Sources, limit: int = 50) -> dict[str, Any]:
-    """The ``limit`` latest sessions: from Hermes' ``state.db`` (by id descending, ids sort by time),
-    else grouped from the store's ``task_runs``; ``source`` says which (``None``: neither exists)."""
-    with _db(sources.state_db) as conn:
-        if conn is not None:
-            cols = [c for c in SESSION_COLUMNS if c in _columns(conn, "sessions")]
-            if "id" in cols:
-                rows = _rows(conn, f"SELECT {', '.join(cols)} FROM sessions ORDER BY id DESC LIMIT ?", (limit,))
-                if rows is not None:
-                    return {"source": "state.db", "rows": rows}
-    problems: list[str] = []
-    with _db(sources.store_db, problems) as conn:
-        rows = _rows(conn, "SELECT session_id AS id, MAX(platform) AS source, MIN(started_at) AS started_at, "
-                           "MAX(ended_at) AS ended_at, COUNT(*) AS runs, SUM(input_tokens) AS input_tokens, "
-                           "SUM(output_tokens) AS output_tokens FROM task_runs WHERE session_id IS NOT NULL "
-                           "GROUP BY session_id ORDER BY MAX(ended_at) DESC LIMIT ?", (limit,))
-    status = store_status(sources, problems)
-    if rows is not None:
-        return {"source": "store", "rows": rows, "store_status": status}
-    return {"source": None, "rows": [], "store_status": status}
-
-
-@scrubbed
 def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
     """One session: its ``state.db`` row and message stream in stored order, else the steps of its
     recorded runs; with its runs (trajectories) from the store. ``None`` for an unknown id."""
@@ -371,133 +347,16 @@ def _messages_from_runs(sources: Sources, runs: list[dict[str, Any]]) -> list[di
     return messages
 
 
-# ---- skills and memory ---------------------------------------------------------------------------
+def __getattr__(name: str) -> Any:
+    """The page queries that live in their own modules, under the names callers have always used
+    (``queries.sessions``, ``queries.skills``, ``queries.memory``), resolved on first use (those modules
+    import this one)."""
+    if name in ("skills", "memory"):
+        from . import queries_pages
 
-def _front_matter(path: Path) -> dict[str, str]:
-    """``name`` and ``description`` from the ``---`` front matter of a ``SKILL.md`` (simple ``key: value``)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(16384)
-    except OSError:
-        return {}
-    lines = head.splitlines()
-    if not lines or lines[0].strip() != "---":  # no front matter: the first line of text describes it
-        first = next((line.strip().lstrip("#").strip() for line in lines if line.strip()), "")
-        return {"description": first[:200]} if first else {}
-    out: dict[str, str] = {}
-    for line in lines[1:]:
-        if line.strip() == "---":
-            break
-        key, sep, value = line.partition(":")
-        if sep and key.strip() in ("name", "description") and not line.startswith((" ", "\t")):
-            out[key.strip()] = value.strip().strip("'\"")
-    return out
+        return getattr(queries_pages, name)
+    if name == "sessions":
+        from .queries_lists import sessions_first_page
 
-
-@scrubbed
-def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
-    """Every skill of the profile, in any layout Hermes uses (``skills/<name>/``, category folders
-    ``skills/<category>/<name>/``, deeper), with runs and success over the skill-health window
-    (:data:`~.stats.SKILL_WINDOW_DAYS`, as the Today alarm), last use, change count, and ``red`` by the
-    Today alarm's own rule."""
-    from ..sinks.observability_store.skill_tree import skill_dirs
-
-    now = time.time() if now is None else now
-    dirs = [p.relative_to(sources.skills).as_posix() for p in skill_dirs(sources.skills)] \
-        if sources.skills.is_dir() else None
-    problems: list[str] = []
-    with _db(sources.store_db, problems) as conn:
-        runs = _rows(conn, "SELECT skill_name, COUNT(*) AS runs, SUM(outcome = 'success') AS ok, "
-                           "MAX(ended_at) AS last_used FROM skill_runs WHERE ended_at >= ? GROUP BY skill_name",
-                     (utc_text(now - SKILL_WINDOW_DAYS * 86400),))
-        last_used = _rows(conn, "SELECT skill_name, MAX(ended_at) AS last_used FROM skill_runs GROUP BY skill_name")
-        window = _skill_run_window(conn, now)
-        changes = _rows(conn, "SELECT skill_name, COUNT(*) AS changes FROM skill_history GROUP BY skill_name")
-    by_run = {str(r["skill_name"]): r for r in runs or []}
-    by_change = {str(r["skill_name"]): int(r["changes"]) for r in changes or []}
-    ever = {str(r["skill_name"]): r["last_used"] for r in last_used or []}
-    latest: dict[str, list[tuple[int, str]]] = {}
-    recent: dict[str, list[str]] = {}
-    for r in window or []:
-        if isinstance(r.get("rn"), int):
-            latest.setdefault(str(r["skill_name"]), []).append((r["rn"], str(r["outcome"])))
-        else:
-            recent.setdefault(str(r["skill_name"]), []).append(str(r["outcome"]))
-    rows = []
-    for rel in dirs or []:
-        manifest = sources.skills / rel / "SKILL.md"
-        if not manifest.is_file():
-            continue
-        name = rel.rsplit("/", 1)[-1]  # the skill's name is its directory's name, as in Hermes
-        meta = _front_matter(manifest)
-        # the store keeps the name scrubbed (a secret-looking directory name is redacted in its rows)
-        key = name if name in by_run or name in ever else safe_scrub(name)
-        run = by_run.get(key, {})
-        count, ok = int(run.get("runs") or 0), int(run.get("ok") or 0)
-        why = skill_alarm([o for _, o in sorted(latest.get(key, []))], recent.get(key, []))
-        rows.append({"key": name, "dir": rel, "category": rel.rsplit("/", 1)[0] if "/" in rel else None,
-                     "name": meta.get("name") or name, "description": meta.get("description"),
-                     "runs": count, "ok": ok, "rate": ok / count if count else None,
-                     "last_used": ever.get(key), "why": why,
-                     "changes": by_change.get(name, by_change.get(safe_scrub(name), 0)),
-                     "red": why is not None})
-    rows.sort(key=lambda r: (r["rate"] is None, r["rate"] if r["rate"] is not None else 0.0, r["name"]))
-    return {"skills_dir": dirs is not None, "store": runs is not None and changes is not None, "rows": rows,
-            "window_days": SKILL_WINDOW_DAYS,
-            "store_status": store_status(sources, problems)}
-
-
-@scrubbed
-def memory(sources: Sources, limit: int = 500, query: Any = None) -> dict[str, Any]:
-    """Memory files (``*.md`` under the memory directories, newest first) and one page of the
-    ``memory_changes`` rows matching ``query`` (a :class:`~.params.ListQuery`: ``since``, ``until``, ``q`` over
-    the file, the reason and the excerpts; ``page``), newest first, with the total."""
-    from .params import PAGE_SIZE, ListQuery
-
-    query = query if query is not None else ListQuery()
-    files: list[dict[str, Any]] = []
-    found_dir = False
-    for directory in sources.memory_dirs:
-        if not directory.is_dir():
-            continue
-        found_dir = True
-        for root, subdirs, names in os.walk(directory):
-            subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
-            for name in names:
-                if not name.endswith(".md"):
-                    continue
-                path = Path(root) / name
-                try:
-                    st = path.lstat()
-                except OSError:
-                    continue
-                files.append({"path": path.relative_to(sources.home).as_posix()
-                              if path.is_relative_to(sources.home) else path.as_posix(),
-                              "size": st.st_size, "mtime": st.st_mtime})
-    files.sort(key=lambda f: f["mtime"], reverse=True)
-    where, params = ["1"], []  # type: tuple[list[str], list[Any]]
-    if query.since:
-        where.append("changed_at >= ?")
-        params.append(query.since)
-    if query.until:
-        where.append("changed_at <= ?")
-        params.append(query.until)
-    if query.q:
-        where.append("(instr(lower(file_path), ?) > 0 OR instr(lower(coalesce(reason, '')), ?) > 0 OR "
-                     "instr(lower(coalesce(before_excerpt, '')), ?) > 0 OR instr(lower(coalesce(after_excerpt, '')), ?) > 0)")
-        params += [query.q.lower()] * 4
-    clause = " AND ".join(where)
-    problems: list[str] = []
-    with _db(sources.store_db, problems) as conn:
-        total = _rows(conn, f"SELECT COUNT(*) AS n FROM memory_changes WHERE {clause}", tuple(params))
-        changes = _rows(conn, "SELECT changed_at, file_path, change_type, actor, trigger_session_id, reason, "
-                              f"substr(after_excerpt, 1, 120) AS excerpt FROM memory_changes WHERE {clause} "
-                              "ORDER BY changed_at DESC, id DESC LIMIT ? OFFSET ?",
-                        (*params, PAGE_SIZE + 1, query.offset))
-        recorded = _rows(conn, "SELECT DISTINCT file_path FROM memory_changes")
-    return {"dirs": found_dir, "files": files[:limit], "more": max(0, len(files) - limit),
-            "changes": None if changes is None else changes[:PAGE_SIZE],
-            "changes_more": changes is not None and len(changes) > PAGE_SIZE,
-            "changes_total": int(total[0]["n"]) if total else None,
-            "recorded": {str(r["file_path"]) for r in recorded or []},
-            "store_status": store_status(sources, problems)}
+        return sessions_first_page
+    raise AttributeError(name)

@@ -25,7 +25,7 @@ from .queries import SESSION_COLUMNS, _columns, _db, _rows, _trajectory_ids, sto
 from .scrubbed import scrubbed
 from .sources import Sources
 
-__all__ = ["DEFAULT_FAILURE_WINDOW", "failures", "runs", "sessions_page"]
+__all__ = ["DEFAULT_FAILURE_WINDOW", "failures", "runs", "sessions_first_page", "sessions_page"]
 
 DEFAULT_FAILURE_WINDOW: Final = "7d"
 """The time range ``/failures`` shows when the URL names none."""
@@ -241,6 +241,9 @@ def sessions_page(sources: Sources, query: ListQuery) -> dict[str, Any]:
         total = _rows(store, f"SELECT COUNT(*) AS n FROM (SELECT 1 {group})", tuple(params))
         found = _rows(store, f"SELECT t.session_id AS id, MAX(t.ended_at) AS last {group} ORDER BY last DESC, id DESC "
                              "LIMIT ? OFFSET ?", (*params, PAGE_SIZE + 1, query.offset))
+        if found is None:  # the store exists but cannot be read: the page says so, not "no session"
+            return {"source": None, "rows": [], "more": False, "total": None,
+                    "store_status": store_status(sources, problems)}
         rows, more = _page(found)
         ids = [str(r["id"]) for r in rows]
         totals = _session_totals(store, ids)
@@ -326,3 +329,8 @@ def failures(sources: Sources, query: ListQuery) -> dict[str, Any]:
             row["has_file"] = row.get("trajectory_id") in present
     out["store_status"] = store_status(sources, problems)
     return out
+
+
+def sessions_first_page(sources: Sources) -> dict[str, Any]:
+    """The first page of sessions, unfiltered (``queries.sessions``)."""
+    return sessions_page(sources, ListQuery())

@@ -1,4 +1,4 @@
-"""The reads behind one skill's page and one memory file's page (``/skills/<name>``, ``/memory/<file>``).
+"""The reads of the skill and memory pages: ``/skills`` and ``/skills/<name>``, ``/memory`` and ``/memory/<file>``.
 
 A skill's runs are attributed to a version by time: ``skill_runs`` names the skill, not the version, and
 a version is in force from its ``changed_at`` until the next version's. The store keeps each version's
@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import time
+from pathlib import Path
 from typing import Any, Final
 
 from ..engine.scrub import safe_scrub
 from .params import PAGE_SIZE, ListQuery
-from .queries import _db, _rows, _trajectory_ids, store_status
+from .queries import _db, _rows, _skill_run_window, _trajectory_ids, store_status
 from .scrubbed import scrubbed
 from .sources import Sources
+from .stats import SKILL_WINDOW_DAYS, skill_alarm, utc_text
 
-__all__ = ["memory_file", "skill"]
+__all__ = ["memory", "memory_file", "skill", "skills"]
 
 RUNS_PER_VERSION: Final = 20
 """Latest runs listed under each version (the counts cover all of them)."""
@@ -144,3 +148,135 @@ def memory_file(sources: Sources, path: str, query: ListQuery) -> dict[str, Any]
         row["diff"] = _diff(row.get("before_excerpt"), row.get("after_excerpt"))
     return {"path": path, "rows": rows[:PAGE_SIZE], "more": len(rows) > PAGE_SIZE,
             "total": int(total[0]["n"]) if total else None, "store_status": store_status(sources, problems)}
+
+
+# ---- skills and memory ---------------------------------------------------------------------------
+
+def _front_matter(path: Path) -> dict[str, str]:
+    """``name`` and ``description`` from the ``---`` front matter of a ``SKILL.md`` (simple ``key: value``)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(16384)
+    except OSError:
+        return {}
+    lines = head.splitlines()
+    if not lines or lines[0].strip() != "---":  # no front matter: the first line of text describes it
+        first = next((line.strip().lstrip("#").strip() for line in lines if line.strip()), "")
+        return {"description": first[:200]} if first else {}
+    out: dict[str, str] = {}
+    for line in lines[1:]:
+        if line.strip() == "---":
+            break
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("name", "description") and not line.startswith((" ", "\t")):
+            out[key.strip()] = value.strip().strip("'\"")
+    return out
+
+
+@scrubbed
+def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
+    """Every skill of the profile, in any layout Hermes uses (``skills/<name>/``, category folders
+    ``skills/<category>/<name>/``, deeper), with runs and success over the skill-health window
+    (:data:`~.stats.SKILL_WINDOW_DAYS`, as the Today alarm), last use, change count, and ``red`` by the
+    Today alarm's own rule."""
+    from ..sinks.observability_store.skill_tree import skill_dirs
+
+    now = time.time() if now is None else now
+    dirs = [p.relative_to(sources.skills).as_posix() for p in skill_dirs(sources.skills)] \
+        if sources.skills.is_dir() else None
+    problems: list[str] = []
+    with _db(sources.store_db, problems) as conn:
+        runs = _rows(conn, "SELECT skill_name, COUNT(*) AS runs, SUM(outcome = 'success') AS ok, "
+                           "MAX(ended_at) AS last_used FROM skill_runs WHERE ended_at >= ? GROUP BY skill_name",
+                     (utc_text(now - SKILL_WINDOW_DAYS * 86400),))
+        last_used = _rows(conn, "SELECT skill_name, MAX(ended_at) AS last_used FROM skill_runs GROUP BY skill_name")
+        window = _skill_run_window(conn, now)
+        changes = _rows(conn, "SELECT skill_name, COUNT(*) AS changes FROM skill_history GROUP BY skill_name")
+    by_run = {str(r["skill_name"]): r for r in runs or []}
+    by_change = {str(r["skill_name"]): int(r["changes"]) for r in changes or []}
+    ever = {str(r["skill_name"]): r["last_used"] for r in last_used or []}
+    latest: dict[str, list[tuple[int, str]]] = {}
+    recent: dict[str, list[str]] = {}
+    for r in window or []:
+        if isinstance(r.get("rn"), int):
+            latest.setdefault(str(r["skill_name"]), []).append((r["rn"], str(r["outcome"])))
+        else:
+            recent.setdefault(str(r["skill_name"]), []).append(str(r["outcome"]))
+    rows = []
+    for rel in dirs or []:
+        manifest = sources.skills / rel / "SKILL.md"
+        if not manifest.is_file():
+            continue
+        name = rel.rsplit("/", 1)[-1]  # the skill's name is its directory's name, as in Hermes
+        meta = _front_matter(manifest)
+        # the store keeps the name scrubbed (a secret-looking directory name is redacted in its rows)
+        key = name if name in by_run or name in ever else safe_scrub(name)
+        run = by_run.get(key, {})
+        count, ok = int(run.get("runs") or 0), int(run.get("ok") or 0)
+        why = skill_alarm([o for _, o in sorted(latest.get(key, []))], recent.get(key, []))
+        rows.append({"key": name, "dir": rel, "category": rel.rsplit("/", 1)[0] if "/" in rel else None,
+                     "name": meta.get("name") or name, "description": meta.get("description"),
+                     "runs": count, "ok": ok, "rate": ok / count if count else None,
+                     "last_used": ever.get(key), "why": why,
+                     "changes": by_change.get(name, by_change.get(safe_scrub(name), 0)),
+                     "red": why is not None})
+    rows.sort(key=lambda r: (r["rate"] is None, r["rate"] if r["rate"] is not None else 0.0, r["name"]))
+    return {"skills_dir": dirs is not None, "store": runs is not None and changes is not None, "rows": rows,
+            "window_days": SKILL_WINDOW_DAYS,
+            "store_status": store_status(sources, problems)}
+
+
+@scrubbed
+def memory(sources: Sources, limit: int = 500, query: Any = None) -> dict[str, Any]:
+    """Memory files (``*.md`` under the memory directories, newest first) and one page of the
+    ``memory_changes`` rows matching ``query`` (a :class:`~.params.ListQuery`: ``since``, ``until``, ``q`` over
+    the file, the reason and the excerpts; ``page``), newest first, with the total."""
+    from .params import PAGE_SIZE, ListQuery
+
+    query = query if query is not None else ListQuery()
+    files: list[dict[str, Any]] = []
+    found_dir = False
+    for directory in sources.memory_dirs:
+        if not directory.is_dir():
+            continue
+        found_dir = True
+        for root, subdirs, names in os.walk(directory):
+            subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+            for name in names:
+                if not name.endswith(".md"):
+                    continue
+                path = Path(root) / name
+                try:
+                    st = path.lstat()
+                except OSError:
+                    continue
+                files.append({"path": path.relative_to(sources.home).as_posix()
+                              if path.is_relative_to(sources.home) else path.as_posix(),
+                              "size": st.st_size, "mtime": st.st_mtime})
+    files.sort(key=lambda f: f["mtime"], reverse=True)
+    where, params = ["1"], []  # type: tuple[list[str], list[Any]]
+    if query.since:
+        where.append("changed_at >= ?")
+        params.append(query.since)
+    if query.until:
+        where.append("changed_at <= ?")
+        params.append(query.until)
+    if query.q:
+        where.append("(instr(lower(file_path), ?) > 0 OR instr(lower(coalesce(reason, '')), ?) > 0 OR "
+                     "instr(lower(coalesce(before_excerpt, '')), ?) > 0 OR instr(lower(coalesce(after_excerpt, '')), ?) > 0)")
+        params += [query.q.lower()] * 4
+    clause = " AND ".join(where)
+    problems: list[str] = []
+    with _db(sources.store_db, problems) as conn:
+        total = _rows(conn, f"SELECT COUNT(*) AS n FROM memory_changes WHERE {clause}", tuple(params))
+        changes = _rows(conn, "SELECT changed_at, file_path, change_type, actor, trigger_session_id, reason, "
+                              f"substr(after_excerpt, 1, 120) AS excerpt FROM memory_changes WHERE {clause} "
+                              "ORDER BY changed_at DESC, id DESC LIMIT ? OFFSET ?",
+                        (*params, PAGE_SIZE + 1, query.offset))
+        recorded = _rows(conn, "SELECT DISTINCT file_path FROM memory_changes")
+    return {"dirs": found_dir, "files": files[:limit], "more": max(0, len(files) - limit),
+            "changes": None if changes is None else changes[:PAGE_SIZE],
+            "changes_more": changes is not None and len(changes) > PAGE_SIZE,
+            "changes_total": int(total[0]["n"]) if total else None,
+            "recorded": {str(r["file_path"]) for r in recorded or []},
+            "store_status": store_status(sources, problems)}

@@ -1,5 +1,8 @@
 """The dashboard's HTTP side: routing (one handler per route), the security headers and the refusals.
 
+Over 400 lines on purpose: the routes, the request checks and the worker pool stay in one file, so every
+refusal a request can meet reads in one place.
+
 - Read-only: only ``GET`` and ``HEAD`` are served; every other method is answered 405.
 - The ``Host`` header must name the address the server is bound to (or ``localhost`` for a loopback
   bind) and its port, otherwise 421: a page of another origin that rebinds its DNS name to
@@ -127,7 +130,7 @@ class Dashboard:
     def sessions(self, raw: str = "") -> Response:
         """``/sessions``: one page of sessions, filtered by the query string."""
         query = self._list_query(raw, ("since", "until", "outcome", "model", "skill", "tool", "error", "q"))
-        return self.html(views_lists.sessions_view(queries_lists.sessions_page(self.sources, query), query, self.home))
+        return self.html(views_lists.sessions_view(queries_lists.sessions_page(self.sources, query), self.home, query))
 
     def runs(self, raw: str = "") -> Response:
         """``/runs``: one page of runs, filtered by the query string."""
@@ -164,12 +167,12 @@ class Dashboard:
 
     def skills(self) -> Response:
         """``/skills``: skill health."""
-        return self.html(views.skills_view(queries.skills(self.sources), self.home))
+        return self.html(views.skills_view(queries_pages.skills(self.sources), self.home))
 
     def memory(self, raw: str = "") -> Response:
         """``/memory``: memory files and one page of recorded changes."""
         query = self._list_query(raw, ("since", "until", "q"))
-        return self.html(views.memory_view(queries.memory(self.sources, query=query), self.home, query))
+        return self.html(views.memory_view(queries_pages.memory(self.sources, query=query), self.home, query))
 
     def ambiguous(self, exc: Any) -> Response:
         """409 for an id prefix of several runs: the page lists them, each a link."""

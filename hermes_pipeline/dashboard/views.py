@@ -13,7 +13,7 @@ from .charts import bar_chart, series_values
 from .html import cost, e, link, missing, num, page, qlink, table, when
 from .views_runs import diff_view, trajectory_view
 
-__all__ = ["ambiguous_view", "diff_view", "error_view", "memory_view", "overview_view", "session_view", "sessions_view",
+__all__ = ["ambiguous_view", "diff_view", "error_view", "memory_view", "overview_view", "session_view",
            "skills_view", "trajectory_view"]
 
 
@@ -123,28 +123,6 @@ def overview_view(data: dict[str, Any], home: str = "") -> str:
                            cls="trajectories", empty="no trajectory recorded yet"))
     parts.append("</section>")
     return page(f"Today, {data.get('day')}", "".join(parts), active="/", home=home)
-
-
-def sessions_view(data: dict[str, Any], home: str = "") -> str:
-    """``/sessions``: the latest sessions (from ``state.db``, else the store)."""
-    source = data.get("source")
-    if source is None:
-        status = data.get("store_status") or {}
-        text = missing(f"store unreadable: {status.get('reason')} — and no state.db (Hermes) in this profile "
-                       "(run hermes-pipeline doctor)") if status.get("state") == "unreadable" else \
-            missing("No session store: neither state.db (Hermes) nor the observability store exists in this profile.")
-        return page("Sessions", text, active="/sessions", home=home)
-    rows = []
-    for r in data["rows"]:
-        rows.append([link(f"/sessions/{r['id']}", r["id"]), e(r.get("source")), e(when(r.get("started_at"))),
-                     num(r.get("message_count") if source == "state.db" else r.get("runs")), e(r.get("model")),
-                     num(r.get("input_tokens")), num(r.get("output_tokens")), e(r.get("end_reason")),
-                     e(r.get("title"))])
-    count = "messages" if source == "state.db" else "runs"
-    note = _writes_note(data.get("store_status")) + f'<p class="src">from {e(source)}</p>'
-    return page("Sessions", note + table(["session", "source", "started", count, "model", "input", "output",
-                                          "end", "title"], rows, cls="sessions", empty="no session yet"),
-                active="/sessions", home=home)
 
 
 def _tool_calls(value: Any) -> str:
@@ -285,3 +263,12 @@ def unshowable_view(trajectory_id: str, problem: dict[str, str]) -> str:
 def error_view(status: int, message: str) -> str:
     """A page for 404 and the other refusals."""
     return page(f"{status}", f'<p class="missing">{e(message)}</p><p>{link("/", "Back to today")}</p>')
+
+
+def __getattr__(name: str) -> Any:
+    """``views.sessions_view``, now in :mod:`.views_lists` with the other paged lists (which imports this one)."""
+    if name == "sessions_view":
+        from .views_lists import sessions_view
+
+        return sessions_view
+    raise AttributeError(name)

@@ -79,7 +79,7 @@ def runs_view(data: dict[str, Any], query: ListQuery, home: str = "") -> str:
     return page("Runs", "".join(notes) + body, active="/runs", home=home)
 
 
-def sessions_view(data: dict[str, Any], query: ListQuery | None = None, home: str = "") -> str:
+def sessions_view(data: dict[str, Any], home: str = "", query: ListQuery | None = None) -> str:
     """``/sessions``: one page of sessions (``state.db``, else the store) with outcome, runs, cost, tokens and
     duration."""
     query = query or ListQuery()

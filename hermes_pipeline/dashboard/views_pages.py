@@ -27,7 +27,7 @@ def versions_param(raw: str) -> tuple[int | None, int | None]:
     out: dict[str, int | None] = {}
     for name, value in pairs:
         if name not in ("a", "b"):
-            raise BadParameter(name[:40], "unknown here; this page accepts a and b (two version numbers)")
+            raise BadParameter(name[:40] or "(empty name)", "unknown here; this page accepts a and b (two version numbers)")
         if name in out:
             raise BadParameter(name, "given more than once")
         if value and not (value.isdigit() and len(value) <= 6):
