@@ -204,8 +204,12 @@ def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
         skills = _rows(conn, "SELECT DISTINCT skill_name FROM skill_runs WHERE trajectory_id = ?", (trajectory_id,))
         errors = _rows(conn, "SELECT tool_call_id, tool_name, status, error_type, exit_code FROM tool_errors WHERE "
                              "trajectory_id = ? LIMIT 1000", (trajectory_id,))
+        previous = _rows(conn, "SELECT trajectory_id FROM task_runs WHERE session_id = ? AND ended_at < ? AND "
+                               "trajectory_id IS NOT NULL AND trajectory_id != ? ORDER BY ended_at DESC, id DESC LIMIT 1",
+                         (run.get("session_id"), run.get("ended_at"), trajectory_id)) if run else None
     return {"id": trajectory_id, "file": path.name, "doc": doc, "run": run,
             "skills": [str(r["skill_name"]) for r in skills or []], "tool_errors": errors or [],
+            "previous": str(previous[0]["trajectory_id"]) if previous else None,
             "jaeger_url": sources.jaeger_url}
 
 

@@ -75,6 +75,7 @@ class Dashboard:
             (re.compile(r"/sessions/?"), self.sessions),
             (re.compile(r"/runs/?"), self.runs),
             (re.compile(r"/failures/?"), self.failures),
+            (re.compile(r"/compare/?"), self.compare),
             (re.compile(r"/skills/([^/]{1,200})"), self.skill),
             (re.compile(r"/memory/(.{1,500})"), self.memory_file),
             (re.compile(rf"/sessions/({_SID})"), self.session),
@@ -103,7 +104,7 @@ class Dashboard:
                     return self.html(views.error_view(400, f"Bad query parameter {exc.name}: {exc.reason}."), 400)
         return self.not_found()
 
-    QUERIED: Final = frozenset({"sessions", "runs", "failures", "skill", "memory", "memory_file"})
+    QUERIED: Final = frozenset({"sessions", "runs", "failures", "skill", "memory", "memory_file", "compare"})
     """Handlers that read the query string (each checks it strictly; the other routes ignore it)."""
 
     @staticmethod
@@ -141,6 +142,24 @@ class Dashboard:
         """``/failures``: what failed over a time range (the last 7 days unless the URL names one)."""
         query = self._list_query(raw, ("since", "until", "error"), since=queries_lists.DEFAULT_FAILURE_WINDOW)
         return self.html(views_lists.failures_view(queries_lists.failures(self.sources, query), query, self.home))
+
+    def compare(self, raw: str = "") -> Response:
+        """``/compare?a=<run>&b=<run>``: the diff of two runs named by id or prefix (the run page's form)."""
+        from urllib.parse import parse_qsl
+
+        try:
+            pairs = parse_qsl(raw, keep_blank_values=True, strict_parsing=bool(raw), max_num_fields=4)
+        except ValueError as exc:
+            raise BadParameter("(query string)", "malformed") from exc
+        given = {}
+        for name, value in pairs:
+            if name not in ("a", "b") or name in given:
+                raise BadParameter(name[:40] or "(empty name)", "expected a and b, once each")
+            given[name] = value.strip()
+        for name in ("a", "b"):
+            if not TRAJECTORY_REF.fullmatch(given.get(name, "")):
+                raise BadParameter(name, "expected a run id or a prefix of at least 4 of its characters")
+        return self.diff(given["a"], given["b"])
 
     def skill(self, name: str, raw: str = "") -> Response:
         """``/skills/<name>``: one skill's versions, runs per version and trend (404 for an unknown skill)."""

@@ -152,6 +152,26 @@ def _tree(doc: dict[str, Any], depth: int = 0, tool_errors: dict[str, dict[str, 
     return '<div class="tree">' + "".join(items) + "</div>"
 
 
+def _compare(data: dict[str, Any], hermes: dict[str, Any]) -> str:
+    """"Compare with…": the original of a replay, the previous run of the same session, any run by id (a
+    plain GET form to ``/compare``)."""
+    tid = data["id"]
+    items = []
+    replay = hermes.get("replay") if isinstance(hermes.get("replay"), dict) else {}
+    original = replay.get("of") if isinstance(replay.get("of"), str) else None
+    if original:
+        items.append(f"this run replays {link('/trajectories/' + original, original)}: "
+                     f"{link(f'/trajectories/{original}/diff/{tid}', 'compare with the original')}")
+    if data.get("previous"):
+        prev = data["previous"]
+        items.append(f"{link(f'/trajectories/{prev}/diff/{tid}', 'compare with the previous run of this session')} "
+                     f"({e(prev[:8])})")
+    form = (f'<form class="filters" method="get" action="/compare"><input type="hidden" name="a" value="{e(tid)}">'
+            '<label>compare with the run (id or prefix) <input name="b"></label><button>compare</button></form>')
+    return '<section class="compare"><h2>Compare with…</h2>' + \
+        ("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" if items else "") + form + "</section>"
+
+
 def trajectory_view(data: dict[str, Any], home: str = "") -> str:
     """``/trajectories/<id>``: the run as a tree."""
     doc, run = data["doc"], data.get("run") or {}
@@ -177,7 +197,7 @@ def trajectory_view(data: dict[str, Any], home: str = "") -> str:
     if data.get("jaeger_url"):
         facts.append(("trace", link(f"{data['jaeger_url'].rstrip('/')}/trace/{data['id'].replace('-', '')}",
                                     "open in Jaeger")))
-    head = "<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>"
+    head = "<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>" + _compare(data, hermes)
     final = hermes.get("final_output")
     tail = f"<h2>Final output</h2><pre>{e(_text(final))}</pre>" if final else ""
     errors = {str(t.get("tool_call_id")): t for t in data.get("tool_errors") or [] if t.get("tool_call_id")}

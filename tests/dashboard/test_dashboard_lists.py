@@ -221,3 +221,27 @@ def test_an_unreadable_store_is_said_on_every_new_page(made: dict[str, Any], tmp
     for target in ("/runs", "/failures", "/skills/skill-7", "/memory", "/sessions"):
         page = body(app, target)
         assert "store unreadable: " in page, target
+
+
+def test_a_run_compares_with_its_original_the_previous_run_and_any_run(app: Dashboard, made: dict[str, Any]) -> None:
+    """Compare with…: a replay links to its original (and the diff), a run to the previous run of its
+    session, and a GET form compares with any run by id or prefix (checked strictly)."""
+    import json
+
+    first, second = made["runs"][10], made["runs"][11]
+    assert first["session_id"] == second["session_id"]
+    page = body(app, f"/trajectories/{second['trajectory_id']}")
+    assert f'href="/trajectories/{first["trajectory_id"]}/diff/{second["trajectory_id"]}"' in page
+    assert 'action="/compare"' in page
+    assert "Diff of two runs" in body(app, f"/compare?a={second['trajectory_id']}&b={first['trajectory_id'][:8]}")
+    assert "Bad query parameter b:" in body(app, f"/compare?a={second['trajectory_id']}&b=x'", 400)
+    home = made["home"] / "trajectories"
+    source = next(home.glob(f"*-{first['trajectory_id']}.json"))
+    doc = json.loads(source.read_text())
+    replay_id = "0000aaaa-0000-4000-8000-000000000001"
+    doc["trajectory_id"] = replay_id
+    doc["extra"]["hermes"]["replay"] = {"of": first["trajectory_id"], "mode": "recorded"}
+    (home / f"{source.name[:10]}-{replay_id}.json").write_text(json.dumps(doc))
+    page = body(app, f"/trajectories/{replay_id}")
+    assert f'this run replays <a href="/trajectories/{first["trajectory_id"]}">' in page
+    assert f'href="/trajectories/{first["trajectory_id"]}/diff/{replay_id}"' in page

@@ -166,3 +166,19 @@ def test_skill_health_has_one_window_stated_in_one_click(base: str, browser: Any
     nav = Clicks(browser, base)
     nav.click(browser.find_element(By.LINK_TEXT, "Skills"))
     assert "over the last 7 days (the window of the Today alarm too)" in nav.main() and nav.count == 1
+
+
+def test_compare_a_run_with_the_previous_one_in_two_clicks(made: dict[str, Any], base: str, browser: Any) -> None:
+    """Q5: from Today's latest runs to a run, then to its comparison with the previous run of its session;
+    the compare form (a GET form the policy allows) reaches any run by id."""
+    latest, before = made["runs"][-1], made["runs"][-2]
+    nav = Clicks(browser, base)
+    nav.click(browser.find_element(By.CSS_SELECTOR, f"a[href='/trajectories/{latest['trajectory_id']}']"))
+    nav.click(browser.find_element(By.PARTIAL_LINK_TEXT, "compare with the previous run"))
+    assert browser.current_url.endswith(f"/trajectories/{before['trajectory_id']}/diff/{latest['trajectory_id']}")
+    assert "Diff of two runs" in browser.title and nav.count <= 2
+    browser.back()
+    WebDriverWait(browser, 10).until(EC.presence_of_element_located((By.NAME, "b")))
+    browser.find_element(By.NAME, "b").send_keys(made["runs"][0]["trajectory_id"][:8])
+    nav.click(browser.find_element(By.CSS_SELECTOR, "section.compare button"))
+    assert "Diff of two runs" in browser.title and nav.console() == []
