@@ -325,6 +325,17 @@ class _Handler(BaseHTTPRequestHandler):
         """Serve a page's headers."""
         self._serve(False)
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's own refusals (400 bad request line, 414 URI too long, 431 headers too
+        large, …) with the same security headers as every page, and the connection closed."""
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # an unparsable request line: answer with headers all the same
+            self.request_version = "HTTP/1.0"
+        phrase = message or self.responses.get(code, ("Error",))[0]
+        body = f"{code} {phrase}\n".encode("utf-8", "replace")
+        self._send(Response(code, body, "text/plain; charset=utf-8", {"Connection": "close"}),
+                   body=self.command != "HEAD" and code >= 200 and code not in (204, 304))
+
     def refuse_method(self) -> None:
         """405 for every method but GET and HEAD: the dashboard has no write path."""
         self.close_connection = True

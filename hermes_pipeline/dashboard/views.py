@@ -165,7 +165,7 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
     note = _store_note(data.get("store_status"), "this session's runs are unknown")
     if note is not None and (data.get("store_status") or {}).get("state") == "unreadable":
         head.append(note)
-    head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "input", "output", "cost", ""], runs,
+    head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "input", "output", "cost", "trace"], runs,
                                         empty="no recorded run for this session"))
     messages = data.get("messages")
     stream = ["<h2>Messages</h2>"]
