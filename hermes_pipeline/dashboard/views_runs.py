@@ -88,7 +88,7 @@ def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str
     bits = [f"<b>step {e(step.get('step_id'))}</b>", e(step.get("source")), e(step.get("model_name"))]
     if metrics:
         bits.append(f"tokens {num(metrics.get('prompt_tokens'))} / {num(metrics.get('completion_tokens'))}")
-    bits += [e(_ms(duration_ms)), _status(hermes.get("finish_reason"))]
+    bits += [f"LLM {e(_ms(duration_ms))}" if duration_ms is not None else "", _status(hermes.get("finish_reason"))]
     if hermes.get("turn_status") in ("error", "cancelled"):  # the turn this user step opened ended in error
         bits.append(_status("failed" if hermes["turn_status"] == "error" else "cancelled")
                     + (f' <b class="errtype">{e(hermes.get("error_type"))}</b>' if hermes.get("error_type") else ""))
@@ -136,13 +136,16 @@ def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str
 
 
 def _tree(doc: dict[str, Any], depth: int = 0, tool_errors: dict[str, dict[str, Any]] | None = None) -> str:
+    from .timeline import segments
+
     steps = [s for s in doc.get("steps") or [] if isinstance(s, dict)]
-    times = [_seconds(s.get("timestamp")) for s in steps]
+    # an agent step's timestamp is when the provider answered: its LLM time runs from the end of what came before
+    llm = [seg for seg in segments(doc) if seg["kind"] == "llm"]
+    agents = [s for s in steps if s.get("source") == "agent" and _seconds(s.get("timestamp")) is not None]
+    latency = {id(s): (seg["end"] - seg["start"]) * 1000 for s, seg in zip(agents, llm)}
     items = []
-    for i, step in enumerate(steps):
-        nxt = times[i + 1] if i + 1 < len(times) else None
-        here = times[i]
-        items.append(_step(step, (nxt - here) * 1000 if here is not None and nxt is not None else None, tool_errors))
+    for step in steps:
+        items.append(_step(step, latency.get(id(step)), tool_errors))
     for child in doc.get("subagent_trajectories") or []:
         if isinstance(child, dict) and depth < 8:
             agent = child.get("agent") or {}
@@ -201,7 +204,10 @@ def trajectory_view(data: dict[str, Any], home: str = "") -> str:
     final = hermes.get("final_output")
     tail = f"<h2>Final output</h2><pre>{e(_text(final))}</pre>" if final else ""
     errors = {str(t.get("tool_call_id")): t for t in data.get("tool_errors") or [] if t.get("tool_call_id")}
-    return page(f"Run {data['id']}", head + "<h2>Steps</h2>" + _tree(doc, 0, errors) + tail, home=home)
+    from .timeline import timeline_html
+
+    timeline = "<h2>Timeline</h2>" + timeline_html(doc, run.get("cost_usd"))
+    return page(f"Run {data['id']}", head + timeline + "<h2>Steps</h2>" + _tree(doc, 0, errors) + tail, home=home)
 
 
 def _cell(step: dict[str, Any] | None) -> str:
