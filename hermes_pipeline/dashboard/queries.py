@@ -281,6 +281,16 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
         latest = _rows(conn, "SELECT outcome FROM task_runs ORDER BY ended_at DESC LIMIT 200")
         skill_runs = _skill_run_window(conn, now)
         first = _rows(conn, "SELECT MIN(ended_at) AS first FROM task_runs")
+        out["cost_by_model"] = _rows(conn, "SELECT model, SUM(cost_usd) AS cost, COUNT(*) AS calls FROM llm_calls "
+                                           "WHERE ended_at >= ? AND ended_at < ? GROUP BY model ORDER BY cost DESC "
+                                           "LIMIT 10", (start, end))
+        out["cost_by_session"] = _rows(conn, "SELECT session_id, SUM(cost_usd) AS cost, COUNT(*) AS runs FROM "
+                                             "task_runs WHERE ended_at >= ? AND ended_at < ? AND session_id IS NOT "
+                                             "NULL GROUP BY session_id ORDER BY cost DESC LIMIT 10", (start, end))
+        day_runs = _rows(conn, "SELECT trajectory_id, cost_usd FROM task_runs WHERE ended_at >= ? AND ended_at < ? "
+                               "AND trajectory_id IS NOT NULL", (start, end))
+        day_skills = _rows(conn, "SELECT DISTINCT skill_name, trajectory_id FROM skill_runs WHERE ended_at >= ? AND "
+                                 "ended_at < ?", (start, end))
         files = trajectory_files(sources, 20)
         runs = _runs_by_trajectory(conn, [f["id"] for f in files or []])
     out["daily"] = daily_series(days, now, 14) if days is not None else None
@@ -290,6 +300,15 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
     out["anomalies"] = anomalies_from(days, latest, skill_runs, now, first_day) if conn is not None and \
         status["state"] == "ok" else None
     out["trajectories"] = None if files is None else [{**f, "run": runs.get(f["id"])} for f in files]
+    run_cost = {str(r["trajectory_id"]): r["cost_usd"] for r in day_runs or []}
+    by_skill: dict[str, dict[str, Any]] = {}
+    for row in day_skills or []:  # a run that loaded several skills counts for each of them
+        entry = by_skill.setdefault(str(row["skill_name"]), {"skill": row["skill_name"], "cost": 0.0, "runs": 0})
+        entry["runs"] += 1
+        value = run_cost.get(str(row["trajectory_id"]))
+        entry["cost"] += value if isinstance(value, int | float) else 0.0
+    out["cost_by_skill"] = None if day_skills is None else \
+        sorted(by_skill.values(), key=lambda r: (-r["cost"], str(r["skill"])))[:10]
     return out
 
 

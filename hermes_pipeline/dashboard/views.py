@@ -73,6 +73,23 @@ def _trajectory_rows(files: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def _cost_breakdown(data: dict[str, Any]) -> str:
+    """Today's cost by model, by skill and by session (the ten largest of each), each linked to its runs."""
+    day = data.get("day") or ""
+    if data.get("cost_by_model") is None:
+        return ""
+    models = [[qlink(f"/runs?model={quote(str(r['model'] or ''))}&since={day}", r["model"] or "(unknown)"),
+               cost(r.get("cost")), num(r.get("calls"))] for r in data.get("cost_by_model") or [] if r.get("model")]
+    skills = [[link(f"/skills/{r['skill']}", r["skill"]), cost(r.get("cost")), num(r.get("runs"))]
+              for r in data.get("cost_by_skill") or []]
+    sessions = [[link(f"/sessions/{r['session_id']}", r["session_id"]), cost(r.get("cost")), num(r.get("runs"))]
+                for r in data.get("cost_by_session") or []]
+    return ('<section class="breakdown"><h2>Cost today by model, skill and session</h2>'
+            + table(["model", "cost", "LLM calls"], models, empty="no LLM call today")
+            + table(["skill", "cost of the runs that loaded it", "runs"], skills, empty="no skill run today")
+            + table(["session", "cost", "runs"], sessions, empty="no run today") + "</section>")
+
+
 def overview_view(data: dict[str, Any], home: str = "") -> str:
     """``/``: today's numbers, the charts, the latest trajectories and the anomaly panel."""
     status = data.get("store_status")
@@ -106,6 +123,7 @@ def overview_view(data: dict[str, Any], home: str = "") -> str:
         parts.append("<h2>Success rate per hour (last 24 h, UTC)</h2>" + bar_chart(
             "Success rate per hour", [h["hour"][-2:] + "h" for h in hourly], [("success %", rates)],
             unit="%", maximum=100.0) + "</section>")
+    parts.append(_cost_breakdown(data))
     anomalies = data.get("anomalies")
     parts.append('<section class="anomalies"><h2>Anomalies</h2>')
     if anomalies is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -245,3 +246,32 @@ def test_a_run_compares_with_its_original_the_previous_run_and_any_run(app: Dash
     page = body(app, f"/trajectories/{replay_id}")
     assert f'this run replays <a href="/trajectories/{first["trajectory_id"]}">' in page
     assert f'href="/trajectories/{first["trajectory_id"]}/diff/{replay_id}"' in page
+
+
+def test_today_shows_cost_by_model_skill_and_session(app: Dashboard, made: dict[str, Any]) -> None:
+    """Today: the day's cost by model, by skill and by session, each linked to its runs, skill or session."""
+    import time
+
+    from hermes_pipeline.dashboard.stats import local_day_bounds
+
+    page = body(app, "/")
+    section = page.split("Cost today by model, skill and session")[1].split("</section>")[0]
+    start, end = local_day_bounds(time.time())
+    today = [r for r in made["runs"] if start <= r["ended"] < end]
+    if not today:
+        pytest.skip("the generated profile has no run in today's local day at this hour")
+    day = time.strftime("%Y-%m-%d", time.localtime())
+    assert f'href="/runs?model={today[-1]["model"]}&amp;since={day}"' in section
+    conn = sqlite3.connect(made["home"] / "observability" / "observability.sqlite3")
+    try:
+        by_session = dict(conn.execute("SELECT session_id, SUM(cost_usd) FROM task_runs WHERE ended_at >= ? AND "
+                                       "ended_at < ? GROUP BY session_id", (start, end)).fetchall())
+    finally:
+        conn.close()
+    shown = re.findall(r'href="/sessions/([^"]+)">[^<]*</a></td><td>\$([0-9.]+)</td>', section)
+    assert shown and len(shown) == min(10, len(by_session))
+    assert [float(c) for _, c in shown] == sorted((round(by_session[s], 4) for s, _ in shown), reverse=True)
+    assert min(float(c) for _, c in shown) >= max(round(v, 4) for k, v in by_session.items()
+                                                 if k not in dict(shown)) if len(by_session) > len(shown) else True
+    skills = re.findall(r'href="/skills/([^"]+)"', section)
+    assert skills and set(skills) <= {r["skill"] for r in today}
