@@ -110,8 +110,14 @@ class Dashboard:
     @staticmethod
     def _list_query(raw: str, allowed: tuple[str, ...], **defaults: str) -> Any:
         """The checked query ``raw`` (see :mod:`.params`); raises :class:`BadParameter`."""
+        from urllib.parse import parse_qsl
+
+        try:
+            given = {name for name, _ in parse_qsl(raw, keep_blank_values=True, max_num_fields=40)}
+        except ValueError:
+            given = set()  # parse_query names the problem
         for name, value in defaults.items():  # a default range is part of the URL the page links to
-            if f"{name}=" not in raw:
+            if name not in given:
                 raw = f"{raw}&{name}={value}" if raw else f"{name}={value}"
         return parse_query(raw, allowed)
 
