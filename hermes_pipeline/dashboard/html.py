@@ -43,7 +43,14 @@ def num(value: Any, digits: int = 0) -> str:
 
 def cost(value: Any) -> str:
     """A USD amount, ``n/a`` when unknown."""
-    return "n/a" if not isinstance(value, int | float) or isinstance(value, bool) else f"${value:,.4f}"
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "n/a"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    if 0 < abs(value) < 0.00005:  # a real cost is never shown as zero
+        return "<$0.0001"
+    text = f"{value:.4f}".rstrip("0")  # cents, and fractions of a cent only where there are some
+    return "$" + (text + "0" * (2 - len(text.partition(".")[2])))
 
 
 def when(value: Any) -> str:

@@ -250,3 +250,12 @@ def test_skills_page_and_today_judge_skill_health_over_one_window(tmp_path: Path
     alarms = [a for a in queries.overview(sources, now=NOW)["anomalies"] if a["kind"] == "skill"]
     assert SKILL_WINDOW_DAYS == 7 and row["runs"] == 5 and row["red"] and alarms[0]["skill"] == "s"
     assert row["why"] == alarms[0]["why"] == "3 of 5 runs failed in 7 days"
+
+
+@pytest.mark.parametrize("value, shown", [(0, "$0.00"), (0.4, "$0.40"), (0.0125, "$0.0125"), (1234.5678, "$1,234.57"),
+                                          (0.00001, "<$0.0001"), (None, "n/a"), (True, "n/a")])
+def test_costs_show_cents_and_fractions_only_where_they_exist(value: object, shown: str) -> None:
+    """Issue #31: no four decimals on every amount; a tiny real cost is never shown as zero."""
+    from hermes_pipeline.dashboard.html import cost
+
+    assert cost(value) == shown

@@ -37,6 +37,6 @@ def test_each_segment_has_its_real_duration() -> None:
 
 def test_the_timeline_shares_the_runs_cost_by_tokens_and_the_tree_shows_llm_latency() -> None:
     html = timeline_html(_doc(), 1.0)
-    assert "≈ $0.4000" in html and "≈ $0.6000" in html and "2200 ms" in html and "800 ms" in html
+    assert "≈ $0.40" in html and "≈ $0.60" in html and "2200 ms" in html and "800 ms" in html
     page = trajectory_view({"id": "r", "doc": _doc(), "run": {"cost_usd": 1.0}})
     assert "LLM 2200 ms" in page and "LLM 3000 ms" not in page and "<h2>Timeline</h2>" in page
