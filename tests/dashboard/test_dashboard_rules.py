@@ -259,3 +259,15 @@ def test_costs_show_cents_and_fractions_only_where_they_exist(value: object, sho
     from hermes_pipeline.dashboard.html import cost
 
     assert cost(value) == shown
+
+
+def test_a_chart_has_labelled_gridlines() -> None:
+    """Issue #31: more than one tick: four gridlines, each with its value, under the bars."""
+    import re
+
+    from hermes_pipeline.dashboard.charts import bar_chart
+
+    svg = bar_chart("Cost per day", ["a", "b"], [("cost", [1.0, 4.0])], unit=" USD")
+    assert svg.count('<line class="grid"') == 4
+    assert re.findall(r'<text class="tick" x="2" y="[0-9.]+">([^<]+)</text>', svg) == ["1", "2", "3", "4"]
+    assert svg.index('class="grid"') < svg.index('<rect class="s0"')
