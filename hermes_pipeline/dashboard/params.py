@@ -23,8 +23,9 @@ PAGE_SIZE: Final = 50
 MAX_PAGE: Final = 100_000
 OUTCOMES: Final = ("success", "failed", "cancelled", "timed_out", "unknown")
 """The outcomes of ``task_runs`` (the store's CHECK constraint)."""
-_NAME: Final = re.compile(r"[A-Za-z0-9_.:/@+<>\- ]{1,128}")
-"""A model, skill, tool or error-type name: printable, no quotes or control characters."""
+_NAME: Final = re.compile(r"[^\x00-\x1f\x7f]{1,128}")
+"""A model, skill, tool or error-type name: up to 128 printable characters (any the store may hold: an
+error type like ``(not recorded)``, a scrubbed name with its marker); only ever a bound SQL parameter."""
 _TIME: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?Z?")
 _RELATIVE: Final = re.compile(r"(\d{1,4})([hd])")
 MAX_Q: Final = 200
@@ -132,7 +133,7 @@ def parse_query(raw: str, allowed: tuple[str, ...], now: float | None = None) ->
             values[name] = value
         else:
             if not _NAME.fullmatch(value):
-                raise BadParameter(name, "expected a name of at most 128 letters, digits and _ . : / @ + - <>")
+                raise BadParameter(name, "expected a name of at most 128 printable characters")
             values[name] = value
     query = ListQuery(**values)  # type: ignore[arg-type]
     if query.since and query.until and query.since > query.until:

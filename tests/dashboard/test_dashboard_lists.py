@@ -117,7 +117,8 @@ def test_the_store_fallback_fills_model_end_and_title(made: dict[str, Any], tmp_
     ("/runs?page=0", "page"), ("/runs?page=x", "page"), ("/runs?since=yesterday", "since"),
     ("/runs?since=2026-02-30", "since"), ("/runs?until=2026-12-01&since=2026-12-02", "until"),
     ("/runs?outcome=broken", "outcome"), ("/runs?colour=red", "colour"), ("/runs?q=a&q=b", "q"),
-    ("/sessions?model=%27%20OR%201%3D1", "model"), ("/memory?error=x", "error"), ("/failures?q=x", "q"),
+    ("/sessions?model=a%0Ab", "model"), ("/runs?skill=" + "s" * 129, "skill"), ("/memory?error=x", "error"),
+    ("/failures?q=x", "q"),
     ("/skills/skill-7?a=one", "a"), ("/memory/memories/MEMORY.md?page=-1", "page")])
 def test_a_bad_query_parameter_is_a_400_naming_it(app: Dashboard, target: str, name: str) -> None:
     """Strict parameters: a bad value is a 400 page naming the parameter, never an ignored filter."""
@@ -275,3 +276,14 @@ def test_today_shows_cost_by_model_skill_and_session(app: Dashboard, made: dict[
                                                  if k not in dict(shown)) if len(by_session) > len(shown) else True
     skills = re.findall(r'href="/skills/([^"]+)"', section)
     assert skills and set(skills) <= {r["skill"] for r in today}
+
+
+def test_every_error_type_link_of_failures_opens(app: Dashboard) -> None:
+    """Each error type /failures links to (even "(not recorded)") opens that type's failures; a quote in a
+    filter is only a value (bound, never SQL)."""
+    page = body(app, "/failures?since=30d")
+    links = re.findall(r'<li>[a-z]+: <a href="([^"]+)">', page)
+    assert links
+    for href in links:
+        body(app, href.replace("&amp;", "&"))
+    assert "no run matches" in body(app, "/runs?model=%27%20OR%201%3D1%20--")
