@@ -333,8 +333,8 @@ def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
                                               f"ORDER BY id LIMIT ?", (session_id, MAX_MESSAGES + 1))
     problems: list[str] = []
     with _db(sources.store_db, problems) as conn:
-        runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, input_tokens, "
-                           "output_tokens, cost_usd FROM task_runs WHERE session_id = ? ORDER BY ended_at, id "
+        runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, error_type, "
+                           "input_tokens, output_tokens, cost_usd FROM task_runs WHERE session_id = ? ORDER BY ended_at, id "
                            "LIMIT 1000", (session_id,)) or []
     present = _trajectory_ids(sources) if runs else set()
     for run in runs:

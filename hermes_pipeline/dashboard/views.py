@@ -139,6 +139,8 @@ def overview_view(data: dict[str, Any], home: str = "") -> str:
     else:
         parts.append(table(["run", "date", "written", "outcome", "input", "output", "size"], _trajectory_rows(files),
                            cls="trajectories", empty="no trajectory recorded yet"))
+        parts.append(f"<p>{link('/runs', 'every run, with search and filters')} · "
+                     f"{link('/failures', 'what failed in the last 7 days')}</p>")
     parts.append("</section>")
     return page(f"Today, {data.get('day')}", "".join(parts), active="/", home=home)
 
@@ -179,11 +181,12 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
         cell = link(f"/trajectories/{tid}", tid[:13] + "…") if r.get("has_file") else e(tid or "—")
         trace = link(f"{jaeger.rstrip('/')}/trace/{tid.replace('-', '')}", "trace") if jaeger and tid else ""
         runs.append([cell, e(r.get("ended_at")), f'<span class="st {e(r.get("outcome"))}">{e(r.get("outcome"))}</span>',
+                     f'<b class="errtype">{e(r.get("error_type"))}</b>' if r.get("error_type") else "",
                      num(r.get("input_tokens")), num(r.get("output_tokens")), cost(r.get("cost_usd")), trace])
     note = _store_note(data.get("store_status"), "this session's runs are unknown")
     if note is not None and (data.get("store_status") or {}).get("state") == "unreadable":
         head.append(note)
-    head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "input", "output", "cost", "trace"], runs,
+    head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "error type", "input", "output", "cost", "trace"], runs,
                                         empty="no recorded run for this session"))
     messages = data.get("messages")
     stream = ["<h2>Messages</h2>"]

@@ -287,3 +287,8 @@ def test_every_error_type_link_of_failures_opens(app: Dashboard) -> None:
     for href in links:
         body(app, href.replace("&amp;", "&"))
     assert "no run matches" in body(app, "/runs?model=%27%20OR%201%3D1%20--")
+
+
+def test_a_sessions_page_shows_the_error_type_of_its_failed_runs(app: Dashboard, made: dict[str, Any]) -> None:
+    run = next(r for r in made["runs"] if r["error_type"] == "authentication")
+    assert '<b class="errtype">authentication</b>' in body(app, f"/sessions/{run['session_id']}")
