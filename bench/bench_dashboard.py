@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
+from urllib.parse import quote_plus
 from pathlib import Path
 
 SESSIONS, MESSAGES, LLM_CALLS, TASKS, SKILL_RUNS, TRAJECTORIES = 10_000, 10, 1_000_000, 30_000, 20_000, 5_000
@@ -129,6 +130,152 @@ def build(root: Path, scale: float) -> tuple[Path, list[str], list[str]]:
     return home, tids, sessions
 
 
+TOPICS = ("summarise the inbox", "fix the failing build", "plan the trip", "draft the report", "clean the notes",
+          "book the dentist", "review the pull request", "update the budget")
+ERRORS = ("rate_limited", "upstream_error", "authentication", "command_failed")
+MEMORY_FILES = ("memories/MEMORY.md", "memories/USER.md", "memories/projects.md", "memories/people.md")
+
+
+def _issue_trajectory(tid: str, sid: str, task: str, started: float, failed: str | None, request: str,
+                      call: str) -> str:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(started))
+    later = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(started + 4))
+    user: dict = {"step_id": 1, "source": "user", "message": task, "timestamp": stamp,
+                  "extra": {"hermes": {"trajectory_id": tid}}}
+    if failed:
+        user["extra"]["hermes"].update({"turn_status": "error", "error_type": failed})
+    code = 2 if failed == "command_failed" else 0
+    agent: dict = {"step_id": 2, "source": "agent", "message": "running it", "timestamp": later, "model_name": "model-a",
+                   "metrics": {"prompt_tokens": 900, "completion_tokens": 120},
+                   "tool_calls": [{"tool_call_id": call, "function_name": "terminal", "arguments": {"command": "make"}}],
+                   "observation": {"results": [{"source_call_id": call, "content": "make: *** [all] Error 2" if code
+                                                else "ok", "extra": {"hermes": {"status": "ok", "exit_code": code,
+                                                                                "duration_ms": 812}}}]},
+                   "extra": {"hermes": {"api_request_id": request}}}
+    if failed in ("rate_limited", "upstream_error", "authentication"):
+        agent["extra"]["hermes"]["failed_attempts"] = [{"attempt": 1, "error_type": failed, "status_code": 429}]
+    return json.dumps({"schema_version": "ATIF-v1.7", "session_id": sid, "trajectory_id": tid,
+                       "agent": {"name": "hermes", "model_name": "model-a"}, "steps": [user, agent],
+                       "final_metrics": {"total_prompt_tokens": 900, "total_completion_tokens": 120},
+                       "extra": {"hermes": {"session_id": sid}}})
+
+
+def build_issue_profile(root: Path, sessions: int = 2000, days: int = 14, now: float | None = None) -> dict:
+    """The profile of issue #31's review, generated: ``sessions`` Hermes sessions over ``days`` days (titles,
+    user and tool messages), two runs each with a trajectory file, about 3 LLM calls per run, 15 % failed runs
+    with provider error types or a command exiting 2 (``tool_errors``), 40 skills with up to 8 versions
+    (reasons, sessions), 252 memory changes over 4 files (150 with a reason). Returns what it wrote, for
+    assertions: ``home``, ``sessions``, ``runs`` (dicts), ``skills``, ``memory_files``."""
+    import hermes_state
+
+    now = time.time() if now is None else now
+    rnd = random.Random(31)
+    home = root / "home"
+    (home / "trajectories").mkdir(parents=True)
+    state = sqlite3.connect(home / "state.db")
+    state.executescript(hermes_state.SCHEMA_SQL)
+    store_dir = home / "observability"
+    store_dir.mkdir()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from hermes_pipeline.sinks.observability_store.schema import INDEXES, TABLES
+
+    store = sqlite3.connect(store_dir / "observability.sqlite3")
+    for ddl in (*TABLES.values(), *INDEXES):
+        store.execute(ddl)
+    span = days * 86400 - 3600
+    sids, runs = [], []
+    session_rows, messages, task_rows, llm_rows, tool_rows, skill_rows = [], [], [], [], [], []
+    for i in range(sessions):
+        started = now - span * (sessions - i) / sessions
+        sid = time.strftime("%Y%m%d_%H%M%S", time.gmtime(started)) + f"_{i:06x}"
+        sids.append(sid)
+        topic = TOPICS[i % len(TOPICS)]
+        model = "model-a" if i % 3 else "model-b"
+        session_rows.append((sid, "cli" if i % 4 else "telegram", model, f"{topic} #{i}", started, started + 40,
+                             "user_exit", 6, 2, 1800, 240))
+        for k in range(2):
+            t0 = started + k * 15
+            tid = str(uuid.UUID(int=rnd.getrandbits(128), version=4))
+            task = f"please {topic}, request {i}.{k}"
+            failed = ERRORS[rnd.randrange(len(ERRORS))] if rnd.random() < 0.15 else None
+            turn, request, call = f"{sid}:t{k}", f"req-{tid[:8]}", f"call-{tid[:8]}"
+            skill = f"skill-{(i * 2 + k) % 40}"
+            messages += [(sid, "user", task, None, t0), (sid, "assistant", "running it", None, t0 + 2),
+                         (sid, "tool", "make: ok", "terminal", t0 + 3)]
+            run = {"trajectory_id": tid, "session_id": sid, "task": task, "error_type": failed, "skill": skill,
+                   "started": _stamp(t0), "ended": _stamp(t0 + 10), "model": model, "turn_id": turn,
+                   "request": request, "call": call}
+            runs.append(run)
+            task_rows.append((tid, sid, turn, "cli", "cli:chat", run["started"], run["ended"],
+                              "failed" if failed else "success", 3, 1, 2700, 360, 0.012 + 0.001 * (i % 7), failed))
+            for j in range(3):
+                bad = failed in ("rate_limited", "upstream_error", "authentication") and j == 0
+                llm_rows.append((run["started"], run["ended"], sid, turn, request if j == 1 else f"{request}-{j}",
+                                 "p", model, "error" if bad else "ok", failed if bad else None, 900, 120, 0.004))
+            if failed == "command_failed":
+                tool_rows.append((run["ended"], sid, turn, tid, call, "terminal", "ok", "command_failed", 2))
+            skill_rows.append((skill, tid, turn, run["started"], run["ended"], "failed" if failed else "success"))
+            day = time.strftime("%Y-%m-%d", time.gmtime(t0))
+            (home / "trajectories" / f"{day}-{tid}.json").write_text(
+                _issue_trajectory(tid, sid, task, t0, failed, request, call))
+    state.executemany("INSERT INTO sessions (id, source, model, title, started_at, ended_at, end_reason, message_count, "
+                      "tool_call_count, input_tokens, output_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)", session_rows)
+    state.executemany("INSERT INTO messages (session_id, role, content, tool_name, timestamp) VALUES (?,?,?,?,?)",
+                      messages)
+    state.commit()
+    state.close()
+    store.executemany("INSERT INTO task_runs (trajectory_id, session_id, turn_id, platform, task_class, started_at, "
+                      "ended_at, outcome, llm_calls, tool_calls, input_tokens, output_tokens, cost_usd, error_type) "
+                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", task_rows)
+    store.executemany("INSERT INTO llm_calls (started_at, ended_at, session_id, turn_id, api_request_id, provider, "
+                      "model, status, error_type, input_tokens, output_tokens, cost_usd) VALUES "
+                      "(?,?,?,?,?,?,?,?,?,?,?,?)", llm_rows)
+    store.executemany("INSERT INTO tool_errors (ended_at, session_id, turn_id, trajectory_id, tool_call_id, tool_name, "
+                      "status, error_type, exit_code) VALUES (?,?,?,?,?,?,?,?,?)", tool_rows)
+    store.executemany("INSERT INTO skill_runs (skill_name, trajectory_id, turn_id, started_at, ended_at, outcome) "
+                      "VALUES (?,?,?,?,?,?)", skill_rows)
+    for n in range(40):
+        name = f"skill-{n}"
+        (home / "skills" / "tools" / name).mkdir(parents=True)
+        (home / "skills" / "tools" / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: does {n}\n---\n")
+        for v in range(1, n % 8 + 2):
+            at = _stamp(now - span + (v - 1) * span / (n % 8 + 1))
+            store.execute("INSERT INTO skill_history (skill_name, version, change_type, reason, trigger_session_id, "
+                          "after_hash, changed_at, hermes_action, provenance, skill_path, changed_files) VALUES "
+                          "(?,?,?,?,?,?,?,?,?,?,?)",
+                          (name, v, "create" if v == 1 else "refine", f"v{v}: handle case {v} of {name}",
+                           sids[min(len(sids) - 1, v * 10)], f"{n:04d}{v:04d}" * 8, at,
+                           "create" if v == 1 else "patch", "agent_created", f"tools/{name}", '["SKILL.md"]'))
+    (home / "memories").mkdir()
+    for f in MEMORY_FILES:
+        (home / f).write_text("- a fact\n")
+    for m in range(252):
+        run = runs[(m * 31) % len(runs)]
+        store.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, before_excerpt, "
+                      "after_excerpt, reason, changed_at) VALUES (?,?,?,?,?,?,?,?)",
+                      (MEMORY_FILES[m % 4], "modify", ("agent-reflection", "user-direct")[m % 2], run["session_id"],
+                       f"- fact {m}\n- shared line", f"- fact {m} (updated)\n- shared line",
+                       f"the user corrected fact {m}" if m < 150 else None, run["ended"]))
+    store.commit()
+    store.close()
+    return {"home": home, "sessions": sids, "runs": runs, "skills": [f"skill-{n}" for n in range(40)],
+            "memory_files": list(MEMORY_FILES)}
+
+
+def _time(app: object, routes: list[str], rounds: int) -> None:
+    """Print the median and maximum server time of each route (``Dashboard.respond``, no socket)."""
+    print(f"{'route':<34} {'median ms':>10} {'max ms':>8}  bytes")
+    for route in routes:
+        samples = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            response = app.respond(route)  # type: ignore[attr-defined]
+            samples.append((time.perf_counter() - t0) * 1000)
+            assert response.status == 200, (route, response.status)
+        label = route if len(route) < 34 else route[:16] + "…" + route[-16:]
+        print(f"{label:<34} {statistics.median(samples):>10.1f} {max(samples):>8.1f}  {len(response.body):,}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a tenth of the rows and files")
@@ -142,18 +289,9 @@ def main() -> int:
         print(f"profile generated in {time.perf_counter() - started:.1f} s: {len(sessions):,} sessions, "
               f"{int(LLM_CALLS * (0.1 if args.quick else 1)):,} llm_calls, {len(tids):,} trajectories")
         app = Dashboard(load_sources(home))
-        routes = ["/", "/sessions", f"/sessions/{sessions[-1]}", "/skills", "/memory", f"/trajectories/{tids[-1]}",
-                  f"/trajectories/{tids[-2]}/diff/{tids[-1]}"]
-        print(f"{'route':<26} {'median ms':>10} {'max ms':>8}  bytes")
-        for route in routes:
-            samples = []
-            for _ in range(args.rounds):
-                t0 = time.perf_counter()
-                response = app.respond(route)
-                samples.append((time.perf_counter() - t0) * 1000)
-                assert response.status == 200, (route, response.status)
-            label = route if len(route) < 26 else route[:12] + "…" + route[-12:]
-            print(f"{label:<26} {statistics.median(samples):>10.1f} {max(samples):>8.1f}  {len(response.body):,}")
+        _time(app, ["/", "/sessions", "/sessions?page=100", f"/sessions/{sessions[-1]}", "/runs", "/runs?page=200",
+                    "/failures", "/skills", "/skills/skill-7", "/memory", "/memory/memories/f7.md",
+                    f"/trajectories/{tids[-1]}", f"/trajectories/{tids[-2]}/diff/{tids[-1]}"], args.rounds)
         starts = []
         for _ in range(5):
             t0 = time.perf_counter()
@@ -166,6 +304,19 @@ def main() -> int:
             proc.wait(10)
             assert line.startswith("dashboard: http://"), line
         print(f"start-up (command start to listening): median {statistics.median(starts):.0f} ms")
+    with tempfile.TemporaryDirectory(prefix="bench-dashboard-issue-") as tmp:
+        started = time.perf_counter()
+        made = build_issue_profile(Path(tmp))
+        print(f"\nissue #31 profile generated in {time.perf_counter() - started:.1f} s: {len(made['sessions']):,} "
+              f"sessions, {len(made['runs']):,} runs (target: every list page under 100 ms, medians)")
+        app = Dashboard(load_sources(made["home"]))
+        run = made["runs"][len(made["runs"]) // 2]
+        _time(app, ["/", "/sessions", "/sessions?page=40", "/sessions?outcome=failed", "/sessions?q=trip",
+                    "/runs", "/runs?page=80", "/runs?outcome=failed&since=7d", "/runs?error=rate_limited",
+                    "/runs?skill=skill-7", "/runs?tool=terminal", "/runs?model=model-b", "/runs?q=" + quote_plus(run["task"][-8:]),
+                    "/failures", "/failures?since=14d&page=2", "/skills", "/skills/skill-7", "/memory",
+                    "/memory?page=5", "/memory/memories/MEMORY.md", f"/trajectories/{run['trajectory_id']}"],
+              args.rounds)
     return 0
 
 

@@ -10,6 +10,8 @@ from typing import Any
 __all__ = ["bar_chart"]
 
 WIDTH, HEIGHT, PAD = 560, 160, 28
+GRID = 4
+"""Horizontal gridlines (each labelled with its value) above the axis."""
 
 
 def _fmt(value: float) -> str:
@@ -32,9 +34,13 @@ def bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, Seq
     parts: list[str] = [f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {WIDTH} {HEIGHT}" '
                         f'width="{WIDTH}" height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg">',
                         f"<title>{escape(title)}</title>",
-                        f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}"/>',
-                        f'<text class="tick" x="2" y="{PAD - 6}">{escape(_fmt(top))}{escape(unit)}</text>']
+                        f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}"/>']
     plot = HEIGHT - 2 * PAD
+    for q in range(1, GRID + 1):  # gridlines with their values: a bar's height reads against them
+        y = HEIGHT - PAD - plot * q / GRID
+        parts.append(f'<line class="grid" x1="{PAD}" y1="{y:.1f}" x2="{WIDTH - PAD}" y2="{y:.1f}"/>'
+                     f'<text class="tick" x="2" y="{y + 3:.1f}">{escape(_fmt(top * q / GRID))}</text>')
+    parts.append(f'<text class="tick" x="{WIDTH - PAD + 2}" y="{PAD - 6}">{escape(unit.strip())}</text>')
     for i, label in enumerate(labels):
         x0 = PAD + i * slot
         for k, (name, values) in enumerate(series):

@@ -12,9 +12,10 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["e", "link", "num", "page", "table", "when"]
+__all__ = ["e", "link", "num", "page", "qlink", "table", "when"]
 
-NAV = (("/", "Today"), ("/sessions", "Sessions"), ("/skills", "Skills"), ("/memory", "Memory"))
+NAV = (("/", "Today"), ("/sessions", "Sessions"), ("/runs", "Runs"), ("/failures", "Failures"), ("/skills", "Skills"),
+       ("/memory", "Memory"))
 
 
 def e(value: Any) -> str:
@@ -28,6 +29,11 @@ def link(href: str, text: Any, cls: str = "") -> str:
     return f'<a href="{e(target)}"{f" class={chr(34)}{e(cls)}{chr(34)}" if cls else ""}>{e(text)}</a>'
 
 
+def qlink(url: str, text: Any) -> str:
+    """An ``<a>`` to a dashboard URL with a query string already encoded (``ListQuery.url``)."""
+    return f'<a href="{e(url)}">{e(text)}</a>'
+
+
 def num(value: Any, digits: int = 0) -> str:
     """A number with thousands separators (``n/a`` when unknown)."""
     if value is None or isinstance(value, bool) or not isinstance(value, int | float):
@@ -37,7 +43,14 @@ def num(value: Any, digits: int = 0) -> str:
 
 def cost(value: Any) -> str:
     """A USD amount, ``n/a`` when unknown."""
-    return "n/a" if not isinstance(value, int | float) or isinstance(value, bool) else f"${value:,.4f}"
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "n/a"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    if 0 < abs(value) < 0.00005:  # a real cost is never shown as zero
+        return "<$0.0001"
+    text = f"{value:.4f}".rstrip("0")  # cents, and fractions of a cent only where there are some
+    return "$" + (text + "0" * (2 - len(text.partition(".")[2])))
 
 
 def when(value: Any) -> str:

@@ -28,10 +28,10 @@ from ..engine.scrub import safe_scrub
 
 from .scrubbed import scrubbed
 from .sources import SESSION_ID, TRAJECTORY_ID, Sources, connect_ro, inside
-from .stats import anomalies_from, daily_series, hourly_series, local_day_bounds, utc_text
+from .stats import SKILL_WINDOW_DAYS, anomalies_from, daily_series, hourly_series, local_day_bounds, skill_alarm, \
+    utc_text
 
-__all__ = ["memory", "overview", "session", "sessions", "skills", "store_status", "trajectory", "trajectory_diff",
-           "trajectory_files"]
+__all__ = ["overview", "session", "store_status", "trajectory", "trajectory_diff", "trajectory_files"]
 
 SESSION_COLUMNS: Final = ("id", "source", "model", "title", "started_at", "ended_at", "end_reason",
                           "message_count", "tool_call_count", "input_tokens", "output_tokens")
@@ -204,7 +204,15 @@ def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
         return {"id": trajectory_id, "file": path.name, "problem": problem}
     with _db(sources.store_db) as conn:
         run = _runs_by_trajectory(conn, [trajectory_id]).get(trajectory_id)
+        skills = _rows(conn, "SELECT DISTINCT skill_name FROM skill_runs WHERE trajectory_id = ?", (trajectory_id,))
+        errors = _rows(conn, "SELECT tool_call_id, tool_name, status, error_type, exit_code FROM tool_errors WHERE "
+                             "trajectory_id = ? LIMIT 1000", (trajectory_id,))
+        previous = _rows(conn, "SELECT trajectory_id FROM task_runs WHERE session_id = ? AND ended_at < ? AND "
+                               "trajectory_id IS NOT NULL AND trajectory_id != ? ORDER BY ended_at DESC, id DESC LIMIT 1",
+                         (run.get("session_id"), run.get("ended_at"), trajectory_id)) if run else None
     return {"id": trajectory_id, "file": path.name, "doc": doc, "run": run,
+            "skills": [str(r["skill_name"]) for r in skills or []], "tool_errors": errors or [],
+            "previous": str(previous[0]["trajectory_id"]) if previous else None,
             "jaeger_url": sources.jaeger_url}
 
 
@@ -233,13 +241,13 @@ def trajectory_diff(sources: Sources, old_id: str, new_id: str) -> dict[str, Any
 # ---- today ---------------------------------------------------------------------------------------
 
 def _skill_run_window(conn: sqlite3.Connection | None, now: float) -> list[dict[str, Any]] | None:
-    """Each skill's 5 latest runs (``rn`` 1..5) and its runs of the last 7 days (``rn`` ``None``), read
-    through the (skill_name, ended_at) index one skill at a time."""
+    """Each skill's 5 latest runs (``rn`` 1..5) and its runs of the skill-health window (``rn`` ``None``),
+    read through the (skill_name, ended_at) index one skill at a time."""
     names = _rows(conn, "SELECT DISTINCT skill_name FROM skill_runs")
     if conn is None or names is None:
         return None
     out: list[dict[str, Any]] = []
-    week = utc_text(now - 7 * 86400)
+    week = utc_text(now - SKILL_WINDOW_DAYS * 86400)
     for row in names:
         name = row["skill_name"]
         latest = _rows(conn, "SELECT skill_name, outcome, ended_at FROM skill_runs WHERE skill_name = ? "
@@ -275,41 +283,39 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
                       (utc_text(now - 24 * 3600),))
         latest = _rows(conn, "SELECT outcome FROM task_runs ORDER BY ended_at DESC LIMIT 200")
         skill_runs = _skill_run_window(conn, now)
+        first = _rows(conn, "SELECT MIN(ended_at) AS first FROM task_runs")
+        out["cost_by_model"] = _rows(conn, "SELECT model, SUM(cost_usd) AS cost, COUNT(*) AS calls FROM llm_calls "
+                                           "WHERE ended_at >= ? AND ended_at < ? GROUP BY model ORDER BY cost DESC "
+                                           "LIMIT 10", (start, end))
+        out["cost_by_session"] = _rows(conn, "SELECT session_id, SUM(cost_usd) AS cost, COUNT(*) AS runs FROM "
+                                             "task_runs WHERE ended_at >= ? AND ended_at < ? AND session_id IS NOT "
+                                             "NULL GROUP BY session_id ORDER BY cost DESC LIMIT 10", (start, end))
+        day_runs = _rows(conn, "SELECT trajectory_id, cost_usd FROM task_runs WHERE ended_at >= ? AND ended_at < ? "
+                               "AND trajectory_id IS NOT NULL", (start, end))
+        day_skills = _rows(conn, "SELECT DISTINCT skill_name, trajectory_id FROM skill_runs WHERE ended_at >= ? AND "
+                                 "ended_at < ?", (start, end))
         files = trajectory_files(sources, 20)
         runs = _runs_by_trajectory(conn, [f["id"] for f in files or []])
     out["daily"] = daily_series(days, now, 14) if days is not None else None
     out["hourly"] = hourly_series(hours, now) if hours is not None else None
     out["store_status"] = status = store_status(sources, problems)
-    out["anomalies"] = anomalies_from(days, latest, skill_runs, now) if conn is not None and \
+    first_day = str(first[0]["first"])[:10] if first and first[0].get("first") else None
+    out["anomalies"] = anomalies_from(days, latest, skill_runs, now, first_day) if conn is not None and \
         status["state"] == "ok" else None
     out["trajectories"] = None if files is None else [{**f, "run": runs.get(f["id"])} for f in files]
+    run_cost = {str(r["trajectory_id"]): r["cost_usd"] for r in day_runs or []}
+    by_skill: dict[str, dict[str, Any]] = {}
+    for row in day_skills or []:  # a run that loaded several skills counts for each of them
+        entry = by_skill.setdefault(str(row["skill_name"]), {"skill": row["skill_name"], "cost": 0.0, "runs": 0})
+        entry["runs"] += 1
+        value = run_cost.get(str(row["trajectory_id"]))
+        entry["cost"] += value if isinstance(value, int | float) else 0.0
+    out["cost_by_skill"] = None if day_skills is None else \
+        sorted(by_skill.values(), key=lambda r: (-r["cost"], str(r["skill"])))[:10]
     return out
 
 
 # ---- sessions ------------------------------------------------------------------------------------
-
-@scrubbed
-def sessions(sources: Sources, limit: int = 50) -> dict[str, Any]:
-    """The ``limit`` latest sessions: from Hermes' ``state.db`` (by id descending, ids sort by time),
-    else grouped from the store's ``task_runs``; ``source`` says which (``None``: neither exists)."""
-    with _db(sources.state_db) as conn:
-        if conn is not None:
-            cols = [c for c in SESSION_COLUMNS if c in _columns(conn, "sessions")]
-            if "id" in cols:
-                rows = _rows(conn, f"SELECT {', '.join(cols)} FROM sessions ORDER BY id DESC LIMIT ?", (limit,))
-                if rows is not None:
-                    return {"source": "state.db", "rows": rows}
-    problems: list[str] = []
-    with _db(sources.store_db, problems) as conn:
-        rows = _rows(conn, "SELECT session_id AS id, MAX(platform) AS source, MIN(started_at) AS started_at, "
-                           "MAX(ended_at) AS ended_at, COUNT(*) AS runs, SUM(input_tokens) AS input_tokens, "
-                           "SUM(output_tokens) AS output_tokens FROM task_runs WHERE session_id IS NOT NULL "
-                           "GROUP BY session_id ORDER BY MAX(ended_at) DESC LIMIT ?", (limit,))
-    status = store_status(sources, problems)
-    if rows is not None:
-        return {"source": "store", "rows": rows, "store_status": status}
-    return {"source": None, "rows": [], "store_status": status}
-
 
 @scrubbed
 def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
@@ -330,8 +336,8 @@ def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
                                               f"ORDER BY id LIMIT ?", (session_id, MAX_MESSAGES + 1))
     problems: list[str] = []
     with _db(sources.store_db, problems) as conn:
-        runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, input_tokens, "
-                           "output_tokens, cost_usd FROM task_runs WHERE session_id = ? ORDER BY ended_at, id "
+        runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, error_type, "
+                           "input_tokens, output_tokens, cost_usd FROM task_runs WHERE session_id = ? ORDER BY ended_at, id "
                            "LIMIT 1000", (session_id,)) or []
     present = _trajectory_ids(sources) if runs else set()
     for run in runs:
@@ -367,95 +373,16 @@ def _messages_from_runs(sources: Sources, runs: list[dict[str, Any]]) -> list[di
     return messages
 
 
-# ---- skills and memory ---------------------------------------------------------------------------
+def __getattr__(name: str) -> Any:
+    """The page queries that live in their own modules, under the names callers have always used
+    (``queries.sessions``, ``queries.skills``, ``queries.memory``), resolved on first use (those modules
+    import this one)."""
+    if name in ("skills", "memory"):
+        from . import queries_pages
 
-def _front_matter(path: Path) -> dict[str, str]:
-    """``name`` and ``description`` from the ``---`` front matter of a ``SKILL.md`` (simple ``key: value``)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(16384)
-    except OSError:
-        return {}
-    lines = head.splitlines()
-    if not lines or lines[0].strip() != "---":  # no front matter: the first line of text describes it
-        first = next((line.strip().lstrip("#").strip() for line in lines if line.strip()), "")
-        return {"description": first[:200]} if first else {}
-    out: dict[str, str] = {}
-    for line in lines[1:]:
-        if line.strip() == "---":
-            break
-        key, sep, value = line.partition(":")
-        if sep and key.strip() in ("name", "description") and not line.startswith((" ", "\t")):
-            out[key.strip()] = value.strip().strip("'\"")
-    return out
+        return getattr(queries_pages, name)
+    if name == "sessions":
+        from .queries_lists import sessions_first_page
 
-
-@scrubbed
-def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
-    """Every skill of the profile, in any layout Hermes uses (``skills/<name>/``, category folders
-    ``skills/<category>/<name>/``, deeper), with runs and success over 30 days, last use and change count."""
-    from ..sinks.observability_store.skill_tree import skill_dirs
-
-    now = time.time() if now is None else now
-    dirs = [p.relative_to(sources.skills).as_posix() for p in skill_dirs(sources.skills)] \
-        if sources.skills.is_dir() else None
-    problems: list[str] = []
-    with _db(sources.store_db, problems) as conn:
-        runs = _rows(conn, "SELECT skill_name, COUNT(*) AS runs, SUM(outcome = 'success') AS ok, "
-                           "MAX(ended_at) AS last_used FROM skill_runs WHERE ended_at >= ? GROUP BY skill_name",
-                     (utc_text(now - 30 * 86400),))
-        changes = _rows(conn, "SELECT skill_name, COUNT(*) AS changes FROM skill_history GROUP BY skill_name")
-    by_run = {str(r["skill_name"]): r for r in runs or []}
-    by_change = {str(r["skill_name"]): int(r["changes"]) for r in changes or []}
-    rows = []
-    for rel in dirs or []:
-        manifest = sources.skills / rel / "SKILL.md"
-        if not manifest.is_file():
-            continue
-        name = rel.rsplit("/", 1)[-1]  # the skill's name is its directory's name, as in Hermes
-        meta = _front_matter(manifest)
-        # the store keeps the name scrubbed (a secret-looking directory name is redacted in its rows)
-        run = by_run.get(name) or by_run.get(safe_scrub(name), {})
-        count, ok = int(run.get("runs") or 0), int(run.get("ok") or 0)
-        rows.append({"dir": rel, "category": rel.rsplit("/", 1)[0] if "/" in rel else None,
-                     "name": meta.get("name") or name, "description": meta.get("description"),
-                     "runs": count, "ok": ok, "rate": ok / count if count else None,
-                     "last_used": run.get("last_used"),
-                     "changes": by_change.get(name, by_change.get(safe_scrub(name), 0)),
-                     "red": count >= 5 and (count - ok) / count >= 0.5})
-    rows.sort(key=lambda r: (r["rate"] is None, r["rate"] if r["rate"] is not None else 0.0, r["name"]))
-    return {"skills_dir": dirs is not None, "store": runs is not None and changes is not None, "rows": rows,
-            "store_status": store_status(sources, problems)}
-
-
-@scrubbed
-def memory(sources: Sources, limit: int = 500) -> dict[str, Any]:
-    """Memory files (``*.md`` under the memory directories, newest first) and the 50 latest
-    ``memory_changes`` rows."""
-    files: list[dict[str, Any]] = []
-    found_dir = False
-    for directory in sources.memory_dirs:
-        if not directory.is_dir():
-            continue
-        found_dir = True
-        for root, subdirs, names in os.walk(directory):
-            subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
-            for name in names:
-                if not name.endswith(".md"):
-                    continue
-                path = Path(root) / name
-                try:
-                    st = path.lstat()
-                except OSError:
-                    continue
-                files.append({"path": path.relative_to(sources.home).as_posix()
-                              if path.is_relative_to(sources.home) else path.as_posix(),
-                              "size": st.st_size, "mtime": st.st_mtime})
-    files.sort(key=lambda f: f["mtime"], reverse=True)
-    problems: list[str] = []
-    with _db(sources.store_db, problems) as conn:
-        changes = _rows(conn, "SELECT changed_at, file_path, change_type, actor, trigger_session_id, "
-                              "substr(after_excerpt, 1, 120) AS excerpt FROM memory_changes "
-                              "ORDER BY changed_at DESC, id DESC LIMIT 50")
-    return {"dirs": found_dir, "files": files[:limit], "more": max(0, len(files) - limit), "changes": changes,
-            "store_status": store_status(sources, problems)}
+        return sessions_first_page
+    raise AttributeError(name)

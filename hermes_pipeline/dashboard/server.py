@@ -1,5 +1,8 @@
 """The dashboard's HTTP side: routing (one handler per route), the security headers and the refusals.
 
+Over 400 lines on purpose: the routes, the request checks and the worker pool stay in one file, so every
+refusal a request can meet reads in one place.
+
 - Read-only: only ``GET`` and ``HEAD`` are served; every other method is answered 405.
 - The ``Host`` header must name the address the server is bound to (or ``localhost`` for a loopback
   bind) and its port, otherwise 421: a page of another origin that rebinds its DNS name to
@@ -30,14 +33,15 @@ from importlib import resources
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
-from . import queries, views
+from . import queries, queries_lists, queries_pages, views, views_lists, views_pages
+from .params import BadParameter, parse_query
 from .sources import SESSION_ID, TRAJECTORY_REF, Sources
 
 __all__ = ["CSP", "Dashboard", "DashboardServer", "Response", "host_allowed", "make_server"]
 
 log = logging.getLogger("hermes_pipeline.dashboard")
 
-CSP: Final = ("default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+CSP: Final = ("default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; "
               "frame-ancestors 'none'")
 """Nothing but same-origin stylesheets and images: no script, no inline style, no remote load."""
 HEADERS: Final = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
@@ -69,6 +73,11 @@ class Dashboard:
         self.routes: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(r"/"), self.today),
             (re.compile(r"/sessions/?"), self.sessions),
+            (re.compile(r"/runs/?"), self.runs),
+            (re.compile(r"/failures/?"), self.failures),
+            (re.compile(r"/compare/?"), self.compare),
+            (re.compile(r"/skills/([^/]{1,200})"), self.skill),
+            (re.compile(r"/memory/(.{1,500})"), self.memory_file),
             (re.compile(rf"/sessions/({_SID})"), self.session),
             (re.compile(r"/skills/?"), self.skills),
             (re.compile(r"/memory/?"), self.memory),
@@ -80,15 +89,37 @@ class Dashboard:
 
     def respond(self, target: str) -> Response:
         """The response to ``GET target`` (a request target: path and optional query)."""
-        path = urlsplit(target).path
-        decoded = unquote(path)
+        parts = urlsplit(target)
+        decoded = unquote(parts.path)
         if "\\" in decoded or "\0" in decoded or "/../" in decoded + "/" or "//" in decoded:
             return self.not_found()
         for pattern, handler in self.routes:
             match = pattern.fullmatch(decoded)
             if match:
-                return handler(*match.groups())
+                try:
+                    if handler.__name__ in self.QUERIED:  # the others take no query string
+                        return handler(*match.groups(), raw=parts.query)
+                    return handler(*match.groups())
+                except BadParameter as exc:
+                    return self.html(views.error_view(400, f"Bad query parameter {exc.name}: {exc.reason}."), 400)
         return self.not_found()
+
+    QUERIED: Final = frozenset({"sessions", "runs", "failures", "skill", "memory", "memory_file", "compare"})
+    """Handlers that read the query string (each checks it strictly; the other routes ignore it)."""
+
+    @staticmethod
+    def _list_query(raw: str, allowed: tuple[str, ...], **defaults: str) -> Any:
+        """The checked query ``raw`` (see :mod:`.params`); raises :class:`BadParameter`."""
+        from urllib.parse import parse_qsl
+
+        try:
+            given = {name for name, _ in parse_qsl(raw, keep_blank_values=True, max_num_fields=40)}
+        except ValueError:
+            given = set()  # parse_query names the problem
+        for name, value in defaults.items():  # a default range is part of the URL the page links to
+            if name not in given:
+                raw = f"{raw}&{name}={value}" if raw else f"{name}={value}"
+        return parse_query(raw, allowed)
 
     @staticmethod
     def html(body: str, status: int = 200) -> Response:
@@ -103,9 +134,54 @@ class Dashboard:
         """``/``: today's overview."""
         return self.html(views.overview_view(queries.overview(self.sources), self.home))
 
-    def sessions(self) -> Response:
-        """``/sessions``: the 50 latest sessions."""
-        return self.html(views.sessions_view(queries.sessions(self.sources), self.home))
+    def sessions(self, raw: str = "") -> Response:
+        """``/sessions``: one page of sessions, filtered by the query string."""
+        query = self._list_query(raw, ("since", "until", "outcome", "model", "skill", "tool", "error", "q"))
+        return self.html(views_lists.sessions_view(queries_lists.sessions_page(self.sources, query), self.home, query))
+
+    def runs(self, raw: str = "") -> Response:
+        """``/runs``: one page of runs, filtered by the query string."""
+        query = self._list_query(raw, ("since", "until", "outcome", "model", "skill", "tool", "error", "q"))
+        return self.html(views_lists.runs_view(queries_lists.runs(self.sources, query), query, self.home))
+
+    def failures(self, raw: str = "") -> Response:
+        """``/failures``: what failed over a time range (the last 7 days unless the URL names one)."""
+        query = self._list_query(raw, ("since", "until", "error"), since=queries_lists.DEFAULT_FAILURE_WINDOW)
+        return self.html(views_lists.failures_view(queries_lists.failures(self.sources, query), query, self.home))
+
+    def compare(self, raw: str = "") -> Response:
+        """``/compare?a=<run>&b=<run>``: the diff of two runs named by id or prefix (the run page's form)."""
+        from urllib.parse import parse_qsl
+
+        try:
+            pairs = parse_qsl(raw, keep_blank_values=True, strict_parsing=bool(raw), max_num_fields=4)
+        except ValueError as exc:
+            raise BadParameter("(query string)", "malformed") from exc
+        given = {}
+        for name, value in pairs:
+            if name not in ("a", "b") or name in given:
+                raise BadParameter(name[:40] or "(empty name)", "expected a and b, once each")
+            given[name] = value.strip()
+        for name in ("a", "b"):
+            if not TRAJECTORY_REF.fullmatch(given.get(name, "")):
+                raise BadParameter(name, "expected a run id or a prefix of at least 4 of its characters")
+        return self.diff(given["a"], given["b"])
+
+    def skill(self, name: str, raw: str = "") -> Response:
+        """``/skills/<name>``: one skill's versions, runs per version and trend (404 for an unknown skill)."""
+        a, b = views_pages.versions_param(raw)
+        data = queries_pages.skill(self.sources, name, a, b)
+        if data is None:
+            return self.not_found("No skill of this name in this profile.")
+        return self.html(views_pages.skill_view(data, self.home))
+
+    def memory_file(self, path: str, raw: str = "") -> Response:
+        """``/memory/<file>``: every recorded change to one memory file (404 when none is recorded)."""
+        query = self._list_query(raw, ())
+        data = queries_pages.memory_file(self.sources, path, query)
+        if data is None:
+            return self.not_found("No recorded change to this memory file.")
+        return self.html(views_pages.memory_file_view(data, query, self.home))
 
     def session(self, session_id: str) -> Response:
         """``/sessions/<id>``: one session's message stream (404 for an unknown id)."""
@@ -116,11 +192,12 @@ class Dashboard:
 
     def skills(self) -> Response:
         """``/skills``: skill health."""
-        return self.html(views.skills_view(queries.skills(self.sources), self.home))
+        return self.html(views.skills_view(queries_pages.skills(self.sources), self.home))
 
-    def memory(self) -> Response:
-        """``/memory``: memory files and changes."""
-        return self.html(views.memory_view(queries.memory(self.sources), self.home))
+    def memory(self, raw: str = "") -> Response:
+        """``/memory``: memory files and one page of recorded changes."""
+        query = self._list_query(raw, ("since", "until", "q"))
+        return self.html(views.memory_view(queries_pages.memory(self.sources, query=query), self.home, query))
 
     def ambiguous(self, exc: Any) -> Response:
         """409 for an id prefix of several runs: the page lists them, each a link."""
@@ -253,6 +330,17 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:  # noqa: N802
         """Serve a page's headers."""
         self._serve(False)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's own refusals (400 bad request line, 414 URI too long, 431 headers too
+        large, …) with the same security headers as every page, and the connection closed."""
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # an unparsable request line: answer with headers all the same
+            self.request_version = "HTTP/1.0"
+        phrase = message or self.responses.get(code, ("Error",))[0]
+        body = f"{code} {phrase}\n".encode("utf-8", "replace")
+        self._send(Response(code, body, "text/plain; charset=utf-8", {"Connection": "close"}),
+                   body=self.command != "HEAD" and code >= 200 and code not in (204, 304))
 
     def refuse_method(self) -> None:
         """405 for every method but GET and HEAD: the dashboard has no write path."""

@@ -7,10 +7,15 @@ import time
 from collections import defaultdict
 from typing import Any, Final
 
-__all__ = ["anomalies_from", "daily_series", "hourly_series", "local_day_bounds", "utc_text"]
+__all__ = ["SKILL_WINDOW_DAYS", "anomalies_from", "daily_series", "hourly_series", "local_day_bounds",
+           "skill_alarm", "utc_text"]
 
 FAILED: Final = ("failed", "timed_out")
 """Task outcomes that count as failures."""
+SKILL_WINDOW_DAYS: Final = 7
+"""The one window of skill health: the Today alarm and the ``/skills`` page count runs over the same days."""
+SKILL_MIN_RUNS: Final = 5
+"""Runs a skill needs in the window (and latest runs all failed) before it is judged."""
 
 
 def utc_text(epoch: float) -> str:
@@ -58,16 +63,21 @@ def hourly_series(rows: list[dict[str, Any]], now: float) -> list[dict[str, Any]
     return out
 
 
-def _cost_spikes(days: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
+def _cost_spikes(days: list[dict[str, Any]], now: float, first_day: str | None = None) -> list[dict[str, Any]]:
     """Days among the last 14 whose cost is above 3 times the mean daily cost of the 14 days before
-    them (days without activity count as 0), judged only when at least 3 of those days were active."""
+    them (days without activity count as 0, days before the profile's first record ``first_day`` do not
+    count at all: a young profile has no quiet history), judged only when at least 3 of those days were
+    active."""
     cost = {str(r.get("day")): _num(r.get("cost")) for r in days}
     active = {str(r.get("day")) for r in days if _num(r.get("tasks")) > 0}
     out = []
     for back in range(13, -1, -1):
         day = time.strftime("%Y-%m-%d", time.gmtime(now - back * 86400))
-        before = [time.strftime("%Y-%m-%d", time.gmtime(now - (back + k) * 86400)) for k in range(1, 15)]
-        mean = sum(cost.get(d, 0.0) for d in before) / 14
+        before = [d for d in (time.strftime("%Y-%m-%d", time.gmtime(now - (back + k) * 86400)) for k in range(1, 15))
+                  if first_day is None or d >= first_day]
+        if not before:
+            continue
+        mean = sum(cost.get(d, 0.0) for d in before) / len(before)
         if sum(d in active for d in before) >= 3 and mean > 0 and cost.get(day, 0.0) > 3 * mean:
             out.append({"kind": "cost", "day": day, "cost": cost.get(day, 0.0), "mean": mean})
     return out
@@ -87,33 +97,42 @@ def _failure_streaks(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def skill_alarm(latest: list[str], window: list[str]) -> str | None:
+    """Why a skill is failing, or ``None``: its :data:`SKILL_MIN_RUNS` most recent runs (``latest``, newest
+    first, any age) all failed, or at least half of at least that many runs in the window (``window``, each
+    run once) failed. The Today panel and ``/skills`` both judge with this one rule."""
+    failures = sum(o != "success" for o in window)
+    if len(latest) >= SKILL_MIN_RUNS and all(o != "success" for o in latest[:SKILL_MIN_RUNS]):
+        return f"its {SKILL_MIN_RUNS} most recent runs failed"
+    if len(window) >= SKILL_MIN_RUNS and 2 * failures >= len(window):
+        return f"{failures} of {len(window)} runs failed in {SKILL_WINDOW_DAYS} days"
+    return None
+
+
 def _skill_alarms(rows: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
-    """Skills whose 5 most recent runs all failed, or that failed at least half of at least 5 runs
-    over the last 7 days."""
-    week = utc_text(now - 7 * 86400)
-    latest: dict[str, list[str]] = defaultdict(list)
+    """Skills :func:`skill_alarm` flags. ``rows`` holds each skill's latest runs (``rn`` 1..5) and, apart
+    from them, its runs of the window (``rn`` ``None``): a run in both lists is counted once per list."""
+    since = utc_text(now - SKILL_WINDOW_DAYS * 86400)
+    latest: dict[str, list[tuple[int, str]]] = defaultdict(list)
     recent: dict[str, list[str]] = defaultdict(list)
     for row in rows:
         name, outcome = str(row.get("skill_name")), str(row.get("outcome"))
-        if isinstance(row.get("rn"), int) and row["rn"] <= 5:
-            latest[name].append(outcome)
-        if str(row.get("ended_at") or "") >= week:
+        if isinstance(row.get("rn"), int):
+            latest[name].append((row["rn"], outcome))
+        elif str(row.get("ended_at") or "") >= since:
             recent[name].append(outcome)
     out = []
     for name in sorted(set(latest) | set(recent)):
-        last = latest.get(name, [])
-        week_runs = recent.get(name, [])
-        failures = sum(o != "success" for o in week_runs)
-        if len(last) == 5 and all(o != "success" for o in last):
-            out.append({"kind": "skill", "skill": name, "why": "its 5 most recent runs failed"})
-        elif len(week_runs) >= 5 and failures / len(week_runs) >= 0.5:
-            out.append({"kind": "skill", "skill": name,
-                        "why": f"{failures} of {len(week_runs)} runs failed in 7 days"})
+        why = skill_alarm([o for _, o in sorted(latest.get(name, []))], recent.get(name, []))
+        if why is not None:
+            out.append({"kind": "skill", "skill": name, "why": why})
     return out
 
 
 def anomalies_from(days: list[dict[str, Any]] | None, outcomes: list[dict[str, Any]] | None,
-                   skill_runs: list[dict[str, Any]] | None, now: float) -> list[dict[str, Any]]:
-    """Every anomaly the store's rows show (skills, task failure streaks, cost spikes)."""
+                   skill_runs: list[dict[str, Any]] | None, now: float,
+                   first_day: str | None = None) -> list[dict[str, Any]]:
+    """Every anomaly the store's rows show (skills, task failure streaks, cost spikes); ``first_day``: the
+    UTC day of the profile's first recorded run."""
     return [*_skill_alarms(skill_runs or [], now), *_failure_streaks(outcomes or []),
-            *_cost_spikes(days or [], now)]
+            *_cost_spikes(days or [], now, first_day)]

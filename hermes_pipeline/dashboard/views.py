@@ -10,10 +10,10 @@ from typing import Any
 from urllib.parse import quote
 
 from .charts import bar_chart, series_values
-from .html import cost, e, link, missing, num, page, table, when
+from .html import cost, e, link, missing, num, page, qlink, table, when
 from .views_runs import diff_view, trajectory_view
 
-__all__ = ["ambiguous_view", "diff_view", "error_view", "memory_view", "overview_view", "session_view", "sessions_view",
+__all__ = ["ambiguous_view", "diff_view", "error_view", "memory_view", "overview_view", "session_view",
            "skills_view", "trajectory_view"]
 
 
@@ -27,9 +27,10 @@ def _size(value: Any) -> str:
 
 def _anomaly(item: dict[str, Any]) -> str:
     if item["kind"] == "skill":
-        return f"skill {link('/skills', item['skill'])}: {e(item['why'])}"
+        return f"skill {link('/skills/' + item['skill'], item['skill'])}: {e(item['why'])}"
     if item["kind"] == "tasks":
-        return f"{e(item['count'])} consecutive failed tasks{' (the latest ones)' if item.get('current') else ''}"
+        return f"{e(item['count'])} consecutive failed tasks{' (the latest ones)' if item.get('current') else ''} " \
+               f"({qlink('/runs?outcome=failed', 'failed runs')})"
     return f"cost on {e(item['day'])}: {cost(item['cost'])}, above 3 × the 14-day mean {cost(item['mean'])}"
 
 
@@ -72,6 +73,23 @@ def _trajectory_rows(files: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def _cost_breakdown(data: dict[str, Any]) -> str:
+    """Today's cost by model, by skill and by session (the ten largest of each), each linked to its runs."""
+    day = data.get("day") or ""
+    if data.get("cost_by_model") is None:
+        return ""
+    models = [[qlink(f"/runs?model={quote(str(r['model'] or ''))}&since={day}", r["model"] or "(unknown)"),
+               cost(r.get("cost")), num(r.get("calls"))] for r in data.get("cost_by_model") or [] if r.get("model")]
+    skills = [[link(f"/skills/{r['skill']}", r["skill"]), cost(r.get("cost")), num(r.get("runs"))]
+              for r in data.get("cost_by_skill") or []]
+    sessions = [[link(f"/sessions/{r['session_id']}", r["session_id"]), cost(r.get("cost")), num(r.get("runs"))]
+                for r in data.get("cost_by_session") or []]
+    return ('<section class="breakdown"><h2>Cost today by model, skill and session</h2>'
+            + table(["model", "cost", "LLM calls"], models, empty="no LLM call today")
+            + table(["skill", "cost of the runs that loaded it", "runs"], skills, empty="no skill run today")
+            + table(["session", "cost", "runs"], sessions, empty="no run today") + "</section>")
+
+
 def overview_view(data: dict[str, Any], home: str = "") -> str:
     """``/``: today's numbers, the charts, the latest trajectories and the anomaly panel."""
     status = data.get("store_status")
@@ -86,6 +104,10 @@ def overview_view(data: dict[str, Any], home: str = "") -> str:
                  ("cost", cost(today.get("cost")) if today.get("costed") else "n/a"),
                  ("input tokens", num(today.get("input"))), ("output tokens", num(today.get("output"))),
                  ("LLM calls", f"{num(llm.get('calls'))} ({num(llm.get('errors') or 0)} errors)")]
+        day = data.get("day") or ""
+        cells[0] = ("tasks", qlink(f"/runs?since={day}", num(today.get("tasks"))))
+        failed = int(today.get("tasks") or 0) - int(today.get("ok") or 0)
+        cells.insert(2, ("failed or not successful", qlink(f"/failures?since={day}", num(failed))))
         parts.append(f'<section class="cards" aria-label="today {e(data.get("day"))}">' + "".join(
             f'<div class="card"><div class="v">{v}</div><div class="k">{e(k)}</div></div>' for k, v in cells)
                      + "</section>")
@@ -101,6 +123,7 @@ def overview_view(data: dict[str, Any], home: str = "") -> str:
         parts.append("<h2>Success rate per hour (last 24 h, UTC)</h2>" + bar_chart(
             "Success rate per hour", [h["hour"][-2:] + "h" for h in hourly], [("success %", rates)],
             unit="%", maximum=100.0) + "</section>")
+    parts.append(_cost_breakdown(data))
     anomalies = data.get("anomalies")
     parts.append('<section class="anomalies"><h2>Anomalies</h2>')
     if anomalies is None:
@@ -116,30 +139,10 @@ def overview_view(data: dict[str, Any], home: str = "") -> str:
     else:
         parts.append(table(["run", "date", "written", "outcome", "input", "output", "size"], _trajectory_rows(files),
                            cls="trajectories", empty="no trajectory recorded yet"))
+        parts.append(f"<p>{link('/runs', 'every run, with search and filters')} · "
+                     f"{link('/failures', 'what failed in the last 7 days')}</p>")
     parts.append("</section>")
     return page(f"Today, {data.get('day')}", "".join(parts), active="/", home=home)
-
-
-def sessions_view(data: dict[str, Any], home: str = "") -> str:
-    """``/sessions``: the latest sessions (from ``state.db``, else the store)."""
-    source = data.get("source")
-    if source is None:
-        status = data.get("store_status") or {}
-        text = missing(f"store unreadable: {status.get('reason')} — and no state.db (Hermes) in this profile "
-                       "(run hermes-pipeline doctor)") if status.get("state") == "unreadable" else \
-            missing("No session store: neither state.db (Hermes) nor the observability store exists in this profile.")
-        return page("Sessions", text, active="/sessions", home=home)
-    rows = []
-    for r in data["rows"]:
-        rows.append([link(f"/sessions/{r['id']}", r["id"]), e(r.get("source")), e(when(r.get("started_at"))),
-                     num(r.get("message_count") if source == "state.db" else r.get("runs")), e(r.get("model")),
-                     num(r.get("input_tokens")), num(r.get("output_tokens")), e(r.get("end_reason")),
-                     e(r.get("title"))])
-    count = "messages" if source == "state.db" else "runs"
-    note = _writes_note(data.get("store_status")) + f'<p class="src">from {e(source)}</p>'
-    return page("Sessions", note + table(["session", "source", "started", count, "model", "input", "output",
-                                          "end", "title"], rows, cls="sessions", empty="no session yet"),
-                active="/sessions", home=home)
 
 
 def _tool_calls(value: Any) -> str:
@@ -178,11 +181,12 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
         cell = link(f"/trajectories/{tid}", tid[:13] + "…") if r.get("has_file") else e(tid or "—")
         trace = link(f"{jaeger.rstrip('/')}/trace/{tid.replace('-', '')}", "trace") if jaeger and tid else ""
         runs.append([cell, e(r.get("ended_at")), f'<span class="st {e(r.get("outcome"))}">{e(r.get("outcome"))}</span>',
+                     f'<b class="errtype">{e(r.get("error_type"))}</b>' if r.get("error_type") else "",
                      num(r.get("input_tokens")), num(r.get("output_tokens")), cost(r.get("cost_usd")), trace])
     note = _store_note(data.get("store_status"), "this session's runs are unknown")
     if note is not None and (data.get("store_status") or {}).get("state") == "unreadable":
         head.append(note)
-    head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "input", "output", "cost", ""], runs,
+    head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "error type", "input", "output", "cost", "trace"], runs,
                                         empty="no recorded run for this session"))
     messages = data.get("messages")
     stream = ["<h2>Messages</h2>"]
@@ -213,35 +217,50 @@ def skills_view(data: dict[str, Any], home: str = "") -> str:
                      or missing("No observability store: runs and changes are unknown."))
     rows, classes = [], []
     for r in data["rows"]:
-        rows.append([e(r["name"]), e(r.get("description")), num(r["runs"]),
+        rows.append([link(f"/skills/{r['key']}", r["name"]), e(r.get("description")), num(r["runs"]),
                      "n/a" if r["rate"] is None else f"{100 * r['rate']:.0f}%", e(r.get("last_used") or "never"),
                      num(r["changes"]), e(r.get("category") or "")])
         classes.append("red" if r["red"] else "")
-    return page("Skill health (30 days)", "".join(notes) + table(
-        ["skill", "description", "runs", "success", "last used", "changes", "category"], rows, cls="skills",
+    days = data.get("window_days", 7)
+    notes.append(f'<p class="src">runs and success over the last {e(days)} days (the window of the Today '
+                 f"alarm too); in red: the {e(days)}-day alarm (5 latest runs failed, or half of 5 or more "
+                 "runs failed)</p>")
+    return page(f"Skill health ({days} days)", "".join(notes) + table(
+        ["skill", "description", f"runs ({days} d)", "success", "last used", "changes", "category"], rows, cls="skills",
         row_classes=classes, empty="no skill found"), active="/skills", home=home)
 
 
-def memory_view(data: dict[str, Any], home: str = "") -> str:
-    """``/memory``: memory files by modification time and the latest recorded changes."""
+def memory_view(data: dict[str, Any], home: str = "", query: Any = None) -> str:
+    """``/memory``: memory files by modification time (each linked to its changes when the store has any)
+    and one page of recorded changes, filtered by ``since``, ``until`` and ``q``."""
+    from .params import ListQuery
+    from .views_lists import _form, _pager, _stated
+
+    query = query if query is not None else ListQuery()
+    recorded = data.get("recorded") or set()
     parts = [_writes_note(data.get("store_status")), "<h2>Files</h2>"]
     if not data.get("dirs"):
         parts.append(missing("No memory directory in this profile."))
     else:
-        parts.append(table(["file", "size", "modified"], [[e(f["path"]), _size(f["size"]), e(when(f["mtime"]))]
-                                                          for f in data["files"]], empty="no memory file"))
+        parts.append(table(["file", "size", "modified"], [
+            [link(f"/memory/{f['path']}", f["path"]) if f["path"] in recorded else e(f["path"]), _size(f["size"]),
+             e(when(f["mtime"]))] for f in data["files"]], empty="no memory file"))
         if data.get("more"):
             parts.append(missing(f"{data['more']} older files not shown."))
-    parts.append("<h2>Latest changes</h2>")
+    parts.append("<h2>Recorded changes</h2>")
     changes = data.get("changes")
     if changes is None:
         parts.append(_store_note(data.get("store_status"), "memory changes are unknown")
                      or missing("No observability store: memory changes are not recorded."))
     else:
-        parts.append(table(["time", "file", "change", "actor", "session", "after"], [
-            [e(c["changed_at"]), e(c["file_path"]), e(c["change_type"]), e(c["actor"]),
+        pager = _pager("/memory", query, len(changes), bool(data.get("changes_more")), data.get("changes_total"))
+        parts.append(_form("/memory", query, ("since", "until", "q")) + _stated(query) + pager)
+        parts.append(table(["time (UTC)", "file", "change", "actor", "reason", "session", "after"], [
+            [e(c["changed_at"]), link(f"/memory/{c['file_path']}", c["file_path"]), e(c["change_type"]),
+             e(c["actor"]), e(c.get("reason") or ""),
              link(f"/sessions/{c['trigger_session_id']}", c["trigger_session_id"]) if c.get("trigger_session_id")
-             else "", f"<code>{e(c.get('excerpt'))}</code>"] for c in changes], empty="no memory change recorded"))
+             else "", f"<code>{e(c.get('excerpt'))}</code>"] for c in changes], empty="no memory change recorded")
+            + pager)
     return page("Memory", "".join(parts), active="/memory", home=home)
 
 
@@ -265,3 +284,12 @@ def unshowable_view(trajectory_id: str, problem: dict[str, str]) -> str:
 def error_view(status: int, message: str) -> str:
     """A page for 404 and the other refusals."""
     return page(f"{status}", f'<p class="missing">{e(message)}</p><p>{link("/", "Back to today")}</p>')
+
+
+def __getattr__(name: str) -> Any:
+    """``views.sessions_view``, now in :mod:`.views_lists` with the other paged lists (which imports this one)."""
+    if name == "sessions_view":
+        from .views_lists import sessions_view
+
+        return sessions_view
+    raise AttributeError(name)

@@ -63,29 +63,63 @@ def failed_commands(doc: dict[str, Any], depth: int = 0) -> int:
     return count
 
 
-def _step(step: dict[str, Any], duration_ms: float | None) -> str:
+def _attempts(hermes: dict[str, Any]) -> str:
+    """The provider attempts that failed before this step's answer (retries), each with its error type,
+    HTTP status and message where the recording has them."""
+    failed = [a for a in hermes.get("failed_attempts") or [] if isinstance(a, dict)]
+    if not failed:
+        return ""
+    items = "".join(f'<li class="bad">attempt {e(a.get("attempt", "?"))}: <b>{e(a.get("error_type") or "error")}</b>'
+                    + (f" (HTTP {e(a.get('status_code'))})" if a.get("status_code") is not None else "")
+                    + (f": {e(_text(a.get('message')))}" if a.get("message") else "") + "</li>" for a in failed)
+    return f'<div class="attempts"><h4>failed provider attempts</h4><ul>{items}</ul></div>'
+
+
+def _failed(rx: dict[str, Any], tool_error: dict[str, Any] | None) -> bool:
+    code = rx.get("exit_code")
+    return rx.get("status") in ("error", "blocked", "timed_out") or bool(tool_error) or \
+        (isinstance(code, int) and not isinstance(code, bool) and code != 0)
+
+
+def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str, dict[str, Any]] | None = None) -> str:
+    tool_errors = tool_errors or {}
     hermes = ((step.get("extra") or {}).get("hermes") or {}) if isinstance(step.get("extra"), dict) else {}
     metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
     bits = [f"<b>step {e(step.get('step_id'))}</b>", e(step.get("source")), e(step.get("model_name"))]
     if metrics:
         bits.append(f"tokens {num(metrics.get('prompt_tokens'))} / {num(metrics.get('completion_tokens'))}")
-    bits += [e(_ms(duration_ms)), _status(hermes.get("finish_reason"))]
+    bits += [f"LLM {e(_ms(duration_ms))}" if duration_ms is not None else "", _status(hermes.get("finish_reason"))]
+    if hermes.get("turn_status") in ("error", "cancelled"):  # the turn this user step opened ended in error
+        bits.append(_status("failed" if hermes["turn_status"] == "error" else "cancelled")
+                    + (f' <b class="errtype">{e(hermes.get("error_type"))}</b>' if hermes.get("error_type") else ""))
+    failed_attempts = [a for a in hermes.get("failed_attempts") or [] if isinstance(a, dict)]
+    if failed_attempts:
+        bits.append(f'<span class="st error">{len(failed_attempts)} failed attempt(s)</span>')
     calls = [c for c in step.get("tool_calls") or [] if isinstance(c, dict)]
     results = {str(r.get("source_call_id")): r for r in ((step.get("observation") or {}).get("results") or [])
                if isinstance(r, dict)}
     if calls:
         bits.append("tools: " + ", ".join(e(c.get("function_name")) for c in calls))
-    body = []
+    body = [_attempts(hermes)]
     message = step.get("message")
     if message:
         body.append(f'<details open><summary>message</summary><pre>{e(_text(message))}</pre></details>')
+    any_failed = bool(failed_attempts) or hermes.get("turn_status") == "error"
     for call in calls:
         result = results.pop(str(call.get("tool_call_id")), None)
         rx = ((result or {}).get("extra") or {}).get("hermes") or {}
-        body.append(f'<details class="tool"><summary>tool <b>{e(call.get("function_name"))}</b> '
-                    f'{_status(rx.get("status"))} {_command(rx)} {e(_ms(rx.get("duration_ms")))}</summary>'
+        error = tool_errors.get(str(call.get("tool_call_id")))
+        failed = _failed(rx, error)
+        any_failed = any_failed or failed
+        kind = (error or {}).get("error_type") or ("command_failed" if rx.get("command_failed") else None)
+        anchor = f' id="call-{e(call.get("tool_call_id"))}"' if call.get("tool_call_id") else ""
+        body.append(f'<details class="tool"{anchor}{" open" if failed else ""}><summary>tool '
+                    f'<b>{e(call.get("function_name"))}</b> {_status(rx.get("status"))} {_command(rx)} '
+                    + (f'<b class="errtype">{e(kind)}</b> ' if failed and kind else "")
+                    + f'{e(_ms(rx.get("duration_ms")))}</summary>'
                     f'<h4>arguments</h4><pre>{e(_text(call.get("arguments")))}</pre>'
-                    + (f'<h4>result</h4><pre>{e(_text(result.get("content")))}</pre>' if result else "")
+                    + (f'<h4>{"error" if failed else "result"}</h4><pre>{e(_text(result.get("content")))}</pre>'
+                       if result else "")
                     + "</details>")
     for result in results.values():
         body.append(f'<details class="tool"><summary>observation</summary><pre>{e(_text(result.get("content")))}'
@@ -93,24 +127,52 @@ def _step(step: dict[str, Any], duration_ms: float | None) -> str:
     for key in ("llm_request", "llm_response"):
         if key in hermes:
             body.append(f"<details><summary>{e(key)}</summary><pre>{e(_text(hermes[key]))}</pre></details>")
-    return f'<details class="step"><summary>{" · ".join(b for b in bits if b)}</summary>{"".join(body)}</details>'
+    ids = [f'step-{e(step.get("step_id"))}']
+    if hermes.get("api_request_id"):
+        ids.append(f'req-{e(hermes["api_request_id"])}')
+    marks = "".join(f'<a id="{i}"></a>' for i in ids[1:])  # a failed provider attempt links to its request
+    return f'{marks}<details class="step{" failed" if any_failed else ""}" id="{ids[0]}"{" open" if any_failed else ""}>' \
+           f'<summary>{" · ".join(b for b in bits if b)}</summary>{"".join(body)}</details>'
 
 
-def _tree(doc: dict[str, Any], depth: int = 0) -> str:
+def _tree(doc: dict[str, Any], depth: int = 0, tool_errors: dict[str, dict[str, Any]] | None = None) -> str:
+    from .timeline import segments
+
     steps = [s for s in doc.get("steps") or [] if isinstance(s, dict)]
-    times = [_seconds(s.get("timestamp")) for s in steps]
+    # an agent step's timestamp is when the provider answered: its LLM time runs from the end of what came before
+    llm = [seg for seg in segments(doc) if seg["kind"] == "llm"]
+    agents = [s for s in steps if s.get("source") == "agent" and _seconds(s.get("timestamp")) is not None]
+    latency = {id(s): (seg["end"] - seg["start"]) * 1000 for s, seg in zip(agents, llm)}
     items = []
-    for i, step in enumerate(steps):
-        nxt = times[i + 1] if i + 1 < len(times) else None
-        here = times[i]
-        items.append(_step(step, (nxt - here) * 1000 if here is not None and nxt is not None else None))
+    for step in steps:
+        items.append(_step(step, latency.get(id(step)), tool_errors))
     for child in doc.get("subagent_trajectories") or []:
         if isinstance(child, dict) and depth < 8:
             agent = child.get("agent") or {}
             items.append(f'<details class="sub" open><summary>subagent {e(agent.get("name"))} '
                          f'{e(child.get("trajectory_id") or child.get("session_id"))}</summary>'
-                         f"{_tree(child, depth + 1)}</details>")
+                         f"{_tree(child, depth + 1, tool_errors)}</details>")
     return '<div class="tree">' + "".join(items) + "</div>"
+
+
+def _compare(data: dict[str, Any], hermes: dict[str, Any]) -> str:
+    """"Compare with…": the original of a replay, the previous run of the same session, any run by id (a
+    plain GET form to ``/compare``)."""
+    tid = data["id"]
+    items = []
+    replay = hermes.get("replay") if isinstance(hermes.get("replay"), dict) else {}
+    original = replay.get("of") if isinstance(replay.get("of"), str) else None
+    if original:
+        items.append(f"this run replays {link('/trajectories/' + original, original)}: "
+                     f"{link(f'/trajectories/{original}/diff/{tid}', 'compare with the original')}")
+    if data.get("previous"):
+        prev = data["previous"]
+        items.append(f"{link(f'/trajectories/{prev}/diff/{tid}', 'compare with the previous run of this session')} "
+                     f"({e(prev[:8])})")
+    form = (f'<form class="filters" method="get" action="/compare"><input type="hidden" name="a" value="{e(tid)}">'
+            '<label>compare with the run (id or prefix) <input name="b"></label><button>compare</button></form>')
+    return '<section class="compare"><h2>Compare with…</h2>' + \
+        ("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" if items else "") + form + "</section>"
 
 
 def trajectory_view(data: dict[str, Any], home: str = "") -> str:
@@ -127,16 +189,25 @@ def trajectory_view(data: dict[str, Any], home: str = "") -> str:
              ("tokens", f"{num(metrics.get('total_prompt_tokens'))} in / "
                         f"{num(metrics.get('total_completion_tokens'))} out"),
              ("cost", cost(run.get("cost_usd"))), ("failed commands", num(failed_commands(doc)))]
+    if run.get("error_type") or run.get("outcome") in ("failed", "timed_out"):
+        facts.insert(4, ("error type", f'<b class="errtype">{e(run.get("error_type") or "(not recorded)")}</b>'))
+    skills = data.get("skills") or []
+    if skills:
+        facts.append(("skills loaded", ", ".join(link(f"/skills/{s}", s) for s in skills)))
     session = run.get("session_id") or hermes.get("session_id")  # the store's row names the host's session
     if session:
         facts.append(("session", link(f"/sessions/{session}", session)))
     if data.get("jaeger_url"):
         facts.append(("trace", link(f"{data['jaeger_url'].rstrip('/')}/trace/{data['id'].replace('-', '')}",
                                     "open in Jaeger")))
-    head = "<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>"
+    head = "<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>" + _compare(data, hermes)
     final = hermes.get("final_output")
     tail = f"<h2>Final output</h2><pre>{e(_text(final))}</pre>" if final else ""
-    return page(f"Run {data['id']}", head + "<h2>Steps</h2>" + _tree(doc) + tail, home=home)
+    errors = {str(t.get("tool_call_id")): t for t in data.get("tool_errors") or [] if t.get("tool_call_id")}
+    from .timeline import timeline_html
+
+    timeline = "<h2>Timeline</h2>" + timeline_html(doc, run.get("cost_usd"))
+    return page(f"Run {data['id']}", head + timeline + "<h2>Steps</h2>" + _tree(doc, 0, errors) + tail, home=home)
 
 
 def _cell(step: dict[str, Any] | None) -> str:

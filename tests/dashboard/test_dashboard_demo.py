@@ -27,9 +27,9 @@ def test_the_demo_prints_the_dashboard_command_and_its_profile_renders(tmp_path:
         base = server.url.rstrip("/")
         pages = {route: urllib.request.urlopen(base + route, timeout=10).read().decode()
                  for route in ("/", "/sessions", "/skills", "/memory")}
-        assert "from store" in pages["/sessions"] and "<td>weekly-summary</td><td>Weekly summary</td>" in pages["/skills"]
+        assert "from store" in pages["/sessions"] and "<td><a href=\"/skills/weekly-summary\">weekly-summary</a></td><td>Weekly summary</td>" in pages["/skills"]
         assert "memories/USER.md" in pages["/memory"] and "user-direct" in pages["/memory"]
         runs = [p.name[11:47] for p in sorted((home / "trajectories").glob("*.json"))]
         assert runs and all(f'href="/trajectories/{tid}"' in pages["/"] for tid in runs)
         tree = urllib.request.urlopen(f"{base}/trajectories/{runs[0]}", timeout=10).read().decode()
-        assert '<details class="step">' in tree
+        assert '<details class="step" id="step-' in tree

@@ -70,4 +70,4 @@ def test_a_real_hermes_profile_in_the_dashboard(tmp_path: Path) -> None:
         today = _page(base, "/")
         assert f'href="/trajectories/{runs[0]}"' in today
         tree = _page(base, f"/trajectories/{runs[0]}")
-        assert '<details class="step">' in tree and "hermes-demo-1" in tree
+        assert '<details class="step" id="step-' in tree and "hermes-demo-1" in tree

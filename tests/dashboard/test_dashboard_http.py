@@ -134,7 +134,7 @@ def test_skill_health_is_sorted_worst_first_and_a_failing_skill_is_red(base: str
     _, body, _ = get(base + "/skills")
     positions = [body.index(name) for name in ("flaky-skill", "good-skill", "empty-skill")]
     assert positions == sorted(positions)
-    row = re.search(r"<tr class=\"red\"><td>([^<]*)</td>", body)
+    row = re.search(r"<tr class=\"red\"><td><a href=\"[^\"]*\">([^<]*)</a></td>", body)
     assert row is not None and row.group(1) == "flaky-skill"
     assert body.count('class="red"') == 1
 
@@ -167,7 +167,7 @@ def test_a_run_renders_as_a_tree_and_two_runs_side_by_side(profile: FixtureProfi
     """The run tree with steps, tools, tokens and folded content; the step-aligned diff."""
     a, b = profile.trajectories
     _, tree, _ = get(f"{base}/trajectories/{a}")
-    assert tree.count('<details class="step">') == 3 and "tool <b>read_file</b>" in tree
+    assert tree.count('<details class="step" id="step-') == 3 and "tool <b>read_file</b>" in tree
     assert "llm_request" in tree and "tokens" in tree and f'href="/sessions/{SESSION_ID}"' in tree
     _, diff, _ = get(f"{base}/trajectories/{a}/diff/{b}")
     assert "diverged at step 3" in diff and 'class="differs"' in diff
@@ -327,3 +327,27 @@ def test_open_hands_the_url_to_the_browser(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("target, extra, status", [("/" + "a" * 70000, {}, 414),
+                                                   ("/", {f"X-H{i}": "v" for i in range(120)}, 431),
+                                                   ("bad request line", {}, 400)])
+def test_the_standard_refusals_carry_the_security_headers(base: str, target: str, extra: dict[str, str],
+                                                          status: int) -> None:
+    """Issue #31: 400, 414 and 431 from the HTTP layer itself have the same headers as every page."""
+    import socket
+
+    host, port = base.split("//", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        lines = [f"GET {target} HTTP/1.1" if target != "bad request line" else "GET / HTTP/1.1 extra",
+                 f"Host: {host}:{port}"] + [f"{k}: {v}" for k, v in extra.items()]
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head = data.split(b"\r\n\r\n", 1)[0].decode()
+    assert head.startswith(f"HTTP/1.1 {status} ") or head.startswith(f"HTTP/1.0 {status} "), head
+    assert f"Content-Security-Policy: {CSP}" in head and "X-Frame-Options: DENY" in head

@@ -3,6 +3,7 @@ BOOK-41, §0)."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 
@@ -194,3 +195,79 @@ def test_skills_in_category_folders_are_listed_with_their_changes(tmp_path: Path
         server.server_close()
         thread.join(5)
     assert "csv-report" in body and "deploy" in body and "ops/cloud" in body
+
+
+def test_a_skills_latest_runs_are_not_counted_twice_in_its_window() -> None:
+    """BOOK-41 (issue #31): the 5 latest runs, also inside the 7-day window, are counted once: 19 of 32, not
+    22 of 37; and a skill at exactly 50 % over its window is flagged."""
+    recent = utc_text(NOW - 3600)
+    outcomes = ["failed"] * 19 + ["success"] * 13
+    window = [{"skill_name": "s", "outcome": o, "ended_at": recent, "rn": None} for o in outcomes]
+    latest = [{"skill_name": "s", "outcome": o, "ended_at": recent, "rn": i + 1}
+              for i, o in enumerate(["success", "failed", "failed", "success", "failed"])]
+    flagged = {a["skill"]: a["why"] for a in anomalies_from([], [], window + latest, NOW) if a["kind"] == "skill"}
+    assert flagged == {"s": "19 of 32 runs failed in 7 days"}
+    half = [{"skill_name": "h", "outcome": o, "ended_at": recent, "rn": None} for o in ["failed", "success"] * 5]
+    half += [{"skill_name": "h", "outcome": o, "ended_at": recent, "rn": i + 1}
+             for i, o in enumerate(["success", "failed", "success", "failed", "success"])]
+    assert [a["why"] for a in anomalies_from([], [], half, NOW) if a["kind"] == "skill"] == \
+        ["5 of 10 runs failed in 7 days"]
+
+
+def test_days_before_the_profiles_first_record_do_not_lower_the_cost_mean() -> None:
+    """BOOK-41 (issue #31): a profile 5 days old at $1 a day has a mean of $1, not 5/14: $2 is no spike."""
+    days = [{"day": _day(b), "cost": 1.0, "tasks": 1} for b in range(1, 6)] + [{"day": _day(0), "cost": 2.0,
+                                                                              "tasks": 1}]
+    assert [a for a in anomalies_from(days, [], [], NOW, _day(5)) if a["kind"] == "cost"] == []
+    days[-1]["cost"] = 3.5
+    spikes = [a for a in anomalies_from(days, [], [], NOW, _day(5)) if a["kind"] == "cost"]
+    assert [s["day"] for s in spikes] == [_day(0)] and spikes[0]["mean"] == pytest.approx(1.0)
+
+
+def test_skills_page_and_today_judge_skill_health_over_one_window(tmp_path: Path) -> None:
+    """Issue #31: /skills and the Today alarm count the same 7 days with the same rule, and the page says so."""
+    from hermes_pipeline.dashboard import queries
+    from hermes_pipeline.dashboard.sources import Sources
+    from hermes_pipeline.dashboard.stats import SKILL_WINDOW_DAYS
+    from hermes_pipeline.sinks.observability_store.schema import INDEXES, TABLES
+
+    store = tmp_path / "observability" / "observability.sqlite3"
+    store.parent.mkdir()
+    (tmp_path / "skills" / "s").mkdir(parents=True)
+    (tmp_path / "skills" / "s" / "SKILL.md").write_text("---\nname: s\n---\n")
+    conn = sqlite3.connect(store)
+    for ddl in (*TABLES.values(), *INDEXES):
+        conn.execute(ddl)
+    rows = [("failed", NOW - 86400 * d) for d in (1, 2, 3)] + [("success", NOW - 86400 * d) for d in (4, 5)]
+    rows += [("success", NOW - 86400 * d) for d in range(10, 28)]  # older than the window: not counted
+    for outcome, when in rows:
+        conn.execute("INSERT INTO skill_runs (skill_name, ended_at, outcome) VALUES ('s', ?, ?)", (utc_text(when), outcome))
+    conn.commit()
+    conn.close()
+    sources = Sources(home=tmp_path, state_db=tmp_path / "state.db", store_db=store, trajectories=tmp_path / "t",
+                      skills=tmp_path / "skills", memory_dirs=())
+    row = queries.skills(sources, now=NOW)["rows"][0]
+    alarms = [a for a in queries.overview(sources, now=NOW)["anomalies"] if a["kind"] == "skill"]
+    assert SKILL_WINDOW_DAYS == 7 and row["runs"] == 5 and row["red"] and alarms[0]["skill"] == "s"
+    assert row["why"] == alarms[0]["why"] == "3 of 5 runs failed in 7 days"
+
+
+@pytest.mark.parametrize("value, shown", [(0, "$0.00"), (0.4, "$0.40"), (0.0125, "$0.0125"), (1234.5678, "$1,234.57"),
+                                          (0.00001, "<$0.0001"), (None, "n/a"), (True, "n/a")])
+def test_costs_show_cents_and_fractions_only_where_they_exist(value: object, shown: str) -> None:
+    """Issue #31: no four decimals on every amount; a tiny real cost is never shown as zero."""
+    from hermes_pipeline.dashboard.html import cost
+
+    assert cost(value) == shown
+
+
+def test_a_chart_has_labelled_gridlines() -> None:
+    """Issue #31: more than one tick: four gridlines, each with its value, under the bars."""
+    import re
+
+    from hermes_pipeline.dashboard.charts import bar_chart
+
+    svg = bar_chart("Cost per day", ["a", "b"], [("cost", [1.0, 4.0])], unit=" USD")
+    assert svg.count('<line class="grid"') == 4
+    assert re.findall(r'<text class="tick" x="2" y="[0-9.]+">([^<]+)</text>', svg) == ["1", "2", "3", "4"]
+    assert svg.index('class="grid"') < svg.index('<rect class="s0"')
