@@ -1,15 +1,20 @@
-"""Credential shapes keyed on a credential-like name: ``KEY: VALUE``, ``--flag VALUE``, command-line passwords.
+"""Credentials found by what stands in front of them: names, flags, URL userinfo, authorization schemes (OBS-57..59).
 
-The widened half of the scrubber's detector list (spec 04 FMT-33a: the scrubber of 01 §8.2 also
-recognises ``KEY: VALUE`` and ``--flag VALUE`` shapes for credential-like names, and the password
-options of common database clients). :mod:`~hermes_pipeline.engine.scrub` runs these rules after
-its quoted-pair rule and before its ``NAME=value`` rule, each behind a cheap substring pre-check.
-Each rule replaces only the value, entirely, by :data:`REDACTED` (no character of the secret is
-kept), and keeps the quotes of a quoted value.
+The shapes (spec 01 §8.2.5, widened by spec 04 FMT-33a):
 
-All scans are linear: the ``KEY: VALUE`` scanner starts from each ``:`` and walks the name
-backwards (bounded by the previous replacement), the flag pattern is anchored on the literal
-``--``, and each database-client command is scanned once up to the end of its command segment.
+* ``NAME=value`` (env files, shell, query strings, connection strings ``;AccountKey=...``, ``--name=value``);
+* ``NAME: value`` (YAML, HTTP headers, logs) and quoted pairs ``"name": "value"`` / ``'name': 'value'``;
+* ``--name value`` after any character that is not part of a word (a space, ``=``, a backtick, ``&``, a
+  non-ASCII letter ...);
+* password options of command-line clients (``mysql -pX``, ``sshpass -p X``, ``redis-cli -a X``,
+  ``ldapsearch -w X``, ``curl -u user:X``, ``openssl -passin pass:X``);
+* ``scheme://user:password@host`` (also after a ``.``, as in ``jdbc:`` or ``.postgres://``);
+* ``Bearer <credential>`` / ``Basic <credential>`` when what follows looks like a credential, and anything
+  after an ``Authorization`` name.
+
+Names are judged by :mod:`.scrub_names`. Every finder appends ``(start, end)`` spans of the *value* only (the
+name, the quotes and the separator stay), never reads past the end of the value (a value ends at whitespace,
+a quote, a backtick, ``& ; , ) ] } < >`` or a backslash escape such as ``\\n``), and is linear in the text.
 """
 
 from __future__ import annotations
@@ -18,136 +23,313 @@ import re
 import string
 from typing import Final
 
-__all__ = ["ESCAPED_QUOTED", "NAME_HINTS", "REDACTED", "credential_name", "scrub_colon_pairs",
-           "scrub_command_passwords", "scrub_flags"]
+from .scrub_names import MAX_NAME_CHARS, STRONG, WEAK, credential_name, kept_value, secret_looking
 
-REDACTED: Final = "<redacted>"
-"""Redaction marker (01 §8.2.1)."""
+__all__ = ["find_shape_spans", "is_sensitive_pair"]
 
-# A credential-like name: what a human or a tool names a password, passphrase, secret, token, key or
-# cookie; ``pass``, ``pwd`` and ``auth`` only as the whole name or its last segment (``db_pass``), so
-# ``bypass`` or ``compass`` never match. ``tokenizer`` and ``secretary`` are not credentials.
-_CREDENTIAL_NAME_RE: Final = re.compile(
-    r"passw(?:or)?d|pass[_-]?phrase|secret(?!ar)|token(?!iz)|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|credential|cookie|authorization|(?<![a-z0-9])(?:pass|pwd|auth)$",
-    re.IGNORECASE,
-)
-
-NAME_HINTS: Final = ("pass", "pwd", "secret", "token", "key", "credential", "cookie", "auth")
-"""Lowercase substrings without one of which no name is credential-like (the rules' exact pre-check)."""
+Span = tuple[int, int]
 
 _NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_.-")
-_SCHEME_WORDS: Final = ("bearer", "basic")
-"""Values left to the authorization-scheme rule, which keeps the word and redacts what follows it."""
+_QUERY_LEADERS: Final = frozenset("?&;#")
+_SCHEME_WORDS: Final = frozenset({"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey", "api-key",
+                                  "sso-key", "hmac", "aws4-hmac-sha256", "key"})
 
-ESCAPED_QUOTED: Final = r"(?P<eq>\\[\"'])(?:(?!(?P=eq))[^\n])*+(?P=eq)?"
-"""A value between escaped quotes (backslash-quote, as in JSON-encoded text), to the closing escaped quote
-or the end of the line. Every value pattern tries it first, so an escaped quote never ends a value early."""
-_QUOTED: Final = ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?"
-"""A quoted value (escaped, double or single quotes) to its closing quote or the end of the line."""
-
-# The value of ``KEY: VALUE``: a quoted value, or a run of non-space, non-quote characters that does
-# not open a JSON object or array.
-_COLON_VALUE_RE: Final = re.compile(r"[ \t]*+(?P<v>" + _QUOTED + r"|(?![{\[])[^\s\"']++)")
-
-# ``--name VALUE`` after a space, a quote, a parenthesis or the start of the text; the "not glued"
-# check is a lookbehind placed after the literal ``--`` so the engine can skip to candidates.
-_FLAG_RE: Final = re.compile(
-    r"--(?<![^\s\"'(]--)(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*+)[ \t]++(?P<v>" + _QUOTED + r"|(?!--)[^\s\"']++)"
+# A value: quoted (double, single, backtick; backslash escapes inside) or a run of characters that cannot
+# end it. A backslash followed by an escape letter ends an unquoted value (JSON-escaped text: "...\n...").
+_VALUE_RE: Final = re.compile(
+    r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|`(?P<bq>[^`\n]*)`"
+    r"|(?P<v>(?:[^\s\"'`&;,)\]}<>\\]|\\(?![nrtbfu\"'\\/]))+))"
 )
+_FLAG_RE: Final = re.compile(r"--(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)[ \t]+(?!-)")
+_QUOTED_PAIR_RE: Final = re.compile(
+    r"(?P<kq>[\"'])(?P<key>[^\"'\\\n]{1,128})(?P=kq)[ \t]*:[ \t]*"
+    r"(?:\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<scalar>(?![{\[])[^\s,}\]\"'\\]+))"
+)
+_INT_RE: Final = re.compile(r"[-+]?\d+")
+_USERINFO_RE: Final = re.compile(r"[^\s:/?#@\"'<>\\]*:(?P<pw>[^\s/?#\"'<>\\]*)@")
+_SCHEME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "+.-")
+_AUTH_SCHEME_RE: Final = re.compile(r"(?<![A-Za-z0-9_-])(?P<w>bearer|basic)[ \t]+(?P<c>(?:[^\s\"'`\\]|\\(?![nrtbfu\"'\\/]))+)",
+                                    re.IGNORECASE)
+# Command-line clients and the option that carries a password.
+_CLIENT_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql[a-z_-]*|mariadb[a-z_-]*|sshpass|redis-cli|ldap[a-z]+|curl|wget"
+    r"|docker|podman|helm|az|openssl|smbclient|psql|mongo(?:sh|dump|restore)?+)(?![A-Za-z0-9_])",
+    re.IGNORECASE,
+)
+_CLIENT_HINTS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "ldap", "curl", "wget", "docker", "podman",
+                        "helm", "az ", "openssl", "smbclient", "mongo")
+_SEGMENT_END_RE: Final = re.compile(r"[\n;|&]|\\n")
+_CLIENT_OPTIONS: Final = {
+    "glued_p": re.compile(r"(?<!\S)-p(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<v>[^\s\"';|&`\\]+))"),
+    "spaced_p": re.compile(r"(?<!\S)-p[ \t]+(?P<v>[^\s\"';|&`\\-][^\s\"';|&`\\]*)"),
+    "a": re.compile(r"(?<!\S)-a[ \t]+(?P<v>[^\s\"';|&`\\-][^\s\"';|&`\\]*)"),
+    "w": re.compile(r"(?<!\S)-w[ \t]+(?P<v>[^\s\"';|&`\\-][^\s\"';|&`\\]*)"),
+    "user": re.compile(r"(?<!\S)(?:-u|--user)[ \t=]+[\"']?[^\s:\"']*:(?P<v>[^\s\"';|&`\\]+)"),
+    "pass": re.compile(r"(?<!\S)-pass(?:in|out)[ \t]+pass:(?P<v>[^\s\"';|&`\\]+)"),
+    "smb": re.compile(r"(?<!\S)-U[ \t]+[^\s%\"']+%(?P<v>[^\s\"';|&`\\]+)"),
+}
+_CLIENT_RULES: Final = {
+    "sshpass": ("spaced_p",), "redis-cli": ("a",), "curl": ("user",), "wget": ("user",), "docker": ("spaced_p",),
+    "podman": ("spaced_p",), "helm": ("spaced_p",), "az": ("spaced_p",), "openssl": ("pass",),
+    "smbclient": ("smb",), "psql": (), "mongo": ("spaced_p",), "mongosh": ("spaced_p",),
+    "mongodump": ("spaced_p",), "mongorestore": ("spaced_p",),
+}
 
-# Database clients whose ``-p`` option carries the password glued to it (``mysql -pSECRET``), and
-# ``sshpass``, whose ``-p`` takes it as the next word.
-_DB_COMMAND_RE: Final = re.compile(r"(?<![A-Za-z0-9_])(?:mysql[a-z_-]*+|mariadb[a-z_-]*+|sshpass)(?![A-Za-z0-9_])",
-                                   re.IGNORECASE)
-_GLUED_P_RE: Final = re.compile(r"(?<!\S)-p(?P<v>" + _QUOTED + r"|[^\s\"';|&]++)")
-_SPACED_P_RE: Final = re.compile(r"(?<!\S)-p[ \t]*+(?P<v>" + _QUOTED + r"|[^\s\"';|&-][^\s\"';|&]*+)")
-_SEGMENT_END_RE: Final = re.compile(r"[\n;|&]")
+
+def _value_span(m: re.Match[str]) -> Span | None:
+    for group in ("dq", "sq", "bq", "v"):
+        if m.group(group) is not None:
+            return m.span(group)
+    return None
 
 
-def credential_name(name: str) -> bool:
-    """Whether ``name`` (a key, a ``KEY:`` label or a ``--flag`` name) is credential-like."""
-    return _CREDENTIAL_NAME_RE.search(name) is not None
-
-
-def _kept(name_end_lower: str, value: str) -> bool:
-    """Values a credential-like name does not hide: a scheme word (its own rule redacts what follows)
-    and a plain count under a ``...tokens`` name (``input_tokens: 52``)."""
+def _judge(text: str, name: str, span: Span, level: int, spans: list[Span]) -> None:
+    """Append ``span`` unless its value is one a credential name does not hide; an ``Authorization`` value keeps
+    its scheme word and loses the rest of the line."""
+    start, end = span
+    value = text[start:end]
     low = value.lower()
     if low in _SCHEME_WORDS:
-        return True
-    return name_end_lower.endswith("tokens") and value.isdigit()
+        if "authoriz" in name.lower() or name.lower() in ("auth", "x-auth"):
+            rest = _VALUE_RE.match(text, end)
+            if rest is not None:
+                inner = _value_span(rest)
+                if inner is not None and inner[1] > inner[0]:
+                    spans.append(inner)
+        return
+    if low.split(" ", 1)[0] in _SCHEME_WORDS and "authoriz" in name.lower():
+        word = low.split(" ", 1)[0]
+        start += len(word)
+        while start < end and text[start] == " ":
+            start += 1
+        if start < end:
+            spans.append((start, end))
+        return
+    if not kept_value(value, name, level):
+        spans.append((start, end))
 
 
-def _replacement(m: re.Match[str]) -> str:
-    quote = m.group("eq") or m.group("dq") or m.group("sq") or ""
-    return f"{quote}{REDACTED}{quote}"
+def _name_before(text: str, pos: int) -> tuple[int, int]:
+    """The ``[start, end)`` of the name ending (spaces and tabs aside) just before ``pos``."""
+    end = pos
+    while end > 0 and text[end - 1] in " \t":
+        end -= 1
+    start = end
+    floor = max(0, end - MAX_NAME_CHARS - 1)
+    while start > floor and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    if start == floor and start > 0 and text[start - 1] in _NAME_CHARS:
+        return end, end  # longer than any credential name
+    return start, end
 
 
-def scrub_colon_pairs(text: str) -> str:
-    """Redact the value of every ``NAME: value`` / ``NAME:value`` whose name is credential-like."""
+def _assignments(text: str, spans: list[Span]) -> None:
+    """``NAME=value`` and ``?name=value`` (a URL parameter's weak names count as strong)."""
     find = text.find
-    value_match = _COLON_VALUE_RE.match
-    name_search = _CREDENTIAL_NAME_RE.search
-    name_chars = _NAME_CHARS
-    parts: list[str] = []
-    last = 0
+    eq = find("=")
+    while eq >= 0:
+        nxt = text[eq + 1 : eq + 2]
+        if nxt in ("=", ">", "~") or (eq > 0 and text[eq - 1] in "!<>=+-*/%|&^:"):
+            eq = find("=", eq + 1)
+            continue
+        start, end = _name_before(text, eq)
+        if start < end:
+            name = text[start:end]
+            level = credential_name(name)
+            if level:
+                query = start > 0 and text[start - 1] in _QUERY_LEADERS and end == eq
+                if level == WEAK and query:
+                    level = STRONG
+                m = _VALUE_RE.match(text, eq + 1)
+                if m is not None:
+                    span = _value_span(m)
+                    if span is not None and query and m.group("v") is not None:
+                        cut = text.find("#", span[0], span[1])  # a URL's fragment ends its parameter
+                        span = (span[0], cut) if cut >= 0 else span
+                    if span is not None and span[1] > span[0]:
+                        _judge(text, name, span, level, spans)
+                        eq = find("=", span[1])
+                        continue
+        eq = find("=", eq + 1)
+
+
+def _colon_pairs(text: str, spans: list[Span]) -> None:
+    """``NAME: value`` (not ``://``, not ``::``)."""
+    find = text.find
     colon = find(":")
     while colon >= 0:
-        end = colon
-        while end > last and text[end - 1] in " \t":
-            end -= 1
-        start = end
-        while start > last and text[start - 1] in name_chars:
-            start -= 1
-        if (start < end and (start == 0 or text[start - 1] not in name_chars) and name_search(text, start, end)
-                and text[colon + 1 : colon + 3] != "//"):
-            m = value_match(text, colon + 1)
-            if m is not None and not _kept(text[start:end].lower(), m.group("v")):
-                parts.append(text[last : m.start("v")])
-                parts.append(_replacement(m))
-                last = m.end()
-                colon = find(":", last)
-                continue
+        if text[colon + 1 : colon + 2] in (":", "/", "\\", "=") or (colon > 0 and text[colon - 1] == ":"):
+            colon = find(":", colon + 1)
+            continue
+        start, end = _name_before(text, colon)
+        if start < end:
+            name = text[start:end]
+            level = credential_name(name)
+            if level:
+                m = _VALUE_RE.match(text, colon + 1)
+                if m is not None and not text[m.start():m.start() + 1] in "{[":
+                    span = _value_span(m)
+                    if span is not None and span[1] > span[0]:
+                        _judge(text, name, span, level, spans)
+                        colon = find(":", span[1])
+                        continue
         colon = find(":", colon + 1)
-    if not parts:
-        return text
-    parts.append(text[last:])
-    return "".join(parts)
 
 
-def _flag(m: re.Match[str]) -> str:
-    name = m.group("name")
-    if not credential_name(name) or _kept(name.lower(), m.group("v")):
-        return m.group(0)
-    return m.string[m.start() : m.start("v")] + _replacement(m)
+def is_sensitive_pair(key: str, value: object) -> bool:
+    """Whether a quoted ``"key": value`` pair hides its value: the sensitive-key rule of §8.2.4, or a strong
+    credential name (``secret_key_base``)."""
+    from .scrub import is_sensitive_key  # the §8.2.4 rule lives with the public API
+
+    return is_sensitive_key(key, value) or credential_name(key) == STRONG
 
 
-def scrub_flags(text: str) -> str:
-    """Redact the value of every ``--name VALUE`` whose name is credential-like (``--password X``)."""
-    return _FLAG_RE.sub(_flag, text)
-
-
-def scrub_command_passwords(text: str) -> str:
-    """Redact ``-pSECRET`` after ``mysql`` / ``mysqldump`` / ``mariadb`` ... and ``-p SECRET`` after ``sshpass``,
-    within the same command (up to the next newline, ``;``, ``|`` or ``&``)."""
-    parts: list[str] = []
-    last = 0
+def _quoted_pairs(text: str, spans: list[Span]) -> None:
+    """Quoted ``"key": value`` pairs (JSON, Python reprs). After a pair whose key is not sensitive the search
+    resumes at its value's opening quote, so a pair that starts inside that value is still found."""
+    search = _QUOTED_PAIR_RE.search
     pos = 0
-    search = _DB_COMMAND_RE.search
     while True:
         m = search(text, pos)
         if m is None:
-            break
-        seg = _SEGMENT_END_RE.search(text, m.end())
-        end = seg.start() if seg is not None else len(text)
-        pattern = _SPACED_P_RE if m.group(0).lower() == "sshpass" else _GLUED_P_RE
-        for pm in pattern.finditer(text, m.end(), end):
-            parts.append(text[last : pm.start("v")])
-            parts.append(_replacement(pm))
-            last = pm.end("v")
+            return
+        key = m.group("key")
+        scalar = m.group("scalar")
+        pos = m.end()
+        if scalar is not None:
+            if scalar in ("null", "None", "true", "false", "True", "False"):
+                continue
+            value: object = 0 if _INT_RE.fullmatch(scalar) else scalar
+            if is_sensitive_pair(key, value):
+                spans.append(m.span("scalar"))
+            continue
+        group = "dq" if m.group("dq") is not None else "sq"
+        span = m.span(group)
+        if span[1] > span[0] and is_sensitive_pair(key, ""):
+            _judge(text, key, span, STRONG, spans)
+        else:
+            pos = span[0] - 1
+
+
+def _flags(text: str, spans: list[Span]) -> None:
+    """``--name value`` whose name is a credential name, after any character that is not part of a word."""
+    for m in _FLAG_RE.finditer(text):
+        s = m.start()
+        if s > 0 and (text[s - 1] in _NAME_CHARS and text[s - 1] != "."):
+            continue
+        name = m.group("name")
+        level = credential_name(name)
+        if not level:
+            continue
+        v = _VALUE_RE.match(text, m.end())
+        if v is not None:
+            span = _value_span(v)
+            if span is not None and span[1] > span[0]:
+                _judge(text, name, span, level, spans)
+
+
+def _client_passwords(text: str, spans: list[Span]) -> None:
+    """Password options of command-line clients, within the same command: to a newline, ``;``, ``|``, ``&``
+    or the next client's name (so each option is read once, however many commands the text holds)."""
+    commands = list(_CLIENT_RE.finditer(text))
+    seg_end = -1  # the next segment end at or after the current command (searched again only when passed)
+    for i, m in enumerate(commands):
+        cmd = m.group("cmd").lower()
+        if seg_end < m.end():
+            seg = _SEGMENT_END_RE.search(text, m.end())
+            seg_end = seg.start() if seg is not None else len(text)
+        end = seg_end
+        if i + 1 < len(commands):
+            end = min(end, commands[i + 1].start())
+        if cmd.startswith(("mysql", "mariadb")):
+            rules: tuple[str, ...] = ("glued_p",)
+        elif cmd.startswith("ldap"):
+            rules = ("w",)
+        else:
+            rules = _CLIENT_RULES.get(cmd, ())
+        for rule in rules:
+            for pm in _CLIENT_OPTIONS[rule].finditer(text, m.end(), end):
+                group = "v" if pm.group("v") is not None else ("q1" if pm.group("q1") is not None else "q2")
+                span = pm.span(group)
+                if span[1] > span[0] and not kept_value(text[span[0]:span[1]], "password", STRONG):
+                    spans.append(span)
+
+
+def _userinfo(text: str, spans: list[Span]) -> None:
+    """The password of every ``scheme://user:password@``."""
+    find = text.find
+    sep = find("://")
+    while sep >= 0:
+        start = sep
+        while start > 0 and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        while start < sep and not text[start].isalpha():
+            start += 1
+        if start < sep:
+            m = _USERINFO_RE.match(text, sep + 3)
+            if m is not None and m.end("pw") > m.start("pw"):
+                spans.append(m.span("pw"))
+                sep = find("://", m.end())
+                continue
+        sep = find("://", sep + 1)
+
+
+def _auth_schemes(text: str, spans: list[Span]) -> None:
+    """``Bearer X`` / ``Basic X`` (OBS-57: the scheme word stays, the credential goes). Written in lower case and
+    followed by a lower-case word, it is prose ("a basic idea", "the bearer of"), not a header."""
+    search = _AUTH_SCHEME_RE.search
+    pos = 0
+    while True:
+        m = search(text, pos)
+        if m is None:
+            return
+        start, end = m.span("c")
+        cred = m.group("c")
+        if cred.lower() in _SCHEME_WORDS:  # "Basic Bearer <cred>": judge the second scheme word
+            pos = start
+            continue
         pos = end
-    if not parts:
-        return text
-    parts.append(text[last:])
-    return "".join(parts)
+        stripped = cred.rstrip(".,;:!?)")
+        if not stripped:
+            continue
+        if m.group("w")[0].islower() and (stripped.isalpha() and stripped.islower()):
+            continue
+        if stripped.startswith("<redacted") or stripped.startswith("[REDACTED"):
+            continue
+        spans.append((start, start + len(stripped)))
+
+
+def _mixed(text: str) -> bool:
+    return any(c.isupper() for c in text[1:]) and any(c.islower() for c in text)
+
+
+def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True) -> None:
+    """Append the span of every value a name, a flag, a scheme or a client option marks as a credential.
+
+    ``gated=False`` runs every finder without its pre-check (the tests' reference: the pre-checks are exact).
+    """
+    if not gated:
+        for finder in (_userinfo, _auth_schemes, _quoted_pairs, _colon_pairs, _assignments, _flags,
+                       _client_passwords):
+            finder(text, spans)
+        return
+    has_hint = ("pass" in low or "pwd" in low or "secret" in low or "token" in low or "key" in low
+                or "credential" in low or "cookie" in low or "auth" in low or "sig" in low or "session" in low
+                or "code" in low or "pin" in low or "pat" in low or "sas" in low or "dsn" in low or "otp" in low
+                or "mfa" in low)
+    if "://" in text and "@" in text:
+        _userinfo(text, spans)
+    if "bearer" in low or "basic" in low:
+        _auth_schemes(text, spans)
+    if has_hint:
+        has_colon = ":" in text
+        if has_colon and ('"' in text or "'" in text):
+            _quoted_pairs(text, spans)
+        if has_colon:
+            _colon_pairs(text, spans)
+        if "=" in text:
+            _assignments(text, spans)
+        if "--" in text:
+            _flags(text, spans)
+    if "-" in text and any(c in low for c in _CLIENT_HINTS):
+        _client_passwords(text, spans)
