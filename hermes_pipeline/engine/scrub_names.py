@@ -47,9 +47,11 @@ _STRONG_WORDS: Final = frozenset({
 _KEY_QUALIFIERS: Final = frozenset({
     "api", "access", "secret", "private", "account", "master", "encryption", "signing", "license", "licence",
     "auth", "client", "subscription", "service", "app", "consumer", "shared", "storage", "deploy", "ssh", "gpg",
-    "pgp", "hmac", "jwt", "sas", "primary", "secondary", "admin", "root", "write", "read", "session", "webhook",
+    "pgp", "hmac", "jwt", "sas", "admin", "root", "write", "read", "session", "webhook",
     "crypt", "aes", "des", "rsa", "ed25519", "ecdsa", "decryption", "sign", "mac",
 })
+_WEAK_KEY_QUALIFIERS: Final = frozenset({"primary", "secondary"})
+"""``primary key`` is a database column as often as a cloud account's key: its value must look generated."""
 _WEAK_WORDS: Final = frozenset({"key", "keys", "sig", "signature", "session", "sessionid", "sid", "code", "tokens"})
 _PASS_WORDS: Final = frozenset({"pass"})
 """Credential words only as the name's last word (``DB_PASS``; ``pass_through`` is no credential)."""
@@ -74,6 +76,14 @@ _COUNT_LEADERS: Final = frozenset({
     "max", "min", "num", "n", "total", "input", "output", "prompt", "completion", "cached", "cache", "reasoning",
     "context", "count", "used", "remaining", "estimated", "billed", "embedding",
 })
+
+_VOCABULARY_TOKENS: Final = frozenset({
+    "eos", "bos", "pad", "unk", "sep", "cls", "mask", "sos", "eot", "eom", "stop", "start", "end", "special",
+    "image", "audio", "video", "vision", "tool", "think", "added", "extra", "control", "chat", "system",
+    "new", "next", "first", "last", "decoder", "encoder", "default", "separator", "fim", "prefix", "suffix",
+    "middle", "bad", "eog",
+})
+"""Words before ``token`` that name a tokenizer's vocabulary entry (``eos_token``, ``pad_token``), no credential."""
 
 MAX_NAME_CHARS: Final = 128
 """A longer run of name characters is no name anyone gives a credential (and judging it would cost more)."""
@@ -104,6 +114,8 @@ def credential_name(name: str) -> int:
             level = STRONG
         elif word in ("key", "keys") and i > 0 and words[i - 1] in _KEY_QUALIFIERS:
             level = STRONG
+        elif word in ("key", "keys") and i > 0 and words[i - 1] in _WEAK_KEY_QUALIFIERS:
+            level = WEAK
         elif word in _WEAK_WORDS:
             level = WEAK
         if not level:
@@ -111,7 +123,8 @@ def credential_name(name: str) -> int:
         rest = words[i + 1:]
         if rest and (rest[-1] in _ABOUT_WORDS or any(w in _ABOUT_WORDS and w not in ("key", "token") for w in rest)):
             continue
-        if word in ("token", "tokens") and i > 0 and words[i - 1] in _COUNT_LEADERS:
+        if word in ("token", "tokens") and i > 0 and (words[i - 1] in _COUNT_LEADERS
+                                                      or words[i - 1] in _VOCABULARY_TOKENS):
             continue
         if word == "tokens":
             level = WEAK
@@ -140,6 +153,7 @@ _CODE: Final = re.compile(
     r"|!!"
 )
 _SNAKE_IDENT: Final = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_DOTTED_IDENT: Final = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
 _VARIABLE_WORDS: Final = frozenset({"password", "passwd", "pwd", "token", "secret", "key", "auth", "credential",
                                     "credentials", "cookie", "pass", "passphrase", "apikey"})
 
@@ -160,6 +174,8 @@ def kept_value(value: str, name: str, level: int) -> bool:
             return True
     if _CODE.match(v):
         return True
+    if _DOTTED_IDENT.fullmatch(v):
+        return True  # session_id.user, settings.api_key: an attribute read in code
     if "".join(_words(v)) == "".join(words) and words:
         return True  # password=password, token=token
     if _SNAKE_IDENT.fullmatch(v) and set(_words(v)) & set(words) & _VARIABLE_WORDS:

@@ -53,7 +53,7 @@ _AUTH_SCHEME_RE: Final = re.compile(r"(?<![A-Za-z0-9_-])(?P<w>bearer|basic)[ \t]
 # Command-line clients and the option that carries a password.
 _CLIENT_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql[a-z_-]*|mariadb[a-z_-]*|sshpass|redis-cli|ldap[a-z]+|curl|wget"
-    r"|docker|podman|helm|az|openssl|smbclient|psql|mongo(?:sh|dump|restore)?+)(?![A-Za-z0-9_])",
+    r"|docker|podman|helm|az|openssl|smbclient|psql|mongo(?:sh|dump|restore)?)(?![A-Za-z0-9_])",
     re.IGNORECASE,
 )
 _CLIENT_HINTS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "ldap", "curl", "wget", "docker", "podman",
@@ -68,6 +68,9 @@ _CLIENT_OPTIONS: Final = {
     "pass": re.compile(r"(?<!\S)-pass(?:in|out)[ \t]+pass:(?P<v>[^\s\"';|&`\\]+)"),
     "smb": re.compile(r"(?<!\S)-U[ \t]+[^\s%\"']+%(?P<v>[^\s\"';|&`\\]+)"),
 }
+_LOGIN_ONLY: Final = frozenset({"docker", "podman", "helm", "az"})
+"""Clients whose ``-p`` is a password only in their ``login`` command."""
+_LOGIN_RE: Final = re.compile(r"(?<![A-Za-z0-9_-])login(?![A-Za-z0-9_-])")
 _CLIENT_RULES: Final = {
     "sshpass": ("spaced_p",), "redis-cli": ("a",), "curl": ("user",), "wget": ("user",), "docker": ("spaced_p",),
     "podman": ("spaced_p",), "helm": ("spaced_p",), "az": ("spaced_p",), "openssl": ("pass",),
@@ -167,9 +170,11 @@ def _colon_pairs(text: str, spans: list[Span]) -> None:
             level = credential_name(name)
             if level:
                 m = _VALUE_RE.match(text, colon + 1)
-                if m is not None and not text[m.start():m.start() + 1] in "{[":
+                if (m is not None and not text[m.start():m.start() + 1] in "{["
+                        and (m.group("v") is not None or m.end() > m.start() and text[m.start()] in " \t")):
+                    # a quote glued to the colon (``cookie:" --x="``) closes a string the name stood in
                     span = _value_span(m)
-                    if span is not None and span[1] > span[0]:
+                    if span is not None and span[1] > span[0] and not _prose_value(text, *span):
                         _judge(text, name, span, level, spans)
                         colon = find(":", span[1])
                         continue
@@ -247,6 +252,8 @@ def _client_passwords(text: str, spans: list[Span]) -> None:
             rules = ("w",)
         else:
             rules = _CLIENT_RULES.get(cmd, ())
+        if cmd in _LOGIN_ONLY and not _LOGIN_RE.search(text, m.end(), end):
+            continue  # ``docker run -p 8080:80`` publishes a port; ``docker login -p X`` passes a password
         for rule in rules:
             for pm in _CLIENT_OPTIONS[rule].finditer(text, m.end(), end):
                 group = "v" if pm.group("v") is not None else ("q1" if pm.group("q1") is not None else "q2")
@@ -292,11 +299,28 @@ def _auth_schemes(text: str, spans: list[Span]) -> None:
         stripped = cred.rstrip(".,;:!?)")
         if not stripped:
             continue
-        if m.group("w")[0].islower() and (stripped.isalpha() and stripped.islower()):
-            continue
+        if _word(stripped) and (m.group("w")[0].islower() or stripped != cred
+                                or (text[end:end + 1] == " " and text[end + 1:end + 2].isalpha())):
+            continue  # "the bearer of", "Bearer tokens are ...", "Basic setup.": a sentence goes on, not a header
         if stripped.startswith("<redacted") or stripped.startswith("[REDACTED"):
             continue
         spans.append((start, start + len(stripped)))
+
+
+def _word(text: str) -> bool:
+    """A word as prose writes it (``tokens``, ``Setup``, ``TODO``): letters only, lower or title case (capitals
+    only when short), no longer than a word gets; a generated credential mixes cases or holds a digit or a
+    symbol."""
+    return (len(text) <= 24 and text.isalpha()
+            and (text.islower() or text.istitle() or (text.isupper() and len(text) <= 6)))
+
+
+def _prose_value(text: str, start: int, end: int) -> bool:
+    """``password: it must be ...``: a lower-case word after the colon that a sentence goes on from (a space and
+    another lower-case word), so the colon ends a phrase, not a name."""
+    value = text[start:end]
+    return (value.isalpha() and value.islower() and text[end:end + 1] == " "
+            and text[end + 1:end + 2].isalpha() and text[end + 1:end + 2].islower())
 
 
 def _mixed(text: str) -> bool:
