@@ -40,6 +40,7 @@ _VALUE_RE: Final = re.compile(
     r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|`(?P<bq>[^`\n]*)`"
     r"|(?P<v>(?:[^\s\"'`&;,)\]}<>\\]|\\(?![nrtbfu\"'\\/]))+))"
 )
+_NOT_VALUE_START: Final = frozenset(" \t)]},;+.")
 _FLAG_RE: Final = re.compile(r"--(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)[ \t]+(?!-)")
 _QUOTED_PAIR_RE: Final = re.compile(
     r"(?P<kq>[\"'])(?P<key>[^\"'\\\n]{1,128})(?P=kq)[ \t]*:[ \t]*"
@@ -80,9 +81,20 @@ _CLIENT_RULES: Final = {
 
 
 def _value_span(m: re.Match[str]) -> Span | None:
-    for group in ("dq", "sq", "bq", "v"):
+    """The value's span (inside its quotes). A quoted value is refused when its opening quote rather closes the
+    string the name stands in: the quoted text starts with a space or with what ends an expression
+    (``getpass('Password: ')``, ``print("password: " + pw)``), or it runs over an escaped line break (a value
+    never spans lines; ``\\n`` in JSON-escaped text)."""
+    for group in ("dq", "sq", "bq"):
         if m.group(group) is not None:
-            return m.span(group)
+            start, end = m.span(group)
+            text = m.string
+            if start < end and (text[start] in _NOT_VALUE_START or "\\n" in m.group(group)
+                                or "\\r" in m.group(group)):
+                return None
+            return start, end
+    if m.group("v") is not None:
+        return m.span("v")
     return None
 
 
@@ -123,6 +135,13 @@ def _name_before(text: str, pos: int) -> tuple[int, int]:
         start -= 1
     if start == floor and start > 0 and text[start - 1] in _NAME_CHARS:
         return end, end  # longer than any credential name
+    if start > 0 and text[start - 1] == "\\" and start < end:
+        # JSON-escaped text (any level: ``\\n``, ``\\\\n``): an escape's letters (``\\neos_token=``,
+        # ``\\u00e9``) are not part of the name
+        if text[start] in "nrtbf":
+            start += 1
+        elif text[start] == "u" and end - start >= 5 and all(c in string.hexdigits for c in text[start + 1:start + 5]):
+            start += 5
     return start, end
 
 
