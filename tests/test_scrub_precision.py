@@ -174,3 +174,45 @@ def test_fmt33a_issue_example_read_file_result_keeps_every_line(level: int) -> N
     for _ in range(level):
         inner = json.loads(inner)
     assert json.loads(inner) == {"content": f"1|API_KEY={redaction_marker('abc123')}\n2|HOST=example.org\n3|PORT=5432"}
+
+
+def _quoted_pairs_reference(text: str) -> list[tuple[int, int]]:
+    """The quoted-pair finder as a left-to-right search of its one regex (what the key-end-driven finder must
+    equal)."""
+    from hermes_pipeline.engine import scrub_shapes as sh
+
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        m = sh._QUOTED_PAIR_RE.search(text, pos)
+        if m is None:
+            return spans
+        key, scalar = m.group("key"), m.group("scalar")
+        pos = m.end()
+        if scalar is not None:
+            if scalar in ("null", "None", "true", "false", "True", "False"):
+                continue
+            if sh.is_sensitive_pair(key, 0 if sh._INT_RE.fullmatch(scalar) else scalar):
+                spans.append(m.span("scalar"))
+            continue
+        span = m.span("dq" if m.group("dq") is not None else "sq")
+        if span[1] > span[0] and sh.is_sensitive_pair(key, ""):
+            sh._judge(text, key, span, 2, spans)
+        else:
+            pos = span[0] - 1
+
+
+_PAIR_TEXT = st.lists(st.sampled_from(['"', "'", ":", " ", "\\", "\n", "password", "x", "key", "1", "{", ",", "}",
+                                       "ab9Cd8eF7gH6", "token", "null", "\t", '\\"']), max_size=40).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_PAIR_TEXT)
+def test_property_quoted_pairs_equal_their_regex_reference(text: str) -> None:
+    """The quoted-pair finder (driven by the ends of keys, for speed) finds exactly what a left-to-right search of
+    the pair regex finds."""
+    from hermes_pipeline.engine import scrub_shapes as sh
+
+    spans: list[tuple[int, int]] = []
+    sh._quoted_pairs(text, spans)
+    assert spans == _quoted_pairs_reference(text)

@@ -5,8 +5,8 @@ provider). A match is the whole credential, prefix included. The prefix must not
 letter or digit (``task-...``, ``mask_live_...`` never match), and the body must look generated — a digit, or
 upper and lower case mixed — so that words that happen to start like a prefix (``sk-learn-compatible``) stay.
 
-:func:`find_token_spans` appends ``(start, end)`` spans; it runs each family only when its cheap trigger
-substring occurs.
+:func:`find_token_spans` appends ``(start, end)`` spans; it runs each family but the published formats only
+when its cheap trigger substring occurs.
 """
 
 from __future__ import annotations
@@ -73,19 +73,17 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
 )
 """Published self-identifying key formats: (provider, prefix, body)."""
 
+# One lookbehind in front of the alternation (not one per alternative): the engine tests it once per position
+# and tries the prefixes only at a word's start, some twenty times faster on text that holds a trigger.
 _VENDOR_RE: Final = re.compile(
-    "|".join(f"(?<![A-Za-z0-9]){prefix}(?P<b{i}>{body})" for i, (_, prefix, body) in enumerate(KEY_FORMATS) if body)
+    "(?<![A-Za-z0-9])(?:"
+    + "|".join(f"{prefix}(?P<b{i}>{body})" for i, (_, prefix, body) in enumerate(KEY_FORMATS) if body)
+    + ")"
 )
-# Every prefix above holds one of these (case-sensitive); a text without any needs no search.
-_VENDOR_TRIGGERS: Final = (
-    "sk-", "k_live_", "k_test_", "whsec_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-",
-    "glrt-", "glptt-", "glft-", "glimt-", "gloas-", "glcbt-", "glsoat-", "glffct-", "glc_", "glsa_", "xox", "xapp-",
-    "AIza", "GOCSPX-", "ya29.", "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA",
-    "APKA", "LTAI", "AKID", "hf_", "npm_", "pypi-", "gsk_", "xai-", "pk-lf-", "r8_", "pplx-", "fw_", "nvapi-",
-    "_v1_", "shp", "ATATT3", "dapi", "lin_api_", "ntn_", "secret_", "dp.", "hvs.", "hvb.", "hvr.", "pul-", "PMAK-",
-    "figd_", "sq0", "EAA", "AGE-SECRET-KEY-1", "tskey-", "NRAK-", "sntry", "SG.", "key-", "SK", "dckr_pat_",
-    "sbp_", "sb_secret_", "rnd_", "xkeysib-",
-)
+
+_KEY_RUN_RE: Final = re.compile(r"[A-Za-z0-9_.+/=~-]{13,}")
+"""A run of the characters every prefix and body above is written with, at least as long as the shortest key
+(``hf_`` and ten characters)."""
 
 _JWT_RE: Final = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_=-]{10,}(?:\.[A-Za-z0-9_=-]+){0,2}")
 _PEM_RE: Final = re.compile(
@@ -132,8 +130,10 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
         spans.extend(m.span() for m in _PUTTY_RE.finditer(text))
     if every or "eyJ" in text:
         spans.extend(m.span() for m in _JWT_RE.finditer(text))
-    if every or any(t in text for t in _VENDOR_TRIGGERS):
-        for m in _VENDOR_RE.finditer(text):
+    # Every key lies inside one run of key characters at least as long as the shortest format: the runs are found
+    # at C speed and the formats tried only inside them (exact: the lookbehind still sees the text before a run).
+    for run in _KEY_RUN_RE.finditer(text):
+        for m in _VENDOR_RE.finditer(text, run.start(), run.end()):
             if _generated(m.group(m.lastgroup or 0)):
                 spans.append(m.span())
     if every or "Q~" in text:
