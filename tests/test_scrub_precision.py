@@ -216,3 +216,17 @@ def test_property_quoted_pairs_equal_their_regex_reference(text: str) -> None:
     spans: list[tuple[int, int]] = []
     sh._quoted_pairs(text, spans)
     assert spans == _quoted_pairs_reference(text)
+
+
+_CLIENT_TEXT = st.lists(st.sampled_from(["mysql", "MySQLdump", "curl", "az", " ", "-p", "x", ".", "_", "-", "mongo",
+                                         "sh", "ldap", "search", "lazy", "\n", "İ", "K", "docker", "login", "1"]),
+                        max_size=30).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_CLIENT_TEXT)
+def test_property_client_commands_equal_their_regex_search(text: str) -> None:
+    """Client names found through ``str.find`` are exactly those a search of the client regex finds."""
+    from hermes_pipeline.engine import scrub_shapes as sh
+
+    assert [m.span() for m in sh._client_commands(text)] == [m.span() for m in sh._CLIENT_RE.finditer(text)]

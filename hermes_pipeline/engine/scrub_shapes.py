@@ -61,10 +61,12 @@ _AUTH_SCHEME_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_-])(?P<w>(?ai:bearer|basic))[ \t]+(?P<c>(?:[^\s\"'`\\]|\\(?![nrtbfu\"'\\/]))+)")
 # Command-line clients and the option that carries a password.
 _CLIENT_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql[a-z_-]*|mariadb[a-z_-]*|sshpass|redis-cli|ldap[a-z]+|curl|wget"
-    r"|docker|podman|helm|az|openssl|smbclient|psql|mongo(?:sh|dump|restore)?)(?![A-Za-z0-9_])",
-    re.IGNORECASE,
+    r"(?<![A-Za-z0-9_.-])(?P<cmd>(?ai:mysql[a-z_-]*|mariadb[a-z_-]*|sshpass|redis-cli|ldap[a-z]+|curl|wget"
+    r"|docker|podman|helm|az|openssl|smbclient|psql|mongo(?:sh|dump|restore)?))(?![A-Za-z0-9_])",
 )
+_CLIENT_STARTS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "ldap", "curl", "wget", "docker", "podman",
+                         "helm", "az", "openssl", "smbclient", "psql", "mongo")
+"""How every client name of :data:`_CLIENT_RE` starts (in ASCII lower case: ``(?ai:``, no Unicode folding)."""
 _CLIENT_HINTS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "ldap", "curl", "wget", "docker", "podman",
                         "helm", "az ", "openssl", "smbclient", "mongo")
 _SEGMENT_END_RE: Final = re.compile(r"[\n;|&]|\\n")
@@ -238,10 +240,15 @@ def _quoted_pairs(text: str, spans: list[Span]) -> None:
                       rfind("\n", floor, close))
         if opening < pos or close - opening < 2 or text[opening] != text[close]:
             continue
+        key = text[opening + 1:close]
+        if not is_sensitive_pair(key, ""):
+            # no value makes this key sensitive (a string value is the most a key can hide); its value holds no
+            # quote before its own opening one, so resuming after the colon finds what resuming there would
+            pos = end.end()
+            continue
         m = _PAIR_VALUE_RE.match(text, end.end())
         if m is None:
             continue
-        key = text[opening + 1:close]
         scalar = m.group("scalar")
         pos = m.end()
         if scalar is not None:
@@ -276,10 +283,35 @@ def _flags(text: str, spans: list[Span]) -> None:
                 _judge(text, name, span, level, spans)
 
 
+def _client_commands(text: str) -> list[re.Match[str]]:
+    """``list(_CLIENT_RE.finditer(text))``, with the pattern tried only where a client name starts (found with
+    ``str.find`` on the lower-cased text, when lowering keeps every offset)."""
+    low = text.lower()
+    if len(low) != len(text):
+        return list(_CLIENT_RE.finditer(text))
+    starts: list[int] = []
+    for name in _CLIENT_STARTS:
+        at = low.find(name)
+        while at >= 0:
+            starts.append(at)
+            at = low.find(name, at + 1)
+    found: list[re.Match[str]] = []
+    done = 0
+    match = _CLIENT_RE.match
+    for at in sorted(set(starts)):
+        if at < done:
+            continue
+        m = match(text, at)
+        if m is not None:
+            found.append(m)
+            done = m.end()
+    return found
+
+
 def _client_passwords(text: str, spans: list[Span]) -> None:
     """Password options of command-line clients, within the same command: to a newline, ``;``, ``|``, ``&``
     or the next client's name (so each option is read once, however many commands the text holds)."""
-    commands = list(_CLIENT_RE.finditer(text))
+    commands = _client_commands(text)
     seg_end = -1  # the next segment end at or after the current command (searched again only when passed)
     for i, m in enumerate(commands):
         cmd = m.group("cmd").lower()
