@@ -136,6 +136,8 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span]) -> N
 
 def _name_before(text: str, pos: int) -> tuple[int, int]:
     """The ``[start, end)`` of the name ending (spaces and tabs aside) just before ``pos``."""
+    if pos == 0 or (text[pos - 1] not in _NAME_CHARS and text[pos - 1] not in " \t"):
+        return pos, pos  # the common case in JSON and code (``": "``, ``): ``)
     end = pos
     while end > 0 and text[end - 1] in " \t":
         end -= 1
@@ -235,12 +237,13 @@ def _quoted_pairs(text: str, spans: list[Span]) -> None:
     rfind = text.rfind
     for end in _PAIR_END_RE.finditer(text):
         close = end.start()
-        floor = max(0, close - 129)
-        opening = max(rfind('"', floor, close), rfind("'", floor, close), rfind("\\", floor, close),
-                      rfind("\n", floor, close))
-        if opening < pos or close - opening < 2 or text[opening] != text[close]:
+        quote = text[close]
+        opening = rfind(quote, close - 129 if close > 129 else 0, close)
+        if opening < pos or close - opening < 2:
             continue
         key = text[opening + 1:close]
+        if "'" in key or '"' in key or "\\" in key or "\n" in key:
+            continue  # the nearest quote, backslash or line break before the key's end is not its opening quote
         if not is_sensitive_pair(key, ""):
             # no value makes this key sensitive (a string value is the most a key can hide); its value holds no
             # quote before its own opening one, so resuming after the colon finds what resuming there would
