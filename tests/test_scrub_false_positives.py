@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import random
 import string
 import uuid
@@ -314,6 +315,43 @@ def _version_time(r: random.Random) -> str:
     ])
 
 
+def _artifacts(r: random.Random) -> str:
+    """What tools print around credentials without holding one: digests, public keys, IDs, references, masks."""
+    w = _pick(r, _WORDS)
+    hexs = r.randbytes(32).hex()
+    b64 = base64.b64encode(r.randbytes(48)).decode()
+    u = uuid.UUID(int=r.getrandbits(128), version=4)
+    return _pick(r, [
+        json.dumps({"token_count": r.randint(1, 9999), "auth_type": "oauth", "key": w, "session": str(u),
+                    "code": r.randint(100, 599)}),
+        json.dumps({"usage": {"prompt_tokens": r.randint(1, 999), "completion_tokens": r.randint(1, 999)},
+                    "id": f"chatcmpl-{hexs[:24]}", "model": "gpt-4o"}),
+        f"integrity: sha512-{b64}", f'"integrity": "sha512-{b64}",', f'etag: "{hexs[:32]}"', f"checksum={hexs}",
+        f"nonce={hexs[:32]}", f'"sha": "{hexs[:40]}"', f"key: {w}_{_pick(r, _WORDS)}", f'key = "{w}"',
+        f'cache_key = "{hexs[:16]}"', f"sort_key: {w}_at", f"trace_id={hexs[:32]} span_id={hexs[:16]}",
+        f"image: ghcr.io/org/app@sha256:{hexs}", f"FROM python:3.{r.randint(8, 13)}-slim",
+        "ENV PIP_NO_CACHE_DIR=1 TOKENIZERS_PARALLELISM=false",
+        f"0 {r.randint(0, 23)} * * * /usr/bin/backup --keep {r.randint(1, 30)}",
+        f'  File "/usr/lib/python3/dist-packages/{w}.py", line {r.randint(1, 999)}, in {w}',
+        f"TypeError: {w}() got an unexpected keyword argument 'max_tokens'",
+        f"ValueError: max_tokens must be an integer, got {_pick(r, ['str', 'None'])}",
+        f"| {_pick(r, ['basic', 'bearer', 'token', 'key'])} | {r.randint(1, 99)} | `{w}` |",
+        f"+    token = tokenizer.tokenize({w})", f"-    password_hash = hash_password({w})",
+        f"https://accounts.example.com/o/oauth2/auth?client_id={r.randint(10**11, 10**12)}-{hexs[:16]}"
+        f".apps.example.com&response_type=code&scope=email",
+        f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{b64[:43]} user@host",
+        f"-----BEGIN PUBLIC KEY-----\n{b64}\n-----END PUBLIC KEY-----",
+        f"public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{b64[:43]}",
+        f"gpg --recv-keys {hexs[:16].upper()}", f"PRIMARY KEY ({w}_id)",
+        f"secretRef:\n  name: {w}-secret\n  key: {_pick(r, _WORDS)}",
+        "valueFrom:\n  secretKeyRef:\n    name: db-credentials\n    key: password",
+        "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256", f"auth: {_pick(r, ['required', 'none', 'jwt', 'oauth2'])}",
+        f"Password: {'*' * r.randint(3, 12)}", f"tokens: [{', '.join(repr(_pick(r, _WORDS)) for _ in range(4))}]",
+        f"--pin-memory --num-workers {r.randint(1, 8)}", f'pat = re.compile(r"{w}")',
+        "sig = inspect.signature(fn)", f"The secret to {w} is practice.",
+    ])
+
+
 def _explicit(r: random.Random) -> str:
     return _pick(r, _EXPLICIT)
 
@@ -322,7 +360,7 @@ GENERATORS: tuple[tuple[str, Callable[[random.Random], str], int], ...] = (
     ("prose", _prose, 12), ("python", _py, 14), ("code", _other_code, 8), ("config", _config, 12),
     ("shell", _shell, 10), ("hash", _hexes, 6), ("uuid", _uuid, 4), ("image", _image, 3), ("url", _url, 5),
     ("params", _params, 10), ("log", _log, 8), ("version/time", _version_time, 3), ("issue examples", _explicit, 2),
-    ("path", _path, 3),
+    ("path", _path, 3), ("artifacts", _artifacts, 8),
 )
 
 

@@ -50,6 +50,16 @@ _KEY_QUALIFIERS: Final = frozenset({
     "pgp", "hmac", "jwt", "sas", "admin", "root", "write", "read", "session", "webhook",
     "crypt", "aes", "des", "rsa", "ed25519", "ecdsa", "decryption", "sign", "mac",
 })
+_KEY_NOT_SECRET_QUALIFIERS: Final = frozenset({
+    "cache", "sort", "partition", "foreign", "index", "lookup", "hash", "dict", "map", "routing", "object", "row",
+    "column", "group", "shard", "composite", "unique", "natural", "surrogate", "idempotency", "dedup", "dedupe",
+    "s3", "registry", "recv", "list", "import", "export", "delete", "show", "refresh", "search", "trusted",
+    "known", "authorized", "public", "pub", "verify", "verification", "range", "hot", "keyboard",
+    "press", "hotkey", "shortcut", "music", "translation", "i18n", "locale", "message", "react", "dom", "state",
+    "query", "form", "field", "attribute", "attr", "property", "prop", "json", "yaml", "dict", "redis", "kv",
+})
+"""Words before ``key`` / ``keys`` that make it a lookup, ordering or public key (``cache_key``, ``--recv-keys``,
+``public_key``, ``sort_key``), never a credential."""
 _WEAK_KEY_QUALIFIERS: Final = frozenset({"primary", "secondary"})
 """``primary key`` is a database column as often as a cloud account's key: its value must look generated."""
 _WEAK_WORDS: Final = frozenset({"key", "keys", "sig", "signature", "session", "sessionid", "sid", "code", "tokens"})
@@ -114,6 +124,8 @@ def credential_name(name: str) -> int:
             level = STRONG
         elif word in ("key", "keys") and i > 0 and words[i - 1] in _KEY_QUALIFIERS:
             level = STRONG
+        elif word in ("key", "keys") and i > 0 and words[i - 1] in _KEY_NOT_SECRET_QUALIFIERS:
+            continue
         elif word in ("key", "keys") and i > 0 and words[i - 1] in _WEAK_KEY_QUALIFIERS:
             level = WEAK
         elif word in _WEAK_WORDS:
@@ -131,12 +143,14 @@ def credential_name(name: str) -> int:
         best = max(best, level)
     if not best and joined in _STRONG_WORDS:
         best = STRONG
+    if words == ["auth"]:
+        best = WEAK  # ``auth: required``, ``auth: jwt``: a setting as often as a credential
     return best
 
 
 _PLACEHOLDER: Final = re.compile(
     r"<[^<>]*>|\$\{[^}]*\}?|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|\{[A-Za-z_][A-Za-z0-9_.]*\}|%\([A-Za-z_]+\)s|%s"
-    r"|\*|x{3,}|X{3,}|\.{2,}|…|_+|-+|#+|\?+"
+    r"|\*+|•+|x{3,}|X{3,}|\.{2,}|…|_+|-+|#+|\?+|![A-Za-z][A-Za-z0-9_.-]*"
 )
 _NOT_SECRET_WORDS: Final = frozenset({
     "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "undefined", "n/a", "na", "unset", "empty",
@@ -153,6 +167,7 @@ _CODE: Final = re.compile(
     r"|!!"
 )
 _SNAKE_IDENT: Final = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_WORDS_IDENT: Final = re.compile(r"[a-z]+(?:[_-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
 _DOTTED_IDENT: Final = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
 _VARIABLE_WORDS: Final = frozenset({"password", "passwd", "pwd", "token", "secret", "key", "auth", "credential",
                                     "credentials", "cookie", "pass", "passphrase", "apikey"})
@@ -190,6 +205,8 @@ def secret_looking(value: str) -> bool:
     symbols (or 16+ characters mixing cases)."""
     if len(value) < 8 or any(c.isspace() for c in value):
         return False
+    if _WORDS_IDENT.fullmatch(value):
+        return False  # stop_significant, user-profile, MAX_RETRIES: words joined, not generated
     has_digit = any(c.isdigit() for c in value)
     has_alpha = any(c.isalpha() for c in value)
     if has_digit and has_alpha:

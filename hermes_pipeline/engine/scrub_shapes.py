@@ -388,8 +388,9 @@ def _auth_schemes(text: str, spans: list[Span]) -> None:
             continue
         pos = end
         stripped = cred.rstrip(".,;:!?)")
-        if not stripped:
-            continue
+        if not stripped or not (stripped[0].isalnum() or stripped[0] in "._~+/-") or not any(
+                c.isalnum() for c in stripped):
+            continue  # a credential is a token68 (RFC 7235): "basic | 37 |", "Token: basic (NUMBER)" hold none
         if _word(stripped) and (m.group("w")[0].islower() or stripped != cred
                                 or (text[end:end + 1] == " " and text[end + 1:end + 2].isalpha())):
             continue  # "the bearer of", "Bearer tokens are ...", "Basic setup.": a sentence goes on, not a header
