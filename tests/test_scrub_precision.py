@@ -86,7 +86,8 @@ def _closed(head: str) -> bool:
 
 def _plant(r: random.Random, n: int) -> list[tuple[str, str | None]]:
     """Ordinary lines with ``n`` credentials planted at token boundaries: ``(piece, secret or None)`` pieces."""
-    lines: list[list[tuple[str, str | None]]] = [[(text, None)] for text in r.sample(POOL, r.randint(1, 6))]
+    lines: list[list[tuple[str, str | None]]] = [[(line, None)] for text in r.sample(POOL, r.randint(1, 6))
+                                                 for line in text.split("\n")]
     for _ in range(n):
         before, secret, after = _context(r)
         planted: list[tuple[str, str | None]] = [(before, None), (secret, secret), (after, None)]

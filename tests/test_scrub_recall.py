@@ -123,6 +123,14 @@ SHAPES = {
     "mysql": lambda r, s: (f"mysql -u root -p{s} app", password),
     "sshpass": lambda r, s: (f"sshpass -p {s} ssh host", password),
     "curl user": lambda r, s: (f"curl -u admin:{s} https://example.com", password),
+    "glued env name": lambda r, s: (f"PGPASSWORD={s} psql -h db", password),
+    "any authorization scheme": lambda r, s: (f"Authorization: {r.choice(['Bot', 'SSWS', 'ApiKey'])} {s}", password),
+    "xml element": lambda r, s: (f"<server><id>central</id><password>{s}</password></server>", password),
+    ".NET app setting": lambda r, s: (f'<add key="StripeApiKey" value="{s}" />', password),
+    "sshpass glued": lambda r, s: (f"sshpass -p{s} ssh deploy@host", password),
+    "single-dash option": lambda r, s: (f"vault login -token {s}", password),
+    "discord bot token": lambda r, s: (s, lambda r: r.choice("MNO") + rand(r, ALNUM, 25) + "." + rand(r, ALNUM, 6)
+                                       + "." + rand(r, ALNUM + "_-", 38)),
 }
 
 

@@ -28,7 +28,7 @@ import re
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["NAME_HINTS", "STRONG", "WEAK", "credential_name", "kept_value", "secret_looking"]
+__all__ = ["NAME_HINTS", "STRONG", "WEAK", "credential_name", "credential_word", "kept_value", "secret_looking"]
 
 STRONG: Final = 2
 WEAK: Final = 1
@@ -62,6 +62,8 @@ _KEY_NOT_SECRET_QUALIFIERS: Final = frozenset({
 ``public_key``, ``sort_key``), never a credential."""
 _WEAK_KEY_QUALIFIERS: Final = frozenset({"primary", "secondary"})
 """``primary key`` is a database column as often as a cloud account's key: its value must look generated."""
+_GLUED_STRONG: Final = ("password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey",
+                        "privatekey", "credential", "credentials")
 _WEAK_WORDS: Final = frozenset({"key", "keys", "sig", "signature", "session", "sessionid", "sid", "code", "tokens"})
 _PASS_WORDS: Final = frozenset({"pass"})
 """Credential words only as the name's last word (``DB_PASS``; ``pass_through`` is no credential)."""
@@ -130,6 +132,8 @@ def credential_name(name: str) -> int:
             level = WEAK
         elif word in _WEAK_WORDS:
             level = WEAK
+        elif len(word) > 5 and word.endswith(_GLUED_STRONG):
+            level = STRONG  # PGPASSWORD, MYSQLPASSWORD, githubtoken: a credential word glued to its qualifier
         if not level:
             continue
         rest = words[i + 1:]
@@ -146,6 +150,12 @@ def credential_name(name: str) -> int:
     if words == ["auth"]:
         best = WEAK  # ``auth: required``, ``auth: jwt``: a setting as often as a credential
     return best
+
+
+def credential_word(word: str) -> bool:
+    """Whether ``word`` (lower case) is itself a credential word (``token``, ``password``, ``key``), not one glued
+    to something else."""
+    return word in _STRONG_WORDS or word in _WEAK_WORDS or word in _PASS_WORDS
 
 
 _PLACEHOLDER: Final = re.compile(

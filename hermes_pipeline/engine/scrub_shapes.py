@@ -24,7 +24,7 @@ import string
 from collections.abc import Callable
 from typing import Final
 
-from .scrub_names import MAX_NAME_CHARS, STRONG, WEAK, credential_name, kept_value, secret_looking
+from .scrub_names import MAX_NAME_CHARS, STRONG, WEAK, credential_name, credential_word, kept_value, secret_looking
 
 __all__ = ["find_shape_spans", "is_sensitive_pair"]
 
@@ -42,7 +42,9 @@ _VALUE_RE: Final = re.compile(
     r"|(?P<v>(?:[^\s\"'`&;,)\]}<>\\]|\\(?![nrtbfu\"'\\/]))+))"
 )
 _NOT_VALUE_START: Final = frozenset(" \t)]},;+.")
-_FLAG_RE: Final = re.compile(r"--(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)[ \t]+(?!-)")
+_FLAG_RE: Final = re.compile(r"--?(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)[ \t]+(?!-)")
+"""``--name value`` and the single-dash long options of Go-style tools (``-token X``; a one-letter option such as
+``-p`` is no credential name)."""
 _QUOTED_PAIR_RE: Final = re.compile(
     r"(?P<kq>[\"'])(?P<key>[^\"'\\\n]{1,128})(?P=kq)[ \t]*:[ \t]*"
     r"(?:\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<scalar>(?![{\[])[^\s,}\]\"'\\]+))"
@@ -52,6 +54,11 @@ _PAIR_VALUE_RE: Final = re.compile(
     r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<scalar>(?![{\[])[^\s,}\]\"'\\]+))"
 )
 """The end of a quoted key, and the value after its colon: :data:`_QUOTED_PAIR_RE` cut in two."""
+_SINGLE_DASH_NAME_RE: Final = re.compile(r"[a-z]{2,}(?:[-_][a-z]+)*")
+_ELEMENT_RE: Final = re.compile(r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,63})>[ \t]*(?P<v>[^<>\s\\][^<>\n\\]{0,1023}?)[ \t]*</(?P=n)>")
+_SETTING_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:key|name)=(?P<q>[\"'])(?P<n>[^\"'\\\n]{1,128})(?P=q)[ \t]+value=(?P<r>[\"'])"
+    r"(?P<v>[^\"'\\\n]*)(?P=r)")
 _INT_RE: Final = re.compile(r"[-+]?\d+")
 _USERINFO_RE: Final = re.compile(r"[^\s:/?#@\"'<>\\]*:(?P<pw>[^\s/?#\"'<>\\]*)@")
 _SCHEME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "+.-")
@@ -83,7 +90,7 @@ _LOGIN_ONLY: Final = frozenset({"docker", "podman", "helm", "az"})
 """Clients whose ``-p`` is a password only in their ``login`` command."""
 _LOGIN_RE: Final = re.compile(r"(?<![A-Za-z0-9_-])login(?![A-Za-z0-9_-])")
 _CLIENT_RULES: Final = {
-    "sshpass": ("spaced_p",), "redis-cli": ("a",), "curl": ("user",), "wget": ("user",), "docker": ("spaced_p",),
+    "sshpass": ("spaced_p", "glued_p"), "redis-cli": ("a",), "curl": ("user",), "wget": ("user",), "docker": ("spaced_p",),
     "podman": ("spaced_p",), "helm": ("spaced_p",), "az": ("spaced_p",), "openssl": ("pass",),
     "smbclient": ("smb",), "psql": (), "mongo": ("spaced_p",), "mongosh": ("spaced_p",),
     "mongodump": ("spaced_p",), "mongorestore": ("spaced_p",),
@@ -114,8 +121,17 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span]) -> N
     start, end = span
     value = text[start:end]
     low = value.lower()
+    authorization = "authoriz" in name.lower()
+    if authorization and low not in _SCHEME_WORDS and value.isalpha() and len(value) <= 24:
+        # ``Authorization: Bot <cred>``, ``Authorization: SSWS <cred>``: any scheme word followed by a credential
+        rest = _VALUE_RE.match(text, end)
+        if rest is not None and rest.start() < rest.end() and text[end] in " \t":
+            inner = _value_span(rest)
+            if inner is not None and inner[1] > inner[0]:
+                spans.append(inner)
+                return
     if low in _SCHEME_WORDS:
-        if "authoriz" in name.lower() or name.lower() in ("auth", "x-auth"):
+        if authorization or name.lower() in ("auth", "x-auth"):
             rest = _VALUE_RE.match(text, end)
             if rest is not None:
                 inner = _value_span(rest)
@@ -269,6 +285,21 @@ def _quoted_pairs(text: str, spans: list[Span]) -> None:
             pos = span[0] - 1
 
 
+def _markup(text: str, spans: list[Span]) -> None:
+    """``<password>value</password>`` (Maven, Tomcat, XML configs) and ``<add key="ApiKey" value="..."/>`` (.NET
+    application settings): the element's text or the ``value`` attribute, judged by the name."""
+    for m in _ELEMENT_RE.finditer(text):
+        name = m.group("n")
+        level = credential_name(name)
+        if level:
+            _judge(text, name, m.span("v"), level, spans)
+    for m in _SETTING_RE.finditer(text):
+        name = m.group("n")
+        level = credential_name(name)
+        if level and m.end("v") > m.start("v"):
+            _judge(text, name, m.span("v"), level, spans)
+
+
 def _flags(text: str, spans: list[Span]) -> None:
     """``--name value`` whose name is a credential name, after any character that is not part of a word."""
     for m in _FLAG_RE.finditer(text):
@@ -276,6 +307,9 @@ def _flags(text: str, spans: list[Span]) -> None:
         if s > 0 and (text[s - 1] in _NAME_CHARS and text[s - 1] != "."):
             continue
         name = m.group("name")
+        if text[s + 1] != "-" and not (_SINGLE_DASH_NAME_RE.fullmatch(name)
+                                       and credential_word(name.replace("_", "-").rsplit("-", 1)[-1])):
+            continue  # ``-pS3cret app``: a value glued to a one-letter option, not an option named for a credential
         level = credential_name(name)
         if not level:
             continue
@@ -425,7 +459,7 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True)
     ``gated=False`` runs every finder without its pre-check (the tests' reference: the pre-checks are exact).
     """
     if not gated:
-        for finder in (_userinfo, _auth_schemes, _quoted_pairs, _colon_pairs, _assignments, _flags,
+        for finder in (_userinfo, _auth_schemes, _quoted_pairs, _colon_pairs, _assignments, _flags, _markup,
                        _client_passwords):
             finder(text, spans)
         return
@@ -445,7 +479,9 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True)
             _colon_pairs(text, spans)
         if "=" in text:
             _assignments(text, spans)
-        if "--" in text:
+        if "-" in text:
             _flags(text, spans)
+        if "</" in text or "value=" in text:
+            _markup(text, spans)
     if "-" in text and any(c in low for c in _CLIENT_HINTS):
         _client_passwords(text, spans)

@@ -85,6 +85,9 @@ _KEY_RUN_RE: Final = re.compile(r"[A-Za-z0-9_.+/=~-]{13,}")
 """A run of the characters every prefix and body above is written with, at least as long as the shortest key
 (``hf_`` and ten characters)."""
 
+# Discord bot tokens: the bot's id in base64 (it starts M, N or O), a timestamp, an HMAC; no literal prefix.
+_DISCORD_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])")
 _JWT_RE: Final = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_=-]{10,}(?:\.[A-Za-z0-9_=-]+){0,2}")
 _PEM_RE: Final = re.compile(
     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
@@ -136,6 +139,8 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
         for m in _VENDOR_RE.finditer(text, run.start(), run.end()):
             if _generated(m.group(m.lastgroup or 0)):
                 spans.append(m.span())
+        if run.end() - run.start() >= 59:
+            spans.extend(m.span() for m in _DISCORD_RE.finditer(text, run.start(), run.end()))
     if every or "Q~" in text:
         spans.extend(m.span() for m in _AZURE_SECRET_RE.finditer(text))
     if every or ":AA" in text:
