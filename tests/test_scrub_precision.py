@@ -228,6 +228,6 @@ _CLIENT_TEXT = st.lists(st.sampled_from(["mysql", "MySQLdump", "curl", "az", " "
 @given(text=_CLIENT_TEXT)
 def test_property_client_commands_equal_their_regex_search(text: str) -> None:
     """Client names found through ``str.find`` are exactly those a search of the client regex finds."""
-    from hermes_pipeline.engine import scrub_shapes as sh
+    from hermes_pipeline.engine import scrub_clients as cl
 
-    assert [m.span() for m in sh._client_commands(text)] == [m.span() for m in sh._CLIENT_RE.finditer(text)]
+    assert [m.span() for m in cl._client_commands(text)] == [m.span() for m in cl._CLIENT_RE.finditer(text)]

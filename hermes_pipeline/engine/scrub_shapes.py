@@ -4,13 +4,10 @@ The shapes (spec 01 §8.2.5, widened by spec 04 FMT-33a):
 
 * ``NAME=value`` (env files, shell, query strings, connection strings ``;AccountKey=...``, ``--name=value``);
 * ``NAME: value`` (YAML, HTTP headers, logs) and quoted pairs ``"name": "value"`` / ``'name': 'value'``;
-* ``--name value`` after any character that is not part of a word (a space, ``=``, a backtick, ``&``, a
-  non-ASCII letter ...);
-* password options of command-line clients (``mysql -pX``, ``sshpass -p X``, ``redis-cli -a X``,
-  ``ldapsearch -w X``, ``curl -u user:X``, ``openssl -passin pass:X``);
+* ``--name value`` / ``-name value`` after any character that is not part of a word (``=``, a backtick, ``&``,
+  a non-ASCII letter ...); ``<name>value</name>``; the password options of clients (:mod:`.scrub_clients`);
 * ``scheme://user:password@host`` (also after a ``.``, as in ``jdbc:`` or ``.postgres://``);
-* ``Bearer <credential>`` / ``Basic <credential>`` when what follows looks like a credential, and anything
-  after an ``Authorization`` name.
+* ``Bearer <token68>`` / ``Basic <token68>``, and what follows any scheme word after an ``Authorization`` name.
 
 Names are judged by :mod:`.scrub_names`. Every finder appends ``(start, end)`` spans of the *value* only (the
 name, the quotes and the separator stay), never reads past the end of the value (a value ends at whitespace,
@@ -24,7 +21,8 @@ import string
 from collections.abc import Callable
 from typing import Final
 
-from .scrub_names import MAX_NAME_CHARS, STRONG, WEAK, credential_name, credential_word, kept_value, secret_looking
+from .scrub_clients import CLIENT_HINTS, find_client_passwords
+from .scrub_names import MAX_NAME_CHARS, STRONG, WEAK, credential_name, credential_word, kept_value
 
 __all__ = ["find_shape_spans", "is_sensitive_pair"]
 
@@ -54,8 +52,9 @@ _PAIR_VALUE_RE: Final = re.compile(
     r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<scalar>(?![{\[])[^\s,}\]\"'\\]+))"
 )
 """The end of a quoted key, and the value after its colon: :data:`_QUOTED_PAIR_RE` cut in two."""
-_SINGLE_DASH_NAME_RE: Final = re.compile(r"[a-z]{2,}(?:[-_][a-z]+)*")
-_ELEMENT_RE: Final = re.compile(r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,63})>[ \t]*(?P<v>[^<>\s\\][^<>\n\\]{0,1023}?)[ \t]*</(?P=n)>")
+_SINGLE_DASH_NAME_RE: Final = re.compile(r"[a-z]{2,}(?:[-_][a-z]+)*")  # ``-token``, not ``-pS3cret``
+_ELEMENT_RE: Final = re.compile(
+    r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,63})>[ \t]*(?P<v>[^<>\s\\][^<>\n\\]{0,1023}?)[ \t]*</(?P=n)>")
 _SETTING_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_-])(?:key|name)=(?P<q>[\"'])(?P<n>[^\"'\\\n]{1,128})(?P=q)[ \t]+value=(?P<r>[\"'])"
     r"(?P<v>[^\"'\\\n]*)(?P=r)")
@@ -66,36 +65,6 @@ _SCHEME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "+.-")
 # is where the pattern can match).
 _AUTH_SCHEME_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_-])(?P<w>(?ai:bearer|basic))[ \t]+(?P<c>(?:[^\s\"'`\\]|\\(?![nrtbfu\"'\\/]))+)")
-# Command-line clients and the option that carries a password.
-_CLIENT_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9_.-])(?P<cmd>(?ai:mysql[a-z_-]*|mariadb[a-z_-]*|sshpass|redis-cli|ldap[a-z]+|curl|wget"
-    r"|docker|podman|helm|az|openssl|smbclient|psql|mongo(?:sh|dump|restore)?))(?![A-Za-z0-9_])",
-)
-_CLIENT_STARTS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "ldap", "curl", "wget", "docker", "podman",
-                         "helm", "az", "openssl", "smbclient", "psql", "mongo")
-"""How every client name of :data:`_CLIENT_RE` starts (in ASCII lower case: ``(?ai:``, no Unicode folding)."""
-_CLIENT_HINTS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "ldap", "curl", "wget", "docker", "podman",
-                        "helm", "az ", "openssl", "smbclient", "mongo")
-_SEGMENT_END_RE: Final = re.compile(r"[\n;|&]|\\n")
-_CLIENT_OPTIONS: Final = {
-    "glued_p": re.compile(r"(?<!\S)-p(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<v>[^\s\"';|&`\\]+))"),
-    "spaced_p": re.compile(r"(?<!\S)-p[ \t]+(?P<v>[^\s\"';|&`\\-][^\s\"';|&`\\]*)"),
-    "a": re.compile(r"(?<!\S)-a[ \t]+(?P<v>[^\s\"';|&`\\-][^\s\"';|&`\\]*)"),
-    "w": re.compile(r"(?<!\S)-w[ \t]+(?P<v>[^\s\"';|&`\\-][^\s\"';|&`\\]*)"),
-    "user": re.compile(r"(?<!\S)(?:-u|--user)[ \t=]+[\"']?[^\s:\"']*:(?P<v>[^\s\"';|&`\\]+)"),
-    "pass": re.compile(r"(?<!\S)-pass(?:in|out)[ \t]+pass:(?P<v>[^\s\"';|&`\\]+)"),
-    "smb": re.compile(r"(?<!\S)-U[ \t]+[^\s%\"']+%(?P<v>[^\s\"';|&`\\]+)"),
-}
-_LOGIN_ONLY: Final = frozenset({"docker", "podman", "helm", "az"})
-"""Clients whose ``-p`` is a password only in their ``login`` command."""
-_LOGIN_RE: Final = re.compile(r"(?<![A-Za-z0-9_-])login(?![A-Za-z0-9_-])")
-_CLIENT_RULES: Final = {
-    "sshpass": ("spaced_p", "glued_p"), "redis-cli": ("a",), "curl": ("user",), "wget": ("user",), "docker": ("spaced_p",),
-    "podman": ("spaced_p",), "helm": ("spaced_p",), "az": ("spaced_p",), "openssl": ("pass",),
-    "smbclient": ("smb",), "psql": (), "mongo": ("spaced_p",), "mongosh": ("spaced_p",),
-    "mongodump": ("spaced_p",), "mongorestore": ("spaced_p",),
-}
-
 
 def _value_span(m: re.Match[str]) -> Span | None:
     """The value's span (inside its quotes). A quoted value is refused when its opening quote rather closes the
@@ -320,60 +289,6 @@ def _flags(text: str, spans: list[Span]) -> None:
                 _judge(text, name, span, level, spans)
 
 
-def _client_commands(text: str) -> list[re.Match[str]]:
-    """``list(_CLIENT_RE.finditer(text))``, with the pattern tried only where a client name starts (found with
-    ``str.find`` on the lower-cased text, when lowering keeps every offset)."""
-    low = text.lower()
-    if len(low) != len(text):
-        return list(_CLIENT_RE.finditer(text))
-    starts: list[int] = []
-    for name in _CLIENT_STARTS:
-        at = low.find(name)
-        while at >= 0:
-            starts.append(at)
-            at = low.find(name, at + 1)
-    found: list[re.Match[str]] = []
-    done = 0
-    match = _CLIENT_RE.match
-    for at in sorted(set(starts)):
-        if at < done:
-            continue
-        m = match(text, at)
-        if m is not None:
-            found.append(m)
-            done = m.end()
-    return found
-
-
-def _client_passwords(text: str, spans: list[Span]) -> None:
-    """Password options of command-line clients, within the same command: to a newline, ``;``, ``|``, ``&``
-    or the next client's name (so each option is read once, however many commands the text holds)."""
-    commands = _client_commands(text)
-    seg_end = -1  # the next segment end at or after the current command (searched again only when passed)
-    for i, m in enumerate(commands):
-        cmd = m.group("cmd").lower()
-        if seg_end < m.end():
-            seg = _SEGMENT_END_RE.search(text, m.end())
-            seg_end = seg.start() if seg is not None else len(text)
-        end = seg_end
-        if i + 1 < len(commands):
-            end = min(end, commands[i + 1].start())
-        if cmd.startswith(("mysql", "mariadb")):
-            rules: tuple[str, ...] = ("glued_p",)
-        elif cmd.startswith("ldap"):
-            rules = ("w",)
-        else:
-            rules = _CLIENT_RULES.get(cmd, ())
-        if cmd in _LOGIN_ONLY and not _LOGIN_RE.search(text, m.end(), end):
-            continue  # ``docker run -p 8080:80`` publishes a port; ``docker login -p X`` passes a password
-        for rule in rules:
-            for pm in _CLIENT_OPTIONS[rule].finditer(text, m.end(), end):
-                group = "v" if pm.group("v") is not None else ("q1" if pm.group("q1") is not None else "q2")
-                span = pm.span(group)
-                if span[1] > span[0] and not kept_value(text[span[0]:span[1]], "password", STRONG):
-                    spans.append(span)
-
-
 def _userinfo(text: str, spans: list[Span]) -> None:
     """The password of every ``scheme://user:password@``."""
     find = text.find
@@ -449,10 +364,6 @@ def _prose_value(text: str, start: int, end: int) -> bool:
             and text[end + 1:end + 2].isalpha() and text[end + 1:end + 2].islower())
 
 
-def _mixed(text: str) -> bool:
-    return any(c.isupper() for c in text[1:]) and any(c.islower() for c in text)
-
-
 def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True) -> None:
     """Append the span of every value a name, a flag, a scheme or a client option marks as a credential.
 
@@ -460,7 +371,7 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True)
     """
     if not gated:
         for finder in (_userinfo, _auth_schemes, _quoted_pairs, _colon_pairs, _assignments, _flags, _markup,
-                       _client_passwords):
+                       find_client_passwords):
             finder(text, spans)
         return
     has_hint = ("pass" in low or "pwd" in low or "secret" in low or "token" in low or "key" in low
@@ -483,5 +394,5 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True)
             _flags(text, spans)
         if "</" in text or "value=" in text:
             _markup(text, spans)
-    if "-" in text and any(c in low for c in _CLIENT_HINTS):
-        _client_passwords(text, spans)
+    if "-" in text and any(c in low for c in CLIENT_HINTS):
+        find_client_passwords(text, spans)
