@@ -17,13 +17,37 @@ from hypothesis import strategies as st
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.engine.sanitize import sanitize
+import hermes_pipeline.engine.scrub as sc
 from hermes_pipeline.engine.scrub import REDACTED, scrub_text
+from hermes_pipeline.export.redaction import MAX_DEPTH, redact_event as _redact_event, redact_value as _redact_value
+from hermes_pipeline.testing import unmark
+
 from hermes_pipeline.export import ScopeEvent, ScopePlugin
-from hermes_pipeline.export.redaction import MAX_DEPTH, redact_event, redact_value
 from hermes_pipeline.sinks.atif import build_atif_plugin
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
 from .conftest import chat_response
+
+
+def _unmarked(fn: Any) -> Any:
+    """The function with its result's ``<redacted:xxxxxxxx>`` markers written ``<redacted>`` (these tests check
+    where redactions are, not which secret each one hides: tests/test_scrub_precision.py does)."""
+    return lambda *args, **kwargs: unmark(fn(*args, **kwargs))
+
+
+scrub_text = _unmarked(scrub_text)
+redact_value = _unmarked(_redact_value)
+
+
+def redact_event(event: Any) -> Any:
+    """:func:`redact_event` with its changed fields' markers written ``<redacted>``; an unchanged event is
+    returned as it is (identity matters to these tests)."""
+    out = _redact_event(event)
+    if out is event:
+        return out
+    out.data, out.profile, out.metadata = unmark(out.data), unmark(out.profile), unmark(out.metadata)
+    return out
+
 
 SECRET = "ZQ3N6B9V2C5X8Z1L4K7J0H"
 
@@ -49,7 +73,7 @@ def test_property_fmt33a_redact_value_scrubs_never_mutates_and_matches_the_sanit
     if json.dumps(out) == json.dumps(value):
         assert out is value or isinstance(value, (int, float, bool)) or value is None or isinstance(value, str)
     plain = json.loads(json.dumps(value))  # tuples as lists, as an encoder would see them
-    assert json.loads(json.dumps(redact_value(plain))) == sanitize(plain)
+    assert json.loads(json.dumps(_redact_value(plain))) == sanitize(plain)  # the same markers too
 
 
 def test_fmt33a_redact_value_cycles_depth_and_objects() -> None:
@@ -126,7 +150,7 @@ def test_fmt33a_same_string_same_result_in_atof_and_atif(tmp_path: Path) -> None
         turn.call_tool("terminal", {"cmd": "ls"}, lambda cmd: result, tool_call_id="c1")
         turn.complete("ok")
     assert atof.shutdown(5.0) and atif.shutdown(5.0)
-    expected = scrub_text(message)
+    expected = sc.scrub_text(message)  # with its markers: the same secret gets the same marker in both files
     assert SECRET not in expected
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     [run] = [e for e in events if e["name"] == "agent.run" and e.get("scope_category") == "start"]
@@ -134,14 +158,14 @@ def test_fmt33a_same_string_same_result_in_atof_and_atif(tmp_path: Path) -> None
     [tool_end] = [e for e in events if e["name"] == "terminal" and e.get("scope_category") == "end"]
     assert run["data"]["user_message"] == expected
     assert llm["data"]["request"]["body"]["messages"][0]["content"] == expected
-    assert tool_end["data"]["result"] == scrub_text(result) != result
+    assert tool_end["data"]["result"] == sc.scrub_text(result) != result
     [trajectory] = list(tmp_path.glob("hermes-atif-*.json"))
     text = trajectory.read_text()
     assert SECRET not in text and SECRET[:16] not in text
     doc = json.loads(text)
     user_steps = [s for s in doc["steps"] if s.get("source") == "user"]
     assert user_steps and user_steps[0]["message"] == expected
-    assert scrub_text(result) in text
+    assert sc.scrub_text(result) in text
 
 
 @settings(max_examples=50, deadline=None)

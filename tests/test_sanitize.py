@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 import hermes_pipeline.engine.sanitize as sz
 import hermes_pipeline.engine.scrub as sc
 from hermes_pipeline.engine.sanitize import (
-    build_error_field,
-    build_request_field,
+    build_error_field as _build_error_field,
+    build_request_field as _build_request_field,
     payload_max_chars,
 )
 from hermes_pipeline.engine.scrub import (
@@ -41,10 +41,25 @@ from hermes_pipeline.engine.scrub import (
     truncate,
     url_target,
 )
-from hermes_pipeline.engine.scrub_shapes import scrub_colon_pairs, scrub_command_passwords, scrub_flags
+from hermes_pipeline.testing import unmark
+
+
+def _unmarked(fn: Any) -> Any:
+    """The function with its result's ``<redacted:xxxxxxxx>`` markers written ``<redacted>`` (these tests check
+    where redactions are, not which secret each one hides: tests/test_scrub_precision.py does)."""
+    return lambda *args, **kwargs: unmark(fn(*args, **kwargs))
+
+
+scrub_text = _unmarked(scrub_text)
+safe_scrub = _unmarked(safe_scrub)
+scrub_message = _unmarked(scrub_message)
+scrub_prompt = _unmarked(scrub_prompt)
+url_target = _unmarked(url_target)
+build_error_field = _unmarked(_build_error_field)
+build_request_field = _unmarked(_build_request_field)
 
 # Results are JSON values of unknown shape; typed as Any so tests can index them freely.
-sanitize: Callable[[object], Any] = sz.sanitize
+sanitize: Callable[[object], Any] = _unmarked(sz.sanitize)
 jsonable: Callable[..., Any] = sz.jsonable
 
 ENV = "HERMES_PLUGIN_PAYLOAD_MAX_CHARS"
@@ -321,7 +336,9 @@ def test_rule3_scrub_runs_before_truncation() -> None:
     """§8.2.5: scrubbing runs before truncation, so a secret across the cut is not half-kept."""
     text = "x" * 7990 + " Bearer ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     out = jsonable(text, max_str=8000, max_items=200)
-    assert out == "x" * 7990 + " Bearer <r...[truncated 8 chars]"
+    scrubbed = sc.scrub_text(text)
+    assert scrubbed.startswith("x" * 7990 + " Bearer <redacted:")
+    assert out == scrubbed[:8000] + f"...[truncated {len(scrubbed) - 8000} chars]"
     assert "ABCDEF" not in out
 
 
@@ -512,7 +529,8 @@ def test_rule7_str_fallback_scrubbed_and_cut_without_suffix() -> None:
     out = jsonable(StrOnly("x" * 9000), max_str=8000, max_items=200)
     assert out == "x" * 8000
     out = jsonable(StrOnly("Bearer ABCDEFSECRET " + "y" * 20), max_str=20, max_items=5)
-    assert out == "Bearer <redacted> yy"
+    assert out == sc.scrub_text("Bearer ABCDEFSECRET " + "y" * 20)[:20]
+    assert out.startswith("Bearer <redacted")
 
 
 def test_rule7_raising_str_does_not_crash() -> None:
@@ -774,8 +792,9 @@ def test_obs62_build_error_field() -> None:
     out = build_error_field("ContentPolicyBlocked", "401: Bearer ZXSECRETTOKEN rejected")
     assert out == {"type": "ContentPolicyBlocked", "message": "401: Bearer <redacted> rejected"}
     long = build_error_field("RateLimitError", "Bearer ZXSECRETTOKEN " + "e" * 9000)
-    assert long["message"] == ("Bearer <redacted> " + "e" * 9000)[:8000] + (
-        f"...[truncated {len('Bearer <redacted> ') + 9000 - 8000} chars]"
+    marked = sc.scrub_text("Bearer ZXSECRETTOKEN ")
+    assert long["message"] == unmark((marked + "e" * 9000)[:8000]) + (
+        f"...[truncated {len(marked) + 9000 - 8000} chars]"
     )
     assert build_error_field(ValueError("x"), "m")["type"] == "ValueError"
     assert build_error_field(KeyError, "m")["type"] == "KeyError"
@@ -1206,51 +1225,9 @@ def test_obs58_vendor_precheck_regression() -> None:
     assert scrub_text("x_AIzaZX000000000000000000000000") == "x_<redacted>"
 
 
-# The regexes that sc._scrub_userinfo / sc._scrub_assignments implement by scanning back from
-# each "://" / "=".
-_USERINFO_RE = re.compile(
-    r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*+://[^\s:/?#@\"'<>]*+:)[^\s/?#\"']*@"
-)
-_ASSIGNMENT_RE = re.compile(
-    r"(?<![A-Za-z0-9_.-])"
-    r"(?=[A-Za-z0-9_.-]*?(?:API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PASS[_-]?PHRASE|ACCESS[_-]?KEY"
-    r"|PRIVATE[_-]?KEY|(?<![A-Za-z0-9])(?:PASS|PWD)(?![A-Za-z0-9_.-])))"
-    r"([A-Za-z0-9_.-]++[ \t]*+=[ \t]*+)"
-    r"(?:(?P<eq>\\[\"'])(?:(?!(?P=eq))[^\n])*+(?P=eq)?|(\")[^\"\n]*+\"?|(')[^'\n]*+'?|(?!=)[^\s\"'&;]++)",
-    re.IGNORECASE,
-)
-
-
-# Straightforward forms of the auth-scheme, JWT and vendor-key regexes (word checks first).
-_AUTH_SCHEME_RE = re.compile(
-    r"\b(bearer|basic)(\s++)(?!(?:bearer|basic)(?:\s|$))[^\s\"']++", re.IGNORECASE
-)
-_JWT_RE = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_=-]{10,}+(?:\.[A-Za-z0-9_=-]++){0,2}+")
-_VENDOR_KEY_RE = re.compile(
-    r"(?<![A-Za-z0-9])(?:"
-    + "|".join(prefix + body for prefix, body in sc._VENDOR_PREFIXES)
-    + ")"
-)
-
-
-def _replace_assignment(m: re.Match[str]) -> str:
-    quote = m.group("eq") or m.group(3) or m.group(4) or ""
-    return f"{m.group(1)}{quote}{REDACTED}{quote}"
-
-
 def _scrub_ungated(text: str) -> str:
-    """Reference: every rule of scrub_text, in the same order, with no pre-checks."""
-    text = sc._PEM_RE.sub(REDACTED, text)
-    text = _USERINFO_RE.sub(rf"\g<1>{REDACTED}@", text)
-    text = sc._QUERY_PARAM_RE.sub(sc._PREFIX_REPL, text)
-    text = _AUTH_SCHEME_RE.sub(sc._AUTH_SCHEME_REPL, text)
-    text = sc._scrub_quoted_pairs(text)
-    text = scrub_colon_pairs(text)  # the FMT-33a shapes, each without its pre-check
-    text = scrub_flags(text)
-    text = scrub_command_passwords(text)
-    text = _ASSIGNMENT_RE.sub(_replace_assignment, text)
-    text = _JWT_RE.sub(REDACTED, text)
-    return _VENDOR_KEY_RE.sub(REDACTED, text)
+    """Reference: every rule of scrub_text over every view, with no pre-check and no cache."""
+    return unmark(sc.replace_spans(text, sc.find_spans(text, gated=False)))
 
 
 FRAGMENTS = [

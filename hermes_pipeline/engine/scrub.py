@@ -1,53 +1,63 @@
-"""Value scrubbing for observer payloads (spec 01 §8.2.4, §8.2.5, §8.4, §7.9).
+"""Value scrubbing for observer payloads (spec 01 §8.2.4, §8.2.5, §8.4, §7.9; spec 04 FMT-33a).
 
-(Over 400 lines on purpose: most of it is the table of credential patterns of OBS-58 and
-the cheap pre-checks that guard them; they are kept side by side so they cannot drift.)
+(Over 400 lines on purpose: the sensitive-key table of §8.2.4 and the public scrubbing functions are kept
+side by side with the marker rule, so what a redaction looks like is stated once.)
 
 This module holds the string-level half of the payload sanitizer:
 
-* :func:`scrub_text` rewrites credentials found in free text (OBS-57, OBS-58, OBS-59);
+* :func:`scrub_text` replaces every credential's span in free text by a marker (OBS-57, OBS-58, OBS-59),
+  and changes nothing else;
+* :func:`find_spans` says where the credentials are (in plain text, JSON-escaped text of any level and
+  percent-encoded text: :mod:`.scrub_views`), found by format (:mod:`.scrub_tokens`) or by what stands in
+  front of them (:mod:`.scrub_shapes`, names judged by :mod:`.scrub_names`);
+* :func:`redaction_marker` is ``<redacted:`` + 8 hex digits of a keyed hash of the secret + ``>``: distinct
+  secrets stay distinct after redaction, the same secret gets the same marker wherever it appears;
 * :func:`safe_scrub` never raises and never falls back to the raw text (OBS-60);
 * :func:`scrub_message` / :func:`scrub_prompt` are the error-message (OBS-62, OBS-39) and
   human-input prompt (OBS-64) variants;
 * :func:`is_sensitive_key` is the sensitive-key rule of §8.2.4;
 * :func:`url_target` renders a subagent ``tool_call_history`` target (§7.9, OBS-48).
 
-Performance: every regex is compiled once at import time. :func:`scrub_text` lowercases the
-text once and runs a rule only when one of that rule's trigger substrings occurs, so a clean
-string costs one ``str.lower()`` plus a few dozen substring tests, and a short string already
-found clean (tool names, IDs, paths recur in every payload) costs one set lookup. All patterns are linear:
-runs are possessive (``*+``, ``++``) wherever no backtracking is needed, and every pattern
-that could start anywhere is anchored on a literal or on a word start.
+Performance: every regex is compiled once at import time; each family of rules runs only when a substring
+it cannot match without occurs; a decoded view is built only when the text holds an escape; a short text
+already found clean (tool names, IDs, paths recur in every payload) costs one set lookup, and so does a long
+one (the conversation is sent again with every provider call). All patterns are linear.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
 import re
-import string
+import secrets
 from functools import lru_cache
 from typing import Final
 
-from .scrub_shapes import (
-    ESCAPED_QUOTED,
-    NAME_HINTS as _NAME_HINTS,
-    REDACTED,
-    scrub_colon_pairs,
-    scrub_command_passwords,
-    scrub_flags,
-)
+from .scrub_shapes import find_shape_spans
+from .scrub_tokens import find_token_spans
+from .scrub_views import views
 
 __all__ = [
+    "MARKER_RE",
     "REDACTED",
     "REDACTION_FAILED",
     "TRUNCATION_SUFFIX",
+    "find_spans",
     "is_sensitive_key",
+    "redaction_marker",
     "safe_scrub",
     "scrub_message",
     "scrub_prompt",
     "scrub_text",
+    "set_redaction_key",
     "truncate",
     "url_target",
 ]
+
+REDACTED: Final = "<redacted>"
+"""Marker of a whole value hidden because of its key (01 §8.2.1, §8.2.4); a credential found in text gets
+:func:`redaction_marker` instead."""
 
 REDACTION_FAILED: Final = "<redaction failed>"
 """Value-scrub failure marker (§8.2.1, OBS-60)."""
@@ -173,260 +183,86 @@ def is_sensitive_key(key: str, value: object) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Credential patterns (§8.2.5)
+# Credential spans (§8.2.5) and their replacement
 # ---------------------------------------------------------------------------------------------
 
-# OBS-57: whole word Bearer/Basic, whitespace, then a run of non-whitespace, non-quote chars.
-# The credential may not itself be a scheme word, so "Basic Bearer <cred>" still redacts <cred>.
-# "Whole word" is checked by a lookbehind after the word (same as a leading \b, but it lets the
-# regex engine skip to candidate positions).
-_AUTH_SCHEME_RE: Final = re.compile(
-    r"(bearer(?<!\wbearer)|basic(?<!\wbasic))(\s++)(?!(?:bearer|basic)(?:\s|$))[^\s\"']++",
-    re.IGNORECASE,
-)
-
-# OBS-58: vendor-prefixed API keys and tokens: (prefix, body) pairs. Case-sensitive; the prefix
-# must not be glued to a preceding letter or digit (so ``task-...`` or ``mask_live_...`` never
-# match). The "not preceded by" check is a lookbehind placed *after* the literal prefix, which
-# lets the regex engine skip quickly to candidate positions (about 3x faster on long text).
-_VENDOR_PREFIXES: Final = (
-    ("sk-", "[A-Za-z0-9_-]{10,}+"),  # OpenAI / Anthropic / OpenRouter (sk-proj-, sk-ant-, ...)
-    ("[sr]k_(?:live|test)_", "[A-Za-z0-9]{10,}+"),  # Stripe
-    ("gh[pousr]_", "[A-Za-z0-9]{10,}+"),  # GitHub classic tokens
-    ("github_pat_", "[A-Za-z0-9_]{10,}+"),  # GitHub fine-grained PAT
-    ("xox[a-z]-", "[A-Za-z0-9-]{10,}+"),  # Slack
-    ("AIza", "[A-Za-z0-9_-]{20,}+"),  # Google API keys
-    ("(?:AKIA|ASIA)", "[A-Z0-9]{12,}+"),  # AWS access key IDs
-    ("hf_", "[A-Za-z0-9]{10,}+"),  # Hugging Face
-    ("npm_", "[A-Za-z0-9]{10,}+"),  # npm
-    ("pypi-", "[A-Za-z0-9_-]{10,}+"),  # PyPI
-    ("gsk_", "[A-Za-z0-9]{10,}+"),  # Groq
-    ("xai-", "[A-Za-z0-9_-]{10,}+"),  # xAI
-    ("pk-lf-", "[A-Za-z0-9_-]{10,}+"),  # Langfuse public keys (secret keys are sk-lf-..., caught by sk-)
-)
-_VENDOR_KEY_RE: Final = re.compile(
-    "|".join(f"{prefix}(?<![A-Za-z0-9]{prefix}){body}" for prefix, body in _VENDOR_PREFIXES)
-)
-
-# JWTs: base64url JSON header ``eyJ...`` plus up to two more dot-separated segments.
-_JWT_RE: Final = re.compile(
-    r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_=-]{10,}+(?:\.[A-Za-z0-9_=-]++){0,2}+"
-)
-
-# PEM private-key blocks; an unterminated block is redacted to the end of the text.
-_PEM_RE: Final = re.compile(
-    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:.*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|.*+)",
-    re.DOTALL,
-)
-
-# URL userinfo / DB connection strings: scheme://user:password@host -> password redacted.
-# The password run may contain '@' (unencoded); it ends at the last '@' before '/', '?', '#'.
-# Matched by :func:`_scrub_userinfo` from each "://"; equivalent regex:
-#   (?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*+://[^\s:/?#@"'<>]*+:)[^\s/?#"']*@
-_SCHEME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "+.-")
-_USERINFO_TAIL_RE: Final = re.compile(r"[^\s:/?#@\"'<>]*+:(?P<pw>[^\s/?#\"']*)@")
-
-# Sensitive URL query parameters (case-insensitive names); only the value is replaced.
-_QUERY_PARAM_RE: Final = re.compile(
-    r"([?&;](?:access_token|refresh_token|id_token|token|api_key|apikey|client_secret|password"
-    r"|auth|jwt|session|secret|key|code|signature|x-amz-signature)=)[^&;#\s\"']++",
-    re.IGNORECASE,
-)
-_QUERY_HINTS: Final = (
-    "token", "key", "secret", "password", "auth", "jwt", "session", "code", "signature"
-)
-
-# NAME=value assignments whose upper-cased NAME contains a secret word. Matched by
-# :func:`_scrub_assignments`, which starts from each '=' and scans the name backwards, so the
-# cost is proportional to the number of '=' rather than to the text length. Equivalent regex:
-#   (?<![A-Za-z0-9_.-])(?=[A-Za-z0-9_.-]*?(?:API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL
-#   |AUTH))([A-Za-z0-9_.-]++[ \t]*+=[ \t]*+)(?:(")[^"\n]*+"?|(')[^'\n]*+'?|(?!=)[^\s"'&;]++)
-# (case-insensitive). Quoted values run to the closing quote or the end of the line.
-_NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_.-")
-# hermes_pipeline adds passphrases, access and private keys, and ``PASS`` / ``PWD`` as the whole name or
-# its last segment (``DB_PASS=``, ``pwd=``; not ``bypass=``).
-_SECRET_NAME_RE: Final = re.compile(
-    r"API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PASS[_-]?PHRASE|ACCESS[_-]?KEY|PRIVATE[_-]?KEY"
-    r"|(?<![A-Za-z0-9])(?:PASS|PWD)$",
-    re.IGNORECASE,
-)
-# (A value quoted with escaped quotes, as in JSON-encoded text, runs to the closing escaped quote.)
-_ASSIGNMENT_VALUE_RE: Final = re.compile(
-    r"[ \t]*+(?P<v>" + ESCAPED_QUOTED + r"|(?P<dq>\")[^\"\n]*+\"?|(?P<sq>')[^'\n]*+'?|(?!=)[^\s\"'&;]++)"
-)
-
-# Quoted "key": value pairs (JSON / Python-repr text, optionally with escaped quotes as found in
-# double-encoded JSON). Keys are judged with :func:`is_sensitive_key`.
-# (``\\["']|["']`` rather than ``\\?["']`` lets the engine skip to quote characters.)
-_QUOTED_PAIR_RE: Final = re.compile(
-    r"(?P<kq>\\[\"']|[\"'])(?P<key>[^\"'\\\n]{1,128}+)(?P=kq)[ \t]*+:[ \t]*+"
-    r"(?:(?P<vq>\\[\"']|[\"'])(?P<val>(?:(?!(?P=vq))(?:\\.|[^\\\n]))*+)(?P=vq)?"
-    r"|(?P<scalar>(?![{\[])[^\s,}\]\"'\\]++))"
-)
-_INT_RE: Final = re.compile(r"[-+]?\d++")
-
 SCRUB_MIN_CHARS: Final = 5
-"""Texts shorter than this cannot match any rule (the shortest matches, e.g. ``?key=x``, have 6)."""
+"""Texts shorter than this cannot hold a credential any rule finds (the shortest, e.g. ``pin=1``, have 5)."""
+
+_KEY_ENV: Final = "HERMES_PIPELINE_REDACTION_KEY"
+_redaction_key: bytes = (os.environ.get(_KEY_ENV) or "").encode() or secrets.token_bytes(16)
+MARKER_RE: Final = re.compile(r"<redacted(?::[0-9a-f]{8})?>")
+"""Every redaction marker: ``<redacted:xxxxxxxx>`` (a credential's span) or ``<redacted>`` (a whole value)."""
 
 
-def _scrub_userinfo(text: str) -> str:
-    """Redact the password of every ``scheme://user:password@`` (OBS-58, OBS-59)."""
-    find = text.find
-    tail_match = _USERINFO_TAIL_RE.match
-    scheme_chars = _SCHEME_CHARS
-    letters = string.ascii_letters
-    parts: list[str] = []
-    last = 0
-    sep = find("://")
-    while sep >= 0:
-        start = sep
-        while start > last and text[start - 1] in scheme_chars:
-            start -= 1
-        if (
-            start < sep
-            and text[start] in letters
-            and (start == 0 or text[start - 1] not in scheme_chars)
-        ):
-            m = tail_match(text, sep + 3)
-            if m is not None:
-                parts.append(text[last : m.start("pw")])
-                parts.append(REDACTED)
-                parts.append("@")
-                last = m.end()
-                sep = find("://", last)
-                continue
-        sep = find("://", sep + 1)
-    if not parts:
-        return text
-    parts.append(text[last:])
-    return "".join(parts)
+def set_redaction_key(key: bytes) -> None:
+    """Key the markers' hashes (a profile keeps one so that its stores' markers agree across processes).
+
+    The default is ``HERMES_PIPELINE_REDACTION_KEY`` or, without it, a random key per process."""
+    global _redaction_key
+    if not key:
+        raise ValueError("a redaction key must not be empty")
+    _redaction_key = bytes(key)
+    known_clean.clear()
+    long_clean.clear()
+    _marker.cache_clear()
 
 
-def _scrub_assignments(text: str) -> str:
-    """Redact the value of every ``NAME=value`` whose name contains a secret word (OBS-58)."""
-    find = text.find
-    value_match = _ASSIGNMENT_VALUE_RE.match
-    name_chars = _NAME_CHARS
-    parts: list[str] = []
-    last = 0  # end of the previous replacement; matches never overlap it
-    eq = find("=")
-    while eq >= 0:
-        end = eq
-        while end > last and text[end - 1] in " \t":
-            end -= 1
-        start = end
-        while start > last and text[start - 1] in name_chars:
-            start -= 1
-        # The name is judged before the value is matched: a value run can reach the end of the text,
-        # so matching it first for every '=' would make "x=x=x=...token" quadratic.
-        if start < end and (start == 0 or text[start - 1] not in name_chars) and _SECRET_NAME_RE.search(
-                text, start, end):
-            m = value_match(text, eq + 1)
-            if m is not None:
-                quote = m.group("eq") or m.group("dq") or m.group("sq") or ""
-                parts.append(text[last : m.start("v")])
-                parts.append(f"{quote}{REDACTED}{quote}")
-                last = m.end()
-                eq = find("=", last)
-                continue
-        eq = find("=", eq + 1)
-    if not parts:
-        return text
-    parts.append(text[last:])
-    return "".join(parts)
+@lru_cache(maxsize=4096)
+def _marker(secret: str) -> str:
+    digest = hmac.new(_redaction_key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+    return f"<redacted:{digest[:8]}>"
 
 
-def _parse_scalar(text: str) -> object:
-    """Type an unquoted JSON/Python scalar so the plural-token rule can see numbers."""
-    if text in ("null", "None"):
-        return None
-    if text in ("true", "false", "True", "False"):
-        return text[0] in "tT"
-    if _INT_RE.fullmatch(text):
-        return 0
-    try:
-        return float(text)
-    except ValueError:
-        return text
+def redaction_marker(secret: str) -> str:
+    """The marker that replaces ``secret``: ``<redacted:`` + 8 hex digits of a keyed hash + ``>``.
+
+    Distinct secrets get distinct markers (rows keyed by a redacted name never merge); the hash is keyed, so a
+    marker confirms no guess of the secret to whoever lacks the key."""
+    return _marker(secret)
 
 
-def _scrub_quoted_pairs(text: str) -> str:
-    """Redact the values of quoted ``"key": value`` pairs whose key is sensitive.
+def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
+    """The credentials in ``text``: ``(start, end, secret)`` with ``text[start:end]`` the credential as it is
+    written (escaped or encoded) and ``secret`` its decoded value; sorted, never overlapping.
 
-    Written as a search loop rather than ``re.sub`` so that, for a non-sensitive key, scanning
-    resumes at the start of its value: keys nested inside an escaped-JSON string value are
-    still examined.
-    """
-    search = _QUOTED_PAIR_RE.search
-    parts: list[str] = []
-    last = 0
-    pos = 0
-    while True:
-        m = search(text, pos)
-        if m is None:
-            break
-        scalar = m.group("scalar")
-        value: object = "" if scalar is None else _parse_scalar(scalar)
-        if is_sensitive_key(m.group("key"), value):
-            group = "val" if scalar is None else "scalar"
-            parts.append(text[last : m.start(group)])
-            parts.append(REDACTED)
-            last = m.end(group)
-            pos = m.end()
-        elif scalar is None:
-            pos = m.start("vq")
+    ``gated=False`` runs every rule without its pre-check (the tests' reference)."""
+    found: list[tuple[int, int, str]] = []
+    for view in views(text):
+        vtext = view.text
+        spans: list[tuple[int, int]] = []
+        find_token_spans(vtext, spans, gated)
+        find_shape_spans(vtext, vtext.lower(), spans, gated)
+        if view.text is text:
+            found.extend((s, e, text[s:e]) for s, e in spans)
         else:
-            pos = m.end()
-    if not parts:
-        return text
-    parts.append(text[last:])
-    return "".join(parts)
-
-
-_CHARS_PER_COLON: Final = 200
-"""With at most one ':' per this many characters, the KEY: VALUE rule judges the name before each ':'
-instead of searching the whole text for the name hints first (measured break-even: about 180)."""
-_PREFIX_REPL: Final = rf"\g<1>{REDACTED}"
-_AUTH_SCHEME_REPL: Final = rf"\g<1>\g<2>{REDACTED}"
-
-
-def _has_vendor_prefix(text: str) -> bool:
-    """Cheap, exact pre-check for :data:`_VENDOR_KEY_RE` (its prefixes are case-sensitive)."""
-    if "AIza" in text or "AKIA" in text or "ASIA" in text:
-        return True
-    # Every other prefix contains '-' or '_'.
-    return ("-" in text or "_" in text) and (
-        "sk-" in text
-        or "k_live_" in text
-        or "k_test_" in text
-        or "ghp_" in text
-        or "gho_" in text
-        or "ghu_" in text
-        or "ghs_" in text
-        or "ghr_" in text
-        or "github_pat_" in text
-        or "xox" in text
-        or "hf_" in text
-        or "npm_" in text
-        or "pypi-" in text
-        or "gsk_" in text
-        or "xai-" in text
-        or "pk-lf-" in text
-    )
+            for s, e in spans:
+                rs, re_ = view.root_offset(s), view.root_offset(e)
+                if re_ > rs:
+                    found.append((rs, re_, vtext[s:e]))
+    if len(found) < 2:
+        return found
+    found.sort(key=lambda span: (span[0], -span[1]))
+    merged = [found[0]]
+    for start, end, secret in found[1:]:
+        last_start, last_end, last_secret = merged[-1]
+        if start < last_end:
+            if end > last_end:
+                merged[-1] = (last_start, end, secret if end - start > last_end - last_start else last_secret)
+            continue
+        merged.append((start, end, secret))
+    return merged
 
 
 def scrub_text(text: str) -> str:
-    """Return ``text`` with credential-looking substrings replaced by ``<redacted>`` (§8.2.5).
+    """Return ``text`` with every credential's span replaced by its marker, and nothing else changed (§8.2.5).
 
-    Covers authorization schemes (OBS-57) and the credential classes of OBS-58. Each match is
-    replaced entirely; for structured matches (``NAME=value``, URL parameters, userinfo,
-    quoted pairs, ``Bearer <cred>``) only the value part is replaced (OBS-59). The function
-    may raise on pathological input (e.g. ``MemoryError``); use :func:`safe_scrub` when a
-    never-raising variant is needed.
-
-    Each rule runs only when a substring it cannot match without is present, so the common
-    case (no trigger) costs a few substring tests.
+    Covers authorization schemes (OBS-57), the credential classes of OBS-58 and the published key formats of
+    :mod:`.scrub_tokens`, in plain text and inside JSON-escaped (any level) or percent-encoded text; for
+    structured matches (``NAME=value``, URL parameters, userinfo, quoted pairs, ``Bearer <cred>``) only the
+    value is replaced (OBS-59). Every byte outside a credential's span is kept, so a JSON document stays
+    the same JSON with the same lines. May raise on pathological input (e.g. ``MemoryError``); use
+    :func:`safe_scrub` when a never-raising variant is needed.
     """
     n = len(text)
     if n < SCRUB_MIN_CHARS:
@@ -437,8 +273,8 @@ def scrub_text(text: str) -> str:
             return text
     elif text in long_clean:  # the conversation is sent again with every provider call
         return text
-    scrubbed = _scrub_rules(text)
-    if scrubbed == text:
+    spans = find_spans(text)
+    if not spans:
         if short:
             if len(known_clean) >= _CLEAN_MAX_ENTRIES:
                 known_clean.clear()
@@ -450,7 +286,20 @@ def scrub_text(text: str) -> str:
                 _long_clean_chars = 0
             long_clean.add(text)
             _long_clean_chars += n
-    return scrubbed
+        return text
+    return replace_spans(text, spans)
+
+
+def replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with each ``(start, end, secret)`` span (sorted, not overlapping) replaced by its marker."""
+    parts: list[str] = []
+    last = 0
+    for start, end, secret in spans:
+        parts.append(text[last:start])
+        parts.append(_marker(secret))
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 known_clean: Final[set[str]] = set()
@@ -468,60 +317,6 @@ Bounded by the total characters held; emptied when full."""
 _LONG_CLEAN_MAX_CHARS: Final = 100_000
 _LONG_CLEAN_BUDGET: Final = 2_000_000
 _long_clean_chars = 0
-
-
-def _scrub_rules(text: str) -> str:
-    """:func:`scrub_text` without the clean-text cache."""
-    if text.isalnum():
-        # No separator, quote, '=' or whitespace: only the letter-only token prefixes can match.
-        if "eyJ" in text:
-            text = _JWT_RE.sub(REDACTED, text)
-        if "AIza" in text or "AKIA" in text or "ASIA" in text:
-            text = _VENDOR_KEY_RE.sub(REDACTED, text)
-        return text
-    if "PRIVATE KEY" in text:
-        text = _PEM_RE.sub(REDACTED, text)
-    has_colon = ":" in text
-    if has_colon and "://" in text and "@" in text:
-        text = _scrub_userinfo(text)
-    has_eq = "=" in text
-    low = text.lower()
-    if (
-        has_eq
-        and ("?" in text or "&" in text or ";" in text)
-        and any(h in low for h in _QUERY_HINTS)
-    ):
-        text = _QUERY_PARAM_RE.sub(_PREFIX_REPL, text)
-    if "bearer" in low or "basic" in low:
-        text = _AUTH_SCHEME_RE.sub(_AUTH_SCHEME_REPL, text)
-    if has_colon and ('"' in text or "'" in text):
-        text = _scrub_quoted_pairs(text)
-    # The name rules (KEY: VALUE, --flag VALUE, NAME=value) need a credential-like name, hence one of the
-    # name hints. With few colons for the length it is cheaper to judge the name before each ':' than
-    # to search the whole text for the hints (both are exact).
-    has_hyphen = "-" in text  # one memchr; the two-character searches below cost ten times more
-    has_dash = has_hyphen and "--" in text
-    has_name: bool | None = None
-    if has_colon:
-        if text.count(":") * _CHARS_PER_COLON <= len(text):
-            text = scrub_colon_pairs(text)
-        else:
-            has_name = any(h in low for h in _NAME_HINTS)
-            if has_name:
-                text = scrub_colon_pairs(text)
-    if has_name is None and (has_dash or has_eq):
-        has_name = any(h in low for h in _NAME_HINTS)
-    if has_dash and has_name:
-        text = scrub_flags(text)
-    if has_hyphen and "-p" in text and ("mysql" in low or "mariadb" in low or "sshpass" in low):
-        text = scrub_command_passwords(text)
-    if has_eq and has_name:  # the name hints include every assignment hint
-        text = _scrub_assignments(text)
-    if "J" in text and "eyJ" in text:  # the one-character memchr first: "J" is rare in text
-        text = _JWT_RE.sub(REDACTED, text)
-    if _has_vendor_prefix(text):
-        text = _VENDOR_KEY_RE.sub(REDACTED, text)
-    return text
 
 
 def safe_scrub(text: str) -> str:
@@ -569,7 +364,7 @@ def scrub_prompt(text: object) -> str:
 
 # scheme://authority path [?query] [#fragment]; each URL ends at whitespace.
 _URL_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*+://)([^\s/?#]*+)([^\s?#]*+)(?:[?#]\S*+)?"
+    r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://)([^\s/?#]*)([^\s?#]*)(?:[?#]\S*)?"
 )
 
 

@@ -1,0 +1,169 @@
+"""Credentials of known shapes for the scrubber's precision and recall tests (issue #25), and the wrappers they
+arrive in (JSON-escaped, percent-encoded).
+
+Every generator takes a :class:`random.Random` and returns a fresh credential, so the tests never check a fixed
+string the scrubber could have learnt. :data:`KEY_SAMPLES` holds one generator per provider of
+:data:`hermes_pipeline.engine.scrub_tokens.KEY_FORMATS`, written from each provider's published format (prefix,
+length, alphabet), not from the table's regex.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+import urllib.parse
+from collections.abc import Callable
+
+ALNUM = string.ascii_letters + string.digits
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+HEX = "0123456789abcdef"
+URLSAFE = ALNUM + "_-"
+B64 = ALNUM + "+/"
+
+
+def rand(r: random.Random, alphabet: str, n: int) -> str:
+    """``n`` characters of ``alphabet`` holding at least one digit and, if the alphabet has both, both cases (what
+    a generated key has; a body of only letters can spell a word, which no format promises to exclude)."""
+    while True:
+        s = "".join(r.choice(alphabet) for _ in range(n))
+        digits = any(c.isdigit() for c in s) or not any(c.isdigit() for c in alphabet)
+        cased = (any(c.islower() for c in s) or not any(c.islower() for c in alphabet)) and (
+            any(c.isupper() for c in s) or not any(c.isupper() for c in alphabet))
+        if digits and cased:
+            return s
+
+
+def password(r: random.Random, n: int | None = None) -> str:
+    """A generated password / token: letters of both cases and digits, 12-32 characters."""
+    return rand(r, ALNUM, n or r.randint(12, 32))
+
+
+def _b64(r: random.Random, nbytes: int) -> str:
+    while True:
+        s = base64.b64encode(r.randbytes(nbytes)).decode()
+        if any(c.isdigit() for c in s):
+            return s
+
+
+KEY_SAMPLES: dict[str, Callable[[random.Random], str]] = {
+    "OpenAI / Anthropic / OpenRouter / DeepSeek / Langfuse secret keys": lambda r: r.choice([
+        "sk-" + rand(r, ALNUM, 48), "sk-proj-" + rand(r, URLSAFE, 120), "sk-ant-api03-" + rand(r, URLSAFE, 93) + "AA",
+        "sk-or-v1-" + rand(r, HEX, 64), "sk-" + rand(r, HEX, 32), "sk-lf-" + rand(r, HEX, 8) + "-" + rand(r, HEX, 4)]),
+    "Stripe secret and restricted keys": lambda r: r.choice(["sk_live_", "sk_test_", "rk_live_", "rk_test_"])
+    + rand(r, ALNUM, r.choice([24, 99])),
+    "Stripe webhook signing secrets": lambda r: "whsec_" + rand(r, ALNUM, 32),
+    "GitHub tokens (classic, OAuth, user-to-server, server-to-server, refresh)": lambda r: r.choice(
+        ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]) + rand(r, ALNUM, 36),
+    "GitHub fine-grained personal access tokens": lambda r: "github_pat_" + rand(r, ALNUM, 22) + "_"
+    + rand(r, ALNUM, 59),
+    "GitLab personal / deploy / runner / trigger tokens": lambda r: r.choice(
+        ["glpat-", "gldt-", "glrt-", "glptt-", "glft-"]) + rand(r, URLSAFE, 20),
+    "Slack bot / user / workspace tokens": lambda r: r.choice(["xoxb-", "xoxp-", "xoxe-", "xoxa-2-"])
+    + f"{r.randint(10**10, 10**13)}-{r.randint(10**10, 10**13)}-" + rand(r, ALNUM, 24),
+    "Slack app-level tokens": lambda r: f"xapp-1-A{rand(r, UPPER_DIGITS, 10)}-{r.randint(10**12, 10**13)}-"
+    + rand(r, HEX, 64),
+    "Google API keys": lambda r: "AIza" + rand(r, URLSAFE, 35),
+    "Google OAuth client secrets": lambda r: "GOCSPX-" + rand(r, URLSAFE, 28),
+    "Google OAuth access tokens": lambda r: "ya29." + rand(r, URLSAFE, 150),
+    "AWS access key ids": lambda r: r.choice(["AKIA", "ASIA", "AROA", "AIDA"]) + rand(r, UPPER_DIGITS, 16),
+    "Alibaba Cloud access key ids": lambda r: "LTAI" + rand(r, ALNUM, r.choice([12, 16, 20])),
+    "Tencent Cloud secret ids": lambda r: "AKID" + rand(r, ALNUM, 32),
+    "Hugging Face tokens": lambda r: "hf_" + rand(r, ALNUM, 34),
+    "npm tokens": lambda r: "npm_" + rand(r, ALNUM, 36),
+    "PyPI tokens": lambda r: "pypi-AgEIcHlwaS5vcmc" + rand(r, URLSAFE, 150),
+    "Groq keys": lambda r: "gsk_" + rand(r, ALNUM, 52),
+    "xAI keys": lambda r: "xai-" + rand(r, ALNUM, 80),
+    "Langfuse public keys": lambda r: "pk-lf-" + "-".join(rand(r, HEX, n) for n in (8, 4, 4, 4, 12)),
+    "Replicate tokens": lambda r: "r8_" + rand(r, ALNUM, 37),
+    "Perplexity keys": lambda r: "pplx-" + rand(r, ALNUM, 48),
+    "Fireworks keys": lambda r: "fw_" + rand(r, ALNUM, 24),
+    "NVIDIA API keys": lambda r: "nvapi-" + rand(r, URLSAFE, 64),
+    "DigitalOcean tokens": lambda r: r.choice(["dop_v1_", "doo_v1_", "dor_v1_"]) + rand(r, HEX, 64),
+    "Shopify access tokens and secrets": lambda r: r.choice(["shpat_", "shpss_", "shpca_", "shppa_"])
+    + rand(r, HEX, 32),
+    "Atlassian API tokens": lambda r: "ATATT3xFfGF0" + rand(r, URLSAFE, 170) + "=" + rand(r, HEX, 8).upper(),
+    "Databricks tokens": lambda r: "dapi" + rand(r, HEX, 32),
+    "Linear API keys": lambda r: "lin_api_" + rand(r, ALNUM, 40),
+    "Notion tokens": lambda r: "ntn_" + str(r.randint(10**10, 10**11)) + rand(r, ALNUM, 35),
+    "Notion legacy integration secrets": lambda r: "secret_" + rand(r, ALNUM, 43),
+    "Doppler tokens": lambda r: "dp." + r.choice(["pt", "st", "sa", "ct"]) + "." + rand(r, ALNUM, 43),
+    "HashiCorp Vault tokens": lambda r: r.choice(["hvs.", "hvb.", "hvr."]) + rand(r, URLSAFE, 90),
+    "Pulumi access tokens": lambda r: "pul-" + rand(r, HEX, 40),
+    "Postman API keys": lambda r: "PMAK-" + rand(r, HEX, 24) + "-" + rand(r, HEX, 34),
+    "Figma tokens": lambda r: "figd_" + rand(r, URLSAFE, 40),
+    "Square tokens": lambda r: r.choice(["sq0atp-" + rand(r, URLSAFE, 22), "sq0csp-" + rand(r, URLSAFE, 43)]),
+    "Meta (Facebook) access tokens": lambda r: "EAA" + rand(r, ALNUM, 150),
+    "age secret keys": lambda r: "AGE-SECRET-KEY-1" + rand(r, UPPER_DIGITS, 58),
+    "Tailscale keys": lambda r: "tskey-" + r.choice(["api", "auth", "client"]) + "-k" + rand(r, ALNUM, 11)
+    + "CNTRL-" + rand(r, ALNUM, 32),
+    "Grafana tokens": lambda r: r.choice(["glc_" + _b64(r, 60).rstrip("="),
+                                          "glsa_" + rand(r, ALNUM, 32) + "_" + rand(r, HEX, 8)]),
+    "New Relic user keys": lambda r: "NRAK-" + rand(r, UPPER_DIGITS, 27),
+    "Sentry auth tokens": lambda r: r.choice(["sntrys_" + _b64(r, 120).rstrip("="), "sntryu_" + rand(r, HEX, 64)]),
+    "SendGrid keys": lambda r: "SG." + rand(r, URLSAFE, 22) + "." + rand(r, URLSAFE, 43),
+    "Mailgun keys": lambda r: "key-" + rand(r, HEX, 32),
+    "Twilio API key sids": lambda r: "SK" + rand(r, HEX, 32),
+    "Docker Hub tokens": lambda r: "dckr_pat_" + rand(r, URLSAFE, 27),
+    "Supabase tokens and secret keys": lambda r: r.choice(["sbp_" + rand(r, HEX, 40),
+                                                           "sb_secret_" + rand(r, URLSAFE, 31)]),
+    "Render keys": lambda r: "rnd_" + rand(r, ALNUM, 32),
+    "Brevo (Sendinblue) keys": lambda r: "xkeysib-" + rand(r, HEX, 64) + "-" + rand(r, ALNUM, 16),
+}
+"""One generator per ``KEY_FORMATS`` provider (the table's name-only entry aside)."""
+
+
+def json_escape(text: str) -> str:
+    """``text`` as it is written inside a JSON string (without the quotes)."""
+    return json.dumps(text)[1:-1]
+
+
+def url_quote(text: str) -> str:
+    """``text`` percent-encoded, every reserved character included."""
+    return urllib.parse.quote(text, safe="")
+
+
+Encoder = Callable[[str], str]
+
+
+def wrapper(kind: str, level: int = 1) -> tuple[Encoder, str, str]:
+    """``(encode, left, right)`` of a wrapper: the wrapped text is ``left + encode(text) + right`` and ``encode``
+    works character by character, so ``encode(a + b) == encode(a) + encode(b)`` (where each span lands is known).
+
+    ``plain``; ``json``: the whole text ``json.dumps``-ed ``level`` times; ``doc``: a JSON document whose string
+    value holds the text ``json.dumps``-ed ``level - 1`` times; ``url``: percent-encoded."""
+    if kind == "plain":
+        return (lambda s: s), "", ""
+    if kind == "url":
+        return url_quote, "", ""
+    if kind in ("json", "doc"):
+        times = level if kind == "json" else level - 1  # json.dumps calls around the text
+        left, right = "", ""
+
+        def encode(s: str) -> str:
+            for _ in range(level):  # a document's string value is one more escape level
+                s = json_escape(s)
+            return s
+
+        for _ in range(times):
+            left, right = '"' + json_escape(left), json_escape(right) + '"'
+        if kind == "doc":
+            left = '{"role": "tool", "tool_call_id": "call_1", "content": "' + json_escape(left)
+            right = json_escape(right) + '", "n": 3}'
+        return encode, left, right
+    raise ValueError(kind)
+
+
+def unwrap(kind: str, level: int, text: str) -> str:
+    """The inverse of :func:`wrapper` (what a reader of the wrapped text gets back)."""
+    if kind == "plain":
+        return text
+    if kind == "url":
+        return urllib.parse.unquote(text)
+    if kind == "doc":
+        text = json.loads(text)["content"]
+        level -= 1
+    for _ in range(level):
+        text = json.loads(text)
+    return text
