@@ -565,14 +565,15 @@ def test_issue25_distinct_secret_skill_names_stay_distinct_rows(tmp_path: Path) 
 
     canaries = Canaries(random.Random(53))
     first, second = canaries.name("skill.a"), canaries.name("skill.b")
-    if safe_scrub(first) == safe_scrub(second):
-        pytest.skip("the scrubber's redaction marker does not tell secrets apart yet (keyed marker pending)")
+    assert safe_scrub(first) != safe_scrub(second)  # the keyed marker tells the two secrets apart
     engine = Engine()
     handle = attach_store(engine, tmp_path, ObservabilitySettings(audit_enabled=True))
     try:
         host = Host(engine, model="m", provider="openai")
-        for name in (first, second):
-            host.skill_lifecycle("created", name, reason="r")
+        with host.session() as session, session.turn("make two skills") as turn:
+            for name in (first, second):
+                host.skill_lifecycle("created", name, reason="r")
+            turn.complete("done")
     finally:
         handle.close()
     conn = sqlite3.connect(store_path(tmp_path))

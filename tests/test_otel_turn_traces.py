@@ -170,7 +170,7 @@ def test_fmt_58_llm_errors_name_the_exception_class_and_messages_are_scrubbed() 
     [failed] = [s for s in spans if s.name.startswith("chat")]
     [(_, attrs)] = [(n, a) for n, a in failed.events if n == "exception"]
     assert attrs["exception.type"] == "RateLimited"
-    assert failed.status_message.startswith("rate_limited: slow down <redacted>") and secret not in failed.status_message
+    assert failed.status_message.startswith("rate_limited: slow down <redacted:") and secret not in failed.status_message
     assert len(failed.status_message) == len("rate_limited: ") + 200
 
 

@@ -40,6 +40,7 @@ from . import activation as _activation
 from .activation import ActivationReport
 from .discovery import PipelineSettings, canonical
 from .profile_config import ProfileSettings, load_profile_settings
+from .redaction_key import load_redaction_key
 
 logger = logging.getLogger("hermes_pipeline.config")
 _lock = threading.RLock()
@@ -425,6 +426,8 @@ def open_profile(hermes_home: str | Path | None = None, *, settings: PipelineSet
         if existing is not None:
             return existing
         profile_settings = load_profile_settings(home, managed=pipeline.managed_config)
+        load_redaction_key(home, profile_settings.observability.audit_enabled
+                           or profile_settings.trajectories.enabled)
         timeout = profile_settings.hook_callback_timeout if profile_settings.hook_callback_timeout_set else None
         _activation.PROCESS.acquire(str(home), profile_engine(), pipeline, hook_callback_timeout=timeout,
                                     output_directory=default_output_directory(home))

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any, Final
 
-from ..engine.scrub import REDACTED, scrub_text
+from ..engine.scrub import MARKER_RE, scrub_text
 
 __all__ = ["DETECTORS", "compile_patterns", "redact_document"]
 
@@ -66,10 +66,10 @@ class _Masker:
         self.replacements = 0
 
     def __call__(self, text: str) -> str:
-        scrubbed = scrub_text(text)
-        self.replacements += scrubbed.count(REDACTED) - text.count(REDACTED)
-        self.replacements += text.count(REDACTED)
-        text = scrubbed.replace(REDACTED, "[REDACTED:credential]")
+        # every marker (those the exporters already wrote and those found now) becomes the shareable one, which
+        # says nothing of which secret it hid
+        text, n = MARKER_RE.subn("[REDACTED:credential]", scrub_text(text))
+        self.replacements += n
         for pattern in self.patterns:
             text, n = pattern.subn("[REDACTED:pattern]", text)
             self.replacements += n
