@@ -85,6 +85,7 @@ def trace_type(value: Any) -> str | None:
 KEYS: Final[dict[str, Check]] = {
     "enabled": boolean, "sampling_rate": number(0, 1), "always_sample_errors": boolean, "endpoints": array,
     "traces": array, "logs": table, "metrics": table, "file_sinks": array, "worker": check_worker,
+    "ids": one_of("random", "uuid"),
 }
 """The ``opentelemetry`` table's keys and their checks (``traces``: an alias of ``endpoints``; ``worker``: a
 hermes_pipeline extension, see :mod:`hermes_pipeline.export.worker`)."""
@@ -207,6 +208,13 @@ class OtelConfig:
     """``(key path, reason)`` of entries skipped with ``on_invalid = "skip"``."""
     disabled_by: str | None = None
     """``OTEL_SDK_DISABLED`` when that variable switched an enabled section off (nothing is exported)."""
+    ids: str = "random"
+    """``random`` (default): random trace and span ids, as W3C Trace Context and the SDK want (FMT-56b as
+    decided in issue #30); ``uuid``: derived from the scope UUIDs (FMT-56 as written, reproducible ids)."""
+    parent_based: bool = True
+    """A turn inside the application's trace follows the parent's sampled flag (the SDK's default sampler is
+    ``parentbased_always_on``); ``False`` when ``OTEL_TRACES_SAMPLER`` names ``always_on``, ``always_off`` or
+    ``traceidratio``, which ignore the parent."""
 
 
 def _int(entry: Mapping[str, Any], key: str, default: int) -> int:
@@ -400,6 +408,13 @@ def warn_global_headers(applied: Collection[str] = ()) -> None:
                        "'header_env' instead", ", ".join(names))
 
 
+def _ids(value: Any) -> str:
+    if value not in ("random", "uuid"):
+        raise ExportConfigError("opentelemetry.ids", "expected 'random' (random trace and span ids, the default) or "
+                                "'uuid' (ids derived from the scope UUIDs)")
+    return str(value)
+
+
 def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", ignore_unknown_keys: bool = False,
                       environment: str = "development", env: OtlpEnv | None = None) -> OtelConfig:
     """Validate and resolve an ``opentelemetry`` table (see the module docstring).
@@ -510,7 +525,8 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
                   "files are not affected)")
     return OtelConfig(enabled=enabled and disabled_by is None, sampling_rate=float(rate),
                       always_sample_errors=always, endpoints=tuple(endpoints), skipped=tuple(skipped),
-                      disabled_by=disabled_by)
+                      disabled_by=disabled_by, ids=_ids(config.get("ids", "random")),
+                      parent_based=env.sampler is None or env.sampler.startswith("parentbased_"))
 
 
 # ----------------------------------------------------------------- the section's config statement

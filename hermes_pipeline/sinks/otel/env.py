@@ -65,9 +65,10 @@ SAMPLER_ARG: Final = "OTEL_TRACES_SAMPLER_ARG"
 
 SAMPLERS: Final = ("always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off",
                    "parentbased_traceidratio")
-"""Sampler names this build implements. The turn is the root of every exported trace and nothing
-arrives with a remote parent, so each ``parentbased_X`` behaves as ``X`` (children always follow
-their turn's decision)."""
+"""Sampler names this build implements. ``X`` decides each turn by its rate; ``parentbased_X`` does the
+same for a turn without a parent and follows the parent's sampled flag for a turn inside the
+application's trace (an active span or a ``traceparent``, FMT-56b); the spans inside a turn always
+follow their turn's decision."""
 UNSUPPORTED_SAMPLERS: Final = ("jaeger_remote", "parentbased_jaeger_remote", "xray")
 PROTOCOLS: Final = ("grpc", "http/protobuf", "http/json")
 DEFAULT_TIMEOUT_MILLIS: Final = 10_000
