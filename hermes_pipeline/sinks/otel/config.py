@@ -447,6 +447,7 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
     always = config.get("always_sample_errors", False)
     if not isinstance(always, bool):
         raise ExportConfigError("opentelemetry.always_sample_errors", "expected true or false")
+    ids = _ids(config.get("ids", "random"))
     if "traces" in config and "endpoints" in config:
         raise ExportConfigError("opentelemetry.traces", "'traces' is an alias of 'endpoints'; use only one of them")
     key = "traces" if "traces" in config else "endpoints"
@@ -525,7 +526,7 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
                   "files are not affected)")
     return OtelConfig(enabled=enabled and disabled_by is None, sampling_rate=float(rate),
                       always_sample_errors=always, endpoints=tuple(endpoints), skipped=tuple(skipped),
-                      disabled_by=disabled_by, ids=_ids(config.get("ids", "random")),
+                      disabled_by=disabled_by, ids=ids,
                       parent_based=env.sampler is None or env.sampler.startswith("parentbased_"))
 
 
