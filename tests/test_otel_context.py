@@ -261,3 +261,92 @@ def test_fmt_56_ids_uuid_keeps_the_derived_ids() -> None:
         assert span.trace_id == uuid and span.span_id == uuid[16:]
     with pytest.raises(Exception, match="opentelemetry.ids"):
         parse_otel_config({"enabled": True, "ids": "sequential", "endpoints": []})
+
+
+def _chat(model: str = "m") -> dict[str, Any]:
+    return {"id": "c1", "object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
+
+
+def test_fmt_56b_outgoing_traceparent_names_the_turns_root_span() -> None:
+    """FMT-56b: ``turn.trace_headers()`` (where the host builds its HTTP request) gives a traceparent naming the
+    exported turn root span, in the application's trace when there is one; an HTTP-client span opened inside
+    the provider call becomes a child of that span ("ours parents theirs"); with
+    ``propagate_traceparent = false`` no header is given."""
+    engine = Engine()
+    tracer, app_spans = app_tracer()
+    host = Host(engine, platform="api", model="m", provider="openai")
+    seen: list[dict[str, str]] = []
+
+    def provider(request: dict[str, Any]) -> Any:
+        seen.append(turn.trace_headers())
+        with tracer.start_as_current_span("POST /chat/completions"):  # what an HTTP client instrumentation opens
+            return _chat()
+
+    with OTLPReceiver() as receiver:
+        plugin = otel_plugin(engine, receiver.endpoint)
+        with tracer.start_as_current_span("app.request") as app, host.session() as session:
+            with session.turn("q") as turn:
+                turn.call_llm({"model": "m", "messages": [{"role": "user", "content": "q"}]}, provider)
+                turn.complete("hi")
+        spans = finish(plugin, receiver)
+    [headers] = seen
+    sent = parse_traceparent(headers["traceparent"])
+    [root] = [s for s in spans if s.parent_span_id == f"{app.get_span_context().span_id:016x}"]
+    assert (f"{sent.trace_id:032x}", f"{sent.span_id:016x}") == (root.trace_id, root.span_id) and sent.sampled
+    assert [s.name for s in spans if s.name.startswith("chat ")] == ["chat m"]  # ours stays: no GenAI instrumentation
+    [http] = [s for s in app_spans.get_finished_spans() if s.name.startswith("POST")]
+    assert http.parent is not None and http.parent.span_id == sent.span_id and http.context.trace_id == sent.trace_id
+
+    engine = Engine()
+    host = Host(engine, platform="api", model="m", provider="openai")
+    with OTLPReceiver() as receiver:
+        plugin = otel_plugin(engine, receiver.endpoint, top={"propagate_traceparent": False})
+        with host.session() as session, session.turn("q") as turn:
+            assert turn.trace_headers() == {}
+            turn.complete("a")
+        finish(plugin, receiver)
+    assert turn.trace_headers() == {}  # no OTLP pipeline left in the process
+
+
+def test_fmt_56b_with_a_genai_instrumentation_each_llm_call_appears_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #30 rule "ours parents theirs, theirs records the call": while a GenAI instrumentation
+    (opentelemetry-instrumentation-openai-v2; here a stand-in module with its instrumentor's flag) is instrumented,
+    its chat span nests under the turn's root span in the same trace and the agent's own chat span steps aside
+    (counted as llm_stepped_aside): one span per LLM call, one trace."""
+    import types
+
+    fake = types.ModuleType("opentelemetry.instrumentation.openai_v2")
+
+    class OpenAIInstrumentor:
+        is_instrumented_by_opentelemetry = True
+
+    fake.OpenAIInstrumentor = OpenAIInstrumentor  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "opentelemetry.instrumentation.openai_v2", fake)
+    engine = Engine()
+    tracer, app_spans = app_tracer()
+    host = Host(engine, platform="api", model="m", provider="openai")
+
+    def provider(request: dict[str, Any]) -> Any:  # what openai-v2 does around the client call
+        from opentelemetry.trace import SpanKind
+
+        with tracer.start_as_current_span("chat m", kind=SpanKind.CLIENT,
+                                          attributes={"gen_ai.operation.name": "chat"}):
+            return _chat()
+
+    with OTLPReceiver() as receiver:
+        plugin = otel_plugin(engine, receiver.endpoint)
+        with host.session() as session, session.turn("q") as turn:
+            turn.call_llm({"model": "m", "messages": [{"role": "user", "content": "q"}]}, provider)
+            turn.call_llm({"model": "m", "messages": [{"role": "user", "content": "q"}]}, provider)
+            turn.complete("hi")
+        stats = plugin.stats
+        spans = finish(plugin, receiver)
+    assert not [s for s in spans if s.name.startswith("chat ")]
+    [root] = [s for s in spans if s.parent_span_id == ""]
+    theirs = [s for s in app_spans.get_finished_spans() if s.name == "chat m"]
+    assert len(theirs) == 2
+    for span in theirs:
+        assert f"{span.context.trace_id:032x}" == root.trace_id and f"{span.parent.span_id:016x}" == root.span_id
+    assert stats()["builder"]["llm_stepped_aside"] == 2

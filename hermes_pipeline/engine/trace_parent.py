@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Final
 
 __all__ = ["TraceParent", "TraceparentError", "capture_current", "enable", "enabled", "format_traceparent",
-           "lookup", "parse_traceparent", "random_span_id", "random_trace_id", "remember", "resolve_parent", "session_started", "turn_started"]
+           "lookup", "parse_traceparent", "random_span_id", "random_trace_id", "remember", "resolve_parent", "session_started", "turn_started", "TurnIds", "lookup_turn", "outgoing_headers", "set_propagation", "enter_turn", "exit_turn"]
 
 _TRACEPARENT: Final = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")
 _LIMIT: Final = 4096
@@ -195,10 +195,33 @@ def capture_current() -> TraceParent | None:
 
 # ------------------------------------------------------------------ host → span builder
 
-_parents: OrderedDict[tuple[str, str], TraceParent] = OrderedDict()
+
+@dataclass(frozen=True, slots=True)
+class TurnIds:
+    """A turn's OTLP identity drawn on the host's thread: its parent (or ``None``), trace id and root span id,
+    and whether a foreign GenAI instrumentation records its LLM calls (then ours step aside)."""
+
+    parent: TraceParent | None
+    trace_id: int
+    span_id: int
+    foreign_genai: bool = False
+
+    @property
+    def sampled(self) -> bool:
+        return self.parent.sampled if self.parent is not None else True
+
+    def headers(self) -> dict[str, str]:
+        """``traceparent`` (and ``tracestate``) naming the turn's root span, for an outgoing request."""
+        out = {"traceparent": format_traceparent(self.trace_id, self.span_id, self.sampled)}
+        if self.parent is not None and self.parent.trace_state:
+            out["tracestate"] = self.parent.trace_state
+        return out
 
 
-def remember(session_id: str, turn_id: str, parent: TraceParent | None) -> None:
+_parents: OrderedDict[tuple[str, str], TraceParent | TurnIds] = OrderedDict()
+
+
+def remember(session_id: str, turn_id: str, parent: TraceParent | TurnIds | None) -> None:
     """Record the parent of a turn (``turn_id``) or of a whole session (``turn_id = ""``)."""
     if parent is None:
         return
@@ -227,25 +250,111 @@ def turn_started(session_id: str, turn_id: str, traceparent: str | None = None, 
         TraceparentError: for a malformed ``traceparent``.
     """
     explicit = resolve_parent(traceparent, parent)
-    if explicit is not None:
+    if _users <= 0 or _get_span is None:  # no OTLP pipeline: only an explicit parent is kept
         remember(session_id, turn_id, explicit)
-    elif _users > 0 and _get_span is not None and lookup(session_id) is None:
-        remember(session_id, turn_id, capture_current())
+        return
+    if explicit is None:
+        explicit = lookup(session_id) or capture_current()
+    # the turn's trace id and root span id are drawn here, on the caller's thread, so that outgoing requests can
+    # carry them (traceparent) before the span builder has seen the turn
+    trace_id = explicit.trace_id if explicit is not None else random_trace_id()
+    remember(session_id, turn_id, TurnIds(explicit, trace_id, random_span_id(), _foreign_genai()))
 
 
 def lookup(session_id: Any, turn_id: Any = "") -> TraceParent | None:
     """The parent recorded for a turn, else for its session, else ``None``."""
+    found = lookup_turn(session_id, turn_id) if turn_id else None
+    if isinstance(found, TurnIds):
+        return found.parent
+    if found is not None:
+        return found
     if not isinstance(session_id, str):
         return None
     with _lock:
-        if isinstance(turn_id, str) and turn_id:
-            found = _parents.get((session_id, turn_id))
-            if found is not None:
-                return found
-        return _parents.get((session_id, ""))
+        session = _parents.get((session_id, ""))
+    return session if isinstance(session, TraceParent) else None
+
+
+def lookup_turn(session_id: Any, turn_id: Any) -> TraceParent | TurnIds | None:
+    """What the host recorded for one turn (:class:`TurnIds` while an OTLP pipeline is on)."""
+    if not isinstance(session_id, str) or not isinstance(turn_id, str) or not turn_id:
+        return None
+    with _lock:
+        return _parents.get((session_id, turn_id))
+
+
+# ------------------------------------------------------------------ outgoing requests and foreign instrumentations
+
+_propagate = True
+
+
+def set_propagation(on: bool) -> None:
+    """``opentelemetry.propagate_traceparent``: whether :func:`outgoing_headers` gives headers (default on)."""
+    global _propagate
+    _propagate = bool(on)
+
+
+def outgoing_headers(session_id: str, turn_id: str) -> dict[str, str]:
+    """W3C headers for a provider request of this turn (empty without an OTLP pipeline or with propagation off):
+    the provider's and HTTP client's spans then join the turn's trace, as children of the turn's root span."""
+    if not _propagate or _users <= 0:
+        return {}
+    found = lookup_turn(session_id, turn_id)
+    return found.headers() if isinstance(found, TurnIds) else {}
+
+
+GENAI_INSTRUMENTATIONS: Final = ("opentelemetry.instrumentation.openai_v2",)
+"""Modules of GenAI instrumentations that record every LLM call as a span of their own. While one of them is
+instrumented, the agent's own ``chat`` spans step aside (see docs/backends.md, "One span per LLM call")."""
+
+
+def _foreign_genai() -> bool:
+    import sys
+
+    for name in GENAI_INSTRUMENTATIONS:
+        module = sys.modules.get(name)
+        instrumentor = getattr(module, "OpenAIInstrumentor", None) if module is not None else None
+        if instrumentor is not None:
+            try:
+                if getattr(instrumentor(), "is_instrumented_by_opentelemetry", False):
+                    return True
+            except Exception:
+                continue
+    return False
 
 
 def forget(session_id: str, turn_id: str = "") -> None:
     """Drop a recorded parent (a finalized session)."""
     with _lock:
         _parents.pop((session_id, turn_id), None)
+
+
+def enter_turn(session_id: str, turn_id: str) -> object | None:
+    """Make the turn's root span the current OpenTelemetry span while the provider is called ("ours parents
+    theirs"): spans that instrumentations open inside (HTTP clients, a GenAI instrumentation) join the turn's
+    trace under it. Returns a token for :func:`exit_turn`, or ``None`` (no OTLP pipeline, nothing recorded)."""
+    if _users <= 0 or _get_span is None:
+        return None
+    found = lookup_turn(session_id, turn_id)
+    if not isinstance(found, TurnIds):
+        return None
+    try:
+        from opentelemetry import context, trace
+
+        flags = trace.TraceFlags(trace.TraceFlags.SAMPLED if found.sampled else trace.TraceFlags.DEFAULT)
+        span = trace.NonRecordingSpan(trace.SpanContext(found.trace_id, found.span_id, False, flags))
+        return context.attach(trace.set_span_in_context(span))
+    except Exception:  # an API shim without these names: nothing is attached
+        return None
+
+
+def exit_turn(token: object | None) -> None:
+    """Undo :func:`enter_turn`."""
+    if token is None:
+        return
+    try:
+        from opentelemetry import context
+
+        context.detach(token)  # type: ignore[arg-type]
+    except Exception:
+        pass

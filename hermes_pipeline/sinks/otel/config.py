@@ -85,7 +85,7 @@ def trace_type(value: Any) -> str | None:
 KEYS: Final[dict[str, Check]] = {
     "enabled": boolean, "sampling_rate": number(0, 1), "always_sample_errors": boolean, "endpoints": array,
     "traces": array, "logs": table, "metrics": table, "file_sinks": array, "worker": check_worker,
-    "ids": one_of("random", "uuid"),
+    "ids": one_of("random", "uuid"), "propagate_traceparent": boolean,
 }
 """The ``opentelemetry`` table's keys and their checks (``traces``: an alias of ``endpoints``; ``worker``: a
 hermes_pipeline extension, see :mod:`hermes_pipeline.export.worker`)."""
@@ -211,6 +211,9 @@ class OtelConfig:
     ids: str = "random"
     """``random`` (default): random trace and span ids, as W3C Trace Context and the SDK want (FMT-56b as
     decided in issue #30); ``uuid``: derived from the scope UUIDs (FMT-56 as written, reproducible ids)."""
+    propagate_traceparent: bool = True
+    """Hosts add ``traceparent`` to their provider requests (``Turn.trace_headers()``), so provider-side and
+    HTTP-client spans join the turn's trace."""
     parent_based: bool = True
     """A turn inside the application's trace follows the parent's sampled flag (the SDK's default sampler is
     ``parentbased_always_on``); ``False`` when ``OTEL_TRACES_SAMPLER`` names ``always_on``, ``always_off`` or
@@ -448,6 +451,9 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
     if not isinstance(always, bool):
         raise ExportConfigError("opentelemetry.always_sample_errors", "expected true or false")
     ids = _ids(config.get("ids", "random"))
+    propagate = config.get("propagate_traceparent", True)
+    if not isinstance(propagate, bool):
+        raise ExportConfigError("opentelemetry.propagate_traceparent", "expected true or false")
     if "traces" in config and "endpoints" in config:
         raise ExportConfigError("opentelemetry.traces", "'traces' is an alias of 'endpoints'; use only one of them")
     key = "traces" if "traces" in config else "endpoints"
@@ -526,7 +532,7 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
                   "files are not affected)")
     return OtelConfig(enabled=enabled and disabled_by is None, sampling_rate=float(rate),
                       always_sample_errors=always, endpoints=tuple(endpoints), skipped=tuple(skipped),
-                      disabled_by=disabled_by, ids=ids,
+                      disabled_by=disabled_by, ids=ids, propagate_traceparent=propagate,
                       parent_based=env.sampler is None or env.sampler.startswith("parentbased_"))
 
 

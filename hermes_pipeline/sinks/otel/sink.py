@@ -152,6 +152,7 @@ class OtelSink:
             if not self._context_on:  # turns now capture the application's active span (FMT-56b)
                 self._context_on = True
                 trace_parent.enable()
+                trace_parent.set_propagation(self.config.propagate_traceparent)
         return self
 
     def __call__(self, event: ScopeEvent) -> None:

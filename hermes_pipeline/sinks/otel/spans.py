@@ -41,7 +41,7 @@ from .messages import tool_definitions
 from .openinference import openinference_span
 from .record import Event, InstrumentationScope, Resource, SpanContext, SpanKind, SpanRecord, Status
 from .state import Held, OpenScope, Options
-from ...engine.trace_parent import lookup, random_span_id, random_trace_id
+from ...engine.trace_parent import TurnIds, lookup, lookup_turn, random_span_id, random_trace_id
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
@@ -128,7 +128,7 @@ class SpanBuilder:
         self.open: dict[int, OpenScope] = {}
         self.recent: dict[int, OpenScope] = {}
         self.counts = dict.fromkeys(("spans_built", "sampled_out", "marks_orphaned", "unpaired_ends", "lost_open",
-                                     "failures"), 0)
+                                     "failures", "llm_stepped_aside"), 0)
         self.problems: dict[str, int] = {}
         self.lost_shared = 0
         """Spans lost for every endpoint (starts dropped upstream, scopes never ended)."""
@@ -168,13 +168,21 @@ class SpanBuilder:
         app = None
         if scope.unit is scope or parent is None:  # a trace root: it may join the application's trace
             meta = event.metadata
-            app = lookup(meta.get("hermes.session_id"), meta.get("hermes.turn_id") if scope.unit is scope else "")
+            session = meta.get("hermes.session_id")
+            turn = lookup_turn(session, meta.get("hermes.turn_id")) if scope.unit is scope else None
+            app = turn.parent if isinstance(turn, TurnIds) else turn or lookup(session)
+            if isinstance(turn, TurnIds):
+                scope.quiet_llm = turn.foreign_genai
+                if not self.derived_ids:  # ids the host drew on its thread (outgoing traceparent headers)
+                    scope.unit_trace, scope.span_id = turn.trace_id, turn.span_id
             if app is not None:
                 scope.app_parent = app
                 if scope.unit is scope:
                     scope.unit_trace = app.trace_id
                 if parent is None:
                     scope.trace = app.trace_id
+        elif parent is not None:
+            scope.quiet_llm = parent.quiet_llm
         if event.name == "agent.run" and scope.sampled and (parent is None or not parent.in_turn()):
             if app is not None and self.parent_based:  # the parent's sampled flag decides (FMT-56b)
                 if not app.sampled:
@@ -220,7 +228,10 @@ class SpanBuilder:
             del recent[next(iter(recent))]
         error = status_error(event.metadata) is not None
         hold = scope.hold
-        if scope.sampled:
+        if scope.quiet_llm and scope.start.category == "llm":
+            # a GenAI instrumentation records this LLM call (its span nests under the turn): ours steps aside
+            self.counts["llm_stepped_aside"] += 1
+        elif scope.sampled:
             spans = self._build(scope, event)
             for index, span in spans:
                 self.routes[index].submit(span)

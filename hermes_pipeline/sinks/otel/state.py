@@ -54,7 +54,7 @@ class OpenScope:
     """A scope whose start was seen and whose span is not built yet (see the module docstring)."""
 
     __slots__ = ("agent", "app_parent", "attempt", "attempts", "closed", "hold", "marks", "model", "offered", "parent",
-                 "provider", "root_session", "sampled", "session_level", "span_id", "start", "trace", "trajectory",
+                 "provider", "quiet_llm", "root_session", "sampled", "session_level", "span_id", "start", "trace", "trajectory",
                  "unit", "unit_trace", "user_id")
 
     def __init__(self, start: ScopeEvent, parent: OpenScope | None, derived: bool = False) -> None:
@@ -92,6 +92,8 @@ class OpenScope:
             """The trace id with ``trace_grouping = "session"``: the root scope's."""
             self.unit_trace = random_trace_id() if unit is self else (unit.unit_trace if unit is not None else 0)
             """The trace id with ``trace_grouping = "turn"``: the turn's (the unit root's)."""
+        self.quiet_llm = False
+        """A GenAI instrumentation records this turn's LLM calls: its ``llm`` scopes are no spans here."""
         self.app_parent: TraceParent | None = None
         """Root scopes (the turn with ``turn`` grouping, the session with ``session``): the application's
         span this trace joins (:mod:`hermes_pipeline.engine.trace_parent`)."""
