@@ -350,3 +350,32 @@ def test_fmt_56b_with_a_genai_instrumentation_each_llm_call_appears_once(monkeyp
     for span in theirs:
         assert f"{span.context.trace_id:032x}" == root.trace_id and f"{span.parent.span_id:016x}" == root.span_id
     assert stats()["builder"]["llm_stepped_aside"] == 2
+
+
+def test_fmt_56b_hermes_bridge_turns_join_the_active_span() -> None:
+    """FMT-56b through the Hermes bridge: a turn Hermes starts inside an active OpenTelemetry span of its process
+    joins that trace. (Hermes 0.19's gateway and API server do not hand request headers to plugins, so a
+    gateway request's traceparent cannot reach the bridge: docs/backends.md.)"""
+    from hermes_pipeline.hermes.bridge import Bridge
+    from hermes_pipeline.hermes.normalise import HermesNormaliser
+
+    sid, turn_id = "20261201_221500_aa11bb", "20261201_221500_aa11bb:task:0c0c0c"
+    engine = Engine()
+    tracer, _ = app_tracer()
+    with OTLPReceiver() as receiver:
+        plugin = otel_plugin(engine, receiver.endpoint)
+        bridge = Bridge(engine, HermesNormaliser())
+        with tracer.start_as_current_span("gateway.request") as app:
+            bridge.forward("on_session_start", {"session_id": sid, "model": "m", "platform": "api_server"})
+            bridge.forward("pre_llm_call", {"session_id": sid, "task_id": "task", "turn_id": turn_id,
+                                            "user_message": "hi", "conversation_history": [], "is_first_turn": True,
+                                            "model": "m", "platform": "api_server", "sender_id": None})
+            bridge.forward("on_session_end", {"session_id": sid, "task_id": "task", "turn_id": turn_id,
+                                              "completed": True, "interrupted": False, "model": "m",
+                                              "platform": "api_server"})
+        bridge.forward("on_session_finalize", {"session_id": sid, "platform": "api_server", "reason": "shutdown"})
+        bridge.close()
+        spans = finish(plugin, receiver)
+    context = app.get_span_context()
+    [root] = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "invoke_agent"]
+    assert (root.trace_id, root.parent_span_id) == (f"{context.trace_id:032x}", f"{context.span_id:016x}")
