@@ -52,7 +52,7 @@ def test_fmt_59_73_defaults_of_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> N
     assert (endpoint.transport, endpoint.service_name, endpoint.instrumentation_scope, endpoint.agent_name) == \
         ("http_binary", "hermes-agent", "hermes_pipeline", "hermes")
     assert (endpoint.timeout_millis, endpoint.max_queue_size, endpoint.max_export_batch_size,
-            endpoint.scheduled_delay_millis) == (3000, 10_000, 512, 5000)
+            endpoint.scheduled_delay_millis) == (10_000, 10_000, 512, 5000)  # issue #30: the spec default
     assert (endpoint.mark_projection, endpoint.mark_exclude_names, endpoint.derive_signals) == \
         ("event", ("llm.chunk",), True)
     assert endpoint.label == "opentelemetry.endpoints[0]"

@@ -127,7 +127,8 @@ def test_fmt_81_83_collector_down_is_counted_warned_once_and_harmless(
     """FMT-81 / FMT-83: connection refused — the agent's results are unchanged, each failed request is counted,
     each lost span is counted, one warning per endpoint and failure kind, none from the OTLP library."""
     with closed_port() as port, caplog.at_level(logging.DEBUG):
-        plugin = otel_plugin(engine, f"http://127.0.0.1:{port}", endpoint_keys={**SESSION, "timeout_millis": 300})
+        plugin = otel_plugin(engine, f"http://127.0.0.1:{port}", endpoint_keys={**SESSION, "timeout_millis": 300,
+                                                                                   "export_timeout_millis": 300})
         first = simple_session(engine, "a")
         assert plugin.flush(10)
         second = simple_session(engine, "b")

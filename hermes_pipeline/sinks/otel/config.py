@@ -102,7 +102,8 @@ TRACE_ENDPOINT: Final[dict[str, Check]] = {
     "max_queue_size": integer(1), "max_export_batch_size": integer(1), "scheduled_delay_millis": integer(1),
     "basic_auth_env": basic_auth, "derive_signals": boolean, "mark_projection": one_of("inherit", "event", "tool"),
     "mark_exclude_names": str_list, "attribute_mappings": attribute_mappings, "promote_metadata_prefixes": str_list,
-    "trace_grouping": one_of("turn", "session"),
+    "trace_grouping": one_of("turn", "session"), "compression": one_of("none", "gzip"),
+    "export_timeout_millis": integer(1),
 }
 """Keys of an ``endpoints[]`` entry (a trace endpoint, Langfuse included)."""
 LOGS: Final[dict[str, Check]] = {
@@ -162,7 +163,13 @@ class TraceEndpoint:
     service_version: str | None = None
     instrumentation_scope: str = "hermes_pipeline"
     agent_name: str = "hermes"
-    timeout_millis: int = 3000
+    timeout_millis: int = 10_000
+    """One request's timeout (the OTLP exporter specification's default, 10 s; ``OTEL_EXPORTER_OTLP_TIMEOUT``)."""
+    export_timeout_millis: int = 30_000
+    """One batch's export, retries included (``OTEL_BSP_EXPORT_TIMEOUT``, default 30 s): a request that times out
+    or gets 429/502/503/504 is retried with exponential backoff (``Retry-After`` honoured) within it."""
+    compression: str = "none"
+    """``gzip`` or ``none`` (``OTEL_EXPORTER_OTLP_[TRACES_]COMPRESSION``)."""
     max_queue_size: int = 10_000
     max_export_batch_size: int = 512
     scheduled_delay_millis: int = 5000
@@ -313,6 +320,13 @@ def _mappings(entry: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((m["key"], m["alias"]) for m in value)
 
 
+def _compression(entry: Mapping[str, Any], env: OtlpEnv) -> str:
+    value = entry.get("compression", env.compression)
+    if value not in ("none", "gzip"):
+        raise _EntryError("compression", "expected 'gzip' or 'none'")
+    return str(value)
+
+
 def _url(entry: Mapping[str, Any]) -> str:
     try:
         return traces_url(entry.get("endpoint"))
@@ -362,7 +376,9 @@ def _endpoint(index: int, entry: Mapping[str, Any], env: OtlpEnv, extra_headers:
         service_version=_string(entry, "service_version", None),
         instrumentation_scope=_string(entry, "instrumentation_scope", "hermes_pipeline") or "hermes_pipeline",
         agent_name=_string(entry, "agent_name", "hermes") or "hermes",
-        timeout_millis=_int(entry, "timeout_millis", 3000), max_queue_size=queue, max_export_batch_size=batch,
+        timeout_millis=_int(entry, "timeout_millis", env.timeout_millis), max_queue_size=queue,
+        max_export_batch_size=batch, compression=_compression(entry, env),
+        export_timeout_millis=_int(entry, "export_timeout_millis", env.export_timeout_millis),
         scheduled_delay_millis=_bsp(entry, "scheduled_delay_millis"), resource_attributes=resource,
         derive_signals=derive, mark_projection="event" if marks == "inherit" else str(marks),
         mark_exclude_names=_string_list(entry, "mark_exclude_names", ("llm.chunk",)),

@@ -17,6 +17,11 @@ variable                                   effect (pipeline key that wins over i
 ``OTEL_EXPORTER_OTLP_TIMEOUT``
 ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``     only ``http/protobuf`` is exported by this build
 ``OTEL_EXPORTER_OTLP_PROTOCOL``
+``OTEL_EXPORTER_OTLP_TRACES_COMPRESSION``  ``gzip`` / ``none`` of every trace endpoint
+``OTEL_EXPORTER_OTLP_COMPRESSION``         (``endpoints[].compression``)
+``OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT``    also the default of ``endpoints[].timeout_millis``
+``OTEL_BSP_EXPORT_TIMEOUT``                one batch's export, retries included
+                                           (``endpoints[].export_timeout_millis``)
 ``OTEL_SERVICE_NAME``                      ``service.name`` (``endpoints[].service_name``)
 ``OTEL_RESOURCE_ATTRIBUTES``               ``k=v,...`` resource attributes
                                            (``endpoints[].resource_attributes`` per attribute;
@@ -58,6 +63,9 @@ TIMEOUT: Final = "OTEL_EXPORTER_OTLP_TIMEOUT"
 TRACES_TIMEOUT: Final = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"
 PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 TRACES_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+COMPRESSION: Final = "OTEL_EXPORTER_OTLP_COMPRESSION"
+TRACES_COMPRESSION: Final = "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"
+BSP_EXPORT_TIMEOUT: Final = "OTEL_BSP_EXPORT_TIMEOUT"
 SERVICE_NAME: Final = "OTEL_SERVICE_NAME"
 RESOURCE_ATTRIBUTES: Final = "OTEL_RESOURCE_ATTRIBUTES"
 SAMPLER: Final = "OTEL_TRACES_SAMPLER"
@@ -168,6 +176,8 @@ class OtlpEnv:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     header_variable: str | None = None
     timeout_millis: int = DEFAULT_TIMEOUT_MILLIS
+    export_timeout_millis: int = 30_000
+    compression: str = "none"
     service_name: str | None = None
     resource_attributes: Mapping[str, str] = field(default_factory=dict)
     sampling_rate: float | None = None
@@ -255,6 +265,26 @@ def _timeout(environ: Mapping[str, str], warnings: list[str]) -> int:
     return DEFAULT_TIMEOUT_MILLIS
 
 
+def _compression(environ: Mapping[str, str], warnings: list[str]) -> str:
+    variable, value = _first(environ, TRACES_COMPRESSION, COMPRESSION)
+    if variable is None:
+        return "none"
+    if value.lower() in ("gzip", "none"):
+        return value.lower()
+    warnings.append(f"{variable}: expected 'gzip' or 'none'; ignored (no compression)")
+    return "none"
+
+
+def _export_timeout(environ: Mapping[str, str], warnings: list[str]) -> int:
+    value = _get(environ, BSP_EXPORT_TIMEOUT)
+    if not value:
+        return 30_000
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    warnings.append(f"{BSP_EXPORT_TIMEOUT}: expected a whole number of milliseconds > 0; ignored")
+    return 30_000
+
+
 def read_otlp_env(environ: Mapping[str, str] | None = None) -> OtlpEnv:
     """Read the ``OTEL_*`` variables of the OTLP trace path (``os.environ`` by default); never raises."""
     env = os.environ if environ is None else environ
@@ -286,7 +316,8 @@ def read_otlp_env(environ: Mapping[str, str] | None = None) -> OtlpEnv:
     rate, sampler = _sampler(env, warnings)
     return OtlpEnv(sdk_disabled=disabled_text == "true", endpoint=url, endpoint_variable=endpoint_variable,
                    endpoint_problem=problem, headers=headers, header_variable=header_variable,
-                   timeout_millis=_timeout(env, warnings), service_name=_get(env, SERVICE_NAME) or None,
+                   timeout_millis=_timeout(env, warnings), export_timeout_millis=_export_timeout(env, warnings),
+                   compression=_compression(env, warnings), service_name=_get(env, SERVICE_NAME) or None,
                    resource_attributes=resource, sampling_rate=rate, sampler=sampler, warnings=tuple(warnings))
 
 

@@ -299,9 +299,13 @@ class DirectOTLPSpanExporter:
         endpoint: the full traces URL.
         timeout: seconds for one export, retries included.
         session: the ``requests`` session every request goes through.
+        compression: ``gzip`` (body compressed, ``Content-Encoding: gzip``) or ``none``.
+        attempt_timeout: seconds for one request; shorter than ``timeout``, a request that times out is
+            retried (with the client's backoff) while the export's time lasts. ``None``: the whole ``timeout``.
     """
 
-    def __init__(self, endpoint: str, timeout: float, session: requests.Session) -> None:
+    def __init__(self, endpoint: str, timeout: float, session: requests.Session, *, compression: str = "none",
+                 attempt_timeout: float | None = None) -> None:
         from opentelemetry.exporter.otlp.common import http
         from opentelemetry.exporter.otlp.proto.http import _common
         from opentelemetry.sdk.environment_variables import (
@@ -313,9 +317,12 @@ class DirectOTLPSpanExporter:
         transport = _common._build_transport(None, None, None, OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
                                              OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
                                              OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE, session=session)
+        if attempt_timeout is not None:
+            transport = _AttemptTimeout(transport, attempt_timeout)
         self._max_request_size: int = _common._DEFAULT_MAX_REQUEST_SIZE
         self._client = http._OTLPHTTPClient(
-            transport=transport, endpoint=endpoint, kind="spans", timeout=timeout, compression=http.Compression.NONE,
+            transport=transport, endpoint=endpoint, kind="spans", timeout=timeout,
+            compression=http.Compression.GZIP if compression == "gzip" else http.Compression.NONE,
             headers=_common._resolve_headers(None, OTEL_EXPORTER_OTLP_TRACES_HEADERS), logger=_logger)
         self._shutdown = False
 
@@ -352,6 +359,27 @@ class DirectOTLPSpanExporter:
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Nothing is buffered here."""
         return True
+
+
+class _AttemptTimeout:
+    """The SDK transport with each request's timeout capped: the SDK client gives a request all the export's
+    remaining time, so a timed-out request could never be retried (issue #30: a slow first export to a fresh
+    backend was dropped although the backend stored it)."""
+
+    def __init__(self, transport: Any, attempt: float) -> None:
+        self._transport = transport
+        self._attempt = attempt
+
+    def request(self, method: str, url: str, *, headers: Any = None, timeout: float | None = None,
+                data: bytes | None = None) -> Any:
+        limit = self._attempt if timeout is None else min(timeout, self._attempt)
+        return self._transport.request(method, url, headers=headers, timeout=limit, data=data)
+
+    def is_connection_error(self, exception: Exception | None) -> bool:
+        return bool(self._transport.is_connection_error(exception))
+
+    def close(self) -> None:
+        self._transport.close()
 
 
 def _fast_exporter_class() -> type[SpanExporter]:
