@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Final
 
@@ -190,21 +190,26 @@ def capture_current() -> TraceParent | None:
         return None
     if not context.is_valid:
         return None
-    return from_otel(context)
+    state = context.trace_state
+    return TraceParent(context.trace_id, context.span_id, bool(context.trace_flags & _SAMPLED), context.is_remote,
+                       ",".join(f"{k}={v}" for k, v in state.items()) if state else None)
 
 
 # ------------------------------------------------------------------ host → span builder
 
 
-@dataclass(frozen=True, slots=True)
 class TurnIds:
     """A turn's OTLP identity drawn on the host's thread: its parent (or ``None``), trace id and root span id,
-    and whether a foreign GenAI instrumentation records its LLM calls (then ours step aside)."""
+    and whether a foreign GenAI instrumentation records its LLM calls (then ours step aside). (A plain slotted
+    class: one is made per turn on the host's thread, and a frozen dataclass costs several times more.)"""
 
-    parent: TraceParent | None
-    trace_id: int
-    span_id: int
-    foreign_genai: bool = False
+    __slots__ = ("foreign_genai", "parent", "span_id", "trace_id")
+
+    def __init__(self, parent: TraceParent | None, trace_id: int, span_id: int, foreign_genai: bool = False) -> None:
+        self.parent = parent
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.foreign_genai = foreign_genai
 
     @property
     def sampled(self) -> bool:
@@ -218,18 +223,20 @@ class TurnIds:
         return out
 
 
-_parents: OrderedDict[tuple[str, str], TraceParent | TurnIds] = OrderedDict()
+_parents: dict[tuple[str, str], TraceParent | TurnIds] = {}
+"""Insertion-ordered: the oldest entries are forgotten first. Reads take no lock (one ``dict.get`` is atomic)."""
 
 
 def remember(session_id: str, turn_id: str, parent: TraceParent | TurnIds | None) -> None:
     """Record the parent of a turn (``turn_id``) or of a whole session (``turn_id = ""``)."""
     if parent is None:
         return
+    parents = _parents
     with _lock:
-        _parents[(session_id, turn_id)] = parent
-        _parents.move_to_end((session_id, turn_id))
-        while len(_parents) > _LIMIT:
-            _parents.popitem(last=False)
+        parents.pop((session_id, turn_id), None)
+        parents[(session_id, turn_id)] = parent
+        if len(parents) > _LIMIT:
+            del parents[next(iter(parents))]
 
 
 def session_started(session_id: str, traceparent: str | None = None, parent: Any = None) -> str:
@@ -270,8 +277,7 @@ def lookup(session_id: Any, turn_id: Any = "") -> TraceParent | None:
         return found
     if not isinstance(session_id, str):
         return None
-    with _lock:
-        session = _parents.get((session_id, ""))
+    session = _parents.get((session_id, ""))
     return session if isinstance(session, TraceParent) else None
 
 
@@ -279,8 +285,7 @@ def lookup_turn(session_id: Any, turn_id: Any) -> TraceParent | TurnIds | None:
     """What the host recorded for one turn (:class:`TurnIds` while an OTLP pipeline is on)."""
     if not isinstance(session_id, str) or not isinstance(turn_id, str) or not turn_id:
         return None
-    with _lock:
-        return _parents.get((session_id, turn_id))
+    return _parents.get((session_id, turn_id))
 
 
 # ------------------------------------------------------------------ outgoing requests and foreign instrumentations
@@ -309,11 +314,12 @@ instrumented, the agent's own ``chat`` spans step aside (see docs/backends.md, "
 
 
 def _foreign_genai() -> bool:
-    import sys
-
+    modules = sys.modules
     for name in GENAI_INSTRUMENTATIONS:
-        module = sys.modules.get(name)
-        instrumentor = getattr(module, "OpenAIInstrumentor", None) if module is not None else None
+        module = modules.get(name)
+        if module is None:
+            continue
+        instrumentor = getattr(module, "OpenAIInstrumentor", None)
         if instrumentor is not None:
             try:
                 if getattr(instrumentor(), "is_instrumented_by_opentelemetry", False):
@@ -321,12 +327,6 @@ def _foreign_genai() -> bool:
             except Exception:
                 continue
     return False
-
-
-def forget(session_id: str, turn_id: str = "") -> None:
-    """Drop a recorded parent (a finalized session)."""
-    with _lock:
-        _parents.pop((session_id, turn_id), None)
 
 
 def enter_turn(session_id: str, turn_id: str) -> object | None:
