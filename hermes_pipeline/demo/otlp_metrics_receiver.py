@@ -22,6 +22,8 @@ class ReceivedPoint:
     value: float
     count: int
     resource: dict[str, Any]
+    bounds: tuple[float, ...] = ()
+    """A histogram's explicit bucket boundaries."""
 
 
 def _value(any_value: Any) -> Any:
@@ -47,7 +49,7 @@ def decode(body: bytes) -> list[ReceivedPoint]:
                 for p in data.data_points:
                     if kind == "histogram":
                         points.append(ReceivedPoint(metric.name, metric.unit, kind, _attrs(p.attributes), p.sum,
-                                                    p.count, resource))
+                                                    p.count, resource, tuple(p.explicit_bounds)))
                     else:
                         value = p.as_double if p.WhichOneof("value") == "as_double" else p.as_int
                         points.append(ReceivedPoint(metric.name, metric.unit, kind, _attrs(p.attributes),
