@@ -155,3 +155,40 @@ def test_time_to_first_chunk_of_streamed_calls() -> None:
     assert point.count == 1 and point.sum == pytest.approx(0.25) and tuple(point.explicit_bounds) == DURATION_BUCKETS
     assert point.attributes["server.address"] == "api.example" and point.attributes["server.port"] == 443
     assert point.attributes["gen_ai.operation.name"] == "chat"
+
+
+def test_one_rule_for_headers_and_service_name_across_traces_and_metrics(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/backends.md "Headers and service name": OTEL_SERVICE_NAME names the metrics resource as it names the
+    trace resource; OTEL_EXPORTER_OTLP_HEADERS reaches no endpoint listed in the file (metrics included); a
+    metrics endpoint derived from a trace endpoint sends that trace endpoint's own headers."""
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "svc-from-env")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-global=leak")
+    monkeypatch.setenv("METRICS_TEST_TOKEN", "tok")
+    with OTLPMetricsReceiver() as metrics:
+        config = {"version": 4, "opentelemetry": {"enabled": True, "endpoints": [
+            {"type": "gen_ai", "endpoint": metrics.url + "/v1/traces", "header_env": {"x-token": "METRICS_TEST_TOKEN"}}],
+            "metrics": {"enabled": True}}}
+        capture_export(config, tmp_path, session=lambda host: scripted_session(host, turns=1, tools=()))
+    assert metrics.points and {p.resource["service.name"] for p in metrics.points} == {"svc-from-env"}
+    assert metrics.headers and all(h.get("x-token") == "tok" and "x-global" not in h for h in metrics.headers)
+
+
+def test_a_404_from_the_metrics_path_is_reported_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A backend answering 404 on /v1/metrics (MLflow): one warning naming the endpoint, not one per interval;
+    the failures are counted; the SDK exporter's own per-export errors are not logged."""
+    import logging
+
+    from hermes_pipeline.sinks.otel_metrics.config import MetricsConfig, MetricsEndpoint
+    from hermes_pipeline.sinks.otel_metrics.sink import OtelMetricsSink
+
+    with OTLPMetricsReceiver(status=404) as metrics, caplog.at_level(logging.INFO):
+        sink = OtelMetricsSink(MetricsConfig(enabled=True, endpoints=(MetricsEndpoint(metrics.url + "/v1/metrics"),)))
+        sink.recorder.tasks.add(1, {"outcome": "success"})
+        for _ in range(4):
+            sink.flush(5)
+        sink.shutdown(5)
+    assert metrics.requests >= 4 and sink.stats()["metrics_export_failures"] >= 4
+    warned = [r for r in caplog.records if "HTTP 404" in r.getMessage()]
+    assert len(warned) == 1 and "opentelemetry.metrics.endpoints[0]" in warned[0].getMessage()
+    assert not [r for r in caplog.records if r.name.startswith("opentelemetry.exporter")]
