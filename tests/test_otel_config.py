@@ -90,7 +90,7 @@ def test_fmt_73_batch_above_queue_is_refused_or_skipped(caplog: pytest.LogCaptur
     ({"endpoint": "http://user:pw@host:4318"}, "endpoint", "credentials"),
     ({"transport": "carrier-pigeon"}, "transport", "expected"),
     ({"transport": "grpc"}, "transport", "not supported by this build"),
-    ({"transport": "http_json"}, "transport", "not supported by this build"),
+    ({"transport": "grpc"}, "transport", "not supported by this build"),
     ({"timeout_millis": 0}, "timeout_millis", ">= 1"),
     ({"headers": {"x": 1}}, "headers", "strings"),
     ({"mark_projection": "span"}, "mark_projection", "inherit"),

@@ -145,3 +145,74 @@ def test_fmt_73_timeouts_and_compression_defaults_and_variables() -> None:
     assert (bad.export_timeout_millis, bad.compression) == (30_000, "none")
     assert any("OTEL_BSP_EXPORT_TIMEOUT" in w for w in bad.warnings)
     assert any("OTEL_EXPORTER_OTLP_COMPRESSION" in w for w in bad.warnings)
+
+
+class JSONReceiver(ScriptedReceiver):
+    """Keeps the raw request bodies of an OTLP/HTTP JSON exporter (the protobuf decoding is not attempted)."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        receiver = self
+
+        class Handler(otlp_receiver._Handler):
+            def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver._lock:
+                    receiver.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    receiver.bodies.append(body)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self._server.RequestHandlerClass = Handler
+
+
+def test_fmt_71_http_json_transport_from_the_key_and_the_variable(monkeypatch: Any) -> None:
+    """transport = "http_json" (or OTEL_EXPORTER_OTLP_PROTOCOL=http/json for the env endpoint): Content-Type
+    application/json, lowerCamelCase OTLP/JSON with hex trace and span ids that name the same spans as the
+    protobuf encoding would; grpc is still refused with a message naming the variable."""
+    import json
+
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    for keys, variables in (({"transport": "http_json"}, {}), ({}, {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"})):
+        engine = Engine()
+        with JSONReceiver() as receiver:
+            if variables:
+                monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+                monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+                from hermes_pipeline.sinks.otel import build_otel_plugin
+
+                plugin = build_otel_plugin({"enabled": True})
+                engine.add_plugin(plugin, name="otel")
+            else:
+                plugin = otel_plugin(engine, receiver.endpoint, endpoint_keys=keys)
+            turns(engine, 2)
+            finish(plugin, receiver)
+        assert receiver.bodies and all(h["content-type"] == "application/json" for h in receiver.headers)
+        spans = []
+        for body in receiver.bodies:
+            tree = json.loads(body)
+            for rs in tree["resourceSpans"]:
+                for ss in rs["scopeSpans"]:
+                    spans.extend(ss["spans"])
+        assert len(spans) == 2
+        for span in spans:
+            assert len(span["traceId"]) == 32 and int(span["traceId"], 16)
+            assert len(span["spanId"]) == 16 and span["kind"] in (1, 3)
+        # the same document with base64 ids is a valid protobuf JSON request
+        import base64
+
+        first = json.loads(receiver.bodies[0])
+        for rs in first["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if key in span:
+                            span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+        assert json_format.ParseDict(first, ExportTraceServiceRequest()).resource_spans
+        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+            monkeypatch.delenv(name, raising=False)
+    env = read_otlp_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+    assert env.endpoint is None and "OTEL_EXPORTER_OTLP_PROTOCOL" in str(env.endpoint_problem)

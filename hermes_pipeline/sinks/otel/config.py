@@ -134,7 +134,7 @@ LANGFUSE_VERSION_HEADER: Final = "x-langfuse-ingestion-version"
 TRACE_GROUPINGS: Final = ("turn", "session")
 """``trace_grouping``: one trace per turn (the default; backends show a trace as one exchange) or one per
 session (NeMo Relay's shape)."""
-SUPPORTED_TRANSPORTS: Final = ("http_binary",)
+SUPPORTED_TRANSPORTS: Final = ("http_binary", "http_json")
 BSP_ENV: Final = {
     "max_queue_size": ("OTEL_BSP_MAX_QUEUE_SIZE", 10_000),
     "max_export_batch_size": ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
@@ -344,7 +344,7 @@ def _endpoint(index: int, entry: Mapping[str, Any], env: OtlpEnv, extra_headers:
         raise _EntryError("transport", "expected 'http_binary', 'http_json' or 'grpc'")
     if transport not in SUPPORTED_TRANSPORTS:
         raise _EntryError("transport", f"transport {transport!r} is not supported by this build; use 'http_binary' "
-                                       "(OTLP/HTTP protobuf)")
+                                       "(OTLP/HTTP protobuf) or 'http_json' (OTLP/HTTP JSON)")
     url = _url(entry)
     langfuse = is_langfuse_url(url)
     if langfuse and kind != "gen_ai":
@@ -536,7 +536,7 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
         # the file lists no trace endpoint: the one of OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, with the
         # headers of OTEL_EXPORTER_OTLP_(TRACES_)HEADERS (never applied to endpoints listed in the file)
         try:
-            endpoints.append(_endpoint(0, {"type": "gen_ai", "endpoint": env.endpoint,
+            endpoints.append(_endpoint(0, {"type": "gen_ai", "endpoint": env.endpoint, "transport": env.transport,
                                            "timeout_millis": env.timeout_millis}, env, env.headers,
                                        env.endpoint_variable))
         except _EntryError as exc:

@@ -15,7 +15,7 @@ variable                                   effect (pipeline key that wins over i
 ``OTEL_EXPORTER_OTLP_HEADERS``             of the endpoints listed in the file); per-signal wins
 ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT``      request timeout of that env endpoint, milliseconds
 ``OTEL_EXPORTER_OTLP_TIMEOUT``
-``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``     only ``http/protobuf`` is exported by this build
+``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``     ``http/protobuf`` or ``http/json`` (``grpc``: not in this build)
 ``OTEL_EXPORTER_OTLP_PROTOCOL``
 ``OTEL_EXPORTER_OTLP_TRACES_COMPRESSION``  ``gzip`` / ``none`` of every trace endpoint
 ``OTEL_EXPORTER_OTLP_COMPRESSION``         (``endpoints[].compression``)
@@ -171,6 +171,8 @@ class OtlpEnv:
     """The trace URL from the environment (already resolved), or ``None``."""
     endpoint_variable: str | None = None
     """The variable the endpoint came from."""
+    transport: str = "http_binary"
+    """``http_json`` when ``OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL=http/json``."""
     endpoint_problem: str | None = None
     """Why the endpoint variable that is set cannot be used (the message names the variable)."""
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -297,9 +299,9 @@ def read_otlp_env(environ: Mapping[str, str] | None = None) -> OtlpEnv:
     protocol_variable = TRACES_PROTOCOL if _get(env, TRACES_PROTOCOL) else PROTOCOL
     if protocol and protocol.lower() not in PROTOCOLS:
         warnings.append(f"{protocol_variable}: unknown protocol; ignored (expected one of {', '.join(PROTOCOLS)})")
-    elif protocol and protocol.lower() != "http/protobuf" and url is not None:
-        url, problem = None, (f"{protocol_variable} asks for {protocol.lower()!r}, but this build exports OTLP "
-                              "over http/protobuf only")
+    elif protocol and protocol.lower() == "grpc" and url is not None:
+        url, problem = None, (f"{protocol_variable} asks for 'grpc', but this build exports OTLP over "
+                              "http/protobuf and http/json only")
     header_variable, header_text = _first(env, TRACES_HEADERS, HEADERS)
     headers: dict[str, str] = {}
     if header_variable is not None:
@@ -314,7 +316,8 @@ def read_otlp_env(environ: Mapping[str, str] | None = None) -> OtlpEnv:
         except EnvListError as exc:
             warnings.append(f"{exc}; the whole variable is ignored")
     rate, sampler = _sampler(env, warnings)
-    return OtlpEnv(sdk_disabled=disabled_text == "true", endpoint=url, endpoint_variable=endpoint_variable,
+    transport = "http_json" if protocol.lower() == "http/json" else "http_binary"
+    return OtlpEnv(sdk_disabled=disabled_text == "true", endpoint=url, transport=transport, endpoint_variable=endpoint_variable,
                    endpoint_problem=problem, headers=headers, header_variable=header_variable,
                    timeout_millis=_timeout(env, warnings), export_timeout_millis=_export_timeout(env, warnings),
                    compression=_compression(env, warnings), service_name=_get(env, SERVICE_NAME) or None,

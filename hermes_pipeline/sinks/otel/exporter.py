@@ -124,7 +124,7 @@ def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> AnyE
     budget = max(endpoint.export_timeout_millis, endpoint.timeout_millis) / 1000
     if proto.direct_exporter_available():
         return proto.DirectOTLPSpanExporter(endpoint.url, budget, session, compression=endpoint.compression,
-                                            attempt_timeout=attempt)
+                                            attempt_timeout=attempt, json=endpoint.transport == "http_json")
     from opentelemetry.exporter.otlp.proto.http import Compression
 
     exporter: SpanExporter = proto.FastOTLPSpanExporter(

@@ -1,5 +1,8 @@
 """OTLP trace requests as protobuf bytes, written directly (spec 04 FMT-55..FMT-59, FMT-72).
 
+Over 400 lines on purpose: the encoder and the exporter assembled from the SDK's parts are held byte-identical
+to the SDK's together, and a test compares them as one.
+
 The OTLP/HTTP exporter of opentelemetry-sdk turns each span into protobuf message objects,
 attribute by attribute, before serializing them; with the twenty-odd attributes of a GenAI span
 that is most of the CPU a span costs to export. :func:`encode_trace_request` writes the same
@@ -35,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Union
 
 from .record import SpanRecord, to_readable
+from .wire import AttemptTimeout, protobuf_to_otlp_json
 
 if TYPE_CHECKING:
     import requests
@@ -305,7 +309,7 @@ class DirectOTLPSpanExporter:
     """
 
     def __init__(self, endpoint: str, timeout: float, session: requests.Session, *, compression: str = "none",
-                 attempt_timeout: float | None = None) -> None:
+                 attempt_timeout: float | None = None, json: bool = False) -> None:
         from opentelemetry.exporter.otlp.common import http
         from opentelemetry.exporter.otlp.proto.http import _common
         from opentelemetry.sdk.environment_variables import (
@@ -318,12 +322,16 @@ class DirectOTLPSpanExporter:
                                              OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
                                              OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE, session=session)
         if attempt_timeout is not None:
-            transport = _AttemptTimeout(transport, attempt_timeout)
+            transport = AttemptTimeout(transport, attempt_timeout)
         self._max_request_size: int = _common._DEFAULT_MAX_REQUEST_SIZE
+        self._json = json
+        headers = _common._resolve_headers(None, OTEL_EXPORTER_OTLP_TRACES_HEADERS)
+        if json:
+            headers["content-type"] = "application/json"
         self._client = http._OTLPHTTPClient(
             transport=transport, endpoint=endpoint, kind="spans", timeout=timeout,
             compression=http.Compression.GZIP if compression == "gzip" else http.Compression.NONE,
-            headers=_common._resolve_headers(None, OTEL_EXPORTER_OTLP_TRACES_HEADERS), logger=_logger)
+            headers=headers, logger=_logger)
         self._shutdown = False
 
     accepts_records: Final = True
@@ -342,6 +350,8 @@ class DirectOTLPSpanExporter:
             except Exception as error:  # what the SDK's exporter does with a batch it cannot encode
                 _logger.error("Failed to encode span batch: %s", error)
                 return False
+        if self._json:
+            data = protobuf_to_otlp_json(data)  # transport = "http_json"
         if 0 < self._max_request_size < len(data):
             _logger.warning("Dropping span batch: serialized size %d bytes exceeds max_request_size %d bytes.",
                             len(data), self._max_request_size)
@@ -359,27 +369,6 @@ class DirectOTLPSpanExporter:
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Nothing is buffered here."""
         return True
-
-
-class _AttemptTimeout:
-    """The SDK transport with each request's timeout capped: the SDK client gives a request all the export's
-    remaining time, so a timed-out request could never be retried (issue #30: a slow first export to a fresh
-    backend was dropped although the backend stored it)."""
-
-    def __init__(self, transport: Any, attempt: float) -> None:
-        self._transport = transport
-        self._attempt = attempt
-
-    def request(self, method: str, url: str, *, headers: Any = None, timeout: float | None = None,
-                data: bytes | None = None) -> Any:
-        limit = self._attempt if timeout is None else min(timeout, self._attempt)
-        return self._transport.request(method, url, headers=headers, timeout=limit, data=data)
-
-    def is_connection_error(self, exception: Exception | None) -> bool:
-        return bool(self._transport.is_connection_error(exception))
-
-    def close(self) -> None:
-        self._transport.close()
 
 
 def _fast_exporter_class() -> type[SpanExporter]:
