@@ -170,7 +170,7 @@ class JSONReceiver(ScriptedReceiver):
 def test_fmt_71_http_json_transport_from_the_key_and_the_variable(monkeypatch: Any) -> None:
     """transport = "http_json" (or OTEL_EXPORTER_OTLP_PROTOCOL=http/json for the env endpoint): Content-Type
     application/json, lowerCamelCase OTLP/JSON with hex trace and span ids that name the same spans as the
-    protobuf encoding would; grpc is still refused with a message naming the variable."""
+    protobuf encoding would."""
     import json
 
     from google.protobuf import json_format
@@ -214,5 +214,46 @@ def test_fmt_71_http_json_transport_from_the_key_and_the_variable(monkeypatch: A
         assert json_format.ParseDict(first, ExportTraceServiceRequest()).resource_spans
         for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL"):
             monkeypatch.delenv(name, raising=False)
-    env = read_otlp_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
-    assert env.endpoint is None and "OTEL_EXPORTER_OTLP_PROTOCOL" in str(env.endpoint_problem)
+
+
+def test_fmt_71_grpc_transport_to_a_real_grpc_receiver(monkeypatch: Any) -> None:
+    """transport = "grpc" (the grpc extra; also OTEL_EXPORTER_OTLP_PROTOCOL=grpc for the env endpoint): spans reach
+    an in-process OTLP gRPC TraceService on 127.0.0.1 with the endpoint's headers as metadata, never the
+    process-global header variables."""
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    class Collector(trace_service_pb2_grpc.TraceServiceServicer):
+        def __init__(self) -> None:
+            self.requests: list[Any] = []
+            self.metadata: list[dict[str, str]] = []
+
+        def Export(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC naming
+            self.requests.append(request)
+            self.metadata.append({k: v for k, v in context.invocation_metadata()})
+            return trace_service_pb2.ExportTraceServiceResponse()
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-global=leak")
+    collector = Collector()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(collector, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        engine = Engine()
+        plugin = otel_plugin(engine, f"http://127.0.0.1:{port}", endpoint_keys={
+            "transport": "grpc", "headers": {"x-tenant": "acme"}, "compression": "gzip"})
+        turns(engine, 3)
+        assert plugin.flush(15) and plugin.shutdown(15)
+        spans = [s for r in collector.requests for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans]
+        assert len(spans) == 3 and plugin.stats()["dropped"] == 0
+        assert all(m.get("x-tenant") == "acme" and "x-global" not in m for m in collector.metadata)
+        assert plugin.sink._routes[0].destination.exporter._compression == grpc.Compression.Gzip  # compression = "gzip"
+        env = read_otlp_env({"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
+                             "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+        [endpoint] = parse_otel_config({"enabled": True}, env=env).endpoints
+        assert (endpoint.transport, endpoint.url) == ("grpc", f"http://127.0.0.1:{port}")
+    finally:
+        server.stop(0)

@@ -189,8 +189,8 @@ TRACE_ENDPOINT: Final[dict[str, Entry]] = {
     "type": ("required", "Projection: `gen_ai` (OpenTelemetry GenAI conventions; also for Langfuse), `full` or "
                          "`openinference`."),
     "agent_name": (None, "`gen_ai.agent.name` of agent spans."),
-    "transport": ("\"http_binary\"", "`http_binary` (OTLP/HTTP protobuf) or `http_json` (OTLP/HTTP JSON); `grpc` is "
-                                     "validated but not available in this build."),
+    "transport": ("\"http_binary\"", "`http_binary` (OTLP/HTTP protobuf), `http_json` (OTLP/HTTP JSON) or `grpc` "
+                                     "(OTLP/gRPC, the URL as given; needs the `grpc` extra)."),
     "timeout_millis": ("`OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`, else 10000", "One request's timeout; a request "
                        "that times out or gets 429/502/503/504 is retried with backoff inside "
                        "`export_timeout_millis`."),

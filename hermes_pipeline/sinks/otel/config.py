@@ -327,6 +327,22 @@ def _compression(entry: Mapping[str, Any], env: OtlpEnv) -> str:
     return str(value)
 
 
+def grpc_available() -> bool:
+    """Whether the OTLP gRPC exporter (the ``grpc`` extra) is installed."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("opentelemetry.exporter.otlp.proto.grpc") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _grpc_url(entry: Mapping[str, Any]) -> str:
+    """A gRPC endpoint: ``http(s)://host:port`` used as given (no path is appended; ``http`` = plaintext)."""
+    _url(entry)  # the same URL checks (scheme, host, no credentials)
+    return str(entry["endpoint"]).strip().rstrip("/")
+
+
 def _url(entry: Mapping[str, Any]) -> str:
     try:
         return traces_url(entry.get("endpoint"))
@@ -342,10 +358,10 @@ def _endpoint(index: int, entry: Mapping[str, Any], env: OtlpEnv, extra_headers:
     transport = entry.get("transport", "http_binary")
     if transport not in ("http_binary", "http_json", "grpc"):
         raise _EntryError("transport", "expected 'http_binary', 'http_json' or 'grpc'")
-    if transport not in SUPPORTED_TRANSPORTS:
-        raise _EntryError("transport", f"transport {transport!r} is not supported by this build; use 'http_binary' "
-                                       "(OTLP/HTTP protobuf) or 'http_json' (OTLP/HTTP JSON)")
-    url = _url(entry)
+    if transport == "grpc" and not grpc_available():
+        raise _EntryError("transport", "transport 'grpc' needs the OTLP gRPC exporter: pip install "
+                                       "'hermes_pipeline[grpc]' (opentelemetry-exporter-otlp-proto-grpc)")
+    url = _url(entry) if transport != "grpc" else _grpc_url(entry)
     langfuse = is_langfuse_url(url)
     if langfuse and kind != "gen_ai":
         raise _EntryError("type", "Langfuse ingests the gen_ai projection; set type = 'gen_ai' (FMT-75)")

@@ -15,7 +15,7 @@ variable                                   effect (pipeline key that wins over i
 ``OTEL_EXPORTER_OTLP_HEADERS``             of the endpoints listed in the file); per-signal wins
 ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT``      request timeout of that env endpoint, milliseconds
 ``OTEL_EXPORTER_OTLP_TIMEOUT``
-``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``     ``http/protobuf`` or ``http/json`` (``grpc``: not in this build)
+``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``     ``http/protobuf``, ``http/json`` or ``grpc`` (the URL as given)
 ``OTEL_EXPORTER_OTLP_PROTOCOL``
 ``OTEL_EXPORTER_OTLP_TRACES_COMPRESSION``  ``gzip`` / ``none`` of every trace endpoint
 ``OTEL_EXPORTER_OTLP_COMPRESSION``         (``endpoints[].compression``)
@@ -299,9 +299,8 @@ def read_otlp_env(environ: Mapping[str, str] | None = None) -> OtlpEnv:
     protocol_variable = TRACES_PROTOCOL if _get(env, TRACES_PROTOCOL) else PROTOCOL
     if protocol and protocol.lower() not in PROTOCOLS:
         warnings.append(f"{protocol_variable}: unknown protocol; ignored (expected one of {', '.join(PROTOCOLS)})")
-    elif protocol and protocol.lower() == "grpc" and url is not None:
-        url, problem = None, (f"{protocol_variable} asks for 'grpc', but this build exports OTLP over "
-                              "http/protobuf and http/json only")
+    elif protocol and protocol.lower() == "grpc" and url is not None:  # gRPC: the URL as given, no path
+        url = _get(env, endpoint_variable or ENDPOINT).rstrip("/")
     header_variable, header_text = _first(env, TRACES_HEADERS, HEADERS)
     headers: dict[str, str] = {}
     if header_variable is not None:
@@ -316,7 +315,7 @@ def read_otlp_env(environ: Mapping[str, str] | None = None) -> OtlpEnv:
         except EnvListError as exc:
             warnings.append(f"{exc}; the whole variable is ignored")
     rate, sampler = _sampler(env, warnings)
-    transport = "http_json" if protocol.lower() == "http/json" else "http_binary"
+    transport = {"http/json": "http_json", "grpc": "grpc"}.get(protocol.lower(), "http_binary")
     return OtlpEnv(sdk_disabled=disabled_text == "true", endpoint=url, transport=transport, endpoint_variable=endpoint_variable,
                    endpoint_problem=problem, headers=headers, header_variable=header_variable,
                    timeout_millis=_timeout(env, warnings), export_timeout_millis=_export_timeout(env, warnings),

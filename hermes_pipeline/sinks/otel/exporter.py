@@ -122,6 +122,8 @@ def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> AnyE
 
     attempt = endpoint.timeout_millis / 1000
     budget = max(endpoint.export_timeout_millis, endpoint.timeout_millis) / 1000
+    if endpoint.transport == "grpc":
+        return grpc_exporter(endpoint)
     if proto.direct_exporter_available():
         return proto.DirectOTLPSpanExporter(endpoint.url, budget, session, compression=endpoint.compression,
                                             attempt_timeout=attempt, json=endpoint.transport == "http_json")
@@ -129,6 +131,21 @@ def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> AnyE
 
     exporter: SpanExporter = proto.FastOTLPSpanExporter(
         endpoint=endpoint.url, timeout=attempt, session=session,
+        compression=Compression.Gzip if endpoint.compression == "gzip" else Compression.NoCompression)
+    return exporter
+
+
+def grpc_exporter(endpoint: TraceEndpoint) -> SpanExporter:
+    """The SDK's OTLP/gRPC span exporter (the ``grpc`` extra): plaintext for ``http://``, TLS for ``https://``, the
+    endpoint's resolved headers as metadata (never the process-global header variables), gzip when asked; it
+    retries UNAVAILABLE and the other retryable codes with backoff inside ``export_timeout_millis``."""
+    from grpc import Compression
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
+
+    headers = tuple((k.lower(), v) for k, v in endpoint.headers.items()) or (("user-agent", "hermes-pipeline"),)
+    exporter: SpanExporter = GrpcSpanExporter(
+        endpoint=endpoint.url, insecure=endpoint.url.startswith("http://"), headers=headers,
+        timeout=max(endpoint.export_timeout_millis, endpoint.timeout_millis) / 1000,
         compression=Compression.Gzip if endpoint.compression == "gzip" else Compression.NoCompression)
     return exporter
 
