@@ -52,7 +52,7 @@ def test_the_page_covers_each_component_section_and_the_profile() -> None:
         default = DEFAULTS[key]
         if default is not None:
             assert rows[key][2] == docgen.render_default(default)
-    assert rows["opentelemetry.endpoints[].timeout_millis"][2] == "3000"  # from the TraceEndpoint dataclass
+    assert rows["opentelemetry.endpoints[].timeout_millis"][2].endswith("10000")  # issue #30: the spec default
 
 
 def test_a_key_added_to_a_table_without_documentation_fails(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,7 +52,7 @@ def test_fmt_59_73_defaults_of_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> N
     assert (endpoint.transport, endpoint.service_name, endpoint.instrumentation_scope, endpoint.agent_name) == \
         ("http_binary", "hermes-agent", "hermes_pipeline", "hermes")
     assert (endpoint.timeout_millis, endpoint.max_queue_size, endpoint.max_export_batch_size,
-            endpoint.scheduled_delay_millis) == (3000, 10_000, 512, 5000)
+            endpoint.scheduled_delay_millis) == (10_000, 10_000, 512, 5000)  # issue #30: the spec default
     assert (endpoint.mark_projection, endpoint.mark_exclude_names, endpoint.derive_signals) == \
         ("event", ("llm.chunk",), True)
     assert endpoint.label == "opentelemetry.endpoints[0]"
@@ -89,8 +89,6 @@ def test_fmt_73_batch_above_queue_is_refused_or_skipped(caplog: pytest.LogCaptur
     ({"endpoint": "ftp://host/x"}, "endpoint", "http"),
     ({"endpoint": "http://user:pw@host:4318"}, "endpoint", "credentials"),
     ({"transport": "carrier-pigeon"}, "transport", "expected"),
-    ({"transport": "grpc"}, "transport", "not supported by this build"),
-    ({"transport": "http_json"}, "transport", "not supported by this build"),
     ({"timeout_millis": 0}, "timeout_millis", ">= 1"),
     ({"headers": {"x": 1}}, "headers", "strings"),
     ({"mark_projection": "span"}, "mark_projection", "inherit"),
@@ -300,3 +298,15 @@ def test_fmt_76_langfuse_credentials_come_only_from_the_environment(monkeypatch:
     with pytest.raises(ExportConfigError) as info:
         build_langfuse_sink({"public_key": "pk-lf-1"})
     assert info.value.path == "langfuse.public_key" and "pk-lf-1" not in str(info.value)
+
+
+def test_grpc_transport_without_the_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """transport = "grpc" needs the grpc extra (opentelemetry-exporter-otlp-proto-grpc); without it the entry is
+    refused with a message naming the key and the install command."""
+    from hermes_pipeline.sinks.otel import config as otel_config
+
+    monkeypatch.setattr(otel_config, "grpc_available", lambda: False)
+    with pytest.raises(ExportConfigError) as info:
+        parse_otel_config({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://h:4317",
+                                                            "transport": "grpc"}]})
+    assert info.value.path.endswith("transport") and "hermes_pipeline[grpc]" in info.value.message

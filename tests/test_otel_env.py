@@ -121,10 +121,9 @@ def test_an_invalid_env_endpoint_is_a_typed_error_naming_the_variable(monkeypatc
     assert parsed.endpoints == () and parsed.skipped[0][0] == "OTEL_EXPORTER_OTLP_ENDPOINT"
     assert "OTEL_EXPORTER_OTLP_ENDPOINT" in caplog.text and "secret-host" not in caplog.text
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-    with pytest.raises(ExportConfigError) as info:
-        parse_otel_config({"enabled": True})
-    assert info.value.path == "OTEL_EXPORTER_OTLP_ENDPOINT" and "OTEL_EXPORTER_OTLP_PROTOCOL" in info.value.message
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")  # issue #30: gRPC is exported (the URL as given)
+    [endpoint] = parse_otel_config({"enabled": True}).endpoints
+    assert (endpoint.transport, endpoint.url) == ("grpc", "http://127.0.0.1:4318")
 
 
 def test_env_endpoint_needs_an_enabled_section(monkeypatch: pytest.MonkeyPatch) -> None:

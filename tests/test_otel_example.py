@@ -99,7 +99,9 @@ def build(kind: str, options: Options) -> list[ReadableSpan]:
     endpoint = TraceEndpoint(index=0, type=kind, url="http://127.0.0.1:4318/v1/traces",
                              trace_grouping="session")  # §6 shows one trace per session (FMT-56)
     # as an SDK exporter receives them (the builder's span records, converted)
-    builder = SpanBuilder([Route(endpoint, lambda s: spans.append(to_readable(s)) or True, "0.1.0")], options)
+    # the example's ids are FMT-56's derived ones: ids = "uuid" (the default is random ids, FMT-56b / issue #30)
+    builder = SpanBuilder([Route(endpoint, lambda s: spans.append(to_readable(s)) or True, "0.1.0")], options,
+                          ids="uuid")
     builder.write(example_events())
     assert builder.counts["failures"] == 0 and not builder.open
     return spans

@@ -15,6 +15,7 @@ from hermes_pipeline.config import ConfigError, load_pipeline
 from hermes_pipeline.config.discovery import PipelineSettings
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.export.errors import ExportConfigError
+from hermes_pipeline.export.ids import uuid_str
 from hermes_pipeline.sinks.otel.config import parse_otel_config
 from hermes_pipeline.testing import Recorder
 
@@ -48,8 +49,8 @@ def root_of(members: list[ReceivedSpan]) -> ReceivedSpan:
 
 @pytest.mark.parametrize("projection", PROJECTIONS)
 def test_fmt_56a_one_trace_per_turn_rooted_at_the_turn_without_a_session_span(projection: str) -> None:
-    """FMT-56a: by default each turn is a trace of its own whose root is the turn's span (trace id = the turn's
-    UUID, its span id the low half); no session span is exported; every span carries session.id and
+    """FMT-56a / FMT-56b: by default each turn is a trace of its own whose root is the turn's span (random trace and
+    span ids, the turn's UUID in hermes.trajectory_id); no session span is exported; every span carries session.id and
     gen_ai.conversation.id so that backends group the two turns into one session."""
     spans = export(projection)
     grouped = traces(spans)
@@ -57,8 +58,8 @@ def test_fmt_56a_one_trace_per_turn_rooted_at_the_turn_without_a_session_span(pr
     for members in grouped.values():
         root = root_of(members)
         assert root.attributes["hermes.span_kind"] == "agent.run"
-        assert root.trace_id[16:] == root.span_id
-        assert root.attributes["hermes.trajectory_id"].replace("-", "") == root.trace_id
+        assert root.trace_id[16:] != root.span_id
+        assert root.attributes["hermes.trajectory_id"].replace("-", "") != root.trace_id
         ids = {s.span_id for s in members}
         assert all(s.parent_span_id in ids for s in members if s.parent_span_id)
     assert not [s for s in spans if s.attributes.get("hermes.span_kind") == "session"]
@@ -222,11 +223,14 @@ def test_fmt_56a_mark_spans_follow_their_turn_and_session_level_ones_are_traces_
     outside = s.mark(session, "hermes.context", {"model": "m"})
     s.scope(END, session, None, "hermes.session", "agent", {"otel.status_code": "OK"})
     spans, _ = run("full", s.events, mark_projection="tool")
-    by_uuid = {span.context.span_id: span for span in spans}
+    by_uuid = {dict(span.attributes or {}).get("hermes_pipeline.mark.uuid",
+                                               dict(span.attributes or {}).get("hermes_pipeline.uuid")): span
+               for span in spans}
     assert [span.name for span in spans if span.name != "hermes.context"] == ["agent.run"]
-    marked, alone = by_uuid[in_turn & (2**64 - 1)], by_uuid[outside & (2**64 - 1)]
-    assert marked.context.trace_id == turn and marked.parent is not None and marked.parent.span_id == turn & (2**64 - 1)
-    assert alone.context.trace_id == outside and alone.parent is None
+    marked, alone, run_span = by_uuid[uuid_str(in_turn)], by_uuid[uuid_str(outside)], by_uuid[uuid_str(turn)]
+    assert marked.context.trace_id == run_span.context.trace_id and marked.parent is not None
+    assert marked.parent.span_id == run_span.context.span_id
+    assert alone.context.trace_id != run_span.context.trace_id and alone.parent is None
     for span in (marked, alone):
         assert dict(span.attributes or {})["session.id"] == dict(span.attributes or {})["gen_ai.conversation.id"] == "s"
 
@@ -249,9 +253,10 @@ def test_fmt_56a_session_level_marks_are_not_lost_when_the_session_is_no_span(pr
     outside = s.mark(session, name, {"model": "m"})
     s.scope(END, session, None, "hermes.session", "agent", {"otel.status_code": "OK"})
     spans, builder = run(projection, s.events, mark_projection="event")
-    alone = [span for span in spans if span.context.span_id == outside & (2**64 - 1)]
-    assert len(alone) == 1 and alone[0].name == name and builder.counts["marks_orphaned"] == 0
-    assert alone[0].context.trace_id == outside and alone[0].parent is None
+    alone = [span for span in spans if span.name == name]
+    turn_trace = [span.context.trace_id for span in spans if span.name != name]
+    assert len(alone) == 1 and builder.counts["marks_orphaned"] == 0
+    assert alone[0].context.trace_id not in turn_trace and alone[0].parent is None
     attrs = dict(alone[0].attributes or {})
     assert attrs["session.id"] == attrs["gen_ai.conversation.id"] == "s"
     assert [span.name for span in spans if span.name != name] != []

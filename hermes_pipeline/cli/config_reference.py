@@ -162,6 +162,10 @@ OTEL: Final[dict[str, Entry]] = {
     "metrics": ("absent", "OTLP metrics (the BOOK-2 instruments, counted from the events) over OTLP/HTTP."),
     "file_sinks": ("[]", "OTLP JSON files: validated; refused when the section is enabled (not in this build)."),
     "worker": WORKER,
+    "ids": ("\"random\"", "`random`: random trace and span ids (W3C, the SDK); `uuid`: derived from the scope "
+                          "UUIDs (reproducible). The UUIDs stay in `hermes.trajectory_id` either way."),
+    "propagate_traceparent": ("true", "`Turn.trace_headers()` gives the W3C `traceparent` of the turn for the "
+                                      "host's provider requests."),
 }
 _SIGNAL: Final[dict[str, Entry]] = {
     "endpoint": ("required", "OTLP/HTTP URL; a bare host:port gets `/v1/traces` appended, other paths are used "
@@ -185,6 +189,15 @@ TRACE_ENDPOINT: Final[dict[str, Entry]] = {
     "type": ("required", "Projection: `gen_ai` (OpenTelemetry GenAI conventions; also for Langfuse), `full` or "
                          "`openinference`."),
     "agent_name": (None, "`gen_ai.agent.name` of agent spans."),
+    "transport": ("\"http_binary\"", "`http_binary` (OTLP/HTTP protobuf), `http_json` (OTLP/HTTP JSON) or `grpc` "
+                                     "(OTLP/gRPC, the URL as given; needs the `grpc` extra)."),
+    "timeout_millis": ("`OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`, else 10000", "One request's timeout; a request "
+                       "that times out or gets 429/502/503/504 is retried with backoff inside "
+                       "`export_timeout_millis`."),
+    "export_timeout_millis": ("env `OTEL_BSP_EXPORT_TIMEOUT`, else 30000", "One batch's export, retries "
+                              "included (`Retry-After` honoured)."),
+    "compression": ("`OTEL_EXPORTER_OTLP_[TRACES_]COMPRESSION`, else \"none\"", "`gzip` compresses request "
+                    "bodies (`Content-Encoding: gzip`)."),
     "max_queue_size": ("env `OTEL_BSP_MAX_QUEUE_SIZE`, else 10000", "Completed spans buffered before drops."),
     "max_export_batch_size": ("env `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, else 512", "Spans per request; at most "
                                                                                 "`max_queue_size`."),

@@ -22,6 +22,8 @@ class ReceivedPoint:
     value: float
     count: int
     resource: dict[str, Any]
+    bounds: tuple[float, ...] = ()
+    """A histogram's explicit bucket boundaries."""
 
 
 def _value(any_value: Any) -> Any:
@@ -47,7 +49,7 @@ def decode(body: bytes) -> list[ReceivedPoint]:
                 for p in data.data_points:
                     if kind == "histogram":
                         points.append(ReceivedPoint(metric.name, metric.unit, kind, _attrs(p.attributes), p.sum,
-                                                    p.count, resource))
+                                                    p.count, resource, tuple(p.explicit_bounds)))
                     else:
                         value = p.as_double if p.WhichOneof("value") == "as_double" else p.as_int
                         points.append(ReceivedPoint(metric.name, metric.unit, kind, _attrs(p.attributes),
@@ -58,9 +60,12 @@ def decode(body: bytes) -> list[ReceivedPoint]:
 class OTLPMetricsReceiver:
     """``with OTLPMetricsReceiver() as r:`` serves ``r.url`` until the block ends; ``r.points`` fills up."""
 
-    def __init__(self) -> None:
+    def __init__(self, status: int = 200) -> None:
         self.points: list[ReceivedPoint] = []
         self.requests = 0
+        self.status = status
+        """What ``/v1/metrics`` answers (e.g. 404: a backend without OTLP metrics)."""
+        self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         receiver = self
 
@@ -69,11 +74,12 @@ class OTLPMetricsReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 ok = self.path == "/v1/metrics"
                 if ok:
-                    decoded = decode(body)
+                    decoded = decode(body) if receiver.status == 200 else []
                     with receiver._lock:
                         receiver.points.extend(decoded)
                         receiver.requests += 1
-                self.send_response(200)  # other signals are accepted and ignored
+                        receiver.headers.append({k.lower(): v for k, v in self.headers.items()})
+                self.send_response(receiver.status if ok else 200)  # other signals are accepted and ignored
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")
                 self.end_headers()

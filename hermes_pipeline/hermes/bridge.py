@@ -31,6 +31,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
+from ..engine import trace_parent
 from ..engine.core import Engine
 from .facts import in_oneshot_run
 from .normalise import BRIDGE_TRACE_NAME, HermesNormaliser
@@ -137,6 +138,8 @@ class Bridge:
         results: list[Any] = []
         engine = self.engine
         for name, event in self.normaliser.adapt(hook, payload):
+            if name == "pre_llm_call" and trace_parent.enabled():  # the turn joins Hermes' active OTel span
+                trace_parent.turn_started(str(event.get("session_id") or ""), str(event.get("turn_id") or ""))
             if engine.has_hook(name):
                 out = engine.dispatch(name, event)
                 if name == hook and event is payload:

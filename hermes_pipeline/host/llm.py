@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.errors import LLMExecutionBlocked
-from ..engine import ids
+from ..engine import ids, trace_parent
 from ..engine.sanitize import build_error_field, build_request_field, sanitize
 from ..engine.usage import normalize_usage
 from .facts import message_count, request_facts, response_facts
@@ -212,6 +212,8 @@ class LLMRequest:
         """
         attempt, ctx = self._begin(request)
         engine = self.turn.session.host.engine
+        otel = trace_parent.enter_turn(self.turn.session.session_id, self.turn.turn_id) if trace_parent.enabled() \
+            else None
         try:
             if "llm_execution" in engine.middleware_listeners:
                 response = engine.run_llm_execution_middleware(
@@ -222,6 +224,8 @@ class LLMRequest:
         except BaseException as exc:
             self.last_error = self._failed(attempt, ctx, exc)
             raise
+        finally:
+            trace_parent.exit_turn(otel)
         self._succeeded(attempt, ctx, response)
         return response
 
@@ -240,7 +244,12 @@ class LLMRequest:
                     engine.run_llm_execution_middleware, attempt.effective, terminal,
                     original_request=attempt.original, middleware_trace=attempt.trace, **ctx)
             else:
-                response = await provider(attempt.effective)
+                otel = trace_parent.enter_turn(self.turn.session.session_id, self.turn.turn_id) \
+                    if trace_parent.enabled() else None
+                try:
+                    response = await provider(attempt.effective)
+                finally:
+                    trace_parent.exit_turn(otel)
         except BaseException as exc:
             self.last_error = self._failed(attempt, ctx, exc)
             raise

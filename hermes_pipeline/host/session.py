@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from ..engine import ids
+from ..engine import ids, trace_parent
 from ..engine.core import Engine
 from .context import current_context
 from .interaction import Approval, HumanInput
@@ -122,9 +122,13 @@ class Host:
         return context_snapshot(home, model=self.model, provider=self.provider, toolsets=toolsets, config=config,
                                 skills_dir=skills_dir, memory_dirs=memory_dirs)
 
-    def session(self, session_id: str | None = None, *, resumed: bool = False) -> Session:
-        """Open a session. ``on_session_start`` fires before its first turn unless ``resumed``."""
-        return Session(self, session_id or ids.new_session_id(), resumed=resumed)
+    def session(self, session_id: str | None = None, *, resumed: bool = False, traceparent: str | None = None,
+                parent: Any = None) -> Session:
+        """Open a session. ``on_session_start`` fires before its first turn unless ``resumed``. ``traceparent`` (W3C
+        header) or ``parent`` (OpenTelemetry ``Context`` / ``Span`` / ``SpanContext``): the OTLP parent of its turns
+        (:mod:`~hermes_pipeline.engine.trace_parent`; a bad ``traceparent`` raises ``TraceparentError``)."""
+        sid = session_id or ids.new_session_id()
+        return Session(self, trace_parent.session_started(sid, traceparent, parent), resumed=resumed)
 
     def emit(self, hook: str, payload: dict[str, Any]) -> list[Any]:
         """Dispatch ``hook`` if anyone listens; never raises ``Exception`` (OBS-15, OBS-23).
@@ -255,6 +259,7 @@ class Session:
         turn_id: str | None = None,
         sender_id: str | None = None,
         context: Mapping[str, Any] | None = None,
+        traceparent: str | None = None, parent: Any = None,
     ) -> Turn:
         """Start a user turn now (``on_session_start`` first if due, then ``pre_llm_call``).
 
@@ -263,7 +268,8 @@ class Session:
 
         ``context`` is an optional context snapshot of the run (see :meth:`Host.context_snapshot`:
         model, provider, toolsets, configuration hash, skill and memory hashes); it is reported right
-        after ``pre_llm_call`` (``on_context_snapshot``) and recorded in the run's trajectory.
+        after ``pre_llm_call`` (``on_context_snapshot``) and recorded in the run's trajectory;
+        ``traceparent`` / ``parent``: this turn's OTLP parent (see :meth:`Host.session`).
         """
         from .turn import Turn
 
@@ -278,6 +284,7 @@ class Session:
                 {"session_id": self.session_id, "model": self.host.model, "platform": self.host.platform},
             )
         turn_id = turn_id or ids.new_turn_id()
+        trace_parent.turn_started(self.session_id, turn_id, traceparent, parent)  # on the caller's thread
         rotation = self.segments.turn_started(self.host.segments)
         if rotation is not None:
             try:

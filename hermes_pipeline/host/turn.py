@@ -11,6 +11,7 @@ from contextvars import Token
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..engine import trace_parent
 from ..engine.reentry import in_hook, refuse_in_hook
 from ..engine.returns import first_nonempty_str, llm_context
 from ..engine.scrub import scrub_message
@@ -91,6 +92,12 @@ class Turn:
         not be persisted to session storage.
         """
         return f"{self.user_message}\n\n{self.context}" if self.context else self.user_message
+
+    def trace_headers(self) -> dict[str, str]:
+        """W3C ``traceparent`` (and ``tracestate``) for an HTTP request the host sends for this turn (add them
+        where it builds the provider request): the provider's and HTTP client's spans join the turn's trace under
+        its root span. Empty without an OTLP pipeline or with ``opentelemetry.propagate_traceparent = false``."""
+        return trace_parent.outgoing_headers(self.session.session_id, self.turn_id)
 
     def _next_api_call(self) -> int:
         with self._lock:

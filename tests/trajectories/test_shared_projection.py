@@ -130,7 +130,8 @@ def test_one_projection_feeds_every_consumer_of_a_profile_with_the_same_uuids(tm
         runs = _trajectory_ids(home)
         assert len(runs) == 1 and _task_run_ids(home) == runs  # BOOK-3: one run, one UUID in both stores
         agents = receiver.spans_named("invoke_agent")
-        assert [s.span_id for s in agents] == [runs[0].replace("-", "")[-16:]]  # span id = low 8 bytes of the UUID
+        # the span's trajectory id is the run's UUID (span ids are random, FMT-56b / issue #30)
+        assert [s.attributes["hermes.trajectory_id"] for s in agents] == runs
 
 
 def test_the_pipelines_projection_is_the_profiles_when_the_pipeline_has_one(tmp_path: Path,

@@ -85,6 +85,7 @@ def trace_type(value: Any) -> str | None:
 KEYS: Final[dict[str, Check]] = {
     "enabled": boolean, "sampling_rate": number(0, 1), "always_sample_errors": boolean, "endpoints": array,
     "traces": array, "logs": table, "metrics": table, "file_sinks": array, "worker": check_worker,
+    "ids": one_of("random", "uuid"), "propagate_traceparent": boolean,
 }
 """The ``opentelemetry`` table's keys and their checks (``traces``: an alias of ``endpoints``; ``worker``: a
 hermes_pipeline extension, see :mod:`hermes_pipeline.export.worker`)."""
@@ -101,7 +102,8 @@ TRACE_ENDPOINT: Final[dict[str, Check]] = {
     "max_queue_size": integer(1), "max_export_batch_size": integer(1), "scheduled_delay_millis": integer(1),
     "basic_auth_env": basic_auth, "derive_signals": boolean, "mark_projection": one_of("inherit", "event", "tool"),
     "mark_exclude_names": str_list, "attribute_mappings": attribute_mappings, "promote_metadata_prefixes": str_list,
-    "trace_grouping": one_of("turn", "session"),
+    "trace_grouping": one_of("turn", "session"), "compression": one_of("none", "gzip"),
+    "export_timeout_millis": integer(1),
 }
 """Keys of an ``endpoints[]`` entry (a trace endpoint, Langfuse included)."""
 LOGS: Final[dict[str, Check]] = {
@@ -132,7 +134,7 @@ LANGFUSE_VERSION_HEADER: Final = "x-langfuse-ingestion-version"
 TRACE_GROUPINGS: Final = ("turn", "session")
 """``trace_grouping``: one trace per turn (the default; backends show a trace as one exchange) or one per
 session (NeMo Relay's shape)."""
-SUPPORTED_TRANSPORTS: Final = ("http_binary",)
+SUPPORTED_TRANSPORTS: Final = ("http_binary", "http_json")
 BSP_ENV: Final = {
     "max_queue_size": ("OTEL_BSP_MAX_QUEUE_SIZE", 10_000),
     "max_export_batch_size": ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
@@ -161,7 +163,13 @@ class TraceEndpoint:
     service_version: str | None = None
     instrumentation_scope: str = "hermes_pipeline"
     agent_name: str = "hermes"
-    timeout_millis: int = 3000
+    timeout_millis: int = 10_000
+    """One request's timeout (the OTLP exporter specification's default, 10 s; ``OTEL_EXPORTER_OTLP_TIMEOUT``)."""
+    export_timeout_millis: int = 30_000
+    """One batch's export, retries included (``OTEL_BSP_EXPORT_TIMEOUT``, default 30 s): a request that times out
+    or gets 429/502/503/504 is retried with exponential backoff (``Retry-After`` honoured) within it."""
+    compression: str = "none"
+    """``gzip`` or ``none`` (``OTEL_EXPORTER_OTLP_[TRACES_]COMPRESSION``)."""
     max_queue_size: int = 10_000
     max_export_batch_size: int = 512
     scheduled_delay_millis: int = 5000
@@ -207,6 +215,16 @@ class OtelConfig:
     """``(key path, reason)`` of entries skipped with ``on_invalid = "skip"``."""
     disabled_by: str | None = None
     """``OTEL_SDK_DISABLED`` when that variable switched an enabled section off (nothing is exported)."""
+    ids: str = "random"
+    """``random`` (default): random trace and span ids, as W3C Trace Context and the SDK want (FMT-56b as
+    decided in issue #30); ``uuid``: derived from the scope UUIDs (FMT-56 as written, reproducible ids)."""
+    propagate_traceparent: bool = True
+    """Hosts add ``traceparent`` to their provider requests (``Turn.trace_headers()``), so provider-side and
+    HTTP-client spans join the turn's trace."""
+    parent_based: bool = True
+    """A turn inside the application's trace follows the parent's sampled flag (the SDK's default sampler is
+    ``parentbased_always_on``); ``False`` when ``OTEL_TRACES_SAMPLER`` names ``always_on``, ``always_off`` or
+    ``traceidratio``, which ignore the parent."""
 
 
 def _int(entry: Mapping[str, Any], key: str, default: int) -> int:
@@ -302,6 +320,29 @@ def _mappings(entry: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((m["key"], m["alias"]) for m in value)
 
 
+def _compression(entry: Mapping[str, Any], env: OtlpEnv) -> str:
+    value = entry.get("compression", env.compression)
+    if value not in ("none", "gzip"):
+        raise _EntryError("compression", "expected 'gzip' or 'none'")
+    return str(value)
+
+
+def grpc_available() -> bool:
+    """Whether the OTLP gRPC exporter (the ``grpc`` extra) is installed."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("opentelemetry.exporter.otlp.proto.grpc") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _grpc_url(entry: Mapping[str, Any]) -> str:
+    """A gRPC endpoint: ``http(s)://host:port`` used as given (no path is appended; ``http`` = plaintext)."""
+    _url(entry)  # the same URL checks (scheme, host, no credentials)
+    return str(entry["endpoint"]).strip().rstrip("/")
+
+
 def _url(entry: Mapping[str, Any]) -> str:
     try:
         return traces_url(entry.get("endpoint"))
@@ -317,10 +358,10 @@ def _endpoint(index: int, entry: Mapping[str, Any], env: OtlpEnv, extra_headers:
     transport = entry.get("transport", "http_binary")
     if transport not in ("http_binary", "http_json", "grpc"):
         raise _EntryError("transport", "expected 'http_binary', 'http_json' or 'grpc'")
-    if transport not in SUPPORTED_TRANSPORTS:
-        raise _EntryError("transport", f"transport {transport!r} is not supported by this build; use 'http_binary' "
-                                       "(OTLP/HTTP protobuf)")
-    url = _url(entry)
+    if transport == "grpc" and not grpc_available():
+        raise _EntryError("transport", "transport 'grpc' needs the OTLP gRPC exporter: pip install "
+                                       "'hermes_pipeline[grpc]' (opentelemetry-exporter-otlp-proto-grpc)")
+    url = _url(entry) if transport != "grpc" else _grpc_url(entry)
     langfuse = is_langfuse_url(url)
     if langfuse and kind != "gen_ai":
         raise _EntryError("type", "Langfuse ingests the gen_ai projection; set type = 'gen_ai' (FMT-75)")
@@ -351,7 +392,9 @@ def _endpoint(index: int, entry: Mapping[str, Any], env: OtlpEnv, extra_headers:
         service_version=_string(entry, "service_version", None),
         instrumentation_scope=_string(entry, "instrumentation_scope", "hermes_pipeline") or "hermes_pipeline",
         agent_name=_string(entry, "agent_name", "hermes") or "hermes",
-        timeout_millis=_int(entry, "timeout_millis", 3000), max_queue_size=queue, max_export_batch_size=batch,
+        timeout_millis=_int(entry, "timeout_millis", env.timeout_millis), max_queue_size=queue,
+        max_export_batch_size=batch, compression=_compression(entry, env),
+        export_timeout_millis=_int(entry, "export_timeout_millis", env.export_timeout_millis),
         scheduled_delay_millis=_bsp(entry, "scheduled_delay_millis"), resource_attributes=resource,
         derive_signals=derive, mark_projection="event" if marks == "inherit" else str(marks),
         mark_exclude_names=_string_list(entry, "mark_exclude_names", ("llm.chunk",)),
@@ -400,6 +443,13 @@ def warn_global_headers(applied: Collection[str] = ()) -> None:
                        "'header_env' instead", ", ".join(names))
 
 
+def _ids(value: Any) -> str:
+    if value not in ("random", "uuid"):
+        raise ExportConfigError("opentelemetry.ids", "expected 'random' (random trace and span ids, the default) or "
+                                "'uuid' (ids derived from the scope UUIDs)")
+    return str(value)
+
+
 def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", ignore_unknown_keys: bool = False,
                       environment: str = "development", env: OtlpEnv | None = None) -> OtelConfig:
     """Validate and resolve an ``opentelemetry`` table (see the module docstring).
@@ -432,6 +482,10 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
     always = config.get("always_sample_errors", False)
     if not isinstance(always, bool):
         raise ExportConfigError("opentelemetry.always_sample_errors", "expected true or false")
+    ids = _ids(config.get("ids", "random"))
+    propagate = config.get("propagate_traceparent", True)
+    if not isinstance(propagate, bool):
+        raise ExportConfigError("opentelemetry.propagate_traceparent", "expected true or false")
     if "traces" in config and "endpoints" in config:
         raise ExportConfigError("opentelemetry.traces", "'traces' is an alias of 'endpoints'; use only one of them")
     key = "traces" if "traces" in config else "endpoints"
@@ -498,7 +552,7 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
         # the file lists no trace endpoint: the one of OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, with the
         # headers of OTEL_EXPORTER_OTLP_(TRACES_)HEADERS (never applied to endpoints listed in the file)
         try:
-            endpoints.append(_endpoint(0, {"type": "gen_ai", "endpoint": env.endpoint,
+            endpoints.append(_endpoint(0, {"type": "gen_ai", "endpoint": env.endpoint, "transport": env.transport,
                                            "timeout_millis": env.timeout_millis}, env, env.headers,
                                        env.endpoint_variable))
         except _EntryError as exc:
@@ -510,7 +564,8 @@ def parse_otel_config(config: Mapping[str, Any], *, on_invalid: str = "raise", i
                   "files are not affected)")
     return OtelConfig(enabled=enabled and disabled_by is None, sampling_rate=float(rate),
                       always_sample_errors=always, endpoints=tuple(endpoints), skipped=tuple(skipped),
-                      disabled_by=disabled_by)
+                      disabled_by=disabled_by, ids=ids, propagate_traceparent=propagate,
+                      parent_based=env.sampler is None or env.sampler.startswith("parentbased_"))
 
 
 # ----------------------------------------------------------------- the section's config statement

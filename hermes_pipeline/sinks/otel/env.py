@@ -15,8 +15,13 @@ variable                                   effect (pipeline key that wins over i
 ``OTEL_EXPORTER_OTLP_HEADERS``             of the endpoints listed in the file); per-signal wins
 ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT``      request timeout of that env endpoint, milliseconds
 ``OTEL_EXPORTER_OTLP_TIMEOUT``
-``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``     only ``http/protobuf`` is exported by this build
+``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``     ``http/protobuf``, ``http/json`` or ``grpc`` (the URL as given)
 ``OTEL_EXPORTER_OTLP_PROTOCOL``
+``OTEL_EXPORTER_OTLP_TRACES_COMPRESSION``  ``gzip`` / ``none`` of every trace endpoint
+``OTEL_EXPORTER_OTLP_COMPRESSION``         (``endpoints[].compression``)
+``OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT``    also the default of ``endpoints[].timeout_millis``
+``OTEL_BSP_EXPORT_TIMEOUT``                one batch's export, retries included
+                                           (``endpoints[].export_timeout_millis``)
 ``OTEL_SERVICE_NAME``                      ``service.name`` (``endpoints[].service_name``)
 ``OTEL_RESOURCE_ATTRIBUTES``               ``k=v,...`` resource attributes
                                            (``endpoints[].resource_attributes`` per attribute;
@@ -58,6 +63,9 @@ TIMEOUT: Final = "OTEL_EXPORTER_OTLP_TIMEOUT"
 TRACES_TIMEOUT: Final = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"
 PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 TRACES_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+COMPRESSION: Final = "OTEL_EXPORTER_OTLP_COMPRESSION"
+TRACES_COMPRESSION: Final = "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"
+BSP_EXPORT_TIMEOUT: Final = "OTEL_BSP_EXPORT_TIMEOUT"
 SERVICE_NAME: Final = "OTEL_SERVICE_NAME"
 RESOURCE_ATTRIBUTES: Final = "OTEL_RESOURCE_ATTRIBUTES"
 SAMPLER: Final = "OTEL_TRACES_SAMPLER"
@@ -65,9 +73,10 @@ SAMPLER_ARG: Final = "OTEL_TRACES_SAMPLER_ARG"
 
 SAMPLERS: Final = ("always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off",
                    "parentbased_traceidratio")
-"""Sampler names this build implements. The turn is the root of every exported trace and nothing
-arrives with a remote parent, so each ``parentbased_X`` behaves as ``X`` (children always follow
-their turn's decision)."""
+"""Sampler names this build implements. ``X`` decides each turn by its rate; ``parentbased_X`` does the
+same for a turn without a parent and follows the parent's sampled flag for a turn inside the
+application's trace (an active span or a ``traceparent``, FMT-56b); the spans inside a turn always
+follow their turn's decision."""
 UNSUPPORTED_SAMPLERS: Final = ("jaeger_remote", "parentbased_jaeger_remote", "xray")
 PROTOCOLS: Final = ("grpc", "http/protobuf", "http/json")
 DEFAULT_TIMEOUT_MILLIS: Final = 10_000
@@ -162,11 +171,15 @@ class OtlpEnv:
     """The trace URL from the environment (already resolved), or ``None``."""
     endpoint_variable: str | None = None
     """The variable the endpoint came from."""
+    transport: str = "http_binary"
+    """``http_json`` when ``OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL=http/json``."""
     endpoint_problem: str | None = None
     """Why the endpoint variable that is set cannot be used (the message names the variable)."""
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     header_variable: str | None = None
     timeout_millis: int = DEFAULT_TIMEOUT_MILLIS
+    export_timeout_millis: int = 30_000
+    compression: str = "none"
     service_name: str | None = None
     resource_attributes: Mapping[str, str] = field(default_factory=dict)
     sampling_rate: float | None = None
@@ -254,6 +267,26 @@ def _timeout(environ: Mapping[str, str], warnings: list[str]) -> int:
     return DEFAULT_TIMEOUT_MILLIS
 
 
+def _compression(environ: Mapping[str, str], warnings: list[str]) -> str:
+    variable, value = _first(environ, TRACES_COMPRESSION, COMPRESSION)
+    if variable is None:
+        return "none"
+    if value.lower() in ("gzip", "none"):
+        return value.lower()
+    warnings.append(f"{variable}: expected 'gzip' or 'none'; ignored (no compression)")
+    return "none"
+
+
+def _export_timeout(environ: Mapping[str, str], warnings: list[str]) -> int:
+    value = _get(environ, BSP_EXPORT_TIMEOUT)
+    if not value:
+        return 30_000
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    warnings.append(f"{BSP_EXPORT_TIMEOUT}: expected a whole number of milliseconds > 0; ignored")
+    return 30_000
+
+
 def read_otlp_env(environ: Mapping[str, str] | None = None) -> OtlpEnv:
     """Read the ``OTEL_*`` variables of the OTLP trace path (``os.environ`` by default); never raises."""
     env = os.environ if environ is None else environ
@@ -266,9 +299,8 @@ def read_otlp_env(environ: Mapping[str, str] | None = None) -> OtlpEnv:
     protocol_variable = TRACES_PROTOCOL if _get(env, TRACES_PROTOCOL) else PROTOCOL
     if protocol and protocol.lower() not in PROTOCOLS:
         warnings.append(f"{protocol_variable}: unknown protocol; ignored (expected one of {', '.join(PROTOCOLS)})")
-    elif protocol and protocol.lower() != "http/protobuf" and url is not None:
-        url, problem = None, (f"{protocol_variable} asks for {protocol.lower()!r}, but this build exports OTLP "
-                              "over http/protobuf only")
+    elif protocol and protocol.lower() == "grpc" and url is not None:  # gRPC: the URL as given, no path
+        url = _get(env, endpoint_variable or ENDPOINT).rstrip("/")
     header_variable, header_text = _first(env, TRACES_HEADERS, HEADERS)
     headers: dict[str, str] = {}
     if header_variable is not None:
@@ -283,9 +315,11 @@ def read_otlp_env(environ: Mapping[str, str] | None = None) -> OtlpEnv:
         except EnvListError as exc:
             warnings.append(f"{exc}; the whole variable is ignored")
     rate, sampler = _sampler(env, warnings)
-    return OtlpEnv(sdk_disabled=disabled_text == "true", endpoint=url, endpoint_variable=endpoint_variable,
+    transport = {"http/json": "http_json", "grpc": "grpc"}.get(protocol.lower(), "http_binary")
+    return OtlpEnv(sdk_disabled=disabled_text == "true", endpoint=url, transport=transport, endpoint_variable=endpoint_variable,
                    endpoint_problem=problem, headers=headers, header_variable=header_variable,
-                   timeout_millis=_timeout(env, warnings), service_name=_get(env, SERVICE_NAME) or None,
+                   timeout_millis=_timeout(env, warnings), export_timeout_millis=_export_timeout(env, warnings),
+                   compression=_compression(env, warnings), service_name=_get(env, SERVICE_NAME) or None,
                    resource_attributes=resource, sampling_rate=rate, sampler=sampler, warnings=tuple(warnings))
 
 

@@ -112,20 +112,41 @@ class ObservedSession(requests.Session):
 
 
 def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> AnyExporter:
-    """The real OTLP/HTTP protobuf exporter for ``endpoint`` (timeout = ``timeout_millis``), with the
+    """The real OTLP/HTTP protobuf exporter for ``endpoint`` (each request ``timeout_millis``, the batch with its
+    retries ``export_timeout_millis``; ``compression``), with the
     direct protobuf encoder of :mod:`~hermes_pipeline.sinks.otel.proto`: its
     :class:`~.proto.DirectOTLPSpanExporter` (span records through the SDK's HTTP client, without loading
     the SDK's trace module or protobuf), or, where that is not available, the SDK's ``OTLPSpanExporter``
     with the same encoder."""
     from . import proto
 
-    timeout = endpoint.timeout_millis / 1000
+    attempt = endpoint.timeout_millis / 1000
+    budget = max(endpoint.export_timeout_millis, endpoint.timeout_millis) / 1000
+    if endpoint.transport == "grpc":
+        return grpc_exporter(endpoint)
     if proto.direct_exporter_available():
-        return proto.DirectOTLPSpanExporter(endpoint.url, timeout, session)
+        return proto.DirectOTLPSpanExporter(endpoint.url, budget, session, compression=endpoint.compression,
+                                            attempt_timeout=attempt, json=endpoint.transport == "http_json")
     from opentelemetry.exporter.otlp.proto.http import Compression
 
-    exporter: SpanExporter = proto.FastOTLPSpanExporter(endpoint=endpoint.url, timeout=timeout,
-                                                        compression=Compression.NoCompression, session=session)
+    exporter: SpanExporter = proto.FastOTLPSpanExporter(
+        endpoint=endpoint.url, timeout=attempt, session=session,
+        compression=Compression.Gzip if endpoint.compression == "gzip" else Compression.NoCompression)
+    return exporter
+
+
+def grpc_exporter(endpoint: TraceEndpoint) -> SpanExporter:
+    """The SDK's OTLP/gRPC span exporter (the ``grpc`` extra): plaintext for ``http://``, TLS for ``https://``, the
+    endpoint's resolved headers as metadata (never the process-global header variables), gzip when asked; it
+    retries UNAVAILABLE and the other retryable codes with backoff inside ``export_timeout_millis``."""
+    from grpc import Compression
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
+
+    headers = tuple((k.lower(), v) for k, v in endpoint.headers.items()) or (("user-agent", "hermes-pipeline"),)
+    exporter: SpanExporter = GrpcSpanExporter(
+        endpoint=endpoint.url, insecure=endpoint.url.startswith("http://"), headers=headers,
+        timeout=max(endpoint.export_timeout_millis, endpoint.timeout_millis) / 1000,
+        compression=Compression.Gzip if endpoint.compression == "gzip" else Compression.NoCompression)
     return exporter
 
 

@@ -1,5 +1,8 @@
 """OTLP trace requests as protobuf bytes, written directly (spec 04 FMT-55..FMT-59, FMT-72).
 
+Over 400 lines on purpose: the encoder and the exporter assembled from the SDK's parts are held byte-identical
+to the SDK's together, and a test compares them as one.
+
 The OTLP/HTTP exporter of opentelemetry-sdk turns each span into protobuf message objects,
 attribute by attribute, before serializing them; with the twenty-odd attributes of a GenAI span
 that is most of the CPU a span costs to export. :func:`encode_trace_request` writes the same
@@ -35,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Union
 
 from .record import SpanRecord, to_readable
+from .wire import AttemptTimeout, protobuf_to_otlp_json
 
 if TYPE_CHECKING:
     import requests
@@ -299,9 +303,13 @@ class DirectOTLPSpanExporter:
         endpoint: the full traces URL.
         timeout: seconds for one export, retries included.
         session: the ``requests`` session every request goes through.
+        compression: ``gzip`` (body compressed, ``Content-Encoding: gzip``) or ``none``.
+        attempt_timeout: seconds for one request; shorter than ``timeout``, a request that times out is
+            retried (with the client's backoff) while the export's time lasts. ``None``: the whole ``timeout``.
     """
 
-    def __init__(self, endpoint: str, timeout: float, session: requests.Session) -> None:
+    def __init__(self, endpoint: str, timeout: float, session: requests.Session, *, compression: str = "none",
+                 attempt_timeout: float | None = None, json: bool = False) -> None:
         from opentelemetry.exporter.otlp.common import http
         from opentelemetry.exporter.otlp.proto.http import _common
         from opentelemetry.sdk.environment_variables import (
@@ -313,10 +321,17 @@ class DirectOTLPSpanExporter:
         transport = _common._build_transport(None, None, None, OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
                                              OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
                                              OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE, session=session)
+        if attempt_timeout is not None:
+            transport = AttemptTimeout(transport, attempt_timeout)
         self._max_request_size: int = _common._DEFAULT_MAX_REQUEST_SIZE
+        self._json = json
+        headers = _common._resolve_headers(None, OTEL_EXPORTER_OTLP_TRACES_HEADERS)
+        if json:
+            headers["content-type"] = "application/json"
         self._client = http._OTLPHTTPClient(
-            transport=transport, endpoint=endpoint, kind="spans", timeout=timeout, compression=http.Compression.NONE,
-            headers=_common._resolve_headers(None, OTEL_EXPORTER_OTLP_TRACES_HEADERS), logger=_logger)
+            transport=transport, endpoint=endpoint, kind="spans", timeout=timeout,
+            compression=http.Compression.GZIP if compression == "gzip" else http.Compression.NONE,
+            headers=headers, logger=_logger)
         self._shutdown = False
 
     accepts_records: Final = True
@@ -335,6 +350,8 @@ class DirectOTLPSpanExporter:
             except Exception as error:  # what the SDK's exporter does with a batch it cannot encode
                 _logger.error("Failed to encode span batch: %s", error)
                 return False
+        if self._json:
+            data = protobuf_to_otlp_json(data)  # transport = "http_json"
         if 0 < self._max_request_size < len(data):
             _logger.warning("Dropping span batch: serialized size %d bytes exceeds max_request_size %d bytes.",
                             len(data), self._max_request_size)

@@ -59,15 +59,15 @@ class Status:
 
 
 class SpanContext:
-    """A local, sampled span's identity (no trace state, never remote)."""
+    """A sampled span's identity (no trace state); ``is_remote`` for an application parent from another process."""
 
-    __slots__ = ("span_id", "trace_id")
-    is_remote = False
+    __slots__ = ("is_remote", "span_id", "trace_id")
     trace_state = None
 
-    def __init__(self, trace_id: int, span_id: int) -> None:
+    def __init__(self, trace_id: int, span_id: int, is_remote: bool = False) -> None:
         self.trace_id = trace_id
         self.span_id = span_id
+        self.is_remote = is_remote
 
 
 class Event:
@@ -153,7 +153,7 @@ def to_readable(span: SpanRecord) -> ReadableSpan:
     status = span.status
     return trace.ReadableSpan(
         name=span.name, context=api.SpanContext(context.trace_id, context.span_id, is_remote=False, trace_flags=flags),
-        parent=None if parent is None else api.SpanContext(parent.trace_id, parent.span_id, is_remote=False,
+        parent=None if parent is None else api.SpanContext(parent.trace_id, parent.span_id, is_remote=parent.is_remote,
                                                            trace_flags=flags),
         resource=resource.readable, attributes=span.attributes,
         events=[trace.Event(e.name, e.attributes, e.timestamp) for e in span.events],

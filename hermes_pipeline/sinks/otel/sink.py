@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from ...contract.versions import PACKAGE_VERSION as __version__
+from ...engine import trace_parent
 from ...export.errors import ExportConfigError
 from ...export.events import START, ScopeEvent, submit_paired
 from ...export.standalone import SinkPlugin
@@ -119,7 +120,9 @@ class OtelSink:
             self._routes.append(_EndpointRoute(endpoint, destination, writer,
                                                Route(endpoint, writer.submit, __version__)))
         self.builder = SpanBuilder([r.route for r in self._routes], options,
-                                   always_sample_errors=config.always_sample_errors)
+                                   always_sample_errors=config.always_sample_errors,
+                                   parent_based=config.parent_based, ids=config.ids)
+        self._context_on = False
         capacity = max(10_000, 2 * max((e.max_queue_size for e in config.endpoints), default=0))
         self._events = BoundedWriter(self.builder, name="opentelemetry.spans", max_queue_size=capacity,
                                      max_attempts=1)
@@ -146,6 +149,10 @@ class OtelSink:
             for route in self._routes:
                 route.writer.start()
             self._events.start()
+            if not self._context_on:  # turns now capture the application's active span (FMT-56b)
+                self._context_on = True
+                trace_parent.enable()
+                trace_parent.set_propagation(self.config.propagate_traceparent)
         return self
 
     def __call__(self, event: ScopeEvent) -> None:
@@ -177,6 +184,9 @@ class OtelSink:
         if self._closed:
             return True
         self._closed = True
+        if self._context_on:
+            self._context_on = False
+            trace_parent.disable()
         end = time.monotonic() + max(deadline, 0.0)
         ok = True
         try:

@@ -41,12 +41,20 @@ from .messages import tool_definitions
 from .openinference import openinference_span
 from .record import Event, InstrumentationScope, Resource, SpanContext, SpanKind, SpanRecord, Status
 from .state import Held, OpenScope, Options
+from ...engine.trace_parent import TurnIds, lookup, lookup_turn, random_span_id, random_trace_id
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
 _UNSET: Final = Status()
 _RECENT_LIMIT: Final = 4096
 _TWO64: Final = float(1 << 64)
+
+
+def _parent_span(parent: OpenScope | None, parent_uuid: int | None) -> int:
+    """The parent's span id: its random id, or (its start lost upstream) the id derived from its UUID."""
+    if parent is not None:
+        return parent.span_id
+    return span_id(parent_uuid) if parent_uuid is not None else 0
 
 
 def resource_for(endpoint: TraceEndpoint) -> Resource:
@@ -106,15 +114,21 @@ class SpanBuilder:
         always_sample_errors: hold unsampled turns and export those that contain an error (FMT-74).
     """
 
-    def __init__(self, routes: list[Route], options: Options, *, always_sample_errors: bool = False) -> None:
+    def __init__(self, routes: list[Route], options: Options, *, always_sample_errors: bool = False,
+                 parent_based: bool = True, ids: str = "random") -> None:
         self.routes = routes
+        self.derived_ids = ids == "uuid"
+        """``ids = "uuid"``: trace and span ids derived from the scope UUIDs (FMT-56 as written) instead of random."""
+        self.parent_based = parent_based
+        """A turn inside the application's trace follows the parent's sampled flag (the SDK's default
+        ``parentbased_*`` samplers); ``False`` when ``OTEL_TRACES_SAMPLER`` names a sampler that ignores it."""
         self.options = options
         self.rate = options.sampling_rate
         self.always_sample_errors = always_sample_errors
         self.open: dict[int, OpenScope] = {}
         self.recent: dict[int, OpenScope] = {}
         self.counts = dict.fromkeys(("spans_built", "sampled_out", "marks_orphaned", "unpaired_ends", "lost_open",
-                                     "failures"), 0)
+                                     "failures", "llm_stepped_aside"), 0)
         self.problems: dict[str, int] = {}
         self.lost_shared = 0
         """Spans lost for every endpoint (starts dropped upstream, scopes never ended)."""
@@ -150,9 +164,30 @@ class SpanBuilder:
         parent = None
         if parent_uuid is not None:
             parent = self.open.get(parent_uuid) or self.recent.get(parent_uuid)
-        scope = OpenScope(event, parent)
+        scope = OpenScope(event, parent, self.derived_ids)
+        app = None
+        if scope.unit is scope or parent is None:  # a trace root: it may join the application's trace
+            meta = event.metadata
+            session = meta.get("hermes.session_id")
+            turn = lookup_turn(session, meta.get("hermes.turn_id")) if scope.unit is scope else None
+            app = turn.parent if isinstance(turn, TurnIds) else turn or lookup(session)
+            if isinstance(turn, TurnIds):
+                scope.quiet_llm = turn.foreign_genai
+                if not self.derived_ids:  # ids the host drew on its thread (outgoing traceparent headers)
+                    scope.unit_trace, scope.span_id = turn.trace_id, turn.span_id
+            if app is not None:
+                scope.app_parent = app
+                if scope.unit is scope:
+                    scope.unit_trace = app.trace_id
+                if parent is None:
+                    scope.trace = app.trace_id
+        elif parent is not None:
+            scope.quiet_llm = parent.quiet_llm
         if event.name == "agent.run" and scope.sampled and (parent is None or not parent.in_turn()):
-            if not sampled(event.uuid, self.rate):
+            if app is not None and self.parent_based:  # the parent's sampled flag decides (FMT-56b)
+                if not app.sampled:
+                    scope.sampled = False
+            elif not sampled(event.uuid, self.rate):
                 scope.sampled = False
                 if self.always_sample_errors:
                     scope.hold = Held()
@@ -193,7 +228,10 @@ class SpanBuilder:
             del recent[next(iter(recent))]
         error = status_error(event.metadata) is not None
         hold = scope.hold
-        if scope.sampled:
+        if scope.quiet_llm and scope.start.category == "llm":
+            # a GenAI instrumentation records this LLM call (its span nests under the turn): ours steps aside
+            self.counts["llm_stepped_aside"] += 1
+        elif scope.sampled:
             spans = self._build(scope, event)
             for index, span in spans:
                 self.routes[index].submit(span)
@@ -307,38 +345,43 @@ class SpanBuilder:
         status, failure = span_status(end, opt.gate_open, ok_on_success=kind == "openinference")
         events.extend(failure)
         start = scope.start
-        parent_uuid, trace_id = start.parent_uuid, start.root_uuid or start.uuid
         unit = scope.unit
         if by_turn and unit is not None:
-            trace_id = unit.start.uuid
-            if unit is scope:
-                parent_uuid = None
-        return self._record(route, name, span_kind, attrs, events, start.uuid, parent_uuid, trace_id,
-                              start.timestamp_us, end.timestamp_us, status)
+            trace_id = unit.unit_trace
+            root = unit is scope
+        else:
+            trace_id = scope.trace
+            root = scope.parent is None
+        if root:
+            app = scope.app_parent
+            parent = None if app is None else SpanContext(trace_id, app.span_id, app.remote)
+        else:
+            parent = SpanContext(trace_id, _parent_span(scope.parent, start.parent_uuid))
+        return SpanRecord(name, SpanContext(trace_id, scope.span_id), parent, span_kind, attrs, events, status,
+                          start.timestamp_us * 1000, end.timestamp_us * 1000, route.resource, route.scope)
 
     def _mark_span(self, route: Route, mark: ScopeEvent, owner: OpenScope | None) -> SpanRecord:
         attrs = mark_attributes(mark, self.options.gate_open)
         if route.endpoint.attribute_mappings:
             apply_mappings(attrs, route.endpoint.attribute_mappings)
-        parent_uuid, trace_id = mark.parent_uuid, mark.root_uuid or mark.uuid
+        parent_uuid = mark.parent_uuid
+        holder = None if parent_uuid is None else self.open.get(parent_uuid) or self.recent.get(parent_uuid)
+        derived = self.derived_ids
+        trace_id = holder.trace if holder is not None else (mark.root_uuid or mark.uuid) if derived \
+            else random_trace_id()
         if route.endpoint.trace_grouping == "turn":  # in its turn's trace; outside any turn a trace of its own
             unit = owner.unit if owner is not None else None
             if unit is None:
-                parent_uuid, trace_id = None, mark.uuid
+                parent_uuid, trace_id = None, mark.uuid if derived else random_trace_id()
             else:
-                trace_id = unit.start.uuid
+                trace_id = unit.unit_trace
             session = owner.root_session if owner is not None else mark.metadata.get("hermes.session_id")
             if isinstance(session, str) and session:
                 attrs["session.id"] = attrs["gen_ai.conversation.id"] = session
-        return self._record(route, mark.name, SpanKind.INTERNAL, attrs, [], mark.uuid, parent_uuid,
-                              trace_id, mark.timestamp_us, mark.timestamp_us, _UNSET)
-
-    @staticmethod
-    def _record(route: Route, name: str, kind: SpanKind, attrs: dict[str, Any], events: list[Event], uuid: int,
-                  parent_uuid: int | None, trace_id: int, start_us: int, end_us: int, status: Status) -> SpanRecord:
-        parent = None if parent_uuid is None else SpanContext(trace_id, span_id(parent_uuid))
-        return SpanRecord(name, SpanContext(trace_id, span_id(uuid)), parent, kind, attrs, events, status,
-                          start_us * 1000, end_us * 1000, route.resource, route.scope)
+        parent = None if parent_uuid is None else SpanContext(trace_id, _parent_span(holder, parent_uuid))
+        own = span_id(mark.uuid) if derived else random_span_id()
+        return SpanRecord(mark.name, SpanContext(trace_id, own), parent, SpanKind.INTERNAL, attrs, [],
+                          _UNSET, mark.timestamp_us * 1000, mark.timestamp_us * 1000, route.resource, route.scope)
 
     # ------------------------------------------------------------------ teardown
 

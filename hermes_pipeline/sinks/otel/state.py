@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...engine.trace_parent import TraceParent, random_span_id, random_trace_id
+from .attrs import span_id
+
 if TYPE_CHECKING:
     from ...export.events import ScopeEvent
 
@@ -50,10 +53,11 @@ class Held:
 class OpenScope:
     """A scope whose start was seen and whose span is not built yet (see the module docstring)."""
 
-    __slots__ = ("agent", "attempt", "attempts", "closed", "hold", "marks", "model", "offered", "parent", "provider",
-                 "root_session", "sampled", "session_level", "start", "trajectory", "unit", "user_id")
+    __slots__ = ("agent", "app_parent", "attempt", "attempts", "closed", "hold", "marks", "model", "offered", "parent",
+                 "provider", "quiet_llm", "root_session", "sampled", "session_level", "span_id", "start", "trace", "trajectory",
+                 "unit", "unit_trace", "user_id")
 
-    def __init__(self, start: ScopeEvent, parent: OpenScope | None) -> None:
+    def __init__(self, start: ScopeEvent, parent: OpenScope | None, derived: bool = False) -> None:
         self.start = start
         self.parent = parent
         self.closed = False
@@ -75,6 +79,24 @@ class OpenScope:
         session scope."""
         if not self.session_level:
             self.unit = self if parent is None or parent.session_level else parent.unit
+        unit = self.unit
+        if derived:  # ids = "uuid": FMT-56 as written, derived from the scope UUIDs
+            self.span_id = span_id(start.uuid)
+            self.trace = start.root_uuid or start.uuid
+            self.unit_trace = unit.start.uuid if unit is not None else 0
+        else:
+            self.span_id = random_span_id()
+            """Random (issue #30: collectors sample on the low bits; W3C and the SDK want random ids); the scope
+            UUID stays in ``hermes.trajectory_id`` and ATOF / ATIF."""
+            self.trace = random_trace_id() if parent is None else parent.trace
+            """The trace id with ``trace_grouping = "session"``: the root scope's."""
+            self.unit_trace = random_trace_id() if unit is self else (unit.unit_trace if unit is not None else 0)
+            """The trace id with ``trace_grouping = "turn"``: the turn's (the unit root's)."""
+        self.quiet_llm = False
+        """A GenAI instrumentation records this turn's LLM calls: its ``llm`` scopes are no spans here."""
+        self.app_parent: TraceParent | None = None
+        """Root scopes (the turn with ``turn`` grouping, the session with ``session``): the application's
+        span this trace joins (:mod:`hermes_pipeline.engine.trace_parent`)."""
         meta = start.metadata
         if parent is None:
             self.agent: OpenScope | None = self if start.category == "agent" else None

@@ -3,22 +3,96 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.sdk.metrics import (Counter, Histogram, MeterProvider, ObservableCounter, ObservableGauge,
                                        ObservableUpDownCounter, UpDownCounter)
-from opentelemetry.sdk.metrics.export import AggregationTemporality, MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.export import (AggregationTemporality, MetricExportResult, MetricReader,
+                                              PeriodicExportingMetricReader)
 from opentelemetry.sdk.resources import Resource
+import requests
 
 from ...export.events import ScopeEvent
 from ..base import BaseSink
-from .config import MetricsConfig
+from ..otel.env import read_otlp_env
+from .config import MetricsConfig, metrics_url
 from .recorder import MetricsRecorder
 
 logger = logging.getLogger("hermes_pipeline.sinks.otel_metrics")
+
+_PASS_THROUGH = frozenset({"content-type", "content-encoding", "user-agent"})
+_SDK_LOGGERS = ("opentelemetry.exporter.otlp.proto.http.metric_exporter", "opentelemetry.exporter.otlp.common.http")
+_quiet = threading.local()
+
+
+class _QuietWhileExporting(logging.Filter):
+    """Drops the SDK exporter's records emitted inside this sink's own exports (it logs one error per interval;
+    the sink reports each failure kind once itself). Other metric exporters of the process keep theirs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(_quiet, "active", False)
+
+
+_FILTER = _QuietWhileExporting()
+
+
+class EndpointSession(requests.Session):
+    """Sends exactly the endpoint's resolved headers (plus content headers): the process-global
+    ``OTEL_EXPORTER_OTLP_*HEADERS`` variables, which the SDK exporter would add, never reach an endpoint of the
+    pipeline file (the same rule as trace endpoints); keeps the last status code."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        super().__init__()
+        self._fixed = dict(headers)
+        self.last_status: int | None = None
+        self.last_failure: str | None = None
+
+    def request(self, method: Any, url: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+        given = kwargs.get("headers") or {}
+        sent = {k: v for k, v in given.items() if str(k).lower() in _PASS_THROUGH}
+        sent.update(self._fixed)
+        kwargs["headers"] = sent
+        try:
+            response = super().request(method, url, **kwargs)
+        except Exception as exc:
+            self.last_status, self.last_failure = None, type(exc).__name__
+            raise
+        self.last_status = response.status_code
+        self.last_failure = None if 200 <= response.status_code < 400 else f"HTTP {response.status_code}"
+        return response
+
+
+class ReportingMetricExporter(OTLPMetricExporter):
+    """The SDK's OTLP/HTTP metric exporter whose failures are counted and warned once per endpoint and kind
+    (a backend without OTLP metrics answers 404 at every interval: one warning, then counted silently)."""
+
+    def __init__(self, label: str, session: EndpointSession, **kwargs: Any) -> None:
+        super().__init__(session=session, **kwargs)
+        self.label = label
+        self.observed = session
+        self.failures = 0
+        self._warned: set[str] = set()
+
+    def export(self, metrics_data: Any, timeout_millis: float | None = 10000, **kwargs: Any) -> Any:
+        _quiet.active = True
+        try:
+            result = super().export(metrics_data, timeout_millis=timeout_millis, **kwargs)
+        finally:
+            _quiet.active = False
+        if result is not MetricExportResult.SUCCESS:
+            self.failures += 1
+            kind = self.observed.last_failure or "export failed"
+            if kind not in self._warned:
+                self._warned.add(kind)
+                hint = " (the backend does not accept OTLP metrics at this path)" if kind == "HTTP 404" else ""
+                logger.warning("hermes_pipeline: OTLP metrics to %s failed: %s%s; later failures of this kind are "
+                               "counted silently (metrics_export_failures)", self.label, kind, hint)
+        return result
 
 
 def _temporality(name: str) -> dict[type, AggregationTemporality]:
@@ -36,15 +110,23 @@ class OtelMetricsSink(BaseSink):
     the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
     def __init__(self, config: MetricsConfig, service_name: str = "hermes-agent",
-                 readers: list[MetricReader] | None = None) -> None:
+                 readers: list[MetricReader] | None = None, resource: Mapping[str, str] | None = None) -> None:
         self.config = config
+        self.exporters: list[ReportingMetricExporter] = []
         if readers is None:
-            readers = [PeriodicExportingMetricReader(
-                OTLPMetricExporter(endpoint=e.url, headers=dict(e.headers), timeout=10,
-                                   preferred_temporality=_temporality(config.temporality)),
-                export_interval_millis=config.export_interval_millis) for e in config.endpoints]
-        self.provider = MeterProvider(metric_readers=readers,
-                                      resource=Resource.create({"service.name": service_name}))
+            for name in _SDK_LOGGERS:
+                if _FILTER not in logging.getLogger(name).filters:
+                    logging.getLogger(name).addFilter(_FILTER)
+            readers = []
+            for index, e in enumerate(config.endpoints):
+                exporter = ReportingMetricExporter(f"opentelemetry.metrics.endpoints[{index}]",
+                                                   EndpointSession(dict(e.headers)), endpoint=e.url, timeout=10,
+                                                   preferred_temporality=_temporality(config.temporality))
+                self.exporters.append(exporter)
+                readers.append(PeriodicExportingMetricReader(exporter,
+                                                             export_interval_millis=config.export_interval_millis))
+        self.provider = MeterProvider(metric_readers=readers, resource=Resource.create(
+            {**dict(resource or {}), "service.name": service_name}))
         self.recorder = MetricsRecorder(self.provider.get_meter("hermes_pipeline"), config.include_skill_names)
         self.errors = 0
 
@@ -70,7 +152,8 @@ class OtelMetricsSink(BaseSink):
 
     def stats(self) -> Mapping[str, Any]:
         """Counters for ``component.stats()``."""
-        return {"metrics_count_errors": self.errors}
+        return {"metrics_count_errors": self.errors,
+                "metrics_export_failures": sum(e.failures for e in self.exporters)}
 
     def destinations(self) -> list[str]:
         """The metrics URLs."""
@@ -126,13 +209,35 @@ def with_metrics(traces: Any, section: Mapping[str, Any]) -> Any:
     if not isinstance(metrics_table, Mapping) or metrics_table.get("enabled") is not True \
             or section.get("enabled") is not True:
         return traces
-    entries = section.get("endpoints", section.get("traces", []))
-    base = None
-    derivable = [e for e in entries if isinstance(e, Mapping) and e.get("derive_signals") is not False] \
-        if isinstance(entries, list) else []
-    if derivable and isinstance(derivable[0].get("endpoint"), str):
-        base = str(derivable[0]["endpoint"]).rstrip("/").removesuffix("/v1/traces")
-    names = [e.get("service_name") for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
-    service = next((n for n in names if isinstance(n, str) and n), "hermes-agent")
-    sink = build_metrics_sink(parse_metrics_config(metrics_table, base), service)
+    endpoints = _trace_endpoints(traces, section)
+    base, headers = None, {}
+    derivable = [e for e in endpoints if e.derive_signals]
+    if derivable:  # a derived metrics endpoint keeps its trace endpoint's own headers (credentials included)
+        base = derivable[0].url.rstrip("/").removesuffix("/v1/traces")
+        headers = dict(derivable[0].headers)
+    # service.name and resource attributes: the first trace endpoint's, already resolved by the trace rule
+    # (its service_name, else OTEL_SERVICE_NAME, else service.name of OTEL_RESOURCE_ATTRIBUTES, else hermes-agent)
+    first = endpoints[0] if endpoints else None
+    service = first.service_name if first is not None else (read_otlp_env().service() or "hermes-agent")
+    resource = dict(first.resource_attributes) if first is not None else {}
+    config = parse_metrics_config(metrics_table, base)
+    if headers:
+        config = replace(config, endpoints=tuple(
+            replace(e, headers=tuple(sorted({**headers, **dict(e.headers)}.items())))
+            if e.url == metrics_url(base or "") else e for e in config.endpoints))
+    sink = OtelMetricsSink(config, service, resource=resource) if config.enabled and config.endpoints else None
     return traces if sink is None else TracesAndMetrics(traces, sink)
+
+
+def _trace_endpoints(traces: Any, section: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The section's resolved trace endpoints: the trace sink's, else the section parsed again (never raises)."""
+    endpoints = getattr(getattr(traces, "config", None), "endpoints", None)
+    if isinstance(endpoints, tuple):
+        return endpoints
+    try:
+        from ..otel.config import parse_otel_config
+
+        table = {k: v for k, v in section.items() if k != "worker"}
+        return parse_otel_config(table, on_invalid="skip", ignore_unknown_keys=True).endpoints
+    except Exception:
+        return ()
