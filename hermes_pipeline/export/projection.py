@@ -333,8 +333,9 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
 
     def _close_session(self, st: SessionState, data: dict[str, Any] | None, reason: str | None, *,
                        synthetic: bool = False, meta: dict[str, Any] | None = None, status_ok: bool = True,
-                       keep: bool = False) -> None:
-        super()._close_session(st, data, reason, synthetic=synthetic, meta=meta, status_ok=status_ok, keep=keep)
+                       keep: bool = False, children: bool = False) -> None:
+        super()._close_session(st, data, reason, synthetic=synthetic, meta=meta, status_ok=status_ok, keep=keep,
+                               children=children)
         if not keep and st.parent is not None and st.extra.get("hermes.scope_role") == "subagent":
             self._remember_placement(st)
 

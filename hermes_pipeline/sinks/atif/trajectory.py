@@ -135,6 +135,15 @@ class _Written:
         self.partial = partial
 
 
+def _live(node: _Node) -> bool:
+    """Whether the subagent ``node`` and every subagent embedding it are still running."""
+    while node.parent is not None:
+        if node.end is not None:
+            return False
+        node = node.parent
+    return True
+
+
 def _replaced(document: dict[str, Any], trajectory_id: str,
               build: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any] | None:
     """A copy of ``document`` whose embedded trajectory ``trajectory_id`` (at any depth) is replaced by
@@ -280,20 +289,43 @@ class TrajectoryAssembler:
                     self._rewrite(node, partial=False)
             return
         node.end = event
-        if node.parent is None:
-            del self._roots[event.uuid]
-            self._purge(node)
-            reason = event.metadata.get("hermes.close_reason")
-            if reason == "rotation" and not self.by_turn:
-                self._held[event.metadata.get("hermes.session_id")] = node
-            else:
-                self._write(node, partial=reason == "shutdown")
+        if node.parent is not None:  # a subagent that outlived its written root: that file is written again
+            if self._reopened.pop(id(node), None) is not None:
+                self._rewrite(node, partial=False)
+            return
+        del self._roots[event.uuid]
+        running = self._purge(node)
+        reason = event.metadata.get("hermes.close_reason")
+        if reason == "rotation" and not self.by_turn:
+            self._held[event.metadata.get("hermes.session_id")] = node
+        else:
+            self._write(node, partial=reason == "shutdown")
+        if node.start.uuid in self._written:
+            for sub in running:  # background subagents still running: their later events and end join them
+                self._reopened[id(sub)] = sub
+        else:
+            self._purge(node, keep_running=False)
 
-    def _purge(self, root: _Node) -> None:
-        """Forget scopes of ``root`` left open (their ends were dropped): nothing can route to them any more."""
-        stale = [uuid for uuid, scope in self._open.items() if scope.node is not None and scope.node.root is root]
+    def _purge(self, root: _Node, *, keep_running: bool = True) -> list[_Node]:
+        """Forget scopes of ``root`` left open (their ends were dropped): nothing can route to them any more.
+
+        With ``keep_running``, the scopes of embedded subagents still running (a background child
+        outliving its parent turn and session, which ends only with its own stop) stay routable;
+        returns those subagents.
+        """
+        running: dict[int, _Node] = {}
+        stale = []
+        for uuid, scope in self._open.items():
+            node = scope.node
+            if node is None or node.root is not root:
+                continue
+            if keep_running and node is not root and node.end is None and _live(node):
+                running[id(node)] = node
+            else:
+                stale.append(uuid)
         for uuid in stale:
             del self._open[uuid]
+        return list(running.values())
 
     def _link_segment(self, node: _Node) -> None:
         """FMT-48: a new segment of a rotated session continues the held earlier segment."""
