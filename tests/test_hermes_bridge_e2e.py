@@ -401,7 +401,9 @@ def test_background_subagent_is_nested_and_never_a_silent_orphan(tmp_path: Path,
     assert "hermes.close_reason" not in child["end"]["metadata"]  # ended by its own stop, not an orphan
     # how it really ended: done, or cut short when ``chat -q`` exited before it (Hermes' own interrupt)
     assert child["end"]["data"]["child_status"] in ("completed", "interrupted")
-    assert not [e for e in events if (e.get("metadata") or {}).get("hermes.close_reason") == "orphan"]
+    orphans = [(e["name"], e["metadata"]) for e in events if (e.get("metadata") or {}).get("hermes.close_reason")
+               == "orphan"]
+    assert not orphans
     tool_ids = [s["category_profile"]["tool_call_id"] for s in _scopes(events, category="tool")]
     assert len(tool_ids) == len(set(tool_ids))
     (doc,) = run.trajectories()

@@ -300,3 +300,22 @@ def test_any_interleaving_of_a_background_child_gives_one_child_session_and_each
     results = [r for s in sub["steps"] for r in (s.get("observation") or {}).get("results") or ()]
     assert [r.get("source_call_id") for r in results] == ["call_5_0"]  # its one result, matched to its call
     assert capture.stats["atif"]["trajectories"]["unrouted_events"] == 0
+
+
+def test_child_interrupted_inside_a_tool_call_ends_it_as_interrupted_not_as_an_orphan(tmp_path: Path) -> None:
+    """The order seen with ``chat -q`` (issue #27): the process exits while the background child runs a
+    ``read_file``; Hermes interrupts the child, whose turn ends (``interrupted``) before that call's
+    ``post_tool_call`` could fire. The call ends ``cancelled`` with ``close_reason = "interrupted"``
+    (what happened), not as an orphan, in the child's one session (FMT-7)."""
+    interrupted = (turn_end(CHILD, CHILD_TURN, "subagent")[0],
+                   {**turn_end(CHILD, CHILD_TURN, "subagent")[1], "completed": False, "interrupted": True})
+    stop = (SUBAGENT_STOP[0], {**SUBAGENT_STOP[1], "child_status": "interrupted", "child_summary": None})
+    capture = run(tmp_path, PARENT_OPEN, [SUBAGENT_START, delegate("post_tool_call")],
+                  on_thread([*CHILD_BEGIN, announcing(attempt("post_api_request", CHILD, CHILD_TURN, "subagent")),
+                             child_tool("pre_tool_call")]),
+                  PARENT_CLOSE, on_thread([interrupted, stop]))
+    (child,) = check_one_root_and_child_nested(capture, delegating_call)
+    assert data(end_of(capture, child))["child_status"] == "interrupted"
+    (tool,) = starts(capture, "read_file")
+    end = end_of(capture, tool)
+    assert end.metadata["hermes.close_reason"] == "interrupted" and end.metadata["error.type"] == "cancelled"
