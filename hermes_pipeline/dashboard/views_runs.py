@@ -7,6 +7,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from ..export.definitions import DEFINITIONS_KEY, resolve_request
 from .html import cost, e, link, missing, num, page
 
 __all__ = ["diff_view", "failed_commands", "trajectory_view"]
@@ -63,8 +64,17 @@ def failed_commands(doc: dict[str, Any], depth: int = 0) -> int:
     return count
 
 
-def _step(step: dict[str, Any], duration_ms: float | None) -> str:
+def _definitions(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool lists and system prompts ``doc``'s requests refer to by hash (``extra.hermes.definitions``)."""
+    hermes = (doc.get("extra") or {}).get("hermes") if isinstance(doc.get("extra"), dict) else None
+    found = hermes.get(DEFINITIONS_KEY) if isinstance(hermes, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def _step(step: dict[str, Any], duration_ms: float | None, definitions: dict[str, Any] | None = None) -> str:
     hermes = ((step.get("extra") or {}).get("hermes") or {}) if isinstance(step.get("extra"), dict) else {}
+    if definitions and "llm_request" in hermes:  # shown as it was sent
+        hermes = {**hermes, "llm_request": resolve_request(hermes["llm_request"], definitions)}
     metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
     bits = [f"<b>step {e(step.get('step_id'))}</b>", e(step.get("source")), e(step.get("model_name"))]
     if metrics:
@@ -100,10 +110,12 @@ def _tree(doc: dict[str, Any], depth: int = 0) -> str:
     steps = [s for s in doc.get("steps") or [] if isinstance(s, dict)]
     times = [_seconds(s.get("timestamp")) for s in steps]
     items = []
+    definitions = _definitions(doc)
     for i, step in enumerate(steps):
         nxt = times[i + 1] if i + 1 < len(times) else None
         here = times[i]
-        items.append(_step(step, (nxt - here) * 1000 if here is not None and nxt is not None else None))
+        items.append(_step(step, (nxt - here) * 1000 if here is not None and nxt is not None else None,
+                           definitions))
     for child in doc.get("subagent_trajectories") or []:
         if isinstance(child, dict) and depth < 8:
             agent = child.get("agent") or {}

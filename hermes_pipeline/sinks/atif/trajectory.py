@@ -40,6 +40,7 @@ from operator import itemgetter
 from typing import Any, Final
 
 from ...export.bounds import TRUNCATED_VALUES_KEY
+from ...export.definitions import DEFINITIONS_KEY
 from ...export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from ...export.ids import rfc3339_us, uuid_str
 from ...export.jsonenc import indented
@@ -553,6 +554,8 @@ class TrajectoryAssembler:
             hermes["context"] = mapper.context
         if mapper.final_output is not None:
             hermes["final_output"] = mapper.final_output
+        if mapper.definitions:  # what the steps' llm_request refer to by hash, once per trajectory
+            hermes[DEFINITIONS_KEY] = mapper.definitions
         if node.parent is not None and node.start.name == SESSION_SCOPE:
             start_data = node.start.data if isinstance(node.start.data, Mapping) else {}
             end_data = node.end.data if node.end is not None and isinstance(node.end.data, Mapping) else {}
