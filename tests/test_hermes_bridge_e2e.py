@@ -368,12 +368,15 @@ def test_background_subagent_is_nested_and_never_a_silent_orphan(tmp_path: Path,
     """Hermes runs a top-level delegate_task in the background: however the child's events interleave
     with the parent's, the trace has one root (FMT-20), the child sits under the delegating tool call
     (§2.11 note 5) and ends with a status saying what happened (never closed as an orphan). When the
-    child outlives the parent turn (issue #12, a loaded machine), the rest of its run continues its
-    session scope under the same call; the deterministic orders are in tests/test_hermes_subagent_race.py."""
+    child outlives the parent turn or session (issues #12, #27, a loaded machine), its one session scope
+    stays open and takes the rest of its run: never a second child session, every tool call id once in
+    ATOF and ATIF; every interleaving is checked in tests/test_hermes_subagent_race.py."""
     script = tmp_path / "script.yaml"
-    script.write_text(textwrap.dedent("""\
+    script.write_text(textwrap.dedent(f"""\
         steps:
-          - tool_calls: [{name: delegate_task, arguments: {goal: "count the files"}, id: call_delegate}]
+          - tool_calls: [{{name: delegate_task, arguments: {{goal: "count the files"}}, id: call_delegate}}]
+          - tool_calls: [{{name: read_file, arguments: {{path: {workdir / 'notes.txt'}}}, id: call_read}}]
+          - "done"
           - "done"
           - "done"
           - "done"
@@ -393,11 +396,21 @@ def test_background_subagent_is_nested_and_never_a_silent_orphan(tmp_path: Path,
     assert [r["metadata"]["hermes.session_id"] for r in roots] == [run.session_id]
     children = [s for s in sessions if s["metadata"].get("hermes.scope_role") == "subagent"]
     (tool,) = [s for s in _scopes(events, category="tool") if s["category_profile"]["tool_call_id"] == "call_delegate"]
-    assert children and len({c["metadata"]["hermes.session_id"] for c in children}) == 1
-    assert all(c["parent_uuid"] == tool["uuid"] and c["end"] is not None for c in children)
-    assert all(c["end"]["metadata"].get("hermes.close_reason") != "orphan" for c in children)
-    assert children[0]["end"]["data"]["child_status"] in ("completed", "running")
-    assert all(c["data"].get("continued") is True for c in children[1:])  # only a continuation follows
+    (child,) = children  # one child session, however its hooks interleaved with the parent's
+    assert child["parent_uuid"] == tool["uuid"] and child["end"] is not None
+    assert "hermes.close_reason" not in child["end"]["metadata"]  # ended by its own stop, not an orphan
+    # how it really ended: done, or cut short when ``chat -q`` exited before it (Hermes' own interrupt)
+    assert child["end"]["data"]["child_status"] in ("completed", "interrupted")
+    orphans = [(e["name"], e["metadata"]) for e in events if (e.get("metadata") or {}).get("hermes.close_reason")
+               == "orphan"]
+    assert not orphans
+    tool_ids = [s["category_profile"]["tool_call_id"] for s in _scopes(events, category="tool")]
+    assert len(tool_ids) == len(set(tool_ids))
+    (doc,) = run.trajectories()
+    subs = doc.get("subagent_trajectories") or []
+    assert [s["extra"]["hermes"]["session_id"] for s in subs] == [child["metadata"]["hermes.session_id"]]
+    call_ids = [c["tool_call_id"] for d in (doc, *subs) for s in d["steps"] for c in s.get("tool_calls") or ()]
+    assert len(call_ids) == len(set(call_ids))
 
 
 def test_oneshot_mode_outputs_are_complete(tmp_path: Path, workdir: Path, receiver: OTLPReceiver) -> None:

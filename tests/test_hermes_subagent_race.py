@@ -15,6 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from hermes_pipeline.export.events import END, START, ScopeEvent
 from hermes_pipeline.hermes.bridge import Bridge
 from hermes_pipeline.hermes.normalise import HermesNormaliser
@@ -150,36 +153,37 @@ def delegating_call(capture: ExportCapture) -> int:
 
 
 def test_child_outliving_its_parent_turn_and_session_stays_under_the_delegating_call(tmp_path: Path) -> None:
-    """The order measured on a loaded machine (issue #12): the child's first attempt starts while the
-    parent turn runs; the parent turn ends (the child is reported ``running``) and the parent session is
-    finalized; then, on the child's thread, its attempt ends, its turn ends and its stop arrives. The
-    rest of the child's run continues its session under the delegating call and ends with the real
-    status (FMT-20, note 5, FMT-7) - before the fix it opened a second root session."""
+    """The order measured on a loaded machine (issues #12, #27): the child's first attempt starts while the
+    parent turn runs; the parent turn ends and the parent session is finalized; then, on the child's
+    thread, its attempt ends, its turn ends and its stop arrives. The child keeps its one session scope
+    under the delegating call, its late attempt end lands in it, and it ends with the real status
+    (FMT-20, note 5, FMT-7) - never a second child session (before #12: a second root; before #27: a
+    ``continued`` second child scope)."""
     capture = run(tmp_path, PARENT_OPEN, [SUBAGENT_START], on_thread(CHILD_BEGIN),
                   [delegate("post_tool_call"), attempt("pre_api_request", PARENT, TURN, "cli", 2),
                    attempt("post_api_request", PARENT, TURN, "cli", 2)],
                   PARENT_CLOSE, on_thread(CHILD_FINISH + [SUBAGENT_STOP]))
-    first, rest = check_one_root_and_child_nested(capture, delegating_call)
-    assert data(end_of(capture, first))["child_status"] == "running"
-    assert data(rest)["continued"] is True and data(rest)["child_role"] == "leaf"
-    assert rest.timestamp_us > end_of(capture, first).timestamp_us  # it continues, it does not overlap
-    final = end_of(capture, rest)
+    (child,) = check_one_root_and_child_nested(capture, delegating_call)
+    final = end_of(capture, child)
     assert data(final)["child_status"] == "completed" and data(final)["child_summary"] == "3 files"
-    late = [s for s in starts(capture, "llm.call") if s.metadata["hermes.session_id"] == CHILD]
-    assert late[-1].parent_uuid == rest.uuid  # the late attempt end is inside the continued child session
+    (root,) = [s for s in starts(capture, "hermes.session") if s.parent_uuid is None]
+    assert final.timestamp_us > end_of(capture, root).timestamp_us  # it really outlived its parent
+    (llm,) = [s for s in starts(capture, "llm.call") if s.metadata["hermes.session_id"] == CHILD]
+    assert end_of(capture, llm).phase == END and "hermes.close_reason" not in end_of(capture, llm).metadata
     (trajectory,) = [d for d in capture.documents(".json") if d["extra"]["hermes"].get("session_id") == PARENT]
-    assert [t["session_id"] for t in trajectory["subagent_trajectories"]] == [capture.uuid(first)]  # FMT-43
+    (sub,) = trajectory["subagent_trajectories"]
+    assert sub["session_id"] == capture.uuid(child)  # FMT-43: the parent's file, rewritten with the whole child
+    assert sub["extra"]["hermes"].get("child_status", "completed") == "completed"
 
 
-def test_late_stop_of_a_child_that_did_nothing_more_is_placed_after_its_detachment(tmp_path: Path) -> None:
-    """The child fires nothing after its parent turn ended but its stop: the stop still reports how it
-    really ended, under the delegating call, without reopening the parent session as a root (FMT-20)."""
+def test_late_stop_of_a_child_that_did_nothing_more_ends_its_one_session(tmp_path: Path) -> None:
+    """The child fires nothing after its parent turn ended but its stop: the stop ends the child's one
+    session scope with how it really ended, under the delegating call, without reopening anything (FMT-20)."""
     capture = run(tmp_path, PARENT_OPEN, [SUBAGENT_START], on_thread(CHILD_BEGIN + CHILD_FINISH),
                   [delegate("post_tool_call")], PARENT_CLOSE, on_thread([SUBAGENT_STOP]))
-    first, rest = check_one_root_and_child_nested(capture, delegating_call)
-    assert data(end_of(capture, first))["child_status"] == "running"
-    assert data(end_of(capture, rest))["child_status"] == "completed"
-    assert len(starts(capture, "hermes.session")) == 3
+    (child,) = check_one_root_and_child_nested(capture, delegating_call)
+    assert data(end_of(capture, child))["child_status"] == "completed"
+    assert len(starts(capture, "hermes.session")) == 2
 
 
 def test_child_hooks_before_subagent_start_nest_under_the_open_delegation(tmp_path: Path) -> None:
@@ -215,3 +219,103 @@ def test_child_hooks_with_no_delegation_open_are_not_guessed_into_a_parent(tmp_p
                   PARENT_CLOSE)
     roots = [s for s in starts(capture, "hermes.session") if s.parent_uuid is None]
     assert sorted(r.metadata["hermes.session_id"] for r in roots) == sorted([PARENT, CHILD])
+
+
+# ---------------------------------------------------------------------------------------- every interleaving
+
+
+def child_tool(hook: str) -> Step:
+    """The child's ``read_file`` call (the call of issue #27 that showed twice in the ATIF)."""
+    fields: dict[str, Any] = {"tool_name": "read_file", "args": {"path": "notes.txt"}, "task_id": "ctask",
+                              "session_id": CHILD, "tool_call_id": "call_5_0", "turn_id": CHILD_TURN,
+                              "api_request_id": f"{CHILD_TURN}:api:1", "middleware_trace": []}
+    if hook == "post_tool_call":
+        fields.update(result='{"content": "3 files"}', duration_ms=20, status="ok", error_type=None,
+                      error_message=None)
+    return (hook, fields)
+
+
+PARENT_REST: list[Step] = [SUBAGENT_START, delegate("post_tool_call"), attempt("pre_api_request", PARENT, TURN, "cli", 2),
+                           attempt("post_api_request", PARENT, TURN, "cli", 2), *PARENT_CLOSE]
+def announcing(step: Step) -> Step:
+    """``step`` (a ``post_api_request``) whose response asks for the child's ``read_file`` call."""
+    hook, fields = step
+    message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_5_0", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}}]}
+    return (hook, {**fields, "finish_reason": "tool_calls", "response": {"assistant_message": message}})
+
+
+CHILD_RUN: list[Step] = [*CHILD_BEGIN, announcing(attempt("post_api_request", CHILD, CHILD_TURN, "subagent")),
+                         child_tool("pre_tool_call"), child_tool("post_tool_call"),
+                         attempt("pre_api_request", CHILD, CHILD_TURN, "subagent", 2),
+                         attempt("post_api_request", CHILD, CHILD_TURN, "subagent", 2),
+                         turn_end(CHILD, CHILD_TURN, "subagent"), SUBAGENT_STOP]
+
+
+def interleave(parent: list[Step], child: list[Step], picks: list[bool]) -> list[list[Step] | Callable[[Bridge], None]]:
+    """``parent`` on the caller's thread and ``child`` on threads of its own, merged in the order ``picks``
+    says (``True``: the next parent hook), each side keeping its own order."""
+    p, c = list(parent), list(child)
+    parts: list[list[Step] | Callable[[Bridge], None]] = []
+    for pick in picks:
+        if (pick and p) or not c:
+            parts.append([p.pop(0)])
+        else:
+            parts.append(on_thread([c.pop(0)]))
+        if not p and not c:
+            break
+    parts.extend([[step] for step in p])
+    parts.extend(on_thread([step]) for step in c)
+    return parts
+
+
+_example = iter(range(10**9))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(picks=st.lists(st.booleans(), min_size=len(PARENT_REST) + len(CHILD_RUN),
+                      max_size=len(PARENT_REST) + len(CHILD_RUN)))
+def test_any_interleaving_of_a_background_child_gives_one_child_session_and_each_call_once(
+        tmp_path: Path, picks: list[bool]) -> None:
+    """Issue #27: whatever order the parent's hooks and its background child's hooks reach the bridge in
+    (each side in its own order; the child's after the delegating call started), the child is one session
+    scope under the delegating call that ends with its real stop (never a second child session, never an
+    orphan, FMT-7, FMT-20, note 5), every tool call id is one tool scope in ATOF and one call in the ATIF,
+    and one trajectory file holds the parent with the child embedded (FMT-43)."""
+    out = tmp_path / f"example-{next(_example)}"
+    out.mkdir()
+    capture = run(out, PARENT_OPEN, *interleave(PARENT_REST, CHILD_RUN, picks))
+    (child,) = check_one_root_and_child_nested(capture, delegating_call)
+    end = end_of(capture, child)
+    assert data(end)["child_status"] == "completed" and "hermes.close_reason" not in end.metadata
+    lines = capture.jsonl("events.jsonl")
+    tool_ids = [e["category_profile"]["tool_call_id"] for e in lines
+                if e["scope_category"] == "start" and e["category"] == "tool"]
+    assert sorted(tool_ids) == ["call_5_0", "call_delegate"]
+    assert not [e for e in lines if (e.get("metadata") or {}).get("hermes.close_reason") == "orphan"]
+    (doc,) = capture.documents(".json")
+    (sub,) = doc["subagent_trajectories"]
+    call_ids = [c["tool_call_id"] for d in (doc, sub) for s in d["steps"] for c in s.get("tool_calls") or ()]
+    assert len(call_ids) == len(set(call_ids)) and "call_5_0" in call_ids
+    results = [r for s in sub["steps"] for r in (s.get("observation") or {}).get("results") or ()]
+    assert [r.get("source_call_id") for r in results] == ["call_5_0"]  # its one result, matched to its call
+    assert capture.stats["atif"]["trajectories"]["unrouted_events"] == 0
+
+
+def test_child_interrupted_inside_a_tool_call_ends_it_as_interrupted_not_as_an_orphan(tmp_path: Path) -> None:
+    """The order seen with ``chat -q`` (issue #27): the process exits while the background child runs a
+    ``read_file``; Hermes interrupts the child, whose turn ends (``interrupted``) before that call's
+    ``post_tool_call`` could fire. The call ends ``cancelled`` with ``close_reason = "interrupted"``
+    (what happened), not as an orphan, in the child's one session (FMT-7)."""
+    interrupted = (turn_end(CHILD, CHILD_TURN, "subagent")[0],
+                   {**turn_end(CHILD, CHILD_TURN, "subagent")[1], "completed": False, "interrupted": True})
+    stop = (SUBAGENT_STOP[0], {**SUBAGENT_STOP[1], "child_status": "interrupted", "child_summary": None})
+    capture = run(tmp_path, PARENT_OPEN, [SUBAGENT_START, delegate("post_tool_call")],
+                  on_thread([*CHILD_BEGIN, announcing(attempt("post_api_request", CHILD, CHILD_TURN, "subagent")),
+                             child_tool("pre_tool_call")]),
+                  PARENT_CLOSE, on_thread([interrupted, stop]))
+    (child,) = check_one_root_and_child_nested(capture, delegating_call)
+    assert data(end_of(capture, child))["child_status"] == "interrupted"
+    (tool,) = starts(capture, "read_file")
+    end = end_of(capture, tool)
+    assert end.metadata["hermes.close_reason"] == "interrupted" and end.metadata["error.type"] == "cancelled"

@@ -7,6 +7,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from ..export.definitions import DEFINITIONS_KEY, resolve_request
 from .html import cost, e, link, missing, num, page
 
 __all__ = ["diff_view", "failed_commands", "trajectory_view"]
@@ -63,6 +64,13 @@ def failed_commands(doc: dict[str, Any], depth: int = 0) -> int:
     return count
 
 
+def _definitions(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool lists and system prompts ``doc``'s requests refer to by hash (``extra.hermes.definitions``)."""
+    hermes = (doc.get("extra") or {}).get("hermes") if isinstance(doc.get("extra"), dict) else None
+    found = hermes.get(DEFINITIONS_KEY) if isinstance(hermes, dict) else None
+    return found if isinstance(found, dict) else None
+
+
 def _attempts(hermes: dict[str, Any]) -> str:
     """The provider attempts that failed before this step's answer (retries), each with its error type,
     HTTP status and message where the recording has them."""
@@ -81,9 +89,12 @@ def _failed(rx: dict[str, Any], tool_error: dict[str, Any] | None) -> bool:
         (isinstance(code, int) and not isinstance(code, bool) and code != 0)
 
 
-def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str, dict[str, Any]] | None = None) -> str:
+def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str, dict[str, Any]] | None = None,
+          definitions: dict[str, Any] | None = None) -> str:
     tool_errors = tool_errors or {}
     hermes = ((step.get("extra") or {}).get("hermes") or {}) if isinstance(step.get("extra"), dict) else {}
+    if definitions and "llm_request" in hermes:  # shown as it was sent
+        hermes = {**hermes, "llm_request": resolve_request(hermes["llm_request"], definitions)}
     metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
     bits = [f"<b>step {e(step.get('step_id'))}</b>", e(step.get("source")), e(step.get("model_name"))]
     if metrics:
@@ -144,8 +155,9 @@ def _tree(doc: dict[str, Any], depth: int = 0, tool_errors: dict[str, dict[str, 
     agents = [s for s in steps if s.get("source") == "agent" and _seconds(s.get("timestamp")) is not None]
     latency = {id(s): (seg["end"] - seg["start"]) * 1000 for s, seg in zip(agents, llm)}
     items = []
+    definitions = _definitions(doc)
     for step in steps:
-        items.append(_step(step, latency.get(id(step)), tool_errors))
+        items.append(_step(step, latency.get(id(step)), tool_errors, definitions))
     for child in doc.get("subagent_trajectories") or []:
         if isinstance(child, dict) and depth < 8:
             agent = child.get("agent") or {}

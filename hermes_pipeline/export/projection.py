@@ -271,8 +271,9 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
     def _close_turn(self, st: SessionState, turn: TurnState, *, orphan: bool = False,
                     data: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> None:
         del st.turns[turn.turn_id]
-        if st.tools or st.llm or st.children:
-            self._close_turn_children(st, turn.turn_id, "orphan")
+        if st.tools or st.llm:  # an interrupted turn cut its calls short; otherwise their ends never came
+            interrupted = not orphan and isinstance(data, dict) and data.get("interrupted") is True
+            self._close_turn_children(st, turn.turn_id, "interrupted" if interrupted else "orphan")
         if orphan:
             meta = base_meta(st.session_id)
             meta.update({"hermes.close_reason": "orphan", "otel.status_code": "ERROR", "error.type": "cancelled"})
@@ -333,8 +334,9 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
 
     def _close_session(self, st: SessionState, data: dict[str, Any] | None, reason: str | None, *,
                        synthetic: bool = False, meta: dict[str, Any] | None = None, status_ok: bool = True,
-                       keep: bool = False) -> None:
-        super()._close_session(st, data, reason, synthetic=synthetic, meta=meta, status_ok=status_ok, keep=keep)
+                       keep: bool = False, children: bool = False) -> None:
+        super()._close_session(st, data, reason, synthetic=synthetic, meta=meta, status_ok=status_ok, keep=keep,
+                               children=children)
         if not keep and st.parent is not None and st.extra.get("hermes.scope_role") == "subagent":
             self._remember_placement(st)
 

@@ -101,10 +101,11 @@ class SkillHooks(ScopeTracker):
 
     def _close_session(self, st: SessionState, data: dict[str, Any] | None, reason: str | None, *,
                        synthetic: bool = False, meta: dict[str, Any] | None = None, status_ok: bool = True,
-                       keep: bool = False) -> None:
+                       keep: bool = False, children: bool = False) -> None:
         for turn in list(st.turns.values()):  # turns closed with the session end their skill runs first
             self.end_skill_runs(st, turn, None, reason or "session_closed")
-        super()._close_session(st, data, reason, synthetic=synthetic, meta=meta, status_ok=status_ok, keep=keep)
+        super()._close_session(st, data, reason, synthetic=synthetic, meta=meta, status_ok=status_ok, keep=keep,
+                               children=children)
 
 
 def _reuse_state(reused: bool | None, after_patch: bool | None) -> str:

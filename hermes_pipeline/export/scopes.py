@@ -363,9 +363,8 @@ class ScopeTracker:
         return self._open_session(session_id, data or None, meta, state=st)
 
     def _close_turn_children(self, st: SessionState, turn_id: str, reason: str) -> None:
-        for sid, child in list(st.children.items()):
-            if child.parent_turn_id == turn_id:
-                self._close_session(child, {"reason": reason}, reason, synthetic=True)
+        # subagent sessions spawned in the turn are left open: a background child outlives the turn and
+        # ends with its own stop (or at teardown), in its one session scope (issue #27)
         for registry in (st.tools, st.llm):
             for key, scope in list(registry.items()):
                 if scope.metadata.get("hermes.turn_id") == turn_id:
@@ -374,15 +373,17 @@ class ScopeTracker:
 
     def _close_session(self, st: SessionState, data: dict[str, Any] | None, reason: str | None, *,
                        synthetic: bool = False, meta: dict[str, Any] | None = None, status_ok: bool = True,
-                       keep: bool = False) -> None:
+                       keep: bool = False, children: bool = False) -> None:
         """End ``st``'s session scope after closing everything open inside it (LIFO, FMT-7).
 
         ``reason`` is the ``hermes.close_reason`` given to synthesized child ends (and to this end
-        when ``synthetic``); ``keep`` leaves the state registered (segment rotation).
+        when ``synthetic``); ``keep`` leaves the state registered (segment rotation). Subagent
+        sessions still running are ended too only with ``children`` (teardown): otherwise a background
+        child outlives its parent session in its one session scope until its own stop (issue #27).
         """
         child_reason = reason or "session_closed"
-        for child in list(st.children.values()):
-            self._close_session(child, {"reason": child_reason}, child_reason, synthetic=True)
+        for child in list(st.children.values()) if children else ():
+            self._close_session(child, {"reason": child_reason}, child_reason, synthetic=True, children=True)
         for registry in (st.tools, st.llm):
             while registry:
                 _, scope = registry.popitem()
@@ -436,10 +437,10 @@ class ScopeTracker:
             roots = [st for st in self._sessions.values() if st.parent is None or st.parent.scope is None]
             for st in roots:
                 if self._sessions.get(st.session_id) is st:
-                    self._close_session(st, {"reason": reason}, reason, synthetic=True)
+                    self._close_session(st, {"reason": reason}, reason, synthetic=True, children=True)
             closed = len(roots)
-            for st in list(self._sessions.values()):  # anything left (detached children)
-                self._close_session(st, {"reason": reason}, reason, synthetic=True)
+            for st in list(self._sessions.values()):  # anything left (children that outlived their parent)
+                self._close_session(st, {"reason": reason}, reason, synthetic=True, children=True)
                 closed += 1
             return closed
         finally:

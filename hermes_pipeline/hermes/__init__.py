@@ -64,6 +64,12 @@ def _shutdown(bridge: Bridge) -> None:
     bridge.close("shutdown")
 
 
+PAYLOAD_LIMIT_VARIABLE = "HERMES_PLUGIN_PAYLOAD_MAX_CHARS"
+"""Hermes' bound of one hook payload's JSON, in characters (``run_agent._hook_payload_max_chars``)."""
+PAYLOAD_LIMIT = 16_000_000
+"""What the bridge asks for: whole requests (each string value is still bounded by ``max_value_chars``)."""
+
+
 def register(ctx: Any) -> None:
     """Hermes' plugin entry point: attach the bridge (fail-open: a failure leaves Hermes unchanged).
 
@@ -88,6 +94,11 @@ def register(ctx: Any) -> None:
             bridge = _open(home, facts)
             if bridge is not None and bridge.attach(ctx):
                 _active = bridge
+                # Hermes cuts a hook payload over 50,000 characters to a text preview: past a few turns
+                # every request (its ~45 KB of tool schemas included) would reach the bridge as an
+                # unreplayable string that no definition can shorten. The bridge bounds every value
+                # itself (max_value_chars), so it asks for whole payloads unless the user set the limit.
+                os.environ.setdefault(PAYLOAD_LIMIT_VARIABLE, str(PAYLOAD_LIMIT))
     except Exception as exc:
         logger.warning("hermes_pipeline: the Hermes bridge could not start (%s: %s); Hermes runs without it",
                        type(exc).__name__, str(exc)[:200])

@@ -53,10 +53,10 @@ What Hermes does, and what is done about it here:
   ``skill_manage`` call (create, patch, edit, delete, write_file, remove_file) is reported as
   ``on_skill_lifecycle`` right before its ``post_tool_call``.
 - **Subagents** (see :mod:`.pairing`): ``subagent_stop`` lacks ``child_subagent_id`` and carries the
-  parent's *current* turn; background children can outlive their parent turn (then they end with
-  ``child_status = "running"`` before it; their later hooks and their real stop continue the child
-  session under the same delegating call, see the projection) and their parent session (then they
-  end as ``interrupted`` when it is finalized or the bridge stops). A child's hook that arrives
+  parent's *current* turn; background children can outlive their parent turn and session: their
+  one session scope stays open under the delegating call until their own stop (every late hook
+  lands in it, never in a second child session, issue #27), or ends as ``interrupted`` when the
+  bridge stops first. A child's hook that arrives
   before its ``subagent_start`` gets an inferred start first (children run with ``platform =
   "subagent"``), so the child never opens a second root session.
 """
@@ -224,9 +224,9 @@ class HermesNormaliser:
             events: list[Event] = []
             for sid in list(self._sessions):
                 if sid in self._sessions and not self.subagents.is_child(sid):
-                    events.extend(self._close_session_state(sid, reason))
-            for child in self.subagents.open_children():  # children whose parent was never seen
-                events.extend(self._close_session_state(child, reason))
+                    events.extend(self._close_session_state(sid, reason, stop_children=True))
+            for child in self.subagents.open_children():  # children whose parent was never seen or has ended
+                events.extend(self._close_session_state(child, reason, stop_children=True))
                 events.append(self.subagents.unfinished_stop(child, reason))
             for sid in list(self._sessions):
                 events.extend(self._close_session_state(sid, reason))
@@ -262,11 +262,17 @@ class HermesNormaliser:
         self._turn_session.pop(turn.turn_id, None)
         return ("on_session_end", payload)
 
-    def _close_session_state(self, session_id: str, reason: str) -> list[Event]:
+    def _close_session_state(self, session_id: str, reason: str, *, stop_children: bool = False) -> list[Event]:
+        """Events that end what ``session_id`` left open (its turns, its approvals).
+
+        Its running subagents are stopped (as ``interrupted``) only when ``stop_children`` (the bridge
+        stops): a background child outlives its parent turn and session and keeps its one session
+        scope until its own ``subagent_stop`` (issue #27), never reopened as a second one.
+        """
         events: list[Event] = []
         st = self._sessions.get(session_id)
-        for child in self.subagents.children_of(session_id):  # a child ends before its parent
-            events.extend(self._close_session_state(child, reason))
+        for child in self.subagents.children_of(session_id) if stop_children else ():
+            events.extend(self._close_session_state(child, reason, stop_children=True))
             self._sessions.pop(child, None)
             events.append(self.subagents.unfinished_stop(child, reason))
         events.extend(self.approvals.close_session(session_id))
@@ -307,9 +313,7 @@ class HermesNormaliser:
                 p["task_id"] = turn.task_id
             st.turns.pop(turn.turn_id, None)
             self._turn_session.pop(turn.turn_id, None)
-        events: list[Event] = []
-        if turn is not None and st is not None:  # background children still running end first (nesting)
-            events = [self.subagents.detach(c) for c in self.subagents.children_of_turn(st.session_id, turn.turn_id)]
+        events: list[Event] = []  # background children still running go on: they end with their own stop
         completed, interrupted = bool(p.get("completed")), bool(p.get("interrupted"))
         if "failed" not in p:
             p["failed"] = bool(turn is not None and turn.api_failed and not completed and not interrupted)

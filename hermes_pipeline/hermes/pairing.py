@@ -10,13 +10,14 @@ calls that outcome ``blocked``.
 
 Its subagent hooks (``tools/delegate_tool.py``): ``subagent_stop`` has no ``child_subagent_id``
 and its ``parent_turn_id`` is the parent's turn *at stop time*; a background child can still be
-running when its parent session ends, and then no ``subagent_stop`` ever fires. A child agent runs
+running when its parent turn and session end (its session then stays open until its own stop),
+and if the process stops first no ``subagent_stop`` ever fires. A child agent runs
 with ``platform = "subagent"``; ``subagent_start`` fires inside the ``delegate_task`` tool call.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -41,6 +42,7 @@ DELEGATION_TOOL: Final = "delegate_task"
 CHILD_PLATFORM: Final = "subagent"
 """``platform`` of every hook a Hermes child agent fires."""
 _DELEGATIONS_KEPT: Final = 16
+_STOPPED_KEPT: Final = 1024
 _APPROVAL_FIELDS: Final = ("command", "description", "pattern_key", "pattern_keys", "session_key", "surface",
                            "turn_id", "tool_call_id", "session_id")
 
@@ -191,8 +193,9 @@ class SubagentPairing:
     def __init__(self, *, clock: Callable[[], float]) -> None:
         self._clock = clock
         self._open: dict[str, _Child] = {}
-        self.detached: dict[str, _Child] = {}
-        """Background children whose parent turn ended first, by ``child_session_id``."""
+        self._stopped: OrderedDict[str, None] = OrderedDict()
+        """The latest stopped children (at most :data:`_STOPPED_KEPT`): a late hook of one is never
+        taken for the first hook of a new child session."""
         self._delegations: deque[tuple[str, str]] = deque(maxlen=_DELEGATIONS_KEPT)
         """``(session_id, turn_id)`` of the latest delegation tool calls."""
 
@@ -201,9 +204,12 @@ class SubagentPairing:
 
         When the child's own hooks came first (:meth:`infer_start`), the start already dispatched
         stands (a second one would end the first child session as an orphan); this one only
-        completes what the child's stop is given.
+        completes what the child's stop is given. The start of a child that already stopped opens
+        nothing (one child, one session scope).
         """
         child = str(p.get("child_session_id") or "")
+        if child in self._stopped:  # the child's whole run came first (an inferred start, its stop): already told
+            return []
         rec = self._open.get(child) if child else None
         if rec is not None and rec.start.get("hermes_inferred"):
             rec.start = dict(p, hermes_inferred=True)
@@ -225,7 +231,7 @@ class SubagentPairing:
         second root; nothing is inferred without such a delegation.
         """
         sid = str(p.get("session_id") or "")
-        if p.get("platform") != CHILD_PLATFORM or not sid or sid in self._open or sid in self.detached:
+        if p.get("platform") != CHILD_PLATFORM or not sid or sid in self._open or sid in self._stopped:
             return []
         for parent, turn in reversed(self._delegations):
             if parent != sid and turn_open(parent, turn):
@@ -237,13 +243,16 @@ class SubagentPairing:
     def stop(self, p: dict[str, Any]) -> list[Event]:
         """``subagent_stop``: ``child_subagent_id``, the spawning ``parent_turn_id`` and the role filled in.
 
-        The late stop of a detached child passes too: it reports how the child really ended, and
-        the projection places it after the part of the child reported before detachment.
+        A background child's stop may come after its parent turn and session ended: its session
+        scope is still open (nothing ends it early), so the stop ends it with how it really ended.
         """
         child = str(p.get("child_session_id") or "")
         rec = self._open.pop(child, None)
-        if rec is None:
-            rec = self.detached.pop(child, None)
+        if child:
+            self._stopped[child] = None
+            self._stopped.move_to_end(child)
+            while len(self._stopped) > _STOPPED_KEPT:
+                self._stopped.popitem(last=False)
         if rec is not None:
             start = rec.start
             if start.get("parent_turn_id") and p.get("parent_turn_id") != start.get("parent_turn_id"):
@@ -255,31 +264,6 @@ class SubagentPairing:
         p.setdefault("tool_call_history", [])
         p.setdefault("tool_call_history_dropped", 0)
         return [("subagent_stop", p)]
-
-    def children_of_turn(self, parent_session_id: str, parent_turn_id: str) -> list[str]:
-        """Open children spawned in the turn ``parent_turn_id`` of ``parent_session_id``."""
-        return [c for c, rec in self._open.items() if rec.start.get("parent_session_id") == parent_session_id
-                and rec.start.get("parent_turn_id") == parent_turn_id]
-
-    def detach(self, child_session_id: str) -> Event:
-        """The parent turn ends while a background child still runs: report the child's end now.
-
-        Scopes nest, so the child cannot outlive the turn that spawned it in the trace: it ends
-        with ``child_status = "running"`` and ``child_outcome = "outlived_parent_turn"`` (not as a
-        silent orphan), and what it does afterwards is reported under its own session.
-        """
-        rec = self._open.pop(child_session_id)
-        self.detached[child_session_id] = rec
-        start = rec.start
-        payload: dict[str, Any] = {
-            "parent_session_id": start.get("parent_session_id"), "parent_turn_id": start.get("parent_turn_id"),
-            "parent_subagent_id": start.get("parent_subagent_id"), "child_session_id": child_session_id,
-            "child_subagent_id": start.get("child_subagent_id"), "child_role": start.get("child_role"),
-            "child_status": "running", "child_outcome": "outlived_parent_turn", "child_summary": None,
-            "duration_ms": max(0, int((self._clock() - rec.started) * 1000)),
-            "tool_call_history": [], "tool_call_history_dropped": 0,
-        }
-        return ("subagent_stop", payload)
 
     def is_child(self, session_id: str) -> bool:
         """Whether ``session_id`` is a subagent that has started and not stopped."""

@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..export.definitions import DEFINITIONS_KEY, resolve_request
 from ..readers.shapes import check_atif
 from ..readers.files import MAX_FILE_BYTES, InputFileError, load_json
 from .codec import history_of, is_truncated, request_hash
@@ -43,6 +44,13 @@ def load_trajectory(path: str | Path) -> dict[str, Any]:
     except InputFileError as exc:
         raise TrajectoryError(exc.reason, path=where, key=exc.field) from None
     return doc
+
+
+def _with_request(step: Mapping[str, Any], request: Any) -> Mapping[str, Any]:
+    """``step`` whose ``extra.hermes.llm_request`` is ``request`` (copied along that path only)."""
+    extra = step.get("extra")
+    assert isinstance(extra, Mapping)
+    return {**step, "extra": {**extra, "hermes": {**_hermes(step), "llm_request": request}}}
 
 
 def _hermes(item: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -135,6 +143,9 @@ class Recording:
                 raise TrajectoryError("the recorded llm_request / llm_response was redacted or summarised (it is "
                                       "not the payload itself), so this step cannot be served",
                                       path=self.path, step=step.get("step_id"))
+            definitions = _hermes(doc).get(DEFINITIONS_KEY)
+            if isinstance(definitions, Mapping) and definitions:  # tool lists / system prompts written once
+                step = _with_request(step, resolve_request(hermes["llm_request"], definitions))
             found.append((str(step.get("timestamp", "")), int(step.get("step_id") or 0), trajectory_id, step))
             observation = step.get("observation")
             for result in (observation.get("results") if isinstance(observation, Mapping) else None) or []:

@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 from ..engine.scrub import MARKER_RE, scrub_text
+from ..export.definitions import DEFINITIONS_KEY
 
 __all__ = ["DETECTORS", "compile_patterns", "redact_document"]
 
@@ -132,6 +133,8 @@ def _content_fields(doc: dict[str, Any], mask: Callable[[Any], Any], whole: Call
                         if isinstance(item, str) and key not in ("timestamp",):
                             attempt[key] = mask(item)
     hermes = (doc.get("extra") or {}).get("hermes") if isinstance(doc.get("extra"), dict) else None
+    if isinstance(hermes, dict) and isinstance(hermes.get(DEFINITIONS_KEY), dict):  # the requests' system prompts
+        hermes[DEFINITIONS_KEY] = {ref: whole(value) for ref, value in hermes[DEFINITIONS_KEY].items()}
     if isinstance(hermes, dict) and "final_output" in hermes:
         hermes["final_output"] = whole(hermes["final_output"])
     for child in doc.get("subagent_trajectories") or []:

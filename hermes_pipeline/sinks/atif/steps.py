@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ...export.content import canonical_json
+from ...export.definitions import shrink_request
 from ...export.events import END, LLM_SCOPE, MARK, START, TURN_SCOPE, ScopeEvent
 from ...export.ids import parse_timestamp_us, rfc3339_us, uuid_str
 from .values import (final_metrics, mapping, parse_arguments, raw_calls, reasoning_effort, step_metrics,
@@ -84,6 +85,10 @@ class StepMapper:
         self.final_output: str | None = None
         self.first_model: str | None = None
         self._system: tuple[str, int] | None = None
+        self.definitions: dict[str, Any] = {}
+        """Tool lists and system prompts the steps' ``llm_request`` refer to by hash (written once per
+        trajectory in ``extra.hermes.definitions``, see :mod:`~hermes_pipeline.export.definitions`)."""
+        self._defined: set[str] = set()
         self._names: dict[int, str] = {}
         self._turns: dict[int, _Turn] = {}
         self._outside = _Turn(0)
@@ -307,7 +312,7 @@ class StepMapper:
             hermes["failed_attempts"] = failed
         if self.include_llm_payloads:
             if request is not None:
-                hermes["llm_request"] = request
+                hermes["llm_request"] = shrink_request(request, self._defined, self.definitions)
             hermes["llm_response"] = response
         step["extra"] = {"ancestry": ancestry, "hermes": hermes}
         self._add(turn, step)

@@ -40,6 +40,7 @@ from operator import itemgetter
 from typing import Any, Final
 
 from ...export.bounds import TRUNCATED_VALUES_KEY
+from ...export.definitions import DEFINITIONS_KEY
 from ...export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from ...export.ids import rfc3339_us, uuid_str
 from ...export.jsonenc import indented
@@ -133,6 +134,15 @@ class _Written:
         self.name = name
         self.document = document
         self.partial = partial
+
+
+def _live(node: _Node) -> bool:
+    """Whether the subagent ``node`` and every subagent embedding it are still running."""
+    while node.parent is not None:
+        if node.end is not None:
+            return False
+        node = node.parent
+    return True
 
 
 def _replaced(document: dict[str, Any], trajectory_id: str,
@@ -280,20 +290,43 @@ class TrajectoryAssembler:
                     self._rewrite(node, partial=False)
             return
         node.end = event
-        if node.parent is None:
-            del self._roots[event.uuid]
-            self._purge(node)
-            reason = event.metadata.get("hermes.close_reason")
-            if reason == "rotation" and not self.by_turn:
-                self._held[event.metadata.get("hermes.session_id")] = node
-            else:
-                self._write(node, partial=reason == "shutdown")
+        if node.parent is not None:  # a subagent that outlived its written root: that file is written again
+            if self._reopened.pop(id(node), None) is not None:
+                self._rewrite(node, partial=False)
+            return
+        del self._roots[event.uuid]
+        running = self._purge(node)
+        reason = event.metadata.get("hermes.close_reason")
+        if reason == "rotation" and not self.by_turn:
+            self._held[event.metadata.get("hermes.session_id")] = node
+        else:
+            self._write(node, partial=reason == "shutdown")
+        if node.start.uuid in self._written:
+            for sub in running:  # background subagents still running: their later events and end join them
+                self._reopened[id(sub)] = sub
+        else:
+            self._purge(node, keep_running=False)
 
-    def _purge(self, root: _Node) -> None:
-        """Forget scopes of ``root`` left open (their ends were dropped): nothing can route to them any more."""
-        stale = [uuid for uuid, scope in self._open.items() if scope.node is not None and scope.node.root is root]
+    def _purge(self, root: _Node, *, keep_running: bool = True) -> list[_Node]:
+        """Forget scopes of ``root`` left open (their ends were dropped): nothing can route to them any more.
+
+        With ``keep_running``, the scopes of embedded subagents still running (a background child
+        outliving its parent turn and session, which ends only with its own stop) stay routable;
+        returns those subagents.
+        """
+        running: dict[int, _Node] = {}
+        stale = []
+        for uuid, scope in self._open.items():
+            node = scope.node
+            if node is None or node.root is not root:
+                continue
+            if keep_running and node is not root and node.end is None and _live(node):
+                running[id(node)] = node
+            else:
+                stale.append(uuid)
         for uuid in stale:
             del self._open[uuid]
+        return list(running.values())
 
     def _link_segment(self, node: _Node) -> None:
         """FMT-48: a new segment of a rotated session continues the held earlier segment."""
@@ -521,6 +554,8 @@ class TrajectoryAssembler:
             hermes["context"] = mapper.context
         if mapper.final_output is not None:
             hermes["final_output"] = mapper.final_output
+        if mapper.definitions:  # what the steps' llm_request refer to by hash, once per trajectory
+            hermes[DEFINITIONS_KEY] = mapper.definitions
         if node.parent is not None and node.start.name == SESSION_SCOPE:
             start_data = node.start.data if isinstance(node.start.data, Mapping) else {}
             end_data = node.end.data if node.end is not None and isinstance(node.end.data, Mapping) else {}

@@ -3,8 +3,9 @@
 A format is what a sink decides about the rendering: the content gate and its summary mode
 (FMT-30/31), the LLM history as a prefix delta or in full (FMT-25), ``field_name_policy``
 (FMT-39) and a daily file roll (the delta restarts with each new file). Each sink's writer thread
-runs its own :class:`AtofEncoder`, which holds the one piece of state a format needs: the history
-already written per session, forgotten when the writer drops a batch.
+runs its own :class:`AtofEncoder`, which holds the state a format needs: the history and the
+definitions (tool schemas, system prompts: :mod:`~hermes_pipeline.export.definitions`) already written
+per session, forgotten when the writer drops a batch.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 from typing import Any
 
 from ...export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
+from ...export.definitions import DEFINITIONS_KEY, shrink_request
 from ...export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent
 from ...export.files import utc_date
 from ...export.jsonenc import compact_line
@@ -63,10 +65,14 @@ class AtofEncoder:
         self.daily = daily
         self._date = ""
         self._written: dict[int, tuple[int, bytes]] = {}
+        self._defined: dict[int, set[str]] = {}
+        """Session scope UUID → the definitions already written in this file for that session."""
 
     def reset(self) -> None:
-        """Forget what was written: the next LLM start of every session carries its full history."""
+        """Forget what was written: the next LLM start of every session carries its full history and
+        defines again every tool list and system prompt it refers to."""
         self._written.clear()
+        self._defined.clear()
 
     def __call__(self, event: ScopeEvent) -> bytes:
         if self.daily:
@@ -74,20 +80,35 @@ class AtofEncoder:
             if today != self._date:
                 self._date = today
                 self._written.clear()
+                self._defined.clear()
         doc = event.to_atof()
         if event.phase == START and event.name == LLM_SCOPE and isinstance(event.data, dict):
             api_mode = event.metadata.get("hermes.api_mode")
             if self.gate_open:
-                doc = self._history(doc, event, api_mode)
+                doc = self._definitions(self._history(doc, event, api_mode), event)
             else:
                 doc = gate_closed(doc, self.summary_mode, api_mode)
         elif not self.gate_open:
             doc = gate_closed(doc, self.summary_mode)
         if event.phase == END and event.name == SESSION_SCOPE:
             self._written.pop(event.uuid, None)
+            self._defined.pop(event.uuid, None)
         if self.dots:
             doc = replace_dots(doc)
         return compact_line(doc)
+
+    def _definitions(self, doc: dict[str, Any], event: ScopeEvent) -> dict[str, Any]:
+        """Tool schemas and system prompts of the request by reference; defined on first use (``data.definitions``)."""
+        data = doc["data"]
+        request = data.get("request")
+        new: dict[str, Any] = {}
+        shrunk = shrink_request(request, self._defined.setdefault(event.session_uuid, set()), new)
+        if shrunk is request:
+            return doc
+        data = {**data, "request": shrunk}
+        if new:
+            data[DEFINITIONS_KEY] = new
+        return {**doc, "data": data}
 
     def _history(self, doc: dict[str, Any], event: ScopeEvent, api_mode: Any) -> dict[str, Any]:
         data = doc["data"]
