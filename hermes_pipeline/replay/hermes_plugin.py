@@ -29,7 +29,7 @@ from .errors import ReplayDivergence
 from .recording import Recording
 from .replay import Mode, Replay
 
-__all__ = ["DATE_VARIABLE", "MODE_VARIABLE", "PATHS_VARIABLE", "RECORDING_VARIABLE", "REPORT_VARIABLE", "HermesReplay", "register",
+__all__ = ["seed_session", "DATE_VARIABLE", "MODE_VARIABLE", "PATHS_VARIABLE", "RECORDING_VARIABLE", "REPORT_VARIABLE", "HermesReplay", "register",
            "sdk_response"]
 
 RECORDING_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_RECORDING"
@@ -177,3 +177,27 @@ def register(ctx: Any) -> None:
             replay.write_report(message)
         elif report is not None:
             write_atomically(report, json.dumps({"error": message}).encode("utf-8"))
+
+
+def seed_session(path: str) -> None:
+    """Write the recorded conversation before the replayed turn into the isolated home's Hermes session store.
+
+    ``path`` is a JSON file ``{session_id, model, system_prompt, messages}`` written by :mod:`.hermes_run`;
+    the replayed turn then resumes that session (``hermes chat --resume``), so Hermes sees the same history
+    (and, as Hermes does on a resume, the system prompt stored with the session).
+    """
+    from hermes_state import SessionDB  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    seed = json.loads(Path(path).read_text(encoding="utf-8"))
+    db = SessionDB()
+    try:
+        db.create_session(seed["session_id"], "cli", model=seed.get("model") or None,
+                          system_prompt=seed.get("system_prompt") or None)
+        for message in seed["messages"]:
+            content = message.get("content")
+            db.append_message(seed["session_id"], str(message.get("role")),
+                              content=content if isinstance(content, str) or content is None else json.dumps(content),
+                              tool_name=message.get("name"), tool_calls=message.get("tool_calls"),
+                              tool_call_id=message.get("tool_call_id"))
+    finally:
+        db.close()

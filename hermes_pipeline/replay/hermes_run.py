@@ -162,6 +162,27 @@ def _environment(temp: Path, home: Path, recording: Recording, mode: Mode, port:
     return env
 
 
+def _resume(temp: Path, recording: Recording, env: dict[str, str], timeout: float) -> list[str]:
+    """``["--resume", ID]`` after writing the recorded conversation before the turn into the isolated home's
+    session store (``[]`` for a first turn)."""
+    history = recording.history
+    if not history:
+        return []
+    found = recording.document.get("extra", {}).get("hermes", {}).get("session_id")
+    session_id = str(found) if isinstance(found, str) and found else f"replay_{recording.trajectory_id[:8]}"
+    seed = temp / "session.json"
+    seed.write_text(json.dumps({"session_id": session_id, "model": recording.model,
+                                "system_prompt": recording.system_prompt, "messages": history}), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", "import sys; from hermes_pipeline.replay.hermes_plugin import "
+                           "seed_session; seed_session(sys.argv[1])", str(seed)], cwd=temp / "workspace", env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        tail = " / ".join(done.stderr.strip().splitlines()[-2:])
+        raise TrajectoryError(f"the conversation before the turn could not be given to Hermes: {tail}",
+                              path=recording.path)
+    return ["--resume", session_id]
+
+
 def _new_run(directory: Path, recording: Recording) -> dict[str, Any] | None:
     """The new run's trajectory among the files the isolated store wrote (the one with the recorded question)."""
     documents = []
@@ -219,7 +240,7 @@ def run_hermes_replay(recording: Recording, *, mode: Mode = "strict", output: Pa
         (temp / "recording.json").write_text(json.dumps(recording.document), encoding="utf-8")
         env = _environment(temp, hermes_home, recording, mode, port, source)
         command = [sys.executable, "-c", "import sys; from hermes_cli.main import main; sys.exit(main())",
-                   "chat", "-Q", "-q", recording.user_message]
+                   "chat", "-Q", *_resume(temp, recording, env, timeout), "-q", recording.user_message]
         try:
             done = subprocess.run(command, cwd=temp / "workspace", env=env, stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, timeout=timeout)

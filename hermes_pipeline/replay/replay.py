@@ -36,7 +36,8 @@ from typing import Any, Final, Literal
 from ..engine.callbacks import TRYFIRST
 from ..engine.core import Engine
 from .codec import canonical_history, history_of, provider_response, raw_history_hash, request_hash, \
-    sanitized_request
+    sanitized_request, scrubbed_history_hash
+from ..export.redaction import redact_value
 from .errors import ReplayDivergence
 from .recording import RecordedCall, Recording
 
@@ -48,11 +49,14 @@ PLUGIN: Final = "hermes.replay"
 
 
 def first_difference(request: Any, call: RecordedCall) -> str:
-    """``"; first difference: message i (role)"`` naming where a live request's history leaves the recorded one
+    """``"; first difference: message i (role)"`` naming where a live request's history (credentials scrubbed,
+    nothing cut) leaves the recorded one
     (``""`` when it cannot say), so a user sees at once whether the system prompt, the user message or a tool
     result changed."""
     try:
-        live = canonical_history(history_of(request, call.api_mode))
+        key = "input" if call.api_mode == "codex_responses" else "messages"
+        body = {key: redact_value(request.get(key))} if isinstance(request, dict) else {}
+        live = canonical_history(history_of({"body": body}, call.api_mode))
         recorded = canonical_history(history_of(call.request, call.api_mode))
         if not isinstance(live, list) or not isinstance(recorded, list):
             return ""
@@ -199,12 +203,14 @@ class Replay:
             raise ReplayDivergence(k, divergence.reason)
         request = kwargs.get("request") or {}
         live_hash = raw_history_hash(request, call.api_mode)
-        if live_hash != call.request_hash:  # the history as the recording holds it: sanitized and scrubbed
+        if live_hash != call.request_hash:  # credentials scrubbed, nothing cut (a full recording)
+            live_hash = scrubbed_history_hash(request, call.api_mode) or live_hash
+        if live_hash != call.request_hash:  # the history as a sanitized recording holds it: cut and scrubbed
             live_hash = request_hash(sanitized_request(request), call.api_mode)
         if live_hash != call.request_hash:
             divergence = self._diverge(k, "the request history differs from the recording "
                                           f"(sha256 {live_hash[:12]} != {call.request_hash[:12]}"
-                                          f"{first_difference(sanitized_request(request), call)})")
+                                          f"{first_difference(request, call)})")
             if self.mode == "strict":
                 raise ReplayDivergence(k, divergence.reason)
         self.steps.append(ServedStep("llm", k, "recorded", request_sha256=live_hash))

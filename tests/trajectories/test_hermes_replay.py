@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,7 +64,14 @@ def _tree_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _record(base: Path, script: list[Any], prompt: str) -> Recorded:
+def _hermes_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "OTEL_"))}
+    env.update(HOME=str(home.parent / "user"), HERMES_HOME=str(home), NO_COLOR="1", HERMES_ACCEPT_HOOKS="1")
+    return env
+
+
+def _record(base: Path, script: list[Any], prompt: str, *, then: str | None = None) -> Recorded:
+    """Record ``prompt`` (and, with ``then``, a second turn of the same session resumed)."""
     work, home, user = base / "work", base / "hermes", base / "user"
     for d in (work, home, user):
         d.mkdir(parents=True)
@@ -71,6 +79,12 @@ def _record(base: Path, script: list[Any], prompt: str) -> Recorded:
     # a persona file long enough that the system prompt passes the old cap of the sanitizer
     (home / "SOUL.md").write_text("You are a careful assistant.\n" + "Be precise and brief. " * 500 + SOUL_END,
                                   encoding="utf-8")
+    # a skill of the user's: Hermes lists it (and its guidance on skills) in the system prompt
+    skill = home / "skills" / "notes-helper"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: notes-helper\ndescription: Read the user's notes.txt and answer "
+                                    "from it.\n---\n# Notes helper\nRead notes.txt with read_file.\n",
+                                    encoding="utf-8")
     server = ScriptedModelServer(parse_script({"steps": script})[0])
     try:
         (home / "config.yaml").write_text(textwrap.dedent(f"""\
@@ -79,11 +93,19 @@ def _record(base: Path, script: list[Any], prompt: str) -> Recorded:
             observability: {{trajectories: {{enabled: true}}}}
             plugins: {{enabled: [hermes_pipeline]}}
             """), encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "OTEL_"))}
-        env.update(HOME=str(user), HERMES_HOME=str(home), NO_COLOR="1", HERMES_ACCEPT_HOOKS="1")
-        done = subprocess.run([HERMES or "hermes", "chat", "-Q", "-q", prompt], cwd=work, env=env,
+        done = subprocess.run([HERMES or "hermes", "chat", "-Q", "-q", prompt], cwd=work, env=_hermes_env(home),
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr[-2000:]
+        if then is not None:
+            session = re.search(r"session_id:\s*(\S+)", done.stdout + done.stderr)
+            assert session is not None, done.stdout + done.stderr
+            first = only_file(home / "trajectories")
+            done = subprocess.run([HERMES or "hermes", "chat", "-Q", "--resume", session.group(1), "-q", then],
+                                  cwd=work, env=_hermes_env(home), stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, timeout=180)
+            assert done.returncode == 0, done.stderr[-2000:]
+            (second,) = [p for p in (home / "trajectories").glob("*.json") if p != first]
+            return Recorded(home, work, second, server)
     except BaseException:
         server.close()
         raise
@@ -112,6 +134,19 @@ def delegate_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     recorded = _record(tmp_path_factory.mktemp("delegate"), [
         {"tool_calls": [{"name": "delegate_task", "arguments": {"goal": "count the files"}, "id": "call_delegate"}]},
         "done", "done", "done"], "count my files with a helper")
+    yield recorded
+    recorded.server.close()
+
+
+@pytest.fixture(scope="module")
+def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The second turn of a resumed session: a read, then the answer (the first turn is its history)."""
+    base = tmp_path_factory.mktemp("resumed")
+    recorded = _record(base, [
+        "Hello! How can I help?",
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": str(base / "work" / "notes.txt")},
+                         "id": "call_read2"}]},
+        "Your notes say: buy milk."], "hello", then="and what do my notes say?")
     yield recorded
     recorded.server.close()
 
@@ -164,13 +199,19 @@ def test_book_31a_33_hermes_replays_its_run_identically_without_side_effects(too
     assert list(tmp_path.iterdir()) == [output]  # the replay's temporary home is gone
 
 
-def test_book_31a_a_changed_persona_is_evaluated_by_hermes(tools_run: Recorded, tmp_path: Path) -> None:
-    """BOOK-31a: Hermes rebuilds its system prompt from the profile, so a change to what shapes it (here the
-    persona file of a copy of the profile) shows as a divergence at the first LLM call, naming the system
-    message; exit 1."""
+@pytest.mark.parametrize("change", ["persona", "skill"])
+def test_book_31a_a_changed_persona_or_skill_is_evaluated_by_hermes(tools_run: Recorded, tmp_path: Path,
+                                                                     change: str) -> None:
+    """BOOK-31a: Hermes rebuilds its system prompt from the profile, so a change to what shapes it (the persona
+    file, or a skill's description, in a copy of the profile) shows as a divergence at the first LLM call,
+    naming the system message; exit 1."""
     home = tmp_path / "changed"
     shutil.copytree(tools_run.home, home, symlinks=True)
-    (home / "SOUL.md").write_text("You are a terse assistant.", encoding="utf-8")
+    if change == "persona":
+        (home / "SOUL.md").write_text("You are a terse assistant.", encoding="utf-8")
+    else:
+        skill = home / "skills" / "notes-helper" / "SKILL.md"
+        skill.write_text(skill.read_text(encoding="utf-8").replace("answer from it", "summarise it"), encoding="utf-8")
     done = _replay([str(tools_run.path), "--agent", "hermes", "--home", str(home), "--output",
                     str(tmp_path / "new.json")], tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -215,3 +256,17 @@ def test_book_31a_without_hermes_the_error_says_how_to_install_it(tools_run: Rec
         err = capsys.readouterr().err
         assert code == 2 and "hermes-agent" in err and "pip install" in err and "Traceback" not in err, err
     assert not (tmp_path / "never.json").exists()
+
+
+def test_book_31_31a_a_later_turn_of_a_session_replays_with_its_history(resumed_run: Recorded,
+                                                                       tmp_path: Path) -> None:
+    """BOOK-31 step 3: the conversation before the turn (from the first recorded request) is given to Hermes as
+    the session it resumes, so the second turn of a multi-turn session replays ``identical``."""
+    doc = json.loads(resumed_run.path.read_text(encoding="utf-8"))
+    history = doc["steps"][1]["extra"]["hermes"]["llm_request"]["body"]["messages"]
+    assert [m["role"] for m in history] == ["system", "user", "assistant", "user"]
+    before = _tree_digest(resumed_run.home)
+    done = _replay([str(resumed_run.path), "--home", str(resumed_run.home), "--output", str(tmp_path / "n.json")],
+                   tmp_path)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "identical", done.stdout + done.stderr
+    assert _tree_digest(resumed_run.home) == before
