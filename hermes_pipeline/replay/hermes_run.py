@@ -15,7 +15,7 @@ one by one), so only the top-level run is Hermes' again.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import json
 import os
 import re
@@ -65,8 +65,10 @@ def require_hermes() -> None:
         TrajectoryError: ``hermes-agent`` is not installed (the message gives the install command).
     """
     try:
-        importlib.import_module("hermes_cli.main")
-    except ImportError:
+        found = importlib.util.find_spec("hermes_cli.main")  # located, not imported: the CLI stays quick
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
         raise TrajectoryError("this replay runs Hermes Agent, which is not installed in this Python "
                               f"({sys.executable}); install it with: {INSTALL_HINT} - or replay with another agent "
                               "(--agent reference)", key="--agent") from None
