@@ -52,10 +52,20 @@ _PLUGIN_INIT: Final = ('"""Written by hermes-pipeline replay into its temporary 
                        "from hermes_pipeline.replay.hermes_plugin import register  # noqa: F401\n")
 
 
+_HERMES_SESSION_ID: Final = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
+"""How Hermes Agent names its sessions (``20261203_105402_911385``); other hosts on this package use UUIDs."""
+
+
 def is_hermes_recording(recording: Recording) -> bool:
-    """Whether the recording says Hermes ran it (``agent.name`` ``hermes``)."""
+    """Whether Hermes Agent ran the recorded run: ``agent.name`` ``hermes`` (the trajectory store's name for
+    every host) and the session id Hermes gave it (``extra.hermes.session_id`` in Hermes' own format)."""
     agent = recording.document.get("agent")
-    return isinstance(agent, Mapping) and str(agent.get("name") or "").lower() == "hermes"
+    if not isinstance(agent, Mapping) or str(agent.get("name") or "").lower() != "hermes":
+        return False
+    extra = recording.document.get("extra")
+    hermes = extra.get("hermes") if isinstance(extra, Mapping) else None
+    session = hermes.get("session_id") if isinstance(hermes, Mapping) else None
+    return isinstance(session, str) and _HERMES_SESSION_ID.match(session) is not None
 
 
 def require_hermes() -> None:
