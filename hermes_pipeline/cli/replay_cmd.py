@@ -33,15 +33,27 @@ def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: 
     from ..replay import Recording
     from ..replay.agents import load_agent
     from ..replay.errors import TrajectoryError
+    from ..replay.hermes_run import is_hermes_recording, run_hermes_replay
     from ..replay.runner import parse_overrides, run_replay
 
     overrides = parse_overrides(args.set)
-    agent = load_agent(args.agent)
+    agent = None if args.agent == "hermes" else load_agent(args.agent)
     try:
         recording = Recording.from_file(path)
     except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
         # a shape the load checks let through: still one line naming the file, never a traceback
         raise TrajectoryError(f"malformed trajectory ({type(exc).__name__})", path=str(path)) from None
+    if args.agent == "hermes" or (args.agent is None and is_hermes_recording(recording)):
+        # a run recorded from Hermes is replayed by Hermes' own loop (its skills, prompt and tools)
+        if args.live_from is not None or overrides:
+            raise TrajectoryError("--live-from and --set are not supported yet when Hermes replays the run; "
+                                  "replay it offline, or with --agent reference", key="--agent")
+        try:
+            return run_hermes_replay(recording, mode=args.mode, output=output,
+                                     store=store() if output is None else None, home=home)
+        except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
+            raise TrajectoryError(f"the replay failed on this recording ({type(exc).__name__}: {exc})",
+                                  path=str(path)) from None
     try:
         return run_replay(recording, mode=args.mode, live_from=args.live_from, overrides=overrides, agent=agent,
                           output=output, store=store() if output is None else None, home=home)
@@ -149,8 +161,9 @@ def add_parser(subparsers: Any) -> None:
     keys = "; ".join(f"{k}: {v}" for k, v in SETTINGS.items())
     replay = subparsers.add_parser(
         "replay", help="run a recorded trajectory again (offline from the recording) and diff the behaviour",
-        description="Replay a trajectory of the store (by id) or a file: the agent (the reference agent, or "
-                    "--agent) runs the recorded turn in an isolated temporary profile; every LLM call and tool "
+        description="Replay a trajectory of the store (by id) or a file: the agent (Hermes for a run recorded "
+                    "from Hermes, else the reference agent, or --agent) runs the recorded turn in an isolated "
+                    "temporary profile; every LLM call and tool "
                     "result is served from the recording (no network, no tool side effect) unless --live-from "
                     "says otherwise. The new run is written as a new trajectory with extra.hermes.replay, then "
                     "compared step by step with the recording.",
@@ -173,8 +186,10 @@ def add_parser(subparsers: Any) -> None:
     replay.add_argument("--diff", choices=("text", "json"), default="text", help="diff output format")
     replay.add_argument("--batch", metavar="DIR", help="replay every trajectory of DIR and summarise which final "
                         "answers changed")
-    replay.add_argument("--agent", metavar="MODULE:FACTORY", help="the agent to run: an entry point of "
-                        "hermes_pipeline.agents or MODULE:FACTORY (default: the reference agent)")
+    replay.add_argument("--agent", metavar="hermes|reference|MODULE:FACTORY", help="the agent to run: 'hermes' "
+                        "(Hermes' own agent loop in an isolated copy of the profile; the default for runs recorded "
+                        "from Hermes), 'reference' (the reference agent; the default for other recordings), an entry "
+                        "point of hermes_pipeline.agents, or MODULE:FACTORY")
     replay.add_argument("--output", metavar="PATH", help="where to write the new trajectory (with --batch: a "
                         "directory); default: the profile's trajectory store")
     replay.add_argument("--home", metavar="DIR", help="the profile directory (default: $HERMES_HOME, else ~/.hermes)")

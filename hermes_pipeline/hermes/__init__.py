@@ -18,12 +18,14 @@ import atexit
 import logging
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from .facts import BRIDGE_PLUGIN, PIPELINE_VARIABLE, RELAY_PLUGIN, RegistryToolsets, hermes_version, read_profile
 
 if TYPE_CHECKING:
+    from ..engine.core import Engine
     from .bridge import Bridge
     from .facts import HermesProfile
 
@@ -70,8 +72,12 @@ PAYLOAD_LIMIT = 16_000_000
 """What the bridge asks for: whole requests (each string value is still bounded by ``max_value_chars``)."""
 
 
-def register(ctx: Any) -> None:
+def register(ctx: Any, prepare: Callable[[Engine], object] | None = None) -> None:
     """Hermes' plugin entry point: attach the bridge (fail-open: a failure leaves Hermes unchanged).
+
+    ``prepare`` (not passed by Hermes) is given the profile's engine before the bridge decides what to
+    register with Hermes: a caller that runs Hermes for its own purpose (the replay's plugin) installs
+    its middleware there, so that the bridge forwards Hermes' execution middleware to it.
 
     The profile is opened here, synchronously, so that every hook and middleware Hermes fires
     afterwards reaches the engine. (Opening it on a background thread was measured: with the
@@ -91,7 +97,7 @@ def register(ctx: Any) -> None:
                 return
             if not pipeline_file and not facts.profile_consumers():
                 return  # nothing in hermes_pipeline would listen: Hermes runs exactly as without the bridge
-            bridge = _open(home, facts)
+            bridge = _open(home, facts, prepare)
             if bridge is not None and bridge.attach(ctx):
                 _active = bridge
                 # Hermes cuts a hook payload over 50,000 characters to a text preview: past a few turns
@@ -104,7 +110,7 @@ def register(ctx: Any) -> None:
                        type(exc).__name__, str(exc)[:200])
 
 
-def _open(home: Path, facts: HermesProfile) -> Bridge | None:
+def _open(home: Path, facts: HermesProfile, prepare: Callable[[Engine], object] | None = None) -> Bridge | None:
     """Open the hermes_pipeline profile of ``home`` and build the bridge; ``None`` when nothing would listen."""
     from ..config import open_profile
     from .bridge import Bridge
@@ -113,6 +119,8 @@ def _open(home: Path, facts: HermesProfile) -> Bridge | None:
     profile = open_profile(home)
     normaliser = HermesNormaliser(approval_timeout=facts.approval_timeout, agent_version=hermes_version(),
                                   toolset_of=RegistryToolsets().get)
+    if prepare is not None:
+        prepare(profile.engine)
     bridge = Bridge(profile.engine, normaliser)
     if not bridge.hooks_to_register():
         return None  # the pipeline registered nothing (e.g. it failed): forward nothing

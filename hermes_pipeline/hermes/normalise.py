@@ -71,7 +71,7 @@ from typing import Any, Final
 
 from ..host.message import message_view
 from .pairing import DELEGATION_TOOL, ApprovalPairing, SubagentPairing
-from .payloads import exit_code, gateway_fields, system_prompt
+from .payloads import exit_code, full_request, gateway_fields, system_prompt
 from .skill_calls import TOOL as SKILL_TOOL
 from .skill_calls import lifecycle_event
 
@@ -365,6 +365,8 @@ class HermesNormaliser:
             attempts.current_start = started if isinstance(started, int | float) else self._clock()
         p.setdefault("retry_count", attempts.ended)
         p["middleware_trace"] = self._expand(p.get("middleware_trace"), self._llm_traces.get(rid))
+        # the full history (scrubbed) instead of Hermes' cut copy: recordings keep what the model received
+        p["request"] = full_request(p.get("request"), p.get("request_messages"), p.get("api_mode"), p.get("model"))
         if "system_prompt" not in p:
             system = system_prompt(p.get("request_messages"))
             if system is not None:

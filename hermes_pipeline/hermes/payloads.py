@@ -7,9 +7,15 @@ Attribute names follow Hermes Agent 0.19 (``gateway/platforms/base.py`` ``Messag
 from __future__ import annotations
 
 import json
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["exit_code", "gateway_fields", "system_prompt"]
+from ..engine.scrub import REDACTED, is_sensitive_key, safe_scrub
+
+__all__ = ["exit_code", "full_request", "gateway_fields", "system_prompt"]
+
+_HISTORY_KEY: Final = {"codex_responses": "input"}
+"""Where a request body holds its message history, per ``api_mode`` (``messages`` for the others)."""
+_MAX_DEPTH: Final = 32
 
 _EXIT_KEY: Final = '"exit_code"'
 _MAX_RESULT: Final = 4 * 1024 * 1024
@@ -67,3 +73,42 @@ def exit_code(result: object) -> int | None:
         return None
     code = value.get("exit_code") if isinstance(value, dict) else None
     return code if type(code) is int else None
+
+
+def _scrubbed(value: Any, depth: int = 0) -> Any:
+    """A JSON-shaped copy of ``value`` with every string scrubbed and sensitive keys redacted, nothing cut."""
+    if isinstance(value, str):
+        return safe_scrub(value)
+    if depth > _MAX_DEPTH:
+        return f"<{type(value).__name__} depth limit>"
+    if isinstance(value, dict):
+        return {str(k): REDACTED if is_sensitive_key(str(k), v) else _scrubbed(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrubbed(item, depth + 1) for item in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return safe_scrub(str(value))
+
+
+def full_request(request: object, messages: object, api_mode: object, model: object = None) -> object:
+    """Hermes' sanitized ``request`` with its history list replaced by the full one (credentials scrubbed).
+
+    Hermes caps every string of the ``request`` it passes to hooks (8,000 characters, 1,000 when the
+    request is large, or a preview envelope), which cuts its long system prompt; a recording must keep what
+    the model really received so that a replay can compare it and rebuild the context. ``request_messages``
+    is the same history uncut (a shallow copy of the list sent to the provider): it is copied here with the
+    engine's scrubber applied to every string and the sensitive-key rule to every key. The export bound
+    (``max_value_chars``) still applies downstream. ``request`` is returned as it is when ``messages`` is
+    not a list.
+    """
+    if not isinstance(messages, list):
+        return request
+    key = _HISTORY_KEY.get(api_mode if isinstance(api_mode, str) else "", "messages")
+    base = request if isinstance(request, dict) else {}
+    body = base.get("body")
+    if isinstance(body, dict) and not body.get("_truncated"):
+        new_body = dict(body)
+    else:  # the whole request was cut to a preview: keep what replay needs
+        new_body = {"model": model} if isinstance(model, str) and model else {}
+    new_body[key] = _scrubbed(messages)
+    return {**base, "method": base.get("method", "POST"), "body": new_body}

@@ -24,7 +24,8 @@ from ..engine.sanitize import build_request_field
 from ..export.content import HISTORY_KEYS
 from ..export.redaction import redact_value
 
-__all__ = ["API_MODES", "canonical_json", "is_truncated", "provider_response", "request_hash", "sanitized_request"]
+__all__ = ["API_MODES", "canonical_json", "is_truncated", "provider_response", "request_hash", "sanitized_request",
+           "scrubbed_history_hash"]
 
 API_MODES: Final = ("chat_completions", "anthropic_messages", "codex_responses", "bedrock_converse")
 
@@ -164,6 +165,18 @@ def raw_history_hash(request: Any, api_mode: str | None) -> str | None:
     history = request.get(HISTORY_KEYS.get(api_mode or "chat_completions", "messages"))
     try:
         return _digest(history)
+    except (TypeError, ValueError):
+        return None
+
+
+def scrubbed_history_hash(request: Any, api_mode: str | None) -> str | None:
+    """SHA-256 of the canonical history of a live request with credentials scrubbed but nothing cut: equal to
+    the recorded hash when the recording kept the full history (as the Hermes bridge records it)."""
+    if not isinstance(request, Mapping):
+        return None
+    history = request.get(HISTORY_KEYS.get(api_mode or "chat_completions", "messages"))
+    try:
+        return _digest(redact_value(history))
     except (TypeError, ValueError):
         return None
 

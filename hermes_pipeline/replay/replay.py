@@ -17,7 +17,10 @@
 - ``tool_execution``: served by ``tool_call_id`` from the recorded observations, without calling
   ``next_call``; an unknown id is a divergence (the tool is still not run: the call gets an error
   result, and in strict mode the next LLM call raises). A tool call that delegated to a subagent
-  runs (the subagent's own calls are served from the recording).
+  runs (the subagent's own calls are served from the recording); with ``subagents="served"`` it is
+  served its recorded result instead and only the top-level run's LLM calls are served (a host such
+  as Hermes whose delegation runs in the background, or in another agent instance, cannot be matched
+  call by call against the interleaved child calls).
 - ``pre_llm_call``: a turn whose user message had plugin context in the recording gets the same
   context again (the demo's hint plugin, say), so the model sees the recorded user content.
 - ``live_from=N``: from the N-th LLM call on, calls and the tool calls after them go through to the
@@ -32,14 +35,42 @@ from typing import Any, Final, Literal
 
 from ..engine.callbacks import TRYFIRST
 from ..engine.core import Engine
-from .codec import provider_response, raw_history_hash, request_hash, sanitized_request
+from .codec import canonical_history, history_of, provider_response, raw_history_hash, request_hash, \
+    sanitized_request, scrubbed_history_hash
+from ..export.redaction import redact_value
 from .errors import ReplayDivergence
-from .recording import Recording
+from .recording import RecordedCall, Recording
 
-__all__ = ["Divergence", "Mode", "Replay", "ServedStep"]
+__all__ = ["Divergence", "Mode", "Replay", "ServedStep", "Subagents", "first_difference"]
 
 Mode = Literal["strict", "lenient"]
+Subagents = Literal["run", "served"]
 PLUGIN: Final = "hermes.replay"
+
+
+def first_difference(request: Any, call: RecordedCall) -> str:
+    """``"; first difference: message i (role)"`` naming where a live request's history (credentials scrubbed,
+    nothing cut) leaves the recorded one
+    (``""`` when it cannot say), so a user sees at once whether the system prompt, the user message or a tool
+    result changed."""
+    try:
+        key = "input" if call.api_mode == "codex_responses" else "messages"
+        body = {key: redact_value(request.get(key))} if isinstance(request, dict) else {}
+        live = canonical_history(history_of({"body": body}, call.api_mode))
+        recorded = canonical_history(history_of(call.request, call.api_mode))
+        if not isinstance(live, list) or not isinstance(recorded, list):
+            return ""
+        for index in range(max(len(live), len(recorded))):
+            a = live[index] if index < len(live) else None
+            b = recorded[index] if index < len(recorded) else None
+            if a != b:
+                role = (b or a or {}).get("role") if isinstance(b or a, dict) else None
+                if a is None or b is None:
+                    return f"; message {index} ({role}) is only in the {'recording' if a is None else 'new request'}"
+                return f"; first difference: message {index} ({role})"
+    except Exception:
+        return ""
+    return ""
 
 
 @dataclass(frozen=True)
@@ -70,9 +101,15 @@ class Replay:
         mode: ``"strict"`` stops at the first divergence, ``"lenient"`` records it and goes on.
         live_from: the 1-based LLM call from which provider and tools are called for real (``None``:
             everything is served from the recording).
+        subagents: ``"run"`` lets a delegating tool call run its subagent (whose calls are served in
+            recorded order); ``"served"`` serves the delegating call its recorded result and serves only
+            the top-level run's LLM calls.
     """
 
-    def __init__(self, recording: Recording, *, mode: Mode = "strict", live_from: int | None = None) -> None:
+    def __init__(self, recording: Recording, *, mode: Mode = "strict", live_from: int | None = None,
+                 subagents: Subagents = "run") -> None:
+        if subagents not in ("run", "served"):
+            raise ValueError(f"subagents must be 'run' or 'served', not {subagents!r}")
         if mode not in ("strict", "lenient"):
             raise ValueError(f"mode must be 'strict' or 'lenient', not {mode!r}")
         if live_from is not None and live_from < 1:
@@ -80,6 +117,10 @@ class Replay:
         self.recording = recording
         self.mode: Mode = mode
         self.live_from = live_from
+        self.subagents: Subagents = subagents
+        self.calls = recording.calls if subagents == "run" else \
+            [call for call in recording.calls if call.trajectory_id == recording.trajectory_id]
+        """The recorded LLM calls this replay serves, in order."""
         self.steps: list[ServedStep] = []
         self.divergences: list[Divergence] = []
         self._lock = threading.Lock()
@@ -148,7 +189,7 @@ class Replay:
             live = self._live = self._live or (self.live_from is not None and k >= self.live_from)
         if stopped is not None:
             raise ReplayDivergence(stopped.step, stopped.reason)
-        calls = self.recording.calls
+        calls = self.calls
         if live:
             self.steps.append(ServedStep("llm", k, "live"))
             return kwargs["next_call"](None)
@@ -162,11 +203,14 @@ class Replay:
             raise ReplayDivergence(k, divergence.reason)
         request = kwargs.get("request") or {}
         live_hash = raw_history_hash(request, call.api_mode)
-        if live_hash != call.request_hash:  # the history as the recording holds it: sanitized and scrubbed
+        if live_hash != call.request_hash:  # credentials scrubbed, nothing cut (a full recording)
+            live_hash = scrubbed_history_hash(request, call.api_mode) or live_hash
+        if live_hash != call.request_hash:  # the history as a sanitized recording holds it: cut and scrubbed
             live_hash = request_hash(sanitized_request(request), call.api_mode)
         if live_hash != call.request_hash:
             divergence = self._diverge(k, "the request history differs from the recording "
-                                          f"(sha256 {live_hash[:12]} != {call.request_hash[:12]})")
+                                          f"(sha256 {live_hash[:12]} != {call.request_hash[:12]}"
+                                          f"{first_difference(request, call)})")
             if self.mode == "strict":
                 raise ReplayDivergence(k, divergence.reason)
         self.steps.append(ServedStep("llm", k, "recorded", request_sha256=live_hash))
@@ -179,7 +223,7 @@ class Replay:
         if self._live:
             self.steps.append(ServedStep("tool", step, "live", tool_call_id=call_id))
             return kwargs["next_call"](None)
-        if isinstance(call_id, str) and call_id in self.recording.delegating:
+        if isinstance(call_id, str) and call_id in self.recording.delegating and self.subagents == "run":
             self.steps.append(ServedStep("tool", step, "recorded", tool_call_id=call_id))
             return kwargs["next_call"](None)  # the subagent runs; its own calls are served
         if isinstance(call_id, str) and call_id in self.recording.tool_results:

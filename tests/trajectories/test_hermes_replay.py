@@ -1,65 +1,272 @@
-"""A real Hermes Agent run through the bridge, recorded by the trajectory store alone (no pipeline file),
-replayed offline with the reference agent (spec 06 BOOK-28, BOOK-31, BOOK-33). Skipped without
-``hermes-agent`` (``pip install '.[hermes]'``)."""
+"""Real Hermes Agent runs through the bridge, recorded by the trajectory store alone (no pipeline file), and
+replayed offline by Hermes itself (spec 06 BOOK-28, BOOK-29, BOOK-31, BOOK-31a, BOOK-32, BOOK-33) or by the
+reference agent on request. Skipped without ``hermes-agent`` (``pip install '.[hermes]'``).
+
+Each recording runs ``hermes chat -Q -q`` in a Hermes home under ``tmp_path`` against the scripted model
+server on 127.0.0.1; each replay runs Hermes again in the replay's own temporary home, inside a network
+namespace without any network where the machine allows one (``unshare -rn``).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hermes_pipeline.cli.main import main
+from hermes_pipeline.demo.model_script import parse_script
+from hermes_pipeline.demo.model_server import ScriptedModelServer
 
 from ._support import no_network, only_file
 
 HERMES = shutil.which("hermes")
 pytestmark = pytest.mark.skipif(HERMES is None, reason="hermes-agent is not installed")
+ROOT = Path(__file__).resolve().parents[2]
+SOUL_END = "The end of the long persona file."
+OLD_CAP = 8_000
+"""The sanitizer's string cap that used to cut Hermes' system prompt in recordings."""
 
 
-def test_book_28_31_a_hermes_run_is_recorded_and_replays_identically(tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """BOOK-28: with only ``observability.trajectories.enabled`` (no pipeline file) the bridge starts and the
-    store records Hermes' turn; BOOK-31 / BOOK-33: the reference agent replays it offline, ``identical``,
-    although Hermes' long system prompt was cut by the sanitizer in the recorded requests."""
-    work, home = tmp_path / "work", tmp_path / "hermes"
-    for d in (work, home, tmp_path / "user"):
-        d.mkdir()
-    (work / "notes.txt").write_text("buy milk\n")
-    script = tmp_path / "script.yaml"
-    script.write_text(textwrap.dedent(f"""\
-        steps:
-          - tool_calls: [{{name: read_file, arguments: {{path: {work / 'notes.txt'}}}, id: call_read}}]
-          - "Your notes say: buy milk."
-        """))
-    server = subprocess.Popen([sys.executable, "-m", "hermes_pipeline.demo.model_server", "--script", str(script),
-                               "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _netns() -> list[str]:
+    """``unshare -rn`` (a user and network namespace: no interface but a downed loopback) when it works here."""
+    unshare = shutil.which("unshare")
+    if unshare and subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode == 0:
+        return [unshare, "-rn"]
+    return []
+
+
+@dataclass
+class Recorded:
+    home: Path
+    work: Path
+    path: Path
+    server: ScriptedModelServer
+
+
+def _tree_digest(root: Path) -> str:
+    """One hash of every path, mode and file content under ``root`` (a change anywhere changes it)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        stat = path.lstat()
+        digest.update(f"{path.relative_to(root)}\0{stat.st_mode}\0".encode())
+        if path.is_file() and not path.is_symlink():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _hermes_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "OTEL_"))}
+    env.update(HOME=str(home.parent / "user"), HERMES_HOME=str(home), NO_COLOR="1", HERMES_ACCEPT_HOOKS="1")
+    return env
+
+
+def _record(base: Path, script: list[Any], prompt: str, *, then: str | None = None) -> Recorded:
+    """Record ``prompt`` (and, with ``then``, a second turn of the same session resumed)."""
+    work, home, user = base / "work", base / "hermes", base / "user"
+    for d in (work, home, user):
+        d.mkdir(parents=True)
+    (work / "notes.txt").write_text("buy milk\n", encoding="utf-8")
+    # a persona file long enough that the system prompt passes the old cap of the sanitizer
+    (home / "SOUL.md").write_text("You are a careful assistant.\n" + "Be precise and brief. " * 500 + SOUL_END,
+                                  encoding="utf-8")
+    # a skill of the user's: Hermes lists it (and its guidance on skills) in the system prompt
+    skill = home / "skills" / "notes-helper"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: notes-helper\ndescription: Read the user's notes.txt and answer "
+                                    "from it.\n---\n# Notes helper\nRead notes.txt with read_file.\n",
+                                    encoding="utf-8")
+    server = ScriptedModelServer(parse_script({"steps": script})[0])
     try:
-        assert server.stdout is not None
-        port = re.search(r"port (\d+)", server.stdout.readline())
-        assert port is not None
         (home / "config.yaml").write_text(textwrap.dedent(f"""\
-            model: {{provider: custom, default: hermes-demo-1, base_url: "http://127.0.0.1:{port.group(1)}/v1",
-                     api_key: unused}}
+            model: {{provider: custom, default: hermes-demo-1, base_url: "{server.base_url}", api_key: unused}}
             auxiliary: {{title_generation: {{enabled: false}}}}
             observability: {{trajectories: {{enabled: true}}}}
             plugins: {{enabled: [hermes_pipeline]}}
-            """))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "OTEL_"))}
-        env.update(HOME=str(tmp_path / "user"), HERMES_HOME=str(home), NO_COLOR="1", HERMES_ACCEPT_HOOKS="1")
-        done = subprocess.run([HERMES or "hermes", "chat", "-Q", "-q", "What do my notes say?"], cwd=work, env=env,
+            """), encoding="utf-8")
+        done = subprocess.run([HERMES or "hermes", "chat", "-Q", "-q", prompt], cwd=work, env=_hermes_env(home),
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-    assert done.returncode == 0 and "buy milk" in done.stdout, done.stderr[-2000:]
-    path = only_file(home / "trajectories")
+        assert done.returncode == 0, done.stderr[-2000:]
+        if then is not None:
+            session = re.search(r"session_id:\s*(\S+)", done.stdout + done.stderr)
+            assert session is not None, done.stdout + done.stderr
+            first = only_file(home / "trajectories")
+            done = subprocess.run([HERMES or "hermes", "chat", "-Q", "--resume", session.group(1), "-q", then],
+                                  cwd=work, env=_hermes_env(home), stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, timeout=180)
+            assert done.returncode == 0, done.stderr[-2000:]
+            (second,) = [p for p in (home / "trajectories").glob("*.json") if p != first]
+            return Recorded(home, work, second, server)
+    except BaseException:
+        server.close()
+        raise
+    return Recorded(home, work, only_file(home / "trajectories"), server)
+
+
+@pytest.fixture(scope="module")
+def tools_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A run with a read, a failed read (a missing file) and a write, then the answer."""
+    base = tmp_path_factory.mktemp("tools")
+    work = base / "work"
+    recorded = _record(base, [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": str(work / "notes.txt")}, "id": "call_read"}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": str(work / "missing.txt")}, "id": "call_miss"}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": str(work / "out.txt"), "content": "milk"},
+                         "id": "call_write"}]},
+        "Your notes say: buy milk. I saved that to out.txt.",
+    ], "What do my notes say? Save them to out.txt.")
+    yield recorded
+    recorded.server.close()
+
+
+@pytest.fixture(scope="module")
+def delegate_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A run whose first call delegates to a subagent (Hermes runs it in the background)."""
+    recorded = _record(tmp_path_factory.mktemp("delegate"), [
+        {"tool_calls": [{"name": "delegate_task", "arguments": {"goal": "count the files"}, "id": "call_delegate"}]},
+        "done", "done", "done"], "count my files with a helper")
+    yield recorded
+    recorded.server.close()
+
+
+@pytest.fixture(scope="module")
+def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The second turn of a resumed session: a read, then the answer (the first turn is its history)."""
+    base = tmp_path_factory.mktemp("resumed")
+    recorded = _record(base, [
+        "Hello! How can I help?",
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": str(base / "work" / "notes.txt")},
+                         "id": "call_read2"}]},
+        "Your notes say: buy milk."], "hello", then="and what do my notes say?")
+    yield recorded
+    recorded.server.close()
+
+
+def _replay(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``hermes-pipeline replay ARGS`` in a fresh process, in a network namespace when the machine has one."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([*_netns(), sys.executable, "-m", "hermes_pipeline.cli.main", "replay", *args], cwd=cwd,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+
+
+def _agent_messages(doc: dict[str, Any]) -> list[Any]:
+    return [s.get("message") for s in doc["steps"] if s.get("source") == "agent"]
+
+
+def test_book_29_31a_the_recording_keeps_hermes_full_system_prompt(tools_run: Recorded) -> None:
+    """BOOK-29 / BOOK-31a: every recorded request holds the whole system prompt Hermes sent (longer than the
+    sanitizer's old 8,000-character cap, its end included), not a cut copy."""
+    doc = json.loads(tools_run.path.read_text(encoding="utf-8"))
+    requests = [s["extra"]["hermes"]["llm_request"] for s in doc["steps"] if s.get("source") == "agent"]
+    assert len(requests) == 4
+    for request in requests:
+        system = request["body"]["messages"][0]
+        assert system["role"] == "system" and len(system["content"]) > OLD_CAP
+        assert SOUL_END in system["content"] and "...[truncated" not in system["content"]
+
+
+def test_book_31a_33_hermes_replays_its_run_identically_without_side_effects(tools_run: Recorded,
+                                                                              tmp_path: Path) -> None:
+    """BOOK-31a: ``--agent hermes`` runs Hermes' own loop on the recording; BOOK-31 / BOOK-32: an unchanged run
+    (a read, a failed read, a write) is ``identical``, exit 0; BOOK-33: no network (a network namespace, and the
+    recorded model server gets no request), no tool side effect (the written file is not written again), and the
+    recorded profile is left exactly as it was."""
+    (tools_run.work / "out.txt").unlink()  # written by the recorded run; a replay must not write it again
+    before, requests = _tree_digest(tools_run.home), len(tools_run.server.requests)
+    output = tmp_path / "replayed.json"
+    done = _replay([str(tools_run.path), "--agent", "hermes", "--home", str(tools_run.home), "--output", str(output)],
+                   tmp_path)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "identical", done.stdout + done.stderr
+    assert not (tools_run.work / "out.txt").exists()
+    assert _tree_digest(tools_run.home) == before and len(tools_run.server.requests) == requests
+    new = json.loads(output.read_text(encoding="utf-8"))
+    assert new["agent"]["name"] == "hermes" and new["extra"]["hermes"]["replay"]["agent"] == "hermes"
+    assert new["extra"]["hermes"]["replay"]["diverged_at_step"] is None
+    old = json.loads(tools_run.path.read_text(encoding="utf-8"))
+    assert _agent_messages(new) == _agent_messages(old)
+    # Hermes built its request again: the system prompt of the new run is as long as the recorded one
+    system = new["steps"][1]["extra"]["hermes"]["llm_request"]["body"]["messages"][0]["content"]
+    assert SOUL_END in system and len(system) > OLD_CAP
+    assert list(tmp_path.iterdir()) == [output]  # the replay's temporary home is gone
+
+
+@pytest.mark.parametrize("change", ["persona", "skill"])
+def test_book_31a_a_changed_persona_or_skill_is_evaluated_by_hermes(tools_run: Recorded, tmp_path: Path,
+                                                                     change: str) -> None:
+    """BOOK-31a: Hermes rebuilds its system prompt from the profile, so a change to what shapes it (the persona
+    file, or a skill's description, in a copy of the profile) shows as a divergence at the first LLM call,
+    naming the system message; exit 1."""
+    home = tmp_path / "changed"
+    shutil.copytree(tools_run.home, home, symlinks=True)
+    if change == "persona":
+        (home / "SOUL.md").write_text("You are a terse assistant.", encoding="utf-8")
+    else:
+        skill = home / "skills" / "notes-helper" / "SKILL.md"
+        skill.write_text(skill.read_text(encoding="utf-8").replace("answer from it", "summarise it"), encoding="utf-8")
+    done = _replay([str(tools_run.path), "--agent", "hermes", "--home", str(home), "--output",
+                    str(tmp_path / "new.json")], tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "divergence at agent step 1" in done.stderr and "message 0 (system)" in done.stderr, done.stderr
+
+
+def test_book_31a_a_delegation_does_not_diverge(delegate_run: Recorded, tmp_path: Path) -> None:
+    """BOOK-31a: a run recorded from Hermes is replayed by Hermes by default; its ``delegate_task`` call is
+    served the recorded result (the subagent is not started again), so it does not diverge."""
+    doc = json.loads(delegate_run.path.read_text(encoding="utf-8"))
+    assert doc.get("subagent_trajectories"), "the recording has the subagent"
+    before = _tree_digest(delegate_run.home)
+    done = _replay([str(delegate_run.path), "--home", str(delegate_run.home), "--output", str(tmp_path / "n.json")],
+                   tmp_path)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "identical", done.stdout + done.stderr
+    assert "not available" not in done.stdout + done.stderr
+    assert _tree_digest(delegate_run.home) == before
+    new = json.loads((tmp_path / "n.json").read_text(encoding="utf-8"))
+    assert not new.get("subagent_trajectories")  # served, not run again
+
+
+def test_book_31_the_reference_agent_still_replays_a_hermes_recording(tools_run: Recorded, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """BOOK-31: ``--agent reference`` keeps replaying a Hermes recording with the reference agent, offline
+    (every socket connection refused in this process)."""
     with no_network() as attempts:
-        code = main(["replay", str(path), "--home", str(home), "--output", str(tmp_path / "replayed.json")])
+        code = main(["replay", str(tools_run.path), "--agent", "reference", "--home", str(tools_run.home),
+                     "--output", str(tmp_path / "replayed.json")])
     out = capsys.readouterr().out
     assert attempts == [] and code == 0 and out.splitlines()[-1] == "identical", out
+
+
+def test_book_31a_without_hermes_the_error_says_how_to_install_it(tools_run: Recorded, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """BOOK-31a: when ``hermes-agent`` cannot be imported, replaying a Hermes run (by default or with
+    ``--agent hermes``) is a one-line error with the install command, exit 2, and nothing is written."""
+    monkeypatch.setitem(sys.modules, "hermes_cli.main", None)  # an import of it now fails
+    for extra in ([], ["--agent", "hermes"]):
+        code = main(["replay", str(tools_run.path), *extra, "--home", str(tools_run.home),
+                     "--output", str(tmp_path / "never.json")])
+        err = capsys.readouterr().err
+        assert code == 2 and "hermes-agent" in err and "pip install" in err and "Traceback" not in err, err
+    assert not (tmp_path / "never.json").exists()
+
+
+def test_book_31_31a_a_later_turn_of_a_session_replays_with_its_history(resumed_run: Recorded,
+                                                                       tmp_path: Path) -> None:
+    """BOOK-31 step 3: the conversation before the turn (from the first recorded request) is given to Hermes as
+    the session it resumes, so the second turn of a multi-turn session replays ``identical``."""
+    doc = json.loads(resumed_run.path.read_text(encoding="utf-8"))
+    history = doc["steps"][1]["extra"]["hermes"]["llm_request"]["body"]["messages"]
+    assert [m["role"] for m in history] == ["system", "user", "assistant", "user"]
+    before = _tree_digest(resumed_run.home)
+    done = _replay([str(resumed_run.path), "--home", str(resumed_run.home), "--output", str(tmp_path / "n.json")],
+                   tmp_path)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "identical", done.stdout + done.stderr
+    assert _tree_digest(resumed_run.home) == before

@@ -1,0 +1,203 @@
+"""The replay's side inside a Hermes process (spec 06 BOOK-31a): serve a recording to Hermes' own loop.
+
+:mod:`.hermes_run` writes a one-file Hermes plugin into the isolated ``HERMES_HOME`` of a replay whose
+``register(ctx)`` calls :func:`register` here. It reads the recording named by :data:`RECORDING_VARIABLE`,
+installs a :class:`HermesReplay` on the engine of the hermes_pipeline bridge (so Hermes' ``llm_execution`` /
+``tool_execution`` middleware reach it through the bridge, as any other middleware of the profile), fixes
+the date Hermes writes into its system prompt to the recorded run's, and keeps a small JSON report of what
+was served and where the run diverged at :data:`REPORT_VARIABLE` (rewritten after every call, so the report
+is complete however Hermes leaves).
+
+Hermes' provider adapters read the response by attribute (``response.choices[0].message``), so the
+recorded response is rebuilt as the SDK object of the recorded ``api_mode`` (an ``openai``
+``ChatCompletion``, an ``anthropic`` ``Message``; other shapes as attribute views of the same dict).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Final
+
+from ..export.atomic import write_atomically
+from .codec import provider_response
+from .errors import ReplayDivergence
+from .recording import Recording
+from .replay import Mode, Replay
+
+__all__ = ["seed_session", "DATE_VARIABLE", "MODE_VARIABLE", "PATHS_VARIABLE", "RECORDING_VARIABLE", "REPORT_VARIABLE", "HermesReplay", "register",
+           "sdk_response"]
+
+RECORDING_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_RECORDING"
+"""The recording (an ATIF file) the Hermes process serves."""
+REPORT_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_REPORT"
+"""Where the Hermes process writes what it served (JSON)."""
+MODE_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_MODE"
+"""``strict`` or ``lenient``."""
+DATE_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_DATE"
+"""ISO timestamp of the recorded run's start: the "Conversation started" date of Hermes' system prompt."""
+PATHS_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_PATHS"
+"""JSON ``{replay path: recorded path}``: the isolated home, user home and working directory of the replay and
+the ones the recorded run had. Hermes writes them into its system prompt; the replay compares the system
+prompt with the recorded one as if the run were where it was recorded."""
+
+
+def _view(value: Any) -> Any:
+    if isinstance(value, dict):
+        return SimpleNamespace(**{str(k): _view(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_view(v) for v in value]
+    return value
+
+
+def sdk_response(response: dict[str, Any], api_mode: str) -> Any:
+    """The provider SDK object Hermes' adapter for ``api_mode`` reads, built from a provider-shaped dict."""
+    try:
+        if api_mode == "chat_completions":
+            from openai.types.chat import ChatCompletion
+
+            return ChatCompletion.model_validate({**response, "created": 0, "model": str(response.get("model") or "")})
+        if api_mode == "anthropic_messages":
+            from anthropic.types import Message  # type: ignore[import-not-found,unused-ignore]
+
+            return Message.model_validate({**response, "model": str(response.get("model") or "")})
+    except Exception:  # an SDK missing or stricter than the recording: attribute views of the same data
+        pass
+    return _view(response)
+
+
+class HermesReplay(Replay):
+    """A :class:`~.replay.Replay` for Hermes: subagents served, SDK-shaped responses, a report file."""
+
+    def __init__(self, recording: Recording, *, mode: Mode = "strict", report: Path | None = None,
+                 paths: dict[str, str] | None = None) -> None:
+        super().__init__(recording, mode=mode, subagents="served")
+        self.report = report
+        self.paths = sorted((paths or {}).items(), key=lambda item: -len(item[0]))
+        self._report_lock = threading.Lock()
+
+    def as_recorded(self, request: Any) -> Any:
+        """A copy of Hermes' request whose system messages name the recorded paths instead of the replay's."""
+        messages = request.get("messages") if isinstance(request, dict) else None
+        if not self.paths or not isinstance(messages, list):
+            return request
+        out = []
+        for message in messages:
+            if isinstance(message, dict) and message.get("role") == "system" and isinstance(message.get("content"), str):
+                text = message["content"]
+                for ours, theirs in self.paths:
+                    text = text.replace(ours, theirs)
+                message = {**message, "content": text}
+            out.append(message)
+        return {**request, "messages": out}
+
+    def _stop(self, exc: ReplayDivergence) -> dict[str, Any]:
+        """A final answer that ends Hermes' turn at a strict divergence (Hermes would retry a failed call)."""
+        text = f"[replay stopped at LLM call {exc.step}: {exc.divergence_reason}]"
+        return provider_response({"assistant_message": {"role": "assistant", "content": text},
+                                  "finish_reason": "stop", "model": self.recording.model}, self._api_mode)
+
+    @property
+    def _api_mode(self) -> str:
+        return self.calls[0].api_mode if self.calls else "chat_completions"
+
+    def write_report(self, error: str | None = None) -> None:
+        """Rewrite the report: steps served, divergences (and a failure of the plugin itself)."""
+        if self.report is None:
+            return
+        data = {"llm_calls": self.llm_calls, "recorded_calls": len(self.calls),
+                "steps": [step.__dict__ for step in self.steps],
+                "divergences": [{"step": d.step, "reason": d.reason} for d in self.divergences], "error": error}
+        with self._report_lock:
+            write_atomically(self.report, json.dumps(data).encode("utf-8"))
+
+    def llm_execution(self, **kwargs: Any) -> Any:
+        """Serve the recorded response as the SDK object Hermes expects."""
+        if "request" in kwargs:
+            kwargs = {**kwargs, "request": self.as_recorded(kwargs["request"])}
+        try:
+            served = super().llm_execution(**kwargs)
+        except ReplayDivergence as exc:
+            served = self._stop(exc)
+        finally:
+            self.write_report()
+        if isinstance(served, dict):
+            return sdk_response(served, self._api_mode)
+        return served
+
+    def tool_execution(self, **kwargs: Any) -> Any:
+        """Serve the recorded result (a text, as Hermes' tools return)."""
+        try:
+            served = super().tool_execution(**kwargs)
+        finally:
+            self.write_report()
+        return served if isinstance(served, str) else json.dumps(served)
+
+
+def _fix_date(stamp: str) -> None:
+    """Make Hermes' clock (``hermes_time.now``, used for the system prompt's date) say the recorded day."""
+    try:
+        recorded = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return
+    import hermes_time  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    real = hermes_time.now
+
+    def now() -> datetime:
+        current = real()
+        return current.replace(year=recorded.year, month=recorded.month, day=recorded.day)
+
+    hermes_time.now = now
+
+
+def register(ctx: Any) -> None:
+    """The replay plugin's entry point inside Hermes: load the recording, attach the bridge with the replay."""
+    from ..hermes import register as attach_bridge
+
+    report = Path(os.environ[REPORT_VARIABLE]) if os.environ.get(REPORT_VARIABLE) else None
+    replay: HermesReplay | None = None
+    try:
+        mode: Mode = "lenient" if os.environ.get(MODE_VARIABLE) == "lenient" else "strict"
+        paths = json.loads(os.environ.get(PATHS_VARIABLE) or "{}")
+        replay = HermesReplay(Recording.from_file(os.environ[RECORDING_VARIABLE]), mode=mode, report=report,
+                              paths={str(k): str(v) for k, v in paths.items()} if isinstance(paths, dict) else None)
+        if os.environ.get(DATE_VARIABLE):
+            _fix_date(os.environ[DATE_VARIABLE])
+        installed: list[object] = []
+        attach_bridge(ctx, prepare=lambda engine: installed.append(replay.install(engine)))  # type: ignore[union-attr]
+        replay.write_report(None if installed else "the hermes_pipeline bridge did not start in the replay profile")
+    except Exception as exc:
+        message = f"the replay plugin failed: {type(exc).__name__}: {str(exc)[:300]}"
+        if replay is not None:
+            replay.write_report(message)
+        elif report is not None:
+            write_atomically(report, json.dumps({"error": message}).encode("utf-8"))
+
+
+def seed_session(path: str) -> None:
+    """Write the recorded conversation before the replayed turn into the isolated home's Hermes session store.
+
+    ``path`` is a JSON file ``{session_id, model, system_prompt, messages}`` written by :mod:`.hermes_run`;
+    the replayed turn then resumes that session (``hermes chat --resume``), so Hermes sees the same history
+    (and, as Hermes does on a resume, the system prompt stored with the session).
+    """
+    from hermes_state import SessionDB  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    seed = json.loads(Path(path).read_text(encoding="utf-8"))
+    db = SessionDB()
+    try:
+        db.create_session(seed["session_id"], "cli", model=seed.get("model") or None,
+                          system_prompt=seed.get("system_prompt") or None)
+        for message in seed["messages"]:
+            content = message.get("content")
+            db.append_message(seed["session_id"], str(message.get("role")),
+                              content=content if isinstance(content, str) or content is None else json.dumps(content),
+                              tool_name=message.get("name"), tool_calls=message.get("tool_calls"),
+                              tool_call_id=message.get("tool_call_id"))
+    finally:
+        db.close()
