@@ -77,4 +77,4 @@ def test_fmt33a_obliged_floor_scrubs_every_line_and_document(tmp_path: Path) -> 
         written = (directory / "events.jsonl").read_bytes() + b"".join(
             p.read_bytes() for p in (directory / "atif").glob("*.json"))
         assert (canary.encode() in written) is not obliged  # the plain floor skips the scrubber, by design
-    assert b"<redacted>" in (tmp_path / "True" / "events.jsonl").read_bytes()
+    assert b"<redacted:" in (tmp_path / "True" / "events.jsonl").read_bytes()

@@ -170,11 +170,16 @@ _NOT_SECRET_WORDS: Final = frozenset({
 })
 _CODE: Final = re.compile(
     r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*[(\[]"  # a call or a subscript
-    r"|(?:self|cls|os|env|process|config|settings|args|kwargs|opts|options|request|req|params|cfg|ctx|"
-    r"context|this|data|payload|body|creds|credentials|secrets|environ|st|app|module|import|await|lambda|new|"
-    r"typing|t|Optional|Union|List|Dict)(?:\.|\s|$)"
+    r"|(?:import|await|lambda)(?:\s|$)"
     r"|(?:str|int|bytes|bool|float)\s*(?:\||$)"
     r"|!!"
+)
+# An attribute path from a name code reads credentials from (``self.token``, ``os.environ``, ``config.api_key``):
+# kept only when no segment after the first looks generated (``t.vtnlNpXX2GL`` is a secret with a dot in it).
+_CODE_PATH: Final = re.compile(
+    r"(?:self|cls|os|env|process|config|settings|args|kwargs|opts|options|request|req|params|cfg|ctx|"
+    r"context|this|data|payload|body|creds|credentials|secrets|environ|app|module|typing)"
+    r"((?:\.[A-Za-z_][A-Za-z0-9_]*)+)"
 )
 _SNAKE_IDENT: Final = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _WORDS_IDENT: Final = re.compile(r"[a-z]+(?:[_-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
@@ -197,9 +202,12 @@ def kept_value(value: str, name: str, level: int) -> bool:
     if v.lstrip("+-").replace(".", "", 1).isdigit():
         if any(w in ("token", "tokens") for w in words) or level == WEAK:
             return True
+    path = _CODE_PATH.fullmatch(v)
+    if path is not None and not any(secret_looking(seg) for seg in path.group(1).split(".")[1:]):
+        return True
     if _CODE.match(v):
         return True
-    if _DOTTED_IDENT.fullmatch(v):
+    if _DOTTED_IDENT.fullmatch(v) and not any(secret_looking(seg) for seg in v.split(".")):
         return True  # session_id.user, settings.api_key: an attribute read in code
     if "".join(_words(v)) == "".join(words) and words:
         return True  # password=password, token=token
