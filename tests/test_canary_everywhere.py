@@ -224,6 +224,10 @@ def memory_tool(home: Path) -> Any:
     return memory
 
 
+CANARY_OBSERVERS = "canary-observers"
+"""The plugin name of the test's own observers (removed from the process-wide engine when the run ends)."""
+
+
 def planted_run(profile: Any, home: Path, canaries: Canaries) -> None:
     """One session through the host API with a canary in every field (see the module docstring)."""
     c = canaries
@@ -238,8 +242,8 @@ def planted_run(profile: Any, home: Path, canaries: Canaries) -> None:
         logging.getLogger("hermes_pipeline.plugins.canary").warning("plugin saw %s", log_text,
                                                                     extra={"path": f"/tmp/{log_extra}/x"})
 
-    engine.register_hook("post_tool_call", leaky_observer)
-    engine.register_hook("on_session_end", logging_observer)
+    engine.register_hook("post_tool_call", leaky_observer, plugin=CANARY_OBSERVERS)
+    engine.register_hook("on_session_end", logging_observer, plugin=CANARY_OBSERVERS)
     tool = c.name("tool.name")
     host = profile.host(platform="cli", model=c.name("host.model"), provider="openai",
                         base_url=f"https://deploy:{c.name('host.base_url')}@api.example/v1",
@@ -426,6 +430,7 @@ def run_everything(root: Path, canaries: Canaries, *, gate_open: bool, monkeypat
             assert component is not None and component.instance.flush(15.0)
         finally:
             profile.engine.plugins.remove_all()
+            profile.engine.plugins.remove(CANARY_OBSERVERS)  # the process-wide engine outlives this test
             release_all()
         for body_path, body in list(otlp.bodies):
             outputs.add(f"otlp:{body_path}", body)

@@ -98,6 +98,8 @@ class DemoResult:
     """Spans the OTLP receiver decoded."""
     exporter_stats: dict[str, Any] = field(default_factory=dict)
     """Queue, drop and error counters of the projection and each sink, taken before release."""
+    failures_before: Any = None
+    """The engine's failure counts when the demo started (the process-wide engine may have counted others')."""
     destinations: list[str] = field(default_factory=list)
     store_queries: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Two of the chapter's queries over the demo profile's observability store (Q-S1 for the skill, Q-M2)."""
@@ -146,7 +148,8 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
         (home / "memories").mkdir(exist_ok=True)
         (home / "memories" / "MEMORY.md").write_text("Groceries are bought on Saturdays.\n", encoding="utf-8")
         profile = open_profile(home, settings=settings)
-        result = DemoResult([], Recorder(), [], root, profile.engine, activation=profile.activation)
+        result = DemoResult([], Recorder(), [], root, profile.engine, activation=profile.activation,
+                            failures_before=profile.engine.failure_stats())
         try:
             result.engine.add_plugin(result.recorder, name="demo-recorder")
             result.engine.add_plugin(demo_plugins, name="demo-plugins")
@@ -248,8 +251,10 @@ def print_report(result: DemoResult, out: TextIO) -> None:
         out.write(f"  OTLP spans        {len(result.spans)} spans in {traces} trace(s) received on 127.0.0.1\n")
     if result.exporter_stats:
         out.write(f"exporter counters: {_counters(result.exporter_stats)}\n")
-    stats = result.engine.failure_stats()
-    out.write(f"plugin failures: {sum(stats.by_plugin.values())}; timeouts: {sum(stats.timeouts.values())}\n")
+    stats, before = result.engine.failure_stats(), result.failures_before
+    failures = sum(stats.by_plugin.values()) - (sum(before.by_plugin.values()) if before is not None else 0)
+    timeouts = sum(stats.timeouts.values()) - (sum(before.timeouts.values()) if before is not None else 0)
+    out.write(f"plugin failures: {failures}; timeouts: {timeouts}\n")  # during this demo only
     out.write(f"workspace: {result.workspace}\n")
     for i, answer in enumerate(result.answers, 1):
         out.write(f"answer {i}: {json.dumps(answer, ensure_ascii=False)}\n")
