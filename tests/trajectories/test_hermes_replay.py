@@ -26,6 +26,7 @@ import pytest
 from hermes_pipeline.cli.main import main
 from hermes_pipeline.demo.model_script import parse_script
 from hermes_pipeline.demo.model_server import ScriptedModelServer
+from hermes_pipeline.export.definitions import DEFINITIONS_KEY, resolve_request
 
 from ._support import no_network, only_file
 
@@ -158,6 +159,13 @@ def _replay(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
                           env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
 
 
+def _request(doc: dict[str, Any], step: dict[str, Any]) -> Any:
+    """A step's recorded request as it was sent (tool lists and system prompts are stored once per session and
+    referenced by hash: ``extra.hermes.definitions``)."""
+    definitions = ((doc.get("extra") or {}).get("hermes") or {}).get(DEFINITIONS_KEY)
+    return resolve_request(step["extra"]["hermes"]["llm_request"], definitions)
+
+
 def _agent_messages(doc: dict[str, Any]) -> list[Any]:
     return [s.get("message") for s in doc["steps"] if s.get("source") == "agent"]
 
@@ -166,7 +174,7 @@ def test_book_29_31a_the_recording_keeps_hermes_full_system_prompt(tools_run: Re
     """BOOK-29 / BOOK-31a: every recorded request holds the whole system prompt Hermes sent (longer than the
     sanitizer's old 8,000-character cap, its end included), not a cut copy."""
     doc = json.loads(tools_run.path.read_text(encoding="utf-8"))
-    requests = [s["extra"]["hermes"]["llm_request"] for s in doc["steps"] if s.get("source") == "agent"]
+    requests = [_request(doc, s) for s in doc["steps"] if s.get("source") == "agent"]
     assert len(requests) == 4
     for request in requests:
         system = request["body"]["messages"][0]
@@ -194,7 +202,7 @@ def test_book_31a_33_hermes_replays_its_run_identically_without_side_effects(too
     old = json.loads(tools_run.path.read_text(encoding="utf-8"))
     assert _agent_messages(new) == _agent_messages(old)
     # Hermes built its request again: the system prompt of the new run is as long as the recorded one
-    system = new["steps"][1]["extra"]["hermes"]["llm_request"]["body"]["messages"][0]["content"]
+    system = _request(new, new["steps"][1])["body"]["messages"][0]["content"]
     assert SOUL_END in system and len(system) > OLD_CAP
     assert list(tmp_path.iterdir()) == [output]  # the replay's temporary home is gone
 
@@ -263,7 +271,7 @@ def test_book_31_31a_a_later_turn_of_a_session_replays_with_its_history(resumed_
     """BOOK-31 step 3: the conversation before the turn (from the first recorded request) is given to Hermes as
     the session it resumes, so the second turn of a multi-turn session replays ``identical``."""
     doc = json.loads(resumed_run.path.read_text(encoding="utf-8"))
-    history = doc["steps"][1]["extra"]["hermes"]["llm_request"]["body"]["messages"]
+    history = _request(doc, doc["steps"][1])["body"]["messages"]
     assert [m["role"] for m in history] == ["system", "user", "assistant", "user"]
     before = _tree_digest(resumed_run.home)
     done = _replay([str(resumed_run.path), "--home", str(resumed_run.home), "--output", str(tmp_path / "n.json")],
