@@ -13,10 +13,10 @@ import calendar
 import re
 import time
 from dataclasses import dataclass, fields, replace
-from typing import Final
+from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode
 
-__all__ = ["BadParameter", "ListQuery", "PAGE_SIZE", "parse_query"]
+__all__ = ["BadParameter", "ListQuery", "PAGE_SIZE", "parse_query", "time_range"]
 
 PAGE_SIZE: Final = 50
 """Rows on one page of a list."""
@@ -139,3 +139,18 @@ def parse_query(raw: str, allowed: tuple[str, ...], now: float | None = None) ->
     if query.since and query.until and query.since > query.until:
         raise BadParameter("until", "is before since")
     return query
+
+
+def time_range(query: ListQuery, column: str) -> tuple[list[str], list[Any]]:
+    """The ``WHERE`` terms and parameters of ``query``'s ``since`` / ``until`` on ``column`` (both bounds
+    inclusive), for every paged list."""
+    where: list[str] = []
+    params: list[Any] = []
+    if query.since:
+        where.append(f"{column} >= ?")
+        params.append(query.since)
+    if query.until:
+        where.append(f"{column} <= ?")
+        params.append(query.until)
+    return where, params
+

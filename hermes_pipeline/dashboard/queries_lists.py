@@ -20,7 +20,7 @@ import sqlite3
 import time
 from typing import Any, Final
 
-from .params import PAGE_SIZE, ListQuery
+from .params import PAGE_SIZE, ListQuery, time_range
 from .queries import SESSION_COLUMNS, _columns, _db, _rows, _trajectory_ids, store_status
 from .scrubbed import scrubbed
 from .sources import Sources
@@ -63,13 +63,8 @@ def _state_session_filter(conn: sqlite3.Connection | None, query: ListQuery) -> 
 
 def _run_where(query: ListQuery, sessions: set[str] | None, *, text_in_store: bool) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause over ``task_runs t`` for ``query`` (``sessions``: ids the ``state.db`` filters kept)."""
-    where, params = ["1"], []  # type: tuple[list[str], list[Any]]
-    if query.since:
-        where.append("t.ended_at >= ?")
-        params.append(query.since)
-    if query.until:
-        where.append("t.ended_at <= ?")
-        params.append(query.until)
+    where, params = time_range(query, "t.ended_at")
+    where.insert(0, "1")
     if query.outcome:
         where.append("t.outcome = ?")
         params.append(query.outcome)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..engine.scrub import safe_scrub
-from .params import PAGE_SIZE, ListQuery
+from .params import PAGE_SIZE, ListQuery, time_range
 from .queries import _db, _rows, _skill_run_window, _trajectory_ids, store_status
 from .scrubbed import scrubbed
 from .sources import Sources
@@ -231,7 +231,6 @@ def memory(sources: Sources, limit: int = 500, query: Any = None) -> dict[str, A
     """Memory files (``*.md`` under the memory directories, newest first) and one page of the
     ``memory_changes`` rows matching ``query`` (a :class:`~.params.ListQuery`: ``since``, ``until``, ``q`` over
     the file, the reason and the excerpts; ``page``), newest first, with the total."""
-    from .params import PAGE_SIZE, ListQuery
 
     query = query if query is not None else ListQuery()
     files: list[dict[str, Any]] = []
@@ -254,13 +253,8 @@ def memory(sources: Sources, limit: int = 500, query: Any = None) -> dict[str, A
                               if path.is_relative_to(sources.home) else path.as_posix(),
                               "size": st.st_size, "mtime": st.st_mtime})
     files.sort(key=lambda f: f["mtime"], reverse=True)
-    where, params = ["1"], []  # type: tuple[list[str], list[Any]]
-    if query.since:
-        where.append("changed_at >= ?")
-        params.append(query.since)
-    if query.until:
-        where.append("changed_at <= ?")
-        params.append(query.until)
+    where, params = time_range(query, "changed_at")
+    where.insert(0, "1")
     if query.q:
         where.append("(instr(lower(file_path), ?) > 0 OR instr(lower(coalesce(reason, '')), ?) > 0 OR "
                      "instr(lower(coalesce(before_excerpt, '')), ?) > 0 OR instr(lower(coalesce(after_excerpt, '')), ?) > 0)")
