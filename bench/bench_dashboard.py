@@ -133,6 +133,12 @@ def build(root: Path, scale: float) -> tuple[Path, list[str], list[str]]:
 TOPICS = ("summarise the inbox", "fix the failing build", "plan the trip", "draft the report", "clean the notes",
           "book the dentist", "review the pull request", "update the budget")
 ERRORS = ("rate_limited", "upstream_error", "authentication", "command_failed")
+MESSAGES = {"rate_limited": "Error code: 429 - rate limit reached for model-a, retry after 20 s",
+            "upstream_error": "Error code: 503 - the upstream provider is overloaded",
+            "authentication": "Error code: 401 - invalid api key <redacted:0f3a9c1d>",
+            "command_failed": "RuntimeError: agent gave up: make kept failing"}
+"""The recorded message of each failure (schema 5 keeps it beside the type)."""
+TOOL_MESSAGE = "make: *** [all] Error 2"
 MEMORY_FILES = ("memories/MEMORY.md", "memories/USER.md", "memories/projects.md", "memories/people.md")
 
 
@@ -143,17 +149,19 @@ def _issue_trajectory(tid: str, sid: str, task: str, started: float, failed: str
     user: dict = {"step_id": 1, "source": "user", "message": task, "timestamp": stamp,
                   "extra": {"hermes": {"trajectory_id": tid}}}
     if failed:
-        user["extra"]["hermes"].update({"turn_status": "error", "error_type": failed})
+        user["extra"]["hermes"].update({"turn_status": "error", "error_type": failed,
+                                        "error_message": MESSAGES[failed]})
     code = 2 if failed == "command_failed" else 0
     agent: dict = {"step_id": 2, "source": "agent", "message": "running it", "timestamp": later, "model_name": "model-a",
                    "metrics": {"prompt_tokens": 900, "completion_tokens": 120},
                    "tool_calls": [{"tool_call_id": call, "function_name": "terminal", "arguments": {"command": "make"}}],
-                   "observation": {"results": [{"source_call_id": call, "content": "make: *** [all] Error 2" if code
+                   "observation": {"results": [{"source_call_id": call, "content": TOOL_MESSAGE if code
                                                 else "ok", "extra": {"hermes": {"status": "ok", "exit_code": code,
                                                                                 "duration_ms": 812}}}]},
                    "extra": {"hermes": {"api_request_id": request}}}
     if failed in ("rate_limited", "upstream_error", "authentication"):
-        agent["extra"]["hermes"]["failed_attempts"] = [{"attempt": 1, "error_type": failed, "status_code": 429}]
+        agent["extra"]["hermes"]["failed_attempts"] = [{"attempt": 1, "error_type": failed, "status_code": 429,
+                                                         "message": MESSAGES[failed]}]
     return json.dumps({"schema_version": "ATIF-v1.7", "session_id": sid, "trajectory_id": tid,
                        "agent": {"name": "hermes", "model_name": "model-a"}, "steps": [user, agent],
                        "final_metrics": {"total_prompt_tokens": 900, "total_completion_tokens": 120},
@@ -207,13 +215,16 @@ def build_issue_profile(root: Path, sessions: int = 2000, days: int = 14, now: f
                    "request": request, "call": call}
             runs.append(run)
             task_rows.append((tid, sid, turn, "cli", "cli:chat", run["started"], run["ended"],
-                              "failed" if failed else "success", 3, 1, 2700, 360, 0.012 + 0.001 * (i % 7), failed))
+                              "failed" if failed else "success", 3, 1, 2700, 360, 0.012 + 0.001 * (i % 7), failed,
+                              MESSAGES[failed] if failed else None))
             for j in range(3):
                 bad = failed in ("rate_limited", "upstream_error", "authentication") and j == 0
                 llm_rows.append((run["started"], run["ended"], sid, turn, request if j == 1 else f"{request}-{j}",
-                                 "p", model, "error" if bad else "ok", failed if bad else None, 900, 120, 0.004))
+                                 "p", model, "error" if bad else "ok", failed if bad else None, 900, 120, 0.004,
+                                 MESSAGES[failed] if bad and failed else None))
             if failed == "command_failed":
-                tool_rows.append((run["ended"], sid, turn, tid, call, "terminal", "ok", "command_failed", 2))
+                tool_rows.append((run["ended"], sid, turn, tid, call, "terminal", "ok", "command_failed", 2,
+                                  TOOL_MESSAGE))
             skill_rows.append((skill, tid, turn, run["started"], run["ended"], "failed" if failed else "success"))
             day = time.strftime("%Y-%m-%d", time.gmtime(t0))
             (home / "trajectories" / f"{day}-{tid}.json").write_text(
@@ -225,13 +236,13 @@ def build_issue_profile(root: Path, sessions: int = 2000, days: int = 14, now: f
     state.commit()
     state.close()
     store.executemany("INSERT INTO task_runs (trajectory_id, session_id, turn_id, platform, task_class, started_at, "
-                      "ended_at, outcome, llm_calls, tool_calls, input_tokens, output_tokens, cost_usd, error_type) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", task_rows)
+                      "ended_at, outcome, llm_calls, tool_calls, input_tokens, output_tokens, cost_usd, error_type, "
+                      "error_message) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", task_rows)
     store.executemany("INSERT INTO llm_calls (started_at, ended_at, session_id, turn_id, api_request_id, provider, "
-                      "model, status, error_type, input_tokens, output_tokens, cost_usd) VALUES "
-                      "(?,?,?,?,?,?,?,?,?,?,?,?)", llm_rows)
+                      "model, status, error_type, input_tokens, output_tokens, cost_usd, error_message) VALUES "
+                      "(?,?,?,?,?,?,?,?,?,?,?,?,?)", llm_rows)
     store.executemany("INSERT INTO tool_errors (ended_at, session_id, turn_id, trajectory_id, tool_call_id, tool_name, "
-                      "status, error_type, exit_code) VALUES (?,?,?,?,?,?,?,?,?)", tool_rows)
+                      "status, error_type, exit_code, error_message) VALUES (?,?,?,?,?,?,?,?,?,?)", tool_rows)
     store.executemany("INSERT INTO skill_runs (skill_name, trajectory_id, turn_id, started_at, ended_at, outcome) "
                       "VALUES (?,?,?,?,?,?)", skill_rows)
     for n in range(40):

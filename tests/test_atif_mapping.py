@@ -119,8 +119,8 @@ def test_fmt_46_failed_attempts_attach_to_the_next_step_of_the_same_request(engi
     [user, step] = doc["steps"]
     assert user["source"] == "user" and step["message"] == "fine"
     assert step["extra"]["hermes"]["failed_attempts"] == [
-        {"attempt": 1, "error_type": "upstream_error", "status_code": 503},
-        {"attempt": 2, "error_type": "upstream_error", "status_code": 503}]
+        {"attempt": 1, "error_type": "upstream_error", "status_code": 503, "message": "busy"},
+        {"attempt": 2, "error_type": "upstream_error", "status_code": 503, "message": "busy"}]  # issue #31: why
     assert doc["final_metrics"]["extra"] == {"failed_attempts": 2}
     assert doc["final_metrics"]["total_steps"] == 2
 
@@ -142,7 +142,7 @@ def test_fmt_46_failed_request_without_success_goes_to_the_turns_last_step(engin
     user1, agent1, user2 = doc["steps"]
     assert "failed_attempts" not in user1.get("extra", {}).get("hermes", {})
     assert agent1["extra"]["hermes"]["failed_attempts"] == [{"attempt": 1, "error_type": "upstream_error",
-                                                             "status_code": 503}]
+                                                             "status_code": 503, "message": "down"}]
     assert user2["extra"]["hermes"]["failed_attempts"][0]["status_code"] == 503  # no agent step in that turn
     assert doc["final_metrics"]["extra"] == {"failed_attempts": 2}
 

@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["e", "link", "num", "page", "qlink", "table", "when"]
+__all__ = ["e", "error_text", "link", "num", "page", "qlink", "table", "when"]
 
 NAV = (("/", "Today"), ("/sessions", "Sessions"), ("/runs", "Runs"), ("/failures", "Failures"), ("/skills", "Skills"),
        ("/memory", "Memory"))
@@ -73,6 +73,18 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, cls: str = "
     head = "".join(f"<th>{e(h)}</th>" for h in headers)
     return f'<table{f" class={chr(34)}{e(cls)}{chr(34)}" if cls else ""}><thead><tr>{head}</tr></thead>' \
            f'<tbody>{"".join(body)}</tbody></table>'
+
+
+def error_text(error_type: Any, message: Any = None, *, limit: int | None = 300) -> str:
+    """A failure as the pages show it: its type in bold, then its recorded message (cut to ``limit``
+    characters in lists; the whole bounded message on a run page), both escaped. Empty when neither is known."""
+    parts = [f'<b class="errtype">{e(error_type)}</b>'] if error_type else []
+    if isinstance(message, str) and message.strip():
+        text = message.strip()
+        if limit is not None and len(text) > limit:
+            text = text[:limit - 1] + "…"
+        parts.append(f'<span class="errmsg">{e(text)}</span>')
+    return ": ".join(parts)
 
 
 def missing(what: str) -> str:

@@ -85,6 +85,13 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
         return set()
 
 
+def message_column(conn: sqlite3.Connection | None, table: str, alias: str = "") -> str:
+    """``error_message`` of ``table`` (as ``alias.``) for a ``SELECT`` list, or ``NULL AS error_message`` on a
+    store written before schema 5 (the dashboard reads, never upgrades, so an older store must still answer)."""
+    return f"{alias}error_message" if conn is not None and "error_message" in _columns(conn, table) else \
+        "NULL AS error_message"
+
+
 # ---- the trajectory directory -------------------------------------------------------------------
 
 @scrubbed
@@ -178,9 +185,23 @@ def _runs_by_trajectory(conn: sqlite3.Connection | None, ids: list[str]) -> dict
         return {}
     marks = ",".join("?" * len(ids))
     rows = _rows(conn, f"SELECT trajectory_id, session_id, outcome, input_tokens, output_tokens, cost_usd, "
-                       f"started_at, ended_at, error_type FROM task_runs WHERE trajectory_id IN ({marks})",
+                       f"started_at, ended_at, error_type, {message_column(conn, 'task_runs')} FROM task_runs "
+                       f"WHERE trajectory_id IN ({marks})",
                  tuple(ids)) or []
     return {str(r["trajectory_id"]): r for r in rows}
+
+
+def _turn_ids(doc: dict[str, Any]) -> list[str]:
+    """The run ids of the turns a trajectory file holds (its user steps' ``extra.hermes.trajectory_id``), in order,
+    without the file's own id; at most 200."""
+    found: list[str] = []
+    for step in doc.get("steps") or []:
+        extra = step.get("extra") if isinstance(step, dict) else None
+        hermes = extra.get("hermes") if isinstance(extra, dict) else None
+        tid = hermes.get("trajectory_id") if isinstance(hermes, dict) else None
+        if isinstance(tid, str) and TRAJECTORY_ID.fullmatch(tid) and tid not in found and len(found) < 200:
+            found.append(tid)
+    return [t for t in found if t != doc.get("trajectory_id")]
 
 
 @scrubbed
@@ -202,11 +223,16 @@ def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
     doc, problem = _read(path)
     if problem is not None:
         return {"id": trajectory_id, "file": path.name, "problem": problem}
+    ids = json.dumps([trajectory_id, *_turn_ids(doc)])
     with _db(sources.store_db) as conn:
-        run = _runs_by_trajectory(conn, [trajectory_id]).get(trajectory_id)
-        skills = _rows(conn, "SELECT DISTINCT skill_name FROM skill_runs WHERE trajectory_id = ?", (trajectory_id,))
-        errors = _rows(conn, "SELECT tool_call_id, tool_name, status, error_type, exit_code FROM tool_errors WHERE "
-                             "trajectory_id = ? LIMIT 1000", (trajectory_id,))
+        runs = _runs_by_trajectory(conn, json.loads(ids))
+        # a file of a whole host session holds several turns, each a task_runs row by its own id: the last one
+        run = runs.get(trajectory_id) or next((runs[t] for t in reversed(json.loads(ids)) if t in runs), None)
+        skills = _rows(conn, "SELECT DISTINCT skill_name FROM skill_runs WHERE trajectory_id IN "
+                             "(SELECT value FROM json_each(?))", (ids,))
+        errors = _rows(conn, "SELECT tool_call_id, tool_name, status, error_type, exit_code, "
+                             f"{message_column(conn, 'tool_errors')} FROM tool_errors WHERE trajectory_id IN "
+                             "(SELECT value FROM json_each(?)) LIMIT 1000", (ids,))
         previous = _rows(conn, "SELECT trajectory_id FROM task_runs WHERE session_id = ? AND ended_at < ? AND "
                                "trajectory_id IS NOT NULL AND trajectory_id != ? ORDER BY ended_at DESC, id DESC LIMIT 1",
                          (run.get("session_id"), run.get("ended_at"), trajectory_id)) if run else None
@@ -337,6 +363,7 @@ def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
     problems: list[str] = []
     with _db(sources.store_db, problems) as conn:
         runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, error_type, "
+                           f"{message_column(conn, 'task_runs')}, "
                            "input_tokens, output_tokens, cost_usd FROM task_runs WHERE session_id = ? ORDER BY ended_at, id "
                            "LIMIT 1000", (session_id,)) or []
     present = _trajectory_ids(sources) if runs else set()

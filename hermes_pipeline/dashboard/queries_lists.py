@@ -21,7 +21,7 @@ import time
 from typing import Any, Final
 
 from .params import PAGE_SIZE, ListQuery, time_range
-from .queries import SESSION_COLUMNS, _columns, _db, _rows, _trajectory_ids, store_status
+from .queries import SESSION_COLUMNS, _columns, _db, _rows, _trajectory_ids, message_column, store_status
 from .scrubbed import scrubbed
 from .sources import Sources
 
@@ -135,7 +135,8 @@ def runs(sources: Sources, query: ListQuery) -> dict[str, Any]:
             where, params = _run_where(query, sessions, text_in_store=state is None)
             total = _rows(conn, f"SELECT COUNT(*) AS n FROM task_runs t WHERE {where}", tuple(params))
             rows, more = _page(_rows(conn, "SELECT t.id, t.trajectory_id, t.session_id, t.turn_id, t.task_class, "
-                                           "t.started_at, t.ended_at, t.outcome, t.error_type, t.llm_calls, "
+                                           "t.started_at, t.ended_at, t.outcome, t.error_type, "
+                                           f"{message_column(conn, 'task_runs', 't.')}, t.llm_calls, "
                                            "t.tool_calls, t.input_tokens, t.output_tokens, t.cost_usd FROM task_runs t "
                                            f"WHERE {where} ORDER BY t.ended_at DESC, t.id DESC LIMIT ? OFFSET ?",
                                      (*params, PAGE_SIZE + 1, query.offset)))
@@ -297,20 +298,23 @@ def failures(sources: Sources, query: ListQuery) -> dict[str, Any]:
         out["run_types"] = _rows(conn, "SELECT coalesce(error_type, '(not recorded)') AS type, COUNT(*) AS n FROM "
                                        f"task_runs WHERE {w} GROUP BY type ORDER BY n DESC", p)
         out["runs"], out["runs_more"] = _page(_rows(
-            conn, "SELECT trajectory_id, session_id, ended_at, outcome, error_type, cost_usd FROM task_runs "
+            conn, "SELECT trajectory_id, session_id, ended_at, outcome, error_type, cost_usd, "
+                  f"{message_column(conn, 'task_runs')} FROM task_runs "
                   f"WHERE {w} ORDER BY ended_at DESC, id DESC LIMIT ? OFFSET ?", (*p, PAGE_SIZE + 1, query.offset)))
         w, p = where("ended_at", "1")
         out["tool_types"] = _rows(conn, "SELECT coalesce(error_type, '(not recorded)') AS type, COUNT(*) AS n FROM "
                                         f"tool_errors WHERE {w} GROUP BY type ORDER BY n DESC", p)
         out["tools"], out["tools_more"] = _page(_rows(
-            conn, "SELECT ended_at, session_id, trajectory_id, tool_call_id, tool_name, status, error_type, exit_code "
-                  f"FROM tool_errors WHERE {w} ORDER BY ended_at DESC, id DESC LIMIT ? OFFSET ?",
+            conn, "SELECT ended_at, session_id, trajectory_id, tool_call_id, tool_name, status, error_type, exit_code, "
+                  f"{message_column(conn, 'tool_errors')} FROM tool_errors WHERE {w} ORDER BY ended_at DESC, id DESC "
+                  "LIMIT ? OFFSET ?",
             (*p, PAGE_SIZE + 1, query.offset)))
         w, p = where("ended_at", "status = 'error'")
         out["llm_types"] = _rows(conn, "SELECT coalesce(error_type, '(not recorded)') AS type, COUNT(*) AS n FROM "
                                        f"llm_calls WHERE {w} GROUP BY type ORDER BY n DESC", p)
         out["llm"], out["llm_more"] = _page(_rows(
-            conn, "SELECT ended_at, session_id, turn_id, api_request_id, provider, model, error_type FROM llm_calls "
+            conn, "SELECT ended_at, session_id, turn_id, api_request_id, provider, model, error_type, "
+                  f"{message_column(conn, 'llm_calls')} FROM llm_calls "
                   f"WHERE {w} ORDER BY ended_at DESC, id DESC LIMIT ? OFFSET ?", (*p, PAGE_SIZE + 1, query.offset)))
         turns = sorted({str(r["turn_id"]) for r in out["llm"] if r.get("turn_id")})
         owners = _rows(conn, "SELECT turn_id, trajectory_id FROM task_runs WHERE turn_id IN (SELECT value FROM "

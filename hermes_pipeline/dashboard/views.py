@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .charts import bar_chart, series_values
-from .html import cost, e, link, missing, num, page, qlink, table, when
+from .html import cost, e, error_text, link, missing, num, page, qlink, table, when
 from .views_runs import diff_view, trajectory_view
 
 __all__ = ["ambiguous_view", "diff_view", "error_view", "memory_view", "overview_view", "session_view",
@@ -181,12 +181,12 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
         cell = link(f"/trajectories/{tid}", tid[:13] + "…") if r.get("has_file") else e(tid or "—")
         trace = link(f"{jaeger.rstrip('/')}/trace/{tid.replace('-', '')}", "trace") if jaeger and tid else ""
         runs.append([cell, e(r.get("ended_at")), f'<span class="st {e(r.get("outcome"))}">{e(r.get("outcome"))}</span>',
-                     f'<b class="errtype">{e(r.get("error_type"))}</b>' if r.get("error_type") else "",
+                     error_text(r.get("error_type"), r.get("error_message"), limit=160),
                      num(r.get("input_tokens")), num(r.get("output_tokens")), cost(r.get("cost_usd")), trace])
     note = _store_note(data.get("store_status"), "this session's runs are unknown")
     if note is not None and (data.get("store_status") or {}).get("state") == "unreadable":
         head.append(note)
-    head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "error type", "input", "output", "cost", "trace"], runs,
+    head.append("<h2>Runs</h2>" + table(["run", "ended", "outcome", "error", "input", "output", "cost", "trace"], runs,
                                         empty="no recorded run for this session"))
     messages = data.get("messages")
     stream = ["<h2>Messages</h2>"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .html import cost, e, link, missing, num, page, qlink, table, when
+from .html import cost, e, error_text, link, missing, num, page, qlink, table, when
 from .params import PAGE_SIZE, ListQuery
 from .views import _store_note, _writes_note
 
@@ -68,12 +68,13 @@ def runs_view(data: dict[str, Any], query: ListQuery, home: str = "") -> str:
         rows.append([_run_link(r.get("trajectory_id"), r.get("has_file", False)),
                      e((r.get("task") or r.get("task_class") or "")[:160]),
                      link(f"/sessions/{r['session_id']}", r["session_id"]) if r.get("session_id") else "—",
-                     e(r.get("ended_at")), _status(r.get("outcome")), e(r.get("error_type") or ""), skills,
+                     e(r.get("ended_at")), _status(r.get("outcome")),
+                     error_text(r.get("error_type"), r.get("error_message"), limit=120), skills,
                      num(r.get("input_tokens")), num(r.get("output_tokens")), cost(r.get("cost_usd")),
                      _duration(r.get("duration_s"))])
     body = _form("/runs", query, ("since", "until", "outcome", "model", "skill", "tool", "error", "q")) + \
         _stated(query) + _pager("/runs", query, len(rows), data["more"], data.get("total")) + \
-        table(["run", "task", "session", "ended (UTC)", "outcome", "error type", "skills", "input", "output", "cost",
+        table(["run", "task", "session", "ended (UTC)", "outcome", "error", "skills", "input", "output", "cost",
                "duration"], rows, cls="runs", empty="no run matches") + \
         _pager("/runs", query, len(rows), data["more"], data.get("total"))
     return page("Runs", "".join(notes) + body, active="/runs", home=home)
@@ -128,22 +129,24 @@ def failures_view(data: dict[str, Any], query: ListQuery, home: str = "") -> str
              "<h2>By error type</h2>", f'<ul class="types">{groups}</ul>' if groups else
              '<p class="ok">Nothing failed in this range.</p>']
     runs = [[_run_link(r.get("trajectory_id"), r.get("has_file", False)), e(r.get("ended_at")),
-             _status(r.get("outcome")), e(r.get("error_type") or "(not recorded)"),
+             _status(r.get("outcome")), error_text(r.get("error_type") or "(not recorded)", r.get("error_message")),
              link(f"/sessions/{r['session_id']}", r["session_id"]) if r.get("session_id") else "",
              cost(r.get("cost_usd"))] for r in data["runs"]]
-    parts.append("<h2>Failed runs</h2>" + table(["run", "ended (UTC)", "outcome", "error type", "session", "cost"],
+    parts.append("<h2>Failed runs</h2>" + table(["run", "ended (UTC)", "outcome", "error", "session", "cost"],
                                                 runs, empty="no failed run"))
     tools = [[_run_link(r.get("trajectory_id"), r.get("has_file", False), f"#call-{r.get('tool_call_id')}"),
               e(r.get("ended_at")), e(r.get("tool_name")), _status(r.get("status")),
-              e(r.get("error_type") or "(not recorded)"), "" if r.get("exit_code") is None else num(r["exit_code"])]
+              error_text(r.get("error_type") or "(not recorded)", r.get("error_message")),
+              "" if r.get("exit_code") is None else num(r["exit_code"])]
              for r in data["tools"]]
-    parts.append("<h2>Failed tool calls</h2>" + table(["run · step", "ended (UTC)", "tool", "status", "error type",
+    parts.append("<h2>Failed tool calls</h2>" + table(["run · step", "ended (UTC)", "tool", "status", "error",
                                                        "exit code"], tools, empty="no failed tool call"))
     llm = [[_run_link(r.get("trajectory_id"), r.get("has_file", False), f"#req-{r.get('api_request_id')}"),
-            e(r.get("ended_at")), e(r.get("provider")), e(r.get("model")), e(r.get("error_type") or "(not recorded)"),
+            e(r.get("ended_at")), e(r.get("provider")), e(r.get("model")),
+            error_text(r.get("error_type") or "(not recorded)", r.get("error_message")),
             e(r.get("api_request_id") or "")] for r in data["llm"]]
     parts.append("<h2>Failed provider attempts</h2>" + table(["run · step", "ended (UTC)", "provider", "model",
-                                                              "error type", "request"], llm,
+                                                              "error", "request"], llm,
                                                              empty="no failed provider attempt"))
     more = data["runs_more"] or data["tools_more"] or data["llm_more"]
     nav = []

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..export.definitions import DEFINITIONS_KEY, resolve_request
-from .html import cost, e, link, missing, num, page
+from .html import cost, e, error_text, link, missing, num, page
 
 __all__ = ["diff_view", "failed_commands", "trajectory_view"]
 
@@ -112,6 +112,9 @@ def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str
     if calls:
         bits.append("tools: " + ", ".join(e(c.get("function_name")) for c in calls))
     body = [_attempts(hermes)]
+    if hermes.get("turn_status") in ("error", "cancelled") and hermes.get("error_message"):
+        why = error_text(hermes.get("error_type"), hermes["error_message"], limit=None)
+        body.append(f'<p class="turnerr">the turn failed: {why}</p>')
     message = step.get("message")
     if message:
         body.append(f'<details open><summary>message</summary><pre>{e(_text(message))}</pre></details>')
@@ -122,11 +125,13 @@ def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str
         error = tool_errors.get(str(call.get("tool_call_id")))
         failed = _failed(rx, error)
         any_failed = any_failed or failed
-        kind = (error or {}).get("error_type") or ("command_failed" if rx.get("command_failed") else None)
+        kind = (error or {}).get("error_type") or rx.get("error_type") or \
+            ("command_failed" if rx.get("command_failed") else None)
+        why = (error or {}).get("error_message") or rx.get("error_message")
         anchor = f' id="call-{e(call.get("tool_call_id"))}"' if call.get("tool_call_id") else ""
         body.append(f'<details class="tool"{anchor}{" open" if failed else ""}><summary>tool '
                     f'<b>{e(call.get("function_name"))}</b> {_status(rx.get("status"))} {_command(rx)} '
-                    + (f'<b class="errtype">{e(kind)}</b> ' if failed and kind else "")
+                    + (error_text(kind, why, limit=200) + " " if failed and (kind or why) else "")
                     + f'{e(_ms(rx.get("duration_ms")))}</summary>'
                     f'<h4>arguments</h4><pre>{e(_text(call.get("arguments")))}</pre>'
                     + (f'<h4>{"error" if failed else "result"}</h4><pre>{e(_text(result.get("content")))}</pre>'
@@ -187,6 +192,15 @@ def _compare(data: dict[str, Any], hermes: dict[str, Any]) -> str:
         ("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" if items else "") + form + "</section>"
 
 
+def _turn_message(steps: list[dict[str, Any]]) -> str | None:
+    """The recorded message of the last turn of ``steps`` that ended in error (a run file without a store row)."""
+    for step in reversed(steps):
+        hermes = (step.get("extra") or {}).get("hermes") if isinstance(step.get("extra"), dict) else None
+        if isinstance(hermes, dict) and hermes.get("turn_status") == "error" and hermes.get("error_message"):
+            return str(hermes["error_message"])
+    return None
+
+
 def trajectory_view(data: dict[str, Any], home: str = "") -> str:
     """``/trajectories/<id>``: the run as a tree."""
     doc, run = data["doc"], data.get("run") or {}
@@ -202,7 +216,8 @@ def trajectory_view(data: dict[str, Any], home: str = "") -> str:
                         f"{num(metrics.get('total_completion_tokens'))} out"),
              ("cost", cost(run.get("cost_usd"))), ("failed commands", num(failed_commands(doc)))]
     if run.get("error_type") or run.get("outcome") in ("failed", "timed_out"):
-        facts.insert(4, ("error type", f'<b class="errtype">{e(run.get("error_type") or "(not recorded)")}</b>'))
+        why = run.get("error_message") or _turn_message(steps)
+        facts.insert(4, ("error", error_text(run.get("error_type") or "(not recorded)", why, limit=None)))
     skills = data.get("skills") or []
     if skills:
         facts.append(("skills loaded", ", ".join(link(f"/skills/{s}", s) for s in skills)))

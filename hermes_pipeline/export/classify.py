@@ -99,6 +99,26 @@ def exit_code_failed(exit_code: object) -> bool:
     return isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
 
 
+ERROR_MESSAGE_CHARS: Final = 1000
+"""Longest error message (code points) a stored row or a trajectory step keeps; the ATOF event keeps the whole."""
+
+
+def failure_message(data: Mapping[str, Any] | None, *, result: bool = False) -> str | None:
+    """Why a failed scope failed, in the host's words, bounded to :data:`ERROR_MESSAGE_CHARS`: the end's
+    ``error_message`` (a tool's or a provider's error), else its ``reason`` (a turn's), else with ``result``
+    the tool's own result text (a command that exited non-zero says why in its output). ``None`` when the
+    end says nothing. The text was credential-scrubbed where the event entered the pipeline."""
+    if not isinstance(data, Mapping):
+        return None
+    keys = ("error_message", "reason", "result") if result else ("error_message", "reason")
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            text = value.strip()
+            return text if len(text) <= ERROR_MESSAGE_CHARS else text[:ERROR_MESSAGE_CHARS - 1] + "…"
+    return None
+
+
 _SMART_DECIDERS: Final = frozenset({"aux_llm", "smart", "smart_approval", "llm"})
 
 

@@ -264,6 +264,8 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
             meta["otel.status_code"] = "OK" if error is None else "ERROR"
             if error is not None:
                 meta["error.type"] = error
+                if reason is None and error == turn.provider_error and turn.provider_message:
+                    data["error_message"] = turn.provider_message  # the provider's words: why the turn failed
             self._close_turn(st, turn, data=data, meta=meta)
             if st.pending_close is not None and not st.turns:
                 self._close_session(st, {"reason": st.pending_close}, None)

@@ -232,7 +232,10 @@ class CallHooks(ScopeTracker):
                                     None, start_meta, start)
             turn = st.turns.get(turn_id)
             if turn is not None:  # the cause a failing turn ends with (see classify.turn_error_type)
-                turn.provider_error = meta.get("error.type") if meta.get("otel.status_code") == "ERROR" else None
+                failed = meta.get("otel.status_code") == "ERROR"
+                turn.provider_error = meta.get("error.type") if failed else None
+                message = data.get("error_message") if failed else None
+                turn.provider_message = message if isinstance(message, str) else None
             self._end(st, scope, data, meta, end, profile)
 
     # ------------------------------------------------------------------ tools (rows 10, 11)

@@ -66,7 +66,7 @@ AGENT_VERSION_KEY: Final = "hermes.agent.version"
 class TurnState:
     """An open ``agent.run`` scope and the turn facts its end needs."""
 
-    __slots__ = ("final_response", "provider_error", "scope", "task_id", "turn_id")
+    __slots__ = ("final_response", "provider_error", "provider_message", "scope", "task_id", "turn_id")
 
     def __init__(self, scope: ScopeEvent, task_id: str, turn_id: str) -> None:
         self.scope = scope
@@ -75,6 +75,8 @@ class TurnState:
         self.final_response: str | None = None
         self.provider_error: str | None = None
         """``error.type`` of the turn's last provider attempt when it failed (``None`` after a success)."""
+        self.provider_message: str | None = None
+        """That failed attempt's error message (the turn's end says why with it when the host gave no reason)."""
 
 
 class SessionState:

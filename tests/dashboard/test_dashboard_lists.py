@@ -169,7 +169,7 @@ def test_failures_are_grouped_by_type_and_linked_to_their_step(app: Dashboard, m
     assert '<b class="errtype">command_failed</b>' in run and "make: *** [all] Error 2" in run
     run = body(app, f"/trajectories/{provider['trajectory_id']}")
     assert "attempt 1: <b>rate_limited</b> (HTTP 429)" in run and f'id="req-{provider["request"]}"' in run
-    assert '<dt>error type</dt><dd><b class="errtype">rate_limited</b>' in run
+    assert '<dt>error</dt><dd><b class="errtype">rate_limited</b>' in run
     only = body(app, "/failures?since=30d&error=authentication")
     assert f"× {counts['authentication']:,}" in only and "rate_limited" not in only.split("<h2>Failed runs")[0]
 

@@ -95,10 +95,15 @@ def test_why_did_it_fail_in_two_clicks(made: dict[str, Any], base: str, browser:
     nav.click(browser.find_element(By.LINK_TEXT, "Failures"))
     text = nav.main()
     assert "command_failed ×" in text and "rate_limited ×" in text and "authentication ×" in text
+    # each failure says why: the run's message, the tool's output, the provider's words
+    assert "command_failed: RuntimeError: agent gave up: make kept failing" in text
+    assert "command_failed: make: *** [all] Error 2" in text
+    assert "rate_limited: Error code: 429 - rate limit reached for model-a" in text
     nav.click(browser.find_element(By.CSS_SELECTOR, f"a[href='/trajectories/{run['trajectory_id']}#call-{run['call']}']"))
     tool = browser.find_element(By.ID, f"call-{run['call']}")
     assert tool.get_attribute("open") is not None and tool.is_displayed()
-    assert "exit 2 failed" in tool.text and "command_failed" in tool.text and "Error 2" in tool.text
+    assert "exit 2 failed" in tool.text and "command_failed: make: *** [all] Error 2" in tool.text
+    assert "the turn failed: command_failed: RuntimeError: agent gave up: make kept failing" in nav.main()
     assert nav.count <= 2 and nav.console() == []
 
 
@@ -108,7 +113,9 @@ def test_a_failed_provider_attempt_in_two_clicks(made: dict[str, Any], base: str
     nav = Clicks(browser, base)
     nav.click(browser.find_element(By.LINK_TEXT, "Failures"))
     nav.click(browser.find_element(By.CSS_SELECTOR, f"a[href^='/trajectories/{run['trajectory_id']}#req-']"))
-    assert "attempt 1: upstream_error (HTTP 429)" in nav.main() and "error type\nupstream_error" in nav.main()
+    text = nav.main()
+    assert "attempt 1: upstream_error (HTTP 429): Error code: 503 - the upstream provider is overloaded" in text
+    assert "error\nupstream_error: Error code: 503 - the upstream provider is overloaded" in text
     assert nav.count <= 2
 
 

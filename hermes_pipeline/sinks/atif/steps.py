@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ...export.classify import failure_message
 from ...export.content import canonical_json
 from ...export.definitions import shrink_request
 from ...export.events import END, LLM_SCOPE, MARK, START, TURN_SCOPE, ScopeEvent
@@ -141,7 +142,7 @@ class StepMapper:
                 if isinstance(final, str):  # the answer the host showed (the run's final output)
                     self.final_output = final
                 if turn is not None:
-                    self._turn_outcome(turn, event.metadata)
+                    self._turn_outcome(turn, event.metadata, event.data)
                     self._turn_end(turn)
             elif event.category == "llm":
                 self._llm_end(event)
@@ -214,9 +215,10 @@ class StepMapper:
             step["extra"] = {"hermes": hermes}
         turn.user_step = self._add(turn, step)
 
-    def _turn_outcome(self, turn: _Turn, meta: Mapping[str, Any]) -> None:
+    def _turn_outcome(self, turn: _Turn, meta: Mapping[str, Any], data: Any = None) -> None:
         """A turn that ended in error says so, with its cause, on its user step (``extra.hermes``):
-        ``turn_status = "error"`` and ``error_type`` (the provider's type when the provider failed it)."""
+        ``turn_status = "error"``, ``error_type`` (the provider's type when the provider failed it) and
+        ``error_message`` (the host's reason, else the failing provider's message; bounded)."""
         if turn.user_step is None or meta.get("otel.status_code") != "ERROR":
             return
         hermes = self._hermes(turn.user_step)
@@ -224,6 +226,9 @@ class StepMapper:
         error_type = meta.get("error.type")
         if isinstance(error_type, str) and error_type:
             hermes["error_type"] = error_type
+        message = failure_message(data)
+        if message is not None:
+            hermes["error_message"] = message
 
     def _turn_end(self, turn: _Turn) -> None:
         if turn.pending_failed and turn.last_step is not None:
@@ -263,6 +268,9 @@ class StepMapper:
                 record["error_type"] = error_type
             if error.get("status_code") is not None:
                 record["status_code"] = error["status_code"]
+            message = failure_message(data)
+            if message is not None:
+                record["message"] = message
             turn.pending_failed.setdefault(str(request_id), []).append(record)
             self.failed_attempts += 1
             return
@@ -373,6 +381,13 @@ class StepMapper:
         duration = meta.get("hermes.duration_ms")
         if duration is not None:
             hermes["duration_ms"] = duration
+        if meta.get("otel.status_code") == "ERROR":  # why it failed (the result keeps the tool's own text)
+            error_type = meta.get("error.type")
+            if isinstance(error_type, str) and error_type:
+                hermes["error_type"] = error_type
+            message = failure_message(data)
+            if message is not None:
+                hermes["error_message"] = message
         approval = self._approvals.pop(uuid, None)
         if approval is not None:
             hermes["approval"] = approval

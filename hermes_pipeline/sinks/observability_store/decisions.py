@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from ...export.classify import failure_message
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
 from .schema import sqlite_utc
@@ -82,4 +83,6 @@ def tool_error_rows(start: ScopeEvent, end: ScopeEvent, run: int | None) -> list
         "turn_id": _str(start.metadata.get("hermes.turn_id")), "trajectory_id": uuid_str(run) if run else None,
         "tool_call_id": _str(profile.get("tool_call_id")), "tool_name": _str(start.name),
         "status": _str(status) or ("error" if failed else "ok"),
-        "error_type": _str(meta.get("error.type")) if failed else COMMAND_FAILED, "exit_code": code})]
+        "error_type": _str(meta.get("error.type")) if failed else COMMAND_FAILED, "exit_code": code,
+        # the error's words, else the tool's own output (a command that exited non-zero says why in it)
+        "error_message": failure_message(end.data, result=True)})]

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ...export.classify import failure_message
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
 from ...shared_metrics import vocab
@@ -188,7 +189,8 @@ class RowBuilder:
             "error_type": end.metadata.get("error.type") if failed else None,
             "input_tokens": _int((usage or {}).get("input_tokens")),
             "output_tokens": _int((usage or {}).get("output_tokens")),
-            "cache_read_tokens": _int((usage or {}).get("cache_read_tokens")), "cost_usd": cost})]
+            "cache_read_tokens": _int((usage or {}).get("cache_read_tokens")), "cost_usd": cost,
+            "error_message": failure_message(data) if failed else None})]
 
     def _turn_end(self, start: ScopeEvent, end: ScopeEvent) -> list[Item]:
         turn = self._turns.pop(start.uuid, None) or _Turn(start)
@@ -214,7 +216,8 @@ class RowBuilder:
             "ended_at": sqlite_utc(end.timestamp_us), "outcome": outcome, "llm_calls": turn.llm_calls,
             "tool_calls": turn.tool_calls, "input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens,
             "cost_usd": sum(turn.costs) if turn.costs else None,
-            "error_type": meta.get("error.type") if outcome != "success" else None}), TURN_ENDED]
+            "error_type": meta.get("error.type") if outcome != "success" else None,
+            "error_message": failure_message(data) if outcome != "success" else None}), TURN_ENDED]
 
     def _tool_end(self, start: ScopeEvent, end: ScopeEvent) -> list[Item]:
         turn = self._turn_of(start)

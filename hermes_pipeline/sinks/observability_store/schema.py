@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Final
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 """Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables).
 
 1: the tables and their first indexes. 2: the time indexes of ``llm_calls`` and ``task_runs`` cover the
@@ -21,7 +21,9 @@ beside ``SKILL.md``), and ``memory_changes`` keeps the SHA-256 of the file after
 rule that a store writer's row wins over another process's rescan compares it; issue #27). A store of an older version is brought up to date when
 a writer opens it (:func:`~.db.ensure_schema`). 4: the ``approvals`` table (issue #27: every approval
 and human-input decision, who decided, how long it waited) and the ``tool_errors`` table (failed tool
-calls, commands that exited non-zero included)."""
+calls, commands that exited non-zero included). 5: ``task_runs``, ``llm_calls`` and ``tool_errors`` keep the
+error's message (``error_message``: scrubbed, at most 1,000 characters), so a failure says why, not only its type
+(issue #31)."""
 
 TABLES: Final[dict[str, str]] = {
     # Skill version history (BOOK-18): one row per mutation, versions 1, 2, ... per skill.
@@ -78,7 +80,8 @@ TABLES: Final[dict[str, str]] = {
         tool_name TEXT,
         status TEXT,
         error_type TEXT,
-        exit_code INTEGER)""",
+        exit_code INTEGER,
+        error_message TEXT NULL)""",
     # Supporting tables (BOOK-25).
     "task_runs": """CREATE TABLE IF NOT EXISTS task_runs (
         id INTEGER PRIMARY KEY,
@@ -96,7 +99,8 @@ TABLES: Final[dict[str, str]] = {
         input_tokens INTEGER,
         output_tokens INTEGER,
         cost_usd REAL,
-        error_type TEXT)""",
+        error_type TEXT,
+        error_message TEXT NULL)""",
     "llm_calls": """CREATE TABLE IF NOT EXISTS llm_calls (
         id INTEGER PRIMARY KEY,
         started_at TEXT,
@@ -111,7 +115,8 @@ TABLES: Final[dict[str, str]] = {
         input_tokens INTEGER,
         output_tokens INTEGER,
         cache_read_tokens INTEGER,
-        cost_usd REAL)""",
+        cost_usd REAL,
+        error_message TEXT NULL)""",
     "skill_runs": """CREATE TABLE IF NOT EXISTS skill_runs (
         id INTEGER PRIMARY KEY,
         skill_name TEXT,
@@ -154,6 +159,9 @@ INDEXES: Final = (
 ADDED_COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "skill_history": (("skill_path", "TEXT NULL"), ("changed_files", "TEXT NULL")),
     "memory_changes": (("file_hash", "TEXT NULL"),),
+    "task_runs": (("error_message", "TEXT NULL"),),
+    "llm_calls": (("error_message", "TEXT NULL"),),
+    "tool_errors": (("error_message", "TEXT NULL"),),
 }
 """Columns later versions added to a table (``ALTER TABLE … ADD COLUMN`` on upgrade; old rows read NULL)."""
 
@@ -167,15 +175,16 @@ COLUMNS: Final[dict[str, tuple[str, ...]]] = {
                        "after_excerpt", "reason", "changed_at", "file_hash"),
     "task_runs": ("id", "trajectory_id", "session_id", "task_id", "turn_id", "platform", "task_class", "started_at",
                   "ended_at", "outcome", "llm_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd",
-                  "error_type"),
+                  "error_type", "error_message"),
     "llm_calls": ("id", "started_at", "ended_at", "session_id", "turn_id", "api_request_id", "provider", "model",
-                  "status", "error_type", "input_tokens", "output_tokens", "cache_read_tokens", "cost_usd"),
+                  "status", "error_type", "input_tokens", "output_tokens", "cache_read_tokens", "cost_usd",
+                  "error_message"),
     "skill_runs": ("id", "skill_name", "trajectory_id", "turn_id", "started_at", "ended_at", "outcome"),
     "alert_state": ("rule", "key", "status", "first_fired_at", "last_notified_at"),
     "approvals": ("id", "decided_at", "session_id", "turn_id", "trajectory_id", "tool_call_id", "kind", "surface",
                   "choice", "outcome", "decided_by", "waited_ms"),
     "tool_errors": ("id", "ended_at", "session_id", "turn_id", "trajectory_id", "tool_call_id", "tool_name", "status",
-                    "error_type", "exit_code"),
+                    "error_type", "exit_code", "error_message"),
 }
 """The columns of each table, in order (tests compare the database against this)."""
 
