@@ -135,9 +135,17 @@ def resolve_trajectory(sources: Sources, ref: str) -> tuple[str, Path]:
     Raises:
         TrajectoryLookupError: nothing matches, or several runs do (``candidates``).
     """
-    from ..sinks.trajectory_store import find_trajectory
+    from ..sinks.trajectory_store import TrajectoryLookupError, find_trajectory
+    from .replays import replay_index
 
-    trajectory_id, path = find_trajectory(sources.trajectories, ref)
+    try:
+        trajectory_id, path = find_trajectory(sources.trajectories, ref)
+    except TrajectoryLookupError as exc:
+        # Hermes' replays are named replay-<session>.json: found by their id through the replay index
+        found = replay_index(sources).file_of(ref) if not exc.candidates else None
+        if found is None:
+            raise
+        return found
     # an entry of the directory by its name; one that links elsewhere is never read (:func:`_read` says "damaged")
     return trajectory_id, path
 
@@ -236,7 +244,12 @@ def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
         previous = _rows(conn, "SELECT trajectory_id FROM task_runs WHERE session_id = ? AND ended_at < ? AND "
                                "trajectory_id IS NOT NULL AND trajectory_id != ? ORDER BY ended_at DESC, id DESC LIMIT 1",
                          (run.get("session_id"), run.get("ended_at"), trajectory_id)) if run else None
+    from .replays import REPLAYS_SHOWN, replay_index, replay_summary
+
+    replays = replay_index(sources).replays_of(trajectory_id)
     return {"id": trajectory_id, "file": path.name, "doc": doc, "run": run,
+            "replays": [replay_summary(sources, doc, rid, name) for rid, name in replays[:REPLAYS_SHOWN]],
+            "replay_count": len(replays),
             "skills": [str(r["skill_name"]) for r in skills or []], "tool_errors": errors or [],
             "previous": str(previous[0]["trajectory_id"]) if previous else None,
             "jaeger_url": sources.jaeger_url}

@@ -182,6 +182,17 @@ def _compare(data: dict[str, Any], hermes: dict[str, Any]) -> str:
     if original:
         items.append(f"this run replays {link('/trajectories/' + original, original)}: "
                      f"{link(f'/trajectories/{original}/diff/{tid}', 'compare with the original')}")
+    replays = data.get("replays") or []
+    if replays:
+        rows = "".join(
+            f"<li>{link('/trajectories/' + r['id'], r['id'][:8])} ({e(r.get('agent'))}, {e(r.get('mode'))}"
+            + (f", {e(r['date'])}" if r.get("date") else "") + f"): <b>{e(r.get('verdict'))}</b>"
+            + (f" — requests differ from agent step {e(r['diverged_at_step'])}"
+               if r.get("diverged_at_step") is not None else "")
+            + f" · {link(f'/trajectories/{tid}/diff/' + r['id'], 'compare with this replay')}</li>" for r in replays)
+        more = data.get("replay_count", len(replays)) - len(replays)
+        items.append(f"replays of this run ({num(data.get('replay_count', len(replays)))}):"
+                     f'<ul class="replays">{rows}</ul>' + (f"<p>… and {num(more)} older</p>" if more > 0 else ""))
     if data.get("previous"):
         prev = data["previous"]
         items.append(f"{link(f'/trajectories/{prev}/diff/{tid}', 'compare with the previous run of this session')} "

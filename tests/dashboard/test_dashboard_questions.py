@@ -189,3 +189,19 @@ def test_compare_a_run_with_the_previous_one_in_two_clicks(made: dict[str, Any],
     browser.find_element(By.NAME, "b").send_keys(made["runs"][0]["trajectory_id"][:8])
     nav.click(browser.find_element(By.CSS_SELECTOR, "section.compare button"))
     assert "Diff of two runs" in browser.title and nav.console() == []
+
+
+def test_a_run_and_its_replay_in_two_clicks(made: dict[str, Any], base: str, browser: Any) -> None:
+    """Q5 (issue #28 item 5): from Today to a run that was replayed, then to its comparison with the replay; the
+    replay's own page links back to its original."""
+    run, replay = made["replayed"][-1], made["replays"][-1]
+    nav = Clicks(browser, base)
+    nav.click(browser.find_element(By.CSS_SELECTOR, f"a[href='/trajectories/{run['trajectory_id']}']"))
+    assert "replays of this run (1):" in nav.main() and "identical" in nav.main()
+    nav.click(browser.find_element(By.CSS_SELECTOR, f"a[href='/trajectories/{run['trajectory_id']}/diff/{replay}']"))
+    assert "Diff of two runs" in browser.title and nav.count <= 2
+    browser.get(f"{base}/trajectories/{replay}")
+    WebDriverWait(browser, 10).until(EC.presence_of_element_located((By.TAG_NAME, "h1")))
+    back = browser.find_element(By.PARTIAL_LINK_TEXT, "compare with the original")
+    assert back.get_attribute("href").endswith(f"/trajectories/{run['trajectory_id']}/diff/{replay}")
+    assert nav.console() == []
