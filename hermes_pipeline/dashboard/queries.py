@@ -232,7 +232,8 @@ def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
     if problem is not None:
         return {"id": trajectory_id, "file": path.name, "problem": problem}
     ids = json.dumps([trajectory_id, *_turn_ids(doc)])
-    with _db(sources.store_db) as conn:
+    problems: list[str] = []
+    with _db(sources.store_db, problems) as conn:
         runs = _runs_by_trajectory(conn, json.loads(ids))
         # a file of a whole host session holds several turns, each a task_runs row by its own id: the last one
         run = runs.get(trajectory_id) or next((runs[t] for t in reversed(json.loads(ids)) if t in runs), None)
@@ -252,7 +253,7 @@ def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
             "replay_count": len(replays),
             "skills": [str(r["skill_name"]) for r in skills or []], "tool_errors": errors or [],
             "previous": str(previous[0]["trajectory_id"]) if previous else None,
-            "jaeger_url": sources.jaeger_url}
+            "jaeger_url": sources.jaeger_url, "store_status": store_status(sources, problems)}
 
 
 @scrubbed

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import calendar
 import json
+import os
+import re
 import sqlite3
 import time
 from typing import Any, Final
@@ -23,7 +25,7 @@ from typing import Any, Final
 from .params import PAGE_SIZE, ListQuery, time_range
 from .queries import SESSION_COLUMNS, _columns, _db, _rows, _trajectory_ids, message_column, store_status
 from .scrubbed import scrubbed
-from .sources import Sources
+from .sources import Sources, read_part
 
 __all__ = ["DEFAULT_FAILURE_WINDOW", "failures", "runs", "sessions_first_page", "sessions_page"]
 
@@ -249,10 +251,22 @@ def sessions_page(sources: Sources, query: ListQuery) -> dict[str, Any]:
         titles = _rows(store, "SELECT session_id, task_class FROM task_runs WHERE session_id IN (SELECT value FROM "
                               "json_each(?)) AND task_class IS NOT NULL ORDER BY started_at", (json.dumps(ids),)) \
             if ids else []
+        runs_of = _rows(store, "SELECT session_id, trajectory_id FROM task_runs WHERE session_id IN (SELECT value "
+                               "FROM json_each(?)) AND trajectory_id IS NOT NULL ORDER BY started_at, id",
+                        (json.dumps(ids),)) if ids else []
+        last = _rows(store, "SELECT session_id, outcome, error_type, MAX(ended_at) AS ended FROM task_runs WHERE "
+                            "session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id", (json.dumps(ids),)) \
+            if ids else []
+    first_run: dict[str, str] = {}
+    for t in runs_of or []:
+        first_run.setdefault(str(t["session_id"]), str(t["trajectory_id"]))
+    asked = _first_user_messages(sources, first_run)
     model_of: dict[str, tuple[int, str]] = {}
     for m in models or []:  # the model a session called most
         if int(m["n"]) > model_of.get(str(m["session_id"]), (0, ""))[0]:
             model_of[str(m["session_id"])] = (int(m["n"]), str(m["model"]))
+    end_of = {str(r["session_id"]): f"last run {r['outcome']}" + (f" ({r['error_type']})" if r.get("error_type") else "")
+              for r in last or [] if r.get("outcome")}
     title_of: dict[str, str] = {}
     for t in titles or []:
         title_of.setdefault(str(t["session_id"]), str(t["task_class"]))
@@ -261,13 +275,48 @@ def sessions_page(sources: Sources, query: ListQuery) -> dict[str, Any]:
         t = totals.get(str(row["id"]), {})
         a, b = _epoch(t.get("started_at")), _epoch(t.get("ended_at"))
         out.append({"id": row["id"], "source": t.get("source"), "model": model_of.get(str(row["id"]), (0, None))[1],
-                    "title": title_of.get(str(row["id"])), "started_at": t.get("started_at"),
-                    "ended_at": t.get("ended_at"), "end_reason": None, "runs": t.get("runs"), "outcome": _outcome(t),
+                    "title": asked.get(str(row["id"])) or title_of.get(str(row["id"])),
+                    "started_at": t.get("started_at"), "ended_at": t.get("ended_at"),
+                    "end_reason": end_of.get(str(row["id"])), "runs": t.get("runs"), "outcome": _outcome(t),
                     "failed": t.get("failed"), "cost": t.get("cost") if t.get("costed") else None,
                     "input_tokens": t.get("input_tokens"), "output_tokens": t.get("output_tokens"),
                     "duration_s": b - a if a is not None and b is not None else None})
     return {"source": "store", "rows": out, "more": more, "total": int(total[0]["n"]) if total else None,
             "store_status": store_status(sources, problems)}
+
+
+_USER_MESSAGE: Final = re.compile(rb'"source"\s*:\s*"user"\s*,\s*"message"\s*:\s*("(?:[^"\\]|\\.)*")')
+TITLE_HEAD_BYTES: Final = 65536
+"""Bytes read from the start of a run file to find its first user message (a session's title without state.db)."""
+
+
+def _first_user_messages(sources: Sources, first_run: dict[str, str]) -> dict[str, str]:
+    """Per session of ``first_run`` (session id → its first run's id): the first user message of that run's file,
+    cut to 160 characters, read from the file's first :data:`TITLE_HEAD_BYTES` bytes (one page: at most
+    :data:`~.params.PAGE_SIZE` files)."""
+    if not first_run:
+        return {}
+    try:
+        names = {n[11:47]: n for n in os.listdir(sources.trajectories) if len(n) == 52 and n.endswith(".json")}
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for session, tid in first_run.items():
+        name = names.get(tid)
+        if name is None:
+            continue
+        head = read_part(sources.trajectories / name, TITLE_HEAD_BYTES)
+        found = _USER_MESSAGE.search(head) if head is not None else None
+        if found is None:
+            continue
+        try:
+            text = json.loads(found.group(1))
+        except ValueError:
+            continue
+        if isinstance(text, str) and text.strip():
+            text = " ".join(text.split())
+            out[session] = text if len(text) <= 160 else text[:159] + "…"
+    return out
 
 
 @scrubbed

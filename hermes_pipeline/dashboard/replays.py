@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any, Final
 
-from .sources import TRAJECTORY_ID, Sources
+from .sources import TRAJECTORY_ID, Sources, read_part
 
 __all__ = ["ReplayIndex", "REPLAYS_SHOWN", "replay_index"]
 
@@ -43,14 +43,8 @@ class ReplayIndex:
         from .queries import _read
 
         path = self.directory / name
-        try:
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                fh.seek(max(0, size - TAIL_BYTES))
-                tail = fh.read(TAIL_BYTES)
-        except OSError:
-            return None
-        if _MARK.search(tail) is None:
+        tail = read_part(path, TAIL_BYTES, tail=True)
+        if tail is None or _MARK.search(tail) is None:
             return None
         doc, problem = _read(path)
         if doc is None or problem is not None:

@@ -8,7 +8,9 @@ directory, so a URL can never reach a file outside the profile.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Final
 from urllib.parse import quote
 
 __all__ = ["SESSION_ID", "TRAJECTORY_ID", "TRAJECTORY_REF", "ReadConnection", "Sources", "connect_ro", "inside",
-           "load_sources"]
+           "load_sources", "read_part"]
 
 SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 """A session id as Hermes (``20260101_120000_ab12cd``) or a host (hex, UUID) writes it."""
@@ -99,3 +101,29 @@ def inside(path: Path, directory: Path) -> bool:
         return path.resolve().is_relative_to(directory.resolve())
     except (OSError, RuntimeError):
         return False
+
+
+_PART_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | \
+    getattr(os, "O_CLOEXEC", 0)
+
+
+def read_part(path: Path, size: int, *, tail: bool = False) -> bytes | None:
+    """The first (or, with ``tail``, the last) ``size`` bytes of the regular file ``path``; ``None`` for a link,
+    a FIFO, a device, a directory or an error. Never blocks on a FIFO (opened non-blocking, checked by
+    ``fstat``) and never follows a link out of the trajectory directory."""
+    try:
+        fd = os.open(path, _PART_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        os.set_blocking(fd, True)
+        if tail:
+            os.lseek(fd, max(0, info.st_size - size), os.SEEK_SET)
+        return os.read(fd, size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

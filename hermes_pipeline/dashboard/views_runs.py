@@ -238,7 +238,13 @@ def trajectory_view(data: dict[str, Any], home: str = "") -> str:
     if data.get("jaeger_url"):
         facts.append(("trace", link(f"{data['jaeger_url'].rstrip('/')}/trace/{data['id'].replace('-', '')}",
                                     "open in Jaeger")))
-    head = "<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>" + _compare(data, hermes)
+    from .views import _store_note
+
+    status = data.get("store_status") or {}
+    note = _store_note(status, "this run's outcome, cost, error message and skills are unknown") \
+        if status.get("state") == "unreadable" else None
+    head = (note or "") + "<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>" + \
+        _compare(data, hermes)
     final = hermes.get("final_output")
     tail = f"<h2>Final output</h2><pre>{e(_text(final))}</pre>" if final else ""
     errors = {str(t.get("tool_call_id")): t for t in data.get("tool_errors") or [] if t.get("tool_call_id")}

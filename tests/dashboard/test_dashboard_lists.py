@@ -103,7 +103,8 @@ def test_sessions_filters_and_columns(app: Dashboard, made: dict[str, Any]) -> N
 
 
 def test_the_store_fallback_fills_model_end_and_title(made: dict[str, Any], tmp_path: Path) -> None:
-    """Without Hermes' state.db, the sessions page still shows model, end, outcome and a title."""
+    """Without Hermes' state.db, the sessions page still shows model, end, outcome and a title: the first user
+    message of the session's first run (its file), else the run's task class; "end" says how the last run ended."""
     home = tmp_path / "home"
     shutil.copytree(made["home"] / "observability", home / "observability")
     page = body(Dashboard(load_sources(home)), "/sessions")
@@ -111,6 +112,16 @@ def test_the_store_fallback_fills_model_end_and_title(made: dict[str, Any], tmp_
     row = page.split("<tbody>")[1].split("</tr>")[0]
     cells = re.findall(r"<td>(.*?)</td>", row)
     assert cells[1] == "cli:chat" and cells[4] and cells[5] in ("model-a", "model-b") and "st " in cells[6]
+    assert cells[-1].startswith("last run ")
+    shutil.copytree(made["home"] / "trajectories", home / "trajectories")
+    page = body(Dashboard(load_sources(home)), "/sessions")
+    first = {}
+    for run in made["runs"]:
+        first.setdefault(run["session_id"], run["task"])
+    for row in page.split("<tbody>")[1].split("</tr>")[:-1]:
+        cells = re.findall(r"<td>(.*?)</td>", row)
+        session = re.search(r">([^<]+)</a>", cells[0])
+        assert session is not None and cells[1] == first[session.group(1)], row
 
 
 @pytest.mark.parametrize("target, name", [
@@ -218,11 +229,15 @@ def test_an_unreadable_store_is_said_on_every_new_page(made: dict[str, Any], tmp
     home = tmp_path / "home"
     shutil.copytree(made["home"], home, ignore=shutil.ignore_patterns("trajectories"))
     (home / "trajectories").mkdir()
+    run = made["runs"][-1]
+    for path in (made["home"] / "trajectories").glob(f"*-{run['trajectory_id']}.json"):
+        shutil.copy(path, home / "trajectories" / path.name)
     (home / "observability" / "observability.sqlite3").write_bytes(b"not a database" * 100)
     app = Dashboard(load_sources(home))
-    for target in ("/runs", "/failures", "/skills/skill-7", "/memory", "/sessions"):
+    for target in ("/", "/runs", "/failures", "/skills", "/skills/skill-7", "/memory", "/memory/memories/USER.md",
+                   "/sessions", f"/sessions/{run['session_id']}", f"/trajectories/{run['trajectory_id']}"):
         page = body(app, target)
-        assert "store unreadable: " in page, target
+        assert "store unreadable: " in page, target  # every page with a panel the store fills
 
 
 def test_a_run_compares_with_its_original_the_previous_run_and_any_run(app: Dashboard, made: dict[str, Any]) -> None:

@@ -106,3 +106,21 @@ def test_the_index_reads_each_file_once_and_ignores_lookalikes(tmp_path: Path) -
     index.refresh()
     assert calls == []  # every name was classified on the first pass
 
+
+
+def test_a_fifo_or_a_link_named_like_a_run_is_never_read(tmp_path: Path) -> None:
+    """A FIFO never blocks the index (opened non-blocking, refused by ``fstat``); a link is not followed."""
+    import os
+    import threading
+
+    directory = tmp_path / "trajectories"
+    directory.mkdir()
+    os.mkfifo(directory / "2026-12-01-44444444-4444-4444-8444-444444444444.json")
+    secret = tmp_path / "elsewhere.json"
+    secret.write_text('{"extra": {"hermes": {"replay": {"of": "22222222-2222-4222-8222-222222222222"}}}}')
+    (directory / "2026-12-01-55555555-5555-4555-8555-555555555555.json").symlink_to(secret)
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.append(ReplayIndex(directory).refresh()), daemon=True)
+    worker.start()
+    worker.join(30)
+    assert result == [{}]
