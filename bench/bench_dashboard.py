@@ -135,7 +135,7 @@ def build(root: Path, scale: float) -> tuple[Path, list[str], list[str]]:
 TOPICS = ("summarise the inbox", "fix the failing build", "plan the trip", "draft the report", "clean the notes",
           "book the dentist", "review the pull request", "update the budget")
 ERRORS = ("rate_limited", "upstream_error", "authentication", "command_failed")
-MESSAGES = {"rate_limited": "Error code: 429 - rate limit reached for model-a, retry after 20 s",
+ERROR_MESSAGES = {"rate_limited": "Error code: 429 - rate limit reached for model-a, retry after 20 s",
             "upstream_error": "Error code: 503 - the upstream provider is overloaded",
             "authentication": "Error code: 401 - invalid api key <redacted:0f3a9c1d>",
             "command_failed": "RuntimeError: agent gave up: make kept failing"}
@@ -152,7 +152,7 @@ def _issue_trajectory(tid: str, sid: str, task: str, started: float, failed: str
                   "extra": {"hermes": {"trajectory_id": tid}}}
     if failed:
         user["extra"]["hermes"].update({"turn_status": "error", "error_type": failed,
-                                        "error_message": MESSAGES[failed]})
+                                        "error_message": ERROR_MESSAGES[failed]})
     code = 2 if failed == "command_failed" else 0
     agent: dict = {"step_id": 2, "source": "agent", "message": "running it", "timestamp": later, "model_name": "model-a",
                    "metrics": {"prompt_tokens": 900, "completion_tokens": 120},
@@ -163,7 +163,7 @@ def _issue_trajectory(tid: str, sid: str, task: str, started: float, failed: str
                    "extra": {"hermes": {"api_request_id": request}}}
     if failed in ("rate_limited", "upstream_error", "authentication"):
         agent["extra"]["hermes"]["failed_attempts"] = [{"attempt": 1, "error_type": failed, "status_code": 429,
-                                                         "message": MESSAGES[failed]}]
+                                                         "message": ERROR_MESSAGES[failed]}]
     return json.dumps({"schema_version": "ATIF-v1.7", "session_id": sid, "trajectory_id": tid,
                        "agent": {"name": "hermes", "model_name": "model-a"}, "steps": [user, agent],
                        "final_metrics": {"total_prompt_tokens": 900, "total_completion_tokens": 120},
@@ -218,12 +218,12 @@ def build_issue_profile(root: Path, sessions: int = 2000, days: int = 14, now: f
             runs.append(run)
             task_rows.append((tid, sid, turn, "cli", "cli:chat", run["started"], run["ended"],
                               "failed" if failed else "success", 3, 1, 2700, 360, 0.012 + 0.001 * (i % 7), failed,
-                              MESSAGES[failed] if failed else None))
+                              ERROR_MESSAGES[failed] if failed else None))
             for j in range(3):
                 bad = failed in ("rate_limited", "upstream_error", "authentication") and j == 0
                 llm_rows.append((run["started"], run["ended"], sid, turn, request if j == 1 else f"{request}-{j}",
                                  "p", model, "error" if bad else "ok", failed if bad else None, 900, 120, 0.004,
-                                 MESSAGES[failed] if bad and failed else None))
+                                 ERROR_MESSAGES[failed] if bad and failed else None))
             if failed == "command_failed":
                 tool_rows.append((run["ended"], sid, turn, tid, call, "terminal", "ok", "command_failed", 2,
                                   TOOL_MESSAGE))

@@ -28,6 +28,8 @@ __all__ = ["memory", "memory_file", "skill", "skills"]
 
 RUNS_PER_VERSION: Final = 20
 """Latest runs listed under each version (the counts cover all of them)."""
+DIFF_LINES: Final = 2000
+"""Lines of one file's diff a skill page shows (the rest is counted)."""
 SCAN_ACTIONS: Final = {"external_edit": "someone outside Hermes (found by a rescan)",
                        "discovered": "found on disk by a rescan", "external_delete": "deleted outside Hermes"}
 
@@ -101,8 +103,35 @@ def skill(sources: Sources, name: str, a: int | None = None, b: int | None = Non
         b = b if b in numbers else numbers[-1]
         compare = {"a": next(v for v in versions if v["version"] == a),
                    "b": next(v for v in versions if v["version"] == b)}
+    if compare is not None:
+        compare["text_diff"] = _text_diff(sources, name, int(compare["a"]["version"]), int(compare["b"]["version"]))
     return {"name": name, "versions": versions, "before_history": buckets.get(None), "compare": compare,
             "store_status": store_status(sources, problems)}
+
+
+def _text_diff(sources: Sources, name: str, a: int, b: int) -> list[dict[str, Any]] | None:
+    """The line diff of every file of skill ``name`` between versions ``a`` and ``b`` (``{file, status, lines,
+    cut}``, files in name order; ``lines`` as :func:`_diff` gives them, at most :data:`DIFF_LINES` per file),
+    from the skill's kept texts (:mod:`hermes_pipeline.readers.skill_versions`, imported when first needed);
+    ``None`` when that reader is not installed, fails, or does not know either version (the page then
+    compares what the store's rows say)."""
+    try:
+        from ..readers.skill_versions import skill_files
+
+        old, new = skill_files(sources.home, name, a), skill_files(sources.home, name, b)
+    except Exception:  # noqa: BLE001 - a reader that is absent or fails leaves the metadata comparison
+        return None
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return None
+    out = []
+    for path in sorted(set(old) | set(new), key=str):
+        before, after = old.get(path), new.get(path)
+        if before == after:
+            continue
+        lines = _diff(before, after)
+        out.append({"file": str(path), "status": "added" if before is None else "deleted" if after is None
+                    else "changed", "lines": lines[:DIFF_LINES], "cut": max(0, len(lines) - DIFF_LINES)})
+    return out
 
 
 def _diff(before: Any, after: Any) -> list[tuple[str, str]]:

@@ -51,6 +51,19 @@ def _run_cell(run: dict[str, Any]) -> str:
                                  f'{e(run.get("outcome"))}</span>'
 
 
+def _text_diff_html(files: list[dict[str, Any]], a: Any, b: Any) -> str:
+    """The text diff of two versions, file by file (removed lines ``-``, added ``+``, kept `` ``)."""
+    if not files:
+        return f'<p class="empty">the files of v{e(a)} and v{e(b)} have the same text</p>'
+    parts = [f"<h3>Text diff v{e(a)} → v{e(b)}</h3>"]
+    for f in files:
+        lines = "".join(f'<div class="d{"a" if k == "+" else "r" if k == "-" else "k"}">{e(k)} {e(line)}</div>'
+                        for k, line in f["lines"])
+        cut = f'<p class="src">… {num(f["cut"])} more lines</p>' if f.get("cut") else ""
+        parts.append(f'<h4>{e(f["file"])} ({e(f["status"])})</h4><div class="diff-lines skill-diff">{lines}</div>{cut}')
+    return "".join(parts)
+
+
 def skill_view(data: dict[str, Any], home: str = "") -> str:
     """``/skills/<name>``: versions, the trend per version, the comparison of two, the runs of each."""
     name = data["name"]
@@ -96,10 +109,13 @@ def skill_view(data: dict[str, Any], home: str = "") -> str:
         base = "/skills/" + quote(name, safe="")
         others = " ".join(qlink(f"{base}?a={p['version']}&b={v['version']}", f"v{p['version']}→v{v['version']}")
                           for p, v in zip(versions, versions[1:]))
+        texts = compare.get("text_diff")
+        source = "the text diff is of the files kept for each version" if texts is not None else \
+            "this store keeps each version's hashes, reason and changed files, not its text"
         parts.append(f"<h2>v{e(a['version'])} compared with v{e(b['version'])}</h2>" + verdict + table(
             ["", f"v{a['version']}", f"v{b['version']}"], [[e(k), x, y] for k, x, y in facts], cls="compare") +
-            f'<p class="src">the store keeps each version\'s hashes, reason and changed files, not its text; '
-            f"compare other versions: {others}</p>")
+            (_text_diff_html(texts, a["version"], b["version"]) if texts is not None else "") +
+            f'<p class="src">{e(source)}; compare other versions: {others}</p>')
     parts.append("<h2>Runs of each version (latest first)</h2>")
     for v in reversed(versions):
         latest = v["stats"].get("latest") or []
