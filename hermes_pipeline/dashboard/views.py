@@ -69,6 +69,7 @@ def _trajectory_rows(files: list[dict[str, Any]]) -> list[list[str]]:
         run = f.get("run") or {}
         rows.append([link(f"/trajectories/{f['id']}", f["id"][:13] + "…"), e(f["date"]), e(when(f["mtime"])),
                      f'<span class="st {e(run.get("outcome") or "")}">{e(run.get("outcome") or "—")}</span>',
+                     error_text(run.get("error_type"), run.get("error_message"), limit=100),
                      num(run.get("input_tokens")), num(run.get("output_tokens")), _size(f["size"])])
     return rows
 
@@ -137,7 +138,8 @@ def overview_view(data: dict[str, Any], home: str = "") -> str:
     if files is None:
         parts.append(missing("No trajectory directory: enable observability.trajectories.enabled to record runs."))
     else:
-        parts.append(table(["run", "date", "written", "outcome", "input", "output", "size"], _trajectory_rows(files),
+        parts.append(table(["run", "date", "written", "outcome", "error", "input", "output", "size"],
+                           _trajectory_rows(files),
                            cls="trajectories", empty="no trajectory recorded yet"))
         parts.append(f"<p>{link('/runs', 'every run, with search and filters')} · "
                      f"{link('/failures', 'what failed in the last 7 days')}</p>")

@@ -307,3 +307,13 @@ def test_every_error_type_link_of_failures_opens(app: Dashboard) -> None:
 def test_a_sessions_page_shows_the_error_type_of_its_failed_runs(app: Dashboard, made: dict[str, Any]) -> None:
     run = next(r for r in made["runs"] if r["error_type"] == "authentication")
     assert '<b class="errtype">authentication</b>' in body(app, f"/sessions/{run['session_id']}")
+
+
+def test_today_says_why_its_latest_runs_failed(app: Dashboard, made: dict[str, Any]) -> None:
+    """Today's latest runs show the error type and the recorded message beside the outcome (issue #31 item 1)."""
+    page = body(app, "/").split("Latest trajectories")[1]
+    failed = [r for r in made["runs"][-20:] if r["error_type"]]
+    assert failed  # the generated profile's seed gives some
+    for run in failed:
+        row = page.split(f'href="/trajectories/{run["trajectory_id"]}"')[1].split("</tr>")[0]
+        assert f'<b class="errtype">{run["error_type"]}</b>: <span class="errmsg">' in row, row
