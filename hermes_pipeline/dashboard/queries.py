@@ -27,7 +27,7 @@ from typing import Any, Final
 from ..engine.scrub import safe_scrub
 
 from .scrubbed import scrubbed
-from .sources import SESSION_ID, TRAJECTORY_ID, Sources, connect_ro, inside
+from .sources import SESSION_ID, TRAJECTORY_ID, TRAJECTORY_REF, Sources, connect_ro, inside
 from .stats import SKILL_WINDOW_DAYS, anomalies_from, daily_series, hourly_series, local_day_bounds, skill_alarm, \
     utc_text
 
@@ -138,6 +138,11 @@ def resolve_trajectory(sources: Sources, ref: str) -> tuple[str, Path]:
     from ..sinks.trajectory_store import TrajectoryLookupError, find_trajectory
     from .replays import replay_index
 
+    key = ref.strip().lower()
+    if len(key) >= 4 and TRAJECTORY_REF.fullmatch(key):  # the cached listing answers without a scan of the directory
+        known = replay_index(sources).store_file(key)
+        if known is not None:
+            return known
     try:
         trajectory_id, path = find_trajectory(sources.trajectories, ref)
     except TrajectoryLookupError as exc:

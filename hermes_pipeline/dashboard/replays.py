@@ -37,6 +37,9 @@ class ReplayIndex:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._seen: dict[str, tuple[str, str] | None] = {}  # file name → (replay id, original id) or not a replay
+        self._replays: dict[str, tuple[str, str]] = {}
+        self._ids: dict[str, str] = {}  # run id → store file name
+        self._stamp: int | None = None  # the directory's mtime at the last listing
         self._lock = threading.Lock()
 
     def _classify(self, name: str) -> tuple[str, str] | None:
@@ -59,15 +62,34 @@ class ReplayIndex:
         return own, original
 
     def refresh(self) -> dict[str, tuple[str, str]]:
-        """``{file name: (replay id, original id)}`` of the directory now (new names read, gone ones dropped)."""
+        """``{file name: (replay id, original id)}`` of the directory now (new names read, gone ones dropped). The
+        directory is listed again only when its modification time changed (a file added, renamed or removed)."""
         try:
-            names = [n for n in os.listdir(self.directory) if _NAME.fullmatch(n)]
+            stamp = os.stat(self.directory).st_mtime_ns
         except OSError:
             return {}
         with self._lock:
+            if stamp == self._stamp:
+                return self._replays
+            try:
+                names = [n for n in os.listdir(self.directory) if _NAME.fullmatch(n)]
+            except OSError:
+                return {}
             fresh = {n: self._seen[n] if n in self._seen else self._classify(n) for n in names}
-            self._seen = fresh
-            return {n: v for n, v in fresh.items() if v is not None}
+            self._seen, self._stamp = fresh, stamp
+            self._replays = {n: v for n, v in fresh.items() if v is not None}
+            self._ids = {n[11:47]: n for n in names if n[:1].isdigit()}
+            return self._replays
+
+    def store_file(self, ref: str) -> tuple[str, Path] | None:
+        """``(id, file)`` of the one store file whose id is ``ref`` or starts with it, from the cached listing;
+        ``None`` when there is none or several (then the store's own lookup decides, and says which)."""
+        self.refresh()
+        name = self._ids.get(ref)
+        if name is not None:
+            return ref, self.directory / name
+        found = [tid for tid in self._ids if tid.startswith(ref)]
+        return (found[0], self.directory / self._ids[found[0]]) if len(found) == 1 else None
 
     def replays_of(self, original: str) -> list[tuple[str, str]]:
         """``(replay id, file name)`` of every replay of ``original``, newest file name first."""

@@ -124,3 +124,21 @@ def test_a_fifo_or_a_link_named_like_a_run_is_never_read(tmp_path: Path) -> None
     worker.start()
     worker.join(30)
     assert result == [{}]
+
+
+def test_a_run_written_after_the_first_page_is_found(replayed: dict[str, Any], tmp_path: Path) -> None:
+    """The cached listing of the trajectory directory follows it: a file added later is found by its id and
+    prefix, a file removed is gone."""
+    home = tmp_path / "home"
+    shutil.copytree(replayed["home"], home)
+    app = Dashboard(load_sources(home))
+    original = next((home / "trajectories").glob(f"*-{replayed['original']}.json"))
+    new_id = "0a0a0a0a-1111-4111-8111-000000000001"
+    _body(app, f"/trajectories/{new_id}", 404)
+    copy = home / "trajectories" / f"2026-12-03-{new_id}.json"
+    doc = json.loads(original.read_text(encoding="utf-8"))
+    doc["trajectory_id"] = new_id
+    copy.write_text(json.dumps(doc))
+    assert "Run 0a0a0a0a" in _body(app, f"/trajectories/{new_id}") and "Run 0a0a0a0a" in _body(app, "/trajectories/0a0a0a0a")
+    copy.unlink()
+    _body(app, f"/trajectories/{new_id}", 404)
