@@ -38,7 +38,8 @@ SESSION_COLUMNS: Final = ("id", "source", "model", "title", "started_at", "ended
 """Columns of Hermes' ``sessions`` table the dashboard shows (those present are read)."""
 MESSAGE_COLUMNS: Final = ("role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp", "active")
 """Columns of Hermes' ``messages`` table the dashboard shows."""
-MAX_MESSAGES: Final = 5000
+MESSAGES_PER_PAGE: Final = 1000
+"""Messages one page of a session shows (``/sessions/<id>?page=N`` for the next ones)."""
 MAX_TRAJECTORY_BYTES: Final = 64 << 20
 
 
@@ -363,9 +364,11 @@ def overview(sources: Sources, now: float | None = None) -> dict[str, Any]:
 # ---- sessions ------------------------------------------------------------------------------------
 
 @scrubbed
-def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
-    """One session: its ``state.db`` row and message stream in stored order, else the steps of its
-    recorded runs; with its runs (trajectories) from the store. ``None`` for an unknown id."""
+def session(sources: Sources, session_id: str, page: int = 1) -> dict[str, Any] | None:
+    """One session: its ``state.db`` row and one page (:data:`MESSAGES_PER_PAGE`) of its message stream in stored
+    order, else of the steps of its recorded runs (``more``: a next page exists); with its runs (trajectories)
+    from the store. ``None`` for an unknown id."""
+    offset = (max(1, page) - 1) * MESSAGES_PER_PAGE
     if not SESSION_ID.fullmatch(session_id):
         return None
     out: dict[str, Any] = {"id": session_id, "row": None, "messages": None, "runs": [],
@@ -378,7 +381,8 @@ def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
                 out["row"], out["source"] = found[0], "state.db"
                 mcols = [c for c in MESSAGE_COLUMNS if c in _columns(conn, "messages")]
                 out["messages"] = _rows(conn, f"SELECT {', '.join(mcols)} FROM messages WHERE session_id = ? "
-                                              f"ORDER BY id LIMIT ?", (session_id, MAX_MESSAGES + 1))
+                                              f"ORDER BY id LIMIT ? OFFSET ?",
+                                        (session_id, MESSAGES_PER_PAGE + 1, offset))
     problems: list[str] = []
     with _db(sources.store_db, problems) as conn:
         runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, error_type, "
@@ -394,7 +398,11 @@ def session(sources: Sources, session_id: str) -> dict[str, Any] | None:
         if not runs:
             return None
         out["source"] = "store"
-        out["messages"] = _messages_from_runs(sources, runs)
+        out["messages"] = _messages_from_runs(sources, runs)[offset:offset + MESSAGES_PER_PAGE + 1]
+    messages = out["messages"]
+    out["more"] = messages is not None and len(messages) > MESSAGES_PER_PAGE
+    out["messages"] = messages[:MESSAGES_PER_PAGE] if messages is not None else None
+    out["page"], out["offset"] = max(1, page), offset
     return out
 
 

@@ -104,7 +104,8 @@ class Dashboard:
                     return self.html(views.error_view(400, f"Bad query parameter {exc.name}: {exc.reason}."), 400)
         return self.not_found()
 
-    QUERIED: Final = frozenset({"sessions", "runs", "failures", "skill", "memory", "memory_file", "compare"})
+    QUERIED: Final = frozenset({"sessions", "runs", "failures", "skill", "memory", "memory_file", "compare",
+                                "session"})
     """Handlers that read the query string (each checks it strictly; the other routes ignore it)."""
 
     @staticmethod
@@ -183,9 +184,10 @@ class Dashboard:
             return self.not_found("No recorded change to this memory file.")
         return self.html(views_pages.memory_file_view(data, query, self.home))
 
-    def session(self, session_id: str) -> Response:
-        """``/sessions/<id>``: one session's message stream (404 for an unknown id)."""
-        data = queries.session(self.sources, session_id)
+    def session(self, session_id: str, raw: str = "") -> Response:
+        """``/sessions/<id>``: one page of a session's message stream (``?page=N``; 404 for an unknown id)."""
+        query = self._list_query(raw, ())
+        data = queries.session(self.sources, session_id, query.page)
         if data is None:
             return self.not_found("No session with this id in this profile.")
         return self.html(views.session_view(data, self.home))

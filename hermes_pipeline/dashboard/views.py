@@ -195,7 +195,15 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
     if messages is None:
         stream.append(missing("No message table."))
     else:
-        for m in messages[:5000]:
+        path = "/sessions/" + quote(str(data["id"]), safe="")
+        nav = [f"messages {num(data.get('offset', 0) + 1)}–{num(data.get('offset', 0) + len(messages))}"]
+        if data.get("page", 1) > 1:
+            nav.append(qlink(f"{path}?page={data['page'] - 1}" if data["page"] > 2 else path, "← earlier"))
+        if data.get("more"):
+            nav.append(qlink(f"{path}?page={data.get('page', 1) + 1}", "later →"))
+        pager = f'<p class="pager">{" · ".join(nav)}</p>' if len(nav) > 1 else ""
+        stream.append(pager)
+        for m in messages:
             role = str(m.get("role") or "")
             meta = " · ".join(x for x in (e(when(m.get("timestamp"))), e(m.get("tool_name")),
                                           e(m.get("tool_call_id"))) if x)
@@ -204,8 +212,7 @@ def session_view(data: dict[str, Any], home: str = "") -> str:
             stream.append(f'<article class="msg {e(role)}{" inactive" if m.get("active") == 0 else ""}">'
                           f'<header><b>{e(role)}</b> <span>{meta}</span></header>'
                           f'<pre>{e(m.get("content"))}</pre>{_tool_calls(m.get("tool_calls"))}</article>')
-        if len(messages) > 5000:
-            stream.append(missing("Only the first 5,000 messages are shown."))
+        stream.append(pager)
     return page(f"Session {data['id']}", "".join(head + stream), active="/sessions", home=home)
 
 

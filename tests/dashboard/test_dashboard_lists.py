@@ -317,3 +317,27 @@ def test_today_says_why_its_latest_runs_failed(app: Dashboard, made: dict[str, A
     for run in failed:
         row = page.split(f'href="/trajectories/{run["trajectory_id"]}"')[1].split("</tr>")[0]
         assert f'<b class="errtype">{run["error_type"]}</b>: <span class="errmsg">' in row, row
+
+
+def test_a_long_session_is_paged_not_capped(tmp_path: Path) -> None:
+    """A session of 2,500 messages: three pages of at most 1,000, each linked to the next and the previous, the
+    last message reachable (BOOK-40: the stream in stored order)."""
+    from hermes_state import SessionDB
+
+    home = tmp_path / "home"
+    home.mkdir()
+    db = SessionDB(home / "state.db")
+    try:
+        db.create_session("long_session", "telegram", model="m")
+        for i in range(2500):
+            db.append_message("long_session", "user" if i % 2 == 0 else "assistant", f"message number {i}")
+    finally:
+        db.close()
+    app = Dashboard(load_sources(home))
+    first, last = body(app, "/sessions/long_session"), body(app, "/sessions/long_session?page=3")
+    assert first.count('<article class="msg') == 1000 and "message number 999<" in first
+    assert "message number 1000<" not in first and 'href="/sessions/long_session?page=2">later →' in first
+    assert last.count('<article class="msg') == 500 and "message number 2499<" in last
+    assert 'href="/sessions/long_session?page=2">← earlier' in last and "later →" not in last
+    assert "messages 2,001–2,500" in last
+    body(app, "/sessions/long_session?page=x", 400)
