@@ -10,6 +10,12 @@ prints the median and the maximum in milliseconds. Start-up: the median time fro
 
 Targets: every page under 200 ms server-side; start-up under 1 s.
 Run: ``python bench/bench_dashboard.py`` (``--quick``: a tenth of the rows and files).
+
+Then the profile of issue #31 (2,000 sessions, :func:`build_issue_profile`; target: every list page under
+100 ms). ``--issue-only`` skips the large profile. ``--against DIR`` (a checkout of another version, e.g.
+``git archive main hermes_pipeline | tar -x -C DIR``) times the issue's routes with that version's
+``hermes_pipeline`` and with this one, in alternating child processes on the same profile, and prints both
+medians and their ratio: on a shared, loaded machine only a baseline measured in the same run is a fair one.
 """
 
 from __future__ import annotations
@@ -301,11 +307,86 @@ def _time(app: object, routes: list[str], rounds: int) -> None:
         print(f"{label:<34} {statistics.median(samples):>10.1f} {max(samples):>8.1f}  {len(response.body):,}")
 
 
+def _issue_routes(made: dict) -> list[str]:
+    run = made["runs"][len(made["runs"]) // 2]
+    return ["/", "/sessions", "/sessions?page=40", "/sessions?outcome=failed", "/sessions?q=trip",
+            "/runs", "/runs?page=80", "/runs?outcome=failed&since=7d", "/runs?error=rate_limited",
+            "/runs?skill=skill-7", "/runs?tool=terminal", "/runs?model=model-b", "/runs?q=" + quote_plus(run["task"][-8:]),
+            "/failures", "/failures?since=14d&page=2", "/skills", "/skills/skill-7", "/memory",
+            "/memory?page=5", "/memory/memories/MEMORY.md", f"/trajectories/{run['trajectory_id']}",
+            f"/trajectories/{made['replayed'][-1]['trajectory_id']}"]
+
+
+def _child_times(home: Path, routes: list[str], rounds: int) -> None:
+    """``--child``: time each route ``rounds`` times after one warm-up with the ``hermes_pipeline`` on
+    ``PYTHONPATH``; print ``{route: [ms, ...]}`` as JSON."""
+    from hermes_pipeline.dashboard import Dashboard, load_sources
+
+    app = Dashboard(load_sources(home))
+    out = {}
+    for route in routes:
+        app.respond(route)
+        samples = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            response = app.respond(route)
+            samples.append((time.perf_counter() - t0) * 1000)
+            assert response.status == 200, (route, response.status)
+        out[route] = samples
+    print(json.dumps(out))
+
+
+def _against(made: dict, other: Path, rounds: int) -> None:
+    """Both versions on the same profile, alternating child processes (see the module docstring)."""
+    routes = _issue_routes(made)
+    trees = {"this": str(Path(__file__).resolve().parents[1]), "other": str(other.resolve())}
+    samples: dict[str, dict[str, list[float]]] = {k: {r: [] for r in routes} for k in trees}
+    for _ in range(rounds):
+        for label, tree in trees.items():
+            done = subprocess.run([sys.executable, __file__, "--child", str(made["home"]), json.dumps(routes)],
+                                  env={**os.environ, "PYTHONPATH": tree}, capture_output=True, text=True, timeout=600)
+            if done.returncode != 0:
+                raise SystemExit(f"the {label} version failed: {done.stderr[-1500:]}")
+            for route, values in json.loads(done.stdout).items():
+                samples[label][route] += values
+    print(f"\nthis version against {other} (alternating, {rounds} x 3 samples each; load average "
+          f"{os.getloadavg()[0]:.1f})")
+    print(f"{'route':<34} {'this ms':>9} {'other ms':>9}  ratio")
+    for route in routes:
+        a, b = statistics.median(samples["this"][route]), statistics.median(samples["other"][route])
+        label = route if len(route) < 34 else route[:16] + "…" + route[-16:]
+        print(f"{label:<34} {a:>9.1f} {b:>9.1f}  {a / b:.2f}")
+
+
 def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        _child_times(Path(sys.argv[2]), json.loads(sys.argv[3]), 3)
+        return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a tenth of the rows and files")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--issue-only", action="store_true", help="only the profile of issue #31")
+    parser.add_argument("--against", type=Path, metavar="DIR", help="also time another checkout's hermes_pipeline "
+                                                                     "on the issue's profile, alternating")
     args = parser.parse_args()
+    from hermes_pipeline.dashboard import Dashboard, load_sources
+
+    if not args.issue_only:
+        _large(args)
+    with tempfile.TemporaryDirectory(prefix="bench-dashboard-issue-") as tmp:
+        started = time.perf_counter()
+        made = build_issue_profile(Path(tmp))
+        print(f"\nissue #31 profile generated in {time.perf_counter() - started:.1f} s: {len(made['sessions']):,} "
+              f"sessions, {len(made['runs']):,} runs (target: every list page under 100 ms, medians)")
+        app = Dashboard(load_sources(made["home"]))
+        _time(app, _issue_routes(made), args.rounds)
+        if args.against is not None:
+            _against(made, args.against, max(1, args.rounds // 3))
+    return 0
+
+
+def _large(args: argparse.Namespace) -> None:
+    """The large profile: every route, then the command's start-up."""
     from hermes_pipeline.dashboard import Dashboard, load_sources
 
     with tempfile.TemporaryDirectory(prefix="bench-dashboard-") as tmp:
@@ -329,20 +410,6 @@ def main() -> int:
             proc.wait(10)
             assert line.startswith("dashboard: http://"), line
         print(f"start-up (command start to listening): median {statistics.median(starts):.0f} ms")
-    with tempfile.TemporaryDirectory(prefix="bench-dashboard-issue-") as tmp:
-        started = time.perf_counter()
-        made = build_issue_profile(Path(tmp))
-        print(f"\nissue #31 profile generated in {time.perf_counter() - started:.1f} s: {len(made['sessions']):,} "
-              f"sessions, {len(made['runs']):,} runs (target: every list page under 100 ms, medians)")
-        app = Dashboard(load_sources(made["home"]))
-        run = made["runs"][len(made["runs"]) // 2]
-        _time(app, ["/", "/sessions", "/sessions?page=40", "/sessions?outcome=failed", "/sessions?q=trip",
-                    "/runs", "/runs?page=80", "/runs?outcome=failed&since=7d", "/runs?error=rate_limited",
-                    "/runs?skill=skill-7", "/runs?tool=terminal", "/runs?model=model-b", "/runs?q=" + quote_plus(run["task"][-8:]),
-                    "/failures", "/failures?since=14d&page=2", "/skills", "/skills/skill-7", "/memory",
-                    "/memory?page=5", "/memory/memories/MEMORY.md", f"/trajectories/{run['trajectory_id']}"],
-              args.rounds)
-    return 0
 
 
 if __name__ == "__main__":
