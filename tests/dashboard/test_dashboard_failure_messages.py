@@ -153,6 +153,8 @@ def test_a_failure_message_is_bounded_and_only_from_its_fields(text: str, key: s
         assert got is not None and len(got) <= ERROR_MESSAGE_CHARS and text.strip().startswith(got.rstrip("…"))
     with_result = failure_message(data, result=True)
     assert (with_result is None) == (not text.strip())
+    if key == "result" and with_result is not None:  # a command's output keeps its end
+        assert len(with_result) <= ERROR_MESSAGE_CHARS and text.strip().endswith(with_result.lstrip("…"))
 
 
 @given(st.text(max_size=400), st.text(max_size=40))
