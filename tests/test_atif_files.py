@@ -226,7 +226,7 @@ def test_fmt_49_partial_trajectories_at_shutdown(engine: Engine) -> None:
     user, step = partial["steps"]
     [result] = step["observation"]["results"]
     assert result["source_call_id"] == "c1" and result["extra"]["hermes"]["status"] == "cancelled"
-    assert step["extra"]["hermes"]["failed_attempts"] == [{"error_type": "cancelled"}]  # the turn's last step
+    assert step["extra"]["hermes"]["failed_attempts"] == [{"error_type": "cancelled", "api_request_id": "r-open"}]  # the turn's last step
     assert user["source"] == "user"
     assert pipeline.atif.stats()["open_roots"] == 0
     context.run(turn.end)

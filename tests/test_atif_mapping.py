@@ -118,9 +118,10 @@ def test_fmt_46_failed_attempts_attach_to_the_next_step_of_the_same_request(engi
     [doc] = documents(dest)
     [user, step] = doc["steps"]
     assert user["source"] == "user" and step["message"] == "fine"
-    assert step["extra"]["hermes"]["failed_attempts"] == [
-        {"attempt": 1, "error_type": "upstream_error", "status_code": 503, "message": "busy"},
-        {"attempt": 2, "error_type": "upstream_error", "status_code": 503, "message": "busy"}]  # issue #31: why
+    request = step["extra"]["hermes"]["api_request_id"]
+    assert step["extra"]["hermes"]["failed_attempts"] == [  # issue #31: why, and which request
+        {"attempt": 1, "error_type": "upstream_error", "status_code": 503, "message": "busy", "api_request_id": request},
+        {"attempt": 2, "error_type": "upstream_error", "status_code": 503, "message": "busy", "api_request_id": request}]
     assert doc["final_metrics"]["extra"] == {"failed_attempts": 2}
     assert doc["final_metrics"]["total_steps"] == 2
 
@@ -141,8 +142,9 @@ def test_fmt_46_failed_request_without_success_goes_to_the_turns_last_step(engin
     [doc] = documents(dest)
     user1, agent1, user2 = doc["steps"]
     assert "failed_attempts" not in user1.get("extra", {}).get("hermes", {})
-    assert agent1["extra"]["hermes"]["failed_attempts"] == [{"attempt": 1, "error_type": "upstream_error",
-                                                             "status_code": 503, "message": "down"}]
+    (failed,) = agent1["extra"]["hermes"]["failed_attempts"]
+    assert failed.pop("api_request_id").endswith(":api:2")  # the request that never succeeded
+    assert failed == {"attempt": 1, "error_type": "upstream_error", "status_code": 503, "message": "down"}
     assert user2["extra"]["hermes"]["failed_attempts"][0]["status_code"] == 503  # no agent step in that turn
     assert doc["final_metrics"]["extra"] == {"failed_attempts": 2}
 

@@ -168,7 +168,8 @@ def test_fmt_1_46_scripted_session_atof_and_atif_agree(engine: Engine) -> None:
     user, retried, final, user2, ok = first["steps"]
     assert (user["message"], user2["message"]) == ("plan the work", "second")
     assert retried["extra"]["hermes"]["failed_attempts"] == [{"attempt": 1, "error_type": "upstream_error",
-                                                              "status_code": 503, "message": "busy"}]
+                                                              "status_code": 503, "message": "busy",
+                                                              "api_request_id": retried["extra"]["hermes"]["api_request_id"]}]
     statuses = {r["source_call_id"]: r["extra"]["hermes"]["status"] for r in results(retried)}
     assert statuses == {"c1": "ok", "c2": "blocked", "c3": "error", "c4": "cancelled", "c5": "ok"}
     [helper] = first["subagent_trajectories"]

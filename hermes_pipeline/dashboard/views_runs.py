@@ -144,8 +144,9 @@ def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str
         if key in hermes:
             body.append(f"<details><summary>{e(key)}</summary><pre>{e(_text(hermes[key]))}</pre></details>")
     ids = [f'step-{e(step.get("step_id"))}']
-    if hermes.get("api_request_id"):
-        ids.append(f'req-{e(hermes["api_request_id"])}')
+    for request in (hermes.get("api_request_id"), *(a.get("api_request_id") for a in failed_attempts)):
+        if isinstance(request, str) and request and f"req-{e(request)}" not in ids:
+            ids.append(f"req-{e(request)}")  # a request that only failed is found on the step that holds it
     marks = "".join(f'<a id="{i}"></a>' for i in ids[1:])  # a failed provider attempt links to its request
     return f'{marks}<details class="step{" failed" if any_failed else ""}" id="{ids[0]}"{" open" if any_failed else ""}>' \
            f'<summary>{" · ".join(b for b in bits if b)}</summary>{"".join(body)}</details>'

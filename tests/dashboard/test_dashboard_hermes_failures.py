@@ -136,3 +136,6 @@ def test_the_run_page_and_failures_say_why(failed_run: Path) -> None:
                  "unsupported parameter: temperature=9", "cannot reach the database"):
         assert text in failures, text
     assert re.search(r"<td>3</td>", failures)  # the command's exit code
+    # every failed provider attempt is linked to the step that holds it, a request that never succeeded too
+    for (request,) in _rows(failed_run, "SELECT api_request_id FROM llm_calls WHERE status = 'error'"):
+        assert f'href="/trajectories/{tid}#req-{request}"' in failures and f'<a id="req-{request}"></a>' in run

@@ -271,6 +271,8 @@ class StepMapper:
             message = failure_message(data)
             if message is not None:
                 record["message"] = message
+            if request_id:  # the step that holds it answers to the request's anchor, whether it succeeded or not
+                record["api_request_id"] = request_id
             turn.pending_failed.setdefault(str(request_id), []).append(record)
             self.failed_attempts += 1
             return
