@@ -44,8 +44,14 @@ def opened() -> list[ReceivedSpan]:
     return scripted_spans(enable_full_payloads=True)
 
 
+def of_kind(spans: list[ReceivedSpan], kind: str) -> list[ReceivedSpan]:
+    """The spans of one BOOK span kind (``hermes.span_kind``: ``session``, ``agent.run``, ``skill.run`` ...)."""
+    return [s for s in spans if s.attributes.get("hermes.span_kind") == kind]
+
+
 def session_span(spans: list[ReceivedSpan]) -> ReceivedSpan:
-    [span] = by_name(spans, "invoke_agent hermes")
+    [span] = [s for s in of_kind(spans, "session") if s.parent_span_id == ""]  # not the subagent's
+    assert span.name == "invoke_agent hermes"
     return span
 
 
@@ -64,23 +70,25 @@ def test_fmt_55_56_one_trace_per_session_with_random_ids(closed: list[ReceivedSp
     trajectory = root.attributes["hermes.trajectory_id"]  # FMT-67: the session trajectory id stays an attribute
     assert trajectory.replace("-", "") != root.trace_id and root.span_id != trajectory.replace("-", "")[16:]
     ids = {s.span_id for s in closed}
-    assert len(ids) == len(closed) == 16
+    assert len(ids) == len(closed) == 15  # the subagent's own turn is folded into its invoke_agent span
     by_id = {s.span_id: s for s in closed}
     for span in closed:
         assert span.end_ns > span.start_ns > 1_600_000_000 * 10**9
         if span is not root:
             parent = by_id[span.parent_span_id]
             assert parent.start_ns <= span.start_ns
-    trajectories = {turn.attributes["hermes.trajectory_id"] for turn in by_name(closed, "agent.run")}
-    assert len(trajectories) == len(by_name(closed, "agent.run"))  # each turn's trajectory id is its own UUID
+    trajectories = {turn.attributes["hermes.trajectory_id"] for turn in of_kind(closed, "agent.run")}
+    assert len(trajectories) == len(of_kind(closed, "agent.run"))  # each turn's trajectory id is its own UUID
     child = by_name(closed, "invoke_agent researcher")[0]
     assert by_id[child.parent_span_id].name == "execute_tool delegate_task"  # note 5: the delegating tool
 
 
 def test_fmt_62_span_names_and_kinds(closed: list[ReceivedSpan]) -> None:
-    """FMT-62 span mapping: invoke_agent / chat {model} (CLIENT) / execute_tool {tool} / other scopes by ATOF name."""
+    """FMT-62 span mapping: invoke_agent / chat {model} (CLIENT) / execute_tool {tool}; issue #30: a turn is an
+    invoke_agent span too (every span has an operation name), the subagent one invoke_agent span (its own turn is
+    folded into it), and the trace resource names the SDK (telemetry.sdk.*)."""
     names = sorted(s.name for s in closed)
-    assert names == sorted(["invoke_agent hermes", "invoke_agent researcher", "agent.run", "agent.run",
+    assert names == sorted(["invoke_agent hermes", "invoke_agent hermes", "invoke_agent researcher",
                             "chat test-model", "chat test-model", "chat test-model", "chat test-model",
                             "execute_tool read_file", "execute_tool read_file", "execute_tool rm",
                             "execute_tool secret", "execute_tool terminal", "execute_tool mcp_search",
@@ -89,7 +97,11 @@ def test_fmt_62_span_names_and_kinds(closed: list[ReceivedSpan]) -> None:
         assert span.kind == (SPAN_KIND_CLIENT if span.name.startswith("chat ") else SPAN_KIND_INTERNAL)
         assert span.scope_name == "hermes_pipeline"
         assert span.resource["service.name"] == "hermes-agent"
-        assert not any(key.startswith("hermes_pipeline.") for key in span.attributes)  # FMT-62
+        assert (span.resource["telemetry.sdk.name"], span.resource["telemetry.sdk.language"]) == \
+            ("hermes_pipeline", "python") and span.resource["telemetry.sdk.version"]
+        assert span.attributes["gen_ai.operation.name"] in ("invoke_agent", "chat", "execute_tool")
+        assert not any(key.startswith(("hermes_pipeline.", "input.", "output.", "llm.", "openinference."))
+                       for key in span.attributes)  # FMT-62; issue #30: no OpenInference keys in gen_ai
         assert "gen_ai.system" not in span.attributes
         assert span.attributes["hermes.span_kind"]
 
@@ -111,7 +123,7 @@ def test_fmt_63_67_invoke_agent_attributes(closed: list[ReceivedSpan]) -> None:
             child["hermes.parent_session.id"]) == ("subagent", "researcher", "completed", "sess-main")
     assert child["hermes.input.preview"] == "find the notes" and child["hermes.output.preview"] == "found it"
     assert child["gen_ai.provider.name"] == "openai"
-    [parent_turn] = [s for s in by_name(closed, "agent.run") if s.attributes["hermes.input.preview"] ==
+    [parent_turn] = [s for s in of_kind(closed, "agent.run") if s.attributes["hermes.input.preview"] ==
                      "Summarise notes.txt"]
     assert child["hermes.trajectory_id"] == parent_turn.attributes["hermes.trajectory_id"]  # enclosing agent.run
 
@@ -180,7 +192,7 @@ def test_fmt_65_68_approval_and_human_input_span_events(closed: list[ReceivedSpa
                        "hermes.approval.pattern_keys": ["ls"], "gen_ai.tool.call.id": "call_appr"}
     assert (response["hermes.approval.choice"], response["hermes.approval.outcome"],
             response["gen_ai.tool.call.id"]) == ("once", "approved", "call_appr")
-    [turn] = [s for s in by_name(closed, "agent.run") if s.attributes["hermes.turn.id"] and s.events]
+    [turn] = [s for s in of_kind(closed, "agent.run") if s.attributes["hermes.turn.id"] and s.events]
     names = [name for name, _ in turn.events]
     assert names == ["hermes.human_input.request", "hermes.human_input.resolved"]
     asked, resolved = (attrs for _, attrs in turn.events)
@@ -194,7 +206,7 @@ def test_fmt_65_68_approval_and_human_input_span_events(closed: list[ReceivedSpa
 
 def test_fmt_67_bookkeeping_turn_attributes(closed: list[ReceivedSpan]) -> None:
     """FMT-67: agent.run carries turn / task ids, outcome, the effective sampling rate and input/output summaries."""
-    [turn] = [s for s in by_name(closed, "agent.run") if s.attributes["hermes.input.preview"] == "Summarise notes.txt"]
+    [turn] = [s for s in of_kind(closed, "agent.run") if s.attributes["hermes.input.preview"] == "Summarise notes.txt"]
     a = turn.attributes
     assert a["hermes.task.id"].startswith("task_") and a["hermes.turn.outcome"] == "completed"
     assert a["hermes.sampling_rate"] == 1.0 and a["hermes.platform"] == "cli"
@@ -206,12 +218,33 @@ CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.syste
                 "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
 
 
-def test_fmt_30_31_gate_closed_exports_no_content_keys(closed: list[ReceivedSpan]) -> None:
-    """FMT-30 / FMT-31: with the gate closed no opt-in content attribute exists; error messages are omitted."""
+def test_fmt_30_31_gate_closed_exports_only_the_previews(closed: list[ReceivedSpan]) -> None:
+    """FMT-30 / FMT-31 / issue #30: with the gate closed no content goes out beyond the scrubbed previews: where
+    backends read a span's input and output (gen_ai.input / output.messages, gen_ai.tool.call.arguments /
+    result) there is exactly the hermes.input / output.preview text; no system instructions, no tool
+    definitions, no error message."""
+    previews = 0
     for span in closed:
-        assert not set(CONTENT_KEYS) & set(span.attributes), span.name
-        assert "hermes.error.message" not in span.attributes
-        assert "busy" not in json.dumps(span.attributes)  # the failed attempt's error message is content
+        a = span.attributes
+        assert "gen_ai.system_instructions" not in a and "gen_ai.tool.definitions" not in a, span.name
+        assert "hermes.error.message" not in a
+        assert "busy" not in json.dumps(a)  # the failed attempt's error message is content
+        for side, role in (("input", "user"), ("output", "assistant")):
+            preview = a.get(f"hermes.{side}.preview")
+            key = f"gen_ai.tool.call.{'arguments' if side == 'input' else 'result'}" \
+                if a["gen_ai.operation.name"] == "execute_tool" else f"gen_ai.{side}.messages"
+            if preview is None:
+                assert key not in a, (span.name, key)
+                continue
+            previews += 1
+            if key.startswith("gen_ai.tool."):
+                assert a[key] == preview
+            else:
+                [message] = json.loads(a[key])
+                assert (message["role"], message["parts"]) == (role, [{"type": "text", "content": preview}])
+    assert previews >= 20
+    ok = llm_spans(closed)[1].attributes
+    assert json.loads(ok["gen_ai.output.messages"])[0]["finish_reason"] == "tool_call"
 
 
 @pytest.mark.parametrize("mode", ["digest", "off"])
@@ -253,7 +286,7 @@ def test_fmt_30_64_gate_open_exports_genai_messages(opened: list[ReceivedSpan]) 
         assert not any(key.startswith(("hermes.input.", "hermes.output.")) for key in span.attributes)
     request = dict(tool_span(opened, "call_appr").events)["hermes.approval.request"]
     assert (request["hermes.approval.command"], request["hermes.approval.description"]) == ("ls", "lists files")
-    turn = [s for s in by_name(opened, "agent.run") if s.events][0]
+    turn = [s for s in of_kind(opened, "agent.run") if s.events][0]
     assert dict(turn.events)["hermes.human_input.request"]["hermes.human_input.prompt"] == "Which file?"
     child = by_name(opened, "invoke_agent researcher")[0].attributes
     assert json.loads(child["gen_ai.input.messages"])[0]["parts"][0]["content"] == "find the notes"
@@ -273,10 +306,12 @@ def test_fmt_30_capture_variable_opens_the_gate_end_to_end(monkeypatch: pytest.M
     """FMT-30: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`` at activation exports content."""
     monkeypatch.setenv(CAPTURE_ENV, "SPAN_ONLY")
     spans = scripted_spans()
-    assert "gen_ai.input.messages" in llm_spans(spans)[0].attributes
+    a = llm_spans(spans)[0].attributes
+    assert len(json.loads(a["gen_ai.input.messages"])) == 2 and "hermes.input.preview" not in a
     monkeypatch.setenv(CAPTURE_ENV, "EVENT_ONLY")
     spans = scripted_spans()
-    assert "gen_ai.input.messages" not in llm_spans(spans)[0].attributes
+    a = llm_spans(spans)[0].attributes  # the gate stays closed: the messages carry the preview only
+    assert json.loads(a["gen_ai.input.messages"])[0]["parts"] == [{"type": "text", "content": a["hermes.input.preview"]}]
 
 
 @pytest.fixture
@@ -298,7 +333,7 @@ def test_fmt_56_67_segment_rotation_starts_a_new_trace(engine: Engine, receiver:
             with session.turn(text) as turn:
                 turn.complete("ok")
     spans = finish(plugin, receiver)
-    sessions = sorted(by_name(spans, "invoke_agent hermes"), key=lambda s: s.start_ns)
+    sessions = sorted(of_kind(spans, "session"), key=lambda s: s.start_ns)
     assert len(sessions) == 3 and len({s.trace_id for s in sessions}) == 3
     assert all(s.parent_span_id == "" and s.attributes["gen_ai.conversation.id"] == "long" for s in sessions)
     first, second, third = (s.attributes for s in sessions)
@@ -306,7 +341,7 @@ def test_fmt_56_67_segment_rotation_starts_a_new_trace(engine: Engine, receiver:
     assert (second["hermes.session.segment"], second["hermes.session.segment_reason"]) == (1, "compaction")
     assert (third["hermes.session.segment"], third["hermes.session.segment_reason"]) == (2, "max_turns")
     assert dict(sessions[0].events) == {"hermes.compaction": {"hermes.compaction.rotated": False}}
-    turns = by_name(spans, "agent.run")
+    turns = of_kind(spans, "agent.run")
     assert [sum(t.trace_id == s.trace_id for t in turns) for s in sessions] == [1, 2, 1]
     for t in turns:
         [owner] = [s for s in sessions if s.trace_id == t.trace_id]

@@ -186,14 +186,21 @@ def test_fmt_70_openinference_turn_is_an_agent_span_with_question_and_answer(oi_
 
 
 def test_fmt_30_70_openinference_gate_closed_keeps_names_and_ids_only(oi_closed: list[ReceivedSpan]) -> None:
-    """FMT-30 / FMT-70: with the content gate closed no message content, argument, result or input/output value
-    is exported; roles, tool descriptions and schemas are gated too; tool-call names and ids and tool names
-    remain."""
+    """FMT-30 / FMT-70: with the content gate closed no message content, argument or result is exported; roles,
+    tool descriptions and schemas are gated too; tool-call names and ids and tool names remain. Issue #30: the
+    input / output values are the scrubbed previews (hermes.*.preview), nothing more, so backends' input and
+    output columns show them."""
+    shown = 0
     for span in oi_closed:
         keys = span.attributes
-        assert not [k for k in keys if k.startswith(("input.", "output.")) or k.endswith((
+        assert not [k for k in keys if k.endswith((
             ".message.content", ".message.role", ".function.arguments", ".message.tool_call_id", ".json_schema",
             "tool.parameters", "tool.description"))]
+        for side in ("input", "output"):
+            preview = keys.get(f"hermes.{side}.preview")
+            assert keys.get(f"{side}.value") == preview and keys.get(f"{side}.mime_type") == (preview and "text/plain")
+            shown += preview is not None
+    assert shown >= 8
     a = llms(oi_closed)[0].attributes
     assert a["llm.output_messages.0.message.tool_calls.1.tool_call.id"] == "call_bad"
     assert a["llm.output_messages.0.message.tool_calls.1.tool_call.function.name"] == "read_file"
