@@ -243,7 +243,7 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     put(attrs, "gen_ai.tool.call.id", (end.profile or start.profile or {}).get("tool_call_id"))
     mcp = (isinstance(toolset, str) and toolset.lower().startswith("mcp")) or "remote" in start.attributes
     attrs["gen_ai.tool.type"] = "extension" if mcp else "function"
-    offered = offered_tool(scope, name)
+    offered = offered_tool(scope, name) if opt.gate_open else None  # tool definitions are opt-in content
     if offered is not None:
         put(attrs, "gen_ai.tool.description", offered.get("description"))
     _common(attrs, scope, end)

@@ -39,9 +39,9 @@ from .full import apply_mappings, full_span, mark_attributes
 from .genai import genai_span
 from .messages import tool_definitions
 from .openinference import openinference_span
-from .record import Event, InstrumentationScope, Resource, SpanContext, SpanKind, SpanRecord, Status
+from .record import Event, InstrumentationScope, SpanContext, SpanKind, SpanRecord, Status
+from .resource import resource_for
 from .state import Held, OpenScope, Options
-from ...contract.versions import PACKAGE_VERSION
 from ...engine.trace_parent import TurnIds, lookup, lookup_turn, random_span_id, random_trace_id
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
@@ -56,26 +56,6 @@ def _parent_span(parent: OpenScope | None, parent_uuid: int | None) -> int:
     if parent is not None:
         return parent.span_id
     return span_id(parent_uuid) if parent_uuid is not None else 0
-
-
-SDK_RESOURCE: Final = {"telemetry.sdk.name": "hermes_pipeline", "telemetry.sdk.language": "python",
-                       "telemetry.sdk.version": PACKAGE_VERSION}
-"""The ``telemetry.sdk.*`` resource attributes of every trace endpoint: the spans are encoded by this package's
-own exporter, not the OpenTelemetry SDK, so the SDK is named as the conventions ask of another implementation
-(the metrics resource, built by the OpenTelemetry SDK, names that SDK)."""
-
-
-def resource_for(endpoint: TraceEndpoint) -> Resource:
-    """The endpoint's resource (FMT-59): the SDK attributes, then the endpoint's extra attributes (which may
-    override them, as with the SDK's ``Resource.create``), then ``service.name`` and the optional namespace and
-    version."""
-    attrs: dict[str, Any] = {**SDK_RESOURCE, **endpoint.resource_attributes}
-    attrs["service.name"] = endpoint.service_name
-    if endpoint.service_namespace:
-        attrs["service.namespace"] = endpoint.service_namespace
-    if endpoint.service_version:
-        attrs["service.version"] = endpoint.service_version
-    return Resource(attrs)
 
 
 def sampling_fraction(uuid: int) -> float:

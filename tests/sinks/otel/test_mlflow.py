@@ -95,17 +95,21 @@ class MLflow:
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop MLflow's whole process group (its server spawns workers): TERM, then KILL after a grace period."""
-    for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    """Stop MLflow's whole process group (its server spawns workers): TERM, a grace period for the leader, then
+    KILL for whatever of the group is left (a worker may outlive its leader)."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        process.wait(15)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(5)
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +117,8 @@ def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MLflow]:
     work = tmp_path_factory.mktemp("mlflow")
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "OTEL_"))}
-    env.update({"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true", "HOME": str(work)})
+    env.update({"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true", "HOME": str(work),
+                "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"})  # no background job consumers: nothing here uses them
     log = work / "mlflow.log"
     command = [MLFLOW_PYTHON or sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
                "--workers", "1", "--backend-store-uri", f"sqlite:///{work / 'mlflow.db'}",
