@@ -123,8 +123,9 @@ class SpanBuilder:
         self.lost_shared = 0
         """Spans lost for every endpoint (starts dropped upstream, scopes never ended)."""
         self._warned: set[str] = set()
-        self._offers = any(route.endpoint.type in ("openinference", "gen_ai") for route in routes)
-        """Tool spans of these projections describe the tool from the definitions offered to the model."""
+        self._offers = options.gate_open and any(route.endpoint.type in ("openinference", "gen_ai") for route in routes)
+        """Tool spans of these projections describe the tool from the definitions offered to the model (opt-in
+        content: only with the gate open)."""
 
     def describe(self) -> str:
         return "otel span builder"
