@@ -48,7 +48,7 @@ _REQUEST_PARAMS: Final = (
 _USAGE: Final = (
     ("input_tokens", "gen_ai.usage.input_tokens", True), ("output_tokens", "gen_ai.usage.output_tokens", True),
     ("cache_read_tokens", "gen_ai.usage.cache_read.input_tokens", False),
-    ("cache_write_tokens", "gen_ai.usage.cache_write.input_tokens", False),  # was cache_creation (semconv 1.38+)
+    ("cache_write_tokens", "gen_ai.usage.cache_write.input_tokens", False),  # formerly cache_creation
     ("reasoning_tokens", "gen_ai.usage.reasoning.output_tokens", False),
 )
 _TEXT_COMPLETION_MODES: Final = frozenset({"completions", "text_completion", "text_completions", "legacy_completions"})
