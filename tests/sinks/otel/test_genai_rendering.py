@@ -13,13 +13,15 @@ from hypothesis import strategies as st
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
-from hermes_pipeline.export.events import END, START
+from hermes_pipeline.export.events import END, SCOPE, START, ScopeEvent
 from hermes_pipeline.export.ids import new_uuid7
-from hermes_pipeline.sinks.otel import messages
+from hermes_pipeline.sinks.otel import build_otel_plugin, messages
+from hermes_pipeline.sinks.otel.config import TraceEndpoint
+from hermes_pipeline.sinks.otel.record import SpanRecord
+from hermes_pipeline.sinks.otel.spans import Route, SpanBuilder
+from hermes_pipeline.sinks.otel.state import Options
 
-from ..._otel_support import finish, otel_plugin
 from ...conftest import chat_response
-from ...test_otel_projection import T0, Stream, run
 from ._agent_session import CHILD_GOAL, SKILL, TOOLS, run_agent_session
 
 OPENINFERENCE_PREFIXES = ("input.", "output.", "llm.", "openinference.", "tool.", "tool_call.", "metadata")
@@ -27,12 +29,18 @@ OPERATIONS = ("invoke_agent", "chat", "text_completion", "generate_content", "ex
               "retrieval", "invoke_workflow")
 
 
-def _export(session: Any, **kwargs: Any) -> list[ReceivedSpan]:
+def _export(session: Any, *, projection: str = "gen_ai", endpoint_keys: dict[str, Any] | None = None,
+            **kwargs: Any) -> list[ReceivedSpan]:
+    """Run ``session(engine)`` through an OTel plugin exporting to a loopback receiver; the decoded spans."""
     engine = Engine()
     with OTLPReceiver() as receiver:
-        plugin = otel_plugin(engine, receiver.endpoint, **kwargs)
+        entry = {"type": projection, "endpoint": receiver.endpoint, "scheduled_delay_millis": 50,
+                 **(endpoint_keys or {})}
+        plugin = build_otel_plugin({"enabled": True, "endpoints": [entry]}, **kwargs)
+        engine.add_plugin(plugin, name="otel")
         session(engine)
-        return finish(plugin, receiver)
+        assert plugin.flush(15.0) and plugin.shutdown(15.0)
+        return list(receiver.spans)
 
 
 def _agent_spans(**kwargs: Any) -> list[ReceivedSpan]:
@@ -157,13 +165,20 @@ def test_trace_resource_names_the_sdk_and_endpoint_attributes_may_override() -> 
 
 def test_host_work_without_a_convention_is_invoke_workflow() -> None:
     """A gateway dispatch (trigger.process) has no GenAI operation of its own: it is invoke_workflow (docs)."""
-    s = Stream()
-    trigger = s.scope(START, new_uuid7(T0 // 1000), None, "trigger.process", "function",
-                      {"hermes.span_kind": "trigger.process"}, {"platform": "telegram", "event_type": "message"})
-    s.scope(END, trigger, None, "trigger.process", "function", {"otel.status_code": "OK"}, {"action": "skip"})
-    [span], _ = run("gen_ai", s.events)
-    attrs = dict(span.attributes or {})
-    assert (span.name, attrs["gen_ai.operation.name"]) == ("invoke_workflow trigger.process", "invoke_workflow")
+    uuid, ts = new_uuid7(1_780_000_000_000), 1_780_000_000_000_000
+    meta = {"hermes.telemetry_schema_version": "hermes.observer.v1", "hermes.session_id": "s",
+            "hermes.span_kind": "trigger.process"}
+    events = [ScopeEvent(SCOPE, START, uuid, None, ts, "trigger.process", "function", (), None,
+                         {"platform": "telegram", "event_type": "message"}, meta, uuid, uuid),
+              ScopeEvent(SCOPE, END, uuid, None, ts + 10, "trigger.process", "function", (), None, {"action": "skip"},
+                         {**meta, "otel.status_code": "OK"}, uuid, uuid)]
+    spans: list[SpanRecord] = []
+    endpoint = TraceEndpoint(index=0, type="gen_ai", url="http://127.0.0.1:1/v1/traces")
+    builder = SpanBuilder([Route(endpoint, lambda span: spans.append(span) or True, "0")], Options())
+    builder.write(events)
+    [span] = spans
+    assert (span.name, span.attributes["gen_ai.operation.name"]) == ("invoke_workflow trigger.process",
+                                                                      "invoke_workflow")
 
 
 TEXT = st.text(max_size=20)
