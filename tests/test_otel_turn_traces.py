@@ -263,6 +263,9 @@ def test_fmt_56a_session_level_marks_are_not_lost_when_the_session_is_no_span(pr
     attrs = dict(alone[0].attributes or {})
     assert attrs["session.id"] == attrs["gen_ai.conversation.id"] == "s"
     assert [span.name for span in spans if span.name != name] != []
+    if projection == "gen_ai":  # issue #30: GenAI names only (FMT-62), and an operation on every span
+        assert attrs["gen_ai.operation.name"] == "invoke_workflow" and attrs["hermes.compaction.rotated"] is False
+        assert not [k for k in attrs if k.startswith("hermes_pipeline.")]
 
 
 @pytest.mark.parametrize("projection", PROJECTIONS)

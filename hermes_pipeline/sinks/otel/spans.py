@@ -123,9 +123,8 @@ class SpanBuilder:
         self.lost_shared = 0
         """Spans lost for every endpoint (starts dropped upstream, scopes never ended)."""
         self._warned: set[str] = set()
-        self._offers = options.gate_open and any(route.endpoint.type in ("openinference", "gen_ai") for route in routes)
-        """Tool spans of these projections describe the tool from the definitions offered to the model (opt-in
-        content: only with the gate open)."""
+        self._offers = options.gate_open and any(route.endpoint.type != "full" for route in routes)
+        """Tool spans describe the tool from the definitions offered to the model (opt-in: with the gate open)."""
 
     def describe(self) -> str:
         return "otel span builder"
@@ -364,8 +363,10 @@ class SpanBuilder:
                           start.timestamp_us * 1000, end.timestamp_us * 1000, route.resource, route.scope)
 
     def _mark_span(self, route: Route, mark: ScopeEvent, owner: OpenScope | None) -> SpanRecord:
-        attrs = mark_attributes(mark, self.options.gate_open)
-        if route.endpoint.attribute_mappings:
+        genai = route.endpoint.type == "gen_ai"  # GenAI names only (FMT-62), host work of no operation of its own
+        attrs = {"gen_ai.operation.name": "invoke_workflow", **mark_attrs(mark.name, mark.data, mark.profile,
+                 self.options.gate_open)} if genai else mark_attributes(mark, self.options.gate_open)
+        if route.endpoint.attribute_mappings and not genai:
             apply_mappings(attrs, route.endpoint.attribute_mappings)
         parent_uuid = mark.parent_uuid
         holder = None if parent_uuid is None else self.open.get(parent_uuid) or self.recent.get(parent_uuid)
