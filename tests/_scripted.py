@@ -9,7 +9,7 @@ import pytest
 
 from hermes_pipeline import Engine, Host
 
-from .conftest import chat_response
+from tests.conftest import chat_response
 
 TOOL_CALL = {"id": "call_ok", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"notes.txt"}'}}
 SYSTEM = {"role": "system", "content": "You are Hermes."}

@@ -52,8 +52,8 @@ from hermes_pipeline.export.events import ScopeEvent
 from hermes_pipeline.export.redaction import redact_event
 from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
-from ._atof_support import Receiver
-from .conftest import chat_response
+from tests.sinks.atof._support import Receiver
+from tests.conftest import chat_response
 
 REDACTION = re.compile(r"<redacted(:[0-9a-f]{4,})?>")
 ALNUM = string.ascii_letters + string.digits

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from hermes_pipeline.cli.main import main
-from tests._alerts_support import llm, store
-from tests.test_alerts_notifiers import http_receiver
+from tests.alerts._support import llm, store
+from tests.alerts.test_notifiers import http_receiver
 
 
 def _profile(home: Path, notifiers: str = "[webhook]") -> None:

@@ -28,7 +28,7 @@ import pytest
 from hermes_pipeline.alerts.delivery import GRACE_S
 from hermes_pipeline.alerts.evaluator import run_once
 from hermes_pipeline.alerts.notifiers.webhook import WebhookNotifier
-from tests._alerts_support import T0, llm, minutes, settings, store
+from tests.alerts._support import T0, llm, minutes, settings, store
 
 
 class Endpoint:

@@ -10,7 +10,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from hermes_pipeline.alerts import state
 from hermes_pipeline.alerts.evaluator import run_once
-from tests._alerts_support import T0, Recorder, llm, minutes, no_sleep, settings, skill_run, store, task
+from tests.alerts._support import T0, Recorder, llm, minutes, no_sleep, settings, skill_run, store, task
 
 
 def _run(conn, now: datetime, rec: Recorder, **cfg) -> object:

@@ -24,7 +24,7 @@ from hermes_pipeline.alerts.delivery import Message, NotifierError, build, deliv
 from hermes_pipeline.alerts.notifiers.email import EmailNotifier, email_notifier
 from hermes_pipeline.alerts.notifiers.feishu import FeishuNotifier, feishu_notifier, feishu_sign
 from hermes_pipeline.alerts.notifiers.webhook import webhook_notifier
-from tests._alerts_support import no_sleep, settings
+from tests.alerts._support import no_sleep, settings
 
 MESSAGE = Message("alert", "critical", "A-C3 LLM outage (llm)", "the last 10 LLM calls all failed",
                   ({"rule": "A-C3", "key": "llm", "severity": "critical", "kind": "alert"},))

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from hermes_pipeline.alerts.evaluator import run_once
-from tests._alerts_support import Recorder, llm, minutes, no_sleep, settings, skill_run, store, task
+from tests.alerts._support import Recorder, llm, minutes, no_sleep, settings, skill_run, store, task
 
 DAY = datetime(2026, 3, 16, 0, 0, tzinfo=timezone.utc)
 

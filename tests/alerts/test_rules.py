@@ -9,7 +9,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from hermes_pipeline.alerts import rules
 from hermes_pipeline.alerts.digest import daily_digest
-from tests._alerts_support import T0, llm, memory_write, minutes, settings, skill_change, skill_run, store, task
+from tests.alerts._support import T0, llm, memory_write, minutes, settings, skill_change, skill_run, store, task
 
 
 def _baseline(conn, days: int, daily_cost: float) -> None:

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))  # bench scripts import their siblings
+from tests._repo import REPO
+
+sys.path.insert(0, str(REPO / "bench"))  # bench scripts import their siblings
 
 import bench_exporters as bench  # noqa: E402
 from _floor import OBLIGATIONS, floor_run  # noqa: E402

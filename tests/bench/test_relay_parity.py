@@ -21,9 +21,11 @@ from typing import Any
 
 import pytest
 
+from tests._repo import REPO
+
 pytest.importorskip("nemo_relay", reason="nemo-relay is not installed (scripts/test installs it: pip install "
                                          "'.[bench]')")
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_exporters.py"
+BENCH = REPO / "bench" / "bench_exporters.py"
 _spec = importlib.util.spec_from_file_location("bench_exporters", BENCH)
 assert _spec is not None and _spec.loader is not None
 bench: Any = importlib.util.module_from_spec(_spec)

@@ -11,6 +11,7 @@ import pytest
 
 from hermes_pipeline.cli.main import main
 from hermes_pipeline.demo.run import run_demo
+from tests._repo import REPO
 
 
 def test_demo_runs_end_to_end_and_reports_every_feature(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -87,7 +88,7 @@ def test_demo_pipeline_file_is_the_packaged_one() -> None:
     """pipelines/demo.toml is exactly what the demo runs by default, and it validates."""
     from hermes_pipeline.demo.run import default_pipeline
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = REPO
     assert (repo / "pipelines" / "demo.toml").read_text() == default_pipeline()
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,8 @@ from hermes_pipeline.cli import config_reference, docgen
 from hermes_pipeline.sinks.atof import config as atof_config
 from hermes_pipeline.config.checks import boolean
 from hermes_pipeline.config.profile_config import DEFAULTS, KNOWN_KEYS
+from tests._repo import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "configuration.md"
 
 

@@ -25,7 +25,7 @@ import pytest
 from hermes_pipeline.cli.main import COMMANDS
 from hermes_pipeline.demo.model_server import ScriptStep, ToolCallSpec
 
-from .trajectories._support import record_reference_run
+from tests.trajectories._support import record_reference_run
 
 NOT_LOADED = (
     "opentelemetry",  # the OTel SDK and exporters

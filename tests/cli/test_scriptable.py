@@ -15,7 +15,7 @@ import pytest
 from hermes_pipeline.cli.main import build_parser, main
 from hermes_pipeline.cli.trace_cmd import main as trace_main
 
-from .test_trace_show import files  # noqa: F401 - the module-scoped fixture writing real ATOF / ATIF files
+from tests.readers.trace.test_show import files  # noqa: F401 - the module-scoped fixture writing real ATOF / ATIF files
 
 SPEC_REFERENCE = re.compile(r"\bspec\s*0?\d|§|\b(?:OBS|MW|CFG|FMT|SM|BOOK)-\d+")
 

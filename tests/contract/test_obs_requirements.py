@@ -19,9 +19,9 @@ from hermes_pipeline.contract.hooks import OBSERVER_HOOKS, V1_HOOKS
 from hermes_pipeline.contract.versions import TELEMETRY_SCHEMA_VERSION
 from hermes_pipeline.testing import capture
 
-from ._atof_support import collect, memory_plugin
-from ._scripted import run_scripted_session
-from .conftest import chat_response
+from tests.sinks.atof._support import collect, memory_plugin
+from tests._scripted import run_scripted_session
+from tests.conftest import chat_response
 
 REQUEST: dict[str, Any] = {"model": "test-model", "messages": [{"role": "user", "content": "hi"}]}
 BEHAVIOUR_HOOKS = {"pre_llm_call", "pre_tool_call", "transform_tool_result", "transform_llm_output"}

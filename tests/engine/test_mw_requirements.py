@@ -18,9 +18,9 @@ from hermes_pipeline.contract.hooks import MIDDLEWARE_KINDS
 from hermes_pipeline.host.llm import ErrorInfo
 from hermes_pipeline.testing import capture
 
-from ._atif_support import memory_atif_plugin
-from ._atof_support import memory_plugin
-from .conftest import chat_response
+from tests.sinks.atif._support import memory_atif_plugin
+from tests.sinks.atof._support import memory_plugin
+from tests.conftest import chat_response
 
 FULL_REQUEST: dict[str, Any] = {
     "model": "test-model", "messages": [{"role": "user", "content": "hi"}],

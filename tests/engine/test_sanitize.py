@@ -46,7 +46,7 @@ from hermes_pipeline.testing import unmark
 
 def _unmarked(fn: Any) -> Any:
     """The function with its result's ``<redacted:xxxxxxxx>`` markers written ``<redacted>`` (these tests check
-    where redactions are, not which secret each one hides: tests/test_scrub_precision.py does)."""
+    where redactions are, not which secret each one hides: tests/engine/test_scrub_precision.py does)."""
     return lambda *args, **kwargs: unmark(fn(*args, **kwargs))
 
 

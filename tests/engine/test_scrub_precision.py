@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import MARKER_RE, redaction_marker, scrub_text
 
-from ._scrub_support import ALNUM, KEY_SAMPLES, password, rand, unwrap, wrapper
+from tests.engine._scrub_support import ALNUM, KEY_SAMPLES, password, rand, unwrap, wrapper
 from .test_scrub_false_positives import corpus
 
 POOL = [text for _, text in corpus(3000, seed=2512)]

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 
 import pytest
 
 from hermes_pipeline.engine.scrub import scrub_text
 from hermes_pipeline.engine.scrub_tokens import KEY_FORMATS
 
-from ._scrub_support import ALNUM, B64, KEY_SAMPLES, password, rand, unwrap, url_quote, wrapper
+from tests.engine._scrub_support import ALNUM, B64, KEY_SAMPLES, password, rand, unwrap, url_quote, wrapper
+from tests._repo import REPO
 
 SEPARATORS = (" ", "|", ";", ",", "(", "[", "{", "=", ":", "\t", "\n")
 CLOSERS = {"(": ")", "[": "]", "{": "}"}
@@ -160,7 +160,7 @@ def test_fmt33a_password_in_json_encoded_three_times() -> None:
 def test_fmt33a_privacy_doc_lists_every_key_format() -> None:
     """``docs/privacy.md`` names every provider of ``KEY_FORMATS`` in its list of recognised formats (they cannot
     drift apart), and keeps the statement that base64-wrapped secrets are not recognised."""
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "privacy.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "privacy.md").read_text(encoding="utf-8")
     section = doc.split("### Recognised key formats", 1)[1].split("\n## ", 1)[0]
     missing = [provider for provider in PROVIDERS if provider not in section]
     assert not missing, missing

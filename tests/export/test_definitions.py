@@ -15,8 +15,8 @@ from hermes_pipeline.export.definitions import (DEFINITIONS_KEY, MIN_BYTES, dige
                                                 resolve_request, shrink_request)
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
-from ._atof_support import collect
-from .conftest import chat_response
+from tests.sinks.atof._support import collect
+from tests.conftest import chat_response
 
 TOOLS = [{"type": "function", "function": {"name": f"tool_{n}", "description": "does a thing " * 40,
                                            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}

@@ -15,10 +15,10 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.host import run_in_context
 
-from ._atif_support import Pipeline, agent_steps
-from ._atof_support import ends, starts
-from ._otel_support import finish, otel_plugin, tool_span
-from .conftest import chat_response
+from tests.sinks.atif._support import Pipeline, agent_steps
+from tests.sinks.atof._support import ends, starts
+from tests.sinks.otel._support import finish, otel_plugin, tool_span
+from tests.conftest import chat_response
 
 CALLS = [{"id": c, "type": "function", "function": {"name": "work", "arguments": "{}"}} for c in ("a", "b")]
 

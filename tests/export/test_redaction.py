@@ -26,12 +26,12 @@ from hermes_pipeline.export import ScopeEvent, ScopePlugin
 from hermes_pipeline.sinks.atif import build_atif_plugin
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
-from .conftest import chat_response
+from tests.conftest import chat_response
 
 
 def _unmarked(fn: Any) -> Any:
     """The function with its result's ``<redacted:xxxxxxxx>`` markers written ``<redacted>`` (these tests check
-    where redactions are, not which secret each one hides: tests/test_scrub_precision.py does)."""
+    where redactions are, not which secret each one hides: tests/engine/test_scrub_precision.py does)."""
     return lambda *args, **kwargs: unmark(fn(*args, **kwargs))
 
 

@@ -20,8 +20,8 @@ import pytest
 
 from hermes_pipeline.dashboard.views_runs import failed_commands
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
-from tests._atif_support import check_document
-from tests.test_hermes_bridge_e2e import (Run, _config, _hermes, _pipeline, _scopes, _start_model_server, _stop,
+from tests.sinks.atif._support import check_document
+from tests.hermes.test_bridge_e2e import (Run, _config, _hermes, _pipeline, _scopes, _start_model_server, _stop,
                                           _wait_for_spans, pytestmark, receiver, workdir)
 
 __all__ = ["pytestmark", "receiver", "workdir"]  # the fixtures and the skip mark of the bridge e2e tests

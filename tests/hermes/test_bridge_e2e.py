@@ -370,7 +370,7 @@ def test_background_subagent_is_nested_and_never_a_silent_orphan(tmp_path: Path,
     (§2.11 note 5) and ends with a status saying what happened (never closed as an orphan). When the
     child outlives the parent turn or session (issues #12, #27, a loaded machine), its one session scope
     stays open and takes the rest of its run: never a second child session, every tool call id once in
-    ATOF and ATIF; every interleaving is checked in tests/test_hermes_subagent_race.py."""
+    ATOF and ATIF; every interleaving is checked in tests/hermes/test_subagent_race.py."""
     script = tmp_path / "script.yaml"
     script.write_text(textwrap.dedent(f"""\
         steps:

@@ -18,7 +18,7 @@ from hermes_pipeline.dashboard.server import Dashboard
 from hermes_pipeline.dashboard.sources import load_sources
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.sinks.trajectory_store import STORE_NAME
-from tests.test_hermes_bridge_e2e import (_config, _hermes, _pipeline, _scopes, _start_model_server, _stop,
+from tests.hermes.test_bridge_e2e import (_config, _hermes, _pipeline, _scopes, _start_model_server, _stop,
                                           _wait_for_spans, pytestmark, receiver, workdir)
 
 __all__ = ["pytestmark", "receiver", "workdir"]  # the fixtures and the skip mark of the bridge e2e tests
@@ -129,7 +129,7 @@ def test_resumed_session_is_one_trajectory(tmp_path: Path, workdir: Path, receiv
     files = sorted(out.glob("hermes-atif-*.json"))
     assert len(files) == 1, [f.name for f in files]
     doc = json.loads(files[0].read_text(encoding="utf-8"))
-    from tests._atif_support import check_document
+    from tests.sinks.atif._support import check_document
 
     check_document(doc)
     assert doc["extra"]["hermes"]["session_id"] == sid and files[0].name == f"hermes-atif-{doc['trajectory_id']}.json"

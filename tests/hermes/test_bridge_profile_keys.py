@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hermes_pipeline.cli.main import main as cli
-from tests.test_hermes_bridge_e2e import _config, _hermes, _start_model_server, _stop, pytestmark, workdir
+from tests.hermes.test_bridge_e2e import _config, _hermes, _start_model_server, _stop, pytestmark, workdir
 
 __all__ = ["pytestmark", "workdir"]  # the fixture and the skip mark of the bridge e2e tests
 

@@ -249,7 +249,7 @@ def test_package_validation_still_imports_jsonschema_when_needed() -> None:
 def test_builtin_sinks_are_found_without_scanning_every_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
     """A built-in section name is resolved from this package's own entry points (still the
     ``hermes_pipeline.sinks`` group); only a name it does not know scans every installed distribution,
-    which is how a third-party sink is found (``tests/test_sink_contract.py`` runs a real one)."""
+    which is how a third-party sink is found (``tests/sinks/test_contract.py`` runs a real one)."""
     import importlib.metadata
 
     from hermes_pipeline.export.errors import ExportConfigError

@@ -307,7 +307,7 @@ def test_background_subagent_outliving_its_parent_turn_goes_on_until_its_own_sto
     """Hermes runs top-level delegations in the background: the parent turn can end while the child
     still runs. Nothing is stopped for it (issue #27: an early end made the child's late hooks open a
     second child session); its later hooks and its real stop come through as they are
-    (tests/test_hermes_subagent_race.py)."""
+    (tests/hermes/test_subagent_race.py)."""
     clock = Clock()
     n = HermesNormaliser(clock=clock)
     start_turn(n)
@@ -331,7 +331,7 @@ def test_background_subagent_outliving_its_parent_turn_goes_on_until_its_own_sto
 
 def test_late_stop_of_a_detached_child_that_did_nothing_more_still_reports_how_it_ended() -> None:
     """Issue #12 "nothing lost": the real stop of a child detached at its parent turn's end is passed on,
-    completed from its start (the projection places it after the detachment, tests/test_hermes_subagent_race.py)."""
+    completed from its start (the projection places it after the detachment, tests/hermes/test_subagent_race.py)."""
     n = HermesNormaliser(clock=Clock())
     start_turn(n)
     n.adapt("subagent_start", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "c",

@@ -3,7 +3,7 @@
 Hermes runs ``-z`` inside ``hermes_cli.oneshot.run_oneshot`` and leaves with ``os._exit`` right after
 the conversation returns, so ``atexit`` never runs. The conversation's ``on_session_end`` is called
 here from a frame of a module named ``hermes_cli.oneshot`` (what the bridge recognises); the real
-CLI run is ``test_oneshot_mode_outputs_are_complete`` in tests/test_hermes_bridge_e2e.py.
+CLI run is ``test_oneshot_mode_outputs_are_complete`` in tests/hermes/test_bridge_e2e.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each test runs the installed ``hermes chat -Q -q`` (and ``--resume``) against th
 server, in a Hermes profile under ``tmp_path`` with the bridge enabled and ``observability.audit.enabled``
 on, drives ``skill_manage`` and ``memory`` with every action and shape Hermes' tool schemas have, and reads
 ``skill_history`` / ``memory_changes`` back (BOOK-18, BOOK-19, BOOK-21, BOOK-22), through ``audit skills
-history`` too. Helpers come from ``tests/test_hermes_bridge_e2e.py``.
+history`` too. Helpers come from ``tests/hermes/test_bridge_e2e.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_hermes_bridge_e2e import HERMES, _config, _start_model_server, _stop, pytestmark  # noqa: F401
+from tests.hermes.test_bridge_e2e import HERMES, _config, _start_model_server, _stop, pytestmark  # noqa: F401
 
 SKILL_V1 = "---\nname: csv-report\ndescription: Build a CSV report\n---\n# Steps\n1. Load the data\n2. Write report.csv\n"
 SKILL_V3 = "---\nname: csv-report\ndescription: Build a CSV report\n---\n# Steps\n1. Load\n2. Check\n3. Write\n"

@@ -13,7 +13,7 @@ from typing import Any
 from hermes_pipeline import Engine
 from hermes_pipeline.hermes.bridge import Bridge
 
-from ._atof_support import collect, memory_plugin, scopes
+from tests.sinks.atof._support import collect, memory_plugin, scopes
 
 
 class Store:

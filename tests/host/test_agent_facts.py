@@ -17,9 +17,9 @@ from hermes_pipeline import Engine, Host, __version__
 from hermes_pipeline.shared_metrics import ManualClock, attach_shared_metrics
 from hermes_pipeline.testing import Recorder
 
-from ._atif_support import Pipeline
-from .conftest import chat_response
-from .shared_metrics.conftest import T0, rows
+from tests.sinks.atif._support import Pipeline
+from tests.conftest import chat_response
+from tests.shared_metrics.conftest import T0, rows
 
 
 def one_turn(host: Host, *, resumed: bool = False, tools: tuple[str, ...] = ("read_file",)) -> None:

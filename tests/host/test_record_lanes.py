@@ -22,7 +22,7 @@ from hermes_pipeline.contract.hookspecs import hookimpl
 from hermes_pipeline.export import ScopeEvent, ScopePlugin
 from hermes_pipeline.host.tools import post_tool_fields, post_tool_payload, pre_tool_fields, pre_tool_payload
 
-from ._atof_support import stuck_projection
+from tests.sinks.atof._support import stuck_projection
 
 TOOL_HOOKS = ("pre_tool_call", "post_tool_call")
 

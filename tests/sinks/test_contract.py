@@ -67,6 +67,7 @@ import sys
 from hermes_pipeline import Host
 from hermes_pipeline.config import release_all
 from hermes_pipeline.runtime import get_engine
+from tests._repo import REPO
 
 host = Host(get_engine(), platform="cli", model="m", provider="p")
 with host.session() as session:
@@ -93,7 +94,7 @@ def _distribution(root: Path, name: str = "uuid_sink", source: str = MODULE, tar
 
 def _readme_sink() -> str:
     """The sink of the README's "Write a sink" section, exactly as a reader would copy it."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### Write a sink"):]
     section = section[:section.index("\n## ")]
     [code] = re.findall(r"```python\n(.*?)```", section, re.S)

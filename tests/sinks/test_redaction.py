@@ -35,8 +35,8 @@ from hermes_pipeline.demo import otlp_receiver
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
-from ._atof_support import Receiver
-from .conftest import chat_response
+from tests.sinks.atof._support import Receiver
+from tests.conftest import chat_response
 
 CREDENTIAL_FORMS = [
     "sk-proj-{s}", "sk-{s}", "sk-ant-api03-{s}", "ghp_{s}", "gho_{s}", "github_pat_{s}", "xoxb-{s}", "xoxp-{s}",

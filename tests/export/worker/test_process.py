@@ -20,7 +20,7 @@ from hermes_pipeline.export.errors import ExportConfigError
 from hermes_pipeline.sinks.otel import build_otel_plugin
 from hermes_pipeline.export.worker import ProcessSink
 
-from ._otel_support import run_scripted_session
+from tests.sinks.otel._support import run_scripted_session
 
 OTEL_BUILDER = "hermes_pipeline.sinks.otel.sink:build_otel_sink"
 
@@ -139,7 +139,7 @@ def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write
     their JSON Schemas."""
     from hermes_pipeline.components.observability import ObservabilityComponent
 
-    from ._atif_support import ATIF_VALIDATOR, ATOF_VALIDATOR
+    from tests.sinks.atif._support import ATIF_VALIDATOR, ATOF_VALIDATOR
 
     def section(worker: str, out: Any) -> dict[str, Any]:
         return {"atof": {"enabled": True, "worker": worker, "sinks": [

@@ -17,7 +17,7 @@ from hermes_pipeline.schemas import load_schema
 from hermes_pipeline.sinks.atif import AtifPlugin, AtifSink, build_atif_plugin, build_atif_sink
 from hermes_pipeline.sinks.atof import AtofSink, build_atof_sink
 
-from ._atof_support import decode
+from tests.sinks.atof._support import decode
 
 ATIF_VALIDATOR = jsonschema.Draft202012Validator(load_schema("atif-1.7"))
 ATOF_VALIDATOR = jsonschema.Draft202012Validator(load_schema("atof-0.1"))

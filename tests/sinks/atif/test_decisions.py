@@ -12,7 +12,7 @@ from typing import Any
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.export.classify import approval_decider
 
-from ._atif_support import Pipeline, check_document
+from tests.sinks.atif._support import Pipeline, check_document
 
 
 def test_decisions_in_atif(engine: Engine) -> None:

@@ -21,9 +21,9 @@ from hermes_pipeline.sinks.atif import build_atif_plugin, build_atif_sink
 from hermes_pipeline.sinks.atif.filenames import FilenameTemplate, UnresolvedFilename
 from hermes_pipeline.sinks.atif.files import TrajectoryDirectory, prune_trajectories
 
-from ._atif_support import Gate, Pipeline, Stream, check_document, documents, memory_atif_plugin
-from ._atof_support import Receiver, closed_port
-from .conftest import chat_response
+from tests.sinks.atif._support import Gate, Pipeline, Stream, check_document, documents, memory_atif_plugin
+from tests.sinks.atof._support import Receiver, closed_port
+from tests.conftest import chat_response
 
 
 def run_session(engine: Engine, session_id: str | None = None, tools: int = 1) -> list[str]:

@@ -11,9 +11,9 @@ from typing import Any
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.host import SegmentPolicy, run_in_context
 
-from ._atif_support import Pipeline, agent_steps, documents, memory_atif_plugin, results, walk
-from ._atof_support import starts
-from .conftest import chat_response
+from tests.sinks.atif._support import Pipeline, agent_steps, documents, memory_atif_plugin, results, walk
+from tests.sinks.atof._support import starts
+from tests.conftest import chat_response
 
 
 def delegate(turn: Any, role: str, depth: int) -> str:

@@ -19,8 +19,8 @@ import pytest
 from hermes_pipeline.export import MemoryDestination, ScopeEvent
 from hermes_pipeline.sinks.atif import AtifSink, build_atif_sink
 
-from ._atif_support import Stream, assistant, check_document, documents, results, uuid_str
-from .test_hermes_subagent_race import (CHILD, CHILD_BEGIN, CHILD_FINISH, PARENT, PARENT_CLOSE, PARENT_OPEN,
+from tests.sinks.atif._support import Stream, assistant, check_document, documents, results, uuid_str
+from tests.hermes.test_subagent_race import (CHILD, CHILD_BEGIN, CHILD_FINISH, PARENT, PARENT_CLOSE, PARENT_OPEN,
                                         SUBAGENT_START, SUBAGENT_STOP, TURN, attempt, delegate, on_thread, run)
 
 

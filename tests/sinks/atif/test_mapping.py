@@ -14,13 +14,13 @@ from hermes_pipeline.export.ids import parse_timestamp_us, rfc3339_us, uuid_str
 from hermes_pipeline.sinks.atif import build_atif_sink
 from hermes_pipeline.sinks.atif.steps import final_metrics, step_metrics
 
-from ._atif_support import (ATIF_VALIDATOR, Pipeline, Stream, agent_steps, assistant, documents, memory_atif_plugin,
+from tests.sinks.atif._support import (ATIF_VALIDATOR, Pipeline, Stream, agent_steps, assistant, documents, memory_atif_plugin,
                             results)
-from ._atof_support import ends, starts
-from ._scripted import Overloaded
-from ._scripted import sequence as scripted
-from .conftest import chat_response
-from .test_atof_lifecycle import CALL, FINAL, HISTORY, S, worked_example
+from tests.sinks.atof._support import ends, starts
+from tests._scripted import Overloaded
+from tests._scripted import sequence as scripted
+from tests.conftest import chat_response
+from tests.sinks.atof.test_lifecycle import CALL, FINAL, HISTORY, S, worked_example
 
 
 def call(cid: str | None, name: str, arguments: str = "{}") -> dict[str, Any]:

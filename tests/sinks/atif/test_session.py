@@ -12,10 +12,10 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.export.ids import parse_timestamp_us
 from hermes_pipeline.host import SegmentPolicy
 
-from ._atif_support import Pipeline, agent_steps, results
-from ._atof_support import marks, scopes, starts
-from ._scripted import Overloaded
-from .conftest import chat_response
+from tests.sinks.atif._support import Pipeline, agent_steps, results
+from tests.sinks.atof._support import marks, scopes, starts
+from tests._scripted import Overloaded
+from tests.conftest import chat_response
 
 
 def calls(*specs: tuple[str, str]) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from hermes_pipeline.export.files import JsonlFileDestination
 from hermes_pipeline.host import run_in_context
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
-from ._atof_support import collect, memory_plugin, scopes, starts
-from .conftest import chat_response
+from tests.sinks.atof._support import collect, memory_plugin, scopes, starts
+from tests.conftest import chat_response
 
 TOOLS_PER_TURN = 3
 

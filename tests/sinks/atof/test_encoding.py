@@ -11,8 +11,8 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.export import MemoryDestination
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
-from ._atof_support import decode
-from .conftest import chat_response
+from tests.sinks.atof._support import decode
+from tests.conftest import chat_response
 
 SYSTEM = {"role": "system", "content": "be brief"}
 

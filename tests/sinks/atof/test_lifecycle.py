@@ -15,7 +15,7 @@ from hermes_pipeline.export.projection_calls import strip_header_keys
 from hermes_pipeline.host import SegmentPolicy
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
-from ._atof_support import collect, ends, marks, memory_plugin, scopes, starts
+from tests.sinks.atof._support import collect, ends, marks, memory_plugin, scopes, starts
 
 S = "20260901_101500_a1b2c3"
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {

@@ -14,9 +14,9 @@ import pytest
 from hermes_pipeline import Engine
 from hermes_pipeline.export.ids import parse_timestamp_us
 
-from ._atof_support import collect, marks, memory_plugin, scopes, starts
-from ._scripted import SYSTEM, USER
-from ._scripted import run_scripted_session as scripted_session
+from tests.sinks.atof._support import collect, marks, memory_plugin, scopes, starts
+from tests._scripted import SYSTEM, USER
+from tests._scripted import run_scripted_session as scripted_session
 
 
 def run_scripted_session(engine: Engine) -> dict[str, Any]:

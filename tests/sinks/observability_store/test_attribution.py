@@ -13,7 +13,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from tests.observability_store._support import rows
+from tests.sinks.observability_store._support import rows
 
 TURNS = 25
 PROCESSES = 3
@@ -23,7 +23,7 @@ def _worker(home: str, index: int, turns: int) -> None:
     import os
     from pathlib import Path
 
-    from tests.observability_store._support import entry_memory_tool, store
+    from tests.sinks.observability_store._support import entry_memory_tool, store
 
     root = Path(home)
     tool = entry_memory_tool(root)
@@ -75,7 +75,7 @@ def test_no_agent_write_of_any_process_is_blamed_on_the_user(tmp_path: Path) -> 
 
 def test_a_hand_edit_while_agents_write_is_still_the_users(tmp_path: Path) -> None:
     """The rule only takes over a rescan's row when an agent write produced exactly what the rescan saw."""
-    from tests.observability_store._support import entry_memory_tool, store
+    from tests.sinks.observability_store._support import entry_memory_tool, store
 
     tool = entry_memory_tool(tmp_path)
     with store(tmp_path) as (host, handle):

@@ -20,7 +20,7 @@ from hermes_pipeline.cli.main import main
 from hermes_pipeline.sinks.observability_store import connect, sqlite_utc, store_path
 from hermes_pipeline.sinks.observability_store.queries import query, queries, sql_text
 
-from .._spec import spec_text
+from tests._spec import spec_text
 
 SQLITE3 = shutil.which("sqlite3")
 NO_SQLITE3 = "the sqlite3 command-line shell is not installed (scripts/test installs it with apt-get as root)"

@@ -1,6 +1,6 @@
 """The reference agent's Hermes-shaped ``skill_manage`` and ``memory`` through the host API (issue #27).
 
-The same record as with the real Hermes (``tests/test_hermes_self_learning_e2e.py``): every ``skill_manage``
+The same record as with the real Hermes (``tests/hermes/test_self_learning_e2e.py``): every ``skill_manage``
 action in a category folder is one ``skill_history`` version with the action, the reason, the session, the
 SKILL.md hashes and the changed files (BOOK-18, BOOK-19); every ``memory`` shape on both targets is rows of the
 agent with the whole old entry quoted (BOOK-21, BOOK-22).
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_pipeline.demo.profile_tools import ProfileTools
-from tests.observability_store._support import rows, store
+from tests.sinks.observability_store._support import rows, store
 
 SKILL = "---\nname: etl\ndescription: Load data\n---\n1. Load\n"
 

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from hermes_pipeline.sinks.observability_store.skill_tree import all_skills, find_skill
-from tests.observability_store._support import rows, store
+from tests.sinks.observability_store._support import rows, store
 
 
 def _skill(root: Path, rel: str, body: str = "body") -> Path:

@@ -176,7 +176,7 @@ def test_bad_prices_in_a_profile_warn_and_the_agent_runs(tmp_path: Path) -> None
 def _worker(home: str, index: int, count: int) -> None:
     from pathlib import Path
 
-    from tests.observability_store._support import store, write_skill
+    from tests.sinks.observability_store._support import store, write_skill
 
     with store(Path(home)) as (host, handle):
         with host.session() as session:

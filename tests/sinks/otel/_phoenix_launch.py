@@ -4,9 +4,9 @@ Arize Phoenix 20.26 binds its gRPC collector to ``[::]`` (every interface) whate
 no environment variable sets that host; only its port (``PHOENIX_GRPC_PORT``). The Phoenix test must not open
 a port on other interfaces, so this launcher rewrites the ``[::]`` bind address of the gRPC server Phoenix
 creates to ``127.0.0.1`` before handing over to Phoenix's own command line. Everything else is configured
-through Phoenix's documented variables by the caller (``tests/test_otel_phoenix.py``).
+through Phoenix's documented variables by the caller (``tests/sinks/otel/test_phoenix.py``).
 
-Usage: ``python tests/_phoenix_launch.py`` with ``PHOENIX_HOST=127.0.0.1``, ``PHOENIX_PORT``,
+Usage: ``python tests/sinks/otel/_phoenix_launch.py`` with ``PHOENIX_HOST=127.0.0.1``, ``PHOENIX_PORT``,
 ``PHOENIX_GRPC_PORT`` and ``PHOENIX_WORKING_DIR`` set.
 """
 

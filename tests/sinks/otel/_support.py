@@ -15,8 +15,8 @@ from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.sinks.otel import OtelPlugin, build_otel_plugin
 from hermes_pipeline.sinks.otel.exporter import default_exporter
 
-from ._scripted import run_scripted_session as scripted_session
-from .conftest import chat_response
+from tests._scripted import run_scripted_session as scripted_session
+from tests.conftest import chat_response
 
 SPAN_KIND_INTERNAL = 1
 SPAN_KIND_CLIENT = 3

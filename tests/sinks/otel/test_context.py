@@ -22,7 +22,7 @@ from hermes_pipeline.sinks.otel.config import parse_otel_config
 from hermes_pipeline.sinks.otel.env import read_otlp_env
 from hermes_pipeline.sinks.otel.spans import sampling_fraction
 
-from ._otel_support import finish, otel_plugin, run_two_turn_session
+from tests.sinks.otel._support import finish, otel_plugin, run_two_turn_session
 
 TP_SAMPLED = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 TP_OTHER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

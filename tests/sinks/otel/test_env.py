@@ -25,8 +25,8 @@ from hermes_pipeline.sinks.otel import OtelPlugin, build_otel_plugin
 from hermes_pipeline.sinks.otel.config import parse_otel_config
 from hermes_pipeline.sinks.otel.env import EnvListError, parse_key_values, read_otlp_env
 
-from ._otel_support import PathReceiver, by_name, finish, otel_plugin
-from .test_otel_delivery import simple_session
+from tests.sinks.otel._support import PathReceiver, by_name, finish, otel_plugin
+from tests.sinks.otel.test_delivery import simple_session
 
 OTEL_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS",
              "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES",

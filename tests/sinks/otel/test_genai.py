@@ -15,7 +15,7 @@ from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.host import SegmentPolicy
 from hermes_pipeline.sinks.otel import CAPTURE_ENV, content_gate_open
 
-from ._otel_support import (
+from tests.sinks.otel._support import (
     SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, STATUS_ERROR, STATUS_UNSET, by_name, finish, otel_plugin,
     run_scripted_session, tool_span,
 )

@@ -5,7 +5,6 @@ OpenInference message, tool and LLM attributes of the ``openinference`` projecti
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -15,11 +14,12 @@ from hermes_pipeline import Engine
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, ReceivedSpan
 from hermes_pipeline.sinks.otel import messages
 
-from ._otel_support import (
+from tests.sinks.otel._support import (
     ANSWER, MISSING, QUESTION, STATUS_ERROR, TOOLS, finish, otel_plugin, run_scripted_session, run_two_turn_session,
 )
+from tests._repo import TEST_DATA
 
-SCHEMAS = Path(__file__).parent / "data" / "otel_genai"
+SCHEMAS = TEST_DATA / "otel_genai"
 STATUS_OK = 1
 
 

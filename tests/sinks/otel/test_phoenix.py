@@ -6,7 +6,7 @@ whose Python is named by ``HERMES_PIPELINE_PHOENIX_PYTHON`` (what ``scripts/test
 with those of ``hermes-agent``). Skipped when neither is there.
 Phoenix runs as a child process on 127.0.0.1 with free ports, its working directory under ``tmp_path``, its
 telemetry and every external resource switched off; its gRPC collector is bound to loopback by
-``tests/_phoenix_launch.py`` (Phoenix 20.26 has no setting for that host) and the test checks that nothing it
+``tests/sinks/otel/_phoenix_launch.py`` (Phoenix 20.26 has no setting for that host) and the test checks that nothing it
 opened listens on another interface. Start-up is bounded by polling ``/healthz`` against a deadline; Phoenix is
 stopped by the fixture whatever happens.
 """
@@ -32,7 +32,7 @@ from hermes_pipeline import Engine
 from hermes_pipeline.config.templates import find_template
 from hermes_pipeline.sinks.otel import build_otel_plugin
 
-from ._otel_support import ANSWER, LAST_ANSWER, MISSING, QUESTION, otel_plugin, run_two_turn_session
+from tests.sinks.otel._support import ANSWER, LAST_ANSWER, MISSING, QUESTION, otel_plugin, run_two_turn_session
 
 PHOENIX_PYTHON = os.environ.get("HERMES_PIPELINE_PHOENIX_PYTHON", "")
 """A Python with Phoenix installed, when Phoenix lives in an environment of its own; else this interpreter."""

@@ -15,7 +15,7 @@ from hermes_pipeline.demo.otlp_receiver import OTLPReceiver, decode_traces
 from hermes_pipeline.sinks.otel.config import parse_otel_config
 from hermes_pipeline.sinks.otel.env import read_otlp_env
 
-from ._otel_support import finish, otel_plugin
+from tests.sinks.otel._support import finish, otel_plugin
 
 
 class ScriptedReceiver(OTLPReceiver):

@@ -19,7 +19,7 @@ from hermes_pipeline.export.ids import uuid_str
 from hermes_pipeline.sinks.otel.config import parse_otel_config
 from hermes_pipeline.testing import Recorder
 
-from ._otel_support import (
+from tests.sinks.otel._support import (
     ANSWER, FOLLOW_UP, LAST_ANSWER, MISSING, QUESTION, STATUS_ERROR, by_name, finish, otel_plugin,
     run_scripted_session, run_two_turn_session,
 )
@@ -213,7 +213,7 @@ def test_fmt_56a_mark_spans_follow_their_turn_and_session_level_ones_are_traces_
     from hermes_pipeline.export.events import END
     from hermes_pipeline.export.ids import new_uuid7
 
-    from .test_otel_projection import T0, Stream, run
+    from tests.sinks.otel.test_projection import T0, Stream, run
 
     s = Stream()
     session = s.scope("start", new_uuid7(T0 // 1000), None, "hermes.session", "agent", {"hermes.span_kind": "session"})
@@ -244,7 +244,7 @@ def test_fmt_56a_session_level_marks_are_not_lost_when_the_session_is_no_span(pr
     from hermes_pipeline.export.events import END
     from hermes_pipeline.export.ids import new_uuid7
 
-    from .test_otel_projection import T0, Stream, run
+    from tests.sinks.otel.test_projection import T0, Stream, run
 
     s = Stream()
     session = s.scope("start", new_uuid7(T0 // 1000), None, "hermes.session", "agent", {"hermes.span_kind": "session"})

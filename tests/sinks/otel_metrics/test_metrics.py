@@ -72,7 +72,7 @@ def test_metrics_table_no_longer_refused_and_validated() -> None:
 def test_book2_memory_skill_and_cost_instruments(tmp_path: Path) -> None:
     """BOOK-2: hermes.agent.memory.writes {actor, change_type}, hermes.agent.skill.changes {change_type},
     hermes.agent.skill.runs {outcome} (no skill name unless include_skill_names) and hermes.agent.cost (USD)."""
-    from tests.observability_store._support import memory_tool
+    from tests.sinks.observability_store._support import memory_tool
 
     tool = memory_tool(tmp_path)
     response = {"id": "c", "object": "chat.completion", "model": "test-model", "usage": {
