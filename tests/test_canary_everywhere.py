@@ -54,6 +54,7 @@ from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
 from tests.sinks.atof._support import Receiver
 from tests.conftest import chat_response
+from tests._pipelines import write_pipeline
 
 REDACTION = re.compile(r"<redacted(:[0-9a-f]{4,})?>")
 ALNUM = string.ascii_letters + string.digits
@@ -697,10 +698,8 @@ def test_issue25_max_value_chars_is_checked_by_config_validate(tmp_path: Path,
     from hermes_pipeline.cli.main import main
 
     for value, valid in (("5000", True), ("10", False), ('"big"', False)):
-        path = tmp_path / "pipeline.toml"
-        path.write_text('version = 1\n[policy]\nunknown_field = "error"\nunsupported_value = "error"\n'
-                        '[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n'
-                        f'max_value_chars = {value}\n')
+        path = write_pipeline(tmp_path, "strict-observability", extra=f"max_value_chars = {value}\n",
+                              filename="pipeline.toml")
         code = main(["config", "validate", "--no-discovery", str(path)])
         out, err = capsys.readouterr()
         assert (code == 0) is valid, (value, out, err)

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
+from tests._pipelines import write_pipeline
 
 try:
     HERMES_VERSION = importlib.metadata.version("hermes-agent")
@@ -114,34 +115,9 @@ def _pipeline(tmp: Path, receiver: OTLPReceiver, out: Path) -> Path:
         [load]
         entrypoint = "hp_e2e_write_policy:register"
         """), encoding="utf-8")
-    path = tmp / "pipeline.toml"
-    path.write_text(textwrap.dedent(f"""\
-        version = 1
-
-        [[plugins.dynamic]]
-        manifest = "policy/relay-plugin.toml"
-
-        [[components]]
-        kind = "observability"
-        [components.config]
-        version = 4
-        [components.config.atof]
-        enabled = true
-        [[components.config.atof.sinks]]
-        type = "file"
-        output_directory = "{out}"
-        filename = "events.jsonl"
-        mode = "append"
-        [components.config.atif]
-        enabled = true
-        output_directory = "{out}"
-        [components.config.opentelemetry]
-        enabled = true
-        [[components.config.opentelemetry.endpoints]]
-        type = "gen_ai"
-        endpoint = "{receiver.endpoint}/v1/traces"
-        """), encoding="utf-8")
-    return path
+    return write_pipeline(tmp, "atof-atif-otlp", filename="pipeline.toml",
+                          extra='\n[[plugins.dynamic]]\nmanifest = "policy/relay-plugin.toml"\n',
+                          atof_directory=out, atif_directory=out, endpoint=f"{receiver.endpoint}/v1/traces")
 
 
 def _config(home: Path, port: int, *, enabled: list[str], approval_timeout: int = 2, metrics: bool = False) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from hermes_pipeline.cli.main import main
 from hermes_pipeline.hermes.facts import read_profile
+from tests._pipelines import write_pipeline
 
 COMMENTED = """\
 # my Hermes profile
@@ -122,10 +123,8 @@ def test_doctor_fails_on_a_misspelt_component_kind(tmp_path: Path, capsys: pytes
 
 def test_doctor_ready_profile_lists_destinations(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    pipeline = tmp_path / "plugins.toml"
-    pipeline.write_text('version = 1\n[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n'
-                        f'[components.config.atif]\nenabled = true\noutput_directory = "{tmp_path / "out"}"\n',
-                        encoding="utf-8")
+    pipeline = write_pipeline(tmp_path, "observability",
+                              extra=f'[components.config.atif]\nenabled = true\noutput_directory = "{tmp_path / "out"}"\n')
     monkeypatch.setenv("HERMES_NEMO_RELAY_PLUGINS_TOML", str(pipeline))
     assert main(["hermes", "install", "--home", str(tmp_path)]) == 0
     capsys.readouterr()

@@ -29,6 +29,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests._pipelines import write_pipeline
 
 CHILD = textwrap.dedent("""\
     import importlib.metadata, json, os, sys
@@ -72,38 +73,11 @@ WATCHED = ("opentelemetry.sdk", "google.protobuf", "jsonschema", "hermes_pipelin
 
 def _pipeline(root: Path, otlp: bool, metrics: bool = False) -> Path:
     out = root / "out"
-    text = textwrap.dedent(f"""\
-        version = 1
-        [[components]]
-        kind = "observability"
-        [components.config]
-        version = 4
-        [components.config.atof]
-        enabled = true
-        [[components.config.atof.sinks]]
-        type = "file"
-        output_directory = "{out}"
-        filename = "events.jsonl"
-        [components.config.atif]
-        enabled = true
-        output_directory = "{out}"
-        """)
+    extra = "\n[components.config.opentelemetry.metrics]\nenabled = true\n" if metrics else ""
     if otlp:
-        text += textwrap.dedent("""\
-            [components.config.opentelemetry]
-            enabled = true
-            [[components.config.opentelemetry.endpoints]]
-            type = "gen_ai"
-            endpoint = "http://127.0.0.1:9/v1/traces"
-            """)
-    if metrics:
-        text += textwrap.dedent("""\
-            [components.config.opentelemetry.metrics]
-            enabled = true
-            """)
-    path = root / "plugins.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
+        return write_pipeline(root, "atof-atif-otlp", extra=extra, atof_directory=out, atif_directory=out,
+                              endpoint="http://127.0.0.1:9/v1/traces")
+    return write_pipeline(root, "atof-atif-files", extra=extra, atof_directory=out, atif_directory=out)
 
 
 def _register(root: Path, *, otlp: bool = False, shared_metrics: bool = False,

@@ -15,7 +15,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,8 @@ import pytest
 from hermes_pipeline.sinks.base import BaseSink, Sink, SinkContext
 from hermes_pipeline.sinks.registry import load_sink, sink_names
 from hermes_pipeline.export.errors import ExportConfigError
+from tests._pipelines import write_pipeline
+from tests._repo import REPO
 
 MODULE = '''
 """A third-party sink written from the README's "Write a sink" section."""
@@ -67,7 +68,6 @@ import sys
 from hermes_pipeline import Host
 from hermes_pipeline.config import release_all
 from hermes_pipeline.runtime import get_engine
-from tests._repo import REPO
 
 host = Host(get_engine(), platform="cli", model="m", provider="p")
 with host.session() as session:
@@ -102,23 +102,8 @@ def _readme_sink() -> str:
 
 
 def _pipeline(root: Path, sink_section: str) -> Path:
-    out = root / "out"
-    path = root / "plugins.toml"
-    path.write_text(textwrap.dedent(f"""\
-        version = 1
-        [[components]]
-        kind = "observability"
-        enabled = true
-        [components.config]
-        version = 4
-        [components.config.atof]
-        enabled = true
-        [[components.config.atof.sinks]]
-        type = "file"
-        output_directory = "{out}"
-        filename = "events.jsonl"
-        """) + sink_section, encoding="utf-8")
-    return path
+    """The shared ATOF-file pipeline (ATOF to ``root/out``) with the sink's own section added."""
+    return write_pipeline(root, "atof-file", extra="\n" + sink_section, atof_directory=root / "out")
 
 
 def _env(root: Path, pipeline: Path, site: Path | None = None) -> dict[str, str]:

@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from collections.abc import Mapping
@@ -30,6 +29,7 @@ from hermes_pipeline.export.projection import ScopePlugin
 from hermes_pipeline.host import Host
 from hermes_pipeline.sink_testing import MemorySink
 from hermes_pipeline.sinks.base import BaseSink
+from tests._pipelines import write_pipeline
 
 BLOCKING_SINK = '''
 """A third-party sink whose __call__ never returns (a destination that never answers)."""
@@ -92,23 +92,8 @@ def _blocking_distribution(root: Path) -> Path:
 
 
 def _env(root: Path) -> dict[str, str]:
-    pipeline = root / "plugins.toml"
-    pipeline.write_text(textwrap.dedent(f"""\
-        version = 1
-        [[components]]
-        kind = "observability"
-        enabled = true
-        [components.config]
-        version = 4
-        [components.config.atof]
-        enabled = true
-        [[components.config.atof.sinks]]
-        type = "file"
-        output_directory = "{root / 'out'}"
-        filename = "events.jsonl"
-        [components.config.blocking_sink]
-        enabled = true
-        """), encoding="utf-8")
+    pipeline = write_pipeline(root, "atof-file", extra="\n[components.config.blocking_sink]\nenabled = true\n",
+                              atof_directory=root / "out")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(_blocking_distribution(root)), env.get("PYTHONPATH", "")])
     env["HERMES_NEMO_RELAY_PLUGINS_TOML"] = str(pipeline)

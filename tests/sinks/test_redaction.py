@@ -37,6 +37,7 @@ from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
 from tests.sinks.atof._support import Receiver
 from tests.conftest import chat_response
+from tests._pipelines import write_pipeline
 
 CREDENTIAL_FORMS = [
     "sk-proj-{s}", "sk-{s}", "sk-ant-api03-{s}", "ghp_{s}", "gho_{s}", "github_pat_{s}", "xoxb-{s}", "xoxp-{s}",
@@ -280,10 +281,8 @@ def test_fmt33a_redact_credentials_accepted_by_config_validate(tmp_path: Path, c
     nothing else, under ``unsupported_value = "error"``."""
     from hermes_pipeline.cli.main import main
 
-    path = tmp_path / "pipeline.toml"
-    path.write_text('version = 1\n[policy]\nunknown_field = "error"\nunsupported_value = "error"\n'
-                    '[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n'
-                    f'redact_credentials = {value}\n')
+    path = write_pipeline(tmp_path, "strict-observability", extra=f"redact_credentials = {value}\n",
+                          filename="pipeline.toml")
     code = main(["config", "validate", "--no-discovery", str(path)])
     out, err = capsys.readouterr()
     assert (code == 0) is valid, (out, err)
