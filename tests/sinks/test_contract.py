@@ -26,7 +26,7 @@ from tests._pipelines import write_pipeline
 from tests._repo import REPO
 
 MODULE = '''
-"""A third-party sink written from the README's "Write a sink" section."""
+"""A third-party sink written from the "Write a sink" section of docs/sinks.md."""
 import json
 from hermes_pipeline.sinks.base import BaseSink
 
@@ -92,11 +92,11 @@ def _distribution(root: Path, name: str = "uuid_sink", source: str = MODULE, tar
     return site
 
 
-def _readme_sink() -> str:
-    """The sink of the README's "Write a sink" section, exactly as a reader would copy it."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Write a sink"):]
-    section = section[:section.index("\n## ")]
+def _guide_sink() -> str:
+    """The sink of the "Write a sink" section of ``docs/sinks.md``, exactly as a reader would copy it."""
+    guide = (REPO / "docs" / "sinks.md").read_text(encoding="utf-8")
+    section = guide[guide.index("\n## Write a sink\n"):]
+    section = section[:section.find("\n## ", 1)] if "\n## " in section[1:] else section
     [code] = re.findall(r"```python\n(.*?)```", section, re.S)
     return code
 
@@ -201,11 +201,11 @@ def test_cfg_42_the_layer_merge_concatenates_the_lists_each_sink_states() -> Non
     assert _list_rule(("components", 0, "config", "atif", "tool_definitions"), kinds) == "replace"
 
 
-def test_the_sink_written_from_the_readme_alone_shares_the_builtin_sinks_uuids(tmp_path: Path) -> None:
-    """The README's example sink, installed as an entry point named as the README says and configured in a
-    pipeline file as the README says, receives the very scopes the built-in ATOF sink writes."""
+def test_the_sink_written_from_the_sink_guide_alone_shares_the_builtin_sinks_uuids(tmp_path: Path) -> None:
+    """The example sink of docs/sinks.md, installed as an entry point named as the guide says and configured in a
+    pipeline file as the guide says, receives the very scopes the built-in ATOF sink writes."""
     seen = tmp_path / "my-sink.txt"
-    site = _distribution(tmp_path, "my_sink", _readme_sink(), "MySink")
+    site = _distribution(tmp_path, "my_sink", _guide_sink(), "MySink")
     env = _env(tmp_path, _pipeline(tmp_path, f'[components.config.my_sink]\nenabled = true\npath = "{seen}"\n'), site)
     assert _run(["-m", "hermes_pipeline.cli.main", "config", "validate"], env, tmp_path).returncode == 0
     ran = _run(["-c", SESSION], env, tmp_path)
