@@ -53,7 +53,7 @@ from hermes_pipeline.export.redaction import redact_event
 from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
 from tests.sinks.atof._support import Receiver
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 from tests._pipelines import write_pipeline
 
 REDACTION = re.compile(r"<redacted(:[0-9a-f]{4,})?>")

@@ -21,7 +21,7 @@ from hermes_pipeline.testing import capture
 
 from tests.sinks.atof._support import collect, memory_plugin
 from tests._scripted import run_scripted_session
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 REQUEST: dict[str, Any] = {"model": "test-model", "messages": [{"role": "user", "content": "hi"}]}
 BEHAVIOUR_HOOKS = {"pre_llm_call", "pre_tool_call", "transform_tool_result", "transform_llm_output"}

@@ -20,7 +20,7 @@ from hermes_pipeline.testing import capture
 
 from tests.sinks.atif._support import memory_atif_plugin
 from tests.sinks.atof._support import memory_plugin
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 FULL_REQUEST: dict[str, Any] = {
     "model": "test-model", "messages": [{"role": "user", "content": "hi"}],

@@ -12,7 +12,7 @@ import pytest
 
 from hermes_pipeline import Engine, Host, PluginError, PluginLoadError, hookimpl
 
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 # The observer example of the seed documents (000 / 001), as a plugin author would write it.
 SEED_OBSERVER = '''

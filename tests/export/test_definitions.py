@@ -16,7 +16,7 @@ from hermes_pipeline.export.definitions import (DEFINITIONS_KEY, MIN_BYTES, dige
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
 from tests.sinks.atof._support import collect
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 TOOLS = [{"type": "function", "function": {"name": f"tool_{n}", "description": "does a thing " * 40,
                                            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}

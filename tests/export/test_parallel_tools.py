@@ -18,7 +18,7 @@ from hermes_pipeline.host import run_in_context
 from tests.sinks.atif._support import Pipeline, agent_steps
 from tests.sinks.atof._support import ends, starts
 from tests.sinks.otel._support import finish, otel_plugin, tool_span
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 CALLS = [{"id": c, "type": "function", "function": {"name": "work", "arguments": "{}"}} for c in ("a", "b")]
 

@@ -26,7 +26,7 @@ from hermes_pipeline.export import ScopeEvent, ScopePlugin
 from hermes_pipeline.sinks.atif import build_atif_plugin
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 
 def _unmarked(fn: Any) -> Any:

@@ -18,7 +18,7 @@ from hermes_pipeline.shared_metrics import ManualClock, attach_shared_metrics
 from hermes_pipeline.testing import Recorder
 
 from tests.sinks.atif._support import Pipeline
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 from tests.shared_metrics.conftest import T0, rows
 
 

@@ -14,7 +14,7 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.host import current_context, run_in_context
 from hermes_pipeline.testing import Recorder, capture
 
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 
 def test_canonical_turn_order_spec_01_section_6(engine: Engine, host: Host, rec: Recorder) -> None:

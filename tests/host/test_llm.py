@@ -12,7 +12,7 @@ from hermes_pipeline import Engine, Host, LLMExecutionBlocked
 from hermes_pipeline.host import ErrorInfo
 from hermes_pipeline.testing import Recorder
 
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 
 class Flaky(Exception):

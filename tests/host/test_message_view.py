@@ -21,7 +21,7 @@ from hermes_pipeline.engine.sanitize import sanitize
 from hermes_pipeline.host import MessageView, message_view
 from hermes_pipeline.testing import Recorder
 
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 CALL = {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"a.txt\"}"}}
 EXPECTED = {"content": "Reading it.", "reasoning": None,

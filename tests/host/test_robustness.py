@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.testing import Recorder
 
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 
 class _Unprintable:

@@ -11,7 +11,7 @@ import pytest
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.testing import Recorder
 
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 
 def read_file(path: str) -> str:

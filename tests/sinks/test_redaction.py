@@ -36,7 +36,7 @@ from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
 from tests.sinks.atof._support import Receiver
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 from tests._pipelines import write_pipeline
 
 CREDENTIAL_FORMS = [

@@ -16,7 +16,7 @@ from hermes_pipeline.cli.trace_cmd import main
 from hermes_pipeline.readers.trace import load_trace, render_trace
 from hermes_pipeline.testing import capture_export
 
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 
 def tool_calls(*names: str) -> dict[str, Any]:

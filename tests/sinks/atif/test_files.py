@@ -22,8 +22,9 @@ from hermes_pipeline.sinks.atif.filenames import FilenameTemplate, UnresolvedFil
 from hermes_pipeline.sinks.atif.files import TrajectoryDirectory, prune_trajectories
 
 from tests.sinks.atif._support import Gate, Pipeline, Stream, check_document, documents, memory_atif_plugin
-from tests.sinks.atof._support import Receiver, closed_port
-from tests.conftest import chat_response
+from hermes_pipeline.testing import closed_port
+from tests.sinks.atof._support import Receiver
+from hermes_pipeline.testing import chat_response
 
 
 def run_session(engine: Engine, session_id: str | None = None, tools: int = 1) -> list[str]:

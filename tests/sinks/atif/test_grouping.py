@@ -13,7 +13,7 @@ from hermes_pipeline.host import SegmentPolicy, run_in_context
 
 from tests.sinks.atif._support import Pipeline, agent_steps, documents, memory_atif_plugin, results, walk
 from tests.sinks.atof._support import starts
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 
 def delegate(turn: Any, role: str, depth: int) -> str:

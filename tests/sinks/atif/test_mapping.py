@@ -18,8 +18,8 @@ from tests.sinks.atif._support import (ATIF_VALIDATOR, Pipeline, Stream, agent_s
                             results)
 from tests.sinks.atof._support import ends, starts
 from tests._scripted import Overloaded
-from tests._scripted import sequence as scripted
-from tests.conftest import chat_response
+from hermes_pipeline.testing import scripted_provider as scripted
+from hermes_pipeline.testing import chat_response
 from tests.sinks.atof.test_lifecycle import CALL, FINAL, HISTORY, S, worked_example
 
 

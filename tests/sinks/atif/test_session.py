@@ -15,7 +15,7 @@ from hermes_pipeline.host import SegmentPolicy
 from tests.sinks.atif._support import Pipeline, agent_steps, results
 from tests.sinks.atof._support import marks, scopes, starts
 from tests._scripted import Overloaded
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 
 def calls(*specs: tuple[str, str]) -> dict[str, Any]:

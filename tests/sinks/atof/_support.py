@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -159,15 +157,3 @@ class Receiver:
         with self._lock:
             bodies = [body for _, body in self.requests]
         return [json.loads(line) for body in bodies for line in body.splitlines() if line.strip()]
-
-
-@contextmanager
-def closed_port() -> Iterator[int]:
-    """A 127.0.0.1 port nothing listens on (bound, then closed)."""
-    import socket
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    yield port

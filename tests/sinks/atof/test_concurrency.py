@@ -14,7 +14,7 @@ from hermes_pipeline.host import run_in_context
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
 from tests.sinks.atof._support import collect, memory_plugin, scopes, starts
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 TOOLS_PER_TURN = 3
 

@@ -18,7 +18,8 @@ from hermes_pipeline.export import ExportConfigError, FailingDestination, Memory
 from hermes_pipeline.export.files import prune_files, filename_pattern
 from hermes_pipeline.sinks.atof import build_atof_plugin, build_atof_sink, replace_dots
 
-from tests.sinks.atof._support import VALIDATOR, Receiver, closed_port, decode, stuck_projection
+from hermes_pipeline.testing import closed_port
+from tests.sinks.atof._support import VALIDATOR, Receiver, decode, stuck_projection
 
 SECRET = "s3cr3t-token-value-9f8e7d"
 

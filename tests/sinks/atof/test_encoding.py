@@ -12,7 +12,7 @@ from hermes_pipeline.export import MemoryDestination
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
 from tests.sinks.atof._support import decode
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 SYSTEM = {"role": "system", "content": "be brief"}
 

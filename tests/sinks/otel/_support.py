@@ -16,7 +16,7 @@ from hermes_pipeline.sinks.otel import OtelPlugin, build_otel_plugin
 from hermes_pipeline.sinks.otel.exporter import default_exporter
 
 from tests._scripted import run_scripted_session as scripted_session
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 SPAN_KIND_INTERNAL = 1
 SPAN_KIND_CLIENT = 3

@@ -27,9 +27,10 @@ from hermes_pipeline.sinks.otel.langfuse import build_langfuse_sink
 from hermes_pipeline.sinks.otel import build_otel_sink
 from hermes_pipeline.sinks.otel.spans import SpanBuilder, sampling_fraction
 
-from tests.sinks.atof._support import closed_port, decode
+from hermes_pipeline.testing import closed_port
+from tests.sinks.atof._support import decode
 from tests.sinks.otel._support import GatedExporter, PathReceiver, by_name, finish, otel_plugin, run_scripted_session
-from tests.conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 SESSION = {"trace_grouping": "session"}
 """One trace per session (FMT-56 as written): the delivery tests count the session span too."""
