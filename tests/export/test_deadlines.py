@@ -14,7 +14,6 @@ import os
 import socket
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.components.observability_sinks import attach_sinks
@@ -164,31 +164,8 @@ def test_fmt_85_process_exit_waits_at_most_the_shutdown_deadline(tmp_path: Path)
 
     with black_hole() as port:
         pipeline = tmp_path / "plugins.toml"
-        pipeline.write_text(textwrap.dedent(f"""
-            version = 1
-            [[components]]
-            kind = "observability"
-            enabled = true
-            [components.config]
-            version = 4
-            [components.config.atof]
-            enabled = true
-            [[components.config.atof.sinks]]
-            type = "stream"
-            url = "http://127.0.0.1:{port}/atof/0"
-            timeout_millis = 10000
-            [[components.config.atof.sinks]]
-            type = "stream"
-            url = "http://127.0.0.1:{port}/atof/1"
-            timeout_millis = 10000
-            [components.config.opentelemetry]
-            enabled = true
-            [[components.config.opentelemetry.endpoints]]
-            type = "gen_ai"
-            endpoint = "http://127.0.0.1:{port}/v1/traces"
-            timeout_millis = 10000
-            scheduled_delay_millis = 1
-        """))
+        pipeline.write_text(tomli_w.dumps({"version": 1, "components": [
+            {"kind": "observability", "enabled": True, "config": exporters_config(port, 3)}]}), encoding="utf-8")
         home = tmp_path / "home"
         home.mkdir()
         env = {**os.environ, "HERMES_NEMO_RELAY_PLUGINS_TOML": str(pipeline), "HERMES_HOME": str(home),

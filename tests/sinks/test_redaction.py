@@ -15,7 +15,6 @@ way to keep raw credentials, and it is warned about at every start.
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import os
@@ -31,11 +30,10 @@ from hypothesis import strategies as st
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.components.observability import ObservabilityComponent
-from hermes_pipeline.demo import otlp_receiver
-from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
 from tests.sinks.atof._support import Receiver
+from tests.sinks.otel._support import BodyReceiver
 from hermes_pipeline.testing import chat_response
 from tests._pipelines import write_pipeline
 
@@ -48,35 +46,6 @@ CREDENTIAL_FORMS = [
     "aws_secret_access_key={s}", "OPENAI_API_KEY={s}", 'passphrase: "{s}"', '{{"password": "{s}"}}',
 ]
 secrets = st.text(alphabet=string.ascii_uppercase + string.digits, min_size=24, max_size=32).map(lambda s: "ZQ" + s)
-
-
-class BodyReceiver(OTLPReceiver):
-    """:class:`OTLPReceiver` that also keeps every request body (decompressed) and path."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bodies: list[tuple[str, bytes]] = []
-        receiver = self
-
-        class Handler(otlp_receiver._Handler):
-            def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length)
-                if self.headers.get("Content-Encoding", "").lower() == "gzip":
-                    body = gzip.decompress(body)
-                with receiver._lock:
-                    receiver.bodies.append((self.path, body))
-                    receiver.spans.extend(otlp_receiver.decode_traces(body))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self._server.RequestHandlerClass = Handler
-
-    def reset(self) -> None:
-        with self._lock:
-            self.bodies.clear()
-            self.spans.clear()
 
 
 @pytest.fixture(scope="module")

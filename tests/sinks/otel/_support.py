@@ -3,6 +3,7 @@ a scripted session through the host API, exporter doubles and span lookups."""
 
 from __future__ import annotations
 
+import gzip
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +27,37 @@ STATUS_ERROR = 2
 TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read a file",
                                            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
 TOOLSETS = {"read_file": "file", "terminal": "terminal", "mcp_search": "mcp-search", "delegate_task": "delegation"}
+
+
+class BodyReceiver(OTLPReceiver):
+    """:class:`OTLPReceiver` that also keeps every request body (decompressed) with its path (``bodies``); spans
+    are decoded from the trace requests only (a metrics request beside them is kept as bytes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bodies: list[tuple[str, bytes]] = []
+        receiver = self
+
+        class Handler(otlp_receiver._Handler):
+            def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.headers.get("Content-Encoding", "").lower() == "gzip":
+                    body = gzip.decompress(body)
+                with receiver._lock:
+                    receiver.bodies.append((self.path, body))
+                    if self.path.endswith("/v1/traces"):
+                        receiver.spans.extend(otlp_receiver.decode_traces(body))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self._server.RequestHandlerClass = Handler
+
+    def reset(self) -> None:
+        """Forget every body and span received so far."""
+        with self._lock:
+            self.bodies.clear()
+            self.spans.clear()
 
 
 class PathReceiver(OTLPReceiver):
