@@ -44,9 +44,14 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def machine() -> str:
-    """What the figures were measured on: CPU count, architecture, system and Python (no host name)."""
+    """What the figures were measured on: CPU count, architecture, system, Python (no host name) and the load
+    average of the last minute when the system reports one (on a shared machine it says how far to trust them)."""
+    try:
+        load = f", load average {os.getloadavg()[0]:.1f}"
+    except (AttributeError, OSError):
+        load = ""
     return (f"{os.cpu_count() or '?'} CPUs {platform.machine() or '?'}, {platform.system()} {platform.release()}, "
-            f"{platform.python_implementation()} {platform.python_version()}")
+            f"{platform.python_implementation()} {platform.python_version()}{load}")
 
 
 def split_sections(text: str) -> tuple[str, dict[str, str]]:
