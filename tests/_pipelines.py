@@ -2,8 +2,9 @@
 
 A pipeline text that several tests need lives once, as a file under ``tests/data/pipelines/`` (what each holds is
 listed in the README there); a test writes it into its own directory (``tmp_path`` or below) with
-:func:`write_pipeline`, or takes the text with :func:`pipeline_text`, filling the file's ``${name}`` placeholders. Text the test appends (``extra``) lands in the file's last table, so a test states only
-what is particular to it.
+:func:`write_pipeline`, or takes the text with :func:`pipeline_text`, filling the file's ``${name}``
+placeholders. Text the test appends (``extra``) lands in the file's last table, so a test states only what
+is particular to it.
 """
 
 from __future__ import annotations

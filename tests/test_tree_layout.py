@@ -44,8 +44,9 @@ def _test_directories() -> list[Path]:
 def test_flat_test_modules_are_only_those_spanning_packages() -> None:
     flat = sorted(p.name for p in TESTS.glob("test_*.py"))
     misplaced = [name for name in flat if name not in SPANNING]
-    assert misplaced == [], (f"{misplaced}: put a test of hermes_pipeline/<path> in tests/<path>/ (create the directory "
-                             "with an empty __init__.py); only tests spanning packages stay in tests/ (SPANNING)")
+    assert misplaced == [], (f"{misplaced}: put a test of hermes_pipeline/<path> in tests/<path>/ (create the "
+                             "directory with an empty __init__.py); only tests spanning packages stay in tests/ "
+                             "(SPANNING)")
 
 
 def test_every_test_directory_mirrors_a_package_directory() -> None:
