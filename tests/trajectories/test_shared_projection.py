@@ -24,6 +24,7 @@ from hermes_pipeline.export.projection import ScopePlugin
 from hermes_pipeline.sinks.observability_store import ObservabilityStoreSink, store_path
 
 from ._support import text_response, tool_response
+from tests._pipelines import write_pipeline
 
 
 @pytest.fixture(autouse=True)
@@ -57,20 +58,7 @@ STORES = """\
 def _pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Select a pipeline file whose ``observability`` component writes ATOF to ``tmp_path/atof``."""
     out = tmp_path / "atof"
-    path = tmp_path / "plugins.toml"
-    path.write_text(textwrap.dedent(f"""\
-        version = 1
-        [[components]]
-        kind = "observability"
-        [components.config]
-        version = 4
-        [components.config.atof]
-        enabled = true
-        [[components.config.atof.sinks]]
-        type = "file"
-        output_directory = "{out}"
-        filename = "events.jsonl"
-        """), encoding="utf-8")
+    path = write_pipeline(tmp_path, "atof-file", atof_directory=out)
     monkeypatch.setenv("HERMES_NEMO_RELAY_PLUGINS_TOML", str(path))
     return out / "events.jsonl"
 
