@@ -8,7 +8,7 @@ from typing import Any
 
 from hermes_pipeline import Engine, Host
 
-from ...conftest import chat_response
+from hermes_pipeline.testing import chat_response
 
 QUESTION = "What do my notes say?"
 ANSWER = "Your notes say: Buy milk."

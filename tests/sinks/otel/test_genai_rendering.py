@@ -21,7 +21,7 @@ from hermes_pipeline.sinks.otel.record import SpanRecord
 from hermes_pipeline.sinks.otel.spans import Route, SpanBuilder
 from hermes_pipeline.sinks.otel.state import Options
 
-from ...conftest import chat_response
+from hermes_pipeline.testing import chat_response
 from ._agent_session import CHILD_GOAL, SKILL, TOOLS, run_agent_session
 
 OPENINFERENCE_PREFIXES = ("input.", "output.", "llm.", "openinference.", "tool.", "tool_call.", "metadata")
