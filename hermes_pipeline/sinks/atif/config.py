@@ -49,7 +49,7 @@ KEYS: Final[dict[str, Check]] = {
     "tool_definitions": array, "extra": table, "output_directory": string, "filename_template": nonblank,
     "storage": array, "max_queue_size": integer(1), "group_by": one_of("agent", "turn"), "worker": check_worker,
     "include_llm_payloads": boolean, "include_system_prompt": boolean, "include_observed_events": boolean,
-    "retention_days": integer(1),
+    "retention_days": integer(1), "shared_definitions": boolean,
 }
 """The ``atif`` table's keys and their checks (``worker``: see :mod:`hermes_pipeline.export.worker`)."""
 S3_STORAGE: Final[dict[str, Check]] = {
@@ -71,6 +71,8 @@ TOP_KEYS: Final = frozenset(KEYS) - {"worker"}
 HTTP_KEYS: Final = frozenset(HTTP_STORAGE)
 DEFAULT_TEMPLATE: Final = "hermes-atif-{session_id}.json"
 DEFAULT_QUEUE: Final = 10_000
+SHARED_WITH_STORAGE: Final = ("shared_definitions keeps definitions beside local files only; remote storage "
+                              "needs whole trajectories: remove one of the two")
 
 @dataclass(frozen=True)
 class HttpStorageConfig:
@@ -105,6 +107,9 @@ class AtifConfig:
     storage: tuple[HttpStorageConfig, ...] = ()
     max_queue_size: int = DEFAULT_QUEUE
     retention_days: int | None = None
+    shared_definitions: bool = False
+    """Tool lists and system prompts in the output directory's ``definitions/`` sidecar, shared by every
+    trajectory written there (:mod:`hermes_pipeline.export.definition_files`), instead of in each file."""
     skipped: tuple[tuple[str, str], ...] = ()
     """``(key path, reason)`` of storage entries skipped with ``on_invalid = "skip"``."""
 
@@ -223,6 +228,9 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         raise ExportConfigError("atif.output_directory", "expected a string path")
     resolved, _ = resolve_directory(directory, base_dir=base_dir, default_dir=default_dir)
     storage, skipped = _storage(config, enable_full_payloads, on_invalid, ignore_unknown_keys)
+    shared = _bool(config, "shared_definitions", False)
+    if shared and storage:
+        raise ExportConfigError("atif.shared_definitions", SHARED_WITH_STORAGE)
     template = config.get("filename_template", DEFAULT_TEMPLATE)
     return AtifConfig(
         enabled=_bool(config, "enabled", False),
@@ -241,6 +249,7 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         storage=storage,
         max_queue_size=_int(config, "max_queue_size", DEFAULT_QUEUE, "atif.max_queue_size") or DEFAULT_QUEUE,
         retention_days=_int(config, "retention_days", None, "atif.retention_days"),
+        shared_definitions=shared,
         skipped=skipped,
     )
 
@@ -289,6 +298,8 @@ def validate_config(atif: dict[str, Any], vctx: ValidationContext) -> None:
         if problem:
             vctx.unsupported_value((*base, "filename_template"), problem)
     storage = atif.get("storage")
+    if isinstance(storage, list) and storage and atif.get("shared_definitions") is True:
+        vctx.error((*base, "shared_definitions"), SHARED_WITH_STORAGE, code="atif.shared_definitions_with_storage")
     if isinstance(storage, list) and storage and not full_payloads:
         vctx.error((*base, "storage"), "atif.storage requires enable_full_payloads = true",
                    code="atif.storage_requires_full_payloads")
