@@ -153,3 +153,15 @@ def test_retention_deletes_only_the_definitions_no_trajectory_refers_to(tmp_path
     left = {p.name for p in sidecar.iterdir()}
     assert left == {f"{refs[n].removeprefix('sha256:')}.json" for n in ("b", "d")}  # a and c had no referrer
     assert young.exists()
+
+
+def test_the_dashboard_says_which_definition_file_is_missing(tmp_path: Path) -> None:
+    """The run page of a store file whose sidecar file is gone says "damaged" with that file's name, no 500."""
+    from hermes_pipeline.dashboard.queries import _read
+
+    path, _ = record_reference_run(tmp_path, SCRIPT)
+    target = _sidecar_file(path)
+    target.unlink()
+    doc, problem = _read(path)
+    assert doc is None and problem is not None and problem["kind"] == "damaged"
+    assert str(target) in problem["reason"] and "no such file" in problem["reason"]
