@@ -5,7 +5,8 @@ sessions of their directory (:mod:`hermes_pipeline.export.definition_files`) and
 ``{"$ref": "sha256:…"}``. Readers get the requests back exactly as they were sent:
 
 - :func:`expand_trajectory` turns a stored trajectory's ``extra.hermes.shared_definitions`` (and its
-  subagents') into ``extra.hermes.definitions``, the form every trajectory reader already resolves
+  subagents') into ``extra.hermes.definitions``, and its step histories written as deltas into whole ones,
+  the form every trajectory reader already resolves
   (:func:`hermes_pipeline.export.definitions.resolve_request`): ``load_trajectory`` and the dashboard call it
   on every file they read, so replay, ``trajectory show|diff|redact`` and the run pages see the same document
   as before;
@@ -26,6 +27,7 @@ from typing import Any, Final
 
 from ..export.definition_files import SHARED_KEY, definition_path
 from ..export.definitions import DEFINITIONS_KEY, is_ref, resolve_request
+from ..export.history_delta import OFFSET_KEY, HistoryError, whole_steps
 from .files import MAX_DEPTH, MAX_FILE_BYTES, InputFileError, field_path, parse_json, read_limited
 
 __all__ = ["DefinitionFileError", "expand_trajectory", "load_definitions", "resolve_atof_requests"]
@@ -124,13 +126,16 @@ def _read_one(directory: Path, ref: str, field: str, referenced_by: str | Path, 
 def expand_trajectory(doc: dict[str, Any], path: str | Path, *, limit: int = MAX_FILE_BYTES,
                       fallback: Fallback = ()) -> dict[str, Any]:
     """``doc`` (read from ``path``; changed in place and returned) with each trajectory's
-    ``extra.hermes.shared_definitions`` replaced by the values, in ``extra.hermes.definitions``.
+    ``extra.hermes.shared_definitions`` replaced by the values, in ``extra.hermes.definitions``, and each agent
+    step's history whole again where it was written as what it adds to the previous step's
+    (``extra.hermes.messages_offset``, :mod:`hermes_pipeline.export.history_delta`).
 
     A document without shared definitions (an exported ATIF file, an older store file) is returned as it is.
     ``fallback``: where else to look (see :data:`Fallback`).
 
     Raises:
         DefinitionFileError: see :func:`load_definitions`; also a ``shared_definitions`` that is not a list.
+        InputFileError: a ``messages_offset`` that does not fit the previous step's history (naming the field).
     """
     directory = Path(path).parent
     cache: dict[str, Any] = {}
@@ -153,6 +158,13 @@ def expand_trajectory(doc: dict[str, Any], path: str | Path, *, limit: int = MAX
             hermes[DEFINITIONS_KEY] = {**(inline if isinstance(inline, dict) else {}),
                                        **{ref: cache[ref] for ref in refs}}
             del hermes[SHARED_KEY]
+        steps = node.get("steps")
+        if isinstance(steps, list):  # histories written as what each request adds (atif.llm_history = "delta")
+            try:
+                node["steps"] = whole_steps(steps)
+            except HistoryError as exc:
+                raise InputFileError(path, str(exc), field=field_path((*at, "steps", exc.index, "extra", "hermes",
+                                                                       OFFSET_KEY))) from None
         children = node.get("subagent_trajectories")
         for index, child in enumerate(children if isinstance(children, list) else ()):
             walk(child, (*at, "subagent_trajectories", index), depth + 1)

@@ -147,8 +147,9 @@ class _CapturedStore:
         from ..sinks.trajectory_store import store_atif_config
 
         self.files: dict[str, bytes] = {}
-        # the new run's file stands alone (written to --output or into the store): its definitions inline
-        config = {**store_atif_config(directory), "shared_definitions": False}
+        # the new run's file stands alone (written to --output or into the store): definitions inline, whole
+        # histories
+        config = {**store_atif_config(directory), "shared_definitions": False, "llm_history": "full"}
         self.sink: Any = build_atif_sink(config, base_dir=directory, default_dir=directory,
                                          on_invalid="skip", ignore_unknown_keys=True, destinations={"local": self})
         self.projection = ScopePlugin((self.sink,), deferred=True)

@@ -49,7 +49,7 @@ KEYS: Final[dict[str, Check]] = {
     "tool_definitions": array, "extra": table, "output_directory": string, "filename_template": nonblank,
     "storage": array, "max_queue_size": integer(1), "group_by": one_of("agent", "turn"), "worker": check_worker,
     "include_llm_payloads": boolean, "include_system_prompt": boolean, "include_observed_events": boolean,
-    "retention_days": integer(1), "shared_definitions": boolean,
+    "retention_days": integer(1), "shared_definitions": boolean, "llm_history": one_of("full", "delta"),
 }
 """The ``atif`` table's keys and their checks (``worker``: see :mod:`hermes_pipeline.export.worker`)."""
 S3_STORAGE: Final[dict[str, Check]] = {
@@ -108,6 +108,9 @@ class AtifConfig:
     max_queue_size: int = DEFAULT_QUEUE
     retention_days: int | None = None
     shared_definitions: bool = False
+    llm_history: str = "full"
+    """``"delta"``: each agent step's ``llm_request`` holds what its history adds to the previous step's
+    (``extra.hermes.messages_offset``, :mod:`hermes_pipeline.export.history_delta`); ``"full"``: whole."""
     """Tool lists and system prompts in the output directory's ``definitions/`` sidecar, shared by every
     trajectory written there (:mod:`hermes_pipeline.export.definition_files`), instead of in each file."""
     skipped: tuple[tuple[str, str], ...] = ()
@@ -126,6 +129,13 @@ def _json_compatible(value: Any, depth: int = 0) -> bool:
     if isinstance(value, Mapping):
         return all(isinstance(k, str) and _json_compatible(v, depth + 1) for k, v in value.items())
     return False
+
+
+def _choice(config: Mapping[str, Any], key: str, choices: tuple[str, ...]) -> str:
+    value = config.get(key, choices[0])
+    if value not in choices:
+        raise ExportConfigError(f"atif.{key}", "expected " + " or ".join(repr(c) for c in choices))
+    return str(value)
 
 
 def _bool(config: Mapping[str, Any], key: str, default: bool) -> bool:
@@ -250,6 +260,7 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         max_queue_size=_int(config, "max_queue_size", DEFAULT_QUEUE, "atif.max_queue_size") or DEFAULT_QUEUE,
         retention_days=_int(config, "retention_days", None, "atif.retention_days"),
         shared_definitions=shared,
+        llm_history=_choice(config, "llm_history", ("full", "delta")),
         skipped=skipped,
     )
 

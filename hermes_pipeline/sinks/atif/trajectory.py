@@ -42,6 +42,7 @@ from typing import Any, Final
 from ...export.bounds import TRUNCATED_VALUES_KEY
 from ...export.definition_files import SHARED_KEY
 from ...export.definitions import DEFINITIONS_KEY
+from ...export.history_delta import delta_steps
 from ...export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from ...export.ids import rfc3339_us, uuid_str
 from ...export.jsonenc import indented
@@ -503,6 +504,8 @@ class TrajectoryAssembler:
                 continue
             mapper.feed(event)
         steps = mapper.finish()
+        if config.llm_history == "delta":  # each request as what it adds to the previous one
+            steps = delta_steps(steps)
         session = node.session_start
         session_data = session.data if session is not None and isinstance(session.data, Mapping) else {}
         session_meta = session.metadata if session is not None else node.start.metadata
