@@ -30,7 +30,7 @@ from ..export.definitions import DEFINITIONS_KEY, is_ref, resolve_request
 from ..export.history_delta import OFFSET_KEY, HistoryError, whole_steps
 from .files import MAX_DEPTH, MAX_FILE_BYTES, InputFileError, field_path, parse_json, read_limited
 
-__all__ = ["DefinitionFileError", "expand_trajectory", "load_definitions", "resolve_atof_requests"]
+__all__ = ["DefinitionFileError", "Fallback", "expand_trajectory", "load_definitions", "resolve_atof_requests"]
 
 _PREFIX: Final = "sha256:"
 _MAX_NESTING: Final = 16
