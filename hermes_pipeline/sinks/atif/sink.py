@@ -111,7 +111,7 @@ class AtifSink:
         overrides = dict(destinations or {})
         self.local: Destination = overrides.get("local") or TrajectoryDirectory(
             config.directory, config.template, retention_days=config.retention_days,
-            merge_sessions=config.group_by == "agent")
+            merge_sessions=config.group_by == "agent", shared_definitions=config.shared_definitions)
         self.uploads: StorageUploads | None = None
         self._upload_writer: BoundedWriter | None = None
         if config.storage and config.enabled:

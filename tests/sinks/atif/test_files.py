@@ -58,6 +58,8 @@ def run_session(engine: Engine, session_id: str | None = None, tools: int = 1) -
     ({"include_llm_payloads": 1}, "atif.include_llm_payloads", "true or false"),
     ({"tool_definitions": [{"f": float("nan")}]}, "atif.tool_definitions", "JSON"),
     ({"extra": [1]}, "atif.extra", "JSON-compatible table"),
+    ({"llm_history": "half"}, "atif.llm_history", "'full' or 'delta'"),
+    ({"shared_definitions": "yes"}, "atif.shared_definitions", "true or false"),
     ({"colour": "blue"}, "atif.colour", "unknown key"),
     ({"storage": [{"type": "http", "endpoint": "https://h/x"}]}, "atif.storage", "atif.storage_requires_full_payloads"),
 ])
