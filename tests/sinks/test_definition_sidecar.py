@@ -23,8 +23,8 @@ from hermes_pipeline.export.definitions import DEFINITIONS_KEY, is_ref
 from hermes_pipeline.readers.definitions import DefinitionFileError, resolve_atof_requests
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
-from .._atof_support import VALIDATOR, decode
-from ..conftest import chat_response
+from tests.sinks.atof._support import VALIDATOR, decode
+from hermes_pipeline.testing import chat_response
 
 TOOLS = [{"type": "function", "function": {"name": f"tool_{n}", "description": "does a thing " * 40,
                                            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}
