@@ -122,8 +122,8 @@ def localize(pipeline: dict[str, Any], root: Path, otlp_endpoint: str) -> dict[s
 
 def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None) -> DemoResult:
     """Run the scripted two-turn session through the pipeline and return what happened."""
-    from ..config import open_profile, release_all
     from ..config.discovery import PipelineSettings
+    from ..profile import open_profile, release_all
     from ..runtime import get_engine
 
     root = Path(workspace) if workspace is not None else Path(tempfile.mkdtemp(prefix="hermes-demo-"))

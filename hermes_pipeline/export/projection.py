@@ -91,6 +91,11 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
         """Whether hooks are projected on the publication thread."""
         return self._publication is not None
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`shutdown` has ended the open scopes (no listener hears of this projection again)."""
+        return self._closed
+
     def flush(self, timeout: float = 5.0) -> bool:
         """Barrier: every hook received before the call has been projected and handed to the listeners."""
         deadline = Deadline(timeout)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from hermes_pipeline import Engine, Host
-from hermes_pipeline.config import open_profile
-from hermes_pipeline.config.activation import ActivationState
+from hermes_pipeline.profile import open_profile
+from hermes_pipeline.profile.activation import ActivationState
 
 from .conftest import Env
 

@@ -3,7 +3,7 @@
 :class:`ObservabilityStoreSink` follows the sink contract (:mod:`hermes_pipeline.sinks.base`): it is
 called on the projection's publication thread and only enqueues; its own writer thread
 (:class:`~hermes_pipeline.export.writer.BoundedWriter`) turns events into rows
-(:class:`~.rows.RowBuilder`) and commits each batch in one transaction (:class:`~.recorder.Recorder`).
+(:class:`~hermes_pipeline.export.task_runs.RowBuilder`) and commits each batch in one transaction (:class:`~.recorder.Recorder`).
 Rescans are requests on the same queue (:meth:`request_scan`), so every database write happens on
 that one thread. A store that cannot be written (disk full, damaged pages, read-only, locked past the
 busy timeout) keeps its rows for a retry, within a bound; every failure and every row given up is
@@ -26,9 +26,9 @@ from ...export.writer import BoundedWriter
 from ..base import BaseSink, SinkContext
 from .db import StoreBusy
 from .failures import WriteFailures
-from .pricing import parse_pricing
+from ...export.call_cost import parse_pricing
 from .recorder import SCAN_FINAL, Recorder
-from .rows import RowBuilder
+from ...export.task_runs import RowBuilder
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
