@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .profiles import Profile
 
 
-class StructuredLogs:
+class StructuredLogsConsumer:
     """``observability.logs``: hermes_pipeline's own JSON Lines log in the profile (BOOK-47)."""
 
     name = "structured_logs"
@@ -31,7 +31,7 @@ class StructuredLogs:
         return attach_for_profile(profile)
 
 
-class SharedMetrics:
+class SharedMetricsConsumer:
     """``shared_metrics``: the opt-in usage metrics (spec 05); switched off, it still reconciles consent."""
 
     name = "shared_metrics"
@@ -45,7 +45,7 @@ class SharedMetrics:
         return attach_for_profile(profile)
 
 
-class TrajectoryStore:
+class TrajectoryStoreConsumer:
     """``observability.trajectories``: the profile's trajectory store (BOOK-28)."""
 
     name = "trajectory_store"
@@ -59,7 +59,7 @@ class TrajectoryStore:
         return attach_for_profile(profile)
 
 
-class ObservabilityStore:
+class ObservabilityStoreConsumer:
     """``observability.audit_enabled``: the profile's observability store (BOOK-16)."""
 
     name = "observability_store"
@@ -73,7 +73,7 @@ class ObservabilityStore:
         return attach_for_profile(profile)
 
 
-class QuickOtel:
+class QuickOtelConsumer:
     """``observability.otel_enabled``: the shorthand OTLP endpoint of the profile (BOOK-46)."""
 
     name = "quick_otel"
@@ -88,5 +88,6 @@ class QuickOtel:
 
 
 BUILTIN_CONSUMERS: Final[tuple[ProfileConsumer, ...]] = (
-    StructuredLogs(), SharedMetrics(), TrajectoryStore(), ObservabilityStore(), QuickOtel())
+    StructuredLogsConsumer(), SharedMetricsConsumer(), TrajectoryStoreConsumer(), ObservabilityStoreConsumer(),
+    QuickOtelConsumer())
 """The built-in consumers in start order (closed in the reverse order)."""

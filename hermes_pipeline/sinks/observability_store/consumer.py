@@ -21,7 +21,7 @@ from ...config.observability_settings import ObservabilitySettings, read_observa
 from ...engine.core import Engine
 from ..base import SinkContext
 from ...export.call_cost import parse_pricing
-from .recorder import PRUNE, SCAN_MEMORY, SCAN_SKILLS
+from .store_writer import PRUNE, SCAN_MEMORY, SCAN_SKILLS
 from .sink import SCAN_ALL, ObservabilityStoreSink
 
 __all__ = ["StoreHandle", "attach_for_profile", "attach_store"]
@@ -58,9 +58,9 @@ class StoreHandle:
 
         self.probe = SkillHashProbe(home / settings.skills_dir)
         self.memory_probe = MemoryProbe(home, list(settings.memory_dirs), dict(settings.memory_tools),
-                                        inflight=self.sink.recorder.path.parent / INFLIGHT_DIR)
-        self.sink.recorder.probe = self.probe
-        self.sink.recorder.memory_probe = self.memory_probe
+                                        inflight=self.sink.store_writer.path.parent / INFLIGHT_DIR)
+        self.sink.store_writer.probe = self.probe
+        self.sink.store_writer.memory_probe = self.memory_probe
         self.probe_name = engine.add_plugin(self.probe, name=f"hermes.observability_store.skills.{id(self):x}")
         self.memory_probe_name = engine.add_plugin(self.memory_probe,
                                                    name=f"hermes.observability_store.memory.{id(self):x}")

@@ -4,7 +4,7 @@ Skill rows are :mod:`.skill_rows`; a memory tool call is parsed and replayed on 
 :mod:`~hermes_pipeline.export.memory_ops` (one row per operation that changed an entry); who wins when a rescan and a tool
 write see the same change, in any process, is :mod:`.attribution`.
 
-:class:`Recorder` owns the database connection and the scan state of one profile's store. It is
+:class:`StoreWriter` owns the database connection and the scan state of one profile's store. It is
 used from one thread (the sink's writer); :meth:`commit` writes everything it was given since the
 last commit in one transaction, under the inter-process scan lock, then saves the scan state.
 When another process holds the database past the busy timeout, the rows and the new state stay
@@ -37,7 +37,7 @@ PRUNE: Final = "prune"
 SCAN_FINAL: Final = "scan_final"
 
 
-class Recorder:
+class StoreWriter:
     """The store of one profile (see the module docstring).
 
     Args:
