@@ -52,7 +52,7 @@ class SkillChange:
 
 @dataclass(frozen=True, slots=True)
 class MemoryWrite:
-    """A successful memory tool call: the writer parses its operations (:mod:`.memory_ops`)."""
+    """A successful memory tool call: the writer parses its operations (:mod:`.memory_changes`)."""
 
     tool: str
     arguments: Any

@@ -25,6 +25,7 @@ from ..config.discovery import PipelineSettings, canonical
 from ..config.profile_config import ProfileSettings, load_profile_settings
 from ..config.redaction_key import load_redaction_key
 from ..engine.core import Engine
+from ..engine.scrub import safe_scrub
 from ..export.paths import default_output_directory
 from ..host import Host, SegmentPolicy
 from ..runtime import profile_engine
@@ -85,6 +86,7 @@ class Profile:
                 self.consumers[name] = handle
 
     def _failed(self, name: str, reason: str) -> None:
+        reason = safe_scrub(reason)  # an exception's text may quote a credential: kept and shown scrubbed
         self.consumer_failures[name] = reason
         logger.warning("hermes_pipeline: %s could not start for profile %s: %s", name, self.home, reason)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import textwrap
 import uuid
@@ -117,7 +118,7 @@ def test_cfg_85_a_broken_entry_point_is_said_and_kept_and_the_profile_still_open
     publish(isolated, {"raising": "{MODULE}:Consumer"}, source="""\
         class Consumer:
             def attach(self, profile):
-                raise OSError("disk full while attaching")
+                raise OSError("disk full while attaching, api_key=sk-live-0123456789abcdefghij")
         """)
     good = publish(isolated, {"good": "{MODULE}:Consumer"})
     with caplog.at_level(logging.WARNING, logger="hermes_pipeline"):
@@ -126,7 +127,8 @@ def test_cfg_85_a_broken_entry_point_is_said_and_kept_and_the_profile_still_open
     assert set(failures) == {"missing_module", "not_a_consumer", "raising"}
     assert "failed to load" in failures["missing_module"] and "ModuleNotFoundError" in failures["missing_module"]
     assert "has no attach(profile) method" in failures["not_a_consumer"]
-    assert failures["raising"] == "OSError: disk full while attaching"
+    assert re.fullmatch(r"OSError: disk full while attaching, api_key=<redacted(:[0-9a-f]{4,})?>", failures["raising"])
+    assert "sk-live" not in caplog.text
     assert "good" in profile.consumers and events(good)[0][0] == "attach"
     assert "structured_logs" in profile.consumers  # the built-ins run as before
     for name in failures:

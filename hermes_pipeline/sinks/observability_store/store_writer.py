@@ -1,7 +1,7 @@
 """Writing rows: lifecycle changes with hashes and versions, memory writes, rescans (BOOK-19, BOOK-22).
 
-Skill rows are :mod:`.skill_rows`; a memory tool call is parsed and replayed on the file by
-:mod:`~hermes_pipeline.export.memory_ops` (one row per operation that changed an entry); who wins when a rescan and a tool
+Skill rows are :mod:`.skill_history`; a memory tool call is parsed and replayed on the file by
+:mod:`~hermes_pipeline.export.memory_changes` (one row per operation that changed an entry); who wins when a rescan and a tool
 write see the same change, in any process, is :mod:`.attribution`.
 
 :class:`StoreWriter` owns the database connection and the scan state of one profile's store. It is
@@ -22,8 +22,8 @@ from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
 from ...export.locks import file_lock
-from . import attribution, db, skill_rows, skill_tree
-from ...export.memory_ops import parse_operations, replay
+from . import attribution, db, skill_history, skill_tree
+from ...export.memory_changes import parse_operations, replay
 from .probe import INFLIGHT_DIR, inflight_files, memory_rel, read_file
 from ...export.task_runs import Item, MemoryWrite, SkillChange
 from .scan import STATE_NAME, ScanState, diff_memory, excerpt, memory_files
@@ -181,10 +181,10 @@ class StoreWriter:
         return 0
 
     def _skill_change(self, conn: sqlite3.Connection, state: ScanState, change: SkillChange) -> int:
-        return skill_rows.record_change(conn, state, change, self.home / self.skills_dir, self.probe)
+        return skill_history.record_change(conn, state, change, self.home / self.skills_dir, self.probe)
 
     def _scan_skills(self, conn: sqlite3.Connection, state: ScanState) -> int:
-        return skill_rows.scan(conn, state, self.home / self.skills_dir)
+        return skill_history.scan(conn, state, self.home / self.skills_dir)
 
     def _excerpt(self, text: str | None) -> str | None:
         """An excerpt as stored: scrubbed of credentials, then cut (memory text is read from the files)."""
@@ -192,7 +192,7 @@ class StoreWriter:
 
     def _memory_write(self, conn: sqlite3.Connection, state: ScanState, write: MemoryWrite) -> int:
         """The rows of one memory tool call: one per operation that changed its file, quoting the entries it
-        replaced or removed as they were before the call (:mod:`~hermes_pipeline.export.memory_ops`)."""
+        replaced or removed as they were before the call (:mod:`~hermes_pipeline.export.memory_changes`)."""
         ops = parse_operations(write.tool, write.arguments)
         before_seen, after_seen = self.memory_probe.take(write.tool_call_id) \
             if self.memory_probe is not None and write.tool_call_id else ({}, {})

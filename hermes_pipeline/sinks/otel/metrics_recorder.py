@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from opentelemetry.metrics import Meter
 
 from ...export.events import ScopeEvent
-from ...export.memory_ops import parse_operations
+from ...export.memory_changes import parse_operations
 from ...export.task_runs import MemoryWrite, RowBuilder, SkillChange
 
 
