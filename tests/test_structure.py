@@ -190,14 +190,11 @@ def module_strings(paths: Mapping[str, Path]) -> list[str]:
 MODULE_STRINGS_KEPT: frozenset[str] = frozenset({
     "hermes_pipeline.components.observability:ObservabilityComponent",
     "hermes_pipeline.components.request_defaults:RequestDefaultsComponent",
-    "hermes_pipeline.sinks.otel.sink:build_otel_sink",
-    "hermes_pipeline.sinks.atif:build_atif_sink",
-    "hermes_pipeline.sinks.atof:build_atof_sink",
     "hermes_pipeline.replay.agents:reference_agent",
 })
 """Module names that stay strings on purpose: the built-in component kinds (CFG-79 resolves them before the
-entry points of the same names), what a worker process imports on its side of the pipe (a child process can
-only be told a name), and the name a user writes for the reference replay agent."""
+entry points of the same names) and the name a user writes for the reference replay agent. (A worker
+process is told its builder's name, derived from the function: ``export.worker.sections.builder_reference``.)"""
 
 
 # ------------------------------------------------------------------------------------------------------- tests
