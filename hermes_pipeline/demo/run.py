@@ -137,8 +137,8 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None,
     (a real backend: ``demo --pipeline FILE``); ``otlp`` sends every trace endpoint to that URL instead, with
     ``otlp_headers`` added (``demo --otlp URL``). Then no receiver runs and the report says where the spans went
     from the exporters' own counters."""
-    from ..config import open_profile, release_all
     from ..config.discovery import PipelineSettings
+    from ..profile import open_profile, release_all
     from ..runtime import get_engine
 
     root = Path(workspace) if workspace is not None else Path(tempfile.mkdtemp(prefix="hermes-demo-"))

@@ -137,7 +137,7 @@ def test_cfg_7_bad_pipeline_file_fails_open_and_says_why(tmp_path: Path) -> None
 def test_cfg_3_unset_selector_activates_nothing(tmp_path: Path) -> None:
     """CFG-3: without the selector, ``get_engine()`` processes no pipeline file at all."""
     code = SNIPPET + textwrap.dedent("""\
-        from hermes_pipeline.config import activation
+        from hermes_pipeline.profile import activation
         print("state", activation.PROCESS.state.value, "plugins", get_engine().plugins.names())
         """)
     result, home, _ = run_snippet(tmp_path, None, code)
@@ -153,7 +153,7 @@ def test_cfg_50_activation_is_decided_once_across_threads(tmp_path: Path) -> Non
         import logging, threading
         logging.basicConfig(level=logging.INFO, format="LOG %(message)s")
         from hermes_pipeline import get_engine
-        from hermes_pipeline.config import ACTIVE_LOG_LINE, activation
+        from hermes_pipeline.profile import ACTIVE_LOG_LINE, activation
         barrier = threading.Barrier(8)
         seen = []
         def worker():
@@ -179,7 +179,7 @@ def test_cfg_50_open_profile_after_get_engine_joins_the_activation(tmp_path: Pat
     code = textwrap.dedent("""\
         import sys
         from hermes_pipeline import get_engine
-        from hermes_pipeline.config import activation, open_profile, release_all
+        from hermes_pipeline.profile import activation, open_profile, release_all
         if sys.argv[1:] == ["engine-first"]:
             names = get_engine().plugins.names()
             profile = open_profile()

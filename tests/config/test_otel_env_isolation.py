@@ -9,8 +9,8 @@ import logging
 import pytest
 
 from hermes_pipeline import Engine, Host
-from hermes_pipeline.config import open_profile
-from hermes_pipeline.config.activation import ActivationState
+from hermes_pipeline.profile import open_profile
+from hermes_pipeline.profile.activation import ActivationState
 
 from .conftest import Env
 from tests._pipelines import pipeline_text

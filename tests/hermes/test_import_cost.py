@@ -65,7 +65,7 @@ CHILD = textwrap.dedent("""\
 
 WATCHED = ("opentelemetry.sdk", "google.protobuf", "jsonschema", "hermes_pipeline.shared_metrics.api",
            "hermes_pipeline.shared_metrics.collector", "opentelemetry", "requests", "pydantic_settings",
-           "hermes_pipeline.sinks.otel.config", "hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics",
+           "hermes_pipeline.sinks.otel.config", "hermes_pipeline.sinks.otel.metrics_sink", "opentelemetry.sdk.metrics",
            "opentelemetry.exporter.otlp.proto.http.trace_exporter", "sqlite3", "ruamel.yaml", "pydantic",
            "opentelemetry.sdk.trace", "opentelemetry.sdk.resources", "psutil",
            "opentelemetry.exporter.otlp.common.http")
@@ -137,14 +137,14 @@ def test_traces_only_load_the_otlp_config_and_requests_but_no_protobuf_no_metric
     loaded = _register(tmp_path, otlp=True)["loaded"]
     assert {"opentelemetry", "requests", "hermes_pipeline.sinks.otel.config"} <= set(loaded)
     assert not {"google.protobuf", "opentelemetry.exporter.otlp.proto.http.trace_exporter",
-                "hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics", "pydantic_settings"} & set(loaded)
+                "hermes_pipeline.sinks.otel.metrics_sink", "opentelemetry.sdk.metrics", "pydantic_settings"} & set(loaded)
 
 
 def test_a_metrics_table_loads_the_metrics_sdk(tmp_path: Path) -> None:
     """The counterpart: with ``[components.config.opentelemetry.metrics]`` enabled, the metrics sink, the
     metrics SDK and (for its exporter) protobuf are loaded."""
     loaded = _register(tmp_path, otlp=True, metrics=True)["loaded"]
-    assert {"hermes_pipeline.sinks.otel_metrics", "opentelemetry.sdk.metrics", "google.protobuf",
+    assert {"hermes_pipeline.sinks.otel.metrics_sink", "opentelemetry.sdk.metrics", "google.protobuf",
             "opentelemetry.sdk.resources", "psutil"} <= set(loaded)
 
 
@@ -314,7 +314,7 @@ def test_an_inert_bridge_loads_neither_the_engine_nor_the_host_api(tmp_path: Pat
     """No pipeline file and nothing switched on in ``config.yaml``: ``register`` reads the profile and returns;
     the package's names load on first use, so the engine and the host API are not imported (counterpart: a
     pipeline file loads both)."""
-    watched = ["hermes_pipeline.engine.core", "hermes_pipeline.host", "hermes_pipeline.config.profile"]
+    watched = ["hermes_pipeline.engine.core", "hermes_pipeline.host", "hermes_pipeline.profile.profiles"]
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.yaml").write_text("plugins:\n  enabled:\n    - hermes_pipeline\n", encoding="utf-8")

@@ -295,7 +295,7 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         child = {"base_dir": base_dir, "default_dir": default_dir, "enable_full_payloads": enable_full_payloads,
                  "content_summary": content_summary, "on_invalid": on_invalid,
                  "ignore_unknown_keys": ignore_unknown_keys}
-        return process_sink(worker, "atif", "hermes_pipeline.sinks.atif:build_atif_sink", config, child,
+        return process_sink(worker, "atif", build_atif_sink, config, child,
                             pool=workers, max_queue_size=parsed.max_queue_size)
     return AtifSink(parsed, destinations=destinations).start()
 

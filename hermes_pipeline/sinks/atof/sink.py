@@ -229,7 +229,7 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         child = {"base_dir": base_dir, "default_dir": default_dir, "enable_full_payloads": enable_full_payloads,
                  "content_summary": content_summary, "on_invalid": on_invalid,
                  "ignore_unknown_keys": ignore_unknown_keys}
-        return process_sink(worker, "atof", "hermes_pipeline.sinks.atof:build_atof_sink", config, child,
+        return process_sink(worker, "atof", build_atof_sink, config, child,
                             pool=workers, max_queue_size=max(sink.max_queue_size for sink in parsed.sinks))
     return AtofSink(parsed, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
                     destinations=destinations).start()

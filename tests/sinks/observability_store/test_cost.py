@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_pipeline.sinks.observability_store.pricing import call_cost, parse_pricing
+from hermes_pipeline.export.call_cost import call_cost, parse_pricing
 
 from ._support import rows, store
 

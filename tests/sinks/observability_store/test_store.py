@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hermes_pipeline.sinks.observability_store import COLUMNS, store_path
-from hermes_pipeline.sinks.observability_store.recorder import Recorder
+from hermes_pipeline.sinks.observability_store.store_writer import StoreWriter
 
 from ._support import RESPONSE, memory_tool, rows, store, write_skill
 
@@ -238,13 +238,13 @@ def test_book_25_task_runs_and_llm_calls(tmp_path: Path) -> None:
 def test_rows_are_written_on_the_store_thread_never_the_callers(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     threads: list[str] = []
-    original = Recorder.commit
+    original = StoreWriter.commit
 
-    def commit(self: Recorder) -> bool:
+    def commit(self: StoreWriter) -> bool:
         threads.append(threading.current_thread().name)
         return original(self)
 
-    monkeypatch.setattr(Recorder, "commit", commit)
+    monkeypatch.setattr(StoreWriter, "commit", commit)
     with store(tmp_path) as (host, handle):
         _session(host, tmp_path, lambda h, t: t.call_tool("read_file", {"path": "a"}, lambda path: "x"))
         handle.flush()

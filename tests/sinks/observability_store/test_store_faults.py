@@ -72,9 +72,9 @@ def test_a_full_store_counts_every_row_it_cannot_write_and_logs_once(tmp_path: P
     caplog.set_level(logging.WARNING, logger="hermes_pipeline.sinks.observability_store")
     with store(tmp_path) as (host, handle):
         handle.flush()
-        conn = handle.sink.recorder.connection()
+        conn = handle.sink.store_writer.connection()
         limit["pages"] = int(conn.execute("PRAGMA page_count").fetchone()[0])
-        handle.sink.recorder.close()  # reopened with the limit, as a disk that just filled up
+        handle.sink.store_writer.close()  # reopened with the limit, as a disk that just filled up
         _turns(host, TURNS)
         handle.flush()
         stats = handle.sink.stats()
@@ -189,7 +189,7 @@ def test_a_lock_held_past_the_wait_by_another_process_counts_every_row(tmp_path:
     with store(tmp_path) as (host, handle):
         _turns(host, 2)
         assert handle.flush()
-        handle.sink.recorder.close()  # the next connection gets the short busy timeout
+        handle.sink.store_writer.close()  # the next connection gets the short busy timeout
         locker = subprocess.Popen([sys.executable, "-c", _LOCKER, str(store_path(tmp_path))], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         try:
@@ -229,7 +229,7 @@ def test_a_lock_longer_than_the_close_deadline_is_counted_by_the_time_close_retu
     monkeypatch.setattr(consumer, "CLOSE_DEADLINE", 0.5)
     with store(tmp_path) as (host, handle):
         assert handle.flush()
-        handle.sink.recorder.close()  # the next connection gets the patched busy timeout
+        handle.sink.store_writer.close()  # the next connection gets the patched busy timeout
         locker = subprocess.Popen([sys.executable, "-c", _LOCKER, str(store_path(tmp_path))], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         try:

@@ -113,7 +113,7 @@ def test_a_locked_store_keeps_rows_until_the_lock_is_released(tmp_path: Path,
         monkeypatch.setattr(db, "BUSY_MS", 50)
         blocker = sqlite3.connect(store_path(tmp_path), isolation_level=None)
         blocker.execute("PRAGMA busy_timeout = 50")
-        handle.sink.recorder.connection().execute("PRAGMA busy_timeout = 50")
+        handle.sink.store_writer.connection().execute("PRAGMA busy_timeout = 50")
         blocker.execute("BEGIN IMMEDIATE")
         with host.session() as session, session.turn("hi") as turn:
             turn.complete("ok")

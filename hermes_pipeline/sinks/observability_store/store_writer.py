@@ -1,10 +1,10 @@
 """Writing rows: lifecycle changes with hashes and versions, memory writes, rescans (BOOK-19, BOOK-22).
 
-Skill rows are :mod:`.skill_rows`; a memory tool call is parsed and replayed on the file by
-:mod:`.memory_ops` (one row per operation that changed an entry); who wins when a rescan and a tool
+Skill rows are :mod:`.skill_history`; a memory tool call is parsed and replayed on the file by
+:mod:`~hermes_pipeline.export.memory_changes` (one row per operation that changed an entry); who wins when a rescan and a tool
 write see the same change, in any process, is :mod:`.attribution`.
 
-:class:`Recorder` owns the database connection and the scan state of one profile's store. It is
+:class:`StoreWriter` owns the database connection and the scan state of one profile's store. It is
 used from one thread (the sink's writer); :meth:`commit` writes everything it was given since the
 last commit in one transaction, under the inter-process scan lock, then saves the scan state.
 When another process holds the database past the busy timeout, the rows and the new state stay
@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
-from ...shared_metrics.locks import file_lock
-from . import attribution, db, skill_rows, skill_tree
-from .memory_ops import parse_operations, replay
+from ...export.locks import file_lock
+from . import attribution, db, skill_history, skill_tree
+from ...export.memory_changes import parse_operations, replay
 from .probe import INFLIGHT_DIR, inflight_files, memory_rel, read_file
-from .rows import Item, MemoryWrite, SkillChange
+from ...export.task_runs import Item, MemoryWrite, SkillChange
 from .scan import STATE_NAME, ScanState, diff_memory, excerpt, memory_files
 from .schema import sqlite_utc
 
@@ -37,7 +37,7 @@ PRUNE: Final = "prune"
 SCAN_FINAL: Final = "scan_final"
 
 
-class Recorder:
+class StoreWriter:
     """The store of one profile (see the module docstring).
 
     Args:
@@ -181,10 +181,10 @@ class Recorder:
         return 0
 
     def _skill_change(self, conn: sqlite3.Connection, state: ScanState, change: SkillChange) -> int:
-        return skill_rows.record_change(conn, state, change, self.home / self.skills_dir, self.probe)
+        return skill_history.record_change(conn, state, change, self.home / self.skills_dir, self.probe)
 
     def _scan_skills(self, conn: sqlite3.Connection, state: ScanState) -> int:
-        return skill_rows.scan(conn, state, self.home / self.skills_dir)
+        return skill_history.scan(conn, state, self.home / self.skills_dir)
 
     def _excerpt(self, text: str | None) -> str | None:
         """An excerpt as stored: scrubbed of credentials, then cut (memory text is read from the files)."""
@@ -192,7 +192,7 @@ class Recorder:
 
     def _memory_write(self, conn: sqlite3.Connection, state: ScanState, write: MemoryWrite) -> int:
         """The rows of one memory tool call: one per operation that changed its file, quoting the entries it
-        replaced or removed as they were before the call (:mod:`.memory_ops`)."""
+        replaced or removed as they were before the call (:mod:`~hermes_pipeline.export.memory_changes`)."""
         ops = parse_operations(write.tool, write.arguments)
         before_seen, after_seen = self.memory_probe.take(write.tool_call_id) \
             if self.memory_probe is not None and write.tool_call_id else ({}, {})

@@ -1,6 +1,8 @@
-"""Scope events → store rows (spec 06 BOOK-19, BOOK-22, BOOK-25, BOOK-26).
+"""Scope events → the rows of task runs and what happened in them (spec 06 BOOK-19, BOOK-22, BOOK-25, BOOK-26).
 
-:class:`RowBuilder` runs on the store's writer thread, never the agent's. It pairs the projection's
+Shared by the observability store, which writes the rows, and the OpenTelemetry metrics, which count them
+(so both agree on what a task, a failed call or a memory write is). :class:`RowBuilder` runs on the
+consumer's writer thread, never the agent's. It pairs the projection's
 scope starts and ends and produces, in event order:
 
 - a ``task_runs`` row at the end of each ``agent.run`` (outcome, counts, tokens, known cost);
@@ -20,12 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ...export.events import ScopeEvent
-from ...export.ids import uuid_str
-from ...shared_metrics import vocab
+from . import surfaces
+from .call_cost import Price, call_cost
 from .decisions import DECISION_MARKS, Decisions, tool_error_rows
-from .pricing import Price, call_cost
-from .schema import sqlite_utc
+from .events import ScopeEvent
+from .ids import uuid_str
+from .timestamps import sqlite_utc
 
 CHANGE_TYPES: Final = {"created": "create", "installed": "create", "patched": "refine", "edited": "refine",
                        "file_written": "refine", "file_removed": "refine", "stale": "deprecate",
@@ -50,7 +52,7 @@ class SkillChange:
 
 @dataclass(frozen=True, slots=True)
 class MemoryWrite:
-    """A successful memory tool call: the writer parses its operations (:mod:`.memory_ops`)."""
+    """A successful memory tool call: the writer parses its operations (:mod:`.memory_changes`)."""
 
     tool: str
     arguments: Any
@@ -205,8 +207,8 @@ class RowBuilder:
         else:
             outcome = "unknown"
         platform = _str(start.metadata.get("hermes.platform"))
-        surface = vocab.execution_surface(platform)
-        entry = vocab.entrypoint(surface, delegated=start.session_uuid in self._subagent_sessions)
+        surface = surfaces.execution_surface(platform)
+        entry = surfaces.entrypoint(surface, delegated=start.session_uuid in self._subagent_sessions)
         return [("task_runs", {
             "trajectory_id": uuid_str(start.uuid), "session_id": start.metadata.get("hermes.session_id"),
             "task_id": start.metadata.get("hermes.task_id"), "turn_id": start.metadata.get("hermes.turn_id"),

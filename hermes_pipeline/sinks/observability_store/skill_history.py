@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
 from . import attribution
-from .rows import SkillChange
+from ...export.task_runs import SkillChange
 from .scan import ScanState
 from .schema import sqlite_utc
 from .skill_tree import SkillTree, all_skills, changed_files, find_skill

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from hermes_pipeline.sinks.observability_store.memory_ops import (ENTRY_DELIMITER, Change, MemoryOp, entries,
+from hermes_pipeline.export.memory_changes import (ENTRY_DELIMITER, Change, MemoryOp, entries,
                                                                   parse_operations, replay)
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),

@@ -1,7 +1,7 @@
-"""Keeping the store out of git (spec 06 BOOK-34).
+"""Keeping the stores out of git (spec 06 BOOK-34), for the trajectory store and the observability store alike.
 
-When ``$HERMES_HOME`` is inside a git work tree, ``$HERMES_HOME/.gitignore`` gets a ``trajectories/``
-line (appended once, other lines never rewritten), and :func:`tracked_store_files` lists store files
+When ``$HERMES_HOME`` is inside a git work tree, ``$HERMES_HOME/.gitignore`` gets the store's line
+(``trajectories/``, ``observability/``; appended once, other lines never rewritten), and :func:`tracked_store_files` lists store files
 git already tracks (which ``doctor`` reports as errors).
 """
 

@@ -1,9 +1,9 @@
 """``observability.otel_enabled`` / ``otel_endpoint`` / ``otel_service_name`` / ``trace_sampling_rate``:
-a shorthand for one ``gen_ai`` OTLP trace endpoint of the profile (BOOK-50), a first-party consumer of
-``config/profile.py``.
+a shorthand for one ``gen_ai`` OTLP trace endpoint of the profile (BOOK-46, BOOK-50), a built-in consumer of
+:mod:`hermes_pipeline.profile` (``quick_otel``).
 
 The endpoint is an ordinary ``opentelemetry`` section built by the OTel sink's own builder, fed by the
-profile's one shared projection (:class:`~hermes_pipeline.config.profile.ProfileProjection`: only this
+profile's one shared projection (:class:`~hermes_pipeline.profile.stream.SharedStream`: only this
 profile's turns, the same scope UUIDs as its trajectory and observability stores). Its sampling rate is
 ``trace_sampling_rate`` when set, else the default of ``observability.environment``: 1.0 in
 ``development``, 0.1 in ``production`` (BOOK-46). An endpoint the pipeline file already exports to
@@ -37,11 +37,9 @@ def quick_otel_config(settings: ObservabilitySettings) -> dict[str, Any]:
     return config
 
 
-def pipeline_trace_urls() -> set[str]:
-    """Traces URLs of the ``opentelemetry`` endpoints of the active pipeline file (empty without one)."""
-    from ...config import activation
-
-    selected = activation.PROCESS.report.selected
+def pipeline_trace_urls(selected: str | None) -> set[str]:
+    """Traces URLs of the ``opentelemetry`` endpoints of the pipeline file ``selected`` (the active one, as the
+    activation report names it; empty without one)."""
     if not selected:
         return set()
     try:
@@ -66,7 +64,7 @@ class QuickOtelHandle:
 
     def __init__(self, engine: Any, home: Path, settings: ObservabilitySettings, *,
                  shared_projection: Any = None) -> None:
-        from ..otel.sink import build_otel_sink
+        from .sink import build_otel_sink
 
         self.engine = engine
         self.config = quick_otel_config(settings)
@@ -109,10 +107,10 @@ def attach_for_profile(profile: Any) -> QuickOtelHandle | None:
     if not settings.otel_enabled:
         return None
     url = trace_url(settings.otel_endpoint)
-    if url in pipeline_trace_urls():
+    if url in pipeline_trace_urls(profile.activation.selected):
         logger.warning("hermes_pipeline: observability.otel_endpoint %s duplicates an opentelemetry endpoint of the "
                        "pipeline file; the shorthand endpoint is ignored (traces go there once)", url,
                        extra={"event": "quick_otel_duplicate_endpoint"})
         return None
     return QuickOtelHandle(profile.engine, Path(profile.home), settings,
-                           shared_projection=getattr(profile, "shared_projection", None))
+                           shared_projection=getattr(profile, "stream", None))

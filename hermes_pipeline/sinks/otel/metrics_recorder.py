@@ -1,7 +1,7 @@
 """Scope events → the BOOK-2 instruments, on any OpenTelemetry ``Meter``.
 
 The rows the observability store would write are derived with the store's own
-:class:`~hermes_pipeline.sinks.observability_store.rows.RowBuilder` (so the store and the metrics
+:class:`~hermes_pipeline.export.task_runs.RowBuilder` (so the store and the metrics
 agree on what a task, a failed call or a memory write is), but nothing is stored: each row only
 adds to an instrument.
 """
@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 from opentelemetry.metrics import Meter
 
 from ...export.events import ScopeEvent
-from ..observability_store.memory_ops import parse_operations
-from ..observability_store.rows import MemoryWrite, RowBuilder, SkillChange
+from ...export.memory_changes import parse_operations
+from ...export.task_runs import MemoryWrite, RowBuilder, SkillChange
 
 
 DURATION_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)

@@ -1,6 +1,9 @@
 """Process-wide activation of the pipeline (spec 03 §10, §11): decide once, publish atomically,
 roll back on failure, release when the last profile host leaves.
 
+It wires what the configuration layer read and validated (:func:`hermes_pipeline.config.load_pipeline`)
+onto an engine, so it lives with the rest of the wiring in this package; ``config/`` only reads files.
+
 States (§11.1): ``UNINITIALIZED`` → (first profile host) ``DISABLED`` | ``ACTIVE`` | ``FAILED``;
 the last release returns to ``UNINITIALIZED`` (or stays ``FAILED`` while cleanup is pending).
 ``FOREIGN`` needs the native runtime and cannot occur in this build.
@@ -17,15 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..config.components import register_component, validate_config
+from ..config.diagnostics import ComponentDiagnostics, Diagnostic, Diagnostics
+from ..config.discovery import SELECTOR_ENV, PipelineSettings, legacy_env_names
+from ..config.errors import ConfigError, NativeRuntimeRequired
+from ..config.pipeline import NATIVE_UNAVAILABLE, LoadedPipeline, load_pipeline
+from ..config.policy import Policy, ValidationContext, fixed_locator
 from ..engine.core import Engine
 from ..engine.deadline import SHUTDOWN_DEADLINE, Deadline, call_shutdown, exit_deadline
-from ..engine.plugins import _has_hookimpls, _register_function, is_component_class
-from .components import register_component, validate_config
-from .diagnostics import ComponentDiagnostics, Diagnostic, Diagnostics
-from .discovery import SELECTOR_ENV, PipelineSettings, legacy_env_names
-from .errors import ConfigError, NativeRuntimeRequired
-from .pipeline import NATIVE_UNAVAILABLE, LoadedPipeline, load_pipeline
-from .policy import Policy, ValidationContext, fixed_locator
+from ..engine.plugins import has_hookimpls, is_component_class, register_function
 
 logger: Final = logging.getLogger("hermes_pipeline.config")
 
@@ -92,8 +95,8 @@ def _plugin_object(kind: str, obj: Any) -> Any:
     """A component class, or a plugin object the engine adds as it is."""
     if is_component_class(obj):
         return obj
-    register = _register_function(obj)
-    if register is not None and (inspect.isfunction(obj) or not _has_hookimpls(obj)):
+    register = register_function(obj)
+    if register is not None and (inspect.isfunction(obj) or not has_hookimpls(obj)):
         return register_component(kind, register)
     return obj
 
@@ -131,7 +134,7 @@ def activate_loaded(engine: Engine, loaded: LoadedPipeline, diagnostics: Diagnos
                 _add(staging, plan.kind, plan.resolved.obj, plan.config, plan.policy, diagnostics,
                      output_directory)
         for dyn in loaded.dynamic:
-            from .dynamic import import_python_plugin  # only files with [[plugins.dynamic]] need the manifests
+            from ..config.dynamic import import_python_plugin  # only files with [[plugins.dynamic]] need the manifests
 
             obj = import_python_plugin(dyn)
             if is_component_class(obj) and getattr(obj, "kind", dyn.id) != dyn.id:
@@ -173,6 +176,21 @@ class ProcessActivation:
     def state(self) -> ActivationState:
         """The current state."""
         return self.report.state
+
+    @property
+    def engine(self) -> Engine | None:
+        """The engine the current activation was decided on (``None`` before the first holder)."""
+        return self._engine
+
+    def components(self) -> list[Any]:
+        """The instances of the activated components, in activation order (a read-only view for the
+        profiles, which look there for a hook projection they can share)."""
+        with self._lock:
+            engine = self._engine
+            if engine is None:
+                return []
+            records = [engine.plugins.get(name) for name in self._names]
+            return [record.instance for record in records if record is not None]
 
     def holders(self) -> list[str]:
         """Keys of the profile hosts currently holding the activation."""

@@ -14,7 +14,7 @@ from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.export.errors import ExportConfigError
 from hermes_pipeline.sink_testing import capture_export, scripted_session
 from hermes_pipeline.sinks.otel.config import parse_otel_config
-from hermes_pipeline.sinks.otel_metrics.config import parse_metrics_config
+from hermes_pipeline.sinks.otel.metrics_config import parse_metrics_config
 
 
 def _latest(points: list[ReceivedPoint]) -> dict[tuple[tuple[str, Any], ...], ReceivedPoint]:
@@ -108,7 +108,7 @@ def test_genai_metrics_buckets_operations_and_attributes(tmp_path: Path) -> None
     """Issue #30 / GenAI semantic conventions: the exported histograms carry the advised explicit bucket
     boundaries; gen_ai.client.operation.duration has chat, execute_tool and invoke_agent points; LLM points
     carry gen_ai.response.model and server.address / server.port of the provider's base URL."""
-    from hermes_pipeline.sinks.otel_metrics.recorder import DURATION_BUCKETS, TOKEN_BUCKETS
+    from hermes_pipeline.sinks.otel.metrics_recorder import DURATION_BUCKETS, TOKEN_BUCKETS
 
     with OTLPReceiver() as traces, OTLPMetricsReceiver() as metrics:
         config = _config(traces.endpoint, {"enabled": True, "endpoints": [{"endpoint": metrics.url}]})
@@ -131,7 +131,7 @@ def test_time_to_first_chunk_of_streamed_calls() -> None:
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
     from hermes_pipeline.export.events import ScopeEvent
-    from hermes_pipeline.sinks.otel_metrics.recorder import DURATION_BUCKETS, MetricsRecorder
+    from hermes_pipeline.sinks.otel.metrics_recorder import DURATION_BUCKETS, MetricsRecorder
 
     reader = InMemoryMetricReader()
     recorder = MetricsRecorder(MeterProvider(metric_readers=[reader]).get_meter("t"))
@@ -179,8 +179,8 @@ def test_a_404_from_the_metrics_path_is_reported_once(tmp_path: Path, caplog: py
     the failures are counted; the SDK exporter's own per-export errors are not logged."""
     import logging
 
-    from hermes_pipeline.sinks.otel_metrics.config import MetricsConfig, MetricsEndpoint
-    from hermes_pipeline.sinks.otel_metrics.sink import OtelMetricsSink
+    from hermes_pipeline.sinks.otel.metrics_config import MetricsConfig, MetricsEndpoint
+    from hermes_pipeline.sinks.otel.metrics_sink import OtelMetricsSink
 
     with OTLPMetricsReceiver(status=404) as metrics, caplog.at_level(logging.INFO):
         sink = OtelMetricsSink(MetricsConfig(enabled=True, endpoints=(MetricsEndpoint(metrics.url + "/v1/metrics"),)))

@@ -1,4 +1,5 @@
-"""An inter-process advisory file lock (``flock`` on POSIX; a process-local lock elsewhere)."""
+"""An inter-process advisory file lock (``flock`` on POSIX; a process-local lock elsewhere), shared by the
+stores of shared metrics and of the observability store."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ...config.pricing import Price, PricingError, parse_pricing, pricing_problem
+from ..config.pricing import Price, PricingError, parse_pricing, pricing_problem
 
 __all__ = ["Price", "PricingError", "call_cost", "parse_pricing", "pricing_problem"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from ...export.events import ScopeEvent
-from ...export.ids import uuid_str
-from .schema import sqlite_utc
+from .events import ScopeEvent
+from .ids import uuid_str
+from .timestamps import sqlite_utc
 
 __all__ = ["COMMAND_FAILED", "DECISION_MARKS", "Decisions", "tool_error_rows"]
 

@@ -1,4 +1,11 @@
-"""The metrics sink: a ``MeterProvider`` with one periodic OTLP/HTTP reader per endpoint."""
+"""The metrics sink: a ``MeterProvider`` with one periodic OTLP/HTTP reader per endpoint.
+
+OTLP metrics of spec 06 BOOK-2, counted from the event stream (no store needed) and exported through the
+OpenTelemetry SDK's metrics pipeline when ``[components.config.opentelemetry.metrics]`` is enabled:
+``hermes.agent.tasks``, ``gen_ai.client.token.usage``, ``gen_ai.client.operation.duration``, ``hermes.agent.cost``,
+``hermes.agent.memory.writes``, ``hermes.agent.skill.changes`` and ``hermes.agent.skill.runs``. Part of the
+``opentelemetry`` sink (its ``metrics`` table), wrapped around the trace sink by :mod:`.builder`.
+"""
 
 from __future__ import annotations
 
@@ -19,9 +26,9 @@ import requests
 
 from ...export.events import ScopeEvent
 from ..base import BaseSink
-from ..otel.env import read_otlp_env
-from .config import MetricsConfig, metrics_url
-from .recorder import MetricsRecorder
+from .env import read_otlp_env
+from .metrics_config import MetricsConfig, metrics_url
+from .metrics_recorder import MetricsRecorder
 
 logger = logging.getLogger("hermes_pipeline.sinks.otel_metrics")
 
@@ -203,7 +210,7 @@ def with_metrics(traces: Any, section: Mapping[str, Any]) -> Any:
 
     Metrics go to the table's endpoints, else to the base URL of the section's first trace endpoint.
     """
-    from .config import parse_metrics_config
+    from .metrics_config import parse_metrics_config
 
     metrics_table = section.get("metrics")
     if not isinstance(metrics_table, Mapping) or metrics_table.get("enabled") is not True \
@@ -235,7 +242,7 @@ def _trace_endpoints(traces: Any, section: Mapping[str, Any]) -> tuple[Any, ...]
     if isinstance(endpoints, tuple):
         return endpoints
     try:
-        from ..otel.config import parse_otel_config
+        from .config import parse_otel_config
 
         table = {k: v for k, v in section.items() if k != "worker"}
         return parse_otel_config(table, on_invalid="skip", ignore_unknown_keys=True).endpoints

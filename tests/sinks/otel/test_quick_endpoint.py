@@ -12,8 +12,7 @@ import pytest
 from hermes_pipeline.config import open_profile, release_all
 from hermes_pipeline.config.observability_settings import ObservabilitySettings, default_sampling_rate
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
-from hermes_pipeline.sinks.quick_otel import quick_otel_config, trace_url
-from hermes_pipeline.sinks.quick_otel.consumer import pipeline_trace_urls
+from hermes_pipeline.sinks.otel.quick_endpoint import pipeline_trace_urls, quick_otel_config, trace_url
 
 
 @pytest.fixture(autouse=True)
@@ -90,7 +89,7 @@ def test_book_50_duplicate_of_a_pipeline_endpoint_is_skipped_with_a_warning(tmp_
     monkeypatch.setenv("HERMES_NEMO_RELAY_PLUGINS_TOML", str(pipeline))
     with caplog.at_level(logging.WARNING):
         profile = _profile(tmp_path / "p", "  otel_enabled: true\n  otel_endpoint: http://127.0.0.1:9\n")
-    assert pipeline_trace_urls() == {"http://127.0.0.1:9/v1/traces"}
+    assert pipeline_trace_urls(profile.activation.selected) == {"http://127.0.0.1:9/v1/traces"}
     assert "quick_otel" not in profile.consumers
     assert "duplicates an opentelemetry endpoint" in caplog.text
 
