@@ -16,6 +16,7 @@ SPANNING = frozenset({
     "test_docs_links.py",           # README.md and docs/
     "test_five_pillars.py",         # the demo across the five pillars
     "test_layering.py",             # import arrows between all packages
+    "test_structure.py",            # layers, circles, sinks importing sinks, module strings: all packages
     "test_pipeline_files.py",       # tests/data/pipelines, shared by tests of several packages
     "test_quick_start.py",          # the README's commands and .ci/run
     "test_requirements_coverage.py",
