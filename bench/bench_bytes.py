@@ -1,22 +1,29 @@
-"""Bytes written per LLM call by a real ``hermes chat -Q -q`` session, before and after (issue #27 item 9).
+"""Bytes written per LLM call by real ``hermes chat -Q -q`` sessions, before and after (issue #27 item 9).
 
-Hermes sends its whole tool list (its real tool schemas) and its system prompt with every provider
-request. Before, the ATOF file and the trajectory store wrote them with every LLM call; now each is
-written once per session and referred to by hash (``hermes_pipeline/export/definitions.py``).
+Hermes sends its whole tool list (its real tool schemas, about 53 KB) and its system prompt with every
+provider request. Before, the ATOF file and the trajectory store wrote them with every LLM call; then once
+per session; now once per output directory, in its ``definitions/`` sidecar, content-addressed
+(``hermes_pipeline/export/definition_files.py``), and every request refers to them by hash.
 
-One run measures both: the ``before`` variant runs the bridge from ``git main`` (exported with
-``git archive`` into a temporary directory and put first on ``PYTHONPATH``), the ``after`` variant
-runs this checkout. Each variant runs the same session with the installed ``hermes`` command in its
-own profile under a temporary directory, against the project's scripted model server on 127.0.0.1:
-N model requests (N - 1 ``read_file`` calls, then the answer; N = 3 and 12 by default), with the bridge writing an ATOF file
-and ATIF files (pipeline file) and the profile's trajectory store on (``observability.trajectories``).
+One run measures both variants: ``before`` runs the bridge from ``--ref`` (default ``1e1b745^1``, ``main``
+before definitions were referenced by hash: the issue's "today"), exported with ``git archive`` into a
+temporary directory and put first on ``PYTHONPATH``; ``after`` runs this checkout. Each variant runs, with the
+installed ``hermes`` command, in a profile of its own under a temporary directory, against the project's
+scripted model server on 127.0.0.1, with the bridge writing an ATOF file and exported ATIF files (pipeline
+file) and the profile's trajectory store on (``observability.trajectories``):
 
-Printed per variant: ATOF bytes per LLM call (the file's bytes / its ``llm.call`` starts), the size of
-an ``llm.call`` start line after the session's first (what each further call costs), exported
-ATIF bytes per session, trajectory-store bytes per stored trajectory, and the after/before ratios.
-Target: ATOF bytes per LLM call at most a fifth of before.
+1. a first one-shot session (one LLM call) in the fresh output directories: what the first session of a
+   directory costs, sidecar included ("first session" rows);
+2. then, in the same directories, the measured session: N model requests (N - 1 ``read_file`` calls, then
+   the answer; N = 1, 3 and 12 by default). What it adds to the outputs, any sidecar file it adds included,
+   divided by its LLM calls, is the "bytes per LLM call" the target is about.
 
-Run: ``python bench/bench_bytes.py`` (``--ref REF`` for another baseline; needs ``pip install '.[hermes]'``).
+Also printed: the uncompressed bytes of the session's full requests (as the provider received them, every
+request written whole) per call, for scale. Target: ATOF and store bytes per LLM call at most a fifth of
+before. :func:`run_session` is shared with ``tests/sinks/test_definition_bytes_hermes.py``.
+
+Run: ``python bench/bench_bytes.py`` (``--ref REF`` for another baseline, ``--calls 1 3 12``; needs
+``pip install '.[hermes]'``).
 """
 
 from __future__ import annotations
@@ -32,8 +39,11 @@ import tarfile
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_REF = "1e1b745^1"
+QUESTION = "What do my notes say?"
 
 
 def _export(ref: str, into: Path) -> Path:
@@ -47,91 +57,141 @@ def _export(ref: str, into: Path) -> Path:
     return into
 
 
-def _session(hermes: str, root: Path, source: Path, calls: int) -> dict[str, float]:
-    """Run one session of ``calls`` model requests with the bridge from ``source``; the byte counts of
-    what it wrote."""
-    notes = root / "work" / "notes.txt"
-    for sub in ("work", "user", "out"):
-        (root / sub).mkdir(parents=True)
-    notes.write_text("buy milk\n", encoding="utf-8")
-    script = root / "script.yaml"
+def setup_profile(root: Path) -> dict[str, Path]:
+    """A Hermes home with the bridge and the store on, a pipeline file writing ATOF and ATIF to ``root/out``,
+    a work directory with a notes file. The model's address is filled in per session."""
+    paths = {name: root / name for name in ("work", "user", "out", "home")}
+    for path in paths.values():
+        path.mkdir(parents=True, exist_ok=True)
+    (paths["work"] / "notes.txt").write_text("buy milk\n", encoding="utf-8")
+    paths["pipeline"] = root / "pipeline.toml"
+    paths["pipeline"].write_text(textwrap.dedent(f"""\
+        version = 1
+        [[components]]
+        kind = "observability"
+        [components.config]
+        version = 4
+        [components.config.atof]
+        enabled = true
+        [[components.config.atof.sinks]]
+        type = "file"
+        output_directory = "{paths['out']}"
+        filename = "events.jsonl"
+        mode = "append"
+        [components.config.atif]
+        enabled = true
+        output_directory = "{paths['out']}"
+        """), encoding="utf-8")
+    paths["store"] = paths["home"] / "trajectories"
+    return paths
+
+
+def _config(home: Path, port: str) -> None:
+    (home / "config.yaml").write_text(textwrap.dedent(f"""\
+        model:
+          provider: custom
+          default: hermes-demo-1
+          base_url: http://127.0.0.1:{port}/v1
+          api_key: unused
+        auxiliary:
+          title_generation:
+            enabled: false
+        observability:
+          trajectories:
+            enabled: true
+        plugins:
+          enabled:
+            - hermes_pipeline
+        """), encoding="utf-8")
+
+
+def sizes(directory: Path) -> dict[str, int]:
+    """Relative path → size of every file under ``directory``."""
+    return {str(p.relative_to(directory)): p.stat().st_size for p in directory.rglob("*") if p.is_file()}
+
+
+def grown(before: dict[str, int], after: dict[str, int], keep: Any = lambda name: True) -> int:
+    """Bytes added between two :func:`sizes` snapshots (new files, and growth of existing ones)."""
+    return sum(size - before.get(name, 0) for name, size in after.items() if keep(name))
+
+
+def run_session(hermes: str, paths: dict[str, Path], source: Path, calls: int, tag: str) -> list[Any]:
+    """One ``hermes chat -Q -q`` session of ``calls`` model requests with the bridge from ``source``; the
+    request bodies the model server received (``--record``)."""
+    notes = paths["work"] / "notes.txt"
+    script = paths["work"].parent / f"script-{tag}.yaml"
     steps = [f"  - tool_calls: [{{name: read_file, arguments: {{path: {notes}}}}}]"] * (calls - 1)
     script.write_text("\n".join(["steps:", *steps, '  - "Your notes say: buy milk."']) + "\n", encoding="utf-8")
+    record = script.with_suffix(".requests.json")
     server = subprocess.Popen([sys.executable, "-m", "hermes_pipeline.demo.model_server", "--script", str(script),
-                               "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               "--port", "0", "--record", str(record)], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         assert server.stdout is not None
         match = re.search(r"port (\d+)", server.stdout.readline())
         if match is None:
-            raise SystemExit("the model server did not start")
-        home = root / "home"
-        home.mkdir()
-        (home / "config.yaml").write_text(textwrap.dedent(f"""\
-            model:
-              provider: custom
-              default: hermes-demo-1
-              base_url: http://127.0.0.1:{match.group(1)}/v1
-              api_key: unused
-            auxiliary:
-              title_generation:
-                enabled: false
-            observability:
-              trajectories:
-                enabled: true
-            plugins:
-              enabled:
-                - hermes_pipeline
-            """), encoding="utf-8")
-        out = root / "out"
-        pipeline = root / "pipeline.toml"
-        pipeline.write_text(textwrap.dedent(f"""\
-            version = 1
-            [[components]]
-            kind = "observability"
-            [components.config]
-            version = 4
-            [components.config.atof]
-            enabled = true
-            [[components.config.atof.sinks]]
-            type = "file"
-            output_directory = "{out}"
-            filename = "events.jsonl"
-            mode = "append"
-            [components.config.atif]
-            enabled = true
-            output_directory = "{out}"
-            """), encoding="utf-8")
+            raise RuntimeError("the model server did not start")
+        _config(paths["home"], match.group(1))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "OTEL_"))}
-        env.update(HOME=str(root / "user"), HERMES_HOME=str(home), NO_COLOR="1", HERMES_ACCEPT_HOOKS="1",
-                   HERMES_NEMO_RELAY_PLUGINS_TOML=str(pipeline), PYTHONPATH=str(source))
-        proc = subprocess.run([hermes, "chat", "-Q", "-q", "What do my notes say?"], cwd=root / "work", env=env,
+        env.update(HOME=str(paths["user"]), HERMES_HOME=str(paths["home"]), NO_COLOR="1", HERMES_ACCEPT_HOOKS="1",
+                   HERMES_NEMO_RELAY_PLUGINS_TOML=str(paths["pipeline"]), PYTHONPATH=str(source))
+        proc = subprocess.run([hermes, "chat", "-Q", "-q", QUESTION], cwd=paths["work"], env=env,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
         if proc.returncode != 0 or "buy milk" not in proc.stdout:
-            raise SystemExit(f"hermes failed ({proc.returncode}): {proc.stdout[-500:]} {proc.stderr[-1500:]}")
+            raise RuntimeError(f"hermes failed ({proc.returncode}): {proc.stdout[-500:]} {proc.stderr[-1500:]}")
     finally:
         server.terminate()
-        server.wait(timeout=10)
-    events = out / "events.jsonl"
-    lines = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines() if line.strip()]
-    starts = [len(json.dumps(e)) for e in lines if e.get("name") == "llm.call" and e.get("scope_category") == "start"]
-    calls = len(starts)
-    exported = sorted(out.glob("*.json"))
-    stored = sorted((home / "trajectories").rglob("*.json"))
-    if not calls or not exported or not stored:
-        raise SystemExit(f"nothing recorded: {calls} LLM calls, {len(exported)} ATIF files, {len(stored)} stored")
-    return {"llm_calls": calls, "atof_per_call": events.stat().st_size / calls,
-            "start_after_first": sum(starts[1:]) / max(len(starts) - 1, 1),
-            "atif_per_session": sum(p.stat().st_size for p in exported) / len(exported),
-            "store_per_trajectory": sum(p.stat().st_size for p in stored) / len(stored),
-            "store_per_call": sum(p.stat().st_size for p in stored) / calls}
+        server.wait(timeout=30)
+    requests = json.loads(record.read_text(encoding="utf-8"))
+    if len(requests) != calls:
+        raise RuntimeError(f"the model server got {len(requests)} requests, not {calls}")
+    return list(requests)
+
+
+def _full_request_bytes(requests: list[Any]) -> int:
+    """The requests' bytes as compact JSON: what writing each request whole costs."""
+    return sum(len(json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode()) for r in requests)
+
+
+def measure(hermes: str, root: Path, source: Path, calls: int) -> dict[str, float]:
+    """A first one-shot session in fresh directories, then the measured session of ``calls`` requests."""
+    paths = setup_profile(root)
+    out, store = paths["out"], paths["store"]
+    run_session(hermes, paths, source, 1, "first")
+    first_out, first_store = sizes(out), sizes(store)
+    requests = run_session(hermes, paths, source, calls, "measured")
+    then_out, then_store = sizes(out), sizes(store)
+    lines = (out / "events.jsonl").read_bytes()[first_out.get("events.jsonl", 0):].decode().splitlines()
+    starts = [json.loads(line) for line in lines if '"llm.call"' in line]
+    llm_calls = sum(1 for e in starts if e.get("name") == "llm.call" and e.get("scope_category") == "start")
+    if llm_calls != calls:
+        raise RuntimeError(f"{llm_calls} llm.call starts recorded for {calls} requests")
+    is_atof = lambda name: name == "events.jsonl" or name.startswith("definitions/")  # noqa: E731
+    is_atif = lambda name: name.startswith("hermes-atif-")  # noqa: E731
+    return {
+        "llm_calls": llm_calls,
+        "full_request_per_call": _full_request_bytes(requests) / calls,
+        "atof_per_call": grown(first_out, then_out, is_atof) / calls,
+        "store_per_call": grown(first_store, then_store) / calls,
+        "atif_export_per_session": grown(first_out, then_out, is_atif),
+        "first_atof": sum(s for n, s in first_out.items() if is_atof(n)),
+        "first_store": sum(first_store.values()),
+    }
+
+
+ROWS = (("ATOF bytes per LLM call", "atof_per_call"),
+        ("trajectory store bytes per LLM call", "store_per_call"),
+        ("exported ATIF bytes per session", "atif_export_per_session"),
+        ("first session in a fresh directory: ATOF", "first_atof"),
+        ("first session in a fresh directory: store", "first_store"),
+        ("full requests, uncompressed, per LLM call", "full_request_per_call"))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ref", default="main", help="the baseline's git ref (default: main)")
-    parser.add_argument("--calls", type=int, nargs="+", default=[3, 12],
-                        help="model requests per session, one session per value (default: 3 12)")
+    parser.add_argument("--ref", default=DEFAULT_REF, help=f"the baseline's git ref (default: {DEFAULT_REF})")
+    parser.add_argument("--calls", type=int, nargs="+", default=[1, 3, 12],
+                        help="model requests of the measured session, one session per value (default: 1 3 12)")
     args = parser.parse_args()
     hermes = shutil.which("hermes")
     if hermes is None:
@@ -141,24 +201,24 @@ def main() -> int:
         root = Path(tmp)
         (root / "before-src").mkdir()
         before_src = _export(args.ref, root / "before-src")
-        runs = {calls: {"before": _session(hermes, root / f"before-{calls}", before_src, calls),
-                        "after": _session(hermes, root / f"after-{calls}", ROOT, calls)} for calls in args.calls}
-    rows = [("ATOF bytes per LLM call", "atof_per_call"),
-            ("ATOF llm.call start, 2nd call onwards", "start_after_first"),
-            ("exported ATIF bytes per session", "atif_per_session"),
-            ("trajectory store bytes per trajectory", "store_per_trajectory"),
-            ("trajectory store bytes per LLM call", "store_per_call")]
+        runs = {calls: {"before": measure(hermes, root / f"before-{calls}", before_src, calls),
+                        "after": measure(hermes, root / f"after-{calls}", ROOT, calls)} for calls in args.calls}
+    met = True
     for calls, results in runs.items():
-        print(f"\none hermes chat -q session, {int(results['after']['llm_calls'])} LLM calls "
-              f"(before = {args.ref}, after = this checkout)")
-        print(f"{'':40} {'before':>10} {'after':>10} {'after/before':>13}")
-        for label, key in rows:
+        print(f"\nhermes chat -q session of {calls} LLM call(s), after a first one-shot session in the same "
+              f"directories (before = {args.ref}, after = this checkout)")
+        print(f"{'':44} {'before':>10} {'after':>10} {'after/before':>13}")
+        for label, key in ROWS:
             before, after = results["before"][key], results["after"][key]
-            print(f"{label:40} {before:10.0f} {after:10.0f} {after / before:13.3f}")
-        ratio = results["after"]["atof_per_call"] / results["before"]["atof_per_call"]
-        print(f"target (ATOF bytes per LLM call at most 1/5 of before): {'met' if ratio <= 0.2 else 'NOT met'}")
+            print(f"{label:44} {before:10.0f} {after:10.0f} {after / before if before else 0:13.3f}")
+        for key in ("atof_per_call", "store_per_call"):
+            met = met and results["after"][key] <= results["before"][key] / 5
+    print(f"\ntarget (ATOF and store bytes per LLM call at most 1/5 of before, every session): "
+          f"{'met' if met else 'NOT met'}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _results import run_with_results  # --write-results: the figures also go to bench/RESULTS.md
+
+    raise SystemExit(run_with_results("bench_bytes", main))

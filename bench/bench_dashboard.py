@@ -413,4 +413,6 @@ def _large(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _results import run_with_results  # --write-results: the figures also go to bench/RESULTS.md
+
+    raise SystemExit(run_with_results("bench_dashboard", main))

@@ -226,4 +226,6 @@ def _paired(values: dict[str, list[float]], variant: str) -> float:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _results import run_with_results  # --write-results: the figures also go to bench/RESULTS.md
+
+    raise SystemExit(run_with_results("bench_hermes_bridge", main))

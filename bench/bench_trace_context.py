@@ -88,4 +88,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_with_results  # --write-results: the figures also go to bench/RESULTS.md
+
+    raise SystemExit(run_with_results("bench_trace_context", main))

@@ -6,7 +6,7 @@ n=${1:-50}
 fail=0
 i=1
 while [ "$i" -le "$n" ]; do
-    if ! python -m pytest tests/test_hermes_bridge_e2e.py -q -x -p no:cacheprovider \
+    if ! python -m pytest tests/hermes/test_bridge_e2e.py -q -x -p no:cacheprovider \
             -k test_background_subagent_is_nested_and_never_a_silent_orphan >/dev/null 2>&1; then
         fail=$((fail + 1))
         echo "run $i: FAILED"

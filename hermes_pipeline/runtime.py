@@ -4,24 +4,26 @@ The engine :func:`get_engine` creates decides the process-wide pipeline activati
 created: with ``HERMES_NEMO_RELAY_PLUGINS_TOML`` set, the selected pipeline file is activated on
 it (once per process engine, thread-safe, fail-open) on behalf of the default profile
 (``$HERMES_HOME``), so a host built as ``Host(get_engine(), ...)`` exports what the file says.
-This module sits below the configuration layer and never imports it: the activation is looked up
-by name in :data:`PROCESS_ACTIVATION`, like the first-party consumers of ``config/profile.py``.
+This module sits below the configuration layer and never imports it: the package root, which sits above
+every layer, hands it the activation (:func:`set_activation`) when the package is first imported.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 
-from .engine.core import Engine
-from .engine.plugins import import_object
+if TYPE_CHECKING:
+    from .engine.core import Engine
 
 logger: Final = logging.getLogger("hermes_pipeline")
 
-PROCESS_ACTIVATION: Final = "hermes_pipeline.config.profile:activate_default"
-"""``module:function`` taking the new process engine and deciding the pipeline activation on it
-(imported by name, so the engine layer has no static dependency on the configuration layer)."""
+Activation = Callable[["Engine"], object]
+"""Takes the new process engine and decides the pipeline activation on it."""
+
+_activation: Activation | None = None
 
 _lock = threading.Lock()
 _activation_lock = threading.RLock()
@@ -57,7 +59,7 @@ def get_engine() -> Engine:
 
 def profile_engine() -> Engine:
     """The process engine for a profile host that decides the activation itself
-    (:func:`hermes_pipeline.config.open_profile`): the implicit activation of :func:`get_engine`
+    (:func:`hermes_pipeline.profile.open_profile`): the implicit activation of :func:`get_engine`
     is skipped from then on."""
     global _decided
     engine = _process_engine()
@@ -71,7 +73,7 @@ def set_engine(engine: Engine | None) -> Engine | None:
     An engine installed here is used as it is (its owner decides what is active on it). After
     ``set_engine(None)`` the next :func:`get_engine` creates a new engine and decides its activation
     again, which joins nothing while an earlier activation is still held: release that one first
-    (:func:`hermes_pipeline.config.release_all`).
+    (:func:`hermes_pipeline.profile.release_all`).
     """
     global _engine, _decided
     with _lock:
@@ -80,10 +82,21 @@ def set_engine(engine: Engine | None) -> Engine | None:
     return previous
 
 
+def set_activation(activation: Activation | None) -> Activation | None:
+    """Hand :func:`get_engine` the function that decides the activation of a new process engine (the package
+    root hands it :func:`hermes_pipeline.profile.activate_default`); returns the previous one. ``None``: new
+    process engines are not activated."""
+    global _activation
+    previous, _activation = _activation, activation
+    return previous
+
+
 def _process_engine() -> Engine:
     global _engine
     engine = _engine
     if engine is None:
+        from .engine.core import Engine  # here, so that handing over the activation loads no engine
+
         with _lock:
             if _engine is None:
                 _engine = Engine()
@@ -92,8 +105,10 @@ def _process_engine() -> Engine:
 
 
 def _activate(engine: Engine) -> None:
+    activate = _activation
+    if activate is None:
+        return
     try:
-        activate: Any = import_object(PROCESS_ACTIVATION)
         activate(engine)
     except Exception as exc:  # fail-open: the host keeps running without pipeline plugins
         logger.error("hermes_pipeline: the pipeline could not be activated (%s: %s); continuing without "

@@ -10,13 +10,25 @@
 For sink authors (:mod:`hermes_pipeline.sink_testing`): :class:`MemorySink` keeps the scope events it
 receives, :func:`capture_export` runs a scripted session (:func:`scripted_session`) through the
 ``observability`` projection and the sinks of a config and returns the events and every file written.
+
+Fakes for a host's seams, so a test needs no network and no model:
+
+    provider = scripted_provider(TimeoutError("slow"), chat_response("hello"))
+    turn.call_llm({"model": "m", "messages": []}, provider, max_retries=1)   # fails once, then answers
+
+    with closed_port() as port:          # a destination that is down: nothing listens on 127.0.0.1:port
+        config["endpoint"] = f"http://127.0.0.1:{port}/v1/traces"
+
+:func:`chat_response` is a minimal OpenAI chat-completions response (text, or tool calls), and
+:func:`scripted_provider` a provider answering, or raising, from a list in order.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -26,8 +38,8 @@ from .engine.core import Engine
 from .runtime import get_engine
 from .sink_testing import ExportCapture, MemorySink, capture_export, scripted_session
 
-__all__ = ["Event", "ExportCapture", "MemorySink", "Recorder", "capture", "capture_export", "scripted_session",
-           "unmark"]
+__all__ = ["Event", "ExportCapture", "MemorySink", "Recorder", "capture", "capture_export", "chat_response",
+           "closed_port", "scripted_provider", "scripted_session", "unmark"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,3 +134,53 @@ def unmark(value: Any) -> Any:
             return value
         return new if isinstance(value, list) else tuple(new)
     return value
+
+
+def chat_response(content: str | None = "done", tool_calls: list[dict[str, Any]] | None = None,
+                  model: str = "test-model") -> dict[str, Any]:
+    """A minimal OpenAI chat-completions response: ``content`` as the assistant's text, or ``tool_calls``
+    (``[{"id", "type": "function", "function": {"name", "arguments"}}]``) with ``finish_reason`` ``tool_calls``,
+    and a small ``usage``. What a fake provider returns to ``turn.call_llm``."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {"id": "r1", "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+def scripted_provider(*outcomes: Any) -> Callable[[dict[str, Any]], Any]:
+    """A provider for ``turn.call_llm`` answering from ``outcomes`` in order, one per call: an exception is
+    raised (a provider error; give it a ``status_code`` for the host's retry rules), anything else returned.
+
+    A call after the last outcome raises ``LookupError`` saying how many were scripted, so a test that makes
+    more calls than it planned fails at that call instead of hanging or answering something made up.
+    """
+    queue = list(outcomes)
+    lock = threading.Lock()
+
+    def provider(request: dict[str, Any]) -> Any:
+        with lock:
+            if not queue:
+                raise LookupError(f"scripted_provider: called more than the {len(outcomes)} scripted outcome(s)")
+            outcome = queue.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    return provider
+
+
+@contextmanager
+def closed_port() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that nothing listens on (bound, then closed): a destination that is down.
+
+    Another process may take the port later; a test uses it at once and expects only a refused connection.
+    """
+    sock = socket.socket()
+    try:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    finally:
+        sock.close()
+    yield port

@@ -1,5 +1,5 @@
-"""The scripted session shared by the exporter tests, and its small parts: a provider answering from a
-list, a retryable provider error and the conversation's messages."""
+"""The scripted session shared by the exporter tests, and its small parts: a retryable provider error and the
+conversation's messages (the provider answering from a list is the public ``scripted_provider``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from hermes_pipeline import Engine, Host
-
-from .conftest import chat_response
+from hermes_pipeline.testing import chat_response, scripted_provider
 
 TOOL_CALL = {"id": "call_ok", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"notes.txt"}'}}
 SYSTEM = {"role": "system", "content": "You are Hermes."}
@@ -20,19 +19,6 @@ class Overloaded(Exception):
     """A provider error with an HTTP status the host retries."""
 
     status_code = 503
-
-
-def sequence(*outcomes: Any) -> Any:
-    """A provider answering (or raising) from ``outcomes`` in order."""
-    queue = list(outcomes)
-
-    def provider(request: dict[str, Any]) -> Any:
-        outcome = queue.pop(0)
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
-
-    return provider
 
 
 def run_scripted_session(engine: Engine, session_id: str = "sess-main", *,
@@ -52,7 +38,7 @@ def run_scripted_session(engine: Engine, session_id: str = "sess-main", *,
             ids["turn_id"] = turn.turn_id
             history = [SYSTEM, USER]
             turn.call_llm({"model": "test-model", "messages": history, **(request_extra or {})},
-                          sequence(Overloaded("busy"), chat_response(None, [TOOL_CALL], model="test-model-2025")),
+                          scripted_provider(Overloaded("busy"), chat_response(None, [TOOL_CALL], model="test-model-2025")),
                           max_retries=2)
             turn.call_tool("read_file", {"path": "notes.txt"}, lambda path: "Buy milk.", tool_call_id="call_ok")
 

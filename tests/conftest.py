@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -98,14 +97,3 @@ def rec(engine: Engine) -> Iterator[Recorder]:
     recorder = Recorder()
     engine.add_plugin(recorder, name="recorder")
     yield recorder
-
-
-def chat_response(content: str | None = "done", tool_calls: list[dict[str, Any]] | None = None,
-                  model: str = "test-model") -> dict[str, Any]:
-    """A minimal OpenAI chat-completions response."""
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {"id": "r1", "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}

@@ -19,7 +19,6 @@ headers may carry a canary (none here: the receivers record bodies).
 
 from __future__ import annotations
 
-import gzip
 import html
 import http.server
 import json
@@ -44,16 +43,16 @@ import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_pipeline.demo import otlp_receiver
-from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.engine.scrub import safe_scrub
 from hermes_pipeline.export import bounds
 from hermes_pipeline.export.events import ScopeEvent
 from hermes_pipeline.export.redaction import redact_event
 from hermes_pipeline.sinks.otel import CAPTURE_ENV
 
-from ._atof_support import Receiver
-from .conftest import chat_response
+from tests.sinks.atof._support import Receiver
+from tests.sinks.otel._support import BodyReceiver
+from hermes_pipeline.testing import chat_response
+from tests._pipelines import write_pipeline
 
 REDACTION = re.compile(r"<redacted(:[0-9a-f]{4,})?>")
 ALNUM = string.ascii_letters + string.digits
@@ -114,28 +113,6 @@ def test_the_generated_canaries_are_shapes_the_scrubber_recognises() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- receivers
-
-
-class BodyReceiver(OTLPReceiver):
-    """The project's loopback OTLP receiver, keeping every request body (decompressed) by path."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bodies: list[tuple[str, bytes]] = []
-        receiver = self
-
-        class Handler(otlp_receiver._Handler):
-            def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if self.headers.get("Content-Encoding", "").lower() == "gzip":
-                    body = gzip.decompress(body)
-                with receiver._lock:
-                    receiver.bodies.append((self.path, body))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self._server.RequestHandlerClass = Handler
 
 
 @contextmanager
@@ -697,10 +674,8 @@ def test_issue25_max_value_chars_is_checked_by_config_validate(tmp_path: Path,
     from hermes_pipeline.cli.main import main
 
     for value, valid in (("5000", True), ("10", False), ('"big"', False)):
-        path = tmp_path / "pipeline.toml"
-        path.write_text('version = 1\n[policy]\nunknown_field = "error"\nunsupported_value = "error"\n'
-                        '[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n'
-                        f'max_value_chars = {value}\n')
+        path = write_pipeline(tmp_path, "strict-observability", extra=f"max_value_chars = {value}\n",
+                              filename="pipeline.toml")
         code = main(["config", "validate", "--no-discovery", str(path)])
         out, err = capsys.readouterr()
         assert (code == 0) is valid, (value, out, err)

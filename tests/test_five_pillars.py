@@ -26,7 +26,7 @@ from hermes_pipeline.replay import Recording
 from hermes_pipeline.replay.runner import run_replay
 from hermes_pipeline.schemas import load_schema
 
-from .trajectories._support import no_network
+from tests.trajectories._support import no_network
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ._spec import MISSING, PRESENT
-from ._spec import coverage as cov
+from tests._spec import MISSING, PRESENT
+from tests._spec import coverage as cov
 
 needs_spec = pytest.mark.skipif(not PRESENT, reason=MISSING)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .conftest import _files, _gained
+from tests.conftest import _files, _gained
 
 
 def test_guard_flags_exporter_output_left_in_the_tree(tmp_path: Path) -> None:

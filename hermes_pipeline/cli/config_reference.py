@@ -128,6 +128,12 @@ ATIF: Final[dict[str, Entry]] = {
     "include_llm_payloads": (None, "Write the sanitized LLM request and response on agent steps "
                                    "(`extra.hermes.llm_request` / `llm_response`, needed for replay)."),
     "include_system_prompt": (None, "Write a `system` step 1 with the system prompt of the first request."),
+    "shared_definitions": (None, "Keep tool lists and system prompts once in `definitions/` beside the files, "
+                                 "shared by every trajectory there (`extra.hermes.shared_definitions`); "
+                                 "the trajectory store's setting. Not with `storage`."),
+    "llm_history": (None, "`delta`: each agent step's `llm_request` holds only what its history adds to the "
+                          "previous step's (`extra.hermes.messages_offset`; the trajectory store's setting); "
+                          "`full`: whole."),
     "include_observed_events": (None, "Copy the raw events of the trajectory to root `extra.observed_events`."),
     "retention_days": ("keep forever", "Delete trajectory files of this section older than N days."),
 }

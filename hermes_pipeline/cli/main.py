@@ -43,7 +43,23 @@ def _demo(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             print(f"hermes-pipeline demo: error: cannot read {exc}", file=sys.stderr)
             return 1
-    result = run_demo(Path(args.workspace) if args.workspace else None, pipeline_text=pipeline_text)
+    headers: dict[str, str] = {}
+    for item in args.otlp_header or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            print(f"hermes-pipeline demo: error: --otlp-header {item!r}: expected NAME=VALUE", file=sys.stderr)
+            return 2
+        headers[name.strip()] = value
+    if headers and not args.otlp:
+        print("hermes-pipeline demo: error: --otlp-header needs --otlp URL (a pipeline file names its own headers)",
+              file=sys.stderr)
+        return 2
+    if args.otlp is not None and not args.otlp.startswith(("http://", "https://")):
+        print(f"hermes-pipeline demo: error: --otlp {args.otlp!r}: expected an http:// or https:// URL",
+              file=sys.stderr)
+        return 2
+    result = run_demo(Path(args.workspace) if args.workspace else None, pipeline_text=pipeline_text,
+                      keep_endpoints=pipeline_text is not None, otlp=args.otlp, otlp_headers=headers)
     print_report(result, sys.stdout)
     return 0
 
@@ -63,12 +79,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                           description="Start a deterministic OpenAI-compatible model on 127.0.0.1, run a two-turn "
                                       "session of the reference agent (real read_file/write_file tools, a policy "
                                       "plugin, middleware, an approval and a subagent) through a pipeline file "
-                                      "that enables ATOF, ATIF and OTLP (to a receiver on 127.0.0.1), and print "
+                                      "that enables ATOF, ATIF and OTLP (by default to a receiver on 127.0.0.1), "
+                                      "and print "
                                       "what happened and where each output went.", epilog=TERMS)
     demo.add_argument("--workspace", metavar="DIR", help="directory for the demo's files (default: a new temp dir)")
     demo.add_argument("--pipeline", metavar="FILE",
                       help="pipeline file to run with (default: the packaged one, same as pipelines/demo.toml); "
-                           "its output directories go under the workspace and OTLP goes to the demo's receiver")
+                           "its output directories go under the workspace and its OTLP endpoints are kept, so the "
+                           "spans go to the backend it names (e.g. pipelines/mlflow.toml, pipelines/phoenix.toml)")
+    demo.add_argument("--otlp", metavar="URL",
+                      help="send the OTLP traces to URL (e.g. http://127.0.0.1:4318/v1/traces) instead of the "
+                           "pipeline's endpoints or the demo's own receiver")
+    demo.add_argument("--otlp-header", metavar="NAME=VALUE", action="append",
+                      help="a header for --otlp (repeatable), e.g. x-mlflow-experiment-id=0 for MLflow")
     demo.set_defaults(func=_demo)
     modules = [COMMANDS[command]] if command in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
     for name in modules:

@@ -39,7 +39,7 @@ def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: 
     overrides = parse_overrides(args.set)
     agent = None if args.agent == "hermes" else load_agent(args.agent)
     try:
-        recording = Recording.from_file(path)
+        recording = Recording.from_file(path, definitions_from=lambda: [store()])  # a store file copied elsewhere
     except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
         # a shape the load checks let through: still one line naming the file, never a traceback
         raise TrajectoryError(f"malformed trajectory ({type(exc).__name__})", path=str(path)) from None
@@ -122,7 +122,7 @@ def _batch(args: argparse.Namespace, directory: Path, store: Callable[[], Path],
         raise TrajectoryError("--batch expects a directory of trajectories", path=str(directory))
     files = sorted(p for p in directory.glob("*.json") if not p.name.endswith(".redacted.json"))
     for path in files:  # check every input before running anything: bad input writes nothing
-        load_trajectory(path)
+        load_trajectory(path, definitions_from=lambda: [store()])
     out_dir = Path(args.output).expanduser() if args.output else None
     rows: list[dict[str, Any]] = []
     worst = 0

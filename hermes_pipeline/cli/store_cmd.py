@@ -123,7 +123,7 @@ def _doctor(args: argparse.Namespace) -> int:
     from ..config.profile_config import load_profile_settings
     from ..export.clock_trust import LEDGER_NAME, read_skew
     from ..logs.clock import clock_synchronized
-    from ..sinks.trajectory_store.gitignore import git_work_tree, tracked_store_files
+    from ..export.gitignore import git_work_tree, tracked_store_files
 
     home = _home(args)
     settings = load_profile_settings(home, log=False)

@@ -109,7 +109,7 @@ def _show(args: argparse.Namespace) -> int:
     _, store = _store(args)
     try:
         path = resolve_trajectory(args.trajectory, store)
-        doc = load_trajectory(path)
+        doc = load_trajectory(path, definitions_from=[store])
         trace = load_trace(path)
     except (TrajectoryError, TraceFileError) as exc:
         return _fail("show", exc)
@@ -155,8 +155,8 @@ def _diff(args: argparse.Namespace) -> int:
 
     _, store = _store(args)
     try:
-        old = load_trajectory(resolve_trajectory(args.a, store))
-        new = load_trajectory(resolve_trajectory(args.b, store))
+        old = load_trajectory(resolve_trajectory(args.a, store), definitions_from=[store])
+        new = load_trajectory(resolve_trajectory(args.b, store), definitions_from=[store])
     except TrajectoryError as exc:
         return _fail("diff", exc)
     try:
@@ -180,7 +180,7 @@ def _redact(args: argparse.Namespace) -> int:
         if args.in_place and args.output:
             raise TrajectoryError("give either -o OUT or --in-place, not both")
         path = resolve_trajectory(args.trajectory, store)
-        doc = load_trajectory(path)
+        doc = load_trajectory(path, definitions_from=[store])
         redacted = redact_document(doc, mode=args.mode, patterns=args.pattern or ())
     except (TrajectoryError, ValueError) as exc:
         return _fail("redact", exc)

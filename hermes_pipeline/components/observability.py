@@ -130,6 +130,12 @@ class ObservabilityComponent:
                         in locate(config[name], base_dir=base_dir, default_dir=default_dir)]
         return out
 
+    @property
+    def projection(self) -> Any:
+        """The hook projection the enabled sinks listen to (``None`` when no section is enabled): a profile's
+        own consumers may listen to it too, so that a hook is projected once for all of them."""
+        return self.exporters.projection if self.exporters is not None else None
+
     def flush(self, timeout: float) -> bool:
         """Write what the sinks have queued, within ``timeout`` seconds."""
         return self.exporters.flush(timeout) if self.exporters is not None else True

@@ -1,9 +1,10 @@
-"""The configuration layer: pipeline files (``plugins.toml`` / YAML), layering, validation,
-process-wide activation, and the profile's own ``config.yaml`` (spec 03).
+"""The configuration layer: it reads and validates files, and nothing else (spec 03): the pipeline file
+(``plugins.toml`` / YAML: discovery, layering, validation) and the profile's own ``config.yaml``.
 
-Host authors need :func:`open_profile`; operators use ``hermes-pipeline config ...``; component
-authors meet :class:`ValidationContext` (``validate_config(config, vctx)``) and
-:mod:`hermes_pipeline.config.checks`.
+What the files say is wired by :mod:`hermes_pipeline.profile` (profiles, their consumers, the process
+activation); its public names are still found here under their old path (:data:`MOVED_TO_PROFILE`).
+Operators use ``hermes-pipeline config ...``; component authors meet :class:`ValidationContext`
+(``validate_config(config, vctx)``) and :mod:`hermes_pipeline.config.checks`.
 
 The public names are imported on first use (PEP 562): a host that only opens a profile (the Hermes
 bridge) loads the modules on that path, not the validation policy, the document models or the
@@ -12,12 +13,11 @@ suggestion helpers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .activation import ACTIVE_LOG_LINE, PROCESS, ActivationReport, ActivationState, ProcessActivation
     from .components import BUILTIN_KINDS, available_kinds
     from .diagnostics import ComponentDiagnostics, Diagnostic, Diagnostics
     from .discovery import SELECTOR_ENV, PipelineSettings
@@ -25,15 +25,9 @@ if TYPE_CHECKING:
     from .models import ComponentEntry, DynamicRecord, PipelineDocument, PluginsTable
     from .pipeline import LoadedPipeline, load_pipeline
     from .policy import Policy, ValidationContext
-    from .profile import Profile, open_profile, open_profiles, release_all
     from .profile_config import ProfileSettings, SessionSegmentSettings, SharedMetricsSettings, load_profile_settings
 
 _HOME: Final = {
-    "ACTIVE_LOG_LINE": "activation",
-    "PROCESS": "activation",
-    "ActivationReport": "activation",
-    "ActivationState": "activation",
-    "ProcessActivation": "activation",
     "BUILTIN_KINDS": "components",
     "available_kinds": "components",
     "ComponentDiagnostics": "diagnostics",
@@ -51,10 +45,6 @@ _HOME: Final = {
     "load_pipeline": "pipeline",
     "Policy": "policy",
     "ValidationContext": "policy",
-    "Profile": "profile",
-    "open_profile": "profile",
-    "open_profiles": "profile",
-    "release_all": "profile",
     "ProfileSettings": "profile_config",
     "SessionSegmentSettings": "profile_config",
     "SharedMetricsSettings": "profile_config",
@@ -62,7 +52,21 @@ _HOME: Final = {
 }
 """Where each public name lives (its module under this package)."""
 
-__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
+_own_names, __dir__ = lazy_names(__name__, _HOME, globals())
+
+MOVED_TO_PROFILE: Final = frozenset({"ACTIVE_LOG_LINE", "PROCESS", "ActivationReport", "ActivationState",
+                                     "ProcessActivation", "Profile", "open_profile", "open_profiles", "release_all"})
+"""Names documented under ``hermes_pipeline.config`` that now live in :mod:`hermes_pipeline.profile`."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in MOVED_TO_PROFILE:  # the old public path keeps working (the one import up, for compatibility)
+        from ..profile import activation, profiles
+
+        value = getattr(profiles if hasattr(profiles, name) else activation, name)
+        globals()[name] = value
+        return value
+    return _own_names(name)
 
 
 __all__ = [

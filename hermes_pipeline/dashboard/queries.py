@@ -173,6 +173,7 @@ def _read(path: Path) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
     the ``reason`` of a run file the dashboard cannot show (a regular file inside the trajectory
     directory, symlinks resolved, of at most :data:`MAX_TRAJECTORY_BYTES`, JSON, ATIF, its fields of the
     types the views read). A file linking out of the directory is never read."""
+    from ..readers.definitions import expand_trajectory
     from ..readers.files import InputFileError, load_json
     from ..readers.shapes import check_atif
 
@@ -183,6 +184,7 @@ def _read(path: Path) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
         if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
             raise InputFileError(path, "not an ATIF trajectory (no 'steps' list)")
         check_atif(doc, path)
+        expand_trajectory(doc, path, limit=MAX_TRAJECTORY_BYTES)  # definitions kept once in the store's sidecar
     except InputFileError as exc:
         reason = f"field {exc.field}: {exc.reason}" if exc.field else exc.reason
         return None, {"kind": "too_large" if exc.kind == "too_large" else "damaged", "reason": reason,

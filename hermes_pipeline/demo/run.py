@@ -101,12 +101,16 @@ class DemoResult:
     failures_before: Any = None
     """The engine's failure counts when the demo started (the process-wide engine may have counted others')."""
     destinations: list[str] = field(default_factory=list)
+    received_locally: bool = True
+    """The OTLP spans went to the demo's own receiver (``spans``), not to the pipeline's or a given endpoint."""
     store_queries: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Two of the chapter's queries over the demo profile's observability store (Q-S1 for the skill, Q-M2)."""
 
 
-def localize(pipeline: dict[str, Any], root: Path, otlp_endpoint: str) -> dict[str, Any]:
-    """Point relative output directories at ``root`` and every OTLP endpoint at the demo receiver."""
+def localize(pipeline: dict[str, Any], root: Path, otlp_endpoint: str | None,
+             otlp_headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """Point relative output directories at ``root`` and, unless ``otlp_endpoint`` is ``None`` (the file's own
+    endpoints are kept), every OTLP trace endpoint at ``otlp_endpoint`` with ``otlp_headers`` added."""
     for component in pipeline.get("components", []):
         config = component.get("config") or {}
         for sink in (config.get("atof") or {}).get("sinks", []):
@@ -115,15 +119,26 @@ def localize(pipeline: dict[str, Any], root: Path, otlp_endpoint: str) -> dict[s
         atif = config.get("atif") or {}
         if "output_directory" in atif and not Path(atif["output_directory"]).is_absolute():
             atif["output_directory"] = str(root / atif["output_directory"])
+        if otlp_endpoint is None:
+            continue
         for endpoint in (config.get("opentelemetry") or {}).get("endpoints", []):
             endpoint["endpoint"] = otlp_endpoint
+            if otlp_headers:
+                endpoint["headers"] = {**(endpoint.get("headers") or {}), **otlp_headers}
     return pipeline
 
 
-def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None) -> DemoResult:
-    """Run the scripted two-turn session through the pipeline and return what happened."""
-    from ..config import open_profile, release_all
+def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None, keep_endpoints: bool = False,
+             otlp: str | None = None, otlp_headers: dict[str, str] | None = None) -> DemoResult:
+    """Run the scripted two-turn session through the pipeline and return what happened.
+
+    By default every OTLP endpoint of the pipeline is pointed at the demo's own receiver on 127.0.0.1 (whose
+    decoded spans land in :attr:`DemoResult.spans`). ``keep_endpoints`` keeps the pipeline file's own endpoints
+    (a real backend: ``demo --pipeline FILE``); ``otlp`` sends every trace endpoint to that URL instead, with
+    ``otlp_headers`` added (``demo --otlp URL``). Then no receiver runs and the report says where the spans went
+    from the exporters' own counters."""
     from ..config.discovery import PipelineSettings
+    from ..profile import open_profile, release_all
     from ..runtime import get_engine
 
     root = Path(workspace) if workspace is not None else Path(tempfile.mkdtemp(prefix="hermes-demo-"))
@@ -132,9 +147,10 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
     files.mkdir(parents=True, exist_ok=True)
     (files / "notes.txt").write_text(NOTES, encoding="utf-8")
     (files / "secrets.env").write_text(SECRETS, encoding="utf-8")
-    receiver = OTLPReceiver()
+    receiver = OTLPReceiver() if otlp is None and not keep_endpoints else None
     try:
-        document = localize(tomllib.loads(pipeline_text or default_pipeline()), root, receiver.endpoint)
+        target = receiver.endpoint if receiver is not None else otlp
+        document = localize(tomllib.loads(pipeline_text or default_pipeline()), root, target, otlp_headers)
         pipeline_file = root / "pipeline.toml"
         pipeline_file.write_text(tomli_w.dumps(document), encoding="utf-8")
         settings = PipelineSettings(plugins_toml=str(pipeline_file), xdg_config_home=str(root / "no-user-config"),
@@ -180,11 +196,13 @@ def run_demo(workspace: Path | None = None, *, pipeline_text: str | None = None)
         result.outputs = {"atof": sorted([*root.glob("telemetry/*.jsonl"), *defaults.glob("*.jsonl")]),
                           "atif": sorted([*root.glob("trajectories/*.json"), *defaults.glob("hermes-atif-*.json")]),
                           "store": sorted((home / "trajectories").glob("*.json"))}
-        result.spans = list(receiver.spans)
+        result.spans = list(receiver.spans) if receiver is not None else []
+        result.received_locally = receiver is not None
         result.store_queries = store_queries(home)
         return result
     finally:
-        receiver.close()
+        if receiver is not None:
+            receiver.close()
 
 
 def store_queries(home: Path) -> dict[str, list[dict[str, Any]]]:
@@ -200,6 +218,22 @@ def store_queries(home: Path) -> dict[str, list[dict[str, Any]]]:
         return {"Q-S1": run(conn, "Q-S1", skill=SKILL), "Q-M2": run(conn, "Q-M2")}
     finally:
         conn.close()
+
+
+def _sent_elsewhere(result: DemoResult) -> list[str]:
+    """Per OTLP trace endpoint the demo did not receive itself: how many spans it took (the exporter's counts)
+    and its URL (from the destinations the pipeline reports, ``... <label>: <projection> → <url>``)."""
+    lines = []
+    otel = result.exporter_stats.get("opentelemetry")
+    entries = otel.get("endpoints") if isinstance(otel, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        label = str(entry.get("label", ""))
+        urls = [d.rsplit(" → ", 1)[-1] for d in result.destinations if f"{label}:" in d and " → " in d]
+        lines.append(f"{entry.get('exported', 0)} spans exported to {urls[0] if urls else label} "
+                     f"(failed {entry.get('failed', 0)}, dropped {entry.get('dropped', 0)})")
+    return lines or ["sent to the pipeline's OTLP endpoints (see the exporter counters below)"]
 
 
 def _counters(stats: dict[str, Any]) -> str:
@@ -249,6 +283,9 @@ def print_report(result: DemoResult, out: TextIO) -> None:
     if result.spans:
         traces = len({s.trace_id for s in result.spans})
         out.write(f"  OTLP spans        {len(result.spans)} spans in {traces} trace(s) received on 127.0.0.1\n")
+    elif not result.received_locally:
+        for line in _sent_elsewhere(result):
+            out.write(f"  OTLP spans        {line}\n")
     if result.exporter_stats:
         out.write(f"exporter counters: {_counters(result.exporter_stats)}\n")
     stats, before = result.engine.failure_stats(), result.failures_before

@@ -63,7 +63,7 @@ def is_component_class(obj: object) -> bool:
     return inspect.isclass(obj) and callable(getattr(obj, "activate", None))
 
 
-def _register_function(obj: object) -> Callable[..., Any] | None:
+def register_function(obj: object) -> Callable[..., Any] | None:
     """The ``register(ctx)`` callable of a plugin: the object itself if it is a function."""
     if inspect.isfunction(obj) or inspect.ismethod(obj):
         return obj
@@ -73,7 +73,9 @@ def _register_function(obj: object) -> Callable[..., Any] | None:
     return register if callable(register) else None
 
 
-def _has_hookimpls(obj: object) -> bool:
+def has_hookimpls(obj: object) -> bool:
+    """Whether ``obj`` carries at least one ``@hookimpl`` (the activation tells a hookimpl object from a
+    ``register(ctx)`` plugin with it)."""
     marker = PROJECT_NAME + "_impl"
     for attr in dir(obj):
         try:
@@ -141,7 +143,7 @@ class PluginSet:
             if is_component_class(plugin):
                 self._add_component(record, plugin, config, context)
             else:
-                register = _register_function(plugin)
+                register = register_function(plugin)
                 if register is not None:
                     record.style = "register"
                     record.context = PluginContext(self._engine, name, config)
@@ -187,7 +189,7 @@ class PluginSet:
     def _add_hookimpls(self, name: str, obj: object, record: LoadedPlugin, owner: str | None = None) -> None:
         """Register ``obj``'s hookimpls. With ``owner``, they belong to that plugin (removed with it)
         and ``obj`` is not kept in the pluggy manager, which is only used to parse and validate."""
-        if not _has_hookimpls(obj):
+        if not has_hookimpls(obj):
             return
         try:
             self.manager.register(obj, name=name)
@@ -315,7 +317,7 @@ class PluginSet:
             if record is None:  # pragma: no cover - names() came from staging
                 continue
             target = record.instance if record.instance is not None else record.obj
-            if record.hook_names and _has_hookimpls(target):
+            if record.hook_names and has_hookimpls(target):
                 self.manager.register(target, name=name)
             if record.context is not None:
                 record.context._engine = self._engine

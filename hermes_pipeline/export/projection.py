@@ -39,7 +39,7 @@ from .events import TURN_SCOPE
 from .projection_calls import CallHooks
 from .projection_skills import SkillHooks
 from .projection_triggers import TriggerHooks
-from .publication import Replay, capture_context, child_key, deferrable, turn_key
+from .publication import TrackerDestination, capture_context, child_key, deferrable, turn_key
 from .scopes import AGENT_VERSION_KEY, SCHEMA_KEY, SESSION_KEY, Listener, SessionState, TurnState, base_meta
 from .writer import BoundedWriter
 
@@ -82,14 +82,19 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
         self._successors: set[str] = set()
         """New session ids announced by an ID-rotating compaction: their first turn here is no resume."""
         if deferred:
-            self._replay = Replay(self)
-            self._publication = BoundedWriter(self._replay, name="publication", max_queue_size=max_queue_size,
+            self._destination = TrackerDestination(self)
+            self._publication = BoundedWriter(self._destination, name="publication", max_queue_size=max_queue_size,
                                               max_attempts=1).start()
 
     @property
     def deferred(self) -> bool:
         """Whether hooks are projected on the publication thread."""
         return self._publication is not None
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`shutdown` has ended the open scopes (no listener hears of this projection again)."""
+        return self._closed
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Barrier: every hook received before the call has been projected and handed to the listeners."""
@@ -133,7 +138,7 @@ class ScopePlugin(TriggerHooks, CallHooks, SkillHooks):
         stats = self._publication.stats()
         return {"pipeline.events_dropped": stats["dropped_queue_full"] + stats["dropped_closed"],
                 "queue_depth": stats["queue_depth"], "records": stats["submitted"],
-                "projection_failures": self._replay.failures}
+                "projection_failures": self._destination.failures}
 
     # ------------------------------------------------------------------ sessions (rows 1, 2)
 

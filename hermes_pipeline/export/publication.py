@@ -162,8 +162,10 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
     return bind
 
 
-class Replay:
-    """The publication thread's "destination": replays records against the tracker, in order."""
+class TrackerDestination:
+    """The publication thread's destination: applies the queued hook records to the scope tracker, in order.
+
+    (Not :class:`hermes_pipeline.replay.Replay`, which replays a recorded trajectory.)"""
 
     def __init__(self, tracker: ScopeTracker) -> None:
         self.tracker = tracker

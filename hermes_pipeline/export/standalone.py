@@ -1,9 +1,9 @@
-"""One exporter on its own projection: the stand-alone plugin form of a sink.
+"""One exporter on its own projection: the stand-alone plugin form of any sink.
 
 The ``observability`` component shares one :class:`~.projection.ScopePlugin` between all its
-sinks. For using a single exporter without the component (tests, embedding, benchmarks), each
-sink module offers a ``build_*_plugin`` returning a :class:`SinkPlugin`: the hook projection wired
-to that one sink, with one ``flush`` / ``shutdown`` / ``stats`` over both.
+sinks. For using a single exporter without the component (tests, embedding, benchmarks),
+:class:`SinkPlugin` wires the hook projection to one :class:`~.sink.Sink` (the one sink shape), with one
+``flush`` / ``shutdown`` / ``stats`` over both; the built-in sinks' ``build_*_plugin`` return one.
 """
 
 from __future__ import annotations
@@ -13,25 +13,14 @@ import functools
 import time
 import weakref
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Final
 
 from ..engine.deadline import exit_deadline
-from .events import ScopeEvent
 from .projection import ScopePlugin
+from .sink import Sink
 
-
-class Sink(Protocol):
-    """What a scope listener offers its stand-alone plugin."""
-
-    @property
-    def max_queue_size(self) -> int: ...
-
-    def __call__(self, event: ScopeEvent, /) -> Any: ...
-    def flush(self, timeout: float = 5.0) -> bool: ...
-    def shutdown(self, deadline: float = 5.0) -> bool: ...
-    def stats(self) -> dict[str, Any]: ...
-    def counters(self) -> dict[str, int]: ...
-    def destinations(self) -> list[str]: ...
+DEFAULT_QUEUE_SIZE: Final = 10_000
+"""Publication queue of a sink that states no ``max_queue_size`` of its own (hook records, FMT-80)."""
 
 
 def _atexit_shutdown(ref: weakref.ReferenceType[SinkPlugin]) -> None:
@@ -42,6 +31,9 @@ def _atexit_shutdown(ref: weakref.ReferenceType[SinkPlugin]) -> None:
 
 class SinkPlugin(ScopePlugin):
     """The hook projection wired to one sink (a hookimpl plugin for ``engine.add_plugin``).
+
+    Any :class:`~.sink.Sink` fits; a sink's ``max_queue_size`` (else :data:`DEFAULT_QUEUE_SIZE`) sizes the
+    publication queue, and its ``counters()``, when it has them, join :meth:`counters`.
 
     By default the projection is deferred: hook callbacks only enqueue on the publication queue,
     sized like the sink's queue (FMT-80). ``shutdown(deadline)`` projects what is queued, closes
@@ -55,7 +47,8 @@ class SinkPlugin(ScopePlugin):
         self.sink = sink
         self.enabled = enabled
         super().__init__((sink,) if enabled else (), deferred=deferred and enabled,
-                         max_queue_size=sink.max_queue_size, toolsets=toolsets, memory_tools=memory_tools)
+                         max_queue_size=getattr(sink, "max_queue_size", DEFAULT_QUEUE_SIZE), toolsets=toolsets,
+                         memory_tools=memory_tools)
         self._shut = False
         self._atexit = functools.partial(_atexit_shutdown, weakref.ref(self))
         if enabled:
@@ -80,11 +73,13 @@ class SinkPlugin(ScopePlugin):
 
     def stats(self) -> dict[str, Any]:
         """The sink's counters plus ``scopes`` (tracker) and ``publication`` (queue) counters."""
-        return {**self.sink.stats(), "scopes": super().stats(), "publication": self.publication_stats()}
+        return {**dict(self.sink.stats()), "scopes": super().stats(), "publication": self.publication_stats()}
 
     def counters(self) -> dict[str, int]:
         """FMT-81 counters: ``pipeline.events_dropped`` plus the sink's own."""
-        return {"pipeline.events_dropped": self.publication_stats()["pipeline.events_dropped"], **self.sink.counters()}
+        counters = getattr(self.sink, "counters", None)
+        own: dict[str, int] = dict(counters()) if callable(counters) else {}
+        return {"pipeline.events_dropped": self.publication_stats()["pipeline.events_dropped"], **own}
 
     def destinations(self) -> list[str]:
         """Where the sink writes (no credentials)."""

@@ -112,7 +112,7 @@ def register(ctx: Any, prepare: Callable[[Engine], object] | None = None) -> Non
 
 def _open(home: Path, facts: HermesProfile, prepare: Callable[[Engine], object] | None = None) -> Bridge | None:
     """Open the hermes_pipeline profile of ``home`` and build the bridge; ``None`` when nothing would listen."""
-    from ..config import open_profile
+    from ..profile import open_profile
     from .bridge import Bridge
     from .normalise import HermesNormaliser
 
@@ -130,6 +130,6 @@ def _open(home: Path, facts: HermesProfile, prepare: Callable[[Engine], object] 
 
 
 def _release_all() -> None:
-    from ..config.profile import release_all
+    from ..profile import release_all
 
     release_all()

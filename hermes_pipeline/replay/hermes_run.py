@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from ..export.atomic import write_atomically
 from ..export.jsonenc import indented
+from ..readers.definitions import expand_trajectory
 from .diff import diff_trajectories
 from .errors import TrajectoryError
 from .hermes_plugin import DATE_VARIABLE, MODE_VARIABLE, PATHS_VARIABLE, RECORDING_VARIABLE, REPORT_VARIABLE
@@ -200,7 +201,9 @@ def _new_run(directory: Path, recording: Recording) -> dict[str, Any] | None:
     documents = []
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         try:
-            documents.append(json.loads(path.read_text(encoding="utf-8")))
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            # its definitions back from the isolated store's sidecar, which goes with the temporary home
+            documents.append(expand_trajectory(doc, path) if isinstance(doc, dict) else doc)
         except (OSError, ValueError):
             continue
     for doc in documents:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..export.definitions import DEFINITIONS_KEY, resolve_request
+from ..readers.definitions import Fallback, expand_trajectory
 from ..readers.shapes import check_atif
 from ..readers.files import MAX_FILE_BYTES, InputFileError, load_json
 from .codec import history_of, is_truncated, request_hash
@@ -25,13 +26,16 @@ __all__ = ["RecordedCall", "Recording", "load_trajectory"]
 MAX_BYTES = MAX_FILE_BYTES
 
 
-def load_trajectory(path: str | Path) -> dict[str, Any]:
-    """The ATIF document at ``path``.
+def load_trajectory(path: str | Path, *, definitions_from: Fallback = ()) -> dict[str, Any]:
+    """The ATIF document at ``path``, with the definitions a store keeps in its ``definitions/`` sidecar
+    brought back into it (``extra.hermes.definitions``). ``definitions_from``: where else to find them for a
+    store file copied elsewhere (the commands pass the profile's store directory).
 
     Raises:
         TrajectoryError: the file is missing, not a regular file, unreadable or too large, not JSON (or
             truncated, or nested too deep), not an ATIF trajectory (no ``schema_version`` ``ATIF-v1.*`` or
-            no ``steps`` list), or a field the readers use has the wrong type (the error names it).
+            no ``steps`` list), a field the readers use has the wrong type (the error names it), or a
+            definition it keeps in the ``definitions/`` sidecar is missing or damaged (the error names that file).
     """
     where = str(path)
     try:
@@ -41,6 +45,7 @@ def load_trajectory(path: str | Path) -> dict[str, Any]:
         if not isinstance(doc.get("steps"), list):
             raise TrajectoryError("not an ATIF trajectory (no 'steps' list)", path=where)
         check_atif(doc, where)
+        expand_trajectory(doc, path, limit=MAX_BYTES, fallback=definitions_from)  # tool lists / system prompts kept once in the store
     except InputFileError as exc:
         raise TrajectoryError(exc.reason, path=where, key=exc.field) from None
     return doc
@@ -98,9 +103,9 @@ class Recording:
     """Tool calls that ran a subagent (replayed by running the subagent, whose calls are recorded)."""
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Recording:
-        """Load and check ``path`` (see :meth:`from_document`)."""
-        return cls.from_document(load_trajectory(path), path=str(path))
+    def from_file(cls, path: str | Path, *, definitions_from: Fallback = ()) -> Recording:
+        """Load and check ``path`` (see :func:`load_trajectory` and :meth:`from_document`)."""
+        return cls.from_document(load_trajectory(path, definitions_from=definitions_from), path=str(path))
 
     @classmethod
     def from_document(cls, doc: dict[str, Any], *, path: str = "<trajectory>") -> Recording:

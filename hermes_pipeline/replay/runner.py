@@ -137,8 +137,8 @@ def check_recording(recording: Recording, live_from: int | None) -> None:
 
 
 class _CapturedStore:
-    """The trajectory store's output kept in memory: the store's ATIF configuration (the same documents, byte
-    for byte) on a projection of its own, with the files it would write collected by name instead of
+    """The trajectory store's output kept in memory: the store's ATIF configuration (the same documents, but
+    with their tool lists and system prompts inline rather than in a sidecar) on a projection of its own, with the files it would write collected by name instead of
     written to disk and read back (the new run is written once, where it belongs, by :func:`run_replay`)."""
 
     def __init__(self, engine: Engine, directory: Path) -> None:
@@ -147,7 +147,10 @@ class _CapturedStore:
         from ..sinks.trajectory_store import store_atif_config
 
         self.files: dict[str, bytes] = {}
-        self.sink: Any = build_atif_sink(store_atif_config(directory), base_dir=directory, default_dir=directory,
+        # the new run's file stands alone (written to --output or into the store): definitions inline, whole
+        # histories
+        config = {**store_atif_config(directory), "shared_definitions": False, "llm_history": "full"}
+        self.sink: Any = build_atif_sink(config, base_dir=directory, default_dir=directory,
                                          on_invalid="skip", ignore_unknown_keys=True, destinations={"local": self})
         self.projection = ScopePlugin((self.sink,), deferred=True)
         self.engine = engine

@@ -235,7 +235,7 @@ def attach_shared_metrics(
 
 
 def attach_for_profile(profile: Any) -> SharedMetrics | None:
-    """First-party consumer entry used by :func:`hermes_pipeline.config.open_profile`.
+    """First-party consumer entry used by :func:`hermes_pipeline.profile.open_profile`.
 
     Reads the profile's cached ``telemetry.shared_metrics`` snapshot and attaches the collector to
     the profile's own engine, so it only sees that profile's events (SM-14, CFG-67a).

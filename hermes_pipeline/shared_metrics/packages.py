@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from ..export.atomic import write_atomically as atomic_replace
 from .clock import day_start, period_bounds, stamp
-from .locks import file_lock
+from ..export.locks import file_lock
 from .schemas import V2, PackageInvalid, validate_package
 from .store import MetricsStore, ensure_install_id, transaction
 

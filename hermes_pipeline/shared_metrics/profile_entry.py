@@ -1,4 +1,4 @@
-"""The shared-metrics first-party consumer of :func:`hermes_pipeline.config.open_profile`.
+"""The shared-metrics first-party consumer of :func:`hermes_pipeline.profile.open_profile`.
 
 A profile with shared metrics off (the default) only runs the consent reconciler
 (:mod:`.switched_off`), and only when a store exists or sending is on; the collection machinery (:mod:`.api`: projector, collector, packager,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .locks import file_lock
+from ..export.locks import file_lock
 
 if TYPE_CHECKING:
     from ..engine.core import Engine

@@ -12,13 +12,14 @@ from typing import Final
 from ..engine.scrub import safe_scrub
 from ..export.classify import TOOL_CATEGORIES as TOOL_CATEGORIES  # SM-25: by toolset, shared with the exporters
 from ..export.classify import tool_category as tool_category
+from ..export.surfaces import ENTRYPOINTS as ENTRYPOINTS  # SM-40..42: shared with the observability store
+from ..export.surfaces import EXECUTION_SURFACES as EXECUTION_SURFACES
+from ..export.surfaces import GATEWAY_PLATFORMS as GATEWAY_PLATFORMS
+from ..export.surfaces import entrypoint as entrypoint
+from ..export.surfaces import execution_surface as execution_surface
 
 # ----------------------------------------------------------------------- closed enums: nothing else is valid (SM-40)
 
-EXECUTION_SURFACES: Final = frozenset({"api", "batch", "cli", "desktop", "gateway", "other", "python",
-                                       "scheduled_task", "tui", "unknown"})
-ENTRYPOINTS: Final = frozenset({"api", "background", "batch", "delegated", "gateway_message", "interactive",
-                                "other", "python", "scheduled_task", "unknown"})
 TASK_OUTCOMES: Final = frozenset({"cancelled", "failed", "success", "timed_out", "unknown"})
 END_REASONS: Final = frozenset({"approval_denied", "completed", "failed", "guardrail_blocked", "iteration_limit",
                                 "system_aborted", "timed_out", "unknown", "user_cancelled"})
@@ -112,41 +113,6 @@ def tool_outcome(status: object) -> str:
 def approval_outcome(choice: object) -> str:
     """SM-24: ``post_approval_response.choice`` → approval ``outcome`` (``cancelled`` → ``unknown``)."""
     return _APPROVAL_CHOICE.get(_lower(choice), "unknown")
-
-
-# ---------- surface from the hook platform; entrypoint: declared, delegated, else from the surface (SM-41, SM-42)
-
-_SURFACES: Final = {"cli": "cli", "tui": "tui", "desktop": "desktop", "api_server": "api", "api": "api",
-                    "cron": "scheduled_task", "scheduler": "scheduled_task", "scheduled": "scheduled_task",
-                    "batch": "batch", "python": "python", "gateway": "gateway"}
-GATEWAY_PLATFORMS: Final = frozenset({"telegram", "discord", "slack", "whatsapp", "email", "teams", "signal", "feishu",
-                                      "matrix", "mattermost", "sms", "webhook", "homeassistant", "dingtalk", "wecom",
-                                      "qq", "line", "wechat", "yuanbao", "bluebubbles", "imessage"})
-"""Messaging platforms served by the Hermes gateway (SM-41 names the first eight; the rest are
-other gateway adapters)."""
-
-_ENTRY_BY_SURFACE: Final = {"cli": "interactive", "desktop": "interactive", "tui": "interactive",
-                            "gateway": "gateway_message", "api": "api", "scheduled_task": "scheduled_task",
-                            "batch": "batch", "python": "python", "other": "other", "unknown": "unknown"}
-
-
-def execution_surface(platform: object) -> str:
-    """SM-41: hook ``platform`` → ``execution_surface``."""
-    name = _lower(platform)
-    if not name:
-        return "unknown"
-    if name in _SURFACES:
-        return _SURFACES[name]
-    return "gateway" if name in GATEWAY_PLATFORMS else "other"
-
-
-def entrypoint(surface: str, *, declared: object = None, delegated: bool = False) -> str:
-    """SM-42: a declared entrypoint in the enum wins; else ``delegated`` for subagents; else by surface."""
-    if isinstance(declared, str) and declared in ENTRYPOINTS:
-        return declared
-    if delegated:
-        return "delegated"
-    return _ENTRY_BY_SURFACE.get(surface, "unknown")
 
 
 # ------------------------------------- terminal state: outcome, end reason and termination of a task (SM-19)

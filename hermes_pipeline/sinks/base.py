@@ -39,56 +39,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from ..config.keypath import KeyPath
 from ..config.policy import ValidationContext
-from ..export.events import ScopeEvent
+from ..export.sink import BaseSink, Sink  # the one sink shape, stated below the sinks (stand-alone use needs it)
 
 __all__ = ["BaseSink", "KeywordBuilder", "SectionValidation", "Sink", "SinkBuilder", "SinkContext"]
-
-
-@runtime_checkable
-class Sink(Protocol):
-    """A consumer of the projection's scope events (see the module text)."""
-
-    def __call__(self, event: ScopeEvent) -> None:
-        """Take one event (start, end or mark); called on one thread at a time, never concurrently."""
-
-    def flush(self, timeout: float) -> bool:
-        """Deliver what is queued within ``timeout`` seconds; ``True`` when everything was."""
-
-    def shutdown(self, deadline: float) -> bool:
-        """Deliver what is queued and release every resource within ``deadline`` seconds."""
-
-    def stats(self) -> Mapping[str, Any]:
-        """Counters for ``component.stats()`` (by convention ``*dropped*`` keys count losses)."""
-
-    def destinations(self) -> list[str]:
-        """Where the sink writes, for people (never a credential)."""
-
-
-class BaseSink:
-    """A sink with nothing to flush or close: subclasses implement :meth:`__call__` (and override the rest)."""
-
-    def __call__(self, event: ScopeEvent) -> None:
-        raise NotImplementedError
-
-    def flush(self, timeout: float) -> bool:
-        """Nothing queued: ``True``."""
-        return True
-
-    def shutdown(self, deadline: float) -> bool:
-        """Nothing to release: :meth:`flush`."""
-        return self.flush(deadline)
-
-    def stats(self) -> Mapping[str, Any]:
-        """No counters."""
-        return {}
-
-    def destinations(self) -> list[str]:
-        """Nowhere in particular."""
-        return []
 
 
 @dataclass(frozen=True)

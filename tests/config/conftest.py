@@ -16,18 +16,13 @@ from pathlib import Path
 import pytest
 
 from hermes_pipeline import Engine, runtime
-from hermes_pipeline.config import activation, profile
+from hermes_pipeline import profile
 from hermes_pipeline.config.discovery import PipelineSettings
+from hermes_pipeline.profile import activation
+from tests._pipelines import pipeline_text
 
-OBS_MINIMAL = """\
-version = 1
-
-[[components]]
-kind = "observability"
-
-[components.config]
-version = 4
-"""
+OBS_MINIMAL = pipeline_text("observability")
+"""The smallest pipeline: the observability component with nothing enabled (``tests/data/pipelines``)."""
 
 
 @dataclass

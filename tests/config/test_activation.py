@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline import Engine, get_engine
-from hermes_pipeline.config import ACTIVE_LOG_LINE, ActivationState, activation, open_profile
-from hermes_pipeline.config.activation import ProcessActivation
+from hermes_pipeline.profile import ACTIVE_LOG_LINE, ActivationState, activation, open_profile
+from hermes_pipeline.profile.activation import ProcessActivation
 
 from .conftest import COMPONENT_SOURCE, OBS_MINIMAL, Env, Site
 

@@ -19,30 +19,12 @@ from hermes_pipeline.host import SegmentPolicy
 from hermes_pipeline.testing import capture
 
 from .conftest import Env, write_manifest
+from tests._pipelines import pipeline_text
 
 
 def pipeline(out: Path) -> str:
-    return f"""\
-version = 1
-
-[[components]]
-kind = "observability"
-
-[components.config]
-version = 4
-
-[components.config.atof]
-enabled = true
-
-[[components.config.atof.sinks]]
-type = "file"
-output_directory = "{out / 'atof'}"
-filename = "events.jsonl"
-
-[components.config.atif]
-enabled = true
-output_directory = "{out / 'atif'}"
-"""
+    """The shared ATOF + ATIF files pipeline, writing under ``out/atof`` and ``out/atif``."""
+    return pipeline_text("atof-atif-files", atof_directory=out / "atof", atif_directory=out / "atif")
 
 
 def write_config(home: Path, text: str) -> None:

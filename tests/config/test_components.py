@@ -10,7 +10,7 @@ import pytest
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.config import BUILTIN_KINDS, ConfigError, available_kinds, load_pipeline
-from hermes_pipeline.config.activation import activate_loaded
+from hermes_pipeline.profile.activation import activate_loaded
 from hermes_pipeline.config.diagnostics import Diagnostics
 
 from .conftest import COMPONENT_SOURCE, OBS_MINIMAL, Env, Site

@@ -9,7 +9,7 @@ import pytest
 
 from hermes_pipeline import Engine
 from hermes_pipeline.config import ConfigError, NativeRuntimeRequired, load_pipeline
-from hermes_pipeline.config.activation import activate_loaded
+from hermes_pipeline.profile.activation import activate_loaded
 from hermes_pipeline.config.diagnostics import Diagnostics
 from hermes_pipeline.config.dynamic import version_in_range
 

@@ -1,7 +1,7 @@
 """Hosts built on ``get_engine()`` activate the selected pipeline file (issue 11 item 2; spec 03
 CFG-2, CFG-4, CFG-7, CFG-10, CFG-50; 04 FMT-35).
 
-Process-wide behaviour, so every scenario runs the README's host snippet in a fresh interpreter
+Process-wide behaviour, so every scenario runs the host guide's snippet (``docs/host-api.md``) in a fresh interpreter
 with an isolated environment (temporary HERMES_HOME, XDG and system paths) and a temporary cwd.
 """
 
@@ -13,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from tests._repo import REPO
 
 PIPELINE = """\
 version = 1
@@ -54,10 +56,11 @@ SNIPPET = textwrap.dedent("""\
     """)
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+HOST_GUIDE = REPO / "docs" / "host-api.md"
+"""The host integration guide, whose first ``python`` block is run as written."""
 
-README_PRELUDE = textwrap.dedent("""\
-    # The names the README's host snippet leaves to the host: a provider client, the model's tool
+GUIDE_PRELUDE = textwrap.dedent("""\
+    # The names the host guide's snippet leaves to the host: a provider client, the model's tool
     # calls, the tools and the texts.
     from types import SimpleNamespace
 
@@ -74,9 +77,9 @@ README_PRELUDE = textwrap.dedent("""\
     """)
 
 
-def readme_host_snippet() -> str:
-    """The first ``python`` block of the README's host integration guide, as written."""
-    guide = README.read_text(encoding="utf-8").split("## Host integration guide", 1)[1]
+def host_guide_snippet() -> str:
+    """The first ``python`` block of the host integration guide (``docs/host-api.md``), as written."""
+    guide = HOST_GUIDE.read_text(encoding="utf-8").split("# Host integration guide", 1)[1]
     return guide.split("```python\n", 1)[1].split("```", 1)[0]
 
 
@@ -100,13 +103,13 @@ def run_snippet(tmp_path: Path, pipeline: str | None, code: str = SNIPPET) -> tu
     return result, home, cwd
 
 
-def test_cfg_4_readme_host_snippet_exports_atof_and_atif(tmp_path: Path) -> None:
-    """CFG-4 / CFG-50: with the selector set, the README's ``Host(get_engine(), ...)`` snippet (the text of
-    the README itself) activates the selected file process-wide and writes ATOF events and an ATIF
+def test_cfg_4_host_guide_snippet_exports_atof_and_atif(tmp_path: Path) -> None:
+    """CFG-4 / CFG-50: with the selector set, the host guide's ``Host(get_engine(), ...)`` snippet (the text of
+    ``docs/host-api.md`` itself) activates the selected file process-wide and writes ATOF events and an ATIF
     trajectory (to the profile's telemetry directory, FMT-35), without opening a profile."""
-    snippet = readme_host_snippet()
+    snippet = host_guide_snippet()
     assert "Host(get_engine()" in snippet and "open_profile" not in snippet
-    result, home, cwd = run_snippet(tmp_path, PIPELINE, README_PRELUDE + snippet + 'print("host loop finished")\n')
+    result, home, cwd = run_snippet(tmp_path, PIPELINE, GUIDE_PRELUDE + snippet + 'print("host loop finished")\n')
     assert result.returncode == 0, result.stderr
     assert "host loop finished" in result.stdout
     telemetry = home / "telemetry"
@@ -134,7 +137,7 @@ def test_cfg_7_bad_pipeline_file_fails_open_and_says_why(tmp_path: Path) -> None
 def test_cfg_3_unset_selector_activates_nothing(tmp_path: Path) -> None:
     """CFG-3: without the selector, ``get_engine()`` processes no pipeline file at all."""
     code = SNIPPET + textwrap.dedent("""\
-        from hermes_pipeline.config import activation
+        from hermes_pipeline.profile import activation
         print("state", activation.PROCESS.state.value, "plugins", get_engine().plugins.names())
         """)
     result, home, _ = run_snippet(tmp_path, None, code)
@@ -150,7 +153,7 @@ def test_cfg_50_activation_is_decided_once_across_threads(tmp_path: Path) -> Non
         import logging, threading
         logging.basicConfig(level=logging.INFO, format="LOG %(message)s")
         from hermes_pipeline import get_engine
-        from hermes_pipeline.config import ACTIVE_LOG_LINE, activation
+        from hermes_pipeline.profile import ACTIVE_LOG_LINE, activation
         barrier = threading.Barrier(8)
         seen = []
         def worker():
@@ -176,7 +179,7 @@ def test_cfg_50_open_profile_after_get_engine_joins_the_activation(tmp_path: Pat
     code = textwrap.dedent("""\
         import sys
         from hermes_pipeline import get_engine
-        from hermes_pipeline.config import activation, open_profile, release_all
+        from hermes_pipeline.profile import activation, open_profile, release_all
         if sys.argv[1:] == ["engine-first"]:
             names = get_engine().plugins.names()
             profile = open_profile()

@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from hermes_pipeline import Engine
 from hermes_pipeline.cli.main import main
-from hermes_pipeline.config import ActivationState, ConfigError, load_pipeline, load_profile_settings
+from hermes_pipeline.config import ConfigError, load_pipeline, load_profile_settings
+from hermes_pipeline.profile import ActivationState
 from hermes_pipeline.config.diagnostics import Diagnostics
 from hermes_pipeline.config.files import MAX_CONFIG_BYTES, read_config_text
-from hermes_pipeline.config.profile import open_profile
+from hermes_pipeline.profile import open_profile
 
 from .conftest import Env
 

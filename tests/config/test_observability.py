@@ -383,6 +383,12 @@ def test_atif_rules(env: Env) -> None:
     with pytest.raises(ConfigError) as info:
         load(env, '[components.config.atif]\nstorage = [{type = "http", endpoint = "https://x"}]\n')
     assert info.value.code == "atif.storage_requires_full_payloads"
+    with pytest.raises(ConfigError) as info:  # issue #27 item 9: the sidecar stays beside local files
+        load(env, 'enable_full_payloads = true\n[components.config.atif]\nshared_definitions = true\n'
+                  'storage = [{type = "http", endpoint = "https://x"}]\n')
+    assert info.value.code == "atif.shared_definitions_with_storage"
+    with pytest.raises(ConfigError, match="llm_history"):
+        load(env, '[components.config.atif]\nllm_history = "half"\n')
     for template in ("hermes.json", "../{session_id}.json", "a b/{session_id}", "/abs/{session_id}", "{nope}/{session_id}"):
         with pytest.raises(ConfigError, match="filename_template"):
             load(env, f'[components.config.atif]\nfilename_template = "{template}"\n')

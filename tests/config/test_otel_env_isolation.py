@@ -5,36 +5,18 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 import pytest
 
 from hermes_pipeline import Engine, Host
-from hermes_pipeline.config import open_profile
-from hermes_pipeline.config.activation import ActivationState
+from hermes_pipeline.profile import open_profile
+from hermes_pipeline.profile.activation import ActivationState
 
 from .conftest import Env
+from tests._pipelines import pipeline_text
 
-PIPELINE = """\
-version = 1
-
-[[components]]
-kind = "observability"
-
-[components.config]
-version = 4
-
-[components.config.atof]
-enabled = true
-
-[[components.config.atof.sinks]]
-type = "file"
-output_directory = "{out}"
-filename = "events.jsonl"
-
-[components.config.opentelemetry]
-enabled = true
-"""
+OTEL_ON = "\n[components.config.opentelemetry]\nenabled = true\n"
+"""Added to the shared ATOF-file pipeline: OpenTelemetry on, its endpoints from the environment only."""
 
 BAD = [
     {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
@@ -54,7 +36,7 @@ def test_cfg_32_bad_otel_env_disables_only_the_otlp_destination(
     out = env.root / "out"
     for name, value in variables.items():
         env.monkeypatch.setenv(name, value)
-    env.select(env.write("sel.toml", PIPELINE.format(out=out)))
+    env.select(env.write("sel.toml", pipeline_text("atof-file", OTEL_ON, atof_directory=out)))
     with caplog.at_level(logging.WARNING):
         prof = open_profile(env.root / "profile")
     assert prof.activation.state is ActivationState.ACTIVE, prof.activation.to_dict()

@@ -19,7 +19,7 @@ from hermes_pipeline.config.templates import UnknownTemplateError, find_template
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.sinks.otel import build_otel_plugin
 
-from ..test_otel_delivery import simple_session
+from tests.sinks.otel.test_delivery import simple_session
 from .conftest import Env
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ import pytest
 
 from hermes_pipeline import Engine
 from hermes_pipeline.cli.main import main
-from hermes_pipeline.config import ActivationState, ProcessActivation
-from hermes_pipeline.config.profile import open_profile
+from hermes_pipeline.profile import ActivationState, ProcessActivation
+from hermes_pipeline.profile import open_profile
 from hermes_pipeline.demo.run import DemoResult, print_report
 
 from .conftest import OBS_MINIMAL, Env, write_manifest

@@ -141,6 +141,8 @@ def build_profile(tmp_path: Path, *, hermes: bool = True, now: float | None = No
     ids = []
     for path in _record_two_runs(tmp_path / "recorded"):
         shutil.copy(path, home / "trajectories" / path.name)
+        # the store keeps tool lists and system prompts once, in its definitions/ sidecar: copied along
+        shutil.copytree(path.parent / "definitions", home / "trajectories" / "definitions", dirs_exist_ok=True)
         ids.append(path.name[11:47])
     _store(home, ids, now)
     (home / "secret.txt").write_text("outside the dashboard's reach\n")

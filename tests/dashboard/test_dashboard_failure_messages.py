@@ -33,7 +33,7 @@ MARKER = re.compile(r"<redacted(:[0-9a-f]{4,})?>")
 def _record_failing_run(home: Path) -> None:
     """The failing run, recorded by a profile with both stores on (one projection feeds both, as in use)."""
     from hermes_pipeline import Engine, runtime
-    from hermes_pipeline.config import activation, open_profile, release_all
+    from hermes_pipeline.profile import activation, open_profile, release_all
     from hermes_pipeline.demo.agent import ReferenceAgent
     from hermes_pipeline.demo.model_server import ScriptedModelServer, ScriptStep, ToolCallSpec
     from hermes_pipeline.demo.openai_client import ChatCompletionsClient

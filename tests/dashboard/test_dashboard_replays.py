@@ -41,9 +41,9 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
               ScriptStep(content="Your notes say: oats, apples.")]
     recorded, _ = record_reference_run(tmp / "recorded", script)
     home = tmp / "home"
-    (home / "trajectories").mkdir(parents=True)
+    home.mkdir()
+    shutil.copytree(recorded.parent, home / "trajectories")  # with the definitions the run file refers to
     original = home / "trajectories" / recorded.name
-    shutil.copy(recorded, original)
     result = run_replay(Recording.from_file(original), store=home / "trajectories")
     assert result.path is not None and result.path.parent == home / "trajectories"
     # a Hermes replay of the same run, named as Hermes' replay names it (another verdict: a changed answer)

@@ -93,7 +93,7 @@ def test_sm59_shipped_schemas_equal_the_spec() -> None:
     """SM-59: Shipped schemas equal the spec."""
     import re
 
-    from .._spec import spec_text
+    from tests._spec import spec_text
 
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", spec_text("05-shared-metrics.md"), re.S)
               if '"$id": "urn:hermes-agent:schema:shared-metrics' in b]

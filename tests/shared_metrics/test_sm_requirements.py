@@ -32,7 +32,7 @@ from hermes_pipeline.shared_metrics.consent import reconcile, windows
 from hermes_pipeline.shared_metrics.report import store_status
 from hermes_pipeline.shared_metrics.schemas import load_package_schema
 
-from .._spec import SPEC_DIR
+from tests._spec import SPEC_DIR
 from ..config.conftest import Env, env, process  # noqa: F401  (fixtures: isolated HOME / HERMES_HOME, process engine)
 from .conftest import RESOURCE, T0, TOOLSETS, response, rows, totals
 from .test_packages import add, payloads

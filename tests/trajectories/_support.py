@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hermes_pipeline.config import open_profile
-from hermes_pipeline.config.profile import Profile
+from hermes_pipeline.profile import open_profile
+from hermes_pipeline.profile import Profile
 
 
 def store_profile(home: Path, extra: str = "") -> Profile:

@@ -27,6 +27,7 @@ from hermes_pipeline.cli.main import main
 from hermes_pipeline.demo.model_script import parse_script
 from hermes_pipeline.demo.model_server import ScriptedModelServer
 from hermes_pipeline.export.definitions import DEFINITIONS_KEY, resolve_request
+from hermes_pipeline.replay.recording import load_trajectory
 
 from ._support import no_network, only_file
 
@@ -160,8 +161,8 @@ def _replay(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _request(doc: dict[str, Any], step: dict[str, Any]) -> Any:
-    """A step's recorded request as it was sent (tool lists and system prompts are stored once per session and
-    referenced by hash: ``extra.hermes.definitions``)."""
+    """A step's recorded request as it was sent (tool lists and system prompts are stored once and referenced by
+    hash: ``extra.hermes.definitions``, which :func:`load_trajectory` fills from the store's sidecar)."""
     definitions = ((doc.get("extra") or {}).get("hermes") or {}).get(DEFINITIONS_KEY)
     return resolve_request(step["extra"]["hermes"]["llm_request"], definitions)
 
@@ -173,7 +174,7 @@ def _agent_messages(doc: dict[str, Any]) -> list[Any]:
 def test_book_29_31a_the_recording_keeps_hermes_full_system_prompt(tools_run: Recorded) -> None:
     """BOOK-29 / BOOK-31a: every recorded request holds the whole system prompt Hermes sent (longer than the
     sanitizer's old 8,000-character cap, its end included), not a cut copy."""
-    doc = json.loads(tools_run.path.read_text(encoding="utf-8"))
+    doc = load_trajectory(tools_run.path)
     requests = [_request(doc, s) for s in doc["steps"] if s.get("source") == "agent"]
     assert len(requests) == 4
     for request in requests:
@@ -199,7 +200,7 @@ def test_book_31a_33_hermes_replays_its_run_identically_without_side_effects(too
     new = json.loads(output.read_text(encoding="utf-8"))
     assert new["agent"]["name"] == "hermes" and new["extra"]["hermes"]["replay"]["agent"] == "hermes"
     assert new["extra"]["hermes"]["replay"]["diverged_at_step"] is None
-    old = json.loads(tools_run.path.read_text(encoding="utf-8"))
+    old = load_trajectory(tools_run.path)
     assert _agent_messages(new) == _agent_messages(old)
     # Hermes built its request again: the system prompt of the new run is as long as the recorded one
     system = _request(new, new["steps"][1])["body"]["messages"][0]["content"]
@@ -229,7 +230,7 @@ def test_book_31a_a_changed_persona_or_skill_is_evaluated_by_hermes(tools_run: R
 def test_book_31a_a_delegation_does_not_diverge(delegate_run: Recorded, tmp_path: Path) -> None:
     """BOOK-31a: a run recorded from Hermes is replayed by Hermes by default; its ``delegate_task`` call is
     served the recorded result (the subagent is not started again), so it does not diverge."""
-    doc = json.loads(delegate_run.path.read_text(encoding="utf-8"))
+    doc = load_trajectory(delegate_run.path)
     assert doc.get("subagent_trajectories"), "the recording has the subagent"
     before = _tree_digest(delegate_run.home)
     done = _replay([str(delegate_run.path), "--home", str(delegate_run.home), "--output", str(tmp_path / "n.json")],
@@ -270,7 +271,7 @@ def test_book_31_31a_a_later_turn_of_a_session_replays_with_its_history(resumed_
                                                                        tmp_path: Path) -> None:
     """BOOK-31 step 3: the conversation before the turn (from the first recorded request) is given to Hermes as
     the session it resumes, so the second turn of a multi-turn session replays ``identical``."""
-    doc = json.loads(resumed_run.path.read_text(encoding="utf-8"))
+    doc = load_trajectory(resumed_run.path)
     history = _request(doc, doc["steps"][1])["body"]["messages"]
     assert [m["role"] for m in history] == ["system", "user", "assistant", "user"]
     before = _tree_digest(resumed_run.home)

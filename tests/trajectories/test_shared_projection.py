@@ -16,14 +16,15 @@ from typing import Any
 
 import pytest
 
+import hermes_pipeline
 from hermes_pipeline import Engine, runtime
-from hermes_pipeline.config import activation, open_profile, release_all
-from hermes_pipeline.config.profile import Profile
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.export.projection import ScopePlugin
+from hermes_pipeline.profile import Profile, activation, open_profile, release_all
 from hermes_pipeline.sinks.observability_store import ObservabilityStoreSink, store_path
 
 from ._support import text_response, tool_response
+from tests._pipelines import write_pipeline
 
 
 @pytest.fixture(autouse=True)
@@ -57,20 +58,7 @@ STORES = """\
 def _pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Select a pipeline file whose ``observability`` component writes ATOF to ``tmp_path/atof``."""
     out = tmp_path / "atof"
-    path = tmp_path / "plugins.toml"
-    path.write_text(textwrap.dedent(f"""\
-        version = 1
-        [[components]]
-        kind = "observability"
-        [components.config]
-        version = 4
-        [components.config.atof]
-        enabled = true
-        [[components.config.atof.sinks]]
-        type = "file"
-        output_directory = "{out}"
-        filename = "events.jsonl"
-        """), encoding="utf-8")
+    path = write_pipeline(tmp_path, "atof-file", atof_directory=out)
     monkeypatch.setenv("HERMES_NEMO_RELAY_PLUGINS_TOML", str(path))
     return out / "events.jsonl"
 
@@ -265,10 +253,10 @@ def test_an_open_run_is_a_partial_trajectory_and_a_task_run_when_the_profile_clo
 
 CHILD = textwrap.dedent("""\
     import json, sys
-    from hermes_pipeline.config import open_profile
+    from hermes_pipeline.profile import open_profile
     profile = open_profile(sys.argv[1])
     watched = ["hermes_pipeline.sinks.trajectory_store", "hermes_pipeline.sinks.observability_store",
-               "hermes_pipeline.sinks.quick_otel", "hermes_pipeline.sinks.otel", "hermes_pipeline.sinks.atif"]
+               "hermes_pipeline.sinks.otel.quick_endpoint", "hermes_pipeline.sinks.otel", "hermes_pipeline.sinks.atif"]
     print(json.dumps({"consumers": sorted(profile.consumers), "loaded": [m for m in watched if m in sys.modules]}))
     profile.close()
     """)
@@ -277,15 +265,16 @@ CHILD = textwrap.dedent("""\
 @pytest.mark.parametrize(("body", "loaded"), [
     ("  environment: development\n", []),
     ("  trajectories:\n    enabled: true\n", ["hermes_pipeline.sinks.trajectory_store", "hermes_pipeline.sinks.atif"]),
-    ("  audit:\n    enabled: true\n", ["hermes_pipeline.sinks.trajectory_store", "hermes_pipeline.sinks.observability_store"]),
+    ("  audit:\n    enabled: true\n", ["hermes_pipeline.sinks.observability_store"]),
 ])
 def test_consumers_switched_off_are_not_imported(tmp_path: Path, body: str, loaded: list[str]) -> None:
     """What opening a profile imports (the Hermes bridge pays it at start-up): a consumer switched off is not even
-    imported. (The audit store reuses the trajectory store's ``.gitignore`` helper.)"""
+    imported, and no sink imports another (the ``.gitignore`` helper both stores use is in ``export/``)."""
     home = tmp_path / "p"
     home.mkdir()
     (home / "config.yaml").write_text("observability:\n" + body, encoding="utf-8")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HERMES_HOME": str(home)}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HERMES_HOME": str(home),
+           "PYTHONPATH": str(Path(hermes_pipeline.__file__).resolve().parents[1])}  # the code under test
     out = subprocess.run([sys.executable, "-c", CHILD, str(home)], capture_output=True, text=True, timeout=120,
                          env=env, cwd=tmp_path, check=True)
     report = json.loads(out.stdout.strip().splitlines()[-1])

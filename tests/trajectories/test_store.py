@@ -12,6 +12,7 @@ import pytest
 
 from hermes_pipeline.cli.main import main
 from hermes_pipeline.config import load_profile_settings, open_profile, release_all
+from hermes_pipeline.replay.recording import load_trajectory
 from hermes_pipeline.sinks.registry import load_sink
 from hermes_pipeline.sinks.trajectory_store import (ensure_gitignore, parse_age, prune_store, store_files,
                                                     tracked_store_files, trajectory_date)
@@ -61,6 +62,9 @@ def test_book_27_28_29_store_writes_one_replayable_file_per_run(tmp_path: Path) 
     doc = json.loads(path.read_text())
     assert doc["schema_version"] == "ATIF-v1.7" and doc["trajectory_id"] == match.group(2)
     assert match.group(1) == doc["extra"]["hermes"]["trajectory_date"]
+    raw = [s for s in doc["steps"] if s["source"] == "agent"]
+    assert "messages_offset" not in raw[0]["extra"]["hermes"] and raw[1]["extra"]["hermes"]["messages_offset"] >= 1
+    doc = load_trajectory(path)  # the second request is stored as what it adds to the first (issue #27 item 9)
     agents = [s for s in doc["steps"] if s["source"] == "agent"]
     assert len(agents) == 2
     for step in agents:

@@ -9,7 +9,7 @@ view for flush, shutdown, stats, counters and destinations; the worker is the li
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ..events import ScopeEvent
@@ -152,10 +152,24 @@ class WorkerPool:
             self._plans.clear()
 
 
-def process_sink(worker: str, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any], *,
-                 max_queue_size: int = 10_000, pool: WorkerPool | None = None) -> ProcessSink:
+def builder_reference(builder: str | Callable[..., Any]) -> str:
+    """The ``"module:function"`` a child process imports to build the section's sink: a module-level builder
+    function is named from itself (so no sink writes its own module as a string); a string is taken as it is."""
+    if isinstance(builder, str):
+        return builder
+    module, qualname = getattr(builder, "__module__", None), getattr(builder, "__qualname__", "")
+    if not module or not qualname or "<locals>" in qualname:
+        raise ValueError(f"a worker process can only import a module-level builder, not {builder!r}")
+    return f"{module}:{qualname}"
+
+
+def process_sink(worker: str, section: str, builder: str | Callable[..., Any], config: Mapping[str, Any],
+                 options: Mapping[str, Any], *, max_queue_size: int = 10_000,
+                 pool: WorkerPool | None = None) -> ProcessSink:
     """The section's :class:`ProcessSink` for a ``worker`` value other than ``thread``: planned in ``pool`` under
-    ``NAME`` for ``process:NAME`` (when a pool is given), else in a worker process of its own, started now."""
+    ``NAME`` for ``process:NAME`` (when a pool is given), else in a worker process of its own, started now.
+    ``builder`` is the module-level function the child calls (or its ``"module:function"``)."""
+    builder = builder_reference(builder)
     name = shared_worker_name(worker)
     if name is not None and pool is not None:
         return pool.plan(name, section, builder, config, options, max_queue_size=max_queue_size)

@@ -49,7 +49,7 @@ KEYS: Final[dict[str, Check]] = {
     "tool_definitions": array, "extra": table, "output_directory": string, "filename_template": nonblank,
     "storage": array, "max_queue_size": integer(1), "group_by": one_of("agent", "turn"), "worker": check_worker,
     "include_llm_payloads": boolean, "include_system_prompt": boolean, "include_observed_events": boolean,
-    "retention_days": integer(1),
+    "retention_days": integer(1), "shared_definitions": boolean, "llm_history": one_of("full", "delta"),
 }
 """The ``atif`` table's keys and their checks (``worker``: see :mod:`hermes_pipeline.export.worker`)."""
 S3_STORAGE: Final[dict[str, Check]] = {
@@ -71,6 +71,8 @@ TOP_KEYS: Final = frozenset(KEYS) - {"worker"}
 HTTP_KEYS: Final = frozenset(HTTP_STORAGE)
 DEFAULT_TEMPLATE: Final = "hermes-atif-{session_id}.json"
 DEFAULT_QUEUE: Final = 10_000
+SHARED_WITH_STORAGE: Final = ("shared_definitions keeps definitions beside local files only; remote storage "
+                              "needs whole trajectories: remove one of the two")
 
 @dataclass(frozen=True)
 class HttpStorageConfig:
@@ -105,6 +107,12 @@ class AtifConfig:
     storage: tuple[HttpStorageConfig, ...] = ()
     max_queue_size: int = DEFAULT_QUEUE
     retention_days: int | None = None
+    shared_definitions: bool = False
+    llm_history: str = "full"
+    """``"delta"``: each agent step's ``llm_request`` holds what its history adds to the previous step's
+    (``extra.hermes.messages_offset``, :mod:`hermes_pipeline.export.history_delta`); ``"full"``: whole."""
+    """Tool lists and system prompts in the output directory's ``definitions/`` sidecar, shared by every
+    trajectory written there (:mod:`hermes_pipeline.export.definition_files`), instead of in each file."""
     skipped: tuple[tuple[str, str], ...] = ()
     """``(key path, reason)`` of storage entries skipped with ``on_invalid = "skip"``."""
 
@@ -121,6 +129,13 @@ def _json_compatible(value: Any, depth: int = 0) -> bool:
     if isinstance(value, Mapping):
         return all(isinstance(k, str) and _json_compatible(v, depth + 1) for k, v in value.items())
     return False
+
+
+def _choice(config: Mapping[str, Any], key: str, choices: tuple[str, ...]) -> str:
+    value = config.get(key, choices[0])
+    if value not in choices:
+        raise ExportConfigError(f"atif.{key}", "expected " + " or ".join(repr(c) for c in choices))
+    return str(value)
 
 
 def _bool(config: Mapping[str, Any], key: str, default: bool) -> bool:
@@ -223,6 +238,9 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         raise ExportConfigError("atif.output_directory", "expected a string path")
     resolved, _ = resolve_directory(directory, base_dir=base_dir, default_dir=default_dir)
     storage, skipped = _storage(config, enable_full_payloads, on_invalid, ignore_unknown_keys)
+    shared = _bool(config, "shared_definitions", False)
+    if shared and storage:
+        raise ExportConfigError("atif.shared_definitions", SHARED_WITH_STORAGE)
     template = config.get("filename_template", DEFAULT_TEMPLATE)
     return AtifConfig(
         enabled=_bool(config, "enabled", False),
@@ -241,6 +259,8 @@ def parse_atif_config(config: Mapping[str, Any], *, base_dir: Path | None = None
         storage=storage,
         max_queue_size=_int(config, "max_queue_size", DEFAULT_QUEUE, "atif.max_queue_size") or DEFAULT_QUEUE,
         retention_days=_int(config, "retention_days", None, "atif.retention_days"),
+        shared_definitions=shared,
+        llm_history=_choice(config, "llm_history", ("full", "delta")),
         skipped=skipped,
     )
 
@@ -289,6 +309,8 @@ def validate_config(atif: dict[str, Any], vctx: ValidationContext) -> None:
         if problem:
             vctx.unsupported_value((*base, "filename_template"), problem)
     storage = atif.get("storage")
+    if isinstance(storage, list) and storage and atif.get("shared_definitions") is True:
+        vctx.error((*base, "shared_definitions"), SHARED_WITH_STORAGE, code="atif.shared_definitions_with_storage")
     if isinstance(storage, list) and storage and not full_payloads:
         vctx.error((*base, "storage"), "atif.storage requires enable_full_payloads = true",
                    code="atif.storage_requires_full_payloads")

@@ -26,6 +26,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from ...export.atomic import remove_leftovers, write_atomically
+from ...export.definition_files import DefinitionFiles
 from ...export.errors import DeliveryError
 from ...export.files import DAY_SECONDS
 from ...export.http import display_url
@@ -93,8 +94,10 @@ class TrajectoryDirectory:
     """
 
     def __init__(self, directory: Path, template: FilenameTemplate, *, retention_days: int | None = None,
-                 merge_sessions: bool = False) -> None:
+                 merge_sessions: bool = False, shared_definitions: bool = False) -> None:
         self.directory = directory
+        self.shared = DefinitionFiles(directory) if shared_definitions else None
+        """The ``definitions/`` sidecar a trajectory's shared definitions are written to, before the file."""
         self.template = template
         self.retention_days = retention_days
         self.sessions = SessionFiles(directory, template) if merge_sessions else None
@@ -137,6 +140,9 @@ class TrajectoryDirectory:
             if self.sessions is not None:
                 name, content = self.sessions.prepare(name, getattr(item, "document", None), content)
             path = self.directory / name
+            definitions = getattr(item, "definitions", None)
+            if definitions and self.shared is not None:
+                self.shared.ensure(definitions)  # first: a reader of the file always finds them
             atomic_write(path, content)
             self.written.append(path)
 

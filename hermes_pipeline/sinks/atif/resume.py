@@ -22,6 +22,8 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
+from ...export.definition_files import SHARED_KEY
+from ...export.definitions import DEFINITIONS_KEY
 from ...export.jsonenc import indented
 from .filenames import FilenameTemplate
 from .values import final_metrics
@@ -77,12 +79,35 @@ def merge_session(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
                                                  (old.get("task_ids") or []))]
     if task_ids:
         hermes["task_ids"] = task_ids
+    for key, merged in ((DEFINITIONS_KEY, _merged_definitions(old, fresh)), (SHARED_KEY, _merged_shared(old, fresh))):
+        if merged:  # the earlier steps' references stay defined
+            hermes[key] = merged
     if "context" in old:
         hermes["context"] = old["context"]  # the session's first snapshot, as a single-process file keeps it
     extra = dict(new.get("extra") or {})
     extra["hermes"] = hermes
     doc["extra"] = extra
     return doc
+
+
+def _merged_definitions(old: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
+    """The definitions both parts' steps refer to (each defined once)."""
+    out: dict[str, Any] = {}
+    for part in (old, fresh):
+        value = part.get(DEFINITIONS_KEY)
+        if isinstance(value, dict):
+            out.update(value)
+    return out
+
+
+def _merged_shared(old: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
+    """The sidecar references of both parts, sorted."""
+    refs: set[str] = set()
+    for part in (old, fresh):
+        value = part.get(SHARED_KEY)
+        if isinstance(value, list):
+            refs.update(r for r in value if isinstance(r, str))
+    return sorted(refs)
 
 
 class SessionFiles:

@@ -111,7 +111,7 @@ class AtifSink:
         overrides = dict(destinations or {})
         self.local: Destination = overrides.get("local") or TrajectoryDirectory(
             config.directory, config.template, retention_days=config.retention_days,
-            merge_sessions=config.group_by == "agent")
+            merge_sessions=config.group_by == "agent", shared_definitions=config.shared_definitions)
         self.uploads: StorageUploads | None = None
         self._upload_writer: BoundedWriter | None = None
         if config.storage and config.enabled:
@@ -295,7 +295,7 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         child = {"base_dir": base_dir, "default_dir": default_dir, "enable_full_payloads": enable_full_payloads,
                  "content_summary": content_summary, "on_invalid": on_invalid,
                  "ignore_unknown_keys": ignore_unknown_keys}
-        return process_sink(worker, "atif", "hermes_pipeline.sinks.atif:build_atif_sink", config, child,
+        return process_sink(worker, "atif", build_atif_sink, config, child,
                             pool=workers, max_queue_size=parsed.max_queue_size)
     return AtifSink(parsed, destinations=destinations).start()
 

@@ -40,7 +40,9 @@ from operator import itemgetter
 from typing import Any, Final
 
 from ...export.bounds import TRUNCATED_VALUES_KEY
+from ...export.definition_files import SHARED_KEY
 from ...export.definitions import DEFINITIONS_KEY
+from ...export.history_delta import delta_steps
 from ...export.events import END, MARK, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from ...export.ids import rfc3339_us, uuid_str
 from ...export.jsonenc import indented
@@ -72,18 +74,22 @@ class TrajectoryFile:
         session_id: the logical Hermes ``session_id`` (``extra.hermes.session_id``), or ``None``.
         partial: written at teardown before the root scope closed (FMT-49).
         document: the document itself (tests and in-process consumers; do not mutate).
+        definitions: with ``shared_definitions``: ``{ref: value}`` the document refers to by
+            ``extra.hermes.shared_definitions``, for the local output's ``definitions/`` sidecar (written there
+            before the file).
     """
 
-    __slots__ = ("content", "document", "name", "partial", "session_id", "trajectory_id")
+    __slots__ = ("content", "definitions", "document", "name", "partial", "session_id", "trajectory_id")
 
     def __init__(self, name: str, content: bytes, trajectory_id: str, session_id: str | None, partial: bool,
-                 document: dict[str, Any]) -> None:
+                 document: dict[str, Any], definitions: dict[str, Any] | None = None) -> None:
         self.name = name
         self.content = content
         self.trajectory_id = trajectory_id
         self.session_id = session_id
         self.partial = partial
         self.document = document
+        self.definitions = definitions or {}
 
     def __repr__(self) -> str:
         return f"TrajectoryFile({self.name!r}, {len(self.content)} bytes{', partial' if self.partial else ''})"
@@ -192,6 +198,8 @@ class TrajectoryAssembler:
         self._reopened: dict[int, _Node] = {}
         """Subagents of written roots whose continuation is open (``id(node)`` → node)."""
         self._seq = 0
+        self._shared: dict[str, Any] = {}
+        """With ``shared_definitions``: the definitions of the document being rendered (see :meth:`_extra`)."""
         self._warned: set[str] = set()
         self.counts = dict.fromkeys(("trajectories_written", "partial_written", "filename_unresolved",
                                      "write_errors", "build_errors", "unrouted_events", "trajectories_rewritten",
@@ -428,6 +436,7 @@ class TrajectoryAssembler:
 
     def _emit(self, name: str, root: _Node, document: dict[str, Any], partial: bool) -> bool:
         """Encode ``document`` and hand it to the output; ``False`` (counted) when either fails."""
+        shared, self._shared = self._shared, {}
         try:
             content = indented(document)
         except Exception as exc:  # FMT-83
@@ -436,7 +445,7 @@ class TrajectoryAssembler:
         session = document.get("extra", {}).get("hermes", {}).get("session_id")
         try:
             self.output(TrajectoryFile(name, content, self.trajectory_id(root),
-                                       session if isinstance(session, str) else None, partial, document))
+                                       session if isinstance(session, str) else None, partial, document, shared))
         except Exception as exc:  # FMT-37 / FMT-83: counted, warned once, never raised into the agent
             self.counts["write_errors"] += 1
             kind = getattr(exc, "kind", None) or type(exc).__name__
@@ -495,6 +504,8 @@ class TrajectoryAssembler:
                 continue
             mapper.feed(event)
         steps = mapper.finish()
+        if config.llm_history == "delta":  # each request as what it adds to the previous one
+            steps = delta_steps(steps)
         session = node.session_start
         session_data = session.data if session is not None and isinstance(session.data, Mapping) else {}
         session_meta = session.metadata if session is not None else node.start.metadata
@@ -554,7 +565,10 @@ class TrajectoryAssembler:
             hermes["context"] = mapper.context
         if mapper.final_output is not None:
             hermes["final_output"] = mapper.final_output
-        if mapper.definitions:  # what the steps' llm_request refer to by hash, once per trajectory
+        if mapper.definitions and self.config.shared_definitions:  # in the output's definitions/ sidecar
+            hermes[SHARED_KEY] = sorted(mapper.definitions)
+            self._shared.update(mapper.definitions)
+        elif mapper.definitions:  # what the steps' llm_request refer to by hash, once per trajectory
             hermes[DEFINITIONS_KEY] = mapper.definitions
         if node.parent is not None and node.start.name == SESSION_SCOPE:
             start_data = node.start.data if isinstance(node.start.data, Mapping) else {}

@@ -5,7 +5,10 @@ A format is what a sink decides about the rendering: the content gate and its su
 (FMT-39) and a daily file roll (the delta restarts with each new file). Each sink's writer thread
 runs its own :class:`AtofEncoder`, which holds the state a format needs: the history and the
 definitions (tool schemas, system prompts: :mod:`~hermes_pipeline.export.definitions`) already written
-per session, forgotten when the writer drops a batch.
+per session, forgotten when the writer drops a batch. A local file sink keeps the definitions in the
+``definitions/`` sidecar of its directory, once for all the sessions written there
+(:mod:`~hermes_pipeline.export.definition_files`): its lines only refer to them. When the sidecar cannot
+be written, the definitions go into the line itself (``data.definitions``), so nothing is lost.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import hashlib
 from typing import Any
 
 from ...export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
+from ...export.definition_files import DefinitionFiles
 from ...export.definitions import DEFINITIONS_KEY, shrink_request
 from ...export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent
 from ...export.files import utc_date
@@ -54,10 +58,12 @@ class AtofEncoder:
         llm_history: ``"delta"`` (prefix-delta with ``messages_offset``) or ``"full"`` (FMT-25).
         dots: apply :func:`replace_dots` to every event.
         daily: the file name rolls with ``{date}``: the delta state restarts with each new file.
+        shared: the ``definitions/`` sidecar of a local file sink's directory, or ``None`` (definitions
+            are written in the lines, once per session).
     """
 
     def __init__(self, *, gate_open: bool = True, summary_mode: str = "preview", llm_history: str = "delta",
-                 dots: bool = False, daily: bool = False) -> None:
+                 dots: bool = False, daily: bool = False, shared: DefinitionFiles | None = None) -> None:
         self.gate_open = gate_open
         self.summary_mode = summary_mode
         self.llm_history = llm_history
@@ -67,6 +73,7 @@ class AtofEncoder:
         self._written: dict[int, tuple[int, bytes]] = {}
         self._defined: dict[int, set[str]] = {}
         """Session scope UUID → the definitions already written in this file for that session."""
+        self.shared = shared
 
     def reset(self) -> None:
         """Forget what was written: the next LLM start of every session carries its full history and
@@ -106,6 +113,12 @@ class AtofEncoder:
         if shrunk is request:
             return doc
         data = {**data, "request": shrunk}
+        if new and self.shared is not None:
+            try:  # before this line is written: a reader of the line finds them
+                self.shared.ensure(new)
+                new = {}
+            except (OSError, ValueError):
+                pass  # written in the line instead
         if new:
             data[DEFINITIONS_KEY] = new
         return {**doc, "data": data}

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from ...engine.deadline import Deadline
+from ...export.definition_files import DefinitionFiles
 from ...export.errors import ExportConfigError
 from ...export.events import ScopeEvent, submit_paired
 from ...export.files import DATE_PLACEHOLDER, JsonlFileDestination
@@ -84,8 +85,9 @@ class AtofSink:
         if isinstance(sink, FileSinkConfig):
             destination: Destination = override or JsonlFileDestination(
                 sink.directory, sink.filename, mode=sink.mode, retention_days=sink.retention_days, label=sink.label)
+            shared = DefinitionFiles(sink.directory) if override is None else None  # a local file only
             encoder = AtofEncoder(gate_open=sink.content == "full", summary_mode=summary_mode, llm_history=llm_history,
-                                  daily=DATE_PLACEHOLDER in sink.filename)
+                                  daily=DATE_PLACEHOLDER in sink.filename, shared=shared)
             writer = BoundedWriter(destination, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder,
                                    max_attempts=3, on_batch_dropped=encoder.reset)
             return _Route(sink.label, f"atof.file.events_dropped[{sink.index}]", writer, destination, None)
@@ -227,7 +229,7 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         child = {"base_dir": base_dir, "default_dir": default_dir, "enable_full_payloads": enable_full_payloads,
                  "content_summary": content_summary, "on_invalid": on_invalid,
                  "ignore_unknown_keys": ignore_unknown_keys}
-        return process_sink(worker, "atof", "hermes_pipeline.sinks.atof:build_atof_sink", config, child,
+        return process_sink(worker, "atof", build_atof_sink, config, child,
                             pool=workers, max_queue_size=max(sink.max_queue_size for sink in parsed.sinks))
     return AtofSink(parsed, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
                     destinations=destinations).start()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .consumer import StoreHandle, attach_for_profile, attach_store
 from .db import StoreBusy, StoreError, StoreFull, StoreUnreadable, connect, store_error, store_path
-from .pricing import PricingError, call_cost, parse_pricing
+from ...export.call_cost import PricingError, call_cost, parse_pricing
 from .schema import COLUMNS, TABLES, sqlite_utc
 from .sink import ObservabilityStoreSink
 

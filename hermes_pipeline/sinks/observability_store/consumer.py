@@ -1,8 +1,8 @@
-"""Starting the store for a profile (a first-party consumer of ``config/profile.py``, BOOK-16).
+"""Starting the store for a profile (a built-in consumer of :mod:`hermes_pipeline.profile`, BOOK-16).
 
 :func:`attach_for_profile` reads the profile's ``observability.audit`` settings and, when enabled,
 feeds an :class:`~.sink.ObservabilityStoreSink` from the profile's one shared projection
-(:class:`~hermes_pipeline.config.profile.ProfileProjection`: only that profile's events, the same
+(:class:`~hermes_pipeline.profile.stream.SharedStream`: only that profile's events, the same
 scope UUIDs as its other consumers, so ``task_runs.trajectory_id`` is the name of the trajectory file
 of the same run, BOOK-3). :func:`attach_store` without ``shared_projection`` puts a projection of the
 store's own on the engine. A daemon thread asks for the rescans: memory every 10 minutes,
@@ -20,8 +20,8 @@ from typing import Any, Final
 from ...config.observability_settings import ObservabilitySettings, read_observability
 from ...engine.core import Engine
 from ..base import SinkContext
-from .pricing import parse_pricing
-from .recorder import PRUNE, SCAN_MEMORY, SCAN_SKILLS
+from ...export.call_cost import parse_pricing
+from .store_writer import PRUNE, SCAN_MEMORY, SCAN_SKILLS
 from .sink import SCAN_ALL, ObservabilityStoreSink
 
 __all__ = ["StoreHandle", "attach_for_profile", "attach_store"]
@@ -58,9 +58,9 @@ class StoreHandle:
 
         self.probe = SkillHashProbe(home / settings.skills_dir)
         self.memory_probe = MemoryProbe(home, list(settings.memory_dirs), dict(settings.memory_tools),
-                                        inflight=self.sink.recorder.path.parent / INFLIGHT_DIR)
-        self.sink.recorder.probe = self.probe
-        self.sink.recorder.memory_probe = self.memory_probe
+                                        inflight=self.sink.store_writer.path.parent / INFLIGHT_DIR)
+        self.sink.store_writer.probe = self.probe
+        self.sink.store_writer.memory_probe = self.memory_probe
         self.probe_name = engine.add_plugin(self.probe, name=f"hermes.observability_store.skills.{id(self):x}")
         self.memory_probe_name = engine.add_plugin(self.memory_probe,
                                                    name=f"hermes.observability_store.memory.{id(self):x}")
@@ -133,7 +133,7 @@ def attach_store(engine: Engine, home: Path, settings: ObservabilitySettings, *,
         PricingError: ``observability.pricing`` has a bad price (the message names the key).
     """
     parse_pricing(settings.pricing)
-    from ..trajectory_store.gitignore import ensure_gitignore
+    from ...export.gitignore import ensure_gitignore
 
     try:  # inside a git work tree the store never gets committed by accident (BOOK-34)
         if ensure_gitignore(home, "observability/"):
@@ -152,4 +152,4 @@ def attach_for_profile(profile: Any) -> StoreHandle | None:
     if not settings.audit_enabled:
         return None
     return attach_store(profile.engine, Path(profile.home), settings,
-                        shared_projection=getattr(profile, "shared_projection", None))
+                        shared_projection=getattr(profile, "stream", None))

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from ...shared_metrics.locks import file_lock
+from ...export.locks import file_lock
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 

@@ -39,7 +39,7 @@ from typing import Any, Final
 from ...contract.hookspecs import hookimpl
 from ...export.classify import tool_span_kind
 from .attribution import WINDOW
-from .memory_ops import parse_operations
+from ...export.memory_changes import parse_operations
 from .skill_tree import SkillTree, find_skill
 
 _MISSING: Final = "-"

@@ -7,8 +7,9 @@ string comparison in the plain ``sqlite3`` shell (BOOK-17).
 
 from __future__ import annotations
 
-import time
 from typing import Final
+
+from ...export.timestamps import sqlite_utc as sqlite_utc  # the stores' timestamp, stated in export/
 
 SCHEMA_VERSION: Final = 5
 """Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables).
@@ -192,9 +193,3 @@ TIME_COLUMNS: Final = {"skill_history": "changed_at", "memory_changes": "changed
                        "llm_calls": "ended_at", "skill_runs": "ended_at", "alert_state": "last_notified_at",
                        "approvals": "decided_at", "tool_errors": "ended_at"}
 """The column retention compares against (BOOK-48)."""
-
-
-def sqlite_utc(timestamp_us: int | None = None) -> str:
-    """``YYYY-MM-DD HH:MM:SS`` in UTC (BOOK-17) of epoch microseconds (now when ``None``)."""
-    seconds = time.time() if timestamp_us is None else timestamp_us / 1_000_000
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))

@@ -3,7 +3,7 @@
 :class:`ObservabilityStoreSink` follows the sink contract (:mod:`hermes_pipeline.sinks.base`): it is
 called on the projection's publication thread and only enqueues; its own writer thread
 (:class:`~hermes_pipeline.export.writer.BoundedWriter`) turns events into rows
-(:class:`~.rows.RowBuilder`) and commits each batch in one transaction (:class:`~.recorder.Recorder`).
+(:class:`~hermes_pipeline.export.task_runs.RowBuilder`) and commits each batch in one transaction (:class:`~.store_writer.StoreWriter`).
 Rescans are requests on the same queue (:meth:`request_scan`), so every database write happens on
 that one thread. A store that cannot be written (disk full, damaged pages, read-only, locked past the
 busy timeout) keeps its rows for a retry, within a bound; every failure and every row given up is
@@ -26,9 +26,9 @@ from ...export.writer import BoundedWriter
 from ..base import BaseSink, SinkContext
 from .db import StoreBusy
 from .failures import WriteFailures
-from .pricing import parse_pricing
-from .recorder import SCAN_FINAL, Recorder
-from .rows import RowBuilder
+from ...export.call_cost import parse_pricing
+from .store_writer import SCAN_FINAL, StoreWriter
+from ...export.task_runs import RowBuilder
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
@@ -48,14 +48,14 @@ class _Destination:
     """The writer thread's side: rows from events, one transaction per batch.
 
     A batch that cannot be written (disk full, damaged pages, the lock held past the busy timeout, a
-    read-only file) stays queued in the recorder and is tried again with the next batch, up to
+    read-only file) stays queued in the store writer and is tried again with the next batch, up to
     :data:`MAX_BACKLOG` rows; every failure and every row given up is counted in
     :class:`~.failures.WriteFailures` and logged once per kind and period. Nothing is dropped silently.
     """
 
-    def __init__(self, recorder: Recorder, builder: RowBuilder, failures: WriteFailures,
+    def __init__(self, store_writer: StoreWriter, builder: RowBuilder, failures: WriteFailures,
                  max_backlog: int = MAX_BACKLOG) -> None:
-        self.recorder = recorder
+        self.store_writer = store_writer
         self.builder = builder
         self.failures = failures
         self.max_backlog = max_backlog
@@ -72,46 +72,46 @@ class _Destination:
         for item in batch:
             if isinstance(item, ScopeEvent):
                 self.events += 1
-                self.recorder.add(self.builder.feed(item))
+                self.store_writer.add(self.builder.feed(item))
             else:
-                self.recorder.add([item])
+                self.store_writer.add([item])
         self.attempt()
 
     def attempt(self) -> bool:
         """Try to write everything queued; ``True`` when nothing is left. Once the sink is closing, each
         attempt waits for a lock at most half the time left, so every row is written or counted before
         the close's deadline."""
-        recorder = self.recorder
+        store_writer = self.store_writer
         if self.close_by is not None:
             try:
-                recorder.wait_at_most(max(self.close_by - time.monotonic(), 0.0) / 2)
+                store_writer.wait_at_most(max(self.close_by - time.monotonic(), 0.0) / 2)
             except Exception:  # noqa: S110 (a broken connection: the attempt below says how)
                 pass
         try:
-            if recorder.commit():
+            if store_writer.commit():
                 self.failures.succeeded()
                 return True
-            error: BaseException = recorder.busy_error or StoreBusy("database is locked")
+            error: BaseException = store_writer.busy_error or StoreBusy("database is locked")
         except Exception as exc:  # the store's failure, or a row's: counted either way
             error = exc
-            recorder.close()  # reopened by the next attempt: a file replaced or repaired is picked up
+            store_writer.close()  # reopened by the next attempt: a file replaced or repaired is picked up
             if isinstance(exc, _ROW_ERRORS):
-                self.failures.failed(exc, waiting=0, lost=recorder.discard())
+                self.failures.failed(exc, waiting=0, lost=store_writer.discard())
                 return True
-        kind = self.failures.failed(error, waiting=recorder.pending_rows)
-        excess = recorder.pending - self.max_backlog
+        kind = self.failures.failed(error, waiting=store_writer.pending_rows)
+        excess = store_writer.pending - self.max_backlog
         if excess > 0:
-            self.failures.lost(kind, recorder.discard(excess))
+            self.failures.lost(kind, store_writer.discard(excess))
         return False
 
     def close(self) -> None:
         for _ in range(2):  # a busy store gets a second wait before the rows are given up
-            if not self.recorder.pending or (self.close_by is not None and time.monotonic() >= self.close_by):
+            if not self.store_writer.pending or (self.close_by is not None and time.monotonic() >= self.close_by):
                 break
             if self.attempt():
                 break
-        self.settle(self.recorder.discard())
-        self.recorder.close()
+        self.settle(self.store_writer.discard())
+        self.store_writer.close()
 
     def settle(self, rows: int) -> None:
         """Count ``rows`` never written as lost, once: from :meth:`close` on the writer thread, or from a
@@ -144,13 +144,13 @@ class ObservabilityStoreSink(BaseSink):
 
     def __init__(self, config: Mapping[str, Any], ctx: SinkContext | None = None) -> None:
         home = Path(str(config["home"]))
-        self.recorder = Recorder(home, memory_dirs=config.get("memory_dirs") or ("memories",),
+        self.store_writer = StoreWriter(home, memory_dirs=config.get("memory_dirs") or ("memories",),
                                  skills_dir=str(config.get("skills_dir") or "skills"),
                                  excerpt_chars=int(config.get("excerpt_chars") or 500),
                                  runs_days=int(config.get("runs_days", 90)),
                                  history_days=int(config.get("history_days", 365)))
-        self.failures = WriteFailures(self.recorder.path)
-        self._dest = _Destination(self.recorder, RowBuilder(parse_pricing(config.get("pricing"))), self.failures,
+        self.failures = WriteFailures(self.store_writer.path)
+        self._dest = _Destination(self.store_writer, RowBuilder(parse_pricing(config.get("pricing"))), self.failures,
                                   int(config.get("max_backlog") or MAX_BACKLOG))
         self._dropped_starts: set[int] = set()
         self._writer = BoundedWriter(self._dest, name="observability_store",
@@ -167,7 +167,7 @@ class ObservabilityStoreSink(BaseSink):
 
     def flush(self, timeout: float) -> bool:
         """Write every queued event and scan; ``True`` when done in time and nothing is left pending."""
-        return self._writer.flush(timeout) and self.recorder.pending == 0
+        return self._writer.flush(timeout) and self.store_writer.pending == 0
 
     def shutdown(self, deadline: float) -> bool:
         """Write what is queued and a last memory scan (every event is in by then), then close the database."""
@@ -175,7 +175,7 @@ class ObservabilityStoreSink(BaseSink):
         self._dest.close_by = time.monotonic() + deadline * CLOSE_SHARE
         done = self._writer.close(deadline)
         if not done:  # the writer is stuck in a write past the deadline: what it holds is lost, counted now
-            self._dest.settle(self.recorder.pending_rows)
+            self._dest.settle(self.store_writer.pending_rows)
         counts = self._writer.stats()
         dropped = sum(counts.get(key, 0) for key in ("dropped_queue_full", "dropped_at_close", "dropped_closed",
                                                        "dropped_after_errors"))
@@ -189,11 +189,11 @@ class ObservabilityStoreSink(BaseSink):
         ``write_failures`` and ``rows_lost`` (in all and ``..._by_kind``), ``failed`` (the last failure's
         reason while the store cannot be written, else ``None``)."""
         out: dict[str, Any] = dict(self._writer.stats())
-        out.update({"rows_written": self.recorder.rows_written, "rows_pending": self.recorder.pending_rows,
-                    "busy_retries": self.recorder.busy_retries, "rows_pruned": self.recorder.pruned})
+        out.update({"rows_written": self.store_writer.rows_written, "rows_pending": self.store_writer.pending_rows,
+                    "busy_retries": self.store_writer.busy_retries, "rows_pruned": self.store_writer.pruned})
         out.update(self.failures.stats())
         return out
 
     def destinations(self) -> list[str]:
         """The database file."""
-        return [str(self.recorder.path)]
+        return [str(self.store_writer.path)]

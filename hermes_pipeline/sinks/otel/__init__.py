@@ -12,6 +12,10 @@ Laid out as the OpenTelemetry SDK splits it, a processor builds and an exporter 
   :mod:`.openinference` (and :mod:`.attrs`, :mod:`.messages`, :mod:`.errors`, :mod:`.state` they share);
 - :mod:`.exporter`: the per-endpoint OTLP/HTTP transport (retries, counters) and :mod:`.proto`, the
   direct protobuf encoder held byte-identical to the SDK's;
+- :mod:`.metrics_sink`: the ``metrics`` table's OTLP metrics (:mod:`.metrics_recorder` counts the BOOK-2
+  instruments from scope events, :mod:`.metrics_config` parses the table);
+- :mod:`.quick_endpoint`: the profile's ``observability.otel_*`` shorthand, one ``gen_ai`` endpoint fed by the
+  profile's shared stream (the ``quick_otel`` consumer);
 - :mod:`.langfuse`: the Langfuse shorthand, an OTLP ``gen_ai`` endpoint with its credentials;
 - :mod:`.builder`: :data:`opentelemetry_builder`, the ``opentelemetry`` entry point of the
   ``hermes_pipeline.sinks`` group.

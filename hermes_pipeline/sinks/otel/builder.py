@@ -33,7 +33,7 @@ class OpenTelemetryBuilder:
 
         sink: Sink = build_otel_sink(config, **ctx.builder_options(), environment=profile_environment(ctx))
         if _metrics_enabled(config):  # the metrics SDK is imported only for a section that exports metrics
-            from ..otel_metrics.sink import with_metrics
+            from .metrics_sink import with_metrics
 
             sink = with_metrics(sink, config)
         return sink

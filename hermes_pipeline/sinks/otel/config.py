@@ -13,7 +13,7 @@ raises too, unless ``on_invalid = "skip"``, which skips only that entry with the
 ``observability.endpoint_skipped`` (FMT-73).
 
 This build exports traces over OTLP/HTTP protobuf (``transport = "http_binary"``), and metrics
-through :mod:`hermes_pipeline.sinks.otel_metrics` when the ``metrics`` table is enabled. The ``logs`` and
+through :mod:`.metrics_sink` when the ``metrics`` table is enabled. The ``logs`` and
 ``file_sinks`` tables are validated but refused when they would export something, with an error
 saying so. Messages name keys, header names and environment-variable names, never
 a URL, a header value or a credential. The standard ``OTEL_*`` variables fill in what the table leaves
@@ -414,8 +414,8 @@ def _refuse_signal(config: Mapping[str, Any], signal: str, ignore_unknown_keys: 
     enabled = section.get("enabled", False)
     if not isinstance(enabled, bool):
         raise ExportConfigError(f"opentelemetry.{signal}.enabled", "expected true or false")
-    if enabled and signal == "metrics":  # exported by the metrics sink (sinks/otel_metrics), not refused
-        from ..otel_metrics.config import parse_metrics_config
+    if enabled and signal == "metrics":  # exported by the metrics sink (metrics_sink.py), not refused
+        from .metrics_config import parse_metrics_config
 
         parse_metrics_config(section, "http://localhost:4318")
         return None

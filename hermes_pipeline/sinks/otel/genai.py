@@ -6,6 +6,20 @@ used (FMT-62: ``gen_ai.provider.name``, never ``gen_ai.system``), never ``hermes
 ``hermes.*`` extension attributes follow §4.4. Content goes out verbatim only with the gate open
 (FMT-30, FMT-64); with it closed the input-side and output-side fields become
 ``hermes.input.*`` / ``hermes.output.*`` summaries (FMT-31) and other content is omitted.
+
+Only GenAI convention names (and ``hermes.*``) are written here, never OpenInference ones
+(``input.value``, ``output.value``, ``*.mime_type``; issue #30): a backend that reads both (MLflow reads
+``input.value`` first) would otherwise show flat text instead of the structured messages. What backends
+show as a span's input and output is therefore always the GenAI attribute: ``gen_ai.input.messages`` /
+``gen_ai.output.messages`` on agent and LLM spans, ``gen_ai.tool.call.arguments`` / ``.result`` on tool
+spans. With the gate closed those carry the scrubbed previews (the same text as ``hermes.*.preview``,
+nothing more), so input and output columns are not empty by default.
+
+Every span has a ``gen_ai.operation.name`` a backend maps onto a span type: a skill run (``skill.run``)
+is ``execute_tool`` (the model loads a skill through a tool call and the skill runs as the agent's tool,
+so MLflow and Phoenix show a TOOL span named for the skill); host work that no operation of the
+conventions covers (a gateway dispatch, ``trigger.process``) is ``invoke_workflow``, the conventions' name
+for a predefined, non-agentic sequence of steps (backends without a mapping for it show a generic span).
 """
 
 from __future__ import annotations
@@ -14,9 +28,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ...export.content import canonical_json, source_text
+from ...export.content import canonical_json
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
+from ...export.projection_skills import SKILL_SCOPE
 from . import messages
 from .attrs import hermes_meta, provider_name, put, status_error, summarize, summarize_data, tool_category
 from .record import SpanKind
@@ -33,7 +48,7 @@ _REQUEST_PARAMS: Final = (
 _USAGE: Final = (
     ("input_tokens", "gen_ai.usage.input_tokens", True), ("output_tokens", "gen_ai.usage.output_tokens", True),
     ("cache_read_tokens", "gen_ai.usage.cache_read.input_tokens", False),
-    ("cache_write_tokens", "gen_ai.usage.cache_creation.input_tokens", False),
+    ("cache_write_tokens", "gen_ai.usage.cache_write.input_tokens", False),  # formerly cache_creation
     ("reasoning_tokens", "gen_ai.usage.reasoning.output_tokens", False),
 )
 _TEXT_COMPLETION_MODES: Final = frozenset({"completions", "text_completion", "text_completions", "legacy_completions"})
@@ -82,6 +97,32 @@ def _common(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent) -> None:
         attrs["error.type"] = error
 
 
+def _text_message(role: str, text: str, finish_reason: str | None = None) -> str:
+    message: dict[str, Any] = {"role": role, "parts": [{"type": "text", "content": text}]}
+    if finish_reason is not None:
+        message["finish_reason"] = finish_reason
+    return canonical_json([message])
+
+
+def _preview_messages(attrs: dict[str, Any], finish_reason: str | None = None) -> None:
+    """Gate closed: ``gen_ai.input.messages`` / ``gen_ai.output.messages`` carrying the scrubbed previews
+    already in ``hermes.input.preview`` / ``hermes.output.preview`` (one text message each), where backends
+    read a span's input and output. Nothing when the summary mode has no preview."""
+    preview = attrs.get("hermes.input.preview")
+    if isinstance(preview, str):
+        attrs["gen_ai.input.messages"] = _text_message("user", preview)
+    preview = attrs.get("hermes.output.preview")
+    if isinstance(preview, str):
+        attrs["gen_ai.output.messages"] = _text_message("assistant", preview, finish_reason or "stop")
+
+
+def _agent_id(scope: OpenScope) -> str | None:
+    """``gen_ai.agent.id``: the agent scope's UUID (the session-level trajectory id of ATOF / ATIF), one per
+    agent instance: the session's agent for every turn of it, a new one per subagent run."""
+    agent = scope.agent
+    return uuid_str(agent.start.uuid) if agent is not None else None
+
+
 def _agent(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> tuple[str, dict[str, Any]]:
     start = scope.start
     data = start.data or {}
@@ -94,6 +135,7 @@ def _agent(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> 
     if scope.provider is not None:
         attrs["gen_ai.provider.name"] = provider_name(scope.provider)
     attrs["gen_ai.agent.name"] = name
+    put(attrs, "gen_ai.agent.id", _agent_id(scope))
     host_version = meta.get("hermes.agent.version")  # the host agent's declared version
     if opt.agent_version:
         attrs["gen_ai.agent.version"] = opt.agent_version
@@ -118,6 +160,7 @@ def _agent(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> 
         else:
             summarize(attrs, "input", "child_goal", goal, opt.summary_mode)
             summarize(attrs, "output", "child_summary", result, opt.summary_mode)
+            _preview_messages(attrs, messages.finish_reason_of(end_data.get("child_status")))
     return f"invoke_agent {name}" if name else "invoke_agent", attrs
 
 
@@ -183,13 +226,11 @@ def _llm(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[str
                            ("gen_ai.output.messages", messages.output_messages(response, finish))):
             if value is not None:
                 attrs[key] = canonical_json(value)
-        if isinstance(response, Mapping):  # a backend's output column reads output.value (Phoenix would show the
-            # response id and model otherwise): the answer as text, as the openinference projection writes it
-            attrs["output.value"], attrs["output.mime_type"] = source_text("response", response), "text/plain"
         put(attrs, "hermes.error.message", data.get("error_message"))
     else:
         summarize(attrs, "input", "request", request, opt.summary_mode, api_mode)
         summarize(attrs, "output", "response", response, opt.summary_mode, api_mode)
+        _preview_messages(attrs, messages.finish_reason_of(finish))
     return f"{op} {model}" if model else op, attrs
 
 
@@ -202,6 +243,9 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     put(attrs, "gen_ai.tool.call.id", (end.profile or start.profile or {}).get("tool_call_id"))
     mcp = (isinstance(toolset, str) and toolset.lower().startswith("mcp")) or "remote" in start.attributes
     attrs["gen_ai.tool.type"] = "extension" if mcp else "function"
+    offered = offered_tool(scope, name) if opt.gate_open else None  # tool definitions are opt-in content
+    if offered is not None:
+        put(attrs, "gen_ai.tool.description", offered.get("description"))
     _common(attrs, scope, end)
     attrs["hermes.tool.category"] = tool_category(toolset)
     args = (start.data or {}).get("arguments")
@@ -216,6 +260,42 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     else:
         summarize(attrs, "input", "arguments", args, opt.summary_mode)
         summarize(attrs, "output", "result", data.get("result"), opt.summary_mode)
+        _preview_values(attrs)
+    return f"execute_tool {name}", attrs
+
+
+def _preview_values(attrs: dict[str, Any]) -> None:
+    """Gate closed: a tool span's scrubbed previews as ``gen_ai.tool.call.arguments`` / ``.result`` (what
+    backends show as its input and output); nothing when the summary mode has no preview."""
+    for side, key in (("input", "gen_ai.tool.call.arguments"), ("output", "gen_ai.tool.call.result")):
+        preview = attrs.get(f"hermes.{side}.preview")
+        if isinstance(preview, str):
+            attrs[key] = preview
+
+
+def offered_tool(scope: OpenScope, name: Any) -> Mapping[str, Any] | None:
+    """The definition of tool ``name`` offered to the model of the turn or agent around ``scope`` (its latest
+    LLM call), or ``None``."""
+    owner = scope.parent
+    while owner is not None and owner.offered is None:
+        owner = owner.parent
+    if owner is None or owner.offered is None or not isinstance(name, str):
+        return None
+    return owner.offered.get(name)
+
+
+def _skill(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[str, Any]]:
+    """A skill run (``skill.run``, from the skill's load to the end of its turn) as ``execute_tool`` of the skill
+    (see the module docstring): ``gen_ai.tool.name`` = the skill's name, type ``extension`` (it runs on the
+    agent's side)."""
+    meta = _merged_meta(scope, end)
+    name = meta.get("hermes.skill.name") or (scope.start.data or {}).get("skill_name") or scope.start.name
+    attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": str(name),
+                             "gen_ai.tool.type": "extension"}
+    attrs.update(_other(scope, end, opt))
+    for key in ("hermes.skill.name", "hermes.skill.provenance", "hermes.skill.reuse_state"):
+        put(attrs, key, meta.get(key))
+    put(attrs, "hermes.skill.outcome", (end.data or {}).get("outcome"))
     return f"execute_tool {name}", attrs
 
 
@@ -230,6 +310,7 @@ def _turn(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> t
     if scope.provider is not None:
         attrs["gen_ai.provider.name"] = provider_name(scope.provider)
     attrs["gen_ai.agent.name"] = name
+    put(attrs, "gen_ai.agent.id", _agent_id(scope))
     version = opt.agent_version or (agent.start.metadata.get("hermes.agent.version") if agent is not None else None)
     put(attrs, "gen_ai.agent.version", version if isinstance(version, str) and version else None)
     model = (start.data or {}).get("model")
@@ -246,11 +327,8 @@ def _turn(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options) -> t
             attrs["gen_ai.output.messages"] = canonical_json(
                 [{"role": "assistant", "parts": [{"type": "text", "content": messages.text_of(answer)}],
                   "finish_reason": "stop" if "error.type" not in attrs else "error"}])
-        # the GenAI conventions have no trace-level input and output: backends (Phoenix, Langfuse) show a trace's
-        # and a session's first input and last output from the root span's input.value / output.value
-        for key, value in (("input", question), ("output", answer)):
-            if value is not None:
-                attrs[f"{key}.value"], attrs[f"{key}.mime_type"] = messages.text_of(value), "text/plain"
+    else:
+        _preview_messages(attrs, "stop" if "error.type" not in attrs else "error")
     return f"invoke_agent {name}" if name else "invoke_agent", attrs
 
 
@@ -277,11 +355,16 @@ def genai_span(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options,
                turn_grouping: bool = False) -> tuple[str, SpanKind, dict[str, Any]]:
     """``(span name, kind, attributes)`` of a finished scope in the ``gen_ai`` projection.
 
-    With ``turn_grouping`` (one trace per turn) a turn is an ``invoke_agent`` span, the root of its trace.
+    A turn (``agent.run``) is an ``invoke_agent`` span: the root of its trace with ``turn_grouping`` (one trace
+    per turn), a child of the session's ``invoke_agent`` span otherwise. (A subagent's own turn is no span of
+    this projection: the span builder folds it into the subagent's ``invoke_agent`` span.)
     """
     category = scope.start.category
-    if turn_grouping and scope.start.name == "agent.run":
+    if scope.start.name == "agent.run":
         name, attrs = _turn(scope, end, agent_name, opt)
+        return name, SpanKind.INTERNAL, attrs
+    if scope.start.name == SKILL_SCOPE:
+        name, attrs = _skill(scope, end, opt)
         return name, SpanKind.INTERNAL, attrs
     if category == "agent":
         name, attrs = _agent(scope, end, agent_name, opt)
@@ -301,4 +384,6 @@ def genai_span(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: Options,
         put(attrs, key, target)
         _common(attrs, scope, end)
         return (f"{op} {target}" if target else op), SpanKind.CLIENT, attrs
-    return scope.start.name, SpanKind.INTERNAL, _other(scope, end, opt)
+    attrs = {"gen_ai.operation.name": "invoke_workflow", **_other(scope, end, opt)}
+    return f"invoke_workflow {scope.start.name}", SpanKind.INTERNAL, attrs
+

@@ -132,6 +132,8 @@ def chat_message(message: Any) -> dict[str, Any]:
                                            "response": _response(message.get("content"))}]}
     parts = _content_parts(message.get("content"))
     parts.extend(_tool_call_parts(message.get("tool_calls")))
+    if not parts:  # an empty message keeps one empty text part: MLflow's chat view drops a list holding a message
+        parts.append({"type": "text", "content": ""})  # without parts and shows the raw JSON instead
     return {"role": role if isinstance(role, str) and role else "user", "parts": parts}
 
 

@@ -17,8 +17,11 @@ OpenInference semantic conventions define for each span kind, so that backends b
   ``input.value`` and the answer as ``output.value``.
 
 Every content value (messages, arguments, results, tool-call arguments, the tools' descriptions and
-schemas) is behind the content gate; names and ids of tools and tool calls are not content. Success is
-status ``OK``, as OpenInference's own instrumentations set it.
+schemas) is behind the content gate; names and ids of tools and tool calls are not content. With the gate
+closed, ``input.value`` / ``output.value`` carry the scrubbed previews (the ``hermes.input.preview`` /
+``hermes.output.preview`` text, ``text/plain``; nothing without a preview), so that the input and output
+columns of Phoenix and MLflow are not empty by default (issue #30). Success is status ``OK``, as
+OpenInference's own instrumentations set it.
 """
 
 from __future__ import annotations
@@ -232,4 +235,9 @@ def openinference_span(scope: OpenScope, end: ScopeEvent, agent_name: str, opt: 
     if error is not None:
         attrs["error.type"] = error
     hermes_extras(attrs, scope, end, opt)
+    if not opt.gate_open:
+        for side in ("input", "output"):
+            preview = attrs.get(f"hermes.{side}.preview")
+            if isinstance(preview, str):
+                attrs[f"{side}.value"], attrs[f"{side}.mime_type"] = preview, "text/plain"
     return start.name, SpanKind.INTERNAL if turn else span_kind(category), attrs

@@ -291,7 +291,7 @@ def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
         child = {"enable_full_payloads": enable_full_payloads, "content_summary": content_summary,
                  "on_invalid": on_invalid, "ignore_unknown_keys": ignore_unknown_keys, "environment": environment,
                  "agent_version": agent_version}
-        return process_sink(worker, "opentelemetry", "hermes_pipeline.sinks.otel.sink:build_otel_sink", config, child,
+        return process_sink(worker, "opentelemetry", build_otel_sink, config, child,
                             pool=workers, max_queue_size=capacity)
     options = Options(gate_open=content_gate_open(enable_full_payloads), summary_mode=content_summary,
                       sampling_rate=parsed.sampling_rate, agent_version=agent_version)

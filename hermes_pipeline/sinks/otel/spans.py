@@ -39,7 +39,8 @@ from .full import apply_mappings, full_span, mark_attributes
 from .genai import genai_span
 from .messages import tool_definitions
 from .openinference import openinference_span
-from .record import Event, InstrumentationScope, Resource, SpanContext, SpanKind, SpanRecord, Status
+from .record import Event, InstrumentationScope, SpanContext, SpanKind, SpanRecord, Status
+from .resource import resource_for
 from .state import Held, OpenScope, Options
 from ...engine.trace_parent import TurnIds, lookup, lookup_turn, random_span_id, random_trace_id
 
@@ -55,17 +56,6 @@ def _parent_span(parent: OpenScope | None, parent_uuid: int | None) -> int:
     if parent is not None:
         return parent.span_id
     return span_id(parent_uuid) if parent_uuid is not None else 0
-
-
-def resource_for(endpoint: TraceEndpoint) -> Resource:
-    """The endpoint's resource (FMT-59): ``service.name``, optional namespace and version, extra attributes."""
-    attrs: dict[str, Any] = dict(endpoint.resource_attributes)
-    attrs["service.name"] = endpoint.service_name
-    if endpoint.service_namespace:
-        attrs["service.namespace"] = endpoint.service_namespace
-    if endpoint.service_version:
-        attrs["service.version"] = endpoint.service_version
-    return Resource(attrs)
 
 
 def sampling_fraction(uuid: int) -> float:
@@ -133,7 +123,8 @@ class SpanBuilder:
         self.lost_shared = 0
         """Spans lost for every endpoint (starts dropped upstream, scopes never ended)."""
         self._warned: set[str] = set()
-        self._offers = any(route.endpoint.type == "openinference" for route in routes)
+        self._offers = options.gate_open and any(route.endpoint.type != "full" for route in routes)
+        """Tool spans describe the tool from the definitions offered to the model (opt-in: with the gate open)."""
 
     def describe(self) -> str:
         return "otel span builder"
@@ -183,6 +174,9 @@ class SpanBuilder:
                     scope.trace = app.trace_id
         elif parent is not None:
             scope.quiet_llm = parent.quiet_llm
+        if event.name == "agent.run" and parent is not None and parent.start.category == "agent" \
+                and parent.start.metadata.get("hermes.scope_role") == "subagent":
+            scope.folded = True  # a subagent's own turn: one gen_ai span per subagent run (its invoke_agent)
         if event.name == "agent.run" and scope.sampled and (parent is None or not parent.in_turn()):
             if app is not None and self.parent_based:  # the parent's sampled flag decides (FMT-56b)
                 if not app.sampled:
@@ -199,7 +193,7 @@ class SpanBuilder:
                 provider = event.metadata.get("hermes.provider")
                 turn.provider = provider if isinstance(provider, str) else ""
             owner = scope.counter_owner()
-            if self._offers and owner is not scope:  # openinference tool spans name the schema the model saw
+            if self._offers and owner is not scope:  # tool spans name the schema and description the model saw
                 offered = tool_definitions((event.data or {}).get("request"))
                 if offered:
                     owner.offered = {str(t.get("name")): t for t in offered}
@@ -227,6 +221,8 @@ class SpanBuilder:
         if len(recent) > _RECENT_LIMIT:
             del recent[next(iter(recent))]
         error = status_error(event.metadata) is not None
+        if scope.folded and scope.marks and scope.parent is not None:  # its gen_ai events go to the subagent span
+            scope.parent.folded_marks = [*(scope.parent.folded_marks or ()), *scope.marks]
         hold = scope.hold
         if scope.quiet_llm and scope.start.category == "llm":
             # a GenAI instrumentation records this LLM call (its span nests under the turn): ours steps aside
@@ -316,6 +312,8 @@ class SpanBuilder:
         by_turn = endpoint.trace_grouping == "turn"
         if by_turn and scope.session_level:
             return None  # traces grouped by turn: the session scope is no span
+        if kind == "gen_ai" and scope.folded:
+            return None  # a subagent's own turn: its work hangs under the subagent's invoke_agent span
         if kind == "gen_ai":
             name, span_kind, attrs = genai_span(scope, end, endpoint.agent_name, opt, turn_grouping=by_turn)
         elif kind == "full":
@@ -334,7 +332,8 @@ class SpanBuilder:
         if kind != "gen_ai" and endpoint.attribute_mappings:
             apply_mappings(attrs, endpoint.attribute_mappings)
         events = []
-        for mark in scope.marks or ():
+        marks = [*(scope.marks or ()), *(scope.folded_marks or ())] if kind == "gen_ai" else scope.marks or ()
+        for mark in marks:
             if not route.wants_mark(mark.name):
                 continue
             if kind == "gen_ai":
@@ -356,13 +355,18 @@ class SpanBuilder:
             app = scope.app_parent
             parent = None if app is None else SpanContext(trace_id, app.span_id, app.remote)
         else:
-            parent = SpanContext(trace_id, _parent_span(scope.parent, start.parent_uuid))
+            holder = scope.parent
+            if kind == "gen_ai" and holder is not None and holder.folded:
+                holder = holder.parent  # the folded subagent turn's work hangs under the subagent span
+            parent = SpanContext(trace_id, _parent_span(holder, start.parent_uuid))
         return SpanRecord(name, SpanContext(trace_id, scope.span_id), parent, span_kind, attrs, events, status,
                           start.timestamp_us * 1000, end.timestamp_us * 1000, route.resource, route.scope)
 
     def _mark_span(self, route: Route, mark: ScopeEvent, owner: OpenScope | None) -> SpanRecord:
-        attrs = mark_attributes(mark, self.options.gate_open)
-        if route.endpoint.attribute_mappings:
+        genai = route.endpoint.type == "gen_ai"  # GenAI names only (FMT-62), host work of no operation of its own
+        attrs = {"gen_ai.operation.name": "invoke_workflow", **mark_attrs(mark.name, mark.data, mark.profile,
+                 self.options.gate_open)} if genai else mark_attributes(mark, self.options.gate_open)
+        if route.endpoint.attribute_mappings and not genai:
             apply_mappings(attrs, route.endpoint.attribute_mappings)
         parent_uuid = mark.parent_uuid
         holder = None if parent_uuid is None else self.open.get(parent_uuid) or self.recent.get(parent_uuid)

@@ -53,7 +53,8 @@ class Held:
 class OpenScope:
     """A scope whose start was seen and whose span is not built yet (see the module docstring)."""
 
-    __slots__ = ("agent", "app_parent", "attempt", "attempts", "closed", "hold", "marks", "model", "offered", "parent",
+    __slots__ = ("agent", "app_parent", "attempt", "attempts", "closed", "folded", "folded_marks", "hold", "marks",
+                 "model", "offered", "parent",
                  "provider", "quiet_llm", "root_session", "sampled", "session_level", "span_id", "start", "trace", "trajectory",
                  "unit", "unit_trace", "user_id")
 
@@ -62,6 +63,11 @@ class OpenScope:
         self.parent = parent
         self.closed = False
         self.marks: list[ScopeEvent] | None = None
+        self.folded = False
+        """A subagent's own turn (``agent.run`` directly under a subagent's agent scope): no span in the ``gen_ai``
+        projection, whose subagent ``invoke_agent`` span stands for the whole run (issue #30)."""
+        self.folded_marks: list[ScopeEvent] | None = None
+        """Subagent agent scopes: the marks of their folded turn, span events of the ``gen_ai`` span."""
         self.provider: str | None = None
         """Agent and turn scopes: ``hermes.provider`` of the first LLM call inside (FMT-63)."""
         self.offered: dict[str, dict[str, Any]] | None = None

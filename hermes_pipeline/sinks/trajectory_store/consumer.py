@@ -1,8 +1,8 @@
-"""Starting the store for a profile (a first-party consumer of ``config/profile.py``, BOOK-28).
+"""Starting the store for a profile (a built-in consumer of :mod:`hermes_pipeline.profile`, BOOK-28).
 
 :func:`attach_for_profile` reads the profile's cached ``observability.trajectories`` settings and,
 when enabled, feeds a :class:`~.sink.TrajectoryStoreSink` from the profile's one shared projection
-(:class:`~hermes_pipeline.config.profile.ProfileProjection`: only that profile's events, whatever
+(:class:`~hermes_pipeline.profile.stream.SharedStream`: only that profile's events, whatever
 ``plugins.toml`` says, with the same scope UUIDs as the profile's other consumers), prunes old files
 at once and every 24 hours on a daemon thread, and adds ``trajectories/`` to the profile's
 ``.gitignore`` inside a git work tree (BOOK-34). :func:`attach_store` without ``shared_projection``
@@ -19,7 +19,7 @@ from typing import Any, Final
 from ...engine.core import Engine
 from ...export.files import DAY_SECONDS
 from ..base import SinkContext
-from .gitignore import ensure_gitignore
+from ...export.gitignore import ensure_gitignore
 from .prune import prune_store
 from .sink import TrajectoryStoreSink
 
@@ -88,7 +88,7 @@ def attach_store(engine: Engine, home: Path, directory: Path, *, retention_days:
     """Record every run ``engine`` sees into ``directory`` (see the module docstring).
 
     ``shared_projection``: a projection to listen to (``add_listener`` / ``remove_listener`` / ``flush``, e.g.
-    the profile's :class:`~hermes_pipeline.config.profile.ProfileProjection`) instead of one of the store's own.
+    the profile's :class:`~hermes_pipeline.profile.stream.SharedStream`) instead of one of the store's own.
     """
     if ensure_gitignore(home):
         logger.info("hermes_pipeline: trajectory store: added trajectories/ to the profile's .gitignore")
@@ -102,4 +102,4 @@ def attach_for_profile(profile: Any) -> StoreHandle | None:
         return None
     return attach_store(profile.engine, profile.home, settings.directory(profile.home),
                         retention_days=settings.retention_days,
-                        shared_projection=getattr(profile, "shared_projection", None))
+                        shared_projection=getattr(profile, "stream", None))

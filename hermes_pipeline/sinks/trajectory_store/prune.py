@@ -5,11 +5,17 @@ the log records counts, never names. Retention acts only on a clock it can trust
 for having been written under a wrong clock (:mod:`hermes_pipeline.export.clock_trust`, whose ledger is
 ``.retention-clock`` in the store directory): a file goes once both its run date and the first time a
 trusted prune saw it are older than the window.
+
+The store's ``definitions/`` sidecar (tool lists and system prompts kept once for all its trajectories,
+:mod:`hermes_pipeline.export.definition_files`) is pruned with it: a definition no trajectory file of the
+directory refers to any more, and unused for a day (a writer touches each definition it refers to just
+before it writes the trajectory), is deleted; one that any file still refers to never is.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from datetime import date, datetime, timezone
@@ -17,9 +23,10 @@ from pathlib import Path
 from typing import Final
 
 from ...export.clock_trust import DAY_S, LEDGER_NAME, BootClock, ClockVerdict, Ledger, boot_clock
+from ...export.definition_files import SIDECAR, ref_of_name
 from .files import store_files, trajectory_date
 
-__all__ = ["parse_age", "prune_store", "prune_with_verdict"]
+__all__ = ["parse_age", "prune_definitions", "prune_store", "prune_with_verdict"]
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.trajectory_store")
 _AGE: Final = re.compile(r"\s*(\d+)\s*([dhw]?)\s*")
@@ -100,6 +107,10 @@ def prune_with_verdict(directory: Path, older_than_days: int, *, dry_run: bool =
             for path in out:
                 ledger.seen.pop(path.name, None)
             ledger.trusted(now)
+            unused = prune_definitions(directory, now)
+            if unused:
+                logger.info("hermes_pipeline: trajectory store: removed %d definition file(s) no trajectory "
+                            "refers to", unused)
     if not dry_run:
         present = {name for name in dated} - {p.name for p in out}
         ledger.seen = {name: first for name, first in ledger.seen.items() if name in present}
@@ -108,6 +119,45 @@ def prune_with_verdict(directory: Path, older_than_days: int, *, dry_run: bool =
         logger.info("hermes_pipeline: trajectory store: retention removed %d trajectory file(s) older than %d day(s)",
                     len(out), older_than_days)
     return out, verdict
+
+
+_REF: Final = re.compile(rb'"sha256:([0-9a-f]{64})"')
+UNUSED_GRACE_S: Final = DAY_S
+"""How long a definition no trajectory refers to is kept after it was last written or used (a writer refers
+to it only once the trajectory file is renamed into place)."""
+
+
+def prune_definitions(directory: Path, now: float, *, grace: float = UNUSED_GRACE_S) -> int:
+    """Delete the sidecar definitions no JSON file of ``directory`` refers to and unused for ``grace`` seconds
+    before ``now``; how many were deleted. Nothing is deleted when a file of the directory cannot be read
+    (what it refers to is then unknown)."""
+    sidecar = directory / SIDECAR
+    try:
+        names = os.listdir(sidecar)
+    except OSError:
+        return 0
+    referenced: set[bytes] = set()
+    try:
+        for entry in os.scandir(directory):
+            if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False):
+                with open(entry.path, "rb") as fh:
+                    referenced.update(_REF.findall(fh.read()))
+    except OSError:
+        return 0
+    deleted = 0
+    for name in names:
+        ref = ref_of_name(name)
+        if ref is None or ref[7:].encode() in referenced:
+            continue
+        path = sidecar / name
+        try:
+            if path.is_symlink() or now - path.stat().st_mtime <= grace:
+                continue
+            path.unlink()
+            deleted += 1
+        except OSError:
+            continue
+    return deleted
 
 
 def _day_start(path: Path) -> float | None:

@@ -29,7 +29,8 @@ def store_atif_config(directory: Path, *, max_queue_size: int | None = None) -> 
     """The ``atif`` table that makes the ATIF sink write the store's files into ``directory``."""
     config: dict[str, Any] = {"enabled": True, "output_directory": str(directory), "group_by": "turn",
                               "filename_template": FILENAME_TEMPLATE, "include_llm_payloads": True,
-                              "include_system_prompt": False}
+                              "include_system_prompt": False, "shared_definitions": True,
+                              "llm_history": "delta"}
     if max_queue_size is not None:
         config["max_queue_size"] = max_queue_size
     return config

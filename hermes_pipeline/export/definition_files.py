@@ -1,0 +1,135 @@
+"""The ``definitions/`` sidecar: tool schemas and system prompts shared by every session of one output.
+
+Written once per session (:mod:`.definitions`), Hermes' tool list (tens of kilobytes) and system prompt
+are still most of the bytes of a short session: a one-shot ``hermes chat -q`` with one to three LLM
+calls writes them in full every time. An ATOF file sink's directory and the trajectory store therefore
+keep each definition once for all their sessions, content-addressed:
+
+    <output directory>/definitions/<64 hex digits>.json
+
+holds the canonical JSON of the value whose reference is ``{"$ref": "sha256:<the same hex>"}``, so any
+reader can check a file against its name, and two processes writing the same definition write the same
+bytes. Each file is written atomically (temporary file, ``fsync``, rename; mode ``0600`` in a ``0700``
+directory) before the first line or trajectory that refers to it, and is never changed afterwards.
+
+:class:`DefinitionFiles` is the writer (one per output, on that output's worker thread). Readers resolve
+through :mod:`hermes_pipeline.readers.definitions`; the trajectory store's retention deletes the files no
+stored trajectory refers to any more (:func:`hermes_pipeline.sinks.trajectory_store.prune.prune_store`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from .atomic import write_atomically
+from .content import canonical_json
+
+__all__ = ["SIDECAR", "SHARED_KEY", "DefinitionFiles", "definition_path", "ref_of_name"]
+
+SIDECAR: Final = "definitions"
+"""The sidecar directory's name, inside the output directory (ATOF file sink, trajectory store)."""
+SHARED_KEY: Final = "shared_definitions"
+"""``extra.hermes.shared_definitions`` of a stored trajectory: the references its requests use whose values
+are in the sidecar (instead of ``extra.hermes.definitions``)."""
+_PREFIX: Final = "sha256:"
+_NAME: Final = re.compile(r"([0-9a-f]{64})\.json")
+
+
+def definition_path(directory: Path, ref: str) -> Path:
+    """The sidecar file of ``ref`` (``sha256:<hex>``) for the output ``directory``.
+
+    Raises:
+        ValueError: ``ref`` is not ``sha256:`` and 64 lower-case hex digits (never a path of its own choosing).
+    """
+    hexdigest = ref[len(_PREFIX):] if ref.startswith(_PREFIX) else ""
+    if not _NAME.fullmatch(hexdigest + ".json"):
+        raise ValueError(f"not a definition reference: {ref[:80]!r}")
+    return directory / SIDECAR / f"{hexdigest}.json"
+
+
+def ref_of_name(name: str) -> str | None:
+    """``sha256:<hex>`` for a sidecar file name ``<hex>.json``; ``None`` for any other name."""
+    match = _NAME.fullmatch(name)
+    return _PREFIX + match.group(1) if match else None
+
+
+class DefinitionFiles:
+    """Writes the definitions of one output directory's sidecar (one instance per output; not thread-safe:
+    it runs on that output's worker thread).
+
+    Args:
+        directory: the output directory; the files go to ``directory/definitions/``.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.sidecar = directory / SIDECAR
+        self._checked: set[str] = set()
+        """References whose file this writer wrote or found intact."""
+
+    def ensure(self, definitions: Mapping[str, Any]) -> None:
+        """Make sure the sidecar holds every ``{ref: value}`` of ``definitions``.
+
+        A file that is there is kept (its name is its content's hash) but its modification time is set to
+        now, so the store's retention, which spares recently used files, never removes a definition
+        between this call and the write of the trajectory that refers to it. A file found damaged (its
+        bytes do not hash to its name) is written again.
+
+        Raises:
+            OSError: the sidecar or a file could not be written (the caller counts the write as failed).
+        """
+        for ref, value in definitions.items():
+            path = definition_path(self.directory, ref)
+            if (ref in self._checked or _intact(path, ref)) and _touch(path):
+                self._checked.add(ref)
+                continue
+            self._checked.discard(ref)
+            text = canonical_json(value).encode("utf-8", "surrogatepass")
+            if _PREFIX + hashlib.sha256(text).hexdigest() != ref:
+                raise ValueError(f"definition {ref[:20]}… does not hash to its reference")
+            _make_dirs(self.sidecar)
+            write_atomically(path, text)
+            self._checked.add(ref)
+
+
+def _touch(path: Path) -> bool:
+    """Set ``path``'s modification time to now; ``False`` when the file is gone (another owner's file that
+    cannot be touched counts as there)."""
+    try:
+        os.utime(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return path.is_file()
+    return True
+
+
+def _intact(path: Path, ref: str) -> bool:
+    """Whether ``path`` is a regular file whose bytes hash to ``ref``."""
+    if not path.is_file():
+        return False
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return _PREFIX + hashlib.sha256(data).hexdigest() == ref
+
+
+def _make_dirs(path: Path) -> None:
+    """``path`` and its missing parents, each created with mode ``0700``."""
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            pass

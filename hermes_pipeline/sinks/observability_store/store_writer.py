@@ -1,0 +1,280 @@
+"""Writing rows: lifecycle changes with hashes and versions, memory writes, rescans (BOOK-19, BOOK-22).
+
+Skill rows are :mod:`.skill_history`; a memory tool call is parsed and replayed on the file by
+:mod:`~hermes_pipeline.export.memory_changes` (one row per operation that changed an entry); who wins when a rescan and a tool
+write see the same change, in any process, is :mod:`.attribution`.
+
+:class:`StoreWriter` owns the database connection and the scan state of one profile's store. It is
+used from one thread (the sink's writer); :meth:`commit` writes everything it was given since the
+last commit in one transaction, under the inter-process scan lock, then saves the scan state.
+When another process holds the database past the busy timeout, the rows and the new state stay
+pending and the next commit writes them first (nothing recorded is lost).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+from ...engine.scrub import safe_scrub
+from ...export.locks import file_lock
+from . import attribution, db, skill_history, skill_tree
+from ...export.memory_changes import parse_operations, replay
+from .probe import INFLIGHT_DIR, inflight_files, memory_rel, read_file
+from ...export.task_runs import Item, MemoryWrite, SkillChange
+from .scan import STATE_NAME, ScanState, diff_memory, excerpt, memory_files
+from .schema import sqlite_utc
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
+
+SCAN_SKILLS: Final = "scan_skills"
+SCAN_MEMORY: Final = "scan_memory"
+PRUNE: Final = "prune"
+SCAN_FINAL: Final = "scan_final"
+
+
+class StoreWriter:
+    """The store of one profile (see the module docstring).
+
+    Args:
+        home: ``$HERMES_HOME``.
+        memory_dirs: memory directories relative to ``home`` (``["memories"]``).
+        skills_dir: the skills directory relative to ``home`` (``skills``).
+        excerpt_chars: the longest excerpt, in code points (500).
+        runs_days, history_days: the retention of run rows and of histories (BOOK-48; 0 keeps them).
+    """
+
+    def __init__(self, home: Path, *, memory_dirs: Iterable[str] = ("memories",), skills_dir: str = "skills",
+                 excerpt_chars: int = 500, runs_days: int = 90, history_days: int = 365) -> None:
+        self.home = Path(home)
+        self.path = db.store_path(self.home)
+        self.memory_dirs = list(memory_dirs)
+        self.skills_dir = skills_dir
+        self.excerpt_chars = excerpt_chars
+        self.runs_days = runs_days
+        self.history_days = history_days
+        self.pruned = 0
+        self._candidates: dict[str, str] = {}
+        """Memory files a scan found changed, not yet confirmed → their hash then (see :meth:`_scan_memory`)."""
+        self.state_path = self.path.with_name(STATE_NAME)
+        self.lock_path = self.path.with_name(".scan.lock")
+        self._conn: sqlite3.Connection | None = None
+        self._items: list[Item] = []
+        self._ended: list[str] = []
+        """Tool calls whose in-flight marks go once this commit is in (:mod:`.probe`)."""
+        self._warned_dirs: set[str] = set()
+        self.rows_written = 0
+        self.busy_retries = 0
+        self.busy_ms: int | None = None
+        """The busy timeout of the connection when not the default (:meth:`wait_at_most`)."""
+        self.busy_error: db.StoreBusy | None = None
+        """Why the last :meth:`commit` returned ``False`` (the lock held past the busy timeout)."""
+        self.probe: Any = None
+        """A :class:`~.probe.SkillHashProbe` with the hashes taken at event time (else hashed when written)."""
+        self.memory_probe: Any = None
+        """A :class:`~.probe.MemoryProbe` with the memory files as they were around each tool call."""
+
+    def connection(self) -> sqlite3.Connection:
+        """The open connection (opened, and the schema ensured, on first use)."""
+        if self._conn is None:
+            self._conn = db.connect(self.path)
+            if self.busy_ms is not None:
+                self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_ms)}")
+        return self._conn
+
+    def wait_at_most(self, seconds: float) -> None:
+        """Wait at most ``seconds`` for another process's write lock from now on (the last writes before
+        a close must end by the close's deadline)."""
+        self.busy_ms = max(0, int(seconds * 1000))
+        if self._conn is not None:
+            self._conn.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
+
+    def add(self, items: Iterable[Item]) -> None:
+        """Queue items for the next :meth:`commit`."""
+        self._items.extend(items)
+
+    @property
+    def pending(self) -> int:
+        """Items not committed yet."""
+        return len(self._items)
+
+    @property
+    def pending_rows(self) -> int:
+        """Rows among the items not committed yet (scan requests are not rows)."""
+        return sum(1 for item in self._items if not isinstance(item, str))
+
+    def commit(self) -> bool:
+        """Write the queued items in one transaction; ``False`` (items kept) when the database stayed busy."""
+        if not self._items:
+            return True
+        conn = self.connection()
+        with file_lock(self.lock_path):
+            state = ScanState.load(self.state_path)
+            state.rehydrate(skill_tree.all_skills(self.home / self.skills_dir),
+                            memory_files(self.home, self.memory_dirs, self._warned_dirs))
+            self._ended.clear()
+            try:
+                with db.transaction(conn):
+                    written = sum(self._apply(conn, state, item) for item in self._items)
+            except db.StoreBusy as exc:
+                self.busy_retries += 1
+                self.busy_error = exc
+                return False
+            try:
+                state.save(self.state_path)
+            except OSError as exc:  # the rows are in; the next scan may report an edit twice at worst
+                logger.warning("hermes_pipeline: observability store: cannot save %s: %s", self.state_path,
+                               exc.strerror or exc, extra={"event": "observability_scan_state_unwritable"})
+            if self.memory_probe is not None:  # the rows are in: what those calls wrote is explained now
+                for call_id in self._ended:
+                    self.memory_probe.end_mark(call_id)
+        self._items.clear()
+        self.rows_written += written
+        return True
+
+    def discard(self, count: int | None = None) -> int:
+        """Drop the ``count`` oldest queued items (all with ``None``); how many of them were rows (scan
+        requests are not rows: the next scan finds what they would have)."""
+        count = len(self._items) if count is None else max(0, min(count, len(self._items)))
+        dropped, self._items = self._items[:count], self._items[count:]
+        return sum(1 for item in dropped if not isinstance(item, str))
+
+    def close(self) -> None:
+        """Close the connection (queued items are kept for nobody: call :meth:`commit` first)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # ------------------------------------------------------------------ one item (inside the transaction)
+
+    def _apply(self, conn: sqlite3.Connection, state: ScanState, item: Item) -> int:
+        if isinstance(item, tuple):
+            table, values = item
+            columns = ", ".join(values)
+            conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * len(values))})",
+                         tuple(values.values()))
+            return 1
+        if isinstance(item, SkillChange):
+            return self._skill_change(conn, state, item)
+        if isinstance(item, MemoryWrite):
+            self._ended.append(item.tool_call_id)
+            if item.succeeded:
+                return self._memory_write(conn, state, item)
+            if self.memory_probe is not None and item.tool_call_id:
+                self.memory_probe.take(item.tool_call_id)  # what the probe read of a failed call is not needed
+            return 0
+        if item in (SCAN_SKILLS, "scan_all"):
+            count = self._scan_skills(conn, state)
+            return count + (self._scan_memory(conn, state) if item == "scan_all" else 0)
+        if item in (SCAN_MEMORY, "turn_ended"):
+            return self._scan_memory(conn, state, defer=True)
+        if item == SCAN_FINAL:  # every event is in: what is still unexplained is the user's
+            return self._scan_memory(conn, state)
+        if item == PRUNE:
+            from .retention import delete_expired
+
+            self.pruned += sum(delete_expired(conn, self.runs_days, self.history_days).values())
+        return 0
+
+    def _skill_change(self, conn: sqlite3.Connection, state: ScanState, change: SkillChange) -> int:
+        return skill_history.record_change(conn, state, change, self.home / self.skills_dir, self.probe)
+
+    def _scan_skills(self, conn: sqlite3.Connection, state: ScanState) -> int:
+        return skill_history.scan(conn, state, self.home / self.skills_dir)
+
+    def _excerpt(self, text: str | None) -> str | None:
+        """An excerpt as stored: scrubbed of credentials, then cut (memory text is read from the files)."""
+        return excerpt(safe_scrub(text), self.excerpt_chars) if text else None
+
+    def _memory_write(self, conn: sqlite3.Connection, state: ScanState, write: MemoryWrite) -> int:
+        """The rows of one memory tool call: one per operation that changed its file, quoting the entries it
+        replaced or removed as they were before the call (:mod:`~hermes_pipeline.export.memory_changes`)."""
+        ops = parse_operations(write.tool, write.arguments)
+        before_seen, after_seen = self.memory_probe.take(write.tool_call_id) \
+            if self.memory_probe is not None and write.tool_call_id else ({}, {})
+        by_file: dict[str, list[Any]] = {}
+        for op in ops:
+            rel = memory_rel(self.home, self.memory_dirs, op.file_name, op.path_arg)
+            if rel is not None:
+                by_file.setdefault(rel, []).append(op)
+        now = time.time()
+        written = 0
+        for rel, file_ops in by_file.items():
+            seen = before_seen.get(rel)
+            before_text = None if seen is None else "" if seen.sha256 is None else seen.text  # absent: empty
+            changes = replay(before_text, file_ops,
+                             entry_file=write.tool == "memory")
+            after = after_seen.get(rel) or read_file(self.home, rel)
+            attribution.note_agent(state, f"memory:{rel}", after.sha256, now)
+            claimed = attribution.take_claim(state, "memory_changes", f"memory:{rel}", after.sha256, now)
+            if claimed is not None:  # a rescan saw this write first and blamed the user: the tool's rows replace it
+                conn.execute("DELETE FROM memory_changes WHERE id = ? AND actor = 'user-direct'", (claimed["id"],))
+            for change in changes:
+                kind = change.op.change_type
+                conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "
+                             "before_excerpt, after_excerpt, reason, changed_at, file_hash) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             (rel, kind, write.actor, write.session_id,
+                              self._excerpt(change.before) if kind != "add" else None,
+                              self._excerpt(change.after) if kind != "delete" else None,
+                              change.op.reason, write.changed_at, after.sha256))
+                written += 1
+            self._candidates.pop(rel, None)  # what a scan saw changing in this file was this write
+            if read_file(self.home, rel).sha256 != after.sha256:
+                continue  # changed again since (another process, the user): the state must not go back in time
+            if after.sha256 is None:  # the tool's write is explained: the next scan starts here
+                state.memory.pop(rel, None)
+            else:
+                state.memory[rel] = {"sha256": after.sha256,
+                                     "text": safe_scrub(after.text) if after.text is not None else None}
+        return written
+
+    def _scan_memory(self, conn: sqlite3.Connection, state: ScanState, *, defer: bool = False) -> int:
+        """Rows for out-of-band memory changes. With ``defer`` (scans while the agent runs) a change is only
+        a candidate until the next scan still finds it: the writer runs behind the agent, so a file a memory
+        tool is writing right now looks changed before that tool's write reaches the store, and would
+        otherwise be reported as the user's. A tool write to the file in between drops the candidate."""
+        diffs, new_state = diff_memory(state, memory_files(self.home, self.memory_dirs, self._warned_dirs))
+        now = sqlite_utc()
+        written = 0
+        moment = time.time()
+        busy = inflight_files(self.path.parent / INFLIGHT_DIR, moment) if diffs else set()
+        for diff in diffs:
+            current = new_state.get(diff.file_path, {}).get("sha256", "-")
+            if diff.file_path in busy:  # a tool call (any process) is writing it, its row not in yet: not now
+                if diff.file_path in state.memory:
+                    new_state[diff.file_path] = state.memory[diff.file_path]
+                else:
+                    new_state.pop(diff.file_path, None)
+                continue
+            digest = None if diff.change_type == "delete" else current
+            if attribution.explained(state, f"memory:{diff.file_path}", digest, moment):
+                self._candidates.pop(diff.file_path, None)  # an agent write (any process) made exactly this
+                continue
+            if defer and self._candidates.get(diff.file_path) != current:
+                self._candidates[diff.file_path] = current  # seen once: confirmed (or dropped) later
+                if diff.file_path in state.memory:
+                    new_state[diff.file_path] = state.memory[diff.file_path]
+                else:
+                    new_state.pop(diff.file_path, None)
+                continue
+            self._candidates.pop(diff.file_path, None)
+            cursor = conn.execute(
+                "INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, before_excerpt, "
+                "after_excerpt, reason, changed_at, file_hash) VALUES (?, ?, 'user-direct', NULL, ?, ?, NULL, ?, ?)",
+                (safe_scrub(diff.file_path), diff.change_type,
+                 self._excerpt(diff.before) if diff.change_type != "add" else None,
+                 self._excerpt(diff.after) if diff.change_type != "delete" else None, now, digest))
+            attribution.add_claim(state, "memory_changes", int(cursor.lastrowid or 0), f"memory:{diff.file_path}",
+                                  digest, moment)
+            written += 1
+        changed = {d.file_path for d in diffs}
+        for rel in [r for r in self._candidates if r not in changed]:
+            del self._candidates[rel]  # changed back, or explained since
+        state.memory = new_state
+        state.initialised = True
+        return written

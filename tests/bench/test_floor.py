@@ -1,0 +1,82 @@
+"""The benchmark's two floor rows write what the engine writes (FMT-1, FMT-42), and the obliged one scrubs.
+
+``bench/bench_exporters.py`` reports how far the engine is from its floors; that comparison is only
+honest if a floor produces the same ATOF scope tree and ATIF steps as the engine for the same workload,
+and if the obliged floor really runs the credential scrubber over every event and document (FMT-33a).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests._repo import REPO
+
+sys.path.insert(0, str(REPO / "bench"))  # bench scripts import their siblings
+
+import bench_exporters as bench  # noqa: E402
+from _floor import OBLIGATIONS, floor_run  # noqa: E402
+
+from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
+
+
+def _atof(path: Path) -> list[tuple[Any, ...]]:
+    """Per line: kind, phase, category, name, parent's name, and the key sets of the three content fields."""
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    names = {e["uuid"]: e["name"] for e in events if e.get("scope_category") == "start"}
+
+    def keys(value: Any) -> Any:
+        return sorted(value) if isinstance(value, dict) else value
+
+    return sorted((e["kind"], e["scope_category"], e["category"], e["name"], names.get(e["parent_uuid"]),
+                   sorted(e), keys(e["data"]), keys(e["category_profile"])) for e in events)
+
+
+def _atif(directory: Path) -> list[tuple[Any, ...]]:
+    out = []
+    for path in sorted(directory.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        out.append((doc["schema_version"], [(s["source"], s.get("message")) for s in doc["steps"]],
+                    [(c["function_name"], c["arguments"]) for s in doc["steps"] for c in s.get("tool_calls") or []],
+                    sum(len((s.get("observation") or {}).get("results") or []) for s in doc["steps"]),
+                    {k: v for k, v in doc["final_metrics"].items() if k.startswith("total_")}))
+    return sorted(out, key=repr)
+
+
+@pytest.mark.parametrize("obliged", [False, True])
+def test_fmt1_fmt42_floor_writes_the_engines_scope_tree_and_steps(tmp_path: Path, obliged: bool) -> None:
+    workload = bench.Workload(2, 2, 3)
+    (tmp_path / "floor").mkdir()
+    (tmp_path / "ours").mkdir()
+    bench.floor_row(workload, tmp_path / "floor", None, obliged=obliged)
+    with OTLPReceiver(discard=True) as receiver:
+        bench.hermes_run(workload, tmp_path / "ours", receiver, exporters=True, otlp=False)
+    floor_atof = _atof(tmp_path / "floor" / "events.jsonl")
+    assert len(floor_atof) == workload.events()
+    ours_atof = _atof(tmp_path / "ours" / "events.jsonl")
+    # the engine's content fields hold more than the floor writes; the scope tree and line keys are the same
+    assert [e[:6] for e in floor_atof] == [e[:6] for e in ours_atof]
+    assert _atif(tmp_path / "floor" / "atif") == _atif(tmp_path / "ours" / "atif")
+
+
+def test_fmt33a_obliged_floor_scrubs_every_line_and_document(tmp_path: Path) -> None:
+    canary = secrets.token_hex(16)
+    args = {"path": "notes.txt", "note": f"my key is sk-proj-{canary}"}
+    response = bench.Workload(1, 1, 2).response()
+
+    def tool(**kwargs: Any) -> str:
+        return f"password: {canary}"
+
+    for obliged in (False, True):
+        directory = tmp_path / str(obliged)
+        floor_run(1, 2, 2, directory, bench.REQUEST, response, bench.USER, args, tool, lambda fn: fn(),
+                  obligations=OBLIGATIONS if obliged else ())
+        written = (directory / "events.jsonl").read_bytes() + b"".join(
+            p.read_bytes() for p in (directory / "atif").glob("*.json"))
+        assert (canary.encode() in written) is not obliged  # the plain floor skips the scrubber, by design
+    assert b"<redacted:" in (tmp_path / "True" / "events.jsonl").read_bytes()

@@ -1,0 +1,233 @@
+"""A redaction replaces exactly the secret's span (issue #25 deliverable 3; spec 01 OBS-59, spec 04 FMT-33a).
+
+Property: ordinary text (prose, code, configs, shell, logs, hashes ...) with N credentials of known shapes planted
+at random token boundaries, each in its own context (a vendor key alone, ``NAME=secret``, ``NAME: secret``,
+``"name": "secret"``, ``--password secret``, ``scheme://u:secret@host``, ``Authorization: Bearer secret`` ...), then
+wrapped plain, JSON-escaped one to three times (the whole text ``json.dumps``-ed, or a JSON document whose string
+holds it) or percent-encoded. The scrubbed text must equal the wrapped text with exactly each secret's encoded
+span replaced by ``redaction_marker(secret)``: every other byte, every line and the JSON structure unchanged;
+distinct secrets get distinct markers, the same secret the same marker in every wrapper.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import MARKER_RE, redaction_marker, scrub_text
+
+from tests.engine._scrub_support import ALNUM, KEY_SAMPLES, password, rand, unwrap, wrapper
+from .test_scrub_false_positives import corpus
+
+POOL = [text for _, text in corpus(3000, seed=2512)]
+"""Ordinary text the secrets are planted in (the false-positive corpus's generators; none of it is redacted)."""
+
+_ENV_NAMES = ("API_KEY", "OPENAI_API_KEY", "DB_PASSWORD", "SECRET_TOKEN", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY",
+              "STRIPE_SECRET", "PASSWD", "client_secret", "auth_token", "SMTP_PASS", "accessToken")
+_KEY_NAMES = ("password", "api_key", "apiKey", "token", "secret", "access_token", "client_secret", "passphrase",
+              "private_key", "refresh_token", "db_password")
+_FLAGS = ("--password", "--api-key", "--token", "--secret", "--db-password", "--client-secret", "--auth-token")
+_SCHEMES = ("postgres", "postgresql", "mysql", "redis", "amqp", "mongodb+srv", "https", "ftp")
+
+
+def _secret(r: random.Random) -> str:
+    """A generated password; sometimes with the symbols passwords carry (encoded differently by each wrapper)."""
+    s = password(r)
+    if r.random() < 0.3:
+        i = r.randrange(1, len(s))
+        s = s[:i] + r.choice("!*._-~") + s[i:]
+    return s
+
+
+def _context(r: random.Random) -> tuple[str, str, str]:
+    """``(before, secret, after)``: one credential in one of the shapes the scrubber knows."""
+    kind = r.randrange(11)
+    s = _secret(r)
+    if kind == 0:
+        return "", KEY_SAMPLES[r.choice(sorted(KEY_SAMPLES))](r), ""
+    if kind == 1:
+        return f"{r.choice(_ENV_NAMES)}=", s, ""
+    if kind == 2:
+        return f"{r.choice(_KEY_NAMES)}: ", s, ""
+    if kind == 3:
+        return f'"{r.choice(_KEY_NAMES)}": "', s, '"'
+    if kind == 4:
+        return f"'{r.choice(_KEY_NAMES)}': '", s, "'"
+    if kind == 5:
+        return f"{r.choice(_FLAGS)}{r.choice([' ', '='])}", s, ""
+    if kind == 6:
+        s = rand(r, ALNUM, r.randint(12, 30))
+        return f"{r.choice(_SCHEMES)}://{r.choice(['u', 'admin', 'deploy'])}:", s, f"@db{r.randint(1, 9)}.internal/app"
+    if kind == 7:
+        return f"Authorization: {r.choice(['Bearer', 'bearer', 'Token'])} ", s, ""
+    if kind == 8:
+        return "Bearer ", s, ""
+    if kind == 9:
+        return f"https://api.example.com/v1/items?limit={r.randint(1, 99)}&{r.choice(['api_key', 'token'])}=", s, \
+            f"&page={r.randint(1, 9)}"
+    return "mysql -u root -p", s, f" app{r.randint(1, 9)}"
+
+
+_UNSAFE_BEFORE = re.compile(r"(?:[:=]|^--\S*|^-[a-zA-Z]|^(?:bearer|basic|token|authorization|mysql\S*)\b.*)$",
+                            re.IGNORECASE)
+
+
+def _closed(head: str) -> bool:
+    """Whether the text before a boundary closed every quote and bracket it opened (a secret planted inside a
+    string or a template would become part of that value)."""
+    return (head.count('"') % 2 == 0 and head.count("'") % 2 == 0 and head.count("{") == head.count("}")
+            and head.count("(") == head.count(")") and head.count("[") == head.count("]"))
+
+
+def _plant(r: random.Random, n: int) -> list[tuple[str, str | None]]:
+    """Ordinary lines with ``n`` credentials planted at token boundaries: ``(piece, secret or None)`` pieces."""
+    lines: list[list[tuple[str, str | None]]] = [[(line, None)] for text in r.sample(POOL, r.randint(1, 6))
+                                                 for line in text.split("\n")]
+    for _ in range(n):
+        before, secret, after = _context(r)
+        planted: list[tuple[str, str | None]] = [(before, None), (secret, secret), (after, None)]
+        where = r.randrange(3)
+        if where == 0:  # a line of its own
+            lines.insert(r.randrange(len(lines) + 1), planted)
+            continue
+        line = lines[r.randrange(len(lines))]
+        first = line[0][0]
+        if len(line) == 1 and where == 1 and " " in first:  # an ordinary line, nothing planted in it yet  # between two words of an ordinary line
+            words = first.split(" ")
+            k = r.randrange(1, len(words))
+            head, tail = " ".join(words[:k]), " ".join(words[k:])
+            # not where the ordinary words before would read the secret (or its name) as their value
+            if head and _closed(head) and not _UNSAFE_BEFORE.search(words[k - 1]) and not words[k][:1] in ("=", ":") and not (
+                    k >= 2 and (words[k - 2].lower() in ("bearer", "basic") or words[k - 2][-1:] in (":", "="))):
+                line[:1] = [(head + " ", None), *planted, (" " + tail, None)]
+                continue
+        line[:0] = [*planted, (" ", None)]  # at the start of a line
+    pieces: list[tuple[str, str | None]] = []
+    for i, line in enumerate(lines):
+        if i:
+            pieces.append(("\n", None))
+        pieces.extend(line)
+    return pieces
+
+
+def _expected(pieces: list[tuple[str, str | None]], kind: str, level: int) -> tuple[str, str]:
+    """The wrapped text, and the same with each secret's encoded span replaced by its marker."""
+    encode, left, right = wrapper(kind, level)
+    text = left + "".join(encode(p) for p, _ in pieces) + right
+    expected = left + "".join(encode(p) if s is None else redaction_marker(s) for p, s in pieces) + right
+    return text, expected
+
+
+WRAPPERS = [("plain", 1), ("json", 1), ("json", 2), ("json", 3), ("doc", 1), ("doc", 2), ("doc", 3), ("url", 1)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), n=st.integers(1, 5), wrap=st.sampled_from(WRAPPERS))
+def test_property_fmt33a_only_the_secrets_spans_change(seed: int, n: int, wrap: tuple[str, int]) -> None:
+    """OBS-59 / issue #25: the scrubbed text is the input with exactly the planted secrets' spans replaced by
+    their markers, whatever the wrapper; lines and JSON structure are those of the input."""
+    kind, level = wrap
+    pieces = _plant(random.Random(seed), n)
+    text, expected = _expected(pieces, kind, level)
+    out = scrub_text(text)
+    assert out == expected
+    assert out.count("\n") == text.count("\n")
+    if kind != "url":
+        assert unwrap(kind, level, out).count("\n") == unwrap(kind, level, text).count("\n")
+    if kind == "doc":
+        got, want = json.loads(out), json.loads(text)
+        assert set(got) == set(want) and {k: v for k, v in got.items() if k != "content"} == {
+            k: v for k, v in want.items() if k != "content"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), n=st.integers(2, 5))
+def test_property_fmt33a_markers_are_distinct_per_secret_and_equal_across_wrappers(seed: int, n: int) -> None:
+    """Distinct secrets get distinct markers; the same secret the same marker in every wrapper (rows keyed by a
+    redacted value never merge, and a value is recognisable across the records that hold it)."""
+    pieces = _plant(random.Random(seed), n)
+    secrets = [s for _, s in pieces if s is not None]
+    seen: set[tuple[str, ...]] = set()
+    for kind, level in WRAPPERS:
+        text, _ = _expected(pieces, kind, level)
+        seen.add(tuple(m.group(0) for m in MARKER_RE.finditer(scrub_text(text))))
+    assert len(seen) == 1
+    [markers] = seen
+    assert len(markers) == len(secrets)
+    assert len(set(markers)) == len(set(secrets))
+
+
+@pytest.mark.parametrize("level", [0, 1, 2])
+def test_fmt33a_issue_example_read_file_result_keeps_every_line(level: int) -> None:
+    """Issue #25's example: a JSON-encoded ``read_file`` result loses only the value of ``API_KEY``, not the lines
+    after it (it used to become ``{"content":"1|API_KEY=<redacted>"}``)."""
+    text = '{"content":"1|API_KEY=abc123\\n2|HOST=example.org\\n3|PORT=5432"}'
+    for _ in range(level):
+        text = json.dumps(text)
+    out = scrub_text(text)
+    assert out == text.replace("abc123", redaction_marker("abc123"))
+    inner = out
+    for _ in range(level):
+        inner = json.loads(inner)
+    assert json.loads(inner) == {"content": f"1|API_KEY={redaction_marker('abc123')}\n2|HOST=example.org\n3|PORT=5432"}
+
+
+def _quoted_pairs_reference(text: str) -> list[tuple[int, int]]:
+    """The quoted-pair finder as a left-to-right search of its one regex (what the key-end-driven finder must
+    equal)."""
+    from hermes_pipeline.engine import scrub_shapes as sh
+
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        m = sh._QUOTED_PAIR_RE.search(text, pos)
+        if m is None:
+            return spans
+        key, scalar = m.group("key"), m.group("scalar")
+        pos = m.end()
+        if scalar is not None:
+            if scalar in ("null", "None", "true", "false", "True", "False"):
+                continue
+            if sh.is_sensitive_pair(key, 0 if sh._INT_RE.fullmatch(scalar) else scalar):
+                spans.append(m.span("scalar"))
+            continue
+        span = m.span("dq" if m.group("dq") is not None else "sq")
+        if span[1] > span[0] and sh.is_sensitive_pair(key, ""):
+            sh._judge(text, key, span, 2, spans)
+        else:
+            pos = span[0] - 1
+
+
+_PAIR_TEXT = st.lists(st.sampled_from(['"', "'", ":", " ", "\\", "\n", "password", "x", "key", "1", "{", ",", "}",
+                                       "ab9Cd8eF7gH6", "token", "null", "\t", '\\"']), max_size=40).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_PAIR_TEXT)
+def test_property_quoted_pairs_equal_their_regex_reference(text: str) -> None:
+    """The quoted-pair finder (driven by the ends of keys, for speed) finds exactly what a left-to-right search of
+    the pair regex finds."""
+    from hermes_pipeline.engine import scrub_shapes as sh
+
+    spans: list[tuple[int, int]] = []
+    sh._quoted_pairs(text, spans)
+    assert spans == _quoted_pairs_reference(text)
+
+
+_CLIENT_TEXT = st.lists(st.sampled_from(["mysql", "MySQLdump", "curl", "az", " ", "-p", "x", ".", "_", "-", "mongo",
+                                         "sh", "ldap", "search", "lazy", "\n", "İ", "K", "docker", "login", "1"]),
+                        max_size=30).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_CLIENT_TEXT)
+def test_property_client_commands_equal_their_regex_search(text: str) -> None:
+    """Client names found through ``str.find`` are exactly those a search of the client regex finds."""
+    from hermes_pipeline.engine import scrub_clients as cl
+
+    assert [m.span() for m in cl._client_commands(text)] == [m.span() for m in cl._CLIENT_RE.finditer(text)]

@@ -1,0 +1,153 @@
+"""Record lanes (``RECORD_LANE``, :meth:`Engine.record_lanes`): the tool path without payload or dispatch.
+
+When every listener of a tool hook is a deferred-projection recorder, the host hands each one the
+hook's fields as one tuple in hookspec order instead of building the payload dict and dispatching it
+(FMT-79: the caller's thread only timestamps and enqueues). The scope events must be the same as
+through the dispatch, FMT-80's pairing of dropped records must hold, and a listener that can answer
+(a plugin's hookimpl) or hang protection must switch the lanes off.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any
+
+import pytest
+
+from hermes_pipeline import Engine, Host
+from hermes_pipeline.contract import hookspecs
+from hermes_pipeline.contract.hooks import OBSERVER_HOOKS
+from hermes_pipeline.contract.hookspecs import hookimpl
+from hermes_pipeline.export import ScopeEvent, ScopePlugin
+from hermes_pipeline.host.tools import post_tool_fields, post_tool_payload, pre_tool_fields, pre_tool_payload
+
+from tests.sinks.atof._support import stuck_projection
+
+TOOL_HOOKS = ("pre_tool_call", "post_tool_call")
+
+
+class Answering:
+    @hookimpl
+    def pre_tool_call(self, tool_name: str) -> None:
+        return None
+
+
+def _spec_names(hook: str) -> list[str]:
+    names = [n for n in inspect.signature(getattr(hookspecs, hook)).parameters if n != "telemetry_schema_version"]
+    assert tuple(names) == OBSERVER_HOOKS[hook].fields  # the catalogue the lanes read states the same order
+    return names
+
+
+def test_fields_are_the_payload_in_hookspec_order() -> None:
+    """One shape: the lane fields zipped with the hookspec's parameters are the dispatch payload."""
+    engine = Engine()
+    turn = Host(engine, model="m").session().turn("hi")
+    args = {"path": "a"}
+    pre = pre_tool_payload(turn, "read_file", args, "c1", "r1", [], "files")
+    assert dict(zip(_spec_names("pre_tool_call"), pre_tool_fields(turn, "read_file", args, "c1", "r1", [],
+                                                                   "files"), strict=True)) == \
+        {k: v for k, v in pre.items() if k != "telemetry_schema_version"}
+    post = post_tool_payload(turn, "read_file", args, "c1", "r1", "x", 3, "error", "tool_error", "m", [], None)
+    assert dict(zip(_spec_names("post_tool_call"), post_tool_fields(
+        turn, "read_file", args, "c1", "r1", "x", 3, "error", "tool_error", "m", [], None), strict=True)) == \
+        {k: v for k, v in post.items() if k != "telemetry_schema_version"}
+
+
+def test_lanes_only_when_every_listener_is_a_recorder() -> None:
+    engine = Engine()
+    engine.add_plugin(ScopePlugin(deferred=True), name="scopes")
+    for hook in TOOL_HOOKS:
+        lanes = engine.record_lanes(hook, engine.hook_listeners[hook])
+        assert lanes is not None and len(lanes) == 1
+    engine.add_plugin(Answering(), name="answering")  # may block or modify: the dispatch is needed
+    assert engine.record_lanes("pre_tool_call", engine.hook_listeners["pre_tool_call"]) is None
+    assert engine.record_lanes("post_tool_call", engine.hook_listeners["post_tool_call"]) is not None
+    engine.remove_plugin("answering")
+    assert engine.record_lanes("pre_tool_call", engine.hook_listeners["pre_tool_call"]) is not None
+    engine.hook_callback_timeout = 1.0  # hang protection: every listener runs on the guarded path
+    assert engine.record_lanes("pre_tool_call", engine.hook_listeners["pre_tool_call"]) is None
+
+
+def _normalised(events: list[ScopeEvent]) -> list[tuple[Any, ...]]:
+    ids: dict[int, int] = {}
+
+    def n(uuid: int | None) -> int | None:
+        return None if uuid is None else ids.setdefault(uuid, len(ids))
+
+    return [(e.kind, e.phase, n(e.uuid), n(e.parent_uuid), e.name, e.category, e.attributes, e.profile,
+             json.dumps(e.data, sort_keys=True, default=str),
+             json.dumps({k: v for k, v in (e.metadata or {}).items() if "duration" not in k}, sort_keys=True,
+                        default=str)) for e in events]
+
+
+def _session(engine: Engine) -> None:
+    session = Host(engine, model="m", toolsets={"read_file": "files"}).session("s1")
+    turn = session.turn("go", task_id="k1", turn_id="u1")
+
+    def boom(path: str) -> str:
+        raise OSError("disk gone")
+
+    args = {"path": "notes.txt"}
+    turn.call_tool("read_file", args, lambda path: "milk", tool_call_id="a")
+    args["path"] = "mutated after the call"  # the recorded arguments are a copy taken at the hook
+    turn.call_tool("read_file", {"path": "x"}, lambda path: '{"error": "no such file"}', tool_call_id="b")
+    turn.call_tool("read_file", {"path": "y"}, boom, tool_call_id="c")
+    turn.call_tool("read_file", {"path": "z"}, lambda path: {"lines": 2}, tool_call_id="d")
+    turn.end()
+    session.finalize()
+
+
+@pytest.mark.parametrize("deferred", [True, False])
+def test_lanes_give_the_scope_events_of_the_dispatch(deferred: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs: list[list[tuple[Any, ...]]] = []
+    used: list[bool] = []
+    for lanes in (True, False):
+        engine = Engine()
+        seen: list[ScopeEvent] = []
+        plugin = ScopePlugin((seen.append,), deferred=deferred)
+        engine.add_plugin(plugin, name="scopes")
+        if not lanes:
+            monkeypatch.setattr(engine, "record_lanes", lambda hook, entries: None)
+        else:
+            real = engine.record_lanes
+
+            def spy(hook: str, entries: Any) -> Any:
+                found = real(hook, entries)
+                used.append(found is not None)
+                return found
+
+            monkeypatch.setattr(engine, "record_lanes", spy)
+        _session(engine)
+        assert plugin.shutdown(5.0)
+        runs.append(_normalised(seen))
+    assert used and all(used)  # the first run really went through the lanes
+    assert runs[0] == runs[1]
+    tools = [e for e in runs[0] if e[5] == "tool"]
+    assert len(tools) == 8
+    assert '"mutated after the call"' not in "".join(e[8] for e in tools)
+
+
+def test_fmt_80_a_dropped_opening_record_drops_its_closing_record_through_the_lanes() -> None:
+    """FMT-80 with lanes: the queue is full for a tool start, so its end is dropped too (never half a pair)."""
+    engine = Engine()
+    plugin, seen, gate = stuck_projection(engine)
+
+    def lane(hook: str, call_id: str, *extra: Any) -> None:
+        lanes = engine.record_lanes(hook, engine.hook_listeners[hook])
+        assert lanes is not None
+        fields = ("t", {}, "k", "s", call_id, "u", "", *extra, [], None)
+        for record in lanes:
+            record(fields)
+
+    done = ("x", 0, "ok", None, None)
+    lane("pre_tool_call", "kept")      # queued (2 of 2)
+    lane("pre_tool_call", "dropped")   # publication queue full: dropped, key remembered
+    gate.set()
+    assert plugin.flush(5.0)
+    lane("post_tool_call", "dropped", *done)  # dropped with it
+    lane("post_tool_call", "kept", *done)
+    assert plugin.shutdown(5.0)
+    tools = [(e.phase, (e.profile or {}).get("tool_call_id")) for e in seen if e.category == "tool"]
+    assert tools == [("start", "kept"), ("end", "kept")]
+    assert plugin.publication_stats()["pipeline.events_dropped"] == 2

@@ -1,0 +1,28 @@
+"""The wiring moved from ``hermes_pipeline.config`` to ``hermes_pipeline.profile``; the documented old paths
+keep working (issue #29 item 1), and the process engine's activation is handed to the runtime by the package
+root instead of being looked up by a module name (CFG-50)."""
+
+from __future__ import annotations
+
+import importlib
+
+import hermes_pipeline
+from hermes_pipeline import config, profile, runtime
+
+
+def test_every_moved_name_is_the_same_object_under_its_old_path() -> None:
+    for name in sorted(config.MOVED_TO_PROFILE):
+        assert getattr(config, name) is getattr(profile, name), name
+    assert hermes_pipeline.open_profile is profile.open_profile
+    assert importlib.import_module("hermes_pipeline.config").ConfigError.__module__ == "hermes_pipeline.config.errors"
+
+
+def test_the_runtime_is_handed_the_activation_of_the_default_profile() -> None:
+    """Importing the package hands :func:`runtime.get_engine` the activation; the runtime names no module."""
+    activation = runtime.set_activation(None)
+    try:
+        assert activation is not None
+        assert activation.__module__ == "hermes_pipeline"
+        assert activation.__name__ == "_activate_process_engine"
+    finally:
+        runtime.set_activation(activation)
