@@ -11,10 +11,9 @@ walk over the legacy raw fields) scrubs its strings through :func:`scrub_once`. 
   every call, and by every later walk;
 - every result is **marked as scrubbed** (:data:`_scrubbed`): a later walk over an already scrubbed value
   (the export's entry walk over the engine's sanitized ``request``; a sink) meets it and keeps it as it is,
-  the same object, so no container holding it is copied either. That is safe only for a fixpoint of the
-  scrubber, so a text that changed is scrubbed again until nothing changes: one pass is not always one (a
-  credential glued to another's end is found once the first is replaced), which the two walks of before
-  hid; ``tests/engine/test_scrub_once.py`` checks the fixpoint on generated text.
+  the same object, so no container holding it is copied either. That is safe because ``scrub_text``'s result
+  is a fixpoint (it scans a changed text again until nothing changes: a credential glued to another's end is
+  found once the first is replaced); ``tests/engine/test_scrub_once.py`` checks the fixpoint on generated text.
 
 Both tables are bounded by the characters they hold (emptied when full, like ``long_clean``; a text seen
 after that is scanned again, which costs time, never privacy) and are emptied when the redaction key
@@ -35,8 +34,6 @@ MAX_CHARS: Final = 100_000
 """Longer texts are scrubbed every time and not remembered (as ``long_clean`` does)."""
 BUDGET_CHARS: Final = 2_000_000
 """Characters both tables may hold together before they are emptied."""
-MAX_PASSES: Final = 4
-"""Scrubbing passes over a text that changed, until it is a fixpoint (see :func:`_fixpoint`)."""
 
 _memo: Final[dict[str, str]] = {}
 """Raw text -> its scrubbed text, for texts the scan changed."""
@@ -68,9 +65,7 @@ def scrub_once(text: str) -> str:
     if done is not None:
         return done
     _state["scans"] = int(_state["scans"]) + 1  # type: ignore[call-overload]
-    out = safe_scrub(text)
-    if out is not text:
-        out = _fixpoint(out)
+    out = safe_scrub(text)  # a fixpoint: scrub_text scans a changed text again until nothing changes
     # A text the scan left unchanged is remembered by scrub_text itself (known_clean, long_clean): only a changed
     # one is kept here. A failure may be transient: that text is scanned again next time.
     if out is not text and n <= MAX_CHARS and out != REDACTION_FAILED:
@@ -83,20 +78,6 @@ def scrub_once(text: str) -> str:
         _memo[text] = out
         _scrubbed.add(out)
     return out
-
-
-def _fixpoint(out: str) -> str:
-    """``out`` scrubbed again until nothing changes (at most :data:`MAX_PASSES` passes in all).
-
-    One pass is not always enough: a credential glued to the end of another (``AKIA…sk-proj-…``) is found only
-    once the first one is replaced. Marking a result as scrubbed (no later walk scans it) needs a fixpoint;
-    a text still changing after every pass becomes the failure marker, never a text that may hold a credential."""
-    for _ in range(MAX_PASSES - 1):
-        again = safe_scrub(out)
-        if again == out:
-            return out
-        out = again
-    return REDACTION_FAILED
 
 
 def is_scrubbed(text: str) -> bool:

@@ -169,3 +169,12 @@ def test_fmt33a_key_value_found_whatever_the_colon_density(padding: int) -> None
     text = "word " * padding + f"Note: the db password: {SECRET} is old; at 10:15 --token {SECRET} too"
     out = scrub_text(text)
     assert SECRET not in out and out.endswith("password: <redacted> is old; at 10:15 --token <redacted> too")
+
+
+@pytest.mark.parametrize("unit", ["AKIAQWERTYUIOPASDFGH.", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t/", "ghp_" + "aB3" * 12 + "~"])
+def test_fmt33a_glued_keys_are_linear(unit: str) -> None:
+    """Keys glued one after another by key characters: each key's span runs to the end of what is glued to it,
+    so the scan must not start again from every key (8x the input costs about 8x the CPU, not 64x)."""
+    count = max(1, 25_000 // len(unit))
+    ratio = scaling_ratio(scrub_text, unit, count)
+    assert ratio < 24, f"{unit!r} x {count}: 8x the input cost {ratio:.1f}x the CPU time"
