@@ -285,3 +285,98 @@ def floor_run(sessions: int, turns: int, tools: int, directory: Path, request: d
                  {"status": "completed"}, {**base, "hermes.duration_ms": 0, "otel.status_code": "OK"})
         if writer is not None:
             writer.close()
+
+
+Turn = tuple[str, list[tuple[dict[str, Any], dict[str, Any], list[tuple[str, str, dict[str, Any], str]]]]]
+"""One recorded turn for :func:`floor_replay`: ``(user message, [(request, response, [(call id, tool name,
+arguments, result)]) per LLM call])``."""
+
+
+def floor_replay(sessions: list[list[Turn]], directory: Path, timed: Callable[[Callable[[], object]], object],
+                 obligations: Collection[str] = (), model: str = "bench-model") -> None:
+    """:func:`floor_run` for recorded sessions (``bench_real_payloads.py``): each session a list of turns, each
+    turn its LLM calls (request, response) and the tool calls of each response with their recorded results.
+
+    The same lines and documents, each scope built the same way as in :func:`floor_run`; a tool call's result
+    comes from the recording (``tool`` is ``lambda: result``) and is timed with ``timed``."""
+    unknown = set(obligations) - set(OBLIGATIONS)
+    if unknown or (obligations and "thread" not in obligations):
+        raise ValueError(f"obligations must be a subset of {OBLIGATIONS} holding 'thread', not {sorted(obligations)}")
+    (directory / "atif").mkdir(parents=True, exist_ok=True)
+    trajectories = _Trajectories(directory / "atif")
+    with open(directory / "events.jsonl", "wb", buffering=1 << 16) as out:
+        writer: _ObligedWriter | None = None
+        if obligations:
+            writer = _ObligedWriter(out, trajectories, "scrub" in obligations)
+            enqueue = writer.scope_event
+            if "hook" in obligations:
+                plugins = pluggy.PluginManager("floor")
+                plugins.add_hookspecs(_Spec)
+                plugins.register(writer)
+                hook = plugins.hook.scope_event
+
+                def emit(*fields: Any) -> None:
+                    hook(fields=fields)
+            else:
+                def emit(*fields: Any) -> None:
+                    enqueue(fields)
+        else:
+            write, assemble = out.write, trajectories.add
+
+            def emit(*fields: Any) -> None:
+                write(_line(*fields))
+                assemble(*fields)
+        for index, turns in enumerate(sessions):
+            session_id, session_uuid = f"session{index:024d}", _uuid()
+            base = {"hermes.telemetry_schema_version": _SCHEMA, "hermes.session_id": session_id}
+            emit("start", session_uuid, None, _now(), "hermes.session", "agent", None,
+                 {"model": model, "platform": "cli"},
+                 {**base, "hermes.platform": "cli", "hermes.span_kind": "session"})
+            for turn_no, (user, llm_calls) in enumerate(turns):
+                turn_id, task_id, turn_uuid = f"turn_{turn_no:016x}", f"task_{index:016x}", _uuid()
+                ids = {**base, "hermes.task_id": task_id, "hermes.turn_id": turn_id}
+                emit("start", turn_uuid, session_uuid, _now(), "agent.run", "function", None,
+                     {"user_message": user, "is_first_turn": turn_no == 0},
+                     {**ids, "hermes.platform": "cli", "hermes.span_kind": "agent.run"})
+                final = ""
+                for call_no, (request, response, tool_calls) in enumerate(llm_calls, 1):
+                    api_id, llm_uuid = f"{turn_id}:api:{call_no}", _uuid()
+                    emit("start", llm_uuid, turn_uuid, _now(), "llm.call", "llm", {"model_name": model},
+                         {"request": {"method": "POST", "body": request}, "messages_offset": 0},
+                         {**ids, "hermes.api_request_id": api_id, "hermes.api_call_count": call_no,
+                          "hermes.provider": "bench", "hermes.api_mode": "chat_completions",
+                          "hermes.base_url": "http://127.0.0.1/v1", "hermes.span_kind": "llm.call"})
+                    choice, usage = response["choices"][0], response["usage"]
+                    reply = {"model": response["model"], "finish_reason": choice["finish_reason"],
+                             "assistant_message": choice["message"],
+                             "usage": {"input_tokens": usage["prompt_tokens"],
+                                       "output_tokens": usage["completion_tokens"],
+                                       "prompt_tokens": usage["prompt_tokens"], "total_tokens": usage["total_tokens"]}}
+                    emit("end", llm_uuid, turn_uuid, _now(), "llm.call", "llm", {"model_name": model},
+                         {"response": reply, "usage": {"input_tokens": usage["prompt_tokens"],
+                                                       "output_tokens": usage["completion_tokens"]},
+                          "finish_reason": choice["finish_reason"]},
+                         {**base, "hermes.api_request_id": api_id, "hermes.duration_ms": 0,
+                          "otel.status_code": "OK"})
+                    final = choice["message"].get("content") or final
+                    for call_id, name, args, result in tool_calls:
+
+                        def tool_call() -> None:
+                            tool_uuid = _uuid()
+                            emit("start", tool_uuid, turn_uuid, _now(), name, "tool",
+                                 {"tool_call_id": call_id}, {"arguments": args},
+                                 {**ids, "hermes.api_request_id": api_id, "hermes.span_kind": "tool.execute"})
+                            emit("end", tool_uuid, turn_uuid, _now(), name, "tool",
+                                 {"tool_call_id": call_id}, {"result": (lambda: result)()},
+                                 {**base, "hermes.tool.status": "ok", "hermes.duration_ms": 0,
+                                  "otel.status_code": "OK"})
+
+                        timed(tool_call)
+                emit("end", turn_uuid, session_uuid, _now(), "agent.run", "function", None,
+                     {"final_response": final, "completed": True, "interrupted": False},
+                     {**base, "hermes.turn.status": "completed", "hermes.duration_ms": 0,
+                      "otel.status_code": "OK"})
+            emit("end", session_uuid, None, _now(), "hermes.session", "agent", None,
+                 {"status": "completed"}, {**base, "hermes.duration_ms": 0, "otel.status_code": "OK"})
+        if writer is not None:
+            writer.close()

@@ -60,8 +60,8 @@ from .scrub import (
     known_clean,
     safe_scrub,
     scrub_message,
-    scrub_text,
 )
+from .scrub_once import scrub_once
 
 __all__ = [
     "BYTES_MARKER",
@@ -223,12 +223,12 @@ def _key_entry(key: object) -> tuple[str, int]:
 def _scrub_cached(text: str, ctx: _Ctx) -> str:
     cache = ctx.cache
     if cache is None or len(text) < _CACHE_MIN_CHARS:
-        return safe_scrub(text)
+        return scrub_once(text)
     entry = cache.get(id(text))
     # The entry keeps ``text`` alive, so its id cannot be reused by another string meanwhile.
     if entry is not None and entry[0] is text:
         return entry[1]
-    scrubbed = safe_scrub(text)
+    scrubbed = scrub_once(text)
     cache[id(text)] = (text, scrubbed)
     return scrubbed
 
@@ -253,10 +253,7 @@ def _simple_leaf(item: object, cls: type, max_str: int) -> object:
     if cls is str:
         if len(item) >= _CACHE_MIN_CHARS:  # type: ignore[arg-type]
             return _NOTHING
-        try:
-            text = scrub_text(item)  # type: ignore[arg-type]
-        except Exception:
-            text = REDACTION_FAILED
+        text = scrub_once(item)  # type: ignore[arg-type]
         n = len(text)
         if n > max_str:
             text = f"{text[:max_str]}...[truncated {n - max_str} chars]"
@@ -543,7 +540,7 @@ def _plain_str(item: str) -> str:
     """A string of :func:`_plain_copy`: scrubbed; raises :class:`_NotPlain` past the pass-1 cap."""
     n = len(item)
     if n >= _SCRUB_MIN_CHARS and not (n <= _CLEAN_MAX_CHARS and item in known_clean):
-        item = scrub_text(item)  # an exception leaves the shortcut: the full algorithm marks it
+        item = scrub_once(item)  # scanned once per distinct text; a failure is the failure marker
         if len(item) > PASS1_MAX_STR:
             raise _NotPlain
     return item

@@ -240,6 +240,8 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 rs, re_ = view.root_offset(s), view.root_offset(e)
                 if re_ > rs:
                     found.append((rs, re_, vtext[s:e]))
+    if found and "<redacted" in text:  # a marker a rule reads as a value (``"password": <redacted:…>``) stays
+        found = [span for span in found if not MARKER_RE.fullmatch(text, span[0], span[1])]
     if len(found) < 2:
         return found
     found.sort(key=lambda span: (span[0], -span[1]))
@@ -287,7 +289,24 @@ def scrub_text(text: str) -> str:
             long_clean.add(text)
             _long_clean_chars += n
         return text
-    return replace_spans(text, spans)
+    out = replace_spans(text, spans)
+    # One pass is not always a fixpoint: a credential glued to the end of another (``AKIA…sk-proj-…``) has no
+    # boundary before it until the first is replaced. Scan the result again until nothing changes, so that
+    # scrubbing is idempotent and a scrubbed text can be trusted by every later walk.
+    for _ in range(_MAX_PASSES - 1):
+        more = find_spans(out)
+        if not more:
+            return out
+        out = replace_spans(out, more)
+    raise ScrubDidNotSettle(f"credentials still found after {_MAX_PASSES} passes")
+
+
+class ScrubDidNotSettle(ValueError):
+    """A text still held credentials after :data:`_MAX_PASSES` passes (:func:`safe_scrub` gives the failure
+    marker for it, never the text)."""
+
+
+_MAX_PASSES: Final = 4
 
 
 def replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:

@@ -316,14 +316,20 @@ def _auth_schemes(text: str, spans: list[Span]) -> None:
     search = _AUTH_SCHEME_RE.search
     match = _AUTH_SCHEME_RE.match
     pos = 0
+    # The next occurrence of each scheme word, found again only once the scan has passed it: finding both on
+    # every step would rescan to the end of the text for the absent one (quadratic on "Bearer Bearer ...").
+    ahead = {"bearer": -1, "basic": -1}
     while True:
         if aligned:  # the scheme words found at C speed, the pattern tried only there
             m = None
             while m is None:
-                at = [p for p in (low.find("bearer", pos), low.find("basic", pos)) if p >= 0]
-                if not at:
+                for word, at in ahead.items():
+                    if at != len(low) and at < pos:
+                        found = low.find(word, pos)
+                        ahead[word] = found if found >= 0 else len(low)
+                first = min(ahead.values())
+                if first >= len(low):
                     return
-                first = min(at)
                 m = match(text, first)
                 pos = first + 1
         else:

@@ -81,6 +81,10 @@ _VENDOR_RE: Final = re.compile(
     + ")"
 )
 
+_KEY_TAIL: Final = re.compile(r"[A-Za-z0-9_.+/=~-]*[A-Za-z0-9_=]|")
+"""What is glued to a key's end and goes with it: the characters keys are written with, ending where a key
+could (not on a sentence's ``.`` or a path's ``/``)."""
+
 _KEY_RUN_RE: Final = re.compile(r"[A-Za-z0-9_.+/=~-]{13,}")
 """A run of the characters every prefix and body above is written with, at least as long as the shortest key
 (``hf_`` and ten characters)."""
@@ -136,9 +140,15 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
     # Every key lies inside one run of key characters at least as long as the shortest format: the runs are found
     # at C speed and the formats tried only inside them (exact: the lookbehind still sees the text before a run).
     for run in _KEY_RUN_RE.finditer(text):
+        covered = -1
         for m in _VENDOR_RE.finditer(text, run.start(), run.end()):
+            if m.start() < covered:
+                continue  # inside the tail of the key before it: already in its span (and no rescan to the end)
             if _generated(m.group(m.lastgroup or 0)):
-                spans.append(m.span())
+                # A key is a whole token: what is glued to its end (another key written right after it,
+                # ``AKIA…LTAI…`` or ``AKIA…dp.st.…``, whose own prefix has no boundary before it) goes with it.
+                covered = _KEY_TAIL.match(text, m.end()).end()
+                spans.append((m.start(), covered))
         if run.end() - run.start() >= 59:
             spans.extend(m.span() for m in _DISCORD_RE.finditer(text, run.start(), run.end()))
     if every or "Q~" in text:

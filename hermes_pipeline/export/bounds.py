@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..engine.scrub import TRUNCATION_SUFFIX, safe_scrub
+from ..engine.scrub_once import scrub_once
 from .events import ScopeEvent
 
 __all__ = ["DEFAULT_MAX_VALUE_CHARS", "MIN_MAX_VALUE_CHARS", "SCRUB_MARGIN", "TRUNCATED_VALUES_KEY",
@@ -54,10 +55,10 @@ def bounded(text: str, cap: int | None) -> str:
 def bounded_scrub(text: str, cap: int | None) -> tuple[str, bool]:
     """``(text scrubbed and cut to cap, whether it was cut)``; never raises (see the module docstring)."""
     if cap is None:
-        return safe_scrub(text), False
+        return scrub_once(text), False
     n = len(text)
     if n <= cap:
-        out = safe_scrub(text)
+        out = scrub_once(text)  # once per distinct text: an already scrubbed text is kept as it is
         if len(out) <= cap:
             return out, False
         return out[:cap] + TRUNCATION_SUFFIX.format(n=len(out) - cap), True

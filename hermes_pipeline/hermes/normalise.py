@@ -71,7 +71,7 @@ from typing import Any, Final
 
 from ..host.message import message_view
 from .pairing import DELEGATION_TOOL, ApprovalPairing, SubagentPairing
-from .payloads import exit_code, full_request, gateway_fields, system_prompt
+from .payloads import exit_code, full_request, gateway_fields, scrubbed, system_prompt
 from .skill_calls import TOOL as SKILL_TOOL
 from .skill_calls import lifecycle_event
 
@@ -401,6 +401,8 @@ class HermesNormaliser:
                 p["assistant_message"] = message_view(message)
             except Exception:
                 pass
+        if "response" in p:  # the sanitized field, scrubbed with this engine's rules where it enters
+            p["response"] = scrubbed(p["response"])
         turn = self._end_attempt(p, failed=False)
         if turn is not None:
             turn.api_failed = False
@@ -408,6 +410,8 @@ class HermesNormaliser:
         return [("post_api_request", p)]
 
     def _on_api_request_error(self, p: dict[str, Any]) -> list[Event]:
+        if "error" in p:  # as ``response`` above
+            p["error"] = scrubbed(p["error"])
         turn = self._end_attempt(p, failed=True)
         if turn is not None:
             turn.api_failed = True

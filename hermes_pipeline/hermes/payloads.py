@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from ..engine.scrub import REDACTED, is_sensitive_key, safe_scrub
+from ..engine.scrub import REDACTED, is_sensitive_key
+from ..engine.scrub_once import scrub_once
 
-__all__ = ["exit_code", "full_request", "gateway_fields", "system_prompt"]
+__all__ = ["exit_code", "full_request", "gateway_fields", "scrubbed", "system_prompt"]
 
 _HISTORY_KEY: Final = {"codex_responses": "input"}
 """Where a request body holds its message history, per ``api_mode`` (``messages`` for the others)."""
@@ -78,7 +79,7 @@ def exit_code(result: object) -> int | None:
 def _scrubbed(value: Any, depth: int = 0) -> Any:
     """A JSON-shaped copy of ``value`` with every string scrubbed and sensitive keys redacted, nothing cut."""
     if isinstance(value, str):
-        return safe_scrub(value)
+        return scrub_once(value)
     if depth > _MAX_DEPTH:
         return f"<{type(value).__name__} depth limit>"
     if isinstance(value, dict):
@@ -87,7 +88,16 @@ def _scrubbed(value: Any, depth: int = 0) -> Any:
         return [_scrubbed(item, depth + 1) for item in value]
     if value is None or isinstance(value, bool | int | float):
         return value
-    return safe_scrub(str(value))
+    return scrub_once(str(value))
+
+
+def scrubbed(value: Any) -> Any:
+    """A sanitized field Hermes passes (``response``, ``error``) scrubbed where it enters this engine.
+
+    Hermes sanitizes these fields with its own rules, which miss credentials this engine's scrubber finds (a key
+    in the assistant's text, a bearer token in an error message); observers of the engine are promised the
+    engine's rules (spec 01 OBS-58), and the export path keeps a scrubbed text as it is (scrubbed once)."""
+    return _scrubbed(value)
 
 
 def full_request(request: object, messages: object, api_mode: object, model: object = None) -> object:

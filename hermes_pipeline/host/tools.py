@@ -15,6 +15,7 @@ import asyncio
 import itertools
 import json
 import os
+import re
 import time
 from time import perf_counter_ns
 from collections.abc import Awaitable, Callable, Mapping
@@ -83,13 +84,22 @@ _TOOL_ERROR: Final = ToolErrorType.TOOL_ERROR.value
 _OK_STATUS: Final = (_OK, None, None)
 
 
+_TRUTHY_ERROR: Final = re.compile(r'"error"\s*:(?!\s*(?:null|false|"")\s*[,}\]])')
+"""An ``"error"`` key whose value may be truthy."""
+_ESCAPED_ERROR_LETTER: Final = re.compile(r"\\u00(?:65|72|6[fF])")
+"""A ``\\u`` escape of ``e``, ``r`` or ``o``: the only other way JSON can spell the key ``error``."""
+
+
 def derive_status(result: str) -> tuple[str, str | None, str | None]:
     """``(status, error_type, error_message)`` from a result text (OBS-38).
 
-    Only text that can be a JSON object (first non-blank character ``{``) is parsed.
+    Only text that can be a JSON object (first non-blank character ``{``) is parsed, and only when it may hold a
+    truthy ``"error"`` key: this runs on the agent's thread for every tool call, and a tool's JSON result is often
+    kilobytes (a file read, a command's output) with no error key or ``"error": null``.
     """
     first = result[:1]
-    if first == "{" or (first.isspace() and result.lstrip()[:1] == "{"):
+    if (first == "{" or (first.isspace() and result.lstrip()[:1] == "{")) and (
+            _TRUTHY_ERROR.search(result) is not None or _ESCAPED_ERROR_LETTER.search(result) is not None):
         try:
             parsed = json.loads(result)
         except ValueError:

@@ -167,3 +167,26 @@ def unwrap(kind: str, level: int, text: str) -> str:
     for _ in range(level):
         text = json.loads(text)
     return text
+
+
+def scaling_ratio(scrub: Callable[[str], object], unit: str, count: int, *, factor: int = 8,
+                  prefix: str = "", suffix: str = "") -> float:
+    """How much more CPU time ``scrub`` takes on ``prefix + unit * (factor * count) + suffix`` than on
+    ``prefix + unit * count + suffix``: about ``factor`` for a linear scan, ``factor ** 2`` for a quadratic one.
+
+    The time is this thread's CPU time (the best of three runs each), so another process on the machine does
+    not move it, and the result is a ratio of two runs of the same code, not a wall-clock bound."""
+    import time
+
+    def cost(text: str) -> float:
+        best = float("inf")
+        for run in range(3):  # a text of its own each run: a cache of results must not answer the second
+            variant = text + " " * (run + 1)
+            start = time.thread_time()
+            scrub(variant)
+            best = min(best, time.thread_time() - start)
+        return best
+
+    small = cost(prefix + unit * count + suffix)
+    large = cost(prefix + unit * (factor * count) + suffix)
+    return large / max(small, 1e-3)

@@ -16,6 +16,8 @@ import random
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import scrub_text
 from hermes_pipeline.engine.scrub_tokens import KEY_FORMATS
@@ -165,3 +167,20 @@ def test_fmt33a_privacy_doc_lists_every_key_format() -> None:
     missing = [provider for provider in PROVIDERS if provider not in section]
     assert not missing, missing
     assert "base64" in doc.lower()
+
+
+@given(st.sampled_from(sorted(KEY_SAMPLES)), st.sampled_from(sorted(KEY_SAMPLES)), st.integers(0, 2**32 - 1),
+       st.sampled_from(["", "x=", "token: ", '{"k": "']))
+@settings(max_examples=300, deadline=None)
+def test_fmt33a_credentials_glued_together_are_all_removed_in_one_scrub(first: str, second: str, seed: int,
+                                                                       before: str) -> None:
+    """FMT-33a, OBS-59: two keys written back to back (no boundary between them: ``AKIA…sk-proj-…``) are both
+    removed by one ``scrub_text``, and its result is a fixpoint (a second scrub changes nothing), so no later
+    walk that trusts a scrubbed text can pass the second key on."""
+    r = random.Random(seed)
+    a, b = KEY_SAMPLES[first](r), KEY_SAMPLES[second](r)
+    out = scrub_text(before + a + b)
+    assert scrub_text(out) == out
+    for secret in (a, b):
+        # a key may end in characters the next key's format also allows; what must go is every long run of it
+        assert secret[-12:] not in out or secret[-12:] in before, (first, second, out)
