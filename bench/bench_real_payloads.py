@@ -418,4 +418,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _results import run_with_results  # --write-results: the figures also go to bench/RESULTS.md
+
+    raise SystemExit(run_with_results("bench_real_payloads", main))

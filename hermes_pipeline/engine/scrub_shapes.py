@@ -313,22 +313,18 @@ def _auth_schemes(text: str, spans: list[Span]) -> None:
     followed by a lower-case word, it is prose ("a basic idea", "the bearer of"), not a header."""
     low = text.lower()
     aligned = len(low) == len(text)  # lower() keeps every offset (it does unless a letter lowers to two)
-    search = _AUTH_SCHEME_RE.search
-    match = _AUTH_SCHEME_RE.match
+    search, match = _AUTH_SCHEME_RE.search, _AUTH_SCHEME_RE.match
     pos = 0
-    # The next occurrence of each scheme word, found again only once the scan has passed it: finding both on
-    # every step would rescan to the end of the text for the absent one (quadratic on "Bearer Bearer ...").
-    ahead = {"bearer": -1, "basic": -1}
+    ahead = {"bearer": -1, "basic": -1}  # each word's next place, sought again only once passed (else quadratic)
     while True:
         if aligned:  # the scheme words found at C speed, the pattern tried only there
             m = None
             while m is None:
                 for word, at in ahead.items():
-                    if at != len(low) and at < pos:
-                        found = low.find(word, pos)
-                        ahead[word] = found if found >= 0 else len(low)
+                    if -1 <= at < pos:  # len(low) + 1 once absent
+                        ahead[word] = low.find(word, pos) % (len(low) + 2)
                 first = min(ahead.values())
-                if first >= len(low):
+                if first > len(low):
                     return
                 m = match(text, first)
                 pos = first + 1
