@@ -38,6 +38,21 @@ def temp_prefix(target: Path) -> str:
     return f".{target.name}.{os.getpid()}."
 
 
+def make_dirs(path: Path) -> None:
+    """Create ``path`` and its missing parents, each with mode ``0700`` (FMT-52)."""
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically: a temporary ``.<name>.<pid>.*.tmp`` file (mode ``0600``)
     in the same directory, ``fsync``, rename over the target, then ``fsync`` of the directory where

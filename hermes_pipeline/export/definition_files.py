@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from .atomic import write_atomically
+from .atomic import make_dirs, write_atomically
 from .content import canonical_json
 
 __all__ = ["SIDECAR", "SHARED_KEY", "DefinitionFiles", "definition_path", "ref_of_name"]
@@ -92,7 +92,7 @@ class DefinitionFiles:
             text = canonical_json(value).encode("utf-8", "surrogatepass")
             if _PREFIX + hashlib.sha256(text).hexdigest() != ref:
                 raise ValueError(f"definition {ref[:20]}… does not hash to its reference")
-            _make_dirs(self.sidecar)
+            make_dirs(self.sidecar)
             write_atomically(path, text)
             self._checked.add(ref)
 
@@ -118,18 +118,3 @@ def _intact(path: Path, ref: str) -> bool:
     except OSError:
         return False
     return _PREFIX + hashlib.sha256(data).hexdigest() == ref
-
-
-def _make_dirs(path: Path) -> None:
-    """``path`` and its missing parents, each created with mode ``0700``."""
-    missing = []
-    while not path.is_dir():
-        missing.append(path)
-        if path.parent == path:
-            break
-        path = path.parent
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode=0o700)
-        except FileExistsError:
-            pass

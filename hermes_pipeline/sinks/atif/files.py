@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ...export.atomic import remove_leftovers, write_atomically
+from ...export.atomic import make_dirs, remove_leftovers, write_atomically
 from ...export.definition_files import DefinitionFiles
 from ...export.errors import DeliveryError
 from ...export.files import DAY_SECONDS
@@ -36,22 +36,6 @@ from .filenames import FilenameTemplate
 from .resume import SessionFiles
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
-
-
-def make_dirs(path: Path) -> None:
-    """Create ``path`` and its missing parents, each with mode ``0700`` (FMT-52)."""
-    missing = []
-    current = path
-    while not current.exists():
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
 
 
 def atomic_write(path: Path, content: bytes) -> None:
