@@ -122,11 +122,14 @@ def _content_fields(doc: dict[str, Any], mask: Callable[[Any], Any], whole: Call
         for result in (observation.get("results") if isinstance(observation, dict) else None) or []:
             if isinstance(result, dict) and "content" in result:
                 result["content"] = whole(result["content"])
-        hermes = (step.get("extra") or {}).get("hermes") if isinstance(step.get("extra"), dict) else None
+            if isinstance(result, dict):
+                _messages(_hermes_extra(result), whole)
+        hermes = _hermes_extra(step)
         if isinstance(hermes, dict):
             for key in ("llm_request", "llm_response"):
                 if key in hermes:
                     hermes[key] = whole(hermes[key])
+            _messages(hermes, whole)
             for attempt in hermes.get("failed_attempts") or []:
                 if isinstance(attempt, dict):
                     for key, item in list(attempt.items()):
@@ -140,6 +143,19 @@ def _content_fields(doc: dict[str, Any], mask: Callable[[Any], Any], whole: Call
     for child in doc.get("subagent_trajectories") or []:
         if isinstance(child, dict):
             _content_fields(child, mask, whole, arguments)
+
+
+def _hermes_extra(item: dict[str, Any]) -> dict[str, Any] | None:
+    extra = item.get("extra")
+    hermes = extra.get("hermes") if isinstance(extra, dict) else None
+    return hermes if isinstance(hermes, dict) else None
+
+
+def _messages(hermes: dict[str, Any] | None, whole: Callable[[Any], Any]) -> None:
+    """Every ``*message`` field of a step's or a result's ``extra.hermes`` (``error_message``, ...) is content."""
+    for key in list(hermes or ()):
+        if key.endswith("message") and isinstance(hermes[key], str):  # type: ignore[index]
+            hermes[key] = whole(hermes[key])  # type: ignore[index]
 
 
 def redact_document(doc: dict[str, Any], *, mode: str = "mask", patterns: Iterable[str] = (),
@@ -178,6 +194,17 @@ def redact_document(doc: dict[str, Any], *, mode: str = "mask", patterns: Iterab
         _content_fields(out, lambda text: whole(text), whole, arguments)
         count = counter[0]
         out.setdefault("extra", {}).setdefault("hermes", {})["content"] = "summary"
+    # Whatever field a recording adds later, no credential stays in it: every other string of the document
+    # passes the credential scrubber too (which changes nothing else, so ids and timestamps stay as they are).
+    found = [0]
+
+    def credentials(text: str) -> str:
+        masked, n = MARKER_RE.subn("[REDACTED:credential]", scrub_text(text))
+        found[0] += n
+        return masked if n else text
+
+    out = _walk_strings(out, credentials)
+    count += found[0]
     hermes = out.setdefault("extra", {}).setdefault("hermes", {})
     hermes["redaction"] = {"mode": mode, "detectors": list(DETECTORS) + (["pattern"] if compiled else []),
                            "patterns": pattern_texts, "replacements": count,

@@ -252,3 +252,35 @@ def test_browsing_list_and_show(recorded: tuple[Path, str], capsys: pytest.Captu
     code, out, _ = run(capsys, "trajectory", "show", tid, "--content")
     assert code == 0 and "tool read_file" in out and "<- call_0001: oats, apples" in out
     assert run(capsys, "trajectory", "show", "nope")[0] == 2
+
+
+@pytest.mark.parametrize("where", ["step_error_message", "result_error_message", "new_field", "subagent_field"])
+def test_book_36_redact_covers_fields_it_does_not_list(recorded: tuple[Path, str], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str], where: str) -> None:
+    """BOOK-36: a credential in a field the redactor names nowhere (a failure's ``error_message`` on a step or a
+    tool result, a field a later recording adds) is masked too; its e-mail is masked where the field is a
+    message; ids and timestamps stay as they were."""
+    path, _ = recorded
+    doc = json.loads(path.read_text())
+    secret = "ghp_" + "Q7rT2vX9kL4mN8pB3sD6fG1hJ5wZ0yC2aE4uI"
+    text = f"push failed with token {secret} for alice.smith@example.org"
+    step, result = doc["steps"][1], doc["steps"][1]["observation"]["results"][0]
+    if where == "step_error_message":
+        step.setdefault("extra", {}).setdefault("hermes", {})["error_message"] = text
+    elif where == "result_error_message":
+        result.setdefault("extra", {}).setdefault("hermes", {})["error_message"] = text
+    elif where == "new_field":
+        step.setdefault("extra", {}).setdefault("hermes", {})["diagnostics"] = {"notes": [text]}
+    else:
+        doc.setdefault("extra", {}).setdefault("hermes", {})["operator_note"] = text
+    source = tmp_path / "planted.json"
+    source.write_text(json.dumps(doc))
+    code, _, _ = run(capsys, "trajectory", "redact", str(source))
+    assert code == 0
+    written = (tmp_path / "planted.redacted.json").read_text()
+    assert secret[4:20] not in written and "[REDACTED:credential]" in written
+    if where.endswith("error_message"):
+        assert "alice.smith" not in written
+    redacted = json.loads(written)
+    assert [s["step_id"] for s in redacted["steps"]] == [s["step_id"] for s in doc["steps"]]
+    assert [s.get("timestamp") for s in redacted["steps"]] == [s.get("timestamp") for s in doc["steps"]]
