@@ -1,6 +1,7 @@
 """``hermes-pipeline replay``: run a recorded trajectory again and compare (spec 06 BOOK-31, BOOK-32).
 
     hermes-pipeline replay <id | path> [--live-from N] [--strict | --lenient] [--set KEY=VALUE ...]
+                           [--skill NAME=PATH ...] [--memory FILE=PATH ...] [--tools live|recorded]
                            [--diff text|json] [--batch DIR] [--agent MODULE:FACTORY] [--output PATH]
 
 Exit codes: 0 identical, 1 diverged (with ``--batch``: any final answer changed or any run diverged),
@@ -45,17 +46,27 @@ def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: 
         raise TrajectoryError(f"malformed trajectory ({type(exc).__name__})", path=str(path)) from None
     if args.agent == "hermes" or (args.agent is None and is_hermes_recording(recording)):
         # a run recorded from Hermes is replayed by Hermes' own loop (its skills, prompt and tools)
-        if args.live_from is not None or overrides:
-            raise TrajectoryError("--live-from and --set are not supported yet when Hermes replays the run; "
-                                  "replay it offline, or with --agent reference", key="--agent")
+        from ..replay.whatif import replacement_files
+
+        if overrides and args.live_from is None:
+            raise TrajectoryError("--set changes the live steps of a Hermes replay: give --live-from N too "
+                                  "(--skill / --memory change an offline replay)", key="--set")
+        files = replacement_files(recording, args.skill or (), args.memory or ())
+        # a what-if serves the steps before N even when their requests differ (the change shows from N on)
+        mode = args.mode or ("lenient" if args.live_from is not None else "strict")
         try:
-            return run_hermes_replay(recording, mode=args.mode, output=output,
-                                     store=store() if output is None else None, home=home)
+            return run_hermes_replay(recording, mode=mode, output=output,
+                                     store=store() if output is None else None, home=home,
+                                     live_from=args.live_from, overrides=overrides, tools=args.tools,
+                                     files=files)
         except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
             raise TrajectoryError(f"the replay failed on this recording ({type(exc).__name__}: {exc})",
                                   path=str(path)) from None
+    if args.skill or args.memory or args.tools != "live":
+        raise TrajectoryError("--skill, --memory and --tools apply when Hermes replays the run (--agent hermes)",
+                              key="--agent")
     try:
-        return run_replay(recording, mode=args.mode, live_from=args.live_from, overrides=overrides, agent=agent,
+        return run_replay(recording, mode=args.mode or "strict", live_from=args.live_from, overrides=overrides, agent=agent,
                           output=output, store=store() if output is None else None, home=home)
     except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
         # a recorded payload of a shape the load checks let through: one line naming the file
@@ -177,12 +188,21 @@ def add_parser(subparsers: Any) -> None:
                         help="call the real provider and tools from the N-th LLM call on (needs --set base_url=...)")
     mode = replay.add_mutually_exclusive_group()
     mode.add_argument("--strict", dest="mode", action="store_const", const="strict",
-                      help="stop at the first request that differs from the recording (default)")
+                      help="stop at the first request that differs from the recording (default, but for a Hermes "
+                           "what-if with --live-from, which serves the steps before N whatever their requests)")
     mode.add_argument("--lenient", dest="mode", action="store_const", const="lenient",
                       help="serve the recorded response anyway and record the divergence")
-    replay.set_defaults(mode="strict")
+    replay.set_defaults(mode=None)
     replay.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a recorded setting "
-                        "(repeatable): " + ", ".join(SETTINGS))
+                        "(repeatable): " + ", ".join(SETTINGS) + "; a Hermes replay takes model, base_url, api_key, "
+                        "system_prompt, temperature (with --live-from)")
+    replay.add_argument("--skill", action="append", metavar="NAME=PATH", help="Hermes replay: put PATH (a "
+                        "SKILL.md, or a skill directory) in place of the recorded skill NAME (repeatable)")
+    replay.add_argument("--memory", action="append", metavar="FILE=PATH", help="Hermes replay: put the file PATH in "
+                        "place of the recorded memory file FILE (MEMORY.md, USER.md; repeatable)")
+    replay.add_argument("--tools", choices=("live", "recorded"), default="live", help="Hermes replay, live steps "
+                        "(--live-from): run the tools in the replay's temporary workspace (live, default), or serve "
+                        "the recorded result of the same call so that only the model's behaviour changes")
     replay.add_argument("--diff", choices=("text", "json"), default="text", help="diff output format")
     replay.add_argument("--batch", metavar="DIR", help="replay every trajectory of DIR and summarise which final "
                         "answers changed")

@@ -2,7 +2,10 @@
 
 :func:`run_hermes_replay` rebuilds, in a temporary directory, an isolated ``HERMES_HOME`` from the
 recording and the profile it came from (read only, never written): the profile's ``config.yaml`` with
-the recorded model, its skills, memory and persona file (``SOUL.md``), and a one-file replay plugin
+the recorded model; the skills, memory and persona file (``SOUL.md``) *as the run started with them* (the
+recording names each file by hash, and the texts were kept once per content when it was recorded,
+:mod:`~..export.blobs`; a recording from before that gets the profile's current ones, with a warning);
+``--skill`` / ``--memory`` files in place of recorded ones; and a one-file replay plugin
 (:mod:`.hermes_plugin`) that attaches the hermes_pipeline bridge with the replay's two execution
 middlewares; the trajectory store of that home records the new run. It then runs ``hermes chat -Q -q
 <recorded user message>`` there, with a minimal environment (no provider keys, no pipeline file, the
@@ -11,10 +14,17 @@ result is served from the recording through the bridge, so Hermes contacts no pr
 The new run is then compared with the recording, its subagents left out: a delegation is served its
 recorded result (Hermes runs top-level delegations in the background, where their calls cannot be matched
 one by one), so only the top-level run is Hermes' again.
+
+A what-if replay (``live_from=N``) serves the first N-1 LLM calls and from the N-th on lets Hermes call the
+model at ``--set base_url`` for real (with ``--set model / system_prompt / temperature``); the live steps'
+tools run in the replay's temporary workspace (``tools="live"``, a path argument outside it is refused) or
+are served the recorded result of the same call (``tools="recorded"``, so only the model's behaviour
+changes).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -27,12 +37,14 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from ..export.atomic import write_atomically
 from ..export.jsonenc import indented
 from .diff import diff_trajectories
 from .errors import TrajectoryError
-from .hermes_plugin import DATE_VARIABLE, MODE_VARIABLE, PATHS_VARIABLE, RECORDING_VARIABLE, REPORT_VARIABLE
+from .hermes_plugin import DATE_VARIABLE, MODE_VARIABLE, PATHS_VARIABLE, RECORDING_VARIABLE, REPORT_VARIABLE, \
+    WHATIF_VARIABLE
 from .recording import Recording
 from .replay import Divergence, Mode, Replay, ServedStep
 
@@ -105,9 +117,60 @@ def _read_config(source: Path | None) -> dict[str, Any]:
     return dict(loaded) if isinstance(loaded, Mapping) else {}
 
 
-def isolated_home(target: Path, recording: Recording, source: Path | None, port: int) -> None:
-    """Build the replay's ``HERMES_HOME`` at ``target`` (see the module docstring); ``source`` is only read."""
+def _restore_state(target: Path, recording: Recording, source: Path | None) -> list[str]:
+    """Write the skills, memory and persona file the recorded run started with into ``target`` (from the texts
+    kept at recording time, :mod:`~..export.blobs`; a file of the profile whose content still has the
+    recorded hash will do too). Returns a warning for each file that could not be restored."""
+    from ..export.blobs import read_blob, snapshot_files
+
+    missing: list[str] = []
+    for rel, sha in snapshot_files(recording.context):
+        destination = target / rel
+        try:
+            destination.resolve().relative_to(target.resolve())
+        except ValueError:
+            missing.append(rel)
+            continue
+        text = read_blob(source, sha) if source is not None else None
+        current = source / rel if source is not None else None
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if text is not None:
+            destination.write_text(text, encoding="utf-8")
+        elif current is not None and current.is_file() and not current.is_symlink() \
+                and hashlib.sha256(current.read_bytes()).hexdigest() == sha:
+            shutil.copyfile(current, destination)
+        else:
+            missing.append(rel)
+    if not missing:
+        return []
+    return [f"{len(missing)} file(s) of the recorded skills and memory were not kept and are left out of the "
+            f"replay profile ({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}): the replay may "
+            "diverge where the run used them"]
+
+
+def _records_state(recording: Recording) -> bool:
+    """Whether the recording names its skills and memory file by file (else the profile's are copied)."""
+    skills = recording.context.get("skills")
+    return isinstance(skills, list) and all(isinstance(s, Mapping) and isinstance(s.get("files"), Mapping)
+                                            for s in skills) and "memory" in recording.context
+
+
+def isolated_home(target: Path, recording: Recording, source: Path | None, port: int,
+                  settings: Mapping[str, Any] | None = None,
+                  files: Mapping[str, Path] | None = None) -> list[str]:
+    """Build the replay's ``HERMES_HOME`` at ``target`` (see the module docstring); ``source`` is only read.
+
+    Args:
+        settings: ``--set`` values that change the profile (``model``, ``base_url``, ``api_key``).
+        files: files to put in place of the recorded ones (``--skill`` / ``--memory``), by path in the home.
+
+    Returns:
+        Warnings (recorded files that could not be restored, or a recording without its state).
+    """
     import yaml
+
+    settings = settings or {}
+    warnings: list[str] = []
 
     target.mkdir(mode=0o700, parents=True)
     config = _read_config(source)
@@ -116,6 +179,9 @@ def isolated_home(target: Path, recording: Recording, source: Path | None, port:
     if recording.model:
         model["default"] = recording.model
     model.update(base_url=f"http://127.0.0.1:{port}/v1", api_key="replay")  # never a real key, never reachable
+    for key in ("model", "base_url", "api_key"):  # a live model from --live-from N on (--set)
+        if settings.get(key) not in (None, ""):
+            model["default" if key == "model" else key] = str(settings[key])
     config["model"] = model
     config["plugins"] = {"enabled": [PLUGIN_NAME]}
     config["observability"] = {"trajectories": {"enabled": True}}
@@ -124,17 +190,32 @@ def isolated_home(target: Path, recording: Recording, source: Path | None, port:
                            "title_generation": {"enabled": False}}
     config.pop("telemetry", None)
     (target / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    for name in _COPIED if source is not None else ():
-        assert source is not None
-        origin = source / name
-        if origin.is_dir() and not origin.is_symlink():
-            shutil.copytree(origin, target / name, symlinks=True)
-        elif origin.is_file() and not origin.is_symlink():
-            shutil.copyfile(origin, target / name)
+    if _records_state(recording):  # the skills and memory the run started with, whatever the profile has now
+        warnings += _restore_state(target, recording, source)
+    else:
+        if source is not None:
+            warnings.append("the recording does not name its skills and memory file by file (recorded before "
+                            "they were kept): the replay uses the profile's current skills, memory and SOUL.md")
+        for name in _COPIED if source is not None else ():
+            assert source is not None
+            origin = source / name
+            if origin.is_dir() and not origin.is_symlink():
+                shutil.copytree(origin, target / name, symlinks=True)
+            elif origin.is_file() and not origin.is_symlink():
+                shutil.copyfile(origin, target / name)
+    for rel, origin in (files or {}).items():
+        destination = target / rel
+        if origin.is_dir():
+            shutil.rmtree(destination, ignore_errors=True)
+            shutil.copytree(origin, destination, symlinks=False)
+        else:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(origin, destination)
     plugin = target / "plugins" / PLUGIN_NAME
     plugin.mkdir(parents=True)
     (plugin / "plugin.yaml").write_text(_PLUGIN_YAML, encoding="utf-8")
     (plugin / "__init__.py").write_text(_PLUGIN_INIT, encoding="utf-8")
+    return warnings
 
 
 _RECORDED_PATHS: Final = (("user", re.compile(r"^User home directory: (.+)$", re.M)),
@@ -158,7 +239,7 @@ def recorded_paths(recording: Recording, temp: Path, source: Path | None) -> dic
 
 
 def _environment(temp: Path, home: Path, recording: Recording, mode: Mode, port: int,
-                 source: Path | None) -> dict[str, str]:
+                 source: Path | None, whatif: Mapping[str, Any] | None = None) -> dict[str, str]:
     env = {key: os.environ[key] for key in _KEPT_ENV if key in os.environ}
     package_root = str(Path(__file__).resolve().parents[2])  # this hermes_pipeline, not another one
     proxy = f"http://127.0.0.1:{port}"
@@ -171,6 +252,11 @@ def _environment(temp: Path, home: Path, recording: Recording, mode: Mode, port:
                **{RECORDING_VARIABLE: str(temp / "recording.json"), REPORT_VARIABLE: str(temp / "report.json"),
                   MODE_VARIABLE: mode, DATE_VARIABLE: start,
                   PATHS_VARIABLE: json.dumps(recorded_paths(recording, temp, source))})
+    if whatif:
+        env[WHATIF_VARIABLE] = json.dumps(dict(whatif))
+        live_host = urlsplit(str(whatif.get("base_url") or "")).hostname
+        if live_host:  # the live model alone is reached directly; everything else still meets the closed port
+            env["NO_PROXY"] = env["no_proxy"] = live_host
     return env
 
 
@@ -227,30 +313,61 @@ def _top_level(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in doc.items() if key != "subagent_trajectories"}
 
 
+HERMES_SETTINGS: Final = ("model", "base_url", "api_key", "system_prompt", "temperature")
+"""The ``--set`` keys a Hermes replay applies (the model and its endpoint through the replay profile's
+``config.yaml``; the system prompt and temperature on each live request)."""
+TOOL_MODES: Final = ("live", "recorded")
+
+
 def run_hermes_replay(recording: Recording, *, mode: Mode = "strict", output: Path | None = None,
-                      store: Path | None = None, home: Path | None = None, timeout: float = TIMEOUT) -> Any:
+                      store: Path | None = None, home: Path | None = None, timeout: float = TIMEOUT,
+                      live_from: int | None = None, overrides: Mapping[str, Any] | None = None,
+                      tools: str = "live", files: Mapping[str, Path] | None = None) -> Any:
     """Replay ``recording`` with Hermes' own loop (see the module docstring); a :class:`~.runner.ReplayResult`.
 
     Args:
-        home: the profile the run was recorded in (its config, skills and memory are copied, never changed).
+        home: the profile the run was recorded in (its config and the skill and memory texts kept when the run
+            was recorded are read, never changed).
+        live_from: from this LLM call on, the model at ``overrides["base_url"]`` is called for real.
+        overrides: ``--set`` values (keys of :data:`HERMES_SETTINGS`).
+        tools: in live steps, ``live`` runs the tools in the replay's workspace, ``recorded`` serves the
+            recorded result of the same call.
+        files: files put in place of the recorded ones in the replay profile (``--skill`` / ``--memory``),
+            by path relative to the profile.
 
     Raises:
-        TrajectoryError: Hermes is not installed, the recording cannot be served, or the profile cannot be read.
+        TrajectoryError: Hermes is not installed, the recording cannot be served, a setting is not one a Hermes
+            replay has, or the profile cannot be read.
     """
-    from .runner import ReplayResult, check_recording, snapshot_warnings, truncation_warnings
+    from .runner import ReplayResult, check_recording, truncation_warnings
 
     require_hermes()
-    check_recording(recording, None)
+    settings = dict(overrides or {})
+    unknown = sorted(set(settings) - set(HERMES_SETTINGS))
+    if unknown:
+        raise TrajectoryError(f"--set {unknown[0]}: not a setting of a Hermes replay (known: "
+                              f"{', '.join(HERMES_SETTINGS)})", key=unknown[0])
+    if tools not in TOOL_MODES:
+        raise TrajectoryError(f"--tools {tools!r}: use 'live' or 'recorded'", key="--tools")
+    if live_from is not None and not settings.get("base_url"):
+        raise TrajectoryError("--live-from calls the model for real: give its endpoint with --set base_url=URL",
+                              key="--live-from")
+    check_recording(recording, live_from)
     port = _closed_port()
     temp = Path(tempfile.mkdtemp(prefix="hermes-replay-"))
     try:
         hermes_home = temp / "home"
         source = home if home is not None and home.is_dir() else None
-        isolated_home(hermes_home, recording, source, port)
         for name in ("workspace", "user"):
             (temp / name).mkdir()
+        warnings = isolated_home(hermes_home, recording, source, port, settings if live_from is not None else {},
+                                 files)
         (temp / "recording.json").write_text(json.dumps(recording.document), encoding="utf-8")
-        env = _environment(temp, hermes_home, recording, mode, port, source)
+        whatif = {"live_from": live_from, "tools": tools, "base_url": settings.get("base_url"),
+                  "workspace": str(temp / "workspace"),
+                  "overrides": {k: settings[k] for k in ("temperature", "system_prompt") if k in settings}} \
+            if live_from is not None else None
+        env = _environment(temp, hermes_home, recording, mode, port, source, whatif)
         command = [sys.executable, "-c", "import sys; from hermes_cli.main import main; sys.exit(main())",
                    "chat", "-Q", *_resume(temp, recording, env, timeout), "-q", recording.user_message]
         try:
@@ -275,7 +392,9 @@ def run_hermes_replay(recording: Recording, *, mode: Mode = "strict", output: Pa
     if done.returncode != 0 and not error and not replay.divergences:
         error = f"hermes exited with {done.returncode}"
     document.setdefault("extra", {}).setdefault("hermes", {})["replay"] = {
-        "of": recording.trajectory_id, "live_from_step": None, "mode": mode, "agent": "hermes",
+        "of": recording.trajectory_id, "live_from_step": live_from, "mode": mode, "agent": "hermes",
+        "tools": tools if live_from is not None else "recorded", "settings": sorted(settings),
+        "files": sorted(files or {}),
         "subagents": "served", "diverged_at_step": replay.diverged_at_step}
     target = output if output is not None else (store / f"replay-{document.get('session_id', 'run')}.json"
                                                 if store is not None else None)
@@ -286,4 +405,4 @@ def run_hermes_replay(recording: Recording, *, mode: Mode = "strict", output: Pa
     return ReplayResult(recording, replay, document, target,
                         diff_trajectories(_top_level(recording.document), _top_level(document)),
                         answer if isinstance(answer, str) else None, error,
-                        [*truncation_warnings(recording), *snapshot_warnings(recording, home)])
+                        [*truncation_warnings(recording), *warnings])
