@@ -23,7 +23,8 @@ from typing import Any, Final
 from ..engine.scrub import safe_scrub
 from .atomic import write_atomically
 
-__all__ = ["BLOB_DIR", "MAX_BLOB_BYTES", "blob_path", "keep_snapshot_files", "read_blob", "snapshot_files"]
+__all__ = ["BLOB_DIR", "MAX_BLOB_BYTES", "blob_path", "keep_file", "keep_snapshot_files", "read_blob",
+           "snapshot_files"]
 
 BLOB_DIR: Final = "observability/blobs"
 """Where, relative to the profile's home, the kept texts are."""
@@ -81,6 +82,30 @@ def _inside(home: Path, rel: str) -> Path | None:
     return path
 
 
+def keep_file(home: Path, source: Path, sha256: str) -> bool | None:
+    """Keep the text of ``source`` under ``home``'s blobs as content ``sha256``: ``True`` written now, ``None``
+    kept before, ``False`` not kept (not UTF-8 text, too large, unreadable, or its bytes no longer hash to
+    ``sha256``)."""
+    import hashlib
+
+    target = blob_path(home, sha256)
+    if target is None:
+        return False
+    if target.is_file():
+        return None
+    try:
+        with open(source, "rb") as fh:
+            data = fh.read(MAX_BLOB_BYTES + 1)
+        if len(data) > MAX_BLOB_BYTES or hashlib.sha256(data).hexdigest() != sha256:
+            return False
+        text = safe_scrub(data.decode("utf-8"))
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_atomically(target, text.encode("utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return False
+    return True
+
+
 def keep_snapshot_files(home: Path, context: Mapping[str, Any], skills_dir: str = "skills") -> dict[str, int]:
     """Keep the text of every file ``context`` names (see the module docstring).
 
@@ -88,28 +113,9 @@ def keep_snapshot_files(home: Path, context: Mapping[str, Any], skills_dir: str 
         ``{"kept": n, "present": n, "not_kept": n}``: written now, kept before, and not kept (not text, too
         large, unreadable, or changed since the snapshot hashed it).
     """
-    import hashlib
-
     counts = {"kept": 0, "present": 0, "not_kept": 0}
     for rel, sha in snapshot_files(context, skills_dir):
-        target = blob_path(home, sha)
         source = _inside(home, rel)
-        if target is None or source is None:
-            counts["not_kept"] += 1
-            continue
-        if target.is_file():
-            counts["present"] += 1
-            continue
-        try:
-            with open(source, "rb") as fh:
-                data = fh.read(MAX_BLOB_BYTES + 1)
-            if len(data) > MAX_BLOB_BYTES or hashlib.sha256(data).hexdigest() != sha:
-                raise ValueError("too large, or changed since the snapshot")
-            text = safe_scrub(data.decode("utf-8"))
-            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            write_atomically(target, text.encode("utf-8"))
-        except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
-            counts["not_kept"] += 1
-            continue
-        counts["kept"] += 1
+        kept = keep_file(home, source, sha) if source is not None else False
+        counts["kept" if kept else "present" if kept is None else "not_kept"] += 1
     return counts

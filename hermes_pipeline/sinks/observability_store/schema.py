@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Final
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 """Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables).
 
 1: the tables and their first indexes. 2: the time indexes of ``llm_calls`` and ``task_runs`` cover the
@@ -21,7 +21,10 @@ beside ``SKILL.md``), and ``memory_changes`` keeps the SHA-256 of the file after
 rule that a store writer's row wins over another process's rescan compares it; issue #27). A store of an older version is brought up to date when
 a writer opens it (:func:`~.db.ensure_schema`). 4: the ``approvals`` table (issue #27: every approval
 and human-input decision, who decided, how long it waited) and the ``tool_errors`` table (failed tool
-calls, commands that exited non-zero included)."""
+calls, commands that exited non-zero included). 5: ``skill_history.files`` (issue #28): the SHA-256 of every file of
+the skill at that version, by path relative to the skill (JSON), whose texts are kept once per distinct content
+under ``observability/blobs`` (:mod:`hermes_pipeline.export.blobs`), so any recorded version can be shown and
+compared (:mod:`hermes_pipeline.readers.skill_versions`); rows of older versions read NULL."""
 
 TABLES: Final[dict[str, str]] = {
     # Skill version history (BOOK-18): one row per mutation, versions 1, 2, ... per skill.
@@ -39,6 +42,7 @@ TABLES: Final[dict[str, str]] = {
         provenance TEXT NULL,
         skill_path TEXT NULL,
         changed_files TEXT NULL,
+        files TEXT NULL,
         UNIQUE (skill_name, version))""",
     # Memory change audit (BOOK-21).
     "memory_changes": """CREATE TABLE IF NOT EXISTS memory_changes (
@@ -152,7 +156,7 @@ INDEXES: Final = (
 """``CREATE INDEX`` statements of the current schema version."""
 
 ADDED_COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
-    "skill_history": (("skill_path", "TEXT NULL"), ("changed_files", "TEXT NULL")),
+    "skill_history": (("skill_path", "TEXT NULL"), ("changed_files", "TEXT NULL"), ("files", "TEXT NULL")),
     "memory_changes": (("file_hash", "TEXT NULL"),),
 }
 """Columns later versions added to a table (``ALTER TABLE … ADD COLUMN`` on upgrade; old rows read NULL)."""
@@ -162,7 +166,8 @@ RETIRED_INDEXES: Final = ("task_runs_ended_at", "llm_calls_ended_at")
 
 COLUMNS: Final[dict[str, tuple[str, ...]]] = {
     "skill_history": ("id", "skill_name", "version", "change_type", "reason", "trigger_session_id", "before_hash",
-                      "after_hash", "changed_at", "hermes_action", "provenance", "skill_path", "changed_files"),
+                      "after_hash", "changed_at", "hermes_action", "provenance", "skill_path", "changed_files",
+                      "files"),
     "memory_changes": ("id", "file_path", "change_type", "actor", "trigger_session_id", "before_excerpt",
                        "after_excerpt", "reason", "changed_at", "file_hash"),
     "task_runs": ("id", "trajectory_id", "session_id", "task_id", "turn_id", "platform", "task_class", "started_at",
