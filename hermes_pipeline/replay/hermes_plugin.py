@@ -246,6 +246,26 @@ def _fix_date(stamp: str) -> None:
     hermes_time.now = now
 
 
+_PROBE_LINE: Final = "Python toolchain: "
+"""How Hermes 0.19's environment probe line starts (``tools.env_probe``; absent when the environment is clean)."""
+
+
+def _fix_environment_probe(recorded_prompt: str | None) -> None:
+    """Make Hermes' Python-toolchain probe give the line the recorded system prompt had (or none).
+
+    The probe shells out with a short wait and leaves its line out when it is late, so the same machine gives
+    a system prompt with or without it depending on load; the replay pretends the recorded environment."""
+    if recorded_prompt is None:
+        return
+    line = next((text for text in recorded_prompt.splitlines() if text.startswith(_PROBE_LINE)), "")
+    try:
+        import tools.env_probe as probe  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except Exception:
+        return
+    probe.get_environment_probe_line = lambda *, force_refresh=False: line
+    probe.warm_environment_probe_async = lambda *args, **kwargs: None
+
+
 def register(ctx: Any) -> None:
     """The replay plugin's entry point inside Hermes: load the recording, attach the bridge with the replay."""
     from ..hermes import register as attach_bridge
@@ -264,6 +284,7 @@ def register(ctx: Any) -> None:
                               workspace=Path(whatif["workspace"]) if whatif.get("workspace") else None)
         if os.environ.get(DATE_VARIABLE):
             _fix_date(os.environ[DATE_VARIABLE])
+        _fix_environment_probe(replay.recording.system_prompt)
         installed: list[object] = []
         attach_bridge(ctx, prepare=lambda engine: installed.append(replay.install(engine)))  # type: ignore[union-attr]
         replay.write_report(None if installed else "the hermes_pipeline bridge did not start in the replay profile")

@@ -113,3 +113,15 @@ def replay(args: list[str], cwd: Path, *, network: bool = False) -> subprocess.C
     return subprocess.run([*([] if network else netns()), sys.executable, "-m", "hermes_pipeline.cli.main", "replay",
                            *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=300)
+
+
+def record_more(recorded: Recorded, script: list[Any], prompt: str) -> Path:
+    """Record one more run of ``prompt`` in the same home (the model server answers from ``script``); its file."""
+    before = set((recorded.home / "trajectories").glob("*.json"))
+    recorded.server.extend(parse_script({"steps": script})[0])
+    done = subprocess.run([HERMES or "hermes", "chat", "-Q", "-q", prompt], cwd=recorded.work,
+                          env=hermes_env(recorded.home), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (new,) = set((recorded.home / "trajectories").glob("*.json")) - before
+    return new

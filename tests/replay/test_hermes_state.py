@@ -133,3 +133,26 @@ def test_book_31a_bad_what_if_options_are_one_line_errors(notes_run: Recorded, t
                   tmp_path)
     assert done.returncode == 2 and needle in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not (tmp_path / "n.json").exists()
+
+
+def test_book_31a_the_recorded_environment_probe_line_is_replayed(notes_run: Recorded, tmp_path: Path) -> None:
+    """BOOK-31a: Hermes' Python-toolchain probe line (present or not depending on the machine and its load: the
+    probe has a short wait) is given as the recording had it, so the replay's system prompt does not depend on
+    the machine: a recording whose prompt says another toolchain still replays ``identical``."""
+    import re
+
+    doc = json.loads(notes_run.path.read_text(encoding="utf-8"))
+    fake = "Python toolchain: python3=0.0 (replayed), pip=missing."
+    edited = 0
+    for key, value in doc["extra"]["hermes"]["definitions"].items():
+        if isinstance(value, str) and "Active Hermes profile:" in value:
+            value = re.sub(r"Python toolchain: [^\n]*\n\n", "", value)
+            doc["extra"]["hermes"]["definitions"][key] = value.replace(
+                "Active Hermes profile:", f"{fake}\n\nActive Hermes profile:", 1)
+            edited += 1
+    assert edited == 1
+    copy = tmp_path / "recording.json"
+    copy.write_text(json.dumps(doc), encoding="utf-8")
+    done = replay([str(copy), "--home", str(notes_run.home), "--output", str(tmp_path / "n.json")], tmp_path)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "identical", done.stdout + done.stderr
+    assert fake in _system_prompt(tmp_path / "n.json")
