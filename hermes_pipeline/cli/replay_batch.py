@@ -69,8 +69,8 @@ def _row(path: Path, result: Any) -> dict[str, Any]:
     """What one line says about a replay."""
     diff = result.diff
     divergence = result.replay.divergences[0] if result.replay.divergences else None
-    verdict = diff.verdict if divergence is None or not diff.identical else \
-        f"diverged at agent step {divergence.step}"
+    # the replay's own first divergence (an LLM call whose request differs) says more than the step diff after it
+    verdict = diff.verdict if divergence is None else f"diverged at agent step {divergence.step}"
     cost = None if diff.old_cost is None and diff.new_cost is None else \
         round((diff.new_cost or 0.0) - (diff.old_cost or 0.0), 9)
     identical = diff.identical and divergence is None and not result.error
@@ -111,7 +111,7 @@ def _line(row: Mapping[str, Any]) -> str:
     if row["verdict"] == "error":
         return f"error      {row['id'][:13]:13}  {row['error']}"
     first = row.get("first_divergence")
-    where = f" ({first['reason'][:120]})" if first and row["verdict"].startswith("diverged") else ""
+    where = f": {first['reason'][:200]}" if first and row["verdict"].startswith("diverged at agent") else ""
     mark = "same" if row["identical"] else "DIVERGED"
     tokens = row["tokens_delta"]
     return (f"{mark:10} {row['id'][:13]:13}  {row['verdict']}{where}; answer "
