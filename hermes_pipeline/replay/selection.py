@@ -8,6 +8,9 @@ of the profile's store) and keeps those that match every filter given:
   ``skill_view`` / ``skill_manage``);
 - ``failed``: the run's turn ended in error (or was cancelled), or one of its tool calls failed.
 
+A replay written by an earlier replay (``extra.hermes.replay``) is never selected: the store keeps replays
+beside the runs they replayed, and a regression run is over what was recorded.
+
 Every file is loaded and checked (:func:`~.recording.load_trajectory`) before anything runs: bad input stops the
 batch with a :class:`~.errors.TrajectoryError` naming the file, and nothing is written.
 """
@@ -131,6 +134,9 @@ def select(paths: Iterable[Path], selection: Selection, *, now: datetime | None 
     out: list[Path] = []
     for path in paths:
         doc = load_trajectory(path)
+        extra = doc.get("extra")
+        if isinstance(extra, Mapping) and isinstance(extra.get("hermes"), Mapping) and extra["hermes"].get("replay"):
+            continue
         if selection.since is not None:
             started = _started(doc)
             if started is None or started < moment - selection.since:

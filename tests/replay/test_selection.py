@@ -69,6 +69,10 @@ def test_since_skill_and_failed_keep_the_matching_runs(tmp_path: Path) -> None:
     assert select(every, Selection(failed=True), now=NOW) == [broken, errored]
     assert select(every, Selection(since=timedelta(days=2), skill="notes"), now=NOW) == [skill]
     assert select(every, Selection(), now=NOW) == every
+    doc = json.loads(other.read_text())
+    doc["extra"] = {"hermes": {"replay": {"of": "old"}}}
+    other.write_text(json.dumps(doc))
+    assert select(every, Selection(), now=NOW) == [old, skill, broken, errored]  # a replay is not replayed again
 
 
 def test_a_damaged_file_in_the_selection_is_a_typed_error_naming_it(tmp_path: Path) -> None:
