@@ -157,7 +157,15 @@ def _outcome(row: Mapping[str, Any]) -> tuple[str, Any]:
 
 def run_ab(args: argparse.Namespace, files: list[Path], one: One, sides: tuple[str, str]) -> int:
     """Replay ``files`` under the two settings and print, side by side, which runs changed outcome."""
+    from ..replay.errors import TrajectoryError
+    from ..replay.runner import parse_overrides
+
     parsed = [parse_side(side) for side in sides]  # a bad setting is exit 2 before anything runs
+    for side in parsed:
+        parse_overrides(side["set"])
+        if side["set"] and args.live_from is None:
+            raise TrajectoryError("--ab set:KEY=VALUE changes the live steps: give --live-from N and --set "
+                                  "base_url=URL too", key="--ab")
     out_dir = Path(args.output).expanduser() if args.output else None
     jobs = [_job(one, _with_side(args, side), path,
                  out_dir / f"{path.stem}.{label}.json" if out_dir is not None else None)

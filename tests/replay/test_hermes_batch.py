@@ -113,6 +113,8 @@ def test_book_32_ab_shows_which_runs_changed_outcome_side_by_side(store_runs: An
     (["--batch", "EMPTY"], "holds no recorded run"),
     (["--batch", "BROKEN"], "broken.json"),
     (["--batch", "--ab", "bogus:x", "recorded"], "--ab"),
+    (["--batch", "--ab", "set:model=a", "set:model=b"], "--live-from"),
+    (["--batch", "--live-from", "1", "--ab", "set:nope=a", "recorded"], "nope"),
     (["--batch", "--skill", "a", "--skill", "b"], "one --skill"),
 ])
 def test_book_32_bad_batch_input_is_exit_2_and_nothing_is_written(store_runs: Any, tmp_path: Path,
