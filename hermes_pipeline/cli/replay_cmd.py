@@ -203,6 +203,7 @@ def add_parser(subparsers: Any) -> None:
                         "(--live-from): run the tools in the replay's temporary workspace (live, default), or serve "
                         "the recorded result of the same call so that only the model's behaviour changes")
     replay.add_argument("--diff", choices=("text", "json"), default="text", help="diff output format")
+    replay.add_argument("--json", dest="diff", action="store_const", const="json", help="the same as --diff json")
     batch = replay.add_argument_group("batch and A/B (regression over recorded runs)")
     batch.add_argument("--batch", nargs="?", const="", metavar="DIR|ID", help="replay a selection on a pool of "
                        "workers: the given ids, paths and directories, else every run of the profile's store, "

@@ -64,7 +64,7 @@ def test_book_32_batch_selects_by_skill_and_by_failure(store_runs: Any, tmp_path
     """BOOK-32: ``--skill NAME`` keeps the runs that used the skill, ``--failed`` those with a failed step."""
     recorded, runs = store_runs
     done = replay(["--batch", *selector, "--home", str(recorded.home), "--output", str(tmp_path / "out"),
-                   "--diff", "json"], tmp_path)
+                   "--json"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert [row["id"] for row in json.loads(done.stdout)["runs"]] == list(_ids([runs[expected]]))
 
