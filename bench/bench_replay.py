@@ -9,8 +9,9 @@ temporary Hermes home: ``--steps`` LLM calls (a ``read_file`` call each, then th
 - ``hermes-pipeline replay`` of the recorded run, offline (every LLM response and tool result served): the
   target is at most the yardstick + 50 ms per recorded step;
 - ``hermes-pipeline replay --batch`` of ``--runs`` copies of the recording on the machine's cores, against the
-  sum of as many single replays (the median single replay × ``--runs``): the target is a wall time of at most
-  0.6 × that sum.
+  sum of as many single replays (the median of the single replays measured before and after the batch ×
+  ``--runs``): the target is a wall time of at most 0.6 × that sum. The 1-minute load average is printed
+  beside them: other processes on the machine change every figure.
 
 Run: ``python bench/bench_replay.py`` (``--help``); the figures go into ``bench/RESULTS.md`` by hand.
 """
@@ -117,13 +118,20 @@ def main(argv: list[str] | None = None) -> int:
         for index in range(args.runs):
             shutil.copy(path, batch_dir / f"{index:03d}-{path.name}")
         workers = os.cpu_count() or 1
+        load = [os.getloadavg()[0]]
         batch = _timed([*replay, "--batch", str(batch_dir), "--home", str(home), "--output", str(base / "bout"),
                         "--workers", str(workers)], env, base)
+        load.append(os.getloadavg()[0])
+        for round_ in range(args.rounds):  # single replays after the batch too: the sum is taken around it
+            single.append(_timed([*replay, str(path), "--home", str(home), "--output",
+                                  str(out / f"after{round_}.json")], env, base))
+        load.append(os.getloadavg()[0])
         figures = {"steps": args.steps, "rounds": args.rounds, "runs": args.runs, "workers": workers,
                    "hermes_version_s": statistics.median(version), "hermes_chat_one_call_s": statistics.median(chat),
                    "replay_single_s": statistics.median(single),
                    "replay_budget_s": statistics.median(chat) + 0.05 * args.steps,
-                   "batch_wall_s": batch, "sum_of_singles_s": statistics.median(single) * args.runs}
+                   "batch_wall_s": batch, "sum_of_singles_s": statistics.median(single) * args.runs,
+                   "load_average_1m": load}
         figures["replay_vs_budget"] = figures["replay_single_s"] / figures["replay_budget_s"]
         figures["batch_vs_sum"] = batch / figures["sum_of_singles_s"]
     finally:
@@ -131,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
-    print(f"recorded run: {args.steps} LLM calls; medians of {args.rounds} rounds; {workers} cores")
+    print(f"recorded run: {args.steps} LLM calls; medians of {args.rounds} rounds; {workers} cores; load average "
+          f"(1 min) before / after the batch / at the end: {' / '.join(f'{x:.1f}' for x in load)}")
     print(f"hermes --version                  {figures['hermes_version_s'] * 1000:8.0f} ms")
     print(f"hermes chat, one call (yardstick) {figures['hermes_chat_one_call_s'] * 1000:8.0f} ms")
     print(f"replay, offline                   {figures['replay_single_s'] * 1000:8.0f} ms   budget (yardstick + "
