@@ -115,6 +115,20 @@ def recorded_paths(recording: Recording, temp: Path, source: Path | None) -> dic
     return out
 
 
+def _small_trust_store(temp: Path) -> str:
+    """A CA file holding the first certificate of the usual bundle (``certifi``), written under ``temp``."""
+    path = temp / "ca.pem"
+    try:
+        import certifi
+
+        text = Path(certifi.where()).read_text(encoding="ascii", errors="ignore")
+        end = text.index("-----END CERTIFICATE-----") + len("-----END CERTIFICATE-----")
+        path.write_text(text[text.index("-----BEGIN CERTIFICATE-----"):end] + "\n", encoding="ascii")
+    except (ImportError, OSError, ValueError):
+        return os.environ.get("SSL_CERT_FILE", "")
+    return str(path)
+
+
 def _environment(temp: Path, home: Path, recording: Recording, mode: Mode, port: int,
                  source: Path | None, whatif: Mapping[str, Any] | None = None) -> dict[str, str]:
     env = {key: os.environ[key] for key in _KEPT_ENV if key in os.environ}
@@ -129,6 +143,11 @@ def _environment(temp: Path, home: Path, recording: Recording, mode: Mode, port:
                **{RECORDING_VARIABLE: str(temp / "recording.json"), REPORT_VARIABLE: str(temp / "report.json"),
                   MODE_VARIABLE: mode, DATE_VARIABLE: start,
                   PATHS_VARIABLE: json.dumps(recorded_paths(recording, temp, source))})
+    if not whatif:
+        # an offline run opens no TLS connection (every call is served, every proxy is a closed port), yet
+        # Hermes' start-up builds some thirty HTTP clients, each loading the whole CA bundle (about a second
+        # of CPU): a one-certificate trust store leaves that work out of every replay of a batch
+        env["SSL_CERT_FILE"] = _small_trust_store(temp)
     if whatif:
         env[WHATIF_VARIABLE] = json.dumps(dict(whatif))
         live_host = urlsplit(str(whatif.get("base_url") or "")).hostname
