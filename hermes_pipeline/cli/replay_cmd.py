@@ -1,10 +1,13 @@
 """``hermes-pipeline replay``: run a recorded trajectory again and compare (spec 06 BOOK-31, BOOK-32).
 
     hermes-pipeline replay <id | path> [--live-from N] [--strict | --lenient] [--set KEY=VALUE ...]
-                           [--diff text|json] [--batch DIR] [--agent MODULE:FACTORY] [--output PATH]
+                           [--skill NAME=PATH ...] [--memory FILE=PATH ...] [--tools live|recorded]
+                           [--diff text|json] [--agent MODULE:FACTORY] [--output PATH]
+    hermes-pipeline replay --batch [DIR|ID ...] [--since 7d] [--skill NAME] [--failed] [--workers N]
+                           [--ab A B] [what-if options]
 
-Exit codes: 0 identical, 1 diverged (with ``--batch``: any final answer changed or any run diverged),
-2 bad input (nothing is written) or usage.
+Exit codes: 0 identical, 1 diverged (with ``--batch``: any run diverged; with ``--ab``: any run changed outcome
+between A and B), 2 bad input (nothing is written) or usage.
 """
 
 from __future__ import annotations
@@ -45,17 +48,27 @@ def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: 
         raise TrajectoryError(f"malformed trajectory ({type(exc).__name__})", path=str(path)) from None
     if args.agent == "hermes" or (args.agent is None and is_hermes_recording(recording)):
         # a run recorded from Hermes is replayed by Hermes' own loop (its skills, prompt and tools)
-        if args.live_from is not None or overrides:
-            raise TrajectoryError("--live-from and --set are not supported yet when Hermes replays the run; "
-                                  "replay it offline, or with --agent reference", key="--agent")
+        from ..replay.whatif import replacement_files
+
+        if overrides and args.live_from is None:
+            raise TrajectoryError("--set changes the live steps of a Hermes replay: give --live-from N too "
+                                  "(--skill / --memory change an offline replay)", key="--set")
+        files = replacement_files(recording, args.skill or (), args.memory or ())
+        # a what-if serves the steps before N even when their requests differ (the change shows from N on)
+        mode = args.mode or ("lenient" if args.live_from is not None else "strict")
         try:
-            return run_hermes_replay(recording, mode=args.mode, output=output,
-                                     store=store() if output is None else None, home=home)
+            return run_hermes_replay(recording, mode=mode, output=output,
+                                     store=store() if output is None else None, home=home,
+                                     live_from=args.live_from, overrides=overrides, tools=args.tools,
+                                     files=files)
         except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
             raise TrajectoryError(f"the replay failed on this recording ({type(exc).__name__}: {exc})",
                                   path=str(path)) from None
+    if args.skill or args.memory or args.tools != "live":
+        raise TrajectoryError("--skill, --memory and --tools apply when Hermes replays the run (--agent hermes)",
+                              key="--agent")
     try:
-        return run_replay(recording, mode=args.mode, live_from=args.live_from, overrides=overrides, agent=agent,
+        return run_replay(recording, mode=args.mode or "strict", live_from=args.live_from, overrides=overrides, agent=agent,
                           output=output, store=store() if output is None else None, home=home)
     except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
         # a recorded payload of a shape the load checks let through: one line naming the file
@@ -100,12 +113,13 @@ def _replay(args: argparse.Namespace) -> int:
     home = profile_home(args.home)
     store = LazyStore(home)  # read from config.yaml only when an id or the default output needs it
     try:
-        if args.batch:
-            return _batch(args, Path(args.batch).expanduser(), store, home)
-        if not args.trajectory:
-            print(f"{PROG}: error: give a trajectory id or path (or --batch DIR)", file=sys.stderr)
+        if args.batch is not None or args.ab or args.since or args.failed:
+            return _batch(args, store, home)
+        if len(args.trajectory) != 1:
+            print(f"{PROG}: error: give one trajectory id or path (or --batch to replay a selection)",
+                  file=sys.stderr)
             return 2
-        path = resolve_trajectory(args.trajectory, store)
+        path = resolve_trajectory(args.trajectory[0], store)
         result = _one(args, path, store, home, Path(args.output).expanduser() if args.output else None)
     except TrajectoryError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
@@ -114,49 +128,44 @@ def _replay(args: argparse.Namespace) -> int:
     return _exit_code(result)
 
 
-def _batch(args: argparse.Namespace, directory: Path, store: Callable[[], Path], home: Path) -> int:
+def _batch(args: argparse.Namespace, store: Callable[[], Path], home: Path) -> int:
+    """``--batch`` / ``--ab``: select, check every file, then replay them on the pool (:mod:`.replay_batch`)."""
     from ..replay.errors import TrajectoryError
-    from ..replay.recording import load_trajectory
+    from ..replay.selection import Selection, parse_since, select, trajectory_files
+    from .replay_batch import check_selection, run_ab, run_batch
+    from .trajectory_files import resolve_trajectory
 
-    if not directory.is_dir():
-        raise TrajectoryError("--batch expects a directory of trajectories", path=str(directory))
-    files = sorted(p for p in directory.glob("*.json") if not p.name.endswith(".redacted.json"))
-    for path in files:  # check every input before running anything: bad input writes nothing
-        load_trajectory(path, definitions_from=lambda: [store()])
-    out_dir = Path(args.output).expanduser() if args.output else None
-    rows: list[dict[str, Any]] = []
-    worst = 0
-    for path in files:
-        output = out_dir / path.name if out_dir is not None else None
-        try:
-            result = _one(args, path, store, home, output)
-        except TrajectoryError as exc:
-            rows.append({"file": str(path), "error": str(exc)})
-            worst = 2
-            continue
-        changed = result.diff.old_final != result.diff.new_final
-        code = _exit_code(result)
-        worst = max(worst, code)
-        rows.append({"file": str(path), "verdict": result.diff.verdict if result.replay.diverged_at_step is None
-                     or not result.diff.identical else f"diverged at agent step {result.replay.diverged_at_step}",
-                     "final_answer_changed": changed,
-                     "old_final": result.diff.old_final, "new_final": result.diff.new_final,
-                     "written": str(result.path) if result.path else None})
-    if args.diff == "json":
-        print(json.dumps({"runs": rows, "changed": sum(1 for r in rows if r.get("final_answer_changed")),
-                          "total": len(rows)}, indent=2, ensure_ascii=False))
-    else:
-        for row in rows:
-            mark = "error" if "error" in row else ("CHANGED" if row["final_answer_changed"] else "same")
-            print(f"{mark:7}  {Path(row['file']).name}  {row.get('verdict') or row.get('error')}")
-        changed = sum(1 for r in rows if r.get("final_answer_changed"))
-        print(f"{changed} of {len(rows)} final answers changed")
-    return worst
+    items = [*([args.batch] if args.batch else []), *args.trajectory]
+    selectors = [s for s in args.skill or [] if "=" not in s]  # --skill NAME selects; NAME=PATH replaces
+    if len(selectors) > 1:
+        raise TrajectoryError("--batch selects by one --skill NAME at a time", key="--skill")
+    args.skill = [s for s in args.skill or [] if "=" in s]
+    found: list[Path] = []
+    for item in items or [None]:
+        directory = Path(item).expanduser() if item is not None else store()
+        if item is None or directory.is_dir():
+            found.extend(trajectory_files(directory))
+        else:
+            found.append(resolve_trajectory(item, store))
+    files = select(list(dict.fromkeys(found)), Selection(since=parse_since(args.since) if args.since else None,
+                                                        skill=selectors[0] if selectors else None,
+                                                        failed=bool(args.failed)))
+    check_selection(files)
+    if args.output is None:
+        store()  # read the store's place once, before the workers share it
+
+    def one(options: argparse.Namespace, path: Path, output: Path | None) -> Any:
+        return _one(options, path, store, home, output)
+
+    if args.ab:
+        return run_ab(args, files, one, (args.ab[0], args.ab[1]))
+    return run_batch(args, files, one)
 
 
 def add_parser(subparsers: Any) -> None:
     """Add the ``replay`` command."""
     from ..replay.agents import SETTINGS
+    from .replay_batch import AB_HELP
 
     keys = "; ".join(f"{k}: {v}" for k, v in SETTINGS.items())
     replay = subparsers.add_parser(
@@ -171,21 +180,43 @@ def add_parser(subparsers: Any) -> None:
                "the steps of the step-aligned diff, user steps included), or with --lenient 'diverged at agent "
                "step k' (k counts LLM calls, as --live-from does) when only the requests differed. Exit codes: 0 "
                "identical, 1 diverged, 2 bad input (nothing written). LLM = the language model the agent calls.")
-    replay.add_argument("trajectory", nargs="?", metavar="ID|PATH", help="a trajectory id (or a unique prefix) "
-                        "of the profile's store, or a trajectory file")
+    replay.add_argument("trajectory", nargs="*", metavar="ID|PATH", help="a trajectory id (or a unique prefix) "
+                        "of the profile's store, or a trajectory file (with --batch: any number, or directories)")
     replay.add_argument("--live-from", type=_positive, metavar="N",
                         help="call the real provider and tools from the N-th LLM call on (needs --set base_url=...)")
     mode = replay.add_mutually_exclusive_group()
     mode.add_argument("--strict", dest="mode", action="store_const", const="strict",
-                      help="stop at the first request that differs from the recording (default)")
+                      help="stop at the first request that differs from the recording (default, but for a Hermes "
+                           "what-if with --live-from, which serves the steps before N whatever their requests)")
     mode.add_argument("--lenient", dest="mode", action="store_const", const="lenient",
                       help="serve the recorded response anyway and record the divergence")
-    replay.set_defaults(mode="strict")
+    replay.set_defaults(mode=None)
     replay.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a recorded setting "
-                        "(repeatable): " + ", ".join(SETTINGS))
+                        "(repeatable): " + ", ".join(SETTINGS) + "; a Hermes replay takes model, base_url, api_key, "
+                        "system_prompt, temperature (with --live-from)")
+    replay.add_argument("--skill", action="append", metavar="NAME=PATH", help="Hermes replay: put PATH (a "
+                        "SKILL.md, or a skill directory) in place of the recorded skill NAME (repeatable); with "
+                        "--batch, --skill NAME alone selects the runs that used that skill")
+    replay.add_argument("--memory", action="append", metavar="FILE=PATH", help="Hermes replay: put the file PATH in "
+                        "place of the recorded memory file FILE (MEMORY.md, USER.md; repeatable)")
+    replay.add_argument("--tools", choices=("live", "recorded"), default="live", help="Hermes replay, live steps "
+                        "(--live-from): run the tools in the replay's temporary workspace (live, default), or serve "
+                        "the recorded result of the same call so that only the model's behaviour changes")
     replay.add_argument("--diff", choices=("text", "json"), default="text", help="diff output format")
-    replay.add_argument("--batch", metavar="DIR", help="replay every trajectory of DIR and summarise which final "
-                        "answers changed")
+    replay.add_argument("--json", dest="diff", action="store_const", const="json", help="the same as --diff json")
+    batch = replay.add_argument_group("batch and A/B (regression over recorded runs)")
+    batch.add_argument("--batch", nargs="?", const="", metavar="DIR|ID", help="replay a selection on a pool of "
+                       "workers: the given ids, paths and directories, else every run of the profile's store, "
+                       "filtered by --since / --skill NAME / --failed; one line per run (verdict, first divergence, "
+                       "answer changed, token and cost deltas) and a summary. Exit 0 all identical, 1 some "
+                       "diverged, 2 bad input")
+    batch.add_argument("--since", metavar="AGE", help="with --batch: runs started within AGE (30m, 12h, 7d, 2w)")
+    batch.add_argument("--failed", action="store_true", help="with --batch: runs whose turn ended in error or "
+                       "with a failed tool call")
+    batch.add_argument("--workers", type=_positive, metavar="N", help="with --batch / --ab: replays at a time "
+                       "(default: the machine's cores)")
+    batch.add_argument("--ab", nargs=2, metavar=("A", "B"), help=AB_HELP + ". Exit 0 no run changed outcome, "
+                       "1 some did, 2 bad input")
     replay.add_argument("--agent", metavar="hermes|reference|MODULE:FACTORY", help="the agent to run: 'hermes' "
                         "(Hermes' own agent loop in an isolated copy of the profile; the default for runs recorded "
                         "from Hermes), 'reference' (the reference agent; the default for other recordings), an entry "

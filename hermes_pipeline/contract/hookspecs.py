@@ -672,8 +672,9 @@ def on_context_snapshot(
 
     ``context`` holds only what the host supplied, all keys optional: ``model``, ``provider``,
     ``toolsets`` (names of the enabled toolsets), ``config_sha256`` (SHA-256 of the sanitized effective
-    configuration), ``skills`` (``[{name, sha256}]``) and ``memory`` (``[{path, sha256, chars}]``,
-    paths relative to ``$HERMES_HOME``): hashes, never skill or memory text. It becomes the
+    configuration), ``skills`` (``[{name, sha256, files}]``, ``files`` the SHA-256 of each of the skill's
+    files by path), ``memory`` (``[{path, sha256, chars}]``, paths relative to ``$HERMES_HOME``) and
+    ``persona`` (``{path, sha256}`` of ``SOUL.md``): hashes, never skill or memory text. It becomes the
     ``hermes.context`` mark under the turn's ``agent.run`` scope, and a trajectory's root
     ``extra.hermes.context``.
 

@@ -114,6 +114,7 @@ def _open(home: Path, facts: HermesProfile, prepare: Callable[[Engine], object] 
     """Open the hermes_pipeline profile of ``home`` and build the bridge; ``None`` when nothing would listen."""
     from ..profile import open_profile
     from .bridge import Bridge
+    from .context import TurnContext
     from .normalise import HermesNormaliser
 
     profile = open_profile(home)
@@ -121,7 +122,7 @@ def _open(home: Path, facts: HermesProfile, prepare: Callable[[Engine], object] 
                                   toolset_of=RegistryToolsets().get)
     if prepare is not None:
         prepare(profile.engine)
-    bridge = Bridge(profile.engine, normaliser)
+    bridge = Bridge(profile.engine, normaliser, snapshot=TurnContext(home))
     if not bridge.hooks_to_register():
         return None  # the pipeline registered nothing (e.g. it failed): forward nothing
     atexit.register(_shutdown, bridge)

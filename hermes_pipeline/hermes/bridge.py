@@ -28,7 +28,7 @@ bounded by their deadlines). Other modes pay one string comparison per hook.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
 from ..engine import trace_parent
@@ -82,9 +82,14 @@ class Bridge:
         normaliser: the Hermes adapter; a fresh one by default.
     """
 
-    def __init__(self, engine: Engine, normaliser: HermesNormaliser | None = None) -> None:
+    def __init__(self, engine: Engine, normaliser: HermesNormaliser | None = None, *,
+                 snapshot: Callable[[dict[str, Any]], Mapping[str, Any] | None] | None = None) -> None:
         self.engine = engine
         self.normaliser = normaliser or HermesNormaliser()
+        self.snapshot = snapshot
+        """Builds a turn's context snapshot from its ``pre_llm_call`` event (``hermes.context``: the skills,
+        memory and persona the turn starts with, by hash), emitted as ``on_context_snapshot`` when someone
+        listens (the trajectory store keeps it, so a replay rebuilds that state)."""
         self._failed: set[str] = set()
         self.on_exit: Callable[[], object] | None = None
         """Closes the profile; called (once) when Hermes is about to leave without ``atexit`` (one-shot mode)."""
@@ -144,10 +149,24 @@ class Bridge:
                 out = engine.dispatch(name, event)
                 if name == hook and event is payload:
                     results = out
+            if name == "pre_llm_call" and self.snapshot is not None and engine.has_hook("on_context_snapshot"):
+                self._context_snapshot(event)
         folded = fold(hook, results)
         if hook == "pre_gateway_dispatch" and engine.has_hook("post_gateway_dispatch"):
             engine.dispatch("post_gateway_dispatch", _gateway_outcome(payload, folded))
         return folded
+
+    def _context_snapshot(self, event: dict[str, Any]) -> None:
+        """Emit the turn's context snapshot (fail-open: a snapshot that fails leaves the turn as it is)."""
+        try:
+            context = self.snapshot(event) if self.snapshot is not None else None
+        except Exception as exc:
+            self._fail("context snapshot", exc)
+            return
+        if context:
+            self.engine.dispatch("on_context_snapshot", {
+                "session_id": str(event.get("session_id") or ""), "task_id": str(event.get("task_id") or ""),
+                "turn_id": str(event.get("turn_id") or ""), "context": dict(context)})
 
     def forward(self, hook: str, kwargs: dict[str, Any]) -> Any:
         """:meth:`dispatch`, fail-open: a bridge failure is logged once and Hermes gets ``None``."""

@@ -2,9 +2,10 @@
 
 :func:`context_snapshot` builds the ``hermes.context`` data from what the host knows: the model
 configuration, the enabled toolsets, a SHA-256 of the effective configuration, and SHA-256 hashes of
-the profile's skills (``skills/**/SKILL.md``) and memory files (``memories/*``). It carries hashes
-and sizes, never skill or memory text, so a replay can tell whether the agent's self-modifying state
-changed since the recording.
+the profile's skills (``skills/**/SKILL.md``, and every file of each skill under ``files``), memory files
+(``memories/*``) and persona file (``SOUL.md``). It carries hashes and sizes, never skill or memory text:
+the texts themselves are kept once per distinct content beside the store (``export/blobs.py``), so a
+replay rebuilds the skills and memory exactly as the run saw them, and can tell what changed since.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ __all__ = ["context_snapshot", "file_sha256"]
 
 MAX_FILES = 1000
 """At most this many skill and memory files are hashed each (a snapshot stays small)."""
+PERSONA_FILE = "SOUL.md"
+"""The persona file of a Hermes home: it shapes the system prompt as skills and memory do."""
+_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build"})
+"""Folders of a skill that are not its files (as Hermes' own skill scanner skips them), besides hidden ones."""
 
 
 def file_sha256(path: Path) -> str:
@@ -35,6 +40,18 @@ def _config_sha256(config: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _skill_files(skill_dir: Path) -> dict[str, str]:
+    """SHA-256 of every file of the skill at ``skill_dir`` (hidden and dependency folders left out)."""
+    files: dict[str, str] = {}
+    for path in sorted(skill_dir.rglob("*")):
+        rel = path.relative_to(skill_dir)
+        if len(files) >= MAX_FILES or any(part.startswith(".") or part in _SKIPPED_DIRS for part in rel.parts):
+            continue
+        if path.is_file() and not path.is_symlink():
+            files[rel.as_posix()] = file_sha256(path)
+    return files
+
+
 def _skills(directory: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if not directory.is_dir():
@@ -42,7 +59,7 @@ def _skills(directory: Path) -> list[dict[str, Any]]:
     for path in sorted(directory.rglob("SKILL.md"))[:MAX_FILES]:
         if path.is_file():
             out.append({"name": path.parent.relative_to(directory).as_posix() or path.parent.name,
-                        "sha256": file_sha256(path)})
+                        "sha256": file_sha256(path), "files": _skill_files(path.parent)})
     return out
 
 
@@ -88,9 +105,13 @@ def context_snapshot(home: str | Path | None = None, *, model: str | None = None
         try:
             out["skills"] = _skills(root / skills_dir)
             out["memory"] = _memory(root, memory_dirs)
+            persona = root / PERSONA_FILE
+            if persona.is_file() and not persona.is_symlink():
+                out["persona"] = {"path": PERSONA_FILE, "sha256": file_sha256(persona)}
         except OSError:  # an unreadable file never stops the turn: the snapshot then has no file hashes
             out.pop("skills", None)
             out.pop("memory", None)
+            out.pop("persona", None)
     return out
 
 

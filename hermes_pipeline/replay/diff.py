@@ -17,7 +17,8 @@ from typing import Any
 
 from .codec import canonical_json
 
-__all__ = ["StepDiff", "TrajectoryDiff", "comparable_steps", "diff_trajectories", "final_answer", "token_totals"]
+__all__ = ["StepDiff", "TrajectoryDiff", "comparable_steps", "diff_trajectories", "final_answer", "token_totals",
+           "total_cost"]
 
 
 def _arguments(value: Any) -> Any:
@@ -75,6 +76,13 @@ def token_totals(doc: Mapping[str, Any]) -> dict[str, int]:
             "completion": int(metrics.get("total_completion_tokens") or 0)}
 
 
+def total_cost(doc: Mapping[str, Any]) -> float | None:
+    """``final_metrics.total_cost_usd`` (``None`` when the run has no priced calls)."""
+    found = doc.get("final_metrics")
+    cost = found.get("total_cost_usd") if isinstance(found, Mapping) else None
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+
+
 @dataclass
 class StepDiff:
     """One aligned step that differs: which fields, and a unified diff of the message text."""
@@ -96,6 +104,8 @@ class TrajectoryDiff:
     old_tokens: dict[str, int]
     new_tokens: dict[str, int]
     compared_steps: int
+    old_cost: float | None = None
+    new_cost: float | None = None
 
     @property
     def identical(self) -> bool:
@@ -121,7 +131,8 @@ class TrajectoryDiff:
                            "message_diff": d.message_diff} for d in self.steps],
                 "final_answer": {"old": self.old_final, "new": self.new_final,
                                  "changed": self.old_final != self.new_final},
-                "tokens": {"old": self.old_tokens, "new": self.new_tokens}}
+                "tokens": {"old": self.old_tokens, "new": self.new_tokens},
+                "cost_usd": {"old": self.old_cost, "new": self.new_cost}}
 
     def to_text(self) -> str:
         """Human-readable: each differing step, the final answers, the token totals, the verdict last."""
@@ -143,8 +154,14 @@ class TrajectoryDiff:
         if self.old_tokens != self.new_tokens:
             lines.append(f"tokens: prompt {self.old_tokens['prompt']} -> {self.new_tokens['prompt']}, completion "
                          f"{self.old_tokens['completion']} -> {self.new_tokens['completion']}")
+        if self.old_cost != self.new_cost:
+            lines.append(f"cost: {_usd(self.old_cost)} -> {_usd(self.new_cost)}")
         lines.append(self.verdict)
         return "\n".join(lines)
+
+
+def _usd(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:.6f}"
 
 
 def diff_trajectories(old: Mapping[str, Any], new: Mapping[str, Any]) -> TrajectoryDiff:
@@ -167,4 +184,4 @@ def diff_trajectories(old: Mapping[str, Any], new: Mapping[str, Any]) -> Traject
                 "old", "new", lineterm="", n=1)]
         diffs.append(StepDiff(index + 1, fields, x, y, message_diff))
     return TrajectoryDiff(diffs, final_answer(old), final_answer(new), token_totals(old), token_totals(new),
-                          max(len(a), len(b)))
+                          max(len(a), len(b)), total_cost(old), total_cost(new))

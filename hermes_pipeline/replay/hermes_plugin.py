@@ -24,13 +24,13 @@ from types import SimpleNamespace
 from typing import Any, Final
 
 from ..export.atomic import write_atomically
-from .codec import provider_response
+from .codec import canonical_json, provider_response
 from .errors import ReplayDivergence
 from .recording import Recording
-from .replay import Mode, Replay
+from .replay import Mode, Replay, ServedStep
 
-__all__ = ["seed_session", "DATE_VARIABLE", "MODE_VARIABLE", "PATHS_VARIABLE", "RECORDING_VARIABLE", "REPORT_VARIABLE", "HermesReplay", "register",
-           "sdk_response"]
+__all__ = ["DATE_VARIABLE", "MODE_VARIABLE", "PATHS_VARIABLE", "RECORDING_VARIABLE", "REPORT_VARIABLE",
+           "WHATIF_VARIABLE", "HermesReplay", "register", "sdk_response", "seed_session"]
 
 RECORDING_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_RECORDING"
 """The recording (an ATIF file) the Hermes process serves."""
@@ -40,6 +40,11 @@ MODE_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_MODE"
 """``strict`` or ``lenient``."""
 DATE_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_DATE"
 """ISO timestamp of the recorded run's start: the "Conversation started" date of Hermes' system prompt."""
+WHATIF_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_WHATIF"
+"""JSON ``{live_from, tools, overrides, workspace}`` of a what-if replay (``--live-from N``): from the N-th LLM
+call on the model is called for real, with ``overrides`` (``temperature``, ``system_prompt``) applied to each
+live request; ``tools`` ``live`` runs the live steps' tools (only on paths inside ``workspace``), ``recorded``
+serves them the recorded result of the same call."""
 PATHS_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_PATHS"
 """JSON ``{replay path: recorded path}``: the isolated home, user home and working directory of the replay and
 the ones the recorded run had. Hermes writes them into its system prompt; the replay compares the system
@@ -74,11 +79,30 @@ class HermesReplay(Replay):
     """A :class:`~.replay.Replay` for Hermes: subagents served, SDK-shaped responses, a report file."""
 
     def __init__(self, recording: Recording, *, mode: Mode = "strict", report: Path | None = None,
-                 paths: dict[str, str] | None = None) -> None:
-        super().__init__(recording, mode=mode, subagents="served")
+                 paths: dict[str, str] | None = None, live_from: int | None = None, tools: str = "live",
+                 overrides: dict[str, Any] | None = None, workspace: Path | None = None) -> None:
+        super().__init__(recording, mode=mode, subagents="served", live_from=live_from)
         self.report = report
         self.paths = sorted((paths or {}).items(), key=lambda item: -len(item[0]))
+        self.tools = tools
+        self.overrides = dict(overrides or {})
+        self.workspace = workspace
+        self._by_call = _recorded_by_call(recording)
         self._report_lock = threading.Lock()
+
+    def live_request(self, request: Any) -> Any:
+        """A live request with the what-if settings: the sampling temperature, the system prompt."""
+        if not isinstance(request, dict):
+            return request
+        out = dict(request)
+        if "temperature" in self.overrides:
+            out["temperature"] = self.overrides["temperature"]
+        prompt = self.overrides.get("system_prompt")
+        messages = out.get("messages")
+        if isinstance(prompt, str) and isinstance(messages, list):
+            rest = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+            out["messages"] = [{"role": "system", "content": prompt}, *rest]
+        return out
 
     def as_recorded(self, request: Any) -> Any:
         """A copy of Hermes' request whose system messages name the recorded paths instead of the replay's."""
@@ -116,7 +140,12 @@ class HermesReplay(Replay):
             write_atomically(self.report, json.dumps(data).encode("utf-8"))
 
     def llm_execution(self, **kwargs: Any) -> Any:
-        """Serve the recorded response as the SDK object Hermes expects."""
+        """Serve the recorded response as the SDK object Hermes expects (a live call gets the what-if
+        settings and goes to the model)."""
+        live_next = kwargs.get("next_call")
+        live = self.live_request(kwargs.get("request"))
+        if callable(live_next):
+            kwargs = {**kwargs, "next_call": lambda _payload=None: live_next(live)}
         if "request" in kwargs:
             kwargs = {**kwargs, "request": self.as_recorded(kwargs["request"])}
         try:
@@ -130,12 +159,74 @@ class HermesReplay(Replay):
         return served
 
     def tool_execution(self, **kwargs: Any) -> Any:
-        """Serve the recorded result (a text, as Hermes' tools return)."""
+        """Serve the recorded result (a text, as Hermes' tools return); in a live step, run the tool in the
+        replay's workspace (``tools`` ``live``) or serve the recorded result of the same call (``recorded``)."""
         try:
-            served = super().tool_execution(**kwargs)
+            if self._live:
+                served = self._live_tool(kwargs)
+            else:
+                served = super().tool_execution(**kwargs)
         finally:
             self.write_report()
         return served if isinstance(served, str) else json.dumps(served)
+
+    def _live_tool(self, kwargs: dict[str, Any]) -> Any:
+        step, call_id, name = self._count, kwargs.get("tool_call_id"), str(kwargs.get("tool_name") or "")
+        args = kwargs.get("args")
+        if self.tools == "recorded":
+            found = self.recording.tool_results.get(call_id) if isinstance(call_id, str) else None
+            if found is None:
+                found = self._by_call.get((name, canonical_json(args)))
+            if found is not None:
+                self.steps.append(ServedStep("tool", step, "recorded", tool_call_id=call_id))
+                return found
+            self.steps.append(ServedStep("tool", step, "missing", tool_call_id=call_id))
+            return {"error": f"replay: no recorded result for this {name} call (--tools recorded serves only "
+                             "calls the recorded run made)"}
+        outside = _outside_paths(args, self.workspace)
+        if outside:
+            self.steps.append(ServedStep("tool", step, "refused", tool_call_id=call_id))
+            return {"error": f"replay: live tools act only inside the replay's workspace; {outside[0]!r} is "
+                             "outside it"}
+        self.steps.append(ServedStep("tool", step, "live", tool_call_id=call_id))
+        return kwargs["next_call"](None)
+
+
+def _recorded_by_call(recording: Recording) -> dict[tuple[str, str], str]:
+    """``(tool name, canonical arguments)`` → the recorded result of that call (the first of equal calls)."""
+    out: dict[tuple[str, str], str] = {}
+    for step in recording.document.get("steps") or []:
+        if not isinstance(step, dict):
+            continue
+        for call in step.get("tool_calls") or []:
+            if not isinstance(call, dict) or call.get("tool_call_id") not in recording.tool_results:
+                continue
+            arguments = call.get("arguments")
+            if isinstance(arguments, str):
+                try:
+                    arguments = json.loads(arguments)
+                except ValueError:
+                    pass
+            out.setdefault((str(call.get("function_name") or ""), canonical_json(arguments)),
+                           recording.tool_results[call["tool_call_id"]])
+    return out
+
+
+_PATH_KEYS: Final = ("path", "file_path", "filepath", "filename", "directory", "dir", "cwd", "workdir")
+
+
+def _outside_paths(args: Any, workspace: Path | None) -> list[str]:
+    """Path arguments of a live tool call that leave ``workspace`` (absolute elsewhere, or ``..`` out of it)."""
+    if workspace is None or not isinstance(args, dict):
+        return []
+    root = workspace.resolve()
+    out = []
+    for key, value in args.items():
+        if key.lower() in _PATH_KEYS and isinstance(value, str) and value:
+            target = (root / Path(value).expanduser()).resolve()
+            if target != root and root not in target.parents:
+                out.append(value)
+    return out
 
 
 def _fix_date(stamp: str) -> None:
@@ -155,6 +246,26 @@ def _fix_date(stamp: str) -> None:
     hermes_time.now = now
 
 
+_PROBE_LINE: Final = "Python toolchain: "
+"""How Hermes 0.19's environment probe line starts (``tools.env_probe``; absent when the environment is clean)."""
+
+
+def _fix_environment_probe(recorded_prompt: str | None) -> None:
+    """Make Hermes' Python-toolchain probe give the line the recorded system prompt had (or none).
+
+    The probe shells out with a short wait and leaves its line out when it is late, so the same machine gives
+    a system prompt with or without it depending on load; the replay pretends the recorded environment."""
+    if recorded_prompt is None:
+        return
+    line = next((text for text in recorded_prompt.splitlines() if text.startswith(_PROBE_LINE)), "")
+    try:
+        import tools.env_probe as probe  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except Exception:
+        return
+    probe.get_environment_probe_line = lambda *, force_refresh=False: line
+    probe.warm_environment_probe_async = lambda *args, **kwargs: None
+
+
 def register(ctx: Any) -> None:
     """The replay plugin's entry point inside Hermes: load the recording, attach the bridge with the replay."""
     from ..hermes import register as attach_bridge
@@ -164,10 +275,16 @@ def register(ctx: Any) -> None:
     try:
         mode: Mode = "lenient" if os.environ.get(MODE_VARIABLE) == "lenient" else "strict"
         paths = json.loads(os.environ.get(PATHS_VARIABLE) or "{}")
+        whatif = json.loads(os.environ.get(WHATIF_VARIABLE) or "{}")
+        whatif = whatif if isinstance(whatif, dict) else {}
         replay = HermesReplay(Recording.from_file(os.environ[RECORDING_VARIABLE]), mode=mode, report=report,
-                              paths={str(k): str(v) for k, v in paths.items()} if isinstance(paths, dict) else None)
+                              paths={str(k): str(v) for k, v in paths.items()} if isinstance(paths, dict) else None,
+                              live_from=whatif.get("live_from"), tools=str(whatif.get("tools") or "live"),
+                              overrides=whatif.get("overrides") or {},
+                              workspace=Path(whatif["workspace"]) if whatif.get("workspace") else None)
         if os.environ.get(DATE_VARIABLE):
             _fix_date(os.environ[DATE_VARIABLE])
+        _fix_environment_probe(replay.recording.system_prompt)
         installed: list[object] = []
         attach_bridge(ctx, prepare=lambda engine: installed.append(replay.install(engine)))  # type: ignore[union-attr]
         replay.write_report(None if installed else "the hermes_pipeline bridge did not start in the replay profile")

@@ -2,7 +2,10 @@
 
 :func:`run_hermes_replay` rebuilds, in a temporary directory, an isolated ``HERMES_HOME`` from the
 recording and the profile it came from (read only, never written): the profile's ``config.yaml`` with
-the recorded model, its skills, memory and persona file (``SOUL.md``), and a one-file replay plugin
+the recorded model; the skills, memory and persona file (``SOUL.md``) *as the run started with them* (the
+recording names each file by hash, and the texts were kept once per content when it was recorded,
+:mod:`~..export.blobs`; a recording from before that gets the profile's current ones, with a warning);
+``--skill`` / ``--memory`` files in place of recorded ones (:mod:`.hermes_home`); and a one-file replay plugin
 (:mod:`.hermes_plugin`) that attaches the hermes_pipeline bridge with the replay's two execution
 middlewares; the trajectory store of that home records the new run. It then runs ``hermes chat -Q -q
 <recorded user message>`` there, with a minimal environment (no provider keys, no pipeline file, the
@@ -11,6 +14,12 @@ result is served from the recording through the bridge, so Hermes contacts no pr
 The new run is then compared with the recording, its subagents left out: a delegation is served its
 recorded result (Hermes runs top-level delegations in the background, where their calls cannot be matched
 one by one), so only the top-level run is Hermes' again.
+
+A what-if replay (``live_from=N``) serves the first N-1 LLM calls and from the N-th on lets Hermes call the
+model at ``--set base_url`` for real (with ``--set model / system_prompt / temperature``); the live steps'
+tools run in the replay's temporary workspace (``tools="live"``, a path argument outside it is refused) or
+are served the recorded result of the same call (``tools="recorded"``, so only the model's behaviour
+changes).
 """
 
 from __future__ import annotations
@@ -27,13 +36,16 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from ..export.atomic import write_atomically
 from ..export.jsonenc import indented
 from ..readers.definitions import expand_trajectory
 from .diff import diff_trajectories
 from .errors import TrajectoryError
-from .hermes_plugin import DATE_VARIABLE, MODE_VARIABLE, PATHS_VARIABLE, RECORDING_VARIABLE, REPORT_VARIABLE
+from .hermes_home import PLUGIN_NAME, isolated_home
+from .hermes_plugin import DATE_VARIABLE, MODE_VARIABLE, PATHS_VARIABLE, RECORDING_VARIABLE, REPORT_VARIABLE, \
+    WHATIF_VARIABLE
 from .recording import Recording
 from .replay import Divergence, Mode, Replay, ServedStep
 
@@ -41,17 +53,9 @@ __all__ = ["INSTALL_HINT", "PLUGIN_NAME", "is_hermes_recording", "isolated_home"
            "run_hermes_replay"]
 
 INSTALL_HINT: Final = "pip install 'hermes_pipeline[hermes]'  (or: pip install 'hermes-agent==0.19.0')"
-PLUGIN_NAME: Final = "hermes_pipeline_replay"
 TIMEOUT: Final = 600.0
 """Seconds a replayed Hermes run may take before it is stopped (a served run takes Hermes' start-up)."""
-_COPIED: Final = ("skills", "memories", "SOUL.md")
-"""What of the recorded profile's home shapes Hermes' system prompt and is copied into the isolated one."""
 _KEPT_ENV: Final = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")
-_PLUGIN_YAML: Final = (f"name: {PLUGIN_NAME}\nversion: 1.0.0\nkind: standalone\n"
-                       "description: serves a recorded run to Hermes (hermes-pipeline replay)\n")
-_PLUGIN_INIT: Final = ('"""Written by hermes-pipeline replay into its temporary profile."""\n'
-                       "from hermes_pipeline.replay.hermes_plugin import register  # noqa: F401\n")
-
 
 _HERMES_SESSION_ID: Final = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
 """How Hermes Agent names its sessions (``20261203_105402_911385``); other hosts on this package use UUIDs."""
@@ -92,52 +96,6 @@ def _closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _read_config(source: Path | None) -> dict[str, Any]:
-    path = source / "config.yaml" if source is not None else None
-    if path is None or not path.is_file():
-        return {}
-    from ..config.yaml_text import load_yaml_text
-
-    try:
-        loaded = load_yaml_text(path.read_text(encoding="utf-8"), path)
-    except Exception as exc:
-        raise TrajectoryError(f"the profile's config.yaml cannot be read to rebuild the replay profile: {exc}",
-                              path=str(path)) from None
-    return dict(loaded) if isinstance(loaded, Mapping) else {}
-
-
-def isolated_home(target: Path, recording: Recording, source: Path | None, port: int) -> None:
-    """Build the replay's ``HERMES_HOME`` at ``target`` (see the module docstring); ``source`` is only read."""
-    import yaml
-
-    target.mkdir(mode=0o700, parents=True)
-    config = _read_config(source)
-    found = config.get("model")
-    model: dict[str, Any] = dict(found) if isinstance(found, Mapping) else {"provider": "custom"}
-    if recording.model:
-        model["default"] = recording.model
-    model.update(base_url=f"http://127.0.0.1:{port}/v1", api_key="replay")  # never a real key, never reachable
-    config["model"] = model
-    config["plugins"] = {"enabled": [PLUGIN_NAME]}
-    config["observability"] = {"trajectories": {"enabled": True}}
-    auxiliary = config.get("auxiliary")
-    config["auxiliary"] = {**(dict(auxiliary) if isinstance(auxiliary, Mapping) else {}),
-                           "title_generation": {"enabled": False}}
-    config.pop("telemetry", None)
-    (target / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    for name in _COPIED if source is not None else ():
-        assert source is not None
-        origin = source / name
-        if origin.is_dir() and not origin.is_symlink():
-            shutil.copytree(origin, target / name, symlinks=True)
-        elif origin.is_file() and not origin.is_symlink():
-            shutil.copyfile(origin, target / name)
-    plugin = target / "plugins" / PLUGIN_NAME
-    plugin.mkdir(parents=True)
-    (plugin / "plugin.yaml").write_text(_PLUGIN_YAML, encoding="utf-8")
-    (plugin / "__init__.py").write_text(_PLUGIN_INIT, encoding="utf-8")
-
-
 _RECORDED_PATHS: Final = (("user", re.compile(r"^User home directory: (.+)$", re.M)),
                           ("workspace", re.compile(r"^Current working directory: (.+)$", re.M)),
                           ("home", re.compile(r"profiles \(if any\) live under (.+?)/profiles/")))
@@ -158,8 +116,22 @@ def recorded_paths(recording: Recording, temp: Path, source: Path | None) -> dic
     return out
 
 
+def _small_trust_store(temp: Path) -> str:
+    """A CA file holding the first certificate of the usual bundle (``certifi``), written under ``temp``."""
+    path = temp / "ca.pem"
+    try:
+        import certifi
+
+        text = Path(certifi.where()).read_text(encoding="ascii", errors="ignore")
+        end = text.index("-----END CERTIFICATE-----") + len("-----END CERTIFICATE-----")
+        path.write_text(text[text.index("-----BEGIN CERTIFICATE-----"):end] + "\n", encoding="ascii")
+    except (ImportError, OSError, ValueError):
+        return os.environ.get("SSL_CERT_FILE", "")
+    return str(path)
+
+
 def _environment(temp: Path, home: Path, recording: Recording, mode: Mode, port: int,
-                 source: Path | None) -> dict[str, str]:
+                 source: Path | None, whatif: Mapping[str, Any] | None = None) -> dict[str, str]:
     env = {key: os.environ[key] for key in _KEPT_ENV if key in os.environ}
     package_root = str(Path(__file__).resolve().parents[2])  # this hermes_pipeline, not another one
     proxy = f"http://127.0.0.1:{port}"
@@ -172,6 +144,16 @@ def _environment(temp: Path, home: Path, recording: Recording, mode: Mode, port:
                **{RECORDING_VARIABLE: str(temp / "recording.json"), REPORT_VARIABLE: str(temp / "report.json"),
                   MODE_VARIABLE: mode, DATE_VARIABLE: start,
                   PATHS_VARIABLE: json.dumps(recorded_paths(recording, temp, source))})
+    if not whatif:
+        # an offline run opens no TLS connection (every call is served, every proxy is a closed port), yet
+        # Hermes' start-up builds some thirty HTTP clients, each loading the whole CA bundle (about a second
+        # of CPU): a one-certificate trust store leaves that work out of every replay of a batch
+        env["SSL_CERT_FILE"] = _small_trust_store(temp)
+    if whatif:
+        env[WHATIF_VARIABLE] = json.dumps(dict(whatif))
+        live_host = urlsplit(str(whatif.get("base_url") or "")).hostname
+        if live_host:  # the live model alone is reached directly; everything else still meets the closed port
+            env["NO_PROXY"] = env["no_proxy"] = live_host
     return env
 
 
@@ -230,30 +212,61 @@ def _top_level(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in doc.items() if key != "subagent_trajectories"}
 
 
+HERMES_SETTINGS: Final = ("model", "base_url", "api_key", "system_prompt", "temperature")
+"""The ``--set`` keys a Hermes replay applies (the model and its endpoint through the replay profile's
+``config.yaml``; the system prompt and temperature on each live request)."""
+TOOL_MODES: Final = ("live", "recorded")
+
+
 def run_hermes_replay(recording: Recording, *, mode: Mode = "strict", output: Path | None = None,
-                      store: Path | None = None, home: Path | None = None, timeout: float = TIMEOUT) -> Any:
+                      store: Path | None = None, home: Path | None = None, timeout: float = TIMEOUT,
+                      live_from: int | None = None, overrides: Mapping[str, Any] | None = None,
+                      tools: str = "live", files: Mapping[str, Path] | None = None) -> Any:
     """Replay ``recording`` with Hermes' own loop (see the module docstring); a :class:`~.runner.ReplayResult`.
 
     Args:
-        home: the profile the run was recorded in (its config, skills and memory are copied, never changed).
+        home: the profile the run was recorded in (its config and the skill and memory texts kept when the run
+            was recorded are read, never changed).
+        live_from: from this LLM call on, the model at ``overrides["base_url"]`` is called for real.
+        overrides: ``--set`` values (keys of :data:`HERMES_SETTINGS`).
+        tools: in live steps, ``live`` runs the tools in the replay's workspace, ``recorded`` serves the
+            recorded result of the same call.
+        files: files put in place of the recorded ones in the replay profile (``--skill`` / ``--memory``),
+            by path relative to the profile.
 
     Raises:
-        TrajectoryError: Hermes is not installed, the recording cannot be served, or the profile cannot be read.
+        TrajectoryError: Hermes is not installed, the recording cannot be served, a setting is not one a Hermes
+            replay has, or the profile cannot be read.
     """
-    from .runner import ReplayResult, check_recording, snapshot_warnings, truncation_warnings
+    from .runner import ReplayResult, check_recording, truncation_warnings
 
     require_hermes()
-    check_recording(recording, None)
+    settings = dict(overrides or {})
+    unknown = sorted(set(settings) - set(HERMES_SETTINGS))
+    if unknown:
+        raise TrajectoryError(f"--set {unknown[0]}: not a setting of a Hermes replay (known: "
+                              f"{', '.join(HERMES_SETTINGS)})", key=unknown[0])
+    if tools not in TOOL_MODES:
+        raise TrajectoryError(f"--tools {tools!r}: use 'live' or 'recorded'", key="--tools")
+    if live_from is not None and not settings.get("base_url"):
+        raise TrajectoryError("--live-from calls the model for real: give its endpoint with --set base_url=URL",
+                              key="--live-from")
+    check_recording(recording, live_from)
     port = _closed_port()
     temp = Path(tempfile.mkdtemp(prefix="hermes-replay-"))
     try:
         hermes_home = temp / "home"
         source = home if home is not None and home.is_dir() else None
-        isolated_home(hermes_home, recording, source, port)
         for name in ("workspace", "user"):
             (temp / name).mkdir()
+        warnings = isolated_home(hermes_home, recording, source, port, settings if live_from is not None else {},
+                                 files)
         (temp / "recording.json").write_text(json.dumps(recording.document), encoding="utf-8")
-        env = _environment(temp, hermes_home, recording, mode, port, source)
+        whatif = {"live_from": live_from, "tools": tools, "base_url": settings.get("base_url"),
+                  "workspace": str(temp / "workspace"),
+                  "overrides": {k: settings[k] for k in ("temperature", "system_prompt") if k in settings}} \
+            if live_from is not None else None
+        env = _environment(temp, hermes_home, recording, mode, port, source, whatif)
         command = [sys.executable, "-c", "import sys; from hermes_cli.main import main; sys.exit(main())",
                    "chat", "-Q", *_resume(temp, recording, env, timeout), "-q", recording.user_message]
         try:
@@ -278,7 +291,9 @@ def run_hermes_replay(recording: Recording, *, mode: Mode = "strict", output: Pa
     if done.returncode != 0 and not error and not replay.divergences:
         error = f"hermes exited with {done.returncode}"
     document.setdefault("extra", {}).setdefault("hermes", {})["replay"] = {
-        "of": recording.trajectory_id, "live_from_step": None, "mode": mode, "agent": "hermes",
+        "of": recording.trajectory_id, "live_from_step": live_from, "mode": mode, "agent": "hermes",
+        "tools": tools if live_from is not None else "recorded", "settings": sorted(settings),
+        "files": sorted(files or {}),
         "subagents": "served", "diverged_at_step": replay.diverged_at_step}
     target = output if output is not None else (store / f"replay-{document.get('session_id', 'run')}.json"
                                                 if store is not None else None)
@@ -289,4 +304,4 @@ def run_hermes_replay(recording: Recording, *, mode: Mode = "strict", output: Pa
     return ReplayResult(recording, replay, document, target,
                         diff_trajectories(_top_level(recording.document), _top_level(document)),
                         answer if isinstance(answer, str) else None, error,
-                        [*truncation_warnings(recording), *snapshot_warnings(recording, home)])
+                        [*truncation_warnings(recording), *warnings])

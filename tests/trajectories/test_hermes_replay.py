@@ -9,109 +9,24 @@ namespace without any network where the machine allows one (``unshare -rn``).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
 import shutil
-import subprocess
 import sys
-import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_pipeline.cli.main import main
-from hermes_pipeline.demo.model_script import parse_script
-from hermes_pipeline.demo.model_server import ScriptedModelServer
 from hermes_pipeline.export.definitions import DEFINITIONS_KEY, resolve_request
 from hermes_pipeline.replay.recording import load_trajectory
 
-from ._support import no_network, only_file
+from ..replay._hermes import HERMES, SOUL_END, Recorded, record, replay, tree_digest
+from ._support import no_network
 
-HERMES = shutil.which("hermes")
 pytestmark = pytest.mark.skipif(HERMES is None, reason="hermes-agent is not installed")
-ROOT = Path(__file__).resolve().parents[2]
-SOUL_END = "The end of the long persona file."
 OLD_CAP = 8_000
 """The sanitizer's string cap that used to cut Hermes' system prompt in recordings."""
-
-
-def _netns() -> list[str]:
-    """``unshare -rn`` (a user and network namespace: no interface but a downed loopback) when it works here."""
-    unshare = shutil.which("unshare")
-    if unshare and subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode == 0:
-        return [unshare, "-rn"]
-    return []
-
-
-@dataclass
-class Recorded:
-    home: Path
-    work: Path
-    path: Path
-    server: ScriptedModelServer
-
-
-def _tree_digest(root: Path) -> str:
-    """One hash of every path, mode and file content under ``root`` (a change anywhere changes it)."""
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        stat = path.lstat()
-        digest.update(f"{path.relative_to(root)}\0{stat.st_mode}\0".encode())
-        if path.is_file() and not path.is_symlink():
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def _hermes_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "OTEL_"))}
-    env.update(HOME=str(home.parent / "user"), HERMES_HOME=str(home), NO_COLOR="1", HERMES_ACCEPT_HOOKS="1")
-    return env
-
-
-def _record(base: Path, script: list[Any], prompt: str, *, then: str | None = None) -> Recorded:
-    """Record ``prompt`` (and, with ``then``, a second turn of the same session resumed)."""
-    work, home, user = base / "work", base / "hermes", base / "user"
-    for d in (work, home, user):
-        d.mkdir(parents=True)
-    (work / "notes.txt").write_text("buy milk\n", encoding="utf-8")
-    # a persona file long enough that the system prompt passes the old cap of the sanitizer
-    (home / "SOUL.md").write_text("You are a careful assistant.\n" + "Be precise and brief. " * 500 + SOUL_END,
-                                  encoding="utf-8")
-    # a skill of the user's: Hermes lists it (and its guidance on skills) in the system prompt
-    skill = home / "skills" / "notes-helper"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: notes-helper\ndescription: Read the user's notes.txt and answer "
-                                    "from it.\n---\n# Notes helper\nRead notes.txt with read_file.\n",
-                                    encoding="utf-8")
-    server = ScriptedModelServer(parse_script({"steps": script})[0])
-    try:
-        (home / "config.yaml").write_text(textwrap.dedent(f"""\
-            model: {{provider: custom, default: hermes-demo-1, base_url: "{server.base_url}", api_key: unused}}
-            auxiliary: {{title_generation: {{enabled: false}}}}
-            observability: {{trajectories: {{enabled: true}}}}
-            plugins: {{enabled: [hermes_pipeline]}}
-            """), encoding="utf-8")
-        done = subprocess.run([HERMES or "hermes", "chat", "-Q", "-q", prompt], cwd=work, env=_hermes_env(home),
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
-        assert done.returncode == 0, done.stderr[-2000:]
-        if then is not None:
-            session = re.search(r"session_id:\s*(\S+)", done.stdout + done.stderr)
-            assert session is not None, done.stdout + done.stderr
-            first = only_file(home / "trajectories")
-            done = subprocess.run([HERMES or "hermes", "chat", "-Q", "--resume", session.group(1), "-q", then],
-                                  cwd=work, env=_hermes_env(home), stdin=subprocess.DEVNULL, capture_output=True,
-                                  text=True, timeout=180)
-            assert done.returncode == 0, done.stderr[-2000:]
-            (second,) = [p for p in (home / "trajectories").glob("*.json") if p != first]
-            return Recorded(home, work, second, server)
-    except BaseException:
-        server.close()
-        raise
-    return Recorded(home, work, only_file(home / "trajectories"), server)
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +34,7 @@ def tools_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A run with a read, a failed read (a missing file) and a write, then the answer."""
     base = tmp_path_factory.mktemp("tools")
     work = base / "work"
-    recorded = _record(base, [
+    recorded = record(base, [
         {"tool_calls": [{"name": "read_file", "arguments": {"path": str(work / "notes.txt")}, "id": "call_read"}]},
         {"tool_calls": [{"name": "read_file", "arguments": {"path": str(work / "missing.txt")}, "id": "call_miss"}]},
         {"tool_calls": [{"name": "write_file", "arguments": {"path": str(work / "out.txt"), "content": "milk"},
@@ -133,7 +48,7 @@ def tools_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.fixture(scope="module")
 def delegate_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A run whose first call delegates to a subagent (Hermes runs it in the background)."""
-    recorded = _record(tmp_path_factory.mktemp("delegate"), [
+    recorded = record(tmp_path_factory.mktemp("delegate"), [
         {"tool_calls": [{"name": "delegate_task", "arguments": {"goal": "count the files"}, "id": "call_delegate"}]},
         "done", "done", "done"], "count my files with a helper")
     yield recorded
@@ -144,20 +59,13 @@ def delegate_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The second turn of a resumed session: a read, then the answer (the first turn is its history)."""
     base = tmp_path_factory.mktemp("resumed")
-    recorded = _record(base, [
+    recorded = record(base, [
         "Hello! How can I help?",
         {"tool_calls": [{"name": "read_file", "arguments": {"path": str(base / "work" / "notes.txt")},
                          "id": "call_read2"}]},
         "Your notes say: buy milk."], "hello", then="and what do my notes say?")
     yield recorded
     recorded.server.close()
-
-
-def _replay(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``hermes-pipeline replay ARGS`` in a fresh process, in a network namespace when the machine has one."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([*_netns(), sys.executable, "-m", "hermes_pipeline.cli.main", "replay", *args], cwd=cwd,
-                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
 
 
 def _request(doc: dict[str, Any], step: dict[str, Any]) -> Any:
@@ -190,13 +98,13 @@ def test_book_31a_33_hermes_replays_its_run_identically_without_side_effects(too
     recorded model server gets no request), no tool side effect (the written file is not written again), and the
     recorded profile is left exactly as it was."""
     (tools_run.work / "out.txt").unlink()  # written by the recorded run; a replay must not write it again
-    before, requests = _tree_digest(tools_run.home), len(tools_run.server.requests)
+    before, requests = tree_digest(tools_run.home), len(tools_run.server.requests)
     output = tmp_path / "replayed.json"
-    done = _replay([str(tools_run.path), "--agent", "hermes", "--home", str(tools_run.home), "--output", str(output)],
+    done = replay([str(tools_run.path), "--agent", "hermes", "--home", str(tools_run.home), "--output", str(output)],
                    tmp_path)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "identical", done.stdout + done.stderr
     assert not (tools_run.work / "out.txt").exists()
-    assert _tree_digest(tools_run.home) == before and len(tools_run.server.requests) == requests
+    assert tree_digest(tools_run.home) == before and len(tools_run.server.requests) == requests
     new = json.loads(output.read_text(encoding="utf-8"))
     assert new["agent"]["name"] == "hermes" and new["extra"]["hermes"]["replay"]["agent"] == "hermes"
     assert new["extra"]["hermes"]["replay"]["diverged_at_step"] is None
@@ -208,36 +116,17 @@ def test_book_31a_33_hermes_replays_its_run_identically_without_side_effects(too
     assert list(tmp_path.iterdir()) == [output]  # the replay's temporary home is gone
 
 
-@pytest.mark.parametrize("change", ["persona", "skill"])
-def test_book_31a_a_changed_persona_or_skill_is_evaluated_by_hermes(tools_run: Recorded, tmp_path: Path,
-                                                                     change: str) -> None:
-    """BOOK-31a: Hermes rebuilds its system prompt from the profile, so a change to what shapes it (the persona
-    file, or a skill's description, in a copy of the profile) shows as a divergence at the first LLM call,
-    naming the system message; exit 1."""
-    home = tmp_path / "changed"
-    shutil.copytree(tools_run.home, home, symlinks=True)
-    if change == "persona":
-        (home / "SOUL.md").write_text("You are a terse assistant.", encoding="utf-8")
-    else:
-        skill = home / "skills" / "notes-helper" / "SKILL.md"
-        skill.write_text(skill.read_text(encoding="utf-8").replace("answer from it", "summarise it"), encoding="utf-8")
-    done = _replay([str(tools_run.path), "--agent", "hermes", "--home", str(home), "--output",
-                    str(tmp_path / "new.json")], tmp_path)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "divergence at agent step 1" in done.stderr and "message 0 (system)" in done.stderr, done.stderr
-
-
 def test_book_31a_a_delegation_does_not_diverge(delegate_run: Recorded, tmp_path: Path) -> None:
     """BOOK-31a: a run recorded from Hermes is replayed by Hermes by default; its ``delegate_task`` call is
     served the recorded result (the subagent is not started again), so it does not diverge."""
     doc = load_trajectory(delegate_run.path)
     assert doc.get("subagent_trajectories"), "the recording has the subagent"
-    before = _tree_digest(delegate_run.home)
-    done = _replay([str(delegate_run.path), "--home", str(delegate_run.home), "--output", str(tmp_path / "n.json")],
+    before = tree_digest(delegate_run.home)
+    done = replay([str(delegate_run.path), "--home", str(delegate_run.home), "--output", str(tmp_path / "n.json")],
                    tmp_path)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "identical", done.stdout + done.stderr
     assert "not available" not in done.stdout + done.stderr
-    assert _tree_digest(delegate_run.home) == before
+    assert tree_digest(delegate_run.home) == before
     new = json.loads((tmp_path / "n.json").read_text(encoding="utf-8"))
     assert not new.get("subagent_trajectories")  # served, not run again
 
@@ -274,8 +163,8 @@ def test_book_31_31a_a_later_turn_of_a_session_replays_with_its_history(resumed_
     doc = load_trajectory(resumed_run.path)
     history = _request(doc, doc["steps"][1])["body"]["messages"]
     assert [m["role"] for m in history] == ["system", "user", "assistant", "user"]
-    before = _tree_digest(resumed_run.home)
-    done = _replay([str(resumed_run.path), "--home", str(resumed_run.home), "--output", str(tmp_path / "n.json")],
+    before = tree_digest(resumed_run.home)
+    done = replay([str(resumed_run.path), "--home", str(resumed_run.home), "--output", str(tmp_path / "n.json")],
                    tmp_path)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "identical", done.stdout + done.stderr
-    assert _tree_digest(resumed_run.home) == before
+    assert tree_digest(resumed_run.home) == before

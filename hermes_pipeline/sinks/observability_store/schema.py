@@ -11,7 +11,7 @@ from typing import Final
 
 from ...export.timestamps import sqlite_utc as sqlite_utc  # the stores' timestamp, stated in export/
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 """Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables).
 
 1: the tables and their first indexes. 2: the time indexes of ``llm_calls`` and ``task_runs`` cover the
@@ -24,7 +24,10 @@ a writer opens it (:func:`~.db.ensure_schema`). 4: the ``approvals`` table (issu
 and human-input decision, who decided, how long it waited) and the ``tool_errors`` table (failed tool
 calls, commands that exited non-zero included). 5: ``task_runs``, ``llm_calls`` and ``tool_errors`` keep the
 error's message (``error_message``: scrubbed, at most 1,000 characters), so a failure says why, not only its type
-(issue #31)."""
+(issue #31). 6: ``skill_history.files`` (issue #28): the SHA-256 of every file of
+the skill at that version, by path relative to the skill (JSON), whose texts are kept once per distinct content
+under ``observability/blobs`` (:mod:`hermes_pipeline.export.blobs`), so any recorded version can be shown and
+compared (:mod:`hermes_pipeline.readers.skill_versions`); rows of older versions read NULL."""
 
 TABLES: Final[dict[str, str]] = {
     # Skill version history (BOOK-18): one row per mutation, versions 1, 2, ... per skill.
@@ -42,6 +45,7 @@ TABLES: Final[dict[str, str]] = {
         provenance TEXT NULL,
         skill_path TEXT NULL,
         changed_files TEXT NULL,
+        files TEXT NULL,
         UNIQUE (skill_name, version))""",
     # Memory change audit (BOOK-21).
     "memory_changes": """CREATE TABLE IF NOT EXISTS memory_changes (
@@ -158,7 +162,7 @@ INDEXES: Final = (
 """``CREATE INDEX`` statements of the current schema version."""
 
 ADDED_COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
-    "skill_history": (("skill_path", "TEXT NULL"), ("changed_files", "TEXT NULL")),
+    "skill_history": (("skill_path", "TEXT NULL"), ("changed_files", "TEXT NULL"), ("files", "TEXT NULL")),
     "memory_changes": (("file_hash", "TEXT NULL"),),
     "task_runs": (("error_message", "TEXT NULL"),),
     "llm_calls": (("error_message", "TEXT NULL"),),
@@ -171,7 +175,8 @@ RETIRED_INDEXES: Final = ("task_runs_ended_at", "llm_calls_ended_at")
 
 COLUMNS: Final[dict[str, tuple[str, ...]]] = {
     "skill_history": ("id", "skill_name", "version", "change_type", "reason", "trigger_session_id", "before_hash",
-                      "after_hash", "changed_at", "hermes_action", "provenance", "skill_path", "changed_files"),
+                      "after_hash", "changed_at", "hermes_action", "provenance", "skill_path", "changed_files",
+                      "files"),
     "memory_changes": ("id", "file_path", "change_type", "actor", "trigger_session_id", "before_excerpt",
                        "after_excerpt", "reason", "changed_at", "file_hash"),
     "task_runs": ("id", "trajectory_id", "session_id", "task_id", "turn_id", "platform", "task_class", "started_at",

@@ -4,7 +4,9 @@ Every row has the skill's ``version`` (1, 2, … per skill), the SHA-256 of ``SK
 after (``NULL`` on ``create`` / when gone), where the skill lives (``skill_path``, relative to the
 skills directory: ``data/my-skill`` for a categorised one) and which of its files changed
 (``changed_files``, a JSON list of paths relative to the skill: ``["SKILL.md"]``,
-``["references/api.md"]``), so a change of a supporting file is a version too.
+``["references/api.md"]``), so a change of a supporting file is a version too. ``files`` holds the SHA-256 of
+every file of the version (JSON, by path relative to the skill), and the text of each is kept once per distinct
+content beside the store (:mod:`hermes_pipeline.export.blobs`): a version can be shown and compared later.
 
 - A lifecycle change (the host's ``on_skill_lifecycle``; for Hermes, the bridge reports each
   successful ``skill_manage`` call) carries the action, the reason given with it, the session.
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
+from ...export.blobs import keep_file
 from . import attribution
 from ...export.task_runs import SkillChange
 from .scan import ScanState
@@ -54,6 +57,16 @@ def _files_json(files: list[str]) -> str | None:
     if len(files) > MAX_LISTED:
         files = files[:MAX_LISTED] + [f"… and {len(files) - MAX_LISTED} more"]
     return json.dumps(files, ensure_ascii=False) if files else None
+
+
+def _keep_texts(tree: SkillTree | None, root: Path, home: Path | None) -> str | None:
+    """``files`` of a row: the version's file hashes (JSON); their texts are kept under ``home``'s blobs."""
+    if tree is None or not tree.files:
+        return None
+    if home is not None:
+        for rel, sha in tree.files.items():
+            keep_file(home, root / tree.path / rel, sha)
+    return json.dumps({safe_scrub(rel): sha for rel, sha in tree.files.items()}, ensure_ascii=False, sort_keys=True)
 
 
 def _insert(conn: sqlite3.Connection, values: dict[str, Any]) -> int:
@@ -133,8 +146,10 @@ def _remember_if_current(state: ScanState, name: str, tree: SkillTree | None, ro
         _remember(state, name, tree)
 
 
-def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChange, root: Path, probe: Any) -> int:
-    """The row of one lifecycle change (or a rescan's row it takes over, :mod:`.attribution`)."""
+def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChange, root: Path, probe: Any,
+                  home: Path | None = None) -> int:
+    """The row of one lifecycle change (or a rescan's row it takes over, :mod:`.attribution`); the version's
+    texts are kept under ``home``'s blobs when it is given."""
     name = change.skill_name
     known, tree = probe.take(name) if probe is not None else (False, None)
     if not known:
@@ -162,7 +177,8 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
     location = tree.path if tree is not None else (prior.path if prior is not None and prior.path else None)
     _insert(conn, {"skill_name": name, **values, "before_hash": before,
                    "after_hash": tree.skill_md if tree is not None else None,
-                   "skill_path": location, "changed_files": _files_json(changed_files(prior, tree))})
+                   "skill_path": location, "changed_files": _files_json(changed_files(prior, tree)),
+                   "files": _keep_texts(tree, root, home)})
     _recorded(state, name, tree)
     _remember_if_current(state, name, tree, root)
     return 1
@@ -193,8 +209,9 @@ def _same(prior: SkillTree, tree: SkillTree) -> bool:
     return prior.skill_md == tree.skill_md  # an older state (or the store) knew only SKILL.md
 
 
-def scan(conn: sqlite3.Connection, state: ScanState, root: Path) -> int:
-    """Rows for every skill change no lifecycle change explains (see the module docstring)."""
+def scan(conn: sqlite3.Connection, state: ScanState, root: Path, home: Path | None = None) -> int:
+    """Rows for every skill change no lifecycle change explains (see the module docstring); the texts of each new
+    version are kept under ``home``'s blobs when it is given."""
     current = all_skills(root)
     now = time.time()
     stamp = sqlite_utc()
@@ -220,7 +237,8 @@ def scan(conn: sqlite3.Connection, state: ScanState, root: Path) -> int:
                       "provenance": (last[1] if last else None) or "unknown"}
         row_id = _insert(conn, {"skill_name": name, **values, "reason": None, "trigger_session_id": None,
                                 "after_hash": tree.skill_md, "changed_at": stamp, "skill_path": tree.path,
-                                "changed_files": _files_json(changed_files(prior, tree))})
+                                "changed_files": _files_json(changed_files(prior, tree)),
+                                "files": _keep_texts(tree, root, home)})
         attribution.add_claim(state, TABLE, row_id, _key(name), tree.digest(), now,
                               _state_of(state, name, prior))
         _recorded(state, name, tree)

@@ -181,10 +181,10 @@ class StoreWriter:
         return 0
 
     def _skill_change(self, conn: sqlite3.Connection, state: ScanState, change: SkillChange) -> int:
-        return skill_history.record_change(conn, state, change, self.home / self.skills_dir, self.probe)
+        return skill_history.record_change(conn, state, change, self.home / self.skills_dir, self.probe, self.home)
 
     def _scan_skills(self, conn: sqlite3.Connection, state: ScanState) -> int:
-        return skill_history.scan(conn, state, self.home / self.skills_dir)
+        return skill_history.scan(conn, state, self.home / self.skills_dir, self.home)
 
     def _excerpt(self, text: str | None) -> str | None:
         """An excerpt as stored: scrubbed of credentials, then cut (memory text is read from the files)."""
