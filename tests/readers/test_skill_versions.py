@@ -14,7 +14,7 @@ from hermes_pipeline.export.blobs import BLOB_DIR
 from hermes_pipeline.readers.skill_versions import SkillVersionError, skill_files, skill_version
 from hermes_pipeline.sinks.observability_store import connect, sqlite_utc, store_path
 from hermes_pipeline.sinks.observability_store.schema import ADDED_COLUMNS, COLUMNS, SCHEMA_VERSION, TABLES
-from tests.observability_store._support import store
+from tests.sinks.observability_store._support import store
 
 MARKER = re.compile(r"<redacted(:[0-9a-f]{4,})?>")
 V1 = "---\nname: etl\ndescription: Load the data.\n---\nRun scripts/run.sh\n"
