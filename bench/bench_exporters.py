@@ -168,9 +168,11 @@ def observability_config(directory: Path, otlp: str | None, workers: tuple[str, 
 
 
 def count_outputs(directory: Path) -> tuple[int, int]:
-    """(ATOF lines in every ``*.jsonl``, ATIF ``*.json`` files) under ``directory``."""
+    """(ATOF lines in every ``*.jsonl``, ATIF ``*.json`` files) under ``directory``; the ``definitions/`` sidecar
+    the ATOF file sink keeps beside its file (tool schemas and system prompts, once per directory) is no ATIF."""
     lines = sum(path.read_bytes().count(b"\n") for path in directory.rglob("*.jsonl"))
-    return lines, sum(1 for _ in directory.rglob("*.json"))
+    atif = [path for path in directory.rglob("*.json") if "definitions" not in path.relative_to(directory).parts]
+    return lines, len(atif)
 
 
 class Timed:
