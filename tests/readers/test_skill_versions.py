@@ -110,3 +110,23 @@ def test_a_damaged_store_is_a_typed_error_naming_it(tmp_path: Path) -> None:
     path.write_bytes(b"not a database at all" * 100)
     with pytest.raises(SkillVersionError, match="observability.sqlite3"):
         skill_files(tmp_path, "etl", 1)
+
+
+def test_book_18_the_dashboard_shows_the_text_diff_of_two_kept_versions(tmp_path: Path) -> None:
+    """Issue #31 item 3 end to end: the texts the store keeps for each version (not a stand-in reader) give the
+    skill page's text diff: the changed line removed and added, the unchanged script not listed as changed."""
+    from hermes_pipeline.dashboard import Dashboard, load_sources
+
+    _skill(tmp_path, V1)
+    with store(tmp_path) as (_, handle):
+        handle.flush()
+    _skill(tmp_path, V2)
+    with store(tmp_path) as (_, handle):
+        handle.flush()
+    response = Dashboard(load_sources(tmp_path)).respond("/skills/etl")
+    assert response.status == 200
+    page = response.body.decode()
+    assert "Text diff v1 → v2" in page and "<h4>SKILL.md (changed)</h4>" in page
+    assert '<div class="dr">- Run scripts/run.sh</div>' in page
+    assert '<div class="da">+ Run scripts/run.sh, then check.</div>' in page
+    assert "scripts/run.sh (changed)" not in page
