@@ -105,3 +105,37 @@ def day_start(value: datetime) -> datetime:
     """Midnight UTC of the day of ``value``."""
     v = _aware(value)
     return datetime(v.year, v.month, v.day, tzinfo=UTC)
+
+
+class HookClock:
+    """The projector's clock now that it runs on the writer thread, not the agent's: the time a hook was
+    called, captured on the agent's thread (:meth:`capture`) and replayed while that hook is projected
+    (:meth:`enter` / :meth:`leave`), so stamps and durations are those of the hooks, not of the queue.
+
+    The replayed time is per thread: a host call projected on its own thread (setup and skill marks) reads
+    the wrapped clock."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._local = threading.local()
+
+    def capture(self) -> tuple[datetime, float]:
+        """The time of the hook being called, to be replayed when it is projected."""
+        clock = self.clock
+        return clock.now(), clock.monotonic()
+
+    def enter(self, stamp: tuple[datetime, float]) -> None:
+        """Replay ``stamp`` on this thread until :meth:`leave`."""
+        self._local.stamp = stamp
+
+    def leave(self) -> None:
+        """Read the wrapped clock again on this thread."""
+        self._local.stamp = None
+
+    def now(self) -> datetime:
+        stamp = getattr(self._local, "stamp", None)
+        return stamp[0] if stamp is not None else self.clock.now()
+
+    def monotonic(self) -> float:
+        stamp = getattr(self._local, "stamp", None)
+        return stamp[1] if stamp is not None else self.clock.monotonic()
