@@ -190,7 +190,7 @@ class Subscriber:
         """Whether the caller is the writer thread (deferred work runs there)."""
         return self._writer_ident is not None and threading.get_ident() == self._writer_ident
 
-    def _put(self, item: Any) -> bool:
+    def _put(self, item: Any, *, bounded: bool = True) -> bool:
         inline = self._inline
         if inline is not None and threading.get_ident() == self._writer_ident:
             inline.append(item)  # produced by deferred work on the writer thread: joins the current batch
@@ -200,7 +200,7 @@ class Subscriber:
                 self.stats.dropped += 1
             return False
         self._ensure_thread()
-        if self._queue.qsize() >= self._limit:  # bounded: drop and count, never block the hook thread
+        if bounded and self._queue.qsize() >= self._limit:  # bounded: drop and count, never block the hook thread
             with self._lock:
                 self.stats.dropped += 1
             return False
@@ -216,7 +216,7 @@ class Subscriber:
         if self._thread is None:
             return True
         marker = _Control(None)
-        if not self._put(marker):
+        if not self._put(marker, bounded=False):  # the barrier is no data: a full queue delays it, never drops it
             return False
         return marker.done.wait(timeout)
 
