@@ -56,7 +56,7 @@ class SubscriberStats:
     rejected_events: int = 0
     """``shared_metrics.rejected_events`` (SM-13, SM-15)."""
     dropped: int = 0
-    """Writes dropped because the queue was full or the store stayed locked."""
+    """Hooks and writes dropped because the queue was full or the store stayed locked."""
     lock_timeouts: int = 0
     """``shared_metrics.lock_timeouts`` (SM-47)."""
     committed: int = 0
@@ -120,10 +120,12 @@ class Subscriber:
         """What the writer thread produces while it runs deferred work (appended to its batch, in order)."""
         self._closed = False
 
-    # ------------------------------------------------------------------ hook thread
+    # ------------------------------------------------------------------ hand-in (writer thread for hooks)
 
     def submit(self, event: object) -> bool:
-        """Validate and enqueue the writes of one event; ``False`` if it was rejected or dropped."""
+        """Validate and enqueue the writes of one event; ``False`` if it was rejected or dropped. Called by the
+        projector on the writer thread (the writes join the batch being written) or, for the host's own setup
+        and skill marks, on the caller's thread."""
         problem = ev.check_event(event, self.runtime_id)
         if problem is not None:
             with self._lock:
