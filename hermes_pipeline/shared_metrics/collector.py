@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 from datetime import datetime
 from typing import Any, Final
 
@@ -22,8 +23,8 @@ from .projection import Projector
 
 logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
 
-Defer = Callable[..., object]
-"""``defer(fn, *args)``: run ``fn(*args)`` on the writer thread, in order (:meth:`~.subscriber.Subscriber.defer`)."""
+Defer = Callable[["partial[Any]"], object]
+"""``defer(work)``: run ``work()`` on the writer thread, in order (:meth:`~.subscriber.Subscriber.defer`)."""
 
 
 class SharedMetricsCollector:
@@ -45,15 +46,16 @@ class SharedMetricsCollector:
         self.projector = projector
         self._defer = defer
         self._clock = clock
+        self._capture = clock.capture
         self._after_task = after_task
         self._first_observation: Callable[[], object] | None = first_observation
         self._host_version = host_version
 
     def _hand_over(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """The agent's thread: capture the hook's time, queue the work; nothing else happens here."""
-        self._defer(self._apply, self._clock.capture(), fn, args, kwargs)
+        self._defer(partial(self._apply, self._capture(), fn, args, kwargs))
 
-    def _apply(self, stamp: tuple[datetime, float], fn: Callable[..., Any], args: tuple[Any, ...],
+    def _apply(self, stamp: tuple[datetime | float, float], fn: Callable[..., Any], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> None:
         """The writer thread: project one hook at the time it was called."""
         clock = self._clock

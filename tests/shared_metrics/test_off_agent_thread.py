@@ -10,15 +10,18 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hermes_pipeline import Engine
 from hermes_pipeline.shared_metrics import ManualClock, SharedMetrics, attach_shared_metrics
 from hermes_pipeline.shared_metrics import events as ev
+from hermes_pipeline.shared_metrics.clock import HookClock, SystemClock
 from hermes_pipeline.shared_metrics.projection import Projector
 from hermes_pipeline.shared_metrics.subscriber import Subscriber
 
@@ -178,3 +181,37 @@ def test_finish_task_sees_the_hooks_queued_before_it(home: Path, clock: ManualCl
         assert totals(metrics.store, "hermes.task_run.finished") == 1
     finally:
         metrics.close()
+
+
+@given(wall=st.floats(min_value=0, max_value=4_102_444_800), mono=st.floats(min_value=0, max_value=1e9))
+def test_hook_clock_replays_a_captured_system_time(wall: float, mono: float) -> None:
+    """SM-48: the system clock's capture (two floats on the agent's thread) replays as the same UTC instant
+    and monotonic reading while a hook is projected."""
+    hook_clock = HookClock(SystemClock())
+    captured = hook_clock.capture()
+    assert isinstance(captured[0], float) and isinstance(captured[1], float)
+    hook_clock.enter((wall, mono))
+    try:
+        replayed = hook_clock.now()
+        assert replayed.utcoffset() == timedelta(0)
+        assert abs(replayed.timestamp() - wall) <= 1e-6 * max(1.0, wall)
+        assert hook_clock.monotonic() == mono
+    finally:
+        hook_clock.leave()
+    assert isinstance(hook_clock.now(), datetime)
+
+
+def test_hook_clock_replays_only_on_the_projecting_thread(clock: ManualClock) -> None:
+    """A host call on another thread (setup and skill marks) reads the live clock, not a hook's replayed time."""
+    hook_clock = HookClock(clock)
+    hook_clock.enter((clock.now() - timedelta(days=3), 1.0))
+    try:
+        seen: list[tuple[datetime, float]] = []
+        worker = threading.Thread(target=lambda: seen.append((hook_clock.now(), hook_clock.monotonic())))
+        worker.start()
+        worker.join()
+        assert seen == [(clock.now(), clock.monotonic())]
+        assert hook_clock.now() == clock.now() - timedelta(days=3)
+    finally:
+        hook_clock.leave()
+    assert (hook_clock.now(), hook_clock.monotonic()) == (clock.now(), clock.monotonic())
