@@ -8,7 +8,6 @@ import threading
 import uuid
 import weakref
 from dataclasses import replace
-from functools import partial
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -154,7 +153,7 @@ class SharedMetrics:
                 self.hook_clock.leave()
                 done.set()
 
-        if not self.subscriber.defer(partial(finish)) or not done.wait(timeout):
+        if not self.subscriber.defer([finish]) or not done.wait(timeout):
             return False
         return bool(answer and answer[0])
 

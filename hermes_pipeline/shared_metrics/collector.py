@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from functools import partial
 from datetime import datetime
 from typing import Any, Final
 
@@ -23,8 +22,8 @@ from .projection import Projector
 
 logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
 
-Defer = Callable[["partial[Any]"], object]
-"""``defer(work)``: run ``work()`` on the writer thread, in order (:meth:`~.subscriber.Subscriber.defer`)."""
+Defer = Callable[[list[Any]], object]
+"""``defer([fn, *args])``: run ``fn(*args)`` on the writer thread, in order (:meth:`~.subscriber.Subscriber.defer`)."""
 
 
 class SharedMetricsCollector:
@@ -47,19 +46,32 @@ class SharedMetricsCollector:
         self._defer = defer
         self._clock = clock
         self._capture = clock.capture
+        # bound once: on the agent's thread a tool hook makes one list and no method object
+        self._apply_positional = self._apply
+        self._tool_started = projector.tool_started
+        self._tool_finished = projector.tool_finished
         self._after_task = after_task
         self._first_observation: Callable[[], object] | None = first_observation
         self._host_version = host_version
 
     def _hand_over(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """The agent's thread: capture the hook's time, queue the work; nothing else happens here."""
-        self._defer(partial(self._apply, self._capture(), fn, args, kwargs))
+        wall, mono = self._capture()
+        self._defer([self._apply_keywords, wall, mono, fn, args, kwargs])
 
-    def _apply(self, stamp: tuple[datetime | float, float], fn: Callable[..., Any], args: tuple[Any, ...],
-               kwargs: dict[str, Any]) -> None:
+    def _apply(self, wall: datetime | float, mono: float, fn: Callable[..., Any], *args: Any) -> None:
         """The writer thread: project one hook at the time it was called."""
         clock = self._clock
-        clock.enter(stamp)
+        clock.enter((wall, mono))
+        try:
+            self._guard(fn, *args)
+        finally:
+            clock.leave()
+
+    def _apply_keywords(self, wall: datetime | float, mono: float, fn: Callable[..., Any], args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> None:
+        clock = self._clock
+        clock.enter((wall, mono))
         try:
             self._guard(fn, *args, **kwargs)
         finally:
@@ -115,8 +127,9 @@ class SharedMetricsCollector:
     def pre_tool_call(self, tool_name: str, task_id: str, session_id: str, tool_call_id: str, turn_id: str,
                       api_request_id: str, toolset: str | None) -> None:
         """Open a tool record (observe only: never blocks or modifies)."""
-        self._hand_over(self.projector.tool_started, task_id, turn_id, api_request_id, tool_call_id, tool_name,
-                    session_id, toolset)
+        wall, mono = self._capture()  # the tool path: one list, no argument tuple, no partial
+        self._defer([self._apply_positional, wall, mono, self._tool_started, task_id, turn_id, api_request_id,
+                     tool_call_id, tool_name, session_id, toolset])
 
     @hookimpl
     def post_approval_response(self, turn_id: str, tool_call_id: str, session_id: str, choice: str) -> None:
@@ -128,8 +141,9 @@ class SharedMetricsCollector:
     def post_tool_call(self, tool_name: str, task_id: str, session_id: str, tool_call_id: str, turn_id: str,
                        api_request_id: str, duration_ms: int, status: str, toolset: str | None) -> None:
         """Close the tool record → ``hermes.tool_call.count``."""
-        self._hand_over(self.projector.tool_finished, task_id, turn_id, api_request_id, tool_call_id, tool_name,
-                    status, duration_ms, None, session_id, toolset)
+        wall, mono = self._capture()
+        self._defer([self._apply_positional, wall, mono, self._tool_finished, task_id, turn_id, api_request_id,
+                     tool_call_id, tool_name, status, duration_ms, None, session_id, toolset])
 
     @hookimpl
     def on_session_end(self, session_id: str, task_id: str, completed: bool, interrupted: bool, failed: bool | None,

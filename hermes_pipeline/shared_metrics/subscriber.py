@@ -27,7 +27,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from functools import partial
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -176,10 +175,11 @@ class Subscriber:
             return [("latch", FIRST_USABLE_KEY, "hermes.client.first_usable", when)]
         return [("inc", period, _COUNTER_OF[name], _dims(data), 1)]
 
-    def defer(self, work: partial[Any]) -> bool:
-        """Run ``work()`` on the writer thread, after everything queued before it (the hook thread's only
-        shared-metrics work); ``False`` if dropped (queue full or closed, counted in ``dropped``). A
-        :func:`functools.partial`: built in C, the cheapest thing to make on the agent's thread."""
+    def defer(self, work: list[Any]) -> bool:
+        """Run ``fn(*args)`` of ``work = [fn, *args]`` on the writer thread, after everything queued before it
+        (the hook thread's only shared-metrics work); ``False`` if dropped (queue full or closed, counted in
+        ``dropped``). A list: one object to build on the agent's thread, and one for the garbage collector
+        to walk while it waits in the queue (writes are tuples, so the two never mix)."""
         return self._put(work)
 
     def on_writer_thread(self) -> bool:
@@ -255,7 +255,7 @@ class Subscriber:
                     item = pending.popleft()
                     if item is _STOP:
                         stop = True
-                    elif isinstance(item, partial):
+                    elif type(item) is list:
                         pending.extendleft(reversed(self._produce(item)))
                     elif isinstance(item, _Control):
                         conn = self._commit(conn, ops)
@@ -270,12 +270,12 @@ class Subscriber:
             if conn is not None:
                 conn.close()
 
-    def _produce(self, item: partial[Any]) -> list[Any]:
+    def _produce(self, item: list[Any]) -> list[Any]:
         """Run deferred work; what it submits (writes, control work) is returned, in order, not queued."""
         produced: list[Any] = []
         self._inline = produced
         try:
-            item()
+            item[0](*item[1:])
         except Exception as exc:
             with self._lock:
                 self.stats.rejected_events += 1
