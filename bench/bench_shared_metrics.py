@@ -3,8 +3,10 @@
 Part 1, counter events per second (medians of ``--rounds`` runs, each ``--events`` tool calls):
 
 * ``hook thread``: the cost on the agent's thread of one ``pre_tool_call`` + ``post_tool_call``
-  pair through the engine and projector (event validation and enqueueing included; no I/O),
-  measured while the writer is held so that its work does not compete for the GIL;
+  pair through the engine and the collector, which only captures each hook's fields and time and
+  queues them (the projector, event validation and counting run on the writer thread), measured
+  while the writer is held so that its work does not compete for the GIL (the queued hooks then
+  accumulate, so the garbage collector's passes over them are part of the figure);
 * ``end to end``: the same pairs until :meth:`SharedMetrics.flush` returns, i.e. until every
   counter is committed to ``metrics.sqlite3`` by the background writer in batched transactions;
 * ``reference``: the same two dispatches to a no-op observer (the engine's own cost);

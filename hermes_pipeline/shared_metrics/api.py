@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import threading
 import uuid
 import weakref
 from dataclasses import replace
@@ -13,7 +14,7 @@ from typing import Any, Final
 
 from ..engine.core import Engine
 from ..engine.deadline import exit_deadline
-from .clock import Clock, SystemClock
+from .clock import Clock, HookClock, SystemClock
 from .collector import SharedMetricsCollector
 from .consent import reconcile
 from .packages import ExportResult, package_and_export
@@ -64,13 +65,15 @@ class SharedMetrics:
         """The random id of this (process, profile) runtime (SM-14)."""
         self.resource = resource
         self.subscriber = Subscriber(store, self.runtime_id, resource, queue_size=queue_size)
-        self.projector = Projector(self.subscriber.submit, self.runtime_id, clock, toolsets=toolsets,
+        self.hook_clock = HookClock(clock)
+        """The projector's clock: each hook's own time, captured on the agent's thread."""
+        self.projector = Projector(self.subscriber.submit, self.runtime_id, self.hook_clock, toolsets=toolsets,
                                    entrypoint=entrypoint)
         self.sender: Sender | None = None
         if send:
             self.sender = Sender(store, endpoint=endpoint, consent=consent, clock=clock, transport=transport)
         self.collector = SharedMetricsCollector(
-            self.projector, after_task=self._after_task, first_observation=self._first_observation,
+            self.projector, defer=self.subscriber.defer, clock=self.hook_clock, after_task=self._after_task, first_observation=self._first_observation,
             host_version=self._host_version if follow_host_version else None)
         self.plugin_name = engine.add_plugin(self.collector,
                                              name=f"hermes_pipeline.shared_metrics:{self.runtime_id}")
@@ -128,12 +131,33 @@ class SharedMetrics:
             return {"sent": 0, "rejected": 0, "deferred": 0}
         return self.sender.run_pass()
 
-    def finish_task(self, task_id: str, error: BaseException | None = None) -> bool:
+    def finish_task(self, task_id: str, error: BaseException | None = None, *, timeout: float | None = 5.0) -> bool:
         """The host's outer agent boundary for ``task_id`` (SM-19): call it in a ``finally``.
 
         A no-op when ``on_session_end`` already finished the task; otherwise the task is finished
-        from ``error`` (``None`` → ``unknown``) and packaging runs in the background.
+        from ``error`` (``None`` → ``unknown``) and packaging runs in the background. The task's
+        state lives on the writer thread, where its hooks are projected: the call is queued behind
+        them and waits (at most ``timeout``) for its answer, not for any write; ``False`` if none came.
         """
+        if self.subscriber.on_writer_thread():
+            return self._finish_task(task_id, error)
+        answer: list[bool] = []
+        done = threading.Event()
+        stamp = self.hook_clock.capture()
+
+        def finish() -> None:
+            self.hook_clock.enter(stamp)
+            try:
+                answer.append(self._finish_task(task_id, error))
+            finally:
+                self.hook_clock.leave()
+                done.set()
+
+        if not self.subscriber.defer([finish]) or not done.wait(timeout):
+            return False
+        return bool(answer and answer[0])
+
+    def _finish_task(self, task_id: str, error: BaseException | None) -> bool:
         finished = self.projector.finish_task(task_id, error)
         if finished:
             self._after_task()

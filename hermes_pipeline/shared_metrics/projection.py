@@ -9,9 +9,11 @@ in-memory keys at most and never enter an event.
 Scopes: ``hermes.task_run`` emits its start (which carries the start counter's dimensions) and its
 end; ``hermes.model_call`` and ``hermes.tool_call`` emit only their end event, which carries
 everything their counters need (their start would be validated and discarded by the subscriber,
-so it is not produced: this keeps the hook-thread cost of a tool call low).
+so it is not produced).
 
-Thread-safe: hooks of one turn may arrive from several threads (concurrent tool calls).
+It runs on the subscriber's writer thread, not the agent's: the collector hands each hook over with the
+time it was called, which its clock (:class:`~.clock.HookClock`) replays. Still thread-safe: the host's
+own calls (setup and skill marks) run on the caller's thread.
 """
 
 from __future__ import annotations

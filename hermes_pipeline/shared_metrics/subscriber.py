@@ -1,11 +1,13 @@
 """The profile-scoped shared-metrics subscriber: validated events → SQLite counters (SM-12..16, SM-47, SM-49).
 
-:meth:`Subscriber.submit` runs on the hook thread and is cheap: it validates the event (rejecting
-anything outside the closed contract, counted as ``shared_metrics.rejected_events``), turns it
-into counter writes and puts them on a bounded queue (full queue → dropped and counted, never
-blocking the agent). One background writer thread applies the queued writes in batched
-``BEGIN IMMEDIATE`` transactions and then runs queued control work (packaging after a finished
-task, the consent reconciler) in order.
+The agent's thread only hands work over: :meth:`Subscriber.defer` puts a hook's captured fields on one
+bounded queue (full queue → dropped and counted, never blocking the agent). One background writer thread
+takes them in order, runs the projection there (:class:`~.projection.Projector`, whose events come back
+through :meth:`Subscriber.submit`: validated against the closed contract, rejects counted as
+``shared_metrics.rejected_events``, turned into counter writes), applies the writes in batched
+``BEGIN IMMEDIATE`` transactions and runs queued control work (packaging after a finished task, the
+consent reconciler) in order. What the projection produces while the writer runs it joins the batch being
+written, in order, so :meth:`Subscriber.flush` still covers every hook deferred before it.
 
 Durability guarantee: a write is *acknowledged* once the transaction holding it has committed;
 :meth:`Subscriber.flush` returns ``True`` only after everything submitted before it is committed.
@@ -23,6 +25,7 @@ import queue
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -53,7 +56,7 @@ class SubscriberStats:
     rejected_events: int = 0
     """``shared_metrics.rejected_events`` (SM-13, SM-15)."""
     dropped: int = 0
-    """Writes dropped because the queue was full or the store stayed locked."""
+    """Hooks and writes dropped because the queue was full or the store stayed locked."""
     lock_timeouts: int = 0
     """``shared_metrics.lock_timeouts`` (SM-47)."""
     committed: int = 0
@@ -85,6 +88,8 @@ class _Control:
         self.done = threading.Event()
 
 
+
+
 _STOP: Final = object()
 
 
@@ -102,12 +107,17 @@ class Subscriber:
         self._lock = threading.Lock()
         self._open_tasks: dict[str, tuple[str, str]] = {}
         self._thread: threading.Thread | None = None
+        self._writer_ident: int | None = None
+        self._inline: list[Any] | None = None
+        """What the writer thread produces while it runs deferred work (appended to its batch, in order)."""
         self._closed = False
 
-    # ------------------------------------------------------------------ hook thread
+    # ------------------------------------------------------------------ hand-in (writer thread for hooks)
 
     def submit(self, event: object) -> bool:
-        """Validate and enqueue the writes of one event; ``False`` if it was rejected or dropped."""
+        """Validate and enqueue the writes of one event; ``False`` if it was rejected or dropped. Called by the
+        projector on the writer thread (the writes join the batch being written) or, for the host's own setup
+        and skill marks, on the caller's thread."""
         problem = ev.check_event(event, self.runtime_id)
         if problem is not None:
             with self._lock:
@@ -165,13 +175,29 @@ class Subscriber:
             return [("latch", FIRST_USABLE_KEY, "hermes.client.first_usable", when)]
         return [("inc", period, _COUNTER_OF[name], _dims(data), 1)]
 
-    def _put(self, item: Any) -> bool:
+    def defer(self, work: list[Any]) -> bool:
+        """Run ``fn(*args)`` of ``work = [fn, *args]`` on the writer thread, after everything queued before it
+        (the hook thread's only shared-metrics work); ``False`` if dropped (queue full or closed, counted in
+        ``dropped``). A list: one object to build on the agent's thread, and one for the garbage collector
+        to walk while it waits in the queue (writes are tuples, so the two never mix)."""
+        return self._put(work)
+
+    def on_writer_thread(self) -> bool:
+        """Whether the caller is the writer thread (deferred work runs there)."""
+        return self._writer_ident is not None and threading.get_ident() == self._writer_ident
+
+    def _put(self, item: Any, *, bounded: bool = True) -> bool:
+        inline = self._inline
+        if inline is not None and threading.get_ident() == self._writer_ident:
+            inline.append(item)  # produced by deferred work on the writer thread: joins the current batch
+            return True
         if self._closed:
             with self._lock:
                 self.stats.dropped += 1
             return False
-        self._ensure_thread()
-        if self._queue.qsize() >= self._limit:  # bounded: drop and count, never block the hook thread
+        if self._thread is None:
+            self._ensure_thread()
+        if bounded and self._queue.qsize() >= self._limit:  # bounded: drop and count, never block the hook thread
             with self._lock:
                 self.stats.dropped += 1
             return False
@@ -187,7 +213,7 @@ class Subscriber:
         if self._thread is None:
             return True
         marker = _Control(None)
-        if not self._put(marker):
+        if not self._put(marker, bounded=False):  # the barrier is no data: a full queue delays it, never drops it
             return False
         return marker.done.wait(timeout)
 
@@ -212,6 +238,7 @@ class Subscriber:
                     self._thread.start()
 
     def _run(self) -> None:
+        self._writer_ident = threading.get_ident()
         conn: sqlite3.Connection | None = None
         try:
             while True:
@@ -223,9 +250,13 @@ class Subscriber:
                         break
                 ops: list[Op] = []
                 stop = False
-                for item in batch:
+                pending = deque(batch)
+                while pending:
+                    item = pending.popleft()
                     if item is _STOP:
                         stop = True
+                    elif type(item) is list:
+                        pending.extendleft(reversed(self._produce(item)))
                     elif isinstance(item, _Control):
                         conn = self._commit(conn, ops)
                         ops = []
@@ -238,6 +269,20 @@ class Subscriber:
         finally:
             if conn is not None:
                 conn.close()
+
+    def _produce(self, item: list[Any]) -> list[Any]:
+        """Run deferred work; what it submits (writes, control work) is returned, in order, not queued."""
+        produced: list[Any] = []
+        self._inline = produced
+        try:
+            item[0](*item[1:])
+        except Exception as exc:
+            with self._lock:
+                self.stats.rejected_events += 1
+            logger.debug("hermes_pipeline: shared metrics: deferred work failed: %s: %s", type(exc).__name__, exc)
+        finally:
+            self._inline = None
+        return produced
 
     def _control(self, item: _Control) -> None:
         try:
