@@ -149,7 +149,8 @@ def _batch(args: argparse.Namespace, store: Callable[[], Path], home: Path) -> i
             found.append(resolve_trajectory(item, store))
     files = select(list(dict.fromkeys(found)), Selection(since=parse_since(args.since) if args.since else None,
                                                         skill=selectors[0] if selectors else None,
-                                                        failed=bool(args.failed)))
+                                                        failed=bool(args.failed)),
+                   definitions_from=lambda: [store()])
     check_selection(files)
     if args.output is None:
         store()  # read the store's place once, before the workers share it

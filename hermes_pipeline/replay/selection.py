@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Final
 
+from ..readers.definitions import Fallback
 from .errors import TrajectoryError
 from .recording import load_trajectory
 
@@ -124,8 +125,10 @@ def failed(doc: Mapping[str, Any]) -> bool:
     return False
 
 
-def select(paths: Iterable[Path], selection: Selection, *, now: datetime | None = None) -> list[Path]:
-    """The files of ``paths`` that match ``selection`` (each loaded and checked first).
+def select(paths: Iterable[Path], selection: Selection, *, now: datetime | None = None,
+           definitions_from: Fallback = ()) -> list[Path]:
+    """The files of ``paths`` that match ``selection`` (each loaded and checked first; ``definitions_from``: where
+    else a store file copied elsewhere finds its tool lists and system prompts, see :func:`.load_trajectory`).
 
     Raises:
         TrajectoryError: a file is not a trajectory that can be read (naming it).
@@ -133,7 +136,7 @@ def select(paths: Iterable[Path], selection: Selection, *, now: datetime | None 
     moment = now or datetime.now(timezone.utc)
     out: list[Path] = []
     for path in paths:
-        doc = load_trajectory(path)
+        doc = load_trajectory(path, definitions_from=definitions_from)
         extra = doc.get("extra")
         if isinstance(extra, Mapping) and isinstance(extra.get("hermes"), Mapping) and extra["hermes"].get("replay"):
             continue

@@ -12,6 +12,7 @@ import pytest
 
 from hermes_pipeline.export.blobs import BLOB_DIR, read_blob
 from hermes_pipeline.host.snapshot import file_sha256
+from hermes_pipeline.replay import load_trajectory
 
 from ._hermes import HERMES, MEMORY_TEXT, SKILL_TEXT, SOUL_END, Recorded, record, replay, tree_digest
 
@@ -141,7 +142,7 @@ def test_book_31a_the_recorded_environment_probe_line_is_replayed(notes_run: Rec
     the machine: a recording whose prompt says another toolchain still replays ``identical``."""
     import re
 
-    doc = json.loads(notes_run.path.read_text(encoding="utf-8"))
+    doc = load_trajectory(notes_run.path)  # the store keeps system prompts once, in its definitions/ sidecar
     fake = "Python toolchain: python3=0.0 (replayed), pip=missing."
     edited = 0
     for key, value in doc["extra"]["hermes"]["definitions"].items():
