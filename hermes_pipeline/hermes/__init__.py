@@ -117,8 +117,9 @@ def _open(home: Path, facts: HermesProfile, prepare: Callable[[Engine], object] 
     from .normalise import HermesNormaliser
 
     profile = open_profile(home)
+    registry = RegistryToolsets()
     normaliser = HermesNormaliser(approval_timeout=facts.approval_timeout, agent_version=hermes_version(),
-                                  toolset_of=RegistryToolsets().get)
+                                  toolset_of=registry.get, definition_of=registry.definition)
     if prepare is not None:
         prepare(profile.engine)
     bridge = Bridge(profile.engine, normaliser)

@@ -7,16 +7,21 @@ Attribute names follow Hermes Agent 0.19 (``gateway/platforms/base.py`` ``Messag
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Final
 
+from ..engine.sanitize import PASS1_MAX_ITEMS, PASS1_MAX_STR, PASS2_MAX_ITEMS, PASS2_MAX_STR, jsonable
 from ..engine.scrub import REDACTED, is_sensitive_key
 from ..engine.scrub_once import scrub_once
 
-__all__ = ["exit_code", "full_request", "gateway_fields", "scrubbed", "system_prompt"]
+__all__ = ["exit_code", "full_request", "gateway_fields", "scrubbed", "system_prompt", "whole_tools"]
 
 _HISTORY_KEY: Final = {"codex_responses": "input"}
 """Where a request body holds its message history, per ``api_mode`` (``messages`` for the others)."""
 _MAX_DEPTH: Final = 32
+_TOOL_DEPTH: Final = 3
+"""Depth of a tool schema in the sanitized request (``{"method", "body": {"tools": [schema]}}``)."""
+_DEPTH_CUT: Final = " depth limit>"
 
 _EXIT_KEY: Final = '"exit_code"'
 _MAX_RESULT: Final = 4 * 1024 * 1024
@@ -100,7 +105,41 @@ def scrubbed(value: Any) -> Any:
     return _scrubbed(value)
 
 
-def full_request(request: object, messages: object, api_mode: object, model: object = None) -> object:
+def _cut_alike(whole: object, cut: object) -> bool:
+    """Whether the sanitizer's pass 1 or pass 2 (spec 01 §8.2.3) turns ``whole`` at a tool's depth into ``cut``."""
+    for max_str, max_items in ((PASS1_MAX_STR, PASS1_MAX_ITEMS), (PASS2_MAX_STR, PASS2_MAX_ITEMS)):
+        if jsonable(whole, max_str=max_str, max_items=max_items, depth=_TOOL_DEPTH) == cut:
+            return True
+    return False
+
+
+def whole_tools(tools: list[Any], definition_of: Callable[[str], object]) -> list[Any]:
+    """``tools`` (Hermes' sanitized copy) with each schema the depth limit cut replaced by the whole one, scrubbed.
+
+    Hermes' sanitizer replaces what lies deeper than 8 (``parameters.properties.X.items.enum`` ...) by
+    ``<str depth limit>`` (spec 01 §8.2.3 rule 1), so a recording would not hold what the model received. The
+    whole schema is the one Hermes' tool registry builds for that name (``definition_of``); it replaces the cut
+    one only when cutting it the same way gives exactly what Hermes sent (every visible field, including a
+    description a runtime override rewrote), else the cut schema is kept. Tools that were not cut are kept as
+    they are.
+    """
+    out = list(tools)
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict) or _DEPTH_CUT not in json.dumps(tool, ensure_ascii=False, default=str):
+            continue
+        function = tool.get("function")
+        name = function.get("name") if isinstance(function, dict) else None
+        try:
+            whole = definition_of(name) if isinstance(name, str) else None
+        except Exception:
+            whole = None
+        if isinstance(whole, dict) and _cut_alike(whole, tool):
+            out[index] = _scrubbed(whole)
+    return out
+
+
+def full_request(request: object, messages: object, api_mode: object, model: object = None,
+                 definition_of: Callable[[str], object] | None = None) -> object:
     """Hermes' sanitized ``request`` with its history list replaced by the full one (credentials scrubbed).
 
     Hermes caps every string of the ``request`` it passes to hooks (8,000 characters, 1,000 when the
@@ -109,7 +148,8 @@ def full_request(request: object, messages: object, api_mode: object, model: obj
     is the same history uncut (a shallow copy of the list sent to the provider): it is copied here with the
     engine's scrubber applied to every string and the sensitive-key rule to every key. The export bound
     (``max_value_chars``) still applies downstream. ``request`` is returned as it is when ``messages`` is
-    not a list.
+    not a list. With ``definition_of`` (tool name -> the whole schema), tool schemas the depth limit cut are
+    kept whole (:func:`whole_tools`).
     """
     if not isinstance(messages, list):
         return request
@@ -121,4 +161,7 @@ def full_request(request: object, messages: object, api_mode: object, model: obj
     else:  # the whole request was cut to a preview: keep what replay needs
         new_body = {"model": model} if isinstance(model, str) and model else {}
     new_body[key] = _scrubbed(messages)
+    tools = new_body.get("tools")
+    if definition_of is not None and isinstance(tools, list):
+        new_body["tools"] = whole_tools(tools, definition_of)
     return {**base, "method": base.get("method", "POST"), "body": new_body}
