@@ -242,6 +242,11 @@ class RegistryToolsets(Mapping[str, str]):
             return None
         return found[0] if isinstance(found, list) and found and isinstance(found[0], dict) else None
 
+    def generation(self) -> int | None:
+        """The registry's change counter (bumped at every registration), ``None`` when it has none."""
+        value = getattr(self._registry(), "_generation", None)
+        return value if type(value) is int else None
+
     def _snapshot(self) -> dict[str, str]:
         registry = self._registry()
         try:

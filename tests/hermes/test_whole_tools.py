@@ -68,3 +68,24 @@ def test_the_whole_schema_is_scrubbed() -> None:
     out = full_request(request, [{"role": "user", "content": "hi"}], "chat_completions", "m", {"t": whole}.get)
     text = repr(out)
     assert SECRET not in text and REDACTED.search(text) and "depth limit" not in text
+
+
+def test_the_outcome_is_remembered_per_registry_generation() -> None:
+    """The registry is asked once per distinct cut schema and generation (building a definition can read Hermes'
+    config); a new generation asks again, so a re-registered schema is seen."""
+    whole = _tool("memo", _deep({"enum": ["a"]}, 10))
+    newer = _tool("memo", _deep({"enum": ["b"]}, 10))  # differs only below the cut
+    sent = _cut(whole)
+    asked: list[str] = []
+
+    def definition(name: str) -> object:
+        asked.append(name)
+        return registry[name]
+
+    registry = {"memo": whole}
+    assert whole_tools([sent], definition, 1) == [whole]
+    assert whole_tools([sent], definition, 1) == [whole]
+    assert asked == ["memo"]
+    registry["memo"] = newer
+    assert whole_tools([sent], definition, 2) == [newer]
+    assert asked == ["memo", "memo"]
