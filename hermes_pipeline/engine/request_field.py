@@ -20,9 +20,10 @@ key alone: a list or dict mutated since an earlier call has another key (or fail
 converted again. What cannot be keyed (a provider object, a cyclic list) is converted each time.
 
 Anything outside the composition's scope takes the plain sanitizer: a body with more entries than a pass
-keeps, two body keys that render alike, a part whose conversion alone passes the pass budget in pass 2, a
-key collision inside a part when the envelope is due (the abandoned pass's preview may then differ from the
-full result's prefix), a part that does not encode.
+keeps, two body keys that render alike, a part whose conversion alone passes the pass budget in pass 2, two
+keys of one mapping inside a part that render alike (``1`` and ``"1"``: the plain sanitizer's budget then
+counts the replaced value and may abandon a pass whose result fits, or show it in a preview), a part that does
+not encode.
 
 Bounded: the table holds at most :data:`BUDGET_BYTES` bytes of keys (emptied when full, as ``scrub_once``
 does) and is emptied when the redaction key changes (cached markers would be stale); a part holding the
@@ -60,8 +61,8 @@ from .scrub import REDACTED, REDACTION_FAILED
 
 __all__ = ["BUDGET_BYTES", "build_request_field", "cache_stats"]
 
-BUDGET_BYTES: Final = 8_000_000
-"""Bytes of part keys the table may hold before it is emptied (its entries hold about 4x that)."""
+BUDGET_BYTES: Final = 4_000_000
+"""Bytes of part keys the table may hold before it is emptied (its entries hold about 4x that: ~16 MB at most)."""
 _KEY_OPTIONS: Final = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _PASSES: Final = ((PASS1_MAX_STR, PASS1_MAX_ITEMS), (PASS2_MAX_STR, PASS2_MAX_ITEMS))
 _REDACTED_JSON: Final = json.dumps(REDACTED)
@@ -171,9 +172,9 @@ class _Builder:
     def part(self, value: object, depth: int) -> object:
         """``value`` converted at ``depth`` under this pass's caps, its encoding appended."""
         part = _part(value, depth, self.pass_index, self.limit)
+        self.collided = self.collided or part.collided
         if not part.complete:  # longer than the limit alone: pass 1 cannot be returned; pass 2 needs its partial form
             raise _Exceeded if self.pass_index == 0 else _Fallback
-        self.collided = self.collided or part.collided
         self.add(part.encoded)
         return part.value
 
@@ -236,17 +237,16 @@ def build_request_field(provider_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     body = {k: v for k, v in provider_kwargs.items() if k not in _REQUEST_DROPPED_KEYS}
     limit = payload_max_chars()
     try:
-        try:
-            return _assemble(body, _Builder(0, limit))
-        except _Exceeded:
-            pass
-        b = _Builder(1, limit)
-        try:
-            return _assemble(body, b)
-        except _Exceeded:
-            pass
-        if b.collided:
-            raise _Fallback
+        for pass_index in (0, 1):
+            b = _Builder(pass_index, limit)
+            try:
+                result: dict[str, Any] | None = _assemble(body, b)
+            except _Exceeded:
+                result = None
+            if b.collided:  # the plain sanitizer's budget may then abandon a pass whose result fits: it decides
+                raise _Fallback
+            if result is not None:
+                return result
         return {"_truncated": True, "original_type": "dict", "preview": "".join(b.encoded)[:limit]}
     except (_Fallback, RecursionError):
         return _fresh_request_field(provider_kwargs)
