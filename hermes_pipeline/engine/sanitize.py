@@ -150,7 +150,7 @@ _FAILED: Final = object()
 class _Ctx:
     """Per-pass conversion state."""
 
-    __slots__ = ("max_str", "max_items", "budget", "cache")
+    __slots__ = ("max_str", "max_items", "budget", "cache", "collided")
 
     def __init__(
         self, max_str: int, max_items: int, budget: int, cache: dict[int, tuple[str, str]] | None
@@ -160,6 +160,9 @@ class _Ctx:
         self.budget = budget
         """Characters the output may still add before the pass is abandoned."""
         self.cache = cache
+        self.collided = False
+        """Two keys of one mapping rendered to the same text (the one case where a preview of an abandoned
+        pass may differ from the full result's prefix; see the module notes)."""
 
 
 def _charge(ctx: _Ctx, chars: int, out: object) -> None:
@@ -296,6 +299,7 @@ def _convert_mapping(value: Mapping[Any, Any], depth: int, ctx: _Ctx) -> JSONVal
                 # Two keys render to the same text: the later value replaces the earlier one in
                 # place (plain dict assignment). Refund at least what the earlier entry was
                 # charged, so the budget stays a lower bound of the encoded length.
+                ctx.collided = True
                 ctx.budget += len(_encode(out[key_text]) or "") + len(key_text) + 4
             item_cls = type(item)
             if cls == _KEY_SENSITIVE or (

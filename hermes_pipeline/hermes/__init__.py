@@ -118,8 +118,10 @@ def _open(home: Path, facts: HermesProfile, prepare: Callable[[Engine], object] 
     from .normalise import HermesNormaliser
 
     profile = open_profile(home)
+    registry = RegistryToolsets()
     normaliser = HermesNormaliser(approval_timeout=facts.approval_timeout, agent_version=hermes_version(),
-                                  toolset_of=RegistryToolsets().get)
+                                  toolset_of=registry.get, definition_of=registry.definition,
+                                  generation=registry.generation)
     if prepare is not None:
         prepare(profile.engine)
     bridge = Bridge(profile.engine, normaliser, snapshot=TurnContext(home))

@@ -225,6 +225,28 @@ class RegistryToolsets(Mapping[str, str]):
         except Exception:
             return default
 
+    def definition(self, tool_name: str) -> dict[str, Any] | None:
+        """The tool's whole schema as Hermes builds it for the model (``{"type": "function", "function": ...}``):
+        the registry's definition with its runtime overrides, then Hermes' own schema clean-up
+        (``tools.schema_sanitizer.sanitize_tool_schemas``, as ``model_tools.get_tool_definitions`` applies it);
+        ``None`` when there is none. A caller checks it against what Hermes sent (a schema rebuilt later, such
+        as ``execute_code``'s, differs)."""
+        registry = self._registry()
+        try:
+            from tools.schema_sanitizer import sanitize_tool_schemas  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+            found = registry.get_definitions({tool_name}, quiet=True) if registry is not None else []
+            if isinstance(found, list) and found:
+                found = sanitize_tool_schemas(found[:1])
+        except Exception:
+            return None
+        return found[0] if isinstance(found, list) and found and isinstance(found[0], dict) else None
+
+    def generation(self) -> int | None:
+        """The registry's change counter (bumped at every registration), ``None`` when it has none."""
+        value = getattr(self._registry(), "_generation", None)
+        return value if type(value) is int else None
+
     def _snapshot(self) -> dict[str, str]:
         registry = self._registry()
         try:

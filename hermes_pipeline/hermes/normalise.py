@@ -126,13 +126,20 @@ class HermesNormaliser:
         approval_timeout: Hermes' ``approvals.timeout`` (seconds) of the profile; a CLI ``deny``
             that arrives this long after its request is reported as ``timeout``. ``None`` turns the
             heuristic off.
+        definition_of: tool name -> its whole schema (Hermes' registry), so recorded requests keep the tool
+            schemas Hermes' depth limit cut (:func:`~.payloads.whole_tools`); ``generation``: the registry's
+            change counter, under which the outcome per schema is remembered.
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.time, approval_timeout: float | None = 60.0,
-                 agent_version: str | None = None, toolset_of: Callable[[str], str | None] | None = None) -> None:
+                 agent_version: str | None = None, toolset_of: Callable[[str], str | None] | None = None,
+                 definition_of: Callable[[str], object] | None = None,
+                 generation: Callable[[], object] | None = None) -> None:
         self._clock = clock
         self.agent_version = agent_version
         self._toolset_of = toolset_of
+        self._definition_of = definition_of
+        self._generation = generation
         self._lock = threading.Lock()
         self._sessions: dict[str, _Session] = {}
         self._turn_session: dict[str, str] = {}
@@ -366,7 +373,8 @@ class HermesNormaliser:
         p.setdefault("retry_count", attempts.ended)
         p["middleware_trace"] = self._expand(p.get("middleware_trace"), self._llm_traces.get(rid))
         # the full history (scrubbed) instead of Hermes' cut copy: recordings keep what the model received
-        p["request"] = full_request(p.get("request"), p.get("request_messages"), p.get("api_mode"), p.get("model"))
+        p["request"] = full_request(p.get("request"), p.get("request_messages"), p.get("api_mode"), p.get("model"),
+                                    self._definition_of, self._generation() if self._generation else None)
         if "system_prompt" not in p:
             system = system_prompt(p.get("request_messages"))
             if system is not None:

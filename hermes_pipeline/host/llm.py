@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.errors import LLMExecutionBlocked
 from ..engine import ids, trace_parent
-from ..engine.sanitize import build_error_field, build_request_field, sanitize
+from ..engine.request_field import build_request_field
+from ..engine.sanitize import build_error_field, sanitize
 from ..engine.usage import normalize_usage
 from .facts import message_count, request_facts, response_facts
 from .message import MessageView, message_view
