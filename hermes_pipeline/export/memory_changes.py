@@ -61,7 +61,9 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _mapping(value: Any) -> Mapping[str, Any] | None:
+def json_mapping(value: Any) -> Mapping[str, Any] | None:
+    """``value`` as a mapping: itself, or the JSON object a string holds (a tool's arguments or result as a host
+    passes them, text or already decoded); ``None`` for anything else."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -82,7 +84,7 @@ def _list(value: Any) -> list[Any] | None:
 def parse_operations(tool: str, raw_args: Any) -> list[MemoryOp]:
     """The operations of one successful memory tool call (see the module docstring); ``[]`` when its
     arguments name none (an unknown action, a bad target, arguments that are not an object)."""
-    args = _mapping(raw_args)
+    args = json_mapping(raw_args)
     if args is None:
         return []
     reason = _str(args.get("reason"))
@@ -95,7 +97,7 @@ def parse_operations(tool: str, raw_args: Any) -> list[MemoryOp]:
         items: list[Any] = operations if operations else [args]
         out = []
         for item in items:
-            op = _mapping(item)
+            op = json_mapping(item)
             action = op.get("action") if op is not None else None
             change = ACTIONS.get(action) if isinstance(action, str) else None
             if op is None or change is None:

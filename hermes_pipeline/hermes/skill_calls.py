@@ -26,22 +26,14 @@ mapping or a JSON string.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final
+
+from ..export.memory_changes import json_mapping
 
 TOOL: Final = "skill_manage"
 ACTIONS: Final = {"create": "created", "patch": "patched", "edit": "edited", "delete": "deleted",
                   "write_file": "file_written", "remove_file": "file_removed"}
-
-
-def _mapping(value: Any) -> Mapping[str, Any] | None:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
-    return value if isinstance(value, Mapping) else None
 
 
 def lifecycle_event(payload: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -49,8 +41,8 @@ def lifecycle_event(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     the call changed nothing (failed, refused, staged for approval, an unknown action)."""
     if payload.get("tool_name") != TOOL or payload.get("status") not in (None, "ok"):
         return None
-    args = _mapping(payload.get("args"))
-    result = _mapping(payload.get("result"))
+    args = json_mapping(payload.get("args"))
+    result = json_mapping(payload.get("result"))
     if args is None or result is None or result.get("success") is not True or result.get("staged"):
         return None
     action = args.get("action")
