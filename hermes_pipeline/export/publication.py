@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from ..contract.hooks import OBSERVER_HOOKS
 from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
+from ..engine.tool_status import resolve_status
 from ..host.context import current as _context
 
 if TYPE_CHECKING:
@@ -130,10 +131,16 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         return None
     count = len(names)
     at = names.index(snapshot) if snapshot is not None else -1
+    # A host may hand over ``DEFERRED_STATUS`` for a tool call's status (engine.tool_status): derived here,
+    # on the publication thread, when the method reads the status.
+    result_at, status_at = (names.index("result"), names.index("status")) \
+        if "status" in names and "result" in names else (-1, -1)
 
     def project(tracker: ScopeTracker, fields: tuple[Any, ...], snap: Any) -> None:
         if snap is not None:
             fields = (*fields[:at], snap, *fields[at + 1:])
+        if status_at >= 0:
+            fields = resolve_status(fields, result_at, status_at)
         method(tracker, *fields[:count])
 
     project.__name__ = method.__name__
@@ -142,6 +149,8 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         queue = self._publication  # set once, when the tracker is made
         if queue is None:
             def direct(fields: tuple[Any, ...]) -> None:
+                if status_at >= 0:
+                    fields = resolve_status(fields, result_at, status_at)
                 method(self, *fields[:count])
 
             return direct

@@ -15,7 +15,6 @@ import asyncio
 import itertools
 import json
 import os
-import re
 import time
 from time import perf_counter_ns
 from collections.abc import Awaitable, Callable, Mapping
@@ -27,6 +26,7 @@ from ..engine.callbacks import Entry
 from ..engine.readonly import read_only
 from ..engine.returns import first_str, tool_directive
 from ..engine.scrub import scrub_message, url_target
+from ..engine.tool_status import DEFERRED_STATUS, derive_status
 from .context import CallContext, _reset, current
 from .render import render_result
 
@@ -82,31 +82,6 @@ _BLOCKED: Final = ToolStatus.BLOCKED.value
 _CANCELLED: Final = ToolStatus.CANCELLED.value
 _TOOL_ERROR: Final = ToolErrorType.TOOL_ERROR.value
 _OK_STATUS: Final = (_OK, None, None)
-
-
-_TRUTHY_ERROR: Final = re.compile(r'"error"\s*:(?!\s*(?:null|false|"")\s*[,}\]])')
-"""An ``"error"`` key whose value may be truthy."""
-_ESCAPED_ERROR_LETTER: Final = re.compile(r"\\u00(?:65|72|6[fF])")
-"""A ``\\u`` escape of ``e``, ``r`` or ``o``: the only other way JSON can spell the key ``error``."""
-
-
-def derive_status(result: str) -> tuple[str, str | None, str | None]:
-    """``(status, error_type, error_message)`` from a result text (OBS-38).
-
-    Only text that can be a JSON object (first non-blank character ``{``) is parsed, and only when it may hold a
-    truthy ``"error"`` key: this runs on the agent's thread for every tool call, and a tool's JSON result is often
-    kilobytes (a file read, a command's output) with no error key or ``"error": null``.
-    """
-    first = result[:1]
-    if (first == "{" or (first.isspace() and result.lstrip()[:1] == "{")) and (
-            _TRUTHY_ERROR.search(result) is not None or _ESCAPED_ERROR_LETTER.search(result) is not None):
-        try:
-            parsed = json.loads(result)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict) and parsed.get("error"):
-            return _ERROR, _TOOL_ERROR, scrub_message(str(parsed["error"]))
-    return _OK_STATUS
 
 
 def history_entry(tool_name: str, args: Mapping[str, Any], result: str, outcome: str) -> dict[str, Any]:
@@ -443,14 +418,14 @@ def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, 
         stage = FINISH
         post = hook_map.get("post_tool_call")
         if post:  # the payload of ToolCall.finish
-            status, error_type, error_message = derive_status(result)
             lanes = engine.record_lanes("post_tool_call", post)
-            if lanes is not None:
+            if lanes is not None:  # recorders only: they derive the status from the result, off this thread
                 fields = post_tool_fields(turn, tool_name, args, tool_call_id, api_request_id, result, duration_ms,
-                                          status, error_type, error_message, [], toolset)
+                                          DEFERRED_STATUS, None, None, [], toolset)
                 for lane in lanes:
                     lane(fields)
             else:
+                status, error_type, error_message = derive_status(result)
                 engine.dispatch("post_tool_call", post_tool_payload(
                     turn, tool_name, read_only(args) if view is None else view, tool_call_id, api_request_id, result,
                     duration_ms, status, error_type, error_message, [], toolset), post)

@@ -151,3 +151,37 @@ def test_fmt_80_a_dropped_opening_record_drops_its_closing_record_through_the_la
     tools = [(e.phase, (e.profile or {}).get("tool_call_id")) for e in seen if e.category == "tool"]
     assert tools == [("start", "kept"), ("end", "kept")]
     assert plugin.publication_stats()["pipeline.events_dropped"] == 2
+
+
+def test_obs_38_lanes_derive_the_tool_status_off_the_agents_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OBS-38 / FMT-79: through the lanes the host hands over the result and ``DEFERRED_STATUS``; the
+    publication thread derives the status (a KB-sized result is scanned there, not on the agent's thread),
+    and the scope events still carry ``error`` / ``tool_error`` and the error message of a JSON error result."""
+    import threading
+
+    import hermes_pipeline.engine.tool_status as tool_status
+    import hermes_pipeline.host.tools as tools
+
+    def forbidden(*a: Any, **k: Any) -> Any:
+        raise AssertionError("status derived on the agent's thread")
+
+    derived_on: list[int] = []
+    real = tool_status.derive_status
+
+    def spy(result: str) -> tuple[str, str | None, str | None]:
+        derived_on.append(threading.get_ident())
+        return real(result)
+
+    monkeypatch.setattr(tools, "derive_status", forbidden)
+    monkeypatch.setattr(tool_status, "derive_status", spy)
+    engine = Engine()
+    seen: list[ScopeEvent] = []
+    plugin = ScopePlugin((seen.append,), deferred=True)
+    engine.add_plugin(plugin, name="scopes")
+    _session(engine)
+    assert plugin.shutdown(5.0)
+    assert derived_on and threading.get_ident() not in derived_on
+    ends = " ".join(json.dumps(e.data, default=str) + json.dumps(e.metadata, default=str)
+                    for e in seen if e.category == "tool")
+    assert "no such file" in ends and "tool_error" in ends
+    assert "DEFERRED_STATUS" not in ends
