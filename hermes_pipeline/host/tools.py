@@ -81,7 +81,6 @@ _ERROR: Final = ToolStatus.ERROR.value
 _BLOCKED: Final = ToolStatus.BLOCKED.value
 _CANCELLED: Final = ToolStatus.CANCELLED.value
 _TOOL_ERROR: Final = ToolErrorType.TOOL_ERROR.value
-_OK_STATUS: Final = (_OK, None, None)
 
 
 def history_entry(tool_name: str, args: Mapping[str, Any], result: str, outcome: str) -> dict[str, Any]:
