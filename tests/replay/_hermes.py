@@ -61,7 +61,7 @@ def hermes_env(home: Path) -> dict[str, str]:
     return env
 
 
-def record(base: Path, script: list[Any], prompt: str, *, then: str | None = None) -> Recorded:
+def record(base: Path, script: list[Any], prompt: str, *, then: str | None = None, config: str = "") -> Recorded:
     """Record ``prompt`` (and, with ``then``, a second turn of the same session resumed) in a home with a long
     persona file, a skill and a memory file."""
     work, home, user = base / "work", base / "hermes", base / "user"
@@ -86,7 +86,7 @@ def record(base: Path, script: list[Any], prompt: str, *, then: str | None = Non
             auxiliary: {{title_generation: {{enabled: false}}}}
             observability: {{trajectories: {{enabled: true}}}}
             plugins: {{enabled: [hermes_pipeline]}}
-            """), encoding="utf-8")
+            """) + config, encoding="utf-8")
         done = subprocess.run([HERMES or "hermes", "chat", "-Q", "-q", prompt], cwd=work, env=hermes_env(home),
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr[-2000:]
