@@ -51,14 +51,19 @@ class ScopeEvent:
             per-session state on it (FMT-25).
         root_uuid: UUID of the topmost ancestor scope, i.e. the top-level session segment (subagent
             sessions share their parent's): the OTel ``trace_id`` (FMT-56); ``0`` outside any session.
+        start: on a scope end, the start event of the same scope exactly as listeners received it (so an
+            end is a *closed scope*, start and end together, the way an OpenTelemetry span processor's
+            ``on_end`` gets a finished span): the tracker pairs starts and ends once, and no sink keeps a
+            table of open scopes to find a start again. ``None`` on starts and marks.
     """
 
     __slots__ = ("attributes", "category", "data", "kind", "metadata", "name", "parent_uuid", "phase",
-                 "profile", "root_uuid", "session_uuid", "timestamp_us", "uuid")
+                 "profile", "root_uuid", "session_uuid", "start", "timestamp_us", "uuid")
 
     def __init__(self, kind: str, phase: str | None, uuid: int, parent_uuid: int | None, timestamp_us: int,
                  name: str, category: str | None, attributes: tuple[str, ...], profile: dict[str, Any] | None,
-                 data: dict[str, Any] | None, metadata: dict[str, Any], session_uuid: int, root_uuid: int) -> None:
+                 data: dict[str, Any] | None, metadata: dict[str, Any], session_uuid: int, root_uuid: int,
+                 start: ScopeEvent | None = None) -> None:
         self.kind = kind
         self.phase = phase
         self.uuid = uuid
@@ -72,6 +77,7 @@ class ScopeEvent:
         self.metadata = metadata
         self.session_uuid = session_uuid
         self.root_uuid = root_uuid
+        self.start = start
 
     @property
     def is_start(self) -> bool:

@@ -167,6 +167,8 @@ class ScopeTracker:
         """``(session_id, tool_call_id)`` of the caller's context captured with a deferred record."""
         self._held = HeldStarts()
         """Tool starts not yet published: whether the call overlaps another is not known yet (``overlap``)."""
+        self._published_starts: dict[int, ScopeEvent] = {}
+        """The published start of every open scope, by UUID: handed to listeners again on its end (``end.start``)."""
 
     def _now(self) -> int:
         """The current event time: the captured hook time while replaying a deferred record, else the clock."""
@@ -256,6 +258,12 @@ class ScopeTracker:
             event = redact_event(event, self.max_value_chars)
         else:
             event = bounds.bound_event(event, self.max_value_chars)
+        # the one place starts and ends are paired: an end goes out as a closed scope (``event.start``)
+        phase = event.phase
+        if phase == START:
+            self._published_starts[event.uuid] = event
+        elif phase == END:
+            event.start = self._published_starts.pop(event.uuid, None)
         for listener in self._listeners:
             try:
                 listener(event)

@@ -15,7 +15,7 @@ import time
 from typing import IO, Any
 
 from ..errors import ExportConfigError
-from ..events import ScopeEvent
+from ..events import END, START, ScopeEvent
 from .protocol import CLOSE, EVENTS, FLUSH, STATS
 from .protocol import receive as _receive
 from .protocol import send as _send
@@ -63,6 +63,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     _send(stdout, ("ready", {section: (getattr(sink, "enabled", True), sink.destinations(), sink.max_queue_size,
                                        sink.counters()) for section, sink in sinks.items()}))
     make = ScopeEvent
+    starts: dict[int, ScopeEvent] = {}
     received = 0
     try:
         while True:
@@ -75,6 +76,11 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
                 feed = tuple(sinks.values())
                 for fields in args[0]:
                     event = make(*fields)
+                    # ends cross the pipe without their start: give each back its closed scope (``event.start``)
+                    if event.phase == START:
+                        starts[event.uuid] = event
+                    elif event.phase == END:
+                        event.start = starts.pop(event.uuid, None)
                     for sink in feed:
                         sink(event)
                 received += len(args[0])
