@@ -358,7 +358,7 @@ def alert_bodies(home: Path, canaries: Canaries) -> list[bytes]:
 def run_everything(root: Path, canaries: Canaries, *, gate_open: bool, monkeypatch: pytest.MonkeyPatch,
                    max_value_chars: int | None = None, big: str | None = None) -> tuple[Outputs, Path]:
     """Activate every exporter and store, plant the canaries, close everything; collect every output."""
-    from hermes_pipeline.config import open_profile, release_all
+    from hermes_pipeline.profile import open_profile, release_all
     from hermes_pipeline.config.discovery import PipelineSettings
     from hermes_pipeline.runtime import get_engine
     from hermes_pipeline.sinks.observability_store.sink import SCAN_ALL

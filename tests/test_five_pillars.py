@@ -20,7 +20,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from hermes_pipeline.config import open_profile, release_all
+from hermes_pipeline.profile import open_profile, release_all
 from hermes_pipeline.demo.run import SKILL, DemoResult, run_demo
 from hermes_pipeline.replay import Recording
 from hermes_pipeline.replay.runner import run_replay

@@ -2,7 +2,8 @@
 (``plugins.toml`` / YAML: discovery, layering, validation) and the profile's own ``config.yaml``.
 
 What the files say is wired by :mod:`hermes_pipeline.profile` (profiles, their consumers, the process
-activation); its public names are still found here under their old path (:data:`MOVED_TO_PROFILE`).
+activation); nothing here imports it (asking this package for one of its names, :data:`MOVED_TO_PROFILE`,
+says where it lives now).
 Operators use ``hermes-pipeline config ...``; component authors meet :class:`ValidationContext`
 (``validate_config(config, vctx)``) and :mod:`hermes_pipeline.config.checks`.
 
@@ -56,26 +57,19 @@ _own_names, __dir__ = lazy_names(__name__, _HOME, globals())
 
 MOVED_TO_PROFILE: Final = frozenset({"ACTIVE_LOG_LINE", "PROCESS", "ActivationReport", "ActivationState",
                                      "ProcessActivation", "Profile", "open_profile", "open_profiles", "release_all"})
-"""Names documented under ``hermes_pipeline.config`` that now live in :mod:`hermes_pipeline.profile`."""
+"""Names once under ``hermes_pipeline.config`` that live in :mod:`hermes_pipeline.profile` (the wiring)."""
 
 
 def __getattr__(name: str) -> Any:
-    if name in MOVED_TO_PROFILE:  # the old public path keeps working (the one import up, for compatibility)
-        from ..profile import activation, profiles
-
-        value = getattr(profiles if hasattr(profiles, name) else activation, name)
-        globals()[name] = value
-        return value
+    if name in MOVED_TO_PROFILE:  # the configuration layer never imports the wiring above it
+        raise AttributeError(f"hermes_pipeline.config.{name} moved: import it from hermes_pipeline.profile "
+                             f"(or hermes_pipeline) instead")
     return _own_names(name)
 
 
 __all__ = [
-    "ACTIVE_LOG_LINE",
     "BUILTIN_KINDS",
-    "PROCESS",
     "SELECTOR_ENV",
-    "ActivationReport",
-    "ActivationState",
     "ComponentDiagnostics",
     "ComponentEntry",
     "ConfigError",
@@ -88,8 +82,6 @@ __all__ = [
     "PipelineSettings",
     "PluginsTable",
     "Policy",
-    "ProcessActivation",
-    "Profile",
     "ProfileSettings",
     "SessionSegmentSettings",
     "SharedMetricsSettings",
@@ -97,7 +89,4 @@ __all__ = [
     "available_kinds",
     "load_pipeline",
     "load_profile_settings",
-    "open_profile",
-    "open_profiles",
-    "release_all",
 ]

@@ -78,7 +78,7 @@ class Bridge:
     """Forwarding from Hermes into ``engine`` (see the module docstring).
 
     Args:
-        engine: the profile's engine (:attr:`hermes_pipeline.config.Profile.engine`).
+        engine: the profile's engine (:attr:`hermes_pipeline.profile.Profile.engine`).
         normaliser: the Hermes adapter; a fresh one by default.
     """
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from hermes_pipeline import Engine, Host
-from hermes_pipeline.config import ActivationState, load_profile_settings, open_profile
+from hermes_pipeline.config import load_profile_settings
+from hermes_pipeline.profile import ActivationState, open_profile
 from hermes_pipeline.config.profile_config import read_shared_metrics
 from hermes_pipeline.host import SegmentPolicy
 from hermes_pipeline.testing import capture

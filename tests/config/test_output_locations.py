@@ -9,7 +9,7 @@ import pytest
 
 from hermes_pipeline import Engine
 from hermes_pipeline.cli.main import main
-from hermes_pipeline.config import ActivationState, open_profile, release_all
+from hermes_pipeline.profile import ActivationState, open_profile, release_all
 
 from .conftest import Env
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from hermes_pipeline import Engine, Host
-from hermes_pipeline.config import ActivationState, load_profile_settings, open_profile, open_profiles
+from hermes_pipeline.config import load_profile_settings
+from hermes_pipeline.profile import ActivationState, open_profile, open_profiles
 from hermes_pipeline.config import profile_config
 from hermes_pipeline.config.profile_config import read_shared_metrics
 

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 SCRIPT = textwrap.dedent("""
-    from hermes_pipeline.config import open_profile
+    from hermes_pipeline.profile import open_profile
 
     profile = open_profile()
     with profile.host(model="m", platform="cli").session() as session:

@@ -8,7 +8,7 @@ import json
 import sqlite3
 
 from hermes_pipeline import Engine, __version__
-from hermes_pipeline.config import open_profile
+from hermes_pipeline.profile import open_profile
 
 from .conftest import Env
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from hermes_pipeline import Engine
 from hermes_pipeline.cli.main import main
-from hermes_pipeline.config import ActivationState, ProcessActivation
+from hermes_pipeline.profile import ActivationState, ProcessActivation
 from hermes_pipeline.config.starter import STARTER
 
 from .conftest import Env

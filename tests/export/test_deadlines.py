@@ -144,7 +144,7 @@ def _component_class() -> Any:
 CHILD = """
 import sys, time
 from hermes_pipeline import Host
-from hermes_pipeline.config import open_profile
+from hermes_pipeline.profile import open_profile
 
 profile = open_profile(sys.argv[1])
 assert profile.activation.state.value == "ACTIVE", profile.activation

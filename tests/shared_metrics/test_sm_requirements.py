@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from hermes_pipeline import Engine, Host
-from hermes_pipeline.config import open_profile
+from hermes_pipeline.profile import open_profile
 from hermes_pipeline.shared_metrics import HttpxTransport, ManualClock, MetricsStore, SharedMetrics
 from hermes_pipeline.shared_metrics import attach_shared_metrics, validate_package
 from hermes_pipeline.shared_metrics import packages as pk

@@ -66,7 +66,7 @@ class UuidSink(BaseSink):
 SESSION = '''
 import sys
 from hermes_pipeline import Host
-from hermes_pipeline.config import release_all
+from hermes_pipeline.profile import release_all
 from hermes_pipeline.runtime import get_engine
 
 host = Host(get_engine(), platform="cli", model="m", provider="p")

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from hermes_pipeline.cli.main import main
-from hermes_pipeline.config import load_profile_settings, open_profile, release_all
+from hermes_pipeline.config import load_profile_settings
+from hermes_pipeline.profile import open_profile, release_all
 from hermes_pipeline.replay.recording import load_trajectory
 from hermes_pipeline.sinks.registry import load_sink
 from hermes_pipeline.sinks.trajectory_store import (ensure_gitignore, parse_age, prune_store, store_files,

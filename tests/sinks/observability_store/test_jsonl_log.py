@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hermes_pipeline import Engine, Host
-from hermes_pipeline.config import open_profile, release_all
+from hermes_pipeline.profile import open_profile, release_all
 from hermes_pipeline.logs import attach_jsonl_log, event_id
 from hermes_pipeline.logs import jsonl as jsonl_module
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hermes_pipeline.config import open_profile, release_all
+from hermes_pipeline.profile import open_profile, release_all
 from hermes_pipeline.sinks.observability_store import PricingError, store_path
 
 from ._support import memory_tool, rows, store, write_skill

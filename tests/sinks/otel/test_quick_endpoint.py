@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hermes_pipeline.config import open_profile, release_all
+from hermes_pipeline.profile import open_profile, release_all
 from hermes_pipeline.config.observability_settings import ObservabilitySettings, default_sampling_rate
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.sinks.otel.quick_endpoint import pipeline_trace_urls, quick_otel_config, trace_url
