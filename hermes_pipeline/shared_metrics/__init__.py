@@ -1,7 +1,7 @@
 """Shared metrics: a narrow, privacy-bounded counter path with an opt-in package sender (spec 05).
 
 Off unless the profile's own ``config.yaml`` says ``telemetry.shared_metrics.enabled: true``.
-Lifecycle hooks are projected to versioned, allowlisted counter events, aggregated in
+The profile's scope events are counted as versioned, allowlisted counter events, aggregated in
 ``$HERMES_HOME/telemetry/shared_metrics/metrics.sqlite3``, packaged once a day into immutable,
 schema-validated JSON delta documents in ``outbox/``, and sent only when ``send`` is also on,
 within recorded consent windows.
@@ -44,7 +44,7 @@ _HOME: Final = {
 }
 """Where each public name lives. The names are imported on first use (PEP 562), so that a module
 importing one piece (the observability store reads :mod:`.vocab`, a profile with shared metrics off
-runs only the consent reconciler) does not load the collector, the packager or jsonschema."""
+runs only the consent reconciler) does not load the stream listener, the packager or jsonschema."""
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
 

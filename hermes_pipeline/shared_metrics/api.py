@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..engine.core import Engine
-from ..engine.deadline import exit_deadline
+from ..engine.deadline import Deadline, exit_deadline
+from .accounting import Accounting, ToolsetResolver
 from .clock import Clock, HookClock, SystemClock
-from .collector import SharedMetricsCollector
 from .consent import reconcile
 from .packages import ExportResult, package_and_export
 from .profile_file import consent_reader
-from .projection import Projector, ToolsetResolver
 from .report import store_status
+from .scope_listener import ScopeListener
 from .resource import Resource, detect_resource, normalise_version
 from .sender import Sender, endpoint_problem, start_background_pass, warn_once
 from .store import MetricsStore
@@ -32,6 +32,8 @@ from .transport import Transport
 logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
 
 EXIT_FLUSH_S: Final = 2.0
+DEFAULT_FLUSH_S: Final = 5.0
+"""The bound of a flush asked for without a timeout (the stream's barrier takes a finite one)."""
 _open_handles: weakref.WeakSet[SharedMetrics] = weakref.WeakSet()
 
 
@@ -46,16 +48,19 @@ def _flush_at_exit() -> None:
 
 
 class SharedMetrics:
-    """A profile's running shared-metrics path: projector, subscriber, collector plugin and sender.
+    """A profile's running shared-metrics path: a listener of the profile's scope stream, its accounting, the
+    subscriber (writer thread) and the sender.
 
-    Created by :func:`attach_shared_metrics`; the collector is registered on the profile's engine
-    until :meth:`close`.
+    Created by :func:`attach_shared_metrics`; the listener hears the stream until :meth:`close`. Shared metrics
+    registers no hook implementation: the stream's projection is the one hook → event translation, and
+    everything of shared metrics runs on the stream's and the writer's threads, never on the agent's.
     """
 
     def __init__(self, engine: Engine, store: MetricsStore, *, send: bool, endpoint: str | None,
                  clock: Clock, consent: Callable[[], Sequence[object]], transport: Transport | None,
                  toolsets: Mapping[str, str] | ToolsetResolver | None, entrypoint: str | None,
-                 resource: Resource, queue_size: int, follow_host_version: bool = False) -> None:
+                 resource: Resource, queue_size: int, follow_host_version: bool = False,
+                 stream: Any = None) -> None:
         self.engine = engine
         self.store = store
         self.clock = clock
@@ -66,20 +71,29 @@ class SharedMetrics:
         self.resource = resource
         self.subscriber = Subscriber(store, self.runtime_id, resource, queue_size=queue_size)
         self.hook_clock = HookClock(clock)
-        """The projector's clock: each hook's own time, captured on the agent's thread."""
-        self.projector = Projector(self.subscriber.submit, self.runtime_id, self.hook_clock, toolsets=toolsets,
-                                   entrypoint=entrypoint)
+        """The accounting's clock: each event's own time, replayed while it is counted."""
+        self.accounting = Accounting(self.subscriber.submit, self.runtime_id, self.hook_clock, toolsets=toolsets,
+                                     entrypoint=entrypoint)
         self.sender: Sender | None = None
         if send:
             self.sender = Sender(store, endpoint=endpoint, consent=consent, clock=clock, transport=transport)
-        self.collector = SharedMetricsCollector(
-            self.projector, defer=self.subscriber.defer, clock=self.hook_clock, after_task=self._after_task, first_observation=self._first_observation,
+        self.listener = ScopeListener(
+            self.accounting, defer=self.subscriber.defer, clock=self.hook_clock, after_task=self._after_task,
+            first_observation=self._first_observation,
             host_version=self._host_version if follow_host_version else None)
-        self.plugin_name = engine.add_plugin(self.collector,
-                                             name=f"hermes_pipeline.shared_metrics:{self.runtime_id}")
+        self._own_stream = stream is None
+        self.plugin_name: str | None = None
+        if stream is None:  # no profile stream given: a deferred projection of its own on the engine
+            from ..export.projection import ScopePlugin
+
+            stream = ScopePlugin(deferred=True)
+            self.plugin_name = engine.add_plugin(stream, name=f"hermes_pipeline.shared_metrics:{self.runtime_id}")
+        self.stream: Any = stream
+        """The scope stream listened to (``add_listener`` / ``remove_listener`` / ``flush``)."""
         self.last_export: ExportResult | None = None
         self._closed = False
         _open_handles.add(self)
+        stream.add_listener(self.listener)  # last: nothing after this can fail and leave a listener behind
 
     # ------------------------------------------------------------------ background work
 
@@ -115,8 +129,11 @@ class SharedMetrics:
     # ------------------------------------------------------------------ public API
 
     def flush(self, timeout: float | None = 5.0) -> bool:
-        """Wait until every counter recorded so far is committed (and queued background work ran)."""
-        return self.subscriber.flush(timeout)
+        """Wait until every hook received so far has reached the stream's listeners and every counter recorded
+        so far is committed (and queued background work ran)."""
+        deadline = Deadline(timeout if timeout is not None else DEFAULT_FLUSH_S)
+        streamed = self.stream.flush(deadline.remaining()) if not self._closed else True
+        return bool(streamed) and self.subscriber.flush(deadline.remaining())
 
     def export_due(self, *, force: bool = False) -> ExportResult:
         """Flush, then package if due (``force`` skips the daily check, SM-57), export and prune."""
@@ -139,11 +156,17 @@ class SharedMetrics:
         state lives on the writer thread, where its hooks are projected: the call is queued behind
         them and waits (at most ``timeout``) for its answer, not for any write; ``False`` if none came.
         """
+        stamp = self.hook_clock.capture()
         if self.subscriber.on_writer_thread():
-            return self._finish_task(task_id, error)
+            self.hook_clock.enter(stamp)
+            try:
+                return self._finish_task(task_id, error)
+            finally:
+                self.hook_clock.leave()
+        if not self._closed:
+            self.stream.flush(timeout if timeout is not None else DEFAULT_FLUSH_S)  # its events go first
         answer: list[bool] = []
         done = threading.Event()
-        stamp = self.hook_clock.capture()
 
         def finish() -> None:
             self.hook_clock.enter(stamp)
@@ -158,7 +181,7 @@ class SharedMetrics:
         return bool(answer and answer[0])
 
     def _finish_task(self, task_id: str, error: BaseException | None) -> bool:
-        finished = self.projector.finish_task(task_id, error)
+        finished = self.accounting.finish_task(task_id, error)
         if finished:
             self._after_task()
         return finished
@@ -167,16 +190,16 @@ class SharedMetrics:
                            success: bool = True, use_count: int | None = None, reused: bool | None = None,
                            reuse_after_patch: bool | None = None, **_: Any) -> bool:
         """The ``on_skill_lifecycle`` hook (see :class:`~.skills.SkillReporter`); ``skill_name`` is ignored."""
-        return self.projector.skill_event(action, provenance=provenance, success=success, use_count=use_count,
+        return self.accounting.skill_event(action, provenance=provenance, success=success, use_count=use_count,
                                           reused=reused, reuse_after_patch=reuse_after_patch)
 
     def record_setup_started(self, mode: str) -> None:
         """SM-36: the host's setup flow started."""
-        self.projector.setup_started(mode)
+        self.accounting.setup_started(mode)
 
     def record_setup_finished(self, mode: str, outcome: str, failure_stage: str | None = None) -> None:
         """SM-36: the host's setup flow finished."""
-        self.projector.setup_finished(mode, outcome, failure_stage)
+        self.accounting.setup_finished(mode, outcome, failure_stage)
 
     def status(self) -> dict[str, Any]:
         """Configuration, this runtime's counts and the store summary."""
@@ -186,18 +209,22 @@ class SharedMetrics:
             "sending": self.sender is not None and self.sender.usable,
             "runtime": {"accepted": stats.accepted, "rejected_events": stats.rejected_events,
                         "dropped": stats.dropped, "lock_timeouts": stats.lock_timeouts,
-                        "committed": stats.committed, "open_tasks": self.projector.open_tasks()},
+                        "committed": stats.committed, "open_tasks": self.accounting.open_tasks()},
             "store": store_status(self.store),
         }
 
     def close(self, timeout: float | None = 5.0) -> None:
-        """Unregister the collector, flush and stop the writer. Local state is kept (SM-65)."""
+        """Stop listening (what the stream received before is still counted), flush and stop the writer. Local
+        state is kept (SM-65)."""
         if self._closed:
             return
         self._closed = True
         _open_handles.discard(self)
         try:
-            self.engine.remove_plugin(self.plugin_name)
+            from ..export.projection import release_projection
+
+            release_projection(self.engine, self.plugin_name, self.stream, self.listener, own=self._own_stream,
+                               deadline=timeout if timeout is not None else EXIT_FLUSH_S)
         finally:
             self.subscriber.close(timeout)
 
@@ -222,11 +249,12 @@ def attach_shared_metrics(
     entrypoint: str | None = None,
     resource: Resource | None = None,
     queue_size: int = QUEUE_SIZE,
+    stream: Any = None,
 ) -> SharedMetrics | None:
     """Start the profile's shared metrics on ``engine`` (the profile's child engine) if ``enabled``.
 
     Args:
-        engine: the profile's engine; the collector sees only its events (SM-14).
+        engine: the profile's engine; shared metrics sees only its events (SM-14).
         hermes_home: the profile directory; state goes to ``telemetry/shared_metrics/`` under it.
         enabled, send, endpoint: ``telemetry.shared_metrics.*`` from the profile's cached
             ``config.yaml`` snapshot (SM-6..8). Only ``enabled is True`` collects.
@@ -236,6 +264,9 @@ def attach_shared_metrics(
         toolsets: tool name → declaring toolset of the runtime registry (SM-25); a ``toolset`` the
             host puts on the tool hooks (``Host(toolsets=...)``) takes precedence.
         entrypoint: a host-declared entrypoint (SM-42); resource: override the detected resource.
+        stream: the profile's scope stream to listen to (``add_listener`` / ``remove_listener`` / ``flush``:
+            the profile's :class:`~hermes_pipeline.profile.stream.SharedStream`); without it shared metrics
+            listens to a deferred projection of its own on ``engine``.
             Without it, ``resource.hermes_version`` is this package's version until a hook carries
             the host's ``agent_version`` (``Host(agent_version=...)``), then that version.
 
@@ -255,15 +286,16 @@ def attach_shared_metrics(
     return SharedMetrics(engine, store, send=send is True, endpoint=endpoint, clock=clock,
                          consent=consent or consent_reader(home), transport=transport, toolsets=toolsets,
                          entrypoint=entrypoint, resource=resource or detect_resource(), queue_size=queue_size,
-                         follow_host_version=resource is None)
+                         follow_host_version=resource is None, stream=stream)
 
 
 def attach_for_profile(profile: Any) -> SharedMetrics | None:
     """First-party consumer entry used by :func:`hermes_pipeline.profile.open_profile`.
 
-    Reads the profile's cached ``telemetry.shared_metrics`` snapshot and attaches the collector to
-    the profile's own engine, so it only sees that profile's events (SM-14, CFG-67a).
+    Reads the profile's cached ``telemetry.shared_metrics`` snapshot and listens to the profile's one scope
+    stream (:attr:`Profile.stream`), which hands it only that profile's events (SM-14, CFG-67a).
     """
     settings = profile.settings.shared_metrics
     return attach_shared_metrics(profile.engine, profile.home, enabled=settings.enabled is True,
-                                 send=settings.send is True, endpoint=settings.endpoint)
+                                 send=settings.send is True, endpoint=settings.endpoint,
+                                 stream=getattr(profile, "stream", None))

@@ -109,27 +109,30 @@ def day_start(value: datetime) -> datetime:
 
 
 class HookClock:
-    """The projector's clock now that it runs on the writer thread, not the agent's: the time a hook was
-    called, captured on the agent's thread (:meth:`capture`) and replayed while that hook is projected
-    (:meth:`enter` / :meth:`leave`), so stamps and durations are those of the hooks, not of the queue.
+    """The accounting's clock: the time of the fact being counted, not of the writer thread counting it.
 
-    The replayed time is per thread: a host call projected on its own thread (setup and skill marks) reads
-    the wrapped clock. With the :class:`SystemClock` the agent's thread only reads two floats; the wall
-    time becomes a ``datetime`` on the writer thread."""
+    Shared metrics counts on its writer thread, from the events of the profile's stream: each event's own time
+    (``timestamp_us``, the hook's time, stamped once by the stream) is replayed while it is counted
+    (:meth:`enter` / :meth:`leave`), so counter periods and durations are those of the hooks, not of the queue.
+    Durations are differences of these times (:meth:`monotonic` replays the same instant in seconds). The
+    host's outer task boundary takes its time with :meth:`capture`, in the same frame.
+
+    The replayed time is per thread: a host call counted on its own thread (setup and skill marks) reads the
+    wrapped clock."""
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self._local = threading.local()
         self.capture: Callable[[], tuple[datetime | float, float]] = (
             _system_capture if type(clock) is SystemClock else self._capture)
-        """The time of the hook being called, to be replayed when it is projected."""
+        """The time now, in the frame of the events' times, to be replayed when it is counted."""
 
     def _capture(self) -> tuple[datetime | float, float]:
-        clock = self.clock
-        return clock.now(), clock.monotonic()
+        now = self.clock.now()
+        return now, now.timestamp()
 
     def enter(self, stamp: tuple[datetime | float, float]) -> None:
-        """Replay ``stamp`` on this thread until :meth:`leave`."""
+        """Replay ``stamp`` (``(wall time, seconds)``) on this thread until :meth:`leave`."""
         self._local.stamp = stamp
 
     def leave(self) -> None:
@@ -149,4 +152,5 @@ class HookClock:
 
 
 def _system_capture() -> tuple[datetime | float, float]:
-    return time.time(), time.monotonic()
+    now = time.time()
+    return now, now

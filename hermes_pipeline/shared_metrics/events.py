@@ -1,6 +1,7 @@
-"""Metrics lifecycle events: the private ATOF-shaped contract between projector and subscriber (SM-12..16).
+"""Metrics lifecycle events: the private ATOF-shaped contract between accounting and subscriber (SM-12..16).
 
-The projector turns hooks into these events; the subscriber of the same profile runtime accepts
+The accounting (:mod:`.accounting`) turns the stream's facts into
+these events; the subscriber of the same profile runtime accepts
 an event only if :func:`check_event` finds nothing wrong with it. The vocabulary is closed: an
 unknown event name, a metadata key other than the two (three) allowed, a foreign runtime id, a
 ``data`` key outside the allowlist or a value outside its vocabulary rejects the event (SM-4,
@@ -44,8 +45,8 @@ class MetricsEvent(NamedTuple):
     """One metrics lifecycle event in the ATOF envelope of spec 04 §2.1 (SM-12).
 
     ``kind`` is ``scope`` or ``mark``; ``scope_category`` is ``start`` / ``end`` for scopes and
-    ``None`` for marks. ``timestamp`` is the wall time the projector observed it (the counter
-    period is its UTC date). Immutable (a named tuple: cheap to create on the hook thread).
+    ``None`` for marks. ``timestamp`` is the time of the fact counted (the counter
+    period is its UTC date). Immutable (a named tuple: cheap to create).
     """
 
     kind: str

@@ -1,7 +1,8 @@
 """The shared-metrics first-party consumer of :func:`hermes_pipeline.profile.open_profile`.
 
 A profile with shared metrics off (the default) only runs the consent reconciler
-(:mod:`.switched_off`), and only when a store exists or sending is on; the collection machinery (:mod:`.api`: projector, collector, packager,
+(:mod:`.switched_off`), and only when a store exists or sending is on; the collection machinery (:mod:`.api`:
+stream listener, accounting, packager,
 jsonschema) is imported only when the profile's ``config.yaml`` enables shared metrics.
 """
 

@@ -7,7 +7,7 @@ a skill mutation or load *succeeded*. It updates the host's usage state in
 read-modify-write, then an atomic replace) and derives, in the same step, the reuse facts of a
 load: use count after this load, whether it is a reuse, and whether a new patch happened since the
 previous use. It then reports the event to the profile's shared metrics (which keep only the
-closed-vocabulary projection: never the skill name, the exact count or the patch generation) and
+closed-vocabulary mapping: never the skill name, the exact count or the patch generation) and
 dispatches ``on_skill_lifecycle`` to any other listener on the engine.
 """
 

@@ -1,13 +1,13 @@
 """The profile-scoped shared-metrics subscriber: validated events → SQLite counters (SM-12..16, SM-47, SM-49).
 
-The agent's thread only hands work over: :meth:`Subscriber.defer` puts a hook's captured fields on one
-bounded queue (full queue → dropped and counted, never blocking the agent). One background writer thread
-takes them in order, runs the projection there (:class:`~.projection.Projector`, whose events come back
+The profile stream's listener only hands work over: :meth:`Subscriber.defer` puts a scope event on one
+bounded queue (full queue → dropped and counted, never blocking the stream, nor the agent). One background
+writer thread takes them in order, counts them there (:class:`~.accounting.Accounting`, whose events come back
 through :meth:`Subscriber.submit`: validated against the closed contract, rejects counted as
 ``shared_metrics.rejected_events``, turned into counter writes), applies the writes in batched
 ``BEGIN IMMEDIATE`` transactions and runs queued control work (packaging after a finished task, the
-consent reconciler) in order. What the projection produces while the writer runs it joins the batch being
-written, in order, so :meth:`Subscriber.flush` still covers every hook deferred before it.
+consent reconciler) in order. What the accounting produces while the writer runs it joins the batch being
+written, in order, so :meth:`Subscriber.flush` still covers every event deferred before it.
 
 Durability guarantee: a write is *acknowledged* once the transaction holding it has committed;
 :meth:`Subscriber.flush` returns ``True`` only after everything submitted before it is committed.
@@ -116,7 +116,7 @@ class Subscriber:
 
     def submit(self, event: object) -> bool:
         """Validate and enqueue the writes of one event; ``False`` if it was rejected or dropped. Called by the
-        projector on the writer thread (the writes join the batch being written) or, for the host's own setup
+        accounting on the writer thread (the writes join the batch being written) or, for the host's own setup
         and skill marks, on the caller's thread."""
         problem = ev.check_event(event, self.runtime_id)
         if problem is not None:
@@ -177,8 +177,8 @@ class Subscriber:
 
     def defer(self, work: list[Any]) -> bool:
         """Run ``fn(*args)`` of ``work = [fn, *args]`` on the writer thread, after everything queued before it
-        (the hook thread's only shared-metrics work); ``False`` if dropped (queue full or closed, counted in
-        ``dropped``). A list: one object to build on the agent's thread, and one for the garbage collector
+        (the stream listener's only work); ``False`` if dropped (queue full or closed, counted in
+        ``dropped``). A list: one object to build on the stream's thread, and one for the garbage collector
         to walk while it waits in the queue (writes are tuples, so the two never mix)."""
         return self._put(work)
 
@@ -197,7 +197,7 @@ class Subscriber:
             return False
         if self._thread is None:
             self._ensure_thread()
-        if bounded and self._queue.qsize() >= self._limit:  # bounded: drop and count, never block the hook thread
+        if bounded and self._queue.qsize() >= self._limit:  # bounded: drop and count, never block the stream's thread
             with self._lock:
                 self.stats.dropped += 1
             return False
@@ -298,7 +298,7 @@ class Subscriber:
             return conn
         for attempt in range(BUSY_RETRIES):
             if attempt:
-                time.sleep(0.01 * attempt)  # back off on the writer thread; the hook thread never waits
+                time.sleep(0.01 * attempt)  # back off on the writer thread; the stream's thread never waits
             try:
                 if conn is None:
                     conn = self.store.connect()

@@ -1,7 +1,7 @@
 """What a profile with shared metrics switched off still does: close consent windows (SM-89).
 
 Kept apart from :mod:`.api` so that opening such a profile imports only the store and the consent
-reconciler, not the collector, the packager or jsonschema (:mod:`.profile_entry`).
+reconciler, not the stream listener, the packager or jsonschema (:mod:`.profile_entry`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""In-memory records of the projector: open tasks, logical model calls, open tool calls (spec 05 §4).
+"""In-memory records of the shared-metrics accounting: open tasks, logical model calls, open tool calls (spec 05 §4).
 
 Identifiers are kept here only as keys for matching and deduplication; nothing in these records
 is ever emitted.
@@ -16,7 +16,7 @@ RETIRED_LIMIT: Final = 256
 
 @dataclass(slots=True)
 class ToolRecord:
-    """An open tool call: identity (SM-27), category from its toolset (SM-25), monotonic start."""
+    """An open tool call: identity (SM-27), category from its toolset (SM-25), the time its scope started."""
 
     identity: tuple[str, str, str]
     category: str
@@ -45,7 +45,8 @@ class TaskRecord:
     calls: dict[str, CallRecord] = field(default_factory=dict)
     retries: int = 0
     anonymous_calls: int = 0
-    tools: list[ToolRecord] = field(default_factory=list)
+    tools: dict[int, ToolRecord] = field(default_factory=dict)
+    """Open tool calls by the UUID of their scope in the profile's stream (its end names the same scope)."""
     done: set[tuple[str, str, str]] = field(default_factory=set)
     tool_calls: int = 0
 
@@ -77,16 +78,15 @@ def tool_identity(api_request_id: object, turn_id: object, tool_call_id: object)
             tool_call_id if isinstance(tool_call_id, str) else "")
 
 
-def match_tool(tools: list[ToolRecord], identity: tuple[str, str, str]) -> ToolRecord | None:
-    """SM-27: full identity, then ``tool_call_id`` alone, then the oldest record without a ``tool_call_id``."""
-    for tool in tools:
-        if tool.identity == identity:
-            return tool
-    if identity[2]:
-        for tool in tools:
-            if tool.identity[2] == identity[2]:
-                return tool
-    for tool in tools:
-        if not tool.identity[2]:
-            return tool
+def match_tool(tools: dict[int, ToolRecord], scope: int, identity: tuple[str, str, str]) -> ToolRecord | None:
+    """Take the open record of a tool call that ended (SM-27): the record of its own scope (the stream pairs a
+    start with its end once), else, when a repeated start of the same call was not recorded, the open record
+    of the same full identity."""
+    tool = tools.pop(scope, None)
+    if tool is not None or not identity[2]:
+        return tool
+    for key, open_tool in tools.items():
+        if open_tool.identity == identity:
+            del tools[key]
+            return open_tool
     return None

@@ -1,4 +1,4 @@
-"""The closed vocabularies, buckets and normalisers of the shared-metrics projection (spec 05 §4-§6).
+"""The closed vocabularies, buckets and normalisers of the shared-metrics accounting (spec 05 §4-§6).
 
 Every function here is total (SM-43): a value that cannot be mapped becomes ``unknown`` (or the
 enum's documented fallback); a raw input string is never passed through.

@@ -64,7 +64,7 @@ CHILD = textwrap.dedent("""\
     """)
 
 WATCHED = ("opentelemetry.sdk", "google.protobuf", "jsonschema", "hermes_pipeline.shared_metrics.api",
-           "hermes_pipeline.shared_metrics.collector", "opentelemetry", "requests", "pydantic_settings",
+           "hermes_pipeline.shared_metrics.scope_listener", "opentelemetry", "requests", "pydantic_settings",
            "hermes_pipeline.sinks.otel.config", "hermes_pipeline.sinks.otel.metrics_sink", "opentelemetry.sdk.metrics",
            "opentelemetry.exporter.otlp.proto.http.trace_exporter", "sqlite3", "ruamel.yaml", "pydantic",
            "opentelemetry.sdk.trace", "opentelemetry.sdk.resources", "psutil",
@@ -191,10 +191,10 @@ def test_protobuf_is_imported_only_for_a_batch_the_direct_encoder_does_not_cover
     assert names == ["plain", "linked"]
 
 
-def test_shared_metrics_on_loads_the_collector_and_still_no_jsonschema_until_a_package_is_built(
+def test_shared_metrics_on_loads_its_stream_listener_and_still_no_jsonschema_until_a_package_is_built(
         tmp_path: Path) -> None:
     loaded = _register(tmp_path, shared_metrics=True)["loaded"]
-    assert "hermes_pipeline.shared_metrics.collector" in loaded and "sqlite3" in loaded
+    assert "hermes_pipeline.shared_metrics.scope_listener" in loaded and "sqlite3" in loaded
     assert "opentelemetry.sdk" not in loaded and "jsonschema" not in loaded
 
 
@@ -203,7 +203,7 @@ def test_an_existing_shared_metrics_store_is_reconciled_with_sqlite(tmp_path: Pa
     counterpart of the files-only check, where no store exists and SQLite is not imported."""
     loaded = _register(tmp_path, store=True)["loaded"]
     assert "sqlite3" in loaded
-    assert "hermes_pipeline.shared_metrics.collector" not in loaded
+    assert "hermes_pipeline.shared_metrics.scope_listener" not in loaded
 
 
 def test_a_yaml_pipeline_file_loads_ruamel_yaml(tmp_path: Path) -> None:

@@ -38,6 +38,24 @@ def clock() -> ManualClock:
     return ManualClock(T0)
 
 
+@pytest.fixture(autouse=True)
+def stream_time(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shared metrics counts each event at the time the profile's stream stamped its hook with; in a test that
+    uses the manual ``clock`` the stream reads it too, so ``clock.advance`` / ``clock.set`` move the hooks'
+    time as the test says (a test on the system clock leaves the stream's clock alone)."""
+    if "clock" not in request.fixturenames:
+        return
+    clock: ManualClock = request.getfixturevalue("clock")
+    from hermes_pipeline.export import publication, scopes
+
+    def now_ns() -> int:
+        now = clock.now()
+        return int(now.timestamp()) * 1_000_000_000 + now.microsecond * 1000
+
+    monkeypatch.setattr(publication, "time_ns", now_ns)
+    monkeypatch.setattr(scopes, "time_ns", now_ns)
+
+
 @pytest.fixture
 def profile_engine() -> Engine:
     return Engine().child()

@@ -1,4 +1,4 @@
-"""The private event contract between projector and subscriber (SM-12..SM-16, SM-97)."""
+"""The private event contract between accounting and subscriber (SM-12..SM-16, SM-97)."""
 
 from __future__ import annotations
 

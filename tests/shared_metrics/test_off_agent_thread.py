@@ -1,14 +1,17 @@
-"""Shared metrics does its work off the agent's thread (issue #29 item 3; SM-12, SM-17, SM-47).
+"""Shared metrics is a listener of the profile's scope stream, off the agent's thread (issue #29 item 3; SM-12,
+SM-17, SM-47).
 
-A hook on the agent's thread only captures its fields and its time and hands them to the writer thread;
-pairing, matching, validation against the closed contract and counting run there. The counters stay those
-of the hooks (their time, their order), and a full queue drops and counts, never blocks.
+Shared metrics registers no hook implementation: the stream's projection stamps and enqueues each hook on the
+agent's thread, and shared metrics hears the scope events on the stream's publication thread, hands them to
+its writer thread and counts there. The counters stay those of the hooks (their time, their order), and a full
+queue drops and counts, never blocks.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,14 +21,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_pipeline import Engine
+import hermes_pipeline.shared_metrics as shared_metrics_package
+from hermes_pipeline import Engine, Host
 from hermes_pipeline.shared_metrics import ManualClock, SharedMetrics, attach_shared_metrics
 from hermes_pipeline.shared_metrics import events as ev
+from hermes_pipeline.shared_metrics.accounting import Accounting
 from hermes_pipeline.shared_metrics.clock import HookClock, SystemClock
-from hermes_pipeline.shared_metrics.projection import Projector
+from hermes_pipeline.shared_metrics.scope_listener import ScopeListener
 from hermes_pipeline.shared_metrics.subscriber import Subscriber
 
-from .conftest import RESOURCE, TOOLSETS, rows, totals
+from .conftest import RESOURCE, TOOLSETS, response, rows, totals
+
+SHARED_METRICS_DIR = str(Path(shared_metrics_package.__file__).resolve().parent)
 
 
 def dispatch(engine: Engine, hook: str, **payload: Any) -> None:
@@ -58,8 +65,8 @@ def one_task(engine: Engine) -> None:
 
 @pytest.fixture
 def threads_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[int]]:
-    """Spies recording the thread of every projector method, of event validation and of the subscriber's
-    hand-in (the work a hook used to do on the agent's thread)."""
+    """Spies recording the thread of every accounting method, of the stream listener, of event validation and
+    of the subscriber's hand-in."""
     seen: dict[str, set[int]] = {}
 
     def spy(name: str, fn: Any) -> Any:
@@ -69,17 +76,20 @@ def threads_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[int]]:
             return fn(*args, **kwargs)
         return wrapper
 
-    for name, fn in inspect.getmembers(Projector, inspect.isfunction):
+    for name, fn in inspect.getmembers(Accounting, inspect.isfunction):
         if not name.startswith("__"):
-            monkeypatch.setattr(Projector, name, spy(f"Projector.{name}", fn))
+            monkeypatch.setattr(Accounting, name, spy(f"Accounting.{name}", fn))
+    monkeypatch.setattr(ScopeListener, "__call__", spy("ScopeListener.__call__", ScopeListener.__call__))
     monkeypatch.setattr(Subscriber, "submit", spy("Subscriber.submit", Subscriber.submit))
+    monkeypatch.setattr(Subscriber, "defer", spy("Subscriber.defer", Subscriber.defer))
     monkeypatch.setattr(ev, "check_event", spy("check_event", ev.check_event))
     return seen
 
 
 def test_projection_and_counting_never_run_on_the_agents_thread(threads_seen: dict[str, set[int]], home: Path,
                                                                 clock: ManualClock) -> None:
-    """SM-17 / SM-12: every hook of a task is projected, validated and counted, none of it on the caller's thread."""
+    """SM-17 / SM-12: every hook of a task reaches shared metrics through the stream and is counted, validated
+    and written, none of it on the caller's thread (not even the hand-over to the writer)."""
     engine = Engine().child()
     metrics = attach_shared_metrics(engine, home, enabled=True, clock=clock, toolsets=TOOLSETS, resource=RESOURCE)
     assert metrics is not None
@@ -87,9 +97,9 @@ def test_projection_and_counting_never_run_on_the_agents_thread(threads_seen: di
         caller = threading.get_ident()
         one_task(engine)
         assert metrics.flush()
-        for hot in ("Projector.task_started", "Projector.tool_started", "Projector.tool_finished",
-                    "Projector.approval_resolved", "Projector.api_request_succeeded", "Projector.task_ended",
-                    "Subscriber.submit", "check_event"):
+        for hot in ("Accounting.task_started", "Accounting.tool_started", "Accounting.tool_finished",
+                    "Accounting.approval_resolved", "Accounting.api_request_succeeded", "Accounting.task_ended",
+                    "ScopeListener.__call__", "Subscriber.defer", "Subscriber.submit", "check_event"):
             assert threads_seen.get(hot), f"{hot} never ran"
         on_caller = sorted(name for name, idents in threads_seen.items() if caller in idents)
         assert on_caller == [], f"shared metrics ran on the agent's thread: {on_caller}"
@@ -100,6 +110,52 @@ def test_projection_and_counting_never_run_on_the_agents_thread(threads_seen: di
         (approved,) = [r["dimensions"] for r in rows(metrics.store, "hermes.tool_call.count")
                        if r["dimensions"]["outcome"] == "success"]
         assert approved["approval_outcome"] != "not_required"  # the approval was paired with its tool call
+    finally:
+        metrics.close()
+
+
+def shared_metrics_calls_on_this_thread(run: Any) -> list[str]:
+    """Run ``run()`` and return every function of the shared-metrics package that was called on this thread
+    while it ran (``sys.setprofile`` watches the calling thread only)."""
+    called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename.startswith(SHARED_METRICS_DIR):
+            called.append(f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}")
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return called
+
+
+def test_no_shared_metrics_code_runs_on_the_agents_thread_per_hook(home: Path) -> None:
+    """Issue #29 item 3 / SM-12: with shared metrics on, a host's session (a model call, a tool call through the
+    host's tool path, an approval, the turn's end) and dispatched hooks run no function of the shared-metrics
+    package on the caller's thread; the counts still arrive (the stream's thread hands them over). The system
+    clock: a manual clock's reads would be the test's own calls into the package."""
+    engine = Engine().child()
+    metrics = attach_shared_metrics(engine, home, enabled=True, clock=SystemClock(), toolsets=TOOLSETS,
+                                    resource=RESOURCE)
+    assert metrics is not None
+    host = Host(engine, platform="cli", model="m", provider="p")
+
+    def session() -> None:
+        with host.session() as sess, sess.turn("q") as turn:
+            turn.call_llm({"model": "x", "messages": []}, lambda request: response("ok"))
+            turn.call_tool("read_file", {"path": "a"}, lambda path: "x", tool_call_id="c1")
+            with turn.approval("rm x") as approval:
+                approval.resolve("once")
+            turn.complete("ok")
+        one_task(engine)
+
+    try:
+        assert shared_metrics_calls_on_this_thread(session) == []
+        assert metrics.flush()
+        assert totals(metrics.store, "hermes.tool_call.count") == 3
+        assert totals(metrics.store, "hermes.task_run.finished") == 2
     finally:
         metrics.close()
 
@@ -119,8 +175,8 @@ def hold_writer(metrics: SharedMetrics) -> threading.Event:
 
 
 def test_counters_carry_each_hooks_own_time_not_the_time_it_was_projected(home: Path, clock: ManualClock) -> None:
-    """SM-48 / SM-38: a task's duration and its counter period are those of its hooks, even when the writer
-    projects them a day later."""
+    """SM-48 / SM-38: a task's duration and its counter period are those of its hooks (the stream's event times),
+    even when the writer counts them two days later."""
     engine = Engine().child()
     metrics = attach_shared_metrics(engine, home, enabled=True, clock=clock, toolsets=TOOLSETS, resource=RESOURCE)
     assert metrics is not None
@@ -147,7 +203,8 @@ def test_counters_carry_each_hooks_own_time_not_the_time_it_was_projected(home: 
 
 
 def test_a_full_queue_drops_and_counts_without_blocking_the_agent(home: Path, clock: ManualClock) -> None:
-    """SM-47: with the writer stuck, hooks past the queue's bound are dropped and counted; the agent goes on."""
+    """SM-47: with the writer stuck, events past the queue's bound are dropped and counted (on the stream's
+    thread); the agent goes on."""
     engine = Engine().child()
     metrics = attach_shared_metrics(engine, home, enabled=True, clock=clock, toolsets=TOOLSETS, resource=RESOURCE,
                                     queue_size=4)
@@ -156,6 +213,7 @@ def test_a_full_queue_drops_and_counts_without_blocking_the_agent(home: Path, cl
         gate = hold_writer(metrics)
         for i in range(10):
             tool(engine, "pre_tool_call", f"c{i}")
+        assert metrics.stream.flush()  # the stream handed every event over (or dropped it): the writer is stuck
         dropped = metrics.status()["runtime"]["dropped"]
         assert dropped >= 6, metrics.status()
         gate.set()
@@ -185,8 +243,8 @@ def test_finish_task_sees_the_hooks_queued_before_it(home: Path, clock: ManualCl
 
 @given(wall=st.floats(min_value=0, max_value=4_102_444_800), mono=st.floats(min_value=0, max_value=1e9))
 def test_hook_clock_replays_a_captured_system_time(wall: float, mono: float) -> None:
-    """SM-48: the system clock's capture (two floats on the agent's thread) replays as the same UTC instant
-    and monotonic reading while a hook is projected."""
+    """SM-48: the system clock's capture (two floats, in the frame of the events' times) replays as the same UTC
+    instant and reading while a fact is counted."""
     hook_clock = HookClock(SystemClock())
     captured = hook_clock.capture()
     assert isinstance(captured[0], float) and isinstance(captured[1], float)
@@ -202,7 +260,7 @@ def test_hook_clock_replays_a_captured_system_time(wall: float, mono: float) -> 
 
 
 def test_hook_clock_replays_only_on_the_projecting_thread(clock: ManualClock) -> None:
-    """A host call on another thread (setup and skill marks) reads the live clock, not a hook's replayed time."""
+    """A host call on another thread (setup and skill marks) reads the live clock, not an event's replayed time."""
     hook_clock = HookClock(clock)
     hook_clock.enter((clock.now() - timedelta(days=3), 1.0))
     try:

@@ -437,7 +437,7 @@ def test_sm92_loopback_offline_endpoint_defers(home: Path, send_clock: ManualClo
     assert row(store)[0]["last_error"].startswith("ConnectError")
 
 
-def test_sm71_sm89_end_to_end_background_send_after_a_task(tmp_path: Path, ingest: Ingest) -> None:
+def test_sm71_sm89_end_to_end_background_send_after_a_task(tmp_path: Path, ingest: Ingest, clock: ManualClock) -> None:
     """SM-71 / SM-89: Collection and sending on: every task end packages, exports and starts the named send thread.
     Consent opens during day 1, so day 1's period is not inside the window and is never sent; day 2's
     package is sent on day 3, once a heartbeat has confirmed consent past its period."""
@@ -447,7 +447,7 @@ def test_sm71_sm89_end_to_end_background_send_after_a_task(tmp_path: Path, inges
     from .conftest import RESOURCE
 
     home = tmp_path / "p"
-    clock = ManualClock(T0)
+    assert clock.now() == T0  # the fixture's clock: the stream stamps the hooks with it too (conftest.stream_time)
     engine = Engine().child()
     metrics = attach_shared_metrics(engine, home, enabled=True, send=True, endpoint=ingest.url, clock=clock,
                                     consent=lambda: (True, True, ingest.url), resource=RESOURCE)

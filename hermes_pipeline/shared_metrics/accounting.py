@@ -1,19 +1,20 @@
-"""The metrics projector: Hermes lifecycle hooks → allowlisted metrics events (spec 05 §4).
+"""Shared-metrics accounting: lifecycle facts of the profile's stream → allowlisted metrics events (spec 05 §4).
 
-One projector per profile runtime. It keeps just enough state to count (open tasks keyed by
-``task_id``, logical model calls keyed by ``api_request_id``, open tool records keyed by
-``(api_request_id, turn_id, tool_call_id)``) and emits :class:`~.events.MetricsEvent` objects
-whose ``data`` holds only closed-vocabulary values. Identifiers, names and text are used as
-in-memory keys at most and never enter an event.
+One :class:`Accounting` per profile runtime. It keeps just enough state to count (open tasks keyed by
+``task_id``, logical model calls keyed by ``api_request_id``, open tool calls keyed by the stream's scope UUID)
+and emits :class:`~.events.MetricsEvent` objects whose ``data`` holds only closed-vocabulary values.
+Identifiers, names and text are used as in-memory keys at most and never enter an event.
+
+Its facts come from the profile's one scope stream (:mod:`.scope_listener` reads the scope events and calls the
+methods here, on the subscriber's writer thread, with each event's own time replayed by
+:class:`~.clock.HookClock`); starts and ends are paired once, by the stream (``end.start``), so a tool call
+is closed by the end of its own scope. Still thread-safe: the host's own calls (setup and skill marks, the
+outer task boundary) may run on the caller's thread.
 
 Scopes: ``hermes.task_run`` emits its start (which carries the start counter's dimensions) and its
 end; ``hermes.model_call`` and ``hermes.tool_call`` emit only their end event, which carries
 everything their counters need (their start would be validated and discarded by the subscriber,
 so it is not produced).
-
-It runs on the subscriber's writer thread, not the agent's: the collector hands each hook over with the
-time it was called, which its clock (:class:`~.clock.HookClock`) replays. Still thread-safe: the host's
-own calls (setup and skill marks) run on the caller's thread.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def _resolver(toolsets: Mapping[str, str] | ToolsetResolver | None) -> ToolsetRe
     return table.get
 
 
-class Projector:
-    """Turns hooks into metrics events for one profile runtime (SM-17..SM-33).
+class Accounting:
+    """Turns the stream's lifecycle facts into metrics events for one profile runtime (SM-17..SM-33).
 
     Args:
         emit: receives each event (the profile's subscriber).
@@ -163,15 +164,6 @@ class Projector:
             self._children.pop(session_id, None)
             return owned
 
-    def session_rotated(self, old_session_id: object, new_session_id: object) -> None:
-        """An ID-rotating compaction: open tasks of the old id continue under the new one (SM-21)."""
-        if not isinstance(old_session_id, str) or not isinstance(new_session_id, str) or not new_session_id:
-            return
-        with self._lock:
-            for task in self._tasks.values():
-                if task.session_id == old_session_id:
-                    task.session_id = new_session_id
-
     def child_started(self, child_session_id: object) -> None:
         """``subagent_start``: tasks of the child session are ``delegated`` (SM-42)."""
         if isinstance(child_session_id, str) and child_session_id:
@@ -186,7 +178,7 @@ class Projector:
             return False
         now = self.clock.monotonic()
         leftover = "cancelled" if outcome == "cancelled" else "timed_out" if outcome == "timed_out" else "failed"
-        for tool in task.tools:  # SM-28: tools still open when the task ends are closed with it
+        for tool in task.tools.values():  # SM-28: tools still open when the task ends are closed with it
             task.tool_calls += 1
             self._tool_end(tool.scope_id, tool.category, leftover, tool.approval, (now - tool.started) * 1000, None,
                            parent=task.scope_id)
@@ -260,26 +252,25 @@ class Projector:
 
     # ------------------------------------------------------------------ tools and approvals
 
-    def tool_started(self, task_id: object, turn_id: object, api_request_id: object, tool_call_id: object,
+    def tool_started(self, scope: int, task_id: object, turn_id: object, api_request_id: object, tool_call_id: object,
                      tool_name: object, session_id: object = None, toolset: object = None) -> None:
-        """``pre_tool_call``: open a tool record with its category from the declaring toolset (SM-25).
-
-        ``toolset`` is the hook's own ``toolset`` field (the host's registry); without it the
-        projector's ``toolsets`` resolver is asked."""
+        """A tool scope started: open a tool record keyed by the scope's UUID, with its category from the
+        declaring toolset (SM-25): the ``toolset`` the host put on the call, else the ``toolsets`` resolver."""
         with self._lock:
             task = self._task(task_id, session_id)
             if task is None:
                 return
             identity = tool_identity(api_request_id, turn_id, tool_call_id)
-            if identity[2] and (identity in task.done or any(t.identity == identity for t in task.tools)):
+            if identity[2] and (identity in task.done or any(t.identity == identity for t in task.tools.values())):
                 return
-            task.tools.append(ToolRecord(identity, self._category(tool_name, toolset), self.clock.monotonic(),
-                                         ev.new_uuid()))
+            task.tools[scope] = ToolRecord(identity, self._category(tool_name, toolset), self.clock.monotonic(),
+                                           ev.new_uuid())
 
-    def tool_finished(self, task_id: object, turn_id: object, api_request_id: object, tool_call_id: object,
-                      tool_name: object, status: object, duration_ms: object, retry_count: object = None,
+    def tool_finished(self, scope: int, task_id: object, turn_id: object, api_request_id: object,
+                      tool_call_id: object, tool_name: object, status: object, duration_ms: object,
                       session_id: object = None, toolset: object = None) -> None:
-        """``post_tool_call``: match, dedupe and count (SM-24, SM-26, SM-27)."""
+        """The tool scope ended (its end names its start): close its record, dedupe and count (SM-24, SM-26,
+        SM-27). Without an open record it is a new completed call."""
         with self._lock:
             task = self._task(task_id, session_id)
             if task is None:
@@ -287,20 +278,17 @@ class Projector:
             identity = tool_identity(api_request_id, turn_id, tool_call_id)
             if identity[2] and identity in task.done:
                 return
-            tool = match_tool(task.tools, identity)
+            tool = match_tool(task.tools, scope, identity)
             if tool is not None:
-                task.tools.remove(tool)
                 latency = duration_ms if v.is_count(duration_ms) else (self.clock.monotonic() - tool.started) * 1000
                 scope_id, category, approval = tool.scope_id, tool.category, tool.approval
-                if tool.identity[2]:
-                    task.done.add(tool.identity)
             else:
                 latency = duration_ms if v.is_count(duration_ms) else None
                 scope_id, category, approval = ev.new_uuid(), self._category(tool_name, toolset), None
             if identity[2]:
                 task.done.add(identity)
             task.tool_calls += 1
-            self._tool_end(scope_id, category, v.tool_outcome(status), approval, latency, retry_count,
+            self._tool_end(scope_id, category, v.tool_outcome(status), approval, latency, None,
                            parent=task.scope_id)
 
     def _tool_end(self, scope_id: str, category: str, outcome: str, approval: str | None, latency: Any,
@@ -318,7 +306,7 @@ class Projector:
             tool = None
             if isinstance(tool_call_id, str) and tool_call_id:
                 for task in self._candidate_tasks(turn_id, session_id):
-                    tool = next((t for t in reversed(task.tools) if t.identity[2] == tool_call_id), None)
+                    tool = next((t for t in reversed(task.tools.values()) if t.identity[2] == tool_call_id), None)
                     if tool is not None:
                         break
             if tool is not None:
