@@ -2,14 +2,21 @@
 
 Part 1, counter events per second (medians of ``--rounds`` runs, each ``--events`` tool calls):
 
-* ``hook thread``: the cost on the agent's thread of one ``pre_tool_call`` + ``post_tool_call``
-  pair through the engine and the collector, which only captures each hook's fields and time and
-  queues them (the projector, event validation and counting run on the writer thread), measured
-  while the writer is held so that its work does not compete for the GIL (the queued hooks then
-  accumulate, so the garbage collector's passes over them are part of the figure);
+* ``caller thread``: the CPU time (``time.thread_time``) on the agent's thread of one ``pre_tool_call`` +
+  ``post_tool_call`` pair through the engine: shared metrics has no hook implementation, so this is the
+  profile stream's projection stamping and queueing each hook (the stream's publication thread projects
+  them and hands the scope events to the shared-metrics writer, which counts them), measured while the
+  writer is held (the events then accumulate, so the garbage collector's passes over them are part of
+  the figure); ``host tool path``: the same through :meth:`Turn.call_tool` of a :class:`Host` (its
+  record lane, no payload dict);
 * ``end to end``: the same pairs until :meth:`SharedMetrics.flush` returns, i.e. until every
-  counter is committed to ``metrics.sqlite3`` by the background writer in batched transactions;
+  counter is committed to ``metrics.sqlite3`` by the background writer in batched transactions, with the
+  process CPU (all threads) per tool call;
 * ``reference``: the same two dispatches to a no-op observer (the engine's own cost);
+* ``beside another consumer``: what shared metrics adds to a profile whose stream runs anyway (the trajectory
+  store, an exporter): host tool calls through a deferred projection with a no-op listener, with and without
+  shared metrics listening to the same projection; caller-thread CPU and process CPU (all threads, until
+  every counter is committed) per tool call, the difference of the two;
 * ``baseline``: one ``INSERT ... ON CONFLICT DO UPDATE`` per counter in its own ``BEGIN
   IMMEDIATE`` transaction on the same database settings (WAL, ``synchronous = FULL``), measured
   in the same run.
@@ -43,7 +50,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hermes_pipeline import Engine  # noqa: E402
+from hermes_pipeline import Engine, Host  # noqa: E402
 from hermes_pipeline.shared_metrics import MetricsStore, attach_shared_metrics, validate_package  # noqa: E402
 from hermes_pipeline.shared_metrics import packages as pk  # noqa: E402
 from hermes_pipeline.shared_metrics import store as st  # noqa: E402
@@ -64,34 +71,49 @@ def tool_pairs(engine: Engine, count: int, offset: int) -> None:
                                            "error_type": None, "error_message": None, "middleware_trace": []})
 
 
+def host_tool_calls(engine: Engine, count: int) -> float:
+    """CPU seconds of the caller's thread for ``count`` tool calls through a host's tool path."""
+    host = Host(engine, platform="cli", model="m", provider="p", toolsets={"read_file": "file"})
+    with host.session("hs") as session, session.turn("q", task_id="host-task", turn_id="ht") as turn:
+        start = time.thread_time()
+        for i in range(count):
+            turn.call_tool("read_file", {}, lambda: "x", tool_call_id=f"h{i}")
+        spent = time.thread_time() - start
+        turn.complete("ok")
+    return spent
+
+
 def events_per_second(events: int, rounds: int) -> dict[str, float]:
-    hook, end_to_end, baseline = [], [], []
+    hook, hook_wall, host_path, end_to_end, all_cpu, baseline = [], [], [], [], [], []
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as tmp:
             engine = Engine().child()
             metrics = attach_shared_metrics(engine, tmp, enabled=True, toolsets={"read_file": "file"},
-                                            resource=RESOURCE, queue_size=4 * events + 100)
+                                            resource=RESOURCE, queue_size=8 * events + 100)
             assert metrics is not None
             engine.dispatch("pre_llm_call", {"session_id": "s", "task_id": "bench-task", "turn_id": "t",
                                              "platform": "cli"})
             metrics.flush()
-            gate = threading.Event()  # hold the writer so that the hook-thread cost is measured alone
+            gate = threading.Event()  # hold the writer so that the caller-thread cost is measured alone
             metrics.subscriber.call_soon(gate.wait)
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             tool_pairs(engine, events // 2, 0)
-            hook.append((time.perf_counter() - start) / (events // 2) * 1e9)
+            hook.append((time.thread_time() - cpu) / (events // 2) * 1e9)
+            hook_wall.append((time.perf_counter() - start) / (events // 2) * 1e9)
+            host_path.append(host_tool_calls(engine, events // 2) / (events // 2) * 1e9)
             gate.set()
             assert metrics.flush(600)
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             tool_pairs(engine, events, events)
             assert metrics.flush(600)
-            done = time.perf_counter()
+            done, cpu_done = time.perf_counter(), time.process_time()
             assert metrics.subscriber.stats.dropped == 0
             committed = sum(r["value"] for r in st.counters(metrics.store.connect())
                             if r["metric_name"] == "hermes.tool_call.count")
-            assert committed == events + events // 2, committed
+            assert committed == 2 * events, committed
             metrics.close()
             end_to_end.append(events / (done - start))
+            all_cpu.append((cpu_done - cpu) / events * 1e9)
         with tempfile.TemporaryDirectory() as tmp:
             store = MetricsStore(tmp)
             conn = store.connect()
@@ -105,11 +127,60 @@ def events_per_second(events: int, rounds: int) -> dict[str, float]:
     noop = Engine()
     for hook_name in ("pre_tool_call", "post_tool_call"):
         noop.register_hook(hook_name, lambda **kwargs: None)
-    start = time.perf_counter()
+    start = time.thread_time()
     tool_pairs(noop, events, 0)
-    reference = (time.perf_counter() - start) / events * 1e9
-    return {"hook_ns": statistics.median(hook), "end_to_end": statistics.median(end_to_end),
-            "baseline": statistics.median(baseline), "noop_ns": reference}
+    reference = (time.thread_time() - start) / events * 1e9
+    return {"hook_ns": statistics.median(hook), "hook_wall_ns": statistics.median(hook_wall),
+            "host_ns": statistics.median(host_path), "end_to_end": statistics.median(end_to_end),
+            "all_cpu_ns": statistics.median(all_cpu), "baseline": statistics.median(baseline),
+            "noop_ns": reference}
+
+
+def _stream_run(events: int, with_metrics: bool) -> tuple[float, float]:
+    """``(caller-thread CPU, process CPU)`` seconds of ``events`` host tool calls on a stream with a no-op
+    listener, with or without shared metrics listening to it too, until everything is delivered."""
+    from hermes_pipeline.export.projection import ScopePlugin
+
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = Engine().child()
+        stream = ScopePlugin((lambda event: None,), deferred=True, max_queue_size=8 * events + 100)
+        engine.add_plugin(stream, name="stream")
+        metrics = None
+        if with_metrics:
+            try:
+                metrics = attach_shared_metrics(engine, tmp, enabled=True, resource=RESOURCE, stream=stream,
+                                                queue_size=8 * events + 100)
+            except TypeError:  # a tree whose shared metrics has hooks of its own (no stream to listen to)
+                metrics = attach_shared_metrics(engine, tmp, enabled=True, resource=RESOURCE,
+                                                queue_size=8 * events + 100)
+        host = Host(engine, platform="cli", model="m", provider="p", toolsets={"read_file": "file"})
+        with host.session("bs") as session, session.turn("q", task_id="b-task", turn_id="bt") as turn:
+            stream.flush(60)
+            if metrics is not None:
+                metrics.flush(60)
+            cpu, thread = time.process_time(), time.thread_time()
+            for i in range(events):
+                turn.call_tool("read_file", {}, lambda: "x", tool_call_id=f"b{i}")
+            caller = time.thread_time() - thread
+            assert stream.flush(600) and (metrics is None or metrics.flush(600))
+            total = time.process_time() - cpu
+            turn.complete("ok")
+        if metrics is not None:
+            assert metrics.subscriber.stats.dropped == 0
+            metrics.close()
+        stream.shutdown(60)
+    return caller, total
+
+
+def beside_another_consumer(events: int, rounds: int) -> dict[str, float]:
+    """Medians over ``rounds`` of what shared metrics adds per tool call to a stream that runs anyway (ns)."""
+    caller, total = [], []
+    for _ in range(rounds):
+        ref = _stream_run(events, False)
+        with_metrics = _stream_run(events, True)
+        caller.append((with_metrics[0] - ref[0]) / events * 1e9)
+        total.append((with_metrics[1] - ref[1]) / events * 1e9)
+    return {"caller_ns": statistics.median(caller), "all_cpu_ns": statistics.median(total)}
 
 
 def export_time(rows: int) -> dict[str, float]:
@@ -156,11 +227,17 @@ def main() -> None:
     rate = events_per_second(events, rounds)
     print(f"{'case':<44}{'median':>14}  ratio to baseline")
     print(f"{'baseline: one transaction per counter':<44}{rate['baseline']:>10.0f} /s  1.00")
-    print(f"{'end to end: hook -> projection -> SQLite':<44}{rate['end_to_end']:>10.0f} /s  "
+    print(f"{'end to end: hook -> stream -> SQLite':<44}{rate['end_to_end']:>10.0f} /s  "
           f"{rate['end_to_end'] / rate['baseline']:.2f}")
-    print(f"{'hook thread cost per tool call (pre+post)':<44}{rate['hook_ns']:>10.0f} ns")
+    print(f"{'  all-CPU per tool call, end to end':<44}{rate['all_cpu_ns']:>10.0f} ns")
+    print(f"{'caller-thread CPU per tool call (pre+post)':<44}{rate['hook_ns']:>10.0f} ns  "
+          f"(wall {rate['hook_wall_ns']:.0f} ns)")
+    print(f"{'caller-thread CPU per host tool call':<44}{rate['host_ns']:>10.0f} ns")
     print(f"{'  reference: same dispatches, no-op observer':<44}{rate['noop_ns']:>10.0f} ns  "
-          f"(shared metrics add {rate['hook_ns'] - rate['noop_ns']:.0f} ns)")
+          f"(the path adds {rate['hook_ns'] - rate['noop_ns']:.0f} ns)")
+    beside = beside_another_consumer(events, rounds)
+    print(f"{'beside another consumer of the stream: added':<44}{beside['caller_ns']:>10.0f} ns caller-thread CPU, "
+          f"{beside['all_cpu_ns']:.0f} ns all-CPU per host tool call")
     result = export_time(rows)
     print(f"\nexport of {rows} counter rows -> one package of {result['bytes'] / 1e6:.1f} MB:")
     print(f"  packaging transaction (incl. schema validation) {result['package_s']:8.2f} s")

@@ -86,7 +86,7 @@ class SharedMetrics:
         if stream is None:  # no profile stream given: a deferred projection of its own on the engine
             from ..export.projection import ScopePlugin
 
-            stream = ScopePlugin(deferred=True)
+            stream = ScopePlugin(deferred=True, max_queue_size=max(queue_size, QUEUE_SIZE))
             self.plugin_name = engine.add_plugin(stream, name=f"hermes_pipeline.shared_metrics:{self.runtime_id}")
         self.stream: Any = stream
         """The scope stream listened to (``add_listener`` / ``remove_listener`` / ``flush``)."""
@@ -209,9 +209,19 @@ class SharedMetrics:
             "sending": self.sender is not None and self.sender.usable,
             "runtime": {"accepted": stats.accepted, "rejected_events": stats.rejected_events,
                         "dropped": stats.dropped, "lock_timeouts": stats.lock_timeouts,
-                        "committed": stats.committed, "open_tasks": self.accounting.open_tasks()},
+                        "committed": stats.committed, "open_tasks": self.accounting.open_tasks(),
+                        "stream_dropped": self._stream_dropped()},
             "store": store_status(self.store),
         }
+
+    def _stream_dropped(self) -> int:
+        """Hook records the stream listened to dropped (its queue was full, FMT-80): events shared metrics
+        never heard of (``0`` when the stream does not say)."""
+        stats = getattr(self.stream, "publication_stats", None)
+        try:
+            return int(stats()["pipeline.events_dropped"]) if callable(stats) else 0
+        except Exception:
+            return 0
 
     def close(self, timeout: float | None = 5.0) -> None:
         """Stop listening (what the stream received before is still counted), flush and stop the writer. Local
@@ -266,7 +276,8 @@ def attach_shared_metrics(
         entrypoint: a host-declared entrypoint (SM-42); resource: override the detected resource.
         stream: the profile's scope stream to listen to (``add_listener`` / ``remove_listener`` / ``flush``:
             the profile's :class:`~hermes_pipeline.profile.stream.SharedStream`); without it shared metrics
-            listens to a deferred projection of its own on ``engine``.
+            listens to a deferred projection of its own on ``engine`` (its queue holds ``queue_size``
+            hook records, at least :data:`~.subscriber.QUEUE_SIZE`).
             Without it, ``resource.hermes_version`` is this package's version until a hook carries
             the host's ``agent_version`` (``Host(agent_version=...)``), then that version.
 
