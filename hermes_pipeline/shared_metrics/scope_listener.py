@@ -12,8 +12,8 @@ What each scope event means for shared metrics (SM-17):
 
 - ``hermes.session`` start: client activity marks (SM-34, SM-36), the host's agent version (SM-45); a subagent
   session (``hermes.scope_role = subagent``) makes its tasks ``delegated`` (SM-42). Its end (finalize, reset,
-  ``subagent_stop``) finishes the session's open tasks as ``system_aborted``; a segment rotation, a compaction
-  and the profile's own shutdown do not (the session goes on, or nothing ended).
+  ``subagent_stop``) finishes the session's open tasks as ``system_aborted``; an ID-rotating compaction and the
+  ends the stream synthesizes (a segment rotation, a child closed with its parent, the shutdown) do not.
 - ``agent.run`` start opens the task keyed by ``hermes.task_id``; its end (``on_session_end``) finishes it.
 - ``llm.call`` start opens or continues the logical model call (SM-20); a successful end routes it once (SM-22).
 - a tool scope's start opens a tool record, its end (``end.start`` names the start) closes it (SM-24..27).
@@ -38,9 +38,6 @@ from .clock import HookClock
 logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
 
 APPROVAL_RESPONSE: Final = "hermes.approval.response"
-_SESSION_GOES_ON: Final = frozenset({"rotation", "shutdown"})
-"""``hermes.close_reason`` of a session end that finishes no task: a segment rotation (the same session id goes
-on) and the stream's own shutdown (the profile closes; nothing ended)."""
 
 Defer = Callable[[list[Any]], object]
 """``defer([fn, *args])``: run ``fn(*args)`` on the writer thread, in order (:meth:`~.subscriber.Subscriber.defer`)."""
@@ -138,7 +135,7 @@ class ScopeListener:
         self.accounting.session_started(session_id)
 
     def _session_ended(self, event: ScopeEvent) -> None:
-        if event.metadata.get(CLOSE_REASON) in _SESSION_GOES_ON:
+        if CLOSE_REASON in event.metadata:  # the stream's own close: a segment rotation, a parent's end, shutdown
             return
         data = event.data if isinstance(event.data, dict) else {}
         if data.get("reason") == "compaction":  # an ID-rotating compaction: its tasks go on (SM-21)

@@ -520,3 +520,20 @@ def test_sm5_other_plugins_never_change_what_is_collected(tmp_path: Path, clock:
                       if "duration" not in r["dimensions_json"])
 
     assert run(tmp_path / "quiet", False) == run(tmp_path / "noisy", True)
+
+
+def test_sm19_sm28_ends_the_stream_synthesizes_finish_nothing(profile_engine: Engine, home: Path,
+                                                              clock: ManualClock) -> None:
+    """SM-19 / SM-28: the ends the stream makes up when it shuts down (``hermes.close_reason = shutdown`` on the
+    open tool, turn and session) are not the host's: the task and its tool stay unfinished, as when the hooks
+    simply stopped; only the task's start was counted."""
+    metrics = attach_shared_metrics(profile_engine, home, enabled=True, clock=clock, toolsets=TOOLSETS,
+                                    resource=RESOURCE)
+    assert metrics is not None
+    start_task(profile_engine)
+    tool(profile_engine, "pre_tool_call", "c1")
+    assert metrics.flush()
+    metrics.close()  # its own stream shuts down: every open scope gets a synthesized end
+    assert totals(metrics.store, "hermes.task_run.started") == 1
+    assert totals(metrics.store, "hermes.task_run.finished") == 0
+    assert totals(metrics.store, "hermes.tool_call.count") == 0
