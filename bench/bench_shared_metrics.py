@@ -17,6 +17,8 @@ Part 1, counter events per second (medians of ``--rounds`` runs, each ``--events
   store, an exporter): host tool calls through a deferred projection with a no-op listener, with and without
   shared metrics listening to the same projection; caller-thread CPU and process CPU (all threads, until
   every counter is committed) per tool call, the difference of the two;
+* ``alone, 4 KB result``: shared metrics as the only consumer (its own stream), host tool calls whose result is
+  4 KB of text: caller-thread and process CPU per tool call;
 * ``baseline``: one ``INSERT ... ON CONFLICT DO UPDATE`` per counter in its own ``BEGIN
   IMMEDIATE`` transaction on the same database settings (WAL, ``synchronous = FULL``), measured
   in the same run.
@@ -40,7 +42,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
+import string
 import sys
 import tempfile
 import threading
@@ -183,6 +187,32 @@ def beside_another_consumer(events: int, rounds: int) -> dict[str, float]:
     return {"caller_ns": statistics.median(caller), "all_cpu_ns": statistics.median(total)}
 
 
+def alone_with_payload(events: int, rounds: int, size: int = 4096) -> dict[str, float]:
+    """Medians over ``rounds`` of caller-thread and process CPU (ns) per host tool call returning ``size``
+    characters of text, shared metrics being the only consumer."""
+    rnd = random.Random(1)
+    result = " ".join("".join(rnd.choice(string.ascii_lowercase) for _ in range(rnd.randint(2, 9)))
+                      for _ in range(size // 4))[:size]
+    caller, total = [], []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            engine = Engine().child()
+            metrics = attach_shared_metrics(engine, tmp, enabled=True, resource=RESOURCE, queue_size=8 * events + 100)
+            assert metrics is not None
+            host = Host(engine, platform="cli", model="m", provider="p", toolsets={"read_file": "file"})
+            with host.session("ps") as session, session.turn("q", task_id="p-task", turn_id="pt") as turn:
+                assert metrics.flush(60)
+                cpu, thread = time.process_time(), time.thread_time()
+                for i in range(events):
+                    turn.call_tool("read_file", {"path": f"/x/{i}"}, lambda path: result, tool_call_id=f"p{i}")
+                caller.append((time.thread_time() - thread) / events * 1e9)
+                assert metrics.flush(600)
+                total.append((time.process_time() - cpu) / events * 1e9)
+                turn.complete("ok")
+            metrics.close()
+    return {"caller_ns": statistics.median(caller), "all_cpu_ns": statistics.median(total)}
+
+
 def export_time(rows: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         store = MetricsStore(tmp)
@@ -238,6 +268,9 @@ def main() -> None:
     beside = beside_another_consumer(events, rounds)
     print(f"{'beside another consumer of the stream: added':<44}{beside['caller_ns']:>10.0f} ns caller-thread CPU, "
           f"{beside['all_cpu_ns']:.0f} ns all-CPU per host tool call")
+    alone = alone_with_payload(max(events // 5, 200), rounds)
+    print(f"{'alone, 4 KB tool result':<44}{alone['caller_ns']:>10.0f} ns caller-thread CPU, "
+          f"{alone['all_cpu_ns']:.0f} ns all-CPU per host tool call")
     result = export_time(rows)
     print(f"\nexport of {rows} counter rows -> one package of {result['bytes'] / 1e6:.1f} MB:")
     print(f"  packaging transaction (incl. schema validation) {result['package_s']:8.2f} s")
