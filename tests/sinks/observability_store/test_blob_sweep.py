@@ -276,3 +276,17 @@ def test_book_48_29_a_kept_run_still_replays_identical_after_the_sweep(tmp_path:
         assert "warning" not in done.stderr, done.stderr
     finally:
         recorded.server.close()
+
+
+def test_book_48_the_store_sweeps_when_it_starts(tmp_path: Path) -> None:
+    """BOOK-48: the cleanup at the store's start (and every 24 hours) sweeps the texts too, after its rows."""
+    from ._support import store
+
+    _in_use(tmp_path)
+    kept = _blob(tmp_path, "kept")
+    gone = _blob(tmp_path, "orphan")
+    _recording(tmp_path, [kept])
+    with store(tmp_path) as (_, handle):
+        assert handle.flush()
+        assert handle.sink.store_writer.blobs_swept == 1
+    assert _present(tmp_path) == {kept} and gone not in _present(tmp_path)
