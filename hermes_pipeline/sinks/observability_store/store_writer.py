@@ -141,7 +141,11 @@ class StoreWriter:
             self._sweep_due = False
             from .blob_sweep import sweep_blobs
 
-            self.blobs_swept += sweep_blobs(self.home, conn=conn).deleted
+            swept = sweep_blobs(self.home, conn=conn)
+            self.blobs_swept += swept.deleted
+            if swept.skipped:
+                logger.warning("hermes_pipeline: observability store: kept texts not swept: %s", swept.skipped,
+                               extra={"event": "observability_blob_sweep_skipped"})
         return True
 
     def discard(self, count: int | None = None) -> int:
