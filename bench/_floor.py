@@ -34,8 +34,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Collection
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -199,106 +198,37 @@ class _ObligedWriter:
                 assemble(phase, uuid, parent, ts, name, category, profile, data, metadata)
 
 
+Turn = tuple[str, list[tuple[dict[str, Any], dict[str, Any], list[tuple[str, str, dict[str, Any], str]]]]]
+"""One turn: ``(user message, [(request, response, [(call id, tool name, arguments, recorded result)]) per LLM
+call])``."""
+
+
 def floor_run(sessions: int, turns: int, tools: int, directory: Path, request: dict[str, Any],
               response: dict[str, Any], user: str, args: dict[str, Any],
               tool: Callable[..., str], timed: Callable[[Callable[[], object]], object],
               obligations: Collection[str] = ()) -> None:
     """Run the workload, writing ``events.jsonl`` and ``atif/atif-{uuid}.json`` under ``directory``
-    (``obligations``: a subset of :data:`OBLIGATIONS` holding ``"thread"``; see the module docstring)."""
-    unknown = set(obligations) - set(OBLIGATIONS)
-    if unknown or (obligations and "thread" not in obligations):
-        raise ValueError(f"obligations must be a subset of {OBLIGATIONS} holding 'thread', not {sorted(obligations)}")
-    (directory / "atif").mkdir(parents=True, exist_ok=True)
-    trajectories = _Trajectories(directory / "atif")
-    message = response["choices"][0]["message"]
-    calls = message.get("tool_calls") or []
-    usage = response["usage"]
-    with open(directory / "events.jsonl", "wb", buffering=1 << 16) as out:
-        writer: _ObligedWriter | None = None
-        if obligations:
-            writer = _ObligedWriter(out, trajectories, "scrub" in obligations)
-            enqueue = writer.scope_event
-            if "hook" in obligations:
-                plugins = pluggy.PluginManager("floor")
-                plugins.add_hookspecs(_Spec)
-                plugins.register(writer)
-                hook = plugins.hook.scope_event
-
-                def emit(*fields: Any) -> None:
-                    hook(fields=fields)
-            else:
-                def emit(*fields: Any) -> None:
-                    enqueue(fields)
-        else:
-            write, assemble = out.write, trajectories.add
-
-            def emit(*fields: Any) -> None:
-                write(_line(*fields))
-                assemble(*fields)
-        for index in range(sessions):
-            session_id, session_uuid = f"session{index:024d}", _uuid()
-            base = {"hermes.telemetry_schema_version": _SCHEMA, "hermes.session_id": session_id}
-            emit("start", session_uuid, None, _now(), "hermes.session", "agent", None,
-                 {"model": "bench-model", "platform": "cli"},
-                 {**base, "hermes.platform": "cli", "hermes.span_kind": "session"})
-            for turn_no in range(turns):
-                turn_id, task_id, turn_uuid = f"turn_{turn_no:016x}", f"task_{index:016x}", _uuid()
-                ids = {**base, "hermes.task_id": task_id, "hermes.turn_id": turn_id}
-                emit("start", turn_uuid, session_uuid, _now(), "agent.run", "function", None,
-                     {"user_message": user, "is_first_turn": turn_no == 0},
-                     {**ids, "hermes.platform": "cli", "hermes.span_kind": "agent.run"})
-                api_id, llm_uuid = f"{turn_id}:api:1", _uuid()
-                emit("start", llm_uuid, turn_uuid, _now(), "llm.call", "llm", {"model_name": "bench-model"},
-                     {"request": {"method": "POST", "body": request}, "messages_offset": 0},
-                     {**ids, "hermes.api_request_id": api_id, "hermes.api_call_count": 1,
-                      "hermes.provider": "bench", "hermes.api_mode": "chat_completions",
-                      "hermes.base_url": "http://127.0.0.1/v1", "hermes.span_kind": "llm.call"})
-                reply = {"model": response["model"], "finish_reason": "tool_calls", "assistant_message": message,
-                         "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
-                                   "prompt_tokens": usage["prompt_tokens"], "total_tokens": usage["total_tokens"]}}
-                emit("end", llm_uuid, turn_uuid, _now(), "llm.call", "llm", {"model_name": "bench-model"},
-                     {"response": reply, "usage": {"input_tokens": usage["prompt_tokens"],
-                                                   "output_tokens": usage["completion_tokens"]},
-                      "finish_reason": "tool_calls"},
-                     {**base, "hermes.api_request_id": api_id, "hermes.duration_ms": 0,
-                      "otel.status_code": "OK"})
-                for k in range(tools):
-                    call_id = calls[k]["id"] if k < len(calls) else f"call_{k}"
-
-                    def tool_call() -> None:
-                        tool_uuid = _uuid()
-                        emit("start", tool_uuid, turn_uuid, _now(), "read_file", "tool",
-                             {"tool_call_id": call_id}, {"arguments": args},
-                             {**ids, "hermes.api_request_id": api_id, "hermes.span_kind": "tool.execute"})
-                        result = tool(**args)
-                        emit("end", tool_uuid, turn_uuid, _now(), "read_file", "tool",
-                             {"tool_call_id": call_id}, {"result": result},
-                             {**base, "hermes.tool.status": "ok", "hermes.duration_ms": 0,
-                              "otel.status_code": "OK"})
-
-                    timed(tool_call)
-                emit("end", turn_uuid, session_uuid, _now(), "agent.run", "function", None,
-                     {"final_response": "done", "completed": True, "interrupted": False},
-                     {**base, "hermes.turn.status": "completed", "hermes.duration_ms": 0,
-                      "otel.status_code": "OK"})
-            emit("end", session_uuid, None, _now(), "hermes.session", "agent", None,
-                 {"status": "completed"}, {**base, "hermes.duration_ms": 0, "otel.status_code": "OK"})
-        if writer is not None:
-            writer.close()
-
-
-Turn = tuple[str, list[tuple[dict[str, Any], dict[str, Any], list[tuple[str, str, dict[str, Any], str]]]]]
-"""One recorded turn for :func:`floor_replay`: ``(user message, [(request, response, [(call id, tool name,
-arguments, result)]) per LLM call])``."""
+    (``obligations``: a subset of :data:`OBLIGATIONS` holding ``"thread"``; see the module docstring): each
+    turn one LLM call (``request`` → ``response``) and ``tools`` calls of ``tool(**args)``."""
+    calls = response["choices"][0]["message"].get("tool_calls") or []
+    tool_calls = [(calls[k]["id"] if k < len(calls) else f"call_{k}", "read_file", args, "") for k in range(tools)]
+    session: list[Turn] = [(user, [(request, response, tool_calls)])] * turns
+    _floor(itertools.repeat(session, sessions), directory, timed, obligations, "bench-model", tool, "done")
 
 
 def floor_replay(sessions: list[list[Turn]], directory: Path, timed: Callable[[Callable[[], object]], object],
                  obligations: Collection[str] = (), model: str = "bench-model") -> None:
     """:func:`floor_run` for recorded sessions (``bench_real_payloads.py``): each session a list of turns, each
-    turn its LLM calls (request, response) and the tool calls of each response with their recorded results.
+    turn its LLM calls (request, response) and the tool calls of each response with their recorded results
+    (``lambda: result``, timed with ``timed``)."""
+    _floor(sessions, directory, timed, obligations, model, None, "")
 
-    The same lines and documents, each scope built the same way as in :func:`floor_run`; a tool call's result
-    comes from the recording (``tool`` is ``lambda: result``) and is timed with ``timed``."""
+
+def _floor(sessions: Iterable[list[Turn]], directory: Path, timed: Callable[[Callable[[], object]], object],
+           obligations: Collection[str], model: str, tool: Callable[..., str] | None, final_default: str) -> None:
+    """The one floor loop of :func:`floor_run` and :func:`floor_replay`: a tool call's result is
+    ``tool(**arguments)`` when ``tool`` is given, else the recorded one; a turn's final response is its last
+    LLM reply's text, else ``final_default``."""
     unknown = set(obligations) - set(OBLIGATIONS)
     if unknown or (obligations and "thread" not in obligations):
         raise ValueError(f"obligations must be a subset of {OBLIGATIONS} holding 'thread', not {sorted(obligations)}")
@@ -338,7 +268,7 @@ def floor_replay(sessions: list[list[Turn]], directory: Path, timed: Callable[[C
                 emit("start", turn_uuid, session_uuid, _now(), "agent.run", "function", None,
                      {"user_message": user, "is_first_turn": turn_no == 0},
                      {**ids, "hermes.platform": "cli", "hermes.span_kind": "agent.run"})
-                final = ""
+                final = final_default
                 for call_no, (request, response, tool_calls) in enumerate(llm_calls, 1):
                     api_id, llm_uuid = f"{turn_id}:api:{call_no}", _uuid()
                     emit("start", llm_uuid, turn_uuid, _now(), "llm.call", "llm", {"model_name": model},
@@ -359,15 +289,16 @@ def floor_replay(sessions: list[list[Turn]], directory: Path, timed: Callable[[C
                          {**base, "hermes.api_request_id": api_id, "hermes.duration_ms": 0,
                           "otel.status_code": "OK"})
                     final = choice["message"].get("content") or final
-                    for call_id, name, args, result in tool_calls:
+                    for call_id, name, args, recorded in tool_calls:
 
                         def tool_call() -> None:
                             tool_uuid = _uuid()
                             emit("start", tool_uuid, turn_uuid, _now(), name, "tool",
                                  {"tool_call_id": call_id}, {"arguments": args},
                                  {**ids, "hermes.api_request_id": api_id, "hermes.span_kind": "tool.execute"})
+                            result = tool(**args) if tool is not None else (lambda: recorded)()
                             emit("end", tool_uuid, turn_uuid, _now(), name, "tool",
-                                 {"tool_call_id": call_id}, {"result": (lambda: result)()},
+                                 {"tool_call_id": call_id}, {"result": result},
                                  {**base, "hermes.tool.status": "ok", "hermes.duration_ms": 0,
                                   "otel.status_code": "OK"})
 

@@ -33,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import string
 import subprocess
 import sys
 import tarfile
@@ -43,6 +44,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REF = "1e1b745^1"
+PIPELINE = ROOT / "tests" / "data" / "pipelines" / "atof-atif-files.toml"
+"""The pipeline file of the measured sessions (``${atof_directory}`` / ``${atif_directory}`` filled in)."""
 QUESTION = "What do my notes say?"
 
 
@@ -65,23 +68,10 @@ def setup_profile(root: Path) -> dict[str, Path]:
         path.mkdir(parents=True, exist_ok=True)
     (paths["work"] / "notes.txt").write_text("buy milk\n", encoding="utf-8")
     paths["pipeline"] = root / "pipeline.toml"
-    paths["pipeline"].write_text(textwrap.dedent(f"""\
-        version = 1
-        [[components]]
-        kind = "observability"
-        [components.config]
-        version = 4
-        [components.config.atof]
-        enabled = true
-        [[components.config.atof.sinks]]
-        type = "file"
-        output_directory = "{paths['out']}"
-        filename = "events.jsonl"
-        mode = "append"
-        [components.config.atif]
-        enabled = true
-        output_directory = "{paths['out']}"
-        """), encoding="utf-8")
+    # the tests' pipeline file (ATOF events.jsonl, appended, and ATIF files, both to one directory)
+    template = string.Template(PIPELINE.read_text(encoding="utf-8"))
+    paths["pipeline"].write_text(template.substitute(atof_directory=paths["out"], atif_directory=paths["out"]),
+                                 encoding="utf-8")
     paths["store"] = paths["home"] / "trajectories"
     return paths
 

@@ -66,7 +66,6 @@ pipeline runs the ``observability`` component); every run also checks one trajec
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import importlib.metadata
 import logging
@@ -88,6 +87,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # _timing, also when i
 
 from _floor import OBLIGATIONS, floor_run  # noqa: E402
 from _one_handoff import OneHandOff  # noqa: E402
+from _relay import Row, relay_replay  # noqa: E402
 from _timing import per_call_thread_ns, pluggy_reference  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
@@ -336,61 +336,16 @@ def _dropped(stats: Any) -> int:
 
 
 def relay_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, mode: str, otlp: bool = False) -> Run:
-    """``mode``: ``none`` (no subscriber), ``manual`` (AtofExporter + AtifExporter), ``plugin``."""
-    atof = activation = None
-    if mode == "manual":
-        config = relay.AtofExporterConfig()
-        config.output_directory, config.filename = str(directory), "events.jsonl"
-        config.mode = relay.AtofExporterMode.Overwrite
-        atof = relay.AtofExporter(config)
-        atof.register("bench-atof")
-        (directory / "atif").mkdir(parents=True)
-    elif mode == "plugin":
-        component = {"kind": "observability", "enabled": True,
-                     "config": observability_config(directory, receiver.endpoint if otlp else None)}
-        activation = asyncio.run(relay_plugin.initialize({"version": 1, "components": [component]}))
-    codec, response, timed, before = relay.codecs.OpenAIChatCodec(), w.response(), Timed(), receiver.bytes_received
-    scope, llm, tools, Result = relay.scope, relay.llm, relay.tools, relay.ToolExecutionResult
-
-    def tool_call(k: int) -> None:
-        handle = tools.call("read_file", ARGS, tool_call_id=f"call_{k}")
-        tools.call_end(handle, Result(read_file(**ARGS)))
-
-    for index in range(w.sessions):
-        atif = None
-        if mode == "manual":
-            atif = relay.AtifExporter(f"session-{index}", "hermes", "bench", model_name=MODEL)
-            atif.register("bench-atif")
-        with scope.scope("hermes.session", relay.ScopeType.Agent):
-            for _ in range(w.turns):
-                with scope.scope("agent.run", relay.ScopeType.Function):
-                    handle = llm.call("bench", relay.LLMRequest({}, REQUEST), model_name=MODEL)
-                    llm.call_end(handle, (lambda request: response)(REQUEST), response_codec=codec)
-                    for k in range(w.tools):
-                        timed(lambda: tool_call(k))
-        if atif is not None:  # the manual exporter keeps events until the host exports them
-            relay.subscribers.flush()
-            (directory / "atif" / f"atif-session-{index}.json").write_text(atif.export_json(), encoding="utf-8")
-            atif.deregister("bench-atif")
-    timed.loop_done()
-    relay.subscribers.flush()
-    if atof is not None:
-        atof.shutdown()  # flush + close
-        atof.deregister("bench-atof")
-    if activation is not None:
-        asyncio.run(activation.close())
+    """``mode``: ``none`` (no subscriber), ``manual`` (AtofExporter + AtifExporter), ``plugin`` (``_relay.py``)."""
+    calls = [(f"call_{k}", "read_file", ARGS, read_file) for k in range(w.tools)]
+    turn = [(REQUEST, w.response(), calls)]
+    config = observability_config(directory, receiver.endpoint if otlp else None) if mode == "plugin" else None
+    before = receiver.bytes_received
+    timed = relay_replay(relay, relay_plugin, ([turn] * w.turns for _ in range(w.sessions)), directory, MODEL, Timed,
+                         mode=mode, component_config=config)
     timed.stop()
     lines, files = count_outputs(directory)
     return timed.run(atof_lines=lines, atif_files=files, otlp_bytes=receiver.bytes_received - before)
-
-
-@dataclass(frozen=True)
-class Row:
-    side: str
-    config: str
-    fn: Callable[[Workload, Path, OTLPReceiver], Run]
-    files: bool = False  # writes ATOF + ATIF: checked
-    otlp: bool = False
 
 
 def rows(with_relay: bool, with_otlp: bool = True) -> list[Row]:

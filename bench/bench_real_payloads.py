@@ -35,7 +35,6 @@ Run: ``python bench/bench_real_payloads.py`` (``--quick``; ``--help``). Figures 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gzip
 import importlib.metadata
 import json
@@ -57,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_exporters as base  # noqa: E402
 from _floor import OBLIGATIONS, floor_replay  # noqa: E402
+from _relay import Row, relay_replay  # noqa: E402
 from bench_exporters import Run, Timed, add_observability, count_outputs, observability_config  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
@@ -195,64 +195,16 @@ def hermes_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver, *, expo
 
 
 def relay_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver, *, mode: str, otlp: bool = False) -> Run:
-    """``mode``: ``none`` (no subscriber), ``manual`` (AtofExporter + AtifExporter), ``plugin``."""
-    relay, atof, activation = base.relay, None, None
-    if mode == "manual":
-        config = relay.AtofExporterConfig()
-        config.output_directory, config.filename = str(directory), "events.jsonl"
-        config.mode = relay.AtofExporterMode.Overwrite
-        atof = relay.AtofExporter(config)
-        atof.register("bench-atof")
-        (directory / "atif").mkdir(parents=True)
-    elif mode == "plugin":
-        component = {"kind": "observability", "enabled": True,
-                     "config": observability_config(directory, receiver.endpoint if otlp else None)}
-        activation = asyncio.run(base.relay_plugin.initialize({"version": 1, "components": [component]}))
-    codec, timed, before = relay.codecs.OpenAIChatCodec(), Timed(), receiver.bytes_received
-    scope, llm, tools, Result = relay.scope, relay.llm, relay.tools, relay.ToolExecutionResult
-    for index in range(w.sessions):
-        s = w.session(index)
-        atif = None
-        if mode == "manual":
-            atif = relay.AtifExporter(f"session-{index}", "hermes", "bench", model_name=w.model)
-            atif.register("bench-atif")
-        with scope.scope("hermes.session", relay.ScopeType.Agent):
-            with scope.scope("agent.run", relay.ScopeType.Function):
-                for request, response, tool_calls in s.calls:
-                    handle = llm.call("bench", relay.LLMRequest({}, request), model_name=w.model)
-                    llm.call_end(handle, (lambda r, response=response: response)(request), response_codec=codec)
-                    for call_id, name, args, result in tool_calls:
-                        fn = _result(result)
-
-                        def tool_call() -> None:
-                            h = tools.call(name, args, tool_call_id=call_id)
-                            tools.call_end(h, Result(fn(**args)))
-
-                        timed(tool_call)
-        if atif is not None:
-            relay.subscribers.flush()
-            (directory / "atif" / f"atif-session-{index}.json").write_text(atif.export_json(), encoding="utf-8")
-            atif.deregister("bench-atif")
-    timed.loop_done()
-    relay.subscribers.flush()
-    if atof is not None:
-        atof.shutdown()
-        atof.deregister("bench-atof")
-    if activation is not None:
-        asyncio.run(activation.close())
+    """``mode``: ``none`` (no subscriber), ``manual`` (AtofExporter + AtifExporter), ``plugin`` (``_relay.py``)."""
+    config = observability_config(directory, receiver.endpoint if otlp else None) if mode == "plugin" else None
+    sessions = ([[(request, response, [(call_id, name, args, _result(result)) for call_id, name, args, result in tools])
+                  for request, response, tools in w.session(index).calls]] for index in range(w.sessions))
+    before = receiver.bytes_received
+    timed = relay_replay(base.relay, base.relay_plugin, sessions, directory, w.model, Timed, mode=mode,
+                         component_config=config)
     timed.stop()
     lines, files = count_outputs(directory)
     return timed.run(atof_lines=lines, atif_files=files, otlp_bytes=receiver.bytes_received - before)
-
-
-@dataclass(frozen=True)
-class Row:
-    side: str
-    config: str
-    fn: Callable[[RealWorkload, Path, OTLPReceiver], Run]
-    files: bool = False
-    otlp: bool = False
-    scrubs: bool = False  # must not let a planted secret through
 
 
 def rows(with_relay: bool) -> list[Row]:

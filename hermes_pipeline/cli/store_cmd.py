@@ -7,7 +7,8 @@
 ``prune`` deletes trajectory files older than ``observability.trajectories.retention_days`` (90)
 and the store's run rows (``task_runs``, ``llm_calls``, ``skill_runs``, resolved ``alert_state``)
 older than ``observability.retention.runs_days`` (90), its histories (``skill_history``,
-``memory_changes``) older than ``observability.retention.history_days`` (365). Each store keeps its
+``memory_changes``) older than ``observability.retention.history_days`` (365), then the kept skill and
+memory texts (``observability/blobs``) that no kept row or recording refers to. Each store keeps its
 own retention logic; pipeline outputs and shared metrics are never touched. ``doctor`` exits 1
 when the store is damaged, unreadable, its writes are failing (disk full, damaged pages, a lock held
 past the wait: the writers' counts in ``observability/write-failures.json``), or git tracks files
@@ -33,7 +34,7 @@ def _home(args: argparse.Namespace) -> Path:
 def _prune(args: argparse.Namespace) -> int:
     from ..config.profile_config import load_profile_settings
     from ..sinks.observability_store.db import StoreError
-    from ..sinks.observability_store.retention import prune_store as prune_rows
+    from ..sinks.observability_store.retention import retain
     from ..sinks.trajectory_store.prune import prune_store as prune_files
 
     home = _home(args)
@@ -41,12 +42,14 @@ def _prune(args: argparse.Namespace) -> int:
     trajectories = settings.trajectories
     files = prune_files(trajectories.directory(home), trajectories.retention_days, dry_run=args.dry_run)
     try:
-        rows = prune_rows(home, runs_days=settings.observability.runs_days,
-                          history_days=settings.observability.history_days, dry_run=args.dry_run)
+        retention = retain(home, runs_days=settings.observability.runs_days,
+                           history_days=settings.observability.history_days, dry_run=args.dry_run)
     except StoreError as exc:
         print(f"{PROG} prune: error: {exc}", file=sys.stderr)
         return 1
-    report = {"dry_run": args.dry_run, "trajectory_files": [str(p) for p in files], "store_rows": rows}
+    rows, blobs = retention.rows, retention.blobs
+    report = {"dry_run": args.dry_run, "trajectory_files": [str(p) for p in files], "store_rows": rows,
+              "blobs": blobs.as_dict()}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -54,6 +57,10 @@ def _prune(args: argparse.Namespace) -> int:
     print(f"{verb} {len(files)} trajectory file(s) older than {trajectories.retention_days} day(s)")
     print(f"{verb} {sum(rows.values())} store row(s)" + (": " + ", ".join(f"{t} {n}" for t, n in rows.items() if n)
                                                         if any(rows.values()) else ""))
+    print(f"{verb} {blobs.deleted} kept skill/memory text(s) nothing refers to any more ({blobs.referenced} "
+          f"referenced, {blobs.recent} used within a day: kept"
+          + (f"; {blobs.failed} could not be deleted" if blobs.failed else "")
+          + (f"; none swept: {blobs.skipped}" if blobs.skipped else "") + ")")
     return 0
 
 

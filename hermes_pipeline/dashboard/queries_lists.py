@@ -332,39 +332,31 @@ def failures(sources: Sources, query: ListQuery) -> dict[str, Any]:
         window.append("{t} <= ?")
         params.append(query.until)
 
-    def where(column: str, extra: str, error_col: str = "error_type") -> tuple[str, tuple[Any, ...]]:
-        parts = [w.format(t=column) for w in window] + [extra]
-        values = list(params)
+    def by_type_and_page(conn: sqlite3.Connection | None, table: str, condition: str, columns: str, key: str,
+                         types: str) -> None:
+        """``out[types]``: the rows of ``table`` matching ``condition``, the time range and the error filter,
+        counted by error type; ``out[key]`` / ``out[key + "_more"]``: one page of them, newest first, with
+        ``columns`` and the error message (one shape for the three lists of the page)."""
+        parts, values = [w.format(t="ended_at") for w in window] + [condition], list(params)
         if query.error:
-            parts.append(f"coalesce({error_col}, '(not recorded)') = ?")
+            parts.append("coalesce(error_type, '(not recorded)') = ?")
             values.append(query.error)
-        return " AND ".join(parts), tuple(values)
+        w, p = " AND ".join(parts), tuple(values)
+        out[types] = _rows(conn, "SELECT coalesce(error_type, '(not recorded)') AS type, COUNT(*) AS n "
+                                 f"FROM {table} WHERE {w} GROUP BY type ORDER BY n DESC", p)
+        out[key], out[f"{key}_more"] = _page(_rows(
+            conn, f"SELECT {columns}, {message_column(conn, table)} FROM {table} "
+                  f"WHERE {w} ORDER BY ended_at DESC, id DESC LIMIT ? OFFSET ?", (*p, PAGE_SIZE + 1, query.offset)))
 
     problems: list[str] = []
     out: dict[str, Any] = {}
     with _db(sources.store_db, problems) as conn:
-        w, p = where("ended_at", "outcome IN ('failed', 'timed_out')")
-        out["run_types"] = _rows(conn, "SELECT coalesce(error_type, '(not recorded)') AS type, COUNT(*) AS n FROM "
-                                       f"task_runs WHERE {w} GROUP BY type ORDER BY n DESC", p)
-        out["runs"], out["runs_more"] = _page(_rows(
-            conn, "SELECT trajectory_id, session_id, ended_at, outcome, error_type, cost_usd, "
-                  f"{message_column(conn, 'task_runs')} FROM task_runs "
-                  f"WHERE {w} ORDER BY ended_at DESC, id DESC LIMIT ? OFFSET ?", (*p, PAGE_SIZE + 1, query.offset)))
-        w, p = where("ended_at", "1")
-        out["tool_types"] = _rows(conn, "SELECT coalesce(error_type, '(not recorded)') AS type, COUNT(*) AS n FROM "
-                                        f"tool_errors WHERE {w} GROUP BY type ORDER BY n DESC", p)
-        out["tools"], out["tools_more"] = _page(_rows(
-            conn, "SELECT ended_at, session_id, trajectory_id, tool_call_id, tool_name, status, error_type, exit_code, "
-                  f"{message_column(conn, 'tool_errors')} FROM tool_errors WHERE {w} ORDER BY ended_at DESC, id DESC "
-                  "LIMIT ? OFFSET ?",
-            (*p, PAGE_SIZE + 1, query.offset)))
-        w, p = where("ended_at", "status = 'error'")
-        out["llm_types"] = _rows(conn, "SELECT coalesce(error_type, '(not recorded)') AS type, COUNT(*) AS n FROM "
-                                       f"llm_calls WHERE {w} GROUP BY type ORDER BY n DESC", p)
-        out["llm"], out["llm_more"] = _page(_rows(
-            conn, "SELECT ended_at, session_id, turn_id, api_request_id, provider, model, error_type, "
-                  f"{message_column(conn, 'llm_calls')} FROM llm_calls "
-                  f"WHERE {w} ORDER BY ended_at DESC, id DESC LIMIT ? OFFSET ?", (*p, PAGE_SIZE + 1, query.offset)))
+        by_type_and_page(conn, "task_runs", "outcome IN ('failed', 'timed_out')",
+                         "trajectory_id, session_id, ended_at, outcome, error_type, cost_usd", "runs", "run_types")
+        by_type_and_page(conn, "tool_errors", "1", "ended_at, session_id, trajectory_id, tool_call_id, tool_name, "
+                         "status, error_type, exit_code", "tools", "tool_types")
+        by_type_and_page(conn, "llm_calls", "status = 'error'", "ended_at, session_id, turn_id, api_request_id, "
+                         "provider, model, error_type", "llm", "llm_types")
         turns = sorted({str(r["turn_id"]) for r in out["llm"] if r.get("turn_id")})
         owners = _rows(conn, "SELECT turn_id, trajectory_id FROM task_runs WHERE turn_id IN (SELECT value FROM "
                              "json_each(?))", (json.dumps(turns),)) if turns else []

@@ -10,27 +10,44 @@ Every text is scrubbed before it is written (a credential in a skill or memory f
 disk a second time): the name stays the hash of the file's own bytes, so the recording still refers to it.
 A file that is not UTF-8 text, is larger than :data:`MAX_BLOB_BYTES`, or changed between the snapshot and
 the copy (its hash no longer matches) is not kept, and counted as such in what the function returns.
-Nothing here deletes a blob: trajectory retention never removes a text a kept recording refers to.
+
+Each time a snapshot names a text that is already kept, its modification time is set to now: a blob's
+``mtime`` is the last time any run or skill version referred to it. :func:`sweep` (the store's retention,
+:mod:`hermes_pipeline.sinks.observability_store.blob_sweep`) deletes only texts that nothing kept refers to
+*and* that were not written or used for :data:`UNUSED_GRACE_S` before the sweep started (a run in progress
+refers to its texts only once its trajectory is written). The touch and the deletion both happen under one
+lock (``observability/.blobs.lock``, :mod:`.locks`), so a text a snapshot has just found kept is never deleted
+behind it: either the touch comes first (the sweep sees a fresh ``mtime`` and keeps it) or the deletion does
+(the snapshot finds it gone and writes it again).
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from ..engine.scrub import safe_scrub
 from .atomic import write_atomically
+from .clock_trust import DAY_S
+from .locks import file_lock
 
-__all__ = ["BLOB_DIR", "MAX_BLOB_BYTES", "blob_path", "keep_file", "keep_snapshot_files", "read_blob",
-           "snapshot_files"]
+__all__ = ["BLOB_DIR", "LOCK_NAME", "MAX_BLOB_BYTES", "UNUSED_GRACE_S", "SweepCounts", "blob_path", "keep_file",
+           "keep_snapshot_files", "read_blob", "snapshot_files", "sweep"]
 
 BLOB_DIR: Final = "observability/blobs"
 """Where, relative to the profile's home, the kept texts are."""
 MAX_BLOB_BYTES: Final = 1 << 20
 """Files larger than this are not kept (a skill or memory file is a few kilobytes)."""
 _SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
+LOCK_NAME: Final = "observability/.blobs.lock"
+"""The lock, relative to the home, that a snapshot's touch and the sweep's deletions take (module docstring)."""
+UNUSED_GRACE_S: Final = DAY_S
+"""A text written or used less than this long before a sweep started is kept even when nothing refers to it."""
 
 
 def blob_path(home: Path, sha256: str) -> Path | None:
@@ -82,17 +99,50 @@ def _inside(home: Path, rel: str) -> Path | None:
     return path
 
 
-def keep_file(home: Path, source: Path, sha256: str) -> bool | None:
+@contextmanager
+def _blob_lock(home: Path) -> Iterator[bool]:
+    """Hold the blobs' lock; yields ``False`` (not held) when it cannot be taken (no writable
+    ``observability/``): a writer then goes on without it, and :func:`sweep` deletes nothing."""
+    lock = home / LOCK_NAME
+    held: AbstractContextManager[None] | None = file_lock(lock)
+    try:
+        lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        held.__enter__()
+    except OSError:
+        held = None
+    if held is None:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        held.__exit__(None, None, None)
+
+
+def _touch(path: Path) -> bool:
+    """Set ``path``'s modification time to now; ``False`` when it is not (or no longer) a kept file."""
+    try:
+        if path.is_symlink():
+            return False
+        os.utime(path)
+    except OSError:
+        return False
+    return True
+
+
+def keep_file(home: Path, source: Path, sha256: str, *, locked: bool = False) -> bool | None:
     """Keep the text of ``source`` under ``home``'s blobs as content ``sha256``: ``True`` written now, ``None``
-    kept before, ``False`` not kept (not UTF-8 text, too large, unreadable, or its bytes no longer hash to
-    ``sha256``)."""
+    kept before (its ``mtime`` set to now: used again), ``False`` not kept (not UTF-8 text, too large,
+    unreadable, or its bytes no longer hash to ``sha256``). ``locked``: the caller holds the blobs' lock."""
     import hashlib
 
     target = blob_path(home, sha256)
     if target is None:
         return False
     if target.is_file():
-        return None
+        with nullcontext() if locked else _blob_lock(home):
+            if _touch(target):
+                return None
     try:
         with open(source, "rb") as fh:
             data = fh.read(MAX_BLOB_BYTES + 1)
@@ -114,8 +164,77 @@ def keep_snapshot_files(home: Path, context: Mapping[str, Any], skills_dir: str 
         large, unreadable, or changed since the snapshot hashed it).
     """
     counts = {"kept": 0, "present": 0, "not_kept": 0}
-    for rel, sha in snapshot_files(context, skills_dir):
-        source = _inside(home, rel)
-        kept = keep_file(home, source, sha) if source is not None else False
-        counts["kept" if kept else "present" if kept is None else "not_kept"] += 1
+    named = list(snapshot_files(context, skills_dir))
+    if not named:
+        return counts
+    with _blob_lock(home):  # once for the whole snapshot (a sweep holds it only while it deletes)
+        for rel, sha in named:
+            source = _inside(home, rel)
+            kept = keep_file(home, source, sha, locked=True) if source is not None else False
+            counts["kept" if kept else "present" if kept is None else "not_kept"] += 1
+    return counts
+
+
+@dataclass(slots=True)
+class SweepCounts:
+    """What a :func:`sweep` found among the kept texts."""
+
+    deleted: int = 0
+    """Texts nothing referred to, unused for :data:`UNUSED_GRACE_S` (deleted, or that a dry run would delete)."""
+    referenced: int = 0
+    """Texts a kept row or recording refers to (kept)."""
+    recent: int = 0
+    """Texts nothing refers to but written or used within the grace (kept: a run in progress may need them)."""
+    failed: int = 0
+    """Texts that could not be deleted (kept; counted so that a loss of space is visible)."""
+    skipped: str | None = None
+    """Why nothing was deleted at all (what is referenced could not be known, or the lock not taken)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts, for a report."""
+        return asdict(self)
+
+
+def sweep(home: Path, referenced: Collection[str], started: float, *, dry_run: bool = False) -> SweepCounts:
+    """Delete (``dry_run``: count) the kept texts of ``home`` whose hash is not in ``referenced`` and whose
+    ``mtime`` is older than ``started - UNUSED_GRACE_S`` (see the module docstring). Only names of the
+    ``<2 hex>/<64 hex>`` layout are looked at; symbolic links and anything else are left alone."""
+    counts = SweepCounts()
+    root = home / BLOB_DIR
+    try:
+        shards = sorted(entry.name for entry in os.scandir(root)
+                        if len(entry.name) == 2 and entry.is_dir(follow_symlinks=False))
+    except FileNotFoundError:
+        return counts
+    except OSError as exc:
+        counts.skipped = f"the blobs directory cannot be listed ({exc.strerror or exc})"
+        return counts
+    cutoff = started - UNUSED_GRACE_S
+    with _blob_lock(home) as held:
+        if not held and not dry_run:
+            counts.skipped = "the blobs' lock cannot be taken"
+            return counts
+        for shard in shards:
+            try:
+                entries = list(os.scandir(root / shard))
+            except OSError:
+                continue
+            for entry in entries:
+                if not _SHA256.match(entry.name) or entry.name[:2] != shard:
+                    continue
+                try:
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
+                    if entry.name in referenced:
+                        counts.referenced += 1
+                        continue
+                    if entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                        counts.recent += 1
+                        continue
+                    if not dry_run:
+                        os.unlink(entry.path)
+                except OSError:
+                    counts.failed += 1
+                    continue
+                counts.deleted += 1
     return counts

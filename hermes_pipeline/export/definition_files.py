@@ -13,8 +13,10 @@ bytes. Each file is written atomically (temporary file, ``fsync``, rename; mode 
 directory) before the first line or trajectory that refers to it, and is never changed afterwards.
 
 :class:`DefinitionFiles` is the writer (one per output, on that output's worker thread). Readers resolve
-through :mod:`hermes_pipeline.readers.definitions`; the trajectory store's retention deletes the files no
-stored trajectory refers to any more (:func:`hermes_pipeline.sinks.trajectory_store.prune.prune_store`).
+through :mod:`hermes_pipeline.readers.definitions`. :func:`prune_unreferenced` deletes the files no file of the
+directory refers to any more, unused for a day: the trajectory store's retention calls it
+(:func:`hermes_pipeline.sinks.trajectory_store.prune.prune_store`), and so does an ATOF file sink's when it has
+deleted old files (``retention_days``, :class:`hermes_pipeline.export.files.JsonlFileDestination`).
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from .atomic import make_dirs, write_atomically
+from .clock_trust import DAY_S
 from .content import canonical_json
 
-__all__ = ["SIDECAR", "SHARED_KEY", "DefinitionFiles", "definition_path", "ref_of_name"]
+__all__ = ["SIDECAR", "SHARED_KEY", "UNUSED_GRACE_S", "DefinitionFiles", "definition_path", "prune_unreferenced",
+           "ref_of_name"]
 
 SIDECAR: Final = "definitions"
 """The sidecar directory's name, inside the output directory (ATOF file sink, trajectory store)."""
@@ -118,3 +122,55 @@ def _intact(path: Path, ref: str) -> bool:
     except OSError:
         return False
     return _PREFIX + hashlib.sha256(data).hexdigest() == ref
+
+
+UNUSED_GRACE_S: Final = DAY_S
+"""How long a definition no file refers to is kept after it was last written or used (a writer refers to it
+only once the line or trajectory that uses it is written; :meth:`DefinitionFiles.ensure` touches it first)."""
+_REF: Final = re.compile(rb'"sha256:([0-9a-f]{64})"')
+_CHUNK: Final = 1 << 20
+
+
+def prune_unreferenced(directory: Path, now: float, *, grace: float = UNUSED_GRACE_S,
+                       suffixes: tuple[str, ...] = (".json",)) -> int:
+    """Delete the sidecar definitions no file of ``directory`` whose name ends with one of ``suffixes`` refers
+    to and unused for ``grace`` seconds before ``now``; how many were deleted. Nothing is deleted when a file of
+    the directory cannot be read (what it refers to is then unknown). Files are read a chunk at a time (an
+    ATOF file may be large)."""
+    sidecar = directory / SIDECAR
+    try:
+        names = os.listdir(sidecar)
+    except OSError:
+        return 0
+    referenced: set[bytes] = set()
+    try:
+        for entry in os.scandir(directory):
+            if entry.name.endswith(suffixes) and entry.is_file(follow_symlinks=False):
+                _refs_of(Path(entry.path), referenced)
+    except OSError:
+        return 0
+    deleted = 0
+    for name in names:
+        ref = ref_of_name(name)
+        if ref is None or ref[len(_PREFIX):].encode() in referenced:
+            continue
+        path = sidecar / name
+        try:
+            if path.is_symlink() or now - path.stat().st_mtime <= grace:
+                continue
+            path.unlink()
+            deleted += 1
+        except OSError:
+            continue
+    return deleted
+
+
+def _refs_of(path: Path, out: set[bytes]) -> None:
+    """Add the references of ``path`` to ``out``; a chunk keeps the end of the one before (a reference across
+    two chunks is found)."""
+    tail = b""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            data = tail + chunk
+            out.update(_REF.findall(data))
+            tail = data[-73:]

@@ -90,6 +90,8 @@ class JsonlFileDestination:
         self._truncate = mode == "overwrite"
         self._next_prune = 0.0
         self.opened_paths: list[Path] = []
+        self.definitions_pruned = 0
+        """Files of the directory's ``definitions/`` sidecar deleted after retention deleted old files."""
 
     def path_for(self, epoch_seconds: float | None = None) -> Path:
         """The file written at ``epoch_seconds`` (default: now)."""
@@ -140,6 +142,15 @@ class JsonlFileDestination:
         if deleted:
             logger.info("hermes_pipeline: export %s: retention removed %d file(s) older than %d day(s)",
                         self.label, deleted, self.retention_days)
+            # The definitions only the deleted files referred to go too (unused for a day; any ``.json`` or
+            # ``.jsonl`` file of the directory, an ATIF output's included, keeps what it refers to).
+            from .definition_files import prune_unreferenced
+
+            unused = prune_unreferenced(self.directory, time.time(), suffixes=(".json", ".jsonl"))
+            self.definitions_pruned += unused
+            if unused:
+                logger.info("hermes_pipeline: export %s: removed %d definition file(s) no file refers to",
+                            self.label, unused)
 
     def write(self, batch: list[Any]) -> None:
         """Append the lines of ``batch``; on failure roll back to the last complete line and raise."""

@@ -3,7 +3,9 @@
 ``task_runs``, ``llm_calls``, ``skill_runs`` and resolved ``alert_state`` rows older than
 ``runs_days`` and ``skill_history`` / ``memory_changes`` rows older than ``history_days`` are
 deleted; ``0`` keeps a class forever. Only this store is touched (trajectory files have their own
-pruning; pipeline outputs and shared metrics are never touched here).
+pruning; pipeline outputs and shared metrics are never touched here), and, once its rows are gone, the
+skill, memory and persona texts under ``observability/blobs`` that no kept row and no kept recording refers
+to any more (:mod:`.blob_sweep`: mark-and-sweep, never a text written or used in the day before the sweep).
 
 Retention acts only on a clock it can trust and never deletes a row for having been written under a wrong
 clock (:mod:`hermes_pipeline.export.clock_trust`; its ledger is ``observability/.retention-clock``): each
@@ -18,11 +20,15 @@ from __future__ import annotations
 import calendar
 import sqlite3
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ...export.blobs import SweepCounts
 from ...export.clock_trust import DAY_S, LEDGER_NAME, BootClock, Ledger, boot_clock
 from . import db
+from .blob_sweep import sweep_blobs
 from .schema import sqlite_utc
 
 RUN_TABLES: Final = (("task_runs", "ended_at"), ("llm_calls", "ended_at"), ("skill_runs", "ended_at"),
@@ -54,9 +60,16 @@ def delete_expired(conn: sqlite3.Connection, runs_days: int, history_days: int, 
     tests. On a clock that cannot be trusted nothing is deleted: a warning, and the verdict kept in the ledger
     for ``doctor`` (see the module text).
     """
+    return expire(conn, runs_days, history_days, now=now, boot=boot, dry_run=dry_run)[0]
+
+
+def expire(conn: sqlite3.Connection, runs_days: int, history_days: int, *, now: float | None,
+                    boot: BootClock | None | bool, dry_run: bool) -> tuple[dict[str, int], bool]:
+    """:func:`delete_expired`, and whether the clock was trusted (``True`` when no class expires: nothing to
+    judge)."""
     classes = plan(runs_days, history_days)
     if not classes:
-        return {}
+        return {}, True
     now = time.time() if now is None else now
     ledger = Ledger(_ledger_path(conn))
     top = _top(conn)
@@ -76,7 +89,7 @@ def delete_expired(conn: sqlite3.Connection, runs_days: int, history_days: int, 
         if not dry_run:
             ledger.untrusted(verdict, "observability store")
             ledger.save()
-        return {table: 0 for table, _, _ in classes}
+        return {table: 0 for table, _, _ in classes}, False
     stamp = sqlite_utc(int(now * 1_000_000))
     out: dict[str, int] = {}
     for table, column, days in classes:
@@ -91,7 +104,7 @@ def delete_expired(conn: sqlite3.Connection, runs_days: int, history_days: int, 
         _checkpoint(ledger, now, top, max(days for _, _, days in classes) * DAY_S)
         ledger.trusted(now)
         ledger.save()
-    return out
+    return out, True
 
 
 def _top(conn: sqlite3.Connection) -> dict[str, int]:
@@ -125,23 +138,53 @@ def _epoch(value: object) -> float | None:
         return None
 
 
-def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry_run: bool = False,
-                now: float | None = None, boot: BootClock | None | bool = True) -> dict[str, int]:
-    """Delete (or, with ``dry_run``, count) the expired rows of the store of ``home``; no store: ``{}``.
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """What one application of the store's retention did: rows by table, and the sweep of the kept texts."""
+
+    rows: dict[str, int]
+    blobs: SweepCounts
+
+
+def retain(home: Path, *, runs_days: int = 90, history_days: int = 365, dry_run: bool = False,
+           now: float | None = None, boot: BootClock | None | bool = True,
+           directories: Iterable[Path] | None = None) -> Retention:
+    """Delete (or, with ``dry_run``, count) the expired rows of the store of ``home``, then the kept texts no
+    kept row or recording refers to (:mod:`.blob_sweep`; ``directories``: where the recordings are, default
+    the profile's). No texts are swept on a clock retention does not trust. A dry run counts the texts
+    unreferenced before the rows go (the rows it would delete still refer to theirs).
 
     Raises:
         StoreError: the store is damaged, full or locked past the busy timeout (typed, see :func:`db.store_error`).
     """
-    path = db.store_path(Path(home))
+    home = Path(home)
+    started = time.time() if now is None else now
+    path = db.store_path(home)
     if not path.is_file():
-        return {}
+        return Retention({}, sweep_blobs(home, directories=directories, now=started, dry_run=dry_run))
     conn = db.connect(path, create=not dry_run, readonly=dry_run)
     try:
         if dry_run:
-            return delete_expired(conn, runs_days, history_days, now=now, boot=boot, dry_run=True)
-        with db.transaction(conn):
-            return delete_expired(conn, runs_days, history_days, now=now, boot=boot)
+            rows, trusted = expire(conn, runs_days, history_days, now=started, boot=boot, dry_run=True)
+        else:
+            with db.transaction(conn):
+                rows, trusted = expire(conn, runs_days, history_days, now=started, boot=boot,
+                                                dry_run=False)
+        blobs = sweep_blobs(home, conn=conn, directories=directories, now=started, dry_run=dry_run) if trusted \
+            else SweepCounts(skipped="a clock retention cannot trust")
+        return Retention(rows, blobs)
     except (sqlite3.Error, UnicodeDecodeError, OSError, db.StoreError) as exc:
         raise db.store_error(path, exc) from None
     finally:
         conn.close()
+
+
+def prune_store(home: Path, *, runs_days: int = 90, history_days: int = 365, dry_run: bool = False,
+                now: float | None = None, boot: BootClock | None | bool = True) -> dict[str, int]:
+    """:func:`retain`'s rows: delete (or, with ``dry_run``, count) the expired rows of the store of ``home``
+    (and sweep its unreferenced texts); no store: ``{}``.
+
+    Raises:
+        StoreError: the store is damaged, full or locked past the busy timeout (typed, see :func:`db.store_error`).
+    """
+    return retain(home, runs_days=runs_days, history_days=history_days, dry_run=dry_run, now=now, boot=boot).rows

@@ -58,6 +58,9 @@ class StoreWriter:
         self.runs_days = runs_days
         self.history_days = history_days
         self.pruned = 0
+        self.blobs_swept = 0
+        """Kept texts deleted by the sweeps after this writer's prunes (:mod:`.blob_sweep`)."""
+        self._sweep_due = False
         self._candidates: dict[str, str] = {}
         """Memory files a scan found changed, not yet confirmed → their hash then (see :meth:`_scan_memory`)."""
         self.state_path = self.path.with_name(STATE_NAME)
@@ -134,6 +137,15 @@ class StoreWriter:
                     self.memory_probe.end_mark(call_id)
         self._items.clear()
         self.rows_written += written
+        if self._sweep_due:  # after the commit: the rows the prune deleted no longer keep their texts
+            self._sweep_due = False
+            from .blob_sweep import sweep_blobs
+
+            swept = sweep_blobs(self.home, conn=conn)
+            self.blobs_swept += swept.deleted
+            if swept.skipped:
+                logger.warning("hermes_pipeline: observability store: kept texts not swept: %s", swept.skipped,
+                               extra={"event": "observability_blob_sweep_skipped"})
         return True
 
     def discard(self, count: int | None = None) -> int:
@@ -175,9 +187,11 @@ class StoreWriter:
         if item == SCAN_FINAL:  # every event is in: what is still unexplained is the user's
             return self._scan_memory(conn, state)
         if item == PRUNE:
-            from .retention import delete_expired
+            from .retention import expire
 
-            self.pruned += sum(delete_expired(conn, self.runs_days, self.history_days).values())
+            rows, self._sweep_due = expire(conn, self.runs_days, self.history_days, now=None, boot=True,
+                                                    dry_run=False)
+            self.pruned += sum(rows.values())
         return 0
 
     def _skill_change(self, conn: sqlite3.Connection, state: ScanState, change: SkillChange) -> int:

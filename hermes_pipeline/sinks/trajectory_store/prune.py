@@ -15,7 +15,6 @@ before it writes the trajectory), is deleted; one that any file still refers to 
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from datetime import date, datetime, timezone
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from ...export.clock_trust import DAY_S, LEDGER_NAME, BootClock, ClockVerdict, Ledger, boot_clock
-from ...export.definition_files import SIDECAR, ref_of_name
+from ...export.definition_files import UNUSED_GRACE_S, prune_unreferenced
 from .files import store_files, trajectory_date
 
 __all__ = ["parse_age", "prune_definitions", "prune_store", "prune_with_verdict"]
@@ -121,43 +120,10 @@ def prune_with_verdict(directory: Path, older_than_days: int, *, dry_run: bool =
     return out, verdict
 
 
-_REF: Final = re.compile(rb'"sha256:([0-9a-f]{64})"')
-UNUSED_GRACE_S: Final = DAY_S
-"""How long a definition no trajectory refers to is kept after it was last written or used (a writer refers
-to it only once the trajectory file is renamed into place)."""
-
-
 def prune_definitions(directory: Path, now: float, *, grace: float = UNUSED_GRACE_S) -> int:
     """Delete the sidecar definitions no JSON file of ``directory`` refers to and unused for ``grace`` seconds
-    before ``now``; how many were deleted. Nothing is deleted when a file of the directory cannot be read
-    (what it refers to is then unknown)."""
-    sidecar = directory / SIDECAR
-    try:
-        names = os.listdir(sidecar)
-    except OSError:
-        return 0
-    referenced: set[bytes] = set()
-    try:
-        for entry in os.scandir(directory):
-            if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False):
-                with open(entry.path, "rb") as fh:
-                    referenced.update(_REF.findall(fh.read()))
-    except OSError:
-        return 0
-    deleted = 0
-    for name in names:
-        ref = ref_of_name(name)
-        if ref is None or ref[7:].encode() in referenced:
-            continue
-        path = sidecar / name
-        try:
-            if path.is_symlink() or now - path.stat().st_mtime <= grace:
-                continue
-            path.unlink()
-            deleted += 1
-        except OSError:
-            continue
-    return deleted
+    before ``now``; how many were deleted (:func:`~hermes_pipeline.export.definition_files.prune_unreferenced`)."""
+    return prune_unreferenced(directory, now, grace=grace)
 
 
 def _day_start(path: Path) -> float | None:

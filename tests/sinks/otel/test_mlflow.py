@@ -9,7 +9,7 @@ is named by ``HERMES_PIPELINE_MLFLOW_PYTHON`` (what ``scripts/test`` does: MLflo
 ``hermes-agent``), or importable here. Skipped when neither is there.
 MLflow runs as a child process group on 127.0.0.1 with a free port, its SQLite store and artifacts under
 ``tmp_path``, its telemetry off; start-up is bounded by polling ``/health`` against a deadline and the whole group is
-stopped by the fixture whatever happens. What MLflow stored is read by ``_mlflow_read.py`` run in MLflow's Python.
+stopped by the fixture whatever happens (``_server_launch.py``, shared with the Phoenix test). What MLflow stored is read by ``_mlflow_read.py`` run in MLflow's Python.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +25,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from hermes_pipeline import Engine
@@ -38,6 +35,7 @@ from ._agent_session import (
     ANSWER, CHILD_GOAL, CHILD_SUMMARY, FOLLOW_UP, LAST_ANSWER, MISSING, QUESTION, SKILL, TOOLS, USAGE,
     run_agent_session,
 )
+from ._server_launch import Server, clean_env, free_port, launched
 
 MLFLOW_PYTHON = os.environ.get("HERMES_PIPELINE_MLFLOW_PYTHON", "")
 """A Python with MLflow installed, when MLflow lives in an environment of its own; else this interpreter."""
@@ -58,21 +56,8 @@ SESSION = "sess-mlflow"
 CHAT_PARTS = ("text", "tool_call", "tool_call_response")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class MLflow:
-    """A running MLflow tracking server: its base URL, process (group leader) and log file."""
-
-    def __init__(self, base: str, process: subprocess.Popen[bytes], log: Path, env: dict[str, str]) -> None:
-        self.base = base
-        self.process = process
-        self.log = log
-        self.env = env
-        self.client = httpx.Client(base_url=base, timeout=30.0)
+class MLflow(Server):
+    """A running MLflow tracking server (``_server_launch.py``)."""
 
     def create_experiment(self, name: str) -> str:
         response = self.client.post("/api/2.0/mlflow/experiments/create", json={"name": name})
@@ -94,57 +79,19 @@ class MLflow:
             time.sleep(0.5)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop MLflow's whole process group (its server spawns workers): TERM, a grace period for the leader, then
-    KILL for whatever of the group is left (a worker may outlive its leader)."""
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait(5)
-
-
 @pytest.fixture(scope="module")
 def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MLflow]:
     work = tmp_path_factory.mktemp("mlflow")
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "OTEL_"))}
+    port = free_port()
+    env = clean_env("MLFLOW_", "OTEL_")
     env.update({"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true", "HOME": str(work),
                 "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"})  # no background job consumers: nothing here uses them
-    log = work / "mlflow.log"
     command = [MLFLOW_PYTHON or sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
                "--workers", "1", "--backend-store-uri", f"sqlite:///{work / 'mlflow.db'}",
                "--default-artifact-root", str(work / "artifacts")]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
-    server = MLflow(f"http://127.0.0.1:{port}", process, log, env)
-    try:
-        deadline = time.monotonic() + START_DEADLINE
-        while True:  # only polling tells when a server is up
-            if process.poll() is not None:
-                pytest.fail(f"mlflow exited with {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
-            try:
-                if server.client.get("/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"mlflow did not answer /health within {START_DEADLINE:.0f} s:\n"
-                            f"{log.read_text(errors='replace')[-3000:]}")
-            time.sleep(0.5)
+    with launched(MLflow, "mlflow", command, work=work, env=env, port=port, health="/health",
+                  deadline=START_DEADLINE, poll=0.5, timeout=30.0) as server:
         yield server
-    finally:
-        server.client.close()
-        _stop(process)
 
 
 def _send(section: dict[str, Any], session_id: str, **kwargs: Any) -> int:

@@ -7,8 +7,8 @@ with those of ``hermes-agent``). Skipped when neither is there.
 Phoenix runs as a child process on 127.0.0.1 with free ports, its working directory under ``tmp_path``, its
 telemetry and every external resource switched off; its gRPC collector is bound to loopback by
 ``tests/sinks/otel/_phoenix_launch.py`` (Phoenix 20.26 has no setting for that host) and the test checks that nothing it
-opened listens on another interface. Start-up is bounded by polling ``/healthz`` against a deadline; Phoenix is
-stopped by the fixture whatever happens.
+opened listens on another interface. Start-up is bounded by polling ``/healthz`` against a deadline; Phoenix's
+process group is stopped by the fixture whatever happens (``_server_launch.py``, shared with the MLflow test).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from __future__ import annotations
 import importlib.util
 import ipaddress
 import os
-import socket
-import subprocess
 import sys
 import time
 import tomllib
@@ -25,13 +23,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from hermes_pipeline import Engine
 from hermes_pipeline.config.templates import find_template
 from hermes_pipeline.sinks.otel import build_otel_plugin
 
+from tests.sinks.otel._server_launch import Server, clean_env, free_port, launched
 from tests.sinks.otel._support import ANSWER, LAST_ANSWER, MISSING, QUESTION, otel_plugin, run_two_turn_session
 
 PHOENIX_PYTHON = os.environ.get("HERMES_PIPELINE_PHOENIX_PYTHON", "")
@@ -51,20 +49,8 @@ INGEST_DEADLINE = 30.0
 PROJECTIONS = ("gen_ai", "openinference")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Phoenix:
-    """A running Phoenix: its base URL, process and log file."""
-
-    def __init__(self, base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-        self.base = base
-        self.process = process
-        self.log = log
-        self.client = httpx.Client(base_url=base, timeout=10.0)
+class Phoenix(Server):
+    """A running Phoenix (``_server_launch.py``)."""
 
     def get(self, path: str, **params: Any) -> Any:
         response = self.client.get(path, params=params)
@@ -104,8 +90,8 @@ def _is_loopback(ip: str) -> bool:
 @pytest.fixture(scope="module")
 def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
     work = tmp_path_factory.mktemp("phoenix")
-    port, grpc_port = _free_port(), _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PHOENIX_", "OTEL_"))}
+    port, grpc_port = free_port(), free_port()
+    env = clean_env("PHOENIX_", "OTEL_")
     env.update({
         "PHOENIX_HOST": "127.0.0.1", "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port),
         "PHOENIX_WORKING_DIR": str(work / "home"),
@@ -113,35 +99,10 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
         "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false",  # no web fonts, telemetry or downloads of its own
         "PHOENIX_LOGGING_LEVEL": "warning", "PHOENIX_DB_LOGGING_LEVEL": "warning",
     })
-    log = work / "phoenix.log"
-    launcher = Path(__file__).with_name("_phoenix_launch.py")
-    with log.open("wb") as out:
-        process = subprocess.Popen([PHOENIX_PYTHON or sys.executable, str(launcher)], cwd=work, env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    server = Phoenix(f"http://127.0.0.1:{port}", process, log)
-    try:
-        deadline = time.monotonic() + START_DEADLINE
-        while True:  # only polling tells when a server is up
-            if process.poll() is not None:
-                pytest.fail(f"phoenix exited with {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
-            try:
-                if server.client.get("/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"phoenix did not answer /healthz within {START_DEADLINE:.0f} s:\n"
-                            f"{log.read_text(errors='replace')[-3000:]}")
-            time.sleep(0.2)
+    command = [PHOENIX_PYTHON or sys.executable, str(Path(__file__).with_name("_phoenix_launch.py"))]
+    with launched(Phoenix, "phoenix", command, work=work, env=env, port=port, health="/healthz",
+                  deadline=START_DEADLINE, poll=0.2) as server:
         yield server
-    finally:
-        server.client.close()
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
 
 
 @pytest.fixture(scope="module")
