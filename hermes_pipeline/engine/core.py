@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, Final
 
 from ..contract.hooks import MIDDLEWARE_KINDS, OBSERVER_HOOKS
@@ -71,6 +72,11 @@ class Engine:
         self._hook_map = self.hook_listeners
         self._mw_map = self.middleware_listeners
         self._lanes: dict[str, tuple[tuple[Entry, ...], tuple[Callable[[tuple[Any, ...]], None], ...] | None]] = {}
+        self.lane_cache: Mapping[str, tuple[tuple[Entry, ...], tuple[Callable[[tuple[Any, ...]], None], ...] | None]] = \
+            MappingProxyType(self._lanes)
+        """Read-only live view of :meth:`record_lanes`' cache, hook → ``(listeners, lanes or None)``: a host on
+        its hot path reads ``lane_cache.get(hook)`` and uses the lanes when ``listeners`` is the tuple it just
+        read from :attr:`hook_listeners` (calling :meth:`record_lanes` otherwise), saving a method call per hook."""
         self._guard: HangGuard | None = None
         if hook_callback_timeout is None:
             hook_callback_timeout = parent.hook_callback_timeout if parent is not None else 0.0
