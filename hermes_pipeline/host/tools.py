@@ -384,8 +384,9 @@ def call_tool(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, *, t
 
     The one synchronous path, bound as the method itself (no extra frame on the agent's thread). With
     middleware or a host gate the call is a :class:`ToolCall` (:func:`call_gated`). With hook listeners
-    only, the same steps run from locals: the call's identity fields are built once and shared by its
-    ``pre_tool_call`` and ``post_tool_call`` fields; a hook whose listeners are all recorders gets those
+    only, the same steps run from locals: the call's identity fields are read once and shared by its
+    ``pre_tool_call`` and ``post_tool_call`` fields, and the engine's listeners are read once per stage
+    (:class:`~hermes_pipeline.engine.tool_route.ToolRoute`); a hook whose listeners are all recorders gets those
     fields through its record lanes (no payload dict, no dispatch, no status scan of the result here);
     any other gets the payload dict of the same fields. A plugin directive, a raising tool, a
     ``transform_tool_result`` listener, a subagent's tool record or a BaseException hands the call over to
@@ -396,10 +397,10 @@ def call_tool(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, *, t
     session = turn.session
     host = session.host
     engine = host.engine
-    if deny is not None or guardrail is not None or approve is not None or engine.middleware_listeners:
+    gated, observed, pre, pre_lanes, _, _, _, _ = engine.tool_route or engine.route_tools()  # the listeners
+    if deny is not None or guardrail is not None or approve is not None or gated:
         return call_gated(turn, tool_name, args, fn, tool_call_id, api_request_id, deny, guardrail, approve)
-    hook_map = engine.hook_listeners
-    if not hook_map and session.subagent is None:
+    if not observed and session.subagent is None:
         try:  # nobody listens: no payload, no copy, no clock
             value = fn(**args)
         except Exception as exc:
@@ -410,29 +411,24 @@ def call_tool(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, *, t
     if api_request_id is None:
         api_request_id = turn.last_api_request_id
     toolset = None if host.toolsets is None else host.toolset_of(tool_name)
-    identity = (tool_name, args, turn.task_id, session.session_id, tool_call_id, turn.turn_id, api_request_id)
-    lane_cache = engine.lane_cache
+    task_id, session_id, turn_id = turn.task_id, session.session_id, turn.turn_id
     call: ToolCall | None = None
     stage = ADMIT
     started = 0
     view: Any = None  # read_only(args) once handed to observers (see ToolCall.observed_args)
     try:
-        pre = hook_map.get("pre_tool_call")
         if pre:  # the hook of ToolCall.pre_tool_call (no middleware: an empty trace)
-            cached = lane_cache.get("pre_tool_call")
-            lanes = cached[1] if cached is not None and cached[0] is pre else engine.record_lanes("pre_tool_call", pre)
-            if lanes is not None:  # recorders only (nothing can block or modify): their lanes, no payload
-                fields = (*identity, [], toolset)
-                for lane in lanes:
+            fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id, [], toolset)
+            if pre_lanes is not None:  # recorders only (nothing can block or modify): their lanes, no payload
+                for lane in pre_lanes:
                     lane(fields)
             else:
                 view = read_only(args)
-                results = engine.dispatch("pre_tool_call", pre_tool_payload((*identity, [], toolset), view), pre)
+                results = engine.dispatch("pre_tool_call", pre_tool_payload(fields, view), pre)
                 if results:
                     directive = tool_directive(results, args)
                     if directive.args is not args:
                         args, view = directive.args, None
-                        identity = (tool_name, args, *identity[2:])
                     if directive.block_message is not None:
                         call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset)
                         call.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
@@ -451,21 +447,21 @@ def call_tool(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, *, t
         stage = RENDER
         result = value if type(value) is str else result_text(value)
         duration_ms = (perf_counter_ns() - started) // 1_000_000
-        if "transform_tool_result" in hook_map or (session.subagent is not None and "subagent_stop" in hook_map):
+        _, _, _, _, post, post_lanes, transform, subagent_stop = engine.tool_route or engine.route_tools()
+        if transform or (subagent_stop and session.subagent is not None):
             call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset, stage=RENDER,
                             started_ns=started)
             return call.finish(result, duration_ms)
         stage = FINISH
-        post = hook_map.get("post_tool_call")
         if post:  # the hook of ToolCall.finish
-            cached = lane_cache.get("post_tool_call")
-            lanes = cached[1] if cached is not None and cached[0] is post else engine.record_lanes("post_tool_call", post)
-            if lanes is not None:  # recorders only: they derive the status from the result, off this thread
-                fields = (*identity, result, duration_ms, DEFERRED_STATUS, None, None, [], toolset, None)
-                for lane in lanes:
+            if post_lanes is not None:  # recorders only: they derive the status from the result, off this thread
+                fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id, result,
+                          duration_ms, DEFERRED_STATUS, None, None, [], toolset, None)
+                for lane in post_lanes:
                     lane(fields)
             else:
-                fields = (*identity, result, duration_ms, *derive_status(result), [], toolset, None)
+                fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id, result,
+                          duration_ms, *derive_status(result), [], toolset, None)
                 engine.dispatch("post_tool_call", post_tool_payload(fields, read_only(args) if view is None else view),
                                 post)
         return result
