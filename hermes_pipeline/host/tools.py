@@ -6,7 +6,12 @@ must stay step for step alike, so they are read side by side here.)
 Order: ``tool_request`` middleware → host allowlist → ``pre_tool_call`` (block / modify) → host
 guardrail → host approval → ``tool_execution`` chain around the tool → ``post_tool_call`` →
 ``transform_tool_result``. With no plugin loaded at all the tool is called directly; with hook
-listeners but no middleware and no host gate, :func:`call_tool` runs the same steps from locals.
+listeners but no middleware and no host gate, :func:`call_tool` (which *is* ``Turn.call_tool``) runs the
+same steps from locals; otherwise the call is a :class:`ToolCall` (:func:`call_gated`, ``Turn.acall_tool``).
+
+One shape per hook: the fields in hookspec order (:func:`pre_tool_fields`, :func:`post_tool_fields`), which
+the exporters' recorders take as they are through their record lanes, and from which the payload dict is
+made (:func:`pre_tool_payload`, :func:`post_tool_payload`) only when a listener needs a dict.
 """
 
 from __future__ import annotations
