@@ -132,8 +132,8 @@ def post_tool_fields(turn: Turn, tool_name: str, args: dict[str, Any], tool_call
                      result: str, duration_ms: int, status: Any, error_type: str | None,
                      error_message: str | None, trace: list[dict[str, str]], toolset: str | None,
                      exit_code: int | None = None) -> tuple[Any, ...]:
-    """The ``post_tool_call`` fields in hookspec order (see :func:`pre_tool_fields`); the call's identity (its first
-    seven fields) is the same as its ``pre_tool_call``'s, which the fast path reuses (:data:`IDENTITY`)."""
+    """The ``post_tool_call`` fields in hookspec order (see :func:`pre_tool_fields`); its first :data:`IDENTITY`
+    fields (the call's identity) are its ``pre_tool_call``'s, read once per call by :func:`call_tool`."""
     return (tool_name, args, turn.task_id, turn.session.session_id, tool_call_id, turn.turn_id, api_request_id, result,
             duration_ms, status, error_type, error_message, trace, toolset, exit_code)
 
