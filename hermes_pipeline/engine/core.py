@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -22,6 +23,7 @@ from .middleware import apply_request_middleware, run_execution_chain
 from .plugins import PluginSet
 from .reentry import in_hook
 from .registry import Registry, add_entry
+from .tool_route import tool_route
 
 logger: Final = logging.getLogger("hermes_pipeline.engine")
 
@@ -72,6 +74,13 @@ class Engine:
         self._mw_map = self.middleware_listeners
         self._lanes: dict[str, tuple[tuple[Entry, ...], tuple[Callable[[tuple[Any, ...]], None], ...] | None]] = {}
         self._guard: HangGuard | None = None
+        self.tool_route: tuple[Any, ...] | None = None
+        """The tool path's view of the listeners: the fields of a :class:`~hermes_pipeline.engine.tool_route.ToolRoute`
+        as a plain tuple (which the interpreter unpacks fastest), or ``None`` when it must be recomputed; a host
+        reads ``engine.tool_route or engine.route_tools()`` once per stage."""
+        self._route_lock = threading.Lock()
+        self.hooks.watch(self._forget_route)
+        self.middleware.watch(self._forget_route)
         if hook_callback_timeout is None:
             hook_callback_timeout = parent.hook_callback_timeout if parent is not None else 0.0
         self.hook_callback_timeout = hook_callback_timeout
@@ -103,7 +112,21 @@ class Engine:
     def hook_callback_timeout(self, value: object) -> None:
         seconds = parse_timeout(value)
         self._guard = HangGuard(seconds, on_timeout=self.failures.callback_timed_out) if seconds > 0 else None
-        self._lanes.clear()  # lanes are offered only without hang protection
+        with self._route_lock:
+            self._lanes.clear()  # lanes are offered only without hang protection
+            self.tool_route = None
+
+    def _forget_route(self) -> None:
+        with self._route_lock:
+            self.tool_route = None
+
+    def route_tools(self) -> tuple[Any, ...]:
+        """The current :class:`~hermes_pipeline.engine.tool_route.ToolRoute` as a plain tuple, computed and kept
+        (see :attr:`tool_route`); a registry change or a hang-protection switch during the computation makes it
+        forgotten again, never kept stale (both take the same lock)."""
+        with self._route_lock:
+            route = self.tool_route = tuple(tool_route(self, self._hook_map, self._mw_map))
+        return route
 
     # ------------------------------------------------------------------ registration
 

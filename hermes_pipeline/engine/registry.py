@@ -32,7 +32,7 @@ def _ordered(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
 class Registry:
     """Ordered callbacks per hook name or middleware kind."""
 
-    __slots__ = ("__weakref__", "_children", "_lock", "_map", "_own", "_parent", "_view")
+    __slots__ = ("__weakref__", "_children", "_lock", "_map", "_own", "_parent", "_view", "_watchers")
 
     def __init__(self, parent: Registry | None = None) -> None:
         self._lock = threading.RLock()
@@ -41,6 +41,7 @@ class Registry:
         self._view = MappingProxyType(self._map)
         self._parent = parent
         self._children: weakref.WeakSet[Registry] = weakref.WeakSet()
+        self._watchers: tuple[Callable[[], None], ...] = ()
         if parent is not None:
             with parent._lock:
                 parent._children.add(self)
@@ -83,8 +84,17 @@ class Registry:
                     del self._map[name]
             self._map.update(merged)  # each key swap is atomic for readers
             children = list(self._children)
+            watchers = self._watchers
+        for watcher in watchers:  # after the view changed: a watcher that recomputes sees the new entries
+            watcher()
         for child in children:
             child._rebuild()
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after every change of the merged view (inherited changes included): for caches
+        derived from it, such as the engine's :class:`~hermes_pipeline.engine.tool_route.ToolRoute`."""
+        with self._lock:
+            self._watchers = (*self._watchers, callback)
 
     def get(self, name: str) -> tuple[Entry, ...]:
         """The entries for ``name`` in dispatch order (a snapshot), inherited ones included."""

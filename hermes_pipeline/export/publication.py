@@ -156,14 +156,27 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
             return direct
         dropped = self._dropped_keys
         offer = queue.submit
-
-        def lane(fields: tuple[Any, ...]) -> None:
-            if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
-                return
-            value = fields[at] if at >= 0 else None
-            if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
-                          value.copy() if type(value) is dict else None)) and opens is not None:
-                dropped.add(opens(dict(zip(names, fields))))
+        # The two shapes of the tool path get lanes of their own, which read fewer closure cells: on real
+        # payloads each one is a cold memory access on the agent's thread (the LLM call in between evicts them).
+        if not context and closes is None and at >= 0:  # opens a scope, copies a field (``pre_tool_call``)
+            def lane(fields: tuple[Any, ...]) -> None:
+                value = fields[at]
+                if not offer((project, time_ns() // 1000, None, fields, value.copy() if type(value) is dict else None)) \
+                        and opens is not None:
+                    dropped.add(opens(dict(zip(names, fields))))
+        elif not context and opens is None and at < 0:  # closes a scope or neither (``post_tool_call``)
+            def lane(fields: tuple[Any, ...]) -> None:
+                if dropped and closes is not None and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
+                    return
+                offer((project, time_ns() // 1000, None, fields, None))
+        else:
+            def lane(fields: tuple[Any, ...]) -> None:
+                if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
+                    return
+                value = fields[at] if at >= 0 else None
+                if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
+                              value.copy() if type(value) is dict else None)) and opens is not None:
+                    dropped.add(opens(dict(zip(names, fields))))
 
         lane.__name__ = method.__name__
         return lane

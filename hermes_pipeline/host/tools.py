@@ -6,7 +6,12 @@ must stay step for step alike, so they are read side by side here.)
 Order: ``tool_request`` middleware → host allowlist → ``pre_tool_call`` (block / modify) → host
 guardrail → host approval → ``tool_execution`` chain around the tool → ``post_tool_call`` →
 ``transform_tool_result``. With no plugin loaded at all the tool is called directly; with hook
-listeners but no middleware and no host gate, :func:`call_observed` runs the same steps from locals.
+listeners but no middleware and no host gate, :func:`call_tool` (which *is* ``Turn.call_tool``) runs the
+same steps from locals; otherwise the call is a :class:`ToolCall` (:func:`call_gated`, ``Turn.acall_tool``).
+
+One shape per hook: the fields in hookspec order (:func:`pre_tool_fields`, :func:`post_tool_fields`), which
+the exporters' recorders take as they are through their record lanes, and from which the payload dict is
+made (:func:`pre_tool_payload`, :func:`post_tool_payload`) only when a listener needs a dict.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from ..contract.status import ToolErrorType, ToolStatus
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from ..engine.callbacks import Entry
 from ..engine.readonly import read_only
+from ..engine.reentry import in_hook, refuse_in_hook
 from ..engine.returns import first_str, tool_directive
 from ..engine.scrub import scrub_message, url_target
 from ..engine.tool_status import DEFERRED_STATUS, derive_status
@@ -114,41 +120,47 @@ def call_identity(turn: Turn, tool_name: str, tool_call_id: str,
             None if host.toolsets is None else host.toolset_of(tool_name))
 
 
-def pre_tool_payload(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
-                     trace: list[dict[str, str]], toolset: str | None) -> dict[str, Any]:
-    """The ``pre_tool_call`` payload (one literal, schema key included: dispatch never re-sizes it)."""
-    return {
-        "tool_name": tool_name, "args": args, "task_id": turn.task_id, "session_id": turn.session.session_id,
-        "tool_call_id": tool_call_id, "turn_id": turn.turn_id, "api_request_id": api_request_id,
-        "middleware_trace": trace, "toolset": toolset, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
-    }
-
-
 def pre_tool_fields(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
                     trace: list[dict[str, str]], toolset: str | None) -> tuple[Any, ...]:
-    """The ``pre_tool_call`` fields in hookspec order, for record lanes (:meth:`Engine.record_lanes`);
-    the same values as :func:`pre_tool_payload` (a test holds them together)."""
+    """The ``pre_tool_call`` fields in hookspec order (``OBSERVER_HOOKS["pre_tool_call"].fields``): what record
+    lanes receive (:meth:`Engine.record_lanes`), and what :func:`pre_tool_payload` turns into the payload dict."""
     return (tool_name, args, turn.task_id, turn.session.session_id, tool_call_id, turn.turn_id, api_request_id, trace,
             toolset)
 
 
 def post_tool_fields(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
-                     result: str, duration_ms: int, status: str | None, error_type: str | None,
+                     result: str, duration_ms: int, status: Any, error_type: str | None,
                      error_message: str | None, trace: list[dict[str, str]], toolset: str | None,
                      exit_code: int | None = None) -> tuple[Any, ...]:
-    """The ``post_tool_call`` fields in hookspec order (see :func:`pre_tool_fields`)."""
+    """The ``post_tool_call`` fields in hookspec order (see :func:`pre_tool_fields`); its first :data:`IDENTITY`
+    fields (the call's identity) are its ``pre_tool_call``'s, read once per call by :func:`call_tool`."""
     return (tool_name, args, turn.task_id, turn.session.session_id, tool_call_id, turn.turn_id, api_request_id, result,
             duration_ms, status, error_type, error_message, trace, toolset, exit_code)
 
 
-def post_tool_payload(turn: Turn, tool_name: str, args: dict[str, Any], tool_call_id: str, api_request_id: str | None,
-                      result: str, duration_ms: int, status: str | None, error_type: str | None,
-                      error_message: str | None, trace: list[dict[str, str]], toolset: str | None,
-                      exit_code: int | None = None) -> dict[str, Any]:
-    """The ``post_tool_call`` payload (one literal, schema key included)."""
+IDENTITY: Final = 7
+"""How many leading fields ``pre_tool_call`` and ``post_tool_call`` share (``tool_name`` .. ``api_request_id``)."""
+
+
+def pre_tool_payload(fields: tuple[Any, ...], args: Any) -> dict[str, Any]:
+    """The ``pre_tool_call`` payload of ``fields`` (:func:`pre_tool_fields`), with ``args`` as observers see them
+    (the read-only view); one literal with the schema key, so dispatch never re-sizes it. Built only when a
+    listener needs a dict (a recorder takes the fields)."""
+    tool_name, _, task_id, session_id, tool_call_id, turn_id, api_request_id, trace, toolset = fields
     return {
-        "tool_name": tool_name, "args": args, "task_id": turn.task_id, "session_id": turn.session.session_id,
-        "tool_call_id": tool_call_id, "turn_id": turn.turn_id, "api_request_id": api_request_id, "result": result,
+        "tool_name": tool_name, "args": args, "task_id": task_id, "session_id": session_id,
+        "tool_call_id": tool_call_id, "turn_id": turn_id, "api_request_id": api_request_id,
+        "middleware_trace": trace, "toolset": toolset, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+    }
+
+
+def post_tool_payload(fields: tuple[Any, ...], args: Any) -> dict[str, Any]:
+    """The ``post_tool_call`` payload of ``fields`` (:func:`post_tool_fields`; see :func:`pre_tool_payload`)."""
+    (tool_name, _, task_id, session_id, tool_call_id, turn_id, api_request_id, result, duration_ms, status, error_type,
+     error_message, trace, toolset, exit_code) = fields
+    return {
+        "tool_name": tool_name, "args": args, "task_id": task_id, "session_id": session_id,
+        "tool_call_id": tool_call_id, "turn_id": turn_id, "api_request_id": api_request_id, "result": result,
         "duration_ms": duration_ms, "status": status, "error_type": error_type, "error_message": error_message,
         "middleware_trace": trace, "toolset": toolset, "exit_code": exit_code,
         "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
@@ -246,9 +258,15 @@ class ToolCall(CallContext):
     def pre_tool_call(self, entries: tuple[Entry, ...]) -> bool:
         """Dispatch ``pre_tool_call`` to ``entries`` (its listeners) and apply the directives; ``False`` when
         a plugin blocked the call."""
-        results = self.engine.dispatch("pre_tool_call", pre_tool_payload(
-            self.turn, self.tool_name, self.observed_args(), self.tool_call_id, self.api_request_id, self.trace[:], self.toolset),
-            entries)
+        engine = self.engine
+        fields = pre_tool_fields(self.turn, self.tool_name, self.args, self.tool_call_id, self.api_request_id,
+                                 self.trace[:], self.toolset)
+        lanes = engine.record_lanes("pre_tool_call", entries)
+        if lanes is not None:  # recorders only: nothing can block or modify
+            for lane in lanes:
+                lane(fields)
+            return True
+        results = engine.dispatch("pre_tool_call", pre_tool_payload(fields, self.observed_args()), entries)
         if results:
             directive = tool_directive(results, self.args)
             self.args = directive.args
@@ -297,12 +315,18 @@ class ToolCall(CallContext):
         post = hook_map.get("post_tool_call")
         transform = hook_map.get("transform_tool_result") if status is None else None
         record = self.session.subagent is not None and "subagent_stop" in hook_map
-        if status is None and (post or transform or record):  # OBS-69: parsed only for listeners
+        lanes = engine.record_lanes("post_tool_call", post) if post else None
+        if status is None and (transform or record or (post and lanes is None)):  # OBS-69: only for listeners
             status, error_type, error_message = derive_status(result)  # parses only text that can be a JSON object
         if post:
-            engine.dispatch("post_tool_call", post_tool_payload(
-                self.turn, self.tool_name, self.observed_args(), self.tool_call_id, self.api_request_id, result, duration_ms,
-                status, error_type, error_message, self.trace[:], self.toolset), post)
+            fields = post_tool_fields(self.turn, self.tool_name, self.args, self.tool_call_id, self.api_request_id,
+                                      result, duration_ms, DEFERRED_STATUS if status is None else status, error_type,
+                                      error_message, self.trace[:], self.toolset)
+            if lanes is not None:  # recorders only: a status left to derive is derived off this thread
+                for lane in lanes:
+                    lane(fields)
+            else:
+                engine.dispatch("post_tool_call", post_tool_payload(fields, self.observed_args()), post)
         if record:
             self.session.record_tool(history_entry(self.tool_name, self.args, result, status or _OK))
         if transform:
@@ -352,50 +376,68 @@ class ToolCall(CallContext):
         }
 
 
-def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, tool_call_id: str,
-                  api_request_id: str | None) -> str:
-    """:meth:`Turn.call_tool` when the engine has hook listeners but no middleware and the call no host gate.
+def call_tool(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, *, tool_call_id: str = "",
+              api_request_id: str | None = None, deny: str | None = None, guardrail: Guardrail | None = None,
+              approve: Approver | None = None) -> str:
+    """Run one tool call through middleware and hooks; returns the text for the model context (:meth:`Turn.call_tool`).
 
-    The same hooks, payloads and outcomes as the :class:`ToolCall` path (``pre_tool_call`` → the
-    tool → ``post_tool_call``), with the call's state in locals: a plain call builds no
-    :class:`ToolCall`, only the :class:`CallContext` made current while the tool runs. A plugin
-    directive, a raising tool, a ``transform_tool_result`` listener, a subagent's tool record or a
-    BaseException hands the call over to a :class:`ToolCall` carrying the state reached.
+    ``fn`` is called with the effective arguments as keyword arguments. A tool that raises
+    gives ``{"error": "..."}``; a blocked call gives ``{"error": <block message>}``. ``deny``
+    refuses the call before hooks (an allowlist), ``guardrail`` after ``pre_tool_call``, and
+    ``approve`` is the approval gate. ``KeyboardInterrupt`` and cancellation propagate after
+    ``post_tool_call`` reported ``cancelled``. Safe to call from several threads at once.
+
+    The one synchronous path, bound as the method itself (no extra frame on the agent's thread). With
+    middleware or a host gate the call is a :class:`ToolCall` (:func:`call_gated`). With hook listeners
+    only, the same steps run from locals: the call's identity fields are read once and shared by its
+    ``pre_tool_call`` and ``post_tool_call`` fields, and the engine's listeners are read once per stage
+    (:class:`~hermes_pipeline.engine.tool_route.ToolRoute`); a hook whose listeners are all recorders gets those
+    fields through its record lanes (no payload dict, no dispatch, no status scan of the result here);
+    any other gets the payload dict of the same fields. A plugin directive, a raising tool, a
+    ``transform_tool_result`` listener, a subagent's tool record or a BaseException hands the call over to
+    a :class:`ToolCall` carrying the state reached.
     """
+    if in_hook.get() is not None:  # a hook running tools would re-enter its own hook (reentry.py)
+        refuse_in_hook("call_tool", tool_name)
     session = turn.session
     host = session.host
     engine = host.engine
-    hook_map = engine.hook_listeners
+    gated, observed, pre, pre_lanes, _, _, _, _ = engine.tool_route or engine.route_tools()  # the listeners
+    if deny is not None or guardrail is not None or approve is not None or gated:
+        return call_gated(turn, tool_name, args, fn, tool_call_id, api_request_id, deny, guardrail, approve)
+    if not observed and session.subagent is None:
+        try:  # nobody listens: no payload, no copy, no clock
+            value = fn(**args)
+        except Exception as exc:
+            return error_text(exception_text(exc))
+        return value if type(value) is str else result_text(value)
     if not tool_call_id:
         tool_call_id = f"{_PREFIX}{next(_counter)}"
     if api_request_id is None:
         api_request_id = turn.last_api_request_id
     toolset = None if host.toolsets is None else host.toolset_of(tool_name)
+    task_id, session_id, turn_id = turn.task_id, session.session_id, turn.turn_id
     call: ToolCall | None = None
     stage = ADMIT
     started = 0
     view: Any = None  # read_only(args) once handed to observers (see ToolCall.observed_args)
     try:
-        pre = hook_map.get("pre_tool_call")
-        if pre:  # the payload of ToolCall.pre_tool_call (no middleware: an empty trace)
-            lanes = engine.record_lanes("pre_tool_call", pre)
-            if lanes is not None:  # recorders only (nothing can block or modify): their lanes, no payload
-                fields = pre_tool_fields(turn, tool_name, args, tool_call_id, api_request_id, [], toolset)
-                for lane in lanes:
+        if pre:  # the hook of ToolCall.pre_tool_call (no middleware: an empty trace)
+            fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id, [], toolset)
+            if pre_lanes is not None:  # recorders only (nothing can block or modify): their lanes, no payload
+                for lane in pre_lanes:
                     lane(fields)
-                results = None
             else:
                 view = read_only(args)
-                results = engine.dispatch("pre_tool_call", pre_tool_payload(
-                    turn, tool_name, view, tool_call_id, api_request_id, [], toolset), pre)
-            if results:
-                directive = tool_directive(results, args)
-                if directive.args is not args:
-                    args, view = directive.args, None
-                if directive.block_message is not None:
-                    call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset)
-                    call.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
-                    return call.finish_blocked()
+                results = engine.dispatch("pre_tool_call", pre_tool_payload(fields, view), pre)
+                if results:
+                    directive = tool_directive(results, args)
+                    if directive.args is not args:
+                        args, view = directive.args, None
+                    if directive.block_message is not None:
+                        call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset)
+                        call.blocked = (ToolErrorType.PLUGIN_BLOCK.value, directive.block_message)
+                        return call.finish_blocked()
         token = current.set(CallContext(session, turn, tool_call_id, tool_name))
         stage = RUN
         started = perf_counter_ns()
@@ -410,30 +452,54 @@ def call_observed(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, 
         stage = RENDER
         result = value if type(value) is str else result_text(value)
         duration_ms = (perf_counter_ns() - started) // 1_000_000
-        if "transform_tool_result" in hook_map or (session.subagent is not None and "subagent_stop" in hook_map):
+        _, _, _, _, post, post_lanes, transform, subagent_stop = engine.tool_route or engine.route_tools()
+        if transform or (subagent_stop and session.subagent is not None):
             call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset, stage=RENDER,
                             started_ns=started)
             return call.finish(result, duration_ms)
         stage = FINISH
-        post = hook_map.get("post_tool_call")
-        if post:  # the payload of ToolCall.finish
-            lanes = engine.record_lanes("post_tool_call", post)
-            if lanes is not None:  # recorders only: they derive the status from the result, off this thread
-                fields = post_tool_fields(turn, tool_name, args, tool_call_id, api_request_id, result, duration_ms,
-                                          DEFERRED_STATUS, None, None, [], toolset)
-                for lane in lanes:
+        if post:  # the hook of ToolCall.finish
+            if post_lanes is not None:  # recorders only: they derive the status from the result, off this thread
+                fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id, result,
+                          duration_ms, DEFERRED_STATUS, None, None, [], toolset, None)
+                for lane in post_lanes:
                     lane(fields)
             else:
-                status, error_type, error_message = derive_status(result)
-                engine.dispatch("post_tool_call", post_tool_payload(
-                    turn, tool_name, read_only(args) if view is None else view, tool_call_id, api_request_id, result,
-                    duration_ms, status, error_type, error_message, [], toolset), post)
+                fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id, result,
+                          duration_ms, *derive_status(result), [], toolset, None)
+                engine.dispatch("post_tool_call", post_tool_payload(fields, read_only(args) if view is None else view),
+                                post)
         return result
     except BaseException as exc:
         if call is None:
             call = ToolCall(turn, tool_name, args, tool_call_id, api_request_id, toolset, stage=stage,
                             started_ns=started)
             call.reported = stage == FINISH
+        turn._tool_stopped(call, exc)
+        raise
+
+
+def call_gated(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, tool_call_id: str,
+               api_request_id: str | None, deny: str | None, guardrail: Guardrail | None,
+               approve: Approver | None) -> str:
+    """:func:`call_tool` with middleware or a host gate: the call is a :class:`ToolCall` from the start."""
+    call = ToolCall.open(turn, tool_name, args, tool_call_id, api_request_id)
+    try:
+        if not call.admit(deny, guardrail, approve):
+            return call.finish_blocked()
+        token = current.set(call)
+        call.stage = RUN
+        started = call.started_ns = perf_counter_ns()
+        try:
+            value = call.run_chain(fn) if "tool_execution" in call.engine.middleware_listeners else fn(**call.args)
+        except Exception as exc:
+            return call.finish_raised(exc, elapsed_ms(started))
+        finally:
+            current.reset(token)
+        call.stage = RENDER
+        return call.finish(value if type(value) is str else result_text(value),
+                           (perf_counter_ns() - started) // 1_000_000)
+    except BaseException as exc:
         turn._tool_stopped(call, exc)
         raise
 

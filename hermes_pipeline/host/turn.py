@@ -12,14 +12,15 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..engine import trace_parent
-from ..engine.reentry import in_hook, refuse_in_hook
+from ..engine.reentry import refuse_in_hook
 from ..engine.returns import first_nonempty_str, llm_context
 from ..engine.scrub import scrub_message
 from .context import CallContext, _reset, _set, current
 from .interaction import Approval, HumanInput
 from .llm import AsyncProvider, ErrorClassifier, LLMRequest, Provider
-from .tools import (RENDER, RUN, Approver, Guardrail, ToolCall, ToolFn, call_observed, elapsed_ms, error_text,
-                    exception_text, result_text)
+from .tools import RENDER, RUN, ToolCall, ToolFn, elapsed_ms, exception_text, result_text
+from .tools import Approver, Guardrail
+from .tools import call_tool as _call_tool
 
 if TYPE_CHECKING:
     from .session import Session
@@ -156,58 +157,9 @@ class Turn:
 
     # ---------------------------------------------------------------- tool calls
 
-    def call_tool(
-        self,
-        tool_name: str,
-        args: dict[str, Any],
-        fn: ToolFn,
-        *,
-        tool_call_id: str = "",
-        api_request_id: str | None = None,
-        deny: str | None = None,
-        guardrail: Guardrail | None = None,
-        approve: Approver | None = None,
-    ) -> str:
-        """Run one tool call through middleware and hooks; returns the text for the model context.
-
-        ``fn`` is called with the effective arguments as keyword arguments. A tool that raises
-        gives ``{"error": "..."}``; a blocked call gives ``{"error": <block message>}``. ``deny``
-        refuses the call before hooks (an allowlist), ``guardrail`` after ``pre_tool_call``, and
-        ``approve`` is the approval gate. ``KeyboardInterrupt`` and cancellation propagate after
-        ``post_tool_call`` reported ``cancelled``. Safe to call from several threads at once.
-        """
-        if in_hook.get() is not None:  # a hook running tools would re-enter its own hook (reentry.py)
-            refuse_in_hook("call_tool", tool_name)
-        session = self.session
-        engine = session.host.engine
-        hook_map, mw_map = engine.hook_listeners, engine.middleware_listeners
-        if deny is None and guardrail is None and approve is None and not mw_map:
-            if hook_map or session.subagent is not None:
-                return call_observed(self, tool_name, args, fn, tool_call_id, api_request_id)
-            try:  # nobody listens: no payload, no copy, no clock
-                value = fn(**args)
-            except Exception as exc:
-                return error_text(exception_text(exc))
-            return value if type(value) is str else result_text(value)
-        call = ToolCall.open(self, tool_name, args, tool_call_id, api_request_id)
-        try:
-            if not call.admit(deny, guardrail, approve):
-                return call.finish_blocked()
-            token = current.set(call)
-            call.stage = RUN
-            started = call.started_ns = perf_counter_ns()
-            try:
-                value = call.run_chain(fn) if "tool_execution" in mw_map else fn(**call.args)
-            except Exception as exc:
-                return call.finish_raised(exc, elapsed_ms(started))
-            finally:
-                current.reset(token)
-            call.stage = RENDER
-            return call.finish(value if type(value) is str else result_text(value),
-                               (perf_counter_ns() - started) // 1_000_000)
-        except BaseException as exc:
-            self._tool_stopped(call, exc)
-            raise
+    call_tool = _call_tool
+    """Run one tool call through middleware and hooks (:func:`hermes_pipeline.host.tools.call_tool`, bound as
+    this method: the agent's thread pays no extra frame per tool call)."""
 
     async def acall_tool(
         self,

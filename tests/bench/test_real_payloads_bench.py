@@ -66,3 +66,23 @@ def test_fmt1_fmt42_floor_replay_writes_the_engines_scope_tree(tmp_path: Path, w
         assert real.leaks(tmp_path / "floor", secrets) == 0  # the obliged floor runs the scrubber too
     else:
         assert real.leaks(tmp_path / "floor", secrets) > 0  # the inline floor does not: the secrets are real
+
+
+def test_the_caller_floor_records_every_tool_call_inside_the_engines_run(tmp_path: Path,
+                                                                         workload: real.RealWorkload) -> None:
+    """The caller floor row (issue #29 caller-thread target) is only a floor if it does record each tool call: a
+    start before the tool and an end after it, with the call's id, arguments and result, in call order, while the
+    engine around it still exports every other event of the same run (so the agent's thread sees the same work)."""
+    with OTLPReceiver(discard=True) as receiver:
+        run = real.caller_floor_run(workload, tmp_path, receiver)
+    assert run.cpu > 0
+    records = [json.loads(line) for line in (tmp_path / "tool-floor.jsonl").read_text(encoding="utf-8").splitlines()]
+    calls = [t for i in range(workload.sessions) for c in workload.session(i).calls for t in c[2]]
+    assert [(phase, fields[0] if phase == "end" else fields[2]) for _, phase, fields in records] == \
+        [(phase, call_id) for call_id, *_ in calls for phase in ("start", "end")]
+    starts = [fields for _, phase, fields in records if phase == "start"]
+    ends = [fields for _, phase, fields in records if phase == "end"]
+    assert [(f[0], f[1]) for f in starts] == [(name, args) for _, name, args, _ in calls]
+    assert [f[1] for f in ends] == [result for *_, result in calls]
+    lines = (tmp_path / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == workload.events() - 2 * workload.tool_calls  # everything but the tool calls

@@ -20,7 +20,9 @@ from hermes_pipeline.contract import hookspecs
 from hermes_pipeline.contract.hooks import OBSERVER_HOOKS
 from hermes_pipeline.contract.hookspecs import hookimpl
 from hermes_pipeline.export import ScopeEvent, ScopePlugin
-from hermes_pipeline.host.tools import post_tool_fields, post_tool_payload, pre_tool_fields, pre_tool_payload
+from hermes_pipeline.engine.callbacks import RECORD_LANE
+from hermes_pipeline.host.tools import (IDENTITY, post_tool_fields, post_tool_payload, pre_tool_fields,
+                                      pre_tool_payload)
 
 from tests.sinks.atof._support import stuck_projection
 
@@ -40,18 +42,78 @@ def _spec_names(hook: str) -> list[str]:
 
 
 def test_fields_are_the_payload_in_hookspec_order() -> None:
-    """One shape: the lane fields zipped with the hookspec's parameters are the dispatch payload."""
+    """One shape: the payload dict is made from the fields (never built beside them), in hookspec order with the
+    schema key last, and the fields zipped with the hookspec's parameters are that payload."""
     engine = Engine()
     turn = Host(engine, model="m").session().turn("hi")
     args = {"path": "a"}
-    pre = pre_tool_payload(turn, "read_file", args, "c1", "r1", [], "files")
-    assert dict(zip(_spec_names("pre_tool_call"), pre_tool_fields(turn, "read_file", args, "c1", "r1", [],
-                                                                   "files"), strict=True)) == \
+    fields = pre_tool_fields(turn, "read_file", args, "c1", "r1", [], "files")
+    pre = pre_tool_payload(fields, args)
+    assert list(pre) == [*_spec_names("pre_tool_call"), "telemetry_schema_version"]
+    assert dict(zip(_spec_names("pre_tool_call"), fields, strict=True)) == \
         {k: v for k, v in pre.items() if k != "telemetry_schema_version"}
-    post = post_tool_payload(turn, "read_file", args, "c1", "r1", "x", 3, "error", "tool_error", "m", [], None)
-    assert dict(zip(_spec_names("post_tool_call"), post_tool_fields(
-        turn, "read_file", args, "c1", "r1", "x", 3, "error", "tool_error", "m", [], None), strict=True)) == \
+    ended = post_tool_fields(turn, "read_file", args, "c1", "r1", "x", 3, "error", "tool_error", "m", [], None)
+    post = post_tool_payload(ended, args)
+    assert list(post) == [*_spec_names("post_tool_call"), "telemetry_schema_version"]
+    assert dict(zip(_spec_names("post_tool_call"), ended, strict=True)) == \
         {k: v for k, v in post.items() if k != "telemetry_schema_version"}
+    assert ended[:IDENTITY] == fields[:IDENTITY]  # one identity, shared by both hooks of the call
+
+
+class _LaneRecorder:
+    """A recorder offering record lanes: keeps each hook's fields as received."""
+
+    def __init__(self) -> None:
+        self.fields: list[tuple[str, tuple[Any, ...]]] = []
+
+
+def _lane_recorder(engine: Engine) -> _LaneRecorder:
+    recorder = _LaneRecorder()
+    for hook in TOOL_HOOKS:
+        def callback(*a: Any, _hook: str = hook, **k: Any) -> None:
+            raise AssertionError(f"{_hook} dispatched although every listener offers a lane")
+
+        def bind(plugin: Any, _hook: str = hook) -> Any:
+            return lambda fields: recorder.fields.append((_hook, fields))
+
+        setattr(callback, RECORD_LANE, bind)
+        engine.register_hook(hook, callback)
+    return recorder
+
+
+@pytest.mark.parametrize("gated", [False, True])
+def test_lane_fields_are_the_dispatched_payloads(gated: bool) -> None:
+    """OBS-19 / FMT-79: a call's fields handed to record lanes are, value for value, the payload a dict listener
+    gets for the same call (the identity built once per call, on the fast path and on the gated one), the status
+    left to derive as ``DEFERRED_STATUS``; the payload's ``args`` are the read-only view of the same arguments."""
+    from hermes_pipeline.engine.tool_status import DEFERRED_STATUS, resolve_status
+
+    def calls(engine: Engine) -> None:
+        host = Host(engine, model="m", toolsets={"read_file": "files"})
+        turn = host.session("s1").turn("go", task_id="k1", turn_id="u1")
+        guard = (lambda name, args: None) if gated else None
+        turn.call_tool("read_file", {"path": "a"}, lambda path: "milk", tool_call_id="a", guardrail=guard)
+        turn.call_tool("read_file", {"path": "b"}, lambda path: '{"error": "gone"}', tool_call_id="b",
+                       api_request_id="r9", guardrail=guard)
+
+    lanes_engine = Engine()
+    recorder = _lane_recorder(lanes_engine)
+    calls(lanes_engine)
+    dict_engine = Engine()
+    payloads: list[tuple[str, dict[str, Any]]] = []
+    for hook in TOOL_HOOKS:
+        dict_engine.register_hook(hook, lambda _hook=hook, **payload: payloads.append((_hook, payload)))
+    calls(dict_engine)
+    assert [hook for hook, _ in recorder.fields] == [hook for hook, _ in payloads] == list(TOOL_HOOKS) * 2
+    assert recorder.fields[1][1][9] is DEFERRED_STATUS  # derived off the agent's thread, not here
+    for (hook, fields), (_, payload) in zip(recorder.fields, payloads, strict=True):
+        if hook == "post_tool_call":
+            fields = resolve_status(fields, 7, 9)
+            payload = {**payload, "duration_ms": fields[8]}
+        named = dict(zip(_spec_names(hook), fields, strict=True))
+        assert named.pop("args") == payload.pop("args")
+        assert payload.pop("telemetry_schema_version")
+        assert named == payload
 
 
 def test_lanes_only_when_every_listener_is_a_recorder() -> None:

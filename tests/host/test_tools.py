@@ -266,20 +266,21 @@ _SCENARIOS: dict[str, tuple[Any, dict[str, Any]]] = {
 
 @pytest.mark.parametrize("scenario", sorted(_SCENARIOS))
 def test_hooks_only_path_reports_like_the_gated_path(scenario: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A tool call with hook listeners but no middleware and no host gate takes a path of its own
-    (``call_observed``): it fires the same hooks with the same payloads (key order included), returns
-    the same text and raises the same way as the full path, which an allow-all guardrail takes."""
-    import hermes_pipeline.host.turn as turn_module
+    """A tool call with hook listeners but no middleware and no host gate runs from locals in
+    ``call_tool`` (no :class:`ToolCall` unless handed over): it fires the same hooks with the same payloads
+    (key order included), returns the same text and raises the same way as the gated path
+    (``call_gated``), which an allow-all guardrail takes."""
+    import hermes_pipeline.host.tools as tools_module
 
     fn, hooks = _SCENARIOS[scenario]
-    observed: list[str] = []
-    original = turn_module.call_observed
+    gated_calls: list[str] = []
+    original = tools_module.call_gated
 
     def counted(*args: Any) -> str:
-        observed.append(args[1])
+        gated_calls.append(args[1])
         return original(*args)
 
-    monkeypatch.setattr(turn_module, "call_observed", counted)
+    monkeypatch.setattr(tools_module, "call_gated", counted)
 
     def run(gated: bool) -> tuple[list[tuple[str, list[tuple[str, Any]]]], Any]:
         engine = Engine()
@@ -300,7 +301,7 @@ def test_hooks_only_path_reports_like_the_gated_path(scenario: str, monkeypatch:
         return events, outcome
 
     assert run(gated=False) == run(gated=True)
-    assert observed == ["read_file"]  # the ungated run only
+    assert gated_calls == ["read_file"]  # the gated run only
 
 
 def test_hooks_only_path_keeps_the_tool_call_context_and_subagent_records() -> None:
