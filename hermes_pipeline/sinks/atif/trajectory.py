@@ -580,7 +580,7 @@ class TrajectoryAssembler:
         # Values the projection cut to its max_value_chars bound: the trajectory then says so, since a replay
         # of it cannot give back what was cut (see export/bounds.py).
         cut = sum(event.metadata.get(TRUNCATED_VALUES_KEY, 0) for _, _, event in events
-                  if isinstance(event.metadata, Mapping))
+                  if type(event.metadata) is dict or isinstance(event.metadata, Mapping))
         if cut:
             hermes["truncated_values"] = cut
         extra: dict[str, Any] = {"hermes": hermes}
