@@ -59,7 +59,7 @@ from .sanitize import (
 )
 from .scrub import REDACTED, REDACTION_FAILED
 
-__all__ = ["BUDGET_BYTES", "build_request_field", "cache_stats"]
+__all__ = ["BUDGET_BYTES", "build_request_field", "cache_stats", "is_sanitized_part"]
 
 BUDGET_BYTES: Final = 4_000_000
 """Bytes of part keys the table may hold before it is emptied (its entries hold about 4x that: ~16 MB at most)."""
@@ -84,9 +84,19 @@ class _Part:
 
 
 _table: Final[dict[tuple[int, int, bytes], _Part]] = {}
+_sanitized: Final[dict[int, object]] = {}
+"""``id`` → value of every container part in the table: already the sanitizer's output (see :func:`is_sanitized_part`)."""
 """(pass, depth, part key) -> the part converted under that pass's caps at that depth."""
 _state: Final[dict[str, Any]] = {"key": None, "bytes": 0, "hits": 0, "misses": 0}
 _lock: Final = threading.Lock()
+
+
+def is_sanitized_part(value: object) -> bool:
+    """Whether ``value`` is a converted part held by the table (a message or tool schema of a request field), the
+    very object: the sanitizer's output, each string scrubbed once where it entered and each string at most
+    ``PASS1_MAX_STR`` long, never changed afterwards (parts are shared by every request that holds them), so the
+    export's credential walk need not walk it again (issue #29 item 5). Thread-safe: one dict lookup."""
+    return _sanitized.get(id(value)) is value
 
 
 def cache_stats() -> dict[str, int]:
@@ -143,13 +153,17 @@ def _part(value: object, depth: int, pass_index: int, limit: int) -> _Part:
     with _lock:
         if _state["key"] is not _scrub._redaction_key:
             _table.clear()
+            _sanitized.clear()
             _state["key"], _state["bytes"] = _scrub._redaction_key, 0
         size = int(_state["bytes"]) + len(key)
         if size > BUDGET_BYTES:
             _table.clear()
+            _sanitized.clear()
             size = len(key)
         _state["bytes"] = size
         _table[slot] = part
+        if type(part.value) is dict or type(part.value) is list:
+            _sanitized[id(part.value)] = part.value
     return part
 
 
@@ -233,6 +247,7 @@ def build_request_field(provider_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     if _state["key"] is not _scrub._redaction_key:
         with _lock:
             _table.clear()
+            _sanitized.clear()
             _state["key"], _state["bytes"] = _scrub._redaction_key, 0
     body = {k: v for k, v in provider_kwargs.items() if k not in _REQUEST_DROPPED_KEYS}
     limit = payload_max_chars()

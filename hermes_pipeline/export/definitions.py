@@ -56,13 +56,51 @@ def is_ref(value: Any) -> bool:
             and value[REF_KEY].startswith(PREFIX))
 
 
+MEMO_ENTRIES: Final = 256
+"""Values whose reference :func:`_ref_of` remembers (emptied when full)."""
+_memo: Final[dict[Any, tuple[Any, str | None]]] = {}
+"""Identity key of a value → ``(what keeps the key's objects alive, its reference or None when it is short)``."""
+
+
+def _memo_key(value: Any) -> Any:
+    """The identity key of a definition value: a string itself; a list by the identities of its items (every
+    request's tool list is a new list, of the same schema objects when the tools did not change: the engine
+    converts each distinct schema once); anything else by its own identity."""
+    cls = type(value)
+    if cls is str:
+        return value
+    if cls is list:
+        return (list, *map(id, value))
+    return id(value)
+
+
+def _ref_of(value: Any) -> str | None:
+    """``"sha256:…"`` of ``value``'s canonical JSON, or ``None`` when that is shorter than :data:`MIN_BYTES`.
+
+    Hermes sends the same tool schemas and system prompt with every request: rendering their canonical JSON and
+    hashing it (tens of kilobytes) again for each request, in each writer, was most of an LLM call's export
+    cost. The result is remembered by identity (see :func:`_memo_key`), with a reference to the objects the key
+    names, so that no other object can take their ids while the entry lives. That is sound because scope events
+    are immutable once published (every writer reads the same objects, none changes them).
+    """
+    key = _memo_key(value)
+    hit = _memo.get(key)
+    if hit is not None:
+        return hit[1]
+    text = canonical_json(value)
+    ref = None if len(text) < MIN_BYTES else PREFIX + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    if len(_memo) >= MEMO_ENTRIES:
+        _memo.clear()
+    _memo[key] = (tuple(value) if type(value) is list else value, ref)
+    return ref
+
+
 def _refer(value: Any, known: set[str], new: MutableMapping[str, Any]) -> Any:
     if value is None or isinstance(value, (bool, int, float)) or is_ref(value):
         return value
-    text = canonical_json(value)
-    if len(text) < MIN_BYTES:
+    ref = _ref_of(value)
+    if ref is None:
         return value
-    ref = PREFIX + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     if ref not in known:
         known.add(ref)
         new[ref] = value

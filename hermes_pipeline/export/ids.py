@@ -65,15 +65,31 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
-@lru_cache(maxsize=256)
-def _utc_second(seconds: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+_SECONDS_KEPT: Final = 4096
+_seconds: Final[dict[int, str]] = {}
+"""Epoch second → ``YYYY-MM-DDTHH:MM:SS.`` (emptied when it holds :data:`_SECONDS_KEPT`)."""
+_DIGITS: Final = tuple(f"{n:03d}" for n in range(1000))
+_DIGITS_Z: Final = tuple(f"{n:03d}Z" for n in range(1000))
+
+
+def _second(seconds: int) -> str:
+    if len(_seconds) >= _SECONDS_KEPT:
+        _seconds.clear()
+    text = _seconds[seconds] = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(seconds))
+    return text
 
 
 def rfc3339_us(epoch_us: int) -> str:
-    """``YYYY-MM-DDTHH:MM:SS.ffffffZ``: RFC 3339 UTC with exactly six fractional digits (FMT-14)."""
-    seconds, micros = divmod(epoch_us, 1_000_000)
-    return f"{_utc_second(seconds)}.{micros:06d}Z"
+    """``YYYY-MM-DDTHH:MM:SS.ffffffZ``: RFC 3339 UTC with exactly six fractional digits (FMT-14).
+
+    Every exporter renders two of these per scope: the second's text is remembered and the six digits are
+    put together from two tables of three (a ``:06d`` format costs several times that)."""
+    seconds = epoch_us // 1_000_000
+    head = _seconds.get(seconds)
+    if head is None:
+        head = _second(seconds)
+    micros = epoch_us - seconds * 1_000_000
+    return head + _DIGITS[micros // 1000] + _DIGITS_Z[micros % 1000]
 
 
 def parse_timestamp_us(value: str | int) -> int:

@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..engine.readonly import ReadOnlyDict, ReadOnlyList
-from ..engine.sanitize import DEPTH_MARKER, sanitize
+from ..engine.request_field import is_sanitized_part
+from ..engine.sanitize import DEPTH_MARKER, PASS1_MAX_STR, sanitize
 from ..engine.scrub import (
     CLEAN_MAX_CHARS,
     REDACTED,
@@ -52,15 +53,22 @@ as the dicts and lists they are."""
 """Exact types kept as they are (strings are scrubbed, everything else is walked or rendered)."""
 
 
-class _Walk:
-    """One walk's state: the containers on the current path (cycle detection), the value cap, and the cuts made."""
+PART_CAP: Final = 2 * PASS1_MAX_STR
+"""Under a cap of at least this, a sanitized request part (no string longer than ``PASS1_MAX_STR`` plus its cut
+marker) is kept as it is without a walk."""
 
-    __slots__ = ("ids", "cap", "cut")
+
+class _Walk:
+    """One walk's state: the containers on the current path (cycle detection), the value cap, the cuts made, and
+    whether the request field's sanitized parts may be kept without a walk (see :func:`_sequence`)."""
+
+    __slots__ = ("ids", "cap", "cut", "parts")
 
     def __init__(self, cap: int | None) -> None:
         self.ids: set[int] = set()
         self.cap = cap
         self.cut = 0
+        self.parts = cap is None or cap >= PART_CAP
 
     def scrub(self, text: str) -> str:
         """``text`` scrubbed and, past the cap, cut with the truncation marker (counted in :attr:`cut`)."""
@@ -203,7 +211,9 @@ def _sequence(value: list[Any] | tuple[Any, ...], depth: int, ctx: _Walk) -> lis
                 ctx.ids.add(id(value))
                 entered = True
             if cls is dict and child < MAX_DEPTH and id(item) not in ctx.ids:  # as in _mapping
-                new = _mapping(item, child, ctx)
+                # A message or tool schema of the engine's request field: already the sanitizer's output,
+                # scrubbed where it entered (the same scrubber and key rule, so this walk would keep it as it is)
+                new = item if ctx.parts and is_sanitized_part(item) else _mapping(item, child, ctx)
             else:
                 new = _walk(item, child, ctx)
         if new is not item:

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.export import MemoryDestination
-from hermes_pipeline.export.definitions import (DEFINITIONS_KEY, MIN_BYTES, digest, is_ref, resolve,
+from hermes_pipeline.export.definitions import (DEFINITIONS_KEY, MEMO_ENTRIES, MIN_BYTES, digest, is_ref, resolve,
                                                 resolve_request, shrink_request)
+from hermes_pipeline.export.jsonenc import canonical
 from hermes_pipeline.sinks.atof import build_atof_plugin
 
 from tests.sinks.atof._support import collect
@@ -84,3 +85,30 @@ def test_atof_lines_define_the_tools_and_prompt_once_per_session(engine: Engine)
     assert len(PROMPT) >= MIN_BYTES
     written = b"".join(dest.items)
     assert written.count(b'"tool_4"') == 2 and written.count(b"PROMPT-START") == 2  # once per session
+
+
+schemas = st.lists(st.fixed_dictionaries({"name": st.text(max_size=12), "description": st.text(min_size=40, max_size=300)}),
+                   min_size=1, max_size=6)
+
+
+@given(schemas, st.lists(st.lists(st.integers(0, 5), max_size=6), min_size=1, max_size=12))
+def test_a_remembered_reference_is_the_hash_of_what_is_sent_now(pool: list[dict[str, Any]],
+                                                                 picks: list[list[int]]) -> None:
+    """The references are remembered by the identity of the tool schemas (each request's list is new, its
+    schemas the same objects): any list made of those objects, in any order, gets the hash of its own
+    canonical JSON, the same as computed afresh (``digest``), also for lists that are dropped at once (an id
+    must never be taken by a list of other content) and for equal copies."""
+    for pick in picks:
+        for tools in ([pool[i % len(pool)] for i in pick], [dict(pool[i % len(pool)]) for i in pick]):
+            shrunk = shrink_request({"body": {"tools": tools}}, set(), {})
+            expected = {"$ref": digest(tools)} if len(canonical(tools)) >= MIN_BYTES else tools
+            assert shrunk["body"]["tools"] == expected
+
+
+def test_more_values_than_the_memo_holds_keep_their_own_references() -> None:
+    """Past :data:`MEMO_ENTRIES` distinct values the memo starts again; every reference stays the value's own."""
+    for n in range(MEMO_ENTRIES * 2 + 5):
+        prompt = f"{n} " + "You are Hermes. " * 20
+        tools = [{"name": f"tool_{n}", "description": "x" * 300}]
+        shrunk = shrink_request({"body": {"system": prompt, "tools": tools}}, set(), {})
+        assert shrunk["body"] == {"system": {"$ref": digest(prompt)}, "tools": {"$ref": digest(tools)}}

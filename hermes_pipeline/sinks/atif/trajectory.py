@@ -480,6 +480,13 @@ class TrajectoryAssembler:
             if node is not None and node.root is root:
                 del subagents[key]
         root.keys = []
+        # A root refers to itself (``root``): its events, and its subagents', would otherwise wait for the cyclic
+        # garbage collector, promoted through every generation on the way (a full collection per few sessions).
+        nodes = [root]
+        while nodes:
+            node = nodes.pop()
+            node.events = []
+            nodes.extend(node.children)
 
     def _evict(self, record: _Written) -> None:
         """Forget a remembered root; a continuation of it still open is written as it is, then dropped."""
@@ -580,7 +587,7 @@ class TrajectoryAssembler:
         # Values the projection cut to its max_value_chars bound: the trajectory then says so, since a replay
         # of it cannot give back what was cut (see export/bounds.py).
         cut = sum(event.metadata.get(TRUNCATED_VALUES_KEY, 0) for _, _, event in events
-                  if isinstance(event.metadata, Mapping))
+                  if type(event.metadata) is dict or isinstance(event.metadata, Mapping))
         if cut:
             hermes["truncated_values"] = cut
         extra: dict[str, Any] = {"hermes": hermes}

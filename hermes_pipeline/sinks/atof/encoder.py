@@ -14,7 +14,8 @@ be written, the definitions go into the line itself (``data.definitions``), so n
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from operator import is_
+from typing import Any, Final
 
 from ...export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
 from ...export.definition_files import DefinitionFiles
@@ -24,6 +25,8 @@ from ...export.files import utc_date
 from ...export.jsonenc import compact_line
 
 __all__ = ["AtofEncoder", "replace_dots"]
+
+_NOTHING_WRITTEN: Final = (0, b"", (), None)
 
 
 def replace_dots(value: Any) -> Any:
@@ -70,7 +73,9 @@ class AtofEncoder:
         self.dots = dots
         self.daily = daily
         self._date = ""
-        self._written: dict[int, tuple[int, bytes]] = {}
+        self._written: dict[int, tuple[int, bytes, tuple[Any, ...], Any]] = {}
+        """Session scope UUID → the history last written for it: its length, the SHA-256 of its messages'
+        canonical JSON (the hash object too, to go on from it) and the messages themselves."""
         self._defined: dict[int, set[str]] = {}
         """Session scope UUID → the definitions already written in this file for that session."""
         self.shared = shared
@@ -132,16 +137,24 @@ class AtofEncoder:
         if self.llm_history == "full":
             doc["data"] = {**data, "messages_offset": 0}
             return doc
-        known, known_digest = self._written.get(event.session_uuid, (0, b""))
-        running = hashlib.sha256()
-        offset = 0
-        for index, message in enumerate(history):
-            if index == known and known and running.digest() == known_digest:
-                offset = known
-            running.update(canonical_json(message).encode("utf-8", "surrogatepass") + b"\n")
-        if known and known == len(history) and running.digest() == known_digest:
+        known, known_digest, seen, state = self._written.get(event.session_uuid, _NOTHING_WRITTEN)
+        if known and len(history) >= known and all(map(is_, seen, history)):
+            # The history written last time, the very same message objects (the engine converts each message
+            # once): the prefix needs no hashing, only what it adds (events are immutable once published).
             offset = known
-        self._written[event.session_uuid] = (len(history), running.digest())
+            running = state.copy()
+            for message in history[known:]:
+                running.update(canonical_json(message).encode("utf-8", "surrogatepass") + b"\n")
+        else:
+            running = hashlib.sha256()
+            offset = 0
+            for index, message in enumerate(history):
+                if index == known and known and running.digest() == known_digest:
+                    offset = known
+                running.update(canonical_json(message).encode("utf-8", "surrogatepass") + b"\n")
+            if known and known == len(history) and running.digest() == known_digest:
+                offset = known
+        self._written[event.session_uuid] = (len(history), running.digest(), tuple(history), running)
         body = request["body"]
         doc["data"] = {**data, "request": {**request, "body": {**body, HISTORY_KEYS[api_mode]: history[offset:]}},
                        "messages_offset": offset}
