@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hermes_pipeline.export.events import START, ScopeEvent
+from hermes_pipeline.export.events import END, START, ScopeEvent
 from hermes_pipeline.testing import capture_export
 
 _CALLS = [{"id": "c_read", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}},
@@ -50,3 +50,14 @@ def recorded_events(directory: Path) -> list[ScopeEvent]:
 def leaf_starts_dropped(events: list[ScopeEvent]) -> list[ScopeEvent]:
     """``events`` without the starts of LLM calls and tool calls (a filter that lets their ends through)."""
     return [e for e in events if not (e.phase == START and e.category in ("llm", "tool"))]
+
+
+def close_scopes(events: list[ScopeEvent]) -> list[ScopeEvent]:
+    """``events`` (built by hand) with each end given its start (``end.start``), as the tracker hands them."""
+    starts: dict[int, ScopeEvent] = {}
+    for event in events:
+        if event.phase == START:
+            starts[event.uuid] = event
+        elif event.phase == END:
+            event.start = starts.pop(event.uuid, event.start)
+    return events
