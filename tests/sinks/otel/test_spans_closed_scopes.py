@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from hermes_pipeline.export.events import START, ScopeEvent
 from hermes_pipeline.sinks.otel.config import TraceEndpoint
@@ -47,9 +48,8 @@ def test_llm_spans_come_from_closed_scopes(tmp_path: Path, kind: str) -> None:
 def test_the_sink_does_not_queue_llm_starts(tmp_path: Path) -> None:
     """FMT-79: the OTel sink's event queue takes every event but the LLM calls' starts, and no span is lost."""
     events = recorded_events(tmp_path)
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
     from hermes_pipeline.sinks.otel.config import parse_otel_config
+
     exporter = InMemorySpanExporter()
     config = parse_otel_config({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:1"}]})
     sink = OtelSink(config, Options(), exporter_factory=lambda endpoint, session: exporter).start()
@@ -65,3 +65,23 @@ def test_the_sink_does_not_queue_llm_starts(tmp_path: Path) -> None:
     assert stats["events"]["written"] == len(events) - llm_starts
     assert stats["dropped"] == 0 and stats["builder"]["unpaired_ends"] == 0
     assert sum(1 for s in exporter.get_finished_spans() if s.name.startswith("chat")) == 2
+
+
+def test_an_llm_end_refused_by_a_full_queue_is_a_counted_lost_span(tmp_path: Path) -> None:
+    """FMT-80, FMT-81: the end of an LLM call stands alone on the event queue (its start is not queued); a full
+    queue drops it like any event and ``otel.spans_dropped`` counts the span it would have made."""
+    from hermes_pipeline.sinks.otel.config import parse_otel_config
+
+    events = recorded_events(tmp_path)
+    llm_end = next(e for e in events if e.phase == "end" and e.category == "llm")
+    filler = events[0]  # any event fills the queue: its writer is not started
+    config = parse_otel_config({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:1"}]})
+    sink = OtelSink(config, Options(), exporter_factory=lambda endpoint, session: InMemorySpanExporter())
+    try:
+        while sink._events.submit(filler):  # noqa: SLF001 - fill the sink's own event queue
+            pass
+        assert sink.counters()["otel.spans_dropped[0]"] == 0
+        sink(llm_end)
+        assert sink.counters()["otel.spans_dropped[0]"] == 1
+    finally:
+        sink.shutdown(1.0)
