@@ -125,7 +125,8 @@ class RowBuilder:
                 return list(self._decisions.feed(event))
             return self._mark(event)
         if event.phase == "start":
-            run = self._run_of(event.parent_uuid)
+            parent = event.parent_uuid
+            run = parent if parent in self._turns else self._run_of_scope.get(parent) if parent else None
             if event.name == "agent.run":
                 self._turns[event.uuid] = _Turn(event)
             elif event.name == "hermes.session" and event.metadata.get("hermes.scope_role") == "subagent":
