@@ -168,8 +168,10 @@ class TrajectoryAssembler:
     paired once by the tracker) and the steps read it from there. What is kept is the grouping itself,
     keyed by the parent a later event belongs to: which trajectory the children and marks of each scope
     join (``_routes``, trajectory nodes, no events), the trajectories under construction (``_roots``, each
-    buffering its own events until its root ends, FMT-46) and, grouped by turn, the session start whose
-    values the turns under it take (``_sessions``).
+    buffering its own events until its root ends, FMT-46), grouped by turn the session start whose values
+    the turns under it take (``_sessions``), and the trajectories a later event may still join (a rotated
+    segment held for its successor's name, ``_held``; a subagent continuing after its root was written,
+    ``_reopened``).
 
     Args:
         config: the validated ``atif`` table.
