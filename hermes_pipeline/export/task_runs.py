@@ -2,8 +2,8 @@
 
 Shared by the observability store, which writes the rows, and the OpenTelemetry metrics, which count them
 (so both agree on what a task, a failed call or a memory write is). :class:`RowBuilder` runs on the
-consumer's writer thread, never the agent's. It pairs the projection's
-scope starts and ends and produces, in event order:
+consumer's writer thread, never the agent's. It reads each scope end as a closed scope (its start is
+``end.start``, paired once by the tracker) and produces, in event order:
 
 - a ``task_runs`` row at the end of each ``agent.run`` (outcome, counts, tokens, known cost);
 - an ``llm_calls`` row at the end of each ``llm.call`` (the provider's cost, else the price table);
@@ -91,23 +91,32 @@ def _int(value: Any) -> int | None:
 
 
 class RowBuilder:
-    """Turns events into :data:`Item` s (see the module docstring); one instance per store sink."""
+    """Turns events into :data:`Item` s (see the module docstring); one instance per store sink.
+
+    No table of open scopes: an end brings its own start (``end.start``, the closed scope the tracker
+    hands every listener). What is kept is only what a row needs beyond one pair, each keyed by the
+    run it belongs to: the open ``agent.run`` aggregates (``_turns``: calls, tokens and costs counted
+    into its ``task_runs`` row, skill runs open in it) and, for each scope open inside a run, that run
+    (``_run_of_scope``: a decision mark or a tool's error rows name the run around their parent).
+    """
 
     def __init__(self, prices: Mapping[tuple[str, str], Price] | None = None) -> None:
         self.prices = dict(prices or {})
-        self._starts: dict[int, ScopeEvent] = {}
         self._turns: dict[int, _Turn] = {}
+        """Open ``agent.run`` scope uuid → what its ``task_runs`` row counts."""
+        self._run_of_scope: dict[int, int] = {}
+        """Uuid of a scope open inside a run → that run's uuid (the run enclosing a mark's parent)."""
         self._subagent_sessions: set[int] = set()
         self._decisions = Decisions(self._run_of)
 
     def _run_of(self, uuid: int | None) -> int | None:
         """The ``agent.run`` scope enclosing the open scope ``uuid`` (for decision rows)."""
-        while uuid:
-            if uuid in self._turns:
-                return uuid
-            start = self._starts.get(uuid)
-            uuid = start.parent_uuid if start is not None else None
-        return None
+        if not uuid:
+            return None
+        if uuid in self._turns:
+            return uuid
+        run = self._run_of_scope.get(uuid)
+        return run if run in self._turns else None  # a run already ended encloses nothing any more
 
     def feed(self, event: ScopeEvent) -> list[Item]:
         """The items ``event`` produces (usually none)."""
@@ -116,7 +125,8 @@ class RowBuilder:
                 return list(self._decisions.feed(event))
             return self._mark(event)
         if event.phase == "start":
-            self._starts[event.uuid] = event
+            parent = event.parent_uuid
+            run = parent if parent in self._turns else self._run_of_scope.get(parent) if parent else None
             if event.name == "agent.run":
                 self._turns[event.uuid] = _Turn(event)
             elif event.name == "hermes.session" and event.metadata.get("hermes.scope_role") == "subagent":
@@ -125,8 +135,11 @@ class RowBuilder:
                 turn = self._turns.get(event.parent_uuid or 0)
                 if turn is not None:
                     turn.skill_runs += 1
+            if run is not None:
+                self._run_of_scope[event.uuid] = run
             return []
-        start = self._starts.pop(event.uuid, None)
+        self._run_of_scope.pop(event.uuid, None)
+        start = event.start
         if start is None:
             return []
         if event.name == "agent.run":

@@ -94,8 +94,9 @@ class StepMapper:
         self._turns: dict[int, _Turn] = {}
         self._outside = _Turn(0)
         self._scope_turn: dict[int, int] = {}
-        self._llm: dict[int, ScopeEvent] = {}
-        self._tools: dict[int, ScopeEvent] = {}
+        self._tools: set[int] = set()
+        """Tool calls still running: an approval or a subagent raised inside one attaches to it (an end brings
+        its own start, ``end.start``: no start is kept here)."""
         self._calls: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._idless: list[tuple[int, dict[str, Any], dict[str, Any], int, int]] = []
         """``(turn uuid, step, tool call, llm uuid, index)`` of calls the model issued without an id."""
@@ -124,7 +125,6 @@ class StepMapper:
             elif event.name == TURN_SCOPE:
                 self._turn_start(event)
             elif event.category == "llm":
-                self._llm[event.uuid] = event
                 self._scope_turn[event.uuid] = self._turn_of(event.parent_uuid).uuid
                 if self.first_model is None and (type(event.profile) is dict or isinstance(event.profile, Mapping)):
                     model = event.profile.get("model_name")
@@ -133,7 +133,7 @@ class StepMapper:
                     text = system_prompt(event.data.get("request"), event.metadata.get("hermes.api_mode"))
                     self._system = (text or "", event.timestamp_us)
             elif event.category == "tool":
-                self._tools[event.uuid] = event
+                self._tools.add(event.uuid)
                 self._scope_turn[event.uuid] = self._turn_of(event.parent_uuid).uuid
         elif event.phase == END:
             if event.name == TURN_SCOPE and event.category == "function":
@@ -249,9 +249,9 @@ class StepMapper:
     # ------------------------------------------------------------------ provider attempts (agent steps)
 
     def _llm_end(self, event: ScopeEvent) -> None:
-        start = self._llm.pop(event.uuid, None)
-        turn = self._turns.get(self._scope_turn.get(event.uuid, -1), self._outside) if start is not None \
-            else self._turn_of(event.parent_uuid)
+        start = event.start  # the closed scope: the tracker paired it
+        owner = self._scope_turn.get(event.uuid)
+        turn = self._turns.get(owner, self._outside) if owner is not None else self._turn_of(event.parent_uuid)
         data = event.data if (type(event.data) is dict or isinstance(event.data, Mapping)) else {}
         meta = event.metadata
         start_meta = start.metadata if start is not None else {}
@@ -355,9 +355,10 @@ class StepMapper:
 
     def _tool_end(self, event: ScopeEvent) -> None:
         uuid = event.uuid
-        start = self._tools.pop(uuid, None)
-        turn = self._turns.get(self._scope_turn.get(uuid, -1), self._outside) if start is not None \
-            else self._turn_of(event.parent_uuid)
+        start = event.start  # the closed scope: the tracker paired it
+        self._tools.discard(uuid)
+        owner = self._scope_turn.get(uuid)
+        turn = self._turns.get(owner, self._outside) if owner is not None else self._turn_of(event.parent_uuid)
         profile = event.profile or {}
         call_id = profile.get("tool_call_id")
         meta = event.metadata

@@ -1,7 +1,7 @@
 """Grouping scope events into ATIF trajectories (spec 04 §3.1, §3.2, §3.7, §3.9, FMT-42..FMT-49).
 
 (Over 400 lines on purpose: routing, continuations, rewrites of written roots and the document all
-read and update the assembler's one state, its open scopes, remembered roots and continuation keys.)
+read and update the assembler's one state, its routes, remembered roots and continuation keys.)
 
 :class:`TrajectoryAssembler` runs on the ATIF writer thread. It receives every scope event in the
 tracker's total order (a scope's start before its end, a parent's start before its children's),
@@ -120,16 +120,6 @@ class _Node:
         """The earlier segment of a rotated session, written once this segment's file name is known."""
 
 
-class _Scope:
-    """An open scope as the router knows it: the trajectory its events belong to (``None``: none)."""
-
-    __slots__ = ("node", "start")
-
-    def __init__(self, node: _Node | None, start: ScopeEvent) -> None:
-        self.node = node
-        self.start = start
-
-
 class _Written:
     """A written root remembered for late subagent continuations: its file name and document."""
 
@@ -174,6 +164,15 @@ def _replaced(document: dict[str, Any], trajectory_id: str,
 class TrajectoryAssembler:
     """Routes scope events to trajectories and renders finished ones (see the module docstring).
 
+    No table of open scopes to pair starts and ends: an end is a closed scope (its start is ``end.start``,
+    paired once by the tracker) and the steps read it from there. What is kept is the grouping itself,
+    keyed by the parent a later event belongs to: which trajectory the children and marks of each scope
+    join (``_routes``, trajectory nodes, no events), the trajectories under construction (``_roots``, each
+    buffering its own events until its root ends, FMT-46), grouped by turn the session start whose values
+    the turns under it take (``_sessions``), and the trajectories a later event may still join (a rotated
+    segment held for its successor's name, ``_held``; a subagent continuing after its root was written,
+    ``_reopened``).
+
     Args:
         config: the validated ``atif`` table.
         output: called with each :class:`TrajectoryFile`; an exception is counted and warned once.
@@ -188,7 +187,11 @@ class TrajectoryAssembler:
         self.version = config.agent_version or version
         self.by_turn = config.group_by == "turn"
         self.recent_roots = max(recent_roots, 0)
-        self._open: dict[int, _Scope] = {}
+        self._routes: dict[int, _Node | None] = {}
+        """Uuid of a scope whose children may still come → the trajectory they join (``None``: none)."""
+        self._sessions: dict[int, ScopeEvent] = {}
+        """``group_by = "turn"``: uuid of a session scope outside any trajectory → its start, the session-level
+        values of the turns to come under it (FMT-48)."""
         self._roots: dict[int, _Node] = {}
         self._held: dict[Any, _Node] = {}
         self._subagents: dict[tuple[int, Any], _Node] = {}
@@ -211,9 +214,9 @@ class TrajectoryAssembler:
         """Route one event (called on the writer thread, in the tracker's order)."""
         self._seq += 1
         if event.kind == MARK:
-            scope = self._open.get(event.parent_uuid) if event.parent_uuid is not None else None
-            if scope is not None and scope.node is not None:
-                scope.node.events.append((event.timestamp_us, self._seq, event))
+            owner = self._routes.get(event.parent_uuid) if event.parent_uuid is not None else None
+            if owner is not None:
+                owner.events.append((event.timestamp_us, self._seq, event))
             return
         if event.phase == START:
             self._start(event)
@@ -223,10 +226,11 @@ class TrajectoryAssembler:
     def _start(self, event: ScopeEvent) -> None:
         if event.category == "agent" and self._continue(event):
             return
-        parent = self._open.get(event.parent_uuid) if event.parent_uuid is not None else None
-        if event.parent_uuid is not None and parent is None:
+        parent_uuid = event.parent_uuid
+        routes = self._routes
+        if parent_uuid is not None and parent_uuid not in routes:
             self.counts["unrouted_events"] += 1
-        owner = parent.node if parent is not None else None
+        owner = routes.get(parent_uuid) if parent_uuid is not None else None
         node: _Node | None = owner
         if owner is not None and event.category == "agent":  # a subagent: embedded, no file of its own (FMT-43)
             node = _Node(event, owner, event)
@@ -237,7 +241,7 @@ class TrajectoryAssembler:
                 self._subagents[key] = node
                 node.root.keys.append(key)
         elif owner is None and self._is_root(event):
-            session = parent.start if parent is not None and parent.start.category == "agent" else None
+            session = self._sessions.get(parent_uuid) if parent_uuid is not None else None
             node = _Node(event, None, session if self.by_turn else event)
             self._roots[event.uuid] = node
             self._link_segment(node)
@@ -247,7 +251,9 @@ class TrajectoryAssembler:
                     and event.name == TURN_SCOPE and event.parent_uuid == node.start.uuid:
                 node.trajectory_id = uuid_str(event.uuid)  # one run, one id: the session file takes its first run's
                 self._release_held(node)
-        self._open[event.uuid] = _Scope(node, event)
+        elif self.by_turn and event.category == "agent":
+            self._sessions[event.uuid] = event
+        routes[event.uuid] = node
 
     def _continue(self, event: ScopeEvent) -> bool:
         """A continuation of an ended subagent session joins that subagent's trajectory (FMT-43).
@@ -261,7 +267,7 @@ class TrajectoryAssembler:
             return False
         node = self._subagents.get((event.parent_uuid, event.metadata.get("hermes.session_id")))
         if node is None:
-            if event.parent_uuid not in self._open:
+            if event.parent_uuid not in self._routes:
                 self.counts["continuations_unmerged"] += 1
                 self._warn_once("unmerged", "a subagent continued after its parent trajectory was written and "
                                 "forgotten (only the last %d are kept); it was written as a trajectory of its own",
@@ -270,7 +276,7 @@ class TrajectoryAssembler:
         node.aliases.add(event.uuid)
         node.end = None  # running again
         node.events.append((event.timestamp_us, self._seq, event))
-        self._open[event.uuid] = _Scope(node, event)
+        self._routes[event.uuid] = node
         root = node.root.start.uuid
         if root in self._written:
             self._written.move_to_end(root)
@@ -283,12 +289,18 @@ class TrajectoryAssembler:
         return event.category == "agent"
 
     def _end(self, event: ScopeEvent) -> None:
-        scope = self._open.pop(event.uuid, None)
-        if scope is None:
+        routes = self._routes
+        if event.uuid in routes:
+            node = routes.pop(event.uuid)
+        elif event.start is not None and event.category != "agent" and event.parent_uuid in routes:
+            # a closed scope whose start this assembler never saw: it joins its parent's trajectory whole
+            node = routes[event.parent_uuid]
+        else:
             self.counts["unrouted_events"] += 1
             return
-        node = scope.node
         if node is None:
+            if self._sessions:
+                self._sessions.pop(event.uuid, None)
             return
         node.events.append((event.timestamp_us, self._seq, event))
         if node.start.uuid != event.uuid:
@@ -324,8 +336,7 @@ class TrajectoryAssembler:
         """
         running: dict[int, _Node] = {}
         stale = []
-        for uuid, scope in self._open.items():
-            node = scope.node
+        for uuid, node in self._routes.items():
             if node is None or node.root is not root:
                 continue
             if keep_running and node is not root and node.end is None and _live(node):
@@ -333,7 +344,7 @@ class TrajectoryAssembler:
             else:
                 stale.append(uuid)
         for uuid in stale:
-            del self._open[uuid]
+            del self._routes[uuid]
         return list(running.values())
 
     def _link_segment(self, node: _Node) -> None:
@@ -372,7 +383,8 @@ class TrajectoryAssembler:
         for node in held:
             self._write(node, partial=False)
         roots, self._roots = list(self._roots.values()), {}
-        self._open.clear()
+        self._routes.clear()
+        self._sessions.clear()
         for node in roots:
             self._release_held(node)
             self._write(node, partial=True)

@@ -24,6 +24,8 @@ DURATION_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56,
 for ``gen_ai.client.operation.time_to_first_chunk``."""
 TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
 """The advised boundaries of ``gen_ai.client.token.usage``."""
+_STREAMING_LIMIT: Final = 4096
+"""At most this many LLM calls streaming at once are timed to their first chunk (a bound on memory)."""
 _TEXT_COMPLETION_MODES: Final = frozenset({"completions", "text_completion", "text_completions", "legacy_completions"})
 
 
@@ -50,15 +52,18 @@ def server_attributes(base_url: Any) -> dict[str, Any]:
 
 
 class MetricsRecorder:
-    """Feeds events to the seven instruments (see the package docstring)."""
+    """Feeds events to the seven instruments (see the package docstring).
+
+    No table of open scopes: a duration is read from the closed scope an end brings (``end.start``).
+    The one thing kept beyond a pair is the first ``llm.chunk`` mark of each LLM call still streaming,
+    keyed by that call (the mark's parent): its time to first chunk is recorded when the call ends.
+    """
 
     def __init__(self, meter: Meter, include_skill_names: bool = False) -> None:
         self.include_skill_names = include_skill_names
         self.rows = RowBuilder()
-        self._llm_starts: dict[int, ScopeEvent] = {}
-        self._other_starts: dict[int, ScopeEvent] = {}
-        """``execute_tool`` and ``invoke_agent`` scopes (tool calls, turns) still open."""
-        self._first_chunk: set[int] = set()
+        self._first_chunk: dict[int, int] = {}
+        """Uuid of a streamed LLM call → the time of its first ``llm.chunk`` (µs), until the call ends."""
         self.tasks = meter.create_counter("hermes.agent.tasks", unit="{task}", description="Finished agent runs")
         self.tokens = meter.create_histogram("gen_ai.client.token.usage", unit="{token}",
                                              description="Input and output tokens per LLM call",
@@ -81,22 +86,21 @@ class MetricsRecorder:
         """Count one event."""
         start: ScopeEvent | None = None
         if event.kind == "scope":
-            if event.phase == "start":
-                if event.name == "llm.call":
-                    self._llm_starts[event.uuid] = event
-                elif event.category == "tool" or event.name == "agent.run":
-                    self._other_starts[event.uuid] = event
-            else:
-                start = self._llm_starts.pop(event.uuid, None)
-                self._first_chunk.discard(event.uuid)
-                other = self._other_starts.pop(event.uuid, None)
-                if other is not None:
-                    self._operation(other, event)
-        elif event.name == "llm.chunk" and event.parent_uuid in self._llm_starts \
-                and event.parent_uuid not in self._first_chunk:
-            self._first_chunk.add(event.parent_uuid)
-            llm = self._llm_starts[event.parent_uuid]
-            self.first_chunk.record(max(0, event.timestamp_us - llm.timestamp_us) / 1e6, self._llm_attrs(llm, None))
+            if event.phase != "start":
+                start = event.start
+                first = self._first_chunk.pop(event.uuid, None) if self._first_chunk else None
+                if start is not None:
+                    if start.name == "llm.call":
+                        if first is not None:
+                            self.first_chunk.record(max(0, first - start.timestamp_us) / 1e6,
+                                                    self._llm_attrs(start, None))
+                    else:
+                        if start.category == "tool" or start.name == "agent.run":
+                            self._operation(start, event)
+                        start = None
+        elif event.name == "llm.chunk" and event.parent_uuid is not None \
+                and event.parent_uuid not in self._first_chunk and len(self._first_chunk) < _STREAMING_LIMIT:
+            self._first_chunk[event.parent_uuid] = event.timestamp_us
         started_us = start.timestamp_us if start is not None else None
         self._pending_llm = start
         for item in self.rows.feed(event):

@@ -37,13 +37,13 @@ from typing import Any, ClassVar, Final
 from ...contract.versions import PACKAGE_VERSION as __version__
 from ...engine import trace_parent
 from ...export.errors import ExportConfigError
-from ...export.events import START, ScopeEvent, submit_paired
+from ...export.events import END, SCOPE, START, ScopeEvent, submit_paired
 from ...export.standalone import SinkPlugin
 from ...export.writer import BoundedWriter, warn_nonzero_counters
 from .config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers
 from .env import read_otlp_env
 from .exporter import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
-from .spans import Route, SpanBuilder
+from .spans import LLM_CATEGORY, Route, SpanBuilder
 from .state import Options
 from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
@@ -128,7 +128,8 @@ class OtelSink:
                                      max_attempts=1)
         self._dropped_starts: set[int] = set()
         self._lost_starts = 0
-        """Spans lost because their start event was dropped (written on the publication thread only)."""
+        """Spans lost at the event queue: a start dropped there (its end is dropped with it), or the end of an LLM
+        call (built whole at its end) dropped there (written on the publication thread only)."""
         self._closed = False
         if self._routes:
             quiet_sdk_logs()
@@ -156,8 +157,16 @@ class OtelSink:
         return self
 
     def __call__(self, event: ScopeEvent) -> None:
-        """The listener: enqueue only (FMT-79); a dropped start drops its end too (FMT-80)."""
+        """The listener: enqueue only (FMT-79); a dropped start drops its end too (FMT-80).
+
+        An LLM call's start is not queued: its span is built whole from the closed scope its end brings
+        (``end.start``). That end stands alone: a full queue drops it like any event, counted as a lost span.
+        """
         if not self._routes:
+            return
+        if event.category == LLM_CATEGORY and event.kind == SCOPE:
+            if event.phase == END and not self._events.submit(event):
+                self._lost_starts += 1
             return
         # an accepted start always gets its end, or its span would stay open (and in memory) forever
         if not submit_paired(self._events, event, self._dropped_starts) and event.phase == START:

@@ -1,8 +1,12 @@
 """The span builder: scope events → OTLP spans, on the exporter's own worker thread (spec 04 §4.1, §4.8, FMT-55..FMT-65).
 
+(Over 400 lines on purpose: the trace context of open scopes, sampling, held turns, marks and the span
+records all read and update the builder's one state, the scopes its spans are built from.)
+
 :class:`SpanBuilder` is the destination of the OTel sink's event writer: it receives the scope
 events in the tracker's total order, keeps one :class:`~hermes_pipeline.sinks.otel.state.OpenScope`
-per open scope, and when a scope ends builds one :class:`~.record.SpanRecord` per trace endpoint (each with
+per open scope (an LLM call's only at its end, from the closed scope the end brings), and when a scope ends
+builds one :class:`~.record.SpanRecord` per trace endpoint (each with
 its projection) and hands it to that endpoint's :class:`Route` (a bounded span queue in front of
 the exporter). Nothing here runs on the agent's threads.
 
@@ -47,6 +51,8 @@ from ...engine.trace_parent import TurnIds, lookup, lookup_turn, random_span_id,
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
 _UNSET: Final = Status()
+LLM_CATEGORY: Final = "llm"
+"""Scopes of this category have no children: their span is built whole from the closed scope at their end."""
 _RECENT_LIMIT: Final = 4096
 _TWO64: Final = float(1 << 64)
 
@@ -98,6 +104,12 @@ class Route:
 class SpanBuilder:
     """Destination of the event writer (``write(batch)``); see the module docstring.
 
+    An LLM call's span is built whole at its end, from the closed scope the end brings (``end.start``):
+    nothing nests in one, so its start is not even queued. Any other scope keeps an ``OpenScope`` in ``open``
+    while it runs: not to find its start again (its end brings it) but as the trace context it hands its
+    children, like a tracer's live span (ids drawn at its start, its turn's sampling and held spans, facts
+    passed down and sent up); ``recent`` serves children that arrive after their parent ended.
+
     Args:
         routes: one per trace endpoint, in endpoint order.
         options: the content gate, summary mode, sampling rate and agent version.
@@ -137,7 +149,8 @@ class SpanBuilder:
                 if event.kind == MARK:
                     self._mark(event)
                 elif event.phase == START:
-                    self._start(event)
+                    if event.category != LLM_CATEGORY:  # an LLM call's span is built whole at its end
+                        self.open[event.uuid] = self._scope(event)
                 else:
                     self._end(event)
             except Exception as exc:  # FMT-83: one bad event never stops the others
@@ -150,7 +163,9 @@ class SpanBuilder:
 
     # ------------------------------------------------------------------ events
 
-    def _start(self, event: ScopeEvent) -> None:
+    def _scope(self, event: ScopeEvent) -> OpenScope:
+        """The span state of the scope started by ``event``, its parent's facts inherited (and, for an LLM
+        call, its facts handed up to its turn and agent: provider, offered tools, attempt number)."""
         parent_uuid = event.parent_uuid
         parent = None
         if parent_uuid is not None:
@@ -208,18 +223,23 @@ class SpanBuilder:
                 agent.provider = provider if isinstance(provider, str) else ""
                 model = (event.profile or {}).get("model_name")
                 agent.model = model if isinstance(model, str) and model else None
-        self.open[event.uuid] = scope
+        return scope
 
     def _end(self, event: ScopeEvent) -> None:
         scope = self.open.pop(event.uuid, None)
         if scope is None:
-            self.counts["unpaired_ends"] += 1
-            return
+            start = event.start
+            if start is None or event.category != LLM_CATEGORY:
+                self.counts["unpaired_ends"] += 1
+                return
+            # a closed LLM call (nothing nests in one): its span state is made now, from the start it brings
+            scope = self._scope(start)
+        else:
+            recent = self.recent
+            recent[event.uuid] = scope
+            if len(recent) > _RECENT_LIMIT:
+                del recent[next(iter(recent))]
         scope.closed = True
-        recent = self.recent
-        recent[event.uuid] = scope
-        if len(recent) > _RECENT_LIMIT:
-            del recent[next(iter(recent))]
         error = status_error(event.metadata) is not None
         if scope.folded and scope.marks and scope.parent is not None:  # its gen_ai events go to the subagent span
             scope.parent.folded_marks = [*(scope.parent.folded_marks or ()), *scope.marks]

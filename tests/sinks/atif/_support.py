@@ -137,7 +137,8 @@ class Stream:
         event = ScopeEvent(SCOPE, END, start.uuid, start.parent_uuid, ts, start.name, start.category, (),
                            profile if profile is not None else start.profile, data,
                            {"hermes.telemetry_schema_version": "hermes.observer.v1",
-                            "hermes.session_id": self.session_id, **(meta or {})}, self.session, self.root)
+                            "hermes.session_id": self.session_id, **(meta or {})}, self.session, self.root,
+                           start)  # a closed scope, as the tracker hands it
         self.listener(event)
         return event
 

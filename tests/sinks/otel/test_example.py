@@ -17,6 +17,7 @@ from hermes_pipeline.sinks.otel.config import TraceEndpoint
 from hermes_pipeline.sinks.otel.record import to_readable
 from hermes_pipeline.sinks.otel.spans import Route, SpanBuilder
 from hermes_pipeline.sinks.otel.state import Options
+from tests.export._closed_support import close_scopes
 
 U = {n: uuid_int(u) for n, u in {
     "session": "01a05c77-08a0-7c3a-9d10-5e41a7c90001", "turn": "01a05c77-08aa-7c3a-9d10-5e41a7c90002",
@@ -102,7 +103,7 @@ def build(kind: str, options: Options) -> list[ReadableSpan]:
     # the example's ids are FMT-56's derived ones: ids = "uuid" (the default is random ids, FMT-56b / issue #30)
     builder = SpanBuilder([Route(endpoint, lambda s: spans.append(to_readable(s)) or True, "0.1.0")], options,
                           ids="uuid")
-    builder.write(example_events())
+    builder.write(close_scopes(example_events()))  # ends as the tracker hands them: closed scopes
     assert builder.counts["failures"] == 0 and not builder.open
     return spans
 

@@ -22,6 +22,7 @@ from hermes_pipeline.sinks.otel.spans import Route, SpanBuilder
 from hermes_pipeline.sinks.otel.state import Options
 
 from hermes_pipeline.testing import chat_response
+from tests.export._closed_support import close_scopes
 from ._agent_session import CHILD_GOAL, SKILL, TOOLS, run_agent_session
 
 OPENINFERENCE_PREFIXES = ("input.", "output.", "llm.", "openinference.", "tool.", "tool_call.", "metadata")
@@ -175,7 +176,7 @@ def test_host_work_without_a_convention_is_invoke_workflow() -> None:
     spans: list[SpanRecord] = []
     endpoint = TraceEndpoint(index=0, type="gen_ai", url="http://127.0.0.1:1/v1/traces")
     builder = SpanBuilder([Route(endpoint, lambda span: spans.append(span) or True, "0")], Options())
-    builder.write(events)
+    builder.write(close_scopes(events))  # ends as the tracker hands them: closed scopes
     [span] = spans
     assert (span.name, span.attributes["gen_ai.operation.name"]) == ("invoke_workflow trigger.process",
                                                                       "invoke_workflow")

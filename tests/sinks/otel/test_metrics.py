@@ -138,9 +138,14 @@ def test_time_to_first_chunk_of_streamed_calls() -> None:
     meta = {"hermes.session_id": "s", "hermes.provider": "openai", "hermes.base_url": "https://api.example/v1",
             "hermes.api_mode": "chat_completions"}
 
-    def scope(phase: str, uuid: int, ts: int) -> ScopeEvent:
-        return ScopeEvent("scope", phase, uuid, None, ts, "llm.call", "llm", ("streaming",), {"model_name": "m"},
-                          {}, dict(meta), 0, 0)
+    starts: dict[int, ScopeEvent] = {}
+
+    def scope(phase: str, uuid: int, ts: int) -> ScopeEvent:  # an end is a closed scope: it carries its start
+        event = ScopeEvent("scope", phase, uuid, None, ts, "llm.call", "llm", ("streaming",), {"model_name": "m"},
+                           {}, dict(meta), 0, 0, starts.pop(uuid, None))
+        if phase == "start":
+            starts[uuid] = event
+        return event
 
     def chunk(uuid: int, parent: int, ts: int) -> ScopeEvent:
         return ScopeEvent("mark", None, uuid, parent, ts, "llm.chunk", None, (), None, {"delta": "x"}, dict(meta), 0, 0)

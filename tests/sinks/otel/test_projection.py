@@ -17,6 +17,7 @@ from hermes_pipeline.sinks.otel.genai import operation_name
 from hermes_pipeline.sinks.otel.record import SpanRecord, to_readable
 from hermes_pipeline.sinks.otel.spans import Route, SpanBuilder, sampled
 from hermes_pipeline.sinks.otel.state import Options
+from tests.export._closed_support import close_scopes
 
 T0 = 1_780_000_000_000_000
 BASE = {"hermes.telemetry_schema_version": "hermes.observer.v1", "hermes.session_id": "s"}
@@ -55,7 +56,7 @@ def run(kind: str, events: list[ScopeEvent], options: Options | None = None, **e
         return True
 
     builder = SpanBuilder([Route(config, submit, "0")], options or Options())
-    builder.write(events)
+    builder.write(close_scopes(events))  # ends as the tracker hands them: closed scopes
     assert builder.counts["failures"] == 0
     return spans, builder
 
