@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from ..errors import ExportConfigError
 from ..events import ScopeEvent
@@ -24,6 +24,9 @@ from .protocol import send as _send
 
 __all__ = ["main"]
 
+DEFAULT_QUEUE_SIZE: Final = 10_000
+"""The forwarding queue's share for a sink that states no ``max_queue_size`` of its own."""
+
 
 def _shutdown_all(sinks: dict[str, Any], deadline: float) -> None:
     for sink in sinks.values():
@@ -31,6 +34,12 @@ def _shutdown_all(sinks: dict[str, Any], deadline: float) -> None:
             sink.shutdown(deadline)
         except Exception:  # one sink never prevents the others' shutdown
             pass
+
+
+def _counters(sink: Any) -> dict[str, int]:
+    """The sink's FMT-81 counters when it keeps any (the sink shape only asks for ``stats``)."""
+    counters = getattr(sink, "counters", None)
+    return dict(counters()) if callable(counters) else {}
 
 
 def _build(specs: list[tuple[str, str, dict[str, Any], SinkContext]]) -> dict[str, Any] | tuple[str, str]:
@@ -59,10 +68,11 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     started = time.process_time()  # CPU spent serving is measured from here (start-up excluded)
 
     def report(section: str) -> tuple[dict[str, Any], dict[str, int]]:
-        return sinks[section].stats(), sinks[section].counters()
+        return dict(sinks[section].stats()), _counters(sinks[section])
 
-    _send(stdout, ("ready", {section: (getattr(sink, "enabled", True), sink.destinations(), sink.max_queue_size,
-                                       sink.counters()) for section, sink in sinks.items()}))
+    _send(stdout, ("ready", {section: (getattr(sink, "enabled", True), sink.destinations(),
+                                       getattr(sink, "max_queue_size", DEFAULT_QUEUE_SIZE), _counters(sink))
+                             for section, sink in sinks.items()}))
     make = ScopeEvent
     received = 0
     try:
