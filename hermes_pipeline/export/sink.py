@@ -77,7 +77,7 @@ class SinkBuilder(Protocol):
     def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink: ...
 
 
-def entry_builder(entry: Any) -> Callable[[Mapping[str, Any], SinkContext], Any] | None:
+def entry_builder(entry: Any) -> Callable[..., Any] | None:
     """The callable that builds a sink from what an entry point names: a sink class's (or any object's)
     ``from_config``, else the object itself when it is a builder (callable), else ``None``."""
     from_config = getattr(entry, "from_config", None)
@@ -86,8 +86,9 @@ def entry_builder(entry: Any) -> Callable[[Mapping[str, Any], SinkContext], Any]
     return entry if callable(entry) else None
 
 
-def build_sink(entry: Any, config: Mapping[str, Any], ctx: SinkContext) -> Sink:
-    """Build the sink of ``ctx.name``'s section from ``entry`` (a sink class or a builder).
+def build_sink(entry: Any, config: Mapping[str, Any], ctx: SinkContext, **overrides: Any) -> Sink:
+    """Build the sink of ``ctx.name``'s section from ``entry`` (a sink class or a builder); ``overrides`` are
+    keywords for it (e.g. the built-in sinks' ``destinations`` in tests; never given by the component).
 
     Raises:
         ExportConfigError: ``entry`` is neither (path: the section), or the sink refused its table.
@@ -97,7 +98,7 @@ def build_sink(entry: Any, config: Mapping[str, Any], ctx: SinkContext) -> Sink:
         raise ExportConfigError(ctx.name, f"the sink's entry is a {type(entry).__name__} object, neither a "
                                           "sink class (with from_config(config, ctx)) nor a builder "
                                           "(callable(config, ctx))")
-    sink: Sink = build(config, ctx)
+    sink: Sink = build(config, ctx, **overrides)
     return sink
 
 

@@ -72,7 +72,7 @@ class SinkPlugin(ScopePlugin):
         builder) with the section's ``config`` and ``ctx``, as the ``observability`` component builds it (a
         ``worker = "process"`` section runs in a worker process here too).
 
-        ``overrides`` go to the class's ``from_config`` as keywords (e.g. the built-in sinks' ``destinations``,
+        ``overrides`` go to the class's ``from_config`` (or the builder) as keywords (e.g. the built-in sinks' ``destinations``,
         which replace a destination in tests); ``toolsets`` (tool → toolset) and ``memory_tools`` feed
         ``hermes.toolset``, the ``remote`` flag and the memory span kinds; ``deferred=False`` projects on the
         hook caller's thread. When the sink is disabled, :attr:`enabled` is ``False`` and nothing is exported:
@@ -81,7 +81,7 @@ class SinkPlugin(ScopePlugin):
         Raises:
             ExportConfigError: naming the offending key path (or the section, for an entry that is neither).
         """
-        sink = entry.from_config(config, ctx, **overrides) if overrides else build_sink(entry, config, ctx)
+        sink = build_sink(entry, config, ctx, **overrides)
         return cls(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
 
     def flush(self, timeout: float = 5.0) -> bool:

@@ -206,3 +206,19 @@ def test_base_sink_builds_a_subclass_from_its_constructor(tmp_path: Path) -> Non
 
     sink = build_sink(Counting, {"start": 3}, SinkContext(name="counting", base_dir=tmp_path))
     assert isinstance(sink, Counting) and sink.section == "counting" and sink.start == 3
+
+
+def test_the_old_names_are_thin_aliases_of_the_class_entry_and_the_generic_wrapper(tmp_path: Path) -> None:
+    """The former entry-point builders are the classes themselves, the per-sink plugin classes are the generic
+    stand-alone wrapper, and ``build_atof_plugin`` builds through the class entry (so the forms cannot drift)."""
+    from hermes_pipeline.export.standalone import SinkPlugin
+    from hermes_pipeline.sinks import atif, atof, otel
+
+    assert atof.atof_builder is atof.AtofSink and atif.atif_builder is atif.AtifSink
+    assert otel.opentelemetry_builder is otel.OtelSink
+    assert atof.AtofPlugin is atif.AtifPlugin is otel.OtelPlugin is SinkPlugin
+    plugin = atof.build_atof_plugin({"enabled": True, "sinks": [{"type": "file", "output_directory": str(tmp_path)}]})
+    try:
+        assert type(plugin) is SinkPlugin and type(plugin.sink) is atof.AtofSink and plugin.enabled
+    finally:
+        plugin.shutdown(5.0)
