@@ -192,7 +192,7 @@ MODULE_STRINGS_KEPT: frozenset[str] = frozenset({
 })
 """Module names that stay strings on purpose: the built-in component kinds (CFG-79 resolves them before the
 entry points of the same names) and the name a user writes for the reference replay agent. (A worker
-process is told its builder's name, derived from the function: ``export.worker.sections.builder_reference``.)"""
+process is told its sink class's name, derived from the class: ``export.worker.sections.entry_reference``.)"""
 
 
 # ------------------------------------------------------------------------------------------------------- tests

@@ -1,10 +1,10 @@
 """Attaching the exporters to the ``observability`` component (spec 04 §1).
 
 One :class:`~hermes_pipeline.export.projection.ScopePlugin` projects the hooks into scope events
-once; every enabled section adds one sink, built by the builder its name finds in the
-``hermes_pipeline.sinks`` entry-point group (:mod:`hermes_pipeline.sinks.registry`; the built-in
-``atof``, ``atif`` and ``opentelemetry`` are found the same way), given the section's table and one
-:class:`~hermes_pipeline.sinks.base.SinkContext`. Only the enabled sections' sinks are imported.
+once; every enabled section adds one sink, built by the sink class (``from_config``) or builder its
+name finds in the ``hermes_pipeline.sinks`` entry-point group (:mod:`hermes_pipeline.sinks.registry`;
+the built-in ``atof``, ``atif`` and ``opentelemetry`` are found the same way), given the section's
+table and one :class:`~hermes_pipeline.sinks.base.SinkContext`. Only the enabled sections' sinks are imported.
 A sink that does not declare ``never_blocks`` (every third-party sink, unless it says so) is called
 from its own bounded queue and thread (:mod:`hermes_pipeline.export.isolation`): one that blocks
 loses only its own events, counted, and never holds up the projection, the other sinks, a flush or
@@ -96,7 +96,8 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
 
     ``base_dir`` resolves relative paths (CFG-83); ``default_dir`` is where local files go when a
     section names no ``output_directory`` (``$HERMES_HOME/telemetry`` when omitted, FMT-35).
-    ``builders`` (section → builder) are used before the entry points (tests of a sink not installed).
+    ``builders`` (section → sink class or builder) are used before the entry points (tests of a sink not
+    installed).
 
     Returns ``None`` when no section is enabled (then nothing is registered and nobody listens).
     A sink that cannot be built raises; the component activation then fails as a whole (CFG-48).
@@ -114,7 +115,7 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
                              redact_credentials=config.get("redact_credentials") is not False,
                              max_value_chars=config.get("max_value_chars"))
     attached = AttachedSinks(projection)
-    from ..sinks.base import SinkContext
+    from ..sinks.base import SinkContext, build_sink
     from ..sinks.registry import load_sink
     from ..export.isolation import isolate
     from ..export.worker import ProcessSink, WorkerPool
@@ -125,8 +126,8 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
             ctx = SinkContext(name=name, base_dir=base_dir, default_dir=default_dir,
                               enable_full_payloads=config.get("enable_full_payloads") is True,
                               content_summary=config.get("content_summary") or "preview", workers=pool)
-            builder = builders.get(name) if builders is not None else None
-            attached.sinks[name] = (builder or load_sink(name))(config[name], ctx)
+            entry = builders.get(name) if builders is not None else None
+            attached.sinks[name] = build_sink(entry or load_sink(name), config[name], ctx)
         # a sink that may block runs on its own queue and thread: it can stall only itself
         attached.sinks = isolate(attached.sinks, max_queue_size=queue)
         pool.start()

@@ -2,9 +2,9 @@
 
 A :class:`ScopeEvent` is what the :class:`~hermes_pipeline.export.scopes.ScopeTracker` hands to its
 listeners on the hook caller's thread. It holds raw values (integer UUIDs, integer microseconds,
-the sanitized payload objects) so that building it is cheap; :meth:`ScopeEvent.to_atof` renders
-the ATOF envelope (string UUIDs, RFC 3339 timestamps) and is meant to run on an exporter's worker
-thread. Events are shared by every listener and MUST be treated as immutable; an exporter that
+the sanitized payload objects) so that building it is cheap; its ATOF object (string UUIDs, RFC 3339
+timestamps) is rendered by :func:`~hermes_pipeline.export.atof_object.atof_object` on an exporter's
+worker thread. Events are shared by every listener and MUST be treated as immutable; an exporter that
 needs to change ``data`` copies it first.
 """
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from .ids import rfc3339_us, uuid_str
+from .ids import uuid_str
 
-ATOF_VERSION: Final = "0.1"
 SCOPE: Final = "scope"
 MARK: Final = "mark"
 START: Final = "start"
@@ -88,33 +87,6 @@ class ScopeEvent:
     def is_end(self) -> bool:
         """Whether this is a scope end event."""
         return self.phase == END
-
-    def to_atof(self) -> dict[str, Any]:
-        """The ATOF 0.1 object of this event, with the content gate open and the full LLM history.
-
-        Keys follow the order of spec 04 §6.1; ``data``, ``data_schema``, ``metadata`` and
-        ``category_profile`` are always present (``null`` when empty, FMT-4). The returned dict is
-        new, but ``data`` / ``metadata`` / ``category_profile`` are the event's own objects: copy
-        before changing them.
-        """
-        parent = self.parent_uuid
-        if self.kind == SCOPE:  # one constant-keys literal: the common case
-            return {"kind": SCOPE, "scope_category": self.phase, "atof_version": ATOF_VERSION,
-                    "uuid": uuid_str(self.uuid), "parent_uuid": uuid_str(parent) if parent is not None else None,
-                    "timestamp": rfc3339_us(self.timestamp_us), "name": self.name,
-                    "attributes": list(self.attributes), "category": self.category,
-                    "category_profile": self.profile, "data": self.data, "data_schema": None,
-                    "metadata": self.metadata}
-        doc: dict[str, Any] = {"kind": self.kind, "atof_version": ATOF_VERSION, "uuid": uuid_str(self.uuid),
-                               "parent_uuid": uuid_str(parent) if parent is not None else None,
-                               "timestamp": rfc3339_us(self.timestamp_us), "name": self.name}
-        if self.category is not None:
-            doc["category"] = self.category
-        doc["category_profile"] = self.profile
-        doc["data"] = self.data
-        doc["data_schema"] = None
-        doc["metadata"] = self.metadata
-        return doc
 
     def __repr__(self) -> str:
         what = f"{self.kind} {self.phase}" if self.phase else self.kind

@@ -3,7 +3,14 @@
 The ``observability`` component shares one :class:`~.projection.ScopePlugin` between all its
 sinks. For using a single exporter without the component (tests, embedding, benchmarks),
 :class:`SinkPlugin` wires the hook projection to one :class:`~.sink.Sink` (the one sink shape), with one
-``flush`` / ``shutdown`` / ``stats`` over both; the built-in sinks' ``build_*_plugin`` return one.
+``flush`` / ``shutdown`` / ``stats`` over both. It takes any sink: :meth:`SinkPlugin.build` builds one
+from its entry (a sink class, through its ``from_config``, or a builder) and section table, exactly as
+the component does::
+
+    plugin = SinkPlugin.build(AtofSink, {"enabled": True, "sinks": [{"type": "file"}]},
+                              SinkContext(name="atof", base_dir=Path.cwd(), on_invalid="raise",
+                                          ignore_unknown_keys=False))
+    engine.add_plugin(plugin, name="atof")
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from typing import Any, Final
 
 from ..engine.deadline import exit_deadline
 from .projection import ScopePlugin
-from .sink import Sink
+from .sink import Sink, SinkContext, build_sink
 
 DEFAULT_QUEUE_SIZE: Final = 10_000
 """Publication queue of a sink that states no ``max_queue_size`` of its own (hook records, FMT-80)."""
@@ -33,7 +40,8 @@ class SinkPlugin(ScopePlugin):
     """The hook projection wired to one sink (a hookimpl plugin for ``engine.add_plugin``).
 
     Any :class:`~.sink.Sink` fits; a sink's ``max_queue_size`` (else :data:`DEFAULT_QUEUE_SIZE`) sizes the
-    publication queue, and its ``counters()``, when it has them, join :meth:`counters`.
+    publication queue, its ``counters()``, when it has them, join :meth:`counters`, and its ``enabled``
+    (else ``True``) is the plugin's unless ``enabled`` is given.
 
     By default the projection is deferred: hook callbacks only enqueue on the publication queue,
     sized like the sink's queue (FMT-80). ``shutdown(deadline)`` projects what is queued, closes
@@ -42,9 +50,11 @@ class SinkPlugin(ScopePlugin):
     should call it. A disabled sink gets no listener and no publication thread.
     """
 
-    def __init__(self, sink: Sink, *, enabled: bool, deferred: bool = True,
+    def __init__(self, sink: Sink, *, enabled: bool | None = None, deferred: bool = True,
                  toolsets: Mapping[str, str] | None = None, memory_tools: Mapping[str, str] | None = None) -> None:
         self.sink = sink
+        if enabled is None:
+            enabled = bool(getattr(sink, "enabled", True))
         self.enabled = enabled
         super().__init__((sink,) if enabled else (), deferred=deferred and enabled,
                          max_queue_size=getattr(sink, "max_queue_size", DEFAULT_QUEUE_SIZE), toolsets=toolsets,
@@ -53,6 +63,26 @@ class SinkPlugin(ScopePlugin):
         self._atexit = functools.partial(_atexit_shutdown, weakref.ref(self))
         if enabled:
             atexit.register(self._atexit)
+
+    @classmethod
+    def build(cls, entry: Any, config: Mapping[str, Any], ctx: SinkContext, *, deferred: bool = True,
+              toolsets: Mapping[str, str] | None = None, memory_tools: Mapping[str, str] | None = None,
+              **overrides: Any) -> SinkPlugin:
+        """Any sink on its own projection: built from ``entry`` (a sink class, through its ``from_config``, or a
+        builder) with the section's ``config`` and ``ctx``, as the ``observability`` component builds it (a
+        ``worker = "process"`` section runs in a worker process here too).
+
+        ``overrides`` go to the class's ``from_config`` (or the builder) as keywords (e.g. the built-in sinks' ``destinations``,
+        which replace a destination in tests); ``toolsets`` (tool → toolset) and ``memory_tools`` feed
+        ``hermes.toolset``, the ``remote`` flag and the memory span kinds; ``deferred=False`` projects on the
+        hook caller's thread. When the sink is disabled, :attr:`enabled` is ``False`` and nothing is exported:
+        the caller should not register it.
+
+        Raises:
+            ExportConfigError: naming the offending key path (or the section, for an entry that is neither).
+        """
+        sink = build_sink(entry, config, ctx, **overrides)
+        return cls(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Barrier: ``True`` when every hook received so far was projected and written (FMT-84)."""

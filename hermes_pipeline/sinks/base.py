@@ -15,12 +15,17 @@ entry-point group (the built-in ``atof``, ``atif`` and ``opentelemetry`` include
     enabled = true
     path = "/var/log/my-sink.txt"
 
-The entry point names a **builder**: a callable ``builder(config, ctx) -> Sink`` (a sink class whose
-``__init__`` takes ``(config, ctx)`` is one), given the section's table and a :class:`SinkContext`.
-It may carry the section's **config statement**, ``validate_config(config, vctx)``, which ``config
-validate`` and activation both run on the section (``vctx`` paths are relative to the section);
+The entry point names the **sink class**, which builds itself from the section's table and a
+:class:`SinkContext` with the classmethod ``from_config(config, ctx)`` (:class:`BaseSink` gives
+``cls(config, ctx)``; the built-in sinks parse and validate their table there). A plain **builder**, a
+callable ``builder(config, ctx) -> Sink``, is still accepted; anything else is an
+:class:`~hermes_pipeline.export.errors.ExportConfigError` naming the section (:func:`build_sink`). The
+class (or builder) may carry the section's **config statement**, ``validate_config(config, vctx)``, which
+``config validate`` and activation both run on the section (``vctx`` paths are relative to the section);
 without one only ``enabled`` is checked. A sink receives events only when its section says
-``enabled = true``.
+``enabled = true``. The same entry builds the sink on its own projection
+(:class:`~hermes_pipeline.export.standalone.SinkPlugin`) and in a worker process
+(:mod:`hermes_pipeline.export.worker`).
 
 The sink itself is one method, ``sink(event)``, called on its own background thread from its own bounded
 queue (:mod:`hermes_pipeline.export.isolation`), in one total order (a scope's start before its end, a
@@ -36,56 +41,14 @@ of credentials (unless the operator set ``redact_credentials = false``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from types import ModuleType
-from typing import Any, Protocol
+from typing import Any
 
 from ..config.keypath import KeyPath
 from ..config.policy import ValidationContext
-from ..export.sink import BaseSink, Sink  # the one sink shape, stated below the sinks (stand-alone use needs it)
+# the one sink shape and how it is built, stated below the sinks (the stand-alone and worker wrappers need it)
+from ..export.sink import BaseSink, Sink, SinkBuilder, SinkContext, build_sink
 
-__all__ = ["BaseSink", "KeywordBuilder", "SectionValidation", "Sink", "SinkBuilder", "SinkContext"]
-
-
-@dataclass(frozen=True)
-class SinkContext:
-    """What the ``observability`` component shares with every sink it builds.
-
-    Attributes:
-        name: the section (and entry-point) name, e.g. ``"atof"`` or ``"my_sink"``.
-        base_dir: the directory relative paths resolve against (the working directory at activation).
-        default_dir: where local files go when the section names no directory (the activating
-            profile's ``$HERMES_HOME/telemetry``); ``None`` lets the sink use its own default.
-        enable_full_payloads: the component's switch for full content on remote destinations.
-        content_summary: ``"preview"``, ``"digest"`` or ``"off"``: how content is summarised where
-            full content is not sent.
-        workers: the component's pool of shared worker processes (built-in sinks' ``worker`` key).
-    """
-
-    name: str
-    base_dir: Path
-    default_dir: Path | None = None
-    enable_full_payloads: bool = False
-    content_summary: str = "preview"
-    workers: Any = field(default=None, repr=False)
-
-    def builder_options(self) -> dict[str, Any]:
-        """The keyword options of the built-in sinks' ``build_*_sink`` functions (entries that fail
-        their checks are skipped, the component already applied the unknown-field policy)."""
-        return {"base_dir": self.base_dir, "enable_full_payloads": self.enable_full_payloads,
-                "content_summary": self.content_summary, "on_invalid": "skip", "ignore_unknown_keys": True,
-                "workers": self.workers}
-
-
-class SinkBuilder(Protocol):
-    """What the entry point names: ``builder(config, ctx) -> Sink``.
-
-    Optionally with ``validate_config(config, vctx)``, the section's config statement (checked by
-    ``config validate`` and by activation alike), where ``vctx`` is a :class:`SectionValidation`.
-    """
-
-    def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink: ...
+__all__ = ["BaseSink", "SectionValidation", "Sink", "SinkBuilder", "SinkContext", "build_sink"]
 
 
 class SectionValidation(ValidationContext):
@@ -132,27 +95,6 @@ class SectionValidation(ValidationContext):
     def warning(self, path: str | KeyPath, message: str, *, code: str) -> None:
         """A WARNING that changes nothing."""
         self._vctx.warning(self._path(path), message, code=code)
-
-
-class KeywordBuilder:
-    """A builder for the built-in sinks: their ``build_*_sink(config, **options)`` function with the options
-    of :meth:`SinkContext.builder_options` (and ``default_dir`` for sinks writing local files), carrying the
-    section's statement from the sink's ``config`` module: ``validate_config``, ``LIST_PATHS`` (as
-    ``list_paths``, the lists that concatenate when files are layered) and ``output_locations``."""
-
-    def __init__(self, build: Callable[..., Any], statement: ModuleType, *, local_files: bool = True) -> None:
-        self._build = build
-        self._local_files = local_files
-        self.validate_config: Callable[[dict[str, Any], ValidationContext], None] = statement.validate_config
-        self.list_paths: tuple[tuple[str, ...], ...] = tuple(statement.LIST_PATHS)
-        self.output_locations: Callable[..., Any] | None = getattr(statement, "output_locations", None)
-
-    def __call__(self, config: Mapping[str, Any], ctx: SinkContext) -> Sink:
-        options = ctx.builder_options()
-        if self._local_files:
-            options["default_dir"] = ctx.default_dir
-        sink: Sink = self._build(config, **options)
-        return sink
 
 
 ConfigStatement = Callable[[dict[str, Any], SectionValidation], None]

@@ -4,23 +4,25 @@ A section name of the ``observability`` component's config is a sink name. :func
 the installed ones without importing anything; :func:`load_sink` imports only the one asked for.
 A built-in name is looked up in this package's own distribution's entry points only (read once);
 every other name in the whole group, so third-party sinks are found exactly as before.
-Errors a user can cause (a name nobody registers, a plugin that does not import, an entry point that
-names something that is not a builder) are :class:`~hermes_pipeline.export.errors.ExportConfigError`
-with the section as path and, for a near-miss name, a "did you mean".
+An entry point names a sink class (built with its ``from_config(config, ctx)``) or a builder callable
+(:func:`~hermes_pipeline.export.sink.build_sink` builds either). Errors a user can cause (a name nobody
+registers, a plugin that does not import, an entry point that names neither a sink class nor a builder)
+are :class:`~hermes_pipeline.export.errors.ExportConfigError` with the section as path and, for a
+near-miss name, a "did you mean".
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 from functools import cache
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from ..config.suggest import did_you_mean
 from ..export.errors import ExportConfigError
-from .base import SinkBuilder
+from ..export.sink import entry_builder
 
 GROUP: Final = "hermes_pipeline.sinks"
-"""The entry-point group sinks register in (``name = "module:builder"``)."""
+"""The entry-point group sinks register in (``name = "module:SinkClass"``, or ``"module:builder"``)."""
 
 OWN_DISTRIBUTION: Final = "hermes_pipeline"
 """The distribution whose entry points name the built-in sinks."""
@@ -75,20 +77,24 @@ def unknown_sink_message(name: str, known: list[str] | None = None) -> str:
             f"{', '.join(known) or 'none'})" + (f" (did you mean {guess!r}?)" if guess else ""))
 
 
-def load_sink(name: str) -> SinkBuilder:
-    """Import and return the builder registered as ``name``.
+def load_sink(name: str) -> Any:
+    """Import and return what is registered as ``name``: a sink class or a builder, as it is, so that its
+    config statement (``validate_config``, ``list_paths``, ``output_locations``) can be read from it; build
+    the sink with :func:`~hermes_pipeline.export.sink.build_sink`.
 
     Raises:
-        ExportConfigError: no sink has that name, its module does not import, or it is not callable.
+        ExportConfigError: no sink has that name, its module does not import, or it names neither a sink
+            class (with ``from_config``) nor a builder (a callable).
     """
     ep = _entry_point(name)
     if ep is None:
         raise ExportConfigError(name, unknown_sink_message(name))
     try:
-        builder: Any = ep.load()
+        entry: Any = ep.load()
     except Exception as exc:
         raise ExportConfigError(name, f"the sink entry point {ep.value!r} failed to import: "
                                       f"{type(exc).__name__}: {exc}") from exc
-    if not callable(builder):
-        raise ExportConfigError(name, f"the sink entry point {ep.value!r} is not a builder (callable(config, ctx))")
-    return cast(SinkBuilder, builder)
+    if entry_builder(entry) is None:
+        raise ExportConfigError(name, f"the sink entry point {ep.value!r} names neither a sink class (with "
+                                      "from_config(config, ctx)) nor a builder (callable(config, ctx))")
+    return entry

@@ -19,6 +19,7 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.engine.sanitize import sanitize
 import hermes_pipeline.engine.scrub as sc
 from hermes_pipeline.engine.scrub import REDACTED, scrub_text
+from hermes_pipeline.export.atof_object import atof_object
 from hermes_pipeline.export.redaction import MAX_DEPTH, redact_event as _redact_event, redact_value as _redact_value
 from hermes_pipeline.testing import unmark
 
@@ -125,7 +126,7 @@ def test_fmt33a_projection_redacts_for_every_listener_and_can_be_switched_off() 
         with host.session() as session, session.turn(f"my key is sk-proj-{SECRET}") as turn:
             turn.call_tool("terminal", {"cmd": f"mysql -u root -p{SECRET}"}, lambda cmd: "ok", tool_call_id="c1")
             turn.complete("done")
-        text = json.dumps([e.to_atof() for e in seen])
+        text = json.dumps([atof_object(e) for e in seen])
         assert (SECRET in text) is (not redact)
         assert len(seen) % 2 == 0 and seen[0] is seen[1]  # both listeners got the same (scrubbed) object
 

@@ -1,28 +1,33 @@
-"""A worker process is told which builder to run by a name derived from the builder function itself, so no
-sink writes its own module as a string (issue #29 item 4; spec 04 FMT-83: the child builds the same sink)."""
+"""A worker process is told which sink to build by a name derived from the sink class itself, so no sink writes
+its own module as a string (issue #29 item 4; spec 04 FMT-83: the child builds the same sink through the same
+class entry as this process)."""
 
 from __future__ import annotations
 
 import pytest
 
 from hermes_pipeline.engine.plugins import import_object
-from hermes_pipeline.export.worker.sections import builder_reference
-from hermes_pipeline.sinks.atif import build_atif_sink
-from hermes_pipeline.sinks.atof import build_atof_sink
-from hermes_pipeline.sinks.otel.sink import build_otel_sink
+from hermes_pipeline.export.worker.sections import entry_reference
+from hermes_pipeline.sinks.atif import AtifSink
+from hermes_pipeline.sinks.atof import AtofSink
+from hermes_pipeline.sinks.otel.sink import OtelSink
 
 
-@pytest.mark.parametrize("builder", [build_atof_sink, build_atif_sink, build_otel_sink])
-def test_the_name_a_child_imports_is_the_builder_itself(builder: object) -> None:
-    reference = builder_reference(builder)  # type: ignore[arg-type]
-    assert import_object(reference) is builder
+@pytest.mark.parametrize("entry", [AtofSink, AtifSink, OtelSink])
+def test_the_name_a_child_imports_is_the_sink_class_itself(entry: type) -> None:
+    reference = entry_reference(entry)
+    assert import_object(reference) is entry
 
 
-def test_a_name_is_taken_as_it_is_and_a_local_function_is_refused() -> None:
-    assert builder_reference("my_sink:build") == "my_sink:build"
+def test_a_name_is_taken_as_it_is_and_a_local_class_or_function_is_refused() -> None:
+    assert entry_reference("my_sink:MySink") == "my_sink:MySink"
 
     def local(config: object) -> None:
         return None
 
-    with pytest.raises(ValueError, match="module-level builder"):
-        builder_reference(local)
+    class Local:
+        pass
+
+    for entry in (local, Local):
+        with pytest.raises(ValueError, match="module-level sink class or builder"):
+            entry_reference(entry)

@@ -9,7 +9,7 @@
 
 from .parent import WorkerProcess
 from .protocol import WORKERS, WorkerDied, check_worker, shared_worker_name, split_worker
-from .sections import ProcessSink, WorkerPool, process_sink
+from .sections import ProcessSink, WorkerPool, entry_reference, process_sink
 
-__all__ = ["WORKERS", "ProcessSink", "WorkerDied", "WorkerPool", "WorkerProcess", "check_worker",
+__all__ = ["WORKERS", "ProcessSink", "WorkerDied", "WorkerPool", "WorkerProcess", "check_worker", "entry_reference",
            "process_sink", "shared_worker_name", "split_worker"]

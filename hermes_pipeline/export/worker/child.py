@@ -1,8 +1,9 @@
 """The worker process's own side: ``python -m hermes_pipeline.export.worker.child``.
 
 Started by :class:`~hermes_pipeline.export.worker.parent.WorkerProcess` (not by ``multiprocessing``,
-so the host's ``__main__`` is never re-imported). It builds each section's sink from the same table
-the parent was given, feeds every event to all of them, answers ``flush``, ``stats`` and ``close``
+so the host's ``__main__`` is never re-imported). It builds each section's sink from the same entry (the
+sink class), table and context the parent was given, through the same
+:func:`~hermes_pipeline.export.sink.build_sink` as the ``observability`` component, feeds every event to all of them, answers ``flush``, ``stats`` and ``close``
 requests on its stdout, and exits once its last section is closed, or shuts every sink down when its
 stdin closes. Anything printed by a sink goes to stderr: stdout carries the protocol only.
 """
@@ -12,15 +13,19 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from ..errors import ExportConfigError
 from ..events import END, START, ScopeEvent
+from ..sink import SinkContext, build_sink
 from .protocol import CLOSE, EVENTS, FLUSH, STATS
 from .protocol import receive as _receive
 from .protocol import send as _send
 
 __all__ = ["main"]
+
+DEFAULT_QUEUE_SIZE: Final = 10_000
+"""The forwarding queue's share for a sink that states no ``max_queue_size`` of its own."""
 
 
 def _shutdown_all(sinks: dict[str, Any], deadline: float) -> None:
@@ -31,15 +36,20 @@ def _shutdown_all(sinks: dict[str, Any], deadline: float) -> None:
             pass
 
 
-def _build(specs: list[tuple[str, str, dict[str, Any], dict[str, Any]]]) -> dict[str, Any] | tuple[str, str]:
+def _counters(sink: Any) -> dict[str, int]:
+    """The sink's FMT-81 counters when it keeps any (the sink shape only asks for ``stats``)."""
+    counters = getattr(sink, "counters", None)
+    return dict(counters()) if callable(counters) else {}
+
+
+def _build(specs: list[tuple[str, str, dict[str, Any], SinkContext]]) -> dict[str, Any] | tuple[str, str]:
     """Every section's sink, or ``(key path, reason)`` of the first that cannot be built."""
     from ...engine.plugins import import_object
 
     sinks: dict[str, Any] = {}
-    for builder, section, config, options in specs:
+    for entry, section, config, ctx in specs:
         try:
-            build: Any = import_object(builder)
-            sinks[section] = build(config, **options)
+            sinks[section] = build_sink(import_object(entry), config, ctx)
         except Exception as exc:
             _shutdown_all(sinks, 1.0)
             if isinstance(exc, ExportConfigError):
@@ -58,10 +68,11 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     started = time.process_time()  # CPU spent serving is measured from here (start-up excluded)
 
     def report(section: str) -> tuple[dict[str, Any], dict[str, int]]:
-        return sinks[section].stats(), sinks[section].counters()
+        return dict(sinks[section].stats()), _counters(sinks[section])
 
-    _send(stdout, ("ready", {section: (getattr(sink, "enabled", True), sink.destinations(), sink.max_queue_size,
-                                       sink.counters()) for section, sink in sinks.items()}))
+    _send(stdout, ("ready", {section: (getattr(sink, "enabled", True), sink.destinations(),
+                                       getattr(sink, "max_queue_size", DEFAULT_QUEUE_SIZE), _counters(sink))
+                             for section, sink in sinks.items()}))
     make = ScopeEvent
     starts: dict[int, ScopeEvent] = {}
     received = 0

@@ -45,9 +45,13 @@ from .protocol import receive as _receive
 from .protocol import send as _send
 
 if TYPE_CHECKING:
+    from ..sink import SinkContext
     from .sections import ProcessSink
 
-__all__ = ["WorkerProcess"]
+__all__ = ["Section", "WorkerProcess"]
+
+Section = tuple[str, str, Mapping[str, Any], "SinkContext"]
+"""One section a worker process serves: ``(section, "module:SinkClass", table without worker, context)``."""
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.worker")
 _READY_TIMEOUT: Final = 120.0
@@ -83,9 +87,10 @@ class WorkerProcess:
 
     Args:
         name: names the forwarding queue, its thread and its errors (the section, or the shared ``NAME``).
-        sections: ``(section, builder, config, options)`` per section: ``builder`` is ``"module:function"``
-            building that section's sink from ``(config, **options)`` in the child; ``config`` is the
-            section's table without ``worker`` (validated again in the child); ``options`` are pickled.
+        sections: ``(section, entry, config, ctx)`` per section: ``entry`` is the ``"module:SinkClass"`` (or
+            ``"module:builder"``) the child builds that section's sink with, through
+            :func:`~hermes_pipeline.export.sink.build_sink` as in this process; ``config`` is the section's
+            table without ``worker`` (validated again in the child); ``ctx`` its context (pickled, no pool).
         max_queue_size: capacity of the forwarding queue (events); at least each sink's own capacity.
         python: the interpreter for the child (default: this one).
 
@@ -98,7 +103,7 @@ class WorkerProcess:
     """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
     the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
 
-    def __init__(self, name: str, sections: list[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]], *,
+    def __init__(self, name: str, sections: list[Section], *,
                  max_queue_size: int = 10_000, python: str | None = None,
                  views: Mapping[str, ProcessSink] | None = None) -> None:
         from .sections import ProcessSink
@@ -131,8 +136,7 @@ class WorkerProcess:
         """Sections not yet closed; the child ends with the last one."""
         self._sections_lock = threading.Lock()
         try:
-            _send(self._in, [(builder, section, dict(config), dict(options))
-                             for section, builder, config, options in sections])
+            _send(self._in, [(entry, section, dict(config), ctx) for section, entry, config, ctx in sections])
             ready = self._first_reply(_READY_TIMEOUT)
         except (OSError, EOFError, WorkerDied) as exc:
             self._kill()

@@ -1,37 +1,44 @@
 """Each section's view of a worker process, and the pool that plans shared ones.
 
-A section with ``worker = "process"`` gets a :class:`ProcessSink` whose own worker process is started
-at once; sections with ``worker = "process:NAME"`` are planned in a :class:`WorkerPool` while their
-builders run, and :meth:`WorkerPool.start` then starts one
-:class:`~hermes_pipeline.export.worker.parent.WorkerProcess` per ``NAME``. Every section keeps its own
-view for flush, shutdown, stats, counters and destinations; the worker is the listener.
+Generic: any sink class (or module-level builder) runs in a worker process through :func:`process_sink`,
+given its section's table and :class:`~hermes_pipeline.export.sink.SinkContext`; the child builds it with
+:func:`~hermes_pipeline.export.sink.build_sink` from the same entry and context, exactly as the
+``observability`` component builds it in this process. A section with ``worker = "process"`` gets a
+:class:`ProcessSink` whose own worker process is started at once; sections with ``worker =
+"process:NAME"`` are planned in the context's :class:`WorkerPool` while their sinks are built, and
+:meth:`WorkerPool.start` then starts one :class:`~hermes_pipeline.export.worker.parent.WorkerProcess`
+per ``NAME``. Every section keeps its own view for flush, shutdown, stats, counters and destinations; the
+worker is the listener.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from ..events import ScopeEvent
-from .parent import WorkerProcess
+from ..sink import SinkContext
+from .parent import Section, WorkerProcess
 from .protocol import shared_worker_name
 
-__all__ = ["ProcessSink", "WorkerPool", "process_sink"]
+__all__ = ["ProcessSink", "WorkerPool", "entry_reference", "process_sink"]
 
 
 class ProcessSink:
     """One section's sink, run by a worker process (see the module docstring).
 
-    ``ProcessSink(section, builder, config, options)`` starts a worker process of its own for the
+    ``ProcessSink(section, entry, config, ctx)`` starts a worker process of its own for the
     section (``worker = "process"``); the views of a shared worker come from
     :attr:`WorkerProcess.sinks`. Calling a view forwards the event to its worker process: register
     the :class:`WorkerProcess` (:attr:`worker`) as the listener once when it serves several sections.
 
     Args:
-        section: ``atof``, ``atif`` or ``opentelemetry`` (names queues, counters and errors).
-        builder: ``"module:function"`` building the section's sink from ``(config, **options)`` in the child.
+        section: ``atof``, ``atif``, ``opentelemetry``, ... (names queues, counters and errors).
+        entry: ``"module:SinkClass"`` (or ``"module:builder"``) the child builds the section's sink with.
         config: the section's table without ``worker`` (validated again in the child).
-        options: keyword arguments of the builder (pickled to the child).
+        ctx: the section's :class:`~hermes_pipeline.export.sink.SinkContext` (pickled to the child,
+            without its worker pool).
         max_queue_size: capacity of the forwarding queue (events).
         python: the interpreter for the child (default: this one).
     """
@@ -43,9 +50,9 @@ class ProcessSink:
     worker: WorkerProcess
     section: str
 
-    def __init__(self, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any], *,
+    def __init__(self, section: str, entry: str, config: Mapping[str, Any], ctx: SinkContext, *,
                  max_queue_size: int = 10_000, python: str | None = None) -> None:
-        WorkerProcess(section, [(section, builder, config, options)], max_queue_size=max_queue_size,
+        WorkerProcess(section, [(section, entry, config, _for_child(ctx))], max_queue_size=max_queue_size,
                       python=python, views={section: self})
 
     def _attach(self, worker: WorkerProcess, section: str, enabled: bool, destinations: list[str]) -> None:
@@ -112,7 +119,7 @@ class ProcessSink:
 class WorkerPool:
     """Worker processes shared by sections (``worker = "process:NAME"``), planned first and started together.
 
-    A sink builder given a pool plans its section with :meth:`plan` and gets back the section's
+    A sink given a pool (``ctx.workers``) plans its section with :meth:`plan` and gets back the section's
     :class:`ProcessSink` at once; :meth:`start` then starts one child per ``NAME`` with every section
     planned under it, and attaches the views. Register each distinct :attr:`ProcessSink.worker`
     as the scope listener once.
@@ -120,16 +127,17 @@ class WorkerPool:
 
     def __init__(self, *, python: str | None = None) -> None:
         self._python = python
-        self._plans: dict[str, list[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]]] = {}
+        self._plans: dict[str, list[Section]] = {}
         self._capacity: dict[str, int] = {}
         self._views: dict[str, dict[str, ProcessSink]] = {}
         self.workers: list[WorkerProcess] = []
         """The started worker processes."""
 
-    def plan(self, name: str, section: str, builder: str, config: Mapping[str, Any], options: Mapping[str, Any],
+    def plan(self, name: str, section: str, entry: str, config: Mapping[str, Any], ctx: SinkContext,
              *, max_queue_size: int = 10_000) -> ProcessSink:
-        """Add ``section`` to the worker ``name``; its view works once :meth:`start` has run."""
-        self._plans.setdefault(name, []).append((section, builder, config, options))
+        """Add ``section`` (built in the child from ``entry``, ``config`` and ``ctx``) to the worker ``name``;
+        its view works once :meth:`start` has run."""
+        self._plans.setdefault(name, []).append((section, entry, config, _for_child(ctx)))
         self._capacity[name] = max(self._capacity.get(name, 0), max_queue_size)
         view = ProcessSink.__new__(ProcessSink)
         view._closed = True  # until start() attaches it: a shutdown before that is a no-op
@@ -152,25 +160,31 @@ class WorkerPool:
             self._plans.clear()
 
 
-def builder_reference(builder: str | Callable[..., Any]) -> str:
-    """The ``"module:function"`` a child process imports to build the section's sink: a module-level builder
-    function is named from itself (so no sink writes its own module as a string); a string is taken as it is."""
-    if isinstance(builder, str):
-        return builder
-    module, qualname = getattr(builder, "__module__", None), getattr(builder, "__qualname__", "")
+def _for_child(ctx: SinkContext) -> SinkContext:
+    """The context a child builds with: the same, without the parent's worker pool (it stays here)."""
+    return replace(ctx, workers=None) if ctx.workers is not None else ctx
+
+
+def entry_reference(entry: str | Callable[..., Any]) -> str:
+    """The ``"module:QualName"`` a child process imports to build the section's sink: a module-level sink class
+    (or builder) is named from itself (so no sink writes its own module as a string); a string is taken as it is."""
+    if isinstance(entry, str):
+        return entry
+    module, qualname = getattr(entry, "__module__", None), getattr(entry, "__qualname__", "")
     if not module or not qualname or "<locals>" in qualname:
-        raise ValueError(f"a worker process can only import a module-level builder, not {builder!r}")
+        raise ValueError(f"a worker process can only import a module-level sink class or builder, not {entry!r}")
     return f"{module}:{qualname}"
 
 
-def process_sink(worker: str, section: str, builder: str | Callable[..., Any], config: Mapping[str, Any],
-                 options: Mapping[str, Any], *, max_queue_size: int = 10_000,
-                 pool: WorkerPool | None = None) -> ProcessSink:
-    """The section's :class:`ProcessSink` for a ``worker`` value other than ``thread``: planned in ``pool`` under
-    ``NAME`` for ``process:NAME`` (when a pool is given), else in a worker process of its own, started now.
-    ``builder`` is the module-level function the child calls (or its ``"module:function"``)."""
-    builder = builder_reference(builder)
+def process_sink(worker: str, entry: str | Callable[..., Any], config: Mapping[str, Any], ctx: SinkContext, *,
+                 max_queue_size: int = 10_000) -> ProcessSink:
+    """Any sink of section ``ctx.name`` in a worker process, for a ``worker`` value other than ``thread``: planned
+    in ``ctx.workers`` under ``NAME`` for ``process:NAME`` (when the context has a pool), else in a worker process
+    of its own, started now. ``entry`` is the sink class (or module-level builder) the child builds it with,
+    ``config`` its table without ``worker``; ``max_queue_size`` sizes the forwarding queue."""
+    reference = entry_reference(entry)
     name = shared_worker_name(worker)
-    if name is not None and pool is not None:
-        return pool.plan(name, section, builder, config, options, max_queue_size=max_queue_size)
-    return ProcessSink(section, builder, config, options, max_queue_size=max_queue_size)
+    pool = ctx.workers
+    if name is not None and isinstance(pool, WorkerPool):
+        return pool.plan(name, ctx.name, reference, config, ctx, max_queue_size=max_queue_size)
+    return ProcessSink(ctx.name, reference, config, ctx, max_queue_size=max_queue_size)

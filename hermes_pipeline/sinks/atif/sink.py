@@ -1,16 +1,21 @@
 """The ATIF v1.7 exporter: one trajectory document per top-level agent scope (spec 04 §3, §5).
 
-Two ways to use it:
+:class:`AtifSink` is the ``atif`` entry point of the ``hermes_pipeline.sinks`` group: it builds itself from
+the section's table with :meth:`AtifSink.from_config` (in a worker process with ``worker = "process"``)
+and carries the section's statement from :mod:`.config`. Used through the generic wrappers:
 
 - sharing one scope projection with the other exporters (what the observability component does, so
   that ATOF, ATIF and OTLP agree on UUIDs and the hook caller pays for one projection only)::
 
       scopes = ScopePlugin(deferred=True); engine.add_plugin(scopes, name="scopes")
-      atif = build_atif_sink(config); scopes.add_listener(atif)
+      atif = AtifSink.from_config(config, ctx); scopes.add_listener(atif)
       ...
       scopes.shutdown(); atif.shutdown()      # close scopes first: open roots become partial files
 
-- stand-alone (tests, scripts): ``plugin = build_atif_plugin(config)``; ``engine.add_plugin(plugin)``.
+- stand-alone (tests, scripts): ``plugin = SinkPlugin.build(AtifSink, config, ctx)``; ``engine.add_plugin(plugin)``.
+
+:func:`build_atif_sink` is the same with keyword options; ``build_atif_plugin`` and ``AtifPlugin`` are
+deprecated names of the stand-alone form.
 
 The listener only enqueues the :class:`~hermes_pipeline.export.events.ScopeEvent` on one bounded
 writer (FMT-79, FMT-81; a dropped start drops its end too, FMT-80). On that writer's thread a
@@ -30,12 +35,14 @@ from typing import Any, ClassVar, Final
 
 from ...export.errors import ExportConfigError
 from ...export.events import ScopeEvent, submit_paired
+from ...export.sink import SinkContext
 from ...export.standalone import SinkPlugin
+from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
+from . import config as statement
 from .config import AtifConfig, parse_atif_config
 from .files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
 from .trajectory import TrajectoryAssembler, TrajectoryFile
-from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtifPlugin", "AtifSink", "ExportConfigError", "TrajectoryFile", "build_atif_plugin", "build_atif_sink"]
 
@@ -98,12 +105,45 @@ class AtifSink:
     """The ATIF listener (call it with a :class:`ScopeEvent`) and its writer threads.
 
     :meth:`flush`, :meth:`shutdown`, :meth:`stats`, :meth:`counters` and :meth:`destinations` report on
-    them. Construct it with :func:`build_atif_sink`.
+    them. Build it with :meth:`from_config` (the entry point) or :func:`build_atif_sink`.
     """
 
     never_blocks: ClassVar[bool] = True
     """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
     the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
+
+    # the section's statement, from .config: read by ``config validate``, the layer merge and ``config explain``
+    validate_config: Final = staticmethod(statement.validate_config)
+    list_paths: Final = statement.LIST_PATHS
+    output_locations: Final = staticmethod(statement.output_locations)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], ctx: SinkContext, *,
+                    destinations: Mapping[Any, Destination] | None = None) -> AtifSink | ProcessSink:
+        """The entry point's builder: validate the ``atif`` table and return a started :class:`AtifSink`, or with
+        ``worker = "process"`` a :class:`~hermes_pipeline.export.worker.ProcessSink` running one in a worker
+        process (not with ``destinations`` overrides, which cannot cross processes).
+
+        ``ctx`` gives the directories (CFG-83; FMT-35: without ``output_directory`` the profile's
+        ``$HERMES_HOME/telemetry``, never the working directory), ``enable_full_payloads`` (required by
+        ``storage``, FMT-30; the local output always has the gate open), ``content_summary`` (checked for
+        symmetry: ATIF destinations never summarise), how invalid ``storage`` entries are handled (FMT-73) and
+        the pool of shared worker processes. ``destinations``: ``"local"`` → the local output (receives
+        :class:`~hermes_pipeline.sinks.atif.trajectory.TrajectoryFile` items), ``<index>`` → that ``storage``
+        entry.
+
+        Raises:
+            ExportConfigError: naming the offending key path (e.g. a template without ``{session_id}``).
+        """
+        if ctx.content_summary not in SUMMARY_MODES:
+            raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
+        worker, config = split_worker(config, ctx.name)
+        parsed = parse_atif_config(config, base_dir=ctx.base_dir, default_dir=ctx.default_dir,
+                                   enable_full_payloads=ctx.enable_full_payloads, on_invalid=ctx.on_invalid,
+                                   ignore_unknown_keys=ctx.ignore_unknown_keys)
+        if worker != "thread" and destinations is None and parsed.enabled:
+            return process_sink(worker, cls, config, ctx, max_queue_size=parsed.max_queue_size)
+        return cls(parsed, destinations=destinations).start()
 
     def __init__(self, config: AtifConfig, *, destinations: Mapping[Any, Destination] | None = None) -> None:
         self.config = config
@@ -243,18 +283,8 @@ class AtifSink:
         return [f"atif: {describe() if callable(describe) else type(self.local).__name__}"]
 
 
-class AtifPlugin(SinkPlugin):
-    """The hook projection wired to one :class:`AtifSink` (a hookimpl plugin for ``engine.add_plugin``).
-
-    The projection is deferred by default (hook callbacks only enqueue). :meth:`shutdown` projects
-    what is queued, ends open scopes (``hermes.close_reason = "shutdown"``, so open roots are written
-    as partial trajectories), then drains and closes the sink. Registered with ``atexit`` as a safety net.
-    """
-
-    def __init__(self, sink: AtifSink | ProcessSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
-                 memory_tools: Mapping[str, str] | None = None) -> None:
-        super().__init__(sink, enabled=sink.enabled, deferred=deferred, toolsets=toolsets,
-                         memory_tools=memory_tools)
+AtifPlugin: Final = SinkPlugin
+"""Deprecated name of :class:`~hermes_pipeline.export.standalone.SinkPlugin` (the stand-alone form of any sink)."""
 
 
 def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
@@ -262,56 +292,30 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
                     default_dir: Path | None = None,
                     destinations: Mapping[Any, Destination] | None = None,
                     workers: WorkerPool | None = None) -> AtifSink | ProcessSink:
-    """Validate the ``atif`` table and return a started :class:`AtifSink` (a scope listener), or with
-    ``worker = "process"`` a :class:`~hermes_pipeline.export.worker.ProcessSink` running one in a child
-    process (not with ``destinations`` overrides, which cannot cross processes).
+    """:meth:`AtifSink.from_config` with keyword options (stand-alone use: invalid entries raise by default).
 
-    Args:
-        config: the ``[components.config.atif]`` mapping (§3.12).
-        base_dir: directory for a relative ``output_directory``; the working directory when omitted (CFG-83).
-        default_dir: the directory without ``output_directory``; ``$HERMES_HOME/telemetry`` when omitted
-            (FMT-35: outputs default to the profile, never to the working directory).
-        enable_full_payloads: required by ``storage`` (FMT-30); the local output always has the gate open.
-        content_summary: accepted for symmetry with the other sinks (ATIF destinations never summarise).
-        on_invalid: ``"skip"`` skips an invalid ``storage`` entry (FMT-73) instead of raising.
-        ignore_unknown_keys: the caller already applied its unknown-field policy.
-        destinations: overrides: ``"local"`` → the local output (receives
-            :class:`~hermes_pipeline.sinks.atif.trajectory.TrajectoryFile` items), ``<index>`` → that
-            ``storage`` entry.
-        workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
-            :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); without it such a section gets a
-            worker process of its own.
-
-    Raises:
-        ExportConfigError: naming the offending key path (e.g. a template without ``{session_id}``).
+    ``base_dir`` defaults to the working directory; ``workers`` plans a ``worker = "process:NAME"`` section in
+    that pool (started by :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); the other options are
+    :class:`~hermes_pipeline.export.sink.SinkContext`'s.
     """
-    if content_summary not in SUMMARY_MODES:
-        raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
-    worker, config = split_worker(config, "atif")
-    parsed = parse_atif_config(config, base_dir=base_dir, default_dir=default_dir,
-                               enable_full_payloads=enable_full_payloads, on_invalid=on_invalid,
-                               ignore_unknown_keys=ignore_unknown_keys)
-    if worker != "thread" and destinations is None and parsed.enabled:
-        child = {"base_dir": base_dir, "default_dir": default_dir, "enable_full_payloads": enable_full_payloads,
-                 "content_summary": content_summary, "on_invalid": on_invalid,
-                 "ignore_unknown_keys": ignore_unknown_keys}
-        return process_sink(worker, "atif", build_atif_sink, config, child,
-                            pool=workers, max_queue_size=parsed.max_queue_size)
-    return AtifSink(parsed, destinations=destinations).start()
+    ctx = _context(base_dir=base_dir, default_dir=default_dir, enable_full_payloads=enable_full_payloads,
+                   content_summary=content_summary, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys,
+                   workers=workers)
+    return AtifSink.from_config(config, ctx, destinations=destinations)
+
+
+def _context(*, base_dir: Path | None, **options: Any) -> SinkContext:
+    return SinkContext(name="atif", base_dir=base_dir if base_dir is not None else Path.cwd(), **options)
 
 
 def build_atif_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                       content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
                       default_dir: Path | None = None,
                       destinations: Mapping[Any, Destination] | None = None, toolsets: Mapping[str, str] | None = None,
-                      memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> AtifPlugin:
-    """The stand-alone ATIF plugin (hook projection + sink); see :func:`build_atif_sink` for the arguments.
-
-    When ``enabled`` is false the plugin's :attr:`AtifPlugin.enabled` is ``False`` and nothing is
-    exported; the caller should not register it.
-    """
-    sink = build_atif_sink(config, base_dir=base_dir, default_dir=default_dir,
-                           enable_full_payloads=enable_full_payloads,
-                           content_summary=content_summary, on_invalid=on_invalid,
-                           ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
-    return AtifPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
+                      memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> SinkPlugin:
+    """Deprecated: ``SinkPlugin.build(AtifSink, config, ctx)``, the stand-alone form of any sink (see
+    :func:`build_atif_sink` for the options)."""
+    ctx = _context(base_dir=base_dir, default_dir=default_dir, enable_full_payloads=enable_full_payloads,
+                   content_summary=content_summary, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys)
+    return SinkPlugin.build(AtifSink, config, ctx, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools,
+                            **({"destinations": destinations} if destinations is not None else {}))

@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping
 from operator import itemgetter
 from typing import Any, Final
 
+from ...export.atof_object import atof_object
 from ...export.bounds import TRUNCATED_VALUES_KEY
 from ...export.definition_files import SHARED_KEY
 from ...export.definitions import DEFINITIONS_KEY
@@ -605,7 +606,7 @@ class TrajectoryAssembler:
         extra: dict[str, Any] = {"hermes": hermes}
         if self.config.include_observed_events:  # a subagent's events are in its own trajectory
             own_uuid, aliases = node.start.uuid, node.aliases
-            extra["observed_events"] = [event.to_atof() for _, _, event in events
+            extra["observed_events"] = [atof_object(event) for _, _, event in events
                                         if event.category != "agent" or event.uuid == own_uuid
                                         or event.uuid in aliases]
         return extra

@@ -4,18 +4,19 @@
   paths, defaults) and its parser (``parse_atof_config``);
 - :mod:`.encoder`: :class:`AtofEncoder`, where a scope event becomes one ATOF line of a format;
 - :mod:`.sink`: :class:`AtofSink` (the scope listener: one bounded writer per destination, whose
-  thread encodes each event into that destination's line), :class:`AtofPlugin` (stand-alone use),
-  the builders.
+  thread encodes each event into that destination's line; ``AtofSink.from_config`` builds it from the
+  section) and :func:`build_atof_sink` (the same with keyword options).
 
-:data:`atof_builder` is the ``atof`` entry point of the ``hermes_pipeline.sinks`` group.
+:class:`AtofSink` is the ``atof`` entry point of the ``hermes_pipeline.sinks`` group; stand-alone and
+worker-process use are the generic :class:`~hermes_pipeline.export.standalone.SinkPlugin` and
+:mod:`hermes_pipeline.export.worker`. ``atof_builder``, ``AtofPlugin`` and ``build_atof_plugin`` are
+deprecated names kept for existing callers.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from ..base import KeywordBuilder
-from . import config
 from .encoder import AtofEncoder, replace_dots
 from .sink import AtofPlugin, AtofSink, ExportConfigError, build_atof_plugin, build_atof_sink
 
@@ -23,5 +24,5 @@ __all__ = ["AtofEncoder", "AtofPlugin", "AtofSink", "ExportConfigError", "atof_b
            "build_atof_plugin", "build_atof_sink", "replace_dots"]
 
 
-atof_builder: Final = KeywordBuilder(build_atof_sink, config)
-"""The ``atof`` entry point: :func:`build_atof_sink` with the section's statement from :mod:`.config`."""
+atof_builder: Final = AtofSink
+"""Deprecated: the ``atof`` entry point is :class:`AtofSink` (this name was the entry point before)."""

@@ -1,6 +1,7 @@
 """The ATOF line encoder: one scope event → one JSON line of a sink's format (spec 04 §2.1-§2.12).
 
-A format is what a sink decides about the rendering: the content gate and its summary mode
+Each line starts from the event's ATOF object (:func:`~hermes_pipeline.export.atof_object.atof_object`,
+shared with ATIF's ``observed_events``), then takes the sink's format. A format is what a sink decides about the rendering: the content gate and its summary mode
 (FMT-30/31), the LLM history as a prefix delta or in full (FMT-25), ``field_name_policy``
 (FMT-39) and a daily file roll (the delta restarts with each new file). Each sink's writer thread
 runs its own :class:`AtofEncoder`, which holds the state a format needs: the history and the
@@ -17,6 +18,7 @@ import hashlib
 from operator import is_
 from typing import Any, Final
 
+from ...export.atof_object import atof_object
 from ...export.content import HISTORY_KEYS, canonical_json, gate_closed, request_history
 from ...export.definition_files import DefinitionFiles
 from ...export.definitions import DEFINITIONS_KEY, shrink_request
@@ -93,7 +95,7 @@ class AtofEncoder:
                 self._date = today
                 self._written.clear()
                 self._defined.clear()
-        doc = event.to_atof()
+        doc = atof_object(event)
         if event.phase == START and event.name == LLM_SCOPE and isinstance(event.data, dict):
             api_mode = event.metadata.get("hermes.api_mode")
             if self.gate_open:

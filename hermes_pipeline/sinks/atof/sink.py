@@ -1,12 +1,17 @@
 """The ATOF 0.1 exporter: JSON-Lines file sinks and HTTP stream sinks (spec 04 §2.13-§2.16, §5).
 
-Two ways to use it:
+:class:`AtofSink` is the ``atof`` entry point of the ``hermes_pipeline.sinks`` group: it builds itself
+from the section's table with :meth:`AtofSink.from_config` (in a worker process with ``worker =
+"process"``), and carries the section's statement from :mod:`.config`. Used through the generic wrappers:
 
-- stand-alone: ``plugin = build_atof_plugin(config)``; ``engine.add_plugin(plugin, name="atof")``.
-  :class:`AtofPlugin` is a :class:`~hermes_pipeline.export.projection.ScopePlugin` (the hook
-  projection) that feeds its own :class:`AtofSink`.
-- sharing one scope projection with other exporters (so ATOF, ATIF and OTLP agree on UUIDs):
-  ``sink = build_atof_sink(config)``; ``scope_plugin.add_listener(sink)``.
+- sharing one scope projection with other exporters (so ATOF, ATIF and OTLP agree on UUIDs): the
+  ``observability`` component; or ``sink = AtofSink.from_config(config, ctx)``;
+  ``scope_plugin.add_listener(sink)``;
+- stand-alone: ``plugin = SinkPlugin.build(AtofSink, config, ctx)``; ``engine.add_plugin(plugin, name="atof")``
+  (:class:`~hermes_pipeline.export.standalone.SinkPlugin`, the hook projection feeding one sink).
+
+:func:`build_atof_sink` is the same with keyword options; ``build_atof_plugin`` and ``AtofPlugin`` are
+deprecated names of the stand-alone form.
 
 On the hook caller's thread the sink only enqueues the :class:`~hermes_pipeline.export.events.ScopeEvent`
 into one :class:`~hermes_pipeline.export.writer.BoundedWriter` per configured sink (FMT-79,
@@ -29,11 +34,13 @@ from ...export.errors import ExportConfigError
 from ...export.events import ScopeEvent, submit_paired
 from ...export.files import DATE_PLACEHOLDER, JsonlFileDestination
 from ...export.http import HttpPostDestination, NdjsonUploadDestination
+from ...export.sink import SinkContext
 from ...export.standalone import SinkPlugin
+from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
+from . import config as statement
 from .config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
 from .encoder import AtofEncoder
-from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["AtofPlugin", "AtofSink", "ExportConfigError", "build_atof_plugin", "build_atof_sink"]
 
@@ -66,6 +73,35 @@ class AtofSink:
     never_blocks: ClassVar[bool] = True
     """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
     the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
+
+    # the section's statement, from .config: read by ``config validate``, the layer merge and ``config explain``
+    validate_config: Final = staticmethod(statement.validate_config)
+    list_paths: Final = statement.LIST_PATHS
+    output_locations: Final = staticmethod(statement.output_locations)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], ctx: SinkContext, *,
+                    destinations: Mapping[int, Destination] | None = None) -> AtofSink | ProcessSink:
+        """The entry point's builder: validate the ``atof`` table and return a started :class:`AtofSink`, or with
+        ``worker = "process"`` a :class:`~hermes_pipeline.export.worker.ProcessSink` running one in a worker
+        process (not with ``destinations`` overrides, which cannot cross processes).
+
+        ``ctx`` gives the base and default directories (CFG-83; FMT-35: outputs default to the profile, never
+        to the working directory), the component's ``enable_full_payloads`` / ``content_summary`` (FMT-3),
+        how invalid entries are handled (FMT-73) and the pool of shared worker processes. ``destinations``:
+        ``sink index → Destination`` overrides (tests, custom transports).
+
+        Raises:
+            ExportConfigError: naming the offending key path.
+        """
+        worker, config = split_worker(config, ctx.name)
+        parsed = parse_atof_config(config, base_dir=ctx.base_dir, default_dir=ctx.default_dir,
+                                   on_invalid=ctx.on_invalid, ignore_unknown_keys=ctx.ignore_unknown_keys)
+        if worker != "thread" and destinations is None and parsed.enabled and parsed.sinks:
+            return process_sink(worker, cls, config, ctx,
+                                max_queue_size=max(sink.max_queue_size for sink in parsed.sinks))
+        return cls(parsed, enable_full_payloads=ctx.enable_full_payloads, content_summary=ctx.content_summary,
+                   destinations=destinations).start()
 
     def __init__(self, config: AtofConfig, *, enable_full_payloads: bool = False, content_summary: str = "preview",
                  destinations: Mapping[int, Destination] | None = None) -> None:
@@ -101,6 +137,11 @@ class AtofSink:
                                max_attempts=4, backoff_initial=min(0.1, timeout), backoff_max=max(timeout, 0.1),
                                on_batch_dropped=encoder.reset)
         return _Route(sink.label, f"atof.stream.events_dropped[{sink.name or sink.index}]", writer, override, timeout)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether anything is exported: the section is enabled and has a sink left after skipped entries."""
+        return bool(self.config.enabled and self._routes)
 
     @property
     def routes(self) -> tuple[_Route, ...]:
@@ -181,20 +222,8 @@ class AtofSink:
         return out
 
 
-class AtofPlugin(SinkPlugin):
-    """The hook projection wired to one :class:`AtofSink` (a hookimpl plugin for ``engine.add_plugin``).
-
-    By default the projection is deferred: hook callbacks only enqueue on the publication queue,
-    whose capacity is the largest ``max_queue_size`` of the configured sinks (FMT-80).
-    ``flush(timeout)`` and ``shutdown(deadline)`` follow FMT-84/FMT-85: shutdown projects what is
-    queued, closes every open scope with ``hermes.close_reason = "shutdown"``, then drains and
-    closes the writers. It is also registered with ``atexit`` as a safety net; hosts should call it.
-    """
-
-    def __init__(self, sink: AtofSink | ProcessSink, *, deferred: bool = True,
-                 toolsets: Mapping[str, str] | None = None, memory_tools: Mapping[str, str] | None = None) -> None:
-        enabled = sink.enabled if isinstance(sink, ProcessSink) else bool(sink.config.enabled and sink.routes)
-        super().__init__(sink, enabled=enabled, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
+AtofPlugin: Final = SinkPlugin
+"""Deprecated name of :class:`~hermes_pipeline.export.standalone.SinkPlugin` (the stand-alone form of any sink)."""
 
 
 def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
@@ -202,53 +231,30 @@ def build_atof_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
                     default_dir: Path | None = None,
                     destinations: Mapping[int, Destination] | None = None,
                     workers: WorkerPool | None = None) -> AtofSink | ProcessSink:
-    """Validate the ``atof`` table and return a started :class:`AtofSink` (a scope listener), or with
-    ``worker = "process"`` a :class:`~hermes_pipeline.export.worker.ProcessSink` running one in a child
-    process (not with ``destinations`` overrides, which cannot cross processes).
+    """:meth:`AtofSink.from_config` with keyword options (stand-alone use: invalid entries raise by default).
 
-    Args:
-        config: the ``[components.config.atof]`` mapping (§2.16).
-        base_dir: directory for relative paths; the working directory when omitted (CFG-83).
-        default_dir: directory of a file sink without ``output_directory``; ``$HERMES_HOME/telemetry`` when
-            omitted (FMT-35: outputs default to the profile, never to the working directory).
-        enable_full_payloads, content_summary: the observability component's top-level keys (FMT-3).
-        on_invalid: ``"skip"`` skips an invalid sink entry (FMT-73) instead of raising.
-        ignore_unknown_keys: the caller already applied its unknown-field policy.
-        destinations: ``sink index → Destination`` overrides (tests, custom transports).
-        workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
-            :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); without it such a section gets a
-            worker process of its own.
-
-    Raises:
-        ExportConfigError: naming the offending key path.
+    ``base_dir`` defaults to the working directory; ``workers`` plans a ``worker = "process:NAME"`` section in
+    that pool (started by :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); the other options are
+    :class:`~hermes_pipeline.export.sink.SinkContext`'s.
     """
-    worker, config = split_worker(config, "atof")
-    parsed = parse_atof_config(config, base_dir=base_dir, default_dir=default_dir, on_invalid=on_invalid,
-                               ignore_unknown_keys=ignore_unknown_keys)
-    if worker != "thread" and destinations is None and parsed.enabled and parsed.sinks:
-        child = {"base_dir": base_dir, "default_dir": default_dir, "enable_full_payloads": enable_full_payloads,
-                 "content_summary": content_summary, "on_invalid": on_invalid,
-                 "ignore_unknown_keys": ignore_unknown_keys}
-        return process_sink(worker, "atof", build_atof_sink, config, child,
-                            pool=workers, max_queue_size=max(sink.max_queue_size for sink in parsed.sinks))
-    return AtofSink(parsed, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
-                    destinations=destinations).start()
+    ctx = _context(base_dir=base_dir, default_dir=default_dir, enable_full_payloads=enable_full_payloads,
+                   content_summary=content_summary, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys,
+                   workers=workers)
+    return AtofSink.from_config(config, ctx, destinations=destinations)
+
+
+def _context(*, base_dir: Path | None, **options: Any) -> SinkContext:
+    return SinkContext(name="atof", base_dir=base_dir if base_dir is not None else Path.cwd(), **options)
 
 
 def build_atof_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                       content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
                       default_dir: Path | None = None,
                       destinations: Mapping[int, Destination] | None = None, toolsets: Mapping[str, str] | None = None,
-                      memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> AtofPlugin:
-    """Build the stand-alone ATOF plugin (hook projection + sink); see :func:`build_atof_sink` for the arguments.
-
-    ``toolsets`` (tool → toolset) and ``memory_tools`` feed ``hermes.toolset``, the ``remote`` flag
-    and the memory span kinds. ``deferred=False`` projects on the hook caller's thread instead of
-    the publication thread. When ``enabled`` is false the plugin's :attr:`AtofPlugin.enabled` is
-    ``False`` and nothing is exported; the caller should not register it.
-    """
-    sink = build_atof_sink(config, base_dir=base_dir, default_dir=default_dir,
-                           enable_full_payloads=enable_full_payloads,
-                           content_summary=content_summary, on_invalid=on_invalid,
-                           ignore_unknown_keys=ignore_unknown_keys, destinations=destinations)
-    return AtofPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
+                      memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> SinkPlugin:
+    """Deprecated: ``SinkPlugin.build(AtofSink, config, ctx)``, the stand-alone form of any sink (see
+    :func:`build_atof_sink` for the options)."""
+    ctx = _context(base_dir=base_dir, default_dir=default_dir, enable_full_payloads=enable_full_payloads,
+                   content_summary=content_summary, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys)
+    return SinkPlugin.build(AtofSink, config, ctx, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools,
+                            **({"destinations": destinations} if destinations is not None else {}))

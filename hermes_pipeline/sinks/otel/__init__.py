@@ -5,8 +5,10 @@ Laid out as the OpenTelemetry SDK splits it, a processor builds and an exporter 
 - :mod:`.config`: the one statement of the ``opentelemetry`` section (key tables, merge lists,
   defaults, ``validate_config``) and its parser (``parse_otel_config``); :mod:`.env` the standard
   ``OTEL_*`` variables, :mod:`.urls` the OTLP and Langfuse URL rules;
-- :mod:`.sink`: :class:`OtelSink` (the scope listener: one event writer feeding the span builder,
-  one span writer per endpoint), :class:`OtelPlugin` (stand-alone use), the builders;
+- :mod:`.sink`: :class:`OtelSink`, the ``opentelemetry`` entry point of the ``hermes_pipeline.sinks``
+  group (the scope listener: one event writer feeding the span builder, one span writer per endpoint;
+  ``OtelSink.from_config`` builds it from the section, metrics included) and :func:`build_otel_sink`
+  (the trace sink with keyword options);
 - :mod:`.spans`: the processor, :class:`~.spans.SpanBuilder` (open scopes, sampling, trace grouping,
   a finished scope becomes a span), with one module per projection: :mod:`.genai`, :mod:`.full`,
   :mod:`.openinference` (and :mod:`.attrs`, :mod:`.messages`, :mod:`.errors`, :mod:`.state` they share);
@@ -16,13 +18,13 @@ Laid out as the OpenTelemetry SDK splits it, a processor builds and an exporter 
   instruments from scope events, :mod:`.metrics_config` parses the table);
 - :mod:`.quick_endpoint`: the profile's ``observability.otel_*`` shorthand, one ``gen_ai`` endpoint fed by the
   profile's shared stream (the ``quick_otel`` consumer);
-- :mod:`.langfuse`: the Langfuse shorthand, an OTLP ``gen_ai`` endpoint with its credentials;
-- :mod:`.builder`: :data:`opentelemetry_builder`, the ``opentelemetry`` entry point of the
-  ``hermes_pipeline.sinks`` group.
+- :mod:`.langfuse`: the Langfuse shorthand, an OTLP ``gen_ai`` endpoint with its credentials.
 
-Only the builder is imported with the package; the other names load their module (and the
-OpenTelemetry SDK) on first use, so that validating a file without an ``opentelemetry`` section never
-imports the SDK.
+Stand-alone and worker-process use are the generic :class:`~hermes_pipeline.export.standalone.SinkPlugin`
+and :mod:`hermes_pipeline.export.worker`; ``opentelemetry_builder``, ``OtelPlugin`` and
+``build_otel_plugin`` are deprecated names kept for existing callers. Every name loads its module on first
+use, so that importing the package (or validating a file without an ``opentelemetry`` section) imports
+neither the sink nor the OpenTelemetry SDK.
 """
 
 from __future__ import annotations
@@ -30,27 +32,30 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .builder import OpenTelemetryBuilder, opentelemetry_builder
-
 if TYPE_CHECKING:
     from .langfuse import build_langfuse_sink
     from .sink import (
         CAPTURE_ENV, ExportConfigError, OtelPlugin, OtelSink, build_otel_plugin, build_otel_sink, content_gate_open,
     )
 
-__all__ = ["CAPTURE_ENV", "ExportConfigError", "OpenTelemetryBuilder", "OtelPlugin", "OtelSink",
-           "build_langfuse_sink", "build_otel_plugin", "build_otel_sink", "content_gate_open",
-           "opentelemetry_builder"]
+    opentelemetry_builder = OtelSink
 
-_LAZY = {"CAPTURE_ENV": "sink", "ExportConfigError": "sink", "OtelPlugin": "sink", "OtelSink": "sink",
-         "build_otel_plugin": "sink", "build_otel_sink": "sink", "content_gate_open": "sink",
-         "build_langfuse_sink": "langfuse"}
+__all__ = ["CAPTURE_ENV", "ExportConfigError", "OtelPlugin", "OtelSink", "build_langfuse_sink",
+           "build_otel_plugin", "build_otel_sink", "content_gate_open", "opentelemetry_builder"]
+
+_LAZY = {"CAPTURE_ENV": ("sink", "CAPTURE_ENV"), "ExportConfigError": ("sink", "ExportConfigError"),
+         "OtelPlugin": ("sink", "OtelPlugin"), "OtelSink": ("sink", "OtelSink"),
+         "build_otel_plugin": ("sink", "build_otel_plugin"), "build_otel_sink": ("sink", "build_otel_sink"),
+         "content_gate_open": ("sink", "content_gate_open"), "build_langfuse_sink": ("langfuse", "build_langfuse_sink"),
+         "opentelemetry_builder": ("sink", "OtelSink")}
+"""Name → (module, attribute); ``opentelemetry_builder`` (deprecated) was the entry point before :class:`OtelSink`."""
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    found = _LAZY.get(name)
+    if found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    module, attribute = found
+    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
     globals()[name] = value
     return value

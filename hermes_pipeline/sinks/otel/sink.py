@@ -1,12 +1,18 @@
 """The OpenTelemetry trace exporter: scope events → OTLP/HTTP spans (spec 04 §4, §5).
 
-Two ways to use it, as for ATOF:
+:class:`OtelSink` is the ``opentelemetry`` entry point of the ``hermes_pipeline.sinks`` group: it builds
+itself from the section's table with :meth:`OtelSink.from_config` (traces, in a worker process with
+``worker = "process"``, plus the ``metrics`` table's sink in this process) and carries the section's
+statement from :mod:`.config`. Used through the generic wrappers, as for ATOF:
 
 - sharing one scope projection with the other exporters (what the pipeline does, so ATOF, ATIF
   and OTLP agree on UUIDs and the hook caller pays the projection once):
-  ``sink = build_otel_sink(config)``; ``scope_plugin.add_listener(sink)``;
-- stand-alone (tests, simple hosts): ``plugin = build_otel_plugin(config)``;
+  ``sink = OtelSink.from_config(config, ctx)``; ``scope_plugin.add_listener(sink)``;
+- stand-alone (tests, simple hosts): ``plugin = SinkPlugin.build(OtelSink, config, ctx)``;
   ``engine.add_plugin(plugin, name="otel")``.
+
+:func:`build_otel_sink` builds the trace sink alone with keyword options; ``build_otel_plugin`` and
+``OtelPlugin`` are deprecated names of the stand-alone form.
 
 Data path (FMT-79, FMT-81)::
 
@@ -31,6 +37,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -38,17 +45,19 @@ from ...contract.versions import PACKAGE_VERSION as __version__
 from ...engine import trace_parent
 from ...export.errors import ExportConfigError
 from ...export.events import END, SCOPE, START, ScopeEvent, submit_paired
+from ...export.sink import Sink, SinkContext
 from ...export.standalone import SinkPlugin
+from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 from ...export.writer import BoundedWriter, warn_nonzero_counters
+from . import config as statement
 from .config import OtelConfig, TraceEndpoint, parse_otel_config, warn_global_headers
 from .env import read_otlp_env
 from .exporter import ExporterFactory, ObservedSession, SpanExportDestination, default_exporter, quiet_sdk_logs
 from .spans import LLM_CATEGORY, Route, SpanBuilder
 from .state import Options
-from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 
 __all__ = ["CAPTURE_ENV", "ExportConfigError", "OtelPlugin", "OtelSink", "build_otel_plugin", "build_otel_sink",
-           "content_gate_open"]
+           "content_gate_open", "profile_environment"]
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.otel")
 
@@ -104,6 +113,57 @@ class OtelSink:
     never_blocks: ClassVar[bool] = True
     """``__call__`` only queues on this sink's own bounded writers (or counts in memory): it is called on
     the publication thread directly (:mod:`hermes_pipeline.export.isolation`)."""
+
+    # the section's statement, from .config: read by ``config validate`` and the layer merge
+    validate_config: Final = staticmethod(statement.validate_config)
+    list_paths: Final = statement.LIST_PATHS
+    """Lists that concatenate (higher layer first) when pipeline files are layered."""
+    clearable_paths: Final = statement.CLEARABLE_PATHS
+    """Of those, the lists an explicitly empty higher-layer value clears."""
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], ctx: SinkContext, *,
+                    exporter_factory: ExporterFactory | None = None) -> Sink:
+        """The entry point's builder: the section's trace sink (:meth:`traces_from_config`), with the ``metrics``
+        table's sink beside it when that table is enabled (the metrics SDK is imported only then). The metrics
+        sink stays in this process when the traces run in a worker process."""
+        traces: Sink = cls.traces_from_config(config, ctx, exporter_factory=exporter_factory)
+        if _metrics_enabled(config):
+            from .metrics_sink import with_metrics
+
+            return with_metrics(traces, config)  # type: ignore[no-any-return]
+        return traces
+
+    @classmethod
+    def traces_from_config(cls, config: Mapping[str, Any], ctx: SinkContext, *,
+                           exporter_factory: ExporterFactory | None = None) -> OtelSink | ProcessSink:
+        """Validate the ``opentelemetry`` table and return a started :class:`OtelSink`, or with ``worker =
+        "process"`` a :class:`~hermes_pipeline.export.worker.ProcessSink` forwarding to one in a worker process
+        (not with ``exporter_factory``, which cannot cross processes; the child gets the table without its
+        ``metrics``, which stay here).
+
+        ``ctx`` gives ``enable_full_payloads`` / ``content_summary`` (FMT-3; the gate also opens with
+        ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, FMT-30), how invalid endpoint entries are handled
+        (FMT-73), the environment (``development``: default sampling 1.0, ``production``: 0.1, BOOK-46; the
+        profile's when the context does not say), ``gen_ai.agent.version`` and the pool of shared workers.
+        ``exporter_factory``: ``factory(endpoint, session) -> SpanExporter`` (tests, custom transports).
+
+        Raises:
+            ExportConfigError: naming the offending key path.
+        """
+        if ctx.content_summary not in SUMMARY_MODES:
+            raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
+        environment = ctx.environment or profile_environment(ctx)
+        worker, config = split_worker(config, ctx.name)
+        parsed = parse_otel_config(config, on_invalid=ctx.on_invalid, ignore_unknown_keys=ctx.ignore_unknown_keys,
+                                   environment=environment)
+        if worker != "thread" and parsed.enabled and exporter_factory is None:
+            capacity = max((e.max_queue_size for e in parsed.endpoints), default=10_000)
+            traces = {key: value for key, value in config.items() if key != "metrics"}
+            return process_sink(worker, cls, traces, replace(ctx, environment=environment), max_queue_size=capacity)
+        options = Options(gate_open=content_gate_open(ctx.enable_full_payloads), summary_mode=ctx.content_summary,
+                          sampling_rate=parsed.sampling_rate, agent_version=ctx.agent_version)
+        return cls(parsed, options, exporter_factory=exporter_factory).start()
 
     def __init__(self, config: OtelConfig, options: Options, *, exporter_factory: ExporterFactory | None = None) -> None:
         self.config = config
@@ -250,74 +310,34 @@ class OtelSink:
         return [f"{r.endpoint.label}: {r.endpoint.describe()}" for r in self._routes]
 
 
-class OtelPlugin(SinkPlugin):
-    """The hook projection wired to one :class:`OtelSink` (stand-alone use and tests).
-
-    The projection is deferred by default (hook callbacks only enqueue). ``shutdown`` projects what
-    is queued, closes open scopes (``hermes.close_reason = "shutdown"``), then drains the sink within
-    the deadline; it is registered with ``atexit`` as a safety net.
-    """
-
-    def __init__(self, sink: OtelSink | ProcessSink, *, deferred: bool = True, toolsets: Mapping[str, str] | None = None,
-                 memory_tools: Mapping[str, str] | None = None) -> None:
-        super().__init__(sink, enabled=sink.enabled, deferred=deferred, toolsets=toolsets,
-                         memory_tools=memory_tools)
+OtelPlugin: Final = SinkPlugin
+"""Deprecated name of :class:`~hermes_pipeline.export.standalone.SinkPlugin` (the stand-alone form of any sink)."""
 
 
 def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
                     exporter_factory: ExporterFactory | None = None, environment: str = "development",
                     agent_version: str | None = None, workers: WorkerPool | None = None) -> OtelSink | ProcessSink:
-    """Validate the ``opentelemetry`` table and return a started :class:`OtelSink` (a scope listener), or a
-    :class:`~hermes_pipeline.export.worker.ProcessSink` forwarding to one in a worker process when
-    ``worker = "process"`` (not with ``exporter_factory``, which cannot cross processes).
+    """:meth:`OtelSink.traces_from_config` with keyword options (stand-alone use: invalid entries raise by
+    default; ``base_dir`` is accepted for symmetry with the other sinks, no OTLP key is a path)."""
+    ctx = _context(base_dir=base_dir, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
+                   on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys, environment=environment,
+                   agent_version=agent_version, workers=workers)
+    return OtelSink.traces_from_config(config, ctx, exporter_factory=exporter_factory)
 
-    Args:
-        config: the ``[components.config.opentelemetry]`` mapping (§4.7).
-        base_dir: accepted for symmetry with the other sinks (no OTLP key is a path).
-        enable_full_payloads, content_summary: the observability component's top-level keys (FMT-3);
-            the gate also opens with ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (FMT-30).
-        on_invalid: ``"skip"`` skips an invalid endpoint entry (FMT-73) instead of raising.
-        ignore_unknown_keys: the caller already applied its unknown-field policy.
-        exporter_factory: ``factory(endpoint, session) -> SpanExporter`` (tests, custom transports).
-        environment: ``development`` (default sampling 1.0) or ``production`` (0.1), BOOK-46.
-        agent_version: ``gen_ai.agent.version`` of session spans, when known.
-        workers: plans a ``worker = "process:NAME"`` section in this pool (shared child processes, started by
-            :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); without it such a section gets a
-            worker process of its own.
 
-    Raises:
-        ExportConfigError: naming the offending key path.
-    """
-    del base_dir
-    if content_summary not in SUMMARY_MODES:
-        raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
-    worker, config = split_worker(config, "opentelemetry")
-    parsed = parse_otel_config(config, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys,
-                               environment=environment)
-    if worker != "thread" and parsed.enabled and exporter_factory is None:
-        capacity = max((e.max_queue_size for e in parsed.endpoints), default=10_000)
-        child = {"enable_full_payloads": enable_full_payloads, "content_summary": content_summary,
-                 "on_invalid": on_invalid, "ignore_unknown_keys": ignore_unknown_keys, "environment": environment,
-                 "agent_version": agent_version}
-        return process_sink(worker, "opentelemetry", build_otel_sink, config, child,
-                            pool=workers, max_queue_size=capacity)
-    options = Options(gate_open=content_gate_open(enable_full_payloads), summary_mode=content_summary,
-                      sampling_rate=parsed.sampling_rate, agent_version=agent_version)
-    return OtelSink(parsed, options, exporter_factory=exporter_factory).start()
+def _context(*, base_dir: Path | None, **options: Any) -> SinkContext:
+    return SinkContext(name="opentelemetry", base_dir=base_dir if base_dir is not None else Path.cwd(), **options)
 
 
 def build_otel_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                       content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
                       exporter_factory: ExporterFactory | None = None, environment: str = "development",
                       agent_version: str | None = None, toolsets: Mapping[str, str] | None = None,
-                      memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> OtelPlugin:
-    """The stand-alone OTel plugin (hook projection + sink); see :func:`build_otel_sink` for the arguments.
-
-    ``toolsets`` / ``memory_tools`` feed ``hermes.toolset`` (and ``gen_ai.tool.type``) and the memory
-    span kinds. Logs the FMT-72 warning when ``OTEL_EXPORTER_OTLP_*HEADERS`` are set (once per process). When ``enabled`` is false, :attr:`OtelPlugin.enabled` is ``False`` and nothing is
-    exported; the caller should not register it.
-    """
+                      memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> SinkPlugin:
+    """Deprecated: ``SinkPlugin.build(OtelSink, config, ctx)``, the stand-alone form of any sink (see
+    :func:`build_otel_sink` for the options; the trace sink alone). Logs the FMT-72 warning when
+    ``OTEL_EXPORTER_OTLP_*HEADERS`` are set (once per process; the component warns at activation instead)."""
     sink = build_otel_sink(config, base_dir=base_dir, enable_full_payloads=enable_full_payloads,
                            content_summary=content_summary, on_invalid=on_invalid,
                            ignore_unknown_keys=ignore_unknown_keys, exporter_factory=exporter_factory,
@@ -327,4 +347,20 @@ def build_otel_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
         from_env = isinstance(sink, OtelSink) and any(e.source for e in sink.config.endpoints)
         used = read_otlp_env().header_variable if from_env else None
         warn_global_headers((used,) if used else ())
-    return OtelPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
+    return SinkPlugin(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
+
+
+def _metrics_enabled(config: Mapping[str, Any]) -> bool:
+    """Whether ``with_metrics`` would add the metrics sink (its own test, without importing it)."""
+    table = config.get("metrics")
+    return isinstance(table, Mapping) and table.get("enabled") is True and config.get("enabled") is True
+
+
+def profile_environment(ctx: SinkContext) -> str:
+    """The activating profile's ``observability.environment`` (its ``telemetry`` directory is ``ctx.default_dir``):
+    the default ``sampling_rate`` of trace endpoints is 1.0 in ``development`` and 0.1 in ``production`` (BOOK-46)."""
+    if ctx.default_dir is None:
+        return "development"
+    from ...config.observability_settings import read_observability
+
+    return read_observability(Path(ctx.default_dir).parent).environment

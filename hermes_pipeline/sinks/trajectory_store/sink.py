@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Final
 
 from ...export.errors import ExportConfigError
 from ...export.events import ScopeEvent
-from ..base import BaseSink, Sink, SinkContext
+from ..base import BaseSink, Sink, SinkContext, build_sink
 from ..registry import load_sink
 from .files import FILENAME_TEMPLATE
 
@@ -65,11 +65,11 @@ class TrajectoryStoreSink(BaseSink):
         path = Path(directory).expanduser()
         self.directory = path if path.is_absolute() else ctx.base_dir / path
         queue = config.get("max_queue_size")
-        atif = load_sink("atif")
-        self._atif: Sink = atif(store_atif_config(self.directory, max_queue_size=queue if isinstance(queue, int)
-                                                  else None),
-                                SinkContext(name="atif", base_dir=ctx.base_dir, default_dir=self.directory,
-                                            enable_full_payloads=False, content_summary=ctx.content_summary))
+        self._atif: Sink = build_sink(
+            load_sink("atif"), store_atif_config(self.directory, max_queue_size=queue if isinstance(queue, int)
+                                                 else None),
+            SinkContext(name="atif", base_dir=ctx.base_dir, default_dir=self.directory,
+                        enable_full_payloads=False, content_summary=ctx.content_summary))
 
     def __call__(self, event: ScopeEvent) -> None:
         self._atif(event)

@@ -18,11 +18,19 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
 from hermes_pipeline.export.errors import ExportConfigError
 from hermes_pipeline.sinks.otel import build_otel_plugin
+from hermes_pipeline.export.sink import SinkContext
 from hermes_pipeline.export.worker import ProcessSink
 
 from tests.sinks.otel._support import run_scripted_session
 
-OTEL_BUILDER = "hermes_pipeline.sinks.otel.sink:build_otel_sink"
+OTEL_SINK = "hermes_pipeline.sinks.otel.sink:OtelSink"
+
+
+def _ctx(section: str, base_dir: Any = ".") -> SinkContext:
+    from pathlib import Path
+
+    return SinkContext(name=section, base_dir=Path(base_dir), on_invalid="raise", ignore_unknown_keys=False,
+                       environment="development")
 
 
 def _plugin(endpoint: str, worker: str) -> Any:
@@ -109,9 +117,9 @@ def test_fmt83_a_worker_that_cannot_start_fails_activation_with_a_typed_error(tm
     fake.write_text("#!/bin/sh\nexit 3\n")
     fake.chmod(0o755)
     with pytest.raises(ExportConfigError) as info:
-        ProcessSink("opentelemetry", OTEL_BUILDER,
-                    {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:9"}]}, {},
-                    python=str(fake))
+        ProcessSink("opentelemetry", OTEL_SINK,
+                    {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:9"}]},
+                    _ctx("opentelemetry"), python=str(fake))
     assert info.value.path == "opentelemetry.worker"
     assert "did not start" in info.value.message
 
@@ -119,8 +127,9 @@ def test_fmt83_a_worker_that_cannot_start_fails_activation_with_a_typed_error(tm
 def test_fmt73_a_bad_endpoint_found_by_the_worker_comes_back_as_the_same_typed_error() -> None:
     """FMT-73: configuration the child refuses is reported with the child's key path and reason."""
     with pytest.raises(ExportConfigError) as info:
-        ProcessSink("opentelemetry", OTEL_BUILDER,
-                    {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "ftp://example"}]}, {})
+        ProcessSink("opentelemetry", OTEL_SINK,
+                    {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "ftp://example"}]},
+                    _ctx("opentelemetry"))
     assert info.value.path.startswith("opentelemetry.endpoints[0]")
 
 
@@ -274,10 +283,11 @@ def test_fmt73_a_section_the_shared_worker_refuses_fails_the_whole_pool_cleanly(
     from hermes_pipeline.export.worker import WorkerPool
 
     pool = WorkerPool()
-    good = pool.plan("shared", "atof", "hermes_pipeline.sinks.atof:build_atof_sink",
-                     {"enabled": True, "sinks": [{"type": "file", "output_directory": str(tmp_path)}]}, {})
-    pool.plan("shared", "opentelemetry", OTEL_BUILDER,
-              {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "ftp://example"}]}, {})
+    good = pool.plan("shared", "atof", "hermes_pipeline.sinks.atof:AtofSink",
+                     {"enabled": True, "sinks": [{"type": "file", "output_directory": str(tmp_path)}]},
+                     _ctx("atof", tmp_path))
+    pool.plan("shared", "opentelemetry", OTEL_SINK,
+              {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "ftp://example"}]}, _ctx("opentelemetry"))
     with pytest.raises(ExportConfigError) as info:
         pool.start()
     assert info.value.path.startswith("opentelemetry.endpoints[0]")

@@ -10,6 +10,7 @@ import pytest
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.export import MemoryDestination, ScopeEvent, ScopePlugin
+from hermes_pipeline.export.atof_object import atof_object
 from hermes_pipeline.export.ids import parse_timestamp_us, uuid_str
 from hermes_pipeline.export.projection_calls import strip_header_keys
 from hermes_pipeline.host import SegmentPolicy
@@ -147,7 +148,7 @@ def test_fmt_56_listener_gets_scope_events_with_derivable_otel_ids(engine: Engin
     tool = next(e for e in seen if e.name == "read_file")
     span_id = f"{tool.uuid & (2**64 - 1):016x}"
     assert uuid_str(tool.uuid).replace("-", "").endswith(span_id)
-    assert tool.to_atof()["uuid"] == uuid_str(tool.uuid)
+    assert atof_object(tool)["uuid"] == uuid_str(tool.uuid)
 
 
 def test_fmt_79_deferred_projection_keeps_hook_time(engine: Engine) -> None:

@@ -98,7 +98,7 @@ def test_book_46_pipeline_trace_endpoints_default_by_the_profile_environment(tmp
     """A pipeline-file ``opentelemetry`` section without ``sampling_rate`` samples at the activating
     profile's environment default (0.1 in production); the file's own rate wins."""
     from hermes_pipeline.sinks.base import SinkContext
-    from hermes_pipeline.sinks.otel.builder import opentelemetry_builder, profile_environment
+    from hermes_pipeline.sinks.otel.sink import OtelSink, profile_environment
 
     home = tmp_path / "p"
     home.mkdir()
@@ -108,7 +108,7 @@ def test_book_46_pipeline_trace_endpoints_default_by_the_profile_environment(tmp
     assert profile_environment(SinkContext(name="opentelemetry", base_dir=tmp_path)) == "development"
     section = {"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:9/v1/traces"}]}
     for config, rate in ((section, 0.1), ({**section, "sampling_rate": 0.5}, 0.5)):
-        sink = opentelemetry_builder(config, ctx)
+        sink = OtelSink.from_config(config, ctx)
         try:
             assert sink.config.sampling_rate == rate  # type: ignore[attr-defined]
         finally:
