@@ -3,7 +3,7 @@
 Two ways to use it:
 
 - stand-alone: ``plugin = build_atof_plugin(config)``; ``engine.add_plugin(plugin, name="atof")``.
-  :class:`AtofPlugin` is a :class:`~hermes_pipeline.export.projection.ScopePlugin` (the hook
+  :class:`AtofPlugin` is a :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin` (the hook
   projection) that feeds its own :class:`AtofSink`.
 - sharing one scope projection with other exporters (so ATOF, ATIF and OTLP agree on UUIDs):
   ``sink = build_atof_sink(config)``; ``scope_plugin.add_listener(sink)``.
