@@ -2,9 +2,11 @@
 
 :class:`ScopePlugin` is what an engine registers (``engine.add_plugin(plugin, name=...)``). It composes
 one :class:`~hermes_pipeline.export.scopes.ScopeTracker` and one object per scope kind
-(:mod:`~hermes_pipeline.export.scope_kinds`); each ``@hookimpl`` method hands its hook's fields to the
-kind that projects them. Attach every exporter with ``add_listener`` so that they all see the same UUIDs
-(FMT-56). Row 22 needs a host call; ``on_session_segment`` and ``on_compaction`` (hermes_pipeline
+(:mod:`~hermes_pipeline.export.scope_kinds`); each ``@hookimpl`` is its kind's method of the same name,
+made a hookimpl by :func:`~hermes_pipeline.export.publication.deferrable` (run now, or recorded and run
+on the publication thread), so the table at the end of :class:`ScopePlugin` reads hook → kind → file.
+Attach every exporter with ``add_listener`` so that they all see the same UUIDs (FMT-56). Row 22 needs
+a host call; ``on_session_segment`` and ``on_compaction`` (hermes_pipeline
 extension hooks) give rows 2 (rotation, note 4) and 21.
 
 Two modes:
@@ -179,133 +181,48 @@ class ScopePlugin:
                 "queue_depth": stats["queue_depth"], "records": stats["submitted"],
                 "projection_failures": self._destination.failures}
 
-    # ------------------------------------------------------------------ hooks → kinds (the hookspec's field order)
+    # ------------------------------------------------------------------ hooks → kinds
+    # Each @hookimpl runs its scope kind's method of the same name (``kind`` names the attribute holding the
+    # kind); the method's parameters are the hookspec's fields, in order (the record lane's tuple).
 
-    @deferrable()
-    def on_session_start(self, session_id: str, model: str, platform: str, agent_version: str | None) -> None:
-        self.sessions.on_session_start(session_id, model, platform, agent_version)
+    # rows 1-2, 21: export/scope_kinds/session.py
+    on_session_start = deferrable(kind="sessions")(Sessions.on_session_start)
+    on_session_finalize = deferrable(kind="sessions")(Sessions.on_session_finalize)
+    on_session_reset = deferrable(kind="sessions")(Sessions.on_session_reset)
+    on_session_segment = deferrable(kind="sessions")(Sessions.on_session_segment)
+    on_compaction = deferrable(kind="sessions")(Sessions.on_compaction)
 
-    @deferrable()
-    def on_session_finalize(self, session_id: str, reason: str) -> None:
-        self.sessions.on_session_finalize(session_id, reason)
+    # rows 3-4: export/scope_kinds/trigger.py
+    pre_gateway_dispatch = deferrable(kind="triggers")(Triggers.pre_gateway_dispatch)
+    post_gateway_dispatch = deferrable(kind="triggers")(Triggers.post_gateway_dispatch)
 
-    @deferrable()
-    def on_session_reset(self, reason: str, old_session_id: str | None) -> None:
-        self.sessions.on_session_reset(reason, old_session_id)
+    # rows 5-6: export/scope_kinds/turn.py
+    pre_llm_call = deferrable(opens=turn_key, kind="turns")(Turns.pre_llm_call)
+    post_llm_call = deferrable(kind="turns")(Turns.post_llm_call)
+    on_session_end = deferrable(closes=turn_key, kind="turns")(Turns.on_session_end)
+    on_context_snapshot = deferrable(kind="turns")(Turns.on_context_snapshot)
 
-    @deferrable()
-    def on_session_segment(self, session_id: str, segment: int, segment_reason: str, platform: str,
-                           model: str) -> None:
-        self.sessions.on_session_segment(session_id, segment, segment_reason, platform, model)
+    # rows 7-9: export/scope_kinds/llm_call.py
+    pre_api_request = deferrable(opens=attempt_key, kind="llm_calls")(LlmCalls.pre_api_request)
+    post_api_request = deferrable(closes=attempt_key, kind="llm_calls")(LlmCalls.post_api_request)
+    api_request_error = deferrable(closes=attempt_key, kind="llm_calls")(LlmCalls.api_request_error)
 
-    @deferrable()
-    def on_compaction(self, session_id: str, new_session_id: str, rotated: bool) -> None:
-        self.sessions.on_compaction(session_id, new_session_id, rotated)
+    # rows 10-11: export/scope_kinds/tool_call.py
+    pre_tool_call = deferrable(opens=tool_key, snapshot="args", kind="tool_calls")(ToolCalls.pre_tool_call)
+    post_tool_call = deferrable(closes=tool_key, kind="tool_calls")(ToolCalls.post_tool_call)
 
-    @deferrable()
-    def pre_gateway_dispatch(self, platform: str, event_type: str, session_key: str, session_id: str) -> None:
-        self.triggers.pre_gateway_dispatch(platform, event_type, session_key, session_id)
+    # rows 12-15: export/scope_kinds/approval.py
+    pre_approval_request = deferrable(kind="approvals")(Approvals.pre_approval_request)
+    post_approval_response = deferrable(kind="approvals")(Approvals.post_approval_response)
+    on_human_input_request = deferrable(kind="approvals")(Approvals.on_human_input_request)
+    on_human_input_resolved = deferrable(kind="approvals")(Approvals.on_human_input_resolved)
 
-    @deferrable()
-    def post_gateway_dispatch(self, session_key: str, session_id: str, action: str) -> None:
-        self.triggers.post_gateway_dispatch(session_key, session_id, action)
+    # rows 16-17: export/scope_kinds/subagent.py
+    subagent_start = deferrable(opens=child_key, context=True, kind="subagents")(Subagents.subagent_start)
+    subagent_stop = deferrable(closes=child_key, kind="subagents")(Subagents.subagent_stop)
 
-    @deferrable(opens=turn_key)
-    def pre_llm_call(self, session_id: str, task_id: str, turn_id: str, user_message: str, is_first_turn: bool,
-                     model: str, platform: str, sender_id: str | None, agent_version: str | None) -> None:
-        self.turns.pre_llm_call(session_id, task_id, turn_id, user_message, is_first_turn, model, platform,
-                                sender_id, agent_version)
-
-    @deferrable()
-    def post_llm_call(self, session_id: str, turn_id: str, assistant_response: str) -> None:
-        self.turns.post_llm_call(session_id, turn_id, assistant_response)
-
-    @deferrable(closes=turn_key)
-    def on_session_end(self, session_id: str, task_id: str, turn_id: str, completed: bool, interrupted: bool,
-                       failed: bool | None, turn_exit_reason: str | None, reason: str | None) -> None:
-        self.turns.on_session_end(session_id, task_id, turn_id, completed, interrupted, failed, turn_exit_reason,
-                                  reason)
-
-    @deferrable()
-    def on_context_snapshot(self, session_id: str, turn_id: str, context: Mapping[str, Any]) -> None:
-        self.turns.on_context_snapshot(session_id, turn_id, context)
-
-    @deferrable(opens=attempt_key)
-    def pre_api_request(self, session_id: str, task_id: str, turn_id: str, api_request_id: str, platform: str,
-                        model: str, provider: str, base_url: str, api_mode: str, api_call_count: int,
-                        started_at: float, middleware_trace: list[dict[str, str]], request: dict[str, Any]) -> None:
-        self.llm_calls.pre_api_request(session_id, task_id, turn_id, api_request_id, platform, model, provider,
-                                       base_url, api_mode, api_call_count, started_at, middleware_trace, request)
-
-    @deferrable(closes=attempt_key)
-    def post_api_request(self, session_id: str, task_id: str, turn_id: str, api_request_id: str, model: str,
-                         api_duration: float, started_at: float, ended_at: float, finish_reason: str | None,
-                         response_model: str | None, usage: dict[str, Any] | None, response: dict[str, Any]) -> None:
-        self.llm_calls.post_api_request(session_id, task_id, turn_id, api_request_id, model, api_duration,
-                                        started_at, ended_at, finish_reason, response_model, usage, response)
-
-    @deferrable(closes=attempt_key)
-    def api_request_error(self, session_id: str, task_id: str, turn_id: str, api_request_id: str, model: str,
-                          api_duration: float, started_at: float, ended_at: float, status_code: int | None,
-                          retry_count: int | None, max_retries: int | None, retryable: bool | None,
-                          reason: str | None, error: dict[str, str]) -> None:
-        self.llm_calls.api_request_error(session_id, task_id, turn_id, api_request_id, model, api_duration,
-                                         started_at, ended_at, status_code, retry_count, max_retries, retryable,
-                                         reason, error)
-
-    @deferrable(opens=tool_key, snapshot="args")
-    def pre_tool_call(self, tool_name: str, args: dict[str, Any], task_id: str, session_id: str, tool_call_id: str,
-                      turn_id: str, api_request_id: str, middleware_trace: list[dict[str, str]],
-                      toolset: str | None) -> None:
-        self.tool_calls.pre_tool_call(tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id,
-                                      middleware_trace, toolset)
-
-    @deferrable(closes=tool_key)
-    def post_tool_call(self, tool_name: str, args: dict[str, Any], task_id: str, session_id: str,
-                       tool_call_id: str, turn_id: str, api_request_id: str, result: str, duration_ms: int,
-                       status: str, error_type: str | None, error_message: str | None,
-                       middleware_trace: list[dict[str, str]] | None = None, toolset: str | None = None,
-                       exit_code: int | None = None) -> None:
-        self.tool_calls.post_tool_call(tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id,
-                                       result, duration_ms, status, error_type, error_message, middleware_trace,
-                                       toolset, exit_code)
-
-    @deferrable()
-    def pre_approval_request(self, command: str, description: str, pattern_keys: list[str], surface: str,
-                             turn_id: str, tool_call_id: str, session_id: str) -> None:
-        self.approvals.pre_approval_request(command, description, pattern_keys, surface, turn_id, tool_call_id,
-                                            session_id)
-
-    @deferrable()
-    def post_approval_response(self, surface: str, turn_id: str, tool_call_id: str, session_id: str,
-                               choice: str, decided_by: str | None) -> None:
-        self.approvals.post_approval_response(surface, turn_id, tool_call_id, session_id, choice, decided_by)
-
-    @deferrable()
-    def on_human_input_request(self, kind: str, request_id: str, session_id: str, prompt: str) -> None:
-        self.approvals.on_human_input_request(kind, request_id, session_id, prompt)
-
-    @deferrable()
-    def on_human_input_resolved(self, kind: str, request_id: str, session_id: str, outcome: str) -> None:
-        self.approvals.on_human_input_resolved(kind, request_id, session_id, outcome)
-
-    @deferrable(opens=child_key, context=True)
-    def subagent_start(self, parent_session_id: str, parent_turn_id: str, child_session_id: str, child_role: str,
-                       child_goal: str) -> None:
-        self.subagents.subagent_start(parent_session_id, parent_turn_id, child_session_id, child_role, child_goal)
-
-    @deferrable(closes=child_key)
-    def subagent_stop(self, parent_session_id: str, parent_turn_id: str, child_session_id: str, child_role: str,
-                      child_status: str, child_summary: str | None, duration_ms: int) -> None:
-        self.subagents.subagent_stop(parent_session_id, parent_turn_id, child_session_id, child_role, child_status,
-                                     child_summary, duration_ms)
-
-    @deferrable()
-    def on_skill_lifecycle(self, action: str, skill_name: str, provenance: str | None, reason: str | None,
-                           session_id: str, turn_id: str, use_count: int | None, reused: bool | None,
-                           reuse_after_patch: bool | None) -> None:
-        self.skills.on_skill_lifecycle(action, skill_name, provenance, reason, session_id, turn_id, use_count,
-                                       reused, reuse_after_patch)
+    # rows 18-20: export/scope_kinds/skill.py
+    on_skill_lifecycle = deferrable(kind="skills")(SkillRuns.on_skill_lifecycle)
 
 
 def release_projection(engine: Any, plugin_name: str | None, projection: Any, listener: Any, *, own: bool,
