@@ -59,9 +59,9 @@ Listener = Callable[[ScopeEvent], None]
 """A consumer of scope events: ``listener(event) -> None`` (see the module docstring)."""
 Sanitizer = Callable[[ScopeEvent], "Mapping[str, Any] | None"]
 """An event sanitizer: ``sanitizer(event) -> replacements or None`` (see :meth:`ScopeTracker.add_sanitizer`)."""
-SessionHook = Callable[["SessionState", str], None]
+SessionHook = Callable[[SessionState, str], None]
 """``hook(state, reason)``: what a scope kind does when a session closes (see :meth:`ScopeTracker.on_session_closing`)."""
-Reopener = Callable[[str], "SessionState | None"]
+Reopener = Callable[[str], SessionState | None]
 """``reopener(session_id) -> state or None`` (see :meth:`ScopeTracker.set_reopener`)."""
 SANITIZED_FIELDS: Final = frozenset({"data", "category_profile", "metadata"})
 
@@ -109,6 +109,7 @@ class ScopeTracker:
                  memory_tools: Mapping[str, str] | None = None, redact_credentials: bool = True,
                  max_value_chars: int | None = None) -> None:
         self.lock = threading.RLock()  # FMT-86: listeners may call the bookkeeping APIs back
+        """The one lock over the open-scope table: a scope kind holds it around what it reads and changes."""
         self.redact_credentials = bool(redact_credentials)
         """Whether events are credential-scrubbed after the sanitizers and before every listener."""
         self.max_value_chars: int = value_bound(max_value_chars)
@@ -118,11 +119,13 @@ class ScopeTracker:
         self._sanitizers: tuple[Sanitizer, ...] = ()
         self._sanitizer_failures = 0
         self.sessions: dict[str, SessionState] = {}
+        """The open-scope table: every open session (and what is open inside it) by Hermes ``session_id``."""
         self._listener_errors = 0
         self._warned: set[int] = set()
         self.toolsets: Mapping[str, str] = dict(toolsets or {})
         self.memory_tools: Mapping[str, str] = dict(memory_tools or {})
         self.special_tools = frozenset({"memory", "session_search", *self.memory_tools})
+        """Tools whose span kind depends on their arguments (memory reads and writes, ``classify.tool_span_kind``)."""
         self._ts = 0
         """Hook time (epoch µs) of the record being replayed by the publication thread; 0 = use the clock."""
         self._ambient: tuple[str, str] | None = None
