@@ -17,7 +17,7 @@ from typing import Any
 
 from hermes_pipeline.contract.versions import PACKAGE_VERSION
 from hermes_pipeline.export.events import ScopeEvent
-from hermes_pipeline.export.projection import ScopePlugin
+from hermes_pipeline.export.scope_hooks import ScopePlugin
 from hermes_pipeline.sinks.atif.config import parse_atif_config
 from hermes_pipeline.sinks.atif.files import TrajectoryDirectory
 from hermes_pipeline.sinks.atif.trajectory import TrajectoryAssembler, TrajectoryFile

@@ -271,7 +271,7 @@ def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporter
     store_home = Path(tempfile.mkdtemp(prefix="bench-store-"))  # outside the counted outputs
     if store:
         from hermes_pipeline.config.observability_settings import ObservabilitySettings
-        from hermes_pipeline.export.projection import ScopePlugin
+        from hermes_pipeline.export.scope_hooks import ScopePlugin
         from hermes_pipeline.sinks.observability_store import attach_store
         from hermes_pipeline.sinks.trajectory_store import attach_store as attach_trajectories
 

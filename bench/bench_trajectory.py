@@ -110,7 +110,7 @@ def _both_stores(root: Path, name: str, *, one_projection: bool) -> tuple[Engine
     """An engine with the trajectory store and the observability store: each on a projection of its own (one
     projection per consumer, as profiles had), or both on one projection (what a profile makes now)."""
     from hermes_pipeline.config.observability_settings import ObservabilitySettings
-    from hermes_pipeline.export.projection import ScopePlugin
+    from hermes_pipeline.export.scope_hooks import ScopePlugin
     from hermes_pipeline.sinks.observability_store import attach_store as attach_audit
 
     engine = Engine()

@@ -1,6 +1,6 @@
 """Attaching the exporters to the ``observability`` component (spec 04 §1).
 
-One :class:`~hermes_pipeline.export.projection.ScopePlugin` projects the hooks into scope events
+One :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin` projects the hooks into scope events
 once; every enabled section adds one sink, built by the sink class (``from_config``) or builder its
 name finds in the ``hermes_pipeline.sinks`` entry-point group (:mod:`hermes_pipeline.sinks.registry`;
 the built-in ``atof``, ``atif`` and ``opentelemetry`` are found the same way), given the section's
@@ -105,7 +105,7 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
     enabled = enabled_sections(config)
     if not enabled:
         return None
-    from ..export.projection import ScopePlugin
+    from ..export.scope_hooks import ScopePlugin
 
     policy: Mapping[str, Any] = config["policy"] if isinstance(config.get("policy"), Mapping) else {}
     limit = policy.get("max_queue_size")

@@ -1,8 +1,10 @@
 """The export foundation shared by every sink (spec 04 §1, §2, §5).
 
-- :mod:`~hermes_pipeline.export.scopes` / :mod:`~hermes_pipeline.export.projection`: the
-  :class:`ScopeTracker` and its hook projection :class:`ScopePlugin` (Hermes hooks → ATOF scopes
-  and marks, FMT-24), which hand :class:`ScopeEvent` objects to listeners (one per exporter);
+- :mod:`~hermes_pipeline.export.scope_hooks`: :class:`ScopePlugin`, the hooks object an engine registers
+  (Hermes hooks → scope events and marks, FMT-24), composing one :class:`ScopeTracker`
+  (:mod:`~hermes_pipeline.export.scopes`: open scopes, pairing, publication to listeners) and one small
+  class per scope kind (:mod:`~hermes_pipeline.export.scope_kinds`); listeners (one per exporter) get
+  :class:`ScopeEvent` objects;
 - :mod:`~hermes_pipeline.export.writer`: :class:`BoundedWriter`, the bounded queue + worker thread
   between a listener and a :class:`Destination` (FMT-79..FMT-85);
 - :mod:`~hermes_pipeline.export.files`, :mod:`~hermes_pipeline.export.http`: file and HTTP destinations;
@@ -18,7 +20,7 @@ from .destinations import FailingDestination, MemoryDestination
 from .errors import DeliveryError, ExportConfigError
 from .events import ScopeEvent
 from .ids import parse_timestamp_us, rfc3339_us, uuid_str
-from .projection import ScopePlugin
+from .scope_hooks import ScopePlugin
 from .scopes import Listener, ScopeTracker
 from .writer import BoundedWriter, Destination
 

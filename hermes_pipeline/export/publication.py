@@ -1,11 +1,11 @@
 """The publication queue: hook callbacks only enqueue; one thread runs the scope projection (FMT-79, FMT-80).
 
-With a deferred :class:`~hermes_pipeline.export.projection.ScopePlugin`, each ``@hookimpl`` made by
+With a deferred :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin`, each ``@hookimpl`` made by
 :func:`deferrable` captures the hook time (and, where needed, the caller's context) and appends one
-record to a single bounded FIFO; the publication thread replays the records in order against the
-tracker, which emits the scope events to the listeners. The caller's thread therefore pays a clock
-read, a tuple and a queue append per hook, whatever the number of exporters. Each such hookimpl also
-offers a record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record from the
+record to a single bounded FIFO; the publication thread replays the records in order against the hooks
+object (its scope kinds and their tracker), which emits the scope events to the listeners. The caller's
+thread therefore pays a clock read, a tuple and a queue append per hook, whatever the number of
+exporters. Each such hookimpl also offers a record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record from the
 hook's fields passed positionally, which a host uses when every listener of the hook has one (the tool
 path of :mod:`hermes_pipeline.host.tools`), so that no payload dict is built and nothing is dispatched.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+from operator import attrgetter
 from collections.abc import Callable, Mapping
 from time import time_ns
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -51,34 +52,38 @@ def capture_context() -> tuple[str, str] | None:
 
 
 def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, context: bool = False,
-               snapshot: str | None = None) -> Callable[[F], F]:
-    """Turn a projection method into a ``@hookimpl`` that runs it now or enqueues it (see the module docstring).
+               snapshot: str | None = None, kind: str | None = None) -> Callable[[F], F]:
+    """Turn a method into a ``@hookimpl`` of the hooks object that runs it now or enqueues it (see the module
+    docstring).
 
     Args:
         opens: key of the scope this hook opens; if its record is dropped, the key is remembered.
         closes: key of the scope this hook closes; its record is dropped when the key was remembered.
         context: capture the caller's tool-call context with the record (subagent parentage).
         snapshot: name of a dict field to copy at hook time (it may be mutated before replay).
+        kind: the hooks object's attribute holding the scope kind the method belongs to: the method runs
+            on that object (``None``: a method of the hooks object itself).
     """
 
     def wrap(method: F) -> F:
         names = _parameters(method)[1:]  # after ``self``
         call = declared_method(method, names)
+        resolve = attrgetter(kind) if kind is not None else None
 
-        def project(tracker: ScopeTracker, payload: Mapping[str, Any], snap: Any) -> None:
+        def project(hooks: Any, payload: Mapping[str, Any], snap: Any) -> None:
             if snap is not None:
                 payload = {**payload, snapshot: snap}  # type: ignore[dict-item]
-            call(tracker, payload)
+            call(hooks if resolve is None else resolve(hooks), payload)
 
         project.__name__ = method.__name__
 
         @functools.wraps(method)
-        def hook(self: ScopeTracker, payload: Mapping[str, Any] | None = None, /, **fields: Any) -> None:
+        def hook(self: Any, payload: Mapping[str, Any] | None = None, /, **fields: Any) -> None:
             if payload is None:  # called directly with keyword arguments
                 payload = fields
             queue = self._publication
             if queue is None:
-                call(self, payload)
+                call(self if resolve is None else resolve(self), payload)
                 return
             snap = None
             if snapshot is not None:
@@ -93,7 +98,7 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
                 dropped.add(opens(payload))
 
         setattr(hook, TAKES_PAYLOAD, True)  # the engine passes its payload dict: no keyword re-packing
-        lane = _lane(method, names, opens, closes, context, snapshot)
+        lane = _lane(method, names, opens, closes, context, snapshot, resolve)
         if lane is not None:
             setattr(hook, RECORD_LANE, lane)
         return cast(F, hookimpl(hook))
@@ -121,7 +126,8 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, ...]:
 
 
 def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | None, closes: KeyFn | None,
-          context: bool, snapshot: str | None) -> Callable[[Any], Callable[[tuple[Any, ...]], None]] | None:
+          context: bool, snapshot: str | None,
+          resolve: Callable[[Any], Any] | None) -> Callable[[Any], Callable[[tuple[Any, ...]], None]] | None:
     """The hook's record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record as the
     hookimpl, from the fields given positionally in hookspec order, so a host skips the payload dict and the
     dispatch. ``None`` when the method's parameters are not a prefix of the hookspec's (then only the
@@ -136,22 +142,24 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
     result_at, status_at = (names.index("result"), names.index("status")) \
         if "status" in names and "result" in names else (-1, -1)
 
-    def project(tracker: ScopeTracker, fields: tuple[Any, ...], snap: Any) -> None:
+    def project(hooks: Any, fields: tuple[Any, ...], snap: Any) -> None:
         if snap is not None:
             fields = (*fields[:at], snap, *fields[at + 1:])
         if status_at >= 0:
             fields = resolve_status(fields, result_at, status_at)
-        method(tracker, *fields[:count])
+        method(hooks if resolve is None else resolve(hooks), *fields[:count])
 
     project.__name__ = method.__name__
 
-    def bind(self: ScopeTracker) -> Callable[[tuple[Any, ...]], None]:
-        queue = self._publication  # set once, when the tracker is made
+    def bind(self: Any) -> Callable[[tuple[Any, ...]], None]:
+        queue = self._publication  # set once, when the hooks object is made
         if queue is None:
+            owner = self if resolve is None else resolve(self)  # the kinds are made with the hooks object
+
             def direct(fields: tuple[Any, ...]) -> None:
                 if status_at >= 0:
                     fields = resolve_status(fields, result_at, status_at)
-                method(self, *fields[:count])
+                method(owner, *fields[:count])
 
             return direct
         dropped = self._dropped_keys
@@ -187,10 +195,13 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
 class TrackerDestination:
     """The publication thread's destination: applies the queued hook records to the scope tracker, in order.
 
-    (Not :class:`hermes_pipeline.replay.Replay`, which replays a recorded trajectory.)"""
+    Each record runs its hook method on ``target`` (the hooks object whose ``@hookimpl`` made it) with the
+    ``tracker``'s clock set to the hook's time. (Not :class:`hermes_pipeline.replay.Replay`, which replays a
+    recorded trajectory.)"""
 
-    def __init__(self, tracker: ScopeTracker) -> None:
+    def __init__(self, tracker: ScopeTracker, target: Any) -> None:
         self.tracker = tracker
+        self.target = target
         self.failures = 0
         self._warned: set[tuple[str, str]] = set()
 
@@ -199,11 +210,12 @@ class TrackerDestination:
 
     def write(self, batch: list[Record]) -> None:
         tracker = self.tracker
+        target = self.target
         for project, ts, ambient, payload, snap in batch:
             tracker._ts = ts
             tracker._ambient = ambient
             try:
-                project(tracker, payload, snap)
+                project(target, payload, snap)
             except Exception as exc:  # FMT-83: a broken record never stops the others
                 self.failures += 1
                 key = (project.__name__, type(exc).__name__)

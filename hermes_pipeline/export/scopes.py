@@ -1,11 +1,14 @@
 """Scope bookkeeping shared by every exporter (spec 04 §2.2, §2.8, §2.9, FMT-85).
 
 (Over 400 lines on purpose: opening, closing, holding and publishing scopes all take the tracker's
-one lock over one state, the open-scope table.)
+one lock over one state, the open-scope table of :mod:`~hermes_pipeline.export.scope_state`.)
 
 A :class:`ScopeTracker` turns lifecycle facts into paired scope events and marks with stable
-UUIDv7 identities and parent links. The hook projection (:class:`~hermes_pipeline.export.projection.ScopePlugin`,
-a subclass carrying the ``@hookimpl`` methods) feeds it; exporters consume it as **listeners**.
+UUIDv7 identities and parent links. It is an object passed in, never a base class: the hooks object
+(:class:`~hermes_pipeline.export.scope_hooks.ScopePlugin`, carrying the ``@hookimpl`` methods) makes one
+and hands it to one small class per scope kind (:mod:`~hermes_pipeline.export.scope_kinds`), which feed
+it through :meth:`ScopeTracker.start`, :meth:`ScopeTracker.end` and :meth:`ScopeTracker.mark`;
+exporters consume it as **listeners**.
 
 Listener interface (for the ATOF, ATIF and OpenTelemetry exporters)::
 
@@ -13,7 +16,7 @@ Listener interface (for the ATOF, ATIF and OpenTelemetry exporters)::
 
 - ``fn`` is called once per event, in emission order, while the tracker's lock is held: every
   listener sees one total order in which a scope's start precedes its end and a parent's start
-  precedes its children's. With a deferred :class:`~hermes_pipeline.export.projection.ScopePlugin`
+  precedes its children's. With a deferred :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin`
   (what exporters use) that happens on the single publication thread; otherwise on the hook
   caller's thread.
 - ``fn`` must be cheap and non-blocking (enqueue the event on the exporter's own
@@ -42,11 +45,13 @@ from time import time_ns
 from typing import Any, Final
 
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
-from . import bounds
+from .bounds import bound_event
+from .bounds import max_value_chars as value_bound
 from .events import END, MARK, SCOPE, SESSION_SCOPE, START, ScopeEvent
 from .ids import new_uuid7
 from .redaction import redact_event
 from .overlap import HeldStarts
+from .scope_state import SessionState
 
 logger: Final = logging.getLogger("hermes_pipeline.export")
 
@@ -54,6 +59,10 @@ Listener = Callable[[ScopeEvent], None]
 """A consumer of scope events: ``listener(event) -> None`` (see the module docstring)."""
 Sanitizer = Callable[[ScopeEvent], "Mapping[str, Any] | None"]
 """An event sanitizer: ``sanitizer(event) -> replacements or None`` (see :meth:`ScopeTracker.add_sanitizer`)."""
+SessionHook = Callable[[SessionState, str], None]
+"""``hook(state, reason)``: what a scope kind does when a session closes (see :meth:`ScopeTracker.on_session_closing`)."""
+Reopener = Callable[[str], SessionState | None]
+"""``reopener(session_id) -> state or None`` (see :meth:`ScopeTracker.set_reopener`)."""
 SANITIZED_FIELDS: Final = frozenset({"data", "category_profile", "metadata"})
 
 SCHEMA_KEY: Final = "hermes.telemetry_schema_version"
@@ -61,49 +70,6 @@ SESSION_KEY: Final = "hermes.session_id"
 CLOSE_REASON: Final = "hermes.close_reason"
 AGENT_VERSION_KEY: Final = "hermes.agent.version"
 """Session-start metadata: the host agent's version, when the host declared one (ATIF ``agent.version``)."""
-
-
-class TurnState:
-    """An open ``agent.run`` scope and the turn facts its end needs."""
-
-    __slots__ = ("final_response", "provider_error", "provider_message", "scope", "task_id", "turn_id")
-
-    def __init__(self, scope: ScopeEvent, task_id: str, turn_id: str) -> None:
-        self.scope = scope
-        self.task_id = task_id
-        self.turn_id = turn_id
-        self.final_response: str | None = None
-        self.provider_error: str | None = None
-        """``error.type`` of the turn's last provider attempt when it failed (``None`` after a success)."""
-        self.provider_message: str | None = None
-        """That failed attempt's error message (the turn's end says why with it when the host gave no reason)."""
-
-
-class SessionState:
-    """One Hermes session (or subagent session) with an open session scope."""
-
-    __slots__ = ("children", "extra", "llm", "model", "parent", "parent_turn_id", "parent_uuid", "pending_close",
-                 "platform", "provider_error", "root", "scope", "session_id", "tools", "turns")
-
-    def __init__(self, session_id: str, parent: SessionState | None, parent_uuid: int | None) -> None:
-        self.session_id = session_id
-        self.parent = parent
-        self.parent_uuid = parent_uuid
-        self.parent_turn_id = ""
-        self.scope: ScopeEvent | None = None
-        self.root = 0
-        self.platform: str | None = None
-        self.model: str | None = None
-        self.extra: dict[str, Any] = {}
-        """Metadata repeated on every segment's session start (subagent role and parent link)."""
-        self.turns: dict[str, TurnState] = {}
-        self.llm: dict[str, ScopeEvent] = {}
-        self.tools: dict[str, ScopeEvent] = {}
-        self.children: dict[str, SessionState] = {}
-        self.pending_close: str | None = None
-        """A close deferred until the live turn ends (ID-rotating compaction, CFG-75)."""
-        self.provider_error: str | None = None
-        """``error.type`` of the provider failure that ended the session's last turn, if one did."""
 
 
 def _replaced(event: ScopeEvent, data: Any, profile: Any, metadata: dict[str, Any]) -> ScopeEvent:
@@ -142,49 +108,74 @@ class ScopeTracker:
     def __init__(self, listeners: tuple[Listener, ...] = (), *, toolsets: Mapping[str, str] | None = None,
                  memory_tools: Mapping[str, str] | None = None, redact_credentials: bool = True,
                  max_value_chars: int | None = None) -> None:
-        self._lock = threading.RLock()  # FMT-86: listeners may call the bookkeeping APIs back
+        self.lock = threading.RLock()  # FMT-86: listeners may call the bookkeeping APIs back
+        """The one lock over the open-scope table: a scope kind holds it around what it reads and changes."""
         self.redact_credentials = bool(redact_credentials)
         """Whether events are credential-scrubbed after the sanitizers and before every listener."""
-        self.max_value_chars: int = bounds.max_value_chars(max_value_chars)
+        self.max_value_chars: int = value_bound(max_value_chars)
         """The bound of one string value of every published event (see :mod:`~hermes_pipeline.export.bounds`)."""
         self._listeners: tuple[Listener, ...] = tuple(listeners)
         self._sanitizer_entries: tuple[tuple[int, str, Sanitizer], ...] = ()
         self._sanitizers: tuple[Sanitizer, ...] = ()
         self._sanitizer_failures = 0
-        self._sessions: dict[str, SessionState] = {}
+        self.sessions: dict[str, SessionState] = {}
+        """The open-scope table: every open session (and what is open inside it) by Hermes ``session_id``."""
         self._listener_errors = 0
         self._warned: set[int] = set()
         self.toolsets: Mapping[str, str] = dict(toolsets or {})
         self.memory_tools: Mapping[str, str] = dict(memory_tools or {})
-        self._special_tools = frozenset({"memory", "session_search", *self.memory_tools})
-        self._publication: Any = None
-        """The deferred-mode publication queue (a ``BoundedWriter``), or ``None`` when hooks run inline."""
-        self._dropped_keys: set[Any] = set()
-        """Keys of scopes whose opening record was dropped by the publication queue (FMT-80)."""
+        self.special_tools = frozenset({"memory", "session_search", *self.memory_tools})
+        """Tools whose span kind depends on their arguments (memory reads and writes, ``classify.tool_span_kind``)."""
         self._ts = 0
         """Hook time (epoch µs) of the record being replayed by the publication thread; 0 = use the clock."""
         self._ambient: tuple[str, str] | None = None
         """``(session_id, tool_call_id)`` of the caller's context captured with a deferred record."""
-        self._held = HeldStarts()
+        self.held = HeldStarts()
         """Tool starts not yet published: whether the call overlaps another is not known yet (``overlap``)."""
         self._published_starts: dict[int, ScopeEvent] = {}
         """The published start of every open scope, by UUID: handed to listeners again on its end (``end.start``)."""
+        self._session_closing: tuple[SessionHook, ...] = ()
+        self._session_closed: tuple[SessionHook, ...] = ()
+        self._reopener: Reopener | None = None
 
-    def _now(self) -> int:
+    def now(self) -> int:
         """The current event time: the captured hook time while replaying a deferred record, else the clock."""
         ts = self._ts
         return ts if ts else time_ns() // 1000
+
+    def replayed_context(self) -> tuple[str, str] | None:
+        """``(session_id, tool_call_id)`` captured on the caller's thread with the record being replayed, if any."""
+        return self._ambient
+
+    # ------------------------------------------------------------------ what scope kinds share
+
+    def on_session_closing(self, hook: SessionHook) -> None:
+        """Call ``hook(state, reason)`` when a session starts closing, before anything inside it ends (lock held).
+
+        How a scope kind ends its own scopes with a session it does not own (the skill runs of the
+        session's open turns), whichever kind or teardown closes the session."""
+        self._session_closing = (*self._session_closing, hook)
+
+    def on_session_closed(self, hook: SessionHook) -> None:
+        """Call ``hook(state, reason)`` once a session scope has ended and left the table (lock held; not
+        on a segment rotation, which keeps the state)."""
+        self._session_closed = (*self._session_closed, hook)
+
+    def set_reopener(self, reopener: Reopener) -> None:
+        """Ask ``reopener(session_id)`` for a state to continue before :meth:`implicit_session` opens a new
+        session (an ended subagent session continues in place); it answers ``None`` for an unknown id."""
+        self._reopener = reopener
 
     # ------------------------------------------------------------------ listeners
 
     def add_listener(self, listener: Listener) -> None:
         """Deliver every later event to ``listener`` as well."""
-        with self._lock:
+        with self.lock:
             self._listeners = (*self._listeners, listener)
 
     def remove_listener(self, listener: Listener) -> None:
         """Stop delivering to ``listener`` (no error if it was not added)."""
-        with self._lock:
+        with self.lock:
             self._listeners = tuple(fn for fn in self._listeners if fn is not listener)
 
     def add_sanitizer(self, sanitizer: Sanitizer, *, priority: int = 0, name: str | None = None) -> None:
@@ -199,7 +190,7 @@ class ScopeTracker:
         never shows what a sanitizer removed (FMT-33). The tracker's own bookkeeping is unaffected.
         """
         label = name if name is not None else getattr(sanitizer, "__qualname__", repr(sanitizer))
-        with self._lock:
+        with self.lock:
             entries = sorted([*self._sanitizer_entries, (priority, label, sanitizer)], key=lambda e: (e[0], e[1]))
             self._sanitizer_entries = tuple(entries)
             self._sanitizers = tuple(entry[2] for entry in entries)
@@ -226,29 +217,29 @@ class ScopeTracker:
                                   changes.get("metadata", event.metadata) or {})
         return event
 
-    def _emit(self, event: ScopeEvent) -> None:
-        if self._held.sessions and self._held.route(event, self._publish):  # waits with a held tool start (overlap)
+    def emit(self, event: ScopeEvent) -> None:
+        if self.held.sessions and self.held.route(event, self.publish):  # waits with a held tool start (overlap)
             return
-        self._publish(event)
+        self.publish(event)
 
     def release_held(self, timeout: float | None = None) -> bool:
         """Publish every tool start still held back (see :mod:`~hermes_pipeline.export.overlap`).
 
         With ``timeout``, wait that long at most for the tracker's lock (a flush never waits on it
         without a limit) and return ``False`` when it was not free in time."""
-        if not self._acquire(timeout):
+        if not self.acquire(timeout):
             return False
         try:
-            self._held.drain(self._publish)
+            self.held.drain(self.publish)
         finally:
-            self._lock.release()
+            self.lock.release()
         return True
 
-    def _acquire(self, timeout: float | None) -> bool:
+    def acquire(self, timeout: float | None) -> bool:
         """Take the tracker's lock, waiting ``timeout`` seconds at most (``None``: as long as it takes)."""
-        return self._lock.acquire() if timeout is None else self._lock.acquire(timeout=max(timeout, 0.0))
+        return self.lock.acquire() if timeout is None else self.lock.acquire(timeout=max(timeout, 0.0))
 
-    def _publish(self, event: ScopeEvent) -> None:
+    def publish(self, event: ScopeEvent) -> None:
         if self._sanitizers:
             event = self._sanitize(event)
         if self.redact_credentials:
@@ -257,7 +248,7 @@ class ScopeTracker:
             # every string, so no sink ever holds a value longer than max_value_chars.
             event = redact_event(event, self.max_value_chars)
         else:
-            event = bounds.bound_event(event, self.max_value_chars)
+            event = bound_event(event, self.max_value_chars)
         # the one place starts and ends are paired: an end goes out as a closed scope (``event.start``)
         phase = event.phase
         if phase == START:
@@ -281,69 +272,69 @@ class ScopeTracker:
 
     def stats(self) -> dict[str, int]:
         """``open_sessions``, ``listener_errors`` and ``sanitizer_failures``."""
-        with self._lock:
-            return {"open_sessions": len(self._sessions), "listener_errors": self._listener_errors,
+        with self.lock:
+            return {"open_sessions": len(self.sessions), "listener_errors": self._listener_errors,
                     "sanitizer_failures": self._sanitizer_failures}
 
     def open_session_ids(self) -> list[str]:
         """Hermes session IDs whose session scope is open."""
-        with self._lock:
-            return list(self._sessions)
+        with self.lock:
+            return list(self.sessions)
 
     # ------------------------------------------------------------------ primitives (lock held)
 
-    def _start(self, st: SessionState, parent: int | None, name: str, category: str, attributes: tuple[str, ...],
+    def start(self, st: SessionState, parent: int | None, name: str, category: str, attributes: tuple[str, ...],
                profile: dict[str, Any] | None, data: dict[str, Any] | None, meta: dict[str, Any], ts: int) -> ScopeEvent:
         """Emit a scope start; the returned start event is also the open scope's record."""
         uuid = new_uuid7(ts // 1000)
         scope = st.scope
         event = ScopeEvent(SCOPE, START, uuid, parent, ts, name, category, attributes, profile, data, meta,
                            scope.uuid if scope is not None else uuid, st.root or uuid)
-        self._emit(event)
+        self.emit(event)
         return event
 
-    def _end(self, st: SessionState, start: ScopeEvent, data: dict[str, Any] | None, meta: dict[str, Any],
+    def end(self, st: SessionState, start: ScopeEvent, data: dict[str, Any] | None, meta: dict[str, Any],
              ts: int | None = None, profile: dict[str, Any] | None = None) -> None:
         """Emit the end of the scope opened by ``start`` (same uuid, name, flags; FMT-6, FMT-17)."""
         if ts is None:
-            ts = self._now()
+            ts = self.now()
         if ts <= start.timestamp_us:  # FMT-17: an end is stamped strictly after its start (start + 1 µs)
             ts = start.timestamp_us + 1
             meta["hermes.clock_adjusted"] = True
         event = ScopeEvent(SCOPE, END, start.uuid, start.parent_uuid, ts, start.name, start.category,
                            start.attributes, start.profile if profile is None else profile, data, meta,
                            start.session_uuid, start.root_uuid)
-        self._emit(event)
+        self.emit(event)
 
-    def _mark(self, st: SessionState | None, parent: int | None, name: str, category: str | None,
+    def mark(self, st: SessionState | None, parent: int | None, name: str, category: str | None,
               profile: dict[str, Any] | None, data: dict[str, Any] | None, meta: dict[str, Any]) -> None:
-        ts = self._now()
+        ts = self.now()
         uuid = new_uuid7(ts // 1000)
         session_uuid = st.scope.uuid if st is not None and st.scope is not None else 0
         root = st.root if st is not None else 0
-        self._emit(ScopeEvent(MARK, None, uuid, parent, ts, name, category, (), profile, data, meta, session_uuid, root))
+        self.emit(ScopeEvent(MARK, None, uuid, parent, ts, name, category, (), profile, data, meta, session_uuid, root))
 
-    def _open_session(self, session_id: str, data: dict[str, Any] | None, meta: dict[str, Any], *,
+    def open_session(self, session_id: str, data: dict[str, Any] | None, meta: dict[str, Any], *,
                       parent: SessionState | None = None, parent_uuid: int | None = None,
                       ts: int | None = None, state: SessionState | None = None) -> SessionState:
         """Start a session scope (a new state, or a new segment of ``state``) and register it."""
         st = state if state is not None else SessionState(session_id, parent, parent_uuid)
-        ts = self._now() if ts is None else ts
+        ts = self.now() if ts is None else ts
         st.scope = None
         st.root = st.parent.root if st.parent is not None else 0
         meta.update(st.extra)
         if st.platform is not None and "hermes.platform" not in meta:
             meta["hermes.platform"] = st.platform
         meta["hermes.span_kind"] = "session"
-        st.scope = self._start(st, st.parent_uuid, SESSION_SCOPE, "agent", (), None, data, meta, ts)
+        st.scope = self.start(st, st.parent_uuid, SESSION_SCOPE, "agent", (), None, data, meta, ts)
         if st.parent is None:
             st.root = st.scope.uuid
-        self._sessions[session_id] = st
+        self.sessions[session_id] = st
         if st.parent is not None:
             st.parent.children[session_id] = st
         return st
 
-    def _implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None,
+    def implicit_session(self, session_id: str, model: str | None = None, platform: str | None = None,
                           agent_version: str | None = None, resumed: bool = False) -> SessionState:
         """The open session state of ``session_id``; opened now if none is open (FMT-24 row 1).
 
@@ -353,9 +344,13 @@ class ScopeTracker:
         turn, e.g. ``hermes chat --resume`` in a new process): its start says ``resumed: true``, so an
         append-only stream shows one session continued, not a new one.
         """
-        st = self._sessions.get(session_id)
+        st = self.sessions.get(session_id)
         if st is not None:
             return st
+        if self._reopener is not None:
+            st = self._reopener(session_id)
+            if st is not None:
+                return st
         data: dict[str, Any] = {}
         if model is not None:
             data["model"] = model
@@ -370,18 +365,18 @@ class ScopeTracker:
         st.model, st.platform = model, platform
         if isinstance(agent_version, str) and agent_version:
             st.extra[AGENT_VERSION_KEY] = agent_version
-        return self._open_session(session_id, data or None, meta, state=st)
+        return self.open_session(session_id, data or None, meta, state=st)
 
-    def _close_turn_children(self, st: SessionState, turn_id: str, reason: str) -> None:
+    def close_turn_children(self, st: SessionState, turn_id: str, reason: str) -> None:
         # subagent sessions spawned in the turn are left open: a background child outlives the turn and
         # ends with its own stop (or at teardown), in its one session scope (issue #27)
         for registry in (st.tools, st.llm):
             for key, scope in list(registry.items()):
                 if scope.metadata.get("hermes.turn_id") == turn_id:
                     del registry[key]
-                    self._end(st, scope, None, _synthetic_end_meta(st.session_id, reason, error=True))
+                    self.end(st, scope, None, _synthetic_end_meta(st.session_id, reason, error=True))
 
-    def _close_session(self, st: SessionState, data: dict[str, Any] | None, reason: str | None, *,
+    def close_session(self, st: SessionState, data: dict[str, Any] | None, reason: str | None, *,
                        synthetic: bool = False, meta: dict[str, Any] | None = None, status_ok: bool = True,
                        keep: bool = False, children: bool = False) -> None:
         """End ``st``'s session scope after closing everything open inside it (LIFO, FMT-7).
@@ -392,27 +387,39 @@ class ScopeTracker:
         child outlives its parent session in its one session scope until its own stop (issue #27).
         """
         child_reason = reason or "session_closed"
+        for hook in self._session_closing:
+            hook(st, child_reason)
         for child in list(st.children.values()) if children else ():
-            self._close_session(child, {"reason": child_reason}, child_reason, synthetic=True, children=True)
+            self.close_session(child, {"reason": child_reason}, child_reason, synthetic=True, children=True)
         for registry in (st.tools, st.llm):
             while registry:
                 _, scope = registry.popitem()
-                self._end(st, scope, None, _synthetic_end_meta(st.session_id, child_reason, error=True))
+                self.end(st, scope, None, _synthetic_end_meta(st.session_id, child_reason, error=True))
         while st.turns:
             _, turn = st.turns.popitem()
-            self._end(st, turn.scope, None, _synthetic_end_meta(st.session_id, child_reason, error=True))
+            self.end(st, turn.scope, None, _synthetic_end_meta(st.session_id, child_reason, error=True))
         end_meta = meta if meta is not None else base_meta(st.session_id)
         if synthetic and reason is not None:
             end_meta[CLOSE_REASON] = reason
         elif status_ok:
             end_meta.setdefault("otel.status_code", "OK")
         if st.scope is not None:
-            self._end(st, st.scope, data, end_meta)
+            self.end(st, st.scope, data, end_meta)
         if not keep:
-            if self._sessions.get(st.session_id) is st:
-                del self._sessions[st.session_id]
+            if self.sessions.get(st.session_id) is st:
+                del self.sessions[st.session_id]
             if st.parent is not None and st.parent.children.get(st.session_id) is st:
                 del st.parent.children[st.session_id]
+            for hook in self._session_closed:
+                hook(st, child_reason)
+
+    def turn_parent(self, st: SessionState, turn_id: str) -> int:
+        """UUID of the turn ``turn_id``'s ``agent.run`` scope when it is open, else of the session scope."""
+        turn = st.turns.get(turn_id)
+        if turn is not None:
+            return turn.scope.uuid
+        assert st.scope is not None
+        return st.scope.uuid
 
     def current_parent(self, st: SessionState, turn_id: str = "") -> int:
         """UUID of the innermost open scope of ``st`` for a new mark or child (FMT-8, FMT-21).
@@ -441,17 +448,17 @@ class ScopeTracker:
         All carry ``hermes.close_reason = reason``. Idempotent. With ``timeout``, wait that long at most
         for the tracker's lock; :class:`TimeoutError` when it was not free in time.
         """
-        if not self._acquire(timeout):
+        if not self.acquire(timeout):
             raise TimeoutError("the scope tracker's lock was not free within the deadline")
         try:
-            roots = [st for st in self._sessions.values() if st.parent is None or st.parent.scope is None]
+            roots = [st for st in self.sessions.values() if st.parent is None or st.parent.scope is None]
             for st in roots:
-                if self._sessions.get(st.session_id) is st:
-                    self._close_session(st, {"reason": reason}, reason, synthetic=True, children=True)
+                if self.sessions.get(st.session_id) is st:
+                    self.close_session(st, {"reason": reason}, reason, synthetic=True, children=True)
             closed = len(roots)
-            for st in list(self._sessions.values()):  # anything left (children that outlived their parent)
-                self._close_session(st, {"reason": reason}, reason, synthetic=True, children=True)
+            for st in list(self.sessions.values()):  # anything left (children that outlived their parent)
+                self.close_session(st, {"reason": reason}, reason, synthetic=True, children=True)
                 closed += 1
             return closed
         finally:
-            self._lock.release()
+            self.lock.release()

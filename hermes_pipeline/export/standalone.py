@@ -1,8 +1,8 @@
-"""One exporter on its own projection: the stand-alone plugin form of any sink.
+"""One exporter on its own hooks object: the stand-alone plugin form of any sink.
 
-The ``observability`` component shares one :class:`~.projection.ScopePlugin` between all its
+The ``observability`` component shares one :class:`~.scope_hooks.ScopePlugin` between all its
 sinks. For using a single exporter without the component (tests, embedding, benchmarks),
-:class:`SinkPlugin` wires the hook projection to one :class:`~.sink.Sink` (the one sink shape), with one
+:class:`SinkPlugin` wires the hooks object to one :class:`~.sink.Sink` (the one sink shape), with one
 ``flush`` / ``shutdown`` / ``stats`` over both. It takes any sink: :meth:`SinkPlugin.build` builds one
 from its entry (a sink class, through its ``from_config``, or a builder) and section table, exactly as
 the component does::
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..engine.deadline import exit_deadline
-from .projection import ScopePlugin
+from .scope_hooks import ScopePlugin
 from .sink import Sink, SinkContext, build_sink
 
 DEFAULT_QUEUE_SIZE: Final = 10_000
@@ -37,14 +37,15 @@ def _atexit_shutdown(ref: weakref.ReferenceType[SinkPlugin]) -> None:
 
 
 class SinkPlugin(ScopePlugin):
-    """The hook projection wired to one sink (a hookimpl plugin for ``engine.add_plugin``).
+    """The hooks object wired to one sink (a hookimpl plugin for ``engine.add_plugin``; the one subclass of
+    :class:`~.scope_hooks.ScopePlugin`, which composes the tracker).
 
     Any :class:`~.sink.Sink` fits; a sink's ``max_queue_size`` (else :data:`DEFAULT_QUEUE_SIZE`) sizes the
     publication queue, its ``counters()``, when it has them, join :meth:`counters`, and its ``enabled``
     (else ``True``) is the plugin's unless ``enabled`` is given.
 
-    By default the projection is deferred: hook callbacks only enqueue on the publication queue,
-    sized like the sink's queue (FMT-80). ``shutdown(deadline)`` projects what is queued, closes
+    By default the hooks are deferred: hook callbacks only enqueue on the publication queue,
+    sized like the sink's queue (FMT-80). ``shutdown(deadline)`` runs what is queued, closes
     every open scope with ``hermes.close_reason = "shutdown"`` (partial output), then drains and
     closes the sink (FMT-84/FMT-85). It is also registered with ``atexit`` as a safety net; hosts
     should call it. A disabled sink gets no listener and no publication thread.
@@ -85,13 +86,13 @@ class SinkPlugin(ScopePlugin):
         return cls(sink, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools)
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Barrier: ``True`` when every hook received so far was projected and written (FMT-84)."""
+        """Barrier: ``True`` when every hook received so far became scope events and was written (FMT-84)."""
         end = time.monotonic() + max(timeout, 0.0)
         projected = super().flush(timeout)
         return self.sink.flush(max(end - time.monotonic(), 0.0)) and projected
 
     def shutdown(self, deadline: float = 5.0) -> bool:
-        """Project what is queued, close open scopes, drain and close the sink within ``deadline`` (FMT-85)."""
+        """Run what is queued, close open scopes, drain and close the sink within ``deadline`` (FMT-85)."""
         if self._shut:
             return True
         self._shut = True

@@ -16,7 +16,7 @@ from ..engine.core import Engine
 from . import activation
 
 if TYPE_CHECKING:
-    from ..export.projection import ScopePlugin
+    from ..export.scope_hooks import ScopePlugin
     from .profiles import Profile
 
 SHARED_QUEUE_SIZE: Final = 10_000
@@ -94,7 +94,7 @@ def pipeline_projection(engine: Engine) -> ScopePlugin | None:
     parent = engine.parent
     if parent is None or activation.PROCESS.engine is not parent:
         return None
-    from ..export.projection import ScopePlugin  # only a running pipeline gets here: the export layer is loaded
+    from ..export.scope_hooks import ScopePlugin  # only a running pipeline gets here: the export layer is loaded
 
     for component in activation.PROCESS.components():
         projection = getattr(component, "projection", None)
@@ -154,7 +154,7 @@ class SharedStream:
             self._claims_name = engine.add_plugin(claims.hookimpls(), name=f"hermes.profile.sessions.{id(self):x}")
             self._claims, self.projection, self.borrowed = claims, borrowed, True
             return borrowed
-        from ..export.projection import ScopePlugin  # imported when the first consumer attaches (import cost)
+        from ..export.scope_hooks import ScopePlugin  # imported when the first consumer attaches (import cost)
 
         projection = ScopePlugin(deferred=True, max_queue_size=SHARED_QUEUE_SIZE, memory_tools=memory_tools,
                                  max_value_chars=max_chars)

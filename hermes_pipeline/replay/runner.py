@@ -142,7 +142,7 @@ class _CapturedStore:
     written to disk and read back (the new run is written once, where it belongs, by :func:`run_replay`)."""
 
     def __init__(self, engine: Engine, directory: Path) -> None:
-        from ..export.projection import ScopePlugin
+        from ..export.scope_hooks import ScopePlugin
         from ..sinks.atif import build_atif_sink
         from ..sinks.trajectory_store import store_atif_config
 

@@ -84,7 +84,7 @@ class SharedMetrics:
         self._own_stream = stream is None
         self.plugin_name: str | None = None
         if stream is None:  # no profile stream given: a deferred projection of its own on the engine
-            from ..export.projection import ScopePlugin
+            from ..export.scope_hooks import ScopePlugin
 
             stream = ScopePlugin(deferred=True, max_queue_size=max(queue_size, QUEUE_SIZE))
             self.plugin_name = engine.add_plugin(stream, name=f"hermes_pipeline.shared_metrics:{self.runtime_id}")
@@ -231,7 +231,7 @@ class SharedMetrics:
         self._closed = True
         _open_handles.discard(self)
         try:
-            from ..export.projection import release_projection
+            from ..export.scope_hooks import release_projection
 
             release_projection(self.engine, self.plugin_name, self.stream, self.listener, own=self._own_stream,
                                deadline=timeout if timeout is not None else EXIT_FLUSH_S)

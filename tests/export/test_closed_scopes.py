@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_pipeline.export.events import END, START, ScopeEvent
-from hermes_pipeline.export.projection import ScopePlugin
+from hermes_pipeline.export.scope_hooks import ScopePlugin
 
 SECRET = "sk-proj-" + "Q" * 40
 
@@ -80,5 +80,5 @@ def test_starts_are_not_kept_after_their_end() -> None:
     plugin = ScopePlugin()
     _drive(plugin, finish=True)
     plugin.shutdown(5.0)
-    table: dict[int, Any] = plugin._published_starts  # noqa: SLF001 - the tracker's own pairing table
+    table: dict[int, Any] = plugin.tracker._published_starts  # noqa: SLF001 - the tracker's own pairing table
     assert table == {}

@@ -12,13 +12,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_pipeline.export.projection_calls import _HEADER_KEYS, strip_header_keys
+from hermes_pipeline.export.header_keys import HEADER_KEYS, strip_header_keys
 
 
 def reference(value: Any) -> Any:
     """The definition: drop every string key whose lowercase form is a header name, at any depth."""
     if isinstance(value, dict):
-        return {k: reference(v) for k, v in value.items() if not (isinstance(k, str) and k.lower() in _HEADER_KEYS)}
+        return {k: reference(v) for k, v in value.items() if not (isinstance(k, str) and k.lower() in HEADER_KEYS)}
     if isinstance(value, list):
         return [reference(item) for item in value]
     return value
@@ -29,8 +29,8 @@ def _case_variants(name: str) -> st.SearchStrategy[str]:
     return flips.map(lambda bits: "".join(c.upper() if b else c for c, b in zip(name, bits)))
 
 
-header_names = st.sampled_from(sorted(_HEADER_KEYS)).flatmap(_case_variants)
-kelvin = st.sampled_from([name for name in _HEADER_KEYS if "k" in name]).map(lambda n: n.replace("k", "\u212a", 1))
+header_names = st.sampled_from(sorted(HEADER_KEYS)).flatmap(_case_variants)
+kelvin = st.sampled_from([name for name in HEADER_KEYS if "k" in name]).map(lambda n: n.replace("k", "\u212a", 1))
 keys = st.one_of(header_names, kelvin, st.text(max_size=12), st.integers(-5, 5))
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20),
                     header_names, st.integers(min_value=2**70, max_value=2**71))
@@ -55,7 +55,7 @@ def test_unchanged_values_are_returned_as_they_are(value: Any) -> None:
 
 def _holds_header_key(value: Any) -> bool:
     if isinstance(value, dict):
-        return any(isinstance(k, str) and k.lower() in _HEADER_KEYS for k in value) or \
+        return any(isinstance(k, str) and k.lower() in HEADER_KEYS for k in value) or \
             any(_holds_header_key(v) for v in value.values())
     if isinstance(value, list):
         return any(_holds_header_key(item) for item in value)

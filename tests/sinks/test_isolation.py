@@ -25,7 +25,7 @@ from hermes_pipeline.components.observability_sinks import attach_sinks
 from hermes_pipeline.engine.core import Engine
 from hermes_pipeline.engine.deadline import SHUTDOWN_DEADLINE
 from hermes_pipeline.export.isolation import IsolatedSink, needs_isolation
-from hermes_pipeline.export.projection import ScopePlugin
+from hermes_pipeline.export.scope_hooks import ScopePlugin
 from hermes_pipeline.host import Host
 from hermes_pipeline.sink_testing import MemorySink
 from hermes_pipeline.sinks.base import BaseSink
@@ -273,7 +273,7 @@ def test_flush_and_shutdown_wait_for_the_tracker_lock_only_until_their_deadline(
     held, done = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with projection._lock:
+        with projection.tracker.lock:
             held.set()
             done.wait()
 

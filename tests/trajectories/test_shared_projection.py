@@ -19,7 +19,7 @@ import pytest
 import hermes_pipeline
 from hermes_pipeline import Engine, runtime
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
-from hermes_pipeline.export.projection import ScopePlugin
+from hermes_pipeline.export.scope_hooks import ScopePlugin
 from hermes_pipeline.profile import Profile, activation, open_profile, release_all
 from hermes_pipeline.sinks.observability_store import ObservabilityStoreSink, store_path
 

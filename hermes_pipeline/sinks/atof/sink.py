@@ -4,11 +4,11 @@
 from the section's table with :meth:`AtofSink.from_config` (in a worker process with ``worker =
 "process"``), and carries the section's statement from :mod:`.config`. Used through the generic wrappers:
 
-- sharing one scope projection with other exporters (so ATOF, ATIF and OTLP agree on UUIDs): the
+- sharing one scope stream with other exporters (so ATOF, ATIF and OTLP agree on UUIDs): the
   ``observability`` component; or ``sink = AtofSink.from_config(config, ctx)``;
   ``scope_plugin.add_listener(sink)``;
 - stand-alone: ``plugin = SinkPlugin.build(AtofSink, config, ctx)``; ``engine.add_plugin(plugin, name="atof")``
-  (:class:`~hermes_pipeline.export.standalone.SinkPlugin`, the hook projection feeding one sink).
+  (:class:`~hermes_pipeline.export.standalone.SinkPlugin`, the hooks object feeding one sink).
 
 :func:`build_atof_sink` is the same with keyword options; ``build_atof_plugin`` and ``AtofPlugin`` are
 deprecated names of the stand-alone form.

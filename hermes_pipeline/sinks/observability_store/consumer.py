@@ -39,7 +39,7 @@ class StoreHandle:
 
     def __init__(self, engine: Engine, home: Path, settings: ObservabilitySettings, *,
                  shared_projection: Any = None) -> None:
-        from ...export.projection import ScopePlugin
+        from ...export.scope_hooks import ScopePlugin
 
         self.engine = engine
         self.home = home
@@ -116,7 +116,7 @@ class StoreHandle:
         try:
             self.engine.remove_plugin(self.probe_name)
             self.engine.remove_plugin(self.memory_probe_name)
-            from ...export.projection import release_projection
+            from ...export.scope_hooks import release_projection
 
             release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
                                deadline=CLOSE_DEADLINE)

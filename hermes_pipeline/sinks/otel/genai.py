@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from ...export.content import canonical_json
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
-from ...export.projection_skills import SKILL_SCOPE
+from ...export.scope_kinds.skill import SKILL_SCOPE
 from . import messages
 from .attrs import hermes_meta, provider_name, put, status_error, summarize, summarize_data, tool_category
 from .record import SpanKind

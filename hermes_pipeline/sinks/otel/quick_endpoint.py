@@ -73,7 +73,7 @@ class QuickOtelHandle:
         self.plugin_name: str | None = None
         self._closed = False
         if self._own:
-            from ...export.projection import ScopePlugin
+            from ...export.scope_hooks import ScopePlugin
 
             self.projection: Any = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools))
             self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.quick_otel.{id(self):x}")
@@ -91,7 +91,7 @@ class QuickOtelHandle:
             return
         self._closed = True
         try:
-            from ...export.projection import release_projection
+            from ...export.scope_hooks import release_projection
 
             release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
                                deadline=CLOSE_DEADLINE)

@@ -49,7 +49,7 @@ class StoreHandle:
         self._own = shared_projection is None
         self.plugin_name: str | None = None
         if self._own:
-            from ...export.projection import ScopePlugin
+            from ...export.scope_hooks import ScopePlugin
 
             self.projection: Any = ScopePlugin((self.sink,), deferred=True)
             self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.trajectory_store.{id(self):x}")
@@ -75,7 +75,7 @@ class StoreHandle:
         """Stop recording: open runs become partial trajectories; idempotent."""
         self._stop.set()
         try:
-            from ...export.projection import release_projection
+            from ...export.scope_hooks import release_projection
 
             release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
                                deadline=CLOSE_DEADLINE)

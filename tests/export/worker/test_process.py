@@ -165,7 +165,7 @@ def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write
     assert all(isinstance(sinks[k], ProcessSink) for k in ("atof", "atif"))
     shared = worker == "process:exporters"
     assert (sinks["atof"].worker_pid == sinks["atif"].worker_pid) == shared
-    listeners = component.exporters.projection._listeners
+    listeners = component.exporters.projection.tracker._listeners
     assert len(listeners) == (1 if shared else 2)  # a shared worker is fed (and each batch pickled) once
     from hermes_pipeline.sinks.atif import build_atif_sink
     from hermes_pipeline.sinks.atof import build_atof_sink

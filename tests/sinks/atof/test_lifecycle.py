@@ -12,7 +12,7 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.export import MemoryDestination, ScopeEvent, ScopePlugin
 from hermes_pipeline.export.atof_object import atof_object
 from hermes_pipeline.export.ids import parse_timestamp_us, uuid_str
-from hermes_pipeline.export.projection_calls import strip_header_keys
+from hermes_pipeline.export.header_keys import strip_header_keys
 from hermes_pipeline.host import SegmentPolicy
 from hermes_pipeline.sinks.atof import build_atof_plugin
 

@@ -13,7 +13,7 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.contract import hookspecs
 from hermes_pipeline.contract.hooks import OBSERVER_HOOKS
 from hermes_pipeline.export.events import ScopeEvent
-from hermes_pipeline.export.projection import ScopePlugin
+from hermes_pipeline.export.scope_hooks import ScopePlugin
 from hermes_pipeline.testing import capture_export
 
 

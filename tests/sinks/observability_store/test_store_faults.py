@@ -301,7 +301,7 @@ def test_a_long_failure_keeps_a_bounded_backlog_and_counts_what_it_drops(tmp_pat
     sqlite3.connect(store_path(tmp_path)).close()
     monkeypatch.setattr(db, "ensure_schema", lambda conn: None)
     from hermes_pipeline import Engine, Host
-    from hermes_pipeline.export.projection import ScopePlugin
+    from hermes_pipeline.export.scope_hooks import ScopePlugin
 
     sink = ObservabilityStoreSink({"home": str(tmp_path), "max_backlog": 5})
     engine = Engine()

@@ -5,22 +5,20 @@ message's ``platform``, ``event_type``, ``session_key`` and, when the session al
 ``session_id``, and fires ``post_gateway_dispatch`` with the dispatch decision). The rule: the scope
 starts at ``pre_gateway_dispatch`` with ``data = {platform, event_type}``; it ends when the outcome
 is known, that is at once with ``{"action": "skip"}`` for a dropped message, otherwise at the next
-``pre_llm_call`` of that session with ``{"action": "allow"}`` or ``{"action": "rewrite"}``. The
-scope sits under the session scope when the session is open, else it is a root of its own; a
-message whose session was not known yet is ended by the next turn that starts on the same platform.
-Hosts that never fire these hooks get nothing from this module.
-
-:class:`TriggerHooks` is a mixin of :class:`~hermes_pipeline.export.projection.ScopePlugin`.
+``pre_llm_call`` of that session with ``{"action": "allow"}`` or ``{"action": "rewrite"}`` (the turn
+kind calls :meth:`Triggers.end_for_turn`). The scope sits under the session scope when the session is
+open, else it is a root of its own; a message whose session was not known yet is ended by the next
+turn that starts on the same platform. Hosts that never fire these hooks get nothing from this module.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from .events import ScopeEvent
-from .publication import deferrable
-from .scopes import CLOSE_REASON, ScopeTracker, SessionState, base_meta
+from ..events import ScopeEvent
+from ..scope_state import SessionState
+from ..scopes import CLOSE_REASON, ScopeTracker, base_meta
 
 TRIGGER_SCOPE: Final = "trigger.process"
 
@@ -35,21 +33,19 @@ class _Trigger:
     action: str | None = None
 
 
-class TriggerHooks(ScopeTracker):
+class Triggers:
     """Rows 3-4: one ``trigger.process`` scope per gateway message (see the module docstring)."""
 
-    def _triggers(self) -> list[_Trigger]:
-        pending: list[_Trigger] | None = getattr(self, "_pending_triggers", None)
-        if pending is None:
-            pending = []
-            self._pending_triggers = pending
-        return pending
+    def __init__(self, tracker: ScopeTracker) -> None:
+        self.tracker = tracker
+        self._pending: list[_Trigger] = []
+        """Dispatches whose outcome (skip, or the turn they led to) is not known yet, oldest first."""
 
-    @deferrable()
     def pre_gateway_dispatch(self, platform: str, event_type: str, session_key: str, session_id: str) -> None:
-        ts = self._now()
-        with self._lock:
-            st = self._sessions.get(session_id) if session_id else None
+        tracker = self.tracker
+        ts = tracker.now()
+        with tracker.lock:
+            st = tracker.sessions.get(session_id) if session_id else None
             holder = st if st is not None and st.scope is not None else SessionState("", None, None)
             parent = holder.scope.uuid if holder.scope is not None else None
             meta = base_meta(session_id or "")
@@ -58,14 +54,13 @@ class TriggerHooks(ScopeTracker):
                 meta["hermes.platform"] = platform
             if session_key:
                 meta["hermes.session_key"] = session_key
-            start = self._start(holder, parent, TRIGGER_SCOPE, "function", (), None,
-                                {"platform": platform or "", "event_type": event_type or ""}, meta, ts)
-            self._triggers().append(_Trigger(start, holder, session_id or "", session_key or "", platform or ""))
+            start = tracker.start(holder, parent, TRIGGER_SCOPE, "function", (), None,
+                                  {"platform": platform or "", "event_type": event_type or ""}, meta, ts)
+            self._pending.append(_Trigger(start, holder, session_id or "", session_key or "", platform or ""))
 
-    @deferrable()
     def post_gateway_dispatch(self, session_key: str, session_id: str, action: str) -> None:
-        with self._lock:
-            pending = self._triggers()
+        with self.tracker.lock:
+            pending = self._pending
             match = next((t for t in reversed(pending) if t.action is None and t.session_key == (session_key or "")
                           and (not session_id or t.session_id in ("", session_id))), None)
             if match is None:
@@ -73,19 +68,19 @@ class TriggerHooks(ScopeTracker):
             match.action = action or "allow"
             if match.action == "skip":
                 pending.remove(match)
-                self._end_trigger(match, None)
+                self._end(match, None)
 
-    def _end_trigger(self, trigger: _Trigger, reason: str | None) -> None:
+    def _end(self, trigger: _Trigger, reason: str | None) -> None:
         meta = base_meta(trigger.session_id)
         if reason is not None:
             meta[CLOSE_REASON] = reason
         else:
             meta["otel.status_code"] = "OK"
-        self._end(trigger.holder, trigger.start, {"action": trigger.action or "allow"}, meta)
+        self.tracker.end(trigger.holder, trigger.start, {"action": trigger.action or "allow"}, meta)
 
-    def end_triggers_for_turn(self, session_id: str, platform: str) -> None:
+    def end_for_turn(self, session_id: str, platform: str) -> None:
         """A turn starts in ``session_id`` (lock held): the dispatch that led to it is over."""
-        pending = getattr(self, "_pending_triggers", None)
+        pending = self._pending
         if not pending:
             return
         mine = [t for t in pending if t.session_id == session_id]
@@ -93,14 +88,14 @@ class TriggerHooks(ScopeTracker):
             mine = [t for t in pending if not t.session_id and t.platform == platform][:1]
         for trigger in mine:
             pending.remove(trigger)
-            self._end_trigger(trigger, None)
+            self._end(trigger, None)
 
-    def close_triggers(self, reason: str) -> None:
+    def close_all(self, reason: str) -> None:
         """End every open ``trigger.process`` scope with ``hermes.close_reason = reason`` (shutdown)."""
-        with self._lock:
-            pending = getattr(self, "_pending_triggers", None) or []
+        with self.tracker.lock:
+            pending = self._pending
             while pending:
-                self._end_trigger(pending.pop(), reason)
+                self._end(pending.pop(), reason)
 
 
-__all__ = ["TRIGGER_SCOPE", "TriggerHooks"]
+__all__ = ["TRIGGER_SCOPE", "Triggers"]
