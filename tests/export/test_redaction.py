@@ -54,7 +54,10 @@ SECRET = "ZQ3N6B9V2C5X8Z1L4K7J0H"
 
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-              st.text(max_size=40), st.sampled_from([f"sk-proj-{SECRET}", f"password: {SECRET}", "notes.txt"])),
+              # free text never holds the bare SECRET: hypothesis draws the test module's own string constants,
+              # and a bare token is no credential (only its planted forms below must never survive)
+              st.text(max_size=40).filter(lambda text: SECRET not in text),
+              st.sampled_from([f"sk-proj-{SECRET}", f"password: {SECRET}", "notes.txt"])),
     lambda inner: st.one_of(st.lists(inner, max_size=5), st.tuples(inner, inner),
                             st.dictionaries(st.sampled_from(["path", "password", "input_tokens", "pwd", "cmd", "x"]),
                                             inner, max_size=5)),
