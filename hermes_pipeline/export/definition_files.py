@@ -31,6 +31,7 @@ from typing import Any, Final
 from .atomic import make_dirs, write_atomically
 from .clock_trust import DAY_S
 from .content import canonical_json
+from .file_scan import find_all_in_file
 
 __all__ = ["SIDECAR", "SHARED_KEY", "UNUSED_GRACE_S", "DefinitionFiles", "definition_path", "prune_unreferenced",
            "ref_of_name"]
@@ -166,11 +167,5 @@ def prune_unreferenced(directory: Path, now: float, *, grace: float = UNUSED_GRA
 
 
 def _refs_of(path: Path, out: set[bytes]) -> None:
-    """Add the references of ``path`` to ``out``; a chunk keeps the end of the one before (a reference across
-    two chunks is found)."""
-    tail = b""
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            data = tail + chunk
-            out.update(_REF.findall(data))
-            tail = data[-73:]
+    """Add the references of ``path`` to ``out`` (a reference across two chunks is found)."""
+    find_all_in_file(path, _REF, len('"sha256:"') + 64, out, _CHUNK)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Final
 
 from ...export.blobs import BLOB_DIR, SweepCounts, sweep
+from ...export.file_scan import find_all_in_file
 
 __all__ = ["RECORDING_SUFFIXES", "profile_recording_dirs", "referenced_by_files", "referenced_by_rows",
            "sweep_blobs"]
@@ -87,14 +88,8 @@ def referenced_by_files(directories: Iterable[Path]) -> set[str]:
 
 
 def _scan(path: Path, out: set[bytes]) -> None:
-    """Add every hash of ``path`` to ``out``, a chunk at a time (a recording may be large): a chunk keeps the
-    last 63 bytes of the one before, so a hash across two chunks is found."""
-    tail = b""
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            data = tail + chunk
-            out.update(_HEX64.findall(data))
-            tail = data[-63:]
+    """Add every hash of ``path`` to ``out``, a chunk at a time (a hash across two chunks is found)."""
+    find_all_in_file(path, _HEX64, 64, out, _CHUNK)
 
 
 def sweep_blobs(home: Path, *, conn: sqlite3.Connection | None = None, directories: Iterable[Path] | None = None,
