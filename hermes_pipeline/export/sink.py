@@ -60,6 +60,14 @@ class SinkContext:
     environment: str | None = None
     agent_version: str | None = None
 
+    @classmethod
+    def standalone(cls, name: str, *, base_dir: Path | None = None, **options: Any) -> SinkContext:
+        """The context of a sink used without the component (the deprecated ``build_*_sink`` keyword
+        builders): ``base_dir`` defaults to the working directory, invalid entries raise unless told."""
+        options.setdefault("on_invalid", "raise")
+        options.setdefault("ignore_unknown_keys", False)
+        return cls(name=name, base_dir=base_dir if base_dir is not None else Path.cwd(), **options)
+
     def builder_options(self) -> dict[str, Any]:
         """The keyword options of the built-in sinks' ``build_*_sink`` functions."""
         return {"base_dir": self.base_dir, "enable_full_payloads": self.enable_full_payloads,

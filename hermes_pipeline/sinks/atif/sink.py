@@ -298,14 +298,11 @@ def build_atif_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
     that pool (started by :meth:`~hermes_pipeline.export.worker.WorkerPool.start`); the other options are
     :class:`~hermes_pipeline.export.sink.SinkContext`'s.
     """
-    ctx = _context(base_dir=base_dir, default_dir=default_dir, enable_full_payloads=enable_full_payloads,
+    ctx = SinkContext.standalone("atif", base_dir=base_dir, default_dir=default_dir, enable_full_payloads=enable_full_payloads,
                    content_summary=content_summary, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys,
                    workers=workers)
     return AtifSink.from_config(config, ctx, destinations=destinations)
 
-
-def _context(*, base_dir: Path | None, **options: Any) -> SinkContext:
-    return SinkContext(name="atif", base_dir=base_dir if base_dir is not None else Path.cwd(), **options)
 
 
 def build_atif_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
@@ -315,7 +312,7 @@ def build_atif_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None
                       memory_tools: Mapping[str, str] | None = None, deferred: bool = True) -> SinkPlugin:
     """Deprecated: ``SinkPlugin.build(AtifSink, config, ctx)``, the stand-alone form of any sink (see
     :func:`build_atif_sink` for the options)."""
-    ctx = _context(base_dir=base_dir, default_dir=default_dir, enable_full_payloads=enable_full_payloads,
+    ctx = SinkContext.standalone("atif", base_dir=base_dir, default_dir=default_dir, enable_full_payloads=enable_full_payloads,
                    content_summary=content_summary, on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys)
     return SinkPlugin.build(AtifSink, config, ctx, deferred=deferred, toolsets=toolsets, memory_tools=memory_tools,
                             **({"destinations": destinations} if destinations is not None else {}))

@@ -320,14 +320,11 @@ def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, 
                     agent_version: str | None = None, workers: WorkerPool | None = None) -> OtelSink | ProcessSink:
     """:meth:`OtelSink.traces_from_config` with keyword options (stand-alone use: invalid entries raise by
     default; ``base_dir`` is accepted for symmetry with the other sinks, no OTLP key is a path)."""
-    ctx = _context(base_dir=base_dir, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
+    ctx = SinkContext.standalone("opentelemetry", base_dir=base_dir, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
                    on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys, environment=environment,
                    agent_version=agent_version, workers=workers)
     return OtelSink.traces_from_config(config, ctx, exporter_factory=exporter_factory)
 
-
-def _context(*, base_dir: Path | None, **options: Any) -> SinkContext:
-    return SinkContext(name="opentelemetry", base_dir=base_dir if base_dir is not None else Path.cwd(), **options)
 
 
 def build_otel_plugin(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
