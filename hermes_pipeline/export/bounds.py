@@ -93,7 +93,8 @@ def _bound(value: Any, cap: int, cut: list[int], depth: int) -> Any:
 
 
 def bound_event(event: ScopeEvent, cap: int) -> ScopeEvent:
-    """``event`` with every string of its name, data, profile and metadata cut to ``cap`` (no scrubbing).
+    """``event`` with every string of its name, data, profile and metadata cut to ``cap`` (no scrubbing); its
+    first-party ``facts`` (short names and numbers, never rendered) are carried as they are.
 
     For the projection with credential redaction switched off: the bound holds either way. Returns the
     same object when nothing was cut."""
@@ -108,4 +109,5 @@ def bound_event(event: ScopeEvent, cap: int) -> ScopeEvent:
         return event
     meta = {**(meta if isinstance(meta, dict) else {}), TRUNCATED_VALUES_KEY: cut[0]}
     return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, name,
-                      event.category, event.attributes, profile, data, meta, event.session_uuid, event.root_uuid)
+                      event.category, event.attributes, profile, data, meta, event.session_uuid, event.root_uuid,
+                      facts=event.facts)
