@@ -31,6 +31,11 @@ Listener interface (for the ATOF, ATIF and OpenTelemetry exporters)::
 - ``tracker.add_listener(fn, facts=True)`` (first-party listeners: shared metrics) also gets the events of
   kind ``"fact"`` (:meth:`ScopeTracker.publish_fact`), which no other listener ever sees; every listener may read
   ``event.facts``, which no sink renders (see :class:`~hermes_pipeline.export.events.ScopeEvent`).
+- ``tracker.add_listener(fn, content=False)``: ``fn`` declares it never reads the content payloads (the ``data``
+  of tool calls, LLM calls and turns: arguments, results, requests, responses, messages). While every listener
+  says so (a stream that runs for shared metrics alone), those payloads are dropped before the sanitizers and
+  the scrubber, so nobody pays for scrubbing text nobody reads; one listener that reads content restores them
+  for every later event.
 - :meth:`ScopeTracker.close_all` (called by an owner's ``shutdown``) synthesizes the end of every
   open scope with ``metadata["hermes.close_reason"]`` so that every start is paired (FMT-7, FMT-85).
 
@@ -50,7 +55,7 @@ from typing import Any, Final
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .bounds import bound_event
 from .bounds import max_value_chars as value_bound
-from .events import END, FACT, MARK, SCOPE, SESSION_SCOPE, START, ScopeEvent
+from .events import END, FACT, MARK, SCOPE, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from .ids import new_uuid7
 from .redaction import redact_event
 from .overlap import HeldStarts
@@ -67,6 +72,8 @@ SessionHook = Callable[[SessionState, str], None]
 Reopener = Callable[[str], SessionState | None]
 """``reopener(session_id) -> state or None`` (see :meth:`ScopeTracker.set_reopener`)."""
 SANITIZED_FIELDS: Final = frozenset({"data", "category_profile", "metadata"})
+CONTENT_CATEGORIES: Final = frozenset({"tool", "llm"})
+"""Scopes whose ``data`` is content (with the turns' ``agent.run``): dropped when no listener reads content."""
 
 SCHEMA_KEY: Final = "hermes.telemetry_schema_version"
 SESSION_KEY: Final = "hermes.session_id"
@@ -121,6 +128,10 @@ class ScopeTracker:
         """The bound of one string value of every published event (see :mod:`~hermes_pipeline.export.bounds`)."""
         self._listeners: tuple[Listener, ...] = tuple(listeners)
         self._fact_listeners: tuple[Listener, ...] = ()
+        self._contentless: tuple[Listener, ...] = ()
+        """Listeners that declared they never read content (``add_listener(content=False)``)."""
+        self._content_free = False
+        """Whether every listener (at least one) declared it: content payloads are then dropped at publication."""
         self._sanitizer_entries: tuple[tuple[int, str, Sanitizer], ...] = ()
         self._sanitizers: tuple[Sanitizer, ...] = ()
         self._sanitizer_failures = 0
@@ -174,19 +185,30 @@ class ScopeTracker:
 
     # ------------------------------------------------------------------ listeners
 
-    def add_listener(self, listener: Listener, *, facts: bool = False) -> None:
+    def add_listener(self, listener: Listener, *, facts: bool = False, content: bool = True) -> None:
         """Deliver every later event to ``listener`` as well; with ``facts`` also the first-party notices of
-        :meth:`publish_fact` (kind ``"fact"``), which a sink never gets."""
+        :meth:`publish_fact` (kind ``"fact"``), which a sink never gets. ``content=False``: the listener never
+        reads content payloads (see the module docstring)."""
         with self.lock:
             self._listeners = (*self._listeners, listener)
             if facts:
                 self._fact_listeners = (*self._fact_listeners, listener)
+            if not content:
+                self._contentless = (*self._contentless, listener)
+            self._content_free = len(self._contentless) == len(self._listeners)
 
     def remove_listener(self, listener: Listener) -> None:
         """Stop delivering to ``listener`` (no error if it was not added)."""
         with self.lock:
             self._listeners = tuple(fn for fn in self._listeners if fn is not listener)
             self._fact_listeners = tuple(fn for fn in self._fact_listeners if fn is not listener)
+            self._contentless = tuple(fn for fn in self._contentless if fn is not listener)
+            self._content_free = bool(self._listeners) and len(self._contentless) == len(self._listeners)
+
+    @property
+    def reads_content(self) -> bool:
+        """Whether a listener may read content payloads (``False`` only while every listener declared it does not)."""
+        return not self._content_free
 
     @property
     def reads_facts(self) -> bool:
@@ -276,6 +298,9 @@ class ScopeTracker:
         return self.lock.acquire() if timeout is None else self.lock.acquire(timeout=max(timeout, 0.0))
 
     def publish(self, event: ScopeEvent) -> None:
+        if self._content_free and event.data is not None and event.kind == SCOPE \
+                and (event.category in CONTENT_CATEGORIES or event.name == TURN_SCOPE):
+            event = _replaced(event, None, event.profile, event.metadata)  # nobody reads it: not scrubbed either
         if self._sanitizers:
             event = self._sanitize(event)
         if self.redact_credentials:
