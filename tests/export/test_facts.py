@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
@@ -229,3 +231,21 @@ def test_a_notice_passes_the_value_bound(redact: bool) -> None:
     assert notice.kind == FACT and notice.metadata["hermes.task_id"] == "t1"
     assert notice.facts["reason"].startswith("r" * 1000) and len(notice.facts["reason"]) < 1100
     assert "hermes.truncated_values" not in notice.metadata  # a cut fact is not counted where it would be rendered
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=st.text(max_size=40), after=st.text(max_size=40),
+       token=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=36,
+                     max_size=36))
+def test_a_planted_credential_never_survives_in_facts(before: str, after: str, token: str) -> None:
+    """FMT-33a: whatever text surrounds a credential in a hook field that becomes a fact (a turn's
+    ``turn_exit_reason`` and ``reason``), the fact a listener gets never holds it."""
+    secret = "ghp_" + token
+    seen: list[ScopeEvent] = []
+    plugin = ScopePlugin()
+    plugin.add_listener(seen.append, facts=True)
+    text = f"{before} {secret} {after}"
+    plugin.on_session_end(session_id="gone", task_id="t1", turn_id="u1", completed=False, interrupted=False,
+                          failed=True, turn_exit_reason=text, reason=text)
+    (notice,) = seen
+    assert secret not in repr(notice.facts) and secret not in repr(notice.metadata)
