@@ -143,7 +143,7 @@ def events_per_second(events: int, rounds: int) -> dict[str, float]:
 def _stream_run(events: int, with_metrics: bool) -> tuple[float, float]:
     """``(caller-thread CPU, process CPU)`` seconds of ``events`` host tool calls on a stream with a no-op
     listener, with or without shared metrics listening to it too, until everything is delivered."""
-    from hermes_pipeline.export.projection import ScopePlugin
+    from hermes_pipeline.export.scope_hooks import ScopePlugin
 
     with tempfile.TemporaryDirectory() as tmp:
         engine = Engine().child()

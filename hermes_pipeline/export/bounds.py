@@ -93,7 +93,8 @@ def _bound(value: Any, cap: int, cut: list[int], depth: int) -> Any:
 
 
 def bound_event(event: ScopeEvent, cap: int) -> ScopeEvent:
-    """``event`` with every string of its name, data, profile and metadata cut to ``cap`` (no scrubbing).
+    """``event`` with every string of its name, data, profile and metadata cut to ``cap`` (no scrubbing); the
+    strings of its first-party ``facts`` too, not counted in the rendered ``hermes.truncated_values``.
 
     For the projection with credential redaction switched off: the bound holds either way. Returns the
     same object when nothing was cut."""
@@ -104,8 +105,12 @@ def bound_event(event: ScopeEvent, cap: int) -> ScopeEvent:
     meta = _bound(event.metadata, cap, cut, 0)
     if name is not event.name:
         cut[0] += 1
-    if not cut[0]:
+    facts = event.facts
+    new_facts = facts if facts is None else _bound(facts, cap, [0], 0)
+    if not cut[0] and new_facts is facts:
         return event
-    meta = {**(meta if isinstance(meta, dict) else {}), TRUNCATED_VALUES_KEY: cut[0]}
+    if cut[0]:
+        meta = {**(meta if isinstance(meta, dict) else {}), TRUNCATED_VALUES_KEY: cut[0]}
     return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, name,
-                      event.category, event.attributes, profile, data, meta, event.session_uuid, event.root_uuid)
+                      event.category, event.attributes, profile, data, meta, event.session_uuid, event.root_uuid,
+                      facts=new_facts)

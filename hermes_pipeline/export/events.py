@@ -10,12 +10,16 @@ needs to change ``data`` copies it first.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 from .ids import uuid_str
 
 SCOPE: Final = "scope"
 MARK: Final = "mark"
+FACT: Final = "fact"
+"""Kind of a notice for first-party listeners only (see :class:`ScopeEvent` ``facts``): handed only to the
+listeners added with ``facts=True``, never to a sink, never rendered."""
 START: Final = "start"
 END: Final = "end"
 
@@ -34,7 +38,7 @@ class ScopeEvent:
     """One scope start, scope end or mark, with raw (unrendered) values.
 
     Attributes:
-        kind: ``"scope"`` or ``"mark"``.
+        kind: ``"scope"`` or ``"mark"`` (``"fact"`` for first-party listeners only, see ``facts``).
         phase: ``"start"`` / ``"end"`` for scopes (the ATOF ``scope_category``), ``None`` for marks.
         uuid: the scope's (or mark's) UUIDv7 as an integer; a scope's start and end share it.
         parent_uuid: the enclosing scope's UUID integer, or ``None`` for a root.
@@ -54,15 +58,28 @@ class ScopeEvent:
             end is a *closed scope*, start and end together, the way an OpenTelemetry span processor's
             ``on_end`` gets a finished span): the tracker pairs starts and ends once, and no sink keeps a
             table of open scopes to find a start again. ``None`` on starts and marks.
+        facts: hook fields a first-party listener (shared metrics) needs and no rendered field holds, filled by
+            the scope kind that has the hook (``retry_count`` of a provider attempt's start, the ``provider`` of
+            its successful end, ``failed`` / ``turn_exit_reason`` of a turn's end, the ``new_session_id`` of an
+            ID-rotating compaction). Only enumerations, numbers, booleans and names, each string scrubbed with
+            the rest of the event; ``None`` when the kind has none.
+
+            Why a slot of its own rather than a key of ``metadata`` or ``data``: every key there is rendered
+            (an ATOF line's ``metadata``, an ATIF step's ``extra``, OTLP attributes), so a new one would change
+            what every sink exports. No renderer reads ``facts``; the carriers of an event (the scrubber, the
+            value bound, the overlap hold, the sanitizers' replacement, the worker pipe) carry it unchanged.
+            An event of kind :data:`FACT` holds nothing else of interest: it tells first-party listeners of a
+            hook that produced no scope event (a turn's real end under a session id the stream no longer holds
+            the turn in, SM-21).
     """
 
-    __slots__ = ("attributes", "category", "data", "kind", "metadata", "name", "parent_uuid", "phase",
+    __slots__ = ("attributes", "category", "data", "facts", "kind", "metadata", "name", "parent_uuid", "phase",
                  "profile", "root_uuid", "session_uuid", "start", "timestamp_us", "uuid")
 
     def __init__(self, kind: str, phase: str | None, uuid: int, parent_uuid: int | None, timestamp_us: int,
                  name: str, category: str | None, attributes: tuple[str, ...], profile: dict[str, Any] | None,
                  data: dict[str, Any] | None, metadata: dict[str, Any], session_uuid: int, root_uuid: int,
-                 start: ScopeEvent | None = None) -> None:
+                 start: ScopeEvent | None = None, facts: Mapping[str, Any] | None = None) -> None:
         self.kind = kind
         self.phase = phase
         self.uuid = uuid
@@ -77,6 +94,7 @@ class ScopeEvent:
         self.session_uuid = session_uuid
         self.root_uuid = root_uuid
         self.start = start
+        self.facts = facts
 
     @property
     def is_start(self) -> bool:

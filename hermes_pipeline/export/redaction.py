@@ -244,8 +244,8 @@ def _field(value: Any, ctx: _Walk) -> Any:
 
 
 def redact_event(event: ScopeEvent, max_chars: int | None = None) -> ScopeEvent:
-    """``event`` with its ``name``, ``data``, ``category_profile`` and ``metadata`` redacted; the same object when
-    nothing changed.
+    """``event`` with its ``name``, ``data``, ``category_profile``, ``metadata`` and ``facts`` redacted; the same
+    object when nothing changed.
 
     With ``max_chars``, every string longer than that is cut to it with the ``...[truncated N chars]``
     marker, and the event's metadata says how many values were cut (``hermes.truncated_values``), so a
@@ -265,8 +265,13 @@ def redact_event(event: ScopeEvent, max_chars: int | None = None) -> ScopeEvent:
     new_name = _text(name, ctx) if type(name) is str else REDACTION_FAILED
     if ctx.cut:
         new_meta = {**(new_meta if isinstance(new_meta, dict) else {}), TRUNCATED_VALUES_KEY: ctx.cut}
-    if new_data is data and new_profile is profile and new_meta is meta and new_name is name:
+    # The first-party facts (never rendered) pass the same scrubber, in a walk of their own: a value cut there
+    # never counts in the rendered ``hermes.truncated_values``. Most events have none.
+    facts = event.facts
+    new_facts = facts if facts is None else _walk(facts, 0, _Walk(max_chars))
+    if new_data is data and new_profile is profile and new_meta is meta and new_name is name \
+            and new_facts is facts:
         return event
     return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, new_name,
                       event.category, event.attributes, new_profile, new_data, new_meta, event.session_uuid,
-                      event.root_uuid)
+                      event.root_uuid, facts=new_facts)

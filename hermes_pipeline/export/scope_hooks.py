@@ -96,9 +96,10 @@ class ScopePlugin:
     def memory_tools(self) -> Mapping[str, str]:
         return self.tracker.memory_tools
 
-    def add_listener(self, listener: Listener) -> None:
-        """Deliver every later event to ``listener`` as well (:meth:`ScopeTracker.add_listener`)."""
-        self.tracker.add_listener(listener)
+    def add_listener(self, listener: Listener, *, facts: bool = False, content: bool = True) -> None:
+        """Deliver every later event to ``listener`` as well, with ``facts`` the first-party notices too;
+        ``content=False``: it never reads content payloads (:meth:`ScopeTracker.add_listener`)."""
+        self.tracker.add_listener(listener, facts=facts, content=content)
 
     def remove_listener(self, listener: Listener) -> None:
         """Stop delivering to ``listener`` (:meth:`ScopeTracker.remove_listener`)."""

@@ -28,6 +28,14 @@ Listener interface (for the ATOF, ATIF and OpenTelemetry exporters)::
   :func:`~hermes_pipeline.export.ids.uuid_str`); an OTel ``span_id`` is ``event.uuid & (2**64 - 1)``,
   the ``trace_id`` is ``event.root_uuid`` (FMT-56); ``event.session_uuid`` names the session
   segment an event belongs to.
+- ``tracker.add_listener(fn, facts=True)`` (first-party listeners: shared metrics) also gets the events of
+  kind ``"fact"`` (:meth:`ScopeTracker.publish_fact`), which no other listener ever sees; every listener may read
+  ``event.facts``, which no sink renders (see :class:`~hermes_pipeline.export.events.ScopeEvent`).
+- ``tracker.add_listener(fn, content=False)``: ``fn`` declares it never reads the content payloads (the ``data``
+  of tool calls, LLM calls and turns: arguments, results, requests, responses, messages). While every listener
+  says so (a stream that runs for shared metrics alone), those payloads are dropped before the sanitizers and
+  the scrubber, so nobody pays for scrubbing text nobody reads; one listener that reads content restores them
+  for every later event.
 - :meth:`ScopeTracker.close_all` (called by an owner's ``shutdown``) synthesizes the end of every
   open scope with ``metadata["hermes.close_reason"]`` so that every start is paired (FMT-7, FMT-85).
 
@@ -47,7 +55,7 @@ from typing import Any, Final
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .bounds import bound_event
 from .bounds import max_value_chars as value_bound
-from .events import END, MARK, SCOPE, SESSION_SCOPE, START, ScopeEvent
+from .events import END, FACT, MARK, SCOPE, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from .ids import new_uuid7
 from .redaction import redact_event
 from .overlap import HeldStarts
@@ -64,6 +72,8 @@ SessionHook = Callable[[SessionState, str], None]
 Reopener = Callable[[str], SessionState | None]
 """``reopener(session_id) -> state or None`` (see :meth:`ScopeTracker.set_reopener`)."""
 SANITIZED_FIELDS: Final = frozenset({"data", "category_profile", "metadata"})
+CONTENT_CATEGORIES: Final = frozenset({"tool", "llm"})
+"""Scopes whose ``data`` is content (with the turns' ``agent.run``): dropped when no listener reads content."""
 
 SCHEMA_KEY: Final = "hermes.telemetry_schema_version"
 SESSION_KEY: Final = "hermes.session_id"
@@ -73,8 +83,10 @@ AGENT_VERSION_KEY: Final = "hermes.agent.version"
 
 
 def _replaced(event: ScopeEvent, data: Any, profile: Any, metadata: dict[str, Any]) -> ScopeEvent:
+    # ``facts`` are not a sanitizer's to change (never rendered, first-party listeners only): carried as they are
     return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name,
-                      event.category, event.attributes, profile, data, metadata, event.session_uuid, event.root_uuid)
+                      event.category, event.attributes, profile, data, metadata, event.session_uuid, event.root_uuid,
+                      facts=event.facts)
 
 
 def base_meta(session_id: str) -> dict[str, Any]:
@@ -115,6 +127,11 @@ class ScopeTracker:
         self.max_value_chars: int = value_bound(max_value_chars)
         """The bound of one string value of every published event (see :mod:`~hermes_pipeline.export.bounds`)."""
         self._listeners: tuple[Listener, ...] = tuple(listeners)
+        self._fact_listeners: tuple[Listener, ...] = ()
+        self._contentless: tuple[Listener, ...] = ()
+        """Listeners that declared they never read content (``add_listener(content=False)``)."""
+        self._content_free = False
+        """Whether every listener (at least one) declared it: content payloads are then dropped at publication."""
         self._sanitizer_entries: tuple[tuple[int, str, Sanitizer], ...] = ()
         self._sanitizers: tuple[Sanitizer, ...] = ()
         self._sanitizer_failures = 0
@@ -168,15 +185,56 @@ class ScopeTracker:
 
     # ------------------------------------------------------------------ listeners
 
-    def add_listener(self, listener: Listener) -> None:
-        """Deliver every later event to ``listener`` as well."""
+    def add_listener(self, listener: Listener, *, facts: bool = False, content: bool = True) -> None:
+        """Deliver every later event to ``listener`` as well; with ``facts`` also the first-party notices of
+        :meth:`publish_fact` (kind ``"fact"``), which a sink never gets. ``content=False``: the listener never
+        reads content payloads (see the module docstring)."""
         with self.lock:
             self._listeners = (*self._listeners, listener)
+            if facts:
+                self._fact_listeners = (*self._fact_listeners, listener)
+            if not content:
+                self._contentless = (*self._contentless, listener)
+            self._content_free = len(self._contentless) == len(self._listeners)
 
     def remove_listener(self, listener: Listener) -> None:
         """Stop delivering to ``listener`` (no error if it was not added)."""
         with self.lock:
             self._listeners = tuple(fn for fn in self._listeners if fn is not listener)
+            self._fact_listeners = tuple(fn for fn in self._fact_listeners if fn is not listener)
+            self._contentless = tuple(fn for fn in self._contentless if fn is not listener)
+            self._content_free = bool(self._listeners) and len(self._contentless) == len(self._listeners)
+
+    @property
+    def reads_content(self) -> bool:
+        """Whether a listener may read content payloads (``False`` only while every listener declared it does not)."""
+        return not self._content_free
+
+    @property
+    def reads_facts(self) -> bool:
+        """Whether a listener takes the first-party notices (:meth:`publish_fact`): a kind makes one only then."""
+        return bool(self._fact_listeners)
+
+    def publish_fact(self, name: str, meta: dict[str, Any], facts: dict[str, Any]) -> None:
+        """Hand the listeners added with ``facts=True``, and only them, a notice of kind ``"fact"`` (lock held).
+
+        For a hook that made no scope event but whose fields a first-party listener counts (a turn's real end
+        under a session id the stream no longer holds the turn in, SM-21): a sink never sees it, so no output
+        changes. Its strings pass the credential scrubber like every event's; it is neither held, sanitized nor
+        paired (it belongs to no open scope)."""
+        listeners = self._fact_listeners
+        if not listeners:
+            return
+        ts = self.now()
+        event = ScopeEvent(FACT, None, new_uuid7(ts // 1000), None, ts, name, None, (), None, None, meta, 0, 0,
+                           facts=facts)
+        event = redact_event(event, self.max_value_chars) if self.redact_credentials \
+            else bound_event(event, self.max_value_chars)
+        for listener in listeners:
+            try:
+                listener(event)
+            except Exception as exc:  # FMT-83: a failing listener never raises into the host
+                self._listener_failed(listener, exc)
 
     def add_sanitizer(self, sanitizer: Sanitizer, *, priority: int = 0, name: str | None = None) -> None:
         """Run ``sanitizer`` on every later event before any listener sees it (FMT-29).
@@ -240,6 +298,9 @@ class ScopeTracker:
         return self.lock.acquire() if timeout is None else self.lock.acquire(timeout=max(timeout, 0.0))
 
     def publish(self, event: ScopeEvent) -> None:
+        if self._content_free and event.data is not None and event.kind == SCOPE \
+                and (event.category in CONTENT_CATEGORIES or event.name == TURN_SCOPE):
+            event = _replaced(event, None, event.profile, event.metadata)  # nobody reads it: not scrubbed either
         if self._sanitizers:
             event = self._sanitize(event)
         if self.redact_credentials:
@@ -284,18 +345,22 @@ class ScopeTracker:
     # ------------------------------------------------------------------ primitives (lock held)
 
     def start(self, st: SessionState, parent: int | None, name: str, category: str, attributes: tuple[str, ...],
-               profile: dict[str, Any] | None, data: dict[str, Any] | None, meta: dict[str, Any], ts: int) -> ScopeEvent:
-        """Emit a scope start; the returned start event is also the open scope's record."""
+               profile: dict[str, Any] | None, data: dict[str, Any] | None, meta: dict[str, Any], ts: int, *,
+               facts: dict[str, Any] | None = None) -> ScopeEvent:
+        """Emit a scope start; the returned start event is also the open scope's record. ``facts``: see
+        :class:`~hermes_pipeline.export.events.ScopeEvent` (never rendered)."""
         uuid = new_uuid7(ts // 1000)
         scope = st.scope
         event = ScopeEvent(SCOPE, START, uuid, parent, ts, name, category, attributes, profile, data, meta,
-                           scope.uuid if scope is not None else uuid, st.root or uuid)
+                           scope.uuid if scope is not None else uuid, st.root or uuid, facts=facts)
         self.emit(event)
         return event
 
     def end(self, st: SessionState, start: ScopeEvent, data: dict[str, Any] | None, meta: dict[str, Any],
-             ts: int | None = None, profile: dict[str, Any] | None = None) -> None:
-        """Emit the end of the scope opened by ``start`` (same uuid, name, flags; FMT-6, FMT-17)."""
+             ts: int | None = None, profile: dict[str, Any] | None = None, *,
+             facts: dict[str, Any] | None = None) -> None:
+        """Emit the end of the scope opened by ``start`` (same uuid, name, flags; FMT-6, FMT-17); ``facts`` as
+        :meth:`start`."""
         if ts is None:
             ts = self.now()
         if ts <= start.timestamp_us:  # FMT-17: an end is stamped strictly after its start (start + 1 µs)
@@ -303,16 +368,18 @@ class ScopeTracker:
             meta["hermes.clock_adjusted"] = True
         event = ScopeEvent(SCOPE, END, start.uuid, start.parent_uuid, ts, start.name, start.category,
                            start.attributes, start.profile if profile is None else profile, data, meta,
-                           start.session_uuid, start.root_uuid)
+                           start.session_uuid, start.root_uuid, facts=facts)
         self.emit(event)
 
     def mark(self, st: SessionState | None, parent: int | None, name: str, category: str | None,
-              profile: dict[str, Any] | None, data: dict[str, Any] | None, meta: dict[str, Any]) -> None:
+              profile: dict[str, Any] | None, data: dict[str, Any] | None, meta: dict[str, Any], *,
+              facts: dict[str, Any] | None = None) -> None:
         ts = self.now()
         uuid = new_uuid7(ts // 1000)
         session_uuid = st.scope.uuid if st is not None and st.scope is not None else 0
         root = st.root if st is not None else 0
-        self.emit(ScopeEvent(MARK, None, uuid, parent, ts, name, category, (), profile, data, meta, session_uuid, root))
+        self.emit(ScopeEvent(MARK, None, uuid, parent, ts, name, category, (), profile, data, meta, session_uuid, root,
+                             facts=facts))
 
     def open_session(self, session_id: str, data: dict[str, Any] | None, meta: dict[str, Any], *,
                       parent: SessionState | None = None, parent_uuid: int | None = None,

@@ -177,15 +177,17 @@ class SharedStream:
         deliver.__qualname__ = getattr(listener, "__qualname__", type(listener).__qualname__)
         return deliver
 
-    def add_listener(self, listener: Listener) -> None:
-        """Deliver every later event of this profile to ``listener`` (a consumer's sink)."""
+    def add_listener(self, listener: Listener, *, facts: bool = False, content: bool = True) -> None:
+        """Deliver every later event of this profile to ``listener`` (a consumer's sink); with ``facts`` also the
+        projection's first-party notices, and ``content=False`` when it never reads content payloads
+        (``ScopeTracker.add_listener``: shared metrics)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"profile {self._profile.home} is closed")
             projection = self.projection if self.projection is not None else self._open()
             registered = self._filtered(listener) if self.borrowed else listener
             self._listeners[id(listener)] = (listener, registered)
-            projection.add_listener(registered)
+            projection.add_listener(registered, facts=facts, content=content)
 
     def remove_listener(self, listener: Listener) -> None:
         """Stop delivering to ``listener``; the last one out removes an own projection (the hooks then cost

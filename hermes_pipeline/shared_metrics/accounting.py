@@ -136,10 +136,13 @@ class Accounting:
 
     def task_ended(self, task_id: object, *, completed: object = False, interrupted: object = False,
                    failed: object = False, turn_exit_reason: object = None, reason: object = None,
-                   session_id: object = None) -> bool:
-        """``on_session_end``: finish the task (SM-19); ``True`` if a task was finished."""
+                   session_id: object = None, turn_id: object = None) -> bool:
+        """``on_session_end``: finish the task (SM-19); ``True`` if a task was finished. Without a ``task_id``,
+        the task that ``turn_id`` belongs to."""
         why = turn_exit_reason if isinstance(turn_exit_reason, str) and turn_exit_reason else reason
         with self._lock:
+            if (not isinstance(task_id, str) or not task_id) and isinstance(turn_id, str):
+                task_id = self._turn_task.get(turn_id)
             if self._task(task_id, session_id) is None:
                 return False
             return self._finish(str(task_id), *v.terminal_state(interrupted=interrupted, completed=completed,
@@ -163,6 +166,16 @@ class Accounting:
             self._session_scopes.pop(session_id, None)
             self._children.pop(session_id, None)
             return owned
+
+    def session_rotated(self, old_session_id: object, new_session_id: object) -> None:
+        """An ID-rotating compaction: the old id's open tasks go on under the new id, so the old session's close
+        does not abort them (SM-21: ownership follows ``task_id``)."""
+        if not isinstance(old_session_id, str) or not isinstance(new_session_id, str) or not new_session_id:
+            return
+        with self._lock:
+            for task in self._tasks.values():
+                if task.session_id == old_session_id:
+                    task.session_id = new_session_id
 
     def child_started(self, child_session_id: object) -> None:
         """``subagent_start``: tasks of the child session are ``delegated`` (SM-42)."""

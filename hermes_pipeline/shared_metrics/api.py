@@ -93,7 +93,10 @@ class SharedMetrics:
         self.last_export: ExportResult | None = None
         self._closed = False
         _open_handles.add(self)
-        stream.add_listener(self.listener)  # last: nothing after this can fail and leave a listener behind
+        # facts: the first-party fields and notices no sink renders (SM-19..22); content=False: it never reads
+        # arguments, results, requests or messages, so a stream listened to by shared metrics alone neither keeps
+        # nor scrubs them. Last: nothing after this can fail and leave a listener behind
+        stream.add_listener(self.listener, facts=True, content=False)
 
     # ------------------------------------------------------------------ background work
 

@@ -14,10 +14,20 @@ What each scope event means for shared metrics (SM-17):
   session (``hermes.scope_role = subagent``) makes its tasks ``delegated`` (SM-42). Its end (finalize, reset,
   ``subagent_stop``) finishes the session's open tasks as ``system_aborted``; an ID-rotating compaction and the
   ends the stream synthesizes (a segment rotation, a child closed with its parent, the shutdown) do not.
-- ``agent.run`` start opens the task keyed by ``hermes.task_id``; its end (``on_session_end``) finishes it.
-- ``llm.call`` start opens or continues the logical model call (SM-20); a successful end routes it once (SM-22).
+- ``agent.run`` start opens the task keyed by ``hermes.task_id``; its end (``on_session_end``) finishes it with
+  the hook's own ``completed`` / ``interrupted`` / ``failed`` / ``turn_exit_reason`` / ``reason`` (the end's
+  ``facts``, SM-19). An ``agent.run`` *notice* (kind ``fact``: a turn's real end under a session id the stream no
+  longer holds it in) finishes the task just the same (SM-21).
+- ``llm.call`` start opens or continues the logical model call, counting a retry for a new call whose hook
+  ``retry_count`` (the start's ``facts``) is above 0 (SM-20); a successful end routes it once, with the provider
+  ``post_api_request`` named (its ``facts``), else ``pre_api_request``'s (SM-22).
 - a tool scope's start opens a tool record, its end (``end.start`` names the start) closes it (SM-24..27).
 - a ``hermes.approval.response`` mark counts one approval, attributed to its tool call if open (SM-29, SM-30).
+- a ``hermes.compaction`` mark that rotated the session id moves the old id's open tasks to the new id (its
+  ``facts``), so the old session's close does not abort them (SM-21).
+
+The listener is added with ``facts=True``: it reads the ``facts`` the scope kinds put on events for first-party
+listeners (never rendered by a sink) and gets the notices of kind ``fact``.
 
 Ends that the stream synthesizes (``hermes.close_reason``: an interrupted or orphaned call, a session closed
 around its turn, the shutdown) count nothing by themselves: shared metrics closes a task's open tools with
@@ -30,7 +40,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..export.events import END, LLM_SCOPE, SCOPE, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
+from ..export.events import END, FACT, LLM_SCOPE, MARK, SCOPE, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
 from ..export.scopes import AGENT_VERSION_KEY, CLOSE_REASON, SESSION_KEY
 from .accounting import Accounting
 from .clock import HookClock
@@ -38,6 +48,9 @@ from .clock import HookClock
 logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
 
 APPROVAL_RESPONSE: Final = "hermes.approval.response"
+COMPACTION: Final = "hermes.compaction"
+_MARKS: Final = frozenset({APPROVAL_RESPONSE, COMPACTION})
+_NO_FACTS: Final[dict[str, Any]] = {}
 
 Defer = Callable[[list[Any]], object]
 """``defer([fn, *args])``: run ``fn(*args)`` on the writer thread, in order (:meth:`~.subscriber.Subscriber.defer`)."""
@@ -72,8 +85,9 @@ class ScopeListener:
         self._host_version = host_version
 
     def __call__(self, event: ScopeEvent) -> None:
-        """The stream's publication thread: keep the scopes and the approval responses, hand them over."""
-        if event.kind == SCOPE or event.name == APPROVAL_RESPONSE:
+        """The stream's publication thread: keep the scopes, the notices, the approval responses and the
+        compactions, hand them over."""
+        if event.kind != MARK or event.name in _MARKS:
             self._defer([self._count, event])
 
     # ------------------------------------------------------------------ writer thread
@@ -95,8 +109,15 @@ class ScopeListener:
             clock.leave()
 
     def _dispatch(self, event: ScopeEvent) -> None:
-        if event.kind != SCOPE:
-            self._approval(event)
+        kind = event.kind
+        if kind != SCOPE:
+            if kind == FACT:
+                if event.name == TURN_SCOPE:
+                    self._task_ended(event)
+            elif event.name == COMPACTION:
+                self._session_rotated(event)
+            else:
+                self._approval(event)
             return
         name = event.name
         if event.category == "tool":
@@ -108,7 +129,8 @@ class ScopeListener:
             if event.phase == START:
                 meta = event.metadata
                 self.accounting.api_request_started(meta.get("hermes.task_id"), meta.get("hermes.api_request_id"),
-                                                    None, meta.get(SESSION_KEY))
+                                                    (event.facts or _NO_FACTS).get("retry_count"),
+                                                    meta.get(SESSION_KEY))
             elif CLOSE_REASON not in event.metadata and event.metadata.get("otel.status_code") == "OK":
                 self._model_call_succeeded(event)
         elif name == TURN_SCOPE:
@@ -143,17 +165,28 @@ class ScopeListener:
         if self.accounting.session_closed(event.metadata.get(SESSION_KEY)):
             self._after_task()
 
+    def _session_rotated(self, event: ScopeEvent) -> None:
+        new_id = (event.facts or _NO_FACTS).get("new_session_id")
+        if isinstance(new_id, str) and new_id:
+            self.accounting.session_rotated(event.metadata.get(SESSION_KEY), new_id)
+
     def _task_ended(self, event: ScopeEvent) -> None:
-        data = event.data if isinstance(event.data, dict) else {}
         meta = event.metadata
-        error = meta.get("error.type")
-        failed = error is not None and error != "cancelled"
-        reason = data.get("reason")
-        if not isinstance(reason, str) or not reason:
-            reason = "timeout" if error == "timeout" else None
-        if self.accounting.task_ended(meta.get("hermes.task_id"), completed=data.get("completed") is True,
-                                      interrupted=data.get("interrupted") is True, failed=failed,
-                                      turn_exit_reason=None, reason=reason, session_id=meta.get(SESSION_KEY)):
+        facts = event.facts
+        if facts is not None:  # the hook's own words (SM-19)
+            completed, interrupted = facts.get("completed"), facts.get("interrupted")
+            failed, exit_reason, reason = facts.get("failed"), facts.get("turn_exit_reason"), facts.get("reason")
+        else:  # an end made without first-party facts (e.g. replayed): what the rendered end says
+            data = event.data if isinstance(event.data, dict) else {}
+            error = meta.get("error.type")
+            completed, interrupted = data.get("completed"), data.get("interrupted")
+            failed, exit_reason, reason = error is not None and error != "cancelled", None, data.get("reason")
+            if not isinstance(reason, str) or not reason:
+                reason = "timeout" if error == "timeout" else None
+        if self.accounting.task_ended(meta.get("hermes.task_id"), completed=completed is True,
+                                      interrupted=interrupted is True, failed=failed is True,
+                                      turn_exit_reason=exit_reason, reason=reason, session_id=meta.get(SESSION_KEY),
+                                      turn_id=meta.get("hermes.turn_id")):
             self._after_task()
 
     def _model_call_succeeded(self, event: ScopeEvent) -> None:
@@ -163,10 +196,10 @@ class ScopeListener:
         answered = event.profile.get("model_name") if event.profile else None
         duration_ms = event.metadata.get("hermes.duration_ms")
         seconds = duration_ms / 1000 if isinstance(duration_ms, int) and not isinstance(duration_ms, bool) else None
+        provider = (event.facts or _NO_FACTS).get("provider") or start_meta.get("hermes.provider")
         self.accounting.api_request_succeeded(
             start_meta.get("hermes.task_id"), event.metadata.get("hermes.api_request_id"), response_model=answered,
-            model=requested, provider=start_meta.get("hermes.provider"), api_duration=seconds,
-            session_id=event.metadata.get(SESSION_KEY))
+            model=requested, provider=provider, api_duration=seconds, session_id=event.metadata.get(SESSION_KEY))
 
     def _tool_started(self, event: ScopeEvent) -> None:
         meta = event.metadata

@@ -165,9 +165,6 @@ def test_sm20_retries_share_one_logical_call(mhost: Host, metrics: SharedMetrics
     assert totals(metrics.store, "hermes.model_route.count") == 1
 
 
-@pytest.mark.xfail(strict=True, reason="SM-20/SM-22 from the scope stream: an llm.call start carries no hook "
-                   "retry_count and its end no post_api_request provider (export/projection_calls.py), so a "
-                   "fallback's reset ordinal and a provider named only on post_api_request are not seen")
 def test_sm20_sm97_retry_counting_survives_a_fallback_that_resets_the_ordinal(
         profile_engine: Engine, metrics: SharedMetrics) -> None:
     """SM-20 / SM-97: Retry counting survives a fallback that resets the ordinal."""
@@ -270,9 +267,7 @@ def test_sm27_unmatched_terminal_result_is_a_new_completed_call(mhost: Host, met
 
 @pytest.mark.parametrize(("end", "leftover"), [
     ({"interrupted": True, "completed": False, "turn_exit_reason": "interrupted_by_user"}, "cancelled"),
-    pytest.param({"completed": False, "turn_exit_reason": "timeout"}, "timed_out", marks=pytest.mark.xfail(
-        strict=True, reason="SM-19 from the scope stream: an agent.run end carries no turn_exit_reason (only "
-                            "error.type when failed), so a timeout the host did not also call failed is not seen")),
+    ({"completed": False, "turn_exit_reason": "timeout"}, "timed_out"),
     ({"completed": False, "failed": True, "turn_exit_reason": "error"}, "failed"),
 ])
 def test_sm28_open_tools_closed_at_task_end(profile_engine: Engine, metrics: SharedMetrics,
@@ -335,9 +330,6 @@ def test_sm29_denied_approval_marks_the_blocked_tool(mhost: Host, metrics: Share
 # --------------------------------------------------------------------------- task ownership and closing
 
 
-@pytest.mark.xfail(strict=True, reason="SM-21 from the scope stream: the stream keeps a turn inside its session and "
-                   "closes it with that session; an on_session_end under the rotated session id finds no turn, so "
-                   "the task's real end never reaches shared metrics (export/projection.py on_session_end)")
 def test_sm21_sm97_task_ownership_survives_session_id_rotation(profile_engine: Engine, metrics: SharedMetrics) -> None:
     """SM-21: Hooks after a compaction carry the new session id; tearing down the old identity mid-task
     does not abort the task, which keeps counting under its task_id and finishes normally."""
@@ -355,8 +347,6 @@ def test_sm21_sm97_task_ownership_survives_session_id_rotation(profile_engine: E
     assert (task["outcome"], task["model_call_count_bucket"], task["tool_call_count_bucket"]) == ("success", "1", "1")
 
 
-@pytest.mark.xfail(strict=True, reason="SM-21 from the scope stream: see "
-                   "test_sm21_sm97_task_ownership_survives_session_id_rotation")
 def test_sm21_rotating_compaction_reported_by_the_host_moves_open_tasks(profile_engine: Engine,
                                                                         metrics: SharedMetrics) -> None:
     """SM-21: Rotating compaction reported by the host moves open tasks."""

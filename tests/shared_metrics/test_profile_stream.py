@@ -18,7 +18,7 @@ from hermes_pipeline.shared_metrics.accounting import Accounting
 from hermes_pipeline.shared_metrics.scope_listener import ScopeListener
 
 from ..config.conftest import Env, env, process  # noqa: F401  (fixtures: isolated HOME / HERMES_HOME, process engine)
-from .conftest import totals
+from .conftest import rows, totals
 
 TRAJECTORIES = "observability:\n  trajectories:\n    enabled: true\n"
 
@@ -74,3 +74,33 @@ def test_with_shared_metrics_off_no_event_reaches_its_code(
         profile.close()
     assert calls == []
     assert not MetricsStore(env.hermes_home).exists()
+
+
+def test_a_rotated_session_id_keeps_the_task_through_the_profiles_stream(env: Env) -> None:  # noqa: F811
+    """SM-19 / SM-21: through the profile's stream, beside the trajectory store: a compaction rotates the session
+    id mid-turn, the old id is torn down, and the turn's real end (a timeout the host did not call failed) comes
+    under the new id. Shared metrics finishes the task with that end; the stream's other listeners (a consumer's
+    sink) never get the first-party notice that carried it."""
+    from hermes_pipeline.export.events import FACT
+
+    write_config(env, shared_metrics=True)
+    profile = open_profile(env.hermes_home)
+    seen: list[Any] = []
+    try:
+        profile.stream.add_listener(seen.append)
+        engine = profile.engine
+        engine.dispatch("pre_llm_call", {"session_id": "old", "task_id": "t1", "turn_id": "u1", "platform": "cli",
+                                         "user_message": "q", "model": "m"})
+        engine.dispatch("on_compaction", {"session_id": "old", "new_session_id": "new", "rotated": True,
+                                          "platform": "cli"})
+        engine.dispatch("on_session_finalize", {"session_id": "old", "platform": "cli", "reason": "shutdown"})
+        engine.dispatch("on_session_end", {"session_id": "new", "task_id": "t1", "turn_id": "u1", "completed": False,
+                                           "interrupted": False, "failed": False, "turn_exit_reason": "timeout"})
+        metrics = profile.consumers["shared_metrics"]
+        assert metrics.flush()
+        finished = rows(MetricsStore(env.hermes_home), "hermes.task_run.finished")
+        assert [(r["dimensions"]["outcome"], r["dimensions"]["end_reason"], r["value"]) for r in finished] == [
+            ("timed_out", "timed_out", 1)]
+        assert seen and not [e for e in seen if e.kind == FACT]
+    finally:
+        profile.close()

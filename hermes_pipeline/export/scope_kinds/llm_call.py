@@ -5,6 +5,11 @@ with the request (credential header keys removed, :mod:`~hermes_pipeline.export.
 ``post_api_request`` ends it with the response and the usage counters, ``api_request_error`` with the
 error. An end without a start (note 2) gets its start made from the hook's times. The turn remembers
 the type of its last failed attempt, which its end may report (``classify.turn_error_type``).
+
+Two hook fields no rendered field holds go to first-party listeners as ``facts`` (never rendered, made only
+when such a listener listens): the start's ``retry_count`` (a fallback that reset the ordinal still counts a
+retry, SM-20) and a successful end's ``provider`` (the route is the provider ``post_api_request`` names,
+SM-22; the start's ``hermes.provider`` metadata is ``pre_api_request``'s).
 """
 
 from __future__ import annotations
@@ -44,6 +49,10 @@ def _ms(seconds: Any) -> int | None:
     return round(seconds * 1000) if isinstance(seconds, int | float) and not isinstance(seconds, bool) else None
 
 
+def _count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
 def _us(epoch_seconds: Any) -> int | None:
     if isinstance(epoch_seconds, int | float) and not isinstance(epoch_seconds, bool) and epoch_seconds > 0:
         return int(epoch_seconds * 1_000_000)
@@ -58,7 +67,8 @@ class LlmCalls:
 
     def pre_api_request(self, session_id: str, task_id: str, turn_id: str, api_request_id: str, platform: str,
                         model: str, provider: str, base_url: str, api_mode: str, api_call_count: int,
-                        started_at: float, middleware_trace: list[dict[str, str]], request: dict[str, Any]) -> None:
+                        started_at: float, middleware_trace: list[dict[str, str]], request: dict[str, Any],
+                        retry_count: int | None) -> None:
         tracker = self.tracker
         ts = _us(started_at) or tracker.now()
         request = strip_header_keys(request)
@@ -78,19 +88,22 @@ class LlmCalls:
             if stale is not None:  # an attempt that never ended
                 tracker.end(st, stale, None, {**base_meta(session_id), "hermes.close_reason": "orphan",
                                               "otel.status_code": "ERROR", "error.type": "cancelled"}, ts)
+            facts = {"retry_count": retry_count} if tracker.reads_facts and _count(retry_count) else None
             st.llm[api_request_id] = tracker.start(st, tracker.turn_parent(st, turn_id), LLM_SCOPE, "llm", attributes,
-                                                   {"model_name": model}, {"request": request}, meta, ts)
+                                                   {"model_name": model}, {"request": request}, meta, ts, facts=facts)
 
     def post_api_request(self, session_id: str, task_id: str, turn_id: str, api_request_id: str, model: str,
                          api_duration: float, started_at: float, ended_at: float, finish_reason: str | None,
-                         response_model: str | None, usage: dict[str, Any] | None, response: dict[str, Any]) -> None:
+                         response_model: str | None, usage: dict[str, Any] | None, response: dict[str, Any],
+                         provider: str | None) -> None:
         data = {"response": response, "usage": _usage(usage), "finish_reason": finish_reason}
         meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.api_request_id": api_request_id,
                 "hermes.duration_ms": _ms(api_duration), "otel.status_code": "OK"}
         if _truncated(response):
             meta["hermes.truncated"] = True
+        facts = {"provider": provider} if self.tracker.reads_facts and isinstance(provider, str) and provider else None
         self._end(session_id, task_id, turn_id, api_request_id, model, started_at, ended_at, data, meta,
-                  {"model_name": response_model or model})
+                  {"model_name": response_model or model}, facts)
 
     def api_request_error(self, session_id: str, task_id: str, turn_id: str, api_request_id: str, model: str,
                           api_duration: float, started_at: float, ended_at: float, status_code: int | None,
@@ -108,7 +121,7 @@ class LlmCalls:
 
     def _end(self, session_id: str, task_id: str, turn_id: str, api_request_id: str, model: str,
              started_at: Any, ended_at: Any, data: dict[str, Any], meta: dict[str, Any],
-             profile: dict[str, Any]) -> None:
+             profile: dict[str, Any], facts: dict[str, Any] | None = None) -> None:
         tracker = self.tracker
         end = _us(ended_at) or tracker.now()
         with tracker.lock:
@@ -127,4 +140,4 @@ class LlmCalls:
                 turn.provider_error = meta.get("error.type") if failed else None
                 message = data.get("error_message") if failed else None
                 turn.provider_message = message if isinstance(message, str) else None
-            tracker.end(st, scope, data, meta, end, profile)
+            tracker.end(st, scope, data, meta, end, profile, facts=facts)

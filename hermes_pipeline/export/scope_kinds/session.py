@@ -6,7 +6,9 @@ of a reset, at ``on_session_reset``; ending it first ends everything still open 
 (``ScopeTracker.close_session``). ``on_session_segment`` (a hermes_pipeline extension hook) ends the
 current segment with ``close_reason = "rotation"`` and opens the next one under the same session id
 (note 4). ``on_compaction`` is a ``hermes.compaction`` mark (row 21); an ID-rotating compaction ends the
-old session, after its live turn when one is open, and its new id's first turn is no resumed session.
+old session, after its live turn when one is open, and its new id's first turn is no resumed session;
+the mark hands first-party listeners the new id as a fact (never rendered: the open tasks of the old id go on
+under the new one, SM-21).
 """
 
 from __future__ import annotations
@@ -86,8 +88,10 @@ class Sessions:
             st = tracker.sessions.get(session_id)
             if st is None:  # CFG-75: a compaction notice for an unknown session is a no-op
                 return
+            moved = rotated and new_session_id != session_id and isinstance(new_session_id, str) and new_session_id
+            facts = {"new_session_id": new_session_id} if moved and tracker.reads_facts else None
             tracker.mark(st, tracker.current_parent(st), "hermes.compaction", None, None, {"rotated": bool(rotated)},
-                         base_meta(session_id))
+                         base_meta(session_id), facts=facts)
             if rotated and new_session_id != session_id:
                 if len(self._successors) < _SUCCESSOR_LIMIT:
                     self._successors.add(new_session_id)

@@ -7,6 +7,14 @@ that led to it (:meth:`~.trigger.Triggers.end_for_turn`); ``post_llm_call`` keep
 attempts and tool calls (``ScopeTracker.close_turn_children``) and its skill runs
 (:meth:`~.skill.SkillRuns.end_runs`). A turn that failed because its provider did says so with the
 provider's error type and message. ``on_context_snapshot`` is a ``hermes.context`` mark under the turn.
+
+How a turn ended, as the hook says it (``completed``, ``interrupted``, ``failed``, ``turn_exit_reason``,
+``reason``), also goes to first-party listeners as the end's ``facts`` (never rendered; the rendered end keeps
+only ``error.type`` of a failed turn, so a timeout or a denied approval the host did not call ``failed`` would
+be lost, SM-19). An ``on_session_end`` whose turn the stream does not hold under that session id (a session id
+rotated mid-turn: the old session closed the turn with itself, and its real end comes under the new id, SM-21)
+makes no scope event, as before, but hands the same facts to first-party listeners as a notice
+(``ScopeTracker.publish_fact``) that no sink sees.
 """
 
 from __future__ import annotations
@@ -25,6 +33,17 @@ from .subagent import Subagents
 from .trigger import Triggers
 
 _V: Final = TELEMETRY_SCHEMA_VERSION
+
+
+def _fact(value: Any) -> bool | int | str | None:
+    """A hook field as a fact: a boolean, a number or a name as given, anything else ``None``."""
+    return value if type(value) in (bool, int, str) else None
+
+
+def _end_facts(completed: Any, interrupted: Any, failed: Any, turn_exit_reason: Any, reason: Any) -> dict[str, Any]:
+    """How the hook says the turn ended (SM-19's inputs), for first-party listeners (see the module docstring)."""
+    return {"completed": _fact(completed), "interrupted": _fact(interrupted), "failed": _fact(failed),
+            "turn_exit_reason": _fact(turn_exit_reason), "reason": _fact(reason)}
 
 
 class Turns:
@@ -73,7 +92,14 @@ class Turns:
         with tracker.lock:
             st = tracker.sessions.get(session_id)
             turn = st.turns.get(turn_id) if st is not None else None
+            facts = _end_facts(completed, interrupted, failed, turn_exit_reason, reason) if tracker.reads_facts \
+                else None
             if st is None or turn is None:
+                if facts is not None:  # SM-21: the real end of a turn the stream closed with an older session id
+                    meta = base_meta(session_id)
+                    meta["hermes.task_id"] = task_id
+                    meta["hermes.turn_id"] = turn_id
+                    tracker.publish_fact(TURN_SCOPE, meta, facts)
                 return
             data: dict[str, Any] = {}
             if turn.final_response is not None:
@@ -91,12 +117,13 @@ class Turns:
                 meta["error.type"] = error
                 if reason is None and error == turn.provider_error and turn.provider_message:
                     data["error_message"] = turn.provider_message  # the provider's words: why the turn failed
-            self._close(st, turn, data=data, meta=meta)
+            self._close(st, turn, data=data, meta=meta, facts=facts)
             if st.pending_close is not None and not st.turns:
                 tracker.close_session(st, {"reason": st.pending_close}, None)
 
     def _close(self, st: SessionState, turn: TurnState, *, orphan: bool = False,
-               data: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> None:
+               data: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
+               facts: dict[str, Any] | None = None) -> None:
         tracker = self.tracker
         del st.turns[turn.turn_id]
         if st.tools or st.llm:  # an interrupted turn cut its calls short; otherwise their ends never came
@@ -106,7 +133,7 @@ class Turns:
             meta = base_meta(st.session_id)
             meta.update({"hermes.close_reason": "orphan", "otel.status_code": "ERROR", "error.type": "cancelled"})
         self.skills.end_runs(st, turn, data)  # rows 18-19: a turn's skill runs end with it
-        tracker.end(st, turn.scope, data, meta or base_meta(st.session_id))
+        tracker.end(st, turn.scope, data, meta or base_meta(st.session_id), facts=facts)
 
     def on_context_snapshot(self, session_id: str, turn_id: str, context: Mapping[str, Any]) -> None:
         """The host's context snapshot becomes a ``hermes.context`` mark under the turn's ``agent.run``."""

@@ -18,7 +18,7 @@ from typing import IO, Any, Final
 from ..errors import ExportConfigError
 from ..events import END, START, ScopeEvent
 from ..sink import SinkContext, build_sink
-from .protocol import CLOSE, EVENTS, FLUSH, STATS
+from .protocol import CLOSE, EVENTS, FLUSH, STATS, event_from_fields
 from .protocol import receive as _receive
 from .protocol import send as _send
 
@@ -73,7 +73,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     _send(stdout, ("ready", {section: (getattr(sink, "enabled", True), sink.destinations(),
                                        getattr(sink, "max_queue_size", DEFAULT_QUEUE_SIZE), _counters(sink))
                              for section, sink in sinks.items()}))
-    make = ScopeEvent
+    make = event_from_fields
     starts: dict[int, ScopeEvent] = {}
     received = 0
     try:
@@ -86,7 +86,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
             if kind == EVENTS:
                 feed = tuple(sinks.values())
                 for fields in args[0]:
-                    event = make(*fields)
+                    event = make(fields)
                     # ends cross the pipe without their start: give each back its closed scope (``event.start``)
                     if event.phase == START:
                         starts[event.uuid] = event

@@ -21,7 +21,7 @@ from ..errors import ExportConfigError
 from ..events import ScopeEvent
 
 __all__ = ["CLOSE", "EVENTS", "FLUSH", "STATS", "WORKERS", "WorkerDied", "check_worker", "event_fields",
-           "receive", "send", "shared_worker_name", "split_worker"]
+           "event_from_fields", "receive", "send", "shared_worker_name", "split_worker"]
 
 _LENGTH: Final = struct.Struct("<I")
 WORKERS: Final = ("thread", "process")
@@ -80,5 +80,13 @@ def receive(stream: IO[bytes]) -> Any:
 
 
 def event_fields(event: ScopeEvent) -> tuple[Any, ...]:
+    """The event as the tuple that crosses the pipe; :func:`event_from_fields` makes it again (``start`` is
+    restored by the child's own pairing; ``facts`` cross as they are)."""
     return (event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name, event.category,
-            event.attributes, event.profile, event.data, event.metadata, event.session_uuid, event.root_uuid)
+            event.attributes, event.profile, event.data, event.metadata, event.session_uuid, event.root_uuid,
+            event.facts)
+
+
+def event_from_fields(fields: tuple[Any, ...]) -> ScopeEvent:
+    """The event of :func:`event_fields`' tuple."""
+    return ScopeEvent(*fields[:13], facts=fields[13])
