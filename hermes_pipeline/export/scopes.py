@@ -44,6 +44,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from threading import get_ident
 from time import time_ns
 from typing import Any, Final
 
@@ -128,6 +129,8 @@ class ScopeTracker:
         self._takers: tuple[tuple[Listener, BatchListener], ...] = ()
         """The listeners with ``take_many`` (and it): handed a collected batch at once (:meth:`hand_over`)."""
         self._pending: list[ScopeEvent] | None = None
+        self._collector = 0
+        """The thread collecting ``_pending`` (the publication thread)."""
         """Events published while a batch is collected (:meth:`collect`), not yet handed to the listeners."""
         for listener in listeners:
             self.add_listener(listener)
@@ -279,10 +282,16 @@ class ScopeTracker:
         elif phase == END:
             event.start = self._published_starts.pop(event.uuid, None)
         pending = self._pending
-        if pending is not None:  # collecting a publication batch for the takers (hand_over)
+        if pending is None:
+            listeners = self._listeners
+        elif self._collector == get_ident():  # collecting a publication batch for the takers (hand_over)
             pending.append(event)
             listeners = self._one_by_one
         else:
+            # another thread (a shutdown's close_all, a flush's release_held) publishes between two records of
+            # the batch: what the batch published so far goes first, while the sinks are surely open
+            self._give(pending)
+            pending.clear()
             listeners = self._listeners
         for listener in listeners:
             try:
@@ -298,23 +307,27 @@ class ScopeTracker:
         hand-over per sink and batch instead of one call per event and sink. A listener without it is
         still called with each event as it is published, so one that reads the tracker's bookkeeping from
         its callback (FMT-86) sees it as of that event. Every listener sees every event once, in the one
-        emission order, under the tracker's lock; only the interleaving between two listeners changes."""
+        emission order, under the tracker's lock; only the interleaving between two listeners changes. An event
+        another thread publishes meanwhile (a shutdown's ``close_all``) first hands over what was collected."""
         with self.lock:
             if self._pending is None and self._takers:
                 self._pending = []
+                self._collector = get_ident()
 
     def hand_over(self) -> None:
         """Give the events collected since :meth:`collect` to each listener's ``take_many``, in order, and
         stop collecting."""
         with self.lock:
             events, self._pending = self._pending, None
-            if not events:
-                return
-            for listener, take_many in self._takers:
-                try:
-                    take_many(events)
-                except Exception as exc:  # FMT-83: counted once for the batch; the other listeners go on
-                    self._listener_failed(listener, exc)
+            if events:
+                self._give(events)
+
+    def _give(self, events: list[ScopeEvent]) -> None:
+        for listener, take_many in self._takers:
+            try:
+                take_many(events)
+            except Exception as exc:  # FMT-83: counted once for the batch; the other listeners go on
+                self._listener_failed(listener, exc)
 
     def _listener_failed(self, listener: Listener, exc: Exception) -> None:
         self._listener_errors += 1

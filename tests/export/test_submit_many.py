@@ -270,3 +270,25 @@ def test_fmt_86_a_listener_without_take_many_still_sees_each_event_as_published(
     projection.shutdown()
     # each turn start sees its own session open, not the state at the end of a batch holding both sessions
     assert [ids for name, phase, ids in seen if name == "agent.run" and phase == START] == [["s-0"], ["s-1"]]
+
+
+def test_fmt_85_an_event_from_another_thread_follows_what_the_batch_collected() -> None:
+    """FMT-85/84: when another thread publishes while the publication thread collects a batch (a shutdown's
+    ``close_all``, a flush's ``release_held``), the events collected so far are handed over first, so a
+    sink sees them in order and while it is still open, not after its owner shut it down."""
+    from hermes_pipeline.export.scopes import ScopeTracker
+
+    taker = _Taker()
+    tracker = ScopeTracker((taker,))
+    start, end = _event(SCOPE, START, 7), _event(SCOPE, END, 7)
+    with tracker.lock:
+        tracker.collect()
+        tracker.publish(start)
+    assert taker.batches == []  # collected, not handed over yet
+    other = threading.Thread(target=tracker.publish, args=(end,))
+    other.start()
+    other.join(10.0)
+    assert [[event.uuid for event in batch] for batch in taker.batches] == [[7], [7]]
+    assert [batch[0].phase for batch in taker.batches] == [START, END]
+    tracker.hand_over()
+    assert len(taker.batches) == 2  # nothing handed over twice
