@@ -129,9 +129,9 @@ class ScopeTracker:
         self._takers: tuple[tuple[Listener, BatchListener], ...] = ()
         """The listeners with ``take_many`` (and it): handed a collected batch at once (:meth:`hand_over`)."""
         self._pending: list[ScopeEvent] | None = None
+        """Events published while a batch is collected (:meth:`collect`), not yet handed to the listeners."""
         self._collector = 0
         """The thread collecting ``_pending`` (the publication thread)."""
-        """Events published while a batch is collected (:meth:`collect`), not yet handed to the listeners."""
         for listener in listeners:
             self.add_listener(listener)
         self._sanitizer_entries: tuple[tuple[int, str, Sanitizer], ...] = ()
@@ -290,8 +290,9 @@ class ScopeTracker:
         else:
             # another thread (a shutdown's close_all, a flush's release_held) publishes between two records of
             # the batch: what the batch published so far goes first, while the sinks are surely open
-            self._give(pending)
-            pending.clear()
+            self._pending = []  # a fresh list: a take_many may keep the one it is given, or publish again
+            if pending:
+                self._give(pending)
             listeners = self._listeners
         for listener in listeners:
             try:

@@ -217,7 +217,7 @@ class _Taker:
         self.thread_ids.add(threading.get_ident())
         if self.fail:
             raise RuntimeError("broken sink")
-        self.batches.append(list(events))
+        self.batches.append(events)  # kept as given: the tracker must not reuse the list
 
 
 def _run_sessions(projection: ScopePlugin, count: int) -> None:
