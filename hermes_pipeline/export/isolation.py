@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ..engine.deadline import JOIN_SLACK, Deadline
-from .events import ScopeEvent, submit_paired
+from .events import ScopeEvent, submit_paired, submit_paired_many
 from .writer import BoundedWriter
 
 logger: Final = logging.getLogger("hermes_pipeline.export")
@@ -120,10 +120,18 @@ class IsolatedSink:
     def __call__(self, event: ScopeEvent) -> None:
         """Queue ``event`` for the sink (a dropped start drops its end too); never waits."""
         if not submit_paired(self._writer, event, self._dropped_starts) and not self._warned_drop:
-            self._warned_drop = True
-            logger.warning("hermes_pipeline: sink %s is not keeping up (its queue of %d events is full%s); its new "
-                           "events are dropped and counted (events_dropped), the other sinks are not affected",
-                           self.name, self._writer.capacity, ", it is stalled in a call" if self.stalled() else "")
+            self._warn_drop()
+
+    def take_many(self, events: list[ScopeEvent]) -> None:
+        """Queue the events of one publication batch for the sink, as one call per event would; never waits."""
+        if submit_paired_many(self._writer, events, self._dropped_starts) and not self._warned_drop:
+            self._warn_drop()
+
+    def _warn_drop(self) -> None:
+        self._warned_drop = True
+        logger.warning("hermes_pipeline: sink %s is not keeping up (its queue of %d events is full%s); its new "
+                       "events are dropped and counted (events_dropped), the other sinks are not affected",
+                       self.name, self._writer.capacity, ", it is stalled in a call" if self.stalled() else "")
 
     # ------------------------------------------------------------------ inspection
 

@@ -211,21 +211,25 @@ class TrackerDestination:
     def write(self, batch: list[Record]) -> None:
         tracker = self.tracker
         target = self.target
-        for project, ts, ambient, payload, snap in batch:
-            tracker._ts = ts
-            tracker._ambient = ambient
-            try:
-                project(target, payload, snap)
-            except Exception as exc:  # FMT-83: a broken record never stops the others
-                self.failures += 1
-                key = (project.__name__, type(exc).__name__)
-                if key not in self._warned:
-                    self._warned.add(key)
-                    logger.warning("hermes_pipeline: scope projection of %s failed (%s); later failures of this "
-                                   "kind are counted silently", project.__name__, type(exc).__name__)
-            finally:
-                tracker._ts = 0
-                tracker._ambient = None
+        tracker.collect()  # the batch's events reach each sink in one hand-over (ScopeTracker.hand_over)
+        try:
+            for project, ts, ambient, payload, snap in batch:
+                tracker._ts = ts
+                tracker._ambient = ambient
+                try:
+                    project(target, payload, snap)
+                except Exception as exc:  # FMT-83: a broken record never stops the others
+                    self.failures += 1
+                    key = (project.__name__, type(exc).__name__)
+                    if key not in self._warned:
+                        self._warned.add(key)
+                        logger.warning("hermes_pipeline: scope projection of %s failed (%s); later failures of "
+                                       "this kind are counted silently", project.__name__, type(exc).__name__)
+                finally:
+                    tracker._ts = 0
+                    tracker._ambient = None
+        finally:
+            tracker.hand_over()
 
 
 def tool_key(fields: Mapping[str, Any]) -> Any:

@@ -23,6 +23,9 @@ Listener interface (for the ATOF, ATIF and OpenTelemetry exporters)::
   :class:`~hermes_pipeline.export.writer.BoundedWriter`; no I/O, FMT-79/FMT-81) and must not call
   back into the tracker (FMT-86). An exception is caught, counted and logged once per listener; it
   never reaches the host.
+- A listener may also have ``take_many(events)``, taking the events of one publication batch at once
+  with the same effect as one call per event (the built-in sinks: one hand-over to their writer per
+  batch, :func:`~hermes_pipeline.export.events.submit_paired_many`); see :meth:`ScopeTracker.collect`.
 - Events are shared between listeners: treat them as immutable (see :class:`ScopeEvent`).
 - Identities: ``event.uuid`` / ``event.parent_uuid`` are integers (render with
   :func:`~hermes_pipeline.export.ids.uuid_str`); an OTel ``span_id`` is ``event.uuid & (2**64 - 1)``,
@@ -49,6 +52,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from threading import get_ident
 from time import time_ns
 from typing import Any, Final
 
@@ -65,6 +69,11 @@ logger: Final = logging.getLogger("hermes_pipeline.export")
 
 Listener = Callable[[ScopeEvent], None]
 """A consumer of scope events: ``listener(event) -> None`` (see the module docstring)."""
+BatchListener = Callable[[list[ScopeEvent]], None]
+"""A listener's optional ``take_many(events) -> None``: the events of one publication batch, in order, with
+the same effect as one call per event (see :meth:`ScopeTracker.collect`); it must not read the tracker's
+bookkeeping, which is by then that of the batch's end."""
+TAKE_MANY: Final = "take_many"
 Sanitizer = Callable[[ScopeEvent], "Mapping[str, Any] | None"]
 """An event sanitizer: ``sanitizer(event) -> replacements or None`` (see :meth:`ScopeTracker.add_sanitizer`)."""
 SessionHook = Callable[[SessionState, str], None]
@@ -126,12 +135,22 @@ class ScopeTracker:
         """Whether events are credential-scrubbed after the sanitizers and before every listener."""
         self.max_value_chars: int = value_bound(max_value_chars)
         """The bound of one string value of every published event (see :mod:`~hermes_pipeline.export.bounds`)."""
-        self._listeners: tuple[Listener, ...] = tuple(listeners)
+        self._listeners: tuple[Listener, ...] = ()
         self._fact_listeners: tuple[Listener, ...] = ()
         self._contentless: tuple[Listener, ...] = ()
         """Listeners that declared they never read content (``add_listener(content=False)``)."""
         self._content_free = False
         """Whether every listener (at least one) declared it: content payloads are then dropped at publication."""
+        self._one_by_one: tuple[Listener, ...] = ()
+        """The listeners without ``take_many``: called with each event as it is published, batch or not."""
+        self._takers: tuple[tuple[Listener, BatchListener], ...] = ()
+        """The listeners with ``take_many`` (and it): handed a collected batch at once (:meth:`hand_over`)."""
+        self._pending: list[ScopeEvent] | None = None
+        """Events published while a batch is collected (:meth:`collect`), not yet handed to the listeners."""
+        self._collector = 0
+        """The thread collecting ``_pending`` (the publication thread)."""
+        for listener in listeners:
+            self.add_listener(listener)
         self._sanitizer_entries: tuple[tuple[int, str, Sanitizer], ...] = ()
         self._sanitizers: tuple[Sanitizer, ...] = ()
         self._sanitizer_failures = 0
@@ -186,11 +205,16 @@ class ScopeTracker:
     # ------------------------------------------------------------------ listeners
 
     def add_listener(self, listener: Listener, *, facts: bool = False, content: bool = True) -> None:
-        """Deliver every later event to ``listener`` as well; with ``facts`` also the first-party notices of
-        :meth:`publish_fact` (kind ``"fact"``), which a sink never gets. ``content=False``: the listener never
-        reads content payloads (see the module docstring)."""
+        """Deliver every later event to ``listener`` as well (a batch at once to its ``take_many``, if it has
+        one); with ``facts`` also the first-party notices of :meth:`publish_fact` (kind ``"fact"``), which a sink
+        never gets. ``content=False``: the listener never reads content payloads (see the module docstring)."""
+        take_many = getattr(listener, TAKE_MANY, None)
         with self.lock:
             self._listeners = (*self._listeners, listener)
+            if callable(take_many):
+                self._takers = (*self._takers, (listener, take_many))
+            else:
+                self._one_by_one = (*self._one_by_one, listener)
             if facts:
                 self._fact_listeners = (*self._fact_listeners, listener)
             if not content:
@@ -201,6 +225,8 @@ class ScopeTracker:
         """Stop delivering to ``listener`` (no error if it was not added)."""
         with self.lock:
             self._listeners = tuple(fn for fn in self._listeners if fn is not listener)
+            self._one_by_one = tuple(fn for fn in self._one_by_one if fn is not listener)
+            self._takers = tuple(entry for entry in self._takers if entry[0] is not listener)
             self._fact_listeners = tuple(fn for fn in self._fact_listeners if fn is not listener)
             self._contentless = tuple(fn for fn in self._contentless if fn is not listener)
             self._content_free = bool(self._listeners) and len(self._contentless) == len(self._listeners)
@@ -316,10 +342,53 @@ class ScopeTracker:
             self._published_starts[event.uuid] = event
         elif phase == END:
             event.start = self._published_starts.pop(event.uuid, None)
-        for listener in self._listeners:
+        pending = self._pending
+        if pending is None:
+            listeners = self._listeners
+        elif self._collector == get_ident():  # collecting a publication batch for the takers (hand_over)
+            pending.append(event)
+            listeners = self._one_by_one
+        else:
+            # another thread (a shutdown's close_all, a flush's release_held) publishes between two records of
+            # the batch: what the batch published so far goes first, while the sinks are surely open
+            self._pending = []  # a fresh list: a take_many may keep the one it is given, or publish again
+            if pending:
+                self._give(pending)
+            listeners = self._listeners
+        for listener in listeners:
             try:
                 listener(event)
             except Exception as exc:  # FMT-83: a failing listener never raises into the host
+                self._listener_failed(listener, exc)
+
+    def collect(self) -> None:
+        """Collect the events published from now on for the listeners with ``take_many``, until :meth:`hand_over`.
+
+        The publication thread brackets each batch of replayed hook records with the two: a listener with
+        ``take_many`` (the built-in sinks, which only queue) then gets the batch's events in one call, one
+        hand-over per sink and batch instead of one call per event and sink. A listener without it is
+        still called with each event as it is published, so one that reads the tracker's bookkeeping from
+        its callback (FMT-86) sees it as of that event. Every listener sees every event once, in the one
+        emission order, under the tracker's lock; only the interleaving between two listeners changes. An event
+        another thread publishes meanwhile (a shutdown's ``close_all``) first hands over what was collected."""
+        with self.lock:
+            if self._pending is None and self._takers:
+                self._pending = []
+                self._collector = get_ident()
+
+    def hand_over(self) -> None:
+        """Give the events collected since :meth:`collect` to each listener's ``take_many``, in order, and
+        stop collecting."""
+        with self.lock:
+            events, self._pending = self._pending, None
+            if events:
+                self._give(events)
+
+    def _give(self, events: list[ScopeEvent]) -> None:
+        for listener, take_many in self._takers:
+            try:
+                take_many(events)
+            except Exception as exc:  # FMT-83: counted once for the batch; the other listeners go on
                 self._listener_failed(listener, exc)
 
     def _listener_failed(self, listener: Listener, exc: Exception) -> None:

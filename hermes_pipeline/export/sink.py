@@ -129,6 +129,11 @@ class Sink(Protocol):
     def destinations(self) -> list[str]:
         """Where the sink writes, for people (never a credential)."""
 
+    # Optional: ``take_many(events: list[ScopeEvent]) -> None``, the events of one publication batch in
+    # order, with the same effect as calling the sink with each (the projection then hands a batch over
+    # in one call; ``ScopeTracker.collect``). Not part of the protocol: a sink without it gets one call
+    # per event.
+
 
 class BaseSink:
     """A sink with nothing to flush or close: subclasses implement :meth:`__call__` (and override the rest)."""

@@ -173,6 +173,28 @@ class BoundedWriter:
         # it nothing.
         return True
 
+    def submit_many(self, items: list[Any]) -> bool:
+        """Queue every item of ``items`` at once, or none of them: one hand-over per batch of a producer.
+
+        ``False`` (nothing queued and nothing counted) when the writer is closing or the items do not all
+        fit below ``max_queue_size``; the caller then offers them one at a time with :meth:`submit`, which
+        counts each refusal and forces what must get in (FMT-80, FMT-81). When they all fit, the outcome
+        is exactly that of one :meth:`submit` per item, in order (none of them could have been refused, so
+        ``force`` changes nothing), for one bound check, one append and one wake-up decision. Lock-free,
+        like :meth:`submit`.
+        """
+        queue = self._queue
+        before = len(queue)
+        if self._closing or before + len(items) > self._max:
+            return False
+        queue.extend(items)
+        if before < self._batch <= len(queue):  # a full batch is waiting: worth a wake-up now
+            self._wake.set()
+        elif self._sleeping:  # the worker stopped polling after an idle spell: wake it, once
+            self._sleeping = False
+            self._wake.set()
+        return True
+
     def _count_refused(self, key: str) -> None:
         with self._lock:  # only on the drop path: overload is no time to lose counts
             self._counts[key] += 1

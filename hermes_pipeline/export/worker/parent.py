@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ..errors import DeliveryError, ExportConfigError
-from ..events import ScopeEvent, submit_paired
+from ..events import ScopeEvent, submit_paired, submit_paired_many
 from ..writer import BoundedWriter
 from .protocol import CLOSE, EVENTS, FLUSH, STATS, WorkerDied
 from .protocol import event_fields as _as_tuple
@@ -270,6 +270,10 @@ class WorkerProcess:
     def __call__(self, event: ScopeEvent) -> None:
         """Enqueue only (FMT-79); a dropped start drops its end too (FMT-80)."""
         submit_paired(self._writer, event, self._dropped_starts)
+
+    def take_many(self, events: list[ScopeEvent]) -> None:
+        """The events of one publication batch, as one call per event would: one hand-over to the queue."""
+        submit_paired_many(self._writer, events, self._dropped_starts)
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait until the worker has exited (after every section's shutdown); ``False`` if it is still running."""

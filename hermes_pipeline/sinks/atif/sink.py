@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from ...export.errors import ExportConfigError
-from ...export.events import ScopeEvent, submit_paired
+from ...export.events import ScopeEvent, submit_paired, submit_paired_many
 from ...export.sink import SinkContext
 from ...export.standalone import SinkPlugin
 from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
@@ -194,6 +194,12 @@ class AtifSink:
         if writer is None:
             return
         submit_paired(writer, event, self._dropped_starts)  # ends always get in: the assembler needs them
+
+    def take_many(self, events: list[ScopeEvent]) -> None:
+        """The events of one publication batch, as one call per event would: one hand-over to the writer."""
+        writer = self._writer
+        if writer is not None:
+            submit_paired_many(writer, events, self._dropped_starts)
 
     # ------------------------------------------------------------------ worker side
 

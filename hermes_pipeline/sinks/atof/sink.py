@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Final
 from ...engine.deadline import Deadline
 from ...export.definition_files import DefinitionFiles
 from ...export.errors import ExportConfigError
-from ...export.events import ScopeEvent, submit_paired
+from ...export.events import ScopeEvent, submit_paired, submit_paired_many
 from ...export.files import DATE_PLACEHOLDER, JsonlFileDestination
 from ...export.http import HttpPostDestination, NdjsonUploadDestination
 from ...export.sink import SinkContext
@@ -162,6 +162,11 @@ class AtofSink:
     def __call__(self, event: ScopeEvent) -> None:
         for route in self._routes:  # a line sink keeps no state: ends queue like any event
             submit_paired(route.writer, event, route.dropped_starts, force_end=False)
+
+    def take_many(self, events: list[ScopeEvent]) -> None:
+        """The events of one publication batch, as one call per event would: one hand-over per writer."""
+        for route in self._routes:
+            submit_paired_many(route.writer, events, route.dropped_starts, force_end=False)
 
     def _each_writer(self, action: str, seconds: float) -> bool:
         """``flush`` or ``close`` every route's writer within ``seconds`` in all (a stream also within its

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from ...export.events import ScopeEvent, submit_paired
+from ...export.events import ScopeEvent, submit_paired, submit_paired_many
 from ...export.writer import BoundedWriter
 from ..base import BaseSink, SinkContext
 from .db import StoreBusy
@@ -159,6 +159,10 @@ class ObservabilityStoreSink(BaseSink):
 
     def __call__(self, event: ScopeEvent) -> None:
         submit_paired(self._writer, event, self._dropped_starts)
+
+    def take_many(self, events: list[ScopeEvent]) -> None:
+        """The events of one publication batch, as one call per event would: one hand-over to the writer."""
+        submit_paired_many(self._writer, events, self._dropped_starts)
 
     def request_scan(self, kind: str = SCAN_ALL) -> bool:
         """Queue a rescan (``scan_all``, ``scan_skills``, ``scan_memory``) or the retention cleanup (``prune``)
