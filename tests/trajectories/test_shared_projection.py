@@ -190,7 +190,8 @@ def test_a_failing_consumer_never_affects_the_others(tmp_path: Path, monkeypatch
     def broken(self: object, event: object) -> None:
         raise RuntimeError("this sink is broken")
 
-    monkeypatch.setattr(ObservabilityStoreSink, "__call__", broken)
+    monkeypatch.setattr(ObservabilityStoreSink, "__call__", broken)  # every way events enter the sink
+    monkeypatch.setattr(ObservabilityStoreSink, "take_many", broken)  # (a publication batch at once)
     home = tmp_path / "p"
     profile = _profile(home, STORES)
     _run(profile)
