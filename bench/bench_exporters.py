@@ -438,9 +438,9 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
                  f"{med(added[obliged]) / 1e3:.2f} us added caller-thread CPU")
     for ours in ("ATOF + ATIF", "ATOF + ATIF (one shared worker process)"):
         i = at["hermes", ours]
-        lines.append(f"hermes {ours}: {all_cpu[i]:.1f} us all-CPU per tool call (target <= 20 us: "
-                     f"{'OK' if all_cpu[i] <= 20 else 'OVER TARGET'}); floor / hermes throughput "
-                     f"{rate[floor] / rate[i]:.2f}x (aim <= 2x: {'OK' if rate[floor] / rate[i] <= 2 else 'FAR'})")
+        ratio = all_cpu[i] / all_cpu[obliged]
+        lines.append(f"hermes {ours}: {all_cpu[i]:.1f} us all-CPU per tool call, {ratio:.2f}x the obliged floor "
+                     f"(target <= 2x, issue #29): {'OK' if ratio <= 2 else 'OVER TARGET'}")
     lean = at["lean", "ATOF + ATIF (one hand-off, no writers)"]
     lines.append(f"one hand-off (engine projection + encoders, no writer threads): {rate[lean]:,.0f} tool calls/s, "
                  f"{all_cpu[lean]:.1f} us all-CPU per tool call, floor / it {rate[floor] / rate[lean]:.2f}x")
@@ -451,18 +451,20 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
         lines.append(f"end-to-end throughput one hand-off / relay ATOF + ATIF (manual exporters): "
                      f"{rate[lean] / rate[at['relay', 'ATOF + ATIF (manual exporters)']]:.2f}x")
     for ours, theirs in (("ATOF + ATIF", "ATOF + ATIF (manual exporters)"),
+                         ("ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)")):
+        if ("relay", theirs) in at and ("hermes", ours) in at:
+            ratio = all_cpu[at["hermes", ours]] / all_cpu[at["relay", theirs]]
+            lines.append(f"all-CPU per tool call hermes {ours} / relay {theirs}: {ratio:.2f}x "
+                         f"(target <= 0.5x, issue #29): {'OK' if ratio <= 0.5 else 'OVER TARGET'}")
+    for ours, theirs in (("ATOF + ATIF", "ATOF + ATIF (manual exporters)"),
                          ("ATOF + ATIF", "ATOF + ATIF (observability plugin)"),
                          ("ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)"),
                          ("ATOF + ATIF (worker processes)", "ATOF + ATIF (manual exporters)"),
-                         ("ATOF + ATIF (worker processes)", "ATOF + ATIF (observability plugin)"),
                          ("ATOF + ATIF (one shared worker process)", "ATOF + ATIF (manual exporters)"),
-                         ("ATOF + ATIF (one shared worker process)", "ATOF + ATIF (observability plugin)"),
-                         ("ATOF + ATIF + OTLP (OTLP worker process)", "ATOF + ATIF + OTLP (obs. plugin)"),
-                         ("ATOF + ATIF + OTLP (OTLP worker process)", "ATOF + ATIF (manual exporters)")):
+                         ("ATOF + ATIF + OTLP (OTLP worker process)", "ATOF + ATIF + OTLP (obs. plugin)")):
         if ("relay", theirs) in at and ("hermes", ours) in at:
             ratio = rate[at["hermes", ours]] / rate[at["relay", theirs]]
-            lines.append(f"end-to-end throughput hermes {ours} / relay {theirs}: {ratio:.2f}x "
-                         f"(target >= 3x): {'OK' if ratio >= 3 else 'UNDER TARGET'}")
+            lines.append(f"end-to-end throughput hermes {ours} / relay {theirs}: {ratio:.2f}x")
     return lines + ([f"output check: {p}" for p in problems] or [
         f"output check: every exporter run wrote all {w.events()} ATOF events and {w.sessions} ATIF files"])
 
