@@ -159,22 +159,17 @@ class _Spec:
         """One scope event (see :data:`Fields`)."""
 
 
-class _ObligedWriter:
-    """The obliged floor's hookimpl and writer thread: a deque, a wake-up per batch, the scrubber, the outputs."""
+class DequeWriter:
+    """A floor's writer thread: its hookimpls append to ``self._queue`` (and notify ``self._wake`` every 256
+    records), the thread waits for records (a 50 ms poll otherwise) and hands the ready ones to
+    :meth:`_write_ready`. Subclasses set their own fields, then call ``super().__init__``, which starts it."""
 
-    def __init__(self, out: Any, trajectories: _Trajectories, scrub: bool) -> None:
-        self._queue: deque[Fields] = deque()
+    def __init__(self, name: str) -> None:
+        self._queue: deque[Any] = deque()
         self._wake = threading.Condition()
-        self._out, self._trajectories, self._scrub, self._closed = out, trajectories, scrub, False
-        self._thread = threading.Thread(target=self._drain, name="floor-writer", daemon=True)
+        self._closed = False
+        self._thread = threading.Thread(target=self._drain, name=name, daemon=True)
         self._thread.start()
-
-    @_hookimpl
-    def scope_event(self, fields: Fields) -> None:
-        self._queue.append(fields)
-        if len(self._queue) >= 256:
-            with self._wake:
-                self._wake.notify()
 
     def close(self) -> None:
         with self._wake:
@@ -183,19 +178,42 @@ class _ObligedWriter:
         self._thread.join()
 
     def _drain(self) -> None:
-        queue, write, assemble, scrub = self._queue, self._out.write, self._trajectories.add, self._scrub
+        queue = self._queue
         while True:
             with self._wake:
                 while not queue and not self._closed:
                     self._wake.wait(0.05)
                 if not queue and self._closed:
                     return
-            while queue:
-                phase, uuid, parent, ts, name, category, profile, data, metadata = queue.popleft()
-                if scrub:
-                    profile, data, metadata = redact_value(profile), redact_value(data), redact_value(metadata)
-                write(_line(phase, uuid, parent, ts, name, category, profile, data, metadata))
-                assemble(phase, uuid, parent, ts, name, category, profile, data, metadata)
+            self._write_ready(queue)
+
+    def _write_ready(self, queue: deque[Any]) -> None:
+        """Write every record of ``queue`` (popping them)."""
+        raise NotImplementedError
+
+
+class _ObligedWriter(DequeWriter):
+    """The obliged floor's hookimpl and writer thread: a deque, a wake-up per batch, the scrubber, the outputs."""
+
+    def __init__(self, out: Any, trajectories: _Trajectories, scrub: bool) -> None:
+        self._out, self._trajectories, self._scrub = out, trajectories, scrub
+        super().__init__("floor-writer")
+
+    @_hookimpl
+    def scope_event(self, fields: Fields) -> None:
+        self._queue.append(fields)
+        if len(self._queue) >= 256:
+            with self._wake:
+                self._wake.notify()
+
+    def _write_ready(self, queue: deque[Any]) -> None:
+        write, assemble, scrub = self._out.write, self._trajectories.add, self._scrub
+        while queue:
+            phase, uuid, parent, ts, name, category, profile, data, metadata = queue.popleft()
+            if scrub:
+                profile, data, metadata = redact_value(profile), redact_value(data), redact_value(metadata)
+            write(_line(phase, uuid, parent, ts, name, category, profile, data, metadata))
+            assemble(phase, uuid, parent, ts, name, category, profile, data, metadata)
 
 
 Turn = tuple[str, list[tuple[dict[str, Any], dict[str, Any], list[tuple[str, str, dict[str, Any], str]]]]]

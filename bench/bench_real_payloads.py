@@ -44,7 +44,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -57,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_exporters as base  # noqa: E402
-from _floor import OBLIGATIONS, floor_replay  # noqa: E402
+from _floor import OBLIGATIONS, DequeWriter, floor_replay  # noqa: E402
 from _relay import Row, relay_replay  # noqa: E402
 from bench_exporters import Run, Timed, add_observability, count_outputs, observability_config  # noqa: E402
 
@@ -202,17 +201,13 @@ def hermes_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver, *, expo
     return timed.run(atof_lines=lines, atif_files=files, otlp_bytes=receiver.bytes_received - before, dropped=dropped)
 
 
-class _CallerFloor:
+class _CallerFloor(DequeWriter):
     """The caller floor's recorder: each tool hook is one pluggy call whose hookimpl appends ``(clock, fields)``
-    to a deque; one writer thread drains it (a wake-up per 256 records, else a 50 ms poll) into JSON lines."""
+    to a deque; one writer thread (:class:`_floor.DequeWriter`) drains it into JSON lines."""
 
     def __init__(self, path: Path) -> None:
-        self._queue: deque[tuple[Any, ...]] = deque()
-        self._wake = threading.Condition()
-        self._closed = False
         self._out = open(path, "wb", buffering=1 << 16)  # noqa: SIM115 - closed by close()
-        self._thread = threading.Thread(target=self._drain, name="caller-floor-writer", daemon=True)
-        self._thread.start()
+        super().__init__("caller-floor-writer")
 
     @_floor_hookimpl
     def pre_tool_call(self, fields: tuple[Any, ...]) -> None:
@@ -229,22 +224,13 @@ class _CallerFloor:
                 self._wake.notify()
 
     def close(self) -> None:
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
-        self._thread.join()
+        super().close()
         self._out.close()
 
-    def _drain(self) -> None:
-        queue, write = self._queue, self._out.write
-        while True:
-            with self._wake:
-                while not queue and not self._closed:
-                    self._wake.wait(0.05)
-                if not queue and self._closed:
-                    return
-            while queue:
-                write(orjson.dumps(queue.popleft(), default=str) + b"\n")
+    def _write_ready(self, queue: deque[Any]) -> None:
+        write = self._out.write
+        while queue:
+            write(orjson.dumps(queue.popleft(), default=str) + b"\n")
 
 
 class _CallerFloorSpec:
