@@ -25,6 +25,7 @@ DRIVER = shutil.which("chromedriver")
 if CHROMIUM is None or DRIVER is None:
     pytest.skip("headless Chromium and chromedriver are not installed", allow_module_level=True)
 
+from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -70,15 +71,25 @@ class Clicks:
         WebDriverWait(browser, 10).until(EC.presence_of_element_located((By.TAG_NAME, "h1")))
         browser.get_log("browser")
 
-    def _wait_for_new_page(self, old: Any) -> None:
-        WebDriverWait(self.browser, 10).until(EC.staleness_of(old))
-        WebDriverWait(self.browser, 10).until(EC.presence_of_element_located((By.TAG_NAME, "h1")))
+    def _new_page_loaded(self, token: str) -> bool:
+        """True once the window holds another document than the one marked with ``token``, fully loaded.
+        A marker in the old window's script state is used rather than the staleness of an old element: asking
+        Chromium about a node of a document being replaced (or restored from the back-forward cache) can fail
+        with an inspector error instead of reporting the node stale. Errors while the document is swapped mean
+        "not yet"."""
+        try:
+            return bool(self.browser.execute_script(
+                "return window.__hermes_nav !== arguments[0] && document.readyState === 'complete'"
+                " && document.querySelector('h1') !== null;", token))
+        except WebDriverException:
+            return False
 
     def click(self, element: Any) -> None:
-        old = self.browser.find_element(By.TAG_NAME, "html")
+        token = f"nav-{self.count}-{id(element)}"
+        self.browser.execute_script("window.__hermes_nav = arguments[0];", token)
         self.count += 1
         element.click()
-        self._wait_for_new_page(old)
+        WebDriverWait(self.browser, 10).until(lambda _driver: self._new_page_loaded(token))
 
     def main(self) -> str:
         text: str = self.browser.find_element(By.TAG_NAME, "main").text
