@@ -156,7 +156,10 @@ class JsonlFileDestination:
         """Append the lines of ``batch``; on failure roll back to the last complete line and raise."""
         fd = self._ensure()
         self._maybe_prune()
-        data = b"".join(item if isinstance(item, bytes) else str(item).encode() for item in batch)
+        try:  # encoded lines: one join, without a per-line look at each item's type
+            data = b"".join(batch)
+        except TypeError:  # something else among them (not an encoder's output): its text, as before
+            data = b"".join(item if isinstance(item, bytes) else str(item).encode() for item in batch)
         try:
             start = os.fstat(fd).st_size
         except OSError:

@@ -24,7 +24,8 @@ __all__ = ["canonical", "compact", "compact_line", "indented", "indented_text"]
 
 _PASS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 _COMPACT: Final = _PASS | orjson.OPT_NON_STR_KEYS
-_INDENTED: Final = _COMPACT | orjson.OPT_INDENT_2
+_INDENTED: Final = _COMPACT | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+"""With the final newline of a document: appended by orjson, not by copying the whole document once more."""
 _CANONICAL: Final = _COMPACT | orjson.OPT_SORT_KEYS
 _dumps: Final = orjson.dumps
 
@@ -83,7 +84,7 @@ def canonical(value: Any) -> str:
 def indented(value: Any) -> bytes:
     """``value`` as UTF-8 JSON indented by two spaces, with a final newline (ATIF documents, FMT-52)."""
     try:
-        return _orjson(value, _INDENTED) + b"\n"
+        return _orjson(value, _INDENTED)
     except (TypeError, ValueError):
         return (indented_text(value) + "\n").encode("utf-8", "replace")
 

@@ -119,7 +119,11 @@ class StepMapper:
             return
         if event.phase == START:
             self._names[event.uuid] = event.name
-            if event.category == "agent":
+            category = event.category
+            if category == "tool" and event.name != TURN_SCOPE:  # the most frequent start first
+                self._tools.add(event.uuid)
+                self._scope_turn[event.uuid] = self._turn_of(event.parent_uuid).uuid
+            elif category == "agent":
                 if event.uuid != self.own_uuid:
                     self._subagent(event)
             elif event.name == TURN_SCOPE:
@@ -132,11 +136,10 @@ class StepMapper:
                 if self.include_system_prompt and self._system is None and isinstance(event.data, Mapping):
                     text = system_prompt(event.data.get("request"), event.metadata.get("hermes.api_mode"))
                     self._system = (text or "", event.timestamp_us)
-            elif event.category == "tool":
-                self._tools.add(event.uuid)
-                self._scope_turn[event.uuid] = self._turn_of(event.parent_uuid).uuid
         elif event.phase == END:
-            if event.name == TURN_SCOPE and event.category == "function":
+            if event.category == "tool":  # the most frequent end first
+                self._tool_end(event)
+            elif event.name == TURN_SCOPE and event.category == "function":
                 turn = self._turns.get(event.uuid)
                 final = event.data.get("final_response") if isinstance(event.data, Mapping) else None
                 if isinstance(final, str):  # the answer the host showed (the run's final output)
@@ -146,8 +149,6 @@ class StepMapper:
                     self._turn_end(turn)
             elif event.category == "llm":
                 self._llm_end(event)
-            elif event.category == "tool":
-                self._tool_end(event)
 
     def _decision(self, event: ScopeEvent) -> None:
         """Approvals and human input: who decided what, and how long it waited (the request's mark gives
@@ -330,6 +331,7 @@ class StepMapper:
     def _tool_calls(self, message: Mapping[str, Any], turn: _Turn, llm_uuid: int,
                     step: dict[str, Any]) -> list[dict[str, Any]]:
         out = []
+        calls = self._calls
         for index, raw in enumerate(raw_calls(message)):
             if not (type(raw) is dict or isinstance(raw, Mapping)):
                 continue
@@ -339,15 +341,17 @@ class StepMapper:
             name = (function or raw).get("name")
             arguments, bad = parse_arguments(function.get("arguments") if function is not None
                                              else raw.get("arguments", raw.get("input")))
-            call: dict[str, Any] = {"tool_call_id": raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id")
-                                    else None, "function_name": name if isinstance(name, str) else "",
+            call_id = raw.get("id")
+            if not (isinstance(call_id, str) and call_id):
+                call_id = None
+            call: dict[str, Any] = {"tool_call_id": call_id, "function_name": name if isinstance(name, str) else "",
                                     "arguments": arguments}
             if bad is not None:
                 call["extra"] = {"raw_arguments": bad}
-            if call["tool_call_id"] is None:
+            if call_id is None:
                 self._idless.append((turn.uuid, step, call, llm_uuid, index))
             else:
-                self._calls[call["tool_call_id"]] = (step, call)
+                calls[call_id] = (step, call)
             out.append(call)
         return out
 
@@ -357,8 +361,6 @@ class StepMapper:
         uuid = event.uuid
         start = event.start  # the closed scope: the tracker paired it
         self._tools.discard(uuid)
-        owner = self._scope_turn.get(uuid)
-        turn = self._turns.get(owner, self._outside) if owner is not None else self._turn_of(event.parent_uuid)
         profile = event.profile or {}
         call_id = profile.get("tool_call_id")
         meta = event.metadata
@@ -377,7 +379,8 @@ class StepMapper:
         scope_id = uuid_str(uuid)
         hermes: dict[str, Any] = {"status": status, "event_uuid": scope_id}
         exit_code = meta.get("process.exit.code")
-        if isinstance(exit_code, int) and not isinstance(exit_code, bool):  # Hermes' status stays as reported
+        if exit_code is not None and isinstance(exit_code, int) and not isinstance(exit_code, bool):
+            # Hermes' status stays as reported
             hermes["exit_code"] = exit_code
             if exit_code != 0:
                 hermes["command_failed"] = True
@@ -391,7 +394,7 @@ class StepMapper:
             message = failure_message(data)
             if message is not None:
                 hermes["error_message"] = message
-        approval = self._approvals.pop(uuid, None)
+        approval = self._approvals.pop(uuid, None) if self._approvals else None
         if approval is not None:
             hermes["approval"] = approval
         annotation = profile.get("tool_result_annotation")
@@ -400,7 +403,10 @@ class StepMapper:
         self._tool_results[uuid] = result
         toolset = start.metadata.get("hermes.toolset") if start is not None else None
         matched = self._calls.get(call_id) if isinstance(call_id, str) and call_id else None
+        turn = None  # looked up only when the call is not known by its id
         if matched is None:  # the model gave no id; the host may have made one up for the tool scope
+            owner = self._scope_turn.get(uuid)
+            turn = self._turns.get(owner, self._outside) if owner is not None else self._turn_of(event.parent_uuid)
             matched = self._claim_idless(turn, event)
         if matched is not None:
             step, call = matched
@@ -413,6 +419,7 @@ class StepMapper:
             call["extra"] = extra
             self._observe(step, {"source_call_id": call["tool_call_id"], **result})
             return
+        assert turn is not None
         latest = turn.last_agent
         if latest is not None and not self._hermes(latest).get("synthetic"):
             hermes["unmatched"] = True
@@ -444,7 +451,10 @@ class StepMapper:
 
     @staticmethod
     def _observe(step: dict[str, Any], result: dict[str, Any]) -> None:
-        step.setdefault("observation", {"results": []})["results"].append(result)
+        observation = step.get("observation")
+        if observation is None:  # the step's first result (the observation is made here only)
+            observation = step["observation"] = {"results": []}
+        observation["results"].append(result)
 
     def _result_on(self, turn: _Turn, result: dict[str, Any]) -> None:
         step = turn.last_agent

@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from operator import itemgetter
+from operator import attrgetter
 from typing import Any, Final
 
 from ...export.atof_object import atof_object
@@ -55,8 +55,10 @@ from .steps import StepMapper, final_metrics
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 
 SCHEMA_VERSION: Final = "ATIF-v1.7"
-_ORDER: Final = itemgetter(0, 1)
-"""Sort key of a trajectory's ``(timestamp, sequence, event)`` entries."""
+_ORDER: Final = attrgetter("timestamp_us")
+"""Sort key of a trajectory's events. The sort is stable and each node's list only ever grows by appending
+events in the order the assembler receives them (the tracker's order), so events with equal timestamps keep
+that order."""
 PARTIAL_NOTE: Final = "partial: written at teardown before the root scope closed"
 RECENT_ROOTS: Final = 64
 """How many written roots with embedded subagents are remembered for late continuations."""
@@ -108,7 +110,8 @@ class _Node:
         self.root: _Node = parent.root if parent is not None else self
         self.session_start = session_start
         self.end: ScopeEvent | None = None
-        self.events: list[tuple[int, int, ScopeEvent]] = []
+        self.events: list[ScopeEvent] = []
+        """The trajectory's events in the order received (sorted by timestamp when rendered, FMT-46)."""
         self.children: list[_Node] = []
         self.previous: str | None = None
         self.aliases: set[int] = set()
@@ -201,7 +204,6 @@ class TrajectoryAssembler:
         """Root uuid → the remembered written root, oldest first (at most ``recent_roots``)."""
         self._reopened: dict[int, _Node] = {}
         """Subagents of written roots whose continuation is open (``id(node)`` → node)."""
-        self._seq = 0
         self._shared: dict[str, Any] = {}
         """With ``shared_definitions``: the definitions of the document being rendered (see :meth:`_extra`)."""
         self._warned: set[str] = set()
@@ -213,11 +215,10 @@ class TrajectoryAssembler:
 
     def add(self, event: ScopeEvent) -> None:
         """Route one event (called on the writer thread, in the tracker's order)."""
-        self._seq += 1
         if event.kind == MARK:
             owner = self._routes.get(event.parent_uuid) if event.parent_uuid is not None else None
             if owner is not None:
-                owner.events.append((event.timestamp_us, self._seq, event))
+                owner.events.append(event)
             return
         if event.phase == START:
             self._start(event)
@@ -236,7 +237,7 @@ class TrajectoryAssembler:
         if owner is not None and event.category == "agent":  # a subagent: embedded, no file of its own (FMT-43)
             node = _Node(event, owner, event)
             owner.children.append(node)
-            owner.events.append((event.timestamp_us, self._seq, event))
+            owner.events.append(event)
             if event.parent_uuid is not None:
                 key = (event.parent_uuid, event.metadata.get("hermes.session_id"))
                 self._subagents[key] = node
@@ -247,7 +248,7 @@ class TrajectoryAssembler:
             self._roots[event.uuid] = node
             self._link_segment(node)
         if node is not None:
-            node.events.append((event.timestamp_us, self._seq, event))
+            node.events.append(event)
             if node.trajectory_id is None and node.parent is None and not self.by_turn \
                     and event.name == TURN_SCOPE and event.parent_uuid == node.start.uuid:
                 node.trajectory_id = uuid_str(event.uuid)  # one run, one id: the session file takes its first run's
@@ -276,7 +277,7 @@ class TrajectoryAssembler:
             return False
         node.aliases.add(event.uuid)
         node.end = None  # running again
-        node.events.append((event.timestamp_us, self._seq, event))
+        node.events.append(event)
         self._routes[event.uuid] = node
         root = node.root.start.uuid
         if root in self._written:
@@ -303,7 +304,7 @@ class TrajectoryAssembler:
             if self._sessions:
                 self._sessions.pop(event.uuid, None)
             return
-        node.events.append((event.timestamp_us, self._seq, event))
+        node.events.append(event)
         if node.start.uuid != event.uuid:
             if event.uuid in node.aliases:  # a continuation ended: the subagent's real end so far
                 node.end = event
@@ -519,7 +520,7 @@ class TrajectoryAssembler:
         mapper = StepMapper(node.start.uuid, include_llm_payloads=config.include_llm_payloads,
                             include_system_prompt=config.include_system_prompt)
         aliases = node.aliases
-        for _, _, event in events:
+        for event in events:
             if aliases and event.uuid in aliases:  # a continuation's own start and end make no step
                 continue
             mapper.feed(event)
@@ -559,7 +560,7 @@ class TrajectoryAssembler:
         return doc
 
     def _extra(self, node: _Node, mapper: StepMapper, meta: Mapping[str, Any], data: Mapping[str, Any],
-               events: list[tuple[int, int, ScopeEvent]]) -> dict[str, Any]:
+               events: list[ScopeEvent]) -> dict[str, Any]:
         hermes: dict[str, Any] = {}
         own = node.start.metadata
         session_id = meta.get("hermes.session_id", own.get("hermes.session_id"))
@@ -599,14 +600,17 @@ class TrajectoryAssembler:
                 hermes["subagent"] = subagent
         # Values the projection cut to its max_value_chars bound: the trajectory then says so, since a replay
         # of it cannot give back what was cut (see export/bounds.py).
-        cut = sum(event.metadata.get(TRUNCATED_VALUES_KEY, 0) for _, _, event in events
-                  if type(event.metadata) is dict or isinstance(event.metadata, Mapping))
+        cut = 0
+        for event in events:
+            meta = event.metadata
+            if (type(meta) is dict or isinstance(meta, Mapping)) and TRUNCATED_VALUES_KEY in meta:
+                cut += meta[TRUNCATED_VALUES_KEY]
         if cut:
             hermes["truncated_values"] = cut
         extra: dict[str, Any] = {"hermes": hermes}
         if self.config.include_observed_events:  # a subagent's events are in its own trajectory
             own_uuid, aliases = node.start.uuid, node.aliases
-            extra["observed_events"] = [atof_object(event) for _, _, event in events
+            extra["observed_events"] = [atof_object(event) for event in events
                                         if event.category != "agent" or event.uuid == own_uuid
                                         or event.uuid in aliases]
         return extra

@@ -71,20 +71,26 @@ def final_metrics(steps: list[dict[str, Any]], failed_attempts: int) -> dict[str
 
 def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     """``(arguments object, raw string when it was not a JSON object)`` (§3.4)."""
+    if type(raw) is str and raw.strip():  # JSON text, what a model sends: no look for a mapping first
+        return _parsed(raw)
     if type(raw) is dict or isinstance(raw, Mapping):
         return dict(raw), None
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
     if isinstance(raw, str):
-        try:
-            value = orjson.loads(raw)
-        except ValueError:  # orjson.JSONDecodeError; the standard parser also takes NaN and huge integers
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                return {}, raw
-        return (value, None) if isinstance(value, dict) else ({}, raw)
+        return _parsed(raw)
     return {}, canonical_json(raw)
+
+
+def _parsed(raw: str) -> tuple[dict[str, Any], str | None]:
+    try:
+        value = orjson.loads(raw)
+    except ValueError:  # orjson.JSONDecodeError; the standard parser also takes NaN and huge integers
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {}, raw
+    return (value, None) if isinstance(value, dict) else ({}, raw)
 
 
 def text_of(content: Any) -> str:

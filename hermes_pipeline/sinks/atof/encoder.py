@@ -95,18 +95,30 @@ class AtofEncoder:
                 self._date = today
                 self._written.clear()
                 self._defined.clear()
-        doc = atof_object(event)
-        if event.phase == START and event.name == LLM_SCOPE and isinstance(event.data, dict):
-            api_mode = event.metadata.get("hermes.api_mode")
-            if self.gate_open:
-                doc = self._definitions(self._history(doc, event, api_mode), event)
-            else:
-                doc = gate_closed(doc, self.summary_mode, api_mode)
-        elif not self.gate_open:
-            doc = gate_closed(doc, self.summary_mode)
-        if event.phase == END and event.name == SESSION_SCOPE:
+        name = event.name
+        if event.phase == START:
+            if name == LLM_SCOPE and isinstance(event.data, dict):
+                return self._llm_start(event)
+        elif name == SESSION_SCOPE and event.phase == END:  # its state goes with it (no later line reads it)
             self._written.pop(event.uuid, None)
             self._defined.pop(event.uuid, None)
+        if self.gate_open and not self.dots:  # most lines: the event's ATOF object as it is
+            return compact_line(atof_object(event))
+        doc = atof_object(event)
+        if not self.gate_open:
+            doc = gate_closed(doc, self.summary_mode)
+        if self.dots:
+            doc = replace_dots(doc)
+        return compact_line(doc)
+
+    def _llm_start(self, event: ScopeEvent) -> bytes:
+        """An LLM start: its history as a delta and its definitions by reference, or summarised (gate closed)."""
+        doc = atof_object(event)
+        api_mode = event.metadata.get("hermes.api_mode")
+        if self.gate_open:
+            doc = self._definitions(self._history(doc, event, api_mode), event)
+        else:
+            doc = gate_closed(doc, self.summary_mode, api_mode)
         if self.dots:
             doc = replace_dots(doc)
         return compact_line(doc)
