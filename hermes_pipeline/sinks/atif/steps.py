@@ -417,7 +417,10 @@ class StepMapper:
             if "parallel" in event.attributes:
                 extra["parallel"] = True
             call["extra"] = extra
-            self._observe(step, {"source_call_id": call["tool_call_id"], **result})
+            observation = step.get("observation")  # _observe, inlined on the path of nearly every tool call
+            if observation is None:
+                observation = step["observation"] = {"results": []}
+            observation["results"].append({"source_call_id": call["tool_call_id"], **result})
             return
         assert turn is not None
         latest = turn.last_agent
