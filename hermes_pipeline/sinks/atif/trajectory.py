@@ -602,9 +602,9 @@ class TrajectoryAssembler:
         # of it cannot give back what was cut (see export/bounds.py).
         cut = 0
         for event in events:
-            meta = event.metadata
-            if (type(meta) is dict or isinstance(meta, Mapping)) and TRUNCATED_VALUES_KEY in meta:
-                cut += meta[TRUNCATED_VALUES_KEY]
+            values = event.metadata
+            if (type(values) is dict or isinstance(values, Mapping)) and TRUNCATED_VALUES_KEY in values:
+                cut += values[TRUNCATED_VALUES_KEY]
         if cut:
             hermes["truncated_values"] = cut
         extra: dict[str, Any] = {"hermes": hermes}
