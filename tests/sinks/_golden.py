@@ -1,10 +1,10 @@
 """What the ATOF and ATIF writers make of the fixed streams of ``tests/data/writer_golden`` (their golden bytes).
 
 The inputs (``<name>.events.json``) are :func:`tests.sinks._streams.build_stream` with a seeded choice; the
-expected outputs beside them were written by :func:`write_fixtures` run on the code before the writer-thread
-work (issue #29), so the test compares today's writers with those earlier ones::
-
-    PYTHONPATH=<a checkout of that code>:. python -m tests.sinks._golden tests/data/writer_golden
+expected outputs beside them were written by :func:`write_fixtures` with the ``hermes_pipeline`` package of
+commit 8dd3b8f, before the writer-thread work of issue #29 (this module and ``_streams.py`` beside that
+package on ``PYTHONPATH``; ``python -m tests.sinks._golden <directory>``), so the test compares today's writers
+with those earlier ones. Regenerate them only for an intended change of the output format.
 """
 
 from __future__ import annotations
