@@ -69,7 +69,10 @@ def _size(value: Any, left: list[int]) -> int:
         if left[0] <= 0:
             break
         left[0] -= 1
-        inner += _size(item, left)
+        part = _size(item, left)
+        if left[0] <= 0 and seen:  # the budget ran out inside this one: the entries seen whole stand for it
+            break
+        inner += part
         seen += 1
     if seen < count:  # the budget ran out: the unseen entries are taken to be like the seen ones
         inner = inner * count // seen if seen else count * SCALAR_BYTES
