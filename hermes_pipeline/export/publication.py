@@ -31,7 +31,7 @@ from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..engine.tool_status import resolve_status
 from ..host.context import current as _context
-from .sizes import ITEM_BYTES, value_bytes
+from .sizes import ITEM_BYTES, arguments_bytes, value_bytes
 
 if TYPE_CHECKING:
     from .scopes import ScopeTracker
@@ -96,8 +96,8 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
             dropped = self._dropped_keys
             if closes is not None and dropped and _drops_closing(queue, dropped, closes(payload)):
                 return
-            if not queue.submit((project, time_ns() // 1000, capture_context() if context else None, payload, snap),
-                                nbytes=ITEM_BYTES + value_bytes(payload)) and opens is not None:
+            if not queue.submit_sized((project, time_ns() // 1000, capture_context() if context else None, payload,
+                                       snap), ITEM_BYTES + value_bytes(payload)) and opens is not None:
                 dropped.add(opens(payload))
 
         setattr(hook, TAKES_PAYLOAD, True)  # the engine passes its payload dict: no keyword re-packing
@@ -166,7 +166,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
 
             return direct
         dropped = self._dropped_keys
-        offer = queue.submit
+        offer = queue.submit_sized
         # The two shapes of the tool path get lanes of their own, which read fewer closure cells: on real
         # payloads each one is a cold memory access on the agent's thread (the LLM call in between evicts them).
         # The record's estimated bytes (the byte bound of the queue): the copied field (a tool call's arguments,
@@ -175,7 +175,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
             def lane(fields: tuple[Any, ...]) -> None:
                 value = fields[at]
                 copy = value.copy() if type(value) is dict else None
-                if not offer((project, time_ns() // 1000, None, fields, copy), nbytes=ITEM_BYTES + value_bytes(value, 8)) \
+                if not offer((project, time_ns() // 1000, None, fields, copy), ITEM_BYTES + arguments_bytes(value)) \
                         and opens is not None:
                     dropped.add(opens(dict(zip(names, fields))))
         elif not context and opens is None and at < 0 and result_at >= 0:  # closes a scope (``post_tool_call``)
@@ -184,14 +184,14 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
                     return
                 result = fields[result_at]
                 offer((project, time_ns() // 1000, None, fields, None),
-                      nbytes=ITEM_BYTES + (len(result) if type(result) is str else value_bytes(result, 8)))
+                      ITEM_BYTES + (len(result) if type(result) is str else value_bytes(result, 8)))
         else:
             def lane(fields: tuple[Any, ...]) -> None:
                 if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
                     return
                 value = fields[at] if at >= 0 else None
                 if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
-                              value.copy() if type(value) is dict else None), nbytes=ITEM_BYTES + value_bytes(fields)) \
+                              value.copy() if type(value) is dict else None), ITEM_BYTES + value_bytes(fields)) \
                         and opens is not None:
                     dropped.add(opens(dict(zip(names, fields))))
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from .events import ScopeEvent
 
-__all__ = ["BUDGET", "ITEM_BYTES", "event_bytes", "value_bytes"]
+__all__ = ["BUDGET", "ITEM_BYTES", "arguments_bytes", "event_bytes", "value_bytes"]
 
 ITEM_BYTES: Final = 200
 """What one queued item costs beyond its strings and containers: the record tuple or event object, its ids,
@@ -31,7 +31,7 @@ SLOT_BYTES: Final = 16
 SCALAR_BYTES: Final = 32
 """A number, ``None``, a boolean or any other leaf object."""
 
-_SCALARS: Final = (int, float, bool, type(None))
+_SCALARS: Final = frozenset({int, float, bool, type(None)})
 
 
 def value_bytes(value: Any, budget: int = BUDGET) -> int:
@@ -77,6 +77,24 @@ def _size(value: Any, left: list[int]) -> int:
     if seen < count:  # the budget ran out: the unseen entries are taken to be like the seen ones
         inner = inner * count // seen if seen else count * SCALAR_BYTES
     return count * SLOT_BYTES + inner
+
+
+def arguments_bytes(value: Any) -> int:
+    """The estimated bytes of a tool call's arguments, on the agent's thread for every tool call: the length of
+    each string value of a flat dict (a path, a command, a file's new content) without a call per value; other
+    values by :func:`value_bytes` with a small budget."""
+    if type(value) is not dict:
+        return value_bytes(value, 8)
+    size = len(value) * SLOT_BYTES
+    for item in value.values():
+        kind = type(item)
+        if kind is str:
+            size += len(item)
+        elif kind in _SCALARS:
+            size += SCALAR_BYTES
+        else:
+            size += value_bytes(item, 8)
+    return size
 
 
 def event_bytes(event: ScopeEvent) -> int:

@@ -213,6 +213,28 @@ class BoundedWriter:
         # it nothing.
         return True
 
+    def submit_sized(self, item: Any, nbytes: int) -> bool:
+        """:meth:`submit` (without ``force``) of an item whose estimated size the caller computed where it was
+        cheap: the shortest path, for the agent's thread (the publication queue's records)."""
+        queue = self._queue
+        if self._closing or len(queue) >= self._max:
+            self._count_refused("dropped_closed" if self._closing else "dropped_queue_full")
+            return False
+        if self._max_bytes is None:
+            queue.append(item)
+        elif queue and self._bytes_in - self._bytes_out + nbytes > self._max_bytes:
+            self._count_refused("dropped_queue_bytes")
+            return False
+        else:
+            queue.append((item, nbytes))
+            self._bytes_in += nbytes  # see submit()
+        if len(queue) == self._batch:  # see submit()
+            self._wake.set()
+        elif self._sleeping:
+            self._sleeping = False
+            self._wake.set()
+        return True
+
     def submit_many(self, items: list[Any], nbytes: list[int] | None = None) -> bool:
         """Queue every item of ``items`` at once, or none of them: one hand-over per batch of a producer.
 

@@ -21,7 +21,7 @@ from hermes_pipeline.engine.callbacks import RECORD_LANE
 from hermes_pipeline.export.destinations import MemoryDestination
 from hermes_pipeline.export.events import END, SCOPE, START, ScopeEvent, submit_paired, submit_paired_many
 from hermes_pipeline.export.scope_hooks import ScopePlugin
-from hermes_pipeline.export.sizes import BUDGET, ITEM_BYTES, event_bytes, value_bytes
+from hermes_pipeline.export.sizes import BUDGET, ITEM_BYTES, arguments_bytes, event_bytes, value_bytes
 from hermes_pipeline.export.writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter
 
 
@@ -155,6 +155,15 @@ def _text(value: Any) -> int:
     if isinstance(value, list):
         return sum(_text(v) for v in value)
     return 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.one_of(_TEXT, st.integers(), st.none(), _VALUES), max_size=8))
+def test_arguments_bytes_counts_every_string_argument(args: dict[str, Any]) -> None:
+    """A tool call's arguments are sized on the agent's thread without a call per string value: every flat
+    string argument (a file's new content) is counted whole."""
+    flat = sum(len(value) for value in args.values() if isinstance(value, str))
+    assert arguments_bytes(args) >= flat
 
 
 def test_value_bytes_extrapolates_a_long_history_from_its_first_messages() -> None:
