@@ -31,7 +31,7 @@ from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..engine.tool_status import resolve_status
 from ..host.context import current as _context
-from .sizes import ITEM_BYTES, arguments_bytes, value_bytes
+from .sizes import ITEM_BYTES, arguments_bytes, payload_bytes, value_bytes
 
 if TYPE_CHECKING:
     from .scopes import ScopeTracker
@@ -97,7 +97,7 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
             if closes is not None and dropped and _drops_closing(queue, dropped, closes(payload)):
                 return
             if not queue.submit_sized((project, time_ns() // 1000, capture_context() if context else None, payload,
-                                       snap), ITEM_BYTES + value_bytes(payload)) and opens is not None:
+                                       snap), ITEM_BYTES + payload_bytes(payload)) and opens is not None:
                 dropped.add(opens(payload))
 
         setattr(hook, TAKES_PAYLOAD, True)  # the engine passes its payload dict: no keyword re-packing

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from .events import ScopeEvent
 
-__all__ = ["BUDGET", "ITEM_BYTES", "arguments_bytes", "event_bytes", "value_bytes"]
+__all__ = ["BUDGET", "ITEM_BYTES", "arguments_bytes", "event_bytes", "payload_bytes", "value_bytes"]
 
 ITEM_BYTES: Final = 200
 """What one queued item costs beyond its strings and containers: the record tuple or event object, its ids,
@@ -94,6 +94,17 @@ def arguments_bytes(value: Any) -> int:
             size += SCALAR_BYTES
         else:
             size += value_bytes(item, 8)
+    return size
+
+
+def payload_bytes(payload: Mapping[str, Any]) -> int:
+    """The estimated bytes of a hook's payload dict: :func:`value_bytes`, plus the request's text where the host
+    already counted it (``request_char_count`` of ``pre_api_request``: the characters of the messages and
+    system prompt that the sanitized ``request`` copies, deeper than the budget reaches)."""
+    size = value_bytes(payload)
+    counted = payload.get("request_char_count")
+    if type(counted) is int and counted > 0:
+        size += counted
     return size
 
 

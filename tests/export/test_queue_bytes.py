@@ -21,7 +21,7 @@ from hermes_pipeline.engine.callbacks import RECORD_LANE
 from hermes_pipeline.export.destinations import MemoryDestination
 from hermes_pipeline.export.events import END, SCOPE, START, ScopeEvent, submit_paired, submit_paired_many
 from hermes_pipeline.export.scope_hooks import ScopePlugin
-from hermes_pipeline.export.sizes import BUDGET, ITEM_BYTES, arguments_bytes, event_bytes, value_bytes
+from hermes_pipeline.export.sizes import BUDGET, ITEM_BYTES, arguments_bytes, event_bytes, payload_bytes, value_bytes
 from hermes_pipeline.export.writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter
 
 
@@ -172,6 +172,15 @@ def test_value_bytes_extrapolates_a_long_history_from_its_first_messages() -> No
     history = [{"role": "user", "content": "m" * 1000} for _ in range(500)]
     estimate = value_bytes({"messages": history})
     assert 500 * 1000 <= estimate <= 2 * 500 * 1000
+
+
+def test_payload_bytes_counts_the_request_text_the_host_already_counted() -> None:
+    """An LLM request's sanitized copy lies deeper than the budget reaches; ``pre_api_request`` states its text's
+    length (``request_char_count``), which the estimate adds without looking."""
+    payload = {"session_id": "s", "request": {"method": "POST", "body": {"messages": [{"content": "q" * 40_000}]}},
+               "request_char_count": 40_000}
+    assert payload_bytes(payload) >= 40_000
+    assert payload_bytes({**payload, "request_char_count": True}) < payload_bytes(payload)
 
 
 # ---------------------------------------------------------------------------- the publication queue
