@@ -70,7 +70,7 @@ OBSERVABILITY: Final[dict[str, Entry]] = {
                                    "(at least 1000): a longer one (a huge tool result) is cut and ends with "
                                    "`...[truncated N chars]`; the event says how many of its values were cut "
                                    "(`hermes.truncated_values`)."),
-    "max_queue_bytes": ("268435456 (256 MiB)", "The most bytes (estimated from the events' text) each queue between "
+    "max_queue_bytes": ("67108864 (64 MiB)", "The most bytes (estimated from the events' text) each queue between "
                                                "the agent and an exporter holds, beside its `max_queue_size` in "
                                                "events: the publication queue, each `atof.sinks[]` writer and the "
                                                "`atif` writer. An event that does not fit is dropped and counted "
