@@ -72,8 +72,8 @@ OBSERVABILITY: Final[dict[str, Entry]] = {
                                    "(`hermes.truncated_values`)."),
     "max_queue_bytes": ("67108864 (64 MiB)", "The most bytes (estimated from the events' text) each queue between "
                                                "the agent and an exporter holds, beside its `max_queue_size` in "
-                                               "events: the publication queue, each `atof.sinks[]` writer and the "
-                                               "`atif` writer. An event that does not fit is dropped and counted "
+                                               "events: the publication queue, each `atof.sinks[]` writer, the "
+                                               "`atif` writer and the queue of each third-party sink. An event that does not fit is dropped and counted "
                                                "like one past `max_queue_size` (`pipeline.events_dropped_bytes`, "
                                                "`dropped_queue_bytes`)."),
 }

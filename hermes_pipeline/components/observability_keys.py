@@ -22,6 +22,6 @@ the exporters' credential scrubber off (spec 04 FMT-33a); every activation with 
 ``max_value_chars`` (hermes_pipeline extension, default 1,000,000) bounds one string value of every event,
 for every exporter of the component (see ``export/bounds.py``). ``max_queue_bytes`` (hermes_pipeline extension,
 default 64 MiB) bounds each of the component's queues between threads (the publication queue, each ATOF
-sink's and the ATIF writer's) in estimated bytes, beside their ``max_queue_size`` in events
+sink's, the ATIF writer's and each third-party sink's) in estimated bytes, beside their ``max_queue_size`` in events
 (``export/sizes.py``)."""
 POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupported_value": one_of(*LEVELS)}

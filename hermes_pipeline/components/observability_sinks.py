@@ -133,7 +133,7 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
             entry = builders.get(name) if builders is not None else None
             attached.sinks[name] = build_sink(entry or load_sink(name), config[name], ctx)
         # a sink that may block runs on its own queue and thread: it can stall only itself
-        attached.sinks = isolate(attached.sinks, max_queue_size=queue)
+        attached.sinks = isolate(attached.sinks, max_queue_size=queue, max_queue_bytes=queue_bytes)
         pool.start()
         listeners: list[Any] = []
         for sink in attached.sinks.values():  # a shared worker is fed once for all its sections

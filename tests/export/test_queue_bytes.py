@@ -313,3 +313,30 @@ class RunningByteQueue(RuleBasedStateMachine):
 
 TestRunningByteQueue = RunningByteQueue.TestCase
 TestRunningByteQueue.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
+
+
+def test_fmt_80_an_isolated_sink_queue_is_bounded_in_bytes_too() -> None:
+    """FMT-80/FMT-81: a third-party sink's own queue (behind :class:`IsolatedSink`) refuses events past its byte
+    bound while the sink is stuck, counts them in ``events_dropped``, and delivers the rest in order."""
+    import threading
+
+    from hermes_pipeline.export.isolation import IsolatedSink
+
+    gate = threading.Event()
+    received: list[int] = []
+
+    class Stuck:
+        def __call__(self, event: ScopeEvent) -> None:
+            gate.wait(60.0)
+            received.append(event.uuid)
+
+    sink = IsolatedSink(Stuck(), name="stuck", max_queue_bytes=2**20)
+    offered = 12
+    for uuid in range(1, offered + 1):  # ~600 KB each: at most one in the sink's hands and one queued
+        sink(ScopeEvent("mark", None, uuid, None, uuid, "m", None, (), None, {"text": "t" * 600_000}, {}, 1, 1))
+    dropped = sink.stats()["events_dropped"]
+    assert dropped >= offered - 2
+    gate.set()
+    assert sink.flush(30.0)
+    assert len(received) + dropped == offered and received == sorted(received)
+    assert sink.shutdown(30.0)
