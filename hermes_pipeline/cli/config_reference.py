@@ -73,7 +73,7 @@ OBSERVABILITY: Final[dict[str, Entry]] = {
     "max_queue_bytes": ("67108864 (64 MiB)", "The most bytes (estimated from the events' text) each queue between "
                                                "the agent and an exporter holds, beside its `max_queue_size` in "
                                                "events: the publication queue, each `atof.sinks[]` writer, the "
-                                               "`atif` writer and the queue of each third-party sink. An event that does not fit is dropped and counted "
+                                               "`atif` writer, the queue of each third-party sink and of each worker process. An event that does not fit is dropped and counted "
                                                "like one past `max_queue_size` (`pipeline.events_dropped_bytes`, "
                                                "`dropped_queue_bytes`)."),
 }
