@@ -110,10 +110,13 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
     policy: Mapping[str, Any] = config["policy"] if isinstance(config.get("policy"), Mapping) else {}
     limit = policy.get("max_queue_size")
     queue = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 10_000
+    max_bytes = config.get("max_queue_bytes")  # validated by the component (observability_keys.TOP)
+    queue_bytes = max_bytes if isinstance(max_bytes, int) and not isinstance(max_bytes, bool) and max_bytes > 0 \
+        else None
     # Credential scrubbing of every event, for every sink, unless the operator turned it off by name.
     projection = ScopePlugin(deferred=True, max_queue_size=queue,
                              redact_credentials=config.get("redact_credentials") is not False,
-                             max_value_chars=config.get("max_value_chars"))
+                             max_value_chars=config.get("max_value_chars"), max_queue_bytes=queue_bytes)
     attached = AttachedSinks(projection)
     from ..sinks.base import SinkContext, build_sink
     from ..sinks.registry import load_sink
@@ -125,11 +128,12 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
         for name in enabled:
             ctx = SinkContext(name=name, base_dir=base_dir, default_dir=default_dir,
                               enable_full_payloads=config.get("enable_full_payloads") is True,
-                              content_summary=config.get("content_summary") or "preview", workers=pool)
+                              content_summary=config.get("content_summary") or "preview", workers=pool,
+                              max_queue_bytes=queue_bytes)
             entry = builders.get(name) if builders is not None else None
             attached.sinks[name] = build_sink(entry or load_sink(name), config[name], ctx)
         # a sink that may block runs on its own queue and thread: it can stall only itself
-        attached.sinks = isolate(attached.sinks, max_queue_size=queue)
+        attached.sinks = isolate(attached.sinks, max_queue_size=queue, max_queue_bytes=queue_bytes)
         pool.start()
         listeners: list[Any] = []
         for sink in attached.sinks.values():  # a shared worker is fed once for all its sections

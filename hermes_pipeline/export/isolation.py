@@ -31,7 +31,8 @@ from typing import Any, Final
 
 from ..engine.deadline import JOIN_SLACK, Deadline
 from .events import ScopeEvent, submit_paired, submit_paired_many
-from .writer import BoundedWriter
+from .sizes import event_bytes
+from .writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter
 
 logger: Final = logging.getLogger("hermes_pipeline.export")
 
@@ -97,19 +98,21 @@ class IsolatedSink:
         sink: the sink to isolate.
         name: the section name (how warnings and stats name it).
         max_queue_size: events buffered for the sink before new ones are dropped and counted.
+        max_queue_bytes: the same bound in estimated bytes (``None``: the default).
         call_deadline: seconds one call may take before the sink counts as stalled.
     """
 
     never_blocks: Final = True
 
     def __init__(self, sink: Any, *, name: str, max_queue_size: int = 10_000,
-                 call_deadline: float = SINK_CALL_DEADLINE) -> None:
+                 call_deadline: float = SINK_CALL_DEADLINE, max_queue_bytes: int | None = None) -> None:
         self.sink = sink
         self.name = name
         self.call_deadline = call_deadline
         self._calls = _Calls(sink, name)
         self._writer = BoundedWriter(self._calls, name=f"sink {name}", max_queue_size=max_queue_size,
-                                     max_attempts=1).start()
+                                     max_attempts=1, max_queue_bytes=max_queue_bytes or DEFAULT_MAX_QUEUE_BYTES,
+                                     size=event_bytes).start()
         self._dropped_starts: set[int] = set()
         self._warned_drop = False
         self._helper: threading.Thread | None = None
@@ -151,7 +154,8 @@ class IsolatedSink:
 
     def _counters(self) -> dict[str, int]:
         counts = self._writer.stats()
-        return {"events_dropped": counts["dropped_queue_full"] + counts["dropped_at_close"] + counts["dropped_closed"],
+        return {"events_dropped": counts["dropped_queue_full"] + counts["dropped_queue_bytes"] + counts["dropped_at_close"]
+                + counts["dropped_closed"],
                 "sink_failures": self._calls.failures, "queue_depth": counts["queue_depth"],
                 "stalled": int(self.stalled())}
 
@@ -227,7 +231,7 @@ class IsolatedSink:
         return self._within("shutdown", end.remaining())
 
 
-def isolate(sinks: Mapping[str, Any], *, max_queue_size: int) -> dict[str, Any]:
+def isolate(sinks: Mapping[str, Any], *, max_queue_size: int, max_queue_bytes: int | None = None) -> dict[str, Any]:
     """``sinks`` with every one that may block (:func:`needs_isolation`) behind an :class:`IsolatedSink`."""
-    return {name: IsolatedSink(sink, name=name, max_queue_size=max_queue_size) if needs_isolation(sink) else sink
-            for name, sink in sinks.items()}
+    return {name: IsolatedSink(sink, name=name, max_queue_size=max_queue_size, max_queue_bytes=max_queue_bytes)
+            if needs_isolation(sink) else sink for name, sink in sinks.items()}

@@ -9,7 +9,9 @@ exporters. Each such hookimpl also offers a record lane (:data:`~hermes_pipeline
 hook's fields passed positionally, which a host uses when every listener of the hook has one (the tool
 path of :mod:`hermes_pipeline.host.tools`), so that no payload dict is built and nothing is dispatched.
 
-When the queue is full the record is dropped and counted (``pipeline.events_dropped``); a dropped
+The queue is bounded by records and by their estimated bytes (:mod:`~hermes_pipeline.export.sizes`: a look at
+no more than a few dozen values of the record, on the caller's thread; a tool call's record costs a string
+length). When the queue is full the record is dropped and counted (``pipeline.events_dropped``); a dropped
 record that would open a scope (tool call, provider attempt, turn, subagent) also drops the record
 that would close it, so exporters never see half a pair because of back-pressure (FMT-80).
 """
@@ -29,6 +31,7 @@ from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..engine.tool_status import resolve_status
 from ..host.context import current as _context
+from .sizes import ITEM_BYTES, arguments_bytes, payload_bytes, value_bytes
 
 if TYPE_CHECKING:
     from .scopes import ScopeTracker
@@ -93,8 +96,8 @@ def deferrable(*, opens: KeyFn | None = None, closes: KeyFn | None = None, conte
             dropped = self._dropped_keys
             if closes is not None and dropped and _drops_closing(queue, dropped, closes(payload)):
                 return
-            if not queue.submit((project, time_ns() // 1000, capture_context() if context else None, payload, snap)) \
-                    and opens is not None:
+            if not queue.submit_sized((project, time_ns() // 1000, capture_context() if context else None, payload,
+                                       snap), ITEM_BYTES + payload_bytes(payload)) and opens is not None:
                 dropped.add(opens(payload))
 
         setattr(hook, TAKES_PAYLOAD, True)  # the engine passes its payload dict: no keyword re-packing
@@ -163,27 +166,33 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
 
             return direct
         dropped = self._dropped_keys
-        offer = queue.submit
+        offer = queue.submit_sized
         # The two shapes of the tool path get lanes of their own, which read fewer closure cells: on real
         # payloads each one is a cold memory access on the agent's thread (the LLM call in between evicts them).
+        # The record's estimated bytes (the byte bound of the queue): the copied field (a tool call's arguments,
+        # which its end shares) on the shape that copies one, the result's length on a tool call's end.
         if not context and closes is None and at >= 0:  # opens a scope, copies a field (``pre_tool_call``)
             def lane(fields: tuple[Any, ...]) -> None:
                 value = fields[at]
-                if not offer((project, time_ns() // 1000, None, fields, value.copy() if type(value) is dict else None)) \
+                copy = value.copy() if type(value) is dict else None
+                if not offer((project, time_ns() // 1000, None, fields, copy), ITEM_BYTES + arguments_bytes(value)) \
                         and opens is not None:
                     dropped.add(opens(dict(zip(names, fields))))
-        elif not context and opens is None and at < 0:  # closes a scope or neither (``post_tool_call``)
+        elif not context and opens is None and at < 0 and result_at >= 0:  # closes a scope (``post_tool_call``)
             def lane(fields: tuple[Any, ...]) -> None:
                 if dropped and closes is not None and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
                     return
-                offer((project, time_ns() // 1000, None, fields, None))
+                result = fields[result_at]
+                offer((project, time_ns() // 1000, None, fields, None),
+                      ITEM_BYTES + (len(result) if type(result) is str else value_bytes(result, 8)))
         else:
             def lane(fields: tuple[Any, ...]) -> None:
                 if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
                     return
                 value = fields[at] if at >= 0 else None
                 if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
-                              value.copy() if type(value) is dict else None)) and opens is not None:
+                              value.copy() if type(value) is dict else None), ITEM_BYTES + value_bytes(fields)) \
+                        and opens is not None:
                     dropped.add(opens(dict(zip(names, fields))))
 
         lane.__name__ = method.__name__

@@ -38,7 +38,7 @@ from .scope_kinds.tool_call import ToolCalls
 from .scope_kinds.trigger import Triggers
 from .scope_kinds.turn import Turns
 from .scopes import Listener, Sanitizer, ScopeTracker
-from .writer import BoundedWriter
+from .writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter
 
 
 class ScopePlugin:
@@ -48,13 +48,16 @@ class ScopePlugin:
         listeners: initial listeners (``fn(event)``).
         deferred: run the scope kinds on the publication thread (see the module docstring).
         max_queue_size: capacity of the publication queue in hook records (FMT-80).
+        max_queue_bytes: its capacity in estimated bytes of the records (``None``: the default,
+            :data:`~hermes_pipeline.export.writer.DEFAULT_MAX_QUEUE_BYTES`); a record past either bound is
+            dropped and counted the same way.
         toolsets, memory_tools, redact_credentials, max_value_chars: see :class:`ScopeTracker`.
     """
 
     def __init__(self, listeners: tuple[Listener, ...] = (), *, deferred: bool = False,
                  max_queue_size: int = 10_000, toolsets: Mapping[str, str] | None = None,
                  memory_tools: Mapping[str, str] | None = None, redact_credentials: bool = True,
-                 max_value_chars: int | None = None) -> None:
+                 max_value_chars: int | None = None, max_queue_bytes: int | None = None) -> None:
         tracker = ScopeTracker(listeners, toolsets=toolsets, memory_tools=memory_tools,
                                redact_credentials=redact_credentials, max_value_chars=max_value_chars)
         self.tracker = tracker
@@ -76,6 +79,7 @@ class ScopePlugin:
         if deferred:
             self._destination = TrackerDestination(tracker, self)
             self._publication = BoundedWriter(self._destination, name="publication", max_queue_size=max_queue_size,
+                                              max_queue_bytes=max_queue_bytes or DEFAULT_MAX_QUEUE_BYTES,
                                               max_attempts=1).start()
 
     # ------------------------------------------------------------------ the tracker's public face
@@ -178,8 +182,9 @@ class ScopePlugin:
         if self._publication is None:
             return {"pipeline.events_dropped": 0}
         stats = self._publication.stats()
-        return {"pipeline.events_dropped": stats["dropped_queue_full"] + stats["dropped_closed"],
-                "queue_depth": stats["queue_depth"], "records": stats["submitted"],
+        return {"pipeline.events_dropped": stats["dropped_queue_full"] + stats["dropped_queue_bytes"]
+                + stats["dropped_closed"], "pipeline.events_dropped_bytes": stats["dropped_queue_bytes"],
+                "queue_depth": stats["queue_depth"], "queue_bytes": stats["queue_bytes"], "records": stats["submitted"],
                 "projection_failures": self._destination.failures}
 
     # ------------------------------------------------------------------ hooks → kinds

@@ -47,6 +47,8 @@ class SinkContext:
             ``production``), when the caller knows it; ``None``: the sink reads it from the profile
             of ``default_dir`` if it needs it.
         agent_version: the agent's version, when the host knows it.
+        max_queue_bytes: the component's byte bound of each sink's writer queue (``None``: the default,
+            :data:`~hermes_pipeline.export.writer.DEFAULT_MAX_QUEUE_BYTES`).
     """
 
     name: str
@@ -59,6 +61,7 @@ class SinkContext:
     ignore_unknown_keys: bool = True
     environment: str | None = None
     agent_version: str | None = None
+    max_queue_bytes: int | None = None
 
     @classmethod
     def standalone(cls, name: str, *, base_dir: Path | None = None, **options: Any) -> SinkContext:

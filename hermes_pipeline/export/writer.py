@@ -11,7 +11,10 @@ destination); the worker takes batches, encodes them (``encode``, optional) and 
 
     submitted == written + dropped_after_errors + dropped_at_close + queue_depth + in_flight
 
-and items refused at the door are counted in ``dropped_queue_full`` / ``dropped_closed``. A batch
+and items refused at the door are counted in ``dropped_queue_full`` / ``dropped_queue_bytes`` /
+``dropped_closed``. The queue is bounded by item count (``max_queue_size``) and, given ``max_queue_bytes``,
+by the estimated bytes of the items it holds (:mod:`hermes_pipeline.export.sizes`): an item that would pass
+either bound is refused the same way (``force`` passes both). A batch
 still in flight when :meth:`BoundedWriter.close` gives up is counted as ``dropped_at_close`` at once,
 even if the stuck write completes later. Warnings
 are logged once per (writer, error kind) and name the writer, never a destination value, header
@@ -36,6 +39,14 @@ logger: Final = logging.getLogger("hermes_pipeline.export")
 
 DEFAULT_MAX_QUEUE_SIZE: Final = 10_000
 DEFAULT_MAX_BATCH_SIZE: Final = 512
+DEFAULT_MAX_QUEUE_BYTES: Final = 64 * 2**20
+"""The byte bound of the export queues unless configured (``max_queue_bytes`` of the ``observability``
+component): 64 MiB of estimated payload per queue. Measured on real Hermes payloads (``bench_real_payloads``):
+the publication queue peaks at 18 MB estimated at the bench's pace (3.5x headroom, nothing dropped), a full
+queue of 10,000 records holds 53 MB estimated for about 155 MiB of RSS (the estimate counts text, not Python's
+object overhead)."""
+MIN_MAX_QUEUE_BYTES: Final = 2**20
+"""The smallest configurable byte bound (1 MiB): below it one LLM request with its history would not fit."""
 
 
 @runtime_checkable
@@ -70,6 +81,12 @@ class BoundedWriter:
         destination: where batches go (see the module docstring).
         name: how warnings and stats name this writer (``atof.sinks[0]``); never a URL or path.
         max_queue_size: items buffered before :meth:`submit` drops (newest first, FMT-81).
+        max_queue_bytes: estimated bytes buffered before :meth:`submit` drops the same way (``None``: no byte
+            bound). An item is always accepted into an empty queue, so one item larger than the bound still
+            gets through when the writer keeps up; the batch in flight is not counted.
+        size: the estimate of one item in bytes (e.g. :func:`~hermes_pipeline.export.sizes.event_bytes`),
+            called on the submitting thread unless the caller passes ``nbytes``; must be cheap (never a walk
+            of the whole item). Without it (and without ``nbytes``) an item counts as 0 bytes.
         max_batch_size: most items handed to one ``write`` call.
         encode: called on the worker thread for each item before writing; an item whose encoding
             raises is dropped and counted as an error.
@@ -93,13 +110,23 @@ class BoundedWriter:
                  max_batch_size: int = DEFAULT_MAX_BATCH_SIZE, encode: Callable[[Any], Any] | None = None,
                  max_attempts: int = 4, backoff_initial: float = 0.1, backoff_max: float = 2.0,
                  on_batch_dropped: Callable[[], None] | None = None, linger: float = 0.05,
-                 idle_wakeup: float = 0.05, idle_sleep: float = 2.0) -> None:
+                 idle_wakeup: float = 0.05, idle_sleep: float = 2.0, max_queue_bytes: int | None = None,
+                 size: Callable[[Any], int] | None = None) -> None:
         if max_queue_size < 1 or max_batch_size < 1 or max_attempts < 1:
             raise ValueError("max_queue_size, max_batch_size and max_attempts must be >= 1")
+        if max_queue_bytes is not None and max_queue_bytes < 1:
+            raise ValueError("max_queue_bytes must be >= 1 (or None)")
         self.destination = destination
         self.name = name
         self._max = max_queue_size
         self._batch = max_batch_size
+        self._max_bytes = max_queue_bytes
+        """With a byte bound the queue holds ``(item, estimated bytes)`` pairs."""
+        self._size = size
+        self._bytes_in = 0
+        """Estimated bytes ever queued, added by the submitting threads only (no lock, see :meth:`submit`)."""
+        self._bytes_out = 0
+        """Estimated bytes taken off the queue or dropped from it, added by the worker (or close) under the lock."""
         self._encode = encode
         self._attempts = max_attempts
         self._backoff = (max(backoff_initial, 0.0), max(backoff_max, 0.0))
@@ -125,7 +152,7 @@ class BoundedWriter:
         self._warned: set[str] = set()
         self._full_warning_due = False
         self._full_seen = False
-        self._counts = dict.fromkeys(("written", "dropped_queue_full", "dropped_after_errors",
+        self._counts = dict.fromkeys(("written", "dropped_queue_full", "dropped_queue_bytes", "dropped_after_errors",
                                       "dropped_at_close", "dropped_closed", "errors", "retries"), 0)
         self._done = 0
         self._taken = 0
@@ -145,8 +172,12 @@ class BoundedWriter:
                 self._thread.start()
         return self
 
-    def submit(self, item: Any, *, force: bool = False) -> bool:
+    def submit(self, item: Any, *, force: bool = False, nbytes: int | None = None) -> bool:
         """Queue ``item``; ``False`` (and a counted drop) when the queue is full or the writer closed.
+
+        With a byte bound, ``nbytes`` (else the writer's ``size`` of the item) is its estimated size; an item
+        that would take the queued bytes past the bound is refused and counted (``dropped_queue_bytes``) like
+        one past the count, unless the queue is empty.
 
         Never blocks on the destination, never does I/O and takes no lock (a deque append is
         atomic): a worker that holds the writer's lock can never make the hook caller wait. The
@@ -162,7 +193,19 @@ class BoundedWriter:
         if len(queue) >= self._max and not force:
             self._count_refused("dropped_queue_full")
             return False
-        queue.append(item)
+        limit = self._max_bytes
+        if limit is None:
+            queue.append(item)
+        else:
+            n = nbytes if nbytes is not None else self._estimate(item)
+            if queue and not force and self._bytes_in - self._bytes_out + n > limit:
+                self._count_refused("dropped_queue_bytes")
+                return False
+            queue.append((item, n))
+            # Only submitting threads write ``_bytes_in`` and only the worker ``_bytes_out``, so the worker never
+            # loses an update; an interleaving of two submitters could only lose an addition, which loosens the
+            # bound by that item and never refuses more.
+            self._bytes_in += n
         if len(queue) == self._batch:  # a full batch is waiting: worth a wake-up now
             self._wake.set()
         elif self._sleeping:  # the worker stopped polling after an idle spell: wake it, once
@@ -173,11 +216,34 @@ class BoundedWriter:
         # it nothing.
         return True
 
-    def submit_many(self, items: list[Any]) -> bool:
+    def submit_sized(self, item: Any, nbytes: int) -> bool:
+        """:meth:`submit` (without ``force``) of an item whose estimated size the caller computed where it was
+        cheap: the shortest path, for the agent's thread (the publication queue's records)."""
+        queue = self._queue
+        if self._closing or len(queue) >= self._max:
+            self._count_refused("dropped_closed" if self._closing else "dropped_queue_full")
+            return False
+        if self._max_bytes is None:
+            queue.append(item)
+        elif queue and self._bytes_in - self._bytes_out + nbytes > self._max_bytes:
+            self._count_refused("dropped_queue_bytes")
+            return False
+        else:
+            queue.append((item, nbytes))
+            self._bytes_in += nbytes  # see submit()
+        if len(queue) == self._batch:  # see submit()
+            self._wake.set()
+        elif self._sleeping:
+            self._sleeping = False
+            self._wake.set()
+        return True
+
+    def submit_many(self, items: list[Any], nbytes: list[int] | None = None) -> bool:
         """Queue every item of ``items`` at once, or none of them: one hand-over per batch of a producer.
 
         ``False`` (nothing queued and nothing counted) when the writer is closing or the items do not all
-        fit below ``max_queue_size``; the caller then offers them one at a time with :meth:`submit`, which
+        fit below ``max_queue_size`` and ``max_queue_bytes`` (``nbytes``: their estimated sizes, else the
+        writer's ``size`` of each); the caller then offers them one at a time with :meth:`submit`, which
         counts each refusal and forces what must get in (FMT-80, FMT-81). When they all fit, the outcome
         is exactly that of one :meth:`submit` per item, in order (none of them could have been refused, so
         ``force`` changes nothing), for one bound check, one append and one wake-up decision. Lock-free,
@@ -187,7 +253,16 @@ class BoundedWriter:
         before = len(queue)
         if self._closing or before + len(items) > self._max:
             return False
-        queue.extend(items)
+        limit = self._max_bytes
+        if limit is None:
+            queue.extend(items)
+        else:
+            sizes = nbytes if nbytes is not None else [self._estimate(item) for item in items]
+            total = sum(sizes)
+            if self._bytes_in - self._bytes_out + total > limit:
+                return False
+            queue.extend(zip(items, sizes))
+            self._bytes_in += total
         if before < self._batch <= len(queue):  # a full batch is waiting: worth a wake-up now
             self._wake.set()
         elif self._sleeping:  # the worker stopped polling after an idle spell: wake it, once
@@ -195,10 +270,19 @@ class BoundedWriter:
             self._wake.set()
         return True
 
+    def _estimate(self, item: Any) -> int:
+        size = self._size
+        if size is None:
+            return 0
+        try:
+            return max(int(size(item)), 0)
+        except Exception:  # an estimate never costs the caller an exception: the item then counts as empty
+            return 0
+
     def _count_refused(self, key: str) -> None:
         with self._lock:  # only on the drop path: overload is no time to lose counts
             self._counts[key] += 1
-            if key == "dropped_queue_full" and not self._full_seen:
+            if key != "dropped_closed" and not self._full_seen:
                 self._full_seen = True
                 self._full_warning_due = True
                 self._wake.set()
@@ -260,6 +344,8 @@ class BoundedWriter:
 
     def _drop_queued(self) -> None:
         dropped = len(self._queue)
+        if self._max_bytes is not None:
+            self._bytes_out += sum(n for _, n in self._queue)
         self._queue.clear()
         self._taken += dropped
         self._counts["dropped_at_close"] += dropped
@@ -267,17 +353,24 @@ class BoundedWriter:
         self._cond.notify_all()
 
     def stats(self) -> dict[str, int]:
-        """Counters: ``submitted``, ``written``, ``dropped_queue_full``, ``dropped_after_errors``,
-        ``dropped_at_close``, ``dropped_closed``, ``errors``, ``retries`` and ``queue_depth``."""
+        """Counters: ``submitted``, ``written``, ``dropped_queue_full``, ``dropped_queue_bytes``,
+        ``dropped_after_errors``, ``dropped_at_close``, ``dropped_closed``, ``errors``, ``retries``,
+        ``queue_depth`` and ``queue_bytes`` (estimated bytes queued; 0 without a byte bound)."""
         with self._lock:
             depth = len(self._queue)
-            out = {"submitted": self._taken + depth, **self._counts, "queue_depth": depth}
+            out = {"submitted": self._taken + depth, **self._counts, "queue_depth": depth,
+                   "queue_bytes": max(self._bytes_in - self._bytes_out, 0)}
         return out
 
     @property
     def capacity(self) -> int:
         """``max_queue_size``."""
         return self._max
+
+    @property
+    def byte_capacity(self) -> int | None:
+        """``max_queue_bytes`` (``None``: bounded by count only)."""
+        return self._max_bytes
 
     @property
     def closed(self) -> bool:
@@ -312,7 +405,7 @@ class BoundedWriter:
         while True:
             if self._full_warning_due:
                 self._full_warning_due = False
-                self._warn_once("queue_full", "queue full; new events are dropped and counted (first drop)")
+                self._warn_once("queue_full", "queue full (items or bytes); new events are dropped and counted (first drop)")
             if not queue:
                 self._urgent = False
                 if self._closing or self._abandon.is_set():
@@ -333,6 +426,9 @@ class BoundedWriter:
                 wake.clear()
             with self._lock:  # callers append without it; taking and counting stay consistent for stats()
                 batch = [queue.popleft() for _ in range(min(len(queue), self._batch))]
+                if self._max_bytes is not None:  # (item, estimated bytes) pairs
+                    self._bytes_out += sum(n for _, n in batch)
+                    batch = [item for item, _ in batch]
                 self._taken += len(batch)
                 self._left = len(batch)
             self._deliver(batch)

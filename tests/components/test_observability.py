@@ -50,3 +50,28 @@ def test_no_enabled_section_registers_nothing() -> None:
     engine = Engine()
     engine.add_plugin(ObservabilityComponent, config={"version": 4, "atof": {"enabled": False}})
     assert not engine.has_hook("post_tool_call") and not engine.has_hook("pre_llm_call")
+
+
+def test_fmt_80_max_queue_bytes_bounds_the_publication_and_sink_queues(tmp_path: Path) -> None:
+    """FMT-80: the component's ``max_queue_bytes`` is the byte bound of the publication queue and of each
+    ATOF and ATIF writer queue (the default when absent); byte refusals are part of the drop counters."""
+    from hermes_pipeline.export.writer import DEFAULT_MAX_QUEUE_BYTES
+
+    def writers(config: dict[str, object]) -> list[int | None]:
+        engine = Engine()
+        name = engine.add_plugin(ObservabilityComponent, config=config)
+        component = engine.plugins.get(name).instance  # type: ignore[union-attr]
+        attached = component.exporters
+        out = [attached.projection._publication.byte_capacity]
+        out += [route.writer.byte_capacity for route in attached.sinks["atof"]._routes]
+        out.append(attached.sinks["atif"]._writer.byte_capacity)
+        stats = attached.stats()
+        assert stats["publication"]["pipeline.events_dropped_bytes"] == 0
+        assert all(sink["dropped_queue_bytes"] == 0 for sink in stats["atof"]["sinks"])
+        engine.remove_plugin(name)
+        return out
+
+    sections = {"atof": {"enabled": True, "sinks": [{"type": "file", "output_directory": str(tmp_path)}]},
+                "atif": {"enabled": True, "output_directory": str(tmp_path)}}
+    assert writers({"version": 4, **sections}) == [DEFAULT_MAX_QUEUE_BYTES] * 3
+    assert writers({"version": 4, "max_queue_bytes": 8 * 2**20, **sections}) == [8 * 2**20] * 3

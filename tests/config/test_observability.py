@@ -445,3 +445,18 @@ def test_worker_key_accepts_thread_process_and_named_shared_processes(env: Env, 
         load(env, text)
     assert info.value.key == f"components[0].config.{section}.worker"
     assert "process:NAME" in info.value.message
+
+
+@pytest.mark.parametrize("value", ['"256MB"', "1000", "true", "-1"])
+def test_max_queue_bytes_bad_values_name_the_key(env: Env, value: str) -> None:
+    """CFG-31 / FMT-80: ``max_queue_bytes`` (the queues' byte bound) is an integer of at least 1 MiB; anything
+    else is a typed error naming the key."""
+    with pytest.raises(ConfigError) as info:
+        load(env, f"max_queue_bytes = {value}\n")
+    assert info.value.key == "components[0].config.max_queue_bytes"
+    assert "expected an integer >= 1048576" in info.value.message
+
+
+def test_max_queue_bytes_is_a_recognised_key(env: Env) -> None:
+    loaded = load(env, "max_queue_bytes = 33554432\n")
+    assert loaded.diagnostics.items == [] and loaded.components[0].config["max_queue_bytes"] == 33554432

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ..errors import DeliveryError, ExportConfigError
 from ..events import ScopeEvent, submit_paired, submit_paired_many
-from ..writer import BoundedWriter
+from ..sizes import event_bytes
+from ..writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter
 from .protocol import CLOSE, EVENTS, FLUSH, STATS, WorkerDied
 from .protocol import event_fields as _as_tuple
 from .protocol import receive as _receive
@@ -158,8 +159,11 @@ class WorkerProcess:
             self._last_stats[section] = ({}, counters)
             self._open.append(section)
             capacity = max(capacity, section_capacity)
+        # the forwarding queue is bounded in estimated bytes too: the sections' (the component's) max_queue_bytes
+        byte_capacity = max(getattr(ctx, "max_queue_bytes", None) or DEFAULT_MAX_QUEUE_BYTES for *_, ctx in sections)
         self._writer = BoundedWriter(_Forward(self), name=f"{name}.process", max_queue_size=capacity,
-                                     max_attempts=1, linger=_FORWARD_LINGER).start()
+                                     max_attempts=1, linger=_FORWARD_LINGER, max_queue_bytes=byte_capacity,
+                                     size=event_bytes).start()
 
     # ------------------------------------------------------------------ transport
 
@@ -332,8 +336,8 @@ class WorkerProcess:
         """Events dropped on this side, plus those sent to a worker that died before taking them."""
         stats = self._writer.stats()
         unacknowledged = self._sent - self._acked if self._dead else 0
-        return (stats["dropped_queue_full"] + stats["dropped_after_errors"] + stats["dropped_at_close"]
-                + stats["dropped_closed"] + unacknowledged)
+        return (stats["dropped_queue_full"] + stats["dropped_queue_bytes"] + stats["dropped_after_errors"]
+                + stats["dropped_at_close"] + stats["dropped_closed"] + unacknowledged)
 
     def refresh(self) -> None:
         """Fetch every open section's stats and counters from the child (at most ``_STATS_TIMEOUT`` s)."""

@@ -38,7 +38,8 @@ from ...export.events import ScopeEvent, submit_paired, submit_paired_many
 from ...export.sink import SinkContext
 from ...export.standalone import SinkPlugin
 from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
-from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
+from ...export.sizes import event_bytes
+from ...export.writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter, Destination, warn_nonzero_counters
 from . import config as statement
 from .config import AtifConfig, parse_atif_config
 from .files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
@@ -143,9 +144,10 @@ class AtifSink:
                                    ignore_unknown_keys=ctx.ignore_unknown_keys)
         if worker != "thread" and destinations is None and parsed.enabled:
             return process_sink(worker, cls, config, ctx, max_queue_size=parsed.max_queue_size)
-        return cls(parsed, destinations=destinations).start()
+        return cls(parsed, destinations=destinations, max_queue_bytes=ctx.max_queue_bytes).start()
 
-    def __init__(self, config: AtifConfig, *, destinations: Mapping[Any, Destination] | None = None) -> None:
+    def __init__(self, config: AtifConfig, *, destinations: Mapping[Any, Destination] | None = None,
+                 max_queue_bytes: int | None = None) -> None:
         self.config = config
         self.skipped = list(config.skipped)
         overrides = dict(destinations or {})
@@ -165,7 +167,8 @@ class AtifSink:
         self._writer: BoundedWriter | None = None
         if config.enabled:
             self._writer = BoundedWriter(self._events, name="atif", max_queue_size=config.max_queue_size,
-                                         max_attempts=1)
+                                         max_attempts=1, max_queue_bytes=max_queue_bytes or DEFAULT_MAX_QUEUE_BYTES,
+                                         size=event_bytes)
         self._dropped_starts: set[int] = set()
         self._closed = False
 
@@ -263,7 +266,8 @@ class AtifSink:
         out: dict[str, int] = {}
         if self._writer is not None:
             s = self._writer.stats()
-            out["atif.events_dropped"] = (s["dropped_queue_full"] + s["dropped_closed"] + s["dropped_at_close"]
+            out["atif.events_dropped"] = (s["dropped_queue_full"] + s["dropped_queue_bytes"] + s["dropped_closed"]
+                                          + s["dropped_at_close"]
                                           + s["dropped_after_errors"])
         out["atif.filename_unresolved"] = counts["filename_unresolved"]
         out["atif.file_errors"] = counts["write_errors"] + (self.uploads.recovery_errors if self.uploads else 0)

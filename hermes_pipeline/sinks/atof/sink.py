@@ -37,7 +37,8 @@ from ...export.http import HttpPostDestination, NdjsonUploadDestination
 from ...export.sink import SinkContext
 from ...export.standalone import SinkPlugin
 from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
-from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
+from ...export.sizes import event_bytes
+from ...export.writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter, Destination, warn_nonzero_counters
 from . import config as statement
 from .config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
 from .encoder import AtofEncoder
@@ -101,23 +102,25 @@ class AtofSink:
             return process_sink(worker, cls, config, ctx,
                                 max_queue_size=max(sink.max_queue_size for sink in parsed.sinks))
         return cls(parsed, enable_full_payloads=ctx.enable_full_payloads, content_summary=ctx.content_summary,
-                   destinations=destinations).start()
+                   destinations=destinations, max_queue_bytes=ctx.max_queue_bytes).start()
 
     def __init__(self, config: AtofConfig, *, enable_full_payloads: bool = False, content_summary: str = "preview",
-                 destinations: Mapping[int, Destination] | None = None) -> None:
+                 destinations: Mapping[int, Destination] | None = None, max_queue_bytes: int | None = None) -> None:
         if content_summary not in SUMMARY_MODES:
             raise ExportConfigError("content_summary", "expected 'preview', 'digest' or 'off'")
         self.config = config
         self.skipped = list(config.skipped)
         self._routes: list[_Route] = []
+        queue_bytes = max_queue_bytes or DEFAULT_MAX_QUEUE_BYTES
         for sink in config.sinks if config.enabled else ():
             override = (destinations or {}).get(sink.index)
-            self._routes.append(self._route(sink, enable_full_payloads, content_summary, config.llm_history, override))
+            self._routes.append(self._route(sink, enable_full_payloads, content_summary, config.llm_history, override,
+                                            queue_bytes))
         self._closed = False
 
     @staticmethod
     def _route(sink: FileSinkConfig | StreamSinkConfig, full_payloads: bool, summary_mode: str, llm_history: str,
-               override: Destination | None) -> _Route:
+               override: Destination | None, queue_bytes: int) -> _Route:
         if isinstance(sink, FileSinkConfig):
             destination: Destination = override or JsonlFileDestination(
                 sink.directory, sink.filename, mode=sink.mode, retention_days=sink.retention_days, label=sink.label)
@@ -125,7 +128,8 @@ class AtofSink:
             encoder = AtofEncoder(gate_open=sink.content == "full", summary_mode=summary_mode, llm_history=llm_history,
                                   daily=DATE_PLACEHOLDER in sink.filename, shared=shared)
             writer = BoundedWriter(destination, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder,
-                                   max_attempts=3, on_batch_dropped=encoder.reset)
+                                   max_attempts=3, on_batch_dropped=encoder.reset, max_queue_bytes=queue_bytes,
+                                   size=event_bytes)
             return _Route(sink.label, f"atof.file.events_dropped[{sink.index}]", writer, destination, None)
         timeout = sink.timeout_millis / 1000
         if override is None:
@@ -135,7 +139,7 @@ class AtofSink:
                               dots=sink.field_name_policy == "replace_dots")
         writer = BoundedWriter(override, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder,
                                max_attempts=4, backoff_initial=min(0.1, timeout), backoff_max=max(timeout, 0.1),
-                               on_batch_dropped=encoder.reset)
+                               on_batch_dropped=encoder.reset, max_queue_bytes=queue_bytes, size=event_bytes)
         return _Route(sink.label, f"atof.stream.events_dropped[{sink.name or sink.index}]", writer, override, timeout)
 
     @property
@@ -212,7 +216,7 @@ class AtofSink:
         out: dict[str, int] = {}
         for route in self._routes:
             stats = route.writer.stats()
-            out[route.counter] = (stats["dropped_queue_full"] + stats["dropped_after_errors"]
+            out[route.counter] = (stats["dropped_queue_full"] + stats["dropped_queue_bytes"] + stats["dropped_after_errors"]
                                   + stats["dropped_at_close"] + stats["dropped_closed"])
             if route.counter.startswith("atof.file."):
                 out[f"atof.file_errors[{route.counter.rsplit('[', 1)[1]}"] = stats["errors"]

@@ -326,3 +326,18 @@ def test_fmt81_atof_and_otlp_sharing_one_worker_each_export_everything(tmp_path:
         spans = list(receiver.spans)
         assert len({s.trace_id for s in spans}) == 2  # one trace per session
         assert sorted(s.name for s in spans if s.name.startswith("execute_tool")) == ["execute_tool read_file"] * 2
+
+
+def test_fmt80_the_forwarding_queue_takes_the_component_byte_bound(tmp_path: Any) -> None:
+    """FMT-80: the parent's forwarding queue to a worker process is bounded by the component's
+    ``max_queue_bytes`` as well as by events (the default when absent)."""
+    from hermes_pipeline.components.observability import ObservabilityComponent
+    from hermes_pipeline.export.writer import DEFAULT_MAX_QUEUE_BYTES
+
+    for config, expected in ((_shared_sections(tmp_path), DEFAULT_MAX_QUEUE_BYTES),
+                             ({**_shared_sections(tmp_path), "max_queue_bytes": 5 * 2**20}, 5 * 2**20)):
+        engine = Engine()
+        name = engine.add_plugin(ObservabilityComponent, config=config)
+        sink = engine.plugins.get(name).instance.exporters.sinks["atof"]
+        assert sink.worker._writer.byte_capacity == expected
+        engine.remove_plugin(name)

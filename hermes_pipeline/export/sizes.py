@@ -1,0 +1,116 @@
+"""Cheap size estimates of queued items, for the byte bound of the queues between threads.
+
+A :class:`~hermes_pipeline.export.writer.BoundedWriter` bounds its queue by item count and by the estimated
+bytes of what it holds: with real payloads (kilobyte tool results, LLM requests carrying the history and the
+tool schemas, values of up to ``max_value_chars`` characters from the Hermes bridge) a queue full by count
+could hold gigabytes. The estimate is paid on the thread that queues (the agent's thread for the publication
+queue), so it is never a walk of the whole value: :func:`value_bytes` looks at no more than a fixed number of
+values (:data:`BUDGET`) and extrapolates the rest of a container from the part it saw (a long message history:
+its first messages, times the length of the list). It counts characters of strings (a compact ``str`` holds
+about one byte per ASCII character), a slot per container entry and a flat amount per other value; objects
+shared by several items (the history one LLM call shares with the next) are counted for each of them, so the
+estimate errs on the high side, never by a factor of the history's length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .events import ScopeEvent
+
+__all__ = ["BUDGET", "ITEM_BYTES", "arguments_bytes", "event_bytes", "payload_bytes", "value_bytes"]
+
+ITEM_BYTES: Final = 200
+"""What one queued item costs beyond its strings and containers: the record tuple or event object, its ids,
+timestamps and numbers."""
+BUDGET: Final = 32
+"""The most values :func:`value_bytes` looks at for one item (a few microseconds at worst)."""
+SLOT_BYTES: Final = 16
+"""One entry of a list, tuple or dict (its pointers)."""
+SCALAR_BYTES: Final = 32
+"""A number, ``None``, a boolean or any other leaf object."""
+
+_SCALARS: Final = frozenset({int, float, bool, type(None)})
+
+
+def value_bytes(value: Any, budget: int = BUDGET) -> int:
+    """The estimated bytes of ``value`` (see the module docstring); never raises, looks at ``budget`` values
+    at most."""
+    return _guarded(value, [max(budget, 1)])
+
+
+def _guarded(value: Any, left: list[int]) -> int:
+    try:
+        return _size(value, left)
+    except Exception:  # an odd mapping whose values() fails: counted as a leaf, never an error on the caller
+        return SCALAR_BYTES
+
+
+def _size(value: Any, left: list[int]) -> int:
+    kind = type(value)
+    if kind is str or kind is bytes:
+        return len(value)
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    elif kind in _SCALARS:
+        return SCALAR_BYTES
+    elif isinstance(value, str | bytes | bytearray):
+        return len(value)
+    elif isinstance(value, Mapping):  # the engine's read-only views of the host's dicts
+        items = value.values()
+    else:
+        return SCALAR_BYTES
+    count = len(items)
+    seen = inner = 0
+    for item in items:
+        if left[0] <= 0:
+            break
+        left[0] -= 1
+        part = _size(item, left)
+        if left[0] <= 0 and seen:  # the budget ran out inside this one: the entries seen whole stand for it
+            break
+        inner += part
+        seen += 1
+    if seen < count:  # the budget ran out: the unseen entries are taken to be like the seen ones
+        inner = inner * count // seen if seen else count * SCALAR_BYTES
+    return count * SLOT_BYTES + inner
+
+
+def arguments_bytes(value: Any) -> int:
+    """The estimated bytes of a tool call's arguments, on the agent's thread for every tool call: the length of
+    each string value of a flat dict (a path, a command, a file's new content) without a call per value; other
+    values by :func:`value_bytes` with a small budget."""
+    if type(value) is not dict:
+        return value_bytes(value, 8)
+    size = len(value) * SLOT_BYTES
+    for item in value.values():
+        kind = type(item)
+        if kind is str:
+            size += len(item)
+        elif kind in _SCALARS:
+            size += SCALAR_BYTES
+        else:
+            size += value_bytes(item, 8)
+    return size
+
+
+def payload_bytes(payload: Mapping[str, Any]) -> int:
+    """The estimated bytes of a hook's payload dict: :func:`value_bytes`, plus the request's text where the host
+    already counted it (``request_char_count`` of ``pre_api_request``: the characters of the messages and
+    system prompt that the sanitized ``request`` copies, deeper than the budget reaches)."""
+    size = value_bytes(payload)
+    counted = payload.get("request_char_count")
+    if type(counted) is int and counted > 0:
+        size += counted
+    return size
+
+
+def event_bytes(event: ScopeEvent) -> int:
+    """The estimated bytes of a queued scope event: its payload (``data``) plus :data:`ITEM_BYTES` for the rest.
+
+    The start a scope's end carries is not counted again: it was counted when it was queued (and the end of a
+    start that a sink already wrote keeps at most one start alive per queued end)."""
+    return ITEM_BYTES + value_bytes(event.data)
