@@ -637,13 +637,19 @@ def _plain_pass(value: object, limit: int) -> JSONValue | object:
             out = _plain_scalar(value, cls)
     except Exception:  # _NotPlain, or scrubbing failed: the full algorithm decides
         return _NOTHING
+    return out if _fits_plain(out, limit) else _NOTHING
+
+
+def _fits_plain(out: JSONValue, limit: int) -> bool:
+    """Whether the encoding of ``out`` (a :func:`_plain_copy` result) has at most ``limit`` characters (see
+    :func:`_plain_pass`)."""
     try:
         if 2 * len(orjson.dumps(out)) <= limit:
-            return out
+            return True
     except (TypeError, ValueError):  # e.g. a lone surrogate: judge by the spec's encoding below
         pass
     encoded = _encode(out)
-    return out if encoded is not None and len(encoded) <= limit else _NOTHING
+    return encoded is not None and len(encoded) <= limit
 
 
 def sanitize(value: object) -> JSONValue:

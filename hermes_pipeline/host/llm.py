@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.errors import LLMExecutionBlocked
 from ..engine import ids, trace_parent
+from ..engine.plain_twin import plain_twin, sanitize_with_part
 from ..engine.request_field import build_request_field
 from ..engine.sanitize import build_error_field, sanitize
 from ..engine.usage import normalize_usage
 from .facts import message_count, request_facts, response_facts
-from .message import MessageView, message_view
+from .message import FrozenList, MessageView, message_view, message_view_with_calls, plain_tool_calls
 
 if TYPE_CHECKING:
     from .turn import Turn
@@ -157,6 +158,7 @@ class LLMRequest:
                 sanitized["id"] = facts["response_id"]
             if facts["upstream_provider"] is not None:
                 sanitized["upstream_provider"] = facts["upstream_provider"]
+            sanitized_response, view = _response_and_message(sanitized, facts)
             payload = {
                 **ctx, "api_duration": max(ended - attempt.started_at, 0.0), "started_at": attempt.started_at,
                 "ended_at": ended, "finish_reason": facts["finish_reason"],
@@ -164,7 +166,7 @@ class LLMRequest:
                 "response_model": facts["response_model"], "usage": usage,
                 "assistant_content_chars": facts["content_chars"],
                 "assistant_tool_call_count": len(facts["tool_calls"]),
-                "response": sanitize(sanitized), "assistant_message": _assistant_view(facts),
+                "response": sanitized_response, "assistant_message": view,
                 "retry_count": self.retry_count,
             }
         except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
@@ -262,6 +264,24 @@ class LLMRequest:
 
 async def _awaited(value: Awaitable[Any]) -> Any:
     return await value
+
+
+_CALLS_PATH: Final = ("assistant_message", "tool_calls")
+"""Where the response's tool calls sit in the sanitized ``response`` (at depth 2)."""
+
+
+def _response_and_message(sanitized: dict[str, Any], facts: dict[str, Any]) -> tuple[Any, MessageView | None]:
+    """``response`` (``sanitize(sanitized)``) and ``assistant_message`` (:func:`_assistant_view`) of a
+    ``post_api_request`` payload. When the provider's message is a plain dict whose tool calls are plain JSON
+    (the common case), one walk over the tool calls makes both their sanitized copy and their frozen view
+    (:func:`~hermes_pipeline.engine.plain_twin.plain_twin`); otherwise each is made on its own."""
+    message, calls = facts["assistant_message"], facts["tool_calls"]
+    if calls and type(message) is dict and plain_tool_calls(calls):
+        shared = plain_twin(calls, len(_CALLS_PATH), MessageView, FrozenList)
+        if shared is not None:
+            return (sanitize_with_part(sanitized, _CALLS_PATH, shared[0]),
+                    message_view_with_calls(message, shared[1]))
+    return sanitize(sanitized), _assistant_view(facts)
 
 
 def _assistant_view(facts: dict[str, Any]) -> MessageView | None:
