@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from collections.abc import Callable, Mapping
 from time import time_ns
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -130,16 +130,19 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
           resolve: Callable[[Any], Any] | None) -> Callable[[Any], Callable[[tuple[Any, ...]], None]] | None:
     """The hook's record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record as the
     hookimpl, from the fields given positionally in hookspec order, so a host skips the payload dict and the
-    dispatch. ``None`` when the method's parameters are not a prefix of the hookspec's (then only the
-    hookimpl exists)."""
+    dispatch. The method receives the fields it names (a prefix of the hookspec's is passed as a slice, any
+    other selection picked by position, as the hookimpl picks them from the payload by name). ``None`` when the
+    method names a field the hookspec does not have, or fewer than two (then only the hookimpl exists)."""
     info = OBSERVER_HOOKS.get(method.__name__)
-    if info is None or info.fields[:len(names)] != names:
+    if info is None or not set(names) <= set(info.fields) or len(names) < 2:
         return None
+    spec = info.fields
     count = len(names)
-    at = names.index(snapshot) if snapshot is not None else -1
+    pick = None if spec[:count] == names else itemgetter(*(spec.index(name) for name in names))
+    at = spec.index(snapshot) if snapshot is not None and snapshot in names else -1
     # A host may hand over ``DEFERRED_STATUS`` for a tool call's status (engine.tool_status): derived here,
     # on the publication thread, when the method reads the status.
-    result_at, status_at = (names.index("result"), names.index("status")) \
+    result_at, status_at = (spec.index("result"), spec.index("status")) \
         if "status" in names and "result" in names else (-1, -1)
 
     def project(hooks: Any, fields: tuple[Any, ...], snap: Any) -> None:
@@ -147,7 +150,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
             fields = (*fields[:at], snap, *fields[at + 1:])
         if status_at >= 0:
             fields = resolve_status(fields, result_at, status_at)
-        method(hooks if resolve is None else resolve(hooks), *fields[:count])
+        method(hooks if resolve is None else resolve(hooks), *(fields[:count] if pick is None else pick(fields)))
 
     project.__name__ = method.__name__
 
@@ -159,7 +162,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
             def direct(fields: tuple[Any, ...]) -> None:
                 if status_at >= 0:
                     fields = resolve_status(fields, result_at, status_at)
-                method(owner, *fields[:count])
+                method(owner, *(fields[:count] if pick is None else pick(fields)))
 
             return direct
         dropped = self._dropped_keys
@@ -171,20 +174,20 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
                 value = fields[at]
                 if not offer((project, time_ns() // 1000, None, fields, value.copy() if type(value) is dict else None)) \
                         and opens is not None:
-                    dropped.add(opens(dict(zip(names, fields))))
+                    dropped.add(opens(dict(zip(spec, fields))))
         elif not context and opens is None and at < 0:  # closes a scope or neither (``post_tool_call``)
             def lane(fields: tuple[Any, ...]) -> None:
-                if dropped and closes is not None and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
+                if dropped and closes is not None and _drops_closing(queue, dropped, closes(dict(zip(spec, fields)))):
                     return
                 offer((project, time_ns() // 1000, None, fields, None))
         else:
             def lane(fields: tuple[Any, ...]) -> None:
-                if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
+                if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(spec, fields)))):
                     return
                 value = fields[at] if at >= 0 else None
                 if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
                               value.copy() if type(value) is dict else None)) and opens is not None:
-                    dropped.add(opens(dict(zip(names, fields))))
+                    dropped.add(opens(dict(zip(spec, fields))))
 
         lane.__name__ = method.__name__
         return lane

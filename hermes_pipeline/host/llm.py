@@ -123,26 +123,42 @@ class LLMRequest:
             except Exception as exc:  # MW-19: the runner failed: go on with the unmodified request, empty trace
                 logger.debug("hermes_pipeline: llm_request middleware runner failed: %s", exc)
         attempt = _Attempt(effective, original, trace, time.time(), time.perf_counter_ns())
-        if "pre_api_request" in engine.hook_listeners:
+        entries = engine.hook_listeners.get("pre_api_request")
+        if entries:
             try:
                 facts = request_facts(effective)
-                payload = {  # the history is this attempt's running message list (the request's messages)
-                    **ctx, "user_message": self.turn.user_message,
-                    "conversation_history": list(facts["request_messages"]), **facts,
-                    "started_at": attempt.started_at, "middleware_trace": list(trace),
-                    "request": build_request_field(effective), "retry_count": self.retry_count,
-                }
+                lanes = engine.record_lanes("pre_api_request", entries)
+                if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
+                    fields = (
+                        *ctx.values(), self.turn.user_message, list(facts["request_messages"]),
+                        facts["request_messages"], facts["message_count"], facts["tool_count"],
+                        facts["approx_input_tokens"], facts["request_char_count"], facts["max_tokens"],
+                        attempt.started_at, list(trace), build_request_field(effective), self.retry_count,
+                        facts["system_prompt"],
+                    )
+                else:
+                    payload = {  # the history is this attempt's running message list (the request's messages)
+                        **ctx, "user_message": self.turn.user_message,
+                        "conversation_history": list(facts["request_messages"]), **facts,
+                        "started_at": attempt.started_at, "middleware_trace": list(trace),
+                        "request": build_request_field(effective), "retry_count": self.retry_count,
+                    }
             except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
                 logger.debug("hermes_pipeline: building pre_api_request failed: %s", exc)
             else:
-                self.turn.session.host.emit("pre_api_request", payload)
+                if lanes is not None:
+                    for lane in lanes:
+                        lane(fields)
+                else:
+                    self.turn.session.host.emit("pre_api_request", payload)
         return attempt, ctx
 
     def _succeeded(self, attempt: _Attempt, ctx: dict[str, Any], response: Any) -> None:
         self.turn._inflight = None
         self.turn.last_api_request_id = self.api_request_id
         host = self.turn.session.host
-        if "post_api_request" not in host.engine.hook_listeners:
+        entries = host.engine.hook_listeners.get("post_api_request")
+        if not entries:
             return
         try:
             ended = time.time()
@@ -159,20 +175,32 @@ class LLMRequest:
             if facts["upstream_provider"] is not None:
                 sanitized["upstream_provider"] = facts["upstream_provider"]
             sanitized_response, view = _response_and_message(sanitized, facts)
-            payload = {
-                **ctx, "api_duration": max(ended - attempt.started_at, 0.0), "started_at": attempt.started_at,
-                "ended_at": ended, "finish_reason": facts["finish_reason"],
-                "message_count": message_count(attempt.effective),
-                "response_model": facts["response_model"], "usage": usage,
-                "assistant_content_chars": facts["content_chars"],
-                "assistant_tool_call_count": len(facts["tool_calls"]),
-                "response": sanitized_response, "assistant_message": view,
-                "retry_count": self.retry_count,
-            }
+            lanes = host.engine.record_lanes("post_api_request", entries)
+            if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
+                fields = (
+                    *ctx.values(), max(ended - attempt.started_at, 0.0), attempt.started_at, ended,
+                    facts["finish_reason"], message_count(attempt.effective), facts["response_model"], usage,
+                    facts["content_chars"], len(facts["tool_calls"]), sanitized_response, view, self.retry_count,
+                )
+            else:
+                payload = {
+                    **ctx, "api_duration": max(ended - attempt.started_at, 0.0), "started_at": attempt.started_at,
+                    "ended_at": ended, "finish_reason": facts["finish_reason"],
+                    "message_count": message_count(attempt.effective),
+                    "response_model": facts["response_model"], "usage": usage,
+                    "assistant_content_chars": facts["content_chars"],
+                    "assistant_tool_call_count": len(facts["tool_calls"]),
+                    "response": sanitized_response, "assistant_message": view,
+                    "retry_count": self.retry_count,
+                }
         except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
             logger.debug("hermes_pipeline: building post_api_request failed: %s", exc)
             return
-        host.emit("post_api_request", payload)
+        if lanes is not None:
+            for lane in lanes:
+                lane(fields)
+        else:
+            host.emit("post_api_request", payload)
 
     def _failed(self, attempt: _Attempt, ctx: dict[str, Any], exc: BaseException) -> ErrorInfo:
         if isinstance(exc, LLMExecutionBlocked):
