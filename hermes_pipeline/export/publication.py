@@ -132,13 +132,16 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
     hookimpl, from the fields given positionally in hookspec order, so a host skips the payload dict and the
     dispatch. The method receives the fields it names (a prefix of the hookspec's is passed as a slice, any
     other selection picked by position, as the hookimpl picks them from the payload by name). ``None`` when the
-    method names a field the hookspec does not have, or fewer than two (then only the hookimpl exists)."""
+    method names a field the hookspec does not have (then only the hookimpl exists)."""
     info = OBSERVER_HOOKS.get(method.__name__)
-    if info is None or not set(names) <= set(info.fields) or len(names) < 2:
+    if info is None or not set(names) <= set(info.fields):
         return None
     spec = info.fields
     count = len(names)
-    pick = None if spec[:count] == names else itemgetter(*(spec.index(name) for name in names))
+    pick: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
+    if spec[:count] != names:
+        positions = [spec.index(name) for name in names]
+        pick = itemgetter(*positions) if count > 1 else lambda fields: tuple(fields[i] for i in positions)
     at = spec.index(snapshot) if snapshot is not None and snapshot in names else -1
     # A host may hand over ``DEFERRED_STATUS`` for a tool call's status (engine.tool_status): derived here,
     # on the publication thread, when the method reads the status.
