@@ -66,6 +66,8 @@ BUDGET_BYTES: Final = 4_000_000
 _KEY_OPTIONS: Final = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _PASSES: Final = ((PASS1_MAX_STR, PASS1_MAX_ITEMS), (PASS2_MAX_STR, PASS2_MAX_ITEMS))
 _REDACTED_JSON: Final = json.dumps(REDACTED)
+_encode: Final = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(value, ensure_ascii=False)`` without making an encoder at every call (stateless, thread-safe)."""
 
 
 class _Fallback(Exception):
@@ -112,7 +114,7 @@ def _convert_part(value: object, depth: int, pass_index: int, limit: int) -> _Pa
     except _BudgetExceeded:
         return _Part(None, "", ctx.collided, False)
     try:
-        encoded = json.dumps(out, ensure_ascii=False)
+        encoded = _encode(out)
     except Exception:  # the conversion's output is JSON-compatible; never expected
         raise _Fallback from None
     return _Part(out, encoded, ctx.collided, True)
@@ -211,7 +213,7 @@ def _assemble(body: Mapping[str, Any], b: _Builder) -> dict[str, Any]:
         key_text, key_cls = _key_entry(key)
         if key_text in out:
             raise _Fallback
-        b.add(f"{', ' if index else ''}{json.dumps(key_text, ensure_ascii=False)}: ")
+        b.add(f"{', ' if index else ''}{_encode(key_text)}: ")
         value_cls = type(value)
         if key_cls == _KEY_SENSITIVE or (
             key_cls == _KEY_PLURAL_TOKENS and value is not None and value_cls is not int and value_cls is not float

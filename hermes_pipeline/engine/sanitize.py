@@ -110,19 +110,43 @@ _KEY_SENSITIVE: Final = 1
 _KEY_PLURAL_TOKENS: Final = 2
 
 
-def payload_max_chars() -> int:
-    """Return ``L`` from ``HERMES_PLUGIN_PAYLOAD_MAX_CHARS`` (§8.2.1), read on every call (OBS-54).
+_ENVIRON: Final = os.environ
+_ENVIRON_DATA: Final[Any] = getattr(os.environ, "_data", None)
+"""``os.environ``'s own table (encoded keys and values): ``os.environ.get`` reads it through three Python-level
+calls (about 1 us); :func:`payload_max_chars` reads it directly, the same entry, while ``os.environ`` is still
+that object (a test may replace the whole mapping: then the mapping in place is read)."""
+_ENV_KEY: Final[Any] = os.environ.encodekey(PAYLOAD_MAX_CHARS_ENV) if _ENVIRON_DATA is not None else None  # type: ignore[attr-defined]
+_LIMITS: Final[dict[Any, int]] = {}
+"""Raw variable value -> ``L`` (a handful of distinct values in a process; emptied past 64)."""
 
-    Unset, or not parseable by ``int()``: 50,000. Values below 1,000 are raised to 1,000.
-    """
-    raw = os.environ.get(PAYLOAD_MAX_CHARS_ENV)
-    if raw is None:
-        return DEFAULT_PAYLOAD_MAX_CHARS
+
+def _parse_limit(raw: str) -> int:
     try:
         value = int(raw)
     except ValueError:
         return DEFAULT_PAYLOAD_MAX_CHARS
     return max(value, MIN_PAYLOAD_MAX_CHARS)
+
+
+def payload_max_chars() -> int:
+    """Return ``L`` from ``HERMES_PLUGIN_PAYLOAD_MAX_CHARS`` (§8.2.1), read on every call (OBS-54).
+
+    Unset, or not parseable by ``int()``: 50,000. Values below 1,000 are raised to 1,000. A change of the
+    variable takes effect at the next call: each call reads the environment's current entry (the parse of a
+    value already seen is remembered, keyed by the raw value itself).
+    """
+    if os.environ is _ENVIRON and _ENVIRON_DATA is not None:
+        encoded = _ENVIRON_DATA.get(_ENV_KEY)
+        if encoded is None:
+            return DEFAULT_PAYLOAD_MAX_CHARS
+        limit = _LIMITS.get(encoded)
+        if limit is None:
+            if len(_LIMITS) >= 64:
+                _LIMITS.clear()
+            limit = _LIMITS[encoded] = _parse_limit(_ENVIRON.decodevalue(encoded))  # type: ignore[attr-defined]
+        return limit
+    raw = os.environ.get(PAYLOAD_MAX_CHARS_ENV)
+    return DEFAULT_PAYLOAD_MAX_CHARS if raw is None else _parse_limit(raw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -637,13 +661,19 @@ def _plain_pass(value: object, limit: int) -> JSONValue | object:
             out = _plain_scalar(value, cls)
     except Exception:  # _NotPlain, or scrubbing failed: the full algorithm decides
         return _NOTHING
+    return out if _fits_plain(out, limit) else _NOTHING
+
+
+def _fits_plain(out: JSONValue, limit: int) -> bool:
+    """Whether the encoding of ``out`` (a :func:`_plain_copy` result) has at most ``limit`` characters (see
+    :func:`_plain_pass`)."""
     try:
         if 2 * len(orjson.dumps(out)) <= limit:
-            return out
+            return True
     except (TypeError, ValueError):  # e.g. a lone surrogate: judge by the spec's encoding below
         pass
     encoded = _encode(out)
-    return out if encoded is not None and len(encoded) <= limit else _NOTHING
+    return encoded is not None and len(encoded) <= limit
 
 
 def sanitize(value: object) -> JSONValue:

@@ -16,6 +16,8 @@ def _get(obj: Any, *names: str) -> Any:
 
 
 def _int(value: Any) -> int:
+    if type(value) is int:
+        return value
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
@@ -36,16 +38,29 @@ def normalize_usage(raw: Any) -> dict[str, Any] | None:
     if raw is None:
         return None
     reported: list[str] = []
-    prompt_details = _get(raw, "prompt_tokens_details", "input_tokens_details")
-    completion_details = _get(raw, "completion_tokens_details", "output_tokens_details")
-    cache_read = _get(raw, "cache_read_input_tokens")
+    if type(raw) is dict or isinstance(raw, Mapping):  # the fields read below, as _get reads them, without its loop
+        get = raw.get
+    else:
+        def get(name: str) -> Any:
+            return getattr(raw, name, None)
+    prompt_details = get("prompt_tokens_details")
+    if prompt_details is None:
+        prompt_details = get("input_tokens_details")
+    completion_details = get("completion_tokens_details")
+    if completion_details is None:
+        completion_details = get("output_tokens_details")
+    cache_read = get("cache_read_input_tokens")
+    cache_write = get("cache_creation_input_tokens")
+    anthropic_style = cache_read is not None or cache_write is not None
     if cache_read is None and prompt_details is not None:
         cache_read = _get(prompt_details, "cached_tokens")
-    cache_write = _get(raw, "cache_creation_input_tokens")
     reasoning = _get(completion_details, "reasoning_tokens") if completion_details is not None else None
-    anthropic_style = _get(raw, "cache_read_input_tokens", "cache_creation_input_tokens") is not None
-    raw_input = _get(raw, "input_tokens", "prompt_tokens")
-    output = _get(raw, "output_tokens", "completion_tokens")
+    raw_input = get("input_tokens")
+    if raw_input is None:
+        raw_input = get("prompt_tokens")
+    output = get("output_tokens")
+    if output is None:
+        output = get("completion_tokens")
     for label, value in (("input_tokens", raw_input), ("output_tokens", output), ("cache_read_tokens", cache_read),
                          ("cache_write_tokens", cache_write), ("reasoning_tokens", reasoning)):
         if value is not None:
@@ -66,7 +81,11 @@ def normalize_usage(raw: Any) -> dict[str, Any] | None:
         "total_tokens": prompt + output_i,
         "reported_usage_fields": reported,
     }
-    cost = _get(raw, "cost_usd", "cost", "total_cost")  # a provider-reported price in USD (e.g. OpenRouter)
+    cost = get("cost_usd")
+    if cost is None:
+        cost = get("cost")
+        if cost is None:
+            cost = get("total_cost")  # a provider-reported price in USD (e.g. OpenRouter)
     if isinstance(cost, int | float) and not isinstance(cost, bool) and 0 <= cost < float("inf"):
         out["cost_usd"] = float(cost)
     return out

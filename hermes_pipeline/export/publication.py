@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from collections.abc import Callable, Mapping
 from time import time_ns
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -31,7 +31,7 @@ from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..engine.tool_status import resolve_status
 from ..host.context import current as _context
-from .sizes import ITEM_BYTES, arguments_bytes, payload_bytes, value_bytes
+from .sizes import ITEM_BYTES, arguments_bytes, counted_chars, payload_bytes, value_bytes
 
 if TYPE_CHECKING:
     from .scopes import ScopeTracker
@@ -133,24 +133,32 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
           resolve: Callable[[Any], Any] | None) -> Callable[[Any], Callable[[tuple[Any, ...]], None]] | None:
     """The hook's record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record as the
     hookimpl, from the fields given positionally in hookspec order, so a host skips the payload dict and the
-    dispatch. ``None`` when the method's parameters are not a prefix of the hookspec's (then only the
-    hookimpl exists)."""
+    dispatch. The method receives the fields it names (a prefix of the hookspec's is passed as a slice, any
+    other selection picked by position, as the hookimpl picks them from the payload by name). ``None`` when the
+    method names a field the hookspec does not have (then only the hookimpl exists)."""
     info = OBSERVER_HOOKS.get(method.__name__)
-    if info is None or info.fields[:len(names)] != names:
+    if info is None or not set(names) <= set(info.fields):
         return None
+    spec = info.fields
     count = len(names)
-    at = names.index(snapshot) if snapshot is not None else -1
+    pick: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
+    if spec[:count] != names:
+        positions = [spec.index(name) for name in names]
+        pick = itemgetter(*positions) if count > 1 else lambda fields: tuple(fields[i] for i in positions)
+    at = spec.index(snapshot) if snapshot is not None and snapshot in names else -1
     # A host may hand over ``DEFERRED_STATUS`` for a tool call's status (engine.tool_status): derived here,
     # on the publication thread, when the method reads the status.
-    result_at, status_at = (names.index("result"), names.index("status")) \
+    result_at, status_at = (spec.index("result"), spec.index("status")) \
         if "status" in names and "result" in names else (-1, -1)
+    # The request text the host counted (``pre_api_request``), which the bounded size estimate does not reach.
+    counted_at = spec.index("request_char_count") if "request_char_count" in spec else -1
 
     def project(hooks: Any, fields: tuple[Any, ...], snap: Any) -> None:
         if snap is not None:
             fields = (*fields[:at], snap, *fields[at + 1:])
         if status_at >= 0:
             fields = resolve_status(fields, result_at, status_at)
-        method(hooks if resolve is None else resolve(hooks), *fields[:count])
+        method(hooks if resolve is None else resolve(hooks), *(fields[:count] if pick is None else pick(fields)))
 
     project.__name__ = method.__name__
 
@@ -162,7 +170,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
             def direct(fields: tuple[Any, ...]) -> None:
                 if status_at >= 0:
                     fields = resolve_status(fields, result_at, status_at)
-                method(owner, *fields[:count])
+                method(owner, *(fields[:count] if pick is None else pick(fields)))
 
             return direct
         dropped = self._dropped_keys
@@ -177,23 +185,24 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
                 copy = value.copy() if type(value) is dict else None
                 if not offer((project, time_ns() // 1000, None, fields, copy), ITEM_BYTES + arguments_bytes(value)) \
                         and opens is not None:
-                    dropped.add(opens(dict(zip(names, fields))))
+                    dropped.add(opens(dict(zip(spec, fields))))
         elif not context and opens is None and at < 0 and result_at >= 0:  # closes a scope (``post_tool_call``)
             def lane(fields: tuple[Any, ...]) -> None:
-                if dropped and closes is not None and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
+                if dropped and closes is not None and _drops_closing(queue, dropped, closes(dict(zip(spec, fields)))):
                     return
                 result = fields[result_at]
                 offer((project, time_ns() // 1000, None, fields, None),
                       ITEM_BYTES + (len(result) if type(result) is str else value_bytes(result, 8)))
         else:
             def lane(fields: tuple[Any, ...]) -> None:
-                if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(names, fields)))):
+                if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(spec, fields)))):
                     return
                 value = fields[at] if at >= 0 else None
+                size = ITEM_BYTES + value_bytes(fields) + (counted_chars(fields[counted_at]) if counted_at >= 0 else 0)
                 if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
-                              value.copy() if type(value) is dict else None), ITEM_BYTES + value_bytes(fields)) \
+                              value.copy() if type(value) is dict else None), size) \
                         and opens is not None:
-                    dropped.add(opens(dict(zip(names, fields))))
+                    dropped.add(opens(dict(zip(spec, fields))))
 
         lane.__name__ = method.__name__
         return lane

@@ -101,11 +101,12 @@ def payload_bytes(payload: Mapping[str, Any]) -> int:
     """The estimated bytes of a hook's payload dict: :func:`value_bytes`, plus the request's text where the host
     already counted it (``request_char_count`` of ``pre_api_request``: the characters of the messages and
     system prompt that the sanitized ``request`` copies, deeper than the budget reaches)."""
-    size = value_bytes(payload)
-    counted = payload.get("request_char_count")
-    if type(counted) is int and counted > 0:
-        size += counted
-    return size
+    return value_bytes(payload) + counted_chars(payload.get("request_char_count"))
+
+
+def counted_chars(counted: Any) -> int:
+    """``request_char_count`` as a size: the characters the host counted, or 0 for anything but a positive int."""
+    return counted if type(counted) is int and counted > 0 else 0
 
 
 def event_bytes(event: ScopeEvent) -> int:

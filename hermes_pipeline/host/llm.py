@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.errors import LLMExecutionBlocked
 from ..engine import ids, trace_parent
+from ..engine.plain_twin import plain_twin, sanitize_with_part
 from ..engine.request_field import build_request_field
 from ..engine.sanitize import build_error_field, sanitize
 from ..engine.usage import normalize_usage
 from .facts import message_count, request_facts, response_facts
-from .message import MessageView, message_view
+from .message import FrozenList, MessageView, message_view, message_view_with_calls, plain_tool_calls
 
 if TYPE_CHECKING:
     from .turn import Turn
@@ -122,26 +123,42 @@ class LLMRequest:
             except Exception as exc:  # MW-19: the runner failed: go on with the unmodified request, empty trace
                 logger.debug("hermes_pipeline: llm_request middleware runner failed: %s", exc)
         attempt = _Attempt(effective, original, trace, time.time(), time.perf_counter_ns())
-        if "pre_api_request" in engine.hook_listeners:
+        entries = engine.hook_listeners.get("pre_api_request")
+        if entries:
             try:
                 facts = request_facts(effective)
-                payload = {  # the history is this attempt's running message list (the request's messages)
-                    **ctx, "user_message": self.turn.user_message,
-                    "conversation_history": list(facts["request_messages"]), **facts,
-                    "started_at": attempt.started_at, "middleware_trace": list(trace),
-                    "request": build_request_field(effective), "retry_count": self.retry_count,
-                }
+                lanes = engine.record_lanes("pre_api_request", entries)
+                if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
+                    fields = (
+                        *ctx.values(), self.turn.user_message, list(facts["request_messages"]),
+                        facts["request_messages"], facts["message_count"], facts["tool_count"],
+                        facts["approx_input_tokens"], facts["request_char_count"], facts["max_tokens"],
+                        attempt.started_at, list(trace), build_request_field(effective), self.retry_count,
+                        facts["system_prompt"],
+                    )
+                else:
+                    payload = {  # the history is this attempt's running message list (the request's messages)
+                        **ctx, "user_message": self.turn.user_message,
+                        "conversation_history": list(facts["request_messages"]), **facts,
+                        "started_at": attempt.started_at, "middleware_trace": list(trace),
+                        "request": build_request_field(effective), "retry_count": self.retry_count,
+                    }
             except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
                 logger.debug("hermes_pipeline: building pre_api_request failed: %s", exc)
             else:
-                self.turn.session.host.emit("pre_api_request", payload)
+                if lanes is not None:
+                    for lane in lanes:
+                        lane(fields)
+                else:
+                    self.turn.session.host.emit("pre_api_request", payload)
         return attempt, ctx
 
     def _succeeded(self, attempt: _Attempt, ctx: dict[str, Any], response: Any) -> None:
         self.turn._inflight = None
         self.turn.last_api_request_id = self.api_request_id
         host = self.turn.session.host
-        if "post_api_request" not in host.engine.hook_listeners:
+        entries = host.engine.hook_listeners.get("post_api_request")
+        if not entries:
             return
         try:
             ended = time.time()
@@ -157,20 +174,33 @@ class LLMRequest:
                 sanitized["id"] = facts["response_id"]
             if facts["upstream_provider"] is not None:
                 sanitized["upstream_provider"] = facts["upstream_provider"]
-            payload = {
-                **ctx, "api_duration": max(ended - attempt.started_at, 0.0), "started_at": attempt.started_at,
-                "ended_at": ended, "finish_reason": facts["finish_reason"],
-                "message_count": message_count(attempt.effective),
-                "response_model": facts["response_model"], "usage": usage,
-                "assistant_content_chars": facts["content_chars"],
-                "assistant_tool_call_count": len(facts["tool_calls"]),
-                "response": sanitize(sanitized), "assistant_message": _assistant_view(facts),
-                "retry_count": self.retry_count,
-            }
+            sanitized_response, view = _response_and_message(sanitized, facts)
+            lanes = host.engine.record_lanes("post_api_request", entries)
+            if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
+                fields = (
+                    *ctx.values(), max(ended - attempt.started_at, 0.0), attempt.started_at, ended,
+                    facts["finish_reason"], message_count(attempt.effective), facts["response_model"], usage,
+                    facts["content_chars"], len(facts["tool_calls"]), sanitized_response, view, self.retry_count,
+                )
+            else:
+                payload = {
+                    **ctx, "api_duration": max(ended - attempt.started_at, 0.0), "started_at": attempt.started_at,
+                    "ended_at": ended, "finish_reason": facts["finish_reason"],
+                    "message_count": message_count(attempt.effective),
+                    "response_model": facts["response_model"], "usage": usage,
+                    "assistant_content_chars": facts["content_chars"],
+                    "assistant_tool_call_count": len(facts["tool_calls"]),
+                    "response": sanitized_response, "assistant_message": view,
+                    "retry_count": self.retry_count,
+                }
         except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
             logger.debug("hermes_pipeline: building post_api_request failed: %s", exc)
             return
-        host.emit("post_api_request", payload)
+        if lanes is not None:
+            for lane in lanes:
+                lane(fields)
+        else:
+            host.emit("post_api_request", payload)
 
     def _failed(self, attempt: _Attempt, ctx: dict[str, Any], exc: BaseException) -> ErrorInfo:
         if isinstance(exc, LLMExecutionBlocked):
@@ -262,6 +292,24 @@ class LLMRequest:
 
 async def _awaited(value: Awaitable[Any]) -> Any:
     return await value
+
+
+_CALLS_PATH: Final = ("assistant_message", "tool_calls")
+"""Where the response's tool calls sit in the sanitized ``response`` (at depth 2)."""
+
+
+def _response_and_message(sanitized: dict[str, Any], facts: dict[str, Any]) -> tuple[Any, MessageView | None]:
+    """``response`` (``sanitize(sanitized)``) and ``assistant_message`` (:func:`_assistant_view`) of a
+    ``post_api_request`` payload. When the provider's message is a plain dict whose tool calls are plain JSON
+    (the common case), one walk over the tool calls makes both their sanitized copy and their frozen view
+    (:func:`~hermes_pipeline.engine.plain_twin.plain_twin`); otherwise each is made on its own."""
+    message, calls = facts["assistant_message"], facts["tool_calls"]
+    if calls and type(message) is dict and plain_tool_calls(calls):
+        shared = plain_twin(calls, len(_CALLS_PATH), MessageView, FrozenList)
+        if shared is not None:
+            return (sanitize_with_part(sanitized, _CALLS_PATH, shared[0]),
+                    message_view_with_calls(message, shared[1]))
+    return sanitize(sanitized), _assistant_view(facts)
 
 
 def _assistant_view(facts: dict[str, Any]) -> MessageView | None:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NoReturn
 
-__all__ = ["FrozenList", "MessageView", "message_view"]
+__all__ = ["FrozenList", "MessageView", "message_view", "message_view_with_calls", "plain_tool_calls"]
 
 NONE_WHEN_ABSENT: Final = frozenset({"role", "content", "tool_calls", "reasoning", "reasoning_content",
                                      "refusal", "id", "type", "function", "name", "arguments"})
@@ -198,3 +198,28 @@ def message_view(message: Any) -> MessageView | None:
         dumped = _dump(message)
         frozen = _freeze(dumped if dumped is not None else _object_fields(message))
     return frozen if isinstance(frozen, MessageView) else None
+
+
+def plain_tool_calls(calls: list[Any]) -> bool:
+    """Whether :func:`message_view` keeps each of ``calls`` as it is (an exact ``dict`` that is not an Anthropic
+    ``tool_use`` block): their frozen form is then :func:`_freeze` of each, what a twin walk can build."""
+    for call in calls:
+        if type(call) is not dict or call.get("type") == "tool_use":
+            return False
+    return True
+
+
+def message_view_with_calls(message: dict[str, Any], calls: FrozenList) -> MessageView | None:
+    """:func:`message_view` of ``message``, an exact ``dict`` with a ``tool_calls`` list or tuple for which
+    :func:`plain_tool_calls` holds, given ``calls``: the frozen form of those tool calls, already made.
+
+    The other fields are frozen as :func:`message_view` freezes them (each value on its own), with a ``None``
+    in the place of the tool calls, which ``calls`` then fills (same key, same position). A key that is not a
+    string and renders as ``"tool_calls"`` would make the two differ: then :func:`message_view` decides.
+    """
+    merged = {**message, "tool_calls": None}
+    frozen = _freeze(merged)
+    if type(frozen) is not MessageView or len(frozen) != len(merged) or frozen.get("tool_calls", calls) is not None:
+        return message_view(message)
+    dict.__setitem__(frozen, "tool_calls", calls)
+    return frozen

@@ -234,6 +234,21 @@ def test_fmt_80_publication_records_are_sized_where_they_are_made() -> None:
     plugin._publication.close(0.0)
 
 
+def test_fmt_80_an_llm_request_on_its_record_lane_is_sized_with_the_counted_request_text() -> None:
+    """FMT-80: ``pre_api_request`` handed over on its record lane (no payload dict) is sized like the dispatched
+    payload: the request text the host counted (``request_char_count``) is added, since the sanitized request
+    lies deeper than the bounded look reaches."""
+    plugin = _plugin_with_unstarted_queue(64 * 2**20)
+    lane = getattr(ScopePlugin.pre_api_request, RECORD_LANE)(plugin)
+    fields = OBSERVER_HOOKS["pre_api_request"].fields
+    values = {name: None for name in fields} | {"session_id": "s1", "turn_id": "t1", "task_id": "t1",
+                                                "api_request_id": "t1:1", "request_char_count": 123_456}
+    lane(tuple(values[name] for name in fields))
+    assert 123_456 < plugin.publication_stats()["queue_bytes"] < 123_456 + 8 * ITEM_BYTES
+    assert plugin._publication is not None
+    plugin._publication.close(0.0)
+
+
 def test_the_publication_queue_has_the_default_byte_bound() -> None:
     plugin = ScopePlugin(deferred=True)
     assert plugin._publication is not None and plugin._publication.byte_capacity == DEFAULT_MAX_QUEUE_BYTES
