@@ -35,7 +35,7 @@ def with_parallel(start: ScopeEvent) -> ScopeEvent:
     flags = start.attributes if PARALLEL in start.attributes else tuple(sorted({*start.attributes, PARALLEL}))
     return ScopeEvent(start.kind, start.phase, start.uuid, start.parent_uuid, start.timestamp_us, start.name,
                       start.category, flags, start.profile, start.data, start.metadata, start.session_uuid,
-                      start.root_uuid, facts=start.facts)
+                      start.root_uuid, facts=start.facts, clean=start.clean)
 
 
 MAX_HELD = 256

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..contract.errors import LLMExecutionBlocked
 from ..engine import ids, trace_parent
 from ..engine.request_field import build_request_field
+from ..engine import sanitized_fields
 from ..engine.sanitize import build_error_field, sanitize
 from ..engine.usage import normalize_usage
 from .facts import message_count, request_facts, response_facts
@@ -164,7 +165,7 @@ class LLMRequest:
                 "response_model": facts["response_model"], "usage": usage,
                 "assistant_content_chars": facts["content_chars"],
                 "assistant_tool_call_count": len(facts["tool_calls"]),
-                "response": sanitize(sanitized), "assistant_message": _assistant_view(facts),
+                "response": sanitized_fields.mark(sanitize(sanitized)), "assistant_message": _assistant_view(facts),
                 "retry_count": self.retry_count,
             }
         except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised

@@ -18,13 +18,14 @@ from typing import Any, Final
 
 from ...contract.versions import TELEMETRY_SCHEMA_VERSION
 from ..classify import exit_code_failed, tool_error_type, tool_span_kind
-from ..events import END, SCOPE, START, ScopeEvent
+from ..events import CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, SCOPE, START, ScopeEvent
 from ..ids import new_uuid7
 from ..scopes import SCHEMA_KEY, SESSION_KEY, ScopeTracker
-from .fields import middleware_meta
+from .fields import known_clean_text, middleware_meta
 
 _V: Final = TELEMETRY_SCHEMA_VERSION
 _PARALLEL: Final = ("parallel",)
+_NUMBERS: Final = frozenset({int, float, type(None)})
 
 
 class ToolCalls:
@@ -65,6 +66,16 @@ class ToolCalls:
         else:
             data = {"arguments": args}
         profile = {"tool_call_id": tool_call_id} if tool_call_id else None
+        # The fields made only of this module's constants and strings known clean are not walked again
+        # (ScopeEvent.clean): the name, the tool call id, the ids and toolset of the metadata
+        clean = CLEAN_NAME if known_clean_text(tool_name) else 0
+        if profile is None or known_clean_text(tool_call_id):
+            clean |= CLEAN_PROFILE
+        if not middleware_trace and known_clean_text(session_id) and known_clean_text(task_id) \
+                and known_clean_text(turn_id) and known_clean_text(api_request_id) \
+                and (tool_name not in tracker.special_tools or known_clean_text(meta["hermes.span_kind"])) \
+                and ("hermes.toolset" not in meta or known_clean_text(meta["hermes.toolset"])):
+            clean |= CLEAN_META
         with tracker.lock:  # the hot path: tracker.start() inlined
             st = tracker.sessions.get(session_id) or tracker.implicit_session(session_id)
             tools = st.tools
@@ -84,7 +95,7 @@ class ToolCalls:
                             break
             uuid = new_uuid7(ts // 1000)
             event = ScopeEvent(SCOPE, START, uuid, turn.scope.uuid if turn is not None else session.uuid, ts,
-                               tool_name, "tool", attributes, profile, data, meta, session.uuid, st.root)
+                               tool_name, "tool", attributes, profile, data, meta, session.uuid, st.root, clean=clean)
             tools[tool_call_id or f"{turn_id}:{tool_name}"] = event
             if concurrent or not held.may_hold(event):
                 tracker.emit(event)
@@ -128,12 +139,16 @@ class ToolCalls:
         if type(exit_code) is int:  # the OTel process semantic convention's name, in every output
             meta["process.exit.code"] = exit_code
         key = tool_call_id or f"{turn_id}:{tool_name}"
+        # a successful call's metadata is constants, numbers, the status and the session id: not walked again when
+        # those are known clean (ScopeEvent.clean); the name and profile are the start's (the walk knows them)
+        clean = CLEAN_META if status == "ok" and type(duration_ms) in _NUMBERS and known_clean_text(status) \
+            and known_clean_text(session_id) else 0
         with tracker.lock:
             st = tracker.sessions.get(session_id) or tracker.implicit_session(session_id)
             scope = st.tools.pop(key, None)
             if scope is not None and ts > scope.timestamp_us:  # the hot path: tracker.end() inlined
                 event = ScopeEvent(SCOPE, END, scope.uuid, scope.parent_uuid, ts, scope.name, "tool", scope.attributes,
-                                   scope.profile, data, meta, scope.session_uuid, scope.root_uuid)
+                                   scope.profile, data, meta, scope.session_uuid, scope.root_uuid, clean=clean)
                 tracker.emit(event)
                 return
             if scope is None:  # note 3: e.g. refused before pre_tool_call
