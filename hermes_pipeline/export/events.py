@@ -30,8 +30,10 @@ LLM_SCOPE: Final = "llm.call"
 CLEAN_NAME: Final = 1
 CLEAN_PROFILE: Final = 2
 CLEAN_META: Final = 4
-"""Bits of :attr:`ScopeEvent.clean`: the event's ``name``, ``category_profile`` or ``metadata`` holds only strings
-known clean by construction (see there)."""
+CLEAN_DATA: Final = 8
+CLEAN_ALL: Final = CLEAN_NAME | CLEAN_PROFILE | CLEAN_META | CLEAN_DATA
+"""Bits of :attr:`ScopeEvent.clean`: the event's ``name``, ``category_profile``, ``metadata`` or ``data`` holds only
+strings known clean by construction (see there)."""
 
 CATEGORIES: Final = frozenset({
     "agent", "function", "llm", "tool", "retriever", "embedder", "reranker", "guardrail", "evaluator",
@@ -77,8 +79,8 @@ class ScopeEvent:
             An event of kind :data:`FACT` holds nothing else of interest: it tells first-party listeners of a
             hook that produced no scope event (a turn's real end under a session id the stream no longer holds
             the turn in, SM-21).
-        clean: which of ``name``, ``category_profile`` and ``metadata`` (bits :data:`CLEAN_NAME`,
-            :data:`CLEAN_PROFILE`, :data:`CLEAN_META`) the scope kind that built the event made only of strings
+        clean: which of ``name``, ``category_profile``, ``metadata`` and ``data`` (bits :data:`CLEAN_NAME`,
+            :data:`CLEAN_PROFILE`, :data:`CLEAN_META`, :data:`CLEAN_DATA`) the scope kind that built the event made only of strings
             known clean by construction: the names and values of its fixed tables, numbers, and hook strings it
             found in the scrubber's table of texts known to need no change (``known_clean``) or in the engine's own
             ids (``made_clean``). The credential walk keeps such a field as it is (issue #29 item 5: a string is

@@ -35,7 +35,7 @@ from ..engine.scrub import (
     known_clean,
 )
 from .bounds import TRUNCATED_VALUES_KEY, bounded_scrub
-from .events import CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, ScopeEvent
+from .events import CLEAN_ALL, CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, ScopeEvent
 
 __all__ = ["MAX_DEPTH", "redact_event", "redact_value"]
 
@@ -261,15 +261,25 @@ def redact_event(event: ScopeEvent, max_chars: int | None = None, start: ScopeEv
     where the end's is the published start's object, the start's walk kept it unchanged (it held nothing to
     redact or cut, or it would have been replaced by a copy), so it is kept without a second walk.
     """
-    ctx = _Walk(max_chars)
     data = event.data
     profile = event.profile
     meta = event.metadata
+    name = event.name
     clean = event.clean  # fields the scope kind made of strings known clean (ScopeEvent.clean): kept as they are
-    # _field() inlined for the usual field shapes (a non-empty dict, or None)
-    new_data = _mapping(data, 0, ctx) if type(data) is dict and data else _field(data, ctx)
-    if clean & CLEAN_PROFILE or start is not None and profile is start.profile:
-        new_profile = profile  # known clean, or walked with the start, which kept it as it is (see the docstring)
+    if start is not None:  # walked with the start, which kept them as they are (see the docstring)
+        if name is start.name:
+            clean |= CLEAN_NAME
+        if profile is start.profile:
+            clean |= CLEAN_PROFILE
+    if clean == CLEAN_ALL and event.facts is None:
+        return event  # nothing left to walk
+    ctx = _Walk(max_chars)
+    if clean & CLEAN_DATA:
+        new_data = data
+    else:  # _field() inlined for the usual field shapes (a non-empty dict, or None)
+        new_data = _mapping(data, 0, ctx) if type(data) is dict and data else _field(data, ctx)
+    if clean & CLEAN_PROFILE:
+        new_profile = profile
     else:
         new_profile = _mapping(profile, 0, ctx) if type(profile) is dict and profile else _field(profile, ctx)
     if clean & CLEAN_META:
@@ -278,11 +288,10 @@ def redact_event(event: ScopeEvent, max_chars: int | None = None, start: ScopeEv
         new_meta = _mapping(meta, 0, ctx) if type(meta) is dict and meta else _field(meta, ctx)
     # The scope name is the tool name on tool scopes (and a mark's name on marks): a host-chosen string that
     # every exporter writes as is (the ATOF ``name``, the OTLP span name), so it is scrubbed like any value.
-    name = event.name
     if type(name) is not str:
         new_name = REDACTION_FAILED
-    elif clean & CLEAN_NAME or start is not None and name is start.name:
-        new_name = name  # known clean, or the published start's own (scrubbed) name
+    elif clean & CLEAN_NAME:
+        new_name = name
     else:
         new_name = _text(name, ctx)
     if ctx.cut:

@@ -59,7 +59,7 @@ from typing import Any, Final
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .bounds import bound_event
 from .bounds import max_value_chars as value_bound
-from .events import (CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, FACT, MARK, SCOPE, SESSION_SCOPE, START, TURN_SCOPE,
+from .events import (CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, FACT, MARK, SCOPE, SESSION_SCOPE, START, TURN_SCOPE,
                      ScopeEvent)
 from .ids import new_uuid7
 from .redaction import redact_event
@@ -98,7 +98,7 @@ def _replaced(event: ScopeEvent, data: Any, profile: Any, metadata: dict[str, An
     clean = event.clean
     if clean:
         clean &= CLEAN_NAME | (CLEAN_PROFILE if profile is event.profile else 0) \
-            | (CLEAN_META if metadata is event.metadata else 0)
+            | (CLEAN_META if metadata is event.metadata else 0) | (CLEAN_DATA if data is event.data else 0)
     return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name,
                       event.category, event.attributes, profile, data, metadata, event.session_uuid, event.root_uuid,
                       facts=event.facts, clean=clean)

@@ -104,7 +104,7 @@ def test_a_shortcut_is_taken_on_the_tool_path(monkeypatch: pytest.MonkeyPatch) -
     plugin.post_tool_call(**fields, result="done", duration_ms=3, status="ok", error_type=None, error_message=None)
     plugin.shutdown(5.0)
     tool = [event.clean for event in seen if event.category == "tool"]
-    assert tool == [7, 4]  # the start's name, profile and metadata; the end's metadata (its name: the start's)
+    assert tool == [7, 12]  # the start: name, profile, metadata; the end: metadata, data (name, profile: the start's)
 
 
 responses = st.fixed_dictionaries({

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from ...contract.versions import TELEMETRY_SCHEMA_VERSION
 from ..classify import exit_code_failed, tool_error_type, tool_span_kind
-from ..events import CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, SCOPE, START, ScopeEvent
+from ..events import CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, SCOPE, START, ScopeEvent
 from ..ids import new_uuid7
 from ..scopes import SCHEMA_KEY, SESSION_KEY, ScopeTracker
 from .fields import known_clean_text, middleware_meta
@@ -139,10 +139,15 @@ class ToolCalls:
         if type(exit_code) is int:  # the OTel process semantic convention's name, in every output
             meta["process.exit.code"] = exit_code
         key = tool_call_id or f"{turn_id}:{tool_name}"
-        # a successful call's metadata is constants, numbers, the status and the session id: not walked again when
-        # those are known clean (ScopeEvent.clean); the name and profile are the start's (the walk knows them)
-        clean = CLEAN_META if status == "ok" and type(duration_ms) in _NUMBERS and known_clean_text(status) \
-            and known_clean_text(session_id) else 0
+        # a successful call's metadata is constants, numbers, the status and the session id, its data the result:
+        # not walked again when those are known clean (ScopeEvent.clean); the name and profile are the start's
+        # (the walk knows them)
+        clean = 0
+        if status == "ok":
+            if type(duration_ms) in _NUMBERS and known_clean_text(status) and known_clean_text(session_id):
+                clean = CLEAN_META
+            if known_clean_text(result):
+                clean |= CLEAN_DATA
         with tracker.lock:
             st = tracker.sessions.get(session_id) or tracker.implicit_session(session_id)
             scope = st.tools.pop(key, None)
