@@ -11,6 +11,16 @@ preview never shows a credential the scrubber recognises. The ``request`` / ``re
 fields were already sanitized by the engine with the same scrubber, which is idempotent, so a string
 is scrubbed the same way wherever it appears.
 
+A string is scrubbed once, where it enters, and never walked again (issue #29 item 5), so the walk keeps, by
+construction and never by a guess at a shape, what is clean already: a text in the scrubber's table of texts it
+left unchanged (``known_clean``) or an id the engine made itself (``made_clean``: an id a host supplied is never
+in it, whatever it looks like); a sanitized part of the engine's request field or the sanitized ``response`` the
+host made, the very objects (:func:`~hermes_pipeline.engine.request_field.is_sanitized_part`,
+:func:`~hermes_pipeline.engine.sanitized_fields.is_marked`); the fields a scope kind built only of its constants
+and such texts (:attr:`ScopeEvent.clean`); and an end's name and profile that are its published start's own
+objects, which the start's walk kept as they are. ``tests/export/test_known_clean_equal.py`` checks each shortcut
+against the full walk on generated input.
+
 The walk copies only what it changes (unchanged containers are shared, as events are immutable),
 keeps a mapping key and redacts its value when the key is sensitive, renders values that are not JSON
 types through the payload sanitizer (bounded and scrubbed, as the exporters' encoders would), and

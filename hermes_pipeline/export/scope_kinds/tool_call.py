@@ -9,7 +9,9 @@ status and, on failure, ``error.type``. A call that overlaps another of its sess
 ``pre_tool_call``) gets its start made from the reported duration.
 
 This is the hot path of the publication thread: both hooks build their event in place instead of calling the
-tracker's ``start``/``end`` primitives.
+tracker's ``start``/``end`` primitives, and say which fields they made only of their own constants, numbers and
+hook strings known clean (:attr:`~hermes_pipeline.export.events.ScopeEvent.clean`), which the credential walk
+then keeps as they are; the arguments, and a result not known yet, are always walked (raw by contract).
 """
 
 from __future__ import annotations
