@@ -57,16 +57,24 @@ calls = st.fixed_dictionaries({
 })
 
 
-def published(hook_calls: list[dict[str, Any]], cap: int | None) -> list[tuple[Any, ...]]:
-    """What a listener gets for ``hook_calls`` (each a tool call: start, then end), ids and times left out."""
+START_FIELDS = ("tool_name", "args", "task_id", "session_id", "tool_call_id", "turn_id", "api_request_id",
+                "middleware_trace", "toolset")
+END_FIELDS = ("result", "duration_ms", "status", "error_type", "error_message", "exit_code")
+
+
+def published(hook_calls: list[dict[str, Any]], cap: int | None, parallel: bool) -> list[tuple[Any, ...]]:
+    """What a listener gets for ``hook_calls`` (each a tool call: start, then end; with ``parallel`` every start
+    before the first end, so the calls overlap and their starts are flagged), ids and times left out."""
     seen: list[ScopeEvent] = []
     plugin = ScopePlugin((seen.append,), max_value_chars=cap, toolsets={"read_file": "files"})
-    for fields in hook_calls:
-        start = {k: fields[k] for k in ("tool_name", "args", "task_id", "session_id", "tool_call_id", "turn_id",
-                                        "api_request_id", "middleware_trace", "toolset")}
+    starts = [{k: fields[k] for k in START_FIELDS} for fields in hook_calls]
+    ends = [{k: fields[k] for k in END_FIELDS} for fields in hook_calls]
+    for start, end in zip(starts, ends):
         plugin.pre_tool_call(**start)
-        plugin.post_tool_call(**start, **{k: fields[k] for k in ("result", "duration_ms", "status", "error_type",
-                                                               "error_message", "exit_code")})
+        if not parallel:
+            plugin.post_tool_call(**start, **end)
+    for start, end in zip(starts, ends) if parallel else ():
+        plugin.post_tool_call(**start, **end)
     plugin.shutdown(5.0)
     return [(e.kind, e.phase, e.name, e.category, e.attributes, repr(e.profile), repr(e.data), repr(e.metadata))
             for e in seen]
@@ -74,17 +82,17 @@ def published(hook_calls: list[dict[str, Any]], cap: int | None) -> list[tuple[A
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
-@given(st.lists(calls, min_size=1, max_size=3), st.sampled_from([None, 1_000, 1_000_000]))
+@given(st.lists(calls, min_size=1, max_size=3), st.sampled_from([None, 1_000, 1_000_000]), st.booleans())
 def test_the_tool_path_shortcuts_give_the_full_walk(monkeypatch: pytest.MonkeyPatch, hook_calls: list[dict[str, Any]],
-                                                    cap: int | None) -> None:
+                                                    cap: int | None, parallel: bool) -> None:
     """FMT-33a: the tool scopes published with the kind's ``clean`` fields and the end's start shortcut equal the
-    tool scopes published with every field of every event walked."""
-    shortcut = published(hook_calls, cap)
+    tool scopes published with every field of every event walked, for sequential and overlapping calls."""
+    shortcut = published(hook_calls, cap, parallel)
     with monkeypatch.context() as m:
         m.setattr(tool_call, "known_clean_text", lambda value: False)  # the kind claims no field clean
         real = redaction.redact_event
         m.setattr(scopes, "redact_event", lambda event, cap=None, start=None: real(event, cap))  # no start
-        walked = published(hook_calls, cap)
+        walked = published(hook_calls, cap, parallel)
     assert shortcut == walked
     assert all(SECRET not in row[2] + row[5] + row[6] + row[7] for row in shortcut)
 

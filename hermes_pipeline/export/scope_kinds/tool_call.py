@@ -88,13 +88,7 @@ class ToolCalls:
             concurrent = bool(tools)
             if concurrent:  # every tool scope overlapping another carries "parallel", the first one included
                 attributes = tuple(sorted({*attributes, "parallel"})) if attributes else _PARALLEL
-                taken = held.take_parallel(session.uuid, tracker.publish)
-                if taken is not None:
-                    was_held, flagged = taken
-                    for open_key, open_start in tools.items():
-                        if open_start is was_held:
-                            tools[open_key] = flagged
-                            break
+                held.take_parallel(session.uuid, tracker.publish)  # flags the held start in place
             uuid = new_uuid7(ts // 1000)
             event = ScopeEvent(SCOPE, START, uuid, turn.scope.uuid if turn is not None else session.uuid, ts,
                                tool_name, "tool", attributes, profile, data, meta, session.uuid, st.root, clean=clean)
