@@ -23,8 +23,8 @@ Membership is by the exact text the engine made: a host-supplied id that merely 
 credential) is not in the table and is scanned like any foreign text. ``tests/engine/test_made_ids.py`` checks
 every generator's output against the scrubber on generated values.
 
-Both tables of scrub results are bounded by the characters they hold (emptied when full, like ``long_clean``; a text seen
-after that is scanned again, which costs time, never privacy) and are emptied when the redaction key
+Both tables of scrub results are bounded by the characters they hold (emptied when full, like ``long_clean``; a
+text seen after that is scanned again, which costs time, never privacy) and are emptied when the redaction key
 changes (their markers would be stale). The raw texts kept as keys of :data:`_memo` are texts the process
 already holds; they are never written anywhere. Thread-safe: single dict and set operations only.
 """

@@ -59,8 +59,8 @@ from typing import Any, Final
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .bounds import bound_event
 from .bounds import max_value_chars as value_bound
-from .events import (CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, FACT, MARK, SCOPE, SESSION_SCOPE, START, TURN_SCOPE,
-                     ScopeEvent)
+from .events import (CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, FACT, MARK, SCOPE, SESSION_SCOPE, START,
+                     TURN_SCOPE, ScopeEvent)
 from .ids import new_uuid7
 from .redaction import redact_event
 from .overlap import HeldStarts
