@@ -83,8 +83,9 @@ class ScopeEvent:
             :data:`CLEAN_PROFILE`, :data:`CLEAN_META`, :data:`CLEAN_DATA`) the scope kind that built the event
             made only of strings known clean by construction: the names and values of its fixed tables, numbers,
             and hook strings it found in the scrubber's table of texts known to need no change (``known_clean``)
-            or in the engine's own ids (``made_clean``). The credential walk keeps such a field as it is (issue #29 item 5: a string is
-            scrubbed once, where it enters, and never walked again); ``0`` (the default): every field is walked.
+            or in the engine's own ids (``made_clean``). The credential walk keeps such a field as it is (issue
+            #29 item 5: a string is scrubbed once, where it enters, and never walked again); ``0`` (the default):
+            every field is walked.
             A copy whose field is replaced (a sanitizer's result) loses that field's bit.
     """
 
