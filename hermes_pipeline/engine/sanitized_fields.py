@@ -1,8 +1,10 @@
 """The sanitized fields the engine built, known by identity (issue #29 item 5: scrub once, where a string enters).
 
-The host API makes ``post_api_request.response`` with :func:`~hermes_pipeline.engine.sanitize.sanitize` on the
-agent's thread: every string in it scrubbed once, every sensitive key's value redacted, JSON types only, no string
-longer than :func:`bound` characters. The export's credential walk, run later on the publication thread with the
+The host API makes ``post_api_request.response`` with :func:`~hermes_pipeline.engine.sanitize.sanitize`, and the
+``request`` of ``pre_api_request`` and ``api_request_error`` with
+:func:`~hermes_pipeline.engine.request_field.build_request_field` (equal to the sanitizer's), on the agent's thread:
+every string in them scrubbed once, every sensitive key's value redacted, JSON types only, no string longer than
+:func:`bound` characters. The export's credential walk, run later on the publication thread with the
 same scrubber and key rule, would give that value back unchanged, and a consumer must not re-sanitize a payload
 that is already sanitized (spec 01 OBS-53). So the host records the very object it made (:func:`mark`) and the
 walk keeps it without walking it when it meets that object (:func:`is_marked`), under a value bound of at least
@@ -39,7 +41,8 @@ def bound() -> int:
 
 
 def mark(value: T) -> T:
-    """Record ``value``, which :func:`~.sanitize.sanitize` has just returned to the caller, and return it.
+    """Record ``value``, which :func:`~.sanitize.sanitize` (or the request field's builder) has just returned to the
+    caller, and return it.
 
     Only a dict or a list is recorded (a string result is its own scrubbed form and needs no table)."""
     if type(value) is dict or type(value) is list:

@@ -130,7 +130,7 @@ class LLMRequest:
                     **ctx, "user_message": self.turn.user_message,
                     "conversation_history": list(facts["request_messages"]), **facts,
                     "started_at": attempt.started_at, "middleware_trace": list(trace),
-                    "request": build_request_field(effective), "retry_count": self.retry_count,
+                    "request": sanitized_fields.mark(build_request_field(effective)), "retry_count": self.retry_count,
                 }
             except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
                 logger.debug("hermes_pipeline: building pre_api_request failed: %s", exc)
@@ -197,7 +197,7 @@ class LLMRequest:
                 "ended_at": ended, "status_code": info.status_code, "retry_count": self.retry_count,
                 "max_retries": self.max_retries, "retryable": retryable, "reason": info.reason,
                 "error": build_error_field(type(exc).__name__, str(exc)),
-                "request": build_request_field(attempt.effective),
+                "request": sanitized_fields.mark(build_request_field(attempt.effective)),
             }
         except Exception as build_exc:  # OBS-23: a payload that fails to build is dropped, never raised
             logger.debug("hermes_pipeline: building api_request_error failed: %s", build_exc)

@@ -5,7 +5,8 @@ On generated hook fields (credentials, look-alikes of engine ids, sensitive keys
 bound, texts the scrubber has or has not seen yet, ids the engine made), the tool calls a scope projection
 publishes with its shortcuts (the fields a kind says are clean, ``ScopeEvent.clean``; an end's name and profile
 that are its published start's own objects) equal those it publishes with every field walked; and the walk
-keeps the sanitized ``response`` the host made, the very object, exactly as a full walk would render it.
+keeps the sanitized ``response`` and ``request`` the host made, the very objects, exactly as a full walk would
+render them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import hermes_pipeline.export.redaction as redaction
 import hermes_pipeline.export.scope_kinds.tool_call as tool_call
 import hermes_pipeline.export.scopes as scopes
 from hermes_pipeline.engine import ids, sanitized_fields
+from hermes_pipeline.engine.request_field import build_request_field
 from hermes_pipeline.engine.sanitize import sanitize
 from hermes_pipeline.engine.scrub import scrub_text
 from hermes_pipeline.export.events import ScopeEvent
@@ -146,3 +148,30 @@ def test_the_response_is_known_by_identity_only() -> None:
     assert sanitized_fields.is_marked(response, None)
     assert not sanitized_fields.is_marked(dict(response), None)
     assert not sanitized_fields.is_marked(response, 1_000)  # a bound below the sanitizer's longest string
+
+
+requests = st.fixed_dictionaries({"model": texts, "messages": st.lists(st.dictionaries(keys, values, max_size=4),
+                                                                       max_size=5)},
+                                 optional={"tools": st.lists(st.dictionaries(keys, values, max_size=3), max_size=3),
+                                           "api_key": texts, "temperature": st.floats(0, 2),
+                                           "extra": st.just(["z" * 9_000 + SECRET])})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(requests, st.sampled_from([None, 1_000, 16_000, 1_000_000]))
+def test_the_request_field_is_kept_as_a_full_walk_would_render_it(monkeypatch: pytest.MonkeyPatch,
+                                                                  kwargs: dict[str, Any], cap: int | None) -> None:
+    """OBS-53, FMT-33a: the ``request`` field the host built and recorded (``pre_api_request``) is kept, the very
+    object, and the event's data equals what the full walk renders, the request field's own part shortcut off too."""
+    field = sanitized_fields.mark(build_request_field(kwargs))
+    data = {"request": field}
+    shortcut = redact_value(data, cap)
+    with monkeypatch.context() as m:
+        m.setattr(redaction, "is_marked", lambda value, cap: False)
+        m.setattr(redaction, "is_sanitized_part", lambda value: False)
+        walked = redact_value(data, cap)
+    assert repr(shortcut) == repr(walked)
+    if cap is None or cap >= sanitized_fields.bound():
+        assert shortcut is data
+    assert SECRET not in repr(shortcut)
