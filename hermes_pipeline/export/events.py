@@ -27,6 +27,14 @@ SESSION_SCOPE: Final = "hermes.session"
 TURN_SCOPE: Final = "agent.run"
 LLM_SCOPE: Final = "llm.call"
 
+CLEAN_NAME: Final = 1
+CLEAN_PROFILE: Final = 2
+CLEAN_META: Final = 4
+CLEAN_DATA: Final = 8
+CLEAN_ALL: Final = CLEAN_NAME | CLEAN_PROFILE | CLEAN_META | CLEAN_DATA
+"""Bits of :attr:`ScopeEvent.clean`: the event's ``name``, ``category_profile``, ``metadata`` or ``data`` holds only
+strings known clean by construction (see there)."""
+
 CATEGORIES: Final = frozenset({
     "agent", "function", "llm", "tool", "retriever", "embedder", "reranker", "guardrail", "evaluator",
     "custom", "unknown",
@@ -71,15 +79,23 @@ class ScopeEvent:
             An event of kind :data:`FACT` holds nothing else of interest: it tells first-party listeners of a
             hook that produced no scope event (a turn's real end under a session id the stream no longer holds
             the turn in, SM-21).
+        clean: which of ``name``, ``category_profile``, ``metadata`` and ``data`` (bits :data:`CLEAN_NAME`,
+            :data:`CLEAN_PROFILE`, :data:`CLEAN_META`, :data:`CLEAN_DATA`) the scope kind that built the event
+            made only of strings known clean by construction: the names and values of its fixed tables, numbers,
+            and hook strings it found in the scrubber's table of texts known to need no change (``known_clean``)
+            or in the engine's own ids (``made_clean``). The credential walk keeps such a field as it is (issue
+            #29 item 5: a string is scrubbed once, where it enters, and never walked again); ``0`` (the default):
+            every field is walked.
+            A copy whose field is replaced (a sanitizer's result) loses that field's bit.
     """
 
-    __slots__ = ("attributes", "category", "data", "facts", "kind", "metadata", "name", "parent_uuid", "phase",
-                 "profile", "root_uuid", "session_uuid", "start", "timestamp_us", "uuid")
+    __slots__ = ("attributes", "category", "clean", "data", "facts", "kind", "metadata", "name", "parent_uuid",
+                 "phase", "profile", "root_uuid", "session_uuid", "start", "timestamp_us", "uuid")
 
     def __init__(self, kind: str, phase: str | None, uuid: int, parent_uuid: int | None, timestamp_us: int,
                  name: str, category: str | None, attributes: tuple[str, ...], profile: dict[str, Any] | None,
                  data: dict[str, Any] | None, metadata: dict[str, Any], session_uuid: int, root_uuid: int,
-                 start: ScopeEvent | None = None, facts: Mapping[str, Any] | None = None) -> None:
+                 start: ScopeEvent | None = None, facts: Mapping[str, Any] | None = None, clean: int = 0) -> None:
         self.kind = kind
         self.phase = phase
         self.uuid = uuid
@@ -95,6 +111,7 @@ class ScopeEvent:
         self.root_uuid = root_uuid
         self.start = start
         self.facts = facts
+        self.clean = clean
 
     @property
     def is_start(self) -> bool:

@@ -31,11 +31,12 @@ PARALLEL = "parallel"
 
 
 def with_parallel(start: ScopeEvent) -> ScopeEvent:
-    """A copy of the tool start ``start`` with ``parallel`` among its (sorted) flags."""
-    flags = start.attributes if PARALLEL in start.attributes else tuple(sorted({*start.attributes, PARALLEL}))
-    return ScopeEvent(start.kind, start.phase, start.uuid, start.parent_uuid, start.timestamp_us, start.name,
-                      start.category, flags, start.profile, start.data, start.metadata, start.session_uuid,
-                      start.root_uuid, facts=start.facts)
+    """The held tool start ``start`` with ``parallel`` among its (sorted) flags, set in place and returned: a held
+    start is not published yet, so no listener holds it, and the open-scope table holds this very object (its end
+    repeats the flags), so a copy would only have to replace it there."""
+    if PARALLEL not in start.attributes:
+        start.attributes = tuple(sorted({*start.attributes, PARALLEL}))
+    return start
 
 
 MAX_HELD = 256
@@ -75,17 +76,15 @@ class HeldStarts:
         self.sessions[start.session_uuid] = _Held(start)
         self._owner[start.uuid] = start.session_uuid
 
-    def take_parallel(self, session_uuid: int, publish: Callable[[ScopeEvent], None]) -> tuple[ScopeEvent, ScopeEvent] | None:
-        """A sibling starts: publish the session's held start with ``parallel`` and what waited with it;
-        returns ``(held start, flagged start)`` so that the caller can replace its record."""
+    def take_parallel(self, session_uuid: int, publish: Callable[[ScopeEvent], None]) -> None:
+        """A sibling starts: publish the session's held start with ``parallel`` (flagged in place) and what waited
+        with it."""
         held = self._release(session_uuid)
         if held is None:
-            return None
-        flagged = with_parallel(held.start)
-        publish(flagged)
+            return
+        publish(with_parallel(held.start))
         for event in held.buffer:
             publish(event)
-        return held.start, flagged
 
     def route(self, event: ScopeEvent, publish: Callable[[ScopeEvent], None]) -> bool:
         """Before ``event`` is published: ``True`` when it waits with a held start (the caller does

@@ -11,6 +11,16 @@ preview never shows a credential the scrubber recognises. The ``request`` / ``re
 fields were already sanitized by the engine with the same scrubber, which is idempotent, so a string
 is scrubbed the same way wherever it appears.
 
+A string is scrubbed once, where it enters, and never walked again (issue #29 item 5), so the walk keeps, by
+construction and never by a guess at a shape, what is clean already: a text in the scrubber's table of texts it
+left unchanged (``known_clean``) or an id the engine made itself (``made_clean``: an id a host supplied is never
+in it, whatever it looks like); a sanitized part of the engine's request field or the sanitized ``response`` the
+host made, the very objects (:func:`~hermes_pipeline.engine.request_field.is_sanitized_part`,
+:func:`~hermes_pipeline.engine.sanitized_fields.is_marked`); the fields a scope kind built only of its constants
+and such texts (:attr:`ScopeEvent.clean`); and an end's name and profile that are its published start's own
+objects, which the start's walk kept as they are. ``tests/export/test_known_clean_equal.py`` checks each shortcut
+against the full walk on generated input.
+
 The walk copies only what it changes (unchanged containers are shared, as events are immutable),
 keeps a mapping key and redacts its value when the key is sensitive, renders values that are not JSON
 types through the payload sanitizer (bounded and scrubbed, as the exporters' encoders would), and
@@ -23,7 +33,9 @@ from typing import Any, Final
 
 from ..engine.readonly import ReadOnlyDict, ReadOnlyList
 from ..engine.request_field import is_sanitized_part
+from ..engine.sanitized_fields import is_marked
 from ..engine.sanitize import DEPTH_MARKER, PASS1_MAX_STR, sanitize
+from ..engine.scrub_once import made_clean
 from ..engine.scrub import (
     CLEAN_MAX_CHARS,
     REDACTED,
@@ -33,7 +45,7 @@ from ..engine.scrub import (
     known_clean,
 )
 from .bounds import TRUNCATED_VALUES_KEY, bounded_scrub
-from .events import ScopeEvent
+from .events import CLEAN_ALL, CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, ScopeEvent
 
 __all__ = ["MAX_DEPTH", "redact_event", "redact_value"]
 
@@ -79,8 +91,9 @@ class _Walk:
 
 
 def _text(text: str, ctx: _Walk) -> str:
-    # known_clean only ever holds texts of at most CLEAN_MAX_CHARS characters, so a hit needs no length test
-    if text in known_clean or len(text) < SCRUB_MIN_CHARS:
+    # known_clean and made_clean (the ids the engine made) only ever hold texts of at most CLEAN_MAX_CHARS
+    # characters, so a hit needs no length test
+    if text in known_clean or len(text) < SCRUB_MIN_CHARS or text in made_clean:
         return text
     return ctx.scrub(text)
 
@@ -138,6 +151,7 @@ def _mapping(value: dict[Any, Any], depth: int, ctx: _Walk) -> dict[Any, Any]:
     entered = False
     plain_keys = _plain_keys
     clean = known_clean
+    made = made_clean
     scalars = _SCALARS
     new: Any
     for key, item in value.items():
@@ -145,7 +159,7 @@ def _mapping(value: dict[Any, Any], depth: int, ctx: _Walk) -> dict[Any, Any]:
         if key in plain_keys:
             # the hot path: a known key whose string or scalar value is kept as it is
             if cls is str:
-                if item in clean or len(item) < SCRUB_MIN_CHARS:
+                if item in clean or len(item) < SCRUB_MIN_CHARS or item in made:
                     if out is not None:
                         out[key] = item
                     continue
@@ -158,9 +172,10 @@ def _mapping(value: dict[Any, Any], depth: int, ctx: _Walk) -> dict[Any, Any]:
                 if not entered:
                     ctx.ids.add(id(value))
                     entered = True
-                # a nested dict within the limits is walked directly (what _walk would do, one call less)
+                # a nested dict within the limits is walked directly (what _walk would do, one call less),
+                # unless it is a sanitized field the engine made (``response``): the walk would keep it as it is
                 if cls is dict and child < MAX_DEPTH and id(item) not in ctx.ids:
-                    new = _mapping(item, child, ctx)
+                    new = item if is_marked(item, ctx.cap) else _mapping(item, child, ctx)
                 else:
                     new = _walk(item, child, ctx)
             new_key = key
@@ -203,7 +218,7 @@ def _sequence(value: list[Any] | tuple[Any, ...], depth: int, ctx: _Walk) -> lis
     for item in value:
         cls = _PLAIN.get(type(item), type(item))
         if cls is str:
-            new = item if item in clean or len(item) < SCRUB_MIN_CHARS else ctx.scrub(item)
+            new = item if item in clean or len(item) < SCRUB_MIN_CHARS or item in made_clean else ctx.scrub(item)
         elif cls in scalars:
             new = item
         else:
@@ -243,26 +258,52 @@ def _field(value: Any, ctx: _Walk) -> Any:
     return value if value is None else _walk(value, 0, ctx)
 
 
-def redact_event(event: ScopeEvent, max_chars: int | None = None) -> ScopeEvent:
+def redact_event(event: ScopeEvent, max_chars: int | None = None, start: ScopeEvent | None = None) -> ScopeEvent:
     """``event`` with its ``name``, ``data``, ``category_profile``, ``metadata`` and ``facts`` redacted; the same
     object when nothing changed.
 
     With ``max_chars``, every string longer than that is cut to it with the ``...[truncated N chars]``
     marker, and the event's metadata says how many values were cut (``hermes.truncated_values``), so a
     reader such as the trajectory store can tell a complete record from a cut one.
+
+    ``start``: for a scope end, its start as it was published (after this redaction, with the same
+    ``max_chars``). An end repeats its start's name and, usually, its ``category_profile``, the very objects;
+    where the end's is the published start's object, the start's walk kept it unchanged (it held nothing to
+    redact or cut, or it would have been replaced by a copy), so it is kept without a second walk.
     """
-    ctx = _Walk(max_chars)
     data = event.data
     profile = event.profile
     meta = event.metadata
-    # _field() inlined for the usual field shapes (a non-empty dict, or None)
-    new_data = _mapping(data, 0, ctx) if type(data) is dict and data else _field(data, ctx)
-    new_profile = _mapping(profile, 0, ctx) if type(profile) is dict and profile else _field(profile, ctx)
-    new_meta = _mapping(meta, 0, ctx) if type(meta) is dict and meta else _field(meta, ctx)
+    name = event.name
+    clean = event.clean  # fields the scope kind made of strings known clean (ScopeEvent.clean): kept as they are
+    if start is not None:  # walked with the start, which kept them as they are (see the docstring)
+        if name is start.name:
+            clean |= CLEAN_NAME
+        if profile is start.profile:
+            clean |= CLEAN_PROFILE
+    if clean == CLEAN_ALL and event.facts is None:
+        return event  # nothing left to walk
+    ctx = _Walk(max_chars)
+    if clean & CLEAN_DATA:
+        new_data = data
+    else:  # _field() inlined for the usual field shapes (a non-empty dict, or None)
+        new_data = _mapping(data, 0, ctx) if type(data) is dict and data else _field(data, ctx)
+    if clean & CLEAN_PROFILE:
+        new_profile = profile
+    else:
+        new_profile = _mapping(profile, 0, ctx) if type(profile) is dict and profile else _field(profile, ctx)
+    if clean & CLEAN_META:
+        new_meta = meta
+    else:
+        new_meta = _mapping(meta, 0, ctx) if type(meta) is dict and meta else _field(meta, ctx)
     # The scope name is the tool name on tool scopes (and a mark's name on marks): a host-chosen string that
     # every exporter writes as is (the ATOF ``name``, the OTLP span name), so it is scrubbed like any value.
-    name = event.name
-    new_name = _text(name, ctx) if type(name) is str else REDACTION_FAILED
+    if type(name) is not str:
+        new_name = REDACTION_FAILED
+    elif clean & CLEAN_NAME:
+        new_name = name
+    else:
+        new_name = _text(name, ctx)
     if ctx.cut:
         new_meta = {**(new_meta if isinstance(new_meta, dict) else {}), TRUNCATED_VALUES_KEY: ctx.cut}
     # The first-party facts (never rendered) pass the same scrubber, in a walk of their own: a value cut there

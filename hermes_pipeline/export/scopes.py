@@ -59,7 +59,8 @@ from typing import Any, Final
 from ..contract.versions import TELEMETRY_SCHEMA_VERSION
 from .bounds import bound_event
 from .bounds import max_value_chars as value_bound
-from .events import END, FACT, MARK, SCOPE, SESSION_SCOPE, START, TURN_SCOPE, ScopeEvent
+from .events import (CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, FACT, MARK, SCOPE, SESSION_SCOPE, START,
+                     TURN_SCOPE, ScopeEvent)
 from .ids import new_uuid7
 from .redaction import redact_event
 from .overlap import HeldStarts
@@ -92,10 +93,15 @@ AGENT_VERSION_KEY: Final = "hermes.agent.version"
 
 
 def _replaced(event: ScopeEvent, data: Any, profile: Any, metadata: dict[str, Any]) -> ScopeEvent:
-    # ``facts`` are not a sanitizer's to change (never rendered, first-party listeners only): carried as they are
+    # ``facts`` are not a sanitizer's to change (never rendered, first-party listeners only): carried as they are;
+    # a field known clean stays so only while it is the very same object (``ScopeEvent.clean``)
+    clean = event.clean
+    if clean:
+        clean &= CLEAN_NAME | (CLEAN_PROFILE if profile is event.profile else 0) \
+            | (CLEAN_META if metadata is event.metadata else 0) | (CLEAN_DATA if data is event.data else 0)
     return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, event.name,
                       event.category, event.attributes, profile, data, metadata, event.session_uuid, event.root_uuid,
-                      facts=event.facts)
+                      facts=event.facts, clean=clean)
 
 
 def base_meta(session_id: str) -> dict[str, Any]:
@@ -329,19 +335,21 @@ class ScopeTracker:
             event = _replaced(event, None, event.profile, event.metadata)  # nobody reads it: not scrubbed either
         if self._sanitizers:
             event = self._sanitize(event)
+        # the one place starts and ends are paired: an end goes out as a closed scope (``event.start``)
+        phase = event.phase
+        start = self._published_starts.pop(event.uuid, None) if phase == END else None
         if self.redact_credentials:
             # One credential scrubber for every sink, before any of them sees the event; summaries and
             # previews are made later by the sinks, from these scrubbed strings. The same walk bounds
-            # every string, so no sink ever holds a value longer than max_value_chars.
-            event = redact_event(event, self.max_value_chars)
+            # every string, so no sink ever holds a value longer than max_value_chars. An end's name and
+            # profile that are its published start's own objects were walked with the start (``start``).
+            event = redact_event(event, self.max_value_chars, start)
         else:
             event = bound_event(event, self.max_value_chars)
-        # the one place starts and ends are paired: an end goes out as a closed scope (``event.start``)
-        phase = event.phase
         if phase == START:
             self._published_starts[event.uuid] = event
         elif phase == END:
-            event.start = self._published_starts.pop(event.uuid, None)
+            event.start = start
         pending = self._pending
         if pending is None:
             listeners = self._listeners

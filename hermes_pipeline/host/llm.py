@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.errors import LLMExecutionBlocked
-from ..engine import ids, trace_parent
+from ..engine import ids, sanitized_fields, trace_parent
 from ..engine.plain_twin import plain_twin, sanitize_with_part
 from ..engine.request_field import build_request_field
 from ..engine.sanitize import build_error_field, sanitize
@@ -133,7 +133,8 @@ class LLMRequest:
                         *ctx.values(), self.turn.user_message, list(facts["request_messages"]),
                         facts["request_messages"], facts["message_count"], facts["tool_count"],
                         facts["approx_input_tokens"], facts["request_char_count"], facts["max_tokens"],
-                        attempt.started_at, list(trace), build_request_field(effective), self.retry_count,
+                        attempt.started_at, list(trace), sanitized_fields.mark(build_request_field(effective)),
+                        self.retry_count,
                         facts["system_prompt"],
                     )
                 else:
@@ -141,7 +142,8 @@ class LLMRequest:
                         **ctx, "user_message": self.turn.user_message,
                         "conversation_history": list(facts["request_messages"]), **facts,
                         "started_at": attempt.started_at, "middleware_trace": list(trace),
-                        "request": build_request_field(effective), "retry_count": self.retry_count,
+                        "request": sanitized_fields.mark(build_request_field(effective)),
+                        "retry_count": self.retry_count,
                     }
             except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
                 logger.debug("hermes_pipeline: building pre_api_request failed: %s", exc)
@@ -175,6 +177,7 @@ class LLMRequest:
             if facts["upstream_provider"] is not None:
                 sanitized["upstream_provider"] = facts["upstream_provider"]
             sanitized_response, view = _response_and_message(sanitized, facts)
+            sanitized_fields.mark(sanitized_response)
             lanes = host.engine.record_lanes("post_api_request", entries)
             if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
                 fields = (
@@ -226,7 +229,7 @@ class LLMRequest:
                 "ended_at": ended, "status_code": info.status_code, "retry_count": self.retry_count,
                 "max_retries": self.max_retries, "retryable": retryable, "reason": info.reason,
                 "error": build_error_field(type(exc).__name__, str(exc)),
-                "request": build_request_field(attempt.effective),
+                "request": sanitized_fields.mark(build_request_field(attempt.effective)),
             }
         except Exception as build_exc:  # OBS-23: a payload that fails to build is dropped, never raised
             logger.debug("hermes_pipeline: building api_request_error failed: %s", build_exc)

@@ -9,7 +9,9 @@ status and, on failure, ``error.type``. A call that overlaps another of its sess
 ``pre_tool_call``) gets its start made from the reported duration.
 
 This is the hot path of the publication thread: both hooks build their event in place instead of calling the
-tracker's ``start``/``end`` primitives.
+tracker's ``start``/``end`` primitives, and say which fields they made only of their own constants, numbers and
+hook strings known clean (:attr:`~hermes_pipeline.export.events.ScopeEvent.clean`), which the credential walk
+then keeps as they are; the arguments, and a result not known yet, are always walked (raw by contract).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from typing import Any, Final
 
 from ...contract.versions import TELEMETRY_SCHEMA_VERSION
 from ..classify import exit_code_failed, tool_error_type, tool_span_kind
-from ..events import END, SCOPE, START, ScopeEvent
+from ..events import CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, SCOPE, START, ScopeEvent
 from ..ids import new_uuid7
 from ..scopes import SCHEMA_KEY, SESSION_KEY, ScopeTracker
-from .fields import middleware_meta
+from .fields import known_clean_text, middleware_meta
 
 _V: Final = TELEMETRY_SCHEMA_VERSION
 _PARALLEL: Final = ("parallel",)
+_NUMBERS: Final = frozenset({int, float, type(None)})
 
 
 class ToolCalls:
@@ -65,6 +68,16 @@ class ToolCalls:
         else:
             data = {"arguments": args}
         profile = {"tool_call_id": tool_call_id} if tool_call_id else None
+        # The fields made only of this module's constants and strings known clean are not walked again
+        # (ScopeEvent.clean): the name, the tool call id, the ids and toolset of the metadata
+        clean = CLEAN_NAME if known_clean_text(tool_name) else 0
+        if profile is None or known_clean_text(tool_call_id):
+            clean |= CLEAN_PROFILE
+        if not middleware_trace and known_clean_text(session_id) and known_clean_text(task_id) \
+                and known_clean_text(turn_id) and known_clean_text(api_request_id) \
+                and (tool_name not in tracker.special_tools or known_clean_text(meta["hermes.span_kind"])) \
+                and ("hermes.toolset" not in meta or known_clean_text(meta["hermes.toolset"])):
+            clean |= CLEAN_META
         with tracker.lock:  # the hot path: tracker.start() inlined
             st = tracker.sessions.get(session_id) or tracker.implicit_session(session_id)
             tools = st.tools
@@ -75,16 +88,10 @@ class ToolCalls:
             concurrent = bool(tools)
             if concurrent:  # every tool scope overlapping another carries "parallel", the first one included
                 attributes = tuple(sorted({*attributes, "parallel"})) if attributes else _PARALLEL
-                taken = held.take_parallel(session.uuid, tracker.publish)
-                if taken is not None:
-                    was_held, flagged = taken
-                    for open_key, open_start in tools.items():
-                        if open_start is was_held:
-                            tools[open_key] = flagged
-                            break
+                held.take_parallel(session.uuid, tracker.publish)  # flags the held start in place
             uuid = new_uuid7(ts // 1000)
             event = ScopeEvent(SCOPE, START, uuid, turn.scope.uuid if turn is not None else session.uuid, ts,
-                               tool_name, "tool", attributes, profile, data, meta, session.uuid, st.root)
+                               tool_name, "tool", attributes, profile, data, meta, session.uuid, st.root, clean=clean)
             tools[tool_call_id or f"{turn_id}:{tool_name}"] = event
             if concurrent or not held.may_hold(event):
                 tracker.emit(event)
@@ -128,12 +135,21 @@ class ToolCalls:
         if type(exit_code) is int:  # the OTel process semantic convention's name, in every output
             meta["process.exit.code"] = exit_code
         key = tool_call_id or f"{turn_id}:{tool_name}"
+        # a successful call's metadata is constants, numbers, the status and the session id, its data the result:
+        # not walked again when those are known clean (ScopeEvent.clean); the name and profile are the start's
+        # (the walk knows them)
+        clean = 0
+        if status == "ok":
+            if type(duration_ms) in _NUMBERS and known_clean_text(status) and known_clean_text(session_id):
+                clean = CLEAN_META
+            if known_clean_text(result):
+                clean |= CLEAN_DATA
         with tracker.lock:
             st = tracker.sessions.get(session_id) or tracker.implicit_session(session_id)
             scope = st.tools.pop(key, None)
             if scope is not None and ts > scope.timestamp_us:  # the hot path: tracker.end() inlined
                 event = ScopeEvent(SCOPE, END, scope.uuid, scope.parent_uuid, ts, scope.name, "tool", scope.attributes,
-                                   scope.profile, data, meta, scope.session_uuid, scope.root_uuid)
+                                   scope.profile, data, meta, scope.session_uuid, scope.root_uuid, clean=clean)
                 tracker.emit(event)
                 return
             if scope is None:  # note 3: e.g. refused before pre_tool_call
