@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...config.observability_settings import ObservabilitySettings, read_observability
+from ...engine.deadline import Deadline
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.quick_otel")
 CLOSE_DEADLINE: Final = 5.0
@@ -82,8 +83,11 @@ class QuickOtelHandle:
             self.projection.add_listener(self.sink)
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Project and export what is queued."""
-        return bool(self.projection.flush(timeout)) and bool(self.sink.flush(timeout))
+        """Project and export what is queued, within ``timeout`` seconds in all (the sink gets what the stream
+        left of it); ``False`` on timeout."""
+        deadline = Deadline(timeout)
+        streamed = bool(self.projection.flush(deadline.remaining()))
+        return bool(self.sink.flush(deadline.remaining())) and streamed
 
     def close(self) -> None:
         """Export what is queued and stop; idempotent."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...engine.core import Engine
+from ...engine.deadline import Deadline
 from ...export.files import DAY_SECONDS
 from ..base import SinkContext
 from ...export.gitignore import ensure_gitignore
@@ -68,8 +69,11 @@ class StoreHandle:
                 logger.warning("hermes_pipeline: trajectory store: pruning failed: %s", type(exc).__name__)
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Project what is queued and write every run that ended (``False`` on timeout)."""
-        return bool(self.projection.flush(timeout)) and self.sink.flush(timeout)
+        """Project what is queued and write every run that ended, within ``timeout`` seconds in all (the sink
+        gets what the stream left of it); ``False`` on timeout."""
+        deadline = Deadline(timeout)
+        streamed = bool(self.projection.flush(deadline.remaining()))
+        return bool(self.sink.flush(deadline.remaining())) and streamed
 
     def close(self) -> None:
         """Stop recording: open runs become partial trajectories; idempotent."""
