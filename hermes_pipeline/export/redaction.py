@@ -1,6 +1,6 @@
 """Credential redaction of every scope event before any sink sees it (spec 04 FMT-33a; spec 06 BOOK-12, BOOK-15).
 
-The hook projection keeps content fields as the hooks gave them, and some of those are raw by contract
+The scope tracker keeps content fields as the hooks gave them, and some of those are raw by contract
 (``user_message``, tool ``arguments`` and ``result``, the final answer, an approval ``command``, a
 subagent's goal). :func:`redact_event` applies the one credential scrubber of the engine
 (:func:`~hermes_pipeline.engine.scrub.scrub_text` and the sensitive-key rule) to every string of an

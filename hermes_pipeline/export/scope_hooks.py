@@ -180,7 +180,7 @@ class ScopePlugin:
         stats = self._publication.stats()
         return {"pipeline.events_dropped": stats["dropped_queue_full"] + stats["dropped_closed"],
                 "queue_depth": stats["queue_depth"], "records": stats["submitted"],
-                "projection_failures": self._destination.failures}
+                "record_failures": self._destination.failures}
 
     # ------------------------------------------------------------------ hooks → kinds
     # Each @hookimpl runs its scope kind's method of the same name (``kind`` names the attribute holding the
@@ -226,9 +226,10 @@ class ScopePlugin:
     on_skill_lifecycle = deferrable(kind="skills")(SkillRuns.on_skill_lifecycle)
 
 
-def release_projection(engine: Any, plugin_name: str | None, projection: Any, listener: Any, *, own: bool,
-                       deadline: float) -> None:
-    """Detach one of a profile's consumers from the hooks object (``ScopePlugin``) it listens to.
+def release_listener(engine: Any, plugin_name: str | None, stream: Any, listener: Any, *, own: bool,
+                     deadline: float) -> None:
+    """Detach one of a profile's consumers from the scope stream it listens to (a ``ScopePlugin``, or the
+    profile's ``SharedStream`` over one).
 
     An ``own`` one is removed from ``engine`` (when it was added as ``plugin_name``) and shut down,
     which ends its open scopes so the listener writes its partial runs; a shared one is flushed, then only
@@ -237,7 +238,7 @@ def release_projection(engine: Any, plugin_name: str | None, projection: Any, li
     if own:
         if plugin_name is not None:
             engine.remove_plugin(plugin_name)
-        projection.shutdown(deadline)
+        stream.shutdown(deadline)
     else:
-        projection.flush(deadline)
-        projection.remove_listener(listener)
+        stream.flush(deadline)
+        stream.remove_listener(listener)

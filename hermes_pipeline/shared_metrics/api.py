@@ -234,10 +234,10 @@ class SharedMetrics:
         self._closed = True
         _open_handles.discard(self)
         try:
-            from ..export.scope_hooks import release_projection
+            from ..export.scope_hooks import release_listener
 
-            release_projection(self.engine, self.plugin_name, self.stream, self.listener, own=self._own_stream,
-                               deadline=timeout if timeout is not None else EXIT_FLUSH_S)
+            release_listener(self.engine, self.plugin_name, self.stream, self.listener, own=self._own_stream,
+                             deadline=timeout if timeout is not None else EXIT_FLUSH_S)
         finally:
             self.subscriber.close(timeout)
 

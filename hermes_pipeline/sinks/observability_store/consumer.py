@@ -116,10 +116,10 @@ class StoreHandle:
         try:
             self.engine.remove_plugin(self.probe_name)
             self.engine.remove_plugin(self.memory_probe_name)
-            from ...export.scope_hooks import release_projection
+            from ...export.scope_hooks import release_listener
 
-            release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
-                               deadline=CLOSE_DEADLINE)
+            release_listener(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
+                             deadline=CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
             self.memory_probe.end_all_marks()  # calls whose rows never came (cut short) explain nothing more

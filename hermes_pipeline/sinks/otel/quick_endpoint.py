@@ -95,10 +95,10 @@ class QuickOtelHandle:
             return
         self._closed = True
         try:
-            from ...export.scope_hooks import release_projection
+            from ...export.scope_hooks import release_listener
 
-            release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
-                               deadline=CLOSE_DEADLINE)
+            release_listener(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
+                             deadline=CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
 

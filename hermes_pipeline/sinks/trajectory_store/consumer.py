@@ -79,10 +79,10 @@ class StoreHandle:
         """Stop recording: open runs become partial trajectories; idempotent."""
         self._stop.set()
         try:
-            from ...export.scope_hooks import release_projection
+            from ...export.scope_hooks import release_listener
 
-            release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
-                               deadline=CLOSE_DEADLINE)
+            release_listener(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
+                             deadline=CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
 
