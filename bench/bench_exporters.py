@@ -281,10 +281,10 @@ def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporter
         elif store == "one":
             profile_projection = shared = ScopePlugin(deferred=True)
             profile_projection_name = engine.add_plugin(shared, name="bench.profile.projection")
-        audit = attach_store(engine, store_home, ObservabilitySettings(audit_enabled=True), shared_projection=shared)
+        audit = attach_store(engine, store_home, ObservabilitySettings(audit_enabled=True), stream=shared)
         if trajectories:
             trajectory = attach_trajectories(engine, store_home, store_home / "trajectories", retention_days=0,
-                                             shared_projection=shared)
+                                             stream=shared)
     host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
     timed, response, before = Timed(), w.response(), receiver.bytes_received
     for _ in range(w.sessions):

@@ -119,8 +119,8 @@ def _both_stores(root: Path, name: str, *, one_projection: bool) -> tuple[Engine
     if shared is not None:
         engine.add_plugin(shared, name="bench.profile.projection")
     handles: list[object] = [
-        attach_store(engine, home, home / "trajectories", retention_days=0, shared_projection=shared),
-        attach_audit(engine, home, ObservabilitySettings(audit_enabled=True), shared_projection=shared)]
+        attach_store(engine, home, home / "trajectories", retention_days=0, stream=shared),
+        attach_audit(engine, home, ObservabilitySettings(audit_enabled=True), stream=shared)]
     return engine, handles, shared
 
 

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["renamed_attributes", "renamed_keywords", "warn_renamed"]
+__all__ = ["renamed_attributes", "renamed_keyword", "warn_renamed"]
 
 _WARNED: set[str] = set()
 _LOCK = threading.Lock()
@@ -47,22 +47,19 @@ def renamed_attributes(owner: str, names: Mapping[str, str]) -> Callable[[Any, s
     return __getattr__
 
 
-def renamed_keywords(function: str, former: Mapping[str, Any], names: Mapping[str, str],
-                     given: Mapping[str, Any]) -> dict[str, Any]:
-    """The new keyword arguments of ``function`` that the former ones in ``former`` stand for.
+def renamed_keyword(function: str, former: Mapping[str, Any], old: str, new: str, value: Any) -> Any:
+    """The value of ``function``'s keyword argument ``new`` (``value`` as passed, ``None`` when not), or what
+    the caller passed under its former name ``old`` (warning once).
 
-    ``names`` maps each former keyword to its new name; ``given`` holds the new keywords' values as passed
-    (``None`` when not passed). Returns ``{new name: value}`` for every former keyword used (warning once
-    each). Raises ``TypeError`` naming the keyword for an unknown keyword, or for a former and a new name
-    given together.
+    ``former`` is the function's ``**former`` catch-all. Raises ``TypeError`` naming the keyword for any other
+    keyword in it, or for ``old`` and ``new`` given together.
     """
-    out: dict[str, Any] = {}
-    for old, value in former.items():
-        new = names.get(old)
-        if new is None:
-            raise TypeError(f"{function}() got an unexpected keyword argument {old!r}")
-        if given.get(new) is not None:
-            raise TypeError(f"{function}() got both {old!r} (its former name) and {new!r}")
-        warn_renamed(f"{function}({old}=...)", f"{function}({new}=...)", stacklevel=4)
-        out[new] = value
-    return out
+    unknown = sorted(set(former) - {old})
+    if unknown:
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
+    if old not in former:
+        return value
+    if value is not None:
+        raise TypeError(f"{function}() got both {old!r} (its former name) and {new!r}")
+    warn_renamed(f"{function}({old}=...)", f"{function}({new}=...)", stacklevel=4)
+    return former[old]

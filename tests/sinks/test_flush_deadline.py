@@ -61,8 +61,7 @@ def test_fmt_84_trajectory_store_flush_hands_its_sink_only_what_the_stream_left(
     from hermes_pipeline.sinks.trajectory_store import attach_store
 
     stream, sink = Blocked(), Blocked()
-    handle = attach_store(Engine(), tmp_path / "home", tmp_path / "trajectories", retention_days=0,
-                          shared_projection=stream)
+    handle = attach_store(Engine(), tmp_path / "home", tmp_path / "trajectories", retention_days=0, stream=stream)
     real, handle.sink = handle.sink, sink
     try:
         assert returns(lambda: handle.flush(TIMEOUT)) is False
@@ -80,7 +79,7 @@ def test_fmt_84_quick_otel_flush_hands_its_sink_only_what_the_stream_left(tmp_pa
 
     settings = ObservabilitySettings(otel_enabled=True, otel_endpoint="http://127.0.0.1:9")
     stream, sink = Blocked(), Blocked()
-    handle = QuickOtelHandle(Engine(), tmp_path, settings, shared_projection=stream)
+    handle = QuickOtelHandle(Engine(), tmp_path, settings, stream=stream)
     real, handle.sink = handle.sink, sink
     try:
         assert returns(lambda: handle.flush(TIMEOUT)) is False
