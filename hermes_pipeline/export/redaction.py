@@ -5,7 +5,7 @@ The scope tracker keeps content fields as the hooks gave them, and some of those
 subagent's goal). :func:`redact_event` applies the one credential scrubber of the engine
 (:func:`~hermes_pipeline.engine.scrub.scrub_text` and the sensitive-key rule) to every string of an
 event's ``data``, ``category_profile`` and ``metadata``, at any depth, so every exporter inherits the
-same result: local ATOF and ATIF files, ATOF streams, every OTLP projection and Langfuse. Content
+same result: local ATOF and ATIF files, ATOF streams, every OTLP endpoint type and Langfuse. Content
 summaries and previews are computed by the exporters afterwards, from the scrubbed strings, so a
 preview never shows a credential the scrubber recognises. The ``request`` / ``response`` / ``error``
 fields were already sanitized by the engine with the same scrubber, which is idempotent, so a string
