@@ -9,6 +9,7 @@ so "what is left" after one of them is nothing: a part called afterwards must be
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -115,3 +116,52 @@ def test_fmt_84_otel_traces_and_metrics_flush_side_by_side_in_one_deadline() -> 
     assert returns(lambda: both.flush(SIDE_BY_SIDE)) is False
     assert seen == [True]  # side by side: the metrics flush began while the trace flush was waiting
     assert traces.budgets[0] <= SIDE_BY_SIDE and metrics.budgets[0] <= SIDE_BY_SIDE
+
+
+class SilentReceiver:
+    """A loopback OTLP endpoint that accepts connections and never answers until :meth:`close` (the blocked
+    destination); it binds 127.0.0.1 and stops with its test."""
+
+    def __init__(self) -> None:
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(8)
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}/v1/metrics"
+        self.accepted = threading.Event()
+        self.connections: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            self.connections.append(connection)
+            self.accepted.set()
+
+    def close(self) -> None:
+        self.server.close()
+        for connection in self.connections:
+            connection.close()
+        self.thread.join(RETURN_BOUND)
+
+
+def test_fmt_84_otel_metrics_flush_returns_in_time_and_says_not_flushed_when_the_endpoint_never_answers() -> None:
+    """FMT-84 / BOOK-2: the SDK's metric exporter waits for its own 10 s HTTP timeout whatever the flush is
+    given; the sink's flush returns at its own deadline instead, while the export still waits on the endpoint
+    (no failure counted yet), and says ``False``."""
+    from hermes_pipeline.sinks.otel.metrics_config import parse_metrics_config
+    from hermes_pipeline.sinks.otel.metrics_sink import OtelMetricsSink
+
+    receiver = SilentReceiver()
+    sink = OtelMetricsSink(parse_metrics_config({"enabled": True, "endpoints": [{"endpoint": receiver.url}]}, None))
+    try:
+        sink.provider.get_meter("test").create_counter("hermes.test.count").add(1)  # something to export
+        assert returns(lambda: sink.flush(TIMEOUT)) is False
+        assert receiver.accepted.wait(RETURN_BOUND)  # the export reaches the endpoint ...
+        assert sink.stats()["metrics_export_failures"] == 0  # ... and was still waiting for its answer
+    finally:
+        receiver.close()  # the export fails at once now
+        sink.shutdown(TIMEOUT)
