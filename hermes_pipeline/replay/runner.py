@@ -166,7 +166,7 @@ class _CapturedStore:
             self.files[Path(item.name).name] = item.content
 
     def close(self) -> None:
-        """Project what is queued, end open runs (partial trajectories), drain the writer."""
+        """Make what is queued into scope events, end open runs (partial trajectories), drain the writer."""
         try:
             self.engine.remove_plugin(self.plugin_name)
             self.scope_plugin.shutdown(CLOSE_DEADLINE)

@@ -107,7 +107,7 @@ class StoreHandle:
                 return
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Project what is queued and write every row (``False`` on timeout)."""
+        """Make what is queued into scope events and write every row (``False`` on timeout)."""
         end = time.monotonic() + timeout
         ok = bool(self.stream.flush(timeout))
         return self.sink.flush(max(end - time.monotonic(), 0.0)) and ok

@@ -82,8 +82,8 @@ class QuickOtelHandle:
             self.stream.add_listener(self.sink)
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Project and export what is queued, within ``timeout`` seconds in all (the sink gets what the stream
-        left of it); ``False`` on timeout."""
+        """Make what is queued into scope events and export them, within ``timeout`` seconds in all (the
+        sink gets what the stream left of it); ``False`` on timeout."""
         deadline = Deadline(timeout)
         streamed = bool(self.stream.flush(deadline.remaining()))
         return bool(self.sink.flush(deadline.remaining())) and streamed

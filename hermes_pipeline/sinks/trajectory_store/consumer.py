@@ -73,8 +73,8 @@ class StoreHandle:
                 logger.warning("hermes_pipeline: trajectory store: pruning failed: %s", type(exc).__name__)
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Project what is queued and write every run that ended, within ``timeout`` seconds in all (the sink
-        gets what the stream left of it); ``False`` on timeout."""
+        """Make what is queued into scope events and write every run that ended, within ``timeout`` seconds
+        in all (the sink gets what the stream left of it); ``False`` on timeout."""
         deadline = Deadline(timeout)
         streamed = bool(self.stream.flush(deadline.remaining()))
         return bool(self.sink.flush(deadline.remaining())) and streamed
