@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hermes_pipeline.config.observability_settings import ObservabilitySettings
 from hermes_pipeline.engine.core import Engine
 
@@ -92,9 +94,10 @@ def test_fmt_84_quick_otel_flush_hands_its_sink_only_what_the_stream_left(tmp_pa
         handle.close()
 
 
-def test_fmt_84_otel_traces_and_metrics_flush_side_by_side_in_one_deadline() -> None:
-    """FMT-84: a blocked metrics sink neither waits for the trace sink nor makes the call take twice the time:
-    both are flushed at once, each within the one deadline, and the call reports not-flushed."""
+@pytest.mark.parametrize("method", ["flush", "shutdown"])
+def test_fmt_84_85_otel_traces_and_metrics_side_by_side_in_one_deadline(method: str) -> None:
+    """FMT-84 / FMT-85: a blocked metrics sink neither waits for the trace sink nor makes the call take twice the
+    time: both are flushed (or shut down) at once, each within the one deadline, and the call reports failure."""
     from hermes_pipeline.sinks.otel.metrics_sink import TracesAndMetrics
 
     entered = threading.Event()
@@ -103,18 +106,22 @@ def test_fmt_84_otel_traces_and_metrics_flush_side_by_side_in_one_deadline() -> 
     class Traces(Blocked):
         def flush(self, timeout: float) -> bool:
             self.budgets.append(timeout)
-            seen.append(entered.wait(timeout))  # True only if the metrics flush started meanwhile
+            seen.append(entered.wait(timeout))  # True only if the metrics call started meanwhile
             return True
+
+        shutdown = flush
 
     class Metrics(Blocked):
         def flush(self, timeout: float) -> bool:
             entered.set()
             return super().flush(timeout)
 
+        shutdown = flush
+
     traces, metrics = Traces(), Metrics()
     both = TracesAndMetrics(traces, metrics)  # type: ignore[arg-type]
-    assert returns(lambda: both.flush(SIDE_BY_SIDE)) is False
-    assert seen == [True]  # side by side: the metrics flush began while the trace flush was waiting
+    assert returns(lambda: getattr(both, method)(SIDE_BY_SIDE)) is False
+    assert seen == [True]  # side by side: the metrics call began while the trace call was waiting
     assert traces.budgets[0] <= SIDE_BY_SIDE and metrics.budgets[0] <= SIDE_BY_SIDE
 
 
