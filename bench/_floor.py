@@ -22,7 +22,7 @@ assembling ATIF there; ``"hook"``, every scope event goes through one pluggy hoo
 contract; one hookimpl) on its way to that queue; ``"scrub"``, the writer runs the engine's credential
 scrubber (``redact_value``) once over each event's ``category_profile``, ``data`` and ``metadata``
 before both outputs see it. Any subset with ``"thread"`` can be run (``bench/bench_floor.py`` adds them
-one at a time). Still no sanitizer, projection, bounded queue, drop counter,
+one at a time). Still no sanitizer, scope plugin, bounded queue, drop counter,
 deadline or fault handling. It answers "what do the bytes plus the obligations cost": a measured floor
 for the all-CPU target.
 """

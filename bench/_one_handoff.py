@@ -1,10 +1,10 @@
 """The "one hand-off" row of ``bench_exporters.py``: the engine's own parts with the writer threads taken out.
 
-The hook projection (``ScopePlugin``, deferred: the caller's thread only timestamps and enqueues) feeds
+The scope plugin (``ScopePlugin``, deferred: the caller's thread only timestamps and enqueues) feeds
 one listener on its publication thread that encodes each event once per format and writes it: the
 ATOF line through the engine's ``AtofEncoder`` into one buffered file, and the event into the ATIF
 ``TrajectoryAssembler``, whose finished trajectories go to the engine's ``TrajectoryDirectory``. So
-a tool call reaches its ATOF line through exactly one thread hand-off, with the same projection,
+a tool call reaches its ATOF line through exactly one thread hand-off, with the same scope plugin,
 credential scrubbing, encoders and outputs as the shipped sinks, but without their per-destination
 bounded queues and writer threads (and so without their fault handling: drop counters, retries,
 deadlines). It measures what the lean data path of issue #13 would cost, not a shipped configuration.
@@ -25,7 +25,7 @@ from hermes_pipeline.sinks.atof.encoder import AtofEncoder
 
 
 class OneHandOff:
-    """The projection plus the inline ATOF + ATIF listener; ``projection`` goes to ``engine.add_plugin``."""
+    """The scope plugin plus the inline ATOF + ATIF listener; ``scope_plugin`` goes to ``engine.add_plugin``."""
 
     def __init__(self, directory: Path, atif: dict[str, Any]) -> None:
         self.out = open(directory / "events.jsonl", "wb", buffering=1 << 16)  # noqa: SIM115 - closed in close()
@@ -34,8 +34,8 @@ class OneHandOff:
         self.files = TrajectoryDirectory(config.directory, config.template)
         self.files.open()
         self.assembler = TrajectoryAssembler(config, self._trajectory, version=PACKAGE_VERSION)
-        self.projection = ScopePlugin(deferred=True)
-        self.projection.add_listener(self)
+        self.scope_plugin = ScopePlugin(deferred=True)
+        self.scope_plugin.add_listener(self)
 
     def _trajectory(self, item: TrajectoryFile) -> None:
         self.files.write([item])
@@ -45,6 +45,6 @@ class OneHandOff:
         self.assembler.add(event)
 
     def close(self, timeout: float) -> None:
-        self.projection.shutdown(timeout)
+        self.scope_plugin.shutdown(timeout)
         self.assembler.close()
         self.out.close()

@@ -1,14 +1,14 @@
-"""Caller-thread cost of ATOF + ATIF sharing one scope projection, per tool call (issue #4).
+"""Caller-thread cost of ATOF + ATIF sharing one scope plugin, per tool call (issue #4).
 
 Rows (medians in ns per ``Turn.call_tool``; ratio and added ns against the first row), measured side
 by side in one process:
 
 1. ``call_tool`` with no plugins;
 1b. one no-op hookimpl plugin on ``pre_tool_call`` + ``post_tool_call`` (the engine's own dispatch of
-    the two hooks the projection needs: a floor no exporter can go under);
+    the two hooks the scope plugin needs: a floor no exporter can go under);
 2. ATOF only: a deferred ``ScopePlugin`` with the ATOF file sink as listener;
 3. ATOF + ATIF on ONE deferred ``ScopePlugin`` (JSONL file + trajectory directory): the target row;
-4. the same with ``deferred=False`` (projection and both listeners on the caller's thread), for scale.
+4. the same with ``deferred=False`` (scope plugin and both listeners on the caller's thread), for scale.
 
 Each round opens a fresh session and turn (untimed), times ``--inner`` tool calls, then ends the turn
 and session and waits for the exporters (untimed), so trajectories are written between rounds and
@@ -156,9 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         cases = [Case("call_tool, no plugins", None),
                  Case("call_tool, no-op pre/post_tool_call hookimpls", None, noop=True),
-                 Case("call_tool, ATOF (deferred projection)", root / "atof"),
-                 Case("call_tool, ATOF + ATIF on one deferred projection", root / "both", atif=True),
-                 Case("call_tool, ATOF + ATIF, inline projection", root / "inline", atif=True, deferred=False)]
+                 Case("call_tool, ATOF (deferred scope plugin)", root / "atof"),
+                 Case("call_tool, ATOF + ATIF on one deferred scope plugin", root / "both", atif=True),
+                 Case("call_tool, ATOF + ATIF, inline scope plugin", root / "inline", atif=True, deferred=False)]
         best = measure(cases, inner=args.inner, rounds=rounds, cycles=cycles)
         for case in cases:
             case.close()

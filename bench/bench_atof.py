@@ -6,10 +6,10 @@ side by side in one process, twice: wall clock (``per_call_ns``) and the caller 
 
 1. ``call_tool`` with no plugins;
 2. with one no-op hookimpl plugin on ``pre_tool_call`` + ``post_tool_call`` (the engine's own
-   dispatch cost for the two hooks the projection needs);
-3. with the ATOF plugin (deferred scope projection + one file sink): the hook callbacks only
-   enqueue, projection and encoding run on the publication and writer threads;
-4. the same with ``deferred=False``: the projection runs on the caller's thread;
+   dispatch cost for the two hooks the scope plugin needs);
+3. with the ATOF plugin (deferred scope plugin + one file sink): the hook callbacks only
+   enqueue; the scope kinds and encoding run on the publication and writer threads;
+4. the same with ``deferred=False``: the scope plugin runs on the caller's thread;
 5. the ATOF plugin with queues of size 1 (almost every record is dropped and counted).
 
 Then the end-to-end rate: tool calls through the host with the file sink, including the final
@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         full.add_plugin(saturated, name="atof")
         saturated_call = tool_call(full)
         cases = [("call_tool, no plugins", plain), ("call_tool, no-op pre/post_tool_call hookimpls", noop_call),
-                 ("call_tool, ATOF (deferred projection) + file sink", atof_call),
-                 ("call_tool, ATOF (inline projection) + file sink", inline_call),
+                 ("call_tool, ATOF (deferred scope plugin) + file sink", atof_call),
+                 ("call_tool, ATOF (inline scope plugin) + file sink", inline_call),
                  ("call_tool, ATOF, queues full (drops)", saturated_call)]
         cycles = 1 if args.quick else 4
         best_wall = {name: float("inf") for name, _ in cases}
@@ -128,9 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         inline.shutdown(120.0)
         saturated.shutdown(5.0)
         added = cpu[2][1] - cpu[0][1]
-        projection = cpu[2][1] - cpu[1][1]
+        scope_cost = cpu[2][1] - cpu[1][1]
         print(f"\nATOF adds {added:.0f} ns of caller-thread CPU per tool call "
-              f"({projection:.0f} ns over the engine's own dispatch of the two hooks).")
+              f"({scope_cost:.0f} ns over the engine's own dispatch of the two hooks).")
         calls = 5_000 if args.quick else 50_000
         elapsed, written = end_to_end(directory + "/e2e", calls)
         print(f"end to end: {calls} tool calls -> {written} events written in {elapsed:.3f} s including flush: "

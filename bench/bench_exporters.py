@@ -9,7 +9,7 @@ i.e. 2 + T * (4 + 2K) ATOF events per session.
 Rows:
 
 - ``plain``: the same loops with no instrumentation at all (the baseline for "added" time).
-- ``lean``: the engine's projection, credential scrubbing and encoders with one hand-off and no
+- ``lean``: the engine's scope plugin, credential scrubbing and encoders with one hand-off and no
   writer threads (``_one_handoff.py``): what the shape of the path costs, measured.
 - ``floor``: the smallest honest pure-Python code writing the same ATOF lines and ATIF files for the
   same workload, inline on the caller's thread (``_floor.py``): how far the engine is from the cost of
@@ -23,7 +23,7 @@ Rows:
   then also OTLP ``gen_ai`` traces to ``OTLPReceiver(discard=True)`` on 127.0.0.1; and the same with
   ``worker = "process"`` (hermes_pipeline extension): the ATOF and ATIF sinks each in a child process,
   both in one shared child (``worker = "process:sinks"``: each batch pickled once), or the OTLP sink in
-  a child (the hook projection stays in the agent's process). Worker start-up is
+  a child (the scope plugin stays in the agent's process). Worker start-up is
   set-up, not timed.
 - NeMo Relay (optional, ``pip install nemo-relay``): ``nemo_relay.scope.scope`` for session / turn,
   ``nemo_relay.llm.call`` + ``call_end`` (with ``OpenAIChatCodec``) and ``nemo_relay.tools.call`` +
@@ -56,10 +56,10 @@ its ``*dropped*`` stats), open ATIF roots, peak RSS (``ru_maxrss``) and current 
 
 Targets (issue #13): ATOF + ATIF on threads >= 3x Relay's manual exporters end to end, <= 20 us of
 all-CPU per tool call, <= 5 us added caller-thread time; the floor within 2x. The observability store rows
-(issue #15): alone (its own projection) and as one more listener of the exporters' projection, where it
+(issue #15): alone (its own scope plugin) and as one more listener of the exporters' scope plugin, where it
 should add <= 1 us on the caller's thread; every run checks that no store row is missing. The trajectory store
-rows (issue #14): both profile stores, each on its own projection (as before one projection per profile) or on
-one projection (a profile without a pipeline projection), and both on the exporters' projection (a profile whose
+rows (issue #14): both profile stores, each on its own scope plugin (as before one scope plugin per profile) or on
+one scope plugin (a profile without a pipeline scope plugin), and both on the exporters' scope plugin (a profile whose
 pipeline runs the ``observability`` component); every run also checks one trajectory file per run. Run: ``python bench/bench_exporters.py`` (``--quick``; ``--help``).
 """
 
@@ -228,11 +228,11 @@ def floor_row(w: Workload, directory: Path, receiver: OTLPReceiver | None, oblig
 
 
 def one_handoff_row(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
-    """The engine's projection and encoders with one hand-off and no writer threads (``_one_handoff.py``)."""
+    """The engine's scope plugin and encoders with one hand-off and no writer threads (``_one_handoff.py``)."""
     engine = Engine()
     config = observability_config(directory, None)
     path = OneHandOff(directory, config["atif"])
-    engine.add_plugin(path.projection, name="one-handoff")
+    engine.add_plugin(path.scope_plugin, name="one-handoff")
     host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
     timed, response = Timed(), w.response()
     for _ in range(w.sessions):
@@ -258,16 +258,16 @@ def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object
 def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool,
                workers: tuple[str, ...] = (), worker: str = "process", store: str = "",
                trajectories: bool = False) -> Run:
-    """``store``: the local observability store (issue #15) on the exporters' projection (``shared``), on a
-    projection of its own (``own``), or on one projection made for the profile's stores (``one``, what a profile
-    without a pipeline projection does); ``trajectories`` adds the trajectory store (issue #14) the same way."""
+    """``store``: the local observability store (issue #15) on the exporters' scope plugin (``shared``), on a
+    scope plugin of its own (``own``), or on one scope plugin made for the profile's stores (``one``, what a profile
+    without a pipeline scope plugin does); ``trajectories`` adds the trajectory store (issue #14) the same way."""
     engine = Engine()
     name, component = "", None
     if exporters:
         config = observability_config(directory, receiver.endpoint if otlp else None, workers, worker)
         name, component = add_observability(engine, config)
-    audit = trajectory = profile_projection = None
-    profile_projection_name = ""
+    audit = trajectory = profile_scope_plugin = None
+    profile_scope_plugin_name = ""
     store_home = Path(tempfile.mkdtemp(prefix="bench-store-"))  # outside the counted outputs
     if store:
         from hermes_pipeline.config.observability_settings import ObservabilitySettings
@@ -277,14 +277,14 @@ def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporter
 
         shared: Any = None
         if store == "shared" and component is not None and component.exporters is not None:
-            shared = component.exporters.projection
+            shared = component.exporters.scope_plugin
         elif store == "one":
-            profile_projection = shared = ScopePlugin(deferred=True)
-            profile_projection_name = engine.add_plugin(shared, name="bench.profile.projection")
-        audit = attach_store(engine, store_home, ObservabilitySettings(audit_enabled=True), shared_projection=shared)
+            profile_scope_plugin = shared = ScopePlugin(deferred=True)
+            profile_scope_plugin_name = engine.add_plugin(shared, name="bench.profile.scope_plugin")
+        audit = attach_store(engine, store_home, ObservabilitySettings(audit_enabled=True), stream=shared)
         if trajectories:
             trajectory = attach_trajectories(engine, store_home, store_home / "trajectories", retention_days=0,
-                                             shared_projection=shared)
+                                             stream=shared)
     host = Host(engine, platform="cli", model=MODEL, provider="bench", base_url="http://127.0.0.1/v1")
     timed, response, before = Timed(), w.response(), receiver.bytes_received
     for _ in range(w.sessions):
@@ -306,9 +306,9 @@ def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporter
         trajectory.close()
         written = sum(1 for _ in (store_home / "trajectories").glob("*.json"))
         store_dropped += max(w.sessions * w.turns - written, 0)  # one trajectory file per run
-    if profile_projection is not None:
-        engine.remove_plugin(profile_projection_name)
-        profile_projection.shutdown(300.0)
+    if profile_scope_plugin is not None:
+        engine.remove_plugin(profile_scope_plugin_name)
+        profile_scope_plugin.shutdown(300.0)
     shutil.rmtree(store_home, ignore_errors=True)
     if component is not None:
         engine.remove_plugin(name)  # flush + shutdown
@@ -356,13 +356,13 @@ def rows(with_relay: bool, with_otlp: bool = True) -> list[Row]:
            Row("lean", "ATOF + ATIF (one hand-off, no writers)", one_handoff_row, True),
            Row("hermes", "ATOF + ATIF", partial(hermes_run, exporters=True, otlp=False), True),
            Row("hermes", "ATOF + ATIF + OTLP", partial(hermes_run, exporters=True, otlp=True), True, True),
-           Row("hermes", "observability store (own projection)",
+           Row("hermes", "observability store (own scope plugin)",
                partial(hermes_run, exporters=False, otlp=False, store="own")),
            Row("hermes", "ATOF + ATIF + observability store", partial(hermes_run, exporters=True, otlp=False,
                                                                       store="shared"), True),
-           Row("hermes", "obs. + traj. stores (own projections)",
+           Row("hermes", "obs. + traj. stores (own scope plugins)",
                partial(hermes_run, exporters=False, otlp=False, store="own", trajectories=True)),
-           Row("hermes", "obs. + traj. stores (one projection)",
+           Row("hermes", "obs. + traj. stores (one scope plugin)",
                partial(hermes_run, exporters=False, otlp=False, store="one", trajectories=True)),
            Row("hermes", "ATOF + ATIF + obs. store + traj. store",
                partial(hermes_run, exporters=True, otlp=False, store="shared", trajectories=True), True),
@@ -442,7 +442,7 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
         lines.append(f"hermes {ours}: {all_cpu[i]:.1f} us all-CPU per tool call, {ratio:.2f}x the obliged floor "
                      f"(target <= 2x, issue #29): {'OK' if ratio <= 2 else 'OVER TARGET'}")
     lean = at["lean", "ATOF + ATIF (one hand-off, no writers)"]
-    lines.append(f"one hand-off (engine projection + encoders, no writer threads): {rate[lean]:,.0f} tool calls/s, "
+    lines.append(f"one hand-off (engine scope plugin + encoders, no writer threads): {rate[lean]:,.0f} tool calls/s, "
                  f"{all_cpu[lean]:.1f} us all-CPU per tool call, floor / it {rate[floor] / rate[lean]:.2f}x")
     if ("relay", "ATOF + ATIF (manual exporters)") in at:
         lines.append(f"end-to-end throughput floor / relay ATOF + ATIF (manual exporters): "

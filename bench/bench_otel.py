@@ -5,10 +5,10 @@ side by side in one process, twice: wall clock (``per_call_ns``) and the caller 
 (the sink's threads compete for the GIL, so wall clock also contains some of their work):
 
 1. ``call_tool`` with no plugins;
-2. with a deferred ``ScopePlugin`` and no listener (the shared projection's hook cost: enqueue only);
+2. with a deferred ``ScopePlugin`` and no listener (the shared scope plugin's hook cost: enqueue only);
 3. with the OTel sink (``gen_ai``) as a listener of that ``ScopePlugin``, exporting through the real
    ``OTLPSpanExporter`` to a loopback ``OTLPReceiver(discard=True)``: the hooks only enqueue; the
-   projection (publication thread), span building and OTLP export (sink threads) run elsewhere;
+   scope plugin (publication thread), span building and OTLP export (sink threads) run elsewhere;
 4. the same with a ``full`` endpoint added (two projections, two exporters): the caller's cost
    must not grow with the number of endpoints.
 
@@ -60,7 +60,7 @@ def otel_sink(endpoint: str, *, full: bool = False) -> OtelSink:
     return build_otel_sink({"enabled": True, "endpoints": entries})
 
 
-def projection(*listeners: Any) -> tuple[Engine, ScopePlugin]:
+def scope_plugin(*listeners: Any) -> tuple[Engine, ScopePlugin]:
     engine = Engine()
     plugin = ScopePlugin(tuple(listeners), deferred=True, max_queue_size=QUEUE)
     engine.add_plugin(plugin, name="scopes")
@@ -69,7 +69,7 @@ def projection(*listeners: Any) -> tuple[Engine, ScopePlugin]:
 
 def end_to_end(endpoint: str, receiver: OTLPReceiver, calls: int) -> tuple[float, int]:
     sink = otel_sink(endpoint)
-    engine, plugin = projection(sink)
+    engine, plugin = scope_plugin(sink)
     fn = tool_call(engine)
     before = receiver.bytes_received
     start = time.perf_counter()
@@ -92,18 +92,18 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("hermes_pipeline").setLevel(logging.ERROR)
     with OTLPReceiver(discard=True) as receiver:
         plain = tool_call(Engine())
-        bare_engine, bare = projection()
+        bare_engine, bare = scope_plugin()
         bare_call = tool_call(bare_engine)
         sink = otel_sink(receiver.endpoint)
-        otel_engine, otel_projection = projection(sink)
+        otel_engine, otel_scope_plugin = scope_plugin(sink)
         otel_call = tool_call(otel_engine)
         sink2 = otel_sink(receiver.endpoint, full=True)
-        two_engine, two_projection = projection(sink2)
+        two_engine, two_scope_plugin = scope_plugin(sink2)
         two_call = tool_call(two_engine)
         cases = [("call_tool, no plugins", plain), ("call_tool, ScopePlugin (deferred), no listener", bare_call),
                  ("call_tool, ScopePlugin + OTel sink (gen_ai → OTLP/HTTP)", otel_call),
                  ("call_tool, ScopePlugin + OTel sink (gen_ai + full)", two_call)]
-        drains = [(bare, None), (otel_projection, sink), (two_projection, sink2)]
+        drains = [(bare, None), (otel_scope_plugin, sink), (two_scope_plugin, sink2)]
         cycles = 1 if args.quick else 3
         best_wall = {name: float("inf") for name, _ in cases}
         best_cpu = dict(best_wall)
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\ncaller thread CPU time (work done on the caller's thread itself):")
         print(table(cpu))
         print(f"\nOTel sink adds {cpu[2][1] - cpu[0][1]:.0f} ns of caller-thread CPU per tool call over no plugins "
-              f"({cpu[2][1] - cpu[1][1]:.0f} ns over the bare deferred projection).")
+              f"({cpu[2][1] - cpu[1][1]:.0f} ns over the bare deferred scope plugin).")
         exported = sink.stats()["exported"] + sink2.stats()["exported"]
         dropped = sink.stats()["dropped"] + sink2.stats()["dropped"]
         print(f"spans exported during the rows: {exported:,} (dropped {dropped})")

@@ -4,7 +4,7 @@ Part 1, counter events per second (medians of ``--rounds`` runs, each ``--events
 
 * ``caller thread``: the CPU time (``time.thread_time``) on the agent's thread of one ``pre_tool_call`` +
   ``post_tool_call`` pair through the engine: shared metrics has no hook implementation, so this is the
-  profile stream's projection stamping and queueing each hook (the stream's publication thread projects
+  profile stream's scope plugin stamping and queueing each hook (the stream's publication thread projects
   them and hands the scope events to the shared-metrics writer, which counts them), measured while the
   writer is held (the events then accumulate, so the garbage collector's passes over them are part of
   the figure); ``host tool path``: the same through :meth:`Turn.call_tool` of a :class:`Host` (its
@@ -14,8 +14,8 @@ Part 1, counter events per second (medians of ``--rounds`` runs, each ``--events
   process CPU (all threads) per tool call;
 * ``reference``: the same two dispatches to a no-op observer (the engine's own cost);
 * ``beside another consumer``: what shared metrics adds to a profile whose stream runs anyway (the trajectory
-  store, an exporter): host tool calls through a deferred projection with a no-op listener, with and without
-  shared metrics listening to the same projection; caller-thread CPU and process CPU (all threads, until
+  store, an exporter): host tool calls through a deferred scope plugin with a no-op listener, with and without
+  shared metrics listening to the same scope plugin; caller-thread CPU and process CPU (all threads, until
   every counter is committed) per tool call, the difference of the two;
 * ``alone, 4 KB result``: shared metrics as the only consumer (its own stream), host tool calls whose result is
   4 KB of text: caller-thread and process CPU per tool call;

@@ -3,15 +3,15 @@
 Rows, measured side by side in one process:
 
 1. ``Turn.call_tool`` with no plugins, and with the profile's trajectory store attached (its own
-   deferred projection on the engine; the ATIF writer on its thread), per tool call: wall clock
+   deferred scope plugin on the engine; the ATIF writer on its thread), per tool call: wall clock
    (interleaved rounds) and the caller thread's CPU time (``time.thread_time_ns``: what the caller
    itself spends), beside one no-op hookimpl on the two tool hooks (the host's payloads and the
    engine's dispatch, which any listener costs). Target: the store adds <= 1 us on the caller's
    thread per tool call. The wall-clock rows also pay for the store's publication thread projecting
    events while any row runs (one GIL; rounds are interleaved), and a loop this tight overflows its
    queue (drops are counted): read the CPU rows for the caller's own cost. Then the trajectory store
-   and the observability store together, each on a projection of its own (a tool call enqueued and
-   projected twice) and both on one projection (what a profile makes for its consumers: once).
+   and the observability store together, each on a scope plugin of its own (a tool call enqueued and
+   projected twice) and both on one scope plugin (what a profile makes for its consumers: once).
    Then the paced rows, which the target line reads: the same tool calls timed in batches of
    :data:`PACE` calls, with the store flushed (its queue projected and written) outside the timed
    region before every batch, as in an agent whose tool calls take milliseconds and whose store
@@ -106,21 +106,21 @@ def paced_thread_ns(cases: list[tuple[str, Callable[[], object]]], between: Call
     return [(name, statistics.median(samples[name])) for name, _ in cases]
 
 
-def _both_stores(root: Path, name: str, *, one_projection: bool) -> tuple[Engine, list[object], object | None]:
-    """An engine with the trajectory store and the observability store: each on a projection of its own (one
-    projection per consumer, as profiles had), or both on one projection (what a profile makes now)."""
+def _both_stores(root: Path, name: str, *, one_scope_plugin: bool) -> tuple[Engine, list[object], object | None]:
+    """An engine with the trajectory store and the observability store: each on a scope plugin of its own (one
+    scope plugin per consumer, as profiles had), or both on one scope plugin (what a profile makes now)."""
     from hermes_pipeline.config.observability_settings import ObservabilitySettings
     from hermes_pipeline.export.scope_hooks import ScopePlugin
     from hermes_pipeline.sinks.observability_store import attach_store as attach_audit
 
     engine = Engine()
     home = root / name
-    shared = ScopePlugin(deferred=True) if one_projection else None
+    shared = ScopePlugin(deferred=True) if one_scope_plugin else None
     if shared is not None:
-        engine.add_plugin(shared, name="bench.profile.projection")
+        engine.add_plugin(shared, name="bench.profile.scope_plugin")
     handles: list[object] = [
-        attach_store(engine, home, home / "trajectories", retention_days=0, shared_projection=shared),
-        attach_audit(engine, home, ObservabilitySettings(audit_enabled=True), shared_projection=shared)]
+        attach_store(engine, home, home / "trajectories", retention_days=0, stream=shared),
+        attach_audit(engine, home, ObservabilitySettings(audit_enabled=True), stream=shared)]
     return engine, handles, shared
 
 
@@ -194,7 +194,7 @@ def _floor_call(turn: Any, engine: Engine | None) -> Callable[[], object]:
     pre = engine.record_lanes("pre_tool_call", engine.hook_listeners["pre_tool_call"])
     post = engine.record_lanes("post_tool_call", engine.hook_listeners["post_tool_call"])
     if pre is None or post is None:
-        raise RuntimeError("the store's projection offers no record lanes")
+        raise RuntimeError("the store's scope plugin offers no record lanes")
 
     def call() -> str:
         args = {"path": "n"}
@@ -232,14 +232,14 @@ def tool_rows(root: Path, inner: int, rounds: int, batches: int) -> None:
     floor.add_plugin(NoOpToolHooks(), name="noop")
     stored = Engine()
     handle = attach_store(stored, root / "home", root / "home" / "trajectories", retention_days=0)
-    own, own_handles, _ = _both_stores(root, "own", one_projection=False)
-    one, one_handles, one_projection = _both_stores(root, "one", one_projection=True)
+    own, own_handles, _ = _both_stores(root, "own", one_scope_plugin=False)
+    one, one_handles, one_scope_plugin = _both_stores(root, "one", one_scope_plugin=True)
     turns = []
     cases: list[tuple[str, Callable[[], object]]] = []
     for name, engine in (("call_tool, no plugins", bare), ("one no-op pre/post_tool_call hookimpl", floor),
                          ("call_tool, trajectory store on", stored),
-                         ("call_tool, traj. + obs. stores, own projections", own),
-                         ("call_tool, traj. + obs. stores, one projection", one)):
+                         ("call_tool, traj. + obs. stores, own scope plugins", own),
+                         ("call_tool, traj. + obs. stores, one scope plugin", one)):
         session = Host(engine, model="m").session()
         turn = session.turn("bench")
         turns.append((session, turn))
@@ -252,16 +252,16 @@ def tool_rows(root: Path, inner: int, rounds: int, batches: int) -> None:
     handle.close()
     for each in (*own_handles, *one_handles):
         each.close()  # type: ignore[attr-defined]
-    if one_projection is not None:
-        one_projection.shutdown(5.0)  # type: ignore[attr-defined]
+    if one_scope_plugin is not None:
+        one_scope_plugin.shutdown(5.0)  # type: ignore[attr-defined]
     print("per tool call, wall clock (interleaved rounds):")
     print(table(wall))
     print("\nper tool call, caller thread CPU, tight loop (back-to-back calls; the store's backlog grows):")
     print(table(cpu))
     tight_added = cpu[2][1] - cpu[0][1]
     tight_floor = cpu[2][1] - cpu[1][1]
-    print(f"both stores: {(cpu[3][1] - cpu[0][1]) / 1000:.2f} us added with a projection each, "
-          f"{(cpu[4][1] - cpu[0][1]) / 1000:.2f} us with one projection for both (tight loop)\n")
+    print(f"both stores: {(cpu[3][1] - cpu[0][1]) / 1000:.2f} us added with a scope plugin each, "
+          f"{(cpu[4][1] - cpu[0][1]) / 1000:.2f} us with one scope plugin for both (tight loop)\n")
     paced_added, paced_floor = paced_rows(root, batches, rounds)
     print(f"\nstore, paced rows (the target's row): {paced_added / 1000:.2f} us added on the caller's thread per tool "
           f"call over no plugins (target <= 1 us); {paced_floor / 1000:.2f} us over the engine's own dispatch of the "

@@ -12,7 +12,7 @@ Re-exported by :mod:`hermes_pipeline.testing`::
         assert [e["uuid"] for e in run.jsonl("e.jsonl")][:1] == [run.uuid(run.events[0])]
         assert (tmp_path / "mine.txt").read_text() ...           # what MySink wrote
 
-:func:`capture_export` builds the ``observability`` component's projection and sinks from ``config``
+:func:`capture_export` builds the ``observability`` component's scope plugin and sinks from ``config``
 exactly as activation does (sinks found through the ``hermes_pipeline.sinks`` entry points, or given
 in ``builders`` when the sink is not installed), adds a :class:`MemorySink` beside them, runs a
 scripted session (:func:`scripted_session`, or your own ``session(host)``), flushes and shuts
@@ -73,7 +73,7 @@ class ExportCapture:
     files: dict[str, bytes] = field(default_factory=dict)
     """Relative path (``/``-separated) → content, for every file under the capture's directory."""
     stats: dict[str, Any] = field(default_factory=dict)
-    """The component's counters after shutdown (projection and every sink)."""
+    """The component's counters after shutdown (scope plugin and every sink)."""
 
     @staticmethod
     def uuid(event: ScopeEvent) -> str:
@@ -123,7 +123,7 @@ def scripted_session(host: Host, *, turns: int = 1, tools: Iterable[str] = ("rea
 def capture_export(config: Mapping[str, Any], directory: Path, *,
                    session: Callable[[Host], object] = scripted_session,
                    builders: Mapping[str, SinkBuilder] | None = None, timeout: float = 30.0) -> ExportCapture:
-    """Run ``session`` through the ``observability`` projection and the sinks of ``config``; see the module text.
+    """Run ``session`` through the ``observability`` scope plugin and the sinks of ``config``; see the module text.
 
     ``config`` is the component's config table (``version = 4`` and the sink sections); file sinks
     without a directory write under ``directory``, relative paths resolve against it. Every enabled

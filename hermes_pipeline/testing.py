@@ -9,7 +9,7 @@
 
 For sink authors (:mod:`hermes_pipeline.sink_testing`): :class:`MemorySink` keeps the scope events it
 receives, :func:`capture_export` runs a scripted session (:func:`scripted_session`) through the
-``observability`` projection and the sinks of a config and returns the events and every file written.
+``observability`` scope plugin and the sinks of a config and returns the events and every file written.
 
 Fakes for a host's seams, so a test needs no network and no model:
 

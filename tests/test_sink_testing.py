@@ -41,7 +41,7 @@ class Names(BaseSink):
 
 
 def test_fmt_atof_lines_are_the_projected_events_in_order(tmp_path: Path) -> None:
-    """Every ATOF line is one event the projection published (same UUID, phase and order), and valid."""
+    """Every ATOF line is one event the scope plugin published (same UUID, phase and order), and valid."""
     run = capture_export(CONFIG, tmp_path)
     lines = run.jsonl("events.jsonl")
     for line in lines:

@@ -21,7 +21,7 @@ PACKAGE = Path(hermes_pipeline.__file__).resolve().parent
 ROOT = PACKAGE.name
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"contract", "_lazy", "_stop_signal", "schemas"}),
+    frozenset({"contract", "_lazy", "_deprecated", "_stop_signal", "schemas"}),
     frozenset({"engine"}),
     frozenset({"runtime"}),
     frozenset({"host"}),

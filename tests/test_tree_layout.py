@@ -24,6 +24,7 @@ SPANNING = frozenset({
     "test_stop_signal.py",          # hermes_pipeline/_stop_signal.py (a top-level module)
     "test_testing_fakes.py",        # hermes_pipeline/testing.py
     "test_tree_layout.py",
+    "test_vocabulary.py",           # one word per concept across every package
     "test_working_tree_guard.py",   # tests/conftest.py
 })
 """Test modules allowed directly in ``tests/``: each tests something that is no one package."""

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from .._deprecated import renamed_attributes
 from ..config.checks import check_keys
 from ..config.keypath import KeyPath, format_path
 from ..config.policy import ValidationContext
@@ -34,7 +35,7 @@ class ObservabilityComponent:
 
     Validation and the activation-time checks (``header_env`` variables set and non-blank,
     process-global OTLP header variables ignored) live here; :mod:`.observability_sinks` attaches
-    the enabled sinks to one shared hook projection at activation.
+    the enabled sinks to one shared scope plugin at activation.
     """
 
     kind: ClassVar[str] = "observability"
@@ -53,7 +54,7 @@ class ObservabilityComponent:
         self.working_directory: str | None = None
         """The process working directory at activation, against which relative paths resolve (CFG-83)."""
         self.exporters: AttachedSinks | None = None
-        """The projection and sinks attached at activation (``None`` when no section is enabled)."""
+        """The scope plugin and sinks attached at activation (``None`` when no section is enabled)."""
 
     @classmethod
     def validate_config(cls, config: dict[str, Any], vctx: ValidationContext) -> None:
@@ -131,17 +132,19 @@ class ObservabilityComponent:
         return out
 
     @property
-    def projection(self) -> Any:
-        """The hook projection the enabled sinks listen to (``None`` when no section is enabled): a profile's
-        own consumers may listen to it too, so that a hook is projected once for all of them."""
-        return self.exporters.projection if self.exporters is not None else None
+    def scope_plugin(self) -> Any:
+        """The scope plugin the enabled sinks listen to (``None`` when no section is enabled): a profile's
+        own consumers may listen to it too, so that a hook becomes scope events once for all of them."""
+        return self.exporters.scope_plugin if self.exporters is not None else None
+
+    __getattr__ = renamed_attributes("ObservabilityComponent", {"projection": "scope_plugin"})
 
     def flush(self, timeout: float) -> bool:
         """Write what the sinks have queued, within ``timeout`` seconds."""
         return self.exporters.flush(timeout) if self.exporters is not None else True
 
     def stats(self) -> dict[str, Any]:
-        """Queue, drop and error counters of the projection and of every sink."""
+        """Queue, drop and error counters of the scope plugin and of every sink."""
         return self.exporters.stats() if self.exporters is not None else {}
 
     def _warn(self, code: str, message: str, field: str | None) -> None:

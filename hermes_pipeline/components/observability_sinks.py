@@ -1,13 +1,13 @@
 """Attaching the exporters to the ``observability`` component (spec 04 §1).
 
-One :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin` projects the hooks into scope events
+One :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin` makes the hooks into scope events
 once; every enabled section adds one sink, built by the sink class (``from_config``) or builder its
 name finds in the ``hermes_pipeline.sinks`` entry-point group (:mod:`hermes_pipeline.sinks.registry`;
 the built-in ``atof``, ``atif`` and ``opentelemetry`` are found the same way), given the section's
 table and one :class:`~hermes_pipeline.sinks.base.SinkContext`. Only the enabled sections' sinks are imported.
 A sink that does not declare ``never_blocks`` (every third-party sink, unless it says so) is called
 from its own bounded queue and thread (:mod:`hermes_pipeline.export.isolation`): one that blocks
-loses only its own events, counted, and never holds up the projection, the other sinks, a flush or
+loses only its own events, counted, and never holds up the scope plugin, the other sinks, a flush or
 the process exit.
 """
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from .._deprecated import renamed_attributes
 from ..engine.deadline import Deadline, run_all
 
 logger: Final = logging.getLogger("hermes_pipeline.component.observability")
@@ -40,16 +41,17 @@ def enabled_sections(config: Mapping[str, Any]) -> list[str]:
 
 @dataclass
 class AttachedSinks:
-    """The shared projection and the sinks listening to it."""
+    """The shared scope plugin and the sinks listening to it."""
 
-    projection: Any
+    scope_plugin: Any
     sinks: dict[str, Any] = field(default_factory=dict)
+    __getattr__ = renamed_attributes("AttachedSinks", {"projection": "scope_plugin"})
 
     def flush(self, timeout: float) -> bool:
-        """Project what is queued, then flush every sink: all within ``timeout`` seconds in all, the
+        """Make what is queued into scope events, then flush every sink: all within ``timeout`` seconds in all, the
         sinks side by side (one stuck destination never takes the others' time)."""
         deadline = Deadline(timeout)
-        ok = bool(self.projection.flush(deadline.remaining()))
+        ok = bool(self.scope_plugin.flush(deadline.remaining()))
         return run_all([sink.flush for sink in self.sinks.values()], deadline.remaining(),
                        name="hermes-export-flush") and ok
 
@@ -57,7 +59,7 @@ class AttachedSinks:
         """Close open scopes (partial output), then shut every sink down side by side: all within
         ``deadline`` seconds in all."""
         end = Deadline(deadline)
-        ok = bool(self.projection.shutdown(end.remaining()))
+        ok = bool(self.scope_plugin.shutdown(end.remaining()))
         groups: dict[int, list[tuple[str, Any]]] = {}
         for name, sink in self.sinks.items():  # sections sharing one worker process close one after another
             groups.setdefault(id(getattr(sink, "worker", sink)), []).append((name, sink))
@@ -79,8 +81,8 @@ class AttachedSinks:
         return shutdown
 
     def stats(self) -> dict[str, Any]:
-        """Counters of the projection queue and of each sink."""
-        out: dict[str, Any] = {"publication": self.projection.publication_stats()}
+        """Counters of the scope plugin's queue and of each sink."""
+        out: dict[str, Any] = {"publication": self.scope_plugin.publication_stats()}
         for name, sink in self.sinks.items():
             out[name] = sink.stats()
         return out
@@ -92,7 +94,7 @@ class AttachedSinks:
 
 def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callable[[object], None],
                  default_dir: Path | None = None, builders: Mapping[str, Any] | None = None) -> AttachedSinks | None:
-    """Build the enabled sinks of an ``observability`` config and register their projection.
+    """Build the enabled sinks of an ``observability`` config and register their scope plugin.
 
     ``base_dir`` resolves relative paths (CFG-83); ``default_dir`` is where local files go when a
     section names no ``output_directory`` (``$HERMES_HOME/telemetry`` when omitted, FMT-35).
@@ -114,10 +116,10 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
     queue_bytes = max_bytes if isinstance(max_bytes, int) and not isinstance(max_bytes, bool) and max_bytes > 0 \
         else None
     # Credential scrubbing of every event, for every sink, unless the operator turned it off by name.
-    projection = ScopePlugin(deferred=True, max_queue_size=queue,
-                             redact_credentials=config.get("redact_credentials") is not False,
-                             max_value_chars=config.get("max_value_chars"), max_queue_bytes=queue_bytes)
-    attached = AttachedSinks(projection)
+    scope_plugin = ScopePlugin(deferred=True, max_queue_size=queue,
+                               redact_credentials=config.get("redact_credentials") is not False,
+                               max_value_chars=config.get("max_value_chars"), max_queue_bytes=queue_bytes)
+    attached = AttachedSinks(scope_plugin)
     from ..sinks.base import SinkContext, build_sink
     from ..sinks.registry import load_sink
     from ..export.isolation import isolate
@@ -140,9 +142,9 @@ def attach_sinks(config: Mapping[str, Any], *, base_dir: Path, register: Callabl
             listener = sink.worker if isinstance(sink, ProcessSink) else sink
             if not any(listener is known for known in listeners):
                 listeners.append(listener)
-                projection.add_listener(listener)
+                scope_plugin.add_listener(listener)
     except BaseException:
         attached.shutdown(1.0)
         raise
-    register(projection)
+    register(scope_plugin)
     return attached

@@ -151,7 +151,7 @@ class ObservabilitySettings:
     log_path: str = "logs/hermes-pipeline.jsonl"
     max_value_chars: int | None = None
     """The bound of one string value in the profile's stores and its JSON Lines log (``export/bounds.py``);
-    ``None`` (unset): the pipeline component's bound when the profile shares its projection, else 1,000,000."""
+    ``None`` (unset): the pipeline component's bound when the profile shares its scope plugin, else 1,000,000."""
 
     @property
     def sampling_rate(self) -> float:

@@ -97,7 +97,7 @@ class DemoResult:
     spans: list[Any] = field(default_factory=list)
     """Spans the OTLP receiver decoded."""
     exporter_stats: dict[str, Any] = field(default_factory=dict)
-    """Queue, drop and error counters of the projection and each sink, taken before release."""
+    """Queue, drop and error counters of the scope plugin and each sink, taken before release."""
     failures_before: Any = None
     """The engine's failure counts when the demo started (the process-wide engine may have counted others')."""
     destinations: list[str] = field(default_factory=list)
@@ -222,7 +222,7 @@ def store_queries(home: Path) -> dict[str, list[dict[str, Any]]]:
 
 def _sent_elsewhere(result: DemoResult) -> list[str]:
     """Per OTLP trace endpoint the demo did not receive itself: how many spans it took (the exporter's counts)
-    and its URL (from the destinations the pipeline reports, ``... <label>: <projection> → <url>``)."""
+    and its URL (from the destinations the pipeline reports, ``... <label>: <type> → <url>``)."""
     lines = []
     otel = result.exporter_stats.get("opentelemetry")
     entries = otel.get("endpoints") if isinstance(otel, dict) else None

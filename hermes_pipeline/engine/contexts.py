@@ -56,7 +56,7 @@ class PluginContext:
         """Register the ``@hookimpl`` methods of a helper object as part of this plugin.
 
         They are removed together with the plugin. Useful for a component that delegates to
-        exporter objects (for example one projection shared by several sinks).
+        exporter objects (for example one scope plugin shared by several sinks).
         """
         from .plugins import LoadedPlugin
 

@@ -96,7 +96,7 @@ def bound_event(event: ScopeEvent, cap: int) -> ScopeEvent:
     """``event`` with every string of its name, data, profile and metadata cut to ``cap`` (no scrubbing); the
     strings of its first-party ``facts`` too, not counted in the rendered ``hermes.truncated_values``.
 
-    For the projection with credential redaction switched off: the bound holds either way. Returns the
+    For a scope plugin with credential redaction switched off: the bound holds either way. Returns the
     same object when nothing was cut."""
     cut = [0]
     name = bounded(event.name, cap)

@@ -5,7 +5,7 @@ resolved per destination; when it is closed every content field of ``data`` is r
 summary (``preview``: ``{preview, chars, sha256}``, ``digest``: ``{chars, sha256}``, ``off``:
 removed) and the gated metadata key ``hermes.sender_id`` is dropped.
 
-The events these functions see were credential-scrubbed once by the projection
+The events these functions see were credential-scrubbed once by the scope tracker
 (:mod:`~hermes_pipeline.export.redaction`), so previews, lengths and hashes are those of the scrubbed
 strings: a preview never shows a credential the scrubber recognises.
 """

@@ -2,7 +2,7 @@
 
 An approval row says who decided what, and how long it waited.
 
-The projection puts ``hermes.approval.request`` / ``.response`` marks under the tool call that asked (or
+The scope kinds put ``hermes.approval.request`` / ``.response`` marks under the tool call that asked (or
 the turn), and ``hermes.human_input.request`` / ``.resolved`` under the current scope. The request's
 time gives ``waited_ms``; the enclosing ``agent.run`` gives ``trajectory_id`` (the run's id, as in
 ``task_runs``).

@@ -1,13 +1,13 @@
 """One sink behind its own queue, thread and deadline, so that a sink that blocks stalls only itself.
 
-The projection calls every listener on its one publication thread, in order. A sink whose
+The scope tracker calls every listener on its one publication thread, in order. A sink whose
 ``__call__`` blocks (a third-party sink waiting on a socket, a lock, a full pipe) would hold that
-thread, and with it the tracker's lock: the projection stops, every other sink starves, and a
+thread, and with it the tracker's lock: the scope stream stops, every other sink starves, and a
 ``flush`` or the process exit waits on the lock for ever. :class:`IsolatedSink` puts such a sink
 behind its own :class:`~hermes_pipeline.export.writer.BoundedWriter`: the publication thread only
 appends the event to that sink's bounded queue (the same lock-free ``submit`` the built-in sinks
 use, nothing more per event), and the sink's own worker thread calls it. A sink that blocks then
-fills and drops only its own queue, counted (``events_dropped``) and warned once; the projection and
+fills and drops only its own queue, counted (``events_dropped``) and warned once; the scope stream and
 the other sinks never wait for it.
 
 Every call into the sink has a deadline, :data:`SINK_CALL_DEADLINE`: a sink still inside one call

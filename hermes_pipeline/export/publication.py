@@ -1,4 +1,4 @@
-"""The publication queue: hook callbacks only enqueue; one thread runs the scope projection (FMT-79, FMT-80).
+"""The publication queue: hook callbacks only enqueue; one thread runs the scope kinds (FMT-79, FMT-80).
 
 With a deferred :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin`, each ``@hookimpl`` made by
 :func:`deferrable` captures the hook time (and, where needed, the caller's context) and appends one
@@ -42,7 +42,7 @@ logger: Final = logging.getLogger("hermes_pipeline.export")
 F = TypeVar("F", bound=Callable[..., None])
 KeyFn = Callable[[Mapping[str, Any]], Any]
 Record = tuple[Callable[..., None], int, "tuple[str, str] | None", "Mapping[str, Any] | tuple[Any, ...]", Any]
-"""``(projection, hook time in epoch µs, captured (session_id, tool_call_id) or None, the dispatch's
+"""``(hook method of the scope plugin, hook time in epoch µs, captured (session_id, tool_call_id) or None, the dispatch's
 payload or the record lane's fields, copy of the snapshot field or None)``."""
 
 
@@ -224,7 +224,7 @@ class TrackerDestination:
         self._warned: set[tuple[str, str]] = set()
 
     def describe(self) -> str:
-        return "scope projection"
+        return "scope tracker"
 
     def write(self, batch: list[Record]) -> None:
         tracker = self.tracker
@@ -241,7 +241,7 @@ class TrackerDestination:
                     key = (project.__name__, type(exc).__name__)
                     if key not in self._warned:
                         self._warned.add(key)
-                        logger.warning("hermes_pipeline: scope projection of %s failed (%s); later failures of "
+                        logger.warning("hermes_pipeline: scope kind hook %s failed (%s); later failures of "
                                        "this kind are counted silently", project.__name__, type(exc).__name__)
                 finally:
                     tracker._ts = 0

@@ -1,11 +1,11 @@
 """Credential redaction of every scope event before any sink sees it (spec 04 FMT-33a; spec 06 BOOK-12, BOOK-15).
 
-The hook projection keeps content fields as the hooks gave them, and some of those are raw by contract
+The scope tracker keeps content fields as the hooks gave them, and some of those are raw by contract
 (``user_message``, tool ``arguments`` and ``result``, the final answer, an approval ``command``, a
 subagent's goal). :func:`redact_event` applies the one credential scrubber of the engine
 (:func:`~hermes_pipeline.engine.scrub.scrub_text` and the sensitive-key rule) to every string of an
 event's ``data``, ``category_profile`` and ``metadata``, at any depth, so every exporter inherits the
-same result: local ATOF and ATIF files, ATOF streams, every OTLP projection and Langfuse. Content
+same result: local ATOF and ATIF files, ATOF streams, every OTLP endpoint type and Langfuse. Content
 summaries and previews are computed by the exporters afterwards, from the scrubbed strings, so a
 preview never shows a credential the scrubber recognises. The ``request`` / ``response`` / ``error``
 fields were already sanitized by the engine with the same scrubber, which is idempotent, so a string

@@ -185,7 +185,7 @@ class ScopePlugin:
         return {"pipeline.events_dropped": stats["dropped_queue_full"] + stats["dropped_queue_bytes"]
                 + stats["dropped_closed"], "pipeline.events_dropped_bytes": stats["dropped_queue_bytes"],
                 "queue_depth": stats["queue_depth"], "queue_bytes": stats["queue_bytes"], "records": stats["submitted"],
-                "projection_failures": self._destination.failures}
+                "record_failures": self._destination.failures}
 
     # ------------------------------------------------------------------ hooks → kinds
     # Each @hookimpl runs its scope kind's method of the same name (``kind`` names the attribute holding the
@@ -231,9 +231,10 @@ class ScopePlugin:
     on_skill_lifecycle = deferrable(kind="skills")(SkillRuns.on_skill_lifecycle)
 
 
-def release_projection(engine: Any, plugin_name: str | None, projection: Any, listener: Any, *, own: bool,
-                       deadline: float) -> None:
-    """Detach one of a profile's consumers from the hooks object (``ScopePlugin``) it listens to.
+def release_listener(engine: Any, plugin_name: str | None, stream: Any, listener: Any, *, own: bool,
+                     deadline: float) -> None:
+    """Detach one of a profile's consumers from the scope stream it listens to (a ``ScopePlugin``, or the
+    profile's ``SharedStream`` over one).
 
     An ``own`` one is removed from ``engine`` (when it was added as ``plugin_name``) and shut down,
     which ends its open scopes so the listener writes its partial runs; a shared one is flushed, then only
@@ -242,7 +243,7 @@ def release_projection(engine: Any, plugin_name: str | None, projection: Any, li
     if own:
         if plugin_name is not None:
             engine.remove_plugin(plugin_name)
-        projection.shutdown(deadline)
+        stream.shutdown(deadline)
     else:
-        projection.flush(deadline)
-        projection.remove_listener(listener)
+        stream.flush(deadline)
+        stream.remove_listener(listener)

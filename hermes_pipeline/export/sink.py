@@ -115,7 +115,7 @@ def build_sink(entry: Any, config: Mapping[str, Any], ctx: SinkContext, **overri
 
 @runtime_checkable
 class Sink(Protocol):
-    """A consumer of the projection's scope events (see the module text)."""
+    """A consumer of a scope plugin's scope events (see the module text)."""
 
     def __call__(self, event: ScopeEvent) -> None:
         """Take one event (start, end or mark); called on one thread at a time, never concurrently."""
@@ -133,7 +133,7 @@ class Sink(Protocol):
         """Where the sink writes, for people (never a credential)."""
 
     # Optional: ``take_many(events: list[ScopeEvent]) -> None``, the events of one publication batch in
-    # order, with the same effect as calling the sink with each (the projection then hands a batch over
+    # order, with the same effect as calling the sink with each (the scope tracker then hands a batch over
     # in one call; ``ScopeTracker.collect``). Not part of the protocol: a sink without it gets one call
     # per event.
 

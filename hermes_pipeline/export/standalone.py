@@ -69,7 +69,7 @@ class SinkPlugin(ScopePlugin):
     def build(cls, entry: Any, config: Mapping[str, Any], ctx: SinkContext, *, deferred: bool = True,
               toolsets: Mapping[str, str] | None = None, memory_tools: Mapping[str, str] | None = None,
               **overrides: Any) -> SinkPlugin:
-        """Any sink on its own projection: built from ``entry`` (a sink class, through its ``from_config``, or a
+        """Any sink on a scope plugin of its own: built from ``entry`` (a sink class, through its ``from_config``, or a
         builder) with the section's ``config`` and ``ctx``, as the ``observability`` component builds it (a
         ``worker = "process"`` section runs in a worker process here too).
 

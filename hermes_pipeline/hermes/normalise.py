@@ -44,7 +44,7 @@ What Hermes does, and what is done about it here:
   ``post_tool_call`` gets it as ``exit_code`` (a non-zero one is a failed command in every output;
   Hermes' ``status`` is kept as it reported it).
 - **Provider failures.** ``api_request_error`` carries ``status_code``, the exception class and
-  Hermes' classified ``reason``; the projection types the attempt from them and a turn that fails
+  Hermes' classified ``reason``; the scope kinds type the attempt from them and a turn that fails
   on it carries that type (``rate_limited``, ``upstream_error``, ``authentication``, ``timeout`` …).
 - **Gateway dispatch.** ``pre_gateway_dispatch`` carries only Hermes objects (``event``,
   ``gateway``, ``session_store``): ``platform``, ``event_type``, ``session_key`` and ``session_id``
@@ -87,7 +87,7 @@ _TOOL_CONTEXT: Final = ("platform", "model", "provider", "api_mode")
 _OPENS_SESSION: Final = frozenset({"on_session_start", "pre_llm_call", "pre_api_request", "post_api_request",
                                    "api_request_error", "pre_tool_call", "post_tool_call", "pre_approval_request",
                                    "post_approval_response", "subagent_start"})
-"""Hooks whose event opens a session scope in the projection when none is open (FMT-24 row 1)."""
+"""Hooks whose event opens a session scope (export/scope_kinds/session.py) when none is open (FMT-24 row 1)."""
 
 
 @dataclass

@@ -184,7 +184,7 @@ class ProcessActivation:
 
     def components(self) -> list[Any]:
         """The instances of the activated components, in activation order (a read-only view for the
-        profiles, which look there for a hook projection they can share)."""
+        profiles, which look there for a scope plugin they can share)."""
         with self._lock:
             engine = self._engine
             if engine is None:

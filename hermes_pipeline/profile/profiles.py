@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .._deprecated import renamed_attributes
 from ..config.discovery import PipelineSettings, canonical
 from ..config.profile_config import ProfileSettings, load_profile_settings
 from ..config.redaction_key import load_redaction_key
@@ -60,10 +61,7 @@ class Profile:
         """The one stream of scope events the profile's consumers listen to (:class:`SharedStream`)."""
         self._registry: list[ProfileConsumer] = []
 
-    @property
-    def shared_projection(self) -> SharedStream:
-        """The former name of :attr:`stream`, kept for consumers written against it."""
-        return self.stream
+    __getattr__ = renamed_attributes("Profile", {"shared_projection": "stream"})
 
     def _start_consumers(self, only: str | None = None) -> None:
         if not self._registry:

@@ -1,8 +1,8 @@
 """A profile's one shared event stream: the scope events every first-party consumer of the profile listens to.
 
-A hook is enqueued once on the caller's thread and projected once, whatever the number of consumers, and they
-all see the same scope UUIDs (FMT-56). The stream is the pipeline's own projection when the pipeline file runs an
-``observability`` component whose projection fits, else one the profile makes on its own engine.
+A hook is enqueued once on the caller's thread and made into scope events once, whatever the number of consumers,
+and they all see the same scope UUIDs (FMT-56). The stream is the pipeline's own scope plugin when the pipeline file
+runs an ``observability`` component whose scope plugin fits, else one the profile makes on its own engine.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from .._deprecated import renamed_attributes
 from ..contract.hookspecs import hookimpl
 from ..engine.core import Engine
 from . import activation
@@ -30,7 +31,7 @@ class SessionClaims:
     """The Hermes session ids hooked through one profile's engine (``tryfirst``, on the caller's thread, only on
     the hooks that name a new or first-seen session: never per tool call).
 
-    A profile whose consumers listen to the pipeline's projection (on the process engine, fed by every profile's
+    A profile whose consumers listen to the pipeline's scope plugin (on the process engine, fed by every profile's
     hosts) passes them only the events of these sessions, so they still see that profile's events alone. Bounded:
     the oldest ids are forgotten past :attr:`LIMIT` (long-finished sessions)."""
 
@@ -85,22 +86,21 @@ class SessionClaims:
         return Claims()
 
 
-def pipeline_projection(engine: Engine) -> ScopePlugin | None:
-    """The hook projection of the pipeline's ``observability`` component, when one runs on ``engine``'s parent
+def pipeline_scope_plugin(engine: Engine) -> ScopePlugin | None:
+    """The scope plugin of the pipeline's ``observability`` component, when one runs on ``engine``'s parent
     (the process engine a profile engine inherits from) and scrubs credentials; else ``None``.
 
     Read through the activation's and the component's documented views (``activation.PROCESS.engine``,
-    ``activation.PROCESS.components()``, a component's ``projection``), never their private state."""
+    ``activation.PROCESS.components()``, a component's ``scope_plugin``), never their private state."""
     parent = engine.parent
     if parent is None or activation.PROCESS.engine is not parent:
         return None
     from ..export.scope_hooks import ScopePlugin  # only a running pipeline gets here: the export layer is loaded
 
     for component in activation.PROCESS.components():
-        projection = getattr(component, "projection", None)
-        if isinstance(projection, ScopePlugin) and projection.deferred and projection.redact_credentials \
-                and not projection.closed:
-            return projection
+        plugin = getattr(component, "scope_plugin", None)
+        if isinstance(plugin, ScopePlugin) and plugin.deferred and plugin.redact_credentials and not plugin.closed:
+            return plugin
     return None
 
 
@@ -108,27 +108,29 @@ class SharedStream:
     """The one stream of scope events every first-party consumer of a profile listens to (trajectory store,
     observability store, quick OTel endpoint).
 
-    It is the pipeline's own projection when the pipeline file runs an ``observability`` component whose
-    projection fits (credentials scrubbed; the profile sets no ``observability.memory_tools``, which would
+    It is the pipeline's own scope plugin when the pipeline file runs an ``observability`` component whose
+    scope plugin fits (credentials scrubbed; the profile sets no ``observability.memory_tools``, which would
     classify tools differently, and its ``observability.max_value_chars`` is the component's
     ``max_value_chars``): the profile's consumers are then more listeners of it, given only the events of the
     sessions hooked through this profile's engine (:class:`SessionClaims`). Otherwise the profile makes one
-    deferred projection on its own engine, created when the first consumer attaches and removed when the last
+    deferred scope plugin on its own engine, created when the first consumer attaches and removed when the last
     one detaches.
 
     Each consumer's listener is called on its own: one that raises never keeps an event from the others
-    (FMT-83). :meth:`close` (the profile's close) ends every open scope of an own projection first, so every
+    (FMT-83). :meth:`close` (the profile's close) ends every open scope of an own scope plugin first, so every
     consumer writes its partial runs, then the consumers detach.
     """
+
+    __getattr__ = renamed_attributes("SharedStream", {"projection": "scope_plugin"})
 
     def __init__(self, profile: Profile, *, is_only_profile: Callable[[], bool]) -> None:
         self._profile = profile
         self._is_only_profile = is_only_profile
         self._lock = threading.RLock()
-        self.projection: ScopePlugin | None = None
-        """The projection listened to (``None`` until a consumer attaches)."""
+        self.scope_plugin: ScopePlugin | None = None
+        """The scope plugin listened to (``None`` until a consumer attaches)."""
         self.borrowed = False
-        """Whether :attr:`projection` is the pipeline's (else the profile's own)."""
+        """Whether :attr:`scope_plugin` is the pipeline's (else the profile's own)."""
         self._plugin_name: str | None = None
         self._claims: SessionClaims | None = None
         self._claims_name: str | None = None
@@ -147,20 +149,20 @@ class SharedStream:
         engine = self._profile.engine
         memory_tools = self._memory_tools()
         max_chars = self._max_value_chars()
-        borrowed = pipeline_projection(engine)
+        borrowed = pipeline_scope_plugin(engine)
         if borrowed is not None and dict(borrowed.memory_tools or {}) == memory_tools \
                 and (max_chars is None or borrowed.max_value_chars == max_chars):
             claims = SessionClaims()
             self._claims_name = engine.add_plugin(claims.hookimpls(), name=f"hermes.profile.sessions.{id(self):x}")
-            self._claims, self.projection, self.borrowed = claims, borrowed, True
+            self._claims, self.scope_plugin, self.borrowed = claims, borrowed, True
             return borrowed
         from ..export.scope_hooks import ScopePlugin  # imported when the first consumer attaches (import cost)
 
-        projection = ScopePlugin(deferred=True, max_queue_size=SHARED_QUEUE_SIZE, memory_tools=memory_tools,
-                                 max_value_chars=max_chars)
-        self._plugin_name = engine.add_plugin(projection, name=f"hermes.profile.projection.{id(self):x}")
-        self.projection, self.borrowed = projection, False
-        return projection
+        plugin = ScopePlugin(deferred=True, max_queue_size=SHARED_QUEUE_SIZE, memory_tools=memory_tools,
+                             max_value_chars=max_chars)
+        self._plugin_name = engine.add_plugin(plugin, name=f"hermes.profile.stream.{id(self):x}")
+        self.scope_plugin, self.borrowed = plugin, False
+        return plugin
 
     def _filtered(self, listener: Listener) -> Listener:
         from ..export.scopes import SESSION_KEY
@@ -179,25 +181,25 @@ class SharedStream:
 
     def add_listener(self, listener: Listener, *, facts: bool = False, content: bool = True) -> None:
         """Deliver every later event of this profile to ``listener`` (a consumer's sink); with ``facts`` also the
-        projection's first-party notices, and ``content=False`` when it never reads content payloads
+        scope tracker's first-party notices, and ``content=False`` when it never reads content payloads
         (``ScopeTracker.add_listener``: shared metrics)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"profile {self._profile.home} is closed")
-            projection = self.projection if self.projection is not None else self._open()
+            plugin = self.scope_plugin if self.scope_plugin is not None else self._open()
             registered = self._filtered(listener) if self.borrowed else listener
             self._listeners[id(listener)] = (listener, registered)
-            projection.add_listener(registered, facts=facts, content=content)
+            plugin.add_listener(registered, facts=facts, content=content)
 
     def remove_listener(self, listener: Listener) -> None:
-        """Stop delivering to ``listener``; the last one out removes an own projection (the hooks then cost
+        """Stop delivering to ``listener``; the last one out removes an own scope plugin (the hooks then cost
         nothing until a consumer attaches again). The pipeline's stays listened to with the profile's session
         claims until the profile closes, so a consumer restarted on it still knows the sessions already open."""
         with self._lock:
             entry = self._listeners.pop(id(listener), None)
-            if entry is None or self.projection is None:
+            if entry is None or self.scope_plugin is None:
                 return
-            self.projection.remove_listener(entry[1])
+            self.scope_plugin.remove_listener(entry[1])
             if not self._listeners and not self._closed and not self.borrowed:
                 self._release(CLOSE_DEADLINE)
 
@@ -206,33 +208,33 @@ class SharedStream:
         return len(self._listeners)
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Barrier: every hook received before the call has been projected and handed to the consumers."""
-        projection = self.projection
-        if projection is None or projection.closed:
+        """Barrier: every hook received before the call has become scope events handed to the consumers."""
+        plugin = self.scope_plugin
+        if plugin is None or plugin.closed:
             return True
-        return bool(projection.flush(timeout))
+        return bool(plugin.flush(timeout))
 
     def publication_stats(self) -> dict[str, int]:
-        """The projection's queue counters (the pipeline's when borrowed)."""
-        projection = self.projection
-        return dict(projection.publication_stats()) if projection is not None else {"pipeline.events_dropped": 0}
+        """The scope plugin's queue counters (the pipeline's when borrowed)."""
+        plugin = self.scope_plugin
+        return dict(plugin.publication_stats()) if plugin is not None else {"pipeline.events_dropped": 0}
 
     def _release(self, deadline: float) -> bool:
         engine = self._profile.engine
-        projection, self.projection = self.projection, None
-        assert projection is not None
+        plugin, self.scope_plugin = self.scope_plugin, None
+        assert plugin is not None
         ok = True
         try:
             if self.borrowed:
-                ok = bool(projection.flush(deadline))
+                ok = bool(plugin.flush(deadline))
                 for _, registered in self._listeners.values():
-                    projection.remove_listener(registered)
+                    plugin.remove_listener(registered)
                 if self._claims_name is not None:
                     engine.remove_plugin(self._claims_name)
             else:
                 if self._plugin_name is not None:
                     engine.remove_plugin(self._plugin_name)
-                ok = bool(projection.shutdown(deadline))  # open scopes end: consumers write their partial runs
+                ok = bool(plugin.shutdown(deadline))  # open scopes end: consumers write their partial runs
         finally:
             self._plugin_name = self._claims_name = None
             self._claims = None
@@ -241,14 +243,14 @@ class SharedStream:
 
     def close(self, deadline: float = CLOSE_DEADLINE) -> bool:
         """The profile closes: no hook reaches the consumers any more, what was queued is delivered, and an own
-        projection ends its open scopes (``close_reason = "shutdown"``); the consumers detach afterwards."""
+        scope plugin ends its open scopes (``close_reason = "shutdown"``); the consumers detach afterwards."""
         with self._lock:
             if self._closed:
                 return True
             self._closed = True
-            if self.projection is None:
+            if self.scope_plugin is None:
                 return True
-            projection = self.projection
+            plugin = self.scope_plugin
             ok = self._release(deadline)
-            self.projection = projection  # the consumers still detach from it (a no-op now)
+            self.scope_plugin = plugin  # the consumers still detach from it (a no-op now)
             return ok

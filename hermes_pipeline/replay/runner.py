@@ -138,7 +138,7 @@ def check_recording(recording: Recording, live_from: int | None) -> None:
 
 class _CapturedStore:
     """The trajectory store's output kept in memory: the store's ATIF configuration (the same documents, but
-    with their tool lists and system prompts inline rather than in a sidecar) on a projection of its own, with the files it would write collected by name instead of
+    with their tool lists and system prompts inline rather than in a sidecar) on a scope plugin of its own, with the files it would write collected by name instead of
     written to disk and read back (the new run is written once, where it belongs, by :func:`run_replay`)."""
 
     def __init__(self, engine: Engine, directory: Path) -> None:
@@ -152,9 +152,9 @@ class _CapturedStore:
         config = {**store_atif_config(directory), "shared_definitions": False, "llm_history": "full"}
         self.sink: Any = build_atif_sink(config, base_dir=directory, default_dir=directory,
                                          on_invalid="skip", ignore_unknown_keys=True, destinations={"local": self})
-        self.projection = ScopePlugin((self.sink,), deferred=True)
+        self.scope_plugin = ScopePlugin((self.sink,), deferred=True)
         self.engine = engine
-        self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.replay.store.{id(self):x}")
+        self.plugin_name = engine.add_plugin(self.scope_plugin, name=f"hermes.replay.store.{id(self):x}")
 
     def describe(self) -> str:
         return "replay output (in memory)"
@@ -166,10 +166,10 @@ class _CapturedStore:
             self.files[Path(item.name).name] = item.content
 
     def close(self) -> None:
-        """Project what is queued, end open runs (partial trajectories), drain the writer."""
+        """Make what is queued into scope events, end open runs (partial trajectories), drain the writer."""
         try:
             self.engine.remove_plugin(self.plugin_name)
-            self.projection.shutdown(CLOSE_DEADLINE)
+            self.scope_plugin.shutdown(CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
 

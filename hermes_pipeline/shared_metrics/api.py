@@ -52,7 +52,7 @@ class SharedMetrics:
     subscriber (writer thread) and the sender.
 
     Created by :func:`attach_shared_metrics`; the listener hears the stream until :meth:`close`. Shared metrics
-    registers no hook implementation: the stream's projection is the one hook → event translation, and
+    registers no hook implementation: the stream's scope plugin is the one hook → event translation, and
     everything of shared metrics runs on the stream's and the writer's threads, never on the agent's.
     """
 
@@ -83,7 +83,7 @@ class SharedMetrics:
             host_version=self._host_version if follow_host_version else None)
         self._own_stream = stream is None
         self.plugin_name: str | None = None
-        if stream is None:  # no profile stream given: a deferred projection of its own on the engine
+        if stream is None:  # no profile stream given: a deferred scope plugin of its own on the engine
             from ..export.scope_hooks import ScopePlugin
 
             stream = ScopePlugin(deferred=True, max_queue_size=max(queue_size, QUEUE_SIZE))
@@ -234,10 +234,10 @@ class SharedMetrics:
         self._closed = True
         _open_handles.discard(self)
         try:
-            from ..export.scope_hooks import release_projection
+            from ..export.scope_hooks import release_listener
 
-            release_projection(self.engine, self.plugin_name, self.stream, self.listener, own=self._own_stream,
-                               deadline=timeout if timeout is not None else EXIT_FLUSH_S)
+            release_listener(self.engine, self.plugin_name, self.stream, self.listener, own=self._own_stream,
+                             deadline=timeout if timeout is not None else EXIT_FLUSH_S)
         finally:
             self.subscriber.close(timeout)
 
@@ -279,7 +279,7 @@ def attach_shared_metrics(
         entrypoint: a host-declared entrypoint (SM-42); resource: override the detected resource.
         stream: the profile's scope stream to listen to (``add_listener`` / ``remove_listener`` / ``flush``:
             the profile's :class:`~hermes_pipeline.profile.stream.SharedStream`); without it shared metrics
-            listens to a deferred projection of its own on ``engine`` (its queue holds ``queue_size``
+            listens to a deferred scope plugin of its own on ``engine`` (its queue holds ``queue_size``
             hook records, at least :data:`~.subscriber.QUEUE_SIZE`).
             Without it, ``resource.hermes_version`` is this package's version until a hook carries
             the host's ``agent_version`` (``Host(agent_version=...)``), then that version.

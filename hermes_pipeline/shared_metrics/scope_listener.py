@@ -1,6 +1,6 @@
 """Shared metrics as a listener of the profile's one scope stream (spec 05 §4, issue #29 item 3).
 
-The profile's stream (:class:`~hermes_pipeline.profile.stream.SharedStream`, fed by the one hook projection
+The profile's stream (:class:`~hermes_pipeline.profile.stream.SharedStream`, fed by the one scope plugin
 :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin`) calls :class:`ScopeListener` on its publication thread
 with every scope event; shared metrics has no hook implementation of its own, so nothing of it runs on the
 agent's thread. The listener keeps the events it counts and hands each to the subscriber's writer thread (one

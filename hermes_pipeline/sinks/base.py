@@ -1,10 +1,10 @@
-"""The sink contract: what an exporter fed by the ``observability`` component's projection implements.
+"""The sink contract: what an exporter fed by the ``observability`` component's scope plugin implements.
 
-One hook projection (:mod:`hermes_pipeline.export.scopes`) turns the hooks into scope events once,
+One scope plugin (:mod:`hermes_pipeline.export.scope_hooks`) turns the hooks into scope events once,
 with one set of UUIDs, parents and credential scrubbing; every sink named in the component's config
 receives the same events. A sink is found by its section's name in the ``hermes_pipeline.sinks``
 entry-point group (the built-in ``atof``, ``atif`` and ``opentelemetry`` included, see
-:mod:`.registry`), so a third-party sink joins the same projection::
+:mod:`.registry`), so a third-party sink joins the same scope plugin::
 
     # pyproject.toml of my-sink
     [project.entry-points."hermes_pipeline.sinks"]
@@ -23,7 +23,7 @@ callable ``builder(config, ctx) -> Sink``, is still accepted; anything else is a
 class (or builder) may carry the section's **config statement**, ``validate_config(config, vctx)``, which
 ``config validate`` and activation both run on the section (``vctx`` paths are relative to the section);
 without one only ``enabled`` is checked. A sink receives events only when its section says
-``enabled = true``. The same entry builds the sink on its own projection
+``enabled = true``. The same entry builds the sink on its own scope plugin
 (:class:`~hermes_pipeline.export.standalone.SinkPlugin`) and in a worker process
 (:mod:`hermes_pipeline.export.worker`).
 
@@ -32,7 +32,7 @@ queue (:mod:`hermes_pipeline.export.isolation`), in one total order (a scope's s
 parent's start before its children's). It should not block: enqueue and return. One that does stalls
 only itself (its events are dropped and counted, ``flush`` and shutdown stop waiting for it once a call
 has overrun ``SINK_CALL_DEADLINE``). A sink whose ``sink(event)`` only appends to its own bounded queue
-may declare ``never_blocks = True`` and is then called on the projection's thread directly (the
+may declare ``never_blocks = True`` and is then called on the scope plugin's thread directly (the
 built-in sinks do). :class:`BaseSink` gives the other four methods their defaults.
 Events are shared between sinks: never mutate them. Every string in them has already been scrubbed
 of credentials (unless the operator set ``redact_credentials = false``).

@@ -1,4 +1,4 @@
-"""The ``observability`` component wires the enabled sinks to one shared projection (spec 04 §1)."""
+"""The ``observability`` component wires the enabled sinks to one shared scope plugin (spec 04 §1)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_fmt_80_max_queue_bytes_bounds_the_publication_and_sink_queues(tmp_path:
         name = engine.add_plugin(ObservabilityComponent, config=config)
         component = engine.plugins.get(name).instance  # type: ignore[union-attr]
         attached = component.exporters
-        out = [attached.projection._publication.byte_capacity]
+        out = [attached.scope_plugin._publication.byte_capacity]
         out += [route.writer.byte_capacity for route in attached.sinks["atof"]._routes]
         out.append(attached.sinks["atif"]._writer.byte_capacity)
         stats = attached.stats()
@@ -75,3 +75,31 @@ def test_fmt_80_max_queue_bytes_bounds_the_publication_and_sink_queues(tmp_path:
                 "atif": {"enabled": True, "output_directory": str(tmp_path)}}
     assert writers({"version": 4, **sections}) == [DEFAULT_MAX_QUEUE_BYTES] * 3
     assert writers({"version": 4, "max_queue_bytes": 8 * 2**20, **sections}) == [8 * 2**20] * 3
+
+
+def test_former_projection_names_are_the_scope_plugin_and_warn_once(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #29 item 6 (one word per concept): ``component.projection`` and ``component.exporters.projection``
+    (documented in docs/sinks.md) still answer the scope plugin the sinks listen to, with one
+    ``DeprecationWarning`` each per process."""
+    import warnings
+
+    from hermes_pipeline import _deprecated
+
+    monkeypatch.setattr(_deprecated, "_WARNED", set())
+    engine = Engine()
+    config = {"version": 4, "atof": {"enabled": True, "sinks": [
+        {"type": "file", "output_directory": str(tmp_path), "filename": "events.jsonl", "mode": "overwrite"}]}}
+    name = engine.add_plugin(ObservabilityComponent, config=config)
+    component = engine.plugins.get(name).instance  # type: ignore[union-attr]
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(2):
+                assert component.projection is component.scope_plugin is component.exporters.scope_plugin
+                assert component.exporters.projection is component.scope_plugin
+        assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == [
+            "ObservabilityComponent.projection is deprecated; use ObservabilityComponent.scope_plugin",
+            "AttachedSinks.projection is deprecated; use AttachedSinks.scope_plugin"]
+    finally:
+        engine.remove_plugin(name)

@@ -31,7 +31,7 @@ MARKER = re.compile(r"<redacted(:[0-9a-f]{4,})?>")
 
 
 def _record_failing_run(home: Path) -> None:
-    """The failing run, recorded by a profile with both stores on (one projection feeds both, as in use)."""
+    """The failing run, recorded by a profile with both stores on (one scope plugin feeds both, as in use)."""
     from hermes_pipeline import Engine, runtime
     from hermes_pipeline.profile import activation, open_profile, release_all
     from hermes_pipeline.demo.agent import ReferenceAgent

@@ -1,7 +1,7 @@
 """A stream whose every listener declared it never reads content drops the content payloads before the scrubber
 (issue #29 items 3 and 5: nothing is built or walked for nobody; spec 05 SM-1 / SM-33, spec 04 FMT-33a).
 
-Shared metrics listens with ``content=False``: alone on a stream (its own projection, or a profile whose only
+Shared metrics listens with ``content=False``: alone on a stream (its own scope plugin, or a profile whose only
 consumer it is) the ``data`` of tool calls, LLM calls and turns (arguments, results, requests, responses,
 messages) never reaches the scrubber. A listener that reads content, added beside it, gets every payload again,
 scrubbed as before; once it leaves, the payloads are dropped again.

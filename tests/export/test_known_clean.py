@@ -71,7 +71,7 @@ def run(tmp_path: Path, planted: dict[str, str], turn_shape: str = "turn_{s}") -
     component = record.instance
     assert component.exporters is not None
     store = attach_store(engine, tmp_path / "home", ObservabilitySettings(audit_enabled=True),
-                         shared_projection=component.exporters.projection)
+                         stream=component.exporters.scope_plugin)
     tool = f"read_{planted['tool_name']}"
     host = Host(engine, platform="cli", model=f"model {planted['model']}", provider="test",
                 base_url="http://127.0.0.1/v1", agent_version=f"1.0 {planted['agent_version']}",

@@ -117,14 +117,14 @@ def test_fmt33a_unchanged_event_is_shared_and_changed_event_is_a_copy() -> None:
     assert dirty.data["arguments"]["pwd"] == SECRET and out.metadata is dirty.metadata
 
 
-def test_fmt33a_projection_redacts_for_every_listener_and_can_be_switched_off() -> None:
-    """The one choke point: every listener of a projection gets the scrubbed event; ``redact_credentials=False``
+def test_fmt33a_scope_plugin_redacts_for_every_listener_and_can_be_switched_off() -> None:
+    """The one choke point: every listener of a scope plugin gets the scrubbed event; ``redact_credentials=False``
     hands them the content as the hooks gave it."""
     for redact in (True, False):
         engine = Engine()
         seen: list[ScopeEvent] = []
-        projection = ScopePlugin((seen.append, seen.append), redact_credentials=redact)
-        engine.add_plugin(projection, name="projection")
+        scope_plugin = ScopePlugin((seen.append, seen.append), redact_credentials=redact)
+        engine.add_plugin(scope_plugin, name="scope_plugin")
         host = Host(engine, platform="cli", model="m")
         with host.session() as session, session.turn(f"my key is sk-proj-{SECRET}") as turn:
             turn.call_tool("terminal", {"cmd": f"mysql -u root -p{SECRET}"}, lambda cmd: "ok", tool_call_id="c1")
@@ -176,7 +176,7 @@ def test_fmt33a_same_string_same_result_in_atof_and_atif(tmp_path: Path) -> None
 @given(secret=st.text(alphabet=string.ascii_uppercase + string.digits, min_size=20, max_size=30))
 def test_property_fmt33a_idempotent_on_exported_strings(secret: str) -> None:
     """Scrubbing what was already scrubbed changes nothing (the engine's ``request`` is scrubbed once at
-    dispatch and again at the projection: the same result)."""
+    dispatch and again at the scope plugin: the same result)."""
     for form in (f"sk-proj-{secret}", f"password: {secret}", f"--password {secret}", f'{{"pwd": "{secret}"}}'):
         once = scrub_text(f"use {form} now")
         assert scrub_text(once) == once

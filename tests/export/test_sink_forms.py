@@ -3,11 +3,11 @@
 Each built-in sink (ATOF, ATIF, OpenTelemetry) is built from its entry point's class with the same section
 table three times, all fed by the same scripted session on one engine:
 
-- in process, on the ``observability`` component's shared projection (``worker = "thread"``);
+- in process, on the ``observability`` component's shared scope plugin (``worker = "thread"``);
 - in a worker process (``worker = "process"``), the child building it through the same class entry;
-- stand-alone, on a projection of its own: the generic :meth:`SinkPlugin.build` given the class.
+- stand-alone, on a scope plugin of its own: the generic :meth:`SinkPlugin.build` given the class.
 
-Apart from the ids and timestamps each projection mints (replaced by their order of appearance, and a
+Apart from the ids and timestamps each scope plugin mints (replaced by their order of appearance, and a
 placeholder), the three write the same ATOF lines, the same ATIF trajectories and the same OTLP spans.
 """
 

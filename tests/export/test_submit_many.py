@@ -220,12 +220,12 @@ class _Taker:
         self.batches.append(events)  # kept as given: the tracker must not reuse the list
 
 
-def _run_sessions(projection: ScopePlugin, count: int) -> None:
+def _run_sessions(scope_plugin: ScopePlugin, count: int) -> None:
     from hermes_pipeline.engine.core import Engine
     from hermes_pipeline.host import Host
 
     engine = Engine()
-    engine.add_plugin(projection, name="scopes")
+    engine.add_plugin(scope_plugin, name="scopes")
     host = Host(engine, platform="cli", model="m")
     for index in range(count):
         with host.session(f"s-{index}") as session:
@@ -239,35 +239,35 @@ def test_fmt_83_84_a_batch_reaches_each_sink_at_once(fail: bool) -> None:
     """FMT-84/83: on the publication thread a sink with ``take_many`` gets each batch of events in one call,
     the same events in the same order as a listener called per event, all of them before ``flush`` returns;
     a ``take_many`` that raises is counted and never stops the other listeners."""
-    projection = ScopePlugin(deferred=True)
+    scope_plugin = ScopePlugin(deferred=True)
     plain: list[ScopeEvent] = []
     taker = _Taker(fail=fail)
-    projection.add_listener(taker)
-    projection.add_listener(plain.append)
-    _run_sessions(projection, 20)
-    assert projection.flush(20.0)
+    scope_plugin.add_listener(taker)
+    scope_plugin.add_listener(plain.append)
+    _run_sessions(scope_plugin, 20)
+    assert scope_plugin.flush(20.0)
     try:
         assert len(plain) == 20 * 6  # session, turn and tool call: a start and an end each
         assert threading.get_ident() not in taker.thread_ids
         if fail:
-            assert taker.batches == [] and projection.stats()["listener_errors"] >= 1
+            assert taker.batches == [] and scope_plugin.stats()["listener_errors"] >= 1
         else:
             assert [event for batch in taker.batches for event in batch] == plain
             assert len(taker.batches) < len(plain)  # handed over in batches, not one call per event
     finally:
-        projection.shutdown()
+        scope_plugin.shutdown()
 
 
 def test_fmt_86_a_listener_without_take_many_still_sees_each_event_as_published() -> None:
     """FMT-86: next to a batch-taking sink, a plain listener is still called while each event is published,
     so the bookkeeping it reads back is that of its event (the session open at its start)."""
-    projection = ScopePlugin(deferred=True)
+    scope_plugin = ScopePlugin(deferred=True)
     seen: list[tuple[str, str | None, list[str]]] = []
-    projection.add_listener(_Taker())
-    projection.add_listener(lambda event: seen.append((event.name, event.phase, projection.open_session_ids())))
-    _run_sessions(projection, 2)
-    assert projection.flush(20.0)
-    projection.shutdown()
+    scope_plugin.add_listener(_Taker())
+    scope_plugin.add_listener(lambda event: seen.append((event.name, event.phase, scope_plugin.open_session_ids())))
+    _run_sessions(scope_plugin, 2)
+    assert scope_plugin.flush(20.0)
+    scope_plugin.shutdown()
     # each turn start sees its own session open, not the state at the end of a batch holding both sessions
     assert [ids for name, phase, ids in seen if name == "agent.run" and phase == START] == [["s-0"], ["s-1"]]
 

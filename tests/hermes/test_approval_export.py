@@ -2,7 +2,7 @@
 
 Hermes' terminal tool returns ``{"error": ..., "status": "blocked"}`` when the approval is denied,
 smart-denied or times out, and Hermes derives ``post_tool_call.status = "error"`` from it
-(``model_tools.py``). Fed through the bridge's normaliser, the deferred projection and the ATOF,
+(``model_tools.py``). Fed through the bridge's normaliser, the deferred scope plugin and the ATOF,
 ATIF and OTLP (``gen_ai``) sinks, the call ends ``blocked``; the approval marks say who decided.
 """
 

@@ -330,7 +330,7 @@ def test_bridge_refuses_to_export_beside_nemo_relay(tmp_path: Path, workdir: Pat
         _stop(server)
     assert run.returncode == 0 and "hi" in run.stdout
     # whatever NeMo Relay writes itself (when the nemo-relay wheel is installed), nothing comes from the
-    # bridge: no event with this projection's metadata, at most one trajectory for the session
+    # bridge: no event with this scope plugin's metadata, at most one trajectory for the session
     events = run.events() if (out / "events.jsonl").exists() else []
     assert not any("hermes.session_id" in (e.get("metadata") or {}) for e in events)
     assert len(list(out.glob("hermes-atif-*.json"))) <= 1

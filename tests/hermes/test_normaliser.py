@@ -331,7 +331,7 @@ def test_background_subagent_outliving_its_parent_turn_goes_on_until_its_own_sto
 
 def test_late_stop_of_a_detached_child_that_did_nothing_more_still_reports_how_it_ended() -> None:
     """Issue #12 "nothing lost": the real stop of a child detached at its parent turn's end is passed on,
-    completed from its start (the projection places it after the detachment, tests/hermes/test_subagent_race.py)."""
+    completed from its start (the scope plugin places it after the detachment, tests/hermes/test_subagent_race.py)."""
     n = HermesNormaliser(clock=Clock())
     start_turn(n)
     n.adapt("subagent_start", {"parent_session_id": SID, "parent_turn_id": TURN, "child_session_id": "c",

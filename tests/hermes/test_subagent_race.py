@@ -3,7 +3,7 @@
 Hermes runs a top-level ``delegate_task`` in the background: the child agent fires its hooks on
 another thread, with none of the parent's context, and can go on after the parent turn and even the
 parent session ended. The racy orders are fed here directly, through the real normaliser, the
-deferred scope projection and the ATOF and ATIF sinks (:func:`hermes_pipeline.testing.capture_export`).
+deferred scope plugin and the ATOF and ATIF sinks (:func:`hermes_pipeline.testing.capture_export`).
 Payloads are shaped as Hermes Agent 0.19 sends them (``tools/delegate_tool.py``: the child runs with
 ``platform = "subagent"``; ``subagent_stop`` has no ``child_subagent_id``).
 """

@@ -1,6 +1,6 @@
 """Record lanes (``RECORD_LANE``, :meth:`Engine.record_lanes`): the tool path without payload or dispatch.
 
-When every listener of a tool hook is a deferred-projection recorder, the host hands each one the
+When every listener of a tool hook is a deferred scope plugin's recorder, the host hands each one the
 hook's fields as one tuple in hookspec order instead of building the payload dict and dispatching it
 (FMT-79: the caller's thread only timestamps and enqueues). The scope events must be the same as
 through the dispatch, FMT-80's pairing of dropped records must hold, and a listener that can answer
@@ -24,7 +24,7 @@ from hermes_pipeline.engine.callbacks import RECORD_LANE
 from hermes_pipeline.host.tools import (IDENTITY, post_tool_fields, post_tool_payload, pre_tool_fields,
                                       pre_tool_payload)
 
-from tests.sinks.atof._support import stuck_projection
+from tests.sinks.atof._support import stuck_scope_plugin
 
 TOOL_HOOKS = ("pre_tool_call", "post_tool_call")
 
@@ -193,7 +193,7 @@ def test_lanes_give_the_scope_events_of_the_dispatch(deferred: bool, monkeypatch
 def test_fmt_80_a_dropped_opening_record_drops_its_closing_record_through_the_lanes() -> None:
     """FMT-80 with lanes: the queue is full for a tool start, so its end is dropped too (never half a pair)."""
     engine = Engine()
-    plugin, seen, gate = stuck_projection(engine)
+    plugin, seen, gate = stuck_scope_plugin(engine)
 
     def lane(hook: str, call_id: str, *extra: Any) -> None:
         lanes = engine.record_lanes(hook, engine.hook_listeners[hook])

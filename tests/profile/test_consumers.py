@@ -39,7 +39,7 @@ class Consumer:
         return {enabled}
 
     def attach(self, profile):
-        EVENTS.append(("attach", str(profile.home), profile.stream is profile.shared_projection))
+        EVENTS.append(("attach", str(profile.home), profile.stream is not None))
         return Handle(str(profile.home))
 """
 

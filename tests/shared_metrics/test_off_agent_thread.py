@@ -1,7 +1,7 @@
 """Shared metrics is a listener of the profile's scope stream, off the agent's thread (issue #29 item 3; SM-12,
 SM-17, SM-47).
 
-Shared metrics registers no hook implementation: the stream's projection stamps and enqueues each hook on the
+Shared metrics registers no hook implementation: the stream's scope plugin stamps and enqueues each hook on the
 agent's thread, and shared metrics hears the scope events on the stream's publication thread, hands them to
 its writer thread and counts there. The counters stay those of the hooks (their time, their order), and a full
 queue drops and counts, never blocks.
@@ -86,7 +86,7 @@ def threads_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[int]]:
     return seen
 
 
-def test_projection_and_counting_never_run_on_the_agents_thread(threads_seen: dict[str, set[int]], home: Path,
+def test_scope_plugin_and_counting_never_run_on_the_agents_thread(threads_seen: dict[str, set[int]], home: Path,
                                                                 clock: ManualClock) -> None:
     """SM-17 / SM-12: every hook of a task reaches shared metrics through the stream and is counted, validated
     and written, none of it on the caller's thread (not even the hand-over to the writer)."""

@@ -1,7 +1,7 @@
 """Shared metrics is one more listener of the profile's one scope stream (issue #29 item 3; SM-9, SM-14, SM-65,
 CFG-85).
 
-With shared metrics and the trajectory store on, a profile's engine carries one projection (the stream) and
+With shared metrics and the trajectory store on, a profile's engine carries one scope plugin (the stream) and
 no shared-metrics plugin; both consumers hear the same events. With shared metrics off, nothing of it listens
 to the stream, so no event reaches shared-metrics code.
 """
@@ -36,7 +36,7 @@ def one_tool_call(profile: Any) -> None:
 
 
 def test_shared_metrics_listens_to_the_profiles_one_stream(env: Env) -> None:  # noqa: F811
-    """CFG-85 / SM-14: one projection on the profile's engine, heard by the trajectory store and shared metrics;
+    """CFG-85 / SM-14: one scope plugin on the profile's engine, heard by the trajectory store and shared metrics;
     shared metrics adds no plugin of its own and counts the profile's tool call from the stream."""
     write_config(env, shared_metrics=True)
     profile = open_profile(env.hermes_home)
@@ -45,7 +45,8 @@ def test_shared_metrics_listens_to_the_profiles_one_stream(env: Env) -> None:  #
         assert metrics.stream is profile.stream
         assert profile.stream.listeners() == 2
         names = profile.engine.plugins.names()
-        assert [n for n in names if "projection" in n] == [f"hermes.profile.projection.{id(profile.stream):x}"]
+        own = f"hermes.profile.stream.{id(profile.stream):x}"
+        assert [n for n in names if n.startswith("hermes.profile.stream.")] == [own]
         assert not [n for n in names if "shared_metrics" in n], names
         one_tool_call(profile)
         assert metrics.flush()

@@ -1,5 +1,5 @@
 """The open sink contract: a sink from another distribution, found through the ``hermes_pipeline.sinks``
-entry-point group and named in the ``observability`` component's config, is fed by the same projection
+entry-point group and named in the ``observability`` component's config, is fed by the same scope plugin
 as the built-in sinks (the same scope UUIDs), and ``config validate`` accepts exactly what activation
 accepts for its section (its own config statement; an unknown sink name is an error with a
 "did you mean").

@@ -1,5 +1,5 @@
 """A sink that blocks stalls only itself (issue #26): it loses only its own events, counted, and never holds
-up the projection, the other sinks, ``flush`` or the process exit (FMT-79, FMT-80, FMT-83, FMT-84, FMT-85).
+up the scope plugin, the other sinks, ``flush`` or the process exit (FMT-79, FMT-80, FMT-83, FMT-84, FMT-85).
 
 The end-to-end case is a real host process with a real third-party sink installed as an entry point (a
 ``dist-info`` under ``tmp_path`` on the child's ``PYTHONPATH``) whose ``__call__`` never returns, beside the
@@ -169,7 +169,7 @@ def _session(engine: Engine, turns: int = 3) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_a_blocked_sink_never_holds_the_projection_the_other_sinks_or_flush(tmp_path: Path) -> None:
+def test_a_blocked_sink_never_holds_the_scope_plugin_the_other_sinks_or_flush(tmp_path: Path) -> None:
     """FMT-83 / FMT-84: the other sink gets every event, flush and shutdown return (False) and the
     blocked sink's events are counted as dropped."""
     blocked, memory = Blocked(), MemorySink()
@@ -177,7 +177,7 @@ def test_a_blocked_sink_never_holds_the_projection_the_other_sinks_or_flush(tmp_
     _session(engine, 3)
     assert blocked.entered.wait(30)
     assert attached.sinks["blocked"].flush(0.2) is False  # the stalled sink: a timely False, not a hang
-    assert attached.sinks["memory"].flush(30)  # neither the projection nor the other sink was held
+    assert attached.sinks["memory"].flush(30)  # neither the scope plugin nor the other sink was held
     assert len(memory.events) == 2 + 3 * 4
     assert attached.shutdown(0.5) is False  # the blocked sink did not finish, the call returns anyway
     stats = attached.stats()["blocked"]
@@ -213,7 +213,7 @@ def test_a_sink_that_blocks_in_flush_or_stats_is_waited_for_only_until_the_deadl
 @pytest.mark.timeout(60)
 def test_a_slow_sink_loses_only_its_own_events_and_counts_them(tmp_path: Path) -> None:
     """FMT-80 / FMT-81: a sink slower than the host fills and drops its own queue (counted); the other
-    sink and the projection keep every event; received + dropped is every event."""
+    sink and the scope plugin keep every event; received + dropped is every event."""
     gate = threading.Event()
 
     class Slow(MemorySink):
@@ -224,10 +224,10 @@ def test_a_slow_sink_loses_only_its_own_events_and_counts_them(tmp_path: Path) -
     slow, memory = Slow(), MemorySink()
     isolated = IsolatedSink(slow, name="slow", max_queue_size=8)
     engine = Engine()
-    projection = ScopePlugin((isolated, memory), deferred=True)
-    engine.add_plugin(projection)
+    scope_plugin = ScopePlugin((isolated, memory), deferred=True)
+    engine.add_plugin(scope_plugin)
     _session(engine, 5)
-    assert projection.flush(30)
+    assert scope_plugin.flush(30)
     assert len(memory.events) == 2 + 5 * 4
     assert isolated.stats()["events_dropped"] > 0  # counted while it was stuck
     gate.set()
@@ -268,20 +268,20 @@ def test_only_sinks_that_do_not_declare_never_blocks_are_isolated(tmp_path: Path
 
 @pytest.mark.timeout(60)
 def test_flush_and_shutdown_wait_for_the_tracker_lock_only_until_their_deadline() -> None:
-    """FMT-84 / FMT-85: a projection whose lock is held elsewhere answers ``False`` in time, never hangs."""
-    projection = ScopePlugin(deferred=True)
+    """FMT-84 / FMT-85: a scope plugin whose lock is held elsewhere answers ``False`` in time, never hangs."""
+    scope_plugin = ScopePlugin(deferred=True)
     held, done = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with projection.tracker.lock:
+        with scope_plugin.tracker.lock:
             held.set()
             done.wait()
 
     thread = threading.Thread(target=hold, daemon=True)
     thread.start()
     assert held.wait(10)
-    assert projection.flush(0.2) is False
-    assert projection.shutdown(0.2) is False
+    assert scope_plugin.flush(0.2) is False
+    assert scope_plugin.shutdown(0.2) is False
     done.set()
     thread.join(10)
-    assert projection.shutdown(5) is True  # once the lock is free the scopes are closed after all
+    assert scope_plugin.shutdown(5) is True  # once the lock is free the scopes are closed after all

@@ -6,7 +6,7 @@ competes with the agent for one core. With ``worker = "process"`` in a section o
 ``"thread"`` is the default) that section's sink runs in a child Python process of its own, so its
 work runs on another core. ``worker = "process:NAME"`` puts every section naming the same ``NAME``
 into one shared child: each event is then serialized and sent once for all of them, which is the
-cheaper choice when the sinks together fit one core. The hook projection stays in this process, so
+cheaper choice when the sinks together fit one core. The scope plugin stays in this process, so
 every exporter still sees the same UUIDs (FMT-56).
 
 - In this process (:class:`WorkerProcess`, the scope listener): one bounded writer

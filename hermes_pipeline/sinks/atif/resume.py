@@ -9,7 +9,7 @@ appended to it and the file is rewritten atomically, keeping its name and ``traj
 still its own trace and its own run id (``extra.hermes.trajectory_id`` of its user step).
 
 :class:`SessionFiles` looks for the earlier file only for a trajectory whose session start said
-``resumed`` (the projection's mark of a session whose first turn here was not its first turn), among the
+``resumed`` (the session scope kind's mark of a session whose first turn here was not its first turn), among the
 newest files the template names. Only whole-session trajectories merge (``group_by = "agent"``; per-run
 files and rotated segments, which have their own continuation links, never do).
 """

@@ -4,8 +4,8 @@
 the section's table with :meth:`AtifSink.from_config` (in a worker process with ``worker = "process"``)
 and carries the section's statement from :mod:`.config`. Used through the generic wrappers:
 
-- sharing one scope projection with the other exporters (what the observability component does, so
-  that ATOF, ATIF and OTLP agree on UUIDs and the hook caller pays for one projection only)::
+- sharing one scope plugin with the other exporters (what the observability component does, so
+  that ATOF, ATIF and OTLP agree on UUIDs and the hook caller pays for one scope plugin only)::
 
       scopes = ScopePlugin(deferred=True); engine.add_plugin(scopes, name="scopes")
       atif = AtifSink.from_config(config, ctx); scopes.add_listener(atif)
@@ -236,7 +236,7 @@ class AtifSink:
     def shutdown(self, deadline: float = 5.0) -> bool:
         """Drain the queue, write open roots as partial trajectories, close (FMT-49, FMT-85). Idempotent.
 
-        Call it after the scope projection's own shutdown, so that open scopes have been ended first.
+        Call it after the scope plugin's own shutdown, so that open scopes have been ended first.
         Non-zero counters are logged once (FMT-82): names and counts only.
         """
         first = not self._closed

@@ -13,7 +13,7 @@ trajectory root ends, builds the ATIF document and hands a :class:`TrajectoryFil
   enclosing session scope's start supplies the session-level values (FMT-48).
 - Nested ``agent`` scopes (subagent sessions) are trajectories of their own, embedded in their
   parent's ``subagent_trajectories`` (FMT-43), recursively.
-- A background subagent can outlive its parent turn and even its parent session: the scope projection
+- A background subagent can outlive its parent turn and even its parent session: the scope plugin
   then reopens it as a *continuation* (an ``agent`` scope with ``data.continued = true``, under the
   same parent scope and with the same ``hermes.session_id``). The continuation joins the subagent
   trajectory of the earlier part (one embedded trajectory, steps in order, status from its last end),
@@ -598,7 +598,7 @@ class TrajectoryAssembler:
                                           ("status", end_data.get("child_status"))) if v is not None}
             if subagent:
                 hermes["subagent"] = subagent
-        # Values the projection cut to its max_value_chars bound: the trajectory then says so, since a replay
+        # Values the scope tracker cut to its max_value_chars bound: the trajectory then says so, since a replay
         # of it cannot give back what was cut (see export/bounds.py).
         cut = 0
         for event in events:

@@ -2,7 +2,7 @@
 skill runs and alert state in ``$HERMES_HOME/observability/observability.sqlite3`` (spec 06 §4-§6).
 
 Enabled per profile with ``observability.audit.enabled: true`` in ``config.yaml``. The store is a
-sink of the projection's event stream (:mod:`.sink`): nothing is written on the agent's thread.
+sink of the profile's scope stream (:mod:`.sink`): nothing is written on the agent's thread.
 """
 
 from __future__ import annotations

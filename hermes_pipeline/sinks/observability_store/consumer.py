@@ -1,10 +1,10 @@
 """Starting the store for a profile (a built-in consumer of :mod:`hermes_pipeline.profile`, BOOK-16).
 
 :func:`attach_for_profile` reads the profile's ``observability.audit`` settings and, when enabled,
-feeds an :class:`~.sink.ObservabilityStoreSink` from the profile's one shared projection
+feeds an :class:`~.sink.ObservabilityStoreSink` from the profile's one scope stream
 (:class:`~hermes_pipeline.profile.stream.SharedStream`: only that profile's events, the same
 scope UUIDs as its other consumers, so ``task_runs.trajectory_id`` is the name of the trajectory file
-of the same run, BOOK-3). :func:`attach_store` without ``shared_projection`` puts a projection of the
+of the same run, BOOK-3). :func:`attach_store` without ``stream`` puts a scope plugin of the
 store's own on the engine. A daemon thread asks for the rescans: memory every 10 minutes,
 skills once a day, and the retention cleanup at start and every 24 hours (BOOK-19, BOOK-22, BOOK-48).
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...config.observability_settings import ObservabilitySettings, read_observability
+from ..._deprecated import renamed_attributes, renamed_keyword
 from ...engine.core import Engine
 from ..base import SinkContext
 from ...export.call_cost import parse_pricing
@@ -35,10 +36,13 @@ START_SCAN_TIMEOUT: Final = 2.0
 
 
 class StoreHandle:
-    """A running store: the sink, the projection feeding it, the timer thread. :meth:`close` stops it."""
+    """A running store: the sink, the scope stream feeding it, the timer thread. :meth:`close` stops it."""
 
-    def __init__(self, engine: Engine, home: Path, settings: ObservabilitySettings, *,
-                 shared_projection: Any = None) -> None:
+    __getattr__ = renamed_attributes("observability_store.StoreHandle", {"projection": "stream"})
+
+    def __init__(self, engine: Engine, home: Path, settings: ObservabilitySettings, *, stream: Any = None,
+                 **former: Any) -> None:
+        stream = renamed_keyword("observability_store.StoreHandle", former, "shared_projection", "stream", stream)
         from ...export.scope_hooks import ScopePlugin
 
         self.engine = engine
@@ -64,16 +68,16 @@ class StoreHandle:
         self.probe_name = engine.add_plugin(self.probe, name=f"hermes.observability_store.skills.{id(self):x}")
         self.memory_probe_name = engine.add_plugin(self.memory_probe,
                                                    name=f"hermes.observability_store.memory.{id(self):x}")
-        self._own = shared_projection is None
-        self.projection = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools)) \
-            if self._own else shared_projection
+        self._own = stream is None
+        self.stream = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools)) \
+            if self._own else stream
         if self._own:
-            self.plugin_name: str | None = engine.add_plugin(self.projection,
+            self.plugin_name: str | None = engine.add_plugin(self.stream,
                                                              name=f"hermes.observability_store.{id(self):x}")
         else:
             self.plugin_name = None
             try:
-                self.projection.add_listener(self.sink)
+                self.stream.add_listener(self.sink)
             except BaseException:
                 engine.remove_plugin(self.probe_name)
                 engine.remove_plugin(self.memory_probe_name)
@@ -103,9 +107,9 @@ class StoreHandle:
                 return
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Project what is queued and write every row (``False`` on timeout)."""
+        """Make what is queued into scope events and write every row (``False`` on timeout)."""
         end = time.monotonic() + timeout
-        ok = bool(self.projection.flush(timeout))
+        ok = bool(self.stream.flush(timeout))
         return self.sink.flush(max(end - time.monotonic(), 0.0)) and ok
 
     def close(self) -> None:
@@ -116,22 +120,26 @@ class StoreHandle:
         try:
             self.engine.remove_plugin(self.probe_name)
             self.engine.remove_plugin(self.memory_probe_name)
-            from ...export.scope_hooks import release_projection
+            from ...export.scope_hooks import release_listener
 
-            release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
-                               deadline=CLOSE_DEADLINE)
+            release_listener(self.engine, self.plugin_name, self.stream, self.sink, own=self._own,
+                             deadline=CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
             self.memory_probe.end_all_marks()  # calls whose rows never came (cut short) explain nothing more
 
 
-def attach_store(engine: Engine, home: Path, settings: ObservabilitySettings, *,
-                 shared_projection: Any = None) -> StoreHandle:
+def attach_store(engine: Engine, home: Path, settings: ObservabilitySettings, *, stream: Any = None,
+                 **former: Any) -> StoreHandle:
     """Record what ``engine`` sees into the store of ``home`` (see the module docstring).
+
+    ``stream``: a scope stream to listen to (a ``ScopePlugin`` or the profile's ``SharedStream``) instead of a
+    scope plugin of the store's own; its former name ``shared_projection`` still works (deprecated).
 
     Raises:
         PricingError: ``observability.pricing`` has a bad price (the message names the key).
     """
+    stream = renamed_keyword("observability_store.attach_store", former, "shared_projection", "stream", stream)
     parse_pricing(settings.pricing)
     from ...export.gitignore import ensure_gitignore
 
@@ -141,7 +149,7 @@ def attach_store(engine: Engine, home: Path, settings: ObservabilitySettings, *,
     except OSError:
         pass
 
-    return StoreHandle(engine, home, settings, shared_projection=shared_projection)
+    return StoreHandle(engine, home, settings, stream=stream)
 
 
 def attach_for_profile(profile: Any) -> StoreHandle | None:
@@ -152,4 +160,4 @@ def attach_for_profile(profile: Any) -> StoreHandle | None:
     if not settings.audit_enabled:
         return None
     return attach_store(profile.engine, Path(profile.home), settings,
-                        shared_projection=getattr(profile, "stream", None))
+                        stream=getattr(profile, "stream", None))

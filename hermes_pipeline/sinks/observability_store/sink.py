@@ -1,7 +1,7 @@
-"""The store as a sink of the projection's event stream (spec 06 BOOK-16, BOOK-25).
+"""The store as a sink of a scope stream (spec 06 BOOK-16, BOOK-25).
 
 :class:`ObservabilityStoreSink` follows the sink contract (:mod:`hermes_pipeline.sinks.base`): it is
-called on the projection's publication thread and only enqueues; its own writer thread
+called on the scope plugin's publication thread and only enqueues; its own writer thread
 (:class:`~hermes_pipeline.export.writer.BoundedWriter`) turns events into rows
 (:class:`~hermes_pipeline.export.task_runs.RowBuilder`) and commits each batch in one transaction (:class:`~.store_writer.StoreWriter`).
 Rescans are requests on the same queue (:meth:`request_scan`), so every database write happens on

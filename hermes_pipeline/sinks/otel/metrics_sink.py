@@ -24,6 +24,7 @@ from opentelemetry.sdk.metrics.export import (AggregationTemporality, MetricExpo
 from opentelemetry.sdk.resources import Resource
 import requests
 
+from ...engine.deadline import run_all
 from ...export.events import ScopeEvent
 from ..base import BaseSink
 from .env import read_otlp_env
@@ -147,8 +148,28 @@ class OtelMetricsSink(BaseSink):
                 logger.warning("hermes_pipeline: OTLP metrics could not count an event: %s", exc)
 
     def flush(self, timeout: float) -> bool:
-        """Export now."""
-        return bool(self.provider.force_flush(timeout_millis=max(1, int(timeout * 1000))))
+        """Export what was counted now, within ``timeout`` seconds (FMT-84); ``True`` only when the export
+        finished in time and no endpoint failed.
+
+        The SDK's exporter waits for its own HTTP timeout (10 s) whatever timeout the flush is given, so the
+        export runs on a daemon thread that is left behind at the deadline (it ends with its HTTP timeout)."""
+        failures = self._failures()
+        done = threading.Event()
+        flushed: list[bool] = []
+
+        def export() -> None:
+            try:
+                flushed.append(bool(self.provider.force_flush(timeout_millis=max(1, int(timeout * 1000)))))
+            except Exception:  # noqa: BLE001 - reported as not flushed, never raised
+                flushed.append(False)
+            finally:
+                done.set()
+
+        threading.Thread(target=export, name="hermes-otel-metrics-flush", daemon=True).start()
+        return done.wait(max(timeout, 0.0)) and flushed == [True] and self._failures() == failures
+
+    def _failures(self) -> int:
+        return sum(exporter.failures for exporter in self.exporters)
 
     def shutdown(self, deadline: float) -> bool:
         """Export what was counted and stop the readers."""
@@ -159,8 +180,7 @@ class OtelMetricsSink(BaseSink):
 
     def stats(self) -> Mapping[str, Any]:
         """Counters for ``component.stats()``."""
-        return {"metrics_count_errors": self.errors,
-                "metrics_export_failures": sum(e.failures for e in self.exporters)}
+        return {"metrics_count_errors": self.errors, "metrics_export_failures": self._failures()}
 
     def destinations(self) -> list[str]:
         """The metrics URLs."""
@@ -189,12 +209,13 @@ class TracesAndMetrics(BaseSink):
         self.metrics(event)
 
     def flush(self, timeout: float) -> bool:
-        """Flush both."""
-        return bool(self.traces.flush(timeout)) & self.metrics.flush(timeout)
+        """Flush both side by side, within ``timeout`` seconds in all (a stuck trace endpoint never takes the
+        metrics' time, nor the other way round)."""
+        return run_all([self.traces.flush, self.metrics.flush], timeout, name="hermes-otel-flush")
 
     def shutdown(self, deadline: float) -> bool:
-        """Shut both down."""
-        return bool(self.traces.shutdown(deadline)) & self.metrics.shutdown(deadline)
+        """Shut both down side by side, within ``deadline`` seconds in all."""
+        return run_all([self.traces.shutdown, self.metrics.shutdown], deadline, name="hermes-otel-shutdown")
 
     def stats(self) -> Mapping[str, Any]:
         """Both sinks' counters."""

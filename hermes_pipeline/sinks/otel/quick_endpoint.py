@@ -3,7 +3,7 @@ a shorthand for one ``gen_ai`` OTLP trace endpoint of the profile (BOOK-46, BOOK
 :mod:`hermes_pipeline.profile` (``quick_otel``).
 
 The endpoint is an ordinary ``opentelemetry`` section built by the OTel sink's own builder, fed by the
-profile's one shared projection (:class:`~hermes_pipeline.profile.stream.SharedStream`: only this
+profile's one scope stream (:class:`~hermes_pipeline.profile.stream.SharedStream`: only this
 profile's turns, the same scope UUIDs as its trajectory and observability stores). Its sampling rate is
 ``trace_sampling_rate`` when set, else the default of ``observability.environment``: 1.0 in
 ``development``, 0.1 in ``production`` (BOOK-46). An endpoint the pipeline file already exports to
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...config.observability_settings import ObservabilitySettings, read_observability
+from ...engine.deadline import Deadline
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.quick_otel")
 CLOSE_DEADLINE: Final = 5.0
@@ -59,31 +60,33 @@ def pipeline_trace_urls(selected: str | None) -> set[str]:
 
 
 class QuickOtelHandle:
-    """The running shorthand endpoint: the OTel sink and the projection feeding it (the profile's shared one,
-    else one of its own on the engine)."""
+    """The running shorthand endpoint: the OTel sink and the scope stream feeding it (the profile's, else a scope
+    plugin of its own on the engine)."""
 
-    def __init__(self, engine: Any, home: Path, settings: ObservabilitySettings, *,
-                 shared_projection: Any = None) -> None:
+    def __init__(self, engine: Any, home: Path, settings: ObservabilitySettings, *, stream: Any = None) -> None:
         from .sink import build_otel_sink
 
         self.engine = engine
         self.config = quick_otel_config(settings)
         self.sink = build_otel_sink(self.config, base_dir=home, environment=settings.environment)
-        self._own = shared_projection is None
+        self._own = stream is None
         self.plugin_name: str | None = None
         self._closed = False
         if self._own:
             from ...export.scope_hooks import ScopePlugin
 
-            self.projection: Any = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools))
-            self.plugin_name = engine.add_plugin(self.projection, name=f"hermes.quick_otel.{id(self):x}")
+            self.stream: Any = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools))
+            self.plugin_name = engine.add_plugin(self.stream, name=f"hermes.quick_otel.{id(self):x}")
         else:
-            self.projection = shared_projection
-            self.projection.add_listener(self.sink)
+            self.stream = stream
+            self.stream.add_listener(self.sink)
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Project and export what is queued."""
-        return bool(self.projection.flush(timeout)) and bool(self.sink.flush(timeout))
+        """Make what is queued into scope events and export them, within ``timeout`` seconds in all (the
+        sink gets what the stream left of it); ``False`` on timeout."""
+        deadline = Deadline(timeout)
+        streamed = bool(self.stream.flush(deadline.remaining()))
+        return bool(self.sink.flush(deadline.remaining())) and streamed
 
     def close(self) -> None:
         """Export what is queued and stop; idempotent."""
@@ -91,10 +94,10 @@ class QuickOtelHandle:
             return
         self._closed = True
         try:
-            from ...export.scope_hooks import release_projection
+            from ...export.scope_hooks import release_listener
 
-            release_projection(self.engine, self.plugin_name, self.projection, self.sink, own=self._own,
-                               deadline=CLOSE_DEADLINE)
+            release_listener(self.engine, self.plugin_name, self.stream, self.sink, own=self._own,
+                             deadline=CLOSE_DEADLINE)
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
 
@@ -113,4 +116,4 @@ def attach_for_profile(profile: Any) -> QuickOtelHandle | None:
                        extra={"event": "quick_otel_duplicate_endpoint"})
         return None
     return QuickOtelHandle(profile.engine, Path(profile.home), settings,
-                           shared_projection=getattr(profile, "stream", None))
+                           stream=getattr(profile, "stream", None))

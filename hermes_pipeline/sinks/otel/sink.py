@@ -5,8 +5,8 @@ itself from the section's table with :meth:`OtelSink.from_config` (traces, in a 
 ``worker = "process"``, plus the ``metrics`` table's sink in this process) and carries the section's
 statement from :mod:`.config`. Used through the generic wrappers, as for ATOF:
 
-- sharing one scope projection with the other exporters (what the pipeline does, so ATOF, ATIF
-  and OTLP agree on UUIDs and the hook caller pays the projection once):
+- sharing one scope plugin with the other exporters (what the pipeline does, so ATOF, ATIF
+  and OTLP agree on UUIDs and the hook caller pays for one scope plugin only):
   ``sink = OtelSink.from_config(config, ctx)``; ``scope_plugin.add_listener(sink)``;
 - stand-alone (tests, simple hosts): ``plugin = SinkPlugin.build(OtelSink, config, ctx)``;
   ``engine.add_plugin(plugin, name="otel")``.

@@ -1,9 +1,9 @@
-"""The hook projection's shape, read from the code (issue #29 item 2): one scope tracker passed in, one small
+"""The scope plugin's shape, read from the code (issue #29 item 2): one scope tracker passed in, one small
 module per scope kind, no inheritance tower.
 
 - no class of :mod:`hermes_pipeline.export.scope_kinds` subclasses the tracker or another scope kind, and the
   hooks object (:class:`~hermes_pipeline.export.scope_hooks.ScopePlugin`) is no tracker either;
-- no module of the projection reads or writes state through ``getattr(self, ...)`` / ``hasattr(self, ...)``
+- no module of the scope plugin reads or writes state through ``getattr(self, ...)`` / ``hasattr(self, ...)``
   (what two kinds share goes through the tracker or an explicit call);
 - each scope kind has its module, none over 250 lines, and each kind's class is made with the tracker.
 
@@ -28,8 +28,8 @@ MAX_LINES = 250
 SELF_REFLECTION = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 
 
-def projection_sources() -> dict[str, str]:
-    """The projection's modules (the kinds, the hooks object, the tracker) by file name."""
+def scope_plugin_sources() -> dict[str, str]:
+    """The scope plugin's modules (the kinds, the hooks object, the tracker) by file name."""
     paths = [*sorted(KINDS_DIR.glob("*.py")), Path(scope_hooks.__file__), Path(scopes.__file__)]
     return {path.name if path.parent != KINDS_DIR else f"scope_kinds/{path.name}": path.read_text(encoding="utf-8")
             for path in paths}
@@ -68,8 +68,8 @@ def test_no_scope_kind_inherits_from_the_tracker_or_another_kind() -> None:
     assert ScopeTracker not in ScopePlugin.__mro__, "the hooks object composes the tracker, it is not one"
 
 
-def test_no_projection_module_reads_state_through_getattr_on_self() -> None:
-    found = [line for name, source in projection_sources().items() for line in reflection_on_self(source, name)]
+def test_no_scope_plugin_module_reads_state_through_getattr_on_self() -> None:
+    found = [line for name, source in scope_plugin_sources().items() for line in reflection_on_self(source, name)]
     assert found == []
 
 

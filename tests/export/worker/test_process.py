@@ -142,9 +142,9 @@ def _atof_shape(path: Any) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("worker", ["process", "process:exporters"])
 def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write(tmp_path: Any, worker: str) -> None:
-    """FMT-56/FMT-79/FMT-81: with the projection shared in this process, ATOF and ATIF sinks run by worker
+    """FMT-56/FMT-79/FMT-81: with the scope plugin shared in this process, ATOF and ATIF sinks run by worker
     processes (one each, or one shared by both) write exactly the same ATOF lines (UUIDs and timestamps
-    included) as thread-run sinks fed by the same projection, and the same ATIF trajectories; both pass
+    included) as thread-run sinks fed by the same scope plugin, and the same ATIF trajectories; both pass
     their JSON Schemas."""
     from hermes_pipeline.components.observability import ObservabilityComponent
 
@@ -165,15 +165,15 @@ def test_fmt79_81_atof_and_atif_in_worker_processes_write_what_the_threads_write
     assert all(isinstance(sinks[k], ProcessSink) for k in ("atof", "atif"))
     shared = worker == "process:exporters"
     assert (sinks["atof"].worker_pid == sinks["atif"].worker_pid) == shared
-    listeners = component.exporters.projection.tracker._listeners
+    listeners = component.exporters.scope_plugin.tracker._listeners
     assert len(listeners) == (1 if shared else 2)  # a shared worker is fed (and each batch pickled) once
     from hermes_pipeline.sinks.atif import build_atif_sink
     from hermes_pipeline.sinks.atof import build_atof_sink
 
     twin_atof = build_atof_sink(section("thread", threads)["atof"])
     twin_atif = build_atif_sink(section("thread", threads)["atif"])
-    component.exporters.projection.add_listener(twin_atof)
-    component.exporters.projection.add_listener(twin_atif)
+    component.exporters.scope_plugin.add_listener(twin_atof)
+    component.exporters.scope_plugin.add_listener(twin_atif)
     run_scripted_session(engine)
     assert component.flush(30.0)
     stats = component.stats()
@@ -256,7 +256,7 @@ def test_fmt85_closing_one_section_keeps_the_shared_worker_serving_the_other(tmp
     component = engine.plugins.get(name).instance
     atof, atif = component.exporters.sinks["atof"], component.exporters.sinks["atif"]
     _one_turn_session(engine)
-    assert component.exporters.projection.flush(10.0)
+    assert component.exporters.scope_plugin.flush(10.0)
     assert atof.shutdown(10.0) and atof.shutdown(10.0)  # idempotent
     assert (tmp_path / "events.jsonl").read_text(encoding="utf-8").count("\n") == 6
     assert atof.join(0.5) is False  # still serving ATIF

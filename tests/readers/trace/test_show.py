@@ -62,7 +62,7 @@ class FakeClock:
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
-    """An ATOF file and an ATIF file written by the real file sinks for one session on a shared projection
+    """An ATOF file and an ATIF file written by the real file sinks for one session on a shared scope plugin
     (through the public helper for sink authors, ``hermes_pipeline.testing.capture_export``), on a
     :class:`FakeClock`: the slow tool takes 80 ms of it, everything else a few microseconds."""
     directory = tmp_path_factory.mktemp("traces")

@@ -1,4 +1,4 @@
-"""Helpers for the ATIF tests: ATOF + ATIF on one shared scope projection, document checks, event streams."""
+"""Helpers for the ATIF tests: ATOF + ATIF on one shared scope plugin, document checks, event streams."""
 
 from __future__ import annotations
 

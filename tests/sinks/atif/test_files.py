@@ -235,8 +235,8 @@ def test_fmt_49_partial_trajectories_at_shutdown(engine: Engine) -> None:
     context.run(turn.end)
 
 
-def test_fmt_49_sink_shutdown_writes_roots_the_projection_never_closed() -> None:
-    """FMT-49: a root still open when the sink itself shuts down (the projection never ended it) is written
+def test_fmt_49_sink_shutdown_writes_roots_the_scope_plugin_never_closed() -> None:
+    """FMT-49: a root still open when the sink itself shuts down (the scope plugin never ended it) is written
     partial, with whatever steps it has; an empty partial trajectory is allowed."""
     dest = MemoryDestination()
     sink = build_atif_sink({"enabled": True}, destinations={"local": dest})

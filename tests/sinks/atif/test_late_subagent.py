@@ -1,11 +1,11 @@
 """ATIF: a background subagent that ends after its parent trajectory was written (spec 04 FMT-43, FMT-44,
 FMT-49, FMT-52).
 
-The scope projection reopens such a child as a *continuation* (an ``agent`` scope with
+The scope plugin reopens such a child as a *continuation* (an ``agent`` scope with
 ``data.continued = true`` under the same delegating call). The continuation is part of the embedded
 subagent trajectory of the earlier part: the parent's file is written again, never a file of the
 child's own (FMT-43). Hand-made event streams feed the racy orders straight to the ATIF sink; the
-bridge scenario runs the real normaliser, projection and local trajectory directory.
+bridge scenario runs the real normaliser, scope plugin and local trajectory directory.
 """
 
 from __future__ import annotations

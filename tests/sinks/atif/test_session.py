@@ -1,4 +1,4 @@
-"""A scripted session through the host API with ATOF and ATIF on ONE shared scope projection: turns, retries, tool
+"""A scripted session through the host API with ATOF and ATIF on ONE shared scope plugin: turns, retries, tool
 calls (ok / error / blocked / cancelled), approvals, human input, nested subagents, compaction and segment rotation.
 The trajectories must follow §3.8's mapping and the schema, and agree with the ATOF stream (spec 04 FMT-1, FMT-46)."""
 

@@ -27,8 +27,8 @@ def memory_plugin(engine: Engine, *, sinks: int = 1, name: str = "atof", **atof:
     return plugin, dests
 
 
-def stuck_projection(engine: Engine) -> tuple[ScopePlugin, list[ScopeEvent], threading.Event]:
-    """A deferred projection on ``engine`` with a two-record publication queue whose thread is stuck on the
+def stuck_scope_plugin(engine: Engine) -> tuple[ScopePlugin, list[ScopeEvent], threading.Event]:
+    """A deferred scope plugin on ``engine`` with a two-record publication queue whose thread is stuck on the
     session's first event (until the returned gate is set), inside turn ``u`` of session ``s`` (task ``k``):
     the next records fill the queue (FMT-80 tests)."""
     gate = threading.Event()

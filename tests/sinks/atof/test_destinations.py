@@ -19,7 +19,7 @@ from hermes_pipeline.export.files import prune_files, filename_pattern
 from hermes_pipeline.sinks.atof import build_atof_plugin, build_atof_sink, replace_dots
 
 from hermes_pipeline.testing import closed_port
-from tests.sinks.atof._support import VALIDATOR, Receiver, decode, stuck_projection
+from tests.sinks.atof._support import VALIDATOR, Receiver, decode, stuck_scope_plugin
 
 SECRET = "s3cr3t-token-value-9f8e7d"
 
@@ -367,8 +367,8 @@ def test_fmt_80_queue_full_drops_whole_pairs(engine: Engine) -> None:
 
 
 def test_fmt_80_publication_queue_drops_whole_pairs(engine: Engine) -> None:
-    """FMT-80: the publication queue (deferred projection) drops the closing hook of a dropped opening hook."""
-    plugin, seen, gate = stuck_projection(engine)
+    """FMT-80: the publication queue (deferred scope plugin) drops the closing hook of a dropped opening hook."""
+    plugin, seen, gate = stuck_scope_plugin(engine)
     turn = {"session_id": "s", "task_id": "k", "turn_id": "u"}
 
     def tool(hook: str, call_id: str, **extra: Any) -> None:

@@ -1,4 +1,4 @@
-"""ATOF projection details: the §6.1 worked example, segments, compaction, teardown, the content gate,
+"""ATOF export details: the §6.1 worked example, segments, compaction, teardown, the content gate,
 history delta modes and hook-level edge cases (spec 04 §2.8-§2.13, §5; spec 03 §14)."""
 
 from __future__ import annotations
@@ -151,8 +151,8 @@ def test_fmt_56_listener_gets_scope_events_with_derivable_otel_ids(engine: Engin
     assert atof_object(tool)["uuid"] == uuid_str(tool.uuid)
 
 
-def test_fmt_79_deferred_projection_keeps_hook_time(engine: Engine) -> None:
-    """FMT-79 / FMT-14: with the deferred projection an event carries the time of its hook, not of its replay."""
+def test_fmt_79_deferred_scope_plugin_keeps_hook_time(engine: Engine) -> None:
+    """FMT-79 / FMT-14: with the deferred scope plugin an event carries the time of its hook, not of its replay."""
     import threading
     import time
 
@@ -412,11 +412,11 @@ def test_fmt_86_listeners_may_call_scope_bookkeeping(engine: Engine, deferred: b
     ``open_session_ids`` and ``stats``) neither deadlocks the agent nor the publication thread."""
     import threading
 
-    projection = ScopePlugin(deferred=deferred)
+    scope_plugin = ScopePlugin(deferred=deferred)
     seen: list[tuple[list[str], int]] = []
-    projection.add_listener(lambda event: seen.append((projection.open_session_ids(),
-                                                       projection.stats()["open_sessions"])))
-    engine.add_plugin(projection, name="scopes")
+    scope_plugin.add_listener(lambda event: seen.append((scope_plugin.open_session_ids(),
+                                                         scope_plugin.stats()["open_sessions"])))
+    engine.add_plugin(scope_plugin, name="scopes")
     host = Host(engine, platform="cli", model="m")
 
     def agent() -> None:
@@ -428,8 +428,8 @@ def test_fmt_86_listeners_may_call_scope_bookkeeping(engine: Engine, deferred: b
     worker.start()
     worker.join(20.0)  # a deadlock fails here instead of hanging the suite
     assert not worker.is_alive()
-    assert projection.flush(20.0)
-    projection.shutdown()
+    assert scope_plugin.flush(20.0)
+    scope_plugin.shutdown()
     assert len(seen) == 4 and seen[1] == (["s-86"], 1)  # the turn start, inside the open session
 
 

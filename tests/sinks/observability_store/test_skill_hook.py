@@ -1,4 +1,4 @@
-"""``on_skill_lifecycle`` as a hookspec with a host call, and its projection (spec 04 FMT-24 rows 18-20,
+"""``on_skill_lifecycle`` as a hookspec with a host call, and its scope events (spec 04 FMT-24 rows 18-20,
 spec 06 BOOK-4, BOOK-8, BOOK-9)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hermes_pipeline.testing import capture_export
 def _run(session: Any, **plugin: Any) -> list[ScopeEvent]:
     events: list[ScopeEvent] = []
     engine = Engine()
-    engine.add_plugin(ScopePlugin((events.append,), **plugin), name="projection")
+    engine.add_plugin(ScopePlugin((events.append,), **plugin), name="scope_plugin")
     session(Host(engine, model="m"))
     return events
 

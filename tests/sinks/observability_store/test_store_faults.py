@@ -305,10 +305,10 @@ def test_a_long_failure_keeps_a_bounded_backlog_and_counts_what_it_drops(tmp_pat
 
     sink = ObservabilityStoreSink({"home": str(tmp_path), "max_backlog": 5})
     engine = Engine()
-    projection = ScopePlugin((sink,))
-    engine.add_plugin(projection, name="test-store")
+    scope_plugin = ScopePlugin((sink,))
+    engine.add_plugin(scope_plugin, name="test-store")
     _turns(Host(engine, model="m1", provider="openai"), TURNS)
-    projection.flush(10.0)
+    scope_plugin.flush(10.0)
     sink.flush(10.0)
     assert sink.stats()["rows_pending"] <= 5
     sink.shutdown(10.0)

@@ -1,5 +1,5 @@
 """OTLP delivery (spec 04 §4.7-§4.9, §5): headers, Langfuse, retries, a collector that is down or stuck, bounded queues,
-concurrent sessions, sampling and one shared scope projection. Every server binds 127.0.0.1 and stops with its test."""
+concurrent sessions, sampling and one shared scope plugin. Every server binds 127.0.0.1 and stops with its test."""
 
 from __future__ import annotations
 
@@ -99,10 +99,10 @@ def test_fmt_75_77_langfuse_path_basic_auth_and_session_grouping(monkeypatch: py
         with PathReceiver() as receiver:
             sink = build_langfuse_sink({"host": receiver.endpoint, "public_key_env": "LF_PK", "secret_key_env": "LF_SK",
                                         "scheduled_delay_millis": 50}, enable_full_payloads=gate)
-            projection = ScopePlugin((sink,), deferred=True, toolsets={"read_file": "file"})
-            engine.add_plugin(projection, name="scopes")
+            scope_plugin = ScopePlugin((sink,), deferred=True, toolsets={"read_file": "file"})
+            engine.add_plugin(scope_plugin, name="scopes")
             run_scripted_session(engine)
-            assert projection.flush(10) and projection.shutdown(10)
+            assert scope_plugin.flush(10) and scope_plugin.shutdown(10)
             assert sink.flush(10) and sink.shutdown(10)
             spans = list(receiver.spans)
         assert spans and set(receiver.paths) == {"/api/public/otel/v1/traces"}
@@ -291,7 +291,7 @@ def test_fmt_74_always_sample_errors_exports_failed_unsampled_turns(engine: Engi
     assert plugin.stats()["builder"]["sampled_out"] == 2
 
 
-def test_fmt_1_56_shared_projection_atof_and_otel_agree_on_ids() -> None:
+def test_fmt_1_56_one_scope_plugin_atof_and_otel_agree_on_ids() -> None:
     """FMT-1 / FMT-56: ATOF and OTel listeners on one ScopePlugin see the same scopes: with ids = "uuid" span id =
     low 8 bytes of the ATOF uuid, trace id = the session scope UUID, parent span id = low 8 bytes of parent_uuid;
     with the default random ids the parent links are the same and the UUIDs stay in attributes (FMT-56b)."""
@@ -302,10 +302,10 @@ def test_fmt_1_56_shared_projection_atof_and_otel_agree_on_ids() -> None:
         otel = build_otel_sink({"enabled": True, "ids": "uuid",
                                 "endpoints": [{"type": "full", "endpoint": receiver.endpoint,
                                                "scheduled_delay_millis": 50, **SESSION}]})
-        projection = ScopePlugin((atof, otel), deferred=True)
-        engine.add_plugin(projection, name="scopes")
+        scope_plugin = ScopePlugin((atof, otel), deferred=True)
+        engine.add_plugin(scope_plugin, name="scopes")
         simple_session(engine)
-        assert projection.shutdown(10) and atof.shutdown(10) and otel.flush(10) and otel.shutdown(10)
+        assert scope_plugin.shutdown(10) and atof.shutdown(10) and otel.flush(10) and otel.shutdown(10)
         spans = list(receiver.spans)
     events = [e for e in decode(memory) if e["kind"] == "scope" and e["scope_category"] == "start"]
     assert len(events) == len(spans) == 5

@@ -1,7 +1,7 @@
-"""One hook projection per profile (issue #14): the trajectory store, the observability store and the quick OTel
-endpoint of a profile listen to one projection (the pipeline's ``observability`` component's when the pipeline
-file runs one), so a tool call is enqueued once on the caller's thread and projected once, and every consumer
-sees the same scope UUIDs; one consumer failing never affects another; consumers switched off are not imported."""
+"""One scope stream per profile (issue #14): the trajectory store, the observability store and the quick OTel
+endpoint of a profile listen to one scope plugin (the pipeline's ``observability`` component's when the pipeline
+file runs one), so a tool call is enqueued once on the caller's thread and made into scope events once, and every
+consumer sees the same scope UUIDs; one consumer failing never affects another; consumers switched off are not imported."""
 
 from __future__ import annotations
 
@@ -63,8 +63,8 @@ def _pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return out / "events.jsonl"
 
 
-def _projections(profile: Profile, hook: str = "pre_tool_call") -> list[Any]:
-    """The hook projections a ``hook`` dispatch through the profile's engine enqueues to."""
+def _scope_plugins(profile: Profile, hook: str = "pre_tool_call") -> list[Any]:
+    """The scope plugins a ``hook`` dispatch through the profile's engine enqueues to."""
     found: list[Any] = []
     for entry in profile.engine.hook_listeners.get(hook, ()):
         owner = getattr(entry.callback, "__self__", None)
@@ -104,14 +104,14 @@ def _flush(profile: Profile) -> None:
             assert flush(10)
 
 
-def test_one_projection_feeds_every_consumer_of_a_profile_with_the_same_uuids(tmp_path: Path) -> None:
+def test_one_scope_plugin_feeds_every_consumer_of_a_profile_with_the_same_uuids(tmp_path: Path) -> None:
     with OTLPReceiver() as receiver:
         home = tmp_path / "p"
         profile = _profile(home, STORES + f"  otel_enabled: true\n  otel_endpoint: {receiver.endpoint}\n")
         assert {"trajectory_store", "observability_store", "quick_otel"} <= set(profile.consumers)
-        shared = profile.shared_projection
+        shared = profile.stream
         assert not shared.borrowed and shared.listeners() == 3
-        assert _projections(profile) == [shared.projection]  # a tool call is enqueued once, projected once
+        assert _scope_plugins(profile) == [shared.scope_plugin]  # a tool call is enqueued once, made into events once
         _run(profile)
         _flush(profile)
         profile.close()
@@ -122,14 +122,14 @@ def test_one_projection_feeds_every_consumer_of_a_profile_with_the_same_uuids(tm
         assert [s.attributes["hermes.trajectory_id"] for s in agents] == runs
 
 
-def test_the_pipelines_projection_is_the_profiles_when_the_pipeline_has_one(tmp_path: Path,
+def test_the_pipelines_scope_plugin_is_the_profiles_when_the_pipeline_has_one(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     atof = _pipeline(tmp_path, monkeypatch)
     home = tmp_path / "p"
     profile = _profile(home, STORES)
-    shared = profile.shared_projection
+    shared = profile.stream
     assert shared.borrowed and shared.listeners() == 2
-    assert len(_projections(profile)) == 1  # the component's: the stores add no projection of their own
+    assert len(_scope_plugins(profile)) == 1  # the component's: the stores add no scope plugin of their own
     _run(profile)
     _flush(profile)
     profile.close()
@@ -140,12 +140,12 @@ def test_the_pipelines_projection_is_the_profiles_when_the_pipeline_has_one(tmp_
     assert starts == runs  # the ATOF file, the trajectory file and the task_runs row name one run UUID
 
 
-def test_profiles_on_the_pipelines_projection_see_only_their_own_sessions(tmp_path: Path,
+def test_profiles_on_the_pipelines_scope_plugin_see_only_their_own_sessions(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     _pipeline(tmp_path, monkeypatch)
     one, two = _profile(tmp_path / "one", STORES), _profile(tmp_path / "two", STORES)
-    assert one.shared_projection.borrowed and two.shared_projection.borrowed
-    assert one.shared_projection.projection is two.shared_projection.projection
+    assert one.stream.borrowed and two.stream.borrowed
+    assert one.stream.scope_plugin is two.stream.scope_plugin
     _run(one, "first")
     _run(two, "second")
     _run(two, "third")
@@ -158,15 +158,16 @@ def test_profiles_on_the_pipelines_projection_see_only_their_own_sessions(tmp_pa
     assert _task_run_ids(tmp_path / "two") == _trajectory_ids(tmp_path / "two")
 
 
-def test_memory_tool_overrides_need_the_profiles_own_projection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pipeline's projection classifies no extra memory tools: a profile that declares some keeps one projection
-    of its own for all of its consumers (two projections in the process, not one per consumer)."""
+def test_memory_tool_overrides_need_the_profiles_own_scope_plugin(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline's scope plugin classifies no extra memory tools: a profile that declares some keeps one scope plugin
+    of its own for all of its consumers (two scope plugins in the process, not one per consumer)."""
     _pipeline(tmp_path, monkeypatch)
     home = tmp_path / "p"
     profile = _profile(home, STORES + "  memory_tools:\n    notes_save: memory.update\n")
-    shared = profile.shared_projection
+    shared = profile.stream
     assert not shared.borrowed and shared.listeners() == 2
-    assert len(_projections(profile)) == 2 and shared.projection in _projections(profile)
+    assert len(_scope_plugins(profile)) == 2 and shared.scope_plugin in _scope_plugins(profile)
     with profile.host().session() as session, session.turn("hi") as turn:
         turn.call_tool("notes_save", {"path": "memories/notes.md", "content": "remember"}, lambda **kw: "ok")
         turn.complete("ok")
@@ -177,13 +178,13 @@ def test_memory_tool_overrides_need_the_profiles_own_projection(tmp_path: Path, 
     assert len(_trajectory_ids(home)) == 1
 
 
-def test_a_profile_without_a_pipeline_projection_makes_one_and_drops_it_when_nobody_listens(tmp_path: Path) -> None:
+def test_a_profile_without_a_pipeline_scope_plugin_makes_one_and_drops_it_when_nobody_listens(tmp_path: Path) -> None:
     profile = _profile(tmp_path / "p", "  trajectories:\n    enabled: true\n")
-    assert len(_projections(profile)) == 1
+    assert len(_scope_plugins(profile)) == 1
     profile.consumers.pop("trajectory_store").close()
-    assert _projections(profile) == [] and "pre_tool_call" not in profile.engine.hook_listeners
+    assert _scope_plugins(profile) == [] and "pre_tool_call" not in profile.engine.hook_listeners
     off = _profile(tmp_path / "off", "  environment: development\n")
-    assert _projections(off) == [] and off.shared_projection.projection is None
+    assert _scope_plugins(off) == [] and off.stream.scope_plugin is None
 
 
 def test_a_failing_consumer_never_affects_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -212,7 +213,7 @@ def test_a_consumer_that_cannot_start_or_close_leaves_the_others_working(tmp_pat
     monkeypatch.setattr(trajectory_store, "attach_for_profile", cannot_start)
     home = tmp_path / "p"
     profile = _profile(home, STORES)
-    assert "trajectory_store" not in profile.consumers and profile.shared_projection.listeners() == 1
+    assert "trajectory_store" not in profile.consumers and profile.stream.listeners() == 1
     _run(profile)
     _flush(profile)
 
@@ -224,14 +225,14 @@ def test_a_consumer_that_cannot_start_or_close_leaves_the_others_working(tmp_pat
     assert len(_task_run_ids(home)) == 1
 
 
-def test_a_restarted_consumer_joins_the_same_projection(tmp_path: Path) -> None:
+def test_a_restarted_consumer_joins_the_same_scope_plugin(tmp_path: Path) -> None:
     home = tmp_path / "p"
     profile = _profile(home, STORES)
-    projection = profile.shared_projection.projection
+    scope_plugin = profile.stream.scope_plugin
     _run(profile, "before")
     profile.consumers["trajectory_store"].flush(10)
     profile._restart_consumer("trajectory_store")
-    assert profile.shared_projection.projection is projection and profile.shared_projection.listeners() == 2
+    assert profile.stream.scope_plugin is scope_plugin and profile.stream.listeners() == 2
     _run(profile, "after")
     _flush(profile)
     profile.close()
