@@ -70,12 +70,14 @@ OBSERVABILITY: Final[dict[str, Entry]] = {
                                    "(at least 1000): a longer one (a huge tool result) is cut and ends with "
                                    "`...[truncated N chars]`; the event says how many of its values were cut "
                                    "(`hermes.truncated_values`)."),
-    "max_queue_bytes": ("67108864 (64 MiB)", "The most bytes (estimated from the events' text) each queue between "
-                                               "the agent and an exporter holds, beside its `max_queue_size` in "
-                                               "events: the publication queue, each `atof.sinks[]` writer, the "
-                                               "`atif` writer, the queue of each third-party sink and of each worker process. An event that does not fit is dropped and counted "
-                                               "like one past `max_queue_size` (`pipeline.events_dropped_bytes`, "
-                                               "`dropped_queue_bytes`)."),
+    "max_queue_bytes": ("67108864 (64 MiB) for the publication queue",
+                        "The most bytes (estimated from the events' text) a queue between the agent and an "
+                        "exporter holds, beside its `max_queue_size` in events. Unset, it bounds the publication "
+                        "queue (the agent's side), the queue of each third-party sink and of each worker process "
+                        "at 64 MiB; set, it also bounds each `atof.sinks[]` writer and the `atif` writer (left to "
+                        "their event count by default: estimating every event costs CPU that only a sink stalled "
+                        "with kilobyte events would repay). An event that does not fit is dropped and counted like "
+                        "one past `max_queue_size` (`pipeline.events_dropped_bytes`, `dropped_queue_bytes`)."),
 }
 COMPONENT_POLICY: Final[dict[str, Entry]] = {
     "unknown_field": ("\"warn\"", "Unknown keys inside this component's config."),
@@ -94,7 +96,7 @@ ATOF: Final[dict[str, Entry]] = {
 ATOF_FILE: Final[dict[str, Entry]] = {
     "type": ("required", "`file`: a JSON Lines file."),
     "max_queue_size": (None, "Events buffered for this sink before new ones are dropped (and counted); "
-                             "the component's `max_queue_bytes` bounds the same queue in bytes."),
+                             "the component's `max_queue_bytes`, when set, bounds the same queue in bytes."),
     "output_directory": ("$HERMES_HOME/telemetry", "Directory of the file; relative paths resolve against the "
                                                     "working directory at activation."),
     "filename": ("hermes-events-<UTC timestamp at activation>.jsonl", "File name; `{date}` in it rotates the file "
@@ -106,7 +108,7 @@ ATOF_FILE: Final[dict[str, Entry]] = {
 ATOF_STREAM: Final[dict[str, Entry]] = {
     "type": ("required", "`stream`: events sent over the network."),
     "max_queue_size": (None, "Events buffered for this sink before new ones are dropped (and counted); "
-                             "the component's `max_queue_bytes` bounds the same queue in bytes."),
+                             "the component's `max_queue_bytes`, when set, bounds the same queue in bytes."),
     "name": ("absent", "A unique, non-blank name for this stream (used in logs and counters)."),
     "url": ("required", "Destination URL: http(s) for `http_post` and `ndjson`, ws(s) for `websocket`."),
     "transport": (None, "`http_post` (one JSON array per batch) or `ndjson`; `websocket` is validated but "
@@ -131,7 +133,7 @@ ATIF: Final[dict[str, Entry]] = {
     "storage": ("absent", "Remote destinations (`type = \"s3\"` or `\"http\"`, below); needs "
                           "`enable_full_payloads = true`."),
     "max_queue_size": (None, "Events buffered for the trajectory writer before drops; the component's "
-                             "`max_queue_bytes` bounds the same queue in bytes."),
+                             "`max_queue_bytes`, when set, bounds the same queue in bytes."),
     "group_by": (None, "`agent`: one trajectory per top-level agent run; `turn`: one per turn."),
     "worker": WORKER,
     "include_llm_payloads": (None, "Write the sanitized LLM request and response on agent steps "

@@ -20,8 +20,8 @@ TOP: Final[dict[str, Check]] = {
 """Top-level keys. ``redact_credentials`` (hermes_pipeline extension, default true) is the one switch that turns
 the exporters' credential scrubber off (spec 04 FMT-33a); every activation with it false logs a WARNING.
 ``max_value_chars`` (hermes_pipeline extension, default 1,000,000) bounds one string value of every event,
-for every exporter of the component (see ``export/bounds.py``). ``max_queue_bytes`` (hermes_pipeline extension,
-default 64 MiB) bounds each of the component's queues between threads (the publication queue, each ATOF
-sink's, the ATIF writer's and each third-party sink's) in estimated bytes, beside their ``max_queue_size`` in events
-(``export/sizes.py``)."""
+for every exporter of the component (see ``export/bounds.py``). ``max_queue_bytes`` (hermes_pipeline extension)
+bounds the component's queues between threads in estimated bytes, beside their ``max_queue_size`` in events
+(``export/sizes.py``): unset, the publication queue and each third-party sink's or worker process's queue at 64 MiB;
+set, each ATOF sink's and the ATIF writer's queue too (see ``SinkContext.max_queue_bytes``)."""
 POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupported_value": one_of(*LEVELS)}

@@ -89,8 +89,8 @@ class ScopeEvent:
             A copy whose field is replaced (a sanitizer's result) loses that field's bit.
     """
 
-    __slots__ = ("attributes", "category", "clean", "data", "facts", "kind", "metadata", "name", "parent_uuid",
-                 "phase", "profile", "root_uuid", "session_uuid", "start", "timestamp_us", "uuid")
+    __slots__ = ("attributes", "category", "clean", "data", "facts", "kind", "metadata", "name", "nbytes",
+                 "parent_uuid", "phase", "profile", "root_uuid", "session_uuid", "start", "timestamp_us", "uuid")
 
     def __init__(self, kind: str, phase: str | None, uuid: int, parent_uuid: int | None, timestamp_us: int,
                  name: str, category: str | None, attributes: tuple[str, ...], profile: dict[str, Any] | None,
@@ -112,6 +112,9 @@ class ScopeEvent:
         self.start = start
         self.facts = facts
         self.clean = clean
+        self.nbytes = -1
+        """The event's estimated queue bytes once a byte-bounded queue asked (``-1``: not yet): estimated once,
+        however many sink queues the event enters (:func:`~hermes_pipeline.export.sizes.event_bytes`)."""
 
     @property
     def is_start(self) -> bool:

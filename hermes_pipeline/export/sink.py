@@ -47,8 +47,11 @@ class SinkContext:
             ``production``), when the caller knows it; ``None``: the sink reads it from the profile
             of ``default_dir`` if it needs it.
         agent_version: the agent's version, when the host knows it.
-        max_queue_bytes: the component's byte bound of each sink's writer queue (``None``: the default,
-            :data:`~hermes_pipeline.export.writer.DEFAULT_MAX_QUEUE_BYTES`).
+        max_queue_bytes: the byte bound the component's ``max_queue_bytes`` sets on each sink's writer queue
+            (``None``, when it is not configured: the writer queue is bounded by its event count only; the
+            publication queue before it has the default byte bound. Estimating each event's bytes costs the
+            publication thread a few percent of its CPU on the tool-call workload, measured, for a bound that
+            only a sink stalled with kilobyte events ever reaches: an operator who wants it sets it).
     """
 
     name: str

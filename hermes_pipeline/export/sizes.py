@@ -110,8 +110,14 @@ def counted_chars(counted: Any) -> int:
 
 
 def event_bytes(event: ScopeEvent) -> int:
-    """The estimated bytes of a queued scope event: its payload (``data``) plus :data:`ITEM_BYTES` for the rest.
+    """The estimated bytes of a queued scope event: its payload (``data``: the length of each top-level string, a
+    small-budget look at each container, as for a tool call's arguments) plus :data:`ITEM_BYTES` for the rest.
 
     The start a scope's end carries is not counted again: it was counted when it was queued (and the end of a
-    start that a sink already wrote keeps at most one start alive per queued end)."""
-    return ITEM_BYTES + value_bytes(event.data)
+    start that a sink already wrote keeps at most one start alive per queued end). Estimated once per event and
+    kept on it (``ScopeEvent.nbytes``): an event handed to several sinks is not looked at again."""
+    size = event.nbytes
+    if size < 0:  # the first queue to ask estimates it; the other sinks' queues reuse it (events are immutable)
+        data = event.data
+        size = event.nbytes = ITEM_BYTES + (0 if data is None else arguments_bytes(data))
+    return size

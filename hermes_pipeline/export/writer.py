@@ -121,7 +121,12 @@ class BoundedWriter:
         self._max = max_queue_size
         self._batch = max_batch_size
         self._max_bytes = max_queue_bytes
-        """With a byte bound the queue holds ``(item, estimated bytes)`` pairs."""
+        self._sizes: deque[int] = deque()
+        """With a byte bound, the estimated bytes of the queued items, in their order: a submitter appends an item's
+        size just before the item, the worker takes as many sizes as items (under the lock). A second deque rather
+        than ``(item, size)`` pairs: a pair is one more object for the garbage collector to track per item.
+        Two submitters interleaving may pair sizes with each other's items; the sum taken off stays exact once
+        both are taken, which is all the bound reads."""
         self._size = size
         self._bytes_in = 0
         """Estimated bytes ever queued, added by the submitting threads only (no lock, see :meth:`submit`)."""
@@ -201,7 +206,8 @@ class BoundedWriter:
             if queue and not force and self._bytes_in - self._bytes_out + n > limit:
                 self._count_refused("dropped_queue_bytes")
                 return False
-            queue.append((item, n))
+            self._sizes.append(n)
+            queue.append(item)
             # Only submitting threads write ``_bytes_in`` and only the worker ``_bytes_out``, so the worker never
             # loses an update; an interleaving of two submitters could only lose an addition, which loosens the
             # bound by that item and never refuses more.
@@ -229,7 +235,8 @@ class BoundedWriter:
             self._count_refused("dropped_queue_bytes")
             return False
         else:
-            queue.append((item, nbytes))
+            self._sizes.append(nbytes)
+            queue.append(item)
             self._bytes_in += nbytes  # see submit()
         if len(queue) == self._batch:  # see submit()
             self._wake.set()
@@ -261,7 +268,8 @@ class BoundedWriter:
             total = sum(sizes)
             if self._bytes_in - self._bytes_out + total > limit:
                 return False
-            queue.extend(zip(items, sizes))
+            self._sizes.extend(sizes)
+            queue.extend(items)
             self._bytes_in += total
         if before < self._batch <= len(queue):  # a full batch is waiting: worth a wake-up now
             self._wake.set()
@@ -345,7 +353,8 @@ class BoundedWriter:
     def _drop_queued(self) -> None:
         dropped = len(self._queue)
         if self._max_bytes is not None:
-            self._bytes_out += sum(n for _, n in self._queue)
+            sizes = self._sizes
+            self._bytes_out += sum(sizes.popleft() for _ in range(min(dropped, len(sizes))))
         self._queue.clear()
         self._taken += dropped
         self._counts["dropped_at_close"] += dropped
@@ -426,9 +435,9 @@ class BoundedWriter:
                 wake.clear()
             with self._lock:  # callers append without it; taking and counting stay consistent for stats()
                 batch = [queue.popleft() for _ in range(min(len(queue), self._batch))]
-                if self._max_bytes is not None:  # (item, estimated bytes) pairs
-                    self._bytes_out += sum(n for _, n in batch)
-                    batch = [item for item, _ in batch]
+                if self._max_bytes is not None:  # each item's size was queued before it: as many are there
+                    sizes = self._sizes
+                    self._bytes_out += sum(sizes.popleft() for _ in range(min(len(batch), len(sizes))))
                 self._taken += len(batch)
                 self._left = len(batch)
             self._deliver(batch)

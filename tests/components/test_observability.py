@@ -53,8 +53,8 @@ def test_no_enabled_section_registers_nothing() -> None:
 
 
 def test_fmt_80_max_queue_bytes_bounds_the_publication_and_sink_queues(tmp_path: Path) -> None:
-    """FMT-80: the component's ``max_queue_bytes`` is the byte bound of the publication queue and of each
-    ATOF and ATIF writer queue (the default when absent); byte refusals are part of the drop counters."""
+    """FMT-80: the component's ``max_queue_bytes`` is the byte bound of the publication queue (the default when
+    absent) and, when set, of each ATOF and ATIF writer queue; byte refusals are part of the drop counters."""
     from hermes_pipeline.export.writer import DEFAULT_MAX_QUEUE_BYTES
 
     def writers(config: dict[str, object]) -> list[int | None]:
@@ -73,7 +73,8 @@ def test_fmt_80_max_queue_bytes_bounds_the_publication_and_sink_queues(tmp_path:
 
     sections = {"atof": {"enabled": True, "sinks": [{"type": "file", "output_directory": str(tmp_path)}]},
                 "atif": {"enabled": True, "output_directory": str(tmp_path)}}
-    assert writers({"version": 4, **sections}) == [DEFAULT_MAX_QUEUE_BYTES] * 3
+    # unset: the publication queue has the default byte bound, the built-in writers their event count only
+    assert writers({"version": 4, **sections}) == [DEFAULT_MAX_QUEUE_BYTES, None, None]
     assert writers({"version": 4, "max_queue_bytes": 8 * 2**20, **sections}) == [8 * 2**20] * 3
 
 

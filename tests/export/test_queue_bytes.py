@@ -355,3 +355,24 @@ def test_fmt_80_an_isolated_sink_queue_is_bounded_in_bytes_too() -> None:
     assert sink.flush(30.0)
     assert len(received) + dropped == offered and received == sorted(received)
     assert sink.shutdown(30.0)
+
+
+def test_fmt_80_an_event_is_estimated_once_for_every_sink_queue_it_enters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FMT-80: the publication thread hands each event to every sink's byte-bounded queue; its size is estimated
+    by the first queue and kept on the event (``ScopeEvent.nbytes``), so a second sink costs no second look.
+    The estimate counts the event's top-level strings by length and looks into containers with a small budget."""
+    import hermes_pipeline.export.sizes as sizes
+
+    looks: list[int] = []
+    real = sizes.arguments_bytes
+    monkeypatch.setattr(sizes, "arguments_bytes", lambda value: looks.append(1) or real(value))
+    nested = {"result": "r" * 5_000, "request": {"messages": [{"role": "user", "content": "u" * 300}] * 40}}
+    event = ScopeEvent(SCOPE, START, 7, None, 7, "t", "tool", (), None, nested, {}, 1, 1)
+    writers = [BoundedWriter(MemoryDestination(), name=f"sink{k}", max_queue_bytes=2**20, size=sizes.event_bytes)
+               for k in range(2)]
+    for writer in writers:
+        assert writer.submit(event)
+    assert len(looks) == 1 and event.nbytes == writers[1].stats()["queue_bytes"] == writers[0].stats()["queue_bytes"]
+    assert 5_000 + 40 * 300 <= event.nbytes < 2 * (5_000 + 40 * 300) + ITEM_BYTES
+    for writer in writers:
+        writer.close(0.0)

@@ -39,7 +39,7 @@ from ...export.sink import SinkContext
 from ...export.standalone import SinkPlugin
 from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 from ...export.sizes import event_bytes
-from ...export.writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter, Destination, warn_nonzero_counters
+from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
 from . import config as statement
 from .config import AtifConfig, parse_atif_config
 from .files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
@@ -167,7 +167,7 @@ class AtifSink:
         self._writer: BoundedWriter | None = None
         if config.enabled:
             self._writer = BoundedWriter(self._events, name="atif", max_queue_size=config.max_queue_size,
-                                         max_attempts=1, max_queue_bytes=max_queue_bytes or DEFAULT_MAX_QUEUE_BYTES,
+                                         max_attempts=1, max_queue_bytes=max_queue_bytes,
                                          size=event_bytes)
         self._dropped_starts: set[int] = set()
         self._closed = False

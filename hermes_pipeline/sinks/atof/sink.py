@@ -38,7 +38,7 @@ from ...export.sink import SinkContext
 from ...export.standalone import SinkPlugin
 from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 from ...export.sizes import event_bytes
-from ...export.writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter, Destination, warn_nonzero_counters
+from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
 from . import config as statement
 from .config import AtofConfig, FileSinkConfig, StreamSinkConfig, parse_atof_config
 from .encoder import AtofEncoder
@@ -111,7 +111,7 @@ class AtofSink:
         self.config = config
         self.skipped = list(config.skipped)
         self._routes: list[_Route] = []
-        queue_bytes = max_queue_bytes or DEFAULT_MAX_QUEUE_BYTES
+        queue_bytes = max_queue_bytes  # None: bounded by count only (see SinkContext.max_queue_bytes)
         for sink in config.sinks if config.enabled else ():
             override = (destinations or {}).get(sink.index)
             self._routes.append(self._route(sink, enable_full_payloads, content_summary, config.llm_history, override,
@@ -120,7 +120,7 @@ class AtofSink:
 
     @staticmethod
     def _route(sink: FileSinkConfig | StreamSinkConfig, full_payloads: bool, summary_mode: str, llm_history: str,
-               override: Destination | None, queue_bytes: int) -> _Route:
+               override: Destination | None, queue_bytes: int | None) -> _Route:
         if isinstance(sink, FileSinkConfig):
             destination: Destination = override or JsonlFileDestination(
                 sink.directory, sink.filename, mode=sink.mode, retention_days=sink.retention_days, label=sink.label)
