@@ -31,7 +31,7 @@ from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..engine.tool_status import resolve_status
 from ..host.context import current as _context
-from .sizes import ITEM_BYTES, arguments_bytes, counted_chars, payload_bytes, value_bytes
+from .sizes import ITEM_BYTES, arguments_bytes, counted_chars, fields_bytes, payload_bytes, value_bytes
 
 if TYPE_CHECKING:
     from .scopes import ScopeTracker
@@ -198,7 +198,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
                 if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(spec, fields)))):
                     return
                 value = fields[at] if at >= 0 else None
-                size = ITEM_BYTES + value_bytes(fields) + (counted_chars(fields[counted_at]) if counted_at >= 0 else 0)
+                size = ITEM_BYTES + fields_bytes(fields) + (counted_chars(fields[counted_at]) if counted_at >= 0 else 0)
                 if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
                               value.copy() if type(value) is dict else None), size) \
                         and opens is not None:

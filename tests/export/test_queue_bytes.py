@@ -376,3 +376,17 @@ def test_fmt_80_an_event_is_estimated_once_for_every_sink_queue_it_enters(monkey
     assert 5_000 + 40 * 300 <= event.nbytes < 2 * (5_000 + 40 * 300) + ITEM_BYTES
     for writer in writers:
         writer.close(0.0)
+
+
+def test_fmt_80_hook_fields_are_sized_by_a_small_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FMT-80: a hook record's fields are sized on the agent's thread by a flat look: every string by its length,
+    a container (an LLM call's history) by its first values times its length, never by a walk of all of it."""
+    import hermes_pipeline.export.sizes as sizes
+
+    looked: list[int] = []
+    real = sizes._size
+    monkeypatch.setattr(sizes, "_size", lambda value, left: looked.append(1) or real(value, left))
+    history = [{"role": "user", "content": "m" * 100}] * 1_000
+    size = sizes.fields_bytes(("s" * 3_000, 7, None, history))
+    assert len(looked) <= 2 * sizes.FIELD_BUDGET
+    assert 3_000 + 1_000 * 100 <= size <= 3 * (3_000 + 1_000 * 100)
