@@ -9,10 +9,7 @@ integers, non-finite floats, tuples, nested containers past the depth limit and 
 
 from __future__ import annotations
 
-import contextlib
-import os
 import string
-from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -20,8 +17,10 @@ from hypothesis import strategies as st
 
 import hermes_pipeline.engine.sanitize as sz
 from hermes_pipeline.engine.plain_twin import plain_twin, sanitize_with_part
-from hermes_pipeline.engine.sanitize import PAYLOAD_MAX_CHARS_ENV, sanitize
+from hermes_pipeline.engine.sanitize import sanitize
 from hermes_pipeline.host.message import FrozenList, MessageView, _freeze
+
+from tests._payloads import payload_limit, same
 
 SECRET = "sk-ZX0123456789ABCDEFGHIJ"
 
@@ -45,33 +44,6 @@ trees = st.recursive(
 )
 containers = st.one_of(st.lists(trees, max_size=6), st.dictionaries(keys, trees, max_size=6),
                        st.tuples(trees, trees))
-
-
-@contextlib.contextmanager
-def payload_limit(value: str | None) -> Iterator[None]:
-    old = os.environ.get(PAYLOAD_MAX_CHARS_ENV)
-    try:
-        if value is None:
-            os.environ.pop(PAYLOAD_MAX_CHARS_ENV, None)
-        else:
-            os.environ[PAYLOAD_MAX_CHARS_ENV] = value
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(PAYLOAD_MAX_CHARS_ENV, None)
-        else:
-            os.environ[PAYLOAD_MAX_CHARS_ENV] = old
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal value for value with the same container type at every level (floats compared by identity of NaN)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a is b or a == b
 
 
 def full_algorithm(value: object) -> Any:

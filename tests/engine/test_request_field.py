@@ -8,13 +8,10 @@ the request's lists and dicts were changed since an earlier call.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import math
-import os
 import threading
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,30 +21,15 @@ from hypothesis import strategies as st
 import hermes_pipeline.engine.request_field as rf
 import hermes_pipeline.engine.scrub as sc
 from hermes_pipeline.engine.request_field import build_request_field, cache_stats
-from hermes_pipeline.engine.sanitize import PAYLOAD_MAX_CHARS_ENV
 from hermes_pipeline.engine.sanitize import build_request_field as fresh
+
+from tests._payloads import payload_limit
 
 SECRET = "sk-" + "A1b2C3d4E5f6G7h8J9k0L1m2"
 
 
 class Role(enum.Enum):
     USER = "user"
-
-
-@contextlib.contextmanager
-def payload_limit(value: int | None) -> Iterator[None]:
-    old = os.environ.get(PAYLOAD_MAX_CHARS_ENV)
-    try:
-        if value is None:
-            os.environ.pop(PAYLOAD_MAX_CHARS_ENV, None)
-        else:
-            os.environ[PAYLOAD_MAX_CHARS_ENV] = str(value)
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(PAYLOAD_MAX_CHARS_ENV, None)
-        else:
-            os.environ[PAYLOAD_MAX_CHARS_ENV] = old
 
 
 def _same(a: object, b: object) -> bool:

@@ -6,12 +6,10 @@ Requirement ids (OBS-n) are cited in test names or docstrings.
 from __future__ import annotations
 
 import array
-import contextlib
 import dataclasses
 import enum
 import json
 import math
-import os
 import re
 import string
 from collections.abc import Callable, Iterator
@@ -44,6 +42,8 @@ from hermes_pipeline.engine.scrub import (
 )
 from hermes_pipeline.testing import unmark
 
+from tests._payloads import payload_limit
+
 
 def _unmarked(fn: Any) -> Any:
     """The function with its result's ``<redacted:xxxxxxxx>`` markers written ``<redacted>`` (these tests check
@@ -70,23 +70,6 @@ ENVELOPE_KEYS = {"_truncated", "original_type", "preview"}
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def payload_limit(value: str | None) -> Iterator[None]:
-    """Set/unset the L environment variable for the duration of a block (hypothesis-safe)."""
-    old = os.environ.get(ENV)
-    try:
-        if value is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = value
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = old
 
 
 @pytest.fixture(autouse=True)

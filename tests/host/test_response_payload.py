@@ -26,6 +26,8 @@ from hermes_pipeline.host.facts import response_facts
 from hermes_pipeline.host.message import FrozenList
 from hermes_pipeline.testing import Recorder
 
+from tests._payloads import same
+
 SECRET = "sk-ZX0123456789ABCDEFGHIJ"
 
 text = st.one_of(st.text(alphabet=string.ascii_letters + string.digits + ' {}":,=é', max_size=30),
@@ -57,17 +59,6 @@ usage = st.one_of(st.none(), st.fixed_dictionaries({"prompt_tokens": st.integers
 response = st.fixed_dictionaries({"id": text, "model": text, "choices": st.lists(
     st.fixed_dictionaries({"index": st.just(0), "finish_reason": text, "message": message}), min_size=1, max_size=1),
     "usage": usage}, optional={"provider": odd})
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal value for value, with the same type at every level (MessageView, FrozenList, dict, list)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a is b or a == b
 
 
 def fields(resp: Any) -> tuple[dict[str, Any], dict[str, Any]]:
