@@ -322,6 +322,12 @@ PROFILE: Final[dict[str, Entry]] = {
                                             "in characters (at least 1000): a longer one is cut and ends with "
                                             "`...[truncated N chars]`; a trajectory with a cut value says so in "
                                             "`extra.hermes.truncated_values` (it cannot be replayed byte for byte)."),
+    "observability.max_queue_bytes": ("67108864 (64 MiB) for the profile's publication queue",
+                                      "The most bytes (estimated from the events' text) a queue between the agent "
+                                      "and the profile's stores and quick OTel endpoint holds, beside its count. "
+                                      "Unset, it bounds the profile's own publication queue at 64 MiB and leaves "
+                                      "the consumers' event queues to their count; set, it bounds those too. An "
+                                      "event that does not fit is dropped and counted (`dropped_queue_bytes`)."),
     **ALERT_DESCRIPTIONS,
 }
 

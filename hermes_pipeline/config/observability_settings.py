@@ -53,6 +53,16 @@ def _value_chars(value: Any) -> str | None:
         "expected an integer >= 1000 (characters)"
 
 
+QUEUE_BYTES_MIN: Final = 2**20
+"""The smallest ``observability.max_queue_bytes`` (1 MiB, the component key's floor: below it one LLM request with
+its history would not fit)."""
+
+
+def _queue_bytes(value: Any) -> str | None:
+    return None if isinstance(value, int) and not isinstance(value, bool) and value >= QUEUE_BYTES_MIN else \
+        f"expected an integer >= {QUEUE_BYTES_MIN} (bytes)"
+
+
 def _days(value: Any) -> str | None:
     return None if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else \
         "expected a number of days >= 0 (0 keeps everything)"
@@ -112,6 +122,7 @@ KEYS: Final = {
     "observability.retention.history_days": _days,
     "observability.logs.path": _log_path,
     "observability.max_value_chars": _value_chars,
+    "observability.max_queue_bytes": _queue_bytes,
 }
 """Dotted key → validator."""
 
@@ -123,6 +134,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     "observability.otel_service_name": "hermes-agent", "observability.trace_sampling_rate": None,
     "observability.retention.runs_days": 90, "observability.retention.history_days": 365,
     "observability.logs.path": "logs/hermes-pipeline.jsonl", "observability.max_value_chars": None,
+    "observability.max_queue_bytes": None,
 }
 
 SECTIONS: Final = ("observability.audit", "observability.retention", "observability.logs")
@@ -152,6 +164,10 @@ class ObservabilitySettings:
     max_value_chars: int | None = None
     """The bound of one string value in the profile's stores and its JSON Lines log (``export/bounds.py``);
     ``None`` (unset): the pipeline component's bound when the profile shares its scope plugin, else 1,000,000."""
+    max_queue_bytes: int | None = None
+    """The byte bound (estimated from the events' text) of the queues between the agent and the profile's consumers:
+    its own publication queue (default 64 MiB when unset) and, when set, the observability store's, the trajectory
+    store's and the quick OTel endpoint's event queues too (unset: bounded by their event count)."""
 
     @property
     def sampling_rate(self) -> float:
@@ -174,7 +190,7 @@ _FIELDS: Final = {
     "observability.otel_endpoint": "otel_endpoint", "observability.otel_service_name": "otel_service_name",
     "observability.trace_sampling_rate": "trace_sampling_rate", "observability.retention.runs_days": "runs_days",
     "observability.retention.history_days": "history_days", "observability.logs.path": "log_path",
-    "observability.max_value_chars": "max_value_chars",
+    "observability.max_value_chars": "max_value_chars", "observability.max_queue_bytes": "max_queue_bytes",
 }
 
 

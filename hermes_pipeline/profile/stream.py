@@ -159,7 +159,8 @@ class SharedStream:
         from ..export.scope_hooks import ScopePlugin  # imported when the first consumer attaches (import cost)
 
         plugin = ScopePlugin(deferred=True, max_queue_size=SHARED_QUEUE_SIZE, memory_tools=memory_tools,
-                             max_value_chars=max_chars)
+                             max_value_chars=max_chars,
+                             max_queue_bytes=self._profile.settings.observability.max_queue_bytes)
         self._plugin_name = engine.add_plugin(plugin, name=f"hermes.profile.stream.{id(self):x}")
         self.scope_plugin, self.borrowed = plugin, False
         return plugin

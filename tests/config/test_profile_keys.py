@@ -128,7 +128,7 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
               "observability.otel_endpoint": "http://collector:4318", "observability.otel_service_name": "svc",
               "observability.trace_sampling_rate": 0.5, "observability.retention.runs_days": 30,
               "observability.retention.history_days": 100, "observability.logs.path": "logs/x.jsonl",
-              "observability.max_value_chars": 5000}
+              "observability.max_value_chars": 5000, "observability.max_queue_bytes": 2**21}
     alert_values = {"enabled": True, "notifiers": ["webhook"], "cost_spike_factor": 4.5, "cost_window_minutes": 30,
                     "cost_baseline_days": 7, "cost_min_active_days": 2, "systemd_unit": "hermes.service",
                     "restart_count": 5, "restart_window_minutes": 20, "llm_failures": 6, "skill_failures": 3,
@@ -157,6 +157,7 @@ def test_cfg_13_every_schema_key_round_trips_and_is_read(tmp_path: Path) -> None
     assert (o.otel_enabled, o.otel_endpoint, o.otel_service_name, o.trace_sampling_rate) == (
         True, "http://collector:4318", "svc", 0.5)
     assert (o.runs_days, o.history_days, o.log_path) == (30, 100, "logs/x.jsonl")
+    assert (o.max_value_chars, o.max_queue_bytes) == (5000, 2**21)
     for name, value in alert_values.items():  # observability.alerts.* (the alert evaluator)
         assert getattr(s.alerts, name.replace(".", "_")) == (tuple(value) if isinstance(value, list) else value)
 

@@ -52,7 +52,7 @@ class StoreHandle:
             "home": str(home), "memory_dirs": list(settings.memory_dirs), "skills_dir": settings.skills_dir,
             "excerpt_chars": settings.excerpt_chars, "pricing": settings.pricing, "runs_days": settings.runs_days,
             "history_days": settings.history_days},
-            SinkContext(name="observability_store", base_dir=home))
+            SinkContext(name="observability_store", base_dir=home, max_queue_bytes=settings.max_queue_bytes))
         self.sink.request_scan(SCAN_ALL)  # at process start: the baseline, and edits made while stopped
         self.sink.request_scan(PRUNE)  # and the retention cleanup, then every 24 hours
         # The baseline must be the files as they are now, not when the writer next wakes up: wait for it
@@ -69,8 +69,8 @@ class StoreHandle:
         self.memory_probe_name = engine.add_plugin(self.memory_probe,
                                                    name=f"hermes.observability_store.memory.{id(self):x}")
         self._own = stream is None
-        self.stream = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools)) \
-            if self._own else stream
+        self.stream = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools),
+                                  max_queue_bytes=settings.max_queue_bytes) if self._own else stream
         if self._own:
             self.plugin_name: str | None = engine.add_plugin(self.stream,
                                                              name=f"hermes.observability_store.{id(self):x}")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from ...export.events import ScopeEvent, submit_paired, submit_paired_many
+from ...export.sizes import event_bytes
 from ...export.writer import BoundedWriter
 from ..base import BaseSink, SinkContext
 from .db import StoreBusy
@@ -153,8 +154,10 @@ class ObservabilityStoreSink(BaseSink):
         self._dest = _Destination(self.store_writer, RowBuilder(parse_pricing(config.get("pricing"))), self.failures,
                                   int(config.get("max_backlog") or MAX_BACKLOG))
         self._dropped_starts: set[int] = set()
+        queue_bytes = ctx.max_queue_bytes if ctx is not None else None  # the profile's observability.max_queue_bytes
         self._writer = BoundedWriter(self._dest, name="observability_store",
-                                     max_queue_size=int(config.get("max_queue_size") or 100_000), max_attempts=1)
+                                     max_queue_size=int(config.get("max_queue_size") or 100_000), max_attempts=1,
+                                     max_queue_bytes=queue_bytes, size=event_bytes if queue_bytes is not None else None)
         self._writer.start()
 
     def __call__(self, event: ScopeEvent) -> None:
@@ -167,7 +170,7 @@ class ObservabilityStoreSink(BaseSink):
     def request_scan(self, kind: str = SCAN_ALL) -> bool:
         """Queue a rescan (``scan_all``, ``scan_skills``, ``scan_memory``) or the retention cleanup (``prune``)
         on the writer thread."""
-        return self._writer.submit(kind, force=True)
+        return self._writer.submit(kind, force=True, nbytes=0)
 
     def flush(self, timeout: float) -> bool:
         """Write every queued event and scan; ``True`` when done in time and nothing is left pending."""

@@ -68,14 +68,16 @@ class QuickOtelHandle:
 
         self.engine = engine
         self.config = quick_otel_config(settings)
-        self.sink = build_otel_sink(self.config, base_dir=home, environment=settings.environment)
+        self.sink = build_otel_sink(self.config, base_dir=home, environment=settings.environment,
+                                    max_queue_bytes=settings.max_queue_bytes)
         self._own = stream is None
         self.plugin_name: str | None = None
         self._closed = False
         if self._own:
             from ...export.scope_hooks import ScopePlugin
 
-            self.stream: Any = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools))
+            self.stream: Any = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools),
+                                           max_queue_bytes=settings.max_queue_bytes)
             self.plugin_name = engine.add_plugin(self.stream, name=f"hermes.quick_otel.{id(self):x}")
         else:
             self.stream = stream

@@ -46,6 +46,7 @@ from ...engine import trace_parent
 from ...export.errors import ExportConfigError
 from ...export.events import END, SCOPE, START, ScopeEvent, submit_paired
 from ...export.sink import Sink, SinkContext
+from ...export.sizes import event_bytes
 from ...export.standalone import SinkPlugin
 from ...export.worker import ProcessSink, WorkerPool, process_sink, split_worker
 from ...export.writer import BoundedWriter, warn_nonzero_counters
@@ -163,9 +164,10 @@ class OtelSink:
             return process_sink(worker, cls, traces, replace(ctx, environment=environment), max_queue_size=capacity)
         options = Options(gate_open=content_gate_open(ctx.enable_full_payloads), summary_mode=ctx.content_summary,
                           sampling_rate=parsed.sampling_rate, agent_version=ctx.agent_version)
-        return cls(parsed, options, exporter_factory=exporter_factory).start()
+        return cls(parsed, options, exporter_factory=exporter_factory, max_queue_bytes=ctx.max_queue_bytes).start()
 
-    def __init__(self, config: OtelConfig, options: Options, *, exporter_factory: ExporterFactory | None = None) -> None:
+    def __init__(self, config: OtelConfig, options: Options, *, exporter_factory: ExporterFactory | None = None,
+                 max_queue_bytes: int | None = None) -> None:
         self.config = config
         self.options = options
         self.skipped = list(config.skipped)
@@ -184,8 +186,11 @@ class OtelSink:
                                    parent_based=config.parent_based, ids=config.ids)
         self._context_on = False
         capacity = max(10_000, 2 * max((e.max_queue_size for e in config.endpoints), default=0))
+        # The scope events waiting for the span builder: bounded by count, and in estimated bytes too when the
+        # component's (or the profile's) max_queue_bytes is set, as the ATOF and ATIF writers' queues are
         self._events = BoundedWriter(self.builder, name="opentelemetry.spans", max_queue_size=capacity,
-                                     max_attempts=1)
+                                     max_attempts=1, max_queue_bytes=max_queue_bytes,
+                                     size=event_bytes if max_queue_bytes is not None else None)
         self._dropped_starts: set[int] = set()
         self._lost_starts = 0
         """Spans lost at the event queue: a start dropped there (its end is dropped with it), or the end of an LLM
@@ -317,12 +322,13 @@ OtelPlugin: Final = SinkPlugin
 def build_otel_sink(config: Mapping[str, Any], *, base_dir: Path | None = None, enable_full_payloads: bool = False,
                     content_summary: str = "preview", on_invalid: str = "raise", ignore_unknown_keys: bool = False,
                     exporter_factory: ExporterFactory | None = None, environment: str = "development",
-                    agent_version: str | None = None, workers: WorkerPool | None = None) -> OtelSink | ProcessSink:
+                    agent_version: str | None = None, workers: WorkerPool | None = None,
+                    max_queue_bytes: int | None = None) -> OtelSink | ProcessSink:
     """:meth:`OtelSink.traces_from_config` with keyword options (stand-alone use: invalid entries raise by
     default; ``base_dir`` is accepted for symmetry with the other sinks, no OTLP key is a path)."""
     ctx = SinkContext.standalone("opentelemetry", base_dir=base_dir, enable_full_payloads=enable_full_payloads, content_summary=content_summary,
                    on_invalid=on_invalid, ignore_unknown_keys=ignore_unknown_keys, environment=environment,
-                   agent_version=agent_version, workers=workers)
+                   agent_version=agent_version, workers=workers, max_queue_bytes=max_queue_bytes)
     return OtelSink.traces_from_config(config, ctx, exporter_factory=exporter_factory)
 
 

@@ -37,13 +37,14 @@ class StoreHandle:
     __getattr__ = renamed_attributes("trajectory_store.StoreHandle", {"projection": "stream"})
 
     def __init__(self, engine: Engine, directory: Path, retention_days: int, *, stream: Any = None,
-                 **former: Any) -> None:
+                 max_queue_bytes: int | None = None, **former: Any) -> None:
         stream = renamed_keyword("trajectory_store.StoreHandle", former, "shared_projection", "stream", stream)
         self.engine = engine
         self.directory = directory
         self.retention_days = retention_days
         self.sink = TrajectoryStoreSink({"directory": str(directory)},
-                                        SinkContext(name="trajectory_store", base_dir=directory))
+                                        SinkContext(name="trajectory_store", base_dir=directory,
+                                                    max_queue_bytes=max_queue_bytes))
         self._stop = threading.Event()
         self._pruner: threading.Thread | None = None
         try:
@@ -56,7 +57,7 @@ class StoreHandle:
         if self._own:
             from ...export.scope_hooks import ScopePlugin
 
-            self.stream: Any = ScopePlugin((self.sink,), deferred=True)
+            self.stream: Any = ScopePlugin((self.sink,), deferred=True, max_queue_bytes=max_queue_bytes)
             self.plugin_name = engine.add_plugin(self.stream, name=f"hermes.trajectory_store.{id(self):x}")
         else:  # attached last: nothing after this can fail and leave a listener behind
             self.stream = stream
@@ -92,18 +93,19 @@ class StoreHandle:
 
 
 def attach_store(engine: Engine, home: Path, directory: Path, *, retention_days: int = 90, stream: Any = None,
-                 **former: Any) -> StoreHandle:
+                 max_queue_bytes: int | None = None, **former: Any) -> StoreHandle:
     """Record every run ``engine`` sees into ``directory`` (see the module docstring).
 
     ``stream``: a scope stream to listen to (``add_listener`` / ``remove_listener`` / ``flush``: a
     :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin` or the profile's
     :class:`~hermes_pipeline.profile.stream.SharedStream`) instead of a scope plugin of the store's own. Its
-    former name ``shared_projection`` still works (deprecated).
+    former name ``shared_projection`` still works (deprecated). ``max_queue_bytes``: the byte bound of the store's
+    queues (the profile's ``observability.max_queue_bytes``; ``None``: its writer queue is bounded by event count).
     """
     stream = renamed_keyword("trajectory_store.attach_store", former, "shared_projection", "stream", stream)
     if ensure_gitignore(home):
         logger.info("hermes_pipeline: trajectory store: added trajectories/ to the profile's .gitignore")
-    return StoreHandle(engine, directory, retention_days, stream=stream)
+    return StoreHandle(engine, directory, retention_days, stream=stream, max_queue_bytes=max_queue_bytes)
 
 
 def attach_for_profile(profile: Any) -> StoreHandle | None:
@@ -113,4 +115,6 @@ def attach_for_profile(profile: Any) -> StoreHandle | None:
         return None
     return attach_store(profile.engine, profile.home, settings.directory(profile.home),
                         retention_days=settings.retention_days,
-                        stream=getattr(profile, "stream", None))
+                        stream=getattr(profile, "stream", None),
+                        max_queue_bytes=getattr(getattr(profile.settings, "observability", None), "max_queue_bytes",
+                                                None))

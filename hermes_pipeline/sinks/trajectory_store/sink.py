@@ -69,7 +69,8 @@ class TrajectoryStoreSink(BaseSink):
             load_sink("atif"), store_atif_config(self.directory, max_queue_size=queue if isinstance(queue, int)
                                                  else None),
             SinkContext(name="atif", base_dir=ctx.base_dir, default_dir=self.directory,
-                        enable_full_payloads=False, content_summary=ctx.content_summary))
+                        enable_full_payloads=False, content_summary=ctx.content_summary,
+                        max_queue_bytes=ctx.max_queue_bytes))
 
     def __call__(self, event: ScopeEvent) -> None:
         self._atif(event)
