@@ -74,7 +74,8 @@ OBSERVABILITY: Final[dict[str, Entry]] = {
                         "The most bytes (estimated from the events' text) a queue between the agent and an "
                         "exporter holds, beside its `max_queue_size` in events. Unset, it bounds the publication "
                         "queue (the agent's side), the queue of each third-party sink and of each worker process "
-                        "at 64 MiB; set, it also bounds each `atof.sinks[]` writer and the `atif` writer (left to "
+                        "at 64 MiB; set, it also bounds each `atof.sinks[]` writer, the `atif` writer and the "
+                        "`opentelemetry` span builder's event queue (left to "
                         "their event count by default: estimating every event costs CPU that only a sink stalled "
                         "with kilobyte events would repay). An event that does not fit is dropped and counted like "
                         "one past `max_queue_size` (`pipeline.events_dropped_bytes`, `dropped_queue_bytes`)."),

@@ -23,5 +23,5 @@ the exporters' credential scrubber off (spec 04 FMT-33a); every activation with 
 for every exporter of the component (see ``export/bounds.py``). ``max_queue_bytes`` (hermes_pipeline extension)
 bounds the component's queues between threads in estimated bytes, beside their ``max_queue_size`` in events
 (``export/sizes.py``): unset, the publication queue and each third-party sink's or worker process's queue at 64 MiB;
-set, each ATOF sink's and the ATIF writer's queue too (see ``SinkContext.max_queue_bytes``)."""
+set, each ATOF sink's, the ATIF writer's and the OTel span builder's event queue too (``SinkContext.max_queue_bytes``)."""
 POLICY: Final[dict[str, Check]] = {"unknown_field": one_of(*LEVELS), "unsupported_value": one_of(*LEVELS)}

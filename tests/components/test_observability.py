@@ -54,7 +54,7 @@ def test_no_enabled_section_registers_nothing() -> None:
 
 def test_fmt_80_max_queue_bytes_bounds_the_publication_and_sink_queues(tmp_path: Path) -> None:
     """FMT-80: the component's ``max_queue_bytes`` is the byte bound of the publication queue (the default when
-    absent) and, when set, of each ATOF and ATIF writer queue; byte refusals are part of the drop counters."""
+    absent) and, when set, of each ATOF and ATIF writer queue and the OTel sink's event queue; byte refusals are part of the drop counters."""
     from hermes_pipeline.export.writer import DEFAULT_MAX_QUEUE_BYTES
 
     def writers(config: dict[str, object]) -> list[int | None]:
@@ -65,6 +65,7 @@ def test_fmt_80_max_queue_bytes_bounds_the_publication_and_sink_queues(tmp_path:
         out = [attached.scope_plugin._publication.byte_capacity]
         out += [route.writer.byte_capacity for route in attached.sinks["atof"]._routes]
         out.append(attached.sinks["atif"]._writer.byte_capacity)
+        out.append(attached.sinks["opentelemetry"]._events.byte_capacity)  # the span builder's event queue
         stats = attached.stats()
         assert stats["publication"]["pipeline.events_dropped_bytes"] == 0
         assert all(sink["dropped_queue_bytes"] == 0 for sink in stats["atof"]["sinks"])
@@ -72,10 +73,12 @@ def test_fmt_80_max_queue_bytes_bounds_the_publication_and_sink_queues(tmp_path:
         return out
 
     sections = {"atof": {"enabled": True, "sinks": [{"type": "file", "output_directory": str(tmp_path)}]},
-                "atif": {"enabled": True, "output_directory": str(tmp_path)}}
+                "atif": {"enabled": True, "output_directory": str(tmp_path)},
+                "opentelemetry": {"enabled": True, "endpoints": [{"type": "gen_ai",
+                                                                  "endpoint": "http://127.0.0.1:9/v1/traces"}]}}
     # unset: the publication queue has the default byte bound, the built-in writers their event count only
-    assert writers({"version": 4, **sections}) == [DEFAULT_MAX_QUEUE_BYTES, None, None]
-    assert writers({"version": 4, "max_queue_bytes": 8 * 2**20, **sections}) == [8 * 2**20] * 3
+    assert writers({"version": 4, **sections}) == [DEFAULT_MAX_QUEUE_BYTES, None, None, None]
+    assert writers({"version": 4, "max_queue_bytes": 8 * 2**20, **sections}) == [8 * 2**20] * 4
 
 
 def test_former_projection_names_are_the_scope_plugin_and_warn_once(tmp_path: Path,
