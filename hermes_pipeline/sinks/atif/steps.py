@@ -212,7 +212,7 @@ class StepMapper:
         if isinstance(task, str) and task not in self.task_ids:
             self.task_ids.append(task)
         step: dict[str, Any] = {"source": "user",
-                                "message": message if isinstance(message, str | list) else
+                                "message": message if isinstance(message, (str, list)) else
                                 ("" if message is None else canonical_json(message)),
                                 "timestamp": rfc3339_us(event.timestamp_us)}
         if hermes:
