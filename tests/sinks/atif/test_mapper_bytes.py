@@ -13,8 +13,11 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hermes_pipeline.export import MemoryDestination
+from hermes_pipeline.export.events import SCOPE, START, ScopeEvent
 from hermes_pipeline.sinks.atif import trajectory
 from hermes_pipeline.sinks.atif.config import parse_atif_config
+from hermes_pipeline.sinks.atif.sink import AtifSink
 from hermes_pipeline.sinks.atif.trajectory import TrajectoryAssembler, TrajectoryFile
 
 from tests.sinks._streams import build_stream
@@ -93,3 +96,46 @@ def test_fmt_44_late_subagent_references_are_the_reference_mappers() -> None:
     refs = {r.get("source_call_id"): len(r.get("subagent_trajectory_ref", [])) for step in doc["steps"]
             for r in step.get("observation", {}).get("results", [])}
     assert refs == {"call_a": 2, "call_b": 0, None: 1, "call_t": 0}
+
+
+def _routed(events: list[Any], batch: bool) -> list[tuple[str, bytes]]:
+    files: list[TrajectoryFile] = []
+    config = parse_atif_config({"enabled": True, "output_directory": "/nonexistent/atif"})
+    assembler = TrajectoryAssembler(config, files.append, version="0.0-test")
+    if batch:
+        failures: list[Exception] = []
+        for start in range(0, len(events), 7):  # as a writer hands them over: batches of any size
+            assembler.add_all(events[start:start + 7], failures.append)
+        assert not failures
+    else:
+        for event in events:
+            assembler.add(event)
+    assembler.close()
+    return [(f.name, f.content) for f in files]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_fmt_46_a_batch_is_routed_as_one_event_at_a_time(data: st.DataObject) -> None:
+    """FMT-46: the writer's batch routing (``add_all``) writes the files routing each event with ``add`` writes."""
+    events = build_stream(lambda choices: data.draw(st.sampled_from(choices)))
+    assert _routed(events, batch=True) == _routed(events, batch=False)
+
+
+def test_fmt_83_an_event_that_cannot_be_routed_is_counted_and_the_batch_goes_on() -> None:
+    """FMT-83: an event whose routing raises is counted (``routing_failures``) and the events after it in the same
+    batch are still routed: the session is written whole."""
+    events = build_stream(lambda choices: choices[0])
+    odd = ScopeEvent(SCOPE, START, 1, [], 1, "odd", "tool", (), None, None, {}, 1, 1)  # type: ignore[arg-type]
+
+    def files(batch: list[Any]) -> tuple[int, list[tuple[str, bytes]]]:
+        destination = MemoryDestination()
+        sink = AtifSink(parse_atif_config({"enabled": True, "output_directory": "/nonexistent/atif"}),
+                        destinations={"local": destination})
+        sink._events.write(batch)  # the writer thread's call, made here directly
+        sink._events.close()
+        return sink.stats()["routing_failures"], [(f.name, f.content) for f in destination.items]
+
+    failures, with_odd = files([events[0], odd, *events[1:]])
+    assert failures == 1
+    assert files(events) == (0, with_odd) and with_odd
