@@ -121,11 +121,13 @@ class StepMapper:
                 self._decision(event)
             return
         if event.phase == START:
-            self._names[event.uuid] = event.name
+            uuid, name = event.uuid, event.name
+            self._names[uuid] = name
             category = event.category
-            if category == "tool" and event.name != TURN_SCOPE:  # the most frequent start first
-                self._tools.add(event.uuid)
-                self._scope_turn[event.uuid] = self._turn_of(event.parent_uuid).uuid
+            if category == "tool" and name != TURN_SCOPE:  # the most frequent start first
+                self._tools.add(uuid)
+                turn = self._turns.get(event.parent_uuid)  # a tool called by its turn: _turn_of's first look
+                self._scope_turn[uuid] = (turn if turn is not None else self._turn_of(event.parent_uuid)).uuid
             elif category == "agent":
                 if event.uuid != self.own_uuid:
                     self._subagent(event)
