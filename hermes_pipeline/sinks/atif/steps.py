@@ -102,9 +102,9 @@ class StepMapper:
         """``(turn uuid, step, tool call, llm uuid, index)`` of calls the model issued without an id."""
         self._tool_refs: dict[int, list[dict[str, Any]]] = {}
         self._tool_results: dict[int, dict[str, Any] | None] = {}
-        """Tool scope uuid → after the tool ended, the dict a later subagent reference of it is added to (see
-        :meth:`_subagent`): the observation's entry that holds its reference list; ``None`` when the observation holds no
-        such list (a reference the observation cannot show is not kept)."""
+        """Tool scope uuid → after the tool ended, where a later subagent's reference to it goes (:meth:`_subagent`):
+        the result entry an observation shows (an unmatched result, or one with references of its own), or ``None``:
+        a result without references of its own shows none added later."""
         self._asked: dict[Any, int] = {}
         """When each approval (by tool scope or parent) and each human-input request was raised (µs)."""
         self._approvals: dict[int, dict[str, Any]] = {}
