@@ -457,7 +457,8 @@ class BoundedWriter:
         encode = self._encode
         if encode is None:
             return batch
-        out = []
+        out: list[Any] = []
+        append = out.append
         for item in batch:
             try:
                 encoded = encode(item)
@@ -469,7 +470,7 @@ class BoundedWriter:
                                 "it was dropped")
                 continue
             if encoded is not None:
-                out.append(encoded)
+                append(encoded)
             else:
                 with self._lock:
                     self._account("written", 1)  # nothing to write for this item

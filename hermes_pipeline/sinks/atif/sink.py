@@ -85,13 +85,12 @@ class _EventsDestination:
             logger.warning("hermes_pipeline: atif: " + message + "; later failures are counted silently", *args)
 
     def write(self, batch: list[Any]) -> None:
-        add = self.assembler.add
-        for event in batch:
-            try:
-                add(event)
-            except Exception as exc:  # FMT-83: one odd event never stops the exporter
-                self.failures += 1
-                self._warn(f"event:{type(exc).__name__}", "an event could not be routed (%s)", type(exc).__name__)
+        self.assembler.add_all(batch, self._failed)
+
+    def _failed(self, exc: Exception) -> None:
+        """FMT-83: one odd event never stops the exporter; it is counted and warned once."""
+        self.failures += 1
+        self._warn(f"event:{type(exc).__name__}", "an event could not be routed (%s)", type(exc).__name__)
 
     def close(self) -> None:
         """After the queue is drained: held segments and open roots become files (FMT-49)."""

@@ -101,7 +101,10 @@ class StepMapper:
         self._idless: list[tuple[int, dict[str, Any], dict[str, Any], int, int]] = []
         """``(turn uuid, step, tool call, llm uuid, index)`` of calls the model issued without an id."""
         self._tool_refs: dict[int, list[dict[str, Any]]] = {}
-        self._tool_results: dict[int, dict[str, Any]] = {}
+        self._tool_results: dict[int, dict[str, Any] | None] = {}
+        """Tool scope uuid → after the tool ended, where a later subagent's reference to it goes (:meth:`_subagent`):
+        the result entry an observation shows (an unmatched result, or one with references of its own), or ``None``:
+        a result without references of its own shows none added later."""
         self._asked: dict[Any, int] = {}
         """When each approval (by tool scope or parent) and each human-input request was raised (µs)."""
         self._approvals: dict[int, dict[str, Any]] = {}
@@ -118,11 +121,13 @@ class StepMapper:
                 self._decision(event)
             return
         if event.phase == START:
-            self._names[event.uuid] = event.name
+            uuid, name = event.uuid, event.name
+            self._names[uuid] = name
             category = event.category
-            if category == "tool" and event.name != TURN_SCOPE:  # the most frequent start first
-                self._tools.add(event.uuid)
-                self._scope_turn[event.uuid] = self._turn_of(event.parent_uuid).uuid
+            if category == "tool" and name != TURN_SCOPE:  # the most frequent start first
+                self._tools.add(uuid)
+                turn = self._turns.get(event.parent_uuid)  # a tool called by its turn: _turn_of's first look
+                self._scope_turn[uuid] = (turn if turn is not None else self._turn_of(event.parent_uuid)).uuid
             elif category == "agent":
                 if event.uuid != self.own_uuid:
                     self._subagent(event)
@@ -209,7 +214,7 @@ class StepMapper:
         if isinstance(task, str) and task not in self.task_ids:
             self.task_ids.append(task)
         step: dict[str, Any] = {"source": "user",
-                                "message": message if isinstance(message, str | list) else
+                                "message": message if isinstance(message, (str, list)) else
                                 ("" if message is None else canonical_json(message)),
                                 "timestamp": rfc3339_us(event.timestamp_us)}
         if hermes:
@@ -369,7 +374,15 @@ class StepMapper:
         if status is None:
             status = "cancelled" if meta.get("error.type") == "cancelled" else \
                 "error" if meta.get("otel.status_code") == "ERROR" else "ok"
-        result: dict[str, Any] = {}
+        matched = self._calls.get(call_id) if isinstance(call_id, str) and call_id else None
+        turn = None  # looked up only when the call is not known by its id
+        if matched is None:  # the model gave no id; the host may have made one up for the tool scope
+            owner = self._scope_turn.get(uuid)
+            turn = self._turns.get(owner, self._outside) if owner is not None else self._turn_of(event.parent_uuid)
+            matched = self._claim_idless(turn, event)
+        # A matched call's result is made as its observation entry (``source_call_id`` first), not made and then
+        # copied into one: the same keys in the same order.
+        result: dict[str, Any] = {"source_call_id": matched[1]["tool_call_id"]} if matched is not None else {}
         content = data.get("result")
         if content is not None:
             result["content"] = content if isinstance(content, str) else canonical_json(content)
@@ -400,14 +413,7 @@ class StepMapper:
         annotation = profile.get("tool_result_annotation")
         result["extra"] = {"hermes": hermes} if annotation is None else \
             {"hermes": hermes, "tool_result_annotation": annotation}
-        self._tool_results[uuid] = result
         toolset = start.metadata.get("hermes.toolset") if start is not None else None
-        matched = self._calls.get(call_id) if isinstance(call_id, str) and call_id else None
-        turn = None  # looked up only when the call is not known by its id
-        if matched is None:  # the model gave no id; the host may have made one up for the tool scope
-            owner = self._scope_turn.get(uuid)
-            turn = self._turns.get(owner, self._outside) if owner is not None else self._turn_of(event.parent_uuid)
-            matched = self._claim_idless(turn, event)
         if matched is not None:
             step, call = matched
             extra = call.get("extra")
@@ -420,12 +426,16 @@ class StepMapper:
             observation = step.get("observation")  # _observe, inlined on the path of nearly every tool call
             if observation is None:
                 observation = step["observation"] = {"results": []}
-            observation["results"].append({"source_call_id": call["tool_call_id"], **result})
+            observation["results"].append(result)
+            # A later subagent of this tool (out of timestamp order) joins only a reference list the observation
+            # already holds (see _subagent): with none, there is nothing it could join.
+            self._tool_results[uuid] = result if refs else None
             return
         assert turn is not None
         latest = turn.last_agent
         if latest is not None and not self._hermes(latest).get("synthetic"):
             hermes["unmatched"] = True
+            self._tool_results[uuid] = result  # the observation's own entry
             self._observe(latest, result)
             return
         arguments = start.data.get("arguments") if start is not None and isinstance(start.data, Mapping) else None
@@ -436,7 +446,9 @@ class StepMapper:
         target = latest if latest is not None else self._synthetic(turn, event.timestamp_us if start is None
                                                                    else start.timestamp_us)
         target.setdefault("tool_calls", []).append(call)
-        self._observe(target, {"source_call_id": call["tool_call_id"], **result})
+        entry = {"source_call_id": call["tool_call_id"], **result}
+        self._tool_results[uuid] = entry if refs else None  # as for a matched call
+        self._observe(target, entry)
 
     def _claim_idless(self, turn: _Turn, event: ScopeEvent) -> tuple[dict[str, Any], dict[str, Any]] | None:
         for index, (turn_uuid, step, call, _, _) in enumerate(self._idless):
@@ -479,7 +491,9 @@ class StepMapper:
             self._tool_refs.setdefault(anchor, []).append(ref)
             return
         if anchor is not None and anchor in self._tool_results:  # the delegating tool already ended
-            self._tool_results[anchor].setdefault("subagent_trajectory_ref", []).append(ref)
+            ended = self._tool_results[anchor]
+            if ended is not None:  # its observation's entry: its reference list, if any, or the entry itself
+                ended.setdefault("subagent_trajectory_ref", []).append(ref)
             return
         turn = self._turn_of(anchor)
         if turn.last_agent is not None:

@@ -22,8 +22,14 @@ def mapping(value: Any) -> Mapping[str, Any]:
     return value if (type(value) is dict or isinstance(value, Mapping)) else {}
 
 
+_NUMBERS: Final = (int, float)
+
+
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """An int or float that is not a bool. The exact types are looked at first, and a tuple rather than
+    ``int | float``, which would build a new union object at every call (several per LLM call's metrics)."""
+    cls = type(value)
+    return cls is int or cls is float or (cls is not bool and isinstance(value, _NUMBERS))
 
 
 def step_metrics(usage: Any) -> dict[str, Any] | None:
@@ -55,7 +61,8 @@ def step_metrics(usage: Any) -> dict[str, Any] | None:
 
 def final_metrics(steps: list[dict[str, Any]], failed_attempts: int) -> dict[str, Any] | None:
     """``final_metrics`` (§3.6): sums over the steps that carry each field; ``None`` when no step has metrics."""
-    measured = [step["metrics"] for step in steps if isinstance(step.get("metrics"), Mapping)]
+    measured = [metrics for step in steps
+                if type(metrics := step.get("metrics")) is dict or isinstance(metrics, Mapping)]
     if not measured:
         return None
     out: dict[str, Any] = {}

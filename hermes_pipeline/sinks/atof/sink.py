@@ -127,9 +127,10 @@ class AtofSink:
             shared = DefinitionFiles(sink.directory) if override is None else None  # a local file only
             encoder = AtofEncoder(gate_open=sink.content == "full", summary_mode=summary_mode, llm_history=llm_history,
                                   daily=DATE_PLACEHOLDER in sink.filename, shared=shared)
-            writer = BoundedWriter(destination, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder,
-                                   max_attempts=3, on_batch_dropped=encoder.reset, max_queue_bytes=queue_bytes,
-                                   size=event_bytes)
+            # the bound ``__call__``: calling the encoder object itself looks its ``__call__`` up again for every line
+            writer = BoundedWriter(destination, name=sink.label, max_queue_size=sink.max_queue_size,
+                                   encode=encoder.__call__, max_attempts=3, on_batch_dropped=encoder.reset,
+                                   max_queue_bytes=queue_bytes, size=event_bytes)
             return _Route(sink.label, f"atof.file.events_dropped[{sink.index}]", writer, destination, None)
         timeout = sink.timeout_millis / 1000
         if override is None:
@@ -137,7 +138,7 @@ class AtofSink:
             override = cls(sink.url, sink.headers, timeout=timeout)
         encoder = AtofEncoder(gate_open=full_payloads, summary_mode=summary_mode, llm_history=llm_history,
                               dots=sink.field_name_policy == "replace_dots")
-        writer = BoundedWriter(override, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder,
+        writer = BoundedWriter(override, name=sink.label, max_queue_size=sink.max_queue_size, encode=encoder.__call__,
                                max_attempts=4, backoff_initial=min(0.1, timeout), backoff_max=max(timeout, 0.1),
                                on_batch_dropped=encoder.reset, max_queue_bytes=queue_bytes, size=event_bytes)
         return _Route(sink.label, f"atof.stream.events_dropped[{sink.name or sink.index}]", writer, override, timeout)
