@@ -49,7 +49,7 @@ def mark(value: T) -> T:
 
     Only a dict or a list is recorded (a string result is its own scrubbed form and needs no table)."""
     if type(value) is dict or type(value) is list:
-        if len(_marked) >= MAX_ENTRIES:  # the oldest leaves: the newest are those the publication thread has yet to meet
+        if len(_marked) >= MAX_ENTRIES:  # the oldest leaves: the newest are those the publication thread will meet
             try:
                 _marked.pop(next(iter(_marked)), None)
             except (RuntimeError, StopIteration):  # another thread changed the table meanwhile
