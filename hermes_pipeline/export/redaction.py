@@ -262,20 +262,24 @@ def _kept(value: dict[Any, Any], cap: int | None) -> bool:
     """Whether the walk would give ``value`` back as it is with nothing to scan, told from its keys and values alone:
     every key one the walk has met and found plain (``_plain_keys``), every value a string known clean (what
     :func:`_text` keeps), a scalar, or a dict that is a recorded sanitized value (:func:`is_marked`) or holds only
-    such keys, strings and scalars. These are exactly the entries the walk's hot path keeps unchanged without a
+    such keys, strings and scalars; or a key under the plural-token rule (``_token_keys``) whose value is a count
+    (``None``, an ``int`` or a ``float``, exactly: what the rule keeps). These are exactly the entries the walk's hot path keeps unchanged without a
     scan or a cut (see :func:`_mapping`), so ``True`` is the walk's own answer; anything else (a key not met yet, a
     string to scan, a list, another type, a deeper dict, a cycle) answers ``False`` and the caller walks.
 
     Cheaper than the walk on the flat fields most events have (metadata, a tool's arguments, a profile): no walk
     state, no copy bookkeeping, no cycle set."""
     plain = _plain_keys
+    tokens = _token_keys
     clean = known_clean
     made = made_clean
     scalars = _SCALARS
     for key, item in value.items():
-        if key not in plain:
-            return False
         cls = type(item)
+        if key not in plain:
+            if key in tokens and type(key) is str and (item is None or cls is int or cls is float):
+                continue  # the plural-token rule keeps a count
+            return False
         if cls is str:
             if item in clean or len(item) < SCRUB_MIN_CHARS or item in made:
                 continue
@@ -287,9 +291,12 @@ def _kept(value: dict[Any, Any], cap: int | None) -> bool:
         if is_marked(item, cap):
             continue
         for inner_key, inner in item.items():
-            if inner_key not in plain:
-                return False
             inner_cls = type(inner)
+            if inner_key not in plain:
+                if inner_key in tokens and type(inner_key) is str \
+                        and (inner is None or inner_cls is int or inner_cls is float):
+                    continue
+                return False
             if inner_cls is str:
                 if inner in clean or len(inner) < SCRUB_MIN_CHARS or inner in made:
                     continue

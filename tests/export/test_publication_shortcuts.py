@@ -103,19 +103,21 @@ def test_a_kept_field_is_what_the_walk_gives(monkeypatch: pytest.MonkeyPatch, da
 
 
 def test_the_walk_keeps_a_clean_flat_field_without_walking_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The comparison above compares something: known keys with clean strings, numbers and a sanitized value are
-    kept by ``_kept`` (no walk state made), and a planted credential at either level is not."""
+    """The comparison above compares something: known keys with clean strings, numbers, token counts and a sanitized
+    value are kept by ``_kept`` (no walk state made); a planted credential at either level, a sensitive key, a token
+    key with a value that is not a count are not."""
     marked = sanitized_fields.mark(sanitize({"role": "user", "content": [SECRET]}))
     made: list[Any] = []
     real = redaction._Walk
     monkeypatch.setattr(redaction, "_Walk", lambda cap: made.append(cap) or real(cap))
     event = ScopeEvent("scope", "start", 1, None, 2, "read_file", "tool", (), {"path": "notes.txt"},
-                       {"path": {"a": "notes.txt", "content": 3}, "content": marked}, {"a": 1.5, "content": None}, 3, 3)
+                       {"path": {"a": "notes.txt", "content": 3}, "content": marked}, {"a": 1.5, "content": None, "input_tokens": 12}, 3, 3)
     assert redact_event(event, 1_000_000) is event
     assert made == []
-    for planted in ({"path": {"a": SECRET}}, {"path": SECRET}, {"password": "notes.txt"}):
+    for planted in ({"path": {"a": SECRET}}, {"path": SECRET}, {"password": "notes.txt"}, {"input_tokens": "12"},
+                    {"a": {"input_tokens": True}}):
         out = redact_event(ScopeEvent("scope", "start", 1, None, 2, "read_file", "tool", (), None, planted, {}, 3, 3))
-        assert SECRET not in repr(out.data) and "notes.txt" not in repr(out.data.get("password"))
+        assert out.data != planted and SECRET not in repr(out.data)
 
 
 # ---------------------------------------------------------------------------------------------- the tool path
