@@ -30,8 +30,8 @@ def strip_header_keys(value: Any) -> Any:
     return value
 
 
-_QUOTED_HEADER_KEY: Final = re.compile(b'"(?:' + b"|".join(re.escape(key.encode("ascii")) for key in sorted(HEADER_KEYS))
-                                        + b')"', re.IGNORECASE)
+_QUOTED_HEADER_KEY: Final = re.compile(
+    b'"(?:' + b"|".join(re.escape(key.encode("ascii")) for key in sorted(HEADER_KEYS)) + b')"', re.IGNORECASE)
 """A header name between quotes, in any ASCII case (a bytes pattern folds ASCII case only, as ``bytes.lower``)."""
 
 
