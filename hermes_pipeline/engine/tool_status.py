@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
 from ..contract.status import ToolErrorType, ToolStatus
@@ -74,9 +74,10 @@ def derives_status(method: F) -> F:
     return method
 
 
-def resolve_status(fields: tuple[object, ...], result_at: int, status_at: int) -> tuple[object, ...]:
+def resolve_status(fields: Sequence[object], result_at: int, status_at: int) -> Sequence[object]:
     """``fields`` with a :data:`DEFERRED_STATUS` at ``status_at`` (followed by ``error_type`` and
-    ``error_message``) replaced by :func:`derive_status` of the result at ``result_at``; as given otherwise."""
+    ``error_message``) replaced by :func:`derive_status` of the result at ``result_at`` (a tuple); as given
+    otherwise."""
     if fields[status_at] is not DEFERRED_STATUS:
         return fields
     result = fields[result_at]

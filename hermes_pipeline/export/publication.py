@@ -153,12 +153,16 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
     # The request text the host counted (``pre_api_request``), which the bounded size estimate does not reach.
     counted_at = spec.index("request_char_count") if "request_char_count" in spec else -1
 
-    def project(hooks: Any, fields: tuple[Any, ...], snap: Any) -> None:
-        if snap is not None:
-            fields = (*fields[:at], snap, *fields[at + 1:])
+    whole = pick is None and count == len(spec)  # the method takes every field: passed as they are, no slice
+
+    def project(hooks: Any, fields: Any, snap: Any) -> None:
+        if snap is not None:  # one copy of the fields, a list, with the snapshot in its place
+            fields = list(fields)
+            fields[at] = snap
         if status_at >= 0:
             fields = resolve_status(fields, result_at, status_at)
-        method(hooks if resolve is None else resolve(hooks), *(fields[:count] if pick is None else pick(fields)))
+        method(hooks if resolve is None else resolve(hooks),
+               *(fields if whole else fields[:count] if pick is None else pick(fields)))
 
     project.__name__ = method.__name__
 
