@@ -288,21 +288,24 @@ def _kept(value: dict[Any, Any], cap: int | None) -> bool:
             continue
         if cls is not dict:
             return False
-        if is_marked(item, cap):
-            continue
         for inner_key, inner in item.items():
             inner_cls = type(inner)
-            if inner_key not in plain:
-                if inner_key in tokens and type(inner_key) is str \
-                        and (inner is None or inner_cls is int or inner_cls is float):
+            if inner_key in plain:
+                if inner_cls is str:
+                    if inner in clean or len(inner) < SCRUB_MIN_CHARS or inner in made:
+                        continue
+                    break
+                if inner_cls in scalars:
                     continue
-                return False
-            if inner_cls is str:
-                if inner in clean or len(inner) < SCRUB_MIN_CHARS or inner in made:
-                    continue
-                return False
-            if inner_cls not in scalars:
-                return False
+                break
+            if inner_key in tokens and type(inner_key) is str \
+                    and (inner is None or inner_cls is int or inner_cls is float):
+                continue
+            break
+        else:
+            continue  # every entry of the inner dict kept
+        if item is value or not is_marked(item, cap):  # asked only then: a tool's arguments are never recorded
+            return False  # (a dict holding itself is a cycle, which the walk marks)
     return True
 
 
