@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ...contract.versions import TELEMETRY_SCHEMA_VERSION
-from ...engine.tool_status import DEFERRED_STATUS, OK_STATUS, derive_status, derives_status
+from ...engine import tool_status
+from ...engine.tool_status import DEFERRED_STATUS, OK_STATUS, derives_status
 from ..classify import exit_code_failed, tool_error_type, tool_span_kind
 from ..events import CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, SCOPE, START, ScopeEvent
 from ..ids import new_uuid7
@@ -138,7 +139,8 @@ class ToolCalls:
         tracker = self.tracker
         ts = tracker.now()
         if status is DEFERRED_STATUS:  # left to derive from the result here, off the agent's thread (tool_status)
-            status, error_type, error_message = derive_status(result) if isinstance(result, str) else OK_STATUS
+            status, error_type, error_message = tool_status.derive_status(result) if isinstance(result, str) \
+                else OK_STATUS
         data: dict[str, Any] = {"result": result}
         meta: dict[str, Any]
         if status == "ok":
