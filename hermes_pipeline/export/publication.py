@@ -149,7 +149,8 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
     # A host may hand over ``DEFERRED_STATUS`` for a tool call's status (engine.tool_status): derived here,
     # on the publication thread, when the method reads the status and does not derive it itself.
     result_at, status_at = (spec.index("result"), spec.index("status")) \
-        if "status" in names and "result" in names and not getattr(method, DERIVES_STATUS, False) else (-1, -1)
+        if "status" in names and "result" in names else (-1, -1)
+    resolves = status_at >= 0 and not getattr(method, DERIVES_STATUS, False)
     # The request text the host counted (``pre_api_request``), which the bounded size estimate does not reach.
     counted_at = spec.index("request_char_count") if "request_char_count" in spec else -1
 
@@ -159,7 +160,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         if snap is not None:  # one copy of the fields, a list, with the snapshot in its place
             fields = list(fields)
             fields[at] = snap
-        if status_at >= 0:
+        if resolves:
             fields = resolve_status(fields, result_at, status_at)
         method(hooks if resolve is None else resolve(hooks),
                *(fields if whole else fields[:count] if pick is None else pick(fields)))
@@ -172,7 +173,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
             owner = self if resolve is None else resolve(self)  # the kinds are made with the hooks object
 
             def direct(fields: tuple[Any, ...]) -> None:
-                if status_at >= 0:
+                if resolves:
                     fields = resolve_status(fields, result_at, status_at)
                 method(owner, *(fields[:count] if pick is None else pick(fields)))
 

@@ -260,3 +260,22 @@ def test_a_deferred_status_is_derived_as_the_general_path_derives_it(result: Any
     assert rows[0] == rows[1]
     assert "DEFERRED" not in repr(rows[0])
     assert _no_secret(rows[0])
+
+
+def test_a_tool_end_keeps_the_agent_threads_short_lane() -> None:
+    """FMT-79 (issue #29): the tool kind deriving the status itself does not change the lane the agent's thread runs
+    for a tool end: the record is offered at the size of its result alone (no look at the other fields), as
+    before, and carries ``DEFERRED_STATUS`` as the host gave it."""
+    from hermes_pipeline.export.sizes import ITEM_BYTES
+
+    plugin = ScopePlugin(deferred=True)
+    offered: list[tuple[Any, int]] = []
+    assert plugin._publication is not None
+    plugin._publication.submit_sized = lambda record, size: offered.append((record, size)) or True  # type: ignore
+    lane = getattr(plugin.post_tool_call, RECORD_LANE)(plugin)
+    lane(("read_file", {"path": "x" * 5_000}, "task_1", "s1", "call_1", "turn_1", "turn_1:api:1", "done", 4,
+          DEFERRED_STATUS, None, None, [{"source": "y" * 5_000}], None, None))
+    [(record, size)] = offered
+    assert size == ITEM_BYTES + len("done")
+    assert record[3][9] is DEFERRED_STATUS
+    plugin.shutdown(5.0)
