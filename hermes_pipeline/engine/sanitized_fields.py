@@ -13,8 +13,11 @@ the recorded one.
 Membership is by identity, never by content: an equal dict from anywhere else (a host that built its own
 ``response``) is walked. Observers must treat payloads as read-only (OBS-19), as they do the request field's
 shared parts (:func:`~hermes_pipeline.engine.request_field.is_sanitized_part`). The table holds its objects (so an
-``id`` is never reused while it is recorded) and at most :data:`MAX_ENTRIES` of them: it is emptied when full, and
-a value met after that is walked, which costs time, never privacy. Thread-safe: single dict operations only.
+``id`` is never reused while it is recorded) and at most :data:`MAX_ENTRIES` of them (about that many, when several
+threads mark at once): when full, the oldest leaves (the publication thread meets values in the order they were
+marked, some turns behind the agent's thread, so emptying the whole table would lose those it has yet to meet), and
+a value met after it left is walked, which costs time, never privacy. Thread-safe: dict operations only, a race
+at worst keeps one entry more or drops one more.
 """
 
 from __future__ import annotations
@@ -46,8 +49,11 @@ def mark(value: T) -> T:
 
     Only a dict or a list is recorded (a string result is its own scrubbed form and needs no table)."""
     if type(value) is dict or type(value) is list:
-        if len(_marked) >= MAX_ENTRIES:
-            _marked.clear()
+        if len(_marked) >= MAX_ENTRIES:  # the oldest leaves: the newest are those the publication thread will meet
+            try:
+                _marked.pop(next(iter(_marked)), None)
+            except (RuntimeError, StopIteration):  # another thread changed the table meanwhile
+                pass
         _marked[id(value)] = (value, bound())
     return value
 

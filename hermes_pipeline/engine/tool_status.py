@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Final
+from collections.abc import Callable, Sequence
+from typing import Final, TypeVar
 
 from ..contract.status import ToolErrorType, ToolStatus
 from .scrub import scrub_message
 
-_OK_STATUS: Final = (ToolStatus.OK.value, None, None)
+OK_STATUS: Final = (ToolStatus.OK.value, None, None)
+"""``(status, error_type, error_message)`` of a call whose result says nothing of an error."""
 _ERROR: Final = ToolStatus.ERROR.value
 _TOOL_ERROR: Final = ToolErrorType.TOOL_ERROR.value
 
@@ -55,14 +57,29 @@ def derive_status(result: str) -> tuple[str, str | None, str | None]:
             parsed = None
         if isinstance(parsed, dict) and parsed.get("error"):
             return _ERROR, _TOOL_ERROR, scrub_message(str(parsed["error"]))
-    return _OK_STATUS
+    return OK_STATUS
 
 
-def resolve_status(fields: tuple[object, ...], result_at: int, status_at: int) -> tuple[object, ...]:
+F = TypeVar("F", bound=Callable[..., None])
+
+DERIVES_STATUS: Final = "derives_deferred_status"
+"""The attribute :func:`derives_status` sets on a hook method."""
+
+
+def derives_status(method: F) -> F:
+    """Say that ``method`` (a hook method with ``status`` and ``result``) takes :data:`DEFERRED_STATUS` as its
+    ``status`` and derives the three fields itself, with :func:`derive_status`: a record lane then hands it the
+    fields as they came instead of a copy with the three replaced (:func:`resolve_status`)."""
+    setattr(method, DERIVES_STATUS, True)
+    return method
+
+
+def resolve_status(fields: Sequence[object], result_at: int, status_at: int) -> Sequence[object]:
     """``fields`` with a :data:`DEFERRED_STATUS` at ``status_at`` (followed by ``error_type`` and
-    ``error_message``) replaced by :func:`derive_status` of the result at ``result_at``; as given otherwise."""
+    ``error_message``) replaced by :func:`derive_status` of the result at ``result_at`` (a tuple); as given
+    otherwise."""
     if fields[status_at] is not DEFERRED_STATUS:
         return fields
     result = fields[result_at]
-    derived = derive_status(result) if isinstance(result, str) else _OK_STATUS
+    derived = derive_status(result) if isinstance(result, str) else OK_STATUS
     return (*fields[:status_at], *derived, *fields[status_at + 3:])

@@ -6,6 +6,7 @@ HTTP headers the host sent; the keys below never reach a listener, whatever ``re
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 import orjson
@@ -29,16 +30,18 @@ def strip_header_keys(value: Any) -> Any:
     return value
 
 
-_QUOTEDHEADER_KEYS: Final = tuple(b'"' + key.encode("ascii") + b'"' for key in sorted(HEADER_KEYS))
+_QUOTED_HEADER_KEY: Final = re.compile(
+    b'"(?:' + b"|".join(re.escape(key.encode("ascii")) for key in sorted(HEADER_KEYS)) + b')"', re.IGNORECASE)
+"""A header name between quotes, in any ASCII case (a bytes pattern folds ASCII case only, as ``bytes.lower``)."""
 
 
 def _may_hold_header_key(value: Any) -> bool:
     """``False`` only when no key of ``value`` at any depth can be a credential header key.
 
     A string key ``k`` with ``k.lower()`` a header name is encoded as ``"k"`` (header names need no
-    escapes), so an ASCII encoding in which no quoted header name appears, ASCII-lowercased, holds
-    none. Anything orjson refuses (other key or value types, deep nesting) and any non-ASCII output
-    (``"\u212a".lower() == "k"``) answers ``True``: the caller walks. A header name that is only a
+    escapes), so an ASCII encoding in which no quoted header name appears in any ASCII case (one search for
+    all of them) holds none. Anything orjson refuses (other key or value types, deep nesting) and any non-ASCII
+    output (``"\u212a".lower() == "k"``) answers ``True``: the caller walks. A header name that is only a
     string value answers ``True`` too, which costs the walk and nothing else.
     """
     try:
@@ -47,8 +50,7 @@ def _may_hold_header_key(value: Any) -> bool:
         return True
     if not encoded.isascii():
         return True
-    lowered = encoded.lower()
-    return any(key in lowered for key in _QUOTEDHEADER_KEYS)
+    return _QUOTED_HEADER_KEY.search(encoded) is not None  # one scan for every name
 
 
 _plain_keys: Final[set[str]] = set()

@@ -44,6 +44,8 @@ MAX_HELD = 256
 
 
 class _Held:
+    """A held start under which events wait (made from the start alone when the first of them comes)."""
+
     __slots__ = ("buffer", "members", "start")
 
     def __init__(self, start: ScopeEvent) -> None:
@@ -53,14 +55,23 @@ class _Held:
         """UUIDs of the held scope and of every scope (and subagent session) opened under it."""
 
 
+def _start(held: ScopeEvent | _Held) -> ScopeEvent:
+    return held if type(held) is ScopeEvent else held.start  # type: ignore[return-value,union-attr]
+
+
 class HeldStarts:
-    """At most one held tool start per session scope; the caller holds the tracker's lock."""
+    """At most one held tool start per session scope; the caller holds the tracker's lock.
+
+    A start held alone (the common case: a tool call that runs by itself, whose end comes next) is kept as the
+    event itself, no other object made for it; it becomes a :class:`_Held` when a first event waits under it.
+    """
 
     __slots__ = ("_owner", "sessions")
 
     def __init__(self) -> None:
-        self.sessions: dict[int, _Held] = {}
-        """Session UUID → its held start (read-only outside this class; empty: nothing held, the common case)."""
+        self.sessions: dict[int, ScopeEvent | _Held] = {}
+        """Session UUID → its held start, alone or with what waits under it (read-only outside this class;
+        empty: nothing held, the common case)."""
         self._owner: dict[int, int] = {}
         """UUID of a held scope or of a scope under it → the session UUID its hold is keyed by."""
 
@@ -73,8 +84,23 @@ class HeldStarts:
 
     def hold(self, start: ScopeEvent) -> None:
         """Keep ``start`` unpublished until one of the events of the module docstring."""
-        self.sessions[start.session_uuid] = _Held(start)
+        self.sessions[start.session_uuid] = start
         self._owner[start.uuid] = start.session_uuid
+
+    def release_alone(self, start: ScopeEvent, publish: Callable[[ScopeEvent], None]) -> bool:
+        """Before the end of ``start``: publish ``start`` when it is held alone (nothing waits under it) and say
+        so (``True``); ``False`` when it is not held alone (then :meth:`route` the end as any other event).
+
+        The same as :meth:`route` for that end: the end's parent and session are not held scopes nor under one
+        (they were not when ``start`` was held, and only a start routed under a held scope becomes so), so
+        the end belongs to its session's held start, which is published, as it is, before the end."""
+        key = start.session_uuid
+        if self.sessions.get(key) is not start:
+            return False
+        del self.sessions[key]
+        del self._owner[start.uuid]
+        publish(start)
+        return True
 
     def take_parallel(self, session_uuid: int, publish: Callable[[ScopeEvent], None]) -> None:
         """A sibling starts: publish the session's held start with ``parallel`` (flagged in place) and what waited
@@ -82,9 +108,10 @@ class HeldStarts:
         held = self._release(session_uuid)
         if held is None:
             return
-        publish(with_parallel(held.start))
-        for event in held.buffer:
-            publish(event)
+        publish(with_parallel(_start(held)))
+        if type(held) is _Held:
+            for event in held.buffer:
+                publish(event)
 
     def route(self, event: ScopeEvent, publish: Callable[[ScopeEvent], None]) -> bool:
         """Before ``event`` is published: ``True`` when it waits with a held start (the caller does
@@ -93,13 +120,15 @@ class HeldStarts:
         key = self._owner.get(parent) if parent is not None else None
         if key is None:
             key = self._owner.get(event.session_uuid)
-        if key is not None and event.uuid != self.sessions[key].start.uuid:  # under the held scope
+        if key is not None and event.uuid != _start(self.sessions[key]).uuid:  # under the held scope
             held = self.sessions[key]
-            held.buffer.append(event)
+            if type(held) is not _Held:
+                held = self.sessions[key] = _Held(held)  # type: ignore[arg-type]
+            held.buffer.append(event)  # type: ignore[union-attr]
             if event.phase == START:
                 self._owner[event.uuid] = key
-                held.members.append(event.uuid)
-            if len(held.buffer) >= MAX_HELD:
+                held.members.append(event.uuid)  # type: ignore[union-attr]
+            if len(held.buffer) >= MAX_HELD:  # type: ignore[union-attr]
                 self._publish(self._release(key), publish)
             return True
         own = key if key is not None else event.session_uuid
@@ -112,16 +141,20 @@ class HeldStarts:
         for key in list(self.sessions):
             self._publish(self._release(key), publish)
 
-    def _release(self, key: int) -> _Held | None:
+    def _release(self, key: int) -> ScopeEvent | _Held | None:
         held = self.sessions.pop(key, None)
-        if held is not None:
+        if type(held) is _Held:
             for uuid in held.members:
                 self._owner.pop(uuid, None)
+        elif held is not None:
+            self._owner.pop(held.uuid, None)
         return held
 
     @staticmethod
-    def _publish(held: _Held | None, publish: Callable[[ScopeEvent], None]) -> None:
-        if held is not None:
+    def _publish(held: ScopeEvent | _Held | None, publish: Callable[[ScopeEvent], None]) -> None:
+        if type(held) is _Held:
             publish(held.start)
             for event in held.buffer:
                 publish(event)
+        elif held is not None:
+            publish(held)  # type: ignore[arg-type]

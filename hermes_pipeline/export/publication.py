@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from ..contract.hooks import OBSERVER_HOOKS
 from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
-from ..engine.tool_status import resolve_status
+from ..engine.tool_status import DERIVES_STATUS, resolve_status
 from ..host.context import current as _context
 from .sizes import ITEM_BYTES, arguments_bytes, counted_chars, fields_bytes, payload_bytes, value_bytes
 
@@ -147,18 +147,23 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         pick = itemgetter(*positions) if count > 1 else lambda fields: tuple(fields[i] for i in positions)
     at = spec.index(snapshot) if snapshot is not None and snapshot in names else -1
     # A host may hand over ``DEFERRED_STATUS`` for a tool call's status (engine.tool_status): derived here,
-    # on the publication thread, when the method reads the status.
+    # on the publication thread, when the method reads the status and does not derive it itself.
     result_at, status_at = (spec.index("result"), spec.index("status")) \
         if "status" in names and "result" in names else (-1, -1)
+    resolves = status_at >= 0 and not getattr(method, DERIVES_STATUS, False)
     # The request text the host counted (``pre_api_request``), which the bounded size estimate does not reach.
     counted_at = spec.index("request_char_count") if "request_char_count" in spec else -1
 
-    def project(hooks: Any, fields: tuple[Any, ...], snap: Any) -> None:
-        if snap is not None:
-            fields = (*fields[:at], snap, *fields[at + 1:])
-        if status_at >= 0:
+    whole = pick is None and count == len(spec)  # the method takes every field: passed as they are, no slice
+
+    def project(hooks: Any, fields: Any, snap: Any) -> None:
+        if snap is not None:  # one copy of the fields, a list, with the snapshot in its place
+            fields = list(fields)
+            fields[at] = snap
+        if resolves:
             fields = resolve_status(fields, result_at, status_at)
-        method(hooks if resolve is None else resolve(hooks), *(fields[:count] if pick is None else pick(fields)))
+        method(hooks if resolve is None else resolve(hooks),
+               *(fields if whole else fields[:count] if pick is None else pick(fields)))
 
     project.__name__ = method.__name__
 
@@ -168,7 +173,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
             owner = self if resolve is None else resolve(self)  # the kinds are made with the hooks object
 
             def direct(fields: tuple[Any, ...]) -> None:
-                if status_at >= 0:
+                if resolves:
                     fields = resolve_status(fields, result_at, status_at)
                 method(owner, *(fields[:count] if pick is None else pick(fields)))
 

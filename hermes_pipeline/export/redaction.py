@@ -258,6 +258,57 @@ def _field(value: Any, ctx: _Walk) -> Any:
     return value if value is None else _walk(value, 0, ctx)
 
 
+def _kept(value: dict[Any, Any], cap: int | None) -> bool:
+    """Whether the walk would give ``value`` back as it is with nothing to scan, told from its keys and values alone:
+    every key one the walk has met and found plain (``_plain_keys``), every value a string known clean (what
+    :func:`_text` keeps), a scalar, or a dict that is a recorded sanitized value (:func:`is_marked`) or holds only
+    such keys, strings and scalars; or a key under the plural-token rule (``_token_keys``) whose value is a count
+    (``None``, an ``int`` or a ``float``, exactly: what the rule keeps). These are exactly the entries the walk's hot path keeps unchanged without a
+    scan or a cut (see :func:`_mapping`), so ``True`` is the walk's own answer; anything else (a key not met yet, a
+    string to scan, a list, another type, a deeper dict, a cycle) answers ``False`` and the caller walks.
+
+    Cheaper than the walk on the flat fields most events have (metadata, a tool's arguments, a profile): no walk
+    state, no copy bookkeeping, no cycle set."""
+    plain = _plain_keys
+    tokens = _token_keys
+    clean = known_clean
+    made = made_clean
+    scalars = _SCALARS
+    for key, item in value.items():
+        cls = type(item)
+        if key not in plain:
+            if key in tokens and type(key) is str and (item is None or cls is int or cls is float):
+                continue  # the plural-token rule keeps a count
+            return False
+        if cls is str:
+            if item in clean or len(item) < SCRUB_MIN_CHARS or item in made:
+                continue
+            return False
+        if cls in scalars:
+            continue
+        if cls is not dict:
+            return False
+        for inner_key, inner in item.items():
+            inner_cls = type(inner)
+            if inner_key in plain:
+                if inner_cls is str:
+                    if inner in clean or len(inner) < SCRUB_MIN_CHARS or inner in made:
+                        continue
+                    break
+                if inner_cls in scalars:
+                    continue
+                break
+            if inner_key in tokens and type(inner_key) is str \
+                    and (inner is None or inner_cls is int or inner_cls is float):
+                continue
+            break
+        else:
+            continue  # every entry of the inner dict kept
+        if item is value or not is_marked(item, cap):  # asked only then: a tool's arguments are never recorded
+            return False  # (a dict holding itself is a cycle, which the walk marks)
+    return True
+
+
 def redact_event(event: ScopeEvent, max_chars: int | None = None, start: ScopeEvent | None = None) -> ScopeEvent:
     """``event`` with its ``name``, ``data``, ``category_profile``, ``metadata`` and ``facts`` redacted; the same
     object when nothing changed.
@@ -283,33 +334,43 @@ def redact_event(event: ScopeEvent, max_chars: int | None = None, start: ScopeEv
             clean |= CLEAN_PROFILE
     if clean == CLEAN_ALL and event.facts is None:
         return event  # nothing left to walk
-    ctx = _Walk(max_chars)
-    if clean & CLEAN_DATA:
+    # A field the walk would give back as it is, told without a walk (_kept), needs no walk state either: most
+    # events need none at all
+    ctx: _Walk | None = None
+    if clean & CLEAN_DATA or data is None or (type(data) is dict and _kept(data, max_chars)):
         new_data = data
     else:  # _field() inlined for the usual field shapes (a non-empty dict, or None)
+        ctx = _Walk(max_chars)
         new_data = _mapping(data, 0, ctx) if type(data) is dict and data else _field(data, ctx)
-    if clean & CLEAN_PROFILE:
+    if clean & CLEAN_PROFILE or profile is None or (type(profile) is dict and _kept(profile, max_chars)):
         new_profile = profile
     else:
+        if ctx is None:
+            ctx = _Walk(max_chars)
         new_profile = _mapping(profile, 0, ctx) if type(profile) is dict and profile else _field(profile, ctx)
-    if clean & CLEAN_META:
+    if clean & CLEAN_META or (type(meta) is dict and _kept(meta, max_chars)):
         new_meta = meta
     else:
+        if ctx is None:
+            ctx = _Walk(max_chars)
         new_meta = _mapping(meta, 0, ctx) if type(meta) is dict and meta else _field(meta, ctx)
     # The scope name is the tool name on tool scopes (and a mark's name on marks): a host-chosen string that
     # every exporter writes as is (the ATOF ``name``, the OTLP span name), so it is scrubbed like any value.
     if type(name) is not str:
         new_name = REDACTION_FAILED
-    elif clean & CLEAN_NAME:
-        new_name = name
+    elif clean & CLEAN_NAME or name in known_clean or len(name) < SCRUB_MIN_CHARS or name in made_clean:
+        new_name = name  # what _text() keeps
     else:
+        if ctx is None:
+            ctx = _Walk(max_chars)
         new_name = _text(name, ctx)
-    if ctx.cut:
+    if ctx is not None and ctx.cut:
         new_meta = {**(new_meta if isinstance(new_meta, dict) else {}), TRUNCATED_VALUES_KEY: ctx.cut}
     # The first-party facts (never rendered) pass the same scrubber, in a walk of their own: a value cut there
     # never counts in the rendered ``hermes.truncated_values``. Most events have none.
     facts = event.facts
-    new_facts = facts if facts is None else _walk(facts, 0, _Walk(max_chars))
+    new_facts = facts if facts is None or (type(facts) is dict and _kept(facts, max_chars)) \
+        else _walk(facts, 0, _Walk(max_chars))
     if new_data is data and new_profile is profile and new_meta is meta and new_name is name \
             and new_facts is facts:
         return event

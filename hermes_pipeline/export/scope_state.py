@@ -17,7 +17,7 @@ from .events import ScopeEvent
 class TurnState:
     """An open ``agent.run`` scope and the turn facts its end needs."""
 
-    __slots__ = ("final_response", "provider_error", "provider_message", "scope", "task_id", "turn_id")
+    __slots__ = ("clean_ids", "final_response", "provider_error", "provider_message", "scope", "task_id", "turn_id")
 
     def __init__(self, scope: ScopeEvent, task_id: str, turn_id: str) -> None:
         self.scope = scope
@@ -28,6 +28,10 @@ class TurnState:
         """``error.type`` of the turn's last provider attempt when it failed (``None`` after a success)."""
         self.provider_message: str | None = None
         """That failed attempt's error message (the turn's end says why with it when the host gave no reason)."""
+        self.clean_ids: tuple[str, str, str, str] | None = None
+        """The ``(session_id, task_id, turn_id, api_request_id)`` string objects a tool start of the turn last found
+        known clean (the tool kind's memo: the next call of the turn that passes these very objects needs no
+        look-up; any other object is looked up again)."""
 
 
 class SessionState:

@@ -19,15 +19,38 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ...contract.versions import TELEMETRY_SCHEMA_VERSION
+from ...engine import tool_status
+from ...engine.tool_status import DEFERRED_STATUS, OK_STATUS, derives_status
 from ..classify import exit_code_failed, tool_error_type, tool_span_kind
 from ..events import CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, SCOPE, START, ScopeEvent
 from ..ids import new_uuid7
+from ..scope_state import TurnState
 from ..scopes import SCHEMA_KEY, SESSION_KEY, ScopeTracker
 from .fields import known_clean_text, middleware_meta
 
 _V: Final = TELEMETRY_SCHEMA_VERSION
 _PARALLEL: Final = ("parallel",)
 _NUMBERS: Final = frozenset({int, float, type(None)})
+
+
+def _ids_clean(turn: TurnState | None, session_id: str, task_id: str, turn_id: str, api_request_id: str) -> bool:
+    """Whether the four ids of a tool start are strings known clean (:func:`known_clean_text`).
+
+    Every tool call of a turn passes the same id objects: the first one found clean is remembered on the turn
+    (``TurnState.clean_ids``), and a later call passing these very objects (identity, not equality) needs no
+    look-up. A string known clean stays so: it is one the scrubber leaves unchanged, which depends on nothing but
+    the text (the redaction key only names the markers of what it changes), or an id the engine made. Only a
+    positive answer is remembered: a string not known clean yet is looked up again next time."""
+    memo = turn.clean_ids if turn is not None else None
+    if memo is not None and memo[0] is session_id and memo[1] is task_id and memo[2] is turn_id \
+            and memo[3] is api_request_id:
+        return True
+    if known_clean_text(session_id) and known_clean_text(task_id) and known_clean_text(turn_id) \
+            and known_clean_text(api_request_id):
+        if turn is not None:
+            turn.clean_ids = (session_id, task_id, turn_id, api_request_id)
+        return True
+    return False
 
 
 class ToolCalls:
@@ -48,11 +71,12 @@ class ToolCalls:
                       toolset: str | None) -> None:
         tracker = self.tracker
         ts = tracker.now()
+        special = tool_name in tracker.special_tools
         meta: dict[str, Any] = {
                 SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.task_id": task_id, "hermes.turn_id": turn_id,
                 "hermes.api_request_id": api_request_id,
-                "hermes.span_kind": "tool.execute" if tool_name not in tracker.special_tools
-                else tool_span_kind(tool_name, args, tracker.memory_tools)}
+                "hermes.span_kind": tool_span_kind(tool_name, args, tracker.memory_tools) if special
+                else "tool.execute"}
         attributes: tuple[str, ...]
         if toolset and isinstance(toolset, str):  # the host's registry named the toolset on the hook
             meta["hermes.toolset"] = toolset
@@ -73,15 +97,14 @@ class ToolCalls:
         clean = CLEAN_NAME if known_clean_text(tool_name) else 0
         if profile is None or known_clean_text(tool_call_id):
             clean |= CLEAN_PROFILE
-        if not middleware_trace and known_clean_text(session_id) and known_clean_text(task_id) \
-                and known_clean_text(turn_id) and known_clean_text(api_request_id) \
-                and (tool_name not in tracker.special_tools or known_clean_text(meta["hermes.span_kind"])) \
-                and ("hermes.toolset" not in meta or known_clean_text(meta["hermes.toolset"])):
-            clean |= CLEAN_META
+        own_meta_clean = not middleware_trace and (not special or known_clean_text(meta["hermes.span_kind"])) \
+            and ("hermes.toolset" not in meta or known_clean_text(meta["hermes.toolset"]))
         with tracker.lock:  # the hot path: tracker.start() inlined
             st = tracker.sessions.get(session_id) or tracker.implicit_session(session_id)
             tools = st.tools
             turn = st.turns.get(turn_id)
+            if own_meta_clean and _ids_clean(turn, session_id, task_id, turn_id, api_request_id):
+                clean |= CLEAN_META
             session = st.scope
             assert session is not None
             held = tracker.held
@@ -107,6 +130,7 @@ class ToolCalls:
                 return ("remote",) if toolset.lower().startswith("mcp") else ()
         return ("remote",) if tool_name.startswith("mcp_") else ()
 
+    @derives_status
     def post_tool_call(self, tool_name: str, args: dict[str, Any], task_id: str, session_id: str,
                        tool_call_id: str, turn_id: str, api_request_id: str, result: str, duration_ms: int,
                        status: str, error_type: str | None, error_message: str | None,
@@ -114,6 +138,9 @@ class ToolCalls:
                        exit_code: int | None = None) -> None:
         tracker = self.tracker
         ts = tracker.now()
+        if status is DEFERRED_STATUS:  # left to derive from the result here, off the agent's thread (tool_status)
+            status, error_type, error_message = tool_status.derive_status(result) if isinstance(result, str) \
+                else OK_STATUS
         data: dict[str, Any] = {"result": result}
         meta: dict[str, Any]
         if status == "ok":
@@ -150,7 +177,11 @@ class ToolCalls:
             if scope is not None and ts > scope.timestamp_us:  # the hot path: tracker.end() inlined
                 event = ScopeEvent(SCOPE, END, scope.uuid, scope.parent_uuid, ts, scope.name, "tool", scope.attributes,
                                    scope.profile, data, meta, scope.session_uuid, scope.root_uuid, clean=clean)
-                tracker.emit(event)
+                held = tracker.held
+                if held.sessions and held.release_alone(scope, tracker.publish):  # its start, held alone, goes first
+                    tracker.publish(event)
+                else:
+                    tracker.emit(event)
                 return
             if scope is None:  # note 3: e.g. refused before pre_tool_call
                 start_meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.task_id": task_id,
