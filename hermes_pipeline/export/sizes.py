@@ -39,17 +39,16 @@ _SCALARS: Final = frozenset({int, float, bool, type(None)})
 def value_bytes(value: Any, budget: int = BUDGET) -> int:
     """The estimated bytes of ``value`` (see the module docstring); never raises, looks at ``budget`` values
     at most."""
-    return _guarded(value, [max(budget, 1)])
-
-
-def _guarded(value: Any, left: list[int]) -> int:
     try:
-        return _size(value, left)
+        return _size(value, [budget if budget > 1 else 1])
     except Exception:  # an odd mapping whose values() fails: counted as a leaf, never an error on the caller
         return SCALAR_BYTES
 
 
 def _size(value: Any, left: list[int]) -> int:
+    """The estimate of one value, ``left[0]`` the values still to look at (shared by the whole walk). A string
+    or scalar entry is sized in the loop (no call per leaf; the same budget and extrapolation rules as for a
+    container entry), a container entry by a call."""
     kind = type(value)
     if kind is str or kind is bytes:
         return len(value)
@@ -61,18 +60,28 @@ def _size(value: Any, left: list[int]) -> int:
         return SCALAR_BYTES
     elif isinstance(value, str | bytes | bytearray):
         return len(value)
-    elif isinstance(value, Mapping):  # the engine's read-only views of the host's dicts
+    elif isinstance(value, dict):  # a dict subclass (the host's read-only views): a Mapping, without the ABC check
+        items = value.values()
+    elif isinstance(value, Mapping):  # any other mapping
         items = value.values()
     else:
         return SCALAR_BYTES
     count = len(items)
     seen = inner = 0
     for item in items:
-        if left[0] <= 0:
+        left_now = left[0]
+        if left_now <= 0:
             break
-        left[0] -= 1
-        part = _size(item, left)
-        if left[0] <= 0 and seen:  # the budget ran out inside this one: the entries seen whole stand for it
+        left[0] = left_now = left_now - 1
+        cls = type(item)
+        if cls is str:
+            part = len(item)
+        elif cls in _SCALARS:
+            part = SCALAR_BYTES
+        else:
+            part = _size(item, left)
+            left_now = left[0]
+        if left_now <= 0 and seen:  # the budget ran out inside this one: the entries seen whole stand for it
             break
         inner += part
         seen += 1
@@ -101,16 +110,23 @@ def payload_bytes(payload: Mapping[str, Any]) -> int:
 def fields_bytes(fields: Iterable[Any], budget: int = FIELD_BUDGET) -> int:
     """The estimated bytes of a hook's fields (or a dict's values), on the agent's thread for every record: each
     string by its length, each container by :func:`value_bytes` with a small ``budget`` (an LLM call's history:
-    its first message times the length of the list), never a walk of the whole record."""
+    its first message times the length of the list), never a walk of the whole record. An empty list, tuple or
+    dict is 0 without a look (what :func:`value_bytes` gives it)."""
     size = 0
+    start = budget if budget > 1 else 1
     for item in fields:
         kind = type(item)
         if kind is str:
             size += len(item)
         elif kind in _SCALARS:
             size += SCALAR_BYTES
+        elif not item and (kind is list or kind is dict or kind is tuple):
+            continue
         else:
-            size += value_bytes(item, budget)
+            try:
+                size += _size(item, [start])
+            except Exception:  # see value_bytes
+                size += SCALAR_BYTES
     return size
 
 
