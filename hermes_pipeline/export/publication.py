@@ -31,7 +31,7 @@ from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..engine.tool_status import resolve_status
 from ..host.context import current as _context
-from .sizes import ITEM_BYTES, arguments_bytes, counted_chars, fields_bytes, payload_bytes, value_bytes
+from .sizes import ITEM_BYTES, SLOT_BYTES, arguments_bytes, counted_chars, fields_bytes, payload_bytes, value_bytes
 
 if TYPE_CHECKING:
     from .scopes import ScopeTracker
@@ -182,9 +182,14 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         if not context and closes is None and at >= 0:  # opens a scope, copies a field (``pre_tool_call``)
             def lane(fields: tuple[Any, ...]) -> None:
                 value = fields[at]
-                copy = value.copy() if type(value) is dict else None
-                if not offer((project, time_ns() // 1000, None, fields, copy), ITEM_BYTES + arguments_bytes(value)) \
-                        and opens is not None:
+                if type(value) is dict:  # arguments_bytes(value), its loop here: no call per string argument
+                    copy = value.copy()
+                    size = ITEM_BYTES + len(value) * SLOT_BYTES
+                    for item in value.values():
+                        size += len(item) if type(item) is str else fields_bytes((item,), 8)
+                else:
+                    copy, size = None, ITEM_BYTES + arguments_bytes(value)
+                if not offer((project, time_ns() // 1000, None, fields, copy), size) and opens is not None:
                     dropped.add(opens(dict(zip(spec, fields))))
         elif not context and opens is None and at < 0 and result_at >= 0:  # closes a scope (``post_tool_call``)
             def lane(fields: tuple[Any, ...]) -> None:

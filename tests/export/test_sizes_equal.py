@@ -142,3 +142,40 @@ def test_a_response_and_its_view_are_sized_as_the_reference_walk(calls: list[dic
         assert sizes.value_bytes(view, budget) == _ref_value_bytes(view, budget)
         assert sizes.value_bytes(response, budget) == _ref_value_bytes(response, budget)
     assert sizes.arguments_bytes(message) == len(message) * sizes.SLOT_BYTES + _ref_fields_bytes(message.values(), 8)
+
+
+def _unstarted_plugin() -> Any:
+    from hermes_pipeline.export.scope_hooks import ScopePlugin
+    from hermes_pipeline.export.writer import BoundedWriter
+
+    plugin = ScopePlugin(deferred=True)
+    plugin._publication.close(5.0)
+    plugin._publication = BoundedWriter(plugin._destination, name="publication", max_attempts=1,
+                                        max_queue_bytes=2**40, max_queue_size=10**6)
+    return plugin
+
+
+_args = st.one_of(st.dictionaries(st.text(max_size=8), _values, max_size=8), st.just({}),
+                  st.dictionaries(st.text(max_size=8), _text, max_size=8), _values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_args, min_size=1, max_size=5))
+def test_fmt_80_a_tool_start_on_its_lane_is_sized_as_its_arguments(calls: list[Any]) -> None:
+    """FMT-80: a tool call's start is sized on its record lane as ``ITEM_BYTES + arguments_bytes(args)`` (the loop
+    of ``arguments_bytes`` inlined there), whatever the arguments hold; the record keeps a copy of a dict."""
+    from hermes_pipeline.contract.hooks import OBSERVER_HOOKS
+    from hermes_pipeline.engine.callbacks import RECORD_LANE
+    from hermes_pipeline.export.scope_hooks import ScopePlugin
+
+    plugin = _unstarted_plugin()
+    lane = getattr(ScopePlugin.pre_tool_call, RECORD_LANE)(plugin)
+    spec = OBSERVER_HOOKS["pre_tool_call"].fields
+    expected = 0
+    for k, args in enumerate(calls):
+        lane(tuple({"tool_name": "t", "args": args, "session_id": "s", "tool_call_id": f"c{k}"}.get(n) for n in spec))
+        expected += sizes.ITEM_BYTES + sizes.arguments_bytes(args)
+    assert plugin.publication_stats()["queue_bytes"] == expected
+    record = plugin._publication._queue[-1]
+    assert (record[4] == calls[-1] and record[4] is not calls[-1]) if type(calls[-1]) is dict else record[4] is None
+    plugin._publication.close(0.0)
