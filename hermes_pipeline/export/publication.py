@@ -31,7 +31,8 @@ from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..engine.tool_status import resolve_status
 from ..host.context import current as _context
-from .sizes import ITEM_BYTES, SLOT_BYTES, arguments_bytes, counted_chars, fields_bytes, payload_bytes, value_bytes
+from .sizes import (COUNTED_TEXT, ITEM_BYTES, SLOT_BYTES, arguments_bytes, counted_chars, fields_bytes, held_bytes,
+                    payload_bytes, value_bytes)
 
 if TYPE_CHECKING:
     from .scopes import ScopeTracker
@@ -150,8 +151,14 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
     # on the publication thread, when the method reads the status.
     result_at, status_at = (spec.index("result"), spec.index("status")) \
         if "status" in names and "result" in names else (-1, -1)
-    # The request text the host counted (``pre_api_request``), which the bounded size estimate does not reach.
-    counted_at = spec.index("request_char_count") if "request_char_count" in spec else -1
+    # The text the host counted (an LLM call's request or response, sizes.COUNTED_TEXT): the fields holding it are
+    # sized by that count (held_bytes) instead of a look, the others by fields_bytes.
+    counted_name, held_names = COUNTED_TEXT.get(method.__name__, ("", ()))
+    counted_at = spec.index(counted_name) if counted_name in spec else -1
+    held_at = tuple(spec.index(name) for name in held_names if name in spec) if counted_at >= 0 else ()
+    others = [i for i in range(len(spec)) if i not in held_at]
+    rest: Callable[[tuple[Any, ...]], tuple[Any, ...]] = itemgetter(*others) if held_at and len(others) > 1 \
+        else (lambda fields: fields)
 
     def project(hooks: Any, fields: tuple[Any, ...], snap: Any) -> None:
         if snap is not None:
@@ -198,12 +205,25 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
                 result = fields[result_at]
                 offer((project, time_ns() // 1000, None, fields, None),
                       ITEM_BYTES + (len(result) if type(result) is str else value_bytes(result, 8)))
+        elif held_at:  # an LLM call's request or response: its text is sized by the host's count
+            def lane(fields: tuple[Any, ...]) -> None:
+                if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(spec, fields)))):
+                    return
+                chars = counted_chars(fields[counted_at])
+                size = ITEM_BYTES + fields_bytes(rest(fields)) + chars  # the text once, and once more per holder
+                for i in held_at:
+                    size += held_bytes(fields[i], chars)
+                value = fields[at] if at >= 0 else None
+                if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
+                              value.copy() if type(value) is dict else None), size) \
+                        and opens is not None:
+                    dropped.add(opens(dict(zip(spec, fields))))
         else:
             def lane(fields: tuple[Any, ...]) -> None:
                 if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(spec, fields)))):
                     return
                 value = fields[at] if at >= 0 else None
-                size = ITEM_BYTES + fields_bytes(fields) + (counted_chars(fields[counted_at]) if counted_at >= 0 else 0)
+                size = ITEM_BYTES + fields_bytes(fields)
                 if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
                               value.copy() if type(value) is dict else None), size) \
                         and opens is not None:

@@ -19,7 +19,8 @@ from typing import Any, Final
 
 from .events import ScopeEvent
 
-__all__ = ["BUDGET", "ITEM_BYTES", "arguments_bytes", "event_bytes", "fields_bytes", "payload_bytes", "value_bytes"]
+__all__ = ["BUDGET", "COUNTED_TEXT", "ITEM_BYTES", "arguments_bytes", "event_bytes", "fields_bytes", "held_bytes",
+           "payload_bytes", "value_bytes"]
 
 ITEM_BYTES: Final = 200
 """What one queued item costs beyond its strings and containers: the record tuple or event object, its ids,
@@ -128,6 +129,27 @@ def fields_bytes(fields: Iterable[Any], budget: int = FIELD_BUDGET) -> int:
             except Exception:  # see value_bytes
                 size += SCALAR_BYTES
     return size
+
+
+COUNTED_TEXT: Final = {
+    "pre_api_request": ("request_char_count", ("conversation_history", "request_messages", "request")),
+    "post_api_request": ("assistant_content_chars", ("response",)),
+}
+"""Hooks whose host states the characters of the text some of their container fields hold: ``hook -> (the field
+stating the count, the fields holding that text)``. An LLM request's messages (its history, the request's message
+list and the sanitized ``request`` copying them) hold the text ``request_char_count`` counts (every message's text
+and the system prompt); a response's sanitized copy holds the content ``assistant_content_chars`` counts. Those
+fields are sized by :func:`held_bytes` (no look inside); the others as :func:`fields_bytes` sizes them."""
+
+
+def held_bytes(value: Any, chars: int) -> int:
+    """The estimated bytes of a field holding text the host counted (``chars``, see :data:`COUNTED_TEXT`): a slot
+    per entry of a list, tuple or dict plus the counted text, without a look inside (the look would reach only a
+    few values of it anyway); 0 for an empty one; anything else as :func:`fields_bytes` sizes it."""
+    kind = type(value)
+    if kind is list or kind is dict or kind is tuple:
+        return len(value) * SLOT_BYTES + chars if value else 0
+    return fields_bytes((value,))
 
 
 def counted_chars(counted: Any) -> int:
