@@ -7,11 +7,12 @@ object (its scope kinds and their tracker), which emits the scope events to the 
 thread therefore pays a clock read, a tuple and a queue append per hook, whatever the number of
 exporters. Each such hookimpl also offers a record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record from the
 hook's fields passed positionally, which a host uses when every listener of the hook has one (the tool
-path of :mod:`hermes_pipeline.host.tools`), so that no payload dict is built and nothing is dispatched.
+path of :mod:`hermes_pipeline.host.tools`, the LLM call's and the turn's hooks), so that no payload dict is built
+and nothing is dispatched.
 
 The queue is bounded by records and by their estimated bytes (:mod:`~hermes_pipeline.export.sizes`: a look at
 no more than a few dozen values of the record, on the caller's thread; a tool call's record costs a string
-length). When the queue is full the record is dropped and counted (``pipeline.events_dropped``); a dropped
+length, an LLM call's the text the host counted). When the queue is full the record is dropped and counted (``pipeline.events_dropped``); a dropped
 record that would open a scope (tool call, provider attempt, turn, subagent) also drops the record
 that would close it, so exporters never see half a pair because of back-pressure (FMT-80).
 """

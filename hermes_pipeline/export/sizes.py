@@ -9,7 +9,9 @@ values (:data:`BUDGET`) and extrapolates the rest of a container from the part i
 its first messages, times the length of the list). It counts characters of strings (a compact ``str`` holds
 about one byte per ASCII character), a slot per container entry and a flat amount per other value; objects
 shared by several items (the history one LLM call shares with the next) are counted for each of them, so the
-estimate errs on the high side, never by a factor of the history's length.
+estimate errs on the high side, never by a factor of the history's length. Where the host already counted the
+text a record's containers hold (an LLM call's request and response, :data:`COUNTED_TEXT`), the record is sized by
+that count instead of a look (:func:`held_bytes`): the whole text, not the part a look would reach.
 """
 
 from __future__ import annotations
@@ -59,10 +61,10 @@ def _size(value: Any, left: list[int]) -> int:
         items = value
     elif kind in _SCALARS:
         return SCALAR_BYTES
-    elif isinstance(value, str | bytes | bytearray):
-        return len(value)
     elif isinstance(value, dict):  # a dict subclass (the host's read-only views): a Mapping, without the ABC check
         items = value.values()
+    elif isinstance(value, str | bytes | bytearray):  # (never a dict: the order of these two tests is free)
+        return len(value)
     elif isinstance(value, Mapping):  # any other mapping
         items = value.values()
     else:
