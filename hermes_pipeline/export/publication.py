@@ -12,9 +12,10 @@ and nothing is dispatched.
 
 The queue is bounded by records and by their estimated bytes (:mod:`~hermes_pipeline.export.sizes`: a look at
 no more than a few dozen values of the record, on the caller's thread; a tool call's record costs a string
-length, an LLM call's the text the host counted). When the queue is full the record is dropped and counted (``pipeline.events_dropped``); a dropped
-record that would open a scope (tool call, provider attempt, turn, subagent) also drops the record
-that would close it, so exporters never see half a pair because of back-pressure (FMT-80).
+length, an LLM call's the text the host counted). When the queue is full the record is dropped and counted
+(``pipeline.events_dropped``); a dropped record that would open a scope (tool call, provider attempt, turn,
+subagent) also drops the record that would close it, so exporters never see half a pair because of
+back-pressure (FMT-80).
 """
 
 from __future__ import annotations
