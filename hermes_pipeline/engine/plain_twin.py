@@ -95,6 +95,54 @@ def _twin(value: Any, depth: int, make_dict: Callable[[dict[str, Any]], Any],
     return items, make_list(twins)
 
 
+_SHAPE_KEYS: Final = frozenset({"id", "type", "function", "name", "arguments"})
+
+
+def _calls_twin(calls: list[Any], depth: int, make_dict: Callable[[dict[str, Any]], Any],
+                make_list: Callable[[list[Any]], Any]) -> tuple[JSONValue, Any] | None:
+    """:func:`_twin` of a list of OpenAI tool calls, each an exact ``dict`` with the keys ``id``, ``type`` (strings)
+    and ``function``: an exact ``dict`` with the keys ``name`` and ``arguments`` (strings), what a chat-completions
+    response lists. Each dict is copied in C (its key order kept) and only a string that is not known clean is
+    replaced: no loop over keys, no call per dict. The same result as :func:`_twin` by construction: the depth and
+    item caps are checked for the deepest dict, every key is one the sanitizer keeps as it is (in ``_plain_keys``:
+    no key is redacted, none is scrubbed), every string goes through the same expression (kept when known clean,
+    else :func:`~hermes_pipeline.engine.sanitize._plain_str`, which raises where ``_twin`` raises), and the twin of
+    each dict is ``make_dict`` of it with its one container replaced by that container's twin. ``None`` (nothing
+    decided, the general walk runs) as soon as one call has another shape."""
+    if depth + 3 > MAX_DEPTH or len(calls) > PASS1_MAX_ITEMS or not _SHAPE_KEYS <= _plain_keys:
+        return None
+    clean = known_clean
+    put = dict.__setitem__
+    items: list[JSONValue] = []
+    twins: list[Any] = []
+    for call in calls:
+        if type(call) is not dict or len(call) != 3 or "id" not in call or "type" not in call \
+                or "function" not in call:
+            return None
+        call_id, kind, function = call["id"], call["type"], call["function"]
+        if type(call_id) is not str or type(kind) is not str or type(function) is not dict or len(function) != 2 \
+                or "name" not in function or "arguments" not in function:
+            return None
+        name, arguments = function["name"], function["arguments"]
+        if type(name) is not str or type(arguments) is not str:
+            return None
+        out = call.copy()
+        if call_id not in clean:
+            out["id"] = _plain_str(call_id)
+        if kind not in clean:
+            out["type"] = _plain_str(kind)
+        copied = out["function"] = function.copy()
+        if name not in clean:
+            copied["name"] = _plain_str(name)
+        if arguments not in clean:
+            copied["arguments"] = _plain_str(arguments)
+        items.append(out)
+        raw = make_dict(call)
+        put(raw, "function", make_dict(function))
+        twins.append(raw)
+    return items, make_list(twins)
+
+
 def plain_twin(value: list[Any] | tuple[Any, ...] | dict[str, Any], depth: int,
                make_dict: Callable[[dict[str, Any]], Any],
                make_list: Callable[[list[Any]], Any]) -> tuple[JSONValue, Any] | None:
@@ -110,6 +158,10 @@ def plain_twin(value: list[Any] | tuple[Any, ...] | dict[str, Any], depth: int,
     if type(value) is not dict and type(value) is not list and type(value) is not tuple:
         return None
     try:
+        if type(value) is list:
+            calls = _calls_twin(value, depth, make_dict, make_list)
+            if calls is not None:
+                return calls
         return _twin(value, depth, make_dict, make_list)
     except Exception:  # _NotPlain, or scrubbing failed: the general paths decide
         return None

@@ -7,13 +7,15 @@ object (its scope kinds and their tracker), which emits the scope events to the 
 thread therefore pays a clock read, a tuple and a queue append per hook, whatever the number of
 exporters. Each such hookimpl also offers a record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record from the
 hook's fields passed positionally, which a host uses when every listener of the hook has one (the tool
-path of :mod:`hermes_pipeline.host.tools`), so that no payload dict is built and nothing is dispatched.
+path of :mod:`hermes_pipeline.host.tools`, the LLM call's and the turn's hooks), so that no payload dict is built
+and nothing is dispatched.
 
 The queue is bounded by records and by their estimated bytes (:mod:`~hermes_pipeline.export.sizes`: a look at
 no more than a few dozen values of the record, on the caller's thread; a tool call's record costs a string
-length). When the queue is full the record is dropped and counted (``pipeline.events_dropped``); a dropped
-record that would open a scope (tool call, provider attempt, turn, subagent) also drops the record
-that would close it, so exporters never see half a pair because of back-pressure (FMT-80).
+length, an LLM call's the text the host counted). When the queue is full the record is dropped and counted
+(``pipeline.events_dropped``); a dropped record that would open a scope (tool call, provider attempt, turn,
+subagent) also drops the record that would close it, so exporters never see half a pair because of
+back-pressure (FMT-80).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from ..contract.hookspecs import hookimpl
 from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..engine.tool_status import DERIVES_STATUS, resolve_status
 from ..host.context import current as _context
-from .sizes import ITEM_BYTES, arguments_bytes, counted_chars, fields_bytes, payload_bytes, value_bytes
+from .sizes import (COUNTED_TEXT, ITEM_BYTES, SLOT_BYTES, arguments_bytes, counted_chars, fields_bytes, held_bytes,
+                    payload_bytes, value_bytes)
 
 if TYPE_CHECKING:
     from .scopes import ScopeTracker
@@ -151,8 +154,14 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
     result_at, status_at = (spec.index("result"), spec.index("status")) \
         if "status" in names and "result" in names else (-1, -1)
     resolves = status_at >= 0 and not getattr(method, DERIVES_STATUS, False)
-    # The request text the host counted (``pre_api_request``), which the bounded size estimate does not reach.
-    counted_at = spec.index("request_char_count") if "request_char_count" in spec else -1
+    # The text the host counted (an LLM call's request or response, sizes.COUNTED_TEXT): the fields holding it are
+    # sized by that count (held_bytes) instead of a look, the others by fields_bytes.
+    counted_name, held_names = COUNTED_TEXT.get(method.__name__, ("", ()))
+    counted_at = spec.index(counted_name) if counted_name in spec else -1
+    held_at = tuple(spec.index(name) for name in held_names if name in spec) if counted_at >= 0 else ()
+    others = [i for i in range(len(spec)) if i not in held_at]
+    rest: Callable[[tuple[Any, ...]], tuple[Any, ...]] = itemgetter(*others) if held_at and len(others) > 1 \
+        else (lambda fields: fields)
 
     whole = pick is None and count == len(spec)  # the method takes every field: passed as they are, no slice
 
@@ -187,9 +196,14 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         if not context and closes is None and at >= 0:  # opens a scope, copies a field (``pre_tool_call``)
             def lane(fields: tuple[Any, ...]) -> None:
                 value = fields[at]
-                copy = value.copy() if type(value) is dict else None
-                if not offer((project, time_ns() // 1000, None, fields, copy), ITEM_BYTES + arguments_bytes(value)) \
-                        and opens is not None:
+                if type(value) is dict:  # arguments_bytes(value), its loop here: no call per string argument
+                    copy = value.copy()
+                    size = ITEM_BYTES + len(value) * SLOT_BYTES
+                    for item in value.values():
+                        size += len(item) if type(item) is str else fields_bytes((item,), 8)
+                else:
+                    copy, size = None, ITEM_BYTES + arguments_bytes(value)
+                if not offer((project, time_ns() // 1000, None, fields, copy), size) and opens is not None:
                     dropped.add(opens(dict(zip(spec, fields))))
         elif not context and opens is None and at < 0 and result_at >= 0:  # closes a scope (``post_tool_call``)
             def lane(fields: tuple[Any, ...]) -> None:
@@ -198,12 +212,25 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
                 result = fields[result_at]
                 offer((project, time_ns() // 1000, None, fields, None),
                       ITEM_BYTES + (len(result) if type(result) is str else value_bytes(result, 8)))
+        elif held_at:  # an LLM call's request or response: its text is sized by the host's count
+            def lane(fields: tuple[Any, ...]) -> None:
+                if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(spec, fields)))):
+                    return
+                chars = counted_chars(fields[counted_at])
+                size = ITEM_BYTES + fields_bytes(rest(fields)) + chars  # the text once, and once more per holder
+                for i in held_at:
+                    size += held_bytes(fields[i], chars)
+                value = fields[at] if at >= 0 else None
+                if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
+                              value.copy() if type(value) is dict else None), size) \
+                        and opens is not None:
+                    dropped.add(opens(dict(zip(spec, fields))))
         else:
             def lane(fields: tuple[Any, ...]) -> None:
                 if closes is not None and dropped and _drops_closing(queue, dropped, closes(dict(zip(spec, fields)))):
                     return
                 value = fields[at] if at >= 0 else None
-                size = ITEM_BYTES + fields_bytes(fields) + (counted_chars(fields[counted_at]) if counted_at >= 0 else 0)
+                size = ITEM_BYTES + fields_bytes(fields)
                 if not offer((project, time_ns() // 1000, capture_context() if context else None, fields,
                               value.copy() if type(value) is dict else None), size) \
                         and opens is not None:

@@ -9,7 +9,9 @@ values (:data:`BUDGET`) and extrapolates the rest of a container from the part i
 its first messages, times the length of the list). It counts characters of strings (a compact ``str`` holds
 about one byte per ASCII character), a slot per container entry and a flat amount per other value; objects
 shared by several items (the history one LLM call shares with the next) are counted for each of them, so the
-estimate errs on the high side, never by a factor of the history's length.
+estimate errs on the high side, never by a factor of the history's length. Where the host already counted the
+text a record's containers hold (an LLM call's request and response, :data:`COUNTED_TEXT`), the record is sized by
+that count instead of a look (:func:`held_bytes`): the whole text, not the part a look would reach.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any, Final
 
 from .events import ScopeEvent
 
-__all__ = ["BUDGET", "ITEM_BYTES", "arguments_bytes", "event_bytes", "fields_bytes", "payload_bytes", "value_bytes"]
+__all__ = ["BUDGET", "COUNTED_TEXT", "ITEM_BYTES", "arguments_bytes", "event_bytes", "fields_bytes", "held_bytes",
+           "payload_bytes", "value_bytes"]
 
 ITEM_BYTES: Final = 200
 """What one queued item costs beyond its strings and containers: the record tuple or event object, its ids,
@@ -39,17 +42,16 @@ _SCALARS: Final = frozenset({int, float, bool, type(None)})
 def value_bytes(value: Any, budget: int = BUDGET) -> int:
     """The estimated bytes of ``value`` (see the module docstring); never raises, looks at ``budget`` values
     at most."""
-    return _guarded(value, [max(budget, 1)])
-
-
-def _guarded(value: Any, left: list[int]) -> int:
     try:
-        return _size(value, left)
+        return _size(value, [budget if budget > 1 else 1])
     except Exception:  # an odd mapping whose values() fails: counted as a leaf, never an error on the caller
         return SCALAR_BYTES
 
 
 def _size(value: Any, left: list[int]) -> int:
+    """The estimate of one value, ``left[0]`` the values still to look at (shared by the whole walk). A string
+    or scalar entry is sized in the loop (no call per leaf; the same budget and extrapolation rules as for a
+    container entry), a container entry by a call."""
     kind = type(value)
     if kind is str or kind is bytes:
         return len(value)
@@ -59,20 +61,30 @@ def _size(value: Any, left: list[int]) -> int:
         items = value
     elif kind in _SCALARS:
         return SCALAR_BYTES
-    elif isinstance(value, str | bytes | bytearray):
+    elif isinstance(value, dict):  # a dict subclass (the host's read-only views): a Mapping, without the ABC check
+        items = value.values()
+    elif isinstance(value, str | bytes | bytearray):  # (never a dict: the order of these two tests is free)
         return len(value)
-    elif isinstance(value, Mapping):  # the engine's read-only views of the host's dicts
+    elif isinstance(value, Mapping):  # any other mapping
         items = value.values()
     else:
         return SCALAR_BYTES
     count = len(items)
     seen = inner = 0
     for item in items:
-        if left[0] <= 0:
+        left_now = left[0]
+        if left_now <= 0:
             break
-        left[0] -= 1
-        part = _size(item, left)
-        if left[0] <= 0 and seen:  # the budget ran out inside this one: the entries seen whole stand for it
+        left[0] = left_now = left_now - 1
+        cls = type(item)
+        if cls is str:
+            part = len(item)
+        elif cls in _SCALARS:
+            part = SCALAR_BYTES
+        else:
+            part = _size(item, left)
+            left_now = left[0]
+        if left_now <= 0 and seen:  # the budget ran out inside this one: the entries seen whole stand for it
             break
         inner += part
         seen += 1
@@ -101,17 +113,45 @@ def payload_bytes(payload: Mapping[str, Any]) -> int:
 def fields_bytes(fields: Iterable[Any], budget: int = FIELD_BUDGET) -> int:
     """The estimated bytes of a hook's fields (or a dict's values), on the agent's thread for every record: each
     string by its length, each container by :func:`value_bytes` with a small ``budget`` (an LLM call's history:
-    its first message times the length of the list), never a walk of the whole record."""
+    its first message times the length of the list), never a walk of the whole record. An empty list, tuple or
+    dict is 0 without a look (what :func:`value_bytes` gives it)."""
     size = 0
+    start = budget if budget > 1 else 1
     for item in fields:
         kind = type(item)
         if kind is str:
             size += len(item)
         elif kind in _SCALARS:
             size += SCALAR_BYTES
+        elif not item and (kind is list or kind is dict or kind is tuple):
+            continue
         else:
-            size += value_bytes(item, budget)
+            try:
+                size += _size(item, [start])
+            except Exception:  # see value_bytes
+                size += SCALAR_BYTES
     return size
+
+
+COUNTED_TEXT: Final = {
+    "pre_api_request": ("request_char_count", ("conversation_history", "request_messages", "request")),
+    "post_api_request": ("assistant_content_chars", ("response",)),
+}
+"""Hooks whose host states the characters of the text some of their container fields hold: ``hook -> (the field
+stating the count, the fields holding that text)``. An LLM request's messages (its history, the request's message
+list and the sanitized ``request`` copying them) hold the text ``request_char_count`` counts (every message's text
+and the system prompt); a response's sanitized copy holds the content ``assistant_content_chars`` counts. Those
+fields are sized by :func:`held_bytes` (no look inside); the others as :func:`fields_bytes` sizes them."""
+
+
+def held_bytes(value: Any, chars: int) -> int:
+    """The estimated bytes of a field holding text the host counted (``chars``, see :data:`COUNTED_TEXT`): a slot
+    per entry of a list, tuple or dict plus the counted text, without a look inside (the look would reach only a
+    few values of it anyway); 0 for an empty one; anything else as :func:`fields_bytes` sizes it."""
+    kind = type(value)
+    if kind is list or kind is dict or kind is tuple:
+        return len(value) * SLOT_BYTES + chars if value else 0
+    return fields_bytes((value,))
 
 
 def counted_chars(counted: Any) -> int:

@@ -55,7 +55,10 @@ def request_facts(request: Mapping[str, Any]) -> dict[str, Any]:
     """``message_count``, ``tool_count``, ``request_char_count``, ``approx_input_tokens``,
     ``max_tokens``, ``request_messages`` and ``system_prompt`` of a provider request."""
     messages = request_messages(request)
-    chars = sum(_content_chars(field(m, "content")) for m in messages)
+    chars = 0
+    for m in messages:  # every message of the history, each call: a dict's text read without a call per message
+        content = m.get("content") if type(m) is dict else field(m, "content")
+        chars += len(content) if type(content) is str else _content_chars(content)
     system = request.get("system")
     if system is None:
         system = request.get("instructions")

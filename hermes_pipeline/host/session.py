@@ -28,10 +28,10 @@ from ..engine.core import Engine
 from .context import current_context
 from .interaction import Approval, HumanInput
 from .segments import SegmentPolicy, SegmentState
+from .turn import Turn  # at import time: a function-level import costs each turn about a microsecond
 
 if TYPE_CHECKING:
     from .subagent import SubagentRun
-    from .turn import Turn
 
 logger: Final = logging.getLogger("hermes_pipeline.host")
 
@@ -271,8 +271,6 @@ class Session:
         after ``pre_llm_call`` (``on_context_snapshot``) and recorded in the run's trajectory;
         ``traceparent`` / ``parent``: this turn's OTLP parent (see :meth:`Host.session`).
         """
-        from .turn import Turn
-
         with self._lock:
             first = self.turn_count == 0 and not self._resumed
             self.turn_count += 1

@@ -73,7 +73,15 @@ class Turn:
         self.context: str | None = None
         """Ephemeral context returned by ``pre_llm_call`` plugins, joined (spec 01 §5); or ``None``."""
         host = session.host
-        if "pre_llm_call" in host.engine.hook_listeners:
+        engine = host.engine
+        entries = engine.hook_listeners.get("pre_llm_call")
+        lanes = engine.record_lanes("pre_llm_call", entries) if entries else None
+        if lanes is not None:  # recorders only (they return no context): the fields in hookspec order, no dispatch
+            fields = (session.session_id, task_id, turn_id, user_message, list(self.conversation_history),
+                      is_first_turn, host.model, host.platform, sender_id, host.agent_version)
+            for lane in lanes:
+                lane(fields)
+        elif entries:
             self.context = llm_context(host.emit("pre_llm_call", {
                 "session_id": session.session_id, "task_id": task_id, "turn_id": turn_id,
                 "user_message": user_message, "conversation_history": list(self.conversation_history),
@@ -280,7 +288,14 @@ class Turn:
             if replaced is not None:
                 text = replaced
         self.final_text = text
-        if "post_llm_call" in hooks:
+        entries = hooks.get("post_llm_call")
+        lanes = host.engine.record_lanes("post_llm_call", entries) if entries else None
+        if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
+            fields = (self.session.session_id, self.task_id, self.turn_id, self.user_message, text,
+                      list(self.conversation_history), host.model, host.platform)
+            for lane in lanes:
+                lane(fields)
+        elif entries:
             host.emit("post_llm_call", {
                 "session_id": self.session.session_id, "task_id": self.task_id, "turn_id": self.turn_id,
                 "user_message": self.user_message, "assistant_response": text,
@@ -313,7 +328,15 @@ class Turn:
             self.session._turn_ended()  # after on_session_end: a deferred ID-rotating compaction follows it
 
     def _emit_end(self, host: Any, completed: bool, reason: str | None) -> None:
-        if "on_session_end" in host.engine.hook_listeners:
+        entries = host.engine.hook_listeners.get("on_session_end")
+        lanes = host.engine.record_lanes("on_session_end", entries) if entries else None
+        if lanes is not None:  # recorders only: the payload's optional keys absent are ``None`` fields
+            fields = (self.session.session_id, self.task_id, self.turn_id, completed, self.interrupted, host.model,
+                      host.platform, self.failed, self.exit_reason, reason or self.reason or None,
+                      self._inflight if self.interrupted and self._inflight else None)
+            for lane in lanes:
+                lane(fields)
+        elif entries:
             payload: dict[str, Any] = {
                 "session_id": self.session.session_id, "task_id": self.task_id, "turn_id": self.turn_id,
                 "completed": completed, "interrupted": self.interrupted, "model": host.model,

@@ -127,3 +127,100 @@ def test_obs54_sanitize_with_part_reads_the_limit_for_each_payload() -> None:
     with payload_limit("1000"):
         out = sanitize_with_part(value, ("assistant_message", "tool_calls"), shared[0])
         assert isinstance(out, dict) and out.get("_truncated") is True and out == full_algorithm(value)
+
+
+call_strings = st.one_of(
+    st.text(alphabet=string.ascii_lowercase + string.digits + " ={}\":,é", max_size=40),
+    st.sampled_from([SECRET, f'{{"api_key": "{SECRET}"}}', f'{{"note": "key {SECRET} here"}}', "x" * 9000, "y" * 300,
+                     "call_0", "function", "read_file", '{"path": "notes.txt"}', "\ud800"]),
+)
+call_values = st.one_of(call_strings, st.none(), st.integers(), st.dictionaries(keys, call_strings, max_size=2))
+
+
+@st.composite
+def tool_calls(draw: st.DrawFn) -> list[Any]:
+    """Lists of OpenAI-shaped tool calls, most of the exact shape, some one step off it (a key missing, added or
+    sensitive, another order, a value of another type)."""
+    out = []
+    for _ in range(draw(st.integers(0, 12))):
+        function = {"name": draw(call_strings), "arguments": draw(call_strings)}
+        call: dict[str, Any] = {"id": draw(call_strings), "type": draw(st.sampled_from(["function", SECRET])),
+                                "function": function}
+        variant = draw(st.sampled_from(["exact"] * 6 + ["reordered", "extra", "sensitive", "missing", "odd_value",
+                                                        "odd_function"]))
+        if variant == "reordered":
+            call = {"function": function, "type": call["type"], "id": call["id"]}
+        elif variant == "extra":
+            call[draw(st.sampled_from(["index", "api_key", "name"]))] = draw(call_values)
+        elif variant == "sensitive":
+            function["token"] = draw(call_strings)
+            del function["name"]
+        elif variant == "missing":
+            del call[draw(st.sampled_from(["id", "type", "function"]))]
+        elif variant == "odd_value":
+            call[draw(st.sampled_from(["id", "type"]))] = draw(call_values)
+        elif variant == "odd_function":
+            call["function"] = draw(st.one_of(call_values, st.just({"arguments": "{}", "name": "f"})))
+        out.append(call)
+    return out
+
+
+def _general_twin(value: Any, depth: int) -> Any:
+    import hermes_pipeline.engine.plain_twin as pt
+
+    try:
+        return pt._twin(value, depth, MessageView, FrozenList)
+    except Exception:
+        return None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=tool_calls(), depth=st.integers(0, 7), limit=st.sampled_from([None, "3000"]))
+def test_obs51_tool_calls_shortcut_equals_the_general_twin(calls: list[Any], depth: int, limit: str | None) -> None:
+    """OBS-51/OBS-55/OBS-56: a response's tool calls of the chat-completions shape are copied by literals
+    (``_calls_twin``): the copy and the twin are, type for type and key order for key order, what the general
+    twin walk gives (scrubbed strings, planted credentials, long strings, odd values, keys out of order or
+    sensitive); ``None`` from both, or a fallback to the general walk, where the shape differs."""
+    import hermes_pipeline.engine.plain_twin as pt
+
+    sz._plain_copy([{"id": "i", "type": "t", "function": {"name": "n", "arguments": "a"}}], 0)  # keys learned
+    with payload_limit(limit):
+        try:
+            fast = pt._calls_twin(calls, depth, MessageView, FrozenList)
+        except Exception:  # a string the pass-1 caps refuse: the general walk must refuse it too
+            fast = "raised"
+        try:
+            general = pt._twin(calls, depth, MessageView, FrozenList)
+        except Exception:
+            general = None
+        if fast == "raised":
+            assert general is None
+        elif fast is not None:
+            assert general is not None
+            assert same(fast[0], general[0]) and same(fast[1], general[1])
+            assert same(fast[1], _freeze(calls))
+        shared = plain_twin(calls, depth, MessageView, FrozenList)
+        assert (shared is None) == (general is None)
+        if shared is not None and general is not None:
+            assert same(shared[0], general[0]) and same(shared[1], general[1])
+
+
+def test_the_tool_calls_shortcut_serves_the_chat_completions_shape() -> None:
+    """The exact shape goes through the literals (the shortcut is not dead code), a credential in the arguments
+    scrubbed in the copy only; a key the sanitizer has not yet classified leaves the decision to the walk."""
+    import hermes_pipeline.engine.plain_twin as pt
+
+    calls = [{"id": f"call_{k}", "type": "function",
+              "function": {"name": "read_file", "arguments": f'{{"path": "{k}", "key": "{SECRET}"}}'}}
+             for k in range(3)]
+    sz._plain_copy(calls, 2)
+    fast = pt._calls_twin(calls, 2, MessageView, FrozenList)
+    assert fast is not None
+    assert SECRET not in repr(fast[0]) and SECRET in repr(fast[1])
+    assert type(fast[1]) is FrozenList and type(fast[1][0]["function"]) is MessageView
+    assert type(fast[0]) is list and type(fast[0][0]["function"]) is dict
+    assert pt._calls_twin(calls, 6, MessageView, FrozenList) is None  # the function dict would pass the depth cap
+    sz._plain_keys.clear()  # (a bounded cache: cleared when full) keys not yet classified as plain
+    assert pt._calls_twin(calls, 2, MessageView, FrozenList) is None
+    assert same(plain_twin(calls, 2, MessageView, FrozenList), fast)  # the walk classifies them again
+    assert pt._calls_twin(calls, 2, MessageView, FrozenList) is not None
