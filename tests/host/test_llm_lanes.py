@@ -18,8 +18,10 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.contract.hooks import OBSERVER_HOOKS
 from hermes_pipeline.contract.hookspecs import hookimpl
 from hermes_pipeline.engine.callbacks import RECORD_LANE
-from hermes_pipeline.export import ScopeEvent, ScopePlugin
+from hermes_pipeline.export import ScopePlugin
 from hermes_pipeline.host import MessageView
+
+from tests.host._lanes import lanes_and_dispatch
 
 LLM_HOOKS = ("pre_api_request", "post_api_request")
 SECRET = "sk-ZX0123456789ABCDEFGHIJ"
@@ -84,43 +86,12 @@ def test_obs19_lane_fields_are_the_dispatched_payloads() -> None:
         assert SECRET not in json.dumps(sanitized)  # OBS-55: the sanitized fields are scrubbed on the lanes too
 
 
-def _normalised(events: list[ScopeEvent]) -> list[tuple[Any, ...]]:
-    ids: dict[int, int] = {}
-
-    def n(uuid: int | None) -> int | None:
-        return None if uuid is None else ids.setdefault(uuid, len(ids))
-
-    def masked(value: Any) -> str:  # clock readings differ from run to run
-        text = json.dumps(value, sort_keys=True, default=str)
-        return re.sub(r'"([^"]*(?:_at|duration|time)[^"]*)": [0-9.e+-]+', r'"\1": 0', text)
-
-    return [(e.kind, e.phase, n(e.uuid), n(e.parent_uuid), e.name, e.category, e.attributes, e.profile,
-             masked(e.data), masked(e.metadata or {})) for e in events]
-
 
 @pytest.mark.parametrize("deferred", [True, False])
 def test_fmt79_llm_lanes_give_the_scope_events_of_the_dispatch(deferred: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The scope projection sees the same LLM scopes through the lanes as through the dispatch."""
-    runs: list[list[tuple[Any, ...]]] = []
-    used: list[str] = []
-    for lanes in (True, False):
-        engine = Engine()
-        seen: list[ScopeEvent] = []
-        plugin = ScopePlugin((seen.append,), deferred=deferred)
-        engine.add_plugin(plugin, name="scopes")
-        real = engine.record_lanes
-
-        def spy(hook: str, entries: Any, _lanes: bool = lanes) -> Any:
-            found = real(hook, entries) if _lanes else None
-            if found is not None:
-                used.append(hook)
-            return found
-
-        monkeypatch.setattr(engine, "record_lanes", spy)
-        _turn(engine)
-        assert plugin.shutdown(5.0)
-        runs.append(_normalised(seen))
-    assert set(used) == {*LLM_HOOKS, "pre_llm_call", "on_session_end"}  # the first run went through the lanes
+    runs, used = lanes_and_dispatch(_turn, deferred=deferred, monkeypatch=monkeypatch)
+    assert used == {*LLM_HOOKS, "pre_llm_call", "on_session_end"}  # the first run went through the lanes
     assert len([e for e in runs[0] if e[5] == "llm"]) == 4
     assert runs[0] == runs[1]
 

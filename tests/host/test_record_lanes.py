@@ -24,6 +24,7 @@ from hermes_pipeline.engine.callbacks import RECORD_LANE
 from hermes_pipeline.host.tools import (IDENTITY, post_tool_fields, post_tool_payload, pre_tool_fields,
                                       pre_tool_payload)
 
+from tests.host._lanes import normalised
 from tests.sinks.atof._support import stuck_scope_plugin
 
 TOOL_HOOKS = ("pre_tool_call", "post_tool_call")
@@ -131,17 +132,6 @@ def test_lanes_only_when_every_listener_is_a_recorder() -> None:
     assert engine.record_lanes("pre_tool_call", engine.hook_listeners["pre_tool_call"]) is None
 
 
-def _normalised(events: list[ScopeEvent]) -> list[tuple[Any, ...]]:
-    ids: dict[int, int] = {}
-
-    def n(uuid: int | None) -> int | None:
-        return None if uuid is None else ids.setdefault(uuid, len(ids))
-
-    return [(e.kind, e.phase, n(e.uuid), n(e.parent_uuid), e.name, e.category, e.attributes, e.profile,
-             json.dumps(e.data, sort_keys=True, default=str),
-             json.dumps({k: v for k, v in (e.metadata or {}).items() if "duration" not in k}, sort_keys=True,
-                        default=str)) for e in events]
-
 
 def _session(engine: Engine) -> None:
     session = Host(engine, model="m", toolsets={"read_file": "files"}).session("s1")
@@ -182,7 +172,7 @@ def test_lanes_give_the_scope_events_of_the_dispatch(deferred: bool, monkeypatch
             monkeypatch.setattr(engine, "record_lanes", spy)
         _session(engine)
         assert plugin.shutdown(5.0)
-        runs.append(_normalised(seen))
+        runs.append(normalised(seen))
     assert used and all(used)  # the first run really went through the lanes
     assert runs[0] == runs[1]
     tools = [e for e in runs[0] if e[5] == "tool"]

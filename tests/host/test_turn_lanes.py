@@ -10,7 +10,6 @@ a recorder (``pre_llm_call`` may answer with context) switches the lanes off.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -21,9 +20,10 @@ from hermes_pipeline import Engine, Host
 from hermes_pipeline.contract.hooks import OBSERVER_HOOKS
 from hermes_pipeline.contract.hookspecs import hookimpl
 from hermes_pipeline.engine.callbacks import RECORD_LANE
-from hermes_pipeline.export import ScopeEvent, ScopePlugin
+from hermes_pipeline.export import ScopePlugin
 
 from tests._payloads import same
+from tests.host._lanes import lanes_and_dispatch
 
 TURN_HOOKS = ("pre_llm_call", "post_llm_call", "on_session_end")
 SECRET = "sk-ZX0123456789ABCDEFGHIJ"
@@ -116,17 +116,6 @@ def test_obs19_turn_lane_fields_are_the_dispatched_payloads(case: dict[str, Any]
             assert named["conversation_history"] is not case["history"]
 
 
-def _normalised(events: list[ScopeEvent]) -> list[tuple[Any, ...]]:
-    ids: dict[int, int] = {}
-
-    def n(uuid: int | None) -> int | None:
-        return None if uuid is None else ids.setdefault(uuid, len(ids))
-
-    return [(e.kind, e.phase, n(e.uuid), n(e.parent_uuid), e.name, e.category, e.attributes, e.profile,
-             json.dumps(e.data, sort_keys=True, default=str),
-             json.dumps({k: v for k, v in (e.metadata or {}).items() if "duration" not in k}, sort_keys=True,
-                        default=str)) for e in events]
-
 
 @pytest.mark.parametrize("deferred", [True, False])
 @pytest.mark.parametrize("outcome", OUTCOMES)
@@ -136,25 +125,7 @@ def test_fmt79_turn_lanes_give_the_scope_events_of_the_dispatch(deferred: bool, 
     lanes as through the dispatch."""
     case = {"user": f"go {SECRET}", "answer": "done", "history": [{"role": "user", "content": "before"}],
             "sender": "u-1", "version": "0.19.0", "outcome": outcome, "reason": "why"}
-    runs: list[list[tuple[Any, ...]]] = []
-    used: set[str] = set()
-    for lanes in (True, False):
-        engine = Engine()
-        seen: list[ScopeEvent] = []
-        plugin = ScopePlugin((seen.append,), deferred=deferred)
-        engine.add_plugin(plugin, name="scopes")
-        real = engine.record_lanes
-
-        def spy(hook: str, entries: Any, _lanes: bool = lanes) -> Any:
-            found = real(hook, entries) if _lanes else None
-            if found is not None:
-                used.add(hook)
-            return found
-
-        monkeypatch.setattr(engine, "record_lanes", spy)
-        _run(engine, case)
-        assert plugin.shutdown(5.0)
-        runs.append(_normalised(seen))
+    runs, used = lanes_and_dispatch(lambda engine: _run(engine, case), deferred=deferred, monkeypatch=monkeypatch)
     assert used >= {"pre_llm_call", "on_session_end"}  # the first run really went through the lanes
     assert [e for e in runs[0] if e[5] == "agent" or e[4] == "agent.run"]
     assert runs[0] == runs[1]
