@@ -258,14 +258,15 @@ def _field(value: Any, ctx: _Walk) -> Any:
     return value if value is None else _walk(value, 0, ctx)
 
 
-def _kept(value: dict[Any, Any], cap: int | None) -> bool:
+def _kept(value: dict[Any, Any], cap: int | None, inner: bool = False) -> bool:
     """Whether the walk would give ``value`` back as it is with nothing to scan, told from its keys and values alone:
     every key one the walk has met and found plain (``_plain_keys``), every value a string known clean (what
     :func:`_text` keeps), a scalar, or a dict that is a recorded sanitized value (:func:`is_marked`) or holds only
     such keys, strings and scalars; or a key under the plural-token rule (``_token_keys``) whose value is a count
-    (``None``, an ``int`` or a ``float``, exactly: what the rule keeps). These are exactly the entries the walk's hot path keeps unchanged without a
-    scan or a cut (see :func:`_mapping`), so ``True`` is the walk's own answer; anything else (a key not met yet, a
-    string to scan, a list, another type, a deeper dict, a cycle) answers ``False`` and the caller walks.
+    (``None``, an ``int`` or a ``float``, exactly: what the rule keeps). These are exactly the entries the walk's
+    hot path keeps unchanged without a scan or a cut (see :func:`_mapping`), so ``True`` is the walk's own answer;
+    anything else (a key not met yet, a string to scan, a list, another type, a deeper dict, a cycle) answers
+    ``False`` and the caller walks. ``inner``: ``value`` is such a dict of a field (no dict may sit in it).
 
     Cheaper than the walk on the flat fields most events have (metadata, a tool's arguments, a profile): no walk
     state, no copy bookkeeping, no cycle set."""
@@ -286,23 +287,9 @@ def _kept(value: dict[Any, Any], cap: int | None) -> bool:
             return False
         if cls in scalars:
             continue
-        if cls is not dict:
+        if cls is not dict or inner:  # one level of dicts only
             return False
-        for inner_key, inner in item.items():
-            inner_cls = type(inner)
-            if inner_key in plain:
-                if inner_cls is str:
-                    if inner in clean or len(inner) < SCRUB_MIN_CHARS or inner in made:
-                        continue
-                    break
-                if inner_cls in scalars:
-                    continue
-                break
-            if inner_key in tokens and type(inner_key) is str \
-                    and (inner is None or inner_cls is int or inner_cls is float):
-                continue
-            break
-        else:
+        if _kept(item, cap, True):
             continue  # every entry of the inner dict kept
         if item is value or not is_marked(item, cap):  # asked only then: a tool's arguments are never recorded
             return False  # (a dict holding itself is a cycle, which the walk marks)

@@ -120,6 +120,19 @@ def test_the_walk_keeps_a_clean_flat_field_without_walking_it(monkeypatch: pytes
         assert out.data != planted and SECRET not in repr(out.data)
 
 
+
+def test_a_dict_deeper_than_one_level_or_a_cycle_is_walked() -> None:
+    """``_kept`` looks one level of dicts deep and no further: a deeper dict, and two dicts holding each other
+    (which the walk cuts with its depth marker), answer ``False`` and are walked, never recursed into."""
+    redact_value({"path": {"a": "notes.txt"}})  # the keys are met once: known plain
+    assert redaction._kept({"path": {"a": "notes.txt"}}, None)
+    assert not redaction._kept({"path": {"a": {"a": "notes.txt"}}}, None)
+    first: dict[str, Any] = {"a": "notes.txt"}
+    second: dict[str, Any] = {"a": first}
+    first["path"] = second
+    assert not redaction._kept({"path": first}, None)
+    assert "depth limit" in repr(redact_value({"path": first}))
+
 # ---------------------------------------------------------------------------------------------- the tool path
 
 calls = st.fixed_dictionaries({
