@@ -56,6 +56,7 @@ from .sanitize import (
     _REQUEST_DROPPED_KEYS,
     build_request_field as _fresh_request_field,
     payload_max_chars,
+    token_value_redacted,
 )
 from .scrub import REDACTED, REDACTION_FAILED
 
@@ -215,9 +216,7 @@ def _assemble(body: Mapping[str, Any], b: _Builder) -> dict[str, Any]:
             raise _Fallback
         b.add(f"{', ' if index else ''}{_encode(key_text)}: ")
         value_cls = type(value)
-        if key_cls == _KEY_SENSITIVE or (
-            key_cls == _KEY_PLURAL_TOKENS and value is not None and value_cls is not int and value_cls is not float
-        ):
+        if key_cls == _KEY_SENSITIVE or (key_cls == _KEY_PLURAL_TOKENS and token_value_redacted(value, value_cls)):
             out[key_text] = REDACTED
             b.add(_REDACTED_JSON)
             continue

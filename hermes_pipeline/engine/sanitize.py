@@ -110,6 +110,21 @@ _KEY_SENSITIVE: Final = 1
 _KEY_PLURAL_TOKENS: Final = 2
 
 
+def token_value_redacted(value: object, cls: type) -> bool:
+    """The plural-token rule (§8.2.4) applied to what the sanitizer renders: a value under a ``...tokens`` key is
+    kept only when it is ``None``, or an ``int`` or ``float`` that stays a number once rendered. A non-finite
+    float (rendered ``"Infinity"``, ``"NaN"``) or an int too long to print (``"<int N bits>"``) would come out as a
+    string under that key, which the credential walk then redacts; redacting it here keeps the sanitizer's output
+    what the walk would make of it (the walk keeps it as it is, OBS-53, FMT-33a)."""
+    if value is None:
+        return False
+    if cls is int:
+        return value.bit_length() > _MAX_INT_BITS  # type: ignore[attr-defined]
+    if cls is float:
+        return not math.isfinite(value)  # type: ignore[arg-type]
+    return True
+
+
 _ENVIRON: Final = os.environ
 _ENVIRON_DATA: Final[Any] = getattr(os.environ, "_data", None)
 """``os.environ``'s own table (encoded keys and values): ``os.environ.get`` reads it through three Python-level
@@ -326,12 +341,7 @@ def _convert_mapping(value: Mapping[Any, Any], depth: int, ctx: _Ctx) -> JSONVal
                 ctx.collided = True
                 ctx.budget += len(_encode(out[key_text]) or "") + len(key_text) + 4
             item_cls = type(item)
-            if cls == _KEY_SENSITIVE or (
-                cls == _KEY_PLURAL_TOKENS
-                and item is not None
-                and item_cls is not int
-                and item_cls is not float
-            ):
+            if cls == _KEY_SENSITIVE or (cls == _KEY_PLURAL_TOKENS and token_value_redacted(item, item_cls)):
                 out[key_text] = REDACTED
                 continue
             ctx.budget -= len(key_text) + 4

@@ -175,3 +175,23 @@ def test_the_request_field_is_kept_as_a_full_walk_would_render_it(monkeypatch: p
     if cap is None or cap >= sanitized_fields.bound():
         assert shortcut is data
     assert SECRET not in repr(shortcut)
+
+
+counts = st.one_of(st.none(), st.integers(-5, 10**6), st.floats(), st.just(2**12_001), st.just(-(2**12_500)),
+                   st.sampled_from([float("inf"), float("-inf"), float("nan")]), texts, st.booleans())
+token_keys = st.sampled_from(["input_tokens", "max_tokens", "prompt_tokens", "cached_tokens", "path"])
+counted = st.recursive(counts, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(token_keys, inner, max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(token_keys, counted, max_size=4))
+def test_the_sanitizer_renders_counts_the_walk_keeps(value: dict[str, Any]) -> None:
+    """OBS-53, FMT-33a: under a ``...tokens`` key (the plural-token rule, 01 §8.2.4), the sanitizer keeps a count only
+    when it stays a number once rendered; a non-finite float or an int too long to print would be rendered as a
+    string there, which the credential walk redacts. So the sanitizer's output, and the host's request field built
+    from the same values, are what the walk makes of them: the walk keeps them as they are."""
+    for rendered in (sanitize(value), build_request_field({"model": "m", "messages": [value], "usage": value})):
+        walked = redact_value(rendered)
+        assert repr(walked) == repr(rendered)
+        assert walked is rendered
