@@ -138,6 +138,12 @@ def post_tool_fields(turn: Turn, tool_name: str, args: dict[str, Any], tool_call
             duration_ms, status, error_type, error_message, trace, toolset, exit_code)
 
 
+NO_TRACE: Final[tuple[()]] = ()
+"""The empty ``middleware_trace`` of a call no middleware ran, as record lanes receive it: the one empty tuple rather
+than a new list per hook, one tracked object less for the garbage collector to trace while the record waits on the
+publication queue (issue #29). Lanes only test a trace for emptiness and read its entries; observers given a payload
+dict still get a list."""
+
 IDENTITY: Final = 7
 """How many leading fields ``pre_tool_call`` and ``post_tool_call`` share (``tool_name`` .. ``api_request_id``)."""
 
@@ -423,7 +429,8 @@ def call_tool(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, *, t
     view: Any = None  # read_only(args) once handed to observers (see ToolCall.observed_args)
     try:
         if pre:  # the hook of ToolCall.pre_tool_call (no middleware: an empty trace)
-            fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id, [], toolset)
+            fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id,
+                      NO_TRACE if pre_lanes is not None else [], toolset)
             if pre_lanes is not None:  # recorders only (nothing can block or modify): their lanes, no payload
                 for lane in pre_lanes:
                     lane(fields)
@@ -461,7 +468,7 @@ def call_tool(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, *, t
         if post:  # the hook of ToolCall.finish
             if post_lanes is not None:  # recorders only: they derive the status from the result, off this thread
                 fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id, result,
-                          duration_ms, DEFERRED_STATUS, None, None, [], toolset, None)
+                          duration_ms, DEFERRED_STATUS, None, None, NO_TRACE, toolset, None)
                 for lane in post_lanes:
                     lane(fields)
             else:

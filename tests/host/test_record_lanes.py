@@ -21,7 +21,7 @@ from hermes_pipeline.contract.hooks import OBSERVER_HOOKS
 from hermes_pipeline.contract.hookspecs import hookimpl
 from hermes_pipeline.export import ScopeEvent, ScopePlugin
 from hermes_pipeline.engine.callbacks import RECORD_LANE
-from hermes_pipeline.host.tools import (IDENTITY, post_tool_fields, post_tool_payload, pre_tool_fields,
+from hermes_pipeline.host.tools import (IDENTITY, NO_TRACE, post_tool_fields, post_tool_payload, pre_tool_fields,
                                       pre_tool_payload)
 
 from tests.host._lanes import normalised
@@ -113,6 +113,10 @@ def test_lane_fields_are_the_dispatched_payloads(gated: bool) -> None:
             payload = {**payload, "duration_ms": fields[8]}
         named = dict(zip(_spec_names(hook), fields, strict=True))
         assert named.pop("args") == payload.pop("args")
+        trace = named.pop("middleware_trace")
+        assert list(trace) == payload.pop("middleware_trace") == []
+        if not gated:  # no middleware ran: the empty trace is the one empty tuple, not a new list per call
+            assert trace is NO_TRACE
         assert payload.pop("telemetry_schema_version")
         assert named == payload
 
