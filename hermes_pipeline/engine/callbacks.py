@@ -34,6 +34,18 @@ order without ``telemetry_schema_version``. When every listener of a hook has on
 the lanes (:meth:`~hermes_pipeline.engine.core.Engine.record_lanes`) instead of building the payload
 and dispatching it; the tuple is then shared and its values must not be mutated."""
 
+LANE_READS: Final = "hermes_pipeline_lane_reads"
+"""Optional attribute of a lane (what a :data:`RECORD_LANE` ``bind`` returned): the frozenset of the hookspec's
+field names the lane reads. A host may hand ``None`` in the place of a field that no lane of the hook reads, when
+that field exists only for listeners (``assistant_message``, a view the host builds for them): see
+:func:`lanes_read`. A lane without the attribute reads every field."""
+
+
+def lanes_read(lanes: tuple[Callable[..., Any], ...], name: str) -> bool:
+    """Whether any of ``lanes`` reads the hook field ``name`` (see :data:`LANE_READS`)."""
+    return any(name in getattr(lane, LANE_READS, (name,)) for lane in lanes)
+
+
 TRYFIRST, NORMAL, TRYLAST = 0, 1, 2
 
 

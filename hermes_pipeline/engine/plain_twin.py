@@ -98,8 +98,8 @@ def _twin(value: Any, depth: int, make_dict: Callable[[dict[str, Any]], Any],
 _SHAPE_KEYS: Final = frozenset({"id", "type", "function", "name", "arguments"})
 
 
-def _calls_twin(calls: list[Any], depth: int, make_dict: Callable[[dict[str, Any]], Any],
-                make_list: Callable[[list[Any]], Any]) -> tuple[JSONValue, Any] | None:
+def _calls_twin(calls: list[Any], depth: int, make_dict: Callable[[dict[str, Any]], Any] | None,
+                make_list: Callable[[list[Any]], Any] | None) -> tuple[JSONValue, Any] | None:
     """:func:`_twin` of a list of OpenAI tool calls, each an exact ``dict`` with the keys ``id``, ``type`` (strings)
     and ``function``: an exact ``dict`` with the keys ``name`` and ``arguments`` (strings), what a chat-completions
     response lists. Each dict is copied in C (its key order kept) and only a string that is not known clean is
@@ -107,8 +107,9 @@ def _calls_twin(calls: list[Any], depth: int, make_dict: Callable[[dict[str, Any
     item caps are checked for the deepest dict, every key is one the sanitizer keeps as it is (in ``_plain_keys``:
     no key is redacted, none is scrubbed), every string goes through the same expression (kept when known clean,
     else :func:`~hermes_pipeline.engine.sanitize._plain_str`, which raises where ``_twin`` raises), and the twin of
-    each dict is ``make_dict`` of it with its one container replaced by that container's twin. ``None`` (nothing
-    decided, the general walk runs) as soon as one call has another shape."""
+    each dict is ``make_dict`` of it with its one container replaced by that container's twin (no twin without
+    ``make_dict``: ``(copy, None)``). ``None`` (nothing decided, the general walk runs) as soon as one call has
+    another shape."""
     if depth + 3 > MAX_DEPTH or len(calls) > PASS1_MAX_ITEMS or not _SHAPE_KEYS <= _plain_keys:
         return None
     clean = known_clean
@@ -137,23 +138,26 @@ def _calls_twin(calls: list[Any], depth: int, make_dict: Callable[[dict[str, Any
         if arguments not in clean:
             copied["arguments"] = _plain_str(arguments)
         items.append(out)
-        raw = make_dict(call)
-        put(raw, "function", make_dict(function))
-        twins.append(raw)
-    return items, make_list(twins)
+        if make_dict is not None:
+            raw = make_dict(call)
+            put(raw, "function", make_dict(function))
+            twins.append(raw)
+    return items, (make_list(twins) if make_list is not None else None)
 
 
 def plain_twin(value: list[Any] | tuple[Any, ...] | dict[str, Any], depth: int,
-               make_dict: Callable[[dict[str, Any]], Any],
-               make_list: Callable[[list[Any]], Any]) -> tuple[JSONValue, Any] | None:
+               make_dict: Callable[[dict[str, Any]], Any] | None,
+               make_list: Callable[[list[Any]], Any] | None) -> tuple[JSONValue, Any] | None:
     """``(copy, twin)`` of ``value``, an exact ``dict``, ``list`` or ``tuple`` at ``depth`` in a sanitized field.
 
     ``copy`` is the sanitizer's pass-1 copy of ``value`` at that depth (pass it to :func:`sanitize_with_part`);
     ``twin`` is the raw ``value`` rebuilt with ``make_dict`` for every mapping (given the raw ``dict``; it must
     return a copy, a ``dict`` or a subclass, whose container values are then replaced by their twins through
     ``dict.__setitem__``, so a read-only subclass serves) and ``make_list`` for every list or tuple (given a
-    ``list`` of the twins), scalars kept as they are (the same objects). ``None`` when ``value`` is not a tree of exact JSON types within the pass-1 caps, or when
-    scrubbing raised: then both copies must be made the general way.
+    ``list`` of the twins), scalars kept as they are (the same objects). ``None`` when ``value`` is not a tree of
+    exact JSON types within the pass-1 caps, or when scrubbing raised: then both copies must be made the general
+    way. Without ``make_dict`` and ``make_list`` (the caller needs no twin) ``twin`` is ``None`` and only the copy is
+    made.
     """
     if type(value) is not dict and type(value) is not list and type(value) is not tuple:
         return None
@@ -162,6 +166,8 @@ def plain_twin(value: list[Any] | tuple[Any, ...] | dict[str, Any], depth: int,
             calls = _calls_twin(value, depth, make_dict, make_list)
             if calls is not None:
                 return calls
+        if make_dict is None or make_list is None:
+            return _plain_copy(value, depth), None
         return _twin(value, depth, make_dict, make_list)
     except Exception:  # _NotPlain, or scrubbing failed: the general paths decide
         return None

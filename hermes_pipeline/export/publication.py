@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from ..contract.hooks import OBSERVER_HOOKS
 from ..contract.hookspecs import hookimpl
-from ..engine.callbacks import RECORD_LANE, TAKES_PAYLOAD, declared_method
+from ..engine.callbacks import LANE_READS, RECORD_LANE, TAKES_PAYLOAD, declared_method
 from ..engine.tool_status import DERIVES_STATUS, resolve_status
 from ..host.context import current as _context
 from .sizes import (COUNTED_TEXT, ITEM_BYTES, SLOT_BYTES, arguments_bytes, counted_chars, fields_bytes, held_bytes,
@@ -164,6 +164,8 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         else (lambda fields: fields)
 
     whole = pick is None and count == len(spec)  # the method takes every field: passed as they are, no slice
+    reads = frozenset(names)  # what the method reads (the status's derivation reads ``result`` and ``status``, both
+    # named then); sizes also look at the other fields, whatever they hold (LANE_READS)
 
     def project(hooks: Any, fields: Any, snap: Any) -> None:
         if snap is not None:  # one copy of the fields, a list, with the snapshot in its place
@@ -186,6 +188,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
                     fields = resolve_status(fields, result_at, status_at)
                 method(owner, *(fields[:count] if pick is None else pick(fields)))
 
+            setattr(direct, LANE_READS, reads)
             return direct
         dropped = self._dropped_keys
         offer = queue.submit_sized
@@ -237,6 +240,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
                     dropped.add(opens(dict(zip(spec, fields))))
 
         lane.__name__ = method.__name__
+        setattr(lane, LANE_READS, reads)
         return lane
 
     return bind

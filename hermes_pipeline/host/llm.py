@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.errors import LLMExecutionBlocked
 from ..engine import ids, sanitized_fields, trace_parent
+from ..engine.callbacks import lanes_read
 from ..engine.plain_twin import plain_twin, sanitize_with_part
 from ..engine.request_field import build_request_field
 from ..engine.sanitize import build_error_field, sanitize
@@ -176,9 +177,11 @@ class LLMRequest:
                 sanitized["id"] = facts["response_id"]
             if facts["upstream_provider"] is not None:
                 sanitized["upstream_provider"] = facts["upstream_provider"]
-            sanitized_response, view = _response_and_message(sanitized, facts)
-            sanitized_fields.mark(sanitized_response)
             lanes = host.engine.record_lanes("post_api_request", entries)
+            # the frozen view of the provider's message is built for listeners; lanes that do not read it get None
+            sanitized_response, view = _response_and_message(sanitized, facts, lanes is None
+                                                             or lanes_read(lanes, "assistant_message"))
+            sanitized_fields.mark(sanitized_response)
             if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
                 fields = (
                     *ctx.values(), max(ended - attempt.started_at, 0.0), attempt.started_at, ended,
@@ -301,18 +304,21 @@ _CALLS_PATH: Final = ("assistant_message", "tool_calls")
 """Where the response's tool calls sit in the sanitized ``response`` (at depth 2)."""
 
 
-def _response_and_message(sanitized: dict[str, Any], facts: dict[str, Any]) -> tuple[Any, MessageView | None]:
+def _response_and_message(sanitized: dict[str, Any], facts: dict[str, Any],
+                          view: bool = True) -> tuple[Any, MessageView | None]:
     """``response`` (``sanitize(sanitized)``) and ``assistant_message`` (:func:`_assistant_view`) of a
     ``post_api_request`` payload. When the provider's message is a plain dict whose tool calls are plain JSON
     (the common case), one walk over the tool calls makes both their sanitized copy and their frozen view
-    (:func:`~hermes_pipeline.engine.plain_twin.plain_twin`); otherwise each is made on its own."""
+    (:func:`~hermes_pipeline.engine.plain_twin.plain_twin`); otherwise each is made on its own. Without ``view``
+    (no listener reads ``assistant_message``) only the response is made, and the message is ``None``."""
     message, calls = facts["assistant_message"], facts["tool_calls"]
     if calls and type(message) is dict and plain_tool_calls(calls):
-        shared = plain_twin(calls, len(_CALLS_PATH), MessageView, FrozenList)
+        shared = plain_twin(calls, len(_CALLS_PATH), MessageView, FrozenList) if view \
+            else plain_twin(calls, len(_CALLS_PATH), None, None)
         if shared is not None:
             return (sanitize_with_part(sanitized, _CALLS_PATH, shared[0]),
-                    message_view_with_calls(message, shared[1]))
-    return sanitize(sanitized), _assistant_view(facts)
+                    message_view_with_calls(message, shared[1]) if view else None)
+    return sanitize(sanitized), _assistant_view(facts) if view else None
 
 
 def _assistant_view(facts: dict[str, Any]) -> MessageView | None:

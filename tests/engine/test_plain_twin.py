@@ -224,3 +224,27 @@ def test_the_tool_calls_shortcut_serves_the_chat_completions_shape() -> None:
     assert pt._calls_twin(calls, 2, MessageView, FrozenList) is None
     assert same(plain_twin(calls, 2, MessageView, FrozenList), fast)  # the walk classifies them again
     assert pt._calls_twin(calls, 2, MessageView, FrozenList) is not None
+
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=st.one_of(containers, tool_calls()), depth=st.integers(0, 8))
+def test_obs51_without_a_twin_the_copy_is_the_same(value: Any, depth: int) -> None:
+    """OBS-51: asked for no twin (no listener reads the frozen view), :func:`plain_twin` gives the very copy it gives
+    beside a twin, and ``None`` for the twin; it gives up where it gives up with a twin, or falls back to the
+    sanitizer's own pass-1 copy where only the twin needed the general freezing."""
+    sz._plain_copy([{"id": "i", "type": "t", "function": {"name": "n", "arguments": "a"}}], 0)  # keys learned
+    alone = plain_twin(value, depth, None, None)
+    both = plain_twin(value, depth, MessageView, FrozenList)
+    try:
+        expected: Any = sz._plain_copy(value, depth)
+    except Exception:
+        expected = None
+    if alone is None:
+        assert both is None and expected is None
+        return
+    copy, twin = alone
+    assert twin is None
+    assert same(copy, expected)
+    if both is not None:
+        assert same(copy, both[0])

@@ -20,7 +20,8 @@ from hermes_pipeline.contract import hookspecs
 from hermes_pipeline.contract.hooks import OBSERVER_HOOKS
 from hermes_pipeline.contract.hookspecs import hookimpl
 from hermes_pipeline.export import ScopeEvent, ScopePlugin
-from hermes_pipeline.engine.callbacks import RECORD_LANE
+from hermes_pipeline.engine.callbacks import LANE_READS, RECORD_LANE, lanes_read
+from hermes_pipeline.host.message import MessageView
 from hermes_pipeline.host.tools import (IDENTITY, NO_TRACE, post_tool_fields, post_tool_payload, pre_tool_fields,
                                       pre_tool_payload)
 
@@ -241,3 +242,62 @@ def test_obs_38_lanes_derive_the_tool_status_off_the_agents_thread(monkeypatch: 
                     for e in seen if e.category == "tool")
     assert "no such file" in ends and "tool_error" in ends
     assert "DEFERRED_STATUS" not in ends
+
+
+def _llm_turn(engine: Engine) -> None:
+    calls = [{"id": f"call_{k}", "type": "function",
+              "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}} for k in range(3)]
+    response = {"id": "r", "object": "chat.completion", "model": "m", "choices": [
+                {"index": 0, "finish_reason": "tool_calls",
+                 "message": {"role": "assistant", "content": "", "tool_calls": calls}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+    turn = Host(engine, model="m").session("s1").turn("go", task_id="k1", turn_id="u1")
+    turn.call_llm({"model": "m", "messages": [{"role": "user", "content": "go"}]}, lambda request: response)
+
+
+@pytest.mark.parametrize("says", [True, False])
+def test_the_message_view_is_built_only_for_a_lane_that_reads_it(says: bool) -> None:
+    """OBS-19 / FMT-79: ``assistant_message`` (the frozen view of the provider's message) exists for listeners. A
+    lane that says what it reads (``LANE_READS``) without it gets ``None`` in its place; one that does not say gets
+    the view, as a dict listener does; the sanitized ``response`` is the same either way."""
+    names = _spec_names("post_api_request")
+    at, response_at = names.index("assistant_message"), names.index("response")
+    got: list[tuple[Any, ...]] = []
+
+    def callback(*a: Any, **k: Any) -> None:
+        raise AssertionError("post_api_request dispatched although its one listener offers a lane")
+
+    def bind(plugin: Any) -> Any:
+        lane = got.append
+        if says:
+            def lane(fields: tuple[Any, ...]) -> None:
+                got.append(fields)
+
+            setattr(lane, LANE_READS, frozenset(names) - {"assistant_message"})
+        return lane
+
+    setattr(callback, RECORD_LANE, bind)
+    engine = Engine()
+    engine.register_hook("post_api_request", callback)
+    _llm_turn(engine)
+    dispatched: list[dict[str, Any]] = []
+    dict_engine = Engine()
+    dict_engine.register_hook("post_api_request", lambda **payload: dispatched.append(payload))
+    _llm_turn(dict_engine)
+    [fields], [payload] = got, dispatched
+    assert isinstance(payload["assistant_message"], MessageView)
+    assert len(payload["assistant_message"]["tool_calls"]) == 3
+    if says:
+        assert fields[at] is None
+    else:
+        assert fields[at] == payload["assistant_message"] and isinstance(fields[at], MessageView)
+    assert fields[response_at] == payload["response"]
+
+
+def test_the_scope_plugin_does_not_read_the_message_view() -> None:
+    """The scope plugin's LLM end reads the sanitized ``response``, not the frozen view: its lane says so."""
+    engine = Engine()
+    engine.add_plugin(ScopePlugin(deferred=True), name="scopes")
+    lanes = engine.record_lanes("post_api_request", engine.hook_listeners["post_api_request"])
+    assert lanes is not None
+    assert not lanes_read(lanes, "assistant_message") and lanes_read(lanes, "response")
