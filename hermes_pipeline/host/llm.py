@@ -131,7 +131,8 @@ class LLMRequest:
                 lanes = engine.record_lanes("pre_api_request", entries)
                 if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
                     fields = (
-                        *ctx.values(), self.turn.user_message, list(facts["request_messages"]),
+                        *ctx.values(), self.turn.user_message,
+                        list(facts["request_messages"]) if lanes_read(lanes, "conversation_history") else None,
                         facts["request_messages"], facts["message_count"], facts["tool_count"],
                         facts["approx_input_tokens"], facts["request_char_count"], facts["max_tokens"],
                         attempt.started_at, list(trace), sanitized_fields.mark(build_request_field(effective)),

@@ -301,3 +301,41 @@ def test_the_scope_plugin_does_not_read_the_message_view() -> None:
     lanes = engine.record_lanes("post_api_request", engine.hook_listeners["post_api_request"])
     assert lanes is not None
     assert not lanes_read(lanes, "assistant_message") and lanes_read(lanes, "response")
+    for hook in ("pre_llm_call", "post_llm_call", "pre_api_request"):  # nor the copy of the history
+        lanes = engine.record_lanes(hook, engine.hook_listeners[hook])
+        assert lanes is not None and not lanes_read(lanes, "conversation_history"), hook
+
+
+@pytest.mark.parametrize("says", [True, False])
+def test_the_history_is_copied_only_for_a_lane_that_reads_it(says: bool) -> None:
+    """OBS-19: a turn's hooks hand their lanes a copy of the conversation history only when a lane reads it (or does
+    not say what it reads); otherwise ``None`` in its place, and the history is not copied for nobody."""
+    got: dict[str, tuple[Any, ...]] = {}
+    engine = Engine()
+    for hook in ("pre_llm_call", "post_llm_call", "pre_api_request"):
+        def callback(*a: Any, _hook: str = hook, **k: Any) -> None:
+            raise AssertionError(f"{_hook} dispatched although its one listener offers a lane")
+
+        def bind(plugin: Any, _hook: str = hook) -> Any:
+            def lane(fields: tuple[Any, ...]) -> None:
+                got[_hook] = fields
+
+            if says:
+                setattr(lane, LANE_READS, frozenset(_spec_names(_hook)) - {"conversation_history"})
+            return lane
+
+        setattr(callback, RECORD_LANE, bind)
+        engine.register_hook(hook, callback)
+    history = [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "noted"}]
+    turn = Host(engine, model="m").session("s1").turn("go", task_id="k1", turn_id="u1",
+                                                       conversation_history=history)
+    turn.call_llm({"model": "m", "messages": [*history, {"role": "user", "content": "go"}]},
+                  lambda request: {"choices": [{"message": {"role": "assistant", "content": "done"}}]})
+    turn.complete("done")
+    assert set(got) == {"pre_llm_call", "post_llm_call", "pre_api_request"}
+    for hook, fields in got.items():
+        copied = fields[_spec_names(hook).index("conversation_history")]
+        if says:
+            assert copied is None, hook
+        else:
+            assert isinstance(copied, list) and copied and copied is not history, hook
