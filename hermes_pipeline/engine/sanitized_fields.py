@@ -13,11 +13,14 @@ the recorded one.
 Membership is by identity, never by content: an equal dict from anywhere else (a host that built its own
 ``response``) is walked. Observers must treat payloads as read-only (OBS-19), as they do the request field's
 shared parts (:func:`~hermes_pipeline.engine.request_field.is_sanitized_part`). The table holds its objects (so an
-``id`` is never reused while it is recorded) and at most :data:`MAX_ENTRIES` of them (about that many, when several
-threads mark at once): when full, the oldest leaves (the publication thread meets values in the order they were
-marked, some turns behind the agent's thread, so emptying the whole table would lose those it has yet to meet), and
-a value met after it left is walked, which costs time, never privacy. Thread-safe: dict operations only, a race
-at worst keeps one entry more or drops one more.
+``id`` is never reused while it is recorded), at most :data:`MAX_ENTRIES` of them and about :data:`BUDGET_CHARS`
+characters of their text (each value charged what the host counted of it, at most :func:`bound`): when full, the
+oldest leave (the publication thread meets values in the order they were marked, some turns behind the agent's
+thread, so emptying the whole table would lose those it has yet to meet), and a value met after it left is walked,
+which costs time, never privacy. The table must reach back as far as the publication queue: an unthrottled host
+keeps hundreds of LLM calls queued, each with its request and response (a table of 128 entries missed about two
+thirds of them in the exporters bench, and each missed value was walked whole). Thread-safe: dict operations only,
+a race at worst keeps one entry more or drops one more, and may miscount a charge (the budget is a soft bound).
 """
 
 from __future__ import annotations
@@ -26,15 +29,22 @@ from typing import Final, TypeVar
 
 from .sanitize import PASS1_MAX_STR, payload_max_chars
 
-__all__ = ["MAX_ENTRIES", "bound", "is_marked", "mark"]
+__all__ = ["BUDGET_CHARS", "MAX_ENTRIES", "bound", "is_marked", "mark"]
 
 T = TypeVar("T")
 
-MAX_ENTRIES: Final = 128
-"""Values recorded at most (each at most the payload limit of characters: a few MB in all at worst)."""
+MAX_ENTRIES: Final = 4096
+"""Values recorded at most."""
+BUDGET_CHARS: Final = 8_000_000
+"""Characters of text the recorded values may hold in all (what the table can keep alive after their records were
+published: about 16 MB at most)."""
+ENTRY_CHARS: Final = 256
+"""What an entry is charged beyond its text (its containers, keys and numbers)."""
 
-_marked: Final[dict[int, tuple[object, int]]] = {}
-"""``id`` -> (the sanitized value, the longest string it may hold)."""
+_marked: Final[dict[int, tuple[object, int, int]]] = {}
+"""``id`` -> (the sanitized value, the longest string it may hold, its charge in characters)."""
+_charged = [0]
+"""The charges of the values in the table (a one-item list: updated in place, no ``global``)."""
 
 
 def bound() -> int:
@@ -43,18 +53,28 @@ def bound() -> int:
     return max(2 * PASS1_MAX_STR, payload_max_chars())
 
 
-def mark(value: T) -> T:
+def mark(value: T, chars: int | None = None) -> T:
     """Record ``value``, which :func:`~.sanitize.sanitize` (or the request field's builder) has just returned to the
-    caller, and return it.
+    caller, and return it. ``chars``: the characters of text it holds as the host counted them (its charge against
+    :data:`BUDGET_CHARS`, at most :func:`bound`); ``None``: not counted, charged :func:`bound`.
 
     Only a dict or a list is recorded (a string result is its own scrubbed form and needs no table)."""
     if type(value) is dict or type(value) is list:
-        if len(_marked) >= MAX_ENTRIES:  # the oldest leaves: the newest are those the publication thread will meet
-            try:
-                _marked.pop(next(iter(_marked)), None)
+        longest = bound()
+        charge = ENTRY_CHARS + (longest if chars is None or chars < 0 or chars > longest else chars)
+        charged = _charged
+        while _marked and (len(_marked) >= MAX_ENTRIES or charged[0] + charge > BUDGET_CHARS):
+            try:  # the oldest leaves: the newest are those the publication thread will meet
+                entry = _marked.pop(next(iter(_marked)), None)
             except (RuntimeError, StopIteration):  # another thread changed the table meanwhile
-                pass
-        _marked[id(value)] = (value, bound())
+                break
+            if entry is not None:
+                charged[0] -= entry[2]
+        old = _marked.get(id(value))
+        if old is not None:  # an id reused after its value left, or the same value marked again
+            charged[0] -= old[2]
+        _marked[id(value)] = (value, longest, charge)
+        charged[0] += charge
     return value
 
 

@@ -135,7 +135,7 @@ class LLMRequest:
                         list(facts["request_messages"]) if lanes_read(lanes, "conversation_history") else None,
                         facts["request_messages"], facts["message_count"], facts["tool_count"],
                         facts["approx_input_tokens"], facts["request_char_count"], facts["max_tokens"],
-                        attempt.started_at, list(trace), sanitized_fields.mark(build_request_field(effective)),
+                        attempt.started_at, list(trace), sanitized_fields.mark(build_request_field(effective), facts["request_char_count"]),
                         self.retry_count,
                         facts["system_prompt"],
                     )
@@ -144,7 +144,7 @@ class LLMRequest:
                         **ctx, "user_message": self.turn.user_message,
                         "conversation_history": list(facts["request_messages"]), **facts,
                         "started_at": attempt.started_at, "middleware_trace": list(trace),
-                        "request": sanitized_fields.mark(build_request_field(effective)),
+                        "request": sanitized_fields.mark(build_request_field(effective), facts["request_char_count"]),
                         "retry_count": self.retry_count,
                     }
             except Exception as exc:  # OBS-23: a payload that fails to build is dropped, never raised
@@ -182,7 +182,7 @@ class LLMRequest:
             # the frozen view of the provider's message is built for listeners; lanes that do not read it get None
             sanitized_response, view = _response_and_message(sanitized, facts, lanes is None
                                                              or lanes_read(lanes, "assistant_message"))
-            sanitized_fields.mark(sanitized_response)
+            sanitized_fields.mark(sanitized_response, _response_chars(facts))
             if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
                 fields = (
                     *ctx.values(), max(ended - attempt.started_at, 0.0), attempt.started_at, ended,
@@ -320,6 +320,23 @@ def _response_and_message(sanitized: dict[str, Any], facts: dict[str, Any],
             return (sanitize_with_part(sanitized, _CALLS_PATH, shared[0]),
                     message_view_with_calls(message, shared[1]) if view else None)
     return sanitize(sanitized), _assistant_view(facts) if view else None
+
+
+def _response_chars(facts: dict[str, Any]) -> int | None:
+    """The characters of text a response holds as far as they are cheaply known (its charge in the table of sanitized
+    fields): its content and its chat-completions tool calls' names and arguments; ``None`` (charged as the largest
+    a sanitized value may be) for tool calls of any other shape."""
+    chars = facts["content_chars"]
+    if type(chars) is not int:
+        return None
+    for call in facts["tool_calls"]:
+        function = call.get("function") if type(call) is dict else None
+        if type(function) is not dict:
+            return None
+        for text in function.values():
+            if type(text) is str:
+                chars += len(text)
+    return chars
 
 
 def _assistant_view(facts: dict[str, Any]) -> MessageView | None:

@@ -2,22 +2,86 @@
 
 from __future__ import annotations
 
+import threading
+
+import pytest
+
+import hermes_pipeline.export.redaction as redaction
+from hermes_pipeline import Engine, Host
 from hermes_pipeline.engine import sanitized_fields
-from hermes_pipeline.engine.sanitized_fields import MAX_ENTRIES, is_marked, mark
+from hermes_pipeline.export import ScopeEvent, ScopePlugin
+from hermes_pipeline.engine.sanitized_fields import BUDGET_CHARS, ENTRY_CHARS, MAX_ENTRIES, bound, is_marked, mark
 
 
 def test_a_full_table_lets_only_its_oldest_value_go() -> None:
     """OBS-53: past :data:`MAX_ENTRIES` the oldest recorded values leave, one by one, and the newest stay known (the
     publication thread meets them turns after the agent's thread marked them); the table stays bounded, and a
     value that left is no longer known (the walk then scrubs it: time, never privacy)."""
-    values = [mark({"n": i}) for i in range(MAX_ENTRIES + 40)]
+    values = [mark({"n": i}, 0) for i in range(MAX_ENTRIES + 40)]
     assert all(is_marked(value, None) for value in values[-MAX_ENTRIES:])
     assert not any(is_marked(value, None) for value in values[:40])
     assert len(sanitized_fields._marked) <= MAX_ENTRIES
 
 
+def test_the_table_keeps_about_its_budget_of_text() -> None:
+    """OBS-53: each value is charged the text the host counted in it (at most :func:`bound`, and :func:`bound` when
+    not counted); past :data:`BUDGET_CHARS` in all the oldest leave, so the table never keeps much more text alive
+    than its budget, however large the values, and small values are kept by the thousand."""
+    big = [mark({"n": i}, 10 * bound()) for i in range(2 * BUDGET_CHARS // bound())]
+    fits = BUDGET_CHARS // (bound() + ENTRY_CHARS)
+    assert all(is_marked(value, None) for value in big[-fits:])
+    assert not any(is_marked(value, None) for value in big[:-fits - 1])
+    assert sanitized_fields._charged[0] <= BUDGET_CHARS
+    uncounted = [mark({"n": i}) for i in range(fits + 5)]
+    assert not is_marked(uncounted[0], None) and is_marked(uncounted[-1], None)
+    small = [mark({"n": i}, 1_000) for i in range(MAX_ENTRIES)]
+    assert all(is_marked(value, None) for value in small)
+    assert sanitized_fields._charged[0] == sum(entry[2] for entry in sanitized_fields._marked.values())
+
+
 def test_only_the_very_object_is_known() -> None:
     """An equal dict made elsewhere is not the recorded one."""
-    value = mark({"model": "m"})
+    value = mark({"model": "m"}, 0)
     assert is_marked(value, None)
     assert not is_marked({"model": "m"}, None)
+
+
+def test_an_unthrottled_hosts_queued_llm_calls_are_all_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OBS-53, issue #29: an agent that runs far ahead of the publication thread (here the hooks of 100 LLM calls,
+    200 marked values, are queued while the thread is held on the session's first event) still has each call's
+    request and response known when the thread meets them, so neither is walked again."""
+    met: list[bool] = []
+    real = sanitized_fields.is_marked
+
+    def spy(value: object, cap: int | None) -> bool:
+        found = real(value, cap)
+        if type(value) is dict and ("assistant_message" in value or "body" in value):
+            met.append(found)
+        return found
+
+    monkeypatch.setattr(redaction, "is_marked", spy)
+    gate = threading.Event()
+    seen: list[ScopeEvent] = []
+
+    def held(event: ScopeEvent) -> None:
+        seen.append(event)
+        if len(seen) == 1:
+            gate.wait(30)
+
+    engine = Engine()
+    plugin = ScopePlugin((held,), deferred=True)
+    engine.add_plugin(plugin, name="scopes")
+    tools = [{"id": f"call_{k}", "type": "function",
+              "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}} for k in range(10)]
+    response = {"choices": [{"message": {"role": "assistant", "content": "", "tool_calls": tools}}]}
+    session = Host(engine, model="m").session()
+    try:
+        for _ in range(100):
+            with session.turn("go") as turn:
+                turn.call_llm({"model": "m", "messages": [{"role": "user", "content": "go"}]}, lambda request: response)
+                turn.complete("done")
+    finally:
+        gate.set()
+    assert plugin.flush(30.0)
+    engine.remove_plugin("scopes")
+    assert len(met) >= 190 and all(met)  # (a first request or response may be told clean by its keys alone)
