@@ -135,7 +135,8 @@ class LLMRequest:
                         list(facts["request_messages"]) if lanes_read(lanes, "conversation_history") else None,
                         facts["request_messages"], facts["message_count"], facts["tool_count"],
                         facts["approx_input_tokens"], facts["request_char_count"], facts["max_tokens"],
-                        attempt.started_at, list(trace), sanitized_fields.mark(build_request_field(effective), facts["request_char_count"]),
+                        attempt.started_at, list(trace),
+                        sanitized_fields.mark(build_request_field(effective), facts["request_char_count"]),
                         self.retry_count,
                         facts["system_prompt"],
                     )
