@@ -43,7 +43,10 @@ that field exists only for listeners (``assistant_message``, a view the host bui
 
 def lanes_read(lanes: tuple[Callable[..., Any], ...], name: str) -> bool:
     """Whether any of ``lanes`` reads the hook field ``name`` (see :data:`LANE_READS`)."""
-    return any(name in getattr(lane, LANE_READS, (name,)) for lane in lanes)
+    for lane in lanes:  # a loop, not any() over a generator: this runs for each LLM call on the agent's thread
+        if name in getattr(lane, LANE_READS, (name,)):
+            return True
+    return False
 
 
 TRYFIRST, NORMAL, TRYLAST = 0, 1, 2

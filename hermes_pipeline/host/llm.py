@@ -325,19 +325,21 @@ def _response_and_message(sanitized: dict[str, Any], facts: dict[str, Any],
 
 def _response_chars(facts: dict[str, Any]) -> int | None:
     """The characters of text a response holds as far as they are cheaply known (its charge in the table of sanitized
-    fields): its content and its chat-completions tool calls' names and arguments; ``None`` (charged as the largest
-    a sanitized value may be) for tool calls of any other shape."""
+    fields): its content and its chat-completions tool calls' arguments, plus :data:`_CALL_CHARS` for each call's id,
+    type and name; ``None`` (charged as the largest a sanitized value may be) for tool calls of any other shape."""
     chars = facts["content_chars"]
     if type(chars) is not int:
         return None
-    for call in facts["tool_calls"]:
-        function = call.get("function") if type(call) is dict else None
-        if type(function) is not dict:
-            return None
-        for text in function.values():
-            if type(text) is str:
-                chars += len(text)
+    try:
+        for call in facts["tool_calls"]:
+            chars += len(call["function"]["arguments"]) + _CALL_CHARS
+    except (TypeError, KeyError, IndexError):
+        return None
     return chars
+
+
+_CALL_CHARS: Final = 64
+"""What a chat-completions tool call holds beside its arguments (its id, type and name), as charged."""
 
 
 def _assistant_view(facts: dict[str, Any]) -> MessageView | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
@@ -85,3 +86,23 @@ def test_an_unthrottled_hosts_queued_llm_calls_are_all_known(monkeypatch: pytest
     assert plugin.flush(30.0)
     engine.remove_plugin("scopes")
     assert len(met) >= 190 and all(met)  # (a first request or response may be told clean by its keys alone)
+
+
+def test_a_response_is_charged_the_text_of_its_content_and_tool_calls() -> None:
+    """OBS-53: the host charges a response the characters of its content and of its tool calls' arguments (and a
+    little for each call's id and name), so a response carrying a large ``write_file`` is not kept as if it were
+    small; a response of another shape is charged the most a sanitized value may hold."""
+    responses: list[dict[str, Any]] = []
+    engine = Engine()
+    engine.register_hook("post_api_request", lambda **payload: responses.append(payload["response"]))
+    turn = Host(engine, model="m").session().turn("go")
+    calls = [{"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": "x" * 30_000}},
+             {"id": "c2", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}]
+    turn.call_llm({"model": "m", "messages": []}, lambda request: {"choices": [{"message": {
+        "role": "assistant", "content": "four", "tool_calls": calls}}]})
+    turn.call_llm({"model": "m", "messages": []}, lambda request: {"choices": [{"message": {
+        "role": "assistant", "content": "four", "tool_calls": [{"type": "function", "function": "odd"}]}}]})
+    first, second = (sanitized_fields._marked[id(response)][2] for response in responses)
+    assert first >= ENTRY_CHARS + 4 + 30_000 + len('{"path": "a"}')
+    assert first <= ENTRY_CHARS + 4 + 30_000 + len('{"path": "a"}') + 2 * 200
+    assert second == ENTRY_CHARS + bound()
