@@ -105,12 +105,17 @@ def put(attrs: dict[str, Any], key: str, value: Any) -> None:
 
 def hermes_meta(attrs: dict[str, Any], *metas: Mapping[str, Any] | None) -> None:
     """Map the ``hermes.*`` metadata keys of the events (later wins) onto §4.4 attribute names."""
+    names = META_NAMES
     for meta in metas:
         if meta:
             for key, value in meta.items():
-                name = META_NAMES.get(key)
+                name = names.get(key)
                 if name is not None:
-                    put(attrs, name, value)
+                    kind = type(value)
+                    if kind is str or kind is bool or kind is float:  # what attr_value keeps as it is, inlined
+                        attrs[name] = value
+                    else:
+                        put(attrs, name, value)
 
 
 def summarize(attrs: dict[str, Any], side: str, key: str, value: Any, mode: str, api_mode: Any = None) -> None:

@@ -237,8 +237,8 @@ def _llm(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[str
 def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[str, Any]]:
     start = scope.start
     name = start.name
-    meta = _merged_meta(scope, end)
-    toolset = meta.get("hermes.toolset")
+    end_meta = end.metadata
+    toolset = end_meta["hermes.toolset"] if "hermes.toolset" in end_meta else start.metadata.get("hermes.toolset")
     attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
     put(attrs, "gen_ai.tool.call.id", (end.profile or start.profile or {}).get("tool_call_id"))
     mcp = (isinstance(toolset, str) and toolset.lower().startswith("mcp")) or "remote" in start.attributes
