@@ -56,12 +56,12 @@ def bound() -> int:
 def mark(value: T, chars: int | None = None) -> T:
     """Record ``value``, which :func:`~.sanitize.sanitize` (or the request field's builder) has just returned to the
     caller, and return it. ``chars``: the characters of text it holds as the host counted them (its charge against
-    :data:`BUDGET_CHARS`, at most :func:`bound`); ``None``: not counted, charged :func:`bound`.
+    :data:`BUDGET_CHARS`, at most :func:`bound`); ``None`` (or anything but a count): charged :func:`bound`.
 
     Only a dict or a list is recorded (a string result is its own scrubbed form and needs no table)."""
     if type(value) is dict or type(value) is list:
         longest = bound()
-        charge = ENTRY_CHARS + (longest if chars is None or chars < 0 or chars > longest else chars)
+        charge = ENTRY_CHARS + (chars if type(chars) is int and 0 <= chars <= longest else longest)
         charged = _charged
         while _marked and (len(_marked) >= MAX_ENTRIES or charged[0] + charge > BUDGET_CHARS):
             try:  # the oldest leaves: the newest are those the publication thread will meet
@@ -71,7 +71,7 @@ def mark(value: T, chars: int | None = None) -> T:
             if entry is not None:
                 charged[0] -= entry[2]
         old = _marked.get(id(value))
-        if old is not None:  # an id reused after its value left, or the same value marked again
+        if old is not None:  # the same value marked again: charged once
             charged[0] -= old[2]
         _marked[id(value)] = (value, longest, charge)
         charged[0] += charge
