@@ -16,8 +16,8 @@ shared parts (:func:`~hermes_pipeline.engine.request_field.is_sanitized_part`). 
 ``id`` is never reused while it is recorded), at most :data:`MAX_ENTRIES` of them and about :data:`BUDGET_CHARS`
 characters of their text (each value charged what the host counted of it, at most :func:`bound`): when full, the
 oldest leave (the publication thread meets values in the order they were marked, some turns behind the agent's
-thread, so emptying the whole table would lose those it has yet to meet), and a value met after it left is walked,
-which costs time, never privacy. The table must reach back as far as the publication queue: an unthrottled host
+thread, so emptying the whole table would lose those it has yet to meet), a value met lets go of those marked
+before it (:func:`is_marked`), and a value met after it left is walked, which costs time, never privacy. The table must reach back as far as the publication queue: an unthrottled host
 keeps hundreds of LLM calls queued, each with its request and response (a table of 128 entries missed about two
 thirds of them in the exporters bench, and each missed value was walked whole). Thread-safe: dict operations only,
 a race at worst keeps one entry more or drops one more, and may miscount a charge (the budget is a soft bound).
@@ -80,6 +80,25 @@ def mark(value: T, chars: int | None = None) -> T:
 
 def is_marked(value: object, cap: int | None) -> bool:
     """Whether ``value`` is a recorded sanitized value, the very object, whose strings all fit ``cap`` (``None``:
-    no bound), so that a walk with that bound would keep it as it is."""
-    entry = _marked.get(id(value))
-    return entry is not None and entry[0] is value and (cap is None or cap >= entry[1])
+    no bound), so that a walk with that bound would keep it as it is.
+
+    A value met leaves behind it the values marked before it: the publication thread meets them in the order they
+    were marked, so those it has passed will not be asked for again (a second reader that lags behind walks them,
+    which costs time, never privacy). The table then holds only what is still queued, which the queue keeps alive
+    anyway: it keeps nothing alive for the garbage collector to go over again and again."""
+    key = id(value)
+    entry = _marked.get(key)
+    if entry is None or entry[0] is not value:
+        return False
+    charged = _charged
+    try:
+        while True:
+            oldest = next(iter(_marked))
+            if oldest == key:
+                break
+            left = _marked.pop(oldest, None)
+            if left is not None:
+                charged[0] -= left[2]
+    except (RuntimeError, StopIteration):  # another thread changed the table meanwhile: the next meeting goes on
+        pass
+    return cap is None or cap >= entry[1]

@@ -106,3 +106,15 @@ def test_a_response_is_charged_the_text_of_its_content_and_tool_calls() -> None:
     assert first >= ENTRY_CHARS + 4 + 30_000 + len('{"path": "a"}')
     assert first <= ENTRY_CHARS + 4 + 30_000 + len('{"path": "a"}') + 2 * 200
     assert second == ENTRY_CHARS + bound()
+
+
+def test_a_value_met_lets_go_of_those_marked_before_it() -> None:
+    """OBS-53: the publication thread meets the values in the order they were marked; once it meets one, those
+    marked before it leave the table (they will not be asked for again), so the table keeps alive only what is
+    still queued, and its charges follow."""
+    older, met, newer = mark({"n": 1}, 10), mark({"n": 2}, 20), mark({"n": 3}, 30)
+    assert is_marked(met, None)
+    assert not is_marked(older, None)
+    assert is_marked(met, None) and is_marked(newer, None)
+    assert list(sanitized_fields._marked) == [id(newer)]
+    assert sanitized_fields._charged[0] == 30 + ENTRY_CHARS
