@@ -56,16 +56,21 @@ def full_algorithm(value: object) -> Any:
         sz._plain_pass = original
 
 
+def _plain_copy_or_none(value: Any, depth: int) -> Any:
+    """The sanitizer's pass-1 copy of ``value`` at ``depth``, or ``None`` where its shortcut refuses it."""
+    try:
+        return sz._plain_copy(value, depth)
+    except Exception:
+        return None
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=containers, depth=st.integers(0, 8))
 def test_obs51_plain_twin_is_the_plain_copy_and_the_frozen_raw_tree(value: Any, depth: int) -> None:
     """OBS-51/OBS-55/OBS-56: the copy is the sanitizer's pass-1 copy at that depth; the twin is the raw tree as
     the host freezes it; ``None`` wherever the sanitizer's shortcut does not apply."""
     shared = plain_twin(value, depth, MessageView, FrozenList)
-    try:
-        expected: Any = sz._plain_copy(value, depth)
-    except Exception:
-        expected = None
+    expected = _plain_copy_or_none(value, depth)
     if shared is None:
         return  # the general paths decide (it may also give up where a redacted key hides a container)
     assert expected is not None, "the twin walk took a tree the sanitizer's shortcut refuses"
@@ -236,10 +241,7 @@ def test_obs51_without_a_twin_the_copy_is_the_same(value: Any, depth: int) -> No
     sz._plain_copy([{"id": "i", "type": "t", "function": {"name": "n", "arguments": "a"}}], 0)  # keys learned
     alone = plain_twin(value, depth, None, None)
     both = plain_twin(value, depth, MessageView, FrozenList)
-    try:
-        expected: Any = sz._plain_copy(value, depth)
-    except Exception:
-        expected = None
+    expected = _plain_copy_or_none(value, depth)
     if alone is None:
         assert both is None and expected is None
         return
