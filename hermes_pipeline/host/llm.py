@@ -132,7 +132,7 @@ class LLMRequest:
                 if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
                     fields = (
                         *ctx.values(), self.turn.user_message,
-                        list(facts["request_messages"]) if lanes_read(lanes, "conversation_history") else None,
+                        lane_history(facts["request_messages"], lanes),
                         facts["request_messages"], facts["message_count"], facts["tool_count"],
                         facts["approx_input_tokens"], facts["request_char_count"], facts["max_tokens"],
                         attempt.started_at, list(trace),
@@ -315,12 +315,17 @@ def _response_and_message(sanitized: dict[str, Any], facts: dict[str, Any],
     (no listener reads ``assistant_message``) only the response is made, and the message is ``None``."""
     message, calls = facts["assistant_message"], facts["tool_calls"]
     if calls and type(message) is dict and plain_tool_calls(calls):
-        shared = plain_twin(calls, len(_CALLS_PATH), MessageView, FrozenList) if view \
-            else plain_twin(calls, len(_CALLS_PATH), None, None)
+        shared = plain_twin(calls, len(_CALLS_PATH), MessageView if view else None, FrozenList if view else None)
         if shared is not None:
             return (sanitize_with_part(sanitized, _CALLS_PATH, shared[0]),
                     message_view_with_calls(message, shared[1]) if view else None)
     return sanitize(sanitized), _assistant_view(facts) if view else None
+
+
+def lane_history(history: list[Any], lanes: tuple[Any, ...]) -> list[Any] | None:
+    """A hook's ``conversation_history`` for record ``lanes``: the copy a listener gets, or ``None`` when no lane
+    reads it (the scope plugin's do not: a long history is not copied for nobody, twice a turn and once per call)."""
+    return list(history) if lanes_read(lanes, "conversation_history") else None
 
 
 def _response_chars(facts: dict[str, Any]) -> int | None:

@@ -12,13 +12,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..engine import trace_parent
-from ..engine.callbacks import lanes_read
 from ..engine.reentry import refuse_in_hook
 from ..engine.returns import first_nonempty_str, llm_context
 from ..engine.scrub import scrub_message
 from .context import CallContext, _reset, _set, current
 from .interaction import Approval, HumanInput
-from .llm import AsyncProvider, ErrorClassifier, LLMRequest, Provider
+from .llm import AsyncProvider, ErrorClassifier, LLMRequest, Provider, lane_history
 from .tools import RENDER, RUN, ToolCall, ToolFn, elapsed_ms, exception_text, result_text
 from .tools import Approver, Guardrail
 from .tools import call_tool as _call_tool
@@ -78,7 +77,8 @@ class Turn:
         entries = engine.hook_listeners.get("pre_llm_call")
         lanes = engine.record_lanes("pre_llm_call", entries) if entries else None
         if lanes is not None:  # recorders only (they return no context): the fields in hookspec order, no dispatch
-            fields = (session.session_id, task_id, turn_id, user_message, _history(self.conversation_history, lanes),
+            fields = (session.session_id, task_id, turn_id, user_message,
+                      lane_history(self.conversation_history, lanes),
                       is_first_turn, host.model, host.platform, sender_id, host.agent_version)
             for lane in lanes:
                 lane(fields)
@@ -293,7 +293,7 @@ class Turn:
         lanes = host.engine.record_lanes("post_llm_call", entries) if entries else None
         if lanes is not None:  # recorders only: the fields in hookspec order, no payload dict, no dispatch
             fields = (self.session.session_id, self.task_id, self.turn_id, self.user_message, text,
-                      _history(self.conversation_history, lanes), host.model, host.platform)
+                      lane_history(self.conversation_history, lanes), host.model, host.platform)
             for lane in lanes:
                 lane(fields)
         elif entries:
@@ -374,9 +374,3 @@ def _interrupt_reason(exc_type: type[BaseException]) -> str:
     if issubclass(exc_type, SystemExit):
         return "exit"
     return "interrupted"
-
-
-def _history(history: list[dict[str, Any]], lanes: tuple[Any, ...]) -> list[dict[str, Any]] | None:
-    """A hook's ``conversation_history`` for record ``lanes``: the copy a listener gets, or ``None`` when no lane
-    reads it (the scope plugin's do not: a long history is not copied twice a turn for nobody)."""
-    return list(history) if lanes_read(lanes, "conversation_history") else None
