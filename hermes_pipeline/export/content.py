@@ -45,10 +45,17 @@ def summary(text: str, mode: str = "preview") -> dict[str, Any] | None:
     """The summary of ``text``: ``{preview, chars, sha256}`` (or without ``preview`` for ``digest``); ``None`` for ``off``."""
     if mode == "off":
         return None
+    preview, chars, digest = summary_values(text, mode)
+    if preview is None:
+        return {"chars": chars, "sha256": digest}
+    return {"preview": preview, "chars": chars, "sha256": digest}
+
+
+def summary_values(text: str, mode: str) -> tuple[str | None, int, str]:
+    """``(preview, chars, sha256)`` of ``text`` for a summary ``mode`` other than ``off`` (``preview`` is ``None`` for
+    ``digest``): what :func:`summary` holds, for a caller that stores the three values under names of its own."""
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    if mode == "digest":
-        return {"chars": len(text), "sha256": digest}
-    return {"preview": text[:PREVIEW_CHARS], "chars": len(text), "sha256": digest}
+    return (None if mode == "digest" else text[:PREVIEW_CHARS]), len(text), digest
 
 
 def _field(obj: Any, name: str) -> Any:

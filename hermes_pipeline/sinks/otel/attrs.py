@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from ...export.classify import tool_category as tool_category  # SM-25: by toolset, shared with shared metrics
-from ...export.content import canonical_json, source_text, summary
+from ...export.content import canonical_json, source_text, summary_values
 from ...export.ids import uuid_str
 
 _MASK64: Final = (1 << 64) - 1
@@ -103,29 +103,54 @@ def put(attrs: dict[str, Any], key: str, value: Any) -> None:
         attrs[key] = coerced
 
 
+_meta_plans: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+"""Per tuple of metadata keys (each scope kind writes its keys in one order), the ``(key, attribute name)`` pairs of
+:data:`META_NAMES` among them, in that order: a span looks at the keys that map, not at every key."""
+_META_PLANS_MAX: Final = 512
+
+
 def hermes_meta(attrs: dict[str, Any], *metas: Mapping[str, Any] | None) -> None:
     """Map the ``hermes.*`` metadata keys of the events (later wins) onto §4.4 attribute names."""
-    names = META_NAMES
+    plans = _meta_plans
     for meta in metas:
         if meta:
-            for key, value in meta.items():
-                name = names.get(key)
-                if name is not None:
-                    kind = type(value)
-                    if kind is str or kind is bool or kind is float:  # what attr_value keeps as it is, inlined
-                        attrs[name] = value
-                    else:
-                        put(attrs, name, value)
+            keys = tuple(meta)
+            plan = plans.get(keys)
+            if plan is None:
+                if len(plans) >= _META_PLANS_MAX:
+                    plans.clear()
+                plan = plans[keys] = tuple((key, META_NAMES[key]) for key in keys if key in META_NAMES)
+            for key, name in plan:
+                value = meta[key]
+                kind = type(value)
+                if kind is str or kind is bool or kind is float:  # what attr_value keeps as it is, inlined
+                    attrs[name] = value
+                else:
+                    put(attrs, name, value)
+
+
+SUMMARY_NAMES: Final[Mapping[str, tuple[str, str, str]]] = {
+    side: (f"hermes.{side}.preview", f"hermes.{side}.chars", f"hermes.{side}.sha256") for side in ("input", "output")}
+"""The attribute names of a side's summary (FMT-31, §4.4): preview, chars, sha256."""
 
 
 def summarize(attrs: dict[str, Any], side: str, key: str, value: Any, mode: str, api_mode: Any = None) -> None:
     """``hermes.<side>.preview`` / ``.chars`` / ``.sha256`` for a content field (FMT-31/32); nothing for ``off``."""
-    if value is None:
+    if value is None or mode == "off":
         return
-    result = summary(source_text(key, value, api_mode if isinstance(api_mode, str) else None), mode)
-    if result is not None:
-        for name, item in result.items():
-            attrs[f"hermes.{side}.{name}"] = item
+    summarize_text(attrs, SUMMARY_NAMES[side], source_text(key, value, api_mode if isinstance(api_mode, str) else None),
+                   mode)
+
+
+def summarize_text(attrs: dict[str, Any], names: tuple[str, str, str], text: str, mode: str) -> str | None:
+    """The summary of a field's source ``text`` (FMT-32) under ``names`` (:data:`SUMMARY_NAMES`), for a ``mode`` other
+    than ``off``; returns the preview (``None`` for ``digest``)."""
+    preview, chars, digest = summary_values(text, mode)
+    if preview is not None:
+        attrs[names[0]] = preview
+    attrs[names[1]] = chars
+    attrs[names[2]] = digest
+    return preview
 
 
 def summarize_data(attrs: dict[str, Any], data: Mapping[str, Any] | None, mode: str, api_mode: Any = None) -> None:

@@ -28,12 +28,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ...export.content import canonical_json
+from ...export.content import canonical_json, source_text
 from ...export.events import ScopeEvent
 from ...export.ids import uuid_str
 from ...export.scope_kinds.skill import SKILL_SCOPE
 from . import messages
-from .attrs import hermes_meta, provider_name, put, status_error, summarize, summarize_data, tool_category
+from .attrs import (SUMMARY_NAMES, hermes_meta, provider_name, put, status_error, summarize, summarize_data,
+                    summarize_text, tool_category)
 from .record import SpanKind
 from .state import OpenScope, Options
 
@@ -88,8 +89,12 @@ def _merged_meta(scope: OpenScope, end: ScopeEvent) -> dict[str, Any]:
 
 def _common(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent) -> None:
     if "gen_ai.conversation.id" not in attrs:  # every span says which conversation it belongs to
-        own = end.metadata.get("hermes.session_id") or scope.start.metadata.get("hermes.session_id")
-        put(attrs, "gen_ai.conversation.id", own or scope.root_session)
+        own = end.metadata.get("hermes.session_id") or scope.start.metadata.get("hermes.session_id") \
+            or scope.root_session
+        if type(own) is str:
+            attrs["gen_ai.conversation.id"] = own
+        else:
+            put(attrs, "gen_ai.conversation.id", own)
     hermes_meta(attrs, scope.start.metadata, end.metadata)
     attrs["hermes.trajectory_id"] = uuid_str(scope.trajectory)
     error = status_error(end.metadata)
@@ -240,7 +245,12 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     end_meta = end.metadata
     toolset = end_meta["hermes.toolset"] if "hermes.toolset" in end_meta else start.metadata.get("hermes.toolset")
     attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
-    put(attrs, "gen_ai.tool.call.id", (end.profile or start.profile or {}).get("tool_call_id"))
+    profile = end.profile or start.profile
+    call_id = profile.get("tool_call_id") if profile else None
+    if type(call_id) is str:
+        attrs["gen_ai.tool.call.id"] = call_id
+    else:
+        put(attrs, "gen_ai.tool.call.id", call_id)
     mcp = (isinstance(toolset, str) and toolset.lower().startswith("mcp")) or "remote" in start.attributes
     attrs["gen_ai.tool.type"] = "extension" if mcp else "function"
     offered = offered_tool(scope, name) if opt.gate_open else None  # tool definitions are opt-in content
@@ -250,27 +260,29 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     attrs["hermes.tool.category"] = tool_category(toolset)
     args = (start.data or {}).get("arguments")
     data = end.data or {}
+    result = data.get("result")
     if opt.gate_open:
         if args is not None:
             attrs["gen_ai.tool.call.arguments"] = args if isinstance(args, str) else canonical_json(args)
-        result = data.get("result")
         if result is not None:
             attrs["gen_ai.tool.call.result"] = result if isinstance(result, str) else canonical_json(result)
         put(attrs, "hermes.error.message", data.get("error_message"))
-    else:
-        summarize(attrs, "input", "arguments", args, opt.summary_mode)
-        summarize(attrs, "output", "result", data.get("result"), opt.summary_mode)
-        _preview_values(attrs)
+        return f"execute_tool {name}", attrs
+    mode = opt.summary_mode
+    if mode == "off":
+        return f"execute_tool {name}", attrs
+    # Gate closed: the summaries of FMT-31 (source strings as FMT-32 defines them: the arguments' canonical JSON,
+    # the result as it is when text), then the previews again where backends read a tool's input and output
+    given = summarize_text(attrs, SUMMARY_NAMES["input"], canonical_json(args), mode) if args is not None else None
+    got = None
+    if result is not None:
+        got = summarize_text(attrs, SUMMARY_NAMES["output"], result if type(result) is str else
+                             source_text("result", result), mode)
+    if given is not None:
+        attrs["gen_ai.tool.call.arguments"] = given
+    if got is not None:
+        attrs["gen_ai.tool.call.result"] = got
     return f"execute_tool {name}", attrs
-
-
-def _preview_values(attrs: dict[str, Any]) -> None:
-    """Gate closed: a tool span's scrubbed previews as ``gen_ai.tool.call.arguments`` / ``.result`` (what
-    backends show as its input and output); nothing when the summary mode has no preview."""
-    for side, key in (("input", "gen_ai.tool.call.arguments"), ("output", "gen_ai.tool.call.result")):
-        preview = attrs.get(f"hermes.{side}.preview")
-        if isinstance(preview, str):
-            attrs[key] = preview
 
 
 def offered_tool(scope: OpenScope, name: Any) -> Mapping[str, Any] | None:

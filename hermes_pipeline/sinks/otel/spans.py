@@ -348,7 +348,8 @@ class SpanBuilder:
                     attrs["gen_ai.conversation.id"] = own if isinstance(own, str) and own else scope.root_session
             if opt.gate_open and scope.user_id:
                 attrs["user.id"] = scope.user_id
-        promote(attrs, endpoint.promote_metadata_prefixes, (scope.start.metadata, end.metadata), self.problems)
+        if endpoint.promote_metadata_prefixes:
+            promote(attrs, endpoint.promote_metadata_prefixes, (scope.start.metadata, end.metadata), self.problems)
         if kind != "gen_ai" and endpoint.attribute_mappings:
             apply_mappings(attrs, endpoint.attribute_mappings)
         events = []
