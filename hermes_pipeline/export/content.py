@@ -62,15 +62,30 @@ def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if type(obj) is dict or isinstance(obj, Mapping) else None
 
 
+_ARGUMENTS_TEXTS_MAX: Final = 2048
+_ARGUMENTS_TEXT_CHARS: Final = 4096
+_arguments_texts: dict[str, str] = {}
+"""The canonical text of tool-call argument strings seen lately (at most 4,096 characters each): a call's arguments are
+flattened again in every later LLM request of its session, whose history holds them."""
+
+
 def _arguments_text(raw: Any) -> str:
     if isinstance(raw, str):
+        known = _arguments_texts.get(raw)
+        if known is not None:
+            return known
         try:
-            return canonical_json(orjson.loads(raw))
+            text = canonical_json(orjson.loads(raw))
         except ValueError:  # orjson refuses NaN and huge integers: ask the standard parser too
             try:
-                return canonical_json(json.loads(raw))
+                text = canonical_json(json.loads(raw))
             except ValueError:
-                return raw
+                text = raw
+        if len(raw) <= _ARGUMENTS_TEXT_CHARS and type(raw) is str:
+            if len(_arguments_texts) >= _ARGUMENTS_TEXTS_MAX:
+                _arguments_texts.clear()
+            _arguments_texts[raw] = text
+        return text
     return canonical_json(raw if raw is not None else {})
 
 

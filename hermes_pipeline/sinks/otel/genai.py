@@ -249,7 +249,7 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     call_id = profile.get("tool_call_id") if profile else None
     if type(call_id) is str:
         attrs["gen_ai.tool.call.id"] = call_id
-    else:
+    elif call_id is not None:
         put(attrs, "gen_ai.tool.call.id", call_id)
     mcp = (isinstance(toolset, str) and toolset.lower().startswith("mcp")) or "remote" in start.attributes
     attrs["gen_ai.tool.type"] = "extension" if mcp else "function"
@@ -271,8 +271,7 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     mode = opt.summary_mode
     if mode == "off":
         return f"execute_tool {name}", attrs
-    # Gate closed: the summaries of FMT-31 (source strings as FMT-32 defines them: the arguments' canonical JSON,
-    # the result as it is when text), then the previews again where backends read a tool's input and output
+    # Gate closed: the FMT-31 summaries of the FMT-32 source strings, the previews again where backends read them
     given = summarize_text(attrs, SUMMARY_NAMES["input"], canonical_json(args), mode) if args is not None else None
     got = None
     if result is not None:
