@@ -44,7 +44,8 @@ hermes_pipeline's worker processes (their serving CPU as they report it when clo
 untimed, so that its interpreter teardown does not slow the next row), per tool call;
 "drain s" is the time from the last session's end to the end of shutdown. Every row
 runs once per round, the rows in a rotating order (2 shared cores: load changes hit every row
-alike), and each figure is the median over rounds. ``_timing.interleaved()`` is not used: Relay's
+alike), each after a ``gc.collect()`` (set-up, untimed: the collector's work in a row is that row's own,
+never a full collection the rows before it made due), and each figure is the median over rounds. ``_timing.interleaved()`` is not used: Relay's
 plugin host and subscribers are process-wide, so two Relay rows cannot be live at once. Outputs are
 checked (ATOF lines, ATIF files, OTLP bytes) and deleted after every run.
 
@@ -66,6 +67,7 @@ pipeline runs the ``observability`` component); every run also checks one trajec
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.metadata
 import logging
@@ -396,6 +398,8 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
         for i in order[r % len(order):] + order[:r % len(order)]:  # rotating order
             directory = root / f"r{r}-{i}"
             directory.mkdir()
+            gc.collect()  # set-up: each row starts from a collected heap, so the collections it pays for are
+            # its own (a full one that the garbage of the rows before it made due would otherwise fall in it)
             results[i] = table[i].fn(w, directory, receiver)
             shutil.rmtree(directory, ignore_errors=True)
         if r:

@@ -22,7 +22,8 @@ The same events go to every side, in the same shapes:
   scopes, with no subscriber, with its manual exporters (``AtofExporter`` + one ``AtifExporter`` per
   session) and with its ``observability`` plugin (ATOF + ATIF, then + OTLP) given the same component config.
 
-Figures per row (median over rounds, the rows in a rotating order per round): all-CPU per tool call
+Figures per row (median over rounds, the rows in a rotating order per round, each after an untimed
+``gc.collect()`` as in ``bench_exporters.py``): all-CPU per tool call
 (``time.process_time()``, every thread, first session to the end of shutdown), caller-thread CPU per tool
 call and what it adds over ``plain``; ratios between rows of the same run. Every exporter run's outputs
 are checked (all ATOF lines, one ATIF file per session) and, for hermes_pipeline and the obliged floor,
@@ -35,6 +36,7 @@ Run: ``python bench/bench_real_payloads.py`` (``--quick``; ``--help``). Figures 
 from __future__ import annotations
 
 import argparse
+import gc
 import gzip
 import importlib.metadata
 import json
@@ -344,6 +346,8 @@ def compare(w: RealWorkload, rounds: int, root: Path, receiver: OTLPReceiver, wi
         for i in order[r % len(order):] + order[:r % len(order)]:
             directory = root / f"r{r}-{i}"
             directory.mkdir()
+            gc.collect()  # set-up: each row starts from a collected heap, so the collections it pays for are
+            # its own (a full one that the garbage of the rows before it made due would otherwise fall in it)
             results[i] = table[i].fn(w, directory, receiver)
             if table[i].files:
                 leaked[i] = max(leaked[i], leaks(directory, w.secrets()))

@@ -35,9 +35,14 @@ T = TypeVar("T")
 
 MAX_ENTRIES: Final = 4096
 """Values recorded at most."""
-BUDGET_CHARS: Final = 8_000_000
-"""Characters of text the recorded values may hold in all (what the table can keep alive after their records were
-published: about 16 MB at most)."""
+BUDGET_CHARS: Final = 32_000_000
+"""Characters of text the recorded values may hold in all. While their records wait in the publication queue the
+table keeps nothing alive that the queue does not (a value met lets go of those before it), so the budget is what
+lets it reach back as far as that queue (64 MiB of estimated bytes by default): with 8 million characters, a host
+replaying real sessions (requests of 10,000 characters and more) outran it, each request met after it had left was
+walked whole, which slowed the publication thread further behind (the exporters' CPU per tool call doubled). What
+the table can keep alive beyond the queue (records the queue refused while the publication thread met nothing) is
+at most this budget: about 32 MB of text."""
 ENTRY_CHARS: Final = 256
 """What an entry is charged beyond its text (its containers, keys and numbers)."""
 
