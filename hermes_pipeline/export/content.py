@@ -64,9 +64,12 @@ def _field(obj: Any, name: str) -> Any:
 
 _ARGUMENTS_TEXTS_MAX: Final = 2048
 _ARGUMENTS_TEXT_CHARS: Final = 4096
+_ARGUMENTS_TEXTS_BUDGET: Final = 1_000_000
 _arguments_texts: dict[str, str] = {}
-"""The canonical text of tool-call argument strings seen lately (at most 4,096 characters each): a call's arguments are
-flattened again in every later LLM request of its session, whose history holds them."""
+"""The canonical text of tool-call argument strings seen lately (at most 4,096 characters each, 2,048 strings and
+about a million characters in all, then emptied): a call's arguments are flattened again in every later LLM request
+of its session, whose history holds them."""
+_arguments_chars = [0]
 
 
 def _arguments_text(raw: Any) -> str:
@@ -82,9 +85,12 @@ def _arguments_text(raw: Any) -> str:
             except ValueError:
                 text = raw
         if len(raw) <= _ARGUMENTS_TEXT_CHARS and type(raw) is str:
-            if len(_arguments_texts) >= _ARGUMENTS_TEXTS_MAX:
+            chars = _arguments_chars
+            if len(_arguments_texts) >= _ARGUMENTS_TEXTS_MAX or chars[0] > _ARGUMENTS_TEXTS_BUDGET:
                 _arguments_texts.clear()
+                chars[0] = 0
             _arguments_texts[raw] = text
+            chars[0] += len(raw) + len(text)
         return text
     return canonical_json(raw if raw is not None else {})
 

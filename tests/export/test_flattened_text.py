@@ -55,13 +55,18 @@ def test_fmt32_arguments_that_are_no_json_stay_as_they_are(raw: str) -> None:
 
 
 def test_fmt32_the_remembered_texts_stay_bounded() -> None:
-    """More distinct argument strings than the memo holds: it never grows past its bound, and every text is still
-    right after it was emptied."""
+    """More distinct argument strings than the memo holds, in count and in characters: it never grows past its
+    bounds, and every text is still right after it was emptied."""
     bound = content._ARGUMENTS_TEXTS_MAX
     for n in range(bound + 10):
         raw = orjson.dumps({"n": n, "z": "é"}).decode()
         assert flatten_messages([_message(raw)]) == f'assistant: [tool_call t {{"n":{n},"z":"é"}}]'
         assert len(content._arguments_texts) <= bound
+    for n in range(2 * content._ARGUMENTS_TEXTS_BUDGET // 4000):  # strings of 2,000 characters: the text budget
+        raw = json.dumps({"n": n, "text": "y" * 2000})
+        assert flatten_messages([_message(raw)]).startswith(f'assistant: [tool_call t {{"n":{n},"text":"yy')
+        kept = sum(len(key) + len(value) for key, value in content._arguments_texts.items())
+        assert kept <= content._ARGUMENTS_TEXTS_BUDGET + 2 * content._ARGUMENTS_TEXT_CHARS
     long = json.dumps({"text": "x" * (content._ARGUMENTS_TEXT_CHARS + 1)})
     assert flatten_messages([_message(long)]).endswith(f'{{"text":"{"x" * (content._ARGUMENTS_TEXT_CHARS + 1)}"}}]')
     assert long not in content._arguments_texts  # a long argument string is not kept
