@@ -45,8 +45,9 @@ untimed, so that its interpreter teardown does not slow the next row), per tool 
 "drain s" is the time from the last session's end to the end of shutdown. Every row
 runs once per round, the rows in a rotating order (2 shared cores: load changes hit every row
 alike), each after a ``gc.collect()`` (set-up, untimed: the collector's work in a row is that row's own,
-never a full collection the rows before it made due), and each figure is the median over rounds. ``_timing.interleaved()`` is not used: Relay's
-plugin host and subscribers are process-wide, so two Relay rows cannot be live at once. Outputs are
+never a full collection the rows before it made due), and each figure is the median over rounds.
+``_timing.interleaved()`` is not used: Relay's plugin host and subscribers are process-wide, so two Relay rows
+cannot be live at once. Outputs are
 checked (ATOF lines, ATIF files, OTLP bytes) and deleted after every run.
 
 Memory check: hermes_pipeline (ATOF + ATIF) alone, before everything else, until --events ATOF
