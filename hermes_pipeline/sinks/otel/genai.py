@@ -89,12 +89,8 @@ def _merged_meta(scope: OpenScope, end: ScopeEvent) -> dict[str, Any]:
 
 def _common(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent) -> None:
     if "gen_ai.conversation.id" not in attrs:  # every span says which conversation it belongs to
-        own = end.metadata.get("hermes.session_id") or scope.start.metadata.get("hermes.session_id") \
-            or scope.root_session
-        if type(own) is str:
-            attrs["gen_ai.conversation.id"] = own
-        else:
-            put(attrs, "gen_ai.conversation.id", own)
+        own = end.metadata.get("hermes.session_id") or scope.start.metadata.get("hermes.session_id")
+        put(attrs, "gen_ai.conversation.id", own or scope.root_session)
     hermes_meta(attrs, scope.start.metadata, end.metadata)
     attrs["hermes.trajectory_id"] = uuid_str(scope.trajectory)
     error = status_error(end.metadata)
@@ -245,12 +241,7 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     end_meta = end.metadata
     toolset = end_meta["hermes.toolset"] if "hermes.toolset" in end_meta else start.metadata.get("hermes.toolset")
     attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
-    profile = end.profile or start.profile
-    call_id = profile.get("tool_call_id") if profile else None
-    if type(call_id) is str:
-        attrs["gen_ai.tool.call.id"] = call_id
-    elif call_id is not None:
-        put(attrs, "gen_ai.tool.call.id", call_id)
+    put(attrs, "gen_ai.tool.call.id", (end.profile or start.profile or {}).get("tool_call_id"))
     mcp = (isinstance(toolset, str) and toolset.lower().startswith("mcp")) or "remote" in start.attributes
     attrs["gen_ai.tool.type"] = "extension" if mcp else "function"
     offered = offered_tool(scope, name) if opt.gate_open else None  # tool definitions are opt-in content
@@ -261,26 +252,22 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     args = (start.data or {}).get("arguments")
     data = end.data or {}
     result = data.get("result")
+    mode = opt.summary_mode
     if opt.gate_open:
         if args is not None:
             attrs["gen_ai.tool.call.arguments"] = args if isinstance(args, str) else canonical_json(args)
         if result is not None:
             attrs["gen_ai.tool.call.result"] = result if isinstance(result, str) else canonical_json(result)
         put(attrs, "hermes.error.message", data.get("error_message"))
-        return f"execute_tool {name}", attrs
-    mode = opt.summary_mode
-    if mode == "off":
-        return f"execute_tool {name}", attrs
-    # Gate closed: the FMT-31 summaries of the FMT-32 source strings, the previews again where backends read them
-    given = summarize_text(attrs, SUMMARY_NAMES["input"], canonical_json(args), mode) if args is not None else None
-    got = None
-    if result is not None:
-        got = summarize_text(attrs, SUMMARY_NAMES["output"], result if type(result) is str else
-                             source_text("result", result), mode)
-    if given is not None:
-        attrs["gen_ai.tool.call.arguments"] = given
-    if got is not None:
-        attrs["gen_ai.tool.call.result"] = got
+    elif mode != "off":  # the FMT-31 summaries, and the previews again where backends read a tool's input and output
+        given = summarize_text(attrs, SUMMARY_NAMES["input"], source_text("arguments", args), mode) \
+            if args is not None else None
+        got = summarize_text(attrs, SUMMARY_NAMES["output"], source_text("result", result), mode) \
+            if result is not None else None
+        if given is not None:
+            attrs["gen_ai.tool.call.arguments"] = given
+        if got is not None:
+            attrs["gen_ai.tool.call.result"] = got
     return f"execute_tool {name}", attrs
 
 
