@@ -13,13 +13,10 @@ strings: a preview never shows a credential the scrubber recognises.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-import orjson
-
-from .jsonenc import canonical
+from .jsonenc import canonical, loads_exact
 
 canonical_json: Final = canonical
 """Keys sorted, ``,`` and ``:`` separators without spaces, non-ASCII kept (FMT-32)."""
@@ -78,12 +75,9 @@ def _arguments_text(raw: Any) -> str:
         if known is not None:
             return known
         try:
-            text = canonical_json(orjson.loads(raw))
-        except ValueError:  # orjson refuses NaN and huge integers: ask the standard parser too
-            try:
-                text = canonical_json(json.loads(raw))
-            except ValueError:
-                text = raw
+            text = canonical_json(loads_exact(raw))
+        except ValueError:
+            text = raw
         if len(raw) <= _ARGUMENTS_TEXT_CHARS and type(raw) is str:
             chars = _arguments_chars
             if len(_arguments_texts) >= _ARGUMENTS_TEXTS_MAX or chars[0] > _ARGUMENTS_TEXTS_BUDGET:

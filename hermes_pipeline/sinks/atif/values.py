@@ -5,13 +5,11 @@ Used by :mod:`~hermes_pipeline.sinks.atif.steps` on the ATIF writer thread; func
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-import orjson
-
 from ...export.content import HISTORY_KEYS, canonical_json
+from ...export.jsonenc import loads_exact
 
 _TOTALS: Final = (("prompt_tokens", "total_prompt_tokens"), ("completion_tokens", "total_completion_tokens"),
                   ("cached_tokens", "total_cached_tokens"), ("cost_usd", "total_cost_usd"))
@@ -91,12 +89,9 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
 
 def _parsed(raw: str) -> tuple[dict[str, Any], str | None]:
     try:
-        value = orjson.loads(raw)
-    except ValueError:  # orjson.JSONDecodeError; the standard parser also takes NaN and huge integers
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return {}, raw
+        value = loads_exact(raw)
+    except ValueError:
+        return {}, raw
     return (value, None) if isinstance(value, dict) else ({}, raw)
 
 
