@@ -59,6 +59,23 @@ def test_property_fmt55_59_encoder_is_byte_identical_to_the_sdk(batch: list[Read
     assert encode_trace_request(batch) == encode_spans(batch).SerializePartialToString()
 
 
+@settings(max_examples=15, deadline=None)
+@given(batch=st.lists(spans(), min_size=1, max_size=4), copies=st.integers(min_value=150, max_value=400))
+def test_property_fmt55_59_batches_of_hundreds_of_kb_are_byte_identical(batch: list[ReadableSpan],
+                                                                          copies: int) -> None:
+    """A batch as large as an export's (hundreds of spans): every nested length (a scope's spans, a resource's
+    scopes, the request) spans several varint bytes, and the request, put together once from its pieces, is still
+    exactly the SDK's bytes."""
+    padded = [ReadableSpan(name=span.name, context=span.context, parent=span.parent, resource=span.resource,
+                           attributes={**(span.attributes or {}), "pad": "x" * 200}, events=span.events,
+                           kind=span.kind, status=span.status, start_time=span.start_time, end_time=span.end_time,
+                           instrumentation_scope=span.instrumentation_scope) for span in batch]
+    large = padded * copies
+    data = encode_trace_request(large)
+    assert len(data) > 2**15  # three-byte lengths at every level
+    assert data == encode_spans(large).SerializePartialToString()
+
+
 RECORD_RESOURCES = [record.Resource({"service.name": "hermes"}), record.Resource({"service.name": "other", "n": 2})]
 RECORD_SCOPES = [record.InstrumentationScope("hermes_pipeline", "0.1.0"), record.InstrumentationScope("x", None)]
 
