@@ -68,13 +68,15 @@ def prune_files(directory: Path, pattern: re.Pattern[str], days: int, keep: Path
     return deleted
 
 
-_IOV_MAX: Final = 1024
-"""Buffers per ``os.writev`` call (Linux's ``IOV_MAX``; ``sysconf`` is asked where it says less)."""
-if hasattr(os, "sysconf"):
+def _iov_max() -> int:
     try:
-        _IOV_MAX = max(1, min(_IOV_MAX, os.sysconf("SC_IOV_MAX")))  # type: ignore[misc]
-    except (OSError, ValueError):
-        pass
+        return max(1, min(1024, os.sysconf("SC_IOV_MAX")))
+    except (AttributeError, OSError, ValueError):  # no sysconf, or no such name on this platform
+        return 1024
+
+
+_IOV_MAX: Final = _iov_max()
+"""Buffers per ``os.writev`` call: the platform's ``IOV_MAX``, at most 1,024 (Linux's)."""
 
 
 def _as_bytes(item: Any) -> bytes:
