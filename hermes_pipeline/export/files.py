@@ -80,7 +80,9 @@ _IOV_MAX: Final = _iov_max()
 
 
 def _as_bytes(item: Any) -> bytes:
-    return item if isinstance(item, (bytes, bytearray, memoryview)) else str(item).encode()
+    if type(item) is bytes:
+        return item
+    return bytes(item) if isinstance(item, (bytes, bytearray, memoryview)) else str(item).encode()
 
 
 def write_lines(fd: int, lines: list[Any]) -> None:
@@ -97,11 +99,15 @@ def write_lines(fd: int, lines: list[Any]) -> None:
         return
     pending: list[Any] = lines
     at = 0
+    converted = False
     while at < len(pending):
         chunk = pending[at:at + _IOV_MAX]
         try:
             written = os.writev(fd, chunk)
-        except TypeError:  # something else than bytes among them (not an encoder's output): its text
+        except (TypeError, BufferError):  # something else than bytes among them (not an encoder's output): its text
+            if converted:
+                raise
+            converted = True
             pending = pending[:at] + [_as_bytes(item) for item in pending[at:]]
             continue
         progressed = written > 0
@@ -116,7 +122,7 @@ def write_lines(fd: int, lines: list[Any]) -> None:
         if written:  # the line at ``at`` went out in part: the rest of it next
             if pending is lines:
                 pending = list(lines)
-            pending[at] = memoryview(pending[at]).cast("B")[written:]
+            pending[at] = memoryview(_as_bytes(pending[at]))[written:]
         elif not progressed:
             raise OSError(errno.EIO, "write made no progress")
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hermes_pipeline.export import files
 from hermes_pipeline.export.files import JsonlFileDestination, write_lines
 
+REAL_WRITEV = os.writev
 LINES = st.lists(st.binary(max_size=300).map(lambda b: b.replace(b"\n", b"") + b"\n"), max_size=40)
 
 
@@ -54,19 +55,42 @@ def test_fmt_34_partial_vectored_writes_write_every_line_once_in_order(
     assert lines == before and all(type(line) is bytes for line in lines)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(st.one_of(st.binary(max_size=50), st.text(max_size=50)), max_size=20), iov=st.integers(1, 4))
+ITEMS = st.one_of(st.binary(max_size=50), st.text(max_size=50), st.binary(max_size=50).map(bytearray),
+                  st.binary(max_size=60).map(lambda b: memoryview(b)[::2]))  # a view writev refuses (not contiguous)
+
+
+def _text_of(item: Any) -> bytes:
+    return bytes(item) if isinstance(item, (bytes, bytearray, memoryview)) else str(item).encode()
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(ITEMS, max_size=20), iov=st.integers(1, 4), cuts=st.data(), short=st.booleans())
 def test_items_that_are_not_bytes_are_written_as_their_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            lines: list[Any], iov: int) -> None:
-    """Something other than an encoder's bytes in a batch is written as its UTF-8 text, in its place."""
+                                                            lines: list[Any], iov: int, cuts: st.DataObject,
+                                                            short: bool) -> None:
+    """Something other than an encoder's bytes in a batch (text, a bytearray, a view) is written as its bytes or its
+    UTF-8 text, in its place, with partial writes too."""
     monkeypatch.setattr(files, "_IOV_MAX", iov)
+    if short:
+        short_writev = _short_writev(cuts)
+
+        def writev(fd: int, buffers: list[Any]) -> int:
+            for buffer in buffers:  # what os.writev refuses: text (TypeError), a view that is not contiguous
+                if not memoryview(buffer).c_contiguous:
+                    raise BufferError("memoryview: underlying buffer is not C-contiguous")
+            return short_writev(fd, buffers)
+
+        monkeypatch.setattr(os, "writev", writev)
+    else:  # the function-scoped monkeypatch spans examples: the real call again
+        monkeypatch.setattr(os, "writev", REAL_WRITEV)
     path = tmp_path / f"mixed-{os.urandom(4).hex()}.jsonl"
+    expected = b"".join(_text_of(x) for x in lines)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         write_lines(fd, lines)
     finally:
         os.close(fd)
-    assert path.read_bytes() == b"".join(x if isinstance(x, bytes) else str(x).encode() for x in lines)
+    assert path.read_bytes() == expected
 
 
 def test_a_writev_that_writes_nothing_raises_instead_of_spinning(tmp_path: Path,
