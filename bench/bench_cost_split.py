@@ -237,6 +237,14 @@ def measure(rows: list[Side], shapes: Sequence[tuple[int, int, int]], rounds: in
     return totals, threads, problems
 
 
+def spreads(shapes: Sequence[tuple[int, int, int]], runs: Sequence[Sequence[float]]) -> list[tuple[float, float]]:
+    """For each part (per tool call of the standard shape), the lowest and highest value of the fits made round by
+    round (``runs[s][k]``: shape ``s`` in round ``k``)."""
+    rounds = min(len(per_shape) for per_shape in runs)
+    fits = [per_tool_call(fit(shapes, [per_shape[k] for per_shape in runs])[0], shapes[0]) for k in range(rounds)]
+    return [(min(values), max(values)) for values in zip(*fits)] if fits else []
+
+
 def report(rows: list[Side], shapes: Sequence[tuple[int, int, int]], totals: dict[tuple[int, int], list[float]],
            threads: dict[tuple[int, int], list[dict[str, float]]]) -> list[str]:
     med = statistics.median
@@ -251,10 +259,13 @@ def report(rows: list[Side], shapes: Sequence[tuple[int, int, int]], totals: dic
         lines.append(f"{row.name:<40} {parts[0]:>14.0f} {parts[1]:>10.1f} {parts[2]:>10.1f} "
                      f"{worst:>8.1%} {sum(per_tool_call(parts, standard)):>13.1f} "
                      f"{med(totals[(r, 0)]) / calls:>14.1f}")
-    lines += ["", f"each part per tool call of the standard shape {standard} (us; C / {calls}, T / {standard[2]}, K):",
-              f"{'row':<40} " + " ".join(f"{p:>13}" for p in PARTS)]
+    lines += ["", f"each part per tool call of the standard shape {standard} (us; C / {calls}, T / {standard[2]}, K), "
+                  "in brackets its range over the rounds fitted one by one (how far this machine's noise moves it):",
+              f"{'row':<40} " + " ".join(f"{p:>22}" for p in PARTS)]
     for r, row in enumerate(rows):
-        lines.append(f"{row.name:<40} " + " ".join(f"{v:>13.1f}" for v in per_tool_call(fitted[r], standard)))
+        spread = spreads(shapes, [totals[(r, s)] for s in range(len(shapes))])
+        lines.append(f"{row.name:<40} " + " ".join(f"{v:>7.1f} [{lo:>5.1f}, {hi:>5.1f}]" for v, (lo, hi) in
+                                                   zip(per_tool_call(fitted[r], standard), spread)))
     relay = {name.split("relay ")[1]: r for r, name in enumerate(row.name for row in rows) if name.startswith("relay")}
     pairs = [("hermes ATOF + ATIF", "ATOF + ATIF (manual exporters)"),
              ("hermes ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)")]
@@ -262,7 +273,7 @@ def report(rows: list[Side], shapes: Sequence[tuple[int, int, int]], totals: dic
         r, t = next((i for i, row in enumerate(rows) if row.name == mine), None), relay.get(theirs)
         if r is None or t is None:
             continue
-        ratios = " ".join(f"{p} {a / b:.2f}x" if b > 0 else f"{p} -" for p, a, b in
+        ratios = " ".join(f"{p} {a / b:.2f}x" if a > 0 and b > 0 else f"{p} -" for p, a, b in
                           zip(PARTS, per_tool_call(fitted[r], standard), per_tool_call(fitted[t], standard)))
         lines.append(f"{mine} / relay {theirs}: {ratios}")
     for r, row in enumerate(rows):
