@@ -38,16 +38,14 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_exporters as base  # noqa: E402
+from _relay import Row  # noqa: E402
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
 
 SESSIONS = 20
@@ -61,6 +59,10 @@ tool calls (no shape queues more than the exporters' 10,000 events). Far shapes 
 run's fixed cost from a session's, which this machine's noise does not allow."""
 QUICK_SHAPES: tuple[tuple[int, int, int], ...] = ((6, 4, 6), (6, 2, 6), (6, 4, 2), (6, 2, 12), (6, 6, 2))
 PARTS: tuple[str, ...] = ("run + sessions", "per turn", "per tool call")
+PAIRS: tuple[tuple[str, str], ...] = (("hermes ATOF + ATIF", "relay ATOF + ATIF (manual exporters)"),
+                                      ("hermes ATOF + ATIF + OTLP", "relay ATOF + ATIF + OTLP (obs. plugin)"))
+"""The rows of ``bench_exporters.rows()`` this bench runs (``"<side> <configuration>"``), hermes_pipeline's beside the
+Relay row it is held against."""
 
 
 def design(shape: tuple[int, int, int]) -> list[float]:
@@ -140,7 +142,8 @@ class ThreadClock:
         self._lock = threading.Lock()
         self._run = threading.Thread.run
         self._timed = base.Timed
-        self._start: dict[int, tuple[str, int]] = {}
+        self._start: dict[int, int] = {}
+        """Native thread id -> CPU ns at the window's start."""
         self._ended: list[tuple[int, str, int]] = []
         self._main = threading.get_native_id()
         self.last: dict[str, float] = {}
@@ -176,7 +179,7 @@ class ThreadClock:
     def _open(self) -> None:
         with self._lock:
             self._ended = []
-        self._start = _task_cpu()
+        self._start = {tid: ns for tid, (_, ns) in _task_cpu().items()}
 
     def _close(self) -> None:
         end = _task_cpu()
@@ -186,34 +189,30 @@ class ThreadClock:
         seen = set()
         for tid, name, ns in ended:
             seen.add(tid)
-            seconds[thread_group(name)] += (ns - self._start.get(tid, ("", 0))[1]) / 1e3
+            seconds[thread_group(name)] += (ns - self._start.get(tid, 0)) / 1e3
         for tid, (name, ns) in end.items():
             if tid in seen:
                 continue
             group = "agent (main thread)" if tid == self._main else thread_group(name)
-            seconds[group] += (ns - self._start.get(tid, ("", 0))[1]) / 1e3
+            seconds[group] += (ns - self._start.get(tid, 0)) / 1e3
         self.last = {name: us for name, us in seconds.items() if us > 0}
 
 
-@dataclass(frozen=True)
-class Side:
-    name: str
-    run: Callable[[base.Workload, Path, OTLPReceiver], base.Run]
+def row_name(row: Row) -> str:
+    return f"{row.side} {row.config}"
 
 
-def sides(with_relay: bool) -> list[Side]:
-    out = [Side("hermes ATOF + ATIF", partial(base.hermes_run, exporters=True, otlp=False)),
-           Side("hermes ATOF + ATIF + OTLP", partial(base.hermes_run, exporters=True, otlp=True))]
-    if with_relay:
-        out += [Side("relay ATOF + ATIF (manual exporters)", partial(base.relay_run, mode="manual")),
-                Side("relay ATOF + ATIF + OTLP (obs. plugin)", partial(base.relay_run, mode="plugin", otlp=True))]
-    return out
+def sides(with_relay: bool) -> list[Row]:
+    """The rows of :data:`PAIRS` (Relay's only ``with_relay``), as ``bench_exporters.rows()`` defines them."""
+    by_name = {row_name(row): row for row in base.rows(with_relay)}
+    return [by_name[name] for name in (*(ours for ours, _ in PAIRS), *(theirs for _, theirs in PAIRS))
+            if name in by_name]
 
 
-def measure(rows: list[Side], shapes: Sequence[tuple[int, int, int]], rounds: int, root: Path,
+def measure(rows: list[Row], shapes: Sequence[tuple[int, int, int]], rounds: int, root: Path,
             receiver: OTLPReceiver) -> tuple[dict[tuple[int, int], list[float]],
                                              dict[tuple[int, int], list[dict[str, float]]], list[str]]:
-    """All-CPU microseconds of every (row, shape) run, per round; per-thread microseconds for hermes rows."""
+    """All-CPU microseconds of every (row, shape) run, per round, and each thread group's microseconds."""
     totals: dict[tuple[int, int], list[float]] = defaultdict(list)
     threads: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
     problems: list[str] = []
@@ -225,10 +224,10 @@ def measure(rows: list[Side], shapes: Sequence[tuple[int, int, int]], rounds: in
                 directory = root / f"{number}-{r}-{s}"
                 directory.mkdir()
                 gc.collect()
-                run = rows[r].run(w, directory, receiver)
+                run = rows[r].fn(w, directory, receiver)
                 shutil.rmtree(directory, ignore_errors=True)
                 if run.atof_lines != w.events() or run.atif_files != w.sessions or run.dropped:
-                    problems.append(f"round {number} {rows[r].name} {shapes[s]}: {run.atof_lines}/{w.events()} "
+                    problems.append(f"round {number} {row_name(rows[r])} {shapes[s]}: {run.atof_lines}/{w.events()} "
                                     f"ATOF lines, {run.atif_files}/{w.sessions} ATIF files, {run.dropped} dropped")
                 if not number:
                     continue
@@ -245,7 +244,7 @@ def spreads(shapes: Sequence[tuple[int, int, int]], runs: Sequence[Sequence[floa
     return [(min(values), max(values)) for values in zip(*fits)] if fits else []
 
 
-def report(rows: list[Side], shapes: Sequence[tuple[int, int, int]], totals: dict[tuple[int, int], list[float]],
+def report(rows: list[Row], shapes: Sequence[tuple[int, int, int]], totals: dict[tuple[int, int], list[float]],
            threads: dict[tuple[int, int], list[dict[str, float]]]) -> list[str]:
     med = statistics.median
     standard = shapes[0]
@@ -256,7 +255,7 @@ def report(rows: list[Side], shapes: Sequence[tuple[int, int, int]], totals: dic
     for r, row in enumerate(rows):
         parts, worst = fit(shapes, [med(totals[(r, s)]) for s in range(len(shapes))])
         fitted[r] = parts
-        lines.append(f"{row.name:<40} {parts[0]:>14.0f} {parts[1]:>10.1f} {parts[2]:>10.1f} "
+        lines.append(f"{row_name(row):<40} {parts[0]:>14.0f} {parts[1]:>10.1f} {parts[2]:>10.1f} "
                      f"{worst:>8.1%} {sum(per_tool_call(parts, standard)):>13.1f} "
                      f"{med(totals[(r, 0)]) / calls:>14.1f}")
     lines += ["", f"each part per tool call of the standard shape {standard} (us; C / {calls}, T / {standard[2]}, K), "
@@ -264,22 +263,20 @@ def report(rows: list[Side], shapes: Sequence[tuple[int, int, int]], totals: dic
               f"{'row':<40} " + " ".join(f"{p:>22}" for p in PARTS)]
     for r, row in enumerate(rows):
         spread = spreads(shapes, [totals[(r, s)] for s in range(len(shapes))])
-        lines.append(f"{row.name:<40} " + " ".join(f"{v:>7.1f} [{lo:>5.1f}, {hi:>5.1f}]" for v, (lo, hi) in
+        lines.append(f"{row_name(row):<40} " + " ".join(f"{v:>7.1f} [{lo:>5.1f}, {hi:>5.1f}]" for v, (lo, hi) in
                                                    zip(per_tool_call(fitted[r], standard), spread)))
-    relay = {name.split("relay ")[1]: r for r, name in enumerate(row.name for row in rows) if name.startswith("relay")}
-    pairs = [("hermes ATOF + ATIF", "ATOF + ATIF (manual exporters)"),
-             ("hermes ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)")]
-    for mine, theirs in pairs:
-        r, t = next((i for i, row in enumerate(rows) if row.name == mine), None), relay.get(theirs)
-        if r is None or t is None:
+    index = {row_name(row): r for r, row in enumerate(rows)}
+    for mine, theirs in PAIRS:
+        if mine not in index or theirs not in index:
             continue
         ratios = " ".join(f"{p} {a / b:.2f}x" if a > 0 and b > 0 else f"{p} -" for p, a, b in
-                          zip(PARTS, per_tool_call(fitted[r], standard), per_tool_call(fitted[t], standard)))
-        lines.append(f"{mine} / relay {theirs}: {ratios}")
+                          zip(PARTS, per_tool_call(fitted[index[mine]], standard),
+                              per_tool_call(fitted[index[theirs]], standard)))
+        lines.append(f"{mine} / {theirs}: {ratios}")
     for r, row in enumerate(rows):
         names = sorted({name for runs in (threads[(r, s)] for s in range(len(shapes))) for run in runs for name in run})
         total = 0.0
-        lines += ["", f"{row.name}, by thread (us per tool call of the standard shape):",
+        lines += ["", f"{row_name(row)}, by thread (us per tool call of the standard shape):",
                   f"{'thread':<40} " + " ".join(f"{p:>13}" for p in PARTS) + f" {'sum':>8}"]
         for name in names:
             per_shape = [med(run.get(name, 0.0) for run in threads[(r, s)]) for s in range(len(shapes))]
