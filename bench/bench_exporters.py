@@ -49,6 +49,9 @@ never a full collection the rows before it made due), and each figure is the med
 ratios against Relay are also given round by round (the median, the range and how many rounds meet 0.5x): the rows
 of one round run within seconds of each other, so that spread shows how far this VM's drift between rounds moves a
 verdict that lies near its target.
+After the table, the two ratios against Relay are measured again as paired blocks (``_paired.py``, ``--blocks``,
+``--seed``): each block runs the two rows back to back in a drawn order, and the median of the block ratios is given
+with a distribution-free interval whose whole extent decides the verdict (met, over, or unsettled).
 ``_timing.interleaved()`` is not used: Relay's plugin host and subscribers are process-wide, so two Relay rows
 cannot be live at once. Outputs are
 checked (ATOF lines, ATIF files, OTLP bytes) and deleted after every run.
@@ -86,13 +89,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _timing, also when imported by the tests
 
 from _floor import OBLIGATIONS, floor_run  # noqa: E402
 from _one_handoff import OneHandOff  # noqa: E402
+from _paired import run_blocks  # noqa: E402
 from _relay import Row, relay_replay  # noqa: E402
 from _timing import per_call_thread_ns, pluggy_reference  # noqa: E402
 
@@ -388,6 +392,40 @@ def rows(with_relay: bool, with_otlp: bool = True) -> list[Row]:
     return out if with_otlp else [row for row in out if not row.otlp]
 
 
+def output_problem(row: Row, run: Run, w: Workload) -> str | None:
+    """What is wrong with a run's outputs (every ATOF line and ATIF file written, no store row lost, OTLP sent), or
+    ``None``."""
+    if row.files and (run.atof_lines != w.events() or run.atif_files != w.sessions):
+        return f"{run.atof_lines}/{w.events()} ATOF lines, {run.atif_files}/{w.sessions} ATIF files, {run.dropped} dropped"
+    if "store" in row.config and run.dropped:
+        return f"{run.dropped} store rows dropped or missing"
+    if row.otlp and run.otlp_bytes <= 0:
+        return "nothing reached the OTLP receiver"
+    return None
+
+
+VERDICTS: Final = (("ATOF + ATIF", "ATOF + ATIF (manual exporters)"),
+                   ("ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)"))
+"""The two comparisons with a target against Relay (issue #29: hermes at most half of Relay's all-CPU)."""
+RELAY_TARGET: Final = 0.5
+
+
+def paired(w: Workload, root: Path, receiver: OTLPReceiver, blocks: int, seed: int, with_otlp: bool) -> list[str]:
+    """The two Relay ratios again as paired blocks (``_paired.py``): each block runs the two rows back to back."""
+    table = {(row.side, row.config): row for row in rows(True, with_otlp)}
+    lines = []
+    for index, (ours, theirs) in enumerate(VERDICTS):
+        if ("hermes", ours) not in table:
+            continue
+        sides = {"ours": table["hermes", ours], "theirs": table["relay", theirs]}
+        result = run_blocks({side: partial(row.fn, w, receiver=receiver) for side, row in sides.items()},
+                            root, blocks, seed + index, lambda run: run.process / w.tool_calls * 1e6,
+                            lambda side, run: output_problem(sides[side], run, w))
+        lines.append(result.line(f"hermes {ours} / relay {theirs}", RELAY_TARGET))
+        lines += [f"output check: {p}" for p in result.problems]
+    return lines
+
+
 def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_relay: bool,
             with_otlp: bool = True) -> list[str]:
     table = rows(with_relay, with_otlp)
@@ -412,13 +450,9 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
             runs[i].append(run)
             added[i].append(run.cpu - results[0].cpu)
             row = table[i]
-            if row.files and (run.atof_lines != w.events() or run.atif_files != w.sessions):
-                problems.append(f"round {r} {row.side} {row.config}: {run.atof_lines}/{w.events()} ATOF lines, "
-                                f"{run.atif_files}/{w.sessions} ATIF files, {run.dropped} dropped")
-            if "store" in row.config and run.dropped:
-                problems.append(f"round {r} {row.side} {row.config}: {run.dropped} store rows dropped or missing")
-            if row.otlp and run.otlp_bytes <= 0:
-                problems.append(f"round {r} {row.side} {row.config}: nothing reached the OTLP receiver")
+            problem = output_problem(row, run, w)
+            if problem is not None:
+                problems.append(f"round {r} {row.side} {row.config}: {problem}")
     med = statistics.median
     rate = [med(w.tool_calls / run.elapsed for run in row_runs) for row_runs in runs]
     head = (f"{'side':<7} {'configuration':<41} {'tool calls/s':>12} {'caller CPU us':>13} {'added us':>9} "
@@ -540,6 +574,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="memory check target in ATOF events (default 1,000,000; --quick 50,000; 0 skips)")
     parser.add_argument("--no-relay", action="store_true", help="skip the NeMo Relay rows")
     parser.add_argument("--no-otlp", action="store_true", help="skip the rows that export OTLP traces")
+    parser.add_argument("--blocks", type=int, default=None,
+                        help="paired blocks per Relay ratio after the table (default 8; --quick 4; 0 skips)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the blocks' orders (default: drawn, printed)")
     args = parser.parse_args(argv)
     quick = args.quick
     w = Workload(args.sessions or (5 if quick else 20), args.turns, args.tools)
@@ -559,9 +596,15 @@ def main(argv: list[str] | None = None) -> int:
             print(RELAY_MISSING)
         elif with_relay:
             print(f"nemo-relay {importlib.metadata.version('nemo-relay')}")
+        blocks = args.blocks if args.blocks is not None else (4 if quick else 8)
+        seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
         with OTLPReceiver(discard=True) as receiver:
             for line in compare(w, rounds, root, receiver, with_relay, not args.no_otlp):
                 print(line)
+            if with_relay and blocks > 0:
+                print(f"\npaired blocks (seed {seed}): the two Relay ratios again, each block its two rows back to back")
+                for line in paired(w, root, receiver, blocks, seed, not args.no_otlp):
+                    print(line)
     return 0
 
 
