@@ -396,7 +396,8 @@ def output_problem(row: Row, run: Run, w: Workload) -> str | None:
     """What is wrong with a run's outputs (every ATOF line and ATIF file written, no store row lost, OTLP sent), or
     ``None``."""
     if row.files and (run.atof_lines != w.events() or run.atif_files != w.sessions):
-        return f"{run.atof_lines}/{w.events()} ATOF lines, {run.atif_files}/{w.sessions} ATIF files, {run.dropped} dropped"
+        return (f"{run.atof_lines}/{w.events()} ATOF lines, {run.atif_files}/{w.sessions} ATIF files, "
+                f"{run.dropped} dropped")
     if "store" in row.config and run.dropped:
         return f"{run.dropped} store rows dropped or missing"
     if row.otlp and run.otlp_bytes <= 0:
@@ -602,7 +603,8 @@ def main(argv: list[str] | None = None) -> int:
             for line in compare(w, rounds, root, receiver, with_relay, not args.no_otlp):
                 print(line)
             if with_relay and blocks > 0:
-                print(f"\npaired blocks (seed {seed}): the two Relay ratios again, each block its two rows back to back")
+                print(f"\npaired blocks (seed {seed}): the two Relay ratios again, each block its two rows back "
+                      "to back")
                 for line in paired(w, root, receiver, blocks, seed, not args.no_otlp):
                     print(line)
     return 0
