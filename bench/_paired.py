@@ -85,13 +85,16 @@ class Blocks:
         return [a / b for a, b in zip(self.ours, self.theirs)]
 
     def line(self, label: str, target: float, level: float = 0.9) -> str:
-        """One line of the bench's output: the median ratio, its interval, the verdict."""
+        """One line of the bench's output: the median ratio, its interval, the verdict (none when the blocks are too
+        few for an interval of ``level``)."""
         ratios = self.ratios
         low, high, coverage = median_interval(ratios, level)
         at_or_under = sum(r <= target for r in ratios)
+        decided = verdict(low, high, target).upper() if coverage >= level else \
+            f"NO VERDICT (too few blocks for a {level:.0%} interval: five at least)"
         return (f"paired blocks {label}: {statistics.median(ratios):.2f}x median over {len(ratios)} blocks, "
                 f"{coverage:.0%} interval {low:.2f}-{high:.2f}x (target <= {target}x): "
-                f"{verdict(low, high, target).upper()}; {at_or_under} of {len(ratios)} blocks at or under "
+                f"{decided}; {at_or_under} of {len(ratios)} blocks at or under "
                 f"{target}x; each block ran the two rows back to back, in a drawn order (all-CPU per tool call: "
                 f"ours {statistics.median(self.ours):.1f} us, theirs {statistics.median(self.theirs):.1f} us, "
                 f"medians)")

@@ -576,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-relay", action="store_true", help="skip the NeMo Relay rows")
     parser.add_argument("--no-otlp", action="store_true", help="skip the rows that export OTLP traces")
     parser.add_argument("--blocks", type=int, default=None,
-                        help="paired blocks per Relay ratio after the table (default 12; --quick 4; 0 skips)")
+                        help="paired blocks per Relay ratio after the table (default 12; --quick 5; 0 skips; under 5: no verdict)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the blocks' orders (default: drawn, printed)")
     args = parser.parse_args(argv)
     quick = args.quick
@@ -597,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
             print(RELAY_MISSING)
         elif with_relay:
             print(f"nemo-relay {importlib.metadata.version('nemo-relay')}")
-        blocks = args.blocks if args.blocks is not None else (4 if quick else 12)
+        blocks = args.blocks if args.blocks is not None else (5 if quick else 12)
         seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
         with OTLPReceiver(discard=True) as receiver:
             for line in compare(w, rounds, root, receiver, with_relay, not args.no_otlp):

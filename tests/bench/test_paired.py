@@ -107,3 +107,12 @@ def test_blocks_run_both_rows_in_the_drawn_order_and_report_problems(tmp_path: P
     assert not any(directory.exists() for _, directory in calls)  # outputs deleted after every run
     line = result.line("a / b", 0.5)
     assert "0.45x median over 6 blocks" in line and "MET" in line and "6 of 6 blocks" in line
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3, 4])
+def test_too_few_blocks_give_no_verdict(blocks: int) -> None:
+    """Under five blocks no interval reaches 90 %: the line says so instead of reading a narrower one."""
+    result = paired.Blocks([40.0 + i for i in range(blocks)], [100.0] * blocks, [])
+    line = result.line("a / b", 0.5)
+    assert "NO VERDICT" in line and "MET" not in line and "OVER" not in line
+    assert "NO VERDICT" not in paired.Blocks([40.0] * 5, [100.0] * 5, []).line("a / b", 0.5)
