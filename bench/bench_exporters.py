@@ -576,7 +576,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-relay", action="store_true", help="skip the NeMo Relay rows")
     parser.add_argument("--no-otlp", action="store_true", help="skip the rows that export OTLP traces")
     parser.add_argument("--blocks", type=int, default=None,
-                        help="paired blocks per Relay ratio after the table (default 12; --quick 5; 0 skips; under 5: no verdict)")
+                        help="paired blocks per Relay ratio after the table (default 12; --quick 5; 0 skips; "
+                             "under 5: no verdict)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the blocks' orders (default: drawn, printed)")
     args = parser.parse_args(argv)
     quick = args.quick
