@@ -143,31 +143,53 @@ def _key_value(key: str, value: Any) -> bytes:
     return head + _field(b"\x12", _any_value(value))
 
 
+_text_fields: dict[bytes, dict[str, dict[str, bytes]]] = {}
+"""Encoded attribute fields of text values that recur (operation names, statuses, the ids of a session or a turn):
+field tag -> key -> value -> the field's bytes. Two dict lookups on strings whose hashes are kept, no key object
+built per attribute."""
 _pair_cache: dict[tuple[bytes, str, Any, type], bytes] = {}
-"""Encoded attribute fields of (tag, key, value) pairs that recur (operation names, statuses, session IDs)."""
-_PAIR_CACHE_MAX: Final = 8192
+"""Encoded attribute fields of integer and boolean values that recur, by ``(tag, key, value, type)`` (the type
+keeps ``1`` and ``True`` apart)."""
+_CACHE_MAX: Final = 8192
+"""Fields both tables hold before they are emptied."""
+_cached = [0]
+
+
+def _remember(tag: bytes, key: str, value: Any, field: bytes) -> None:
+    if _cached[0] >= _CACHE_MAX:
+        _text_fields.clear()
+        _pair_cache.clear()
+        _cached[0] = 0
+    if type(value) is str:
+        _text_fields.setdefault(tag, {}).setdefault(key, {})[value] = field
+    else:
+        _pair_cache[(tag, key, value, type(value))] = field
+    _cached[0] += 1
 
 
 def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> list[bytes]:
     if not attributes:
         return []
     out = []
-    cache = _pair_cache
+    texts = _text_fields.get(tag) or {}
+    pairs = _pair_cache
     for key, value in attributes.items():
         kind = type(value)
-        pair = (tag, key, value, kind) if kind is str or kind is bool or kind is int else None  # 1 == True
-        if pair is not None:
-            field = cache.get(pair)
-            if field is not None:
-                out.append(field)
-                continue
+        if kind is str:
+            known = texts.get(key)
+            field = known.get(value) if known is not None else None
+        elif kind is bool or kind is int:
+            field = pairs.get((tag, key, value, kind))
+        else:
+            field = None
+        if field is not None:
+            out.append(field)
+            continue
         body = _key_value(key, value)
         n = len(body)
         field = tag + (bytes((n,)) if n < 0x80 else _varint(n)) + body
-        if pair is not None and len(body) <= 256:
-            if len(cache) >= _PAIR_CACHE_MAX:
-                cache.clear()
-            cache[pair] = field
+        if n <= 256 and (kind is str or kind is bool or kind is int):
+            _remember(tag, key, value, field)
         out.append(field)
     return out
 

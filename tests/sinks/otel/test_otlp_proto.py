@@ -173,3 +173,26 @@ def test_fmt60_recurring_attribute_cache_keeps_types_apart() -> None:
     for first, second in ((True, 1), (1, True), (False, 0), ("1", 1)):
         batch = [_span(attributes={"v": first}), _span(attributes={"v": second})]
         assert encode_trace_request(batch) == encode_spans(batch).SerializePartialToString()
+
+
+_recurring = st.dictionaries(st.sampled_from(["k", "id", "status", "1"]),
+                             st.one_of(st.sampled_from(["a", "1", "", "é", "x" * 300]), st.sampled_from([0, 1, 2]),
+                                       st.booleans(), st.sampled_from([1.0, -0.0])), max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rounds=st.lists(st.lists(st.tuples(_recurring, _recurring), min_size=1, max_size=8), min_size=1, max_size=4),
+       fill=st.booleans())
+def test_property_fmt60_recurring_attributes_encode_as_the_sdk_across_batches(
+        rounds: list[list[tuple[dict[str, Any], dict[str, Any]]]], fill: bool) -> None:
+    """Few keys and values that recur in span and event attributes, over several batches (the encoder remembers the
+    fields of recurring values between batches): every batch encodes to the SDK's bytes, equal values of other
+    types (``1``, ``True``, ``"1"``, ``1.0``) never share a field, and filling the remembered fields past their bound
+    (``fill``) changes nothing."""
+    if fill:
+        filler = [_span(attributes={f"f{i}": f"v{i}"}) for i in range(otlp_proto._CACHE_MAX + 10)]
+        encode_trace_request(filler)
+    for batch_attributes in rounds:
+        batch = [_span(attributes=span_attrs, events=[Event("e", event_attrs, 5)])
+                 for span_attrs, event_attrs in batch_attributes]
+        assert encode_trace_request(batch) == encode_spans(batch).SerializePartialToString()
