@@ -18,15 +18,15 @@ The verdict reads the interval: met when it lies at or under the target, over wh
 
 from __future__ import annotations
 
-import gc
 import random
-import shutil
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
 from pathlib import Path
 from typing import Any
+
+from _timing import fresh_run
 
 __all__ = ["Blocks", "block_orders", "median_interval", "run_blocks", "verdict"]
 
@@ -102,19 +102,15 @@ class Blocks:
 
 def run_blocks(runs: Mapping[str, Callable[[Path], Any]], root: Path, blocks: int, seed: int,
                figure: Callable[[Any], float], check: Callable[[str, Any], str | None]) -> Blocks:
-    """Run ``blocks`` blocks of the two rows ``runs["ours"]`` and ``runs["theirs"]`` (each called with a fresh
-    directory under ``root``, after a ``gc.collect()`` as every row of the bench), in the orders of
+    """Run ``blocks`` blocks of the two rows ``runs["ours"]`` and ``runs["theirs"]`` (each run by
+    :func:`_timing.fresh_run` in a directory of its own under ``root``, as every row of the bench), in the orders of
     :func:`block_orders`. ``figure`` reads a run's all-CPU per tool call, ``check(side, run)`` its outputs (a
     problem's text, or ``None``)."""
     result = Blocks([], [], [])
     for index, ours_first in enumerate(block_orders(blocks, seed)):
         got: dict[str, float] = {}
         for side in (("ours", "theirs") if ours_first else ("theirs", "ours")):
-            directory = root / f"block{seed}-{index}-{side}"
-            directory.mkdir()
-            gc.collect()
-            run = runs[side](directory)
-            shutil.rmtree(directory, ignore_errors=True)
+            run = fresh_run(root / f"block{seed}-{index}-{side}", runs[side])
             problem = check(side, run)
             if problem is not None:
                 result.problems.append(f"block {index} {side}: {problem}")

@@ -1,11 +1,14 @@
-"""Tiny timing helpers shared by the benchmarks: medians of per-call nanoseconds, and a yardstick."""
+"""Tiny timing helpers shared by the benchmarks: medians of per-call nanoseconds, a yardstick, and one run of a row."""
 
 from __future__ import annotations
 
 import gc
+import shutil
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
 
 import pluggy
 
@@ -63,6 +66,24 @@ def interleaved(cases: list[tuple[str, Callable[[], object]]], *, inner: int = 2
         if gc_was_enabled:
             gc.enable()
     return [(name, statistics.median(samples[name])) for name, _ in cases]
+
+
+T = TypeVar("T")
+
+
+def fresh_run(directory: Path, run: Callable[[Path], T], inspect: Callable[[Path], object] | None = None) -> T:
+    """One run of a row: ``run(directory)`` in a new ``directory`` (made here), after a ``gc.collect()`` (set-up:
+    each row starts from a collected heap, so the collections it pays for are its own, never a full one that the
+    garbage of the rows before it made due); ``inspect(directory)`` looks at its outputs before they are deleted."""
+    directory.mkdir()
+    gc.collect()
+    try:
+        result = run(directory)
+        if inspect is not None:
+            inspect(directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return result
 
 
 def table(rows: list[tuple[str, float]], *, baseline: float | None = None) -> str:

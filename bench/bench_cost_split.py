@@ -28,10 +28,8 @@ Run: ``python bench/bench_cost_split.py`` (``--quick``; ``--rounds N``; ``--no-r
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -39,6 +37,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -46,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_exporters as base  # noqa: E402
 from _relay import Row  # noqa: E402
+from _timing import fresh_run  # noqa: E402
 from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
 
 SESSIONS = 20
@@ -221,11 +221,7 @@ def measure(rows: list[Row], shapes: Sequence[tuple[int, int, int]], rounds: int
         for number in range(rounds + 1):  # round 0 warms up
             for r, s in cells[number % len(cells):] + cells[:number % len(cells)]:
                 w = base.Workload(*shapes[s])
-                directory = root / f"{number}-{r}-{s}"
-                directory.mkdir()
-                gc.collect()
-                run = rows[r].fn(w, directory, receiver)
-                shutil.rmtree(directory, ignore_errors=True)
+                run = fresh_run(root / f"{number}-{r}-{s}", partial(rows[r].fn, w, receiver=receiver))
                 if run.atof_lines != w.events() or run.atif_files != w.sessions or run.dropped:
                     problems.append(f"round {number} {row_name(rows[r])} {shapes[s]}: {run.atof_lines}/{w.events()} "
                                     f"ATOF lines, {run.atif_files}/{w.sessions} ATIF files, {run.dropped} dropped")

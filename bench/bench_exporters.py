@@ -74,7 +74,6 @@ pipeline runs the ``observability`` component); every run also checks one trajec
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import importlib.metadata
 import logging
@@ -98,7 +97,7 @@ from _floor import OBLIGATIONS, floor_run  # noqa: E402
 from _one_handoff import OneHandOff  # noqa: E402
 from _paired import run_blocks  # noqa: E402
 from _relay import Row, relay_replay  # noqa: E402
-from _timing import per_call_thread_ns, pluggy_reference  # noqa: E402
+from _timing import fresh_run, per_call_thread_ns, pluggy_reference  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
 from hermes_pipeline.components.observability import ObservabilityComponent  # noqa: E402
@@ -439,12 +438,7 @@ def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_r
         order = list(range(len(table)))
         results: dict[int, Run] = {}
         for i in order[r % len(order):] + order[:r % len(order)]:  # rotating order
-            directory = root / f"r{r}-{i}"
-            directory.mkdir()
-            gc.collect()  # set-up: each row starts from a collected heap, so the collections it pays for are
-            # its own (a full one that the garbage of the rows before it made due would otherwise fall in it)
-            results[i] = table[i].fn(w, directory, receiver)
-            shutil.rmtree(directory, ignore_errors=True)
+            results[i] = fresh_run(root / f"r{r}-{i}", partial(table[i].fn, w, receiver=receiver))
         if r:
             yardstick.append(per_call_thread_ns(reference, inner=500, rounds=11))
         for i, run in results.items() if r else ():

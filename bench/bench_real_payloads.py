@@ -36,13 +36,11 @@ Run: ``python bench/bench_real_payloads.py`` (``--quick``; ``--help``). Figures 
 from __future__ import annotations
 
 import argparse
-import gc
 import gzip
 import importlib.metadata
 import json
 import logging
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -60,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_exporters as base  # noqa: E402
 from _floor import OBLIGATIONS, DequeWriter, floor_replay  # noqa: E402
 from _relay import Row, relay_replay  # noqa: E402
+from _timing import fresh_run  # noqa: E402
 from bench_exporters import Run, Timed, add_observability, count_outputs, observability_config  # noqa: E402
 
 import orjson  # noqa: E402
@@ -344,14 +343,11 @@ def compare(w: RealWorkload, rounds: int, root: Path, receiver: OTLPReceiver, wi
         order = list(range(len(table)))
         results: dict[int, Run] = {}
         for i in order[r % len(order):] + order[:r % len(order)]:
-            directory = root / f"r{r}-{i}"
-            directory.mkdir()
-            gc.collect()  # set-up: each row starts from a collected heap, so the collections it pays for are
-            # its own (a full one that the garbage of the rows before it made due would otherwise fall in it)
-            results[i] = table[i].fn(w, directory, receiver)
-            if table[i].files:
+            def scan(directory: Path, i: int = i) -> None:
                 leaked[i] = max(leaked[i], leaks(directory, w.secrets()))
-            shutil.rmtree(directory, ignore_errors=True)
+
+            results[i] = fresh_run(root / f"r{r}-{i}", partial(table[i].fn, w, receiver=receiver),
+                                   scan if table[i].files else None)
         for i, run in results.items() if r else ():
             runs[i].append(run)
             added[i].append(run.cpu - results[0].cpu)

@@ -155,15 +155,15 @@ _CACHE_MAX: Final = 8192
 _cached = [0]
 
 
-def _remember(tag: bytes, key: str, value: Any, field: bytes) -> None:
+def _remember(tag: bytes, key: str, value: Any, kind: type, field: bytes) -> None:
     if _cached[0] >= _CACHE_MAX:
         _text_fields.clear()
         _pair_cache.clear()
         _cached[0] = 0
-    if type(value) is str:
+    if kind is str:
         _text_fields.setdefault(tag, {}).setdefault(key, {})[value] = field
     else:
-        _pair_cache[(tag, key, value, type(value))] = field
+        _pair_cache[(tag, key, value, kind)] = field
     _cached[0] += 1
 
 
@@ -189,7 +189,7 @@ def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> list[bytes]
         n = len(body)
         field = tag + (bytes((n,)) if n < 0x80 else _varint(n)) + body
         if n <= 256 and (kind is str or kind is bool or kind is int):
-            _remember(tag, key, value, field)
+            _remember(tag, key, value, kind, field)
         out.append(field)
     return out
 
