@@ -47,6 +47,9 @@ KeyFn = Callable[[Mapping[str, Any]], Any]
 Record = tuple[Callable[..., None], int, "tuple[str, str] | None", "Mapping[str, Any] | tuple[Any, ...]", Any]
 """``(hook method of the scope plugin, hook time in epoch µs, captured (session_id, tool_call_id) or None, the dispatch's
 payload or the record lane's fields, copy of the snapshot field or None)``."""
+RECORD_WIDTH: Final = 5
+"""The values of a :data:`Record`: the publication queue (a :class:`~hermes_pipeline.export.writer.RecordWriter`)
+queues each as that many entries."""
 
 
 def capture_context() -> tuple[str, str] | None:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..engine.deadline import Deadline
-from .publication import TrackerDestination, attempt_key, child_key, deferrable, tool_key, turn_key
+from .publication import RECORD_WIDTH, TrackerDestination, attempt_key, child_key, deferrable, tool_key, turn_key
 from .scope_kinds.approval import Approvals
 from .scope_kinds.llm_call import LlmCalls
 from .scope_kinds.session import Sessions
@@ -38,7 +38,7 @@ from .scope_kinds.tool_call import ToolCalls
 from .scope_kinds.trigger import Triggers
 from .scope_kinds.turn import Turns
 from .scopes import Listener, Sanitizer, ScopeTracker
-from .writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter
+from .writer import DEFAULT_MAX_QUEUE_BYTES, BoundedWriter, RecordWriter
 
 
 class ScopePlugin:
@@ -78,9 +78,10 @@ class ScopePlugin:
         """Keys of scopes whose opening record was dropped by the publication queue (FMT-80)."""
         if deferred:
             self._destination = TrackerDestination(tracker, self)
-            self._publication = BoundedWriter(self._destination, name="publication", max_queue_size=max_queue_size,
-                                              max_queue_bytes=max_queue_bytes or DEFAULT_MAX_QUEUE_BYTES,
-                                              max_attempts=1).start()
+            self._publication = RecordWriter(self._destination, width=RECORD_WIDTH, name="publication",
+                                             max_queue_size=max_queue_size,
+                                             max_queue_bytes=max_queue_bytes or DEFAULT_MAX_QUEUE_BYTES,
+                                             max_attempts=1).start()
 
     # ------------------------------------------------------------------ the tracker's public face
 
