@@ -53,11 +53,14 @@ def make_dirs(path: Path) -> None:
             pass
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes, *, sync_directory: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically: a temporary ``.<name>.<pid>.*.tmp`` file (mode ``0600``)
     in the same directory, ``fsync``, rename over the target, then ``fsync`` of the directory where
-    the platform allows it. The temporary file is removed on failure; a crash leaves it for
-    :func:`remove_leftovers`."""
+    the platform allows it (:func:`sync_directory_of`). The temporary file is removed on failure; a crash leaves it
+    for :func:`remove_leftovers`.
+
+    ``sync_directory=False`` leaves the directory's ``fsync`` to the caller, who writes several files into it and
+    syncs it once after the last rename, before it counts any of them as written."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".tmp")  # created 0600
     try:
         try:
@@ -75,8 +78,15 @@ def write_atomically(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
-    try:  # make the rename durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+    if sync_directory:
+        sync_directory_of(path.parent)
+
+
+def sync_directory_of(directory: Path) -> None:
+    """``fsync`` ``directory``, so that a rename into it is durable; best effort (a platform or file system that
+    cannot open or sync a directory is skipped, never raised)."""
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
     except OSError:
         return
     try:

@@ -20,12 +20,13 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ...export.atomic import make_dirs, remove_leftovers, write_atomically
+from ...export.atomic import make_dirs, remove_leftovers, sync_directory_of, write_atomically
 from ...export.definition_files import DefinitionFiles
 from ...export.errors import DeliveryError
 from ...export.files import DAY_SECONDS
@@ -38,10 +39,8 @@ from .resume import SessionFiles
 logger: Final = logging.getLogger("hermes_pipeline.sinks.atif")
 
 
-def atomic_write(path: Path, content: bytes) -> None:
-    """Replace ``path`` with ``content`` atomically, creating missing directories ``0700`` (FMT-52)."""
-    make_dirs(path.parent)
-    write_atomically(path, content)
+_KNOWN_DIRECTORIES_MAX: Final = 1024
+"""Directories a :class:`TrajectoryDirectory` remembers having made (then forgotten all at once and looked at again)."""
 
 
 def prune_trajectories(directory: Path, template: FilenameTemplate, days: int) -> int:
@@ -89,6 +88,11 @@ class TrajectoryDirectory:
         self.written: deque[Path] = deque(maxlen=256)
         """The most recently written paths (bounded; for tests and diagnostics)."""
         self._next_prune = 0.0
+        self._made: set[Path] = set()
+        """Directories made (or found) here before: a file written into one needs no look for it first."""
+        self._unsynced: set[Path] = set()
+        """Directories renamed into and not synced yet (see :meth:`holding`)."""
+        self._holding = 0
 
     def describe(self) -> str:
         """``directory <path>/<template>``."""
@@ -117,18 +121,56 @@ class TrajectoryDirectory:
                         deleted, self.retention_days)
 
     def write(self, batch: list[Any]) -> None:
-        """Write each trajectory file atomically; raise on the first failure."""
+        """Write each trajectory file atomically; raise on the first failure. Each directory renamed into is
+        synced once, after the batch's last file (or when :meth:`holding` ends), before this returns."""
         self._maybe_prune()
-        for item in batch:
-            name, content = item.name, item.content
-            if self.sessions is not None:
-                name, content = self.sessions.prepare(name, getattr(item, "document", None), content)
-            path = self.directory / name
-            definitions = getattr(item, "definitions", None)
-            if definitions and self.shared is not None:
-                self.shared.ensure(definitions)  # first: a reader of the file always finds them
-            atomic_write(path, content)
-            self.written.append(path)
+        try:
+            for item in batch:
+                name, content = item.name, item.content
+                if self.sessions is not None:
+                    name, content = self.sessions.prepare(name, getattr(item, "document", None), content)
+                path = self.directory / name
+                definitions = getattr(item, "definitions", None)
+                if definitions and self.shared is not None:
+                    self.shared.ensure(definitions)  # first: a reader of the file always finds them
+                self._write_file(path, content)
+                self.written.append(path)
+        finally:
+            if not self._holding:
+                self.sync()
+
+    def _write_file(self, path: Path, content: bytes) -> None:
+        directory = path.parent
+        if directory not in self._made:
+            make_dirs(directory)
+            if len(self._made) >= _KNOWN_DIRECTORIES_MAX:
+                self._made.clear()
+            self._made.add(directory)
+        try:
+            write_atomically(path, content, sync_directory=False)
+        except FileNotFoundError:  # the directory was removed since it was made: made again, once
+            self._made.discard(directory)
+            make_dirs(directory)
+            write_atomically(path, content, sync_directory=False)
+        self._unsynced.add(directory)
+
+    def sync(self) -> None:
+        """``fsync`` each directory renamed into since the last sync (FMT-52: the renames are durable)."""
+        directories, self._unsynced = self._unsynced, set()
+        for directory in directories:
+            sync_directory_of(directory)
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Within the block, :meth:`write` leaves the directories' syncs to its end: a writer batch that ends several
+        sessions syncs each directory once, after its last rename and before the batch counts as written."""
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+            if not self._holding:
+                self.sync()
 
 
 def _retryable(status: int) -> bool:

@@ -85,7 +85,12 @@ class _EventsDestination:
             logger.warning("hermes_pipeline: atif: " + message + "; later failures are counted silently", *args)
 
     def write(self, batch: list[Any]) -> None:
-        self.assembler.add_all(batch, self._failed)
+        holding = getattr(self.local, "holding", None)  # the batch's trajectories: one sync per directory
+        if holding is None:
+            self.assembler.add_all(batch, self._failed)
+            return
+        with holding():
+            self.assembler.add_all(batch, self._failed)
 
     def _failed(self, exc: Exception) -> None:
         """FMT-83: one odd event never stops the exporter; it is counted and warned once."""
