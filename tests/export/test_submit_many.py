@@ -292,3 +292,39 @@ def test_fmt_85_an_event_from_another_thread_follows_what_the_batch_collected() 
     assert [batch[0].phase for batch in taker.batches] == [START, END]
     tracker.hand_over()
     assert len(taker.batches) == 2  # nothing handed over twice
+
+
+_odd_sizes = st.lists(st.one_of(st.integers(-5, 400), st.floats(-3.0, 300.0, allow_nan=False), st.booleans(),
+                                st.just("raise"), st.just(None)), min_size=1, max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(sizes=_odd_sizes, limit=st.integers(1, 3000))
+def test_fmt_81_a_batch_is_estimated_as_item_by_item(sizes: list[Any], limit: int) -> None:
+    """FMT-81: ``submit_many`` estimates a batch in one pass when every estimate is a non-negative ``int``, and item by
+    item otherwise (a negative, a float, a bool, ``None`` or a raising size function): the queued bytes, refusals
+    and written items are those of one ``submit`` per item either way."""
+
+    def size(item: int) -> Any:
+        value = sizes[item]
+        if value == "raise":
+            raise RuntimeError("no estimate")
+        return value
+
+    items = list(range(len(sizes)))
+    one_dest, many_dest = MemoryDestination(), MemoryDestination()
+    one = BoundedWriter(one_dest, name="one", max_queue_size=100, max_queue_bytes=limit, size=size, linger=0.0)
+    many = BoundedWriter(many_dest, name="many", max_queue_size=100, max_queue_bytes=limit, size=size, linger=0.0)
+    estimates = [max(int(value), 0) if value not in ("raise", None) else 0 for value in sizes]
+    fits = sum(estimates) <= limit
+    assert many.submit_many(items) is fits
+    if fits:
+        for item in items:
+            assert one.submit(item)
+        assert many.stats()["queue_bytes"] == one.stats()["queue_bytes"] == sum(estimates)
+    else:
+        assert many.stats()["queue_bytes"] == 0 and many.stats()["submitted"] == 0
+    for writer in (one, many):
+        writer.start()
+        assert writer.close(5.0)
+    assert many_dest.items == one_dest.items
