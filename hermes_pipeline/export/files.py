@@ -77,6 +77,8 @@ def _iov_max() -> int:
 
 _IOV_MAX: Final = _iov_max()
 """Buffers per ``os.writev`` call: the platform's ``IOV_MAX``, at most 1,024 (Linux's)."""
+_BYTES: Final = frozenset({bytes})
+"""A chunk of only ``bytes`` lines (whose lengths are their sizes) is known written whole from the count alone."""
 
 
 def _as_bytes(item: Any) -> bytes:
@@ -111,6 +113,9 @@ def write_lines(fd: int, lines: list[Any]) -> None:
             pending = pending[:at] + [_as_bytes(item) for item in pending[at:]]
             continue
         progressed = written > 0
+        if written == sum(map(len, chunk)) and set(map(type, chunk)) == _BYTES:  # all of it (the usual case)
+            at += len(chunk)
+            continue
         for item in chunk:
             size = item.nbytes if isinstance(item, memoryview) else len(item)
             if written < size:

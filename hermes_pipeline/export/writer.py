@@ -570,7 +570,6 @@ class BoundedWriter:
                 pass
 
 
-
 class RecordWriter(BoundedWriter):
     """A :class:`BoundedWriter` of records: tuples of ``width`` values (the publication queue's, FMT-80).
 
@@ -710,6 +709,7 @@ class Records(Sequence[tuple[Any, ...]]):
 
     def __repr__(self) -> str:
         return f"Records({list(self)!r})"
+
 
 def warn_nonzero_counters(log: logging.Logger, exporter: str, counters: Mapping[str, int]) -> None:
     """Log (on the exporter's own ``log``) the non-zero counters of an exporter that shut down (FMT-82):
