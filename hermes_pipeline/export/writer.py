@@ -149,6 +149,12 @@ class BoundedWriter:
         self._urgent = False
         self._retryable: Callable[[BaseException], bool] = getattr(destination, "retryable", is_retryable)
         self._queue: deque[Any] = deque()
+        self._width = 1
+        """Queue entries per item (a :class:`RecordWriter` queues each of its records as its values)."""
+        self._put: Callable[[Any], None] = self._queue.append
+        self._put_all: Callable[[list[Any]], None] = self._queue.extend
+        self._max_entries = max_queue_size
+        self._batch_entries = max_batch_size
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._wake = threading.Event()
@@ -198,24 +204,24 @@ class BoundedWriter:
         if self._closing:
             self._count_refused("dropped_closed")
             return False
-        if len(queue) >= self._max and not force:
+        if len(queue) >= self._max_entries and not force:
             self._count_refused("dropped_queue_full")
             return False
         limit = self._max_bytes
         if limit is None:
-            queue.append(item)
+            self._put(item)
         else:
             n = nbytes if nbytes is not None else self._estimate(item)
             if queue and not force and self._bytes_in - self._bytes_out + n > limit:
                 self._count_refused("dropped_queue_bytes")
                 return False
             self._sizes.append(n)
-            queue.append(item)
+            self._put(item)
             # Only submitting threads write ``_bytes_in`` and only the worker ``_bytes_out``, so the worker never
             # loses an update; an interleaving of two submitters could only lose an addition, which loosens the
             # bound by that item and never refuses more.
             self._bytes_in += n
-        if len(queue) == self._batch:  # a full batch is waiting: worth a wake-up now
+        if len(queue) == self._batch_entries:  # a full batch is waiting: worth a wake-up now
             self._wake.set()
         elif self._sleeping:  # the worker stopped polling after an idle spell: wake it, once
             self._sleeping = False
@@ -229,19 +235,19 @@ class BoundedWriter:
         """:meth:`submit` (without ``force``) of an item whose estimated size the caller computed where it was
         cheap: the shortest path, for the agent's thread (the publication queue's records)."""
         queue = self._queue
-        if self._closing or len(queue) >= self._max:
+        if self._closing or len(queue) >= self._max_entries:
             self._count_refused("dropped_closed" if self._closing else "dropped_queue_full")
             return False
         if self._max_bytes is None:
-            queue.append(item)
+            self._put(item)
         elif queue and self._bytes_in - self._bytes_out + nbytes > self._max_bytes:
             self._count_refused("dropped_queue_bytes")
             return False
         else:
             self._sizes.append(nbytes)
-            queue.append(item)
+            self._put(item)
             self._bytes_in += nbytes  # see submit()
-        if len(queue) == self._batch:  # see submit()
+        if len(queue) == self._batch_entries:  # see submit()
             self._wake.set()
         elif self._sleeping:
             self._sleeping = False
@@ -261,20 +267,20 @@ class BoundedWriter:
         """
         queue = self._queue
         before = len(queue)
-        if self._closing or before + len(items) > self._max:
+        if self._closing or before + len(items) * self._width > self._max_entries:
             return False
         limit = self._max_bytes
         if limit is None:
-            queue.extend(items)
+            self._put_all(items)
         else:
             sizes = nbytes if nbytes is not None else self._estimate_all(items)
             total = sum(sizes)
             if self._bytes_in - self._bytes_out + total > limit:
                 return False
             self._sizes.extend(sizes)
-            queue.extend(items)
+            self._put_all(items)
             self._bytes_in += total
-        if before < self._batch <= len(queue):  # a full batch is waiting: worth a wake-up now
+        if before < self._batch_entries <= len(queue):  # a full batch is waiting: worth a wake-up now
             self._wake.set()
         elif self._sleeping:  # the worker stopped polling after an idle spell: wake it, once
             self._sleeping = False
@@ -587,79 +593,30 @@ class RecordWriter(BoundedWriter):
             raise ValueError("width must be >= 1")
         super().__init__(destination, **options)
         self._width = width
+        self._put = self._queue.extend
+        self._put_all = self._extend_all
+        self._max_entries = self._max * width
+        self._batch_entries = self._batch * width
 
     def submit(self, item: Any, *, force: bool = False, nbytes: int | None = None) -> bool:
         """:meth:`BoundedWriter.submit` of one record (a tuple of ``width`` values)."""
-        if type(item) is not tuple or len(item) != self._width:
-            raise ValueError(f"a record of {self.name} is a tuple of {self._width} values")
-        queue = self._queue
-        if self._closing:
-            self._count_refused("dropped_closed")
-            return False
-        if len(queue) >= self._max * self._width and not force:
-            self._count_refused("dropped_queue_full")
-            return False
-        if self._max_bytes is not None:
-            n = nbytes if nbytes is not None else self._estimate(item)
-            if queue and not force and self._bytes_in - self._bytes_out + n > self._max_bytes:
-                self._count_refused("dropped_queue_bytes")
-                return False
-            self._sizes.append(n)  # before its record (see BoundedWriter._sizes)
-            self._bytes_in += n
-        queue.extend(item)
-        self._queued(len(queue))
-        return True
-
-    def submit_sized(self, item: Any, nbytes: int) -> bool:
-        """:meth:`BoundedWriter.submit_sized` of one record: the agent's thread's path (a lane's record)."""
-        queue = self._queue
-        width = self._width
-        if self._closing or len(queue) >= self._max * width:
-            self._count_refused("dropped_closed" if self._closing else "dropped_queue_full")
-            return False
-        if self._max_bytes is None:
-            queue.extend(item)
-        elif queue and self._bytes_in - self._bytes_out + nbytes > self._max_bytes:
-            self._count_refused("dropped_queue_bytes")
-            return False
-        else:
-            self._sizes.append(nbytes)
-            queue.extend(item)
-            self._bytes_in += nbytes
-        if len(queue) == self._batch * width:  # a full batch is waiting (see BoundedWriter.submit)
-            self._wake.set()
-        elif self._sleeping:
-            self._sleeping = False
-            self._wake.set()
-        return True
+        self._check((item,))
+        return super().submit(item, force=force, nbytes=nbytes)
 
     def submit_many(self, items: list[Any], nbytes: list[int] | None = None) -> bool:
         """:meth:`BoundedWriter.submit_many` of records: all of them, or none (and nothing counted)."""
+        self._check(items)
+        return super().submit_many(items, nbytes)
+
+    def _check(self, items: Any) -> None:
         width = self._width
         if any(type(item) is not tuple or len(item) != width for item in items):
             raise ValueError(f"a record of {self.name} is a tuple of {width} values")
-        queue = self._queue
-        if self._closing or len(queue) + len(items) * width > self._max * width:
-            return False
-        if self._max_bytes is not None:
-            sizes = nbytes if nbytes is not None else self._estimate_all(items)
-            total = sum(sizes)
-            if self._bytes_in - self._bytes_out + total > self._max_bytes:
-                return False
-            self._sizes.extend(sizes)
-            self._bytes_in += total
-        for item in items:
-            queue.extend(item)
-        self._queued(len(queue))
-        return True
 
-    def _queued(self, entries: int) -> None:
-        """Wake the worker for a full batch, or after an idle spell (see :meth:`BoundedWriter.submit`)."""
-        if entries >= self._batch * self._width:
-            self._wake.set()
-        elif self._sleeping:
-            self._sleeping = False
-            self._wake.set()
+    def _extend_all(self, items: list[Any]) -> None:
+        put = self._queue.extend
+        for item in items:
+            put(item)
 
     def _depth(self) -> int:
         return len(self._queue) // self._width
