@@ -4,7 +4,8 @@ With a deferred :class:`~hermes_pipeline.export.scope_hooks.ScopePlugin`, each `
 :func:`deferrable` captures the hook time (and, where needed, the caller's context) and appends one
 record to a single bounded FIFO; the publication thread replays the records in order against the hooks
 object (its scope kinds and their tracker), which emits the scope events to the listeners. The caller's
-thread therefore pays a clock read, a tuple and a queue append per hook, whatever the number of
+thread therefore pays a clock read and one queue extend per hook (the record's values: the queue keeps no tuple
+per record, :class:`~hermes_pipeline.export.writer.RecordWriter`), whatever the number of
 exporters. Each such hookimpl also offers a record lane (:data:`~hermes_pipeline.engine.callbacks.RECORD_LANE`): the same record from the
 hook's fields passed positionally, which a host uses when every listener of the hook has one (the tool
 path of :mod:`hermes_pipeline.host.tools`, the LLM call's and the turn's hooks), so that no payload dict is built
