@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -65,6 +66,8 @@ class _EventsDestination:
         self.assembler = assembler
         self.local = local
         """Opened on this writer's thread (retention); ``None`` when the upload writer owns it."""
+        self._holding: Callable[[], AbstractContextManager[None]] = getattr(local, "holding", None) or nullcontext
+        """The output's hold over a batch (one sync per directory for the batch's trajectories), if it has one."""
         self.failures = 0
         self._warned: set[str] = set()
 
@@ -85,11 +88,7 @@ class _EventsDestination:
             logger.warning("hermes_pipeline: atif: " + message + "; later failures are counted silently", *args)
 
     def write(self, batch: list[Any]) -> None:
-        holding = getattr(self.local, "holding", None)  # the batch's trajectories: one sync per directory
-        if holding is None:
-            self.assembler.add_all(batch, self._failed)
-            return
-        with holding():
+        with self._holding():
             self.assembler.add_all(batch, self._failed)
 
     def _failed(self, exc: Exception) -> None:
