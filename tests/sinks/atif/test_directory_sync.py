@@ -8,11 +8,14 @@ syncs each directory once, after the batch's last rename and before the batch is
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_pipeline.sinks.atif import build_atif_sink
 from hermes_pipeline.sinks.atif import files
@@ -117,3 +120,47 @@ def test_fmt_52_a_directory_removed_between_writes_is_made_again(tmp_path: Path)
     directory.write([_Item("day/b.json", b"2")])
     assert (tmp_path / "day" / "b.json").read_bytes() == b"2"
     assert (tmp_path / "day").stat().st_mode & 0o777 == 0o700
+
+
+_batches = st.lists(st.lists(st.tuples(st.sampled_from(["d1", "d2", "d2/e", "d3"]), st.integers(0, 5)),
+                             min_size=1, max_size=5), min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=_batches, held=st.booleans())
+def test_fmt_52_every_rename_is_synced_once_before_its_batch_returns(tmp_path: Path, io_log: list[tuple[Any, ...]],
+                                                                    batches: list[list[tuple[str, int]]],
+                                                                    held: bool) -> None:
+    """FMT-52/84, generated batches of files in several directories, written one batch per ``write`` or all under one
+    hold: when the call (or the hold) returns, each directory renamed into was synced exactly once since it began,
+    after its last rename, and while it held every file renamed into it."""
+    root = tmp_path / os.urandom(4).hex()
+    directory = TrajectoryDirectory(root, FilenameTemplate.parse("{date}/{session_id}.json"))
+
+    def check(start: int) -> None:
+        entries = io_log[start:]
+        renamed = {entry[1] for entry in entries if entry[0] == "file"}
+        syncs = [entry for entry in entries if entry[0] == "sync"]
+        assert sorted(entry[1] for entry in syncs) == sorted(renamed)
+        for directory_synced in renamed:
+            at = max(i for i, entry in enumerate(entries) if entry[0] == "sync" and entry[1] == directory_synced)
+            names = {entry[3] for entry in entries[:at] if entry[0] == "file" and entry[1] == directory_synced}
+            assert at > max(i for i, entry in enumerate(entries) if entry[0] == "file" and entry[1] == directory_synced)
+            assert names <= set(entries[at][2])
+        assert not any(entry[2] for entry in entries if entry[0] == "file")  # no file synced its directory itself
+
+    def write_all() -> None:
+        for batch in batches:
+            start = len(io_log)
+            directory.write([_Item(f"{sub}/f{n}.json", f"{sub}{n}".encode()) for sub, n in batch])
+            if not held:
+                check(start)
+
+    start = len(io_log)
+    if held:
+        with directory.holding():
+            write_all()
+            assert not any(entry[0] == "sync" for entry in io_log[start:])
+        check(start)
+    else:
+        write_all()
