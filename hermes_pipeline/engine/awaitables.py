@@ -98,7 +98,7 @@ def submit(awaitable: Awaitable[T], timeout: float = ASYNC_CALLBACK_TIMEOUT) -> 
             if finished.cancelled():
                 future.set_exception(AsyncCallbackTimeout("async callback was cancelled"))
             elif finished.exception() is not None:
-                future.set_exception(finished.exception())  # type: ignore[arg-type]
+                future.set_exception(finished.exception())
             else:
                 future.set_result(finished.result())
 

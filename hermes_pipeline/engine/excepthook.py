@@ -59,7 +59,7 @@ def install_thread_excepthook() -> None:
         current = threading.excepthook
         if _installed and current is _installed[0]:
             return
-        previous = current
+        previous: Any = current  # called with this module's _HookArgs, which has the fields of the hook's own
 
         def hook(args: Any) -> None:
             if args.exc_type is SystemExit:

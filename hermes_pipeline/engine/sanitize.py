@@ -119,7 +119,8 @@ def token_value_redacted(value: object, cls: type) -> bool:
     if value is None:
         return False
     if cls is int:
-        return value.bit_length() > _MAX_INT_BITS  # type: ignore[attr-defined]
+        bits: int = value.bit_length()  # type: ignore[attr-defined]  # an exact int (cls is int)
+        return bits > _MAX_INT_BITS
     if cls is float:
         return not math.isfinite(value)  # type: ignore[arg-type]
     return True
@@ -130,7 +131,7 @@ _ENVIRON_DATA: Final[Any] = getattr(os.environ, "_data", None)
 """``os.environ``'s own table (encoded keys and values): ``os.environ.get`` reads it through three Python-level
 calls (about 1 us); :func:`payload_max_chars` reads it directly, the same entry, while ``os.environ`` is still
 that object (a test may replace the whole mapping: then the mapping in place is read)."""
-_ENV_KEY: Final[Any] = os.environ.encodekey(PAYLOAD_MAX_CHARS_ENV) if _ENVIRON_DATA is not None else None  # type: ignore[attr-defined]
+_ENV_KEY: Final[Any] = os.environ.encodekey(PAYLOAD_MAX_CHARS_ENV) if _ENVIRON_DATA is not None else None
 _LIMITS: Final[dict[Any, int]] = {}
 """Raw variable value -> ``L`` (a handful of distinct values in a process; emptied past 64)."""
 
@@ -158,7 +159,7 @@ def payload_max_chars() -> int:
         if limit is None:
             if len(_LIMITS) >= 64:
                 _LIMITS.clear()
-            limit = _LIMITS[encoded] = _parse_limit(_ENVIRON.decodevalue(encoded))  # type: ignore[attr-defined]
+            limit = _LIMITS[encoded] = _parse_limit(_ENVIRON.decodevalue(encoded))
         return limit
     raw = os.environ.get(PAYLOAD_MAX_CHARS_ENV)
     return DEFAULT_PAYLOAD_MAX_CHARS if raw is None else _parse_limit(raw)

@@ -31,7 +31,7 @@ already holds; they are never written anywhere. Thread-safe: single dict and set
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from . import scrub as _scrub
 from .scrub import CLEAN_MAX_CHARS, REDACTION_FAILED, SCRUB_MIN_CHARS, known_clean, safe_scrub
@@ -47,7 +47,7 @@ _memo: Final[dict[str, str]] = {}
 """Raw text -> its scrubbed text, for texts the scan changed."""
 _scrubbed: Final[set[str]] = set()
 """Texts that are the result of a scan: already scrubbed, kept as they are by a later walk."""
-_state: Final[dict[str, object]] = {"key": None, "chars": 0, "scans": 0}
+_state: Final[dict[str, Any]] = {"key": None, "chars": 0, "scans": 0}
 made_clean: Final[set[str]] = set()
 """Identifiers the engine made itself (:func:`mark_made`), each at most ``CLEAN_MAX_CHARS`` long (a hit needs no
 length test, as with ``known_clean``); read-only outside this module."""
@@ -88,12 +88,12 @@ def scrub_once(text: str) -> str:
     done = _memo.get(text)
     if done is not None:
         return done
-    _state["scans"] = int(_state["scans"]) + 1  # type: ignore[call-overload]
+    _state["scans"] = int(_state["scans"]) + 1
     out = safe_scrub(text)  # a fixpoint: scrub_text scans a changed text again until nothing changes
     # A text the scan left unchanged is remembered by scrub_text itself (known_clean, long_clean): only a changed
     # one is kept here. A failure may be transient: that text is scanned again next time.
     if out is not text and n <= MAX_CHARS and out != REDACTION_FAILED:
-        chars = int(_state["chars"]) + n + len(out)  # type: ignore[call-overload]
+        chars = int(_state["chars"]) + n + len(out)
         if chars > BUDGET_CHARS:
             _memo.clear()
             _scrubbed.clear()
@@ -113,4 +113,4 @@ def is_scrubbed(text: str) -> bool:
 
 def scans() -> int:
     """How many texts :func:`scrub_once` has handed to the scanner in this process (for tests and benches)."""
-    return int(_state["scans"])  # type: ignore[call-overload]
+    return int(_state["scans"])

@@ -147,7 +147,9 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
             if _generated(m.group(m.lastgroup or 0)):
                 # A key is a whole token: what is glued to its end (another key written right after it,
                 # ``AKIA…LTAI…`` or ``AKIA…dp.st.…``, whose own prefix has no boundary before it) goes with it.
-                covered = _KEY_TAIL.match(text, m.end()).end()
+                tail = _KEY_TAIL.match(text, m.end())
+                assert tail is not None  # its empty alternative matches anywhere
+                covered = tail.end()
                 spans.append((m.start(), covered))
         if run.end() - run.start() >= 59:
             spans.extend(m.span() for m in _DISCORD_RE.finditer(text, run.start(), run.end()))

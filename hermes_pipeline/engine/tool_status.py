@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from ..contract.status import ToolErrorType, ToolStatus
 from .scrub import scrub_message
@@ -26,7 +26,7 @@ _ESCAPED_ERROR_LETTER: Final = re.compile(r"\\u00(?:65|72|6[fF])")
 """A ``\\u`` escape of ``e``, ``r`` or ``o``: the only other way JSON can spell the key ``error``."""
 
 
-class _Deferred:
+class DeferredStatus:
     """The type of :data:`DEFERRED_STATUS` (one instance; a readable repr in a failing test)."""
 
     __slots__ = ()
@@ -35,7 +35,7 @@ class _Deferred:
         return "DEFERRED_STATUS"
 
 
-DEFERRED_STATUS: Final = _Deferred()
+DEFERRED_STATUS: Final = DeferredStatus()
 """Stands for ``post_tool_call``'s ``status`` in a record lane's fields (its ``error_type`` and
 ``error_message`` then ``None``): the lane's consumer derives the three from ``result`` with
 :func:`derive_status`, off the agent's thread (:func:`resolve_status`)."""
@@ -74,7 +74,7 @@ def derives_status(method: F) -> F:
     return method
 
 
-def resolve_status(fields: Sequence[object], result_at: int, status_at: int) -> Sequence[object]:
+def resolve_status(fields: Sequence[Any], result_at: int, status_at: int) -> Sequence[Any]:
     """``fields`` with a :data:`DEFERRED_STATUS` at ``status_at`` (followed by ``error_type`` and
     ``error_message``) replaced by :func:`derive_status` of the result at ``result_at`` (a tuple); as given
     otherwise."""

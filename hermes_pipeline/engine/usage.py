@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -38,6 +38,7 @@ def normalize_usage(raw: Any) -> dict[str, Any] | None:
     if raw is None:
         return None
     reported: list[str] = []
+    get: Callable[[str], Any]
     if type(raw) is dict or isinstance(raw, Mapping):  # the fields read below, as _get reads them, without its loop
         get = raw.get
     else:

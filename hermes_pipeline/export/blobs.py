@@ -104,10 +104,11 @@ def _blob_lock(home: Path) -> Iterator[bool]:
     """Hold the blobs' lock; yields ``False`` (not held) when it cannot be taken (no writable
     ``observability/``): a writer then goes on without it, and :func:`sweep` deletes nothing."""
     lock = home / LOCK_NAME
-    held: AbstractContextManager[None] | None = file_lock(lock)
+    taken = file_lock(lock)
+    held: AbstractContextManager[None] | None = taken
     try:
         lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        held.__enter__()
+        taken.__enter__()
     except OSError:
         held = None
     if held is None:

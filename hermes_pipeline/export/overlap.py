@@ -56,7 +56,7 @@ class _Held:
 
 
 def _start(held: ScopeEvent | _Held) -> ScopeEvent:
-    return held if type(held) is ScopeEvent else held.start  # type: ignore[return-value,union-attr]
+    return held if type(held) is ScopeEvent else held.start  # type: ignore[return-value]
 
 
 class HeldStarts:
@@ -123,12 +123,12 @@ class HeldStarts:
         if key is not None and event.uuid != _start(self.sessions[key]).uuid:  # under the held scope
             held = self.sessions[key]
             if type(held) is not _Held:
-                held = self.sessions[key] = _Held(held)  # type: ignore[arg-type]
-            held.buffer.append(event)  # type: ignore[union-attr]
+                held = self.sessions[key] = _Held(held)  # type: ignore[arg-type]  # not a _Held: a ScopeEvent
+            held.buffer.append(event)
             if event.phase == START:
                 self._owner[event.uuid] = key
-                held.members.append(event.uuid)  # type: ignore[union-attr]
-            if len(held.buffer) >= MAX_HELD:  # type: ignore[union-attr]
+                held.members.append(event.uuid)
+            if len(held.buffer) >= MAX_HELD:
                 self._publish(self._release(key), publish)
             return True
         own = key if key is not None else event.session_uuid
@@ -147,7 +147,7 @@ class HeldStarts:
             for uuid in held.members:
                 self._owner.pop(uuid, None)
         elif held is not None:
-            self._owner.pop(held.uuid, None)
+            self._owner.pop(_start(held).uuid, None)
         return held
 
     @staticmethod

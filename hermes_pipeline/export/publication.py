@@ -25,7 +25,7 @@ import functools
 import inspect
 import logging
 from operator import attrgetter, itemgetter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from time import time_ns
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
@@ -148,7 +148,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         return None
     spec = info.fields
     count = len(names)
-    pick: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
+    pick: Callable[[Sequence[Any]], tuple[Any, ...]] | None = None
     if spec[:count] != names:
         positions = [spec.index(name) for name in names]
         pick = itemgetter(*positions) if count > 1 else lambda fields: tuple(fields[i] for i in positions)
@@ -187,7 +187,7 @@ def _lane(method: Callable[..., None], names: tuple[str, ...], opens: KeyFn | No
         if queue is None:
             owner = self if resolve is None else resolve(self)  # the kinds are made with the hooks object
 
-            def direct(fields: tuple[Any, ...]) -> None:
+            def direct(fields: Sequence[Any]) -> None:
                 if resolves:
                     fields = resolve_status(fields, result_at, status_at)
                 method(owner, *(fields[:count] if pick is None else pick(fields)))

@@ -429,8 +429,8 @@ def call_tool(turn: Turn, tool_name: str, args: dict[str, Any], fn: ToolFn, *, t
     view: Any = None  # read_only(args) once handed to observers (see ToolCall.observed_args)
     try:
         if pre:  # the hook of ToolCall.pre_tool_call (no middleware: an empty trace)
-            fields = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id,
-                      NO_TRACE if pre_lanes is not None else [], toolset)
+            fields: tuple[Any, ...] = (tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id,
+                                       NO_TRACE if pre_lanes is not None else [], toolset)
             if pre_lanes is not None:  # recorders only (nothing can block or modify): their lanes, no payload
                 for lane in pre_lanes:
                     lane(fields)

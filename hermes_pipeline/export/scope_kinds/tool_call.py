@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from ...contract.versions import TELEMETRY_SCHEMA_VERSION
 from ...engine import tool_status
-from ...engine.tool_status import DEFERRED_STATUS, OK_STATUS, derives_status
+from ...engine.tool_status import OK_STATUS, DeferredStatus, derives_status
 from ..classify import exit_code_failed, tool_error_type, tool_span_kind
 from ..events import CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, SCOPE, START, ScopeEvent
 from ..ids import new_uuid7
@@ -133,12 +133,12 @@ class ToolCalls:
     @derives_status
     def post_tool_call(self, tool_name: str, args: dict[str, Any], task_id: str, session_id: str,
                        tool_call_id: str, turn_id: str, api_request_id: str, result: str, duration_ms: int,
-                       status: str, error_type: str | None, error_message: str | None,
+                       status: str | DeferredStatus, error_type: str | None, error_message: str | None,
                        middleware_trace: list[dict[str, str]] | None = None, toolset: str | None = None,
                        exit_code: int | None = None) -> None:
         tracker = self.tracker
         ts = tracker.now()
-        if status is DEFERRED_STATUS:  # left to derive from the result here, off the agent's thread (tool_status)
+        if isinstance(status, DeferredStatus):  # derived from the result here, off the agent's thread (tool_status)
             status, error_type, error_message = tool_status.derive_status(result) if isinstance(result, str) \
                 else OK_STATUS
         data: dict[str, Any] = {"result": result}

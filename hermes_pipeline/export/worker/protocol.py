@@ -89,4 +89,7 @@ def event_fields(event: ScopeEvent) -> tuple[Any, ...]:
 
 def event_from_fields(fields: tuple[Any, ...]) -> ScopeEvent:
     """The event of :func:`event_fields`' tuple."""
-    return ScopeEvent(*fields[:13], facts=fields[13])
+    kind, phase, uuid, parent, timestamp, name, category, attributes, profile, data, metadata, session, root, \
+        facts = fields
+    return ScopeEvent(kind, phase, uuid, parent, timestamp, name, category, attributes, profile, data, metadata,
+                      session, root, facts=facts)

@@ -91,7 +91,7 @@ class StepMapper:
         trajectory in ``extra.hermes.definitions``, see :mod:`~hermes_pipeline.export.definitions`)."""
         self._defined: set[str] = set()
         self._names: dict[int, str] = {}
-        self._turns: dict[int, _Turn] = {}
+        self._turns: dict[int | None, _Turn] = {}
         self._outside = _Turn(0)
         self._scope_turn: dict[int, int] = {}
         self._tools: set[int] = set()
@@ -282,11 +282,11 @@ class StepMapper:
             turn.pending_failed.setdefault(str(request_id), []).append(record)
             self.failed_attempts += 1
             return
-        message = response.get("assistant_message")
-        message = message if (type(message) is dict or isinstance(message, Mapping)) else {}
+        reply = response.get("assistant_message")
+        assistant: Mapping[str, Any] = reply if (type(reply) is dict or isinstance(reply, Mapping)) else {}
         start_data = start.data if start is not None else None
         request = start_data.get("request") if type(start_data) is dict or isinstance(start_data, Mapping) else None
-        step: dict[str, Any] = {"source": "agent", "message": text_of(message.get("content")),
+        step: dict[str, Any] = {"source": "agent", "message": text_of(assistant.get("content")),
                                 "timestamp": rfc3339_us(event.timestamp_us)}
         model = (event.profile or {}).get("model_name") or response.get("model")
         if not model and start is not None:
@@ -296,10 +296,10 @@ class StepMapper:
         effort = reasoning_effort(request)
         if effort is not None:
             step["reasoning_effort"] = effort
-        reasoning = message.get("reasoning_content", message.get("reasoning"))
+        reasoning = assistant.get("reasoning_content", assistant.get("reasoning"))
         if isinstance(reasoning, str) and reasoning:
             step["reasoning_content"] = reasoning
-        calls = self._tool_calls(message, turn, event.uuid, step)
+        calls = self._tool_calls(assistant, turn, event.uuid, step)
         if calls:
             step["tool_calls"] = calls
         metrics = step_metrics(data.get("usage"))

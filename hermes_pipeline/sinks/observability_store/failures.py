@@ -256,8 +256,8 @@ def read_failures(store: Path) -> dict[str, Any]:
     """What the record beside ``store`` says: ``failing`` (the reason, or ``None``), ``rows_lost``,
     ``write_failures`` and ``kinds`` (per kind counts, first and last time, last reason)."""
     record = read_failures_file(failures_path(store))
-    kinds = record.get("kinds") if isinstance(record.get("kinds"), dict) else {}
-    kinds = {k: v for k, v in kinds.items() if isinstance(v, dict)}
+    listed = record.get("kinds")
+    kinds = {k: v for k, v in listed.items() if isinstance(v, dict)} if isinstance(listed, dict) else {}
     return {"failing": record.get("last_reason") if record.get("failing_since") else None,
             "failing_since": record.get("failing_since"), "recovered_at": record.get("recovered_at"),
             "rows_lost": sum(int(v.get("rows_lost", 0) or 0) for v in kinds.values()),

@@ -353,9 +353,10 @@ class DirectOTLPSpanExporter:
         )
 
         self._endpoint = endpoint
-        transport = _common._build_transport(None, None, None, OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
-                                             OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
-                                             OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE, session=session)
+        # the SDK's transport, or AttemptTimeout standing in for it (the same methods)
+        transport: Any = _common._build_transport(None, None, None, OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
+                                                  OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
+                                                  OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE, session=session)
         if attempt_timeout is not None:
             transport = AttemptTimeout(transport, attempt_timeout)
         self._max_request_size: int = _common._DEFAULT_MAX_REQUEST_SIZE

@@ -201,12 +201,12 @@ class SpanBuilder:
                 if self.always_sample_errors:
                     scope.hold = Held()
         if event.category == "llm":
-            turn = scope.parent
-            while turn is not None and turn.start.name != "agent.run":
-                turn = turn.parent
-            if turn is not None and turn.provider is None:  # the turn's invoke_agent span names the provider
+            run = scope.parent
+            while run is not None and run.start.name != "agent.run":
+                run = run.parent
+            if run is not None and run.provider is None:  # the turn's invoke_agent span names the provider
                 provider = event.metadata.get("hermes.provider")
-                turn.provider = provider if isinstance(provider, str) else ""
+                run.provider = provider if isinstance(provider, str) else ""
             owner = scope.counter_owner()
             if self._offers and owner is not scope:  # tool spans name the schema and description the model saw
                 offered = tool_definitions((event.data or {}).get("request"))
