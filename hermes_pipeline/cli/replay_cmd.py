@@ -37,6 +37,7 @@ def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: 
     from ..replay.agents import load_agent
     from ..replay.errors import TrajectoryError
     from ..replay.hermes_run import is_hermes_recording, run_hermes_replay
+    from ..replay.replay import Mode
     from ..replay.runner import parse_overrides, run_replay
 
     overrides = parse_overrides(args.set)
@@ -55,7 +56,7 @@ def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: 
                                   "(--skill / --memory change an offline replay)", key="--set")
         files = replacement_files(recording, args.skill or (), args.memory or ())
         # a what-if serves the steps before N even when their requests differ (the change shows from N on)
-        mode = args.mode or ("lenient" if args.live_from is not None else "strict")
+        mode: Mode = args.mode or ("lenient" if args.live_from is not None else "strict")
         try:
             return run_hermes_replay(recording, mode=mode, output=output,
                                      store=store() if output is None else None, home=home,

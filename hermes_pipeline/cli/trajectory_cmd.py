@@ -207,8 +207,8 @@ def _prune(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail("prune", exc)
     removed, verdict = prune_with_verdict(store, days, dry_run=args.dry_run)
-    skipped = verdict is not None and not verdict.trusted
-    if skipped:  # the clock cannot be trusted: nothing deleted (docs/retention-clock.md)
+    # the clock cannot be trusted: nothing deleted (docs/retention-clock.md)
+    if verdict is not None and not verdict.trusted:
         print(f"{PROG} prune: retention skipped, nothing deleted: {verdict.reason}", file=sys.stderr)
     if args.json:
         print(json.dumps({"store": str(store), "older_than_days": days, "dry_run": args.dry_run,

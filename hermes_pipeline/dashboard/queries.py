@@ -237,7 +237,7 @@ def trajectory(sources: Sources, ref: str) -> dict[str, Any] | None:
             raise
         return None
     doc, problem = _read(path)
-    if problem is not None:
+    if doc is None:  # _read gives either the document or the problem
         return {"id": trajectory_id, "file": path.name, "problem": problem}
     ids = json.dumps([trajectory_id, *_turn_ids(doc)])
     problems: list[str] = []

@@ -97,7 +97,7 @@ def skill(sources: Sources, name: str, a: int | None = None, b: int | None = Non
         v["files"] = [str(f) for f in files] if isinstance(files, list) else [str(files)]
         v["stats"] = buckets.get(v["version"], {"runs": 0, "ok": 0, "rate": None, "mean_cost": None, "latest": []})
     numbers = [int(v["version"]) for v in versions]
-    compare = None
+    compare: dict[str, Any] | None = None
     if len(numbers) >= 2:
         a = a if a in numbers else numbers[-2]
         b = b if b in numbers else numbers[-1]
@@ -171,7 +171,7 @@ def memory_file(sources: Sources, path: str, query: ListQuery) -> dict[str, Any]
         candidates = [o for o in owners or [] if str(o["session_id"]) == str(row.get("trigger_session_id"))]
         inside = [o for o in candidates if str(o.get("started_at") or "") <= stamp <= str(o.get("ended_at") or "~")]
         before = [o for o in candidates if str(o.get("started_at") or "") <= stamp]
-        run = (inside or before or [None])[-1]
+        run = next(reversed(inside or before), None)
         row["trajectory_id"] = run["trajectory_id"] if run else None
         row["has_file"] = row["trajectory_id"] in present
         row["diff"] = _diff(row.get("before_excerpt"), row.get("after_excerpt"))

@@ -128,7 +128,8 @@ def replay_summary(sources: Sources, original_doc: dict[str, Any], replay_id: st
 
     doc, _ = _read(sources.trajectories / name)
     hermes = ((doc or {}).get("extra") or {}).get("hermes") or {}
-    record = hermes.get("replay") if isinstance(hermes.get("replay"), dict) else {}
+    replay = hermes.get("replay")
+    record = replay if isinstance(replay, dict) else {}
     try:
         verdict = diff_trajectories(original_doc, doc).verdict if doc is not None else "cannot be read"
     except (TypeError, ValueError, KeyError, AttributeError):

@@ -298,7 +298,7 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         """Every read and write of the connection waits at most the server's idle timeout: an idle
         keep-alive connection, or one that never sends its request, is closed then."""
-        self.timeout = self.server.idle_timeout
+        self.request.settimeout(self.server.idle_timeout)  # kept by StreamRequestHandler.setup (timeout None)
         super().setup()
 
     def _send(self, response: Response, *, body: bool = True) -> None:

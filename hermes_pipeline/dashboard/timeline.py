@@ -68,7 +68,8 @@ def segments(doc: dict[str, Any]) -> list[dict[str, Any]]:
             rx = (result.get("extra") or {}).get("hermes") or {}
             rx = rx if isinstance(rx, dict) else {}
             took = _ms(rx.get("duration_ms"))
-            approval = rx.get("approval") if isinstance(rx.get("approval"), dict) else {}
+            approval = rx.get("approval")
+            approval = approval if isinstance(approval, dict) else {}
             waited = _ms(approval.get("waited_ms"))
             name = str(names.get(str(result.get("source_call_id"))) or "tool")
             if waited:

@@ -127,11 +127,11 @@ def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str
         any_failed = any_failed or failed
         kind = (error or {}).get("error_type") or rx.get("error_type") or \
             ("command_failed" if rx.get("command_failed") else None)
-        why = (error or {}).get("error_message") or rx.get("error_message")
+        reason = (error or {}).get("error_message") or rx.get("error_message")
         anchor = f' id="call-{e(call.get("tool_call_id"))}"' if call.get("tool_call_id") else ""
         body.append(f'<details class="tool"{anchor}{" open" if failed else ""}><summary>tool '
                     f'<b>{e(call.get("function_name"))}</b> {_status(rx.get("status"))} {_command(rx)} '
-                    + (error_text(kind, why, limit=200) + " " if failed and (kind or why) else "")
+                    + (error_text(kind, reason, limit=200) + " " if failed and (kind or reason) else "")
                     + f'{e(_ms(rx.get("duration_ms")))}</summary>'
                     f'<h4>arguments</h4><pre>{e(_text(call.get("arguments")))}</pre>'
                     + (f'<h4>{"error" if failed else "result"}</h4><pre>{e(_text(result.get("content")))}</pre>'
@@ -178,7 +178,8 @@ def _compare(data: dict[str, Any], hermes: dict[str, Any]) -> str:
     plain GET form to ``/compare``)."""
     tid = data["id"]
     items = []
-    replay = hermes.get("replay") if isinstance(hermes.get("replay"), dict) else {}
+    replay = hermes.get("replay")
+    replay = replay if isinstance(replay, dict) else {}
     original = replay.get("of") if isinstance(replay.get("of"), str) else None
     if original:
         items.append(f"this run replays {link('/trajectories/' + original, original)}: "

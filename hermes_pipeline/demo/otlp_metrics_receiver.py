@@ -45,11 +45,16 @@ def decode(body: bytes) -> list[ReceivedPoint]:
         for sm in rm.scope_metrics:
             for metric in sm.metrics:
                 kind = metric.WhichOneof("data")
+                if kind is None:  # a metric without data (only its name and unit) has no point
+                    continue
                 data = getattr(metric, kind)
                 for p in data.data_points:
                     if kind == "histogram":
                         points.append(ReceivedPoint(metric.name, metric.unit, kind, _attrs(p.attributes), p.sum,
                                                     p.count, resource, tuple(p.explicit_bounds)))
+                    elif kind in ("exponential_histogram", "summary"):  # a sum and a count, no single value
+                        points.append(ReceivedPoint(metric.name, metric.unit, kind, _attrs(p.attributes), p.sum,
+                                                    p.count, resource))
                     else:
                         value = p.as_double if p.WhichOneof("value") == "as_double" else p.as_int
                         points.append(ReceivedPoint(metric.name, metric.unit, kind, _attrs(p.attributes),

@@ -240,7 +240,7 @@ def _fix_date(stamp: str) -> None:
     real = hermes_time.now
 
     def now() -> datetime:
-        current = real()
+        current: datetime = real()
         return current.replace(year=recorded.year, month=recorded.month, day=recorded.day)
 
     hermes_time.now = now
@@ -286,7 +286,7 @@ def register(ctx: Any) -> None:
             _fix_date(os.environ[DATE_VARIABLE])
         _fix_environment_probe(replay.recording.system_prompt)
         installed: list[object] = []
-        attach_bridge(ctx, prepare=lambda engine: installed.append(replay.install(engine)))  # type: ignore[union-attr]
+        attach_bridge(ctx, prepare=lambda engine: installed.append(replay.install(engine)))
         replay.write_report(None if installed else "the hermes_pipeline bridge did not start in the replay profile")
     except Exception as exc:
         message = f"the replay plugin failed: {type(exc).__name__}: {str(exc)[:300]}"

@@ -200,8 +200,9 @@ def _replay_of(recording: Recording, mode: Mode, report: Mapping[str, Any]) -> R
     replay = Replay(recording, mode=mode, subagents="served")
     for step in report.get("steps") or []:
         if isinstance(step, Mapping):
-            replay.steps.append(ServedStep(**{k: step.get(k) for k in ("kind", "step", "source", "tool_call_id",
-                                                                       "request_sha256")}))
+            replay.steps.append(ServedStep(str(step.get("kind") or ""), int(step.get("step") or 0),
+                                           str(step.get("source") or ""), step.get("tool_call_id"),
+                                           step.get("request_sha256")))
     for item in report.get("divergences") or []:
         if isinstance(item, Mapping):
             replay.divergences.append(Divergence(int(item.get("step") or 0), str(item.get("reason") or "")))

@@ -203,7 +203,7 @@ def redact_document(doc: dict[str, Any], *, mode: str = "mask", patterns: Iterab
         found[0] += n
         return masked if n else text
 
-    out = _walk_strings(out, credentials)
+    out = {key: _walk_strings(item, credentials) for key, item in out.items()}
     count += found[0]
     hermes = out.setdefault("extra", {}).setdefault("hermes", {})
     hermes["redaction"] = {"mode": mode, "detectors": list(DETECTORS) + (["pattern"] if compiled else []),
