@@ -24,6 +24,7 @@ SPANNING = frozenset({
     "test_stop_signal.py",          # hermes_pipeline/_stop_signal.py (a top-level module)
     "test_testing_fakes.py",        # hermes_pipeline/testing.py
     "test_tree_layout.py",
+    "test_types.py",                # mypy --strict over every package
     "test_vocabulary.py",           # one word per concept across every package
     "test_working_tree_guard.py",   # tests/conftest.py
 })
