@@ -210,7 +210,7 @@ def render() -> str:
              "a warning naming the variable (an unusable endpoint URL is an error of `config validate`).", "",
              "## Pipeline file", ""]
     all_sections = sections()
-    for index, section in enumerate(all_sections):
+    for section in all_sections:
         if section.title.startswith("`observability`: `[components"):
             lines += ["## Component `observability`", "",
                       "Keys of `[components.config]` for `kind = \"observability\"`: ATOF events, ATIF trajectories, "

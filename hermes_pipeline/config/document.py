@@ -31,7 +31,7 @@ def read_policy(merged: Merged, diagnostics: Diagnostics) -> Policy:
     policy = Policy(**levels)
     vctx = ValidationContext(component=None, policy=policy, diagnostics=diagnostics, locate=merged.locate,
                              code_prefix="plugin")
-    for key, value in raw.items():
+    for key in raw:
         if key not in POLICY_KEYS:
             vctx.unknown_field(("policy", key), ", ".join(POLICY_KEYS))
         elif key not in levels:

@@ -24,12 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-from ..engine.scrub import safe_scrub
-
 from .scrubbed import scrubbed
 from .sources import SESSION_ID, TRAJECTORY_ID, TRAJECTORY_REF, Sources, connect_ro, inside
-from .stats import SKILL_WINDOW_DAYS, anomalies_from, daily_series, hourly_series, local_day_bounds, skill_alarm, \
-    utc_text
+from .stats import SKILL_WINDOW_DAYS, anomalies_from, daily_series, hourly_series, local_day_bounds, utc_text
 
 __all__ = ["overview", "session", "store_status", "trajectory", "trajectory_diff", "trajectory_files"]
 

@@ -22,8 +22,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import MappingProxyType, ModuleType
+from types import ModuleType
 from typing import Any, Final
 
 import pluggy

@@ -56,7 +56,7 @@ _KEY_NOT_SECRET_QUALIFIERS: Final = frozenset({
     "s3", "registry", "recv", "list", "import", "export", "delete", "show", "refresh", "search", "trusted",
     "known", "authorized", "public", "pub", "verify", "verification", "range", "hot", "keyboard",
     "press", "hotkey", "shortcut", "music", "translation", "i18n", "locale", "message", "react", "dom", "state",
-    "query", "form", "field", "attribute", "attr", "property", "prop", "json", "yaml", "dict", "redis", "kv",
+    "query", "form", "field", "attribute", "attr", "property", "prop", "json", "yaml", "redis", "kv",
 })
 """Words before ``key`` / ``keys`` that make it a lookup, ordering or public key (``cache_key``, ``--recv-keys``,
 ``public_key``, ``sort_key``), never a credential."""
@@ -76,12 +76,12 @@ _ABOUT_WORDS: Final = frozenset({
     "source", "store", "manager", "helper", "location", "ref", "param", "parameter", "regex", "pattern", "label",
     "help", "hint", "prompt", "mode", "style", "method", "methods", "scheme", "strategy", "level", "version",
     "estimate", "estimator", "total", "rate", "ratio", "cost", "price", "error", "errors", "status", "check",
-    "valid", "validation", "reset", "forgot", "strength", "policy", "age", "created", "updated", "at", "date",
-    "time", "set", "len", "input", "output", "class", "module", "plugin", "backend", "service", "handler",
+    "valid", "validation", "reset", "forgot", "strength", "age", "created", "updated", "at", "date",
+    "time", "set", "input", "output", "class", "module", "plugin", "backend", "service", "handler",
     "callback", "bucket", "window", "page", "pages", "list", "lifetime", "duration", "in", "out", "used",
     "left", "remaining", "per", "flag", "option", "options", "setting", "settings", "config", "example",
     "placeholder", "description", "desc", "doc", "docs", "documentation", "link", "filename", "fd", "cache",
-    "id", "uuid", "host", "port", "user", "username", "login", "account", "email", "owner", "issuer",
+    "uuid", "host", "port", "user", "username", "login", "account", "email", "owner", "issuer",
     "audience", "scope", "scopes", "grant", "algorithm", "alg", "encoding", "charset", "mime", "hash_type",
 })
 _COUNT_LEADERS: Final = frozenset({

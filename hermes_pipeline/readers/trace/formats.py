@@ -187,7 +187,7 @@ def _atof_trace(path: Path, events: list[dict[str, Any]]) -> Trace:
         nodes[mark["uuid"]] = (mark["_ts"], mark.get("parent_uuid"), _mark_node(mark))
     roots: list[tuple[int, TraceNode]] = []
     children: dict[str, list[tuple[int, TraceNode]]] = {}
-    for uuid, (ts, parent, node) in nodes.items():
+    for ts, parent, node in nodes.values():
         if parent is not None and parent in pairs:
             children.setdefault(parent, []).append((ts, node))
         else:

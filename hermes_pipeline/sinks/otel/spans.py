@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from ...export.events import MARK, START, ScopeEvent
 from .attrs import GENAI_MARKS, mark_attrs, promote, span_id, status_error
