@@ -33,7 +33,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, Final, Protocol, overload, runtime_checkable
 
 logger: Final = logging.getLogger("hermes_pipeline.export")
@@ -614,9 +614,7 @@ class RecordWriter(BoundedWriter):
             raise ValueError(f"a record of {self.name} is a tuple of {width} values")
 
     def _extend_all(self, items: list[Any]) -> None:
-        put = self._queue.extend
-        for item in items:
-            put(item)
+        self._queue.extend(chain.from_iterable(items))  # one C-level call: no other thread interleaves a record
 
     def _depth(self) -> int:
         return len(self._queue) // self._width
