@@ -211,8 +211,23 @@ _CATEGORY_EXACT: Final = {"clarify": "planning", "kanban": "planning", "todo": "
 _COMMUNICATION_PREFIXES: Final = ("discord", "email", "feishu", "hermes-yuanbao", "slack", "sms")
 
 
+_categories: dict[str, str] = {}
+"""The category of each toolset name seen lately (a process has a few dozen; emptied past 1,024)."""
+
+
 def tool_category(toolset: object) -> str:
     """SM-25: the declaring toolset (never the tool name) → tool category; the first rule wins."""
+    if type(toolset) is not str:
+        return "unknown" if toolset is None else _category(toolset)
+    known = _categories.get(toolset)
+    if known is None:
+        if len(_categories) >= 1024:
+            _categories.clear()
+        known = _categories[toolset] = _category(toolset)
+    return known
+
+
+def _category(toolset: object) -> str:
     name = toolset.strip().lower() if isinstance(toolset, str) else ""
     if not name:
         return "unknown"

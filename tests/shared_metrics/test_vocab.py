@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hermes_pipeline.export import classify
 from hermes_pipeline.shared_metrics import vocab as v
 from hermes_pipeline.shared_metrics.resource import (
     normalise_architecture,
@@ -86,6 +87,24 @@ def test_sm25_tool_category_from_toolset(toolset: str | None, category: str) -> 
 def test_sm25_sm43_tool_category_is_total_and_never_echoes_custom_names(name: str) -> None:
     """SM-25 / SM-43: Tool category is total and never echoes custom names."""
     assert v.tool_category(name) in v.TOOL_CATEGORIES
+
+
+_TOOLSETS = st.one_of(st.sampled_from(["file", "Terminal", " mcp-x ", "browser_use", "slack", "todo", "acme", ""]),
+                      st.text(max_size=12), st.none())
+
+
+@given(st.lists(_TOOLSETS, max_size=40))
+def test_sm25_a_remembered_toolset_category_is_the_rules_answer(toolsets: list[str | None]) -> None:
+    """SM-25: the category of a toolset seen before (remembered) is what the rules give, every time it is asked."""
+    for toolset in toolsets + toolsets:
+        assert v.tool_category(toolset) == classify._category(toolset)
+
+
+def test_sm25_the_remembered_toolset_categories_stay_bounded() -> None:
+    for i in range(3000):
+        assert v.tool_category(f"mcp-{i}") == "mcp"
+    assert 0 < len(classify._categories) <= 1024
+    assert v.tool_category("mcp-0") == "mcp" and v.tool_category("file") == "file"
 
 
 @pytest.mark.parametrize(("platform", "surface"), [("cli", "cli"), ("TUI", "tui"), ("desktop", "desktop"),

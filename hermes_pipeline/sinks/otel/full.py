@@ -45,7 +45,7 @@ def hermes_extras(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent, opt:
     """The §4.4 ``hermes.*`` attributes shared by ``full`` and ``openinference``."""
     start = scope.start
     hermes_meta(attrs, start.metadata, end.metadata)
-    attrs["hermes.trajectory_id"] = uuid_str(scope.trajectory)
+    attrs["hermes.trajectory_id"] = scope.trajectory_id
     error = status_error(end.metadata)
     if start.name == "agent.run":
         attrs["hermes.turn.outcome"] = turn_outcome(end, error)

@@ -89,10 +89,14 @@ def _merged_meta(scope: OpenScope, end: ScopeEvent) -> dict[str, Any]:
 
 def _common(attrs: dict[str, Any], scope: OpenScope, end: ScopeEvent) -> None:
     if "gen_ai.conversation.id" not in attrs:  # every span says which conversation it belongs to
-        own = end.metadata.get("hermes.session_id") or scope.start.metadata.get("hermes.session_id")
-        put(attrs, "gen_ai.conversation.id", own or scope.root_session)
+        own = end.metadata.get("hermes.session_id") or scope.start.metadata.get("hermes.session_id") \
+            or scope.root_session
+        if type(own) is str:  # what put() keeps as it is, inlined
+            attrs["gen_ai.conversation.id"] = own
+        else:
+            put(attrs, "gen_ai.conversation.id", own)
     hermes_meta(attrs, scope.start.metadata, end.metadata)
-    attrs["hermes.trajectory_id"] = uuid_str(scope.trajectory)
+    attrs["hermes.trajectory_id"] = scope.trajectory_id
     error = status_error(end.metadata)
     if error is not None:
         attrs["error.type"] = error
@@ -241,7 +245,11 @@ def _tool(scope: OpenScope, end: ScopeEvent, opt: Options) -> tuple[str, dict[st
     end_meta = end.metadata
     toolset = end_meta["hermes.toolset"] if "hermes.toolset" in end_meta else start.metadata.get("hermes.toolset")
     attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
-    put(attrs, "gen_ai.tool.call.id", (end.profile or start.profile or {}).get("tool_call_id"))
+    call_id = (end.profile or start.profile or {}).get("tool_call_id")
+    if type(call_id) is str:  # what put() keeps as it is, inlined
+        attrs["gen_ai.tool.call.id"] = call_id
+    else:
+        put(attrs, "gen_ai.tool.call.id", call_id)
     mcp = (isinstance(toolset, str) and toolset.lower().startswith("mcp")) or "remote" in start.attributes
     attrs["gen_ai.tool.type"] = "extension" if mcp else "function"
     offered = offered_tool(scope, name) if opt.gate_open else None  # tool definitions are opt-in content

@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Union
+from typing import TYPE_CHECKING, Any, Final, Union, cast
 
 from .record import SpanRecord, to_readable
 from .wire import AttemptTimeout, protobuf_to_otlp_json
@@ -143,13 +143,16 @@ def _key_value(key: str, value: Any) -> bytes:
     return head + _field(b"\x12", _any_value(value))
 
 
-_text_fields: dict[bytes, dict[str, dict[str, bytes]]] = {}
-"""Encoded attribute fields of text values that recur (operation names, statuses, the ids of a session or a turn):
-field tag -> key -> value -> the field's bytes. Two dict lookups on strings whose hashes are kept, no key object
-built per attribute."""
-_pair_cache: dict[tuple[bytes, str, Any, type], bytes] = {}
-"""Encoded attribute fields of integer and boolean values that recur, by ``(tag, key, value, type)`` (the type
-keeps ``1`` and ``True`` apart)."""
+_fields: dict[bytes, dict[tuple[str, str | int], bytes]] = {}
+"""Encoded attribute fields of text and integer values that recur (operation names, statuses, the ids of a session or
+a turn, sizes): field tag -> ``(key, value)`` -> the field's bytes. The key is the pair an attribute mapping's
+``items()`` yields, so a mapping whose values are all ``str`` or ``int`` is looked up whole in one C-level ``map``.
+Only values of exactly those two types are held, and only such values look here: ``1`` equals ``True`` and ``1.0``
+in Python, but none of those is ever taken for another."""
+_bool_fields: dict[tuple[bytes, str, bool], bytes] = {}
+"""Encoded attribute fields of boolean values, by ``(tag, key, value)``; only a ``bool`` looks here."""
+_LOOKED_UP_WHOLE: Final = frozenset({str, int})
+"""The value types of a mapping looked up whole in :data:`_fields`."""
 _CACHE_MAX: Final = 8192
 """Fields both tables hold before they are emptied."""
 _cached = [0]
@@ -157,41 +160,46 @@ _cached = [0]
 
 def _remember(tag: bytes, key: str, value: Any, kind: type, field: bytes) -> None:
     if _cached[0] >= _CACHE_MAX:
-        _text_fields.clear()
-        _pair_cache.clear()
+        _fields.clear()
+        _bool_fields.clear()
         _cached[0] = 0
-    if kind is str:
-        _text_fields.setdefault(tag, {}).setdefault(key, {})[value] = field
+    if kind is bool:
+        _bool_fields[(tag, key, value)] = field
     else:
-        _pair_cache[(tag, key, value, kind)] = field
+        _fields.setdefault(tag, {})[(key, value)] = field
     _cached[0] += 1
 
 
 def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> list[bytes]:
+    """The encoded ``KeyValue`` fields of ``attributes`` under field ``tag``, in the mapping's order."""
     if not attributes:
         return []
-    out = []
-    texts = _text_fields.get(tag) or {}
-    pairs = _pair_cache
-    for key, value in attributes.items():
-        kind = type(value)
-        if kind is str:
-            known = texts.get(key)
-            field = known.get(value) if known is not None else None
-        elif kind is bool or kind is int:
-            field = pairs.get((tag, key, value, kind))
-        else:
-            field = None
-        if field is not None:
-            out.append(field)
+    known = _fields.get(tag)
+    out: list[bytes | None]
+    if known is not None and _LOOKED_UP_WHOLE.issuperset(map(type, attributes.values())):
+        out = list(map(known.get, attributes.items()))  # no Python frame per attribute
+        if None not in out:
+            return cast("list[bytes]", out)
+        known = None  # the misses below were looked for already
+    else:
+        out = [None] * len(attributes)
+    for index, (key, value) in enumerate(attributes.items()):
+        if out[index] is not None:
             continue
-        body = _key_value(key, value)
-        n = len(body)
-        field = tag + (bytes((n,)) if n < 0x80 else _varint(n)) + body
-        if n <= 256 and (kind is str or kind is bool or kind is int):
-            _remember(tag, key, value, kind, field)
-        out.append(field)
-    return out
+        kind = type(value)
+        field = None
+        if kind is str or kind is int:
+            field = known.get((key, value)) if known is not None else None
+        elif kind is bool:
+            field = _bool_fields.get((tag, key, value))
+        if field is None:
+            body = _key_value(key, value)
+            n = len(body)
+            field = tag + (bytes((n,)) if n < 0x80 else _varint(n)) + body
+            if n <= 256 and (kind is str or kind is bool or kind is int):
+                _remember(tag, key, value, kind, field)
+        out[index] = field
+    return cast("list[bytes]", out)
 
 
 def _span(span: AnySpan) -> bytes:

@@ -240,7 +240,6 @@ class SpanBuilder:
             if len(recent) > _RECENT_LIMIT:
                 del recent[next(iter(recent))]
         scope.closed = True
-        error = status_error(event.metadata) is not None
         if scope.folded and scope.marks and scope.parent is not None:  # its gen_ai events go to the subagent span
             scope.parent.folded_marks = [*(scope.parent.folded_marks or ()), *scope.marks]
         hold = scope.hold
@@ -252,7 +251,7 @@ class SpanBuilder:
             for index, span in spans:
                 self.routes[index].submit(span)
         elif hold is not None:
-            hold.error = hold.error or error
+            hold.error = hold.error or status_error(event.metadata) is not None
             if len(hold.spans) < Held.LIMIT:
                 hold.spans.append(self._build(scope, event))
             else:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...engine.trace_parent import TraceParent, random_span_id, random_trace_id
+from ...export.ids import uuid_str
 from .attrs import span_id
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class OpenScope:
 
     __slots__ = ("agent", "app_parent", "attempt", "attempts", "closed", "folded", "folded_marks", "hold", "marks",
                  "model", "offered", "parent",
-                 "provider", "quiet_llm", "root_session", "sampled", "session_level", "span_id", "start", "trace", "trajectory",
+                 "provider", "quiet_llm", "root_session", "sampled", "session_level", "span_id", "start", "trace", "trajectory", "trajectory_id",
                  "unit", "unit_trace", "user_id")
 
     def __init__(self, start: ScopeEvent, parent: OpenScope | None, derived: bool = False) -> None:
@@ -107,13 +108,18 @@ class OpenScope:
         if parent is None:
             self.agent: OpenScope | None = self if start.category == "agent" else None
             self.trajectory = start.uuid if start.name == "agent.run" else start.root_uuid or start.uuid
+            self.trajectory_id = uuid_str(self.trajectory)
             self.sampled = True
             self.hold: Held | None = None
             self.user_id: str | None = None
             self.root_session: Any = meta.get("hermes.session_id")
         else:
             self.agent = self if start.category == "agent" else parent.agent
-            self.trajectory = start.uuid if start.name == "agent.run" else parent.trajectory
+            if start.name == "agent.run":
+                self.trajectory = start.uuid
+                self.trajectory_id = uuid_str(start.uuid)
+            else:
+                self.trajectory, self.trajectory_id = parent.trajectory, parent.trajectory_id
             self.sampled = parent.sampled
             self.hold = parent.hold
             self.user_id = parent.user_id
