@@ -237,6 +237,22 @@ class OtelSink:
         if not submit_paired(self._events, event, self._dropped_starts) and event.phase == START:
             self._lost_starts += 1
 
+    def take_many(self, events: list[ScopeEvent]) -> None:
+        """The events of one publication batch, as one call per event would: one hand-over when they all fit.
+
+        The LLM calls' starts are left out as :meth:`__call__` leaves them out. When no start was dropped and
+        the queue has room for every other event, none of them could be refused, forced or dropped as the end
+        of a dropped start, so one hand-over is the outcome of the calls; otherwise each takes its call.
+        """
+        if not self._routes:
+            return
+        kept = [event for event in events
+                if event.category != LLM_CATEGORY or event.kind != SCOPE or event.phase == END]
+        if not kept or (not self._dropped_starts and self._events.submit_many(kept)):
+            return
+        for event in kept:
+            self(event)
+
     def flush(self, timeout: float = 5.0) -> bool:
         """Barrier (FMT-84): every event received before the call is built and its spans exported, or
         ``False`` when ``timeout`` seconds pass first. Never raises."""

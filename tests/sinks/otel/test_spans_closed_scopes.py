@@ -9,7 +9,10 @@ work on the publication thread). A builder pairing on its own counts those ends 
 from __future__ import annotations
 
 from pathlib import Path
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from hermes_pipeline.export.events import START, ScopeEvent
@@ -85,3 +88,51 @@ def test_an_llm_end_refused_by_a_full_queue_is_a_counted_lost_span(tmp_path: Pat
         assert sink.counters()["otel.spans_dropped[0]"] == 1
     finally:
         sink.shutdown(1.0)
+
+
+@pytest.fixture(scope="module")
+def session_events(tmp_path_factory: pytest.TempPathFactory) -> list[ScopeEvent]:
+    return recorded_events(tmp_path_factory.mktemp("events"))
+
+
+def _idle_sink() -> OtelSink:
+    from hermes_pipeline.sinks.otel.config import parse_otel_config
+
+    config = parse_otel_config({"enabled": True, "endpoints": [{"type": "gen_ai", "endpoint": "http://127.0.0.1:1"}]})
+    return OtelSink(config, Options(), exporter_factory=lambda endpoint, session: InMemorySpanExporter())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(0, 22), max_size=8), room=st.integers(0, 8),
+       drains=st.lists(st.integers(0, 6), max_size=9))
+def test_fmt_79_80_a_publication_batch_is_taken_as_one_call_per_event(session_events: list[ScopeEvent],
+                                                                      cuts: list[int], room: int,
+                                                                      drains: list[int]) -> None:
+    """FMT-79/80/81: ``take_many`` (one hand-over per publication batch) queues, refuses, forces and counts the
+    events of a session exactly as one call per event does (the LLM calls' starts left out), whether the batch
+    fits or meets a queue with ``room`` places left, and after the queue gave ``drains`` events to the builder (an
+    end whose start was dropped stays out once there is room again): the same events queued in the same order,
+    the same lost spans and the same starts remembered as dropped."""
+    one, many = _idle_sink(), _idle_sink()  # not started: nothing drains their event queues
+    try:
+        filler = session_events[0]
+        for sink in (one, many):
+            while len(sink._events._queue) < sink._events._max_entries - room:  # noqa: SLF001 - fill to a level
+                assert sink._events.submit(filler)  # noqa: SLF001
+        edges = sorted({0, len(session_events), *(c % (len(session_events) + 1) for c in cuts)})
+        for index, (start, end) in enumerate(zip(edges, edges[1:])):
+            drained = drains[index] if index < len(drains) else 0
+            for sink in (one, many):  # the builder took a batch
+                for _ in range(min(drained, len(sink._events._queue))):  # noqa: SLF001
+                    sink._events._queue.popleft()  # noqa: SLF001
+            batch = session_events[start:end]
+            for event in batch:
+                one(event)
+            many.take_many(list(batch))
+            assert list(many._events._queue) == list(one._events._queue)  # noqa: SLF001
+            assert many.counters() == one.counters()
+            assert many._dropped_starts == one._dropped_starts  # noqa: SLF001
+            assert many._events.stats() == one._events.stats()  # noqa: SLF001
+    finally:
+        one.shutdown(0.5)
+        many.shutdown(0.5)
