@@ -78,6 +78,13 @@ def _skills(args: argparse.Namespace) -> int:
             if not args.name:
                 return _fail("audit skills history needs a skill NAME")
             rows = run(conn, "Q-S1", skill=args.name)
+            if not rows:  # a name holding a credential is stored scrubbed, with the profile's marker key
+                from ..config.redaction_key import load_redaction_key
+                from ..engine.scrub import safe_scrub
+
+                load_redaction_key(_home(args), has_store=False)
+                public = safe_scrub(args.name)
+                rows = run(conn, "Q-S1", skill=public) if public != args.name else []
             if not rows:
                 known = [r[0] for r in conn.execute("SELECT DISTINCT skill_name FROM skill_history ORDER BY 1")]
                 return _fail(f"no history for skill {args.name!r} (skills with history: {', '.join(known) or 'none'})")

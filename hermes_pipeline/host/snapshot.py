@@ -16,14 +16,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .skill_layout import SKILL_FILE, skill_dirs, skill_files
+
 __all__ = ["context_snapshot", "file_sha256"]
 
 MAX_FILES = 1000
 """At most this many skill and memory files are hashed each (a snapshot stays small)."""
 PERSONA_FILE = "SOUL.md"
 """The persona file of a Hermes home: it shapes the system prompt as skills and memory do."""
-_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build"})
-"""Folders of a skill that are not its files (as Hermes' own skill scanner skips them), besides hidden ones."""
 
 
 def file_sha256(path: Path) -> str:
@@ -41,25 +41,19 @@ def _config_sha256(config: Any) -> str:
 
 
 def _skill_files(skill_dir: Path) -> dict[str, str]:
-    """SHA-256 of every file of the skill at ``skill_dir`` (hidden and dependency folders left out)."""
-    files: dict[str, str] = {}
-    for path in sorted(skill_dir.rglob("*")):
-        rel = path.relative_to(skill_dir)
-        if len(files) >= MAX_FILES or any(part.startswith(".") or part in _SKIPPED_DIRS for part in rel.parts):
-            continue
-        if path.is_file() and not path.is_symlink():
-            files[rel.as_posix()] = file_sha256(path)
-    return files
+    """SHA-256 of every file of the skill at ``skill_dir`` (Hermes' rule: :mod:`.skill_layout`)."""
+    return {path.relative_to(skill_dir).as_posix(): file_sha256(path) for path in skill_files(skill_dir, MAX_FILES)}
 
 
 def _skills(directory: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if not directory.is_dir():
         return out
-    for path in sorted(directory.rglob("SKILL.md"))[:MAX_FILES]:
-        if path.is_file():
-            out.append({"name": path.parent.relative_to(directory).as_posix() or path.parent.name,
-                        "sha256": file_sha256(path), "files": _skill_files(path.parent)})
+    for path in sorted(skill_dirs(directory))[:MAX_FILES]:
+        skill_md = path / SKILL_FILE
+        if skill_md.is_file():
+            out.append({"name": path.relative_to(directory).as_posix(), "sha256": file_sha256(skill_md),
+                        "files": _skill_files(path)})
     return out
 
 

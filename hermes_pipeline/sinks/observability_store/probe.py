@@ -40,7 +40,7 @@ from ...contract.hookspecs import hookimpl
 from ...export.classify import tool_span_kind
 from .attribution import WINDOW
 from ...export.memory_changes import parse_operations
-from .skill_tree import SkillTree, find_skill
+from .skill_tree import SkillTree, find_skill, public_name
 
 _MISSING: Final = "-"
 MAX_PENDING: Final = 256
@@ -98,11 +98,12 @@ class SkillHashProbe:
         if action == "loaded" or not isinstance(skill_name, str) or not skill_name or "/" in skill_name:
             return
         tree = find_skill(self.root, skill_name)
-        with self._lock:
-            self._trees.setdefault(skill_name, deque()).append(tree or _MISSING)
+        with self._lock:  # kept by the public name, the one the change reaches the store writer with
+            self._trees.setdefault(public_name(skill_name), deque()).append(tree or _MISSING)
 
     def take(self, skill_name: str) -> tuple[bool, SkillTree | None]:
-        """``(known, tree)`` of the oldest change of ``skill_name`` not taken yet (``tree`` ``None``: gone)."""
+        """``(known, tree)`` of the oldest change of the skill publicly named ``skill_name`` not taken yet (``tree``
+        ``None``: gone)."""
         with self._lock:
             queue = self._trees.get(skill_name)
             if not queue:

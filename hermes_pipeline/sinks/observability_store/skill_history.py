@@ -33,7 +33,7 @@ from . import attribution
 from ...export.task_runs import SkillChange
 from .scan import ScanState
 from .schema import sqlite_utc
-from .skill_tree import SkillTree, all_skills, changed_files, find_skill
+from .skill_tree import SkillTree, all_skills, changed_files, find_skill, public_name
 
 TABLE: Final = "skill_history"
 SCAN_ACTIONS: Final = ("external_edit", "discovered", "external_delete")
@@ -65,8 +65,10 @@ def _keep_texts(tree: SkillTree | None, root: Path, home: Path | None) -> str | 
         return None
     if home is not None:
         for rel, sha in tree.files.items():
-            keep_file(home, root / tree.path / rel, sha)
-    return json.dumps({safe_scrub(rel): sha for rel, sha in tree.files.items()}, ensure_ascii=False, sort_keys=True)
+            path = tree.disk_path(rel)
+            if path is not None:
+                keep_file(home, path, sha)
+    return json.dumps(tree.files, ensure_ascii=False, sort_keys=True)
 
 
 def _insert(conn: sqlite3.Connection, values: dict[str, Any]) -> int:
@@ -141,8 +143,8 @@ def _state_of(state: ScanState, name: str, seen: SkillTree | None) -> Any:
 def _remember_if_current(state: ScanState, name: str, tree: SkillTree | None, root: Path) -> None:
     """The change is explained: the next scan starts from it, unless the skill changed again since (another
     process, the user): then the state must not go back in time, and that later change is the scan's."""
-    now = find_skill(root, name, tree.path if tree is not None else None)
-    if _digest(now) == _digest(tree):
+    now = find_skill(root, name)
+    if now == tree:
         _remember(state, name, tree)
 
 
@@ -153,8 +155,7 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
     name = change.skill_name
     known, tree = probe.take(name) if probe is not None else (False, None)
     if not known:
-        hint = SkillTree.from_state(state.recorded.get(name) or state.skills.get(name))
-        tree = find_skill(root, name, hint.path if hint is not None else None)
+        tree = find_skill(root, name)
     now = time.time()
     digest = _digest(tree)
     attribution.note_agent(state, _key(name), digest, now)
@@ -204,6 +205,8 @@ def _bundled(root: Path) -> set[str]:
 
 
 def _same(prior: SkillTree, tree: SkillTree) -> bool:
+    if prior.path and prior.path != tree.path:
+        return False  # moved (to another category, say): a change even when no file changed
     if prior.files:
         return prior.files == tree.files
     return prior.skill_md == tree.skill_md  # an older state (or the store) knew only SKILL.md
@@ -213,6 +216,10 @@ def scan(conn: sqlite3.Connection, state: ScanState, root: Path, home: Path | No
     """Rows for every skill change no lifecycle change explains (see the module docstring); the texts of each new
     version are kept under ``home``'s blobs when it is given."""
     current = all_skills(root)
+    for table in ("skills", "recorded"):  # a state written before skills were known by their public names
+        names = getattr(state, table)
+        if any(public_name(name) != name for name in names):
+            setattr(state, table, {public_name(name): raw for name, raw in names.items()})
     now = time.time()
     stamp = sqlite_utc()
     rows = 0

@@ -1,30 +1,38 @@
 """Where the skills of a profile are, and what each one holds, in every layout Hermes uses.
 
-Hermes keeps a skill in a directory holding ``SKILL.md``: directly under the skills root
-(``skills/<name>/``), in a category folder (``skills/<category>/<name>/``, what ``skill_manage``
-``create`` with a ``category`` makes) or deeper; the skill's name is its directory's name, and the
-files beside ``SKILL.md`` (``references/``, ``templates/``, ``scripts/``, ``assets/``) belong to it.
-A directory holding ``SKILL.md`` is a skill and is not searched for further skills; hidden
-directories and dependency or cache folders are skipped, as Hermes' own scanner skips them.
+Which directories are skills and which files belong to one is Hermes' own rule
+(:mod:`hermes_pipeline.host.skill_layout`): a skill is a directory holding ``SKILL.md``, directly under the
+skills root (``skills/<name>/``), in a category folder (``skills/<category>/<name>/``, what ``skill_manage``
+``create`` with a ``category`` makes) or deeper; its name is its directory's name; the files beside ``SKILL.md``
+(``references/``, ``templates/``, ``scripts/``, ``assets/``, any other folder, hidden files too) are its files.
+Where two skills share a name, the first in Hermes' order is the one Hermes reads and writes, and the one
+tracked here.
+
+A skill is known to the store by its *public name*: its directory's name passed through the credential scrubber
+(the name every row, the scan state and the exported events carry). A name that holds no credential is its own
+public name.
 
 :class:`SkillTree` is what the store knows of one skill: its path relative to the skills root, the
 SHA-256 of its ``SKILL.md`` (the ``before_hash`` / ``after_hash`` of ``skill_history``, spec BOOK-18,
 the same hash the context snapshot records) and the SHA-256 of every file of the skill, so that a
-change of a supporting file is a change of the skill too. Only hashes: never a file's text.
+change of a supporting file is a change of the skill too. Only hashes: never a file's text. Its ``path`` and
+file names are the ones on disk (to read the files); :meth:`SkillTree.to_state` keeps them scrubbed.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-SKILL_FILE: Final = "SKILL.md"
-SKIPPED_DIRS: Final = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build"})
-"""Folders never searched for skills nor counted as a skill's files (besides hidden ones)."""
+from ...engine.scrub import safe_scrub
+from ...host.skill_layout import SKILL_FILE, skill_dirs, skill_files
+
+__all__ = ["SKILL_FILE", "SkillTree", "all_skills", "changed_files", "find_skill", "public_name", "read_tree",
+           "skill_dirs"]
+
 MAX_FILES: Final = 2000
 """At most this many files of one skill are hashed (a skill is a handful; the rest is not tracked)."""
 
@@ -40,13 +48,16 @@ def _sha256(path: Path) -> str | None:
     return digest.hexdigest()
 
 
-def _skipped(name: str) -> bool:
-    return name.startswith(".") or name in SKIPPED_DIRS
+def public_name(name: str) -> str:
+    """The name a skill is known by in the store (see the module docstring)."""
+    return safe_scrub(name)
 
 
 @dataclass(frozen=True)
 class SkillTree:
-    """One skill as found on disk (see the module docstring)."""
+    """One skill as found on disk (see the module docstring). Its path and file names are public: scrubbed as every
+    string the store keeps (a name on disk holding a credential is compared, hashed and kept by its scrubbed form);
+    where each file is on disk is kept beside them, for reading the files, and never compared nor stored."""
 
     path: str
     """Its directory relative to the skills root (``data/my-skill``), POSIX separators."""
@@ -54,14 +65,22 @@ class SkillTree:
     """SHA-256 of ``SKILL.md``."""
     files: dict[str, str] = field(default_factory=dict)
     """SHA-256 of each of its files, by path relative to the skill directory."""
+    on_disk: Path | None = field(default=None, compare=False)
+    """The skill's directory (``None`` for a tree from the scan state)."""
+    disk_names: dict[str, str] = field(default_factory=dict, compare=False)
+    """The path on disk (relative to :attr:`on_disk`) of each file whose public path differs from it."""
 
     def digest(self) -> str:
         """One SHA-256 of all its files (paths and hashes): equal digests, equal skills."""
         listing = "\n".join(f"{path}\0{sha}" for path, sha in sorted(self.files.items()))
         return hashlib.sha256(listing.encode("utf-8")).hexdigest()
 
+    def disk_path(self, rel: str) -> Path | None:
+        """Where the file ``rel`` (a key of :attr:`files`) is on disk, ``None`` for a tree from the scan state."""
+        return None if self.on_disk is None else self.on_disk / self.disk_names.get(rel, rel)
+
     def to_state(self) -> dict[str, Any]:
-        """The scan-state form (hashes only)."""
+        """The scan-state form (hashes and public names only)."""
         return {"path": self.path, "sha256": self.skill_md, "files": dict(self.files)}
 
     @classmethod
@@ -72,9 +91,9 @@ class SkillTree:
         if not isinstance(raw, Mapping):
             return None
         files = raw.get("files")
-        files = {str(k): str(v) for k, v in files.items()} if isinstance(files, Mapping) else {}
+        files = {safe_scrub(str(k)): str(v) for k, v in files.items()} if isinstance(files, Mapping) else {}
         digest = raw.get("sha256")
-        return cls(str(raw.get("path") or ""), digest if isinstance(digest, str) else None, files)
+        return cls(safe_scrub(str(raw.get("path") or "")), digest if isinstance(digest, str) else None, files)
 
 
 def read_tree(skill_dir: Path, root: Path) -> SkillTree | None:
@@ -83,65 +102,45 @@ def read_tree(skill_dir: Path, root: Path) -> SkillTree | None:
     if skill_md is None:
         return None
     files: dict[str, str] = {}
-    for base, dirs, names in os.walk(skill_dir, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not _skipped(d))
-        for name in sorted(names):
-            if name.startswith(".") or len(files) >= MAX_FILES:
-                continue
-            path = Path(base) / name
-            digest = _sha256(path) if path.is_file() else None
-            if digest is not None:
-                files[path.relative_to(skill_dir).as_posix()] = digest
+    disk_names: dict[str, str] = {}
+    for path in skill_files(skill_dir, MAX_FILES):
+        digest = _sha256(path)
+        if digest is not None:
+            rel = path.relative_to(skill_dir).as_posix()
+            public = safe_scrub(rel)
+            files[public] = digest
+            if public != rel:
+                disk_names[public] = rel
     try:
         rel = skill_dir.relative_to(root).as_posix()
     except ValueError:
         rel = skill_dir.name
-    return SkillTree(rel, skill_md, files)
-
-
-def skill_dirs(root: Path) -> Iterator[Path]:
-    """Every skill directory under ``root``, in sorted order (see the module docstring)."""
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        if _skipped(entry.name) or not entry.is_dir(follow_symlinks=False):
-            continue
-        path = Path(entry.path)
-        if (path / SKILL_FILE).is_file():
-            yield path
-        else:
-            yield from skill_dirs(path)
+    return SkillTree(safe_scrub(rel), skill_md, files, skill_dir, disk_names)
 
 
 def all_skills(root: Path) -> dict[str, SkillTree]:
-    """``name → tree`` of every skill under ``root`` (the first of two with one name wins, as in Hermes)."""
+    """``public name → tree`` of every skill under ``root`` (of two with one name, the first in Hermes' order)."""
     out: dict[str, SkillTree] = {}
     for path in skill_dirs(root):
-        if path.name in out:
+        name = public_name(path.name)
+        if name in out:
             continue
         tree = read_tree(path, root)
         if tree is not None:
-            out[path.name] = tree
+            out[name] = tree
     return out
 
 
-def find_skill(root: Path, name: str, hint: str | None = None) -> SkillTree | None:
-    """The tree of the skill called ``name``, looked for at ``hint`` (its last known path), at
-    ``<root>/<name>`` and then anywhere under ``root``; ``None`` when there is none."""
+def find_skill(root: Path, name: str) -> SkillTree | None:
+    """The tree of the skill ``name`` (its name on disk or its public name) as Hermes resolves that name: the first
+    such skill in its order; ``None`` when there is none."""
     if not name or "/" in name or "\\" in name or name in (".", ".."):
         return None
-    for rel in (hint, name):
-        if rel:
-            candidate = root / rel
-            if candidate.name == name:
-                tree = read_tree(candidate, root)
-                if tree is not None:
-                    return tree
     for path in skill_dirs(root):
-        if path.name == name:
-            return read_tree(path, root)
+        if path.name == name or public_name(path.name) == name:
+            tree = read_tree(path, root)
+            if tree is not None:
+                return tree
     return None
 
 

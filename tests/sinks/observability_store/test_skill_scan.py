@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from hermes_pipeline.engine import scrub
 from hermes_pipeline.sinks.observability_store.skill_tree import all_skills, find_skill
 from tests.sinks.observability_store._support import rows, store
 
@@ -91,3 +97,112 @@ def test_skills_hermes_installed_itself_are_discovered_as_installed(tmp_path: Pa
     assert rows(tmp_path, "SELECT skill_name, hermes_action, provenance FROM skill_history ORDER BY skill_name") == [
         ("bundled-one", "discovered", "installed"), ("from-hub", "discovered", "installed"),
         ("mine", "discovered", "unknown")]
+
+
+def test_book_18_skills_in_categories_named_build_or_dist_and_their_hidden_files_are_versions(tmp_path: Path) -> None:
+    """BOOK-18/19: a category called ``build`` or ``dist`` holds skills like any other, and ``scripts/build/…``,
+    ``assets/dist/…`` and ``references/.env.example`` are files of a skill: the agent's changes are versions with
+    their path, hashes and files, and a later hand edit of any of them is a row."""
+    release = _skill(tmp_path, "build/make-release")
+    bundle = _skill(tmp_path, "dist/bundle")
+    with store(tmp_path) as (host, handle):
+        with host.session() as session, session.turn("go") as turn:
+            for rel in ("scripts/build/make.sh", "references/.env.example"):
+                (release / rel).parent.mkdir(parents=True, exist_ok=True)
+                (release / rel).write_text("v1\n", encoding="utf-8")
+                host.skill_lifecycle("file_written", "make-release", reason=rel)
+            turn.complete("ok")
+        handle.flush()
+    (release / "scripts" / "build" / "make.sh").write_text("v2\n", encoding="utf-8")
+    (bundle / "SKILL.md").write_text("changed by hand\n", encoding="utf-8")
+    with store(tmp_path) as (_, handle):
+        handle.flush()
+    found = rows(tmp_path, "SELECT skill_name, version, hermes_action, skill_path, changed_files, "
+                           "after_hash IS NOT NULL FROM skill_history ORDER BY skill_name, version")
+    assert found == [
+        ("bundle", 1, "discovered", "dist/bundle", '["SKILL.md"]', 1),
+        ("bundle", 2, "external_edit", "dist/bundle", '["SKILL.md"]', 1),
+        ("make-release", 1, "discovered", "build/make-release", '["SKILL.md"]', 1),
+        ("make-release", 2, "file_written", "build/make-release", '["scripts/build/make.sh"]', 1),
+        ("make-release", 3, "file_written", "build/make-release", '["references/.env.example"]', 1),
+        ("make-release", 4, "external_edit", "build/make-release", '["scripts/build/make.sh"]', 1)]
+
+
+def test_book_19_a_skill_moved_by_hand_to_another_category_is_a_row(tmp_path: Path) -> None:
+    """BOOK-19: moving a skill's folder to another category changes where Hermes reads it: a row saying where it is
+    now, though no file changed."""
+    _skill(tmp_path, "data/etl")
+    with store(tmp_path) as (_, handle):
+        handle.flush()
+    (tmp_path / "skills" / "ops").mkdir()
+    shutil.move(tmp_path / "skills" / "data" / "etl", tmp_path / "skills" / "ops" / "etl")
+    with store(tmp_path) as (_, handle):
+        handle.flush()
+    with store(tmp_path) as (_, handle):
+        handle.flush()  # and once recorded, not again
+    assert rows(tmp_path, "SELECT version, hermes_action, skill_path, changed_files FROM skill_history "
+                          "WHERE skill_name = 'etl' ORDER BY version") == [
+        (1, "discovered", "data/etl", '["SKILL.md"]'), (2, "external_edit", "ops/etl", None)]
+
+
+def test_book_18_a_change_of_a_name_shared_by_two_skills_is_the_one_hermes_changes(tmp_path: Path) -> None:
+    """BOOK-18: with ``alpha/dup`` and ``beta/dup``, Hermes changes the first its lookup meets; that one's hashes
+    are the version's and the rescan's discovery of it stays."""
+    for category in ("alpha", "beta"):
+        _skill(tmp_path, f"{category}/dup", body=category)
+    with store(tmp_path) as (_, handle):
+        handle.flush()
+    tracked = find_skill(tmp_path / "skills", "dup")
+    assert tracked is not None and tracked.on_disk is not None
+    with store(tmp_path) as (host, handle):
+        with host.session() as session, session.turn("go") as turn:
+            (tracked.on_disk / "SKILL.md").write_text("patched\n", encoding="utf-8")
+            host.skill_lifecycle("patched", "dup", reason="fix")
+            turn.complete("ok")
+        handle.flush()
+    after = hashlib.sha256(b"patched\n").hexdigest()
+    found = rows(tmp_path, "SELECT version, hermes_action, skill_path, before_hash = after_hash, after_hash "
+                           "FROM skill_history WHERE skill_name = 'dup' ORDER BY version")
+    assert found == [(1, "discovered", tracked.path, None, found[0][4]), (2, "patched", tracked.path, 0, after)]
+
+
+def test_book_18_a_skill_named_like_a_credential_keeps_its_versions_under_its_scrubbed_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """BOOK-18 with OBS-58: a skill whose name is a token is stored, looked up and rescanned by its scrubbed name:
+    every version has its path and hashes, a restart finds nothing new, and neither the store nor the scan state
+    holds the token."""
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789ab"[:36]
+    skill = _skill(tmp_path, f"ops/{token}")
+    key = os.urandom(32)  # the profile's marker key, as an activated profile keeps it
+    (tmp_path / "observability").mkdir(mode=0o700)
+    (tmp_path / "observability" / "redaction.key").write_bytes(key)
+    monkeypatch.setattr(scrub, "_redaction_key", scrub._redaction_key)  # put back after the test
+    monkeypatch.delenv("HERMES_PIPELINE_REDACTION_KEY", raising=False)
+    scrub.set_redaction_key(key)
+    with store(tmp_path) as (host, handle):
+        with host.session() as session, session.turn("go") as turn:
+            (skill / "references").mkdir()
+            (skill / "references" / "k.md").write_text("k\n", encoding="utf-8")
+            host.skill_lifecycle("file_written", token, reason="add a reference")
+            (skill / "SKILL.md").write_text("patched\n", encoding="utf-8")
+            host.skill_lifecycle("patched", token, reason="fix")
+            turn.complete("ok")
+        handle.flush()
+    with store(tmp_path) as (_, handle):
+        handle.flush()
+    found = rows(tmp_path, "SELECT skill_name, version, hermes_action, skill_path, changed_files, "
+                           "after_hash IS NOT NULL FROM skill_history ORDER BY version")
+    assert [row[1:3] for row in found] == [(1, "discovered"), (2, "file_written"), (3, "patched")]
+    name = found[0][0]
+    assert name.startswith("<redacted:") and {row[0] for row in found} == {name}
+    assert all(row[3] == f"ops/{name}" and row[5] == 1 for row in found)
+    assert [row[4] for row in found[1:]] == ['["references/k.md"]', '["SKILL.md"]']
+    for path in (tmp_path / "observability").rglob("*"):
+        if path.is_file():
+            assert token.encode() not in path.read_bytes(), path
+    # another process (its own marker key, read from the profile) finds the history by the name on disk
+    listed = subprocess.run([sys.executable, "-m", "hermes_pipeline.cli.main", "audit", "skills", "history", token,
+                             "--home", str(tmp_path), "--json"], capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(row["version"] for row in json.loads(listed.stdout)) == [1, 2, 3]
+    assert token not in listed.stdout
