@@ -25,10 +25,14 @@ def llm_error_type(reason: str | None, status_code: int | None, error_class: str
         return "guardrail_rejected"
     if reason_l in ("interrupted", "cancelled") or cls in ("keyboardinterrupt", "cancellederror"):
         return "cancelled"
-    if "timeout" in reason_l or "timeout" in cls or "timedout" in cls:
+    if "timeout" in cls or "timedout" in cls:
         return "timeout"
+    # The error class before the reason: Hermes' classifier gives every transport failure (a refused connection, a
+    # DNS or TLS error) the reason "timeout", while the class still says what it was.
     if status_code is None and any(hint in cls for hint in _CONNECTION_HINTS):
         return "connection_error"
+    if "timeout" in reason_l:
+        return "timeout"
     if status_code in (401, 403) or reason_l == "auth":
         return "authentication"
     if status_code == 429 or reason_l in ("rate_limit", "rate_limited"):

@@ -89,6 +89,8 @@ def test_refused_tool_call_ends_blocked_in_atof_atif_and_otlp(tmp_path: Path, su
     assert end["metadata"]["hermes.tool.error_type"] == ("approval_timeout" if outcome == "timed_out"
                                                          else "approval_denied")
     assert end["metadata"]["otel.status_code"] == "ERROR" and end["data"]["error_message"] == REFUSAL
+    # refused before it ran: Hermes' exit code -1 says "not run"; no command ran, so none failed
+    assert "process.exit.code" not in end["metadata"] and "hermes.tool.command_failed" not in end["metadata"]
     (response,) = [e for e in lines if e["name"] == "hermes.approval.response"]
     assert response["parent_uuid"] == end["uuid"]
     assert response["data"]["choice"] == reported and response["data"]["outcome"] == outcome
@@ -96,6 +98,8 @@ def test_refused_tool_call_ends_blocked_in_atof_atif_and_otlp(tmp_path: Path, su
     (trajectory,) = capture.documents(".json")
     results = [r for step in trajectory["steps"] for r in (step.get("observation") or {}).get("results", [])]
     assert [r["extra"]["hermes"]["status"] for r in results] == ["blocked"]
+    assert not {"exit_code", "command_failed"} & set(results[0]["extra"]["hermes"])
 
     (span,) = spans
     assert span.attributes.get("error.type") == "blocked" and span.attributes.get("gen_ai.tool.call.id") == CALL
+    assert span.attributes.get("hermes.tool.command_failed") is None and span.attributes.get("process.exit.code") is None

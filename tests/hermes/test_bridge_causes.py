@@ -136,3 +136,28 @@ def test_command_exit_code_is_a_field_everywhere(tmp_path: Path, workdir: Path, 
     with sqlite3.connect(run.home / "observability" / "observability.sqlite3") as db:
         digest = daily_digest(db, now - timedelta(days=1), now + timedelta(days=1))
     assert {"pattern": "tool terminal: command_failed", "count": 1} in digest["top_errors"]
+
+
+def test_an_unreachable_provider_is_a_connection_error_in_every_output(tmp_path: Path, workdir: Path,
+                                                                      receiver: OTLPReceiver) -> None:
+    """FMT-66, BOOK-25: a provider nobody listens for (a refused connection, which Hermes' own classifier calls a
+    timeout) is a ``connection_error`` in ATOF, ATIF, OTLP and ``task_runs``, and the run failed, not timed out."""
+    from hermes_pipeline.testing import closed_port
+
+    out = tmp_path / "out"
+    with closed_port() as port:
+        home = tmp_path / "hermes"
+        _profile(home, port)
+        run = _hermes(tmp_path, home, _pipeline(tmp_path, receiver, out), "hello", out)
+    events = run.events()
+    (turn,) = _scopes(events, "agent.run")
+    assert turn["end"]["metadata"].get("error.type") == "connection_error", turn["end"]["metadata"]
+    attempts = _scopes(events, "llm.call")
+    assert attempts and all(a["end"]["metadata"]["error.type"] == "connection_error" for a in attempts)
+    (trajectory,) = run.trajectories()
+    (user,) = [s for s in trajectory["steps"] if s["source"] == "user"]
+    assert user["extra"]["hermes"]["error_type"] == "connection_error"
+    assert _store(run.home, "select outcome, error_type from task_runs") == [("failed", "connection_error")]
+    _wait_for_spans(receiver, "invoke_agent", 1)
+    (agent,) = receiver.spans_named("invoke_agent")
+    assert agent.attributes.get("error.type") == "connection_error"

@@ -149,6 +149,8 @@ class ToolCalls:
             if exit_code is not None and exit_code_failed(exit_code):
                 meta["hermes.tool.command_failed"] = True  # the host's status is kept as it reported it
         else:
+            if status == "blocked":  # refused before it ran: no command ran, so none failed (Hermes says exit -1)
+                exit_code = None
             meta = {SCHEMA_KEY: _V, SESSION_KEY: session_id, "hermes.tool.status": status,
                     "hermes.duration_ms": duration_ms}
             if error_message is not None:
