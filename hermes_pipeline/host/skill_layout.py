@@ -17,6 +17,7 @@ here is Hermes' order: every caller that resolves a skill by name takes the firs
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -28,6 +29,9 @@ EXCLUDED_DIRS: Final = frozenset({".git", ".github", ".hub", ".archive", ".venv"
 """Folders Hermes never looks into for skills (``agent.skill_utils.EXCLUDED_SKILL_DIRS``); never a skill's files."""
 SUPPORT_DIRS: Final = frozenset({"references", "templates", "assets", "scripts"})
 """A skill's support folders (``agent.skill_utils.SKILL_SUPPORT_DIRS``): its files, never other skills."""
+_IN_FLIGHT: Final = re.compile(r"^\..+\.tmp(\..*)?$")
+"""An atomic write's temporary file (Hermes writes ``.SKILL.md.tmp.<random>`` beside the file, then renames it):
+the write in flight, not a file of the skill."""
 
 
 def _listing(directory: Path) -> list[os.DirEntry[str]]:
@@ -63,6 +67,10 @@ def _below(directory: Path, is_skill: bool) -> Iterator[Path]:
         yield from _below(path, nested)
 
 
+def _in_flight(name: str) -> bool:
+    return name.startswith(".") and _IN_FLIGHT.match(name) is not None
+
+
 def skill_files(skill_dir: Path, limit: int) -> Iterator[Path]:
     """The files of the skill at ``skill_dir`` (at most ``limit``), sorted by path: everything under it but the
     excluded folders and the skills nested in it (outside its support folders, where a ``SKILL.md`` is a document)."""
@@ -82,6 +90,8 @@ def skill_files(skill_dir: Path, limit: int) -> Iterator[Path]:
         for name in sorted(names):
             if count >= limit:
                 return
+            if _in_flight(name):
+                continue
             path = here / name
             if path.is_file() and not path.is_symlink():
                 count += 1

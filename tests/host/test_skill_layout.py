@@ -93,12 +93,13 @@ def test_book_18_the_first_of_two_skills_with_one_name_is_tracked(tmp_path: Path
 
 
 def test_book_18_a_skills_files_are_the_ones_hermes_keeps_in_it(tmp_path: Path) -> None:
-    """BOOK-18: hidden files and folders named build or dist are files of the skill; the excluded folders and a
-    nested skill are not; a ``SKILL.md`` in a support folder is a document of the skill."""
+    """BOOK-18: hidden files and folders named build or dist are files of the skill; the excluded folders, a
+    nested skill and an atomic write's temporary file (in flight) are not; a ``SKILL.md`` in a support folder is a
+    document of the skill."""
     skill = tmp_path / "skills" / "build" / "make-release"
     files = ["SKILL.md", "scripts/build/make.sh", "assets/dist/app.js", "references/.env.example",
              "references/old/SKILL.md", ".notes.md", "node_modules/x/index.js", ".git/HEAD", "nested/SKILL.md",
-             "nested/inner.md", "other/readme.md"]
+             "nested/inner.md", "other/readme.md", ".SKILL.md.tmp.k2j4x9", "scripts/.make.sh.tmp"]
     for rel in files:
         (skill / rel).parent.mkdir(parents=True, exist_ok=True)
         (skill / rel).write_text(rel, encoding="utf-8")

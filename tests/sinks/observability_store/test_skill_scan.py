@@ -206,3 +206,22 @@ def test_book_18_a_skill_named_like_a_credential_keeps_its_versions_under_its_sc
     assert listed.returncode == 0, listed.stderr
     assert sorted(row["version"] for row in json.loads(listed.stdout)) == [1, 2, 3]
     assert token not in listed.stdout
+
+
+def test_book_18_a_change_that_changes_nothing_is_no_version(tmp_path: Path) -> None:
+    """BOOK-18: an ``edit`` that writes the same text back (Hermes reports success) leaves the skill as its last
+    version was: no new version; the next real change is the next version, starting where the last one ended."""
+    with store(tmp_path) as (host, handle):
+        with host.session() as session, session.turn("go") as turn:
+            skill = _skill(tmp_path, "ops/deploy")
+            host.skill_lifecycle("created", "deploy", reason="new")
+            host.skill_lifecycle("edited", "deploy", reason="same text")
+            (skill / "SKILL.md").write_text("new text\n", encoding="utf-8")
+            host.skill_lifecycle("edited", "deploy", reason="real edit")
+            (skill / "SKILL.md").write_text("new text\n", encoding="utf-8")
+            host.skill_lifecycle("edited", "deploy", reason="same again")
+            turn.complete("ok")
+        handle.flush()
+    found = rows(tmp_path, "SELECT version, hermes_action, reason, before_hash = after_hash FROM skill_history "
+                           "ORDER BY version")
+    assert found == [(1, "created", "new", None), (2, "edited", "real edit", 0)]
