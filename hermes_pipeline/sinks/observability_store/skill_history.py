@@ -159,8 +159,8 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
     now = time.time()
     if change.change_type == "refine" and tree is not None and not attribution.claimed(state, TABLE, _key(name),
                                                                                          tree.digest(), now):
-        last = _prior(conn, state, name, recorded=True)  # the newest row's tree, no rescan's claim
-        if last is not None and last.files and last.path == tree.path and last.files == tree.files:
+        newest = _prior(conn, state, name, recorded=True)  # the newest row's tree, no rescan's claim
+        if newest is not None and newest.files and newest.path == tree.path and newest.files == tree.files:
             return 0  # it changed nothing (an edit with the same text): no version
     digest = _digest(tree)
     attribution.note_agent(state, _key(name), digest, now)
