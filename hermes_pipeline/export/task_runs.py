@@ -49,6 +49,9 @@ class SkillChange:
     reason: str | None
     session_id: str | None
     changed_at: str
+    trajectory_id: str | None = None
+    """The run (``agent.run``) that made the change, as ``task_runs.trajectory_id``."""
+    turn_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,9 @@ class MemoryWrite:
     changed_at: str
     succeeded: bool = True
     """A failed call is no row; the writer still ends its in-flight mark (:mod:`.probe`)."""
+    trajectory_id: str | None = None
+    """The run (``agent.run``) that made the change, as ``task_runs.trajectory_id``."""
+    turn_id: str | None = None
 
 
 Row = tuple[str, dict[str, Any]]
@@ -173,7 +179,8 @@ class RowBuilder:
             return []
         return [SkillChange(name, action, CHANGE_TYPES[action], _str(data.get("provenance")),
                             _str(event.metadata.get("hermes.skill.reason")),
-                            _str(event.metadata.get("hermes.session_id")), sqlite_utc(event.timestamp_us))]
+                            _str(event.metadata.get("hermes.session_id")), sqlite_utc(event.timestamp_us),
+                            _uuid(self._run_of(event.parent_uuid)), _str(event.metadata.get("hermes.turn_id")))]
 
     def _turn_of(self, start: ScopeEvent) -> _Turn | None:
         return self._turns.get(start.parent_uuid or 0)
@@ -247,7 +254,8 @@ class RowBuilder:
         call_id = (start.profile or {}).get("tool_call_id")
         return [MemoryWrite(start.name, args, "skill-execution" if turn is not None and turn.skill_runs > 0
                             else "agent-reflection", _str(start.metadata.get("hermes.session_id")),
-                            call_id if isinstance(call_id, str) else "", sqlite_utc(end.timestamp_us), not failed)]
+                            call_id if isinstance(call_id, str) else "", sqlite_utc(end.timestamp_us), not failed,
+                            _uuid(self._run_of(start.parent_uuid)), _str(start.metadata.get("hermes.turn_id")))]
 
 
 def _refused(result: Any) -> bool:

@@ -11,7 +11,7 @@ from typing import Final
 
 from ...export.timestamps import sqlite_utc as sqlite_utc  # the stores' timestamp, stated in export/
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 """Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables).
 
 1: the tables and their first indexes. 2: the time indexes of ``llm_calls`` and ``task_runs`` cover the
@@ -27,7 +27,10 @@ error's message (``error_message``: scrubbed, at most 1,000 characters), so a fa
 (issue #31). 6: ``skill_history.files`` (issue #28): the SHA-256 of every file of
 the skill at that version, by path relative to the skill (JSON), whose texts are kept once per distinct content
 under ``observability/blobs`` (:mod:`hermes_pipeline.export.blobs`), so any recorded version can be shown and
-compared (:mod:`hermes_pipeline.readers.skill_versions`); rows of older versions read NULL."""
+compared (:mod:`hermes_pipeline.readers.skill_versions`); rows of older versions read NULL. 7: ``skill_history`` and
+``memory_changes`` name the run and the turn that made an agent's change (``trajectory_id``, ``turn_id``): a session
+resumed over several processes holds several runs, and a row is tied to its run as ``task_runs`` rows are; NULL for
+a rescan's row (nobody's run) and for rows of older versions."""
 
 TABLES: Final[dict[str, str]] = {
     # Skill version history (BOOK-18): one row per mutation, versions 1, 2, ... per skill.
@@ -46,6 +49,8 @@ TABLES: Final[dict[str, str]] = {
         skill_path TEXT NULL,
         changed_files TEXT NULL,
         files TEXT NULL,
+        trajectory_id TEXT NULL,
+        turn_id TEXT NULL,
         UNIQUE (skill_name, version))""",
     # Memory change audit (BOOK-21).
     "memory_changes": """CREATE TABLE IF NOT EXISTS memory_changes (
@@ -58,7 +63,9 @@ TABLES: Final[dict[str, str]] = {
         after_excerpt TEXT NULL,
         reason TEXT NULL,
         changed_at TEXT NOT NULL,
-        file_hash TEXT NULL)""",
+        file_hash TEXT NULL,
+        trajectory_id TEXT NULL,
+        turn_id TEXT NULL)""",
     # Approvals and human input (hermes_pipeline extension, issue #27): one row per decision.
     "approvals": """CREATE TABLE IF NOT EXISTS approvals (
         id INTEGER PRIMARY KEY,
@@ -162,8 +169,9 @@ INDEXES: Final = (
 """``CREATE INDEX`` statements of the current schema version."""
 
 ADDED_COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
-    "skill_history": (("skill_path", "TEXT NULL"), ("changed_files", "TEXT NULL"), ("files", "TEXT NULL")),
-    "memory_changes": (("file_hash", "TEXT NULL"),),
+    "skill_history": (("skill_path", "TEXT NULL"), ("changed_files", "TEXT NULL"), ("files", "TEXT NULL"),
+                      ("trajectory_id", "TEXT NULL"), ("turn_id", "TEXT NULL")),
+    "memory_changes": (("file_hash", "TEXT NULL"), ("trajectory_id", "TEXT NULL"), ("turn_id", "TEXT NULL")),
     "task_runs": (("error_message", "TEXT NULL"),),
     "llm_calls": (("error_message", "TEXT NULL"),),
     "tool_errors": (("error_message", "TEXT NULL"),),
@@ -176,9 +184,9 @@ RETIRED_INDEXES: Final = ("task_runs_ended_at", "llm_calls_ended_at")
 COLUMNS: Final[dict[str, tuple[str, ...]]] = {
     "skill_history": ("id", "skill_name", "version", "change_type", "reason", "trigger_session_id", "before_hash",
                       "after_hash", "changed_at", "hermes_action", "provenance", "skill_path", "changed_files",
-                      "files"),
+                      "files", "trajectory_id", "turn_id"),
     "memory_changes": ("id", "file_path", "change_type", "actor", "trigger_session_id", "before_excerpt",
-                       "after_excerpt", "reason", "changed_at", "file_hash"),
+                       "after_excerpt", "reason", "changed_at", "file_hash", "trajectory_id", "turn_id"),
     "task_runs": ("id", "trajectory_id", "session_id", "task_id", "turn_id", "platform", "task_class", "started_at",
                   "ended_at", "outcome", "llm_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd",
                   "error_type", "error_message"),

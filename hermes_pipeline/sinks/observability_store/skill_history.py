@@ -176,7 +176,8 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
         provenance = "agent_created" if change.session_id else None
     values: dict[str, Any] = {"change_type": change.change_type, "reason": change.reason,
                               "trigger_session_id": change.session_id, "changed_at": change.changed_at,
-                              "hermes_action": change.action, "provenance": provenance}
+                              "hermes_action": change.action, "provenance": provenance,
+                              "trajectory_id": change.trajectory_id, "turn_id": change.turn_id}
     # each version starts where the skill's newest row ended (whatever process wrote it)
     before = None if change.change_type == "create" else \
         (last[0] if last is not None else prior.skill_md if prior is not None else None)

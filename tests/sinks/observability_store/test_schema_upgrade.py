@@ -52,7 +52,7 @@ def _plan(conn: sqlite3.Connection, sql: str, params: dict[str, object] | None =
 def test_a_version_1_store_is_upgraded_in_place_when_a_writer_opens_it(tmp_path: Path) -> None:
     path = _v1_store(tmp_path)
     conn = connect(path)
-    assert int(conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION == 6
+    assert int(conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION == 7
     assert conn.execute("SELECT COUNT(*) FROM approvals").fetchone()[0] == 0  # version 4 adds two tables
     assert conn.execute("SELECT COUNT(*) FROM tool_errors").fetchone()[0] == 0
     names = _indexes(conn)

@@ -225,3 +225,21 @@ def test_book_18_a_change_that_changes_nothing_is_no_version(tmp_path: Path) -> 
     found = rows(tmp_path, "SELECT version, hermes_action, reason, before_hash = after_hash FROM skill_history "
                            "ORDER BY version")
     assert found == [(1, "created", "new", None), (2, "edited", "real edit", 0)]
+
+
+def test_book_18_an_agents_version_names_its_run_and_turn(tmp_path: Path) -> None:
+    """BOOK-18, BOOK-25: a version the agent made says which run (``task_runs.trajectory_id``) and turn made it; a
+    rescan's row is nobody's run."""
+    _skill(tmp_path, "ops/deploy")
+    with store(tmp_path) as (host, handle):
+        with host.session() as session:
+            for text in ("one", "two"):
+                with session.turn(text) as turn:
+                    (tmp_path / "skills" / "ops" / "deploy" / "SKILL.md").write_text(text, encoding="utf-8")
+                    host.skill_lifecycle("edited", "deploy", reason=text)
+                    turn.complete("ok")
+        handle.flush()
+    runs = rows(tmp_path, "SELECT trajectory_id, turn_id FROM task_runs ORDER BY id")
+    versions = rows(tmp_path, "SELECT hermes_action, trajectory_id, turn_id FROM skill_history ORDER BY version")
+    assert len(runs) == 2 and runs[0][0] != runs[1][0] and all(run[0] and run[1] for run in runs)
+    assert versions == [("discovered", None, None), ("edited", *runs[0]), ("edited", *runs[1])]
