@@ -11,9 +11,12 @@ arguments as a JSON object or as a JSON string, and some send ``operations`` its
 Hermes keeps a memory file as entries joined by ``"\\n§\\n"``; ``replace`` and ``remove`` act on the
 first entry *containing* ``old_text`` (a short search text). :func:`replay` applies the operations to
 the file's entries as they were before the call, as Hermes does, so a row quotes the real old
-entry and the real new one, not the search text. An ``add`` of an entry already there changes
-nothing and gives no row. When the old text of the file is unknown, the search text is the best
-quote there is.
+entry and the real new one, not the search text. An ``add`` of an entry already there, or a
+``replace`` by the entry's own text (Hermes writes the same entries back), changes nothing and gives
+no row. When the old text of the file is unknown, the search text is the best quote there is.
+
+A change made to the file by other means (a hand edit a rescan finds) is compared entry by entry
+the same way, :func:`entry_diff`: one change per entry added, removed or changed in place.
 
 Other memory tools (``observability.memory_tools``) are one write each: their file is in ``path``
 (else ``MEMORY.md``), their action from ``action`` or their name.
@@ -21,6 +24,7 @@ Other memory tools (``observability.memory_tools``) are one write each: their fi
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -154,8 +158,96 @@ def replay(before_text: str | None, ops: list[MemoryOp], *, entry_file: bool = T
         old = working[index]
         if op.change_type == "modify":
             working[index] = (op.content or "").strip()
-            out.append(Change(op, old, working[index]))
+            if working[index] != old:  # replaced by its own text: the file's entries are as they were
+                out.append(Change(op, old, working[index]))
         else:
             working.pop(index)
             out.append(Change(op, old, None))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class EntryChange:
+    """One entry a change of a memory file added, removed or changed in place (``None`` for an empty side)."""
+
+    change_type: str
+    """``add``, ``modify`` or ``delete``."""
+    before: str | None
+    after: str | None
+
+
+SIMILAR: Final = 0.5
+"""How alike (:meth:`difflib.SequenceMatcher.ratio`) an old and a new entry must be to pair as one ``modify``
+when a changed run of entries lost or gained some."""
+PAIR_LIMIT: Final = 1024
+"""The most old × new entry pairs of one changed run compared for likeness (beyond it: removals and additions)."""
+SHORT_ENTRY: Final = 4_000
+"""Entry pairs longer than this together are compared by :meth:`~difflib.SequenceMatcher.quick_ratio` alone."""
+
+
+def entry_diff(before_text: str, after_text: str) -> list[EntryChange]:
+    """What changed between two texts of a memory file, entry by entry (:func:`entries`, quoted as the agent's
+    rows quote them), in the order of the file.
+
+    The entries are aligned with :class:`difflib.SequenceMatcher`. In a changed run, an entry that is
+    still in the file elsewhere (moved) is no change; of the others, a run of as many new entries as old
+    ones changed in place (``modify``, pairwise); otherwise alike entries pair up as ``modify`` (in
+    order, :data:`SIMILAR`) and the rest are ``delete`` and ``add``. Applied to the old entries (a
+    ``modify`` in place, an ``add`` where it stands among them), the changes give the new entries;
+    texts with the same entries give none.
+    """
+    old, new = entries(before_text), entries(after_text)
+    if old == new:
+        return []
+    in_old, in_new = set(old), set(new)
+    out: list[EntryChange] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.extend(_run([e for e in old[i1:i2] if e not in in_new], [e for e in new[j1:j2] if e not in in_old]))
+    return out
+
+
+def _run(gone: list[str], came: list[str]) -> list[EntryChange]:
+    """The changes of one changed run: ``gone`` entries replaced by ``came`` ones (see :func:`entry_diff`)."""
+    if len(gone) == len(came):
+        return [EntryChange("modify", a, b) for a, b in zip(gone, came, strict=True)]
+    pairs = _alike_pairs(gone, came) if len(gone) * len(came) <= PAIR_LIMIT else []
+    out: list[EntryChange] = []
+    i = j = 0
+    for pi, pj in [*pairs, (len(gone), len(came))]:
+        out.extend(EntryChange("delete", e, None) for e in gone[i:pi])
+        out.extend(EntryChange("add", None, e) for e in came[j:pj])
+        if pi < len(gone) and pj < len(came):
+            out.append(EntryChange("modify", gone[pi], came[pj]))
+        i, j = pi + 1, pj + 1
+    return out
+
+
+def _likeness(a: str, b: str) -> float:
+    matcher = difflib.SequenceMatcher(None, a, b)
+    if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:
+        return 0.0
+    return matcher.ratio() if len(a) + len(b) <= SHORT_ENTRY else matcher.quick_ratio()
+
+
+def _alike_pairs(gone: list[str], came: list[str]) -> list[tuple[int, int]]:
+    """The order-keeping pairing of alike entries (``(index in gone, index in came)``) of the greatest total
+    likeness; entries less alike than :data:`SIMILAR` never pair."""
+    n, m = len(gone), len(came)
+    like = [[_likeness(a, b) for b in came] for a in gone]
+    best = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            paired = best[i + 1][j + 1] + like[i][j] if like[i][j] >= SIMILAR else -1.0
+            best[i][j] = max(best[i + 1][j], best[i][j + 1], paired)
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    while i < n and j < m:
+        if like[i][j] >= SIMILAR and best[i][j] == best[i + 1][j + 1] + like[i][j]:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif best[i][j] == best[i + 1][j]:
+            i += 1
+        else:
+            j += 1
+    return pairs

@@ -1,14 +1,19 @@
 """Rescans that turn out-of-band edits into rows (BOOK-19, BOOK-22).
 
 The store remembers the hashes of every skill's files (in any layout, :mod:`.skill_tree`) and the
-last SHA-256 of every ``*.md`` file under the memory directories (and, for memory files, their text, to quote the change) in
-``observability/scan-state.json`` (0600, beside the database). A rescan compares the files on disk
-with that state: a skill whose files changed without a lifecycle event gives a ``refine`` row with
-``hermes_action = 'external_edit'`` (one first seen, a ``create`` row ``discovered``; one gone, a
-``deprecate`` row ``external_delete``); a memory file that appeared, changed or disappeared without a
-recorded tool write gives a ``user-direct`` row whose excerpts quote the first differing hunk of a
-line diff. Changes the store recorded itself (lifecycle events, memory tool writes) update the state
-as they are written, so they are never reported twice.
+last SHA-256 of every ``*.md`` file under the memory directories (and, for memory files, their text,
+to quote the change) in ``observability/scan-state.json`` (0600, beside the database). A rescan
+compares the files on disk with that state: a skill whose files changed without a lifecycle event
+gives a ``refine`` row with ``hermes_action = 'external_edit'`` (one first seen, a ``create`` row
+``discovered``; one gone, a ``deprecate`` row ``external_delete``); a memory file that appeared,
+changed or disappeared without a recorded tool write gives ``user-direct`` rows typed and quoted as
+the agent's rows are (:func:`~hermes_pipeline.export.memory_changes.entry_diff`): one per Hermes
+entry (entries are joined by ``\n§\n``) that appeared (``add``), disappeared (``delete``) or changed
+in place (``modify``, the old and the new entry). A file not in Hermes' format is one entry, its
+whole text. A change that leaves the entries as they were (blank lines, an entry moved) gives no
+row; a file too large to keep its text gives one row without excerpts. Changes the store recorded
+itself (lifecycle events, memory tool writes) update the state as they are written, so they are
+never reported twice.
 
 The state is read and written under an inter-process file lock, so two processes of one profile
 never both report the same edit; the rows and the new state are committed together (the state is
@@ -17,7 +22,6 @@ saved only after the rows' transaction committed, so an edit is never lost to a 
 
 from __future__ import annotations
 
-import difflib
 import errno
 import hashlib
 import json
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
+from ...export.memory_changes import EntryChange, entry_diff
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
@@ -53,16 +58,6 @@ def excerpt(text: str | None, limit: int) -> str | None:
     if len(text) <= limit:
         return text
     return text[: max(limit - 1, 0)] + "…"
-
-
-def first_hunk(before: str, after: str) -> tuple[str | None, str | None]:
-    """The passages of the first differing hunk of a line diff (``None`` for an empty side)."""
-    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            old, new = "".join(a[i1:i2]), "".join(b[j1:j2])
-            return (old or None), (new or None)
-    return None, None
 
 
 @dataclass
@@ -211,17 +206,30 @@ def read_memory(path: Path) -> tuple[str | None, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class MemoryDiff:
-    """One out-of-band memory change."""
+    """One out-of-band change of a memory file and the rows it gives."""
 
     file_path: str
     change_type: str
-    before: str | None
-    after: str | None
+    """What happened to the file: ``add`` (it appeared), ``modify`` or ``delete`` (it is gone)."""
+    changes: tuple[EntryChange, ...]
+    """One per entry added, removed or changed in place; one without excerpts when a side's text is unknown."""
+
+
+def file_diff(rel: str, change_type: str, before: str | None, after: str | None) -> MemoryDiff | None:
+    """The change of one memory file from text ``before`` to ``after`` (``""`` for a side where the file does not
+    exist, ``None`` where its text is unknown), ``None`` when no entry changed."""
+    if before is None or after is None:
+        changes: tuple[EntryChange, ...] = (EntryChange(change_type, None, None),)
+    elif before == after and change_type == "modify":  # other bytes, the same scrubbed text: nothing to quote
+        changes = (EntryChange(change_type, None, None),)
+    else:
+        changes = tuple(entry_diff(before, after))
+    return MemoryDiff(rel, change_type, changes) if changes else None
 
 
 def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[MemoryDiff], dict[str, dict[str, Any]]]:
-    """Memory changes since the state, and the new memory state."""
-    diffs: list[MemoryDiff] = []
+    """Memory changes since the state (files whose entries changed), and the new memory state."""
+    diffs: list[MemoryDiff | None] = []
     new_state: dict[str, dict[str, Any]] = {}
     for rel, path in current.items():
         digest, raw = read_memory(path)
@@ -232,12 +240,10 @@ def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[Memory
         old = state.memory.get(rel)
         if old is None:
             if state.initialised:
-                diffs.append(MemoryDiff(rel, "add", None, text))
+                diffs.append(file_diff(rel, "add", "", text))
         elif old.get("sha256") != digest:
-            before, after = first_hunk(old.get("text") or "", text or "") \
-                if old.get("text") is not None and text is not None else (None, None)
-            diffs.append(MemoryDiff(rel, "modify", before, after))
+            diffs.append(file_diff(rel, "modify", old.get("text"), text))
     for rel, old in state.memory.items():
         if rel not in new_state:
-            diffs.append(MemoryDiff(rel, "delete", old.get("text"), None))
-    return diffs, new_state
+            diffs.append(file_diff(rel, "delete", old.get("text"), ""))
+    return [d for d in diffs if d is not None], new_state

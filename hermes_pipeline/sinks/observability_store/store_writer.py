@@ -1,8 +1,9 @@
 """Writing rows: lifecycle changes with hashes and versions, memory writes, rescans (BOOK-19, BOOK-22).
 
 Skill rows are :mod:`.skill_history`; a memory tool call is parsed and replayed on the file by
-:mod:`~hermes_pipeline.export.memory_changes` (one row per operation that changed an entry); who wins when a rescan and a tool
-write see the same change, in any process, is :mod:`.attribution`.
+:mod:`~hermes_pipeline.export.memory_changes` (one row per operation that changed an entry), a rescan's
+memory rows are one per entry changed too (:mod:`.scan`); who wins when a rescan and a tool write see
+the same change, in any process, is :mod:`.attribution`.
 
 :class:`StoreWriter` owns the database connection and the scan state of one profile's store. It is
 used from one thread (the sink's writer); :meth:`commit` writes everything it was given since the
@@ -223,20 +224,27 @@ class StoreWriter:
             changes = replay(before_text, file_ops,
                              entry_file=write.tool == "memory")
             after = after_seen.get(rel) or read_file(self.home, rel)
-            attribution.note_agent(state, f"memory:{rel}", after.sha256, now)
-            claimed = attribution.take_claim(state, "memory_changes", f"memory:{rel}", after.sha256, now)
-            if claimed is not None:  # a rescan saw this write first and blamed the user: the tool's rows replace it
+            # a call that left the file as the probe saw it before (a replace by the same text) explains no change:
+            # a hand edit made before it stays the user's (no note, no claim taken, state and candidates kept)
+            unchanged = seen is not None and rel in after_seen and seen.sha256 == after.sha256
+            if not unchanged:
+                attribution.note_agent(state, f"memory:{rel}", after.sha256, now)
+            # a rescan saw this write first and blamed the user (a row per entry): the tool's rows replace them
+            while not unchanged and (claimed := attribution.take_claim(state, "memory_changes", f"memory:{rel}",
+                                                                       after.sha256, now)) is not None:
                 conn.execute("DELETE FROM memory_changes WHERE id = ? AND actor = 'user-direct'", (claimed["id"],))
             for change in changes:
                 kind = change.op.change_type
                 conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "
-                             "before_excerpt, after_excerpt, reason, changed_at, file_hash) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             "before_excerpt, after_excerpt, reason, changed_at, file_hash, trajectory_id, turn_id) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                              (rel, kind, write.actor, write.session_id,
                               self._excerpt(change.before) if kind != "add" else None,
                               self._excerpt(change.after) if kind != "delete" else None,
-                              change.op.reason, write.changed_at, after.sha256))
+                              change.op.reason, write.changed_at, after.sha256, write.trajectory_id, write.turn_id))
                 written += 1
+            if unchanged:
+                continue
             self._candidates.pop(rel, None)  # what a scan saw changing in this file was this write
             if read_file(self.home, rel).sha256 != after.sha256:
                 continue  # changed again since (another process, the user): the state must not go back in time
@@ -248,10 +256,11 @@ class StoreWriter:
         return written
 
     def _scan_memory(self, conn: sqlite3.Connection, state: ScanState, *, defer: bool = False) -> int:
-        """Rows for out-of-band memory changes. With ``defer`` (scans while the agent runs) a change is only
-        a candidate until the next scan still finds it: the writer runs behind the agent, so a file a memory
-        tool is writing right now looks changed before that tool's write reaches the store, and would
-        otherwise be reported as the user's. A tool write to the file in between drops the candidate."""
+        """Rows for out-of-band memory changes, one per entry changed (:func:`~.scan.diff_memory`). With ``defer``
+        (scans while the agent runs) a change is only a candidate until the next scan still finds it: the writer
+        runs behind the agent, so a file a memory tool is writing right now looks changed before that tool's
+        write reaches the store, and would otherwise be reported as the user's. A tool write to the file in
+        between drops the candidate."""
         diffs, new_state = diff_memory(state, memory_files(self.home, self.memory_dirs, self._warned_dirs))
         now = sqlite_utc()
         written = 0
@@ -277,15 +286,17 @@ class StoreWriter:
                     new_state.pop(diff.file_path, None)
                 continue
             self._candidates.pop(diff.file_path, None)
-            cursor = conn.execute(
-                "INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, before_excerpt, "
-                "after_excerpt, reason, changed_at, file_hash) VALUES (?, ?, 'user-direct', NULL, ?, ?, NULL, ?, ?)",
-                (safe_scrub(diff.file_path), diff.change_type,
-                 self._excerpt(diff.before) if diff.change_type != "add" else None,
-                 self._excerpt(diff.after) if diff.change_type != "delete" else None, now, digest))
-            attribution.add_claim(state, "memory_changes", int(cursor.lastrowid or 0), f"memory:{diff.file_path}",
-                                  digest, moment)
-            written += 1
+            for change in diff.changes:  # one row per entry, each a claim an agent write of this hash takes over
+                kind = change.change_type
+                cursor = conn.execute(
+                    "INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, before_excerpt, "
+                    "after_excerpt, reason, changed_at, file_hash) "
+                    "VALUES (?, ?, 'user-direct', NULL, ?, ?, NULL, ?, ?)",
+                    (safe_scrub(diff.file_path), kind, self._excerpt(change.before) if kind != "add" else None,
+                     self._excerpt(change.after) if kind != "delete" else None, now, digest))
+                attribution.add_claim(state, "memory_changes", int(cursor.lastrowid or 0),
+                                      f"memory:{diff.file_path}", digest, moment)
+                written += 1
         changed = {d.file_path for d in diffs}
         for rel in [r for r in self._candidates if r not in changed]:
             del self._candidates[rel]  # changed back, or explained since

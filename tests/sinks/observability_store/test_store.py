@@ -146,6 +146,9 @@ def test_book_22_tool_writes_map_actions_and_quote_the_arguments(tmp_path: Path)
         ("memories/MEMORY.md", "delete", "agent-reflection", sid, "likes coffee", None),
         ("memories/USER.md", "add", "agent-reflection", sid, None, "name: Ana"),
     ]  # and no user-direct row: the end-of-run rescan knows the tool wrote these files
+    (run,) = rows(tmp_path, "SELECT trajectory_id, turn_id FROM task_runs")
+    assert run[0] and run[1]  # each row names the run and the turn that made it (as task_runs does)
+    assert rows(tmp_path, "SELECT DISTINCT trajectory_id, turn_id FROM memory_changes") == [run]
 
 
 def test_book_22_actor_is_skill_execution_while_a_skill_runs(tmp_path: Path) -> None:
@@ -163,20 +166,21 @@ def test_book_22_actor_is_skill_execution_while_a_skill_runs(tmp_path: Path) -> 
 
 
 def test_book_22_out_of_band_edits_are_user_direct_at_start_and_end_of_run(tmp_path: Path) -> None:
-    """BOOK-22: a rescan at process start and at the end of every ``agent.run``: new file ``add``, changed
-    ``modify`` (excerpts from the first differing hunk), removed ``delete``; NULL session."""
+    """BOOK-22: a rescan at process start and at the end of every ``agent.run``: a changed entry ``modify`` (the
+    old and the new entry, as the agent's rows quote them), a new file's entries ``add``, a removed file's
+    ``delete``; NULL session."""
     mem = tmp_path / "memories"
     mem.mkdir()
-    (mem / "MEMORY.md").write_text("a\nb\nc\n")
+    (mem / "MEMORY.md").write_text("a\n§\nb\n§\nc")
     (mem / "OLD.md").write_text("old\n")
     with store(tmp_path) as (host, handle):
         handle.flush()
-    (mem / "MEMORY.md").write_text("a\nB changed\nc\n")  # while the agent was stopped
+    (mem / "MEMORY.md").write_text("a\n§\nB changed\n§\nc\n")  # while the agent was stopped
     with store(tmp_path) as (host, handle):
         handle.flush()
         assert rows(tmp_path, "SELECT file_path, change_type, actor, trigger_session_id, before_excerpt, "
                               "after_excerpt FROM memory_changes") == [
-            ("memories/MEMORY.md", "modify", "user-direct", None, "b\n", "B changed\n")]
+            ("memories/MEMORY.md", "modify", "user-direct", None, "b", "B changed")]
 
         def body(host: Any, turn: Any) -> None:  # the user edits during a run
             (mem / "NEW.md").write_text("new\n")
@@ -186,7 +190,7 @@ def test_book_22_out_of_band_edits_are_user_direct_at_start_and_end_of_run(tmp_p
         handle.flush()
     assert rows(tmp_path, "SELECT file_path, change_type, before_excerpt, after_excerpt FROM memory_changes "
                           "WHERE id > 1 ORDER BY file_path") == [
-        ("memories/NEW.md", "add", None, "new\n"), ("memories/OLD.md", "delete", "old\n", None)]
+        ("memories/NEW.md", "add", None, "new"), ("memories/OLD.md", "delete", "old", None)]
 
 
 def test_book_21_excerpts_are_cut_with_an_ellipsis(tmp_path: Path) -> None:
