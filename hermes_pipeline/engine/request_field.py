@@ -51,6 +51,7 @@ from .sanitize import (
     _convert,
     _Ctx,
     _key_entry,
+    _KEY_NAMED,
     _KEY_PLURAL_TOKENS,
     _KEY_SENSITIVE,
     _REQUEST_DROPPED_KEYS,
@@ -220,6 +221,8 @@ def _assemble(body: Mapping[str, Any], b: _Builder) -> dict[str, Any]:
             out[key_text] = REDACTED
             b.add(_REDACTED_JSON)
             continue
+        if key_cls == _KEY_NAMED:
+            raise _Fallback  # a value judged by its name: the plain sanitizer's rule (a body key like this is rare)
         if value_cls is not list:
             out[key_text] = b.part(value, 2)
             continue

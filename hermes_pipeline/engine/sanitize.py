@@ -61,6 +61,7 @@ from .scrub import (
     safe_scrub,
     scrub_message,
 )
+from .named_values import named_value_marker, strong_name
 from .scrub_once import scrub_once
 
 __all__ = [
@@ -108,6 +109,8 @@ _CACHE_MIN_CHARS: Final = 256
 _KEY_PLAIN: Final = 0
 _KEY_SENSITIVE: Final = 1
 _KEY_PLURAL_TOKENS: Final = 2
+_KEY_NAMED: Final = 3
+"""A strong credential name outside §8.2.4: its string or number value is judged by :mod:`.named_values`."""
 
 
 def token_value_redacted(value: object, cls: type) -> bool:
@@ -248,6 +251,8 @@ def _str_key_entry(key: str) -> tuple[str, int]:
         cls = _KEY_SENSITIVE
     elif is_sensitive_key(key, ""):
         cls = _KEY_PLURAL_TOKENS
+    elif strong_name(key):
+        cls = _KEY_NAMED
     else:
         cls = _KEY_PLAIN
     return safe_scrub(key), cls
@@ -346,6 +351,14 @@ def _convert_mapping(value: Mapping[Any, Any], depth: int, ctx: _Ctx) -> JSONVal
                 out[key_text] = REDACTED
                 continue
             ctx.budget -= len(key_text) + 4
+            if cls == _KEY_NAMED:
+                marker = named_value_marker(key if type(key) is str else key_text, item)
+                if marker is not None:  # what scrubbing the pair's JSON text makes of the value
+                    ctx.budget -= len(marker) + 2
+                    if ctx.budget < 0:
+                        raise _BudgetExceeded(marker)
+                    out[key_text] = marker
+                    continue
             if leaves:
                 leaf = _simple_leaf(item, item_cls, max_str)
                 if leaf is not _NOTHING:
@@ -601,6 +614,8 @@ def _plain_key(key: Any, item: Any) -> bool:
         raise _NotPlain
     if key_cls == _KEY_SENSITIVE:
         return False
+    if key_cls == _KEY_NAMED:
+        raise _NotPlain  # its value is judged by its name (the full algorithm)
     if len(key) <= _CLEAN_MAX_CHARS:
         if len(_plain_keys) + len(_token_keys) >= _PLAIN_KEYS_MAX:
             _plain_keys.clear()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ..engine.named_values import named_value_marker, strong_name
 from ..engine.readonly import ReadOnlyDict, ReadOnlyList
 from ..engine.request_field import is_sanitized_part
 from ..engine.sanitized_fields import is_marked
@@ -100,8 +101,8 @@ def _text(text: str, ctx: _Walk) -> str:
 
 def _remember(key: str) -> None:
     """Cache the class of a string key that scrubbing leaves unchanged (see ``_plain_keys``, ``_token_keys``)."""
-    if len(key) > CLEAN_MAX_CHARS or is_sensitive_key(key, 0):
-        return  # always sensitive: the slow path every time (it redacts)
+    if len(key) > CLEAN_MAX_CHARS or is_sensitive_key(key, 0) or strong_name(key):
+        return  # always sensitive, or its value judged by its name: the slow path every time
     if len(_plain_keys) + len(_token_keys) >= _PLAIN_KEYS_MAX:
         _plain_keys.clear()
         _token_keys.clear()
@@ -186,6 +187,9 @@ def _mapping(value: dict[Any, Any], depth: int, ctx: _Walk) -> dict[Any, Any]:
             new_key, sensitive = _key(key, item, ctx)
             if sensitive:
                 new = REDACTED
+            elif type(key) is str and (cls is str or cls is int or cls is float) \
+                    and (marker := named_value_marker(key, item)) is not None:
+                new = marker  # the value of a strong credential name, judged as the text rule judges it
             elif cls is str:
                 new = _text(item, ctx)
             elif cls in scalars:
