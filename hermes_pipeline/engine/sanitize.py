@@ -52,6 +52,7 @@ from typing import Any, Final, TypeAlias
 import orjson
 
 from .scrub import (
+    MARKER_RE,
     REDACTED,
     REDACTION_FAILED,
     CLEAN_MAX_CHARS as _CLEAN_MAX_CHARS,
@@ -281,13 +282,26 @@ def _scrub_cached(text: str, ctx: _Ctx) -> str:
     return scrubbed
 
 
+def marker_cut(text: str, cap: int) -> int:
+    """Where to cut the scrubbed ``text`` to at most ``cap`` characters without cutting a redaction marker in two:
+    ``cap``, or the start of the marker that straddles it (half a marker is neither text nor a marker that
+    ``trajectory redact`` or a reader recognises)."""
+    start = text.rfind("<redacted", max(0, cap - 18), cap)
+    if start >= 0:
+        m = MARKER_RE.match(text, start)
+        if m is not None and m.end() > cap:
+            return start
+    return cap
+
+
 def _convert_str(text: str, ctx: _Ctx) -> str:
-    """Rule 3: value-scrub, then truncate with the standard suffix."""
+    """Rule 3: value-scrub, then truncate with the standard suffix (never inside a redaction marker)."""
     scrubbed = _scrub_cached(text, ctx)
     cap = ctx.max_str
     n = len(scrubbed)
     if n > cap:
-        scrubbed = f"{scrubbed[:cap]}...[truncated {n - cap} chars]"
+        cut = marker_cut(scrubbed, cap)
+        scrubbed = f"{scrubbed[:cut]}...[truncated {n - cut} chars]"
     _charge(ctx, len(scrubbed) + 2, scrubbed)
     return scrubbed
 
@@ -304,7 +318,8 @@ def _simple_leaf(item: object, cls: type, max_str: int) -> object:
         text = scrub_once(item)  # type: ignore[arg-type]
         n = len(text)
         if n > max_str:
-            text = f"{text[:max_str]}...[truncated {n - max_str} chars]"
+            cut = marker_cut(text, max_str)
+            text = f"{text[:cut]}...[truncated {n - cut} chars]"
         return text
     if item is None or cls is bool:
         return item

@@ -9,14 +9,16 @@ says how many of its values were cut (:data:`TRUNCATED_VALUES_KEY`), which the t
 note that the run cannot be replayed byte for byte.
 
 The scrubber runs before the cut, so a credential straddling the cut is still recognised: only the first
-``max_value_chars + SCRUB_MARGIN`` characters are scrubbed, which bounds the scrubber's work on a huge value
-(a credential is far shorter than the margin).
+``max_value_chars + SCRUB_MARGIN`` characters are scrubbed (more when long redactions shortened that window: see
+:func:`bounded_scrub`), which bounds the scrubber's work on a huge value (a credential is far shorter than the
+margin).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from ..engine.sanitize import marker_cut
 from ..engine.scrub import TRUNCATION_SUFFIX, safe_scrub
 from ..engine.scrub_once import scrub_once
 from .events import ScopeEvent
@@ -53,7 +55,12 @@ def bounded(text: str, cap: int | None) -> str:
 
 
 def bounded_scrub(text: str, cap: int | None) -> tuple[str, bool]:
-    """``(text scrubbed and cut to cap, whether it was cut)``; never raises (see the module docstring)."""
+    """``(text scrubbed and cut to cap, whether it was cut)``; never raises (see the module docstring).
+
+    The cut never halves a redaction marker. A scrubbed window is shorter than the text it came from by what its
+    markers replaced, so the kept head reaches further into the text than ``cap`` characters: the window is made
+    long enough that at least half of :data:`SCRUB_MARGIN` of the text lies scrubbed past the head's last
+    character, however much the redactions shortened it, so a credential across the cut is still whole in it."""
     if cap is None:
         return scrub_once(text), False
     n = len(text)
@@ -61,9 +68,17 @@ def bounded_scrub(text: str, cap: int | None) -> tuple[str, bool]:
         out = scrub_once(text)  # once per distinct text: an already scrubbed text is kept as it is
         if len(out) <= cap:
             return out, False
-        return out[:cap] + TRUNCATION_SUFFIX.format(n=len(out) - cap), True
-    head = safe_scrub(text[: cap + SCRUB_MARGIN])
-    return head[:cap] + TRUNCATION_SUFFIX.format(n=n - cap), True
+        cut = marker_cut(out, cap)
+        return out[:cut] + TRUNCATION_SUFFIX.format(n=len(out) - cut), True
+    end = cap + SCRUB_MARGIN
+    while True:
+        head = safe_scrub(text[:end])
+        shortened = min(end, n) - len(head)  # how much further into the text the head's cap-th character lies
+        if end >= n or end - (cap + shortened) >= SCRUB_MARGIN // 2:
+            break
+        end = cap + shortened + SCRUB_MARGIN
+    cut = marker_cut(head, cap)
+    return head[:cut] + TRUNCATION_SUFFIX.format(n=n - cut), True
 
 
 def _bound(value: Any, cap: int, cut: list[int], depth: int) -> Any:

@@ -1,0 +1,60 @@
+"""The bound of one value cuts scrubbed text: no credential across the cut, no half marker (FMT-33a, OBS-59).
+
+``bounded_scrub`` scrubs a window of the text a little longer than the bound and keeps its head. Long values that
+the scrubber replaced by short markers shorten the window, so the head reaches further into the text than the
+bound: a credential where the head ends must still have been scrubbed whole, and the cut must not halve a marker.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.sanitize import marker_cut, sanitize
+from hermes_pipeline.engine.scrub import MARKER_RE
+from hermes_pipeline.export.bounds import SCRUB_MARGIN, bounded_scrub
+
+CAP = 1_000
+SECRETS = ["postgres://app:S3cr3tPassw0rdQ@db.example.com/app", "ghp_Ab3dEf6hIjKlMnOpQrStUvWxYz0123456789",
+           "sk-proj-Ab3dEf6hIjKlMnOpQrStUvWxYz0123456789abcd", "API_KEY=Xk9mQ2vLp7RtZw4Nc8"]
+_BASE64 = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3"
+_HALF_MARKER = re.compile(r"<redacted(?::[0-9a-f]{0,7})?(?:\.\.\.\[truncated|$)")
+
+
+def _secret_part(secret: str) -> str:
+    """The part of the planted secret that must never show (its credential, not its name or host)."""
+    return {"p": "S3cr3tPassw0rdQ", "g": "ghp_Ab3dEf6h", "s": "sk-proj-Ab3dEf6h", "A": "Xk9mQ2vLp7Rt"}[secret[0]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(size=st.integers(SCRUB_MARGIN - 2_000, SCRUB_MARGIN + CAP - 200), before=st.integers(0, 100),
+       into=st.integers(1, 12), secret=st.sampled_from(SECRETS), extra=st.integers(0, 2 * SCRUB_MARGIN))
+def test_fmt_33a_no_credential_across_the_cut_however_much_redaction_shortened_the_window(
+        size: int, before: int, into: int, secret: str, extra: int) -> None:
+    """A long credential before the cut (a long ``*_KEY=`` base64 value) shortens the scrubbed window by about its
+    length; a credential planted across the end of the first window, or further on, never shows, even in part."""
+    prefix = "x" * before + "\nPRIVATE_KEY_B64=" + (_BASE64 * (size // len(_BASE64) + 1))[:size] + "\n"
+    for end in (CAP + SCRUB_MARGIN, CAP + SCRUB_MARGIN + extra):  # across the first window's end, or anywhere
+        at = max(len(prefix), end - into - (len(secret) - len(_secret_part(secret))))
+        text = prefix + "b" * (at - len(prefix)) + " " + secret + " " + "z" * (3 * SCRUB_MARGIN)
+        out, cut = bounded_scrub(text, CAP)
+        assert cut
+        assert _secret_part(secret)[:8] not in out
+        head = out.split("...[truncated")[0]
+        assert not _HALF_MARKER.search(head)
+
+
+@given(pad=st.integers(0, 40), cap=st.integers(20, 60))
+def test_obs_59_a_cut_never_halves_a_marker(pad: int, cap: int) -> None:
+    """The cut falls before a marker that would cross it (in the bound and in the sanitizer's rule 3)."""
+    text = "x" * pad + "<redacted:0123abcd>" + "y" * 100
+    cut = marker_cut(text, cap)
+    assert cut <= cap
+    kept = text[:cut]
+    assert MARKER_RE.sub("", kept).find("<redacted") < 0
+    long_text = "x" * pad + "password=Xk9mQ2vLp7RtZw4Nc8 " + "y" * 9000
+    for value in (sanitize(long_text), bounded_scrub(long_text, 1_000)[0]):
+        head = value.split("...[truncated")[0]
+        assert "<redacted" not in MARKER_RE.sub("", head)
