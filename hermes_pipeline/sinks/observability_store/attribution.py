@@ -88,11 +88,3 @@ def take_claim(state: ScanState, table: str, key: str, digest: str | None,
             return claim
     return None
 
-
-def claimed(state: ScanState, table: str, key: str, digest: str | None, now: float | None = None) -> bool:
-    """Whether a rescan's row for ``key`` that saw ``digest`` waits for an agent write to explain it
-    (:func:`take_claim` would take it)."""
-    now = time.time() if now is None else now
-    want = digest or GONE
-    return any(claim.get("table") == table and claim.get("key") == key and claim.get("digest") == want
-               and _fresh(claim.get("at"), now) and isinstance(claim.get("id"), int) for claim in state.claims)

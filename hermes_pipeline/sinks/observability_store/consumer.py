@@ -60,7 +60,7 @@ class StoreHandle:
         self.sink.flush(START_SCAN_TIMEOUT)
         from .probe import INFLIGHT_DIR, MemoryProbe, SkillHashProbe
 
-        self.probe = SkillHashProbe(home / settings.skills_dir)
+        self.probe = SkillHashProbe(self.sink.store_writer.skill_roots)
         self.memory_probe = MemoryProbe(home, list(settings.memory_dirs), dict(settings.memory_tools),
                                         inflight=self.sink.store_writer.path.parent / INFLIGHT_DIR)
         self.sink.store_writer.probe = self.probe

@@ -40,7 +40,7 @@ from ...contract.hookspecs import hookimpl
 from ...export.classify import tool_span_kind
 from .attribution import WINDOW
 from ...export.memory_changes import parse_operations
-from .skill_tree import SkillTree, find_skill, public_name
+from .skill_tree import Roots, SkillTree, find_skill, public_name
 
 _MISSING: Final = "-"
 MAX_PENDING: Final = 256
@@ -88,7 +88,7 @@ def inflight_files(directory: Path, now: float | None = None) -> set[str]:
 class SkillHashProbe:
     """``on_skill_lifecycle`` → the skill's tree right now (see the module docstring)."""
 
-    def __init__(self, skills_root: Path) -> None:
+    def __init__(self, skills_root: Roots) -> None:
         self.root = skills_root
         self._trees: dict[str, deque[SkillTree | str]] = {}
         self._lock = threading.Lock()

@@ -33,7 +33,7 @@ from . import attribution
 from ...export.task_runs import SkillChange
 from .scan import ScanState
 from .schema import sqlite_utc
-from .skill_tree import SkillTree, all_skills, changed_files, find_skill, public_name
+from .skill_tree import Roots, SkillRoots, SkillTree, all_skills, changed_files, find_skill, public_name
 
 TABLE: Final = "skill_history"
 SCAN_ACTIONS: Final = ("external_edit", "discovered", "external_delete")
@@ -59,7 +59,7 @@ def _files_json(files: list[str]) -> str | None:
     return json.dumps(files, ensure_ascii=False) if files else None
 
 
-def _keep_texts(tree: SkillTree | None, root: Path, home: Path | None) -> str | None:
+def _keep_texts(tree: SkillTree | None, home: Path | None) -> str | None:
     """``files`` of a row: the version's file hashes (JSON); their texts are kept under ``home``'s blobs."""
     if tree is None or not tree.files:
         return None
@@ -140,7 +140,7 @@ def _state_of(state: ScanState, name: str, seen: SkillTree | None) -> Any:
     return recorded if recorded is not None else (seen.to_state() if seen is not None else None)
 
 
-def _remember_if_current(state: ScanState, name: str, tree: SkillTree | None, root: Path) -> None:
+def _remember_if_current(state: ScanState, name: str, tree: SkillTree | None, root: Roots) -> None:
     """The change is explained: the next scan starts from it, unless the skill changed again since (another
     process, the user): then the state must not go back in time, and that later change is the scan's."""
     now = find_skill(root, name)
@@ -148,7 +148,7 @@ def _remember_if_current(state: ScanState, name: str, tree: SkillTree | None, ro
         _remember(state, name, tree)
 
 
-def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChange, root: Path, probe: Any,
+def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChange, root: Roots, probe: Any,
                   home: Path | None = None) -> int:
     """The row of one lifecycle change (or a rescan's row it takes over, :mod:`.attribution`); the version's
     texts are kept under ``home``'s blobs when it is given."""
@@ -157,11 +157,6 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
     if not known:
         tree = find_skill(root, name)
     now = time.time()
-    if change.change_type == "refine" and tree is not None and not attribution.claimed(state, TABLE, _key(name),
-                                                                                         tree.digest(), now):
-        newest = _prior(conn, state, name, recorded=True)  # the newest row's tree, no rescan's claim
-        if newest is not None and newest.files and newest.path == tree.path and newest.files == tree.files:
-            return 0  # it changed nothing (an edit with the same text): no version
     digest = _digest(tree)
     attribution.note_agent(state, _key(name), digest, now)
     claimed = attribution.take_claim(state, TABLE, _key(name), digest, now)
@@ -185,7 +180,7 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
     _insert(conn, {"skill_name": name, **values, "before_hash": before,
                    "after_hash": tree.skill_md if tree is not None else None,
                    "skill_path": location, "changed_files": _files_json(changed_files(prior, tree)),
-                   "files": _keep_texts(tree, root, home)})
+                   "files": _keep_texts(tree, home)})
     _recorded(state, name, tree)
     _remember_if_current(state, name, tree, root)
     return 1
@@ -218,7 +213,7 @@ def _same(prior: SkillTree, tree: SkillTree) -> bool:
     return prior.skill_md == tree.skill_md  # an older state (or the store) knew only SKILL.md
 
 
-def scan(conn: sqlite3.Connection, state: ScanState, root: Path, home: Path | None = None) -> int:
+def scan(conn: sqlite3.Connection, state: ScanState, root: Roots, home: Path | None = None) -> int:
     """Rows for every skill change no lifecycle change explains (see the module docstring); the texts of each new
     version are kept under ``home``'s blobs when it is given."""
     current = all_skills(root)
@@ -242,7 +237,7 @@ def scan(conn: sqlite3.Connection, state: ScanState, root: Path, home: Path | No
         last = _last(conn, name)
         if prior is None:
             if bundled is None:
-                bundled = _bundled(root)
+                bundled = _bundled(root.local if isinstance(root, SkillRoots) else root)
             values = {"change_type": "create", "hermes_action": "discovered", "before_hash": None,
                       "provenance": "installed" if name in bundled else "unknown"}
         else:
@@ -251,7 +246,7 @@ def scan(conn: sqlite3.Connection, state: ScanState, root: Path, home: Path | No
         row_id = _insert(conn, {"skill_name": name, **values, "reason": None, "trigger_session_id": None,
                                 "after_hash": tree.skill_md, "changed_at": stamp, "skill_path": tree.path,
                                 "changed_files": _files_json(changed_files(prior, tree)),
-                                "files": _keep_texts(tree, root, home)})
+                                "files": _keep_texts(tree, home)})
         attribution.add_claim(state, TABLE, row_id, _key(name), tree.digest(), now,
                               _state_of(state, name, prior))
         _recorded(state, name, tree)

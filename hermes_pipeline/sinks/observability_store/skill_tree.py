@@ -22,6 +22,7 @@ file names are the ones on disk (to read the files); :meth:`SkillTree.to_state` 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +31,8 @@ from typing import Any, Final
 from ...engine.scrub import safe_scrub
 from ...host.skill_layout import SKILL_FILE, skill_dirs, skill_files
 
-__all__ = ["SKILL_FILE", "SkillTree", "all_skills", "changed_files", "find_skill", "public_name", "read_tree",
-           "skill_dirs"]
+__all__ = ["SKILL_FILE", "Roots", "SkillRoots", "SkillTree", "all_skills", "changed_files", "find_skill", "public_name",
+           "read_tree", "skill_dirs"]
 
 MAX_FILES: Final = 2000
 """At most this many files of one skill are hashed (a skill is a handful; the rest is not tracked)."""
@@ -118,27 +119,103 @@ def read_tree(skill_dir: Path, root: Path) -> SkillTree | None:
     return SkillTree(safe_scrub(rel), skill_md, files, skill_dir, disk_names)
 
 
-def all_skills(root: Path) -> dict[str, SkillTree]:
-    """``public name → tree`` of every skill under ``root`` (of two with one name, the first in Hermes' order)."""
+class SkillRoots:
+    """The skills directories of a profile in Hermes' order: its own (``<home>/skills``), then the
+    ``skills.external_dirs`` of its ``config.yaml`` (``~`` and ``${VAR}`` expanded, relative ones under the profile,
+    the existing ones only, each once), read again when ``config.yaml`` changes. A skill in an external directory is
+    known by its absolute path; one in the profile's own by its path relative to it."""
+
+    def __init__(self, home: Path, skills_dir: str = "skills") -> None:
+        self.home = home
+        self.local = home / skills_dir
+        self._seen: tuple[int, int] | None = None
+        self._external: list[Path] = []
+
+    def dirs(self) -> list[Path]:
+        """The directories, the profile's own first."""
+        config = self.home / "config.yaml"
+        try:
+            stat = config.stat()
+            key: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            key = None
+        if key != self._seen:
+            self._seen, self._external = key, _external_dirs(self.home, self.local) if key is not None else []
+        return [self.local, *self._external]
+
+
+def _external_dirs(home: Path, local: Path) -> list[Path]:
+    import yaml
+
+    try:
+        parsed = yaml.safe_load((home / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError):
+        return []
+    skills = parsed.get("skills") if isinstance(parsed, dict) else None
+    raw = skills.get("external_dirs") if isinstance(skills, dict) else None
+    entries = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    out: list[Path] = []
+    try:
+        own = local.resolve()
+    except OSError:
+        own = local
+    for entry in entries:
+        text = str(entry).strip()
+        if not text:
+            continue
+        path = Path(os.path.expanduser(os.path.expandvars(text)))
+        try:
+            path = (path if path.is_absolute() else home / path).resolve()
+        except OSError:
+            continue
+        if path != own and path not in out and path.is_dir():
+            out.append(path)
+    return out
+
+
+Roots = Path | SkillRoots
+"""Where skills are: one directory, or a profile's :class:`SkillRoots`."""
+
+
+def _dirs(roots: Roots) -> list[Path]:
+    return roots.dirs() if isinstance(roots, SkillRoots) else [roots]
+
+
+def _found(roots: Roots) -> Iterator[tuple[Path, Path, bool]]:
+    """``(skill directory, its skills directory, whether that is the profile's own)`` in Hermes' order."""
+    for index, root in enumerate(_dirs(roots)):
+        for path in skill_dirs(root):
+            yield path, root, index == 0
+
+
+def _tree(path: Path, root: Path, own: bool) -> SkillTree | None:
+    tree = read_tree(path, root)
+    if tree is None or own:
+        return tree
+    return SkillTree(safe_scrub(path.as_posix()), tree.skill_md, tree.files, tree.on_disk, tree.disk_names)
+
+
+def all_skills(roots: Roots) -> dict[str, SkillTree]:
+    """``public name → tree`` of every skill (of two with one name, the first in Hermes' order)."""
     out: dict[str, SkillTree] = {}
-    for path in skill_dirs(root):
+    for path, root, own in _found(roots):
         name = public_name(path.name)
         if name in out:
             continue
-        tree = read_tree(path, root)
+        tree = _tree(path, root, own)
         if tree is not None:
             out[name] = tree
     return out
 
 
-def find_skill(root: Path, name: str) -> SkillTree | None:
+def find_skill(roots: Roots, name: str) -> SkillTree | None:
     """The tree of the skill ``name`` (its name on disk or its public name) as Hermes resolves that name: the first
     such skill in its order; ``None`` when there is none."""
     if not name or "/" in name or "\\" in name or name in (".", ".."):
         return None
-    for path in skill_dirs(root):
+    for path, root, own in _found(roots):
         if path.name == name or public_name(path.name) == name:
-            tree = read_tree(path, root)
+            tree = _tree(path, root, own)
             if tree is not None:
                 return tree
     return None

@@ -55,6 +55,8 @@ class StoreWriter:
         self.path = db.store_path(self.home)
         self.memory_dirs = list(memory_dirs)
         self.skills_dir = skills_dir
+        self.skill_roots = skill_tree.SkillRoots(home, skills_dir)
+        """The profile's skills directories, its ``skills.external_dirs`` included (Hermes' order)."""
         self.excerpt_chars = excerpt_chars
         self.runs_days = runs_days
         self.history_days = history_days
@@ -118,7 +120,7 @@ class StoreWriter:
         conn = self.connection()
         with file_lock(self.lock_path):
             state = ScanState.load(self.state_path)
-            state.rehydrate(skill_tree.all_skills(self.home / self.skills_dir),
+            state.rehydrate(skill_tree.all_skills(self.skill_roots),
                             memory_files(self.home, self.memory_dirs, self._warned_dirs))
             self._ended.clear()
             try:
@@ -196,10 +198,10 @@ class StoreWriter:
         return 0
 
     def _skill_change(self, conn: sqlite3.Connection, state: ScanState, change: SkillChange) -> int:
-        return skill_history.record_change(conn, state, change, self.home / self.skills_dir, self.probe, self.home)
+        return skill_history.record_change(conn, state, change, self.skill_roots, self.probe, self.home)
 
     def _scan_skills(self, conn: sqlite3.Connection, state: ScanState) -> int:
-        return skill_history.scan(conn, state, self.home / self.skills_dir, self.home)
+        return skill_history.scan(conn, state, self.skill_roots, self.home)
 
     def _excerpt(self, text: str | None) -> str | None:
         """An excerpt as stored: scrubbed of credentials, then cut (memory text is read from the files)."""

@@ -208,9 +208,10 @@ def test_book_18_a_skill_named_like_a_credential_keeps_its_versions_under_its_sc
     assert token not in listed.stdout
 
 
-def test_book_18_a_change_that_changes_nothing_is_no_version(tmp_path: Path) -> None:
-    """BOOK-18: an ``edit`` that writes the same text back (Hermes reports success) leaves the skill as its last
-    version was: no new version; the next real change is the next version, starting where the last one ended."""
+def test_book_18_a_change_that_changes_nothing_is_a_version_saying_so(tmp_path: Path) -> None:
+    """BOOK-18: every successful ``skill_manage`` call is a version, one that wrote the same text back too (several
+    processes may write one skill at once: the hashes alone cannot tell a repeat from a change another process's
+    row already holds); such a version's ``before_hash`` equals its ``after_hash`` and it lists no changed file."""
     with store(tmp_path) as (host, handle):
         with host.session() as session, session.turn("go") as turn:
             skill = _skill(tmp_path, "ops/deploy")
@@ -218,13 +219,12 @@ def test_book_18_a_change_that_changes_nothing_is_no_version(tmp_path: Path) -> 
             host.skill_lifecycle("edited", "deploy", reason="same text")
             (skill / "SKILL.md").write_text("new text\n", encoding="utf-8")
             host.skill_lifecycle("edited", "deploy", reason="real edit")
-            (skill / "SKILL.md").write_text("new text\n", encoding="utf-8")
-            host.skill_lifecycle("edited", "deploy", reason="same again")
             turn.complete("ok")
         handle.flush()
-    found = rows(tmp_path, "SELECT version, hermes_action, reason, before_hash = after_hash FROM skill_history "
-                           "ORDER BY version")
-    assert found == [(1, "created", "new", None), (2, "edited", "real edit", 0)]
+    found = rows(tmp_path, "SELECT version, hermes_action, reason, before_hash = after_hash, changed_files "
+                           "FROM skill_history ORDER BY version")
+    assert found == [(1, "created", "new", None, '["SKILL.md"]'), (2, "edited", "same text", 1, None),
+                     (3, "edited", "real edit", 0, '["SKILL.md"]')]
 
 
 def test_book_18_an_agents_version_names_its_run_and_turn(tmp_path: Path) -> None:
@@ -243,3 +243,38 @@ def test_book_18_an_agents_version_names_its_run_and_turn(tmp_path: Path) -> Non
     versions = rows(tmp_path, "SELECT hermes_action, trajectory_id, turn_id FROM skill_history ORDER BY version")
     assert len(runs) == 2 and runs[0][0] != runs[1][0] and all(run[0] and run[1] for run in runs)
     assert versions == [("discovered", None, None), ("edited", *runs[0]), ("edited", *runs[1])]
+
+
+def test_book_18_19_skills_in_the_profiles_external_dirs_are_tracked(tmp_path: Path) -> None:
+    """BOOK-18/19: Hermes also reads skills from ``skills.external_dirs`` of the profile's ``config.yaml``: they are
+    discovered, the agent's changes of them are versions with their hashes, and hand edits are rows; such a skill is
+    known by its absolute path. A name of the profile's own skills comes first, as in Hermes."""
+    home = tmp_path / "hermes"
+    external = tmp_path / "shared-skills"
+    (external / "tools" / "extskill").mkdir(parents=True)
+    (external / "tools" / "extskill" / "SKILL.md").write_text("v1\n", encoding="utf-8")
+    (external / "dup").mkdir()
+    (external / "dup" / "SKILL.md").write_text("external copy\n", encoding="utf-8")
+    _skill(home, "dup", body="own copy")
+    home.mkdir(exist_ok=True)
+    (home / "config.yaml").write_text("skills:\n  external_dirs:\n    - ../shared-skills\n    - /no/such/dir\n",
+                                      encoding="utf-8")
+    with store(home) as (host, handle):
+        with host.session() as session, session.turn("go") as turn:
+            (external / "tools" / "extskill" / "SKILL.md").write_text("v2\n", encoding="utf-8")
+            host.skill_lifecycle("patched", "extskill", reason="fix")
+            turn.complete("ok")
+        handle.flush()
+    (external / "tools" / "extskill" / "references").mkdir()
+    (external / "tools" / "extskill" / "references" / "a.md").write_text("a\n", encoding="utf-8")
+    with store(home) as (_, handle):
+        handle.flush()
+    where = (external / "tools" / "extskill").resolve().as_posix()
+    found = rows(home, "SELECT skill_name, version, hermes_action, skill_path, changed_files, after_hash FROM "
+                       "skill_history ORDER BY skill_name, version")
+    assert found == [
+        ("dup", 1, "discovered", "dup", '["SKILL.md"]', found[0][5]),
+        ("extskill", 1, "discovered", where, '["SKILL.md"]', hashlib.sha256(b"v1\n").hexdigest()),
+        ("extskill", 2, "patched", where, '["SKILL.md"]', hashlib.sha256(b"v2\n").hexdigest()),
+        ("extskill", 3, "external_edit", where, '["references/a.md"]', hashlib.sha256(b"v2\n").hexdigest())]
+    assert found[0][5] == hashlib.sha256((home / "skills" / "dup" / "SKILL.md").read_bytes()).hexdigest()
