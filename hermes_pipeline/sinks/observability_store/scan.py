@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ...engine.sanitize import marker_cut
 from ...engine.scrub import safe_scrub
 from ...export.memory_changes import EntryChange, entry_diff
 
@@ -52,12 +53,13 @@ def sha256_file(path: Path) -> str | None:
 
 
 def excerpt(text: str | None, limit: int) -> str | None:
-    """``text`` cut to at most ``limit`` code points, the last being ``…`` when cut (BOOK-21)."""
+    """``text`` cut to at most ``limit`` code points, the last being ``…`` when cut (BOOK-21); never inside a
+    redaction marker (the cut falls before it)."""
     if text is None:
         return None
     if len(text) <= limit:
         return text
-    return text[: max(limit - 1, 0)] + "…"
+    return text[: marker_cut(text, max(limit - 1, 0))] + "…"
 
 
 @dataclass
