@@ -226,22 +226,56 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
     """The credentials in ``text``: ``(start, end, secret)`` with ``text[start:end]`` the credential as it is
     written (escaped or encoded) and ``secret`` its decoded value; sorted, never overlapping.
 
-    ``gated=False`` runs every rule without its pre-check (the tests' reference)."""
+    ``gated=False`` runs every rule without its pre-check (the tests' reference).
+
+    How the spans of several views combine: within one view, overlapping spans (a key inside a ``NAME=value``)
+    are one credential, their union, and its secret is what that view reads there. Across views, a span that
+    holds another's wins with its own secret (the plain view cut a value at an escape the JSON view reads
+    through); equal spans keep the secret of the view read first (the text itself before its decodings, so a
+    secret gets the same marker whatever wrapper it came in); spans of different views that only overlap are
+    united (every character of the union is one some view reads as a credential). A deeper view never reads past
+    what the view above it reads as the end of a string (:mod:`.scrub_views`), so no span covers text that no
+    correct reading holds as a credential."""
     found: list[tuple[int, int, str]] = []
+    markers = "<redacted" in text  # a marker a rule reads as a value (``"password": <redacted:…>``) stays
     for view in views(text):
         vtext = view.text
         spans: list[tuple[int, int]] = []
         find_token_spans(vtext, spans, gated)
         find_shape_spans(vtext, vtext.lower(), spans, gated)
-        if view.text is text:
-            found.extend((s, e, text[s:e]) for s, e in spans)
+        if not spans:
+            continue
+        plain = vtext is text
+        if markers:
+            spans = [span for span in spans
+                     if not MARKER_RE.fullmatch(text, *(span if plain else view.root_span(*span)))]
+        for s, e in _union(spans):  # one view's reading: spans that overlap are one credential
+            rs, re_ = (s, e) if plain else view.root_span(s, e)
+            if re_ > rs:
+                found.append((rs, re_, vtext[s:e]))
+    return _merged(found)
+
+
+def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, overlapping ones replaced by their union."""
+    if len(spans) < 2:
+        return spans
+    spans.sort()
+    out = [spans[0]]
+    for start, end in spans[1:]:
+        last_start, last_end = out[-1]
+        if start < last_end:
+            if end > last_end:
+                out[-1] = (last_start, end)
         else:
-            for s, e in spans:
-                rs, re_ = view.root_offset(s), view.root_offset(e)
-                if re_ > rs:
-                    found.append((rs, re_, vtext[s:e]))
-    if found and "<redacted" in text:  # a marker a rule reads as a value (``"password": <redacted:…>``) stays
-        found = [span for span in found if not MARKER_RE.fullmatch(text, span[0], span[1])]
+            out.append((start, end))
+    return out
+
+
+def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``found`` sorted and without overlaps: a span holding another replaces it; equal spans keep the first one's
+    secret (sorting is stable); spans that overlap without one holding the other become their union, with the
+    secret of the longer."""
     if len(found) < 2:
         return found
     found.sort(key=lambda span: (span[0], -span[1]))

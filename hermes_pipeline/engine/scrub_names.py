@@ -1,5 +1,8 @@
 """Which names label a credential, and which values under such a name are one (spec 04 FMT-33a; issue #25).
 
+(Over 400 lines on purpose: the name tables, the pre-check's hints computed from them and the rules for the values
+a name hides are one judgement, kept in one module so that they cannot drift apart.)
+
 The name-keyed shapes of the scrubber (``NAME=value``, ``NAME: value``, ``--name value``, ``?name=value``)
 redact a value because of the name in front of it. A name is split into words (``_``, ``-``, ``.``, spaces and
 camelCase boundaries: ``OPENAI_API_KEY`` -> ``openai api key``, ``xApiKey`` -> ``x api key``) and judged by its
@@ -8,44 +11,61 @@ credential names:
 
 * **strong** names hold a credential whatever it looks like: a word ``password`` / ``passwd`` / ``pwd`` /
   ``passphrase`` / ``secret`` / ``token`` / ``credential`` / ``cookie`` / ``auth`` / ``authorization`` /
-  ``apikey`` ..., ``pass`` as the last word (``DB_PASS``), or ``key`` after a qualifier (``api key``,
-  ``access key``, ``account key``, ``private key``, ``secret key`` ...);
-* **weak** names (``key``, ``sig``, ``signature``, ``session``, ``code``, plural ``tokens``) hold a credential
-  only when the value looks like one (:func:`secret_looking`);
+  ``apikey`` ..., ``pass`` / ``pw`` as the last word (``DB_PASS``, ``DB_PW``), ``key`` after a qualifier (``api
+  key``, ``access key``, ``private key`` ...), a compound (``connection string``, ``shared access signature``,
+  ``pass word``), and the word for password in a few other languages (``Passwort``, ``senha``, ``contraseña``,
+  ``Пароль``, ``密码``, ``パスワード``, ``비밀번호`` ...: :data:`FOREIGN_WORDS`);
+* **weak** names (``key``, ``sig``, ``signature``, ``session``, ``sid``, ``code``, ``jwt``, ``pat``, plural
+  ``tokens``) hold a credential only when the value looks like one (:func:`secret_looking`); in a URL's query or
+  a cookie, session names (``session_id``, ``jsessionid``, ``PHPSESSID``, ``ticket``) count as strong;
 * a name whose credential word is followed by a word saying it is *about* the credential (``token_count``,
-  ``password_file``, ``api_key_env``, ``auth_type``, ``--password-stdin``), or a count (``max_tokens``,
-  ``input_tokens``), is not a credential name.
+  ``password_file``, ``api_key_env``, ``auth_type``, ``--password-stdin``, ``SSH_AUTH_SOCK``), or a count
+  (``max_tokens``, ``input_tokens``), is not a credential name; nor is a phrase (``"Forgot password?"``,
+  ``"Invalid token"``: the key of a translation).
 
-Under any credential name a value is kept when it cannot be a credential: empty, a number under a ``token``
-name, ``true`` / ``none`` / ``null`` ..., a placeholder (``<...>``, ``${VAR}``, ``$VAR``, ``{{x}}``, ``***``,
-``...``), a redaction marker, or code (a call, a subscript, ``self.x`` / ``os.environ``, a type name, the name
-itself).
+:data:`NAME_HINTS` is computed from these tables: a text that holds none of them (lower-cased) holds no credential
+name, so the detectors' pre-check on it is exact.
+
+Under any credential name a value is kept when it cannot be a credential: empty, a number of at most three digits
+(or a negative or decimal one), a number under a ``token`` name, ``true`` / ``none`` / ``null`` / ``same-origin``
+..., a placeholder (``<...>``, ``${VAR}``, ``$VAR``, ``{{x}}``, ``{x}``, ``***``, ``...``, ``sk-...``,
+``YOUR_API_KEY``, ``xxxx``), a template (``{{ .Values.x }}``, ``${{ secrets.X }}``), a redaction marker, a path,
+an ARN, code (a call, a subscript, ``self.x`` / ``os.environ``, a dotted name, a type name, the name itself), a
+regular expression; unquoted (code, YAML, a docstring) also a lower-case word or words joined by ``_ - .`` and a
+CamelCase name: a generated credential mixes cases with digits or symbols.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["NAME_HINTS", "STRONG", "WEAK", "credential_name", "credential_word", "kept_value", "secret_looking"]
+__all__ = ["FOREIGN_WORDS", "NAME_HINTS", "STRONG", "WEAK", "camel_name", "credential_name", "credential_word",
+           "english_word", "kept_value", "parameter_default", "phrase_name", "placeholder", "query_credential",
+           "secret_looking"]
 
 STRONG: Final = 2
 WEAK: Final = 1
-
-NAME_HINTS: Final = ("pass", "pwd", "secret", "token", "key", "credential", "cookie", "auth", "sig", "session",
-                     "code")
-"""Lowercase substrings without one of which no name is a credential name (the detectors' cheap pre-check)."""
 
 _STRONG_WORDS: Final = frozenset({
     "password", "passwords", "passwd", "pwd", "passphrase", "passphrases", "secret", "secrets", "token",
     "credential", "credentials", "cookie", "cookies", "auth", "authorization", "apikey", "apikeys",
     "accesskey", "secretkey", "privatekey", "accountkey", "masterkey", "clientsecret", "authtoken",
-    "accesstoken", "refreshtoken", "sessiontoken", "idtoken", "bearertoken", "privkey", "pat", "pin",
+    "accesstoken", "refreshtoken", "sessiontoken", "idtoken", "bearertoken", "privkey", "pin",
     "sharedaccesskey", "sharedaccesssignature", "connectionstring", "sas", "dsn", "mfa", "otp", "totp",
+    "passcode", "passkey",
+    # the word for password in other languages, written in ASCII
+    "passwort", "kennwort", "senha", "contrasena", "wachtwoord", "haslo", "heslo", "salasana", "passord",
+    "losenord", "sifre", "adgangskode",
 })
+FOREIGN_WORDS: Final = ("пароль", "密码", "密碼", "口令", "パスワード", "비밀번호", "contraseña", "hasło", "lösenord",
+                        "şifre", "סיסמה")
+"""The word for password in other languages, as lower case finds it in a name (its letters are not all ASCII, so
+the ASCII word split cannot see it): any name holding one is a strong credential name."""
 _KEY_QUALIFIERS: Final = frozenset({
-    "api", "access", "secret", "private", "account", "master", "encryption", "signing", "license", "licence",
+    "api", "access", "secret", "private", "priv", "account", "master", "encryption", "signing", "license", "licence",
     "auth", "client", "subscription", "service", "app", "consumer", "shared", "storage", "deploy", "ssh", "gpg",
     "pgp", "hmac", "jwt", "sas", "admin", "root", "write", "read", "session", "webhook",
     "crypt", "aes", "des", "rsa", "ed25519", "ecdsa", "decryption", "sign", "mac",
@@ -57,6 +77,7 @@ _KEY_NOT_SECRET_QUALIFIERS: Final = frozenset({
     "known", "authorized", "public", "pub", "verify", "verification", "range", "hot", "keyboard",
     "press", "hotkey", "shortcut", "music", "translation", "i18n", "locale", "message", "react", "dom", "state",
     "query", "form", "field", "attribute", "attr", "property", "prop", "json", "yaml", "redis", "kv",
+    "instrumentation",
 })
 """Words before ``key`` / ``keys`` that make it a lookup, ordering or public key (``cache_key``, ``--recv-keys``,
 ``public_key``, ``sort_key``), never a credential."""
@@ -64,9 +85,17 @@ _WEAK_KEY_QUALIFIERS: Final = frozenset({"primary", "secondary"})
 """``primary key`` is a database column as often as a cloud account's key: its value must look generated."""
 _GLUED_STRONG: Final = ("password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey",
                         "privatekey", "credential", "credentials")
-_WEAK_WORDS: Final = frozenset({"key", "keys", "sig", "signature", "session", "sessionid", "sid", "code", "tokens"})
-_PASS_WORDS: Final = frozenset({"pass"})
-"""Credential words only as the name's last word (``DB_PASS``; ``pass_through`` is no credential)."""
+_WEAK_WORDS: Final = frozenset({"key", "keys", "sig", "signature", "session", "sessionid", "sid", "code", "tokens",
+                                "jwt", "pat"})
+_PASS_WORDS: Final = frozenset({"pass", "pw"})
+"""Credential words only as the name's last word (``DB_PASS``, ``DB_PW``; ``pass_through`` is no credential)."""
+_COMPOUNDS: Final = (("connection", "string"), ("shared", "access", "signature"), ("pass", "word"),
+                     ("pass", "words"), ("pass", "phrase"), ("pass", "phrases"), ("pass", "wd"))
+"""Credential names written as two or three words (``CONNECTION_STRING``, ``Pass_Word``)."""
+_QUERY_WORDS: Final = frozenset({"jwt", "sid", "ticket", "sess", "sessid", "sessionid", "jsessionid", "phpsessid",
+                                 "aspsessionid", "session"})
+"""Names of a URL's query parameters and of cookies that carry a session (``?ticket=``, ``;jsessionid=``,
+``PHPSESSID=``): strong there, whatever their value looks like."""
 _ABOUT_WORDS: Final = frozenset({
     "count", "counts", "limit", "limits", "length", "len", "size", "type", "types", "name", "names", "file",
     "files", "path", "paths", "dir", "directory", "url", "uri", "endpoint", "endpoints", "id", "ids", "expiry",
@@ -83,12 +112,15 @@ _ABOUT_WORDS: Final = frozenset({
     "placeholder", "description", "desc", "doc", "docs", "documentation", "link", "filename", "fd", "cache",
     "uuid", "host", "port", "user", "username", "login", "account", "email", "owner", "issuer",
     "audience", "scope", "scopes", "grant", "algorithm", "alg", "encoding", "charset", "mime", "hash_type",
+    "sock", "socket", "fingerprint", "retries", "retry", "attempts", "interval", "delay", "seconds", "secs",
+    "chars", "characters", "bits", "validators", "validator", "hashers", "hasher", "arn", "jar", "dict", "info",
+    "hash", "hashed", "hashes", "fn", "func", "function", "invalid", "expired", "missing", "failed", "failure",
+    "unavailable", "reason", "denied", "revoked",
 })
 _COUNT_LEADERS: Final = frozenset({
     "max", "min", "num", "n", "total", "input", "output", "prompt", "completion", "cached", "cache", "reasoning",
     "context", "count", "used", "remaining", "estimated", "billed", "embedding",
 })
-
 _VOCABULARY_TOKENS: Final = frozenset({
     "eos", "bos", "pad", "unk", "sep", "cls", "mask", "sos", "eot", "eom", "stop", "start", "end", "special",
     "image", "audio", "video", "vision", "tool", "think", "added", "extra", "control", "chat", "system",
@@ -96,6 +128,13 @@ _VOCABULARY_TOKENS: Final = frozenset({
     "middle", "bad", "eog",
 })
 """Words before ``token`` that name a tokenizer's vocabulary entry (``eos_token``, ``pad_token``), no credential."""
+_PHRASE_WORDS: Final = frozenset({
+    "forgot", "invalid", "enter", "reset", "change", "confirm", "wrong", "incorrect", "missing", "expired", "show",
+    "hide", "remember", "generate", "copy", "revoke", "create", "delete", "your", "the", "a", "an", "no", "is", "not",
+    "of", "to", "for", "and", "or", "with", "please", "new", "current", "old", "bad", "weak", "strong", "unknown",
+})
+"""Words that make a name holding a space a phrase (``"Forgot password?"``, ``"Enter your password"``: the key of
+a translation or a label), not the name of a value."""
 
 MAX_NAME_CHARS: Final = 128
 """A longer run of name characters is no name anyone gives a credential (and judging it would cost more)."""
@@ -103,8 +142,34 @@ MAX_NAME_CHARS: Final = 128
 _WORD_SPLIT: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 
 
+def _hints() -> tuple[str, ...]:
+    """Substrings one of which the lower-cased text of any name :func:`credential_name` or :func:`query_credential`
+    accepts holds: each word a rule accepts is a run of the name (one word of a compound is enough), and so is every
+    foreign word. The shortest such substrings, the most common first; the foreign words last (a text whose letters
+    are all ASCII holds none of them)."""
+    pieces = set(_STRONG_WORDS) | _WEAK_WORDS | _PASS_WORDS | {"key"} | set(_GLUED_STRONG) | _QUERY_WORDS
+    for compound in _COMPOUNDS:
+        if not any(p in word for p in pieces for word in compound):
+            pieces.add(compound[0])
+    pieces |= set(FOREIGN_WORDS)
+    minimal = {p for p in pieces if not any(q != p and q in p for q in pieces)}
+    order = ("key", "token", "pass", "secret", "auth", "code", "sess", "pat", "pin", "sig", "sid", "cookie")
+    return tuple(sorted(minimal, key=lambda p: (not p.isascii(), order.index(p) if p in order else len(order), p)))
+
+
 def _words(name: str) -> list[str]:
     return [w.lower() for w in _WORD_SPLIT.findall(name)]
+
+
+def phrase_name(name: str) -> bool:
+    """Whether ``name`` (a quoted key) is a phrase, not the name of a value (``"Forgot password?"``)."""
+    return _phrase(name, _words(name))
+
+
+def _phrase(name: str, words: list[str]) -> bool:
+    """A name holding a space that reads as a phrase: it ends like a sentence or holds a word a label or a message
+    is made of."""
+    return " " in name.strip() and (name.rstrip()[-1:] in "?!.:…" or any(w in _PHRASE_WORDS for w in words))
 
 
 @lru_cache(maxsize=8192)
@@ -112,15 +177,31 @@ def credential_name(name: str) -> int:
     """0, :data:`WEAK` or :data:`STRONG`: how surely a value named ``name`` is a credential (module docstring)."""
     if len(name) > MAX_NAME_CHARS:
         return 0
+    if "." in name.strip("."):  # token.markup, credentials.username: an attribute of what the first part names
+        segments = [segment for segment in name.split(".") if segment]
+        tail = segments[-1]
+        if _words(tail) in (["value"], ["val"]) and len(segments) > 1:
+            tail = segments[-2]  # token.value
+        return credential_name(tail)
     words = _words(name)
-    if not words:
-        return 0
-    joined = "".join(words)
+    if not name.isascii():
+        low = name.lower()
+        if any(word in low for word in FOREIGN_WORDS):
+            return STRONG
+    if not words or len(words) > 10 or _phrase(name, words):
+        return 0  # more words than a name has: a generated string (a base64 token holding "SAS" is no name)
     best = 0
     last = len(words) - 1
     for i, word in enumerate(words):
         level = 0
-        if word in _STRONG_WORDS:
+        width = 1
+        for compound in _COMPOUNDS:
+            if word == compound[0] and tuple(words[i:i + len(compound)]) == compound:
+                level, width = STRONG, len(compound)
+                break
+        if level:
+            pass
+        elif word in _STRONG_WORDS:
             level = STRONG
         elif word in _PASS_WORDS and i == last:
             level = STRONG
@@ -136,7 +217,7 @@ def credential_name(name: str) -> int:
             level = STRONG  # PGPASSWORD, MYSQLPASSWORD, githubtoken: a credential word glued to its qualifier
         if not level:
             continue
-        rest = words[i + 1:]
+        rest = words[i + width:]
         if rest and (rest[-1] in _ABOUT_WORDS or any(w in _ABOUT_WORDS and w not in ("key", "token") for w in rest)):
             continue
         if word in ("token", "tokens") and i > 0 and (words[i - 1] in _COUNT_LEADERS
@@ -145,11 +226,27 @@ def credential_name(name: str) -> int:
         if word == "tokens":
             level = WEAK
         best = max(best, level)
-    if not best and joined in _STRONG_WORDS:
-        best = STRONG
     if words == ["auth"]:
         best = WEAK  # ``auth: required``, ``auth: jwt``: a setting as often as a credential
     return best
+
+
+@lru_cache(maxsize=4096)
+def query_credential(name: str) -> int:
+    """How surely the value of a URL's query parameter or of a cookie named ``name`` is a credential: a credential
+    name's weak names are strong there, and so are the session names (``session_id``, ``jsessionid``, ``ticket``)."""
+    level = credential_name(name)
+    if level:
+        return STRONG
+    words = _words(name)
+    if words and (words[-1] in _QUERY_WORDS or words[-2:] in (["session", "id"], ["sess", "id"])
+                  or words[-1].endswith(("sessionid", "sessid"))):
+        return STRONG
+    return 0
+
+
+NAME_HINTS: Final = _hints()
+"""Lowercase substrings without one of which no name is a credential name (the detectors' exact pre-check)."""
 
 
 def credential_word(word: str) -> bool:
@@ -159,20 +256,38 @@ def credential_word(word: str) -> bool:
 
 
 _PLACEHOLDER: Final = re.compile(
-    r"<[^<>]*>|\$\{[^}]*\}?|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|\{[A-Za-z_][A-Za-z0-9_.]*\}|%\([A-Za-z_]+\)s|%s"
+    r"<[^<>]*>|\$[A-Za-z_][A-Za-z0-9_]*|\$\(.*|\{\{.*\}\}|\$\{\{.*\}\}|\{%.*%\}|<%.*%>|#\{.*\}"
+    r"|%\([A-Za-z_]+\)s|%s|%\w+%"
     r"|\*+|•+|x{3,}|X{3,}|\.{2,}|…|_+|-+|#+|\?+|![A-Za-z][A-Za-z0-9_.-]*"
+    r"|[A-Za-z0-9_-]{0,16}(?:\.{3}|…)"  # sk-..., ghp_...: a prefix and an ellipsis
+    r"|(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]{0,4}[xX*•]{3,}[A-Za-z0-9]{0,4}"  # AKIAXXXXXXXX, sk-proj-xxxx, ghp_****abcd
 )
+_FORMAT_FIELD: Final = re.compile(
+    r"\{(?P<f>[A-Za-z_][A-Za-z0-9_.]*)(?:\[[^\]{}]*\]|\([^{}]*\))*(?:![rsa])?(?::[^{}]*)?\}")
+"""A format field (``{api_key}``, ``{self.token}``, ``{password!r}``, ``{x:>8}``): code, unless its name looks
+generated (``{Xk9mQ2vLp7Rt}`` is a value in braces)."""
+_PARAMETER: Final = re.compile(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-=?+])(?P<d>[^{}]*))?\}")
+"""A shell / compose parameter expansion: ``${NAME}``, ``${NAME:-default}``, ``${NAME:?message}``."""
 _NOT_SECRET_WORDS: Final = frozenset({
     "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "undefined", "n/a", "na", "unset", "empty",
     "redacted", "hidden", "masked", "required", "optional", "str", "string", "int", "bytes", "bool", "any",
     "secretstr", "self", "cls", "sensitive", "omitted", "default", "auto", "env", "prompt", "ask", "stdin",
     "file", "keyring", "vault", "your_api_key", "your-api-key", "changeme_not", "notset", "not_set",
+    "same-origin", "include", "omit", "inherit", "enabled", "disabled", "httponly", "secure", "lax", "strict",
+    "changeme", "x-oauth-basic", "placeholder", "dummy", "value", "test", "testing", "foo", "bar", "baz", "qux",
+    "fake", "mock", "sample", "example", "demo", "secret", "password", "passwd", "pass", "pwd", "pw", "token",
+    "apikey", "api_key", "api-key", "key",
 })
+_STOPWORDS: Final = frozenset({"the", "a", "an", "of", "to", "in", "on", "for", "is", "are", "be", "not", "no",
+                               "and", "or", "with", "your", "you", "this", "that", "it", "by", "from", "as", "at",
+                               "can", "will", "must", "should", "please", "if", "could", "try"})
+_PLACEHOLDER_WORDS: Final = frozenset({"your", "my", "here", "placeholder", "example", "changeme", "redacted"})
+"""A value holding one of these words (``your-password-here``, ``sk-your-key-here``, ``<MY_TOKEN>``) shows where
+a credential goes."""
 _CODE: Final = re.compile(
     r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*[(\[]"  # a call or a subscript
-    r"|(?:import|await|lambda)(?:\s|$)"
+    r"|(?:import|await|lambda|new|not)(?:\s|$)"
     r"|(?:str|int|bytes|bool|float)\s*(?:\||$)"
-    r"|!!"
 )
 # An attribute path from a name code reads credentials from (``self.token``, ``os.environ``, ``config.api_key``):
 # kept only when no segment after the first looks generated (``t.vtnlNpXX2GL`` is a secret with a dot in it).
@@ -183,48 +298,238 @@ _CODE_PATH: Final = re.compile(
 )
 _SNAKE_IDENT: Final = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _WORDS_IDENT: Final = re.compile(r"[a-z]+(?:[_-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
-_DOTTED_IDENT: Final = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
+_DOTTED_IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_PIECE: Final = re.compile(r"[a-z]+[0-9]{0,3}|[A-Z]+[0-9]{0,3}|[A-Z][a-z]+[0-9]{0,3}|[0-9]{1,4}")
+_CONSTANT: Final = re.compile(r"_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+_*")
+_SMALL_LITERAL: Final = re.compile(r"#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|\d+(?:\.\d+){2,}")
+"""A colour (``#cccccc``), a version, an OID or an address (``1.3.6.1.5.5.7.3.1``)."""
+_GENERATED_GROUPS: Final = re.compile(r"[a-z]{4}(?:-[a-z]{4}){2,}")
+"""``abcd-efgh-ijkl-mnop``: letters in equal groups are generated (an app-specific password), not words."""
+_LOWER_WORDS: Final = re.compile(r"_*[a-z]+(?:[_.-][a-z]+)*_*")
+"""``lines``, ``test_login``, ``same-origin``, ``_internal``: an identifier or a setting word (no digit)."""
+_PIECES: Final = re.compile(r"[^A-Za-z0-9]+")
+_VOWELS: Final = frozenset("aeiouyAEIOUY")
+_NOT_ENGLISH: Final = re.compile(r"[^aeiouy]{5}|[aeiouy]{4}|(.)\1\1")
+"""In lower case: five consonants, four vowels or one letter three times in a row."""
+_ONSET: Final = re.compile(r"y?[^aeiouy]*")
+_NUMBERED: Final = frozenset({"argon", "base", "sha", "md", "utf", "http", "oauth", "ipv", "ec", "s", "v", "x",
+                              "python", "py", "blake", "crc", "murmur", "bcrypt", "scrypt", "pbkdf", "aes", "rsa"})
+"""Words a number follows inside a name (``Argon2``, ``Base64``, ``Sha256``)."""
+_TWO_LETTER_WORDS: Final = frozenset({"ex", "id", "io", "ok", "db", "js", "ui", "os", "to", "by", "of", "on", "in",
+                                      "at", "as", "is", "it", "or", "no", "up", "do", "go", "me", "my", "we", "an",
+                                      "ip", "fn", "op", "re", "px", "tx", "rx", "vm", "ws"})
+_ONSETS: Final = frozenset({
+    "", "y", "b", "bl", "br", "c", "ch", "chr", "cl", "cr", "d", "dr", "dw", "f", "fl", "fr", "g", "gl", "gn", "gr",
+    "h",
+    "j", "k", "kl", "kn", "kr", "l", "m", "n", "p", "ph", "pl", "pr", "ps", "q", "r", "rh", "s", "sc", "sch", "scr",
+    "sh", "shr", "sk", "sl", "sm", "sn", "sp", "spl", "spr", "sq", "st", "str", "sw", "t", "th", "thr", "tr", "ts",
+    "tw", "v", "w", "wh", "wr", "x", "z"})
+"""The consonants an English word starts with, before its first vowel."""
+_PATH: Final = re.compile(
+    r"(?:/|~/|\.\.?/|\$HOME/|\$\{HOME\}/|%[A-Z_]+%\\|[A-Za-z]:\\)"
+    r"(?:(?:home|tmp|etc|var|run|usr|opt|Users|root|mnt|srv|secrets|data|app|proc|dev|Library|private)(?:[/\\]|$)"
+    r"|[^\s]*\.[A-Za-z]{1,5}$|[^\s]*[/\\][^\s]*\.\d+$)"
+)
+"""A file's path (an absolute or home path under a system directory, or one naming a file with an extension): a
+credential name's value is the file that holds the credential (``GOOGLE_APPLICATION_CREDENTIALS=/…/sa.json``)."""
+_RESOURCE: Final = re.compile(r"arn:[a-z0-9-]+:|projects/[^/\s]+/secrets/|[A-Z0-9]{16,128}/\d{8}/[a-z0-9-]+/"
+                              r"[a-z0-9-]+/aws4_request$")
+"""The name of a stored secret (an AWS ARN, a Google secret's resource name) or an AWS credential scope: no
+credential itself."""
+_REGEX_LIKE: Final = re.compile(r"\[(?:\^?[^\]]{0,3}-[^\]]{1,3})+\]|\{\d*,\d*\}|\(\?[:=!<P]|\\[dwsbDWS]|\.\*|\.\+")
 _VARIABLE_WORDS: Final = frozenset({"password", "passwd", "pwd", "token", "secret", "key", "auth", "credential",
                                     "credentials", "cookie", "pass", "passphrase", "apikey"})
+_SHORT_NUMBER: Final = re.compile(r"[+-]?\d{1,3}|-\d+(?:\.\d+)?|[+-]?\d*\.\d+")
+"""A number no credential is: three digits at most (a PIN has four), negative, or a decimal fraction."""
 
 
-def kept_value(value: str, name: str, level: int) -> bool:
-    """Whether ``value`` (already unquoted) stays under the credential name ``name`` (module docstring)."""
+def parameter_default(value: str) -> tuple[int, int] | None:
+    """The ``[start, end)`` of the default in ``value`` when ``value`` is a parameter expansion with one
+    (``${DB_PASSWORD:-P}``, ``${API_KEY:=P}``, ``${NAME-P}``): the literal a configuration falls back to, a credential
+    under a credential name; ``None`` otherwise."""
+    m = _PARAMETER.fullmatch(value.strip())
+    if m is None or m.group("op") is None or m.group("op")[-1] not in "-=" or not m.group("d"):
+        return None
+    offset = value.index("$")
+    return offset + m.start("d"), offset + m.end("d")
+
+
+def placeholder(value: str) -> bool:
+    """Whether ``value`` shows where a credential goes rather than holding one: empty, ``none`` / ``null`` ...,
+    ``<...>``, ``$VAR``, ``${VAR}``, ``{{ x }}``, ``{x}``, ``***``, ``sk-...``, ``YOUR_API_KEY``, ``xxxx``, a marker."""
     v = value.strip()
     if not v:
         return True
-    low = v.lower()
-    if low in _NOT_SECRET_WORDS or _PLACEHOLDER.fullmatch(v):
+    if v.lower() in _NOT_SECRET_WORDS or _PLACEHOLDER.fullmatch(v):
         return True
-    if v.startswith("<redacted") or v.startswith("[REDACTED"):
+    if v.startswith(("<redacted", "[REDACTED", "{{", "${{", "{%")):
         return True
-    words = _words(name)
-    if v.lstrip("+-").replace(".", "", 1).isdigit():
-        if any(w in ("token", "tokens") for w in words) or level == WEAK:
-            return True
+    parameter = _PARAMETER.fullmatch(v)
+    if parameter is not None:
+        return parameter.group("op") is None or parameter.group("op")[-1] in "?+" or placeholder(parameter.group("d"))
+    field = _FORMAT_FIELD.fullmatch(v)
+    if field is not None and not any(secret_looking(seg) for seg in field.group("f").split(".")):
+        return True
+    pieces = [piece for piece in _PIECES.split(v) if piece]
+    return any(piece.lower() in _PLACEHOLDER_WORDS for piece in pieces) and not any(
+        secret_looking(piece) for piece in pieces)  # your-password-here, <YOUR_TOKEN>, sk-your-key-here
+
+
+def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: bool = False) -> bool:
+    """Whether ``value`` (already unquoted) stays under the credential name ``name`` (module docstring).
+
+    ``bare``: the value was written without quotes where code, YAML or a docstring would write a literal in quotes,
+    so a lower-case word or a constant's name is an identifier or a setting there. ``typed``: code follows the bare
+    value (``| None``, ``[``, ``(``, ``=``), so a CamelCase name is a type or a class."""
+    v = value.strip()
+    if len(v) <= 2:
+        return True  # ">": no credential is that short
+    if v.isascii() and v.isalnum():
+        return _kept_word(v, name, level, bare, typed)
+    if _CODE.match(v):
+        return True  # os.environ["X"], f(x): code
     path = _CODE_PATH.fullmatch(v)
     if path is not None and not any(secret_looking(seg) for seg in path.group(1).split(".")[1:]):
         return True
-    if _CODE.match(v):
+    if placeholder(v) or _RESOURCE.match(v) or _PATH.match(v) or _SMALL_LITERAL.fullmatch(v):
         return True
-    if _DOTTED_IDENT.fullmatch(v) and not any(secret_looking(seg) for seg in v.split(".")):
-        return True  # session_id.user, settings.api_key: an attribute read in code
-    if "".join(_words(v)) == "".join(words) and words:
-        return True  # password=password, token=token
-    if _SNAKE_IDENT.fullmatch(v) and set(_words(v)) & set(words) & _VARIABLE_WORDS:
+    if not any(c.isalnum() for c in v):
+        return True  # "✅": a credential has a letter or a digit
+    parameter = _PARAMETER.fullmatch(v)
+    if parameter is not None:
+        return kept_value(parameter.group("d"), name, level)
+    words = _name_words(name)
+    value_words = _words(v)
+    if _SHORT_NUMBER.fullmatch(v):
+        return True
+    if v.lstrip("+-").isdigit() and len(v) <= 10:
+        if any(w in ("token", "tokens") for w in words) or level == WEAK:
+            return True  # max_tokens=128000, a count
+    if _DOTTED_IDENT.fullmatch(v) and all(_identifier(seg) and not secret_looking(seg) for seg in v.split(".")):
+        return True  # session_id.user, settings.api_key, codes.IMPORT_NOT_FOUND: an attribute read in code
+    if value_words and words[-len(value_words):] == value_words and "".join(value_words) == _PIECES.sub("", v.lower()):
+        return True  # password=password, token=token, "login.password": "Password"
+    if _SNAKE_IDENT.fullmatch(v) and set(value_words) & set(words) & _VARIABLE_WORDS:
         return True  # api_key=api_key_value, token=user_token: a variable named for what it holds
+    if _REGEX_LIKE.search(v) and not secret_looking("".join(c for c in _REGEX_LIKE.sub("", v) if c.isalnum())):
+        return True  # pat = "^[a-z]+$", _HEX_PAT = "[0-9A-Fa-f]{1,4}": a pattern
+    if " " in v and _sentence(v) and "passphrase" not in words and "passphrases" not in words:
+        return True  # "Telegram could not finish bot setup.", "begin of comment": a message, not a password
+    if _WORDS_IDENT.fullmatch(v) and v.islower() and not _GENERATED_GROUPS.fullmatch(v) and (
+            "passphrase" not in words and "passphrases" not in words):
+        return True  # "aws-sdk", "no-key-required", "same-origin": words joined, a setting or a sentinel
+    if bare and (_LOWER_WORDS.fullmatch(v) or _CONSTANT.fullmatch(v) or (typed and (camel_name(v) or _identifier(v)))
+                 or (v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
+        return True  # token.map = lines, PASS: test_login, credentials: ChannelCredentials | None, a constant
     if level == WEAK:
         return not secret_looking(v)
     return False
 
 
+@lru_cache(maxsize=4096)
+def _name_words(name: str) -> list[str]:
+    return _words(name)
+
+
+def _kept_word(v: str, name: str, level: int, bare: bool, typed: bool) -> bool:
+    """:func:`kept_value` for a value of ASCII letters and digits only (most credentials): the rules that can keep
+    such a value, without the costlier ones that need a symbol."""
+    low = v.lower()
+    if low in _NOT_SECRET_WORDS or (low in _PLACEHOLDER_WORDS and not secret_looking(v)):
+        return True
+    if "xxx" in low and _PLACEHOLDER.fullmatch(v):
+        return True  # AKIAXXXXXXXXXXXXXXXX
+    words = _name_words(name)
+    if v.isdigit():
+        if len(v) <= 3 or (len(v) <= 10 and (level == WEAK or "token" in words or "tokens" in words)):
+            return True  # max_tokens=128000, a count
+    elif len(v) <= len(name):
+        value_words = _words(v)
+        if words[-len(value_words):] == value_words:
+            return True  # password=password, "login.password": "Password"
+    if bare and ((v.isalpha() and v.islower() and english_word(v, 11)) or (typed and (
+            camel_name(v) or (v.isalpha() and (v.istitle() or v.isupper()) and english_word(v)))) or (
+            v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
+        return True
+    if level == WEAK:
+        return not secret_looking(v)
+    return False
+
+
+def _identifier(segment: str) -> bool:
+    """A segment of a dotted name as code writes it: pieces joined by ``_``, each lower case or capitals with a short
+    number (``conn_common``, ``rust_pkcs12``, ``STR_BYTES_PY3``, ``HTTP_401_UNAUTHORIZED``) or CamelCase
+    (``AuthBindReq``, ``SOCKS5ReplyCode``); not a generated string (``jUywku3``, ``vtnlNpXX2GL``)."""
+    pieces = [piece for piece in segment.split("_") if piece]
+    if not pieces or pieces[0][0].isdigit():
+        return False
+    return all(_PIECE.fullmatch(piece) or camel_name(piece) for piece in pieces)
+
+
+def _sentence(value: str) -> bool:
+    """Three or more words that read as a sentence or a label: one of them a word sentences are made of (``of``,
+    ``not``, ``your``), or a sentence's end; a passphrase is words without them."""
+    words = value.split()
+    if len(words) < 3 or sum(1 for w in words if w.strip(".,:;!?()").isalpha()) < 3:
+        return False
+    return value.rstrip()[-1:] in ".!?)" or any(w.lower().strip(".,:;!?()") in _STOPWORDS for w in words)
+
+
+def camel_name(value: str) -> bool:
+    """A CamelCase name (``ChannelCredentials``, ``OpenKeyEx``, ``HTTPBasicAuth``, ``SOCKS5ReplyCode``): words an
+    English name is made of (each starts as English words do and holds a vowel; one acronym, one number, one
+    abbreviation such as ``Rsp`` at most); a generated string breaks into words that are not (``XkmQvLpRt``,
+    ``KfuOGQlosVfk``)."""
+    letters = value.strip("_")
+    if not letters.isascii() or not letters.isalnum() or not letters[0].isalpha() or letters.upper() == letters or (
+            letters.lower() == letters):
+        return False
+    words = _WORD_SPLIT.findall(letters)
+    if len(letters) < 3 * len(words) or sum(1 for word in words if not word.isdigit()) < 2:
+        return False  # XkmQvLpRt, ZEcowXLTaWIOz: a generated string breaks into many short words
+    numbers = short = acronyms = 0
+    for i, word in enumerate(words):
+        if word.isdigit():
+            numbers += 1
+            if len(word) > 3 or numbers > 1 or i + 1 == len(words) or not words[i + 1][0].isupper() or not (
+                    words[i - 1].isupper() or words[i - 1].lower() in _NUMBERED):
+                return False  # SOCKS5ReplyCode, Argon2PasswordHasher: a number after an acronym or such a word
+        elif word.isupper():
+            acronyms += 1
+            if not 2 <= len(word) <= 5 or acronyms + short > 1:
+                return False
+        elif len(word) == 2:
+            if word.lower() not in _TWO_LETTER_WORDS:
+                return False
+        elif not any(c in _VOWELS for c in word):
+            short += 1  # Rsp, Req, Msg: an abbreviation
+            if len(word) != 3 or acronyms + short > 1 or not word.istitle():
+                return False
+        elif not english_word(word):
+            return False  # Kfu, Qlos, Xsa: no English word is written so
+    return True
+
+
+@lru_cache(maxsize=8192)
+def english_word(word: str, longest: int = 14) -> bool:
+    """Whether ``word`` (letters) could be an English word: at most ``longest`` letters, a vowel, a beginning English
+    words have, no five consonants or four vowels in a row, no letter three times in a row."""
+    low = word.lower()
+    if not 2 <= len(low) <= longest or _NOT_ENGLISH.search(low):
+        return False
+    onset = _ONSET.match(low)
+    return onset is not None and onset.end() < len(low) and onset.group(0) in _ONSETS
+
+
 def secret_looking(value: str) -> bool:
     """A value that looks like a generated credential: 8+ characters, no space, letters mixed with digits or
-    symbols (or 16+ characters mixing cases)."""
+    symbols (or 16+ characters mixing cases), and not words joined as names are (``stop_significant``,
+    ``_internal_create_key``, ``SerializedStorageKey``)."""
     if len(value) < 8 or any(c.isspace() for c in value):
         return False
-    if _WORDS_IDENT.fullmatch(value):
-        return False  # stop_significant, user-profile, MAX_RETRIES: words joined, not generated
+    if _WORDS_IDENT.fullmatch(value.strip("_")) or camel_name(value) or (
+            "_" in value.strip("_") and _identifier(value)):
+        return False  # stop_significant, user-profile, MAX_RETRIES, rust_pkcs12: words joined, not generated
     has_digit = any(c.isdigit() for c in value)
     has_alpha = any(c.isalpha() for c in value)
     if has_digit and has_alpha:

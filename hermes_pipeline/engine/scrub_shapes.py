@@ -1,17 +1,30 @@
 """Credentials found by what stands in front of them: names, flags, URL userinfo, authorization schemes (OBS-57..59).
 
+(Over 400 lines on purpose: every shape reads its value through the one value grammar and the one judgement of this
+module, so that where a value ends and when it stays are stated once for all of them.)
+
 The shapes (spec 01 §8.2.5, widened by spec 04 FMT-33a):
 
-* ``NAME=value`` (env files, shell, query strings, connection strings ``;AccountKey=...``, ``--name=value``);
-* ``NAME: value`` (YAML, HTTP headers, logs) and quoted pairs ``"name": "value"`` / ``'name': 'value'``;
-* ``--name value`` / ``-name value`` after any character that is not part of a word (``=``, a backtick, ``&``,
-  a non-ASCII letter ...); ``<name>value</name>``; the password options of clients (:mod:`.scrub_clients`);
-* ``scheme://user:password@host`` (also after a ``.``, as in ``jdbc:`` or ``.postgres://``);
-* ``Bearer <token68>`` / ``Basic <token68>``, and what follows any scheme word after an ``Authorization`` name.
+* ``NAME=value`` (env files, shell, query strings, connection strings ``;AccountKey=...``, ``--name=value``), also
+  with ``=>`` (PHP, Ruby, Perl), ``:=``, ``?=``, a full-width ``＝`` or a tab between name and value;
+* ``NAME: value`` (YAML, HTTP headers, logs; also ``：``), YAML's anchors and tags (``&pw``, ``!!str``), block
+  scalars (``|``, ``>-``), a value on the next line and the items of a list (``- P``, ``[P, Q]``);
+* quoted pairs ``"name": "value"`` / ``'name' => 'value'`` / ``["name"] = "value"`` (JSON, Python, PHP, code), string
+  prefixes (``b'P'``, ``r"P"``; an f-string holding ``{...}`` is code), ``define('NAME', 'P')``,
+  ``os.environ.setdefault("NAME", "P")``, and ``{"name": "API_KEY", "value": "P"}`` / ``- name: X\\n  value: P``;
+* ``--name value`` / ``-name value`` after any character that is not part of a word, and in an argument list
+  (``["--token", "P"]``); ``<name>value</name>`` (CDATA too) and ``<x key="name">value</x>``; the password options
+  of clients (:mod:`.scrub_clients`);
+* ``scheme://user:password@host`` (also after a ``.`` or ``:``, and ``//user:password@host``; a password holding
+  ``/ # ?`` in practice), and a bare token as the user (``https://TOKEN@github.com``);
+* ``Bearer <token68>`` / ``Basic <token68>``, and what follows any scheme word after an ``Authorization`` name
+  (``Digest``: the ``response=`` only); ``Cookie:`` / ``Set-Cookie:`` headers pair by pair;
+* ``${NAME:-P}`` / ``${NAME:=P}``: the default of a parameter named for a credential.
 
 Names are judged by :mod:`.scrub_names`. Every finder appends ``(start, end)`` spans of the *value* only (the
 name, the quotes and the separator stay), never reads past the end of the value (a value ends at whitespace,
-a quote, a backtick, ``& ; , ) ] } < >`` or a backslash escape such as ``\\n``), and is linear in the text.
+a quote, a backtick, ``& ; , ) ] } < >``, a backslash escape such as ``\\n``, a control character or non-ASCII
+punctuation such as ``，。」``; it never starts with an opening bracket), and is linear in the text.
 """
 
 from __future__ import annotations
@@ -19,10 +32,12 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Final
 
-from .scrub_clients import CLIENT_HINTS, find_client_passwords
-from .scrub_names import MAX_NAME_CHARS, STRONG, WEAK, credential_name, credential_word, kept_value
+from .scrub_clients import client_hints, find_client_passwords, find_keyword_pairs
+from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, camel_name, credential_name, credential_word,
+                          kept_value, parameter_default, phrase_name, placeholder, query_credential, secret_looking)
 
 __all__ = ["find_shape_spans", "is_sensitive_pair"]
 
@@ -32,105 +47,336 @@ _NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_.-")
 _QUERY_LEADERS: Final = frozenset("?&;#")
 _SCHEME_WORDS: Final = frozenset({"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey", "api-key",
                                   "sso-key", "hmac", "aws4-hmac-sha256", "key"})
+_ASCII_HINTS: Final = tuple(h for h in NAME_HINTS if h.isascii())
+_WIDE_HINTS: Final = tuple(h for h in NAME_HINTS if not h.isascii())
 
-# A value: quoted (double, single, backtick; backslash escapes inside) or a run of characters that cannot
-# end it. A backslash followed by an escape letter ends an unquoted value (JSON-escaped text: "...\n...").
+# What ends an unquoted value: whitespace, quotes, a backtick, ``& ; , ) ] } < >``, a backslash, control characters,
+# general and CJK punctuation (``…``, zero-width spaces, ``，。「」``) and full-width punctuation.
+_END: Final = (r"\s\"'`&;,)\]}<>\\\x00-\x1f\x7f\u2000-\u206f\u3000-\u303f\uff01-\uff0f\uff1a-\uff20"
+               r"\uff3b-\uff40\uff5b-\uff65\ufeff")
+_ESC: Final = r"\\(?![nrtbfu\"'\\/])"
+_PARAM: Final = r"\$\{[^{}\n\"'`\\]{1,256}\}"
+# A value: quoted (triple, double, single, backtick; backslash escapes inside; a string prefix such as ``b``, ``r``,
+# ``f``), a template (``{{ x }}``), or a run of characters that cannot end it, not starting with an opening bracket
+# (``${...}`` aside). A backslash followed by an escape letter ends an unquoted value (JSON-escaped text).
 _VALUE_RE: Final = re.compile(
-    r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|`(?P<bq>[^`\n]*)`"
-    r"|(?P<v>(?:[^\s\"'`&;,)\]}<>\\]|\\(?![nrtbfu\"'\\/]))+))"
+    r"[ \t]*(?:(?P<p>[bBrRuU]{1,2}|[fF][rR]?|[rR][fF])(?=[\"']))?(?:"
+    r"\"\"\"(?P<tdq>(?:[^\"\\]|\\.|\"(?!\"\")){0,4096}?)\"\"\"|'''(?P<tsq>(?:[^'\\]|\\.|'(?!'')){0,4096}?)'''"
+    r"|\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|`(?P<bq>[^`\n]*)`"
+    r"|(?P<tpl>\$?\{\{[^\n]{0,1024}?\}\}|\{%[^\n]{0,1024}?%\})"
+    r"|(?P<v>(?:" + _PARAM + r"|[^" + _END + r"(\[{]|" + _ESC + r")(?:" + _PARAM + r"|[^" + _END + r"]|" + _ESC
+    + r")*))"
 )
 _NOT_VALUE_START: Final = frozenset(" \t)]},;+.")
-_FLAG_RE: Final = re.compile(r"--?(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)[ \t]+(?!-)")
-"""``--name value`` and the single-dash long options of Go-style tools (``-token X``; a one-letter option such as
-``-p`` is no credential name)."""
-_QUOTED_PAIR_RE: Final = re.compile(
-    r"(?P<kq>[\"'])(?P<key>[^\"'\\\n]{1,128})(?P=kq)[ \t]*:[ \t]*"
-    r"(?:\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<scalar>(?![{\[])[^\s,}\]\"'\\]+))"
-)
-_PAIR_END_RE: Final = re.compile(r"[\"'][ \t]*:")
-_PAIR_VALUE_RE: Final = re.compile(
-    r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<scalar>(?![{\[])[^\s,}\]\"'\\]+))"
-)
-"""The end of a quoted key, and the value after its colon: :data:`_QUOTED_PAIR_RE` cut in two."""
+_FLAG_RE: Final = re.compile(
+    r"--?(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)(?:[ \t]+(?!-)|(?P<aq>[\"'])[ \t]*,[ \t]*(?=[\"']))")
+"""``--name value``, ``["--name", "value"]``, and the single-dash long options of Go-style tools (``-token X``; a
+one-letter option such as ``-p`` is no credential name)."""
+_PAIR_SEP: Final = r"[ \t]*(?::|=>|\][ \t]*=(?!=))"
+_QUOTED_KEY_RE: Final = re.compile(r"(?P<kq>[\"'])(?P<key>[^\"'\\\n]{1,128})(?P=kq)" + _PAIR_SEP)
+"""A quoted key and what joins it to its value (``:``, ``=>``, ``] =``): the reference the fast finder equals."""
+_PAIR_END_RE: Final = re.compile(r"[\"']" + _PAIR_SEP)
 _SINGLE_DASH_NAME_RE: Final = re.compile(r"[a-z]{2,}(?:[-_][a-z]+)*")  # ``-token``, not ``-pS3cret``
 _ELEMENT_RE: Final = re.compile(
-    r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,63})>[ \t]*(?P<v>[^<>\s\\][^<>\n\\]{0,1023}?)[ \t]*</(?P=n)>")
+    r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,63})(?P<a>(?:[ \t\r\n]+[A-Za-z_][\w.:-]{0,63}[ \t]*=[ \t]*"
+    r"(?:\"[^\"<>\n]{0,256}\"|'[^'<>\n]{0,256}'))*)[ \t\r\n]*(?:/>|>[ \t\r\n]{0,64}(?:<!\[CDATA\[(?P<c>[^\]\n]{1,1024})"
+    r"\]\]>|(?P<v>[^<>\s\\][^<>\n\\]{0,1023}?))[ \t\r\n]{0,64}</(?P=n)[ \t]*>)")
+_ATTR_RE: Final = re.compile(r"(?P<k>[A-Za-z_][\w.:-]*)[ \t]*=[ \t]*(?:\"(?P<d>[^\"]*)\"|'(?P<s>[^']*)')")
 _SETTING_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_-])(?:key|name)=(?P<q>[\"'])(?P<n>[^\"'\\\n]{1,128})(?P=q)[ \t]+value=(?P<r>[\"'])"
     r"(?P<v>[^\"'\\\n]*)(?P=r)")
-_INT_RE: Final = re.compile(r"[-+]?\d+")
-_USERINFO_RE: Final = re.compile(r"[^\s:/?#@\"'<>\\]*:(?P<pw>[^\s/?#\"'<>\\]*)@")
+_VALUE_KEY_RE: Final = re.compile(r"(?:value|Value)(?P<vq>[\"']?)[ \t]*[:=]")
+_NAME_KEY_RE: Final = re.compile(
+    r"(?P<kq>[\"']?)(?:[Pp]arameter|[Oo]ption)?(?:name|key|Name|Key)(?P=kq)[ \t]*[:=][ \t]*(?P<nq>[\"']?)"
+    r"(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})(?P=nq)[ \t]*(?:,[ \t]*|\r?\n[ \t]*(?:-[ \t]+)?)"
+    r"(?P<vq>[\"']?)(?:[Pp]arameter|[Oo]ption)?\Z")
+"""``{"name": "API_KEY", "value": "P"}``, ``- name: DB_PASSWORD\\n  value: P``, ``{"key": "password", "value": "P"}``:
+the value is named by its sibling (found from the ``value`` key, the sibling read backwards)."""
+_CALL_OPEN_RE: Final = re.compile(r"\([ \t]*(?P<q>[\"'])(?P<n>[^\"'\\\n]{1,128})(?P=q)[ \t]*,")
+_CALL_NAME_RE: Final = re.compile(
+    r"(?<!\w)(?:define|SetEnvironmentVariable|setdefault|getenv|putenv|setenv|get|fetch)\Z")
+"""``define('DB_PASSWORD', 'P')``, ``os.environ.setdefault("API_KEY", "P")``, ``os.getenv("TOKEN", "P")``: a value
+(or a default) given with its name."""
+_DEFAULT_RE: Final = re.compile(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]{0,127}):?[-=](?P<d>[^{}\s\"'`\\]+)\}")
+_USERINFO_END: Final = re.compile(r"[\s\"'<>\\`\x00-\x1f]")
+_HOST_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::\d{1,5})?(?=[/?#\s\"'<>\\`]|$)")
+_TOKEN_USER: Final = re.compile(r"[A-Za-z0-9_~+=-]{12,}")
 _SCHEME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "+.-")
 # The scheme word in any ASCII case (``(?ai:``: no Unicode case folding, so that where ``str.lower`` finds the word
 # is where the pattern can match).
 _AUTH_SCHEME_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_-])(?P<w>(?ai:bearer|basic))[ \t]+(?P<c>(?:[^\s\"'`\\]|\\(?![nrtbfu\"'\\/]))+)")
+_CRED_RE: Final = re.compile(r"[ \t]*(?P<c>(?:[^\s\"'`\\]|" + _ESC + r")+)")
+_AUTH_PARAM_RE: Final = re.compile(
+    r"[ \t]*,?[ \t]*(?P<n>[A-Za-z][A-Za-z0-9_-]{0,63})[ \t]*=[ \t]*(?:\"(?P<q>[^\"\\\n]*)\"|(?P<v>[^\s,\"\\]+))")
+_PARAM_NAME_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}[ \t]*=(?=[\"']|[^=\s\"'])")
+_SECRET_PARAMS: Final = frozenset({"response", "signature", "sig", "oauth_signature", "password", "passwd"})
+_TAG_START: Final = re.compile(r"<[/!A-Za-z]")
+_CLOSERS: Final = {"(": ")", "[": "]", "{": "}"}
+_YAML_PROPS: Final = re.compile(r"(?:[ \t]+(?:&[A-Za-z0-9_-]+|!!?[A-Za-z0-9_:/.-]*))+(?=[ \t]|$)")
+_BLOCK_RE: Final = re.compile(r"[ \t]*(?:(?P<b>[|>][-+0-9]{0,2}))?[ \t]*(?:#[^\n]*)?(?=\r?\n)")
+_MAPPING_RE: Final = re.compile(r"(?:[\"'][^\"'\n]*[\"']|[^\s:#\"'-][^:\n]*?)[ \t]*:(?:[ \t]|\r?$)", re.M)
+_ITEM_RE: Final = re.compile(
+    r"[ \t]*(?:(?P<p>[bBrRuU])?\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|(?P<sp>[bBrRuU])?'(?P<sq>(?:[^'\\\n]|\\.)*)'"
+    r"|(?P<v>[^\s,\[\](){}\"'`]+))[ \t]*(?P<sep>[,\])])")
+_LINE_END: Final = re.compile(r"[\n\r\"'`\\]")
+_COOKIE_PAIR_RE: Final = re.compile(r"[ \t]*(?P<n>[^=;,\s\"'\\]{1,128})=(?P<v>[^;\s\"'\\]*)")
+_COOKIE_ATTRIBUTES: Final = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "version",
+                                       "comment", "partitioned"})
+_SOURCE_RE: Final = re.compile(r"(?:pass|env|file|fd):")
+"""An OpenSSL passphrase argument: ``pass:`` is followed by the password; ``env:``, ``file:``, ``fd:`` name where
+it is."""
+_MAX_BLOCK_LINES: Final = 64
+_CODE_AFTER: Final = re.compile(r"[ \t]*(?:[|+*/%^][ \t]|\[|\(|=(?!=)|\)|,[ \t]*(?:\n|$|[A-Za-z_]+[ \t]*:))")
+"""What follows a type, a class or a constant in code (``credentials: ChannelCredentials | None``, ``Optional[...]``,
+``Token = Ignore + PlainToken``, a parameter's type before the line's end or the next parameter)."""
+_NUMBERED_WORD: Final = re.compile(r"[A-Z][a-z]+[0-9]{1,4}|[0-9][0-9.]*")
+"""``Example2``, ``6``, ``2.0``: a heading's numbered word, a version."""
+_LINE_LEAD: Final = re.compile(r"[ \t]*(?:#+|[-*+>]|\d+[.)])?[ \t]*")
 
-def _value_span(m: re.Match[str]) -> Span | None:
+
+def _value_span(m: re.Match[str], strict: bool = True) -> Span | None:
     """The value's span (inside its quotes). A quoted value is refused when its opening quote rather closes the
     string the name stands in: the quoted text starts with a space or with what ends an expression
     (``getpass('Password: ')``, ``print("password: " + pw)``), or it runs over an escaped line break (a value
-    never spans lines; ``\\n`` in JSON-escaped text)."""
+    never spans lines; ``\\n`` in JSON-escaped text); not so after a quoted key (``strict`` false: ``"password": " x"``
+    is JSON's own string). An f-string holding a replacement field, and a template, are code: no value."""
+    text = m.string
+    for group in ("tdq", "tsq"):
+        if m.group(group) is not None:
+            start, end = m.span(group)
+            while start < end and text[start] in " \t\r\n":
+                start += 1
+            while end > start and text[end - 1] in " \t\r\n":
+                end -= 1
+            return (start, end) if "{" not in m.group(group) or "f" not in (m.group("p") or "").lower() else None
     for group in ("dq", "sq", "bq"):
         if m.group(group) is not None:
             start, end = m.span(group)
-            text = m.string
-            if start < end and (text[start] in _NOT_VALUE_START or "\\n" in m.group(group)
-                                or "\\r" in m.group(group)):
+            value = m.group(group)
+            if strict and start < end and (text[start] in _NOT_VALUE_START or "\\n" in value or "\\r" in value):
                 return None
+            if "{" in value and "f" in (m.group("p") or "").lower():
+                return None  # f"Bearer {api_key}": code
             return start, end
     if m.group("v") is not None:
         return m.span("v")
     return None
 
 
-def _judge(text: str, name: str, span: Span, level: int, spans: list[Span]) -> None:
-    """Append ``span`` unless its value is one a credential name does not hide; an ``Authorization`` value keeps
-    its scheme word and loses the rest of the line."""
+def _bare(m: re.Match[str]) -> bool:
+    return m.group("v") is not None
+
+
+def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, bare: bool = False) -> None:
+    """Append ``span`` unless its value is one a credential name does not hide. An ``Authorization`` value keeps
+    its scheme word (and the names of its parameters) and loses the credential; a ``Cookie`` header loses the
+    value of each pair that is a credential; a parameter expansion loses its default; a URL keeps what its own
+    finders do not take."""
     start, end = span
     value = text[start:end]
-    low = value.lower()
-    authorization = "authoriz" in name.lower()
-    if authorization and low not in _SCHEME_WORDS and value.isalpha() and len(value) <= 24:
-        # ``Authorization: Bot <cred>``, ``Authorization: SSWS <cred>``: any scheme word followed by a credential
-        rest = _VALUE_RE.match(text, end)
-        if rest is not None and rest.start() < rest.end() and text[end] in " \t":
-            inner = _value_span(rest)
-            if inner is not None and inner[1] > inner[0]:
-                spans.append(inner)
-                return
-    if low in _SCHEME_WORDS:
-        if authorization or name.lower() in ("auth", "x-auth"):
-            rest = _VALUE_RE.match(text, end)
-            if rest is not None:
-                inner = _value_span(rest)
-                if inner is not None and inner[1] > inner[0]:
-                    spans.append(inner)
+    lname = name.lower()
+    if "authoriz" in lname or lname in ("auth", "x-auth", "proxy-authorization"):
+        if _authorization(text, lname, start, end, spans):
+            return
+    elif lname in ("cookie", "cookies", "set-cookie", "setcookie", "set_cookie") and "=" in value:
+        _cookie_header(text, start, end, spans)
         return
-    if low.split(" ", 1)[0] in _SCHEME_WORDS and "authoriz" in name.lower():
-        word = low.split(" ", 1)[0]
-        start += len(word)
-        while start < end and text[start] == " ":
-            start += 1
-        if start < end:
-            spans.append((start, end))
-        return
-    if not kept_value(value, name, level):
+    source = _SOURCE_RE.match(value) if ":" in value else None
+    if source is not None:
+        if source.group(0) != "pass:":
+            return
+        start += 5
+        value = value[5:]
+    default = parameter_default(value) if "${" in value else None
+    if default is not None:
+        start, end = start + default[0], start + default[1]
+        value = text[start:end]
+    elif "://" in value:
+        if not _url_secret(value):
+            return  # dsn: postgres://localhost/app: its userinfo and its query have their own finders
+    typed = bare and _CODE_AFTER.match(text, end) is not None
+    if not kept_value(value, name, level, bare=bare, typed=typed):
         spans.append((start, end))
 
 
+def _authorization(text: str, lname: str, start: int, end: int, spans: list[Span]) -> bool:
+    """An authorization value: the scheme word stays, the credential after it goes (Digest, AWS and OAuth
+    parameters: only those that are credentials). Whether the value was one with a scheme word."""
+    value = text[start:end]
+    first = value.split(" ", 1)[0]
+    low = first.lower()
+    if first == value:  # the scheme word alone: the credential follows it
+        if low in _SCHEME_WORDS or ("authoriz" in lname and value.isalpha() and len(value) <= 24
+                                    and text[end:end + 1] in (" ", "\t")):
+            _scheme_credential(text, start, end, len(text), spans, False)
+            return True
+        return False
+    if "authoriz" in lname and (low in _SCHEME_WORDS or (first.isalpha() and len(first) <= 24)):
+        _scheme_credential(text, start, start + len(first), end, spans, False)
+        return True
+    return False
+
+
+def _scheme_credential(text: str, scheme_start: int, pos: int, limit: int, spans: list[Span], free: bool) -> None:
+    """The credential after a scheme word at ``pos`` (up to ``limit``): a token68, or the parameters of Digest,
+    AWS4 or OAuth (only the values of ``response=``, ``signature=`` and of credential names go)."""
+    if text[pos:pos + 1] not in (" ", "\t"):
+        return
+    m = _CRED_RE.match(text, pos, limit)
+    if m is None:
+        return
+    start, end = m.span("c")
+    if _PARAM_NAME_RE.match(text, start, limit) and _param_name(text, start):
+        at = start
+        for _ in range(32):
+            p = _AUTH_PARAM_RE.match(text, at, limit)
+            if p is None:
+                break
+            group = "q" if p.group("q") is not None else "v"
+            name = p.group("n").lower()
+            if name in _SECRET_PARAMS or (credential_name(name) == STRONG and name != "credential"):
+                s, e = p.span(group)
+                if e > s and not kept_value(text[s:e], name, STRONG):
+                    spans.append((s, e))
+            at = p.end()
+        return
+    span = _credential(text, scheme_start, start, end, free)
+    if span is not None:
+        spans.append(span)
+
+
+def _param_name(text: str, start: int) -> bool:
+    """Whether the ``name=`` at ``start`` names an authentication parameter (``realm=``, ``username=``,
+    ``Credential=``): a lower-case word or a CamelCase name, not the start of a base64 credential."""
+    name = text[start:text.index("=", start)].strip()
+    return name.replace("_", "").replace("-", "").islower() or camel_name(name)
+
+
+def _credential(text: str, scheme_start: int, start: int, end: int, free: bool) -> Span | None:
+    """The span of the credential written at ``[start, end)`` after a scheme word (OBS-57: the run of characters
+    that are not whitespace or quotes), or ``None`` when it is none: markup that closes an element, and a bracket
+    closing one opened before the scheme word, are not part of it; a placeholder or, in free text, a word of a
+    sentence is no credential."""
+    if free and text[scheme_start].islower() and _word(text[start:end].rstrip(".,;:!?")):
+        return None  # "a basic idea", "the bearer of": prose (decided before anything costlier)
+    end = _closing_cut(text, scheme_start, start, end)
+    cred = text[start:end]
+    stripped = cred.rstrip(".,;:!?")
+    while stripped.endswith(")") and stripped.count(")") > stripped.count("("):
+        stripped = stripped[:-1].rstrip(".,;:!?")
+    if not stripped or not (stripped[0].isalnum() or stripped[0] in "._~+/-") or not any(
+            c.isalnum() for c in stripped):
+        return None  # a credential is a token68 (RFC 7235): "basic | 37 |", "Token: basic (NUMBER)" hold none
+    if free and (len(stripped) < 3 or _NUMBERED_WORD.fullmatch(stripped)
+                 or _prose_scheme(text, scheme_start, start, stripped, cred)):
+        return None  # "the bearer of", "## Basic Usage", "Visual Basic 6", "Basic Example2": prose, a heading
+    if placeholder(stripped) or placeholder(cred):
+        return None  # Bearer $TOKEN, Bearer ${VAR}, Bearer sk-..., Bearer YOUR_API_KEY
+    return start, start + len(stripped)
+
+
+def _prose_scheme(text: str, scheme_start: int, start: int, word: str, cred: str) -> bool:
+    """Whether the scheme word at ``scheme_start`` and the ``word`` after it are prose, not a header
+    (``Bearer abc``): the scheme word in lower case, a capitalised word after it (``Basic Usage``, ``Bearer JWT``),
+    a sentence going on (``Bearer tokens are ...``, ``Basic setup.``), a lower-case word before it on its line
+    (``the Bearer scheme``, ``use Basic auth``), or a heading or a list item it starts (``# Basic setup``)."""
+    line_start = max(text.rfind("\n", max(0, scheme_start - 256), scheme_start) + 1, scheme_start - 256)
+    before = text[line_start:scheme_start]
+    previous = before.rstrip().rsplit(None, 1)[-1].strip("([{\"'`,;") if before.strip() else ""
+    after_word = previous.isalpha() and previous.islower()
+    if text[scheme_start].islower() and after_word:
+        return True  # "perform a basic username/password"
+    if not _word(word):
+        return False
+    if text[scheme_start].islower() or not word.islower() or word != cred or len(word) >= 6:
+        return True
+    end = start + len(cred)
+    if text[end:end + 1] == " " and text[end + 1:end + 2].isalpha():
+        return True
+    lead = _LINE_LEAD.match(before)
+    if before and lead is not None and lead.end() == len(before) and before.strip():
+        return True  # "# Basic setup", "- Bearer tokens"
+    return after_word
+
+
+def _closing_cut(text: str, scheme_start: int, start: int, end: int) -> int:
+    """Where a credential written at ``[start, end)`` ends: before a tag (``</Authorization>``), and before a ``)``,
+    ``]`` or ``}`` that closes a bracket opened before the scheme word on its line (not one opened in the
+    credential itself)."""
+    tag = _TAG_START.search(text, start, end)
+    if tag is not None:
+        end = tag.start()
+    if not any(c in ")]}" for c in text[start:end]):
+        return end
+    line_start = max(text.rfind("\n", max(0, scheme_start - 512), scheme_start) + 1, scheme_start - 512)
+    before = text[line_start:scheme_start]
+    opened = {closer: before.count(opener) - before.count(closer) for opener, closer in _CLOSERS.items()}
+    depth = dict.fromkeys(opened, 0)
+    for i in range(start, end):
+        c = text[i]
+        if c in _CLOSERS:
+            depth[_CLOSERS[c]] += 1
+        elif c in depth:
+            if depth[c]:
+                depth[c] -= 1
+            elif opened[c] > 0:
+                return i
+    return end
+
+
+def _cookie_header(text: str, start: int, end: int, spans: list[Span]) -> None:
+    """A ``Cookie`` / ``Set-Cookie`` value: each ``name=value`` pair to the end of the line (or of the quoted
+    string) judged by its own name; a cookie's value is a credential when its name is one (``PHPSESSID``,
+    ``session``, ``auth_token``) or it looks generated. The names and the attributes (``Path=/``) stay."""
+    limit = end
+    if text[end:end + 1] not in ('"', "'", "`"):  # unquoted: the header runs to the end of its line
+        stop = _LINE_END.search(text, end)
+        limit = stop.start() if stop is not None else len(text)
+    at = start
+    for _ in range(64):
+        m = _COOKIE_PAIR_RE.match(text, at, limit)
+        if m is not None:
+            name = m.group("n")
+            s, e = m.span("v")
+            if e > s and name.lower() not in _COOKIE_ATTRIBUTES:
+                level = STRONG if query_credential(name) else WEAK
+                if not kept_value(text[s:e], name, level):
+                    spans.append((s, e))
+        nxt = text.find(";", m.end() if m is not None else at, limit)
+        if nxt < 0:
+            return
+        at = nxt + 1
+
+
+def _url_secret(value: str) -> bool:
+    """Whether a URL written as a credential name's value holds a generated path segment (a webhook's secret path);
+    its userinfo and query parameters are judged by their own finders."""
+    rest = value.split("://", 1)[1]
+    path = rest.split("/", 1)[1] if "/" in rest else ""
+    path = path.split("?", 1)[0].split("#", 1)[0]
+    return any(secret_looking(segment) for segment in path.split("/"))
+
+
 def _name_before(text: str, pos: int) -> tuple[int, int]:
-    """The ``[start, end)`` of the name ending (spaces and tabs aside) just before ``pos``."""
-    if pos == 0 or (text[pos - 1] not in _NAME_CHARS and text[pos - 1] not in " \t"):
+    """The ``[start, end)`` of the name ending (spaces and tabs aside) just before ``pos``: ASCII name characters,
+    or letters of any script (``Пароль``, ``密码``, ``contraseña``)."""
+    if pos == 0:
+        return pos, pos
+    last = text[pos - 1]
+    if last not in _NAME_CHARS and last not in " \t" and not (last > "\x7f" and last.isalpha()):
         return pos, pos  # the common case in JSON and code (``": "``, ``): ``)
     end = pos
     while end > 0 and text[end - 1] in " \t":
         end -= 1
     start = end
     floor = max(0, end - MAX_NAME_CHARS - 1)
-    while start > floor and text[start - 1] in _NAME_CHARS:
+    while start > floor:
+        c = text[start - 1]
+        if c not in _NAME_CHARS and not (c > "\x7f" and c.isalpha()):
+            break
         start -= 1
-    if start == floor and start > 0 and text[start - 1] in _NAME_CHARS:
+    if start == floor and start > 0 and (text[start - 1] in _NAME_CHARS or text[start - 1].isalpha()):
         return end, end  # longer than any credential name
     if start > 0 and text[start - 1] == "\\" and start < end:
         # JSON-escaped text (any level: ``\\n``, ``\\\\n``): an escape's letters (``\\neos_token=``,
@@ -142,81 +388,265 @@ def _name_before(text: str, pos: int) -> tuple[int, int]:
     return start, end
 
 
+def _next(text: str, char: str, wide: str | None, pos: int) -> int:
+    """The next ``char`` (or its full-width form ``wide``) at or after ``pos``."""
+    at = text.find(char, pos)
+    if wide is not None:
+        other = text.find(wide, pos)
+        if other >= 0 and (at < 0 or other < at):
+            return other
+    return at
+
+
 def _assignments(text: str, spans: list[Span]) -> None:
-    """``NAME=value`` and ``?name=value`` (a URL parameter's weak names count as strong)."""
+    """``NAME=value``, ``NAME => value``, ``NAME := value``, ``NAME ?= value`` and ``?name=value`` (a URL parameter's
+    weak and session names count as strong)."""
+    wide = "＝" if "＝" in text else None
     find = text.find
-    eq = find("=")
+    eq = find("=") if wide is None else _next(text, "=", wide, 0)
     while eq >= 0:
-        nxt = text[eq + 1 : eq + 2]
-        if nxt in ("=", ">", "~") or (eq > 0 and text[eq - 1] in "!<>=+-*/%|&^:"):
-            eq = find("=", eq + 1)
-            continue
-        start, end = _name_before(text, eq)
-        if start < end:
-            name = text[start:end]
-            level = credential_name(name)
-            if level:
-                query = start > 0 and text[start - 1] in _QUERY_LEADERS and end == eq
-                if level == WEAK and query:
-                    level = STRONG
-                m = _VALUE_RE.match(text, eq + 1)
-                if m is not None:
-                    span = _value_span(m)
-                    if span is not None and query and m.group("v") is not None:
-                        cut = text.find("#", span[0], span[1])  # a URL's fragment ends its parameter
-                        span = (span[0], cut) if cut >= 0 else span
-                    if span is not None and span[1] > span[0]:
-                        _judge(text, name, span, level, spans)
-                        eq = find("=", span[1])
-                        continue
-        eq = find("=", eq + 1)
+        nxt = text[eq + 1:eq + 2]
+        prev = text[eq - 1] if eq > 0 else ""
+        name_end, value_at = eq, eq + 1
+        if text[eq] == "=":
+            if nxt in ("=", "~") or (nxt == ">" and prev in "=!<>-"):
+                eq = find("=", eq + 1) if wide is None else _next(text, "=", wide, eq + 1)
+                continue
+            if nxt == ">":
+                value_at = eq + 2
+            elif prev in (":", "?"):
+                name_end = eq - 2 if text[eq - 2:eq] == "::" else eq - 1
+            elif prev in "!<>=+-*/%|&^":
+                eq = find("=", eq + 1) if wide is None else _next(text, "=", wide, eq + 1)
+                continue
+        last = text[name_end - 1] if name_end > 0 else ""
+        resume = eq + 1
+        if last in _NAME_CHARS or last in " \t" or (last > "\x7f" and last.isalpha()):
+            start, end = _name_before(text, name_end)
+            if start < end:
+                query = start > 0 and text[start - 1] in _QUERY_LEADERS and end == name_end
+                name = text[start:end]
+                level = query_credential(name) if query else credential_name(name)
+                if level and not (start >= 2 and text[start - 2:start] in ("//", "${")):
+                    resume = max(resume, _assignment(text, start, name, level, query, value_at, spans))
+        eq = find("=", resume) if wide is None else _next(text, "=", wide, resume)
+
+
+def _assignment(text: str, start: int, name: str, level: int, query: bool, value_at: int, spans: list[Span]) -> int:
+    """The value of the credential name ``name`` (at ``start``; ``query``: a URL's parameter) starting at
+    ``value_at``; where to go on."""
+    at = value_at
+    while text[at:at + 1] in (" ", "\t"):
+        at += 1
+    opener = text[at:at + 1]
+    if opener in ("(", "["):
+        return _flow_items(text, at, WEAK if opener == "(" else level, name, spans)
+    if opener == "{":
+        close = text.find("}", at, at + 256)
+        if close > at + 1 and not any(c in text[at + 1:close] for c in " \t\n\"'{:"):
+            value = text[at:close + 1]
+            if not kept_value(value, name, level):
+                _judge(text, name, (at + 1, close), level, spans)
+            return close + 1
+        return at + 1
+    m = _VALUE_RE.match(text, value_at)
+    if m is None:
+        return value_at
+    span = _value_span(m)
+    if span is not None and query and m.group("v") is not None:
+        cut = text.find("#", span[0], span[1])  # a URL's fragment ends its parameter
+        if text[start - 1] == ";" and not credential_name(name):
+            quest = text.find("?", span[0], span[1])  # ;jsessionid=X?a=1: a path parameter ends at the query
+            cut = quest if quest >= 0 and (cut < 0 or quest < cut) else cut
+        span = (span[0], cut) if cut >= 0 else span
+    if span is None or span[1] <= span[0]:
+        return value_at
+    _judge(text, name, span, level, spans, bare=_bare(m) and not query)
+    return span[1]
 
 
 def _colon_pairs(text: str, spans: list[Span]) -> None:
-    """``NAME: value`` (not ``://``, not ``::``)."""
+    """``NAME: value`` (not ``://``, not ``::``, not a segment of ``a:b:c``), also with ``：``; a value on the next
+    line, a block scalar and a list."""
+    wide = "：" if "：" in text else None
     find = text.find
-    colon = find(":")
+    colon = find(":") if wide is None else _next(text, ":", wide, 0)
     while colon >= 0:
-        if text[colon + 1 : colon + 2] in (":", "/", "\\", "=") or (colon > 0 and text[colon - 1] == ":"):
-            colon = find(":", colon + 1)
+        last = text[colon - 1] if colon > 0 else ""
+        resume = colon + 1
+        if (last in _NAME_CHARS or last in " \t" or (last > "\x7f" and last.isalpha())) and not (
+                text[colon] == ":" and (text[colon + 1:colon + 2] in (":", "/", "\\", "=") or last == ":")):
+            start, end = _name_before(text, colon)
+            if start < end:
+                name = text[start:end]
+                level = credential_name(name)
+                glued = start > 0 and text[start - 1] == ":" and text[colon + 1:colon + 2] not in (" ", "\t")
+                if level and not (glued or (start >= 2 and text[start - 2:start] in ("//", "${"))):
+                    # not arn:aws:…:secret:x; scheme://token:P@host (the userinfo's own finder); ${PASSWORD:-P}
+                    resume = max(resume, _colon_pair(text, colon, start, name, level, spans))
+        colon = find(":", resume) if wide is None else _next(text, ":", wide, resume)
+
+
+def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans: list[Span]) -> int:
+    """The value after the colon of the credential name ``name`` (at ``start``); where to go on."""
+    at = colon + 1
+    props = _YAML_PROPS.match(text, at)
+    if props is not None:
+        if "!vault" in props.group(0):
+            return props.end()  # Ansible vault: encrypted
+        at = props.end()
+    block = _BLOCK_RE.match(text, at)
+    if block is not None:
+        return _next_lines(text, start, block.end(), name, level, spans, block.group("b") is not None)
+    while text[at:at + 1] in (" ", "\t"):
+        at += 1
+    if text[at:at + 1] == "[":
+        return _flow_items(text, at, level, name, spans)
+    m = _VALUE_RE.match(text, at)
+    if m is None:
+        return colon + 1
+    if not _bare(m) and at == colon + 1 and not (start == 0 or text[start - 1] in "{,; \t\n"):
+        return colon + 1  # a quote glued to the colon (``cookie:" --x="``) closes a string the name stood in
+    span = _value_span(m)
+    if span is None or span[1] <= span[0] or (_bare(m) and _prose_value(text, *span)
+                                              and "authoriz" not in name.lower()):
+        return colon + 1
+    _judge(text, name, span, level, spans, bare=_bare(m))
+    return span[1]
+
+
+def _next_lines(text: str, key_start: int, pos: int, name: str, level: int, spans: list[Span], block: bool) -> int:
+    """The value of a key whose line ends at ``pos``: a block scalar's lines (``|``, ``>-``), the items of a list
+    (``- P``), or one more-indented line (``password:\\n  P``), more indented than the key's line; a nested mapping
+    holds no value of its own."""
+    line_start = text.rfind("\n", max(0, key_start - 256), key_start) + 1
+    if line_start == 0 and key_start > 256:
+        return pos  # a key indented further than any YAML is
+    key_col = line_start
+    while key_col < key_start and text[key_col] in " \t":
+        key_col += 1
+    key_col -= line_start  # the key's line's indentation (a quote or a list's "- " before the key aside)
+    i = text.find("\n", pos) + 1
+    n = len(text)
+    item_col = -1
+    for _ in range(_MAX_BLOCK_LINES):
+        if i <= 0 or i >= n:
+            break
+        j = text.find("\n", i)
+        j = n if j < 0 else j
+        line_end = j - 1 if j > i and text[j - 1] == "\r" else j
+        k = i
+        while k < line_end and text[k] in " \t":
+            k += 1
+        if k == line_end:
+            i = j + 1
             continue
-        start, end = _name_before(text, colon)
-        if start < end:
-            name = text[start:end]
-            level = credential_name(name)
-            if level:
-                m = _VALUE_RE.match(text, colon + 1)
-                if (m is not None and not text[m.start():m.start() + 1] in "{["
-                        and (m.group("v") is not None or m.end() > m.start() and text[m.start()] in " \t")):
-                    # a quote glued to the colon (``cookie:" --x="``) closes a string the name stood in
-                    span = _value_span(m)
-                    if span is not None and span[1] > span[0] and not _prose_value(text, *span):
-                        _judge(text, name, span, level, spans)
-                        colon = find(":", span[1])
-                        continue
-        colon = find(":", colon + 1)
+        col = k - i
+        if block:
+            if col <= key_col:
+                break
+            e = line_end
+            while e > k and text[e - 1] in " \t":
+                e -= 1
+            if not kept_value(text[k:e], name, level):
+                spans.append((k, e))
+        elif text.startswith("- ", k) or text[k:line_end] == "-":
+            if col < key_col or (item_col >= 0 and col != item_col):
+                break
+            item_col = col
+            _line_value(text, k + 1, line_end, name, level, spans)
+        else:
+            if item_col < 0 and col > key_col:
+                _line_value(text, k, line_end, name, level, spans)
+            break
+        i = j + 1
+    return i if i > 0 else n
+
+
+def _line_value(text: str, at: int, line_end: int, name: str, level: int, spans: list[Span]) -> None:
+    """A scalar that is all its line holds (a list item, a value on the next line): none when the line holds a
+    mapping, a sentence or code."""
+    while text[at:at + 1] in (" ", "\t"):
+        at += 1
+    m = _VALUE_RE.match(text, at, line_end)
+    if m is None or _MAPPING_RE.match(text, at, line_end):
+        return
+    rest = text[m.end():line_end].strip()
+    if rest and not rest.startswith("#"):
+        return  # more than one word: a sentence, a statement
+    span = _value_span(m)
+    if span is not None and span[1] > span[0]:
+        _judge(text, name, span, level, spans, bare=_bare(m))
+
+
+def _flow_items(text: str, at: int, level: int, name: str, spans: list[Span]) -> int:
+    """The items of a list or tuple written on one line (``[P, "Q"]``, ``("user", "P")``) under a credential name;
+    nothing unless it closes before the line ends and holds only scalars."""
+    close = "]" if text[at] == "[" else ")"
+    items: list[tuple[Span, bool]] = []
+    i = at + 1
+    for _ in range(64):
+        m = _ITEM_RE.match(text, i)
+        if m is None:
+            while text[i:i + 1] in (" ", "\t"):
+                i += 1
+            if text[i:i + 1] != close or not items:
+                return at + 1
+            i += 1
+            break
+        group = "dq" if m.group("dq") is not None else "sq" if m.group("sq") is not None else "v"
+        items.append((m.span(group), group == "v"))
+        i = m.end()
+        if m.group("sep") == close:
+            break
+        if m.group("sep") != ",":
+            return at + 1
+    else:
+        return at + 1
+    for (s, e), bare in items:
+        if e > s and not kept_value(text[s:e], name, level, bare=bare):
+            spans.append((s, e))
+    return i
 
 
 def is_sensitive_pair(key: str, value: object) -> bool:
     """Whether a quoted ``"key": value`` pair hides its value: the sensitive-key rule of §8.2.4, or a strong
-    credential name (``secret_key_base``)."""
-    global _is_sensitive_key
-    if _is_sensitive_key is None:
+    credential name (``secret_key_base``); never a phrase (``"Forgot password?"``), and never a key without a
+    name hint (the pre-check stays exact)."""
+    cls = _pair_class(key)
+    if cls == 2:
+        return True
+    return cls == 1 and _SENSITIVE_KEY is not None and _SENSITIVE_KEY(key, value)
+
+
+@lru_cache(maxsize=8192)
+def _pair_class(key: str) -> int:
+    """0: never sensitive; 1: as §8.2.4 says for the value (the plural-token rule); 2: whatever the value."""
+    global _SENSITIVE_KEY
+    if _SENSITIVE_KEY is None:
         from .scrub import is_sensitive_key  # the §8.2.4 rule lives with the public API (which imports this module)
 
-        _is_sensitive_key = is_sensitive_key
-    return _is_sensitive_key(key, value) or credential_name(key) == STRONG
+        _SENSITIVE_KEY = is_sensitive_key
+    low = key.lower()
+    if not any(h in low for h in _ASCII_HINTS) and (low.isascii() or not any(h in low for h in _WIDE_HINTS)):
+        return 0
+    if phrase_name(key):
+        return 0
+    if credential_name(key) == STRONG or _SENSITIVE_KEY(key, 0):
+        return 2
+    return 1 if _SENSITIVE_KEY(key, "") else 0
 
 
-_is_sensitive_key: Callable[[str, object], bool] | None = None
+_SENSITIVE_KEY: Callable[[str, object], bool] | None = None
 
 
 def _quoted_pairs(text: str, spans: list[Span]) -> None:
-    """Quoted ``"key": value`` pairs (JSON, Python reprs). After a pair whose key is not sensitive the search
-    resumes at its value's opening quote, so a pair that starts inside that value is still found.
+    """Quoted ``"key": value`` pairs (JSON, Python reprs, ``'key' => value``, ``["key"] = value``). After a pair
+    whose key is not sensitive the search resumes after its separator, so a pair that starts inside its value is
+    still found.
 
-    Driven by the quote-colon ends of keys (found at C speed), each key read backwards to its opening quote: the
-    same pairs as a search of :data:`_QUOTED_PAIR_RE` from left to right (a key holds no quote, so its opening
+    Driven by the separators that end keys (found at C speed), each key read backwards to its opening quote: the
+    same pairs as a search of :data:`_QUOTED_KEY_RE` from left to right (a key holds no quote, so its opening
     quote is the nearest one before its end), at a fraction of the cost on code and JSON."""
     pos = 0  # no pair starts before this (the previous pair, or its value, reaches it)
     rfind = text.rfind
@@ -229,39 +659,134 @@ def _quoted_pairs(text: str, spans: list[Span]) -> None:
         key = text[opening + 1:close]
         if "'" in key or '"' in key or "\\" in key or "\n" in key:
             continue  # the nearest quote, backslash or line break before the key's end is not its opening quote
-        if not is_sensitive_pair(key, ""):
-            # no value makes this key sensitive (a string value is the most a key can hide); its value holds no
-            # quote before its own opening one, so resuming after the colon finds what resuming there would
+        if not _pair_class(key):
             pos = end.end()
             continue
-        m = _PAIR_VALUE_RE.match(text, end.end())
+        pos = _pair_value(text, key, end.end(), spans)
+
+
+def _pair_value(text: str, key: str, at: int, spans: list[Span]) -> int:
+    """Judge the value after a sensitive quoted key's separator (ending at ``at``); where the next key may start."""
+    i = at
+    while text[i:i + 1] in (" ", "\t"):
+        i += 1
+    opener = text[i:i + 1]
+    if opener in ("[", "("):
+        return _flow_items(text, i, STRONG if opener == "[" else WEAK, key, spans)
+    m = _VALUE_RE.match(text, at)
+    if m is None:
+        return at
+    if _bare(m):
+        scalar = m.group("v")
+        if scalar in ("null", "None", "true", "false", "True", "False"):
+            return m.end()
+        value: object = 0 if scalar.lstrip("+-").isdigit() else scalar
+        if is_sensitive_pair(key, value) and not kept_value(scalar, key, STRONG, bare=True):
+            spans.append(m.span("v"))
+        return m.end()
+    span = _value_span(m, strict=False)
+    if span is None:
+        return m.end()
+    if span[1] > span[0]:
+        _judge(text, key, span, STRONG, spans)
+        return m.end()
+    return span[0] - 1
+
+
+def _call_pairs(text: str, spans: list[Span]) -> None:
+    """``define('NAME', 'P')``, ``os.environ.setdefault("NAME", "P")``, ``getenv("NAME", "P")``."""
+    for m in _CALL_OPEN_RE.finditer(text):
+        name = m.group("n")
+        level = credential_name(name)
+        if level and _CALL_NAME_RE.search(text, max(0, m.start() - 24), m.start()) is not None:
+            v = _VALUE_RE.match(text, m.end())
+            if v is not None and not _bare(v):
+                span = _value_span(v)
+                if span is not None and span[1] > span[0]:
+                    _judge(text, name, span, level, spans)
+
+
+def _named_values(text: str, spans: list[Span]) -> None:
+    """``{"name": "API_KEY", "value": "P"}`` and ``- name: DB_PASSWORD\\n  value: P``: the value named by its
+    sibling."""
+    at = text.find("alue")
+    while at > 0:
+        m = _VALUE_KEY_RE.match(text, at - 1)
+        at = text.find("alue", at + 4)
         if m is None:
             continue
-        scalar = m.group("scalar")
-        pos = m.end()
-        if scalar is not None:
-            if scalar in ("null", "None", "true", "false", "True", "False"):
-                continue
-            value: object = 0 if _INT_RE.fullmatch(scalar) else scalar
-            if is_sensitive_pair(key, value):
-                spans.append(m.span("scalar"))
+        s = j = m.start()
+        if text.endswith(("Parameter", "parameter"), 0, j):
+            j -= 9
+        elif text.endswith(("Option", "option"), 0, j):
+            j -= 6
+        if j > 0 and text[j - 1] in "\"'":
+            j -= 1
+        while j > 0 and text[j - 1] in " \t-":
+            j -= 1
+        if j == 0 or text[j - 1] not in ",\n":
+            continue  # a sibling ends with a comma or a line before the value's key
+        named = _sibling(text, max(0, j - 200), j, s)
+        if named is None or named.group("vq") != m.group("vq"):
             continue
-        group = "dq" if m.group("dq") is not None else "sq"
-        span = m.span(group)
-        if span[1] > span[0] and is_sensitive_pair(key, ""):
-            _judge(text, key, span, STRONG, spans)
-        else:
-            pos = span[0] - 1
+        name = named.group("n")
+        level = credential_name(name)
+        if level:
+            v = _VALUE_RE.match(text, m.end())
+            if v is not None:
+                span = _value_span(v)
+                if span is not None and span[1] > span[0]:
+                    _judge(text, name, span, level, spans, bare=_bare(v))
+
+
+def _sibling(text: str, lo: int, j: int, s: int) -> re.Match[str] | None:
+    """The ``name``/``key`` pair that ends at the separator ``j`` before a value's key (at ``s``), read backwards
+    from its own ``:`` or ``=`` (the name it gives holds neither)."""
+    k = max(text.rfind(":", lo, j), text.rfind("=", lo, j))
+    if k < 0:
+        return None
+    e = k
+    while e > lo and text[e - 1] in " \t":
+        e -= 1
+    if e > lo and text[e - 1] in "\"'":
+        e -= 1
+    for word in ("name", "key", "Name", "Key"):
+        if text.endswith(word, lo, e):
+            b = e - len(word)
+            for prefix in (0, 6, 9):  # Option, Parameter
+                for quote in (0, 1):
+                    named = _NAME_KEY_RE.match(text, b - prefix - quote, s) if b - prefix - quote >= lo else None
+                    if named is not None:
+                        return named
+    return None
 
 
 def _markup(text: str, spans: list[Span]) -> None:
-    """``<password>value</password>`` (Maven, Tomcat, XML configs) and ``<add key="ApiKey" value="..."/>`` (.NET
-    application settings): the element's text or the ``value`` attribute, judged by the name."""
+    """``<password>value</password>`` (Maven, Tomcat, XML configs; CDATA; the value on its own line),
+    ``<password value="..."/>``, ``<entry key="password">...</entry>`` / ``<string name="api_key">`` and ``<add
+    key="ApiKey" value="..."/>`` (.NET application settings): the element's text or the ``value`` attribute, judged
+    by the name."""
     for m in _ELEMENT_RE.finditer(text):
         name = m.group("n")
+        attrs = {a.group("k").lower(): a for a in _ATTR_RE.finditer(m.group("a"))} if m.group("a") else {}
+        if not credential_name(name):
+            named = attrs.get("key") or attrs.get("name")
+            if named is None:
+                continue
+            name = named.group("d") if named.group("d") is not None else named.group("s")
         level = credential_name(name)
-        if level:
-            _judge(text, name, m.span("v"), level, spans)
+        if not level:
+            continue
+        group = "c" if m.group("c") is not None else "v"
+        if m.group(group) is not None:
+            _judge(text, name, m.span(group), level, spans)
+        elif "value" in attrs:
+            attr = attrs["value"]
+            inner = "d" if attr.group("d") is not None else "s"
+            offset = m.start("a")
+            s, e = attr.span(inner)
+            if e > s:
+                _judge(text, name, (offset + s, offset + e), level, spans)
     for m in _SETTING_RE.finditer(text):
         name = m.group("n")
         level = credential_name(name)
@@ -270,10 +795,13 @@ def _markup(text: str, spans: list[Span]) -> None:
 
 
 def _flags(text: str, spans: list[Span]) -> None:
-    """``--name value`` whose name is a credential name, after any character that is not part of a word."""
+    """``--name value`` whose name is a credential name, after any character that is not part of a word, and
+    ``["--name", "value"]``; an option's metavar in a help text (``--password TEXT``) is none."""
     for m in _FLAG_RE.finditer(text):
         s = m.start()
         if s > 0 and (text[s - 1] in _NAME_CHARS and text[s - 1] != "."):
+            continue
+        if m.group("aq") is not None and text[s - 1:s] != m.group("aq"):
             continue
         name = m.group("name")
         if text[s + 1] != "-" and not (_SINGLE_DASH_NAME_RE.fullmatch(name)
@@ -283,34 +811,103 @@ def _flags(text: str, spans: list[Span]) -> None:
         if not level:
             continue
         v = _VALUE_RE.match(text, m.end())
-        if v is not None:
+        if v is not None and (m.group("aq") is None or not _bare(v)):
             span = _value_span(v)
             if span is not None and span[1] > span[0]:
+                value = text[span[0]:span[1]]
+                if _bare(v) and value.isupper() and value.replace("_", "").isalpha() and len(value) <= 16:
+                    continue  # --password TEXT: the metavar of a help text
+                if _bare(v) and (_prose_value(text, *span) or len(value) <= 3 and value.isalpha()):
+                    continue  # "Run --client-secret first.", "requires --api-key in Hermes": a sentence
                 _judge(text, name, span, level, spans)
 
 
+def _tab_pairs(text: str, spans: list[Span]) -> None:
+    """``NAME<tab>value`` (a table of names and values): the name starts its line or follows a space."""
+    tab = text.find("\t")
+    while tab >= 0:
+        start, end = _name_before(text, tab)
+        if start < end and end == tab and (start == 0 or text[start - 1] in "\n \r|\"'") and credential_name(
+                text[start:end]) == STRONG:
+            at = tab
+            while text[at:at + 1] == "\t":
+                at += 1
+            m = _VALUE_RE.match(text, at)
+            if m is not None and text[at:at + 1] not in (" ", ""):
+                span = _value_span(m)
+                if span is not None and span[1] > span[0] and not (_bare(m) and _prose_value(text, *span)):
+                    _judge(text, text[start:end], span, STRONG, spans, bare=_bare(m))
+        tab = text.find("\t", tab + 1)
+
+
+def _param_defaults(text: str, spans: list[Span]) -> None:
+    """``${DB_PASSWORD:-P}``, ``${API_KEY:=P}``: the default of a parameter named for a credential."""
+    for m in _DEFAULT_RE.finditer(text):
+        name = m.group("n")
+        level = credential_name(name)
+        if level and not kept_value(m.group("d"), name, level):
+            spans.append(m.span("d"))
+
+
 def _userinfo(text: str, spans: list[Span]) -> None:
-    """The password of every ``scheme://user:password@``."""
+    """The password of every ``scheme://user:password@`` and ``//user:password@host``, a token written as the
+    user (``https://TOKEN@github.com``, ``https://TOKEN:x-oauth-basic@``). The userinfo ends at the last ``@`` of
+    the authority; a password holding ``/``, ``#`` or ``?`` (which RFC 3986 wants encoded, but people write) ends
+    at an ``@`` followed by a host, when what follows the ``:`` is no port."""
     find = text.find
-    sep = find("://")
+    sep = find("//")
     while sep >= 0:
-        start = sep
-        while start > 0 and text[start - 1] in _SCHEME_CHARS:
-            start -= 1
-        while start < sep and not text[start].isalpha():
-            start += 1
-        if start < sep:
-            m = _USERINFO_RE.match(text, sep + 3)
-            if m is not None and m.end("pw") > m.start("pw"):
-                spans.append(m.span("pw"))
-                sep = find("://", m.end())
-                continue
-        sep = find("://", sep + 1)
+        if sep > 0 and text[sep - 1] == ":":
+            start = sep - 1
+            while start > 0 and text[start - 1] in _SCHEME_CHARS:
+                start -= 1
+            while start < sep - 1 and not text[start].isalpha():
+                start += 1
+            ok = start < sep - 1
+        else:
+            ok = sep == 0 or not (text[sep - 1] in _NAME_CHARS or text[sep - 1] in "/:\\")
+        sep = _authority(text, sep + 2, ok and sep > 0 and text[sep - 1] == ":", spans) if ok else sep + 2
+        sep = find("//", sep)
+
+
+def _authority(text: str, at: int, scheme: bool, spans: list[Span]) -> int:
+    """Judge the userinfo of the authority starting at ``at``; where to look for the next ``//``."""
+    stop = _USERINFO_END.search(text, at, at + 512)
+    token_end = stop.start() if stop is not None else min(len(text), at + 512)
+    auth_end = token_end
+    for c in "/?#":
+        k = text.find(c, at, auth_end)
+        if k >= 0:
+            auth_end = k
+    sign = text.rfind("@", at, auth_end)
+    colon = text.find(":", at, sign if sign >= 0 else auth_end)
+    if sign < 0:
+        if colon < 0 or auth_end == token_end:
+            return auth_end
+        port = text[colon + 1:auth_end]
+        if not port or port.isdigit():
+            return auth_end  # host:port/path@x: the '@' is in the path (``localhost:8080/@types``)
+        sign = text.find("@", auth_end, token_end)
+        if sign < 0 or "//" in text[auth_end:sign] or _HOST_RE.match(text, sign + 1) is None:
+            return auth_end
+    if colon >= 0:
+        user = (at, colon)
+        s, e = colon + 1, sign
+        if e > s and not kept_value(text[s:e], "password", STRONG):
+            spans.append((s, e))
+    else:
+        user = (at, sign)
+        if not scheme:
+            return sign + 1
+    if _TOKEN_USER.fullmatch(text, *user) and secret_looking(text[user[0]:user[1]]):
+        spans.append(user)  # a token as the user: https://TOKEN@github.com, https://TOKEN:x-oauth-basic@
+    return sign + 1
 
 
 def _auth_schemes(text: str, spans: list[Span]) -> None:
-    """``Bearer X`` / ``Basic X`` (OBS-57: the scheme word stays, the credential goes). Written in lower case and
-    followed by a lower-case word, it is prose ("a basic idea", "the bearer of"), not a header."""
+    """``Bearer X`` / ``Basic X`` (OBS-57: the scheme word stays, the credential goes). A word of a sentence or a
+    heading ("the bearer of", "## Basic Usage"), a placeholder, and the parameters of a challenge
+    (``WWW-Authenticate: Bearer realm="x"``) are none."""
     low = text.lower()
     aligned = len(low) == len(text)  # lower() keeps every offset (it does unless a letter lowers to two)
     search, match = _AUTH_SCHEME_RE.search, _AUTH_SCHEME_RE.match
@@ -338,16 +935,14 @@ def _auth_schemes(text: str, spans: list[Span]) -> None:
             pos = start
             continue
         pos = end
-        stripped = cred.rstrip(".,;:!?)")
-        if not stripped or not (stripped[0].isalnum() or stripped[0] in "._~+/-") or not any(
-                c.isalnum() for c in stripped):
-            continue  # a credential is a token68 (RFC 7235): "basic | 37 |", "Token: basic (NUMBER)" hold none
-        if _word(stripped) and (m.group("w")[0].islower() or stripped != cred
-                                or (text[end:end + 1] == " " and text[end + 1:end + 2].isalpha())):
-            continue  # "the bearer of", "Bearer tokens are ...", "Basic setup.": a sentence goes on, not a header
-        if stripped.startswith("<redacted") or stripped.startswith("[REDACTED"):
-            continue
-        spans.append((start, start + len(stripped)))
+        word = cred.rstrip(".,;:!?")
+        if word.isalpha() and len(word) <= 24 and word.islower() and (text[m.start("w")].islower() or word != cred):
+            continue  # "a basic idea", "the bearer of", "Bearer tokens.": prose (the common case, decided first)
+        if "=" in cred and _PARAM_NAME_RE.match(text, start, end + 1) and _param_name(text, start):
+            continue  # Bearer realm="x", error="invalid_token": a challenge's parameters
+        span = _credential(text, m.start("w"), start, end, True)
+        if span is not None:
+            spans.append(span)
 
 
 def _word(text: str) -> bool:
@@ -359,42 +954,56 @@ def _word(text: str) -> bool:
 
 
 def _prose_value(text: str, start: int, end: int) -> bool:
-    """``password: it must be ...``: a lower-case word after the colon that a sentence goes on from (a space and
-    another lower-case word), so the colon ends a phrase, not a name."""
+    """``password: it must be ...``, ``api_key: The API key to use.``, ``Set-Cookie: header.``: a word after the colon
+    that a sentence goes on from (a space and another word) or ends (``.``), so the colon ends a phrase, not a name."""
     value = text[start:end]
-    return (value.isalpha() and value.islower() and text[end:end + 1] == " "
-            and text[end + 1:end + 2].isalpha() and text[end + 1:end + 2].islower())
+    word = value.rstrip(".,;:!?")
+    if not _word(word):
+        return False
+    return (word != value and text[end:end + 1] in (" ", "\n", "", '"', "'", ")")) or (
+        text[end:end + 1] == " " and text[end + 1:end + 2].isalpha())
 
 
 def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True) -> None:
     """Append the span of every value a name, a flag, a scheme or a client option marks as a credential.
 
-    ``gated=False`` runs every finder without its pre-check (the tests' reference: the pre-checks are exact).
+    ``gated=False`` runs every finder without its pre-check (the tests' reference: the pre-checks are exact: each is
+    a substring no text the finder finds anything in lacks).
     """
     if not gated:
         for finder in (_userinfo, _auth_schemes, _quoted_pairs, _colon_pairs, _assignments, _flags, _markup,
+                       _call_pairs, _named_values, _tab_pairs, _param_defaults, find_keyword_pairs,
                        find_client_passwords):
             finder(text, spans)
         return
-    has_hint = ("pass" in low or "pwd" in low or "secret" in low or "token" in low or "key" in low
-                or "credential" in low or "cookie" in low or "auth" in low or "sig" in low or "session" in low
-                or "code" in low or "pin" in low or "pat" in low or "sas" in low or "dsn" in low or "otp" in low
-                or "mfa" in low)
-    if "://" in text and "@" in text:
+    if "//" in text and "@" in text:
         _userinfo(text, spans)
     if "bearer" in low or "basic" in low:
         _auth_schemes(text, spans)
-    if has_hint:
-        has_colon = ":" in text
-        if has_colon and ('"' in text or "'" in text):
+    if any(h in low for h in _ASCII_HINTS) or (not low.isascii() and any(h in low for h in _WIDE_HINTS)):
+        quoted = '"' in text or "'" in text
+        has_colon = ":" in text or "：" in text
+        if quoted:
             _quoted_pairs(text, spans)
+            if "(" in text:
+                _call_pairs(text, spans)
         if has_colon:
             _colon_pairs(text, spans)
-        if "=" in text:
+        if "=" in text or "＝" in text:
             _assignments(text, spans)
+        if "${" in text:
+            _param_defaults(text, spans)
         if "-" in text:
             _flags(text, spans)
-        if "</" in text or "value=" in text:
+        if "</" in text or "value=" in low:
             _markup(text, spans)
-    if "-" in text and any(c in low for c in CLIENT_HINTS):
-        find_client_passwords(text, spans)
+        if "value" in low:
+            _named_values(text, spans)
+        if "\t" in text:
+            _tab_pairs(text, spans)
+        find_keyword_pairs(text, spans, low)
+    if "-" in text or "/" in text:
+        hints = client_hints(low)
+        if hints:
+            find_client_passwords(text, spans, hints)
+

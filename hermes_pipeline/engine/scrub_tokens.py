@@ -1,9 +1,24 @@
 """Credentials that name themselves: published key formats, JWTs, private-key blocks, webhook URLs (OBS-58).
 
-Each format is a literal prefix and a body (:data:`KEY_FORMATS`; ``docs/privacy.md`` lists them with the
-provider). A match is the whole credential, prefix included. The prefix must not be glued to a preceding
-letter or digit (``task-...``, ``mask_live_...`` never match), and the body must look generated — a digit, or
-upper and lower case mixed — so that words that happen to start like a prefix (``sk-learn-compatible``) stay.
+Each format is a prefix (a literal; for two, a key id and a dot) and a body (:data:`KEY_FORMATS`;
+``docs/privacy.md`` lists them with the provider), written from the provider's published shape (prefix, alphabet,
+length). A match is the whole
+credential, prefix included, and is taken only when:
+
+* the prefix is not glued to a preceding letter or digit (``task-...``, ``mask_live_...`` never match), nor
+  through ``+ / - _`` to a long run of base64 (a key-looking piece inside a ``data:image/png;base64,...`` blob or
+  a base64url blob is part of that blob, not a key);
+* the body looks generated: a digit, or upper and lower case mixed, and not only words (``sk-learn-compatible-v2``
+  is three words and a version, ``am_i_ok`` is too short).
+
+What is glued to a key's end (another key written right after it, ``AKIA…LTAI…``) goes with it, up to a path or
+a file name after it: ``ghp_…/models/config.json``, ``…sk-proj-….json`` and the credential scope after an AWS
+access key id (``AKIA…/20240101/us-east-1/s3/aws4_request``) stay.
+
+Formats without a literal prefix are found by their structure: a JWT is three dot-separated base64url parts
+(header ``eyJ…``, payload ``ey…``, signature, which may be empty; a JWE five), standing alone (a single ``eyJ…``
+part, as in a GraphQL cursor or a source map, is base64 JSON, not a token); a Discord bot token's first part is the
+base64 of the bot's numeric id; a Telegram bot token is a bot id, a colon and 35 characters (after ``bot`` too).
 
 :func:`find_token_spans` appends ``(start, end)`` spans; it runs each family but the published formats only
 when its cheap trigger substring occurs.
@@ -11,7 +26,10 @@ when its cheap trigger substring occurs.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
+import string
 from typing import Final
 
 __all__ = ["KEY_FORMATS", "find_token_spans"]
@@ -20,70 +38,122 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     # (provider, prefix regex, body regex)
     ("OpenAI / Anthropic / OpenRouter / DeepSeek / Langfuse secret keys", "sk-", "[A-Za-z0-9_-]{16,}"),
     ("Stripe secret and restricted keys", "[sr]k_(?:live|test)_", "[A-Za-z0-9]{10,}"),
+    ("ElevenLabs API keys", "sk_", "[a-f0-9]{32,}"),
     ("Stripe webhook signing secrets", "whsec_", "[A-Za-z0-9+/=]{16,}"),
     ("GitHub tokens (classic, OAuth, user-to-server, server-to-server, refresh)", "gh[pousr]_", "[A-Za-z0-9]{10,}"),
     ("GitHub fine-grained personal access tokens", "github_pat_", "[A-Za-z0-9_]{10,}"),
-    ("GitLab personal / deploy / runner / trigger tokens", "gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct)-",
-     "[A-Za-z0-9_-]{16,}"),
-    ("Slack bot / user / workspace tokens", "xox[abposer]-", "[A-Za-z0-9-]{10,}"),
+    ("GitLab personal / deploy / runner / trigger / agent / workspace tokens",
+     "gl(?:pat|dt|rt|rtr|ptt|ft|imt|oas|cbt|soat|ffct|agent|wt)-", "[A-Za-z0-9_-]{16,}"),
+    ("GitLab runner registration tokens", "GR1348941", "[A-Za-z0-9_-]{20,}"),
+    ("Slack bot / user / workspace tokens", r"xox(?:e\.xox)?[abposer]-", "[A-Za-z0-9-]{10,}"),
     ("Slack app-level tokens", "xapp-", "[A-Za-z0-9-]{10,}"),
     ("Google API keys", "AIza", "[A-Za-z0-9_-]{20,}"),
     ("Google OAuth client secrets", "GOCSPX-", "[A-Za-z0-9_-]{16,}"),
     ("Google OAuth access tokens", r"ya29\.", "[A-Za-z0-9_-]{20,}"),
+    ("Google OAuth refresh tokens", "1//0", "[A-Za-z0-9_-]{40,}"),
     ("AWS access key ids", "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)", "[A-Z0-9]{12,}"),
     ("Alibaba Cloud access key ids", "LTAI", "[A-Za-z0-9]{12,}"),
     ("Tencent Cloud secret ids", "AKID", "[A-Za-z0-9]{13,}"),
     ("Hugging Face tokens", "hf_", "[A-Za-z0-9]{10,}"),
+    ("Hugging Face organization API tokens", "api_org_", "[A-Za-z0-9]{30,}"),
     ("npm tokens", "npm_", "[A-Za-z0-9]{10,}"),
     ("PyPI tokens", "pypi-", "[A-Za-z0-9_-]{10,}"),
+    ("RubyGems API keys", "rubygems_", "[a-f0-9]{48}"),
     ("Groq keys", "gsk_", "[A-Za-z0-9]{10,}"),
     ("xAI keys", "xai-", "[A-Za-z0-9_-]{10,}"),
     ("Langfuse public keys", "pk-lf-", "[A-Za-z0-9_-]{10,}"),
+    ("LangSmith personal access tokens and service keys", "lsv2_(?:pt|sk)_", "[a-f0-9]{32}_[a-f0-9]{10}"),
     ("Replicate tokens", "r8_", "[A-Za-z0-9]{16,}"),
     ("Perplexity keys", "pplx-", "[A-Za-z0-9]{16,}"),
-    ("Fireworks keys", "fw_", "[A-Za-z0-9]{16,}"),
+    ("Fireworks keys", "(?:fw[_-]|fpk_)", "[A-Za-z0-9]{20,}"),
+    ("Together AI keys", "tgp_v1_", "[A-Za-z0-9_-]{32,}"),
+    ("Cerebras keys", "csk-", "[A-Za-z0-9]{32,}"),
+    ("Voyage AI keys", "pa-", "[A-Za-z0-9_-]{40,}"),
+    ("Jina AI keys", "jina_", "[A-Za-z0-9_-]{32,}"),
+    ("LlamaCloud keys", "llx-", "[A-Za-z0-9]{32,}"),
+    ("Pinecone keys", "pcsk_", "[A-Za-z0-9_]{40,}"),
+    ("Zhipu AI (BigModel / Z.ai) keys", r"[a-f0-9]{32}\.",
+     "(?=[A-Za-z0-9]{0,15}[A-Z])(?=[A-Za-z0-9]{0,15}[a-z])[A-Za-z0-9]{16}"),
+    ("Tavily keys", "tvly-", "(?:(?:dev|prod)-)?[A-Za-z0-9]{20,}"),
+    ("Firecrawl keys", "fc-", "[a-f0-9]{32}"),
+    ("Exa keys", "exa_", "[A-Za-z0-9]{16,}"),
+    ("Fal keys", "fal_", "[A-Za-z0-9_-]{16,}"),
+    ("Browserbase keys", "bb_(?:live|test)_", "[A-Za-z0-9_-]{16,}"),
+    ("Codex / Fernet encrypted tokens", "gAAAAA",
+     "(?=[A-Za-z0-9_-]{0,40}[a-z])(?=[A-Za-z0-9_-]{0,40}[0-9_-])[A-Za-z0-9_-]{30,}={0,2}"),
+    ("AgentMail keys", "am_", "[A-Za-z0-9_-]{20,}"),
+    ("Matrix access and refresh tokens", "sy[tr]_", "[A-Za-z0-9_-]{20,}"),
+    ("Mem0 keys", "(?:mem0_|m0-)", "[A-Za-z0-9]{20,}"),
+    ("RetainDB keys", "retaindb_", "[A-Za-z0-9]{16,}"),
+    ("Hindsight keys", "hsk-", "[A-Za-z0-9]{16,}"),
+    ("ByteRover keys", "brv_", "[A-Za-z0-9]{16,}"),
     ("NVIDIA API keys", "nvapi-", "[A-Za-z0-9_-]{16,}"),
     ("DigitalOcean tokens", "do[opr]_v1_", "[a-f0-9]{32,}"),
     ("Shopify access tokens and secrets", "shp(?:at|ss|ca|pa)_", "[a-fA-F0-9]{16,}"),
-    ("Atlassian API tokens", "ATATT3", "[A-Za-z0-9_=-]{16,}"),
+    ("Atlassian API tokens", "AT[AC]TT3", "[A-Za-z0-9_=-]{16,}"),
+    ("Bitbucket app passwords", "ATBB", "[A-Za-z0-9]{32,}"),
     ("Databricks tokens", "dapi", "[a-f0-9]{32}"),
     ("Linear API keys", "lin_api_", "[A-Za-z0-9]{16,}"),
     ("Notion tokens", "ntn_", "[A-Za-z0-9]{16,}"),
     ("Notion legacy integration secrets", "secret_", "[A-Za-z0-9]{43}"),
+    ("Airtable personal access tokens", "pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
     ("Doppler tokens", r"dp\.(?:pt|st|sa|ct|scim|audit)\.", "[A-Za-z0-9]{16,}"),
     ("HashiCorp Vault tokens", r"hv[sbr]\.", "[A-Za-z0-9_-]{16,}"),
+    ("HashiCorp Terraform Cloud tokens", r"[A-Za-z0-9]{14}\.atlasv1\.", "[A-Za-z0-9_=-]{60,}"),
     ("Pulumi access tokens", "pul-", "[a-f0-9]{40}"),
     ("Postman API keys", "PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"),
     ("Figma tokens", "figd_", "[A-Za-z0-9_-]{16,}"),
     ("Square tokens", "sq0(?:atp|csp)-", "[A-Za-z0-9_-]{16,}"),
     ("Meta (Facebook) access tokens", "EAA[A-Za-z0-9]", "[A-Za-z0-9]{30,}"),
     ("age secret keys", "AGE-SECRET-KEY-1", "[A-Z0-9]{40,}"),
+    ("1Password service account tokens", "ops_eyJ", "[A-Za-z0-9+/_-]{40,}={0,3}"),
     ("Tailscale keys", "tskey-(?:api|auth|client|scim|webhook)-", "[A-Za-z0-9-]{10,}"),
     ("Grafana tokens", "gl(?:c|sa)_", "[A-Za-z0-9_=+/]{16,}"),
     ("New Relic user keys", "NRAK-", "[A-Z0-9]{20,}"),
     ("Sentry auth tokens", "sntry[su]_", "[A-Za-z0-9_=+/]{16,}"),
     ("SendGrid keys", r"SG\.", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
-    ("Mailgun keys", "key-", "[0-9a-f]{32}"),
+    # ``key-`` also starts words glued to a path or a name (``cache-key-<md5>``, ``objects/key-<md5>.json``)
+    ("Mailgun keys", "(?<![/._-])key-", "[0-9a-f]{32}"),
     ("Twilio API key sids", "SK", "[0-9a-f]{32}"),
     ("Docker Hub tokens", "dckr_pat_", "[A-Za-z0-9_-]{16,}"),
     ("Supabase tokens and secret keys", "(?:sbp_|sb_secret_)", "[A-Za-z0-9_-]{16,}"),
+    ("Neon API keys", "napi_", "[A-Za-z0-9]{40,}"),
+    ("PlanetScale tokens and passwords", "pscale_(?:tkn|pw|oauth)_", "[A-Za-z0-9_=-]{32,}"),
+    ("Heroku API keys", "HRKU-", "[A-Za-z0-9_-]{30,}"),
+    ("Netlify personal access tokens", "nfp_", "[A-Za-z0-9_]{32,}"),
+    ("Cloudflare Origin CA keys", r"v1\.0-", "[a-f0-9]{24}-[a-f0-9]{100,}"),
+    ("Mapbox secret tokens", r"sk\.eyJ", r"[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}"),
     ("Render keys", "rnd_", "[A-Za-z0-9]{16,}"),
     ("Brevo (Sendinblue) keys", "xkeysib-", "[a-f0-9]{32,}-[A-Za-z0-9]{8,}"),
     ("Cohere / Mistral style keys are caught by name (API_KEY=..., Authorization: Bearer ...)", "(?!)", ""),
 )
 """Published self-identifying key formats: (provider, prefix, body)."""
 
-# One lookbehind in front of the alternation (not one per alternative): the engine tests it once per position
-# and tries the prefixes only at a word's start, some twenty times faster on text that holds a trigger.
-_VENDOR_RE: Final = re.compile(
-    "(?<![A-Za-z0-9])(?:"
-    + "|".join(f"{prefix}(?P<b{i}>{body})" for i, (_, prefix, body) in enumerate(KEY_FORMATS) if body)
-    + ")"
-)
+_DOTTED: Final = frozenset({"Zhipu AI (BigModel / Z.ai) keys", "HashiCorp Terraform Cloud tokens"})
+"""Formats whose prefix is no literal but a key id and a dot: the alternation tries them only in a text that holds
+what follows their dot (:data:`_DOTTED_HINT`, ``.atlasv1.``), as every other alternative fails at its first
+character and these would read up to 32 characters at every word."""
+_DOTTED_HINT: Final = re.compile(r"\.[A-Za-z0-9]{16}")
 
-_KEY_TAIL: Final = re.compile(r"[A-Za-z0-9_.+/=~-]*[A-Za-z0-9_=]|")
-"""What is glued to a key's end and goes with it: the characters keys are written with, ending where a key
-could (not on a sentence's ``.`` or a path's ``/``)."""
+
+def _alternation(dotted: bool) -> re.Pattern[str]:
+    # One lookbehind in front of the alternation (not one per alternative): the engine tests it once per position
+    # and tries the prefixes only at a word's start, some twenty times faster on text that holds a trigger.
+    return re.compile("(?<![A-Za-z0-9])(?:" + "|".join(
+        f"{prefix}(?P<b{i}>{body})" for i, (name, prefix, body) in enumerate(KEY_FORMATS)
+        if body and (dotted or name not in _DOTTED)) + ")")
+
+
+_VENDOR_RE: Final = _alternation(dotted=True)
+_VENDOR_LEAN_RE: Final = _alternation(dotted=False)
+
+_TAIL_END_CHARS: Final = frozenset(".+/~-")
+"""What is glued to a key's end goes with it: the rest of its run of key characters (another key written right
+after it, whose own prefix has no boundary before it), not ending on a sentence's ``.`` or a path's ``/``."""
+
+_B64_WINDOW: Final = 64
+_B64_RUN: Final = re.compile(rf"[A-Za-z0-9+/_-]{{{_B64_WINDOW}}}")
+_B64_SPLIT: Final = re.compile(r"[+/_-]")
 
 _KEY_RUN_RE: Final = re.compile(r"[A-Za-z0-9_.+/=~-]{13,}")
 """A run of the characters every prefix and body above is written with, at least as long as the shortest key
@@ -91,8 +161,16 @@ _KEY_RUN_RE: Final = re.compile(r"[A-Za-z0-9_.+/=~-]{13,}")
 
 # Discord bot tokens: the bot's id in base64 (it starts M, N or O), a timestamp, an HMAC; no literal prefix.
 _DISCORD_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])")
-_JWT_RE: Final = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_=-]{10,}(?:\.[A-Za-z0-9_=-]+){0,2}")
+    r"(?<![A-Za-z0-9_.-])(?P<id>[MNO][A-Za-z0-9_-]{22,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])")
+_DISCORD_MIN: Final = 23 + 1 + 6 + 1 + 27
+# JWT (RFC 7519, 7515): header.payload.signature, header and payload base64url JSON (``eyJ…``, ``ey…``), the
+# signature empty for an unsecured token (its final dot stays outside the span, like a sentence's); a JWE (RFC 7516)
+# has five parts. Not glued to a base64url character before it; a lone ``eyJ…`` part is no token.
+_B64URL: Final = "[A-Za-z0-9_-]"
+_JWT_RE: Final = re.compile(
+    rf"(?<![A-Za-z0-9_-])eyJ{_B64URL}{{10,}}={{0,2}}\."
+    rf"(?:{_B64URL}*\.{_B64URL}+\.{_B64URL}+\.{_B64URL}+"
+    rf"|ey{_B64URL}{{2,}}={{0,2}}(?:\.{_B64URL}+={{0,2}}|(?=\.)))")
 _PEM_RE: Final = re.compile(
     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     r"(?:.*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|.*)",
@@ -105,7 +183,12 @@ _WEBHOOK_RE: Final = re.compile(
     r"|discord(?:app)?\.com/api/webhooks/\d+/(?P<b>[A-Za-z0-9_-]{16,})"
     r"|api\.telegram\.org/bot(?P<c>\d{6,}:[A-Za-z0-9_-]{20,})"
 )
-_TELEGRAM_RE: Final = re.compile(r"(?<![A-Za-z0-9])\d{8,10}:AA[A-Za-z0-9_-]{30,}")
+# Telegram bot tokens: the bot's id (7 to 11 digits so far), a colon, 35 base64url characters; alone or after
+# ``bot`` (``bot123456789:AA…`` in an API URL's path); the span is the id and the secret.
+_TELEGRAM_RE: Final = re.compile(r":(?P<s>[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])")
+"""The colon and secret of a Telegram bot token (found from the colon, at C speed; the id before it is checked
+by :func:`_telegram_start`)."""
+_ALNUM: Final = frozenset(string.ascii_letters + string.digits)
 # Microsoft Entra ID (Azure AD) client secrets: three characters, a digit, "Q~", 31-34 characters.
 _AZURE_SECRET_RE: Final = re.compile(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}")
 
@@ -125,6 +208,59 @@ def _generated(text: str) -> bool:
     return has_lower and has_upper
 
 
+_WORD_SPLIT: Final = re.compile(r"[-_.]")
+
+
+def _wordish(part: str) -> bool:
+    """A piece of an identifier a person wrote: a lower-case or title-case word, a number, or 3 characters."""
+    return len(part) <= 3 or part.isdigit() or (part.isalpha() and (part.islower() or part.istitle()))
+
+
+def _key_body(body: str) -> bool:
+    """A body a generator wrote: :func:`_generated`, and not words, numbers and short pieces joined by ``- _ .``
+    (``learn-compatible-v2``, ``2024-01-01``)."""
+    if not _generated(body):
+        return False
+    parts = _WORD_SPLIT.split(body)
+    return len(parts) == 1 or not all(_wordish(part) for part in parts)
+
+
+def _in_blob(text: str, sep: int) -> bool:
+    """Whether the ``+ / - _`` at ``sep`` continues a long run of base64: the :data:`_B64_WINDOW` characters before
+    it are all base64 (either alphabet) with upper case, lower case and a digit, and either few separators or a
+    long generated piece between them (a path has a separator every few letters: ``/home/me/projects/app/``)."""
+    if sep < _B64_WINDOW or _B64_RUN.fullmatch(text, sep - _B64_WINDOW, sep) is None:
+        return False
+    window = text[sep - _B64_WINDOW:sep]
+    if not (any(c.isdigit() for c in window) and any(c.islower() for c in window)
+            and any(c.isupper() for c in window)):
+        return False
+    seps = window.count("+") + window.count("/") + window.count("-") + window.count("_")
+    return seps <= 6 or seps <= 10 and any(
+        len(piece) >= 10 and _generated(piece) and not piece.islower() and not piece.isupper()
+        for piece in _B64_SPLIT.split(window))
+
+
+def _path_like(part: str, dot: bool) -> bool:
+    """A path or file-name component (``models``, ``config``, ``us-east-1``, ``aws4_request``, ``20240101``,
+    ``README``, ``Users``; after a ``.``, a file extension: ``json``, ``parquet``, ``tar``), not a piece of a key: no
+    capital but in a capitalised or upper-case word, no long run of digits and letters after a dot."""
+    if any(c.isupper() for c in part):
+        return len(part) < 16 and part.isalpha() and (part.istitle() or part.isupper())
+    return not dot or len(part) <= 16 or not any(c.isdigit() for c in part)
+
+
+def _path_start(text: str, start: int, end: int) -> int:
+    """The first ``/`` or ``.`` of ``text[start:end]`` after which every component is :func:`_path_like` (``end``
+    if none): where a path or file name glued after a key begins."""
+    cut = i = end
+    while True:
+        j = max(text.rfind("/", start, i), text.rfind(".", start, i))
+        if j < 0 or not _path_like(text[j + 1:i], text[j] == "."):
+            return cut
+        cut = i = j
+
+
 def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True) -> None:
     """Append the span of every self-identifying credential in ``text``.
 
@@ -139,26 +275,70 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
         spans.extend(m.span() for m in _JWT_RE.finditer(text))
     # Every key lies inside one run of key characters at least as long as the shortest format: the runs are found
     # at C speed and the formats tried only inside them (exact: the lookbehind still sees the text before a run).
+    vendor = (_VENDOR_RE if every or ".atlasv1." in text or _DOTTED_HINT.search(text) is not None
+              else _VENDOR_LEAN_RE)
     for run in _KEY_RUN_RE.finditer(text):
         covered = -1
-        for m in _VENDOR_RE.finditer(text, run.start(), run.end()):
-            if m.start() < covered:
+        path = -1  # where the path at the run's end begins (computed once per run, when it holds a key)
+        for m in vendor.finditer(text, run.start(), run.end()):
+            start = m.start()
+            if start < covered:
                 continue  # inside the tail of the key before it: already in its span (and no rescan to the end)
-            if _generated(m.group(m.lastgroup or 0)):
+            if start and text[start - 1] in "+/-_" and _in_blob(text, start - 1):
+                continue  # a key-looking piece of a base64 blob
+            if _key_body(m.group(m.lastgroup or 0)):
                 # A key is a whole token: what is glued to its end (another key written right after it,
-                # ``AKIA…LTAI…`` or ``AKIA…dp.st.…``, whose own prefix has no boundary before it) goes with it.
-                tail = _KEY_TAIL.match(text, m.end())
-                assert tail is not None  # its empty alternative matches anywhere
-                covered = tail.end()
-                spans.append((m.start(), covered))
-        if run.end() - run.start() >= 59:
-            spans.extend(m.span() for m in _DISCORD_RE.finditer(text, run.start(), run.end()))
+                # ``AKIA…LTAI…`` or ``AKIA…dp.st.…``, whose own prefix has no boundary before it) goes with it,
+                # a path or a file name after it (``/models/config.json``, ``.json``) does not.
+                end = run.end()
+                while text[end - 1] in _TAIL_END_CHARS:
+                    end -= 1
+                if path < 0:
+                    path = _path_start(text, run.start(), end)
+                covered = max(m.end(), path if m.end() < path else _first_separator(text, m.end(), end))
+                spans.append((start, covered))
+        if run.end() - run.start() >= _DISCORD_MIN:
+            spans.extend(m.span() for m in _DISCORD_RE.finditer(text, run.start(), run.end())
+                         if _discord_id(m.group("id")))
     if every or "Q~" in text:
         spans.extend(m.span() for m in _AZURE_SECRET_RE.finditer(text))
-    if every or ":AA" in text:
-        spans.extend(m.span() for m in _TELEGRAM_RE.finditer(text))
+    if every or ":" in text:
+        for m in _TELEGRAM_RE.finditer(text):
+            start = _telegram_start(text, m.start())
+            if start >= 0 and _generated(m.group("s")):
+                spans.append((start, m.end()))
     if every or "hooks.slack.com" in text or "/api/webhooks/" in text or "api.telegram.org" in text:
         for m in _WEBHOOK_RE.finditer(text):
             group = m.lastgroup
             if group is not None:
                 spans.append(m.span(group))
+
+
+def _first_separator(text: str, start: int, end: int) -> int:
+    """The first ``/`` or ``.`` of ``text[start:end]``, else ``end``."""
+    slash, dot = text.find("/", start, end), text.find(".", start, end)
+    return min(slash if slash >= 0 else end, dot if dot >= 0 else end)
+
+
+def _telegram_start(text: str, colon: int) -> int:
+    """Where the bot id before the colon at ``colon`` starts: 7 to 11 digits, not glued to a letter or digit before
+    them unless that is ``bot`` (``…/bot123456789:…``); -1 if there is no such id."""
+    start = colon
+    floor = max(0, colon - 12)
+    while start > floor and "0" <= text[start - 1] <= "9":
+        start -= 1
+    if not 7 <= colon - start <= 11:
+        return -1
+    if start == 0 or text[start - 1] not in _ALNUM or start >= 3 and text.startswith("bot", start - 3):
+        return start
+    return -1
+
+
+def _discord_id(part: str) -> bool:
+    """Whether a Discord token's first part is what it always is: the base64 of a numeric id (a snowflake of 17 to
+    20 digits), which a dotted identifier (``OrganizationServiceClients.client.…``) is not."""
+    try:
+        raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return 17 <= len(raw) <= 20 and raw.isdigit()

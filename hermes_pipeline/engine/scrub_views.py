@@ -2,21 +2,37 @@
 
 A credential reaches the scrubber in wrappers: a Hermes tool result is a JSON document whose strings are
 JSON-escaped (``"1|API_KEY=abc\\n2|HOST=x"``), a tool argument may hold JSON inside JSON inside JSON, a URL
-carries its parameters percent-encoded. The detectors of :mod:`.scrub` read each *view* of the text as plain
-text (the text itself, then up to :data:`MAX_JSON_LEVELS` levels of JSON string unescaping, then
-percent-decoding), and every span a detector finds in a view is mapped back to the exact span of the original
-text that encodes it. Only that span is replaced: every other byte of the original stays as it was, whatever
-the wrapper.
+carries its parameters percent-encoded, a terminal's output is coloured. The detectors of :mod:`.scrub` read
+each *view* of the text as plain text (the text itself, then up to :data:`MAX_JSON_LEVELS` levels of JSON string
+unescaping, then percent-decoding), and every span a detector finds in a view is mapped back to the exact span
+of the original text that encodes it. Only that span is replaced: every other byte of the original stays as it
+was, whatever the wrapper.
+
+How each view decodes:
+
+* **JSON** (``\\n``, ``\\"``, ``\\\\``, ``\\uXXXX``; a surrogate pair is one character): escaped backslashes
+  right before a quote that is *not* escaped (``…\\\\" ./run``) stay as they are. JSON escapes every quote inside
+  a string, so that quote ends a string at this level and the backslashes end the value: decoding them could make
+  the quote an escaped one (``\\"``), and a value read in the next view would run over the rest of the text. A
+  level is decoded only while it holds an escape that can be decoded this way.
+* **Percent** (``%XX``): the bytes of a run of ``%XX`` are decoded as UTF-8, a multi-byte character is one
+  character mapped to its whole ``%XX%XX…`` sequence; a byte that does not start a valid UTF-8 sequence stays
+  ``%XX`` (never half a character, never a Latin-1 guess such as ``%A0`` read as a space).
+* **Terminal colour codes** (ANSI CSI sequences ``ESC [ … m`` / ``ESC [ K``, charset and cursor escapes): every
+  view that holds one is read without them, as a terminal shows the text, so ``ESC[32mghp_…`` has no letter
+  glued in front of the key and ``ESC[01;31mESC[KAPI_KEYESC[mESC[K=…`` (``grep --color``) is ``API_KEY=…``.
+  An escape next to a credential stays outside its span; one inside a value is replaced with it.
 
 A view is built only when the text holds an escape it would decode, and a map is a list of segments (a run of
-literal characters maps linearly, an escape maps to its whole source sequence), so a text without escapes
-costs one substring test per kind of view.
+literal characters maps linearly, an escape maps to its whole source sequence, an ANSI sequence to nothing), so
+a text without escapes costs one substring test per kind of view.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from typing import Final
 
 __all__ = ["MAX_JSON_LEVELS", "View", "views"]
@@ -26,7 +42,15 @@ MAX_JSON_LEVELS: Final = 4
 
 _JSON_ESCAPE: Final = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt\'])')
 _JSON_SIMPLE: Final = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/", "'": "'"}
-_PERCENT: Final = re.compile(r"%[0-9A-Fa-f]{2}")
+_LOW_SURROGATE: Final = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_PERCENT_RUN: Final = re.compile(r"%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})*")  # a literal first: found at C speed
+# ANSI escape sequences a terminal consumes without showing anything: CSI (colours ``ESC[…m``, erase ``ESC[K``,
+# cursor moves), charset designations (``ESC(B``) and the one-character escapes (``ESC7``, ``ESC=``, ``ESCM``).
+# OSC sequences (``ESC]8;;url ESC\\``: hyperlinks) are left alone: their payload is text a credential can be in.
+_ANSI: Final = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[()*+][0-9A-Za-z]|[78=>DEHMNOZc])")
+
+# A decoded piece: (source start, source end, decoded text of at most one character).
+_Piece = tuple[int, int, str]
 
 
 class View:
@@ -42,83 +66,157 @@ class View:
         self._sstart = sstart
         self._literal = literal
 
-    def root_offset(self, i: int) -> int:
-        """The offset in the original text of this view's offset ``i`` (``0 <= i <= len(self.text)``)."""
+    def root_span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the original text that encodes this view's ``text[start:end]`` (``start < end``).
+
+        The start is where the source of the view's character ``start`` begins, the end where the source of its
+        character ``end - 1`` ends: an escape that decodes to nothing (a colour code) just before or after the
+        span stays outside it."""
         view: View | None = self
         while view is not None and view._dstart is not None:
-            assert view._sstart is not None and view._literal is not None
-            k = bisect_right(view._dstart, i) - 1
-            start = view._dstart[k]
-            i = view._sstart[k] + (i - start if view._literal[k] else 0)
+            dstart, sstart, literal = view._dstart, view._sstart, view._literal
+            assert sstart is not None and literal is not None
+            k = bisect_right(dstart, start) - 1
+            start = sstart[k] + (start - dstart[k] if literal[k] else 0)
+            k = bisect_right(dstart, end - 1) - 1
+            end = sstart[k] + (end - dstart[k]) if literal[k] else sstart[k + 1]
             view = view._parent
-        return i
+        return start, end
 
 
-def _decode(view: View, pattern: re.Pattern[str], decode: object) -> View | None:
-    """The view of ``view.text`` with every match of ``pattern`` replaced by ``decode(match)`` (one character)."""
+def _build(view: View, pieces: Iterator[_Piece]) -> View | None:
+    """The view of ``view.text`` with each piece's source replaced by its decoded text (sorted, not overlapping);
+    ``None`` when there is no piece."""
     text = view.text
-    pieces: list[str] = []
+    parts: list[str] = []
     dstart: list[int] = []
     sstart: list[int] = []
     literal: list[bool] = []
+    add_part, add_d, add_s, add_literal = parts.append, dstart.append, sstart.append, literal.append
     d = 0
     last = 0
-    for m in pattern.finditer(text):
-        s = m.start()
+    for s, e, decoded in pieces:
         if s > last:
-            dstart.append(d)
-            sstart.append(last)
-            literal.append(True)
-            pieces.append(text[last:s])
+            add_d(d)
+            add_s(last)
+            add_literal(True)
+            add_part(text[last:s])
             d += s - last
-        dstart.append(d)
-        sstart.append(s)
-        literal.append(False)
-        pieces.append(decode(m))  # type: ignore[operator]
-        d += 1
-        last = m.end()
+        add_d(d)
+        add_s(s)
+        add_literal(False)
+        add_part(decoded)
+        d += len(decoded)
+        last = e
     if not dstart:
         return None
-    dstart.append(d)
-    sstart.append(last)
-    literal.append(True)
+    add_d(d)
+    add_s(last)
+    add_literal(True)
     if last < len(text):
-        pieces.append(text[last:])
-    return View("".join(pieces), view, dstart, sstart, literal)
+        add_part(text[last:])
+    return View("".join(parts), view, dstart, sstart, literal)
 
 
-def _json_char(m: re.Match[str]) -> str:
-    body = m.group(0)[1:]
-    if body[0] == "u":
-        return chr(int(body[1:], 16))
-    return _JSON_SIMPLE[body]
+def _json_pieces(text: str) -> Iterator[_Piece]:
+    """The JSON escapes of ``text``, a surrogate pair as one character; never the escaped backslashes right before
+    a quote that is not escaped (``…\\\\" ./run``): JSON escapes every quote inside a string, so that quote ends
+    a string at this level, and decoding the backslashes before it would make it an escaped quote in the view."""
+    skip = 0  # the end of the last run of backslashes or surrogate pair read as a whole
+    for m in _JSON_ESCAPE.finditer(text):
+        s, e = m.span()
+        if s < skip:
+            continue
+        body = text[s + 1]
+        if body == "u":
+            code = int(text[s + 2:e], 16)
+            if 0xD800 <= code < 0xDC00 and _LOW_SURROGATE.match(text, e):
+                low = int(text[e + 2:e + 6], 16)
+                yield s, e + 6, chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00))
+                skip = e + 6
+            else:
+                yield s, e, chr(code)
+        elif body == "\\":
+            # a run of backslashes is decoded as a whole (one look at what follows it, however long the run)
+            end = e
+            while text[end:end + 1] == "\\":
+                end += 1
+            skip = s + (end - s) // 2 * 2  # an odd run's last backslash escapes the character after it
+            if (end - s) % 2 == 0 and text[end:end + 1] == '"':
+                continue  # escaped backslashes, then the quote that ends this level's string
+            for pair in range(s, skip, 2):
+                yield pair, pair + 2, "\\"
+        else:
+            yield s, e, _JSON_SIMPLE[body]
 
 
-def _percent_char(m: re.Match[str]) -> str:
-    return chr(int(m.group(0)[1:], 16))
+def _utf8_size(lead: int) -> int:
+    """The length of the UTF-8 sequence ``lead`` starts (0: a continuation byte, or one no sequence starts with)."""
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    return 4 if 0xF0 <= lead <= 0xF4 else 0
+
+
+def _percent_pieces(text: str) -> Iterator[_Piece]:
+    """The ``%XX`` sequences of ``text`` decoded as UTF-8: one character per valid sequence; a byte that does not
+    start one is left as it is."""
+    for run in _PERCENT_RUN.finditer(text):
+        start = run.start()
+        data = bytes.fromhex(run.group(0).replace("%", ""))
+        i, n = 0, len(data)
+        while i < n:
+            size = _utf8_size(data[i])
+            if size and i + size <= n:
+                try:
+                    char = data[i:i + size].decode("utf-8")
+                except UnicodeDecodeError:
+                    pass
+                else:
+                    yield start + 3 * i, start + 3 * (i + size), char
+                    i += size
+                    continue
+            i += 1  # not the start of a valid UTF-8 sequence: ``%XX`` stays
+
+
+def _ansi_pieces(text: str) -> Iterator[_Piece]:
+    for m in _ANSI.finditer(text):
+        yield m.start(), m.end(), ""
+
+
+def _shown(view: View) -> View:
+    """``view`` read as a terminal shows it: without its ANSI escape sequences (``view`` itself without any)."""
+    if "\x1b" not in view.text:
+        return view
+    return _build(view, _ansi_pieces(view.text)) or view
 
 
 def views(text: str) -> list[View]:
-    """The text itself, then its JSON-unescaped views (deepest last), then its percent-decoded view."""
-    root = View(text)
+    """The text itself, then its JSON-unescaped views (deepest last), then its percent-decoded view; each read
+    without terminal colour codes when it holds any."""
+    root = _shown(View(text))
     out = [root]
     if "\\" in text:
         view = root
         for _ in range(MAX_JSON_LEVELS):
             if "\\" not in view.text:
                 break
-            decoded = _decode(view, _JSON_ESCAPE, _json_char)
+            decoded = _build(view, _json_pieces(view.text))
             if decoded is None:
                 break
-            out.append(decoded)
-            view = decoded
+            view = _shown(decoded)
+            out.append(view)
     if "%" in text:
-        decoded = _decode(root, _PERCENT, _percent_char)
+        decoded = _build(root, _percent_pieces(root.text))
         if decoded is not None:
+            decoded = _shown(decoded)
             out.append(decoded)
             # a percent-encoded value may itself hold JSON escapes (``%5C%22``)
             if "\\" in decoded.text:
-                again = _decode(decoded, _JSON_ESCAPE, _json_char)
+                again = _build(decoded, _json_pieces(decoded.text))
                 if again is not None:
-                    out.append(again)
+                    out.append(_shown(again))
     return out

@@ -44,10 +44,46 @@ def _secret(r: random.Random) -> str:
     return s
 
 
+_CLIENTS = ("sshpass -p '{s}' ssh host", 'redis-cli -a "{s}" ping', "ldapsearch -x -w '{s}' -b dc=x",
+            "docker login -u me -p '{s}' registry", "smbclient //h/s -U 'me%{s}'", "curl -u 'alice:{s}' https://x",
+            '["sshpass", "-p", "{s}", "ssh", "h"]', "openssl enc -pass pass:{s} -in f", "zip -P {s} out.zip f")
+_STRINGS = ("{{'password': b'{s}'}}", "{{'password': r'{s}'}}", '{{"token": u"{s}"}}', "password = rb'{s}'")
+_CODE = ("'password' => '{s}',", ":password => '{s}'", "define('DB_PASSWORD', '{s}');", "os.environ['API_KEY'] = '{s}'",
+         'config["password"] = "{s}"', '{{user:"a",password:"{s}"}}', 'args: ["--token", "{s}"]',
+         'os.getenv("API_KEY", "{s}")', 'api_keys: ["{s}"]', "password: ${{DB_PASSWORD:-{s}}}", "password: !!str {s}",
+         "password: &pw {s}", "password：{s}", "password＝{s}", "Пароль: {s}", "密码：{s}", "senha={s}", "DB_PW={s}",
+         "<password><![CDATA[{s}]]></password>", "<Authorization>Bearer {s}</Authorization>",
+         "(Authorization: Bearer {s})", "API_KEY={s}，下一个", "CONNECTION_STRING={s}")
+_LINES = ("password: |\n  {s}\nnext: 1", "password: >-\n  {s}\nnext: 1", "password:\n  {s}\nnext: 1",
+          "passwords:\n  - {s}\nnext: 1", "- name: DB_PASSWORD\n  value: \"{s}\"", "Cookie: theme=dark; sid={s}; a=1",
+          'Authorization: Digest username="bob", response="{s}"', "machine h login me password {s}")
+_URLS = ("https://{s}@github.com/org/repo.git", "git clone https://x-access-token:{s}@github.com/org/repo.git",
+         "https://__token__:{s}@pypi.example.com/simple", "//alice:{s}@db.internal/path",
+         "https://x.example/cb?jwt={s}&page=2", "https://x.example/?session_id={s}",
+         "https://x.example/app;jsessionid={s}?a=1", "https://sso.example/?ticket={s}&service=x")
+
+
+def _shape(template: str, s: str) -> tuple[str, str, str]:
+    before, after = template.split("{s}")
+    return before.replace("{{", "{").replace("}}", "}"), s, after.replace("{{", "{").replace("}}", "}")
+
+
 def _context(r: random.Random) -> tuple[str, str, str]:
-    """``(before, secret, after)``: one credential in one of the shapes the scrubber knows."""
-    kind = r.randrange(11)
+    """``(before, secret, after)``: one credential in one of the shapes the scrubber knows (OBS-57, OBS-58): the
+    name-keyed, userinfo and scheme shapes, the clients' options (quoted too), string prefixes, code and YAML forms,
+    full-width separators, foreign names, cookies, parameter defaults and session parameters."""
+    kind = r.randrange(16)
     s = _secret(r)
+    if kind == 11:
+        return _shape(r.choice(_CLIENTS), rand(r, ALNUM, r.randint(12, 30)))
+    if kind == 12:
+        return _shape(r.choice(_STRINGS + _CODE), s)
+    if kind == 13:
+        return _shape(r.choice(_CODE), rand(r, ALNUM, r.randint(12, 30)))
+    if kind == 14:
+        return _shape(r.choice(_LINES), rand(r, ALNUM, r.randint(12, 30)))
+    if kind == 15:
+        return _shape(r.choice(_URLS), rand(r, ALNUM, r.randint(12, 30)))
     if kind == 0:
         return "", KEY_SAMPLES[r.choice(sorted(KEY_SAMPLES))](r), ""
     if kind == 1:
@@ -77,6 +113,10 @@ _UNSAFE_BEFORE = re.compile(r"(?:[:=]|^--\S*|^-[a-zA-Z]|^(?:bearer|basic|token|a
                             re.IGNORECASE)
 
 
+_ALONE = tuple(t.split("{s}")[0] for t in _CLIENTS) + ("Cookie:", "Authorization: Digest", "machine")
+"""Shapes that read on to the end of their line (a command's options, a header's pairs): planted alone."""
+
+
 def _closed(head: str) -> bool:
     """Whether the text before a boundary closed every quote and bracket it opened (a secret planted inside a
     string or a template would become part of that value)."""
@@ -92,7 +132,7 @@ def _plant(r: random.Random, n: int) -> list[tuple[str, str | None]]:
         before, secret, after = _context(r)
         planted: list[tuple[str, str | None]] = [(before, None), (secret, secret), (after, None)]
         where = r.randrange(3)
-        if where == 0:  # a line of its own
+        if where == 0 or "\n" in before + after or before.startswith(_ALONE):  # a line of its own
             lines.insert(r.randrange(len(lines) + 1), planted)
             continue
         line = lines[r.randrange(len(lines))]
@@ -178,40 +218,33 @@ def test_fmt33a_issue_example_read_file_result_keeps_every_line(level: int) -> N
 
 
 def _quoted_pairs_reference(text: str) -> list[tuple[int, int]]:
-    """The quoted-pair finder as a left-to-right search of its one regex (what the key-end-driven finder must
-    equal)."""
+    """The quoted-pair finder as a left-to-right search of its key regex (a quoted key and its separator: ``:``,
+    ``=>``, ``] =``), each sensitive key's value judged by the finder's own value rule (what the key-end-driven
+    finder must equal)."""
     from hermes_pipeline.engine import scrub_shapes as sh
 
     spans: list[tuple[int, int]] = []
     pos = 0
     while True:
-        m = sh._QUOTED_PAIR_RE.search(text, pos)
+        m = sh._QUOTED_KEY_RE.search(text, pos)
         if m is None:
             return spans
-        key, scalar = m.group("key"), m.group("scalar")
-        pos = m.end()
-        if scalar is not None:
-            if scalar in ("null", "None", "true", "false", "True", "False"):
-                continue
-            if sh.is_sensitive_pair(key, 0 if sh._INT_RE.fullmatch(scalar) else scalar):
-                spans.append(m.span("scalar"))
+        if not sh.is_sensitive_pair(m.group("key"), ""):
+            pos = m.end()
             continue
-        span = m.span("dq" if m.group("dq") is not None else "sq")
-        if span[1] > span[0] and sh.is_sensitive_pair(key, ""):
-            sh._judge(text, key, span, 2, spans)
-        else:
-            pos = span[0] - 1
+        pos = sh._pair_value(text, m.group("key"), m.end(), spans)
 
 
 _PAIR_TEXT = st.lists(st.sampled_from(['"', "'", ":", " ", "\\", "\n", "password", "x", "key", "1", "{", ",", "}",
-                                       "ab9Cd8eF7gH6", "token", "null", "\t", '\\"']), max_size=40).map("".join)
+                                       "ab9Cd8eF7gH6", "token", "null", "\t", '\\"', "=>", "]", "=", "[", "(", ")",
+                                       "b", "f", "max_tokens"]), max_size=40).map("".join)
 
 
 @settings(max_examples=500, deadline=None)
 @given(text=_PAIR_TEXT)
 def test_property_quoted_pairs_equal_their_regex_reference(text: str) -> None:
     """The quoted-pair finder (driven by the ends of keys, for speed) finds exactly what a left-to-right search of
-    the pair regex finds."""
+    the key regex finds (``"k": v``, ``'k' => v``, ``["k"] = v``; OBS-58)."""
     from hermes_pipeline.engine import scrub_shapes as sh
 
     spans: list[tuple[int, int]] = []
@@ -220,14 +253,19 @@ def test_property_quoted_pairs_equal_their_regex_reference(text: str) -> None:
 
 
 _CLIENT_TEXT = st.lists(st.sampled_from(["mysql", "MySQLdump", "curl", "az", " ", "-p", "x", ".", "_", "-", "mongo",
-                                         "sh", "ldap", "search", "lazy", "\n", "İ", "K", "docker", "login", "1"]),
+                                         "sh", "ldap", "search", "lazy", "\n", "İ", "K", "docker", "login", "1", "7z",
+                                         "unzip", "psql", "keytool", "sqlplus", "xfreerdp", "ConvertTo-SecureString",
+                                         "ssh-keygen", "bcp", "zip"]),
                         max_size=30).map("".join)
 
 
 @settings(max_examples=500, deadline=None)
 @given(text=_CLIENT_TEXT)
 def test_property_client_commands_equal_their_regex_search(text: str) -> None:
-    """Client names found through ``str.find`` are exactly those a search of the client regex finds."""
+    """Client names found through ``str.find`` (only those the pre-check's hints name) are exactly those a search of
+    the client regex finds (OBS-58)."""
     from hermes_pipeline.engine import scrub_clients as cl
 
-    assert [m.span() for m in cl._client_commands(text)] == [m.span() for m in cl._CLIENT_RE.finditer(text)]
+    hints = cl.client_hints(text.lower())
+    assert [m.span() for m in cl._client_commands(text, hints)] == [
+        m.span() for m in cl._CLIENT_RE.finditer(text) if cl._named(m.group("cmd").lower(), hints)]

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from hermes_pipeline.engine.scrub import scrub_text
 from hermes_pipeline.engine.scrub_tokens import KEY_FORMATS
 
-from tests.engine._scrub_support import ALNUM, B64, KEY_SAMPLES, password, rand, unwrap, url_quote, wrapper
+from tests.engine._scrub_support import (B64, KEY_SAMPLES, discord_bot_token, password, rand, unwrap, url_quote,
+                                         wrapper)
 from tests._repo import REPO
 
 SEPARATORS = (" ", "|", ";", ",", "(", "[", "{", "=", ":", "\t", "\n")
@@ -131,8 +132,7 @@ SHAPES = {
     ".NET app setting": lambda r, s: (f'<add key="StripeApiKey" value="{s}" />', password),
     "sshpass glued": lambda r, s: (f"sshpass -p{s} ssh deploy@host", password),
     "single-dash option": lambda r, s: (f"vault login -token {s}", password),
-    "discord bot token": lambda r, s: (s, lambda r: r.choice("MNO") + rand(r, ALNUM, 25) + "." + rand(r, ALNUM, 6)
-                                       + "." + rand(r, ALNUM + "_-", 38)),
+    "discord bot token": lambda r, s: (s, discord_bot_token),
 }
 
 
