@@ -418,7 +418,8 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
     if _WORDS_IDENT.fullmatch(v) and v.islower() and not _GENERATED_GROUPS.fullmatch(v) and (
             "passphrase" not in words and "passphrases" not in words):
         return True  # "aws-sdk", "no-key-required", "same-origin": words joined, a setting or a sentinel
-    if bare and (_LOWER_WORDS.fullmatch(v) or _CONSTANT.fullmatch(v) or (typed and (camel_name(v) or _identifier(v)))
+    if bare and ((_LOWER_WORDS.fullmatch(v) and not _GENERATED_GROUPS.fullmatch(v)) or _CONSTANT.fullmatch(v)
+                 or (typed and (camel_name(v) or _identifier(v)))
                  or (v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
         return True  # token.map = lines, PASS: test_login, credentials: ChannelCredentials | None, a constant
     if level == WEAK:

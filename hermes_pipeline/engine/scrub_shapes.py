@@ -331,8 +331,8 @@ def _cookie_header(text: str, start: int, end: int, spans: list[Span]) -> None:
     ``session``, ``auth_token``) or it looks generated. The names and the attributes (``Path=/``) stay."""
     limit = end
     if text[end:end + 1] not in ('"', "'", "`"):  # unquoted: the header runs to the end of its line
-        stop = _LINE_END.search(text, end)
-        limit = stop.start() if stop is not None else len(text)
+        stop = _LINE_END.search(text, end, end + 4096)
+        limit = stop.start() if stop is not None else min(len(text), end + 4096)
     at = start
     for _ in range(64):
         m = _COOKIE_PAIR_RE.match(text, at, limit)

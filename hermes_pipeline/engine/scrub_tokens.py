@@ -212,8 +212,10 @@ _WORD_SPLIT: Final = re.compile(r"[-_.]")
 
 
 def _wordish(part: str) -> bool:
-    """A piece of an identifier a person wrote: a lower-case or title-case word, a number, or 3 characters."""
-    return len(part) <= 3 or part.isdigit() or (part.isalpha() and (part.islower() or part.istitle()))
+    """A piece of an identifier a person wrote: a lower-case or title-case word, a number of at most 4 digits (a
+    year, a version), or 3 characters. A longer number is an id a generator wrote (``xoxb-1234567890-…``)."""
+    return len(part) <= 3 or (part.isdigit() and len(part) <= 4) \
+        or (part.isalpha() and (part.islower() or part.istitle()))
 
 
 def _key_body(body: str) -> bool:

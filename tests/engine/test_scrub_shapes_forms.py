@@ -53,6 +53,12 @@ def _asked(s: str) -> str:
     return s[:6] + "?" + s[6:]
 
 
+def _grouped(s: str) -> str:
+    """An app-specific password: four groups of four lower-case letters, generated (not words)."""
+    r = random.Random(s)
+    return "-".join("".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(4)) for _ in range(4))
+
+
 # Each shape: the text with ``{s}`` where the secret stands, and how the secret is made from a generated one.
 CLIENT_SHAPES: dict[str, Shape] = {
     "sshpass single-quoted": ("sshpass -p '{s}' ssh deploy@host", _same),
@@ -158,6 +164,7 @@ CONFIG_SHAPES: dict[str, Shape] = {
     "spanish": ("contraseña: {s}", _same),
     "portuguese": ("senha={s}", _same),
     "short pw": ("DB_PW={s}", _same),
+    "app password groups": ("app_password: {s}", _grouped),
     "connection string": ("CONNECTION_STRING={s}", _same),
     "ConnectionString": ("ConnectionString: {s}", _same),
     "sid flag": ("--sid {s}", _same),
@@ -281,7 +288,8 @@ def _ordinary(r: random.Random) -> str:
         f"{name}: The {word} to use.", f"  --{name.replace('_', '-')} TEXT  The {word}.",
         f"{name}: {{{{ .Values.{ident}.{name} }}}}", f'f"{name}={{{ident}!r}}"', f"{name}={{{{ {ident} }}}}",
         f"{name}: ${{{name.upper()}}}", f"Authorization: Bearer ${{{name.upper()}}}",
-        f"{name.upper()}_FILE=/run/secrets/{ident}.txt", f"{name}_arn=arn:aws:secretsmanager:us-east-1:1:secret:{ident}",
+        f"{name.upper()}_FILE=/run/secrets/{ident}.txt",
+        f"{name}_arn=arn:aws:secretsmanager:us-east-1:1:secret:{ident}",
         f'"Forgot {name.replace("_", " ")}?": "{word}"', f"{name}: {ident}", f"{name} = {ident}",
         f"{name.upper()}_RETRIES = {r.randint(0, 999)}", f"max_{name}_length = {r.randint(0, 64)}",
     ])

@@ -80,7 +80,9 @@ def test_a_version_4_store_gains_the_files_column_and_its_rows_give_their_skill_
     path.parent.mkdir(parents=True)
     conn = sqlite3.connect(path)
     for ddl in TABLES.values():
-        conn.execute(ddl.replace(",\n        files TEXT NULL,\n", ",\n"))
+        for later in ("files", "trajectory_id", "turn_id"):  # columns of versions 6 and 7
+            ddl = ddl.replace(f"        {later} TEXT NULL,\n", "").replace(f",\n        {later} TEXT NULL)", ")")
+        conn.execute(ddl)
     assert "files" not in {r[1] for r in conn.execute("PRAGMA table_info(skill_history)")}
     import hashlib
 
