@@ -432,12 +432,17 @@ def _assignments(text: str, spans: list[Span]) -> None:
         eq = find("=", resume) if wide is None else _next(text, "=", wide, resume)
 
 
+def _blank_end(text: str, at: int) -> int:
+    """The first position at or after ``at`` that is no space or tab."""
+    while text[at:at + 1] in (" ", "\t"):
+        at += 1
+    return at
+
+
 def _assignment(text: str, start: int, name: str, level: int, query: bool, value_at: int, spans: list[Span]) -> int:
     """The value of the credential name ``name`` (at ``start``; ``query``: a URL's parameter) starting at
     ``value_at``; where to go on."""
-    at = value_at
-    while text[at:at + 1] in (" ", "\t"):
-        at += 1
+    at = _blank_end(text, value_at)
     opener = text[at:at + 1]
     if opener in ("(", "["):
         return _flow_items(text, at, WEAK if opener == "(" else level, name, spans)
@@ -667,9 +672,7 @@ def _quoted_pairs(text: str, spans: list[Span]) -> None:
 
 def _pair_value(text: str, key: str, at: int, spans: list[Span]) -> int:
     """Judge the value after a sensitive quoted key's separator (ending at ``at``); where the next key may start."""
-    i = at
-    while text[i:i + 1] in (" ", "\t"):
-        i += 1
+    i = _blank_end(text, at)
     opener = text[i:i + 1]
     if opener in ("[", "("):
         return _flow_items(text, i, STRONG if opener == "[" else WEAK, key, spans)
