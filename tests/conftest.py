@@ -14,6 +14,10 @@ from hermes_pipeline.testing import Recorder
 
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+# Every process the tests start (`hermes`, its gateway, `python -m ...`) imports the code under test first, not a
+# copy of the package installed into the environment earlier (a `pip install .` of older code): their results are
+# this checkout's.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPOSITORY), os.environ.get("PYTHONPATH"))))
 SKIPPED_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", "build", "dist"})
 """Directories the guard never lists: git's own, and caches .gitignore covers."""
 SOURCE_SUFFIXES = frozenset({".py", ".md", ".toml", ".yaml", ".yml", ".json", ".txt"})

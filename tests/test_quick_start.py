@@ -57,3 +57,36 @@ def test_the_test_script_is_executable_strict_and_passes_arguments_to_pytest() -
         "optional-dependencies"]
     wanted = extras.group(1).split(",")
     assert set(wanted) <= set(declared) and {"test", "hermes", "bench", "dashboard-test"} <= set(wanted)
+
+
+def test_processes_the_tests_start_import_the_code_under_test(tmp_path: Path) -> None:
+    """A process a test starts outside the checkout (``hermes``, its gateway) finds this checkout's package before
+    any copy installed into the environment: without the interpreter's own site directories it still resolves
+    ``hermes_pipeline`` to the repository, so an older ``pip install .`` cannot answer for the code under test."""
+    import subprocess
+    import sys
+
+    probe = "import importlib.util as u; print(u.find_spec('hermes_pipeline').origin)"
+    child = subprocess.run([sys.executable, "-S", "-c", probe], cwd=tmp_path, env=os.environ,
+                           capture_output=True, text=True, check=True)
+    assert Path(child.stdout.strip()).resolve() == REPO / "hermes_pipeline" / "__init__.py"
+
+
+def test_the_test_script_replaces_another_copy_of_the_package(tmp_path: Path) -> None:
+    """``scripts/test`` reinstalls (editable) when an interpreter started elsewhere would import a copy of the
+    package other than this checkout: its check runs that interpreter from ``/`` and compares the file it loads."""
+    script = REPO.joinpath("scripts", "test").read_text(encoding="utf-8")
+    check = re.search(r"\(cd / && \"\$PYTHON\" -c '([^']+)' \\\n\s+\"\$PWD/hermes_pipeline/__init__\.py\"\)", script)
+    assert check is not None and 'pip install -q -e "$EXTRAS"' in script
+    import subprocess
+    import sys
+
+    other = tmp_path / "other" / "hermes_pipeline"
+    other.mkdir(parents=True)
+    other.joinpath("__init__.py").write_text("", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(other.parent)}
+    ours = str(REPO / "hermes_pipeline" / "__init__.py")
+    stale = subprocess.run([sys.executable, "-c", check.group(1), ours], cwd="/", env=env)
+    assert stale.returncode != 0
+    env["PYTHONPATH"] = str(REPO)
+    assert subprocess.run([sys.executable, "-c", check.group(1), ours], cwd="/", env=env).returncode == 0
