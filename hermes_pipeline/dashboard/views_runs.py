@@ -125,8 +125,8 @@ def _step(step: dict[str, Any], duration_ms: float | None, tool_errors: dict[str
         error = tool_errors.get(str(call.get("tool_call_id")))
         failed = _failed(rx, error)
         any_failed = any_failed or failed
-        kind = (error or {}).get("error_type") or rx.get("error_type") or \
-            ("command_failed" if rx.get("command_failed") else None)
+        kind = (error or {}).get("error_type") or rx.get("error_type") or (
+            "command_timeout" if rx.get("command_timed_out") else "command_failed" if rx.get("command_failed") else None)
         reason = (error or {}).get("error_message") or rx.get("error_message")
         anchor = f' id="call-{e(call.get("tool_call_id"))}"' if call.get("tool_call_id") else ""
         body.append(f'<details class="tool"{anchor}{" open" if failed else ""}><summary>tool '

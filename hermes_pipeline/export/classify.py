@@ -103,6 +103,28 @@ def exit_code_failed(exit_code: object) -> bool:
     return isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
 
 
+TIMED_OUT_EXIT: Final = 124
+"""The exit code of a command stopped at its time limit: Hermes' ``terminal`` (its ``[Command timed out after Ns]``)
+and coreutils' ``timeout`` alike."""
+_TIMEOUT_STATUS: Final = re.compile(r'"status"\s*:\s*"timeout"')
+
+
+def command_timed_out(exit_code: object, result: object) -> bool:
+    """Whether a failed command was stopped at its time limit: exit code :data:`TIMED_OUT_EXIT`, or a result
+    object whose ``status`` is ``"timeout"`` (Hermes' ``execute_code`` kills the script, which exits by signal)."""
+    if not exit_code_failed(exit_code):
+        return False
+    if exit_code == TIMED_OUT_EXIT:
+        return True
+    if not isinstance(result, str) or _TIMEOUT_STATUS.search(result) is None:
+        return False
+    try:
+        value = json.loads(result)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("status") == "timeout"
+
+
 ERROR_MESSAGE_CHARS: Final = 1000
 """Longest error message (code points) a stored row or a trajectory step keeps; the ATOF event keeps the whole."""
 

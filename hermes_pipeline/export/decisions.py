@@ -18,9 +18,11 @@ from .events import ScopeEvent
 from .ids import uuid_str
 from .timestamps import sqlite_utc
 
-__all__ = ["COMMAND_FAILED", "DECISION_MARKS", "Decisions", "tool_error_rows"]
+__all__ = ["COMMAND_FAILED", "COMMAND_TIMEOUT", "DECISION_MARKS", "Decisions", "tool_error_rows"]
 
 COMMAND_FAILED: Final = "command_failed"
+COMMAND_TIMEOUT: Final = "command_timeout"
+"""A failed command stopped at its time limit (exit code 124, or a script killed at its limit)."""
 """``tool_errors.error_type`` of a command that exited non-zero while the host reported the call ``ok``."""
 
 _APPROVAL_REQUEST: Final = "hermes.approval.request"
@@ -69,7 +71,8 @@ class Decisions:
 
 def tool_error_rows(start: ScopeEvent, end: ScopeEvent, run: int | None) -> list[tuple[str, dict[str, Any]]]:
     """A ``tool_errors`` row for a tool call that failed: an error, a block, a cancellation, or a command whose
-    exit code is non-zero (the host's own status is kept in ``status``); none for a successful call."""
+    exit code is non-zero (``command_failed``, or ``command_timeout`` when it was stopped at its time limit; the
+    host's own status is kept in ``status``); none for a successful call."""
     meta = end.metadata
     code = meta.get("process.exit.code")
     code = code if type(code) is int else None
@@ -83,6 +86,7 @@ def tool_error_rows(start: ScopeEvent, end: ScopeEvent, run: int | None) -> list
         "turn_id": _str(start.metadata.get("hermes.turn_id")), "trajectory_id": uuid_str(run) if run else None,
         "tool_call_id": _str(profile.get("tool_call_id")), "tool_name": _str(start.name),
         "status": _str(status) or ("error" if failed else "ok"),
-        "error_type": _str(meta.get("error.type")) if failed else COMMAND_FAILED, "exit_code": code,
+        "error_type": _str(meta.get("error.type")) if failed else
+        COMMAND_TIMEOUT if meta.get("hermes.tool.command_timed_out") else COMMAND_FAILED, "exit_code": code,
         # the error's words, else the tool's own output (a command that exited non-zero says why in it)
         "error_message": failure_message(end.data, result=True)})]

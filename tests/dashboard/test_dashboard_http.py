@@ -20,7 +20,7 @@ import pytest
 
 from hermes_pipeline.dashboard.server import CSP
 
-from ._profile import HOSTILE_MEMORY, HOSTILE_SKILL, OTHER_SESSION, SESSION_ID, FixtureProfile, build_profile, serving
+from ._profile import HOSTILE_MEMORY, OTHER_SESSION, SESSION_ID, FixtureProfile, build_profile, serving
 
 pytest.importorskip("hermes_state", reason="hermes-agent 0.19 is not installed (pip install '.[hermes]'): the "
                                            "fixture's state.db is written by Hermes' own SessionDB")

@@ -10,7 +10,6 @@ import dataclasses
 import enum
 import json
 import math
-import re
 import string
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace

@@ -22,7 +22,6 @@ import json
 import secrets
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 

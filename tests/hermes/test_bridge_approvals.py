@@ -9,7 +9,6 @@ OTLP carry ``decided_by``, and the observability store keeps one ``approvals`` r
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 

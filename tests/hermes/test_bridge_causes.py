@@ -161,3 +161,35 @@ def test_an_unreachable_provider_is_a_connection_error_in_every_output(tmp_path:
     _wait_for_spans(receiver, "invoke_agent", 1)
     (agent,) = receiver.spans_named("invoke_agent")
     assert agent.attributes.get("error.type") == "connection_error"
+
+
+def test_a_command_stopped_at_its_time_limit_is_a_command_timeout(tmp_path: Path, workdir: Path,
+                                                                    receiver: OTLPReceiver) -> None:
+    """A ``terminal`` command Hermes kills at its ``timeout`` (exit 124, ``[Command timed out after 1s]``) is a
+    failed command whose cause is its time limit: ``hermes.tool.command_timed_out`` in ATOF and OTLP,
+    ``command_timed_out`` in ATIF, a ``tool_errors`` row ``command_timeout``; a command failing fast is not."""
+    steps = """\
+        - tool_calls: [{name: terminal, arguments: {command: "sleep 30", timeout: 1}, id: call_slow}]
+        - tool_calls: [{name: terminal, arguments: {command: "exit 2"}, id: call_fail}]
+        - "done"
+        """
+    run = _run(tmp_path, receiver, steps, "run the slow one")
+    assert run.returncode == 0, run.stderr[-2000:]
+    tools = {s["category_profile"]["tool_call_id"]: s["end"]["metadata"] for s in _scopes(run.events(), category="tool")}
+    assert tools["call_slow"]["process.exit.code"] == 124
+    assert tools["call_slow"]["hermes.tool.command_timed_out"] is True
+    assert "hermes.tool.command_timed_out" not in tools["call_fail"] and tools["call_fail"]["process.exit.code"] == 2
+
+    (trajectory,) = run.trajectories()
+    check_document(trajectory)
+    results = {r["source_call_id"]: r["extra"]["hermes"] for step in trajectory["steps"]
+               for r in (step.get("observation") or {}).get("results", [])}
+    assert results["call_slow"]["command_timed_out"] is True and "command_timed_out" not in results["call_fail"]
+
+    _wait_for_spans(receiver, "execute_tool", 2)
+    spans = {s.attributes.get("gen_ai.tool.call.id"): s for s in receiver.spans_named("execute_tool")}
+    assert spans["call_slow"].attributes.get("hermes.tool.command_timed_out") is True
+    assert spans["call_fail"].attributes.get("hermes.tool.command_timed_out") is None
+
+    rows = _store(run.home, "select tool_call_id, error_type, exit_code from tool_errors order by id")
+    assert rows == [("call_slow", "command_timeout", 124), ("call_fail", "command_failed", 2)]

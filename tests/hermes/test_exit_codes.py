@@ -11,7 +11,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_pipeline.export.classify import child_error_type, exit_code_failed, turn_error_type
+from hermes_pipeline.export.classify import child_error_type, command_timed_out, exit_code_failed, turn_error_type
 from hermes_pipeline.hermes.normalise import HermesNormaliser
 from hermes_pipeline.hermes.payloads import exit_code
 
@@ -25,6 +25,33 @@ def test_terminal_result_shapes() -> None:
     assert exit_code('[{"exit_code": 1}]') is None
     assert exit_code('the "exit_code" was 3') is None
     assert exit_code(None) is None
+
+
+def test_a_command_stopped_at_its_time_limit() -> None:
+    """Hermes' ``terminal`` ends a command at its limit with 124 and says so; ``execute_code`` kills the script
+    (a signal's negative code) and says ``status: timeout``; any other failure or a success is no timeout."""
+    terminal = json.dumps({"output": "partial\n[Command timed out after 1s]", "exit_code": 124, "error": None})
+    assert command_timed_out(124, terminal) and command_timed_out(124, None)
+    script = json.dumps({"status": "timeout", "output": "⏰ Script timed out after 5s and was killed.",
+                         "exit_code": -9, "error": "Script timed out after 5s and was killed."})
+    assert command_timed_out(-9, script)
+    assert not command_timed_out(-9, json.dumps({"status": "error", "exit_code": -9}))
+    assert not command_timed_out(1, json.dumps({"output": '"status": "timeout"', "exit_code": 1}))
+    assert not command_timed_out(0, script) and not command_timed_out(None, terminal)
+    assert not command_timed_out(2, "not json \"status\": \"timeout\"")
+
+
+@given(st.one_of(st.none(), st.integers(min_value=-300, max_value=300)), st.text(max_size=60))
+def test_any_result_is_judged_without_raising(code: int | None, text: str) -> None:
+    assert command_timed_out(code, text) is (code == 124 or (code is not None and code != 0 and _says_timeout(text)))
+
+
+def _says_timeout(text: str) -> bool:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("status") == "timeout"
 
 
 @given(st.text())

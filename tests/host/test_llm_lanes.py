@@ -9,7 +9,6 @@ listener that is not a recorder switches the lanes off.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ._hermes import HERMES, SKILL_TEXT, Recorded, record, record_more, replay, tree_digest
+from ._hermes import HERMES, SKILL_TEXT, record, record_more, replay, tree_digest
 
 pytestmark = pytest.mark.skipif(HERMES is None, reason="hermes-agent is not installed")
 

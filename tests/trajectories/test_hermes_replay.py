@@ -10,7 +10,6 @@ namespace without any network where the machine allows one (``unshare -rn``).
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any

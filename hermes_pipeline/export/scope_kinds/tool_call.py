@@ -21,7 +21,7 @@ from typing import Any, Final
 from ...contract.versions import TELEMETRY_SCHEMA_VERSION
 from ...engine import tool_status
 from ...engine.tool_status import OK_STATUS, DeferredStatus, derives_status
-from ..classify import exit_code_failed, tool_error_type, tool_span_kind
+from ..classify import command_timed_out, exit_code_failed, tool_error_type, tool_span_kind
 from ..events import CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, SCOPE, START, ScopeEvent
 from ..ids import new_uuid7
 from ..scope_state import TurnState
@@ -148,6 +148,8 @@ class ToolCalls:
                     "hermes.duration_ms": duration_ms, "otel.status_code": "OK"}
             if exit_code is not None and exit_code_failed(exit_code):
                 meta["hermes.tool.command_failed"] = True  # the host's status is kept as it reported it
+                if command_timed_out(exit_code, result):
+                    meta["hermes.tool.command_timed_out"] = True
         else:
             if status == "blocked":  # refused before it ran: no command ran, so none failed (Hermes says exit -1)
                 exit_code = None
@@ -161,6 +163,8 @@ class ToolCalls:
             meta["error.type"] = tool_error_type(status, error_type)
             if exit_code is not None and exit_code_failed(exit_code):
                 meta["hermes.tool.command_failed"] = True
+                if command_timed_out(exit_code, result):
+                    meta["hermes.tool.command_timed_out"] = True
         if type(exit_code) is int:  # the OTel process semantic convention's name, in every output
             meta["process.exit.code"] = exit_code
         key = tool_call_id or f"{turn_id}:{tool_name}"

@@ -37,6 +37,7 @@ META_NAMES: Final[Mapping[str, str]] = {
     "hermes.toolset": "hermes.toolset", "hermes.middleware.changed": "hermes.middleware.changed",
     "hermes.middleware.sources": "hermes.middleware.sources",
     "process.exit.code": "process.exit.code", "hermes.tool.command_failed": "hermes.tool.command_failed",
+    "hermes.tool.command_timed_out": "hermes.tool.command_timed_out",
 }
 """ATOF metadata keys (FMT-13) → the §4.4 span attribute names (FMT-67)."""
 

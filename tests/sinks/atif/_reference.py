@@ -131,6 +131,8 @@ class ReferenceStepMapper(StepMapper):
             hermes["exit_code"] = exit_code
             if exit_code != 0:
                 hermes["command_failed"] = True
+                if meta.get("hermes.tool.command_timed_out"):
+                    hermes["command_timed_out"] = True
         duration = meta.get("hermes.duration_ms")
         if duration is not None:
             hermes["duration_ms"] = duration

@@ -7,7 +7,6 @@ import json
 import shutil
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any

@@ -5,7 +5,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ import pytest
 from hermes_pipeline.profile import open_profile, release_all
 from hermes_pipeline.sinks.observability_store import PricingError, store_path
 
-from ._support import memory_tool, rows, store, write_skill
+from ._support import rows, store
 
 
 @pytest.fixture(autouse=True)
