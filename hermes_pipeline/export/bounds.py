@@ -60,7 +60,9 @@ def bounded_scrub(text: str, cap: int | None) -> tuple[str, bool]:
     The cut never halves a redaction marker. A scrubbed window is shorter than the text it came from by what its
     markers replaced, so the kept head reaches further into the text than ``cap`` characters: the window is made
     long enough that at least half of :data:`SCRUB_MARGIN` of the text lies scrubbed past the head's last
-    character, however much the redactions shortened it, so a credential across the cut is still whole in it."""
+    character, however much the redactions shortened it, so a credential across the cut is still whole in it. The
+    window at least doubles each time it grows, so a redaction running on for megabytes (an unterminated private
+    key block) costs a few passes, not one per margin."""
     if cap is None:
         return scrub_once(text), False
     n = len(text)
@@ -76,7 +78,7 @@ def bounded_scrub(text: str, cap: int | None) -> tuple[str, bool]:
         shortened = min(end, n) - len(head)  # how much further into the text the head's cap-th character lies
         if end >= n or end - (cap + shortened) >= SCRUB_MARGIN // 2:
             break
-        end = cap + shortened + SCRUB_MARGIN
+        end = max(cap + shortened + SCRUB_MARGIN, 2 * end)  # doubling: a few passes however long the redaction
     cut = marker_cut(head, cap)
     return head[:cut] + TRUNCATION_SUFFIX.format(n=n - cut), True
 

@@ -58,3 +58,28 @@ def test_obs_59_a_cut_never_halves_a_marker(pad: int, cap: int) -> None:
     for value in (sanitize(long_text), bounded_scrub(long_text, 1_000)[0]):
         head = value.split("...[truncated")[0]
         assert "<redacted" not in MARKER_RE.sub("", head)
+
+
+@given(megabytes=st.sampled_from([0.25, 0.5, 1.0, 2.0]))
+@settings(max_examples=4, deadline=None)
+def test_fmt_33a_a_redaction_running_on_for_megabytes_costs_a_few_passes(megabytes: float) -> None:
+    """An unterminated private key block redacts to the end of every window; the window at least doubles each time
+    it grows, so the passes over the text grow with the logarithm of its length, not with the length."""
+    import hermes_pipeline.export.bounds as bounds
+
+    size = int(megabytes * 1_000_000)
+    text = "note\n-----BEGIN RSA PRIVATE KEY-----\n" + ("MIIEpAIBAAKCAQEA3x9" * (size // 19 + 1))[:size]
+    passes = []
+    real = bounds.safe_scrub
+
+    def counted(value: str) -> str:
+        passes.append(len(value))
+        return real(value)
+
+    bounds.safe_scrub = counted
+    try:
+        out, cut = bounded_scrub(text, CAP)
+    finally:
+        bounds.safe_scrub = real
+    assert cut and "MIIEpAIBAAKCAQEA3x9" not in out
+    assert len(passes) <= 2 + (len(text) // (CAP + SCRUB_MARGIN)).bit_length(), passes
