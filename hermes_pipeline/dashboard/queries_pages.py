@@ -60,7 +60,7 @@ def skill(sources: Sources, name: str, a: int | None = None, b: int | None = Non
                            "FROM skill_runs s LEFT JOIN task_runs t ON t.trajectory_id = s.trajectory_id AND "
                            "t.trajectory_id IS NOT NULL WHERE s.skill_name IN (SELECT value FROM json_each(?)) "
                            "ORDER BY s.ended_at DESC", (json.dumps(keys),))
-    from ..sinks.observability_store.skill_tree import skill_dirs
+    from ..host.skill_layout import skill_dirs
 
     on_disk = sources.skills.is_dir() and any(p.name == name for p in skill_dirs(sources.skills))
     if not versions and not runs and not on_disk:
@@ -208,7 +208,7 @@ def skills(sources: Sources, now: float | None = None) -> dict[str, Any]:
     ``skills/<category>/<name>/``, deeper), with runs and success over the skill-health window
     (:data:`~.stats.SKILL_WINDOW_DAYS`, as the Today alarm), last use, change count, and ``red`` by the
     Today alarm's own rule."""
-    from ..sinks.observability_store.skill_tree import skill_dirs
+    from ..host.skill_layout import skill_dirs
 
     now = time.time() if now is None else now
     dirs = [p.relative_to(sources.skills).as_posix() for p in skill_dirs(sources.skills)] \

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..host import Host
-from ..sinks.observability_store.skill_tree import skill_dirs
+from ..host.skill_layout import skill_dirs
 from .tools import Tool, WorkspaceError
 
 _NAME = {"type": "string", "description": "The skill's directory name"}

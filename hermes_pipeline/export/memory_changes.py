@@ -181,7 +181,7 @@ SIMILAR: Final = 0.5
 when a changed run of entries lost or gained some."""
 PAIR_LIMIT: Final = 1024
 """The most old × new entry pairs of one changed run compared for likeness (beyond it: removals and additions)."""
-SHORT_ENTRY: Final = 4_000
+EXACT_RATIO_MAX_CHARS: Final = 4_000
 """Entry pairs longer than this together are compared by :meth:`~difflib.SequenceMatcher.quick_ratio` alone."""
 
 
@@ -227,7 +227,7 @@ def _likeness(a: str, b: str) -> float:
     matcher = difflib.SequenceMatcher(None, a, b)
     if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:
         return 0.0
-    return matcher.ratio() if len(a) + len(b) <= SHORT_ENTRY else matcher.quick_ratio()
+    return matcher.ratio() if len(a) + len(b) <= EXACT_RATIO_MAX_CHARS else matcher.quick_ratio()
 
 
 def _alike_pairs(gone: list[str], came: list[str]) -> list[tuple[int, int]]:

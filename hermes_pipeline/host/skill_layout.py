@@ -72,8 +72,9 @@ def _in_flight(name: str) -> bool:
 
 
 def skill_files(skill_dir: Path, limit: int) -> Iterator[Path]:
-    """The files of the skill at ``skill_dir`` (at most ``limit``), sorted by path: everything under it but the
-    excluded folders and the skills nested in it (outside its support folders, where a ``SKILL.md`` is a document)."""
+    """The files of the skill at ``skill_dir`` (at most ``limit``: a directory's files in name order, then its
+    subdirectories' in name order): everything under it but the excluded folders and the skills nested in it
+    (outside its support folders, where a ``SKILL.md`` is a document)."""
     count = 0
     for base, dirs, names in os.walk(skill_dir, followlinks=False):
         here = Path(base)

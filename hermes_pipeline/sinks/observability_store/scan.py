@@ -43,15 +43,6 @@ MAX_TEXT: Final = 1 << 20
 """Memory files larger than this keep only their hash in the state (their excerpts are then NULL)."""
 
 
-def sha256_file(path: Path) -> str | None:
-    """Lowercase hex SHA-256 of a regular file, ``None`` when it does not exist or cannot be read."""
-    try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
-    except OSError:
-        return None
-
-
 def excerpt(text: str | None, limit: int) -> str | None:
     """``text`` cut to at most ``limit`` code points, the last being ``…`` when cut (BOOK-21); never inside a
     redaction marker (the cut falls before it)."""

@@ -16,7 +16,8 @@ public name.
 SHA-256 of its ``SKILL.md`` (the ``before_hash`` / ``after_hash`` of ``skill_history``, spec BOOK-18,
 the same hash the context snapshot records) and the SHA-256 of every file of the skill, so that a
 change of a supporting file is a change of the skill too. Only hashes: never a file's text. Its ``path`` and
-file names are the ones on disk (to read the files); :meth:`SkillTree.to_state` keeps them scrubbed.
+file names are public names too (scrubbed, as in the rows and the scan state); the names on disk, needed to read
+the files again, are kept beside them in :attr:`SkillTree.disk_names` and never stored.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from typing import Any, Final
 from ...engine.scrub import safe_scrub
 from ...host.skill_layout import SKILL_FILE, skill_dirs, skill_files
 
-__all__ = ["SKILL_FILE", "Roots", "SkillRoots", "SkillTree", "all_skills", "changed_files", "find_skill", "public_name",
-           "read_tree", "skill_dirs"]
+__all__ = ["Roots", "SkillRoots", "SkillTree", "all_skills", "changed_files", "find_skill", "public_name",
+           "read_tree"]
 
 MAX_FILES: Final = 2000
 """At most this many files of one skill are hashed (a skill is a handful; the rest is not tracked)."""
