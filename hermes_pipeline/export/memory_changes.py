@@ -9,11 +9,15 @@ arguments as a JSON object or as a JSON string, and some send ``operations`` its
 :func:`parse_operations` takes every one of these and never raises.
 
 Hermes keeps a memory file as entries joined by ``"\\n§\\n"``; ``replace`` and ``remove`` act on the
-first entry *containing* ``old_text`` (a short search text). :func:`replay` applies the operations to
-the file's entries as they were before the call, as Hermes does, so a row quotes the real old
-entry and the real new one, not the search text. An ``add`` of an entry already there, or a
-``replace`` by the entry's own text (Hermes writes the same entries back), changes nothing and gives
-no row. When the old text of the file is unknown, the search text is the best quote there is.
+first entry *containing* ``old_text`` (a short search text). It reads the file as text with universal
+newlines (``Path.read_text``), so a file saved with CRLF (or lone CR) line endings has the same entries as
+the same file with LF: :func:`memory_text` decodes a memory file's bytes the way Hermes does, and every
+reading of a memory file's entries goes through it (:func:`entries` translates the line endings of a text
+that did not). :func:`replay` applies the operations to the file's entries as they were before the
+call, as Hermes does, so a row quotes the real old entry and the real new one, not the search text. An
+``add`` of an entry already there, or a ``replace`` by the entry's own text (Hermes writes the same entries
+back), changes nothing and gives no row. When the old text of the file is unknown, the search text is the
+best quote there is.
 
 A change made to the file by other means (a hand edit a rescan finds) is compared entry by entry
 the same way, :func:`entry_diff`: one change per entry added, removed or changed in place.
@@ -127,9 +131,24 @@ def parse_operations(tool: str, raw_args: Any) -> list[MemoryOp]:
                      None if path else "MEMORY.md", path, reason)]
 
 
+def hermes_newlines(text: str) -> str:
+    """``text`` with its line endings as Hermes reads them (universal newlines: ``\\r\\n`` and a lone ``\\r`` are
+    ``\\n``); idempotent."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def memory_text(data: bytes, errors: str = "replace") -> str:
+    """The text of a memory file's bytes as Hermes reads it: UTF-8 with universal newlines
+    (:func:`hermes_newlines`). Bytes that are not UTF-8 are replaced by U+FFFD (Hermes cannot read such a
+    file at all; its text is still the best quote there is); ``errors="surrogateescape"`` keeps them instead (a
+    text that encodes back to the bytes, with LF endings)."""
+    return hermes_newlines(data.decode("utf-8", errors=errors))
+
+
 def entries(text: str) -> list[str]:
-    """Hermes' entries of a memory file's text (stripped, empty and repeated ones dropped, as Hermes reloads)."""
-    return list(dict.fromkeys(e.strip() for e in text.split(ENTRY_DELIMITER) if e.strip()))
+    """Hermes' entries of a memory file's text (stripped, empty and repeated ones dropped, as Hermes reloads);
+    the text's line endings are taken as Hermes reads them (:func:`hermes_newlines`)."""
+    return list(dict.fromkeys(e.strip() for e in hermes_newlines(text).split(ENTRY_DELIMITER) if e.strip()))
 
 
 def replay(before_text: str | None, ops: list[MemoryOp], *, entry_file: bool = True) -> list[Change]:

@@ -6,24 +6,38 @@ the profile's skills (``skills/**/SKILL.md``, and every file of each skill under
 (``memories/*``) and persona file (``SOUL.md``). It carries hashes and sizes, never skill or memory text:
 the texts themselves are kept once per distinct content beside the store (``export/blobs.py``), so a
 replay rebuilds the skills and memory exactly as the run saw them, and can tell what changed since.
+
+The skills are every skill Hermes loads (:mod:`.skill_layout`), from each of its skills directories:
+
+- ``skills``: the profile's own directory; ``name`` is the skill's path relative to it. A skill reached through
+  a symbolic link to a folder (a skill repository linked into ``skills/``) is named by the link's path and
+  marked ``"linked": true`` (its files are not under the profile's home);
+- ``external_skills``: the directories of ``skills.external_dirs`` in the profile's ``config.yaml``
+  (:func:`~.skill_layout.external_skill_dirs`, in Hermes' order); ``root`` is the directory (absolute, resolved
+  as Hermes resolves it) and ``name`` the skill's path relative to it. The list is there (maybe empty) whenever
+  the skills are, so a replay knows the run had no external skill rather than a recording from before they
+  were named.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .skill_layout import SKILL_FILE, skill_dirs, skill_files
+from .skill_layout import SKILL_FILE, external_skill_dirs, skill_dirs, skill_files
 
-__all__ = ["context_snapshot", "file_sha256"]
+__all__ = ["EXTERNAL_SKILLS", "context_snapshot", "external_roots", "file_sha256"]
 
 MAX_FILES = 1000
 """At most this many skill and memory files are hashed each (a snapshot stays small)."""
 PERSONA_FILE = "SOUL.md"
 """The persona file of a Hermes home: it shapes the system prompt as skills and memory do."""
+EXTERNAL_SKILLS = "external_skills"
+"""The snapshot's key for the skills of ``skills.external_dirs`` (see the module docstring)."""
 
 
 def file_sha256(path: Path) -> str:
@@ -46,15 +60,38 @@ def _skill_files(skill_dir: Path) -> dict[str, str]:
 
 
 def _skills(directory: Path) -> list[dict[str, Any]]:
+    """The skills under ``directory`` (those reached through a symbolic link marked ``linked``)."""
     out: list[dict[str, Any]] = []
     if not directory.is_dir():
         return out
+    real = os.path.realpath(directory)
     for path in sorted(skill_dirs(directory))[:MAX_FILES]:
         skill_md = path / SKILL_FILE
         if skill_md.is_file():
-            out.append({"name": path.relative_to(directory).as_posix(), "sha256": file_sha256(skill_md),
-                        "files": _skill_files(path)})
+            name = path.relative_to(directory).as_posix()
+            entry: dict[str, Any] = {"name": name, "sha256": file_sha256(skill_md), "files": _skill_files(path)}
+            if os.path.realpath(path) != os.path.join(real, *name.split("/")):
+                entry["linked"] = True
+            out.append(entry)
     return out
+
+
+def _external_skills(home: Path, local: Path) -> list[dict[str, Any]]:
+    """The skills of the profile's ``skills.external_dirs``, each with its ``root`` (see the module docstring)."""
+    out: list[dict[str, Any]] = []
+    for root in external_skill_dirs(home, local):
+        out.extend({"root": str(root), **entry} for entry in _skills(root))
+    return out[:MAX_FILES]
+
+
+def external_roots(context: Mapping[str, Any]) -> list[str]:
+    """The external skills directories a snapshot names, in Hermes' order (each once)."""
+    roots: list[str] = []
+    for entry in context.get(EXTERNAL_SKILLS) or []:
+        root = entry.get("root") if isinstance(entry, Mapping) else None
+        if isinstance(root, str) and root not in roots:
+            roots.append(root)
+    return roots
 
 
 def _memory(home: Path, directories: Iterable[str]) -> list[dict[str, Any]]:
@@ -76,8 +113,8 @@ def context_snapshot(home: str | Path | None = None, *, model: str | None = None
     """The ``hermes.context`` data of a run: only the keys given or found.
 
     Args:
-        home: the profile directory (``$HERMES_HOME``); skills and memory are read below it. Without
-            it no file is hashed.
+        home: the profile directory (``$HERMES_HOME``); skills and memory are read below it (and the skills of
+            its ``skills.external_dirs`` where they are). Without it no file is hashed.
         model, provider: the turn's model configuration.
         toolsets: names of the enabled toolsets (sorted in the snapshot).
         config: the effective (already sanitized) configuration; only its SHA-256 is kept
@@ -98,12 +135,14 @@ def context_snapshot(home: str | Path | None = None, *, model: str | None = None
         root = Path(home).expanduser()
         try:
             out["skills"] = _skills(root / skills_dir)
+            out[EXTERNAL_SKILLS] = _external_skills(root, root / skills_dir)
             out["memory"] = _memory(root, memory_dirs)
             persona = root / PERSONA_FILE
             if persona.is_file() and not persona.is_symlink():
                 out["persona"] = {"path": PERSONA_FILE, "sha256": file_sha256(persona)}
         except OSError:  # an unreadable file never stops the turn: the snapshot then has no file hashes
             out.pop("skills", None)
+            out.pop(EXTERNAL_SKILLS, None)
             out.pop("memory", None)
             out.pop("persona", None)
     return out

@@ -22,7 +22,7 @@ from ..engine.core import Engine
 from ..export.atomic import write_atomically
 from ..export.jsonenc import indented
 from ..host import Host
-from ..host.snapshot import context_snapshot
+from ..host.snapshot import EXTERNAL_SKILLS, context_snapshot
 from .agents import SETTINGS, AgentFactory, AgentRun, reference_agent
 from .diff import TrajectoryDiff, diff_trajectories
 from .errors import ReplayDivergence, TrajectoryError
@@ -100,6 +100,12 @@ def truncation_warnings(recording: Recording) -> list[str]:
             "steps that use them are replayed with the cut text, not byte for byte"]
 
 
+def _where(entry: Mapping[str, Any], name: str) -> str:
+    """A snapshot entry's name, under its ``root`` for an external skill."""
+    root = entry.get("root")
+    return f"{root}/{entry.get(name)}" if isinstance(root, str) else str(entry.get(name))
+
+
 def snapshot_warnings(recording: Recording, home: Path | None) -> list[str]:
     """What differs between the recorded skill / memory hashes and the profile at ``home`` now."""
     recorded = recording.context
@@ -107,11 +113,12 @@ def snapshot_warnings(recording: Recording, home: Path | None) -> list[str]:
         return []
     current = context_snapshot(home)
     out = []
-    for key, label, name in (("skills", "skills", "name"), ("memory", "memory files", "path")):
+    for key, label, name in (("skills", "skills", "name"), (EXTERNAL_SKILLS, "external skills", "name"),
+                             ("memory", "memory files", "path")):
         if key not in recorded:
             continue
-        old = {str(e.get(name)): e.get("sha256") for e in recorded.get(key) or [] if isinstance(e, Mapping)}
-        new = {str(e.get(name)): e.get("sha256") for e in current.get(key) or []}
+        old = {_where(e, name): e.get("sha256") for e in recorded.get(key) or [] if isinstance(e, Mapping)}
+        new = {_where(e, name): e.get("sha256") for e in current.get(key) or []}
         changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
         if changed:
             out.append(f"the {label} differ from the recording's snapshot ({', '.join(changed[:5])}"

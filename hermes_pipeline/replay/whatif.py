@@ -1,10 +1,11 @@
 """What a what-if replay puts in place of the recorded skills and memory (``--skill`` / ``--memory``).
 
 ``--skill NAME=PATH`` replaces the recorded skill ``NAME`` (looked up by its name, in any category folder
-of the recording's snapshot; a name the recording does not have becomes a new skill ``skills/NAME``) with
-``PATH``: a ``SKILL.md`` file, or a whole skill directory. ``--memory FILE=PATH`` replaces the memory file
-``FILE`` (``MEMORY.md``, or a path under ``memories/``) with the file ``PATH``. :func:`replacement_files`
-checks each and returns them by path relative to the replay's profile.
+of the recording's snapshot, the profile's own skills first, then those of ``skills.external_dirs``; a name the
+recording does not have becomes a new skill ``skills/NAME``) with ``PATH``: a ``SKILL.md`` file, or a whole
+skill directory. ``--memory FILE=PATH`` replaces the memory file ``FILE`` (``MEMORY.md``, or a path under
+``memories/``) with the file ``PATH``. :func:`replacement_files` checks each and returns them by path relative to
+the replay's profile.
 """
 
 from __future__ import annotations
@@ -38,11 +39,21 @@ def _safe(rel: str, option: str) -> str:
 
 
 def _recorded_skill(recording: Recording, name: str) -> str:
-    for skill in recording.context.get("skills") or []:
-        recorded = skill.get("name") if isinstance(skill, Mapping) else None
-        if isinstance(recorded, str) and (recorded == name or recorded.rsplit("/", 1)[-1] == name):
-            return recorded
-    return name
+    """The recorded skill ``name``'s folder in the replay's profile: ``skills/<its path>``, or where an external
+    skill is rebuilt (:data:`~.hermes_home.EXTERNAL_DIR`); a name the recording has not: ``skills/<name>``."""
+    from ..host.snapshot import EXTERNAL_SKILLS, external_roots
+    from .hermes_home import EXTERNAL_DIR
+
+    roots = external_roots(recording.context)
+    for key in ("skills", EXTERNAL_SKILLS):
+        for skill in recording.context.get(key) or []:
+            recorded = skill.get("name") if isinstance(skill, Mapping) else None
+            if isinstance(recorded, str) and (recorded == name or recorded.rsplit("/", 1)[-1] == name):
+                if key == "skills":
+                    return "skills/" + _safe(recorded, "--skill")
+                if skill.get("root") in roots:
+                    return f"{EXTERNAL_DIR}/{roots.index(skill['root'])}/" + _safe(recorded, "--skill")
+    return "skills/" + _safe(name, "--skill")
 
 
 def replacement_files(recording: Recording, skills: Iterable[str] = (),
@@ -57,7 +68,7 @@ def replacement_files(recording: Recording, skills: Iterable[str] = (),
         name, source = _pair(item, "--skill")
         if source.is_dir() and not (source / "SKILL.md").is_file():
             raise TrajectoryError("--skill: a skill directory holds a SKILL.md", path=str(source), key="--skill")
-        rel = "skills/" + _safe(_recorded_skill(recording, name), "--skill")
+        rel = _recorded_skill(recording, name)
         out[rel if source.is_dir() else rel + "/SKILL.md"] = source
     for item in memories:
         name, source = _pair(item, "--memory")

@@ -2,7 +2,10 @@
 
 The store remembers the hashes of every skill's files (in any layout, :mod:`.skill_tree`) and the
 last SHA-256 of every ``*.md`` file under the memory directories (and, for memory files, their text,
-to quote the change) in ``observability/scan-state.json`` (0600, beside the database). A rescan
+to quote the change, and a SHA-256 of their entries as Hermes reads them) in ``observability/scan-state.json``
+(0600, beside the database). A memory file's text is decoded as Hermes decodes it
+(:func:`~hermes_pipeline.export.memory_changes.memory_text`: universal newlines, so CRLF and LF files with
+the same entries are the same memory); its hash stays that of its bytes. A rescan
 compares the files on disk with that state: a skill whose files changed without a lifecycle event
 gives a ``refine`` row with ``hermes_action = 'external_edit'`` (one first seen, a ``create`` row
 ``discovered``; one gone, a ``deprecate`` row ``external_delete``); a memory file that appeared,
@@ -10,8 +13,9 @@ changed or disappeared without a recorded tool write gives ``user-direct`` rows 
 the agent's rows are (:func:`~hermes_pipeline.export.memory_changes.entry_diff`): one per Hermes
 entry (entries are joined by ``\n§\n``) that appeared (``add``), disappeared (``delete``) or changed
 in place (``modify``, the old and the new entry). A file not in Hermes' format is one entry, its
-whole text. A change that leaves the entries as they were (blank lines, an entry moved) gives no
-row; a file too large to keep its text gives one row without excerpts. Changes the store recorded
+whole text. A change that leaves the entries as they were (blank lines, an entry moved, other line
+endings) gives no row; a file too large to keep its text, or whose entries changed only where the
+scrubber hides them, gives one row without excerpts. Changes the store recorded
 itself (lifecycle events, memory tool writes) update the state as they are written, so they are
 never reported twice.
 
@@ -34,7 +38,7 @@ from typing import Any, Final
 
 from ...engine.sanitize import marker_cut
 from ...engine.scrub import safe_scrub
-from ...export.memory_changes import EntryChange, entry_diff
+from ...export.memory_changes import ENTRY_DELIMITER, EntryChange, entries, entry_diff, memory_text
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
@@ -187,14 +191,53 @@ def memory_files(home: Path, dirs: Iterable[str], warned: set[str] | None = None
     return out
 
 
-def read_memory(path: Path) -> tuple[str | None, str | None]:
-    """``(sha256, text)`` of a memory file; text ``None`` when too large or not UTF-8; ``(None, None)`` if gone."""
+@dataclass(frozen=True, slots=True)
+class MemoryRead:
+    """A memory file as read now: the SHA-256 of its bytes, its text as Hermes reads it (``None`` when larger than
+    :data:`MAX_TEXT`), the SHA-256 of its entries (:func:`entries_sha256`) and the SHA-256 of its bytes with LF
+    line endings."""
+
+    sha256: str
+    text: str | None
+    entries_sha256: str
+    lf_sha256: str
+
+
+def entries_sha256(text: str) -> str:
+    """One SHA-256 of the entries Hermes reads from a memory file's text, in any order: equal for texts that differ
+    only where the rescan reports no change (line endings, blank space, repeated or moved entries)."""
+    listing = ENTRY_DELIMITER.join(sorted(set(entries(text))))
+    return hashlib.sha256(listing.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def read_memory_file(path: Path) -> MemoryRead | None:
+    """A memory file as read now (:class:`MemoryRead`), ``None`` when it is gone or cannot be read. Its text is
+    decoded by :func:`~hermes_pipeline.export.memory_changes.memory_text`, as Hermes reads it (its entries are
+    hashed from the bytes that are not UTF-8 too, so a change of those is a change)."""
     try:
         data = path.read_bytes()
     except OSError:
-        return None, None
-    text = data.decode("utf-8", errors="replace") if len(data) <= MAX_TEXT else None
-    return hashlib.sha256(data).hexdigest(), text
+        return None
+    exact = memory_text(data, "surrogateescape")
+    return MemoryRead(hashlib.sha256(data).hexdigest(), memory_text(data) if len(data) <= MAX_TEXT else None,
+                      entries_sha256(exact), hashlib.sha256(exact.encode("utf-8", "surrogateescape")).hexdigest())
+
+
+def read_memory(path: Path) -> tuple[str | None, str | None]:
+    """``(sha256 of its bytes, text as Hermes reads it)`` of a memory file (:func:`read_memory_file`); text ``None``
+    when too large; ``(None, None)`` if gone."""
+    seen = read_memory_file(path)
+    return (None, None) if seen is None else (seen.sha256, seen.text)
+
+
+def memory_state(sha256: str, text: str | None) -> dict[str, Any]:
+    """The scan state's entry of a memory file whose bytes hash to ``sha256`` and whose text (as Hermes reads it,
+    :func:`~hermes_pipeline.export.memory_changes.memory_text`; ``None``: unknown) is ``text``: the hash, the
+    scrubbed text and the hash of its entries (what tells a change of line endings from a change Hermes sees)."""
+    out: dict[str, Any] = {"sha256": sha256, "text": safe_scrub(text) if text is not None else None}
+    if text is not None and "\ufffd" not in text:  # a replaced byte: which one is not known (see read_memory_file)
+        out["entries_sha256"] = entries_sha256(text)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,16 +251,32 @@ class MemoryDiff:
     """One per entry added, removed or changed in place; one without excerpts when a side's text is unknown."""
 
 
-def file_diff(rel: str, change_type: str, before: str | None, after: str | None) -> MemoryDiff | None:
+def file_diff(rel: str, change_type: str, before: str | None, after: str | None, *,
+              same_entries: bool | None = None) -> MemoryDiff | None:
     """The change of one memory file from text ``before`` to ``after`` (``""`` for a side where the file does not
-    exist, ``None`` where its text is unknown), ``None`` when no entry changed."""
+    exist, ``None`` where its text is unknown), ``None`` when no entry changed. ``same_entries``: whether Hermes
+    reads the same entries from both sides (known from their unscrubbed texts; ``None``: unknown)."""
+    if same_entries:
+        return None
     if before is None or after is None:
         changes: tuple[EntryChange, ...] = (EntryChange(change_type, None, None),)
-    elif before == after and change_type == "modify":  # other bytes, the same scrubbed text: nothing to quote
-        changes = (EntryChange(change_type, None, None),)
     else:
         changes = tuple(entry_diff(before, after))
+        if not changes and change_type == "modify" and (same_entries is False or before == after):
+            changes = (EntryChange(change_type, None, None),)  # only what the scrubber hides changed: no quote
     return MemoryDiff(rel, change_type, changes) if changes else None
+
+
+def _same_entries(old: dict[str, Any], seen: MemoryRead) -> bool | None:
+    """Whether the state's entry ``old`` and the file ``seen`` have the same entries for Hermes; ``None`` when the
+    state cannot tell (it has no hash of the entries, and the file is not the state's bytes with other line
+    endings)."""
+    known = old.get("entries_sha256")
+    if isinstance(known, str):
+        return known == seen.entries_sha256
+    if seen.lf_sha256 == old.get("sha256"):
+        return True  # the state's file was this one with LF endings (as Hermes writes it)
+    return None
 
 
 def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[MemoryDiff], dict[str, dict[str, Any]]]:
@@ -225,17 +284,18 @@ def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[Memory
     diffs: list[MemoryDiff | None] = []
     new_state: dict[str, dict[str, Any]] = {}
     for rel, path in current.items():
-        digest, raw = read_memory(path)
-        if digest is None:
+        seen = read_memory_file(path)
+        if seen is None:
             continue
-        text = safe_scrub(raw) if raw is not None else None  # the state never holds a credential in clear
-        new_state[rel] = {"sha256": digest, "text": text}
+        entry = {**memory_state(seen.sha256, seen.text), "entries_sha256": seen.entries_sha256}  # scrubbed text
+        new_state[rel] = entry
+        text = entry["text"]
         old = state.memory.get(rel)
         if old is None:
             if state.initialised:
                 diffs.append(file_diff(rel, "add", "", text))
-        elif old.get("sha256") != digest:
-            diffs.append(file_diff(rel, "modify", old.get("text"), text))
+        elif old.get("sha256") != seen.sha256:
+            diffs.append(file_diff(rel, "modify", old.get("text"), text, same_entries=_same_entries(old, seen)))
     for rel, old in state.memory.items():
         if rel not in new_state:
             diffs.append(file_diff(rel, "delete", old.get("text"), ""))

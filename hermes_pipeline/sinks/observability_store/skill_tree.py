@@ -6,7 +6,9 @@ skills root (``skills/<name>/``), in a category folder (``skills/<category>/<nam
 ``create`` with a ``category`` makes) or deeper; its name is its directory's name; the files beside ``SKILL.md``
 (``references/``, ``templates/``, ``scripts/``, ``assets/``, any other folder, hidden files too) are its files.
 Where two skills share a name, the first in Hermes' order is the one Hermes reads and writes, and the one
-tracked here.
+tracked here. A skill reached through a symbolic link to a folder (a skill repository linked into ``skills/``) is
+tracked as any other, by the link's path (each folder once: a loop of links is not followed again); a file of a
+skill that is itself a link is not one of its files.
 
 A skill is known to the store by its *public name*: its directory's name passed through the credential scrubber
 (the name every row, the scan state and the exported events carry). A name that holds no credential is its own
@@ -23,14 +25,13 @@ the files again, are kept beside them in :attr:`SkillTree.disk_names` and never 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
-from ...host.skill_layout import SKILL_FILE, skill_dirs, skill_files
+from ...host.skill_layout import SKILL_FILE, external_skill_dirs, skill_dirs, skill_files
 
 __all__ = ["Roots", "SkillRoots", "SkillTree", "all_skills", "changed_files", "find_skill", "public_name",
            "read_tree"]
@@ -122,56 +123,18 @@ def read_tree(skill_dir: Path, root: Path) -> SkillTree | None:
 
 class SkillRoots:
     """The skills directories of a profile in Hermes' order: its own (``<home>/skills``), then the
-    ``skills.external_dirs`` of its ``config.yaml`` (``~`` and ``${VAR}`` expanded, relative ones under the profile,
-    the existing ones only, each once), read again when ``config.yaml`` changes. A skill in an external directory is
-    known by its absolute path; one in the profile's own by its path relative to it."""
+    ``skills.external_dirs`` of its ``config.yaml`` (:func:`~hermes_pipeline.host.skill_layout.external_skill_dirs`:
+    ``~`` and ``${VAR}`` expanded, relative ones under the profile, the existing ones only, each once), read again
+    when ``config.yaml`` changes. A skill in an external directory is known by its absolute path; one in the
+    profile's own by its path relative to it (a skill reached through a symbolic link by the link's path)."""
 
     def __init__(self, home: Path, skills_dir: str = "skills") -> None:
         self.home = home
         self.local = home / skills_dir
-        self._seen: tuple[int, int] | None = None
-        self._external: list[Path] = []
 
     def dirs(self) -> list[Path]:
         """The directories, the profile's own first."""
-        config = self.home / "config.yaml"
-        try:
-            stat = config.stat()
-            key: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            key = None
-        if key != self._seen:
-            self._seen, self._external = key, _external_dirs(self.home, self.local) if key is not None else []
-        return [self.local, *self._external]
-
-
-def _external_dirs(home: Path, local: Path) -> list[Path]:
-    import yaml
-
-    try:
-        parsed = yaml.safe_load((home / "config.yaml").read_text(encoding="utf-8"))
-    except (OSError, ValueError, yaml.YAMLError):
-        return []
-    skills = parsed.get("skills") if isinstance(parsed, dict) else None
-    raw = skills.get("external_dirs") if isinstance(skills, dict) else None
-    entries = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-    out: list[Path] = []
-    try:
-        own = local.resolve()
-    except OSError:
-        own = local
-    for entry in entries:
-        text = str(entry).strip()
-        if not text:
-            continue
-        path = Path(os.path.expanduser(os.path.expandvars(text)))
-        try:
-            path = (path if path.is_absolute() else home / path).resolve()
-        except OSError:
-            continue
-        if path != own and path not in out and path.is_dir():
-            out.append(path)
-    return out
+        return [self.local, *external_skill_dirs(self.home, self.local)]
 
 
 Roots = Path | SkillRoots
