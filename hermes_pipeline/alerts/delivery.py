@@ -26,6 +26,7 @@ from typing import Any, Final, Protocol
 
 from ..config.alert_settings import AlertSettings
 from ..engine.scrub import safe_scrub
+from ..engine.walk_context import context_entries, context_items
 
 logger = logging.getLogger("hermes_pipeline.alerts")
 
@@ -66,13 +67,15 @@ class Message:
 
 
 def _scrub_all(value: Any) -> Any:
-    """``value`` with every string (mapping keys included) scrubbed."""
+    """``value`` with every string (mapping keys included) scrubbed, each value judged with the context the text
+    rules read (its key, a command line's neighbours, a naming sibling: the payload sanitizer's rule,
+    :mod:`hermes_pipeline.engine.walk_context`; a token breakdown under a ``*_tokens`` key is walked, not hidden)."""
     if isinstance(value, str):
         return safe_scrub(value)
     if isinstance(value, dict):
-        return {(safe_scrub(k) if isinstance(k, str) else k): _scrub_all(v) for k, v in value.items()}
+        return {(safe_scrub(k) if isinstance(k, str) else k): _scrub_all(v) for k, v in context_entries(value, False)}
     if isinstance(value, (list, tuple)):
-        return [_scrub_all(v) for v in value]
+        return [_scrub_all(v) for v in context_items(value)]
     return value
 
 

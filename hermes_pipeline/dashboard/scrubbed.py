@@ -3,7 +3,8 @@
 The pages show Hermes' own ``state.db`` messages (raw when Hermes' redaction is off), skill directory names
 and front matter, and memory file names as they are on disk. :func:`scrubbed` decorates each public query of
 :mod:`.queries`, so whatever a view renders went through the engine's credential scrubber once, where it
-entered the dashboard. Each string is also cut to the export bound (``export/bounds.py``), so a huge
+entered the dashboard, judged as the payload sanitizer judges it (a credential name's value, a command line's
+password, a name/value pair's value). Each string is also cut to the export bound (``export/bounds.py``), so a huge
 message in Hermes' ``state.db`` never becomes a page of that size.
 """
 
@@ -14,6 +15,7 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 from ..engine.scrub import safe_scrub
+from ..engine.walk_context import context_entries, context_items
 from ..export.bounds import DEFAULT_MAX_VALUE_CHARS, bounded_scrub
 
 __all__ = ["scrub_all", "scrubbed"]
@@ -23,15 +25,18 @@ R = TypeVar("R")
 
 
 def scrub_all(value: Any) -> Any:
-    """``value`` with every string (mapping keys included) scrubbed and bounded; other values as they are."""
+    """``value`` with every string (mapping keys included) scrubbed and bounded, each value judged with the context
+    the text rules read (its key, a command line's neighbours, a naming sibling: the payload sanitizer's rule,
+    :mod:`hermes_pipeline.engine.walk_context`; a token breakdown under a ``*_tokens`` key is walked, not hidden);
+    other values as they are."""
     if isinstance(value, str):
         return bounded_scrub(value, DEFAULT_MAX_VALUE_CHARS)[0]
     if isinstance(value, dict):
-        return {(safe_scrub(k) if isinstance(k, str) else k): scrub_all(v) for k, v in value.items()}
+        return {(safe_scrub(k) if isinstance(k, str) else k): scrub_all(v) for k, v in context_entries(value, False)}
     if isinstance(value, list):
-        return [scrub_all(v) for v in value]
+        return [scrub_all(v) for v in context_items(value)]
     if isinstance(value, tuple):
-        return tuple(scrub_all(v) for v in value)
+        return tuple(scrub_all(v) for v in context_items(value))
     return value
 
 

@@ -19,6 +19,10 @@ Additions beyond the spec text (all keep the output JSON-compatible and scrubbed
   iteration raised) becomes ``"<unserializable TypeName>"``. A mapping key whose ``str()``
   raised becomes ``"<redaction failed>"`` and its value is redacted.
 * Type names in markers and in the envelope's ``original_type`` are value-scrubbed too.
+* A value is judged with the context the text rules read (:mod:`.walk_context`): under a strong credential name it
+  is its credential's marker, a list that is a command line loses what its text hides from an item's neighbours
+  (``["sshpass", "-p", "<marker>"]``), and a pair's value named by a sibling (``{"name": "API_KEY", "value": ...}``)
+  loses what the pair's text hides.
 
 Performance notes. Most payloads are trees of plain JSON types well within every cap; for them
 pass 1 is a straight copy with scrubbed strings (:func:`_plain_copy`), and its encoding is only
@@ -62,8 +66,9 @@ from .scrub import (
     safe_scrub,
     scrub_message,
 )
-from .named_values import named_value_marker, strong_name
+from .named_values import named_value_marker, strong_name, whole_marker
 from .scrub_once import scrub_once
+from .walk_context import argv_context, sibling_value, value_key
 
 __all__ = [
     "BYTES_MARKER",
@@ -112,6 +117,9 @@ _KEY_SENSITIVE: Final = 1
 _KEY_PLURAL_TOKENS: Final = 2
 _KEY_NAMED: Final = 3
 """A strong credential name outside §8.2.4: its string or number value is judged by :mod:`.named_values`."""
+_KEY_VALUE: Final = 4
+"""The key of a name/value pair's value (``value``, ``Value``, ``ParameterValue``...): its value is read with the
+sibling that names it (:func:`~.walk_context.sibling_value`)."""
 
 
 def token_value_redacted(value: object, cls: type) -> bool:
@@ -254,6 +262,8 @@ def _str_key_entry(key: str) -> tuple[str, int]:
         cls = _KEY_PLURAL_TOKENS
     elif strong_name(key):
         cls = _KEY_NAMED
+    elif value_key(key):
+        cls = _KEY_VALUE
     else:
         cls = _KEY_PLAIN
     return safe_scrub(key), cls
@@ -361,6 +371,8 @@ def _convert_mapping(value: Mapping[Any, Any], depth: int, ctx: _Ctx) -> JSONVal
                 # charged, so the budget stays a lower bound of the encoded length.
                 ctx.collided = True
                 ctx.budget += len(_encode(out[key_text]) or "") + len(key_text) + 4
+            if cls == _KEY_VALUE and type(key) is str:
+                item = sibling_value(value, key, item)  # named by a sibling: what the pair's text hides
             item_cls = type(item)
             if cls == _KEY_SENSITIVE or (cls == _KEY_PLURAL_TOKENS and token_value_redacted(item, item_cls)):
                 out[key_text] = REDACTED
@@ -368,12 +380,14 @@ def _convert_mapping(value: Mapping[Any, Any], depth: int, ctx: _Ctx) -> JSONVal
             ctx.budget -= len(key_text) + 4
             if cls == _KEY_NAMED:
                 marker = named_value_marker(key if type(key) is str else key_text, item)
-                if marker is not None:  # what scrubbing the pair's JSON text makes of the value
+                if marker is not None and whole_marker(marker):  # the pair's JSON text hides the whole value
                     ctx.budget -= len(marker) + 2
                     if ctx.budget < 0:
                         raise _BudgetExceeded(marker)
                     out[key_text] = marker
                     continue
+                if marker is not None:  # a part hidden: the rest is a string like any (scrubbed, cut)
+                    item, item_cls = marker, str
             if leaves:
                 leaf = _simple_leaf(item, item_cls, max_str)
                 if leaf is not _NOTHING:
@@ -406,6 +420,10 @@ def _convert_sequence(value: Any, depth: int, ctx: _Ctx) -> JSONValue:
     append = out.append
     try:
         n = len(value)
+        if (type(value) is list or type(value) is tuple) and n > 1 and type(value[0]) is str:
+            read = argv_context(value)  # a command line: what its text hides from an item's neighbours
+            if read is not None:
+                value = read
         for item in value if n <= cap else islice(value, cap):
             if leaves:
                 leaf = _simple_leaf(item, type(item), max_str)
@@ -629,8 +647,8 @@ def _plain_key(key: Any, item: Any) -> bool:
         raise _NotPlain
     if key_cls == _KEY_SENSITIVE:
         return False
-    if key_cls == _KEY_NAMED:
-        raise _NotPlain  # its value is judged by its name (the full algorithm)
+    if key_cls == _KEY_NAMED or key_cls == _KEY_VALUE:
+        raise _NotPlain  # its value is judged by its name, or by a sibling (the full algorithm; _plain_copy's own)
     if len(key) <= _CLEAN_MAX_CHARS:
         if len(_plain_keys) + len(_token_keys) >= _PLAIN_KEYS_MAX:
             _plain_keys.clear()
@@ -661,6 +679,8 @@ def _plain_copy(value: Any, depth: int) -> JSONValue:
                     if not (item is None or type(item) is int or type(item) is float):
                         out[key] = REDACTED
                         continue
+                elif type(key) is str and value_key(key) and _str_key_entry(key) == (key, _KEY_VALUE):
+                    item = sibling_value(value, key, item)  # named by a sibling: what the pair's text hides
                 elif not _plain_key(key, item):
                     out[key] = REDACTED
                     continue
@@ -674,7 +694,9 @@ def _plain_copy(value: Any, depth: int) -> JSONValue:
         return out
     items: list[JSONValue] = []
     append = items.append
-    for item in value:
+    # a command line (its first item a string): what its text hides from an item's neighbours
+    read = argv_context(value) if len(value) > 1 and type(value[0]) is str else None
+    for item in value if read is None else read:
         cls = type(item)
         if cls is str:
             append(item if item in clean else _plain_str(item))

@@ -22,7 +22,9 @@ objects, which the start's walk kept as they are. ``tests/export/test_known_clea
 against the full walk on generated input.
 
 The walk copies only what it changes (unchanged containers are shared, as events are immutable),
-keeps a mapping key and redacts its value when the key is sensitive, renders values that are not JSON
+keeps a mapping key and redacts its value when the key is sensitive, judges a value with the context the text rules
+read (a strong credential name, a list that is a command line, a name/value pair's naming sibling:
+:mod:`~hermes_pipeline.engine.walk_context`, the payload sanitizer's rule), renders values that are not JSON
 types through the payload sanitizer (bounded and scrubbed, as the exporters' encoders would), and
 stops at cycles and at :data:`MAX_DEPTH` with the sanitizer's depth marker.
 """
@@ -31,12 +33,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..engine.named_values import named_value_marker, strong_name
+from ..engine.named_values import named_value_marker, strong_name, whole_marker
 from ..engine.readonly import ReadOnlyDict, ReadOnlyList
 from ..engine.request_field import is_sanitized_part
 from ..engine.sanitized_fields import is_marked
 from ..engine.sanitize import DEPTH_MARKER, PASS1_MAX_STR, sanitize
 from ..engine.scrub_once import made_clean
+from ..engine.walk_context import argv_context, sibling_value, value_key
 from ..engine.scrub import (
     CLEAN_MAX_CHARS,
     REDACTED,
@@ -101,8 +104,8 @@ def _text(text: str, ctx: _Walk) -> str:
 
 def _remember(key: str) -> None:
     """Cache the class of a string key that scrubbing leaves unchanged (see ``_plain_keys``, ``_token_keys``)."""
-    if len(key) > CLEAN_MAX_CHARS or is_sensitive_key(key, 0) or strong_name(key):
-        return  # always sensitive, or its value judged by its name: the slow path every time
+    if len(key) > CLEAN_MAX_CHARS or is_sensitive_key(key, 0) or strong_name(key) or value_key(key):
+        return  # always sensitive, or its value judged by its name or a sibling's: the slow path every time
     if len(_plain_keys) + len(_token_keys) >= _PLAIN_KEYS_MAX:
         _plain_keys.clear()
         _token_keys.clear()
@@ -189,7 +192,12 @@ def _mapping(value: dict[Any, Any], depth: int, ctx: _Walk) -> dict[Any, Any]:
                 new = REDACTED
             elif type(key) is str and (cls is str or cls is int or cls is float) \
                     and (marker := named_value_marker(key, item)) is not None:
-                new = marker  # the value of a strong credential name, judged as the text rule judges it
+                # the value of a strong credential name, judged as the text rule judges it (a part hidden: the rest
+                # is a string like any, cut to the cap)
+                new = marker if whole_marker(marker) else _text(marker, ctx)
+            elif type(key) is str and (cls is str or cls is int or cls is float) and value_key(key) \
+                    and (named := sibling_value(value, key, item)) is not item:
+                new = _text(str(named), ctx)  # named by a sibling: what the pair's text hides
             elif cls is str:
                 new = _text(item, ctx)
             elif cls in scalars:
@@ -219,7 +227,11 @@ def _sequence(value: list[Any] | tuple[Any, ...], depth: int, ctx: _Walk) -> lis
     clean = known_clean
     scalars = _SCALARS
     items = []
-    for item in value:
+    # a command line (its first item a string): what its text hides from an item's neighbours
+    read = argv_context(value) if len(value) > 1 and type(value[0]) is str else None
+    if read is not None:
+        changed = True
+    for item in value if read is None else read:
         cls = _PLAIN.get(type(item), type(item))
         if cls is str:
             new = item if item in clean or len(item) < SCRUB_MIN_CHARS or item in made_clean else ctx.scrub(item)

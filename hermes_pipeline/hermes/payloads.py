@@ -14,8 +14,8 @@ from typing import Any, Final
 import orjson
 
 from ..engine.sanitize import PASS1_MAX_ITEMS, PASS1_MAX_STR, PASS2_MAX_ITEMS, PASS2_MAX_STR, jsonable
-from ..engine.scrub import REDACTED, is_sensitive_key
 from ..engine.scrub_once import scrub_once
+from ..engine.walk_context import context_entries, context_items
 
 __all__ = ["exit_code", "full_request", "gateway_fields", "scrubbed", "system_prompt", "whole_tools"]
 
@@ -91,15 +91,17 @@ def exit_code(result: object) -> int | None:
 
 
 def _scrubbed(value: Any, depth: int = 0) -> Any:
-    """A JSON-shaped copy of ``value`` with every string scrubbed and sensitive keys redacted, nothing cut."""
+    """A JSON-shaped copy of ``value`` with every string scrubbed, nothing cut, each value judged with the context the
+    text rules read as the payload sanitizer judges it (sensitive keys redacted, a strong credential name's value, a
+    command line's password, a name/value pair's value hidden: :mod:`hermes_pipeline.engine.walk_context`)."""
     if isinstance(value, str):
         return scrub_once(value)
     if depth > _MAX_DEPTH:
         return f"<{type(value).__name__} depth limit>"
     if isinstance(value, dict):
-        return {str(k): REDACTED if is_sensitive_key(str(k), v) else _scrubbed(v, depth + 1) for k, v in value.items()}
+        return {str(k): _scrubbed(v, depth + 1) for k, v in context_entries(value)}
     if isinstance(value, list | tuple):
-        return [_scrubbed(item, depth + 1) for item in value]
+        return [_scrubbed(item, depth + 1) for item in context_items(value)]
     if value is None or isinstance(value, bool | int | float):
         return value
     return scrub_once(str(value))

@@ -7,7 +7,9 @@ format string, which does not change from one call to the next), ``msg``, and th
 when known: from the record's extras, else from the calling code's session, turn and tool call.
 Other extras given by the code become top-level keys. Messages are the already credential-scrubbed
 text of the record (:mod:`hermes_pipeline.engine.logscrub`); the package never logs raw content. Extras and
-correlation ids (a path, a skill name, an id a host chose) are scrubbed here, and every string value of a
+correlation ids (a path, a skill name, an id a host chose) are scrubbed here (an extra's value is judged by its
+name and, inside a list or a mapping, with the context the text rules read, as the payload sanitizer judges it:
+:mod:`hermes_pipeline.engine.walk_context`), and every string value of a
 line is cut to ``max_value_chars`` (default 1,000,000) with ``...[truncated N chars]``, so one record can
 never become an unbounded line.
 
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..engine.scrub import safe_scrub, truncate
+from ..engine.walk_context import context_entries, contextual_copy
 
 logger: Final = logging.getLogger("hermes_pipeline.logs")
 
@@ -116,9 +119,14 @@ class JsonLinesFormatter(logging.Formatter):
             value = getattr(record, key, None) or ids.get(key)
             if value:
                 doc[key] = self._text(str(value))
-        for key, value in vars(record).items():
-            if key not in _STANDARD and key not in doc and not key.startswith("_"):
-                doc[key] = value if isinstance(value, int | float | bool) or value is None else self._text(str(value))
+        extras = {key: value for key, value in vars(record).items()
+                  if key not in _STANDARD and key not in doc and not key.startswith("_")}
+        # judged as the payload sanitizer judges a mapping: a credential name's value, a command line's password, a
+        # name/value pair's value are hidden (a number so hidden becomes the marker string)
+        for key, value in context_entries(extras):
+            if isinstance(value, dict | list | tuple):
+                value = contextual_copy(value)
+            doc[key] = value if isinstance(value, int | float | bool) or value is None else self._text(str(value))
         if record.exc_info and record.exc_info[0] is not None:
             doc["error_type"] = record.exc_info[0].__name__  # the type only: a traceback may quote content
         return json.dumps(doc, ensure_ascii=False, default=str)
