@@ -40,6 +40,7 @@ from .sanitize import (
     sanitize,
 )
 from .scrub import REDACTED, known_clean
+from .walk_context import argv_context
 
 __all__ = ["plain_twin", "sanitize_with_part"]
 
@@ -77,6 +78,8 @@ def _twin(value: Any, depth: int, make_dict: Callable[[dict[str, Any]], Any],
             else:
                 out[key] = _plain_scalar(item, cls)
         return out, raw
+    if len(value) > 1 and type(value[0]) is str and argv_context(value) is not None:
+        raise _NotPlain  # a command line whose text hides a credential from an item's neighbours: the general walk
     items: list[JSONValue] = []
     twins: list[Any] = []
     append, append_twin = items.append, twins.append

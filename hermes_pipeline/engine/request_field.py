@@ -54,12 +54,14 @@ from .sanitize import (
     _KEY_NAMED,
     _KEY_PLURAL_TOKENS,
     _KEY_SENSITIVE,
+    _KEY_VALUE,
     _REQUEST_DROPPED_KEYS,
     build_request_field as _fresh_request_field,
     payload_max_chars,
     token_value_redacted,
 )
 from .scrub import REDACTED, REDACTION_FAILED
+from .walk_context import argv_context
 
 __all__ = ["BUDGET_BYTES", "build_request_field", "cache_stats", "is_sanitized_part"]
 
@@ -221,11 +223,13 @@ def _assemble(body: Mapping[str, Any], b: _Builder) -> dict[str, Any]:
             out[key_text] = REDACTED
             b.add(_REDACTED_JSON)
             continue
-        if key_cls == _KEY_NAMED:
-            raise _Fallback  # a value judged by its name: the plain sanitizer's rule (a body key like this is rare)
+        if key_cls == _KEY_NAMED or key_cls == _KEY_VALUE:
+            raise _Fallback  # a value judged by its name or its siblings: the plain sanitizer's rule (rare in a body)
         if value_cls is not list:
             out[key_text] = b.part(value, 2)
             continue
+        if len(value) > 1 and type(value[0]) is str and argv_context(value) is not None:
+            raise _Fallback  # a command line whose text hides a credential from an item's neighbours
         items: list[Any] = []  # rule 6 for a list entry: its first *cap* items (at depth 3), then the overflow item
         out[key_text] = items
         b.add("[")

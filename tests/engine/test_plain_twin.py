@@ -35,6 +35,7 @@ scalars = st.one_of(
     st.text(alphabet=string.ascii_lowercase + string.digits + " ={}\":,é漢", max_size=40),
     st.sampled_from([f"Bearer {SECRET[3:]}", SECRET, f'{{"api_key": "{SECRET}"}}', "x" * 9000, "y" * 300,
                      "\x01\x1f", "\ud800"]),
+    st.sampled_from(["sshpass", "mysql", "-p", "--password", "--api-key", "-pXk9mQ2vLp7Rt", "Xk9mQ2vLp7Rt"]),
 )
 trees = st.recursive(
     scalars,
@@ -91,6 +92,15 @@ def test_obs55_planted_credentials_are_scrubbed_in_the_copy_and_raw_in_the_twin(
     assert copy[0]["api_key"] != SECRET  # type: ignore[index]
     assert twin[0]["api_key"] == SECRET and SECRET in twin[0].function.arguments
     assert type(twin) is FrozenList and type(twin[0]) is MessageView and type(twin[0]["function"]) is MessageView
+
+
+def test_obs58_a_command_line_hiding_a_credential_from_its_neighbours_takes_the_general_walk() -> None:
+    """OBS-58: ``["sshpass", "-p", P]`` hides ``P`` only as a command line; the twin walk leaves such a list to the
+    general paths (``None``), whose copy hides it, and keeps other lists of words."""
+    line = ["sshpass", "-p", "Xk9mQ2vLp7Rt", "ssh", "host"]
+    assert plain_twin([{"args": line}], 2, MessageView, FrozenList) is None
+    assert "Xk9mQ2vLp7Rt" not in repr(sanitize({"args": line}))
+    assert plain_twin([{"args": ["ls", "-l", "src"]}], 2, MessageView, FrozenList) is not None
 
 
 def test_obs51_plain_twin_gives_up_where_the_raw_twin_needs_the_general_freezing() -> None:

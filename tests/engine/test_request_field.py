@@ -40,8 +40,10 @@ def _same(a: object, b: object) -> bool:
 _texts = st.one_of(
     st.text(max_size=12),
     st.sampled_from([SECRET, f"Bearer {SECRET}", "x" * 300, "y" * 1_200 + SECRET, "password=hunter2hunter2", "null"]),
+    st.sampled_from(["sshpass", "--api-key", "-p", "Xk9mQ2vLp7Rt", "API_KEY"]),  # command lines, named values
 )
-_keys = st.one_of(st.sampled_from(["role", "content", "api_key", "max_tokens", "input_tokens", "type", "enum", "a", "A"]),
+_keys = st.one_of(st.sampled_from(["role", "content", "api_key", "max_tokens", "input_tokens", "type", "enum", "a", "A",
+                                   "name", "value"]),
                   st.text(max_size=6))
 _scalars = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
@@ -180,3 +182,12 @@ def test_threads_share_the_table_safely() -> None:
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_obs58_a_list_entry_or_a_named_value_of_the_body_hides_what_a_fresh_sanitize_hides() -> None:
+    """OBS-58, OBS-61: a body entry that is a command line (``["--api-key", P]``) or a value named by a sibling
+    (``{"name": "API_KEY", "value": P}``) is what a fresh sanitize gives: ``P`` hidden, the rest kept."""
+    for request in ({"model": "m", "messages": [], "stop": ["--api-key", "Xk9mQ2vLp7Rt"]},
+                    {"model": "m", "messages": [], "name": "API_KEY", "value": "Xk9mQ2vLp7Rt"}):
+        built = build_request_field(request)
+        assert _same(built, fresh(request)) and "Xk9mQ2vLp7Rt" not in repr(built)
