@@ -6,7 +6,8 @@ and the only trace of it is the tool call. The bridge turns each *successful* ca
 result ``{"success": true, …}``; a call the write-approval gate only staged, ``"staged": true``,
 changed nothing yet) into the contract's ``on_skill_lifecycle`` event, fired right after the tool
 ran and before its ``post_tool_call`` (so a consumer reading the files, like the observability
-store's hash probe, sees what the call wrote):
+store's hash probe, sees what the call wrote; that probe also reads the call's arguments on
+``pre_tool_call``, where ``file_path`` names the file the call writes):
 
 ======================  =================================================================
 ``skill_manage`` action ``on_skill_lifecycle`` action

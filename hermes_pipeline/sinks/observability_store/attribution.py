@@ -8,7 +8,8 @@ with no row explaining it. The rule that keeps the agent's write from being blam
 
 1. **Agent writes are noted.** When a writer records a skill change or a memory tool write, it
    notes in the scan state the hash the write produced (the skill's files digest, the memory
-   file's SHA-256, both taken on the agent's thread right after the tool ran, :mod:`.probe`).
+   file's SHA-256, both taken on the agent's thread right after the tool ran: :mod:`.skill_probe`,
+   :mod:`.memory_probe`).
    A rescan that finds exactly that content records no row: the change is explained.
 2. **A rescan's rows are claims.** A rescan that records a row (``user-direct`` memory change,
    ``external_edit`` / ``discovered`` / ``external_delete`` skill change) notes the row's id and the
@@ -17,14 +18,16 @@ with no row explaining it. The rule that keeps the agent's write from being blam
    excerpts; a skill row with the tool's action, reason and session (the skill's later versions
    move down one, so versions stay 1, 2, … in recording order).
 3. **In-flight memory writes are left alone.** A memory tool call puts a mark in
-   ``observability/inflight/`` before it runs, removed once its rows are committed (:mod:`.probe`);
+   ``observability/inflight/`` before it runs, removed once its rows are committed (:mod:`.inflight`);
    a rescan does not judge a memory file that has a live mark. This covers what no hash can: a
    rescan that saw the file between one process's write and that process's own look at it, when a
    third write came in between.
 
 Whichever comes first, the end state is the same: the agent's rows, no user row. Both notes expire
 after :data:`WINDOW` seconds (a writer is far quicker; an old note must not explain a later hand
-edit that happens to restore the same bytes) and are bounded in number.
+edit that happens to restore the same bytes) and are bounded in number. A recorded deletion of a
+skill ends its notes (:func:`forget`): a note from before it never explains the skill's reappearance
+(a restore, by Hermes' curator or by hand, is a row of its own).
 """
 
 from __future__ import annotations
@@ -63,6 +66,12 @@ def explained(state: ScanState, key: str, digest: str | None, now: float | None 
     want = digest or GONE
     return any(isinstance(n, list) and len(n) == 2 and n[0] == want and _fresh(n[1], now)
                for n in state.agent.get(key, []))
+
+
+def forget(state: ScanState, key: str) -> None:
+    """Drop the notes of ``key``: what agent writes produced before now explains nothing that comes after (a
+    recorded deletion)."""
+    state.agent.pop(key, None)
 
 
 def add_claim(state: ScanState, table: str, row_id: int, key: str, digest: str | None,

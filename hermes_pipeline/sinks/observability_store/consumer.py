@@ -58,11 +58,14 @@ class StoreHandle:
         # The baseline must be the files as they are now, not when the writer next wakes up: wait for it
         # (bounded; on the writer thread, at profile open, never during a turn).
         self.sink.flush(START_SCAN_TIMEOUT)
-        from .probe import INFLIGHT_DIR, MemoryProbe, SkillHashProbe
+        from .inflight import INFLIGHT_DIR
+        from .memory_probe import MemoryProbe
+        from .skill_probe import SkillHashProbe
 
-        self.probe = SkillHashProbe(self.sink.store_writer.skill_roots)
+        inflight = self.sink.store_writer.path.parent / INFLIGHT_DIR
+        self.probe = SkillHashProbe(self.sink.store_writer.skill_roots, inflight=inflight)
         self.memory_probe = MemoryProbe(home, list(settings.memory_dirs), dict(settings.memory_tools),
-                                        inflight=self.sink.store_writer.path.parent / INFLIGHT_DIR)
+                                        inflight=inflight)
         self.sink.store_writer.probe = self.probe
         self.sink.store_writer.memory_probe = self.memory_probe
         self.probe_name = engine.add_plugin(self.probe, name=f"hermes.observability_store.skills.{id(self):x}")
@@ -127,6 +130,7 @@ class StoreHandle:
         finally:
             self.sink.shutdown(CLOSE_DEADLINE)
             self.memory_probe.end_all_marks()  # calls whose rows never came (cut short) explain nothing more
+            self.probe.end_all_marks()
 
 
 def attach_store(engine: Engine, home: Path, settings: ObservabilitySettings, *, stream: Any = None,

@@ -18,6 +18,16 @@ That file is written only when a failure kind is first seen in a period, on reco
 A full disk must not silence it: the first successful write of a process reserves
 :data:`RESERVED_BYTES` for it (JSON padded with spaces), and when the usual replace-by-rename finds
 no space the record is overwritten in place, inside the blocks it already owns.
+
+The record also says *which* skills and memory files have changes the store did not record
+(``unrecorded``, by the scan state's keys ``skill:<name>`` / ``memory:<path>``, :func:`~.scan.state_key`):
+those whose rows were given up (``pid`` 0), and those whose rows wait for a retry in a process (its ``pid``;
+they count as lost once that process is gone without writing them). Rows given up without knowing
+what they were (events dropped from the queue, a close stuck in a write) put the whole kind there
+(:data:`ANY_SKILL`, :data:`ANY_MEMORY`). A rescan that finds such a skill or file changed cannot say who
+changed it: the agent's lost change or the user's. It records the change as not attributed, saying why
+(:class:`~.unrecorded.Unrecorded`), instead of blaming the user; the entries go once a rescan has looked
+(:func:`~.unrecorded.forget_unrecorded`).
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from ...export.locks import file_lock
@@ -43,6 +54,10 @@ LOG_PERIOD_S: Final = 300.0
 KINDS: Final = ("full", "damaged", "locked", "readonly", "io", "error", "queue")
 """``queue``: events dropped before they reached the store (its queue full, or still queued at close)."""
 RESERVED_BYTES: Final = 16_384
+ANY_SKILL: Final = "*skill"
+ANY_MEMORY: Final = "*memory"
+MAX_UNRECORDED: Final = 64
+"""Skills and memory files named in ``unrecorded`` at most; beyond, their kind as a whole (:data:`ANY_SKILL`)."""
 
 
 def failures_path(store: Path) -> Path:
@@ -112,12 +127,19 @@ class WriteFailures:
         self._unsaved: dict[str, list[int]] = {}
         """Per kind ``[failures, rows_lost]`` not yet merged into the record on disk."""
         self._unsaved_reason: dict[str, str] = {}
+        self._unsaved_keys: dict[str, int] = {}
+        """Skills / memory files with changes not recorded → 0 (rows given up) or this pid (rows waiting)."""
+        self._waiting_saved: set[str] = set()
 
     # ------------------------------------------------------------------ counting
 
-    def failed(self, exc: BaseException, *, waiting: int, lost: int = 0) -> str:
-        """Count one failed write (``waiting`` rows kept for a retry, ``lost`` given up); its kind."""
+    def failed(self, exc: BaseException, *, waiting: int, lost: int = 0,
+               unrecorded: Collection[str] | None = ()) -> str:
+        """Count one failed write (``waiting`` rows kept for a retry, ``lost`` given up, ``unrecorded`` the skills and
+        memory files those lost rows were about: ``None`` when unknown); its kind."""
         kind = classify(exc)
+        if lost:
+            self._unrecorded(unrecorded)
         reason = f"{kind}: {str(exc)[:200] or type(exc).__name__}"
         with self._counts_lock:  # stats() copies these from other threads
             self.failures[kind] = self.failures.get(kind, 0) + 1
@@ -137,10 +159,12 @@ class WriteFailures:
             self.save()
         return kind
 
-    def lost(self, kind: str, count: int) -> None:
-        """Count ``count`` rows given up after failures of ``kind`` (a bounded backlog, or the close)."""
+    def lost(self, kind: str, count: int, unrecorded: Collection[str] | None = ()) -> None:
+        """Count ``count`` rows given up after failures of ``kind`` (a bounded backlog, or the close); ``unrecorded``:
+        the skills and memory files (scan state keys) those rows were about, ``None`` when unknown."""
         if count <= 0:
             return
+        self._unrecorded(unrecorded)
         self._add(kind, 0, count, self.last_reason or kind)
         now = time.monotonic()
         last = self._logged_at.get("lost:" + kind)
@@ -161,8 +185,30 @@ class WriteFailures:
                 entry[1] += lost
             self._unsaved_reason[kind] = reason
 
+    def _unrecorded(self, keys: Collection[str] | None) -> None:
+        """Rows about ``keys`` (``None``: about anything) are given up: saved at once (a scan must know)."""
+        with self._counts_lock:
+            for key in (ANY_SKILL, ANY_MEMORY) if keys is None else keys:
+                self._unsaved_keys[key] = 0
+        if keys is None or keys:
+            self.save()
+
+    def waiting(self, keys: Collection[str]) -> None:
+        """Rows about ``keys`` wait for a retry in this process: named in the record (lost if it dies first)."""
+        with self._counts_lock:
+            new = [k for k in keys if k not in self._waiting_saved]
+            if not new:
+                return
+            for key in new:
+                self._unsaved_keys.setdefault(key, os.getpid())
+                self._waiting_saved.add(key)
+        self.save()
+
     def succeeded(self) -> None:
         """A write went through: the store is writable again (recorded if it was failing)."""
+        with self._counts_lock:  # nothing of this process waits any more (the writer's commit took its names off)
+            self._waiting_saved.clear()
+            self._unsaved_keys = {k: v for k, v in self._unsaved_keys.items() if v == 0}
         if self.failing:
             self.failing = False
             self.save(recovered=True)
@@ -183,9 +229,8 @@ class WriteFailures:
             self._save(recovered)
 
     def _save(self, recovered: bool) -> None:
-        if not self._unsaved and not recovered:
+        if not self._unsaved and not self._unsaved_keys and not recovered:
             return
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             with file_lock(self.lock_path):
                 record = read_failures_file(self.path)
@@ -203,32 +248,20 @@ class WriteFailures:
                 if recovered:
                     record["failing_since"] = None
                     record["recovered_at"] = stamp
-                data = json.dumps(record, indent=1, sort_keys=True).encode("utf-8")
-                try:
-                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                    with os.fdopen(fd, "wb") as fh:
-                        fh.write(data.ljust(RESERVED_BYTES - 1) + b"\n")
-                    os.replace(tmp, self.path)
-                except OSError:
-                    with contextlib.suppress(OSError):
-                        tmp.unlink()
-                    self._overwrite(data)
+                if self._unsaved_keys or "unrecorded" not in record:
+                    _merge_unrecorded(record, self._unsaved_keys, stamp)
+                write_record(self.path, record)
         except OSError:
             return
         self._unsaved.clear()
         self._unsaved_reason.clear()
-
-    def _overwrite(self, data: bytes) -> None:
-        """Write the record in place, padded to the file's present size (no new block is needed)."""
-        with open(self.path, "r+b") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if len(data) >= size:
-                raise OSError(errno.ENOSPC, "no room for the failure record")
-            fh.write(data.ljust(size - 1) + b"\n")
+        self._unsaved_keys.clear()
 
     def dropped(self, events: int, why: str) -> None:
-        """Count events dropped before they reached the store (kind ``queue``)."""
+        """Count events dropped before they reached the store (kind ``queue``): any skill or memory change may be
+        among them."""
         if events > 0:
+            self._unrecorded(None)
             self._add("queue", 0, events, f"queue: {why}")
             logger.warning("hermes_pipeline: observability store: %d event(s) were dropped before reaching the "
                            "store (%s)", events, why, extra={"event": "observability_store_rows_lost", "kind": "queue"})
@@ -262,3 +295,48 @@ def read_failures(store: Path) -> dict[str, Any]:
             "failing_since": record.get("failing_since"), "recovered_at": record.get("recovered_at"),
             "rows_lost": sum(int(v.get("rows_lost", 0) or 0) for v in kinds.values()),
             "write_failures": sum(int(v.get("failures", 0) or 0) for v in kinds.values()), "kinds": kinds}
+
+
+def write_record(path: Path, record: Mapping[str, Any]) -> None:
+    """Write the failure record (the caller holds the store's scan lock): replaced by a rename, padded to
+    :data:`RESERVED_BYTES`; when the disk has no room for that, overwritten in place in the blocks it owns."""
+    data = json.dumps(record, indent=1, sort_keys=True).encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.ljust(RESERVED_BYTES - 1) + b"\n")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        with open(path, "r+b") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if len(data) >= size:
+                raise OSError(errno.ENOSPC, "no room for the failure record") from None
+            fh.write(data.ljust(size - 1) + b"\n")
+
+
+def _merge_unrecorded(record: dict[str, Any], keys: Mapping[str, int], stamp: str) -> None:
+    """Add ``keys`` (→ 0 given up, or the pid whose rows wait) to the record's ``unrecorded``, bounded."""
+    from .scan import state_key
+
+    listed = record.get("unrecorded")
+    entries: dict[str, Any] = dict(listed) if isinstance(listed, Mapping) else {}
+    for key, pid in keys.items():
+        name = state_key(key)
+        old = entries.get(name)
+        if pid and isinstance(old, Mapping) and old.get("pid") == 0:
+            continue  # already given up: a retry elsewhere does not make it recorded
+        entries[name] = {"at": old.get("at", stamp) if isinstance(old, Mapping) else stamp, "pid": int(pid)}
+    named = [k for k in entries if k not in (ANY_SKILL, ANY_MEMORY)]
+    if len(named) > MAX_UNRECORDED:  # too many to name: their kinds as a whole (given up if any of them was)
+        for key in named:
+            entry = entries.pop(key)
+            entry = dict(entry) if isinstance(entry, Mapping) else {"at": stamp, "pid": 0}
+            wild = ANY_MEMORY if key.startswith("memory:") else ANY_SKILL
+            for target in (wild,) if key.startswith(("skill:", "memory:")) else (ANY_SKILL, ANY_MEMORY):
+                kept = entries.setdefault(target, entry)
+                if entry.get("pid") == 0:
+                    kept["pid"] = 0
+    record["unrecorded"] = entries

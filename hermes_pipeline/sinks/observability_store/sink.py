@@ -17,7 +17,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -97,12 +97,14 @@ class _Destination:
             error = exc
             store_writer.close()  # reopened by the next attempt: a file replaced or repaired is picked up
             if isinstance(exc, _ROW_ERRORS):
-                self.failures.failed(exc, waiting=0, lost=store_writer.discard())
+                lost = store_writer.discard()
+                self.failures.failed(exc, waiting=0, lost=lost, unrecorded=store_writer.take_unrecorded())
                 return True
         kind = self.failures.failed(error, waiting=store_writer.pending_rows)
         excess = store_writer.pending - self.max_backlog
         if excess > 0:
-            self.failures.lost(kind, store_writer.discard(excess))
+            self.failures.lost(kind, store_writer.discard(excess), store_writer.take_unrecorded())
+        self.failures.waiting(store_writer.pending_keys())  # lost if this process ends before they are written
         return False
 
     def close(self) -> None:
@@ -111,18 +113,20 @@ class _Destination:
                 break
             if self.attempt():
                 break
-        self.settle(self.store_writer.discard())
+        rows = self.store_writer.discard()
+        self.settle(rows, self.store_writer.take_unrecorded())
         self.store_writer.close()
 
-    def settle(self, rows: int) -> None:
+    def settle(self, rows: int, unrecorded: Collection[str] | None = None) -> None:
         """Count ``rows`` never written as lost, once: from :meth:`close` on the writer thread, or from a
         shutdown whose deadline passed while the writer was stuck in a write (those rows are then counted
-        at once, like the writer's ``dropped_at_close``, even if the stuck write completes later)."""
+        at once, like the writer's ``dropped_at_close``, even if the stuck write completes later).
+        ``unrecorded``: the skills and memory files those rows were about (``None``: not known)."""
         with self._settle_lock:
             if self._settled:
                 return
             self._settled = True
-        self.failures.lost(self.failures.last_kind or "error", rows)
+        self.failures.lost(self.failures.last_kind or "error", rows, unrecorded)
         self.failures.save()
 
 
@@ -182,7 +186,7 @@ class ObservabilityStoreSink(BaseSink):
         self._dest.close_by = time.monotonic() + deadline * CLOSE_SHARE
         done = self._writer.close(deadline)
         if not done:  # the writer is stuck in a write past the deadline: what it holds is lost, counted now
-            self._dest.settle(self.store_writer.pending_rows)
+            self._dest.settle(self.store_writer.pending_rows, None)
         counts = self._writer.stats()
         dropped = sum(counts.get(key, 0) for key in ("dropped_queue_full", "dropped_at_close", "dropped_closed",
                                                        "dropped_after_errors"))

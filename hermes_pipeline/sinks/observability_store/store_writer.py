@@ -8,13 +8,26 @@ the same change, in any process, is :mod:`.attribution`.
 :class:`StoreWriter` owns the database connection and the scan state of one profile's store. It is
 used from one thread (the sink's writer); :meth:`commit` writes everything it was given since the
 last commit in one transaction, under the inter-process scan lock, then saves the scan state.
-When another process holds the database past the busy timeout, the rows and the new state stay
-pending and the next commit writes them first (nothing recorded is lost).
+When another process holds the database past the busy timeout, or the transaction fails (a full
+disk, a read-only file, an I/O error), the rows and the new state stay pending and the next commit
+writes them first (nothing recorded is lost). What the probes saw of each change at the time of the
+event (:mod:`.skill_probe`, :mod:`.memory_probe`) is taken from them *before* the transaction and stays with the
+pending item until its rows are committed, so a retried row has the hashes and entries of its own moment, never the files
+as they are at the retry.
+
+A memory tool call's rows start with what changed in the file before the call that no write explains
+(a hand edit made while Hermes runs): ``user-direct`` rows, one per entry, as a rescan would write them,
+then the call's own rows. A change the store knows it lost the rows of (:class:`~.unrecorded.Unrecorded`) is
+no user's: its rows have no actor and say why in ``reason``.
+
+Over 400 lines on purpose: one class holds the connection, the scan state and the pending items of one
+transaction, and the memory rows are written inside that transaction with the state they update.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -25,9 +38,12 @@ from ...engine.scrub import safe_scrub
 from ...export.locks import file_lock
 from . import attribution, db, skill_history, skill_tree
 from ...export.memory_changes import parse_operations, replay
-from .probe import INFLIGHT_DIR, inflight_files, memory_rel, read_file
+from .failures import failures_path, read_failures_file
+from .unrecorded import Unrecorded, forget_unrecorded
+from .inflight import INFLIGHT_DIR, inflight_files, inflight_skills
+from .memory_probe import FileSeen, memory_rel, read_file
 from ...export.task_runs import Item, MemoryWrite, SkillChange
-from .scan import STATE_NAME, ScanState, diff_memory, excerpt, memory_files
+from .scan import STATE_NAME, ScanState, diff_memory, excerpt, file_diff, memory_files, memory_state
 from .schema import sqlite_utc
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
@@ -36,6 +52,9 @@ SCAN_SKILLS: Final = "scan_skills"
 SCAN_MEMORY: Final = "scan_memory"
 PRUNE: Final = "prune"
 SCAN_FINAL: Final = "scan_final"
+MAX_HELD_BYTES: Final = 64 << 20
+"""At most this many bytes of skill files are held with pending changes for their kept texts (the hashes always
+are): beyond, a version held through a long outage keeps no text of its own."""
 
 
 class StoreWriter:
@@ -71,7 +90,15 @@ class StoreWriter:
         self._conn: sqlite3.Connection | None = None
         self._items: list[Item] = []
         self._ended: list[str] = []
-        """Tool calls whose in-flight marks go once this commit is in (:mod:`.probe`)."""
+        """Tool calls whose in-flight marks go once this commit is in (:mod:`.skill_probe`, :mod:`.memory_probe`)."""
+        self._skills_ended: list[str] = []
+        self._seen: dict[int, Any] = {}
+        """``id(item)`` → what the probes saw of a pending item, kept until its rows are committed."""
+        self._held_bytes = 0
+        self._lost: set[str] = set()
+        """Skills and memory files (scan state keys) of rows given up since :meth:`take_unrecorded`."""
+        self.unrecorded = Unrecorded({})
+        """The changes the store knows it lost (:mod:`.failures`), read at each commit."""
         self._warned_dirs: set[str] = set()
         self.rows_written = 0
         self.busy_retries = 0
@@ -80,9 +107,9 @@ class StoreWriter:
         self.busy_error: db.StoreBusy | None = None
         """Why the last :meth:`commit` returned ``False`` (the lock held past the busy timeout)."""
         self.probe: Any = None
-        """A :class:`~.probe.SkillHashProbe` with the hashes taken at event time (else hashed when written)."""
+        """A :class:`~.skill_probe.SkillHashProbe` with the hashes taken at event time (else hashed when written)."""
         self.memory_probe: Any = None
-        """A :class:`~.probe.MemoryProbe` with the memory files as they were around each tool call."""
+        """A :class:`~.memory_probe.MemoryProbe` with the memory files as they were around each tool call."""
 
     def connection(self) -> sqlite3.Connection:
         """The open connection (opened, and the schema ensured, on first use)."""
@@ -113,16 +140,60 @@ class StoreWriter:
         """Rows among the items not committed yet (scan requests are not rows)."""
         return sum(1 for item in self._items if not isinstance(item, str))
 
+    def _prepare(self) -> None:
+        """Take from the probes what they saw of each pending item not taken yet (outside the transaction: it stays
+        with the item through failed attempts)."""
+        for item in self._items:
+            if id(item) in self._seen:
+                continue
+            if isinstance(item, SkillChange):
+                seen = self.probe.take(item.skill_name, item.session_id) if self.probe is not None else None
+                if seen is not None:  # bytes held for kept texts, within a bound while writes keep failing
+                    size = sum(len(b) for b in seen.texts.values())
+                    if self._held_bytes + size > MAX_HELD_BYTES:
+                        seen.texts = {}
+                    self._held_bytes += sum(len(b) for b in seen.texts.values())
+                self._seen[id(item)] = seen
+            elif isinstance(item, MemoryWrite):
+                self._seen[id(item)] = self.memory_probe.take(item.tool_call_id) \
+                    if self.memory_probe is not None and item.tool_call_id else ({}, {})
+
+    def _keys(self, item: Item) -> set[str]:
+        """The skills and memory files (``skill:<name>``, ``memory:<path>``) a pending item's rows are about."""
+        if isinstance(item, SkillChange):
+            seen = self._seen.get(id(item))
+            return {f"skill:{item.skill_name}", *(f"skill:{n}" for n in getattr(seen, "nested", {}))}
+        if isinstance(item, MemoryWrite) and item.succeeded:
+            rels = {memory_rel(self.home, self.memory_dirs, op.file_name, op.path_arg)
+                    for op in parse_operations(item.tool, item.arguments)}
+            return {f"memory:{rel}" for rel in rels if rel is not None}
+        return set()
+
+    def pending_keys(self) -> set[str]:
+        """The skills and memory files the pending items' rows are about (lost if this process ends first)."""
+        out: set[str] = set()
+        for item in list(self._items):
+            out |= self._keys(item)
+        return out
+
+    def take_unrecorded(self) -> set[str]:
+        """The skills and memory files of the rows given up (:meth:`discard`) since the last call."""
+        lost, self._lost = self._lost, set()
+        return lost
+
     def commit(self) -> bool:
         """Write the queued items in one transaction; ``False`` (items kept) when the database stayed busy."""
         if not self._items:
             return True
+        self._prepare()
         conn = self.connection()
         with file_lock(self.lock_path):
             state = ScanState.load(self.state_path)
             state.rehydrate(skill_tree.all_skills(self.skill_roots),
                             memory_files(self.home, self.memory_dirs, self._warned_dirs))
+            self.unrecorded = Unrecorded(read_failures_file(failures_path(self.path)))
             self._ended.clear()
+            self._skills_ended.clear()
             try:
                 with db.transaction(conn):
                     written = sum(self._apply(conn, state, item) for item in self._items)
@@ -130,15 +201,24 @@ class StoreWriter:
                 self.busy_retries += 1
                 self.busy_error = exc
                 return False
+            saved = True
             try:
                 state.save(self.state_path)
             except OSError as exc:  # the rows are in; the next scan may report an edit twice at worst
+                saved = False
                 logger.warning("hermes_pipeline: observability store: cannot save %s: %s", self.state_path,
                                exc.strerror or exc, extra={"event": "observability_scan_state_unwritable"})
+            if self.unrecorded.pending:  # the lost changes a rescan answered, and this process's own: in now
+                forget_unrecorded(self.path, self.unrecorded.used if saved else (), os.getpid())
             if self.memory_probe is not None:  # the rows are in: what those calls wrote is explained now
                 for call_id in self._ended:
                     self.memory_probe.end_mark(call_id)
+            if self.probe is not None:
+                for call_id in self._skills_ended:
+                    self.probe.end(call_id)
         self._items.clear()
+        self._seen.clear()
+        self._held_bytes = 0
         self.rows_written += written
         if self._sweep_due:  # after the commit: the rows the prune deleted no longer keep their texts
             self._sweep_due = False
@@ -155,7 +235,15 @@ class StoreWriter:
         """Drop the ``count`` oldest queued items (all with ``None``); how many of them were rows (scan
         requests are not rows: the next scan finds what they would have)."""
         count = len(self._items) if count is None else max(0, min(count, len(self._items)))
+        self._prepare()  # what the probes hold of them goes too
         dropped, self._items = self._items[:count], self._items[count:]
+        for item in dropped:  # never to be rows: their changes are the store's loss (:meth:`take_unrecorded`)
+            self._lost |= self._keys(item)
+            seen = self._seen.pop(id(item), None)
+            if isinstance(item, SkillChange) and self.probe is not None and seen is not None:
+                self.probe.end(seen.call_id)
+            elif isinstance(item, MemoryWrite) and self.memory_probe is not None:
+                self.memory_probe.end_mark(item.tool_call_id)
         return sum(1 for item in dropped if not isinstance(item, str))
 
     def close(self) -> None:
@@ -174,13 +262,16 @@ class StoreWriter:
                          tuple(values.values()))
             return 1
         if isinstance(item, SkillChange):
-            return self._skill_change(conn, state, item)
+            seen = self._seen.get(id(item))
+            if seen is not None:
+                self._skills_ended.append(seen.call_id)
+            return skill_history.record_change(conn, state, item, self.skill_roots, seen, self.home,
+                                               busy=self.probe.busy if self.probe is not None else None,
+                                               unrecorded=self.unrecorded)
         if isinstance(item, MemoryWrite):
             self._ended.append(item.tool_call_id)
-            if item.succeeded:
-                return self._memory_write(conn, state, item)
-            if self.memory_probe is not None and item.tool_call_id:
-                self.memory_probe.take(item.tool_call_id)  # what the probe read of a failed call is not needed
+            if item.succeeded:  # (what the probe read of a failed call is not needed)
+                return self._memory_write(conn, state, item, self._seen.get(id(item)) or ({}, {}))
             return 0
         if item in (SCAN_SKILLS, "scan_all"):
             count = self._scan_skills(conn, state)
@@ -197,22 +288,26 @@ class StoreWriter:
             self.pruned += sum(rows.values())
         return 0
 
-    def _skill_change(self, conn: sqlite3.Connection, state: ScanState, change: SkillChange) -> int:
-        return skill_history.record_change(conn, state, change, self.skill_roots, self.probe, self.home)
-
     def _scan_skills(self, conn: sqlite3.Connection, state: ScanState) -> int:
-        return skill_history.scan(conn, state, self.skill_roots, self.home)
+        busy = set(inflight_skills(self.path.parent / INFLIGHT_DIR))
+        if self.probe is not None:
+            busy |= self.probe.busy_skills()
+        rows = skill_history.scan(conn, state, self.skill_roots, self.home, busy=busy, unrecorded=self.unrecorded)
+        self.unrecorded.looked("skill", skip={f"skill:{name}" for name in busy})
+        return rows
 
     def _excerpt(self, text: str | None) -> str | None:
         """An excerpt as stored: scrubbed of credentials, then cut (memory text is read from the files)."""
         return excerpt(safe_scrub(text), self.excerpt_chars) if text else None
 
-    def _memory_write(self, conn: sqlite3.Connection, state: ScanState, write: MemoryWrite) -> int:
-        """The rows of one memory tool call: one per operation that changed its file, quoting the entries it
-        replaced or removed as they were before the call (:mod:`~hermes_pipeline.export.memory_changes`)."""
+    def _memory_write(self, conn: sqlite3.Connection, state: ScanState, write: MemoryWrite,
+                      seen_around: tuple[dict[str, FileSeen], dict[str, FileSeen]]) -> int:
+        """The rows of one memory tool call: first what changed in its file before the call that no write explains
+        (:meth:`_before_memory`), then one per operation that changed its file, quoting the entries it replaced or
+        removed as they were before the call (:mod:`~hermes_pipeline.export.memory_changes`). ``seen_around``: the
+        files as the probe read them before and after the call."""
         ops = parse_operations(write.tool, write.arguments)
-        before_seen, after_seen = self.memory_probe.take(write.tool_call_id) \
-            if self.memory_probe is not None and write.tool_call_id else ({}, {})
+        before_seen, after_seen = seen_around
         by_file: dict[str, list[Any]] = {}
         for op in ops:
             rel = memory_rel(self.home, self.memory_dirs, op.file_name, op.path_arg)
@@ -222,6 +317,8 @@ class StoreWriter:
         written = 0
         for rel, file_ops in by_file.items():
             seen = before_seen.get(rel)
+            if seen is not None:
+                written += self._before_memory(conn, state, rel, seen, write.tool_call_id, now)
             before_text = None if seen is None else "" if seen.sha256 is None else seen.text  # absent: empty
             changes = replay(before_text, file_ops,
                              entry_file=write.tool == "memory")
@@ -234,7 +331,8 @@ class StoreWriter:
             # a rescan saw this write first and blamed the user (a row per entry): the tool's rows replace them
             while not unchanged and (claimed := attribution.take_claim(state, "memory_changes", f"memory:{rel}",
                                                                        after.sha256, now)) is not None:
-                conn.execute("DELETE FROM memory_changes WHERE id = ? AND actor = 'user-direct'", (claimed["id"],))
+                conn.execute("DELETE FROM memory_changes WHERE id = ? AND (actor = 'user-direct' OR actor IS NULL)",
+                             (claimed["id"],))
             for change in changes:
                 kind = change.op.change_type
                 conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "
@@ -253,8 +351,62 @@ class StoreWriter:
             if after.sha256 is None:  # the tool's write is explained: the next scan starts here
                 state.memory.pop(rel, None)
             else:
-                state.memory[rel] = {"sha256": after.sha256,
-                                     "text": safe_scrub(after.text) if after.text is not None else None}
+                state.memory[rel] = _memory_entry(after)
+        return written
+
+    def _before_memory(self, conn: sqlite3.Connection, state: ScanState, rel: str, seen: FileSeen, call_id: str,
+                       now: float) -> int:
+        """Rows for what changed in ``rel`` between the scan state and the file just before a memory call
+        (``seen``): one per entry, as a rescan writes them, unless a write explains it: the state is newer than that
+        look, another call (any process) writes the file without its rows in yet, or an agent write left the file
+        so. The state then starts from ``seen``."""
+        if not state.initialised:
+            return 0
+        old = state.memory.get(rel)
+        if (old.get("sha256") if old is not None else None) == seen.sha256:
+            return 0
+        at = old.get("at") if old is not None else None
+        if isinstance(at, int | float) and at >= seen.at:
+            return 0  # the state was set after that look: it may hold a later write, compared with nothing
+        if self.memory_probe is not None and self.memory_probe.busy(rel, call_id):
+            return 0
+        if attribution.explained(state, f"memory:{rel}", seen.sha256, now):
+            return 0
+        kind = "add" if old is None else "delete" if seen.sha256 is None else "modify"
+        after = "" if seen.sha256 is None else safe_scrub(seen.text) if seen.text is not None else None
+        same: bool | None = None  # whether Hermes reads the same entries (as the rescan tells it, .scan)
+        if old is not None and seen.sha256 is not None:
+            known = old.get("entries_sha256")
+            same = known == seen.entries_sha256 if isinstance(known, str) else \
+                True if seen.lf_sha256 == old.get("sha256") else None
+        diff = file_diff(rel, kind, "" if old is None else old.get("text"), after, same_entries=same)
+        written = 0
+        if diff is not None:
+            written = self._user_rows(conn, state, rel, diff.changes, seen.sha256,
+                                      sqlite_utc(int(seen.at * 1_000_000)), now)
+        if seen.sha256 is None:
+            state.memory.pop(rel, None)
+        else:
+            state.memory[rel] = _memory_entry(seen)
+        return written
+
+    def _user_rows(self, conn: sqlite3.Connection, state: ScanState, rel: str, changes: Iterable[Any],
+                   digest: str | None, stamp: str, moment: float) -> int:
+        """One row per entry changed out of band, each a claim an agent write of ``digest`` takes over; ``user-direct``
+        unless the store lost changes of the file (then no actor, and the reason says why)."""
+        why = self.unrecorded.why(f"memory:{rel}")
+        written = 0
+        for change in changes:
+            kind = change.change_type
+            cursor = conn.execute(
+                "INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, before_excerpt, "
+                "after_excerpt, reason, changed_at, file_hash) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)",
+                (safe_scrub(rel), kind, None if why else "user-direct",
+                 self._excerpt(change.before) if kind != "add" else None,
+                 self._excerpt(change.after) if kind != "delete" else None, why, stamp, digest))
+            attribution.add_claim(state, "memory_changes", int(cursor.lastrowid or 0), f"memory:{rel}", digest,
+                                  moment)
+            written += 1
         return written
 
     def _scan_memory(self, conn: sqlite3.Connection, state: ScanState, *, defer: bool = False) -> int:
@@ -288,20 +440,22 @@ class StoreWriter:
                     new_state.pop(diff.file_path, None)
                 continue
             self._candidates.pop(diff.file_path, None)
-            for change in diff.changes:  # one row per entry, each a claim an agent write of this hash takes over
-                kind = change.change_type
-                cursor = conn.execute(
-                    "INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, before_excerpt, "
-                    "after_excerpt, reason, changed_at, file_hash) "
-                    "VALUES (?, ?, 'user-direct', NULL, ?, ?, NULL, ?, ?)",
-                    (safe_scrub(diff.file_path), kind, self._excerpt(change.before) if kind != "add" else None,
-                     self._excerpt(change.after) if kind != "delete" else None, now, digest))
-                attribution.add_claim(state, "memory_changes", int(cursor.lastrowid or 0),
-                                      f"memory:{diff.file_path}", digest, moment)
-                written += 1
+            written += self._user_rows(conn, state, diff.file_path, diff.changes, digest, now, moment)
         changed = {d.file_path for d in diffs}
         for rel in [r for r in self._candidates if r not in changed]:
             del self._candidates[rel]  # changed back, or explained since
         state.memory = new_state
         state.initialised = True
+        if not defer:
+            self.unrecorded.looked("memory", skip={f"memory:{rel}" for rel in busy})
         return written
+
+
+def _memory_entry(seen: FileSeen) -> dict[str, Any]:
+    """The scan state's entry of a memory file as a probe read it (:func:`~.scan.memory_state`: its hash, its text
+    scrubbed, the hash of its entries), and when it was read (a write whose look at the file came before that cannot
+    compare with it)."""
+    entry = {**memory_state(str(seen.sha256), seen.text), "at": seen.at}
+    if seen.entries_sha256 is not None:
+        entry["entries_sha256"] = seen.entries_sha256
+    return entry

@@ -106,7 +106,7 @@ def test_in_flight_marks_of_dead_processes_or_too_old_are_dropped(tmp_path: Path
     import time
 
     from hermes_pipeline.sinks.observability_store.attribution import WINDOW
-    from hermes_pipeline.sinks.observability_store.probe import inflight_files
+    from hermes_pipeline.sinks.observability_store.inflight import inflight_files
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True)

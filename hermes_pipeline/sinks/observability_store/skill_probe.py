@@ -1,0 +1,293 @@
+"""Reading a skill when an agent's ``skill_manage`` call changes it, not when its row is written.
+
+The rows are written later, on the store's writer thread; by then the agent (or the user, or another process of
+the profile) may have changed the files again. :class:`SkillHashProbe` looks at the files on the caller's thread,
+at the time of the event (skill writes are rare, and the files are small): on ``pre_tool_call`` of Hermes'
+``skill_manage`` (:data:`SKILL_TOOL`), the skill as it is just before the call (what a hand edit made meanwhile is
+told apart by) and the files the call names (:func:`call_paths`: ``file_path``, else ``SKILL.md``; the whole skill
+for ``create`` / ``delete``); on ``on_skill_lifecycle``, where the skill is now (any layout), the hashes of its
+files (:class:`~.skill_tree.SkillTree`), the bytes of the files the call wrote (so their texts can be kept even
+when the row is written after they changed again) and any skill the call made below this one (a ``write_file`` of
+``sub/SKILL.md``). The writer takes each change back by skill and session (:meth:`SkillHashProbe.take`) and keeps
+it with the row until that row is committed, so a write retried after a failed transaction still has the
+event-time view. Each call puts an in-flight mark (:mod:`.inflight`) before the tool runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Final
+
+from ...contract.hookspecs import hookimpl
+from ...engine.scrub import safe_scrub
+from ...export.memory_changes import json_mapping
+from .attribution import WINDOW
+from .inflight import MAX_PENDING, drop_mark, expire_open, inflight_skills, put_mark
+from .skill_tree import Roots, SkillTree, find_skill, public_name
+
+__all__ = ["MAX_KEPT_BYTES", "SKILL_TOOL", "SKILL_WRITES", "WHOLE", "SkillHashProbe", "SkillSeen", "call_paths"]
+
+MAX_TEXT: Final = 1 << 20
+"""Files larger than this are not held for keeping their texts."""
+SKILL_TOOL: Final = "skill_manage"
+"""Hermes' tool that changes skills; its ``pre_tool_call`` names the files the call is about to write."""
+SKILL_WRITES: Final = frozenset({"create", "patch", "edit", "delete", "write_file", "remove_file"})
+WHOLE: Final = "*"
+"""In the files a skill call names: the whole skill (``create``, ``delete``)."""
+MAX_KEPT_BYTES: Final = 4 << 20
+"""At most this many bytes of the files one skill call wrote are held for keeping their texts."""
+
+
+def call_paths(args: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The files (relative to the skill, public names) a ``skill_manage`` call with ``args`` writes or removes:
+    ``file_path`` as Hermes resolves it, ``SKILL.md`` for ``edit`` and a ``patch`` without one, :data:`WHOLE` for
+    ``create`` and ``delete``; ``None`` for a call that changes no skill file (a view, an unknown action)."""
+    action = args.get("action")
+    if action in ("create", "delete"):
+        return (WHOLE,)
+    file_path = args.get("file_path")
+    if action == "edit" or (action == "patch" and not file_path):
+        return ("SKILL.md",)
+    if action not in ("patch", "write_file", "remove_file") or not isinstance(file_path, str):
+        return None
+    rel = PurePosixPath(file_path.strip()).as_posix()  # Hermes joins it to the skill's folder: "." parts go
+    if not rel or rel == "." or rel.startswith("/") or ".." in PurePosixPath(rel).parts:
+        return None
+    return (safe_scrub(rel),)
+
+
+def _read_bytes(path: Path | None, sha256: str) -> bytes | None:
+    """The bytes of ``path`` when they still hash to ``sha256`` and are small enough to keep."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_TEXT + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_TEXT or hashlib.sha256(data).hexdigest() != sha256:
+        return None
+    return data
+
+
+def _hold(texts: dict[str, bytes], tree: SkillTree | None, paths: Collection[str]) -> None:
+    """Add to ``texts`` (by SHA-256) the bytes of the files ``paths`` of ``tree`` (all of them for :data:`WHOLE`)."""
+    if tree is None:
+        return
+    names = tree.files if WHOLE in paths else [p for p in paths if p in tree.files]
+    for rel in names:
+        sha = tree.files[rel]
+        if sha in texts or sum(len(b) for b in texts.values()) >= MAX_KEPT_BYTES:
+            continue
+        data = _read_bytes(tree.disk_path(rel), sha)
+        if data is not None:
+            texts[sha] = data
+
+
+@dataclass
+class SkillSeen:
+    """One skill change as the probe saw it (see the module docstring)."""
+
+    tree: SkillTree | None
+    """The skill right after the change (``None``: gone)."""
+    session_id: str = ""
+    after_at: float = 0.0
+    """When :attr:`tree` was read (epoch seconds, once read)."""
+    before: SkillTree | None = None
+    """The skill right before the call (``None``: there was none); meaningful when :attr:`before_known`."""
+    before_known: bool = False
+    before_at: float = 0.0
+    """When :attr:`before` was read (epoch seconds)."""
+    paths: tuple[str, ...] | None = None
+    """The files the call names (:func:`call_paths`); ``None`` when unknown (a host reporting only the change)."""
+    texts: dict[str, bytes] = field(default_factory=dict)
+    """Bytes of the files the call wrote (and of those files before it), by SHA-256."""
+    nested: dict[str, SkillTree | None] = field(default_factory=dict)
+    """Skills (public name → tree; ``None``: removed) whose ``SKILL.md`` the call wrote or removed below this one,
+    each the one Hermes resolves by that name."""
+    call_id: str = ""
+    """The tool call (its in-flight mark goes once the change's rows are committed)."""
+
+
+@dataclass
+class _Call:
+    name: str
+    session_id: str
+    paths: tuple[str, ...]
+    before: SkillTree | None
+    at: float
+    texts: dict[str, bytes]
+    nested: dict[str, SkillTree]
+
+
+class SkillHashProbe:
+    """``skill_manage`` calls and ``on_skill_lifecycle`` → the skill before and after each change (see the module
+    docstring)."""
+
+    def __init__(self, skills_root: Roots, inflight: Path | None = None) -> None:
+        self.root = skills_root
+        self.inflight = inflight
+        self._trees: dict[str, deque[SkillSeen]] = {}
+        self._calls: OrderedDict[str, _Call] = OrderedDict()
+        """``skill_manage`` calls under way (``pre_tool_call`` seen, no change reported yet), by call id."""
+        self._open: dict[str, tuple[str, frozenset[str], float]] = {}
+        """Calls whose rows are not committed yet: call id → (public skill name, files it names, since when)."""
+        self._marks: dict[str, Path] = {}
+        self._lock = threading.Lock()
+
+    @hookimpl
+    def pre_tool_call(self, tool_name: str, args: Any, tool_call_id: str, session_id: str) -> None:
+        if tool_name != SKILL_TOOL or not tool_call_id:
+            return
+        parsed = json_mapping(args)
+        name = parsed.get("name") if parsed is not None else None
+        if parsed is None or parsed.get("action") not in SKILL_WRITES or not isinstance(name, str):
+            return
+        name = name.strip()
+        paths = call_paths(parsed)
+        if not name or "/" in name or "\\" in name or paths is None:
+            return
+        public = public_name(name)
+        mark = put_mark(self.inflight, tool_call_id, {"files": [], "skills": {public: list(paths)}})
+        with self._lock:  # before the skill is read: a rescan from now on leaves these files alone
+            expire_open(self._open, self._marks)
+            self._open[tool_call_id] = (public, frozenset(paths), time.time())
+            if mark is not None:
+                self._marks[tool_call_id] = mark
+        at = time.time()
+        before = find_skill(self.root, name)
+        texts: dict[str, bytes] = {}
+        _hold(texts, before, [p for p in paths if p != WHOLE])  # what the call overwrites: a hand edit's text
+        nested = self._nested(before, paths)
+        stale: list[Path | None] = []
+        with self._lock:
+            self._calls[tool_call_id] = _Call(name, str(session_id or ""), paths, before, at, texts, nested)
+            while len(self._calls) > MAX_PENDING:  # calls whose end never came
+                dropped, _ = self._calls.popitem(last=False)
+                stale.append(self._forget(dropped))
+        for path in stale:
+            drop_mark(path)
+
+    def _match(self, skill_name: str, session_id: str) -> tuple[str, _Call] | None:
+        """The call under way that this change of ``skill_name`` reports (the same session's first), taken."""
+        with self._lock:
+            found = [(cid, c) for cid, c in self._calls.items() if c.name == skill_name]
+            same = [pair for pair in found if pair[1].session_id == session_id]
+            pick = same[0] if same else (found[0] if len(found) == 1 else None)
+            if pick is not None:
+                del self._calls[pick[0]]
+        return pick
+
+    @hookimpl
+    def on_skill_lifecycle(self, action: str, skill_name: str, session_id: str) -> None:
+        if action == "loaded" or not isinstance(skill_name, str) or not skill_name or "/" in skill_name:
+            return
+        tree = find_skill(self.root, skill_name)
+        seen = SkillSeen(tree, str(session_id or ""), time.time())
+        pick = self._match(skill_name.strip(), seen.session_id)
+        if pick is not None:
+            call_id, call = pick
+            seen.before, seen.before_known, seen.before_at = call.before, True, call.at
+            seen.paths, seen.texts, seen.call_id = call.paths, call.texts, call_id
+            _hold(seen.texts, tree, call.paths)
+            after = self._nested(tree, call.paths)
+            seen.nested = {**{name: None for name in call.nested if name not in after}, **after}
+            for nested in after.values():
+                _hold(seen.texts, nested, (WHOLE,))
+        stale: Path | None = None
+        with self._lock:  # kept by the public name, the one the change reaches the store writer with
+            self._trees.setdefault(public_name(skill_name), deque()).append(seen)
+            if sum(len(q) for q in self._trees.values()) > MAX_PENDING:  # changes nobody takes: the oldest go
+                name = min(self._trees, key=lambda n: self._trees[n][0].after_at)
+                stale = self._forget(self._trees[name].popleft().call_id)
+                if not self._trees[name]:
+                    del self._trees[name]
+        drop_mark(stale)
+
+    def _nested(self, tree: SkillTree | None, paths: Collection[str]) -> dict[str, SkillTree]:
+        """Skills the call wrote a ``SKILL.md`` of below ``tree`` (not files of ``tree`` itself) that Hermes
+        resolves by their names."""
+        out: dict[str, SkillTree] = {}
+        if tree is None or tree.on_disk is None:
+            return out
+        for rel in paths:
+            parts = PurePosixPath(rel).parts
+            if rel in tree.files or len(parts) < 2 or parts[-1] != "SKILL.md":
+                continue
+            folder = tree.on_disk.joinpath(*parts[:-1])
+            found = find_skill(self.root, folder.name)
+            if found is not None and found.on_disk == folder:
+                out[public_name(folder.name)] = found
+        return out
+
+    @hookimpl
+    def post_tool_call(self, tool_name: str, tool_call_id: str) -> None:
+        if tool_name != SKILL_TOOL or not tool_call_id:
+            return
+        with self._lock:
+            unmatched = self._calls.pop(tool_call_id, None)
+        if unmatched is not None:  # no change was reported: the call changed nothing
+            self.end(tool_call_id)
+
+    def take(self, skill_name: str, session_id: str | None = None) -> SkillSeen | None:
+        """The oldest change of the skill publicly named ``skill_name`` not taken yet (that session's first when
+        it has one), ``None`` when the probe saw none."""
+        with self._lock:
+            queue = self._trees.get(skill_name)
+            if not queue:
+                return None
+            index = next((i for i, s in enumerate(queue) if s.session_id == (session_id or "")), 0)
+            seen = queue[index]
+            del queue[index]
+            if not queue:
+                del self._trees[skill_name]
+        return seen
+
+    def busy(self, skill_name: str, own: str = "") -> set[str]:
+        """Files of the skill publicly named ``skill_name`` that calls other than ``own`` (of any process) are
+        writing or have written without their rows committed (:data:`WHOLE`: the whole skill)."""
+        since = time.time() - WINDOW  # a call whose change never reached the writer holds nothing back for long
+        with self._lock:
+            out: set[str] = set()
+            for call_id, (name, paths, at) in self._open.items():
+                if name == skill_name and call_id != own and at >= since:
+                    out.update(paths)
+            own_mark = self._marks.get(own)
+        if self.inflight is not None:
+            exclude = {own_mark.name} if own_mark is not None else set()
+            out.update(inflight_skills(self.inflight, exclude=exclude).get(skill_name, set()))
+        return out
+
+    def busy_skills(self) -> set[str]:
+        """Skills (public names) some call of any process is changing without its rows committed."""
+        since = time.time() - WINDOW
+        with self._lock:
+            out = {name for name, _, at in self._open.values() if at >= since}
+        if self.inflight is not None:
+            out.update(inflight_skills(self.inflight))
+        return out
+
+    def _forget(self, call_id: str) -> Path | None:
+        self._open.pop(call_id, None)
+        return self._marks.pop(call_id, None)
+
+    def end(self, call_id: str) -> None:
+        """The call's rows are in the store (or it changed nothing, or its rows were given up): its mark goes."""
+        if not call_id:
+            return
+        with self._lock:
+            path = self._forget(call_id)
+        drop_mark(path)
+
+    def end_all_marks(self) -> None:
+        """Remove every mark of this probe (the store is closing)."""
+        with self._lock:
+            ids = list(self._open)
+        for call_id in ids:
+            self.end(call_id)
