@@ -31,7 +31,11 @@ RUNS_PER_VERSION: Final = 20
 DIFF_LINES: Final = 2000
 """Lines of one file's diff a skill page shows (the rest is counted)."""
 SCAN_ACTIONS: Final = {"external_edit": "someone outside Hermes (found by a rescan)",
-                       "discovered": "found on disk by a rescan", "external_delete": "deleted outside Hermes"}
+                       "discovered": "found on disk by a rescan", "external_delete": "deleted outside Hermes",
+                       "external_restore": "restored outside Hermes (found by a rescan)",
+                       "unattributed": "not known: the store lost rows then (see the reason)"}
+UNKNOWN_ACTOR: Final = "unknown (the store lost rows then)"
+"""A memory change whose ``actor`` is NULL: found where the store had given up rows, so it cannot say whose."""
 
 
 def _actor(row: dict[str, Any]) -> str:
@@ -167,6 +171,7 @@ def memory_file(sources: Sources, path: str, query: ListQuery) -> dict[str, Any]
     rows = rows or []
     present = _trajectory_ids(sources) if owners else set()
     for row in rows[:PAGE_SIZE]:
+        row["actor"] = row.get("actor") or UNKNOWN_ACTOR
         stamp = str(row["changed_at"])
         candidates = [o for o in owners or [] if str(o["session_id"]) == str(row.get("trigger_session_id"))]
         inside = [o for o in candidates if str(o.get("started_at") or "") <= stamp <= str(o.get("ended_at") or "~")]
@@ -297,6 +302,8 @@ def memory(sources: Sources, limit: int = 500, query: Any = None) -> dict[str, A
                               "ORDER BY changed_at DESC, id DESC LIMIT ? OFFSET ?",
                         (*params, PAGE_SIZE + 1, query.offset))
         recorded = _rows(conn, "SELECT DISTINCT file_path FROM memory_changes")
+    for change in changes or []:
+        change["actor"] = change.get("actor") or UNKNOWN_ACTOR
     return {"dirs": found_dir, "files": files[:limit], "more": max(0, len(files) - limit),
             "changes": None if changes is None else changes[:PAGE_SIZE],
             "changes_more": changes is not None and len(changes) > PAGE_SIZE,
