@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import re
 import secrets
@@ -36,10 +37,11 @@ from typing import Final
 
 from .scrub_shapes import find_shape_spans
 from .scrub_tokens import find_token_spans
-from .scrub_views import views
+from .scrub_views import percent_decoded, views
 
 __all__ = [
     "MARKER_RE",
+    "QuotedSecret",
     "REDACTED",
     "REDACTION_FAILED",
     "TRUNCATION_SUFFIX",
@@ -222,38 +224,112 @@ def redaction_marker(secret: str) -> str:
     return _marker(secret)
 
 
+class QuotedSecret(str):
+    """A secret written bare where the text needs a string in its place (a number after a quoted key:
+    ``{"pin": 483920}``): its marker goes between two of :attr:`quote`, the key's closing quote as the text writes it
+    (``"``, ``'``, ``\\"`` in JSON-escaped text, ``%22`` percent-encoded), so the text stays the same JSON, JS or
+    Python (``{"pin": "<redacted:…>"}``). Equal to the secret itself: it gets the secret's marker."""
+
+    quote: str
+
+    def __new__(cls, secret: str, quote: str) -> QuotedSecret:
+        self = super().__new__(cls, secret)
+        self.quote = quote
+        return self
+
+
 def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
     """The credentials in ``text``: ``(start, end, secret)`` with ``text[start:end]`` the credential as it is
-    written (escaped or encoded) and ``secret`` its decoded value; sorted, never overlapping.
+    written (escaped or encoded) and ``secret`` its decoded value; sorted, never overlapping. A secret that stood bare
+    where its marker must be a string is a :class:`QuotedSecret` (:func:`replace_spans` quotes its marker).
 
     ``gated=False`` runs every rule without its pre-check (the tests' reference).
 
     How the spans of several views combine: within one view, overlapping spans (a key inside a ``NAME=value``)
     are one credential, their union, and its secret is what that view reads there. Across views, a span that
     holds another's wins with its own secret (the plain view cut a value at an escape the JSON view reads
-    through); equal spans keep the secret of the view read first (the text itself before its decodings, so a
-    secret gets the same marker whatever wrapper it came in); spans of different views that only overlap are
-    united (every character of the union is one some view reads as a credential). A deeper view never reads past
-    what the view above it reads as the end of a string (:mod:`.scrub_views`), so no span covers text that no
-    correct reading holds as a credential."""
+    through); equal spans keep the secret of the view read first (the text itself before its JSON decodings, so a
+    secret gets the same marker whatever wrapper it came in); the secret of a URL's query value or userinfo password
+    is what its ``%XX`` escapes encode, whichever view read it (``?password=Xk9m%2BQ2v``, ``?password=a%26b`` and
+    ``password=Xk9m+Q2v``, ``password=a&b`` hold the same secrets; elsewhere ``%2B`` is three characters of a
+    literal), and the secret of a JSON pair's string value is what its escapes encode (``"password": "a\\u00e9"``
+    and ``password: aé``); spans of different views that only overlap are united (every character of the union is
+    one some view reads as a credential). A deeper view never reads past what the view above it reads as the end of
+    a string (:mod:`.scrub_views`), and the percent-decoded view's spans end at a quote, a space or an ``&`` written
+    as such, so no span covers text that no correct reading holds as a credential.
+
+    A marker already in the text (``<redacted:…>``) is opaque: no span covers any part of it (a rule reading
+    ``<redacted`` as a user name and the rest as a password finds nothing), so scrubbing a scrubbed text changes
+    nothing."""
     found: list[tuple[int, int, str]] = []
-    markers = "<redacted" in text  # a marker a rule reads as a value (``"password": <redacted:…>``) stays
     for view in views(text):
         vtext = view.text
         spans: list[tuple[int, int]] = []
+        wraps: dict[tuple[int, int], int] = {}
         find_token_spans(vtext, spans, gated)
-        find_shape_spans(vtext, vtext.lower(), spans, gated)
+        find_shape_spans(vtext, vtext.lower(), spans, gated, wraps)
         if not spans:
             continue
         plain = vtext is text
-        if markers:
-            spans = [span for span in spans
-                     if not MARKER_RE.fullmatch(text, *(span if plain else view.root_span(*span)))]
+        if "<redacted" in vtext:
+            spans = _outside_markers(vtext, spans)
         for s, e in _union(spans):  # one view's reading: spans that overlap are one credential
             rs, re_ = (s, e) if plain else view.root_span(s, e)
-            if re_ > rs:
-                found.append((rs, re_, vtext[s:e]))
+            secret = vtext[s:e]
+            if view.percent:
+                cut = _LITERAL_END.search(text, rs, re_)
+                if cut is not None:  # a "%22" decoded into a quote ran the value over the text's own "&page=2"
+                    re_ = cut.start()
+                    secret = percent_decoded(text[rs:re_])
+            if re_ <= rs:
+                continue
+            if not view.percent and "%" in secret and _URL_PART_BEFORE.search(text, max(0, rs - 256), rs):
+                secret = percent_decoded(secret)  # a URL's own encoding: the secret is what it encodes
+            if "\\" in secret and vtext[e:e + 1] == '"' and _JSON_PAIR_BEFORE.search(vtext, max(0, s - 160), s):
+                secret = _json_string(secret)  # "password": "a\u00e9": a JSON string is what its escapes encode
+            quote = wraps.get((s, e)) if wraps else None
+            if quote is not None:
+                qs, qe = (quote, quote + 1) if plain else view.root_span(quote, quote + 1)
+                secret = QuotedSecret(secret, text[qs:qe])
+            found.append((rs, re_, secret))
     return _merged(found)
+
+
+_URL_PART_BEFORE: Final = re.compile(r"(?:[?&;#][^\s?&;#=\"'<>\\]{1,128}=|//[^\s/?#@:\"'<>\\]{0,128}:)\Z")
+"""What stands before a URL's query value or its userinfo password (where ``%XX`` is the URL's encoding)."""
+_LITERAL_END: Final = re.compile(r"[\s\"'`&<>]")
+"""What, written as it is (not percent-encoded), ends a value the percent-decoded view reads: that view's span stops
+there (the text's own reading holds a value that goes on past it)."""
+_JSON_PAIR_BEFORE: Final = re.compile(r'"[^"\\\n]{1,128}"[ \t]*:[ \t]*"\Z')
+"""What stands before a JSON string value (``"key": "``)."""
+
+
+def _json_string(raw: str) -> str:
+    """The string the JSON string body ``raw`` encodes (``raw`` itself when it is none)."""
+    try:
+        decoded = json.loads(f'"{raw}"')
+    except ValueError:
+        return raw
+    return decoded if type(decoded) is str else raw
+
+
+def _outside_markers(vtext: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` less every marker of ``vtext``: the pieces of a span outside the markers it touches, those holding a
+    letter or a digit (a piece such as the ``:`` after a marker is no credential)."""
+    markers = [m.span() for m in MARKER_RE.finditer(vtext)]
+    if not markers:
+        return spans
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        pieces = [(s, e)]
+        for ms, me in markers:
+            if me <= s or ms >= e:
+                continue
+            pieces = [piece for ps, pe in pieces for piece in ((ps, min(pe, ms)), (max(ps, me), pe))
+                      if piece[1] > piece[0]]
+        out.extend(piece for piece in pieces
+                   if piece == (s, e) or any(c.isalnum() for c in vtext[piece[0]:piece[1]]))
+    return out
 
 
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -275,7 +351,7 @@ def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """``found`` sorted and without overlaps: a span holding another replaces it; equal spans keep the first one's
     secret (sorting is stable); spans that overlap without one holding the other become their union, with the
-    secret of the longer."""
+    secret of the longer (never quoted: the union is no bare scalar)."""
     if len(found) < 2:
         return found
     found.sort(key=lambda span: (span[0], -span[1]))
@@ -284,7 +360,8 @@ def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
         last_start, last_end, last_secret = merged[-1]
         if start < last_end:
             if end > last_end:
-                merged[-1] = (last_start, end, secret if end - start > last_end - last_start else last_secret)
+                union = secret if end - start > last_end - last_start else last_secret
+                merged[-1] = (last_start, end, str(union) if type(union) is QuotedSecret else union)
             continue
         merged.append((start, end, secret))
     return merged
@@ -344,12 +421,16 @@ _MAX_PASSES: Final = 4
 
 
 def replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
-    """``text`` with each ``(start, end, secret)`` span (sorted, not overlapping) replaced by its marker."""
+    """``text`` with each ``(start, end, secret)`` span (sorted, not overlapping) replaced by its marker (between
+    the secret's quotes when it is a :class:`QuotedSecret`)."""
     parts: list[str] = []
     last = 0
     for start, end, secret in spans:
         parts.append(text[last:start])
-        parts.append(_marker(secret))
+        if type(secret) is QuotedSecret:
+            parts.append(f"{secret.quote}{_marker(secret)}{secret.quote}")
+        else:
+            parts.append(_marker(secret))
         last = end
     parts.append(text[last:])
     return "".join(parts)

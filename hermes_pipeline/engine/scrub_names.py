@@ -27,12 +27,16 @@ credential names:
 name, so the detectors' pre-check on it is exact.
 
 Under any credential name a value is kept when it cannot be a credential: empty, a number of at most three digits
-(or a negative or decimal one), a number under a ``token`` name, ``true`` / ``none`` / ``null`` / ``same-origin``
+(or a negative or decimal one), a number under a name that counts tokens (``max_tokens``, ``input_tokens``; not under
+one that holds a token: ``refresh_token=483920`` is a credential), ``true`` / ``none`` / ``null`` / ``same-origin``
 ..., a placeholder (``<...>``, ``${VAR}``, ``$VAR``, ``{{x}}``, ``{x}``, ``***``, ``...``, ``sk-...``,
-``YOUR_API_KEY``, ``xxxx``), a template (``{{ .Values.x }}``, ``${{ secrets.X }}``), a redaction marker, a path,
-an ARN, code (a call, a subscript, ``self.x`` / ``os.environ``, a dotted name, a type name, the name itself), a
-regular expression; unquoted (code, YAML, a docstring) also a lower-case word or words joined by ``_ - .`` and a
-CamelCase name: a generated credential mixes cases with digits or symbols.
+``YOUR_API_KEY``, ``xxxx``; what it names or starts with not generated, its words all words), a template
+(``{{ .Values.x }}``, ``${{ secrets.X }}``), a redaction marker, a path, an ARN, code (a call or a subscript that
+closes as a whole, of a name code gives a function, with the arguments code writes: not ``Hunter2(xyz)`` nor
+``zRA9[@a9{S_k|pXz``; ``self.x`` / ``os.environ``, a dotted name, a type name, the name itself, a variable named for
+what it holds when each of its pieces is a word), a regular expression; unquoted (code, YAML, a docstring) also a
+lower-case word or words joined by ``_ - .`` and a CamelCase name: a generated credential mixes cases with digits or
+symbols. A value written in quotes is a literal: a call only with a string argument (``"os.getenv('X')"``).
 """
 
 from __future__ import annotations
@@ -42,9 +46,9 @@ import string
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["FOREIGN_WORDS", "NAME_HINTS", "STRONG", "WEAK", "camel_name", "credential_name", "credential_word",
-           "english_word", "kept_value", "parameter_default", "phrase_name", "placeholder", "query_credential",
-           "secret_looking"]
+__all__ = ["FOREIGN_WORDS", "NAME_HINTS", "STRONG", "WEAK", "call_extent", "camel_name", "code_call",
+           "credential_name", "credential_word", "english_word", "kept_value", "parameter_default", "phrase_name",
+           "placeholder", "query_credential", "secret_looking"]
 
 STRONG: Final = 2
 WEAK: Final = 1
@@ -256,14 +260,27 @@ def credential_word(word: str) -> bool:
 
 
 _PLACEHOLDER: Final = re.compile(
-    r"<[^<>]*>|\$[A-Za-z_][A-Za-z0-9_]*|\$\(.*|\{\{.*\}\}|\$\{\{.*\}\}|\{%.*%\}|<%.*%>|#\{.*\}"
-    r"|%\([A-Za-z_]+\)s|%s|%\w+%"
-    r"|\*+|•+|x{3,}|X{3,}|\.{2,}|…|_+|-+|#+|\?+|![A-Za-z][A-Za-z0-9_.-]*"
-    r"|[A-Za-z0-9_-]{0,16}(?:\.{3}|…)"  # sk-..., ghp_...: a prefix and an ellipsis
-    r"|(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]{0,4}[xX*•]{3,}[A-Za-z0-9]{0,4}"  # AKIAXXXXXXXX, sk-proj-xxxx, ghp_****abcd
+    r"\{\{.*\}\}|\$\{\{.*\}\}|\{%.*%\}|<%.*%>"
+    r"|%\([A-Za-z_]+\)s|%s"
+    r"|\*+|•+|x{3,}|X{3,}|\.{2,}|…|_+|-+|#+|\?+"
+    r"|(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]{0,4}(?:x{3,}|X{3,}|\*{3,}|•{3,})[A-Za-z0-9]{0,4}"  # AKIAXXXX, ghp_****abcd
 )
+_NAMED_PLACEHOLDER: Final = re.compile(
+    r"<(?P<angle>[^<>]*)>|\$(?P<var>[A-Za-z_][A-Za-z0-9_]*)|%(?P<env>[A-Za-z_][A-Za-z0-9_]*)%"
+    r"|!(?P<tag>[A-Za-z][A-Za-z0-9_.-]*)|\$\((?P<command>[a-z][a-z0-9_.-]*)"
+    r"|\$\([ \t]*(?:<[ \t]*)?(?P<run>[A-Za-z_./~][^()\s]*)(?:[ \t][^()%^<>?!#*]*|\([^()]*\))*\)"
+    r"|#\{[@$]?(?P<ruby>[A-Za-z_][\w.]*)(?:[\[(][^{}]*[\])])*\}"
+    r"|(?P<prefix>[A-Za-z0-9_-]{0,16})(?:\.{3}|…)"
+)
+"""``<your-token>``, ``$API_KEY``, ``%API_KEY%``, ``$(cat /run/secrets/x)`` (named by its command), ``$(openssl`` (a
+command cut where the value was), a YAML tag (``!Ref``), Ruby's ``#{password}``, a prefix and an ellipsis
+(``sk-...``): a placeholder when what it names is not itself generated (``<Xk9mQ2vLp7Rt>``, ``!Xk9mQ2vLp7Rt``,
+``Xk9mQ2vLp7Rt...`` hold a secret)."""
+_MASKED: Final = re.compile(r"[*•xX]{3,}(?:%[sdr]|\{[A-Za-z0-9_]*\})+|(?:%[sdr]|\{[A-Za-z0-9_]*\})+[*•xX]{3,}")
+"""``****%s``, ``{}****``: a mask and a format field for the characters shown (a log line's masked secret)."""
 _FORMAT_FIELD: Final = re.compile(
-    r"\{(?P<f>[A-Za-z_][A-Za-z0-9_.]*)(?:\[[^\]{}]*\]|\([^{}]*\))*(?:![rsa])?(?::[^{}]*)?\}")
+    r"\{(?P<f>[A-Za-z_][A-Za-z0-9_.]*)(?:\[[^\]{}]*\]|\([^{}]*\))*(?:![rsa])?"
+    r"(?::(?:.?[<>=^])?[-+ ]?z?#?0?\d*[,_]?(?:\.\d+)?[bcdeEfFgGnosxX%]?)?\}")
 """A format field (``{api_key}``, ``{self.token}``, ``{password!r}``, ``{x:>8}``): code, unless its name looks
 generated (``{Xk9mQ2vLp7Rt}`` is a value in braces)."""
 _PARAMETER: Final = re.compile(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-=?+])(?P<d>[^{}]*))?\}")
@@ -282,13 +299,35 @@ _STOPWORDS: Final = frozenset({"the", "a", "an", "of", "to", "in", "on", "for", 
                                "and", "or", "with", "your", "you", "this", "that", "it", "by", "from", "as", "at",
                                "can", "will", "must", "should", "please", "if", "could", "try"})
 _PLACEHOLDER_WORDS: Final = frozenset({"your", "my", "here", "placeholder", "example", "changeme", "redacted"})
-"""A value holding one of these words (``your-password-here``, ``sk-your-key-here``, ``<MY_TOKEN>``) shows where
-a credential goes."""
-_CODE: Final = re.compile(
-    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*[(\[]"  # a call or a subscript
-    r"|(?:import|await|lambda|new|not)(?:\s|$)"
+"""A value made of words, one of them one of these (``your-password-here``, ``sk-your-key-here``, ``MY_TOKEN``), shows
+where a credential goes; ``my`` and ``your`` only beside a word for what goes there (``my-dog-Rover-2`` is a
+password)."""
+_OWNER_WORDS: Final = frozenset({"my", "your"})
+_WHAT_WORDS: Final = frozenset({"api", "value", "creds", "secret", "id"})
+_ABBREVIATIONS: Final = frozenset({"sk", "pk", "rk", "db", "ssh", "gpg", "pgp", "aws", "gcp", "url", "dsn", "ghp",
+                                   "hf", "npm", "smtp", "sftp", "ftp", "xxx", "llm", "jwt"})
+"""Words without a vowel (or not English) that placeholders are written with (``sk-your-key-here``)."""
+_NAME_SEPARATORS: Final = re.compile(r"[-_.]+")
+_PATH_SEPARATORS: Final = re.compile(r"[/\\ ~$%{}:]+")
+_NOT_IN_NAMES: Final = frozenset("!#$%&()*+,/:;<=>?@[\\]^`{|}~\"'")
+_PLACEHOLDER_CORE: Final = re.compile(r"[A-Za-z0-9]+(?:[-_. ][A-Za-z0-9]+)*")
+_CODE_WORDS: Final = re.compile(
+    r"(?:import|await|lambda|new|not)(?:\s|$)"
     r"|(?:str|int|bytes|bool|float)\s*(?:\||$)"
 )
+_CALLEE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[ \t]*(?=[(\[])")
+"""The name a call or a subscript starts with (``os.environ.get``, ``config``)."""
+_CLOSER: Final = {"(": ")", "[": "]", "{": "}"}
+_CALL_STOP: Final = re.compile(r"[^A-Za-z0-9_ \t\r\n.,:=*+/\\-]")
+"""What the scan of a call's arguments stops at: a bracket, a quote, or a character code does not write between
+names, numbers and strings (a backslash it does: the call is JSON-escaped); a generated password's other symbols
+(``@ # $ % ^ | ~ ! ? < >``) are in no argument list."""
+_ARGUMENT_WORD: Final = re.compile(r"[A-Za-z0-9_]{6,}")
+_TRAILER: Final = re.compile(r"(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_CALL_SPAN: Final = 2048
+_STRING_ARGUMENT: Final = re.compile(r"[(\[][ \t]*[\"']|\(\)$")
+"""A call or a subscript with a string argument or none (no generated password holds a quote)."""
+_WORD_NUMBER: Final = re.compile(r"(?P<w>[A-Za-z][a-z]*)[0-9]+")
 # An attribute path from a name code reads credentials from (``self.token``, ``os.environ``, ``config.api_key``):
 # kept only when no segment after the first looks generated (``t.vtnlNpXX2GL`` is a secret with a dot in it).
 _CODE_PATH: Final = re.compile(
@@ -327,16 +366,34 @@ _ONSETS: Final = frozenset({
 """The consonants an English word starts with, before its first vowel."""
 _PATH: Final = re.compile(
     r"(?:/|~/|\.\.?/|\$HOME/|\$\{HOME\}/|%[A-Z_]+%\\|[A-Za-z]:\\)"
-    r"(?:(?:home|tmp|etc|var|run|usr|opt|Users|root|mnt|srv|secrets|data|app|proc|dev|Library|private)(?:[/\\]|$)"
-    r"|[^\s]*\.[A-Za-z]{1,5}$|[^\s]*[/\\][^\s]*\.\d+$)"
+    r"(?:(?P<system>(?:home|tmp|etc|var|run|usr|opt|Users|root|mnt|srv|secrets|data|app|proc|dev|Library|private)"
+    r"(?:[/\\]|$))|[^\s]*\.(?:[a-z0-9]{1,5}|[A-Z]{1,5})$|[^\s]*[/\\][^\s]*\.\d+$)"
 )
 """A file's path (an absolute or home path under a system directory, or one naming a file with an extension): a
-credential name's value is the file that holds the credential (``GOOGLE_APPLICATION_CREDENTIALS=/…/sa.json``)."""
+credential name's value is the file that holds the credential (``GOOGLE_APPLICATION_CREDENTIALS=/…/sa.json``). Outside
+a system directory, each of its names is one people give (``./keys/server-2024.pem``, not ``/r3j/peSz/.0``)."""
+_PATH_REST: Final = re.compile(r"(?:/|~/|\.\.?/|\$HOME/|\$\{HOME\}/|%[A-Z_]+%\\|[A-Za-z]:\\)[A-Za-z0-9_./\\~ -]*")
+"""What a path is written with after its root: a generated password's symbols (``!#$%()*:<=>?@[]^{|}``) are in no
+path's names."""
 _RESOURCE: Final = re.compile(r"arn:[a-z0-9-]+:|projects/[^/\s]+/secrets/|[A-Z0-9]{16,128}/\d{8}/[a-z0-9-]+/"
-                              r"[a-z0-9-]+/aws4_request$")
-"""The name of a stored secret (an AWS ARN, a Google secret's resource name) or an AWS credential scope: no
+                              r"[a-z0-9-]+/aws4_request$|[^@/\s]{1,64}@[^@/\s]{1,255}/\d{8}/[a-z0-9-]+/"
+                              r"[a-z0-9-]+/goog4_request$")
+"""The name of a stored secret (an AWS ARN, a Google secret's resource name), or the credential scope of an AWS or a
+Google Cloud Storage signed request (``…/20240101/auto/storage/goog4_request`` after a service account's e-mail): no
 credential itself."""
 _REGEX_LIKE: Final = re.compile(r"\[(?:\^?[^\]]{0,3}-[^\]]{1,3})+\]|\{\d*,\d*\}|\(\?[:=!<P]|\\[dwsbDWS]|\.\*|\.\+")
+_REGEX_TOKEN: Final = re.compile(
+    r"\(\?P<\w+>|\[\^?(?:[A-Za-z0-9_.+/=:@ -]{1,3}|(?=[^\]]{0,15}?(?:a-[a-z]|A-[A-Z]|[0-9]-[0-9]|\\.))"
+    r"(?:a-[a-z]|A-[A-Z]|[0-9]-[0-9]|\\.|[A-Za-z0-9_.+/=:@ -]){1,16})\]"
+    r"|\{\d*,\d*\}|\{\d+\}|\(\?[:=!<P]|\\[dwsbDWS]|\.\*|\.\+")
+"""The syntax of a regular expression (a class of ranges or escapes or of a few characters, a quantifier, a group's
+opening, an escape, ``.*``), blanked before what is left of a pattern is judged (``[WnsR-.7P@hza]`` is no class a
+pattern is written with)."""
+_REGEX_SYNTAX: Final = re.compile(r"\\[dwsbDWSAZ.()\[\]{}+*?|^$/-]|\(\?(?:[:=!]|P?<)")
+"""An escape (what patterns are written with and no generated password holds: it has no backslash) or a group's
+extension (``(?:``, ``(?P<``: a generated password holds one once in thousands, so its other runs are judged too)."""
+_WILDCARDS: Final = re.compile(r"\.\*|\.\+")
+_PATTERN_TEXT: Final = re.compile(r"[A-Za-z0-9_./:@ |()?+*\\-]*")
 _VARIABLE_WORDS: Final = frozenset({"password", "passwd", "pwd", "token", "secret", "key", "auth", "credential",
                                     "credentials", "cookie", "pass", "passphrase", "apikey"})
 _SHORT_NUMBER: Final = re.compile(r"[+-]?\d{1,3}|-\d+(?:\.\d+)?|[+-]?\d*\.\d+")
@@ -356,62 +413,200 @@ def parameter_default(value: str) -> tuple[int, int] | None:
 
 def placeholder(value: str) -> bool:
     """Whether ``value`` shows where a credential goes rather than holding one: empty, ``none`` / ``null`` ...,
-    ``<...>``, ``$VAR``, ``${VAR}``, ``{{ x }}``, ``{x}``, ``***``, ``sk-...``, ``YOUR_API_KEY``, ``xxxx``, a marker."""
+    ``<...>``, ``$VAR``, ``${VAR}``, ``{{ x }}``, ``{x}``, ``***``, ``sk-...``, ``YOUR_API_KEY``, ``xxxx``, a marker.
+
+    What a placeholder names or starts with (``<...>``, ``$VAR``, a YAML tag, the prefix before an ellipsis) is not
+    generated, and a value holding a placeholder word is made of words: ``Xk9mQ2vLp7Rt...``, ``!Xk9mQ2vLp7Rt`` and
+    ``hwLXVPC+@%R7$My[`` are passwords."""
     v = value.strip()
     if not v:
         return True
-    if v.lower() in _NOT_SECRET_WORDS or _PLACEHOLDER.fullmatch(v):
+    if v.lower() in _NOT_SECRET_WORDS or _PLACEHOLDER.fullmatch(v) or _MASKED.fullmatch(v):
         return True
-    if v.startswith(("<redacted", "[REDACTED", "{{", "${{", "{%")):
+    if v.startswith(("<redacted", "[REDACTED")):
         return True
+    if v.startswith(("{{", "${{", "{%")):
+        opener = 3 if v[0] == "$" else 2
+        if v[opener:opener + 1] in (" ", "") or v.endswith(("}}", "%}")):
+            return True  # a template, perhaps cut where the value was
+    named = _NAMED_PLACEHOLDER.fullmatch(v)
+    if named is not None:
+        what = named.group(named.lastgroup or 0)
+        if named.lastgroup == "angle":
+            return not secret_looking(what) and all(_name_like(word) for word in what.split())  # <your token>
+        if named.lastgroup == "run" and what[0] in "/.~":
+            return _PATH_REST.fullmatch(what) is not None  # $(/usr/local/bin/get-secret), $(<./token.txt)
+        return not secret_looking(what) and _name_like(what)
     parameter = _PARAMETER.fullmatch(v)
     if parameter is not None:
-        return parameter.group("op") is None or parameter.group("op")[-1] in "?+" or placeholder(parameter.group("d"))
+        if parameter.group("op") is None:
+            return _name_like(parameter.group("n")) and not secret_looking(parameter.group("n"))  # not ${Vi_P29yTI}
+        return parameter.group("op")[-1] in "?+" or placeholder(parameter.group("d"))
     field = _FORMAT_FIELD.fullmatch(v)
-    if field is not None and not any(secret_looking(seg) for seg in field.group("f").split(".")):
+    if field is not None and all(not secret_looking(seg) and _name_like(seg) for seg in field.group("f").split(".")):
         return True
-    pieces = [piece for piece in _PIECES.split(v) if piece]
-    return any(piece.lower() in _PLACEHOLDER_WORDS for piece in pieces) and not any(
-        secret_looking(piece) for piece in pieces)  # your-password-here, <YOUR_TOKEN>, sk-your-key-here
+    return _placeholder_words(v)
 
 
-def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: bool = False) -> bool:
+def _placeholder_words(v: str) -> bool:
+    """``your-password-here``, ``sk-your-key-here``, ``YOUR_API_KEY``, ``my_secret_token``: words (one of them a
+    placeholder word; ``my`` / ``your`` beside a word for what goes there), joined as names are."""
+    core = v.strip("<>[](){}\"'")
+    if not _PLACEHOLDER_CORE.fullmatch(core):
+        return False
+    words = _words(core)
+    marks = [w for w in words if w in _PLACEHOLDER_WORDS]
+    if not marks or not all(_plain_word(w) for w in words):
+        return False
+    if all(w in _OWNER_WORDS for w in marks) and not any(w in _WHAT_WORDS or credential_word(w) for w in words):
+        return False  # my-dog-Rover-2: a passphrase
+    return not any(secret_looking(piece) for piece in _PIECES.split(core) if piece)
+
+
+def _path(value: str) -> bool:
+    """Whether ``value`` is a file's path (:data:`_PATH`, :data:`_PATH_REST`)."""
+    m = _PATH.match(value)
+    if m is None or _PATH_REST.fullmatch(value) is None:
+        return False
+    return m.group("system") is not None or all(_name_like(name) for name in _PATH_SEPARATORS.split(value))
+
+
+def _name_like(name: str) -> bool:
+    """A name as people write one (``OPENAI_API_KEY``, ``GetAtt``, ``sk-proj-``): pieces joined by ``_ - .``, each
+    lower case or capitals with a short number, or CamelCase; not a generated string (``XjweQCjEKij``)."""
+    return all(not piece or _PIECE.fullmatch(piece) or camel_name(piece) for piece in _NAME_SEPARATORS.split(name)
+               ) and not any(c in _NOT_IN_NAMES for c in name)
+
+
+def _plain_word(word: str) -> bool:
+    """A word a placeholder is written with (lower case): English-looking, a credential word, a short number or an
+    abbreviation (``sk``, ``db``)."""
+    if word.isdigit():
+        return len(word) <= 4
+    return word in _ABBREVIATIONS or credential_word(word) or english_word(word)
+
+
+def code_call(value: str) -> bool:
+    """Whether ``value`` is, as a whole, a call or a subscript that closes (``f(x)``, ``os.environ["X"]``,
+    ``cfg.get("a")[0]``) of a name code gives a function (not a word and a number, ``Hunter2(xyz)``, nor a
+    generated string), with arguments code writes: code that reads the credential, not the credential."""
+    end, callee, arguments = call_extent(value, 0, len(value))
+    return callee and arguments and end == len(value)
+
+
+def call_extent(text: str, start: int, limit: int) -> tuple[int, bool, bool]:
+    """``(end, callee, arguments)`` for the call or subscript starting at ``start`` (before ``limit``): where it
+    closes, its last bracket and what follows it (``.x``, ``(y)``, ``[0]``) included, or ``-1`` when it does not
+    close; ``callee``: its name is one code gives a function (the last part of a dotted name: ``uuid.uuid4``,
+    ``self.get_token``; not ``Hunter2``, ``Xk9mQ2``); ``arguments``: they are names (none generated), numbers,
+    strings and the operators code writes between them (not ``@ # $ % ^ | ~ ! ? < >``)."""
+    m = _CALLEE.match(text, start, limit)
+    if m is None:
+        return -1, False, False
+    callee = _code_name(m.group(0).rstrip(" \t").rsplit(".", 1)[-1])
+    arguments = True
+    i = m.end()
+    limit = min(limit, start + _CALL_SPAN)
+    expected: list[str] = []
+    search = _CALL_STOP.search
+    while True:
+        stop = search(text, i, limit)
+        if stop is None:
+            return -1, False, False
+        at = stop.start()
+        if arguments and at > i:
+            arguments = not any(_generated_word(word) for word in _ARGUMENT_WORD.findall(text, i, at))
+        c = text[at]
+        i = at + 1
+        if c in _CLOSER:
+            expected.append(_CLOSER[c])
+        elif c in ")]}":
+            if not expected or expected.pop() != c:
+                return -1, False, False
+            if not expected:
+                trailer = _TRAILER.match(text, i, limit)
+                if trailer is not None:
+                    i = trailer.end()
+                nxt = text[i:i + 1]
+                if nxt not in ("(", "[") or i >= limit:
+                    return i, callee, arguments
+        elif c in "\"'":
+            triple = text.startswith(c * 3, at)
+            close = text.find(c * 3 if triple else c, at + (3 if triple else 1), limit)
+            if close < 0:
+                return -1, False, False
+            i = close + (3 if triple else 1)
+        elif c == "#" and expected:
+            arguments = False  # a comment inside a call spread over lines (its apostrophes are no quotes)
+            line = text.find("\n", at, limit)
+            if line < 0:
+                return -1, False, False
+            i = line
+        else:
+            arguments = False  # @ # $ % ^ | ~ ! ? < > ;: no argument list code writes
+
+
+def _generated_word(word: str) -> bool:
+    """A run of letters and digits no code names anything with: both cases and digits mixed, not as names are
+    written (``nZ0yxgi2fVZvk``; ``Ed25519PrivateKey``, ``rfc2965``, ``lpOverlappedTyped`` are names)."""
+    return (len(word) >= 6 and any(c.isdigit() for c in word) and word.lower() != word and word.upper() != word
+            and not (camel_name(word) or _identifier(word)))
+
+
+def _code_name(segment: str) -> bool:
+    """A name code gives a function, a class or a variable it subscripts (``get_token``, ``sha256``, ``uuid4``,
+    ``Http2Client``, ``m1``): not a capitalised word and a number as passwords are made (``Hunter2``,
+    ``Password1``), nor a generated string (``Xk9mQ2``, ``zRA9``)."""
+    number = _WORD_NUMBER.fullmatch(segment)
+    if number is not None and number.group("w")[0].isupper():
+        return number.group("w").lower() in _NUMBERED  # Base64, Sha256; not Hunter2, Password1
+    if any(c.isdigit() for c in segment) and not (segment.islower() or segment.isupper()):
+        return camel_name(segment) or _identifier(segment)  # Http2Client; not Xk9mQ2
+    return True
+
+
+def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: bool = False,
+               literal: bool = False) -> bool:
     """Whether ``value`` (already unquoted) stays under the credential name ``name`` (module docstring).
 
     ``bare``: the value was written without quotes where code, YAML or a docstring would write a literal in quotes,
     so a lower-case word or a constant's name is an identifier or a setting there. ``typed``: code follows the bare
-    value (``| None``, ``[``, ``(``, ``=``), so a CamelCase name is a type or a class."""
+    value (``| None``, ``[``, ``(``, ``=``), so a CamelCase name is a type or a class. ``literal``: the value was
+    written as a string (in quotes, an element's text): a call only with a string argument or none
+    (``"os.getenv('X')"``; ``"password": "X[nZ0yx]"`` is a password), a dotted name only with a part in lower case
+    as modules and attributes are written (:func:`_dotted_literal`)."""
     v = value.strip()
     if len(v) <= 2:
         return True  # ">": no credential is that short
     if v.isascii() and v.isalnum():
         return _kept_word(v, name, level, bare, typed)
-    if _CODE.match(v):
+    if _CODE_WORDS.match(v) or (v[-1] in ")]" and code_call(v) and (not literal or _STRING_ARGUMENT.search(v))):
         return True  # os.environ["X"], f(x): code
     path = _CODE_PATH.fullmatch(v)
     if path is not None and not any(secret_looking(seg) for seg in path.group(1).split(".")[1:]):
         return True
-    if placeholder(v) or _RESOURCE.match(v) or _PATH.match(v) or _SMALL_LITERAL.fullmatch(v):
+    if placeholder(v) or _RESOURCE.match(v) or _path(v) or _SMALL_LITERAL.fullmatch(v):
         return True
     if not any(c.isalnum() for c in v):
         return True  # "✅": a credential has a letter or a digit
     parameter = _PARAMETER.fullmatch(v)
-    if parameter is not None:
+    if parameter is not None and parameter.group("d") is not None:
         return kept_value(parameter.group("d"), name, level)
     words = _name_words(name)
     value_words = _words(v)
     if _SHORT_NUMBER.fullmatch(v):
         return True
-    if v.lstrip("+-").isdigit() and len(v) <= 10:
-        if any(w in ("token", "tokens") for w in words) or level == WEAK:
-            return True  # max_tokens=128000, a count
-    if _DOTTED_IDENT.fullmatch(v) and all(_identifier(seg) and not secret_looking(seg) for seg in v.split(".")):
+    if v.lstrip("+-").isdigit() and len(v) <= 10 and (level == WEAK or _count_name(name, words)):
+        return True  # max_tokens=128000, "input_tokens": "1000": a count
+    if _DOTTED_IDENT.fullmatch(v) and all(_identifier(seg) and not secret_looking(seg) for seg in v.split(".")) and (
+            not literal or _dotted_literal(v.split("."))):
         return True  # session_id.user, settings.api_key, codes.IMPORT_NOT_FOUND: an attribute read in code
     if value_words and words[-len(value_words):] == value_words and "".join(value_words) == _PIECES.sub("", v.lower()):
         return True  # password=password, token=token, "login.password": "Password"
-    if _SNAKE_IDENT.fullmatch(v) and set(value_words) & set(words) & _VARIABLE_WORDS:
-        return True  # api_key=api_key_value, token=user_token: a variable named for what it holds
-    if _REGEX_LIKE.search(v) and not secret_looking("".join(c for c in _REGEX_LIKE.sub("", v) if c.isalnum())):
+    if _SNAKE_IDENT.fullmatch(v) and set(value_words) & set(words) & _VARIABLE_WORDS and all(
+            _plain_word(piece) for piece in v.split("_")):
+        return True  # api_key=api_key_value, token=user_token: a variable named for what it holds (token_8f3k2j9x)
+    if _REGEX_LIKE.search(v) and _pattern(v):
         return True  # pat = "^[a-z]+$", _HEX_PAT = "[0-9A-Fa-f]{1,4}": a pattern
     if " " in v and _sentence(v) and "passphrase" not in words and "passphrases" not in words:
         return True  # "Telegram could not finish bot setup.", "begin of comment": a message, not a password
@@ -432,6 +627,80 @@ def _name_words(name: str) -> list[str]:
     return _words(name)
 
 
+def _dotted_literal(segments: list[str]) -> bool:
+    """A dotted name in quotes as modules, attributes and settings are written (``"aiohttp.ClientSession"``,
+    ``"gateway.max_sessions"``, ``"hashlib.sha256"``): a part in lower case, an English word in it, and numbers only
+    after the words they follow in names (``"Zkwms.TMTOXQ"``, ``"qwns0.bohmNC"``, ``"Xhd.khmlismt"`` are passwords)."""
+    if not any(segment[0].islower() for segment in segments):
+        return False
+    if not any(len(word) >= 3 and word.isalpha() and english_word(word) for segment in segments
+               for word in _words(segment)):
+        return False
+    return all((number := _WORD_NUMBER.search(segment)) is None or number.group("w").lower() in _NUMBERED
+               for segment in segments)
+
+
+def _count_name(name: str, words: list[str]) -> bool:
+    """A name that counts tokens (``max_tokens``, ``input_tokens``, ``tokens``), not one that holds a token
+    (``refresh_token``, ``authToken``, ``X-Amz-Security-Token``: a number under them is a credential)."""
+    return ("token" in words or "tokens" in words) and credential_name(name) != STRONG
+
+
+def _pattern(value: str) -> bool:
+    """Whether ``value``, holding regular expression syntax, is a pattern: its groups close, and it holds an escape
+    (``\\s``: no generated password holds a backslash), or else what it holds besides its syntax (its classes of
+    ranges, quantifiers, group extensions and wildcards blanked) is anchors, literal text and operators (anything,
+    after a group's extension ``(?:``), the words of it English or of one case, never a run mixing cases or letters
+    and digits, nor the symbols a password mixes in (``0.*lrFnr~4_[``, ``TUI{{N$#].*PSB_0``, ``mr8UUp}(?!Ye}.)``)."""
+    if not _groups_close(value):
+        return False  # Ku(m.W@.*A: its groups do not close
+    syntax = _REGEX_SYNTAX.search(value)
+    if syntax is not None and syntax.group(0)[0] == "\\":
+        return True  # an escape: no generated password holds a backslash
+    rest = _REGEX_TOKEN.sub(" ", value)
+    core = rest[1:] if rest.startswith("^") else rest
+    core = core[:-1] if core.endswith("$") else core
+    if syntax is None and _PATTERN_TEXT.fullmatch(core) is None:
+        return False
+    loose = syntax is None and core == rest and _WILDCARDS.sub("", value) == _REGEX_TOKEN.sub("", value)
+    for run in _PIECES.split(core):
+        if not run:
+            continue
+        if loose:  # only .* / .+: the rest is words (".*Bearer.*"), not letters a password mixes (W/CL+q@@H.+s)
+            if not ((run.isalpha() and english_word(run) and (run.islower() or run.istitle() or run.isupper()))
+                    or run.isdigit() or (run.isalpha() and run.islower() and len(run) <= 3)):
+                return False
+        elif not (run.isdigit() or (run.isalpha() and (run.islower() or run.isupper()))
+                  or (run.isalpha() and run.istitle() and english_word(run)) or camel_name(run)):
+            return False
+    return True
+
+
+def _groups_close(value: str) -> bool:
+    """Whether the groups of ``value`` read as a regular expression close (escapes and classes aside)."""
+    depth = 0
+    i, n = 0, len(value)
+    while i < n:
+        c = value[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i += 2 if value[i + 1:i + 2] == "]" else 3 if value[i + 1:i + 3] == "^]" else 1
+            while i < n and value[i] != "]":
+                i += 2 if value[i] == "\\" else 1
+            if i >= n:
+                return False  # a class that never closes
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+        i += 1
+    return depth == 0
+
+
 def _kept_word(v: str, name: str, level: int, bare: bool, typed: bool) -> bool:
     """:func:`kept_value` for a value of ASCII letters and digits only (most credentials): the rules that can keep
     such a value, without the costlier ones that need a symbol."""
@@ -442,7 +711,7 @@ def _kept_word(v: str, name: str, level: int, bare: bool, typed: bool) -> bool:
         return True  # AKIAXXXXXXXXXXXXXXXX
     words = _name_words(name)
     if v.isdigit():
-        if len(v) <= 3 or (len(v) <= 10 and (level == WEAK or "token" in words or "tokens" in words)):
+        if len(v) <= 3 or (len(v) <= 10 and (level == WEAK or _count_name(name, words))):
             return True  # max_tokens=128000, a count
     elif len(v) <= len(name):
         value_words = _words(v)

@@ -34,10 +34,12 @@ import string
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
+from urllib.parse import unquote
 
 from .scrub_clients import client_hints, find_client_passwords, find_keyword_pairs
-from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, camel_name, credential_name, credential_word,
-                          kept_value, parameter_default, phrase_name, placeholder, query_credential, secret_looking)
+from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
+                          credential_word, english_word, kept_value, parameter_default, phrase_name, placeholder,
+                          query_credential, secret_looking)
 
 __all__ = ["find_shape_spans", "is_sensitive_pair"]
 
@@ -68,6 +70,8 @@ _VALUE_RE: Final = re.compile(
     + r")*))"
 )
 _NOT_VALUE_START: Final = frozenset(" \t)]},;+.")
+_CODE_BETWEEN: Final = re.compile(r"[^\"']*\s|[.)\]},;+]+$|\+[\w.]+\+$|\.[a-z_]{3,}\([^()]*\)")
+"""Code between two strings (``.join(x) + ``, ``+pw+``, ``), ``, ``.format(x)``), not a quoted value."""
 _FLAG_RE: Final = re.compile(
     r"--?(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)(?:[ \t]+(?!-)|(?P<aq>[\"'])[ \t]*,[ \t]*(?=[\"']))")
 """``--name value``, ``["--name", "value"]``, and the single-dash long options of Go-style tools (``-token X``; a
@@ -123,7 +127,7 @@ _LINE_END: Final = re.compile(r"[\n\r\"'`\\]")
 _COOKIE_PAIR_RE: Final = re.compile(r"[ \t]*(?P<n>[^=;,\s\"'\\]{1,128})=(?P<v>[^;\s\"'\\]*)")
 _COOKIE_ATTRIBUTES: Final = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "version",
                                        "comment", "partitioned"})
-_SOURCE_RE: Final = re.compile(r"(?:pass|env|file|fd):")
+_SOURCE_RE: Final = re.compile(r"pass:|env:[A-Za-z_][A-Za-z0-9_]*$|file:|fd:\d+$")
 """An OpenSSL passphrase argument: ``pass:`` is followed by the password; ``env:``, ``file:``, ``fd:`` name where
 it is."""
 _MAX_BLOCK_LINES: Final = 64
@@ -133,14 +137,41 @@ _CODE_AFTER: Final = re.compile(r"[ \t]*(?:[|+*/%^][ \t]|\[|\(|=(?!=)|\)|,[ \t]*
 _NUMBERED_WORD: Final = re.compile(r"[A-Z][a-z]+[0-9]{1,4}|[0-9][0-9.]*")
 """``Example2``, ``6``, ``2.0``: a heading's numbered word, a version."""
 _LINE_LEAD: Final = re.compile(r"[ \t]*(?:#+|[-*+>]|\d+[.)])?[ \t]*")
+_URL_START: Final = re.compile(r"(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]{0,31})://")
+_SCHEME_SPLIT: Final = re.compile(r"[^a-z]+")
+_SCHEME_RUNS: Final = frozenset({"http", "https", "ftp", "ftps", "sftp", "s", "gs", "ws", "wss", "smb", "nfs", "hdfs",
+                                 "jdbc", "ldap", "ldaps", "mqtt", "mqtts", "rtsp", "rtmp", "tcp", "udp", "ssh", "svn",
+                                 "git", "sql", "xmpp", "dns", "tls", "ssl", "srv", "grpc", "grpcs", "wasb", "wasbs",
+                                 "abfs", "abfss", "nntp", "imap", "imaps", "pop", "smtp", "smtps", "sqlite", "mssql",
+                                 "pyodbc", "pymssql", "psycopg", "cx", "op", "gcp", "aws", "az", "kv", "sm"})
+"""Runs of the schemes people write that no English word test accepts (``s3``, ``mongodb+srv``, ``sftp``, a 1Password
+reference ``op://``)."""
+"""A URL's scheme in a value (a password holding ``://`` after a symbol or a capital letter holds no URL)."""
+_INNER_NAME: Final = re.compile(r"(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})=")
+_CALL_LOOKAHEAD: Final = 2048
+_VALUE_ENDS: Final = frozenset(" \t\r\n\"'`&;,)]}<>\\")
+_USER_SPLIT: Final = re.compile(r"[^a-z]+")
+_DOMAIN: Final = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}")
+_PASSWORD_TAIL: Final = re.compile(r"[^/=&@\s]+")
+"""What follows a ``/ ? #`` inside a password written unencoded (``app:1000/0000A@db``), not a path, a query or a
+fragment (``localhost:8080/@types``, ``…:8080?email=a@b.c``, ``…:8080#/users/@alice``)."""
+_USER_PAIR: Final = re.compile(r"(?P<u>[A-Za-z0-9._@+-]{1,64})[:/](?P<p>.+)", re.S)
+_PERCENT_ESCAPE: Final = re.compile(r"%[0-9A-Fa-f]{2}")
+_MARKER: Final = re.compile(r"<redacted(?::[0-9a-f]{8})?>")
+_PAIR_NAME_ENDS: Final = ("credentials", "credential", "creds", "cred", "userpass", "usrpass", "basicauth",
+                          "httpauth", "proxyauth")
+"""How the names of a user and a password written together end (``DB_CREDENTIALS``, ``basicAuth``)."""
+_USER_WORDS: Final = frozenset({"user", "username", "usr", "login", "u"})
 
 
-def _value_span(m: re.Match[str], strict: bool = True) -> Span | None:
+def _value_span(m: re.Match[str], strict: bool = True, name_start: int = -1) -> Span | None:
     """The value's span (inside its quotes). A quoted value is refused when its opening quote rather closes the
-    string the name stands in: the quoted text starts with a space or with what ends an expression
-    (``getpass('Password: ')``, ``print("password: " + pw)``), or it runs over an escaped line break (a value
-    never spans lines; ``\\n`` in JSON-escaped text); not so after a quoted key (``strict`` false: ``"password": " x"``
-    is JSON's own string). An f-string holding a replacement field, and a template, are code: no value."""
+    string the name stands in: the quoted text starts with a space, or it is code between two strings (it starts with
+    what ends an expression, ``print("password: ".join(x) + "!")``, and the name is inside a string opened with that
+    quote on its line: :func:`_between_strings`), or it runs over an escaped line break (a value never spans lines;
+    ``\\n`` in JSON-escaped text); not so after a quoted key (``strict`` false: ``"password": " x"`` is JSON's own
+    string). Otherwise a quoted value is a literal, whatever it starts with (``DB_PASSWORD=".YYZ^n9"``). An f-string
+    holding a replacement field, and a template, are code: no value."""
     text = m.string
     for group in ("tdq", "tsq"):
         if m.group(group) is not None:
@@ -154,7 +185,8 @@ def _value_span(m: re.Match[str], strict: bool = True) -> Span | None:
         if m.group(group) is not None:
             start, end = m.span(group)
             value = m.group(group)
-            if strict and start < end and (text[start] in _NOT_VALUE_START or "\\n" in value or "\\r" in value):
+            if strict and start < end and (text[start] in " \t" or "\\n" in value or "\\r" in value or (
+                    text[start] in _NOT_VALUE_START and _between_strings(text, name_start, start - 1, value))):
                 return None
             if "{" in value and "f" in (m.group("p") or "").lower():
                 return None  # f"Bearer {api_key}": code
@@ -164,15 +196,43 @@ def _value_span(m: re.Match[str], strict: bool = True) -> Span | None:
     return None
 
 
+def _between_strings(text: str, name_start: int, quote: int, value: str) -> bool:
+    """Whether a quoted "value" starting with what ends an expression (``. ) ] } , ; +``) is rather the code between
+    two strings. After a strong name (its place ``name_start`` known) only when it reads as code (a space in it,
+    ``.join(x)``, ``+x+``, only punctuation) and the name stands inside a string its opening quote closes (an odd
+    number of that quote before the name on its line); after a weak one (``name_start`` negative: ``auth``, ``code``,
+    names minified code is full of) always."""
+    if name_start < 0:
+        return True
+    if _CODE_BETWEEN.match(value) is None or (value[0] == "+" and secret_looking(value[1:-1])):
+        return False  # +GqhmCgEHvxOby1+ is a password, +pw+ a name between two strings
+    floor = max(0, name_start - 4096)
+    line_start = max(text.rfind("\n", floor, name_start) + 1, floor)
+    return text.count(text[quote], line_start, name_start) % 2 == 1
+
+
+def _strong_at(start: int, level: int) -> int:
+    """``start`` for a strong name (its quoted value is a literal, :func:`_between_strings`), ``-1`` for a weak one."""
+    return start if level == STRONG else -1
+
+
 def _bare(m: re.Match[str]) -> bool:
     return m.group("v") is not None
 
 
-def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, bare: bool = False) -> None:
+def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, bare: bool = False,
+           user: bool = False, literal: bool | None = None, encoded: bool = False) -> None:
     """Append ``span`` unless its value is one a credential name does not hide. An ``Authorization`` value keeps
     its scheme word (and the names of its parameters) and loses the credential; a ``Cookie`` header loses the
     value of each pair that is a credential; a parameter expansion loses its default; a URL keeps what its own
-    finders do not take."""
+    finders do not take.
+
+    An unquoted value that is a name's own pair (``# Key: session_key=…``) is left to that name; one that opens a
+    call or a subscript is code when the call closes as code does (``get_token(a, b)``), and a credential up to its
+    closing bracket when not (``Hunter2(xyz)``); the end of a sentence after it stays (``token=P. Next``,
+    ``password=P... done``). A URL's query value (``encoded``) is judged as it reads percent-decoded
+    (``%24%7BTOKEN%7D`` is ``${TOKEN}``); elsewhere ``%XX`` is part of a literal. Under a name that holds a user and
+    a password (``credentials``, ``user/pass``: ``user``), a user name before ``:`` or ``/`` stays."""
     start, end = span
     value = text[start:end]
     lname = name.lower()
@@ -192,12 +252,128 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
     if default is not None:
         start, end = start + default[0], start + default[1]
         value = text[start:end]
-    elif "://" in value:
+    elif "://" in value and _url_scheme(value):
         if not _url_secret(value):
             return  # dsn: postgres://localhost/app: its userinfo and its query have their own finders
+    if literal is None:
+        literal = start > 0 and text[start - 1] in "\"'`"  # a quoted value is a string, whatever it holds
+    if bare and _inner_pair(value):
+        return  # # Key: session_key=…: the inner name judges its own value
+    if not literal and ("(" in value or "[" in value):
+        end = _bare_call(text, start, end)
+        if end < 0:
+            return  # get_token(a, b), os.environ["X"]: code
+        value = text[start:end]
+    if text.startswith("<redacted", end):
+        marker = _MARKER.match(text, end)
+        if marker is not None:  # admin:<redacted:…>: a value running into a marker holds it (a marker is opaque)
+            end = marker.end()
+            value = text[start:end]
     typed = bare and _CODE_AFTER.match(text, end) is not None
-    if not kept_value(value, name, level, bare=bare, typed=typed):
-        spans.append((start, end))
+    decode = _percent_decoded if encoded else _as_written
+    if kept_value(value if not encoded else _percent_decoded(value), name, level, bare=bare, typed=typed,
+                  literal=literal):
+        return
+    if not literal:
+        cut = _sentence_end(text, start, end)  # token=P. Next: the sentence's full stop is no part of the value
+        if cut < end:
+            end = cut
+            value = text[start:end]
+            if kept_value(decode(value), name, level, bare=bare, typed=typed):
+                return
+        elif value[-1] in ".,;:!?" and kept_value(value.rstrip(".,;:!?"), name, level, bare=bare, typed=typed):
+            return  # password: your-password-here.
+    if user and bare:
+        pair = _USER_PAIR.fullmatch(value)
+        if pair is not None and _user_name(pair.group("u")):
+            start += pair.start("p")  # credentials: admin:P: the user name stays
+            if kept_value(decode(pair.group("p")), name, level):
+                return
+    spans.append((start, end))
+
+
+def _as_written(value: str) -> str:
+    return value
+
+
+def _user_name(user: str) -> bool:
+    """A user name as people write one before a password (``admin``, ``deploy_bot``, ``bob@example.com``): lower
+    case, its words English-looking (a generated password's first characters are not)."""
+    local, at, domain = user.partition("@")
+    if user != user.lower() or not any(c.isalpha() for c in local) or secret_looking(local) or (
+            at and _DOMAIN.fullmatch(domain) is None):
+        return False
+    return all(len(word) <= 3 or english_word(word) for word in _USER_SPLIT.split(local) if word)
+
+
+def _bare_call(text: str, start: int, end: int) -> int:
+    """For an unquoted value at ``[start, end)`` that opens a bracket: ``-1`` when it is code, else where the value
+    ends once the brackets it opened are closed (``Hunter2(xyz)``, ``abc(XY)Z``).
+
+    Code is a call or a subscript of a name code gives a function that goes on past the value (``get_token(a, b)``,
+    ``os.environ["X"]``, ``Callable[[str], X] | None``) and closes on the value's line, or on a later one when the
+    value ends at its bracket, a comma or a string (``get_token(`` and the arguments on the next lines); or, when the
+    value is a token of its own once its brackets close, a call of such a name with the arguments code writes
+    (``f(x)``, not ``Hunter2(xyz)``)."""
+    close, callee, arguments = call_extent(text, start, min(len(text), start + _CALL_LOOKAHEAD))
+    token = _closing_brackets(text, start, end)
+    if close < 0 or not callee:
+        return token
+    if close == token or (close < token and not (text[close].isalnum() or text[close] == "_")):
+        return -1 if arguments else token  # m.group(1): is code, abc(XY)Z a password
+    if close > token and (text[token - 1] in "([{" or text[token:token + 1] in (",", "'", '"')
+                          or text.find("\n", end, close) < 0):
+        return -1
+    return token
+
+
+def _closing_brackets(text: str, start: int, end: int) -> int:
+    """Where an unquoted value at ``[start, end)`` ends once the brackets it opened are closed by what follows it,
+    and what follows them read on as the value (``Hunter2(xyz`` and ``)``, ``abc(XY`` and ``)Z``): a bracket closing
+    one the value did not open, or anything that ends a value, ends it."""
+    expected: list[str] = []
+    for c in text[start:end]:
+        if c in "([{":
+            expected.append(")]}"["([{".index(c)])
+        elif c in ")]}" and expected and expected[-1] == c:
+            expected.pop()
+    if not expected or text[end:end + 1] != expected[-1]:
+        return end
+    n = min(len(text), end + _CALL_LOOKAHEAD)
+    while end < n:
+        c = text[end]
+        if expected and c == expected[-1]:
+            expected.pop()
+        elif c in "([{":
+            expected.append(")]}"["([{".index(c)])
+        elif c in _VALUE_ENDS:
+            break
+        end += 1
+    return end
+
+
+def _sentence_end(text: str, start: int, end: int) -> int:
+    """``end`` less the end of a sentence written right after an unquoted value: an ellipsis (``P...``, ``P…``), or
+    one of ``. ! ? :`` followed by a space and more text on the line (``token=P. Next``)."""
+    value = text[start:end]
+    if value.endswith("..."):
+        cut = end - 3
+        while cut > start and text[cut - 1] == ".":
+            cut -= 1
+        return cut if cut > start else end
+    if value.endswith("…") and end - 1 > start:
+        return end - 1
+    if end - 1 > start and value[-1] in ".!?:" and text[end:end + 1] in (" ", "\t") and (
+            text[end + 1:end + 2].strip()):
+        return end - 1
+    return end
+
+
+def _percent_decoded(value: str) -> str:
+    """``value`` with its ``%XX`` escapes decoded (as UTF-8; an invalid sequence stays as it is written)."""
+    if "%" not in value or _PERCENT_ESCAPE.search(value) is None:
+        return value
+    return unquote(value, errors="surrogateescape")
 
 
 def _authorization(text: str, lname: str, start: int, end: int, spans: list[Span]) -> bool:
@@ -349,6 +525,17 @@ def _cookie_header(text: str, start: int, end: int, spans: list[Span]) -> None:
         at = nxt + 1
 
 
+def _url_scheme(value: str) -> bool:
+    """Whether ``value`` holds a URL: a scheme written as schemes are (``postgres://``, ``mongodb+srv://``,
+    ``s3://``), not letters a password mixes before ``://`` (``rrk+://``)."""
+    m = _URL_START.search(value)
+    if m is None:
+        return False
+    runs = [run for run in _SCHEME_SPLIT.split(m.group(1)) if run]
+    return (runs[0] in _SCHEME_RUNS or (len(runs[0]) >= 3 and english_word(runs[0]))) and all(
+        run in _SCHEME_RUNS or english_word(run) or len(run) <= 2 for run in runs[1:])
+
+
 def _url_secret(value: str) -> bool:
     """Whether a URL written as a credential name's value holds a generated path segment (a webhook's secret path);
     its userinfo and query parameters are judged by their own finders."""
@@ -409,9 +596,9 @@ def _assignments(text: str, spans: list[Span]) -> None:
         prev = text[eq - 1] if eq > 0 else ""
         name_end, value_at = eq, eq + 1
         if text[eq] == "=":
-            if nxt in ("=", "~") or (nxt == ">" and prev in "=!<>-"):
+            if nxt == "=" or (nxt == "~" and not _query_name(text, eq)) or (nxt == ">" and prev in "=!<>-"):
                 eq = find("=", eq + 1) if wide is None else _next(text, "=", wide, eq + 1)
-                continue
+                continue  # ==, =~ (but ?password=~K…: a query's value), =>
             if nxt == ">":
                 value_at = eq + 2
             elif prev in (":", "?"):
@@ -430,6 +617,12 @@ def _assignments(text: str, spans: list[Span]) -> None:
                 if level and not (start >= 2 and text[start - 2:start] in ("//", "${")):
                     resume = max(resume, _assignment(text, start, name, level, query, value_at, spans))
         eq = find("=", resume) if wide is None else _next(text, "=", wide, resume)
+
+
+def _query_name(text: str, eq: int) -> bool:
+    """Whether the name before the ``=`` at ``eq`` is a URL query parameter's (``?name=``, ``&name=``)."""
+    start, end = _name_before(text, eq)
+    return start < end == eq and start > 0 and text[start - 1] in _QUERY_LEADERS
 
 
 def _blank_end(text: str, at: int) -> int:
@@ -457,7 +650,7 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     m = _VALUE_RE.match(text, value_at)
     if m is None:
         return value_at
-    span = _value_span(m)
+    span = _value_span(m, name_start=_strong_at(start, level))
     if span is not None and query and m.group("v") is not None:
         cut = text.find("#", span[0], span[1])  # a URL's fragment ends its parameter
         if text[start - 1] == ";" and not credential_name(name):
@@ -466,8 +659,34 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
         span = (span[0], cut) if cut >= 0 else span
     if span is None or span[1] <= span[0]:
         return value_at
-    _judge(text, name, span, level, spans, bare=_bare(m) and not query)
-    return span[1]
+    bare = _bare(m)
+    _judge(text, name, span, level, spans, bare=bare and not query, encoded=query,
+           user=bare and not query and _holds_user(text, start, name))
+    return span[0] if bare and _inner_pair(text[span[0]:span[1]]) else span[1]
+
+
+@lru_cache(maxsize=4096)
+def _pair_name(name: str) -> bool:
+    return "".join([c for c in name.lower() if c.isalpha()]).endswith(_PAIR_NAME_ENDS)
+
+
+def _inner_pair(value: str) -> bool:
+    """Whether an unquoted value is itself a strong name's pair (``Key = session_key=…``): that name judges it."""
+    inner = _INNER_NAME.match(value) if "=" in value else None
+    return inner is not None and credential_name(inner.group("n")) == STRONG
+
+
+def _holds_user(text: str, start: int, name: str) -> bool:
+    """Whether the name ``name`` (at ``start``) stands for a user and a password together: ``credentials``,
+    ``creds``, ``userpass``, ``basic_auth``, or a password name after a user name and a slash (``user/pass``)."""
+    if _pair_name(name):
+        return True
+    if start < 2 or text[start - 1] != "/":
+        return False
+    at = start - 1
+    while at > 0 and text[at - 1].isalpha():
+        at -= 1
+    return text[at:start - 1].lower() in _USER_WORDS
 
 
 def _colon_pairs(text: str, spans: list[Span]) -> None:
@@ -496,6 +715,8 @@ def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans:
     """The value after the colon of the credential name ``name`` (at ``start``); where to go on."""
     at = colon + 1
     props = _YAML_PROPS.match(text, at)
+    if props is not None and any(secret_looking(prop.lstrip("!")) for prop in props.group(0).split()):
+        props = None  # password: !Gq7OjJ0GISJ4pHb: no tag is written so, a password is
     if props is not None:
         if "!vault" in props.group(0):
             return props.end()  # Ansible vault: encrypted
@@ -512,11 +733,12 @@ def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans:
         return colon + 1
     if not _bare(m) and at == colon + 1 and not (start == 0 or text[start - 1] in "{,; \t\n"):
         return colon + 1  # a quote glued to the colon (``cookie:" --x="``) closes a string the name stood in
-    span = _value_span(m)
+    span = _value_span(m, name_start=_strong_at(start, level))
     if span is None or span[1] <= span[0] or (_bare(m) and _prose_value(text, *span)
                                               and "authoriz" not in name.lower()):
         return colon + 1
-    _judge(text, name, span, level, spans, bare=_bare(m))
+    bare = _bare(m)
+    _judge(text, name, span, level, spans, bare=bare, user=bare and _holds_user(text, start, name))
     return span[1]
 
 
@@ -579,14 +801,16 @@ def _line_value(text: str, at: int, line_end: int, name: str, level: int, spans:
     rest = text[m.end():line_end].strip()
     if rest and not rest.startswith("#"):
         return  # more than one word: a sentence, a statement
-    span = _value_span(m)
+    span = _value_span(m, name_start=_strong_at(at, level))
     if span is not None and span[1] > span[0]:
         _judge(text, name, span, level, spans, bare=_bare(m))
 
 
-def _flow_items(text: str, at: int, level: int, name: str, spans: list[Span]) -> int:
+def _flow_items(text: str, at: int, level: int, name: str, spans: list[Span], quote: int = -1,
+                wraps: dict[Span, int] | None = None) -> int:
     """The items of a list or tuple written on one line (``[P, "Q"]``, ``("user", "P")``) under a credential name;
-    nothing unless it closes before the line ends and holds only scalars."""
+    nothing unless it closes before the line ends and holds only scalars. After a quoted key (its closing quote at
+    ``quote``) a bare item's marker is to be quoted as that key is (``wraps``)."""
     close = "]" if text[at] == "[" else ")"
     items: list[tuple[Span, bool]] = []
     i = at + 1
@@ -609,8 +833,10 @@ def _flow_items(text: str, at: int, level: int, name: str, spans: list[Span]) ->
     else:
         return at + 1
     for (s, e), bare in items:
-        if e > s and not kept_value(text[s:e], name, level, bare=bare):
+        if e > s and not kept_value(text[s:e], name, level, bare=bare, literal=not bare):
             spans.append((s, e))
+            if bare and wraps is not None and quote >= 0:
+                wraps[(s, e)] = quote
     return i
 
 
@@ -645,7 +871,7 @@ def _pair_class(key: str) -> int:
 _SENSITIVE_KEY: Callable[[str, object], bool] | None = None
 
 
-def _quoted_pairs(text: str, spans: list[Span]) -> None:
+def _quoted_pairs(text: str, spans: list[Span], wraps: dict[Span, int] | None = None) -> None:
     """Quoted ``"key": value`` pairs (JSON, Python reprs, ``'key' => value``, ``["key"] = value``). After a pair
     whose key is not sensitive the search resumes after its separator, so a pair that starts inside its value is
     still found.
@@ -667,15 +893,18 @@ def _quoted_pairs(text: str, spans: list[Span]) -> None:
         if not _pair_class(key):
             pos = end.end()
             continue
-        pos = _pair_value(text, key, end.end(), spans)
+        pos = _pair_value(text, key, end.end(), spans, close, wraps)
 
 
-def _pair_value(text: str, key: str, at: int, spans: list[Span]) -> int:
-    """Judge the value after a sensitive quoted key's separator (ending at ``at``); where the next key may start."""
+def _pair_value(text: str, key: str, at: int, spans: list[Span], quote: int = -1,
+                wraps: dict[Span, int] | None = None) -> int:
+    """Judge the value after a sensitive quoted key's separator (ending at ``at``; the key's closing quote at
+    ``quote``); where the next key may start. A bare scalar's span (a number: ``{"pin": 483920}``) is recorded in
+    ``wraps`` with the quote: its marker is written between two of them, so JSON stays JSON."""
     i = _blank_end(text, at)
     opener = text[i:i + 1]
     if opener in ("[", "("):
-        return _flow_items(text, i, STRONG if opener == "[" else WEAK, key, spans)
+        return _flow_items(text, i, STRONG if opener == "[" else WEAK, key, spans, quote, wraps)
     m = _VALUE_RE.match(text, at)
     if m is None:
         return at
@@ -684,8 +913,16 @@ def _pair_value(text: str, key: str, at: int, spans: list[Span]) -> int:
         if scalar in ("null", "None", "true", "false", "True", "False"):
             return m.end()
         value: object = 0 if scalar.lstrip("+-").isdigit() else scalar
-        if is_sensitive_pair(key, value) and not kept_value(scalar, key, STRONG, bare=True):
-            spans.append(m.span("v"))
+        if is_sensitive_pair(key, value):
+            start, end = m.span("v")
+            if "(" in scalar or "[" in scalar:
+                end = _bare_call(text, start, end)
+                if end < 0:
+                    return m.end()  # "api_key": os.environ["API_KEY"]: code
+            if not kept_value(text[start:end], key, STRONG, bare=True):
+                spans.append((start, end))
+                if wraps is not None and quote >= 0:
+                    wraps[(start, end)] = quote
         return m.end()
     span = _value_span(m, strict=False)
     if span is None:
@@ -704,7 +941,7 @@ def _call_pairs(text: str, spans: list[Span]) -> None:
         if level and _CALL_NAME_RE.search(text, max(0, m.start() - 24), m.start()) is not None:
             v = _VALUE_RE.match(text, m.end())
             if v is not None and not _bare(v):
-                span = _value_span(v)
+                span = _value_span(v, name_start=_strong_at(m.start(), level))
                 if span is not None and span[1] > span[0]:
                     _judge(text, name, span, level, spans)
 
@@ -737,7 +974,7 @@ def _named_values(text: str, spans: list[Span]) -> None:
         if level:
             v = _VALUE_RE.match(text, m.end())
             if v is not None:
-                span = _value_span(v)
+                span = _value_span(v, name_start=_strong_at(s, level))
                 if span is not None and span[1] > span[0]:
                     _judge(text, name, span, level, spans, bare=_bare(v))
 
@@ -782,7 +1019,7 @@ def _markup(text: str, spans: list[Span]) -> None:
             continue
         group = "c" if m.group("c") is not None else "v"
         if m.group(group) is not None:
-            _judge(text, name, m.span(group), level, spans)
+            _judge(text, name, m.span(group), level, spans, literal=True)
         elif "value" in attrs:
             attr = attrs["value"]
             inner = "d" if attr.group("d") is not None else "s"
@@ -815,7 +1052,7 @@ def _flags(text: str, spans: list[Span]) -> None:
             continue
         v = _VALUE_RE.match(text, m.end())
         if v is not None and (m.group("aq") is None or not _bare(v)):
-            span = _value_span(v)
+            span = _value_span(v, name_start=_strong_at(s, level))
             if span is not None and span[1] > span[0]:
                 value = text[span[0]:span[1]]
                 if _bare(v) and value.isupper() and value.replace("_", "").isalpha() and len(value) <= 16:
@@ -837,7 +1074,7 @@ def _tab_pairs(text: str, spans: list[Span]) -> None:
                 at += 1
             m = _VALUE_RE.match(text, at)
             if m is not None and text[at:at + 1] not in (" ", ""):
-                span = _value_span(m)
+                span = _value_span(m, name_start=start)
                 if span is not None and span[1] > span[0] and not (_bare(m) and _prose_value(text, *span)):
                     _judge(text, text[start:end], span, STRONG, spans, bare=_bare(m))
         tab = text.find("\t", tab + 1)
@@ -888,15 +1125,16 @@ def _authority(text: str, at: int, scheme: bool, spans: list[Span]) -> int:
         if colon < 0 or auth_end == token_end:
             return auth_end
         port = text[colon + 1:auth_end]
-        if not port or port.isdigit():
-            return auth_end  # host:port/path@x: the '@' is in the path (``localhost:8080/@types``)
         sign = text.find("@", auth_end, token_end)
-        if sign < 0 or "//" in text[auth_end:sign] or _HOST_RE.match(text, sign + 1) is None:
+        is_port = port.isdigit() and (port[0] != "0" or port == "0")  # 0000 is no port
+        if not port or sign < 0 or (is_port and not _PASSWORD_TAIL.fullmatch(text, auth_end + 1, sign)):
+            return auth_end  # host:port/path@x: the '@' is in a path, a query or a fragment (``localhost:8080/@types``)
+        if "//" in text[auth_end:sign] or _HOST_RE.match(text, sign + 1) is None:
             return auth_end
     if colon >= 0:
         user = (at, colon)
         s, e = colon + 1, sign
-        if e > s and not kept_value(text[s:e], "password", STRONG):
+        if e > s and not kept_value(_percent_decoded(text[s:e]), "password", STRONG):
             spans.append((s, e))
     else:
         user = (at, sign)
@@ -967,14 +1205,18 @@ def _prose_value(text: str, start: int, end: int) -> bool:
         text[end:end + 1] == " " and text[end + 1:end + 2].isalpha())
 
 
-def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True) -> None:
+def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True,
+                     wraps: dict[Span, int] | None = None) -> None:
     """Append the span of every value a name, a flag, a scheme or a client option marks as a credential.
 
     ``gated=False`` runs every finder without its pre-check (the tests' reference: the pre-checks are exact: each is
-    a substring no text the finder finds anything in lacks).
+    a substring no text the finder finds anything in lacks). ``wraps`` receives the spans whose marker must be written
+    between quotes (a bare scalar after a quoted key: ``{"pin": 483920}``), each with the position of the key's closing
+    quote.
     """
     if not gated:
-        for finder in (_userinfo, _auth_schemes, _quoted_pairs, _colon_pairs, _assignments, _flags, _markup,
+        _quoted_pairs(text, spans, wraps)
+        for finder in (_userinfo, _auth_schemes, _colon_pairs, _assignments, _flags, _markup,
                        _call_pairs, _named_values, _tab_pairs, _param_defaults, find_keyword_pairs,
                        find_client_passwords):
             finder(text, spans)
@@ -987,7 +1229,7 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True)
         quoted = '"' in text or "'" in text
         has_colon = ":" in text or "：" in text
         if quoted:
-            _quoted_pairs(text, spans)
+            _quoted_pairs(text, spans, wraps)
             if "(" in text:
                 _call_pairs(text, spans)
         if has_colon:

@@ -1,13 +1,13 @@
 """Credentials that name themselves: published key formats, JWTs, private-key blocks, webhook URLs (OBS-58).
 
-Each format is a prefix (a literal; for two, a key id and a dot) and a body (:data:`KEY_FORMATS`;
-``docs/privacy.md`` lists them with the provider), written from the provider's published shape (prefix, alphabet,
-length). A match is the whole
-credential, prefix included, and is taken only when:
+Each format is a prefix (a literal; for two, a key id and a dot) and a body (:data:`KEY_FORMATS`, and
+:data:`MORE_KEY_FORMATS`; ``docs/privacy.md`` lists them with the provider), written from the provider's published
+shape (prefix, alphabet, length). A match is the whole credential, prefix included, and is taken only when:
 
-* the prefix is not glued to a preceding letter or digit (``task-...``, ``mask_live_...`` never match), nor
-  through ``+ / - _`` to a long run of base64 (a key-looking piece inside a ``data:image/png;base64,...`` blob or
-  a base64url blob is part of that blob, not a key);
+* the prefix is not glued to a preceding letter or digit (``task-...``, ``mask_live_...`` never match) unless that
+  is the letter of a short option starting a word (``-pghp_…``: the key given glued to ``-p``), nor through
+  ``+ / - _`` to a long run of base64 (a key-looking piece inside a ``data:image/png;base64,...`` blob or a
+  base64url blob is part of that blob, not a key);
 * the body looks generated: a digit, or upper and lower case mixed, and not only words (``sk-learn-compatible-v2``
   is three words and a version, ``am_i_ok`` is too short).
 
@@ -18,21 +18,30 @@ access key id (``AKIA…/20240101/us-east-1/s3/aws4_request``) stay.
 Formats without a literal prefix are found by their structure: a JWT is three dot-separated base64url parts
 (header ``eyJ…``, payload ``ey…``, signature, which may be empty; a JWE five), standing alone (a single ``eyJ…``
 part, as in a GraphQL cursor or a source map, is base64 JSON, not a token); a Discord bot token's first part is the
-base64 of the bot's numeric id; a Telegram bot token is a bot id, a colon and 35 characters (after ``bot`` too).
+base64 of the bot's numeric id; a Telegram bot token is a bot id, a colon and 35 characters (after ``bot`` too); a
+Fal key is a UUID, a colon and 32 hex digits; a Mailgun key (the current form) is 32, 8 and 8 hex digits joined by
+``-``; a ``.pgpass`` line is ``host:port:database:user:password`` (its password only).
 
 :func:`find_token_spans` appends ``(start, end)`` spans; it runs each family but the published formats only
 when its cheap trigger substring occurs.
+
+Over 400 lines on purpose: it is mostly the table of published key formats, one row per provider, kept
+beside the one reader that builds their patterns.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import re
 import string
+from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["KEY_FORMATS", "find_token_spans"]
+from .scrub_names import STRONG, kept_value
+
+__all__ = ["KEY_FORMATS", "MORE_KEY_FORMATS", "find_token_spans"]
 
 KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     # (provider, prefix regex, body regex)
@@ -97,7 +106,8 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("Notion tokens", "ntn_", "[A-Za-z0-9]{16,}"),
     ("Notion legacy integration secrets", "secret_", "[A-Za-z0-9]{43}"),
     ("Airtable personal access tokens", "pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
-    ("Doppler tokens", r"dp\.(?:pt|st|sa|ct|scim|audit)\.", "[A-Za-z0-9]{16,}"),
+    # a service token names its config between ``st.`` and the secret (``dp.st.prd.…``, ``dp.st.dev_personal.…``)
+    ("Doppler tokens", r"dp\.(?:st\.(?:[a-z0-9_-]{1,64}\.)?|(?:pt|sa|ct|scim|audit)\.)", "[A-Za-z0-9]{16,}"),
     ("HashiCorp Vault tokens", r"hv[sbr]\.", "[A-Za-z0-9_-]{16,}"),
     ("HashiCorp Terraform Cloud tokens", r"[A-Za-z0-9]{14}\.atlasv1\.", "[A-Za-z0-9_=-]{60,}"),
     ("Pulumi access tokens", "pul-", "[a-f0-9]{40}"),
@@ -129,6 +139,35 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
 )
 """Published self-identifying key formats: (provider, prefix, body)."""
 
+_ALONE: Final = "(?![A-Za-z0-9_-])"
+"""The end of a key whose published length is exact: no key character glued after it."""
+
+MORE_KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
+    # (provider, prefix regex, body regex), read exactly as :data:`KEY_FORMATS`; a short prefix (``s.``, ``00``,
+    # ``ak-``) comes with its exact published length and alphabet, and its body must look random
+    # (:data:`_SHORT_PREFIXED`), so that words, versions and hashes which start like it stay
+    ("OpenAI session keys", "sess-", "[A-Za-z0-9]{40,}"),
+    ("Vercel access tokens and API keys", "vc[pirak]_", "[A-Za-z0-9_-]{24,}"),
+    ("Okta API tokens", "00", "[A-Za-z0-9_-]{39}[A-Za-z0-9_]" + _ALONE),
+    ("Okta API tokens after the SSWS scheme", "(?<=SSWS )00", "[A-Za-z0-9_-]{30,}"),
+    ("Modal token ids and secrets", "a[ks]-", "[A-Za-z0-9]{22}" + _ALONE),
+    ("NuGet API keys", "oy2", "[a-z0-9]{43}" + _ALONE),
+    ("HashiCorp Vault legacy service tokens", r"s\.", "[A-Za-z0-9]{24}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9])"),
+    ("HashiCorp Vault legacy batch tokens", r"b\.", "[A-Za-z0-9_-]{60,}"),
+    ("New Relic ingest, browser and admin keys", "NR(?:II|JS|AA)-", "[A-Za-z0-9_-]{19,}"),
+    ("Contentful personal access tokens", "CFPAT-", "[A-Za-z0-9_-]{30,}"),
+)
+"""Further published formats (same shape as :data:`KEY_FORMATS`, found the same way). Formats without a literal
+prefix are found by their structure (:func:`find_token_spans`): Fal keys (a UUID key id, a colon and 32 hex
+digits), Mailgun's current keys (32, 8 and 8 hex digits joined by ``-``), and a ``.pgpass`` line's password."""
+
+_SHORT_PREFIXED: Final = frozenset({"Okta API tokens", "Modal token ids and secrets",
+                                    "HashiCorp Vault legacy service tokens", "HashiCorp Vault legacy batch tokens"})
+"""Formats whose prefix is two or three characters: the body must also look random (:func:`_random_body`)."""
+
+_FORMATS: Final = KEY_FORMATS + MORE_KEY_FORMATS
+_RANDOM_GROUPS: Final = frozenset(f"b{i}" for i, (name, _, _) in enumerate(_FORMATS) if name in _SHORT_PREFIXED)
+
 _DOTTED: Final = frozenset({"Zhipu AI (BigModel / Z.ai) keys", "HashiCorp Terraform Cloud tokens"})
 """Formats whose prefix is no literal but a key id and a dot: the alternation tries them only in a text that holds
 what follows their dot (:data:`_DOTTED_HINT`, ``.atlasv1.``), as every other alternative fails at its first
@@ -136,16 +175,20 @@ character and these would read up to 32 characters at every word."""
 _DOTTED_HINT: Final = re.compile(r"\.[A-Za-z0-9]{16}")
 
 
-def _alternation(dotted: bool) -> re.Pattern[str]:
+def _alternation(dotted: bool, start: str = "(?<![A-Za-z0-9])") -> re.Pattern[str]:
     # One lookbehind in front of the alternation (not one per alternative): the engine tests it once per position
     # and tries the prefixes only at a word's start, some twenty times faster on text that holds a trigger.
-    return re.compile("(?<![A-Za-z0-9])(?:" + "|".join(
-        f"{prefix}(?P<b{i}>{body})" for i, (name, prefix, body) in enumerate(KEY_FORMATS)
+    return re.compile(start + "(?:" + "|".join(
+        f"{prefix}(?P<b{i}>{body})" for i, (name, prefix, body) in enumerate(_FORMATS)
         if body and (dotted or name not in _DOTTED)) + ")")
 
 
 _VENDOR_RE: Final = _alternation(dotted=True)
 _VENDOR_LEAN_RE: Final = _alternation(dotted=False)
+_VENDOR_GLUED_RE: Final = _alternation(dotted=True, start="")
+"""The formats tried right after a short option's letter that starts a word (``-pghp_…``, ``-ppypi-…``: ``twine
+upload -p…``, ``docker login -p…``, the key glued to the option), where the prefix is glued to a letter."""
+_OPTION_LEADERS: Final = frozenset("\"'[(,")
 
 _TAIL_END_CHARS: Final = frozenset(".+/~-")
 """What is glued to a key's end goes with it: the rest of its run of key characters (another key written right
@@ -184,13 +227,69 @@ _WEBHOOK_RE: Final = re.compile(
     r"|api\.telegram\.org/bot(?P<c>\d{6,}:[A-Za-z0-9_-]{20,})"
 )
 # Telegram bot tokens: the bot's id (7 to 11 digits so far), a colon, 35 base64url characters; alone or after
-# ``bot`` (``bot123456789:AA…`` in an API URL's path); the span is the id and the secret.
-_TELEGRAM_RE: Final = re.compile(r":(?P<s>[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])")
-"""The colon and secret of a Telegram bot token (found from the colon, at C speed; the id before it is checked
-by :func:`_telegram_start`)."""
+# ``bot`` (``bot123456789:AA…`` in an API URL's path); the span is the id and the secret. Found from the colon, at C
+# speed (:data:`_AFTER_COLON_RE`), the id before it checked by :func:`_telegram_start`.
 _ALNUM: Final = frozenset(string.ascii_letters + string.digits)
+_LETTERS: Final = frozenset(string.ascii_letters)
 # Microsoft Entra ID (Azure AD) client secrets: three characters, a digit, "Q~", 31-34 characters.
 _AZURE_SECRET_RE: Final = re.compile(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}")
+# Fal keys: the key id (a UUID), a colon, the secret (32 hex digits); found from the colon (:data:`_AFTER_COLON_RE`),
+# the UUID checked before it.
+_UUID_RE: Final = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
+_UUID_LEN: Final = 36
+# Mailgun's current keys: 32 hex digits, then 8 and 8 more, joined by ``-``; found from the two short groups, the
+# long one checked before them.
+_MAILGUN_TAIL_RE: Final = re.compile(r"-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9_-])")
+_HEX32_RE: Final = re.compile(r"[0-9a-f]{32}")
+_GLUE: Final = frozenset(string.ascii_letters + string.digits + "_.-/")
+"""What a key without a literal prefix is never glued to (it would be the end of a longer id, a path or a name)."""
+# A ``.pgpass`` line (PostgreSQL's password file): host, port, database, user and password joined by ``:`` (``\:``
+# inside a field), the whole line; the host a name, an address or ``*``, the port digits or ``*``. A line may be
+# numbered as a file viewer shows it (``12|…``, ``    12<tab>…``). Found from the port and what follows it to the
+# line's end, the host then read from the line's start.
+_PGPASS_HOST_MAX: Final = 300
+"""How far before the port a ``.pgpass`` line's start is sought (a host name, an indent and a line number)."""
+_PGPASS_FIELD: Final = r"(?:[^:\s\\\"]|\\[:\\])+"
+_PGPASS_LINE_RE: Final = re.compile(
+    r"[ \t]*(?:\d{1,7}[|\t][ \t]*)?(?P<h>[A-Za-z0-9_.*-]+|\[[0-9A-Fa-f:.]+\])"
+    rf":(?:\*|\d{{1,5}}):{_PGPASS_FIELD}:{_PGPASS_FIELD}:(?P<v>{_PGPASS_FIELD})[ \t]*\r?")
+"""A whole ``.pgpass`` line (a JSON string's whole text, when it stands in one)."""
+_AFTER_COLON_RE: Final = re.compile(
+    r":(?=[A-Za-z0-9_*-])(?:(?P<s>[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])|(?P<fal>[0-9A-Fa-f]{32})(?![A-Za-z0-9_-])"
+    rf"|(?:\d{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}:{_PGPASS_FIELD}[ \t]*(?:\r?$|(?=\"|\\[nr])))", re.MULTILINE)
+"""What follows the colon of a Telegram bot token (``s``: 35 characters), of a Fal key (``fal``: 32 hex digits, a
+UUID before the colon) or of a ``.pgpass`` line's host (the port and the three fields after it, to the line's
+end, or of the JSON string it stands in). The lookahead spares the alternatives at every ``": "`` of a JSON
+text."""
+
+
+_PIECE_RE: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
+def _random_body(body: str) -> bool:
+    """Both cases, and a digit or many short pieces: what a random body behind a two- or three-character prefix
+    has, and a name (``s.getElementsByTagName``, ``as-ImportedModuleNames``) has not. A name's pieces are words
+    (four letters on average and more); a random string changes case every two characters or so (of random bodies
+    without a digit, about one in ten thousand has pieces that long)."""
+    has_lower = has_upper = has_digit = False
+    for c in body:
+        if c.isdigit():
+            has_digit = True
+        elif c.islower():
+            has_lower = True
+        elif c.isupper():
+            has_upper = True
+    return has_lower and has_upper and (has_digit or len(body) < 4 * len(_PIECE_RE.findall(body)))
+
+
+def _free_start(text: str, start: int) -> bool:
+    """Whether a key without a literal prefix may start at ``start``: not glued to a letter, a digit, ``_ . - /``
+    (the end of a longer id, a path or a name), unless to the letter of a short option that starts a word
+    (``-p<key>``)."""
+    if start == 0 or text[start - 1] not in _GLUE:
+        return True
+    return (start >= 2 and text[start - 1] in _LETTERS and text[start - 2] == "-"
+            and (start == 2 or text[start - 3].isspace() or text[start - 3] in _OPTION_LEADERS))
 
 
 def _generated(text: str) -> bool:
@@ -282,13 +381,22 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
     for run in _KEY_RUN_RE.finditer(text):
         covered = -1
         path = -1  # where the path at the run's end begins (computed once per run, when it holds a key)
-        for m in vendor.finditer(text, run.start(), run.end()):
+        found: Iterable[re.Match[str]] = vendor.finditer(text, run.start(), run.end())
+        rs = run.start()
+        if text[rs] == "-" and text[rs + 1] in _LETTERS and (rs == 0 or text[rs - 1].isspace()
+                                                            or text[rs - 1] in _OPTION_LEADERS):
+            glued = _VENDOR_GLUED_RE.match(text, rs + 2, run.end())  # ``-p<key>``
+            if glued is not None:
+                found = itertools.chain((glued,), found)
+        for m in found:
             start = m.start()
             if start < covered:
                 continue  # inside the tail of the key before it: already in its span (and no rescan to the end)
             if start and text[start - 1] in "+/-_" and _in_blob(text, start - 1):
                 continue  # a key-looking piece of a base64 blob
-            if _key_body(m.group(m.lastgroup or 0)):
+            key_group = m.lastgroup or ""
+            body = m.group(key_group or 0)
+            if _key_body(body) and (key_group not in _RANDOM_GROUPS or _random_body(body)):
                 # A key is a whole token: what is glued to its end (another key written right after it,
                 # ``AKIA…LTAI…`` or ``AKIA…dp.st.…``, whose own prefix has no boundary before it) goes with it,
                 # a path or a file name after it (``/models/config.json``, ``.json``) does not.
@@ -304,16 +412,47 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
                          if _discord_id(m.group("id")))
     if every or "Q~" in text:
         spans.extend(m.span() for m in _AZURE_SECRET_RE.finditer(text))
-    if every or ":" in text:
-        for m in _TELEGRAM_RE.finditer(text):
-            start = _telegram_start(text, m.start())
-            if start >= 0 and _generated(m.group("s")):
+    if every or "-" in text:
+        for m in _MAILGUN_TAIL_RE.finditer(text):
+            start = m.start() - 32
+            if start >= 0 and _HEX32_RE.fullmatch(text, start, m.start()) and _free_start(text, start):
                 spans.append((start, m.end()))
+    if every or ":" in text:
+        for m in _AFTER_COLON_RE.finditer(text):  # Telegram, Fal and .pgpass, found from their colon in one scan
+            if m.group("s") is not None:
+                start = _telegram_start(text, m.start())
+                if start >= 0 and _generated(m.group("s")):
+                    spans.append((start, m.end()))
+            elif m.group("fal") is not None:
+                start = m.start() - _UUID_LEN
+                if start >= 0 and _UUID_RE.fullmatch(text, start, m.start()) and _free_start(text, start):
+                    spans.append((start, m.end()))
+            else:
+                _pgpass_line(text, m, spans)
     if every or "hooks.slack.com" in text or "/api/webhooks/" in text or "api.telegram.org" in text:
         for m in _WEBHOOK_RE.finditer(text):
             group = m.lastgroup
             if group is not None:
                 spans.append(m.span(group))
+
+
+def _pgpass_line(text: str, tail: re.Match[str], spans: list[tuple[int, int]]) -> None:
+    """The password of the ``.pgpass`` line whose port and last fields ``tail`` holds (:data:`_PGPASS_LINE_RE`),
+    unless a password name would not hide it (a placeholder, ``*``, a lower-case word)."""
+    at = tail.start()
+    window = max(0, at - _PGPASS_HOST_MAX)
+    start = max(text.rfind("\n", window, at), text.rfind('"', window, at))  # the line's or the JSON string's start
+    escaped = text.rfind("\\n", window, at)  # or an escaped newline's end
+    start = max(start + 1 if start >= 0 else window, escaped + 2 if escaped >= 0 else window)
+    if start == window and window:
+        return  # no line starts within a host's reach
+    m = _PGPASS_LINE_RE.fullmatch(text, start, tail.end())
+    if m is None:
+        return
+    host, value = m.group("h"), m.group("v")
+    if (host == "*" or any(c.isalpha() or c == "." for c in host)) and not kept_value(
+            value, "password", STRONG, bare=True):
+        spans.append(m.span("v"))
 
 
 def _first_separator(text: str, start: int, end: int) -> int:

@@ -17,7 +17,8 @@ How each view decodes:
   level is decoded only while it holds an escape that can be decoded this way.
 * **Percent** (``%XX``): the bytes of a run of ``%XX`` are decoded as UTF-8, a multi-byte character is one
   character mapped to its whole ``%XX%XX…`` sequence; a byte that does not start a valid UTF-8 sequence stays
-  ``%XX`` (never half a character, never a Latin-1 guess such as ``%A0`` read as a space).
+  ``%XX`` (never half a character, never a Latin-1 guess such as ``%A0`` read as a space), and so do encoded
+  backslashes right before a quote (as in the JSON views, they would make it an escaped quote).
 * **Terminal colour codes** (ANSI CSI sequences ``ESC [ … m`` / ``ESC [ K``, charset and cursor escapes): every
   view that holds one is read without them, as a terminal shows the text, so ``ESC[32mghp_…`` has no letter
   glued in front of the key and ``ESC[01;31mESC[KAPI_KEYESC[mESC[K=…`` (``grep --color``) is ``API_KEY=…``.
@@ -35,7 +36,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Final
 
-__all__ = ["MAX_JSON_LEVELS", "View", "views"]
+__all__ = ["MAX_JSON_LEVELS", "View", "percent_decoded", "views"]
 
 MAX_JSON_LEVELS: Final = 4
 """JSON-escape levels decoded (a value JSON-encoded three times inside a JSON document is four levels)."""
@@ -54,13 +55,15 @@ _Piece = tuple[int, int, str]
 
 
 class View:
-    """A decoded text and the map of its offsets to the offsets of the text it was decoded from."""
+    """A decoded text and the map of its offsets to the offsets of the text it was decoded from. ``percent``: the
+    view reads the text percent-decoded (it or a view it was decoded from decoded ``%XX``)."""
 
-    __slots__ = ("text", "_parent", "_dstart", "_sstart", "_literal")
+    __slots__ = ("text", "percent", "_parent", "_dstart", "_sstart", "_literal")
 
     def __init__(self, text: str, parent: View | None = None, dstart: list[int] | None = None,
                  sstart: list[int] | None = None, literal: list[bool] | None = None) -> None:
         self.text = text
+        self.percent: bool = parent is not None and parent.percent
         self._parent = parent
         self._dstart = dstart
         self._sstart = sstart
@@ -163,12 +166,20 @@ def _utf8_size(lead: int) -> int:
 
 def _percent_pieces(text: str) -> Iterator[_Piece]:
     """The ``%XX`` sequences of ``text`` decoded as UTF-8: one character per valid sequence; a byte that does not
-    start one is left as it is."""
+    start one is left as it is, and so is a backslash right before a quote or a backslash that is not encoded
+    (``…%5C", "x"``, ``…%5C\\", \\"x\\"``): decoded, it would make that quote an escaped one, and a value read in
+    this view would run over the rest of the text."""
     for run in _PERCENT_RUN.finditer(text):
         start = run.start()
         data = bytes.fromhex(run.group(0).replace("%", ""))
         i, n = 0, len(data)
+        tail = n  # where the backslashes ending the run start, when a quote or a backslash follows it
+        if text[run.end():run.end() + 1] in ("\"", "'", "`", "\\"):
+            while tail > 0 and data[tail - 1] == 0x5C:
+                tail -= 1
         while i < n:
+            if i >= tail:
+                break  # backslashes that end the run before a quote stay encoded
             size = _utf8_size(data[i])
             if size and i + size <= n:
                 try:
@@ -180,6 +191,12 @@ def _percent_pieces(text: str) -> Iterator[_Piece]:
                     i += size
                     continue
             i += 1  # not the start of a valid UTF-8 sequence: ``%XX`` stays
+
+
+def percent_decoded(text: str) -> str:
+    """``text`` with its ``%XX`` sequences decoded as the percent view decodes them."""
+    decoded = _build(View(text), _percent_pieces(text)) if "%" in text else None
+    return text if decoded is None else decoded.text
 
 
 def _ansi_pieces(text: str) -> Iterator[_Piece]:
@@ -212,6 +229,7 @@ def views(text: str) -> list[View]:
     if "%" in text:
         decoded = _build(root, _percent_pieces(root.text))
         if decoded is not None:
+            decoded.percent = True
             decoded = _shown(decoded)
             out.append(decoded)
             # a percent-encoded value may itself hold JSON escapes (``%5C%22``)

@@ -870,7 +870,7 @@ def test_obs58_obs59_whole_token_patterns(template: str) -> None:
         ("width=3 height=4", "width=3 height=4"),
         ('{{"client_secret": "{s}", "id": "c"}}', '{{"client_secret": "<redacted>", "id": "c"}}'),
         ("{{'password': '{s}'}}", "{{'password': '<redacted>'}}"),
-        ('{{"password": 12345}}', '{{"password": <redacted>}}'),
+        ('{{"password": 12345}}', '{{"password": "<redacted>"}}'),
         ('{{"max_tokens": 12345}}', '{{"max_tokens": 12345}}'),
         ('{{"prompt_tokens": "x{s}"}}', '{{"prompt_tokens": "<redacted>"}}'),
         (

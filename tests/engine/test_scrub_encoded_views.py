@@ -1,0 +1,105 @@
+"""Percent-encoded values are judged, and marked, as what they encode (spec 01 OBS-58, OBS-59; spec 04 FMT-33a;
+review s44 O3, O6 / R11).
+
+A URL's query value and userinfo password are percent-encoded: ``?password=Xk9m%2BQ2v%2FLp7%3DRt`` is the password
+``Xk9m+Q2v/Lp7=Rt``. The text's own reading of such a value used to win over the decoded view's: the secret got the
+marker of its encoded text (another marker than the same password written plainly), and the rules that keep a value
+(a placeholder, an AWS or Google Cloud Storage credential scope) judged ``%24%7BTOKEN%7D`` rather than ``${TOKEN}``.
+Now one secret gets one marker whether it is written plainly, in JSON or percent-encoded, and an encoded placeholder
+or credential scope is kept as the decoded one is. Outside a URL, ``%2B`` is three characters of a literal.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+import urllib.parse
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import MARKER_RE, redaction_marker, scrub_text
+
+A = "AKIAIOSFODNN7ABCDEF2"
+H = "0123456789abcdef" * 4
+SYMBOLS = "!#$%()*+-./:<=>?@[]^_{|}~&;, '\"é€"
+NAMES = ("password", "api_key", "token", "client_secret", "access_token", "secret", "passwd", "auth_token")
+
+
+def _secret(r: random.Random) -> str:
+    """A generated password holding characters a URL encodes (``+ / = & # ? %``, a space, non-ASCII letters)."""
+    chars = [r.choice(string.ascii_letters + string.digits) for _ in range(r.randint(10, 18))]
+    for _ in range(r.randint(1, 4)):
+        chars.insert(r.randrange(len(chars) + 1), r.choice(SYMBOLS))
+    return "".join(chars) + r.choice(string.digits)
+
+
+def _markers(text: str) -> list[str]:
+    return MARKER_RE.findall(scrub_text(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(NAMES))
+def test_property_obs59_encoded_and_plain_forms_of_a_secret_get_the_same_marker(seed: int, name: str) -> None:
+    """OBS-59 (C-marker): the same secret as a percent-encoded query value, as a percent-encoded userinfo password,
+    quoted after its name and in JSON gets one and the same marker: the marker of the secret itself; only the
+    value's span is replaced."""
+    r = random.Random(seed)
+    secret = _secret(r)
+    marker = redaction_marker(secret)
+    encoded = urllib.parse.quote(secret, safe="")
+    query = f"https://api.example.com/v1/x?user=bob&{name}={encoded}&page=2"
+    assert scrub_text(query) == query.replace(encoded, marker)
+    userinfo = f"postgres://bob:{encoded}@db.internal:5432/app"
+    assert scrub_text(userinfo) == userinfo.replace(encoded, marker)
+    plain = json.dumps({name: secret})
+    assert _markers(plain) == [marker]
+    in_doc = json.dumps({"url": query})
+    assert _markers(in_doc) == [marker]
+
+
+@pytest.mark.parametrize("text", [
+    "https://x/cb?token=%24%7BTOKEN%7D", "https://x/?api_key=%3CYOUR_API_KEY%3E", "https://x/?password=%2A%2A%2A%2A",
+    "https://x/?token=%7B%7B%20secrets.TOKEN%20%7D%7D&a=1", "https://x/?password=your%2Dpassword%2Dhere",
+    "https://u:%24%7BDB_PASSWORD%7D@db.internal/app",
+])
+def test_obs59_encoded_placeholders_are_kept(text: str) -> None:
+    """OBS-59 (O3): a placeholder percent-encoded (``${TOKEN}``, ``<YOUR_API_KEY>``, ``****``, a template) is kept,
+    as it is decoded."""
+    assert scrub_text(text) == text
+
+
+def test_obs59_an_encoded_aws_credential_scope_keeps_all_but_the_key_id() -> None:
+    """OBS-59 (O3): in a presigned S3 URL only the access key id and the signature go; the encoded credential scope
+    (date, region, service) stays, as it does unencoded."""
+    scope = "%2F20240101%2Fus-east-1%2Fs3%2Faws4_request"
+    text = (f"https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential={A}{scope}"
+            f"&X-Amz-Date=20240101T000000Z&X-Amz-Signature={H}")
+    expected = text.replace(A, redaction_marker(A)).replace(H, redaction_marker(H))
+    assert scrub_text(text) == expected
+    plain = urllib.parse.unquote(text)
+    assert scrub_text(plain) == plain.replace(A, redaction_marker(A)).replace(H, redaction_marker(H))
+
+
+@pytest.mark.parametrize("encode", [True, False])
+def test_obs59_a_gcs_credential_scope_is_no_credential(encode: bool) -> None:
+    """OBS-59 (O6): a Google Cloud Storage V4 signature's credential is a service account's e-mail and a scope: it
+    stays; the signature goes."""
+    credential = "sa@my-project.iam.gserviceaccount.com/20240101/auto/storage/goog4_request"
+    value = urllib.parse.quote(credential, safe="") if encode else credential
+    signature = "Xk9mQ2vLp7Rt" + H
+    text = f"https://storage.googleapis.com/b/o?X-Goog-Signature={signature}&X-Goog-Credential={value}&X-Goog-Date=1"
+    assert scrub_text(text) == text.replace(signature, redaction_marker(signature))
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(NAMES))
+def test_property_obs59_percent_signs_of_a_literal_stay_its_own(seed: int, name: str) -> None:
+    """OBS-59: outside a URL a quoted value holding ``%XX`` is a literal: it gets the marker of what is written (a
+    value starting with a space is another thing in quotes after a name: ``print("password: " + pw)``)."""
+    r = random.Random(seed)
+    secret = "".join(c for c in _secret(r) if c not in "'\" ") + "%2B" + r.choice(string.ascii_letters) + "9"
+    for text in (f'{name.upper()}="{secret}"', json.dumps({name: secret}, ensure_ascii=False)):
+        assert scrub_text(text) == text.replace(secret, redaction_marker(secret))

@@ -1,0 +1,196 @@
+"""Generated passwords under credential names lose exactly their span (spec 01 OBS-58, OBS-59; spec 04 FMT-33a;
+review s44 L1 / R1 and L12).
+
+A password manager's passwords (12 to 20 characters of letters, digits and ``!#$%()*+-./:<=>?@[]^_{|}~``, with a
+lower and an upper case letter, a digit and a symbol) under generated credential names, in the forms env files,
+shells, YAML, JSON, Python and command lines write them (quoted where the symbols need it, so that the value is the
+whole password): the scrubbed text is the text with exactly the password replaced by its marker, every other byte
+kept, plain and JSON-escaped. The same for the passwords those forms can hold unquoted.
+
+What kept such passwords before: a value read as a call or a subscript from its start (``Hunter2(xyz``,
+``zRA9[@a9{S_k|pXz``), a quoted value starting with ``. ) ] } , ; +`` after an unquoted name, placeholder rules that
+read one piece of the value (``my`` / ``here`` anywhere, a leading ``!``, ``prefix...``, ``.*``, ``://``), the rule
+for a variable named for what it holds (``token_8f3k2j9x7q1m``), and a number under any name holding ``token``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
+SYMBOLS = "!#$%()*+-./:<=>?@[]^_{|}~"
+ALPHABET = string.ascii_letters + string.digits + SYMBOLS
+BARE_SYMBOLS = "!#$%*+-./:=?@^_~"
+"""The symbols an unquoted value can hold (``( ) [ ] { } < > | ;`` and ``&`` end it, as shells and YAML read it)."""
+
+_PREFIXES = ("", "DB", "API", "SMTP", "GITHUB", "OPENAI", "AWS", "REDIS", "APP", "CLIENT", "ADMIN", "MYSQL")
+_WORDS = ("PASSWORD", "PASSWD", "PASS", "PWD", "TOKEN", "SECRET", "API_KEY", "SECRET_KEY", "ACCESS_TOKEN",
+          "AUTH_TOKEN", "PRIVATE_KEY", "PASSPHRASE", "CLIENT_SECRET", "REFRESH_TOKEN", "SECRET_ACCESS_KEY")
+
+
+def _password(r: random.Random, symbols: str = SYMBOLS) -> str:
+    """A generated password: 12, 16 or 20 characters, a lower and an upper case letter, a digit and a symbol."""
+    alphabet = string.ascii_letters + string.digits + symbols
+    while True:
+        s = "".join(r.choice(alphabet) for _ in range(r.choice([12, 16, 20])))
+        if (any(c.islower() for c in s) and any(c.isupper() for c in s) and any(c.isdigit() for c in s)
+                and any(c in symbols for c in s)):
+            return s
+
+
+def _names(r: random.Random) -> tuple[str, str, str]:
+    """A generated credential name as an env file (``DB_PASSWORD``), code (``db_password`` / ``dbPassword``) and a
+    command line (``--db-password``) write it."""
+    parts = [p for p in (r.choice(_PREFIXES), r.choice(_WORDS)) if p]
+    upper = "_".join(parts)
+    words = upper.lower().split("_")
+    code = r.choice(["_".join(words), words[0] + "".join(w.title() for w in words[1:])])
+    return upper, code, "--" + "-".join(words)
+
+
+QUOTED_FORMS = (
+    '{UP}="{s}"', "{UP}='{s}'", 'export {UP}="{s}"', "export {UP}='{s}'", "{UP}='{s}'\nHOST=db.internal\n",
+    '{code}: "{s}"', "{code}: '{s}'", "db:\n  {code}: '{s}'\n  host: db.internal\n", "{code} = '{s}'",
+    '{code} = "{s}"  # from the vault', "{{'{code}': '{s}'}}", "{flag} '{s}' --verbose", '{flag}="{s}" run',
+)
+BARE_FORMS = ("{UP}={s}", "export {UP}={s}", "{UP}={s}\nHOST=db.internal", "{code}: {s}", "  {code}: {s}\n  port: 5432",
+              "{flag} {s} --verbose", "{flag}={s}")
+
+
+def _exact(text: str, secret: str) -> None:
+    """``text`` (holding ``secret`` once) plain and JSON-escaped: exactly the secret becomes its marker."""
+    assert text.count(secret) == 1
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+    doc = json.dumps({"content": text})
+    assert scrub_text(doc) == doc.replace(json.dumps(secret)[1:-1], redaction_marker(secret))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**64), form=st.sampled_from(QUOTED_FORMS))
+def test_property_obs58_obs59_generated_passwords_in_quoted_forms_are_redacted_exactly(seed: int, form: str) -> None:
+    """OBS-58, OBS-59 (L1): a generated password with symbols, quoted under a generated credential name in an env
+    file, a shell, YAML, Python or a command line, loses exactly its span, whatever symbol it starts or ends with."""
+    r = random.Random(seed)
+    up, code, flag = _names(r)
+    secret = _password(r)
+    _exact(form.format(UP=up, code=code, flag=flag, s=secret), secret)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**64), extra=st.booleans())
+def test_property_obs58_obs59_generated_passwords_in_json_are_redacted_exactly(seed: int, extra: bool) -> None:
+    """OBS-58, OBS-59 (L1): a generated password as the value of a credential key in a JSON document (alone or beside
+    other keys, and as that document's text inside another one) loses exactly its span."""
+    r = random.Random(seed)
+    _, code, _ = _names(r)
+    secret = _password(r)
+    doc: dict[str, object] = {code: secret}
+    if extra:
+        doc = {"user": "bob", code: secret, "port": 5432, "tags": ["a", "b"]}
+    text = json.dumps(doc)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+    outer = json.dumps({"arguments": text})
+    assert scrub_text(outer) == outer.replace(secret, redaction_marker(secret))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**64), form=st.sampled_from(BARE_FORMS))
+def test_property_obs58_obs59_generated_passwords_unquoted_are_redacted_exactly(seed: int, form: str) -> None:
+    """OBS-58, OBS-59 (L1): a generated password of the symbols an unquoted value holds, written unquoted (an env
+    file, ``export``, YAML, a command line), loses exactly its span. (A value starting with ``-``, ``=``, ``~``,
+    ``#`` or ``!`` is another thing there: an option, ``==``, ``=~``, a YAML comment or tag.)"""
+    r = random.Random(seed)
+    up, code, flag = _names(r)
+    while True:
+        secret = _password(r, BARE_SYMBOLS)
+        if secret[0] not in "-=~#!" and secret[-1] not in ".:?!":
+            break
+    _exact(form.format(UP=up, code=code, flag=flag, s=secret), secret)
+
+
+@pytest.mark.parametrize("text, secret", [
+    ('"password": "zRA9[@a9{S_k|pXz"', "zRA9[@a9{S_k|pXz"),
+    ('DB_PASSWORD="L(K777p-zNk8cL6j"', "L(K777p-zNk8cL6j"),
+    ('{"password": "Pa55word[1]"}', "Pa55word[1]"),
+    ("DB_PASSWORD=Hunter2(xyz)", "Hunter2(xyz)"),
+    ("API_KEY=abc(XY)Z9q", "abc(XY)Z9q"),
+    ('DB_PASSWORD=".YYZYn9^ZhyiA4uoR>gn"', ".YYZYn9^ZhyiA4uoR>gn"),
+    ("password: '}Cu3%ZR1zTOl'", "}Cu3%ZR1zTOl"),
+    ('API_TOKEN=")AL5$~wIScGebc$-"', ")AL5$~wIScGebc$-"),
+    ('"password": "hwLXVPC+@%R7$My["', "hwLXVPC+@%R7$My["),
+    ('"password": "!Xk9mQ2vLp7Rt"', "!Xk9mQ2vLp7Rt"),
+    ('"password": "my-dog-Rover-2"', "my-dog-Rover-2"),
+    ('"password": "0.*lrFnr~4_["', "0.*lrFnr~4_["),
+    ('"password": "<Xk9mQ2vLp7Rt>"', "<Xk9mQ2vLp7Rt>"),
+    ('"password": "$Xk9mQ2vLp7Rt"', "$Xk9mQ2vLp7Rt"),
+    ('"password": "${Vi_P29yTI}"', "${Vi_P29yTI}"),
+    ('"password": "rrk+://Zl9-S"', "rrk+://Zl9-S"),
+    ("API_TOKEN=token_8f3k2j9x7q1m", "token_8f3k2j9x7q1m"),
+    ('"secret": "secret_8f3k2j9x7q1m4n"', "secret_8f3k2j9x7q1m4n"),
+    ("API_KEY=key_4f8a9b2c7d1e9a0b", "key_4f8a9b2c7d1e9a0b"),
+    ("secret: !CJ3DvL35PAzweRu", "!CJ3DvL35PAzweRu"),
+])
+def test_obs58_the_reviewed_generated_passwords_are_redacted(text: str, secret: str) -> None:
+    """OBS-58, OBS-59 (L1 a-d): the review's passwords that a call, a subscript, a start character, a placeholder
+    rule or the variable rule kept."""
+    _exact(text, secret)
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("API_KEY=Xk9mQ2vLp7Rt...", "Xk9mQ2vLp7Rt"),
+    ("Logging in with password=Xk9mQ2vLp7Rt... done", "Xk9mQ2vLp7Rt"),
+])
+def test_obs58_an_ellipsis_after_a_generated_value_is_no_placeholder(text: str, secret: str) -> None:
+    """OBS-58, OBS-59 (L1c): ``prefix...`` is a placeholder only when the prefix is not generated; the ellipsis after
+    a password stays, the password goes."""
+    _exact(text, secret)
+
+
+@pytest.mark.parametrize("text", [
+    "OPENAI_API_KEY=sk-...", 'api_key = "sk-proj-..."', "PASSWORD=your-password-here",
+    "OPENAI_API_KEY=sk-your-key-here", '"api_key": "YOUR_API_KEY"', '"token": "<your-token>"',
+    "password: ${DB_PASSWORD}", 'token = "$GITHUB_TOKEN"', '"api_key": os.environ["API_KEY"],',
+    '"input_tokens": result.get("input_tokens"),', "token = get_token(a, b)", "password=getpass.getpass(\n    prompt)",
+    "token = uuid.uuid4().hex[:8]", "if key := m.group(1):", 'pat = "^[a-z]+$"',
+    'token_re = r"(?P<token>[A-Za-z0-9_-]+)"', '_HEX_PAT = "[0-9A-Fa-f]{1,4}"', "api_key=api_key_value",
+    "token=user_token", '"password": "my_password"', "Resources: !Ref DbPassword",
+    'key="hypothesis.strategies.random_module()"', '"apiKey": "os.getenv(\'X\')"',
+    "PHOTON_TOKEN=$(openssl rand -hex 16)", "credentials: Annotated[\n    str, Depends()]",
+    "GOOGLE_APPLICATION_CREDENTIALS=/home/u/.config/gcloud/sa.json", '"session": "aiohttp.ClientSession"',
+    "password: Callable[[str, str], bool] | None = None",
+])
+def test_obs59_code_and_placeholders_under_credential_names_are_kept(text: str) -> None:
+    """OBS-59: what the narrowed rules must still keep: placeholders (their names not generated), calls and
+    subscripts of code (closing, or spread over lines), patterns, variables named for what they hold, paths."""
+    assert scrub_text(text) == text
+
+
+STRONG_TOKEN_NAMES = ("refresh_token", "authToken", "X-Amz-Security-Token", "access_token", "id_token",
+                      "GITHUB_TOKEN", "sessionToken", "vault_token")
+COUNT_NAMES = ("max_tokens", "num_tokens", "token_count", "input_tokens", "maxTokens", "prompt_tokens", "tokens")
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(STRONG_TOKEN_NAMES), number=st.integers(1000, 9_999_999_999),
+       form=st.sampled_from(["{n}={v}", "{n}: {v}", '"{n}": "{v}"', "{n}='{v}'"]))
+def test_property_obs58_a_number_under_a_token_name_is_a_credential(name: str, number: int, form: str) -> None:
+    """OBS-58 (L12): a number of four to ten digits under a name that holds a token (``refresh_token=483920``) is
+    redacted, as the sanitizer hides it; only count names keep their number."""
+    secret = str(number)
+    _exact(form.format(n=name, v=secret), secret)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(COUNT_NAMES), number=st.integers(0, 9_999_999_999),
+       form=st.sampled_from(["{n}={v}", "{n}: {v}", '"{n}": {v}', '"{n}": "{v}"']))
+def test_property_obs59_a_number_under_a_count_name_is_kept(name: str, number: int, form: str) -> None:
+    """OBS-59 (L12): counts stay (``max_tokens=128000``, ``"input_tokens": "1000"``)."""
+    text = form.format(n=name, v=number)
+    assert scrub_text(text) == text

@@ -1,0 +1,144 @@
+"""Further published key formats, and keys glued to a short option (spec 01 OBS-58, OBS-59; spec 04 FMT-33a;
+scrubber review s44: L10 missing formats, L6 ``-pghp_…`` / ``-ppypi-…``).
+
+Each format of :data:`MORE_KEY_FORMATS` and each structural one (a Fal key: a UUID, a colon and 32 hex digits;
+Mailgun's current keys: 32, 8 and 8 hex digits; a Doppler service token naming its config) is generated from its
+published alphabet and length, afresh for every example, and must be redacted whole, and only it: bare, in quotes,
+after ``=``, glued to a short option (``-p<key>``), JSON-escaped and percent-encoded. What only starts like one (the
+same prefix with another length or alphabet, English words, versions, hashes, UUIDs, identifiers) stays.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import find_spans, redaction_marker, scrub_text
+from hermes_pipeline.engine.scrub_tokens import MORE_KEY_FORMATS
+
+from tests.engine._scrub_support import ALNUM, HEX, KEY_SAMPLES, LOWER_DIGITS, URLSAFE, rand, wrapper
+
+MORE_SAMPLES: dict[str, Callable[[random.Random], str]] = {
+    "OpenAI session keys": lambda r: "sess-" + rand(r, ALNUM, 40),
+    "Vercel access tokens and API keys": lambda r: r.choice(["vcp_", "vci_", "vca_", "vcr_", "vck_"])
+    + rand(r, URLSAFE, 50) + rand(r, ALNUM, 6),
+    "Okta API tokens": lambda r: "00" + rand(r, URLSAFE, 39) + r.choice(ALNUM),
+    "Modal token ids and secrets": lambda r: r.choice(["ak-", "as-"]) + rand(r, ALNUM, 22),
+    "NuGet API keys": lambda r: "oy2" + rand(r, LOWER_DIGITS, 43),
+    "HashiCorp Vault legacy service tokens": lambda r: "s." + rand(r, ALNUM, 24),
+    "HashiCorp Vault legacy batch tokens": lambda r: "b.AAAAAQ" + rand(r, URLSAFE, 90),
+    "New Relic ingest, browser and admin keys": lambda r: r.choice([
+        "NRII-" + rand(r, URLSAFE, 32), "NRJS-" + rand(r, HEX, 19), "NRAA-" + rand(r, ALNUM, 27)]),
+    "Contentful personal access tokens": lambda r: "CFPAT-" + rand(r, URLSAFE, 43),
+    # found by their structure, no literal prefix
+    "Fal keys (key id and secret)": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)) + ":"
+    + rand(r, HEX, 32),
+    "Mailgun keys (current form)": lambda r: rand(r, HEX, 32) + "-" + rand(r, HEX, 8) + "-" + rand(r, HEX, 8),
+    "Doppler service tokens naming their config": lambda r: "dp.st." + r.choice(["dev", "prd", "dev_personal",
+                                                                                  "stg-2"]) + "." + rand(r, ALNUM, 40),
+}
+"""One generator per format, from the provider's published prefix, alphabet and length."""
+
+CONTEXTS = ("see {k} ok", '"{k}"', "'{k}'", "opt={k}", "tool -p{k} next", "tool -P{k}", '["-p{k}"]',
+            '{{"value": "{k}"}}', "{k}\n", "(k: {k})")
+"""Where a key stands: bare, quoted, after ``=``, glued to a short option (in an argument list too), a JSON value."""
+
+WRAPPERS = [("plain", 1), ("json", 1), ("json", 2), ("doc", 1), ("url", 1)]
+
+
+def _exact(context: str, key: str) -> None:
+    """``context`` with ``key`` in every wrapper: exactly the key's encoded span becomes its marker."""
+    before, after = context.split("{k}")
+    before, after = before.replace("{{", "{").replace("}}", "}"), after.replace("{{", "{").replace("}}", "}")
+    for kind, level in WRAPPERS:
+        encode, left, right = wrapper(kind, level)
+        text = left + encode(before) + encode(key) + encode(after) + right
+        expected = left + encode(before) + redaction_marker(key) + encode(after) + right
+        assert scrub_text(text) == expected, (kind, level, text)
+
+
+def test_fmt33a_every_further_format_has_a_sample() -> None:
+    """FMT-33a: the tests generate a key of every format of :data:`MORE_KEY_FORMATS` (the SSWS-only reading of Okta
+    tokens has its own test)."""
+    providers = {name for name, _, body in MORE_KEY_FORMATS if body}
+    assert providers - {"Okta API tokens after the SSWS scheme"} <= set(MORE_SAMPLES)
+
+
+@pytest.mark.parametrize("provider", sorted(MORE_SAMPLES))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), context=st.sampled_from(CONTEXTS))
+def test_obs58_l10_each_further_format_is_redacted_whole_in_every_context(provider: str, seed: int,
+                                                                          context: str) -> None:
+    """OBS-58 / OBS-59 (review L10): a key of each further format, generated afresh, is replaced whole (prefix
+    included) and nothing else, bare, quoted, after ``=``, glued to a short option, JSON-escaped and percent-encoded."""
+    _exact(context, MORE_SAMPLES[provider](random.Random(seed)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), extra=st.integers(0, 12))
+def test_obs58_l10_okta_token_after_ssws(seed: int, extra: int) -> None:
+    """OBS-58 (review L10): an Okta API token after the ``SSWS`` scheme, in an ``Authorization`` header or alone
+    (``SSWS 00…``, the scheme word stays), also when longer than the published 42 characters."""
+    r = random.Random(seed)
+    key = "00" + rand(r, URLSAFE, 40 + extra).rstrip("-") + "x1"
+    for context in ("SSWS {k}", "Authorization: SSWS {k}", "curl -H 'Authorization: SSWS {k}' https://x.okta.com"):
+        _exact(context, key)
+
+
+@pytest.mark.parametrize("provider", sorted(KEY_SAMPLES))
+def test_obs58_l6_a_key_glued_to_a_short_option_is_redacted_whole(provider: str) -> None:
+    """OBS-58 (review L6): a key of every published format glued to a short option (``twine upload -ppypi-…``,
+    ``docker login -pghp_…``, ``-P``, ``-t``; quoted or an argument-list item too) is replaced whole: the option's
+    letter no longer hides the prefix's start."""
+    r = random.Random(provider)
+    for _ in range(3):
+        key = KEY_SAMPLES[provider](r)
+        for context in ("twine upload -p{k}", "docker login ghcr.io -u me -p{k}", "tool -P{k} x", "x -t{k}",
+                        "sh -c '-p{k}'", '["-p{k}", "x"]'):
+            text = context.replace("{k}", key)
+            assert scrub_text(text) == context.replace("{k}", redaction_marker(key)), (provider, text)
+
+
+@pytest.mark.parametrize("text", [
+    "session", "sessions are stored in sess-ion tables", "sess-" + "a1B2c3D4e5" * 3 + "x",
+    "ak-47", "as-is", "ask-me-anything", "as-" + "Ab3dEf6hIj" * 2, "ak-" + "Ab3dEf6hIj" * 2 + "Ab3",
+    "ak-ComponentDidMountAbcdef", "as-ImportedModuleNamesAbc",
+    "s.t.", "u.s. and s.a.", "s.getElementsByTagNameAbcd", "s.prototypeIsEnumerableXYZ", "x.s." + "Ab3dEf6hIj" * 2,
+    "s." + "Ab3dEf6hIj" * 2 + "Ab3dE", "b.some_very_long_identifier_name_that_goes_on_and_on_for_a_while_x",
+    "oy2 in text", "oy2" + "abcdefghij" * 4, "toy2" + "abcdefghij1" * 4,
+    "00.1.2", "v00.12.3", "version 00.1.2-rc1", "00000000-0000-0000-0000-000000000000",
+    "00" + "a" * 40, "00abcdef0123456789abcdef0123456789abcdef01", "1000" + "Ab3dEf6hIj" * 4,
+    "sha256:00" + "0123456789abcdef" * 4,
+    "vcp_memory_write_buffer_size_limit", "h_vcp_uart_handle_config_struct", "NRII-example-key-here",
+    "NRJS-xxxx", "CFPAT-" + "x" * 43, "CFPAT-your-personal-access-token",
+    "0123456789abcdef0123456789abcdef-01234567", "cache/0123456789abcdef0123456789abcdef-01234567-89abcdef",
+    "build-0123456789abcdef0123456789abcdef-01234567-89abcdef",
+    "3f2b8c1e-9a4d-4e7f-b2c6-1d8e5f7a9b0c:0123456789abcdef0123456789abcde",
+    "x3f2b8c1e-9a4d-4e7f-b2c6-1d8e5f7a9b0c:0123456789abcdef0123456789abcdef",
+    "3f2b8c1e-9a4d-4e7f-b2c6-1d8e5f7a9b0c:0123456789abcdef0123456789abcdef0",
+    "dp.st.prd.short", "build-pghp_" + "Ab3dEf6hIj" * 3 + "abcdef", "pip install -Usk-learn-compatible-v2",
+    "ls -lapat-config-loader", "git commit -m fc-layout-grid-2",
+])
+def test_obs59_l10_look_alikes_of_the_further_formats_stay(text: str) -> None:
+    """OBS-59 (review L10): what only starts like a further format stays: English words (``session``, ``as-is``),
+    ``ak-47``, ``s.t.``, versions (``00.1.2``), UUIDs, hex digests, identifiers of words (``vcp_memory_write_…``,
+    ``s.getElementsByTagName…``), the prefix with another length or alphabet, placeholders, a key-like piece glued
+    to a path or a word, and option letters glued to ordinary words."""
+    assert scrub_text(text) == text
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.sampled_from([
+    " ", "-p", "-", ":", ".", "_", "=", '"', "\n", "s.", "b.", "00", "ak-", "as-", "oy2", "sess-", "vcp_", "NRII-",
+    "CFPAT-", "dp.st.", "prd.", "SSWS ", "0123456789abcdef", "01234567", "3f2b8c1e-9a4d-4e7f-b2c6-1d8e5f7a9b0c",
+    "Ab3dEf6hIj", "abcdefghij", "x:5432:db:user:", "*:*:*:u:", "ghp_"]), max_size=14).map("".join))
+def test_obs58_further_formats_keep_the_triggers_exact(text: str) -> None:
+    """OBS-58: the trigger tests in front of the structural formats (``-`` for Mailgun, ``:`` for Fal and
+    ``.pgpass``) and the option-glued reading never skip a key: the gated spans equal the ungated ones."""
+    assert find_spans(text) == find_spans(text, gated=False)
