@@ -244,6 +244,17 @@ def _post_chat(port: int, key: str, session: str, text: str) -> dict[str, Any]:
         conn.close()
 
 
+def _stop_gateway(gateway: subprocess.Popen[str], log: Any) -> None:
+    """A graceful stop (the store writes what it holds before the process ends), a kill after a minute."""
+    gateway.terminate()
+    try:
+        gateway.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        gateway.kill()
+        gateway.wait(timeout=10)
+    log.close()
+
+
 def _wait_healthy(proc: subprocess.Popen[str], port: int, deadline: float) -> None:
     import http.client
     import time
@@ -307,13 +318,7 @@ def test_the_api_server_records_the_agents_skill_and_memory_changes(tmp_path: Pa
             assert _post_chat(port, key, "api-session-1", "Remember me")["choices"][0]["message"]["content"] == "noted"
             assert _post_chat(port, key, "api-session-1", "Update")["choices"][0]["message"]["content"] == "updated"
         finally:
-            gateway.terminate()  # a graceful stop: the store writes what it holds before the process ends
-            try:
-                gateway.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                gateway.kill()
-                gateway.wait(timeout=10)
-            log.close()
+            _stop_gateway(gateway, log)
     finally:
         _stop(server)
     assert _rows(home, "SELECT version, hermes_action, trigger_session_id, skill_path FROM skill_history "

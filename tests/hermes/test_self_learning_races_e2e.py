@@ -30,7 +30,7 @@ from typing import Any
 
 from hermes_pipeline.demo.model_server import ScriptedModelServer, ScriptStep, ToolCallSpec
 from tests.hermes.test_bridge_e2e import HERMES, _config, pytestmark  # noqa: F401
-from tests.hermes.test_self_learning_e2e import (_free_port, _post_chat, _rows, _session_with, _sha,
+from tests.hermes.test_self_learning_e2e import (_free_port, _post_chat, _stop_gateway, _rows, _session_with, _sha,
                                                  _wait_healthy)
 
 SKILL = "---\nname: {name}\ndescription: d\n---\n1. one\n"
@@ -266,13 +266,7 @@ def test_two_gateway_sessions_writing_one_skill_each_get_their_own_versions(tmp_
                 thread.join(300)
             assert replies == {"a": "a done", "b": "b done"}
         finally:
-            gateway.terminate()  # a graceful stop: the store writes what it holds before the process ends
-            try:
-                gateway.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                gateway.kill()
-                gateway.wait(timeout=10)
-            log.close()
+            _stop_gateway(gateway, log)
     finally:
         server.close()
     _assert_each_version_is_its_writers(home, {"a": "sess-a", "b": "sess-b"})
