@@ -65,6 +65,7 @@ from .scrub import (
     known_clean,
     safe_scrub,
     scrub_message,
+    truncate,
 )
 from .named_values import named_value_marker, strong_name, whole_marker
 from .scrub_once import scrub_once
@@ -292,26 +293,9 @@ def _scrub_cached(text: str, ctx: _Ctx) -> str:
     return scrubbed
 
 
-def marker_cut(text: str, cap: int) -> int:
-    """Where to cut the scrubbed ``text`` to at most ``cap`` characters without cutting a redaction marker in two:
-    ``cap``, or the start of the marker that straddles it (half a marker is neither text nor a marker that
-    ``trajectory redact`` or a reader recognises)."""
-    start = text.rfind("<redacted", max(0, cap - 18), cap)
-    if start >= 0:
-        m = MARKER_RE.match(text, start)
-        if m is not None and m.end() > cap:
-            return start
-    return cap
-
-
 def _convert_str(text: str, ctx: _Ctx) -> str:
     """Rule 3: value-scrub, then truncate with the standard suffix (never inside a redaction marker)."""
-    scrubbed = _scrub_cached(text, ctx)
-    cap = ctx.max_str
-    n = len(scrubbed)
-    if n > cap:
-        cut = marker_cut(scrubbed, cap)
-        scrubbed = f"{scrubbed[:cut]}...[truncated {n - cut} chars]"
+    scrubbed = truncate(_scrub_cached(text, ctx), ctx.max_str)
     _charge(ctx, len(scrubbed) + 2, scrubbed)
     return scrubbed
 
@@ -326,11 +310,7 @@ def _simple_leaf(item: object, cls: type, max_str: int) -> object:
         if len(item) >= _CACHE_MIN_CHARS:  # type: ignore[arg-type]
             return _NOTHING
         text = scrub_once(item)  # type: ignore[arg-type]
-        n = len(text)
-        if n > max_str:
-            cut = marker_cut(text, max_str)
-            text = f"{text[:cut]}...[truncated {n - cut} chars]"
-        return text
+        return truncate(text, max_str)
     if item is None or cls is bool:
         return item
     if cls is int and item.bit_length() <= _MAX_INT_BITS:  # type: ignore[attr-defined]

@@ -21,7 +21,10 @@ This module holds the string-level half of the payload sanitizer:
 Performance: every regex is compiled once at import time; each family of rules runs only when a substring
 it cannot match without occurs; a decoded view is built only when the text holds an escape; a short text
 already found clean (tool names, IDs, paths recur in every payload) costs one set lookup, and so does a long
-one (the conversation is sent again with every provider call). All patterns are linear.
+one (the conversation is sent again with every provider call). The patterns run on whole texts take time linear
+in the text on the adversarial runs of ``tests/engine/test_scrub_linear_time.py`` (no nested or adjacent
+quantifiers over one run, names bounded by ``MAX_NAME_CHARS``); some others would be quadratic under ``finditer``
+and are only matched at one position or on a bounded slice.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ __all__ = [
     "TRUNCATION_SUFFIX",
     "find_spans",
     "is_sensitive_key",
+    "marker_cut",
     "redaction_marker",
     "safe_scrub",
     "scrub_message",
@@ -195,6 +199,21 @@ _KEY_ENV: Final = "HERMES_PIPELINE_REDACTION_KEY"
 _redaction_key: bytes = (os.environ.get(_KEY_ENV) or "").encode() or secrets.token_bytes(16)
 MARKER_RE: Final = re.compile(r"<redacted(?::[0-9a-f]{8})?>")
 """Every redaction marker: ``<redacted:xxxxxxxx>`` (a credential's span) or ``<redacted>`` (a whole value)."""
+_MARKER_HEAD: Final = "<redacted"
+_MARKER_MAX: Final = len("<redacted:0123abcd>")
+
+
+def marker_cut(text: str, cap: int) -> int:
+    """Where to cut ``text`` to at most ``cap`` characters without cutting a redaction marker in two: ``cap``, or
+    the start of the marker that straddles it (half a marker is neither text nor a marker that ``trajectory
+    redact`` or a reader recognises). The marker may start anywhere in the ``_MARKER_MAX - 1`` characters before
+    ``cap``, so its head ``<redacted`` may itself cross ``cap``."""
+    start = text.rfind(_MARKER_HEAD, max(0, cap - _MARKER_MAX + 1), cap + len(_MARKER_HEAD) - 1)
+    if start >= 0:
+        m = MARKER_RE.match(text, start)
+        if m is not None and m.end() > cap:
+            return start
+    return cap
 
 
 def set_redaction_key(key: bytes) -> None:
@@ -462,11 +481,13 @@ def safe_scrub(text: str) -> str:
 
 
 def truncate(text: str, cap: int) -> str:
-    """Cut ``text`` to ``cap`` characters plus ``...[truncated N chars]`` when it is longer."""
+    """Cut ``text`` to at most ``cap`` characters plus ``...[truncated N chars]`` when it is longer, never inside a
+    redaction marker (:func:`marker_cut`)."""
     n = len(text)
     if n <= cap:
         return text
-    return f"{text[:cap]}...[truncated {n - cap} chars]"
+    cut = marker_cut(text, cap)
+    return text[:cut] + TRUNCATION_SUFFIX.format(n=n - cut)
 
 
 def scrub_message(text: str, cap: int = ERROR_MESSAGE_MAX_CHARS) -> str:

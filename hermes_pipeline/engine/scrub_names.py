@@ -367,7 +367,7 @@ _ONSETS: Final = frozenset({
 _PATH: Final = re.compile(
     r"(?:/|~/|\.\.?/|\$HOME/|\$\{HOME\}/|%[A-Z_]+%\\|[A-Za-z]:\\)"
     r"(?:(?P<system>(?:home|tmp|etc|var|run|usr|opt|Users|root|mnt|srv|secrets|data|app|proc|dev|Library|private)"
-    r"(?:[/\\]|$))|[^\s]*\.(?:[a-z0-9]{1,5}|[A-Z]{1,5})$|[^\s]*[/\\][^\s]*\.\d+$)"
+    r"(?:[/\\]|$))|[^\s]*\.(?:[a-z0-9]{1,5}|[A-Z]{1,5})$|(?=[^\s/\\]*[/\\])\S*\.\d+$)"
 )
 """A file's path (an absolute or home path under a system directory, or one naming a file with an extension): a
 credential name's value is the file that holds the credential (``GOOGLE_APPLICATION_CREDENTIALS=/…/sa.json``). Outside
@@ -381,7 +381,11 @@ _RESOURCE: Final = re.compile(r"arn:[a-z0-9-]+:|projects/[^/\s]+/secrets/|[A-Z0-
 """The name of a stored secret (an AWS ARN, a Google secret's resource name), or the credential scope of an AWS or a
 Google Cloud Storage signed request (``…/20240101/auto/storage/goog4_request`` after a service account's e-mail): no
 credential itself."""
-_REGEX_LIKE: Final = re.compile(r"\[(?:\^?[^\]]{0,3}-[^\]]{1,3})+\]|\{\d*,\d*\}|\(\?[:=!<P]|\\[dwsbDWS]|\.\*|\.\+")
+_REGEX_LIKE: Final = re.compile(
+    r"\[\^?(?=[^\[\]\-\n]{0,3}-+[^\[\]\-\n])(?>[^\[\]\-\n]{0,3}-+[^\[\]\-\n]{0,3})+\]"
+    r"|\{\d*,\d*\}|\(\?[:=!<P]|\\[dwsbDWS]|\.\*|\.\+")
+"""A regular expression's syntax (a class of ranges, a repetition, a group's flag, a class escape). The class's
+pieces are atomic and hold no ``[``, so a run of dashes, or of ``[a-``, costs linear time."""
 _REGEX_TOKEN: Final = re.compile(
     r"\(\?P<\w+>|\[\^?(?:[A-Za-z0-9_.+/=:@ -]{1,3}|(?=[^\]]{0,15}?(?:a-[a-z]|A-[A-Z]|[0-9]-[0-9]|\\.))"
     r"(?:a-[a-z]|A-[A-Z]|[0-9]-[0-9]|\\.|[A-Za-z0-9_.+/=:@ -]){1,16})\]"

@@ -24,7 +24,9 @@ The shapes (spec 01 §8.2.5, widened by spec 04 FMT-33a):
 Names are judged by :mod:`.scrub_names`. Every finder appends ``(start, end)`` spans of the *value* only (the
 name, the quotes and the separator stay), never reads past the end of the value (a value ends at whitespace,
 a quote, a backtick, ``& ; , ) ] } < >``, a backslash escape such as ``\\n``, a control character or non-ASCII
-punctuation such as ``，。」``; it never starts with an opening bracket), and is linear in the text.
+punctuation such as ``，。」``; it never starts with an opening bracket), and takes time linear in the text on the
+adversarial runs of ``tests/engine/test_scrub_linear_time.py`` (a pattern that would backtrack over a run from
+each of its positions is anchored by a lookbehind, bounded, or only matched at one position).
 """
 
 from __future__ import annotations
@@ -73,9 +75,11 @@ _NOT_VALUE_START: Final = frozenset(" \t)]},;+.")
 _CODE_BETWEEN: Final = re.compile(r"[^\"']*\s|[.)\]},;+]+$|\+[\w.]+\+$|\.[a-z_]{3,}\([^()]*\)")
 """Code between two strings (``.join(x) + ``, ``+pw+``, ``), ``, ``.format(x)``), not a quoted value."""
 _FLAG_RE: Final = re.compile(
-    r"--?(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)(?:[ \t]+(?!-)|(?P<aq>[\"'])[ \t]*,[ \t]*(?=[\"']))")
+    r"(?<![A-Za-z0-9_-])--?(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]{0,127})"
+    r"(?:[ \t]+(?!-)|(?P<aq>[\"'])[ \t]*,[ \t]*(?=[\"']))")
 """``--name value``, ``["--name", "value"]``, and the single-dash long options of Go-style tools (``-token X``; a
-one-letter option such as ``-p`` is no credential name)."""
+one-letter option such as ``-p`` is no credential name). Not after a word's character (``a-b``, ``x--y``) and at most
+:data:`MAX_NAME_CHARS` long, so a run of ``-a`` is matched from its start only."""
 _PAIR_SEP: Final = r"[ \t]*(?::|=>|\][ \t]*=(?!=))"
 _QUOTED_KEY_RE: Final = re.compile(r"(?P<kq>[\"'])(?P<key>[^\"'\\\n]{1,128})(?P=kq)" + _PAIR_SEP)
 """A quoted key and what joins it to its value (``:``, ``=>``, ``] =``): the reference the fast finder equals."""
@@ -112,14 +116,14 @@ _AUTH_SCHEME_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_-])(?P<w>(?ai:bearer|basic))[ \t]+(?P<c>(?:[^\s\"'`\\]|\\(?![nrtbfu\"'\\/]))+)")
 _CRED_RE: Final = re.compile(r"[ \t]*(?P<c>(?:[^\s\"'`\\]|" + _ESC + r")+)")
 _AUTH_PARAM_RE: Final = re.compile(
-    r"[ \t]*,?[ \t]*(?P<n>[A-Za-z][A-Za-z0-9_-]{0,63})[ \t]*=[ \t]*(?:\"(?P<q>[^\"\\\n]*)\"|(?P<v>[^\s,\"\\]+))")
+    r"[ \t]*(?:,[ \t]*)?(?P<n>[A-Za-z][A-Za-z0-9_-]{0,63})[ \t]*=[ \t]*(?:\"(?P<q>[^\"\\\n]*)\"|(?P<v>[^\s,\"\\]+))")
 _PARAM_NAME_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}[ \t]*=(?=[\"']|[^=\s\"'])")
 _SECRET_PARAMS: Final = frozenset({"response", "signature", "sig", "oauth_signature", "password", "passwd"})
 _TAG_START: Final = re.compile(r"<[/!A-Za-z]")
 _CLOSERS: Final = {"(": ")", "[": "]", "{": "}"}
-_YAML_PROPS: Final = re.compile(r"(?:[ \t]+(?:&[A-Za-z0-9_-]+|!!?[A-Za-z0-9_:/.-]*))+(?=[ \t]|$)")
-_BLOCK_RE: Final = re.compile(r"[ \t]*(?:(?P<b>[|>][-+0-9]{0,2}))?[ \t]*(?:#[^\n]*)?(?=\r?\n)")
-_MAPPING_RE: Final = re.compile(r"(?:[\"'][^\"'\n]*[\"']|[^\s:#\"'-][^:\n]*?)[ \t]*:(?:[ \t]|\r?$)", re.M)
+_YAML_PROPS: Final = re.compile(r"(?:[ \t]+(?:&[A-Za-z0-9_-]+|!!?[A-Za-z0-9_:/.-]*))+(?=[ \t]|\r?\n|\Z)")
+_BLOCK_RE: Final = re.compile(r"[ \t]*(?:(?P<b>[|>][-+0-9]{0,2})[ \t]*)?(?:#[^\n]*)?(?=\r?\n)")
+_MAPPING_RE: Final = re.compile(r"(?:[\"'][^\"'\n]*[\"']|[^\s:#\"'-](?:[^:\n]*[^ \t:\n])?)[ \t]*:(?:[ \t]|\r?$)", re.M)
 _ITEM_RE: Final = re.compile(
     r"[ \t]*(?:(?P<p>[bBrRuU])?\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|(?P<sp>[bBrRuU])?'(?P<sq>(?:[^'\\\n]|\\.)*)'"
     r"|(?P<v>[^\s,\[\](){}\"'`]+))[ \t]*(?P<sep>[,\])])")
@@ -554,8 +558,11 @@ def _name_before(text: str, pos: int) -> tuple[int, int]:
     if last not in _NAME_CHARS and last not in " \t" and not (last > "\x7f" and last.isalpha()):
         return pos, pos  # the common case in JSON and code (``": "``, ``): ``)
     end = pos
-    while end > 0 and text[end - 1] in " \t":
+    blank_floor = max(0, pos - MAX_NAME_CHARS)
+    while end > blank_floor and text[end - 1] in " \t":
         end -= 1
+    if end == blank_floor and end > 0 and text[end - 1] in " \t":
+        return pos, pos  # longer blanks than any name is followed by: no name (and each blank of a run costs O(1))
     start = end
     floor = max(0, end - MAX_NAME_CHARS - 1)
     while start > floor:
@@ -1039,8 +1046,6 @@ def _flags(text: str, spans: list[Span]) -> None:
     ``["--name", "value"]``; an option's metavar in a help text (``--password TEXT``) is none."""
     for m in _FLAG_RE.finditer(text):
         s = m.start()
-        if s > 0 and (text[s - 1] in _NAME_CHARS and text[s - 1] != "."):
-            continue
         if m.group("aq") is not None and text[s - 1:s] != m.group("aq"):
             continue
         name = m.group("name")
@@ -1066,6 +1071,9 @@ def _tab_pairs(text: str, spans: list[Span]) -> None:
     """``NAME<tab>value`` (a table of names and values): the name starts its line or follows a space."""
     tab = text.find("\t")
     while tab >= 0:
+        if tab == 0 or text[tab - 1] in " \t":  # the name must end at the tab: no walk back over a run of blanks
+            tab = text.find("\t", tab + 1)
+            continue
         start, end = _name_before(text, tab)
         if start < end and end == tab and (start == 0 or text[start - 1] in "\n \r|\"'") and credential_name(
                 text[start:end]) == STRONG:

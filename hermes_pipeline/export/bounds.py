@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..engine.sanitize import marker_cut
-from ..engine.scrub import TRUNCATION_SUFFIX, safe_scrub
+from ..engine.scrub import TRUNCATION_SUFFIX, marker_cut, safe_scrub, truncate
 from ..engine.scrub_once import scrub_once
 from .events import ScopeEvent
 
@@ -48,10 +47,11 @@ def max_value_chars(value: object) -> int:
 
 
 def bounded(text: str, cap: int | None) -> str:
-    """``text`` cut to ``cap`` characters with the truncation marker (no scrubbing); itself when it fits."""
-    if cap is None or len(text) <= cap:
+    """``text`` cut to at most ``cap`` characters, never inside a redaction marker, with the truncation marker (no
+    scrubbing); itself when it fits."""
+    if cap is None:
         return text
-    return text[:cap] + TRUNCATION_SUFFIX.format(n=len(text) - cap)
+    return truncate(text, cap)
 
 
 def bounded_scrub(text: str, cap: int | None) -> tuple[str, bool]:
@@ -68,10 +68,7 @@ def bounded_scrub(text: str, cap: int | None) -> tuple[str, bool]:
     n = len(text)
     if n <= cap:
         out = scrub_once(text)  # once per distinct text: an already scrubbed text is kept as it is
-        if len(out) <= cap:
-            return out, False
-        cut = marker_cut(out, cap)
-        return out[:cut] + TRUNCATION_SUFFIX.format(n=len(out) - cut), True
+        return truncate(out, cap), len(out) > cap
     end = cap + SCRUB_MARGIN
     while True:
         head = safe_scrub(text[:end])

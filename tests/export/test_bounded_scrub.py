@@ -12,9 +12,10 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_pipeline.engine.sanitize import marker_cut, sanitize
-from hermes_pipeline.engine.scrub import MARKER_RE
-from hermes_pipeline.export.bounds import SCRUB_MARGIN, bounded_scrub
+from hermes_pipeline.engine.sanitize import sanitize
+from hermes_pipeline.engine.scrub import MARKER_RE, marker_cut, scrub_message, truncate
+from hermes_pipeline.export.bounds import SCRUB_MARGIN, bounded, bounded_scrub
+from hermes_pipeline.sinks.observability_store.scan import excerpt
 
 CAP = 1_000
 SECRETS = ["postgres://app:S3cr3tPassw0rdQ@db.example.com/app", "ghp_Ab3dEf6hIjKlMnOpQrStUvWxYz0123456789",
@@ -46,18 +47,42 @@ def test_fmt_33a_no_credential_across_the_cut_however_much_redaction_shortened_t
         assert not _HALF_MARKER.search(head)
 
 
-@given(pad=st.integers(0, 40), cap=st.integers(20, 60))
-def test_obs_59_a_cut_never_halves_a_marker(pad: int, cap: int) -> None:
-    """The cut falls before a marker that would cross it (in the bound and in the sanitizer's rule 3)."""
-    text = "x" * pad + "<redacted:0123abcd>" + "y" * 100
+def _partial_marker_at_end(kept: str) -> bool:
+    """Whether ``kept``, once its whole markers are removed, ends in a marker's head (``<``, ``<reda``,
+    ``<redacted:01``)."""
+    rest = MARKER_RE.sub("", kept)
+    start = rest.rfind("<", max(0, len(rest) - len("<redacted:0123abcd>")))
+    return start >= 0 and "<redacted:0123abcd>".startswith(rest[start:start + 10]) and len(rest) - start < 19
+
+
+@settings(max_examples=300, deadline=None)
+@given(pad=st.integers(0, 40), cap=st.integers(1, 80), short=st.booleans(), twice=st.booleans())
+def test_obs_59_a_cut_never_halves_a_marker(pad: int, cap: int, short: bool, twice: bool) -> None:
+    """The cut falls before a marker that would cross it, wherever in the marker the bound falls (its first
+    characters included); the same cut serves the sanitizer, the bound, ``truncate`` and the store's excerpt."""
+    marker = "<redacted>" if short else "<redacted:0123abcd>"
+    text = "x" * pad + marker + ("y" * 3 + marker if twice else "") + "y" * 100
     cut = marker_cut(text, cap)
     assert cut <= cap
-    kept = text[:cut]
-    assert MARKER_RE.sub("", kept).find("<redacted") < 0
-    long_text = "x" * pad + "password=Xk9mQ2vLp7RtZw4Nc8 " + "y" * 9000
-    for value in (sanitize(long_text), bounded_scrub(long_text, 1_000)[0]):
+    assert cut == cap or MARKER_RE.match(text, cut) is not None
+    assert not _partial_marker_at_end(text[:cut])
+    for value in (truncate(text, cap), bounded(text, max(cap, 1)), excerpt(text, cap + 1) or ""):
+        head = value.split("...[truncated")[0].removesuffix("…")
+        assert not _partial_marker_at_end(head)
+        assert MARKER_RE.sub("", head).find("<") < 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(pad=st.integers(960, 1_000))
+def test_obs_59_a_scrubbed_value_cut_at_its_marker_keeps_no_half_marker(pad: int) -> None:
+    """A credential just before the bound: its marker is kept whole or dropped whole by the sanitizer, the bound,
+    and the error-message cut (``scrub_message``, whose cut the JSON log formatter shares)."""
+    long_text = "x" * pad + " password=Xk9mQ2vLp7RtZw4Nc8 " + "y" * 9000
+    for value in (sanitize(long_text), bounded_scrub(long_text, 1_000)[0], scrub_message(long_text, 1_000)):
         head = value.split("...[truncated")[0]
-        assert "<redacted" not in MARKER_RE.sub("", head)
+        assert "Xk9mQ2vLp7Rt" not in head
+        assert not _partial_marker_at_end(head)
+        assert MARKER_RE.sub("", head).find("<") < 0
 
 
 @given(megabytes=st.sampled_from([0.25, 0.5, 1.0, 2.0]))

@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ...engine.sanitize import marker_cut
-from ...engine.scrub import safe_scrub
+from ...engine.scrub import marker_cut, safe_scrub
 from ...export.memory_changes import ENTRY_DELIMITER, EntryChange, entries, entry_diff, memory_text
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")

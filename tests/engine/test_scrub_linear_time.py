@@ -1,0 +1,74 @@
+"""The scrubber's work grows linearly with adversarial text (a sink thread scrubs a whole value before it cuts it).
+
+Each family is a credential name followed by a long run of one short piece, the shapes that made a pattern
+backtrack over the run once per position (quadratic) or once per way of splitting it (exponential). The check is
+a ratio, not a time budget: the processor time at 4n is less than 8 times the time at n (linear gives about 4,
+quadratic 16). Each size is timed as the best of 3 runs of enough distinct texts to take a measurable time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+
+import pytest
+
+from hermes_pipeline.engine.sanitize import sanitize
+from hermes_pipeline.engine.scrub import scrub_text
+
+FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
+    # name: (text of size about n, n)
+    "range-like value of dashes": (lambda n: '{"password": "[' + "-" * n + 'a"}', 6),
+    "range-like value of [a-": (lambda n: '{"password": "' + "[a-" * (n // 3) + '"}', 5_000),
+    "option names of -a": (lambda n: "token " + "-a" * (n // 2) + "!", 5_000),
+    "option names of -a.": (lambda n: "token " + "-a." * (n // 3) + "!", 5_000),
+    "tabs after a name": (lambda n: "token " + "\t" * n + "x", 5_000),
+    "blanks after a block key": (lambda n: "password:" + " " * n + "x", 5_000),
+    "blanks after an auth parameter": (lambda n: "Authorization: Digest realm=x" + " " * n + "!", 5_000),
+    "blanks in a list item": (lambda n: "password:\n  - a" + " " * n + "b\n", 5_000),
+    "a path of /a": (lambda n: "password=/" + "/a" * (n // 2), 5_000),
+}
+ENTRY_POINTS: dict[str, Callable[[str], object]] = {
+    "scrub_text": scrub_text,
+    "sanitize": lambda text: sanitize({"log": text}),
+}
+_MIN_SECONDS = 0.01
+
+
+_SERIAL = itertools.count()
+
+
+def _best(fn: Callable[[str], object], make: Callable[[int], str], n: int, count: int) -> float:
+    """The best of 3 times of ``count`` texts of the family, each never seen before (a result cache must not
+    answer for the scrubber)."""
+    best = float("inf")
+    body = make(n)
+    for _ in range(3):
+        texts = [f"{next(_SERIAL)} {body}" for _ in range(count)]
+        start = time.process_time()
+        for text in texts:
+            fn(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def _calibrated(fn: Callable[[str], object], make: Callable[[int], str], n: int) -> tuple[int, float]:
+    """How many texts of size ``n`` take at least :data:`_MIN_SECONDS` (a cheap text is timed many times over), and
+    their time."""
+    count = 1
+    while True:
+        seconds = _best(fn, make, n, count)
+        if seconds >= _MIN_SECONDS or count >= 1024:
+            return count, seconds
+        count *= 4
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_work_grows_linearly_with_the_run(family: str, entry: str) -> None:
+    make, n = FAMILIES[family]
+    fn = ENTRY_POINTS[entry]
+    count, small = _calibrated(fn, make, n)
+    large = _best(fn, make, 4 * n, count)
+    assert large < 8 * max(small, 1e-3), (family, entry, small, large)
