@@ -71,4 +71,8 @@ def test_work_grows_linearly_with_the_run(family: str, entry: str) -> None:
     fn = ENTRY_POINTS[entry]
     count, small = _calibrated(fn, make, n)
     large = _best(fn, make, 4 * n, count)
+    for _ in range(2):  # a ratio disturbed once (a busy machine's caches) is measured again; a super-linear scan is
+        if large < 8 * max(small, 1e-3):  # slow every time
+            break
+        small, large = _best(fn, make, n, count), _best(fn, make, 4 * n, count)
     assert large < 8 * max(small, 1e-3), (family, entry, small, large)
