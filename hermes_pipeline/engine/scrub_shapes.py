@@ -669,7 +669,14 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     bare = _bare(m)
     _judge(text, name, span, level, spans, bare=bare and not query, encoded=query,
            user=bare and not query and _holds_user(text, start, name))
-    return span[0] if bare and _inner_pair(text[span[0]:span[1]]) else span[1]
+    # an inner NAME=… judges its own value (scanned again from the value's start): only in a value of ordinary
+    # length, so a run of names repeated for kilobytes is read once, not once per name
+    inner = bare and span[1] - span[0] <= _INNER_PAIR_MAX and _inner_pair(text[span[0]:span[1]])
+    return span[0] if inner else span[1]
+
+
+_INNER_PAIR_MAX: Final = 512
+"""The longest bare value searched for an inner pair (see :func:`_assignment`)."""
 
 
 @lru_cache(maxsize=4096)
