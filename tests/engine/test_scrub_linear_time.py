@@ -1,4 +1,4 @@
-"""The scrubber's work grows linearly with adversarial text (a sink thread scrubs a whole value before it cuts it).
+"""The scrubber's work grows linearly with adversarial text (OBS-58, OBS-59: every string is scrubbed before it is cut).
 
 Each family is a credential name followed by a long run of one short piece, the shapes that made a pattern
 backtrack over the run once per position (quadratic) or once per way of splitting it (exponential). The check is
