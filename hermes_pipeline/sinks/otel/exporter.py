@@ -28,6 +28,7 @@ import requests
 from ...export.errors import DeliveryError
 from .config import TraceEndpoint
 from .record import SpanRecord, to_readable
+from .transport import PlainHttpTransport, plain_http_target
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -93,27 +94,39 @@ class ObservedSession(requests.Session):
         self.last_failure: str | None = None
         self.last_status: int | None = None
 
-    def request(self, method: Any, url: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
-        given = kwargs.get("headers") or {}
-        sent = {k: v for k, v in given.items() if str(k).lower() in _PASS_THROUGH}
+    def request_headers(self, given: Mapping[str, str] | None) -> dict[str, str]:
+        """What a request sends of the exporter's headers ``given``: its content headers and the configured ones."""
+        sent = {k: v for k, v in (given or {}).items() if str(k).lower() in _PASS_THROUGH}
         sent.update(self._fixed)
-        kwargs["headers"] = sent
+        return sent
+
+    def observe_error(self, exc: BaseException) -> None:
+        """A request failed before a response (only the exception class is kept)."""
+        self.failures += 1
+        self.last_failure, self.last_status = type(exc).__name__, None
+
+    def observe_status(self, status: int) -> None:
+        """A response came: a status outside 200-399 (what the OTLP exporter treats as success) is a failure."""
+        if not 200 <= status < 400:
+            self.failures += 1
+            self.last_failure, self.last_status = f"HTTP {status}", status
+
+    def request(self, method: Any, url: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+        kwargs["headers"] = self.request_headers(kwargs.get("headers"))
         self.requests_sent += 1
         try:
             response = super().request(method, url, **kwargs)
         except Exception as exc:
-            self.failures += 1
-            self.last_failure, self.last_status = type(exc).__name__, None
+            self.observe_error(exc)
             raise
-        if not 200 <= response.status_code < 400:  # what the OTLP exporter treats as success
-            self.failures += 1
-            self.last_failure, self.last_status = f"HTTP {response.status_code}", response.status_code
+        self.observe_status(response.status_code)
         return response
 
 
 def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> AnyExporter:
     """The real OTLP/HTTP protobuf exporter for ``endpoint`` (each request ``timeout_millis``, the batch with its
-    retries ``export_timeout_millis``; ``compression``), with the
+    retries ``export_timeout_millis``; ``compression``; a plain-HTTP collector through
+    :class:`~.transport.PlainHttpTransport` on ``session``'s rules), with the
     direct protobuf encoder of :mod:`~hermes_pipeline.sinks.otel.proto`: its
     :class:`~.proto.DirectOTLPSpanExporter` (span records through the SDK's HTTP client, without loading
     the SDK's trace module or protobuf), or, where that is not available, the SDK's ``OTLPSpanExporter``
@@ -125,8 +138,12 @@ def default_exporter(endpoint: TraceEndpoint, session: requests.Session) -> AnyE
     if endpoint.transport == "grpc":
         return grpc_exporter(endpoint)
     if proto.direct_exporter_available():
+        transport = None
+        if isinstance(session, ObservedSession) and (target := plain_http_target(endpoint.url)) is not None:
+            transport = PlainHttpTransport(target, session)
         return proto.DirectOTLPSpanExporter(endpoint.url, budget, session, compression=endpoint.compression,
-                                            attempt_timeout=attempt, json=endpoint.transport == "http_json")
+                                            attempt_timeout=attempt, json=endpoint.transport == "http_json",
+                                            transport=transport)
     from opentelemetry.exporter.otlp.proto.http import Compression
 
     exporter: SpanExporter = proto.FastOTLPSpanExporter(

@@ -349,10 +349,12 @@ class DirectOTLPSpanExporter:
         compression: ``gzip`` (body compressed, ``Content-Encoding: gzip``) or ``none``.
         attempt_timeout: seconds for one request; shorter than ``timeout``, a request that times out is
             retried (with the client's backoff) while the export's time lasts. ``None``: the whole ``timeout``.
+        json: send OTLP/JSON (``transport = "http_json"``).
+        transport: what sends each request (the SDK transport interface); ``None``: the SDK's, on ``session``.
     """
 
     def __init__(self, endpoint: str, timeout: float, session: requests.Session, *, compression: str = "none",
-                 attempt_timeout: float | None = None, json: bool = False) -> None:
+                 attempt_timeout: float | None = None, json: bool = False, transport: Any = None) -> None:
         from opentelemetry.exporter.otlp.common import http
         from opentelemetry.exporter.otlp.proto.http import _common
         from opentelemetry.sdk.environment_variables import (
@@ -361,10 +363,11 @@ class DirectOTLPSpanExporter:
         )
 
         self._endpoint = endpoint
-        # the SDK's transport, or AttemptTimeout standing in for it (the same methods)
-        transport: Any = _common._build_transport(None, None, None, OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
-                                                  OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
-                                                  OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE, session=session)
+        # ``transport`` (the plain-HTTP one, transport.py) or the SDK's; AttemptTimeout stands in for either
+        if transport is None:
+            transport = _common._build_transport(None, None, None, OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
+                                                 OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
+                                                 OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE, session=session)
         if attempt_timeout is not None:
             transport = AttemptTimeout(transport, attempt_timeout)
         self._max_request_size: int = _common._DEFAULT_MAX_REQUEST_SIZE
