@@ -16,8 +16,8 @@ sidecar collector is, ``requests`` adds about 0.3 ms of CPU per request over the
   while idle is opened again before the request (as a connection pool does), and a connection error (refused,
   reset, timed out, a broken response) is reported as one, so the client retries it.
 
-``https://`` endpoints (TLS variables, CA bundles) and endpoints a proxy variable applies to keep the ``requests``
-transport (:func:`plain_http_target`).
+``https://`` endpoints (TLS variables, CA bundles), endpoints a proxy variable applies to and hosts with a
+``.netrc`` login keep the ``requests`` transport (:func:`plain_http_target`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ _DEFAULT_PORT: Final = 80
 
 def plain_http_target(url: str) -> tuple[str, int, str] | None:
     """``(host, port, path with query)`` of an ``http://`` URL no proxy variable applies to; ``None`` otherwise
-    (``https://``, a proxy, user information in the URL, a URL ``http.client`` cannot address)."""
+    (``https://``, a proxy, user information in the URL or a ``.netrc`` login for its host, both of which
+    ``requests`` would send, a URL ``http.client`` cannot address)."""
     try:
         parts = urllib.parse.urlsplit(url)
         port = parts.port or _DEFAULT_PORT
@@ -56,6 +57,10 @@ def plain_http_target(url: str) -> tuple[str, int, str] | None:
     if proxies.get("http") or proxies.get("all"):
         if not urllib.request.proxy_bypass(f"{host}:{port}") and not urllib.request.proxy_bypass(host):
             return None
+    from requests.utils import get_netrc_auth
+
+    if get_netrc_auth(url) is not None:  # ``requests`` would log in with the ``.netrc`` entry for this host
+        return None
     path = parts.path or "/"
     return host, port, f"{path}?{parts.query}" if parts.query else path
 

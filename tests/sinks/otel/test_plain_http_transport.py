@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +30,7 @@ def _short(url: str) -> Any:
                                                                 "export_timeout_millis": 1000}]})
     return config.endpoints[0]
 
-_PROXY_VARS = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
+_PROXY_VARS = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "NETRC")
 
 
 @pytest.fixture(autouse=True)
@@ -44,9 +45,10 @@ def _transport(exporter: Any) -> Any:
 
 
 def test_fmt_72_plain_http_endpoints_use_it_others_keep_the_requests_transport(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """``http://`` without a proxy: the plain transport; ``https://``, user information in the URL or a proxy
-    variable that applies: the SDK's ``requests`` transport (TLS variables, CA bundles, proxies)."""
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``http://`` without a proxy: the plain transport; ``https://``, user information in the URL, a proxy
+    variable that applies or a ``.netrc`` login for the host: the SDK's ``requests`` transport (TLS variables,
+    CA bundles, proxies, ``.netrc``)."""
     assert plain_http_target("http://127.0.0.1:4318/v1/traces?tenant=a") == ("127.0.0.1", 4318, "/v1/traces?tenant=a")
     assert plain_http_target("http://collector/v1/traces") == ("collector", 80, "/v1/traces")
     for url in ("https://collector:4318/v1/traces", "http://u:p@collector/v1/traces", "http://[::1/v1/traces",
@@ -63,6 +65,12 @@ def test_fmt_72_plain_http_endpoints_use_it_others_keep_the_requests_transport(
     assert not isinstance(_transport(proxied), PlainHttpTransport)
     monkeypatch.setenv("no_proxy", "collector")
     assert plain_http_target("http://collector:4318/v1/traces") == ("collector", 4318, "/v1/traces")
+    monkeypatch.delenv("http_proxy")
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine collector login otel password from-netrc\n")
+    monkeypatch.setenv("NETRC", str(netrc))
+    assert plain_http_target("http://collector:4318/v1/traces") is None  # requests would send that login
+    assert plain_http_target("http://other:4318/v1/traces") == ("other", 4318, "/v1/traces")
     for made in (exporter, secure, proxied):
         made.shutdown()
 
