@@ -129,7 +129,25 @@ def _open(home: Path, facts: HermesProfile, prepare: Callable[[Engine], object] 
         return None  # the pipeline registered nothing (e.g. it failed): forward nothing
     atexit.register(_shutdown, bridge)
     bridge.on_exit = _release_all  # one-shot mode skips atexit (see .bridge)
+    _record_write_approvals(profile)
     return bridge
+
+
+def _record_write_approvals(profile: Any) -> None:
+    """Inside Hermes, with the observability store on: record ``/skills`` and ``/memory`` approve / deny of staged
+    writes (:mod:`.write_approvals`)."""
+    import sys
+
+    staged = getattr(getattr(profile, "consumers", {}).get("observability_store"), "staged", None)
+    if staged is None or "hermes_cli" not in sys.modules:
+        return
+    try:
+        from .write_approvals import install
+
+        install(staged)
+    except Exception as exc:
+        logger.warning("hermes_pipeline: approved and denied staged writes are not recorded (%s: %s)",
+                       type(exc).__name__, str(exc)[:200])
 
 
 def _release_all() -> None:

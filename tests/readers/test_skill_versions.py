@@ -80,7 +80,7 @@ def test_a_version_4_store_gains_the_files_column_and_its_rows_give_their_skill_
     path.parent.mkdir(parents=True)
     conn = sqlite3.connect(path)
     for ddl in TABLES.values():
-        for later in ("files", "trajectory_id", "turn_id"):  # columns of versions 6 and 7
+        for later in ("files", "trajectory_id", "turn_id", "approved_by", "pending_id"):  # versions 6 to 8
             ddl = ddl.replace(f"        {later} TEXT NULL,\n", "").replace(f",\n        {later} TEXT NULL)", ")")
         conn.execute(ddl)
     assert "files" not in {r[1] for r in conn.execute("PRAGMA table_info(skill_history)")}

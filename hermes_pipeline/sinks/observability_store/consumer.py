@@ -68,9 +68,14 @@ class StoreHandle:
                                         inflight=inflight)
         self.sink.store_writer.probe = self.probe
         self.sink.store_writer.memory_probe = self.memory_probe
+        from .staged import StagedWrites
+
+        self.staged = StagedWrites(self.sink.submit, self.probe, self.memory_probe)
+        """Writes a write-approval gate staged, and the user's decisions on them (:mod:`.staged`)."""
         self.probe_name = engine.add_plugin(self.probe, name=f"hermes.observability_store.skills.{id(self):x}")
         self.memory_probe_name = engine.add_plugin(self.memory_probe,
                                                    name=f"hermes.observability_store.memory.{id(self):x}")
+        self.staged_name = engine.add_plugin(self.staged, name=f"hermes.observability_store.staged.{id(self):x}")
         self._own = stream is None
         self.stream = ScopePlugin((self.sink,), deferred=True, memory_tools=dict(settings.memory_tools),
                                   max_queue_bytes=settings.max_queue_bytes) if self._own else stream
@@ -84,6 +89,7 @@ class StoreHandle:
             except BaseException:
                 engine.remove_plugin(self.probe_name)
                 engine.remove_plugin(self.memory_probe_name)
+                engine.remove_plugin(self.staged_name)
                 self.sink.shutdown(CLOSE_DEADLINE)
                 raise
         self._stop = threading.Event()
@@ -123,6 +129,7 @@ class StoreHandle:
         try:
             self.engine.remove_plugin(self.probe_name)
             self.engine.remove_plugin(self.memory_probe_name)
+            self.engine.remove_plugin(self.staged_name)
             from ...export.scope_hooks import release_listener
 
             release_listener(self.engine, self.plugin_name, self.stream, self.sink, own=self._own,

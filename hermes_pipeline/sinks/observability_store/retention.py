@@ -1,7 +1,7 @@
 """Retention of the store's rows (BOOK-48): runs 90 days, histories 365 days (defaults).
 
 ``task_runs``, ``llm_calls``, ``skill_runs`` and resolved ``alert_state`` rows older than
-``runs_days`` and ``skill_history`` / ``memory_changes`` rows older than ``history_days`` are
+``runs_days`` and ``skill_history`` / ``memory_changes`` / ``staged_writes`` rows older than ``history_days`` are
 deleted; ``0`` keeps a class forever. Only this store is touched (trajectory files have their own
 pruning; pipeline outputs and shared metrics are never touched here), and, once its rows are gone, the
 skill, memory and persona texts under ``observability/blobs`` that no kept row and no kept recording refers
@@ -33,7 +33,8 @@ from .schema import sqlite_utc
 
 RUN_TABLES: Final = (("task_runs", "ended_at"), ("llm_calls", "ended_at"), ("skill_runs", "ended_at"),
                      ("approvals", "decided_at"), ("tool_errors", "ended_at"))
-HISTORY_TABLES: Final = (("skill_history", "changed_at"), ("memory_changes", "changed_at"))
+HISTORY_TABLES: Final = (("skill_history", "changed_at"), ("memory_changes", "changed_at"),
+                          ("staged_writes", "staged_at"))
 
 
 def plan(runs_days: int, history_days: int) -> list[tuple[str, str, int]]:

@@ -11,7 +11,7 @@ from typing import Final
 
 from ...export.timestamps import sqlite_utc as sqlite_utc  # the stores' timestamp, stated in export/
 
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 """Kept in ``PRAGMA user_version`` (no bookkeeping table: the store holds exactly the spec's tables).
 
 1: the tables and their first indexes. 2: the time indexes of ``llm_calls`` and ``task_runs`` cover the
@@ -30,7 +30,11 @@ under ``observability/blobs`` (:mod:`hermes_pipeline.export.blobs`), so any reco
 compared (:mod:`hermes_pipeline.readers.skill_versions`); rows of older versions read NULL. 7: ``skill_history`` and
 ``memory_changes`` name the run and the turn that made an agent's change (``trajectory_id``, ``turn_id``): a session
 resumed over several processes holds several runs, and a row is tied to its run as ``task_runs`` rows are; NULL for
-a rescan's row (nobody's run) and for rows of older versions."""
+a rescan's row (nobody's run) and for rows of older versions. 8: writes Hermes' write-approval gate staged
+(``skills.write_approval`` / ``memory.write_approval``) and the user's decision on each: the ``staged_writes`` table
+(one row per staged write: the tool call, session and run that staged it, then ``approved``, ``denied`` or
+``failed``, when and by whom), and ``skill_history`` / ``memory_changes`` rows of an approved write name who approved
+it and the staged write (``approved_by``, ``pending_id``); NULL on every other row."""
 
 TABLES: Final[dict[str, str]] = {
     # Skill version history (BOOK-18): one row per mutation, versions 1, 2, ... per skill.
@@ -51,6 +55,8 @@ TABLES: Final[dict[str, str]] = {
         files TEXT NULL,
         trajectory_id TEXT NULL,
         turn_id TEXT NULL,
+        approved_by TEXT NULL,
+        pending_id TEXT NULL,
         UNIQUE (skill_name, version))""",
     # Memory change audit (BOOK-21).
     "memory_changes": """CREATE TABLE IF NOT EXISTS memory_changes (
@@ -65,7 +71,28 @@ TABLES: Final[dict[str, str]] = {
         changed_at TEXT NOT NULL,
         file_hash TEXT NULL,
         trajectory_id TEXT NULL,
-        turn_id TEXT NULL)""",
+        turn_id TEXT NULL,
+        approved_by TEXT NULL,
+        pending_id TEXT NULL)""",
+    # Staged skill and memory writes (hermes_pipeline extension): Hermes' write-approval gate stages a write
+    # instead of making it; the user approves (``/skills approve``) or denies it later, outside any tool call.
+    "staged_writes": """CREATE TABLE IF NOT EXISTS staged_writes (
+        id INTEGER PRIMARY KEY,
+        pending_id TEXT NOT NULL UNIQUE,
+        subsystem TEXT CHECK (subsystem IN ('skills', 'memory')),
+        action TEXT,
+        subject TEXT,
+        origin TEXT,
+        summary TEXT NULL,
+        staged_at TEXT NOT NULL,
+        session_id TEXT,
+        turn_id TEXT,
+        trajectory_id TEXT,
+        tool_call_id TEXT,
+        status TEXT CHECK (status IN ('staged', 'approved', 'denied', 'failed')),
+        decided_at TEXT NULL,
+        decided_by TEXT NULL,
+        error_message TEXT NULL)""",
     # Approvals and human input (hermes_pipeline extension, issue #27): one row per decision.
     "approvals": """CREATE TABLE IF NOT EXISTS approvals (
         id INTEGER PRIMARY KEY,
@@ -165,13 +192,16 @@ INDEXES: Final = (
     "CREATE INDEX IF NOT EXISTS skill_runs_skill_ended ON skill_runs (skill_name, ended_at)",
     "CREATE INDEX IF NOT EXISTS approvals_decided_at ON approvals (decided_at)",
     "CREATE INDEX IF NOT EXISTS tool_errors_ended_at ON tool_errors (ended_at)",
+    "CREATE INDEX IF NOT EXISTS staged_writes_staged_at ON staged_writes (staged_at)",
 )
 """``CREATE INDEX`` statements of the current schema version."""
 
 ADDED_COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "skill_history": (("skill_path", "TEXT NULL"), ("changed_files", "TEXT NULL"), ("files", "TEXT NULL"),
-                      ("trajectory_id", "TEXT NULL"), ("turn_id", "TEXT NULL")),
-    "memory_changes": (("file_hash", "TEXT NULL"), ("trajectory_id", "TEXT NULL"), ("turn_id", "TEXT NULL")),
+                      ("trajectory_id", "TEXT NULL"), ("turn_id", "TEXT NULL"), ("approved_by", "TEXT NULL"),
+                      ("pending_id", "TEXT NULL")),
+    "memory_changes": (("file_hash", "TEXT NULL"), ("trajectory_id", "TEXT NULL"), ("turn_id", "TEXT NULL"),
+                       ("approved_by", "TEXT NULL"), ("pending_id", "TEXT NULL")),
     "task_runs": (("error_message", "TEXT NULL"),),
     "llm_calls": (("error_message", "TEXT NULL"),),
     "tool_errors": (("error_message", "TEXT NULL"),),
@@ -184,9 +214,13 @@ RETIRED_INDEXES: Final = ("task_runs_ended_at", "llm_calls_ended_at")
 COLUMNS: Final[dict[str, tuple[str, ...]]] = {
     "skill_history": ("id", "skill_name", "version", "change_type", "reason", "trigger_session_id", "before_hash",
                       "after_hash", "changed_at", "hermes_action", "provenance", "skill_path", "changed_files",
-                      "files", "trajectory_id", "turn_id"),
+                      "files", "trajectory_id", "turn_id", "approved_by", "pending_id"),
     "memory_changes": ("id", "file_path", "change_type", "actor", "trigger_session_id", "before_excerpt",
-                       "after_excerpt", "reason", "changed_at", "file_hash", "trajectory_id", "turn_id"),
+                       "after_excerpt", "reason", "changed_at", "file_hash", "trajectory_id", "turn_id", "approved_by",
+                       "pending_id"),
+    "staged_writes": ("id", "pending_id", "subsystem", "action", "subject", "origin", "summary", "staged_at",
+                      "session_id", "turn_id", "trajectory_id", "tool_call_id", "status", "decided_at", "decided_by",
+                      "error_message"),
     "task_runs": ("id", "trajectory_id", "session_id", "task_id", "turn_id", "platform", "task_class", "started_at",
                   "ended_at", "outcome", "llm_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd",
                   "error_type", "error_message"),
@@ -204,5 +238,6 @@ COLUMNS: Final[dict[str, tuple[str, ...]]] = {
 
 TIME_COLUMNS: Final = {"skill_history": "changed_at", "memory_changes": "changed_at", "task_runs": "ended_at",
                        "llm_calls": "ended_at", "skill_runs": "ended_at", "alert_state": "last_notified_at",
-                       "approvals": "decided_at", "tool_errors": "ended_at"}
+                       "approvals": "decided_at", "tool_errors": "ended_at",
+                       "staged_writes": "staged_at"}
 """The column retention compares against (BOOK-48)."""

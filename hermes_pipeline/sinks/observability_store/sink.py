@@ -176,6 +176,11 @@ class ObservabilityStoreSink(BaseSink):
         on the writer thread."""
         return self._writer.submit(kind, force=True, nbytes=0)
 
+    def submit(self, item: object) -> bool:
+        """Queue an item that is no scope event (a staged write's row, an approved write's change: :mod:`.staged`)
+        on the writer thread; ``False`` when the writer is closed."""
+        return self._writer.submit(item, force=True, nbytes=0)
+
     def flush(self, timeout: float) -> bool:
         """Write every queued event and scan; ``True`` when done in time and nothing is left pending."""
         return self._writer.flush(timeout) and self.store_writer.pending == 0

@@ -311,7 +311,8 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
                    "hermes_action": change.action, "provenance": provenance, "trajectory_id": change.trajectory_id,
                    "turn_id": change.turn_id, "before_hash": before,
                    "after_hash": after.skill_md if after is not None else None, "skill_path": location,
-                   "changed_files": _files_json(files), "files": _keep_texts(after, home, seen.texts)})
+                   "changed_files": _files_json(files), "files": _keep_texts(after, home, seen.texts),
+                   **_approval(change)})
     _recorded(state, name, after, changed_files(chain, after), seen.after_at or now)
     _noted(state, name, (after, tree), now)
     _remember_if_current(state, name, after, root)
@@ -319,6 +320,12 @@ def record_change(conn: sqlite3.Connection, state: ScanState, change: SkillChang
         if nested != name:
             rows += _nested(conn, state, nested, nested_tree, change, root, home, seen.texts, now)
     return rows + 1
+
+
+def _approval(change: SkillChange) -> dict[str, Any]:
+    """``approved_by`` / ``pending_id`` of a change the user approved (a staged write, :mod:`.staged`)."""
+    by, pending = getattr(change, "approved_by", None), getattr(change, "pending_id", None)
+    return {"approved_by": safe_scrub(by), "pending_id": pending} if isinstance(by, str) else {}
 
 
 def _nested(conn: sqlite3.Connection, state: ScanState, name: str, tree: SkillTree | None, change: SkillChange,
@@ -339,7 +346,8 @@ def _nested(conn: sqlite3.Connection, state: ScanState, name: str, tree: SkillTr
                    "before_hash": None if create else chain.skill_md if chain is not None else None,
                    "after_hash": tree.skill_md if tree is not None else None,
                    "skill_path": tree.path if tree is not None else chain.path if chain is not None else None,
-                   "changed_files": _files_json(changed_files(chain, tree)), "files": _keep_texts(tree, home, held)})
+                   "changed_files": _files_json(changed_files(chain, tree)), "files": _keep_texts(tree, home, held),
+                   **_approval(change)})
     _recorded(state, name, tree, changed_files(chain, tree), now)
     _noted(state, name, (tree,), now)
     _remember_if_current(state, name, tree, root)

@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
 from ...export.locks import file_lock
-from . import attribution, db, skill_history, skill_tree
+from . import attribution, db, skill_history, skill_tree, staged
 from ...export.memory_changes import parse_operations, replay
 from .failures import failures_path, read_failures_file
 from .unrecorded import Unrecorded, forget_unrecorded
@@ -261,17 +261,21 @@ class StoreWriter:
             conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * len(values))})",
                          tuple(values.values()))
             return 1
+        if isinstance(item, staged.StagedWrite):
+            return staged.record(conn, item)
         if isinstance(item, SkillChange):
             seen = self._seen.get(id(item))
             if seen is not None:
                 self._skills_ended.append(seen.call_id)
-            return skill_history.record_change(conn, state, item, self.skill_roots, seen, self.home,
+            change = staged.resolved(conn, item) if isinstance(item, staged.ApprovedSkillChange) else item
+            return skill_history.record_change(conn, state, change, self.skill_roots, seen, self.home,
                                                busy=self.probe.busy if self.probe is not None else None,
                                                unrecorded=self.unrecorded)
         if isinstance(item, MemoryWrite):
             self._ended.append(item.tool_call_id)
             if item.succeeded:  # (what the probe read of a failed call is not needed)
-                return self._memory_write(conn, state, item, self._seen.get(id(item)) or ({}, {}))
+                write = staged.resolved(conn, item) if isinstance(item, staged.ApprovedMemoryWrite) else item
+                return self._memory_write(conn, state, write, self._seen.get(id(item)) or ({}, {}))
             return 0
         if item in (SCAN_SKILLS, "scan_all"):
             count = self._scan_skills(conn, state)
@@ -315,6 +319,8 @@ class StoreWriter:
                 by_file.setdefault(rel, []).append(op)
         now = time.time()
         written = 0
+        approval = (safe_scrub(write.approved_by or "") or None, write.pending_id) \
+            if isinstance(write, staged.ApprovedMemoryWrite) else (None, None)  # a write the user approved
         for rel, file_ops in by_file.items():
             seen = before_seen.get(rel)
             if seen is not None:
@@ -336,12 +342,13 @@ class StoreWriter:
             for change in changes:
                 kind = change.op.change_type
                 conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "
-                             "before_excerpt, after_excerpt, reason, changed_at, file_hash, trajectory_id, turn_id) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             "before_excerpt, after_excerpt, reason, changed_at, file_hash, trajectory_id, turn_id, "
+                             "approved_by, pending_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                              (rel, kind, write.actor, write.session_id,
                               self._excerpt(change.before) if kind != "add" else None,
                               self._excerpt(change.after) if kind != "delete" else None,
-                              change.op.reason, write.changed_at, after.sha256, write.trajectory_id, write.turn_id))
+                              change.op.reason, write.changed_at, after.sha256, write.trajectory_id, write.turn_id,
+                              *approval))
                 written += 1
             if unchanged:
                 continue

@@ -51,7 +51,7 @@ def test_book_48_prune_dry_run_then_delete(tmp_path: Path, capsys: Any) -> None:
     report = json.loads(capsys.readouterr().out)
     assert report["store_rows"] == {"task_runs": 1, "llm_calls": 1, "skill_runs": 1, "alert_state": 1,
                                     "skill_history": 1, "memory_changes": 1, "approvals": 0,
-                                    "tool_errors": 0}
+                                    "tool_errors": 0, "staged_writes": 0}
     assert _counts(tmp_path) == {"task_runs": 2, "llm_calls": 2, "skill_runs": 2, "skill_history": 2,
                                  "memory_changes": 2, "alert_state": 2}  # a dry run deletes nothing
     assert main(["prune", "--home", str(tmp_path)]) == 0

@@ -52,7 +52,7 @@ def _plan(conn: sqlite3.Connection, sql: str, params: dict[str, object] | None =
 def test_a_version_1_store_is_upgraded_in_place_when_a_writer_opens_it(tmp_path: Path) -> None:
     path = _v1_store(tmp_path)
     conn = connect(path)
-    assert int(conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION == 7
+    assert int(conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION == 8
     assert conn.execute("SELECT COUNT(*) FROM approvals").fetchone()[0] == 0  # version 4 adds two tables
     assert conn.execute("SELECT COUNT(*) FROM tool_errors").fetchone()[0] == 0
     names = _indexes(conn)
@@ -113,7 +113,7 @@ def test_a_version_2_store_gains_the_skill_path_changed_files_and_file_hash_colu
     conn.commit()
     conn.close()
     upgraded = connect(path)
-    for table in ("skill_history", "memory_changes", "task_runs", "llm_calls", "tool_errors"):  # 5: error_message
+    for table in ("skill_history", "memory_changes", "task_runs", "llm_calls", "tool_errors", "staged_writes"):
         assert tuple(r[1] for r in upgraded.execute(f"PRAGMA table_info({table})")) == COLUMNS[table]
     assert upgraded.execute("SELECT skill_name, skill_path, changed_files FROM skill_history").fetchall() == \
         [("pdf", None, None)]

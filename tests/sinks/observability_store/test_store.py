@@ -31,7 +31,8 @@ def test_book_16_location_modes_wal_and_exact_tables(tmp_path: Path) -> None:
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert tables == set(COLUMNS) == {"skill_history", "memory_changes", "task_runs", "llm_calls", "skill_runs",
-                                      "alert_state", "approvals", "tool_errors"}  # the last two: issue #27
+                                      "alert_state", "approvals", "tool_errors",  # these two: issue #27
+                                      "staged_writes"}  # schema 8: Hermes' write-approval gate
     for table, columns in COLUMNS.items():
         assert tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})")) == columns
     with pytest.raises(sqlite3.IntegrityError):  # UNIQUE(skill_name, version)
