@@ -9,7 +9,8 @@ This module holds the string-level half of the payload sanitizer:
   and changes nothing else;
 * :func:`find_spans` says where the credentials are (in plain text, JSON-escaped text of any level and
   percent-encoded text: :mod:`.scrub_views`), found by format (:mod:`.scrub_tokens`) or by what stands in
-  front of them (:mod:`.scrub_shapes`, names judged by :mod:`.scrub_names`);
+  front of them (:mod:`.scrub_shapes`, names judged by :mod:`.scrub_names`) or by the layout around them (labels,
+  tables, sentences, setters: :mod:`.scrub_layouts`);
 * :func:`redaction_marker` is ``<redacted:`` + 8 hex digits of a keyed hash of the secret + ``>``: distinct
   secrets stay distinct after redaction, the same secret gets the same marker wherever it appears;
 * :func:`safe_scrub` never raises and never falls back to the raw text (OBS-60);
@@ -38,6 +39,7 @@ import secrets
 from functools import lru_cache
 from typing import Final
 
+from .scrub_layouts import find_layout_spans
 from .scrub_shapes import find_shape_spans
 from .scrub_tokens import find_token_spans
 from .scrub_views import percent_decoded, views
@@ -286,7 +288,9 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
         spans: list[tuple[int, int]] = []
         wraps: dict[tuple[int, int], int] = {}
         find_token_spans(vtext, spans, gated)
-        find_shape_spans(vtext, vtext.lower(), spans, gated, wraps)
+        low = vtext.lower()
+        find_shape_spans(vtext, low, spans, gated, wraps)
+        find_layout_spans(vtext, low, spans, gated)
         if not spans:
             continue
         plain = vtext is text

@@ -14,7 +14,10 @@ credential names:
   ``apikey`` ..., ``pass`` / ``pw`` as the last word (``DB_PASS``, ``DB_PW``), ``key`` after a qualifier (``api
   key``, ``access key``, ``private key`` ...), a compound (``connection string``, ``shared access signature``,
   ``pass word``), and the word for password in a few other languages (``Passwort``, ``senha``, ``contraseña``,
-  ``Пароль``, ``密码``, ``パスワード``, ``비밀번호`` ...: :data:`FOREIGN_WORDS`);
+  ``Пароль``, ``密码``, ``パスワード``, ``비밀번호`` ...: :data:`FOREIGN_WORDS`, with the words for token and secret
+  key; the word for key beside a qualifier: :data:`FOREIGN_KEY_WORDS`); a short credential word glued to its
+  qualifier as the name's last word (``SMTPPASS``, ``DBPWD``, ``rootpw``, ``BASICAUTH``, ``oauth``; ``APPKEY``,
+  ``licensekey``: ``key`` after a key qualifier), not an English word that ends so (``bypass``, ``monkey``);
 * **weak** names (``key``, ``sig``, ``signature``, ``session``, ``sid``, ``code``, ``jwt``, ``pat``, plural
   ``tokens``) hold a credential only when the value looks like one (:func:`secret_looking`); in a URL's query or
   a cookie, session names (``session_id``, ``jsessionid``, ``PHPSESSID``, ``ticket``) count as strong;
@@ -46,9 +49,9 @@ import string
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["FOREIGN_WORDS", "NAME_HINTS", "STRONG", "WEAK", "call_extent", "camel_name", "code_call",
-           "credential_name", "credential_word", "english_word", "kept_value", "parameter_default", "phrase_name",
-           "placeholder", "query_credential", "secret_looking"]
+__all__ = ["FOREIGN_KEY_WORDS", "FOREIGN_WORDS", "NAME_HINTS", "STRONG", "WEAK", "call_extent", "camel_name",
+           "code_call", "credential_name", "credential_word", "english_word", "kept_value", "parameter_default",
+           "phrase_name", "placeholder", "query_credential", "secret_looking"]
 
 STRONG: Final = 2
 WEAK: Final = 1
@@ -59,15 +62,19 @@ _STRONG_WORDS: Final = frozenset({
     "accesskey", "secretkey", "privatekey", "accountkey", "masterkey", "clientsecret", "authtoken",
     "accesstoken", "refreshtoken", "sessiontoken", "idtoken", "bearertoken", "privkey", "pin",
     "sharedaccesskey", "sharedaccesssignature", "connectionstring", "sas", "dsn", "mfa", "otp", "totp",
-    "passcode", "passkey",
+    "passcode", "passkey", "creds",
     # the word for password in other languages, written in ASCII
     "passwort", "kennwort", "senha", "contrasena", "wachtwoord", "haslo", "heslo", "salasana", "passord",
     "losenord", "sifre", "adgangskode",
 })
 FOREIGN_WORDS: Final = ("пароль", "密码", "密碼", "口令", "パスワード", "비밀번호", "contraseña", "hasło", "lösenord",
-                        "şifre", "סיסמה")
-"""The word for password in other languages, as lower case finds it in a name (its letters are not all ASCII, so
-the ASCII word split cannot see it): any name holding one is a strong credential name."""
+                        "şifre", "סיסמה", "токен", "令牌", "トークン", "토큰", "密钥", "秘钥", "密鑰", "秘鑰",
+                        "シークレット", "秘密鍵", "секрет", "mot de passe", "mot_de_passe", "motdepasse", "clave secreta")
+"""The word for password, token or secret key in other languages, as lower case finds it in a name (its letters are
+not all ASCII, so the ASCII word split cannot see it): any name holding one is a strong credential name."""
+FOREIGN_KEY_WORDS: Final = ("schlüssel", "clé", "ключ", "キー", "키")
+"""The word for *key* in other languages: a strong credential name beside an ASCII key qualifier (``API-Schlüssel``,
+``clé API``, ``API ключ``), a weak one alone (a value under it must look generated)."""
 _KEY_QUALIFIERS: Final = frozenset({
     "api", "access", "secret", "private", "priv", "account", "master", "encryption", "signing", "license", "licence",
     "auth", "client", "subscription", "service", "app", "consumer", "shared", "storage", "deploy", "ssh", "gpg",
@@ -81,14 +88,23 @@ _KEY_NOT_SECRET_QUALIFIERS: Final = frozenset({
     "known", "authorized", "public", "pub", "verify", "verification", "range", "hot", "keyboard",
     "press", "hotkey", "shortcut", "music", "translation", "i18n", "locale", "message", "react", "dom", "state",
     "query", "form", "field", "attribute", "attr", "property", "prop", "json", "yaml", "redis", "kv",
-    "instrumentation",
+    "instrumentation", "socket", "websocket",
 })
 """Words before ``key`` / ``keys`` that make it a lookup, ordering or public key (``cache_key``, ``--recv-keys``,
 ``public_key``, ``sort_key``), never a credential."""
 _WEAK_KEY_QUALIFIERS: Final = frozenset({"primary", "secondary"})
 """``primary key`` is a database column as often as a cloud account's key: its value must look generated."""
 _GLUED_STRONG: Final = ("password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey",
-                        "privatekey", "credential", "credentials")
+                        "privatekey", "credential", "credentials", "creds")
+_GLUED_PASS: Final = ("pass", "pwd", "pw", "auth")
+"""Short credential words glued to what they belong to (``SMTPPASS``, ``keystorepass``, ``DBPWD``, ``rootpw``,
+``BASICAUTH``, ``oauth``): strong unless the run is an English word or a setting that ends so
+(:data:`_NOT_GLUED`)."""
+_NOT_GLUED: Final = frozenset({"bypass", "compass", "encompass", "surpass", "trespass", "overpass", "underpass",
+                               "impass", "mispass", "oldpwd", "noauth", "unauth", "nonauth", "preauth", "reauth",
+                               "firstpass", "multipass", "onepass", "twopass", "singlepass"})
+_KEY_HOLDERS: Final = frozenset({"material", "data", "bytes", "pem", "der", "b64", "base64", "hex", "raw", "blob"})
+"""Words after ``key`` that say the value is the key itself (``key_material``, ``key_pem``): a strong name."""
 _WEAK_WORDS: Final = frozenset({"key", "keys", "sig", "signature", "session", "sessionid", "sid", "code", "tokens",
                                 "jwt", "pat"})
 _PASS_WORDS: Final = frozenset({"pass", "pw"})
@@ -110,7 +126,7 @@ _ABOUT_WORDS: Final = frozenset({
     "help", "hint", "prompt", "mode", "style", "method", "methods", "scheme", "strategy", "level", "version",
     "estimate", "estimator", "total", "rate", "ratio", "cost", "price", "error", "errors", "status", "check",
     "valid", "validation", "reset", "forgot", "strength", "age", "created", "updated", "at", "date",
-    "time", "set", "input", "output", "class", "module", "plugin", "backend", "service", "handler",
+    "time", "set", "output", "class", "module", "plugin", "backend", "service", "handler",
     "callback", "bucket", "window", "page", "pages", "list", "lifetime", "duration", "in", "out", "used",
     "left", "remaining", "per", "flag", "option", "options", "setting", "settings", "config", "example",
     "placeholder", "description", "desc", "doc", "docs", "documentation", "link", "filename", "fd", "cache",
@@ -119,7 +135,7 @@ _ABOUT_WORDS: Final = frozenset({
     "sock", "socket", "fingerprint", "retries", "retry", "attempts", "interval", "delay", "seconds", "secs",
     "chars", "characters", "bits", "validators", "validator", "hashers", "hasher", "arn", "jar", "dict", "info",
     "hash", "hashed", "hashes", "fn", "func", "function", "invalid", "expired", "missing", "failed", "failure",
-    "unavailable", "reason", "denied", "revoked",
+    "unavailable", "reason", "denied", "revoked", "digest", "digests", "display",
 })
 _COUNT_LEADERS: Final = frozenset({
     "max", "min", "num", "n", "total", "input", "output", "prompt", "completion", "cached", "cache", "reasoning",
@@ -155,7 +171,7 @@ def _hints() -> tuple[str, ...]:
     for compound in _COMPOUNDS:
         if not any(p in word for p in pieces for word in compound):
             pieces.add(compound[0])
-    pieces |= set(FOREIGN_WORDS)
+    pieces |= set(FOREIGN_WORDS) | set(FOREIGN_KEY_WORDS)
     minimal = {p for p in pieces if not any(q != p and q in p for q in pieces)}
     order = ("key", "token", "pass", "secret", "auth", "code", "sess", "pat", "pin", "sig", "sid", "cookie")
     return tuple(sorted(minimal, key=lambda p: (not p.isascii(), order.index(p) if p in order else len(order), p)))
@@ -188,10 +204,12 @@ def credential_name(name: str) -> int:
             tail = segments[-2]  # token.value
         return credential_name(tail)
     words = _words(name)
+    low = name.lower()
+    if any(word in low for word in FOREIGN_WORDS):
+        return STRONG  # Пароль от базы, API密钥, mot de passe
     if not name.isascii():
-        low = name.lower()
-        if any(word in low for word in FOREIGN_WORDS):
-            return STRONG
+        if any(word in low for word in FOREIGN_KEY_WORDS) and not _phrase(name, words):
+            return STRONG if any(w in _KEY_QUALIFIERS for w in words) else WEAK
     if not words or len(words) > 10 or _phrase(name, words):
         return 0  # more words than a name has: a generated string (a base64 token holding "SAS" is no name)
     best = 0
@@ -209,7 +227,8 @@ def credential_name(name: str) -> int:
             level = STRONG
         elif word in _PASS_WORDS and i == last:
             level = STRONG
-        elif word in ("key", "keys") and i > 0 and words[i - 1] in _KEY_QUALIFIERS:
+        elif word in ("key", "keys") and ((i > 0 and words[i - 1] in _KEY_QUALIFIERS)
+                                          or words[i + 1:i + 2] and words[i + 1] in _KEY_HOLDERS):
             level = STRONG
         elif word in ("key", "keys") and i > 0 and words[i - 1] in _KEY_NOT_SECRET_QUALIFIERS:
             continue
@@ -219,6 +238,8 @@ def credential_name(name: str) -> int:
             level = WEAK
         elif len(word) > 5 and word.endswith(_GLUED_STRONG):
             level = STRONG  # PGPASSWORD, MYSQLPASSWORD, githubtoken: a credential word glued to its qualifier
+        elif i == last and _glued(word) and _name_like(name.replace(" ", "_")) and not secret_looking(name):
+            level = STRONG  # SMTPPASS, DBPWD, rootpw, APPKEY, licensekey, BASICAUTH, oauth
         if not level:
             continue
         rest = words[i + width:]
@@ -233,6 +254,24 @@ def credential_name(name: str) -> int:
     if words == ["auth"]:
         best = WEAK  # ``auth: required``, ``auth: jwt``: a setting as often as a credential
     return best
+
+
+def _glued(word: str) -> bool:
+    """Whether one word (lower case) is a short credential word glued to its qualifier: ``pass`` / ``pwd`` / ``pw`` /
+    ``auth`` after at least two letters (``smtppass``, ``dbpwd``, ``rootpw``, ``basicauth``; ``oauth``), not an English
+    word or setting that ends so (``bypass``, ``compass``, ``OLDPWD``, ``noauth``); or ``key`` / ``keys`` after a key
+    qualifier (``appkey``, ``licensekey``, ``sessionkey``; not ``monkey``, ``hotkey``, ``publickey``)."""
+    if word in _NOT_GLUED or not word.isalpha():
+        return False
+    for piece in _GLUED_PASS:
+        if word.endswith(piece) and len(word) >= len(piece) + (1 if piece == "auth" else 2):
+            return True
+    for piece in ("keys", "key"):
+        if word.endswith(piece) and len(word) > len(piece) + 1:
+            prefix = word[:-len(piece)]
+            return any(prefix.endswith(q) for q in _KEY_QUALIFIERS if len(q) >= 3 or q == prefix) and not any(
+                prefix.endswith(q) for q in _KEY_NOT_SECRET_QUALIFIERS | _WEAK_KEY_QUALIFIERS)
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -335,6 +374,15 @@ _CODE_PATH: Final = re.compile(
     r"context|this|data|payload|body|creds|credentials|secrets|environ|app|module|typing)"
     r"((?:\.[A-Za-z_][A-Za-z0-9_]*)+)"
 )
+_WORDS_JOINED: Final = re.compile(r"[a-z]+(?:[_\-:./][a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
+"""Lower-case words joined as names, keys and modules are (``stop_significant``, ``catalog:daily-briefing``,
+``legacy.exceptions``), or a constant: no generated string."""
+_HERMES_SESSION_KEY: Final = re.compile(r"agent:[A-Za-z0-9_.-]{1,64}(?::[A-Za-z0-9_.@+-]{1,128}){3,6}")
+"""The Hermes Agent's session key, ``agent:<name>:<platform>:<kind>:<id>`` (``agent:main:telegram:dm:12345``): which
+conversation a run belongs to, written in logs and payloads under ``session_key``."""
+_FORMAT_FIELDS: Final = re.compile(r"%[-+ #0]?\d*(?:\.\d+)?[sdrifx]|\{\d{0,2}\}")
+_NOTE: Final = re.compile(r"[*_]{0,2}\([A-Za-z][A-Za-z ,/-]{0,30}\)[*_]{0,2}")
+"""A note in parentheses (``(none)``, ``*(Optional)*``): what a table or a docstring writes where no value is."""
 _SNAKE_IDENT: Final = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _WORDS_IDENT: Final = re.compile(r"[a-z]+(?:[_-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
 _DOTTED_IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -591,6 +639,12 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
         return True
     if placeholder(v) or _RESOURCE.match(v) or _path(v) or _SMALL_LITERAL.fullmatch(v):
         return True
+    if v.startswith("agent:") and _HERMES_SESSION_KEY.fullmatch(v):
+        return True  # agent:main:telegram:dm:12345: the Hermes Agent's own session key, an address, not a secret
+    if ("%" in v or "{" in v) and _format_only(v):
+        return True  # '%s:%s', 'Digest %s', '{}:{}': a format string the credential is put into
+    if _NOTE.fullmatch(v):
+        return True  # (none), *(Optional)*, (required): a note where a table or a docstring gives no value
     if not any(c.isalnum() for c in v):
         return True  # "✅": a credential has a letter or a digit
     parameter = _PARAMETER.fullmatch(v)
@@ -629,6 +683,17 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
 @lru_cache(maxsize=4096)
 def _name_words(name: str) -> list[str]:
     return _words(name)
+
+
+def _format_only(value: str) -> bool:
+    """A format string (``%s:%s``, ``Digest %s``, ``{0}:{1}``): format fields and, besides them, only punctuation and
+    English words (a generated password's ``%s`` comes with runs that are none)."""
+    rest = _FORMAT_FIELDS.sub(" ", value)
+    if rest == value:
+        return False
+    runs = _PIECES.split(rest)
+    return all(not run or (run.isalpha() and (run.islower() or run.istitle() or run.isupper()) and english_word(run))
+               for run in runs)  # a word is cased as words are: zAYkM and nEmk are a password's runs
 
 
 def _dotted_literal(segments: list[str]) -> bool:
@@ -744,6 +809,9 @@ def _sentence(value: str) -> bool:
     """Three or more words that read as a sentence or a label: one of them a word sentences are made of (``of``,
     ``not``, ``your``), or a sentence's end; a passphrase is words without them."""
     words = value.split()
+    if len(words) == 2 and value.rstrip()[-1:] in ".!?" and all(w.rstrip(".!?").isalpha() for w in words) and all(
+            english_word(w.rstrip(".!?")) for w in words):
+        return True  # "Not set!", "Invalid token.": a short message
     if len(words) < 3 or sum(1 for w in words if w.strip(".,:;!?()").isalpha()) < 3:
         return False
     return value.rstrip()[-1:] in ".!?)" or any(w.lower().strip(".,:;!?()") in _STOPWORDS for w in words)
@@ -765,6 +833,9 @@ def camel_name(value: str) -> bool:
     for i, word in enumerate(words):
         if word.isdigit():
             numbers += 1
+            if i + 1 == len(words) and len(word) <= 3 and numbers == 1 and i > 0 and (
+                    words[i - 1].lower() in _NUMBERED):
+                continue  # swaggerUIRedirectOauth2, decodeBase64: a numbered word ends the name
             if len(word) > 3 or numbers > 1 or i + 1 == len(words) or not words[i + 1][0].isupper() or not (
                     words[i - 1].isupper() or words[i - 1].lower() in _NUMBERED):
                 return False  # SOCKS5ReplyCode, Argon2PasswordHasher: a number after an acronym or such a word
@@ -801,7 +872,7 @@ def secret_looking(value: str) -> bool:
     ``_internal_create_key``, ``SerializedStorageKey``)."""
     if len(value) < 8 or any(c.isspace() for c in value):
         return False
-    if _WORDS_IDENT.fullmatch(value.strip("_")) or camel_name(value) or (
+    if _WORDS_JOINED.fullmatch(value.strip("_.:/-")) or camel_name(value) or (
             "_" in value.strip("_") and _identifier(value)):
         return False  # stop_significant, user-profile, MAX_RETRIES, rust_pkcs12: words joined, not generated
     has_digit = any(c.isdigit() for c in value)

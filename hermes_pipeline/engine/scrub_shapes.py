@@ -102,9 +102,9 @@ _NAME_KEY_RE: Final = re.compile(
 the value is named by its sibling (found from the ``value`` key, the sibling read backwards)."""
 _CALL_OPEN_RE: Final = re.compile(r"\([ \t]*(?P<q>[\"'])(?P<n>[^\"'\\\n]{1,128})(?P=q)[ \t]*,")
 _CALL_NAME_RE: Final = re.compile(
-    r"(?<!\w)(?:define|SetEnvironmentVariable|setdefault|getenv|putenv|setenv|get|fetch)\Z")
-"""``define('DB_PASSWORD', 'P')``, ``os.environ.setdefault("API_KEY", "P")``, ``os.getenv("TOKEN", "P")``: a value
-(or a default) given with its name."""
+    r"(?<!\w)(?:define|SetEnvironmentVariable|setdefault|(?i:getenv|putenv|setenv|env)|get|fetch)\Z")
+"""``define('DB_PASSWORD', 'P')``, ``os.environ.setdefault("API_KEY", "P")``, ``os.getenv("TOKEN", "P")``, Go's
+``os.Setenv("API_TOKEN", "P")``, Laravel's ``env('DB_PASSWORD', 'P')``: a value (or a default) given with its name."""
 _DEFAULT_RE: Final = re.compile(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]{0,127}):?[-=](?P<d>[^{}\s\"'`\\]+)\}")
 _USERINFO_END: Final = re.compile(r"[\s\"'<>\\`\x00-\x1f]")
 _HOST_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::\d{1,5})?(?=[/?#\s\"'<>\\`]|$)")
@@ -118,6 +118,16 @@ _CRED_RE: Final = re.compile(r"[ \t]*(?P<c>(?:[^\s\"'`\\]|" + _ESC + r")+)")
 _AUTH_PARAM_RE: Final = re.compile(
     r"[ \t]*(?:,[ \t]*)?(?P<n>[A-Za-z][A-Za-z0-9_-]{0,63})[ \t]*=[ \t]*(?:\"(?P<q>[^\"\\\n]*)\"|(?P<v>[^\s,\"\\]+))")
 _PARAM_NAME_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}[ \t]*=(?=[\"']|[^=\s\"'])")
+_SCHEME_WORD_RE: Final = re.compile(r"[A-Za-z]+(?:-[A-Za-z0-9]+){0,3}")
+"""A scheme word, hyphenated too (``DeepL-Auth-Key``, ``Klaviyo-API-Key``, ``Api-Token``, ``AWS4-HMAC-SHA256``)."""
+_PARAM_WORD_RE: Final = re.compile(r"[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{1,}){0,3}")
+"""An authentication parameter's name written as one word or lowerCamelCase (``Credential``, ``Signature``,
+``keyId``, ``SignedHeaders``); a base64 credential starts with none of them followed by ``=`` and more."""
+_WIDE_SCRIPT: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef]")
+"""Kana, CJK ideographs, Hangul and full-width forms: the script of a sentence an ASCII value is glued into."""
+_HUMP_RE: Final = re.compile(r"[A-Z]?[a-z]+")
+_ALGORITHM_PREFIX: Final = re.compile(r"(?i:sha-?(?:1|224|256|384|512)|md5|hmac-sha(?:1|256|512)|v[01])=")
+"""A digest's algorithm written before it (``X-Hub-Signature-256: sha256=<hex>``, ``v1=<hex>``): it stays."""
 _SECRET_PARAMS: Final = frozenset({"response", "signature", "sig", "oauth_signature", "password", "passwd"})
 _TAG_START: Final = re.compile(r"<[/!A-Za-z]")
 _CLOSERS: Final = {"(": ")", "[": "]", "{": "}"}
@@ -196,8 +206,92 @@ def _value_span(m: re.Match[str], strict: bool = True, name_start: int = -1) -> 
                 return None  # f"Bearer {api_key}": code
             return start, end
     if m.group("v") is not None:
-        return m.span("v")
+        return _glued_tail(text, *m.span("v"))
     return None
+
+
+_GLUED_STOPS: Final = ")]}>;,&<"
+"""What ends an unquoted value (:data:`_END`) and may rather be a symbol of a generated password glued to more of it
+(``password=Xk9m&Q2vL``, ``DB_PASSWORD=aB3)dE6^gH``)."""
+_GLUED_SYMBOLS: Final = _GLUED_STOPS + "!#$%*+/?@^~|([{-_:=."
+_GLUED_RUN_RE: Final = re.compile(r"[A-Za-z0-9!#$%*+/?@^_~|:.=([{-]{1,256}")
+_NEXT_PAIR_RE: Final = re.compile(r"[A-Za-z_$][A-Za-z_.$\[\]-]{0,127}[0-9]{0,3}=")
+"""A next pair's name (``user=``, ``Path=``, ``page2=``): letters, digits only at its end (``Xy4rbIzX=`` is more of a
+password)."""
+_ENTITY_RE: Final = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+
+
+def _glued_tail(text: str, start: int, end: int) -> Span:
+    """An unquoted value's span, carried over stop characters (``& ; , ) ] } < >``) glued between runs of a generated
+    password: each run after a stop starts with a letter or a digit and is no next pair (``&user=``, ``;Path=``) nor
+    an HTML entity (``&amp;``), and the whole reads as generated (:func:`.scrub_names.secret_looking`, letters and
+    digits: ``abc)def`` and code such as ``token).strip()`` stay where they end)."""
+    n = len(text)
+    reach = end
+    for _ in range(8):
+        if reach + 1 >= n or text[reach] not in _GLUED_STOPS:
+            break
+        opener = _OPENER_OF.get(text[reach])
+        if opener is not None and _opened(text, start, reach, opener):
+            break  # f(password=P),g(x): the bracket closes one opened before the value
+        k = reach + 1
+        while k < n and k - reach <= 4 and text[k] in _GLUED_SYMBOLS:
+            k += 1  # symbols in a row: aB3&<dE6
+        if k >= n or not text[k].isalnum():
+            break
+        run = _GLUED_RUN_RE.match(text, k)
+        if run is None or _NEXT_PAIR_RE.match(text, reach + 1) is not None or (
+                text[reach] == "&" and _ENTITY_RE.match(text, reach) is not None):
+            break
+        reach = run.end()
+    if reach == end:
+        return start, end
+    whole = text[start:reach].rstrip(".,:!?")  # a sentence's end stays
+    tail = whole[end - start:]
+    if len(whole) > end - start and secret_looking(whole) and _mixed(whole) and _CODE_OR_PLACEHOLDER.search(
+            text, end, reach + 1) is None and not any(_word_piece(p) for p in _PIECES_RE.split(tail)):
+        return start, start + len(whole)
+    return start, end
+
+
+_CODE_OR_PLACEHOLDER: Final = re.compile(r"\(\)|\|\||&&|==|=>|\}[,)]|\)[,;(]|<[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*>")
+"""What a glued run holds in code (``e()``, ``||``, ``&&``, ``===``, ``=>``, ``}),``, ``)(``) or a placeholder
+(``<base64-hmac>``), not in a password."""
+
+
+_PIECES_RE: Final = re.compile(r"[^A-Za-z0-9]+")
+_CODE_WORDS: Final = frozenset({"this", "self", "true", "false", "null", "none", "void", "case", "else", "func", "args",
+                                "type", "next", "from", "with", "new", "let", "var", "def", "get", "set", "len"})
+"""Short words of code (minified JavaScript is full of them)."""
+
+
+def _word_piece(piece: str) -> bool:
+    """A piece of code or prose (``location``, ``ctrlKey``, ``return``, ``fastapi``): a word of five letters or more
+    cased as words are, or a name of words (a generated password's runs of letters are rarely either)."""
+    if piece in _CODE_WORDS:
+        return True
+    return len(piece) >= 4 and piece.isalpha() and ((len(piece) >= 5 and (
+        piece.islower() or piece.istitle() or piece.isupper()) and english_word(piece)) or camel_name(piece))
+
+
+_OPENER_OF: Final = {")": "(", "]": "[", "}": "{", ">": "<"}
+_LOOK_BACK: Final = 256
+
+
+def _opened(text: str, start: int, at: int, opener: str) -> bool:
+    """Whether the closing bracket at ``at`` closes one opened before the value (on its line, within
+    :data:`_LOOK_BACK` characters) rather than one inside the value."""
+    closer = text[at]
+    inside = text.count(opener, start, at) - text.count(closer, start, at)
+    if inside > 0:
+        return False
+    floor = max(text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1, start - _LOOK_BACK, 0)
+    return text.count(opener, floor, start) > text.count(closer, floor, start)
+
+
+def _mixed(piece: str) -> bool:
+    """Letters and digits both (one side of a glued stop character)."""
+    return any(c.isdigit() for c in piece) and any(c.isalpha() for c in piece)
 
 
 def _between_strings(text: str, name_start: int, quote: int, value: str) -> bool:
@@ -246,6 +340,17 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
     elif lname in ("cookie", "cookies", "set-cookie", "setcookie", "set_cookie") and "=" in value:
         _cookie_header(text, start, end, spans)
         return
+    if bare and not value.isascii() and value[0].isascii():
+        wide = _WIDE_SCRIPT.search(value)
+        if wide is not None:  # 密碼：P です。: the sentence's own script resumes after an ASCII value
+            end = start + wide.start()
+            value = value[:wide.start()]
+    algorithm = _ALGORITHM_PREFIX.match(value) if "=" in value else None
+    if algorithm is not None:
+        if algorithm.end() == len(value):
+            return  # sha256= and nothing, or a marker: no digest to hide
+        start += algorithm.end()  # sha256=<hex>: the digest goes, its algorithm stays
+        value = value[algorithm.end():]
     source = _SOURCE_RE.match(value) if ":" in value else None
     if source is not None:
         if source.group(0) != "pass:":
@@ -387,12 +492,12 @@ def _authorization(text: str, lname: str, start: int, end: int, spans: list[Span
     first = value.split(" ", 1)[0]
     low = first.lower()
     if first == value:  # the scheme word alone: the credential follows it
-        if low in _SCHEME_WORDS or ("authoriz" in lname and value.isalpha() and len(value) <= 24
-                                    and text[end:end + 1] in (" ", "\t")):
+        if low in _SCHEME_WORDS or ("authoriz" in lname and _SCHEME_WORD_RE.fullmatch(value) is not None
+                                    and len(value) <= 32 and text[end:end + 1] in (" ", "\t")):
             _scheme_credential(text, start, end, len(text), spans, False)
             return True
         return False
-    if "authoriz" in lname and (low in _SCHEME_WORDS or (first.isalpha() and len(first) <= 24)):
+    if "authoriz" in lname and (low in _SCHEME_WORDS or (_SCHEME_WORD_RE.fullmatch(first) and len(first) <= 32)):
         _scheme_credential(text, start, start + len(first), end, spans, False)
         return True
     return False
@@ -415,8 +520,11 @@ def _scheme_credential(text: str, scheme_start: int, pos: int, limit: int, spans
                 break
             group = "q" if p.group("q") is not None else "v"
             name = p.group("n").lower()
-            if name in _SECRET_PARAMS or (credential_name(name) == STRONG and name != "credential"):
+            if name in _SECRET_PARAMS or credential_name(name) == STRONG:
                 s, e = p.span(group)
+                if name == "credential":  # AKIA…/20240101/us-east-1/s3/aws4_request: the key id, not the scope
+                    slash = text.find("/", s, e)
+                    e = slash if slash >= 0 else e
                 if e > s and not kept_value(text[s:e], name, STRONG):
                     spans.append((s, e))
             at = p.end()
@@ -430,7 +538,9 @@ def _param_name(text: str, start: int) -> bool:
     """Whether the ``name=`` at ``start`` names an authentication parameter (``realm=``, ``username=``,
     ``Credential=``): a lower-case word or a CamelCase name, not the start of a base64 credential."""
     name = text[start:text.index("=", start)].strip()
-    return name.replace("_", "").replace("-", "").islower() or camel_name(name)
+    return name.replace("_", "").replace("-", "").islower() or camel_name(name) or (
+        _PARAM_WORD_RE.fullmatch(name) is not None and all(
+            len(hump) <= 2 or english_word(hump) for hump in _HUMP_RE.findall(name)))
 
 
 def _credential(text: str, scheme_start: int, start: int, end: int, free: bool) -> Span | None:
@@ -654,6 +764,9 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
                 _judge(text, name, (at + 1, close), level, spans)
             return close + 1
         return at + 1
+    if opener in ("\n", "\r") and not query:
+        _next_line_string(text, at, name, level, spans)  # api_key=\n    "P",
+        return at
     m = _VALUE_RE.match(text, value_at)
     if m is None:
         return value_at
@@ -804,6 +917,21 @@ def _next_lines(text: str, key_start: int, pos: int, name: str, level: int, span
     return i if i > 0 else n
 
 
+_NEXT_LINE_STRING: Final = re.compile(r"(?:[ \t]{0,64}\r?\n){1,3}[ \t]{0,64}(?P<q>[\"'])(?P<v>[^\"'\\\n]{1,4096})(?P=q)"
+                                      r"[ \t]*(?:[,;)}\]]|\r?\n|\Z)")
+"""A string that is all its line holds (but a comma or a closing bracket), on the line after a name and its
+separator: the name's value written on the next line (``"password":`` / ``api_key=`` and ``"P",`` below)."""
+
+
+def _next_line_string(text: str, at: int, name: str, level: int, spans: list[Span]) -> None:
+    """The quoted value on the line after a name whose separator ends its line (at ``at``): a formatter's wrap of
+    ``"password": "P"`` or ``api_key="P",``. Only a quoted value (an unquoted word on the next line is the next
+    statement or key)."""
+    m = _NEXT_LINE_STRING.match(text, at)
+    if m is not None:
+        _judge(text, name, m.span("v"), level, spans, literal=True)
+
+
 def _line_value(text: str, at: int, line_end: int, name: str, level: int, spans: list[Span]) -> None:
     """A scalar that is all its line holds (a list item, a value on the next line): none when the line holds a
     mapping, a sentence or code."""
@@ -847,6 +975,8 @@ def _flow_items(text: str, at: int, level: int, name: str, spans: list[Span], qu
     else:
         return at + 1
     for (s, e), bare in items:
+        if "://" in text[s:e] and _url_scheme(text[s:e]) and not _url_secret(text[s:e]):
+            continue  # ("https://openrouter.ai/api/v1/key", "bearer"): where the key is used, not the key
         if e > s and not kept_value(text[s:e], name, level, bare=bare, literal=not bare):
             spans.append((s, e))
             if bare and wraps is not None and quote >= 0:
@@ -906,8 +1036,30 @@ def _quoted_pairs(text: str, spans: list[Span], wraps: dict[Span, int] | None = 
             continue  # the nearest quote, backslash or line break before the key's end is not its opening quote
         if not _pair_class(key):
             pos = end.end()
+            if credential_name(key) == WEAK:
+                _weak_pair_value(text, key, pos, spans)
             continue
         pos = _pair_value(text, key, end.end(), spans, close, wraps)
+
+
+def _weak_pair_value(text: str, key: str, at: int, spans: list[Span]) -> None:
+    """The string after a weak name's quoted key (``{"key": "P"}``, ``{"session": "P"}``, ``{"jwt": "P"}``): a
+    credential when it looks generated, as after ``key=`` (a word, a sentence, an identifier or a path stays)."""
+    m = _VALUE_RE.match(text, at)
+    if m is None or _bare(m):
+        return
+    span = _value_span(m, strict=False)
+    if span is None or span[1] <= span[0] or _UUID.fullmatch(text, *span):
+        return
+    head = text[span[0]:span[1]].lower()
+    low = key.lower()
+    if head.startswith(low) and not head[len(low):len(low) + 1].isalnum():
+        return  # "sid_et": "sid_ET.UTF-8": a value named after its key
+    _judge(text, key, span, WEAK, spans)
+
+
+_UUID: Final = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+"""A UUID: what a JSON document's ``"session"`` or ``"key"`` holds as an identifier of a record."""
 
 
 def _pair_value(text: str, key: str, at: int, spans: list[Span], quote: int = -1,
@@ -919,6 +1071,9 @@ def _pair_value(text: str, key: str, at: int, spans: list[Span], quote: int = -1
     opener = text[i:i + 1]
     if opener in ("[", "("):
         return _flow_items(text, i, STRONG if opener == "[" else WEAK, key, spans, quote, wraps)
+    if opener in ("\n", "\r"):
+        _next_line_string(text, i, key, STRONG, spans)  # "password":\n    "P"
+        return i
     m = _VALUE_RE.match(text, at)
     if m is None:
         return at

@@ -28,6 +28,21 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "blanks after an auth parameter": (lambda n: "Authorization: Digest realm=x" + " " * n + "!", 5_000),
     "blanks in a list item": (lambda n: "password:\n  - a" + " " * n + "b\n", 5_000),
     "a path of /a": (lambda n: "password=/" + "/a" * (n // 2), 5_000),
+    # layouts (scrub_layouts): labels, tables, sentences, setters, typed declarations, next-line values
+    "blanks in a bold label": (lambda n: "- **password**" + " " * n + "x", 5_000),
+    "words before a label's colon": (lambda n: "Password for" + " the db" * (n // 7) + ": x", 5_000),
+    "cells of a table row": (lambda n: "| password | " + "a | " * (n // 4), 5_000),
+    "bars of a box row": (lambda n: "│ API_KEY " + "│" * n, 5_000),
+    "rows of a column table": (lambda n: "Name  Value\n----  -----\n" + "API_KEY  x\n" * (n // 11), 5_000),
+    "credential words on one line": (lambda n: "key " * (n // 4), 5_000),
+    "blanks after a CJK word": (lambda n: "密码" + " " * n + "x", 5_000),
+    "blanks before a setter's bracket": (lambda n: "x.setPassword" + " " * n + '("x")', 5_000),
+    "blanks before a declared type": (lambda n: "token" + " " * n + 'string = "x"', 5_000),
+    "blank lines after a name": (lambda n: "password=" + "\n " * (n // 2) + '"x"', 5_000),
+    "dots before a builder call": (lambda n: "." * n + 'password("x")', 5_000),
+    "blanks after a sentence's copula": (lambda n: "the password is" + " " * n + "x", 5_000),
+    "copulas in a sentence": (lambda n: "password is " * (n // 12) + "x", 5_000),
+    "words before a set sentence's noun": (lambda n: "set the " + "a " * (n // 2) + "password to x", 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,

@@ -83,8 +83,10 @@ def test_obs59_the_reviewed_nested_cases() -> None:
     """OBS-59 (O7, O8): the review's cases, exactly."""
     p = "Xk9mQ2vLp7Rt"
     m = redaction_marker(p)
-    session = "agent:main:discord:group:987654321"
+    session = "sk_9f3Kq2LmZx81"
     assert scrub_text(f"# Key: session_key={session}") == f"# Key: session_key={redaction_marker(session)}"
+    hermes = "agent:main:discord:group:987654321"  # the Hermes Agent's own session key: no secret (F-hermes-id)
+    assert scrub_text(f"# Key: session_key={hermes}") == f"# Key: session_key={hermes}"
     assert scrub_text(f"user/pass: admin/{p}") == f"user/pass: admin/{m}"
     assert scrub_text(f"credentials: admin:{p}") == f"credentials: admin:{m}"
     assert scrub_text(f"Your token={p}. Next, run the job.") == f"Your token={m}. Next, run the job."

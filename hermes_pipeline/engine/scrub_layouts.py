@@ -1,0 +1,425 @@
+"""Credentials laid out as documents and code lay them out: labels, tables, sentences, setters (OBS-57..59).
+
+:mod:`.scrub_shapes` reads a value after a name that touches its separator (``NAME=value``, ``NAME: value``). What
+people and models write around a credential is often looser; this module reads those layouts and judges each value
+with the same judgement (:func:`.scrub_shapes._judge`, names by :mod:`.scrub_names`), appending the span of the
+value only:
+
+* **labels** that start a line, decorated or worded (:func:`_labels`): Markdown emphasis and list bullets
+  (``- **Password:** P``, ``**API key**: P``, ``§ **Staging DB password:** P``), a name in backticks
+  (`` `password`: P``), a parenthesis or a qualifying phrase between the name and the colon (``Password (prod): P``,
+  ``Password for the staging db: P``, ``Пароль от базы: P``, ``clé API : P``) and an arrow or a dash as the
+  separator (``API key -> P``, ``password — P``, ``token => P``);
+* **tables** (:func:`_pipe_tables`, :func:`_column_tables`): a cell holding a credential name and the cell after it
+  (``| password | P |``, ``| `DB_PASSWORD` | `P` | prod |``, box tables ``│ API_KEY │ P │``), and column tables
+  whose columns an underline of dashes or a ``Name  Value`` header marks (PowerShell's ``Name  Value`` / ``----
+  -----``);
+* **sentences without a separator** in languages that write none (:func:`_glued_sentences`): ``密码是P``, ``密码 P``,
+  ``パスワードはP``, ``비밀번호는 P``; and English sentences that give a credential's value (:func:`_english_sentences`):
+  ``the password is P``, ``the API key was: P``, ``the token has been rotated to P``, ``I set the admin password to
+  P`` (the value must look generated: ``the password is incorrect`` stays);
+* **code** (:func:`_setter_calls`, :func:`_typed_declarations`, :func:`_hcl_defaults`): a setter or builder call
+  whose name holds a credential name and whose only argument is a string (``ds.setPassword("P")``,
+  ``client.set_api_key('P')``, ``.password("P")``, ``withToken("P")``), a declaration with its type between the name
+  and ``=`` (Go ``const token string = "P"``, Rust ``const API_KEY: &str = "P";``, TypeScript / Kotlin / Swift
+  ``apiKey: string = "P"``) and a Terraform variable's default (``variable "db_password" { default = "P" }``).
+
+Over 400 lines on purpose: each layout's reader sits beside the patterns it reads with, and all share one bounded
+window and the value judgement; split, each would import the others' windows.
+
+Every reader is driven by the places where a credential name's hint occurs (:data:`.scrub_names.NAME_HINTS`) or by a
+pattern anchored at a word's start, reads a bounded window around it (a label of at most :data:`_LABEL_MAX`
+characters, a line of a table of at most :data:`_ROW_MAX`), and reads each line once, so its work is linear in the
+text.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import pairwise
+from typing import Final
+
+from .scrub_names import (FOREIGN_WORDS, NAME_HINTS, STRONG, credential_name, english_word, phrase_name,
+                          secret_looking)
+from .scrub_shapes import _VALUE_RE, _bare, _judge, _prose_value, _value_span
+
+__all__ = ["find_layout_spans"]
+
+Span = tuple[int, int]
+
+_LABEL_MAX: Final = 80
+"""The longest label read before a separator (a name and a few words qualifying it)."""
+_ROW_MAX: Final = 2000
+"""The longest table row read."""
+_HINT_RE: Final = re.compile("|".join(re.escape(h) for h in sorted(NAME_HINTS, key=len, reverse=True)))
+_DECORATION: Final = r"[ \t]*(?:(?:[-*+>§•#|│┃║]|\d{1,3}[.)])[ \t]*){0,6}"
+_LABEL_RE: Final = re.compile(
+    _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{1,80}?)(?P<c>\*\*|__|[*_`])?"
+    r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*(?P<sep>:|：|->|→|=>|—|–)(?P<c2>\*\*|__|[*_])?[ \t]*")
+"""A line's label: decoration (bullets, numbering, quote marks, ``§``), emphasis or backticks, the label, and its
+separator (a colon, an arrow, a dash); the value follows."""
+_PAREN_TAIL: Final = re.compile(r"[ \t]+\([^()]{0,40}\)[ \t]*\Z")
+_LABEL_WORD: Final = re.compile(r"[^\W_]+(?:[-'’/][^\W_]+)*|[A-Za-z0-9_$.-]+")
+"""A word of a label of several words (``Staging``, ``API-Schlüssel``, ``DB``): no code (``def get_token(self)``)."""
+_QUALIFYING: Final = frozenset({"for", "of", "on", "to", "in", "at", "from", "used", "de", "du", "für", "от", "для",
+                                "del", "para", "per", "van", "voor"})
+"""Words that start a phrase qualifying the credential a label names (``Password for the staging db``)."""
+_LINE_REST: Final = re.compile(r"[ \t]*[*_`.,;]{0,3}[ \t]*\r?\Z")
+"""What may follow a label's value on its line: closing emphasis and a full stop (``- **Password:** P.``)."""
+_PIECE_SPLIT: Final = re.compile(r"[^A-Za-z0-9]+")
+_SHORT_NUMBERED: Final = re.compile(r"[A-Za-z]{1,3}[0-9]{1,3}")
+_CELL_BARS: Final = "|│┃║"
+_CELL_TRIM: Final = " \t`*_"
+_UNDERLINE_RE: Final = re.compile(r"^[ \t]*(?:-{2,}|={2,})(?:[ \t]+(?:-{2,}|={2,}))+[ \t]*\r?$", re.MULTILINE)
+_HEADER_RE: Final = re.compile(r"^[ \t]*(?i:name|key|variable|setting|parameter)[ \t]{2,}(?i:value)[ \t]*\r?$",
+                               re.MULTILINE)
+_RUN_RE: Final = re.compile(r"\S+")
+_CJK_WORDS: Final = tuple(w for w in FOREIGN_WORDS if all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
+                                                          for c in w))
+_GLUED_RE: Final = re.compile(
+    "(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + r")(?:[ \t]*(?:是|为|為|は|が|を|는|은|이|가|：|:|=|＝)[ \t]*"
+    r"|[ \t]+)(?=[\"'`!-~])")
+"""A credential word of a language that writes no space and ``is`` (``密码是``, ``パスワードは``, ``비밀번호는``), a colon,
+or a blank, before an ASCII value."""
+_SENTENCE_NAME: Final = (
+    r"(?:pass(?:word|phrase|code)|passwd|(?:(?:api|secret|access|private|license|licence|signing|encryption|master|"
+    r"auth|app|client|consumer|deploy|service)[ \t_-]?key)|(?:(?:access|auth|api|bearer|bot|refresh|session|"
+    r"personal[ \t]access)[ \t_-]?)?token|(?:(?:client|api|app|shared)[ \t_-]?)?secret)")
+_SENTENCE_RE: Final = re.compile(
+    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)"
+    r"(?:[ \t]+(?:now|still|(?:set|changed|reset|updated|rotated)[ \t]+to))?)|(?:(?:set|changed|reset|updated|"
+    r"rotated)[ \t]+to))[ \t]*:?[ \t]+(?=[\"'`!-~])")
+"""An English sentence giving a credential's value: ``the password is P``, ``API key was: P``, ``the token has been
+set to P``, ``password changed to P``."""
+_SENTENCE_VERB_RE: Final = re.compile(
+    r"(?<![\w-])(?i:set|changed|reset|updated|rotated)[ \t]+(?i:the|your|my|its|their|our|his|her)[ \t]+"
+    r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:to)[ \t]+(?=[\"'`!-~])")
+"""``set the (admin) password to P``, ``I changed my API key to P``."""
+_SETTER_RE: Final = re.compile(
+    r"(?:(?P<dot>\.)[ \t]*)?(?<![\w$])(?P<f>[A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*\([ \t]*(?P<q>[\"'])"
+    r"(?P<v>[^\"'\\\s]{1,512})(?P=q)[ \t]*\)")
+"""A call with one string argument (``setPassword("P")``, ``.password("P")``)."""
+_SETTER_VERBS: Final = ("set", "with", "use", "put", "update", "store", "save", "configure", "add")
+_CALLEE_WORDS: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_HELD_WORDS: Final = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "token", "secret", "key", "apikey",
+                                "credential", "credentials", "creds"})
+"""The last word of a builder's method that sets a credential (``.password``, ``.apiKey``, ``.clientSecret``)."""
+_NOT_SETTER_VERBS: Final = frozenset({"get", "fetch", "load", "read", "find", "has", "is", "check", "validate",
+                                      "verify", "require", "parse", "refresh", "revoke", "delete", "remove", "generate",
+                                      "create", "make", "new", "to", "from", "hash", "encode", "decode", "encrypt",
+                                      "decrypt", "lookup", "resolve", "ensure", "clear", "reset", "rotate", "list"})
+_TYPED_RE: Final = re.compile(
+    r"(?<![\w$.])(?P<n>[A-Za-z_][A-Za-z0-9_]{0,127})(?:[ \t]*:[ \t]*|[ \t]+)"
+    r"(?:&(?:'static[ \t]+)?str|\[\]byte|(?i:string)|str|SecretStr|SecretString|Option<String>|String\?|string\?)"
+    r"[ \t]*:?=(?!=)")
+"""A declaration with its type after the name (``token string =``, ``API_KEY: &str =``, ``apiKey: String =``)."""
+_HCL_RE: Final = re.compile(r"(?<![\w-])variable[ \t]+\"(?P<n>[^\"\n]{1,128})\"[ \t]*\{")
+_HCL_DEFAULT_RE: Final = re.compile(r"(?:\n|\{)[ \t]*default[ \t]*=[ \t]*")
+_HCL_BLOCK: Final = 1024
+
+
+def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True) -> None:
+    """Append the span of every value a label, a table cell, a sentence or a code layout names as a credential.
+
+    ``gated=False`` runs every reader without its pre-check (the pre-checks are exact: each is a substring without
+    which the reader finds nothing)."""
+    hits = [m.start() for m in _HINT_RE.finditer(low)] if len(low) == len(text) else []
+    if hits:
+        _labels(text, hits, spans)
+        if not gated or any(bar in text for bar in _CELL_BARS):
+            _pipe_tables(text, hits, spans)
+        if not gated or "--" in text or "==" in text or "alue" in low:
+            _column_tables(text, spans)
+    if not gated or not text.isascii():
+        _glued_sentences(text, spans)
+    if hits and (not gated or " " in text):
+        _english_sentences(text, spans)
+    if not gated or "(" in text:
+        _setter_calls(text, spans)
+    if not gated or "str" in low or "byte" in low:
+        _typed_declarations(text, spans)
+    if not gated or "variable" in text:
+        _hcl_defaults(text, spans)
+
+
+def _line_of(text: str, at: int, reach: int) -> tuple[int, int]:
+    """The ``[start, end)`` of the line holding ``at``; ``start`` is ``-1`` when the line starts more than ``reach``
+    characters before ``at`` (no label or row is that long). Every later hint before ``end`` is on the same line, so
+    each line is read once."""
+    floor = max(0, at - reach)
+    start = text.rfind("\n", floor, at) + 1
+    if start == 0 and floor > 0:
+        start = -1
+    end = text.find("\n", at)
+    return start, (len(text) if end < 0 else end)
+
+
+def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
+    """Each line whose label (starting the line) holds a credential name's hint: its value."""
+    done = -1
+    for at in hits:
+        if at < done:
+            continue
+        start, end = _line_of(text, at, _LABEL_MAX + 16)
+        done = end
+        if start < 0:
+            continue
+        m = _LABEL_RE.match(text, start, end)
+        if m is None or m.start("sep") <= at:
+            continue
+        label = m.group("label")
+        arrow = m.group("sep") not in (":", "：")
+        decorated = bool(m.group("o") or m.group("c") or m.group("c2"))
+        level, relaxed = _label_level(label + (m.group("tail") or ""), decorated or arrow)
+        if level:
+            _label_value(text, label, m.end(), end, level, spans, relaxed or arrow)
+
+
+def _label_level(label: str, decorated: bool) -> tuple[int, bool]:
+    """How surely a label names a credential (0 for a name :mod:`.scrub_shapes` reads itself, a bare name before a
+    colon; a phrase, ``Reset password``; code or a sentence), and whether words stand between the name and the
+    separator (a parenthesis, a qualifying phrase: the value must then look generated)."""
+    name = label.strip().strip("*_`").strip()
+    relaxed = False
+    paren = _PAREN_TAIL.search(name)
+    if paren is not None:
+        name = name[:paren.start()]
+        relaxed = True
+    words = name.split()
+    if not words or len(words) > 8 or not all(_LABEL_WORD.fullmatch(w) for w in words):
+        return 0, False
+    if len(words) > 1 or not name.isascii():
+        decorated = True
+    for i, word in enumerate(words[1:], 1):
+        if word.lower() in _QUALIFYING and not credential_name(name):
+            name = " ".join(words[:i])
+            relaxed = True
+            break
+    if not (decorated or relaxed) or phrase_name(name):
+        return 0, False
+    return credential_name(name), relaxed
+
+
+def _generated(value: str) -> bool:
+    """A value that looks generated (:func:`.scrub_names.secret_looking`): a symbol names, hosts and paths are not
+    written with, or a piece that is no word, number or short numbered word (``Xk9mQ2vLp7Rt``, ``aB3$dE6^gH``; not
+    ``api.moonshot.ai/v1``, ``SessionToken``)."""
+    if not secret_looking(value):
+        return False
+    if any(not c.isalnum() and c not in "./:_-" for c in value):
+        return True
+    return any(not (p.isdigit() or _SHORT_NUMBERED.fullmatch(p) or (p.isalpha() and (
+        p.islower() or p.istitle() or p.isupper()) and (len(p) <= 3 or english_word(p))))
+        for p in _PIECE_SPLIT.split(value) if p)
+
+
+def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans: list[Span], relaxed: bool) -> None:
+    """The value after a label's separator: one value (quoted, in backticks, or a run) that ends the line (a value a
+    sentence goes on from is prose). After a loose label (an arrow, a parenthesis, a qualifying phrase) only a value
+    that looks generated."""
+    if at >= line_end:
+        return
+    m = _VALUE_RE.match(text, at, line_end)
+    if m is None or not _LINE_REST.match(text, m.end(), line_end):
+        return
+    span = _value_span(m, strict=False)
+    if span is None or span[1] <= span[0]:
+        return
+    bare = _bare(m)
+    if (bare and _prose_value(text, *span)) or (relaxed and not _generated(text[span[0]:span[1]])):
+        return
+    _judge(text, name.strip().strip("*_`"), span, level, spans, bare=bare)
+
+
+def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
+    """A table row (``| name | value |``, ``│ NAME │ value │``): a cell naming a credential, and the cell after it."""
+    done = -1
+    for at in hits:
+        if at < done:
+            continue
+        start, end = _line_of(text, at, _ROW_MAX)
+        done = end
+        if start < 0 or end - start > _ROW_MAX:
+            continue
+        lead = start
+        while lead < end and text[lead] in " \t":
+            lead += 1
+        if lead >= end or text[lead] not in _CELL_BARS:
+            continue
+        bars = [i for i in range(lead, end) if text[i] in _CELL_BARS]
+        for (a, b), (c, d) in pairwise(pairwise(bars)):
+            name = text[a + 1:b].strip(_CELL_TRIM)
+            if not name or len(name) > 64 or " " in name.strip() and not name.replace(" ", "").isalpha():
+                continue
+            level = credential_name(name)
+            if level and not phrase_name(name):
+                _cell_value(text, name, c + 1, d, level, spans)
+
+
+def _cell_value(text: str, name: str, start: int, end: int, level: int, spans: list[Span]) -> None:
+    """The value a table cell ``[start, end)`` holds: one run of characters (in backticks, quotes or emphasis or
+    not); a cell of words is a description."""
+    while start < end and text[start] in " \t":
+        start += 1
+    while end > start and text[end - 1] in " \t":
+        end -= 1
+    quoted = False
+    while end - start >= 2 and text[start] == text[end - 1] and text[start] in "`\"'*_":
+        start, end = start + 1, end - 1
+        quoted = True
+    if end <= start or any(c.isspace() for c in text[start:end]):
+        return
+    _judge(text, name, (start, end), level, spans, bare=not quoted, literal=quoted)
+
+
+def _column_tables(text: str, spans: list[Span]) -> None:
+    """A table of columns aligned by blanks, its columns marked by an underline of dashes (``----   -----``) or a
+    ``Name  Value`` header: a first column naming a credential, and the second column's value."""
+    for marker in (_UNDERLINE_RE, _HEADER_RE):
+        for m in marker.finditer(text):
+            columns = [r.start() - m.start() for r in _RUN_RE.finditer(m.group(0))]
+            if marker is _HEADER_RE:
+                columns = [columns[0], columns[-1]]
+            if len(columns) < 2:
+                continue
+            at = m.end() + 1
+            for _ in range(64):
+                if at >= len(text):
+                    break
+                nl = text.find("\n", at)
+                row_end = len(text) if nl < 0 else nl
+                row = text[at:row_end].rstrip("\r")
+                if not row.strip() or _UNDERLINE_RE.fullmatch(row):
+                    if row.strip() or marker is _HEADER_RE:
+                        at = row_end + 1
+                        continue
+                    break
+                _column_row(text, at, row, columns, spans)
+                at = row_end + 1
+
+
+def _column_row(text: str, at: int, row: str, columns: list[int], spans: list[Span]) -> None:
+    first, second = columns[0], columns[1]
+    stop = columns[2] if len(columns) > 2 else len(row)
+    name = row[first:second].strip()
+    if not name or " " in name or len(row) <= second or row[second - 1] not in " \t":
+        return
+    level = credential_name(name)
+    if not level:
+        return
+    cell = row[second:stop]
+    value = cell.strip()
+    if not value or " " in value or "\t" in value:
+        return
+    s = at + second + cell.index(value)
+    if _generated(value):
+        _judge(text, name, (s, s + len(value)), level, spans, bare=True)
+
+
+def _glued_sentences(text: str, spans: list[Span]) -> None:
+    """``密码是P``, ``密码 P``, ``パスワードはP``, ``비밀번호는 P``: a credential word, ``is`` or a blank, an ASCII value."""
+    if not _CJK_WORDS or not any(w[0] in text for w in _CJK_WORDS):
+        return
+    for m in _GLUED_RE.finditer(text):
+        v = _VALUE_RE.match(text, m.end())
+        if v is None:
+            continue
+        span = _value_span(v, strict=False)
+        if span is None or span[1] <= span[0]:
+            continue
+        s, e = span
+        if _bare(v):
+            k = s
+            while k < e and text[k] <= "\x7f":
+                k += 1
+            e = k  # the value ends where the sentence's own script resumes
+            while e > s and text[e - 1] in ".,;:!?)":
+                e -= 1
+        if e > s and _generated(text[s:e]):
+            _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))
+
+
+def _english_sentences(text: str, spans: list[Span]) -> None:
+    """``the password is P``, ``API key was: P``, ``I set the admin password to P``: a credential named in an English
+    sentence, then its value, one run that looks generated (a word, a placeholder or a sentence stays)."""
+    for regex in (_SENTENCE_RE, _SENTENCE_VERB_RE):
+        for m in regex.finditer(text):
+            v = _VALUE_RE.match(text, m.end())
+            if v is None:
+                continue
+            span = _value_span(v, strict=False)
+            if span is None or span[1] <= span[0]:
+                continue
+            s, e = span
+            if _bare(v):
+                while e > s and text[e - 1] in ".,;:!?)":
+                    e -= 1  # the sentence's end stays
+            value = text[s:e]
+            if e > s and _generated(value) and not (value.islower() and sum(c.isdigit() for c in value) < 3 and (
+                    value.isalnum())):  # base64url, utf8mb4: a format's name
+                _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))
+
+
+def _setter_calls(text: str, spans: list[Span]) -> None:
+    """``ds.setPassword("P")``, ``client.set_api_key('P')``, ``withToken("P")``, a builder's ``.password("P")``: a
+    call whose name sets a credential, with that credential as its only argument, a string."""
+    if "('" not in text and '("' not in text and "( " not in text:
+        return
+    for m in _SETTER_RE.finditer(text):
+        level = _setter_level(m.group("f"), m.group("dot") is not None)
+        if level:
+            _judge(text, m.group("f"), m.span("v"), level, spans, literal=True)
+
+
+def _setter_level(callee: str, dotted: bool) -> int:
+    """A setter's name (``setPassword``, ``set_api_key``, ``withToken``): a verb that sets, then a strong credential
+    name; a method named for a credential itself (``.password``) only after a dot (a builder)."""
+    low = callee.lower().lstrip("_")
+    for verb in _SETTER_VERBS:
+        if low.startswith(verb) and len(low) > len(verb) + 2:
+            rest = callee.lstrip("_")[len(verb):].lstrip("_")
+            if rest[:1].isupper() or callee.lstrip("_")[len(verb):len(verb) + 1] == "_":
+                return STRONG if credential_name(rest) == STRONG else 0
+    words = _CALLEE_WORDS.findall(callee)
+    if dotted and words and words[-1].lower() in _HELD_WORDS and words[0].lower() not in _NOT_SETTER_VERBS and (
+            credential_name(callee) == STRONG):
+        return STRONG  # .password("P"), .apiKey("P"), .clientSecret("P"): a builder's setter
+    return 0
+
+
+def _typed_declarations(text: str, spans: list[Span]) -> None:
+    """``const token string = "P"`` (Go), ``const API_KEY: &str = "P";`` (Rust), ``apiKey: string = "P"``
+    (TypeScript, Kotlin, Swift): the type between the name and ``=``. Only a string literal."""
+    for m in _TYPED_RE.finditer(text):
+        name = m.group("n")
+        level = credential_name(name)
+        if not level:
+            continue
+        v = _VALUE_RE.match(text, m.end())
+        if v is None or _bare(v):
+            continue
+        span = _value_span(v, name_start=m.start() if level == STRONG else -1)
+        if span is not None and span[1] > span[0] and _generated(text[span[0]:span[1]]):
+            _judge(text, name, span, level, spans)
+
+
+def _hcl_defaults(text: str, spans: list[Span]) -> None:
+    """``variable "db_password" { default = "P" }`` (Terraform, HCL): the default of a variable named for a
+    credential."""
+    for m in _HCL_RE.finditer(text):
+        name = m.group("n")
+        level = credential_name(name)
+        if not level:
+            continue
+        close = text.find("\n}", m.end(), m.end() + _HCL_BLOCK)
+        limit = close if close >= 0 else min(len(text), m.end() + _HCL_BLOCK)
+        d = _HCL_DEFAULT_RE.search(text, m.end() - 1, limit)
+        if d is None:
+            continue
+        v = _VALUE_RE.match(text, d.end(), limit)
+        if v is None or _bare(v):
+            continue
+        span = _value_span(v, strict=False)
+        if span is not None and span[1] > span[0]:
+            _judge(text, name, span, level, spans)
+

@@ -1,0 +1,125 @@
+"""A credential given in an English sentence: ``the password is P``, ``I set the admin password to P``
+(OBS-55, OBS-58, OBS-59).
+
+Generated passwords (letters, digits, symbols) in generated sentences lose exactly their span (OBS-59: every other
+character, the sentence's closing punctuation included, stays); sentences whose "value" is a word, a placeholder, a
+variable or more prose stay as they are (OBS-55: what is not a credential is kept)."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
+_NOUNS = ("password", "Password", "passphrase", "API key", "api key", "secret key", "access key", "access token",
+          "auth token", "token", "Token", "client secret", "bot token", "refresh token", "passcode", "app secret")
+_COPULAS = ("is", "was", "is now", "has been set to", "was changed to", "will be", "should be", "is still",
+            "has been rotated to", "changed to", "was reset to", "is:", "was:")
+_OPENERS = ("The", "the", "Your", "My", "Our", "Note: the", "FYI the", "", "The staging")
+_ENDS = ("", ". Then log in.", "! Keep it safe.", ", then restart.", " (keep it safe).", " — rotate it monthly.", "\n")
+"""What follows the value: a sentence going on (punctuation alone at the end of a line may be the password's own last
+character, and is hidden with it)."""
+_SYMBOLS = "!#$%+/?@^~*&"
+
+
+def _password(r: random.Random, digits_in_every_chunk: bool = False) -> str:
+    """Letters and digits in chunks joined by symbols; an upper, a lower and a digit; no symbol at either end.
+    ``digits_in_every_chunk``: no run of five letters or more (a run of letters that reads as a word or a name of
+    words is code's, not a password's, after a stop character: scrub_shapes._word_piece)."""
+    alnum = string.ascii_letters + string.digits
+    chunks = ["".join(r.choice(alnum) for _ in range(r.randint(2, 5))) for _ in range(r.randint(3, 5))]
+    if digits_in_every_chunk:
+        chunks = [c[:-1] + r.choice(string.digits) if c.isalpha() else c for c in chunks]
+    body = chunks[0] + "".join(r.choice(_SYMBOLS) + c if r.random() < 0.4 else c for c in chunks[1:])
+    return r.choice(string.ascii_uppercase) + body + r.choice(string.ascii_lowercase) + r.choice(string.digits)
+
+
+def _sentence(r: random.Random, value: str) -> str:
+    if r.random() < 0.3:
+        owner = r.choice(("the", "your", "my", "their"))
+        qualifier = r.choice(("", "admin ", "staging ", "root "))
+        lead = f"{r.choice(('I', 'We', 'Ops', 'You'))} {r.choice(('set', 'changed', 'reset', 'updated'))} {owner} "
+        return f"{lead}{qualifier}{r.choice(_NOUNS)} to {value}"
+    opener = r.choice(_OPENERS)
+    return f"{opener + ' ' if opener else ''}{r.choice(_NOUNS)} {r.choice(_COPULAS)} {value}"
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2**32))
+@example(seed=0)
+def test_property_obs58_59_a_generated_value_in_a_sentence_loses_its_span_only(seed: int) -> None:
+    r = random.Random(seed)
+    secret = _password(r)
+    quote = r.choice(("", "", "`", '"', "'"))
+    text = _sentence(r, f"{quote}{secret}{quote}") + r.choice(_ENDS)
+    out = scrub_text(text)
+    assert out == text.replace(secret, redaction_marker(secret)), (text, out)
+    assert scrub_text(out) == out
+
+
+@pytest.mark.parametrize("text", [
+    "The password is incorrect.",
+    "the token is expired, log in again",
+    "The password is stored in the vault.",
+    "the token is <YOUR_TOKEN>",
+    "The password is set to $DB_PASSWORD",
+    "Your API key is required to continue.",
+    "the secret is out",
+    "The access token is valid for 3600 seconds.",
+    "token is None",
+    "The password was changed to a stronger one.",
+    "I set the password to something memorable.",
+    "My password is hunter2",
+    "The API key is api.moonshot.ai/v1",
+    "the token is a JWT",
+    "The password is too short (8 characters minimum).",
+    "passphrase is empty",
+    "The refresh token is rotated to prevent replay.",
+])
+def test_obs55_sentences_without_a_generated_value_stay(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A stop character inside an unquoted generated password (scrub_shapes._glued_tail)
+# ------------------------------------------------------------------------------------------------------------------
+
+_STOPS = "&;,)]}<>"
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2**32))
+@example(seed=3)
+def test_property_obs58_59_an_unquoted_password_holding_a_stop_character_is_hidden_whole(seed: int) -> None:
+    """``DB_PASSWORD=Xk9m&Q2vL``: ``& ; , ) ] } < >`` end an unquoted value, but one glued between two runs of a
+    generated password is part of it; the whole password is hidden, nothing after it."""
+    r = random.Random(seed)
+    secret = _password(r, digits_in_every_chunk=True)
+    cut = r.randint(2, len(secret) - 2)
+    secret = secret[:cut] + r.choice(_STOPS) + r.choice(string.ascii_letters + string.digits) + secret[cut:]
+    name = r.choice(("DB_PASSWORD", "password", "API_TOKEN", "client_secret", "SMTP_PASS", "api_key"))
+    sep = r.choice(("=", ": ", "="))
+    lead, after = r.choice(("", "export ", "  ")), r.choice(("", " ", " # prod", "\n"))
+    text = f"{lead}{name}{sep}{secret}{after}"
+    out = scrub_text(text)
+    assert out == text.replace(secret, redaction_marker(secret)), (text, out)
+
+
+@pytest.mark.parametrize("text", [
+    "https://api.example.com/v1/items?token=Xk9mQ2vLp7Rt&user=bob&page=2",
+    "Cookie: sid=Xk9mQ2vLp7Rt; Path=/; HttpOnly",
+    "<a href=\"/cb?token=Xk9mQ2vLp7Rt&amp;next=/home\">",
+    "f(token=get_token()).strip()",
+    "call(password=pw, user=u)",
+])
+def test_obs59_a_stop_character_that_ends_the_value_still_ends_it(text: str) -> None:
+    """A next pair (``&user=``, ``; Path=``), an HTML entity and code keep their text; only the value goes."""
+    out = scrub_text(text)
+    for kept in ("&user=bob&page=2", "; Path=/; HttpOnly", "&amp;next=/home", ").strip()", ", user=u)"):
+        if kept in text:
+            assert kept in out, (text, out)
