@@ -7,6 +7,12 @@ be a FIFO (opening it for reading would wait for a writer forever), a character 
 grows: the file is opened without blocking, checked with ``fstat`` on the open descriptor (so a
 file swapped in between the check and the read cannot slip through), and at most
 :data:`MAX_CONFIG_BYTES` + 1 bytes are ever read.
+
+This is the same reader as :func:`hermes_pipeline.host.profile_files.read_regular_bytes` (the one the
+store's probes and the context snapshot use on the agent's thread), with the same refusals in the same words
+(``tests/config/test_profile_file_reads.py`` holds them equal). It is kept here, not imported from the host
+layer, because the Hermes bridge reads ``config.yaml`` through this module on every start, including an
+inert one that must not load the host API at all (``tests/hermes/test_import_cost.py``).
 """
 
 from __future__ import annotations

@@ -169,7 +169,8 @@ def parse_yaml(text: str, source: Path) -> ParsedFile:
 
     from .yaml_text import check_unique_keys
 
-    check_unique_keys(text, source)  # the one rule for repeated keys (yaml_text): both lines named
+    # the one rule for repeated keys (yaml_text): both lines named; and for nesting (before any loader recurses)
+    check_unique_keys(text, source, too_deep_code="pipeline.invalid")
     yaml = YAML(typ="safe", pure=True)
     try:
         data = yaml.load(io.StringIO(text))

@@ -18,10 +18,14 @@ import secrets
 from pathlib import Path
 from typing import Final
 
+from ..host.profile_files import read_regular_bytes
+
 __all__ = ["KEY_FILE", "load_redaction_key"]
 
 KEY_FILE: Final = Path("observability") / "redaction.key"
 _KEY_BYTES: Final = 32
+_MAX_KEY_FILE: Final = 64 * 1024
+"""The largest key file read (a key is 32 bytes; a longer one is used whole, as before, up to this)."""
 logger: Final = logging.getLogger("hermes_pipeline.config")
 _set_by: list[Path] = []
 
@@ -35,7 +39,7 @@ def load_redaction_key(home: Path, has_store: bool) -> bytes | None:
         return None
     path = home / KEY_FILE
     try:
-        key = path.read_bytes()
+        key = read_regular_bytes(path, _MAX_KEY_FILE)  # a FIFO or a device is refused at once, never waited for
     except FileNotFoundError:
         if not has_store:
             return None
@@ -72,7 +76,7 @@ def _make(path: Path) -> bytes:
         try:
             os.link(tmp, path)
         except FileExistsError:
-            return path.read_bytes()
+            return read_regular_bytes(path, _MAX_KEY_FILE)
         return key
     finally:
         try:

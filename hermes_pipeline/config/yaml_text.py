@@ -11,6 +11,13 @@ One rule for repeated keys, whichever reader meets the file (``open_profile``, `
 :class:`~hermes_pipeline.config.errors.ConfigError` ``config.duplicate_key`` naming the key path and
 both lines (:func:`check_unique_keys`). Taking the last one silently would make the first line a
 setting that looks active and is not; PyYAML would take it, ruamel.yaml would refuse it.
+
+One rule for nesting, too: libyaml's composer recurses once per nested collection without a limit, so a file of
+50,000 nested ``[`` (100 KB) would kill the process with SIGSEGV. Before any loader builds a document, its
+nesting is measured in one linear pass (:func:`~hermes_pipeline.config.yaml_depth.yaml_too_deep`, which never
+counts a bracket in a quoted scalar, a comment or a block scalar); deeper than
+:data:`~hermes_pipeline.config.yaml_depth.MAX_NESTING` (200) is the :class:`ConfigError` :data:`TOO_DEEP`
+("nesting too deep") naming the file and the line (:func:`check_depth`).
 """
 
 from __future__ import annotations
@@ -21,12 +28,15 @@ from typing import Any
 
 import yaml
 
+from .yaml_depth import MAX_NESTING, nesting_message, yaml_too_deep
 from .errors import ConfigError
 
-__all__ = ["DUPLICATE_KEY", "check_unique_keys", "duplicate_key_in", "load_yaml_text"]
+__all__ = ["DUPLICATE_KEY", "MAX_NESTING", "TOO_DEEP", "check_depth", "check_unique_keys", "duplicate_key_in",
+           "load_yaml_text"]
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DUPLICATE_KEY = "config.duplicate_key"
+TOO_DEEP = "config.too_deep"
 _MERGE = "tag:yaml.org,2002:merge"
 
 
@@ -83,11 +93,21 @@ def duplicate_key_in(root: yaml.Node | None, source: str | Path | None = None) -
     return None
 
 
-def check_unique_keys(text: str, source: str | Path | None = None) -> None:
-    """Raise the :data:`DUPLICATE_KEY` :class:`ConfigError` when a mapping of the YAML ``text`` repeats a key.
+def check_depth(text: str, source: str | Path | None = None, *, code: str = TOO_DEEP) -> None:
+    """Raise a :class:`ConfigError` (``code``, "nesting too deep", naming ``source`` and the line) when the YAML
+    ``text`` nests deeper than :data:`MAX_NESTING` collections (see the module docstring); linear in the text."""
+    line = yaml_too_deep(text, MAX_NESTING)
+    if line is not None:
+        raise ConfigError(nesting_message(line, MAX_NESTING), path=source, line=line, code=code)
+
+
+def check_unique_keys(text: str, source: str | Path | None = None, *, too_deep_code: str = TOO_DEEP) -> None:
+    """Raise the :data:`DUPLICATE_KEY` :class:`ConfigError` when a mapping of the YAML ``text`` repeats a key, and
+    the ``too_deep_code`` one when it nests too deep (:func:`check_depth`, checked first).
 
     Text that is not YAML at all is left to the caller's own parser (nothing is raised here for it).
     """
+    check_depth(text, source, code=too_deep_code)
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except Exception:  # noqa: BLE001 - not YAML (or too deep): the caller's parser reports it its own way
@@ -101,10 +121,12 @@ def check_unique_keys(text: str, source: str | Path | None = None) -> None:
 def load_yaml_text(text: str, source: str | Path | None = None) -> Any:
     """The document in ``text`` (``None`` when empty).
 
-    Raises :class:`yaml.YAMLError` when it is not YAML, and the :data:`DUPLICATE_KEY`
-    :class:`ConfigError` when a mapping repeats a key (one parse: the composed nodes are checked,
-    then constructed).
+    Raises :class:`yaml.YAMLError` when it is not YAML, the :data:`TOO_DEEP` :class:`ConfigError` when it
+    nests deeper than :data:`MAX_NESTING` (:func:`check_depth`, before libyaml composes it), and the
+    :data:`DUPLICATE_KEY` :class:`ConfigError` when a mapping repeats a key (one parse: the composed nodes are
+    checked, then constructed).
     """
+    check_depth(text, source)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()

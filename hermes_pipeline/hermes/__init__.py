@@ -91,6 +91,9 @@ def register(ctx: Any, prepare: Callable[[Engine], object] | None = None) -> Non
                 return
             home = _home()
             facts = read_profile(home)
+            if facts.error:  # a FIFO, a device, too large, too deep, not YAML: said at once, never waited for
+                logger.warning("hermes_pipeline: the Hermes bridge cannot read %s (%s); it reads it as empty",
+                               facts.config_path, facts.error)
             pipeline_file = os.environ.get(PIPELINE_VARIABLE, "").strip()
             if pipeline_file and facts.relay_enabled:
                 logger.error(relay_conflict_message(facts.config_path, pipeline_file))

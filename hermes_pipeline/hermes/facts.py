@@ -15,6 +15,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Final
 
+from ..config.errors import ConfigError
+from ..config.files import read_config_text
 from ..config.yaml_text import load_yaml_text
 
 __all__ = [
@@ -150,14 +152,21 @@ def _strings(value: object) -> tuple[str, ...]:
 
 
 def read_profile(home: str | Path | None = None) -> HermesProfile:
-    """Read the bridge-relevant parts of ``<home>/config.yaml``; never raises."""
+    """Read the bridge-relevant parts of ``<home>/config.yaml``; never raises, never blocks.
+
+    The file is read with the package's safe reader (:func:`~hermes_pipeline.config.files.read_config_text`): a
+    FIFO (a hung NFS home), a device, a directory or a file over 1 MiB is refused at once, and a document nested
+    deeper than 200 collections before libyaml composes it; ``error`` then says why, naming the file.
+    """
     root = hermes_home(home)
     path = root / "config.yaml"
     data: Any = {}
     error = None
     try:
-        data = load_yaml_text(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
+        data = load_yaml_text(read_config_text(path, code="config.invalid_file"), path) or {}
+    except ConfigError as exc:
+        if exc.code != "pipeline.file_missing":
+            error = str(exc)[:300]
         data = {}
     except Exception as exc:  # unreadable or invalid YAML
         error = f"{type(exc).__name__}: {str(exc)[:200]}"

@@ -50,15 +50,20 @@ def enable_bridge(home: str | Path | None = None) -> InstallResult:
     """List the bridge under ``plugins.enabled`` of ``<home>/config.yaml`` (default ``$HERMES_HOME``)."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+    from ..config.errors import ConfigError
+    from ..config.files import read_config_text
+    from ..config.yaml_text import check_depth
+
     root = hermes_home(home)
     path = root / "config.yaml"
     result = InstallResult(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    try:  # the package's safe reader: a FIFO or a device is refused at once, never waited for
+        text = read_config_text(path, code="config.invalid_file")
+        check_depth(text, path)  # ruamel.yaml recurses per nested collection: a deep file is refused first
+    except ConfigError as exc:
+        if exc.code != "pipeline.file_missing":
+            raise InstallError(f"cannot read {path}: {exc.message}") from None
         text, result.created = "", True
-    except OSError as exc:
-        raise InstallError(f"cannot read {path}: {exc.strerror or exc}") from None
     yaml = _yaml(text)
     try:
         data = yaml.load(text) if text.strip() else CommentedMap()

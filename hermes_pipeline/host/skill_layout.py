@@ -21,16 +21,25 @@ walked once, by the first path that reaches it (a set of visited folders, by dev
 ancestor, to a folder already walked or a loop of links is not followed again. Inside a skill, its *files* are
 never read through a link (:func:`skill_files`): a link to ``/etc/passwd`` in ``assets/`` is no file of the skill.
 
-:func:`external_skill_dirs` are the profile's ``skills.external_dirs`` as Hermes resolves them.
+:func:`external_skill_dirs` are the profile's ``skills.external_dirs`` as Hermes resolves them. ``config.yaml``
+is read with the package's safe reader (:mod:`.profile_files`): it runs on the agent's thread (the store's skill
+probe, the context snapshot of every turn), so a ``config.yaml`` that is a FIFO (a hung NFS home), a device or
+larger than 1 MiB is skipped at once with one warning naming it; it is parsed with PyYAML's pure-Python loader,
+so one nested too deep is a ``RecursionError`` (skipped, one warning), never a crash of the C composer.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
+
+from .profile_files import MAX_CONFIG_BYTES, read_regular_bytes, warn_unreadable
+
+logger: Final = logging.getLogger("hermes_pipeline.host")
 
 SKILL_FILE: Final = "SKILL.md"
 EXCLUDED_DIRS: Final = frozenset({".git", ".github", ".hub", ".archive", ".venv", "venv", "node_modules",
@@ -158,7 +167,7 @@ def external_skill_dirs(home: Path, local: Path | None = None) -> list[Path]:
     (``agent.skill_utils.get_external_skills_dirs``): each entry with ``~`` and ``${VAR}`` expanded, a relative
     one under ``home``, resolved; only existing folders, each once, never the profile's own skills directory
     (``local``, default ``home/skills``); in the order of the configuration. Read again when ``config.yaml``
-    changes; ``[]`` when it is missing or cannot be read."""
+    changes; ``[]`` when it is missing or cannot be read (one warning names it, :mod:`.profile_files`)."""
     config = home / "config.yaml"
     local = local if local is not None else home / "skills"
     try:
@@ -176,15 +185,23 @@ def external_skill_dirs(home: Path, local: Path | None = None) -> list[Path]:
 
 def _read_external_dirs(home: Path, config: Path, local: Path) -> list[Path]:
     try:
-        text = config.read_text(encoding="utf-8")
-    except (OSError, ValueError):
+        text = read_regular_bytes(config, MAX_CONFIG_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:  # a FIFO, a device, too large, unreadable: never read on the agent's thread
+        warn_unreadable(logger, exc, "the profile's configuration", path=config)
+        return []
+    except ValueError:
         return []
     if "external_dirs" not in text:
         return []  # the common case, without loading a YAML parser (a replay of a file loads none)
     import yaml
 
     try:
-        parsed: Any = yaml.safe_load(text)
+        parsed: Any = yaml.safe_load(text)  # the pure-Python loader: a deep file is a RecursionError, never a crash
+    except RecursionError:
+        warn_unreadable(logger, OSError(0, "nesting too deep"), "the profile's configuration", path=config)
+        return []
     except (ValueError, yaml.YAMLError):
         return []
     skills = parsed.get("skills") if isinstance(parsed, dict) else None

@@ -17,18 +17,29 @@ The skills are every skill Hermes loads (:mod:`.skill_layout`), from each of its
   as Hermes resolves it) and ``name`` the skill's path relative to it. The list is there (maybe empty) whenever
   the skills are, so a replay knows the run had no external skill rather than a recording from before they
   were named.
+
+Every file is read with the package's safe reader (:mod:`.profile_files`), since the snapshot is taken on the
+agent's thread (the Hermes bridge takes one on every ``pre_llm_call``): a file that is a FIFO (a hung NFS home), a
+device, or larger than :data:`~.profile_files.MAX_PROFILE_FILE_BYTES` (8 MiB) is left out of the snapshot at once
+(a skill whose ``SKILL.md`` is such a file is left out whole), with one warning naming it; a ``config.yaml`` that
+is such a file gives no external skills (:func:`~.skill_layout.external_skill_dirs`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from .profile_files import MAX_PROFILE_FILE_BYTES, ProfileFileError, read_regular_bytes, sha256_of_file
+from .profile_files import warn_unreadable
 from .skill_layout import SKILL_FILE, external_skill_dirs, skill_dirs, skill_files
+
+logger: Final = logging.getLogger("hermes_pipeline.host")
 
 __all__ = ["EXTERNAL_SKILLS", "context_snapshot", "external_roots", "file_sha256"]
 
@@ -41,12 +52,23 @@ EXTERNAL_SKILLS = "external_skills"
 
 
 def file_sha256(path: Path) -> str:
-    """The hex SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 16), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The hex SHA-256 of a regular file's bytes (at most :data:`~.profile_files.MAX_PROFILE_FILE_BYTES`).
+
+    Raises:
+        OSError: it is gone, or a :class:`~.profile_files.ProfileFileError` (a FIFO, a device, too large, unreadable).
+    """
+    return sha256_of_file(path, MAX_PROFILE_FILE_BYTES)
+
+
+def _sha256_or_skip(path: Path) -> str | None:
+    """:func:`file_sha256`, ``None`` (with one warning naming it) for a file that is not read."""
+    try:
+        return file_sha256(path)
+    except FileNotFoundError:
+        return None  # gone since it was listed
+    except OSError as exc:
+        warn_unreadable(logger, exc, "the snapshot's file", path=path, event="context_snapshot_file_skipped")
+        return None
 
 
 def _config_sha256(config: Any) -> str:
@@ -56,7 +78,12 @@ def _config_sha256(config: Any) -> str:
 
 def _skill_files(skill_dir: Path) -> dict[str, str]:
     """SHA-256 of every file of the skill at ``skill_dir`` (Hermes' rule: :mod:`.skill_layout`)."""
-    return {path.relative_to(skill_dir).as_posix(): file_sha256(path) for path in skill_files(skill_dir, MAX_FILES)}
+    out: dict[str, str] = {}
+    for path in skill_files(skill_dir, MAX_FILES):
+        digest = _sha256_or_skip(path)
+        if digest is not None:
+            out[path.relative_to(skill_dir).as_posix()] = digest
+    return out
 
 
 def _skills(directory: Path) -> list[dict[str, Any]]:
@@ -67,9 +94,10 @@ def _skills(directory: Path) -> list[dict[str, Any]]:
     real = os.path.realpath(directory)
     for path in sorted(skill_dirs(directory))[:MAX_FILES]:
         skill_md = path / SKILL_FILE
-        if skill_md.is_file():
+        digest = _sha256_or_skip(skill_md) if skill_md.is_file() else None
+        if digest is not None:
             name = path.relative_to(directory).as_posix()
-            entry: dict[str, Any] = {"name": name, "sha256": file_sha256(skill_md), "files": _skill_files(path)}
+            entry: dict[str, Any] = {"name": name, "sha256": digest, "files": _skill_files(path)}
             if os.path.realpath(path) != os.path.join(real, *name.split("/")):
                 entry["linked"] = True
             out.append(entry)
@@ -101,7 +129,13 @@ def _memory(home: Path, directories: Iterable[str]) -> list[dict[str, Any]]:
         if not directory.is_dir():
             continue
         for path in sorted(p for p in directory.rglob("*") if p.is_file())[:MAX_FILES]:
-            data = path.read_bytes()
+            try:
+                data = read_regular_bytes(path, MAX_PROFILE_FILE_BYTES)
+            except FileNotFoundError:
+                continue
+            except ProfileFileError as exc:
+                warn_unreadable(logger, exc, "the snapshot's file", event="context_snapshot_file_skipped")
+                continue
             out.append({"path": path.relative_to(home).as_posix(), "sha256": hashlib.sha256(data).hexdigest(),
                         "chars": len(data.decode("utf-8", errors="replace"))})
     return out
@@ -138,8 +172,9 @@ def context_snapshot(home: str | Path | None = None, *, model: str | None = None
             out[EXTERNAL_SKILLS] = _external_skills(root, root / skills_dir)
             out["memory"] = _memory(root, memory_dirs)
             persona = root / PERSONA_FILE
-            if persona.is_file() and not persona.is_symlink():
-                out["persona"] = {"path": PERSONA_FILE, "sha256": file_sha256(persona)}
+            digest = _sha256_or_skip(persona) if persona.is_file() and not persona.is_symlink() else None
+            if digest is not None:
+                out["persona"] = {"path": PERSONA_FILE, "sha256": digest}
         except OSError:  # an unreadable file never stops the turn: the snapshot then has no file hashes
             out.pop("skills", None)
             out.pop(EXTERNAL_SKILLS, None)

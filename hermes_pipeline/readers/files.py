@@ -7,19 +7,23 @@ device such as ``/dev/zero`` (endless), a directory, a file larger than memory, 
 UTF-8, JSON nested deeper than the interpreter's stack. :func:`read_limited` opens without blocking
 (``O_NONBLOCK``), refuses anything but a regular file after ``fstat`` (so it never reads a FIFO or a
 device), and reads at most ``limit + 1`` bytes, so a file that grows while it is read is refused
-too. :func:`parse_json` parses with a depth limit. Every problem is an :class:`InputFileError`
+too (the package's one safe reader, :func:`hermes_pipeline.host.profile_files.read_regular_bytes`, worded
+here for a reader's user). :func:`parse_json` parses with a depth limit. Every problem is an :class:`InputFileError`
 that names the file and, where there is one, the field (``steps[3].tool_calls[0].arguments``).
 """
 
 from __future__ import annotations
 
+import errno
 import json
-import os
 import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
+
+from ..host.profile_files import ProfileFileError, read_regular_bytes
+from ..config.yaml_depth import MAX_NESTING
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "InputFileError", "field_path", "load_json", "parse_json",
            "read_limited"]
@@ -28,12 +32,11 @@ MAX_FILE_BYTES: Final = 256 * 1024 * 1024
 """The largest trajectory or event file the command-line readers read (256 MiB): a bigger one is refused
 as too large (the dashboard, a server, has its own smaller limit)."""
 
-MAX_DEPTH: Final = 200
+MAX_DEPTH: Final = MAX_NESTING
 """The deepest nesting of JSON arrays and objects a reader accepts. Every reader walks documents
-recursively; well inside the interpreter's recursion limit, far beyond what the sinks ever write."""
+recursively; well inside the interpreter's recursion limit, far beyond what the sinks ever write. The same limit
+as a YAML configuration file's (:data:`hermes_pipeline.config.yaml_depth.MAX_NESTING`)."""
 
-_OPEN_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-_CHUNK: Final = 1 << 20
 
 
 class InputFileError(ValueError):
@@ -70,41 +73,27 @@ def read_limited(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
             or larger than ``limit`` (``kind = "too_large"``).
     """
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        return read_regular_bytes(path, limit)
     except FileNotFoundError:
         raise InputFileError(path, "no such file", kind="unreadable") from None
-    except IsADirectoryError:
-        raise InputFileError(path, "is a directory, not a file", kind="unreadable") from None
-    except PermissionError:
-        raise InputFileError(path, "permission denied", kind="unreadable") from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
-        raise InputFileError(path, f"cannot open ({getattr(exc, 'strerror', None) or type(exc).__name__})",
-                             kind="unreadable") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise InputFileError(path, "is a directory, not a file", kind="unreadable")
-        if not stat.S_ISREG(info.st_mode):
-            raise InputFileError(path, "is not a regular file (a FIFO, device or socket); give a trajectory or event "
-                                 "file", kind="unreadable")
-        if info.st_size > limit:
-            raise InputFileError(path, f"too large ({info.st_size} bytes; the limit is {limit})", kind="too_large")
-        os.set_blocking(fd, True)
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:  # it grew while being read
-            raise InputFileError(path, f"too large (over {limit} bytes)", kind="too_large")
-        return b"".join(chunks)
-    except OSError as exc:
-        raise InputFileError(path, f"cannot read ({exc.strerror or type(exc).__name__})", kind="unreadable") from None
-    finally:
-        os.close(fd)
+    except ProfileFileError as exc:
+        raise _input_error(path, exc) from None
+    except ValueError:  # a NUL byte in the name
+        raise InputFileError(path, "cannot open (ValueError)", kind="unreadable") from None
+
+
+def _input_error(path: str | Path, exc: ProfileFileError) -> InputFileError:
+    """The safe reader's refusal (:mod:`hermes_pipeline.host.profile_files`) in a reader's words."""
+    if exc.kind == "too_large":
+        return InputFileError(path, f"too large ({exc.size} bytes; the limit is {exc.limit})", kind="too_large")
+    if exc.kind == "not_regular":
+        if exc.mode is not None and stat.S_ISDIR(exc.mode):
+            return InputFileError(path, "is a directory, not a file", kind="unreadable")
+        return InputFileError(path, "is not a regular file (a FIFO, device or socket); give a trajectory or event "
+                              "file", kind="unreadable")
+    if exc.error_number in (errno.EACCES, errno.EPERM):
+        return InputFileError(path, "permission denied", kind="unreadable")
+    return InputFileError(path, exc.reason.replace("cannot be read", "cannot read", 1), kind="unreadable")
 
 
 def parse_json(data: bytes | str, path: str | Path, *, max_depth: int = MAX_DEPTH, line: int | None = None) -> Any:
