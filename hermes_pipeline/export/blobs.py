@@ -18,7 +18,10 @@ Each time a snapshot names a text that is already kept, its modification time is
 refers to its texts only once its trajectory is written). The touch and the deletion both happen under one
 lock (``observability/.blobs.lock``, :mod:`.locks`), so a text a snapshot has just found kept is never deleted
 behind it: either the touch comes first (the sweep sees a fresh ``mtime`` and keeps it) or the deletion does
-(the snapshot finds it gone and writes it again).
+(the snapshot finds it gone and writes it again). The lock is waited for briefly (:data:`SNAPSHOT_LOCK_TIMEOUT`
+on the agent's thread: a peer that hangs holding it never stalls a turn): a snapshot that did not get it goes
+on without it, which stays safe because the sweep deletes a text by renaming it away first and reading its
+``mtime`` again after the rename (:func:`_delete_unused`).
 """
 
 from __future__ import annotations
@@ -47,6 +50,12 @@ _SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
 LOCK_NAME: Final = "observability/.blobs.lock"
 """The lock, relative to the home, that a snapshot's touch and the sweep's deletions take (module docstring)."""
 UNUSED_GRACE_S: Final = DAY_S
+SNAPSHOT_LOCK_TIMEOUT: Final = 0.2
+"""Seconds a snapshot (the agent's thread, before each LLM call) waits for the blobs' lock before going on
+without it (a sweep holds it while it deletes; a hung peer may hold it for ever)."""
+SWEEP_LOCK_TIMEOUT: Final = 5.0
+"""Seconds a sweep (the store's writer thread) waits for the lock before skipping this sweep (counted)."""
+_SWEEP_SUFFIX: Final = ".sweep"
 """A text written or used less than this long before a sweep started is kept even when nothing refers to it."""
 
 
@@ -100,16 +109,17 @@ def _inside(home: Path, rel: str) -> Path | None:
 
 
 @contextmanager
-def _blob_lock(home: Path) -> Iterator[bool]:
-    """Hold the blobs' lock; yields ``False`` (not held) when it cannot be taken (no writable
-    ``observability/``): a writer then goes on without it, and :func:`sweep` deletes nothing."""
+def _blob_lock(home: Path, timeout: float = SNAPSHOT_LOCK_TIMEOUT) -> Iterator[bool]:
+    """Hold the blobs' lock, waiting at most ``timeout`` seconds; yields ``False`` (not held) when it cannot be
+    taken (no writable ``observability/``, or a peer holds it past the wait): a writer then goes on without it
+    (safe: :func:`sweep` deletes by rename-then-check), and :func:`sweep` deletes nothing."""
     lock = home / LOCK_NAME
-    taken = file_lock(lock)
+    taken = file_lock(lock, timeout=timeout)
     held: AbstractContextManager[None] | None = taken
     try:
         lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         taken.__enter__()
-    except OSError:
+    except OSError:  # FileLockTimeout among them
         held = None
     if held is None:
         yield False
@@ -118,6 +128,26 @@ def _blob_lock(home: Path) -> Iterator[bool]:
         yield True
     finally:
         held.__exit__(None, None, None)
+
+
+def _delete_unused(path: str, cutoff: float) -> bool:
+    """Delete the kept text ``path`` unless it was used at or after ``cutoff``; ``False`` when it was (kept).
+
+    The text is first renamed to a name no snapshot looks for, then its ``mtime`` is read again: a snapshot that
+    touched it before the rename is seen (the text goes back), one that comes after finds it gone and writes it
+    again. So a text in use is never lost, even to a snapshot that went on without the lock."""
+    directory, name = os.path.split(path)
+    tomb = os.path.join(directory, f".{name}.{os.getpid()}{_SWEEP_SUFFIX}")
+    os.rename(path, tomb)
+    try:
+        used = os.lstat(tomb).st_mtime >= cutoff
+    except OSError:
+        used = True
+    if used:
+        os.replace(tomb, path)  # a copy written meanwhile holds the same text
+        return False
+    os.unlink(tomb)
+    return True
 
 
 def _touch(path: Path) -> bool:
@@ -176,6 +206,18 @@ def keep_snapshot_files(home: Path, context: Mapping[str, Any], skills_dir: str 
     return counts
 
 
+def _sweep_leftover(entry: os.DirEntry[str], cutoff: float) -> None:
+    """A text a dead sweep renamed away: back under its name when used since ``cutoff``, else deleted."""
+    name = entry.name[1:].split(".", 1)[0]
+    try:
+        if _SHA256.match(name) and entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+            os.replace(entry.path, os.path.join(os.path.dirname(entry.path), name))
+        else:
+            os.unlink(entry.path)
+    except OSError:
+        pass
+
+
 @dataclass(slots=True)
 class SweepCounts:
     """What a :func:`sweep` found among the kept texts."""
@@ -211,7 +253,7 @@ def sweep(home: Path, referenced: Collection[str], started: float, *, dry_run: b
         counts.skipped = f"the blobs directory cannot be listed ({exc.strerror or exc})"
         return counts
     cutoff = started - UNUSED_GRACE_S
-    with _blob_lock(home) as held:
+    with _blob_lock(home, SWEEP_LOCK_TIMEOUT) as held:
         if not held and not dry_run:
             counts.skipped = "the blobs' lock cannot be taken"
             return counts
@@ -221,6 +263,9 @@ def sweep(home: Path, referenced: Collection[str], started: float, *, dry_run: b
             except OSError:
                 continue
             for entry in entries:
+                if entry.name.endswith(_SWEEP_SUFFIX) and not dry_run:  # left by a sweep that died mid-delete
+                    _sweep_leftover(entry, cutoff)
+                    continue
                 if not _SHA256.match(entry.name) or entry.name[:2] != shard:
                     continue
                 try:
@@ -232,8 +277,9 @@ def sweep(home: Path, referenced: Collection[str], started: float, *, dry_run: b
                     if entry.stat(follow_symlinks=False).st_mtime >= cutoff:
                         counts.recent += 1
                         continue
-                    if not dry_run:
-                        os.unlink(entry.path)
+                    if not dry_run and not _delete_unused(entry.path, cutoff):
+                        counts.recent += 1
+                        continue
                 except OSError:
                     counts.failed += 1
                     continue

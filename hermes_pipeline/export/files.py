@@ -3,7 +3,9 @@
 All file-system work happens in :meth:`JsonlFileDestination.open` / :meth:`~JsonlFileDestination.write`,
 i.e. on the writer's worker thread. Lines are written unbuffered, a batch with vectored writes and without a
 joined copy (:func:`write_lines`), so a delivered line is complete and nothing waits in a user-space buffer; a
-failed write is rolled back to the last complete line where the platform allows it. Files are created ``0600``
+failed write is rolled back to the last complete line where the platform allows it. Several processes append
+to one file: each batch and its rollback hold the file's ``flock`` (bounded wait), so a rollback removes only
+its own bytes (:meth:`JsonlFileDestination.write`). Files are created ``0600``
 and directories ``0700``. No ``fsync`` per line.
 """
 
@@ -17,10 +19,15 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from .locks import FileLockTimeout, flock_within, funlock
+
 logger: Final = logging.getLogger("hermes_pipeline.export")
 
 DATE_PLACEHOLDER: Final = "{date}"
 DAY_SECONDS: Final = 86_400
+APPEND_LOCK_TIMEOUT: Final = 2.0
+"""Seconds a batch waits for another process's append to the same file (which holds its lock for one batch's
+write, milliseconds); past it the batch is retried or counted by the writer, never written unlocked."""
 
 
 def utc_date(epoch_seconds: float | None = None) -> str:
@@ -87,17 +94,21 @@ def _as_bytes(item: Any) -> bytes:
     return bytes(item) if isinstance(item, (bytes, bytearray, memoryview)) else str(item).encode()
 
 
-def write_lines(fd: int, lines: list[Any]) -> None:
+def write_lines(fd: int, lines: list[Any], progress: list[int] | None = None) -> None:
     """Write ``lines`` (encoded lines; anything else is written as its text) to ``fd`` in order, all of them.
 
     One ``os.writev`` per :data:`_IOV_MAX` lines, from the lines themselves: no joined copy of the batch. A batch
     of encoded events joined first is a few hundred KB, which the C allocator hands out as fresh memory (and takes
     back) on every batch, a page fault per 4 KB touched. A partial write goes on from the byte where it stopped;
-    an error is raised after what was written (the caller rolls back). ``lines`` is not changed."""
+    an error is raised after what was written (the caller rolls back). ``lines`` is not changed. ``progress``:
+    its first item is increased by every byte written (what a rollback must remove)."""
     if not hasattr(os, "writev"):  # no vectored writes on this platform: one joined write
         data = memoryview(b"".join(_as_bytes(item) for item in lines))
         while data:
-            data = data[os.write(fd, data):]
+            done = os.write(fd, data)
+            if progress is not None:
+                progress[0] += done
+            data = data[done:]
         return
     pending: list[Any] = lines
     at = 0
@@ -106,6 +117,8 @@ def write_lines(fd: int, lines: list[Any]) -> None:
         chunk = pending[at:at + _IOV_MAX]
         try:
             written = os.writev(fd, chunk)
+            if progress is not None:
+                progress[0] += written
         except (TypeError, BufferError):  # something else than bytes among them (not an encoder's output): its text
             if converted:
                 raise
@@ -151,6 +164,8 @@ class JsonlFileDestination:
         self.retention_days = retention_days
         self.label = label
         self._fd: int | None = None
+        self.lock_timeout = APPEND_LOCK_TIMEOUT
+        """Seconds a batch waits for the file's lock (:meth:`write`)."""
         self._path: Path | None = None
         self._truncate = mode == "overwrite"
         self._next_prune = 0.0
@@ -218,23 +233,57 @@ class JsonlFileDestination:
                             self.label, unused)
 
     def write(self, batch: list[Any]) -> None:
-        """Append the lines of ``batch``; on failure roll back to the last complete line and raise."""
+        """Append the lines of ``batch``; on failure roll back to the last complete line and raise.
+
+        Every process of a profile may append to the same file, so the append and its rollback happen under
+        an advisory ``flock`` of the file (one lock and unlock per batch): a rollback then removes only this
+        batch's own bytes, never a line another process appended meanwhile, and no torn line is ever left
+        for another process's line to be glued to. The lock is waited for at most :data:`APPEND_LOCK_TIMEOUT`
+        (a peer stuck in a write must not hang this writer): then :class:`~.locks.FileLockTimeout` is raised
+        with nothing written, and the writer retries the batch or counts it dropped (``dropped_after_errors``).
+        Where the file system cannot lock at all, a failed batch is truncated only when the file's size is
+        still exactly what this batch left (nothing appended behind it)."""
         fd = self._ensure()
         self._maybe_prune()
         try:
-            start = os.fstat(fd).st_size
-        except OSError:
-            start = None
+            locked = flock_within(fd, self.lock_timeout)
+        except OSError:  # no locks on this file system (ENOLCK, EOPNOTSUPP): the guarded rollback below
+            locked = None
+        if locked is False:
+            raise FileLockTimeout(None, self.lock_timeout)
         try:
-            write_lines(fd, batch)
-        except OSError:
-            if start is not None:
+            try:
+                start = os.fstat(fd).st_size
+            except OSError:
+                start = None
+            progress = [0]
+            try:
+                write_lines(fd, batch, progress)
+            except OSError:
+                self._roll_back(fd, start, progress[0], bool(locked))
+                self._close_fd()  # reopen on the next batch (the lock goes with the descriptor)
+                raise
+        finally:
+            if locked and self._fd == fd:
                 try:
-                    os.ftruncate(fd, start)
+                    funlock(fd)
                 except OSError:
                     pass
-            self._close_fd()  # reopen on the next batch
-            raise
+
+    @staticmethod
+    def _roll_back(fd: int, start: int | None, written: int, locked: bool) -> None:
+        """Cut the file back to ``start``, the size before this batch. Under the lock everything past ``start`` is
+        this batch's own (whatever the failed call reported). Without a lock (a file system that has none), only
+        while the file ends with exactly the ``written`` bytes this batch reported: another process may have
+        appended behind them, and its lines are never cut (the torn part then stays, counted with the batch)."""
+        if start is None:
+            return
+        try:
+            size = os.fstat(fd).st_size
+            if size > start and (locked or (written and size == start + written)):
+                os.ftruncate(fd, start)
+        except OSError:
+            pass
 
     def _close_fd(self) -> None:
         if self._fd is not None:

@@ -17,11 +17,13 @@ import json
 import logging
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..export.locks import file_lock
+from ..export.locks import FileLockTimeout, file_lock
 
 if TYPE_CHECKING:
     from ..engine.core import Engine
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
 logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
 
 HOOK: Final = "on_skill_lifecycle"
+LOCK_TIMEOUT: Final = 1.0
+"""Seconds the host's thread waits for another process's update of ``.usage.json`` (milliseconds, usually)."""
 PATCHING_ACTIONS: Final = frozenset({"patched", "edited"})
 """Actions that create a new patch generation (a load after one counts as ``reused_after_patch``)."""
 _STATES: Final = {"stale": "stale", "archived": "archived", "restored": "active", "created": "active",
@@ -61,6 +65,9 @@ class SkillReporter:
         self.usage_path = self.directory / ".usage.json"
         self.metrics = metrics
         self.engine = engine
+        self.unsaved = 0
+        """Mutations and loads reported but not counted in the usage state (its lock held past :data:`LOCK_TIMEOUT`)."""
+        self._warned = False
 
     # ------------------------------------------------------------------ mutations
 
@@ -96,7 +103,7 @@ class SkillReporter:
         """Report one mutation; a failed one (``success=False``) changes nothing and emits nothing."""
         if not success:
             return
-        with file_lock(self._lock_path()):
+        with self._locked(action, name) as held:
             state = self._read()
             entry = state["skills"].setdefault(name, _new_entry())
             if provenance is not None:
@@ -105,7 +112,8 @@ class SkillReporter:
                 entry["patch_generation"] = int(entry.get("patch_generation", 0)) + 1
             if action in _STATES:
                 entry["state"] = _STATES[action]
-            self._write(state)
+            if held:
+                self._write(state)
             origin = str(entry.get("provenance") or "unknown")
         self._emit({"action": action, "skill_name": name, "provenance": origin, "success": True})
 
@@ -113,7 +121,7 @@ class SkillReporter:
 
     def loaded(self, name: str) -> SkillUse:
         """A skill was loaded successfully: update the usage state and report the load (SM-32)."""
-        with file_lock(self._lock_path()):
+        with self._locked("loaded", name) as held:
             state = self._read()
             entry = state["skills"].setdefault(name, _new_entry())
             generation = int(entry.get("patch_generation", 0))
@@ -123,13 +131,36 @@ class SkillReporter:
             use = SkillUse(use_count, reused, reused and previous is not None and generation > int(previous))
             entry["use_count"] = use_count
             entry["last_used_generation"] = generation
-            self._write(state)
+            if held:
+                self._write(state)
             origin = str(entry.get("provenance") or "unknown")
         self._emit({"action": "loaded", "skill_name": name, "provenance": origin, "success": True,
                     "use_count": use.use_count, "reused": use.reused, "reuse_after_patch": use.reuse_after_patch})
         return use
 
     # ------------------------------------------------------------------ internals
+
+    @contextmanager
+    def _locked(self, action: str, name: str) -> Iterator[bool]:
+        """The usage state's lock, waited for at most :data:`LOCK_TIMEOUT` (this is the agent's thread); yields
+        ``False`` when another process held it past that: the state is then read but not written (a write
+        without the lock could undo a peer's), and the update not saved is counted and warned once."""
+        try:
+            lock = file_lock(self._lock_path(), timeout=LOCK_TIMEOUT)
+            lock.__enter__()
+        except FileLockTimeout:
+            self.unsaved += 1
+            if not self._warned:
+                self._warned = True
+                logger.warning("hermes_pipeline: %s is locked by another process; the %s of a skill was reported but "
+                               "not counted in it (later ones are counted in SkillReporter.unsaved)", self.usage_path,
+                               action, extra={"event": "skill_usage_unsaved"})
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.__exit__(None, None, None)
 
     def _lock_path(self) -> Path:
         self.directory.mkdir(parents=True, exist_ok=True)

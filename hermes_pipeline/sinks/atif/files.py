@@ -126,18 +126,22 @@ class TrajectoryDirectory:
         self._maybe_prune()
         try:
             for item in batch:
-                name, content = item.name, item.content
-                if self.sessions is not None:
-                    name, content = self.sessions.prepare(name, getattr(item, "document", None), content)
-                path = self.directory / name
                 definitions = getattr(item, "definitions", None)
                 if definitions and self.shared is not None:
                     self.shared.ensure(definitions)  # first: a reader of the file always finds them
-                self._write_file(path, content)
-                self.written.append(path)
+                if self.sessions is not None:  # merged into the session's file, read and written under its lock
+                    name = self.sessions.write(item.name, getattr(item, "document", None), item.content,
+                                               self._write_named)
+                else:
+                    name = item.name
+                    self._write_file(self.directory / name, item.content)
+                self.written.append(self.directory / name)
         finally:
             if not self._holding:
                 self.sync()
+
+    def _write_named(self, name: str, content: bytes) -> None:
+        self._write_file(self.directory / name, content)
 
     def _write_file(self, path: Path, content: bytes) -> None:
         directory = path.parent

@@ -256,6 +256,10 @@ class AtifSink:
                                "open_roots": self.assembler.open_roots(),
                                "routing_failures": self._events.failures,
                                "skipped": [path for path, _ in self.skipped]}
+        sessions = getattr(self.local, "sessions", None)
+        if sessions is not None:  # resumed parts merged, candidates unreadable (a FIFO...), merges locked out
+            out["sessions"] = {"merged": sessions.merged, "unreadable": sessions.unreadable,
+                               "lock_timeouts": sessions.lock_timeouts}
         if self._upload_writer is not None and self.uploads is not None:
             out["uploads"] = {**self._upload_writer.stats(), "delivered": self.uploads.delivered,
                               "recovery_copies": self.uploads.recovery_copies}

@@ -44,7 +44,7 @@ from pathlib import Path
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-from ...export.locks import file_lock
+from ...export.locks import FileLockTimeout, file_lock
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
@@ -56,6 +56,10 @@ KINDS: Final = ("full", "damaged", "locked", "readonly", "io", "error", "queue")
 RESERVED_BYTES: Final = 16_384
 ANY_SKILL: Final = "*skill"
 ANY_MEMORY: Final = "*memory"
+SAVE_LOCK_TIMEOUT: Final = 1.0
+"""Seconds a save waits for the scan lock (a commit holds it for a transaction); past it the counts wait here."""
+CLOSING_LOCK_TIMEOUT: Final = 0.05
+"""The shortest wait of a save once the close's deadline is near or past (one more look, never a hang)."""
 MAX_UNRECORDED: Final = 64
 """Skills and memory files named in ``unrecorded`` at most; beyond, their kind as a whole (:data:`ANY_SKILL`)."""
 
@@ -69,7 +73,7 @@ def classify(exc: BaseException) -> str:
     """The kind (one of :data:`KINDS`) of a failed write."""
     from .db import StoreBusy
 
-    if isinstance(exc, StoreBusy):
+    if isinstance(exc, StoreBusy | FileLockTimeout):
         return "locked"
     text = str(exc).lower()
     code = getattr(exc, "sqlite_errorcode", None)
@@ -130,6 +134,14 @@ class WriteFailures:
         self._unsaved_keys: dict[str, int] = {}
         """Skills / memory files with changes not recorded → 0 (rows given up) or this pid (rows waiting)."""
         self._waiting_saved: set[str] = set()
+        self._recovered_unsaved = False  # a recovery not in the record yet (its save found the scan lock held)
+        self._save_lock = threading.Lock()
+        """One save at a time (the writer thread's, a closing thread's), taken with a timeout."""
+        self.close_by: float | None = None
+        """``time.monotonic()`` by which a closing store must be done: saves then wait less for the scan lock."""
+        self.lock_timeouts = 0
+        """Saves that found the scan lock held past their wait (the counts stayed for the next save)."""
+        self.unsaved_at_close = 0
 
     # ------------------------------------------------------------------ counting
 
@@ -223,39 +235,84 @@ class WriteFailures:
 
     # ------------------------------------------------------------------ the record on disk
 
-    def save(self, *, recovered: bool = False) -> None:
-        """Merge the counts not saved yet into the record (best effort: a full disk may refuse it)."""
-        with self._counts_lock:
-            self._save(recovered)
-
-    def _save(self, recovered: bool) -> None:
-        if not self._unsaved and not self._unsaved_keys and not recovered:
-            return
+    def save(self, *, recovered: bool = False, timeout: float | None = None) -> bool:
+        """Merge the counts not saved yet into the record (best effort: a full disk may refuse it); ``True`` when
+        nothing is left unsaved. The scan lock is waited for at most ``timeout`` seconds (default
+        :data:`SAVE_LOCK_TIMEOUT`, less once :attr:`close_by` nears): a peer holding it keeps the counts here, for
+        the next save; the counters in memory (:meth:`stats`) have them at once either way."""
+        if timeout is None:
+            timeout = SAVE_LOCK_TIMEOUT if self.close_by is None else \
+                min(SAVE_LOCK_TIMEOUT, max((self.close_by - time.monotonic()) / 2, CLOSING_LOCK_TIMEOUT))
+        end = time.monotonic() + timeout
+        if not self._save_lock.acquire(timeout=timeout):  # another thread's save waits for the lock: it has them
+            return False
         try:
-            with file_lock(self.lock_path):
+            return self._save(recovered, max(end - time.monotonic(), 0.0))
+        finally:
+            self._save_lock.release()
+
+    def _save(self, recovered: bool, timeout: float) -> bool:
+        with self._counts_lock:  # taken off under the counters' lock, put back if not saved: never held while waiting
+            recovered = recovered or self._recovered_unsaved
+            if not self._unsaved and not self._unsaved_keys and not recovered:
+                return True
+            unsaved, reasons, keys = self._unsaved, self._unsaved_reason, self._unsaved_keys
+            self._unsaved, self._unsaved_reason, self._unsaved_keys = {}, {}, {}
+            self._recovered_unsaved = False
+            failing, last_reason = self.failing, self.last_reason
+        try:
+            with file_lock(self.lock_path, timeout=timeout):
                 record = read_failures_file(self.path)
                 kinds = record.setdefault("kinds", {})
                 stamp = _now()
-                for kind, (failures, lost) in self._unsaved.items():
+                for kind, (failures, lost) in unsaved.items():
                     entry = kinds.setdefault(kind, {"failures": 0, "rows_lost": 0, "first_at": stamp})
                     entry["failures"] = int(entry.get("failures", 0)) + failures
                     entry["rows_lost"] = int(entry.get("rows_lost", 0)) + lost
                     entry["last_at"] = stamp
-                    entry["last_reason"] = self._unsaved_reason.get(kind, kind)
-                if self.failing:
+                    entry["last_reason"] = reasons.get(kind, kind)
+                if failing:
                     record["failing_since"] = record.get("failing_since") or stamp
-                    record["last_reason"] = self.last_reason
+                    record["last_reason"] = last_reason
                 if recovered:
                     record["failing_since"] = None
                     record["recovered_at"] = stamp
-                if self._unsaved_keys or "unrecorded" not in record:
-                    _merge_unrecorded(record, self._unsaved_keys, stamp)
+                if keys or "unrecorded" not in record:
+                    _merge_unrecorded(record, keys, stamp)
                 write_record(self.path, record)
-        except OSError:
-            return
-        self._unsaved.clear()
-        self._unsaved_reason.clear()
-        self._unsaved_keys.clear()
+        except OSError as exc:  # FileLockTimeout among them: kept for the next save
+            with self._counts_lock:
+                for kind, (failures, lost) in unsaved.items():
+                    entry = self._unsaved.setdefault(kind, [0, 0])
+                    entry[0] += failures
+                    entry[1] += lost
+                    self._unsaved_reason.setdefault(kind, reasons.get(kind, kind))
+                for key, pid in keys.items():  # a wait that ended meanwhile (its rows are in) is not put back
+                    if self._unsaved_keys.get(key) != 0 and (pid == 0 or key in self._waiting_saved):
+                        self._unsaved_keys[key] = pid
+                self._recovered_unsaved = self._recovered_unsaved or recovered
+            self.lock_timeouts += isinstance(exc, FileLockTimeout)
+            return False
+        return True
+
+    def unsaved(self) -> int:
+        """Rows counted lost (and failures) not in the record on disk yet."""
+        with self._counts_lock:
+            return sum(lost + failures for failures, lost in self._unsaved.values()) + len(self._unsaved_keys)
+
+    def final_save(self) -> bool:
+        """The last save of a closing store, within :attr:`close_by`: what stays unsaved (the scan lock held by a peer
+        past the deadline, a full disk) is warned about with its counts, which :meth:`stats` keeps
+        (``rows_lost``, ``record_unsaved``); ``True`` when the record has everything."""
+        if self.save():
+            return True
+        with self._counts_lock:
+            lost, self.unsaved_at_close = sum(entry[1] for entry in self._unsaved.values()), self.unsaved()
+        logger.warning("hermes_pipeline: observability store: %d lost row(s) and their failures could not be added to "
+                       "%s at close (%s); they are counted in this process's stats only", lost, self.path.name,
+                       "the store's scan lock is held by another process" if self.lock_timeouts else "it cannot be "
+                       "written", extra={"event": "observability_failure_record_unsaved"})
+        return False
 
     def dropped(self, events: int, why: str) -> None:
         """Count events dropped before they reached the store (kind ``queue``): any skill or memory change may be
@@ -272,7 +329,8 @@ class WriteFailures:
             failures, lost = dict(self.failures), dict(self.rows_lost)
         return {"write_failures": sum(failures.values()), "rows_lost": sum(lost.values()),
                 "write_failures_by_kind": failures, "rows_lost_by_kind": lost,
-                "failed": self.last_reason if self.failing else None}
+                "failed": self.last_reason if self.failing else None, "record_unsaved": self.unsaved(),
+                "record_lock_timeouts": self.lock_timeouts}
 
 
 def read_failures_file(path: Path) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from ...host.profile_files import MAX_SMALL_FILE_BYTES, read_regular_bytes
 from .attribution import WINDOW
 
 __all__ = ["INFLIGHT_DIR", "MAX_PENDING", "drop_mark", "expire_open", "inflight_files", "inflight_skills",
@@ -55,7 +56,7 @@ def _live_marks(directory: Path, now: float | None, exclude: Collection[str]) ->
         if not entry.name.endswith(".json") or entry.name in exclude:
             continue
         try:
-            raw = json.loads(Path(entry.path).read_text(encoding="utf-8"))
+            raw = json.loads(read_regular_bytes(entry.path, MAX_SMALL_FILE_BYTES))  # never a FIFO's hang
             pid, at = int(raw["pid"]), float(raw["at"])
         except (OSError, ValueError, KeyError, TypeError):
             continue  # being written, or not ours: ignored

@@ -26,7 +26,7 @@ from ...export.classify import tool_span_kind
 from ...export.memory_changes import parse_operations
 from .attribution import WINDOW
 from .inflight import MAX_PENDING, drop_mark, expire_open, inflight_files, put_mark
-from .scan import read_memory_file
+from .scan import MemoryRead, read_memory_seen
 
 __all__ = ["FileSeen", "MemoryProbe", "memory_rel", "read_file"]
 
@@ -43,15 +43,19 @@ class FileSeen:
     at: float = 0.0
     entries_sha256: str | None = None
     lf_sha256: str | None = None
+    unreadable: bool = False
+    """The file is there but was not read (a FIFO, a device, too large: :func:`~.scan.read_memory_seen`); its hash
+    and text are then unknown (``None``), never taken for an absent file."""
 
 
 def read_file(home: Path, rel: str) -> FileSeen:
-    """``rel`` under ``home`` as it is now (text ``None`` when too large; both ``None`` when absent), decoded as
-    Hermes reads a memory file (:func:`~.scan.read_memory_file`, the scan state's own reading)."""
+    """``rel`` under ``home`` as it is now (text ``None`` when too large; both ``None`` when absent or unreadable),
+    decoded as Hermes reads a memory file (:func:`~.scan.read_memory_seen`, the scan state's own reading, which
+    never blocks on the caller's thread: a FIFO or a huge file is unreadable at once, with one warning)."""
     at = time.time()
-    seen = read_memory_file(home / rel)
-    if seen is None:
-        return FileSeen(rel, None, None, at)
+    seen = read_memory_seen(home / rel)
+    if not isinstance(seen, MemoryRead):
+        return FileSeen(rel, None, None, at, unreadable=seen is not None)
     return FileSeen(rel, seen.sha256, seen.text, at, seen.entries_sha256, seen.lf_sha256)
 
 

@@ -19,6 +19,11 @@ scrubber hides them, gives one row without excerpts. Changes the store recorded
 itself (lifecycle events, memory tool writes) update the state as they are written, so they are
 never reported twice.
 
+Every memory file, and the state itself, is read with the package's safe reader
+(:mod:`hermes_pipeline.host.profile_files`): a memory file that is a FIFO (a hung NFS home), a device or larger
+than :data:`MEMORY_FILE_LIMIT` (8 MiB) is *unreadable*: skipped at once with one warning naming it, never
+reported as deleted (its state entry stays as it was until it can be read again).
+
 The state is read and written under an inter-process file lock, so two processes of one profile
 never both report the same edit; the rows and the new state are committed together (the state is
 saved only after the rows' transaction committed, so an edit is never lost to a busy database).
@@ -38,12 +43,18 @@ from typing import Any, Final
 
 from ...engine.scrub import marker_cut, safe_scrub
 from ...export.memory_changes import ENTRY_DELIMITER, EntryChange, entries, entry_diff, memory_text
+from ...host.profile_files import MAX_PROFILE_FILE_BYTES, MAX_SMALL_FILE_BYTES, read_regular_bytes
+from ...host.profile_files import warn_unreadable
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
 STATE_NAME: Final = "scan-state.json"
+STATE_LIMIT: Final = 256 * MAX_SMALL_FILE_BYTES
+"""The largest scan state read (256 MiB; it is the store's own file, read with the safe reader all the same)."""
 MAX_TEXT: Final = 1 << 20
 """Memory files larger than this keep only their hash in the state (their excerpts are then NULL)."""
+MEMORY_FILE_LIMIT: Final = MAX_PROFILE_FILE_BYTES
+"""Memory files larger than this (8 MiB) are not read at all: unreadable (see the module docstring)."""
 
 
 def excerpt(text: str | None, limit: int) -> str | None:
@@ -75,7 +86,7 @@ class ScanState:
     @classmethod
     def load(cls, path: Path) -> ScanState:
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = json.loads(read_regular_bytes(path, STATE_LIMIT).decode("utf-8"))
         except FileNotFoundError:
             return cls()
         except (OSError, ValueError) as exc:
@@ -209,14 +220,30 @@ def entries_sha256(text: str) -> str:
     return hashlib.sha256(listing.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+UNREADABLE: Final = "unreadable"
+"""What :func:`read_memory_seen` gives for a file that exists but is not read (see the module docstring)."""
+
+
 def read_memory_file(path: Path) -> MemoryRead | None:
     """A memory file as read now (:class:`MemoryRead`), ``None`` when it is gone or cannot be read. Its text is
     decoded by :func:`~hermes_pipeline.export.memory_changes.memory_text`, as Hermes reads it (its entries are
     hashed from the bytes that are not UTF-8 too, so a change of those is a change)."""
+    seen = read_memory_seen(path)
+    return seen if isinstance(seen, MemoryRead) else None
+
+
+def read_memory_seen(path: Path) -> MemoryRead | str | None:
+    """:func:`read_memory_file`, telling a file that is gone (``None``) from one that is there but not read
+    (:data:`UNREADABLE`: a FIFO, a device, larger than :data:`MEMORY_FILE_LIMIT`, no permission; one warning names
+    it). Never blocks: the file is read with the package's safe reader."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_regular_bytes(path, MEMORY_FILE_LIMIT)
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError) as exc:
+        warn_unreadable(logger, exc if isinstance(exc, OSError) else OSError(0, str(exc)), "memory file", path=path,
+                        event="memory_file_unreadable")
+        return UNREADABLE
     exact = memory_text(data, "surrogateescape")
     return MemoryRead(hashlib.sha256(data).hexdigest(), memory_text(data) if len(data) <= MAX_TEXT else None,
                       entries_sha256(exact), hashlib.sha256(exact.encode("utf-8", "surrogateescape")).hexdigest())
@@ -283,8 +310,12 @@ def diff_memory(state: ScanState, current: dict[str, Path]) -> tuple[list[Memory
     diffs: list[MemoryDiff | None] = []
     new_state: dict[str, dict[str, Any]] = {}
     for rel, path in current.items():
-        seen = read_memory_file(path)
+        seen = read_memory_seen(path)
         if seen is None:
+            continue
+        if not isinstance(seen, MemoryRead):  # there, but not read: never a deletion; the state stays as it was
+            if rel in state.memory:
+                new_state[rel] = state.memory[rel]
             continue
         entry = {**memory_state(seen.sha256, seen.text), "entries_sha256": seen.entries_sha256}  # scrubbed text
         new_state[rel] = entry

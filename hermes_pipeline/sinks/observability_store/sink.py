@@ -189,6 +189,7 @@ class ObservabilityStoreSink(BaseSink):
         """Write what is queued and a last memory scan (every event is in by then), then close the database."""
         self._writer.submit(SCAN_FINAL, force=True)
         self._dest.close_by = time.monotonic() + deadline * CLOSE_SHARE
+        self.failures.close_by = self._dest.close_by  # saves wait less for the scan lock from now on
         done = self._writer.close(deadline)
         if not done:  # the writer is stuck in a write past the deadline: what it holds is lost, counted now
             self._dest.settle(self.store_writer.pending_rows, None)
@@ -197,7 +198,7 @@ class ObservabilityStoreSink(BaseSink):
                                                        "dropped_after_errors"))
         if dropped:  # events that never reached the rows: counted with the store's losses, for doctor
             self.failures.dropped(dropped, "the store's queue was full or still held events at close")
-            self.failures.save()
+        self.failures.final_save()  # within the deadline: what the record cannot get is warned and stays in stats
         return done
 
     def stats(self) -> Mapping[str, Any]:

@@ -53,6 +53,7 @@ from ...export.atomic import write_atomically
 from ...export.blobs import blob_path, keep_file
 from . import attribution
 from ...export.task_runs import SkillChange
+from ...host.profile_files import MAX_SMALL_FILE_BYTES, read_regular_bytes
 from .skill_probe import WHOLE, SkillSeen
 from .scan import ScanState
 from .schema import sqlite_utc
@@ -458,12 +459,12 @@ def _bundled(root: Path) -> set[str]:
     the ones installed from its hub (``.hub/lock.json``, ``installed``): their provenance is ``installed``."""
     names: set[str] = set()
     try:
-        text = (root / BUNDLED_MANIFEST).read_text(encoding="utf-8")
+        text = read_regular_bytes(root / BUNDLED_MANIFEST, MAX_SMALL_FILE_BYTES).decode("utf-8")
         names.update(line.partition(":")[0].strip() for line in text.splitlines() if line.strip())
-    except OSError:
+    except (OSError, ValueError):  # gone, a FIFO, too large, not UTF-8: never read with a blocking read
         pass
     try:
-        lock = json.loads((root / HUB_LOCK).read_text(encoding="utf-8"))
+        lock = json.loads(read_regular_bytes(root / HUB_LOCK, MAX_SMALL_FILE_BYTES))
         installed = lock.get("installed") if isinstance(lock, dict) else None
         if isinstance(installed, dict):
             names.update(str(n) for n in installed)

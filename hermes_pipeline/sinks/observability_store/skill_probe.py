@@ -27,6 +27,7 @@ from typing import Any, Final
 from ...contract.hookspecs import hookimpl
 from ...engine.scrub import safe_scrub
 from ...export.memory_changes import json_mapping
+from ...host.profile_files import read_regular_bytes
 from .attribution import WINDOW
 from .inflight import MAX_PENDING, drop_mark, expire_open, inflight_skills, put_mark
 from .skill_tree import Roots, SkillTree, find_skill, public_name
@@ -67,10 +68,9 @@ def _read_bytes(path: Path | None, sha256: str) -> bytes | None:
     if path is None:
         return None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_TEXT + 1)
+        data = read_regular_bytes(path, MAX_TEXT)  # never blocks on a FIFO: this runs on the agent's thread
     except OSError:
-        return None
+        return None  # gone, too large to keep, or not a regular file (its hash was taken, and warned, already)
     if len(data) > MAX_TEXT or hashlib.sha256(data).hexdigest() != sha256:
         return None
     return data

@@ -17,21 +17,26 @@ public name.
 :class:`SkillTree` is what the store knows of one skill: its path relative to the skills root, the
 SHA-256 of its ``SKILL.md`` (the ``before_hash`` / ``after_hash`` of ``skill_history``, spec BOOK-18,
 the same hash the context snapshot records) and the SHA-256 of every file of the skill, so that a
-change of a supporting file is a change of the skill too. Only hashes: never a file's text. Its ``path`` and
-file names are public names too (scrubbed, as in the rows and the scan state); the names on disk, needed to read
+change of a supporting file is a change of the skill too. Only hashes: never a file's text. Every file is read
+with the package's safe reader (never blocking on a FIFO, at most 8 MiB: :mod:`hermes_pipeline.host.profile_files`).
+Its ``path`` and file names are public names too (scrubbed, as in the rows and the scan state); the names on disk, needed to read
 the files again, are kept beside them in :attr:`SkillTree.disk_names` and never stored.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
+from ...host.profile_files import MAX_PROFILE_FILE_BYTES, sha256_of_file, warn_unreadable
 from ...host.skill_layout import SKILL_FILE, external_skill_dirs, skill_dirs, skill_files
+
+logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
 __all__ = ["Roots", "SkillRoots", "SkillTree", "all_skills", "changed_files", "find_skill", "public_name",
            "read_tree"]
@@ -41,14 +46,16 @@ MAX_FILES: Final = 2000
 
 
 def _sha256(path: Path) -> str | None:
-    digest = hashlib.sha256()
+    """The SHA-256 of a skill's file, read with the package's safe reader (this runs on the agent's thread, in the
+    skill probe): ``None`` when it is gone, or (one warning naming it) a FIFO, a device, larger than
+    :data:`~hermes_pipeline.host.profile_files.MAX_PROFILE_FILE_BYTES` (8 MiB) or unreadable."""
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 16), b""):
-                digest.update(block)
-    except OSError:
+        return sha256_of_file(path, MAX_PROFILE_FILE_BYTES)
+    except FileNotFoundError:
         return None
-    return digest.hexdigest()
+    except OSError as exc:
+        warn_unreadable(logger, exc, "skill file", path=path, event="skill_file_unreadable")
+        return None
 
 
 def public_name(name: str) -> str:

@@ -26,6 +26,7 @@ transaction, and the memory rows are written inside that transaction with the st
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...engine.scrub import safe_scrub
-from ...export.locks import file_lock
+from ...export.locks import FileLockTimeout, file_lock
 from . import attribution, db, skill_history, skill_tree, staged
 from ...export.memory_changes import parse_operations, replay
 from .failures import failures_path, read_failures_file
@@ -187,7 +188,16 @@ class StoreWriter:
             return True
         self._prepare()
         conn = self.connection()
-        with file_lock(self.lock_path):
+        try:
+            held = file_lock(self.lock_path, timeout=(db.BUSY_MS if self.busy_ms is None else self.busy_ms) / 1000)
+            held.__enter__()
+        except FileLockTimeout as exc:  # a peer holds the scan lock (hung, or on a home that stopped answering)
+            self.busy_retries += 1
+            self.busy_error = db.StoreBusy(f"the store's scan lock stayed held by another process past {exc.waited:g} s"
+                                           "; try again")
+            return False
+        with contextlib.ExitStack() as stack:
+            stack.push(held)
             state = ScanState.load(self.state_path)
             state.rehydrate(skill_tree.all_skills(self.skill_roots),
                             memory_files(self.home, self.memory_dirs, self._warned_dirs))
@@ -325,7 +335,8 @@ class StoreWriter:
             seen = before_seen.get(rel)
             if seen is not None:
                 written += self._before_memory(conn, state, rel, seen, write.tool_call_id, now)
-            before_text = None if seen is None else "" if seen.sha256 is None else seen.text  # absent: empty
+            before_text = None if seen is None or seen.unreadable else "" if seen.sha256 is None else seen.text
+            # absent: empty; unreadable (a FIFO, too large): unknown, the operations are quoted as given
             changes = replay(before_text, file_ops,
                              entry_file=write.tool == "memory")
             after = after_seen.get(rel) or read_file(self.home, rel)
@@ -353,6 +364,8 @@ class StoreWriter:
             if unchanged:
                 continue
             self._candidates.pop(rel, None)  # what a scan saw changing in this file was this write
+            if after.unreadable:
+                continue  # not read after the call: the state stays; the next scan that can read it compares
             if read_file(self.home, rel).sha256 != after.sha256:
                 continue  # changed again since (another process, the user): the state must not go back in time
             if after.sha256 is None:  # the tool's write is explained: the next scan starts here
@@ -367,8 +380,8 @@ class StoreWriter:
         (``seen``): one per entry, as a rescan writes them, unless a write explains it: the state is newer than that
         look, another call (any process) writes the file without its rows in yet, or an agent write left the file
         so. The state then starts from ``seen``."""
-        if not state.initialised:
-            return 0
+        if not state.initialised or seen.unreadable:
+            return 0  # unreadable before the call: what it held is unknown, never taken for a deletion
         old = state.memory.get(rel)
         if (old.get("sha256") if old is not None else None) == seen.sha256:
             return 0
