@@ -321,22 +321,7 @@ def _glued_sentences(text: str, spans: list[Span]) -> None:
     if not _CJK_WORDS or not any(w[0] in text for w in _CJK_WORDS):
         return
     for m in _GLUED_RE.finditer(text):
-        v = _VALUE_RE.match(text, m.end())
-        if v is None:
-            continue
-        span = _value_span(v, strict=False)
-        if span is None or span[1] <= span[0]:
-            continue
-        s, e = span
-        if _bare(v):
-            k = s
-            while k < e and text[k] <= "\x7f":
-                k += 1
-            e = k  # the value ends where the sentence's own script resumes
-            while e > s and text[e - 1] in ".,;:!?)":
-                e -= 1
-        if e > s and _generated(text[s:e]):
-            _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))
+        _sentence_value(text, m.end(), spans, ascii_only=True)
 
 
 def _english_sentences(text: str, spans: list[Span]) -> None:
@@ -344,20 +329,31 @@ def _english_sentences(text: str, spans: list[Span]) -> None:
     sentence, then its value, one run that looks generated (a word, a placeholder or a sentence stays)."""
     for regex in (_SENTENCE_RE, _SENTENCE_VERB_RE):
         for m in regex.finditer(text):
-            v = _VALUE_RE.match(text, m.end())
-            if v is None:
-                continue
-            span = _value_span(v, strict=False)
-            if span is None or span[1] <= span[0]:
-                continue
-            s, e = span
-            if _bare(v):
-                while e > s and text[e - 1] in ".,;:!?)":
-                    e -= 1  # the sentence's end stays
-            value = text[s:e]
-            if e > s and _generated(value) and not (value.islower() and sum(c.isdigit() for c in value) < 3 and (
-                    value.isalnum())):  # base64url, utf8mb4: a format's name
-                _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))
+            _sentence_value(text, m.end(), spans, ascii_only=False)
+
+
+def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> None:
+    """The value a sentence gives at ``at``: quoted, or a run whose sentence end stays (and, ``ascii_only``, which
+    ends where the sentence's own script resumes), hidden when it looks generated (``base64url``, ``utf8mb4``: a
+    lower-case name with few digits stays)."""
+    v = _VALUE_RE.match(text, at)
+    if v is None:
+        return
+    span = _value_span(v, strict=False)
+    if span is None or span[1] <= span[0]:
+        return
+    s, e = span
+    if _bare(v):
+        if ascii_only:
+            k = s
+            while k < e and text[k] <= "\x7f":
+                k += 1
+            e = k
+        while e > s and text[e - 1] in ".,;:!?)":
+            e -= 1
+    value = text[s:e]
+    if e > s and _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3):
+        _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))
 
 
 def _setter_calls(text: str, spans: list[Span]) -> None:
