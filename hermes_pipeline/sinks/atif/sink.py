@@ -43,6 +43,7 @@ from ...export.sizes import event_bytes
 from ...export.writer import BoundedWriter, Destination, warn_nonzero_counters
 from . import config as statement
 from .config import AtifConfig, parse_atif_config
+from .deferred import DeferredWrites
 from .files import HttpTrajectoryStorage, StorageUploads, TrajectoryDirectory
 from .trajectory import TrajectoryAssembler, TrajectoryFile
 
@@ -62,9 +63,12 @@ def _pipeline_version() -> str:
 class _EventsDestination:
     """The event writer's destination: feeds the assembler; never raises (the writer must not retry)."""
 
-    def __init__(self, assembler: TrajectoryAssembler, local: Destination | None) -> None:
+    def __init__(self, assembler: TrajectoryAssembler, local: Destination | None,
+                 deferred: DeferredWrites | None = None) -> None:
         self.assembler = assembler
         self.local = local
+        self.deferred = deferred
+        """The local files waiting for another write (a full disk): tried again after each batch, and at close."""
         """Opened on this writer's thread (retention); ``None`` when the upload writer owns it."""
         self._holding: Callable[[], AbstractContextManager[None]] = getattr(local, "holding", None) or nullcontext
         """The output's hold over a batch (one sync per directory for the batch's trajectories), if it has one."""
@@ -90,6 +94,8 @@ class _EventsDestination:
     def write(self, batch: list[Any]) -> None:
         with self._holding():
             self.assembler.add_all(batch, self._failed)
+            if self.deferred is not None and self.deferred.waiting:
+                self.deferred.retry()
 
     def _failed(self, exc: Exception) -> None:
         """FMT-83: one odd event never stops the exporter; it is counted and warned once."""
@@ -103,6 +109,9 @@ class _EventsDestination:
         except Exception as exc:
             self.failures += 1
             self._warn(f"close:{type(exc).__name__}", "writing partial trajectories failed (%s)", type(exc).__name__)
+        if self.deferred is not None:
+            with self._holding():
+                self.deferred.close()
 
 
 class AtifSink:
@@ -166,7 +175,8 @@ class AtifSink:
             self._upload_writer = BoundedWriter(self.uploads, name="atif.storage", max_queue_size=UPLOAD_QUEUE,
                                                 max_attempts=1)
         self.assembler = TrajectoryAssembler(config, self._output, version=_pipeline_version())
-        self._events = _EventsDestination(self.assembler, self.local if self.uploads is None else None)
+        self.deferred = DeferredWrites(self.local) if self.uploads is None else None
+        self._events = _EventsDestination(self.assembler, self.local if self.uploads is None else None, self.deferred)
         self._writer: BoundedWriter | None = None
         if config.enabled:
             self._writer = BoundedWriter(self._events, name="atif", max_queue_size=config.max_queue_size,
@@ -213,6 +223,8 @@ class AtifSink:
         """Called by the assembler on the event writer's thread."""
         if self._upload_writer is not None:
             self._upload_writer.submit(item)  # a full upload queue is counted (atif.trajectories_dropped)
+        elif self.deferred is not None:
+            self.deferred.write(item)  # a failed write waits for another (a full disk); see .deferred
         else:
             self.local.write([item])
 
@@ -252,7 +264,9 @@ class AtifSink:
     def stats(self) -> dict[str, Any]:
         """Writer counters (``events``, ``uploads``), trajectory counters and open roots."""
         out: dict[str, Any] = {"events": self._writer.stats() if self._writer is not None else {},
-                               "trajectories": dict(self.assembler.counts),
+                               "trajectories": {**self.assembler.counts,
+                                                **(self.deferred.counts if self.deferred is not None else {}),
+                                                "waiting": self.deferred.waiting if self.deferred is not None else 0},
                                "open_roots": self.assembler.open_roots(),
                                "routing_failures": self._events.failures,
                                "skipped": [path for path, _ in self.skipped]}
@@ -267,7 +281,8 @@ class AtifSink:
 
     def counters(self) -> dict[str, int]:
         """The FMT-81 diagnostics counters: ``atif.events_dropped``, ``atif.filename_unresolved``,
-        ``atif.file_errors`` (local write failures, recovery copies included; hermes_pipeline extension)
+        ``atif.file_errors`` (local write failures, recovery copies and files that waited for another write in vain
+        included; hermes_pipeline extension)
         and, with storage, ``atif.trajectories_dropped`` and ``atif.delivery_failures[<index>]``."""
         counts = self.assembler.counts
         out: dict[str, int] = {}
@@ -277,7 +292,8 @@ class AtifSink:
                                           + s["dropped_at_close"]
                                           + s["dropped_after_errors"])
         out["atif.filename_unresolved"] = counts["filename_unresolved"]
-        out["atif.file_errors"] = counts["write_errors"] + (self.uploads.recovery_errors if self.uploads else 0)
+        out["atif.file_errors"] = (counts["write_errors"] + (self.uploads.recovery_errors if self.uploads else 0)
+                                   + (self.deferred.counts["trajectories_lost"] if self.deferred is not None else 0))
         if self._upload_writer is not None and self.uploads is not None:
             u = self._upload_writer.stats()
             out["atif.trajectories_dropped"] = (u["dropped_queue_full"] + u["dropped_closed"] + u["dropped_at_close"]

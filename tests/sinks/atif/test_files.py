@@ -301,8 +301,10 @@ def test_fmt_37_83_unwritable_directory_is_counted_warned_once_and_agent_unaffec
     assert any("atif.file_errors=2" in r.getMessage() for r in caplog.records)  # FMT-82: logged at shutdown
 
 
-def test_fmt_37_disk_full_via_failing_destination(engine: Engine, caplog: pytest.LogCaptureFixture) -> None:
-    """FMT-83: ENOSPC from the output drops that trajectory (counted, warned once); later ones are written."""
+def test_fmt_37_83_a_full_disk_keeps_the_trajectories_and_writes_them_when_it_can(
+        engine: Engine, caplog: pytest.LogCaptureFixture) -> None:
+    """FMT-37 / FMT-83: ENOSPC from the output keeps the trajectory (warned once) and writes it again before the next
+    one and after each batch: once the disk takes files again every trajectory is written, in order, none lost."""
     failing = FailingDestination(lambda: OSError(errno.ENOSPC, "No space left on device"), failures=2)
     plugin = build_atif_plugin({"enabled": True}, destinations={"local": failing})
     engine.add_plugin(plugin, name="atif")
@@ -310,12 +312,32 @@ def test_fmt_37_disk_full_via_failing_destination(engine: Engine, caplog: pytest
         for n in range(3):
             assert run_session(engine, f"s{n}") == ["text"]
         assert plugin.flush(10.0)
-    assert plugin.counters()["atif.file_errors"] == 2
-    [doc] = [json.loads(item.content) for item in failing.inner.items]
-    assert doc["extra"]["hermes"]["session_id"] == "s2"
-    assert len([r for r in caplog.records if "OSError" in r.getMessage()]) == 1
-    assert plugin.stats()["trajectories"]["trajectories_written"] == 1
+    assert plugin.counters()["atif.file_errors"] == 0
+    docs = [json.loads(item.content) for item in failing.inner.items]
+    assert [d["extra"]["hermes"]["session_id"] for d in docs] == ["s0", "s1", "s2"]
+    assert len([r for r in caplog.records if "ENOSPC" in r.getMessage()]) == 1
+    trajectories = plugin.stats()["trajectories"]
+    assert (trajectories["trajectories_deferred"], trajectories["trajectories_recovered"]) == (2, 2)
+    assert trajectories["waiting"] == 0 and trajectories["trajectories_lost"] == 0
     plugin.shutdown(10.0)
+
+
+def test_fmt_37_83_a_disk_still_full_at_close_loses_what_waits_counted_and_warned(
+        engine: Engine, caplog: pytest.LogCaptureFixture) -> None:
+    """What still cannot be written at close is lost: counted in ``atif.file_errors`` and warned, never silently."""
+    failing = FailingDestination(lambda: OSError(errno.ENOSPC, "No space left on device"), failures=1_000)
+    plugin = build_atif_plugin({"enabled": True}, destinations={"local": failing})
+    engine.add_plugin(plugin, name="atif")
+    with caplog.at_level(logging.WARNING, logger="hermes_pipeline.sinks.atif"):
+        for n in range(2):
+            assert run_session(engine, f"s{n}") == ["text"]
+        assert plugin.flush(10.0)
+        assert plugin.stats()["trajectories"]["waiting"] == 2
+        plugin.shutdown(10.0)
+    assert failing.inner.items == []
+    assert plugin.counters()["atif.file_errors"] == 2
+    assert plugin.stats()["trajectories"]["trajectories_lost"] == 2
+    assert any("could not be written before close" in r.getMessage() for r in caplog.records)
 
 
 def test_fmt_80_81_full_queue_drops_whole_pairs() -> None:
