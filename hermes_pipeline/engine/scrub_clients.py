@@ -41,7 +41,7 @@ from typing import Final
 
 from .scrub_names import STRONG, credential_name, kept_value, secret_looking
 
-__all__ = ["CLIENT_HINTS", "client_hints", "find_client_passwords", "find_keyword_pairs"]
+__all__ = ["CLIENT_HINTS", "client_hints", "find_client_passwords", "find_keyword_pairs", "find_login_tokens"]
 
 Span = tuple[int, int]
 
@@ -520,6 +520,31 @@ def _rules(cmd: str) -> tuple[str, ...]:
         if cmd.startswith(start):
             return family
     return ()
+
+
+_LOGIN_CMD_RE: Final = re.compile(r"(?<![\w./-])(?i:vault|cargo)[ \t]+login(?=[ \t])")
+_LOGIN_WORD_RE: Final = re.compile(r"[ \t]+(?:(?P<q>[\"'])(?P<qv>[^\"'\s]{1,512})(?P=q)|(?P<v>[^\s\"'`;|&]{1,512}))")
+"""A word of a login command's line: quoted, or a run that ends at a blank or a command separator."""
+
+
+def find_login_tokens(text: str, spans: list[Span]) -> None:
+    """``vault login TOKEN`` and ``cargo login TOKEN``: the token given as a positional argument of the login
+    command (after any options and their values), when it looks generated; options, ``name=value`` arguments
+    (``username=bob``), placeholders (``$VAULT_TOKEN``, ``<token>``) and words stay."""
+    for m in _LOGIN_CMD_RE.finditer(text):
+        pos = m.end()
+        for _ in range(32):  # a login command's words: a few options and the token
+            w = _LOGIN_WORD_RE.match(text, pos)
+            if w is None:
+                break
+            pos = w.end()
+            group = "qv" if w.group("qv") is not None else "v"
+            start, end = w.span(group)
+            word = text[start:end]
+            if word.startswith("-") or "=" in word:
+                continue
+            if secret_looking(word):
+                _password(text, (start, end), spans)
 
 
 def _oracle_jdbc(text: str, found: list[Span]) -> None:

@@ -291,3 +291,31 @@ def test_obs58_command_and_configuration_rules_are_linear(prefix: str, unit: str
     count = max(1, 25_000 // len(unit))
     ratio = scaling_ratio(scrub_text, unit, count, prefix=prefix, suffix=suffix)
     assert ratio < 24, f"{prefix!r} + {unit!r} x {count}: 8x the input cost {ratio:.1f}x the CPU time"
+
+
+# --- vault login / cargo login (OBS-58, OBS-59) -------------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(token=st.text(ALNUM, min_size=12, max_size=40).filter(lambda t: any(c.isdigit() for c in t)
+                                                             and any(c.isalpha() for c in t)),
+       tool=st.sampled_from(["vault", "cargo"]), prefix=st.sampled_from(["", "hvs.", "s.", "cio"]),
+       options=st.sampled_from(["", " -address=https://vault.internal:8200", " --registry crates-io", " -no-print"]),
+       quote=st.sampled_from(["", "'", '"']), after=st.sampled_from(["", "\n", " && echo ok", "; ls"]))
+def test_property_obs58_59_a_login_commands_token_is_hidden_alone(token: str, tool: str, prefix: str, options: str,
+                                                                   quote: str, after: str) -> None:
+    """``vault login TOKEN`` / ``cargo login TOKEN``: the positional token after any options loses its span only."""
+    secret = prefix + token
+    text = f"{tool} login{options} {quote}{secret}{quote}{after}"
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", [
+    "vault login -method=userpass username=bob",
+    "vault login $VAULT_TOKEN",
+    "vault login <token>",
+    "cargo login",
+    "Run cargo login with your crates.io token",
+    "vault login -method=oidc",
+])
+def test_obs55_a_login_command_without_a_token_stays(text: str) -> None:
+    assert scrub_text(text) == text

@@ -40,6 +40,7 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "blanks before a declared type": (lambda n: "token" + " " * n + 'string = "x"', 5_000),
     "blank lines after a name": (lambda n: "password=" + "\n " * (n // 2) + '"x"', 5_000),
     "dots before a builder call": (lambda n: "." * n + 'password("x")', 5_000),
+    "options of a login command": (lambda n: "vault login" + " -a" * (n // 3) + " x", 5_000),
     "blanks after a sentence's copula": (lambda n: "the password is" + " " * n + "x", 5_000),
     "copulas in a sentence": (lambda n: "password is " * (n // 12) + "x", 5_000),
     "words before a set sentence's noun": (lambda n: "set the " + "a " * (n // 2) + "password to x", 5_000),
