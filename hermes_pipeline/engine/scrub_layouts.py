@@ -17,7 +17,8 @@ value only:
 * **sentences without a separator** in languages that write none (:func:`_glued_sentences`): ``密码是P``, ``密码 P``,
   ``パスワードはP``, ``비밀번호는 P``; and English sentences that give a credential's value (:func:`_english_sentences`):
   ``the password is P``, ``the API key was: P``, ``the token has been rotated to P``, ``I set the admin password to
-  P`` (the value must look generated: ``the password is incorrect`` stays);
+  P``, ``use the token P``, ``log in with password P``, ``the password for the staging db: P`` (the value must look
+  generated: ``the password is incorrect`` stays);
 * **code** (:func:`_setter_calls`, :func:`_typed_declarations`, :func:`_hcl_defaults`): a setter or builder call
   whose name holds a credential name and whose only argument is a string (``ds.setPassword("P")``,
   ``client.set_api_key('P')``, ``.password("P")``, ``withToken("P")``), a declaration with its type between the name
@@ -95,6 +96,14 @@ _SENTENCE_VERB_RE: Final = re.compile(
     r"(?<![\w-])(?i:set|changed|reset|updated|rotated)[ \t]+(?i:the|your|my|its|their|our|his|her)[ \t]+"
     r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:to)[ \t]+(?=[\"'`!-~])")
 """``set the (admin) password to P``, ``I changed my API key to P``."""
+_SENTENCE_USE_RE: Final = re.compile(
+    r"(?<![\w-])(?i:use|using|with|and|enter|type|try)[ \t]+(?:(?i:the|your|my|this|that|a|an)[ \t]+)?"
+    r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?=[\"'`!-~])")
+"""``use the token P``, ``log in with password P``, ``user admin and password P``, ``enter the admin password P``."""
+_SENTENCE_LABEL_RE: Final = re.compile(
+    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=]{1,48}?[ \t]*[:：]"
+    r"[ \t]+(?=[\"'`!-~])")
+"""``the password for the staging db: P`` in the middle of a line (a label that starts one is :func:`_labels`')."""
 _SETTER_RE: Final = re.compile(
     r"(?:(?P<dot>\.)[ \t]*)?(?<![\w$])(?P<f>[A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*\([ \t]*(?P<q>[\"'])"
     r"(?P<v>[^\"'\\\s]{1,512})(?P=q)[ \t]*\)")
@@ -327,7 +336,7 @@ def _glued_sentences(text: str, spans: list[Span]) -> None:
 def _english_sentences(text: str, spans: list[Span]) -> None:
     """``the password is P``, ``API key was: P``, ``I set the admin password to P``: a credential named in an English
     sentence, then its value, one run that looks generated (a word, a placeholder or a sentence stays)."""
-    for regex in (_SENTENCE_RE, _SENTENCE_VERB_RE):
+    for regex in (_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_LABEL_RE):
         for m in regex.finditer(text):
             _sentence_value(text, m.end(), spans, ascii_only=False)
 

@@ -1,5 +1,5 @@
-"""A credential given in an English sentence: ``the password is P``, ``I set the admin password to P``
-(OBS-55, OBS-58, OBS-59).
+"""A credential given in an English sentence: ``the password is P``, ``I set the admin password to P``, ``log in
+with password P``, ``the password for the staging db: P`` (OBS-55, OBS-58, OBS-59).
 
 Generated passwords (letters, digits, symbols) in generated sentences lose exactly their span (OBS-59: every other
 character, the sentence's closing punctuation included, stays); sentences whose "value" is a word, a placeholder, a
@@ -40,7 +40,14 @@ def _password(r: random.Random, digits_in_every_chunk: bool = False) -> str:
 
 
 def _sentence(r: random.Random, value: str) -> str:
-    if r.random() < 0.3:
+    form = r.random()
+    if form < 0.15:
+        lead = r.choice(("Use the", "Log in with", "Sign in with user admin and", "Enter the", "Try", "using your"))
+        return f"{lead} {r.choice(_NOUNS)} {value}"
+    if form < 0.25:
+        place = r.choice(("the staging db", "prod", "the CI runner", "this account", "Grafana"))
+        return f"{r.choice(('Here is the', 'The', 'FYI, the', ''))} {r.choice(_NOUNS)} for {place}: {value}".lstrip()
+    if form < 0.5:
         owner = r.choice(("the", "your", "my", "their"))
         qualifier = r.choice(("", "admin ", "staging ", "root "))
         lead = f"{r.choice(('I', 'We', 'Ops', 'You'))} {r.choice(('set', 'changed', 'reset', 'updated'))} {owner} "
@@ -80,6 +87,12 @@ def test_property_obs58_59_a_generated_value_in_a_sentence_loses_its_span_only(s
     "The password is too short (8 characters minimum).",
     "passphrase is empty",
     "The refresh token is rotated to prevent replay.",
+    "use password authentication",
+    "with token auth enabled",
+    "Use the API key from the dashboard",
+    "the token for this request: see below",
+    "Log in with password and 2FA.",
+    "The password for the staging db: ask ops",
 ])
 def test_obs55_sentences_without_a_generated_value_stay(text: str) -> None:
     assert scrub_text(text) == text

@@ -42,6 +42,8 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "dots before a builder call": (lambda n: "." * n + 'password("x")', 5_000),
     "options of a login command": (lambda n: "vault login" + " -a" * (n // 3) + " x", 5_000),
     "blanks after a sentence's copula": (lambda n: "the password is" + " " * n + "x", 5_000),
+    "words before a sentence label's colon": (lambda n: "password for" + " db" * (n // 3) + ": x", 5_000),
+    "names after use": (lambda n: "use the token " * (n // 14) + "x", 5_000),
     "copulas in a sentence": (lambda n: "password is " * (n // 12) + "x", 5_000),
     "words before a set sentence's noun": (lambda n: "set the " + "a " * (n // 2) + "password to x", 5_000),
 }
