@@ -9,7 +9,10 @@ run from these texts (:func:`read_blob`), and a reader shows a skill at any reco
 Every text is scrubbed before it is written (a credential in a skill or memory file never reaches the
 disk a second time): the name stays the hash of the file's own bytes, so the recording still refers to it.
 A file that is not UTF-8 text, is larger than :data:`MAX_BLOB_BYTES`, or changed between the snapshot and
-the copy (its hash no longer matches) is not kept, and counted as such in what the function returns.
+the copy (its hash no longer matches) is not kept, and counted as such in what the function returns. The
+source is read with :func:`~hermes_pipeline.host.profile_files.read_regular_bytes` (this runs on the agent's
+thread, before each LLM call): a FIFO (a file on a home that stopped answering), a device, a directory or an
+oversized file is refused at once, never waited for, with one warning naming it, and counted as not kept.
 
 Each time a snapshot names a text that is already kept, its modification time is set to now: a blob's
 ``mtime`` is the last time any run or skill version referred to it. :func:`sweep` (the store's retention,
@@ -26,6 +29,7 @@ on without it, which stays safe because the sweep deletes a text by renaming it 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Collection, Iterator, Mapping
@@ -35,12 +39,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..engine.scrub import safe_scrub
+from ..host.profile_files import ProfileFileError, read_regular_bytes, warn_unreadable
 from .atomic import write_atomically
 from .clock_trust import DAY_S
 from .locks import file_lock
 
 __all__ = ["BLOB_DIR", "LOCK_NAME", "MAX_BLOB_BYTES", "UNUSED_GRACE_S", "SweepCounts", "blob_path", "keep_file",
            "keep_snapshot_files", "read_blob", "snapshot_files", "sweep"]
+
+logger: Final = logging.getLogger("hermes_pipeline.export.blobs")
 
 BLOB_DIR: Final = "observability/blobs"
 """Where, relative to the profile's home, the kept texts are."""
@@ -71,9 +78,8 @@ def read_blob(home: Path, sha256: str) -> str | None:
     path = blob_path(home, sha256)
     if path is None or not path.is_file() or path.is_symlink():
         return None
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BLOB_BYTES * 4 + 1)
+    try:  # never blocks: a FIFO or a device swapped in after the check is refused
+        data = read_regular_bytes(path, MAX_BLOB_BYTES * 4)
         return data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
@@ -175,9 +181,14 @@ def keep_file(home: Path, source: Path, sha256: str, *, locked: bool = False) ->
             if _touch(target):
                 return None
     try:
-        with open(source, "rb") as fh:
-            data = fh.read(MAX_BLOB_BYTES + 1)
-        if len(data) > MAX_BLOB_BYTES or hashlib.sha256(data).hexdigest() != sha256:
+        data = read_regular_bytes(source, MAX_BLOB_BYTES)  # the agent's thread: a FIFO is refused, never waited for
+    except ProfileFileError as exc:  # a FIFO, device or directory, too large, or unreadable: warned once
+        warn_unreadable(logger, exc, "snapshot file", event="snapshot_file_not_kept")
+        return False
+    except OSError:  # gone since the snapshot
+        return False
+    try:
+        if hashlib.sha256(data).hexdigest() != sha256:
             return False
         text = safe_scrub(data.decode("utf-8"))
         target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

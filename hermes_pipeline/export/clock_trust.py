@@ -23,6 +23,10 @@ what two sinks share moves down into ``export/``. The rule, also in ``docs/reten
    (``CLOCK_BOOTTIME`` and the boot id, which no wall-clock change moves). A later prune on the same boot
    whose wall clock advanced like the boot clock, at least :data:`CONFIRM_S` later, trusts it again.
 
+The ledger is read with :func:`~hermes_pipeline.host.profile_files.read_regular_bytes` (on a store's thread): a
+FIFO, a device, a directory or a file over :data:`MAX_LEDGER_BYTES` is refused at once, never waited for, and
+treated as a damaged ledger (warned, naming it; every record kept a full window).
+
 All times are epoch seconds; every function takes ``now`` (and the boot clock) so tests inject fake clocks.
 """
 
@@ -35,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ..host.profile_files import MAX_PROFILE_FILE_BYTES, read_regular_bytes
 from .atomic import write_atomically
 
 __all__ = ["CONFIRM_S", "LEDGER_NAME", "MARGIN_S", "TOLERANCE_S", "BootClock", "ClockVerdict", "Ledger",
@@ -53,6 +58,8 @@ has not synced for a day or two keeps its history; a reboot starts the count aga
 LEDGER_NAME: Final = ".retention-clock"
 """The ledger's file name beside a store: hidden, and not ``*.json``, so no reader of the store lists it."""
 LEDGER_VERSION: Final = 1
+MAX_LEDGER_BYTES: Final = MAX_PROFILE_FILE_BYTES
+"""The largest ledger read (8 MiB: a first sighting per record is some 80 bytes); a larger one is damaged."""
 
 BootClock = tuple[str, float]
 """``(boot id, seconds on the boot clock)``: a clock no change of the wall clock moves."""
@@ -79,7 +86,8 @@ class ClockVerdict:
     ahead: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        return {"trusted": self.trusted, "now": self.now, "reason": self.reason, "skew_days": round(self.skew_s / DAY_S, 2)}
+        return {"trusted": self.trusted, "now": self.now, "reason": self.reason,
+                "skew_days": round(self.skew_s / DAY_S, 2)}
 
 
 def judge_clock(now: float, *, last_trusted: float | None, newest_vouched: float | None,
@@ -113,18 +121,19 @@ class Ledger:
         """A ledger that could not be read: the records present are treated as first seen now (conservative)."""
         data: dict[str, Any] = {}
         try:
-            loaded = json.loads(path.read_bytes())
+            loaded = json.loads(read_regular_bytes(path, MAX_LEDGER_BYTES))  # never blocks on a FIFO
             if isinstance(loaded, dict) and loaded.get("version") == LEDGER_VERSION:
                 data = loaded
         except FileNotFoundError:
             self.created = True
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:  # a ProfileFileError (FIFO, device, too large) says what it is
             logger.warning("hermes_pipeline: retention: %s unreadable (%s); starting it again, keeping every record "
-                           "a full window", path, type(exc).__name__)
+                           "a full window", path, getattr(exc, "reason", None) or type(exc).__name__)
             self.damaged = True
         self.last_trusted: float | None = _num(data.get("last_trusted"))
         seen = data.get("seen")
-        self.seen: dict[str, float | None] = {str(k): _num(v) for k, v in seen.items()} if isinstance(seen, dict) else {}
+        self.seen: dict[str, float | None] = \
+            {str(k): _num(v) for k, v in seen.items()} if isinstance(seen, dict) else {}
         checkpoints = data.get("checkpoints")
         self.checkpoints: list[tuple[float, dict[str, int]]] = [
             (float(c[0]), {str(t): int(r) for t, r in c[1].items()}) for c in checkpoints or []
@@ -175,7 +184,7 @@ class Ledger:
 def read_skew(path: Path) -> dict[str, Any] | None:
     """The last untrusted verdict kept in the ledger at ``path`` (``None``: none, or no ledger)."""
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_regular_bytes(path, MAX_LEDGER_BYTES))
     except (OSError, ValueError):
         return None
     skew = data.get("skew") if isinstance(data, dict) else None

@@ -13,7 +13,10 @@ bytes. Each file is written atomically (temporary file, ``fsync``, rename; mode 
 directory) before the first line or trajectory that refers to it, and is never changed afterwards.
 
 :class:`DefinitionFiles` is the writer (one per output, on that output's worker thread). Readers resolve
-through :mod:`hermes_pipeline.readers.definitions`. :func:`prune_unreferenced` deletes the files no file of the
+through :mod:`hermes_pipeline.readers.definitions`. A sidecar file is checked with
+:func:`~hermes_pipeline.host.profile_files.read_regular_bytes`: a FIFO, a device, a directory or a file over
+:data:`MAX_DEFINITION_BYTES` found under a definition's name is refused at once (never waited for, warned once
+naming it) and the definition written again over it. :func:`prune_unreferenced` deletes the files no file of the
 directory refers to any more, unused for a day: the trajectory store's retention calls it
 (:func:`hermes_pipeline.sinks.trajectory_store.prune.prune_store`), and so does an ATOF file sink's when it has
 deleted old files (``retention_days``, :class:`hermes_pipeline.export.files.JsonlFileDestination`).
@@ -22,12 +25,14 @@ deleted old files (``retention_days``, :class:`hermes_pipeline.export.files.Json
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from ..host.profile_files import ProfileFileError, read_regular_bytes, warn_unreadable
 from .atomic import make_dirs, write_atomically
 from .clock_trust import DAY_S
 from .content import canonical_json
@@ -42,6 +47,9 @@ SHARED_KEY: Final = "shared_definitions"
 """``extra.hermes.shared_definitions`` of a stored trajectory: the references its requests use whose values
 are in the sidecar (instead of ``extra.hermes.definitions``)."""
 _PREFIX: Final = "sha256:"
+MAX_DEFINITION_BYTES: Final = 64 * 1024 * 1024
+"""The largest sidecar file checked (64 MiB; Hermes' tool list is tens of kilobytes): a larger one is written again."""
+logger: Final = logging.getLogger("hermes_pipeline.export.definition_files")
 _NAME: Final = re.compile(r"([0-9a-f]{64})\.json")
 
 
@@ -115,12 +123,13 @@ def _touch(path: Path) -> bool:
 
 
 def _intact(path: Path, ref: str) -> bool:
-    """Whether ``path`` is a regular file whose bytes hash to ``ref``."""
-    if not path.is_file():
-        return False
+    """Whether ``path`` is a regular file whose bytes hash to ``ref`` (a FIFO or a device is never waited for)."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_regular_bytes(path, MAX_DEFINITION_BYTES)
+    except ProfileFileError as exc:
+        warn_unreadable(logger, exc, "definition file", event="definition_file_unreadable")
+        return False
+    except OSError:  # not there yet
         return False
     return _PREFIX + hashlib.sha256(data).hexdigest() == ref
 

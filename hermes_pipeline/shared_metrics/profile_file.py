@@ -4,14 +4,20 @@ Shared metrics read only the profile's own file (SM-7): no managed overlay, no e
 override. Only the YAML boolean ``true`` turns ``enabled`` or ``send`` on (SM-6). The sender calls
 this before every package (SM-72); the CLI uses it for ``metrics status`` and ``metrics send``. The
 config layer's loader is the full implementation; this reader exists so that this sink does not
-import the config layer (one direction of dependencies).
+import the config layer (one direction of dependencies). The file is read with the host layer's
+:func:`~hermes_pipeline.host.profile_files.read_regular_bytes` (the sender's thread, before every package): a
+FIFO, a device, a directory or a file over :data:`MAX_BYTES` is refused at once, never waited for, warned once
+naming it, and read as everything off (fail-closed, SM-72).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
 
 CONFIG_NAME = "config.yaml"
 MAX_BYTES = 1024 * 1024
@@ -35,15 +41,14 @@ def read_profile_consent(hermes_home: Path | str) -> ProfileConsent:
     """Read ``$HERMES_HOME/config.yaml`` now; a missing or unreadable file means everything off."""
     from ruamel.yaml import YAML
 
+    from ..host.profile_files import ProfileFileError, read_regular_bytes, warn_unreadable
+
     path = Path(hermes_home).expanduser() / CONFIG_NAME
     try:  # only a regular file, and only its first MiB: a FIFO or /dev/zero here must never hang the sender
-        if not path.is_file():
-            return ProfileConsent()
-        with path.open("rb") as handle:
-            raw_bytes = handle.read(MAX_BYTES + 1)
-        if len(raw_bytes) > MAX_BYTES:
-            return ProfileConsent()
-        text = raw_bytes.decode("utf-8")
+        text = read_regular_bytes(path, MAX_BYTES).decode("utf-8")
+    except ProfileFileError as exc:
+        warn_unreadable(logger, exc, "shared metrics: profile configuration", event="shared_metrics_config_unreadable")
+        return ProfileConsent()
     except (OSError, UnicodeDecodeError):
         return ProfileConsent()
     try:

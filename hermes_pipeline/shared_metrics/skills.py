@@ -9,6 +9,11 @@ load: use count after this load, whether it is a reuse, and whether a new patch 
 previous use. It then reports the event to the profile's shared metrics (which keep only the
 closed-vocabulary mapping: never the skill name, the exact count or the patch generation) and
 dispatches ``on_skill_lifecycle`` to any other listener on the engine.
+
+The state is read on the agent's thread with :func:`~hermes_pipeline.host.profile_files.read_regular_bytes`: a
+FIFO (a file on a home that stopped answering), a device, a directory or a file over :data:`MAX_USAGE_BYTES` is
+refused at once, never waited for, with one warning naming it. The event is still reported, but the update is not
+written over the refused file (it may hold the real state): it is counted in :attr:`SkillReporter.unsaved`.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ logger: Final = logging.getLogger("hermes_pipeline.shared_metrics")
 HOOK: Final = "on_skill_lifecycle"
 LOCK_TIMEOUT: Final = 1.0
 """Seconds the host's thread waits for another process's update of ``.usage.json`` (milliseconds, usually)."""
+MAX_USAGE_BYTES: Final = 8 * 1024 * 1024
+"""The largest usage state read (8 MiB, some 40,000 skills); a larger file is refused, not read whole."""
 PATCHING_ACTIONS: Final = frozenset({"patched", "edited"})
 """Actions that create a new patch generation (a load after one counts as ``reused_after_patch``)."""
 _STATES: Final = {"stale": "stale", "archived": "archived", "restored": "active", "created": "active",
@@ -66,7 +73,8 @@ class SkillReporter:
         self.metrics = metrics
         self.engine = engine
         self.unsaved = 0
-        """Mutations and loads reported but not counted in the usage state (its lock held past :data:`LOCK_TIMEOUT`)."""
+        """Mutations and loads reported but not counted in the usage state (its lock held past :data:`LOCK_TIMEOUT`, or
+        the file refused: a FIFO, a device, a directory, too large)."""
         self._warned = False
 
     # ------------------------------------------------------------------ mutations
@@ -104,7 +112,7 @@ class SkillReporter:
         if not success:
             return
         with self._locked(action, name) as held:
-            state = self._read()
+            state, readable = self._read()
             entry = state["skills"].setdefault(name, _new_entry())
             if provenance is not None:
                 entry["provenance"] = provenance
@@ -112,8 +120,7 @@ class SkillReporter:
                 entry["patch_generation"] = int(entry.get("patch_generation", 0)) + 1
             if action in _STATES:
                 entry["state"] = _STATES[action]
-            if held:
-                self._write(state)
+            self._save(state, held, readable)
             origin = str(entry.get("provenance") or "unknown")
         self._emit({"action": action, "skill_name": name, "provenance": origin, "success": True})
 
@@ -122,7 +129,7 @@ class SkillReporter:
     def loaded(self, name: str) -> SkillUse:
         """A skill was loaded successfully: update the usage state and report the load (SM-32)."""
         with self._locked("loaded", name) as held:
-            state = self._read()
+            state, readable = self._read()
             entry = state["skills"].setdefault(name, _new_entry())
             generation = int(entry.get("patch_generation", 0))
             previous = entry.get("last_used_generation")
@@ -131,8 +138,7 @@ class SkillReporter:
             use = SkillUse(use_count, reused, reused and previous is not None and generation > int(previous))
             entry["use_count"] = use_count
             entry["last_used_generation"] = generation
-            if held:
-                self._write(state)
+            self._save(state, held, readable)
             origin = str(entry.get("provenance") or "unknown")
         self._emit({"action": "loaded", "skill_name": name, "provenance": origin, "success": True,
                     "use_count": use.use_count, "reused": use.reused, "reuse_after_patch": use.reuse_after_patch})
@@ -166,17 +172,33 @@ class SkillReporter:
         self.directory.mkdir(parents=True, exist_ok=True)
         return self.directory / ".usage.json.lock"
 
-    def _read(self) -> dict[str, Any]:
-        try:
-            state = json.loads(self.usage_path.read_text(encoding="utf-8"))
+    def _read(self) -> tuple[dict[str, Any], bool]:
+        """The usage state, and whether it may be written back: ``False`` when the file was refused (a FIFO, a
+        device, a directory, too large: warned once) and so must not be replaced."""
+        from ..host.profile_files import ProfileFileError, read_regular_bytes, warn_unreadable
+
+        readable = True
+        try:  # never blocks: this is the agent's thread
+            state = json.loads(read_regular_bytes(self.usage_path, MAX_USAGE_BYTES).decode("utf-8"))
         except FileNotFoundError:
             state = {}
+        except ProfileFileError as exc:
+            warn_unreadable(logger, exc, "skill usage state", event="skill_usage_unreadable")
+            state, readable = {}, False
         except (OSError, ValueError) as exc:
             logger.warning("hermes_pipeline: %s is unreadable (%s); starting a new usage state", self.usage_path, exc)
             state = {}
         if not isinstance(state, dict) or not isinstance(state.get("skills"), dict):
             state = {"version": 1, "skills": {}}
-        return state
+        return state, readable
+
+    def _save(self, state: dict[str, Any], held: bool, readable: bool) -> None:
+        """Write ``state`` when the lock is ``held`` and the file was ``readable``; an update not written over a
+        refused file is counted in :attr:`unsaved` (one the lock kept out was counted by :meth:`_locked`)."""
+        if held and readable:
+            self._write(state)
+        elif held:
+            self.unsaved += 1
 
     def _write(self, state: dict[str, Any]) -> None:
         tmp = self.usage_path.with_name(f".usage.{uuid.uuid4().hex}.tmp")

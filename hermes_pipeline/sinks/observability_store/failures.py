@@ -28,6 +28,10 @@ what they were (events dropped from the queue, a close stuck in a write) put the
 changed it: the agent's lost change or the user's. It records the change as not attributed, saying why
 (:class:`~.unrecorded.Unrecorded`), instead of blaming the user; the entries go once a rescan has looked
 (:func:`~.unrecorded.forget_unrecorded`).
+
+The record is read without ever blocking (:func:`~hermes_pipeline.host.profile_files.read_regular_bytes`): a FIFO,
+device, directory or oversized file at its name is refused at once, warned once naming it, and replaced by this
+process's counts. Over 400 lines on purpose: the counters and the record on disk they merge into are one piece.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from pathlib import Path
@@ -45,6 +50,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from ...export.locks import FileLockTimeout, file_lock
+from ...host.profile_files import MAX_SMALL_FILE_BYTES, ProfileFileError, read_regular_bytes, warn_unreadable
 
 logger: Final = logging.getLogger("hermes_pipeline.sinks.observability_store")
 
@@ -335,9 +341,12 @@ class WriteFailures:
 
 def read_failures_file(path: Path) -> dict[str, Any]:
     """The record at ``path``; ``{}`` when missing or unreadable (it is advisory)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.loads(fh.read(1 << 20))
+    try:  # never blocks: a FIFO here would stall the writer thread and the close
+        data = json.loads(read_regular_bytes(path, MAX_SMALL_FILE_BYTES).decode("utf-8"))
+    except ProfileFileError as exc:
+        warn_unreadable(logger, exc, "observability store: failure record",
+                        event="observability_failure_record_unreadable")
+        return {}
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -368,9 +377,11 @@ def write_record(path: Path, record: Mapping[str, Any]) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        with open(path, "r+b") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if len(data) >= size:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))  # never waits
+        with os.fdopen(fd, "r+b") as fh:
+            info = os.fstat(fh.fileno())
+            size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+            if len(data) >= size:  # also a FIFO or a device: nothing is written to it
                 raise OSError(errno.ENOSPC, "no room for the failure record") from None
             fh.write(data.ljust(size - 1) + b"\n")
 

@@ -9,6 +9,8 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Final
 
+from ...host.profile_files import read_regular_bytes
+
 __all__ = ["FILENAME_TEMPLATE", "ID_PREFIX", "STORE_NAME", "TrajectoryLookupError", "find_trajectory", "is_store_file",
            "store_files", "trajectory_date"]
 
@@ -101,10 +103,8 @@ def trajectory_date(path: Path) -> date:
             return date.fromisoformat(match.group("date"))
         except ValueError:
             pass
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(1 << 20)
-        doc = json.loads(head)
+    try:  # a FIFO or a device is refused at once; a file over 1 MiB is no single JSON head either way
+        doc = json.loads(read_regular_bytes(path, 1 << 20))
         value = doc["extra"]["hermes"]["trajectory_date"]
         return date.fromisoformat(str(value)[:10])
     except (OSError, ValueError, KeyError, TypeError):
