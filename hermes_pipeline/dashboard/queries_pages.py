@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..engine.scrub import safe_scrub
+from ..host.profile_files import read_regular_bytes
 from .params import PAGE_SIZE, ListQuery, time_range
 from .queries import _db, _rows, _skill_run_window, _trajectory_ids, store_status
 from .scrubbed import scrubbed
@@ -188,9 +189,8 @@ def memory_file(sources: Sources, path: str, query: ListQuery) -> dict[str, Any]
 
 def _front_matter(path: Path) -> dict[str, str]:
     """``name`` and ``description`` from the ``---`` front matter of a ``SKILL.md`` (simple ``key: value``)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(16384)
+    try:  # a FIFO or a device named SKILL.md is refused at once: the page's request never waits on it
+        head = read_regular_bytes(path)[:65536].decode("utf-8", errors="replace")[:16384]
     except OSError:
         return {}
     lines = head.splitlines()
