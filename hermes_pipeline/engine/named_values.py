@@ -1,7 +1,7 @@
 """A value judged by the name it is kept under: the mapping form of the text rule for named values (OBS-58, OBS-59).
 
 The sensitive-key rule of 01 §8.2.4 hides a whole value (``<redacted>``) under a handful of key shapes. The credential
-scrubber goes further in text: under a strong credential name (``db_pass``, ``encryption_key``, ``signing_key``,
+scrubber goes further in text: under a credential name (``db_pass``, ``encryption_key``, ``signing_key``,
 ``dsn``, ``pin``, ``otp``: :func:`.scrub_names.credential_name`), ``"db_pass": "..."`` in JSON or ``db_pass=...`` loses
 its value as a credential span, unless the value is one no credential name hides (a placeholder, code, a count:
 :func:`.scrub_names.kept_value`). A mapping entry is that same pair, so every walk of a mapping (the payload
@@ -19,9 +19,9 @@ from itertools import accumulate
 from typing import Final
 
 from .scrub import MARKER_RE, find_spans, redaction_marker, replace_spans
-from .scrub_names import STRONG, credential_name
+from .scrub_names import credential_name
 
-__all__ = ["Piece", "named_value_marker", "pair_pieces", "strong_name", "whole_marker"]
+__all__ = ["Piece", "named_value_marker", "pair_pieces", "credential_key", "whole_marker"]
 
 Piece = tuple[int, int, str]
 """``(start, end, secret)``: a span of a value's text and the secret its marker stands for."""
@@ -31,9 +31,11 @@ _CACHED_CHARS: Final = 512
 
 
 @lru_cache(maxsize=8192)
-def strong_name(key: str) -> bool:
-    """Whether ``key`` is a strong credential name (its value is judged by :func:`named_value_marker`)."""
-    return credential_name(key) == STRONG
+def credential_key(key: str) -> bool:
+    """Whether ``key`` is a credential name, strong (``db_pass``) or weak (``key``, ``session``, ``code``,
+    ``signature``): its value is judged by :func:`named_value_marker`, as the pair's text is (a weak name hides only
+    a value that looks generated, in text and in a mapping alike)."""
+    return credential_name(key) != 0
 
 
 def _read_pair(key: str, value: str | int | float, sibling: tuple[str, str] | None) -> tuple[Piece, ...]:
@@ -66,7 +68,7 @@ def pair_pieces(key: str, value: str | int | float, sibling: tuple[str, str] | N
 def named_value_marker(key: str, value: object) -> str | None:
     """What replaces ``value`` kept under the key ``key``: the credential's marker when scrubbing the pair's JSON
     text hides the whole value, the value's text with the hidden part replaced when it hides a part (a
-    ``postgres://`` URL's password); ``None`` when the value stays (a key that is no strong credential name, a value
+    ``postgres://`` URL's password); ``None`` when the value stays (a key that is no credential name, a value
     no credential name hides, or one that is no string or number). A number hidden so becomes the marker string."""
     cls = type(value)
     if cls is str:
@@ -75,7 +77,7 @@ def named_value_marker(key: str, value: object) -> str | None:
         text = json.dumps(value)
     else:
         return None
-    if not text or not strong_name(key):
+    if not text or not credential_key(key):
         return None
     try:
         pieces = pair_pieces(key, value)  # type: ignore[arg-type]  # a str, int or float (cls above)

@@ -19,7 +19,7 @@ Additions beyond the spec text (all keep the output JSON-compatible and scrubbed
   iteration raised) becomes ``"<unserializable TypeName>"``. A mapping key whose ``str()``
   raised becomes ``"<redaction failed>"`` and its value is redacted.
 * Type names in markers and in the envelope's ``original_type`` are value-scrubbed too.
-* A value is judged with the context the text rules read (:mod:`.walk_context`): under a strong credential name it
+* A value is judged with the context the text rules read (:mod:`.walk_context`): under a credential name it
   is its credential's marker, a list that is a command line loses what its text hides from an item's neighbours
   (``["sshpass", "-p", "<marker>"]``), and a pair's value named by a sibling (``{"name": "API_KEY", "value": ...}``)
   loses what the pair's text hides.
@@ -67,7 +67,7 @@ from .scrub import (
     scrub_message,
     truncate,
 )
-from .named_values import named_value_marker, strong_name, whole_marker
+from .named_values import named_value_marker, credential_key, whole_marker
 from .scrub_once import scrub_once
 from .walk_context import argv_context, sibling_value, value_key
 
@@ -117,7 +117,7 @@ _KEY_PLAIN: Final = 0
 _KEY_SENSITIVE: Final = 1
 _KEY_PLURAL_TOKENS: Final = 2
 _KEY_NAMED: Final = 3
-"""A strong credential name outside §8.2.4: its string or number value is judged by :mod:`.named_values`."""
+"""A credential name outside §8.2.4 (strong or weak): its string or number value is judged by :mod:`.named_values`."""
 _KEY_VALUE: Final = 4
 """The key of a name/value pair's value (``value``, ``Value``, ``ParameterValue``...): its value is read with the
 sibling that names it (:func:`~.walk_context.sibling_value`)."""
@@ -261,7 +261,7 @@ def _str_key_entry(key: str) -> tuple[str, int]:
         cls = _KEY_SENSITIVE
     elif is_sensitive_key(key, ""):
         cls = _KEY_PLURAL_TOKENS
-    elif strong_name(key):
+    elif credential_key(key):
         cls = _KEY_NAMED
     elif value_key(key):
         cls = _KEY_VALUE

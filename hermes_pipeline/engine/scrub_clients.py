@@ -523,8 +523,10 @@ def _rules(cmd: str) -> tuple[str, ...]:
 
 
 _LOGIN_CMD_RE: Final = re.compile(r"(?<![\w./-])(?i:vault|cargo)[ \t]+login(?=[ \t])")
-_LOGIN_WORD_RE: Final = re.compile(r"[ \t]+(?:(?P<q>[\"'])(?P<qv>[^\"'\s]{1,512})(?P=q)|(?P<v>[^\s\"'`;|&]{1,512}))")
-"""A word of a login command's line: quoted, or a run that ends at a blank or a command separator."""
+_LOGIN_WORD_RE: Final = re.compile(
+    r"[ \t]+(?:(?P<q>[\"'])(?P<qv>[^\"'\s\\]{1,512})(?P=q)|(?P<v>[^\s\"'`;|&\\]{1,512}))")
+"""A word of a login command's line: quoted, or a run that ends at a blank, a command separator or a backslash (the
+escape of JSON-encoded text)."""
 
 
 def find_login_tokens(text: str, spans: list[Span]) -> None:

@@ -37,7 +37,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from .named_values import Piece, named_value_marker, pair_pieces, strong_name
+from .named_values import Piece, named_value_marker, pair_pieces, credential_key
 from .scrub import (
     CLEAN_MAX_CHARS,
     REDACTED,
@@ -84,7 +84,7 @@ value is read with its siblings (the text rules say which pairings name a value)
 def key_value(key: str, value: object, token_containers: bool = True) -> str | None:
     """What a walker puts under ``key`` instead of ``value`` by the key's rule, or ``None`` when the key leaves the
     value to be walked: ``<redacted>`` under a sensitive key (a key of the plural-token rule keeps ``None``, an
-    ``int`` and a finite ``float``), what the pair's text hides replaced by its marker under a strong credential
+    ``int`` and a finite ``float``), what the pair's text hides replaced by its marker under a credential
     name (:mod:`.named_values`; a number so hidden becomes the marker, a JSON string). ``token_containers=False``: a dict, list or tuple under a
     key of the plural-token rule is walked instead (the dashboard's and alerts' own token breakdowns,
     ``{"old_tokens": {"prompt": 1200}}``: its entries are judged by their own keys)."""
@@ -109,13 +109,13 @@ _PLAIN_KEYS_MAX: Final = 8192
 
 def plain_key(key: object) -> bool:
     """Whether ``key`` leaves every value as it is for :func:`context_entries`: a string key that is no sensitive
-    key, no strong credential name and no key of a pair's value (remembered, as are the keys of the plural-token
+    key, no credential name and no key of a pair's value (remembered, as are the keys of the plural-token
     rule alone)."""
     if key in _plain_keys:
         return True
     if type(key) is not str or len(key) > CLEAN_MAX_CHARS or key in _count_keys:
         return False
-    if is_sensitive_key(key, None) or strong_name(key) or key.endswith(_VALUE_ENDS):
+    if is_sensitive_key(key, None) or credential_key(key) or key.endswith(_VALUE_ENDS):
         return False
     if len(_plain_keys) + len(_count_keys) >= _PLAIN_KEYS_MAX:
         _plain_keys.clear()

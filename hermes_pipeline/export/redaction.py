@@ -23,7 +23,7 @@ against the full walk on generated input.
 
 The walk copies only what it changes (unchanged containers are shared, as events are immutable),
 keeps a mapping key and redacts its value when the key is sensitive, judges a value with the context the text rules
-read (a strong credential name, a list that is a command line, a name/value pair's naming sibling:
+read (a credential name, a list that is a command line, a name/value pair's naming sibling:
 :mod:`~hermes_pipeline.engine.walk_context`, the payload sanitizer's rule), renders values that are not JSON
 types through the payload sanitizer (bounded and scrubbed, as the exporters' encoders would), and
 stops at cycles and at :data:`MAX_DEPTH` with the sanitizer's depth marker.
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..engine.named_values import named_value_marker, strong_name, whole_marker
+from ..engine.named_values import named_value_marker, credential_key, whole_marker
 from ..engine.readonly import ReadOnlyDict, ReadOnlyList
 from ..engine.request_field import is_sanitized_part
 from ..engine.sanitized_fields import is_marked
@@ -104,7 +104,7 @@ def _text(text: str, ctx: _Walk) -> str:
 
 def _remember(key: str) -> None:
     """Cache the class of a string key that scrubbing leaves unchanged (see ``_plain_keys``, ``_token_keys``)."""
-    if len(key) > CLEAN_MAX_CHARS or is_sensitive_key(key, 0) or strong_name(key) or value_key(key):
+    if len(key) > CLEAN_MAX_CHARS or is_sensitive_key(key, 0) or credential_key(key) or value_key(key):
         return  # always sensitive, or its value judged by its name or a sibling's: the slow path every time
     if len(_plain_keys) + len(_token_keys) >= _PLAIN_KEYS_MAX:
         _plain_keys.clear()
@@ -192,7 +192,7 @@ def _mapping(value: dict[Any, Any], depth: int, ctx: _Walk) -> dict[Any, Any]:
                 new = REDACTED
             elif type(key) is str and (cls is str or cls is int or cls is float) \
                     and (marker := named_value_marker(key, item)) is not None:
-                # the value of a strong credential name, judged as the text rule judges it (a part hidden: the rest
+                # the value of a credential name, judged as the text rule judges it (a part hidden: the rest
                 # is a string like any, cut to the cap)
                 new = marker if whole_marker(marker) else _text(marker, ctx)
             elif type(key) is str and (cls is str or cls is int or cls is float) and value_key(key) \

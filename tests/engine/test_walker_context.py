@@ -188,3 +188,32 @@ def test_obs_59_only_the_secrets_span_inside_an_item_is_replaced() -> None:
     assert sanitize(pair) == redact_value(pair) == json.loads(scrub_text(json.dumps(pair)))
     assert sibling_value({"name": "LOG_LEVEL", "value": secret}, "value", secret) == secret
     assert MARKER_RE.fullmatch(str(sibling_value({"key": "password", "value": secret}, "value", secret)))
+
+
+# --- weak credential names: a mapping hides what its JSON text hides (OBS-58, OBS-59) -----------------------------
+
+WEAK_NAMES = st.sampled_from(["key", "session", "sig", "signature", "jwt", "code", "pat"])
+"""Weak credential names outside the sensitive-key rule of 01 §8.2.4 (``auth`` is in it: its value is `<redacted>`)."""
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=WEAK_NAMES, secret=SECRETS)
+def test_property_obs58_a_weak_name_hides_a_generated_value_in_a_mapping_as_in_its_text(name: str,
+                                                                                      secret: str) -> None:
+    """``{"key": P}``: the JSON text hides a generated value under a weak name; the sanitizer and the export walk
+    hide it too, with the same marker."""
+    text = scrub_text(json.dumps({name: secret}))
+    assert secret not in text
+    marker = redaction_marker(secret)
+    assert marker in text
+    assert sanitize({name: secret}) == {name: marker}
+    assert redact_value({name: secret}) == {name: marker}
+
+
+def test_obs55_a_weak_name_keeps_a_word_or_an_identifier_in_a_mapping_as_in_its_text() -> None:
+    """``{"key": "ArrowUp"}``, ``{"code": "en-US"}``: words and identifiers stay, in text and in a mapping."""
+    for name, value in (("key", "ArrowUp"), ("code", "en-US"), ("session", "default"), ("signature", "none"),
+                        ("key", "user_profile"), ("code", "print('hi')")):
+        assert scrub_text(json.dumps({name: value})) == json.dumps({name: value})
+        assert sanitize({name: value}) == {name: value}
+        assert redact_value({name: value}) == {name: value}
