@@ -69,7 +69,8 @@ def _one(args: argparse.Namespace, path: Path, store: Callable[[], Path], home: 
         raise TrajectoryError("--skill, --memory and --tools apply when Hermes replays the run (--agent hermes)",
                               key="--agent")
     try:
-        return run_replay(recording, mode=args.mode or "strict", live_from=args.live_from, overrides=overrides, agent=agent,
+        return run_replay(recording, mode=args.mode or "strict", live_from=args.live_from, overrides=overrides,
+                          agent=agent,
                           output=output, store=store() if output is None else None, home=home)
     except (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError) as exc:
         # a recorded payload of a shape the load checks let through: one line naming the file
@@ -92,6 +93,7 @@ def _report(result: Any, fmt: str) -> None:
         data = result.diff.to_json()
         data["replay"] = result.document.get("extra", {}).get("hermes", {}).get("replay")
         data["written"] = str(result.path) if result.path is not None else None
+        data["error"] = result.error  # the agent's failure (a live provider error, say), as on stderr
         if diverged is not None and data["identical"]:
             data["verdict"] = f"diverged at agent step {diverged}"
         print(json.dumps(data, indent=2, ensure_ascii=False))
@@ -124,6 +126,9 @@ def _replay(args: argparse.Namespace) -> int:
         result = _one(args, path, store, home, Path(args.output).expanduser() if args.output else None)
     except TrajectoryError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
+        if args.diff == "json":  # a script reading stdout still gets one JSON document, naming the error
+            print(json.dumps({"error": str(exc), "path": exc.path, "step": exc.step, "key": exc.key,
+                              "exit_code": 2}, indent=2, ensure_ascii=False))
         return 2
     _report(result, args.diff)
     return _exit_code(result)

@@ -30,7 +30,7 @@ from .recording import Recording
 from .replay import Mode, Replay, ServedStep
 
 __all__ = ["DATE_VARIABLE", "MODE_VARIABLE", "PATHS_VARIABLE", "RECORDING_VARIABLE", "REPORT_VARIABLE",
-           "WHATIF_VARIABLE", "HermesReplay", "register", "sdk_response", "seed_session"]
+           "STATE_TOOLS", "WHATIF_VARIABLE", "HermesReplay", "register", "sdk_response", "seed_session"]
 
 RECORDING_VARIABLE: Final = "HERMES_PIPELINE_REPLAY_RECORDING"
 """The recording (an ATIF file) the Hermes process serves."""
@@ -88,6 +88,7 @@ class HermesReplay(Replay):
         self.overrides = dict(overrides or {})
         self.workspace = workspace
         self._by_call = _recorded_by_call(recording)
+        self.state_errors: list[str] = []
         self._report_lock = threading.Lock()
 
     def live_request(self, request: Any) -> Any:
@@ -111,7 +112,8 @@ class HermesReplay(Replay):
             return request
         out = []
         for message in messages:
-            if isinstance(message, dict) and message.get("role") == "system" and isinstance(message.get("content"), str):
+            if isinstance(message, dict) and message.get("role") == "system" \
+                    and isinstance(message.get("content"), str):
                 text = message["content"]
                 for ours, theirs in self.paths:
                     text = text.replace(ours, theirs)
@@ -135,7 +137,8 @@ class HermesReplay(Replay):
             return
         data = {"llm_calls": self.llm_calls, "recorded_calls": len(self.calls),
                 "steps": [step.__dict__ for step in self.steps],
-                "divergences": [{"step": d.step, "reason": d.reason} for d in self.divergences], "error": error}
+                "divergences": [{"step": d.step, "reason": d.reason} for d in self.divergences], "error": error,
+                "warnings": list(self.state_errors)}
         with self._report_lock:
             write_atomically(self.report, json.dumps(data).encode("utf-8"))
 
@@ -165,10 +168,29 @@ class HermesReplay(Replay):
             if self._live:
                 served = self._live_tool(kwargs)
             else:
+                self._apply_state(kwargs)
                 served = super().tool_execution(**kwargs)
         finally:
             self.write_report()
         return served if isinstance(served, str) else json.dumps(served)
+
+    def _apply_state(self, kwargs: dict[str, Any]) -> None:
+        """In a what-if with live tools, also run a served call that changed the profile (a skill or memory write,
+        :data:`STATE_TOOLS`) in the isolated profile, so that the live steps from N on find the skills and memory
+        as the recorded run had left them (the model is still served the recorded result)."""
+        call_id, name = kwargs.get("tool_call_id"), str(kwargs.get("tool_name") or "")
+        if self.live_from is None or self.tools != "live" or name not in STATE_TOOLS:
+            return
+        if not isinstance(call_id, str) or call_id not in self.recording.tool_results:
+            return
+        next_call = kwargs.get("next_call")
+        if not callable(next_call):
+            return
+        try:
+            next_call(None)
+        except Exception as exc:  # the recorded result is served anyway; the live steps may see an older state
+            self.state_errors.append(f"the recorded {name} call {call_id} could not be applied to the replay "
+                                     f"profile ({type(exc).__name__}: {str(exc)[:200]})")
 
     def _live_tool(self, kwargs: dict[str, Any]) -> Any:
         step, call_id, name = self._count, kwargs.get("tool_call_id"), str(kwargs.get("tool_name") or "")
@@ -190,6 +212,11 @@ class HermesReplay(Replay):
                              "outside it"}
         self.steps.append(ServedStep("tool", step, "live", tool_call_id=call_id))
         return kwargs["next_call"](None)
+
+
+STATE_TOOLS: Final = ("skill_manage", "memory")
+"""Hermes tools that change the profile (its skills, its memory): in a what-if with live tools, the served calls of
+the steps before N are also run in the isolated profile (:meth:`HermesReplay.tool_execution`)."""
 
 
 def _recorded_by_call(recording: Recording) -> dict[tuple[str, str], str]:

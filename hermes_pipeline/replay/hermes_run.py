@@ -189,7 +189,8 @@ def _new_run(directory: Path, recording: Recording) -> dict[str, Any] | None:
         except (OSError, ValueError):
             continue
     for doc in documents:
-        users = [s.get("message") for s in doc.get("steps") or [] if isinstance(s, Mapping) and s.get("source") == "user"]
+        users = [s.get("message") for s in doc.get("steps") or []
+                 if isinstance(s, Mapping) and s.get("source") == "user"]
         if users and users[0] == recording.user_message:
             return dict(doc)
     return dict(documents[-1]) if documents else None
@@ -207,6 +208,19 @@ def _replay_of(recording: Recording, mode: Mode, report: Mapping[str, Any]) -> R
         if isinstance(item, Mapping):
             replay.divergences.append(Divergence(int(item.get("step") or 0), str(item.get("reason") or "")))
     return replay
+
+
+def _turn_error(doc: Mapping[str, Any]) -> str:
+    """``": the turn failed: TYPE: MESSAGE"`` from the new run's own record of its failed turn (a live model's
+    provider error, say: the model name the endpoint does not know), ``""`` when it has none."""
+    for step in doc.get("steps") or []:
+        extra = step.get("extra") if isinstance(step, Mapping) else None
+        hermes = extra.get("hermes") if isinstance(extra, Mapping) else None
+        if isinstance(hermes, Mapping) and hermes.get("turn_status") == "error":
+            kind, message = hermes.get("error_type"), str(hermes.get("error_message") or "")
+            text = f"{kind}: {message}" if kind else message
+            return f": the turn failed: {text[:400]}" if text else ""
+    return ""
 
 
 def _top_level(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -290,7 +304,7 @@ def run_hermes_replay(recording: Recording, *, mode: Mode = "strict", output: Pa
         raise TrajectoryError(f"Hermes did not run a turn (exit {done.returncode}): "
                               f"{error or ' / '.join(tail) or 'no output'}", path=recording.path)
     if done.returncode != 0 and not error and not replay.divergences:
-        error = f"hermes exited with {done.returncode}"
+        error = f"hermes exited with {done.returncode}" + _turn_error(document)
     document.setdefault("extra", {}).setdefault("hermes", {})["replay"] = {
         "of": recording.trajectory_id, "live_from_step": live_from, "mode": mode, "agent": "hermes",
         "tools": tools if live_from is not None else "recorded", "settings": sorted(settings),
@@ -305,4 +319,5 @@ def run_hermes_replay(recording: Recording, *, mode: Mode = "strict", output: Pa
     return ReplayResult(recording, replay, document, target,
                         diff_trajectories(_top_level(recording.document), _top_level(document)),
                         answer if isinstance(answer, str) else None, error,
-                        [*truncation_warnings(recording), *warnings])
+                        [*truncation_warnings(recording), *warnings,
+                         *(str(w) for w in report.get("warnings") or [] if isinstance(w, str))])

@@ -45,7 +45,8 @@ def load_trajectory(path: str | Path, *, definitions_from: Fallback = ()) -> dic
         if not isinstance(doc.get("steps"), list):
             raise TrajectoryError("not an ATIF trajectory (no 'steps' list)", path=where)
         check_atif(doc, where)
-        expand_trajectory(doc, path, limit=MAX_BYTES, fallback=definitions_from)  # tool lists / system prompts kept once in the store
+        # tool lists / system prompts kept once in the store
+        expand_trajectory(doc, path, limit=MAX_BYTES, fallback=definitions_from)
     except InputFileError as exc:
         raise TrajectoryError(exc.reason, path=where, key=exc.field) from None
     return doc
@@ -226,7 +227,8 @@ class Recording:
     def system_prompt(self) -> str | None:
         """The first request's system message text, if any."""
         for message in self.first_messages:
-            if isinstance(message, Mapping) and message.get("role") == "system" and isinstance(message.get("content"), str):
+            if isinstance(message, Mapping) and message.get("role") == "system" \
+                    and isinstance(message.get("content"), str):
                 return str(message["content"])
         return None
 
@@ -243,7 +245,8 @@ class Recording:
         """The user content the model saw (the last user message of the first request; plugin context
         included), else the user step's message."""
         for message in reversed(self.first_messages):
-            if isinstance(message, Mapping) and message.get("role") == "user" and isinstance(message.get("content"), str):
+            if isinstance(message, Mapping) and message.get("role") == "user" \
+                    and isinstance(message.get("content"), str):
                 return str(message["content"])
         return self.user_message
 

@@ -35,7 +35,8 @@ __all__ = ["DETECTORS", "compile_patterns", "redact_document"]
 
 _EMAIL: Final = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _PHONE: Final = re.compile(
-    r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,3}(?![\w])|(?<![\w+])\+\d{8,15}(?!\w)")
+    r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,3}(?![\w])"
+    r"|(?<![\w+])\+\d{8,15}(?!\w)")
 _HOME: Final = re.compile(r"(?:/home/|/Users/)[^/\s\"'<>:]+|[A-Za-z]:\\\\?Users\\\\?[^\\\s\"'<>:]+|~[A-Za-z0-9._-]+")
 
 DETECTORS: Final = ("credential", "email", "phone", "home_path")

@@ -145,7 +145,8 @@ def check_recording(recording: Recording, live_from: int | None) -> None:
 
 class _CapturedStore:
     """The trajectory store's output kept in memory: the store's ATIF configuration (the same documents, but
-    with their tool lists and system prompts inline rather than in a sidecar) on a scope plugin of its own, with the files it would write collected by name instead of
+    with their tool lists and system prompts inline rather than in a sidecar) on a scope plugin of its own, with the
+    files it would write collected by name instead of
     written to disk and read back (the new run is written once, where it belongs, by :func:`run_replay`)."""
 
     def __init__(self, engine: Engine, directory: Path) -> None:
