@@ -75,6 +75,9 @@ _UNDERLINE_RE: Final = re.compile(r"^[ \t]*(?:-{2,}|={2,})(?:[ \t]+(?:-{2,}|={2,
 _HEADER_RE: Final = re.compile(r"^[ \t]*(?i:name|key|variable|setting|parameter)[ \t]{2,}(?i:value)[ \t]*\r?$",
                                re.MULTILINE)
 _RUN_RE: Final = re.compile(r"\S+")
+_RUN_MORE: Final = re.compile(r"[A-Za-z0-9]")
+_SENTENCE_RUN_RE: Final = re.compile(r"[^\s\\]+")
+"""A word of a sentence: to a blank or a backslash (the escape of a line break in JSON-encoded text)."""
 _CJK_WORDS: Final = tuple(w for w in FOREIGN_WORDS if all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
                                                           for c in w))
 _GLUED_RE: Final = re.compile(
@@ -101,7 +104,7 @@ _SENTENCE_USE_RE: Final = re.compile(
     r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?=[\"'`!-~])")
 """``use the token P``, ``log in with password P``, ``user admin and password P``, ``enter the admin password P``."""
 _SENTENCE_LABEL_RE: Final = re.compile(
-    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=]{1,48}?[ \t]*[:：]"
+    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=.\\]{1,48}?[ \t]*[:：]"
     r"[ \t]+(?=[\"'`!-~])")
 """``the password for the staging db: P`` in the middle of a line (a label that starts one is :func:`_labels`')."""
 _SETTER_RE: Final = re.compile(
@@ -353,6 +356,10 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
         return
     s, e = span
     if _bare(v):
+        run = _SENTENCE_RUN_RE.match(text, s)  # a sentence's words are blank-separated: the value is the whole run
+        if run is not None and run.end() > e and _RUN_MORE.search(text, e, run.end()) is not None and not any(
+                q in text[e:run.end()] for q in "\"'`"):
+            e = run.end()  # more of a password glued on (L4d);k[<:E), not code's closing punctuation (');)
         if ascii_only:
             k = s
             while k < e and text[k] <= "\x7f":

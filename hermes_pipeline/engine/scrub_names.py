@@ -676,8 +676,26 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
                  or (v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
         return True  # token.map = lines, PASS: test_login, credentials: ChannelCredentials | None, a constant
     if level == WEAK:
-        return not secret_looking(v)
+        return not secret_looking(v) or word_pieces(v)
     return False
+
+
+_LETTERS_NUMBER: Final = re.compile(r"([A-Za-z]+)([0-9]{1,4})")
+
+
+def word_pieces(value: str) -> bool:
+    """Whether every piece of ``value`` between symbols is a word (cased as words are: ``eu``, ``West``, ``UTF``), a
+    number, or a word with a short number (``v1``, ``beta2``, ``sha256``): a region, a version, an encoding
+    (``eu-west-1``, ``v1-beta2``, ``utf-8``), not a generated string (``Xk9mQ2vLp7Rt``, ``xY9-Qr7k``)."""
+    for piece in _PIECES.split(value):
+        if not piece or piece.isdigit():
+            continue
+        m = _LETTERS_NUMBER.fullmatch(piece)
+        letters = m.group(1) if m is not None else piece
+        if not (letters.isalpha() and (letters.islower() or letters.istitle() or letters.isupper())
+                and (len(letters) <= 3 or english_word(letters))):
+            return False
+    return True
 
 
 @lru_cache(maxsize=4096)
@@ -791,7 +809,7 @@ def _kept_word(v: str, name: str, level: int, bare: bool, typed: bool) -> bool:
             v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
         return True
     if level == WEAK:
-        return not secret_looking(v)
+        return not secret_looking(v) or word_pieces(v)
     return False
 
 
