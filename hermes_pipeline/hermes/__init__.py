@@ -133,7 +133,16 @@ def _open(home: Path, facts: HermesProfile, prepare: Callable[[Engine], object] 
     atexit.register(_shutdown, bridge)
     bridge.on_exit = _release_all  # one-shot mode skips atexit (see .bridge)
     _record_write_approvals(profile)
+    _watch_tool_skill_writes(profile, normaliser)
     return bridge
+
+
+def _watch_tool_skill_writes(profile: Any, normaliser: Any) -> None:
+    """With the observability store on: skills the agent changes with ``write_file``, ``patch``, ``terminal`` or
+    ``execute_code`` are its own changes, read around the call by the store's skill probe (BOOK-19)."""
+    probe = getattr(getattr(profile, "consumers", {}).get("observability_store"), "probe", None)
+    if probe is not None and callable(getattr(probe, "file_tool_changes", None)):
+        normaliser.tool_skill_writes = probe.file_tool_changes
 
 
 def _record_write_approvals(profile: Any) -> None:

@@ -63,6 +63,7 @@ What Hermes does, and what is done about it here:
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -80,6 +81,7 @@ __all__ = ["BRIDGE_TRACE_NAME", "Event", "HermesNormaliser"]
 Event = tuple[str, dict[str, Any]]
 """One hook to dispatch into the engine: ``(hook name, payload)``."""
 
+logger: Final = logging.getLogger("hermes_pipeline.hermes")
 BRIDGE_TRACE_NAME: Final = "hermes_pipeline.bridge"
 """``name`` of the trace entry Hermes records for the bridge's request-middleware result."""
 
@@ -148,6 +150,9 @@ class HermesNormaliser:
         self._tool_traces: dict[str, list[dict[str, str]]] = {}
         self.approvals = ApprovalPairing(clock=clock, timeout=approval_timeout)
         self.subagents = SubagentPairing(clock=clock)
+        self.tool_skill_writes: Callable[[str], list[tuple[str, str]]] | None = None
+        """Set by the bridge when the observability store is on: tool call id → ``(action, skill)`` of each skill
+        a ``write_file`` / ``patch`` / ``terminal`` / ``execute_code`` call changed (the store's skill probe)."""
 
     # ------------------------------------------------------------------ middleware traces
 
@@ -450,8 +455,23 @@ class HermesNormaliser:
                 lifecycle = lifecycle_event(p)
                 if lifecycle is not None:
                     events.append(("on_skill_lifecycle", lifecycle))
+            elif self.tool_skill_writes is not None and tool_call_id:
+                events.extend(("on_skill_lifecycle", event) for event in self._tool_skill_events(tool_call_id, p))
         events.append((hook, p))
         return events
+
+    def _tool_skill_events(self, tool_call_id: str, p: dict[str, Any]) -> list[dict[str, Any]]:
+        """``on_skill_lifecycle`` payloads of the skills another tool than ``skill_manage`` changed (BOOK-19): the
+        agent's changes, in the call's session and turn; no reason (none was given)."""
+        try:
+            changes = self.tool_skill_writes(tool_call_id) if self.tool_skill_writes is not None else []
+        except Exception as exc:  # never into Hermes: a rescan finds the change later
+            logger.warning("hermes_pipeline: skills changed by %s not read (%s)", p.get("tool_name"), exc)
+            return []
+        return [{"action": action, "skill_name": name,
+                 "provenance": "agent_created" if action == "created" else None, "success": True, "reason": None,
+                 "session_id": str(p.get("session_id") or ""), "turn_id": str(p.get("turn_id") or ""),
+                 "use_count": None, "reused": None, "reuse_after_patch": None} for action, name in changes]
 
     # ------------------------------------------------------------------ approvals, subagents
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -52,15 +54,56 @@ def _stage(tmp: Path, home: Path, calls: list[tuple[str, dict[str, Any]]]) -> st
         return str(db.execute("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 1").fetchone()[0])
 
 
+_DECIDED = ("Approved ", "Rejected ", "No pending ", "Failed", "Usage:")
+"""How Hermes' answer to ``/skills`` or ``/memory`` approve / deny starts (hermes_cli.write_approval_commands)."""
+
+
 def _decide(tmp: Path, home: Path, *commands: str) -> str:
-    """The user types each of ``commands`` in an interactive ``hermes chat``, then ``/exit``; returns what they
-    printed. One process per command: while a ``/skills`` command runs, Hermes' prompt drops what is typed."""
+    """The user types each of ``commands`` in an interactive ``hermes chat`` and, once Hermes has answered it,
+    ``/exit``; returns what they printed. One process per command (while a ``/skills`` command runs, Hermes' prompt
+    drops what is typed): ``/exit`` is typed only after the answer is read from Hermes' output, so it can neither
+    be dropped nor end the process before the approval is applied."""
     out = []
     for command in commands:
-        proc = subprocess.run([HERMES or "hermes", "chat"], input=f"{command}\n/exit\n", cwd=tmp / "work",
-                              env=_env(tmp, home), capture_output=True, text=True, timeout=180)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        out.append(proc.stdout)
+        proc = subprocess.Popen([HERMES or "hermes", "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=tmp / "work", env={**_env(tmp, home),
+                                                                             "PYTHONUNBUFFERED": "1"}, text=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        lines: queue.Queue[str | None] = queue.Queue()
+        reader = threading.Thread(target=lambda: ([lines.put(line) for line in proc.stdout], lines.put(None)),
+                                  daemon=True)
+        reader.start()
+        proc.stdin.write(f"{command}\n")
+        proc.stdin.flush()
+        seen: list[str] = []
+        try:
+            while True:
+                line = lines.get(timeout=180)
+                if line is None:
+                    break
+                seen.append(line)
+                if line.lstrip(" ⏳✓✗•").startswith(_DECIDED):
+                    break
+            proc.stdin.write("/exit\n")
+            proc.stdin.close()
+        except (queue.Empty, BrokenPipeError):
+            pass
+        try:
+            proc.wait(timeout=180)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        reader.join(30)
+        while True:
+            try:
+                line = lines.get_nowait()
+            except queue.Empty:
+                break
+            if line is not None:
+                seen.append(line)
+        stderr = proc.stderr.read() if proc.stderr is not None else ""
+        assert proc.returncode == 0, stderr[-3000:]
+        out.append("".join(seen))
     return "\n".join(out)
 
 

@@ -68,6 +68,7 @@ class StoreHandle:
                                         inflight=inflight)
         self.sink.store_writer.probe = self.probe
         self.sink.store_writer.memory_probe = self.memory_probe
+        self.memory_probe.submit = self.sink.submit  # memory files the agent's file tools change (.memory_probe)
         from .staged import StagedWrites
 
         self.staged = StagedWrites(self.sink.submit, self.probe, self.memory_probe)

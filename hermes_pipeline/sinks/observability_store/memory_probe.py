@@ -8,16 +8,23 @@ its SHA-256 and text right after it (the hash the tool's write produced: the rul
 over a rescan compares it). Kept by ``tool_call_id`` until the writer takes them, at most
 :data:`~.inflight.MAX_PENDING` calls. A memory file's text is decoded as Hermes reads it (UTF-8, universal
 newlines); its hash is that of its bytes. Each call puts an in-flight mark (:mod:`.inflight`) before the tool runs.
+
+The agent may also change a memory file with its other tools (:data:`~.skill_probe.FILE_TOOLS`: ``write_file`` /
+``patch`` of ``memories/MEMORY.md``, ``terminal`` running ``echo >>`` or ``sed -i`` on it). A call of one of them whose
+arguments name a memory directory or file is watched: every memory file is read before and after it, and the files
+it changed are queued to the store as a :class:`ToolMemoryChange`, the agent's change in the call's session, run and
+turn (one row per entry changed, actor ``agent-reflection``, BOOK-22), never left to a rescan as ``user-direct``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -26,9 +33,11 @@ from ...export.classify import tool_span_kind
 from ...export.memory_changes import parse_operations
 from .attribution import WINDOW
 from .inflight import MAX_PENDING, drop_mark, expire_open, inflight_files, put_mark
-from .scan import MemoryRead, read_memory_seen
+from .scan import MemoryRead, memory_files, read_memory_seen
+from .schema import sqlite_utc
+from .skill_probe import FILE_TOOLS
 
-__all__ = ["FileSeen", "MemoryProbe", "memory_rel", "read_file"]
+__all__ = ["FileSeen", "MemoryProbe", "ToolMemoryChange", "memory_rel", "read_file"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +55,20 @@ class FileSeen:
     unreadable: bool = False
     """The file is there but was not read (a FIFO, a device, too large: :func:`~.scan.read_memory_seen`); its hash
     and text are then unknown (``None``), never taken for an absent file."""
+
+
+@dataclass(frozen=True)
+class ToolMemoryChange:
+    """Memory files a :data:`~.skill_probe.FILE_TOOLS` call changed, as read right before and after it (both keyed
+    by the files it changed; an absent file has hash ``None``)."""
+
+    tool: str
+    session_id: str | None
+    turn_id: str | None
+    tool_call_id: str
+    changed_at: str
+    before: dict[str, FileSeen] = field(default_factory=dict)
+    after: dict[str, FileSeen] = field(default_factory=dict)
 
 
 def read_file(home: Path, rel: str) -> FileSeen:
@@ -86,7 +109,42 @@ class MemoryProbe:
         """Calls whose rows are not committed yet: call id → (the memory files they write, since when)."""
         self._before: OrderedDict[str, dict[str, FileSeen]] = OrderedDict()
         self._after: OrderedDict[str, dict[str, FileSeen]] = OrderedDict()
+        self._watched: OrderedDict[str, dict[str, FileSeen]] = OrderedDict()
+        """:data:`~.skill_probe.FILE_TOOLS` calls under way that may write a memory file → the memory files before."""
+        self._warned: set[str] = set()
+        self.submit: Callable[[object], bool] | None = None
+        """Queues a :class:`ToolMemoryChange` on the store's writer (set by the store; ``None``: not watched)."""
         self._lock = threading.Lock()
+
+    def _names_memory(self, args: Any) -> bool:
+        """Whether a :data:`~.skill_probe.FILE_TOOLS` call's arguments name a memory directory or file."""
+        try:
+            text = (args if isinstance(args, str) else json.dumps(args, default=str)).lower()
+        except (TypeError, ValueError):
+            return False
+        names = [d.lower() for d in self.memory_dirs if d] + ["memory.md", "user.md"]
+        return any(name in text for name in names)
+
+    def _all(self) -> dict[str, FileSeen]:
+        return {rel: read_file(self.home, rel) for rel in memory_files(self.home, self.memory_dirs, self._warned)}
+
+    def _watch_after(self, tool_name: str, tool_call_id: str, session_id: str, turn_id: str) -> None:
+        with self._lock:
+            before = self._watched.pop(tool_call_id, None)
+        if before is None:
+            return
+        after = self._all()
+        at = time.time()
+        changed = sorted(rel for rel in before.keys() | after.keys()
+                         if (before[rel].sha256 if rel in before else None) != (after[rel].sha256 if rel in after
+                                                                                 else None)
+                         or (rel in before and before[rel].unreadable) != (rel in after and after[rel].unreadable))
+        submit = self.submit
+        if not changed or submit is None or not submit(ToolMemoryChange(
+                tool_name, str(session_id or "") or None, str(turn_id or "") or None, tool_call_id, sqlite_utc(),
+                {rel: before.get(rel) or FileSeen(rel, None, None, at) for rel in changed},
+                {rel: after.get(rel) or FileSeen(rel, None, None, at) for rel in changed})):
+            self.end_mark(tool_call_id)
 
     def _files(self, tool_name: str, args: Any) -> list[str]:
         if not isinstance(tool_name, str):
@@ -140,13 +198,21 @@ class MemoryProbe:
 
     @hookimpl
     def pre_tool_call(self, tool_name: str, args: Any, tool_call_id: str) -> None:
+        if tool_name in FILE_TOOLS and tool_call_id and self.submit is not None and self._names_memory(args) \
+                and not self._files(tool_name, args):
+            before = self._all()
+            self._mark(tool_call_id, sorted(before))  # a rescan leaves these files alone until the rows are in
+            self._keep(self._watched, tool_call_id, before)
+            return
         files = self._files(tool_name, args)
         if files and tool_call_id:
             self._mark(tool_call_id, files)
             self._keep(self._before, tool_call_id, {rel: read_file(self.home, rel) for rel in files})
 
     @hookimpl
-    def post_tool_call(self, tool_name: str, args: Any, tool_call_id: str) -> None:
+    def post_tool_call(self, tool_name: str, args: Any, tool_call_id: str, session_id: str, turn_id: str) -> None:
+        if tool_name in FILE_TOOLS and tool_call_id:
+            self._watch_after(tool_name, tool_call_id, session_id, turn_id)
         files = self._files(tool_name, args)
         if files and tool_call_id:
             self._keep(self._after, tool_call_id, {rel: read_file(self.home, rel) for rel in files})

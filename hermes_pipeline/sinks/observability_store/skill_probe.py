@@ -11,11 +11,19 @@ when the row is written after they changed again) and any skill the call made be
 ``sub/SKILL.md``). The writer takes each change back by skill and session (:meth:`SkillHashProbe.take`) and keeps
 it with the row until that row is committed, so a write retried after a failed transaction still has the
 event-time view. Each call puts an in-flight mark (:mod:`.inflight`) before the tool runs.
+
+The agent may also change a skill with its other tools (:data:`FILE_TOOLS`: ``write_file`` / ``patch`` on a skill's
+file, ``terminal`` / ``execute_code`` running ``sed -i`` or ``echo >>`` on it). A call of one of them whose arguments
+name a skills directory (the word ``skill`` or a skills root's path) is watched: the skills are read before it and
+after it (:meth:`SkillHashProbe.file_tool_changes`, which the host's adapter calls right after the tool ran), and each
+skill it changed is reported as that call's change (``created``, ``edited``, ``file_written``, ``file_removed``,
+``deleted``), in its session, run and turn, never left to a later rescan as a hand edit (BOOK-19).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from collections import OrderedDict, deque
@@ -30,9 +38,10 @@ from ...export.memory_changes import json_mapping
 from ...host.profile_files import read_regular_bytes
 from .attribution import WINDOW
 from .inflight import MAX_PENDING, drop_mark, expire_open, inflight_skills, put_mark
-from .skill_tree import Roots, SkillTree, find_skill, public_name
+from .skill_tree import Roots, SkillRoots, SkillTree, all_skills, changed_files, find_skill, public_name
 
-__all__ = ["MAX_KEPT_BYTES", "SKILL_TOOL", "SKILL_WRITES", "WHOLE", "SkillHashProbe", "SkillSeen", "call_paths"]
+__all__ = ["FILE_TOOLS", "MAX_KEPT_BYTES", "SKILL_TOOL", "SKILL_WRITES", "WHOLE", "SkillHashProbe", "SkillSeen",
+           "call_paths"]
 
 MAX_TEXT: Final = 1 << 20
 """Files larger than this are not held for keeping their texts."""
@@ -43,6 +52,8 @@ WHOLE: Final = "*"
 """In the files a skill call names: the whole skill (``create``, ``delete``)."""
 MAX_KEPT_BYTES: Final = 4 << 20
 """At most this many bytes of the files one skill call wrote are held for keeping their texts."""
+FILE_TOOLS: Final = frozenset({"write_file", "patch", "terminal", "execute_code"})
+"""Hermes' tools that can write a skill's files without ``skill_manage`` (see the module docstring)."""
 
 
 def call_paths(args: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -139,10 +150,68 @@ class SkillHashProbe:
         self._open: dict[str, tuple[str, frozenset[str], float]] = {}
         """Calls whose rows are not committed yet: call id → (public skill name, files it names, since when)."""
         self._marks: dict[str, Path] = {}
+        self._watched: OrderedDict[str, tuple[str, float, dict[str, SkillTree]]] = OrderedDict()
+        """:data:`FILE_TOOLS` calls under way that may write a skill: call id → (session, when, the skills before)."""
         self._lock = threading.Lock()
+
+    def _names_skills(self, args: Any) -> bool:
+        """Whether a :data:`FILE_TOOLS` call's arguments name a skills directory."""
+        try:
+            text = (args if isinstance(args, str) else json.dumps(args, default=str)).lower()
+        except (TypeError, ValueError):
+            return False
+        dirs = self.root.dirs() if isinstance(self.root, SkillRoots) else [self.root]
+        return "skill" in text or any(str(d).lower() in text for d in dirs)
+
+    def _watch(self, args: Any, tool_call_id: str, session_id: str) -> None:
+        if not self._names_skills(args):
+            return
+        at = time.time()
+        before = all_skills(self.root)
+        with self._lock:
+            self._watched[tool_call_id] = (str(session_id or ""), at, before)
+            while len(self._watched) > MAX_PENDING:  # calls whose end never came
+                self._watched.popitem(last=False)
+
+    def file_tool_changes(self, tool_call_id: str) -> list[tuple[str, str]]:
+        """``(lifecycle action, skill name on disk)`` of each skill the watched :data:`FILE_TOOLS` call
+        ``tool_call_id`` changed (read now, right after the tool ran); each is then matched, like a ``skill_manage``
+        call, by the ``on_skill_lifecycle`` the host reports for it. ``[]`` for a call not watched."""
+        with self._lock:
+            watched = self._watched.pop(tool_call_id, None)
+        if watched is None:
+            return []
+        session, at, before = watched
+        after = all_skills(self.root)
+        with self._lock:  # a skill_manage call run beside it (Hermes runs tool calls concurrently) reports its own
+            others = {n for n, _, t in self._open.values() if t >= at}
+            others |= {public_name(c.name) for c in self._calls.values()}
+        out: list[tuple[str, str]] = []
+        for name in sorted(before.keys() | after.keys()):
+            old, new = before.get(name), after.get(name)
+            if old == new or name in others:
+                continue
+            files = changed_files(old, new)
+            action = "created" if old is None else "deleted" if new is None else "edited" if "SKILL.md" in files \
+                else "file_written" if any(f in new.files for f in files) else "file_removed"
+            tree = new if new is not None else old
+            on_disk = tree.on_disk if tree is not None else None
+            if on_disk is None:
+                continue
+            paths = (WHOLE,) if action in ("created", "deleted") else tuple(files)
+            texts: dict[str, bytes] = {}
+            key = f"{tool_call_id}:{name}"
+            with self._lock:  # the rows are this call's: a rescan leaves the skill alone until they are in
+                self._open[key] = (name, frozenset(paths), at)
+                self._calls[key] = _Call(on_disk.name, session, paths, old, at, texts, {})
+            out.append((action, on_disk.name))
+        return out
 
     @hookimpl
     def pre_tool_call(self, tool_name: str, args: Any, tool_call_id: str, session_id: str) -> None:
+        if tool_name in FILE_TOOLS and tool_call_id:
+            self._watch(args, tool_call_id, session_id)
+            return
         if tool_name != SKILL_TOOL or not tool_call_id:
             return
         parsed = json_mapping(args)
@@ -228,6 +297,10 @@ class SkillHashProbe:
 
     @hookimpl
     def post_tool_call(self, tool_name: str, tool_call_id: str) -> None:
+        if tool_name in FILE_TOOLS and tool_call_id:
+            with self._lock:  # not asked for its changes (no host adapter): a rescan finds them
+                self._watched.pop(tool_call_id, None)
+            return
         if tool_name != SKILL_TOOL or not tool_call_id:
             return
         with self._lock:

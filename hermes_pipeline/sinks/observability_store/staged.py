@@ -247,7 +247,8 @@ class StagedWrites:
             self.probe.post_tool_call(tool_name=SKILL_TOOL, tool_call_id=token)  # no change: the mark goes
         else:
             if ok:
-                self.memory_probe.post_tool_call(tool_name=MEMORY_TOOL, args=applying.args, tool_call_id=token)
+                self.memory_probe.post_tool_call(tool_name=MEMORY_TOOL, args=applying.args, tool_call_id=token,
+                                                 session_id=applying.session or "", turn_id="")
             self._queue(ApprovedMemoryWrite(MEMORY_TOOL, applying.args, "agent-reflection", None, token, now, ok,
                                             approved_by=decided_by, pending_id=pending.pending_id))
         status = "approved" if ok else "failed"

@@ -42,7 +42,7 @@ from ...export.memory_changes import parse_operations, replay
 from .failures import failures_path, read_failures_file
 from .unrecorded import Unrecorded, forget_unrecorded
 from .inflight import INFLIGHT_DIR, inflight_files, inflight_skills
-from .memory_probe import FileSeen, memory_rel, read_file
+from .memory_probe import FileSeen, ToolMemoryChange, memory_rel, read_file
 from ...export.task_runs import Item, MemoryWrite, SkillChange
 from .scan import STATE_NAME, ScanState, diff_memory, excerpt, file_diff, memory_files, memory_state
 from .schema import sqlite_utc
@@ -168,6 +168,8 @@ class StoreWriter:
             rels = {memory_rel(self.home, self.memory_dirs, op.file_name, op.path_arg)
                     for op in parse_operations(item.tool, item.arguments)}
             return {f"memory:{rel}" for rel in rels if rel is not None}
+        if isinstance(item, ToolMemoryChange):
+            return {f"memory:{rel}" for rel in item.after}
         return set()
 
     def pending_keys(self) -> set[str]:
@@ -252,7 +254,7 @@ class StoreWriter:
             seen = self._seen.pop(id(item), None)
             if isinstance(item, SkillChange) and self.probe is not None and seen is not None:
                 self.probe.end(seen.call_id)
-            elif isinstance(item, MemoryWrite) and self.memory_probe is not None:
+            elif isinstance(item, MemoryWrite | ToolMemoryChange) and self.memory_probe is not None:
                 self.memory_probe.end_mark(item.tool_call_id)
         return sum(1 for item in dropped if not isinstance(item, str))
 
@@ -270,6 +272,11 @@ class StoreWriter:
             columns = ", ".join(values)
             conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * len(values))})",
                          tuple(values.values()))
+            if table == "task_runs" and values.get("trajectory_id") and values.get("turn_id"):
+                # the run's row comes at its end: rows of its file-tool memory changes (queued earlier) name it now
+                conn.execute("UPDATE memory_changes SET trajectory_id = ? WHERE trajectory_id IS NULL AND "
+                             "trigger_session_id = ? AND turn_id = ?",
+                             (values["trajectory_id"], values.get("session_id"), values["turn_id"]))
             return 1
         if isinstance(item, staged.StagedWrite):
             return staged.record(conn, item)
@@ -287,6 +294,9 @@ class StoreWriter:
                 write = staged.resolved(conn, item) if isinstance(item, staged.ApprovedMemoryWrite) else item
                 return self._memory_write(conn, state, write, self._seen.get(id(item)) or ({}, {}))
             return 0
+        if isinstance(item, ToolMemoryChange):
+            self._ended.append(item.tool_call_id)
+            return self._tool_memory(conn, state, item)
         if item in (SCAN_SKILLS, "scan_all"):
             count = self._scan_skills(conn, state)
             return count + (self._scan_memory(conn, state) if item == "scan_all" else 0)
@@ -369,6 +379,49 @@ class StoreWriter:
             if read_file(self.home, rel).sha256 != after.sha256:
                 continue  # changed again since (another process, the user): the state must not go back in time
             if after.sha256 is None:  # the tool's write is explained: the next scan starts here
+                state.memory.pop(rel, None)
+            else:
+                state.memory[rel] = _memory_entry(after)
+        return written
+
+    def _tool_memory(self, conn: sqlite3.Connection, state: ScanState, change: ToolMemoryChange) -> int:
+        """The rows of memory files an agent's file tool (``write_file``, ``patch``, ``terminal``) changed: first what
+        changed before the call that no write explains (:meth:`_before_memory`), then one ``agent-reflection`` row per
+        entry the call changed, in its session, run and turn (the run once its ``task_runs`` row is in)."""
+        now = time.time()
+        written = 0
+        found = conn.execute("SELECT trajectory_id FROM task_runs WHERE session_id = ? AND turn_id = ? "
+                             "ORDER BY id DESC LIMIT 1", (change.session_id, change.turn_id)).fetchone()
+        run = found[0] if found else None
+        for rel in sorted(change.after):
+            before, after = change.before[rel], change.after[rel]
+            written += self._before_memory(conn, state, rel, before, change.tool_call_id, now)
+            kind = "add" if before.sha256 is None and not before.unreadable else \
+                "delete" if after.sha256 is None and not after.unreadable else "modify"
+            old = "" if kind == "add" else safe_scrub(before.text) if before.text is not None else None
+            new = "" if kind == "delete" else safe_scrub(after.text) if after.text is not None else None
+            same = before.entries_sha256 == after.entries_sha256 \
+                if before.entries_sha256 is not None and after.entries_sha256 is not None else None
+            diff = file_diff(rel, kind, old, new, same_entries=same)
+            attribution.note_agent(state, f"memory:{rel}", after.sha256, now)
+            while (claimed := attribution.take_claim(state, "memory_changes", f"memory:{rel}", after.sha256,
+                                                     now)) is not None:
+                conn.execute("DELETE FROM memory_changes WHERE id = ? AND (actor = 'user-direct' OR actor IS NULL)",
+                             (claimed["id"],))
+            for entry in diff.changes if diff is not None else ():
+                ctype = entry.change_type
+                conn.execute("INSERT INTO memory_changes (file_path, change_type, actor, trigger_session_id, "
+                             "before_excerpt, after_excerpt, reason, changed_at, file_hash, trajectory_id, turn_id) "
+                             "VALUES (?, ?, 'agent-reflection', ?, ?, ?, NULL, ?, ?, ?, ?)",
+                             (safe_scrub(rel), ctype, change.session_id,
+                              self._excerpt(entry.before) if ctype != "add" else None,
+                              self._excerpt(entry.after) if ctype != "delete" else None,
+                              change.changed_at, after.sha256, run, change.turn_id))
+                written += 1
+            self._candidates.pop(rel, None)  # what a scan saw changing in this file was this call
+            if after.unreadable or read_file(self.home, rel).sha256 != after.sha256:
+                continue  # not read, or changed again since: the next scan compares
+            if after.sha256 is None:
                 state.memory.pop(rel, None)
             else:
                 state.memory[rel] = _memory_entry(after)
