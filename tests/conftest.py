@@ -101,3 +101,16 @@ def rec(engine: Engine) -> Iterator[Recorder]:
     recorder = Recorder()
     engine.add_plugin(recorder, name="recorder")
     yield recorder
+
+
+@pytest.fixture
+def fifos() -> Iterator[list[Path]]:
+    """FIFOs a test makes (it appends their paths); a reader still waiting on one is released at the end (a failed
+    run must not leave a thread blocked on it)."""
+    made: list[Path] = []
+    yield made
+    for path in made:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass

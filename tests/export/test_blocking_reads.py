@@ -13,8 +13,6 @@ import hashlib
 import logging
 import os
 import re
-import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,39 +27,7 @@ from hermes_pipeline.export.gitignore import ensure_gitignore
 from hermes_pipeline.host.profile_files import ProfileFileError
 from hermes_pipeline.sinks.trajectory_store.files import trajectory_date
 
-BOUND_S = 20.0
-
-
-def run_bounded(call: Callable[[], Any]) -> Any:
-    """``call()`` in a thread; fails when it has not returned within :data:`BOUND_S` (it blocked)."""
-    result: list[Any] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            result.append(call())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            errors.append(exc)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(BOUND_S)
-    assert not thread.is_alive(), "the read blocked"
-    if errors:
-        raise errors[0]
-    return result[0]
-
-
-@pytest.fixture
-def fifos() -> Iterator[list[Path]]:
-    """FIFOs made by a test; any reader still waiting on one is released at the end (a failed run)."""
-    made: list[Path] = []
-    yield made
-    for path in made:
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:
-            pass
+from tests._bounded import run_bounded
 
 
 def mkfifo(path: Path, made: list[Path]) -> Path:

@@ -13,49 +13,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from hermes_pipeline.shared_metrics.profile_file import MAX_BYTES, ProfileConsent, read_profile_consent
 from hermes_pipeline.shared_metrics.skills import MAX_USAGE_BYTES, SkillReporter
 
-BOUND_S = 20.0
-
-
-def run_bounded(call: Callable[[], Any]) -> Any:
-    """``call()`` in a thread; fails when it has not returned within :data:`BOUND_S` (it blocked)."""
-    result: list[Any] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            result.append(call())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            errors.append(exc)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(BOUND_S)
-    assert not thread.is_alive(), "the read blocked"
-    if errors:
-        raise errors[0]
-    return result[0]
-
-
-@pytest.fixture
-def fifos() -> Iterator[list[Path]]:
-    """FIFOs made by a test; a reader still waiting on one is released at the end (a failed run)."""
-    made: list[Path] = []
-    yield made
-    for path in made:
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:
-            pass
+from tests._bounded import run_bounded
 
 
 def make(kind: str, path: Path, made: list[Path], size: int) -> None:

@@ -12,37 +12,15 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from hermes_pipeline.sinks.observability_store.failures import (FILENAME, WriteFailures, read_failures,
                                                                 read_failures_file)
 
-BOUND_S = 20.0
-
-
-def run_bounded(call: Callable[[], Any]) -> Any:
-    """``call()`` in a thread; fails when it has not returned within :data:`BOUND_S` (it blocked)."""
-    result: list[Any] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            result.append(call())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            errors.append(exc)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(BOUND_S)
-    assert not thread.is_alive(), "the read blocked"
-    if errors:
-        raise errors[0]
-    return result[0]
+from tests._bounded import run_bounded
 
 
 @pytest.fixture
