@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hermes_pipeline.demo.model_script import parse_script
 from hermes_pipeline.demo.model_server import ScriptedModelServer
 
@@ -125,3 +127,17 @@ def record_more(recorded: Recorded, script: list[Any], prompt: str) -> Path:
     assert done.returncode == 0, done.stderr[-2000:]
     (new,) = set((recorded.home / "trajectories").glob("*.json")) - before
     return new
+
+
+@pytest.fixture(scope="module")
+def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The second turn of a session resumed in a second process: a read, then the answer (the first turn is its
+    history)."""
+    base = tmp_path_factory.mktemp("resumed")
+    recorded = record(base, [
+        "Hello! How can I help?",
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": str(base / "work" / "notes.txt")},
+                         "id": "call_read2"}]},
+        "Your notes say: buy milk."], "hello", then="and what do my notes say?")
+    yield recorded
+    recorded.server.close()

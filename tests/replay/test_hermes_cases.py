@@ -17,6 +17,7 @@ from hermes_pipeline.demo.model_server import ScriptedModelServer
 from hermes_pipeline.replay import load_trajectory
 
 from ._hermes import HERMES, SKILL_TEXT, Recorded, record, replay, tree_digest
+from ._hermes import resumed_run  # noqa: F401 - a fixture (the tests name it)
 
 pytestmark = pytest.mark.skipif(HERMES is None, reason="hermes-agent is not installed")
 
@@ -127,17 +128,6 @@ def test_book_31a_live_from_after_a_skill_rewrite_sees_the_rewritten_skill(skill
     assert NEW_LINE in viewed, viewed
 
 
-@pytest.fixture(scope="module")
-def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The second turn of a session resumed in a second process: a read, then the answer."""
-    base = tmp_path_factory.mktemp("resumed")
-    recorded = record(base, [
-        "Hello! How can I help?",
-        {"tool_calls": [{"name": "read_file", "arguments": {"path": str(base / "work" / "notes.txt")},
-                         "id": "call_read2"}]},
-        "Your notes say: buy milk."], "hello", then="and what do my notes say?")
-    yield recorded
-    recorded.server.close()
 
 
 def test_book_31a_the_second_part_of_a_resumed_session_goes_live_from_step_2(resumed_run: Recorded,

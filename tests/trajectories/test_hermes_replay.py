@@ -21,6 +21,7 @@ from hermes_pipeline.export.definitions import DEFINITIONS_KEY, resolve_request
 from hermes_pipeline.replay.recording import load_trajectory
 
 from ..replay._hermes import HERMES, SOUL_END, Recorded, record, replay, tree_digest
+from ..replay._hermes import resumed_run  # noqa: F401 - a fixture (the tests name it)
 from ._support import no_network
 
 pytestmark = pytest.mark.skipif(HERMES is None, reason="hermes-agent is not installed")
@@ -54,17 +55,6 @@ def delegate_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     recorded.server.close()
 
 
-@pytest.fixture(scope="module")
-def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The second turn of a resumed session: a read, then the answer (the first turn is its history)."""
-    base = tmp_path_factory.mktemp("resumed")
-    recorded = record(base, [
-        "Hello! How can I help?",
-        {"tool_calls": [{"name": "read_file", "arguments": {"path": str(base / "work" / "notes.txt")},
-                         "id": "call_read2"}]},
-        "Your notes say: buy milk."], "hello", then="and what do my notes say?")
-    yield recorded
-    recorded.server.close()
 
 
 def _request(doc: dict[str, Any], step: dict[str, Any]) -> Any:
