@@ -13,12 +13,14 @@ The agent may also change a memory file with its other tools (:data:`~.skill_pro
 ``patch`` of ``memories/MEMORY.md``, ``terminal`` running ``echo >>`` or ``sed -i`` on it). A call of one of them whose
 arguments name a memory directory or file is watched: every memory file is read before and after it, and the files
 it changed are queued to the store as a :class:`ToolMemoryChange`, the agent's change in the call's session, run and
-turn (one row per entry changed, actor ``agent-reflection``, BOOK-22), never left to a rescan as ``user-direct``.
+turn (one row per entry changed, actor ``agent-reflection``, BOOK-22), never left to a rescan as ``user-direct``. Of
+the files that changed while it ran, a call is given only those its arguments name
+(:func:`~.skill_probe.own_changes`): another call run at the same time (a second subagent of a ``delegate_task``
+batch, a concurrent tool call, another gateway session) reports its own file, so each change is one row, its writer's.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -26,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from ...contract.hookspecs import hookimpl
 from ...export.classify import tool_span_kind
@@ -35,9 +37,11 @@ from .attribution import WINDOW
 from .inflight import MAX_PENDING, drop_mark, expire_open, inflight_files, put_mark
 from .scan import MemoryRead, memory_files, read_memory_seen
 from .schema import sqlite_utc
-from .skill_probe import FILE_TOOLS
+from .skill_probe import FILE_TOOLS, arguments_text, own_changes
 
 __all__ = ["FileSeen", "MemoryProbe", "ToolMemoryChange", "memory_rel", "read_file"]
+
+_Kept = TypeVar("_Kept")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,19 +113,19 @@ class MemoryProbe:
         """Calls whose rows are not committed yet: call id → (the memory files they write, since when)."""
         self._before: OrderedDict[str, dict[str, FileSeen]] = OrderedDict()
         self._after: OrderedDict[str, dict[str, FileSeen]] = OrderedDict()
-        self._watched: OrderedDict[str, dict[str, FileSeen]] = OrderedDict()
-        """:data:`~.skill_probe.FILE_TOOLS` calls under way that may write a memory file → the memory files before."""
+        self._watched: OrderedDict[str, tuple[str | None, dict[str, FileSeen]]] = OrderedDict()
+        """:data:`~.skill_probe.FILE_TOOLS` calls under way that may write a memory file → (their arguments' text, the
+        memory files before)."""
         self._warned: set[str] = set()
         self.submit: Callable[[object], bool] | None = None
         """Queues a :class:`ToolMemoryChange` on the store's writer (set by the store; ``None``: not watched)."""
         self._lock = threading.Lock()
 
-    def _names_memory(self, args: Any) -> bool:
-        """Whether a :data:`~.skill_probe.FILE_TOOLS` call's arguments name a memory directory or file."""
-        try:
-            text = (args if isinstance(args, str) else json.dumps(args, default=str)).lower()
-        except (TypeError, ValueError):
+    def _names_memory(self, text: str | None) -> bool:
+        """Whether a :data:`~.skill_probe.FILE_TOOLS` call's arguments (their text) name a memory directory or file."""
+        if text is None:
             return False
+        text = text.lower()
         names = [d.lower() for d in self.memory_dirs if d] + ["memory.md", "user.md"]
         return any(name in text for name in names)
 
@@ -130,15 +134,18 @@ class MemoryProbe:
 
     def _watch_after(self, tool_name: str, tool_call_id: str, session_id: str, turn_id: str) -> None:
         with self._lock:
-            before = self._watched.pop(tool_call_id, None)
-        if before is None:
+            watched = self._watched.pop(tool_call_id, None)
+        if watched is None:
             return
+        text, before = watched
         after = self._all()
         at = time.time()
         changed = sorted(rel for rel in before.keys() | after.keys()
                          if (before[rel].sha256 if rel in before else None) != (after[rel].sha256 if rel in after
                                                                                  else None)
                          or (rel in before and before[rel].unreadable) != (rel in after and after[rel].unreadable))
+        own = own_changes(tool_name, text, {rel: PurePosixPath(rel).name for rel in changed})
+        changed = [rel for rel in changed if rel in own]  # the others are another call's, reported by that call
         submit = self.submit
         if not changed or submit is None or not submit(ToolMemoryChange(
                 tool_name, str(session_id or "") or None, str(turn_id or "") or None, tool_call_id, sqlite_utc(),
@@ -156,7 +163,7 @@ class MemoryProbe:
                 for op in parse_operations(tool_name, args)}
         return sorted(r for r in rels if r is not None)
 
-    def _keep(self, table: OrderedDict[str, dict[str, FileSeen]], key: str, seen: dict[str, FileSeen]) -> None:
+    def _keep(self, table: OrderedDict[str, _Kept], key: str, seen: _Kept) -> None:
         with self._lock:
             table[key] = seen
             while len(table) > MAX_PENDING:
@@ -198,11 +205,12 @@ class MemoryProbe:
 
     @hookimpl
     def pre_tool_call(self, tool_name: str, args: Any, tool_call_id: str) -> None:
-        if tool_name in FILE_TOOLS and tool_call_id and self.submit is not None and self._names_memory(args) \
+        text = arguments_text(args) if tool_name in FILE_TOOLS else None
+        if tool_name in FILE_TOOLS and tool_call_id and self.submit is not None and self._names_memory(text) \
                 and not self._files(tool_name, args):
             before = self._all()
             self._mark(tool_call_id, sorted(before))  # a rescan leaves these files alone until the rows are in
-            self._keep(self._watched, tool_call_id, before)
+            self._keep(self._watched, tool_call_id, (text, before))
             return
         files = self._files(tool_name, args)
         if files and tool_call_id:

@@ -17,13 +17,17 @@ file, ``terminal`` / ``execute_code`` running ``sed -i`` or ``echo >>`` on it). 
 name a skills directory (the word ``skill`` or a skills root's path) is watched: the skills are read before it and
 after it (:meth:`SkillHashProbe.file_tool_changes`, which the host's adapter calls right after the tool ran), and each
 skill it changed is reported as that call's change (``created``, ``edited``, ``file_written``, ``file_removed``,
-``deleted``), in its session, run and turn, never left to a later rescan as a hand edit (BOOK-19).
+``deleted``), in its session, run and turn, never left to a later rescan as a hand edit (BOOK-19). Another call may
+run at the same time (a second subagent of a ``delegate_task`` batch, a concurrent tool call, another gateway
+session): of the skills that changed while the call ran, it is given only those its arguments name
+(:func:`own_changes`), so each writer's skill is its own version, once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections import OrderedDict, deque
@@ -40,8 +44,8 @@ from .attribution import WINDOW
 from .inflight import MAX_PENDING, drop_mark, expire_open, inflight_skills, put_mark
 from .skill_tree import Roots, SkillRoots, SkillTree, all_skills, changed_files, find_skill, public_name
 
-__all__ = ["FILE_TOOLS", "MAX_KEPT_BYTES", "SKILL_TOOL", "SKILL_WRITES", "WHOLE", "SkillHashProbe", "SkillSeen",
-           "call_paths"]
+__all__ = ["FILE_TOOLS", "MAX_KEPT_BYTES", "PATH_TOOLS", "SKILL_TOOL", "SKILL_WRITES", "WHOLE", "SkillHashProbe",
+           "SkillSeen", "arguments_text", "call_paths", "own_changes"]
 
 MAX_TEXT: Final = 1 << 20
 """Files larger than this are not held for keeping their texts."""
@@ -54,6 +58,30 @@ MAX_KEPT_BYTES: Final = 4 << 20
 """At most this many bytes of the files one skill call wrote are held for keeping their texts."""
 FILE_TOOLS: Final = frozenset({"write_file", "patch", "terminal", "execute_code"})
 """Hermes' tools that can write a skill's files without ``skill_manage`` (see the module docstring)."""
+PATH_TOOLS: Final = frozenset({"write_file", "patch"})
+"""Of :data:`FILE_TOOLS`, those that write only files their arguments name (``path``; in ``patch`` mode, each file
+its patch text names)."""
+
+
+def arguments_text(args: Any) -> str | None:
+    """A tool call's arguments as one text (JSON for a mapping), ``None`` when they cannot be encoded."""
+    try:
+        return args if isinstance(args, str) else json.dumps(args, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def own_changes(tool_name: str, text: str | None, changed: Mapping[str, str]) -> set[str]:
+    """Of what a :data:`FILE_TOOLS` call saw changing while it ran (``changed``: key → the file or folder name a call
+    writing it names), the keys that are the call's own: those its arguments ``text`` name as a whole path component
+    (any case). Another call run at the same time (a second subagent, a concurrent tool call, another gateway
+    session) changed the others. A :data:`PATH_TOOLS` call writes only what it names; a ``terminal`` or
+    ``execute_code`` call that names none of them (a glob, a variable) is taken to have changed them all."""
+    if text is None:
+        return set(changed)
+    own = {key for key, name in changed.items()
+           if name and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text, re.IGNORECASE)}
+    return own if own or tool_name in PATH_TOOLS else set(changed)
 
 
 def call_paths(args: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -150,26 +178,27 @@ class SkillHashProbe:
         self._open: dict[str, tuple[str, frozenset[str], float]] = {}
         """Calls whose rows are not committed yet: call id → (public skill name, files it names, since when)."""
         self._marks: dict[str, Path] = {}
-        self._watched: OrderedDict[str, tuple[str, float, dict[str, SkillTree]]] = OrderedDict()
-        """:data:`FILE_TOOLS` calls under way that may write a skill: call id → (session, when, the skills before)."""
+        self._watched: OrderedDict[str, tuple[str, float, dict[str, SkillTree], str, str | None]] = OrderedDict()
+        """:data:`FILE_TOOLS` calls under way that may write a skill: call id → (session, when, the skills before, the
+        tool, its arguments' text)."""
         self._lock = threading.Lock()
 
-    def _names_skills(self, args: Any) -> bool:
-        """Whether a :data:`FILE_TOOLS` call's arguments name a skills directory."""
-        try:
-            text = (args if isinstance(args, str) else json.dumps(args, default=str)).lower()
-        except (TypeError, ValueError):
+    def _names_skills(self, text: str | None) -> bool:
+        """Whether a :data:`FILE_TOOLS` call's arguments (:func:`arguments_text`) name a skills directory."""
+        if text is None:
             return False
+        text = text.lower()
         dirs = self.root.dirs() if isinstance(self.root, SkillRoots) else [self.root]
         return "skill" in text or any(str(d).lower() in text for d in dirs)
 
-    def _watch(self, args: Any, tool_call_id: str, session_id: str) -> None:
-        if not self._names_skills(args):
+    def _watch(self, tool_name: str, args: Any, tool_call_id: str, session_id: str) -> None:
+        text = arguments_text(args)
+        if not self._names_skills(text):
             return
         at = time.time()
         before = all_skills(self.root)
         with self._lock:
-            self._watched[tool_call_id] = (str(session_id or ""), at, before)
+            self._watched[tool_call_id] = (str(session_id or ""), at, before, tool_name, text)
             while len(self._watched) > MAX_PENDING:  # calls whose end never came
                 self._watched.popitem(last=False)
 
@@ -181,23 +210,26 @@ class SkillHashProbe:
             watched = self._watched.pop(tool_call_id, None)
         if watched is None:
             return []
-        session, at, before = watched
+        session, at, before, tool_name, text = watched
         after = all_skills(self.root)
         with self._lock:  # a skill_manage call run beside it (Hermes runs tool calls concurrently) reports its own
             others = {n for n, _, t in self._open.values() if t >= at}
             others |= {public_name(c.name) for c in self._calls.values()}
-        out: list[tuple[str, str]] = []
+        changed: dict[str, Path] = {}
         for name in sorted(before.keys() | after.keys()):
             old, new = before.get(name), after.get(name)
-            if old == new or name in others:
+            tree = new if new is not None else old
+            if old != new and name not in others and tree is not None and tree.on_disk is not None:
+                changed[name] = tree.on_disk
+        own = own_changes(tool_name, text, {name: on_disk.name for name, on_disk in changed.items()})
+        out: list[tuple[str, str]] = []
+        for name, on_disk in changed.items():
+            if name not in own:  # another writer's (a call run beside this one): its own call reports it
                 continue
+            old, new = before.get(name), after.get(name)
             files = changed_files(old, new)
             action = "created" if old is None else "deleted" if new is None else "edited" if "SKILL.md" in files \
                 else "file_written" if any(f in new.files for f in files) else "file_removed"
-            tree = new if new is not None else old
-            on_disk = tree.on_disk if tree is not None else None
-            if on_disk is None:
-                continue
             paths = (WHOLE,) if action in ("created", "deleted") else tuple(files)
             texts: dict[str, bytes] = {}
             key = f"{tool_call_id}:{name}"
@@ -210,7 +242,7 @@ class SkillHashProbe:
     @hookimpl
     def pre_tool_call(self, tool_name: str, args: Any, tool_call_id: str, session_id: str) -> None:
         if tool_name in FILE_TOOLS and tool_call_id:
-            self._watch(args, tool_call_id, session_id)
+            self._watch(tool_name, args, tool_call_id, session_id)
             return
         if tool_name != SKILL_TOOL or not tool_call_id:
             return
