@@ -42,7 +42,7 @@ from typing import Final
 
 from .scrub_names import (FOREIGN_WORDS, NAME_HINTS, STRONG, credential_name, english_word, phrase_name,
                           secret_looking)
-from .scrub_shapes import _VALUE_RE, _bare, _judge, _prose_value, _value_span
+from .scrub_shapes import _QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, unemphasized
 
 __all__ = ["find_layout_spans"]
 
@@ -78,11 +78,13 @@ _RUN_RE: Final = re.compile(r"\S+")
 _RUN_MORE: Final = re.compile(r"[A-Za-z0-9]")
 _SENTENCE_RUN_RE: Final = re.compile(r"[^\s\\]+")
 """A word of a sentence: to a blank or a backslash (the escape of a line break in JSON-encoded text)."""
+_OPENERS: Final = "".join(_QUOTE_PAIRS)
+"""Typographic and CJK openers a value may stand in (``“P”``, ``「P」``)."""
 _CJK_WORDS: Final = tuple(w for w in FOREIGN_WORDS if all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
                                                           for c in w))
 _GLUED_RE: Final = re.compile(
     "(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + r")(?:[ \t]*(?:是|为|為|は|が|を|는|은|이|가|：|:|=|＝)[ \t]*"
-    r"|[ \t]+)(?=[\"'`!-~])")
+    r"|[ \t]+|(?=[" + _OPENERS + "]))(?=[\"'`!-~" + _OPENERS + "])")
 """A credential word of a language that writes no space and ``is`` (``密码是``, ``パスワードは``, ``비밀번호는``), a colon,
 or a blank, before an ASCII value."""
 _SENTENCE_NAME: Final = (
@@ -92,20 +94,20 @@ _SENTENCE_NAME: Final = (
 _SENTENCE_RE: Final = re.compile(
     r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)"
     r"(?:[ \t]+(?:now|still|(?:set|changed|reset|updated|rotated)[ \t]+to))?)|(?:(?:set|changed|reset|updated|"
-    r"rotated)[ \t]+to))[ \t]*:?[ \t]+(?=[\"'`!-~])")
+    r"rotated)[ \t]+to))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """An English sentence giving a credential's value: ``the password is P``, ``API key was: P``, ``the token has been
 set to P``, ``password changed to P``."""
 _SENTENCE_VERB_RE: Final = re.compile(
     r"(?<![\w-])(?i:set|changed|reset|updated|rotated)[ \t]+(?i:the|your|my|its|their|our|his|her)[ \t]+"
-    r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:to)[ \t]+(?=[\"'`!-~])")
+    r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """``set the (admin) password to P``, ``I changed my API key to P``."""
 _SENTENCE_USE_RE: Final = re.compile(
     r"(?<![\w-])(?i:use|using|with|and|enter|type|try)[ \t]+(?:(?i:the|your|my|this|that|a|an)[ \t]+)?"
-    r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?=[\"'`!-~])")
+    r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """``use the token P``, ``log in with password P``, ``user admin and password P``, ``enter the admin password P``."""
 _SENTENCE_LABEL_RE: Final = re.compile(
     r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=.\\]{1,48}?[ \t]*[:：]"
-    r"[ \t]+(?=[\"'`!-~])")
+    r"[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """``the password for the staging db: P`` in the middle of a line (a label that starts one is :func:`_labels`')."""
 _SETTER_RE: Final = re.compile(
     r"(?:(?P<dot>\.)[ \t]*)?(?<![\w$])(?P<f>[A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*\([ \t]*(?P<q>[\"'])"
@@ -367,6 +369,7 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
             e = k
         while e > s and text[e - 1] in ".,;:!?)":
             e -= 1
+        s, e = unemphasized(text, s, e)
     value = text[s:e]
     if e > s and _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))

@@ -734,16 +734,15 @@ def _count_name(name: str, words: list[str]) -> bool:
 
 
 def _pattern(value: str) -> bool:
-    """Whether ``value``, holding regular expression syntax, is a pattern: its groups close, and it holds an escape
-    (``\\s``: no generated password holds a backslash), or else what it holds besides its syntax (its classes of
-    ranges, quantifiers, group extensions and wildcards blanked) is anchors, literal text and operators (anything,
-    after a group's extension ``(?:``), the words of it English or of one case, never a run mixing cases or letters
-    and digits, nor the symbols a password mixes in (``0.*lrFnr~4_[``, ``TUI{{N$#].*PSB_0``, ``mr8UUp}(?!Ye}.)``)."""
+    """Whether ``value``, holding regular expression syntax, is a pattern: its groups close, and what it holds
+    besides its syntax (its classes of ranges, quantifiers, escapes, group extensions and wildcards blanked) is
+    anchors, literal text and operators (anything, after an escape or a group's extension ``(?:``), the words of it
+    English or of one case, never a run mixing cases or letters and digits, nor the symbols a password mixes in
+    (``0.*lrFnr~4_[``, ``TUI{{N$#].*PSB_0``, ``mr8UUp}(?!Ye}.)``, ``Ab\\d9xQzz``: a generated password may hold a
+    backslash)."""
     if not _groups_close(value):
         return False  # Ku(m.W@.*A: its groups do not close
     syntax = _REGEX_SYNTAX.search(value)
-    if syntax is not None and syntax.group(0)[0] == "\\":
-        return True  # an escape: no generated password holds a backslash
     rest = _REGEX_TOKEN.sub(" ", value)
     core = rest[1:] if rest.startswith("^") else rest
     core = core[:-1] if core.endswith("$") else core

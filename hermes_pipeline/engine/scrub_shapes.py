@@ -43,7 +43,7 @@ from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent,
                           credential_word, english_word, kept_value, parameter_default, phrase_name, placeholder,
                           query_credential, secret_looking)
 
-__all__ = ["find_shape_spans", "is_sensitive_pair"]
+__all__ = ["find_shape_spans", "is_sensitive_pair", "unemphasized"]
 
 Span = tuple[int, int]
 
@@ -55,10 +55,20 @@ _ASCII_HINTS: Final = tuple(h for h in NAME_HINTS if h.isascii())
 _WIDE_HINTS: Final = tuple(h for h in NAME_HINTS if not h.isascii())
 
 # What ends an unquoted value: whitespace, quotes, a backtick, ``& ; , ) ] } < >``, a backslash, control characters,
-# general and CJK punctuation (``…``, zero-width spaces, ``，。「」``) and full-width punctuation.
-_END: Final = (r"\s\"'`&;,)\]}<>\\\x00-\x1f\x7f\u2000-\u206f\u3000-\u303f\uff01-\uff0f\uff1a-\uff20"
-               r"\uff3b-\uff40\uff5b-\uff65\ufeff")
+# Latin-1 quotes and marks (``« » ¿ ·``), general and CJK punctuation (``…``, zero-width spaces, ``，。「」``), arrows
+# (``→ ⇒ ⟶``) and full-width punctuation: no password is typed with them.
+_END: Final = (r"\s\"'`&;,)\]}<>\\\x00-\x1f\x7f\u00a1\u00ab\u00b7\u00bb\u00bf\u2000-\u206f\u2190-\u21ff"
+               r"\u27f0-\u27ff\u2900-\u297f\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\ufeff")
+_SYMBOL_TAIL: Final = re.compile(r"[\u2190-\u2bff\ufe00-\ufe0f\u200d\U0001f000-\U0001faff]+\Z")
+"""Symbols, dingbats and emoji at a value's end (``P✓``, ``P🔑``): the text's decoration. Inside a value they are
+its characters (``Xk9😀mQ2``)."""
 _ESC: Final = r"\\(?![nrtbfu\"'\\/])"
+_QUOTE_PAIRS: Final = {"\u201c": "\u201d", "\u2018": "\u2019", "\u300c": "\u300d", "\u300e": "\u300f", "\u3010": "\u3011",
+                  "\u300a": "\u300b", "\u3008": "\u3009", "\u00ab": "\u00bb", "\u2039": "\u203a", "\uff02": "\uff02",
+                  "\uff07": "\uff07"}
+"""Typographic and CJK quotes and brackets around a value (``“P”``, ``‘P’``, ``「P」``, ``【P】``, ``«P»``, ``＂P＂``):
+each opener and its closer."""
+_TYPOGRAPHIC: Final = "".join(sorted(set(_QUOTE_PAIRS) | set(_QUOTE_PAIRS.values())))
 _PARAM: Final = r"\$\{[^{}\n\"'`\\]{1,256}\}"
 # A value: quoted (triple, double, single, backtick; backslash escapes inside; a string prefix such as ``b``, ``r``,
 # ``f``), a template (``{{ x }}``), or a run of characters that cannot end it, not starting with an opening bracket
@@ -68,6 +78,8 @@ _VALUE_RE: Final = re.compile(
     r"\"\"\"(?P<tdq>(?:[^\"\\]|\\.|\"(?!\"\")){0,4096}?)\"\"\"|'''(?P<tsq>(?:[^'\\]|\\.|'(?!'')){0,4096}?)'''"
     r"|\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|`(?P<bq>[^`\n]*)`"
     r"|(?P<tpl>\$?\{\{[^\n]{0,1024}?\}\}|\{%[^\n]{0,1024}?%\})"
+    r"|(?P<to>[\u201c\u2018\u300c\u300e\u3010\u300a\u3008\u00ab\u2039\uff02\uff07])(?P<tq>[^" + _TYPOGRAPHIC
+    + r"\n]{1,512})(?=[" + _TYPOGRAPHIC + r"])"
     r"|(?P<v>(?:" + _PARAM + r"|[^" + _END + r"(\[{]|" + _ESC + r")(?:" + _PARAM + r"|[^" + _END + r"]|" + _ESC
     + r")*))"
 )
@@ -205,9 +217,27 @@ def _value_span(m: re.Match[str], strict: bool = True, name_start: int = -1) -> 
             if "{" in value and "f" in (m.group("p") or "").lower():
                 return None  # f"Bearer {api_key}": code
             return start, end
+    if m.group("tq") is not None:
+        start, end = m.span("tq")
+        if text[end] != _QUOTE_PAIRS[m.group("to")] or text[start] in " \t" or text[end - 1] in " \t":
+            return None
+        return start, end
     if m.group("v") is not None:
-        return _glued_tail(text, *m.span("v"))
+        start, end = _glued_tail(text, *m.span("v"), strong=name_start >= 0)
+        tail = _SYMBOL_TAIL.search(text, start, end)
+        return unemphasized(text, start, tail.start() if tail is not None and tail.start() > start else end)
     return None
+
+
+def unemphasized(text: str, start: int, end: int) -> Span:
+    """A value's span without the Markdown emphasis around it (``**P**``, ``__P__``, ``***P***``): the marks are the
+    text's formatting, not the secret's characters, so the same secret gets the same marker however it is shown."""
+    for mark in ("***", "**", "__"):
+        k = len(mark)
+        if end - start > 2 * k and text.startswith(mark, start) and text.startswith(mark, end - k) \
+                and text[start + k] not in "*_ \t" and text[end - k - 1] not in "*_ \t":
+            return start + k, end - k
+    return start, end
 
 
 _GLUED_STOPS: Final = ")]}>;,&<"
@@ -218,14 +248,23 @@ _GLUED_RUN_RE: Final = re.compile(r"[A-Za-z0-9!#$%*+/?@^_~|:.=([{-]{1,256}")
 _NEXT_PAIR_RE: Final = re.compile(r"[A-Za-z_$][A-Za-z_.$\[\]-]{0,127}[0-9]{0,3}=")
 """A next pair's name (``user=``, ``Path=``, ``page2=``): letters, digits only at its end (``Xy4rbIzX=`` is more of a
 password)."""
+_COMMAND_RE: Final = re.compile(
+    r"&?[ \t]*(?:ls|cd|echo|export|unset|source|exec|env|set|make|python3?|pip3?|npm|npx|node|yarn|git|docker|kubectl|"
+    r"helm|cat|rm|cp|mv|curl|wget|ssh|scp|sudo|exit|then|fi|do|done|true|false|sleep|test|printf|read|mysql|psql|"
+    r"bash|sh|zsh|go|cargo|java|mvn|gradle|terraform|aws|gcloud|az|systemctl|service|chmod|chown|mkdir|touch|grep|"
+    r"sed|awk|tail|head|less|vim|nano|code|open|start|run|uv|poetry|pytest|tox)(?=[ \t\r\n;&|]|\Z)")
+"""A shell command after ``;`` or ``&`` (``PASSWORD=P;ls -la``, ``TOKEN=P&& make``): a generated password's lower-case
+run after a symbol is rarely one of these words."""
 _ENTITY_RE: Final = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
 
 
-def _glued_tail(text: str, start: int, end: int) -> Span:
+def _glued_tail(text: str, start: int, end: int, strong: bool = False) -> Span:
     """An unquoted value's span, carried over stop characters (``& ; , ) ] } < >``) glued between runs of a generated
     password: each run after a stop starts with a letter or a digit and is no next pair (``&user=``, ``;Path=``) nor
     an HTML entity (``&amp;``), and the whole reads as generated (:func:`.scrub_names.secret_looking`, letters and
-    digits: ``abc)def`` and code such as ``token).strip()`` stay where they end)."""
+    digits: ``abc)def`` and code such as ``token).strip()`` stay where they end). After a ``strong`` name, whose
+    value before the stop is a password already, letters and digits or both cases are enough (``Zq9w}KX``,
+    ``btmV)EBEs``) when no run after the stop is a word (:func:`_word_piece`, ``cased``: ``Secret;ls``)."""
     n = len(text)
     reach = end
     for _ in range(8):
@@ -241,15 +280,18 @@ def _glued_tail(text: str, start: int, end: int) -> Span:
             break
         run = _GLUED_RUN_RE.match(text, k)
         if run is None or _NEXT_PAIR_RE.match(text, reach + 1) is not None or (
-                text[reach] == "&" and _ENTITY_RE.match(text, reach) is not None):
+                text[reach] == "&" and _ENTITY_RE.match(text, reach) is not None) or (
+                text[reach] in ";&" and _COMMAND_RE.match(text, reach + 1) is not None):
             break
         reach = run.end()
     if reach == end:
         return start, end
     whole = text[start:reach].rstrip(".,:!?")  # a sentence's end stays
     tail = whole[end - start:]
-    if len(whole) > end - start and secret_looking(whole) and _mixed(whole) and _CODE_OR_PLACEHOLDER.search(
-            text, end, reach + 1) is None and not any(_word_piece(p) for p in _PIECES_RE.split(tail)):
+    pieces = _PIECES_RE.split(tail)
+    if len(whole) > end - start and _CODE_OR_PLACEHOLDER.search(text, end, reach + 1) is None and (
+            (secret_looking(whole) and _mixed(whole) and not any(_word_piece(p) for p in pieces))
+            or (strong and (_mixed(whole) or _cased(whole)) and not any(_word_piece(p, cased=True) for p in pieces))):
         return start, start + len(whole)
     return start, end
 
@@ -265,11 +307,16 @@ _CODE_WORDS: Final = frozenset({"this", "self", "true", "false", "null", "none",
 """Short words of code (minified JavaScript is full of them)."""
 
 
-def _word_piece(piece: str) -> bool:
+def _word_piece(piece: str, cased: bool = False) -> bool:
     """A piece of code or prose (``location``, ``ctrlKey``, ``return``, ``fastapi``): a word of five letters or more
-    cased as words are, or a name of words (a generated password's runs of letters are rarely either)."""
+    cased as words are, or a name of words (a generated password's runs of letters are rarely either). ``cased``
+    (after a strong name): a word in lower case or title case only (``IDWCEP`` is a password's run), and any run of
+    lower-case letters is a word or a command (``ls``)."""
     if piece in _CODE_WORDS:
         return True
+    if cased:
+        return piece.isalpha() and (piece.islower() or (len(piece) >= 5 and piece.istitle() and english_word(piece))
+                                    or camel_name(piece))
     return len(piece) >= 4 and piece.isalpha() and ((len(piece) >= 5 and (
         piece.islower() or piece.istitle() or piece.isupper()) and english_word(piece)) or camel_name(piece))
 
@@ -287,6 +334,11 @@ def _opened(text: str, start: int, at: int, opener: str) -> bool:
         return False
     floor = max(text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1, start - _LOOK_BACK, 0)
     return text.count(opener, floor, start) > text.count(closer, floor, start)
+
+
+def _cased(piece: str) -> bool:
+    """Upper- and lower-case letters both (``btmV)EBEs``)."""
+    return any(c.isupper() for c in piece) and any(c.islower() for c in piece)
 
 
 def _mixed(piece: str) -> bool:
@@ -713,9 +765,9 @@ def _assignments(text: str, spans: list[Span]) -> None:
         prev = text[eq - 1] if eq > 0 else ""
         name_end, value_at = eq, eq + 1
         if text[eq] == "=":
-            if nxt == "=" or (nxt == "~" and not _query_name(text, eq)) or (nxt == ">" and prev in "=!<>-"):
+            if nxt == "=" or (nxt == "~" and _match_operator(text, eq)) or (nxt == ">" and prev in "=!<>-"):
                 eq = find("=", eq + 1) if wide is None else _next(text, "=", wide, eq + 1)
-                continue  # ==, =~ (but ?password=~K…: a query's value), =>
+                continue  # ==, =~ (but ?password=~K…, DB_PASSWORD=~K…: a value), =>
             if nxt == ">":
                 value_at = eq + 2
             elif prev in (":", "?"):
@@ -734,6 +786,19 @@ def _assignments(text: str, spans: list[Span]) -> None:
                 if level and not (start >= 2 and text[start - 2:start] in ("//", "${")):
                     resume = max(resume, _assignment(text, start, name, level, query, value_at, spans))
         eq = find("=", resume) if wide is None else _next(text, "=", wide, resume)
+
+
+def _match_operator(text: str, eq: int) -> bool:
+    """Whether the ``=~`` at ``eq`` is Perl's or Bash's match operator (``$pw =~ /x/``, ``[[ $TOKEN =~ ^ghp_ ]]``,
+    ``$pw=~/x/``) rather than a value starting with ``~`` glued to its name (``DB_PASSWORD=~K…``, ``?token=~K…``):
+    a blank before it or after it, a pattern's slash after it, or a ``$`` variable before it."""
+    if _query_name(text, eq):
+        return False
+    after = text[eq + 2:eq + 3]
+    if eq == 0 or text[eq - 1] in " \t" or after in ("", " ", "\t", "/", "\n"):
+        return True
+    start, _ = _name_before(text, eq)
+    return start > 0 and text[start - 1] in "$@%{"
 
 
 def _query_name(text: str, eq: int) -> bool:

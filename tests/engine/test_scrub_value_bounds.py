@@ -1,0 +1,142 @@
+"""Where a credential's value starts and ends in free text (OBS-57, OBS-58): typographic and CJK quotes around it,
+Markdown emphasis, arrows, symbols and emoji after it, symbols glued inside a generated password, ``=~`` glued to a
+name, and a password holding a backslash. The redaction replaces the value and nothing else: the quotes, the marks
+and the decoration stay, and the same secret gets the same marker however it is shown."""
+
+from __future__ import annotations
+
+import random
+import string
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
+from ._scrub_support import password
+
+_PAIRS = [("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"), ("【", "】"), ("《", "》"), ("«", "»"), ("＂", "＂")]
+_LEADS = ["password: {o}{p}{c}", "The password is {o}{p}{c}.", "API key: {o}{p}{c}", "密码是{o}{p}{c}",
+          "密码：{o}{p}{c}", "パスワードは{o}{p}{c}です。", "パスワード{o}{p}{c}", "DB_PASSWORD={o}{p}{c}",
+          "- token: {o}{p}{c}\n", "我的新令牌是{o}{p}{c}，请保存。"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), pair=st.sampled_from(_PAIRS), lead=st.sampled_from(_LEADS))
+def test_property_value_in_typographic_or_cjk_quotes_is_redacted_inside_them(
+        seed: int, pair: tuple[str, str], lead: str) -> None:
+    """OBS-57: a value standing in typographic or CJK quotes or brackets (``“P”``, ``「P」``, ``【P】``, ``«P»``) after
+    a credential name, in a label, an assignment or an English, Chinese or Japanese sentence, is replaced inside
+    its quotes; the quotes and the sentence stay."""
+    p = password(random.Random(seed))
+    text = lead.format(o=pair[0], p=p, c=pair[1])
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
+
+
+def test_typographic_quotes_around_words_stay() -> None:
+    """OBS-58: quoted words that are no credential stay (``“hunter”`` is a word; a quoted phrase is prose)."""
+    for text in ["The password is “hunter”.", "他说“密码”很重要", "token: ‘not a secret’", "パスワード「を忘れた」場合",
+                 "密码是「password」"]:
+        assert scrub_text(text) == text
+
+
+_DECORATIONS = ["→next", "← done", " ✓ verified", "✓ verified", "🔑", "✅", " ⇒ ok", "⟶", "»", "·"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), decoration=st.sampled_from(_DECORATIONS),
+       lead=st.sampled_from(["password: {p}", "token={p}", "API_KEY={p}", "--password {p}", "ghp token→{p}"]))
+def test_property_arrow_symbol_or_emoji_after_a_value_stays(seed: int, decoration: str, lead: str) -> None:
+    """OBS-58: an arrow, a check mark, a symbol or an emoji after a value is the text's decoration: it stays, and
+    so does what follows it."""
+    r = random.Random(seed)
+    p = "ghp_" + "".join(r.choice(string.ascii_letters + string.digits) for _ in range(36)) if "ghp" in lead \
+        else password(r)
+    text = lead.format(p=p) + decoration
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
+
+
+@example(inner="😀")
+@given(inner=st.sampled_from(["😀", "€", "ß", "ñ", "Ж", "§", "°"]))
+def test_a_symbol_inside_a_password_is_part_of_it(inner: str) -> None:
+    """OBS-57: a non-ASCII character inside a password (not at its end) is one of its characters: the whole is
+    replaced, no piece after it stays."""
+    p = f"Xk9{inner}mQ2vLp8"
+    assert scrub_text(f"password: {p} done") == f"password: {redaction_marker(p)} done"
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), mark=st.sampled_from(["**", "__", "***"]),
+       lead=st.sampled_from(["password: {v}", "The password is {v}.", "- **Token:** {v}", "| password | {v} |",
+                             "API_KEY={v}"]))
+def test_property_markdown_emphasis_stays_outside_the_value(seed: int, mark: str, lead: str) -> None:
+    """OBS-58: Markdown emphasis around a value (``**P**``) is the text's formatting: the marks stay, and the marker
+    is the one the bare secret gets (the same secret, the same marker)."""
+    p = password(random.Random(seed))
+    text = lead.format(v=f"{mark}{p}{mark}")
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
+
+
+_SYMBOLS = ")]}>;,&<"
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), stop=st.sampled_from(_SYMBOLS),
+       lead=st.sampled_from(["password: {p}", "PASSWORD={p}", "db_password: {p}", "--password {p}",
+                             "export DB_PASSWORD={p}"]))
+def test_property_a_stop_symbol_glued_inside_a_strong_names_value_is_part_of_it(
+        seed: int, stop: str, lead: str) -> None:
+    """OBS-57: after a strong credential name, a generated password holding ``) ] } > ; , & <`` between runs of
+    letters of both cases (no digit needed: ``btmV)EBEs``) is replaced whole: no piece after the symbol stays. A
+    run after the symbol starts with a capital (a lower-case word after it is a command, as below)."""
+    r = random.Random(seed)
+    upper, lower = "BCDFGHJKLMNPQRSTVWXZ", "bcdfghjklmnpqrstvwxz"  # no vowels: no run spells a word
+    head = r.choice(upper) + r.choice(lower) + "".join(r.choice(upper + lower) for _ in range(r.randint(1, 6)))
+    tail = r.choice(upper) + "".join(r.choice(upper + lower) for _ in range(r.randint(1, 7)))
+    p = head + stop + tail
+    text = lead.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
+
+
+def test_a_command_after_a_shell_assignment_stays() -> None:
+    """OBS-58: ``PASSWORD=P;ls`` (a command after the value) keeps the command; code after a value stays."""
+    assert scrub_text("PASSWORD=Xk9mQ2vLp8;ls -la") == f"PASSWORD={redaction_marker('Xk9mQ2vLp8')};ls -la"
+    for text in ["password=getValue).toString()", "token = getToken(); next()", "f(password=Pw),g(x)"]:
+        assert scrub_text(text) == text
+
+
+@given(seed=st.integers(0, 2**32), lead=st.sampled_from(["PASSWORD=~{p}", "export DB_PASSWORD=~{p}",
+                                                          "app --password=~{p}", "?token=~{p}&x=1"]))
+def test_property_tilde_glued_to_a_name_is_the_values_first_character(seed: int, lead: str) -> None:
+    """OBS-57: ``NAME=~P`` glued to its name is an assignment of a value starting with ``~``, not the match
+    operator; ``$x =~ /re/`` and ``[[ $TOKEN =~ ^ghp_ ]]`` stay."""
+    p = "~" + password(random.Random(seed))
+    text = lead.format(p=p[1:])
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
+
+
+def test_the_match_operator_stays() -> None:
+    """OBS-58: Perl's and Bash's ``=~`` match a pattern, no value is given."""
+    for text in ["if [[ $TOKEN =~ ^ghp_[A-Za-z0-9]+$ ]]; then", "$password=~/^Xk9mQ2/", "if ($password =~ m/Xk9/) {",
+                 "${password}=~m/Xk9/"]:
+        assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), escape=st.sampled_from(["\\d", "\\S", "\\w", "\\."]),
+       lead=st.sampled_from(["password: {p}", "PASSWORD={p}", '{{"password": "{p}"}}']))
+def test_property_a_password_holding_a_backslash_is_no_pattern(seed: int, escape: str, lead: str) -> None:
+    """OBS-57: a generated password may hold a backslash (``Ab\\d9xQzz``): it is replaced, not kept as a regular
+    expression; a pattern of words and classes stays (below)."""
+    r = random.Random(seed)
+    p = password(r, 6) + escape + password(r, 6)
+    text = lead.format(p=p if not lead.startswith("{") else p.replace("\\", "\\\\"))
+    out = scrub_text(text)
+    assert p[:6] not in out and p[-6:] not in out
+
+
+def test_patterns_under_a_password_name_stay() -> None:
+    """OBS-58: a password rule written as a regular expression is kept."""
+    for text in ["password: ^\\d{4,}$", '{"password": "^(?=.*[A-Z])(?=.*\\\\d).{8,}$"}', "password: \\bsecret\\b",
+                 "PASSWORD_REGEX=^[A-Za-z0-9!@#]{12,64}$"]:
+        assert scrub_text(text) == text
