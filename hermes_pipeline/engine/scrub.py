@@ -150,6 +150,8 @@ _SENSITIVE_SUFFIXES: Final = (
 _EXTRA_EXACT_KEYS: Final = frozenset({"pass"})
 _EXTRA_SUFFIXES: Final = ("passphrase", "passphrases", "accesskey", "accesskeys", "pwd")
 
+_SHELL_DIRECTORIES: Final = frozenset({"PWD", "OLDPWD"})
+"""The shell's working-directory variables (an environment dump's ``PWD``: a path, judged by the text rules)."""
 _KEY_NOT_SENSITIVE: Final = 0
 _KEY_ALWAYS_SENSITIVE: Final = 1
 _KEY_PLURAL_TOKENS: Final = 2
@@ -163,7 +165,11 @@ def normalize_key(key: str) -> str:
 @lru_cache(maxsize=8192)
 def _key_class(key: str) -> int:
     """Classify a key: never / always sensitive, or sensitive depending on the value (rule c)."""
+    if key in _SHELL_DIRECTORIES:
+        return _KEY_NOT_SENSITIVE
     norm = normalize_key(key)
+    if norm == "pass":  # a count of passed tests (``{"pass": 10, "fail": 0}``) is no password
+        return _KEY_PLURAL_TOKENS
     if norm in _EXACT_SENSITIVE_KEYS or norm.endswith(_SENSITIVE_SUFFIXES):
         return _KEY_ALWAYS_SENSITIVE
     if norm in _EXTRA_EXACT_KEYS or norm.endswith(_EXTRA_SUFFIXES):
@@ -177,10 +183,13 @@ def is_sensitive_key(key: str, value: object) -> bool:
     """Return whether ``key`` is sensitive for ``value`` under the rule of §8.2.4.
 
     The key is normalized (lowercased, non-alphanumerics dropped). It is sensitive on an exact
-    match with one of the 38 names, on a suffix match (plus hermes_pipeline's additions: ``pass``, and
-    the suffixes ``passphrase``, ``accesskey`` and ``pwd``), or (plural-token rule) when it ends with
-    ``tokens`` and ``value`` is neither ``None`` nor exactly an ``int`` or ``float``; a ``bool``
-    value therefore counts as sensitive. Classification of a key is cached.
+    match with one of the 38 names, on a suffix match (plus hermes_pipeline's additions: the suffixes
+    ``passphrase``, ``accesskey`` and ``pwd``), or (plural-token rule) when it ends with ``tokens`` and
+    ``value`` is neither ``None`` nor exactly an ``int`` or ``float``; a ``bool`` value therefore counts
+    as sensitive. The addition ``pass`` follows the plural-token rule (``{"pass": 10, "fail": 0}`` is a
+    count), and the shell's ``PWD`` / ``OLDPWD`` (exactly so written: an environment dump's directories)
+    are left to the text rules, which hide a password there but keep a path. Classification of a key is
+    cached.
     """
     cls = _key_class(key if type(key) is str else str(key))
     if cls == _KEY_ALWAYS_SENSITIVE:

@@ -18,7 +18,11 @@ import random
 import uuid
 from collections.abc import Callable
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hermes_pipeline.engine import scrub as sc
+from hermes_pipeline.engine.sanitize import sanitize
 
 CORPUS_SIZE = 52_000
 MAX_CHANGED_RATIO = 0.001
@@ -397,3 +401,32 @@ def test_fmt33a_issue_examples_are_kept() -> None:
     """The strings issue #25 names are each kept as they are."""
     for text in _EXPLICIT:
         assert sc.scrub_text(text) == text, text
+
+
+_OBJECT_KEYS = st.lists(st.from_regex(r"[a-z][a-z0-9_-]{1,12}|20[0-9]{2}|[0-9]{2}|[a-z]+=[a-z0-9]{1,6}", fullmatch=True),
+                        min_size=1, max_size=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(folders=_OBJECT_KEYS, stem=st.from_regex(r"[A-Za-z][A-Za-z0-9_-]{0,20}", fullmatch=True),
+       ext=st.sampled_from([".log.gz", ".xlsx", ".parquet", ".json", ".csv", ".tar.gz", ".png"]))
+def test_property_object_storage_keys_in_listings_stay(folders: list[str], stem: str, ext: str) -> None:
+    """OBS-58: an object storage listing (``{"Key": "logs/2024/05/01/app-7f9c8d6b.log.gz"}``: the S3 ``Key``, a weak
+    name) keeps its relative file paths, in the mapping walk and in the JSON text alike."""
+    key = "/".join(folders + [stem + ext])
+    listing = {"Contents": [{"Key": key, "Size": 1234, "ETag": '"9b2cf535f27731c974343645a3985328"'}]}
+    assert sanitize(listing) == listing
+    assert sc.scrub_text(json.dumps(listing)) == json.dumps(listing)
+
+
+def test_an_environment_dump_and_a_test_summary_stay() -> None:
+    """OBS-56 / OBS-58: the shell's ``PWD`` / ``OLDPWD`` hold directories and ``pass`` a count of tests: both stay;
+    a password under ``PWD``, ``pwd`` or ``pass`` is still hidden."""
+    env = {"env": {"PWD": "/home/alice/project", "OLDPWD": "/home/alice", "SHELL": "/bin/bash"},
+           "tests": {"pass": 10, "fail": 0, "skip": 2}}
+    assert sanitize(env) == env
+    assert sc.scrub_text(json.dumps(env)) == json.dumps(env)
+    secret = "Xk9mQ2vLp8ZzT4"
+    for key in ("PWD", "pwd", "pass", "db_pwd"):
+        out = sanitize({key: secret})
+        assert secret not in json.dumps(out) and set(out) == {key}
