@@ -58,8 +58,13 @@ def is_ref(value: Any) -> bool:
 
 MEMO_ENTRIES: Final = 256
 """Values whose reference :func:`_ref_of` remembers (emptied when full)."""
+MEMO_CHARS: Final = 1_000_000
+"""Characters of canonical JSON the remembered values may hold together (emptied when full). The entries keep their
+values alive: counted in entries alone, 256 stale tool lists (a new list of schema objects each time the engine's
+part table starts again) would hold tens of megabytes no request uses any more."""
 _memo: Final[dict[Any, tuple[Any, str | None]]] = {}
 """Identity key of a value → ``(what keeps the key's objects alive, its reference or None when it is short)``."""
+_memo_chars: list[int] = [0]
 
 
 def _memo_key(value: Any) -> Any:
@@ -89,8 +94,10 @@ def _ref_of(value: Any) -> str | None:
         return hit[1]
     text = canonical_json(value)
     ref = None if len(text) < MIN_BYTES else PREFIX + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    if len(_memo) >= MEMO_ENTRIES:
+    if len(_memo) >= MEMO_ENTRIES or _memo_chars[0] + len(text) > MEMO_CHARS:
         _memo.clear()
+        _memo_chars[0] = 0
+    _memo_chars[0] += len(text)
     _memo[key] = (tuple(value) if type(value) is list else value, ref)
     return ref
 

@@ -112,3 +112,18 @@ def test_more_values_than_the_memo_holds_keep_their_own_references() -> None:
         tools = [{"name": f"tool_{n}", "description": "x" * 300}]
         shrunk = shrink_request({"body": {"system": prompt, "tools": tools}}, set(), {})
         assert shrunk["body"] == {"system": {"$ref": digest(prompt)}, "tools": {"$ref": digest(tools)}}
+
+
+def test_the_memo_holds_at_most_its_character_budget() -> None:
+    """Issue #29 (flat RSS): the memo keeps its values alive, so it is bounded by the characters of their canonical
+    JSON, not only by entries: large tool lists that are no longer used do not pile up; references stay right."""
+    from hermes_pipeline.export import definitions
+
+    for n in range(40):
+        tools = [{"name": f"tool_{n}_{k}", "description": "y" * 2000} for k in range(30)]  # ~60 KB each
+        shrunk = shrink_request({"body": {"tools": tools}}, set(), {})
+        assert shrunk["body"] == {"tools": {"$ref": digest(tools)}}
+        held = sum(len(canonical(list(v[0])) if isinstance(v[0], tuple) else canonical(v[0]))
+                   for v in definitions._memo.values())
+        assert held <= definitions.MEMO_CHARS
+    assert len(definitions._memo) < 40
