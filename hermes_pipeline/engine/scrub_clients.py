@@ -24,7 +24,8 @@ Apache's ``SetEnv NAME X`` / ``RequestHeader set NAME X``, nginx's ``proxy_set_h
 NAME X;``, a tool's ``config`` command (``npm config set _authToken X``, ``aws configure set NAME X``, ``ngrok config
 add-authtoken X``, ``rclone config create r s3 … secret_access_key X``), the configuration directives that hold a
 password (redis ``requirepass X`` / ``masterauth X``, slapd ``rootpw X``, ``bindpw X``) and SQL's ``… PASSWORD
-'X'``.
+'X'``; :func:`find_sql_identified` SQL's ``… IDENTIFIED BY 'X'``; :func:`find_positional_passwords` the commands that
+take a password by position (``net user NAME X``, ``rabbitmqctl add_user NAME X``, ``echo NAME:X | chpasswd``).
 
 No span starts or ends inside a redaction marker: a text scrubbed once (``curl -u <redacted:…>:``) is read as it
 is, its markers never as a user or a password.
@@ -41,7 +42,8 @@ from typing import Final
 
 from .scrub_names import STRONG, credential_name, kept_value, secret_looking
 
-__all__ = ["CLIENT_HINTS", "client_hints", "find_client_passwords", "find_keyword_pairs", "find_login_tokens"]
+__all__ = ["CLIENT_HINTS", "client_hints", "find_client_passwords", "find_keyword_pairs", "find_login_tokens",
+           "find_positional_passwords", "find_sql_identified"]
 
 Span = tuple[int, int]
 
@@ -278,6 +280,13 @@ _SQL_PASSWORD_RE: Final = re.compile(r"(?i:password)[ \t]+'(?P<q1>[^'\n]*)'")
 _SQL_BEFORE_RE: Final = re.compile(
     r"(?<![\w-])(?i:with|login|encrypted|unencrypted|(?:user|role)[ \t]+[\w\"$.-]+)[ \t]+\Z")
 """SQL's ``CREATE USER … WITH PASSWORD 'X'``, ``ALTER USER bob PASSWORD 'X'``, ``… LOGIN PASSWORD 'X'``."""
+_SQL_IDENTIFIED_RE: Final = re.compile(
+    r"(?<![\w-])(?i:identified)(?:[ \t]+(?i:with)[ \t]+['\"`]?[\w$]{1,64}['\"`]?)?[ \t]+(?i:by)"
+    r"(?:[ \t]+(?i:password))?[ \t]+(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<b>[^\s;'\"`,)]+))")
+_SQL_USER_RE: Final = re.compile(r"(?<![\w-])(?i:create|alter)[ \t]+(?i:user|role|login)[ \t]")
+"""MySQL's and Oracle's ``… IDENTIFIED BY 'X'`` (``CREATE USER``, ``ALTER USER``, ``GRANT … TO 'app'@'%'``;
+``IDENTIFIED WITH caching_sha2_password BY 'X'``; Oracle's bare ``IDENTIFIED BY tiger``, in a ``CREATE USER`` or
+``ALTER USER`` statement)."""
 
 
 def client_hints(low: str) -> tuple[str, ...]:
@@ -755,6 +764,58 @@ def _line_keyword(text: str, m: re.Match[str], found: list[Span]) -> None:
         group = _value_group(value)
         if not kept_value(value.group(group), "password", STRONG, bare=group == "v"):
             found.append(value.span(group))
+
+
+_ARG_VALUE: Final = r"(?:'(?P<sq>[^'\n]{1,256})'|\"(?P<dq>[^\"\n]{1,256})\"|(?P<b>[^\s'\"`;|&<>]{1,256}))"
+_POSITIONAL_RES: Final = (
+    ("net", re.compile(r"(?<![\w-])(?i:net)[ \t]+(?i:user)[ \t]+(?:\"[^\"\n]{1,64}\"|[^\s/\"]{1,64})[ \t]+(?![/*])"
+                       + _ARG_VALUE)),
+    ("rabbitmqctl", re.compile(r"(?<![\w-])rabbitmqctl[ \t]+(?:-[^\n]{0,64}?[ \t]+)?(?:add_user|change_password)"
+                               r"[ \t]+\S{1,64}[ \t]+" + _ARG_VALUE)),
+    ("wpa_passphrase", re.compile(r"(?<![\w-])wpa_passphrase[ \t]+(?:'[^'\n]{1,64}'|\"[^\"\n]{1,64}\"|\S{1,64})[ \t]+"
+                                  + _ARG_VALUE)),
+    ("nmcli", re.compile(r"(?<![\w-])nmcli[ \t][^\n|;&]{0,256}?[ \t](?:password|wifi-sec\.psk|"
+                         r"802-11-wireless-security\.psk)[ \t]+" + _ARG_VALUE)),
+    ("mysqladmin", re.compile(r"(?<![\w-])mysqladmin[ \t][^\n|;&]{0,256}?[ \t]password[ \t]+" + _ARG_VALUE)),
+    ("chpasswd", re.compile(r"(?<![\w-])(?:echo|printf)[ \t]+(?:-[en][ \t]+)?(?P<q>[\"']?)[\w.@-]{1,64}:"
+                            r"(?P<c>[^\s\"':]{1,256})(?P=q)[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd")),
+)
+"""Commands that take a password by position: Windows' ``net user NAME P /add``, ``rabbitmqctl add_user NAME P`` /
+``change_password``, ``wpa_passphrase SSID P``, ``nmcli … password P`` (and ``wifi-sec.psk P``), ``mysqladmin …
+password P``, and ``echo "NAME:P" | chpasswd``; each sought only when its command's name is in the text."""
+
+
+_BEFORE_COMMAND_RE: Final = re.compile(r"(?:^|[\n;&|>`\"'(]|[$#>] )[ \t]*(?:sudo[ \t]+)?\Z")
+"""What stands before a command (the line's start, a separator, a prompt, a quote): ``net`` is a word otherwise."""
+
+
+def find_positional_passwords(text: str, low: str, spans: list[Span]) -> None:
+    """The password a command takes by position (:data:`_POSITIONAL_RES`), quoted or bare."""
+    found: list[Span] = []
+    for hint, pattern in _POSITIONAL_RES:
+        if hint in low:
+            for m in pattern.finditer(text):
+                group = next(g for g in ("sq", "dq", "b", "c") if g in m.re.groupindex and m.group(g) is not None)
+                value = m.group(group)
+                if group == "b" and value.isalpha() and value.islower():
+                    continue  # ``Use net user to list accounts``: a word of a sentence
+                if hint == "net" and _BEFORE_COMMAND_RE.search(text, max(0, m.start() - 64), m.start()) is None:
+                    continue
+                _password(text, m.span(group), found)
+    _outside_markers(text, found, spans)
+
+
+def find_sql_identified(text: str, spans: list[Span]) -> None:
+    """SQL's ``… IDENTIFIED BY 'X'`` (:data:`_SQL_IDENTIFIED_RE`): the password, quoted or bare."""
+    found: list[Span] = []
+    for m in _SQL_IDENTIFIED_RE.finditer(text):
+        group = "q1" if m.group("q1") is not None else "q2" if m.group("q2") is not None else "b"
+        if group == "b":  # a bare password only in a statement (``identified by their email`` is prose)
+            line = max(text.rfind("\n", 0, m.start()) + 1, m.start() - 256)
+            if _SQL_USER_RE.search(text, line, m.start()) is None:
+                continue
+        _password(text, m.span(group), found)
+    _outside_markers(text, found, spans)
 
 
 def find_keyword_pairs(text: str, spans: list[Span], low: str | None = None) -> None:

@@ -56,9 +56,11 @@ _HINT_RE: Final = re.compile("|".join(re.escape(h) for h in sorted(NAME_HINTS, k
 _DECORATION: Final = r"[ \t]*(?:(?:[-*+>§•#|│┃║]|\d{1,3}[.)])[ \t]*){0,6}"
 _LABEL_RE: Final = re.compile(
     _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{1,80}?)(?P<c>\*\*|__|[*_`])?"
-    r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*(?P<sep>:|：|->|→|=>|—|–)(?P<c2>\*\*|__|[*_])?[ \t]*")
+    r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*(?P<sep>:|：|->|→|=>|—|–|=(?!=))"
+    r"(?P<c2>\*\*|__|[*_])?[ \t]*")
 """A line's label: decoration (bullets, numbering, quote marks, ``§``), emphasis or backticks, the label, and its
-separator (a colon, an arrow, a dash); the value follows."""
+separator (a colon, an arrow, a dash, ``=`` after a parenthesis: ``Password (prod) = P``); the value follows, on the
+line or alone on the next one (in a code fence too)."""
 _PAREN_TAIL: Final = re.compile(r"[ \t]+\([^()]{0,40}\)[ \t]*\Z")
 _LABEL_WORD: Final = re.compile(r"[^\W_]+(?:[-'’/][^\W_]+)*|[A-Za-z0-9_$.-]+")
 """A word of a label of several words (``Staging``, ``API-Schlüssel``, ``DB``): no code (``def get_token(self)``)."""
@@ -97,6 +99,12 @@ _SENTENCE_RE: Final = re.compile(
     r"rotated)[ \t]+to))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """An English sentence giving a credential's value: ``the password is P``, ``API key was: P``, ``the token has been
 set to P``, ``password changed to P``."""
+_FOREIGN_SENTENCE_RE: Final = re.compile(
+    r"(?<![\w-])(?i:passwort|kennwort|contraseña|contrasena|clave|senha|mot[ \t]de[ \t]passe|wachtwoord|hasło|haslo|"
+    r"lösenord|losenord|passord|adgangskode|salasana|parola|пароль|токен)[ \t]+(?i:lautet|ist|war|es|será|é|"
+    r"era|est|était|is|jest|är|er|on|è|—|–|-)[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+"""A sentence in another language giving a password's value: ``Das Passwort lautet P``, ``la contraseña es P``, ``a
+senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest P``, ``пароль — P``."""
 _SENTENCE_VERB_RE: Final = re.compile(
     r"(?<![\w-])(?i:set|changed|reset|updated|rotated)[ \t]+(?i:the|your|my|its|their|our|his|her)[ \t]+"
     r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
@@ -150,6 +158,7 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _english_sentences(text, spans)
     if not gated or "(" in text:
         _setter_calls(text, spans)
+        _login_calls(text, spans)
     if not gated or "str" in low or "byte" in low:
         _typed_declarations(text, spans)
     if not gated or "variable" in text:
@@ -182,11 +191,36 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
         if m is None or m.start("sep") <= at:
             continue
         label = m.group("label")
-        arrow = m.group("sep") not in (":", "：")
+        sep = m.group("sep")
+        arrow = sep not in (":", "：", "=")
         decorated = bool(m.group("o") or m.group("c") or m.group("c2"))
         level, relaxed = _label_level(label + (m.group("tail") or ""), decorated or arrow)
-        if level:
+        if sep == "=" and not relaxed:
+            continue  # NAME = P: an assignment, read by .scrub_shapes
+        if m.end() >= end and sep in (":", "："):
+            _next_line_value(text, label + (m.group("tail") or ""), end, spans)
+        elif level:
             _label_value(text, label, m.end(), end, level, spans, relaxed or arrow)
+
+
+_NEXT_LINE_RE: Final = re.compile(r"\r?\n(?:[ \t]*```[A-Za-z]{0,16}[ \t]*\r?\n)?[ \t]*(?P<v>[^\s`]{8,256})[ \t]*\r?(?=\n|\Z)")
+"""The line after a label that ends with its colon, holding only the value (``Password:\\nP``), or a code fence
+then that line (``Here is your token:\\n```\\nP``)."""
+
+
+def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) -> None:
+    """The value alone on the line after a label that ends with its colon and names a credential with its last
+    words (``Password:``, ``Here is your token:``), when it looks generated (a list or a paragraph under a heading
+    stays)."""
+    m = _NEXT_LINE_RE.match(text, line_end)
+    if m is None or not _generated(m.group("v")):
+        return
+    words = label.strip().strip("*_`").split()
+    for name in (" ".join(words[-2:]), words[-1] if words else ""):
+        level = credential_name(name) if name and _LABEL_WORD.fullmatch(name.replace(" ", "_")) else 0
+        if level:
+            _judge(text, name, m.span("v"), level, spans, bare=True)
+            return
 
 
 def _label_level(label: str, decorated: bool) -> tuple[int, bool]:
@@ -341,7 +375,7 @@ def _glued_sentences(text: str, spans: list[Span]) -> None:
 def _english_sentences(text: str, spans: list[Span]) -> None:
     """``the password is P``, ``API key was: P``, ``I set the admin password to P``: a credential named in an English
     sentence, then its value, one run that looks generated (a word, a placeholder or a sentence stays)."""
-    for regex in (_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_LABEL_RE):
+    for regex in (_SENTENCE_RE, _FOREIGN_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_LABEL_RE):
         for m in regex.finditer(text):
             _sentence_value(text, m.end(), spans, ascii_only=False)
 
@@ -373,6 +407,24 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
     value = text[s:e]
     if e > s and _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))
+
+
+_LOGIN_CALL_RE: Final = re.compile(
+    r"(?<![\w$])(?:(?P<callee>(?:HTTP|Http|aiohttp\.)?(?:Basic|Digest|Proxy)Auth|HTTPProxyAuth|NetworkCredential"
+    r"|UsernamePasswordCredentials|PasswordCredential|(?:\w+\.)+(?:login|simple_bind_s?|bind_s|basic_auth|auth"
+    r"|authenticate|set_credentials|setCredentials))[ \t]*\(|(?<![\w.])(?i:auth|credentials|basic_auth)[ \t]*[=:][ \t]*"
+    r"[(\[])[ \t]*(?:(?P<uq>[\"'])[^\"'\n]{1,128}(?P=uq)|[A-Za-z_][\w.]{0,63})[ \t]*,[ \t]*(?P<pq>[\"'])"
+    r"(?P<p>[^\"'\s]{1,256})(?P=pq)[ \t]*[,)\]]")
+"""A user (a string or a variable) and a password (a string without blanks) given by position:
+``HTTPBasicAuth('admin', 'P')``, ``smtp.login("bot@x.io", "P")``, ``server.login(user, "P")``,
+``conn.simple_bind_s("cn=admin", "P")``, ``new NetworkCredential("u", "P")``, ``auth=("user", "P")``."""
+
+
+def _login_calls(text: str, spans: list[Span]) -> None:
+    """The password of a login call or an ``auth`` pair that takes a user and a password by position (both string
+    literals): judged as a password's value."""
+    for m in _LOGIN_CALL_RE.finditer(text):
+        _judge(text, "password", m.span("p"), STRONG, spans)
 
 
 def _setter_calls(text: str, spans: list[Span]) -> None:

@@ -62,7 +62,7 @@ _STRONG_WORDS: Final = frozenset({
     "accesskey", "secretkey", "privatekey", "accountkey", "masterkey", "clientsecret", "authtoken",
     "accesstoken", "refreshtoken", "sessiontoken", "idtoken", "bearertoken", "privkey", "pin",
     "sharedaccesskey", "sharedaccesssignature", "connectionstring", "sas", "dsn", "mfa", "otp", "totp",
-    "passcode", "passkey", "creds",
+    "passcode", "passkey", "creds", "psk",
     # the word for password in other languages, written in ASCII
     "passwort", "kennwort", "senha", "contrasena", "wachtwoord", "haslo", "heslo", "salasana", "passord",
     "losenord", "sifre", "adgangskode",

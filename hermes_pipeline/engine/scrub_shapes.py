@@ -38,7 +38,8 @@ from functools import lru_cache
 from typing import Final
 from urllib.parse import unquote
 
-from .scrub_clients import client_hints, find_client_passwords, find_keyword_pairs, find_login_tokens
+from .scrub_clients import (client_hints, find_client_passwords, find_keyword_pairs, find_login_tokens,
+                            find_positional_passwords, find_sql_identified)
 from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
                           credential_word, english_word, kept_value, parameter_default, phrase_name, placeholder,
                           query_credential, secret_looking)
@@ -1453,8 +1454,9 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True,
         _quoted_pairs(text, spans, wraps)
         for finder in (_userinfo, _auth_schemes, _colon_pairs, _assignments, _flags, _markup,
                        _call_pairs, _named_values, _tab_pairs, _param_defaults, find_keyword_pairs,
-                       find_client_passwords, find_login_tokens):
+                       find_client_passwords, find_login_tokens, find_sql_identified):
             finder(text, spans)
+        find_positional_passwords(text, low, spans)
         return
     if "//" in text and "@" in text:
         _userinfo(text, spans)
@@ -1484,6 +1486,9 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True,
         find_keyword_pairs(text, spans, low)
     if " login" in low and ("vault" in low or "cargo" in low):
         find_login_tokens(text, spans)
+    if "identified" in low:
+        find_sql_identified(text, spans)
+    find_positional_passwords(text, low, spans)
     if "-" in text or "/" in text:
         hints = client_hints(low)
         if hints:

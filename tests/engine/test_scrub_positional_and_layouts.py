@@ -1,0 +1,125 @@
+"""Passwords given by position, by SQL keywords, after a label that ends its line, and in sentences of other
+languages (OBS-57, OBS-58): each loses exactly its password; the command, the user, the statement and the
+sentence stay, and the look-alikes in prose stay whole."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
+from ._scrub_support import password
+
+_SYMBOLS = "!#%^*+-_.~"
+
+
+def _secret(seed: int) -> str:
+    """A generated password, with a symbol now and then (no quote, blank or shell metacharacter)."""
+    r = random.Random(seed)
+    p = password(r)
+    if r.random() < 0.5:
+        k = r.randrange(1, len(p) - 1)
+        p = p[:k] + r.choice(_SYMBOLS) + p[k:]
+    return p
+
+
+_STATEMENTS = [
+    "ALTER USER 'root'@'localhost' IDENTIFIED BY '{p}';",
+    "GRANT ALL ON *.* TO 'app'@'%' IDENTIFIED BY '{p}';",
+    'CREATE USER "u"@"%" IDENTIFIED WITH caching_sha2_password BY "{p}";',
+    "create user scott identified by {p};",
+    "ALTER USER app IDENTIFIED BY {p}",
+    '{{"cmd": "mysql -e \\"CREATE USER \'a\'@\'%\' IDENTIFIED BY \'{p}\'\\""}}',
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), statement=st.sampled_from(_STATEMENTS))
+def test_property_sql_identified_by_loses_its_password(seed: int, statement: str) -> None:
+    """OBS-58: MySQL's and Oracle's ``IDENTIFIED BY 'P'`` (quoted, or bare in a ``CREATE`` / ``ALTER USER``)."""
+    p = _secret(seed)
+    text = statement.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+
+
+_COMMANDS = [
+    "rabbitmqctl add_user admin {p}",
+    "rabbitmqctl change_password admin '{p}'",
+    "net user admin {p} /add",
+    "C:\\> net user svc_backup {p} /add /y",
+    'echo "admin:{p}" | chpasswd',
+    "echo 'deploy:{p}' | sudo chpasswd",
+    "nmcli dev wifi connect HomeNet password {p}",
+    "nmcli con modify wlan0 wifi-sec.psk '{p}'",
+    "wpa_passphrase HomeNet {p}",
+    "mysqladmin -u root password '{p}'",
+    "auth = HTTPBasicAuth('admin', '{p}')",
+    'mail.login("bot@x.io", "{p}")',
+    'server.login(user, "{p}")',
+    'requests.get(url, auth=("user", "{p}"))',
+    'conn.simple_bind_s("cn=admin,dc=example,dc=org", "{p}")',
+    'aiohttp.BasicAuth("u", "{p}")',
+    'network={{\n    ssid="HomeNet"\n    psk="{p}"\n}}',
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), command=st.sampled_from(_COMMANDS))
+def test_property_a_password_given_by_position_is_hidden(seed: int, command: str) -> None:
+    """OBS-58: commands and calls that take a user and a password by position (``net user NAME P``,
+    ``rabbitmqctl add_user NAME P``, ``echo NAME:P | chpasswd``, ``HTTPBasicAuth('u', 'P')``, ``smtp.login(u, 'P')``)
+    and WPA's ``psk``: the password alone is replaced."""
+    p = _secret(seed)
+    text = command.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+
+
+def test_look_alikes_of_positional_passwords_stay() -> None:
+    """OBS-58: prose and calls that give no password stay."""
+    for text in ["Use net user to list accounts.", "net user admin /delete", "net user admin * /add",
+                 "The user is identified by their email address.", 'log.auth("user", "logged in")',
+                 'page.login("alice", "password")']:
+        assert scrub_text(text) == text
+
+
+_LABELS = ["Password:\n{p}\n", "Here is your token:\n```\n{p}\n```\n", "**API key:**\n{p}", "Your new password:\n  {p}",
+           "Password (prod) = {p}", "- Token (staging) = {p}"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), label=st.sampled_from(_LABELS))
+def test_property_a_value_alone_on_the_line_after_its_label_is_hidden(seed: int, label: str) -> None:
+    """OBS-57: a label that ends its line with a colon and names a credential with its last words, then the value
+    alone on the next line (in a code fence too); and ``Password (prod) = P``."""
+    p = _secret(seed)
+    text = label.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+
+
+def test_a_list_or_a_paragraph_under_a_label_stays() -> None:
+    """OBS-58: what follows a heading-like label is not a value unless it looks generated and stands alone."""
+    for text in ["Password:\n- must be 12 chars", "## API key:\nUse the dashboard to create one.",
+                 "Token:\nabc-def-ghi", "Key:\n/home/alice/.ssh/id_rsa.pub"]:
+        assert scrub_text(text) == text
+
+
+_SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la contraseña es {p}", "a senha é {p}",
+              "le mot de passe est {p}", "het wachtwoord is {p}", "hasło jest {p}", "пароль — {p}"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), sentence=st.sampled_from(_SENTENCES))
+def test_property_a_password_in_a_sentence_of_another_language_is_hidden(seed: int, sentence: str) -> None:
+    """OBS-57: German, Spanish, Portuguese, French, Dutch, Polish and Russian sentences giving a password."""
+    p = _secret(seed)
+    text = sentence.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+
+
+def test_sentences_about_a_password_stay() -> None:
+    """OBS-58: a sentence that says something of the password gives no value."""
+    for text in ["Das Passwort ist falsch.", "la contraseña es incorrecta", "a senha é obrigatória"]:
+        assert scrub_text(text) == text
