@@ -815,15 +815,8 @@ def _kept_word(v: str, name: str, level: int, bare: bool, typed: bool) -> bool:
             v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
         return True
     if level == WEAK:
-        return not secret_looking(v) or word_pieces(v) or _OBJECT_PATH.fullmatch(v) is not None
+        return not secret_looking(v) or word_pieces(v)
     return False
-
-
-_OBJECT_PATH: Final = re.compile(
-    r"[A-Za-z0-9_.=-]{1,255}(?:/[A-Za-z0-9_.=-]{1,255}){1,31}\.[A-Za-z][A-Za-z0-9]{0,7}(?:\.(?:gz|bz2|xz|zst|zip))?")
-"""A relative path to a file (``logs/2024/05/01/app-7f9c8d6b.log.gz``, ``reports/Q2_2024_report.xlsx``): an object
-storage key or a path in a listing, under the weak name ``Key``; no generated credential ends in a file extension
-after a folder."""
 
 
 def _identifier(segment: str) -> bool:
