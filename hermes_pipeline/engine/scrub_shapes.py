@@ -82,8 +82,12 @@ _VALUE_RE: Final = re.compile(
     r"|(?P<to>[\u201c\u2018\u300c\u300e\u3010\u300a\u3008\u00ab\u2039\uff02\uff07])(?P<tq>[^" + _TYPOGRAPHIC
     + r"\n]{1,512})(?=[" + _TYPOGRAPHIC + r"])"
     r"|(?P<v>(?:" + _PARAM + r"|[^" + _END + r"(\[{]|" + _ESC + r")(?:" + _PARAM + r"|[^" + _END + r"]|" + _ESC
-    + r")*))"
+    + r")*)"
+    r"|(?P<s>[<>\[\](){};,&]{1,4}[^\s\"'`\\]{1,255}))"
 )
+_SYMBOL_LED_PLACEHOLDER: Final = re.compile(r"[<\[({][ \t]*[A-Za-z][A-Za-z _.-]*[>\])}]|\$[({].*|<%.*|\{[{%].*")
+"""A symbol-led value that is a placeholder, a note or code (``<your-password>``, ``[REDACTED]``, ``(none)``,
+``{password}``, ``$(cat pw)``, ``${PW}``, ``<%= pw %>``, ``{{ pw }}``), not a password."""
 _NOT_VALUE_START: Final = frozenset(" \t)]},;+.")
 _CODE_BETWEEN: Final = re.compile(r"[^\"']*\s|[.)\]},;+]+$|\+[\w.]+\+$|\.[a-z_]{3,}\([^()]*\)")
 """Code between two strings (``.join(x) + ``, ``+pw+``, ``), ``, ``.format(x)``), not a quoted value."""
@@ -223,11 +227,35 @@ def _value_span(m: re.Match[str], strict: bool = True, name_start: int = -1) -> 
         if text[end] != _QUOTE_PAIRS[m.group("to")] or text[start] in " \t" or text[end - 1] in " \t":
             return None
         return start, end
+    if m.group("s") is not None:
+        return _symbol_led(text, *m.span("s")) if name_start >= 0 else None
     if m.group("v") is not None:
         start, end = _glued_tail(text, *m.span("v"), strong=name_start >= 0)
         tail = _SYMBOL_TAIL.search(text, start, end)
         return unemphasized(text, start, tail.start() if tail is not None and tail.start() > start else end)
     return None
+
+
+def _symbol_led(text: str, start: int, end: int) -> Span | None:
+    """After a strong name, an unquoted value that starts with what ends or opens one (``<2onfZq7``, ``}6BlOHlU{Ud``,
+    ``(iw<jM/B``, ``&XR>yEbcj``): a generated password's first symbols, the value its whole blank-separated run, less a
+    next pair (``;Database=x``), a sentence's end and a bracket that closes one opened before it; ``None`` for a
+    placeholder, a note, code or a redaction marker, and for a run that does not look generated (letters of both
+    cases, or letters and digits, four of them at least)."""
+    for k in range(start + 1, end):
+        if text[k] in ";&" and _NEXT_PAIR_RE.match(text, k + 1) is not None:
+            end = k  # ;Database=app: the next pair of a connection string or a query
+            break
+    while end > start and text[end - 1] in ".,;:!?":
+        end -= 1
+    while end > start and text[end - 1] in _OPENER_OF and _opened(text, start, end - 1, _OPENER_OF[text[end - 1]]):
+        end -= 1
+    value = text[start:end]
+    if sum(c.isalnum() for c in value) < 4 or _SYMBOL_LED_PLACEHOLDER.fullmatch(value) is not None \
+            or _MARKER.search(value) is not None \
+            or _CODE_OR_PLACEHOLDER.search(value) is not None or not (_mixed(value) or _cased(value)):
+        return None
+    return start, end
 
 
 def unemphasized(text: str, start: int, end: int) -> Span:
@@ -821,15 +849,16 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     at = _blank_end(text, value_at)
     opener = text[at:at + 1]
     if opener in ("(", "["):
-        return _flow_items(text, at, WEAK if opener == "(" else level, name, spans)
-    if opener == "{":
+        done = _flow_items(text, at, WEAK if opener == "(" else level, name, spans)
+        if done != at + 1:
+            return done  # a list or a tuple that closes on its line; otherwise a value that starts with it
+    elif opener == "{":
         close = text.find("}", at, at + 256)
         if close > at + 1 and not any(c in text[at + 1:close] for c in " \t\n\"'{:"):
             value = text[at:close + 1]
             if not kept_value(value, name, level):
                 _judge(text, name, (at + 1, close), level, spans)
             return close + 1
-        return at + 1
     if opener in ("\n", "\r") and not query:
         _next_line_string(text, at, name, level, spans)  # api_key=\n    "P",
         return at
@@ -920,7 +949,9 @@ def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans:
     while text[at:at + 1] in (" ", "\t"):
         at += 1
     if text[at:at + 1] == "[":
-        return _flow_items(text, at, level, name, spans)
+        done = _flow_items(text, at, level, name, spans)
+        if done != at + 1:
+            return done  # a list that closes on its line; otherwise a value that starts with ``[``
     m = _VALUE_RE.match(text, at)
     if m is None:
         return colon + 1

@@ -140,3 +140,22 @@ def test_patterns_under_a_password_name_stay() -> None:
     for text in ["password: ^\\d{4,}$", '{"password": "^(?=.*[A-Z])(?=.*\\\\d).{8,}$"}', "password: \\bsecret\\b",
                  "PASSWORD_REGEX=^[A-Za-z0-9!@#]{12,64}$"]:
         assert scrub_text(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), lead_symbol=st.sampled_from(list("<>[](){};,&")),
+       form=st.sampled_from(["password: {p}", "--password {p}", "db_password: {p} (rotated)", "token: {p}\n"]))
+def test_property_a_strong_names_value_may_start_with_a_symbol(seed: int, lead_symbol: str, form: str) -> None:
+    """OBS-57: after a strong name, a generated password that starts with what ends or opens a value
+    (``<2onfZq7``, ``}6BlOHlU{Ud``, ``&XR>yEbcj``) is replaced whole, as its blank-separated run."""
+    r = random.Random(seed)
+    p = lead_symbol + password(r, r.randint(8, 16))
+    text = form.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+
+
+def test_placeholders_notes_and_code_led_by_a_symbol_stay() -> None:
+    """OBS-58: ``<your-password>``, ``[REDACTED]``, ``(none)``, ``{password}``, ``$(cat pw)``, ``<%= pw %>`` stay."""
+    for text in ["password: <your-password>", "PASSWORD=[REDACTED]", "password: (none)", "password = {password}",
+                 "PASSWORD=$(cat /run/secrets/pw)", "password: <%= @pw %>", "f(password=(a, b))"]:
+        assert scrub_text(text) == text
