@@ -213,14 +213,22 @@ def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) ->
     words (``Password:``, ``Here is your token:``), when it looks generated (a list or a paragraph under a heading
     stays)."""
     m = _NEXT_LINE_RE.match(text, line_end)
-    if m is None or not _generated(m.group("v")):
-        return
+    if m is None or not _generated(m.group("v")) or _PAIR_START.match(m.group("v")) is not None:
+        return  # TIMEOUT_SECONDS=184, url: x: a line of its own, not the label's value
     words = label.strip().strip("*_`").split()
-    for name in (" ".join(words[-2:]), words[-1] if words else ""):
-        level = credential_name(name) if name and _LABEL_WORD.fullmatch(name.replace(" ", "_")) else 0
+    if not words or len(words) > 8 or words[-1].lower().strip("*_`") not in _LABEL_NOUNS:
+        return  # ``… standard auth receive:``: a label ends with the credential's noun
+    for name in (" ".join(words[-2:]), words[-1]):
+        level = credential_name(name) if _LABEL_WORD.fullmatch(name.replace(" ", "_")) else 0
         if level:
             _judge(text, name, m.span("v"), level, spans, bare=True)
             return
+
+
+_PAIR_START: Final = re.compile(r"[A-Za-z_$][\w.$-]{0,127}[ \t]*(?:[=:]|=>|->)")
+_LABEL_NOUNS: Final = frozenset({"password", "passwd", "passphrase", "pass", "pin", "token", "key", "secret",
+                                 "credentials", "credential", "passcode", "otp", "pat", "apikey"})
+"""The nouns a label that puts its value on the next line ends with (``Password:``, ``Here is your API key:``)."""
 
 
 def _label_level(label: str, decorated: bool) -> tuple[int, bool]:
@@ -280,7 +288,8 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
 
 
 def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
-    """A table row (``| name | value |``, ``│ NAME │ value │``): a cell naming a credential, and the cell after it."""
+    """A table row (``| name | value |``, ``│ NAME │ value │``): a cell naming a credential, and the cell after it; a
+    header row (a separator row below it) naming a credential in a column: that column's cells below."""
     done = -1
     for at in hits:
         if at < done:
@@ -295,13 +304,44 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
         if lead >= end or text[lead] not in _CELL_BARS:
             continue
         bars = [i for i in range(lead, end) if text[i] in _CELL_BARS]
-        for (a, b), (c, d) in pairwise(pairwise(bars)):
+        header = _SEPARATOR_ROW_RE.match(text, end + 1)
+        columns: list[tuple[int, str, int]] = []
+        for k, (a, b) in enumerate(pairwise(bars)):
             name = text[a + 1:b].strip(_CELL_TRIM)
             if not name or len(name) > 64 or " " in name.strip() and not name.replace(" ", "").isalpha():
                 continue
             level = credential_name(name)
-            if level and not phrase_name(name):
-                _cell_value(text, name, c + 1, d, level, spans)
+            if not level or phrase_name(name):
+                continue
+            if header is not None:
+                columns.append((k, name, level))  # a header's cells name columns: their values are in the rows below
+            elif k + 2 < len(bars):
+                _cell_value(text, name, b + 1, bars[k + 2], level, spans)
+        if columns and header is not None:
+            _column_cells(text, header.end(), columns, spans)  # its rows are read for their own names too
+
+
+_SEPARATOR_ROW_RE: Final = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?\r?(?:\n|\Z)")
+"""A Markdown table's separator row (``|---|:---:|``): the row above it is a header."""
+
+
+def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans: list[Span]) -> None:
+    """Under a header row whose cells name credentials (``| service | password |``), the cells of those columns in
+    each row that follows (at most :data:`_ROW_MAX` characters a row, 256 rows), each judged as the header's value
+    when it looks generated."""
+    for _ in range(256):
+        line_end = text.find("\n", at)
+        line_end = len(text) if line_end < 0 else line_end
+        lead = at
+        while lead < line_end and text[lead] in " \t":
+            lead += 1
+        if lead >= line_end or text[lead] not in _CELL_BARS or line_end - at > _ROW_MAX:
+            return
+        cells = list(pairwise([i for i in range(lead, line_end) if text[i] in _CELL_BARS]))
+        for k, name, level in columns:
+            if k < len(cells) and _generated(text[cells[k][0] + 1:cells[k][1]].strip(_CELL_TRIM)):
+                _cell_value(text, name, cells[k][0] + 1, cells[k][1], level, spans)
+        at = line_end + 1
 
 
 def _cell_value(text: str, name: str, start: int, end: int, level: int, spans: list[Span]) -> None:
@@ -378,6 +418,18 @@ def _english_sentences(text: str, spans: list[Span]) -> None:
     for regex in (_SENTENCE_RE, _FOREIGN_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_LABEL_RE):
         for m in regex.finditer(text):
             _sentence_value(text, m.end(), spans, ascii_only=False)
+    for m in _NOUN_VALUE_RE.finditer(text):
+        run = _SENTENCE_RUN_RE.match(text, m.end())
+        if run is not None and len(run.group(0).rstrip(".,;:!?)")) >= _NOUN_VALUE_MIN:
+            _sentence_value(text, m.end(), spans, ascii_only=False)
+
+
+_NOUN_VALUE_RE: Final = re.compile(
+    r"(?<![\w-])(?i:auth[ \t]token|access[ \t]token|api[ \t]key|secret[ \t]key|client[ \t]secret|app[ \t]password|"
+    r"bot[ \t]token|refresh[ \t]token)[ \t]+(?=[A-Za-z0-9])")
+_NOUN_VALUE_MIN: Final = 16
+"""A credential's two-word name then its value with no verb (``twilio sid AC… auth token 9f86…``, ``app password
+abcd…``): only a value of at least this many characters that looks generated (``the API key expired`` stays)."""
 
 
 def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> None:
@@ -422,9 +474,18 @@ _LOGIN_CALL_RE: Final = re.compile(
 
 def _login_calls(text: str, spans: list[Span]) -> None:
     """The password of a login call or an ``auth`` pair that takes a user and a password by position (both string
-    literals): judged as a password's value."""
+    literals): judged as a password's value; and a pair written as a tuple, its name first (``("x-api-key", "P")``,
+    gRPC metadata, a list of headers): judged by its name."""
     for m in _LOGIN_CALL_RE.finditer(text):
         _judge(text, "password", m.span("p"), STRONG, spans)
+    for m in _NAME_TUPLE_RE.finditer(text):
+        level = credential_name(m.group("n"))
+        if level == STRONG and not phrase_name(m.group("n")):
+            _judge(text, m.group("n"), m.span("v"), level, spans)
+
+
+_NAME_TUPLE_RE: Final = re.compile(
+    r"\([ \t]*(?P<q>[\"'])(?P<n>[A-Za-z][\w.-]{0,63})(?P=q)[ \t]*,[ \t]*(?P<r>[\"'])(?P<v>[^\"'\s]{1,1024})(?P=r)[ \t]*\)")
 
 
 def _setter_calls(text: str, spans: list[Span]) -> None:

@@ -219,7 +219,9 @@ _PEM_RE: Final = re.compile(
     r"(?:.*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|.*)",
     re.DOTALL,
 )
-_PUTTY_RE: Final = re.compile(r"Private-Lines: \d+(?:\r?\n[A-Za-z0-9+/=]+)+")
+_PUTTY_RE: Final = re.compile(r"Private-Lines: \d+\r?\n(?P<k>[A-Za-z0-9+/=]+(?:\r?\n[A-Za-z0-9+/=]+)*)(?=\r?\n|$)")
+"""A PuTTY key file's private lines: the base64 lines after ``Private-Lines: N``, each a whole line (the label and
+the ``Private-MAC:`` line after them stay)."""
 # Webhook URLs whose path is the credential: the secret part only.
 _WEBHOOK_RE: Final = re.compile(
     r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<a>[A-Za-z0-9/_-]{8,})"
@@ -371,7 +373,7 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
     if every or "PRIVATE KEY" in text:
         spans.extend(m.span() for m in _PEM_RE.finditer(text))
     if every or "Private-Lines:" in text:
-        spans.extend(m.span() for m in _PUTTY_RE.finditer(text))
+        spans.extend(m.span("k") for m in _PUTTY_RE.finditer(text))
     if every or "eyJ" in text:
         spans.extend(m.span() for m in _JWT_RE.finditer(text))
     # Every key lies inside one run of key characters at least as long as the shortest format: the runs are found

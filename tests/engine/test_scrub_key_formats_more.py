@@ -10,6 +10,7 @@ same prefix with another length or alphabet, English words, versions, hashes, UU
 
 from __future__ import annotations
 
+import base64
 import random
 import uuid
 from collections.abc import Callable
@@ -142,3 +143,16 @@ def test_obs58_further_formats_keep_the_triggers_exact(text: str) -> None:
     """OBS-58: the trigger tests in front of the structural formats (``-`` for Mailgun, ``:`` for Fal and
     ``.pgpass``) and the option-glued reading never skip a key: the gated spans equal the ungated ones."""
     assert find_spans(text) == find_spans(text, gated=False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), lines=st.integers(1, 4), crlf=st.booleans())
+def test_property_a_putty_key_loses_its_private_lines_only(seed: int, lines: int, crlf: bool) -> None:
+    """OBS-58: a PuTTY ``.ppk`` file loses the base64 lines after ``Private-Lines: N``; its headers, the label and
+    the ``Private-MAC:`` line stay."""
+    r = random.Random(seed)
+    nl = "\r\n" if crlf else "\n"
+    body = nl.join(base64.b64encode(r.randbytes(48)).decode() for _ in range(lines))
+    text = nl.join(["PuTTY-User-Key-File-3: ssh-ed25519", "Encryption: none", "Comment: me@host",
+                    f"Private-Lines: {lines}", body, "Private-MAC: " + r.randbytes(16).hex()])
+    assert scrub_text(text) == text.replace(body, redaction_marker(body))

@@ -63,6 +63,8 @@ _COMMANDS = [
     'conn.simple_bind_s("cn=admin,dc=example,dc=org", "{p}")',
     'aiohttp.BasicAuth("u", "{p}")',
     'network={{\n    ssid="HomeNet"\n    psk="{p}"\n}}',
+    'metadata = [("x-api-key", "{p}")]',
+    "headers = [('X-Auth-Token', '{p}'), ('Accept', 'application/json')]",
 ]
 
 
@@ -80,6 +82,7 @@ def test_property_a_password_given_by_position_is_hidden(seed: int, command: str
 def test_look_alikes_of_positional_passwords_stay() -> None:
     """OBS-58: prose and calls that give no password stay."""
     for text in ["Use net user to list accounts.", "net user admin /delete", "net user admin * /add",
+                 "The API key expired yesterday.", 'choices = [("token", "Token"), ("password", "Password")]',
                  "The user is identified by their email address.", 'log.auth("user", "logged in")',
                  'page.login("alice", "password")']:
         assert scrub_text(text) == text
@@ -123,3 +126,35 @@ def test_sentences_about_a_password_stay() -> None:
     """OBS-58: a sentence that says something of the password gives no value."""
     for text in ["Das Passwort ist falsch.", "la contraseña es incorrecta", "a senha é obrigatória"]:
         assert scrub_text(text) == text
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), header=st.sampled_from(["| service | password |", "| Name | Token | Notes |",
+                                                          "| host | user | API key |"]),
+       separator=st.sampled_from(["|---|---|---|", "| :--- | :---: | --- |"]))
+def test_property_a_column_a_header_names_holds_credentials(seed: int, header: str, separator: str) -> None:
+    """OBS-57: a Markdown table whose header names a credential in a column (``| service | password |``): each row's
+    cell in that column is replaced when it looks generated; the header, the other columns and a note stay."""
+    r = random.Random(seed)
+    names = [c.strip() for c in header.strip("|").split("|")]
+    column = next(i for i, n in enumerate(names) if n.lower() in ("password", "token", "api key"))
+    secrets, rows = [], []
+    for row in range(3):
+        cells = [f"item{row}{i}" for i in range(len(names))]
+        cells[column] = _secret(r.randrange(2**32)) if row < 2 else "(set via SSO)"
+        secrets += [cells[column]] if row < 2 else []
+        rows.append("| " + " | ".join(cells) + " |")
+    text = "\n".join([header, separator, *rows])
+    expected = text
+    for p in secrets:
+        expected = expected.replace(f"| {p} |", f"| {redaction_marker(p)} |")
+    assert scrub_text(text) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), noun=st.sampled_from(["auth token", "API key", "access token", "client secret"]))
+def test_property_a_two_word_credential_name_then_a_long_value_is_hidden(seed: int, noun: str) -> None:
+    """OBS-57: ``twilio sid AC… auth token P``: a credential's two-word name then a long generated value, no verb."""
+    p = password(random.Random(seed), 24)
+    text = f"twilio sid AC9209dcb468e07e032fd0db161b56bb9a {noun} {p} (prod)"
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
