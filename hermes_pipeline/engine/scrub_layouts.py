@@ -311,8 +311,8 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
             if not name or len(name) > 64 or " " in name.strip() and not name.replace(" ", "").isalpha():
                 continue
             level = credential_name(name)
-            if not level or phrase_name(name):
-                continue
+            if not level or phrase_name(name) or (secret_looking(name) and not name.isupper()):
+                continue  # ZXfOzhAZS6rZfGmxPW ends with ``PW`` but is a value, not a name (DB_PASSWORD2 is one)
             if header is not None:
                 columns.append((k, name, level))  # a header's cells name columns: their values are in the rows below
             elif k + 2 < len(bars):

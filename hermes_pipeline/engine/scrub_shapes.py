@@ -339,17 +339,21 @@ _CODE_WORDS: Final = frozenset({"this", "self", "true", "false", "null", "none",
 def _word_piece(piece: str, cased: bool = False) -> bool:
     """A piece of code or prose (``location``, ``ctrlKey``, ``return``, ``fastapi``): a word of five letters or more
     cased as words are, or a name of words (a generated password's runs of letters are rarely either). ``cased``
-    (after a strong name): a word in lower case or title case only (``IDWCEP`` is a password's run), and any run of
-    lower-case letters is a word or a command (``ls``)."""
+    (after a strong name): a word in lower case or title case only (``IDWCEP`` is a password's run), a name of
+    words one of which is English (``toString``, not ``VmGPGV``), and any run of lower-case letters is a word or a
+    command (``ls``)."""
     if piece in _CODE_WORDS:
         return True
     if cased:
         return piece.isalpha() and (piece.islower() or (len(piece) >= 5 and piece.istitle() and english_word(piece))
-                                    or camel_name(piece))
+                                    or (camel_name(piece) and any(len(w) >= 4 and english_word(w.lower())
+                                                                  for w in _CAMEL_PARTS.findall(piece))))
     return len(piece) >= 4 and piece.isalpha() and ((len(piece) >= 5 and (
         piece.islower() or piece.istitle() or piece.isupper()) and english_word(piece)) or camel_name(piece))
 
 
+_CAMEL_PARTS: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+"""The words of a CamelCase name (``toString``: ``to``, ``String``; ``VmGPGV``: ``Vm``, ``GPGV``)."""
 _OPENER_OF: Final = {")": "(", "]": "[", "}": "{", ">": "<"}
 _LOOK_BACK: Final = 256
 
