@@ -26,6 +26,13 @@ def _secret(seed: int) -> str:
     return p
 
 
+def _assert_hidden_once(template: str, seed: int) -> None:
+    """``template`` with a generated password put in: scrubbing replaces that password, once, and nothing else."""
+    p = _secret(seed)
+    text = template.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+
+
 _STATEMENTS = [
     "ALTER USER 'root'@'localhost' IDENTIFIED BY '{p}';",
     "GRANT ALL ON *.* TO 'app'@'%' IDENTIFIED BY '{p}';",
@@ -40,9 +47,7 @@ _STATEMENTS = [
 @given(seed=st.integers(0, 2**32), statement=st.sampled_from(_STATEMENTS))
 def test_property_sql_identified_by_loses_its_password(seed: int, statement: str) -> None:
     """OBS-58: MySQL's and Oracle's ``IDENTIFIED BY 'P'`` (quoted, or bare in a ``CREATE`` / ``ALTER USER``)."""
-    p = _secret(seed)
-    text = statement.format(p=p)
-    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+    _assert_hidden_once(statement, seed)
 
 
 _COMMANDS = [
@@ -74,9 +79,7 @@ def test_property_a_password_given_by_position_is_hidden(seed: int, command: str
     """OBS-58: commands and calls that take a user and a password by position (``net user NAME P``,
     ``rabbitmqctl add_user NAME P``, ``echo NAME:P | chpasswd``, ``HTTPBasicAuth('u', 'P')``, ``smtp.login(u, 'P')``)
     and WPA's ``psk``: the password alone is replaced."""
-    p = _secret(seed)
-    text = command.format(p=p)
-    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+    _assert_hidden_once(command, seed)
 
 
 def test_look_alikes_of_positional_passwords_stay() -> None:
@@ -97,9 +100,7 @@ _LABELS = ["Password:\n{p}\n", "Here is your token:\n```\n{p}\n```\n", "**API ke
 def test_property_a_value_alone_on_the_line_after_its_label_is_hidden(seed: int, label: str) -> None:
     """OBS-57: a label that ends its line with a colon and names a credential with its last words, then the value
     alone on the next line (in a code fence too); and ``Password (prod) = P``."""
-    p = _secret(seed)
-    text = label.format(p=p)
-    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+    _assert_hidden_once(label, seed)
 
 
 def test_a_list_or_a_paragraph_under_a_label_stays() -> None:
@@ -117,9 +118,7 @@ _SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la contraseñ
 @given(seed=st.integers(0, 2**32), sentence=st.sampled_from(_SENTENCES))
 def test_property_a_password_in_a_sentence_of_another_language_is_hidden(seed: int, sentence: str) -> None:
     """OBS-57: German, Spanish, Portuguese, French, Dutch, Polish and Russian sentences giving a password."""
-    p = _secret(seed)
-    text = sentence.format(p=p)
-    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+    _assert_hidden_once(sentence, seed)
 
 
 def test_sentences_about_a_password_stay() -> None:
