@@ -147,7 +147,8 @@ _SENSITIVE_SUFFIXES: Final = (
 
 # hermes_pipeline's additions (spec 04 FMT-33a widens the detector list): passphrases, access keys and the
 # short password names ``pass`` / ``pwd`` (``aws_secret_access_key`` ends with ``accesskey``).
-_EXTRA_EXACT_KEYS: Final = frozenset({"pass"})
+_COUNT_OR_SECRET_KEYS: Final = frozenset({"pass"})
+"""Additions that follow the plural-token rule: ``{"pass": 10, "fail": 0}`` is a count of passed tests."""
 _EXTRA_SUFFIXES: Final = ("passphrase", "passphrases", "accesskey", "accesskeys", "pwd")
 
 _SHELL_DIRECTORIES: Final = frozenset({"PWD", "OLDPWD"})
@@ -168,13 +169,11 @@ def _key_class(key: str) -> int:
     if key in _SHELL_DIRECTORIES:
         return _KEY_NOT_SENSITIVE
     norm = normalize_key(key)
-    if norm == "pass":  # a count of passed tests (``{"pass": 10, "fail": 0}``) is no password
-        return _KEY_PLURAL_TOKENS
     if norm in _EXACT_SENSITIVE_KEYS or norm.endswith(_SENSITIVE_SUFFIXES):
         return _KEY_ALWAYS_SENSITIVE
-    if norm in _EXTRA_EXACT_KEYS or norm.endswith(_EXTRA_SUFFIXES):
+    if norm.endswith(_EXTRA_SUFFIXES):
         return _KEY_ALWAYS_SENSITIVE
-    if norm.endswith("tokens"):
+    if norm.endswith("tokens") or norm in _COUNT_OR_SECRET_KEYS:
         return _KEY_PLURAL_TOKENS
     return _KEY_NOT_SENSITIVE
 
