@@ -114,9 +114,10 @@ _SENTENCE_USE_RE: Final = re.compile(
     r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """``use the token P``, ``log in with password P``, ``user admin and password P``, ``enter the admin password P``."""
 _SENTENCE_LABEL_RE: Final = re.compile(
-    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=.\\]{1,48}?[ \t]*[:：]"
-    r"[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
-"""``the password for the staging db: P`` in the middle of a line (a label that starts one is :func:`_labels`')."""
+    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")(?:[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=.\\]{1,48}?"
+    r"|[ \t]*\([^()\n\r]{1,160}\))[ \t]*[:：][ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+"""``the password for the staging db: P`` in the middle of a line (a label that starts one is :func:`_labels`'), and
+a name with a note in parentheses (``your new API key (copy it now, it won't be shown again): P``)."""
 _SETTER_RE: Final = re.compile(
     r"(?:(?P<dot>\.)[ \t]*)?(?<![\w$])(?P<f>[A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*\([ \t]*(?P<q>[\"'])"
     r"(?P<v>[^\"'\\\s]{1,512})(?P=q)[ \t]*\)")

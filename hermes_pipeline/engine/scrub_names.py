@@ -135,7 +135,8 @@ _ABOUT_WORDS: Final = frozenset({
     "sock", "socket", "fingerprint", "retries", "retry", "attempts", "interval", "delay", "seconds", "secs",
     "chars", "characters", "bits", "validators", "validator", "hashers", "hasher", "arn", "jar", "dict", "info",
     "hash", "hashed", "hashes", "fn", "func", "function", "invalid", "expired", "missing", "failed", "failure",
-    "unavailable", "reason", "denied", "revoked", "digest", "digests", "display",
+    "unavailable", "reason", "denied", "revoked", "digest", "digests", "display", "vault", "vaults", "ring", "chain",
+    "agent", "santa",
 })
 _COUNT_LEADERS: Final = frozenset({
     "max", "min", "num", "n", "total", "input", "output", "prompt", "completion", "cached", "cache", "reasoning",

@@ -63,7 +63,9 @@ _END: Final = (r"\s\"'`&;,)\]}<>\\\x00-\x1f\x7f\u00a1\u00ab\u00b7\u00bb\u00bf\u2
 _SYMBOL_TAIL: Final = re.compile(r"[\u2190-\u2bff\ufe00-\ufe0f\u200d\U0001f000-\U0001faff]+\Z")
 """Symbols, dingbats and emoji at a value's end (``P✓``, ``P🔑``): the text's decoration. Inside a value they are
 its characters (``Xk9😀mQ2``)."""
-_ESC: Final = r"\\(?![nrtbfu\"'\\/])"
+_ESC: Final = r"\\(?![nrt\"'\\/]|u[0-9A-Fa-f]{4}|[bf](?![A-Za-z0-9]))"
+"""A backslash inside an unquoted value: any but the escapes of JSON-encoded text (``\\n``, ``\\"``, ``\\u00e9``; ``\\b``
+and ``\\f`` only before a blank or a symbol), which end it. ``\\fb`` in ``kE{b\\fb9`` is a password's."""
 _QUOTE_PAIRS: Final = {"\u201c": "\u201d", "\u2018": "\u2019", "\u300c": "\u300d", "\u300e": "\u300f", "\u3010": "\u3011",
                   "\u300a": "\u300b", "\u3008": "\u3009", "\u00ab": "\u00bb", "\u2039": "\u203a", "\uff02": "\uff02",
                   "\uff07": "\uff07"}
@@ -165,7 +167,7 @@ _MAX_BLOCK_LINES: Final = 64
 _CODE_AFTER: Final = re.compile(r"[ \t]*(?:[|+*/%^][ \t]|\[|\(|=(?!=)|\)|,[ \t]*(?:\n|$|[A-Za-z_]+[ \t]*:))")
 """What follows a type, a class or a constant in code (``credentials: ChannelCredentials | None``, ``Optional[...]``,
 ``Token = Ignore + PlainToken``, a parameter's type before the line's end or the next parameter)."""
-_NUMBERED_WORD: Final = re.compile(r"[A-Z][a-z]+[0-9]{1,4}|[0-9][0-9.]*")
+_NUMBERED_WORD: Final = re.compile(r"(?P<w>[A-Z][a-z]+)[0-9]{1,4}|[0-9][0-9.]*")
 """``Example2``, ``6``, ``2.0``: a heading's numbered word, a version."""
 _LINE_LEAD: Final = re.compile(r"[ \t]*(?:#+|[-*+>]|\d+[.)])?[ \t]*")
 _URL_START: Final = re.compile(r"(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]{0,31})://")
@@ -273,10 +275,41 @@ _GLUED_STOPS: Final = ")]}>;,&<"
 """What ends an unquoted value (:data:`_END`) and may rather be a symbol of a generated password glued to more of it
 (``password=Xk9m&Q2vL``, ``DB_PASSWORD=aB3)dE6^gH``)."""
 _GLUED_SYMBOLS: Final = _GLUED_STOPS + "!#$%*+/?@^~|([{-_:=."
-_GLUED_RUN_RE: Final = re.compile(r"[A-Za-z0-9!#$%*+/?@^_~|:.=([{-]{1,256}")
+_QUOTES: Final = "\"'`"
+_STRONG_STOPS: Final = _GLUED_STOPS + _QUOTES
+_STRONG_SYMBOLS: Final = _GLUED_SYMBOLS + _QUOTES
+_GLUED_RUN_RE: Final = re.compile(r"(?:[A-Za-z0-9!#$%*+/?@^_~|:.=([{-]|" + _ESC + r"){1,256}")
 _NEXT_PAIR_RE: Final = re.compile(r"[A-Za-z_$][A-Za-z_.$\[\]-]{0,127}[0-9]{0,3}=")
 """A next pair's name (``user=``, ``Path=``, ``page2=``): letters, digits only at its end (``Xy4rbIzX=`` is more of a
 password)."""
+
+
+def _inner_quote(text: str, start: int, at: int) -> bool:
+    """Whether the quote or backtick at ``at``, glued inside the unquoted value starting at ``start``, is one of its
+    characters: it closes no string opened before the value on its line (``echo "PASSWORD=P"``, ``Bob's password:
+    P'``: an even number of that quote there) and opens none in code (after ``( [ { = ,``: ``environ["PW"]``). A line
+    that starts more than :data:`_LOOK_BACK` characters before the value (a JSON document on one line) cannot be
+    counted: there the quote ends the value."""
+    if text[at - 1] in "([{=,":
+        return False
+    floor = max(0, start - _LOOK_BACK)
+    line = text.rfind("\n", floor, start) + 1
+    if line == 0 and floor > 0:
+        return False
+    return text.count(text[at], line, start) % 2 == 0
+
+
+def _next_pair(text: str, stop: int) -> bool:
+    """Whether a next pair starts after the stop character at ``stop``: a name and ``=`` after ``&`` (a query's
+    ``&u=bob``), or after ``;`` or ``,`` with a name of two characters or more (``;Database=app``, ``,user=bob``;
+    ``;V=1k`` and ``,M=Bsw`` are a password's runs). After a closing bracket or ``<``, ``>`` no pair starts."""
+    sep = text[stop]
+    if sep not in ";&,":
+        return False
+    pair = _NEXT_PAIR_RE.match(text, stop + 1)
+    return pair is not None and (sep == "&" or pair.end() - stop > 3)
+
+
 _COMMAND_RE: Final = re.compile(
     r"&?[ \t]*(?:ls|cd|echo|export|unset|source|exec|env|set|make|python3?|pip3?|npm|npx|node|yarn|git|docker|kubectl|"
     r"helm|cat|rm|cp|mv|curl|wget|ssh|scp|sudo|exit|then|fi|do|done|true|false|sleep|test|printf|read|mysql|psql|"
@@ -293,22 +326,28 @@ def _glued_tail(text: str, start: int, end: int, strong: bool = False) -> Span:
     an HTML entity (``&amp;``), and the whole reads as generated (:func:`.scrub_names.secret_looking`, letters and
     digits: ``abc)def`` and code such as ``token).strip()`` stay where they end). After a ``strong`` name, whose
     value before the stop is a password already, letters and digits or both cases are enough (``Zq9w}KX``,
-    ``btmV)EBEs``) when no run after the stop is a word (:func:`_word_piece`, ``cased``: ``Secret;ls``)."""
+    ``btmV)EBEs``), or symbols besides the stop (``ocn;vv>|t``), when no run after the stop is a word
+    (:func:`_strong_tail_word`: ``Secret;then``, ``Xk9;toString``). After a strong name a quote or a backtick
+    inside the run is the password's too (``9m"Q2``, ``kQ!('@7G``) unless it closes a string opened before the value
+    or opens one in code (:func:`_inner_quote`)."""
     n = len(text)
     reach = end
-    for _ in range(8):
-        if reach + 1 >= n or text[reach] not in _GLUED_STOPS:
+    stops, symbols = (_STRONG_STOPS, _STRONG_SYMBOLS) if strong else (_GLUED_STOPS, _GLUED_SYMBOLS)
+    for _ in range(12 if strong else 8):
+        if reach + 1 >= n or text[reach] not in stops:
             break
         opener = _OPENER_OF.get(text[reach])
         if opener is not None and _opened(text, start, reach, opener):
             break  # f(password=P),g(x): the bracket closes one opened before the value
-        k = reach + 1
-        while k < n and k - reach <= 4 and text[k] in _GLUED_SYMBOLS:
+        k = reach
+        while k < n and k - reach <= 4 and text[k] in symbols:
+            if text[k] in _QUOTES and not _inner_quote(text, start, k):
+                break
             k += 1  # symbols in a row: aB3&<dE6
-        if k >= n or not text[k].isalnum():
+        if k == reach or k >= n or not text[k].isalnum():
             break
         run = _GLUED_RUN_RE.match(text, k)
-        if run is None or _NEXT_PAIR_RE.match(text, reach + 1) is not None or (
+        if run is None or _next_pair(text, reach) or (
                 text[reach] == "&" and _ENTITY_RE.match(text, reach) is not None) or (
                 text[reach] in ";&" and _COMMAND_RE.match(text, reach + 1) is not None):
             break
@@ -317,12 +356,13 @@ def _glued_tail(text: str, start: int, end: int, strong: bool = False) -> Span:
         return start, end
     whole = text[start:reach].rstrip(".,:!?")  # a sentence's end stays
     tail = whole[end - start:]
-    pieces = _PIECES_RE.split(tail)
-    if len(whole) > end - start and _CODE_OR_PLACEHOLDER.search(text, end, reach + 1) is None and (
-            (secret_looking(whole) and _mixed(whole) and not any(_word_piece(p) for p in pieces))
-            or (strong and (_mixed(whole) or _cased(whole)) and not any(_word_piece(p, cased=True) for p in pieces))):
-        return start, start + len(whole)
-    return start, end
+    if len(whole) == end - start or _CODE_OR_PLACEHOLDER.search(text, end, reach + 1) is not None:
+        return start, end
+    if strong:
+        glued = (_mixed(whole) or _cased(whole) or _symbols(tail) >= 2) and not _strong_tail_word(tail)
+    else:
+        glued = secret_looking(whole) and _mixed(whole) and not any(_word_piece(p) for p in _PIECES_RE.split(tail))
+    return (start, start + len(whole)) if glued else (start, end)
 
 
 _CODE_OR_PLACEHOLDER: Final = re.compile(r"\(\)|\|\||&&|==|=>|\}[,)]|\)[,;(]|<[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*>")
@@ -350,6 +390,40 @@ def _word_piece(piece: str, cased: bool = False) -> bool:
                                                                   for w in _CAMEL_PARTS.findall(piece))))
     return len(piece) >= 4 and piece.isalpha() and ((len(piece) >= 5 and (
         piece.islower() or piece.istitle() or piece.isupper()) and english_word(piece)) or camel_name(piece))
+
+
+_ALNUM_RUN_RE: Final = re.compile(r"[A-Za-z0-9]+")
+
+
+def _strong_tail_word(tail: str) -> bool:
+    """Whether a run glued after a strong name's value (``tail``, from its first stop character) holds a word, so that
+    it is prose or code going on (``Secret;then``, ``P,and``, ``Xk9;toString``) rather than more of the password. The
+    run right after a stop is where a word or a command starts: a lower-case run there is one when English looks so
+    (:func:`.scrub_names.english_word`; ``ls`` and the other commands are told at the stop) and the run ends there or
+    goes on as code does (``(``, ``.``); so is a cased word of :func:`_word_piece` (``Then``, ``toString``) ending so
+    anywhere. Elsewhere only a lower-case word of five letters or more is one. A generated password's runs between
+    its symbols (``r``, ``vv``, ``faus:``, ``Rumae?``) are no words."""
+    last = 0
+    for run in _ALNUM_RUN_RE.finditer(tail):
+        piece = run.group(0)
+        after_stop = any(c in _STRONG_STOPS for c in tail[last:run.start()])
+        last = run.end()
+        if piece in _CODE_WORDS:
+            return True
+        if not piece.isalpha():
+            continue
+        ends = tail[last:last + 1] in ("", "(", ".")
+        if piece.islower():
+            if english_word(piece) and (len(piece) >= 5 or (after_stop and ends)):
+                return True
+        elif ends and _word_piece(piece, cased=True):
+            return True
+    return False
+
+
+def _symbols(text: str) -> int:
+    """How many characters of ``text`` are neither letters nor digits."""
+    return sum(not c.isalnum() for c in text)
 
 
 _CAMEL_PARTS: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -643,12 +717,19 @@ def _credential(text: str, scheme_start: int, start: int, end: int, free: bool) 
     if not stripped or not (stripped[0].isalnum() or stripped[0] in "._~+/-") or not any(
             c.isalnum() for c in stripped):
         return None  # a credential is a token68 (RFC 7235): "basic | 37 |", "Token: basic (NUMBER)" hold none
-    if free and (len(stripped) < 3 or _NUMBERED_WORD.fullmatch(stripped)
+    if free and (len(stripped) < 3 or _numbered_word(stripped)
                  or _prose_scheme(text, scheme_start, start, stripped, cred)):
         return None  # "the bearer of", "## Basic Usage", "Visual Basic 6", "Basic Example2": prose, a heading
     if placeholder(stripped) or placeholder(cred):
         return None  # Bearer $TOKEN, Bearer ${VAR}, Bearer sk-..., Bearer YOUR_API_KEY
     return start, start + len(stripped)
+
+
+def _numbered_word(word: str) -> bool:
+    """A heading's numbered word or a version (``Example2``, ``Step3``, ``6``, ``2.0``); not a generated token that
+    starts so (``Qdwevqpiuxw89``: its letters spell no English word)."""
+    m = _NUMBERED_WORD.fullmatch(word)
+    return m is not None and (m.group("w") is None or english_word(m.group("w")))
 
 
 def _prose_scheme(text: str, scheme_start: int, start: int, word: str, cred: str) -> bool:
@@ -878,8 +959,11 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
         span = (span[0], cut) if cut >= 0 else span
     if span is None or span[1] <= span[0]:
         return value_at
+    # A long option's value (``--password=root``) is a command's argument, never an identifier of code: a word there
+    # is the password
     bare = _bare(m)
-    _judge(text, name, span, level, spans, bare=bare and not query, encoded=query,
+    option = name.startswith("--") or text[max(0, start - 2):start] == "--"
+    _judge(text, name, span, level, spans, bare=bare and not query and not option, encoded=query,
            user=bare and not query and _holds_user(text, start, name))
     # an inner NAME=… judges its own value (scanned again from the value's start): only in a value of ordinary
     # length, so a run of names repeated for kilobytes is read once, not once per name

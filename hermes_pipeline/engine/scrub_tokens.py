@@ -222,6 +222,32 @@ _PEM_RE: Final = re.compile(
 _PUTTY_RE: Final = re.compile(r"Private-Lines: \d+\r?\n(?P<k>[A-Za-z0-9+/=]+(?:\r?\n[A-Za-z0-9+/=]+)*)(?=\r?\n|$)")
 """A PuTTY key file's private lines: the base64 lines after ``Private-Lines: N``, each a whole line (the label and
 the ``Private-MAC:`` line after them stay)."""
+_AWS_PAIR_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?:[ \t]*[/:,|;=][ \t]*|[ \t]+|[ \t]*\r?\n[ \t]*)"
+    r"(?P<s>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])")
+"""An AWS access key id and, after a separator (`` / ``, ``:``, ``,``, a blank, a line break), the 40 base64
+characters of the secret access key written beside it (``AKIA… / wJalr…``, ``AKIA…:wJalr…``): the secret has no
+prefix of its own, its neighbour says what it is."""
+_PEM_BASE64_RE: Final = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])")
+"""A PEM document encoded in base64 on one line (``LS0tLS1CRUdJTi`` is ``-----BEGIN``): a Kubernetes secret's
+``tls.key``, ``echo … | base64 -d > id_rsa``; hidden when its header says it is a private key."""
+
+
+def _base64_secret(value: str) -> bool:
+    """Letters of both cases and a digit: a random 40-character secret, not a path or a word run."""
+    return any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+def _encoded_private_key(value: str) -> bool:
+    """Whether the base64 ``value`` decodes to a PEM document whose header names a private key."""
+    head = value[:64]
+    try:
+        decoded = base64.b64decode(head[:len(head) - len(head) % 4])
+    except ValueError:
+        return False
+    return b"PRIVATE KEY" in decoded
+
+
 # Webhook URLs whose path is the credential: the secret part only.
 _WEBHOOK_RE: Final = re.compile(
     r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<a>[A-Za-z0-9/_-]{8,})"
@@ -414,6 +440,10 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
                          if _discord_id(m.group("id")))
     if every or "Q~" in text:
         spans.extend(m.span() for m in _AZURE_SECRET_RE.finditer(text))
+    if every or "AKIA" in text or "ASIA" in text:
+        spans.extend(m.span("s") for m in _AWS_PAIR_RE.finditer(text) if _base64_secret(m.group("s")))
+    if every or "LS0tLS1CRUdJTi" in text:
+        spans.extend(m.span() for m in _PEM_BASE64_RE.finditer(text) if _encoded_private_key(m.group(0)))
     if every or "-" in text:
         for m in _MAILGUN_TAIL_RE.finditer(text):
             start = m.start() - 32

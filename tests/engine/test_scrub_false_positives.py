@@ -432,3 +432,12 @@ def test_an_environment_dump_and_a_test_summary_stay() -> None:
     for key in ("PWD", "pwd", "pass", "db_pwd"):
         out = sanitize({key: secret})
         assert secret not in json.dumps(out) and set(out) == {key}
+
+
+def test_a_credential_word_naming_a_container_or_an_idiom_stays() -> None:
+    """OBS-58: a credential word that only qualifies the noun after it (``key_vault``: a vault's name,
+    ``secret_santa``, ``key_ring``, ``ssh_key_agent``) names no credential; a credential after it still does."""
+    doc = {"key_vault": "MyVault1", "secret_santa": "Bob", "key_ring": "Ring7prod", "ssh_key_agent": "Agent2x",
+           "resource_group": "rg-prod"}
+    assert sanitize(doc) == doc
+    assert "Xk9mQ2vLp8ZzT4" not in str(sanitize({"key_vault_token": "Xk9mQ2vLp8ZzT4"}))

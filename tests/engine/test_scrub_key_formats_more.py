@@ -156,3 +156,50 @@ def test_property_a_putty_key_loses_its_private_lines_only(seed: int, lines: int
     text = nl.join(["PuTTY-User-Key-File-3: ssh-ed25519", "Encryption: none", "Comment: me@host",
                     f"Private-Lines: {lines}", body, "Private-MAC: " + r.randbytes(16).hex()])
     assert scrub_text(text) == text.replace(body, redaction_marker(body))
+
+
+_B64_CHARS = ALNUM + "+/"
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), sep=st.sampled_from([" / ", ":", " : ", ", ", " ", "\n", " | ", "="]),
+       lead=st.sampled_from(["- AWS creds: {k}{s}{p}", "{k}{s}{p}", "aws keys {k}{s}{p} (prod)", "`{k}{s}{p}`"]))
+def test_property_an_aws_secret_beside_its_access_key_id_is_redacted(seed: int, sep: str, lead: str) -> None:
+    """OBS-57: an AWS secret access key (40 base64 characters, no prefix of its own) written after its access key
+    id and a separator (``AKIA… / wJalr…``, ``AKIA…:wJalr…``, on the next line) is redacted, and so is the id; the
+    text around them stays (after a label such as ``creds:`` the pair may be one value, with one marker)."""
+    r = random.Random(seed)
+    key_id = r.choice(["AKIA", "ASIA"]) + rand(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+    secret = rand(r, _B64_CHARS, 40)
+    text = lead.format(k=key_id, s=sep, p=secret)
+    apart = text.replace(key_id, redaction_marker(key_id)).replace(secret, redaction_marker(secret))
+    assert scrub_text(text) in (apart, text.replace(key_id + sep + secret, redaction_marker(key_id + sep + secret)))
+
+
+def test_a_path_or_a_word_run_after_an_access_key_id_stays() -> None:
+    """OBS-58: what follows an access key id but is no 40-character secret (a signing scope, a path) stays."""
+    key_id = "AKIA70TXSL8RHBPY0Q6U"
+    for after in [" /aaaa/bbbb/cccc/dddd/eeee/ffff/gggg/hhhh", "/20240101/us-east-1/s3/aws4_request",
+                  " and the bucket is my-bucket-name-for-the-logs-of-prod-01"]:
+        assert scrub_text(key_id + after) == redaction_marker(key_id) + after
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), kind=st.sampled_from(["RSA ", "OPENSSH ", "EC ", "ENCRYPTED ", ""]),
+       lead=st.sampled_from(["echo {b} | base64 -d > ~/.ssh/id_rsa", "  tls.key: {b}\n", '{{"key": "{b}"}}']))
+def test_property_a_base64_encoded_private_key_is_redacted(seed: int, kind: str, lead: str) -> None:
+    """OBS-57: a PEM private key encoded in base64 on one line (a Kubernetes secret's ``tls.key``, ``echo … |
+    base64 -d``) is redacted whole; the command and the key's name stay."""
+    r = random.Random(seed)
+    body = base64.b64encode(r.randbytes(r.randint(48, 600))).decode()
+    pem = f"-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----\n"
+    encoded = base64.b64encode(pem.encode()).decode()
+    text = lead.format(b=encoded)
+    assert scrub_text(text) == text.replace(encoded, redaction_marker(encoded))
+
+
+def test_a_base64_encoded_certificate_stays() -> None:
+    """OBS-58: a certificate is public: its base64 encoding in a Kubernetes secret's ``tls.crt`` stays."""
+    der = base64.b64encode(bytes(range(200))).decode()
+    cert = base64.b64encode(f"-----BEGIN CERTIFICATE-----\n{der}\n-----END CERTIFICATE-----\n".encode()).decode()
+    assert scrub_text(f"  tls.crt: {cert}\n") == f"  tls.crt: {cert}\n"

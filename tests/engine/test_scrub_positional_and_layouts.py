@@ -157,3 +157,26 @@ def test_property_a_two_word_credential_name_then_a_long_value_is_hidden(seed: i
     p = password(random.Random(seed), 24)
     text = f"twilio sid AC9209dcb468e07e032fd0db161b56bb9a {noun} {p} (prod)"
     assert scrub_text(text) == text.replace(p, redaction_marker(p))
+
+
+_NOTES = ["copy it now, it won't be shown again", "valid for 1h, scope: read", "prod, rotated 2026-11-02",
+          "don't share it", "the new one, not the old one"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), note=st.sampled_from(_NOTES),
+       name=st.sampled_from(["API key", "password", "access token", "client secret", "token"]),
+       lead=st.sampled_from(["Here's your new {n} ({o}): {p}", "- {n} ({o}): {p}\n", "Your {n} ({o}): {p}."]))
+def test_property_a_credential_name_with_a_note_in_parentheses_labels_its_value(
+        seed: int, note: str, name: str, lead: str) -> None:
+    """OBS-57: a credential name with a note in parentheses, commas and apostrophes in it, then a colon, labels the
+    value after it (``your new API key (copy it now, it won't be shown again): P``); the note stays."""
+    p = password(random.Random(seed))
+    text = lead.format(n=name, o=note, p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
+
+
+def test_a_note_in_parentheses_before_a_word_stays() -> None:
+    """OBS-58: after such a label a word or a sentence stays: it is no generated value."""
+    for text in ["API key (see docs, page 4): required", "password (min 8 chars, one digit): yes it is"]:
+        assert scrub_text(text) == text

@@ -6,6 +6,7 @@ and the decoration stay, and the same secret gets the same marker however it is 
 from __future__ import annotations
 
 import random
+import re
 import string
 
 from hypothesis import example, given, settings
@@ -158,4 +159,104 @@ def test_placeholders_notes_and_code_led_by_a_symbol_stay() -> None:
     """OBS-58: ``<your-password>``, ``[REDACTED]``, ``(none)``, ``{password}``, ``$(cat pw)``, ``<%= pw %>`` stay."""
     for text in ["password: <your-password>", "PASSWORD=[REDACTED]", "password: (none)", "password = {password}",
                  "PASSWORD=$(cat /run/secrets/pw)", "password: <%= @pw %>", "f(password=(a, b))"]:
+        assert scrub_text(text) == text
+
+
+_CONSONANTS = "bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ"  # no vowels: no run of letters spells a word
+_MANAGER_SYMBOLS = "!#$%&()*+,-./:;<=>?@[]^_{|}~"
+_PLACEHOLDER_TAG = re.compile(r"<[a-z][a-z0-9_-]*>")
+_NEXT_PAIR = re.compile(r"[;&,][A-Za-z_$][A-Za-z_.$\[\]-]*[0-9]{0,3}=")
+_LEADING_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=|[bBrRuUfF]{1,2}['\"]")
+_COMMAND = re.compile(r"[;&](?:ls|cd|rm|cp|mv|sh)(?![A-Za-z0-9])")  # the commands spelt without a vowel
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+")
+
+
+def _manager_password(r: random.Random, symbols: str = _MANAGER_SYMBOLS) -> str:
+    """A password manager's password: runs of letters and digits with single symbols between them (printable
+    ASCII), starting and ending with a letter or a digit, with both cases and a digit. Not generated: what a text
+    cannot tell from more text after a value, a placeholder tag (``<k>``), a next pair (``;Xy=``), and a start that
+    is a pair of its own (``Pw=583G``) or a string prefix (``r'9Q4``), a command after ``;`` (``;cp``) and a dotted
+    name (``pw.W52_tmq``)."""
+    while True:
+        runs = ["".join(r.choice(_CONSONANTS + string.digits) for _ in range(r.randint(1, 4)))
+                for _ in range(r.randint(3, 6))]
+        p = "".join(run + r.choice(symbols) for run in runs[:-1]) + runs[-1]
+        if any(c.isupper() for c in p) and any(c.islower() for c in p) and any(c.isdigit() for c in p) \
+                and _PLACEHOLDER_TAG.search(p) is None and _NEXT_PAIR.search(p) is None \
+                and _LEADING_CODE.match(p) is None and _COMMAND.search(p) is None and not _DOTTED_NAME.fullmatch(p):
+            return p
+
+
+_STRONG_FORMS = ["PASSWORD={p}", "password: {p}", "cmd --password {p}", "export DB_PASSWORD={p}",
+                 "db_password = {p}", "- secret: {p}\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_STRONG_FORMS))
+def test_property_a_password_managers_password_after_a_strong_name_is_replaced_whole(seed: int, form: str) -> None:
+    """OBS-57: after a strong name, an unquoted password of letters, digits and the symbols of printable ASCII
+    (``m/=w;Y?r%qMU``, ``K#O&{yp(^u``, ``x*ZuoF=LrT;E]z%D``) is replaced whole: a stop symbol followed by a short run
+    of lower-case letters (``;Y?r``), or by a one-letter name and ``=`` (``;V=1k``), is more of the password."""
+    p = _manager_password(random.Random(seed))
+    text = form.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), quote=st.sampled_from(["'", '"', "`"]), form=st.sampled_from(_STRONG_FORMS))
+def test_property_a_quote_inside_an_unquoted_password_is_part_of_it(seed: int, quote: str, form: str) -> None:
+    """OBS-57: a quote or a backtick glued inside an unquoted password after a strong name (``kQ!('@7G``,
+    ``Xk9m"Q2vL``) is one of its characters: no piece after it stays."""
+    r = random.Random(seed)
+    while True:
+        p = _manager_password(r, _MANAGER_SYMBOLS.replace("(", "").replace("[", "").replace("{", "")
+                              .replace("=", "").replace(",", "") + quote * 6)
+        if quote in p:
+            break
+    text = form.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+
+
+def test_quotes_that_close_or_open_a_string_around_a_value_stay() -> None:
+    """OBS-58: a quote that closes a string opened before the name, or opens one in code after the value, is not
+    the password's: the value ends before it, and code reading a password stays."""
+    p = "Xk9mQ2vLp8"
+    m = redaction_marker(p)
+    assert scrub_text(f'echo "PASSWORD={p}" > .env') == f'echo "PASSWORD={m}" > .env'
+    assert scrub_text(f"echo 'password: {p}'") == f"echo 'password: {m}'"
+    assert scrub_text(f"Bob's password: {p}' was old") == f"Bob's password: {m}' was old"
+    for text in ['password=os.environ["DB_PASS"]', "secret=config['secret']", "password=request.form['password']",
+                 'password=getpass("Password: ")', "PASSWORD=$(cat \"/run/secrets/db\")"]:
+        assert scrub_text(text) == text
+    assert scrub_text(f"PASSWORD={p}`date`") == f"PASSWORD={m}`date`"
+    # a JSON document on one long line: the string's closing quote ends the value however far its line starts
+    for pad in (10, 300, 3000):
+        doc = '{"pad": "' + "x" * pad + '", "token": [["API_KEY=' + p + '", 0]]}'
+        assert scrub_text(doc) == doc.replace(p, m)
+
+
+def test_a_next_pair_and_prose_after_a_strong_value_stay() -> None:
+    """OBS-58: ``;Database=app``, ``&u=bob`` (a query's one-letter name), ``,user=bob``, ``, then`` and ``;echo``
+    after a password are not the password's."""
+    p = "Xk9mQ2vLp8"
+    m = redaction_marker(p)
+    for after in [";Database=app", "&u=bob", ",user=bob", ";then echo ok", ";echo ok", ",and more"]:
+        assert scrub_text(f"password={p}{after}") == f"password={m}{after}"
+
+
+_WORD_PASSWORDS = ["root", "hunter", "dragon", "letmein", "admin", "monkey", "sunshine", "Hunter", "Welcome"]
+
+
+@given(word=st.sampled_from(_WORD_PASSWORDS), lead=st.sampled_from(["mysql --password={p} db", "app --password={p}",
+                                                                      "x --db-password={p} --verbose"]))
+def test_a_word_given_to_a_long_password_option_is_the_password(word: str, lead: str) -> None:
+    """OBS-57: ``--password=root`` gives a command its password: a word there is no identifier of code (as
+    ``password=root`` in a call may be); placeholders (``--password=secret``, ``$PW``, ``PASSWORD``) stay."""
+    text = lead.format(p=word)
+    assert scrub_text(text) == text.replace("=" + word, "=" + redaction_marker(word), 1)
+
+
+def test_placeholders_given_to_a_long_password_option_stay() -> None:
+    for text in ["app --password=secret", "app --password=$PW", "app --password=PASSWORD", "x --api-key=YOUR_KEY",
+                 "x --token=none", "app --password=<your-password>"]:
         assert scrub_text(text) == text
