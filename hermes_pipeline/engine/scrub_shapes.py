@@ -64,8 +64,8 @@ _SYMBOL_TAIL: Final = re.compile(r"[\u2190-\u2bff\ufe00-\ufe0f\u200d\U0001f000-\
 """Symbols, dingbats and emoji at a value's end (``P✓``, ``P🔑``): the text's decoration. Inside a value they are
 its characters (``Xk9😀mQ2``)."""
 _ESC: Final = r"\\(?![nrt\"'\\/]|u[0-9A-Fa-f]{4}|[bf](?![A-Za-z0-9]))"
-"""A backslash inside an unquoted value: any but the escapes of JSON-encoded text (``\\n``, ``\\"``, ``\\u00e9``; ``\\b``
-and ``\\f`` only before a blank or a symbol), which end it. ``\\fb`` in ``kE{b\\fb9`` is a password's."""
+"""A backslash inside an unquoted value: any but the escapes of JSON-encoded text (``\\n``, ``\\"``, ``\\u00e9``;
+``\\b`` and ``\\f`` only before a blank or a symbol), which end it. ``\\fb`` in ``kE{b\\fb9`` is a password's."""
 _QUOTE_PAIRS: Final = {"\u201c": "\u201d", "\u2018": "\u2019", "\u300c": "\u300d", "\u300e": "\u300f", "\u3010": "\u3011",
                   "\u300a": "\u300b", "\u3008": "\u3009", "\u00ab": "\u00bb", "\u2039": "\u203a", "\uff02": "\uff02",
                   "\uff07": "\uff07"}
