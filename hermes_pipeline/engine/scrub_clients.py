@@ -238,6 +238,9 @@ _KEYWORD_RES: Final = (
 """The keywords that introduce a named value, each with the substring without which it is absent."""
 _KEYWORD_VALUE_RE: Final = re.compile(
     r"(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})[ \t]+(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<v>[^\s\"'`;|&\\]+))")
+_LINE_VALUE_RE: Final = re.compile(r"(?P<v>[^\n\r\"'`\\]*?)[ \t]*(?:\\?\r?(?:\n|\Z)|(?=[\"'`\\]))")
+"""An unquoted value running to its line's end (trailing blanks and a line continuation aside), or to a quote or a
+backslash (the end of the string the line stands in: ``"ENV API_TOKEN X"``, ``...X\\n`` in JSON-encoded text)."""
 _NETRC_RE: Final = re.compile(
     r"(?<![\w-])(?:machine[ \t]+\S+|default)(?:[ \t\r\n]+(?:login|account)[ \t]+\S+)*[ \t\r\n]+password[ \t]+"
     r"(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<v>[^\s\"'`\\]+))"
@@ -729,9 +732,10 @@ def _command_word(text: str, at: int) -> bool:
     return _TOOL_WORDS_RE.fullmatch(text, start, at) is not None
 
 
-def _named_value(text: str, at: int, found: list[Span]) -> None:
+def _named_value(text: str, at: int, found: list[Span], whole_line: bool = False) -> None:
     """``NAME X`` at ``at``: ``X`` when ``NAME`` is a credential name and ``X`` a value it would hide; of
-    ``Authorization "Bearer X"`` only ``X`` (the scheme word stays)."""
+    ``Authorization "Bearer X"`` only ``X`` (the scheme word stays). ``whole_line``: an unquoted value is the rest of
+    the line, as Dockerfile's ``ENV NAME X`` reads it (``ENV DB_PASSWORD PH-h&VQ5Fb/E}.O``: no shell there)."""
     pair = _KEYWORD_VALUE_RE.match(text, at)
     if pair is None:
         return
@@ -739,6 +743,9 @@ def _named_value(text: str, at: int, found: list[Span]) -> None:
     level = credential_name(name)
     group = _value_group(pair)
     vs, ve = pair.span(group)
+    if whole_line and group == "v":
+        line = _LINE_VALUE_RE.match(text, vs)
+        ve = line.end("v") if line is not None else ve
     value = text[vs:ve]
     if group != "v" and " " in value.strip() and "authorization" in name.lower():
         scheme = value.lstrip().split(" ", 1)[0]
@@ -850,5 +857,5 @@ def find_keyword_pairs(text: str, spans: list[Span], low: str | None = None) -> 
             start = k.start()
             if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):
                 continue
-            _named_value(text, k.end(), found)
+            _named_value(text, k.end(), found, whole_line=hint == "ENV")
     _outside_markers(text, found, spans)

@@ -68,6 +68,10 @@ _QUALIFYING: Final = frozenset({"for", "of", "on", "to", "in", "at", "from", "us
                                 "del", "para", "per", "van", "voor"})
 """Words that start a phrase qualifying the credential a label names (``Password for the staging db``)."""
 _LINE_REST: Final = re.compile(r"[ \t]*[*_`.,;]{0,3}[ \t]*\r?\Z")
+_LABEL_RUN_RE: Final = re.compile(r"(?P<run>[!-~]+)[ \t]*\r?\Z")
+"""A label's value as the one run of printable ASCII left on its line."""
+_RUN_TRAILER: Final = "*_`.,;"
+"""What may end a label's line after its value (:data:`_LINE_REST`): closing emphasis and a full stop."""
 """What may follow a label's value on its line: closing emphasis and a full stop (``- **Password:** P.``)."""
 _PIECE_SPLIT: Final = re.compile(r"[^A-Za-z0-9]+")
 _SHORT_NUMBERED: Final = re.compile(r"[A-Za-z]{1,3}[0-9]{1,3}")
@@ -277,15 +281,40 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
     if at >= line_end:
         return
     m = _VALUE_RE.match(text, at, line_end)
-    if m is None or not _LINE_REST.match(text, m.end(), line_end):
+    if m is None:
         return
-    span = _value_span(m, strict=False)
-    if span is None or span[1] <= span[0]:
+    group = "v" if m.group("v") is not None else "s" if m.group("s") is not None else ""
+    run = _LABEL_RUN_RE.match(text, m.start(group), line_end) if level == STRONG and group else None
+    if run is not None:
+        # After a strong name the value is the line's one remaining run of ASCII, whatever symbols it holds
+        # (``- **Password:** 2]NS@Cf?BG``): the label's value ends its line by definition
+        span = _run_value(text, *run.span("run"))
+    else:
+        if not _LINE_REST.match(text, m.end(), line_end):
+            return
+        found = _value_span(m, strict=False)
+        if found is None:
+            return
+        span = found
+    if span[1] <= span[0]:
         return
-    bare = _bare(m)
+    bare = bool(group)
     if (bare and _prose_value(text, *span)) or (relaxed and not _generated(text[span[0]:span[1]])):
         return
     _judge(text, name.strip().strip("*_`"), span, level, spans, bare=bare)
+
+
+def _run_value(text: str, start: int, end: int) -> Span:
+    """The value of a label's run ``[start, end)``: without the Markdown emphasis around it (``**P**``, ``**P**.``),
+    else without up to three characters of :data:`_RUN_TRAILER` at its end (``P.``, ``P**``)."""
+    floor = end
+    while floor > start and end - floor < 3 and text[floor - 1] in _RUN_TRAILER:
+        floor -= 1
+    for cut in range(end, floor - 1, -1):
+        inner = unemphasized(text, start, cut)
+        if inner != (start, cut):
+            return inner
+    return start, floor
 
 
 def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:

@@ -107,7 +107,7 @@ _SINGLE_DASH_NAME_RE: Final = re.compile(r"[a-z]{2,}(?:[-_][a-z]+)*")  # ``-toke
 _ELEMENT_RE: Final = re.compile(
     r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,63})(?P<a>(?:[ \t\r\n]+[A-Za-z_][\w.:-]{0,63}[ \t]*=[ \t]*"
     r"(?:\"[^\"<>\n]{0,256}\"|'[^'<>\n]{0,256}'))*)[ \t\r\n]*(?:/>|>[ \t\r\n]{0,64}(?:<!\[CDATA\[(?P<c>[^\]\n]{1,1024})"
-    r"\]\]>|(?P<v>[^<>\s\\][^<>\n\\]{0,1023}?))[ \t\r\n]{0,64}</(?P=n)[ \t]*>)")
+    r"\]\]>|(?P<v>[^<>\s\\][^<\n\\]{0,1023}?))[ \t\r\n]{0,64}</(?P=n)[ \t]*>)")
 _ATTR_RE: Final = re.compile(r"(?P<k>[A-Za-z_][\w.:-]*)[ \t]*=[ \t]*(?:\"(?P<d>[^\"]*)\"|'(?P<s>[^']*)')")
 _SETTING_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_-])(?:key|name)=(?P<q>[\"'])(?P<n>[^\"'\\\n]{1,128})(?P=q)[ \t]+value=(?P<r>[\"'])"
@@ -126,6 +126,7 @@ _CALL_NAME_RE: Final = re.compile(
 ``os.Setenv("API_TOKEN", "P")``, Laravel's ``env('DB_PASSWORD', 'P')``: a value (or a default) given with its name."""
 _DEFAULT_RE: Final = re.compile(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]{0,127}):?[-=](?P<d>[^{}\s\"'`\\]+)\}")
 _USERINFO_END: Final = re.compile(r"[\s\"'<>\\`\x00-\x1f]")
+_USERINFO_HARD_END: Final = re.compile(r"[\s\"'\\`\x00-\x1f]")
 _HOST_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::\d{1,5})?(?=[/?#\s\"'<>\\`]|$)")
 _TOKEN_USER: Final = re.compile(r"[A-Za-z0-9_~+=-]{12,}")
 _SCHEME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "+.-")
@@ -337,7 +338,7 @@ def _glued_tail(text: str, start: int, end: int, strong: bool = False) -> Span:
         if reach + 1 >= n or text[reach] not in stops:
             break
         opener = _OPENER_OF.get(text[reach])
-        if opener is not None and _opened(text, start, reach, opener):
+        if opener is not None and _opened(text, start, reach, opener) and not _in_string_after(text, start, opener):
             break  # f(password=P),g(x): the bracket closes one opened before the value
         k = reach
         while k < n and k - reach <= 4 and text[k] in symbols:
@@ -441,6 +442,14 @@ def _opened(text: str, start: int, at: int, opener: str) -> bool:
         return False
     floor = max(text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1, start - _LOOK_BACK, 0)
     return text.count(opener, floor, start) > text.count(closer, floor, start)
+
+
+def _in_string_after(text: str, start: int, opener: str) -> bool:
+    """Whether the value at ``start`` stands in a string opened after the last ``opener`` before it on its line
+    (``{"cmd": "export API_TOKEN=P}x"}``): a bracket inside the string closes none outside it."""
+    floor = max(text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1, start - _LOOK_BACK, 0)
+    k = text.rfind(opener, floor, start)
+    return k >= 0 and (text.count('"', k + 1, start) % 2 == 1 or text.count("'", k + 1, start) % 2 == 1)
 
 
 def _cased(piece: str) -> bool:
@@ -1465,10 +1474,28 @@ def _userinfo(text: str, spans: list[Span]) -> None:
         sep = find("//", sep)
 
 
+def _bracket_in_password(text: str, at: int, bracket: int) -> int:
+    """Where the authority starting at ``at`` ends when a ``<`` or ``>`` stops it at ``bracket``: past it when the
+    bracket is a character of a password written unencoded (``postgres://app:ZEmdei>lAy8X@db``: after the user's
+    ``:``, then an ``@`` and a host, with no blank, quote or path between), else at it (``<https://a@b>``)."""
+    colon = text.find(":", at, bracket)
+    if colon < 0 or "/" in text[at:bracket]:
+        return bracket
+    hard = _USERINFO_HARD_END.search(text, bracket, at + 512)
+    end = hard.start() if hard is not None else min(len(text), at + 512)
+    sign = text.find("@", bracket, end)
+    if sign < 0 or "/" in text[bracket:sign] or _HOST_RE.match(text, sign + 1) is None:
+        return bracket
+    after = _USERINFO_END.search(text, sign + 1, end)
+    return after.start() if after is not None else end
+
+
 def _authority(text: str, at: int, scheme: bool, spans: list[Span]) -> int:
     """Judge the userinfo of the authority starting at ``at``; where to look for the next ``//``."""
     stop = _USERINFO_END.search(text, at, at + 512)
     token_end = stop.start() if stop is not None else min(len(text), at + 512)
+    if stop is not None and text[token_end] in "<>":
+        token_end = _bracket_in_password(text, at, token_end)
     auth_end = token_end
     for c in "/?#":
         k = text.find(c, at, auth_end)

@@ -260,3 +260,38 @@ def test_placeholders_given_to_a_long_password_option_stay() -> None:
     for text in ["app --password=secret", "app --password=$PW", "app --password=PASSWORD", "x --api-key=YOUR_KEY",
                  "x --token=none", "app --password=<your-password>"]:
         assert scrub_text(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32),
+       form=st.sampled_from(["- **Password:** {p}", "Password: {p}", "DB password: {p}\n",
+                             "§ **Staging DB password:** {p}",
+                             "ENV DB_PASSWORD {p}\nRUN make", '"ENV API_TOKEN {p}"', "<password>{p}</password>",
+                             '{{"cmd": "export API_TOKEN={p}"}}', "  - API_TOKEN={p}\n"]))
+def test_property_a_password_managers_password_in_a_label_a_dockerfile_or_markup_is_replaced_whole(
+        seed: int, form: str) -> None:
+    """OBS-57: a password of letters, digits and symbols is replaced whole where a label gives it (the line's one
+    remaining run: ``- **Password:** 2]NS@Cf?BG``), in Dockerfile's ``ENV NAME value`` (the rest of the line: no
+    shell reads it), in an element's text (``>`` is a character there) and inside a JSON string, whose brackets close
+    nothing outside it (``{"cmd": "export API_TOKEN=Ohp}fVb7S"}``)."""
+    r = random.Random(seed)
+    while True:
+        p = _manager_password(r)
+        if "<" not in p or not form.startswith("<"):  # an element's text holds no "<" (XML escapes it)
+            break
+    text = form.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32))
+def test_property_a_bracket_in_a_urls_password_is_part_of_it(seed: int) -> None:
+    """OBS-57: ``postgres://app:ZEmdei>lAy8X@db``: a ``<`` or ``>`` written unencoded in a URL's password, an ``@``
+    and a host after it, is the password's; a URL in angle brackets keeps its brackets."""
+    r = random.Random(seed)
+    p = _manager_password(r, _MANAGER_SYMBOLS.replace("/", "").replace("?", "").replace("#", "").replace("@", "")
+                          .replace("%", "") + "<>" * 4)
+    text = f"postgres://app:{p}@db:5432/x"
+    assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
+    q = password(r)
+    assert scrub_text(f"see <https://user:{q}@host/x>, ok") == f"see <https://user:{redaction_marker(q)}@host/x>, ok"
