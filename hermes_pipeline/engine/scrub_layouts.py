@@ -117,6 +117,11 @@ _SENTENCE_USE_RE: Final = re.compile(
     r"(?<![\w-])(?i:use|using|with|and|enter|type|try)[ \t]+(?:(?i:the|your|my|this|that|a|an)[ \t]+)?"
     r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """``use the token P``, ``log in with password P``, ``user admin and password P``, ``enter the admin password P``."""
+_SENTENCE_AS_RE: Final = re.compile(
+    r"(?<![\w-])(?i:use|using|set|try|enter|type|pick|choose|with)[ \t]+(?P<v>\S{6,256})[ \t]+(?i:as)[ \t]+"
+    r"(?:(?i:the|your|my|a|an|our|its|their|new)[ \t]+){0,2}(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME
+    + r")(?![\w-])")
+"""The value before the credential it is used as: ``Use P as the password.``, ``set P as your new API key``."""
 _SENTENCE_LABEL_RE: Final = re.compile(
     r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")(?:[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=.\\]{1,48}?"
     r"|[ \t]*\([^()\n\r]{1,160}\))[ \t]*[:：][ \t]+(?=[\"'`!-~" + _OPENERS + "])")
@@ -444,10 +449,13 @@ def _glued_sentences(text: str, spans: list[Span]) -> None:
 
 def _english_sentences(text: str, spans: list[Span]) -> None:
     """``the password is P``, ``API key was: P``, ``I set the admin password to P``: a credential named in an English
-    sentence, then its value, one run that looks generated (a word, a placeholder or a sentence stays)."""
+    sentence, then its value, one run that looks generated (a word, a placeholder or a sentence stays); and ``use P as
+    the password``, the value first."""
     for regex in (_SENTENCE_RE, _FOREIGN_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_LABEL_RE):
         for m in regex.finditer(text):
             _sentence_value(text, m.end(), spans, ascii_only=False)
+    for m in _SENTENCE_AS_RE.finditer(text):
+        _sentence_value(text, m.start("v"), spans, ascii_only=False)
     for m in _NOUN_VALUE_RE.finditer(text):
         run = _SENTENCE_RUN_RE.match(text, m.end())
         if run is not None and len(run.group(0).rstrip(".,;:!?)")) >= _NOUN_VALUE_MIN:

@@ -911,6 +911,15 @@ def _assignments(text: str, spans: list[Span]) -> None:
         eq = find("=", resume) if wide is None else _next(text, "=", wide, resume)
 
 
+def _in_url(text: str, at: int) -> bool:
+    """Whether the ``;name=`` at ``at`` is a URL's path parameter (``/app;jsessionid=X#top``): its run holds a ``/``.
+    In a connection string (``Server=db;Password=0QZ#1zw;``) a ``#`` is a password's character, not a fragment."""
+    k = at
+    while k > 0 and not text[k - 1].isspace() and at - k < _LOOK_BACK:
+        k -= 1
+    return "/" in text[k:at]
+
+
 def _match_operator(text: str, eq: int) -> bool:
     """Whether the ``=~`` at ``eq`` is Perl's or Bash's match operator (``$pw =~ /x/``, ``[[ $TOKEN =~ ^ghp_ ]]``,
     ``$pw=~/x/``) rather than a value starting with ``~`` glued to its name (``DB_PASSWORD=~K…``, ``?token=~K…``):
@@ -960,7 +969,7 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     if m is None:
         return value_at
     span = _value_span(m, name_start=_strong_at(start, level))
-    if span is not None and query and m.group("v") is not None:
+    if span is not None and query and m.group("v") is not None and (text[start - 1] != ";" or _in_url(text, start)):
         cut = text.find("#", span[0], span[1])  # a URL's fragment ends its parameter
         if text[start - 1] == ";" and not credential_name(name):
             quest = text.find("?", span[0], span[1])  # ;jsessionid=X?a=1: a path parameter ends at the query
@@ -1444,6 +1453,24 @@ def _tab_pairs(text: str, spans: list[Span]) -> None:
         tab = text.find("\t", tab + 1)
 
 
+_FALLBACK_RE: Final = re.compile(
+    r"(?<![\w$.])(?:(?P<n>[A-Za-z_$][\w$]{0,127}(?:\.[A-Za-z_$][\w$]{0,127}){0,4})"
+    r"|[A-Za-z_$][\w$.]{0,127}\([ \t]*(?P<cq>[\"'])(?P<c>[A-Za-z_][\w.-]{0,127})(?P=cq)[ \t]*\))"
+    r"[ \t]*(?:\|\||\?\?|[ \t]or)[ \t]*(?P<q>[\"'`])(?P<v>[^\"'`\\\n]{1,512})(?P=q)")
+"""A credential read from the environment, then the literal used when it is not set: JavaScript's
+``process.env.API_KEY || 'P'`` and ``?? 'P'``, Python's ``os.environ.get("API_KEY") or "P"``."""
+
+
+def _fallback_defaults(text: str, spans: list[Span]) -> None:
+    """The literal after ``||``, ``??`` or ``or`` that stands in for a variable or a call naming a credential (the
+    last part of a dotted name decides: ``process.env.API_KEY``, ``config.token``)."""
+    for m in _FALLBACK_RE.finditer(text):
+        name = m.group("n") if m.group("n") is not None else m.group("c")
+        level = credential_name(name.rsplit(".", 1)[-1])
+        if level:
+            _judge(text, name, m.span("v"), level, spans, literal=True)
+
+
 def _param_defaults(text: str, spans: list[Span]) -> None:
     """``${DB_PASSWORD:-P}``, ``${API_KEY:=P}``: the default of a parameter named for a credential."""
     for m in _DEFAULT_RE.finditer(text):
@@ -1599,7 +1626,7 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True,
     if not gated:
         _quoted_pairs(text, spans, wraps)
         for finder in (_userinfo, _auth_schemes, _colon_pairs, _assignments, _flags, _markup,
-                       _call_pairs, _named_values, _tab_pairs, _param_defaults, find_keyword_pairs,
+                       _call_pairs, _named_values, _tab_pairs, _param_defaults, _fallback_defaults, find_keyword_pairs,
                        find_client_passwords, find_login_tokens, find_sql_identified):
             finder(text, spans)
         find_positional_passwords(text, low, spans)
@@ -1629,6 +1656,8 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True,
             _named_values(text, spans)
         if "\t" in text:
             _tab_pairs(text, spans)
+        if quoted and ("||" in text or "??" in text or " or " in text):
+            _fallback_defaults(text, spans)
         find_keyword_pairs(text, spans, low)
     if " login" in low and ("vault" in low or "cargo" in low):
         find_login_tokens(text, spans)

@@ -180,3 +180,22 @@ def test_a_note_in_parentheses_before_a_word_stays() -> None:
     """OBS-58: after such a label a word or a sentence stays: it is no generated value."""
     for text in ["API key (see docs, page 4): required", "password (min 8 chars, one digit): yes it is"]:
         assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32),
+       lead=st.sampled_from(["Use {p} as the password.", "use `{p}` as your new API key", "Set {p} as the token",
+                             "try {p} as the admin password", 'Use "{p}" as the client secret.']))
+def test_property_a_value_named_after_it_as_a_credential_is_redacted(seed: int, lead: str) -> None:
+    """OBS-57: a sentence that gives the value first and then the credential it is used as (``Use P as the
+    password.``): the value is replaced, the sentence stays."""
+    p = password(random.Random(seed))
+    text = lead.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
+
+
+def test_a_word_used_as_a_credential_stays() -> None:
+    """OBS-58: ``use this as the password``, ``We use Redis as the session store``: no generated value."""
+    for text in ["use this as the password", "We use Redis as the session store",
+                 "Use PASSWORD_ENV as the password variable"]:
+        assert scrub_text(text) == text

@@ -295,3 +295,34 @@ def test_property_a_bracket_in_a_urls_password_is_part_of_it(seed: int) -> None:
     assert scrub_text(text) == text.replace(p, redaction_marker(p), 1)
     q = password(r)
     assert scrub_text(f"see <https://user:{q}@host/x>, ok") == f"see <https://user:{redaction_marker(q)}@host/x>, ok"
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32),
+       lead=st.sampled_from(["const key = process.env.API_KEY || '{p}';", "const t = cfg.token ?? \"{p}\";",
+                             'token = os.environ.get("GITHUB_TOKEN") or "{p}"', "secret = settings.secret or '{p}'"]))
+def test_property_the_literal_standing_in_for_a_credential_variable_is_redacted(seed: int, lead: str) -> None:
+    """OBS-57: the literal after ``||``, ``??`` or ``or`` that a credential read from the environment falls back to
+    is the credential; placeholders, an empty string and the fallbacks of other variables stay."""
+    p = password(random.Random(seed))
+    text = lead.format(p=p)
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
+
+
+def test_fallbacks_of_other_variables_and_placeholders_stay() -> None:
+    for text in ["const k = process.env.API_KEY || ''", "x = process.env.API_KEY || 'your-api-key'",
+                 "x = process.env.PORT || '3000'", "name = user.name or 'Xk9mQ2vLp8Zz'"]:
+        assert scrub_text(text) == text
+
+
+@given(seed=st.integers(0, 2**32))
+def test_property_a_hash_in_a_connection_strings_password_is_part_of_it(seed: int) -> None:
+    """OBS-57: ``;Password=0QZ#1zw…;`` in a connection string: ``#`` is the password's character (a URL's fragment
+    only ends a path parameter, ``/app;jsessionid=X#top``)."""
+    r = random.Random(seed)
+    p = password(r, 8) + "#" + password(r, 10)
+    text = f"Server=db;Database=app;User Id=sa;Password={p};"
+    assert scrub_text(text) == text.replace(p, redaction_marker(p))
+    sid = password(r, 24)
+    assert scrub_text(f"https://x.com/app;jsessionid={sid}#top") == \
+        f"https://x.com/app;jsessionid={redaction_marker(sid)}#top"
