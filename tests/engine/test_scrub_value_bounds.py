@@ -267,7 +267,8 @@ def test_placeholders_given_to_a_long_password_option_stay() -> None:
        form=st.sampled_from(["- **Password:** {p}", "Password: {p}", "DB password: {p}\n",
                              "§ **Staging DB password:** {p}",
                              "ENV DB_PASSWORD {p}\nRUN make", '"ENV API_TOKEN {p}"', "<password>{p}</password>",
-                             '{{"cmd": "export API_TOKEN={p}"}}', "  - API_TOKEN={p}\n"]))
+                             '{{"cmd": "export API_TOKEN={p}"}}', "  - API_TOKEN={p}\n",
+                             '{{"note": "Password: {p}"}}', '"line 1\\n\\u5bc6\\u7801\\uff1a{p}"']))
 def test_property_a_password_managers_password_in_a_label_a_dockerfile_or_markup_is_replaced_whole(
         seed: int, form: str) -> None:
     """OBS-57: a password of letters, digits and symbols is replaced whole where a label gives it (the line's one
