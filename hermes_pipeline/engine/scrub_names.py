@@ -307,7 +307,7 @@ _PLACEHOLDER: Final = re.compile(
 )
 _NAMED_PLACEHOLDER: Final = re.compile(
     r"<(?P<angle>[^<>]*)>|\$(?P<var>[A-Za-z_][A-Za-z0-9_]*)|%(?P<env>[A-Za-z_][A-Za-z0-9_]*)%"
-    r"|!(?P<tag>[A-Za-z][A-Za-z0-9_.-]*)|\$\((?P<command>[a-z][a-z0-9_.-]*)"
+    r"|!!?(?P<tag>[A-Za-z][A-Za-z0-9_.:/-]*)|\$\((?P<command>[a-z][a-z0-9_.-]*)"
     r"|\$\([ \t]*(?:<[ \t]*)?(?P<run>[A-Za-z_./~][^()\s]*)(?:[ \t][^()%^<>?!#*]*|\([^()]*\))*\)"
     r"|#\{[@$]?(?P<ruby>[A-Za-z_][\w.]*)(?:[\[(][^{}]*[\])])*\}"
     r"|(?P<prefix>[A-Za-z0-9_-]{0,16})(?:\.{3}|…)"
@@ -316,6 +316,7 @@ _NAMED_PLACEHOLDER: Final = re.compile(
 command cut where the value was), a YAML tag (``!Ref``), Ruby's ``#{password}``, a prefix and an ellipsis
 (``sk-...``): a placeholder when what it names is not itself generated (``<Xk9mQ2vLp7Rt>``, ``!Xk9mQ2vLp7Rt``,
 ``Xk9mQ2vLp7Rt...`` hold a secret)."""
+_TAG_PARTS: Final = re.compile(r"[:/]")
 _MASKED: Final = re.compile(r"[*•xX]{3,}(?:%[sdr]|\{[A-Za-z0-9_]*\})+|(?:%[sdr]|\{[A-Za-z0-9_]*\})+[*•xX]{3,}")
 """``****%s``, ``{}****``: a mask and a format field for the characters shown (a log line's masked secret)."""
 _FORMAT_FIELD: Final = re.compile(
@@ -489,6 +490,8 @@ def placeholder(value: str) -> bool:
             return not secret_looking(what) and all(_name_like(word) for word in what.split())  # <your token>
         if named.lastgroup == "run" and what[0] in "/.~":
             return _PATH_REST.fullmatch(what) is not None  # $(/usr/local/bin/get-secret), $(<./token.txt)
+        if named.lastgroup == "tag" and ("/" in what or ":" in what):  # !!python/object:Secret, !!binary
+            return all(part and not secret_looking(part) and _name_like(part) for part in _TAG_PARTS.split(what))
         return not secret_looking(what) and _name_like(what)
     parameter = _PARAMETER.fullmatch(v)
     if parameter is not None:

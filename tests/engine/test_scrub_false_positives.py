@@ -441,3 +441,11 @@ def test_a_credential_word_naming_a_container_or_an_idiom_stays() -> None:
            "resource_group": "rg-prod"}
     assert sanitize(doc) == doc
     assert "Xk9mQ2vLp8ZzT4" not in str(sanitize({"key_vault_token": "Xk9mQ2vLp8ZzT4"}))
+
+
+def test_a_yaml_tag_of_several_parts_is_no_value() -> None:
+    """OBS-58: a YAML tag standing where a value is (``!!python/object:Secret``, ``!!python/name:os.getenv``) names a
+    type, not a secret; one whose part looks generated (``!tag:Xk9mQ2vLp7Rt``) is redacted."""
+    for text in ["secret_key: !!python/object:Secret", "token: !!python/name:os.getenv"]:
+        assert sc.scrub_text(text) == text
+    assert sc.scrub_text("password: !tag:Xk9mQ2vLp7Rt") == "password: " + sc.redaction_marker("!tag:Xk9mQ2vLp7Rt")
