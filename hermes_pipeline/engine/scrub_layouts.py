@@ -67,13 +67,13 @@ _LABEL_WORD: Final = re.compile(r"[^\W_]+(?:[-'’/][^\W_]+)*|[A-Za-z0-9_$.-]+")
 _QUALIFYING: Final = frozenset({"for", "of", "on", "to", "in", "at", "from", "used", "de", "du", "für", "от", "для",
                                 "del", "para", "per", "van", "voor"})
 """Words that start a phrase qualifying the credential a label names (``Password for the staging db``)."""
-_LINE_REST: Final = re.compile(r"[ \t]*[*_`.,;]{0,3}[ \t]*\r?\Z")
+_RUN_TRAILER: Final = "*_`.,;"
+"""What may end a label's line after its value: closing emphasis and a full stop."""
+_LINE_REST: Final = re.compile(r"[ \t]*[" + re.escape(_RUN_TRAILER) + r"]{0,3}[ \t]*\r?\Z")
+"""What may follow a label's value on its line: closing emphasis and a full stop (``- **Password:** P.``)."""
 _LABEL_RUN_RE: Final = re.compile(r"(?P<run>[!#-&(-\[\]-_a-~]+)[ \t]*\r?\Z")
 """A label's value as the one run of printable ASCII left on its line, without a quote, a backtick or a backslash
 (which close or escape the string the line stands in: ``"...\\n密码：P"``)."""
-_RUN_TRAILER: Final = "*_`.,;"
-"""What may end a label's line after its value (:data:`_LINE_REST`): closing emphasis and a full stop."""
-"""What may follow a label's value on its line: closing emphasis and a full stop (``- **Password:** P.``)."""
 _PIECE_SPLIT: Final = re.compile(r"[^A-Za-z0-9]+")
 _SHORT_NUMBERED: Final = re.compile(r"[A-Za-z]{1,3}[0-9]{1,3}")
 _CELL_BARS: Final = "|│┃║"

@@ -293,11 +293,10 @@ def _inner_quote(text: str, start: int, at: int) -> bool:
     counted: there the quote ends the value."""
     if text[at - 1] in "([{=,":
         return False
-    floor = max(0, start - _LOOK_BACK)
-    line = text.rfind("\n", floor, start) + 1
-    if line == 0 and floor > 0:
+    floor = _line_floor(text, start)
+    if floor > 0 and floor == start - _LOOK_BACK:  # no line start within the look-back
         return False
-    return text.count(text[at], line, start) % 2 == 0
+    return text.count(text[at], floor, start) % 2 == 0
 
 
 def _next_pair(text: str, stop: int) -> bool:
@@ -433,6 +432,12 @@ _OPENER_OF: Final = {")": "(", "]": "[", "}": "{", ">": "<"}
 _LOOK_BACK: Final = 256
 
 
+def _line_floor(text: str, start: int) -> int:
+    """Where the line holding ``start`` starts, or :data:`_LOOK_BACK` characters before ``start`` when it starts
+    further back: what the value's look-backs read."""
+    return max(text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1, start - _LOOK_BACK, 0)
+
+
 def _opened(text: str, start: int, at: int, opener: str) -> bool:
     """Whether the closing bracket at ``at`` closes one opened before the value (on its line, within
     :data:`_LOOK_BACK` characters) rather than one inside the value."""
@@ -440,14 +445,14 @@ def _opened(text: str, start: int, at: int, opener: str) -> bool:
     inside = text.count(opener, start, at) - text.count(closer, start, at)
     if inside > 0:
         return False
-    floor = max(text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1, start - _LOOK_BACK, 0)
+    floor = _line_floor(text, start)
     return text.count(opener, floor, start) > text.count(closer, floor, start)
 
 
 def _in_string_after(text: str, start: int, opener: str) -> bool:
     """Whether the value at ``start`` stands in a string opened after the last ``opener`` before it on its line
     (``{"cmd": "export API_TOKEN=P}x"}``): a bracket inside the string closes none outside it."""
-    floor = max(text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1, start - _LOOK_BACK, 0)
+    floor = _line_floor(text, start)
     k = text.rfind(opener, floor, start)
     return k >= 0 and (text.count('"', k + 1, start) % 2 == 1 or text.count("'", k + 1, start) % 2 == 1)
 

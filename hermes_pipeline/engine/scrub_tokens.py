@@ -233,11 +233,6 @@ _PEM_BASE64_RE: Final = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJTi[A-Za-z0-9+
 ``tls.key``, ``echo … | base64 -d > id_rsa``; hidden when its header says it is a private key."""
 
 
-def _base64_secret(value: str) -> bool:
-    """Letters of both cases and a digit: a random 40-character secret, not a path or a word run."""
-    return any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value)
-
-
 def _encoded_private_key(value: str) -> bool:
     """Whether the base64 ``value`` decodes to a PEM document whose header names a private key."""
     head = value[:64]
@@ -441,7 +436,7 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
     if every or "Q~" in text:
         spans.extend(m.span() for m in _AZURE_SECRET_RE.finditer(text))
     if every or "AKIA" in text or "ASIA" in text:
-        spans.extend(m.span("s") for m in _AWS_PAIR_RE.finditer(text) if _base64_secret(m.group("s")))
+        spans.extend(m.span("s") for m in _AWS_PAIR_RE.finditer(text) if _random_body(m.group("s")))
     if every or "LS0tLS1CRUdJTi" in text:
         spans.extend(m.span() for m in _PEM_BASE64_RE.finditer(text) if _encoded_private_key(m.group(0)))
     if every or "-" in text:

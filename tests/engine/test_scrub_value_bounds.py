@@ -257,6 +257,7 @@ def test_a_word_given_to_a_long_password_option_is_the_password(word: str, lead:
 
 
 def test_placeholders_given_to_a_long_password_option_stay() -> None:
+    """OBS-58: a placeholder given to a long option (``--password=secret``, ``$PW``, ``<your-password>``) stays."""
     for text in ["app --password=secret", "app --password=$PW", "app --password=PASSWORD", "x --api-key=YOUR_KEY",
                  "x --token=none", "app --password=<your-password>"]:
         assert scrub_text(text) == text
@@ -311,6 +312,7 @@ def test_property_the_literal_standing_in_for_a_credential_variable_is_redacted(
 
 
 def test_fallbacks_of_other_variables_and_placeholders_stay() -> None:
+    """OBS-58: the fallback of a variable that names no credential, an empty one and a placeholder stay."""
     for text in ["const k = process.env.API_KEY || ''", "x = process.env.API_KEY || 'your-api-key'",
                  "x = process.env.PORT || '3000'", "name = user.name or 'Xk9mQ2vLp8Zz'"]:
         assert scrub_text(text) == text
