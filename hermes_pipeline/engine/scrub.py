@@ -296,11 +296,14 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
         spans: list[tuple[int, int]] = []
         wraps: dict[tuple[int, int], int] = {}
         find_token_spans(vtext, spans, gated)
+        tokens = len(spans)
         low = vtext.lower()
         find_shape_spans(vtext, low, spans, gated, wraps)
         find_layout_spans(vtext, low, spans, gated)
         if not spans:
             continue
+        if tokens and len(spans) > tokens:
+            _end_at_tokens(vtext, spans, tokens)
         plain = vtext is text
         if "<redacted" in vtext:
             spans = _outside_markers(vtext, spans)
@@ -324,6 +327,23 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 secret = QuotedSecret(secret, text[qs:qe])
             found.append((rs, re_, secret))
     return _merged(found)
+
+
+def _end_at_tokens(vtext: str, spans: list[tuple[int, int]], tokens: int) -> None:
+    """A value read after a name or a label (``Token: ghp_….``, ``GITHUB_TOKEN=ghp_…!``) that is a published key format
+    (``spans[:tokens]``, which starts where the value starts) and then only a sentence's closing punctuation ends where
+    the key does: the format says where a key ends, so the ``.`` is the sentence's. A value of no known format keeps
+    such a character (``password: abc.`` is a YAML scalar ``abc.``)."""
+    ends = {start: end for start, end in spans[:tokens]}
+    for index in range(tokens, len(spans)):
+        start, end = spans[index]
+        key_end = ends.get(start)
+        if key_end is not None and key_end < end and not vtext[key_end:end].strip(_CLOSING):
+            spans[index] = (start, key_end)
+
+
+_CLOSING: Final = ".!?:;,"
+"""What closes a sentence or a clause after a key written in it."""
 
 
 _URL_PART_BEFORE: Final = re.compile(r"(?:[?&;#][^\s?&;#=\"'<>\\]{1,128}=|//[^\s/?#@:\"'<>\\]{0,128}:)\Z")

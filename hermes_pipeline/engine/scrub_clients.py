@@ -777,6 +777,8 @@ _ARG_VALUE: Final = r"(?:'(?P<sq>[^'\n]{1,256})'|\"(?P<dq>[^\"\n]{1,256})\"|(?P<
 _POSITIONAL_RES: Final = (
     ("net", re.compile(r"(?<![\w-])(?i:net)[ \t]+(?i:user)[ \t]+(?:\"[^\"\n]{1,64}\"|[^\s/\"]{1,64})[ \t]+(?![/*])"
                        + _ARG_VALUE)),
+    ("net", re.compile(r"(?<![\w-])(?i:net)[ \t]+(?i:use)[ \t]+(?:[A-Za-z]:[ \t]+|\*[ \t]+)?(?:\\\\|//)[^\s\"']{1,256}"
+                       r"(?:[ \t]+/(?i:user|u):(?:\"[^\"\n]{1,128}\"|[^\s\"]{1,128}))?[ \t]+(?![/*])" + _ARG_VALUE)),
     ("rabbitmqctl", re.compile(r"(?<![\w-])rabbitmqctl[ \t]+(?:-[^\n]{0,64}?[ \t]+)?(?:add_user|change_password)"
                                r"[ \t]+\S{1,64}[ \t]+" + _ARG_VALUE)),
     ("wpa_passphrase", re.compile(r"(?<![\w-])wpa_passphrase[ \t]+(?:'[^'\n]{1,64}'|\"[^\"\n]{1,64}\"|\S{1,64})[ \t]+"
@@ -787,7 +789,8 @@ _POSITIONAL_RES: Final = (
     ("chpasswd", re.compile(r"(?<![\w-])(?:echo|printf)[ \t]+(?:-[en][ \t]+)?(?P<q>[\"']?)[\w.@-]{1,64}:"
                             r"(?P<c>[^\s\"':]{1,256})(?P=q)[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd")),
 )
-"""Commands that take a password by position: Windows' ``net user NAME P /add``, ``rabbitmqctl add_user NAME P`` /
+"""Commands that take a password by position: Windows' ``net user NAME P /add`` and ``net use \\\\srv\\share P
+/user:NAME`` (or ``/user:NAME P``), ``rabbitmqctl add_user NAME P`` /
 ``change_password``, ``wpa_passphrase SSID P``, ``nmcli … password P`` (and ``wifi-sec.psk P``), ``mysqladmin …
 password P``, and ``echo "NAME:P" | chpasswd``; each sought only when its command's name is in the text."""
 

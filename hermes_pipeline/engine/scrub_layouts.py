@@ -56,11 +56,12 @@ _HINT_RE: Final = re.compile("|".join(re.escape(h) for h in sorted(NAME_HINTS, k
 _DECORATION: Final = r"[ \t]*(?:(?:[-*+>§•#|│┃║]|\d{1,3}[.)])[ \t]*){0,6}"
 _LABEL_RE: Final = re.compile(
     _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{1,80}?)(?P<c>\*\*|__|[*_`])?"
-    r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*(?P<sep>:|：|->|→|=>|—|–|=(?!=))"
+    r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*"
+    r"(?P<sep>:(?!//)|：|->|→|=>|—|–|=(?!=)|(?<=[ \t])-(?=[ \t]))"
     r"(?P<c2>\*\*|__|[*_])?[ \t]*")
 """A line's label: decoration (bullets, numbering, quote marks, ``§``), emphasis or backticks, the label, and its
-separator (a colon, an arrow, a dash, ``=`` after a parenthesis: ``Password (prod) = P``); the value follows, on the
-line or alone on the next one (in a code fence too)."""
+separator (a colon, not a URL's ``://``, an arrow, a dash, a hyphen between blanks, ``=`` after a parenthesis:
+``Password (prod) = P``); the value follows, on the line or alone on the next one (in a code fence too)."""
 _PAREN_TAIL: Final = re.compile(r"[ \t]+\([^()]{0,40}\)[ \t]*\Z")
 _LABEL_WORD: Final = re.compile(r"[^\W_]+(?:[-'’/][^\W_]+)*|[A-Za-z0-9_$.-]+")
 """A word of a label of several words (``Staging``, ``API-Schlüssel``, ``DB``): no code (``def get_token(self)``)."""
@@ -95,15 +96,36 @@ _GLUED_RE: Final = re.compile(
 """A credential word of a language that writes no space and ``is`` (``密码是``, ``パスワードは``, ``비밀번호는``), a colon,
 or a blank, before an ASCII value."""
 _SENTENCE_NAME: Final = (
-    r"(?:pass(?:word|phrase|code)|passwd|(?:(?:api|secret|access|private|license|licence|signing|encryption|master|"
-    r"auth|app|client|consumer|deploy|service)[ \t_-]?key)|(?:(?:access|auth|api|bearer|bot|refresh|session|"
-    r"personal[ \t]access)[ \t_-]?)?token|(?:(?:client|api|app|shared)[ \t_-]?)?secret)")
+    r"(?:pass(?:word|phrase|code)?|passwd|(?:(?:api|secret|access|private|license|licence|signing|encryption|master|"
+    r"auth|app|client|consumer|deploy|service|unseal|recovery|root|admin|webhook|ssh|gpg|pgp|backup|product|"
+    r"activation)[ \t_-]?key)|(?:(?:access|auth|api|bearer|bot|refresh|session|personal[ \t]access)[ \t_-]?)?token|"
+    r"(?:(?:client|api|app|shared|webhook)[ \t_-]?)?secret)")
+"""A credential named in an English sentence (``pass`` alone too: ``my pass is P``; the value must look generated)."""
+_COPULA: Final = (r"(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)(?:[ \t]+(?:now|still|(?:set|changed|reset|"
+                  r"updated|rotated)[ \t]+to))?|(?:set|changed|reset|updated|rotated)[ \t]+to)")
 _SENTENCE_RE: Final = re.compile(
-    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)"
-    r"(?:[ \t]+(?:now|still|(?:set|changed|reset|updated|rotated)[ \t]+to))?)|(?:(?:set|changed|reset|updated|"
-    r"rotated)[ \t]+to))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")(?:[ \t]+(?i:for|of|on|at|in)(?:[ \t]+[\w.@/-]{1,40}){1,5}?)?"
+    r"(?:[ \t]+(?i:" + _COPULA + r")|['’](?i:s))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """An English sentence giving a credential's value: ``the password is P``, ``API key was: P``, ``the token has been
-set to P``, ``password changed to P``."""
+set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira is P``) or the
+copula contracted (``my password's P``)."""
+_SENTENCE_IS_RE: Final = re.compile(
+    r"(?<![^\s(\"'“‘])(?P<v>[^\s\"'“”‘’]{6,256})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
+    r"(?i:the|my|your|our|their|its|his|her|a|an)[ \t]+"
+    r"(?:(?i:new|current|old|actual|real|default|temporary|temp|initial)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?"
+    r"(?i:" + _SENTENCE_NAME + r")(?![\w-])")
+"""The value first, then the credential it is: ``P is my password``, ``P is the new API key``."""
+_SENTENCE_PAREN_RE: Final = re.compile(
+    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]*\((?=[^()\s]{6,256}\))")
+"""A value in parentheses right after the credential's name: ``he told me the password (P) over the phone``."""
+_SENTENCE_FROM_RE: Final = re.compile(
+    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?:(?i:was|has[ \t]+been|is|got)[ \t]+)?(?i:changed|rotated|"
+    r"updated|reset|switched|moved)[ \t]+(?i:from)[ \t]+(?P<v>\S{1,256}?)[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS
+    + "])")
+"""Both values of a change: ``password was changed from P to Q``."""
+_SENTENCE_BARE_RE: Final = re.compile(r"(?<![\w.-])(?i:password|passwd|passphrase) +(?=[A-Za-z0-9])")
+"""``password P``: the one-word name and its value with only blanks between (the value must look generated); a
+setting's dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
 _FOREIGN_SENTENCE_RE: Final = re.compile(
     r"(?<![\w-])(?i:passwort|kennwort|contraseña|contrasena|clave|senha|mot[ \t]de[ \t]passe|wachtwoord|hasło|haslo|"
     r"lösenord|losenord|passord|adgangskode|salasana|parola|пароль|токен)[ \t]+(?i:lautet|ist|war|es|será|é|"
@@ -167,6 +189,15 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _glued_sentences(text, spans)
     if hits and (not gated or " " in text):
         _english_sentences(text, spans)
+    if hits and (not gated or " " in text or "\t" in text):
+        _spaced_settings(text, spans)
+    if not gated or (":" in text and "." in text):
+        for m in _RELAY_LINE_RE.finditer(text):
+            _judge(text, "password", m.span("p"), STRONG, spans, bare=True)  # [smtp.gmail.com]:587 me@gmail.com:P
+    if not gated or " / " in text or "\t/" in text or "/\t" in text:
+        for m in _LOGIN_LINE_RE.finditer(text):
+            if _generated(m.group("p")):
+                _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
     if not gated or "(" in text:
         _setter_calls(text, spans)
         _login_calls(text, spans)
@@ -212,6 +243,24 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
             _next_line_value(text, label + (m.group("tail") or ""), end, spans)
         elif level:
             _label_value(text, label, m.end(), end, level, spans, relaxed or arrow)
+
+
+_RELAY_LINE_RE: Final = re.compile(
+    r"^[ \t]*(?:\[[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\](?::\d{1,5})?|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d{1,5})[ \t]+"
+    r"(?P<u>[^\s:@]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z][\w.-]{0,63}):(?P<p>\S{1,256})[ \t]*\r?$",
+    re.MULTILINE)
+"""A mail relay's login line (Postfix's ``sasl_passwd``): a host (in brackets, or with its port), a blank, a user (an
+e-mail address or a name), ``:`` and the password."""
+
+
+_LOGIN_LINE_RE: Final = re.compile(
+    r"^" + _DECORATION + r"(?:\*\*|__|[*_`])?(?P<label>[^\n\r:：/*`]{0,60}?(?<![\w-])"
+    r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in|credentials|creds|account|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
+    r"(?![\w-])[^\n\r:：/*`]{0,40}?)(?:\*\*|__|[*_`])?"
+    r"[ \t]*[:：](?:\*\*|__|[*_])?[ \t]*(?P<u>[^\s/]{1,64})[ \t]+/[ \t]+(?P<p>[^\s]{1,256}?)[ \t]*[.;]?[ \t]*\r?$",
+    re.MULTILINE)
+"""A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``), then a user and a password
+written with a blank around the slash, ending the line (``admin / P``): the user stays, the password is judged."""
 
 
 _NEXT_LINE_RE: Final = re.compile(r"\r?\n(?:[ \t]*```[A-Za-z]{0,16}[ \t]*\r?\n)?[ \t]*(?P<v>[^\s`]{8,256})[ \t]*\r?(?=\n|\Z)")
@@ -448,15 +497,36 @@ def _glued_sentences(text: str, spans: list[Span]) -> None:
         _sentence_value(text, m.end(), spans, ascii_only=True)
 
 
+_SPACED_SETTING_RE: Final = re.compile(
+    r"^[ \t]*(?P<n>[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+)[ \t]+"
+    r"(?P<v>[^\s\"'`=<>(){}\[\];,]{6,256}={0,2})[ \t]*\r?$", re.MULTILINE)
+"""A setting written ``name value`` on a line of its own (``client_secret P``, ``auth_token P``), as configuration
+files without a separator write them; a value holding what code and pairs are written with (``= < > ( ) { } [ ] ; ,``;
+base64 padding aside) is no such setting's."""
+
+
+def _spaced_settings(text: str, spans: list[Span]) -> None:
+    """The value of each ``name value`` line whose name is a strong credential name (``client_secret``, ``api_key``;
+    a compound: a single word is a sentence's), when it looks generated."""
+    for m in _SPACED_SETTING_RE.finditer(text):
+        name = m.group("n")
+        if credential_name(name) == STRONG and _generated(m.group("v")):
+            _judge(text, name, m.span("v"), STRONG, spans, bare=True)
+
+
 def _english_sentences(text: str, spans: list[Span]) -> None:
     """``the password is P``, ``API key was: P``, ``I set the admin password to P``: a credential named in an English
     sentence, then its value, one run that looks generated (a word, a placeholder or a sentence stays); and ``use P as
     the password``, the value first."""
-    for regex in (_SENTENCE_RE, _FOREIGN_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_LABEL_RE):
+    for regex in (_SENTENCE_RE, _FOREIGN_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_LABEL_RE,
+                  _SENTENCE_PAREN_RE, _SENTENCE_BARE_RE):
         for m in regex.finditer(text):
             _sentence_value(text, m.end(), spans, ascii_only=False)
-    for m in _SENTENCE_AS_RE.finditer(text):
-        _sentence_value(text, m.start("v"), spans, ascii_only=False)
+    for regex in (_SENTENCE_AS_RE, _SENTENCE_IS_RE, _SENTENCE_FROM_RE):
+        for m in regex.finditer(text):
+            _sentence_value(text, m.start("v"), spans, ascii_only=False)
+            if regex is _SENTENCE_FROM_RE:
+                _sentence_value(text, m.end(), spans, ascii_only=False)
     for m in _NOUN_VALUE_RE.finditer(text):
         run = _SENTENCE_RUN_RE.match(text, m.end())
         if run is not None and len(run.group(0).rstrip(".,;:!?)")) >= _NOUN_VALUE_MIN:
@@ -466,7 +536,7 @@ def _english_sentences(text: str, spans: list[Span]) -> None:
 _NOUN_VALUE_RE: Final = re.compile(
     r"(?<![\w-])(?i:auth[ \t]token|access[ \t]token|api[ \t]key|secret[ \t]key|client[ \t]secret|app[ \t]password|"
     r"bot[ \t]token|refresh[ \t]token)[ \t]+(?=[A-Za-z0-9])")
-_NOUN_VALUE_MIN: Final = 16
+_NOUN_VALUE_MIN: Final = 10
 """A credential's two-word name then its value with no verb (``twilio sid AC… auth token 9f86…``, ``app password
 abcd…``): only a value of at least this many characters that looks generated (``the API key expired`` stays)."""
 
@@ -519,7 +589,8 @@ def _login_calls(text: str, spans: list[Span]) -> None:
         _judge(text, "password", m.span("p"), STRONG, spans)
     for m in _NAME_TUPLE_RE.finditer(text):
         level = credential_name(m.group("n"))
-        if level == STRONG and not phrase_name(m.group("n")):
+        if level == STRONG and not phrase_name(m.group("n")) and secret_looking(m.group("v")):
+            # ("x-api-key", "P"); not ("OPENAI_API_KEY", "openai"): code pairs names with labels as often
             _judge(text, m.group("n"), m.span("v"), level, spans)
 
 

@@ -50,8 +50,8 @@ from functools import lru_cache
 from typing import Final
 
 __all__ = ["FOREIGN_KEY_WORDS", "FOREIGN_WORDS", "NAME_HINTS", "STRONG", "WEAK", "call_extent", "camel_name",
-           "code_call", "credential_name", "credential_word", "english_word", "kept_value", "parameter_default",
-           "phrase_name", "placeholder", "query_credential", "secret_looking"]
+           "code_call", "credential_name", "credential_word", "english_word", "kept_value", "open_call",
+           "parameter_default", "phrase_name", "placeholder", "query_credential", "secret_looking"]
 
 STRONG: Final = 2
 WEAK: Final = 1
@@ -81,6 +81,17 @@ _KEY_QUALIFIERS: Final = frozenset({
     "pgp", "hmac", "jwt", "sas", "admin", "root", "write", "read", "session", "webhook",
     "crypt", "aes", "des", "rsa", "ed25519", "ecdsa", "decryption", "sign", "mac",
 })
+_CODE_NOT_SECRET_QUALIFIERS: Final = frozenset({
+    "exit", "status", "error", "err", "return", "ret", "response", "resp", "http", "country", "zip", "postal", "post",
+    "lang", "language", "locale", "currency", "region", "area", "phone", "dial", "iso", "op", "char", "color", "colour",
+    "bar", "qr", "source", "src", "short", "product", "item", "sku", "event", "reason", "result", "exception", "signal",
+    "unit", "airport", "station", "state", "city", "key", "scan", "hs", "icd", "naics", "sic", "ansi", "escape", "exec",
+    "process", "rc", "termination", "close", "reply", "grpc", "rpc", "api", "fault", "failure", "diagnostic", "rule",
+    "check", "lint", "warning", "finish", "stop", "tax", "department", "dept", "cost", "account", "bank", "swift",
+    "branch", "routing", "course", "class", "subject", "airline", "flight", "carrier", "site", "store", "warehouse",
+    "location", "vendor", "supplier", "customer", "client", "project", "job", "task", "type", "kind", "category"})
+"""Words before ``code`` naming a code that is a number or a label (``exit_code``, ``country_code``, ``api_code``):
+no credential; an authorization, verification or one-time code (``auth_code``, ``otp_code``) still is."""
 _KEY_NOT_SECRET_QUALIFIERS: Final = frozenset({
     "cache", "sort", "partition", "foreign", "index", "lookup", "hash", "dict", "map", "routing", "object", "row",
     "column", "group", "shard", "composite", "unique", "natural", "surrogate", "idempotency", "dedup", "dedupe",
@@ -233,6 +244,8 @@ def credential_name(name: str) -> int:
             level = STRONG
         elif word in ("key", "keys") and i > 0 and words[i - 1] in _KEY_NOT_SECRET_QUALIFIERS:
             continue
+        elif word in ("code", "codes") and i > 0 and words[i - 1] in _CODE_NOT_SECRET_QUALIFIERS:
+            continue  # exit_code, status_code, country_code: a number or a name, not an authorization code
         elif word in ("key", "keys") and i > 0 and words[i - 1] in _WEAK_KEY_QUALIFIERS:
             level = WEAK
         elif word in _WEAK_WORDS:
@@ -425,6 +438,9 @@ a system directory, each of its names is one people give (``./keys/server-2024.p
 _PATH_REST: Final = re.compile(r"(?:/|~/|\.\.?/|\$HOME/|\$\{HOME\}/|%[A-Z_]+%\\|[A-Za-z]:\\)[A-Za-z0-9_./\\~ -]*")
 """What a path is written with after its root: a generated password's symbols (``!#$%()*:<=>?@[]^{|}``) are in no
 path's names."""
+_FILE_NAME: Final = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:pem|key|crt|cer|csr|der|p12|pfx|jks|keystore|"
+                               r"pub|ppk|gpg|asc|kdbx|json|ya?ml|toml|ini|cfg|conf|env|txt|xml|properties)")
+"""A file's name with an extension credentials are kept in (``rsakey.pem``, ``sa-prod.json``, ``.env`` files)."""
 _RESOURCE: Final = re.compile(r"arn:[a-z0-9-]+:|projects/[^/\s]+/secrets/|[A-Z0-9]{16,128}/\d{8}/[a-z0-9-]+/"
                               r"[a-z0-9-]+/aws4_request$|[^@/\s]{1,64}@[^@/\s]{1,255}/\d{8}/[a-z0-9-]+/"
                               r"[a-z0-9-]+/goog4_request$")
@@ -550,6 +566,20 @@ def code_call(value: str) -> bool:
     return callee and arguments and end == len(value)
 
 
+_OPEN_CALL: Final = re.compile(r"(?P<n>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]*\("
+                               r"(?:(?P<a>[A-Za-z0-9_ \t.:=*+/\"'-]*),|[\[{(]{1,3})?[ \t]*\r?(?:\n|\Z)")
+
+
+def open_call(text: str, start: int) -> bool:
+    """Whether a call of a name code gives a function starts at ``start`` and its arguments go on past its line, or
+    past the end of ``text``: its bracket, or its arguments and a comma, end the line (``get_token(``,
+    ``ECDH.convertKey(compressedKey,``, ``frozenset({``), as in a line a search printed or a file read in pieces."""
+    m = _OPEN_CALL.match(text, start)
+    if m is None or not _code_name(m.group("n").rsplit(".", 1)[-1]):
+        return False
+    return not any(_generated_word(word) for word in _ARGUMENT_WORD.findall(m.group("a") or ""))
+
+
 def call_extent(text: str, start: int, limit: int) -> tuple[int, bool, bool]:
     """``(end, callee, arguments)`` for the call or subscript starting at ``start`` (before ``limit``): where it
     closes, its last bracket and what follows it (``.x``, ``(y)``, ``[0]``) included, or ``-1`` when it does not
@@ -609,6 +639,10 @@ def _generated_word(word: str) -> bool:
             and not (camel_name(word) or _identifier(word)))
 
 
+_LOWER_CAMEL_NUMBERED: Final = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][0-9]+|[A-Z][a-z]{2,}[0-9]*)*[A-Z][a-z]{2,}[0-9]*")
+_CAPITALISED: Final = re.compile(r"[A-Z][a-z]{2,}")
+
+
 def _code_name(segment: str) -> bool:
     """A name code gives a function, a class or a variable it subscripts (``get_token``, ``sha256``, ``uuid4``,
     ``Http2Client``, ``m1``): not a capitalised word and a number as passwords are made (``Hunter2``,
@@ -617,7 +651,10 @@ def _code_name(segment: str) -> bool:
     if number is not None and number.group("w")[0].isupper():
         return number.group("w").lower() in _NUMBERED  # Base64, Sha256; not Hunter2, Password1
     if any(c.isdigit() for c in segment) and not (segment.islower() or segment.isupper()):
-        return camel_name(segment) or _identifier(segment)  # Http2Client; not Xk9mQ2
+        if camel_name(segment) or _identifier(segment):
+            return True  # Http2Client; not Xk9mQ2
+        lower = _LOWER_CAMEL_NUMBERED.fullmatch(segment)  # pbkdf2Sync, md5Sum, getV2Token: lowerCamel with numbers
+        return lower is not None and all(english_word(word) for word in _CAPITALISED.findall(segment))
     return True
 
 
@@ -638,6 +675,8 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
         return _kept_word(v, name, level, bare, typed)
     if _CODE_WORDS.match(v) or (v[-1] in ")]" and code_call(v) and (not literal or _STRING_ARGUMENT.search(v))):
         return True  # os.environ["X"], f(x): code
+    if _code_text(v):
+        return True  # args[token.index], {key[:8]}...{key[-4:]}, {ArrayBuffer|DataView}, "LANGFUSE_SECRET_KEY"
     path = _CODE_PATH.fullmatch(v)
     if path is not None and not any(secret_looking(seg) for seg in path.group(1).split(".")[1:]):
         return True
@@ -660,8 +699,10 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
         return True
     if v.lstrip("+-").isdigit() and len(v) <= 10 and (level == WEAK or _count_name(name, words)):
         return True  # max_tokens=128000, "input_tokens": "1000": a count
+    if _FILE_NAME.fullmatch(v) and all(_name_like(seg) and not secret_looking(seg) for seg in v.split(".")[:-1]):
+        return True  # --privkey rsakey.pem, KEY_FILE=server-2024.key: the file that holds the credential
     if _DOTTED_IDENT.fullmatch(v) and all(_identifier(seg) and not secret_looking(seg) for seg in v.split(".")) and (
-            not literal or _dotted_literal(v.split("."))):
+            _dotted_literal(v.split(".")) if literal else _dotted_words(v.split("."))):
         return True  # session_id.user, settings.api_key, codes.IMPORT_NOT_FOUND: an attribute read in code
     if value_words and words[-len(value_words):] == value_words and "".join(value_words) == _PIECES.sub("", v.lower()):
         return True  # password=password, token=token, "login.password": "Password"
@@ -714,6 +755,43 @@ def _name_words(name: str) -> list[str]:
     return _words(name)
 
 
+_SUBSCRIPT: Final = re.compile(
+    r"[a-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\["
+    r"(?:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|-?\d*:-?\d*|\"[^\"\n]{1,64}\"|'[^'\n]{1,64}')\]"
+    r"(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+"""A subscript as code writes one: by an attribute path, a slice or a string (``args[token.index]``, ``key[:8]``)."""
+_CODE_FIELD: Final = re.compile(
+    r"\{(?P<n>[A-Za-z_][A-Za-z0-9_.]*)(?:\[-?\d*:?-?\d*\])?(?:![rsa])?(?::[^{}\n]{0,16})?\}")
+"""A field of an f-string or a template (``{effective_key[:8]}``, ``{token!r}``)."""
+_TYPE_UNION: Final = re.compile(
+    r"[{<(]?[A-Za-z][A-Za-z0-9]*(?:\[\])?(?:[ \t]*\|[ \t]*[A-Za-z][A-Za-z0-9]*(?:\[\])?)+[}>)]?")
+"""Types joined by ``|`` (``{ArrayBuffer|TypedArray}``, ``<Buffer|string>``): a signature's, not a value."""
+_ENV_NAME: Final = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _code_text(value: str) -> bool:
+    """Code or a name where a value would be: a subscript (:data:`_SUBSCRIPT`), only template fields and punctuation
+    (:data:`_CODE_FIELD`), a union of types (:data:`_TYPE_UNION`), each of them names and no generated string; or a
+    constant's or an environment variable's name (``"LANGFUSE_SECRET_KEY"``, ``"NO_REPLY"``: words joined by ``_``)."""
+    if _SUBSCRIPT.fullmatch(value):
+        return not any(secret_looking(name) for name in _IDENTIFIERS.findall(value))
+    if "{" in value:
+        fields = [m.group("n") for m in _CODE_FIELD.finditer(value)]
+        if fields and not _CODE_FIELD.sub("", value).strip(" .…:/_,;()|-") and not any(map(secret_looking, fields)):
+            return True
+    if "|" in value and _TYPE_UNION.fullmatch(value):
+        members = _IDENTIFIERS.findall(value)
+        return all(camel_name(m) or english_word(m) or m in _ABBREVIATIONS for m in members)
+    if _ENV_NAME.fullmatch(value):
+        return all(_plain_word(word) or _NUMBERED_WORD.fullmatch(word) is not None for word in value.lower().split("_"))
+    return False
+
+
+_IDENTIFIERS: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NUMBERED_WORD: Final = re.compile(r"[a-z]{1,3}[0-9]{1,2}")
+"""A short word with its number, as names hold them (``s3``, ``v2``, ``gpt4``)."""
+
+
 def _format_only(value: str) -> bool:
     """A format string (``%s:%s``, ``Digest %s``, ``{0}:{1}``): format fields and, besides them, only punctuation and
     English words (a generated password's ``%s`` comes with runs that are none)."""
@@ -723,6 +801,15 @@ def _format_only(value: str) -> bool:
     runs = _PIECES.split(rest)
     return all(not run or (run.isalpha() and (run.islower() or run.istitle() or run.isupper()) and english_word(run))
                for run in runs)  # a word is cased as words are: zAYkM and nEmk are a password's runs
+
+
+def _dotted_words(segments: list[str]) -> bool:
+    """A dotted name written bare as code reads an attribute: words a name is written with (each of two letters or
+    more a plain word, :func:`_plain_word`), one of three letters or more (``settings.api_key``, ``session_id.user``,
+    ``codes.IMPORT_NOT_FOUND``); ``v5.PP_t8.Pyc`` is a password of a generator's symbols."""
+    words = [word for segment in segments for word in _words(segment)]
+    return all(len(word) < 2 or word.isdigit() or _plain_word(word) for word in words) and any(
+        len(word) >= 3 and word.isalpha() and (english_word(word) or credential_word(word)) for word in words)
 
 
 def _dotted_literal(segments: list[str]) -> bool:

@@ -41,8 +41,8 @@ from urllib.parse import unquote
 from .scrub_clients import (client_hints, find_client_passwords, find_keyword_pairs, find_login_tokens,
                             find_positional_passwords, find_sql_identified)
 from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
-                          credential_word, english_word, kept_value, parameter_default, phrase_name, placeholder,
-                          query_credential, secret_looking)
+                          credential_word, english_word, kept_value, open_call, parameter_default, phrase_name,
+                          placeholder, query_credential, secret_looking)
 
 __all__ = ["find_shape_spans", "is_sensitive_pair", "unemphasized"]
 
@@ -108,6 +108,8 @@ _ELEMENT_RE: Final = re.compile(
     r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,63})(?P<a>(?:[ \t\r\n]+[A-Za-z_][\w.:-]{0,63}[ \t]*=[ \t]*"
     r"(?:\"[^\"<>\n]{0,256}\"|'[^'<>\n]{0,256}'))*)[ \t\r\n]*(?:/>|>[ \t\r\n]{0,64}(?:<!\[CDATA\[(?P<c>[^\]\n]{1,1024})"
     r"\]\]>|(?P<v>[^<>\s\\][^<\n\\]{0,1023}?))[ \t\r\n]{0,64}</(?P=n)[ \t]*>)")
+_HTML_TEXT_ELEMENTS: Final = frozenset({"code", "kbd", "samp", "var", "tt", "pre"})
+"""HTML elements whose names only look like a credential's (``<code>`` is no ``code=`` parameter)."""
 _ATTR_RE: Final = re.compile(r"(?P<k>[A-Za-z_][\w.:-]*)[ \t]*=[ \t]*(?:\"(?P<d>[^\"]*)\"|'(?P<s>[^']*)')")
 _SETTING_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_-])(?:key|name)=(?P<q>[\"'])(?P<n>[^\"'\\\n]{1,128})(?P=q)[ \t]+value=(?P<r>[\"'])"
@@ -170,7 +172,8 @@ _CODE_AFTER: Final = re.compile(r"[ \t]*(?:[|+*/%^][ \t]|\[|\(|=(?!=)|\)|,[ \t]*
 ``Token = Ignore + PlainToken``, a parameter's type before the line's end or the next parameter)."""
 _NUMBERED_WORD: Final = re.compile(r"(?P<w>[A-Z][a-z]+)[0-9]{1,4}|[0-9][0-9.]*")
 """``Example2``, ``6``, ``2.0``: a heading's numbered word, a version."""
-_LINE_LEAD: Final = re.compile(r"[ \t]*(?:#+|[-*+>]|\d+[.)])?[ \t]*")
+_JOINED_WORDS: Final = re.compile(r"[-/]")
+_LINE_LEAD: Final = re.compile(r"[ \t]*(?:#+|[-*+>•→]|=>|->|\d+[.)])?[ \t]*")
 _URL_START: Final = re.compile(r"(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]{0,31})://")
 _SCHEME_SPLIT: Final = re.compile(r"[^a-z]+")
 _SCHEME_RUNS: Final = frozenset({"http", "https", "ftp", "ftps", "sftp", "s", "gs", "ws", "wss", "smb", "nfs", "hdfs",
@@ -288,7 +291,8 @@ password)."""
 def _inner_quote(text: str, start: int, at: int) -> bool:
     """Whether the quote or backtick at ``at``, glued inside the unquoted value starting at ``start``, is one of its
     characters: it closes no string opened before the value on its line (``echo "PASSWORD=P"``, ``Bob's password:
-    P'``: an even number of that quote there) and opens none in code (after ``( [ { = ,``: ``environ["PW"]``). A line
+    P'``: an even number of that quote there; ``["API_KEY=P",0]``: the same quote right before the name) and opens
+    none in code (after ``( [ { = ,``: ``environ["PW"]``). A line
     that starts more than :data:`_LOOK_BACK` characters before the value (a JSON document on one line) cannot be
     counted: there the quote ends the value."""
     if text[at - 1] in "([{=,":
@@ -296,6 +300,13 @@ def _inner_quote(text: str, start: int, at: int) -> bool:
     floor = _line_floor(text, start)
     if floor > 0 and floor == start - _LOOK_BACK:  # no line start within the look-back
         return False
+    name = start
+    while name > floor and text[name - 1] in "=:： \t":
+        name -= 1
+    while name > floor and (text[name - 1].isalnum() or text[name - 1] in "_-."):
+        name -= 1
+    if name > 0 and name < start and text[name - 1] == text[at]:
+        return False  # ["API_KEY=P",0]: the quote closes the string the pair starts (a decoded line may not show it)
     return text.count(text[at], floor, start) % 2 == 0
 
 
@@ -599,6 +610,8 @@ def _bare_call(text: str, start: int, end: int) -> int:
     (``f(x)``, not ``Hunter2(xyz)``)."""
     close, callee, arguments = call_extent(text, start, min(len(text), start + _CALL_LOOKAHEAD))
     token = _closing_brackets(text, start, end)
+    if close < 0 and open_call(text, start):
+        return -1  # creds = resolve_credentials(  (its arguments on lines the text does not hold)
     if close < 0 or not callee:
         return token
     if close == token or (close < token and not (text[close].isalnum() or text[close] == "_")):
@@ -757,16 +770,21 @@ def _prose_scheme(text: str, scheme_start: int, start: int, word: str, cred: str
     after_word = previous.isalpha() and previous.islower()
     if text[scheme_start].islower() and after_word:
         return True  # "perform a basic username/password"
+    lead = _LINE_LEAD.match(before)
+    heading = bool(before.strip()) and lead is not None and lead.end() == len(before)
     if not _word(word):
-        return False
+        # "## Basic Node-API data types", "# Basic HTTP/HTTPS URL check": words joined in a heading or a sentence
+        parts = _JOINED_WORDS.split(word)
+        going_on = text[start + len(cred):start + len(cred) + 2].strip(" ")[:1].isalpha()
+        return len(parts) > 1 and (heading or going_on) and all(map(_word, parts))
     if text[scheme_start].islower() or not word.islower() or word != cred or len(word) >= 6:
         return True
     end = start + len(cred)
-    if text[end:end + 1] == " " and text[end + 1:end + 2].isalpha():
-        return True
-    lead = _LINE_LEAD.match(before)
-    if before and lead is not None and lead.end() == len(before) and before.strip():
-        return True  # "# Basic setup", "- Bearer tokens"
+    if text[end:end + 1] == " " and (text[end + 1:end + 2].isalpha() or (
+            english_word(word) and text[end + 1:end + 2] not in ("", "\n", "\r"))):
+        return True  # "Bearer tokens are ...", "→ Bearer auth + beta header": a sentence going on
+    if heading:
+        return True  # "# Basic setup", "- Bearer tokens", "→ Bearer auth + beta header"
     return after_word
 
 
@@ -1386,6 +1404,8 @@ def _markup(text: str, spans: list[Span]) -> None:
     for m in _ELEMENT_RE.finditer(text):
         name = m.group("n")
         attrs = {a.group("k").lower(): a for a in _ATTR_RE.finditer(m.group("a"))} if m.group("a") else {}
+        if name.lower() in _HTML_TEXT_ELEMENTS:
+            continue  # <code>SSL_OP_NO_SSLv2</code>: HTML's element for code, not a credential's name
         if not credential_name(name):
             named = attrs.get("key") or attrs.get("name")
             if named is None:

@@ -202,9 +202,10 @@ _KEY_RUN_RE: Final = re.compile(r"[A-Za-z0-9_.+/=~-]{13,}")
 """A run of the characters every prefix and body above is written with, at least as long as the shortest key
 (``hf_`` and ten characters)."""
 
-# Discord bot tokens: the bot's id in base64 (it starts M, N or O), a timestamp, an HMAC; no literal prefix.
+# Discord bot tokens: the bot's id in base64 (it starts M, N or O), a timestamp, an HMAC; no literal prefix. A dot
+# after the HMAC is a sentence's or a file name's (``….json``): the id's check (``_discord_id``) is what tells a token.
 _DISCORD_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9_.-])(?P<id>[MNO][A-Za-z0-9_-]{22,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])")
+    r"(?<![A-Za-z0-9_.-])(?P<id>[MNO][A-Za-z0-9_-]{22,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
 _DISCORD_MIN: Final = 23 + 1 + 6 + 1 + 27
 # JWT (RFC 7519, 7515): header.payload.signature, header and payload base64url JSON (``eyJ…``, ``ey…``), the
 # signature empty for an unsecured token (its final dot stays outside the span, like a sentence's); a JWE (RFC 7516)

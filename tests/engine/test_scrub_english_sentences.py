@@ -140,3 +140,60 @@ def test_obs59_a_stop_character_that_ends_the_value_still_ends_it(text: str) -> 
     for kept in ("&user=bob&page=2", "; Path=/; HttpOnly", "&amp;next=/home", ").strip()", ", user=u)"):
         if kept in text:
             assert kept in out, (text, out)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# How notes and memory entries give a credential: a phrase naming what it is for, the copula contracted, the value
+# first, in parentheses, a change from one value to another, the bare name, a login's user and password, a setting
+# written ``name value``
+# ------------------------------------------------------------------------------------------------------------------
+
+_NOTE_FORMS = (
+    "The API token for Jira is {p}.", "The password for the staging database is {p}", "the secret for the webhook "
+    "is {p}, keep it safe.", "my password's {p}", "Bob's passphrase’s {p}", "{p} is my password", "{p} is the new API "
+    "key for prod.", "Remember: {p} was the old admin password", "he told me the password ({p}) over the phone",
+    "password was changed from {p} to {q}", "The token has been rotated from {p} to {q}.", "password {p}",
+    "Note to self: the vault unseal key is {p}", 'User said: "my pass is {p}"', "Login for grafana: admin / {p}",
+    "- **Credentials:** root / {p}", "user / password: deploy / {p}.", "client_secret {p}", "  auth_token {p}\n",
+    "Password - {p}", "- wifi password - {p}", "User shared their AWS secret key {p} for the deploy script.",
+    "§\nThe recovery key for the laptop is {p}\n§",
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_NOTE_FORMS), symbols=st.booleans())
+def test_property_obs58_59_a_note_giving_a_credential_loses_its_value_only(seed: int, form: str, symbols: bool) -> None:
+    """OBS-58 / OBS-59: a generated password (letters and digits, or with symbols) in the ways notes and an agent's
+    memory entries give one loses exactly its span; the user, the words and the punctuation stay."""
+    r = random.Random(seed)
+    p, q = (_password(r) if symbols else "".join(r.choice(string.ascii_letters) for _ in range(3))
+            + "".join(r.choice(string.ascii_letters + string.digits) for _ in range(r.randint(7, 20)))
+            + r.choice(string.digits) for _ in range(2))
+    assume(p != q and p not in form and q not in form)
+    text = form.format(p=p, q=q)
+    expected = text.replace(p, redaction_marker(p)).replace(q, redaction_marker(q))
+    assert scrub_text(text) == expected, text
+
+
+@pytest.mark.parametrize("text", [
+    "The password for this account is incorrect.",
+    "The API token for Jira is required to sync issues.",
+    "This is my password",
+    "my password's length is 12",
+    "the password (optional) is read from the vault",
+    "password was changed from the settings page to the admin console",
+    "password reset",
+    "Login: admin / password",
+    "Path: src / lib",
+    "Account: bob / Summer",
+    "client_secret none",
+    "max_tokens 4096",
+    "Step 2 - enter the password",
+    "Password - see the vault",
+    "The key is to stay consistent.",
+    "the secret key rotation policy changed last week",
+])
+def test_obs55_notes_without_a_generated_value_stay(text: str) -> None:
+    """OBS-55: the same ways of writing, with a word, a number, a placeholder or more prose where the value would
+    be, keep every character."""
+    assert scrub_text(text) == text

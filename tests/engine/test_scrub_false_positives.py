@@ -449,3 +449,48 @@ def test_a_yaml_tag_of_several_parts_is_no_value() -> None:
     for text in ["secret_key: !!python/object:Secret", "token: !!python/name:os.getenv"]:
         assert sc.scrub_text(text) == text
     assert sc.scrub_text("password: !tag:Xk9mQ2vLp7Rt") == "password: " + sc.redaction_marker("!tag:Xk9mQ2vLp7Rt")
+
+
+def test_lines_of_code_a_search_prints_or_a_file_read_in_pieces_stay() -> None:
+    """OBS-59: a line of code cut from its file (a search's result, a file read a chunk at a time) keeps every
+    character: a call whose arguments go on past the line, ``exit_code`` and other codes that are numbers, HTML's
+    ``<code>``, a subscript or template fields where a value would be, a union of types, a constant's name, names paired
+    with labels in a tuple, and ``Basic`` / ``Bearer`` in a heading or a sentence."""
+    for text in [
+        "        creds = resolve_nous_runtime_credentials(",
+        "    api_key = masked_secret_prompt(",
+        "const uncompressedKey = ECDH.convertKey(compressedKey,",
+        "_SECRET_VALUE_KEYS = frozenset({",
+        "    exit_code = node::SpinEventLoop(env).FromMaybe(1);",
+        "status_code = response.status_code or 500",
+        "    <td><code>SSL_OP_NO_SSLv2</code></td>",
+        "<summary><code>%Promise.allSettled%</code> iterate over an array</summary>",
+        "const key = pbkdf2Sync('secret', 'salt', 100000, 64, 'sha512');",
+        "    source argument for a token is `args[token.index]`.",
+        'print(f"🔑 Using token: {effective_key[:8]}...{effective_key[-4:]}")',
+        "* `keyData`: {ArrayBuffer|TypedArray|DataView|Buffer|Object}",
+        "  `{ psk: <Buffer|TypedArray|DataView>, identity: <string> }` or `null`.",
+        'basic_auth_env = { username = "LANGFUSE_PUBLIC_KEY", password = "LANGFUSE_SECRET_KEY" }',
+        'SILENT_REPLY_TOKEN = "NO_REPLY"',
+        '        ("OPENAI_API_KEY", "openai"),',
+        '    for env_var in ("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_TOKEN"):',
+        "## Basic Node-API data types",
+        "# Basic HTTP/HTTPS URL check",
+        "  - OAuth setup-tokens (sk-ant-oat*) → Bearer auth + beta header",
+        "xmlsec1 sign --privkey rsakey.pem --output sign1.xml sign1-tmpl.xml",
+    ]:
+        assert sc.scrub_text(text) == text, text
+
+
+def test_the_counterparts_of_code_shaped_lines_are_still_credentials() -> None:
+    """The same shapes holding a generated credential are redacted: a password that opens a bracket and ends its
+    line without a comma, a generated argument, a tuple's generated value, a constant-like name of generated pieces."""
+    for text, secret in [
+        ("password=Hunter2(", "Hunter2("),
+        ("PASSWORD=abc(Xk9mQ2vLp7", "abc(Xk9mQ2vLp7"),
+        ('("x-api-key", "Xk9mQ2vLp7Rt")', "Xk9mQ2vLp7Rt"),
+        ('password = "A1B2_C3D4_SECRET"', "A1B2_C3D4_SECRET"),
+        ("API_PASSWORD=v5.PP_t8.Pyc", "v5.PP_t8.Pyc"),
+        ("Authorization: Bearer Xk9m-Q2vL-p7Rt", "Xk9m-Q2vL-p7Rt"),
+    ]:
+        assert sc.scrub_text(text) == text.replace(secret, sc.redaction_marker(secret)), text

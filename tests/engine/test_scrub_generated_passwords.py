@@ -20,7 +20,7 @@ import random
 import string
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
@@ -102,6 +102,7 @@ def test_property_obs58_obs59_generated_passwords_in_json_are_redacted_exactly(s
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**64), form=st.sampled_from(BARE_FORMS))
+@example(seed=39289504, form="{UP}={s}")  # v5.PP_t8.Pyc: dotted like an attribute read, no name's words in it
 def test_property_obs58_obs59_generated_passwords_unquoted_are_redacted_exactly(seed: int, form: str) -> None:
     """OBS-58, OBS-59 (L1): a generated password of the symbols an unquoted value holds, written unquoted (an env
     file, ``export``, YAML, a command line), loses exactly its span. (A value starting with ``-``, ``=``, ``~``,

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import MARKER_RE, redaction_marker, scrub_text
@@ -59,6 +59,7 @@ def _same_shape(before: Any, after: Any) -> bool:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=st.dictionaries(_keys, documents, min_size=1, max_size=5),
        style=st.sampled_from(["compact", "indent", "unicode", "nested"]))
+@example(doc={"password": "password: Xk9mQ2vLp7Rt\nuser: bob", "api_key": ["API_KEY=Xk9mQ2vLp7Rt", 0]}, style="compact")
 def test_property_obs59_json_documents_stay_json_with_the_same_structure(doc: dict[str, Any], style: str) -> None:
     """OBS-59 (O1): a generated JSON document scrubbed as text parses, and parses to the same structure apart from
     the redacted values (a number under a credential key becomes the string of its marker)."""

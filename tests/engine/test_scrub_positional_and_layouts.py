@@ -55,6 +55,10 @@ _COMMANDS = [
     "rabbitmqctl change_password admin '{p}'",
     "net user admin {p} /add",
     "C:\\> net user svc_backup {p} /add /y",
+    "net use \\\\fileserver\\share {p} /user:CORP\\bob",
+    "net use Z: \\\\fileserver\\share /user:alice {p} /persistent:no",
+    "[smtp.gmail.com]:587 me@gmail.com:{p}",
+    "smtp.sendgrid.net:587 apikey:{p}\n",
     'echo "admin:{p}" | chpasswd',
     "echo 'deploy:{p}' | sudo chpasswd",
     "nmcli dev wifi connect HomeNet password {p}",
@@ -77,14 +81,17 @@ _COMMANDS = [
 @given(seed=st.integers(0, 2**32), command=st.sampled_from(_COMMANDS))
 def test_property_a_password_given_by_position_is_hidden(seed: int, command: str) -> None:
     """OBS-58: commands and calls that take a user and a password by position (``net user NAME P``,
-    ``rabbitmqctl add_user NAME P``, ``echo NAME:P | chpasswd``, ``HTTPBasicAuth('u', 'P')``, ``smtp.login(u, 'P')``)
-    and WPA's ``psk``: the password alone is replaced."""
+    ``net use \\\\srv\\share P /user:NAME``, a mail relay's ``[host]:port user:P``, ``rabbitmqctl add_user NAME P``,
+    ``echo NAME:P | chpasswd``, ``HTTPBasicAuth('u', 'P')``, ``smtp.login(u, 'P')``) and WPA's ``psk``: the password
+    alone is replaced."""
     _assert_hidden_once(command, seed)
 
 
 def test_look_alikes_of_positional_passwords_stay() -> None:
     """OBS-58: prose and calls that give no password stay."""
     for text in ["Use net user to list accounts.", "net user admin /delete", "net user admin * /add",
+                 "net use \\\\fileserver\\share /delete", "net use Z: \\\\fileserver\\share * /user:alice",
+                 "db.example.com:5432 connected:yes", "localhost:8080 GET:/index.html",
                  "The API key expired yesterday.", 'choices = [("token", "Token"), ("password", "Password")]',
                  "The user is identified by their email address.", 'log.auth("user", "logged in")',
                  'page.login("alice", "password")']:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine import scrub_clients as sc
@@ -380,6 +380,8 @@ _PAIRS = st.builds(lambda lead, name, sep, value: lead + name + sep + value, st.
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.lists(st.one_of(st.sampled_from(_FRAGMENTS), _PAIRS), max_size=14).map("".join))
+@example(text="spring.datasource.password\tXk9mQ2vLp7Rt&-gh-sess=changeme")
+@example(text="WEBHOOK_KEY\tXk9mQ2vLp7Rt-gh-sess=>changeme")
 def test_property_obs58_prechecks_are_exact_for_every_accepted_name(text: str) -> None:
     """OBS-58: the pre-checks that spare the detectors on texts without a name hint are exact: over texts built of
     every name the name rules accept (strong, weak, qualified keys, compounds, glued words, foreign words, session

@@ -9,12 +9,13 @@ import random
 import re
 import string
 
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
 
-from ._scrub_support import password
+from ._scrub_support import KEY_SAMPLES, discord_bot_token, password
+from .test_scrub_key_formats_more import MORE_SAMPLES
 
 _PAIRS = [("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"), ("【", "】"), ("《", "》"), ("«", "»"), ("＂", "＂")]
 _LEADS = ["password: {o}{p}{c}", "The password is {o}{p}{c}.", "API key: {o}{p}{c}", "密码是{o}{p}{c}",
@@ -329,3 +330,37 @@ def test_property_a_hash_in_a_connection_strings_password_is_part_of_it(seed: in
     sid = password(r, 24)
     assert scrub_text(f"https://x.com/app;jsessionid={sid}#top") == \
         f"https://x.com/app;jsessionid={redaction_marker(sid)}#top"
+
+
+_SENTENCE_ENDS = [("Token: ", "."), ("API key: ", "!"), ("GITHUB_TOKEN=", "."), ("token=", "?"), ("- secret: ", ".\n"),
+                  ("Your new key: ", ":\nnext"), ("export API_TOKEN=", ";"), ("password: ", "."), ("Token: ", "..."),
+                  ("Here it is: ", "."), ("creds/", ".json"), ("auth_token: ", ",")]
+
+
+_NAME_LIKE_IN_PATHS = {"Mailgun keys", "Mailgun keys (current form)", "Fal keys (key id and secret)",
+                       "HashiCorp Vault legacy service tokens"}
+"""Formats of hex digits, or with a one-letter prefix, that a path's content-addressed names share
+(``objects/key-<md5>``, ``cache/<uuid>:<md5>``, ``s.<id>``): in a path they stay (``docs/privacy.md``)."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), provider=st.sampled_from(sorted({**KEY_SAMPLES, **MORE_SAMPLES, "discord": None})),
+       end=st.sampled_from(_SENTENCE_ENDS))
+def test_property_a_published_key_format_ends_where_the_key_does_before_a_sentence_end(
+        seed: int, provider: str, end: tuple[str, str]) -> None:
+    """OBS-58 / OBS-59: a key of a published format (every provider's, and a Discord bot token's) after a label, a
+    name or a path, with a sentence's or a file name's ending right after it (``Token: ghp_….``, ``GITHUB_TOKEN=…!``,
+    ``creds/<token>.json``), loses the key and nothing else: the format says where the key ends, so the punctuation
+    stays (a value of no known format after ``password:`` keeps such a character: a YAML scalar ``abc.``)."""
+    assume(not (end[0] == "creds/" and provider in _NAME_LIKE_IN_PATHS))
+    r = random.Random(seed)
+    key = discord_bot_token(r) if provider == "discord" else {**KEY_SAMPLES, **MORE_SAMPLES}[provider](r)
+    text = end[0] + key + end[1]
+    assert scrub_text(text) == end[0] + redaction_marker(key) + end[1], text
+
+
+def test_a_value_of_no_known_format_keeps_a_closing_dot_at_the_end_of_its_line() -> None:
+    """The counterpart: ``password: Xk9mQ2vLp7.`` in YAML is the scalar ``Xk9mQ2vLp7.``, dot included."""
+    for text in ["password: Xk9mQ2vLp7.", "DB_PASSWORD=Xk9mQ2vLp7.\n"]:
+        value = "Xk9mQ2vLp7."
+        assert scrub_text(text) == text.replace(value, redaction_marker(value))
