@@ -208,15 +208,28 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
 
 
 def _line_of(text: str, at: int, reach: int) -> tuple[int, int]:
-    """The ``[start, end)`` of the line holding ``at``; ``start`` is ``-1`` when the line starts more than ``reach``
-    characters before ``at`` (no label or row is that long). Every later hint before ``end`` is on the same line, so
-    each line is read once."""
+    """The ``[start, end)`` of the line holding ``at`` (a JSON string's text bounds it too); ``start`` is ``-1`` when
+    the line starts more than ``reach`` characters before ``at`` (no label or row is that long). Every later hint
+    before ``end`` is on the same line, so each line is read once."""
     floor = max(0, at - reach)
     start = text.rfind("\n", floor, at) + 1
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    if '":' in text:  # a JSON string's text is a line too: {"content": "- **Password:** P"}, "…\n- **Token:** P"}
+        opening = _JSON_OPENING.search(text, max(start, floor), at)
+        while opening is not None:
+            start = opening.end()
+            opening = _JSON_OPENING.search(text, start, at)
+        closing = _JSON_CLOSING.search(text, at, end)
+        if closing is not None:
+            end = closing.start()
     if start == 0 and floor > 0:
         start = -1
-    end = text.find("\n", at)
-    return start, (len(text) if end < 0 else end)
+    return start, end
+
+
+_JSON_OPENING: Final = re.compile(r'":[ \t]*"')
+_JSON_CLOSING: Final = re.compile(r'(?<!\\)"[ \t]*[,}\]]')
 
 
 def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
@@ -245,20 +258,24 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
             _label_value(text, label, m.end(), end, level, spans, relaxed or arrow)
 
 
+_LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\"))"
+_LINE_CLOSE: Final = r"[ \t]*(?:\r?$|(?=\"[ \t]*[,}\]]))"
+"""Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
+readers below hold no quote in what they read."""
 _RELAY_LINE_RE: Final = re.compile(
-    r"^[ \t]*(?:\[[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\](?::\d{1,5})?|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d{1,5})[ \t]+"
-    r"(?P<u>[^\s:@]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z][\w.-]{0,63}):(?P<p>\S{1,256})[ \t]*\r?$",
-    re.MULTILINE)
+    _LINE_OPEN + r"[ \t]*(?:\[[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\](?::\d{1,5})?|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d{1,5})"
+    r"[ \t]+(?P<u>[^\s:@\"]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z][\w.-]{0,63}):(?P<p>[^\s\"]{1,256})"
+    + _LINE_CLOSE, re.MULTILINE)
 """A mail relay's login line (Postfix's ``sasl_passwd``): a host (in brackets, or with its port), a blank, a user (an
 e-mail address or a name), ``:`` and the password."""
 
 
 _LOGIN_LINE_RE: Final = re.compile(
-    r"^" + _DECORATION + r"(?:\*\*|__|[*_`])?(?P<label>[^\n\r:：/*`]{0,60}?(?<![\w-])"
+    _LINE_OPEN + _DECORATION + r"(?:\*\*|__|[*_`])?(?P<label>[^\n\r:：/*`\"]{0,60}?(?<![\w-])"
     r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in|credentials|creds|account|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
-    r"(?![\w-])[^\n\r:：/*`]{0,40}?)(?:\*\*|__|[*_`])?"
-    r"[ \t]*[:：](?:\*\*|__|[*_])?[ \t]*(?P<u>[^\s/]{1,64})[ \t]+/[ \t]+(?P<p>[^\s]{1,256}?)[ \t]*[.;]?[ \t]*\r?$",
-    re.MULTILINE)
+    r"(?![\w-])[^\n\r:：/*`\"]{0,40}?)(?:\*\*|__|[*_`])?"
+    r"[ \t]*[:：](?:\*\*|__|[*_])?[ \t]*(?P<u>[^\s/\"]{1,64})[ \t]+/[ \t]+(?P<p>[^\s\"]{1,256}?)[ \t]*[.;]?"
+    + _LINE_CLOSE, re.MULTILINE)
 """A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``), then a user and a password
 written with a blank around the slash, ending the line (``admin / P``): the user stays, the password is judged."""
 
@@ -498,8 +515,8 @@ def _glued_sentences(text: str, spans: list[Span]) -> None:
 
 
 _SPACED_SETTING_RE: Final = re.compile(
-    r"^[ \t]*(?P<n>[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+)[ \t]+"
-    r"(?P<v>[^\s\"'`=<>(){}\[\];,]{6,256}={0,2})[ \t]*\r?$", re.MULTILINE)
+    _LINE_OPEN + r"[ \t]*(?P<n>[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+)[ \t]+"
+    r"(?P<v>[^\s\"'`=<>(){}\[\];,]{6,256}={0,2})" + _LINE_CLOSE, re.MULTILINE)
 """A setting written ``name value`` on a line of its own (``client_secret P``, ``auth_token P``), as configuration
 files without a separator write them; a value holding what code and pairs are written with (``= < > ( ) { } [ ] ; ,``;
 base64 padding aside) is no such setting's."""

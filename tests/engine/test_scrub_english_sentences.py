@@ -7,6 +7,7 @@ variable or more prose stay as they are (OBS-55: what is not a credential is kep
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import string
@@ -197,3 +198,25 @@ def test_obs55_notes_without_a_generated_value_stay(text: str) -> None:
     """OBS-55: the same ways of writing, with a word, a number, a placeholder or more prose where the value would
     be, keep every character."""
     assert scrub_text(text) == text
+
+
+_LINE_FORMS = ("- **Password:** {p}", "Password — {p}", "API key -> {p}", "Password - {p}", "client_secret {p}",
+               "Login for grafana: admin / {p}", "[smtp.gmail.com]:587 me@gmail.com:{p}", "| password | {p} |")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_LINE_FORMS), where=st.sampled_from(["alone", "first", "last"]),
+       levels=st.integers(1, 2))
+def test_property_obs58_59_a_line_read_as_a_json_strings_text_loses_its_value_only(
+        seed: int, form: str, where: str, levels: int) -> None:
+    """OBS-58 / OBS-59: the forms read a line at a time (labels, tables, ``name value`` settings, a login's user and
+    password, a relay's login line) are found as a JSON string's whole text, first or last line too, once or twice
+    JSON-encoded (a tool's result, a memory tool's argument): the value's encoded span alone is replaced."""
+    p = _password(random.Random(seed)).replace("&", "x")  # `&` starts a query's next pair on a line of its own
+    line = form.format(p=p)
+    content = {"alone": line, "first": line + "\nnext line", "last": "first line\n" + line}[where]
+    text = json.dumps({"action": "add", "content": content})
+    secret = json.dumps(p)[1:-1]
+    for _ in range(levels - 1):
+        text, secret = json.dumps({"arguments": text}), json.dumps(secret)[1:-1]
+    assert scrub_text(text) == text.replace(secret, redaction_marker(p)), text
