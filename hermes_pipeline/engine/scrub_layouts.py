@@ -263,8 +263,8 @@ _LINE_CLOSE: Final = r"[ \t]*(?:\r?$|(?=\"[ \t]*[,}\]]))"
 """Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
 readers below hold no quote in what they read."""
 _RELAY_LINE_RE: Final = re.compile(
-    _LINE_OPEN + r"[ \t]*(?:\[[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\](?::\d{1,5})?|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d{1,5})"
-    r"[ \t]+(?P<u>[^\s:@\"]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z][\w.-]{0,63}):(?P<p>[^\s\"]{1,256})"
+    _LINE_OPEN + r"[ \t]*(?:\[[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\](?::\d{1,5})?"
+    r"|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d{1,5})[ \t]+(?P<u>[^\s:@\"]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z][\w.-]{0,63}):(?P<p>[^\s\"]{1,256})"
     + _LINE_CLOSE, re.MULTILINE)
 """A mail relay's login line (Postfix's ``sasl_passwd``): a host (in brackets, or with its port), a blank, a user (an
 e-mail address or a name), ``:`` and the password."""
