@@ -24,10 +24,13 @@ SOURCE_SUFFIXES = frozenset({".py", ".md", ".toml", ".yaml", ".yml", ".json", ".
 
 
 def _files(root: Path) -> set[str]:
-    """Every file under ``root`` (relative, ``/``-separated), without the skipped directories."""
+    """Every file under ``root`` (relative, ``/``-separated), without the skipped directories and without a Python
+    environment's (a directory holding ``pyvenv.cfg``: a ``.venv`` in the checkout is the user's, and what the
+    programs the tests start install into it, as Hermes does for a tool's optional dependency, is theirs)."""
     found: set[str] = set()
     for directory, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info")
+                   and not os.path.isfile(os.path.join(directory, d, "pyvenv.cfg"))]
         base = Path(directory).relative_to(root)
         found.update((base / name).as_posix() for name in names)
     return found

@@ -36,3 +36,18 @@ def test_guard_lets_source_files_added_to_existing_directories_pass(tmp_path: Pa
     (tmp_path / "tests" / "notes.md").write_text("")
     (tmp_path / "plugins.toml").write_text("")
     assert _gained(tmp_path, before) == ["plugins.toml"]
+
+
+def test_guard_leaves_a_virtual_environment_in_the_checkout_alone(tmp_path: Path) -> None:
+    """A ``.venv`` (or any directory holding ``pyvenv.cfg``) inside the checkout is the user's environment: packages
+    a program the tests start installs into it are not files the tests left in the tree; a lookalike directory
+    without ``pyvenv.cfg`` still counts."""
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "env-lookalike").mkdir()
+    before = _files(tmp_path)
+    (tmp_path / ".venv" / "bin").mkdir()
+    (tmp_path / ".venv" / "bin" / "edge-tts").write_text("")
+    (tmp_path / "env-lookalike" / "bin").mkdir()
+    (tmp_path / "env-lookalike" / "bin" / "tool").write_text("")
+    assert _gained(tmp_path, before) == ["env-lookalike/bin/tool"]
