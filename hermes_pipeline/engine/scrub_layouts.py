@@ -62,6 +62,8 @@ _LABEL_RE: Final = re.compile(
 """A line's label: decoration (bullets, numbering, quote marks, ``§``), emphasis or backticks, the label, and its
 separator (a colon, not a URL's ``://``, an arrow, a dash, a hyphen between blanks, ``=`` after a parenthesis:
 ``Password (prod) = P``); the value follows, on the line or alone on the next one (in a code fence too)."""
+_SEPARATOR_CHARS: Final = re.compile(r"[:：=→—–>-]")
+"""The characters a label's separator holds (:data:`_LABEL_RE`'s ``sep``)."""
 _PAREN_TAIL: Final = re.compile(r"[ \t]+\([^()]{0,40}\)[ \t]*\Z")
 _LABEL_WORD: Final = re.compile(r"[^\W_]+(?:[-'’/][^\W_]+)*|[A-Za-z0-9_$.-]+")
 """A word of a label of several words (``Staging``, ``API-Schlüssel``, ``DB``): no code (``def get_token(self)``)."""
@@ -103,29 +105,34 @@ _SENTENCE_NAME: Final = (
 """A credential named in an English sentence (``pass`` alone too: ``my pass is P``; the value must look generated)."""
 _COPULA: Final = (r"(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)(?:[ \t]+(?:now|still|(?:set|changed|reset|"
                   r"updated|rotated)[ \t]+to))?|(?:set|changed|reset|updated|rotated)[ \t]+to)")
-_SENTENCE_RE: Final = re.compile(
-    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")(?:[ \t]+(?i:for|of|on|at|in)(?:[ \t]+[\w.@/-]{1,40}){1,5}?)?"
+_SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)")
+"""Where a sentence names a credential, read in the lower-cased text near a hint: each reader of what follows the name
+(the ``_TAIL_RE`` patterns below) is matched there, so the names are sought once."""
+_COPULA_TAIL_RE: Final = re.compile(
+    r"(?:[ \t]+(?i:for|of|on|at|in)(?:[ \t]+[\w.@/-]{1,40}){1,5}?)?"
     r"(?:[ \t]+(?i:" + _COPULA + r")|['’](?i:s))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
-"""An English sentence giving a credential's value: ``the password is P``, ``API key was: P``, ``the token has been
-set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira is P``) or the
-copula contracted (``my password's P``)."""
+"""An English sentence giving a credential's value after its name: ``the password is P``, ``API key was: P``, ``the
+token has been set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira
+is P``) or the copula contracted (``my password's P``)."""
 _SENTENCE_IS_RE: Final = re.compile(
     r"(?<![^\s(\"'“‘])(?P<v>[^\s\"'“”‘’]{6,256})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
     r"(?i:the|my|your|our|their|its|his|her|a|an)[ \t]+"
     r"(?:(?i:new|current|old|actual|real|default|temporary|temp|initial)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?"
     r"(?i:" + _SENTENCE_NAME + r")(?![\w-])")
 """The value first, then the credential it is: ``P is my password``, ``P is the new API key``."""
-_SENTENCE_PAREN_RE: Final = re.compile(
-    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]*\((?=[^()\s]{6,256}\))")
+_PAREN_TAIL_RE: Final = re.compile(r"[ \t]*\((?=[^()\s]{6,256}\))")
 """A value in parentheses right after the credential's name: ``he told me the password (P) over the phone``."""
-_SENTENCE_FROM_RE: Final = re.compile(
-    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")[ \t]+(?:(?i:was|has[ \t]+been|is|got)[ \t]+)?(?i:changed|rotated|"
-    r"updated|reset|switched|moved)[ \t]+(?i:from)[ \t]+(?P<v>\S{1,256}?)[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS
-    + "])")
+_FROM_TAIL_RE: Final = re.compile(
+    r"[ \t]+(?:(?i:was|has[ \t]+been|is|got)[ \t]+)?(?i:changed|rotated|updated|reset|switched|moved)[ \t]+(?i:from)"
+    r"[ \t]+(?P<v>\S{1,256}?)[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """Both values of a change: ``password was changed from P to Q``."""
-_SENTENCE_BARE_RE: Final = re.compile(r"(?<![\w.-])(?i:password|passwd|passphrase) +(?=[A-Za-z0-9])")
+_BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase"})
+_BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9])")
 """``password P``: the one-word name and its value with only blanks between (the value must look generated); a
 setting's dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
+_NAME_BEFORE_HINT: Final = 24
+_NAME_AFTER_HINT: Final = 16
+"""How far a sentence's credential name reaches before and after the hint it holds (``personal access token``)."""
 _FOREIGN_SENTENCE_RE: Final = re.compile(
     r"(?<![\w-])(?i:passwort|kennwort|contraseña|contrasena|clave|senha|mot[ \t]de[ \t]passe|wachtwoord|hasło|haslo|"
     r"lösenord|losenord|passord|adgangskode|salasana|parola|пароль|токен)[ \t]+(?i:lautet|ist|war|es|será|é|"
@@ -145,9 +152,9 @@ _SENTENCE_AS_RE: Final = re.compile(
     r"(?:(?i:the|your|my|a|an|our|its|their|new)[ \t]+){0,2}(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME
     + r")(?![\w-])")
 """The value before the credential it is used as: ``Use P as the password.``, ``set P as your new API key``."""
-_SENTENCE_LABEL_RE: Final = re.compile(
-    r"(?<![\w-])(?i:" + _SENTENCE_NAME + r")(?:[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=.\\]{1,48}?"
-    r"|[ \t]*\([^()\n\r]{1,160}\))[ \t]*[:：][ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+_LABEL_TAIL_RE: Final = re.compile(
+    r"(?:[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=.\\]{1,48}?|[ \t]*\([^()\n\r]{1,160}\))[ \t]*[:：][ \t]+"
+    r"(?=[\"'`!-~" + _OPENERS + "])")
 """``the password for the staging db: P`` in the middle of a line (a label that starts one is :func:`_labels`'), and
 a name with a note in parentheses (``your new API key (copy it now, it won't be shown again): P``)."""
 _SETTER_RE: Final = re.compile(
@@ -188,16 +195,14 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
     if not gated or not text.isascii():
         _glued_sentences(text, spans)
     if hits and (not gated or " " in text):
-        _english_sentences(text, spans)
+        _english_sentences(text, low, hits, spans)
     if hits and (not gated or " " in text or "\t" in text):
         _spaced_settings(text, spans)
     if not gated or (":" in text and "." in text):
         for m in _RELAY_LINE_RE.finditer(text):
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)  # [smtp.gmail.com]:587 me@gmail.com:P
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
-        for m in _LOGIN_LINE_RE.finditer(text):
-            if _generated(m.group("p")):
-                _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
+        _login_lines(text, spans)
     if not gated or "(" in text:
         _setter_calls(text, spans)
         _login_calls(text, spans)
@@ -215,14 +220,18 @@ def _line_of(text: str, at: int, reach: int) -> tuple[int, int]:
     start = text.rfind("\n", floor, at) + 1
     end = text.find("\n", at)
     end = len(text) if end < 0 else end
-    if '":' in text:  # a JSON string's text is a line too: {"content": "- **Password:** P"}, "…\n- **Token:** P"}
-        opening = _JSON_OPENING.search(text, max(start, floor), at)
-        while opening is not None:
+    # A JSON string's text is a line too: {"content": "- **Password:** P"}, "…\n- **Token:** P"} (each search is
+    # bounded by the line and by the look-back, and a caller reads each line once: linear in the text)
+    colon = text.rfind('":', max(start, floor), at)
+    while colon >= 0:  # the last ``":`` before ``at`` that opens a string
+        opening = _JSON_OPENING.match(text, colon)
+        if opening is not None and opening.end() <= at:
             start = opening.end()
-            opening = _JSON_OPENING.search(text, start, at)
-        closing = _JSON_CLOSING.search(text, at, end)
-        if closing is not None:
-            end = closing.start()
+            break
+        colon = text.rfind('":', max(start, floor), colon)
+    closing = _JSON_CLOSING.search(text, at, end)
+    if closing is not None:
+        end = closing.start()
     if start == 0 and floor > 0:
         start = -1
     return start, end
@@ -240,8 +249,8 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
             continue
         start, end = _line_of(text, at, _LABEL_MAX + 16)
         done = end
-        if start < 0:
-            continue
+        if start < 0 or _SEPARATOR_CHARS.search(text, at, end) is None:
+            continue  # a label's separator follows its name (a JSON description naming "tokens" has none)
         m = _LABEL_RE.match(text, start, end)
         if m is None or m.start("sep") <= at:
             continue
@@ -278,6 +287,24 @@ _LOGIN_LINE_RE: Final = re.compile(
     + _LINE_CLOSE, re.MULTILINE)
 """A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``), then a user and a password
 written with a blank around the slash, ending the line (``admin / P``): the user stays, the password is judged."""
+
+
+def _login_lines(text: str, spans: list[Span]) -> None:
+    """The password of each line :data:`_LOGIN_LINE_RE` reads, sought from the lines that hold a slash between blanks
+    (each line once)."""
+    done = -1
+    for slash in _SPACED_SLASH_RE.finditer(text):
+        if slash.start() < done:
+            continue
+        start, done = _line_of(text, slash.start(), _LOGIN_LINE_MAX)
+        m = _LOGIN_LINE_RE.match(text, max(start, 0)) if start >= 0 else None
+        if m is not None and _generated(m.group("p")):
+            _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
+
+
+_SPACED_SLASH_RE: Final = re.compile(r"[ \t]/[ \t]")
+_LOGIN_LINE_MAX: Final = 200
+"""The longest stretch from a login line's start to its slash (decoration, a label of 100 characters, a user)."""
 
 
 _NEXT_LINE_RE: Final = re.compile(r"\r?\n(?:[ \t]*```[A-Za-z]{0,16}[ \t]*\r?\n)?[ \t]*(?P<v>[^\s`]{8,256})[ \t]*\r?(?=\n|\Z)")
@@ -531,19 +558,36 @@ def _spaced_settings(text: str, spans: list[Span]) -> None:
             _judge(text, name, m.span("v"), STRONG, spans, bare=True)
 
 
-def _english_sentences(text: str, spans: list[Span]) -> None:
+def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) -> None:
     """``the password is P``, ``API key was: P``, ``I set the admin password to P``: a credential named in an English
     sentence, then its value, one run that looks generated (a word, a placeholder or a sentence stays); and ``use P as
     the password``, the value first."""
-    for regex in (_SENTENCE_RE, _FOREIGN_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_LABEL_RE,
-                  _SENTENCE_PAREN_RE, _SENTENCE_BARE_RE):
+    done = -1
+    for hit in hits:  # every name holds a hint (pass, key, token, secret): searched around the hints only
+        if hit < done:
+            continue
+        name = _SENTENCE_NAME_RE.search(low, max(0, done, hit - _NAME_BEFORE_HINT), hit + _NAME_AFTER_HINT)
+        if name is None:
+            continue
+        done = at = name.end()
+        for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE):
+            m = tail.match(text, at)
+            if m is not None:
+                _sentence_value(text, m.end(), spans, ascii_only=False)
+        change = _FROM_TAIL_RE.match(text, at)
+        if change is not None:
+            _sentence_value(text, change.start("v"), spans, ascii_only=False)
+            _sentence_value(text, change.end(), spans, ascii_only=False)
+        if name.group(0) in _BARE_NAMES and text[name.start() - 1:name.start()] != ".":
+            bare = _BARE_TAIL_RE.match(text, at)  # password P
+            if bare is not None:
+                _sentence_value(text, bare.end(), spans, ascii_only=False)
+    for regex in (_FOREIGN_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE):
         for m in regex.finditer(text):
             _sentence_value(text, m.end(), spans, ascii_only=False)
-    for regex in (_SENTENCE_AS_RE, _SENTENCE_IS_RE, _SENTENCE_FROM_RE):
+    for regex in (_SENTENCE_AS_RE, _SENTENCE_IS_RE):
         for m in regex.finditer(text):
             _sentence_value(text, m.start("v"), spans, ascii_only=False)
-            if regex is _SENTENCE_FROM_RE:
-                _sentence_value(text, m.end(), spans, ascii_only=False)
     for m in _NOUN_VALUE_RE.finditer(text):
         run = _SENTENCE_RUN_RE.match(text, m.end())
         if run is not None and len(run.group(0).rstrip(".,;:!?)")) >= _NOUN_VALUE_MIN:
