@@ -297,7 +297,7 @@ def _login_lines(text: str, spans: list[Span]) -> None:
         if slash.start() < done:
             continue
         start, done = _line_of(text, slash.start(), _LOGIN_LINE_MAX)
-        m = _LOGIN_LINE_RE.match(text, max(start, 0)) if start >= 0 else None
+        m = _LOGIN_LINE_RE.match(text, start) if start >= 0 else None
         if m is not None and _generated(m.group("p")):
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
 
