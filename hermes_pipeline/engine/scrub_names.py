@@ -781,13 +781,28 @@ def _code_text(value: str) -> bool:
             return True
     if "|" in value and _TYPE_UNION.fullmatch(value):
         members = _IDENTIFIERS.findall(value)
-        return all(camel_name(m) or english_word(m) or m in _ABBREVIATIONS for m in members)
+        return all(map(_type_name, members)) and (value[0] in "{<(" or any(
+            m.lower() in _TYPE_WORDS or camel_name(m) for m in members))  # not Summer|Breeze
     if _ENV_NAME.fullmatch(value):
         return all(_plain_word(word) or _NUMBERED_WORD.fullmatch(word) is not None for word in value.lower().split("_"))
     return False
 
 
 _IDENTIFIERS: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TYPE_WORDS: Final = frozenset({
+    "string", "number", "boolean", "bool", "null", "undefined", "none", "int", "str", "bytes", "float", "object", "any",
+    "void", "never", "unknown", "bigint", "symbol", "list", "dict", "tuple", "set", "array", "function", "char",
+    "double", "long", "short", "byte", "integer", "uint", "nil", "true", "false", "buffer", "error", "date", "path"})
+"""Type names a signature writes in lower case (``string``, ``null``, ``int``)."""
+
+
+def _type_name(member: str) -> bool:
+    """A member of a union of types: a type name written in lower case (:data:`_TYPE_WORDS`), a CamelCase name
+    (``TypedArray``) or one capitalised English word (``Buffer``); not a piece of a password (``ojXL6ozPl4``,
+    ``ijkl``)."""
+    if member.lower() in _TYPE_WORDS:
+        return True
+    return camel_name(member) or (member.istitle() and member.isalpha() and english_word(member))
 _NUMBERED_WORD: Final = re.compile(r"[a-z]{1,3}[0-9]{1,2}")
 """A short word with its number, as names hold them (``s3``, ``v2``, ``gpt4``)."""
 
@@ -975,8 +990,8 @@ def english_word(word: str, longest: int = 14) -> bool:
     """Whether ``word`` (letters) could be an English word: at most ``longest`` letters, a vowel, a beginning English
     words have, no five consonants or four vowels in a row, no letter three times in a row."""
     low = word.lower()
-    if not 2 <= len(low) <= longest or _NOT_ENGLISH.search(low):
-        return False
+    if not 2 <= len(low) <= longest or not low.isalpha() or _NOT_ENGLISH.search(low):
+        return False  # ojXL6ozPl4: a digit is no letter of a word
     onset = _ONSET.match(low)
     return onset is not None and onset.end() < len(low) and onset.group(0) in _ONSETS
 

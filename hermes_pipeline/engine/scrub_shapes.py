@@ -929,9 +929,27 @@ def _assignments(text: str, spans: list[Span]) -> None:
                 query = start > 0 and text[start - 1] in _QUERY_LEADERS and end == name_end
                 name = text[start:end]
                 level = query_credential(name) if query else credential_name(name)
-                if level and not (start >= 2 and text[start - 2:start] in ("//", "${")):
+                if level and not (start >= 2 and text[start - 2:start] in ("//", "${")) and not _in_userinfo(
+                        text, start):
                     resume = max(resume, _assignment(text, start, name, level, query, value_at, spans))
         eq = find("=", resume) if wide is None else _next(text, "=", wide, resume)
+
+
+_USERINFO_BEFORE: Final = re.compile(r"//[^\s/?#@:]*:[^\s/?#@]*\Z")
+
+
+def _in_userinfo(text: str, at: int) -> bool:
+    """Whether ``at`` is inside a URL's userinfo password (``postgres://bob:w8pw=ygNq@db``): ``//user:`` before it on
+    its run, an ``@`` after it; :func:`_userinfo` reads that password whole, and no name in it marks a value."""
+    before = _USERINFO_BEFORE.search(text, max(0, at - _LOOK_BACK), at)
+    if before is None:
+        return False
+    k = at
+    while k < len(text) and k - at < _LOOK_BACK and not text[k].isspace():
+        if text[k] == "@":
+            return True
+        k += 1
+    return False
 
 
 def _in_url(text: str, at: int) -> bool:

@@ -17,7 +17,7 @@ import string
 import urllib.parse
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import MARKER_RE, redaction_marker, scrub_text
@@ -42,6 +42,7 @@ def _markers(text: str) -> list[str]:
 
 @settings(max_examples=300, deadline=None)
 @given(seed=st.integers(0, 2**32), name=st.sampled_from(NAMES))
+@example(seed=571266, name="password")  # LLNeraOiq|ojXL6ozPl4 read as a union of types (CI, stop 47)
 def test_property_obs59_encoded_and_plain_forms_of_a_secret_get_the_same_marker(seed: int, name: str) -> None:
     """OBS-59 (C-marker): the same secret as a percent-encoded query value, as a percent-encoded userinfo password,
     quoted after its name and in JSON gets one and the same marker: the marker of the secret itself; only the
@@ -58,6 +59,22 @@ def test_property_obs59_encoded_and_plain_forms_of_a_secret_get_the_same_marker(
     assert _markers(plain) == [marker]
     in_doc = json.dumps({"url": query})
     assert _markers(in_doc) == [marker]
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(("pw", "pass", "token", "secret", "key", "pwd", "apikey")),
+       sep=st.sampled_from(("=", "%3D", ":", "%3A")))
+@example(seed=0, name="pw", sep="%3D")  # postgres://bob:w8pw%3DygNqcBDgvBR9@db...: the host went with it (CI, stop 47)
+def test_property_obs59_a_name_inside_a_userinfo_password_marks_no_value(seed: int, name: str, sep: str) -> None:
+    """OBS-59: a userinfo password holding a credential's name and ``=`` (``w8pw=ygNq…``) is one password: only its
+    span goes, the host, port and path after its ``@`` stay."""
+    r = random.Random(seed)
+    head = "".join(r.choice(string.ascii_letters + string.digits) for _ in range(r.randint(0, 4)))
+    tail = "".join(r.choice(string.ascii_letters + string.digits) for _ in range(r.randint(8, 14)))
+    password = f"{head}{name}{sep}{tail}"
+    for scheme in ("postgres", "redis", "https", "amqp"):
+        text = f"{scheme}://bob:{password}@db.internal:5432/app"
+        assert scrub_text(text) == text.replace(password, redaction_marker(urllib.parse.unquote(password)))
 
 
 @pytest.mark.parametrize("text", [

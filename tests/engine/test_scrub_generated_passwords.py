@@ -173,6 +173,39 @@ def test_obs59_code_and_placeholders_under_credential_names_are_kept(text: str) 
     assert scrub_text(text) == text
 
 
+def _piped_password(r: random.Random) -> str:
+    """A generated password holding ``|`` between pieces of letters (and digits), its last character a digit."""
+    pieces = ["".join(r.choice(string.ascii_letters + string.digits * r.randint(0, 1)) for _ in range(r.randint(3, 9)))
+              for _ in range(r.randint(2, 3))]
+    return "|".join(pieces) + r.choice(string.digits)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**64), form=st.sampled_from(
+    ("https://h/x?u=bob&{low}={s}&page=2", '{UP}="{s}"', "{low}: '{s}'", "{low}: {s}")))
+@example(seed=0, form="https://h/x?u=bob&{low}=LLNeraOiq|ojXL6ozPl4&page=2")
+def test_property_obs58_a_password_holding_pipes_is_no_union_of_types(seed: int, form: str) -> None:
+    """OBS-58 (CI, stop 47): ``LLNeraOiq|ojXL6ozPl4`` was kept as a union of types (``{ArrayBuffer|DataView}``): a
+    piece of a password is no type name (a digit is no letter of an English word; a lower-case member is one of the
+    type names signatures write), and a union unbracketed names at least one type."""
+    r = random.Random(seed)
+    secret = _piped_password(r)
+    if "LLNeraOiq" in form:
+        form, secret = form.replace("LLNeraOiq|ojXL6ozPl4", "{s}"), "LLNeraOiq|ojXL6ozPl4"
+    name = r.choice(_WORDS)
+    text = form.format(UP=name, low=name.lower(), s=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", [
+    "password: string|null", "token?: string | undefined", "@param {string|Buffer} password",
+    "* `key`: {ArrayBuffer|TypedArray|DataView|Buffer|Object}", "secret <Buffer|string>",
+])
+def test_obs59_unions_of_types_under_credential_names_are_kept(text: str) -> None:
+    """OBS-59: a signature's union of types where a value would be is kept."""
+    assert scrub_text(text) == text
+
+
 STRONG_TOKEN_NAMES = ("refresh_token", "authToken", "X-Amz-Security-Token", "access_token", "id_token",
                       "GITHUB_TOKEN", "sessionToken", "vault_token")
 COUNT_NAMES = ("max_tokens", "num_tokens", "token_count", "input_tokens", "maxTokens", "prompt_tokens", "tokens")
