@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Final
 
 from .scrub_layouts import find_layout_spans
-from .scrub_shapes import find_shape_spans
+from .scrub_shapes import find_shape_spans, userinfo_end
 from .scrub_tokens import find_token_spans
 from .scrub_views import percent_decoded, views
 
@@ -291,6 +291,8 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
     ``<redacted`` as a user name and the rest as a password finds nothing), so scrubbing a scrubbed text changes
     nothing."""
     found: list[tuple[int, int, str]] = []
+    userinfo: list[tuple[int, int]] = []  # the text's own URLs' userinfo passwords: a deeper view's value ends there
+    starts: list[int] = []
     for view in views(text):
         vtext = view.text
         spans: list[tuple[int, int]] = []
@@ -298,7 +300,9 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
         find_token_spans(vtext, spans, gated)
         tokens = len(spans)
         low = vtext.lower()
-        find_shape_spans(vtext, low, spans, gated, wraps)
+        find_shape_spans(vtext, low, spans, gated, wraps, userinfo if vtext is text else None)
+        if userinfo and not starts:
+            starts = [s for s, _ in userinfo]
         find_layout_spans(vtext, low, spans, gated)
         if not spans:
             continue
@@ -315,6 +319,10 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 if cut is not None:  # a "%22" decoded into a quote ran the value over the text's own "&page=2"
                     re_ = cut.start()
                     secret = percent_decoded(text[rs:re_])
+            if starts and view.percent:
+                end = userinfo_end(userinfo, starts, rs, re_)
+                if end != re_:  # bob:FtIE%5BOS~%273CRY9pw%3A6@db: what the view decoded ends at the raw "@"
+                    re_, secret = end, percent_decoded(text[rs:end])
             if re_ <= rs:
                 continue
             if not view.percent and "%" in secret and _URL_PART_BEFORE.search(text, max(0, rs - 256), rs):

@@ -862,9 +862,14 @@ def _pattern(value: str) -> bool:
     if syntax is None and _PATTERN_TEXT.fullmatch(core) is None:
         return False
     loose = syntax is None and core == rest and _WILDCARDS.sub("", value) == _REGEX_TOKEN.sub("", value)
+    cases = set()
     for run in _PIECES.split(core):
         if not run:
             continue
+        if syntax is None and run.isalpha() and (run.islower() or run.isupper()) and not english_word(run):
+            cases.add(run.islower())
+            if len(cases) > 1:
+                return False  # /t[o=1]x.*CK: letters of both cases apart, no escape: a password's, not a pattern's
         if loose:  # only .* / .+: the rest is words (".*Bearer.*"), not letters a password mixes (W/CL+q@@H.+s)
             if not ((run.isalpha() and english_word(run) and (run.islower() or run.istitle() or run.isupper()))
                     or run.isdigit() or (run.isalpha() and run.islower() and len(run) <= 3)):

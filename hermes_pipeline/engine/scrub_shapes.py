@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 import string
+from bisect import bisect_right
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
@@ -148,8 +149,11 @@ _PARAM_WORD_RE: Final = re.compile(r"[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{1,}){0,3}")
 _WIDE_SCRIPT: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef]")
 """Kana, CJK ideographs, Hangul and full-width forms: the script of a sentence an ASCII value is glued into."""
 _HUMP_RE: Final = re.compile(r"[A-Z]?[a-z]+")
-_ALGORITHM_PREFIX: Final = re.compile(r"(?i:sha-?(?:1|224|256|384|512)|md5|hmac-sha(?:1|256|512)|v[01])=")
-"""A digest's algorithm written before it (``X-Hub-Signature-256: sha256=<hex>``, ``v1=<hex>``): it stays."""
+_ALGORITHM_PREFIX: Final = re.compile(r"(?:(?i:sha-?(?:1|224|256|384|512)|md5|hmac-sha(?:1|256|512))|v[01])=")
+"""A digest's algorithm written before it (``X-Hub-Signature-256: sha256=<hex>``, Slack's ``v0=<hex>``): it stays
+when a digest follows (:data:`_DIGEST`); ``V0=/yOU0IxfQ]5<`` is a password."""
+_DIGEST: Final = re.compile(r"(?:[0-9a-fA-F]{16,}|[A-Za-z0-9+/_-]{20,}={0,2})(?:[,;\s]|\Z)")
+"""A digest as webhooks sign with: hex, or base64 of 20 characters or more."""
 _SECRET_PARAMS: Final = frozenset({"response", "signature", "sig", "oauth_signature", "password", "passwd"})
 _TAG_START: Final = re.compile(r"<[/!A-Za-z]")
 _CLOSERS: Final = {"(": ")", "[": "]", "{": "}"}
@@ -530,7 +534,7 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
             end = start + wide.start()
             value = value[:wide.start()]
     algorithm = _ALGORITHM_PREFIX.match(value) if "=" in value else None
-    if algorithm is not None:
+    if algorithm is not None and (algorithm.end() == len(value) or _DIGEST.match(value, algorithm.end())):
         if algorithm.end() == len(value):
             return  # sha256= and nothing, or a marker: no digest to hide
         start += algorithm.end()  # sha256=<hex>: the digest goes, its algorithm stays
@@ -929,27 +933,9 @@ def _assignments(text: str, spans: list[Span]) -> None:
                 query = start > 0 and text[start - 1] in _QUERY_LEADERS and end == name_end
                 name = text[start:end]
                 level = query_credential(name) if query else credential_name(name)
-                if level and not (start >= 2 and text[start - 2:start] in ("//", "${")) and not _in_userinfo(
-                        text, start):
+                if level and not (start >= 2 and text[start - 2:start] in ("//", "${")):
                     resume = max(resume, _assignment(text, start, name, level, query, value_at, spans))
         eq = find("=", resume) if wide is None else _next(text, "=", wide, resume)
-
-
-_USERINFO_BEFORE: Final = re.compile(r"//[^\s/?#@:]*:[^\s/?#@]*\Z")
-
-
-def _in_userinfo(text: str, at: int) -> bool:
-    """Whether ``at`` is inside a URL's userinfo password (``postgres://bob:w8pw=ygNq@db``): ``//user:`` before it on
-    its run, an ``@`` after it; :func:`_userinfo` reads that password whole, and no name in it marks a value."""
-    before = _USERINFO_BEFORE.search(text, max(0, at - _LOOK_BACK), at)
-    if before is None:
-        return False
-    k = at
-    while k < len(text) and k - at < _LOOK_BACK and not text[k].isspace():
-        if text[k] == "@":
-            return True
-        k += 1
-    return False
 
 
 def _in_url(text: str, at: int) -> bool:
@@ -1658,24 +1644,52 @@ def _prose_value(text: str, start: int, end: int) -> bool:
 
 
 def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True,
-                     wraps: dict[Span, int] | None = None) -> None:
+                     wraps: dict[Span, int] | None = None, userinfo: list[Span] | None = None) -> None:
     """Append the span of every value a name, a flag, a scheme or a client option marks as a credential.
 
     ``gated=False`` runs every finder without its pre-check (the tests' reference: the pre-checks are exact: each is
     a substring no text the finder finds anything in lacks). ``wraps`` receives the spans whose marker must be written
     between quotes (a bare scalar after a quoted key: ``{"pin": 483920}``), each with the position of the key's closing
-    quote.
+    quote. ``userinfo`` receives the spans of the URLs' userinfo passwords, sorted (:func:`userinfo_end`).
     """
+    if userinfo is None:
+        userinfo = []
+    if "//" in text and "@" in text:
+        _userinfo(text, userinfo)
+        userinfo.sort()
+        spans.extend(userinfo)
     if not gated:
         _quoted_pairs(text, spans, wraps)
-        for finder in (_userinfo, _auth_schemes, _colon_pairs, _assignments, _flags, _markup,
+        for finder in (_auth_schemes, _colon_pairs, _assignments, _flags, _markup,
                        _call_pairs, _named_values, _tab_pairs, _param_defaults, _fallback_defaults, find_keyword_pairs,
                        find_client_passwords, find_login_tokens, find_sql_identified):
             finder(text, spans)
         find_positional_passwords(text, low, spans)
-        return
-    if "//" in text and "@" in text:
-        _userinfo(text, spans)
+    else:
+        _gated_shapes(text, low, spans, wraps)
+    if userinfo:
+        _end_at_userinfo(spans, userinfo)
+
+
+def _end_at_userinfo(spans: list[Span], userinfo: list[Span]) -> None:
+    """End at its ``@`` every value that starts inside a URL's userinfo password (``bob:w8pw:ygNq…@db``): the host,
+    port and path after it are no part of it."""
+    starts = [us for us, _ in userinfo]
+    for i, (s, e) in enumerate(spans):
+        end = userinfo_end(userinfo, starts, s, e)
+        if end != e:
+            spans[i] = (s, end)
+
+
+def userinfo_end(userinfo: list[Span], starts: list[int], start: int, end: int) -> int:
+    """Where a value found at ``start:end`` ends: at the end of the userinfo password it starts in (``userinfo``
+    sorted, ``starts`` their starts), when it runs past it; else at ``end``."""
+    k = bisect_right(starts, start) - 1
+    return userinfo[k][1] if k >= 0 and start < userinfo[k][1] < end else end
+
+
+def _gated_shapes(text: str, low: str, spans: list[Span], wraps: dict[Span, int] | None) -> None:
+    """The finders of :func:`find_shape_spans` behind their pre-checks."""
     if "bearer" in low or "basic" in low:
         _auth_schemes(text, spans)
     if any(h in low for h in _ASCII_HINTS) or (not low.isascii() and any(h in low for h in _WIDE_HINTS)):
