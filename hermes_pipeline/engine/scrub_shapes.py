@@ -1558,16 +1558,20 @@ def _authority(text: str, at: int, scheme: bool, spans: list[Span]) -> int:
         if k >= 0:
             auth_end = k
     sign = text.rfind("@", at, auth_end)
+    if sign >= 0 and _HOST_RE.match(text, sign + 1) is None:
+        later = _host_sign(text, text.find("@", auth_end, token_end), token_end)
+        if later >= 0 and "//" not in text[auth_end:later] and text.find(":", at, sign) >= 0:
+            sign, auth_end = later, token_end  # u:6+DIgg_@sO6~t^I/_W@h/d: no host after the first "@", one after this
     colon = text.find(":", at, sign if sign >= 0 else auth_end)
     if sign < 0:
         if colon < 0 or auth_end == token_end:
             return auth_end
         port = text[colon + 1:auth_end]
-        sign = text.find("@", auth_end, token_end)
+        sign = _host_sign(text, text.find("@", auth_end, token_end), token_end)
         is_port = port.isdigit() and (port[0] != "0" or port == "0")  # 0000 is no port
         if not port or sign < 0 or (is_port and not _PASSWORD_TAIL.fullmatch(text, auth_end + 1, sign)):
             return auth_end  # host:port/path@x: the '@' is in a path, a query or a fragment (``localhost:8080/@types``)
-        if "//" in text[auth_end:sign] or _HOST_RE.match(text, sign + 1) is None:
+        if "//" in text[auth_end:sign]:
             return auth_end
     if colon >= 0:
         user = (at, colon)
@@ -1581,6 +1585,16 @@ def _authority(text: str, at: int, scheme: bool, spans: list[Span]) -> int:
     if _TOKEN_USER.fullmatch(text, *user) and secret_looking(text[user[0]:user[1]]):
         spans.append(user)  # a token as the user: https://TOKEN@github.com, https://TOKEN:x-oauth-basic@
     return sign + 1
+
+
+def _host_sign(text: str, sign: int, end: int) -> int:
+    """The first ``@`` from ``sign`` on (before ``end``) that a host follows (:data:`_HOST_RE`), or -1: a password
+    written unencoded may hold ``@`` (``5jT%#?Dy@%pgy@db.internal:3306``)."""
+    while 0 <= sign < end:
+        if _HOST_RE.match(text, sign + 1) is not None:
+            return sign
+        sign = text.find("@", sign + 1, end)
+    return -1
 
 
 def _auth_schemes(text: str, spans: list[Span]) -> None:

@@ -218,6 +218,51 @@ def test_obs59_unions_of_types_under_credential_names_are_kept(text: str) -> Non
     assert scrub_text(text) == text
 
 
+def _url_password(r: random.Random) -> str:
+    """A password written unencoded in a URL: chunks of letters and digits joined by ``@ / # ? % = + ~ ^ * !``, every
+    ``@`` followed by a symbol (so no host can follow it), no ``//``, no ``%XX``, its first character a letter
+    (``oauth2:41/6d2i@gitlab.com`` reads as a port and a path), its last a digit."""
+    alnum = string.ascii_letters + string.digits
+    out = r.choice(string.ascii_letters) + "".join(r.choice(alnum) for _ in range(r.randint(1, 5)))
+    for _ in range(r.randint(1, 4)):
+        symbol = r.choice("@/#?%=+~^*!")
+        out += symbol + (r.choice("=+~^*!") if symbol == "@" else r.choice("ghijkmnpqrstuvwxyz") if symbol == "%"
+                         else "")  # no %XX escape: what a password's escapes encode is test_scrub_encoded_views
+        out += "".join(r.choice(alnum) for _ in range(r.randint(2, 6)))
+    return out + r.choice(string.digits)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**64), form=st.sampled_from((
+    "git clone https://oauth2:{p}@gitlab.com/g/r.git", 'psql "postgresql://u:{p}@h/d"',
+    "mysql://admin:{p}@db.internal:3306/app", "DATABASE_URL=postgres://app:{p}@10.0.0.5:5432/prod",
+    "amqp://guest:{p}@rabbit:5672/")))
+@example(seed=0, form="git clone https://oauth2:H!@=Cip6sNzgDJM_T_/b#J@gitlab.com/g/r.git")
+def test_property_obs58_a_url_password_written_unencoded_may_hold_at_signs(seed: int, form: str) -> None:
+    """OBS-58 / OBS-59: a password that RFC 3986 wants encoded but people write as is (``@ / # ?`` in it) ends at the
+    ``@`` a host follows, when no host follows its own ``@`` (``u:6+DIg_@sO6~t^I/_W@h/d``): exactly its span goes,
+    the host, port and path stay."""
+    secret = _url_password(random.Random(seed))
+    if "H!@=" in form:
+        form, secret = form.replace("H!@=Cip6sNzgDJM_T_/b#J", "{p}"), "H!@=Cip6sNzgDJM_T_/b#J"
+    text = form.format(p=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**64), name=st.sampled_from(("client_secret", "auth_token", "api_key", "access_token")))
+def test_property_obs58_a_name_value_setting_may_hold_equals_signs(seed: int, name: str) -> None:
+    """OBS-58: ``client_secret tL@ER1_otJH=+@gLJC_aXXOF`` (a ``name value`` line, the value generated) loses its
+    value though it holds ``=`` (a value starting as a pair does, ``key=value`` with a lower-case word, is the pair's)."""
+    r = random.Random(seed)
+    alnum = string.ascii_letters + string.digits
+    secret = (r.choice(string.digits) + "".join(r.choice(alnum) for _ in range(r.randint(2, 7)))
+              + r.choice(["=", "=+", "@", "=_"])
+              + "".join(r.choice(alnum) for _ in range(r.randint(4, 10))) + r.choice(string.digits))
+    text = f"{name} {secret}"
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
 STRONG_TOKEN_NAMES = ("refresh_token", "authToken", "X-Amz-Security-Token", "access_token", "id_token",
                       "GITHUB_TOKEN", "sessionToken", "vault_token")
 COUNT_NAMES = ("max_tokens", "num_tokens", "token_count", "input_tokens", "maxTokens", "prompt_tokens", "tokens")
