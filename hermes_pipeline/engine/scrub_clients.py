@@ -102,7 +102,8 @@ CLIENT_HINTS: Final = ("freerdp",) + _SLASH_HINTS + tuple(dict.fromkeys(
 _STARTS_BY_HINT: Final = {hint: tuple(start for start in _CLIENT_STARTS if hint in start) for hint in CLIENT_HINTS}
 """The client names each hint is part of (``psql`` has no password option: no hint, never sought)."""
 
-_SEGMENT_END_RE: Final = re.compile(r"[\n;|&]|\\n")
+_SEGMENT_END_RE: Final = re.compile(r"[\n;|&'\"]|\\n")
+"""What ends a command (a newline, ``; | &``, ``\\n`` in JSON-encoded text), and the quotes it is sought around."""
 _SPACE: Final = r"(?:[ \t]|\\\r?\n|(?<=[ \t])[`^]\r?\n)"
 """A space between two arguments, or a line continuation: a backslash (POSIX shells), or after a space a backtick
 (PowerShell) or ``^`` (cmd.exe), at the end of a line."""
@@ -396,16 +397,28 @@ def _continued(text: str, newline: int) -> bool:
 
 def _segment_end(text: str, start: int) -> int:
     """Where the command going on at ``start`` ends: the first newline that does not continue it, ``;``, ``|``,
-    ``&`` or an escaped newline (``\\n`` in JSON-encoded text), else the text's end."""
+    ``&`` or an escaped newline (``\\n`` in JSON-encoded text), else the text's end; none of them inside a quoted
+    argument that closes on its line (``mysql -p'cg9;x+r2y' app``)."""
     pos = start
     while True:
         seg = _SEGMENT_END_RE.search(text, pos)
         if seg is None:
             return len(text)
-        if text[seg.start()] == "\n" and _continued(text, seg.start()):
+        at = seg.start()
+        c = text[at]
+        if c in "'\"":
+            line_end = text.find("\n", seg.end(), seg.end() + _QUOTED_MAX)
+            close = text.find(c, seg.end(), line_end if line_end >= 0 else seg.end() + _QUOTED_MAX)
+            pos = close + 1 if close >= 0 else seg.end()  # an unmatched quote (an apostrophe) is a character
+            continue
+        if c == "\n" and _continued(text, at):
             pos = seg.end()
             continue
-        return seg.start()
+        return at
+
+
+_QUOTED_MAX: Final = 512
+"""The longest quoted argument :func:`_segment_end` reads through (a bound: each quote is looked at once)."""
 
 
 def _words(text: str, start: int, end: int, limit: int = -1) -> list[tuple[Span, bool]]:

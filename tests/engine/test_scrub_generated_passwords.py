@@ -263,6 +263,36 @@ def test_property_obs58_a_name_value_setting_may_hold_equals_signs(seed: int, na
     assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
 
 
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**64), name=st.sampled_from(("client_secret", "auth_token", "api_key", "access_token")))
+def test_property_obs58_a_name_value_settings_value_may_hold_brackets(seed: int, name: str) -> None:
+    """OBS-58: ``client_secret nNddauLsEp2<8t``, ``client_secret j3}8naY2(i8untY``: a generated value's brackets are
+    its own (code there, ``get_key(x)``, ``Optional[str]``, is told by what it is, test_scrub_false_positives)."""
+    r = random.Random(seed)
+    alnum = string.ascii_letters + string.digits
+    secret = (r.choice(string.ascii_letters) + "".join(r.choice(alnum) for _ in range(r.randint(3, 8)))
+              + r.choice("<>(){}[]") + "".join(r.choice(alnum) for _ in range(r.randint(2, 8))) + r.choice(string.digits))
+    text = f"{name} {secret}"
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**64), form=st.sampled_from((
+    "mysql -uroot -p'{p}' app", 'mysql -u root -p"{p}" db; echo done', "redis-cli -a '{p}' ping | head",
+    "mongo -u admin -p '{p}' --authenticationDatabase admin", "PGPASSWORD='{p}' psql -h db && echo ok")))
+def test_property_obs58_a_quoted_argument_holding_shell_separators_is_one_argument(seed: int, form: str) -> None:
+    """OBS-58: a quoted password holding ``;``, ``|`` or ``&`` (``mysql -p'cg9;x+r2y[p2<B5w' app``) is one argument:
+    the command does not end inside the quotes, and exactly the password goes."""
+    r = random.Random(seed)
+    alnum = string.ascii_letters + string.digits
+    secret = "".join(r.choice(alnum) for _ in range(r.randint(3, 7)))
+    for _ in range(r.randint(1, 3)):
+        secret += r.choice(";|&<>(){}[]") + "".join(r.choice(alnum) for _ in range(r.randint(2, 6)))
+    secret += r.choice(string.digits)
+    text = form.format(p=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
 STRONG_TOKEN_NAMES = ("refresh_token", "authToken", "X-Amz-Security-Token", "access_token", "id_token",
                       "GITHUB_TOKEN", "sessionToken", "vault_token")
 COUNT_NAMES = ("max_tokens", "num_tokens", "token_count", "input_tokens", "maxTokens", "prompt_tokens", "tokens")
