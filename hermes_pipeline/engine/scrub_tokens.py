@@ -39,7 +39,7 @@ import string
 from collections.abc import Iterable
 from typing import Final
 
-from .scrub_names import STRONG, kept_value
+from .scrub_names import STRONG, english_word, kept_value
 
 __all__ = ["KEY_FORMATS", "MORE_KEY_FORMATS", "find_token_spans"]
 
@@ -430,6 +430,8 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
                 if path < 0:
                     path = _path_start(text, run.start(), end)
                 covered = max(m.end(), path if m.end() < path else _first_separator(text, m.end(), end))
+                if covered > m.end() and text[m.end()] in "_-" and _word_tail(text[m.end() + 1:covered]):
+                    covered = m.end()  # ghp_…_backup.json, sk_live_…-old: a name's words glued after the key stay
                 spans.append((start, covered))
         if run.end() - run.start() >= _DISCORD_MIN:
             spans.extend(m.span() for m in _DISCORD_RE.finditer(text, run.start(), run.end())
@@ -481,6 +483,22 @@ def _pgpass_line(text: str, tail: re.Match[str], spans: list[tuple[int, int]]) -
     if (host == "*" or any(c.isalpha() or c == "." for c in host)) and not kept_value(
             value, "password", STRONG, bare=True):
         spans.append(m.span("v"))
+
+
+_TAIL_PIECES: Final = re.compile(r"[_-]")
+
+
+def _word_tail(tail: str) -> bool:
+    """Whether what follows a key and its ``_`` or ``-`` is words a name is written with (``backup``, ``old_v2``,
+    ``prod-2024``): lower-case English words, short numbers and numbered words; a generated tail (``Xk9mQ``, a key
+    written right after another) is not."""
+    pieces = _TAIL_PIECES.split(tail)
+    return all(piece and ((piece.isdigit() and len(piece) <= 8) or (piece.islower() and (
+        (piece.isalpha() and english_word(piece)) or _NUMBERED_PIECE.fullmatch(piece) is not None)))
+        for piece in pieces)
+
+
+_NUMBERED_PIECE: Final = re.compile(r"[a-z]{1,3}[0-9]{1,3}")
 
 
 def _first_separator(text: str, start: int, end: int) -> int:

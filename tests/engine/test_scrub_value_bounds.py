@@ -13,6 +13,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+from hermes_pipeline.engine.scrub_tokens import KEY_FORMATS, MORE_KEY_FORMATS
 
 from ._scrub_support import KEY_SAMPLES, discord_bot_token, password
 from .test_scrub_key_formats_more import MORE_SAMPLES
@@ -364,3 +365,32 @@ def test_a_value_of_no_known_format_keeps_a_closing_dot_at_the_end_of_its_line()
     for text in ["password: Xk9mQ2vLp7.", "DB_PASSWORD=Xk9mQ2vLp7.\n"]:
         value = "Xk9mQ2vLp7."
         assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+def _closed_alphabet(provider: str) -> bool:
+    """A format whose body holds neither ``_`` nor ``-`` (so where its key ends is known: ``ghp_``, ``AKIA``,
+    ``sk_live_``); Mailgun's hex key glued into a name is left out on purpose (docs/privacy.md)."""
+    body = _BODIES.get(provider, "")
+    plain = body.replace("A-Z", "").replace("a-z", "").replace("0-9", "").replace("a-f", "").replace("A-F", "")
+    return bool(body) and "_" not in body and "-" not in plain and not provider.startswith("Mailgun")
+
+
+_BODIES = {provider: body for provider, _, body in KEY_FORMATS + MORE_KEY_FORMATS}
+_CLOSED = sorted(p for p in KEY_SAMPLES if _closed_alphabet(p))
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), provider=st.sampled_from(_CLOSED),
+       tail=st.sampled_from(["_backup", "-old", "_prod_v2", "-2024", "_copy-2", "-staging"]),
+       form=st.sampled_from(["file_{k}{t}.json", "/tmp/{k}{t}/creds", "name: {k}{t}", "{k}{t}", "mv {k}{t}.txt x"]))
+@example(seed=0, provider="GitHub tokens (classic, OAuth, user-to-server, server-to-server, refresh)", tail="_backup",
+         form="file_{k}{t}.json")
+def test_property_obs58_a_names_words_glued_after_a_published_key_stay(
+        seed: int, provider: str, tail: str, form: str) -> None:
+    """OBS-58 / OBS-59: a key of a format whose alphabet has no ``_`` or ``-`` (``ghp_…``, ``AKIA…``, ``sk_live_…``)
+    inside a name (``file_ghp_…_backup.json``) loses exactly its span: the name's words glued after it by ``_`` or
+    ``-`` are no part of it (a generated run glued after it still is: another key written right after it)."""
+    assert len(_CLOSED) >= 30
+    key = KEY_SAMPLES[provider](random.Random(seed))
+    text = form.format(k=key, t=tail)
+    assert scrub_text(text) == text.replace(key, redaction_marker(key))
