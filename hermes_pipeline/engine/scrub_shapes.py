@@ -325,6 +325,72 @@ def _next_pair(text: str, stop: int) -> bool:
     return pair is not None and (sep == "&" or pair.end() - stop > 3)
 
 
+_LINE_LEAD_PAIR: Final = re.compile(r"[ \t]*(?:[-*][ \t]+|export[ \t]+)?(?:[A-Za-z]+[ \t]+){0,3}")
+"""What may stand before a setting's name at its line's start: indentation, a list's dash, ``export``, and the words
+of a label (``New password:``, ``Staging admin password:``)."""
+_UPPER_PAIR_NAMES: Final = frozenset({"UID", "PWD", "DSN", "DB"})
+"""Short upper-case names of connection strings' pairs (``UID=sa;PWD=…``)."""
+
+
+def _word_name(name: str) -> bool:
+    """A next pair's name as settings are named (``Database``, ``uid``, ``user_id``, ``AccountKey``, ``SERVER``,
+    ``UID``), not a password's run (``BT``, ``PsPj``, ``hFhyA``, ``QczuOhGHoz``)."""
+    pieces = re.split(r"[_.-]", name)
+    return all(piece.isalpha() and (
+        (piece.islower() and len(piece) >= 3 and english_word(piece)) or (piece.istitle() and english_word(piece))
+        or camel_name(piece) or piece in _UPPER_PAIR_NAMES or (piece.isupper() and len(piece) >= 4
+                                                               and english_word(piece))) for piece in pieces)
+
+
+def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
+    """The value of a setting that starts its line (``pw: …``, ``DB_PASSWORD=…``, ``- password: …``) under a strong
+    name, when one run with no blank runs from it to the line's end: all of that run (``G711%n}?tOE=>8WqcE``,
+    ``w,J$Qt=Dnjx9``), less a next pair (a query's ``&x=1``; after ``;`` or ``,`` one whose name is a word: ``;Database=app``,
+    ``,uid=1000``), a closing bracket
+    opened before the value and a last ``,`` or ``;``; else ``span``. A run with a quote or a backslash is left to the value's own reading."""
+    start, end = span
+    if level != STRONG:
+        return span
+    line = text.rfind("\n", max(0, name_start - _LOOK_BACK), name_start) + 1
+    lead = _LINE_LEAD_PAIR.match(text, line, name_start)
+    if lead is None or lead.end() != name_start:
+        return span
+    run = _LINE_RUN_RE.match(text, end, min(len(text), start + 256))
+    k = run.end() if run is not None else end
+    if k == end or (k < len(text) and text[k] not in "\r\n") or _RUN_CODE.search(text, start, k) is not None:
+        return span  # the value ends there already; more follows on its line (prose, another argument); code
+    for at in range(end, k):
+        if text[at] in ";&," and _next_pair(text, at):
+            pair = _NEXT_PAIR_RE.match(text, at + 1)
+            if pair is not None and (text[at] == "&" or _word_name(text[at + 1:pair.end() - 1])):
+                k = at  # ;Database=app, ,uid=1000: a connection string's or an option list's next pair
+                break
+        if text[at] in ";&" and _COMMAND_RE.match(text, at + 1) is not None:
+            k = at  # PASSWORD=P;ls -la: a command after it
+            break
+    while k > end and (text[k - 1] in ",;" or (text[k - 1] in _OPENER_OF and _opened(
+            text, start, k - 1, _OPENER_OF[text[k - 1]]))):
+        k -= 1  # password=self._pw2,: a call's argument over lines; f(\n  token=P): the call's own bracket
+    tail = _SYMBOL_TAIL.search(text, end, k)
+    if tail is not None and tail.start() >= end:
+        k = tail.start()  # P✓, P🔑: the text's decoration
+    for mark in ("***", "**", "__"):
+        if text.startswith(mark, start - len(mark)) and text.startswith(mark, k - len(mark)) and k - len(mark) >= end:
+            k -= len(mark)  # **P**: the value's emphasis, read without it
+            break
+    value = text[start:k]
+    if k <= end or not (_mixed(value) or _cased(value)) or kept_value(value, "password", STRONG, bare=True):
+        return span
+    return start, k
+
+
+_LINE_RUN_RE: Final = re.compile(r"(?:[" + re.escape(_GLUED_STOPS) + r"]|[^" + _END + r"])+")
+"""The rest of an unquoted value's run: what no value holds ends it (:data:`_END`: a blank, a quote, a backslash,
+CJK punctuation), but not the stop characters a generated password may hold (:data:`_GLUED_STOPS`)."""
+_RUN_CODE: Final = re.compile(r"\(\)|\)\.[A-Za-z_]|<[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*>")
+"""Code or a placeholder in a run (``getValue).toString()``, ``<base64-hmac>``)."""
+
+
 _COMMAND_RE: Final = re.compile(
     r"&?[ \t]*(?:ls|cd|echo|export|unset|source|exec|env|set|make|python3?|pip3?|npm|npx|node|yarn|git|docker|kubectl|"
     r"helm|cat|rm|cp|mv|curl|wget|ssh|scp|sudo|exit|then|fi|do|done|true|false|sleep|test|printf|read|mysql|psql|"
@@ -996,6 +1062,8 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     if m is None:
         return value_at
     span = _value_span(m, name_start=_strong_at(start, level))
+    if span is not None and not query and (m.group("v") is not None or m.group("s") is not None):
+        span = _line_run(text, start, span, level)
     if span is not None and query and m.group("v") is not None and (text[start - 1] != ";" or _in_url(text, start)):
         cut = text.find("#", span[0], span[1])  # a URL's fragment ends its parameter
         if text[start - 1] == ";" and not credential_name(name):
@@ -1091,6 +1159,8 @@ def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans:
     if not _bare(m) and at == colon + 1 and not (start == 0 or text[start - 1] in "{,; \t\n"):
         return colon + 1  # a quote glued to the colon (``cookie:" --x="``) closes a string the name stood in
     span = _value_span(m, name_start=_strong_at(start, level))
+    if span is not None and (_bare(m) or m.group("s") is not None):
+        span = _line_run(text, start, span, level)
     if span is None or span[1] <= span[0] or (_bare(m) and _prose_value(text, *span)
                                               and "authoriz" not in name.lower()):
         return colon + 1

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
@@ -314,4 +315,46 @@ def test_property_obs58_a_number_under_a_token_name_is_a_credential(name: str, n
 def test_property_obs59_a_number_under_a_count_name_is_kept(name: str, number: int, form: str) -> None:
     """OBS-59 (L12): counts stay (``max_tokens=128000``, ``"input_tokens": "1000"``)."""
     text = form.format(n=name, v=number)
+    assert scrub_text(text) == text
+
+
+_EVERY_SYMBOL = "!#$%&()*+,-./:;<=>?@[]^_{|}~"
+_AMBIGUOUS = re.compile(r"&[A-Za-z_$]|[;,](?:[a-z]+|[A-Z][a-z]+)(?:[_.-][A-Za-z]+)*=|[;&][a-z]+(?:[;&|]|$)"
+                        r"|\(\)|\)\.[A-Za-z_]|<[a-z][a-z0-9]*>|[)\]}>]$")
+"""What a setting's value cannot be told from (docs/privacy.md): a query's next pair (``&x=``), a next pair named by
+a word (``;Database=``), a command after ``;`` or ``&``, code (``()``, ``).x``), a placeholder (``<name>``), and a
+last closing bracket (one opened before the value may close there)."""
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**64), form=st.sampled_from((
+    "pw: {p}", "password={p}", "db.password={p}", "spring.datasource.password={p}", "- password: {p}",
+    "New password: {p}", "token:{p}", "  api_key: {p}\n", "DB_PASSWORD={p}\nDB_USER=app", "[client]\npassword={p}\n",
+    "Staging admin password: {p}", "export AUTH_TOKEN={p}")))
+@example(seed=0, form="pw: {p}")
+def test_property_obs58_a_settings_value_is_its_whole_run_to_the_lines_end(seed: int, form: str) -> None:
+    """OBS-58 / OBS-59: a setting that starts its line under a strong name, its unquoted value one run to the line's
+    end, loses that whole run however many of ``; , & ) ] } < >`` a generated password holds (``G711%n}?tOE=>8Wq``,
+    ``KE7m@.;BT=K3z3``, ``w,J$Qt=Dnjx9``: 1 in 55 such passwords kept a part, or all, before)."""
+    r = random.Random(seed)
+    alnum = string.ascii_letters + string.digits
+    chars = [r.choice(alnum) for _ in range(r.randint(12, 24))]
+    for _ in range(r.randint(2, 5)):
+        chars[r.randrange(1, len(chars) - 1)] = r.choice(_EVERY_SYMBOL)
+    secret = "".join(chars)
+    if seed == 0 and form == "pw: {p}":
+        secret = "G711%n}?tOE=>8WqcE"
+    assume(_AMBIGUOUS.search(secret) is None)
+    text = form.format(p=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", [
+    "        password=self._pw2,", "    token=tokens[i],", "password=getValue().toString()", "secret=Secret(x=1)",
+    "  api_key=cfg.api_key)", "token=get_token(a,b);", "    password=args.password,", "password: [REDACTED]",
+    "pw: ${PW:-default}", "api_key: env(API_KEY)", "password=<your-password>",
+])
+def test_obs59_code_and_placeholders_running_to_a_lines_end_stay(text: str) -> None:
+    """OBS-59: the whole-run reading of a setting's value leaves code and placeholders as they are (an argument over
+    lines and its comma, a call, a subscript, a template)."""
     assert scrub_text(text) == text
