@@ -543,11 +543,12 @@ def _glued_sentences(text: str, spans: list[Span]) -> None:
 
 _SPACED_SETTING_RE: Final = re.compile(
     _LINE_OPEN + r"[ \t]*(?P<n>[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+)[ \t]+"
-    r"(?![a-z_]{2,}=[^=\s])(?P<v>[^\s\"'`;,]{6,256})" + _LINE_CLOSE, re.MULTILINE)
+    r"(?![a-z_]{2,}=[^=\s])(?P<v>[^\s\"'`]{5,255}[^\s\"'`;,])" + _LINE_CLOSE, re.MULTILINE)
 """A setting written ``name value`` on a line of its own (``client_secret P``, ``auth_token P``), as configuration
-files without a separator write them; a value holding ``;`` or ``,`` (a statement's, a list's), or starting as a
-pair does (``key=value``: a lower-case word), is no such setting's; code is told by the value's judge (``get_key(x)``
-stays), and a generated value's brackets and ``=`` are its own (``tL@ER1_otJH=+@gLJC``, ``nNddauLsEp2<8t``)."""
+files without a separator write them; a value ending with ``;`` or ``,`` (a statement's, a list's), or starting as
+a pair does (``key=value``: a lower-case word), is no such setting's; code is told by the value's judge
+(``get_key(x)`` stays), and a generated value's brackets, ``=``, ``,`` and ``;`` are its own (``tL@ER1_otJH=+@gLJC``,
+``nNddauLsEp2<8t``, ``6g^?kQNjdpeM+3kz0d5,uw``)."""
 
 
 def _spaced_settings(text: str, spans: list[Span]) -> None:

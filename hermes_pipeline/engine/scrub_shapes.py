@@ -345,9 +345,10 @@ def _word_name(name: str) -> bool:
 def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
     """The value of a setting that starts its line (``pw: …``, ``DB_PASSWORD=…``, ``- password: …``) under a strong
     name, when one run with no blank runs from it to the line's end: all of that run (``G711%n}?tOE=>8WqcE``,
-    ``w,J$Qt=Dnjx9``), less a next pair (a query's ``&x=1``; after ``;`` or ``,`` one whose name is a word: ``;Database=app``,
-    ``,uid=1000``), a closing bracket
-    opened before the value and a last ``,`` or ``;``; else ``span``. A run with a quote or a backslash is left to the value's own reading."""
+    ``w,J$Qt=Dnjx9``), less a next pair (a query's ``&x=1``; after ``;`` or ``,`` one whose name is a word:
+    ``;Database=app``, ``,uid=1000``), a command after ``;`` or ``&``, a closing bracket opened before the value and
+    a last ``,`` or ``;``; else ``span`` (a quote or a backslash in the run, code or a placeholder: the value's own
+    reading stands)."""
     start, end = span
     if level != STRONG:
         return span

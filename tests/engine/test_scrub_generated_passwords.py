@@ -254,7 +254,8 @@ def test_property_obs58_a_url_password_written_unencoded_may_hold_at_signs(seed:
 @given(seed=st.integers(0, 2**64), name=st.sampled_from(("client_secret", "auth_token", "api_key", "access_token")))
 def test_property_obs58_a_name_value_setting_may_hold_equals_signs(seed: int, name: str) -> None:
     """OBS-58: ``client_secret tL@ER1_otJH=+@gLJC_aXXOF`` (a ``name value`` line, the value generated) loses its
-    value though it holds ``=`` (a value starting as a pair does, ``key=value`` with a lower-case word, is the pair's)."""
+    value though it holds ``=`` (a value starting as a pair does, ``key=value`` with a lower-case word, is the
+    pair's)."""
     r = random.Random(seed)
     alnum = string.ascii_letters + string.digits
     secret = (r.choice(string.digits) + "".join(r.choice(alnum) for _ in range(r.randint(2, 7)))
@@ -267,12 +268,14 @@ def test_property_obs58_a_name_value_setting_may_hold_equals_signs(seed: int, na
 @settings(max_examples=200, deadline=None)
 @given(seed=st.integers(0, 2**64), name=st.sampled_from(("client_secret", "auth_token", "api_key", "access_token")))
 def test_property_obs58_a_name_value_settings_value_may_hold_brackets(seed: int, name: str) -> None:
-    """OBS-58: ``client_secret nNddauLsEp2<8t``, ``client_secret j3}8naY2(i8untY``: a generated value's brackets are
-    its own (code there, ``get_key(x)``, ``Optional[str]``, is told by what it is, test_scrub_false_positives)."""
+    """OBS-58: ``client_secret nNddauLsEp2<8t``, ``client_secret j3}8naY2(i8untY``, ``… kQNjdpeM+3kz0d5,uw``: a
+    generated value's brackets, commas and semicolons are its own (code there, ``get_key(x)``, ``Optional[str]``, is
+    told by what it is, test_scrub_false_positives)."""
     r = random.Random(seed)
     alnum = string.ascii_letters + string.digits
     secret = (r.choice(string.ascii_letters) + "".join(r.choice(alnum) for _ in range(r.randint(3, 8)))
-              + r.choice("<>(){}[]") + "".join(r.choice(alnum) for _ in range(r.randint(2, 8))) + r.choice(string.digits))
+              + r.choice("<>(){}[],;") + "".join(r.choice(alnum) for _ in range(r.randint(2, 8)))
+              + r.choice(string.digits))
     text = f"{name} {secret}"
     assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
 
