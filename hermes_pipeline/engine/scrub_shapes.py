@@ -436,7 +436,9 @@ def _glued_tail(text: str, start: int, end: int, strong: bool = False) -> Span:
         reach = run.end()
     if reach == end:
         return start, end
-    whole = text[start:reach].rstrip(".,:!?")  # a sentence's end stays
+    whole = text[start:reach].rstrip(",")
+    if text[reach:reach + 1] in (" ", "\t") and text[reach + 1:reach + 2].strip():
+        whole = whole.rstrip(".,:!?")  # P. Next: a sentence's end stays (at a line's or a string's end, it is P's)
     tail = whole[end - start:]
     if len(whole) == end - start or _CODE_OR_PLACEHOLDER.search(text, end, reach + 1) is not None:
         return start, end
@@ -685,6 +687,9 @@ def _bare_call(text: str, start: int, end: int) -> int:
         return -1  # creds = resolve_credentials(  (its arguments on lines the text does not hold)
     if close < 0 or not callee:
         return token
+    if close < token and (text[close] in "#$%^~@" or (text[close] in "?!" and text[close + 1:close + 2] not in (
+            ".", ")", ",", ";", "", " ", "\n", "]"))):
+        return token  # L[-7p-WZ]#smiJy08: what code never glues to a closed subscript (#, $, ?x) goes on a password
     if close == token or (close < token and not (text[close].isalnum() or text[close] == "_")):
         return -1 if arguments else token  # m.group(1): is code, abc(XY)Z a password
     if close > token and (text[token - 1] in "([{" or text[token:token + 1] in (",", "'", '"')

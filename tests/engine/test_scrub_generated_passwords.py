@@ -361,3 +361,20 @@ def test_obs59_code_and_placeholders_running_to_a_lines_end_stay(text: str) -> N
     """OBS-59: the whole-run reading of a setting's value leaves code and placeholders as they are (an argument over
     lines and its comma, a call, a subscript, a template)."""
     assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("pw: L[-7p-WZ]#smiJy08RLK", "L[-7p-WZ]#smiJy08RLK"), ("token:Redc[lW,]%4qLj", "Redc[lW,]%4qLj"),
+    ("aws_secret_access_key = k[J]?o$-WNG+Xc[-w_3b_RpK", "k[J]?o$-WNG+Xc[-w_3b_RpK"),
+    ("password=Xq[7]$vK2m!", "Xq[7]$vK2m!"),
+])
+def test_obs58_a_password_reading_as_a_subscript_then_symbols_is_redacted(text: str, secret: str) -> None:
+    """OBS-58: what code never glues to a closed subscript or call (``#``, ``$``, ``%``, ``^``, ``~``, ``@``, ``?`` or
+    ``!`` before more of it) makes the value a password, not code (``args[0]``, ``x[0]?.y``, ``d[k]!`` stay)."""
+    _exact(text, secret)
+
+
+@pytest.mark.parametrize("text", ["token = args[0]", "token = x[0]?.y", "pw = d[k]!", 'token = cfg["a"] # comment'])
+def test_obs59_a_subscript_followed_as_code_continues_it_stays(text: str) -> None:
+    """OBS-59: a subscript followed by what code writes after one stays."""
+    assert scrub_text(text) == text
