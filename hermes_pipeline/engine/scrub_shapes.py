@@ -353,12 +353,16 @@ def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
     if level != STRONG:
         return span
     line = text.rfind("\n", max(0, name_start - _LOOK_BACK), name_start) + 1
+    opening = text.rfind('"', line, name_start)  # {"content": "pw: P"}: a JSON string's text is a line too
+    if opening > 0 and _JSON_STRING_OPENING.match(text, opening - 1, opening + 1) is not None:
+        line = opening + 1
     lead = _LINE_LEAD_PAIR.match(text, line, name_start)
     if lead is None or lead.end() != name_start:
         return span
     run = _LINE_RUN_RE.match(text, end, min(len(text), start + 256))
     k = run.end() if run is not None else end
-    if k == end or (k < len(text) and text[k] not in "\r\n") or _RUN_CODE.search(text, start, k) is not None:
+    if k == end or (k < len(text) and text[k] not in "\r\n" and _JSON_STRING_END.match(text, k) is None) or (
+            _RUN_CODE.search(text, start, k) is not None):
         return span  # the value ends there already; more follows on its line (prose, another argument); code
     for at in range(end, k):
         if text[at] in ";&," and _next_pair(text, at):
@@ -385,6 +389,10 @@ def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
     return start, k
 
 
+_JSON_STRING_OPENING: Final = re.compile(r'[:\[,{ ]"')
+_JSON_STRING_END: Final = re.compile(r'"[ \t]*(?:[,}\]]|\Z)')
+"""A JSON string's quotes around a line's text (``"content": "pw: P"``): its opening quote after ``:``, ``[``, ``,``,
+``{`` or a blank, its closing quote before ``,``, ``}`` or ``]``."""
 _LINE_RUN_RE: Final = re.compile(r"(?:[" + re.escape(_GLUED_STOPS) + r"]|[^" + _END + r"])+")
 """The rest of an unquoted value's run: what no value holds ends it (:data:`_END`: a blank, a quote, a backslash,
 CJK punctuation), but not the stop characters a generated password may hold (:data:`_GLUED_STOPS`)."""

@@ -338,7 +338,8 @@ last closing bracket (one opened before the value may close there)."""
 def test_property_obs58_a_settings_value_is_its_whole_run_to_the_lines_end(seed: int, form: str) -> None:
     """OBS-58 / OBS-59: a setting that starts its line under a strong name, its unquoted value one run to the line's
     end, loses that whole run however many of ``; , & ) ] } < >`` a generated password holds (``G711%n}?tOE=>8Wq``,
-    ``KE7m@.;BT=K3z3``, ``w,J$Qt=Dnjx9``: 1 in 55 such passwords kept a part, or all, before)."""
+    ``KE7m@.;BT=K3z3``, ``w,J$Qt=Dnjx9``: 1 in 55 such passwords kept a part, or all, before), as a line of its own
+    and as a JSON string's text."""
     r = random.Random(seed)
     alnum = string.ascii_letters + string.digits
     chars = [r.choice(alnum) for _ in range(r.randint(12, 24))]
@@ -349,7 +350,11 @@ def test_property_obs58_a_settings_value_is_its_whole_run_to_the_lines_end(seed:
         secret = "G711%n}?tOE=>8WqcE"
     assume(_AMBIGUOUS.search(secret) is None)
     text = form.format(p=secret)
-    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+    expected = text.replace(secret, redaction_marker(secret))
+    assert scrub_text(text) == expected
+    # as a tool's result: a JSON string's text is a line too (its quotes bound it), once or twice encoded
+    assert scrub_text(json.dumps({"content": text})) == json.dumps({"content": expected})
+    assert scrub_text(json.dumps(json.dumps([text, 1]))) == json.dumps(json.dumps([expected, 1]))
 
 
 @pytest.mark.parametrize("text", [
