@@ -659,7 +659,9 @@ def find_client_passwords(text: str, spans: list[Span], hints: tuple[str, ...] |
             seg_end = _segment_end(text, m.end())
         end = seg_end
         if i + 1 < len(commands):
-            end = min(end, commands[i + 1].start())
+            nxt = commands[i + 1].start()
+            if text.count("'", m.end(), nxt) % 2 == 0 and text.count('"', m.end(), nxt) % 2 == 0:
+                end = min(end, nxt)  # not a client's name inside a quoted argument (-p'Yy2RN7G}ZIP}9Y0')
         if cmd in _LOGIN_ONLY and not _LOGIN_RE.search(text, m.end(), end):
             continue  # ``docker run -p 8080:80`` publishes a port; ``docker login -p X`` passes a password
         for rule in _rules(cmd):

@@ -316,20 +316,21 @@ def _inner_quote(text: str, start: int, at: int) -> bool:
 
 def _next_pair(text: str, stop: int) -> bool:
     """Whether a next pair starts after the stop character at ``stop``: a name and ``=`` after ``&`` (a query's
-    ``&u=bob``), or after ``;`` or ``,`` with a name of two characters or more (``;Database=app``, ``,user=bob``;
-    ``;V=1k`` and ``,M=Bsw`` are a password's runs). After a closing bracket or ``<``, ``>`` no pair starts."""
+    ``&u=bob``), or after ``;`` or ``,`` with a name settings are named by (:func:`_word_name`: ``;Database=app``,
+    ``,user=bob``, ``;UID=sa``; ``;V=1k``, ``,M=Bsw``, ``,uB=1`` and ``;BT=K3z3`` are a password's runs). After a
+    closing bracket or ``<``, ``>`` no pair starts."""
     sep = text[stop]
     if sep not in ";&,":
         return False
     pair = _NEXT_PAIR_RE.match(text, stop + 1)
-    return pair is not None and (sep == "&" or pair.end() - stop > 3)
+    return pair is not None and (sep == "&" or (pair.end() - stop > 3 and _word_name(text[stop + 1:pair.end() - 1])))
 
 
 _LINE_LEAD_PAIR: Final = re.compile(r"[ \t]*(?:[-*][ \t]+|export[ \t]+)?(?:[A-Za-z]+[ \t]+){0,3}")
 """What may stand before a setting's name at its line's start: indentation, a list's dash, ``export``, and the words
 of a label (``New password:``, ``Staging admin password:``)."""
-_UPPER_PAIR_NAMES: Final = frozenset({"UID", "PWD", "DSN", "DB"})
-"""Short upper-case names of connection strings' pairs (``UID=sa;PWD=…``)."""
+_UPPER_PAIR_NAMES: Final = frozenset({"UID", "PWD", "DSN", "DB", "SV", "SP", "SE", "SR", "SIG", "SS", "SRT", "SPR"})
+"""Short names of connection strings' and SAS tokens' pairs, in any case (``UID=sa;PWD=…``, ``;Pwd=…``, ``;sv=…``)."""
 
 
 def _word_name(name: str) -> bool:
@@ -338,8 +339,8 @@ def _word_name(name: str) -> bool:
     pieces = re.split(r"[_.-]", name)
     return all(piece.isalpha() and (
         (piece.islower() and len(piece) >= 3 and english_word(piece)) or (piece.istitle() and english_word(piece))
-        or camel_name(piece) or piece in _UPPER_PAIR_NAMES or (piece.isupper() and len(piece) >= 4
-                                                               and english_word(piece))) for piece in pieces)
+        or camel_name(piece) or piece.upper() in _UPPER_PAIR_NAMES or (piece.isupper() and len(piece) >= 3
+                                                                       and english_word(piece))) for piece in pieces)
 
 
 def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
@@ -695,15 +696,29 @@ def _bare_call(text: str, start: int, end: int) -> int:
         return -1  # creds = resolve_credentials(  (its arguments on lines the text does not hold)
     if close < 0 or not callee:
         return token
-    if close < token and (text[close] in "#$%^~@" or (text[close] in "?!" and text[close + 1:close + 2] not in (
-            ".", ")", ",", ";", "", " ", "\n", "]"))):
-        return token  # L[-7p-WZ]#smiJy08: what code never glues to a closed subscript (#, $, ?x) goes on a password
+    if close < token and _glued_after_call(text, start, close):
+        return token  # L[-7p-WZ]#smiJy08, QR4P(R*)]tKhg: what code never glues to a closed call goes on a password
     if close == token or (close < token and not (text[close].isalnum() or text[close] == "_")):
         return -1 if arguments else token  # m.group(1): is code, abc(XY)Z a password
     if close > token and (text[token - 1] in "([{" or text[token:token + 1] in (",", "'", '"')
                           or text.find("\n", end, close) < 0):
         return -1
     return token
+
+
+def _glued_after_call(text: str, start: int, close: int) -> bool:
+    """Whether what follows a call or a subscript closing at ``close`` (inside an unquoted value at ``start``) is what
+    code never glues there: ``# $ % ^ ~ @``, a ``?`` or ``!`` before more of a value (``x[0]?.y`` and ``d[k]!`` are
+    code's), or a closing bracket that closes none opened before the value (a JSON string's text opens its own)."""
+    c = text[close]
+    if c in "#$%^~@":
+        return True
+    if c in "?!":
+        return text[close + 1:close + 2] not in (".", ")", ",", ";", "", " ", "\n", "]")
+    if c in ")]}":
+        opener = _OPENER_OF[c]
+        return not _opened(text, start, close, opener) or _in_string_after(text, start, opener)
+    return False
 
 
 def _closing_brackets(text: str, start: int, end: int) -> int:
@@ -1108,9 +1123,11 @@ def _pair_name(name: str) -> bool:
 
 
 def _inner_pair(value: str) -> bool:
-    """Whether an unquoted value is itself a strong name's pair (``Key = session_key=…``): that name judges it."""
+    """Whether an unquoted value is itself a strong name's pair (``Key = session_key=…``): that name judges it. The
+    inner name is one settings are named by (:func:`_word_name`, ``SESSION_KEY``); a generated password's first run
+    is not (``SMTP_SECRET=PW=…``, ``pw: OtpVx_1Ea=…``: the whole value is the password)."""
     inner = _INNER_NAME.match(value) if "=" in value else None
-    return inner is not None and credential_name(inner.group("n")) == STRONG
+    return inner is not None and credential_name(inner.group("n")) == STRONG and _word_name(inner.group("n"))
 
 
 def _holds_user(text: str, start: int, name: str) -> bool:

@@ -104,6 +104,7 @@ def test_property_obs58_obs59_generated_passwords_in_json_are_redacted_exactly(s
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**64), form=st.sampled_from(BARE_FORMS))
 @example(seed=39289504, form="{UP}={s}")  # v5.PP_t8.Pyc: dotted like an attribute read, no name's words in it
+@example(seed=1_808_966_075_688_790_784, form="{UP}={s}")  # PW=…: a password's first run is no inner pair's name
 def test_property_obs58_obs59_generated_passwords_unquoted_are_redacted_exactly(seed: int, form: str) -> None:
     """OBS-58, OBS-59 (L1): a generated password of the symbols an unquoted value holds, written unquoted (an env
     file, ``export``, YAML, a command line), loses exactly its span. (A value starting with ``-``, ``=``, ``~``,
@@ -284,6 +285,7 @@ def test_property_obs58_a_name_value_settings_value_may_hold_brackets(seed: int,
 @given(seed=st.integers(0, 2**64), form=st.sampled_from((
     "mysql -uroot -p'{p}' app", 'mysql -u root -p"{p}" db; echo done', "redis-cli -a '{p}' ping | head",
     "mongo -u admin -p '{p}' --authenticationDatabase admin", "PGPASSWORD='{p}' psql -h db && echo ok")))
+@example(seed=114_674_199_139, form="mysql -uroot -p'{p}' app")  # Yy2RN7G}ZIP}9Y0: a client's name inside the quotes
 def test_property_obs58_a_quoted_argument_holding_shell_separators_is_one_argument(seed: int, form: str) -> None:
     """OBS-58: a quoted password holding ``;``, ``|`` or ``&`` (``mysql -p'cg9;x+r2y[p2<B5w' app``) is one argument:
     the command does not end inside the quotes, and exactly the password goes."""
@@ -335,6 +337,8 @@ last closing bracket (one opened before the value may close there)."""
     "New password: {p}", "token:{p}", "  api_key: {p}\n", "DB_PASSWORD={p}\nDB_USER=app", "[client]\npassword={p}\n",
     "Staging admin password: {p}", "export AUTH_TOKEN={p}")))
 @example(seed=0, form="pw: {p}")
+@example(seed=1085, form="pw: {p}")  # QR4P(R*)]tKhg…: a ] closing no bracket opened before is no call's
+@example(seed=148306227, form="pw: {p}")  # OtpVx_1Ea=…: a password's first run is no inner pair's name
 def test_property_obs58_a_settings_value_is_its_whole_run_to_the_lines_end(seed: int, form: str) -> None:
     """OBS-58 / OBS-59: a setting that starts its line under a strong name, its unquoted value one run to the line's
     end, loses that whole run however many of ``; , & ) ] } < >`` a generated password holds (``G711%n}?tOE=>8Wq``,
