@@ -407,8 +407,8 @@ def _segment_end(text: str, start: int) -> int:
         at = seg.start()
         c = text[at]
         if c in "'\"":
-            line_end = text.find("\n", seg.end(), seg.end() + _QUOTED_MAX)
-            close = text.find(c, seg.end(), line_end if line_end >= 0 else seg.end() + _QUOTED_MAX)
+            line_end = _LINE_BREAK_RE.search(text, seg.end(), seg.end() + _QUOTED_MAX)  # \n in JSON-encoded text too
+            close = text.find(c, seg.end(), line_end.start() if line_end is not None else seg.end() + _QUOTED_MAX)
             pos = close + 1 if close >= 0 else seg.end()  # an unmatched quote (an apostrophe) is a character
             continue
         if c == "\n" and _continued(text, at):
@@ -417,6 +417,7 @@ def _segment_end(text: str, start: int) -> int:
         return at
 
 
+_LINE_BREAK_RE: Final = re.compile(r"\n|\\n")
 _QUOTED_MAX: Final = 512
 """The longest quoted argument :func:`_segment_end` reads through (a bound: each quote is looked at once)."""
 

@@ -255,6 +255,8 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
         if m is None or m.start("sep") <= at:
             continue
         label = m.group("label")
+        if any(_generated(word) for word in (label + (m.group("tail") or "")).split()):
+            continue  # --db-password QyeOqIcBHW2EC sha256:<hex>: a generated word in it, no label but a command
         sep = m.group("sep")
         arrow = sep not in (":", "：", "=")
         decorated = bool(m.group("o") or m.group("c") or m.group("c2"))

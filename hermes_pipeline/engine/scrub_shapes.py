@@ -362,7 +362,7 @@ def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
         return span
     run = _LINE_RUN_RE.match(text, end, min(len(text), start + 256))
     k = run.end() if run is not None else end
-    if k == end or (k < len(text) and text[k] not in "\r\n" and _JSON_STRING_END.match(text, k) is None) or (
+    if k == end or (_LINE_REST_RE.match(text, k) is None and _JSON_STRING_END.match(text, k) is None) or (
             _RUN_CODE.search(text, start, k) is not None):
         return span  # the value ends there already; more follows on its line (prose, another argument); code
     for at in range(end, k):
@@ -391,6 +391,8 @@ def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
 
 
 _JSON_STRING_OPENING: Final = re.compile(r'[:\[,{ ]"')
+_LINE_REST_RE: Final = re.compile(r"(?:[ \t]+#[^\r\n]*|[ \t]*)(?:\r?\n|\r|\Z)")
+"""What may follow a setting's value on its line: blanks, a comment after a blank (``# prod``)."""
 _JSON_STRING_END: Final = re.compile(r'"[ \t]*(?:[,}\]]|\Z)')
 """A JSON string's quotes around a line's text (``"content": "pw: P"``): its opening quote after ``:``, ``[``, ``,``,
 ``{`` or a blank, its closing quote before ``,``, ``}`` or ``]``."""

@@ -112,6 +112,7 @@ _CODE_MARKS = re.compile(r"\(\)|\|\||&&|==|=>|\}[,)]|\)[,;(]")
 @settings(max_examples=400, deadline=None)
 @given(seed=st.integers(0, 2**32))
 @example(seed=3)
+@example(seed=206325389)  # FD09>ijrst%Vk7…: a run after the stop that reads as a word, the value ending its line
 def test_property_obs58_59_an_unquoted_password_holding_a_stop_character_is_hidden_whole(seed: int) -> None:
     """``DB_PASSWORD=Xk9m&Q2vL``: ``& ; , ) ] } < >`` end an unquoted value, but one glued between two runs of a
     generated password is part of it; the whole password is hidden, nothing after it."""
