@@ -139,6 +139,10 @@ _FOREIGN_SENTENCE_RE: Final = re.compile(
     r"era|est|était|is|jest|är|er|on|è|—|–|-)[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """A sentence in another language giving a password's value: ``Das Passwort lautet P``, ``la contraseña es P``, ``a
 senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest P``, ``пароль — P``."""
+_FOREIGN_ASCII_WORDS: Final = ("passwort", "kennwort", "contrasena", "clave", "senha", "mot", "wachtwoord", "haslo",
+                                "losenord", "passord", "adgangskode", "salasana", "parola")
+"""The ASCII names :data:`_FOREIGN_SENTENCE_RE` reads: an ASCII text without one of them (lower-cased) holds no such
+sentence (a text that is not ASCII is read whole: ``(?i:`` also folds letters such as ``ſ``)."""
 _SENTENCE_VERB_RE: Final = re.compile(
     r"(?<![\w-])(?i:set|changed|reset|updated|rotated)[ \t]+(?i:the|your|my|its|their|our|his|her)[ \t]+"
     r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
@@ -196,6 +200,9 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _glued_sentences(text, spans)
     if hits and (not gated or " " in text):
         _english_sentences(text, low, hits, spans)
+    if not gated or (" " in text and (not low.isascii() or any(word in low for word in _FOREIGN_ASCII_WORDS))):
+        for m in _FOREIGN_SENTENCE_RE.finditer(text):  # la clave es P: a name no hint is part of
+            _sentence_value(text, m.end(), spans, ascii_only=False)
     if hits and (not gated or " " in text or "\t" in text):
         _spaced_settings(text, spans)
     if not gated or (":" in text and "." in text):
@@ -586,7 +593,7 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             bare = _BARE_TAIL_RE.match(text, at)  # password P
             if bare is not None:
                 _sentence_value(text, bare.end(), spans, ascii_only=False)
-    for regex in (_FOREIGN_SENTENCE_RE, _SENTENCE_VERB_RE, _SENTENCE_USE_RE):
+    for regex in (_SENTENCE_VERB_RE, _SENTENCE_USE_RE):
         for m in regex.finditer(text):
             _sentence_value(text, m.end(), spans, ascii_only=False)
     for regex in (_SENTENCE_AS_RE, _SENTENCE_IS_RE):

@@ -9,7 +9,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+from hermes_pipeline.engine.scrub import find_spans, redaction_marker, scrub_text
 
 from ._scrub_support import password
 
@@ -126,6 +126,26 @@ _SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la contraseñ
 def test_property_a_password_in_a_sentence_of_another_language_is_hidden(seed: int, sentence: str) -> None:
     """OBS-57: German, Spanish, Portuguese, French, Dutch, Polish and Russian sentences giving a password."""
     _assert_hidden_once(sentence, seed)
+
+
+_ASCII_SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la contrasena es {p}", "la clave es {p}",
+                    "le mot de passe est {p}", "het wachtwoord is {p}", "haslo jest {p}", "losenord er {p}",
+                    "passord er {p}", "adgangskode er {p}", "salasana on {p}", "la parola es {p}"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), sentence=st.sampled_from(_ASCII_SENTENCES),
+       case=st.sampled_from(["as is", "upper", "title"]), lead=st.sampled_from(["", "Note: ", "x = 1\n"]))
+def test_property_the_foreign_sentences_pre_check_is_exact(seed: int, sentence: str, case: str, lead: str) -> None:
+    """OBS-57: an ASCII text is read for these sentences only when it holds one of their names (a pre-check): in
+    any case, the spans are those of the reader run without it (``gated=False``), and the value is hidden, also
+    after a name no credential hint is part of (``clave``, ``parola``: these leaked before)."""
+    secret = password(random.Random(seed))
+    words = {"as is": sentence, "upper": sentence.upper(), "title": sentence.title()}[case].replace(
+        "{P}", "{p}")
+    text = lead + words.format(p=secret)
+    assert find_spans(text) == find_spans(text, gated=False)
+    assert secret not in scrub_text(text)
 
 
 def test_sentences_about_a_password_stay() -> None:
