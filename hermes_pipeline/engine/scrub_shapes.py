@@ -333,10 +333,13 @@ _UPPER_PAIR_NAMES: Final = frozenset({"UID", "PWD", "DSN", "DB", "SV", "SP", "SE
 """Short names of connection strings' and SAS tokens' pairs, in any case (``UID=sa;PWD=…``, ``;Pwd=…``, ``;sv=…``)."""
 
 
+_NAME_PIECES: Final = re.compile(r"[_.-]")
+
+
 def _word_name(name: str) -> bool:
     """A next pair's name as settings are named (``Database``, ``uid``, ``user_id``, ``AccountKey``, ``SERVER``,
     ``UID``), not a password's run (``BT``, ``PsPj``, ``hFhyA``, ``QczuOhGHoz``)."""
-    pieces = re.split(r"[_.-]", name)
+    pieces = _NAME_PIECES.split(name)
     return all(piece.isalpha() and (
         (piece.islower() and len(piece) >= 3 and english_word(piece)) or (piece.istitle() and english_word(piece))
         or camel_name(piece) or piece.upper() in _UPPER_PAIR_NAMES or (piece.isupper() and len(piece) >= 3
