@@ -78,7 +78,18 @@ _LABEL_RUN_RE: Final = re.compile(r"(?P<run>[!#-&(-\[\]-_a-~]+)[ \t]*\r?\Z")
 """A label's value as the one run of printable ASCII left on its line, without a quote, a backtick or a backslash
 (which close or escape the string the line stands in: ``"...\\n密码：P"``)."""
 _PIECE_SPLIT: Final = re.compile(r"[^A-Za-z0-9]+")
-_SHORT_NUMBERED: Final = re.compile(r"[A-Za-z]{1,3}[0-9]{1,3}")
+_SHORT_NUMBERED: Final = re.compile(r"(?![A-Za-z]*[a-z][A-Z])[A-Za-z]{1,3}[0-9]{1,3}")
+_SHORT_NAMES: Final = frozenset({"db", "ns", "pg", "tx", "rx", "px", "vm", "ws", "js", "ts", "md", "sh", "ssh", "gpg",
+                                  "pgp", "aws", "gcp", "dsn", "npm", "smtp", "sftp", "ftp", "llm", "jwt", "hf", "sk",
+                                  "pk", "rk", "ghp", "nyc", "sfo", "lhr", "fra", "dc", "az", "rg", "tls", "ssl", "dns",
+                                  "cdn", "k8s", "gke", "eks", "aks", "sql", "xml", "svc", "ctl", "cfg", "pkg", "lb", "kv",
+                                  "kms", "hsm", "iam", "vpn", "gpt", "lts", "ml", "ci", "cd", "gh", "gl", "env", "api",
+                                  "url", "uri", "id", "ip", "ipv", "os", "ui", "ux", "sdk", "cli", "gui", "cpu", "gpu",
+                                  "ram", "ssd", "json", "yaml", "csv", "pdf", "png", "jpg", "html", "css", "http",
+                                  "https", "eu", "us", "uk", "qa", "prod", "dev", "test", "stage", "main", "readme",
+                                  "todo", "app", "web", "old", "new", "tmp", "usr", "etc", "var", "bin", "lib"})
+"""Names a host, a region, a version or a path is written with, in capitals too (``db``, ``nyc``, ``AWS``, ``README``)
+where an English word would not do."""
 _CELL_BARS: Final = "|│┃║"
 _CELL_TRIM: Final = " \t`*_"
 _UNDERLINE_RE: Final = re.compile(r"^[ \t]*(?:-{2,}|={2,})(?:[ \t]+(?:-{2,}|={2,}))+[ \t]*\r?$", re.MULTILINE)
@@ -371,15 +382,25 @@ def _label_level(label: str, decorated: bool) -> tuple[int, bool]:
 
 def _generated(value: str) -> bool:
     """A value that looks generated (:func:`.scrub_names.secret_looking`): a symbol names, hosts and paths are not
-    written with, or a piece that is no word, number or short numbered word (``Xk9mQ2vLp7Rt``, ``aB3$dE6^gH``; not
-    ``api.moonshot.ai/v1``, ``SessionToken``)."""
+    written with, a piece that is no word, number or short numbered word (``Xk9mQ2vLp7Rt``, ``aB3$dE6^gH``; not
+    ``api.moonshot.ai/v1``, ``SessionToken``), or letters of both cases with a piece that is no short name
+    (:data:`_SHORT_NAMES`) and no English word, or in capitals beside a piece in lower case (``Cmu/R1:Azb9``,
+    ``ID0:YML/Row8``, ``EQE:SCO-ufw5``: letters drawn at random in short runs; not ``us-east-1``, ``IPv6-Win10``,
+    ``Vault:kv/v2``, ``AWS/us-east-1``)."""
     if not secret_looking(value):
         return False
     if any(not c.isalnum() and c not in "./:_-" for c in value):
         return True
-    return any(not (p.isdigit() or _SHORT_NUMBERED.fullmatch(p) or (p.isalpha() and (
-        p.islower() or p.istitle() or p.isupper()) and (len(p) <= 3 or english_word(p))))
-        for p in _PIECE_SPLIT.split(value) if p)
+    pieces = [p for p in _PIECE_SPLIT.split(value) if p]
+    if any(not (p.isdigit() or _SHORT_NUMBERED.fullmatch(p) or (p.isalpha() and (
+            p.islower() or p.istitle() or p.isupper()) and (len(p) <= 3 or english_word(p)))) for p in pieces):
+        return True
+    if value.islower() or value.isupper():
+        return False
+    runs = [letters for letters in (piece.rstrip("0123456789") for piece in pieces) if len(letters) > 1]
+    lower = any(letters.islower() for letters in runs)
+    return any(letters.lower() not in _SHORT_NAMES and (not english_word(letters) or (lower and letters.isupper()))
+               for letters in runs)
 
 
 def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans: list[Span], relaxed: bool) -> None:

@@ -16,7 +16,8 @@ import json
 import random
 import string
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
@@ -123,6 +124,7 @@ _LABEL_NAMES = ("Password", "password", "API key", "API Key", "Staging DB passwo
 
 @settings(max_examples=300, deadline=None)
 @given(seed=st.integers(0, 2**32))
+@example(seed=41036)  # `DB_PASSWORD` (staging): UVZJP:fHb3 (fHb3 read as a short numbered word)
 def test_property_obs59_markdown_and_worded_labels(seed: int) -> None:
     """OBS-59 (L3): a label that starts its line, with list bullets, emphasis or backticks, a parenthesis or a
     qualifying phrase, and a colon, an arrow or a dash: only the value after it changes."""
@@ -165,6 +167,27 @@ def test_obs59_label_examples_and_prose_that_stays() -> None:
                  "Password for the staging db: see the vault", "- **Token usage:** 1234 tokens",
                  "Schlüssel: Wert"):
         assert scrub_text(text) == text, text
+
+
+@pytest.mark.parametrize("value", ["UVZJP:fHb3", "Cmu/R1:Azb9", "IYSA/As:lfr5", "ID0:YML/Row8", "BRX/XA-rzx0",
+                                   "Xbu38-ybp1", "OVSYVFB:kZf4", "KIF/Jjw7/YPq7", "TF0-Tn10:xFh6", "Hh5-Wge/lSa9",
+                                   "EQE:SCO-ufw5", "EQESCO-ufw5", "Unrkeph-rOt5"])
+@pytest.mark.parametrize("label", ["`DB_PASSWORD` (staging):", "**Secret token of the bot:**", "API Key (prod) ->"])
+def test_obs59_loose_labels_values_of_short_random_runs(label: str, value: str) -> None:
+    """OBS-59 (L3): after a loose label (a parenthesis, a qualifying phrase, an arrow) the value must look generated:
+    short runs of letters in both cases, no English word among them, are (``fHb3`` is no short numbered word like
+    ``v2`` or ``Win10``: its case changes inside). Found by property draws: each was kept whole."""
+    _check(f"Deploy notes.\n{label} {value}\nThe service restarts nightly.", value)
+
+
+@pytest.mark.parametrize("value", ["us-east-1", "db01.internal", "api.moonshot.ai/v1", "IPv6-Win10", "AWS/us-east-1",
+                                   "Win10-Py3", "Vault:kv/v2", "GPT4-Turbo", "vault:secret/db1", "Prod-DB-2",
+                                   "Azure/Key-Vault-01", "README-v2.md", "PROD-db1"])
+def test_obs59_loose_labels_keep_names_hosts_and_paths(value: str) -> None:
+    """OBS-59 (L3): a loose label's value made of words, short names and numbers (a region, a host, a path, a version)
+    stays, in one case or both."""
+    text = f"- **Password (prod):** {value}"
+    assert scrub_text(text) == text
 
 
 @settings(max_examples=200, deadline=None)
