@@ -87,7 +87,8 @@ _SHORT_NAMES: Final = frozenset({"db", "ns", "pg", "tx", "rx", "px", "vm", "ws",
                                   "url", "uri", "id", "ip", "ipv", "os", "ui", "ux", "sdk", "cli", "gui", "cpu", "gpu",
                                   "ram", "ssd", "json", "yaml", "csv", "pdf", "png", "jpg", "html", "css", "http",
                                   "https", "eu", "us", "uk", "qa", "prod", "dev", "test", "stage", "main", "readme",
-                                  "todo", "app", "web", "old", "new", "tmp", "usr", "etc", "var", "bin", "lib"})
+                                  "todo", "app", "web", "old", "new", "tmp", "usr", "etc", "var", "bin", "lib", "mb",
+                                  "kb", "gb", "utf", "sha", "rsa", "aes", "hmac", "pkcs", "xl"})
 """Names a host, a region, a version or a path is written with, in capitals too (``db``, ``nyc``, ``AWS``, ``README``)
 where an English word would not do."""
 _CELL_BARS: Final = "|│┃║"
@@ -659,8 +660,21 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
             e -= 1
         s, e = unemphasized(text, s, e)
     value = text[s:e]
-    if e > s and _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3):
+    if e > s and _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
+                                            and all(map(_word_run, _DIGIT_SPLIT.split(value)))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))
+
+
+_DIGIT_SPLIT: Final = re.compile(r"[0-9]+")
+_Q_NOT_U: Final = re.compile(r"q(?!u|\Z)")
+"""A ``q`` that no ``u`` follows inside a word: English does not write one (``tualkieqad``, ``ublfpufwqs``)."""
+
+
+def _word_run(letters: str) -> bool:
+    """Whether a run of lower-case letters between a name's digits reads as a word or a short name (``postgres`` of
+    ``postgres14``, ``db`` of ``db2``; not ``cgyrfekoulzh`` or ``tualkieqad``, drawn at random); an empty run (the
+    name starts or ends with its digits) is none to judge."""
+    return not letters or letters in _SHORT_NAMES or (english_word(letters) and _Q_NOT_U.search(letters) is None)
 
 
 _LOGIN_CALL_RE: Final = re.compile(

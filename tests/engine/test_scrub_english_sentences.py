@@ -164,6 +164,9 @@ _NOTE_FORMS = (
 
 @settings(max_examples=400, deadline=None)
 @given(seed=st.integers(0, 2**32), form=st.sampled_from(_NOTE_FORMS), symbols=st.booleans())
+@example(seed=8011923, form="The password for the staging database is {p}", symbols=False)  # cgyrfekoulzh4 kept
+@example(seed=8018571, form="password was changed from {p} to {q}", symbols=False)  # tualkieqad3 kept
+@example(seed=8028199, form="The token has been rotated from {p} to {q}.", symbols=False)  # ublfpufwqs6 kept
 def test_property_obs58_59_a_note_giving_a_credential_loses_its_value_only(seed: int, form: str, symbols: bool) -> None:
     """OBS-58 / OBS-59: a generated password (letters and digits, or with symbols) in the ways notes and an agent's
     memory entries give one loses exactly its span; the user, the words and the punctuation stay."""
@@ -175,6 +178,21 @@ def test_property_obs58_59_a_note_giving_a_credential_loses_its_value_only(seed:
     text = form.format(p=p, q=q)
     expected = text.replace(p, redaction_marker(p)).replace(q, redaction_marker(q))
     assert scrub_text(text) == expected, text
+
+
+@pytest.mark.parametrize("value", ["cgyrfekoulzh4", "tualkieqad3", "ublfpufwqs6", "jfo8idocsg1", "nnhwc8mfkij9"])
+def test_obs58_a_lower_case_value_with_few_digits_drawn_at_random_is_hidden(value: str) -> None:
+    """OBS-58: a sentence's lower-case value with one or two digits keeps its letters only when they read as words or
+    short names; letters drawn at random (no English onset, a ``q`` no ``u`` follows) are a password's."""
+    text = f"The password for the staging database is {value}"
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize("value", ["postgres14", "mysql8", "python3", "utf8mb4", "base64url", "db2"])
+def test_obs55_a_lower_case_name_with_few_digits_in_a_sentence_stays(value: str) -> None:
+    """OBS-55: a lower-case name with few digits, made of words and short names, stays in a credential's sentence."""
+    text = f"the password is {value}"
+    assert scrub_text(text) == text
 
 
 @pytest.mark.parametrize("text", [
