@@ -318,6 +318,9 @@ _PLACEHOLDER: Final = re.compile(
     r"|\*+|•+|x{3,}|X{3,}|\.{2,}|…|_+|-+|#+|\?+"
     r"|(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]{0,4}(?:x{3,}|X{3,}|\*{3,}|•{3,})[A-Za-z0-9]{0,4}"  # AKIAXXXX, ghp_****abcd
 )
+_MASKED_KEY: Final = re.compile(r"(?P<prefix>(?:[A-Za-z0-9]+[-_.])*)[A-Za-z0-9]{0,4}(?:x{3,}|X{3,}|\*{3,}|•{3,})[A-Za-z0-9]{0,4}")
+"""A key's prefix then a mask (``AKIAXXXX``, ``sk-proj-xxx``, ``ghp_****abcd``; :data:`_PLACEHOLDER`'s last form): a
+placeholder only when no piece of the prefix looks generated."""
 _NAMED_PLACEHOLDER: Final = re.compile(
     r"<(?P<angle>[^<>]*)>|\$(?P<var>[A-Za-z_][A-Za-z0-9_]*)|%(?P<env>[A-Za-z_][A-Za-z0-9_]*)%"
     r"|!!?(?P<tag>[A-Za-z][A-Za-z0-9_.:/-]*)|\$\((?P<command>[a-z][a-z0-9_.-]*)"
@@ -491,6 +494,9 @@ def placeholder(value: str) -> bool:
     v = value.strip()
     if not v:
         return True
+    masked = _MASKED_KEY.fullmatch(v)
+    if masked is not None and any(secret_looking(piece) for piece in _PIECES.split(masked.group("prefix"))):
+        return False  # 2iQqCwPcgQDgVpL_xxx: what the mask follows is generated, not a key's prefix
     if v.lower() in _NOT_SECRET_WORDS or _PLACEHOLDER.fullmatch(v) or _MASKED.fullmatch(v):
         return True
     if v.startswith(("<redacted", "[REDACTED")):
@@ -771,10 +777,11 @@ _ENV_NAME: Final = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 def _code_text(value: str) -> bool:
     """Code or a name where a value would be: a subscript (:data:`_SUBSCRIPT`), only template fields and punctuation
-    (:data:`_CODE_FIELD`), a union of types (:data:`_TYPE_UNION`), each of them names and no generated string; or a
+    (:data:`_CODE_FIELD`), a union of types (:data:`_TYPE_UNION`), each of them names (:func:`_name_like` for a
+    subscript's) and no generated string; or a
     constant's or an environment variable's name (``"LANGFUSE_SECRET_KEY"``, ``"NO_REPLY"``: words joined by ``_``)."""
-    if _SUBSCRIPT.fullmatch(value):
-        return not any(secret_looking(name) for name in _IDENTIFIERS.findall(value))
+    if _SUBSCRIPT.fullmatch(value):  # names as code writes them (not wBela[fg2.v], a password's runs)
+        return all(_name_like(name) and not secret_looking(name) for name in _IDENTIFIERS.findall(value))
     if "{" in value:
         fields = [m.group("n") for m in _CODE_FIELD.finditer(value)]
         if fields and not _CODE_FIELD.sub("", value).strip(" .…:/_,;()|-") and not any(map(secret_looking, fields)):

@@ -75,6 +75,7 @@ def _exact(text: str, secret: str) -> None:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**64), form=st.sampled_from(QUOTED_FORMS))
+@example(seed=8005525, form='export {UP}="{s}"')  # wBela[fg2.v] read as a subscript in code
 def test_property_obs58_obs59_generated_passwords_in_quoted_forms_are_redacted_exactly(seed: int, form: str) -> None:
     """OBS-58, OBS-59 (L1): a generated password with symbols, quoted under a generated credential name in an env
     file, a shell, YAML, Python or a command line, loses exactly its span, whatever symbol it starts or ends with."""
@@ -86,6 +87,7 @@ def test_property_obs58_obs59_generated_passwords_in_quoted_forms_are_redacted_e
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**64), extra=st.booleans())
+@example(seed=8005525, extra=False)  # wBela[fg2.v] read as a subscript in code
 def test_property_obs58_obs59_generated_passwords_in_json_are_redacted_exactly(seed: int, extra: bool) -> None:
     """OBS-58, OBS-59 (L1): a generated password as the value of a credential key in a JSON document (alone or beside
     other keys, and as that document's text inside another one) loses exactly its span."""
@@ -387,3 +389,28 @@ def test_obs58_a_password_reading_as_a_subscript_then_symbols_is_redacted(text: 
 def test_obs59_a_subscript_followed_as_code_continues_it_stays(text: str) -> None:
     """OBS-59: a subscript followed by what code writes after one stays."""
     assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("value", ["wBela[fg2.v]", "Xq9[zT.k4]", "aQw7[b.Rt2]"])
+def test_obs58_a_password_shaped_as_a_subscript_is_hidden(value: str) -> None:
+    """OBS-58: a generated password that happens to read as a subscript (a name, ``[``, an attribute path, ``]``) is
+    code only when its names are written as code names are; runs drawn at random are a password's."""
+    for text in (f'export API_PASSWD="{value}"', f"password = '{value}'", json.dumps({"password": value})):
+        assert scrub_text(text) == text.replace(value, redaction_marker(value)), text
+
+
+@pytest.mark.parametrize("text", ['password = "args[token.index]"', 'token = "key[:8]"', 'password: cfg[auth.password]',
+                                  'api_key = "{key[:8]}...{key[-4:]}"'])
+def test_obs55_a_subscript_of_code_names_stays(text: str) -> None:
+    """OBS-55: code reading a credential through a subscript stays."""
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("value", ["2iQqCwPcgQDgVpL_xxx", "Xk9mQ2vLp7Rt-XXXX", "aB3dE6gH9kLm.****"])
+def test_obs58_a_generated_prefix_before_a_mask_is_no_placeholder(value: str) -> None:
+    """OBS-58: ``sk-proj-xxx`` and ``AKIAXXXX`` show where a key goes; a generated string before ``xxx`` is a value
+    that ends with a mask's letters by chance (or a key shown in part)."""
+    text = f"| host | password |\n|---|---|\n| db | {value} |"
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+    for kept in ("password: sk-proj-xxx", "password: ghp_****abcd", "password: my-token-xxx", "token: xxxxxxxx"):
+        assert scrub_text(kept) == kept

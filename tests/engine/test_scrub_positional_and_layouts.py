@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import find_spans, redaction_marker, scrub_text
@@ -158,6 +158,7 @@ def test_sentences_about_a_password_stay() -> None:
 @given(seed=st.integers(0, 2**32), header=st.sampled_from(["| service | password |", "| Name | Token | Notes |",
                                                           "| host | user | API key |"]),
        separator=st.sampled_from(["|---|---|---|", "| :--- | :---: | --- |"]))
+@example(seed=8011357, header="| host | user | API key |", separator="| :--- | :---: | --- |")  # …_xxx
 def test_property_a_column_a_header_names_holds_credentials(seed: int, header: str, separator: str) -> None:
     """OBS-57: a Markdown table whose header names a credential in a column (``| service | password |``): each row's
     cell in that column is replaced when it looks generated; the header, the other columns and a note stay."""
