@@ -21,7 +21,7 @@ import re
 import urllib.parse
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
@@ -378,6 +378,7 @@ _FRAGMENTS = st.sampled_from([
 @settings(max_examples=500, deadline=None)
 @given(before=st.lists(_FRAGMENTS, max_size=8).map("".join), after=st.lists(_FRAGMENTS, max_size=8).map("".join),
        provider=st.sampled_from(sorted(SAMPLES)), seed=st.integers(0, 2**32))
+@example(before="_boteyJ\x1b[0m.7:-", after="", provider="Codex / Fernet encrypted tokens", seed=8006688)
 def test_property_obs58_format_prechecks_are_exact(before: str, after: str, provider: str, seed: int) -> None:
     """OBS-58: the cheap pre-checks of the added formats (a key id and a dot, ``.atlasv1.``, a Telegram token's
     colon, the run of key characters) never skip a credential: among fragments that look like parts of keys, the
@@ -388,3 +389,12 @@ def test_property_obs58_format_prechecks_are_exact(before: str, after: str, prov
     text = f"{before} {key} {after}"
     assert find_spans(text) == find_spans(text, gated=False)
     assert key not in scrub_text(text)
+
+
+def test_obs58_a_whole_fernet_token_is_found_whatever_its_first_characters() -> None:
+    """OBS-58: a Fernet token (``gAAAAA…``, 100 characters or more) whose first 40 characters after the prefix hold no
+    digit, ``_`` or ``-`` (about one token in 5,000) is still a token."""
+    body = "BfxOOlKgzrjbxqLlvwaNQZorJLTDyTtVUhzKUwobrKOO_WYQa7idbUYOkJnfwGKE8UiJOG20tC_p-N86tYWWVBAquYpHu05l4sGRnyeM"
+    token = "gAAAAA" + body + "="
+    for text in (f"reasoning: {token}", f'{{"encrypted_content": "{token}"}}', f"x {token} y"):
+        assert scrub_text(text) == text.replace(token, redaction_marker(token)), text
