@@ -767,8 +767,9 @@ _SUBSCRIPT: Final = re.compile(
     r"(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 """A subscript as code writes one: by an attribute path, a slice or a string (``args[token.index]``, ``key[:8]``)."""
 _CODE_FIELD: Final = re.compile(
-    r"\{(?P<n>[A-Za-z_][A-Za-z0-9_.]*)(?:\[-?\d*:?-?\d*\])?(?:![rsa])?(?::[^{}\n]{0,16})?\}")
-"""A field of an f-string or a template (``{effective_key[:8]}``, ``{token!r}``)."""
+    r"\{(?P<n>[A-Za-z_][A-Za-z0-9_.]*)(?:\[-?\d*:?-?\d*\])?(?:![rsa])?"
+    r"(?::(?:.?[<>=^])?[-+ ]?z?#?0?\d*[,_]?(?:\.\d+)?[A-Za-z%]?|:[A-Za-z0-9 .,:/-]{1,16})?\}")
+"""A field of an f-string or a template (``{effective_key[:8]}``, ``{token!r}``, ``{x:>8}``, ``{date:yyyy-MM-dd}``)."""
 _TYPE_UNION: Final = re.compile(
     r"[{<(]?[A-Za-z][A-Za-z0-9]*(?:\[\])?(?:[ \t]*\|[ \t]*[A-Za-z][A-Za-z0-9]*(?:\[\])?)+[}>)]?")
 """Types joined by ``|`` (``{ArrayBuffer|TypedArray}``, ``<Buffer|string>``): a signature's, not a value."""
@@ -777,14 +778,16 @@ _ENV_NAME: Final = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 def _code_text(value: str) -> bool:
     """Code or a name where a value would be: a subscript (:data:`_SUBSCRIPT`), only template fields and punctuation
-    (:data:`_CODE_FIELD`), a union of types (:data:`_TYPE_UNION`), each of them names (:func:`_name_like` for a
-    subscript's) and no generated string; or a
-    constant's or an environment variable's name (``"LANGFUSE_SECRET_KEY"``, ``"NO_REPLY"``: words joined by ``_``)."""
+    (:data:`_CODE_FIELD`, a format spec as Python or .NET write one), a union of types (:data:`_TYPE_UNION`), each of
+    them names (:func:`_name_like` for a subscript's and a field's: not ``wBela[fg2.v]``, ``{a1evI:QID_>/kgh(+:}``)
+    and no generated string; or a constant's or an environment variable's name (``"LANGFUSE_SECRET_KEY"``,
+    ``"NO_REPLY"``: words joined by ``_``)."""
     if _SUBSCRIPT.fullmatch(value):  # names as code writes them (not wBela[fg2.v], a password's runs)
         return all(_name_like(name) and not secret_looking(name) for name in _IDENTIFIERS.findall(value))
     if "{" in value:
         fields = [m.group("n") for m in _CODE_FIELD.finditer(value)]
-        if fields and not _CODE_FIELD.sub("", value).strip(" .…:/_,;()|-") and not any(map(secret_looking, fields)):
+        if fields and not _CODE_FIELD.sub("", value).strip(" .…:/_,;()|-") and all(
+                _name_like(field) and not secret_looking(field) for field in fields):
             return True
     if "|" in value and _TYPE_UNION.fullmatch(value):
         members = _IDENTIFIERS.findall(value)

@@ -76,6 +76,7 @@ def _exact(text: str, secret: str) -> None:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**64), form=st.sampled_from(QUOTED_FORMS))
 @example(seed=8005525, form='export {UP}="{s}"')  # wBela[fg2.v] read as a subscript in code
+@example(seed=44801393, form='{UP}="{s}"')  # {a1evI:QID_>/kgh(+:} read as a format field
 def test_property_obs58_obs59_generated_passwords_in_quoted_forms_are_redacted_exactly(seed: int, form: str) -> None:
     """OBS-58, OBS-59 (L1): a generated password with symbols, quoted under a generated credential name in an env
     file, a shell, YAML, Python or a command line, loses exactly its span, whatever symbol it starts or ends with."""
@@ -391,7 +392,7 @@ def test_obs59_a_subscript_followed_as_code_continues_it_stays(text: str) -> Non
     assert scrub_text(text) == text
 
 
-@pytest.mark.parametrize("value", ["wBela[fg2.v]", "Xq9[zT.k4]", "aQw7[b.Rt2]"])
+@pytest.mark.parametrize("value", ["wBela[fg2.v]", "Xq9[zT.k4]", "aQw7[b.Rt2]", "{a1evI:QID_>/kgh(+:}", "{abc:Q>/k(+:}"])
 def test_obs58_a_password_shaped_as_a_subscript_is_hidden(value: str) -> None:
     """OBS-58: a generated password that happens to read as a subscript (a name, ``[``, an attribute path, ``]``) is
     code only when its names are written as code names are; runs drawn at random are a password's."""
@@ -400,9 +401,10 @@ def test_obs58_a_password_shaped_as_a_subscript_is_hidden(value: str) -> None:
 
 
 @pytest.mark.parametrize("text", ['password = "args[token.index]"', 'token = "key[:8]"', 'password: cfg[auth.password]',
-                                  'api_key = "{key[:8]}...{key[-4:]}"'])
+                                  'api_key = "{key[:8]}...{key[-4:]}"', 'x = f"{token:>8}"', 'token = "{token:.8}"',
+                                  'password = "{date:yyyy-MM-dd}"', 'token = "{self.token}"'])
 def test_obs55_a_subscript_of_code_names_stays(text: str) -> None:
-    """OBS-55: code reading a credential through a subscript stays."""
+    """OBS-55: code reading a credential through a subscript or a format field stays."""
     assert scrub_text(text) == text
 
 
