@@ -78,7 +78,9 @@ _LABEL_RUN_RE: Final = re.compile(r"(?P<run>[!#-&(-\[\]-_a-~]+)[ \t]*\r?\Z")
 """A label's value as the one run of printable ASCII left on its line, without a quote, a backtick or a backslash
 (which close or escape the string the line stands in: ``"...\\n密码：P"``)."""
 _PIECE_SPLIT: Final = re.compile(r"[^A-Za-z0-9]+")
-_SHORT_NUMBERED: Final = re.compile(r"(?![A-Za-z]*[a-z][A-Z])[A-Za-z]{1,3}[0-9]{1,3}")
+_SHORT_NUMBERED: Final = re.compile(r"(?:[a-z]{1,3}|[A-Z][a-z]{0,2}|[A-Z]{1,3}|IPv)[0-9]{1,3}")
+"""A short word with a number (``v2``, ``db3``, ``Win10``, ``SHA256``, ``IPv6``), its letters in one case or
+capitalised: not ``fHb3`` or ``SYi9``, whose case changes inside."""
 _SHORT_NAMES: Final = frozenset({"db", "ns", "pg", "tx", "rx", "px", "vm", "ws", "js", "ts", "md", "sh", "ssh", "gpg",
                                   "pgp", "aws", "gcp", "dsn", "npm", "smtp", "sftp", "ftp", "llm", "jwt", "hf", "sk",
                                   "pk", "rk", "ghp", "nyc", "sfo", "lhr", "fra", "dc", "az", "rg", "tls", "ssl", "dns",
@@ -351,6 +353,8 @@ def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) ->
 
 
 _PAIR_START: Final = re.compile(r"[A-Za-z_$][\w.$-]{0,127}[ \t]*(?:[=:]|=>|->)")
+_PAIR_NAME: Final = re.compile(r"(?P<n>[A-Za-z_$][\w.$-]{0,127})(?:=>|->|[=:])")
+"""A value that starts as a setting does (``DB_PW=``): a name glued to its separator."""
 _LABEL_NOUNS: Final = frozenset({"password", "passwd", "passphrase", "pass", "pin", "token", "key", "secret",
                                  "credentials", "credential", "passcode", "otp", "pat", "apikey"})
 """The nouns a label that puts its value on the next line ends with (``Password:``, ``Here is your API key:``)."""
@@ -660,6 +664,9 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
             e -= 1
         s, e = unemphasized(text, s, e)
     value = text[s:e]
+    pair = _PAIR_NAME.match(value)
+    if pair is not None and credential_name(pair.group("n")):
+        return  # Password DB_PW=P: a setting, whose reader hides its value (not its name)
     if e > s and _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
                                             and all(map(_word_run, _DIGIT_SPLIT.split(value)))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))

@@ -170,6 +170,7 @@ WRAPPERS = [("plain", 1), ("json", 1), ("json", 2), ("json", 3), ("doc", 1), ("d
 @given(seed=st.integers(0, 2**32), n=st.integers(1, 5), wrap=st.sampled_from(WRAPPERS))
 @example(seed=1_017_513_615, n=1, wrap=("plain", 1))  # "--db-password P https://…": a URL's "://" is no label's colon
 @example(seed=2_780_090_889, n=5, wrap=("json", 1))  # tr ':' '\n': a quoted argument ends at an escaped line break
+@example(seed=11_001_985, n=5, wrap=("plain", 1))  # "Password DB_PW=P": the setting's name stays
 def test_property_fmt33a_only_the_secrets_spans_change(seed: int, n: int, wrap: tuple[str, int]) -> None:
     """OBS-59 / issue #25: the scrubbed text is the input with exactly the planted secrets' spans replaced by
     their markers, whatever the wrapper; lines and JSON structure are those of the input."""
@@ -274,3 +275,12 @@ def test_property_client_commands_equal_their_regex_search(text: str) -> None:
     hints = cl.client_hints(text.lower())
     assert [m.span() for m in cl._client_commands(text, hints)] == [
         m.span() for m in cl._CLIENT_RE.finditer(text) if cl._named(m.group("cmd").lower(), hints)]
+
+
+@pytest.mark.parametrize("text, name", [("Password DB_PW={p} reset link sent.", "DB_PW="),
+                                        ("the password is pw:{p}", "pw:"), ("password token={p}", "token=")])
+def test_obs59_a_setting_given_after_a_credentials_name_keeps_its_own_name(text: str, name: str) -> None:
+    """OBS-59: ``Password DB_PW=P``: the value a sentence gives is itself a setting; only its value is hidden."""
+    p = "GKynGil3yDTbKX1YnW33"
+    out = scrub_text(text.format(p=p))
+    assert out == text.format(p=redaction_marker(p)) and name in out

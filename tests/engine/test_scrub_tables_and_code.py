@@ -171,7 +171,7 @@ def test_obs59_label_examples_and_prose_that_stays() -> None:
 
 @pytest.mark.parametrize("value", ["UVZJP:fHb3", "Cmu/R1:Azb9", "IYSA/As:lfr5", "ID0:YML/Row8", "BRX/XA-rzx0",
                                    "Xbu38-ybp1", "OVSYVFB:kZf4", "KIF/Jjw7/YPq7", "TF0-Tn10:xFh6", "Hh5-Wge/lSa9",
-                                   "EQE:SCO-ufw5", "EQESCO-ufw5", "Unrkeph-rOt5"])
+                                   "EQE:SCO-ufw5", "EQESCO-ufw5", "Unrkeph-rOt5", "Ov0/En/SYi9"])
 @pytest.mark.parametrize("label", ["`DB_PASSWORD` (staging):", "**Secret token of the bot:**", "API Key (prod) ->"])
 def test_obs59_loose_labels_values_of_short_random_runs(label: str, value: str) -> None:
     """OBS-59 (L3): after a loose label (a parenthesis, a qualifying phrase, an arrow) the value must look generated:
@@ -192,6 +192,7 @@ def test_obs59_loose_labels_keep_names_hosts_and_paths(value: str) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(seed=st.integers(0, 2**32))
+@example(seed=8047651)  # 本番の密碼는 Ov0/En/SYi9。 (SYi9 read as a short numbered word)
 def test_property_obs58_sentences_in_languages_without_separators(seed: int) -> None:
     """OBS-58 (L11): ``密码是P``, ``密码 P``, ``パスワードはP``, ``비밀번호는 P``, ``令牌：P``: the value only. (A value
     holding ``:`` or ``=`` glued to the sentence reads as a name of its own: left out.)"""
