@@ -164,8 +164,11 @@ digits), Mailgun's current keys (32, 8 and 8 hex digits joined by ``-``), and a 
 _SHORT_PREFIXED: Final = frozenset({"Okta API tokens", "Modal token ids and secrets",
                                     "HashiCorp Vault legacy service tokens", "HashiCorp Vault legacy batch tokens"})
 """Formats whose prefix is two or three characters: the body must also look random (:func:`_random_body`)."""
+_LONG_FORMATS: Final = frozenset({"Codex / Fernet encrypted tokens", "1Password service account tokens"})
 
 _FORMATS: Final = KEY_FORMATS + MORE_KEY_FORMATS
+_LONG_GROUPS: Final = frozenset(f"b{i}" for i, (name, _, _) in enumerate(_FORMATS) if name in _LONG_FORMATS)
+"""The groups of the formats whose tokens may run to kilobytes of base64 themselves (encrypted content)."""
 _RANDOM_GROUPS: Final = frozenset(f"b{i}" for i, (name, _, _) in enumerate(_FORMATS) if name in _SHORT_PREFIXED)
 
 _DOTTED: Final = frozenset({"Zhipu AI (BigModel / Z.ai) keys", "HashiCorp Terraform Cloud tokens"})
@@ -366,6 +369,20 @@ def _in_blob(text: str, sep: int) -> bool:
         for piece in _B64_SPLIT.split(window))
 
 
+_BLOB_TAIL: Final = 1024
+"""How long a base64 run from a key-looking start must be before it may be read as a blob (no key of these formats
+is a kilobyte long, or glued to a kilobyte of base64)."""
+
+
+def _blob_after(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` goes on as a base64 blob: its first ``+ / - _`` at least :data:`_B64_WINDOW`
+    characters in continues a long run of base64 (:func:`_in_blob`)."""
+    for sep in (text.find(c, start + _B64_WINDOW, end) for c in "+/-_"):
+        if sep >= 0 and _in_blob(text, sep):
+            return True
+    return False
+
+
 def _path_like(part: str, dot: bool) -> bool:
     """A path or file-name component (``models``, ``config``, ``us-east-1``, ``aws4_request``, ``20240101``,
     ``README``, ``Users``; after a ``.``, a file extension: ``json``, ``parquet``, ``tar``), not a piece of a key: no
@@ -419,6 +436,9 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
             if start and text[start - 1] in "+/-_" and _in_blob(text, start - 1):
                 continue  # a key-looking piece of a base64 blob
             key_group = m.lastgroup or ""
+            if run.end() - start >= _BLOB_TAIL and key_group not in _LONG_GROUPS and _blob_after(
+                    text, start, run.end()):
+                continue  # the key-looking start of a base64 blob (a blob that starts with EAA… or sk-…)
             body = m.group(key_group or 0)
             if _key_body(body) and (key_group not in _RANDOM_GROUPS or _random_body(body)):
                 # A key is a whole token: what is glued to its end (another key written right after it,

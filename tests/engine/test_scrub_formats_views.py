@@ -334,6 +334,7 @@ def _blob(r: random.Random) -> tuple[str, str]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32))
+@example(seed=13000335)  # a base64url blob that starts with EAA (a Meta token's prefix) was redacted whole
 def test_property_fmt33a_base64_blobs_are_never_redacted_in_part(seed: int) -> None:
     """OBS-59: a base64 or base64url blob of random bytes (1-40 KB: an image, a cursor, a source map) is kept as
     it is: a key-looking piece inside it (``+eyJ…``, ``-sk-…``, ``/gAAAAA…``) is part of the blob."""
@@ -398,3 +399,13 @@ def test_obs58_a_whole_fernet_token_is_found_whatever_its_first_characters() -> 
     token = "gAAAAA" + body + "="
     for text in (f"reasoning: {token}", f'{{"encrypted_content": "{token}"}}', f"x {token} y"):
         assert scrub_text(text) == text.replace(token, redaction_marker(token)), text
+
+
+@pytest.mark.parametrize("prefix", ["EAA", "ghp_", "xoxb-", "AKIA", "sk-"])
+def test_fmt33a_a_blob_that_starts_like_a_key_stays(prefix: str) -> None:
+    """FMT-33a: a base64 blob that happens to start with a key's prefix (its first bytes) is a blob, not a key glued
+    to a kilobyte of base64; the same prefix before a key of its own length is a key."""
+    r = random.Random(7)
+    blob = prefix + base64.urlsafe_b64encode(r.randbytes(3000)).decode()
+    assert scrub_text(blob) == blob
+    assert scrub_text(f"payload: {blob}") == f"payload: {blob}"
