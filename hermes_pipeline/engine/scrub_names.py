@@ -398,7 +398,9 @@ _WORDS_JOINED: Final = re.compile(r"[a-z]+(?:[_\-:./][a-z]+)+|[A-Z]+(?:_[A-Z]+)+
 _HERMES_SESSION_KEY: Final = re.compile(r"agent:[A-Za-z0-9_.-]{1,64}(?::[A-Za-z0-9_.@+-]{1,128}){3,6}")
 """The Hermes Agent's session key, ``agent:<name>:<platform>:<kind>:<id>`` (``agent:main:telegram:dm:12345``): which
 conversation a run belongs to, written in logs and payloads under ``session_key``."""
-_FORMAT_FIELDS: Final = re.compile(r"%[-+ #0]?\d*(?:\.\d+)?[sdrifx]|\{\d{0,2}\}")
+_FORMAT_FIELDS: Final = re.compile(r"%[-+ #0]?\d*(?:\.\d+)?[sdrifx](?![A-Za-z0-9])|\{\d{0,2}\}")
+"""A printf field that no letter or digit is glued to (``%s:%s``; not ``%3iXecret``, a decoded password's
+``%25`` then ``3iX``), or a positional ``{}`` field."""
 _NOTE: Final = re.compile(r"[*_]{0,2}\([A-Za-z][A-Za-z ,/-]{0,30}\)[*_]{0,2}")
 """A note in parentheses (``(none)``, ``*(Optional)*``): what a table or a docstring writes where no value is."""
 _SNAKE_IDENT: Final = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
