@@ -81,16 +81,17 @@ _PIECE_SPLIT: Final = re.compile(r"[^A-Za-z0-9]+")
 _SHORT_NUMBERED: Final = re.compile(r"(?:[a-z]{1,3}|[A-Z][a-z]{0,2}|[A-Z]{1,3}|IPv)[0-9]{1,3}")
 """A short word with a number (``v2``, ``db3``, ``Win10``, ``SHA256``, ``IPv6``), its letters in one case or
 capitalised: not ``fHb3`` or ``SYi9``, whose case changes inside."""
-_SHORT_NAMES: Final = frozenset({"db", "ns", "pg", "tx", "rx", "px", "vm", "ws", "js", "ts", "md", "sh", "ssh", "gpg",
-                                  "pgp", "aws", "gcp", "dsn", "npm", "smtp", "sftp", "ftp", "llm", "jwt", "hf", "sk",
-                                  "pk", "rk", "ghp", "nyc", "sfo", "lhr", "fra", "dc", "az", "rg", "tls", "ssl", "dns",
-                                  "cdn", "k8s", "gke", "eks", "aks", "sql", "xml", "svc", "ctl", "cfg", "pkg", "lb", "kv",
-                                  "kms", "hsm", "iam", "vpn", "gpt", "lts", "ml", "ci", "cd", "gh", "gl", "env", "api",
-                                  "url", "uri", "id", "ip", "ipv", "os", "ui", "ux", "sdk", "cli", "gui", "cpu", "gpu",
-                                  "ram", "ssd", "json", "yaml", "csv", "pdf", "png", "jpg", "html", "css", "http",
-                                  "https", "eu", "us", "uk", "qa", "prod", "dev", "test", "stage", "main", "readme",
-                                  "todo", "app", "web", "old", "new", "tmp", "usr", "etc", "var", "bin", "lib", "mb",
-                                  "kb", "gb", "utf", "sha", "rsa", "aes", "hmac", "pkcs", "xl"})
+_SHORT_NAMES: Final = frozenset({"db", "ns", "pg", "tx", "rx", "px", "vm", "ws", "js", "ts", "md", "sh", "ssh",
+                                 "gpg", "pgp", "aws", "gcp", "dsn", "npm", "smtp", "sftp", "ftp", "llm", "jwt", "hf",
+                                 "sk", "pk", "rk", "ghp", "nyc", "sfo", "lhr", "fra", "dc", "az", "rg", "tls", "ssl",
+                                 "dns", "cdn", "k8s", "gke", "eks", "aks", "sql", "xml", "svc", "ctl", "cfg", "pkg",
+                                 "lb", "kv", "kms", "hsm", "iam", "vpn", "gpt", "lts", "ml", "ci", "cd", "gh", "gl",
+                                 "env", "api", "url", "uri", "id", "ip", "ipv", "os", "ui", "ux", "sdk", "cli",
+                                 "gui", "cpu", "gpu", "ram", "ssd", "json", "yaml", "csv", "pdf", "png", "jpg",
+                                 "html", "css", "http", "https", "eu", "us", "uk", "qa", "prod", "dev", "test",
+                                 "stage", "main", "readme", "todo", "app", "web", "old", "new", "tmp", "usr", "etc",
+                                 "var", "bin", "lib", "mb", "kb", "gb", "utf", "sha", "rsa", "aes", "hmac", "pkcs",
+                                 "xl"})
 """Names a host, a region, a version or a path is written with, in capitals too (``db``, ``nyc``, ``AWS``, ``README``)
 where an English word would not do."""
 _CELL_BARS: Final = "|│┃║"

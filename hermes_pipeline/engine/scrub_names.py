@@ -318,7 +318,8 @@ _PLACEHOLDER: Final = re.compile(
     r"|\*+|•+|x{3,}|X{3,}|\.{2,}|…|_+|-+|#+|\?+"
     r"|(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]{0,4}(?:x{3,}|X{3,}|\*{3,}|•{3,})[A-Za-z0-9]{0,4}"  # AKIAXXXX, ghp_****abcd
 )
-_MASKED_KEY: Final = re.compile(r"(?P<prefix>(?:[A-Za-z0-9]+[-_.])*)[A-Za-z0-9]{0,4}(?:x{3,}|X{3,}|\*{3,}|•{3,})[A-Za-z0-9]{0,4}")
+_MASKED_KEY: Final = re.compile(
+    r"(?P<prefix>(?:[A-Za-z0-9]+[-_.])*)[A-Za-z0-9]{0,4}(?:x{3,}|X{3,}|\*{3,}|•{3,})[A-Za-z0-9]{0,4}")
 """A key's prefix then a mask (``AKIAXXXX``, ``sk-proj-xxx``, ``ghp_****abcd``; :data:`_PLACEHOLDER`'s last form): a
 placeholder only when no piece of the prefix looks generated."""
 _NAMED_PLACEHOLDER: Final = re.compile(

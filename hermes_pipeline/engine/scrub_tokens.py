@@ -165,6 +165,7 @@ _SHORT_PREFIXED: Final = frozenset({"Okta API tokens", "Modal token ids and secr
                                     "HashiCorp Vault legacy service tokens", "HashiCorp Vault legacy batch tokens"})
 """Formats whose prefix is two or three characters: the body must also look random (:func:`_random_body`)."""
 _LONG_FORMATS: Final = frozenset({"Codex / Fernet encrypted tokens", "1Password service account tokens"})
+"""Formats whose tokens may be a kilobyte or more of base64 themselves: never read as a blob that starts like a key."""
 
 _FORMATS: Final = KEY_FORMATS + MORE_KEY_FORMATS
 _LONG_GROUPS: Final = frozenset(f"b{i}" for i, (name, _, _) in enumerate(_FORMATS) if name in _LONG_FORMATS)

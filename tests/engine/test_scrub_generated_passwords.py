@@ -392,7 +392,8 @@ def test_obs59_a_subscript_followed_as_code_continues_it_stays(text: str) -> Non
     assert scrub_text(text) == text
 
 
-@pytest.mark.parametrize("value", ["wBela[fg2.v]", "Xq9[zT.k4]", "aQw7[b.Rt2]", "{a1evI:QID_>/kgh(+:}", "{abc:Q>/k(+:}"])
+@pytest.mark.parametrize("value", ["wBela[fg2.v]", "Xq9[zT.k4]", "aQw7[b.Rt2]", "{a1evI:QID_>/kgh(+:}",
+                                   "{abc:Q>/k(+:}"])
 def test_obs58_a_password_shaped_as_a_subscript_is_hidden(value: str) -> None:
     """OBS-58: a generated password that happens to read as a subscript (a name, ``[``, an attribute path, ``]``) is
     code only when its names are written as code names are; runs drawn at random are a password's."""
