@@ -24,8 +24,11 @@ from hermes_pipeline.engine.scrub import MARKER_RE, redaction_marker, scrub_text
 from tests.engine._scrub_support import ALNUM, KEY_SAMPLES, password, rand, unwrap, wrapper
 from .test_scrub_false_positives import corpus
 
-POOL = [text for _, text in corpus(3000, seed=2512)]
-"""Ordinary text the secrets are planted in (the false-positive corpus's generators; none of it is redacted)."""
+_LABEL_END = re.compile(r"(?i)\b(?:password|passphrase|pass|pin|token|secret|key|credentials?):[ \t]*$", re.MULTILINE)
+POOL = [text for _, text in corpus(3000, seed=2512) if _LABEL_END.search(text) is None]
+"""Ordinary text the secrets are planted in (the false-positive corpus's generators; none of it is redacted). Without
+the texts with a line that ends as a label naming a credential does (``… private password:``): the lines of the pool
+are shuffled, and whatever line came after it would be that label's value (OBS-59 L3)."""
 
 _ENV_NAMES = ("API_KEY", "OPENAI_API_KEY", "DB_PASSWORD", "SECRET_TOKEN", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY",
               "STRIPE_SECRET", "PASSWD", "client_secret", "auth_token", "SMTP_PASS", "accessToken")
