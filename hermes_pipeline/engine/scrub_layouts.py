@@ -674,15 +674,13 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
 
 
 _DIGIT_SPLIT: Final = re.compile(r"[0-9]+")
-_Q_NOT_U: Final = re.compile(r"q(?!u|\Z)")
-"""A ``q`` that no ``u`` follows inside a word: English does not write one (``tualkieqad``, ``ublfpufwqs``)."""
 
 
 def _word_run(letters: str) -> bool:
     """Whether a run of lower-case letters between a name's digits reads as a word or a short name (``postgres`` of
     ``postgres14``, ``db`` of ``db2``; not ``cgyrfekoulzh`` or ``tualkieqad``, drawn at random); an empty run (the
     name starts or ends with its digits) is none to judge."""
-    return not letters or letters in _SHORT_NAMES or (english_word(letters) and _Q_NOT_U.search(letters) is None)
+    return not letters or letters in _SHORT_NAMES or english_word(letters)
 
 
 _LOGIN_CALL_RE: Final = re.compile(

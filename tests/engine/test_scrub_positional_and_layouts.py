@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -123,6 +124,7 @@ _SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la contraseñ
 
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32), sentence=st.sampled_from(_SENTENCES))
+@example(seed=17004129, sentence="Das Passwort lautet {p}.")  # KI0Iejqzs_FV0 read as a name (Iejqzs an English word)
 def test_property_a_password_in_a_sentence_of_another_language_is_hidden(seed: int, sentence: str) -> None:
     """OBS-57: German, Spanish, Portuguese, French, Dutch, Polish and Russian sentences giving a password."""
     _assert_hidden_once(sentence, seed)
@@ -227,3 +229,13 @@ def test_a_word_used_as_a_credential_stays() -> None:
     for text in ["use this as the password", "We use Redis as the session store",
                  "Use PASSWORD_ENV as the password variable"]:
         assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("value", ["KI0Iejqzs_FV0", "Xq9Tzqkv_Ab1", "tualkieqad3"])
+def test_obs58_a_q_no_u_follows_makes_no_english_word(value: str) -> None:
+    """OBS-58: English writes ``u`` after ``q`` inside a word, so runs such as ``Iejqzs`` are no word of a name and
+    the value is a password's; ``seq``, ``req``, ``faq`` (a final ``q``) and ``queue_size``, ``squad_id`` stay names."""
+    for text in (f"Das Passwort lautet {value}.", f"Password:\n{value}\n"):
+        assert scrub_text(text) == text.replace(value, redaction_marker(value)), text
+    for kept in ("password = seq_req_id", "the token is freq_faq", "Password:\nsquad_queue_size\n"):
+        assert scrub_text(kept) == kept
