@@ -653,9 +653,9 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
     s, e = span
     if _bare(v):
         run = _SENTENCE_RUN_RE.match(text, s)  # a sentence's words are blank-separated: the value is the whole run
-        if run is not None and run.end() > e and _RUN_MORE.search(text, e, run.end()) is not None and not any(
-                q in text[e:run.end()] for q in "\"'`"):
-            e = run.end()  # more of a password glued on (L4d);k[<:E), not code's closing punctuation (');)
+        end = _closed_run(text, s, run.end()) if run is not None else e
+        if end > e and _RUN_MORE.search(text, e, end) is not None and not any(q in text[e:end] for q in "\"'`"):
+            e = end  # more of a password glued on (L4d);k[<:E), not code's closing punctuation (');)
         if ascii_only:
             k = s
             while k < e and text[k] <= "\x7f":
@@ -673,6 +673,21 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))
 
 
+def _closed_run(text: str, start: int, end: int) -> int:
+    """The end of a sentence's word ``text[start:end]`` less the quote that closes the string the sentence stands in
+    (``User said: "my pass is N7N&Q5e+iujce"``: the word ends before the ``"``, which the line opened before the
+    word), with only a sentence's closing punctuation after it; ``end`` otherwise."""
+    for k in range(start, end):
+        quote = text[k]
+        if quote in "\"'`":
+            if text[k + 1:end].strip(_CLOSING_MARKS) or text.count(quote, text.rfind("\n", 0, start) + 1, start) % 2 == 0:
+                return end
+            return k
+    return end
+
+
+_CLOSING_MARKS: Final = ".,;:!?)]}"
+"""What may follow the quote that closes a sentence's string (``"… is P".``, ``("… is P")``)."""
 _DIGIT_SPLIT: Final = re.compile(r"[0-9]+")
 
 

@@ -168,6 +168,7 @@ _NOTE_FORMS = (
 @example(seed=8018571, form="password was changed from {p} to {q}", symbols=False)  # tualkieqad3 kept
 @example(seed=8028199, form="The token has been rotated from {p} to {q}.", symbols=False)  # ublfpufwqs6 kept
 @example(seed=11015864, form="my password's {p}", symbols=True)  # OMCELS/UKc8 (UKc8 read as a numbered word)
+@example(seed=41050487, form='User said: "my pass is {p}"', symbols=True)  # N7N&Q5emT+iujce~DGNz9 (to its "&")
 def test_property_obs58_59_a_note_giving_a_credential_loses_its_value_only(seed: int, form: str, symbols: bool) -> None:
     """OBS-58 / OBS-59: a generated password (letters and digits, or with symbols) in the ways notes and an agent's
     memory entries give one loses exactly its span; the user, the words and the punctuation stay."""
@@ -179,6 +180,23 @@ def test_property_obs58_59_a_note_giving_a_credential_loses_its_value_only(seed:
     text = form.format(p=p, q=q)
     expected = text.replace(p, redaction_marker(p)).replace(q, redaction_marker(q))
     assert scrub_text(text) == expected, text
+
+
+@pytest.mark.parametrize("quote", ['"', "'", "`"])
+@pytest.mark.parametrize("value", ["N7N&Q5emT+iujce~DGNz9", "Xk9&Zq3wbvdrw", "Ab1;cd2&ef3"])
+@pytest.mark.parametrize("after", ["", ".", ")", "!"])
+def test_obs58_59_a_quoted_sentences_value_runs_to_the_closing_quote(quote: str, value: str, after: str) -> None:
+    """OBS-58 / OBS-59: a sentence quoted whole (``User said: "my pass is P"``) gives a value holding a stop
+    character (``&``, ``;``) whole: the quote that closes the sentence's string ends the value, not the stop."""
+    text = f"User said: ({quote}my pass is {value}{quote}{after} and left"
+    assert scrub_text(text) == text.replace(value, redaction_marker(value)), text
+
+
+@pytest.mark.parametrize("text", ["print('the password is ' + pw);", "the password is hunter2's",
+                                  'She wrote "the password is ab&cdefgh".', "the token is abc\"def"])
+def test_obs55_a_quote_inside_or_after_a_sentences_word_still_ends_what_it_ends(text: str) -> None:
+    """OBS-55: code's closing punctuation after a quote, a possessive and a quoted word stay."""
+    assert scrub_text(text) == text
 
 
 @pytest.mark.parametrize("value", ["cgyrfekoulzh4", "tualkieqad3", "ublfpufwqs6", "jfo8idocsg1", "nnhwc8mfkij9"])
