@@ -356,7 +356,7 @@ _CLOSING: Final = ".!?:;,"
 
 _URL_PART_BEFORE: Final = re.compile(r"(?:[?&;#][^\s?&;#=\"'<>\\]{1,128}=|//[^\s/?#@:\"'<>\\]{0,128}:)\Z")
 """What stands before a URL's query value or its userinfo password (where ``%XX`` is the URL's encoding)."""
-_LITERAL_END: Final = re.compile(r"[\s\"'`&<>]")
+_LITERAL_END: Final = re.compile(r"[\s\"'`&<>”’]")
 """What, written as it is (not percent-encoded), ends a value the percent-decoded view reads: that view's span stops
 there (the text's own reading holds a value that goes on past it)."""
 _JSON_PAIR_BEFORE: Final = re.compile(r'"[^"\\\n]{1,128}"[ \t]*:[ \t]*"\Z')

@@ -42,7 +42,7 @@ from typing import Final
 
 from .scrub_names import (FOREIGN_WORDS, NAME_HINTS, STRONG, credential_name, english_word, phrase_name,
                           secret_looking)
-from .scrub_shapes import _QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, unemphasized
+from .scrub_shapes import _QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, markup_cut, unemphasized
 
 __all__ = ["find_layout_spans"]
 
@@ -130,7 +130,7 @@ _COPULA_TAIL_RE: Final = re.compile(
 token has been set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira
 is P``) or the copula contracted (``my password's P``)."""
 _SENTENCE_IS_RE: Final = re.compile(
-    r"(?<![^\s(\"'“‘])(?P<v>[^\s\"'“”‘’]{6,256})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
+    r"(?<![^\s(\"'“‘>])(?P<v>[^\s\"'“”‘’(<][^\s\"'“”‘’]{5,255})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
     r"(?i:the|my|your|our|their|its|his|her|a|an)[ \t]+"
     r"(?:(?i:new|current|old|actual|real|default|temporary|temp|initial)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?"
     r"(?i:" + _SENTENCE_NAME + r")(?![\w-])")
@@ -273,8 +273,8 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
         done = end
         if start < 0 or _SEPARATOR_CHARS.search(text, at, end) is None:
             continue  # a label's separator follows its name (a JSON description naming "tokens" has none)
-        m = _LABEL_RE.match(text, start, end)
-        if m is None or m.start("sep") <= at:
+        m, end = _line_label(text, start, end, at)
+        if m is None:
             continue
         label = m.group("label")
         if any(_generated(word) for word in (label + (m.group("tail") or "")).split()):
@@ -291,13 +291,25 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
             _label_value(text, label, m.end(), end, level, spans, relaxed or arrow)
 
 
-_LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\"))"
-_LINE_CLOSE: Final = r"[ \t]*(?:\r?$|(?=\"[ \t]*[,}\]]))"
+_ENCLOSURE: Final = (
+    r"(?:\[[^\]\n]{1,40}\][ \t]+)?(?:(?:\*\*|__)?[A-Za-z][\w-]{0,30}(?:[ \t][\w-]{1,30}){0,2}:(?:\*\*|__)?[ \t]+)?"
+    r"(?:(?P<lq>[\"'“‘])|(?P<lp>\()|<(?P<lt>[A-Za-z][A-Za-z0-9]{0,9})(?:[ \t][^<>\n]{0,200})?>)?")
+"""What may stand before a line's own text (see :data:`_LINE_CLOSE`)."""
+_ENCLOSURE_RE: Final = re.compile(_ENCLOSURE)
+_LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\"))" + _ENCLOSURE
+_LINE_CLOSE: Final = (r"[ \t]*(?(lq)[\"'”’]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
+                      r"(?:\r?$|(?<!\\n)(?<!\\r)(?<!\\t)(?=\"[ \t]*[,}\]]))")
 """Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
-readers below hold no quote in what they read."""
+readers below hold no quote in what they read. A JSON string whose text ends with an escaped line break
+(``"client_secret P\\n"``) is read where that escape is a line break (its decoded view): the escape is no value's.
+A line's text may stand after a log line's stamp (``[2026-12-06 10:00]``) and a short label (``Note:``, ``**Note:**``,
+``User said:``), and inside quotes, parentheses or an element (``"client_secret P"``, ``(…)``, ``<p>…</p>``) that
+closes at the line's end: what encloses it is no value's."""
 _RELAY_LINE_RE: Final = re.compile(
-    _LINE_OPEN + r"[ \t]*(?:\[[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\](?::\d{1,5})?"
-    r"|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d{1,5})[ \t]+(?P<u>[^\s:@\"]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z][\w.-]{0,63}):(?P<p>[^\s\"]{1,256})"
+    _LINE_OPEN + _DECORATION + r"(?:\[[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\](?::\d{1,5})?"
+    r"|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d{1,5})[ \t]+"
+    r"(?P<u>[^\s:@\"]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z][\w.-]{0,63}):"
+    r"(?P<p>(?:(?(lq)[^\s\"'”’]|[^\s\"])){1,256})"
     + _LINE_CLOSE, re.MULTILINE)
 """A mail relay's login line (Postfix's ``sasl_passwd``): a host (in brackets, or with its port), a blank, a user (an
 e-mail address or a name), ``:`` and the password."""
@@ -439,6 +451,43 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
     _judge(text, name.strip().strip("*_`"), span, level, spans, bare=bare)
 
 
+def _line_label(text: str, start: int, end: int, hint: int) -> tuple[re.Match[str] | None, int]:
+    """The label of the line ``[start, end)`` whose separator follows ``hint``, and where the line's own text ends:
+    read inside what encloses the whole line first (``"Password - P"``, ``(Password - P)``, ``<li>…</li>``), then
+    from the line's start, then after a log stamp or a short label before it (``[10:00] Password - P``,
+    ``**Note:** Password - P``)."""
+    enclosure = _ENCLOSURE_RE.match(text, start, end)
+    assert enclosure is not None  # every part of it is optional
+    inner = _enclosed_end(text, enclosure, end)
+    if inner != end:
+        m = _LABEL_RE.match(text, enclosure.end(), inner)
+        if m is not None and m.start("sep") > hint:
+            return m, inner
+    m = _LABEL_RE.match(text, start, end)
+    if (m is None or m.start("sep") <= hint) and enclosure.end() > start:
+        m = _LABEL_RE.match(text, enclosure.end(), end)
+    return (m, end) if m is not None and m.start("sep") > hint else (None, end)
+
+
+_CLOSER_OF: Final = {'"': '"', "'": "'", "“": "”", "‘": "’"}
+
+
+def _enclosed_end(text: str, enclosure: re.Match[str], end: int) -> int:
+    """Where the text of a line enclosed in quotes, parentheses or an element (:data:`_ENCLOSURE`) ends: before the
+    closer that ends the line ``[…, end)`` (a sentence's ``.``, ``!`` or ``?`` after it too); ``end`` when no opener
+    was read or the line does not end with its closer."""
+    quote, tag = enclosure.group("lq"), enclosure.group("lt")
+    closer = _CLOSER_OF[quote] if quote else ")" if enclosure.group("lp") else f"</{tag}>" if tag else ""
+    if not closer:
+        return end
+    k = end
+    while k > enclosure.end() and text[k - 1] in " \t\r":
+        k -= 1
+    if k > enclosure.end() and text[k - 1] in ".!?" and text.endswith(closer, 0, k - 1):
+        k -= 1
+    return k - len(closer) if text.endswith(closer, enclosure.end(), k) else end
+
+
 def _run_value(text: str, start: int, end: int) -> Span:
     """The value of a label's run ``[start, end)``: without the Markdown emphasis around it (``**P**``, ``**P**.``),
     else without up to three characters of :data:`_RUN_TRAILER` at its end (``P.``, ``P**``)."""
@@ -464,7 +513,7 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
         if start < 0 or end - start > _ROW_MAX:
             continue
         lead = start
-        while lead < end and text[lead] in " \t":
+        while lead < end and text[lead] in _ROW_LEAD:
             lead += 1
         if lead >= end or text[lead] not in _CELL_BARS:
             continue
@@ -486,7 +535,9 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
             _column_cells(text, header.end(), columns, spans)  # its rows are read for their own names too
 
 
-_SEPARATOR_ROW_RE: Final = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?\r?(?:\n|\Z)")
+_ROW_LEAD: Final = " \t>"
+"""What may stand before a table row's first bar: blanks, and a quote block's marks (``> | password | P |``)."""
+_SEPARATOR_ROW_RE: Final = re.compile(r"[ \t>]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?\r?(?:\n|\Z)")
 """A Markdown table's separator row (``|---|:---:|``): the row above it is a header."""
 
 
@@ -498,7 +549,7 @@ def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans
         line_end = text.find("\n", at)
         line_end = len(text) if line_end < 0 else line_end
         lead = at
-        while lead < line_end and text[lead] in " \t":
+        while lead < line_end and text[lead] in _ROW_LEAD:
             lead += 1
         if lead >= line_end or text[lead] not in _CELL_BARS or line_end - at > _ROW_MAX:
             return
@@ -578,8 +629,8 @@ def _glued_sentences(text: str, spans: list[Span]) -> None:
 
 
 _SPACED_SETTING_RE: Final = re.compile(
-    _LINE_OPEN + r"[ \t]*(?P<n>[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+)[ \t]+"
-    r"(?![a-z_]{2,}=[^=\s])(?P<v>[^\s\"'`]{5,255}[^\s\"'`;,])" + _LINE_CLOSE, re.MULTILINE)
+    _LINE_OPEN + _DECORATION + r"(?P<n>[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+)[ \t]+"
+    r"(?![a-z_]{2,}=[^=\s])(?P<v>[^\s\"'`”’]{5,255}[^\s\"'`;,”’])" + _LINE_CLOSE, re.MULTILINE)
 """A setting written ``name value`` on a line of its own (``client_secret P``, ``auth_token P``), as configuration
 files without a separator write them; a value ending with ``;`` or ``,`` (a statement's, a list's), or starting as
 a pair does (``key=value``: a lower-case word), is no such setting's; code is told by the value's judge
@@ -653,7 +704,7 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
     s, e = span
     if _bare(v):
         run = _SENTENCE_RUN_RE.match(text, s)  # a sentence's words are blank-separated: the value is the whole run
-        end = _closed_run(text, s, run.end()) if run is not None else e
+        end = markup_cut(text, s, _closed_run(text, s, run.end())) if run is not None else e
         if end > e and _RUN_MORE.search(text, e, end) is not None and not any(q in text[e:end] for q in "\"'`"):
             e = end  # more of a password glued on (L4d);k[<:E), not code's closing punctuation (');)
         if ascii_only:
@@ -675,15 +726,23 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
 
 def _closed_run(text: str, start: int, end: int) -> int:
     """The end of a sentence's word ``text[start:end]`` less the quote that closes the string the sentence stands in
-    (``User said: "my pass is N7N&Q5e+iujce"``: the word ends before the ``"``, which the line opened before the
-    word), with only a sentence's closing punctuation after it; ``end`` otherwise."""
+    (``User said: "my pass is N7N&Q5e+iujce"``, ``“… is P.”``: the word ends before the quote, which the line
+    opened before the word), with only a sentence's closing punctuation after it; ``end`` otherwise."""
+    line = text.rfind("\n", 0, start) + 1
     for k in range(start, end):
         quote = text[k]
-        if quote in "\"'`":
-            if text[k + 1:end].strip(_CLOSING_MARKS) or text.count(quote, text.rfind("\n", 0, start) + 1, start) % 2 == 0:
+        opener = _OPENING_QUOTE.get(quote)
+        if opener is not None:
+            if text[k + 1:end].strip(_CLOSING_MARKS):
                 return end
-            return k
+            opened = text.count(quote, line, start) % 2 == 1 if opener == quote else \
+                text.count(opener, line, start) > text.count(quote, line, start)
+            return k if opened else end
     return end
+
+
+_OPENING_QUOTE: Final = {'"': '"', "'": "'", "`": "`", "”": "“", "’": "‘"}
+"""The quotes that close a sentence's string, and what opened it."""
 
 
 _CLOSING_MARKS: Final = ".,;:!?)]}"

@@ -417,9 +417,10 @@ _LOWER_WORDS: Final = re.compile(r"_*[a-z]+(?:[_.-][a-z]+)*_*")
 """``lines``, ``test_login``, ``same-origin``, ``_internal``: an identifier or a setting word (no digit)."""
 _PIECES: Final = re.compile(r"[^A-Za-z0-9]+")
 _VOWELS: Final = frozenset("aeiouyAEIOUY")
-_NOT_ENGLISH: Final = re.compile(r"[^aeiouy]{5}|[aeiouy]{4}|(.)\1\1|q(?![u]|\Z)")
+_NOT_ENGLISH: Final = re.compile(r"[^aeiouy]{5}|[aeiouy]{4}|(.)\1\1|q(?![ul]|\Z)")
 """In lower case: five consonants, four vowels or one letter three times in a row, or a ``q`` that no ``u`` follows
-inside the word (``iejqzs``, ``tualkieqad``; a final ``q`` is an abbreviation's: ``seq``, ``req``, ``faq``)."""
+inside the word (``iejqzs``, ``tualkieqad``; a final ``q`` is an abbreviation's: ``seq``, ``req``, ``faq``; ``ql`` is
+SQL's: ``mysql``, ``postgresql``, ``sqlite``, ``graphql``)."""
 _ONSET: Final = re.compile(r"y?[^aeiouy]*")
 _NUMBERED: Final = frozenset({"argon", "base", "sha", "md", "utf", "http", "oauth", "ipv", "ec", "s", "v", "x",
                               "python", "py", "blake", "crc", "murmur", "bcrypt", "scrypt", "pbkdf", "aes", "rsa"})

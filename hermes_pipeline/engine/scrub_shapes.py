@@ -279,6 +279,42 @@ def unemphasized(text: str, start: int, end: int) -> Span:
     return start, end
 
 
+_MARKUP_END_RE: Final = re.compile(
+    r"</(?P<n>[A-Za-z][A-Za-z0-9]{0,15})[ \t]*>|<(?:br|hr|wbr)(?:[ \t]+[^<>\n]{0,256})?[ \t]*/?>", re.IGNORECASE)
+"""Markup that ends whatever value it follows: the closing tag of an element (``</td>``, ``</p>``, ``</li>``), and a
+line break or rule (``<br>``, ``<br/>``, ``<hr>``)."""
+
+
+def markup_cut(text: str, start: int, end: int) -> int:
+    """Where a value read at ``[start, end)`` ends before markup (:data:`_MARKUP_END_RE`) inside it or starting in it: a
+    closing tag of an element opened before the value (``<td>password: P</td>``: the ``</td>`` is the table's, however
+    the value was read), or a line break tag; ``end`` when there is none. The value's own ``<`` stays (``nNd<8t``,
+    ``P</x>`` with no ``<x`` opened before it)."""
+    k = text.find("<", start, end)
+    while k >= 0:
+        m = _MARKUP_END_RE.match(text, k)
+        if m is not None:
+            name = m.group("n")
+            if name is None or _element_opened(text, start, name.lower()):
+                return k
+        k = text.find("<", k + 1, end)
+    return end
+
+
+def _element_opened(text: str, before: int, name: str) -> bool:
+    """Whether an element ``name`` (lower case) is opened before ``before`` (within 4,096 characters): ``<name>``,
+    ``<name attr=…>``."""
+    tag = f"<{name}"
+    low = text[max(0, before - 4096):before].lower()
+    at = low.rfind(tag)
+    while at >= 0:
+        after = low[at + len(tag):at + len(tag) + 1]
+        if after in (">", " ", "\t", "\n", "/"):
+            return True
+        at = low.rfind(tag, 0, at)
+    return False
+
+
 _GLUED_STOPS: Final = ")]}>;,&<"
 """What ends an unquoted value (:data:`_END`) and may rather be a symbol of a generated password glued to more of it
 (``password=Xk9m&Q2vL``, ``DB_PASSWORD=aB3)dE6^gH``)."""
@@ -368,6 +404,7 @@ def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
     if k == end or (_LINE_REST_RE.match(text, k) is None and _JSON_STRING_END.match(text, k) is None) or (
             _RUN_CODE.search(text, start, k) is not None):
         return span  # the value ends there already; more follows on its line (prose, another argument); code
+    k = max(markup_cut(text, start, k), end)  # pw: P<br>: the line's markup
     for at in range(end, k):
         if text[at] in ";&," and _next_pair(text, at):
             pair = _NEXT_PAIR_RE.match(text, at + 1)
@@ -430,8 +467,9 @@ def _glued_tail(text: str, start: int, end: int, strong: bool = False) -> Span:
     reach = end
     stops, symbols = (_STRONG_STOPS, _STRONG_SYMBOLS) if strong else (_GLUED_STOPS, _GLUED_SYMBOLS)
     for _ in range(12 if strong else 8):
-        if reach + 1 >= n or text[reach] not in stops:
-            break
+        if reach + 1 >= n or text[reach] not in stops or (text[reach] == "<" and markup_cut(text, start, reach + 1)
+                                                             == reach):
+            break  # </td> after <td>password: P: the markup ends the value
         opener = _OPENER_OF.get(text[reach])
         if opener is not None and _opened(text, start, reach, opener) and not _in_string_after(text, start, opener):
             break  # f(password=P),g(x): the bracket closes one opened before the value

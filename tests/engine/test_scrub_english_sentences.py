@@ -258,3 +258,74 @@ def test_property_obs58_59_a_line_read_as_a_json_strings_text_loses_its_value_on
     for _ in range(levels - 1):
         text, secret = json.dumps({"arguments": text}), json.dumps(secret)[1:-1]
     assert scrub_text(text) == text.replace(secret, redaction_marker(p)), text
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The same note in whatever encloses it: quotes, parentheses, a list item, a quote block, a comment, an element,
+# a log line's stamp, a label before it, a JSON string
+# ------------------------------------------------------------------------------------------------------------------
+
+_WRAPPERS = ('"{t}"', "'{t}'", 'User said: "{t}"', "({t})", "> {t}", "- {t}", "1. {t}", "# {t}", "  * {t}",
+             "<p>{t}</p>", "<li>{t}</li>", "<td>{t}</td>", "[2026-12-06 10:00] {t}", "“{t}”", "**Note:** {t}",
+             "\t{t}", 'note: "{t}"', "json")
+_ONE_VALUE_FORMS = tuple(form.strip("\n") for form in _NOTE_FORMS + _LINE_FORMS if "{q}" not in form)
+_TABLE_WRAPPERS = ("> {t}", "\t{t}", "json")
+"""What a table's row stands in: a quote block, an indented block, a JSON string (a row is no sentence's)."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_ONE_VALUE_FORMS + ("sentence",)),
+       wrapper=st.sampled_from(_WRAPPERS), symbols=st.booleans())
+def test_property_obs58_59_a_note_loses_the_same_span_whatever_encloses_it(
+        seed: int, form: str, wrapper: str, symbols: bool) -> None:
+    """OBS-58 / OBS-59: a note giving a credential (a sentence, a label, a ``name value`` setting, a login's user and
+    password) loses its value's span and nothing else when the note is quoted, parenthesised, a list or quote
+    block's item, a comment, an HTML element's text, after a log line's stamp or a short label, or a JSON string:
+    what encloses it (the closing quote, ``)``, ``</p>``, an escaped line break) stays."""
+    r = random.Random(seed)
+    p = _password(r) if symbols else "".join(r.choice(string.ascii_letters) for _ in range(3)) + "".join(
+        r.choice(string.ascii_letters + string.digits) for _ in range(r.randint(7, 20))) + r.choice(string.digits)
+    if "&" in p and ("[smtp" in form or "|" in form):
+        p = p.replace("&", "x")  # `&` starts a query's next pair on a line of its own
+    text = _sentence(r, p) if form == "sentence" else form.format(p=p)
+    assume(text.count(p) == 1 and (not form.startswith("|") or wrapper in _TABLE_WRAPPERS))
+    if wrapper == "json":
+        wrapped = json.dumps({"action": "add", "content": text})
+        expected = json.dumps({"action": "add", "content": text.replace(p, redaction_marker(p))})
+    else:
+        wrapped = wrapper.format(t=text)
+        expected = wrapped.replace(p, redaction_marker(p))
+    assert scrub_text(wrapped) == expected, wrapped
+
+
+@pytest.mark.parametrize("text", [
+    '"client_secret PAyIRrU17Q82JO7"', "(client_secret PAyIRrU17Q82JO7)", "<p>client_secret PAyIRrU17Q82JO7</p>",
+    "- client_secret PAyIRrU17Q82JO7", "[2026-12-06 10:00] client_secret PAyIRrU17Q82JO7",
+    "“client_secret PAyIRrU17Q82JO7”",
+    "**Note:** Password - PAyIRrU17Q82JO7", "(Password - PAyIRrU17Q82JO7)", "<li>Password - PAyIRrU17Q82JO7</li>",
+    'User said: "Login for grafana: admin / PAyIRrU17Q82JO7"', "(PAyIRrU17Q82JO7 is my password)",
+    "<p>PAyIRrU17Q82JO7 is my password</p>", "<b>PAyIRrU17Q82JO7</b> is my password",
+    '{"note": "  auth_token PAyIRrU17Q82JO7\\n"}', "<p>the password is PAyIRrU17Q82JO7</p>",
+    "<td>password: PAyIRrU17Q82JO7</td>", "password: PAyIRrU17Q82JO7<br/>next line",
+    "> | password | PAyIRrU17Q82JO7 |", "> | service | password |\n> |---|---|\n> | db | PAyIRrU17Q82JO7 |",
+])
+def test_obs58_59_what_encloses_a_note_stays(text: str) -> None:
+    """OBS-58 / OBS-59: the value alone is replaced; quotes, parentheses, tags, an escaped line break stay."""
+    value = "PAyIRrU17Q82JO7"
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize("text", ["(client_secret get_secret(x))", "<p>client_secret placeholder_value</p>",
+                                  '"Password - must be 12 characters"', "<td>token: none</td>",
+                                  "<p>the password is incorrect</p>", "[10:00] api_key rotated_yesterday"])
+def test_obs55_an_enclosed_note_without_a_generated_value_stays(text: str) -> None:
+    """OBS-55: enclosing a line changes nothing for what is no credential's value."""
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("scheme", ["mysql", "postgresql", "graphql+ws"])
+def test_obs59_a_url_after_a_credentials_name_loses_only_its_password(scheme: str) -> None:
+    """OBS-59: ``The API key mysql://admin:P@db/app must be set``: the URL's password goes, the URL stays (``mysql``,
+    ``postgresql``: a ``q`` before an ``l`` is SQL's, an English word's spelling)."""
+    text = f"The API key {scheme}://admin:Xk9mQ2vLp7Rt@db5.internal/app must be set in the environment."
+    assert scrub_text(text) == text.replace("Xk9mQ2vLp7Rt", redaction_marker("Xk9mQ2vLp7Rt"))
