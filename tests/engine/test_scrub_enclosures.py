@@ -1,0 +1,47 @@
+"""A credential loses the same span whatever encloses the text that gives it (OBS-57, OBS-58, OBS-59): quotes and
+typographic quotes, parentheses, brackets and braces, backticks, a list, quote-block or comment mark, a log line's
+stamp and level, a short label, an HTML element, a sentence going on around it. What encloses the text is never part
+of the span: the same secret gets the same marker, and the text around it is kept as it was."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
+from ._scrub_support import KEY_SAMPLES, password
+
+WRAPPERS = ('"{t}"', "'{t}'", 'User said: "{t}"', "({t})", "> {t}", "- {t}", "1. {t}", "# {t}", "<p>{t}</p>",
+            "<td>{t}</td>", "<li>{t}</li>", "<code>{t}</code>", "<pre>{t}</pre>", "[2026-12-06 10:00] {t}", "“{t}”",
+            "「{t}」", "**Note:** {t}", "`{t}`", "2026-12-06T10:00:00Z INFO {t}", "[{t}]", "{{{t}}}", "See {t} for details.",
+            "{t}, then restart")
+SHAPES = ("API_KEY={p}", "export API_KEY={p}", "password: {p}", "DB_PASSWORD={p}", "token={p}", "--password {p}",
+          "--api-key={p}", "Authorization: Bearer {p}", "https://admin:{p}@db.example.com/app",
+          "https://x.io/cb?token={p}", '"password": "{p}"', "api_key = '{p}'", "{k}", "key {k}", "GITHUB_TOKEN={k}",
+          "Bearer {k}")
+_KEYS = tuple(KEY_SAMPLES.values())
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2**32), shape=st.sampled_from(SHAPES), wrapper=st.sampled_from(WRAPPERS))
+def test_property_obs59_a_credential_loses_the_same_span_whatever_encloses_it(seed: int, shape: str,
+                                                                              wrapper: str) -> None:
+    """OBS-59: a generated password or a published key format in a setting, an option, a header, a URL, a JSON or
+    Python pair, or alone, loses exactly its span, with or without what encloses the text."""
+    r = random.Random(seed)
+    secret = r.choice(_KEYS)(r) if "{k}" in shape else password(r)
+    text = shape.format(p=secret, k=secret)
+    assume(text.count(secret) == 1)
+    wrapped = wrapper.format(t=text)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+    assert scrub_text(wrapped) == wrapped.replace(secret, redaction_marker(secret)), wrapped
+
+
+def test_obs59_a_schemes_credential_ends_at_a_typographic_quote() -> None:
+    """OBS-59: ``“Authorization: Bearer P”``, ``「Bearer P」``: no scheme's credential holds a quote of any kind."""
+    for text in ("“Authorization: Bearer FUTPLk8u2JzHZgAFaFLx4”", "「Bearer FUTPLk8u2JzHZgAFaFLx4」",
+                 "‘Basic FUTPLk8u2JzHZgAFaFLx4’"):
+        assert scrub_text(text) == text.replace("FUTPLk8u2JzHZgAFaFLx4", redaction_marker("FUTPLk8u2JzHZgAFaFLx4"))
