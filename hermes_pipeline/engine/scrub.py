@@ -312,6 +312,9 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
         if "<redacted" in vtext:
             spans = _outside_markers(vtext, spans)
         for s, e in _union(spans):  # one view's reading: spans that overlap are one credential
+            quote = wraps.get((s, e)) if wraps else None
+            if vtext[e - 1] in _EMPHASIS or vtext[s] in _EMPHASIS:
+                s, e = unmarked(vtext, s, e)
             rs, re_ = (s, e) if plain else view.root_span(s, e)
             secret = vtext[s:e]
             if view.percent:
@@ -329,12 +332,55 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 secret = percent_decoded(secret)  # a URL's own encoding: the secret is what it encodes
             if "\\" in secret and vtext[e:e + 1] == '"' and _JSON_PAIR_BEFORE.search(vtext, max(0, s - 160), s):
                 secret = _json_string(secret)  # "password": "a\u00e9": a JSON string is what its escapes encode
-            quote = wraps.get((s, e)) if wraps else None
             if quote is not None:
                 qs, qe = (quote, quote + 1) if plain else view.root_span(quote, quote + 1)
                 secret = QuotedSecret(secret, text[qs:qe])
             found.append((rs, re_, secret))
     return _merged(found)
+
+
+_EMPHASIS: Final = "*_~"
+"""Markdown's emphasis and strikethrough marks."""
+
+
+def unmarked(text: str, start: int, end: int) -> tuple[int, int]:
+    """A credential's span ``[start, end)`` without the Markdown emphasis around it: a run of ``*``, ``_`` or ``~``
+    on both of its ends (``*P*``, ``~~P~~``), or at its end closing a run opened before it on its line, where an
+    emphasis opens (glued to the text it marks: ``*the password is P*``, ``~~old token: P~~``; a list's ``* `` is
+    no opener). The marks are the text's formatting, not the secret's characters."""
+    if text[start] in _EMPHASIS and text[end - 1] not in _EMPHASIS:
+        lead = start
+        while lead < end and text[lead] == text[start]:
+            lead += 1
+        mark = text[start:lead]
+        line_end = text.find("\n", end)
+        close = text.find(mark, end, len(text) if line_end < 0 else line_end)
+        if lead < end and not text[lead].isspace() and close > end and not text[close - 1].isspace() \
+                and not (text.count(mark, text.rfind("\n", 0, start) + 1, start) % 2):
+            return lead, end  # *P is my password*: the emphasis opened before the value closes after it
+        return start, end
+    mark_char = text[end - 1]
+    if mark_char not in _EMPHASIS:
+        return start, end
+    k = end - 1
+    while k > start and text[k - 1] == mark_char:
+        k -= 1
+    mark = text[k:end]
+    if k == start:
+        return start, end  # the span is the marks alone
+    if text.startswith(mark, start) and start + len(mark) < k and text[start + len(mark)] != mark_char:
+        return start + len(mark), k  # *P*, ~~P~~
+    line = text.rfind("\n", 0, start) + 1
+    if text.count(mark, line, start) % 2 == 0:
+        return start, end  # *note* password: P*: what opened before the value closed there
+    at = text.rfind(mark, line, start)
+    while at >= 0:
+        after = text[at + len(mark):at + len(mark) + 1]
+        before = text[at - 1:at] if at > line else ""
+        if after and not after.isspace() and after != mark_char and not before.isalnum() and before != mark_char:
+            return start, k  # *the password is P*: the emphasis opened before the value closes after it
+        at = text.rfind(mark, line, at)
+    return start, end
 
 
 def _end_at_tokens(vtext: str, spans: list[tuple[int, int]], tokens: int) -> None:

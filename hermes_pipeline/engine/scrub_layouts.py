@@ -53,7 +53,8 @@ _LABEL_MAX: Final = 80
 _ROW_MAX: Final = 2000
 """The longest table row read."""
 _HINT_RE: Final = re.compile("|".join(re.escape(h) for h in sorted(NAME_HINTS, key=len, reverse=True)))
-_DECORATION: Final = r"[ \t]*(?:(?:[-*+>§•#|│┃║]|\d{1,3}[.)])[ \t]*){0,6}"
+_DECORATION: Final = (r"[ \t]*(?:(?:[-*+>§•#|│┃║]|//|<!--|/\*|\d{1,3}[.)]|\[[ xX]\]|[\u2600-\u27bf\U0001f300-\U0001faff]\ufe0f?)"
+                      r"[ \t]*){0,6}")
 _LABEL_RE: Final = re.compile(
     _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{1,80}?)(?P<c>\*\*|__|[*_`])?"
     r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*"
@@ -251,6 +252,10 @@ def _line_of(text: str, at: int, reach: int) -> tuple[int, int]:
             start = opening.end()
             break
         colon = text.rfind('":', max(start, floor), colon)
+    else:  # a JSON array's string: ["a", "Password - P"]
+        quote = text.rfind('"', max(start, floor), at)
+        if quote > 0 and _ARRAY_OPENING.search(text, max(0, quote - 4), quote + 1) is not None:
+            start = quote + 1
     closing = _JSON_CLOSING.search(text, at, end)
     if closing is not None:
         end = closing.start()
@@ -261,6 +266,7 @@ def _line_of(text: str, at: int, reach: int) -> tuple[int, int]:
 
 _JSON_OPENING: Final = re.compile(r'":[ \t]*"')
 _JSON_CLOSING: Final = re.compile(r'(?<!\\)"[ \t]*[,}\]]')
+_ARRAY_OPENING: Final = re.compile(r'[\[,][ \t]*"\Z')
 
 
 def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
@@ -293,11 +299,12 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
 
 _ENCLOSURE: Final = (
     r"(?:\[[^\]\n]{1,40}\][ \t]+)?(?:(?:\*\*|__)?[A-Za-z][\w-]{0,30}(?:[ \t][\w-]{1,30}){0,2}:(?:\*\*|__)?[ \t]+)?"
-    r"(?:(?P<lq>[\"'“‘])|(?P<lp>\()|<(?P<lt>[A-Za-z][A-Za-z0-9]{0,9})(?:[ \t][^<>\n]{0,200})?>)?")
+    r"(?:(?P<lq>[\"'“‘])|(?P<lp>\()|<(?P<lt>[A-Za-z][A-Za-z0-9]{0,9})(?:[ \t][^<>\n]{0,200})?>"
+    r"|(?P<le>~~|\*{1,3}|_{1,2})(?=[^\s*_~]))?")
 """What may stand before a line's own text (see :data:`_LINE_CLOSE`)."""
 _ENCLOSURE_RE: Final = re.compile(_ENCLOSURE)
-_LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\"))" + _ENCLOSURE
-_LINE_CLOSE: Final = (r"[ \t]*(?(lq)[\"'”’]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
+_LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\")|(?<=\[\")|(?<=, \")|(?<=,\"))" + _ENCLOSURE
+_LINE_CLOSE: Final = (r"[ \t]*(?:(?:-->|\*/)[ \t]*)?(?(lq)[\"'”’]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
                       r"(?:\r?$|(?<!\\n)(?<!\\r)(?<!\\t)(?=\"[ \t]*[,}\]]))")
 """Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
 readers below hold no quote in what they read. A JSON string whose text ends with an escaped line break
@@ -456,10 +463,18 @@ def _line_label(text: str, start: int, end: int, hint: int) -> tuple[re.Match[st
     read inside what encloses the whole line first (``"Password - P"``, ``(Password - P)``, ``<li>…</li>``), then
     from the line's start, then after a log stamp or a short label before it (``[10:00] Password - P``,
     ``**Note:** Password - P``)."""
+    comment = _COMMENT_END_RE.search(text, start, end)
+    if comment is not None:  # <!-- Password - P -->, /* … */
+        end = comment.start()
+        while end > start and text[end - 1] in " \t":
+            end -= 1
     enclosure = _ENCLOSURE_RE.match(text, start, end)
     assert enclosure is not None  # every part of it is optional
     inner = _enclosed_end(text, enclosure, end)
-    if inner != end:
+    if inner != end:  # emphasis around a label's line is read as the label's own (**API key:**) first
+        m = _LABEL_RE.match(text, start, end) if enclosure.group("le") else None
+        if m is not None and m.start("sep") > hint and (m.group("o") or m.group("c") or m.group("c2")):
+            return m, end
         m = _LABEL_RE.match(text, enclosure.end(), inner)
         if m is not None and m.start("sep") > hint:
             return m, inner
@@ -469,6 +484,8 @@ def _line_label(text: str, start: int, end: int, hint: int) -> tuple[re.Match[st
     return (m, end) if m is not None and m.start("sep") > hint else (None, end)
 
 
+_COMMENT_END_RE: Final = re.compile(r"(?:-->|\*/)[ \t]*\r?$", re.MULTILINE)
+"""The end of an HTML or C comment that ends a line."""
 _CLOSER_OF: Final = {'"': '"', "'": "'", "“": "”", "‘": "’"}
 
 
@@ -477,7 +494,8 @@ def _enclosed_end(text: str, enclosure: re.Match[str], end: int) -> int:
     closer that ends the line ``[…, end)`` (a sentence's ``.``, ``!`` or ``?`` after it too); ``end`` when no opener
     was read or the line does not end with its closer."""
     quote, tag = enclosure.group("lq"), enclosure.group("lt")
-    closer = _CLOSER_OF[quote] if quote else ")" if enclosure.group("lp") else f"</{tag}>" if tag else ""
+    closer = _CLOSER_OF[quote] if quote else ")" if enclosure.group("lp") else f"</{tag}>" if tag else \
+        enclosure.group("le") or ""
     if not closer:
         return end
     k = end
@@ -712,6 +730,8 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
             while k < e and text[k] <= "\x7f":
                 k += 1
             e = k
+        if text[e - 1] in "*_~":
+            e = _closed_run(text, s, e)  # *… is P.*: the emphasis around the sentence
         while e > s and text[e - 1] in ".,;:!?)":
             e -= 1
         s, e = unemphasized(text, s, e)
@@ -738,6 +758,11 @@ def _closed_run(text: str, start: int, end: int) -> int:
             opened = text.count(quote, line, start) % 2 == 1 if opener == quote else \
                 text.count(opener, line, start) > text.count(quote, line, start)
             return k if opened else end
+    k = end
+    while k > start and text[k - 1] in "*_~":
+        k -= 1
+    if start < k < end and text.count(text[k:end], line, start) % 2 == 1:
+        return k  # *The API token for Jira is P.*: the emphasis opened before the word closes after it
     return end
 
 

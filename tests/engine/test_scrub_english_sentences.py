@@ -267,9 +267,10 @@ def test_property_obs58_59_a_line_read_as_a_json_strings_text_loses_its_value_on
 
 _WRAPPERS = ('"{t}"', "'{t}'", 'User said: "{t}"', "({t})", "> {t}", "- {t}", "1. {t}", "# {t}", "  * {t}",
              "<p>{t}</p>", "<li>{t}</li>", "<td>{t}</td>", "[2026-12-06 10:00] {t}", "“{t}”", "**Note:** {t}",
-             "\t{t}", 'note: "{t}"', "json")
+             "\t{t}", 'note: "{t}"', "// {t}", "/* {t} */", "<!-- {t} -->", "- [ ] {t}", "🔑 {t}", "~~{t}~~", "*{t}*",
+             "json", "json array")
 _ONE_VALUE_FORMS = tuple(form.strip("\n") for form in _NOTE_FORMS + _LINE_FORMS if "{q}" not in form)
-_TABLE_WRAPPERS = ("> {t}", "\t{t}", "json")
+_TABLE_WRAPPERS = ("> {t}", "\t{t}", "json", "json array")
 """What a table's row stands in: a quote block, an indented block, a JSON string (a row is no sentence's)."""
 
 
@@ -292,8 +293,11 @@ def test_property_obs58_59_a_note_loses_the_same_span_whatever_encloses_it(
     if wrapper == "json":
         wrapped = json.dumps({"action": "add", "content": text})
         expected = json.dumps({"action": "add", "content": text.replace(p, redaction_marker(p))})
-    else:
-        wrapped = wrapper.format(t=text)
+    elif wrapper == "json array":
+        wrapped = json.dumps({"entries": ["first entry", text]})
+        expected = json.dumps({"entries": ["first entry", text.replace(p, redaction_marker(p))]})
+    else:  # emphasis marks are glued to what they mark
+        wrapped = wrapper.format(t=text.strip(" ") if wrapper in ("~~{t}~~", "*{t}*") else text)
         expected = wrapped.replace(p, redaction_marker(p))
     assert scrub_text(wrapped) == expected, wrapped
 
@@ -308,6 +312,9 @@ def test_property_obs58_59_a_note_loses_the_same_span_whatever_encloses_it(
     '{"note": "  auth_token PAyIRrU17Q82JO7\\n"}', "<p>the password is PAyIRrU17Q82JO7</p>",
     "<td>password: PAyIRrU17Q82JO7</td>", "password: PAyIRrU17Q82JO7<br/>next line",
     "> | password | PAyIRrU17Q82JO7 |", "> | service | password |\n> |---|---|\n> | db | PAyIRrU17Q82JO7 |",
+    "// client_secret PAyIRrU17Q82JO7", "<!-- Password - PAyIRrU17Q82JO7 -->", "- [ ] Password - PAyIRrU17Q82JO7",
+    "~~- wifi password - PAyIRrU17Q82JO7~~", "*The API token for Jira is PAyIRrU17Q82JO7.*",
+    "*PAyIRrU17Q82JO7 is my password*", '["first entry", "Password - PAyIRrU17Q82JO7"]',
 ])
 def test_obs58_59_what_encloses_a_note_stays(text: str) -> None:
     """OBS-58 / OBS-59: the value alone is replaced; quotes, parentheses, tags, an escaped line break stay."""
