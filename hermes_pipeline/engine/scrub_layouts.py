@@ -53,8 +53,8 @@ _LABEL_MAX: Final = 80
 _ROW_MAX: Final = 2000
 """The longest table row read."""
 _HINT_RE: Final = re.compile("|".join(re.escape(h) for h in sorted(NAME_HINTS, key=len, reverse=True)))
-_DECORATION: Final = (r"[ \t]*(?:(?:[-*+>§•#|│┃║]|//|<!--|/\*|\d{1,3}[.)]|\[[ xX]\]|[\u2600-\u27bf\U0001f300-\U0001faff]\ufe0f?)"
-                      r"[ \t]*){0,6}")
+_DECORATION: Final = (r"[ \t]*(?:(?:[-*+>§•#|│┃║]|//|<!--|/\*|\d{1,3}[.)]|\[[ xX]\]"
+                      r"|[\u2600-\u27bf\U0001f300-\U0001faff]\ufe0f?)[ \t]*){0,6}")
 _LABEL_RE: Final = re.compile(
     _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{1,80}?)(?P<c>\*\*|__|[*_`])?"
     r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*"
@@ -304,7 +304,8 @@ _ENCLOSURE: Final = (
 """What may stand before a line's own text (see :data:`_LINE_CLOSE`)."""
 _ENCLOSURE_RE: Final = re.compile(_ENCLOSURE)
 _LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\")|(?<=\[\")|(?<=, \")|(?<=,\"))" + _ENCLOSURE
-_LINE_CLOSE: Final = (r"[ \t]*(?:(?:-->|\*/)[ \t]*)?(?(lq)[\"'”’]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
+_LINE_CLOSE: Final = (r"[ \t]*(?:(?:-->|\*/)[ \t]*)?(?(lq)[\"'”’]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
+                      r"(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
                       r"(?:\r?$|(?<!\\n)(?<!\\r)(?<!\\t)(?=\"[ \t]*[,}\]]))")
 """Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
 readers below hold no quote in what they read. A JSON string whose text ends with an escaped line break
