@@ -344,8 +344,8 @@ _EMPHASIS: Final = "*_~"
 
 
 def unmarked(text: str, start: int, end: int) -> tuple[int, int]:
-    """A credential's span ``[start, end)`` without the Markdown emphasis around it: a run of ``*``, ``_`` or ``~``
-    on both of its ends (``*P*``, ``~~P~~``), or at its end closing a run opened before it on its line, where an
+    """A credential's span ``[start, end)`` without the Markdown emphasis around it: a run of two or more ``*``, ``_``
+    or ``~`` on both of its ends (``~~P~~``), or at its end closing a run opened before it on its line, where an
     emphasis opens (glued to the text it marks: ``*the password is P*``, ``~~old token: P~~``; a list's ``* `` is
     no opener). The marks are the text's formatting, not the secret's characters."""
     if text[start] in _EMPHASIS and text[end - 1] not in _EMPHASIS:
@@ -368,8 +368,9 @@ def unmarked(text: str, start: int, end: int) -> tuple[int, int]:
     mark = text[k:end]
     if k == start:
         return start, end  # the span is the marks alone
-    if text.startswith(mark, start) and start + len(mark) < k and text[start + len(mark)] != mark_char:
-        return start + len(mark), k  # *P*, ~~P~~
+    if len(mark) >= 2 and text.startswith(mark, start) and start + len(mark) < k \
+            and text[start + len(mark)] != mark_char:
+        return start + len(mark), k  # ~~P~~, **P** (a password may start and end with one ``*``, ``_`` or ``~``)
     line = text.rfind("\n", 0, start) + 1
     if text.count(mark, line, start) % 2 == 0:
         return start, end  # *note* password: P*: what opened before the value closed there

@@ -220,10 +220,9 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         for m in _FOREIGN_SENTENCE_RE.finditer(text):  # la clave es P: a name no hint is part of
             _sentence_value(text, m.end(), spans, ascii_only=False)
     if hits and (not gated or " " in text or "\t" in text):
-        _spaced_settings(text, spans)
+        _spaced_settings(text, hits, spans)
     if not gated or (":" in text and "." in text):
-        for m in _RELAY_LINE_RE.finditer(text):
-            _judge(text, "password", m.span("p"), STRONG, spans, bare=True)  # [smtp.gmail.com]:587 me@gmail.com:P
+        _relay_lines(text, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
         _login_lines(text, spans)
     if not gated or "(" in text:
@@ -306,7 +305,7 @@ _ENCLOSURE_RE: Final = re.compile(_ENCLOSURE)
 _LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\")|(?<=\[\")|(?<=, \")|(?<=,\"))" + _ENCLOSURE
 _LINE_CLOSE: Final = (r"[ \t]*(?:(?:-->|\*/)[ \t]*)?(?(lq)[\"'”’]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
                       r"(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
-                      r"(?:\r?$|(?<!\\n)(?<!\\r)(?<!\\t)(?=\"[ \t]*[,}\]]))")
+                      r"(?<!\\n)(?<!\\r)(?<!\\t)(?:\r?$|(?=\"[ \t]*[,}\]]))")
 """Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
 readers below hold no quote in what they read. A JSON string whose text ends with an escaped line break
 (``"client_secret P\\n"``) is read where that escape is a line break (its decoded view): the escape is no value's.
@@ -657,13 +656,41 @@ a pair does (``key=value``: a lower-case word), is no such setting's; code is to
 ``nNddauLsEp2<8t``, ``6g^?kQNjdpeM+3kz0d5,uw``)."""
 
 
-def _spaced_settings(text: str, spans: list[Span]) -> None:
+def _spaced_settings(text: str, hits: list[int], spans: list[Span]) -> None:
     """The value of each ``name value`` line whose name is a strong credential name (``client_secret``, ``api_key``;
-    a compound: a single word is a sentence's), when it looks generated."""
-    for m in _SPACED_SETTING_RE.finditer(text):
+    a compound: a single word is a sentence's), when it looks generated. Read on the lines that hold a hint (a strong
+    name holds one), each once."""
+    done = -1
+    for at in hits:
+        if at < done:
+            continue
+        start, done = _line_of(text, at, _SETTING_REACH)
+        m = _SPACED_SETTING_RE.match(text, start, done) if start >= 0 else None
+        if m is None:
+            continue
         name = m.group("n")
         if credential_name(name) == STRONG and _generated(m.group("v")):
             _judge(text, name, m.span("v"), STRONG, spans, bare=True)
+
+
+_SETTING_REACH: Final = 512
+"""The longest stretch from a ``name value`` line's start to its name's hint (what encloses the line, its marks)."""
+
+
+def _relay_lines(text: str, spans: list[Span]) -> None:
+    """The password of each line :data:`_RELAY_LINE_RE` reads, sought from the host's port (each line once)."""
+    done = -1
+    for port in _HOST_PORT_RE.finditer(text):
+        if port.start() < done:
+            continue
+        start, done = _line_of(text, port.start(), _SETTING_REACH)
+        m = _RELAY_LINE_RE.match(text, start, done) if start >= 0 else None
+        if m is not None:
+            _judge(text, "password", m.span("p"), STRONG, spans, bare=True)  # [smtp.gmail.com]:587 me@gmail.com:P
+
+
+_HOST_PORT_RE: Final = re.compile(r"[\]A-Za-z0-9-]:\d{1,5}[ \t]")
+"""A host's port then a blank, as a relay's login line writes them (``[smtp.gmail.com]:587 me@…``)."""
 
 
 def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) -> None:
