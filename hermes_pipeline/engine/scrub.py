@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Final
 
 from .scrub_layouts import find_layout_spans
-from .scrub_shapes import find_shape_spans, userinfo_end
+from .scrub_shapes import find_shape_spans, markup_cut, userinfo_end
 from .scrub_tokens import find_token_spans
 from .scrub_views import percent_decoded, views
 
@@ -313,6 +313,8 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
             spans = _outside_markers(vtext, spans)
         for s, e in _union(spans):  # one view's reading: spans that overlap are one credential
             quote = wraps.get((s, e)) if wraps else None
+            if vtext[e - 1] in _CLOSES or "<" in vtext[s:e]:
+                e = enclosure_cut(vtext, s, e)
             if vtext[e - 1] in _EMPHASIS or vtext[s] in _EMPHASIS:
                 s, e = unmarked(vtext, s, e)
             rs, re_ = (s, e) if plain else view.root_span(s, e)
@@ -337,6 +339,34 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 secret = QuotedSecret(secret, text[qs:qe])
             found.append((rs, re_, secret))
     return _merged(found)
+
+
+_CLOSES: Final = {")": "(", "]": "[", "}": "{", "”": "“", "’": "‘", "」": "「", "』": "『", "»": "«", "`": "`"}
+"""A closing bracket or quote, and what opens it."""
+
+
+def enclosure_cut(text: str, start: int, end: int) -> int:
+    """Where a credential read at ``[start, end)`` ends before what encloses the text it stands in: markup
+    (:func:`.scrub_shapes.markup_cut`: ``<li>… P</li>``) and, at its end, a closing bracket or quote whose opener
+    stands before it on its line and none inside it (``(rabbitmqctl add_user admin P)``, ``“ALTER USER app
+    IDENTIFIED BY P”``); a value's own brackets stay (``Password: (P)``, ``Xk9(ab)``, a quoted ``"P}"``)."""
+    if "<" in text[start:end]:
+        end = markup_cut(text, start, end)
+    quote = text[start - 1:start] if start else ""
+    if quote and quote in "\"'`" and (text.startswith(quote, end) or text.startswith("\\" + quote, end)):
+        return end  # CLIENT_SECRET="P}": a quoted value's brackets are its own
+    line = text.rfind("\n", 0, start) + 1
+    while end - start > 1 and text[end - 1] in _CLOSES:
+        closer = text[end - 1]
+        opener = _CLOSES[closer]
+        if opener == closer:
+            if text.count(closer, start, end - 1) or text.count(closer, line, start) % 2 == 0:
+                break
+        elif text.count(opener, start, end - 1) >= text.count(closer, start, end - 1) + 1 or \
+                text.count(opener, line, start) <= text.count(closer, line, start):
+            break
+        end -= 1
+    return end
 
 
 _EMPHASIS: Final = "*_~"

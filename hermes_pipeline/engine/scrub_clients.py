@@ -811,8 +811,11 @@ _POSITIONAL_RES: Final = (
 password P``, and ``echo "NAME:P" | chpasswd``; each sought only when its command's name is in the text."""
 
 
-_BEFORE_COMMAND_RE: Final = re.compile(r"(?:^|[\n;&|>`\"'(]|[$#>] )[ \t]*(?:sudo[ \t]+)?\Z")
-"""What stands before a command (the line's start, a separator, a prompt, a quote): ``net`` is a word otherwise."""
+_BEFORE_COMMAND_RE: Final = re.compile(
+    r"(?:^|[\n;&|>`\"'(“]|[$#>] |(?:[-*]|//|\]|:|\*\*|\b(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE))[ \t])[ \t]*"
+    r"(?:sudo[ \t]+)?\Z")
+"""What stands before a command (the line's start, a separator, a prompt, a quote, a list or comment mark, a log
+line's stamp or level, a label: ``- net user …``, ``Ran: net user …``): ``net`` is a word otherwise."""
 
 
 def find_positional_passwords(text: str, low: str, spans: list[Span]) -> None:

@@ -297,13 +297,14 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
 
 
 _ENCLOSURE: Final = (
-    r"(?:\[[^\]\n]{1,40}\][ \t]+)?(?:(?:\*\*|__)?[A-Za-z][\w-]{0,30}(?:[ \t][\w-]{1,30}){0,2}:(?:\*\*|__)?[ \t]+)?"
-    r"(?:(?P<lq>[\"'“‘])|(?P<lp>\()|<(?P<lt>[A-Za-z][A-Za-z0-9]{0,9})(?:[ \t][^<>\n]{0,200})?>"
+    r"(?:\[[^\]\n]{1,40}\][ \t]+|\d{4}-\d\d-\d\d[T ][\d:.,]{5,15}Z?(?:[ \t]+\[?[A-Z]{3,8}\]?)?:?[ \t]+)?"
+    r"(?:(?:\*\*|__)?[A-Za-z][\w-]{0,30}(?:[ \t][\w-]{1,30}){0,2}:(?:\*\*|__)?[ \t]+)?"
+    r"(?:(?P<lq>[\"'“‘`])|(?P<lp>\()|<(?P<lt>[A-Za-z][A-Za-z0-9]{0,9})(?:[ \t][^<>\n]{0,200})?>"
     r"|(?P<le>~~|\*{1,3}|_{1,2})(?=[^\s*_~]))?")
 """What may stand before a line's own text (see :data:`_LINE_CLOSE`)."""
 _ENCLOSURE_RE: Final = re.compile(_ENCLOSURE)
 _LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\")|(?<=\[\")|(?<=, \")|(?<=,\"))" + _ENCLOSURE
-_LINE_CLOSE: Final = (r"[ \t]*(?:(?:-->|\*/)[ \t]*)?(?(lq)[\"'”’]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
+_LINE_CLOSE: Final = (r"[ \t]*(?:(?:-->|\*/)[ \t]*)?(?(lq)[\"'”’`]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
                       r"(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
                       r"(?<!\\n)(?<!\\r)(?<!\\t)(?:\r?$|(?=\"[ \t]*[,}\]]))")
 """Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
@@ -316,7 +317,7 @@ _RELAY_LINE_RE: Final = re.compile(
     _LINE_OPEN + _DECORATION + r"(?:\[[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\](?::\d{1,5})?"
     r"|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d{1,5})[ \t]+"
     r"(?P<u>[^\s:@\"]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z][\w.-]{0,63}):"
-    r"(?P<p>(?:(?(lq)[^\s\"'”’]|[^\s\"])){1,256})"
+    r"(?P<p>(?:(?(lq)[^\s\"'”’`]|[^\s\"])){1,256})"
     + _LINE_CLOSE, re.MULTILINE)
 """A mail relay's login line (Postfix's ``sasl_passwd``): a host (in brackets, or with its port), a blank, a user (an
 e-mail address or a name), ``:`` and the password."""
@@ -486,7 +487,7 @@ def _line_label(text: str, start: int, end: int, hint: int) -> tuple[re.Match[st
 
 _COMMENT_END_RE: Final = re.compile(r"(?:-->|\*/)[ \t]*\r?$", re.MULTILINE)
 """The end of an HTML or C comment that ends a line."""
-_CLOSER_OF: Final = {'"': '"', "'": "'", "“": "”", "‘": "’"}
+_CLOSER_OF: Final = {'"': '"', "'": "'", "“": "”", "‘": "’", "`": "`"}
 
 
 def _enclosed_end(text: str, enclosure: re.Match[str], end: int) -> int:

@@ -45,3 +45,46 @@ def test_obs59_a_schemes_credential_ends_at_a_typographic_quote() -> None:
     for text in ("“Authorization: Bearer FUTPLk8u2JzHZgAFaFLx4”", "「Bearer FUTPLk8u2JzHZgAFaFLx4」",
                  "‘Basic FUTPLk8u2JzHZgAFaFLx4’"):
         assert scrub_text(text) == text.replace("FUTPLk8u2JzHZgAFaFLx4", redaction_marker("FUTPLk8u2JzHZgAFaFLx4"))
+
+
+def _positional_forms() -> tuple[str, ...]:
+    """The one-line statements, commands, labels and sentences of the positional and layout tests."""
+    from . import test_scrub_positional_and_layouts as layouts
+
+    forms = layouts._STATEMENTS + layouts._COMMANDS + layouts._LABELS + layouts._SENTENCES + layouts._ASCII_SENTENCES
+    return tuple(form.strip("\n") for form in forms if "\n" not in form.strip("\n"))
+
+
+_POSITIONAL_WRAPPERS = ('"{t}"', 'User said: "{t}"', "({t})", "> {t}", "- {t}", "# {t}", "<p>{t}</p>", "<li>{t}</li>",
+                        "[2026-12-06 10:00] {t}", "“{t}”", "**Note:** {t}", "`{t}`", "2026-12-06T10:00:00Z INFO {t}",
+                        "// {t}", "Ran: {t}", "- [ ] {t}", "    {t}")
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_positional_forms()),
+       wrapper=st.sampled_from(_POSITIONAL_WRAPPERS))
+def test_property_obs57_59_a_command_or_statement_loses_the_same_span_whatever_encloses_it(
+        seed: int, form: str, wrapper: str) -> None:
+    """OBS-57 / OBS-59: a password given by position (``net user admin P /add``, ``rabbitmqctl add_user admin P``,
+    SQL's ``IDENTIFIED BY P``), after a label or in another language's sentence, loses its span and nothing else
+    when the line is quoted, parenthesised, a list item, a comment, an element's text, after a log line's stamp and
+    level or a label (``Ran: …``): the closing quote, bracket or tag stays."""
+    from .test_scrub_positional_and_layouts import _secret
+
+    secret = _secret(seed)
+    text = form.format(p=secret)
+    assume(text.count(secret) == 1)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+    wrapped = wrapper.format(t=text)
+    assert scrub_text(wrapped) == wrapped.replace(secret, redaction_marker(secret)), wrapped
+
+
+def test_obs59_a_closing_bracket_or_quote_of_the_text_stays_and_a_values_own_stays_in_it() -> None:
+    """OBS-59: ``(rabbitmqctl add_user admin P)`` keeps its ``)``; ``Password: (P)`` and ``Xk9(ab)`` are values whose
+    brackets are their own."""
+    secret = "6E01Y0_pMptHPpFa"
+    for text in (f"(rabbitmqctl add_user admin {secret})", f"“ALTER USER app IDENTIFIED BY {secret}”",
+                 f"<li>ALTER USER app IDENTIFIED BY {secret}</li>", f"`[smtp.gmail.com]:587 me@gmail.com:{secret}`",
+                 f"- net user admin {secret} /add", f"2026-12-06T10:00:00Z INFO net user admin {secret} /add"):
+        assert scrub_text(text) == text.replace(secret, redaction_marker(secret)), text
+    assert scrub_text("password=Xk9(ab)") == "password=" + redaction_marker("Xk9(ab)")
