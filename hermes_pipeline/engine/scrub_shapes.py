@@ -743,11 +743,19 @@ def _bare_call(text: str, start: int, end: int) -> int:
     if close < token and _glued_after_call(text, start, close):
         return token  # L[-7p-WZ]#smiJy08, QR4P(R*)]tKhg: what code never glues to a closed call goes on a password
     if close == token or (close < token and not (text[close].isalnum() or text[close] == "_")):
+        if close < token and _CODE_GLUE.fullmatch(text, close, token) is None:
+            return token  # idnoYuhHM[wY]<5w!g9JSz, x(KkXw);?uIEvTI: no code glues that to a call or a subscript
         return -1 if arguments else token  # m.group(1): is code, abc(XY)Z a password
     if close > token and (text[token - 1] in "([{" or text[token:token + 1] in (",", "'", '"')
                           or text.find("\n", end, close) < 0):
         return -1
     return token
+
+
+_CODE_GLUE: Final = re.compile(r"[;,:!]|\?\.[A-Za-z_]\w{0,63}|(?:[-+*/%<>]|[<>=!]=|==)[\w.]{1,64}[;,]?")
+"""What code glues right after a call or a subscript inside one token: a statement's or a list's end, a slice's or
+a dict's colon, TypeScript's ``!``, optional chaining (``?.x``), an operator and one operand (``x[0]+1``,
+``f(x)<5``)."""
 
 
 def _glued_after_call(text: str, start: int, close: int) -> bool:

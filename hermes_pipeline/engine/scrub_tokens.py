@@ -88,8 +88,9 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("Exa keys", "exa_", "[A-Za-z0-9]{16,}"),
     ("Fal keys", "fal_", "[A-Za-z0-9_-]{16,}"),
     ("Browserbase keys", "bb_(?:live|test)_", "[A-Za-z0-9_-]{16,}"),
-    ("Codex / Fernet encrypted tokens", "gAAAAA",  # a whole token is 100+ characters: no look at what it holds
-     "(?:(?=[A-Za-z0-9_-]{0,40}[a-z])(?=[A-Za-z0-9_-]{0,40}[0-9_-])[A-Za-z0-9_-]{30,}|[A-Za-z0-9_-]{94,})={0,2}"),
+    ("Codex / Fernet encrypted tokens", "gAAAAA",  # a whole token (73 bytes at least: 98 characters and "==") is
+     # one whatever it holds
+     "(?:(?=[A-Za-z0-9_-]{0,40}[a-z])(?=[A-Za-z0-9_-]{0,40}[0-9_-])[A-Za-z0-9_-]{30,}|[A-Za-z0-9_-]{92,})={0,2}"),
     ("AgentMail keys", "am_", "[A-Za-z0-9_-]{20,}"),
     ("Matrix access and refresh tokens", "sy[tr]_", "[A-Za-z0-9_-]{20,}"),
     ("Mem0 keys", "(?:mem0_|m0-)", "[A-Za-z0-9]{20,}"),

@@ -209,6 +209,7 @@ _EXTENSIONS = ["json", "parquet", "txt", "yaml", "safetensors", "tar", "gz", "bi
 @settings(max_examples=300, deadline=None)
 @given(provider=st.sampled_from(sorted(p for p in KEY_SAMPLES if p not in _BODY_WITH_SLASH)),
        seed=st.integers(0, 2**32), parts=st.integers(0, 4), ext=st.booleans(), query=st.booleans())
+@example(provider="Codex / Fernet encrypted tokens", seed=52004132, parts=2, ext=True, query=True)  # 73 bytes, no digit
 def test_property_obs59_a_path_after_a_key_stays(provider: str, seed: int, parts: int, ext: bool,
                                                  query: bool) -> None:
     """OBS-59: a key followed by a path or a file name (``/more/path``, ``.json``, ``/usage?x``,
@@ -393,12 +394,15 @@ def test_property_obs58_format_prechecks_are_exact(before: str, after: str, prov
 
 
 def test_obs58_a_whole_fernet_token_is_found_whatever_its_first_characters() -> None:
-    """OBS-58: a Fernet token (``gAAAAA…``, 100 characters or more) whose first 40 characters after the prefix hold no
-    digit, ``_`` or ``-`` (about one token in 5,000) is still a token."""
+    """OBS-58: a Fernet token (``gAAAAA…``, 100 characters or more with its padding) whose first 40 characters after
+    the prefix hold no digit, ``_`` or ``-`` (about one token in 5,000) is still a token, the shortest one too."""
     body = "BfxOOlKgzrjbxqLlvwaNQZorJLTDyTtVUhzKUwobrKOO_WYQa7idbUYOkJnfwGKE8UiJOG20tC_p-N86tYWWVBAquYpHu05l4sGRnyeM"
     token = "gAAAAA" + body + "="
     for text in (f"reasoning: {token}", f'{{"encrypted_content": "{token}"}}', f"x {token} y"):
         assert scrub_text(text) == text.replace(token, redaction_marker(token)), text
+    shortest = "gAAAAABiVesmUECUFnbQditkYGvntGDyqlwBUvDTaqwPnwLkaEFhpGdKJY7vbg_XD0hnD5i9Hb9OS00_jkz5SgTrXW1D4iBAqg=="
+    assert len(base64.urlsafe_b64decode(shortest)) == 73  # version, time, IV, one block, HMAC: 98 characters and ==
+    assert scrub_text(f"cp {shortest} done") == f"cp {redaction_marker(shortest)} done"
 
 
 @pytest.mark.parametrize("prefix", ["EAA", "ghp_", "xoxb-", "AKIA", "sk-"])

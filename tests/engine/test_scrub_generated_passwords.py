@@ -342,6 +342,8 @@ last closing bracket (one opened before the value may close there)."""
 @example(seed=0, form="pw: {p}")
 @example(seed=1085, form="pw: {p}")  # QR4P(R*)]tKhg…: a ] closing no bracket opened before is no call's
 @example(seed=148306227, form="pw: {p}")  # OtpVx_1Ea=…: a password's first run is no inner pair's name
+@example(seed=52000108, form="Staging admin password: {p}")  # idnoYuhHM[wY]<5w!g9JSz read as a subscript
+@example(seed=52005620, form="DB_PASSWORD={p}\nDB_USER=app")  # x(KkXw);?uIEvTI^FWyd read as a call
 def test_property_obs58_a_settings_value_is_its_whole_run_to_the_lines_end(seed: int, form: str) -> None:
     """OBS-58 / OBS-59: a setting that starts its line under a strong name, its unquoted value one run to the line's
     end, loses that whole run however many of ``; , & ) ] } < >`` a generated password holds (``G711%n}?tOE=>8Wq``,
@@ -417,3 +419,19 @@ def test_obs58_a_generated_prefix_before_a_mask_is_no_placeholder(value: str) ->
     assert scrub_text(text) == text.replace(value, redaction_marker(value))
     for kept in ("password: sk-proj-xxx", "password: ghp_****abcd", "password: my-token-xxx", "token: xxxxxxxx"):
         assert scrub_text(kept) == kept
+
+
+@pytest.mark.parametrize("value", ["idnoYuhHM[wY]<5w!g9JSz", "x(KkXw);?uIEvTI^FWyd", "DEq[bstg]:2/zQVRNJW",
+                                   "bY[7R7Kv+U7M]*>l"])
+def test_obs58_a_call_or_subscript_with_what_code_never_glues_after_it_is_a_password(value: str) -> None:
+    """OBS-58: a password that starts like a call or a subscript (``x(KkXw)``, ``DEq[bstg]``) and goes on with what
+    no code glues to one (``;?…``, ``:2/…``, ``<5w!…``) is a password, whole."""
+    for text in (f"password: {value}", f"DB_PASSWORD={value}"):
+        assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize("value", ["m.group(1);", "keys[0]", "f(x)<5", 'os.environ["PW"]!', "cfg[k]?.pw", "x[0]+1"])
+def test_obs55_code_glued_after_a_call_or_a_subscript_stays(value: str) -> None:
+    """OBS-55: what code glues after a call or a subscript (a statement's end, an operator and one operand,
+    TypeScript's ``!``, optional chaining) keeps the value code."""
+    assert scrub_text(f"password: {value}") == f"password: {value}"
