@@ -1729,8 +1729,10 @@ def _authority(text: str, at: int, scheme: bool, spans: list[Span]) -> int:
     if colon >= 0:
         user = (at, colon)
         s, e = colon + 1, sign
-        if e > s and not kept_value(_percent_decoded(text[s:e]), "password", STRONG):
-            spans.append((s, e))
+        decoded = _percent_decoded(text[s:e])
+        if e > s and (not kept_value(decoded, "password", STRONG) or (" " in decoded and any(
+                secret_looking(word) for word in decoded.split()))):
+            spans.append((s, e))  # Of%20q%20pwd%20%3AXIoli…: a password whose words read as a note
     else:
         user = (at, sign)
         if not scheme:

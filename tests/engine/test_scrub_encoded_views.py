@@ -67,6 +67,7 @@ def test_property_obs59_encoded_and_plain_forms_of_a_secret_get_the_same_marker(
 @example(seed=0, name="pw", sep="%3D")  # postgres://bob:w8pw%3DygNqcBDgvBR9@db...: the host went with it (CI, stop 47)
 @example(seed=3, name="pw", sep="%3A")  # FtIE%5BOS~%273CRY9pw%3A6: the decoded view found no userinfo, read pw: on
 @example(seed=13011977, name="secret", sep="%20%3A")  # %253iXecret…: %25 then 3iX read as a printf field
+@example(seed=52017761, name="pwd", sep="%20%3A")  # Of%20q%20pwd%20%3AX…: decoded, three words read as a note
 def test_property_obs59_a_name_inside_a_userinfo_password_marks_no_value(seed: int, name: str, sep: str) -> None:
     """OBS-59: a userinfo password holding a credential's name and ``=`` or ``:`` (``w8pw=ygNq…``, encoded or not,
     after symbols the decoded view reads as quotes and blanks) is one password: only its span goes, the host, port and
