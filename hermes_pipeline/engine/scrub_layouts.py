@@ -304,7 +304,16 @@ _ENCLOSURE: Final = (
 """What may stand before a line's own text (see :data:`_LINE_CLOSE`)."""
 _ENCLOSURE_RE: Final = re.compile(_ENCLOSURE)
 _LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\")|(?<=\[\")|(?<=, \")|(?<=,\"))" + _ENCLOSURE
-_LINE_CLOSE: Final = (r"[ \t]*(?:(?:-->|\*/)[ \t]*)?(?(lq)[\"'”’`]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
+_NOTE: Final = (r"(?:#[ \t][^\n]*|//[ \t][^\n]*|\([^()\n]{1,80}\)|\[\d{1,3}\]|[—–][ \t][^\n]*|<br[ \t]*/?>"
+                r"|[\u2600-\u27bf\U0001f300-\U0001faff]\ufe0f?)")
+_NOTE_AFTER: Final = r"[ \t]+" + _NOTE
+"""A note after a line's value, apart from it by a blank: a comment (``# prod``, ``// prod``), a note in parentheses
+(``(guest network)``), a footnote (``[1]``), a dash and a phrase (``— rotate it monthly``), a line break tag, an
+emoji (``✅``, ``🔑``)."""
+_NOTE_AFTER_RE: Final = re.compile(r"(?<=[ \t])" + _NOTE + r"[ \t]*\r?\Z")
+"""A note ending a line, sought from its first character (after a blank: no blank run is scanned again)."""
+_LINE_CLOSE: Final = (r"(?:" + _NOTE_AFTER + r")?[ \t]*(?:(?:-->|\*/)[ \t]*)?"
+                      r"(?(lq)[\"'”’`]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
                       r"(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
                       r"(?<!\\n)(?<!\\r)(?<!\\t)(?:\r?$|(?=\"[ \t]*[,}\]]))")
 """Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
@@ -440,6 +449,11 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
         return
     group = "v" if m.group("v") is not None else "s" if m.group("s") is not None else ""
     run = _LABEL_RUN_RE.match(text, m.start(group), line_end) if level == STRONG and group else None
+    if run is None and level == STRONG and group:
+        note = _NOTE_AFTER_RE.search(text, m.start(group), line_end)  # Password - P (guest network)
+        if note is not None:
+            line_end = note.start()
+            run = _LABEL_RUN_RE.match(text, m.start(group), line_end)
     if run is not None:
         # After a strong name the value is the line's one remaining run of ASCII, whatever symbols it holds
         # (``- **Password:** 2]NS@Cf?BG``): the label's value ends its line by definition
@@ -733,7 +747,7 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
 _NOUN_VALUE_RE: Final = re.compile(
     r"(?<![\w-])(?i:auth[ \t]token|access[ \t]token|api[ \t]key|secret[ \t]key|client[ \t]secret|app[ \t]password|"
     r"bot[ \t]token|refresh[ \t]token)[ \t]+(?=[A-Za-z0-9])")
-_NOUN_VALUE_MIN: Final = 10
+_NOUN_VALUE_MIN: Final = 8
 """A credential's two-word name then its value with no verb (``twilio sid AC… auth token 9f86…``, ``app password
 abcd…``): only a value of at least this many characters that looks generated (``the API key expired`` stays)."""
 

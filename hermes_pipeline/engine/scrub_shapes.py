@@ -136,9 +136,10 @@ _SCHEME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "+.-")
 # The scheme word in any ASCII case (``(?ai:``: no Unicode case folding, so that where ``str.lower`` finds the word
 # is where the pattern can match).
 _AUTH_SCHEME_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9_-])(?P<w>(?ai:bearer|basic))[ \t]+(?P<c>(?:[^\s\"'`\\“”‘’«»「」『』]|\\(?![nrtbfu\"'\\/]))+)")
-_CRED_RE: Final = re.compile(r"[ \t]*(?P<c>(?:[^\s\"'`\\“”‘’«»「」『』]|" + _ESC + r")+)")
-"""A scheme's credential: no blank, no quote (typographic and CJK quotes too: ``“Authorization: Bearer P”``)."""
+    r"(?<![A-Za-z0-9_-])(?P<w>(?ai:bearer|basic))[ \t]+(?P<c>(?:[^\s\"'`\\“”‘’«»「」『』，。、；：！？（）]|\\(?![nrtbfu\"'\\/]))+)")
+_CRED_RE: Final = re.compile(r"[ \t]*(?P<c>(?:[^\s\"'`\\“”‘’«»「」『』，。、；：！？（）]|" + _ESC + r")+)")
+"""A scheme's credential: no blank, no quote (typographic and CJK quotes too: ``“Authorization: Bearer P”``), no
+full-width punctuation (``Bearer P，然后重启``)."""
 _AUTH_PARAM_RE: Final = re.compile(
     r"[ \t]*(?:,[ \t]*)?(?P<n>[A-Za-z][A-Za-z0-9_-]{0,63})[ \t]*=[ \t]*(?:\"(?P<q>[^\"\\\n]*)\"|(?P<v>[^\s,\"\\]+))")
 _PARAM_NAME_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}[ \t]*=(?=[\"']|[^=\s\"'])")

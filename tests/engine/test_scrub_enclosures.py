@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +89,35 @@ def test_obs59_a_closing_bracket_or_quote_of_the_text_stays_and_a_values_own_sta
                  f"- net user admin {secret} /add", f"2026-12-06T10:00:00Z INFO net user admin {secret} /add"):
         assert scrub_text(text) == text.replace(secret, redaction_marker(secret)), text
     assert scrub_text("password=Xk9(ab)") == "password=" + redaction_marker("Xk9(ab)")
+
+
+_NOTES_AFTER = (" # prod", " // staging", " (guest network)", " [1]", " — rotate it monthly", " <br>", " ✅", " 🔑")
+_LINE_VALUE_FORMS = ("Password - {p}", "- wifi password - {p}", "client_secret {p}", "- **Password:** {p}",
+                     "Login for grafana: admin / {p}", "Password — {p}", "API key -> {p}",
+                     "[smtp.gmail.com]:587 me@gmail.com:{p}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_LINE_VALUE_FORMS), note=st.sampled_from(_NOTES_AFTER))
+def test_property_obs57_58_a_note_after_a_lines_value_stays_and_the_value_goes(seed: int, form: str,
+                                                                               note: str) -> None:
+    """OBS-57 / OBS-58: a line that gives a credential's value (a label, a ``name value`` setting, a login's user
+    and password, a relay's login line) may go on with a note apart from the value by a blank: a comment, a note in
+    parentheses, a footnote, a dash and a phrase, a line break tag, an emoji. The value goes, the note stays."""
+    secret = password(random.Random(seed))
+    text = form.format(p=secret) + note
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret)), text
+
+
+def test_obs59_a_schemes_credential_ends_at_full_width_punctuation() -> None:
+    """OBS-59: ``Bearer P，然后重启``: a sentence in a language written without blanks goes on after the credential."""
+    secret = "Xk9mQ2vLp7RtYy8nR3wM"
+    for text in (f"Bearer {secret}，然后重启", f"Authorization: Bearer {secret}。"):
+        assert scrub_text(text) == text.replace(secret, redaction_marker(secret)), text
+
+
+@pytest.mark.parametrize("text", ["Password: the one from 1Password (see vault)", "# Password - see wiki (internal)",
+                                  "client_secret rotated_yesterday # prod", "Password - changeme (default) ✅"])
+def test_obs55_a_line_with_a_note_and_no_generated_value_stays(text: str) -> None:
+    """OBS-55: a note after a line's value makes no value of a word, a placeholder or a sentence."""
+    assert scrub_text(text) == text

@@ -169,6 +169,7 @@ _NOTE_FORMS = (
 @example(seed=8028199, form="The token has been rotated from {p} to {q}.", symbols=False)  # ublfpufwqs6 kept
 @example(seed=11015864, form="my password's {p}", symbols=True)  # OMCELS/UKc8 (UKc8 read as a numbered word)
 @example(seed=41050487, form='User said: "my pass is {p}"', symbols=True)  # N7N&Q5emT+iujce~DGNz9 (to its "&")
+@example(seed=32216451, form="User shared their AWS secret key {p} for the deploy script.", symbols=True)  # 9 chars
 def test_property_obs58_59_a_note_giving_a_credential_loses_its_value_only(seed: int, form: str, symbols: bool) -> None:
     """OBS-58 / OBS-59: a generated password (letters and digits, or with symbols) in the ways notes and an agent's
     memory entries give one loses exactly its span; the user, the words and the punctuation stay."""
