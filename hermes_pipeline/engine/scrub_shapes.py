@@ -1587,6 +1587,47 @@ def _markup(text: str, spans: list[Span]) -> None:
         level = credential_name(name)
         if level and m.end("v") > m.start("v"):
             _judge(text, name, m.span("v"), level, spans)
+    if "<" in text:
+        _html_fields(text, spans)
+
+
+_HTML_VOID_RE: Final = re.compile(r"<(?i:meta|input|param)(?P<a>(?:[ \t\r\n]+[^<>]{0,512})?)/?>")
+"""A void HTML element holding a value in an attribute: ``<meta name="api-key" content="P">``, ``<input
+type="password" value="P">``, ``<param name="token" value="P">``."""
+_HTML_CELLS_RE: Final = re.compile(
+    r"<(?P<t>(?i:td|th|dt|label|b|strong))(?:[ \t][^<>]{0,200})?>[ \t]*(?P<n>[^<>\n]{1,64}?)[ \t]*:?[ \t]*</(?P=t)>"
+    r"[ \t\r\n]{0,64}<(?P<u>(?i:td|dd))(?:[ \t][^<>]{0,200})?>[ \t\r\n]*(?P<v>[^<>\s][^<>\n]{0,255}?)"
+    r"[ \t\r\n]*</(?P=u)>")
+"""An HTML table's or definition list's pair: a cell or a term naming a credential, then the next cell or the
+definition (``<td>DB_PASSWORD</td><td>P</td>``, ``<th>password</th><td>P</td>``, ``<dt>API key</dt><dd>P</dd>``)."""
+
+
+def _html_fields(text: str, spans: list[Span]) -> None:
+    """The value an HTML page gives a credential: an attribute of a void element named by its ``name``, ``id`` or
+    ``property`` (or an input of type password), and the cell or definition after one naming a credential; each
+    judged by that name, as a string's text."""
+    for m in _HTML_VOID_RE.finditer(text):
+        attrs = {a.group("k").lower(): a for a in _ATTR_RE.finditer(m.group("a"))}
+        value = attrs.get("content") or attrs.get("value")
+        if value is None:
+            continue
+        kind = attrs.get("type")
+        named = attrs.get("name") or attrs.get("id") or attrs.get("property")
+        name = "password" if kind is not None and (kind.group("d") or kind.group("s") or "").lower() == "password" \
+            else (named.group("d") if named.group("d") is not None else named.group("s")) if named is not None else ""
+        level = credential_name(name) if name else 0
+        inner = "d" if value.group("d") is not None else "s"
+        s, e = value.span(inner)
+        if level and e > s:
+            offset = m.start("a")
+            _judge(text, name, (offset + s, offset + e), level, spans, literal=True)
+    if "</" not in text:
+        return
+    for m in _HTML_CELLS_RE.finditer(text):
+        name = m.group("n").strip("*_` ")
+        level = credential_name(name) if not secret_looking(name) else 0
+        if level and not phrase_name(name):
+            _judge(text, name, m.span("v"), level, spans, literal=True)
 
 
 def _flags(text: str, spans: list[Span]) -> None:
@@ -1877,7 +1918,7 @@ def _gated_shapes(text: str, low: str, spans: list[Span], wraps: dict[Span, int]
             _param_defaults(text, spans)
         if "-" in text:
             _flags(text, spans)
-        if "</" in text or "value=" in low:
+        if "</" in text or "value=" in low or "content=" in low:
             _markup(text, spans)
         if "value" in low:
             _named_values(text, spans)

@@ -121,3 +121,30 @@ def test_obs59_a_schemes_credential_ends_at_full_width_punctuation() -> None:
 def test_obs55_a_line_with_a_note_and_no_generated_value_stays(text: str) -> None:
     """OBS-55: a note after a line's value makes no value of a word, a placeholder or a sentence."""
     assert scrub_text(text) == text
+
+
+_HTML_FIELDS = ('<input type="password" value="{p}">', '<input name="api_key" type="text" value="{p}"/>',
+                '<meta name="api-key" content="{p}">', '<param name="token" value="{p}">',
+                "<td>DB_PASSWORD</td><td>{p}</td>", "<tr><th>password</th>\n  <td>{p}</td></tr>",
+                "<dt>API key</dt><dd>{p}</dd>", '<td class="k">client_secret:</td> <td class="v">{p}</td>',
+                "<b>Token</b><dd>{p}</dd>")
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_HTML_FIELDS))
+def test_property_obs57_59_an_html_pages_field_loses_its_value_only(seed: int, form: str) -> None:
+    """OBS-57 / OBS-59: what an HTML page gives a credential (a password input's value, a named ``meta``, ``input``
+    or ``param`` attribute, the table cell or the definition after one naming a credential) loses its value's span,
+    the markup and the names stay."""
+    secret = password(random.Random(seed))
+    text = form.format(p=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret)), text
+
+
+@pytest.mark.parametrize("text", ['<meta name="description" content="An API key manager">',
+                                  '<input type="password" value="">', "<td>password</td><td>required</td>",
+                                  "<th>Token</th><td>string</td>",
+                                  "<dt>API key</dt><dd>The key you got from the dashboard.</dd>"])
+def test_obs55_html_fields_without_a_generated_value_stay(text: str) -> None:
+    """OBS-55: a description, an empty input, a table's type or requirement column and a definition's prose stay."""
+    assert scrub_text(text) == text
