@@ -804,8 +804,12 @@ def _closed_run(text: str, start: int, end: int) -> int:
     k = end
     while k > start and text[k - 1] in "*_~":
         k -= 1
-    if start < k < end and text.count(text[k:end], line, start) % 2 == 1:
-        return k  # *The API token for Jira is P.*: the emphasis opened before the word closes after it
+    mark = text[k:end]
+    if start < k < end and text.count(mark, line, start) % 2 == 1:
+        at = text.rfind(mark, line, start)
+        glued = text[at + len(mark):at + len(mark) + 1]
+        if glued and not glued.isspace() and glued not in "*_~" and not text[at - 1:at].isalnum():
+            return k  # *The API token for Jira is P.*: the emphasis opened before the word closes after it
     return end
 
 

@@ -337,3 +337,11 @@ def test_obs59_a_url_after_a_credentials_name_loses_only_its_password(scheme: st
     ``postgresql``: a ``q`` before an ``l`` is SQL's, an English word's spelling)."""
     text = f"The API key {scheme}://admin:Xk9mQ2vLp7Rt@db5.internal/app must be set in the environment."
     assert scrub_text(text) == text.replace("Xk9mQ2vLp7Rt", redaction_marker("Xk9mQ2vLp7Rt"))
+
+
+def test_obs59_a_values_own_last_mark_is_no_emphasis_without_an_opener_glued_to_text() -> None:
+    """OBS-59: ``my_var: the password is Xk9mQ2vLp7R_``: the ``_`` of ``my_var`` opens no emphasis, so the password's
+    own last ``_`` is the password's (``*… is P.*`` closes one)."""
+    for text, secret in (("my_var: the password is Xk9mQ2vLp7R_", "Xk9mQ2vLp7R_"),
+                         ("*The API token for Jira is ijePlUxxa11nyqEpL7.*", "ijePlUxxa11nyqEpL7")):
+        assert scrub_text(text) == text.replace(secret, redaction_marker(secret), 1)
