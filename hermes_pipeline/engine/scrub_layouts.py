@@ -310,6 +310,8 @@ _NOTE_AFTER: Final = r"[ \t]+" + _NOTE
 """A note after a line's value, apart from it by a blank: a comment (``# prod``, ``// prod``), a note in parentheses
 (``(guest network)``), a footnote (``[1]``), a dash and a phrase (``— rotate it monthly``), a line break tag, an
 emoji (``✅``, ``🔑``)."""
+_WIDE_AFTER_RE: Final = re.compile(r"[!#-&(-\[\]-_a-~]+(?=[\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef])")
+"""A value's run of ASCII, then a sentence in a script written without blanks (kana, CJK, Hangul, full-width forms)."""
 _NOTE_AFTER_RE: Final = re.compile(r"(?<=[ \t])" + _NOTE + r"[ \t]*\r?\Z")
 """A note ending a line, sought from its first character (after a blank: no blank run is scanned again)."""
 _LINE_CLOSE: Final = (r"(?:" + _NOTE_AFTER + r")?[ \t]*(?:(?:-->|\*/)[ \t]*)?"
@@ -453,7 +455,11 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
         note = _NOTE_AFTER_RE.search(text, m.start(group), line_end)  # Password - P (guest network)
         if note is not None:
             line_end = note.start()
-            run = _LABEL_RUN_RE.match(text, m.start(group), line_end)
+        else:  # - **Password:** P，然后重启: a sentence in a wide script goes on after the value
+            wide = _WIDE_AFTER_RE.match(text, m.start(group), line_end)
+            if wide is not None and wide.end() < line_end:
+                line_end = wide.end()
+        run = _LABEL_RUN_RE.match(text, m.start(group), line_end)
     if run is not None:
         # After a strong name the value is the line's one remaining run of ASCII, whatever symbols it holds
         # (``- **Password:** 2]NS@Cf?BG``): the label's value ends its line by definition

@@ -148,3 +148,12 @@ def test_property_obs57_59_an_html_pages_field_loses_its_value_only(seed: int, f
 def test_obs55_html_fields_without_a_generated_value_stay(text: str) -> None:
     """OBS-55: a description, an empty input, a table's type or requirement column and a definition's prose stay."""
     assert scrub_text(text) == text
+
+
+def test_obs57_a_labels_value_ends_where_a_sentence_in_a_wide_script_goes_on() -> None:
+    """OBS-57: ``- **Password:** P，然后重启``: the value is the run of ASCII, the Chinese sentence after it stays
+    (``Password - none，稍后设置``: a word is no value)."""
+    secret = "va1iX7qMxRTwEr5BLGdacdIVRu8Fm"
+    for text in (f"- **Password:** {secret}，然后重启", f"Password - {secret}。次に再起動", f"API key -> {secret}、보관하세요"):
+        assert scrub_text(text) == text.replace(secret, redaction_marker(secret)), text
+    assert scrub_text("Password - none，稍后设置") == "Password - none，稍后设置"
