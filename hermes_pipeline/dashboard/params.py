@@ -55,6 +55,15 @@ class ListQuery:
     page: int = 1
 
     @property
+    def until_before(self) -> str | None:
+        """The exclusive upper bound of ``until``: the second after it, so that ``until`` covers its whole
+        last second (a row stamped ``23:59:59.7`` is in ``until=…T23:59:59``); ``None`` when not set."""
+        if self.until is None:
+            return None
+        epoch = calendar.timegm(time.strptime(self.until, "%Y-%m-%d %H:%M:%S"))
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(epoch + 1))
+
+    @property
     def offset(self) -> int:
         """Rows before this page."""
         return (self.page - 1) * PAGE_SIZE
@@ -74,7 +83,9 @@ class ListQuery:
 
 
 def _time(name: str, value: str, now: float) -> str:
-    """A store timestamp from ``2026-12-01``, ``2026-12-01T10:00[:00][Z]`` (UTC) or ``24h`` / ``7d`` (ago)."""
+    """A store timestamp from ``2026-12-01``, ``2026-12-01T10:00[:00][Z]`` (UTC) or ``24h`` / ``7d`` (ago).
+    What a value leaves out is its start for ``since`` and its end for ``until`` (``until=2026-12-01`` is the
+    whole day: ``2026-12-01 23:59:59``; ``until=…T10:00`` the whole minute)."""
     rel = _RELATIVE.fullmatch(value)
     if rel:
         amount = int(rel.group(1)) * (3600 if rel.group(2) == "h" else 86400)
@@ -83,7 +94,11 @@ def _time(name: str, value: str, now: float) -> str:
     if not match:
         raise BadParameter(name, "expected a UTC date or time (2026-12-01, 2026-12-01T10:00:00Z) or an age "
                                  "(24h, 7d)")
-    parts = [int(p) if p else 0 for p in match.groups()]
+    last = (23, 59, 59) if name == "until" else (0, 0, 0)
+    given = match.groups()
+    parts = [int(p) if p else (last[i - 3] if i >= 3 else 0) for i, p in enumerate(given)]
+    if given[3] is not None and given[5] is None:
+        parts[5] = last[2]  # a minute given: its seconds
     try:
         epoch = calendar.timegm((parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], 0, 0, 0))
         check = time.gmtime(epoch)
@@ -143,14 +158,14 @@ def parse_query(raw: str, allowed: tuple[str, ...], now: float | None = None) ->
 
 def time_range(query: ListQuery, column: str) -> tuple[list[str], list[Any]]:
     """The ``WHERE`` terms and parameters of ``query``'s ``since`` / ``until`` on ``column`` (both bounds
-    inclusive), for every paged list."""
+    inclusive: ``until`` up to its :attr:`~ListQuery.until_before`), for every paged list."""
     where: list[str] = []
     params: list[Any] = []
     if query.since:
         where.append(f"{column} >= ?")
         params.append(query.since)
     if query.until:
-        where.append(f"{column} <= ?")
-        params.append(query.until)
+        where.append(f"{column} < ?")
+        params.append(query.until_before)
     return where, params
 

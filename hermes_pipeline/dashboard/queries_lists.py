@@ -203,7 +203,7 @@ def sessions_page(sources: Sources, query: ListQuery) -> dict[str, Any]:
             from_store = _store_session_ids(store, query)
             from_state = _state_session_filter(state, query)
             where, params = ["1"], []  # type: tuple[list[str], list[Any]]
-            for name, op in (("since", ">="), ("until", "<=")):
+            for name, op in (("since", ">="), ("until_before", "<")):
                 value = _epoch(getattr(query, name))
                 if value is not None:
                     where.append(f"started_at {op} ?")
@@ -329,8 +329,8 @@ def failures(sources: Sources, query: ListQuery) -> dict[str, Any]:
         window.append("{t} >= ?")
         params.append(query.since)
     if query.until:
-        window.append("{t} <= ?")
-        params.append(query.until)
+        window.append("{t} < ?")
+        params.append(query.until_before)
 
     def by_type_and_page(conn: sqlite3.Connection | None, table: str, condition: str, columns: str, key: str,
                          types: str) -> None:

@@ -4,9 +4,11 @@ naming it, every failure with its type, exit code and step (spec 06 BOOK-38..41)
 
 from __future__ import annotations
 
+import calendar
 import re
 import shutil
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -88,6 +90,37 @@ def test_runs_filters_are_exact(app: Dashboard, made: dict[str, Any]) -> None:
     for url, expected in cases.items():
         assert set(run_ids(walk(app, url))) == expected, url
         assert expected or "no run matches" in body(app, url)
+
+
+def _end_of(bound: str) -> float:
+    """The epoch just after what ``bound`` names (a UTC date, minute or second), computed here."""
+    form = {10: "%Y-%m-%d", 16: "%Y-%m-%dT%H:%M", 19: "%Y-%m-%dT%H:%M:%S"}[len(bound)]
+    step = {10: 86400, 16: 60, 19: 1}[len(bound)]
+    return calendar.timegm(time.strptime(bound, form)) + step
+
+
+def test_until_covers_the_whole_day_minute_or_second_it_names(app: Dashboard, made: dict[str, Any]) -> None:
+    """BOOK-40: ``until`` is inclusive to the end of what it names: a date its whole day, a minute its 60 seconds,
+    a second all of it (Hermes stamps a session to a fraction of a second: one started at ``23:59:59.7`` is in
+    ``until=…T23:59:59``), on the state.db path (sessions) and the store's path (runs)."""
+    with sqlite3.connect(made["home"] / "state.db") as state:
+        started = dict(state.execute("SELECT id, started_at FROM sessions"))
+    for sid in (made["sessions"][1000], made["sessions"][1500]):
+        at = started[sid]
+        assert at % 1, "the generator stamps sessions to a fraction of a second"
+        second = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at))
+        since = calendar.timegm(time.strptime(second[:10], "%Y-%m-%d"))
+        for until in (second[:10], second[:16], second):
+            url = f"/sessions?since={second[:10]}&until={quote(until)}"
+            shown = {s for p in walk(app, url) for s in SESSION_LINK.findall(p)}
+            assert sid in shown and shown == {s for s, t in started.items() if since <= t < _end_of(until)}, url
+    day = made["runs"][2000]["ended"][:10]
+    runs = set(run_ids(walk(app, f"/runs?since={day}&until={day}")))
+    assert runs and runs == {r["trajectory_id"] for r in made["runs"] if r["ended"][:10] == day}
+    assert parse_query("until=2026-12-01", ("until",)).until == "2026-12-01 23:59:59"
+    assert parse_query("until=2026-12-01T10:00Z", ("until",)).until == "2026-12-01 10:00:59"
+    assert parse_query("since=2026-12-01T10:00", ("since",)).since == "2026-12-01 10:00:00"
+    assert parse_query("until=2026-12-31T23:59:59", ("until",)).until_before == "2027-01-01 00:00:00"
 
 
 def test_sessions_filters_and_columns(app: Dashboard, made: dict[str, Any]) -> None:
