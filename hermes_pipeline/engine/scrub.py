@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Final
 
 from .scrub_layouts import find_layout_spans
-from .scrub_shapes import find_shape_spans, markup_cut, userinfo_end
+from .scrub_shapes import EMPHASIS_MARKS, emphasis_opened, find_shape_spans, markup_cut, userinfo_end
 from .scrub_tokens import find_token_spans
 from .scrub_views import percent_decoded, views
 
@@ -315,7 +315,7 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
             quote = wraps.get((s, e)) if wraps else None
             if vtext[e - 1] in _CLOSES or "<" in vtext[s:e]:
                 e = enclosure_cut(vtext, s, e)
-            if vtext[e - 1] in _EMPHASIS or vtext[s] in _EMPHASIS:
+            if vtext[e - 1] in EMPHASIS_MARKS or vtext[s] in EMPHASIS_MARKS:
                 s, e = unmarked(vtext, s, e)
             rs, re_ = (s, e) if plain else view.root_span(s, e)
             secret = vtext[s:e]
@@ -369,16 +369,12 @@ def enclosure_cut(text: str, start: int, end: int) -> int:
     return end
 
 
-_EMPHASIS: Final = "*_~"
-"""Markdown's emphasis and strikethrough marks."""
-
-
 def unmarked(text: str, start: int, end: int) -> tuple[int, int]:
     """A credential's span ``[start, end)`` without the Markdown emphasis around it: a run of two or more ``*``, ``_``
     or ``~`` on both of its ends (``~~P~~``), or at its end closing a run opened before it on its line, where an
     emphasis opens (glued to the text it marks: ``*the password is P*``, ``~~old token: P~~``; a list's ``* `` is
     no opener). The marks are the text's formatting, not the secret's characters."""
-    if text[start] in _EMPHASIS and text[end - 1] not in _EMPHASIS:
+    if text[start] in EMPHASIS_MARKS and text[end - 1] not in EMPHASIS_MARKS:
         lead = start
         while lead < end and text[lead] == text[start]:
             lead += 1
@@ -390,7 +386,7 @@ def unmarked(text: str, start: int, end: int) -> tuple[int, int]:
             return lead, end  # *P is my password*: the emphasis opened before the value closes after it
         return start, end
     mark_char = text[end - 1]
-    if mark_char not in _EMPHASIS:
+    if mark_char not in EMPHASIS_MARKS:
         return start, end
     k = end - 1
     while k > start and text[k - 1] == mark_char:
@@ -401,17 +397,9 @@ def unmarked(text: str, start: int, end: int) -> tuple[int, int]:
     if len(mark) >= 2 and text.startswith(mark, start) and start + len(mark) < k \
             and text[start + len(mark)] != mark_char:
         return start + len(mark), k  # ~~P~~, **P** (a password may start and end with one ``*``, ``_`` or ``~``)
-    line = text.rfind("\n", 0, start) + 1
-    if text.count(mark, line, start) % 2 == 0:
-        return start, end  # *note* password: P*: what opened before the value closed there
-    at = text.rfind(mark, line, start)
-    while at >= 0:
-        after = text[at + len(mark):at + len(mark) + 1]
-        before = text[at - 1:at] if at > line else ""
-        if after and not after.isspace() and after != mark_char and not before.isalnum() and before != mark_char:
-            return start, k  # *the password is P*: the emphasis opened before the value closes after it
-        at = text.rfind(mark, line, at)
-    return start, end
+    if emphasis_opened(text, mark, text.rfind("\n", 0, start) + 1, start):
+        return start, k  # *the password is P*: the emphasis opened before the value closes after it
+    return start, end  # *note* password: P*: what opened before the value closed there
 
 
 def _end_at_tokens(vtext: str, spans: list[tuple[int, int]], tokens: int) -> None:

@@ -37,12 +37,14 @@ text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from typing import Final
 
 from .scrub_names import (FOREIGN_WORDS, NAME_HINTS, STRONG, credential_name, english_word, phrase_name,
                           secret_looking)
-from .scrub_shapes import _QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, markup_cut, unemphasized
+from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
+                          markup_cut, unemphasized)
 
 __all__ = ["find_layout_spans"]
 
@@ -270,13 +272,8 @@ _ARRAY_OPENING: Final = re.compile(r'[\[,][ \t]*"\Z')
 
 def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
     """Each line whose label (starting the line) holds a credential name's hint: its value."""
-    done = -1
-    for at in hits:
-        if at < done:
-            continue
-        start, end = _line_of(text, at, _LABEL_MAX + 16)
-        done = end
-        if start < 0 or _SEPARATOR_CHARS.search(text, at, end) is None:
+    for at, start, end in _anchored_lines(text, hits, _LABEL_MAX + 16):
+        if _SEPARATOR_CHARS.search(text, at, end) is None:
             continue  # a label's separator follows its name (a JSON description naming "tokens" has none)
         m, end = _line_label(text, start, end, at)
         if m is None:
@@ -344,15 +341,23 @@ _LOGIN_LINE_RE: Final = re.compile(
 written with a blank around the slash, ending the line (``admin / P``): the user stays, the password is judged."""
 
 
+def _anchored_lines(text: str, anchors: Iterable[int], reach: int) -> Iterator[tuple[int, int, int]]:
+    """The first anchor, the start and the end (:func:`_line_of`) of each line holding one of ``anchors`` (ascending
+    positions of a hint, a slash, a port), each line once; a line starting more than ``reach`` before it is none."""
+    done = -1
+    for at in anchors:
+        if at < done:
+            continue
+        start, done = _line_of(text, at, reach)
+        if start >= 0:
+            yield at, start, done
+
+
 def _login_lines(text: str, spans: list[Span]) -> None:
     """The password of each line :data:`_LOGIN_LINE_RE` reads, sought from the lines that hold a slash between blanks
     (each line once)."""
-    done = -1
-    for slash in _SPACED_SLASH_RE.finditer(text):
-        if slash.start() < done:
-            continue
-        start, done = _line_of(text, slash.start(), _LOGIN_LINE_MAX)
-        m = _LOGIN_LINE_RE.match(text, start) if start >= 0 else None
+    for _, start, _ in _anchored_lines(text, (m.start() for m in _SPACED_SLASH_RE.finditer(text)), _LOGIN_LINE_MAX):
+        m = _LOGIN_LINE_RE.match(text, start)
         if m is not None and _generated(m.group("p")):
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
 
@@ -543,13 +548,8 @@ def _run_value(text: str, start: int, end: int) -> Span:
 def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
     """A table row (``| name | value |``, ``│ NAME │ value │``): a cell naming a credential, and the cell after it; a
     header row (a separator row below it) naming a credential in a column: that column's cells below."""
-    done = -1
-    for at in hits:
-        if at < done:
-            continue
-        start, end = _line_of(text, at, _ROW_MAX)
-        done = end
-        if start < 0 or end - start > _ROW_MAX:
+    for _, start, end in _anchored_lines(text, hits, _ROW_MAX):
+        if end - start > _ROW_MAX:
             continue
         lead = start
         while lead < end and text[lead] in _ROW_LEAD:
@@ -681,12 +681,8 @@ def _spaced_settings(text: str, hits: list[int], spans: list[Span]) -> None:
     """The value of each ``name value`` line whose name is a strong credential name (``client_secret``, ``api_key``;
     a compound: a single word is a sentence's), when it looks generated. Read on the lines that hold a hint (a strong
     name holds one), each once."""
-    done = -1
-    for at in hits:
-        if at < done:
-            continue
-        start, done = _line_of(text, at, _SETTING_REACH)
-        m = _SPACED_SETTING_RE.match(text, start, done) if start >= 0 else None
+    for _, start, end in _anchored_lines(text, hits, _SETTING_REACH):
+        m = _SPACED_SETTING_RE.match(text, start, end)
         if m is None:
             continue
         name = m.group("n")
@@ -700,12 +696,8 @@ _SETTING_REACH: Final = 512
 
 def _relay_lines(text: str, spans: list[Span]) -> None:
     """The password of each line :data:`_RELAY_LINE_RE` reads, sought from the host's port (each line once)."""
-    done = -1
-    for port in _HOST_PORT_RE.finditer(text):
-        if port.start() < done:
-            continue
-        start, done = _line_of(text, port.start(), _SETTING_REACH)
-        m = _RELAY_LINE_RE.match(text, start, done) if start >= 0 else None
+    for _, start, end in _anchored_lines(text, (m.start() for m in _HOST_PORT_RE.finditer(text)), _SETTING_REACH):
+        m = _RELAY_LINE_RE.match(text, start, end)
         if m is not None:
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)  # [smtp.gmail.com]:587 me@gmail.com:P
 
@@ -810,12 +802,8 @@ def _closed_run(text: str, start: int, end: int) -> int:
     k = end
     while k > start and text[k - 1] in "*_~":
         k -= 1
-    mark = text[k:end]
-    if start < k < end and text.count(mark, line, start) % 2 == 1:
-        at = text.rfind(mark, line, start)
-        glued = text[at + len(mark):at + len(mark) + 1]
-        if glued and not glued.isspace() and glued not in "*_~" and not text[at - 1:at].isalnum():
-            return k  # *The API token for Jira is P.*: the emphasis opened before the word closes after it
+    if start < k < end and emphasis_opened(text, text[k:end], line, start):
+        return k  # *The API token for Jira is P.*: the emphasis opened before the word closes after it
     return end
 
 

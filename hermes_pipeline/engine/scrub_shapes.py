@@ -281,6 +281,28 @@ def unemphasized(text: str, start: int, end: int) -> Span:
     return start, end
 
 
+def emphasis_opened(text: str, mark: str, line: int, start: int) -> bool:
+    """Whether the emphasis run ``mark`` (``*``, ``**``, ``~~``) is open at ``start`` on the line beginning at ``line``:
+    the line holds an odd number of ``mark`` before ``start`` and one of them opens an emphasis (glued to the text
+    after it, not to a word or another mark before it: a list's ``* `` and ``snake_case``'s ``_`` open none)."""
+    if text.count(mark, line, start) % 2 == 0:
+        return False
+    width = len(mark)
+    at = text.rfind(mark, line, start)
+    while at >= 0:
+        after = text[at + width:at + width + 1]
+        before = text[at - 1:at] if at > line else ""
+        if after and not after.isspace() and after not in EMPHASIS_MARKS and not before.isalnum() \
+                and before != mark[0]:
+            return True
+        at = text.rfind(mark, line, at)
+    return False
+
+
+EMPHASIS_MARKS: Final = "*_~"
+"""The characters of a Markdown emphasis run."""
+
+
 _MARKUP_END_RE: Final = re.compile(
     r"</(?P<n>[A-Za-z][A-Za-z0-9]{0,15})[ \t]*>|<(?:br|hr|wbr)(?:[ \t]+[^<>\n]{0,256})?[ \t]*/?>", re.IGNORECASE)
 """Markup that ends whatever value it follows: the closing tag of an element (``</td>``, ``</p>``, ``</li>``), and a
