@@ -1576,6 +1576,16 @@ def _sibling(text: str, lo: int, j: int, s: int) -> re.Match[str] | None:
     return None
 
 
+def _attr_text(attr: re.Match[str]) -> str:
+    """The text of an attribute :data:`_ATTR_RE` read, double- or single-quoted."""
+    return attr.group("d") if attr.group("d") is not None else attr.group("s")
+
+
+def _attr_span(attr: re.Match[str]) -> Span:
+    """Where the text of an attribute :data:`_ATTR_RE` read stands in the attributes it was read from."""
+    return attr.span("d") if attr.group("d") is not None else attr.span("s")
+
+
 def _markup(text: str, spans: list[Span]) -> None:
     """``<password>value</password>`` (Maven, Tomcat, XML configs; CDATA; the value on its own line),
     ``<password value="..."/>``, ``<entry key="password">...</entry>`` / ``<string name="api_key">`` and ``<add
@@ -1590,7 +1600,7 @@ def _markup(text: str, spans: list[Span]) -> None:
             named = attrs.get("key") or attrs.get("name")
             if named is None:
                 continue
-            name = named.group("d") if named.group("d") is not None else named.group("s")
+            name = _attr_text(named)
         level = credential_name(name)
         if not level:
             continue
@@ -1598,10 +1608,8 @@ def _markup(text: str, spans: list[Span]) -> None:
         if m.group(group) is not None:
             _judge(text, name, m.span(group), level, spans, literal=True)
         elif "value" in attrs:
-            attr = attrs["value"]
-            inner = "d" if attr.group("d") is not None else "s"
             offset = m.start("a")
-            s, e = attr.span(inner)
+            s, e = _attr_span(attrs["value"])
             if e > s:
                 _judge(text, name, (offset + s, offset + e), level, spans)
     for m in _SETTING_RE.finditer(text):
@@ -1635,11 +1643,10 @@ def _html_fields(text: str, spans: list[Span]) -> None:
             continue
         kind = attrs.get("type")
         named = attrs.get("name") or attrs.get("id") or attrs.get("property")
-        name = "password" if kind is not None and (kind.group("d") or kind.group("s") or "").lower() == "password" \
-            else (named.group("d") if named.group("d") is not None else named.group("s")) if named is not None else ""
+        name = "password" if kind is not None and _attr_text(kind).lower() == "password" \
+            else _attr_text(named) if named is not None else ""
         level = credential_name(name) if name else 0
-        inner = "d" if value.group("d") is not None else "s"
-        s, e = value.span(inner)
+        s, e = _attr_span(value)
         if level and e > s:
             offset = m.start("a")
             _judge(text, name, (offset + s, offset + e), level, spans, literal=True)
