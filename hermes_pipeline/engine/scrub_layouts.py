@@ -44,7 +44,7 @@ from typing import Final
 from .scrub_names import (FOREIGN_WORDS, NAME_HINTS, STRONG, credential_name, english_word, phrase_name,
                           secret_looking)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
-                          markup_cut, unemphasized)
+                          holds_user, markup_cut, unemphasized)
 
 __all__ = ["find_layout_spans"]
 
@@ -110,11 +110,31 @@ _OPENERS: Final = "".join(_QUOTE_PAIRS)
 """Typographic and CJK openers a value may stand in (``“P”``, ``「P」``)."""
 _CJK_WORDS: Final = tuple(w for w in FOREIGN_WORDS if all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
                                                           for c in w))
+_CJK_KEY: Final = (r"(?:(?<![A-Za-z0-9])(?i:api|access|secret|private|app|client|license|licence|ssh|deploy|master|"
+                   r"admin)[ \t]?|アクセス|シークレット|秘密|プライベート|暗号化?|ライセンス|マスター|"
+                   r"(?:액세스|비밀|시크릿|개인|암호화)[ \t]?)(?:キー|키)")
+"""The word for *key* after a qualifier, in a language that writes no space (``APIキー``, ``アクセスキー``, ``API 키``)."""
+_CJK_COPULA: Final = (r"(?:改成|改为|改為|设为|設為|设置为|設置為|设成|設成|换成|換成|更改为|更改為|变更为|變更為)了?|是|为|為|"
+                      r"は、?|が|を|는|은|이|가|를|을")
+_CJK_IS: Final = (r"(?:[ \t]*(?:（[^（）\n]{1,20}）|\([^()\n]{1,20}\)))?[ \t]*(?:" + _CJK_COPULA
+                  + r"|：|:|=|＝|】|——|—|－|→|->|=>)[ \t]*")
+"""``is``, ``set to``, ``changed to`` and the particles that put a value after its name (``是``, ``改成了``, ``は``,
+``を``, ``는``, ``를``), a colon, a dash, an arrow or a closing ``】`` (``【密码】P``), after a note in parentheses
+(``APIキー（本番）は``)."""
+_CJK_VALUE_START: Final = r"(?=[\"'`!-~" + _OPENERS + "])"
 _GLUED_RE: Final = re.compile(
-    "(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + r")(?:[ \t]*(?:是|为|為|は|が|を|는|은|이|가|：|:|=|＝)[ \t]*"
-    r"|[ \t]+|(?=[" + _OPENERS + "]))(?=[\"'`!-~" + _OPENERS + "])")
-"""A credential word of a language that writes no space and ``is`` (``密码是``, ``パスワードは``, ``비밀번호는``), a colon,
-or a blank, before an ASCII value."""
+    "(?P<n>" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + ")(?:" + _CJK_IS
+    + r"|[ \t]+|(?=[" + _OPENERS + r"A-Za-z0-9]))" + _CJK_VALUE_START)
+"""A credential word of a language that writes no space and ``is`` (``密码是``, ``パスワードは``, ``비밀번호는``,
+``APIキーは``, ``把密码改成``), a colon, a blank or nothing (``账号admin，密码P``), before an ASCII value."""
+_CJK_FIRST: Final = frozenset(w[0] for w in _CJK_WORDS) | {"キ", "키"}
+"""A text holding none of these characters holds no word :data:`_GLUED_RE` reads."""
+_ASCII_NAME_GLUED_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<n>(?i:(?:api|access|secret|private|client|app)[ \t_-]?key)|[A-Za-z_][\w.-]{2,63})"
+    + r"[ \t]*(?:" + _CJK_COPULA + r"|に)[ \t]*" + _CJK_VALUE_START)
+"""An English credential name or a setting's name in a sentence of a language that writes no space, with that
+language's ``is`` or ``to`` (``API Key是P``, ``token是P``, ``API key は P``, ``OPENAI_API_KEY に P を設定``): a colon
+after it is a label's (read by :func:`_labels`)."""
 _SENTENCE_NAME: Final = (
     r"(?:pass(?:word|phrase|code)?|passwd|(?:(?:api|secret|access|private|license|licence|signing|encryption|master|"
     r"auth|app|client|consumer|deploy|service|unseal|recovery|root|admin|webhook|ssh|gpg|pgp|backup|product|"
@@ -127,11 +147,12 @@ _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)"
 """Where a sentence names a credential, read in the lower-cased text near a hint: each reader of what follows the name
 (the ``_TAIL_RE`` patterns below) is matched there, so the names are sought once."""
 _COPULA_TAIL_RE: Final = re.compile(
-    r"(?:[ \t]+(?i:for|of|on|at|in)(?:[ \t]+[\w.@/-]{1,40}){1,5}?)?"
+    r"(?:[ \t]+(?i:for|of|on|at|in)(?:[ \t]+[\w.@/-]{1,40}){1,5}?)?(?:[ \t]+\([^()\n]{1,60}\))?"
     r"(?:[ \t]+(?i:" + _COPULA + r")|['’](?i:s))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """An English sentence giving a credential's value after its name: ``the password is P``, ``API key was: P``, ``the
 token has been set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira
-is P``) or the copula contracted (``my password's P``)."""
+is P``), a note in parentheses (``The API token (expires 2027) is P``) or the copula contracted (``my password's
+P``)."""
 _SENTENCE_IS_RE: Final = re.compile(
     r"(?<![^\s(\"'“‘>])(?P<v>[^\s\"'“”‘’(<][^\s\"'“”‘’]{5,255})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
     r"(?i:the|my|your|our|their|its|his|her|a|an)[ \t]+"
@@ -215,7 +236,7 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         if not gated or "--" in text or "==" in text or "alue" in low:
             _column_tables(text, spans)
     if not gated or not text.isascii():
-        _glued_sentences(text, spans)
+        _glued_sentences(text, spans, bool(hits))
     if hits and (not gated or " " in text):
         _english_sentences(text, low, hits, spans)
     if not gated or (" " in text and (not low.isascii() or any(word in low for word in _FOREIGN_ASCII_WORDS))):
@@ -334,11 +355,14 @@ e-mail address or a name), ``:`` and the password."""
 _LOGIN_LINE_RE: Final = re.compile(
     _LINE_OPEN + _DECORATION + r"(?:\*\*|__|[*_`])?(?P<label>[^\n\r:：/*`\"]{0,60}?(?<![\w-])"
     r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in|credentials|creds|account|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
-    r"(?![\w-])[^\n\r:：/*`\"]{0,40}?)(?:\*\*|__|[*_`])?"
+    r"(?![\w-])[^\n\r:：/*`\"]{0,40}?|[^\n\r:：/*`\"]{0,60}?(?:(?:用户名?|账号|帐号|账户|帳號|ユーザー?名?|アカウント|사용자명?|"
+    r"아이디|계정|ID)[ \t]*/[ \t]*(?:密码|密碼|口令|パスワード|비밀번호|패스워드|PW)|登录|登入|登錄|ログイン|로그인|账号密码)"
+    r"[^\n\r:：/*`\"]{0,40}?)(?:\*\*|__|[*_`])?"
     r"[ \t]*[:：](?:\*\*|__|[*_])?[ \t]*(?P<u>[^\s/\"]{1,64})[ \t]+/[ \t]+(?P<p>[^\s\"]{1,256}?)[ \t]*[.;]?"
     + _LINE_CLOSE, re.MULTILINE)
-"""A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``), then a user and a password
-written with a blank around the slash, ending the line (``admin / P``): the user stays, the password is judged."""
+"""A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``, ``账号/密码：``, ``ログイン：``),
+then a user and a password written with a blank around the slash, ending the line (``admin / P``): the user stays, the
+password is judged."""
 
 
 def _anchored_lines(text: str, anchors: Iterable[int], reach: int) -> Iterator[tuple[int, int, int]]:
@@ -481,7 +505,9 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
     bare = bool(group)
     if (bare and _prose_value(text, *span)) or (relaxed and not _generated(text[span[0]:span[1]])):
         return
-    _judge(text, name.strip().strip("*_`"), span, level, spans, bare=bare)
+    label = name.strip().strip("*_`")
+    slash = label.rfind("/") + 1  # user/password: admin/P, 用户名/密码：admin/P: the user stays
+    _judge(text, label, span, level, spans, bare=bare, user=bare and holds_user(label, slash, label[slash:]))
 
 
 def _line_label(text: str, start: int, end: int, hint: int) -> tuple[re.Match[str] | None, int]:
@@ -659,12 +685,21 @@ def _column_row(text: str, at: int, row: str, columns: list[int], spans: list[Sp
         _judge(text, name, (s, s + len(value)), level, spans, bare=True)
 
 
-def _glued_sentences(text: str, spans: list[Span]) -> None:
-    """``密码是P``, ``密码 P``, ``パスワードはP``, ``비밀번호는 P``: a credential word, ``is`` or a blank, an ASCII value."""
-    if not _CJK_WORDS or not any(w[0] in text for w in _CJK_WORDS):
-        return
-    for m in _GLUED_RE.finditer(text):
-        _sentence_value(text, m.end(), spans, ascii_only=True)
+def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
+    """``密码是P``, ``密码 P``, ``パスワードはP``, ``비밀번호는 P``, ``APIキーを「P」に``, ``API Key是P``: a credential word (or an
+    English credential name with the sentence's ``is``), ``is``, ``changed to``, a colon, a blank or nothing, an ASCII
+    value (``named``: the text holds a credential name's hint)."""
+    if any(c in text for c in _CJK_FIRST):
+        for m in _GLUED_RE.finditer(text):
+            at = m.start()
+            while at > 0 and text[at - 1] > "\x7f" and text[at - 1].isalpha():
+                at -= 1  # 账号密码：admin/P: the name holds a user and a password (the user stays)
+            user = holds_user(text, at, text[at:m.end("n")])
+            _sentence_value(text, m.end(), spans, ascii_only=True, user=user)
+    if named:
+        for m in _ASCII_NAME_GLUED_RE.finditer(text):
+            if credential_name(m.group("n")) == STRONG:
+                _sentence_value(text, m.end(), spans, ascii_only=True)
 
 
 _SPACED_SETTING_RE: Final = re.compile(
@@ -750,10 +785,11 @@ _NOUN_VALUE_MIN: Final = 8
 abcd…``): only a value of at least this many characters that looks generated (``the API key expired`` stays)."""
 
 
-def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> None:
+def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False) -> None:
     """The value a sentence gives at ``at``: quoted, or a run whose sentence end stays (and, ``ascii_only``, which
     ends where the sentence's own script resumes), hidden when it looks generated (``base64url``, ``utf8mb4``: a
-    lower-case name with few digits stays)."""
+    lower-case name with few digits stays); after a name of a user and a password (``user``), a user name before
+    ``/`` or ``:`` stays."""
     v = _VALUE_RE.match(text, at)
     if v is None:
         return
@@ -770,6 +806,8 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
             k = s
             while k < e and text[k] <= "\x7f":
                 k += 1
+            if k < e and text[k - 1] in "([{":
+                k -= 1  # 비밀번호를 P(으)로: the bracket opens the sentence's own text
             e = k
         if text[e - 1] in "*_~":
             e = _closed_run(text, s, e)  # *… is P.*: the emphasis around the sentence
@@ -782,7 +820,7 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool) -> 
         return  # Password DB_PW=P: a setting, whose reader hides its value (not its name)
     if e > s and _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
                                             and all(map(_word_run, _DIGIT_SPLIT.split(value)))):
-        _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v))
+        _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
 
 
 def _closed_run(text: str, start: int, end: int) -> int:
@@ -831,7 +869,15 @@ _LOGIN_CALL_RE: Final = re.compile(
     r"(?P<p>[^\"'\s]{1,256})(?P=pq)[ \t]*[,)\]]")
 """A user (a string or a variable) and a password (a string without blanks) given by position:
 ``HTTPBasicAuth('admin', 'P')``, ``smtp.login("bot@x.io", "P")``, ``server.login(user, "P")``,
-``conn.simple_bind_s("cn=admin", "P")``, ``new NetworkCredential("u", "P")``, ``auth=("user", "P")``."""
+``conn.simple_bind_s("cn=admin", "P")``, ``new NetworkCredential("u", "P")``, ``auth=("user", "P")`` (and JDBC's
+:data:`_GET_CONNECTION_RE`)."""
+
+
+_ARGUMENT: Final = r"(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'|[A-Za-z_][\w.]{0,63})"
+_GET_CONNECTION_RE: Final = re.compile(
+    r"(?<![\w$])getConnection[ \t]*\([ \t]*(?:" + _ARGUMENT + r"[ \t]*,[ \t]*)?" + _ARGUMENT
+    + r"[ \t]*,[ \t]*(?P<pq>[\"'])(?P<p>[^\"'\s]{1,256})(?P=pq)[ \t]*\)")
+"""JDBC's login by position: ``DriverManager.getConnection(url, "sa", "P")``, ``ds.getConnection("sa", "P")``."""
 
 
 def _login_calls(text: str, spans: list[Span]) -> None:
@@ -840,6 +886,9 @@ def _login_calls(text: str, spans: list[Span]) -> None:
     gRPC metadata, a list of headers): judged by its name."""
     for m in _LOGIN_CALL_RE.finditer(text):
         _judge(text, "password", m.span("p"), STRONG, spans)
+    if "getConnection" in text:
+        for m in _GET_CONNECTION_RE.finditer(text):
+            _judge(text, "password", m.span("p"), STRONG, spans)
     for m in _NAME_TUPLE_RE.finditer(text):
         level = credential_name(m.group("n"))
         if level == STRONG and not phrase_name(m.group("n")) and secret_looking(m.group("v")):

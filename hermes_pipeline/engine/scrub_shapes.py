@@ -204,7 +204,12 @@ _MARKER: Final = re.compile(r"<redacted(?::[0-9a-f]{8})?>")
 _PAIR_NAME_ENDS: Final = ("credentials", "credential", "creds", "cred", "userpass", "usrpass", "basicauth",
                           "httpauth", "proxyauth")
 """How the names of a user and a password written together end (``DB_CREDENTIALS``, ``basicAuth``)."""
-_USER_WORDS: Final = frozenset({"user", "username", "usr", "login", "u"})
+_CJK_USER_WORDS: Final = ("用户名", "用户", "账号", "帐号", "账户", "帐户", "帳號", "帳戶", "使用者", "登录名", "ユーザー名",
+                          "ユーザー", "ユーザ名", "ユーザ", "アカウント", "ログインID", "ログイン名", "사용자명", "사용자", "아이디",
+                          "계정")
+"""The word for user or account in languages that write no space (``用户名/密码：admin/P``, ``账号密码：admin/P``)."""
+_CJK_PASSWORD_WORDS: Final = ("密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드")
+_USER_WORDS: Final = frozenset({"user", "username", "usr", "login", "u", "id", *_CJK_USER_WORDS})
 
 
 def _value_span(m: re.Match[str], strict: bool = True, name_start: int = -1) -> Span | None:
@@ -1181,7 +1186,7 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     bare = _bare(m)
     option = name.startswith("--") or text[max(0, start - 2):start] == "--"
     _judge(text, name, span, level, spans, bare=bare and not query and not option, encoded=query,
-           user=bare and not query and _holds_user(text, start, name))
+           user=bare and not query and holds_user(text, start, name))
     # an inner NAME=… judges its own value (scanned again from the value's start): only in a value of ordinary
     # length, so a run of names repeated for kilobytes is read once, not once per name
     inner = bare and span[1] - span[0] <= _INNER_PAIR_MAX and _inner_pair(text[span[0]:span[1]])
@@ -1194,7 +1199,10 @@ _INNER_PAIR_MAX: Final = 512
 
 @lru_cache(maxsize=4096)
 def _pair_name(name: str) -> bool:
-    return "".join([c for c in name.lower() if c.isalpha()]).endswith(_PAIR_NAME_ENDS)
+    """Whether ``name`` names a user and a password together (``DB_CREDENTIALS``, ``basicAuth``, ``账号密码``)."""
+    if name.isascii():
+        return "".join([c for c in name.lower() if c.isalpha()]).endswith(_PAIR_NAME_ENDS)
+    return any(w in name for w in _CJK_USER_WORDS) and any(w in name for w in _CJK_PASSWORD_WORDS)
 
 
 def _inner_pair(value: str) -> bool:
@@ -1205,9 +1213,10 @@ def _inner_pair(value: str) -> bool:
     return inner is not None and credential_name(inner.group("n")) == STRONG and _word_name(inner.group("n"))
 
 
-def _holds_user(text: str, start: int, name: str) -> bool:
+def holds_user(text: str, start: int, name: str) -> bool:
     """Whether the name ``name`` (at ``start``) stands for a user and a password together: ``credentials``,
-    ``creds``, ``userpass``, ``basic_auth``, or a password name after a user name and a slash (``user/pass``)."""
+    ``creds``, ``userpass``, ``basic_auth``, ``账号密码``, or a password name after a user name and a slash
+    (``user/pass``, ``用户名/密码``)."""
     if _pair_name(name):
         return True
     if start < 2 or text[start - 1] != "/":
@@ -1271,7 +1280,7 @@ def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans:
                                               and "authoriz" not in name.lower()):
         return colon + 1
     bare = _bare(m)
-    _judge(text, name, span, level, spans, bare=bare, user=bare and _holds_user(text, start, name))
+    _judge(text, name, span, level, spans, bare=bare, user=bare and holds_user(text, start, name))
     return span[1]
 
 

@@ -1,0 +1,114 @@
+"""A credential given in a sentence of a language written without blanks (Chinese, Japanese, Korean) loses exactly
+its value (OBS-55, OBS-58, OBS-59): the word for the credential (``密码``, ``パスワード``, ``비밀번호``), the word for
+*key* after its qualifier (``APIキー``, ``アクセスキー``, ``API 키``), an English name or a setting's name in the
+sentence (``API Key是P``, ``OPENAI_API_KEY に P を設定``); then ``is``, ``changed to``, a particle, a colon, a dash,
+an arrow or ``【…】``, a note in parentheses before it (``APIキー（本番）は``); the value quoted in ``「」`` or not,
+the sentence going on after it. Under a name of a user and a password (``用户名/密码``, ``账号密码``, ``ログイン``)
+the user stays."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
+from ._scrub_support import password
+
+NAMES = ("密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드", "令牌", "密钥", "トークン", "APIキー", "API キー",
+         "アクセスキー", "シークレットキー", "秘密キー", "API 키", "액세스 키", "API Key", "api key", "token", "Token",
+         "access_token", "OPENAI_API_KEY", "DB_PASSWORD", "金鑰", "權杖", "パスフレーズ")
+GLUES = ("是", "为", "為", "是 ", " 是 ", "は", "は、", " は ", "が", "を", "는 ", "은 ", "를 ", "을 ", "改成", "改为",
+         "改成了", "设置为", "变更为", "：", ": ", "=", "——", "→", " -> ", "（本番）は", "（生产环境）：", "(prod): ")
+BEFORE = ("", "数据库的", "本番の", "请注意，", "OpenAIの", "新的", "用户的 ", "我把", "- ", "> ", "* ")
+AFTER = ("", "。", "，请妥善保管。", "です。", " です", " 입니다", "에서 확인", "に変更しました。", " 了", "，然后重启服务",
+         "（有効期限 2027）", " ✅")
+QUOTES = (("", ""), ("「", "」"), ("『", "』"), ("“", "”"), ("`", "`"))
+
+
+def _check(text: str, secret: str) -> None:
+    out = scrub_text(text)
+    assert text.count(secret) == 1
+    assert out == text.replace(secret, redaction_marker(secret)), (text, out)
+    assert scrub_text(out) == out
+
+
+def _glue_fits(name: str, glue: str) -> bool:
+    """An English name or a setting's name gives its value with the sentence's own word (``是``, ``は``, ``改成``),
+    not with a colon, a dash or an arrow (that is a label's, read on its own)."""
+    if not name.isascii():
+        return True
+    return any(not c.isascii() for c in glue.strip()) and not glue.strip().startswith(("：", "（", "——", "→"))
+
+
+@settings(max_examples=500, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(NAMES), glue=st.sampled_from(GLUES),
+       before=st.sampled_from(BEFORE), after=st.sampled_from(AFTER), quote=st.sampled_from(QUOTES))
+def test_property_obs58_a_credential_in_a_sentence_without_blanks(seed: int, name: str, glue: str, before: str,
+                                                                  after: str, quote: tuple[str, str]) -> None:
+    """OBS-58, OBS-59: every name, connector, enclosure and continuation above: the value only is hidden."""
+    if not _glue_fits(name, glue):
+        glue = "是"
+    secret = password(random.Random(seed))
+    _check(f"{before}{name}{glue}{quote[0]}{secret}{quote[1]}{after}", secret)
+
+
+@pytest.mark.parametrize("text", [
+    "APIキーは{p} です", "APIキーは「{p}」です。", "アクセスキーは{p}", "シークレットキーは {p} です", "OpenAIのAPIキーは{p}です。",
+    "OpenAI の API キーは {p} です。", "APIキーを「{p}」に変更しました。", "API 키는 {p} 입니다", "패스워드는 {p} 입니다",
+    "비밀번호를 {p}(으)로 변경했습니다", "API Key是{p}", "API key 是 {p}", "把密码改成{p}", "密码改为 {p} 了", "密码改成了{p}",
+    "账号admin，密码{p}", "token是{p}", "API 金鑰：{p}", "存取權杖為 {p}", "【密码】{p}", "【APIキー】{p}", "密码——{p}",
+    "ユーザーのAPIキー（本番）は{p}です。", "APIキー（本番）：{p}", "環境変数 OPENAI_API_KEY に {p} を設定", "PIN码是{p}"])
+def test_obs58_sentences_found_leaking(text: str) -> None:
+    """OBS-58: each of these gave its value whole before (the names, particles, verbs and brackets were unknown)."""
+    secret = password(random.Random(text))
+    _check(text.format(p=secret), secret)
+
+
+@pytest.mark.parametrize("text, user", [
+    ("用户名/密码：admin/{p}", "admin"), ("ユーザー名/パスワード：deploy/{p}", "deploy"), ("账号密码：admin/{p}", "admin"),
+    ("用户名和密码是admin/{p}", "admin"), ("ID/PW: ops/{p}", "ops"), ("账号/密码: admin / {p}", "admin"),
+    ("ログイン：admin / {p}", "admin"), ("登录信息：root / {p}", "root"), ("Grafana 登录：admin / {p}", "admin"),
+    ("user/password: admin/{p}", "admin")])
+def test_obs59_a_user_and_a_password_named_together_keep_the_user(text: str, user: str) -> None:
+    """OBS-59: under a name of a user and a password (``用户名/密码``, ``账号密码``, a login label) the user stays; only
+    the password goes (``admin/`` was hidden with it)."""
+    secret = password(random.Random(text))
+    full = text.format(p=secret)
+    _check(full, secret)
+    assert user in scrub_text(full)
+
+
+@pytest.mark.parametrize("text", [
+    "APIキーは環境変数に設定してください", "密码是必填项", "token是JWT格式", "APIキーはOPENAI_API_KEYに保存",
+    "令牌Bucket算法", "token数为4096", "パスワードはbcryptでハッシュ化", "APIキーをconfig.yamlに書く",
+    "token是通过OAuth2获取的", "APIキーはsk-で始まる", "密码MD5值", "Token的过期时间", "秘密キーはid_rsaです",
+    "API 키는 .env 파일에", "password是string类型", "access_token为None时", "APIキーはget_api_key()で取得",
+    "トークンはBearerTokenとして渡す", "API Key是在Settings页面生成的", "密码长度8-64位", "APIキーをHERMES_API_KEYに入れる",
+    "密钥是base64编码的", "密码是utf8mb4", "secret是k8s里的Secret对象", "passwordはrequiredです", "キーはuser_idです",
+    "APIキーはv2から必須", "パスコードは4桁", "OPENAI_API_KEY に環境変数を設定", "token_count为1024", "max_tokens为4096",
+    "api_key是必需参数，例如sk-xxx", "【注意】Xq7RkW2pLm9Tz", "密码——请联系管理员", "设置 DB_PASSWORD 为 ${DB_PASSWORD}",
+    "API_KEY为your-api-key", "tokenは「Bearer」で始まる", "api_key → config.yaml", "路径：a / b"])
+def test_obs55_words_names_and_placeholders_stay(text: str) -> None:
+    """OBS-55: a word, a setting's name, a file, a format, a placeholder after the same names stay."""
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    'DriverManager.getConnection(url, "sa", "{p}")', 'ds.getConnection("sa", "{p}")',
+    'Connection c = DriverManager.getConnection("jdbc:mysql://db:3306/app", user, "{p}");',
+    "The user's Jira API token (expires 2027) is {p}.", "The API token for Jira (prod) is {p}"])
+def test_obs58_jdbc_logins_and_a_note_between_name_and_is(text: str) -> None:
+    """OBS-58: JDBC's login by position, and an English sentence with a note in parentheses between the credential's
+    name and ``is``: the value only."""
+    secret = password(random.Random(text))
+    _check(text.format(p=secret), secret)
+
+
+@pytest.mark.parametrize("text", ['getConnection(url, "sa", "")', "getConnection(url, props)",
+                                  "the password (see wiki) is incorrect", "The token (JWT) is signed"])
+def test_obs55_calls_and_sentences_without_a_value_stay(text: str) -> None:
+    assert scrub_text(text) == text
