@@ -127,6 +127,11 @@ _GLUED_RE: Final = re.compile(
     + r"|[ \t]+|(?=[" + _OPENERS + r"A-Za-z0-9]))" + _CJK_VALUE_START)
 """A credential word of a language that writes no space and ``is`` (``密码是``, ``パスワードは``, ``비밀번호는``,
 ``APIキーは``, ``把密码改成``), a colon, a blank or nothing (``账号admin，密码P``), before an ASCII value."""
+_CJK_VALUE_FIRST_RE: Final = re.compile(
+    r"(?:用|使用|以|把|将|將)[ \t]*(?P<v>[!-~]{6,256}?)[ \t]*(?:作为|作為|当作|當作|当做|做为)[ \t]*(?:新的?|我的|你的|的)?"
+    r"[ \t]*(?:[A-Za-z]{2,12}[ \t]?)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")|(?<![!-~])(?P<j>[!-~]{6,256}?)"
+    r"[ \t]*を[ \t]*(?:新しい)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")(?:として|に)")
+"""The value first: ``用 P 作为密码``, ``P をパスワードとして``, ``P を新しいパスワードに``."""
 _CJK_FIRST: Final = frozenset(w[0] for w in _CJK_WORDS) | {"キ", "키"}
 """A text holding none of these characters holds no word :data:`_GLUED_RE` reads."""
 _ASCII_NAME_GLUED_RE: Final = re.compile(
@@ -404,6 +409,9 @@ def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) ->
     if m is None or not _generated(m.group("v")) or _PAIR_START.match(m.group("v")) is not None:
         return  # TIMEOUT_SECONDS=184, url: x: a line of its own, not the label's value
     words = label.strip().strip("*_`").split()
+    if words and _CJK_LABEL_END_RE.search(words[-1]) is not None:
+        _judge(text, "password", m.span("v"), STRONG, spans, bare=True)  # 你的新密码是：\nP, 密码如下：
+        return
     if not words or len(words) > 8 or words[-1].lower().strip("*_`") not in _LABEL_NOUNS:
         return  # ``… standard auth receive:``: a label ends with the credential's noun
     for name in (" ".join(words[-2:]), words[-1]):
@@ -413,6 +421,11 @@ def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) ->
             return
 
 
+_CJK_LABEL_END_RE: Final = re.compile(
+    "(?:" + "|".join(re.escape(w) for w in (*_CJK_WORDS, "キー", "키")) + r")(?:是|为|為|如下|は|は以下の通りです|は次の通りです"
+    r"|는|은)?\Z")
+"""A label in a language that writes no space ending with a credential word (and ``is``, ``as follows``) before its
+colon: ``你的新密码是：``, ``密码如下：``, ``APIキーは次の通りです：``."""
 _PAIR_START: Final = re.compile(r"[A-Za-z_$][\w.$-]{0,127}[ \t]*(?:[=:]|=>|->)")
 _PAIR_NAME: Final = re.compile(r"(?P<n>[A-Za-z_$][\w.$-]{0,127})(?:=>|->|[=:])")
 """A value that starts as a setting does (``DB_PW=``): a name glued to its separator."""
@@ -690,6 +703,9 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
     English credential name with the sentence's ``is``), ``is``, ``changed to``, a colon, a blank or nothing, an ASCII
     value (``named``: the text holds a credential name's hint)."""
     if any(c in text for c in _CJK_FIRST):
+        if "作" in text or "を" in text:
+            for m in _CJK_VALUE_FIRST_RE.finditer(text):
+                _sentence_value(text, m.start("v" if m.group("v") is not None else "j"), spans, ascii_only=True)
         for m in _GLUED_RE.finditer(text):
             at = m.start()
             while at > 0 and text[at - 1] > "\x7f" and text[at - 1].isalpha():

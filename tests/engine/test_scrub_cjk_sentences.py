@@ -61,7 +61,10 @@ def test_property_obs58_a_credential_in_a_sentence_without_blanks(seed: int, nam
     "OpenAI の API キーは {p} です。", "APIキーを「{p}」に変更しました。", "API 키는 {p} 입니다", "패스워드는 {p} 입니다",
     "비밀번호를 {p}(으)로 변경했습니다", "API Key是{p}", "API key 是 {p}", "把密码改成{p}", "密码改为 {p} 了", "密码改成了{p}",
     "账号admin，密码{p}", "token是{p}", "API 金鑰：{p}", "存取權杖為 {p}", "【密码】{p}", "【APIキー】{p}", "密码——{p}",
-    "ユーザーのAPIキー（本番）は{p}です。", "APIキー（本番）：{p}", "環境変数 OPENAI_API_KEY に {p} を設定", "PIN码是{p}"])
+    "ユーザーのAPIキー（本番）は{p}です。", "APIキー（本番）：{p}", "環境変数 OPENAI_API_KEY に {p} を設定", "PIN码是{p}",
+    "邮箱授权码：{p}", "QQ邮箱的授权码是{p}", "用 {p} 作为密码", "请用{p}作为API密钥", "用 {p} 作为 GitHub 令牌",
+    "{p} をパスワードとして使う", "{p}を新しいパスワードに設定", "你的新密码是：\n{p}", "密码如下：\n```\n{p}\n```",
+    "APIキーは次の通りです：\n{p}"])
 def test_obs58_sentences_found_leaking(text: str) -> None:
     """OBS-58: each of these gave its value whole before (the names, particles, verbs and brackets were unknown)."""
     secret = password(random.Random(text))
@@ -91,7 +94,9 @@ def test_obs59_a_user_and_a_password_named_together_keep_the_user(text: str, use
     "密钥是base64编码的", "密码是utf8mb4", "secret是k8s里的Secret对象", "passwordはrequiredです", "キーはuser_idです",
     "APIキーはv2から必須", "パスコードは4桁", "OPENAI_API_KEY に環境変数を設定", "token_count为1024", "max_tokens为4096",
     "api_key是必需参数，例如sk-xxx", "【注意】Xq7RkW2pLm9Tz", "密码——请联系管理员", "设置 DB_PASSWORD 为 ${DB_PASSWORD}",
-    "API_KEY为your-api-key", "tokenは「Bearer」で始まる", "api_key → config.yaml", "路径：a / b"])
+    "API_KEY为your-api-key", "tokenは「Bearer」で始まる", "api_key → config.yaml", "路径：a / b", "用 admin 作为密码",
+    "用 bcrypt 作为密码哈希", "使用 JWT 作为令牌格式", "config.yaml をパスワードとして", "密码如下：\n- 长度至少 8 位",
+    "APIキーは次の通りです：\nOPENAI_API_KEY"])
 def test_obs55_words_names_and_placeholders_stay(text: str) -> None:
     """OBS-55: a word, a setting's name, a file, a format, a placeholder after the same names stay."""
     assert scrub_text(text) == text
