@@ -111,26 +111,26 @@ _OPENERS: Final = "".join(_QUOTE_PAIRS)
 _CJK_WORDS: Final = tuple(w for w in FOREIGN_WORDS if all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
                                                           for c in w))
 _CJK_KEY: Final = (r"(?:(?<![A-Za-z0-9])(?i:api|access|secret|private|app|client|license|licence|ssh|deploy|master|"
-                   r"admin)[ \t]?|アクセス|シークレット|秘密|プライベート|暗号化?|ライセンス|マスター|"
-                   r"(?:액세스|비밀|시크릿|개인|암호화)[ \t]?)(?:キー|키)")
+                   r"admin)[ \t\u3000]?|アクセス|シークレット|秘密|プライベート|暗号化?|ライセンス|マスター|"
+                   r"(?:액세스|비밀|시크릿|개인|암호화)[ \t\u3000]?)(?:キー|키)")
 """The word for *key* after a qualifier, in a language that writes no space (``APIキー``, ``アクセスキー``, ``API 키``)."""
 _CJK_COPULA: Final = (r"(?:改成|改为|改為|设为|設為|设置为|設置為|设成|設成|换成|換成|更改为|更改為|变更为|變更為)了?|是|为|為|"
                       r"は、?|が|を|는|은|이|가|를|을")
-_CJK_IS: Final = (r"(?:[ \t]*(?:（[^（）\n]{1,20}）|\([^()\n]{1,20}\)))?[ \t]*(?:" + _CJK_COPULA
-                  + r"|：|:|=|＝|】|——|—|－|→|->|=>)[ \t]*")
+_CJK_IS: Final = (r"(?:[ \t\u3000]*(?:（[^（）\n]{1,20}）|\([^()\n]{1,20}\)))?[ \t\u3000]*(?:" + _CJK_COPULA
+                  + r"|：|:|=|＝|】|——|—|－|→|->|=>|…+)[ \t\u3000]*")
 """``is``, ``set to``, ``changed to`` and the particles that put a value after its name (``是``, ``改成了``, ``は``,
 ``を``, ``는``, ``를``), a colon, a dash, an arrow or a closing ``】`` (``【密码】P``), after a note in parentheses
 (``APIキー（本番）は``)."""
 _CJK_VALUE_START: Final = r"(?=[\"'`!-~" + _OPENERS + "])"
 _GLUED_RE: Final = re.compile(
     "(?P<n>" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + ")(?:" + _CJK_IS
-    + r"|[ \t]+|(?=[" + _OPENERS + r"A-Za-z0-9]))" + _CJK_VALUE_START)
+    + r"|[ \t\u3000]+|(?=[" + _OPENERS + r"A-Za-z0-9]))" + _CJK_VALUE_START)
 """A credential word of a language that writes no space and ``is`` (``密码是``, ``パスワードは``, ``비밀번호는``,
 ``APIキーは``, ``把密码改成``), a colon, a blank or nothing (``账号admin，密码P``), before an ASCII value."""
 _CJK_VALUE_FIRST_RE: Final = re.compile(
-    r"(?:用|使用|以|把|将|將)[ \t]*(?P<v>[!-~]{6,256}?)[ \t]*(?:作为|作為|当作|當作|当做|做为)[ \t]*(?:新的?|我的|你的|的)?"
-    r"[ \t]*(?:[A-Za-z]{2,12}[ \t]?)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")|(?<![!-~])(?P<j>[!-~]{6,256}?)"
-    r"[ \t]*を[ \t]*(?:新しい)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")(?:として|に)")
+    r"(?:用|使用|以|把|将|將)[ \t\u3000]*(?P<v>[!-~]{6,256}?)[ \t\u3000]*(?:作为|作為|当作|當作|当做|做为)[ \t\u3000]*(?:新的?|我的|你的|的)?"
+    r"[ \t\u3000]*(?:[A-Za-z]{2,12}[ \t\u3000]?)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")|(?<![!-~])(?P<j>[!-~]{6,256}?)"
+    r"[ \t\u3000]*を[ \t\u3000]*(?:新しい)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")(?:として|に)")
 """The value first: ``用 P 作为密码``, ``P をパスワードとして``, ``P を新しいパスワードに``."""
 _CJK_FIRST: Final = frozenset(w[0] for w in _CJK_WORDS) | {"キ", "키"}
 """A text holding none of these characters holds no word :data:`_GLUED_RE` reads."""

@@ -100,7 +100,7 @@ _FLAG_RE: Final = re.compile(
 """``--name value``, ``["--name", "value"]``, and the single-dash long options of Go-style tools (``-token X``; a
 one-letter option such as ``-p`` is no credential name). Not after a word's character (``a-b``, ``x--y``) and at most
 :data:`MAX_NAME_CHARS` long, so a run of ``-a`` is matched from its start only."""
-_PAIR_SEP: Final = r"[ \t]*(?::|=>|\][ \t]*=(?!=))"
+_PAIR_SEP: Final = r"[ \t]*(?::|：|=>|\][ \t]*=(?!=))"
 _QUOTED_KEY_RE: Final = re.compile(r"(?P<kq>[\"'])(?P<key>[^\"'\\\n]{1,128})(?P=kq)" + _PAIR_SEP)
 """A quoted key and what joins it to its value (``:``, ``=>``, ``] =``): the reference the fast finder equals."""
 _PAIR_END_RE: Final = re.compile(r"[\"']" + _PAIR_SEP)
