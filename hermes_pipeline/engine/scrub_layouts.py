@@ -37,6 +37,7 @@ text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from typing import Final
@@ -297,26 +298,43 @@ _ARRAY_OPENING: Final = re.compile(r'[\[,][ \t]*"\Z')
 
 
 def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
-    """Each line whose label (starting the line) holds a credential name's hint: its value."""
+    """Each line (a table's cell: :func:`_anchored_lines`) whose label (starting the line) holds a credential name's
+    hint: its value."""
     for at, start, end in _anchored_lines(text, hits, _LABEL_MAX + 16):
-        if _SEPARATOR_CHARS.search(text, at, end) is None:
-            continue  # a label's separator follows its name (a JSON description naming "tokens" has none)
-        m, end = _line_label(text, start, end, at)
-        if m is None:
-            continue
-        label = m.group("label")
-        if any(_generated(word) for word in (label + (m.group("tail") or "")).split()):
-            continue  # --db-password QyeOqIcBHW2EC sha256:<hex>: a generated word in it, no label but a command
-        sep = m.group("sep")
-        arrow = sep not in (":", "：", "=")
-        decorated = bool(m.group("o") or m.group("c") or m.group("c2"))
-        level, relaxed = _label_level(label + (m.group("tail") or ""), decorated or arrow)
-        if sep == "=" and not relaxed:
-            continue  # NAME = P: an assignment, read by .scrub_shapes
-        if m.end() >= end and sep in (":", "："):
-            _next_line_value(text, label + (m.group("tail") or ""), end, spans)
-        elif level:
-            _label_value(text, label, m.end(), end, level, spans, relaxed or arrow)
+        _label_line(text, at, start, end, spans)
+
+
+def _row_bars(text: str, start: int, end: int) -> list[int]:
+    """Where the cell bars of the line ``[start, end)`` stand when it is a table's row (its first bar after blanks or
+    a quote block's marks: :data:`_ROW_LEAD`); none when it is not."""
+    lead = start
+    while lead < end and text[lead] in _ROW_LEAD:
+        lead += 1
+    if lead >= end or text[lead] not in _CELL_BARS:
+        return []
+    return [i for i in range(lead, end) if text[i] in _CELL_BARS]
+
+
+def _label_line(text: str, at: int, start: int, end: int, spans: list[Span]) -> None:
+    """The value of the line ``[start, end)`` whose label holds the hint at ``at``."""
+    if _SEPARATOR_CHARS.search(text, at, end) is None:
+        return  # a label's separator follows its name (a JSON description naming "tokens" has none)
+    m, end = _line_label(text, start, end, at)
+    if m is None:
+        return
+    label = m.group("label")
+    if any(_generated(word) for word in (label + (m.group("tail") or "")).split()):
+        return  # --db-password QyeOqIcBHW2EC sha256:<hex>: a generated word in it, no label but a command
+    sep = m.group("sep")
+    arrow = sep not in (":", "：", "=")
+    decorated = bool(m.group("o") or m.group("c") or m.group("c2"))
+    level, relaxed = _label_level(label + (m.group("tail") or ""), decorated or arrow)
+    if sep == "=" and not relaxed:
+        return  # NAME = P: an assignment, read by .scrub_shapes
+    if m.end() >= end and sep in (":", "："):
+        _next_line_value(text, label + (m.group("tail") or ""), end, spans)
+    elif level:
+        _label_value(text, label, m.end(), end, level, spans, relaxed or arrow)
 
 
 _ENCLOSURE: Final = (
@@ -326,7 +344,7 @@ _ENCLOSURE: Final = (
     r"|(?P<le>~~|\*{1,3}|_{1,2})(?=[^\s*_~]))?")
 """What may stand before a line's own text (see :data:`_LINE_CLOSE`)."""
 _ENCLOSURE_RE: Final = re.compile(_ENCLOSURE)
-_LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\")|(?<=\[\")|(?<=, \")|(?<=,\"))" + _ENCLOSURE
+_LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\")|(?<=\[\")|(?<=, \")|(?<=,\")|(?<=[|│┃║]))" + _ENCLOSURE
 _NOTE: Final = (r"(?:#[ \t][^\n]*|//[ \t][^\n]*|\([^()\n]{1,80}\)|\[\d{1,3}\]|[—–][ \t][^\n]*|<br[ \t]*/?>"
                 r"|[\u2600-\u27bf\U0001f300-\U0001faff]\ufe0f?)")
 _NOTE_AFTER: Final = r"[ \t]+" + _NOTE
@@ -370,23 +388,31 @@ then a user and a password written with a blank around the slash, ending the lin
 password is judged."""
 
 
-def _anchored_lines(text: str, anchors: Iterable[int], reach: int) -> Iterator[tuple[int, int, int]]:
+def _anchored_lines(text: str, anchors: Iterable[int], reach: int,
+                    cells: bool = True) -> Iterator[tuple[int, int, int]]:
     """The first anchor, the start and the end (:func:`_line_of`) of each line holding one of ``anchors`` (ascending
-    positions of a hint, a slash, a port), each line once; a line starting more than ``reach`` before it is none."""
+    positions of a hint, a slash, a port), each line once; a line starting more than ``reach`` before it is none.
+    With ``cells``, each cell of a table's row is a line of its own (``| db | Password - P |``)."""
     done = -1
     for at in anchors:
         if at < done:
             continue
         start, done = _line_of(text, at, reach)
-        if start >= 0:
-            yield at, start, done
+        if start < 0:
+            continue
+        if cells:
+            bars = _row_bars(text, start, done)
+            if len(bars) > 2 and bars[0] < at < bars[-1]:
+                k = bisect_left(bars, at)
+                start, done = bars[k - 1] + 1, bars[k]
+        yield at, start, done
 
 
 def _login_lines(text: str, spans: list[Span]) -> None:
     """The password of each line :data:`_LOGIN_LINE_RE` reads, sought from the lines that hold a slash between blanks
     (each line once)."""
-    for _, start, _ in _anchored_lines(text, (m.start() for m in _SPACED_SLASH_RE.finditer(text)), _LOGIN_LINE_MAX):
-        m = _LOGIN_LINE_RE.match(text, start)
+    for _, start, end in _anchored_lines(text, (m.start() for m in _SPACED_SLASH_RE.finditer(text)), _LOGIN_LINE_MAX):
+        m = _LOGIN_LINE_RE.match(text, start, end)
         if m is not None and _generated(m.group("p")):
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
 
@@ -587,15 +613,12 @@ def _run_value(text: str, start: int, end: int) -> Span:
 def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
     """A table row (``| name | value |``, ``│ NAME │ value │``): a cell naming a credential, and the cell after it; a
     header row (a separator row below it) naming a credential in a column: that column's cells below."""
-    for _, start, end in _anchored_lines(text, hits, _ROW_MAX):
+    for _, start, end in _anchored_lines(text, hits, _ROW_MAX, cells=False):
         if end - start > _ROW_MAX:
             continue
-        lead = start
-        while lead < end and text[lead] in _ROW_LEAD:
-            lead += 1
-        if lead >= end or text[lead] not in _CELL_BARS:
+        bars = _row_bars(text, start, end)
+        if not bars:
             continue
-        bars = [i for i in range(lead, end) if text[i] in _CELL_BARS]
         header = _SEPARATOR_ROW_RE.match(text, end + 1)
         columns: list[tuple[int, str, int]] = []
         for k, (a, b) in enumerate(pairwise(bars)):
@@ -626,14 +649,13 @@ def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans
     for _ in range(256):
         line_end = text.find("\n", at)
         line_end = len(text) if line_end < 0 else line_end
-        lead = at
-        while lead < line_end and text[lead] in _ROW_LEAD:
-            lead += 1
-        if lead >= line_end or text[lead] not in _CELL_BARS or line_end - at > _ROW_MAX:
+        bars = _row_bars(text, at, line_end) if line_end - at <= _ROW_MAX else []
+        if not bars:
             return
-        cells = list(pairwise([i for i in range(lead, line_end) if text[i] in _CELL_BARS]))
+        cells = list(pairwise(bars))
         for k, name, level in columns:
-            if k < len(cells) and _generated(text[cells[k][0] + 1:cells[k][1]].strip(_CELL_TRIM)):
+            cell = text[cells[k][0] + 1:cells[k][1]].strip(_CELL_TRIM) if k < len(cells) else ""
+            if cell and (_generated(cell) or " / " in cell):
                 _cell_value(text, name, cells[k][0] + 1, cells[k][1], level, spans)
         at = line_end + 1
 
@@ -649,9 +671,19 @@ def _cell_value(text: str, name: str, start: int, end: int, level: int, spans: l
     while end - start >= 2 and text[start] == text[end - 1] and text[start] in "`\"'*_":
         start, end = start + 1, end - 1
         quoted = True
-    if end <= start or any(c.isspace() for c in text[start:end]):
+    user = holds_user(name, 0, name)
+    if end <= start:
         return
-    _judge(text, name, (start, end), level, spans, bare=not quoted, literal=quoted)
+    if any(c.isspace() for c in text[start:end]):
+        login = _SPACED_LOGIN_RE.fullmatch(text, start, end) if user else None
+        if login is not None and _generated(login.group("p")):
+            _judge(text, "password", login.span("p"), STRONG, spans, bare=True)  # | creds | admin / P |
+        return
+    _judge(text, name, (start, end), level, spans, bare=not quoted, literal=quoted, user=user)
+
+
+_SPACED_LOGIN_RE: Final = re.compile(r"(?P<u>[^\s/]{1,64})[ \t]+/[ \t]+(?P<p>[^\s]{1,256})")
+"""A user and a password in one cell of a column that names both (``| credentials | admin / P |``)."""
 
 
 def _column_tables(text: str, spans: list[Span]) -> None:
@@ -824,7 +856,8 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
                 k += 1
             if k < e and text[k - 1] in "([{":
                 k -= 1  # 비밀번호를 P(으)로: the bracket opens the sentence's own text
-            e = k
+            query = _QUERY_NEXT_RE.search(text, s, k)
+            e = k if query is None else query.start()  # 密码P&lang=fr: a URL's next pair is no part of it
         if text[e - 1] in "*_~":
             e = _closed_run(text, s, e)  # *… is P.*: the emphasis around the sentence
         while e > s and text[e - 1] in ".,;:!?)":
@@ -861,6 +894,8 @@ def _closed_run(text: str, start: int, end: int) -> int:
     return end
 
 
+_QUERY_NEXT_RE: Final = re.compile(r"&[A-Za-z_][\w.-]{0,30}=")
+"""A URL query's next pair, after a value a sentence in a language that writes no space gives."""
 _OPENING_QUOTE: Final = {'"': '"', "'": "'", "`": "`", "”": "“", "’": "‘"}
 """The quotes that close a sentence's string, and what opened it."""
 

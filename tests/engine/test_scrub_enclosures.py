@@ -157,3 +157,38 @@ def test_obs57_a_labels_value_ends_where_a_sentence_in_a_wide_script_goes_on() -
     for text in (f"- **Password:** {secret}，然后重启", f"Password - {secret}。次に再起動", f"API key -> {secret}、보관하세요"):
         assert scrub_text(text) == text.replace(secret, redaction_marker(secret)), text
     assert scrub_text("Password - none，稍后设置") == "Password - none，稍后设置"
+
+
+_CELL_FORMS = _LINE_VALUE_FORMS + ("password: {p}", "`password: {p}`", "**API key:** `{p}`", "Token (prod): {p}",
+                                   "密码：{p}", "パスワードは{p}です", "the password is {p}", "API_KEY={p}")
+_ROWS = ("| db | {t} |", "| {t} | prod |", "│ db │ {t} │", "> | db | {t} | x |", "| a | b | {t} |",
+         "| service | notes |\n|---|---|\n| db | {t} |")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_CELL_FORMS), row=st.sampled_from(_ROWS))
+def test_property_obs57_59_a_line_in_a_table_cell_loses_its_value(seed: int, form: str, row: str) -> None:
+    """OBS-57 / OBS-59: each cell of a table's row is a line of its own for the line readers (a label, a ``name
+    value`` setting, a login's user and password, a relay's login line): ``| db | Password - P |`` loses P only."""
+    secret = password(random.Random(seed))
+    text = row.format(t=form.format(p=secret))
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret)), text
+
+
+@pytest.mark.parametrize("table, user", [
+    ("| service | credentials |\n|---|---|\n| db | admin:{p} |", "admin:"),
+    ("| creds | admin / {p} |", "admin / "),
+    ("| 服务 | 账号/密码 |\n|---|---|\n| db | root / {p} |", "root / ")])
+def test_obs59_a_column_of_users_and_passwords_keeps_the_user(table: str, user: str) -> None:
+    """OBS-59: under a header or beside a cell naming a user and a password together, the user stays."""
+    secret = password(random.Random(table))
+    text = table.format(p=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+    assert user in scrub_text(text)
+
+
+@pytest.mark.parametrize("text", ["| Password | see vault |", "| note | password: see the wiki |",
+                                  "| service | creds |\n|---|---|\n| db | see vault / ask ops |",
+                                  "| client_secret | required |", "| token: none | password: n/a |"])
+def test_obs55_table_cells_without_a_value_stay(text: str) -> None:
+    assert scrub_text(text) == text
