@@ -209,6 +209,8 @@ _CJK_USER_WORDS: Final = ("用户名", "用户", "账号", "帐号", "账户", "
                           "계정")
 """The word for user or account in languages that write no space (``用户名/密码：admin/P``, ``账号密码：admin/P``)."""
 _CJK_PASSWORD_WORDS: Final = ("密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드")
+_CJK_PAIR_WORDS: Final = ("凭据", "憑據", "認証情報", "資格情報")
+"""The word for *credentials* (a user and a password together: ``凭据：admin/P``)."""
 _USER_WORDS: Final = frozenset({"user", "username", "usr", "login", "u", "id", *_CJK_USER_WORDS})
 
 
@@ -1202,7 +1204,8 @@ def _pair_name(name: str) -> bool:
     """Whether ``name`` names a user and a password together (``DB_CREDENTIALS``, ``basicAuth``, ``账号密码``)."""
     if name.isascii():
         return "".join([c for c in name.lower() if c.isalpha()]).endswith(_PAIR_NAME_ENDS)
-    return any(w in name for w in _CJK_USER_WORDS) and any(w in name for w in _CJK_PASSWORD_WORDS)
+    return any(w in name for w in _CJK_USER_WORDS) and any(w in name for w in _CJK_PASSWORD_WORDS) or any(
+        w in name for w in _CJK_PAIR_WORDS)
 
 
 def _inner_pair(value: str) -> bool:

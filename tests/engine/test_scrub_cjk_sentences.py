@@ -77,7 +77,8 @@ def test_obs58_sentences_found_leaking(text: str) -> None:
     ("用户名/密码：admin/{p}", "admin"), ("ユーザー名/パスワード：deploy/{p}", "deploy"), ("账号密码：admin/{p}", "admin"),
     ("用户名和密码是admin/{p}", "admin"), ("ID/PW: ops/{p}", "ops"), ("账号/密码: admin / {p}", "admin"),
     ("ログイン：admin / {p}", "admin"), ("登录信息：root / {p}", "root"), ("Grafana 登录：admin / {p}", "admin"),
-    ("user/password: admin/{p}", "admin")])
+    ("user/password: admin/{p}", "admin"), ("凭据：admin / {p}", "admin"), ("凭据：admin/{p}", "admin"),
+    ("認証情報: deploy / {p}", "deploy"), ("Grafana 的凭据是 admin/{p}", "admin")])
 def test_obs59_a_user_and_a_password_named_together_keep_the_user(text: str, user: str) -> None:
     """OBS-59: under a name of a user and a password (``用户名/密码``, ``账号密码``, a login label) the user stays; only
     the password goes (``admin/`` was hidden with it)."""
@@ -98,7 +99,7 @@ def test_obs59_a_user_and_a_password_named_together_keep_the_user(text: str, use
     "api_key是必需参数，例如sk-xxx", "【注意】Xq7RkW2pLm9Tz", "密码——请联系管理员", "设置 DB_PASSWORD 为 ${DB_PASSWORD}",
     "API_KEY为your-api-key", "tokenは「Bearer」で始まる", "api_key → config.yaml", "路径：a / b", "用 admin 作为密码",
     "用 bcrypt 作为密码哈希", "使用 JWT 作为令牌格式", "config.yaml をパスワードとして", "密码如下：\n- 长度至少 8 位",
-    "APIキーは次の通りです：\nOPENAI_API_KEY"])
+    "APIキーは次の通りです：\nOPENAI_API_KEY", "凭据存储在 Vault 中", "認証情報はVaultに保存", "凭据：见 1Password"])
 def test_obs55_words_names_and_placeholders_stay(text: str) -> None:
     """OBS-55: a word, a setting's name, a file, a format, a placeholder after the same names stay."""
     assert scrub_text(text) == text
