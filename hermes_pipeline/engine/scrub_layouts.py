@@ -142,9 +142,9 @@ _ASCII_NAME_GLUED_RE: Final = re.compile(
 language's ``is`` or ``to`` (``API Key是P``, ``token是P``, ``API key は P``, ``OPENAI_API_KEY に P を設定``): a colon
 after it is a label's (read by :func:`_labels`)."""
 _SENTENCE_NAME: Final = (
-    r"(?:pass(?:word|phrase|code)?|passwd|(?:(?:api|secret|access|private|license|licence|signing|encryption|master|"
-    r"auth|app|client|consumer|deploy|service|unseal|recovery|root|admin|webhook|ssh|gpg|pgp|backup|product|"
-    r"activation)[ \t_-]?key)|(?:(?:access|auth|api|bearer|bot|refresh|session|personal[ \t]access)[ \t_-]?)?token|"
+    r"(?:pass(?:word|phrase|code)?|passwd|pat|(?:(?:api|secret|access|private|license|licence|signing|encryption|"
+    r"master|auth|app|client|consumer|deploy|service|unseal|recovery|root|admin|webhook|ssh|gpg|pgp|backup|product|"
+    r"activation|pre-?shared|shared|wpa2?|wi-?fi|network|vpn)[ \t_-]?key)|(?:(?:access|auth|api|bearer|bot|refresh|session|personal[ \t]access)[ \t_-]?)?token|"
     r"(?:(?:client|api|app|shared|webhook)[ \t_-]?)?secret)")
 """A credential named in an English sentence (``pass`` alone too: ``my pass is P``; the value must look generated)."""
 _COPULA: Final = (r"(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)(?:[ \t]+(?:now|still|(?:set|changed|reset|"
@@ -171,7 +171,7 @@ _FROM_TAIL_RE: Final = re.compile(
     r"[ \t]+(?:(?i:was|has[ \t]+been|is|got)[ \t]+)?(?i:changed|rotated|updated|reset|switched|moved)[ \t]+(?i:from)"
     r"[ \t]+(?P<v>\S{1,256}?)[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """Both values of a change: ``password was changed from P to Q``."""
-_BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase"})
+_BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase", "token"})
 _BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9])")
 """``password P``: the one-word name and its value with only blanks between (the value must look generated); a
 setting's dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
@@ -254,6 +254,8 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _relay_lines(text, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
         _login_lines(text, spans)
+    if not gated or (" " in text and ("log" in low or "sign" in low or "LOG" in text or "SIGN" in text)):
+        _login_sentences(text, spans)
     if not gated or "(" in text:
         _setter_calls(text, spans)
         _login_calls(text, spans)
@@ -534,7 +536,9 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
         span = _run_value(text, *run.span("run"))
     else:
         if not _LINE_REST.match(text, m.end(), line_end):
-            return
+            note = _NOTE_AFTER_RE.search(text, m.end(), line_end) if group else None
+            if note is None or not _LINE_REST.match(text, m.end(), note.start()):
+                return  # OpenAI key for the side project: P (billing capped): a note after it stays
         found = _value_span(m, strict=False)
         if found is None:
             return
@@ -825,12 +829,26 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             _sentence_value(text, m.end(), spans, ascii_only=False)
 
 
+_LOGIN_SENTENCE_RE: Final = re.compile(
+    r"(?<![\w-])(?:(?i:use|using|with)[ \t]+(?P<v>[^\s\"'`]{6,256}?)[ \t]+(?i:to)[ \t]+(?i:log|sign)[ \t-]?(?i:in|on)"
+    r"(?:(?i:to))?(?![\w-])|(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:is|was)[ \t]+[\w.@+-]{1,64}[ \t]+(?i:with|and|/)"
+    r"[ \t]+(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~]))")
+"""A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P`` (the user stays)."""
+
+
+def _login_sentences(text: str, spans: list[Span]) -> None:
+    """The password of each sentence :data:`_LOGIN_SENTENCE_RE` reads, when it looks generated."""
+    for m in _LOGIN_SENTENCE_RE.finditer(text):
+        _sentence_value(text, m.start("v") if m.group("v") is not None else m.end(), spans, ascii_only=False)
+
+
 _NOUN_VALUE_RE: Final = re.compile(
     r"(?<![\w-])(?i:auth[ \t]token|access[ \t]token|api[ \t]key|secret[ \t]key|client[ \t]secret|app[ \t]password|"
-    r"bot[ \t]token|refresh[ \t]token)[ \t]+(?=[A-Za-z0-9])")
+    r"bot[ \t]token|refresh[ \t]token|(?:keystore|truststore|store|key|db|database|admin|root|sudo|ssh|smtp|mail|"
+    r"wi-?fi|vpn|s?ftp|vnc|rdp|user)[ \t]pass|(?<=,[ \t])pass)[ \t]+(?=[A-Za-z0-9])")
 _NOUN_VALUE_MIN: Final = 8
 """A credential's two-word name then its value with no verb (``twilio sid AC… auth token 9f86…``, ``app password
-abcd…``): only a value of at least this many characters that looks generated (``the API key expired`` stays)."""
+abcd…``, ``keystore pass …``, ``user app, pass …``): only a value of at least this many characters that looks generated (``the API key expired`` stays)."""
 
 
 def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False) -> None:
