@@ -153,8 +153,9 @@ _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)"
 """Where a sentence names a credential, read in the lower-cased text near a hint: each reader of what follows the name
 (the ``_TAIL_RE`` patterns below) is matched there, so the names are sought once."""
 _COPULA_TAIL_RE: Final = re.compile(
-    r"(?:[ \t]+(?i:for|of|on|at|in)(?:[ \t]+[\w.@/-]{1,40}){1,5}?)?(?:[ \t]+\([^()\n]{1,60}\))?"
-    r"(?:[ \t]+(?i:" + _COPULA + r")|['’](?i:s))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+    r"(?:[ \t]+(?i:for|of|on|at|in|de|del|du|do|da|della|van|von|für|zum|zur|od)(?:[ \t]+[\w.@/-]{1,40}){1,5}?)?"
+    r"(?:[ \t]+\([^()\n]{1,60}\))?(?:[ \t]+(?i:" + _COPULA + r"|es|est|é|è|ist|lautet|sind|jest|är|era|será|était|"
+    r"war)|['’](?i:s))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """An English sentence giving a credential's value after its name: ``the password is P``, ``API key was: P``, ``the
 token has been set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira
 is P``), a note in parentheses (``The API token (expires 2027) is P``) or the copula contracted (``my password's
@@ -179,13 +180,21 @@ _NAME_BEFORE_HINT: Final = 24
 _NAME_AFTER_HINT: Final = 16
 """How far a sentence's credential name reaches before and after the hint it holds (``personal access token``)."""
 _FOREIGN_SENTENCE_RE: Final = re.compile(
-    r"(?<![\w-])(?i:passwort|kennwort|contraseña|contrasena|clave|senha|mot[ \t]de[ \t]passe|wachtwoord|hasło|haslo|"
-    r"lösenord|losenord|passord|adgangskode|salasana|parola|пароль|токен)[ \t]+(?i:lautet|ist|war|es|será|é|"
-    r"era|est|était|is|jest|är|er|on|è|—|–|-)[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+    r"(?<![\w-])(?:[A-Za-z0-9]{2,12}-)?(?i:passwort|kennwort|contraseña|contrasena|clave|senha|mot[ \t]de[ \t]passe|"
+    r"wachtwoord|hasło|haslo|lösenord|losenord|passord|adgangskode|salasana|parola|пароль|токен|zugangsdaten|"
+    r"schlüssel|(?:clé|clave|chiave|chave)[ \t]api)"
+    r"(?:[ \t]+(?i:de|del|de[ \t]la|des|du|do|da|della|dello|van|von|für|fur|zum|zur|od|dla|от|для|of|for)"
+    r"(?:[ \t]+[\w.@/-]{1,40}){1,3}?)?"
+    r"(?:[ \t]+(?i:lautet|ist|war|es|será|é|era|est|était|is|jest|to|är|er|on|è|sind|je|—|–|-)[ \t]*:?|[ \t]*[:：])"
+    r"[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """A sentence in another language giving a password's value: ``Das Passwort lautet P``, ``la contraseña es P``, ``a
-senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest P``, ``пароль — P``."""
+senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest P``, ``пароль — P``, with what it is for
+(``la contraseña de la base de datos es P``, ``Hasło do bazy to P``), in a compound (``Das WLAN-Passwort lautet P``,
+``Der API-Schlüssel ist P``), the key of an API (``la clé API est P``), or a colon after a blank (``mot de passe :
+P``)."""
 _FOREIGN_ASCII_WORDS: Final = ("passwort", "kennwort", "contrasena", "clave", "senha", "mot", "wachtwoord", "haslo",
-                                "losenord", "passord", "adgangskode", "salasana", "parola")
+                                "losenord", "passord", "adgangskode", "salasana", "parola", "zugangsdaten", "chiave",
+                                "chave")
 """The ASCII names :data:`_FOREIGN_SENTENCE_RE` reads: an ASCII text without one of them (lower-cased) holds no such
 sentence (a text that is not ASCII is read whole: ``(?i:`` also folds letters such as ``ſ``)."""
 _SENTENCE_VERB_RE: Final = re.compile(
@@ -246,15 +255,16 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
     if hits and (not gated or " " in text):
         _english_sentences(text, low, hits, spans)
     if not gated or (" " in text and (not low.isascii() or any(word in low for word in _FOREIGN_ASCII_WORDS))):
-        for m in _FOREIGN_SENTENCE_RE.finditer(text):  # la clave es P: a name no hint is part of
-            _sentence_value(text, m.end(), spans, ascii_only=False)
+        for regex in (_FOREIGN_SENTENCE_RE, _FOREIGN_BARE_RE):
+            for m in regex.finditer(text):  # la clave es P: a name no hint is part of
+                _sentence_value(text, m.end(), spans, ascii_only=False)
     if hits and (not gated or " " in text or "\t" in text):
         _spaced_settings(text, hits, spans)
     if not gated or (":" in text and "." in text):
         _relay_lines(text, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
         _login_lines(text, spans)
-    if not gated or (" " in text and ("log" in low or "sign" in low or "LOG" in text or "SIGN" in text)):
+    if not gated or (" " in text and any(word in low for word in _LOGIN_SENTENCE_WORDS)):
         _login_sentences(text, spans)
     if not gated or "(" in text:
         _setter_calls(text, spans)
@@ -832,8 +842,19 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
 _LOGIN_SENTENCE_RE: Final = re.compile(
     r"(?<![\w-])(?:(?i:use|using|with)[ \t]+(?P<v>[^\s\"'`]{6,256}?)[ \t]+(?i:to)[ \t]+(?i:log|sign)[ \t-]?(?i:in|on)"
     r"(?:(?i:to))?(?![\w-])|(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:is|was)[ \t]+[\w.@+-]{1,64}[ \t]+(?i:with|and|/)"
-    r"[ \t]+(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~]))")
-"""A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P`` (the user stays)."""
+    r"[ \t]+(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~])|(?i:credentials|creds|zugangsdaten|identifiants|credenciales|"
+    r"credenziali|credenciais)[ \t]+(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*"
+    r"(?=[!-~]))")
+"""A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``the credentials are admin /
+P``, ``Die Zugangsdaten sind admin / P`` (the user stays)."""
+
+
+_LOGIN_SENTENCE_WORDS: Final = ("log", "sign", "cred", "zugangsdaten", "identifiants")
+"""What a text :data:`_LOGIN_SENTENCE_RE` reads holds, lower-cased."""
+_FOREIGN_BARE_RE: Final = re.compile(
+    r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)[ \t]+(?=[A-Za-z0-9])")
+"""A password's name in another language then its value with no verb (``Мой пароль P``); the value must look
+generated (``Passwort vergessen`` stays)."""
 
 
 def _login_sentences(text: str, spans: list[Span]) -> None:

@@ -119,7 +119,12 @@ def test_a_list_or_a_paragraph_under_a_label_stays() -> None:
 
 
 _SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la contraseña es {p}", "a senha é {p}",
-              "le mot de passe est {p}", "het wachtwoord is {p}", "hasło jest {p}", "пароль — {p}"]
+              "le mot de passe est {p}", "het wachtwoord is {p}", "hasło jest {p}", "пароль — {p}",
+              "La contraseña de la base de datos es {p}", "Le mot de passe du serveur est {p}",
+              "Das WLAN-Passwort lautet {p}", "Der API-Schlüssel ist {p}", "A senha do banco é {p}", "La password è {p}",
+              "La password del database è {p}", "Мой пароль {p}", "Het wachtwoord van de server is {p}",
+              "Hasło do bazy to {p}", "El token de acceso es {p}", "La clé API est {p}", "La clave API es {p}",
+              "Il token è {p}", "O token é {p}", "Identifiant : admin — mot de passe : {p}"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -132,7 +137,9 @@ def test_property_a_password_in_a_sentence_of_another_language_is_hidden(seed: i
 
 _ASCII_SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la contrasena es {p}", "la clave es {p}",
                     "le mot de passe est {p}", "het wachtwoord is {p}", "haslo jest {p}", "losenord er {p}",
-                    "passord er {p}", "adgangskode er {p}", "salasana on {p}", "la parola es {p}"]
+                    "passord er {p}", "adgangskode er {p}", "salasana on {p}", "la parola es {p}",
+                    "Die Zugangsdaten sind admin / {p}", "la chiave API es {p}", "mot de passe : {p}",
+                    "Passwort {p}", "the credentials are admin / {p}"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -152,7 +159,9 @@ def test_property_the_foreign_sentences_pre_check_is_exact(seed: int, sentence: 
 
 def test_sentences_about_a_password_stay() -> None:
     """OBS-58: a sentence that says something of the password gives no value."""
-    for text in ["Das Passwort ist falsch.", "la contraseña es incorrecta", "a senha é obrigatória"]:
+    for text in ["Das Passwort ist falsch.", "la contraseña es incorrecta", "a senha é obrigatória", "Passwort vergessen",
+                 "The credentials are in the vault / ask ops", "Пароль изменён", "La contraseña de Juan es secreta",
+                 "Il token è scaduto", "El token de acceso es válido", "Der API-Schlüssel ist ungültig"]:
         assert scrub_text(text) == text
 
 
