@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Final
@@ -256,12 +257,31 @@ def _outside_paths(args: Any, workspace: Path | None) -> list[str]:
     return out
 
 
-def _fix_date(stamp: str) -> None:
-    """Make Hermes' clock (``hermes_time.now``, used for the system prompt's date) say the recorded day."""
+_STARTED_RE: Final = re.compile(r"^Conversation started: [A-Za-z]+, ([A-Za-z]+ \d{1,2}, \d{4})$", re.MULTILINE)
+"""The day Hermes 0.19 writes into its system prompt (``agent.system_prompt``: ``Conversation started: Monday,
+December 07, 2026``)."""
+
+
+def _recorded_day(recorded_prompt: str | None, stamp: str) -> date | None:
+    """The day the recorded system prompt said: its ``Conversation started:`` line, else the recording's first
+    timestamp ``stamp`` in Hermes' own time zone (its ``timezone`` setting or ``HERMES_TIMEZONE``, else the
+    machine's), as Hermes computed it; ``None`` when neither reads."""
+    found = _STARTED_RE.search(recorded_prompt or "")
+    if found is not None:
+        try:
+            return datetime.strptime(found.group(1), "%B %d, %Y").date()
+        except ValueError:
+            pass
+    import hermes_time  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
     try:
-        recorded = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone()
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(hermes_time.get_timezone()).date()
     except ValueError:
-        return
+        return None
+
+
+def _fix_date(recorded: date) -> None:
+    """Make Hermes' clock (``hermes_time.now``, used for the system prompt's date) say the recorded day."""
     import hermes_time  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     real = hermes_time.now
@@ -309,8 +329,9 @@ def register(ctx: Any) -> None:
                               live_from=whatif.get("live_from"), tools=str(whatif.get("tools") or "live"),
                               overrides=whatif.get("overrides") or {},
                               workspace=Path(whatif["workspace"]) if whatif.get("workspace") else None)
-        if os.environ.get(DATE_VARIABLE):
-            _fix_date(os.environ[DATE_VARIABLE])
+        day = _recorded_day(replay.recording.system_prompt, os.environ.get(DATE_VARIABLE) or "")
+        if day is not None:
+            _fix_date(day)
         _fix_environment_probe(replay.recording.system_prompt)
         installed: list[object] = []
         attach_bridge(ctx, prepare=lambda engine: installed.append(replay.install(engine)))
