@@ -305,7 +305,11 @@ def test_today_shows_cost_by_model_skill_and_session(app: Dashboard, made: dict[
 
     page = body(app, "/")
     section = page.split("Cost today by model, skill and session")[1].split("</section>")[0]
-    start, end = local_day_bounds(time.time())
+    # the day the page judged (not a second reading of the clock: midnight may pass between the two)
+    judged = re.search(r'aria-label="today (\d{4}-\d{2}-\d{2})"', page)
+    assert judged is not None
+    day = judged.group(1)
+    start, end = local_day_bounds(time.mktime(time.strptime(day + " 12:00", "%Y-%m-%d %H:%M")))
     today = [r for r in made["runs"] if start <= r["ended"] < end]
     conn = sqlite3.connect(made["home"] / "observability" / "observability.sqlite3")
     try:
@@ -317,7 +321,6 @@ def test_today_shows_cost_by_model_skill_and_session(app: Dashboard, made: dict[
         assert not by_session
         assert all(text in section for text in ("no LLM call today", "no skill run today", "no run today"))
         return
-    day = time.strftime("%Y-%m-%d", time.localtime())
     assert f'href="/runs?model={today[-1]["model"]}&amp;since={day}"' in section
     shown = re.findall(r'href="/sessions/([^"]+)">[^<]*</a></td><td>\$([0-9.]+)</td>', section)
     assert shown and len(shown) == min(10, len(by_session))
