@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -154,11 +155,14 @@ class JsonlFileDestination:
         mode: ``"append"`` keeps existing content; ``"overwrite"`` truncates the first file at open.
         retention_days: delete this sink's files older than that many days at open and every 24 h.
         label: how log messages name the sink (``atof.sinks[0]``); paths are never logged.
+        day: the ``{date}`` a batch is written for (default: the UTC day of the write); an encoder whose lines
+            depend on the file they start (the ATOF history delta) gives the day it encoded them for.
     """
 
     def __init__(self, directory: Path, filename: str, *, mode: str = "append", retention_days: int | None = None,
-                 label: str = "file") -> None:
+                 label: str = "file", day: Callable[[], str] | None = None) -> None:
         self.directory = directory
+        self._day = day
         self.filename = filename
         self.mode = mode
         self.retention_days = retention_days
@@ -177,7 +181,8 @@ class JsonlFileDestination:
         """The file written at ``epoch_seconds`` (default: now)."""
         name = self.filename
         if DATE_PLACEHOLDER in name:
-            name = name.replace(DATE_PLACEHOLDER, utc_date(epoch_seconds))
+            day = self._day() if self._day is not None and epoch_seconds is None else utc_date(epoch_seconds)
+            name = name.replace(DATE_PLACEHOLDER, day)
         return self.directory / name
 
     def describe(self) -> str:

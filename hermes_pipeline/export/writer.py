@@ -97,6 +97,8 @@ class BoundedWriter:
         backoff_initial, backoff_max: seconds before the first retry, doubled up to the maximum.
         on_batch_dropped: called on the worker thread after items were dropped for errors (an
             exporter resets per-connection state there, e.g. the ATOF history delta).
+        on_batch: called on the worker thread before each batch is encoded (a daily ATOF file's encoder
+            settles there the day its batch is written for).
         linger: seconds the worker waits for a batch to fill once items are queued, so that the
             caller's thread never pays a thread wake-up per item; a full batch, :meth:`flush` and
             :meth:`close` end the wait at once.
@@ -114,7 +116,7 @@ class BoundedWriter:
                  max_attempts: int = 4, backoff_initial: float = 0.1, backoff_max: float = 2.0,
                  on_batch_dropped: Callable[[], None] | None = None, linger: float = 0.05,
                  idle_wakeup: float = 0.05, idle_sleep: float = 2.0, max_queue_bytes: int | None = None,
-                 size: Callable[[Any], int] | None = None) -> None:
+                 size: Callable[[Any], int] | None = None, on_batch: Callable[[], None] | None = None) -> None:
         if max_queue_size < 1 or max_batch_size < 1 or max_attempts < 1:
             raise ValueError("max_queue_size, max_batch_size and max_attempts must be >= 1")
         if max_queue_bytes is not None and max_queue_bytes < 1:
@@ -139,6 +141,7 @@ class BoundedWriter:
         self._attempts = max_attempts
         self._backoff = (max(backoff_initial, 0.0), max(backoff_max, 0.0))
         self._on_dropped = on_batch_dropped
+        self._on_batch = on_batch
         self._idle_wakeup = idle_wakeup
         self._idle_sleep = max(idle_sleep, idle_wakeup)
         self._sleeping = False
@@ -510,6 +513,11 @@ class BoundedWriter:
         return out
 
     def _deliver(self, batch: list[Any]) -> None:
+        if self._on_batch is not None:
+            try:
+                self._on_batch()
+            except Exception:
+                pass  # a hook's failure costs the batch nothing
         items = self._encoded(batch)
         skipped = len(batch) - len(items)
         attempt = 1

@@ -62,7 +62,9 @@ class AtofEncoder:
         gate_open: content fields verbatim (``True``) or summarised with ``summary_mode``.
         llm_history: ``"delta"`` (prefix-delta with ``messages_offset``) or ``"full"`` (FMT-25).
         dots: apply :func:`replace_dots` to every event.
-        daily: the file name rolls with ``{date}``: the delta state restarts with each new file.
+        daily: the file name rolls with ``{date}``: the delta state restarts with each new file. The day is
+            settled once per batch (:meth:`begin_batch`), and the batch is written to that day's file
+            (:attr:`day`) however late its write is: a delta line never opens a file its base is not in.
         shared: the ``definitions/`` sidecar of a local file sink's directory, or ``None`` (definitions
             are written in the lines, once per session).
     """
@@ -82,6 +84,20 @@ class AtofEncoder:
         """Session scope UUID → the definitions already written in this file for that session."""
         self.shared = shared
 
+    def begin_batch(self) -> None:
+        """Settle the day of the batch about to be encoded (a daily file): a new day restarts the delta state."""
+        if self.daily:
+            today = utc_date()
+            if today != self._date:
+                self._date = today
+                self._written.clear()
+                self._defined.clear()
+
+    @property
+    def day(self) -> str:
+        """The UTC day the lines encoded last are for: the file their batch goes to (``{date}``)."""
+        return self._date or utc_date()
+
     def reset(self) -> None:
         """Forget what was written: the next LLM start of every session carries its full history and
         defines again every tool list and system prompt it refers to."""
@@ -89,12 +105,6 @@ class AtofEncoder:
         self._defined.clear()
 
     def __call__(self, event: ScopeEvent) -> bytes:
-        if self.daily:
-            today = utc_date()
-            if today != self._date:
-                self._date = today
-                self._written.clear()
-                self._defined.clear()
         name = event.name
         if event.phase == START:
             if name == LLM_SCOPE and isinstance(event.data, dict):

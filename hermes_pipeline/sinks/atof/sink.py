@@ -122,15 +122,18 @@ class AtofSink:
     def _route(sink: FileSinkConfig | StreamSinkConfig, full_payloads: bool, summary_mode: str, llm_history: str,
                override: Destination | None, queue_bytes: int | None) -> _Route:
         if isinstance(sink, FileSinkConfig):
-            destination: Destination = override or JsonlFileDestination(
-                sink.directory, sink.filename, mode=sink.mode, retention_days=sink.retention_days, label=sink.label)
             shared = DefinitionFiles(sink.directory) if override is None else None  # a local file only
+            daily = DATE_PLACEHOLDER in sink.filename
             encoder = AtofEncoder(gate_open=sink.content == "full", summary_mode=summary_mode, llm_history=llm_history,
-                                  daily=DATE_PLACEHOLDER in sink.filename, shared=shared)
+                                  daily=daily, shared=shared)
+            destination: Destination = override or JsonlFileDestination(
+                sink.directory, sink.filename, mode=sink.mode, retention_days=sink.retention_days, label=sink.label,
+                day=(lambda: encoder.day) if daily else None)
             # the bound ``__call__``: calling the encoder object itself looks its ``__call__`` up again for every line
             writer = BoundedWriter(destination, name=sink.label, max_queue_size=sink.max_queue_size,
                                    encode=encoder.__call__, max_attempts=3, on_batch_dropped=encoder.reset,
-                                   max_queue_bytes=queue_bytes, size=event_bytes)
+                                   max_queue_bytes=queue_bytes, size=event_bytes,
+                                   on_batch=encoder.begin_batch if daily else None)
             return _Route(sink.label, f"atof.file.events_dropped[{sink.index}]", writer, destination, None)
         timeout = sink.timeout_millis / 1000
         if override is None:

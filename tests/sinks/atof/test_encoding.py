@@ -4,12 +4,18 @@ holds a delta whose base it lost."""
 from __future__ import annotations
 
 import errno
+import json
 import threading
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.export import MemoryDestination
+from hermes_pipeline.export import files as export_files
 from hermes_pipeline.sinks.atof import build_atof_plugin
+from hermes_pipeline.sinks.atof import encoder as atof_encoder
 
 from tests.sinks.atof._support import decode
 from hermes_pipeline.testing import chat_response
@@ -130,3 +136,34 @@ def test_fmt_25_80_a_start_refused_by_a_full_queue_is_no_base_for_a_delta(engine
     lines = decode(dest)
     assert rebuilt_histories(lines) == [requests[0], requests[2]]
     assert plugin.stats()["sinks"][0]["dropped_queue_full"] >= 1
+
+
+def test_fmt_25_35_a_batch_written_after_midnight_goes_to_the_day_it_was_encoded_for(
+        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FMT-25 with FMT-35: a daily file (``{date}``) restarts the history delta; a batch encoded before midnight
+    whose write comes after it (a slow disk, a retry) is written to the day it was encoded for, so the new day's
+    file never opens with a delta whose base is in yesterday's file. Each file rebuilds on its own."""
+    clocks = {"encoder": "2026-12-06", "file": "2026-12-06"}
+    monkeypatch.setattr(atof_encoder, "utc_date", lambda epoch=None: clocks["encoder"])
+    monkeypatch.setattr(export_files, "utc_date", lambda epoch=None: clocks["file"])
+    plugin = build_atof_plugin({"enabled": True, "sinks": [{"type": "file", "output_directory": str(tmp_path),
+                                                            "filename": "events-{date}.jsonl"}]}, deferred=False)
+    engine.add_plugin(plugin, name="atof")
+    host = Host(engine, model="m", provider="p")
+    requests = history(3)
+    with host.session() as session:
+        for n in range(3):
+            if n == 1:
+                clocks["file"] = "2026-12-07"  # the batch settled on the 6th is written after midnight
+            if n == 2:
+                clocks["encoder"] = "2026-12-07"  # the next batch is the 7th's
+            with session.turn(f"question {n}") as turn:
+                turn.call_llm({"messages": requests[n]}, lambda request, n=n: chat_response(f"answer {n}"))
+                turn.complete(f"answer {n}")
+            assert plugin.flush(10.0)
+    plugin.shutdown(5.0)
+    days = {path.name: [json.loads(line) for line in path.read_text().splitlines()]
+            for path in tmp_path.glob("events-*.jsonl")}
+    assert sorted(days) == ["events-2026-12-06.jsonl", "events-2026-12-07.jsonl"]
+    assert rebuilt_histories(days["events-2026-12-06.jsonl"]) == requests[:2]
+    assert rebuilt_histories(days["events-2026-12-07.jsonl"]) == requests[2:]
