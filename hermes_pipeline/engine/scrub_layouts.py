@@ -133,6 +133,8 @@ _CJK_VALUE_FIRST_RE: Final = re.compile(
     r"[ \t\u3000]*(?:[A-Za-z]{2,12}[ \t\u3000]?)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")|(?<![!-~])(?P<j>[!-~]{6,256}?)"
     r"[ \t\u3000]*を[ \t\u3000]*(?:新しい)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")(?:として|に)")
 """The value first: ``用 P 作为密码``, ``P をパスワードとして``, ``P を新しいパスワードに``."""
+_CJK_COPULA_CHAR_RE: Final = re.compile("[改设設换換更变變是为為はがを는은이가를을に]")
+"""The first characters of :data:`_CJK_COPULA` and ``に``."""
 _CJK_FIRST: Final = frozenset(w[0] for w in _CJK_WORDS) | {"キ", "키"}
 """A text holding none of these characters holds no word :data:`_GLUED_RE` reads."""
 _ASCII_NAME_GLUED_RE: Final = re.compile(
@@ -192,11 +194,11 @@ senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest 
 (``la contraseña de la base de datos es P``, ``Hasło do bazy to P``), in a compound (``Das WLAN-Passwort lautet P``,
 ``Der API-Schlüssel ist P``), the key of an API (``la clé API est P``), or a colon after a blank (``mot de passe :
 P``)."""
-_FOREIGN_ASCII_WORDS: Final = ("passwort", "kennwort", "contrasena", "clave", "senha", "mot", "wachtwoord", "haslo",
-                                "losenord", "passord", "adgangskode", "salasana", "parola", "zugangsdaten", "chiave",
-                                "chave")
-"""The ASCII names :data:`_FOREIGN_SENTENCE_RE` reads: an ASCII text without one of them (lower-cased) holds no such
-sentence (a text that is not ASCII is read whole: ``(?i:`` also folds letters such as ``ſ``)."""
+_FOREIGN_WORDS: Final = ("passwort", "kennwort", "contraseña", "contrasena", "clave", "senha", "mot", "wachtwoord",
+                         "hasło", "haslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "parola",
+                         "пароль", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave")
+"""What each name :data:`_FOREIGN_SENTENCE_RE` reads holds, lower-cased: a text without one of them holds no such
+sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(
     r"(?<![\w-])(?i:set|changed|reset|updated|rotated)[ \t]+(?i:the|your|my|its|their|our|his|her)[ \t]+"
     r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
@@ -254,9 +256,11 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _glued_sentences(text, spans, bool(hits))
     if hits and (not gated or " " in text):
         _english_sentences(text, low, hits, spans)
-    if not gated or (" " in text and (not low.isascii() or any(word in low for word in _FOREIGN_ASCII_WORDS))):
-        for regex in (_FOREIGN_SENTENCE_RE, _FOREIGN_BARE_RE):
-            for m in regex.finditer(text):  # la clave es P: a name no hint is part of
+    if not gated or (" " in text and _holds(text, low, _FOREIGN_WORDS)):
+        for m in _FOREIGN_SENTENCE_RE.finditer(text):  # la clave es P: a name no hint is part of
+            _sentence_value(text, m.end(), spans, ascii_only=False)
+        if not gated or _holds(text, low, _FOREIGN_BARE_WORDS):
+            for m in _FOREIGN_BARE_RE.finditer(text):
                 _sentence_value(text, m.end(), spans, ascii_only=False)
     if hits and (not gated or " " in text or "\t" in text):
         _spaced_settings(text, hits, spans)
@@ -264,8 +268,7 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _relay_lines(text, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
         _login_lines(text, spans)
-    if not gated or (" " in text and any(word in low for word in _LOGIN_SENTENCE_WORDS)):
-        _login_sentences(text, spans)
+    _login_sentences(text, low, gated, spans)
     if not gated or "(" in text:
         _setter_calls(text, spans)
         _login_calls(text, spans)
@@ -273,6 +276,17 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _typed_declarations(text, spans)
     if not gated or "variable" in text:
         _hcl_defaults(text, spans)
+
+
+def _holds(text: str, low: str, words: tuple[str, ...]) -> bool:
+    """Whether the text may hold one of ``words`` (lower case) as a pattern ignoring case reads it: its lower-cased
+    ``low`` holds one, or it holds a letter such a pattern folds to an ASCII one (``ſ``, ``K``, ``İ``, ``ı``) that
+    lower-casing does not."""
+    return any(word in low for word in words) or (not text.isascii() and any(c in text for c in _ODD_FOLDS))
+
+
+_ODD_FOLDS: Final = "ſKİı"
+"""The letters beyond ASCII that a pattern ignoring case matches to an ASCII letter."""
 
 
 def _line_of(text: str, at: int, reach: int) -> tuple[int, int]:
@@ -758,10 +772,19 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
                 at -= 1  # 账号密码：admin/P: the name holds a user and a password (the user stays)
             user = holds_user(text, at, text[at:m.end("n")])
             _sentence_value(text, m.end(), spans, ascii_only=True, user=user)
-    if named:
-        for m in _ASCII_NAME_GLUED_RE.finditer(text):
-            if credential_name(m.group("n")) == STRONG:
-                _sentence_value(text, m.end(), spans, ascii_only=True)
+    if not named:
+        return
+    done = 0
+    for copula in _CJK_COPULA_CHAR_RE.finditer(text):  # sought from the copulas: a text has few, names many
+        at = copula.start()
+        if at < done:
+            continue
+        m = _ASCII_NAME_GLUED_RE.search(text, max(done, at - 72), at + 40)
+        if m is None:
+            continue
+        done = m.end()
+        if credential_name(m.group("n")) == STRONG:
+            _sentence_value(text, m.end(), spans, ascii_only=True)
 
 
 _SPACED_SETTING_RE: Final = re.compile(
@@ -834,39 +857,64 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
         for m in regex.finditer(text):
             _sentence_value(text, m.start("v"), spans, ascii_only=False)
     for m in _NOUN_VALUE_RE.finditer(text):
-        run = _SENTENCE_RUN_RE.match(text, m.end())
-        if run is not None and len(run.group(0).rstrip(".,;:!?)")) >= _NOUN_VALUE_MIN:
-            _sentence_value(text, m.end(), spans, ascii_only=False)
+        _noun_value(text, m.end(), spans)
+    if "pass " in low or "pass\t" in low:
+        for m in _PASS_RE.finditer(low):
+            at = m.start()
+            before = low[max(0, at - 12):at]
+            word = before.rstrip(" \t")
+            if len(word) < len(before) and (word.endswith(",") or word.rsplit(None, 1)[-1:] and
+                                            word.rsplit(None, 1)[-1] in _PASS_BEFORE):
+                _noun_value(text, m.end(), spans)  # keystore pass P, user app, pass P
 
 
-_LOGIN_SENTENCE_RE: Final = re.compile(
-    r"(?<![\w-])(?:(?i:use|using|with)[ \t]+(?P<v>[^\s\"'`]{6,256}?)[ \t]+(?i:to)[ \t]+(?i:log|sign)[ \t-]?(?i:in|on)"
-    r"(?:(?i:to))?(?![\w-])|(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:is|was)[ \t]+[\w.@+-]{1,64}[ \t]+(?i:with|and|/)"
-    r"[ \t]+(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~])|(?i:credentials|creds|zugangsdaten|identifiants|credenciales|"
-    r"credenziali|credenciais)[ \t]+(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*"
-    r"(?=[!-~]))")
+def _noun_value(text: str, at: int, spans: list[Span]) -> None:
+    """The value at ``at`` after a credential's name with no verb, when it is long enough (:data:`_NOUN_VALUE_MIN`)
+    and looks generated."""
+    run = _SENTENCE_RUN_RE.match(text, at)
+    if run is not None and len(run.group(0).rstrip(".,;:!?)")) >= _NOUN_VALUE_MIN:
+        _sentence_value(text, at, spans, ascii_only=False)
+
+
+_LOGIN_SENTENCES: Final = (
+    (("to log", "to sign"), re.compile(
+        r"(?<![\w-])(?i:use|using|with)[ \t]+(?P<v>[^\s\"'`]{6,256}?)[ \t]+(?i:to log|to sign)[ \t-]?(?i:in|on)"
+        r"(?:(?i:to))?(?![\w-])")),
+    (("in is ", "in was "), re.compile(
+        r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in) (?i:is|was) [\w.@+-]{1,64}[ \t]+(?i:with|and|/)[ \t]+"
+        r"(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~])")),
+    (("cred", "zugangsdaten", "identifiants"), re.compile(
+        r"(?i:credentials|creds|zugangsdaten|identifiants|credenciales|credenziali|credenciais)[ \t]+"
+        r"(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")))
 """A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``the credentials are admin /
-P``, ``Die Zugangsdaten sind admin / P`` (the user stays)."""
-
-
-_LOGIN_SENTENCE_WORDS: Final = ("log", "sign", "cred", "zugangsdaten", "identifiants")
-"""What a text :data:`_LOGIN_SENTENCE_RE` reads holds, lower-cased."""
+P``, ``Die Zugangsdaten sind admin / P`` (the user stays); each after what a text it reads holds, lower-cased (an
+alternation of words ignoring case is slow to search for: the words are sought first)."""
 _FOREIGN_BARE_RE: Final = re.compile(
     r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)[ \t]+(?=[A-Za-z0-9])")
 """A password's name in another language then its value with no verb (``Мой пароль P``); the value must look
 generated (``Passwort vergessen`` stays)."""
+_FOREIGN_BARE_WORDS: Final = ("пароль", "hasło", "contraseña", "lösenord", "passwort", "kennwort", "senha", "wachtwoord")
 
 
-def _login_sentences(text: str, spans: list[Span]) -> None:
-    """The password of each sentence :data:`_LOGIN_SENTENCE_RE` reads, when it looks generated."""
-    for m in _LOGIN_SENTENCE_RE.finditer(text):
-        _sentence_value(text, m.start("v") if m.group("v") is not None else m.end(), spans, ascii_only=False)
+def _login_sentences(text: str, low: str, gated: bool, spans: list[Span]) -> None:
+    """The password of each sentence :data:`_LOGIN_SENTENCES` reads, when it looks generated."""
+    for words, regex in _LOGIN_SENTENCES:
+        if gated and not _holds(text, low, words):
+            continue
+        for m in regex.finditer(text):
+            _sentence_value(text, m.start("v") if "v" in regex.groupindex and m.group("v") is not None else m.end(),
+                            spans, ascii_only=False)
 
 
 _NOUN_VALUE_RE: Final = re.compile(
     r"(?<![\w-])(?i:auth[ \t]token|access[ \t]token|api[ \t]key|secret[ \t]key|client[ \t]secret|app[ \t]password|"
-    r"bot[ \t]token|refresh[ \t]token|(?:keystore|truststore|store|key|db|database|admin|root|sudo|ssh|smtp|mail|"
-    r"wi-?fi|vpn|s?ftp|vnc|rdp|user)[ \t]pass|(?<=,[ \t])pass)[ \t]+(?=[A-Za-z0-9])")
+    r"bot[ \t]token|refresh[ \t]token)[ \t]+(?=[A-Za-z0-9])")
+_PASS_RE: Final = re.compile(r"pass[ \t]+(?=[a-z0-9])")
+"""``pass`` then a value, sought in the lower-cased text (a literal: fast); :data:`_PASS_BEFORE` says which stand
+for a password."""
+_PASS_BEFORE: Final = frozenset({"keystore", "truststore", "store", "key", "db", "database", "admin", "root", "sudo",
+                                 "ssh", "smtp", "mail", "wifi", "wi-fi", "vpn", "ftp", "sftp", "vnc", "rdp", "user"})
+"""The words after which ``pass`` names a password (``keystore pass P``); after a comma too (``user app, pass P``)."""
 _NOUN_VALUE_MIN: Final = 8
 """A credential's two-word name then its value with no verb (``twilio sid AC… auth token 9f86…``, ``app password
 abcd…``, ``keystore pass …``, ``user app, pass …``): only a value of at least this many characters that looks generated (``the API key expired`` stays)."""
