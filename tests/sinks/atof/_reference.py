@@ -6,7 +6,6 @@ from __future__ import annotations
 from hermes_pipeline.export.atof_object import atof_object
 from hermes_pipeline.export.content import gate_closed
 from hermes_pipeline.export.events import END, LLM_SCOPE, SESSION_SCOPE, START, ScopeEvent
-from hermes_pipeline.export.files import utc_date
 from hermes_pipeline.export.jsonenc import compact_line
 from hermes_pipeline.sinks.atof.encoder import AtofEncoder, replace_dots
 
@@ -15,12 +14,7 @@ class ReferenceEncoder(AtofEncoder):
     """:class:`AtofEncoder` with its earlier ``__call__``: one path for every event (the same state and options)."""
 
     def __call__(self, event: ScopeEvent) -> bytes:
-        if self.daily:
-            today = utc_date()
-            if today != self._date:
-                self._date = today
-                self._written.clear()
-                self._defined.clear()
+        self.begin_batch()  # the day was settled for every line then
         doc = atof_object(event)
         if event.phase == START and event.name == LLM_SCOPE and isinstance(event.data, dict):
             api_mode = event.metadata.get("hermes.api_mode")
