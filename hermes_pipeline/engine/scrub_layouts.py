@@ -779,12 +779,12 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
         at = copula.start()
         if at < done:
             continue
-        m = _ASCII_NAME_GLUED_RE.search(text, max(done, at - 72), at + 40)
-        if m is None:
+        named_at = _ASCII_NAME_GLUED_RE.search(text, max(done, at - 72), at + 40)
+        if named_at is None:
             continue
-        done = m.end()
-        if credential_name(m.group("n")) == STRONG:
-            _sentence_value(text, m.end(), spans, ascii_only=True)
+        done = named_at.end()
+        if credential_name(named_at.group("n")) == STRONG:
+            _sentence_value(text, named_at.end(), spans, ascii_only=True)
 
 
 _SPACED_SETTING_RE: Final = re.compile(

@@ -383,6 +383,9 @@ _CALL_STOP: Final = re.compile(r"[^A-Za-z0-9_ \t\r\n.,:=*+/\\-]")
 names, numbers and strings (a backslash it does: the call is JSON-escaped); a generated password's other symbols
 (``@ # $ % ^ | ~ ! ? < >``) are in no argument list."""
 _ARGUMENT_WORD: Final = re.compile(r"[A-Za-z0-9_]{6,}")
+_OPERAND: Final = re.compile(r"[A-Za-z0-9_\"':(\[{]")
+"""What a call's or a subscript's arguments hold when they hold any (a name, a number, a string, a slice, a
+bracket)."""
 _TRAILER: Final = re.compile(r"(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _CALL_SPAN: Final = 2048
 _STRING_ARGUMENT: Final = re.compile(r"[(\[][ \t]*[\"']|\(\)$")
@@ -607,6 +610,7 @@ def call_extent(text: str, start: int, limit: int) -> tuple[int, bool, bool]:
     i = m.end()
     limit = min(limit, start + _CALL_SPAN)
     expected: list[str] = []
+    opened = i
     search = _CALL_STOP.search
     while True:
         stop = search(text, i, limit)
@@ -618,11 +622,15 @@ def call_extent(text: str, start: int, limit: int) -> tuple[int, bool, bool]:
         c = text[at]
         i = at + 1
         if c in _CLOSER:
+            if not expected:
+                opened = at
             expected.append(_CLOSER[c])
         elif c in ")]}":
             if not expected or expected.pop() != c:
                 return -1, False, False
             if not expected:
+                if arguments and _OPERAND.search(text, opened + 1, at) is None and text[opened + 1:at].strip():
+                    arguments = False  # x[/], f(*): operators without an operand are no arguments code writes
                 trailer = _TRAILER.match(text, i, limit)
                 if trailer is not None:
                     i = trailer.end()

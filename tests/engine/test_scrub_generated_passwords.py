@@ -344,6 +344,7 @@ last closing bracket (one opened before the value may close there)."""
 @example(seed=148306227, form="pw: {p}")  # OtpVx_1Ea=…: a password's first run is no inner pair's name
 @example(seed=52000108, form="Staging admin password: {p}")  # idnoYuhHM[wY]<5w!g9JSz read as a subscript
 @example(seed=52005620, form="DB_PASSWORD={p}\nDB_USER=app")  # x(KkXw);?uIEvTI^FWyd read as a call
+@example(seed=41000298, form="db.password={p}")  # nMieYZzg[/]*fc: an operator alone is no subscript's argument
 def test_property_obs58_a_settings_value_is_its_whole_run_to_the_lines_end(seed: int, form: str) -> None:
     """OBS-58 / OBS-59: a setting that starts its line under a strong name, its unquoted value one run to the line's
     end, loses that whole run however many of ``; , & ) ] } < >`` a generated password holds (``G711%n}?tOE=>8Wq``,
