@@ -56,7 +56,7 @@ _LABEL_MAX: Final = 80
 _ROW_MAX: Final = 2000
 """The longest table row read."""
 _HINT_RE: Final = re.compile("|".join(re.escape(h) for h in sorted(NAME_HINTS, key=len, reverse=True)))
-_DECORATION: Final = (r"[ \t]*(?:(?:[-*+>§•#|│┃║]|//|<!--|/\*|\d{1,3}[.)]|\[[ xX]\]"
+_DECORATION: Final = (r"[ \t]*(?:(?:[-*+>§•#|│┃║・●◦◆◇■□▪▸▶►※★☆]|//|<!--|/\*|\d{1,3}[.)]|\[[ xX]\]"
                       r"|[\u2600-\u27bf\U0001f300-\U0001faff]\ufe0f?)[ \t]*){0,6}")
 _LABEL_RE: Final = re.compile(
     _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{1,80}?)(?P<c>\*\*|__|[*_`])?"
@@ -124,7 +124,7 @@ _CJK_IS: Final = (r"(?:[ \t\u3000]*(?:（[^（）\n]{1,20}）|\([^()\n]{1,20}\))
 (``APIキー（本番）は``)."""
 _CJK_VALUE_START: Final = r"(?=[\"'`!-~" + _OPENERS + "])"
 _GLUED_RE: Final = re.compile(
-    "(?P<n>" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + ")(?:" + _CJK_IS
+    "(?P<n>" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")(?:(?:\*\*|__)?" + _CJK_IS
     + r"|[ \t\u3000]+|(?=[" + _OPENERS + r"A-Za-z0-9]))" + _CJK_VALUE_START)
 """A credential word of a language that writes no space and ``is`` (``密码是``, ``パスワードは``, ``비밀번호는``,
 ``APIキーは``, ``把密码改成``), a colon, a blank or nothing (``账号admin，密码P``), before an ASCII value."""
@@ -138,7 +138,8 @@ _CJK_COPULA_CHAR_RE: Final = re.compile("[改设設换換更变變是为為は�
 _CJK_FIRST: Final = frozenset(w[0] for w in _CJK_WORDS) | {"キ", "키"}
 """A text holding none of these characters holds no word :data:`_GLUED_RE` reads."""
 _ASCII_NAME_GLUED_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9_.-])(?P<n>(?i:(?:api|access|secret|private|client|app)[ \t_-]?key)|[A-Za-z_][\w.-]{2,63})"
+    r"(?<![A-Za-z0-9_.-])(?P<n>(?i:(?:api|access|secret|private|client|app)[ \t_-]?key)|[A-Za-z_][A-Za-z0-9_.-]{2,63})"
+    r"(?:码|碼)?"
     + r"[ \t]*(?:" + _CJK_COPULA + r"|に)[ \t]*" + _CJK_VALUE_START)
 """An English credential name or a setting's name in a sentence of a language that writes no space, with that
 language's ``is`` or ``to`` (``API Key是P``, ``token是P``, ``API key は P``, ``OPENAI_API_KEY に P を設定``): a colon
@@ -783,7 +784,8 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
         if named_at is None:
             continue
         done = named_at.end()
-        if credential_name(named_at.group("n")) == STRONG:
+        name = named_at.group("n")
+        if credential_name(name) == STRONG or name.lower() == "key":  # OpenAI的key是P: a value that looks generated
             _sentence_value(text, named_at.end(), spans, ascii_only=True)
 
 

@@ -65,7 +65,8 @@ def test_property_obs58_a_credential_in_a_sentence_without_blanks(seed: int, nam
     "邮箱授权码：{p}", "QQ邮箱的授权码是{p}", "用 {p} 作为密码", "请用{p}作为API密钥", "用 {p} 作为 GitHub 令牌",
     "{p} をパスワードとして使う", "{p}を新しいパスワードに設定", "你的新密码是：\n{p}", "密码如下：\n```\n{p}\n```",
     "APIキーは次の通りです：\n{p}", "密码\u3000{p}", "パスワード\u3000{p}", "パスワード：\u3000{p}", "APIキー\u3000：\u3000{p}",
-    "・APIキー…{p}", "パスワード……{p}", '"password"："{p}"', "'パスワード'：'{p}'", '{{"密码"："{p}"}}'])
+    "・APIキー…{p}", "パスワード……{p}", '"password"："{p}"', "'パスワード'：'{p}'", '{{"密码"："{p}"}}',
+    "・**トークン**：{p}", "**トークン**は {p} です", "※ パスワード - {p}", "● 密码 - {p}"])
 def test_obs58_sentences_found_leaking(text: str) -> None:
     """OBS-58: each of these gave its value whole before (the names, particles, verbs and brackets were unknown, an
     ideographic space was no blank, a full-width colon joined no quoted key to its value)."""

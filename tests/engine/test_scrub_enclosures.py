@@ -187,6 +187,16 @@ def test_obs59_a_column_of_users_and_passwords_keeps_the_user(table: str, user: 
     assert user in scrub_text(text)
 
 
+@pytest.mark.parametrize("bullet", ["・", "●", "◆", "■", "▶", "※", "★", "☆"])
+@pytest.mark.parametrize("form", ["API key: {p}", "Password - {p}", "client_secret {p}", "**Token:** {p}"])
+def test_obs57_59_a_line_after_a_bullet_loses_its_value(bullet: str, form: str) -> None:
+    """OBS-57 / OBS-59: the bullets of Japanese and Chinese lists and notes (``・``, ``●``, ``※``, ``★``) stand before
+    a line's own text as a list's ``-`` does."""
+    secret = password(random.Random(bullet + form))
+    text = f"{bullet} " + form.format(p=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
 @pytest.mark.parametrize("text", ["| Password | see vault |", "| note | password: see the wiki |",
                                   "| service | creds |\n|---|---|\n| db | see vault / ask ops |",
                                   "| client_secret | required |", "| token: none | password: n/a |"])
