@@ -257,12 +257,13 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _glued_sentences(text, spans, bool(hits))
     if hits and (not gated or " " in text):
         _english_sentences(text, low, hits, spans)
-    if not gated or (" " in text and _holds(text, low, _FOREIGN_WORDS)):
+    blank = " " in text or "\t" in text
+    if not gated or (blank and _holds(text, low, _FOREIGN_WORDS)):
         for m in _FOREIGN_SENTENCE_RE.finditer(text):  # la clave es P: a name no hint is part of
             _sentence_value(text, m.end(), spans, ascii_only=False)
-        if not gated or _holds(text, low, _FOREIGN_BARE_WORDS):
-            for m in _FOREIGN_BARE_RE.finditer(text):
-                _sentence_value(text, m.end(), spans, ascii_only=False)
+    if not gated or (blank and _holds(text, low, _FOREIGN_BARE_WORDS)):
+        for m in _FOREIGN_BARE_RE.finditer(text):
+            _sentence_value(text, m.end(), spans, ascii_only=False)
     if hits and (not gated or " " in text or "\t" in text):
         _spaced_settings(text, hits, spans)
     if not gated or (":" in text and "." in text):

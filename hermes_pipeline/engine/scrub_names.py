@@ -71,7 +71,7 @@ FOREIGN_WORDS: Final = ("пароль", "密码", "密碼", "口令", "パスワ
                         "şifre", "סיסמה", "токен", "令牌", "トークン", "토큰", "密钥", "秘钥", "密鑰", "秘鑰",
                         "シークレット", "秘密鍵", "секрет", "mot de passe", "mot_de_passe", "motdepasse", "clave secreta",
                         "패스워드", "パスフレーズ", "パスコード", "金鑰", "權杖", "授权码", "授權碼", "凭据", "憑據", "認証情報",
-                        "資格情報")
+                        "資格情報", "비번")
 """The word for password, token or secret key in other languages, as lower case finds it in a name (its letters are
 not all ASCII, so the ASCII word split cannot see it): any name holding one is a strong credential name."""
 FOREIGN_KEY_WORDS: Final = ("schlüssel", "clé", "ключ", "キー", "키")

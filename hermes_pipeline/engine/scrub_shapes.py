@@ -208,7 +208,7 @@ _CJK_USER_WORDS: Final = ("用户名", "用户", "账号", "帐号", "账户", "
                           "ユーザー", "ユーザ名", "ユーザ", "アカウント", "ログインID", "ログイン名", "사용자명", "사용자", "아이디",
                           "계정")
 """The word for user or account in languages that write no space (``用户名/密码：admin/P``, ``账号密码：admin/P``)."""
-_CJK_PASSWORD_WORDS: Final = ("密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드")
+_CJK_PASSWORD_WORDS: Final = ("密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드", "비번")
 _CJK_PAIR_WORDS: Final = ("凭据", "憑據", "認証情報", "資格情報")
 """The word for *credentials* (a user and a password together: ``凭据：admin/P``)."""
 _USER_WORDS: Final = frozenset({"user", "username", "usr", "login", "u", "id", *_CJK_USER_WORDS})

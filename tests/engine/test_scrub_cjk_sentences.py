@@ -66,7 +66,8 @@ def test_property_obs58_a_credential_in_a_sentence_without_blanks(seed: int, nam
     "{p} をパスワードとして使う", "{p}を新しいパスワードに設定", "你的新密码是：\n{p}", "密码如下：\n```\n{p}\n```",
     "APIキーは次の通りです：\n{p}", "密码\u3000{p}", "パスワード\u3000{p}", "パスワード：\u3000{p}", "APIキー\u3000：\u3000{p}",
     "・APIキー…{p}", "パスワード……{p}", '"password"："{p}"', "'パスワード'：'{p}'", '{{"密码"："{p}"}}',
-    "・**トークン**：{p}", "**トークン**は {p} です", "※ パスワード - {p}", "● 密码 - {p}"])
+    "・**トークン**：{p}", "**トークン**は {p} です", "※ パスワード - {p}", "● 密码 - {p}", "OpenAI的key是{p}",
+    "비번: {p}", "비번은 {p}"])
 def test_obs58_sentences_found_leaking(text: str) -> None:
     """OBS-58: each of these gave its value whole before (the names, particles, verbs and brackets were unknown, an
     ideographic space was no blank, a full-width colon joined no quoted key to its value)."""
@@ -100,7 +101,8 @@ def test_obs59_a_user_and_a_password_named_together_keep_the_user(text: str, use
     "api_key是必需参数，例如sk-xxx", "【注意】Xq7RkW2pLm9Tz", "密码——请联系管理员", "设置 DB_PASSWORD 为 ${DB_PASSWORD}",
     "API_KEY为your-api-key", "tokenは「Bearer」で始まる", "api_key → config.yaml", "路径：a / b", "用 admin 作为密码",
     "用 bcrypt 作为密码哈希", "使用 JWT 作为令牌格式", "config.yaml をパスワードとして", "密码如下：\n- 长度至少 8 位",
-    "APIキーは次の通りです：\nOPENAI_API_KEY", "凭据存储在 Vault 中", "認証情報はVaultに保存", "凭据：见 1Password"])
+    "APIキーは次の通りです：\nOPENAI_API_KEY", "凭据存储在 Vault 中", "認証情報はVaultに保存", "凭据：见 1Password",
+    "암호화 방식: AES-256-GCM", '{"암호화": "AES256"}', "비번 찾기", "key是必填的", "key为user_id", "primary key是id"])
 def test_obs55_words_names_and_placeholders_stay(text: str) -> None:
     """OBS-55: a word, a setting's name, a file, a format, a placeholder after the same names stay."""
     assert scrub_text(text) == text
