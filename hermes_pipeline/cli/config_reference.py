@@ -101,7 +101,8 @@ ATOF_FILE: Final[dict[str, Entry]] = {
     "output_directory": ("$HERMES_HOME/telemetry", "Directory of the file; relative paths resolve against the "
                                                     "working directory at activation."),
     "filename": ("hermes-events-<UTC timestamp at activation>.jsonl", "File name; `{date}` in it rotates the file "
-                                                                      "daily (UTC)."),
+                 "daily (UTC). Each day's file reads on its own: its first LLM start carries the whole history, and a "
+                 "batch encoded before midnight but written after it goes to the day it was encoded for."),
     "mode": (None, "`append` to an existing file or `overwrite` it at activation."),
     "content": (None, "`full` keeps content in the local file; `summary` writes what the closed gate would."),
     "retention_days": ("keep forever", "With `{date}` files: delete this sink's files older than N days."),
