@@ -209,10 +209,12 @@ _SENTENCE_USE_RE: Final = re.compile(
     r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """``use the token P``, ``log in with password P``, ``user admin and password P``, ``enter the admin password P``."""
 _SENTENCE_AS_RE: Final = re.compile(
-    r"(?<![\w-])(?i:use|using|set|try|enter|type|pick|choose|with)[ \t]+(?P<v>\S{6,256})[ \t]+(?i:as)[ \t]+"
+    r"(?<![\w-])(?i:use|using|set|try|enter|type|pick|choose|with|stored?|saved?|added|add|kept|keep|recorded|"
+    r"record|put)[ \t]+(?P<v>\S{6,256})[ \t]+(?i:as)[ \t]+"
     r"(?:(?i:the|your|my|a|an|our|its|their|new)[ \t]+){0,2}(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME
     + r")(?![\w-])")
-"""The value before the credential it is used as: ``Use P as the password.``, ``set P as your new API key``."""
+"""The value before the credential it is used as: ``Use P as the password.``, ``set P as your new API key``, ``I stored
+P as your GitHub token``."""
 _LABEL_TAIL_RE: Final = re.compile(
     r"(?:[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=.\\]{1,48}?|[ \t]*\([^()\n\r]{1,160}\))[ \t]*[:：][ \t]+"
     r"(?=[\"'`!-~" + _OPENERS + "])")

@@ -351,7 +351,8 @@ def test_obs59_a_values_own_last_mark_is_no_emphasis_without_an_opener_glued_to_
     "User's staging DB: host db.staging.internal, user app, pass {p}", "keystore pass {p}",
     "The VPN pre-shared key is {p}", "The Wi-Fi key is {p}", "The network key is {p}.", "Use {p} to log into the NAS.",
     "NAS login is admin with {p}", "Sign-in is bob with password {p}.", "The new PAT (repo scope) is {p}",
-    "OpenAI key for the side project: {p} (billing capped)", "bob's Jenkins token {p}", "Session key: {p} # prod"])
+    "OpenAI key for the side project: {p} (billing capped)", "bob's Jenkins token {p}", "Session key: {p} # prod",
+    "I stored {p} as your GitHub token.", "Saved {p} as the API key", "Added {p} as a secret"])
 def test_obs58_memory_notes_found_leaking(text: str) -> None:
     """OBS-58: notes an agent keeps in its memory, each of which gave its value whole before (``pass`` after a
     qualifier or a comma, a pre-shared / Wi-Fi / network key, a login in a sentence, a PAT, a weak name's label with a
@@ -364,6 +365,7 @@ def test_obs58_memory_notes_found_leaking(text: str) -> None:
 @pytest.mark.parametrize("text", ["You shall not pass Gandalf99", "tests pass, build passes", "user pass rate 99.5%",
                                   "Use sudo to log in", "login is admin with 2FA enabled", "pass the token to the API",
                                   "the token limit is 4096", "pat is a good dog", "The network key is required",
-                                  "Key: value (see docs)", "key: id (primary)"])
+                                  "Key: value (see docs)", "key: id (primary)", "saved config.yaml as the password file",
+                                  "I stored it as your token", "keep sessions as tokens"])
 def test_obs55_the_same_words_without_a_value_stay(text: str) -> None:
     assert scrub_text(text) == text
