@@ -123,15 +123,20 @@ _CJK_IS: Final = (r"(?:[ \t\u3000]*(?:（[^（）\n]{1,20}）|\([^()\n]{1,20}\))
 ``を``, ``는``, ``를``), a colon, a dash, an arrow or a closing ``】`` (``【密码】P``), after a note in parentheses
 (``APIキー（本番）は``)."""
 _CJK_VALUE_START: Final = r"(?=[\"'`!-~" + _OPENERS + "])"
+_CJK_NAME: Final = "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY
+"""A credential word of a language that writes no space, or the word for *key* after its qualifier."""
+_BLANK: Final = r"[ \t\u3000]"
+"""A blank of such a sentence (an ideographic space too)."""
 _GLUED_RE: Final = re.compile(
-    "(?P<n>" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")(?:(?:\*\*|__)?" + _CJK_IS
+    "(?P<n>" + _CJK_NAME + r")(?:(?:\*\*|__)?" + _CJK_IS
     + r"|[ \t\u3000]+|(?=[" + _OPENERS + r"A-Za-z0-9]))" + _CJK_VALUE_START)
 """A credential word of a language that writes no space and ``is`` (``密码是``, ``パスワードは``, ``비밀번호는``,
 ``APIキーは``, ``把密码改成``), a colon, a blank or nothing (``账号admin，密码P``), before an ASCII value."""
 _CJK_VALUE_FIRST_RE: Final = re.compile(
-    r"(?:用|使用|以|把|将|將)[ \t\u3000]*(?P<v>[!-~]{6,256}?)[ \t\u3000]*(?:作为|作為|当作|當作|当做|做为)[ \t\u3000]*(?:新的?|我的|你的|的)?"
-    r"[ \t\u3000]*(?:[A-Za-z]{2,12}[ \t\u3000]?)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")|(?<![!-~])(?P<j>[!-~]{6,256}?)"
-    r"[ \t\u3000]*を[ \t\u3000]*(?:新しい)?(?:" + "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY + r")(?:として|に)")
+    r"(?:用|使用|以|把|将|將)" + _BLANK + r"*(?P<v>[!-~]{6,256}?)" + _BLANK + r"*(?:作为|作為|当作|當作|当做|做为)"
+    + _BLANK + r"*(?:新的?|我的|你的|的)?" + _BLANK + r"*(?:[A-Za-z]{2,12}" + _BLANK + r"?)?(?:" + _CJK_NAME
+    + r")|(?<![!-~])(?P<j>[!-~]{6,256}?)" + _BLANK + r"*を" + _BLANK + r"*(?:新しい)?(?:" + _CJK_NAME
+    + r")(?:として|に)")
 """The value first: ``用 P 作为密码``, ``P をパスワードとして``, ``P を新しいパスワードに``."""
 _CJK_COPULA_CHAR_RE: Final = re.compile("[改设設换換更变變是为為はがを는은이가를을に]")
 """The first characters of :data:`_CJK_COPULA` and ``に``."""
@@ -147,7 +152,8 @@ after it is a label's (read by :func:`_labels`)."""
 _SENTENCE_NAME: Final = (
     r"(?:pass(?:word|phrase|code)?|passwd|pat|(?:(?:api|secret|access|private|license|licence|signing|encryption|"
     r"master|auth|app|client|consumer|deploy|service|unseal|recovery|root|admin|webhook|ssh|gpg|pgp|backup|product|"
-    r"activation|pre-?shared|shared|wpa2?|wi-?fi|network|vpn)[ \t_-]?key)|(?:(?:access|auth|api|bearer|bot|refresh|session|personal[ \t]access)[ \t_-]?)?token|"
+    r"activation|pre-?shared|shared|wpa2?|wi-?fi|network|vpn)[ \t_-]?key)|"
+    r"(?:(?:access|auth|api|bearer|bot|refresh|session|personal[ \t]access)[ \t_-]?)?token|"
     r"(?:(?:client|api|app|shared|webhook)[ \t_-]?)?secret)")
 """A credential named in an English sentence (``pass`` alone too: ``my pass is P``; the value must look generated)."""
 _COPULA: Final = (r"(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)(?:[ \t]+(?:now|still|(?:set|changed|reset|"
@@ -898,7 +904,8 @@ _FOREIGN_BARE_RE: Final = re.compile(
     r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)[ \t]+(?=[A-Za-z0-9])")
 """A password's name in another language then its value with no verb (``Мой пароль P``); the value must look
 generated (``Passwort vergessen`` stays)."""
-_FOREIGN_BARE_WORDS: Final = ("пароль", "hasło", "contraseña", "lösenord", "passwort", "kennwort", "senha", "wachtwoord")
+_FOREIGN_BARE_WORDS: Final = ("пароль", "hasło", "contraseña", "lösenord", "passwort", "kennwort", "senha",
+                               "wachtwoord")
 
 
 def _login_sentences(text: str, low: str, gated: bool, spans: list[Span]) -> None:
@@ -922,7 +929,8 @@ _PASS_BEFORE: Final = frozenset({"keystore", "truststore", "store", "key", "db",
 """The words after which ``pass`` names a password (``keystore pass P``); after a comma too (``user app, pass P``)."""
 _NOUN_VALUE_MIN: Final = 8
 """A credential's two-word name then its value with no verb (``twilio sid AC… auth token 9f86…``, ``app password
-abcd…``, ``keystore pass …``, ``user app, pass …``): only a value of at least this many characters that looks generated (``the API key expired`` stays)."""
+abcd…``, ``keystore pass …``, ``user app, pass …``): only a value of at least this many characters that looks
+generated (``the API key expired`` stays)."""
 
 
 def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False) -> None:
