@@ -61,10 +61,10 @@ _DECORATION: Final = (r"[ \t]*(?:(?:[-*+>§•#|│┃║・●◦◆◇■□�
 _LABEL_RE: Final = re.compile(
     _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{1,80}?)(?P<c>\*\*|__|[*_`])?"
     r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*"
-    r"(?P<sep>:(?!//)|：|->|→|=>|—|–|=(?!=)|(?<=[ \t])-(?=[ \t]))"
+    r"(?P<sep>:(?!//)|：|->|→|=>|—|–|=(?!=)|(?<=[ \t])--?(?=[ \t]))"
     r"(?P<c2>\*\*|__|[*_])?[ \t]*")
 """A line's label: decoration (bullets, numbering, quote marks, ``§``), emphasis or backticks, the label, and its
-separator (a colon, not a URL's ``://``, an arrow, a dash, a hyphen between blanks, ``=`` after a parenthesis:
+separator (a colon, not a URL's ``://``, an arrow, a dash, one or two hyphens between blanks, ``=`` after a parenthesis:
 ``Password (prod) = P``); the value follows, on the line or alone on the next one (in a code fence too)."""
 _SEPARATOR_CHARS: Final = re.compile(r"[:：=→—–>-]")
 """The characters a label's separator holds (:data:`_LABEL_RE`'s ``sep``)."""
@@ -150,12 +150,13 @@ _ASCII_NAME_GLUED_RE: Final = re.compile(
 language's ``is`` or ``to`` (``API Key是P``, ``token是P``, ``API key は P``, ``OPENAI_API_KEY に P を設定``): a colon
 after it is a label's (read by :func:`_labels`)."""
 _SENTENCE_NAME: Final = (
-    r"(?:pass(?:word|phrase|code)?|passwd|pat|(?:(?:api|secret|access|private|license|licence|signing|encryption|"
-    r"master|auth|app|client|consumer|deploy|service|unseal|recovery|root|admin|webhook|ssh|gpg|pgp|backup|product|"
+    r"(?:pass(?:word|phrase|code)?|passwd|pwd|pw|pat|(?:(?:api|secret|access|private|license|licence|signing|"
+    r"encryption|master|auth|app|client|consumer|deploy|service|unseal|recovery|root|admin|webhook|ssh|gpg|pgp|backup|product|"
     r"activation|pre-?shared|shared|wpa2?|wi-?fi|network|vpn)[ \t_-]?key)|"
     r"(?:(?:access|auth|api|bearer|bot|refresh|session|personal[ \t]access)[ \t_-]?)?token|"
     r"(?:(?:client|api|app|shared|webhook)[ \t_-]?)?secret)")
-"""A credential named in an English sentence (``pass`` alone too: ``my pass is P``; the value must look generated)."""
+"""A credential named in an English sentence (``pass``, ``pw`` and ``pwd`` alone too: ``my pass is P``; the value must
+look generated)."""
 _COPULA: Final = (r"(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)(?:[ \t]+(?:now|still|(?:set|changed|reset|"
                   r"updated|rotated)[ \t]+to))?|(?:set|changed|reset|updated|rotated)[ \t]+to)")
 _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)")
@@ -164,27 +165,39 @@ _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)"
 _COPULA_TAIL_RE: Final = re.compile(
     r"(?:[ \t]+(?i:for|of|on|at|in|de|del|du|do|da|della|van|von|für|zum|zur|od)(?:[ \t]+[\w.@/-]{1,40}){1,5}?)?"
     r"(?:[ \t]+\([^()\n]{1,60}\))?(?:[ \t]+(?i:" + _COPULA + r"|es|est|é|è|ist|lautet|sind|jest|är|era|será|était|"
-    r"war)|['’](?i:s))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+    r"war)|['’](?i:s)|,[ \t]*(?i:which|that)[ \t]+(?i:is|was))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """An English sentence giving a credential's value after its name: ``the password is P``, ``API key was: P``, ``the
 token has been set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira
-is P``), a note in parentheses (``The API token (expires 2027) is P``) or the copula contracted (``my password's
-P``)."""
+is P``), a note in parentheses (``The API token (expires 2027) is P``), the copula contracted (``my password's
+P``) or in a clause (``the token, which is P, goes in the vault``)."""
 _SENTENCE_IS_RE: Final = re.compile(
     r"(?<![^\s(\"'“‘>])(?P<v>[^\s\"'“”‘’(<][^\s\"'“”‘’]{5,255})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
     r"(?i:the|my|your|our|their|its|his|her|a|an)[ \t]+"
     r"(?:(?i:new|current|old|actual|real|default|temporary|temp|initial)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?"
     r"(?i:" + _SENTENCE_NAME + r")(?![\w-])")
 """The value first, then the credential it is: ``P is my password``, ``P is the new API key``."""
-_PAREN_TAIL_RE: Final = re.compile(r"[ \t]*\((?=[^()\s]{6,256}\))")
-"""A value in parentheses right after the credential's name: ``he told me the password (P) over the phone``."""
+_PAREN_TAIL_RE: Final = re.compile(
+    r"(?:[ \t]+(?:I|I['’]ve|I['’]d|you|you['’]ve|we|they|he|she|that|which|given|sent|shared|used|from)"
+    r"(?:[ \t]+[a-z]{1,12}){0,4}(?![\w'’-]))?[ \t]*\((?=[^()\s]{6,256}\))")
+"""A value in parentheses after the credential's name, or after the clause that says which it is: ``he told me the
+password (P) over the phone``, ``the password I gave you earlier (P) is wrong`` (not ``password manager (…)``)."""
 _FROM_TAIL_RE: Final = re.compile(
     r"[ \t]+(?:(?i:was|has[ \t]+been|is|got)[ \t]+)?(?i:changed|rotated|updated|reset|switched|moved)[ \t]+(?i:from)"
     r"[ \t]+(?P<v>\S{1,256}?)[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """Both values of a change: ``password was changed from P to Q``."""
-_BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase", "token"})
+_BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase", "token", "pwd", "pw", "secret"})
+"""The last words of a name whose value may follow with only blanks between (``signing secret P``)."""
 _BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9])")
-"""``password P``: the one-word name and its value with only blanks between (the value must look generated); a
-setting's dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
+"""``password P``: the name and its value with only blanks between (the value must look generated); a setting's
+dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
+_NAME_WORD_SPLIT: Final = re.compile(r"[ \t_-]")
+_BRACKET_LABEL_RE: Final = re.compile(r"(?m)^[ \t]*\[(?P<n>[A-Za-z][\w .-]{0,38})\][ \t]+(?=[!-~])")
+"""A line's label in square brackets (``[API token] P``); its value must look generated (``[token] see vault``
+stays)."""
+_PIN_RE: Final = re.compile(r"(?<![\w-])PIN(?![\w-])")
+"""A PIN named in a sentence, in capitals (``pin`` is also a connector's: ``the pin is D13``): its value may be digits
+(``My PIN is 4821``, ``PIN 004821``)."""
+_PIN_DIGITS: Final = re.compile(r"[0-9]{4,12}")
 _NAME_BEFORE_HINT: Final = 24
 _NAME_AFTER_HINT: Final = 16
 """How far a sentence's credential name reaches before and after the hint it holds (``personal access token``)."""
@@ -274,6 +287,11 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
             _sentence_value(text, m.end(), spans, ascii_only=False)
     if hits and (not gated or " " in text or "\t" in text):
         _spaced_settings(text, hits, spans)
+    if hits and (not gated or "] " in text):
+        for m in _BRACKET_LABEL_RE.finditer(text):  # [API token] P
+            level = credential_name(m.group("n"))
+            if level == STRONG and not phrase_name(m.group("n")):
+                _sentence_value(text, m.end(), spans, ascii_only=False)
     if not gated or (":" in text and "." in text):
         _relay_lines(text, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
@@ -661,8 +679,8 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
         columns: list[tuple[int, str, int]] = []
         for k, (a, b) in enumerate(pairwise(bars)):
             name = text[a + 1:b].strip(_CELL_TRIM)
-            if not name or len(name) > 64 or " " in name.strip() and not name.replace(" ", "").isalpha():
-                continue
+            if not name or len(name) > 64 or " " in name.strip() and not _PHRASE_CHARS.sub("", name).isalpha():
+                continue  # a phrase is words (``Wi-Fi password``), not a sentence or a value
             level = credential_name(name)
             if not level or phrase_name(name) or (secret_looking(name) and not name.isupper()):
                 continue  # ZXfOzhAZS6rZfGmxPW ends with ``PW`` but is a value, not a name (DB_PASSWORD2 is one)
@@ -674,6 +692,7 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
             _column_cells(text, header.end(), columns, spans)  # its rows are read for their own names too
 
 
+_PHRASE_CHARS: Final = re.compile("[ -]")
 _ROW_LEAD: Final = " \t>"
 """What may stand before a table row's first bar: blanks, and a quote block's marks (``> | password | P |``)."""
 _SEPARATOR_ROW_RE: Final = re.compile(r"[ \t>]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?\r?(?:\n|\Z)")
@@ -857,10 +876,16 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
         if change is not None:
             _sentence_value(text, change.start("v"), spans, ascii_only=False)
             _sentence_value(text, change.end(), spans, ascii_only=False)
-        if name.group(0) in _BARE_NAMES and text[name.start() - 1:name.start()] != ".":
+        if _NAME_WORD_SPLIT.split(name.group(0))[-1] in _BARE_NAMES and text[name.start() - 1:name.start()] != ".":
             bare = _BARE_TAIL_RE.match(text, at)  # password P
             if bare is not None:
                 _sentence_value(text, bare.end(), spans, ascii_only=False)
+    if "PIN" in text:
+        for name in _PIN_RE.finditer(text):  # my PIN is 4821: a PIN is digits
+            for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _BARE_TAIL_RE):
+                m = tail.match(text, name.end())
+                if m is not None:
+                    _sentence_value(text, m.end(), spans, ascii_only=False, digits=True)
     for regex in (_SENTENCE_VERB_RE, _SENTENCE_USE_RE):
         for m in regex.finditer(text):
             _sentence_value(text, m.end(), spans, ascii_only=False)
@@ -894,12 +919,15 @@ _LOGIN_SENTENCES: Final = (
     (("in is ", "in was "), re.compile(
         r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in) (?i:is|was) [\w.@+-]{1,64}[ \t]+(?i:with|and|/)[ \t]+"
         r"(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~])")),
+    (("in with ", "in as ", "in using "), re.compile(
+        r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:with|as|using)[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*"
+        r"(?=[!-~])")),
     (("cred", "zugangsdaten", "identifiants"), re.compile(
         r"(?i:credentials|creds|zugangsdaten|identifiants|credenciales|credenziali|credenciais)[ \t]+"
         r"(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")))
-"""A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``the credentials are admin /
-P``, ``Die Zugangsdaten sind admin / P`` (the user stays); each after what a text it reads holds, lower-cased (an
-alternation of words ignoring case is slow to search for: the words are sought first)."""
+"""A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``Log in as admin / P``, ``the
+credentials are admin / P``, ``Die Zugangsdaten sind admin / P`` (the user stays); each after what a text it reads
+holds, lower-cased (an alternation of words ignoring case is slow to search for: the words are sought first)."""
 _FOREIGN_BARE_RE: Final = re.compile(
     r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)[ \t]+(?=[A-Za-z0-9])")
 """A password's name in another language then its value with no verb (``Мой пароль P``); the value must look
@@ -933,11 +961,12 @@ abcd…``, ``keystore pass …``, ``user app, pass …``): only a value of at le
 generated (``the API key expired`` stays)."""
 
 
-def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False) -> None:
+def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False,
+                    digits: bool = False) -> None:
     """The value a sentence gives at ``at``: quoted, or a run whose sentence end stays (and, ``ascii_only``, which
     ends where the sentence's own script resumes), hidden when it looks generated (``base64url``, ``utf8mb4``: a
-    lower-case name with few digits stays); after a name of a user and a password (``user``), a user name before
-    ``/`` or ``:`` stays."""
+    lower-case name with few digits stays), or, ``digits`` (a PIN's), when it is 4 to 12 digits; after a name of a
+    user and a password (``user``), a user name before ``/`` or ``:`` stays."""
     v = _VALUE_RE.match(text, at)
     if v is None:
         return
@@ -967,8 +996,11 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
     pair = _PAIR_NAME.match(value)
     if pair is not None and credential_name(pair.group("n")):
         return  # Password DB_PW=P: a setting, whose reader hides its value (not its name)
-    if e > s and _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
-                                            and all(map(_word_run, _DIGIT_SPLIT.split(value)))):
+    if digits and _PIN_DIGITS.fullmatch(value):
+        _judge(text, "pin", (s, e), STRONG, spans, bare=_bare(v), user=user)
+    elif e > s and _generated(value) and not (value.islower() and value.isalnum()
+                                              and sum(map(str.isdigit, value)) < 3
+                                              and all(map(_word_run, _DIGIT_SPLIT.split(value)))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
 
 

@@ -1869,11 +1869,30 @@ def _auth_schemes(text: str, spans: list[Span]) -> None:
         word = cred.rstrip(".,;:!?")
         if word.isalpha() and len(word) <= 24 and word.islower() and (text[m.start("w")].islower() or word != cred):
             continue  # "a basic idea", "the bearer of", "Bearer tokens.": prose (the common case, decided first)
+        if _labelled_word(cred):
+            continue  # "**bearer token**: P", "bearer token:P": the scheme names a label, whose value is read as one
         if "=" in cred and _PARAM_NAME_RE.match(text, start, end + 1) and _param_name(text, start):
             continue  # Bearer realm="x", error="invalid_token": a challenge's parameters
         span = _credential(text, m.start("w"), start, end, True)
         if span is not None:
             spans.append(span)
+
+
+_LABEL_MARKUP: Final = "*_`'\"’”」』】]):=."
+"""What may close a label's word: emphasis, quotes and brackets around it, then its colon or equals sign."""
+
+
+def _labelled_word(cred: str) -> bool:
+    """Whether the text after a scheme word is a label's word, not a token68 credential (RFC 7235: letters, digits
+    and ``-._~+/``, then ``=``): a word closed by markup (``**bearer token**: P``), or a word then a colon or an equals
+    sign and its value (``bearer token:P``), which the name's reader takes."""
+    head, sep, rest = cred.partition(":")
+    if not sep:
+        head, sep, rest = cred.partition("=")
+        if sep and not rest.strip("="):  # "Basic dXNlcg==": base64's padding
+            return False
+    core = head.rstrip(_LABEL_MARKUP)
+    return core != "" and _word(core) and (sep != "" or core != head)
 
 
 def _word(text: str) -> bool:

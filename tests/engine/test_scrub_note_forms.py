@@ -1,0 +1,152 @@
+"""A credential in the forms people write notes in (OBS-55, OBS-58, OBS-59): the short names ``pw`` / ``pwd`` in a
+sentence, a clause (``the token, which is P, ...``), a value in parentheses after the clause naming it (``the password
+I gave you earlier (P)``), ``name -- P``, a label in square brackets (``[API token] P``), a name and its value with
+only a blank between (``signing secret P``), a login sentence (``Log in as admin / P``: the user stays), a PIN (digits
+too, named in capitals), a table row named by a phrase (``| Wi-Fi password | P |``); and the scheme word ``bearer``
+naming a label (``**bearer token**: P``, ``bearer token:P``), whose word is no credential.
+
+Every generated value loses exactly its span; texts whose value is a word, a pointer or prose stay as they are."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def _value(r: random.Random) -> str:
+    """A generated password: an upper, a lower and a digit, 12-24 characters, a symbol inside at times."""
+    while True:
+        s = "".join(r.choice(_ALNUM) for _ in range(r.randint(12, 24)))
+        if any(c.isdigit() for c in s) and any(c.islower() for c in s) and any(c.isupper() for c in s):
+            break
+    if r.random() < 0.4:
+        i = r.randrange(1, len(s))
+        s = s[:i] + r.choice("!#%^*-_.+") + s[i:]
+    return s
+
+
+def _exact(text: str, secret: str) -> None:
+    out = scrub_text(text)
+    assert text.count(secret) == 1
+    assert out == text.replace(secret, redaction_marker(secret)), (text, out)
+    assert scrub_text(out) == out
+
+
+_SHORT = ("pw", "pwd", "PW", "Pwd")
+_SHORT_FORMS = ("My {n} is {P}.", "The {n} for the staging DB is {P}", "{n} is set to {P} in prod",
+                "use {n} {P} for the mirror", "Your new {n} is: {P}", "Use {P} as the {n}.", "I changed my {n} to {P}.",
+                "the {n} is now {P}, don't share it", "{n} for ssh is {P}", "{n} is `{P}`")
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(_SHORT), form=st.sampled_from(_SHORT_FORMS))
+def test_property_obs58_59_pw_and_pwd_name_a_password_in_a_sentence(seed: int, name: str, form: str) -> None:
+    """OBS-58: ``pw`` and ``pwd`` are a password's names in a sentence as ``password`` is."""
+    secret = _value(random.Random(seed))
+    _exact(form.format(n=name, P=secret), secret)
+
+
+_NAMES = ("password", "token", "app password", "API token", "client secret", "webhook secret", "root password",
+          "passphrase", "access token", "DB password", "pwd")
+_CLAUSE_FORMS = ("The {n}, which is {P}, goes in the vault", "the {n}, that was {P}, expired",
+                 "The {n} I gave you earlier ({P}) is wrong", "the {n} you sent me ({P}) works",
+                 "the {n} we used last week ({P}) was rotated", "{n} -- {P}", "- {n} -- {P}",
+                 "[{n}] {P}", "  [{n}] {P} (rotate monthly)")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(_NAMES), form=st.sampled_from(_CLAUSE_FORMS))
+def test_property_obs58_59_a_value_in_a_clause_parentheses_dashes_or_after_a_bracketed_label(
+        seed: int, name: str, form: str) -> None:
+    """OBS-58/59: a clause (``, which is P,``), parentheses after the clause naming the credential, two hyphens
+    between blanks and a label in square brackets give a value; only the value goes."""
+    secret = _value(random.Random(seed))
+    _exact(form.format(n=name, P=secret), secret)
+
+
+_BARE = ("secret", "signing secret", "pwd", "pw", "webhook secret", "password", "API token")
+_BARE_LEADS = ("Remember: ", "Note to self - ", "", "- ", "FYI ")
+_BARE_ENDS = ("", " (expires Friday)", " for the mirror", ".")
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(_BARE), lead=st.sampled_from(_BARE_LEADS),
+       end=st.sampled_from(_BARE_ENDS))
+def test_property_obs58_59_a_name_and_its_value_with_a_blank_between(seed: int, name: str, lead: str,
+                                                                      end: str) -> None:
+    """OBS-58: a password's or a secret's name, a blank, a value that looks generated."""
+    secret = _value(random.Random(seed))
+    _exact(f"{lead}{name} {secret}{end}", secret)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), verb=st.sampled_from(("Login", "Log in", "log-in", "Sign in", "sign in")),
+       how=st.sampled_from(("with", "as", "using")), user=st.sampled_from(("admin", "root", "ana@example.com", "svc_ci")),
+       blank=st.sampled_from((" / ", "/", " /")))
+def test_property_obs59_a_login_sentence_loses_the_password_and_keeps_the_user(
+        seed: int, verb: str, how: str, user: str, blank: str) -> None:
+    """OBS-59: ``Log in as admin / P``: the user stays, the password goes."""
+    secret = _value(random.Random(seed))
+    _exact(f"{verb} {how} {user}{blank}{secret}", secret)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pin=st.from_regex(r"[0-9]{4,12}", fullmatch=True),
+       form=st.sampled_from(("My PIN is {P}.", "PIN: {P}", "Note to self - PIN {P} (expires Friday)",
+                             "The PIN was changed to {P} yesterday.", "Your new PIN is: {P}", "the card's PIN is {P}")))
+def test_property_obs58_a_pin_named_in_capitals_is_a_credential_of_digits(pin: str, form: str) -> None:
+    """OBS-58: a PIN is digits; named ``PIN`` its value goes (``pin`` in lower case is also a connector's)."""
+    _exact(form.format(P=pin), pin)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32),
+       name=st.sampled_from(("Wi-Fi password", "e-mail password", "Wi-Fi-Passwort", "wifi password", "DB password")))
+def test_property_obs58_a_table_row_named_by_a_hyphenated_phrase(seed: int, name: str) -> None:
+    """OBS-58: a row's first cell naming a credential in words joined by hyphens and blanks."""
+    secret = _value(random.Random(seed))
+    _exact(f"| {name} | {secret} |", secret)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32),
+       form=st.sampled_from(("* **bearer token**: {P}", "**Bearer token**: {P}", "bearer token:{P}", "bearer token={P}",
+                             "- __bearer token__: {P}", "`bearer token`: {P}")))
+def test_property_obs59_the_scheme_word_naming_a_label_keeps_the_label(seed: int, form: str) -> None:
+    """OBS-59: ``bearer token`` names a label: the word ``token`` is no credential (it was hidden with the label's
+    markup, or with the value glued to it), the value after the label goes."""
+    r = random.Random(seed)
+    secret = "ghp_" + "".join(r.choice(_ALNUM) for _ in range(36))
+    _exact(form.format(P=secret), secret)
+
+
+@pytest.mark.parametrize("text", [
+    "pwd is /home/alice/projects", "Run pwd to see the directory; the pwd is /srv/app", "the pw is strong enough",
+    "The password manager (1Password) keeps it", "The token I gave you earlier (see above) is wrong",
+    "secret sauce recipe", "Remember: token budget 4096", "the password -- see vault", "Log in as admin / see the wiki",
+    "a secret, which is kept in the vault, is fine", "pw: see vault", "the pin is 13", "Set pin 13 high",
+    "PIN 13 drives the LED", "My PIN is not set", "the PIN is 123", "[x] rotate the token", "[token] see vault",
+    "the bearer token is stored in the keychain", "Use a bearer token: see the docs", "| Wi-Fi password | ask Ana |",
+    "Authorization: Basic <base64 of user:password>", "[API token] $API_TOKEN",
+])
+def test_obs55_the_same_forms_without_a_credential_stay(text: str) -> None:
+    """OBS-55: a word, a path, a pointer, a placeholder, a short number or prose in the same forms is kept."""
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
+    ('curl -H "Authorization: Bearer Qw3rTy9uIoP1aSdF" https://x', "Qw3rTy9uIoP1aSdF"),
+    ("Authorization: Bearer abcdefghijklmnop", "abcdefghijklmnop"),
+])
+def test_obs57_a_schemes_credential_still_goes(text: str, secret: str) -> None:
+    """OBS-57: a token68 after the scheme word is still the credential (base64's padding is no label's sign)."""
+    _exact(text, secret)
