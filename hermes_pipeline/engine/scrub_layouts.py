@@ -287,7 +287,7 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
             _sentence_value(text, m.end(), spans, ascii_only=False)
     if hits and (not gated or " " in text or "\t" in text):
         _spaced_settings(text, hits, spans)
-    if hits and (not gated or "] " in text):
+    if hits and (not gated or "]" in text):
         for m in _BRACKET_LABEL_RE.finditer(text):  # [API token] P
             level = credential_name(m.group("n"))
             if level == STRONG and not phrase_name(m.group("n")):
@@ -358,15 +358,23 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
         _label_line(text, at, start, end, spans)
 
 
-def _row_bars(text: str, start: int, end: int) -> list[int]:
+def _row_bars(text: str, start: int, end: int, open_rows: bool = False) -> list[int]:
     """Where the cell bars of the line ``[start, end)`` stand when it is a table's row (its first bar after blanks or
-    a quote block's marks: :data:`_ROW_LEAD`); none when it is not."""
+    a quote block's marks: :data:`_ROW_LEAD`); none when it is not. With ``open_rows``, a row without its outer bars
+    (``password | P``, what ``psql`` prints) too: its bars have a blank on each side, and its edges stand for the
+    outer bars (``start - 1`` and ``end``: the cells are what lies between two of them)."""
     lead = start
     while lead < end and text[lead] in _ROW_LEAD:
         lead += 1
-    if lead >= end or text[lead] not in _CELL_BARS:
+    if lead >= end:
         return []
-    return [i for i in range(lead, end) if text[i] in _CELL_BARS]
+    if text[lead] in _CELL_BARS:
+        return [i for i in range(lead, end) if text[i] in _CELL_BARS]
+    if not open_rows:
+        return []
+    inner = [i for i in range(lead + 1, end - 1) if text[i] in _CELL_BARS and text[i - 1] in " \t"
+             and text[i + 1] in " \t"]
+    return [lead - 1, *inner, end] if inner else []
 
 
 def _label_line(text: str, at: int, start: int, end: int, spans: list[Span]) -> None:
@@ -672,9 +680,10 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
     for _, start, end in _anchored_lines(text, hits, _ROW_MAX, cells=False):
         if end - start > _ROW_MAX:
             continue
-        bars = _row_bars(text, start, end)
+        bars = _row_bars(text, start, end, open_rows=True)
         if not bars:
             continue
+        open_row = not (start <= bars[0] and text[bars[0]] in _CELL_BARS)
         header = _SEPARATOR_ROW_RE.match(text, end + 1)
         columns: list[tuple[int, str, int]] = []
         for k, (a, b) in enumerate(pairwise(bars)):
@@ -684,10 +693,14 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
             level = credential_name(name)
             if not level or phrase_name(name) or (secret_looking(name) and not name.isupper()):
                 continue  # ZXfOzhAZS6rZfGmxPW ends with ``PW`` but is a value, not a name (DB_PASSWORD2 is one)
+            if open_row and (level != STRONG or "." in name):
+                continue  # winreg.KEY_READ | flag: code's bitwise or, not a row a name opens
             if header is not None:
                 columns.append((k, name, level))  # a header's cells name columns: their values are in the rows below
             elif k + 2 < len(bars):
-                _cell_value(text, name, b + 1, bars[k + 2], level, spans)
+                cell = text[b + 1:bars[k + 2]].strip(_CELL_TRIM)
+                if not open_row or _generated(cell):
+                    _cell_value(text, name, b + 1, bars[k + 2], level, spans)
         if columns and header is not None:
             _column_cells(text, header.end(), columns, spans)  # its rows are read for their own names too
 
@@ -695,8 +708,9 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
 _PHRASE_CHARS: Final = re.compile("[ -]")
 _ROW_LEAD: Final = " \t>"
 """What may stand before a table row's first bar: blanks, and a quote block's marks (``> | password | P |``)."""
-_SEPARATOR_ROW_RE: Final = re.compile(r"[ \t>]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?\r?(?:\n|\Z)")
-"""A Markdown table's separator row (``|---|:---:|``): the row above it is a header."""
+_SEPARATOR_ROW_RE: Final = re.compile(
+    r"[ \t>]*[|+]?(?:[ \t]*:?-{3,}:?[ \t]*[|+])+(?:[ \t]*:?-{3,}:?[ \t]*)?\r?(?:\n|\Z)")
+"""A table's separator row (Markdown's ``|---|:---:|``, ``psql``'s ``----+----``): the row above it is a header."""
 
 
 def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans: list[Span]) -> None:
@@ -706,7 +720,7 @@ def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans
     for _ in range(256):
         line_end = text.find("\n", at)
         line_end = len(text) if line_end < 0 else line_end
-        bars = _row_bars(text, at, line_end) if line_end - at <= _ROW_MAX else []
+        bars = _row_bars(text, at, line_end, open_rows=True) if line_end - at <= _ROW_MAX else []
         if not bars:
             return
         cells = list(pairwise(bars))
@@ -880,6 +894,10 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             bare = _BARE_TAIL_RE.match(text, at)  # password P
             if bare is not None:
                 _sentence_value(text, bare.end(), spans, ascii_only=False)
+        quoted = _QUOTED_TAIL_RE.match(text, at) if name.group(0) != "pass" else None  # invalid token 'P'
+        if quoted is not None:
+            _sentence_value(text, quoted.end(), spans, ascii_only=False)
+    _settings_in_sentences(text, hits, spans)
     if "PIN" in text:
         for name in _PIN_RE.finditer(text):  # my PIN is 4821: a PIN is digits
             for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _BARE_TAIL_RE):
@@ -902,6 +920,39 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             if len(word) < len(before) and (word.endswith(",") or word.rsplit(None, 1)[-1:] and
                                             word.rsplit(None, 1)[-1] in _PASS_BEFORE):
                 _noun_value(text, m.end(), spans)  # keystore pass P, user app, pass P
+
+
+def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> None:
+    """A setting's name in a sentence (``the DB_PASSWORD is P``, ``invalid auth_token 'P'``, ``my apiKey was P``): a
+    name joined by ``_`` or in camel case that holds a hint and names a credential surely, then the sentence's copula
+    or a quoted value (``DB_PASSWORD=P`` is an assignment, read by :mod:`.scrub_shapes`)."""
+    done = -1
+    for hit in hits:
+        if hit < done:
+            continue
+        start = end = hit
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_") and hit - start < 64:
+            start -= 1
+        while end < len(text) and (text[end].isalnum() or text[end] == "_") and end - hit < 64:
+            end += 1
+        done = end
+        name = text[start:end]
+        if not name.isascii() or (start > 0 and text[start - 1] in ".-$") or not (
+                "_" in name.strip("_") or _CAMEL_HUMP.search(name) is not None):
+            continue  # a plain word is _SENTENCE_NAME's; a dotted name or a variable is code's
+        if credential_name(name) != STRONG:
+            continue
+        for tail in (_COPULA_TAIL_RE, _QUOTED_TAIL_RE):
+            m = tail.match(text, end)
+            if m is not None:
+                _sentence_value(text, m.end(), spans, ascii_only=False)
+
+
+_CAMEL_HUMP: Final = re.compile(r"[a-z0-9][A-Z]")
+_QUOTED_TAIL_RE: Final = re.compile(r" +(?=[\"'`‘“])")
+"""A quoted value right after a credential's name in a sentence (``Error: invalid api_key 'P'``), a space between (a
+tab is a pair's, :mod:`.scrub_shapes`'); it must look generated (not after ``pass``, a verb as often: ``pass
+`dtype=x```)."""
 
 
 def _noun_value(text: str, at: int, spans: list[Span]) -> None:

@@ -1535,7 +1535,7 @@ def _call_pairs(text: str, spans: list[Span]) -> None:
 
 def _named_values(text: str, spans: list[Span]) -> None:
     """``{"name": "API_KEY", "value": "P"}`` and ``- name: DB_PASSWORD\\n  value: P``: the value named by its
-    sibling."""
+    sibling; ``DB_PASSWORD:\\n  value: P``: by the YAML key that holds it."""
     at = text.find("alue")
     while at > 0:
         m = _VALUE_KEY_RE.match(text, at - 1)
@@ -1554,9 +1554,15 @@ def _named_values(text: str, spans: list[Span]) -> None:
         if j == 0 or text[j - 1] not in ",\n":
             continue  # a sibling ends with a comma or a line before the value's key
         named = _sibling(text, max(0, j - 200), j, s)
-        if named is None or named.group("vq") != m.group("vq"):
+        if named is not None and named.group("vq") == m.group("vq"):
+            name = named.group("n")
+        elif named is None and not m.group("vq") and text[j - 1] == "\n":
+            parent = _parent_key(text, j, s)  # password:\n  value: P
+            if parent is None:
+                continue
+            name = parent
+        else:
             continue
-        name = named.group("n")
         level = credential_name(name)
         if level:
             v = _VALUE_RE.match(text, m.end())
@@ -1564,6 +1570,17 @@ def _named_values(text: str, spans: list[Span]) -> None:
                 span = _value_span(v, name_start=_strong_at(s, level))
                 if span is not None and span[1] > span[0]:
                     _judge(text, name, span, level, spans, bare=_bare(v))
+
+
+_PARENT_KEY_RE: Final = re.compile(r"(?P<i>[ \t]*)(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})[ \t]*:[ \t]*\r?")
+
+
+def _parent_key(text: str, j: int, s: int) -> str | None:
+    """The YAML key that holds the ``value`` key at ``s`` (its line starting at ``j``): the line before it is the key
+    alone (``DB_PASSWORD:``), indented less than the ``value`` key."""
+    start = text.rfind("\n", 0, j - 1) + 1
+    m = _PARENT_KEY_RE.fullmatch(text, start, j - 1)
+    return m.group("n") if m is not None and len(m.group("i")) < s - j else None
 
 
 def _sibling(text: str, lo: int, j: int, s: int) -> re.Match[str] | None:
@@ -1720,17 +1737,44 @@ def _tab_pairs(text: str, spans: list[Span]) -> None:
 
 _FALLBACK_RE: Final = re.compile(
     r"(?<![\w$.])(?:(?P<n>[A-Za-z_$][\w$]{0,127}(?:\.[A-Za-z_$][\w$]{0,127}){0,4})"
-    r"|[A-Za-z_$][\w$.]{0,127}\([ \t]*(?P<cq>[\"'])(?P<c>[A-Za-z_][\w.-]{0,127})(?P=cq)[ \t]*\))"
+    r"|[A-Za-z_$][\w$.]{0,127}\([ \t]*(?P<cq>[\"'])(?P<c>[A-Za-z_][\w.-]{0,127})(?P=cq)[ \t]*\)"
+    r"|[A-Za-z_$][\w$.]{0,127}\[[ \t]*(?P<sq>[\"'])(?P<s>[A-Za-z_][\w.-]{0,127})(?P=sq)[ \t]*\])"
     r"[ \t]*(?:\|\||\?\?|[ \t]or)[ \t]*(?P<q>[\"'`])(?P<v>[^\"'`\\\n]{1,512})(?P=q)")
 """A credential read from the environment, then the literal used when it is not set: JavaScript's
-``process.env.API_KEY || 'P'`` and ``?? 'P'``, Python's ``os.environ.get("API_KEY") or "P"``."""
+``process.env.API_KEY || 'P'`` and ``?? 'P'``, Python's ``os.environ.get("API_KEY") or "P"``, Ruby's
+``ENV["DB_PASSWORD"] || "P"``, C#'s ``config["Secret"] ?? "P"``."""
+_TARGET_RE: Final = re.compile(r"(?P<t>[A-Za-z_$][\w$]{0,127})[\"']?[ \t]*(?::=|=|:)[ \t]*(?:await[ \t]+)?\Z")
+"""What a fallback is assigned to, read backwards from the expression: ``refresh_token: process.env.X || "P"``,
+``const secret = cfg.get("x") || "P"``."""
 
 
 def _fallback_defaults(text: str, spans: list[Span]) -> None:
-    """The literal after ``||``, ``??`` or ``or`` that stands in for a variable or a call naming a credential (the
-    last part of a dotted name decides: ``process.env.API_KEY``, ``config.token``)."""
+    """The literal after ``||``, ``??`` or ``or`` that stands in for a variable, a call or a subscript naming a
+    credential (the last part of a dotted name decides: ``process.env.API_KEY``, ``config.token``), or for what names
+    none but is assigned to a name that does (``refresh_token: process.env.X || "P"``)."""
     for m in _FALLBACK_RE.finditer(text):
-        name = m.group("n") if m.group("n") is not None else m.group("c")
+        name = m.group("n") or m.group("c") or m.group("s")
+        level = credential_name(name.rsplit(".", 1)[-1])
+        if not level:  # what the expression reads names nothing: what it is assigned to may
+            line = text.rfind("\n", max(0, m.start() - 160), m.start()) + 1
+            target = _TARGET_RE.search(text, max(line, m.start() - 160), m.start())
+            if target is None:
+                continue
+            name = target.group("t")
+            level = credential_name(name)
+        if level:
+            _judge(text, name, m.span("v"), level, spans, literal=True)
+
+
+_ARROW_ASSIGN_RE: Final = re.compile(
+    r"(?<![\w$.])(?P<n>[A-Za-z][\w.]{0,127})[ \t]*<<?-[ \t]*(?P<q>[\"'])(?P<v>[^\"'\\\n]{1,512})(?P=q)")
+"""R's assignment of a string (``api_key <- "P"``, ``TOKEN <<- 'P'``)."""
+
+
+def _arrow_assignments(text: str, spans: list[Span]) -> None:
+    """The string an R assignment gives a name that names a credential."""
+    for m in _ARROW_ASSIGN_RE.finditer(text):
+        name = m.group("n")
         level = credential_name(name.rsplit(".", 1)[-1])
         if level:
             _judge(text, name, m.span("v"), level, spans, literal=True)
@@ -1986,6 +2030,8 @@ def _gated_shapes(text: str, low: str, spans: list[Span], wraps: dict[Span, int]
             _tab_pairs(text, spans)
         if quoted and ("||" in text or "??" in text or " or " in text):
             _fallback_defaults(text, spans)
+        if quoted and "<-" in text:
+            _arrow_assignments(text, spans)
         find_keyword_pairs(text, spans, low)
     if " login" in low and ("vault" in low or "cargo" in low):
         find_login_tokens(text, spans)

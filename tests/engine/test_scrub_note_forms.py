@@ -89,7 +89,8 @@ def test_property_obs58_59_a_name_and_its_value_with_a_blank_between(seed: int, 
 
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32), verb=st.sampled_from(("Login", "Log in", "log-in", "Sign in", "sign in")),
-       how=st.sampled_from(("with", "as", "using")), user=st.sampled_from(("admin", "root", "ana@example.com", "svc_ci")),
+       how=st.sampled_from(("with", "as", "using")),
+       user=st.sampled_from(("admin", "root", "ana@example.com", "svc_ci")),
        blank=st.sampled_from((" / ", "/", " /")))
 def test_property_obs59_a_login_sentence_loses_the_password_and_keeps_the_user(
         seed: int, verb: str, how: str, user: str, blank: str) -> None:
@@ -150,3 +151,85 @@ def test_obs55_the_same_forms_without_a_credential_stay(text: str) -> None:
 def test_obs57_a_schemes_credential_still_goes(text: str, secret: str) -> None:
     """OBS-57: a token68 after the scheme word is still the credential (base64's padding is no label's sign)."""
     _exact(text, secret)
+
+
+def _token(r: random.Random) -> str:
+    """A generated value of one of the shapes services hand out: random letters and digits, hex, a UUID, base64."""
+    kind = r.randrange(4)
+    if kind == 0:
+        return _value(r)
+    if kind == 1:
+        return "".join(r.choice("0123456789abcdef") for _ in range(r.choice((32, 40, 64))))
+    if kind == 2:
+        h = "".join(r.choice("0123456789abcdef") for _ in range(32))
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+    while True:
+        b = "".join(r.choice(_ALNUM + "+/") for _ in range(40))
+        if any(c.isdigit() for c in b) and any(c.isupper() for c in b) and b[0] not in "+/":
+            return b
+
+
+_SETTINGS = ("DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "smtp_password", "apiKey", "auth_token", "clientSecret",
+             "GITHUB_TOKEN", "refresh_token")
+
+
+@settings(max_examples=250, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(_SETTINGS),
+       form=st.sampled_from(("the {n} is {P}", "my {n} was {P}.", "{n} is now {P}", "Error: invalid {n} '{P}'",
+                             "invalid {n} \"{P}\" for user bob", "rejected {n} `{P}` (401)")))
+def test_property_obs58_59_a_settings_name_in_a_sentence(seed: int, name: str, form: str) -> None:
+    """OBS-58: a setting's name (``DB_PASSWORD``, ``apiKey``) in a sentence with its copula, or with its value quoted
+    right after it (an error message quoting what it refused)."""
+    secret = _token(random.Random(seed))
+    _exact(form.format(n=name, P=secret), secret)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(("password", "api_key", "DB_PASSWORD", "token")),
+       pad=st.integers(0, 6), tail=st.sampled_from(("", "\n host     | db.local", "\n(1 row)")))
+def test_property_obs58_59_a_row_without_outer_bars(seed: int, name: str, pad: int, tail: str) -> None:
+    """OBS-58: what ``psql`` prints (``name | value`` rows, a ``----+----`` separator, ``\\x``'s records) loses the
+    value a row's name names, and a column's value under a header naming a credential."""
+    secret = _token(random.Random(seed))
+    _exact(f"  key {' ' * pad}| value\n------{'-' * pad}+------\n {name} {' ' * pad}| {secret}{tail}", secret)
+    _exact(f"-[ RECORD 1 ]------\nid {' ' * pad}| 7\n{name} | {secret}{tail}", secret)
+    _exact(f" id | user  | {name}\n----+-------+------\n  1 | admin | {secret}", secret)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32),
+       name=st.sampled_from(("webhook_secret", "AWS_SECRET_ACCESS_KEY", "password", "token")),
+       indent=st.sampled_from(("  ", "    ", "\t")), lead=st.sampled_from(("", "env:\n  ")))
+def test_property_obs58_a_yaml_value_key_under_a_credentials_key(seed: int, name: str, indent: str,
+                                                                 lead: str) -> None:
+    """OBS-58: ``DB_PASSWORD:\\n  value: P``: the ``value`` key is named by the key that holds it."""
+    secret = _value(random.Random(seed))
+    inner = (indent + "  ") if lead else indent
+    _exact(f"{lead}{name}:\n{inner}value: {secret}\n{inner}description: the database", secret)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32),
+       form=st.sampled_from(('refresh_token: process.env.X || "{P}"', "const secret = cfg.get('x') || '{P}';",
+                             'password = ENV["DB_PASSWORD"] || "{P}"', 'var key = config["ApiKey"] ?? "{P}";',
+                             'SECRET_KEY <- "{P}"', "db.password <<- '{P}'", 'api_token = settings["x"] or "{P}"')))
+def test_property_obs58_a_literal_standing_in_for_a_credential_in_code(seed: int, form: str) -> None:
+    """OBS-58: the literal after ``||`` / ``??`` / ``or`` when the subscript read or the name assigned names a
+    credential, and R's ``<-`` assignment of a string."""
+    secret = _value(random.Random(seed))
+    _exact(form.format(P=secret), secret)
+
+
+@pytest.mark.parametrize("text", [
+    "If that's your intention, pass `allow_module_level=True`.", "winreg.KEY_READ | winreg.KEY_WOW64_32KEY",
+    "the DB_PASSWORD is set in .env", "if api_key is None: raise", "assert secret_key is generated_key",
+    "the API_KEY is required", "invalid token 'YOUR_TOKEN'", "self.api_key is not None",
+    "password:\n  value: null", "password:\n  value: ${DB_PASSWORD}", "description:\n  value: Xk9mQ2vLp7RtYu8",
+    "const apiKey = process.env.API_KEY || '';", "x = a || \"Xk9mQ2vLp7RtYu8\"", 'x <- "Xk9mQ2vLp7RtYu8"',
+    "token <- Sys.getenv(\"TOKEN\")", "cat notes.txt | grep password | head -5", "echo password | xargs -n1",
+    "token | count\n------+------\nfoo   | 12", "password | see vault",
+])
+def test_obs55_code_and_prose_in_those_forms_stay(text: str) -> None:
+    """OBS-55: an argument in backticks after ``pass``, a bitwise or, a check of a setting, a placeholder, an empty
+    or a read fallback, a pipeline and a count keep every character."""
+    assert scrub_text(text) == text
