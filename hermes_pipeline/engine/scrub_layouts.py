@@ -191,9 +191,10 @@ _BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9])")
 """``password P``: the name and its value with only blanks between (the value must look generated); a setting's
 dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
 _NAME_WORD_SPLIT: Final = re.compile(r"[ \t_-]")
-_BRACKET_LABEL_RE: Final = re.compile(r"(?m)^[ \t]*\[(?P<n>[A-Za-z][\w .-]{0,38})\][ \t]+(?=[!-~])")
-"""A line's label in square brackets (``[API token] P``); its value must look generated (``[token] see vault``
-stays)."""
+_BRACKET_LABEL_RE: Final = re.compile(
+    r"(?m)(?:^|(?<=[\"']))" + _DECORATION + r"\[(?P<n>[A-Za-z][\w .-]{0,38})\][ \t]+(?=[!-~])")
+"""A line's (or a string's) label in square brackets, after a bullet or a quote block's mark too (``> [API token]
+P``); its value must look generated (``[token] see vault`` stays)."""
 _PIN_RE: Final = re.compile(r"(?<![\w-])PIN(?![\w-])")
 """A PIN named in a sentence, in capitals (``pin`` is also a connector's: ``the pin is D13``): its value may be digits
 (``My PIN is 4821``, ``PIN 004821``)."""
@@ -372,9 +373,15 @@ def _row_bars(text: str, start: int, end: int, open_rows: bool = False) -> list[
         return [i for i in range(lead, end) if text[i] in _CELL_BARS]
     if not open_rows:
         return []
+    escape = _LINE_ESCAPE.search(text, lead, end)
+    if escape is not None:  # a JSON string's text: an escaped line break ends the row
+        end = escape.start()
     inner = [i for i in range(lead + 1, end - 1) if text[i] in _CELL_BARS and text[i - 1] in " \t"
              and text[i + 1] in " \t"]
     return [lead - 1, *inner, end] if inner else []
+
+
+_LINE_ESCAPE: Final = re.compile(r"\\+[nr]")
 
 
 def _label_line(text: str, at: int, start: int, end: int, spans: list[Span]) -> None:

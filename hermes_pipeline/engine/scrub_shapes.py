@@ -1572,14 +1572,16 @@ def _named_values(text: str, spans: list[Span]) -> None:
                     _judge(text, name, span, level, spans, bare=_bare(v))
 
 
-_PARENT_KEY_RE: Final = re.compile(r"(?P<i>[ \t]*)(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})[ \t]*:[ \t]*\r?")
+_PARENT_KEY_RE: Final = re.compile(
+    r"(?:^|(?<=[\"']))(?P<i>[ \t]*)(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})[ \t]*:[ \t]*\r?\Z", re.M)
 
 
 def _parent_key(text: str, j: int, s: int) -> str | None:
     """The YAML key that holds the ``value`` key at ``s`` (its line starting at ``j``): the line before it is the key
-    alone (``DB_PASSWORD:``), indented less than the ``value`` key."""
+    alone (``DB_PASSWORD:``; in a string's text, ``{"output": "DB_PASSWORD:``), indented less than the ``value``
+    key."""
     start = text.rfind("\n", 0, j - 1) + 1
-    m = _PARENT_KEY_RE.fullmatch(text, start, j - 1)
+    m = _PARENT_KEY_RE.search(text, start, j - 1)
     return m.group("n") if m is not None and len(m.group("i")) < s - j else None
 
 

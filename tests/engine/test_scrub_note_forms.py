@@ -233,3 +233,16 @@ def test_obs55_code_and_prose_in_those_forms_stay(text: str) -> None:
     """OBS-55: an argument in backticks after ``pass``, a bitwise or, a check of a setting, a placeholder, an empty
     or a read fallback, a pipeline and a count keep every character."""
     assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32),
+       form=st.sampled_from(("[API token] {P}", "> [vault token] {P}", "DB_PASSWORD:\n  value: {P}",
+                             "config:\n  api_key:\n    value: {P}", "the DB_PASSWORD is {P}", "webhook secret -- {P}",
+                             "Log in as admin / {P}", "password | {P}\nhost     | db.local")))
+def test_property_obs59_a_note_in_a_json_string_loses_the_same_value(seed: int, form: str) -> None:
+    """OBS-59: the forms above inside a tool's JSON output (``{"output": "…"}``) lose the same value, nothing else."""
+    import json
+
+    secret = _value(random.Random(seed))
+    _exact(json.dumps({"output": form.format(P=secret), "exit_code": 0}), secret)
