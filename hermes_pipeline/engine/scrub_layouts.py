@@ -191,11 +191,11 @@ _BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9])")
 """``password P``: the name and its value with only blanks between (the value must look generated); a setting's
 dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
 _NAME_WORD_SPLIT: Final = re.compile(r"[ \t_-]")
-_BRACKET_LABEL_RE: Final = re.compile(
-    r"(?m)(?:^|(?<=[\"']))" + _DECORATION + r"\[(?P<n>[A-Za-z][\w .-]{0,38})\][ \t]+(?=[!-~])")
+_BRACKET_LABEL_RE: Final = re.compile(r"\[(?P<n>[A-Za-z][\w .-]{0,38})\][ \t]+(?=[!-~])")
+_BRACKET_LEAD_RE: Final = re.compile(r"(?:^|(?<=[\"']))" + _DECORATION + r"\Z", re.M)
 """A line's (or a string's) label in square brackets, after a bullet or a quote block's mark too (``> [API token]
 P``); its value must look generated (``[token] see vault`` stays)."""
-_PIN_RE: Final = re.compile(r"(?<![\w-])PIN(?![\w-])")
+_PIN_RE: Final = re.compile(r"PIN(?![\w-])(?<![\w-]PIN)")
 """A PIN named in a sentence, in capitals (``pin`` is also a connector's: ``the pin is D13``): its value may be digits
 (``My PIN is 4821``, ``PIN 004821``)."""
 _PIN_DIGITS: Final = re.compile(r"[0-9]{4,12}")
@@ -290,6 +290,9 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _spaced_settings(text, hits, spans)
     if hits and (not gated or "]" in text):
         for m in _BRACKET_LABEL_RE.finditer(text):  # [API token] P
+            line = max(text.rfind("\n", 0, m.start()), text.rfind('"', 0, m.start()), text.rfind("'", 0, m.start()))
+            if _BRACKET_LEAD_RE.search(text, line + 1, m.start()) is None:
+                continue  # the label starts its line (or a string), after decoration at most
             level = credential_name(m.group("n"))
             if level == STRONG and not phrase_name(m.group("n")):
                 _sentence_value(text, m.end(), spans, ascii_only=False)
@@ -373,14 +376,18 @@ def _row_bars(text: str, start: int, end: int, open_rows: bool = False) -> list[
         return [i for i in range(lead, end) if text[i] in _CELL_BARS]
     if not open_rows:
         return []
+    first = _OPEN_BAR_RE.search(text, lead, end)
+    if first is None:
+        return []
     escape = _LINE_ESCAPE.search(text, lead, end)
     if escape is not None:  # a JSON string's text: an escaped line break ends the row
         end = escape.start()
-    inner = [i for i in range(lead + 1, end - 1) if text[i] in _CELL_BARS and text[i - 1] in " \t"
-             and text[i + 1] in " \t"]
+    inner = [m.start() for m in _OPEN_BAR_RE.finditer(text, first.start(), end)]
     return [lead - 1, *inner, end] if inner else []
 
 
+_OPEN_BAR_RE: Final = re.compile(r"(?<=[ \t])[|│┃║](?=[ \t])")
+"""A bar between two cells of a row without outer bars (:data:`_CELL_BARS` with a blank on each side)."""
 _LINE_ESCAPE: Final = re.compile(r"\\+[nr]")
 
 
@@ -882,12 +889,14 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
     sentence, then its value, one run that looks generated (a word, a placeholder or a sentence stays); and ``use P as
     the password``, the value first."""
     done = -1
+    names: list[int] = []
     for hit in hits:  # every name holds a hint (pass, key, token, secret): searched around the hints only
         if hit < done:
             continue
         name = _SENTENCE_NAME_RE.search(low, max(0, done, hit - _NAME_BEFORE_HINT), hit + _NAME_AFTER_HINT)
         if name is None:
             continue
+        names.append(name.start())
         done = at = name.end()
         for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE):
             m = tail.match(text, at)
@@ -911,14 +920,18 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
                 m = tail.match(text, name.end())
                 if m is not None:
                     _sentence_value(text, m.end(), spans, ascii_only=False, digits=True)
-    for regex in (_SENTENCE_VERB_RE, _SENTENCE_USE_RE):
-        for m in regex.finditer(text):
-            _sentence_value(text, m.end(), spans, ascii_only=False)
-    for regex in (_SENTENCE_AS_RE, _SENTENCE_IS_RE):
-        for m in regex.finditer(text):
-            _sentence_value(text, m.start("v"), spans, ascii_only=False)
-    for m in _NOUN_VALUE_RE.finditer(text):
-        _noun_value(text, m.end(), spans)
+    seen: set[tuple[int, int]] = set()
+    for lo, hi in _around(names, len(text)):  # each pattern names a credential: read around the names found
+        for regex in (_SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_AS_RE, _SENTENCE_IS_RE, _NOUN_VALUE_RE):
+            for m in regex.finditer(text, lo, hi):
+                if m.span() in seen:
+                    continue
+                seen.add(m.span())
+                if regex is _NOUN_VALUE_RE:
+                    _noun_value(text, m.end(), spans)
+                else:
+                    _sentence_value(text, m.start("v") if "v" in regex.groupindex else m.end(), spans,
+                                    ascii_only=False)
     if "pass " in low or "pass\t" in low:
         for m in _PASS_RE.finditer(low):
             at = m.start()
@@ -929,19 +942,41 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
                 _noun_value(text, m.end(), spans)  # keystore pass P, user app, pass P
 
 
+_BEFORE_NAME: Final = 400
+_AFTER_NAME: Final = 200
+"""How far a sentence reaches before and after its credential's name (a value before it, ``use P as the password``,
+is at most 256 characters)."""
+
+
+def _around(starts: list[int], size: int) -> list[tuple[int, int]]:
+    """The ranges of the text that reach :data:`_BEFORE_NAME` before and :data:`_AFTER_NAME` after each of ``starts``
+    (in order), overlapping ranges joined."""
+    out: list[tuple[int, int]] = []
+    for start in starts:
+        lo, hi = max(0, start - _BEFORE_NAME), min(size, start + _AFTER_NAME)
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
 def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> None:
     """A setting's name in a sentence (``the DB_PASSWORD is P``, ``invalid auth_token 'P'``, ``my apiKey was P``): a
     name joined by ``_`` or in camel case that holds a hint and names a credential surely, then the sentence's copula
     or a quoted value (``DB_PASSWORD=P`` is an assignment, read by :mod:`.scrub_shapes`)."""
     done = -1
     for hit in hits:
-        if hit < done:
+        if hit < done or hit == 0:
             continue
-        start = end = hit
+        before = text[hit - 1]
+        if before != "_" and not (before.islower() and text[hit].isupper()):
+            continue  # the hint does not join a name (DB_PASSWORD, apiKey): a plain word is _SENTENCE_NAME's
+        start = hit
         while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_") and hit - start < 64:
             start -= 1
-        while end < len(text) and (text[end].isalnum() or text[end] == "_") and end - hit < 64:
-            end += 1
+        run = _IDENT_RUN.match(text, hit)
+        end = run.end() if run is not None else hit
         done = end
         name = text[start:end]
         if not name.isascii() or (start > 0 and text[start - 1] in ".-$") or not (
@@ -956,6 +991,7 @@ def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> Non
 
 
 _CAMEL_HUMP: Final = re.compile(r"[a-z0-9][A-Z]")
+_IDENT_RUN: Final = re.compile(r"[A-Za-z0-9_]{0,64}")
 _QUOTED_TAIL_RE: Final = re.compile(r" +(?=[\"'`‘“])")
 """A quoted value right after a credential's name in a sentence (``Error: invalid api_key 'P'``), a space between (a
 tab is a pair's, :mod:`.scrub_shapes`'); it must look generated (not after ``pass``, a verb as often: ``pass
