@@ -240,10 +240,10 @@ _LABEL_TAIL_RE: Final = re.compile(
     r"(?=[\"'`!-~" + _OPENERS + "])")
 """``the password for the staging db: P`` in the middle of a line (a label that starts one is :func:`_labels`'), and
 a name with a note in parentheses (``your new API key (copy it now, it won't be shown again): P``)."""
-_SETTER_RE: Final = re.compile(
-    r"(?:(?P<dot>\.)[ \t]*)?(?<![\w$])(?P<f>[A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*\([ \t]*(?P<q>[\"'])"
-    r"(?P<v>[^\"'\\\s]{1,512})(?P=q)[ \t]*\)")
-"""A call with one string argument (``setPassword("P")``, ``.password("P")``)."""
+_ONE_STRING_RE: Final = re.compile(r"\([ \t]*(?P<q>[\"'])(?P<v>[^\"'\\\s]{1,512})(?P=q)[ \t]*\)")
+_CALLEE_RE: Final = re.compile(r"(?:(?P<dot>\.)[ \t]*)?(?<![\w$])(?P<f>[A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*\Z")
+"""A call with one string argument (``setPassword("P")``, ``.password("P")``): the argument, then the callee's name
+written right before it (after a dot: a builder's method)."""
 _SETTER_VERBS: Final = ("set", "with", "use", "put", "update", "store", "save", "configure", "add")
 _CALLEE_WORDS: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _HELD_WORDS: Final = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "token", "secret", "key", "apikey",
@@ -253,11 +253,13 @@ _NOT_SETTER_VERBS: Final = frozenset({"get", "fetch", "load", "read", "find", "h
                                       "verify", "require", "parse", "refresh", "revoke", "delete", "remove", "generate",
                                       "create", "make", "new", "to", "from", "hash", "encode", "decode", "encrypt",
                                       "decrypt", "lookup", "resolve", "ensure", "clear", "reset", "rotate", "list"})
+_TYPE_ASSIGNED: Final = (r"(?:&(?:'static[ \t]+)?str|\[\]byte|(?i:string)|str|SecretStr|SecretString|Option<String>"
+                         r"|String\?|string\?)[ \t]*:?=(?!=)")
 _TYPED_RE: Final = re.compile(
-    r"(?<![\w$.])(?P<n>[A-Za-z_][A-Za-z0-9_]{0,127})(?:[ \t]*:[ \t]*|[ \t]+)"
-    r"(?:&(?:'static[ \t]+)?str|\[\]byte|(?i:string)|str|SecretStr|SecretString|Option<String>|String\?|string\?)"
-    r"[ \t]*:?=(?!=)")
-"""A declaration with its type after the name (``token string =``, ``API_KEY: &str =``, ``apiKey: String =``)."""
+    r"(?<![\w$.])(?P<n>[A-Za-z_][A-Za-z0-9_]{0,127})(?:[ \t]*:[ \t]*|[ \t]+)" + _TYPE_ASSIGNED + r"\Z")
+"""A declaration with its type after the name (``token string =``, ``API_KEY: &str =``, ``apiKey: String =``), read
+backwards from its type and ``=`` (:data:`_TYPE_ASSIGNED_RE`, which a literal leads)."""
+_TYPE_ASSIGNED_RE: Final = re.compile(_TYPE_ASSIGNED)
 _HCL_RE: Final = re.compile(r"(?<![\w-])variable[ \t]+\"(?P<n>[^\"\n]{1,128})\"[ \t]*\{")
 _HCL_DEFAULT_RE: Final = re.compile(r"(?:\n|\{)[ \t]*default[ \t]*=[ \t]*")
 _HCL_BLOCK: Final = 1024
@@ -1150,6 +1152,8 @@ _LOGIN_CALL_RE: Final = re.compile(
 :data:`_GET_CONNECTION_RE`)."""
 
 
+_LOGIN_CALL_WORDS: Final = ("auth", "credential", "login", "bind")
+"""What each call or name :data:`_LOGIN_CALL_RE` reads holds, lower-cased (its pre-check)."""
 _ARGUMENT: Final = r"(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'|[A-Za-z_][\w.]{0,63})"
 _GET_CONNECTION_RE: Final = re.compile(
     r"(?<![\w$])getConnection[ \t]*\([ \t]*(?:" + _ARGUMENT + r"[ \t]*,[ \t]*)?" + _ARGUMENT
@@ -1161,8 +1165,9 @@ def _login_calls(text: str, spans: list[Span]) -> None:
     """The password of a login call or an ``auth`` pair that takes a user and a password by position (both string
     literals): judged as a password's value; and a pair written as a tuple, its name first (``("x-api-key", "P")``,
     gRPC metadata, a list of headers): judged by its name."""
-    for m in _LOGIN_CALL_RE.finditer(text):
-        _judge(text, "password", m.span("p"), STRONG, spans)
+    if _holds(text, text.lower(), _LOGIN_CALL_WORDS):
+        for m in _LOGIN_CALL_RE.finditer(text):
+            _judge(text, "password", m.span("p"), STRONG, spans)
     if "getConnection" in text:
         for m in _GET_CONNECTION_RE.finditer(text):
             _judge(text, "password", m.span("p"), STRONG, spans)
@@ -1182,10 +1187,13 @@ def _setter_calls(text: str, spans: list[Span]) -> None:
     call whose name sets a credential, with that credential as its only argument, a string."""
     if "('" not in text and '("' not in text and "( " not in text:
         return
-    for m in _SETTER_RE.finditer(text):
-        level = _setter_level(m.group("f"), m.group("dot") is not None)
+    for m in _ONE_STRING_RE.finditer(text):  # the argument first (a literal leads), then the callee before it
+        callee = _CALLEE_RE.search(text, max(0, m.start() - 96), m.start())
+        if callee is None:
+            continue
+        level = _setter_level(callee.group("f"), callee.group("dot") is not None)
         if level:
-            _judge(text, m.group("f"), m.span("v"), level, spans, literal=True)
+            _judge(text, callee.group("f"), m.span("v"), level, spans, literal=True)
 
 
 def _setter_level(callee: str, dotted: bool) -> int:
@@ -1207,7 +1215,10 @@ def _setter_level(callee: str, dotted: bool) -> int:
 def _typed_declarations(text: str, spans: list[Span]) -> None:
     """``const token string = "P"`` (Go), ``const API_KEY: &str = "P";`` (Rust), ``apiKey: string = "P"``
     (TypeScript, Kotlin, Swift): the type between the name and ``=``. Only a string literal."""
-    for m in _TYPED_RE.finditer(text):
+    for typed in _TYPE_ASSIGNED_RE.finditer(text):
+        m = _TYPED_RE.search(text, max(0, typed.start() - 160), typed.end())
+        if m is None:
+            continue
         name = m.group("n")
         level = credential_name(name)
         if not level:
