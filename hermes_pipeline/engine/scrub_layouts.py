@@ -189,7 +189,7 @@ P``)."""
 _SENTENCE_IS_RE: Final = re.compile(
     r"(?<![^\s(\"'“‘>])(?P<v>[^\s\"'“”‘’(<][^\s\"'“”‘’]{5,255})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
     r"(?i:the|my|your|our|their|its|his|her|a|an)[ \t]+"
-    r"(?:(?i:new|current|old|actual|real|default|temporary|temp|initial)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?"
+    r"(?:(?i:new|current|old|actual|real|default|temporary|temp|initial)[ \t]+)?(?:[\w-]{1,20}[ \t]+){0,2}"
     r"(?i:" + _SENTENCE_NAME + r")(?![\w-])")
 """The value first, then the credential it is: ``P is my password``, ``P is the new API key``."""
 _PAREN_TAIL_RE: Final = re.compile(r"[ \t]*\((?=[^()\s]{6,256}\))")
@@ -295,19 +295,23 @@ _TYPED_RE: Final = re.compile(
     r"[ \t]*:?=(?!=)")
 """A declaration with its type after the name (``token string =``, ``API_KEY: &str =``, ``apiKey: String =``)."""
 _CODE_VALUE: Final = r"[A-Za-z0-9][A-Za-z0-9-]{3,63}"
-_CODE_LIST_RE: Final = re.compile(
+_CODE_NAME_RE: Final = re.compile(
     r"(?:(?<![\w-])(?i:(?:recovery|backup|one[- ]?time|2fa|mfa|otp|totp|scratch|emergency|verification|security|"
     r"login|sign[- ]?in|authentication|confirmation)[ \t]+codes?)(?:[ \t]+\([^()\n]{1,40}\))?(?:\*\*|__)?"
-    r"(?:[ \t]*[:：=]|[ \t]+(?i:is|are|was|were)(?:[ \t]*:)?)|(?:" + "|".join(re.escape(w) for w in FOREIGN_CODE_WORDS)
-    + r")(?:\*\*|__)?" + _BLANK + r"*(?:[:：]|是|为|為|は、?|는|은|이|가))(?:\*\*|__)?" + _BLANK + r"*"
-    r"(?P<list>" + _CODE_VALUE + r"(?:(?:[ \t]*[,;、，]" + _BLANK + r"*|" + _BLANK + r"+)" + _CODE_VALUE + r"){0,31})"
-    r"(?=" + _BLANK + r"*(?:[.。!,，;)）\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|\r?$|\Z))", re.MULTILINE)
-"""One or several one-time, recovery or backup codes after their name (``Recovery codes: P1 P2 P3``, ``Backup codes:
-P1, P2``, ``Your verification code is P``, ``恢复码：P1 P2``, ``验证码：P``), ending the sentence or the line (or
-before a sentence in a script written without blanks: ``验证码是P です``)."""
+    r"(?:[ \t]*(?:[:：=]|->|→)|[ \t]+(?:[-–—]|(?i:is|are|was|were)(?:[ \t]*:)?))|(?:"
+    + "|".join(re.escape(w) for w in FOREIGN_CODE_WORDS) + r")(?:\*\*|__)?" + _BLANK
+    + r"*(?:[:：]|是|为|為|は、?|는|은|이|가))(?:\*\*|__)?")
+"""The name of one or several one-time, recovery or backup codes and what puts them after it (``Recovery codes:``,
+``Backup codes -``, ``Your verification code is``, ``恢复码：``, ``验证码是``)."""
+_CODE_NAMES: Final = frozenset({"otp", "totp", "mfa", "2fa", "passcode", "pin"})
+"""English names of a one-time code or a PIN: digits alone are their value."""
+_CODE_TOKEN_RE: Final = re.compile(r"[^\s,;、，。]+")
+_CODE_TRIM: Final = "`*_\"'.!"
+_CODE_LEAD_RE: Final = re.compile(r"[ \t\u3000]*(?:(?:[-*+•]|\d{1,2}[.)])[ \t]+)?")
+_CODE_LINES: Final = 32
 _CODE_QUALIFIERS: Final = ("recovery", "backup", "one", "2fa", "mfa", "otp", "scratch", "emergency", "verification",
                             "security", "login", "sign", "authentication", "confirmation")
-"""The first words of :data:`_CODE_LIST_RE`'s English names, lower-cased: a text holding none holds no such list."""
+"""The first words of :data:`_CODE_NAME_RE`'s English names, lower-cased: a text holding none holds no such list."""
 _CODE_RUN_RE: Final = re.compile(_CODE_VALUE)
 _DATE_RE: Final = re.compile(r"\d{4}-\d\d-\d\d|\d\d-\d\d-\d{4}")
 _DIGIT_CODE_RE: Final = re.compile(r"[0-9]{4,10}|[0-9A-Za-z]{3,8}(?:-[0-9A-Za-z]{3,8}){1,3}")
@@ -951,15 +955,55 @@ def code_value(value: str) -> bool:
 
 
 def _code_lists(text: str, spans: list[Span]) -> None:
-    """Each code of a list :data:`_CODE_LIST_RE` reads, when every one of them is a code (:func:`code_value`): a
-    list holding a word is a sentence (``Backup codes: stored offline``)."""
-    for m in _CODE_LIST_RE.finditer(text):
-        runs = list(_CODE_RUN_RE.finditer(text, *m.span("list")))
-        if all(code_value(run.group(0)) for run in runs):
-            for run in runs:
-                _judge(text, "otp", run.span(), STRONG, spans, bare=True)
+    """The codes after each name :data:`_CODE_NAME_RE` reads: on its line (``Recovery codes: P1 P2 P3``, ``Backup
+    codes: P1, P2``, ``验证码是P，5分钟内有效``) or, when the line ends with the name, on the lines below it, one list
+    of codes a line (a bullet before them too; at most :data:`_CODE_LINES`)."""
+    for m in _CODE_NAME_RE.finditer(text):
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        found: list[Span] = []
+        if text[m.end():end].strip(" \t\u3000\r"):
+            found = _code_runs(text, m.end(), end) or []
+        else:  # Recovery codes:\nP1\nP2
+            for _ in range(_CODE_LINES):
+                start, end = end + 1, text.find("\n", end + 1)
+                end = len(text) if end < 0 else end
+                runs = _code_runs(text, start, end) if start < end else None
+                if not runs:
+                    break
+                found += runs
+        for span in found:
+            _judge(text, "otp", span, STRONG, spans, bare=True)
 
 
+def _code_runs(text: str, start: int, end: int) -> list[Span] | None:
+    """The codes of a list on ``[start, end)`` (:func:`code_value`; in backticks or quotes too), up to where a sentence
+    goes on after a comma, a full stop or in a script written without blanks (``，5分钟内有效``, ``です``); ``None``
+    when a word stands between them or first (``Backup codes: 8 remaining``, ``Recovery codes: see 1Password``)."""
+    runs: list[Span] = []
+    at = _CODE_LEAD_RE.match(text, start, end).end()  # type: ignore[union-attr]
+    for token in _CODE_TOKEN_RE.finditer(text, at, end):
+        s, e = token.span()
+        gap = text[at:s]
+        at = e
+        k = s
+        while k < e and text[k] <= "\x7f":
+            k += 1
+        while s < k and text[s] in _CODE_TRIM:
+            s += 1
+        trimmed = k
+        while trimmed > s and text[trimmed - 1] in _CODE_TRIM:
+            trimmed -= 1
+        value = text[s:trimmed]
+        if value and _CODE_RUN_RE.fullmatch(value) is not None and code_value(value):
+            runs.append((s, trimmed))
+            if k < e:
+                break  # 482913です: the sentence's own script resumes
+            continue
+        if runs and (gap.strip() or not text[token.start()].isascii() or text[token.start()] == "("):
+            break  # P1 P2, then a sentence: the codes end there
+        return None
+    return runs
 def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
     """``密码是P``, ``密码 P``, ``パスワードはP``, ``비밀번호는 P``, ``APIキーを「P」に``, ``API Key是P``: a credential word (or an
     English credential name with the sentence's ``is``), ``is``, ``changed to``, a colon, a blank or nothing, an ASCII
@@ -993,7 +1037,8 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
         done = named_at.end()
         name = named_at.group("n")
         if credential_name(name) == STRONG or name.lower() == "key":  # OpenAI的key是P: a value that looks generated
-            _sentence_value(text, named_at.end(), spans, ascii_only=True)
+            _sentence_value(text, named_at.end(), spans, ascii_only=True,
+                            code=name.lower() in _CODE_NAMES)  # OTP是482913: a code of digits too
 
 
 _SPACED_SETTING_RE: Final = re.compile(
@@ -1222,11 +1267,14 @@ generated (``the API key expired`` stays)."""
 
 
 def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False,
-                    random: bool = False) -> None:
+                    random: bool = False, code: bool = False) -> None:
     """The value a sentence gives at ``at``: quoted, or a run whose sentence end stays (and, ``ascii_only``, which
     ends where the sentence's own script resumes), hidden when it looks generated (``base64url``, ``utf8mb4``: a
     lower-case name with few digits stays); after a name of a user and a password (``user``), a user name before
-    ``/`` or ``:`` stays; after a weak name (``random``) only a value that looks random (:func:`_random`)."""
+    ``/`` or ``:`` stays; after a weak name (``random``) only a value that looks random (:func:`_random`); after a
+    one-time code's name (``code``) digits too (:func:`code_value`)."""
+    if text.startswith("<", at) and _ANGLED_RE.match(text, at) is not None:
+        at += 1  # 密码是<P>: the brackets are the sentence's
     v = _VALUE_RE.match(text, at)
     if v is None:
         return
@@ -1258,8 +1306,9 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return  # Password DB_PW=P: a setting, whose reader hides its value (not its name)
     if random and not _random(value):
         return
-    if e > s and _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
-                                            and all(map(_word_run, _DIGIT_SPLIT.split(value)))):
+    if e > s and (code and code_value(value) or _generated(value) and not (
+            value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
+            and all(map(_word_run, _DIGIT_SPLIT.split(value))))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
 
 
@@ -1285,6 +1334,8 @@ def _closed_run(text: str, start: int, end: int) -> int:
     return end
 
 
+_ANGLED_RE: Final = re.compile(r"<[^\s<>]{4,256}>")
+"""A value in angle brackets (``<P>``)."""
 _QUERY_NEXT_RE: Final = re.compile(r"&[A-Za-z_][\w.-]{0,30}=")
 """A URL query's next pair, after a value a sentence in a language that writes no space gives."""
 _OPENING_QUOTE: Final = {'"': '"', "'": "'", "`": "`", "”": "“", "’": "‘"}

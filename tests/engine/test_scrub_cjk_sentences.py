@@ -176,7 +176,7 @@ def test_property_obs58_amho_is_a_password(seed: int, before: str, glue: str, en
     _check(f"{before}암호{glue}{secret}{end}", secret)
 
 
-@pytest.mark.parametrize("template", ["密码：<{p}>", "パスワード：<{p}>", "비밀번호: <{p}>", "恢复码：{p} {q}",
+@pytest.mark.parametrize("template", ["密码：<{p}>", "密码是<{p}>", "パスワード：<{p}>", "비밀번호: <{p}>", "恢复码：{p} {q}",
                                       "恢复码：{p}、{q}", "備用碼: {p}, {q}", "リカバリーコード：{p} {q}"])
 def test_obs59_angle_brackets_and_several_codes_after_one_name(template: str) -> None:
     """OBS-59: the angle brackets around a value stay (only the value inside goes); several codes after one name each
@@ -198,3 +198,12 @@ def test_obs58_the_value_first_the_setting_named_after_it_in_japanese_and_korean
     API_KEY에 넣으세요``): the value only (``README.md를 docs 폴더에 넣으세요`` stays: no credential is named)."""
     secret = password(random.Random(template))
     _check(template.format(p=secret), secret)
+
+
+@pytest.mark.parametrize("template", ["OTP是{d}", "您的验证码是 {d}，5分钟内有效", "確認コードは{d}です", "인증 코드는 {d}입니다",
+                                      "ワンタイムコードは{d}です", "TOTP是{d}"])
+def test_obs58_a_one_time_code_of_digits(template: str) -> None:
+    """OBS-58, OBS-59: a one-time code of digits alone after its name, the sentence going on after it: the code only
+    (``验证码已发送`` stays: no value)."""
+    digits = str(random.Random(template).randint(100000, 99999999))
+    _check(template.format(d=digits), digits)

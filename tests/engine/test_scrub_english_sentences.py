@@ -431,7 +431,7 @@ def test_property_obs58_a_weak_key_in_a_credential_context(seed: int, template: 
 
 
 _NAMED_LATER = ("TODO: replace {p} with env var (it's the prod DB password)", "{p} (the DB password)",
-                "{p} is the prod password", "Use {p} (my GitHub token) for the push.",
+                "{p} is the prod password", "{p} is the prod DB password", "Use {p} (my GitHub token) for the push.",
                 "replace {p} with a secret ref — it's the staging API key",
                 "swap {p} with ${{TOKEN}} (that's the bot token)", "- hardcoded {p} in settings.py (the Stripe secret)",
                 "FIXME: rotate {p} to a new one (it’s the admin password)",

@@ -304,3 +304,21 @@ def test_property_obs59_a_value_in_angle_brackets_keeps_them(seed: int, name: st
     out = scrub_text(text)
     assert out == text.replace(secret, redaction_marker(secret)), (text, out)
     assert scrub_text(out) == out
+
+
+@pytest.mark.parametrize("template", [
+    "GitHub recovery codes:\n{a}\n{b}\n{c}\n\nKeep them offline.", "Backup codes:\n- {a}\n- {b}\n- {c}",
+    "2FA backup codes - {a} {b} {c}", "- Recovery codes: `{a}` `{b}` `{c}`", "Recovery codes: {a} {b} {c} (keep safe)",
+    "recovery codes (Google):\n1. {a}\n2. {b}\n3. {c}\nThen sign in."])
+def test_obs58_codes_on_the_lines_below_their_name(template: str) -> None:
+    """OBS-58, OBS-59: codes listed on the lines below their name (one a line, after a bullet or a number too), in
+    backticks, or after a dash: every code, the list's marks and the prose around it stay."""
+    r = random.Random(template)
+    codes = [_code(r, kind) for kind in ("password", "digits", "groups")]
+    text = template.format(a=codes[0], b=codes[1], c=codes[2])
+    expected = text
+    for code in codes:
+        expected = expected.replace(code, redaction_marker(code))
+    out = scrub_text(text)
+    assert out == expected, (text, out)
+    assert scrub_text(out) == out
