@@ -241,7 +241,7 @@ _SENTENCE_AS_RE: Final = re.compile(
 P as your GitHub token``."""
 _PUT_BEFORE_RE: Final = re.compile(
     r"(?<![\w-])(?i:added|add|adding|set|setting|put|putting|copied|copy|copying|pasted|paste|pasting|saved|save|"
-    r"saving|stored|store|wrote|write|placed|place|entered|inserted|insert|dropped)[ \t]+"
+    r"saving|stored|store|wrote|write|placed|place|entered|inserted|insert|dropped)(?:\*\*|__|[*_])?[ \t]+"
     r"(?:(?i:the|my|your|our|this|that|a|an|new|old)[ \t]+){0,2}(?P<q>[\w-]{1,20}[ \t]+)?\Z")
 _INTO_TAIL_RE: Final = re.compile(r"(?:[ \t]*:)?[ \t]+(?P<v>\S{6,256})[ \t]+(?i:to|in|into|inside|under)[ \t]+(?=\S)")
 """A verb that puts the credential somewhere before its name (sought back from the name), then after it the value and
@@ -256,6 +256,8 @@ _KEY_TAIL_RE: Final = re.compile(r"(?:[ \t]*\((?i:new|old|current|next|now|was)[
                                  r"|(?:[ \t]*(?::|->|→|=>|=|—|–))?[ \t]+)(?=[\"'`!-~" + _OPENERS + "])")
 """What follows a weak ``key`` given its value in a credential's context: a blank, a colon, an arrow or a note
 (``(new: P)``)."""
+_KEY_NOTE_RE: Final = re.compile(r"(?<![\w-])(?i:new|old|current|next|now|was)[ \t]*[:=][ \t]*")
+"""Each value of a note after a weak ``key`` (``(old: P, new: Q)``)."""
 _POINTING: Final = r"(?i:it'?s|it’s|this[ \t]+is|that'?s|that’s|which[ \t]+is|which[ \t]+was|aka|i\.e\.,?|=)[ \t]+"
 _NAMED_TAIL_RE: Final = re.compile(r"[ \t]*(?P<p>" + _POINTING + r")?(?:(?i:the|my|our|your|their|its|a)[ \t]+)?"
                                    r"(?:[\w.-]{1,20}[ \t]+){0,3}")
@@ -1152,6 +1154,9 @@ def _weak_key(text: str, low: str, hit: int, spans: list[Span]) -> int:
         m = _KEY_TAIL_RE.match(text, end)
         if m is not None:
             _sentence_value(text, m.end(), spans, ascii_only=False, random=True)
+            close = text.find(")", m.end(), m.end() + _LABEL_MAX * 4) if "(" in text[end:m.end()] else -1
+            for note in _KEY_NOTE_RE.finditer(text, m.end(), close) if close > 0 else ():
+                _sentence_value(text, note.end(), spans, ascii_only=False, random=True)  # (old: P, new: Q)
     return end
 
 

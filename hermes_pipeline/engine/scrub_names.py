@@ -710,8 +710,8 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
     v = value.strip()
     if len(v) <= 2:
         return True  # ">": no credential is that short
-    if (not v[0].isascii() and _POINTER.match(v)) or v.lower() in _KEEPERS:
-        return True  # 密码→见1Password, 密码：存在Vault里, password: 1Password: where it is kept, not the credential
+    if (not v[0].isascii() and (_POINTER.match(v) or _WIDE_PROSE.fullmatch(v))) or v.lower() in _KEEPERS:
+        return True  # 密码→见1Password, 密码：存在Vault里, password: 1Password: where it is kept; 密码：请妥善保存: prose
     if v.isascii() and v.isalnum():
         return _kept_word(v, name, level, bare, typed)
     if _CODE_WORDS.match(v) or (v[-1] in ")]" and code_call(v) and (not literal or _STRING_ARGUMENT.search(v))):
@@ -768,6 +768,10 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
 
 _POINTER: Final = re.compile(r"(?:请|請)?(?:参见|參見|详见|詳見|见|見|参考|參考|参照|參照|查看|保存在|存放在|存在|存于|存於|放在)")
 """What a CJK note starts with when it says where a credential is kept (``见``, see; ``存在``, stored in)."""
+_WIDE_PROSE: Final = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff0f\uff1a-\uff20"
+                                r"\uff3b-\uff40\uff5b-\uff65 ]+")
+"""Words of a script written without blanks and its punctuation, none of them a letter or a digit of ASCII or its
+full-width forms: a sentence (``请妥善保存``, ``已过期``), not a generated credential."""
 _KEEPERS: Final = frozenset({"1password", "bitwarden", "lastpass", "keepass", "keepassxc", "dashlane", "keychain",
                               "vaultwarden", "pass", "gopass", "passbolt", "psono", "enpass", "nordpass", "proton"})
 """Password managers: a value naming one says where the credential is kept."""

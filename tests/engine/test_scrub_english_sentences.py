@@ -395,7 +395,7 @@ def _exact(text: str, secret: str) -> None:
 
 
 _PUT_VERBS = ("Added", "added", "I added", "Set", "I set", "Put", "put", "Copied", "I copied", "Pasted", "pasted",
-              "Saved", "saved", "Stored", "Wrote", "Inserted")
+              "Saved", "saved", "Stored", "Wrote", "Inserted", "**Added**", "- Added", "> I pasted")
 _PUT_NAMES = ("the key", "key", "my key", "the new key", "the OpenAI key", "your key", "the API key", "the token",
               "the password")
 _PUT_WHERE = ("to ~/.hermes/.env", "in config.yaml", "into .env", "to the vault", "into settings.json", "in ~/.netrc",
@@ -459,3 +459,16 @@ def test_property_obs58_a_weak_key_and_a_copula_before_a_random_value(seed: int,
     secret = _inner_symbol(seed)
     glue = copula if copula.startswith("'") else f" {copula}"
     _exact(f"{opener} key{glue} {secret}{end}", secret)
+
+
+@pytest.mark.parametrize("template", ["- [x] rotated key (old: {q}, new: {p})", "rotate key (new: {p}; old: {q})",
+                                      "* rotate the deploy key (was: {q} / now: {p})"])
+def test_obs59_both_values_of_a_rotated_key(template: str) -> None:
+    """OBS-58, OBS-59: a rotated weak ``key`` with its old and new values in one note: both values, the note's words
+    stay."""
+    r = random.Random(template)
+    p, q = password(r), password(r)
+    text = template.format(p=p, q=q)
+    out = scrub_text(text)
+    assert out == text.replace(p, redaction_marker(p)).replace(q, redaction_marker(q)), (text, out)
+    assert scrub_text(out) == out

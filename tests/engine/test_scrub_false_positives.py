@@ -510,6 +510,7 @@ def test_obs55_look_alikes_of_the_weak_key_code_and_login_layouts_stay() -> None
         "password: <password>", "密码：<your-password>", "token: <TOKEN>", "api_key = <your-api-key>",
         "Backup codes: 8 remaining", "Backup codes: stored offline", "Recovery codes: see 1Password",
         "Security code: 2026-12-06", "recovery codes: none yet", "验证码错误，请重试", "请输入验证码", "인증 코드를 입력하세요",
+        "恢复码：请妥善保存", "验证码：已过期", "密码：请妥善保存", "パスワード：未設定", "Backup codes: regenerate them monthly",
         "| host | login |\n|---|---|\n| db1 | admin |\n| web | https://x.io/login |",
         "host,login,port\ndb1,admin,5432\nweb,deploy,443", "name,token_count\nfoo,12345",
         "replace config.yaml with the new one (the password section)", "See config.yaml (the password section)",
