@@ -256,6 +256,8 @@ _KEY_TAIL_RE: Final = re.compile(r"(?:[ \t]*\((?i:new|old|current|next|now|was)[
                                  r"|(?:[ \t]*(?::|->|→|=>|=|—|–))?[ \t]+)(?=[\"'`!-~" + _OPENERS + "])")
 """What follows a weak ``key`` given its value in a credential's context: a blank, a colon, an arrow or a note
 (``(new: P)``)."""
+_KEY_CHORD_RE: Final = re.compile(r"(?i:ctrl|control|shift|alt|option|opt|cmd|command|meta|super|win|fn)[+-]")
+"""A keyboard's key chord (``shift+F10``, ``Ctrl+Alt+Del``): the key a sentence names is a key of a keyboard."""
 _KEY_NOTE_RE: Final = re.compile(r"(?<![\w-])(?i:new|old|current|next|now|was)[ \t]*[:=][ \t]*")
 """Each value of a note after a weak ``key`` (``(old: P, new: Q)``)."""
 _POINTING: Final = r"(?i:it'?s|it’s|this[ \t]+is|that'?s|that’s|which[ \t]+is|which[ \t]+was|aka|i\.e\.,?|=)[ \t]+"
@@ -472,7 +474,7 @@ def _label_line(text: str, at: int, start: int, end: int, spans: list[Span]) -> 
 _ENCLOSURE: Final = (
     r"(?:\[[^\]\n]{1,40}\][ \t]+|\d{4}-\d\d-\d\d[T ][\d:.,]{5,15}Z?(?:[ \t]+\[?[A-Z]{3,8}\]?)?:?[ \t]+)?"
     r"(?:(?:\*\*|__)?[A-Za-z][\w-]{0,30}(?:[ \t][\w-]{1,30}){0,2}:(?:\*\*|__)?[ \t]+)?"
-    r"(?:[ \t]*+(?P<lc>[A-Za-z_][\w.]{0,63}\((?:[bBrRuU]{0,2}|[fF][rR]?(?=(?P<lf>[\"'])[^\"'{}\n]*(?P=lf)))"
+    r"(?:[ \t]*+(?P<lc>[A-Za-z_][\w.]{0,63}\([ \t]*+(?:[bBrRuU]{0,2}|[fF][rR]?(?=(?P<lf>[\"'])[^\"'{}\n]*(?P=lf)))"
     r"(?=[\"'“‘`])))?"
     r"(?:(?P<lq>[\"'“‘`])|(?P<lp>\()|<(?P<lt>[A-Za-z][A-Za-z0-9]{0,9})(?:[ \t][^<>\n]{0,200})?>"
     r"|(?P<le>~~|\*{1,3}|_{1,2})(?=[^\s*_~]))?")
@@ -491,7 +493,7 @@ _WIDE_AFTER_RE: Final = re.compile(r"[!#-&(-\[\]-_a-~]+(?=[\u3000-\u30ff\u3400-\
 _NOTE_AFTER_RE: Final = re.compile(r"(?<=[ \t])" + _NOTE + r"[ \t]*\r?\Z")
 """A note ending a line, sought from its first character (after a blank: no blank run is scanned again)."""
 _LINE_CLOSE: Final = (r"(?:" + _NOTE_AFTER + r")?[ \t]*(?:(?:-->|\*/)[ \t]*)?"
-                      r"(?(lq)[\"'”’`]?)(?(lc)\)[ \t]*;?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
+                      r"(?(lq)[\"'”’`]?)(?(lc)[ \t]*+\)[ \t]*;?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
                       r"(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
                       r"(?<!\\n)(?<!\\r)(?<!\\t)(?:\r?$|(?=\"[ \t]*[,}\]]))")
 """Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
@@ -735,6 +737,8 @@ def _enclosed_end(text: str, enclosure: re.Match[str], end: int) -> int:
         if text[k - 1] != ")":
             return end
         k -= 1
+        while k > enclosure.end() and text[k - 1] in " \t":
+            k -= 1
     if k > enclosure.end() and text[k - 1] in ".!?" and text.endswith(closer, 0, k - 1):
         k -= 1
     return k - len(closer) if text.endswith(closer, enclosure.end(), k) else end
@@ -1214,7 +1218,8 @@ def _random(value: str) -> bool:
     classes = (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value))
     symbols = not value.isalnum()
     return len(value) >= 8 and (classes + symbols >= 3 or (len(value) >= 20 and classes >= 2 and not symbols)) and \
-        not camel_name(value) and not value.startswith(("~/", "/", "./", "../", "$", "%"))
+        not camel_name(value) and not value.startswith(("~/", "/", "./", "../", "$", "%")) and \
+        _KEY_CHORD_RE.match(value) is None
 
 
 def _noun_value(text: str, at: int, spans: list[Span]) -> None:

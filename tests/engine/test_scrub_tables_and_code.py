@@ -474,7 +474,7 @@ def test_property_obs59_htpasswd_and_shadow_lines_keep_the_user(seed: int, user:
 
 
 _CALLS = ('print("{n} {p}")', "log.info('{n} {p}')", 'logger.debug("{n} {p}");', 'console.log("{n} {p}")',
-          'print("{n}: {p}")', "self.log.warning('{n} - {p}')", 'puts("{n} {p}")')
+          'print("{n}: {p}")', "self.log.warning('{n} - {p}')", 'puts("{n} {p}")', 'print( "{n} {p}" )')
 
 
 @settings(max_examples=300, deadline=None)
