@@ -317,6 +317,8 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 e = enclosure_cut(vtext, s, e)
             if vtext[e - 1] in EMPHASIS_MARKS or vtext[s] in EMPHASIS_MARKS:
                 s, e = unmarked(vtext, s, e)
+            if vtext[s] == "<" and e - s > 2:
+                s, e = _angled(vtext, s, e)
             rs, re_ = (s, e) if plain else view.root_span(s, e)
             secret = vtext[s:e]
             if view.percent:
@@ -341,6 +343,22 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
     return _merged(found)
 
 
+def _angled(text: str, start: int, end: int) -> tuple[int, int]:
+    """A credential's span ``[start, end)`` without the angle brackets around it (``password: <P>``, ``密码：<P>.``: the
+    brackets are the text's; a sentence's closing punctuation after them stays outside too); a quoted string's are its
+    own (``"password": "<P>"``)."""
+    if start and text[start - 1] in "\"'`":
+        return start, end
+    k = end
+    while k - start > 2 and text[k - 1] in _CLOSING:
+        k -= 1
+    if text[k - 1] == ">" and not _ANGLE_INSIDE.search(text, start + 1, k - 1):
+        return start + 1, k - 1
+    return start, end
+
+
+_ANGLE_INSIDE: Final = re.compile(r"[<>\s]")
+"""What a secret written between angle brackets (``密码：<P>``) holds none of: the brackets are then the text's."""
 _CLOSES: Final = {")": "(", "]": "[", "}": "{", "”": "“", "’": "‘", "」": "「", "』": "『", "»": "«", "`": "`"}
 """A closing bracket or quote, and what opens it."""
 

@@ -42,8 +42,8 @@ from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from typing import Final
 
-from .scrub_names import (FOREIGN_WORDS, NAME_HINTS, STRONG, credential_name, english_word, phrase_name,
-                          secret_looking)
+from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, STRONG, camel_name,
+                          credential_name, english_word, phrase_name, secret_looking)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
                           holds_user, markup_cut, unemphasized)
 
@@ -56,6 +56,9 @@ _LABEL_MAX: Final = 80
 _ROW_MAX: Final = 2000
 """The longest table row read."""
 _HINT_RE: Final = re.compile("|".join(re.escape(h) for h in sorted(NAME_HINTS, key=len, reverse=True)))
+_ASCII_HINT_RE: Final = re.compile("|".join(re.escape(h) for h in sorted((h for h in NAME_HINTS if h.isascii()),
+                                                                          key=len, reverse=True)))
+"""The hints an ASCII text may hold (the foreign words' alternatives slow the search of every text)."""
 _DECORATION: Final = (r"[ \t]*(?:(?:[-*+>§•#|│┃║・●◦◆◇■□▪▸▶►※★☆]|//|<!--|/\*|\d{1,3}[.)]|\[[ xX]\]"
                       r"|[\u2600-\u27bf\U0001f300-\U0001faff]\ufe0f?)[ \t]*){0,6}")
 _LABEL_RE: Final = re.compile(
@@ -110,7 +113,7 @@ _SENTENCE_RUN_RE: Final = re.compile(r"[^\s\\]+")
 _OPENERS: Final = "".join(_QUOTE_PAIRS)
 """Typographic and CJK openers a value may stand in (``“P”``, ``「P」``)."""
 _CJK_WORDS: Final = tuple(w for w in FOREIGN_WORDS if all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
-                                                          for c in w))
+                                                          or c == " " for c in w))
 _CJK_KEY: Final = (r"(?:(?<![A-Za-z0-9])(?i:api|access|secret|private|app|client|license|licence|ssh|deploy|master|"
                    r"admin)[ \t\u3000]?|アクセス|シークレット|秘密|プライベート|暗号化?|ライセンス|マスター|"
                    r"(?:액세스|비밀|시크릿|개인|암호화)[ \t\u3000]?)(?:キー|키)")
@@ -123,7 +126,8 @@ _CJK_IS: Final = (r"(?:[ \t\u3000]*(?:（[^（）\n]{1,20}）|\([^()\n]{1,20}\))
 ``を``, ``는``, ``를``), a colon, a dash, an arrow or a closing ``】`` (``【密码】P``), after a note in parentheses
 (``APIキー（本番）は``)."""
 _CJK_VALUE_START: Final = r"(?=[\"'`!-~" + _OPENERS + "])"
-_CJK_NAME: Final = "|".join(re.escape(w) for w in _CJK_WORDS) + "|" + _CJK_KEY
+_CJK_NAME: Final = "|".join(re.escape(w) + "".join("(?!" + re.escape(n[len(w):]) + ")" for n in FOREIGN_NOT_NAMES
+                                                   if n.startswith(w)) for w in _CJK_WORDS) + "|" + _CJK_KEY
 """A credential word of a language that writes no space, or the word for *key* after its qualifier."""
 _BLANK: Final = r"[ \t\u3000]"
 """A blank of such a sentence (an ideographic space too)."""
@@ -138,6 +142,19 @@ _CJK_VALUE_FIRST_RE: Final = re.compile(
     + r")|(?<![!-~])(?P<j>[!-~]{6,256}?)" + _BLANK + r"*を" + _BLANK + r"*(?:新しい)?(?:" + _CJK_NAME
     + r")(?:として|に)")
 """The value first: ``用 P 作为密码``, ``P をパスワードとして``, ``P を新しいパスワードに``."""
+_CJK_VALUE_INTO_RE: Final = re.compile(
+    r"(?:(?:把|将|將)" + _BLANK + r"*[「『“‘]?(?P<v>[!-~]{6,256}?)[」』”’]?" + _BLANK + r"*(?:填到|填入|填进|填進|填写到|填寫到|写到|写入|寫到|寫入|"
+    r"写进|寫進|放到|放入|放进|放進|加到|添加到|粘贴到|粘貼到|贴到|貼到|复制到|複製到|配置到|保存到|存到|存入|设为|設為|设置为|設置為|"
+    r"设成|設成|作为|作為|配置为|配置成)(?P<rest>[^\n。；;！!？?]{0,80})"
+    r"|(?<![!-~])(?P<jv>[!-~]{6,256}?)" + _BLANK + r"*を(?P<jrest>[^\n。]{1,80})(?:に|へ)" + _BLANK
+    + r"*(?:設定|入れ|入力|書き|書く|貼り|貼る|保存|追加|記入|登録|セット)"
+    r"|(?<![!-~])(?P<kv>[!-~]{6,256}?)" + _BLANK + r"*(?:를|을)(?P<krest>(?:[^\n.]|\.(?=\S)){1,80})(?:에|으로|로)" + _BLANK
+    + r"*(?:넣|설정|입력|저장|추가|붙여|등록))")
+"""The value first, then where it goes, naming the setting after it: ``把 P 填到 config.yaml 的 api_key 字段``, ``将 P
+填入 .env 的 OPENAI_API_KEY``, ``把 P 设为 API 密钥``, ``P を .env の OPENAI_API_KEY に設定``, ``P를 .env의 API_KEY에
+넣으세요`` (a credential's name in the rest of the sentence)."""
+_CJK_REST_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{1,63}|(?:" + _CJK_NAME + ")")
+"""A setting's name, or a credential word, in the rest of such a sentence."""
 _CJK_COPULA_CHAR_RE: Final = re.compile("[改设設换換更变變是为為はがを는은이가를을に]")
 """The first characters of :data:`_CJK_COPULA` and ``に``."""
 _CJK_FIRST: Final = frozenset(w[0] for w in _CJK_WORDS) | {"キ", "키"}
@@ -173,7 +190,7 @@ P``) or in a clause (``the token, which is P, goes in the vault``)."""
 _SENTENCE_IS_RE: Final = re.compile(
     r"(?<![^\s(\"'“‘>])(?P<v>[^\s\"'“”‘’(<][^\s\"'“”‘’]{5,255})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
     r"(?i:the|my|your|our|their|its|his|her|a|an)[ \t]+"
-    r"(?:(?i:new|current|old|actual|real|default|temporary|temp|initial)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?"
+    r"(?:(?i:new|current|old|actual|real|default|temporary|temp|initial)[ \t]+)?(?:[\w-]{1,20}[ \t]+){0,2}"
     r"(?i:" + _SENTENCE_NAME + r")(?![\w-])")
 """The value first, then the credential it is: ``P is my password``, ``P is the new API key``."""
 _PAREN_TAIL_RE: Final = re.compile(
@@ -198,7 +215,6 @@ P``); its value must look generated (``[token] see vault`` stays)."""
 _PIN_RE: Final = re.compile(r"PIN(?![\w-])(?<![\w-]PIN)")
 """A PIN named in a sentence, in capitals (``pin`` is also a connector's: ``the pin is D13``): its value may be digits
 (``My PIN is 4821``, ``PIN 004821``)."""
-_PIN_DIGITS: Final = re.compile(r"[0-9]{4,12}")
 _NAME_BEFORE_HINT: Final = 24
 _NAME_AFTER_HINT: Final = 16
 """How far a sentence's credential name reaches before and after the hint it holds (``personal access token``)."""
@@ -222,8 +238,9 @@ _FOREIGN_WORDS: Final = ("passwort", "kennwort", "contraseña", "contrasena", "c
 sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(
     r"(?<![\w-])(?i:set|changed|reset|updated|rotated)[ \t]+(?i:the|your|my|its|their|our|his|her)[ \t]+"
-    r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
-"""``set the (admin) password to P``, ``I changed my API key to P``."""
+    r"(?P<n>(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r"|key))[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+"""``set the (admin) password to P``, ``I changed my API key to P``, ``rotated the key to P`` (after a weak ``key``, a
+value that looks random)."""
 _SENTENCE_USE_RE: Final = re.compile(
     r"(?<![\w-])(?i:use|using|with|and|enter|type|try)[ \t]+(?:(?i:the|your|my|this|that|a|an)[ \t]+)?"
     r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
@@ -235,6 +252,42 @@ _SENTENCE_AS_RE: Final = re.compile(
     + r")(?![\w-])")
 """The value before the credential it is used as: ``Use P as the password.``, ``set P as your new API key``, ``I stored
 P as your GitHub token``."""
+_PUT_BEFORE_RE: Final = re.compile(
+    r"(?<![\w-])(?i:added|add|adding|set|setting|put|putting|copied|copy|copying|pasted|paste|pasting|saved|save|"
+    r"saving|stored|store|wrote|write|placed|place|entered|inserted|insert|dropped)(?:\*\*|__|[*_])?[ \t]+"
+    r"(?:(?i:the|my|your|our|this|that|a|an|new|old)[ \t]+){0,2}(?P<q>[\w-]{1,20}[ \t]+)?\Z")
+_INTO_TAIL_RE: Final = re.compile(r"(?:[ \t]*:)?[ \t]+(?P<v>\S{6,256})[ \t]+(?i:to|in|into|inside|under)[ \t]+(?=\S)")
+"""A verb that puts the credential somewhere before its name (sought back from the name), then after it the value and
+where it went: ``Added the key P to ~/.hermes/.env``, ``pasted the API key P into config.yaml`` (after a weak ``key``,
+a value that looks random)."""
+_KEY_CONTEXT_RE: Final = re.compile(
+    r"(?<![\w-])(?:wi-?fi|wlan|ssid|wpa2?|wpa3|router|hotspot|network|rotate[ds]?|rotating|rotation|new|old|revoked?|"
+    r"replaced?|leaked|compromised)(?![\w-])")
+"""Words that make a weak ``key`` on their line a credential's (lower-cased): a network's, a rotated one
+(``Remember the Wi-Fi: SSID "HomeNet", key P``, ``rotate key (new: P)``)."""
+_KEY_TAIL_RE: Final = re.compile(r"(?:[ \t]*\((?i:new|old|current|next|now|was)[ \t]*[:=][ \t]*"
+                                 r"|(?:[ \t]*(?::|->|→|=>|=|—|–))?[ \t]+)(?=[\"'`!-~" + _OPENERS + "])")
+"""What follows a weak ``key`` given its value in a credential's context: a blank, a colon, an arrow or a note
+(``(new: P)``)."""
+_KEY_CHORD_RE: Final = re.compile(r"(?i:ctrl|control|shift|alt|option|opt|cmd|command|meta|super|win|fn)[+-]")
+"""A keyboard's key chord (``shift+F10``, ``Ctrl+Alt+Del``): the key a sentence names is a key of a keyboard."""
+_KEY_NOTE_RE: Final = re.compile(r"(?<![\w-])(?i:new|old|current|next|now|was)[ \t]*[:=][ \t]*")
+"""Each value of a note after a weak ``key`` (``(old: P, new: Q)``)."""
+_POINTING: Final = r"(?i:it'?s|it’s|this[ \t]+is|that'?s|that’s|which[ \t]+is|which[ \t]+was|aka|i\.e\.,?|=)[ \t]+"
+_NAMED_TAIL_RE: Final = re.compile(r"[ \t]*(?P<p>" + _POINTING + r")?(?:(?i:the|my|our|your|their|its|a)[ \t]+)?"
+                                   r"(?:[\w.-]{1,20}[ \t]+){0,3}")
+"""What stands between a separator after a value and the value's name: ``(it's the prod DB password)``, ``— the DB
+password``, ``, which is the admin password``."""
+_REPLACE_BEFORE_RE: Final = re.compile(
+    r"(?<![\w-])(?i:replace|replacing|swap|swapping|rotate|revoke|remove|move|hardcoded|hard-coded)[ \t]+"
+    r"(?:(?i:out|the|this|that|hardcoded|hard-coded|old)[ \t]+){0,2}(?P<r>\S{6,127})"
+    r"[ \t]+(?i:with|by|for|into|to|from|in)[ \t]+(?:[^\n.;!?()\"=]|\.(?=\S)){0,60}?[ \t]*\Z")
+"""``replace P with an env var`` before a separator that goes on to name the value (sought back from it)."""
+_NAMED_SEPARATORS: Final = ("(", ",", "—", "–", " - ")
+_NAMED_SEP_REACH: Final = 80
+"""How far a value's separator stands before its name (a pointing phrase, an article and three words)."""
+_NAMED_AFTER_REACH: Final = 240
+_VALUE_STOPS: Final = frozenset("\"'“”‘’()=[],<")
 _LABEL_TAIL_RE: Final = re.compile(
     r"(?:[ \t]+(?i:for|of|on|to|in|at|from)[ \t]+[^\n\r:：=.\\]{1,48}?|[ \t]*\([^()\n\r]{1,160}\))[ \t]*[:：][ \t]+"
     r"(?=[\"'`!-~" + _OPENERS + "])")
@@ -260,6 +313,36 @@ _TYPED_RE: Final = re.compile(
 """A declaration with its type after the name (``token string =``, ``API_KEY: &str =``, ``apiKey: String =``), read
 backwards from its type and ``=`` (:data:`_TYPE_ASSIGNED_RE`, which a literal leads)."""
 _TYPE_ASSIGNED_RE: Final = re.compile(_TYPE_ASSIGNED)
+_CODE_VALUE: Final = r"[A-Za-z0-9][A-Za-z0-9-]{3,63}"
+_CODE_NAME_RE: Final = re.compile(
+    r"(?:(?<![\w-])(?i:(?:recovery|backup|one[- ]?time|2fa|mfa|otp|totp|scratch|emergency|verification|security|"
+    r"login|sign[- ]?in|authentication|confirmation)[ \t]+codes?)(?:[ \t]+\([^()\n]{1,40}\))?(?:\*\*|__)?"
+    r"(?:[ \t]*(?:[:：=]|->|→)|[ \t]+(?:[-–—]|(?i:is|are|was|were)(?:[ \t]*:)?))|(?:"
+    + "|".join(re.escape(w) for w in FOREIGN_CODE_WORDS) + r")(?:\*\*|__)?" + _BLANK
+    + r"*(?:[:：]|是|为|為|は、?|는|은|이|가))(?:\*\*|__)?")
+"""The name of one or several one-time, recovery or backup codes and what puts them after it (``Recovery codes:``,
+``Backup codes -``, ``Your verification code is``, ``恢复码：``, ``验证码是``)."""
+_CODE_NAMES: Final = frozenset({"otp", "totp", "mfa", "2fa", "passcode", "pin"})
+"""English names of a one-time code or a PIN: digits alone are their value."""
+_CODE_TOKEN_RE: Final = re.compile(r"[^\s,;、，。]+")
+_CODE_TRIM: Final = "`*_\"'.!"
+_CODE_LEAD_RE: Final = re.compile(r"[ \t\u3000]*(?:(?:[-*+•]|\d{1,2}[.)])[ \t]+)?")
+_CODE_LINES: Final = 32
+_CODE_QUALIFIERS: Final = ("recovery", "backup", "one", "2fa", "mfa", "otp", "scratch", "emergency", "verification",
+                            "security", "login", "sign", "authentication", "confirmation")
+"""The first words of :data:`_CODE_NAME_RE`'s English names, lower-cased: a text holding none holds no such list."""
+_CODE_RUN_RE: Final = re.compile(_CODE_VALUE)
+_DATE_RE: Final = re.compile(r"\d{4}-\d\d-\d\d|\d\d-\d\d-\d{4}")
+_DIGIT_CODE_RE: Final = re.compile(r"[0-9]{4,10}|[0-9A-Za-z]{3,8}(?:-[0-9A-Za-z]{3,8}){1,3}")
+"""A one-time or recovery code that looks generated only by its digits (``482913``, ``4821-9932``, ``a8f2-k9d1``)."""
+_CRYPT_HASH_RE: Final = re.compile(
+    r":(?P<h>\$(?:apr1|1|2[abxy]?|5|6|7|y|gy|md5|sha1|P|H|pbkdf2(?:-sha(?:256|512))?|argon2(?:id|i|d)|scrypt)\$"
+    r"[^\s:\"'`|<>]{8,255}|\{(?:S?SHA(?:256|384|512)?|S?MD5|CRYPT|PBKDF2(?:-SHA(?:256|512))?|ARGON2)\}"
+    r"[A-Za-z0-9+/=.$]{8,255})(?=[\s:\"'`|<>]|\Z)")
+"""A password's hash after a user's name and a colon, as ``.htpasswd`` and ``/etc/shadow`` write them
+(``alice:$apr1$…``, ``bob:{SHA}…``, ``carol:$2y$10$…``): the user stays."""
+_CRYPT_USER_RE: Final = re.compile(r"(?:^|(?<=[\s|,\"'`>]))[A-Za-z0-9._@+-]{1,64}\Z", re.MULTILINE)
+"""The user's name before a hash's colon (sought back from it)."""
 _HCL_RE: Final = re.compile(r"(?<![\w-])variable[ \t]+\"(?P<n>[^\"\n]{1,128})\"[ \t]*\{")
 _HCL_DEFAULT_RE: Final = re.compile(r"(?:\n|\{)[ \t]*default[ \t]*=[ \t]*")
 _HCL_BLOCK: Final = 1024
@@ -270,13 +353,22 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
 
     ``gated=False`` runs every reader without its pre-check (the pre-checks are exact: each is a substring without
     which the reader finds nothing)."""
-    hits = [m.start() for m in _HINT_RE.finditer(low)] if len(low) == len(text) else []
+    hint = _ASCII_HINT_RE if text.isascii() else _HINT_RE
+    hits = [m.start() for m in hint.finditer(low)] if len(low) == len(text) else []
+    bars = not gated or any(bar in text for bar in _CELL_BARS)
     if hits:
         _labels(text, hits, spans)
-        if not gated or any(bar in text for bar in _CELL_BARS):
+        if bars:
             _pipe_tables(text, hits, spans)
         if not gated or "--" in text or "==" in text or "alue" in low:
             _column_tables(text, spans)
+    rows = not gated or "\n" in text and ("," in text or "\t" in text or ";" in text)
+    logins = [m.start() for m in _LOGIN_COLUMN_HINT_RE.finditer(low)] if (bars or rows) and len(low) == len(text) and (
+        not gated or any(word in low for word in _LOGIN_COLUMN_WORDS)) else []  # each a literal: fast
+    if bars and logins:  # | host | login |: no hint in the header
+        _pipe_tables(text, logins, spans)
+    if rows and (hits or logins):
+        _delimited_tables(text, sorted(hits + logins), spans)
     if not gated or not text.isascii():
         _glued_sentences(text, spans, bool(hits))
     if hits and (not gated or " " in text):
@@ -298,6 +390,9 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
             level = credential_name(m.group("n"))
             if level == STRONG and not phrase_name(m.group("n")):
                 _sentence_value(text, m.end(), spans, ascii_only=False)
+    if not gated or ("code" in low and any(word in low for word in _CODE_QUALIFIERS)) or (
+            not text.isascii() and any(word in low for word in FOREIGN_CODE_WORDS)):
+        _code_lists(text, spans)
     if not gated or (":" in text and "." in text):
         _relay_lines(text, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
@@ -310,6 +405,8 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _typed_declarations(text, spans)
     if not gated or "variable" in text:
         _hcl_defaults(text, spans)
+    if not gated or ":$" in text or ":{" in text:
+        _crypt_hashes(text, spans)
 
 
 def _holds(text: str, low: str, words: tuple[str, ...]) -> bool:
@@ -418,9 +515,12 @@ def _label_line(text: str, at: int, start: int, end: int, spans: list[Span]) -> 
 _ENCLOSURE: Final = (
     r"(?:\[[^\]\n]{1,40}\][ \t]+|\d{4}-\d\d-\d\d[T ][\d:.,]{5,15}Z?(?:[ \t]+\[?[A-Z]{3,8}\]?)?:?[ \t]+)?"
     r"(?:(?:\*\*|__)?[A-Za-z][\w-]{0,30}(?:[ \t][\w-]{1,30}){0,2}:(?:\*\*|__)?[ \t]+)?"
+    r"(?:[ \t]*+(?P<lc>[A-Za-z_][\w.]{0,63}\([ \t]*+(?:[bBrRuU]{0,2}|[fF][rR]?(?=(?P<lf>[\"'])[^\"'{}\n]*(?P=lf)))"
+    r"(?=[\"'“‘`])))?"
     r"(?:(?P<lq>[\"'“‘`])|(?P<lp>\()|<(?P<lt>[A-Za-z][A-Za-z0-9]{0,9})(?:[ \t][^<>\n]{0,200})?>"
     r"|(?P<le>~~|\*{1,3}|_{1,2})(?=[^\s*_~]))?")
-"""What may stand before a line's own text (see :data:`_LINE_CLOSE`)."""
+"""What may stand before a line's own text (see :data:`_LINE_CLOSE`): a call whose one argument is the string
+(``print("client_secret P")``) too."""
 _ENCLOSURE_RE: Final = re.compile(_ENCLOSURE)
 _LINE_OPEN: Final = r"(?:^|(?<=\": \")|(?<=\":\")|(?<=\[\")|(?<=, \")|(?<=,\")|(?<=[|│┃║]))" + _ENCLOSURE
 _NOTE: Final = (r"(?:#[ \t][^\n]*|//[ \t][^\n]*|\([^()\n]{1,80}\)|\[\d{1,3}\]|[—–][ \t][^\n]*|<br[ \t]*/?>"
@@ -434,7 +534,7 @@ _WIDE_AFTER_RE: Final = re.compile(r"[!#-&(-\[\]-_a-~]+(?=[\u3000-\u30ff\u3400-\
 _NOTE_AFTER_RE: Final = re.compile(r"(?<=[ \t])" + _NOTE + r"[ \t]*\r?\Z")
 """A note ending a line, sought from its first character (after a blank: no blank run is scanned again)."""
 _LINE_CLOSE: Final = (r"(?:" + _NOTE_AFTER + r")?[ \t]*(?:(?:-->|\*/)[ \t]*)?"
-                      r"(?(lq)[\"'”’`]?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
+                      r"(?(lq)[\"'”’`]?)(?(lc)[ \t]*+\)[ \t]*;?)(?(lp)\))(?(lt)</(?P=lt)>)(?(le)(?P=le))"
                       r"(?(lq)[.!?]?|)(?(lp)[.!?]?|)"
                       r"(?<!\\n)(?<!\\r)(?<!\\t)(?:\r?$|(?=\"[ \t]*[,}\]]))")
 """Where a line starts and ends, also as a JSON string's whole text (``{"content": "client_secret P"}``): the line
@@ -672,6 +772,14 @@ def _enclosed_end(text: str, enclosure: re.Match[str], end: int) -> int:
     k = end
     while k > enclosure.end() and text[k - 1] in " \t\r":
         k -= 1
+    if enclosure.group("lc"):  # print("Password - P");
+        if text[k - 1] == ";":
+            k -= 1
+        if text[k - 1] != ")":
+            return end
+        k -= 1
+        while k > enclosure.end() and text[k - 1] in " \t":
+            k -= 1
     if k > enclosure.end() and text[k - 1] in ".!?" and text.endswith(closer, 0, k - 1):
         k -= 1
     return k - len(closer) if text.endswith(closer, enclosure.end(), k) else end
@@ -706,6 +814,9 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
             name = text[a + 1:b].strip(_CELL_TRIM)
             if not name or len(name) > 64 or " " in name.strip() and not _PHRASE_CHARS.sub("", name).isalpha():
                 continue  # a phrase is words (``Wi-Fi password``), not a sentence or a value
+            if header is not None and _LOGIN_COLUMN_RE.fullmatch(name):
+                columns.append((k, name, _LOGIN))  # | host | login |: its cells may hold admin:P
+                continue
             level = credential_name(name)
             if not level or phrase_name(name) or (secret_looking(name) and not name.isupper()):
                 continue  # ZXfOzhAZS6rZfGmxPW ends with ``PW`` but is a value, not a name (DB_PASSWORD2 is one)
@@ -742,7 +853,10 @@ def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans
         cells = list(pairwise(bars))
         for k, name, level in columns:
             cell = text[cells[k][0] + 1:cells[k][1]].strip(_CELL_TRIM) if k < len(cells) else ""
-            if cell and (_generated(cell) or " / " in cell):
+            if level == _LOGIN:
+                if cell:
+                    _login_cell(text, cells[k][0] + 1, cells[k][1], spans)
+            elif cell and (_generated(cell) or " / " in cell):
                 _cell_value(text, name, cells[k][0] + 1, cells[k][1], level, spans)
         at = line_end + 1
 
@@ -769,6 +883,76 @@ def _cell_value(text: str, name: str, start: int, end: int, level: int, spans: l
     _judge(text, name, (start, end), level, spans, bare=not quoted, literal=quoted, user=user)
 
 
+def _delimited_tables(text: str, anchors: list[int], spans: list[Span]) -> None:
+    """A CSV or TSV table (``host,user,password``): a header line of names split by commas, tabs or semicolons, one
+    naming a credential or a login; that column's cell in each line below holding as many separators (at most 256
+    lines), judged as the header's value when it looks generated (a login's: :func:`_login_cell`)."""
+    read = 0
+    for _, start, end in _anchored_lines(text, anchors, _ROW_MAX, cells=False):
+        if start < read:
+            continue  # a row of a table read already
+        header = text[start:end].rstrip("\r")
+        sep = next((c for c in ",\t;" if c in header), "")
+        if not sep or end - start > _ROW_MAX or text.startswith(("|", " "), start) or any(
+                c in header for c in "()=[]{}<>") or text[end:end + 1] != "\n":
+            continue  # code, a sentence, a pipe table, a string's text that a line does not end: no header of a CSV
+        names = header.split(sep)
+        if not all(_COLUMN_NAME_RE.fullmatch(n) for n in names):
+            continue
+        columns = []
+        for k, name in enumerate(names):
+            name = name.strip(" \"'")
+            level = _LOGIN if _LOGIN_COLUMN_RE.fullmatch(name) else credential_name(name)
+            if level and not phrase_name(name):
+                columns.append((k, name, level))
+        at = end + 1
+        for _ in range(256 if columns else 0):
+            line_end = text.find("\n", at)
+            line_end = len(text) if line_end < 0 else line_end
+            if at >= len(text) or line_end - at > _ROW_MAX or text.count(sep, at, line_end) != len(names) - 1:
+                break
+            cuts = [at - 1] + [i for i in range(at, line_end) if text[i] == sep] + [line_end]
+            for k, name, level in columns:
+                cs, ce = cuts[k] + 1, cuts[k + 1]
+                if ce > cs and text[ce - 1] == "\r":
+                    ce -= 1
+                if level == _LOGIN:
+                    _login_cell(text, cs, ce, spans)
+                elif _generated(text[cs:ce].strip(" \"'")):
+                    _cell_value(text, name, cs, ce, level, spans)
+            at = line_end + 1
+        read = at
+
+
+_COLUMN_NAME_RE: Final = re.compile(r"[ \"']*[^\W\d][\w .:/-]{0,40}[ \"']*")
+"""A CSV header's cell: a column's name."""
+
+
+def _login_cell(text: str, start: int, end: int, spans: list[Span]) -> None:
+    """The password of a login column's cell ``[start, end)`` holding a user and a password (``admin:P``, ``admin /
+    P``), when it looks generated; the user stays (a cell of a user alone is no credential)."""
+    while start < end and text[start] in _LOGIN_TRIM:
+        start += 1
+    while end > start and text[end - 1] in _LOGIN_TRIM:
+        end -= 1
+    m = _LOGIN_CELL_RE.fullmatch(text, start, end)
+    if m is not None and _generated(m.group("p")):
+        _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
+
+
+_LOGIN_TRIM: Final = _CELL_TRIM + "\"'\r"
+_LOGIN: Final = -1
+"""The level of a table's column that names a login (a user and a password, ``admin:P``), not a credential alone."""
+_LOGIN_COLUMN_RE: Final = re.compile(
+    r"(?i:logins?|log-?ins?|sign-?ins?|user(?:name)?[ \t]*[:/][ \t]*pass(?:word)?|auth)"
+    r"|登录|登入|登錄|登录信息|账号密码|帳號密碼|ログイン|ログイン情報|로그인|로그인 정보")
+"""A table's header cell naming a column of logins (``| host | login |``)."""
+_LOGIN_COLUMN_WORDS: Final = ("login", "log-in", "signin", "sign-in", "登录", "登入", "登錄", "ログイン", "로그인")
+"""What a login column's name holds when it holds no credential name's hint (lower-cased: ``user:pass`` holds
+``pass``, ``auth`` itself is one)."""
+_LOGIN_COLUMN_HINT_RE: Final = re.compile("|".join(_LOGIN_COLUMN_WORDS))
+_LOGIN_CELL_RE: Final = re.compile(r"(?P<u>[^\s:/|]{1,64})(?::|[ \t]*/[ \t]*)(?P<p>[^\s/][^\s]{0,255})")
+"""A user and a password in one cell: ``admin:P``, ``admin/P``, ``admin / P``."""
 _SPACED_LOGIN_RE: Final = re.compile(r"(?P<u>[^\s/]{1,64})[ \t]+/[ \t]+(?P<p>[^\s]{1,256})")
 """A user and a password in one cell of a column that names both (``| credentials | admin / P |``)."""
 
@@ -817,6 +1001,63 @@ def _column_row(text: str, at: int, row: str, columns: list[int], spans: list[Sp
         _judge(text, name, (s, s + len(value)), level, spans, bare=True)
 
 
+def code_value(value: str) -> bool:
+    """Whether a value given as a one-time, recovery or backup code is one: it looks generated, or it is digits in one
+    or a few groups (``482913``, ``4821-9932``), no date."""
+    return _generated(value) or (_DIGIT_CODE_RE.fullmatch(value) is not None and any(c.isdigit() for c in value)
+                                 and _DATE_RE.fullmatch(value) is None)
+
+
+def _code_lists(text: str, spans: list[Span]) -> None:
+    """The codes after each name :data:`_CODE_NAME_RE` reads: on its line (``Recovery codes: P1 P2 P3``, ``Backup
+    codes: P1, P2``, ``验证码是P，5分钟内有效``) or, when the line ends with the name, on the lines below it, one list
+    of codes a line (a bullet before them too; at most :data:`_CODE_LINES`)."""
+    for m in _CODE_NAME_RE.finditer(text):
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        found: list[Span] = []
+        if text[m.end():end].strip(" \t\u3000\r"):
+            found = _code_runs(text, m.end(), end) or []
+        else:  # Recovery codes:\nP1\nP2
+            for _ in range(_CODE_LINES):
+                start, end = end + 1, text.find("\n", end + 1)
+                end = len(text) if end < 0 else end
+                runs = _code_runs(text, start, end) if start < end else None
+                if not runs:
+                    break
+                found += runs
+        for span in found:
+            _judge(text, "otp", span, STRONG, spans, bare=True)
+
+
+def _code_runs(text: str, start: int, end: int) -> list[Span] | None:
+    """The codes of a list on ``[start, end)`` (:func:`code_value`; in backticks or quotes too), up to where a sentence
+    goes on after a comma, a full stop or in a script written without blanks (``，5分钟内有效``, ``です``); ``None``
+    when a word stands between them or first (``Backup codes: 8 remaining``, ``Recovery codes: see 1Password``)."""
+    runs: list[Span] = []
+    at = _CODE_LEAD_RE.match(text, start, end).end()  # type: ignore[union-attr]
+    for token in _CODE_TOKEN_RE.finditer(text, at, end):
+        s, e = token.span()
+        gap = text[at:s]
+        at = e
+        k = s
+        while k < e and text[k] <= "\x7f":
+            k += 1
+        while s < k and text[s] in _CODE_TRIM:
+            s += 1
+        trimmed = k
+        while trimmed > s and text[trimmed - 1] in _CODE_TRIM:
+            trimmed -= 1
+        value = text[s:trimmed]
+        if value and _CODE_RUN_RE.fullmatch(value) is not None and code_value(value):
+            runs.append((s, trimmed))
+            if k < e:
+                break  # 482913です: the sentence's own script resumes
+            continue
+        if runs and (gap.strip() or not text[token.start()].isascii() or text[token.start()] == "("):
+            break  # P1 P2, then a sentence: the codes end there
+        return None
+    return runs
 def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
     """``密码是P``, ``密码 P``, ``パスワードはP``, ``비밀번호는 P``, ``APIキーを「P」に``, ``API Key是P``: a credential word (or an
     English credential name with the sentence's ``is``), ``is``, ``changed to``, a colon, a blank or nothing, an ASCII
@@ -831,6 +1072,12 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
                 at -= 1  # 账号密码：admin/P: the name holds a user and a password (the user stays)
             user = holds_user(text, at, text[at:m.end("n")])
             _sentence_value(text, m.end(), spans, ascii_only=True, user=user)
+    if any(c in text for c in "把将將をを를을"):
+        for m in _CJK_VALUE_INTO_RE.finditer(text):
+            group = "v" if m.group("v") is not None else "jv" if m.group("jv") is not None else "kv"
+            names = _CJK_REST_NAME_RE.findall(m.group({"v": "rest", "jv": "jrest", "kv": "krest"}[group]))
+            if any(not n.isascii() or credential_name(n.rstrip(".")) == STRONG for n in names):
+                _sentence_value(text, m.start(group), spans, ascii_only=True)
     if not named:
         return
     done = 0
@@ -844,7 +1091,8 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
         done = named_at.end()
         name = named_at.group("n")
         if credential_name(name) == STRONG or name.lower() == "key":  # OpenAI的key是P: a value that looks generated
-            _sentence_value(text, named_at.end(), spans, ascii_only=True)
+            _sentence_value(text, named_at.end(), spans, ascii_only=True,
+                            code=name.lower() in _CODE_NAMES)  # OTP是482913: a code of digits too
 
 
 _SPACED_SETTING_RE: Final = re.compile(
@@ -897,9 +1145,18 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             continue
         name = _SENTENCE_NAME_RE.search(low, max(0, done, hit - _NAME_BEFORE_HINT), hit + _NAME_AFTER_HINT)
         if name is None:
+            if low.startswith("key", hit) and _whole_word(low, hit, hit + 3):
+                names.append(hit)  # rotated the key to P: a weak key's sentences are read around it too
+                done = _weak_key(text, low, hit, spans)
+                _value_named_after(text, hit, spans, random=True)  # swap P for a vault ref (it's the Stripe key)
+                _put_into(text, hit, hit + 3, spans)
             continue
         names.append(name.start())
         done = at = name.end()
+        if low.endswith("key", 0, at):  # the Wi-Fi key P: a network's key in its context
+            _weak_key(text, low, at - 3, spans)
+        _value_named_after(text, name.start(), spans)  # P (the DB password), replace P with … (it's the prod password)
+        _put_into(text, name.start(), at, spans)  # Added the API key P to .env
         for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE):
             m = tail.match(text, at)
             if m is not None:
@@ -921,7 +1178,7 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _BARE_TAIL_RE):
                 m = tail.match(text, name.end())
                 if m is not None:
-                    _sentence_value(text, m.end(), spans, ascii_only=False, digits=True)
+                    _sentence_value(text, m.end(), spans, ascii_only=False, code=True)
     seen: set[tuple[int, int]] = set()
     for lo, hi in _around(names, len(text)):  # each pattern names a credential: read around the names found
         for regex in (_SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_AS_RE, _SENTENCE_IS_RE, _NOUN_VALUE_RE):
@@ -931,6 +1188,8 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
                 seen.add(m.span())
                 if regex is _NOUN_VALUE_RE:
                     _noun_value(text, m.end(), spans)
+                elif regex is _SENTENCE_VERB_RE:  # after a weak key (rotated the key to P) a value that looks random
+                    _sentence_value(text, m.end(), spans, ascii_only=False, random=_weak_name(m.group("n")))
                 else:
                     _sentence_value(text, m.start("v") if "v" in regex.groupindex else m.end(), spans,
                                     ascii_only=False)
@@ -1000,6 +1259,96 @@ tab is a pair's, :mod:`.scrub_shapes`'); it must look generated (not after ``pas
 `dtype=x```)."""
 
 
+def _whole_word(low: str, start: int, end: int) -> bool:
+    """Whether ``low[start:end]`` is a word of its own (``key``, not ``Keyhan``, ``hotkey`` or ``key_id``)."""
+    return not ((start and (low[start - 1].isalnum() or low[start - 1] in "_-.")) or (end < len(low) and (
+        low[end].isalnum() or low[end] in "_-")))
+
+
+def _weak_key(text: str, low: str, hit: int, spans: list[Span]) -> int:
+    """A weak ``key`` (the hint at ``hit``) in a sentence: its value after a copula (``the key is P``), or, in a
+    credential's context on its line (:data:`_KEY_CONTEXT_RE`), after a blank, a colon or a note (``SSID "HomeNet",
+    key P``, ``rotate key (new: P)``), when it looks random (:func:`_random`). Returns where the name ends."""
+    end = hit + 3
+    if not _whole_word(low, hit, end):
+        return end
+    qualifier = low[max(0, hit - 24):hit].split()[-1:]
+    if qualifier and qualifier[0].isalpha() and not credential_name(qualifier[0] + "_key"):
+        return end  # the sort key is createdAt2: a lookup's key
+    m = _COPULA_TAIL_RE.match(text, end)
+    if m is not None:
+        _sentence_value(text, m.end(), spans, ascii_only=False, random=True)
+        return end
+    line = low.rfind("\n", max(0, hit - _LABEL_MAX), hit) + 1
+    if _KEY_CONTEXT_RE.search(low, max(line, hit - _LABEL_MAX), hit) is not None or (
+            _KEY_CONTEXT_RE.match(low, end + 2) is not None and text[end:end + 2] == " ("):
+        m = _KEY_TAIL_RE.match(text, end)
+        if m is not None:
+            _sentence_value(text, m.end(), spans, ascii_only=False, random=True)
+            close = text.find(")", m.end(), m.end() + _LABEL_MAX * 4) if "(" in text[end:m.end()] else -1
+            for note in _KEY_NOTE_RE.finditer(text, m.end(), close) if close > 0 else ():
+                _sentence_value(text, note.end(), spans, ascii_only=False, random=True)  # (old: P, new: Q)
+    return end
+
+
+def _put_into(text: str, start: int, end: int, spans: list[Span]) -> None:
+    """The value after a credential's name ``[start, end)`` that a verb before it puts somewhere
+    (:data:`_PUT_BEFORE_RE`, :data:`_INTO_TAIL_RE`): ``Added the key P to ~/.hermes/.env``."""
+    tail = _INTO_TAIL_RE.match(text, end)
+    if tail is None:
+        return
+    verb = _PUT_BEFORE_RE.search(text, max(0, start - 64), start)
+    if verb is not None:
+        name = (verb.group("q") or "") + text[start:end]
+        _sentence_value(text, tail.start("v"), spans, ascii_only=False, random=_weak_name(name))
+
+
+def _value_named_after(text: str, name: int, spans: list[Span], random: bool = False) -> None:
+    """The value that a sentence gives before naming it at ``name``, found from the separator between them (the last
+    of :data:`_NAMED_SEPARATORS` before the name, then only :data:`_NAMED_TAIL_RE`): the run right before it (``P (the
+    DB password)``, ``P — the DB password``, ``P, which is the admin password``) or the value a replacing verb
+    names before it (``replace P with an env var (it's the prod DB password)``); after a weak name (``random``) only
+    one that looks random."""
+    line = text.rfind("\n", max(0, name - _NAMED_AFTER_REACH), name) + 1
+    floor = max(line, name - _NAMED_SEP_REACH)
+    sep, width = max((text.rfind(mark, floor, name), len(mark)) for mark in _NAMED_SEPARATORS)
+    if sep < 0:
+        return
+    tail = _NAMED_TAIL_RE.match(text, sep + width, name)
+    if tail is None or tail.end() != name:
+        return
+    mark = text[sep:sep + width]
+    end = sep
+    while end > line and text[end - 1] in " \t":
+        end -= 1
+    start = end
+    while start > line and not text[start - 1].isspace() and text[start - 1] not in _VALUE_STOPS:
+        start -= 1
+    if 6 <= end - start <= 128 and (start == line or text[start - 1].isspace() or text[start - 1] in "(\"'“‘>") and (
+            (mark == "," and tail.group("p") and end == sep) or (mark != "," and end < sep)):
+        _sentence_value(text, start, spans, ascii_only=False, random=random)  # P (the DB password)
+    m = _REPLACE_BEFORE_RE.search(text, max(line, sep - _NAMED_AFTER_REACH), sep)
+    if m is not None:
+        _sentence_value(text, m.start("r"), spans, ascii_only=False, random=random)
+
+
+def _weak_name(name: str) -> bool:
+    """Whether a credential named in a sentence (``the OpenAI key``, ``API key``) is no strong name: its value must then
+    look random."""
+    return credential_name(name.replace(" ", "_").replace("\t", "_")) != STRONG
+
+
+def _random(value: str) -> bool:
+    """A value that looks drawn at random, not only generated (after a weak ``key`` in a sentence): eight characters
+    at least, of three classes of lower case, upper case, digits and symbols (``Xk9mQ2vLp7Rt``, ``hunter2!x``), or
+    twenty letters and digits of two; no path (``~/.ssh/authorized_keys``) or variable."""
+    classes = (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value))
+    symbols = not value.isalnum()
+    return len(value) >= 8 and (classes + symbols >= 3 or (len(value) >= 20 and classes >= 2 and not symbols)) and \
+        not camel_name(value) and not value.startswith(("~/", "/", "./", "../", "$", "%")) and \
+        _KEY_CHORD_RE.match(value) is None
+
+
 def _noun_value(text: str, at: int, spans: list[Span]) -> None:
     """The value at ``at`` after a credential's name with no verb, when it is long enough (:data:`_NOUN_VALUE_MIN`)
     and looks generated."""
@@ -1058,11 +1407,14 @@ generated (``the API key expired`` stays)."""
 
 
 def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False,
-                    digits: bool = False) -> None:
+                    random: bool = False, code: bool = False) -> None:
     """The value a sentence gives at ``at``: quoted, or a run whose sentence end stays (and, ``ascii_only``, which
     ends where the sentence's own script resumes), hidden when it looks generated (``base64url``, ``utf8mb4``: a
-    lower-case name with few digits stays), or, ``digits`` (a PIN's), when it is 4 to 12 digits; after a name of a
-    user and a password (``user``), a user name before ``/`` or ``:`` stays."""
+    lower-case name with few digits stays); after a name of a user and a password (``user``), a user name before
+    ``/`` or ``:`` stays; after a weak name (``random``) only a value that looks random (:func:`_random`); after a
+    one-time code's name (``code``) digits too (:func:`code_value`)."""
+    if text.startswith("<", at) and _ANGLED_RE.match(text, at) is not None:
+        at += 1  # 密码是<P>: the brackets are the sentence's
     v = _VALUE_RE.match(text, at)
     if v is None:
         return
@@ -1092,11 +1444,13 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
     pair = _PAIR_NAME.match(value)
     if pair is not None and credential_name(pair.group("n")):
         return  # Password DB_PW=P: a setting, whose reader hides its value (not its name)
-    if digits and _PIN_DIGITS.fullmatch(value):
-        _judge(text, "pin", (s, e), STRONG, spans, bare=_bare(v), user=user)
-    elif e > s and _generated(value) and not (value.islower() and value.isalnum()
-                                              and sum(map(str.isdigit, value)) < 3
-                                              and all(map(_word_run, _DIGIT_SPLIT.split(value)))):
+    if _URL_VALUE_RE.match(value):
+        return  # password https://host/app;jsessionid=P: a URL, whose own readers take what it holds
+    if random and not _random(value):
+        return
+    if e > s and (code and code_value(value) or _generated(value) and not (
+            value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
+            and all(map(_word_run, _DIGIT_SPLIT.split(value))))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
 
 
@@ -1122,6 +1476,10 @@ def _closed_run(text: str, start: int, end: int) -> int:
     return end
 
 
+_URL_VALUE_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://")
+_ANGLED_RE: Final = re.compile(r"<(?![a-z][a-z0-9-]*>)[^\s<>]{4,256}>(?=[\s.,;:!?)\]}\"'`]|\Z)")
+"""A value in angle brackets (``<P>``) that ends there; not an element's tag (``<code>…``) nor a placeholder's name in
+lower case (``<your-password>``)."""
 _QUERY_NEXT_RE: Final = re.compile(r"&[A-Za-z_][\w.-]{0,30}=")
 """A URL query's next pair, after a value a sentence in a language that writes no space gives."""
 _OPENING_QUOTE: Final = {'"': '"', "'": "'", "`": "`", "”": "“", "’": "‘"}
@@ -1251,3 +1609,11 @@ def _hcl_defaults(text: str, spans: list[Span]) -> None:
         if span is not None and span[1] > span[0]:
             _judge(text, name, span, level, spans)
 
+
+
+def _crypt_hashes(text: str, spans: list[Span]) -> None:
+    """The hash of each ``user:hash`` line :data:`_CRYPT_HASH_RE` reads (an ``.htpasswd`` or ``shadow`` entry): a
+    password's hash is as good as the password to whoever can crack or replay it."""
+    for m in _CRYPT_HASH_RE.finditer(text):
+        if _CRYPT_USER_RE.search(text, max(0, m.start() - 64), m.start()) is not None:
+            _judge(text, "password", m.span("h"), STRONG, spans, literal=True)

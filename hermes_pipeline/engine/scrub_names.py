@@ -49,9 +49,10 @@ import string
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["FOREIGN_KEY_WORDS", "FOREIGN_WORDS", "NAME_HINTS", "STRONG", "WEAK", "call_extent", "camel_name",
-           "code_call", "credential_name", "credential_word", "english_word", "kept_value", "open_call",
-           "parameter_default", "phrase_name", "placeholder", "query_credential", "secret_looking"]
+__all__ = ["FOREIGN_CODE_WORDS", "FOREIGN_KEY_WORDS", "FOREIGN_NOT_NAMES", "FOREIGN_WORDS", "NAME_HINTS", "STRONG",
+           "WEAK", "call_extent", "camel_name", "code_call", "credential_name", "credential_word", "english_word",
+           "kept_value", "open_call", "parameter_default", "phrase_name", "placeholder", "query_credential",
+           "secret_looking"]
 
 STRONG: Final = 2
 WEAK: Final = 1
@@ -67,13 +68,22 @@ _STRONG_WORDS: Final = frozenset({
     "passwort", "kennwort", "senha", "contrasena", "wachtwoord", "haslo", "heslo", "salasana", "passord",
     "losenord", "sifre", "adgangskode",
 })
+FOREIGN_CODE_WORDS: Final = (
+    "验证码", "驗證碼", "校验码", "校驗碼", "动态码", "動態碼", "认证码", "認證碼", "恢复码", "恢復碼", "备用码", "備用碼",
+    "認証コード", "確認コード", "ワンタイムコード", "リカバリーコード", "リカバリコード", "バックアップコード", "인증 코드",
+    "인증코드", "인증번호", "확인 코드", "확인코드", "복구 코드", "복구코드", "백업 코드", "백업코드", "일회용 코드")
+"""The words for a one-time, verification or recovery code (a value of digits alone is one)."""
 FOREIGN_WORDS: Final = ("пароль", "密码", "密碼", "口令", "パスワード", "비밀번호", "contraseña", "hasło", "lösenord",
                         "şifre", "סיסמה", "токен", "令牌", "トークン", "토큰", "密钥", "秘钥", "密鑰", "秘鑰",
                         "シークレット", "秘密鍵", "секрет", "mot de passe", "mot_de_passe", "motdepasse", "clave secreta",
                         "패스워드", "パスフレーズ", "パスコード", "金鑰", "權杖", "授权码", "授權碼", "凭据", "憑據", "認証情報",
-                        "資格情報", "비번")
+                        "資格情報", "비번", "암호", *FOREIGN_CODE_WORDS)
 """The word for password, token or secret key in other languages, as lower case finds it in a name (its letters are
-not all ASCII, so the ASCII word split cannot see it): any name holding one is a strong credential name."""
+not all ASCII, so the ASCII word split cannot see it): any name holding one is a strong credential name, unless it
+holds it only inside one of :data:`FOREIGN_NOT_NAMES`."""
+FOREIGN_NOT_NAMES: Final = ("암호화",)
+"""Words holding a word of :data:`FOREIGN_WORDS` that name no credential: Korean ``암호화`` (encryption; ``암호``,
+password, alone): ``암호화: AES-256``, ``암호화 키 길이: 256``."""
 FOREIGN_KEY_WORDS: Final = ("schlüssel", "clé", "ключ", "キー", "키")
 """The word for *key* in other languages: a strong credential name beside an ASCII key qualifier (``API-Schlüssel``,
 ``clé API``, ``API ключ``), a weak one alone (a value under it must look generated)."""
@@ -219,7 +229,8 @@ def credential_name(name: str) -> int:
         return credential_name(tail)
     words = _words(name)
     low = name.lower()
-    if any(word in low for word in FOREIGN_WORDS):
+    if any(word in low for word in FOREIGN_WORDS) and (not any(word in low for word in FOREIGN_NOT_NAMES) or any(
+            word in _foreign_names_only(low) for word in FOREIGN_WORDS)):
         return STRONG  # Пароль от базы, API密钥, mot de passe
     if not name.isascii():
         if any(word in low for word in FOREIGN_KEY_WORDS) and not _phrase(name, words):
@@ -270,6 +281,13 @@ def credential_name(name: str) -> int:
     if words == ["auth"]:
         best = WEAK  # ``auth: required``, ``auth: jwt``: a setting as often as a credential
     return best
+
+
+def _foreign_names_only(low: str) -> str:
+    """``low`` less the words of :data:`FOREIGN_NOT_NAMES` it holds."""
+    for word in FOREIGN_NOT_NAMES:
+        low = low.replace(word, " ")
+    return low
 
 
 def _glued(word: str) -> bool:
@@ -692,6 +710,8 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
     v = value.strip()
     if len(v) <= 2:
         return True  # ">": no credential is that short
+    if (not v[0].isascii() and (_POINTER.match(v) or _WIDE_PROSE.fullmatch(v))) or v.lower() in _KEEPERS:
+        return True  # 密码→见1Password, 密码：存在Vault里, password: 1Password: where it is kept; 密码：请妥善保存: prose
     if v.isascii() and v.isalnum():
         return _kept_word(v, name, level, bare, typed)
     if _CODE_WORDS.match(v) or (v[-1] in ")]" and code_call(v) and (not literal or _STRING_ARGUMENT.search(v))):
@@ -746,6 +766,15 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
     return False
 
 
+_POINTER: Final = re.compile(r"(?:请|請)?(?:参见|參見|详见|詳見|见|見|参考|參考|参照|參照|查看|保存在|存放在|存在|存于|存於|放在)")
+"""What a CJK note starts with when it says where a credential is kept (``见``, see; ``存在``, stored in)."""
+_WIDE_PROSE: Final = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff0f\uff1a-\uff20"
+                                r"\uff3b-\uff40\uff5b-\uff65 ]+")
+"""Words of a script written without blanks and its punctuation, none of them a letter or a digit of ASCII or its
+full-width forms: a sentence (``请妥善保存``, ``已过期``), not a generated credential."""
+_KEEPERS: Final = frozenset({"1password", "bitwarden", "lastpass", "keepass", "keepassxc", "dashlane", "keychain",
+                              "vaultwarden", "pass", "gopass", "passbolt", "psono", "enpass", "nordpass", "proton"})
+"""Password managers: a value naming one says where the credential is kept."""
 _OBJECT_PATH: Final = re.compile(
     r"[A-Za-z0-9_.=-]{1,255}(?:/[A-Za-z0-9_.=-]{1,255}){1,31}\.[A-Za-z][A-Za-z0-9]{0,7}(?:\.(?:gz|bz2|xz|zst|zip))?")
 """A relative path to a file (``logs/2024/05/01/app-7f9c8d6b.log.gz``, ``reports/Q2_2024_report.xlsx``): an object

@@ -123,3 +123,87 @@ def test_obs58_jdbc_logins_and_a_note_between_name_and_is(text: str) -> None:
                                   "the password (see wiki) is incorrect", "The token (JWT) is signed"])
 def test_obs55_calls_and_sentences_without_a_value_stay(text: str) -> None:
     assert scrub_text(text) == text
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The value first with the setting named after it, one-time codes, 암호 (OBS-55, OBS-58, OBS-59)
+# ------------------------------------------------------------------------------------------------------------------
+
+_INTO_LEADS = ("把", "将", "將", "请把", "先把", "记得将")
+_INTO_VERBS = ("填到", "填入", "写到", "写入", "寫入", "放到", "放入", "设为", "設為", "粘贴到", "添加到", "保存到")
+_INTO_TARGETS = ("config.yaml 的 api_key 字段", ".env 的 OPENAI_API_KEY", "settings.py 里的 DB_PASSWORD",
+                 "secrets.toml 中的 token", "API 密钥", "环境变量 GITHUB_TOKEN 里", "config.json 的 client_secret 中",
+                 ".env里的ANTHROPIC_API_KEY")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), lead=st.sampled_from(_INTO_LEADS), verb=st.sampled_from(_INTO_VERBS),
+       target=st.sampled_from(_INTO_TARGETS), blank=st.sampled_from((" ", "", "\u3000")),
+       end=st.sampled_from(("", "。", "，然后重启服务。", "！")))
+def test_property_obs58_the_value_first_the_setting_named_after_it(seed: int, lead: str, verb: str, target: str,
+                                                                   blank: str, end: str) -> None:
+    """OBS-58, OBS-59: ``把 P 填到 config.yaml 的 api_key 字段``, ``将 P 填入 .env 的 OPENAI_API_KEY``: the value, then
+    where it goes, the credential's name after it: the value only."""
+    secret = password(random.Random(seed))
+    _check(f"{lead}{blank}{secret}{blank}{verb}{blank}{target}{end}", secret)
+
+
+_CODE_NAMES = ("验证码", "驗證碼", "动态码", "認証コード", "確認コード", "인증 코드", "인증번호", "恢复码", "备用码")
+_CODE_GLUES = ("是", "：", ": ", "为", "は", "는 ", "：　")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(_CODE_NAMES), glue=st.sampled_from(_CODE_GLUES),
+       digits=st.booleans(), before=st.sampled_from(("", "您的", "本次", "- ")),
+       end=st.sampled_from(("", "。", "，5分钟内有效。", " です", " 입니다")))
+def test_property_obs58_one_time_and_verification_codes(seed: int, name: str, glue: str, digits: bool, before: str,
+                                                        end: str) -> None:
+    """OBS-58, OBS-59: a one-time, verification or recovery code is a credential (``验证码是P``, ``認証コードはP``,
+    ``인증 코드: P``), digits alone too: the code only."""
+    r = random.Random(seed)
+    secret = str(r.randint(100000, 99999999)) if digits else password(r)
+    _check(f"{before}{name}{glue}{secret}{end}", secret)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), before=st.sampled_from(("", "DB ", "서버 ", "관리자 ", "- ", "새 ")),
+       glue=st.sampled_from((": ", "：", "는 ", "은 ", " ", "를 ", "가 ")),
+       end=st.sampled_from(("", " 입니다", "입니다.", " (변경 필요)")))
+def test_property_obs58_amho_is_a_password(seed: int, before: str, glue: str, end: str) -> None:
+    """OBS-58, OBS-59: Korean ``암호`` (password) names a password (``암호: P``, ``DB 암호는 P``); ``암호화``
+    (encryption) does not (test_obs55_words_names_and_placeholders_stay, test_scrub_false_positives)."""
+    secret = password(random.Random(seed))
+    _check(f"{before}암호{glue}{secret}{end}", secret)
+
+
+@pytest.mark.parametrize("template", ["密码：<{p}>", "密码是<{p}>", "パスワード：<{p}>", "비밀번호: <{p}>", "恢复码：{p} {q}",
+                                      "恢复码：{p}、{q}", "備用碼: {p}, {q}", "リカバリーコード：{p} {q}"])
+def test_obs59_angle_brackets_and_several_codes_after_one_name(template: str) -> None:
+    """OBS-59: the angle brackets around a value stay (only the value inside goes); several codes after one name each
+    lose their value, the separators stay."""
+    r = random.Random(template)
+    p, q = password(r), password(r)
+    text = template.format(p=p, q=q)
+    out = scrub_text(text)
+    assert out == text.replace(p, redaction_marker(p)).replace(q, redaction_marker(q)), (text, out)
+    assert scrub_text(out) == out
+
+
+@pytest.mark.parametrize("template", [
+    "{p} を .env の OPENAI_API_KEY に設定してください", "{p}を config.yaml の api_key に入れる", "{p} を環境変数 GITHUB_TOKEN に登録",
+    "{p}를 .env의 OPENAI_API_KEY에 넣으세요", "{p}을 설정 파일의 api_key로 설정", "把{p}配置为GITHUB_TOKEN",
+    "请将「{p}」粘贴到 settings.json 的 client_secret 字段。"])
+def test_obs58_the_value_first_the_setting_named_after_it_in_japanese_and_korean(template: str) -> None:
+    """OBS-58, OBS-59: the same order in Japanese and Korean (``P を .env の OPENAI_API_KEY に設定``, ``P를 .env의
+    API_KEY에 넣으세요``): the value only (``README.md를 docs 폴더에 넣으세요`` stays: no credential is named)."""
+    secret = password(random.Random(template))
+    _check(template.format(p=secret), secret)
+
+
+@pytest.mark.parametrize("template", ["OTP是{d}", "您的验证码是 {d}，5分钟内有效", "確認コードは{d}です", "인증 코드는 {d}입니다",
+                                      "ワンタイムコードは{d}です", "TOTP是{d}"])
+def test_obs58_a_one_time_code_of_digits(template: str) -> None:
+    """OBS-58, OBS-59: a one-time code of digits alone after its name, the sentence going on after it: the code only
+    (``验证码已发送`` stays: no value)."""
+    digits = str(random.Random(template).randint(100000, 99999999))
+    _check(template.format(d=digits), digits)

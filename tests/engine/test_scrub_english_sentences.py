@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
 
+from ._scrub_support import password
+
 _NOUNS = ("password", "Password", "passphrase", "API key", "api key", "secret key", "access key", "access token",
           "auth token", "token", "Token", "client secret", "bot token", "refresh token", "passcode", "app secret")
 _COPULAS = ("is", "was", "is now", "has been set to", "was changed to", "will be", "should be", "is still",
@@ -369,3 +371,104 @@ def test_obs58_memory_notes_found_leaking(text: str) -> None:
                                   "I stored it as your token", "keep sessions as tokens"])
 def test_obs55_the_same_words_without_a_value_stay(text: str) -> None:
     assert scrub_text(text) == text
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A weak ``key`` and a value named after it (OBS-58, OBS-59)
+# ------------------------------------------------------------------------------------------------------------------
+
+def _inner_symbol(seed: int) -> str:
+    """A generated password (letters of both cases and digits), a symbol inside it now and then."""
+    r = random.Random(seed)
+    p = password(r)
+    if r.random() < 0.5:
+        k = r.randrange(1, len(p) - 1)
+        p = p[:k] + r.choice("!#%^*+-_~@$") + p[k:]
+    return p
+
+
+def _exact(text: str, secret: str) -> None:
+    out = scrub_text(text)
+    assert text.count(secret) == 1
+    assert out == text.replace(secret, redaction_marker(secret)), (text, out)
+    assert scrub_text(out) == out
+
+
+_PUT_VERBS = ("Added", "added", "I added", "Set", "I set", "Put", "put", "Copied", "I copied", "Pasted", "pasted",
+              "Saved", "saved", "Stored", "Wrote", "Inserted", "**Added**", "- Added", "> I pasted")
+_PUT_NAMES = ("the key", "key", "my key", "the new key", "the OpenAI key", "your key", "the API key", "the token",
+              "the password")
+_PUT_WHERE = ("to ~/.hermes/.env", "in config.yaml", "into .env", "to the vault", "into settings.json", "in ~/.netrc",
+              "under ~/.config/app", "into the CI secrets")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), verb=st.sampled_from(_PUT_VERBS), name=st.sampled_from(_PUT_NAMES),
+       where=st.sampled_from(_PUT_WHERE), quote=st.sampled_from(("", "`", '"', "'")),
+       end=st.sampled_from(("", ".", " yesterday.", " and restarted the gateway.")))
+def test_property_obs58_a_key_put_into_a_file_or_a_config(seed: int, verb: str, name: str, where: str, quote: str,
+                                                          end: str) -> None:
+    """OBS-58, OBS-59: a verb that puts a credential somewhere, its name (a bare ``key`` too), the value, then
+    ``to`` / ``in`` / ``into`` a file or a config (``Added the key P to ~/.hermes/.env``): the value only."""
+    secret = _inner_symbol(seed)
+    _exact(f"{verb} {name} {quote}{secret}{quote} {where}{end}", secret)
+
+
+_KEY_CONTEXTS = ('Remember the Wi-Fi: SSID "HomeNet", key {p}', "- [x] rotate key (new: {p})", "Wi-Fi key: {p}",
+                 "the Wi-Fi key {p}", "WPA key {p}", "rotated the key -> {p}", "network HomeNet, key {p}",
+                 "- [ ] revoke old key (old: {p})", "new key {p} (valid until March)", "router admin key {p}",
+                 "* rotate deploy key (new: {p})", "guest network: Cafe42 / key {p}",
+                 "I changed the key to {p} yesterday", "rotated my key to {p}.")
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), template=st.sampled_from(_KEY_CONTEXTS))
+def test_property_obs58_a_weak_key_in_a_credential_context(seed: int, template: str) -> None:
+    """OBS-58, OBS-59: a weak ``key`` given its value in a credential's context on its line (a Wi-Fi network, its
+    SSID, a rotation, a new or old key): the value only, brackets and notes stay."""
+    secret = password(random.Random(seed))
+    _exact(template.format(p=secret), secret)
+
+
+_NAMED_LATER = ("TODO: replace {p} with env var (it's the prod DB password)", "{p} (the DB password)",
+                "{p} is the prod password", "{p} is the prod DB password", "Use {p} (my GitHub token) for the push.",
+                "replace {p} with a secret ref — it's the staging API key",
+                "swap {p} with ${{TOKEN}} (that's the bot token)", "- hardcoded {p} in settings.py (the Stripe secret)",
+                "FIXME: rotate {p} to a new one (it’s the admin password)",
+                "Note {p} (i.e. the access token) expires soon", "{p} — the DB password",
+                "{p}, which is the admin password", "swap out {p} for a vault ref (it's the Stripe key)")
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), template=st.sampled_from(_NAMED_LATER))
+def test_property_obs58_the_value_first_its_name_later_in_the_sentence(seed: int, template: str) -> None:
+    """OBS-58, OBS-59: the value first, what it is later in the same sentence (``replace P with …  (it's the prod
+    DB password)``, ``P (the DB password)``): the value only."""
+    secret = _inner_symbol(seed)
+    _exact(template.format(p=secret), secret)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), opener=st.sampled_from(("the", "The", "My", "your", "FYI the", "Our new")),
+       copula=st.sampled_from(("is", "was", "is now", "has been changed to", "is:", "'s")),
+       end=st.sampled_from(("", ".", ", keep it safe.", " (do not share)")))
+def test_property_obs58_a_weak_key_and_a_copula_before_a_random_value(seed: int, opener: str, copula: str,
+                                                                      end: str) -> None:
+    """OBS-58, OBS-59: ``the key is P`` when P looks random (mixed classes): the value only (``the key is ready``,
+    ``the key is 256 bits`` stay: test_scrub_false_positives)."""
+    secret = _inner_symbol(seed)
+    glue = copula if copula.startswith("'") else f" {copula}"
+    _exact(f"{opener} key{glue} {secret}{end}", secret)
+
+
+@pytest.mark.parametrize("template", ["- [x] rotated key (old: {q}, new: {p})", "rotate key (new: {p}; old: {q})",
+                                      "* rotate the deploy key (was: {q} / now: {p})"])
+def test_obs59_both_values_of_a_rotated_key(template: str) -> None:
+    """OBS-58, OBS-59: a rotated weak ``key`` with its old and new values in one note: both values, the note's words
+    stay."""
+    r = random.Random(template)
+    p, q = password(r), password(r)
+    text = template.format(p=p, q=q)
+    out = scrub_text(text)
+    assert out == text.replace(p, redaction_marker(p)).replace(q, redaction_marker(q)), (text, out)
+    assert scrub_text(out) == out

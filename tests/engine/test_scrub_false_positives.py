@@ -494,3 +494,29 @@ def test_the_counterparts_of_code_shaped_lines_are_still_credentials() -> None:
         ("Authorization: Bearer Xk9m-Q2vL-p7Rt", "Xk9m-Q2vL-p7Rt"),
     ]:
         assert sc.scrub_text(text) == text.replace(secret, sc.redaction_marker(secret)), text
+
+
+def test_obs55_look_alikes_of_the_weak_key_code_and_login_layouts_stay() -> None:
+    """OBS-55: texts shaped like the weak ``key`` sentences, the code lists, the value-first sentences, the login
+    columns, 암호 and the angle brackets that hold no credential stay unchanged: ``암호화`` is encryption, ``见1Password``
+    says where a password is kept, ``<password>`` is a placeholder, ``the key is ready`` holds no value."""
+    for text in [
+        "the key is ready", "the key is in the drawer", "the key is 256 bits", "The key is F12", "the key is user_id",
+        "the sort key is createdAt2", "The key is SHIFT+Ctrl+K", "the key is shift+F10", "the key is Cmd-Shift-4", "the key is AES-256-GCM", "Press the new key Ctrl+K",
+        "Added the key to ~/.hermes/.env", "Added the key binding ctrl+k to keymap.json", "Put the key F5 in the slot",
+        "I set the key repeat in settings.json", "rotate key (new: pending)", "Wi-Fi: SSID HomeNet, key in the drawer",
+        "암호화 키 길이: 256", "암호화: AES-256", "암호화 방식: AES-256-GCM", "암호화 알고리즘은 ChaCha20 입니다",
+        "密码→见1Password", "密码：见 Bitwarden", "password: see vault", "パスワード：参照1Password", "密码：存在1Password里",
+        "password: <password>", "密码：<your-password>", "token: <TOKEN>", "api_key = <your-api-key>",
+        "Backup codes: 8 remaining", "Backup codes: stored offline", "Recovery codes: see 1Password",
+        "Security code: 2026-12-06", "recovery codes: none yet", "验证码错误，请重试", "请输入验证码", "인증 코드를 입력하세요",
+        "恢复码：请妥善保存", "验证码：已过期", "密码：请妥善保存", "パスワード：未設定", "Backup codes: regenerate them monthly",
+        "| host | login |\n|---|---|\n| db1 | admin |\n| web | https://x.io/login |",
+        "host,login,port\ndb1,admin,5432\nweb,deploy,443", "name,token_count\nfoo,12345",
+        "replace config.yaml with the new one (the password section)", "See config.yaml (the password section)",
+        "model, base_url=base_url, api_key=api_key,", "# for all_threads=True, we pass the thread id as well.",
+        "把 Xk9mQ2vLp7Rt 填到 config.yaml 的 model 字段", "把 v1.2.3-beta 写入 .env 的 VERSION",
+        'print("api_key missing")', 'log.info("api_key rotated")', 'print(f"api_key {key}")',
+        "price:$12.50", "deps:{CRYPT}", "x = {a:{SHA}}",
+    ]:
+        assert sc.scrub_text(text) == text, text

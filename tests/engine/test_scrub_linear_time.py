@@ -46,6 +46,14 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "names after use": (lambda n: "use the token " * (n // 14) + "x", 5_000),
     "copulas in a sentence": (lambda n: "password is " * (n // 12) + "x", 5_000),
     "words before a set sentence's noun": (lambda n: "set the " + "a " * (n // 2) + "password to x", 5_000),
+    "blanks after a weak key": (lambda n: "new key" + "\t" * n + ":x", 5_000),
+    "blanks after a put key": (lambda n: "Added the key" + "\t" * n + "Xk9mQ2vLp7Rt to y", 5_000),
+    "codes of a recovery list": (lambda n: "Recovery codes: " + "a1b2c3 " * (n // 7) + "word", 5_000),
+    "values before a CJK verb": (lambda n: "把 " * (n // 2) + "a", 5_000),
+    "values before a separator": (lambda n: "abcdef1, " * (n // 9) + "which is the password", 5_000),
+    "users before a hash": (lambda n: "a" * n + ":$apr1$abcdefghijk", 5_000),
+    "headers of a CSV": (lambda n: "password,login\n" * (n // 15), 5_000),
+    "blanks in a call's string": (lambda n: 'print("' + " " * n + 'x")', 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,

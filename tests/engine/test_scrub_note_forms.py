@@ -100,7 +100,7 @@ def test_property_obs59_a_login_sentence_loses_the_password_and_keeps_the_user(
 
 
 @settings(max_examples=150, deadline=None)
-@given(pin=st.from_regex(r"[0-9]{4,12}", fullmatch=True),
+@given(pin=st.from_regex(r"[0-9]{4,10}", fullmatch=True),
        form=st.sampled_from(("My PIN is {P}.", "PIN: {P}", "Note to self - PIN {P} (expires Friday)",
                              "The PIN was changed to {P} yesterday.", "Your new PIN is: {P}", "the card's PIN is {P}")))
 def test_property_obs58_a_pin_named_in_capitals_is_a_credential_of_digits(pin: str, form: str) -> None:
@@ -246,3 +246,24 @@ def test_property_obs59_a_note_in_a_json_string_loses_the_same_value(seed: int, 
 
     secret = _value(random.Random(seed))
     _exact(json.dumps({"output": form.format(P=secret), "exit_code": 0}), secret)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(("password", "the token is", "pw", "secret")),
+       url=st.sampled_from(("https://x.example/app;jsessionid={P}?a=1", "https://x.example/cb?code={P}&state=1",
+                            "postgres://bob:{P}@db.local/app")))
+def test_property_obs59_a_url_after_a_name_in_a_sentence_loses_only_its_own_secret(seed: int, name: str,
+                                                                                   url: str) -> None:
+    """OBS-59: a URL given after a credential's name in a sentence is no password itself: only what its own readers
+    take (a session id, a code, a userinfo password) goes, the rest of the URL stays."""
+    secret = _value(random.Random(seed)).replace("%", "x").replace("+", "x").replace("#", "x")
+    _exact(f"2026-06-14T00:00:00Z {name} {url.format(P=secret)} policy check passed", secret)
+
+
+@pytest.mark.parametrize("text", [
+    "remind backporter about v8\\_embedder\\_string (Keyhan Vakil)", "source argument for a token is "
+    "<code>args[token.index]</code>.</li>", "the hotkey is Ctrl+Shift+K2", "see monkey-patch (Keyboard)",
+])
+def test_obs55_a_key_inside_a_word_and_an_elements_tag_stay(text: str) -> None:
+    """OBS-55: ``key`` inside a word (``Keyhan``) names nothing, and an element's tag after a name is markup."""
+    assert scrub_text(text) == text

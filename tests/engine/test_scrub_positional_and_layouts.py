@@ -248,3 +248,77 @@ def test_obs58_a_q_no_u_follows_makes_no_english_word(value: str) -> None:
         assert scrub_text(text) == text.replace(value, redaction_marker(value)), text
     for kept in ("password = seq_req_id", "the token is freq_faq", "Password:\nsquad_queue_size\n"):
         assert scrub_text(kept) == kept
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Several codes after one name, a value in angle brackets (OBS-58, OBS-59)
+# ------------------------------------------------------------------------------------------------------------------
+
+_CODE_LIST_NAMES = ("Recovery codes", "recovery codes", "Backup codes", "One-time codes", "2FA backup codes",
+                    "MFA recovery codes", "Recovery codes (GitHub)", "**Backup codes**", "scratch codes")
+
+
+def _code(r: random.Random, kind: str) -> str:
+    if kind == "digits":
+        return str(r.randint(10**7, 10**8 - 1))
+    if kind == "groups":
+        return f"{r.randint(1000, 9999)}-{r.randint(1000, 9999)}"
+    return password(r, r.randint(10, 16))
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(_CODE_LIST_NAMES), n=st.integers(1, 6),
+       kind=st.sampled_from(("digits", "groups", "password")), sep=st.sampled_from((" ", ", ", "  ", "; ", "、")),
+       lead=st.sampled_from(("", "- ", "> ", "Note: ")), end=st.sampled_from(("", ".", "\nkeep them offline")))
+def test_property_obs58_several_codes_after_one_name(seed: int, name: str, n: int, kind: str, sep: str, lead: str,
+                                                     end: str) -> None:
+    """OBS-58, OBS-59: recovery, backup or one-time codes listed after one name (``Recovery codes: P1 P2 P3``,
+    ``Backup codes: P1, P2``): every code is hidden, the separators stay (``Backup codes: 8 remaining``, ``Backup
+    codes: stored offline`` stay: test_scrub_false_positives)."""
+    r = random.Random(seed)
+    codes = []
+    while len(codes) < n:
+        code = _code(r, kind)
+        if all(code not in c and c not in code for c in codes):
+            codes.append(code)
+    text = f"{lead}{name}: {sep.join(codes)}{end}"
+    expected = text
+    for code in codes:
+        expected = expected.replace(code, redaction_marker(code))
+    out = scrub_text(text)
+    assert out == expected, (text, out)
+    assert scrub_text(out) == out
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(("password", "Password", "token", "API key", "client_secret",
+                                                          "DB_PASSWORD", "secret")),
+       sep=st.sampled_from((": ", "=", " = ", " -> ")), end=st.sampled_from(("", ".", " (prod)")))
+def test_property_obs59_a_value_in_angle_brackets_keeps_them(seed: int, name: str, sep: str, end: str) -> None:
+    """OBS-59: ``password: <P>``: only the value inside the angle brackets is hidden, the brackets stay
+    (``password: <password>``, a placeholder, stays whole: test_scrub_false_positives)."""
+    secret = _secret(seed)
+    if " " in name and "=" in sep:
+        sep = ": "  # API key=P: a name of two words is a label's, before a colon
+    text = f"{name}{sep}<{secret}>{end}"
+    out = scrub_text(text)
+    assert out == text.replace(secret, redaction_marker(secret)), (text, out)
+    assert scrub_text(out) == out
+
+
+@pytest.mark.parametrize("template", [
+    "GitHub recovery codes:\n{a}\n{b}\n{c}\n\nKeep them offline.", "Backup codes:\n- {a}\n- {b}\n- {c}",
+    "2FA backup codes - {a} {b} {c}", "- Recovery codes: `{a}` `{b}` `{c}`", "Recovery codes: {a} {b} {c} (keep safe)",
+    "recovery codes (Google):\n1. {a}\n2. {b}\n3. {c}\nThen sign in."])
+def test_obs58_codes_on_the_lines_below_their_name(template: str) -> None:
+    """OBS-58, OBS-59: codes listed on the lines below their name (one a line, after a bullet or a number too), in
+    backticks, or after a dash: every code, the list's marks and the prose around it stay."""
+    r = random.Random(template)
+    codes = [_code(r, kind) for kind in ("password", "digits", "groups")]
+    text = template.format(a=codes[0], b=codes[1], c=codes[2])
+    expected = text
+    for code in codes:
+        expected = expected.replace(code, redaction_marker(code))
+    out = scrub_text(text)
+    assert out == expected, (text, out)
+    assert scrub_text(out) == out

@@ -12,6 +12,7 @@ as they are.
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import string
@@ -409,3 +410,78 @@ def test_obs57_authorization_parameters_and_signatures() -> None:
     _check(text, sig + "=")
     digest = "0123456789abcdef" * 4
     _check(f"X-Hub-Signature-256: sha256={digest}", digest)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A login column, htpasswd lines, a name and a value in one string of a call (OBS-58, OBS-59)
+# ------------------------------------------------------------------------------------------------------------------
+
+_LOGIN_HEADERS = ("login", "Login", "logins", "user:pass", "username/password", "sign-in", "登录", "ログイン")
+_LOGIN_USERS = ("admin", "root", "deploy", "alice@example.com", "svc_backup")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), header=st.sampled_from(_LOGIN_HEADERS), user=st.sampled_from(_LOGIN_USERS),
+       sep=st.sampled_from((":", "/", " / ")), layout=st.sampled_from(("pipe", "csv", "tsv", "semicolon")),
+       wrap=st.sampled_from(("", "`")))
+def test_property_obs59_a_login_column_holding_user_and_password(seed: int, header: str, user: str, sep: str,
+                                                                 layout: str, wrap: str) -> None:
+    """OBS-58, OBS-59: a table's or a CSV's ``login`` column holding ``user:P``: the password only, the user and the
+    other cells stay (a login column's user alone stays: test_scrub_false_positives)."""
+    secret = _password(random.Random(seed))
+    cell = f"{user}{sep}{secret}"
+    if layout == "pipe":
+        text = f"| host | {header} | note |\n|---|---|---|\n| db1 | {wrap}{cell}{wrap} | prod |\n| web | admin | - |"
+    else:
+        if " " in sep:
+            sep = ":"
+            cell = f"{user}{sep}{secret}"
+        d = {"csv": ",", "tsv": "\t", "semicolon": ";"}[layout]
+        text = f"host{d}{header}{d}note\ndb1{d}{cell}{d}prod\nweb{d}admin{d}-"
+    _check(text, secret)
+
+
+def _apr1(r: random.Random) -> str:
+    salt = "".join(r.choice(string.ascii_letters + string.digits) for _ in range(8))
+    return f"$apr1${salt}$" + "".join(r.choice(string.ascii_letters + string.digits + "./") for _ in range(22))
+
+
+def _bcrypt(r: random.Random) -> str:
+    return f"$2{r.choice('aby')}${r.choice(('10', '12'))}$" + "".join(
+        r.choice(string.ascii_letters + string.digits + "./") for _ in range(53))
+
+
+def _sha(r: random.Random) -> str:
+    return r.choice(("{SHA}", "{SSHA}")) + base64.b64encode(r.randbytes(20)).decode()
+
+
+def _sha512_crypt(r: random.Random) -> str:
+    return "$6$" + "".join(r.choice(string.ascii_letters) for _ in range(16)) + "$" + "".join(
+        r.choice(string.ascii_letters + string.digits + "./") for _ in range(86))
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), user=st.sampled_from(("alice", "bob", "carol", "admin", "www-data", "j.doe")),
+       kind=st.sampled_from((_apr1, _bcrypt, _sha, _sha512_crypt)),
+       shape=st.sampled_from(("{u}:{h}", "{u}:{h}\n", "  {u}:{h}", "`{u}:{h}`",
+                              '"{u}:{h}"', "echo '{u}:{h}' >> .htpasswd")))
+def test_property_obs59_htpasswd_and_shadow_lines_keep_the_user(seed: int, user: str, kind: object, shape: str) -> None:
+    """OBS-58, OBS-59: an ``.htpasswd`` or ``shadow`` line (``alice:$apr1$…``, ``bob:{SHA}…``, ``carol:$2y$10$…``):
+    the hash only, the user and what encloses the line stay."""
+    assert callable(kind)
+    secret = kind(random.Random(seed))
+    _check("other line\n" + shape.format(u=user, h=secret), secret)
+
+
+_CALLS = ('print("{n} {p}")', "log.info('{n} {p}')", 'logger.debug("{n} {p}");', 'console.log("{n} {p}")',
+          'print("{n}: {p}")', "self.log.warning('{n} - {p}')", 'puts("{n} {p}")', 'print( "{n} {p}" )')
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), call=st.sampled_from(_CALLS),
+       name=st.sampled_from(("client_secret", "api_key", "auth_token", "DB_PASSWORD", "access_token", "password")))
+def test_property_obs59_a_name_and_its_value_in_one_string_of_a_call(seed: int, call: str, name: str) -> None:
+    """OBS-58, OBS-59: ``print("client_secret P")``, ``log.info("api_key P")``: the value only, the call and its
+    quotes stay."""
+    secret = _password(random.Random(seed))
+    _check("    " + call.format(n=name, p=secret), secret)
