@@ -502,7 +502,8 @@ def test_obs55_look_alikes_of_the_weak_key_code_and_login_layouts_stay() -> None
     says where a password is kept, ``<password>`` is a placeholder, ``the key is ready`` holds no value."""
     for text in [
         "the key is ready", "the key is in the drawer", "the key is 256 bits", "The key is F12", "the key is user_id",
-        "the sort key is createdAt2", "The key is SHIFT+Ctrl+K", "the key is shift+F10", "the key is Cmd-Shift-4", "the key is AES-256-GCM", "Press the new key Ctrl+K",
+        "the sort key is createdAt2", "The key is SHIFT+Ctrl+K", "the key is shift+F10", "the key is Cmd-Shift-4",
+        "the key is AES-256-GCM", "Press the new key Ctrl+K",
         "Added the key to ~/.hermes/.env", "Added the key binding ctrl+k to keymap.json", "Put the key F5 in the slot",
         "I set the key repeat in settings.json", "rotate key (new: pending)", "Wi-Fi: SSID HomeNet, key in the drawer",
         "암호화 키 길이: 256", "암호화: AES-256", "암호화 방식: AES-256-GCM", "암호화 알고리즘은 ChaCha20 입니다",
