@@ -213,6 +213,18 @@ _BRACKET_LEAD_RE: Final = re.compile(r"(?:^|(?<=[\"']))" + _DECORATION + r"\Z", 
 """A line's (or a string's) label in square brackets, after a bullet or a quote block's mark too (``> [API token]
 P``); its value must look generated (``[token] see vault`` stays)."""
 _PIN_RE: Final = re.compile(r"PIN(?![\w-])(?<![\w-]PIN)")
+_PIN_TO_RE: Final = re.compile(r"[ \t]+(?i:to)[ \t]+(?=[0-9A-Za-z\"'`])")
+_PIN_VERB_RE: Final = re.compile(
+    r"(?<![\w-])(?i:set|changed|reset|updated|change)[ \t]+(?i:the|my|your|its|our|their|his|her)[ \t]+"
+    r"(?:(?i:new|card|sim|phone|bank)[ \t]+)?\Z")
+_PIN_AS_RE: Final = re.compile(
+    r"(?<![\w-])(?i:use|using|set|try|enter|pick|chose|choose|picked)[ \t]+(?P<v>\S{4,64})[ \t]+(?i:as)[ \t]+"
+    r"(?:(?i:the|my|your|a|our|its|their|new)[ \t]+){0,2}\Z")
+"""``I changed my PIN to 4821``, ``use 4821 as the new PIN``: the verb before the PIN, read back from it."""
+_PIN_END_RE: Final = re.compile(
+    r"(?:[ \t]+(?i:for|on|of|to|and|at|in|from|now|please)(?![\w-])|[ \t]*(?:[^\w\s-]|\Z|\n))")
+"""What may follow the PIN a value is used as (``as the PIN.``, ``as the PIN for the card``; not ``as the PIN
+year``)."""
 """A PIN named in a sentence, in capitals (``pin`` is also a connector's: ``the pin is D13``): its value may be digits
 (``My PIN is 4821``, ``PIN 004821``)."""
 _NAME_BEFORE_HINT: Final = 24
@@ -1175,10 +1187,14 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
     _settings_in_sentences(text, hits, spans)
     if "PIN" in text:
         for name in _PIN_RE.finditer(text):  # my PIN is 4821: a PIN is digits
-            for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _BARE_TAIL_RE):
+            for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _BARE_TAIL_RE, _PIN_TO_RE):
                 m = tail.match(text, name.end())
-                if m is not None:
+                if m is not None and (tail is not _PIN_TO_RE or _PIN_VERB_RE.search(
+                        text, max(0, name.start() - 40), name.start()) is not None):
                     _sentence_value(text, m.end(), spans, ascii_only=False, code=True)
+            given = _PIN_AS_RE.search(text, max(0, name.start() - 120), name.start())
+            if given is not None and _PIN_END_RE.match(text, name.end()) is not None:  # use 4821 as the PIN
+                _sentence_value(text, given.start("v"), spans, ascii_only=False, code=True)
     seen: set[tuple[int, int]] = set()
     for lo, hi in _around(names, len(text)):  # each pattern names a credential: read around the names found
         for regex in (_SENTENCE_VERB_RE, _SENTENCE_USE_RE, _SENTENCE_AS_RE, _SENTENCE_IS_RE, _NOUN_VALUE_RE):

@@ -102,7 +102,9 @@ def test_property_obs59_a_login_sentence_loses_the_password_and_keeps_the_user(
 @settings(max_examples=150, deadline=None)
 @given(pin=st.from_regex(r"[0-9]{4,10}", fullmatch=True),
        form=st.sampled_from(("My PIN is {P}.", "PIN: {P}", "Note to self - PIN {P} (expires Friday)",
-                             "The PIN was changed to {P} yesterday.", "Your new PIN is: {P}", "the card's PIN is {P}")))
+                             "The PIN was changed to {P} yesterday.", "Your new PIN is: {P}", "the card's PIN is {P}",
+                             "I changed my PIN to {P}.", "set the SIM PIN to {P}", "Use {P} as the new PIN.",
+                             "use {P} as the PIN for the card")))
 def test_property_obs58_a_pin_named_in_capitals_is_a_credential_of_digits(pin: str, form: str) -> None:
     """OBS-58: a PIN is digits; named ``PIN`` its value goes (``pin`` in lower case is also a connector's)."""
     _exact(form.format(P=pin), pin)
@@ -134,7 +136,8 @@ def test_property_obs59_the_scheme_word_naming_a_label_keeps_the_label(seed: int
     "The password manager (1Password) keeps it", "The token I gave you earlier (see above) is wrong",
     "secret sauce recipe", "Remember: token budget 4096", "the password -- see vault", "Log in as admin / see the wiki",
     "a secret, which is kept in the vault, is fine", "pw: see vault", "the pin is 13", "Set pin 13 high",
-    "PIN 13 drives the LED", "My PIN is not set", "the PIN is 123", "[x] rotate the token", "[token] see vault",
+    "PIN 13 drives the LED", "My PIN is not set", "the PIN is 123", "set the PIN to high", "route the PIN to GPIO4",
+    "use 2024 as the PIN year", "[x] rotate the token", "[token] see vault",
     "the bearer token is stored in the keychain", "Use a bearer token: see the docs", "| Wi-Fi password | ask Ana |",
     "Authorization: Basic <base64 of user:password>", "[API token] $API_TOKEN",
 ])
