@@ -213,6 +213,8 @@ _BRACKET_LEAD_RE: Final = re.compile(r"(?:^|(?<=[\"']))" + _DECORATION + r"\Z", 
 """A line's (or a string's) label in square brackets, after a bullet or a quote block's mark too (``> [API token]
 P``); its value must look generated (``[token] see vault`` stays)."""
 _PIN_RE: Final = re.compile(r"PIN(?![\w-])(?<![\w-]PIN)")
+"""A PIN named in a sentence, in capitals (``pin`` is also a connector's: ``the pin is D13``): its value may be digits
+(``My PIN is 4821``, ``PIN 004821``)."""
 _PIN_TO_RE: Final = re.compile(r"[ \t]+(?i:to)[ \t]+(?=[0-9A-Za-z\"'`])")
 _PIN_VERB_RE: Final = re.compile(
     r"(?<![\w-])(?i:set|changed|reset|updated|change)[ \t]+(?i:the|my|your|its|our|their|his|her)[ \t]+"
@@ -225,8 +227,6 @@ _PIN_END_RE: Final = re.compile(
     r"(?:[ \t]+(?i:for|on|of|to|and|at|in|from|now|please)(?![\w-])|[ \t]*(?:[^\w\s-]|\Z|\n))")
 """What may follow the PIN a value is used as (``as the PIN.``, ``as the PIN for the card``; not ``as the PIN
 year``)."""
-"""A PIN named in a sentence, in capitals (``pin`` is also a connector's: ``the pin is D13``): its value may be digits
-(``My PIN is 4821``, ``PIN 004821``)."""
 _NAME_BEFORE_HINT: Final = 24
 _NAME_AFTER_HINT: Final = 16
 """How far a sentence's credential name reaches before and after the hint it holds (``personal access token``)."""
