@@ -399,7 +399,7 @@ def unmarked(text: str, start: int, end: int) -> tuple[int, int]:
         mark = text[start:lead]
         line_end = text.find("\n", end)
         close = text.find(mark, end, len(text) if line_end < 0 else line_end)
-        if lead < end and not text[lead].isspace() and close > end and not text[close - 1].isspace() \
+        if lead < end and not text[lead].isspace() and close >= end and not text[close - 1].isspace() \
                 and not (text.count(mark, text.rfind("\n", 0, start) + 1, start) % 2):
             return lead, end  # *P is my password*: the emphasis opened before the value closes after it
         return start, end

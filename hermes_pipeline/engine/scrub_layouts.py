@@ -43,7 +43,8 @@ from itertools import pairwise
 from typing import Final
 
 from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, STRONG, camel_name,
-                          credential_name, english_word, phrase_name, secret_looking)
+                          credential_name, english_word, grouped_password, phrase_name,
+                          secret_looking)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
                           holds_user, markup_cut, unemphasized)
 
@@ -415,6 +416,8 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _login_calls(text, spans)
     if not gated or "str" in low or "byte" in low:
         _typed_declarations(text, spans)
+    if hits and (not gated or " " in text or "-" in text):
+        _grouped_passwords(text, low, hits, spans)
     if not gated or "variable" in text:
         _hcl_defaults(text, spans)
     if not gated or ":$" in text or ":{" in text:
@@ -1405,6 +1408,55 @@ def _login_sentences(text: str, low: str, gated: bool, spans: list[Span]) -> Non
         for m in regex.finditer(text):
             _sentence_value(text, m.start("v") if "v" in regex.groupindex and m.group("v") is not None else m.end(),
                             spans, ascii_only=False)
+
+
+_PASSWORD_ENDS: Final = ("password", "passwd", "passwords", "pass", "pwd", "pw")
+"""How a name that names a password ends (``app_password``, ``SMTP_PASS``, ``Gmail app password``)."""
+_FOREIGN_PASSWORDS: Final = ("пароль", "密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드", "비번", "contraseña",
+                             "contrasena", "hasło", "haslo", "lösenord", "losenord", "kennwort", "wachtwoord", "senha",
+                             "salasana", "heslo", "adgangskode", "şifre", "sifre")
+_GROUPED_AFTER_RE: Final = re.compile(
+    r"(?:(?:\*\*|__|[*_`])?(?:[ \t]*\([^()\n]{1,40}\)|[ \t]+(?:for|of|on|to|from|at)[ \t][^\n:：=]{1,40}?)?"
+    r"(?:\*\*|__|[*_`])?(?:[ \t]*[:=：＝][ \t]*|[ \t]+(?:(?:is|was)[ \t]+)?)|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+    r"(?:\*\*|__|[\"'`*_])?"
+    r"(?P<v>[a-z]{4}(?P<sep>[ -])[a-z]{4}(?P=sep)[a-z]{4}(?P=sep)[a-z]{4})(?![\w-]|[ -][a-z]{4}\b)")
+"""What may stand between a password's name and an app password (:func:`.scrub_names.grouped_password`), then the
+value: a separator after the name's emphasis or a phrase qualifying it (``**App password**:``, ``app password for
+smtp:``, ``password (gmail) =``), a copula, a particle or nothing but a space (``app password ofsn jxeg ihtt
+qwza``); the value may open a quote or emphasis."""
+
+
+def _grouped_passwords(text: str, low: str, hits: list[int], spans: list[Span]) -> None:
+    """An app password of four groups of four letters after a password's name (``Gmail app password: ofsn jxeg
+    ihtt qwza``, ``SMTP_PASSWORD=ofsn jxeg ihtt qwza``, ``the password is ofsn-jxeg-ihtt-qwza``, ``密码：ofsn jxeg ihtt
+    qwza``): the groups are one value, spaces and all; four words of a sentence stay (``password: this will work
+    fine``)."""
+    done = -1
+    for hit in hits:
+        if hit < done:
+            continue
+        if low.startswith(("pass", "pw"), hit):
+            end, stop = hit, min(len(text), hit + _NAME_MAX)
+            while end < stop and (text[end].isalnum() or text[end] == "_") and text[end].isascii():
+                end += 1
+            done = end
+            start = max(0, hit - _NAME_MAX)
+            name = low[start:end]
+            if not name.endswith(_PASSWORD_ENDS) or name.endswith(_NOT_PASSWORD_ENDS):
+                continue
+        elif low.startswith(_FOREIGN_PASSWORDS, hit):
+            end = done = hit + next(len(word) for word in _FOREIGN_PASSWORDS if low.startswith(word, hit))
+        else:
+            continue
+        m = _GROUPED_AFTER_RE.match(text, end)
+        if m is not None and grouped_password(m.group("v")):
+            spans.append(m.span("v"))
+
+
+_NAME_MAX: Final = 64
+"""The most of a name read on either side of its hint."""
+_NOT_PASSWORD_ENDS: Final = ("bypass", "compass", "surpass", "trespass", "overpass", "underpass", "byepass")
+"""Words that end as a password's name does and name none."""
 
 
 _NOUN_VALUE_RE: Final = re.compile(

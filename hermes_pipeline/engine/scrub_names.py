@@ -51,8 +51,8 @@ from typing import Final
 
 __all__ = ["FOREIGN_CODE_WORDS", "FOREIGN_KEY_WORDS", "FOREIGN_NOT_NAMES", "FOREIGN_WORDS", "NAME_HINTS", "STRONG",
            "WEAK", "call_extent", "camel_name", "code_call", "credential_name", "credential_word", "english_word",
-           "kept_value", "open_call", "parameter_default", "phrase_name", "placeholder", "query_credential",
-           "secret_looking"]
+           "grouped_password", "kept_value", "open_call", "parameter_default", "phrase_name", "placeholder",
+           "query_credential", "secret_looking"]
 
 STRONG: Final = 2
 WEAK: Final = 1
@@ -512,6 +512,41 @@ def parameter_default(value: str) -> tuple[int, int] | None:
     return offset + m.start("d"), offset + m.end("d")
 
 
+_GROUPED: Final = re.compile(r"[a-z]{4}(?P<sep>[ -])[a-z]{4}(?P=sep)[a-z]{4}(?P=sep)[a-z]{4}")
+"""An app password as the accounts that generate one show it: four groups of four lower-case letters, apart by a
+space or a dash (``ofsn jxeg ihtt qwza``, ``ofsn-jxeg-ihtt-qwza``)."""
+_COMMON_FOUR: Final = frozenset("""
+able also area away back band base been best body book both call came case city come copy cost data date days deal
+does done down each easy else even ever face fact fail fast feel file find fine five form four free from full gave
+give goes gone good half hand hard have head hear help here high hold home hope host idea into item just keep kept
+kind knew know last late left less life like line link list live load long look lost love made mail main make many
+mind more most move much must name need next nice none note once only open over page part past plan play post pull
+push read real rest role room rule runs safe said same save says seen self send sent ship show shut side sign site
+size some soon sort stay step stop such sure take talk team tell than that them then they this time told tool took
+true turn type unit used user uses very view wait want week well went were what when will with word work year your
+""".split())
+"""Common four-letter English words: two of them among four groups make a sentence (``password: this will work
+fine``), not an app password, whose groups are drawn at random (two common words in one: about one in a million)."""
+
+
+def grouped_password(value: str) -> bool:
+    """Whether ``value`` is an app password written as four groups of four letters (:data:`_GROUPED`): not the
+    placeholder the accounts' own help shows (``xxxx xxxx xxxx xxxx``, ``abcd efgh ijkl mnop``), not four words of a
+    sentence. A group that holds ``xxx`` is a group like any other (``ofsn-jxeg-ihtt-xxxa``)."""
+    if len(value) != 19 or _GROUPED.fullmatch(value) is None:
+        return False
+    groups = value.split(value[4])
+    if _shown_groups(value):
+        return False
+    return value[4] == "-" or sum(group in _COMMON_FOUR for group in groups) < 2
+
+
+def _shown_groups(value: str) -> bool:
+    """Whether ``value``, four groups of four letters, is the placeholder that shows where an app password goes."""
+    letters = value.replace(value[4], "")
+    return letters == "x" * 16 or letters == "abcdefghijklmnop"
+
+
 def placeholder(value: str) -> bool:
     """Whether ``value`` shows where a credential goes rather than holding one: empty, ``none`` / ``null`` ...,
     ``<...>``, ``$VAR``, ``${VAR}``, ``{{ x }}``, ``{x}``, ``***``, ``sk-...``, ``YOUR_API_KEY``, ``xxxx``, a marker.
@@ -522,6 +557,8 @@ def placeholder(value: str) -> bool:
     v = value.strip()
     if not v:
         return True
+    if len(v) == 19 and _GROUPED.fullmatch(v):
+        return _shown_groups(v)  # xxxx-xxxx-xxxx-xxxx; an app password whose group holds xxx (ofsn-jxeg-ihtt-xxxa)
     masked = _MASKED_KEY.fullmatch(v)
     if masked is not None and any(secret_looking(piece) for piece in _PIECES.split(masked.group("prefix"))):
         return False  # 2iQqCwPcgQDgVpL_xxx: what the mask follows is generated, not a key's prefix
