@@ -308,6 +308,9 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
             continue
         if tokens and len(spans) > tokens:
             _end_at_tokens(vtext, spans, tokens)
+        if userinfo and vtext is text:
+            ends = {e for _, e in userinfo}
+            spans = [span for span in spans if span[0] not in ends]  # …9PW=@db:3306: a name inside a password
         plain = vtext is text
         if "<redacted" in vtext:
             spans = _outside_markers(vtext, spans)

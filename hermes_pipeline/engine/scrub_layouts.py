@@ -208,6 +208,9 @@ _BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase", "token", "pw
 _BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9])")
 """``password P``: the name and its value with only blanks between (the value must look generated); a setting's
 dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
+_CLAUSE_START_RE: Final = re.compile(r"(?:^|[:(,;\-–—*•>])[ \t]*\Z", re.M)
+"""Where ``pass`` then a value starts a clause (``Remember: pass P``, ``Note to self - pass P``): the verb (``pass the
+test``) takes no random value there; the value must look random."""
 _NAME_WORD_SPLIT: Final = re.compile(r"[ \t_-]")
 _BRACKET_LABEL_RE: Final = re.compile(r"\[(?P<n>[A-Za-z][\w .-]{0,38})\][ \t]+(?=[!-~])")
 _BRACKET_LEAD_RE: Final = re.compile(r"(?:^|(?<=[\"']))" + _DECORATION + r"\Z", re.M)
@@ -1180,10 +1183,12 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
         if change is not None:
             _sentence_value(text, change.start("v"), spans, ascii_only=False)
             _sentence_value(text, change.end(), spans, ascii_only=False)
-        if _NAME_WORD_SPLIT.split(name.group(0))[-1] in _BARE_NAMES and text[name.start() - 1:name.start()] != ".":
-            bare = _BARE_TAIL_RE.match(text, at)  # password P
+        last = _NAME_WORD_SPLIT.split(name.group(0))[-1]
+        if (last in _BARE_NAMES or last == "pass" and _CLAUSE_START_RE.search(
+                text, max(0, name.start() - 8), name.start()) is not None) and text[name.start() - 1:name.start()] != ".":
+            bare = _BARE_TAIL_RE.match(text, at)  # password P; Remember: pass P
             if bare is not None:
-                _sentence_value(text, bare.end(), spans, ascii_only=False)
+                _sentence_value(text, bare.end(), spans, ascii_only=False, random=last == "pass")
         quoted = _QUOTED_TAIL_RE.match(text, at) if name.group(0) != "pass" else None  # invalid token 'P'
         if quoted is not None:
             _sentence_value(text, quoted.end(), spans, ascii_only=False)

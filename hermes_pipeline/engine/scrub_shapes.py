@@ -1851,10 +1851,13 @@ def _authority(text: str, at: int, scheme: bool, spans: list[Span]) -> int:
         port = text[colon + 1:auth_end]
         sign = _host_sign(text, text.find("@", auth_end, token_end), token_end)
         is_port = port.isdigit() and (port[0] != "0" or port == "0")  # 0000 is no port
-        if not port or sign < 0 or (is_port and not _PASSWORD_TAIL.fullmatch(text, auth_end + 1, sign)):
-            return auth_end  # host:port/path@x: the '@' is in a path, a query or a fragment (``localhost:8080/@types``)
-        if "//" in text[auth_end:sign]:
+        if sign < 0:
             return auth_end
+        if is_port and not _PASSWORD_TAIL.fullmatch(text, auth_end + 1, sign) and not _BASE64_PASSWORD.fullmatch(
+                text, colon + 1, sign):
+            return auth_end  # host:port/path@x: the '@' is in a path, a query or a fragment (``localhost:8080/@types``)
+        if (not port or "//" in text[auth_end:sign]) and not _slashed_password(text[colon + 1:sign]):
+            return auth_end  # host:/path@x, host:x//path@y; not root:/yvZk…=@db, :yYBg6+…//oGnK…=@cache
     if colon >= 0:
         user = (at, colon)
         s, e = colon + 1, sign
@@ -1869,6 +1872,18 @@ def _authority(text: str, at: int, scheme: bool, spans: list[Span]) -> int:
     if _TOKEN_USER.fullmatch(text, *user) and secret_looking(text[user[0]:user[1]]):
         spans.append(user)  # a token as the user: https://TOKEN@github.com, https://TOKEN:x-oauth-basic@
     return sign + 1
+
+
+_BASE64_PASSWORD: Final = re.compile(r"(?=(?:[^A-Z]*[A-Z]){2})(?=(?:[^a-z]*[a-z]){2})(?=(?:[^0-9]*[0-9]){2})"
+                                     r"[A-Za-z0-9+/]{20,}={0,2}")
+"""A password as ``openssl rand -base64`` makes one (20 or more characters of base64, both cases and digits, ``=`` at
+its end): after a userinfo's ``:`` it goes whole though it starts as a port does (``root:5/sfiC0…Pq+=@db``)."""
+
+
+def _slashed_password(value: str) -> bool:
+    """Whether ``value``, between a userinfo's ``:`` and the ``@`` before its host, is a password that starts with
+    ``/`` or holds ``//`` (base64 draws either in one value of twenty): generated, and no scheme's ``://`` inside."""
+    return "://" not in value and secret_looking(value)
 
 
 def _host_sign(text: str, sign: int, end: int) -> int:

@@ -254,6 +254,49 @@ def test_property_obs58_a_url_password_written_unencoded_may_hold_at_signs(seed:
     assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
 
 
+def _base64_password(r: random.Random, where: str) -> str:
+    """A password made as ``openssl rand -base64 32`` makes one (44 characters, ``/`` and ``+`` among them, ``=`` at
+    its end), made to start with ``/`` (``lead``), to hold ``//`` (``double``) or to start with digits before a ``/``
+    as a port does (``port``): one draw in twenty, twenty and twelve."""
+    alphabet = string.ascii_letters + string.digits + "+/"
+    while True:
+        out = "".join(r.choice(alphabet) for _ in range(43)) + "="
+        if where == "lead":
+            out = "/" + out[1:]
+        elif where == "double":
+            k = r.randrange(1, 40)
+            out = out[:k] + "//" + out[k + 2:]
+        else:
+            k = r.randrange(1, 5)
+            out = "".join(r.choice(string.digits) for _ in range(k)) + "/" + out[k + 1:]
+        if "://" not in out and (where == "lead") == out.startswith("/") and sum(c.isdigit() for c in out) >= 2 \
+                and sum(c.isupper() for c in out) >= 2 and sum(c.islower() for c in out) >= 2:
+            return out
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**64), where=st.sampled_from(("lead", "double", "port")), form=st.sampled_from((
+    "mysql://root:{p}@db:3306/app", "redis://:{p}@cache:6379/0", "DATABASE_URL=postgres://app:{p}@10.0.0.5:5432/prod",
+    'psql "postgresql://u:{p}@h/d"', "amqp://guest:{p}@rabbit:5672/")))
+def test_property_obs58_a_base64_url_password_may_start_with_a_slash_or_hold_two(seed: int, where: str,
+                                                                                form: str) -> None:
+    """OBS-58: a base64 password written unencoded after a userinfo's ``:`` that starts with ``/`` (``root:/yvZk…=@db``:
+    no empty port), holds ``//`` (``:yYBg6+…//oGnK…=@cache``: no path) or starts with digits then ``/``
+    (``root:5/sfiC0…=@db``: no port and path) goes whole; the host, port and path stay."""
+    secret = _base64_password(random.Random(seed), where)
+    text = form.format(p=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", ["http://localhost:/users/@alice", "see https://host:8080//x@y.com",
+                                  "http://host:8080/api/v1/users/@me", "https://registry:443/v2/@types/node",
+                                  "git clone ssh://git@host:/srv/repo.git", "https://a.com:abc//foo@bar.com"])
+def test_obs55_an_empty_port_or_a_double_slash_before_a_path_is_no_password(text: str) -> None:
+    """OBS-55: ``host:/path@x``, ``host:port/path/@x`` and ``host:x//path@y`` hold no password: what would be one is
+    no generated value."""
+    assert scrub_text(text) == text
+
+
 @settings(max_examples=200, deadline=None)
 @given(seed=st.integers(0, 2**64), name=st.sampled_from(("client_secret", "auth_token", "api_key", "access_token")))
 def test_property_obs58_a_name_value_setting_may_hold_equals_signs(seed: int, name: str) -> None:

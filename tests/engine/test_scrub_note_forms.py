@@ -88,6 +88,25 @@ def test_property_obs58_59_a_name_and_its_value_with_a_blank_between(seed: int, 
 
 
 @settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), lead=st.sampled_from(("Remember: ", "Note to self - ", "- ", "", "(", "* ")),
+       end=st.sampled_from(_BARE_ENDS))
+def test_property_obs58_59_pass_starting_a_clause_then_a_random_value(seed: int, lead: str, end: str) -> None:
+    """OBS-58: ``pass`` where a clause starts (a line, a label's colon, a dash, a bullet), then a value that looks
+    random, is a password's name (``Remember: pass P``); the verb in a sentence is not (below)."""
+    secret = _value(random.Random(seed))
+    _exact(f"{lead}pass {secret}{end}", secret)
+
+
+@pytest.mark.parametrize("text", [
+    "pass the test", "Remember: pass the salt", "we pass Xk9mQ2vLp7Rt to the function",
+    "If it fails, pass `--no-verify`.", "- pass 3 of 5", "Note to self - pass on_error to the hook",
+])
+def test_obs55_pass_as_a_verb_stays(text: str) -> None:
+    """OBS-55: ``pass`` as a verb mid-sentence, or before a word, a flag, a count or a name, keeps its text."""
+    assert scrub_text(text) == text
+
+
+@settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32), verb=st.sampled_from(("Login", "Log in", "log-in", "Sign in", "sign in")),
        how=st.sampled_from(("with", "as", "using")),
        user=st.sampled_from(("admin", "root", "ana@example.com", "svc_ci")),
