@@ -181,7 +181,8 @@ _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)"
 """Where a sentence names a credential, read in the lower-cased text near a hint: each reader of what follows the name
 (the ``_TAIL_RE`` patterns below) is matched there, so the names are sought once."""
 _COPULA_TAIL_RE: Final = re.compile(
-    r"(?:[ \t]+(?i:for|of|on|at|in|de|del|du|do|da|della|van|von|für|zum|zur|od)(?:[ \t]+[\w.@/-]{1,40}){1,5}?)?"
+    r"(?:[ \t]+(?i:for|of|on|at|in|de|del|du|do|da|della|van|von|für|zum|zur|od)"
+    r"(?:[ \t]+(?:[\w.@/-]{1,40}|\"[^\"\n]{1,40}\"|'[^'\n]{1,40}'|“[^”\n]{1,40}”)){1,5}?)?"
     r"(?:[ \t]+\([^()\n]{1,60}\))?(?:[ \t]+(?i:" + _COPULA + r"|es|est|é|è|ist|lautet|sind|jest|är|era|será|était|"
     r"war)|['’](?i:s)|,[ \t]*(?i:which|that)[ \t]+(?i:is|was))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """An English sentence giving a credential's value after its name: ``the password is P``, ``API key was: P``, ``the
@@ -208,7 +209,7 @@ _BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase", "token", "pw
 _BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9])")
 """``password P``: the name and its value with only blanks between (the value must look generated); a setting's
 dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
-_CLAUSE_START_RE: Final = re.compile(r"(?:^|[:(,;\-–—*•>])[ \t]*\Z", re.M)
+_CLAUSE_START_RE: Final = re.compile(r"(?:^|[:(\-–—*•>])[ \t]*\Z", re.M)
 """Where ``pass`` then a value starts a clause (``Remember: pass P``, ``Note to self - pass P``): the verb (``pass the
 test``) takes no random value there; the value must look random."""
 _NAME_WORD_SPLIT: Final = re.compile(r"[ \t_-]")
@@ -263,11 +264,12 @@ _SENTENCE_USE_RE: Final = re.compile(
 """``use the token P``, ``log in with password P``, ``user admin and password P``, ``enter the admin password P``."""
 _SENTENCE_AS_RE: Final = re.compile(
     r"(?<![\w-])(?i:use|using|set|try|enter|type|pick|choose|with|stored?|saved?|added|add|kept|keep|recorded|"
-    r"record|put)[ \t]+(?P<v>\S{6,256})[ \t]+(?i:as)[ \t]+"
+    r"record|put|gave|give|giving|sent|send|got|received|generated|created|chose|picked)"
+    r"(?:[ \t]+(?i:me|you|us|him|her|them))?[ \t]+(?P<v>\S{6,256})[ \t]+(?i:as)[ \t]+"
     r"(?:(?i:the|your|my|a|an|our|its|their|new)[ \t]+){0,2}(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME
     + r")(?![\w-])")
 """The value before the credential it is used as: ``Use P as the password.``, ``set P as your new API key``, ``I stored
-P as your GitHub token``."""
+P as your GitHub token``, ``he gave me P as the password``."""
 _PUT_BEFORE_RE: Final = re.compile(
     r"(?<![\w-])(?i:added|add|adding|set|setting|put|putting|copied|copy|copying|pasted|paste|pasting|saved|save|"
     r"saving|stored|store|wrote|write|placed|place|entered|inserted|insert|dropped)(?:\*\*|__|[*_])?[ \t]+"
@@ -1175,7 +1177,7 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             _weak_key(text, low, at - 3, spans)
         _value_named_after(text, name.start(), spans)  # P (the DB password), replace P with … (it's the prod password)
         _put_into(text, name.start(), at, spans)  # Added the API key P to .env
-        for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE):
+        for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE, _ARROW_TAIL_RE):
             m = tail.match(text, at)
             if m is not None:
                 _sentence_value(text, m.end(), spans, ascii_only=False)
@@ -1184,11 +1186,12 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             _sentence_value(text, change.start("v"), spans, ascii_only=False)
             _sentence_value(text, change.end(), spans, ascii_only=False)
         last = _NAME_WORD_SPLIT.split(name.group(0))[-1]
-        if (last in _BARE_NAMES or last == "pass" and _CLAUSE_START_RE.search(
-                text, max(0, name.start() - 8), name.start()) is not None) and text[name.start() - 1:name.start()] != ".":
+        compound = last == "key" and len(name.group(0)) > 3  # deploy key P, signing key P
+        clause = last == "pass" and _CLAUSE_START_RE.search(text, max(0, name.start() - 8), name.start()) is not None
+        if (last in _BARE_NAMES or compound or clause) and text[name.start() - 1:name.start()] != ".":
             bare = _BARE_TAIL_RE.match(text, at)  # password P; Remember: pass P
             if bare is not None:
-                _sentence_value(text, bare.end(), spans, ascii_only=False, random=last == "pass")
+                _sentence_value(text, bare.end(), spans, ascii_only=False, random=last == "pass" or compound)
         quoted = _QUOTED_TAIL_RE.match(text, at) if name.group(0) != "pass" else None  # invalid token 'P'
         if quoted is not None:
             _sentence_value(text, quoted.end(), spans, ascii_only=False)
@@ -1269,12 +1272,25 @@ def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> Non
             continue  # a plain word is _SENTENCE_NAME's; a dotted name or a variable is code's
         if credential_name(name) != STRONG:
             continue
-        for tail in (_COPULA_TAIL_RE, _QUOTED_TAIL_RE):
+        for tail in (_COPULA_TAIL_RE, _QUOTED_TAIL_RE, _ARROW_TAIL_RE):
             m = tail.match(text, end)
             if m is not None:
                 _sentence_value(text, m.end(), spans, ascii_only=False)
+        to = _TO_TAIL_RE.match(text, end)
+        if to is not None and _SET_BEFORE_RE.search(text, max(0, start - 24), start) is not None:
+            _sentence_value(text, to.end(), spans, ascii_only=False)  # Set OPENAI_API_KEY to P
 
 
+_ARROW_TAIL_RE: Final = re.compile(
+    r"(?:(?: (?i:updated|changed|rotated|reset|renewed|now|is[ \t]+now|new))?(?: [ \t]*(?:->|→|=>|⇒|⟶)[ \t]*|"
+    r"[ \t]*(?:->|→|=>|⇒|⟶)[ \t]* )|[?？][ \t]* [ \t]*)(?=[\"'`!-~" + _OPENERS + "])")
+"""A name, perhaps the verb that changed it, then an arrow: ``Password updated -> P``, ``DB_PASSWORD → P``; or a
+question and its answer: ``the wifi password? P``. A space stands beside the arrow or after the question (the
+sentence readers' pre-check: a text without one holds no sentence)."""
+_TO_TAIL_RE: Final = re.compile(r" (?i:to) (?=[\"'`!-~" + _OPENERS + "])")
+_SET_BEFORE_RE: Final = re.compile(r"(?<![\w-])(?i:set|change|changed|update|updated|reset)[ \t]+(?:(?i:the|my|your|"
+                                   r"our)[ \t]+)?\Z")
+"""``Set OPENAI_API_KEY to P``: a verb of setting before a setting's name, then ``to`` and the value."""
 _CAMEL_HUMP: Final = re.compile(r"[a-z0-9][A-Z]")
 _IDENT_RUN: Final = re.compile(r"[A-Za-z0-9_]{0,64}")
 _QUOTED_TAIL_RE: Final = re.compile(r" +(?=[\"'`‘“])")
@@ -1370,7 +1386,11 @@ def _random(value: str) -> bool:
     symbols = not value.isalnum()
     return len(value) >= 8 and (classes + symbols >= 3 or (len(value) >= 20 and classes >= 2 and not symbols)) and \
         not camel_name(value) and not value.startswith(("~/", "/", "./", "../", "$", "%")) and \
-        _KEY_CHORD_RE.match(value) is None
+        _KEY_CHORD_RE.match(value) is None and _KEYWORD_ARGUMENT_RE.match(value) is None
+
+
+_KEYWORD_ARGUMENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(?:[A-Za-z_][\w.]*|\d+)[,)]?\Z")
+"""``cross_profile=True``, ``retries=3``: an argument of code, not a value drawn at random."""
 
 
 def _noun_value(text: str, at: int, spans: list[Span]) -> None:

@@ -1564,6 +1564,10 @@ def _named_values(text: str, spans: list[Span]) -> None:
         else:
             continue
         level = credential_name(name)
+        if not level and named is not None and text[j - 1] == "\n":
+            holder = _list_holder(text, named.start())  # secrets:\n  - name: api\n    value: P
+            if holder is not None and credential_name(holder) == STRONG:
+                name, level = holder, STRONG
         if level:
             v = _VALUE_RE.match(text, m.end())
             if v is not None:
@@ -1583,6 +1587,36 @@ def _parent_key(text: str, j: int, s: int) -> str | None:
     start = text.rfind("\n", 0, j - 1) + 1
     m = _PARENT_KEY_RE.search(text, start, j - 1)
     return m.group("n") if m is not None and len(m.group("i")) < s - j else None
+
+
+_LIST_ITEM_RE: Final = re.compile(r"(?P<i>[ \t]*)-[ \t]+\Z")
+_HOLDER_LINES: Final = 40
+"""The most lines read upwards for the key that holds a YAML list."""
+
+
+def _list_holder(text: str, at: int) -> str | None:
+    """The YAML key whose list holds the item whose ``name`` key is at ``at`` (``- name: api``): the first line above
+    it that is neither blank, a comment, a line of an item before it nor that item's ``-``, when that line is a key
+    alone (``secrets:``); ``None`` otherwise."""
+    line = text.rfind("\n", 0, at) + 1
+    item = _LIST_ITEM_RE.match(text, line, at)
+    if item is None:
+        return None
+    indent = len(item.group("i"))
+    end = line - 1
+    for _ in range(_HOLDER_LINES):
+        if end <= 0:
+            return None
+        start = text.rfind("\n", 0, end) + 1
+        row = text[start:end]
+        body = row.lstrip(" \t")
+        end = start - 1
+        depth = len(row) - len(body)
+        if not body or body.startswith("#") or depth > indent or depth == indent and body.startswith("-"):
+            continue  # a blank or a comment, a line of an item before, that item's own "-"
+        m = _PARENT_KEY_RE.fullmatch(row)  # less indented, or a key at the item's own (YAML lets a list start there)
+        return m.group("n") if m is not None else None
+    return None
 
 
 def _sibling(text: str, lo: int, j: int, s: int) -> re.Match[str] | None:

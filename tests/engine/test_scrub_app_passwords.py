@@ -38,7 +38,8 @@ def _exact(text: str, secret: str) -> None:
 
 _FORMS = ("app_password: {P}", "GMAIL_APP_PASSWORD={P}", "SMTP_PASS={P}", "Gmail app password: {P}",
           "- **App password**: {P}", "app password for smtp: {P}", "password (gmail) = {P}", "pw: **{P}**",
-          "my gmail app password is {P}", "The app password is {P}.", "app password {P}", "the password for gmail is {P}",
+          "my gmail app password is {P}", "The app password is {P}.", "app password {P}",
+          "the password for gmail is {P}",
           "密码：{P}", "应用专用密码是{P}", "パスワードは{P}", "smtp:\n  password: {P}\n  port: 587",
           "Remember the mail app password: {P} (set up on Monday)", "`SMTP_PASSWORD`: {P}")
 
