@@ -212,6 +212,8 @@ dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes`
 _CLAUSE_START_RE: Final = re.compile(r"(?:^|[:(\-–—*•>])[ \t]*\Z", re.M)
 """Where ``pass`` then a value starts a clause (``Remember: pass P``, ``Note to self - pass P``): the verb (``pass the
 test``) takes no random value there; the value must look random."""
+_USER_BEFORE_RE: Final = re.compile(r"(?<![\w-])(?i:user|username|login)[ \t]+[^\s,;]{1,64},?[ \t]+\Z")
+"""``user bob pass P``: ``pass`` after a user named before it."""
 _NAME_WORD_SPLIT: Final = re.compile(r"[ \t_-]")
 _BRACKET_LABEL_RE: Final = re.compile(r"\[(?P<n>[A-Za-z][\w .-]{0,38})\][ \t]+(?=[!-~])")
 _BRACKET_LEAD_RE: Final = re.compile(r"(?:^|(?<=[\"']))" + _DECORATION + r"\Z", re.M)
@@ -415,6 +417,10 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _relay_lines(text, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
         _login_lines(text, spans)
+    if not gated or "@" in text:
+        _account_lines(text, spans)
+    if hits and (not gated or "\n" in text):
+        _bare_label_lines(text, hits, spans)
     _login_sentences(text, low, gated, spans)
     if not gated or "(" in text:
         _setter_calls(text, spans)
@@ -615,6 +621,35 @@ def _login_lines(text: str, spans: list[Span]) -> None:
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
 
 
+def _account_lines(text: str, spans: list[Span]) -> None:
+    """An e-mail address and a password after it (``bob@example.com:P``, ``Gmail: bob@example.com / P``): the
+    address stays, the value goes when it looks drawn at random and holds no ``/`` (``git@github.com:Org/Repo2.git``,
+    a port, a path, a phone number stay)."""
+    at = text.find("@")
+    while at >= 0:
+        start = _address_start(text, at)
+        m = _ACCOUNT_RE.match(text, start)
+        at = text.find("@", at + 1)
+        if m is None or not _random(m.group("v")) or any(c in m.group("v") for c in "@/\\"):
+            continue
+        _judge(text, "password", m.span("v"), STRONG, spans, bare=True)
+
+
+def _address_start(text: str, at: int) -> int:
+    """Where the local part of the e-mail address whose ``@`` is at ``at`` starts."""
+    start = at
+    while start > 0 and at - start < 64 and (text[start - 1].isalnum() or text[start - 1] in "._+-") \
+            and text[start - 1].isascii():
+        start -= 1
+    return start
+
+
+_ACCOUNT_RE: Final = re.compile(
+    r"(?<![\w.+-])(?P<a>[A-Za-z0-9._+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})"
+    r"(?::|[ \t]*/[ \t]*|[ \t]+\|[ \t]+)(?P<v>[^\s\"'`<>|,;]{8,128}?)"
+    r"(?:[.,;)]?(?=[ \t]*(?:\r?\n|\Z)|[ \t]+\()|(?=[,;\t])|(?=[\"'](?:[ \t]*[,;)\]}]|[ \t]*(?:\r?\n|\Z)|[ \t])))")
+"""An address then ``:``, ``/`` or ``|`` and one value ending its line (before a note in parentheses), its cell of a
+delimited row (``,``, ``;``, a tab) or the string that holds the two (a quote then what closes a string: ``"bob@x.com:P",``; not ``bob@x.com:P'and``)."""
 _SPACED_SLASH_RE: Final = re.compile(r"[ \t]/[ \t]")
 _LOGIN_LINE_MAX: Final = 200
 """The longest stretch from a login line's start to its slash (decoration, a label of 100 characters, a user)."""
@@ -643,6 +678,56 @@ def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) ->
         if level:
             _judge(text, name, m.span("v"), level, spans, bare=True)
             return
+
+
+_BARE_LABEL_LINE_RE: Final = re.compile(
+    r"[ \t]*(?:#{1,6}|//|--|[-*•>])?[ \t]*(?:\*\*|__)?(?P<l>[A-Za-z][A-Za-z _-]{0,40}?)(?:\*\*|__)?[ \t]*\r?\Z")
+_BARE_LABEL_NOUNS: Final = frozenset({"password", "passwd", "passphrase", "token", "secret"})
+_BARE_LABEL_MAX: Final = 64
+"""The longest label line read around a hint (and the reach of the search for its start and end)."""
+
+
+def _bare_label_lines(text: str, hits: list[int], spans: list[Span]) -> None:
+    """A line holding a credential's name and nothing else, no colon (``password``, ``# secret``, ``**API token**``),
+    then a line holding only a value that looks drawn at random (:func:`_random`): notes written as a heading and
+    its value."""
+    done = -1
+    for hit in hits:
+        if hit < done:
+            continue
+        lo = max(0, hit - _BARE_LABEL_MAX)
+        line = text.rfind("\n", lo, hit) + 1
+        if line == 0 and lo > 0:
+            line = lo  # a long line: its label, if any, follows a quote within reach
+        quote = max(text.rfind('"', line, hit), text.rfind("'", line, hit))
+        start = quote + 1 if quote >= 0 else line  # {"output": "# secret\nP"}: the label starts the string's text
+        if start == lo and lo > 0 and text[lo - 1] != "\n":
+            continue
+        end = text.find("\n", hit, hit + _BARE_LABEL_MAX)
+        if end < 0 or end - start > _BARE_LABEL_MAX:
+            continue
+        done = end
+        m = _BARE_LABEL_LINE_RE.fullmatch(text, start, end)
+        if m is None:
+            continue
+        words = m.group("l").lower().replace("-", " ").replace("_", " ").split()
+        if not words or len(words) > 4 or words[-1] not in _BARE_LABEL_NOUNS:
+            continue
+        v = _NEXT_LINE_RE.match(text, end)
+        if v is None:
+            continue
+        s, e = v.span("v")
+        if quote >= 0 and text[quote] in text[s:e]:
+            cut = text.index(text[quote], s, e)  # the string's closing quote ends the value
+            if _STRING_CLOSE_RE.fullmatch(text, cut, e) is None:
+                continue
+            e = cut
+        value = text[s:e]
+        if _random(value) and _PAIR_START.match(value) is None:
+            _judge(text, "password", (s, e), STRONG, spans, bare=True)
+
+
+_STRING_CLOSE_RE: Final = re.compile(r"[\"'][)\]},;]{0,4}")
 
 
 _CJK_LABEL_END_RE: Final = re.compile(
@@ -1177,7 +1262,7 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             _weak_key(text, low, at - 3, spans)
         _value_named_after(text, name.start(), spans)  # P (the DB password), replace P with … (it's the prod password)
         _put_into(text, name.start(), at, spans)  # Added the API key P to .env
-        for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE, _ARROW_TAIL_RE):
+        for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE, _ARROW_TAIL_RE, _ISSUED_TAIL_RE):
             m = tail.match(text, at)
             if m is not None:
                 _sentence_value(text, m.end(), spans, ascii_only=False)
@@ -1187,7 +1272,8 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             _sentence_value(text, change.end(), spans, ascii_only=False)
         last = _NAME_WORD_SPLIT.split(name.group(0))[-1]
         compound = last == "key" and len(name.group(0)) > 3  # deploy key P, signing key P
-        clause = last == "pass" and _CLAUSE_START_RE.search(text, max(0, name.start() - 8), name.start()) is not None
+        clause = last == "pass" and (_CLAUSE_START_RE.search(text, max(0, name.start() - 8), name.start()) is not None
+                                     or _USER_BEFORE_RE.search(text, max(0, name.start() - 80), name.start()) is not None)
         if (last in _BARE_NAMES or compound or clause) and text[name.start() - 1:name.start()] != ".":
             bare = _BARE_TAIL_RE.match(text, at)  # password P; Remember: pass P
             if bare is not None:
@@ -1287,6 +1373,10 @@ _ARROW_TAIL_RE: Final = re.compile(
 """A name, perhaps the verb that changed it, then an arrow: ``Password updated -> P``, ``DB_PASSWORD → P``; or a
 question and its answer: ``the wifi password? P``. A space stands beside the arrow or after the question (the
 sentence readers' pre-check: a text without one holds no sentence)."""
+_ISSUED_TAIL_RE: Final = re.compile(
+    r"(?: (?i:has[ \t]+been|have[ \t]+been|was|were|is|got))? (?i:re)?(?i:generated|created|issued|rotated|reset|"
+    r"changed|updated|renewed)[ \t]*[:：][ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+"""``Your API token has been regenerated: P``, ``password reset: P``: the verb that made the value, then a colon."""
 _TO_TAIL_RE: Final = re.compile(r" (?i:to) (?=[\"'`!-~" + _OPENERS + "])")
 _SET_BEFORE_RE: Final = re.compile(r"(?<![\w-])(?i:set|change|changed|update|updated|reset)[ \t]+(?:(?i:the|my|your|"
                                    r"our)[ \t]+)?\Z")

@@ -54,6 +54,11 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "users before a hash": (lambda n: "a" * n + ":$apr1$abcdefghijk", 5_000),
     "headers of a CSV": (lambda n: "password,login\n" * (n // 15), 5_000),
     "blanks in a call's string": (lambda n: 'print("' + " " * n + 'x")', 5_000),
+    "names of four letters": (lambda n: "pass " * (n // 5) + "\n", 5_000),
+    "password words on one line": (lambda n: "password " * (n // 9) + "\n", 5_000),
+    "account lines in a string": (lambda n: 'a@b.co:Xk9mQ2vLp7Rt"' * (n // 20) + "\n", 5_000),
+    "headings over values": (lambda n: "token\nXk9mQ2vLp7Rt\n" * (n // 19), 5_000),
+    "addresses and slashes": (lambda n: "x@y.com / " * (n // 10), 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,

@@ -9,6 +9,7 @@ Every generated value loses exactly its span; texts whose value is a word, a poi
 
 from __future__ import annotations
 
+import json
 import random
 import string
 
@@ -132,6 +133,43 @@ def test_property_obs58_59_an_arrow_a_setter_sentence_a_value_given_as_and_a_quo
 ])
 def test_obs55_those_forms_without_a_generated_value_stay(text: str) -> None:
     """OBS-55: the same forms with a word, a pointer, a short hex or no value at all keep their text."""
+    assert scrub_text(text) == text
+
+
+_ACCOUNT_FORMS = ("bob@example.com:{P}", "Gmail: bob@example.com / {P}", "- ana.lee+work@mail.example.org | {P}",
+                  "bob@example.com:{P} (old)", "user bob pass {P}", "login admin, pass {P}",
+                  "Your API token has been regenerated: {P}", "password reset: {P}", "password\n{P}",
+                  "# secret\n{P}\n", "**API token**\n{P}", "Notes\n\nWi-Fi password\n{P}\n\nMore later")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_ACCOUNT_FORMS), wrap=st.booleans())
+def test_property_obs58_59_an_account_line_a_user_then_pass_a_verb_and_colon_and_a_heading_then_its_value(
+        seed: int, form: str, wrap: bool) -> None:
+    """OBS-58/59: an e-mail address and a password after ``:``, ``/`` or ``|`` (the address stays), ``user bob pass
+    P``, the verb that made a value then a colon, and a line holding only a credential's name above a line holding
+    only a random value; in a tool result's JSON string too."""
+    secret = _random_value(random.Random(seed))
+    text = form.format(P=secret)
+    _exact(json.dumps({"output": text}) if wrap else text, secret)
+
+
+def _random_value(r: random.Random) -> str:
+    """:func:`_value` with no symbol an address or a JSON string would read otherwise (``@``, ``/``)."""
+    while True:
+        secret = _value(r)
+        if "@" not in secret and "/" not in secret:
+            return secret
+
+
+@pytest.mark.parametrize("text", [
+    "git clone git@github.com:NVIDIA/NeMo2.git", "bob@example.com:8080", "contact bob@example.com / 555-1234",
+    "email me at bob@example.com: ThanksAgain2024", "ssh deploy@10.0.0.5:/srv/app", "## Token\nUse the CLI to get one",
+    "password\nSerializedStorageKey", "# Password\nReset it in the console.", "user bob pass the test",
+])
+def test_obs55_addresses_paths_and_headings_over_prose_stay(text: str) -> None:
+    """OBS-55: an scp-like git address, a port, a phone number, a word after an address, a heading over prose or a
+    name keep their text."""
     assert scrub_text(text) == text
 
 
