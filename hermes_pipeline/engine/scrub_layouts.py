@@ -685,6 +685,7 @@ _BARE_LABEL_LINE_RE: Final = re.compile(
 _BARE_LABEL_NOUNS: Final = frozenset({"password", "passwd", "passphrase", "token", "secret"})
 _BARE_LABEL_MAX: Final = 64
 """The longest label line read around a hint (and the reach of the search for its start and end)."""
+_LABEL_LINE_END_RE: Final = re.compile(r"[A-Za-z]{0,16}(?:\*\*|__)?[ \t]*\r?\n")
 
 
 def _bare_label_lines(text: str, hits: list[int], spans: list[Span]) -> None:
@@ -693,8 +694,8 @@ def _bare_label_lines(text: str, hits: list[int], spans: list[Span]) -> None:
     its value."""
     done = -1
     for hit in hits:
-        if hit < done:
-            continue
+        if hit < done or text.find("\n", hit, hit + 24) < 0 or _LABEL_LINE_END_RE.match(text, hit) is None:
+            continue  # the hint's word does not end its line: no heading of its own
         lo = max(0, hit - _BARE_LABEL_MAX)
         line = text.rfind("\n", lo, hit) + 1
         if line == 0 and lo > 0:
@@ -1502,10 +1503,11 @@ _LOGIN_SENTENCES: Final = (
         r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:with|as|using)[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*"
         r"(?=[!-~])")),
     (("cred", "zugangsdaten", "identifiants"), re.compile(
-        r"(?i:credentials|creds|zugangsdaten|identifiants|credenciales|credenziali|credenciais)[ \t]+"
+        r"(?i:credentials|creds|zugangsdaten|identifiants|credenciales|credenziali|credenciais)"
+        r"(?:[ \t]+(?i:for|of|on|to|at|für|pour|para|per)(?:[ \t]+[\w.@-]{1,40}){1,4}?)?[ \t]+"
         r"(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")))
 """A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``Log in as admin / P``, ``the
-credentials are admin / P``, ``Die Zugangsdaten sind admin / P`` (the user stays); each after what a text it reads
+credentials are admin / P`` (``Credentials for staging are admin / P``), ``Die Zugangsdaten sind admin / P`` (the user stays); each after what a text it reads
 holds, lower-cased (an alternation of words ignoring case is slow to search for: the words are sought first)."""
 _FOREIGN_BARE_RE: Final = re.compile(
     r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)[ \t]+(?=[A-Za-z0-9])")
@@ -1547,19 +1549,18 @@ def _grouped_passwords(text: str, low: str, hits: list[int], spans: list[Span]) 
     qwza``): the groups are one value, spaces and all; four words of a sentence stay (``password: this will work
     fine``)."""
     done = -1
+    wide = not text.isascii()
     for hit in hits:
         if hit < done:
             continue
-        if low.startswith(("pass", "pw"), hit):
-            end, stop = hit, min(len(text), hit + _NAME_MAX)
-            while end < stop and (text[end].isalnum() or text[end] == "_") and text[end].isascii():
-                end += 1
-            done = end
+        if low[hit] == "p" and low.startswith(("pass", "pw"), hit):
+            run = _NAME_RUN_RE.match(text, hit)
+            end = done = run.end() if run is not None else hit
             start = max(0, hit - _NAME_MAX)
             name = low[start:end]
             if not name.endswith(_PASSWORD_ENDS) or name.endswith(_NOT_PASSWORD_ENDS):
                 continue
-        elif low.startswith(_FOREIGN_PASSWORDS, hit):
+        elif wide and low.startswith(_FOREIGN_PASSWORDS, hit):
             end = done = hit + next(len(word) for word in _FOREIGN_PASSWORDS if low.startswith(word, hit))
         else:
             continue
@@ -1570,6 +1571,7 @@ def _grouped_passwords(text: str, low: str, hits: list[int], spans: list[Span]) 
 
 _NAME_MAX: Final = 64
 """The most of a name read on either side of its hint."""
+_NAME_RUN_RE: Final = re.compile(r"[A-Za-z0-9_]{0,64}")
 _NOT_PASSWORD_ENDS: Final = ("bypass", "compass", "surpass", "trespass", "overpass", "underpass", "byepass")
 """Words that end as a password's name does and name none."""
 

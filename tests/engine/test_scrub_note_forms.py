@@ -139,7 +139,8 @@ def test_obs55_those_forms_without_a_generated_value_stay(text: str) -> None:
 _ACCOUNT_FORMS = ("bob@example.com:{P}", "Gmail: bob@example.com / {P}", "- ana.lee+work@mail.example.org | {P}",
                   "bob@example.com:{P} (old)", "user bob pass {P}", "login admin, pass {P}",
                   "Your API token has been regenerated: {P}", "password reset: {P}", "password\n{P}",
-                  "# secret\n{P}\n", "**API token**\n{P}", "Notes\n\nWi-Fi password\n{P}\n\nMore later")
+                  "# secret\n{P}\n", "**API token**\n{P}", "Notes\n\nWi-Fi password\n{P}\n\nMore later",
+                  "Credentials for staging are admin / {P}")
 
 
 @settings(max_examples=300, deadline=None)
@@ -148,7 +149,8 @@ def test_property_obs58_59_an_account_line_a_user_then_pass_a_verb_and_colon_and
         seed: int, form: str, wrap: bool) -> None:
     """OBS-58/59: an e-mail address and a password after ``:``, ``/`` or ``|`` (the address stays), ``user bob pass
     P``, the verb that made a value then a colon, and a line holding only a credential's name above a line holding
-    only a random value; in a tool result's JSON string too."""
+    only a random value, a login's credentials with a qualifier (``Credentials for staging are admin / P``: the user
+    stays); in a tool result's JSON string too."""
     secret = _random_value(random.Random(seed))
     text = form.format(P=secret)
     _exact(json.dumps({"output": text}) if wrap else text, secret)
