@@ -490,8 +490,9 @@ def _labels(text: str, hits: list[int], spans: list[Span]) -> None:
 def _row_bars(text: str, start: int, end: int, open_rows: bool = False) -> list[int]:
     """Where the cell bars of the line ``[start, end)`` stand when it is a table's row (its first bar after blanks or
     a quote block's marks: :data:`_ROW_LEAD`); none when it is not. With ``open_rows``, a row without its outer bars
-    (``password | P``, what ``psql`` prints) too: its bars have a blank on each side, and its edges stand for the
-    outer bars (``start - 1`` and ``end``: the cells are what lies between two of them)."""
+    (``password | P``, what ``psql`` prints; a list item's too: ``- password | P``) too: its bars have a blank on each
+    side, and its edges stand for the outer bars (``start - 1`` and ``end``: the cells are what lies between two of
+    them)."""
     lead = start
     while lead < end and text[lead] in _ROW_LEAD:
         lead += 1
@@ -501,6 +502,10 @@ def _row_bars(text: str, start: int, end: int, open_rows: bool = False) -> list[
         return [i for i in range(lead, end) if text[i] in _CELL_BARS]
     if not open_rows:
         return []
+    if text[lead] in _BULLETS and text[lead + 1:lead + 2] in (" ", "\t"):
+        lead += 1  # - refresh_token | P: a list item's row
+        while lead < end and text[lead] in " \t":
+            lead += 1
     first = _OPEN_BAR_RE.search(text, lead, end)
     if first is None:
         return []
@@ -512,6 +517,7 @@ def _row_bars(text: str, start: int, end: int, open_rows: bool = False) -> list[
 
 
 _OPEN_BAR_RE: Final = re.compile(r"(?<=[ \t])[|│┃║](?=[ \t])")
+_BULLETS: Final = frozenset("-*•+")
 """A bar between two cells of a row without outer bars (:data:`_CELL_BARS` with a blank on each side)."""
 _LINE_ESCAPE: Final = re.compile(r"\\+[nr]")
 
@@ -1285,7 +1291,7 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
     _settings_in_sentences(text, hits, spans)
     if "PIN" in text:
         for name in _PIN_RE.finditer(text):  # my PIN is 4821: a PIN is digits
-            for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _BARE_TAIL_RE, _PIN_TO_RE):
+            for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _BARE_TAIL_RE, _PIN_TO_RE, _PAREN_TAIL_RE):
                 m = tail.match(text, name.end())
                 if m is not None and (tail is not _PIN_TO_RE or _PIN_VERB_RE.search(
                         text, max(0, name.start() - 40), name.start()) is not None):

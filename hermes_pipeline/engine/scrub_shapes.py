@@ -1107,6 +1107,11 @@ def _assignments(text: str, spans: list[Span]) -> None:
         if last in _NAME_CHARS or last in " \t" or (last > "\x7f" and last.isalpha()):
             start, end = _name_before(text, name_end)
             if start < end:
+                if text.startswith("-D", start) and end - start > 2 and (start == 0 or text[start - 1] in " \t\"'\n"):
+                    start += 2  # -Dapi_key=P: Java's system property, the C compiler's define: the name after -D
+                elif text.startswith("D", start) and end - start > 1 and start > 0 and text[start - 1] == "-" and (
+                        start == 1 or text[start - 2] in " \t\"'\n"):
+                    start += 1
                 query = start > 0 and text[start - 1] in _QUERY_LEADERS and end == name_end
                 name = text[start:end]
                 level = query_credential(name) if query else credential_name(name)
@@ -1577,7 +1582,7 @@ def _named_values(text: str, spans: list[Span]) -> None:
 
 
 _PARENT_KEY_RE: Final = re.compile(
-    r"(?:^|(?<=[\"']))(?P<i>[ \t]*)(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})[ \t]*:[ \t]*\r?\Z", re.M)
+    r"(?:^|(?<=[\"']))(?:>[ \t]?)*(?P<i>[ \t]*)(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})[ \t]*:[ \t]*\r?\Z", re.M)
 
 
 def _parent_key(text: str, j: int, s: int) -> str | None:

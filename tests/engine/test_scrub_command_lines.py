@@ -319,3 +319,24 @@ def test_property_obs58_59_a_login_commands_token_is_hidden_alone(token: str, to
 ])
 def test_obs55_a_login_command_without_a_token_stays(text: str) -> None:
     assert scrub_text(text) == text
+
+
+_WORDS = ("horse", "lamp", "tiger", "battery", "correct", "river", "purple", "monkey", "staple", "orbit")
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(("api_key", "private_key", "API_KEY", "db.password", "SECRET_KEY", "auth_token")),
+       words=st.lists(st.sampled_from(_WORDS), min_size=3, max_size=5), digits=st.integers(10, 99),
+       lead=st.sampled_from(("", "java ", "JAVA_OPTS=\"", "mvn test ")))
+def test_property_obs58_a_java_system_property_is_named_after_its_dash_d(name: str, words: list[str], digits: int,
+                                                                       lead: str) -> None:
+    """OBS-58: ``-Dapi_key=P`` names ``api_key`` (not ``Dapi_key``, a weak key glued to a word): a passphrase of words
+    goes as it does after ``api_key=``."""
+    secret = "-".join(words) + str(digits)
+    text = f"{lead}-D{name}={secret}" + ('"' if lead.endswith('"') else " -jar app.jar")
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", ["mvn -DskipTests=true", "-Dkey=abc", "gcc -DDEBUG=1 x.c", "-Dtoken.count=5"])
+def test_obs55_a_system_property_that_is_no_credential_stays(text: str) -> None:
+    assert scrub_text(text) == text

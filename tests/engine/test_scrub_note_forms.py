@@ -111,7 +111,8 @@ _MORE_FORMS = ("Password updated -> {P}", "DB_PASSWORD → {P}", "the api key ro
                "Set OPENAI_API_KEY to {P}", "please update the GITHUB_TOKEN to {P}", "he gave me {P} as the password",
                "IT sent us {P} as the new API key.", 'Password for wifi "HomeNet" is {P}',
                "The token for 'prod' is {P}", "deploy key {P}", "Signing key {P} (rotated in May)",
-               "the wifi password? {P}")
+               "the wifi password? {P}", "- refresh_token | {P}", "* AWS_SECRET_ACCESS_KEY | {P}  ",
+               "> DB_PASSWORD:\n  value: {P}", "The PIN I gave you earlier ({P}) is wrong")
 
 
 @settings(max_examples=300, deadline=None)
@@ -119,8 +120,9 @@ _MORE_FORMS = ("Password updated -> {P}", "DB_PASSWORD → {P}", "the api key ro
 def test_property_obs58_59_an_arrow_a_setter_sentence_a_value_given_as_and_a_quoted_qualifier(
         seed: int, form: str) -> None:
     """OBS-58: a name and an arrow (after the verb that changed it too) or a question mark, ``set NAME to P``, ``gave
-    me P as the password``, a qualifier in quotes before the copula, a compound key's name and a random value: only
-    the value goes."""
+    me P as the password``, a qualifier in quotes before the copula, a compound key's name and a random value, a list
+    item's open row (``- refresh_token | P``), a quoted YAML key over its ``value``, a PIN in parentheses after the
+    clause naming it: only the value goes."""
     secret = _value(random.Random(seed))
     _exact(form.format(P=secret), secret)
 
@@ -129,7 +131,8 @@ def test_property_obs58_59_an_arrow_a_setter_sentence_a_value_given_as_and_a_quo
     "password -> see vault", "set DB_PASSWORD to the value from vault", "I got 401 as the response",
     "the primary key column", "signing key 3f9a", "the deploy key is read-only", "api key rotation",
     "we gave them access as the admin", "Set API_KEY to empty to disable it", "What is the password? I forgot it",
-    "Did you rotate the token? Yes, yesterday",
+    "Did you rotate the token? Yes, yesterday", "- cat notes.txt | grep password", "* token | count\n* foo | 12",
+    "my PIN (4 digits) is fine",
 ])
 def test_obs55_those_forms_without_a_generated_value_stay(text: str) -> None:
     """OBS-55: the same forms with a word, a pointer, a short hex or no value at all keep their text."""
