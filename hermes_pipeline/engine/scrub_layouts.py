@@ -206,8 +206,9 @@ _FROM_TAIL_RE: Final = re.compile(
 """Both values of a change: ``password was changed from P to Q``."""
 _BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase", "token", "pwd", "pw", "secret"})
 """The last words of a name whose value may follow with only blanks between (``signing secret P``)."""
-_BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9])")
-"""``password P``: the name and its value with only blanks between (the value must look generated); a setting's
+_BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9]|/[A-Za-z0-9+]{16})")
+"""``password P``: the name and its value with only blanks between (the value must look generated; a base64 value may
+start with ``/``, a path's ``/usr/…`` not: sixteen characters before the next ``/``); a setting's
 dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
 _CLAUSE_START_RE: Final = re.compile(r"(?:^|[:(\-–—*•>])[ \t]*\Z", re.M)
 """Where ``pass`` then a value starts a clause (``Remember: pass P``, ``Note to self - pass P``): the verb (``pass the

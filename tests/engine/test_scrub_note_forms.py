@@ -178,6 +178,24 @@ def test_obs55_addresses_paths_and_headings_over_prose_stay(text: str) -> None:
     assert scrub_text(text) == text
 
 
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(("token", "secret", "password")))
+def test_property_obs58_a_base64_value_may_start_with_a_slash_after_a_bare_name(seed: int, name: str) -> None:
+    """OBS-58: ``token /gyewMGI4…+2cR/AQgb…`` (base64 starts with ``/`` one time in 64): the value goes; a path after
+    the name stays (below)."""
+    r = random.Random(seed)
+    body = "".join(r.choice(_ALNUM) for _ in range(16)) + "Xk9" + "".join(r.choice(_ALNUM + "+/") for _ in range(24))
+    secret = "/" + body + "="
+    _exact(f"{name} {secret} expires tomorrow", secret)
+
+
+@pytest.mark.parametrize("text", ["token /usr/local/share/Tokens2/file.txt", "password /etc/secrets/db_password_file",
+                                  "secret /run/secrets/ApiKey1234567890abc"])
+def test_obs55_a_path_after_a_bare_name_stays(text: str) -> None:
+    """OBS-55: a file's path after a credential's name points at the credential; it holds none."""
+    assert scrub_text(text) == text
+
+
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32), verb=st.sampled_from(("Login", "Log in", "log-in", "Sign in", "sign in")),
        how=st.sampled_from(("with", "as", "using")),
