@@ -240,8 +240,8 @@ _NAME_AFTER_HINT: Final = 16
 """How far a sentence's credential name reaches before and after the hint it holds (``personal access token``)."""
 _FOREIGN_SENTENCE_RE: Final = re.compile(
     r"(?<![\w-])(?:[A-Za-z0-9]{2,12}-)?(?i:passwort|kennwort|contraseña|contrasena|clave|senha|mot[ \t]de[ \t]passe|"
-    r"wachtwoord|hasło|haslo|lösenord|losenord|passord|adgangskode|salasana|parola|пароль|токен|zugangsdaten|"
-    r"schlüssel|(?:clé|clave|chiave|chave)[ \t]api)"
+    r"wachtwoord|hasło|haslo|lösenord(?:et)?|losenord(?:et)?|passord(?:et)?|adgangskode(?:n)?|salasana|parola|пароль|"
+    r"токен|zugangsdaten|schlüssel|(?:clé|clave|chiave|chave)[ \t]api|token api)"
     r"(?:[ \t]+(?i:de|del|de[ \t]la|des|du|do|da|della|dello|van|von|für|fur|zum|zur|od|dla|от|для|of|for)"
     r"(?:[ \t]+[\w.@/-]{1,40}){1,3}?)?"
     r"(?:[ \t]+(?i:lautet|ist|war|es|será|é|era|est|était|is|jest|to|är|er|on|è|sind|je|—|–|-)[ \t]*:?|[ \t]*[:：])"
@@ -249,11 +249,12 @@ _FOREIGN_SENTENCE_RE: Final = re.compile(
 """A sentence in another language giving a password's value: ``Das Passwort lautet P``, ``la contraseña es P``, ``a
 senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest P``, ``пароль — P``, with what it is for
 (``la contraseña de la base de datos es P``, ``Hasło do bazy to P``), in a compound (``Das WLAN-Passwort lautet P``,
-``Der API-Schlüssel ist P``), the key of an API (``la clé API est P``), or a colon after a blank (``mot de passe :
+``Der API-Schlüssel ist P``), the key or token of an API (``la clé API est P``, ``il token API è P``), a Nordic name's
+definite form (``Lösenordet är P``), or a colon after a blank (``mot de passe :
 P``)."""
 _FOREIGN_WORDS: Final = ("passwort", "kennwort", "contraseña", "contrasena", "clave", "senha", "mot", "wachtwoord",
                          "hasło", "haslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "parola",
-                         "пароль", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave")
+                         "пароль", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave", "token api")
 """What each name :data:`_FOREIGN_SENTENCE_RE` reads holds, lower-cased: a text without one of them holds no such
 sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(

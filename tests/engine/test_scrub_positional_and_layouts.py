@@ -124,7 +124,8 @@ _SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la contraseñ
               "Das WLAN-Passwort lautet {p}", "Der API-Schlüssel ist {p}", "A senha do banco é {p}", "La password è {p}",
               "La password del database è {p}", "Мой пароль {p}", "Het wachtwoord van de server is {p}",
               "Hasło do bazy to {p}", "El token de acceso es {p}", "La clé API est {p}", "La clave API es {p}",
-              "Il token è {p}", "O token é {p}", "Identifiant : admin — mot de passe : {p}"]
+              "Il token è {p}", "O token é {p}", "Identifiant : admin — mot de passe : {p}", "Il token API è {p}",
+              "Lösenordet är {p}", "Passordet er {p}"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -139,7 +140,7 @@ _ASCII_SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la cont
                     "le mot de passe est {p}", "het wachtwoord is {p}", "haslo jest {p}", "losenord er {p}",
                     "passord er {p}", "adgangskode er {p}", "salasana on {p}", "la parola es {p}",
                     "Die Zugangsdaten sind admin / {p}", "la chiave API es {p}", "mot de passe : {p}",
-                    "Passwort {p}", "the credentials are admin / {p}"]
+                    "Passwort {p}", "the credentials are admin / {p}", "il token API: {p}", "passordet er {p}"]
 
 
 @settings(max_examples=150, deadline=None)
