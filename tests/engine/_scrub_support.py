@@ -16,6 +16,8 @@ import string
 import urllib.parse
 from collections.abc import Callable
 
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits
 HEX = "0123456789abcdef"
@@ -265,3 +267,12 @@ def scaling_ratio(scrub: Callable[[str], object], unit: str, count: int, *, fact
         if ratio < 2 * factor:
             break
     return ratio
+
+
+def assert_only_secret_hidden(text: str, secret: str) -> None:
+    """``text`` holds ``secret`` once; scrubbed, exactly that span became its marker, and scrubbing again changes
+    nothing (OBS-59: a redaction replaces the secret's span and nothing else)."""
+    out = scrub_text(text)
+    assert text.count(secret) == 1
+    assert out == text.replace(secret, redaction_marker(secret)), (text, out)
+    assert scrub_text(out) == out

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
 
-from ._scrub_support import password
+from ._scrub_support import assert_only_secret_hidden, password
 
 _NOUNS = ("password", "Password", "passphrase", "API key", "api key", "secret key", "access key", "access token",
           "auth token", "token", "Token", "client secret", "bot token", "refresh token", "passcode", "app secret")
@@ -387,13 +387,6 @@ def _inner_symbol(seed: int) -> str:
     return p
 
 
-def _exact(text: str, secret: str) -> None:
-    out = scrub_text(text)
-    assert text.count(secret) == 1
-    assert out == text.replace(secret, redaction_marker(secret)), (text, out)
-    assert scrub_text(out) == out
-
-
 _PUT_VERBS = ("Added", "added", "I added", "Set", "I set", "Put", "put", "Copied", "I copied", "Pasted", "pasted",
               "Saved", "saved", "Stored", "Wrote", "Inserted", "**Added**", "- Added", "> I pasted")
 _PUT_NAMES = ("the key", "key", "my key", "the new key", "the OpenAI key", "your key", "the API key", "the token",
@@ -411,7 +404,7 @@ def test_property_obs58_a_key_put_into_a_file_or_a_config(seed: int, verb: str, 
     """OBS-58, OBS-59: a verb that puts a credential somewhere, its name (a bare ``key`` too), the value, then
     ``to`` / ``in`` / ``into`` a file or a config (``Added the key P to ~/.hermes/.env``): the value only."""
     secret = _inner_symbol(seed)
-    _exact(f"{verb} {name} {quote}{secret}{quote} {where}{end}", secret)
+    assert_only_secret_hidden(f"{verb} {name} {quote}{secret}{quote} {where}{end}", secret)
 
 
 _KEY_CONTEXTS = ('Remember the Wi-Fi: SSID "HomeNet", key {p}', "- [x] rotate key (new: {p})", "Wi-Fi key: {p}",
@@ -427,7 +420,7 @@ def test_property_obs58_a_weak_key_in_a_credential_context(seed: int, template: 
     """OBS-58, OBS-59: a weak ``key`` given its value in a credential's context on its line (a Wi-Fi network, its
     SSID, a rotation, a new or old key): the value only, brackets and notes stay."""
     secret = password(random.Random(seed))
-    _exact(template.format(p=secret), secret)
+    assert_only_secret_hidden(template.format(p=secret), secret)
 
 
 _NAMED_LATER = ("TODO: replace {p} with env var (it's the prod DB password)", "{p} (the DB password)",
@@ -445,7 +438,7 @@ def test_property_obs58_the_value_first_its_name_later_in_the_sentence(seed: int
     """OBS-58, OBS-59: the value first, what it is later in the same sentence (``replace P with …  (it's the prod
     DB password)``, ``P (the DB password)``): the value only."""
     secret = _inner_symbol(seed)
-    _exact(template.format(p=secret), secret)
+    assert_only_secret_hidden(template.format(p=secret), secret)
 
 
 @settings(max_examples=200, deadline=None)
@@ -458,7 +451,7 @@ def test_property_obs58_a_weak_key_and_a_copula_before_a_random_value(seed: int,
     ``the key is 256 bits`` stay: test_scrub_false_positives)."""
     secret = _inner_symbol(seed)
     glue = copula if copula.startswith("'") else f" {copula}"
-    _exact(f"{opener} key{glue} {secret}{end}", secret)
+    assert_only_secret_hidden(f"{opener} key{glue} {secret}{end}", secret)
 
 
 @pytest.mark.parametrize("template", ["- [x] rotated key (old: {q}, new: {p})", "rotate key (new: {p}; old: {q})",

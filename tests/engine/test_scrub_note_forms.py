@@ -17,7 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+from hermes_pipeline.engine.scrub import scrub_text
+
+from ._scrub_support import assert_only_secret_hidden
 
 _ALNUM = string.ascii_letters + string.digits
 
@@ -34,13 +36,6 @@ def _value(r: random.Random) -> str:
     return s
 
 
-def _exact(text: str, secret: str) -> None:
-    out = scrub_text(text)
-    assert text.count(secret) == 1
-    assert out == text.replace(secret, redaction_marker(secret)), (text, out)
-    assert scrub_text(out) == out
-
-
 _SHORT = ("pw", "pwd", "PW", "Pwd")
 _SHORT_FORMS = ("My {n} is {P}.", "The {n} for the staging DB is {P}", "{n} is set to {P} in prod",
                 "use {n} {P} for the mirror", "Your new {n} is: {P}", "Use {P} as the {n}.", "I changed my {n} to {P}.",
@@ -52,7 +47,7 @@ _SHORT_FORMS = ("My {n} is {P}.", "The {n} for the staging DB is {P}", "{n} is s
 def test_property_obs58_59_pw_and_pwd_name_a_password_in_a_sentence(seed: int, name: str, form: str) -> None:
     """OBS-58: ``pw`` and ``pwd`` are a password's names in a sentence as ``password`` is."""
     secret = _value(random.Random(seed))
-    _exact(form.format(n=name, P=secret), secret)
+    assert_only_secret_hidden(form.format(n=name, P=secret), secret)
 
 
 _NAMES = ("password", "token", "app password", "API token", "client secret", "webhook secret", "root password",
@@ -70,7 +65,7 @@ def test_property_obs58_59_a_value_in_a_clause_parentheses_dashes_or_after_a_bra
     """OBS-58/59: a clause (``, which is P,``), parentheses after the clause naming the credential, two hyphens
     between blanks and a label in square brackets give a value; only the value goes."""
     secret = _value(random.Random(seed))
-    _exact(form.format(n=name, P=secret), secret)
+    assert_only_secret_hidden(form.format(n=name, P=secret), secret)
 
 
 _BARE = ("secret", "signing secret", "pwd", "pw", "webhook secret", "password", "API token")
@@ -85,7 +80,7 @@ def test_property_obs58_59_a_name_and_its_value_with_a_blank_between(seed: int, 
                                                                       end: str) -> None:
     """OBS-58: a password's or a secret's name, a blank, a value that looks generated."""
     secret = _value(random.Random(seed))
-    _exact(f"{lead}{name} {secret}{end}", secret)
+    assert_only_secret_hidden(f"{lead}{name} {secret}{end}", secret)
 
 
 @settings(max_examples=150, deadline=None)
@@ -95,7 +90,7 @@ def test_property_obs58_59_pass_starting_a_clause_then_a_random_value(seed: int,
     """OBS-58: ``pass`` where a clause starts (a line, a label's colon, a dash, a bullet), then a value that looks
     random, is a password's name (``Remember: pass P``); the verb in a sentence is not (below)."""
     secret = _value(random.Random(seed))
-    _exact(f"{lead}pass {secret}{end}", secret)
+    assert_only_secret_hidden(f"{lead}pass {secret}{end}", secret)
 
 
 @pytest.mark.parametrize("text", [
@@ -124,7 +119,7 @@ def test_property_obs58_59_an_arrow_a_setter_sentence_a_value_given_as_and_a_quo
     item's open row (``- refresh_token | P``), a quoted YAML key over its ``value``, a PIN in parentheses after the
     clause naming it: only the value goes."""
     secret = _value(random.Random(seed))
-    _exact(form.format(P=secret), secret)
+    assert_only_secret_hidden(form.format(P=secret), secret)
 
 
 @pytest.mark.parametrize("text", [
@@ -156,7 +151,7 @@ def test_property_obs58_59_an_account_line_a_user_then_pass_a_verb_and_colon_and
     stays); in a tool result's JSON string too."""
     secret = _random_value(random.Random(seed))
     text = form.format(P=secret)
-    _exact(json.dumps({"output": text}) if wrap else text, secret)
+    assert_only_secret_hidden(json.dumps({"output": text}) if wrap else text, secret)
 
 
 def _random_value(r: random.Random) -> str:
@@ -186,7 +181,7 @@ def test_property_obs58_a_base64_value_may_start_with_a_slash_after_a_bare_name(
     r = random.Random(seed)
     body = "".join(r.choice(_ALNUM) for _ in range(16)) + "Xk9" + "".join(r.choice(_ALNUM + "+/") for _ in range(24))
     secret = "/" + body + "="
-    _exact(f"{name} {secret} expires tomorrow", secret)
+    assert_only_secret_hidden(f"{name} {secret} expires tomorrow", secret)
 
 
 @pytest.mark.parametrize("text", ["token /usr/local/share/Tokens2/file.txt", "password /etc/secrets/db_password_file",
@@ -205,7 +200,7 @@ def test_property_obs59_a_login_sentence_loses_the_password_and_keeps_the_user(
         seed: int, verb: str, how: str, user: str, blank: str) -> None:
     """OBS-59: ``Log in as admin / P``: the user stays, the password goes."""
     secret = _value(random.Random(seed))
-    _exact(f"{verb} {how} {user}{blank}{secret}", secret)
+    assert_only_secret_hidden(f"{verb} {how} {user}{blank}{secret}", secret)
 
 
 @settings(max_examples=150, deadline=None)
@@ -216,7 +211,7 @@ def test_property_obs59_a_login_sentence_loses_the_password_and_keeps_the_user(
                              "use {P} as the PIN for the card")))
 def test_property_obs58_a_pin_named_in_capitals_is_a_credential_of_digits(pin: str, form: str) -> None:
     """OBS-58: a PIN is digits; named ``PIN`` its value goes (``pin`` in lower case is also a connector's)."""
-    _exact(form.format(P=pin), pin)
+    assert_only_secret_hidden(form.format(P=pin), pin)
 
 
 @settings(max_examples=150, deadline=None)
@@ -225,7 +220,7 @@ def test_property_obs58_a_pin_named_in_capitals_is_a_credential_of_digits(pin: s
 def test_property_obs58_a_table_row_named_by_a_hyphenated_phrase(seed: int, name: str) -> None:
     """OBS-58: a row's first cell naming a credential in words joined by hyphens and blanks."""
     secret = _value(random.Random(seed))
-    _exact(f"| {name} | {secret} |", secret)
+    assert_only_secret_hidden(f"| {name} | {secret} |", secret)
 
 
 @settings(max_examples=150, deadline=None)
@@ -237,7 +232,7 @@ def test_property_obs59_the_scheme_word_naming_a_label_keeps_the_label(seed: int
     markup, or with the value glued to it), the value after the label goes."""
     r = random.Random(seed)
     secret = "ghp_" + "".join(r.choice(_ALNUM) for _ in range(36))
-    _exact(form.format(P=secret), secret)
+    assert_only_secret_hidden(form.format(P=secret), secret)
 
 
 @pytest.mark.parametrize("text", [
@@ -262,7 +257,7 @@ def test_obs55_the_same_forms_without_a_credential_stay(text: str) -> None:
 ])
 def test_obs57_a_schemes_credential_still_goes(text: str, secret: str) -> None:
     """OBS-57: a token68 after the scheme word is still the credential (base64's padding is no label's sign)."""
-    _exact(text, secret)
+    assert_only_secret_hidden(text, secret)
 
 
 def _token(r: random.Random) -> str:
@@ -293,7 +288,7 @@ def test_property_obs58_59_a_settings_name_in_a_sentence(seed: int, name: str, f
     """OBS-58: a setting's name (``DB_PASSWORD``, ``apiKey``) in a sentence with its copula, or with its value quoted
     right after it (an error message quoting what it refused)."""
     secret = _token(random.Random(seed))
-    _exact(form.format(n=name, P=secret), secret)
+    assert_only_secret_hidden(form.format(n=name, P=secret), secret)
 
 
 @settings(max_examples=200, deadline=None)
@@ -303,9 +298,9 @@ def test_property_obs58_59_a_row_without_outer_bars(seed: int, name: str, pad: i
     """OBS-58: what ``psql`` prints (``name | value`` rows, a ``----+----`` separator, ``\\x``'s records) loses the
     value a row's name names, and a column's value under a header naming a credential."""
     secret = _token(random.Random(seed))
-    _exact(f"  key {' ' * pad}| value\n------{'-' * pad}+------\n {name} {' ' * pad}| {secret}{tail}", secret)
-    _exact(f"-[ RECORD 1 ]------\nid {' ' * pad}| 7\n{name} | {secret}{tail}", secret)
-    _exact(f" id | user  | {name}\n----+-------+------\n  1 | admin | {secret}", secret)
+    assert_only_secret_hidden(f"  key {' ' * pad}| value\n------{'-' * pad}+------\n {name} {' ' * pad}| {secret}{tail}", secret)
+    assert_only_secret_hidden(f"-[ RECORD 1 ]------\nid {' ' * pad}| 7\n{name} | {secret}{tail}", secret)
+    assert_only_secret_hidden(f" id | user  | {name}\n----+-------+------\n  1 | admin | {secret}", secret)
 
 
 @settings(max_examples=200, deadline=None)
@@ -317,7 +312,7 @@ def test_property_obs58_a_yaml_value_key_under_a_credentials_key(seed: int, name
     """OBS-58: ``DB_PASSWORD:\\n  value: P``: the ``value`` key is named by the key that holds it."""
     secret = _value(random.Random(seed))
     inner = (indent + "  ") if lead else indent
-    _exact(f"{lead}{name}:\n{inner}value: {secret}\n{inner}description: the database", secret)
+    assert_only_secret_hidden(f"{lead}{name}:\n{inner}value: {secret}\n{inner}description: the database", secret)
 
 
 @settings(max_examples=200, deadline=None)
@@ -329,7 +324,7 @@ def test_property_obs58_a_literal_standing_in_for_a_credential_in_code(seed: int
     """OBS-58: the literal after ``||`` / ``??`` / ``or`` when the subscript read or the name assigned names a
     credential, and R's ``<-`` assignment of a string."""
     secret = _value(random.Random(seed))
-    _exact(form.format(P=secret), secret)
+    assert_only_secret_hidden(form.format(P=secret), secret)
 
 
 @pytest.mark.parametrize("text", [
@@ -357,7 +352,7 @@ def test_property_obs59_a_note_in_a_json_string_loses_the_same_value(seed: int, 
     import json
 
     secret = _value(random.Random(seed))
-    _exact(json.dumps({"output": form.format(P=secret), "exit_code": 0}), secret)
+    assert_only_secret_hidden(json.dumps({"output": form.format(P=secret), "exit_code": 0}), secret)
 
 
 @settings(max_examples=100, deadline=None)
@@ -369,7 +364,7 @@ def test_property_obs59_a_url_after_a_name_in_a_sentence_loses_only_its_own_secr
     """OBS-59: a URL given after a credential's name in a sentence is no password itself: only what its own readers
     take (a session id, a code, a userinfo password) goes, the rest of the URL stays."""
     secret = _value(random.Random(seed)).replace("%", "x").replace("+", "x").replace("#", "x")
-    _exact(f"2026-06-14T00:00:00Z {name} {url.format(P=secret)} policy check passed", secret)
+    assert_only_secret_hidden(f"2026-06-14T00:00:00Z {name} {url.format(P=secret)} policy check passed", secret)
 
 
 @pytest.mark.parametrize("text", [
