@@ -653,11 +653,13 @@ def _address_start(text: str, at: int) -> int:
 
 
 _ACCOUNT_RE: Final = re.compile(
-    r"(?<![\w.+-])(?P<a>[A-Za-z0-9._+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})"
-    r"(?::|[ \t]*/[ \t]*|[ \t]+\|[ \t]+)(?P<v>[^\s\"'`<>|,;]{8,128}?)"
+    r"(?<![\w.+/-])(?P<a>[A-Za-z0-9._+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})"
+    r"(?::|[ \t]+/[ \t]+|[ \t]+\|[ \t]+)(?P<v>[^\s\"'`<>|,;]{8,128}?)"
     r"(?:[.,;)]?(?=[ \t]*(?:\r?\n|\Z)|[ \t]+\()|(?=[,;\t])|(?=[\"'](?:[ \t]*[,;)\]}]|[ \t]*(?:\r?\n|\Z)|[ \t])))")
 """An address then ``:``, ``/`` or ``|`` and one value ending its line (before a note in parentheses), its cell of a
-delimited row (``,``, ``;``, a tab) or the string that holds the two (a quote then what closes a string: ``"bob@x.com:P",``; not ``bob@x.com:P'and``)."""
+delimited row (``,``, ``;``, a tab) or the string that holds the two (a quote then what closes a string:
+``"bob@x.com:P",``; not ``bob@x.com:P'and``). A slash stands between blanks and the address after no ``/``:
+``bug-make@gnu.org/msg01658.html`` and ``…/archives/dev@example.org:Msg2024`` are a URL's path."""
 _SPACED_SLASH_RE: Final = re.compile(r"[ \t]/[ \t]")
 _LOGIN_LINE_MAX: Final = 200
 """The longest stretch from a login line's start to its slash (decoration, a label of 100 characters, a user)."""
@@ -1281,8 +1283,9 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             _sentence_value(text, change.end(), spans, ascii_only=False)
         last = _NAME_WORD_SPLIT.split(name.group(0))[-1]
         compound = last == "key" and len(name.group(0)) > 3  # deploy key P, signing key P
-        clause = last == "pass" and (_CLAUSE_START_RE.search(text, max(0, name.start() - 8), name.start()) is not None
-                                     or _USER_BEFORE_RE.search(text, max(0, name.start() - 80), name.start()) is not None)
+        clause = last == "pass" and (
+            _CLAUSE_START_RE.search(text, max(0, name.start() - 8), name.start()) is not None
+            or _USER_BEFORE_RE.search(text, max(0, name.start() - 80), name.start()) is not None)
         if (last in _BARE_NAMES or compound or clause) and text[name.start() - 1:name.start()] != ".":
             bare = _BARE_TAIL_RE.match(text, at)  # password P; Remember: pass P
             if bare is not None:
@@ -1515,8 +1518,9 @@ _LOGIN_SENTENCES: Final = (
         r"(?:[ \t]+(?i:for|of|on|to|at|für|pour|para|per)(?:[ \t]+[\w.@-]{1,40}){1,4}?)?[ \t]+"
         r"(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")))
 """A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``Log in as admin / P``, ``the
-credentials are admin / P`` (``Credentials for staging are admin / P``), ``Die Zugangsdaten sind admin / P`` (the user stays); each after what a text it reads
-holds, lower-cased (an alternation of words ignoring case is slow to search for: the words are sought first)."""
+credentials are admin / P`` (``Credentials for staging are admin / P``), ``Die Zugangsdaten sind admin / P`` (the user
+stays); each after what a text it reads holds, lower-cased (an alternation of words ignoring case is slow to search
+for: the words are sought first)."""
 _FOREIGN_BARE_RE: Final = re.compile(
     r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)[ \t]+(?=[A-Za-z0-9])")
 """A password's name in another language then its value with no verb (``Мой пароль P``); the value must look

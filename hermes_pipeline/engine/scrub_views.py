@@ -19,6 +19,9 @@ How each view decodes:
   character mapped to its whole ``%XX%XX…`` sequence; a byte that does not start a valid UTF-8 sequence stays
   ``%XX`` (never half a character, never a Latin-1 guess such as ``%A0`` read as a space), and so do encoded
   backslashes right before a quote (as in the JSON views, they would make it an escaped quote).
+* **HTML** (``&quot;``, ``&#34;``, ``&#x22;``, ``&apos;``, ``&lt;``, ``&gt;``, ``&amp;``): a page or a listing
+  that shows JSON, a quoted setting or markup escaped (``{&quot;password&quot;: &quot;P&quot;}``), read from the
+  deepest JSON view, only when the text escapes a quote or a tag.
 * **Terminal colour codes** (ANSI CSI sequences ``ESC [ … m`` / ``ESC [ K``, charset and cursor escapes): every
   view that holds one is read without them, as a terminal shows the text, so ``ESC[32mghp_…`` has no letter
   glued in front of the key and ``ESC[01;31mESC[KAPI_KEYESC[mESC[K=…`` (``grep --color``) is ``API_KEY=…``.
@@ -204,6 +207,27 @@ def _ansi_pieces(text: str) -> Iterator[_Piece]:
         yield m.start(), m.end(), ""
 
 
+_ENTITY: Final = re.compile(r"&(?:(?P<name>quot|apos|amp|lt|gt);|#(?P<dec>[0-9]{1,7});|#[xX](?P<hex>[0-9a-fA-F]{1,6});)")
+_ENTITY_NAMES: Final = {"quot": '"', "apos": "'", "amp": "&", "lt": "<", "gt": ">"}
+_ENTITY_HINTS: Final = ("&quot;", "&#34;", "&#x22;", "&#X22;", "&apos;", "&#39;", "&#x27;", "&#X27;", "&lt;")
+"""An HTML view is read only when the text escapes a quote or a tag: what makes a name and its value a pair
+(``{&quot;password&quot;: &quot;P&quot;}``, ``&lt;password&gt;P&lt;/password&gt;``); ``&amp;`` alone changes no
+credential's reading."""
+
+
+def _html_pieces(text: str) -> Iterator[_Piece]:
+    """The character references of ``text`` that name a character (``&quot;``, ``&#34;``, ``&#x22;``, ``&amp;``,
+    ``&lt;``, ``&gt;``, ``&apos;``); a number that names none (a surrogate, past U+10FFFF, NUL) stays as it is."""
+    for m in _ENTITY.finditer(text):
+        name, dec, hexa = m.group("name"), m.group("dec"), m.group("hex")
+        if name is not None:
+            yield m.start(), m.end(), _ENTITY_NAMES[name]
+            continue
+        code = int(dec) if dec is not None else int(hexa, 16)
+        if 0 < code <= 0x10FFFF and not 0xD800 <= code < 0xE000:
+            yield m.start(), m.end(), chr(code)
+
+
 def _shown(view: View) -> View:
     """``view`` read as a terminal shows it: without its ANSI escape sequences (``view`` itself without any)."""
     if "\x1b" not in view.text:
@@ -212,7 +236,8 @@ def _shown(view: View) -> View:
 
 
 def views(text: str) -> list[View]:
-    """The text itself, then its JSON-unescaped views (deepest last), then its percent-decoded view; each read
+    """The text itself, then its JSON-unescaped views (deepest last), then the deepest of those with its HTML
+    character references decoded (when it escapes a quote or a tag), then its percent-decoded view; each read
     without terminal colour codes when it holds any."""
     root = _shown(View(text))
     out = [root]
@@ -226,6 +251,10 @@ def views(text: str) -> list[View]:
                 break
             view = _shown(decoded)
             out.append(view)
+    if "&" in text and any(hint in text for hint in _ENTITY_HINTS):
+        html = _build(out[-1], _html_pieces(out[-1].text))  # a page's text, in a tool result's JSON perhaps
+        if html is not None:
+            out.append(html)
     if "%" in text:
         decoded = _build(root, _percent_pieces(root.text))
         if decoded is not None:

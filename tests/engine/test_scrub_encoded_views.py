@@ -125,3 +125,30 @@ def test_property_obs59_percent_signs_of_a_literal_stay_its_own(seed: int, name:
     secret = "".join(c for c in _secret(r) if c not in "'\" ") + "%2B" + r.choice(string.ascii_letters) + "9"
     for text in (f'{name.upper()}="{secret}"', json.dumps({name: secret}, ensure_ascii=False)):
         assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+_HTML_FORMS = ('<pre>{{&quot;{n}&quot;: &quot;{p}&quot;}}</pre>', "&lt;{n}&gt;{p}&lt;/{n}&gt;",
+               "<code>{{&#34;{n}&#34;: &#34;{p}&#34;}}</code>", "<td>{{&#x22;{n}&#x22;:&#x22;{p}&#x22;}}</td>")
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(NAMES), form=st.sampled_from(_HTML_FORMS),
+       wrapped=st.booleans())
+def test_property_obs59_a_pair_a_page_shows_escaped_loses_its_value_only(seed: int, name: str, form: str,
+                                                                          wrapped: bool) -> None:
+    """OBS-59: a page or a listing showing JSON or markup with its quotes and brackets as character references
+    (``{&quot;password&quot;: &quot;P&quot;}``) is read as the text it shows, in a tool result's JSON too: exactly the
+    value becomes the marker it gets written plainly; the references around it stay."""
+    r = random.Random(seed)
+    secret = "".join(r.choice(string.ascii_letters + string.digits) for _ in range(16)) + "Xk9"
+    text = form.format(n=name, p=secret)
+    if wrapped:
+        text = json.dumps({"output": text})
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", ["AT&amp;T &quot;hello&quot;", "&lt;password&gt;&lt;/password&gt;",
+                                  "{&quot;password&quot;: &quot;&quot;}", "&lt;token&gt;${TOKEN}&lt;/token&gt;"])
+def test_obs55_escaped_markup_without_a_credential_stays(text: str) -> None:
+    """OBS-55: references around no value, an empty one or a placeholder keep every character."""
+    assert scrub_text(text) == text

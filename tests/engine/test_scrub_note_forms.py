@@ -166,10 +166,12 @@ def _random_value(r: random.Random) -> str:
     "git clone git@github.com:NVIDIA/NeMo2.git", "bob@example.com:8080", "contact bob@example.com / 555-1234",
     "email me at bob@example.com: ThanksAgain2024", "ssh deploy@10.0.0.5:/srv/app", "## Token\nUse the CLI to get one",
     "password\nSerializedStorageKey", "# Password\nReset it in the console.", "user bob pass the test",
+    '<a href="http://www.mail-archive.com/bug-make@gnu.org/msg01658.html">this</a>',
+    "see https://lists.example.org/archives/dev@example.org:Msg2024abc",
 ])
 def test_obs55_addresses_paths_and_headings_over_prose_stay(text: str) -> None:
-    """OBS-55: an scp-like git address, a port, a phone number, a word after an address, a heading over prose or a
-    name keep their text."""
+    """OBS-55: an scp-like git address, a port, a phone number, a word after an address, an address in a URL's path,
+    a heading over prose or a name keep their text."""
     assert scrub_text(text) == text
 
 
