@@ -42,9 +42,8 @@ from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from typing import Final
 
-from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, STRONG, camel_name,
-                          credential_name, english_word, grouped_password, phrase_name,
-                          secret_looking)
+from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, NOT_GLUED, STRONG,
+                          camel_name, credential_name, english_word, grouped_password, phrase_name, secret_looking)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
                           holds_user, markup_cut, unemphasized)
 
@@ -1568,10 +1567,10 @@ def _grouped_passwords(text: str, low: str, hits: list[int], spans: list[Span]) 
         if low[hit] == "p" and low.startswith(("pass", "pw"), hit):
             run = _NAME_RUN_RE.match(text, hit)
             end = done = run.end() if run is not None else hit
-            start = max(0, hit - _NAME_MAX)
-            name = low[start:end]
-            if not name.endswith(_PASSWORD_ENDS) or name.endswith(_NOT_PASSWORD_ENDS):
-                continue
+            before = low[max(0, hit - _NAME_MAX):end]  # the name's end, with what precedes it within reach
+            word = _LAST_WORD_RE.search(before)
+            if not before.endswith(_PASSWORD_ENDS) or (word is not None and word.group(0) in NOT_GLUED):
+                continue  # bypass, compass, multipass: a word that ends as a password's name does
         elif wide and low.startswith(_FOREIGN_PASSWORDS, hit):
             end = done = hit + next(len(word) for word in _FOREIGN_PASSWORDS if low.startswith(word, hit))
         else:
@@ -1584,8 +1583,7 @@ def _grouped_passwords(text: str, low: str, hits: list[int], spans: list[Span]) 
 _NAME_MAX: Final = 64
 """The most of a name read on either side of its hint."""
 _NAME_RUN_RE: Final = re.compile(r"[A-Za-z0-9_]{0,64}")
-_NOT_PASSWORD_ENDS: Final = ("bypass", "compass", "surpass", "trespass", "overpass", "underpass", "byepass")
-"""Words that end as a password's name does and name none."""
+_LAST_WORD_RE: Final = re.compile(r"[a-z]+\Z")
 
 
 _NOUN_VALUE_RE: Final = re.compile(

@@ -49,10 +49,10 @@ import string
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["FOREIGN_CODE_WORDS", "FOREIGN_KEY_WORDS", "FOREIGN_NOT_NAMES", "FOREIGN_WORDS", "NAME_HINTS", "STRONG",
-           "WEAK", "call_extent", "camel_name", "code_call", "credential_name", "credential_word", "english_word",
-           "grouped_password", "kept_value", "open_call", "parameter_default", "phrase_name", "placeholder",
-           "query_credential", "secret_looking"]
+__all__ = ["FOREIGN_CODE_WORDS", "FOREIGN_KEY_WORDS", "FOREIGN_NOT_NAMES", "FOREIGN_WORDS", "NAME_HINTS", "NOT_GLUED",
+           "STRONG", "WEAK", "call_extent", "camel_name", "code_call", "credential_name", "credential_word",
+           "english_word", "grouped_password", "kept_value", "open_call", "parameter_default", "phrase_name",
+           "placeholder", "query_credential", "secret_looking"]
 
 STRONG: Final = 2
 WEAK: Final = 1
@@ -122,8 +122,8 @@ _GLUED_STRONG: Final = ("password", "passwd", "passphrase", "secret", "token", "
 _GLUED_PASS: Final = ("pass", "pwd", "pw", "auth")
 """Short credential words glued to what they belong to (``SMTPPASS``, ``keystorepass``, ``DBPWD``, ``rootpw``,
 ``BASICAUTH``, ``oauth``): strong unless the run is an English word or a setting that ends so
-(:data:`_NOT_GLUED`)."""
-_NOT_GLUED: Final = frozenset({"bypass", "compass", "encompass", "surpass", "trespass", "overpass", "underpass",
+(:data:`NOT_GLUED`)."""
+NOT_GLUED: Final = frozenset({"bypass", "compass", "encompass", "surpass", "trespass", "overpass", "underpass",
                                "impass", "mispass", "oldpwd", "noauth", "unauth", "nonauth", "preauth", "reauth",
                                "firstpass", "multipass", "onepass", "twopass", "singlepass"})
 _KEY_HOLDERS: Final = frozenset({"material", "data", "bytes", "pem", "der", "b64", "base64", "hex", "raw", "blob"})
@@ -295,7 +295,7 @@ def _glued(word: str) -> bool:
     ``auth`` after at least two letters (``smtppass``, ``dbpwd``, ``rootpw``, ``basicauth``; ``oauth``), not an English
     word or setting that ends so (``bypass``, ``compass``, ``OLDPWD``, ``noauth``); or ``key`` / ``keys`` after a key
     qualifier (``appkey``, ``licensekey``, ``sessionkey``; not ``monkey``, ``hotkey``, ``publickey``)."""
-    if word in _NOT_GLUED or not word.isalpha():
+    if word in NOT_GLUED or not word.isalpha():
         return False
     for piece in _GLUED_PASS:
         if word.endswith(piece) and len(word) >= len(piece) + (1 if piece == "auth" else 2):

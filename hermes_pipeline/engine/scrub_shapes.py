@@ -1109,9 +1109,6 @@ def _assignments(text: str, spans: list[Span]) -> None:
             if start < end:
                 if text.startswith("-D", start) and end - start > 2 and (start == 0 or text[start - 1] in " \t\"'\n"):
                     start += 2  # -Dapi_key=P: Java's system property, the C compiler's define: the name after -D
-                elif text.startswith("D", start) and end - start > 1 and start > 0 and text[start - 1] == "-" and (
-                        start == 1 or text[start - 2] in " \t\"'\n"):
-                    start += 1
                 query = start > 0 and text[start - 1] in _QUERY_LEADERS and end == name_end
                 name = text[start:end]
                 level = query_credential(name) if query else credential_name(name)
