@@ -1259,6 +1259,8 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
         if hit < done:
             continue
         name = _SENTENCE_NAME_RE.search(low, max(0, done, hit - _NAME_BEFORE_HINT), hit + _NAME_AFTER_HINT)
+        if name is not None and name.start() > hit:
+            name = None  # the key pw@BShZ…: a name after this hint's word is the value's start, read at its own hint
         if name is None:
             if low.startswith("key", hit) and _whole_word(low, hit, hit + 3):
                 names.append(hit)  # rotated the key to P: a weak key's sentences are read around it too
