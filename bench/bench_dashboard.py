@@ -235,8 +235,11 @@ def build_issue_profile(root: Path, sessions: int = 2000, days: int = 14, now: f
                                   TOOL_MESSAGE))
             skill_rows.append((skill, tid, turn, run["started"], run["ended"], "failed" if failed else "success"))
             day = time.strftime("%Y-%m-%d", time.gmtime(t0))
-            (home / "trajectories" / f"{day}-{tid}.json").write_text(
-                _issue_trajectory(tid, sid, task, t0, failed, request, call))
+            path = home / "trajectories" / f"{day}-{tid}.json"
+            path.write_text(_issue_trajectory(tid, sid, task, t0, failed, request, call))
+            # written when the run ended: the files' order is the runs' own, not the order in which this loop
+            # happened to write them within one clock tick (files written in the same tick share an mtime)
+            os.utime(path, (t0 + 10, t0 + 10))
     state.executemany("INSERT INTO sessions (id, source, model, title, started_at, ended_at, end_reason, message_count, "
                       "tool_call_count, input_tokens, output_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)", session_rows)
     state.executemany("INSERT INTO messages (session_id, role, content, tool_name, timestamp) VALUES (?,?,?,?,?)",
@@ -287,7 +290,8 @@ def build_issue_profile(root: Path, sessions: int = 2000, days: int = 14, now: f
                                             "diverged_at_step": None}
         path = home / "trajectories" / f"{time.strftime('%Y-%m-%d', time.gmtime(t0))}-{rid}.json"
         path.write_text(json.dumps(doc, indent=2))
-        os.utime(path, (t0, t0))  # written long ago: Today's latest runs stay the recorded ones
+        old = now - span  # written long ago: Today's latest runs stay the recorded ones
+        os.utime(path, (old, old))
         replays.append(rid)
     return {"home": home, "sessions": sids, "runs": runs, "skills": [f"skill-{n}" for n in range(40)],
             "memory_files": list(MEMORY_FILES), "replayed": replayed, "replays": replays}
