@@ -1277,11 +1277,11 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
         for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE, _ARROW_TAIL_RE, _ISSUED_TAIL_RE):
             m = tail.match(text, at)
             if m is not None:
-                _sentence_value(text, m.end(), spans, ascii_only=False)
+                _sentence_value(text, m.end(), spans, ascii_only=False, stated=tail is not _PAREN_TAIL_RE)
         change = _FROM_TAIL_RE.match(text, at)
         if change is not None:
-            _sentence_value(text, change.start("v"), spans, ascii_only=False)
-            _sentence_value(text, change.end(), spans, ascii_only=False)
+            _sentence_value(text, change.start("v"), spans, ascii_only=False, stated=True)
+            _sentence_value(text, change.end(), spans, ascii_only=False, stated=True)
         last = _NAME_WORD_SPLIT.split(name.group(0))[-1]
         compound = last == "key" and len(name.group(0)) > 3  # deploy key P, signing key P
         clause = last == "pass" and (
@@ -1315,10 +1315,11 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
                 if regex is _NOUN_VALUE_RE:
                     _noun_value(text, m.end(), spans)
                 elif regex is _SENTENCE_VERB_RE:  # after a weak key (rotated the key to P) a value that looks random
-                    _sentence_value(text, m.end(), spans, ascii_only=False, random=_weak_name(m.group("n")))
+                    _sentence_value(text, m.end(), spans, ascii_only=False, random=_weak_name(m.group("n")),
+                                    stated=True)
                 else:
                     _sentence_value(text, m.start("v") if "v" in regex.groupindex else m.end(), spans,
-                                    ascii_only=False)
+                                    ascii_only=False, stated=regex is _SENTENCE_IS_RE)
     if "pass " in low or "pass\t" in low:
         for m in _PASS_RE.finditer(low):
             at = m.start()
@@ -1604,12 +1605,14 @@ generated (``the API key expired`` stays)."""
 
 
 def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False,
-                    random: bool = False, code: bool = False) -> None:
+                    random: bool = False, code: bool = False, stated: bool = False) -> None:
     """The value a sentence gives at ``at``: quoted, or a run whose sentence end stays (and, ``ascii_only``, which
     ends where the sentence's own script resumes), hidden when it looks generated (``base64url``, ``utf8mb4``: a
     lower-case name with few digits stays); after a name of a user and a password (``user``), a user name before
     ``/`` or ``:`` stays; after a weak name (``random``) only a value that looks random (:func:`_random`); after a
-    one-time code's name (``code``) digits too (:func:`code_value`)."""
+    one-time code's name (``code``) digits too (:func:`code_value`); where the sentence states that this is the value
+    (``stated``: ``the password is hunter2``, ``password changed to summer24``) a word and a number as people make
+    passwords too, unless it names an encoding or a unit (:func:`_technical`)."""
     if text.startswith("<", at) and _ANGLED_RE.match(text, at) is not None:
         at += 1  # 密码是<P>: the brackets are the sentence's
     v = _VALUE_RE.match(text, at)
@@ -1645,7 +1648,7 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return  # password https://host/app;jsessionid=P: a URL, whose own readers take what it holds
     if random and not _random(value):
         return
-    if e > s and (code and code_value(value) or _generated(value) and not (
+    if e > s and (code and code_value(value) or stated and _word_and_number(value) or _generated(value) and not (
             value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
             and all(map(_word_run, _DIGIT_SPLIT.split(value))))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
@@ -1686,6 +1689,32 @@ _OPENING_QUOTE: Final = {'"': '"', "'": "'", "`": "`", "”": "“", "’": "‘
 _CLOSING_MARKS: Final = ".,;:!?)]}"
 """What may follow the quote that closes a sentence's string (``"… is P".``, ``("… is P")``)."""
 _DIGIT_SPLIT: Final = re.compile(r"[0-9]+")
+
+
+def _word_and_number(value: str) -> bool:
+    """A password as people make one: lower-case letters and one or two digits, five characters at least
+    (``hunter2``, ``summer24``, ``scubzmkul66``), which names no encoding, algorithm or unit (:func:`_technical`)."""
+    if not (5 <= len(value) <= 64 and value.isascii() and value.isalnum() and value.islower()):
+        return False
+    digits = sum(map(str.isdigit, value))
+    return 0 < digits < 3 and not _technical(value)
+
+
+def _technical(value: str) -> bool:
+    """Whether each run of letters of ``value`` is a piece of an encoding's, an algorithm's, a protocol's or a unit's
+    name (``base64url``, ``sha256``, ``utf8mb4``, ``argon2id``, ``oauth2``, ``32bytes``, ``24h``): what a sentence
+    about a credential says it is, not its value."""
+    return all(not run or run in _TECHNICAL_RUNS for run in _DIGIT_SPLIT.split(value))
+
+
+_TECHNICAL_RUNS: Final = frozenset({
+    "base", "url", "sha", "md", "utf", "mb", "ucs", "argon", "id", "i", "d", "pbkdf", "bcrypt", "scrypt", "oauth",
+    "http", "https", "tls", "ssl", "aes", "gcm", "cbc", "ctr", "rsa", "ecdsa", "ed", "x", "v", "des", "rc", "crc",
+    "hmac", "blake", "b", "s", "keccak", "ripemd", "latin", "iso", "cp", "win", "hex", "int", "uint", "bit", "bits",
+    "byte", "bytes", "char", "chars", "ipv", "sm", "k", "kb", "m", "h", "min", "mins", "days", "hours", "secs", "ms",
+    "st", "nd", "rd", "th", "fa", "p", "t", "g", "w", "e", "digits", "letters", "words", "x509", "pem", "der", "p12",
+    "pkcs", "jwt", "hs", "rs", "es", "ps", "totp", "hotp"})
+"""The runs of letters :func:`_technical` reads as a name's pieces (``pkcs`` of ``pkcs12``, ``h`` of ``24h``)."""
 
 
 def _word_run(letters: str) -> bool:

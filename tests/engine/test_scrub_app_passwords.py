@@ -49,10 +49,11 @@ def test_property_obs58_59_an_app_password_loses_its_four_groups_whatever_they_r
 
 
 @pytest.mark.parametrize("secret", ["ofsn-jxeg-ihtt-xxxa", "eyrg-ikiv-wybk-xxxv", "cwgs-kksc-ggar-jxxx",
-                                    "xxxq-jxeg-ihtt-qwza", "ofsn jxeg ihtt xxxa"])
+                                    "xxxq-jxeg-ihtt-qwza", "ofsn jxeg ihtt xxxa", "kxvw kxvw pzrw tpck"])
 def test_obs58_the_draws_whose_group_read_as_a_mask_lose_their_value(secret: str) -> None:
     """OBS-58: the draws of ``test_scrub_shapes_forms`` that leaked (``app_password: ofsn-jxeg-ihtt-xxxa``): a group
-    holding ``xxx`` is no mask of a key's tail."""
+    holding ``xxx`` is no mask of a key's tail; two groups drawn alike (``kxvw kxvw pzrw tpck``, one draw in 75,000)
+    are still one app password."""
     assert_only_secret_hidden(f"app_password: {secret}", secret)
 
 
@@ -76,6 +77,8 @@ def test_property_obs59_an_app_password_in_a_tool_results_json_loses_the_same_va
     "the password is what they said last time",
     "bypass ofsn jxeg ihtt qwza",
     "compass: ofsn jxeg ihtt qwza",
+    "app password: pass pass pass pass",
+    "the password: test test demo demo",
 ])
 def test_obs55_the_shown_placeholder_and_a_sentence_of_words_stay(text: str) -> None:
     """OBS-55: the placeholder an account's help shows, a sentence of four-letter words after a password's name and
