@@ -322,6 +322,8 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 s, e = unmarked(vtext, s, e)
             if vtext[s] == "<" and e - s > 2:
                 s, e = _angled(vtext, s, e)
+            if plain and "&" in vtext[max(0, s - 1):e]:
+                s, e = _entity_quoted(vtext, s, e)
             rs, re_ = (s, e) if plain else view.root_span(s, e)
             secret = vtext[s:e]
             if view.percent:
@@ -360,6 +362,32 @@ def _angled(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _entity_quoted(text: str, start: int, end: int) -> tuple[int, int]:
+    """A credential's span ``[start, end)`` without the quotes around it written as character references
+    (``api_key=&#39;P&#39;``, ``password = &quot;P&quot;;`` in a page's source): the text's own reading sees a run
+    of characters; the references are the page's quotes, which stay (with what follows the closing one)."""
+    opener = _QUOTE_REFERENCE_RE.match(text, start, end)
+    if opener is not None:
+        start = opener.end()
+    else:
+        opener = _QUOTE_REFERENCE_BEFORE_RE.search(text, max(0, start - 10), start)
+        if opener is None:
+            return start, end
+    name = opener.group(0).lower()[:-1]
+    close = text[start:end].lower().rfind(name)
+    if close >= 0:
+        close += start
+    if close < 0 or text[close + len(name):end].strip(_AFTER_REFERENCE):
+        return start, end  # token=&#39;P with the closing reference cut off: the opening one stays
+    return start, close
+
+
+_QUOTE_REFERENCE: Final = r"&(?i:#0*39|#x0*27|apos|quot|#0*34|#x0*22);"
+_QUOTE_REFERENCE_RE: Final = re.compile(_QUOTE_REFERENCE)
+"""A quote written as a character reference (what :mod:`.scrub_views`' HTML view reads as one)."""
+_QUOTE_REFERENCE_BEFORE_RE: Final = re.compile(_QUOTE_REFERENCE + r"\Z")
+_AFTER_REFERENCE: Final = ";,)]}"
+"""What may follow a closing quote's reference inside a run the text's own reading took as a value."""
 _ANGLE_INSIDE: Final = re.compile(r"[<>\s]")
 """What a secret written between angle brackets (``密码：<P>``) holds none of: the brackets are then the text's."""
 _CLOSES: Final = {")": "(", "]": "[", "}": "{", "”": "“", "’": "‘", "」": "「", "』": "『", "»": "«", "`": "`"}

@@ -128,7 +128,9 @@ def test_property_obs59_percent_signs_of_a_literal_stay_its_own(seed: int, name:
 
 
 _HTML_FORMS = ('<pre>{{&quot;{n}&quot;: &quot;{p}&quot;}}</pre>', "&lt;{n}&gt;{p}&lt;/{n}&gt;",
-               "<code>{{&#34;{n}&#34;: &#34;{p}&#34;}}</code>", "<td>{{&#x22;{n}&#x22;:&#x22;{p}&#x22;}}</td>")
+               "<code>{{&#34;{n}&#34;: &#34;{p}&#34;}}</code>", "<td>{{&#x22;{n}&#x22;:&#x22;{p}&#x22;}}</td>",
+               "<code>{N}=&#39;{p}&#39;</code>", "<pre>{n} = &quot;{p}&quot;;</pre>", "{N}=&#x27;{p}&#x27;",
+               "export {N}=&quot;{p}&quot;", "<span>{n}: &apos;{p}&apos;</span>", "{n}=&#039;{p}&#039;)")
 
 
 @settings(max_examples=200, deadline=None)
@@ -137,11 +139,12 @@ _HTML_FORMS = ('<pre>{{&quot;{n}&quot;: &quot;{p}&quot;}}</pre>', "&lt;{n}&gt;{p
 def test_property_obs59_a_pair_a_page_shows_escaped_loses_its_value_only(seed: int, name: str, form: str,
                                                                           wrapped: bool) -> None:
     """OBS-59: a page or a listing showing JSON or markup with its quotes and brackets as character references
-    (``{&quot;password&quot;: &quot;P&quot;}``) is read as the text it shows, in a tool result's JSON too: exactly the
-    value becomes the marker it gets written plainly; the references around it stay."""
+    (``{&quot;password&quot;: &quot;P&quot;}``, ``API_KEY=&#39;P&#39;``) is read as the text it shows, in a tool
+    result's JSON too: exactly the value becomes the marker it gets written plainly; the references around it stay
+    (the text's own reading, which sees ``&#39;P&#39;`` as one run, gives them back)."""
     r = random.Random(seed)
     secret = "".join(r.choice(string.ascii_letters + string.digits) for _ in range(16)) + "Xk9"
-    text = form.format(n=name, p=secret)
+    text = form.format(n=name, N=name.upper(), p=secret)
     if wrapped:
         text = json.dumps({"output": text})
     assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
