@@ -418,6 +418,8 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _relay_lines(text, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
         _login_lines(text, spans)
+    if not gated or "p:" in low or "p=" in low:
+        _short_logins(text, spans)
     if not gated or "@" in text:
         _account_lines(text, spans)
     if hits and (not gated or "\n" in text):
@@ -588,14 +590,16 @@ e-mail address or a name), ``:`` and the password."""
 
 _LOGIN_LINE_RE: Final = re.compile(
     _LINE_OPEN + _DECORATION + r"(?:\*\*|__|[*_`])?(?P<label>[^\n\r:：/*`\"]{0,60}?(?<![\w-])"
-    r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in|credentials|creds|account|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
+    r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in|credentials|creds|account|wi-?fi|wlan|wireless"
+    r"|(?:user(?:name)?|u|login)[ \t]*/[ \t]*(?:pass(?:word)?|p|pw|pwd)|ssid[ \t]*/[ \t]*(?:pass(?:word)?|key|psk|pw))"
     r"(?![\w-])[^\n\r:：/*`\"]{0,40}?|[^\n\r:：/*`\"]{0,60}?(?:(?:用户名?|账号|帐号|账户|帳號|ユーザー?名?|アカウント|사용자명?|"
     r"아이디|계정|ID)[ \t]*/[ \t]*(?:密码|密碼|口令|パスワード|비밀번호|패스워드|PW)|登录|登入|登錄|ログイン|로그인|账号密码|凭据|憑據|認証情報|資格情報)"
     r"[^\n\r:：/*`\"]{0,40}?)(?:\*\*|__|[*_`])?"
     r"[ \t]*[:：](?:\*\*|__|[*_])?[ \t]*(?P<u>[^\s/\"]{1,64})[ \t]+/[ \t]+(?P<p>[^\s\"]{1,256}?)[ \t]*[.;]?"
     + _LINE_CLOSE, re.MULTILINE)
-"""A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``, ``账号/密码：``, ``ログイン：``),
-then a user and a password written with a blank around the slash, ending the line (``admin / P``): the user stays, the
+"""A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``, ``u/p:``, ``账号/密码：``,
+``ログイン：``) or a wireless network (``Wi-Fi:``, ``SSID / password:``), then a user (or the network's name) and a
+password written with a blank around the slash, ending the line (``admin / P``, ``HomeNet / P``): the user stays, the
 password is judged."""
 
 
@@ -626,6 +630,30 @@ def _login_lines(text: str, spans: list[Span]) -> None:
         m = _LOGIN_LINE_RE.match(text, start, end)
         if m is not None and _generated(m.group("p")):
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
+
+
+def _short_logins(text: str, spans: list[Span]) -> None:
+    """A user and a password named by their initials on one line (``u: bob p: P``, ``user=bob, p=P``): the user stays,
+    the value goes when it looks generated."""
+    for m in _SHORT_PASSWORD_RE.finditer(text):
+        if _SHORT_USER_RE.search(text, max(0, m.start() - _SHORT_USER_MAX), m.start()) is None:
+            continue
+        run = _SHORT_VALUE_RE.match(text, m.end())
+        if run is None:
+            continue
+        end = run.end()
+        while end > run.start() + 1 and text[end - 1] in ".,;)":
+            end -= 1
+        if _generated(text[run.start():end]):
+            _judge(text, "password", (run.start(), end), STRONG, spans, bare=True)
+
+
+_SHORT_PASSWORD_RE: Final = re.compile(r"[ \t,;|]p[:=][ \t]*(?=[^\s\"'`])", re.IGNORECASE)
+_SHORT_USER_RE: Final = re.compile(r"(?<![\w-])(?i:u|usr|user|username|login)[ \t]*[:=][ \t]*[^\s:=,;|\"'`]{1,64}"
+                                   r"[ \t]*[,;|]?[ \t]*\Z")
+"""What stands before ``p:``: a user named by its initial or its name, and its value (``u: bob``, ``user=bob,``)."""
+_SHORT_USER_MAX: Final = 90
+_SHORT_VALUE_RE: Final = re.compile(r"[^\s\"'`]{1,256}")
 
 
 def _account_lines(text: str, spans: list[Span]) -> None:

@@ -41,6 +41,7 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "blank lines after a name": (lambda n: "password=" + "\n " * (n // 2) + '"x"', 5_000),
     "quote references in values": (lambda n: "password=&quot;Xk9fPq2Z&quot; " * (n // 32), 5_000),
     "quote references inside a value": (lambda n: "token=&#39;" + "a9&#39;" * (n // 7), 5_000),
+    "a password's initial, again and again": (lambda n: "u: bob" + " p:x" * (n // 4), 5_000),
     "dots before a builder call": (lambda n: "." * n + 'password("x")', 5_000),
     "options of a login command": (lambda n: "vault login" + " -a" * (n // 3) + " x", 5_000),
     "blanks after a sentence's copula": (lambda n: "the password is" + " " * n + "x", 5_000),

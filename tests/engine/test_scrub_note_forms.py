@@ -376,3 +376,35 @@ def test_property_obs59_a_url_after_a_name_in_a_sentence_loses_only_its_own_secr
 def test_obs55_a_key_inside_a_word_and_an_elements_tag_stay(text: str) -> None:
     """OBS-55: ``key`` inside a word (``Keyhan``) names nothing, and an element's tag after a name is markup."""
     assert scrub_text(text) == text
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A login by initials (u: bob p: P), a login line labelled by u/p or user/pw, a wireless network's line (Wi-Fi: SSID / P)
+# ------------------------------------------------------------------------------------------------------------------
+
+_LOGIN_FORMS = ("u: {u} p: {P}", "U: {u} | P: {P}", "user={u}, p={P}.", "login: {u}; p: {P}", "u/p: {u} / {P}",
+                "- **user/pw**: {u} / {P}", "Wi-Fi: {u} / {P}", "wifi: {u} / {P}\nnext line", "SSID/password: {u} / {P}",
+                "WLAN: {u} / {P}", "Username/Pwd: {u} / {P}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_LOGIN_FORMS), wrapped=st.booleans())
+def test_property_obs58_59_a_login_by_initials_or_a_networks_line_loses_its_password_only(
+        seed: int, form: str, wrapped: bool) -> None:
+    """OBS-58 / OBS-59: ``u: bob p: P``, ``u/p: bob / P`` and ``Wi-Fi: HomeNet / P``: the user (or the network's
+    name) stays, the generated password alone becomes its marker, in a tool result's JSON too."""
+    r = random.Random(seed)
+    user = r.choice(("bob", "admin", "HomeNet", "deploy", "ana.silva", "office_wifi"))
+    secret = _value(r)
+    text = form.format(u=user, P=secret)
+    if wrapped:
+        text = json.dumps({"output": text})
+        secret = json.dumps(secret)[1:-1]
+    assert_only_secret_hidden(text, secret)
+
+
+@pytest.mark.parametrize("text", ["u: 3 p: 4", "x: bob p: Xk9fPq2ZmW7tLr4", "Wi-Fi: 2.4GHz / 5GHz", "wifi: on / off",
+                                  "u: bob p: see the vault", "layout: u: left p: right", "http://u:p@host"])
+def test_obs55_initials_and_network_lines_without_a_generated_value_stay(text: str) -> None:
+    """OBS-55: initials around no generated value, and a network's line of settings, stay."""
+    assert scrub_text(text) == text
