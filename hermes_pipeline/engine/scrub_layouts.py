@@ -283,11 +283,11 @@ where it went: ``Added the key P to ~/.hermes/.env``, ``pasted the API key P int
 a value that looks random)."""
 _KEY_CONTEXT_RE: Final = re.compile(
     r"(?<![\w-])(?:wi-?fi|wlan|ssid|wpa2?|wpa3|router|hotspot|network|rotate[ds]?|rotating|rotation|new|old|revoked?|"
-    r"replaced?|leaked|compromised)(?![\w-])")
-"""Words that make a weak ``key`` on their line a credential's (lower-cased): a network's, a rotated one
-(``Remember the Wi-Fi: SSID "HomeNet", key P``, ``rotate key (new: P)``)."""
+    r"replaced?|leaked|compromised|your|here(?:['’]s|[ \t]+is))(?![\w-])")
+"""Words that make a weak ``key`` on their line a credential's (lower-cased): a network's, a rotated one, one handed
+over (``Remember the Wi-Fi: SSID "HomeNet", key P``, ``rotate key (new: P)``, ``Here is your key - P``)."""
 _KEY_TAIL_RE: Final = re.compile(r"(?:[ \t]*\((?i:new|old|current|next|now|was)[ \t]*[:=][ \t]*"
-                                 r"|(?:[ \t]*(?::|->|→|=>|=|—|–))?[ \t]+)(?=[\"'`!-~" + _OPENERS + "])")
+                                 r"|(?:[ \t]*(?::|->|→|=>|=|—|–|--|-))?[ \t]+)(?=[\"'`!-~" + _OPENERS + "])")
 """What follows a weak ``key`` given its value in a credential's context: a blank, a colon, an arrow or a note
 (``(new: P)``)."""
 _KEY_CHORD_RE: Final = re.compile(r"(?i:ctrl|control|shift|alt|option|opt|cmd|command|meta|super|win|fn)[+-]")
@@ -665,7 +665,8 @@ def _account_lines(text: str, spans: list[Span]) -> None:
         start = _address_start(text, at)
         m = _ACCOUNT_RE.match(text, start)
         at = text.find("@", at + 1)
-        if m is None or not _random(m.group("v")) or any(c in m.group("v") for c in "@/\\"):
+        if m is None or not _random(m.group("v")) or any(c in m.group("v") for c in "/\\") or (
+                _HOLDS_ADDRESS_RE.match(m.group("v")) is not None):
             continue
         _judge(text, "password", m.span("v"), STRONG, spans, bare=True)
 
@@ -682,11 +683,15 @@ def _address_start(text: str, at: int) -> int:
 _ACCOUNT_RE: Final = re.compile(
     r"(?<![\w.+/-])(?P<a>[A-Za-z0-9._+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})"
     r"(?::|[ \t]+/[ \t]+|[ \t]+\|[ \t]+)(?P<v>[^\s\"'`<>|,;]{8,128}?)"
-    r"(?:[.,;)]?(?=[ \t]*(?:\r?\n|\Z)|[ \t]+\()|(?=[,;\t])|(?=[\"'](?:[ \t]*[,;)\]}]|[ \t]*(?:\r?\n|\Z)|[ \t])))")
+    r"(?:[.,;)]?(?=[ \t]*(?:\r?\n|\Z)|[ \t]+\()|(?=[,;\t])|(?=</[A-Za-z])"
+    r"|(?=[\"'](?:[ \t]*[,;)\]}]|[ \t]*(?:\r?\n|\Z)|[ \t])))")
 """An address then ``:``, ``/`` or ``|`` and one value ending its line (before a note in parentheses), its cell of a
 delimited row (``,``, ``;``, a tab) or the string that holds the two (a quote then what closes a string:
 ``"bob@x.com:P",``; not ``bob@x.com:P'and``). A slash stands between blanks and the address after no ``/``:
-``bug-make@gnu.org/msg01658.html`` and ``…/archives/dev@example.org:Msg2024`` are a URL's path."""
+``bug-make@gnu.org/msg01658.html`` and ``…/archives/dev@example.org:Msg2024`` are a URL's path. An element's closing
+tag ends the value too (``<pre>bob@x.com:P</pre>``); a value may hold an ``@`` (``P@ss…``), and is not an address
+itself (``bob@x.com:alice@example.org``)."""
+_HOLDS_ADDRESS_RE: Final = re.compile(r"[A-Za-z0-9._+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})*\.[a-z]{2,24}\Z")
 _SPACED_SLASH_RE: Final = re.compile(r"[ \t]/[ \t]")
 _LOGIN_LINE_MAX: Final = 200
 """The longest stretch from a login line's start to its slash (decoration, a label of 100 characters, a user)."""

@@ -408,3 +408,34 @@ def test_property_obs58_59_a_login_by_initials_or_a_networks_line_loses_its_pass
 def test_obs55_initials_and_network_lines_without_a_generated_value_stay(text: str) -> None:
     """OBS-55: initials around no generated value, and a network's line of settings, stay."""
     assert scrub_text(text) == text
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# An account's password holding an @ or in an element (<pre>bob@x.com:P</pre>); a weak key handed over after a dash
+# ------------------------------------------------------------------------------------------------------------------
+
+_ACCOUNT_FORMS = ("Gmail: bob@example.com / {P}", "<pre>bob@example.com:{P}</pre>", "- ana@mail.example.org | {P}",
+                  "<td>ops@example.com:{P}</td>", "bob@example.com:{P}\n")
+_HANDED_KEY_FORMS = ("Here is your key - {P}", "Here's the key - {P}.", "your key — {P}", "Here is your new key -- {P}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_ACCOUNT_FORMS + _HANDED_KEY_FORMS), at=st.booleans())
+def test_property_obs58_59_an_accounts_password_with_an_at_and_a_key_handed_over_lose_their_value_only(
+        seed: int, form: str, at: bool) -> None:
+    """OBS-58 / OBS-59: the address stays and the password goes, an ``@`` inside it too (``P@ss…`` is no address) and
+    in an element of a page; ``Here is your key - P`` (a weak key handed over, a value drawn at random) loses ``P``."""
+    r = random.Random(seed)
+    secret = _value(r)
+    if at:
+        k = r.randrange(1, len(secret))
+        secret = secret[:k] + "@" + secret[k:]
+    assert_only_secret_hidden(form.format(P=secret), secret)
+
+
+@pytest.mark.parametrize("text", ["bob@example.com:alice@example.org", "bob@example.com / Xk9@mail.example.org",
+                                  "<td>bob@example.com</td>", "The key - sorted by date", "press your key - then Enter",
+                                  "your key - ~/.ssh/id_ed25519"])
+def test_obs55_two_addresses_and_a_dash_after_a_key_without_a_random_value_stay(text: str) -> None:
+    """OBS-55: an address after an address, and a dash after a key followed by words or a path, stay."""
+    assert scrub_text(text) == text
