@@ -1725,18 +1725,21 @@ _DIGIT_SPLIT: Final = re.compile(r"[0-9]+")
 
 
 def _word_and_number(value: str) -> bool:
-    """A password as people make one: lower-case letters and one or two digits, five characters at least
-    (``hunter2``, ``summer24``, ``scubzmkul66``), which names no encoding, algorithm or unit (:func:`_technical`)."""
-    if not (5 <= len(value) <= 64 and value.isascii() and value.isalnum() and value.islower()):
+    """A password as people make one, or letters and digits as a generator draws them, where a sentence states the
+    value: lower-case letters and one or two digits, five characters at least (``hunter2``, ``summer24``,
+    ``scubzmkul66``), or letters and digits of eight characters at least (``HSBN3Igdgkefmeh``, whose letters read as
+    a CamelCase name's); neither names an encoding, an algorithm or a unit (:func:`_technical`)."""
+    if not (5 <= len(value) <= 64 and value.isascii() and value.isalnum()) or value.isdigit() or value.isalpha():
         return False
-    digits = sum(map(str.isdigit, value))
-    return 0 < digits < 3 and not _technical(value)
+    if value.islower():
+        return sum(map(str.isdigit, value)) < 3 and not _technical(value)
+    return len(value) >= 8 and not _technical(value.lower())
 
 
 def _technical(value: str) -> bool:
     """Whether each run of letters of ``value`` is a piece of an encoding's, an algorithm's, a protocol's or a unit's
-    name (``base64url``, ``sha256``, ``utf8mb4``, ``argon2id``, ``oauth2``, ``32bytes``, ``24h``): what a sentence
-    about a credential says it is, not its value."""
+    name (``base64url``, ``sha256``, ``utf8mb4``, ``argon2id``, ``oauth2``, ``32bytes``, ``24h``, ``aes256gcm``):
+    what a sentence about a credential says it is, not its value."""
     return all(not run or run in _TECHNICAL_RUNS for run in _DIGIT_SPLIT.split(value))
 
 
@@ -1746,7 +1749,8 @@ _TECHNICAL_RUNS: Final = frozenset({
     "hmac", "blake", "b", "s", "keccak", "ripemd", "latin", "iso", "cp", "win", "hex", "int", "uint", "bit", "bits",
     "byte", "bytes", "char", "chars", "ipv", "sm", "k", "kb", "m", "h", "min", "mins", "days", "hours", "secs", "ms",
     "st", "nd", "rd", "th", "fa", "p", "t", "g", "w", "e", "digits", "letters", "words", "x509", "pem", "der", "p12",
-    "pkcs", "jwt", "hs", "rs", "es", "ps", "totp", "hotp"})
+    "pkcs", "jwt", "hs", "rs", "es", "ps", "totp", "hotp", "encoded", "hashed", "encrypted", "with", "withrsa",
+    "rsassa", "pss", "ecdh", "curve", "secp", "r1", "k1", "bit", "long"})
 """The runs of letters :func:`_technical` reads as a name's pieces (``pkcs`` of ``pkcs12``, ``h`` of ``24h``)."""
 
 

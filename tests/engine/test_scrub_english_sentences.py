@@ -527,3 +527,25 @@ def test_obs55_an_encoding_or_unit_stated_after_a_credentials_name_stays(form: s
     """OBS-55: what a sentence says a credential is (an encoding, an algorithm, a unit) is not its value."""
     text = form.format(v=value)
     assert scrub_text(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_STATED_FORMS))
+@example(seed=0, form="the password is {p}")
+def test_property_obs58_59_letters_that_read_as_a_camel_name_stated_as_the_value_are_hidden(seed: int,
+                                                                                            form: str) -> None:
+    """OBS-58 / OBS-59: an acronym, a number and a capitalised run drawn at random (``HSBN3Igdgkefmeh``: its pieces
+    read as a CamelCase name's) stated as a credential's value is hidden alone."""
+    r = random.Random(seed)
+
+    def made() -> str:
+        acronym = "".join(r.choice(string.ascii_uppercase) for _ in range(r.randint(2, 5)))
+        word = r.choice(string.ascii_uppercase) + "".join(r.choice(string.ascii_lowercase)
+                                                          for _ in range(r.randint(4, 10)))
+        return acronym + r.choice(string.digits) + word
+
+    p, q = made(), made()
+    assume(p != q)
+    text = form.format(p=p, q=q)
+    expected = text.replace(p, redaction_marker(p)).replace(q, redaction_marker(q))
+    assert scrub_text(text) == expected, text
