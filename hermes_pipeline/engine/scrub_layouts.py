@@ -397,7 +397,7 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
     blank = " " in text or "\t" in text
     if not gated or (blank and _holds(text, low, _FOREIGN_WORDS)):
         for m in _FOREIGN_SENTENCE_RE.finditer(text):  # la clave es P: a name no hint is part of
-            _sentence_value(text, m.end(), spans, ascii_only=False)
+            _sentence_value(text, m.end(), spans, ascii_only=False, stated=True)
     if not gated or (blank and _holds(text, low, _FOREIGN_BARE_WORDS)):
         for m in _FOREIGN_BARE_RE.finditer(text):
             _sentence_value(text, m.end(), spans, ascii_only=False)
@@ -1219,7 +1219,7 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
             while at > 0 and text[at - 1] > "\x7f" and text[at - 1].isalpha():
                 at -= 1  # 账号密码：admin/P: the name holds a user and a password (the user stays)
             user = holds_user(text, at, text[at:m.end("n")])
-            _sentence_value(text, m.end(), spans, ascii_only=True, user=user)
+            _sentence_value(text, m.end(), spans, ascii_only=True, user=user, stated=True)
     if any(c in text for c in "把将將をを를을"):
         for m in _CJK_VALUE_INTO_RE.finditer(text):
             group = "v" if m.group("v") is not None else "jv" if m.group("jv") is not None else "kv"
@@ -1239,7 +1239,7 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
         done = named_at.end()
         name = named_at.group("n")
         if credential_name(name) == STRONG or name.lower() == "key":  # OpenAI的key是P: a value that looks generated
-            _sentence_value(text, named_at.end(), spans, ascii_only=True,
+            _sentence_value(text, named_at.end(), spans, ascii_only=True, stated=True,
                             code=name.lower() in _CODE_NAMES)  # OTP是482913: a code of digits too
 
 

@@ -207,3 +207,18 @@ def test_obs58_a_one_time_code_of_digits(template: str) -> None:
     (``验证码已发送`` stays: no value)."""
     digits = str(random.Random(template).randint(100000, 99999999))
     _check(template.format(d=digits), digits)
+
+
+@pytest.mark.parametrize("value", ["hunter2", "sommer24", "ekuRLFAB0OclRywdzx", "HSBN3Igdgkefmeh"])
+@pytest.mark.parametrize("sentence", ["密码是{p}", "密码 {p}，别告诉别人", "パスワードは{p}です", "ユーザー名 admin パスワード {p}",
+                                      "비밀번호는 {p}", "API Key是{p}"])
+def test_obs58_a_word_and_a_number_or_a_name_like_draw_in_a_cjk_sentence_is_hidden(sentence: str, value: str) -> None:
+    """OBS-58: a sentence without spaces states its value as an English one does: a word and a number, and letters
+    and digits whose pieces read as a CamelCase name's, are the password; the sentence's own script stays."""
+    text = sentence.format(p=value)
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize("text", ["パスワードはmd5でハッシュ", "密码用sha256加密", "パスワードはbase64で保存"])
+def test_obs55_what_a_cjk_sentence_says_a_password_is_stays(text: str) -> None:
+    assert scrub_text(text) == text

@@ -136,6 +136,23 @@ def test_property_a_password_in_a_sentence_of_another_language_is_hidden(seed: i
     _assert_hidden_once(sentence, seed)
 
 
+@pytest.mark.parametrize("value", ["sommer24", "hunter2", "GubabkRB3Oyt", "wachtwoord1"])
+@pytest.mark.parametrize("sentence", ["Das Passwort ist {p}", "het wachtwoord is {p}.", "la contraseña es {p}",
+                                      "Lösenordet är {p}", "La clé API est {p}"])
+def test_obs58_a_word_and_a_number_or_a_name_like_draw_stated_in_another_language_is_hidden(
+        sentence: str, value: str) -> None:
+    """OBS-58: a sentence of another language that states the value (a copula, a colon) gives it as the English one
+    does: a word and a number, and letters and digits read as a CamelCase name's, are the password."""
+    text = sentence.format(p=value)
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize("text", ["Das Passwort ist utf8mb4", "le mot de passe est incorrect",
+                                  "la contraseña es base64"])
+def test_obs55_what_a_foreign_sentence_says_a_password_is_stays(text: str) -> None:
+    assert scrub_text(text) == text
+
+
 _ASCII_SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la contrasena es {p}", "la clave es {p}",
                     "le mot de passe est {p}", "het wachtwoord is {p}", "haslo jest {p}", "losenord er {p}",
                     "passord er {p}", "adgangskode er {p}", "salasana on {p}", "la parola es {p}",
