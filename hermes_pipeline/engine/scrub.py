@@ -324,6 +324,8 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 s, e = _angled(vtext, s, e)
             if plain and "&" in vtext[max(0, s - 1):e]:
                 s, e = _entity_quoted(vtext, s, e)
+            if not plain and view.crosses_strings(s, e):
+                continue  # {"password":"\"","api_key":"\""}: a deeper view's """…""" over the structure above it
             rs, re_ = (s, e) if plain else view.root_span(s, e)
             secret = vtext[s:e]
             if view.percent:

@@ -61,12 +61,14 @@ class View:
     """A decoded text and the map of its offsets to the offsets of the text it was decoded from. ``percent``: the
     view reads the text percent-decoded (it or a view it was decoded from decoded ``%XX``)."""
 
-    __slots__ = ("text", "percent", "_parent", "_dstart", "_sstart", "_literal")
+    __slots__ = ("text", "percent", "json", "_parent", "_dstart", "_sstart", "_literal")
 
     def __init__(self, text: str, parent: View | None = None, dstart: list[int] | None = None,
                  sstart: list[int] | None = None, literal: list[bool] | None = None) -> None:
         self.text = text
         self.percent: bool = parent is not None and parent.percent
+        self.json = False
+        """The view is ``parent``'s text JSON-unescaped."""
         self._parent = parent
         self._dstart = dstart
         self._sstart = sstart
@@ -80,14 +82,51 @@ class View:
         span stays outside it."""
         view: View | None = self
         while view is not None and view._dstart is not None:
-            dstart, sstart, literal = view._dstart, view._sstart, view._literal
-            assert sstart is not None and literal is not None
-            k = bisect_right(dstart, start) - 1
-            start = sstart[k] + (start - dstart[k] if literal[k] else 0)
-            k = bisect_right(dstart, end - 1) - 1
-            end = sstart[k] + (end - dstart[k]) if literal[k] else sstart[k + 1]
+            start, end = view._parent_span(start, end)
             view = view._parent
         return start, end
+
+    def _parent_span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the parent's text that encodes ``text[start:end]`` (one step of :meth:`root_span`)."""
+        dstart, sstart, literal = self._dstart, self._sstart, self._literal
+        assert dstart is not None and sstart is not None and literal is not None
+        k = bisect_right(dstart, start) - 1
+        start = sstart[k] + (start - dstart[k] if literal[k] else 0)
+        k = bisect_right(dstart, end - 1) - 1
+        end = sstart[k] + (end - dstart[k]) if literal[k] else sstart[k + 1]
+        return start, end
+
+    def crosses_strings(self, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` covers, in a text a JSON-unescaped view was decoded from, a quote that ends or
+        starts a string of that text (a quote no backslash escapes, beside JSON's punctuation): what a deeper view
+        reads there runs over the structure of the level above (``{"password":"\\"","api_key":"\\""}`` unescaped holds
+        three quotes in a row, read as a triple-quoted string), which no correct reading holds as one value."""
+        view: View = self
+        while view._parent is not None and view._dstart is not None:
+            parent = view._parent.text
+            start, end = view._parent_span(start, end)
+            if view.json:
+                k = parent.find('"', start, end)
+                while k >= 0:
+                    if (parent[k - 1:k] in _STRING_EDGE_BEFORE or parent[k + 1:k + 2] in _STRING_EDGE_AFTER) and \
+                            not _escaped(parent, k):
+                        return True
+                    k = parent.find('"', k + 1, end)
+            view = view._parent
+        return False
+
+
+_STRING_EDGE_BEFORE: Final = frozenset({",", ":", "{", "["})
+_STRING_EDGE_AFTER: Final = frozenset({",", ":", "}", "]"})
+"""What stands beside a JSON string's quote on the side away from the string (the string's edge)."""
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether the character at ``at`` follows an odd run of backslashes."""
+    k = at
+    while k > 0 and text[k - 1] == "\\":
+        k -= 1
+    return (at - k) % 2 == 1
 
 
 def _build(view: View, pieces: Iterator[_Piece]) -> View | None:
@@ -249,6 +288,7 @@ def views(text: str) -> list[View]:
             decoded = _build(view, _json_pieces(view.text))
             if decoded is None:
                 break
+            decoded.json = True
             view = _shown(decoded)
             out.append(view)
     if "&" in text and any(hint in text for hint in _ENTITY_HINTS):
@@ -265,5 +305,6 @@ def views(text: str) -> list[View]:
             if "\\" in decoded.text:
                 again = _build(decoded, _json_pieces(decoded.text))
                 if again is not None:
+                    again.json = True
                     out.append(_shown(again))
     return out

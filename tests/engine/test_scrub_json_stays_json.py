@@ -60,6 +60,8 @@ def _same_shape(before: Any, after: Any) -> bool:
 @given(doc=st.dictionaries(_keys, documents, min_size=1, max_size=5),
        style=st.sampled_from(["compact", "indent", "unicode", "nested"]))
 @example(doc={"password": "password: Xk9mQ2vLp7Rt\nuser: bob", "api_key": ["API_KEY=Xk9mQ2vLp7Rt", 0]}, style="compact")
+# unescaped, {"password":"\\"","api_key":"\\""} holds three quotes in a row, once read as a triple-quoted string
+@example(doc={"password": '"', "api_key": '"'}, style="compact")
 def test_property_obs59_json_documents_stay_json_with_the_same_structure(doc: dict[str, Any], style: str) -> None:
     """OBS-59 (O1): a generated JSON document scrubbed as text parses, and parses to the same structure apart from
     the redacted values (a number under a credential key becomes the string of its marker)."""
@@ -127,3 +129,13 @@ def test_obs59_quoted_markers_are_stable() -> None:
     text = json.dumps({"pin": 483920, "password": 12345678, "api_keys": [4839201]})
     once = scrub_text(text)
     assert scrub_text(once) == once
+
+
+@pytest.mark.parametrize("doc", [{"password": '"', "api_key": '"'}, {"token": '"""', "note": "x"},
+                                 {"secret": "'", "b": "'''", "c": "'"}, {"password": '\\"', "x": '"'}])
+def test_obs59_quotes_as_values_read_unescaped_are_no_string_over_the_structure(doc: dict[str, Any]) -> None:
+    """OBS-59: a JSON document whose values are quotes stays byte for byte: unescaped, its escaped quotes stand
+    beside the document's own and read as a triple-quoted string running over keys and commas; a deeper view's span
+    never covers a quote that ends a string of the text it was decoded from."""
+    text = json.dumps(doc, separators=(",", ":"))
+    assert scrub_text(text) == text
