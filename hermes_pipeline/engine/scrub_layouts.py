@@ -1748,10 +1748,11 @@ _TECHNICAL_RUNS: Final = frozenset({
     "http", "https", "tls", "ssl", "aes", "gcm", "cbc", "ctr", "rsa", "ecdsa", "ed", "x", "v", "des", "rc", "crc",
     "hmac", "blake", "b", "s", "keccak", "ripemd", "latin", "iso", "cp", "win", "hex", "int", "uint", "bit", "bits",
     "byte", "bytes", "char", "chars", "ipv", "sm", "k", "kb", "m", "h", "min", "mins", "days", "hours", "secs", "ms",
-    "st", "nd", "rd", "th", "fa", "p", "t", "g", "w", "e", "digits", "letters", "words", "x509", "pem", "der", "p12",
-    "pkcs", "jwt", "hs", "rs", "es", "ps", "totp", "hotp", "encoded", "hashed", "encrypted", "with", "withrsa",
-    "rsassa", "pss", "ecdh", "curve", "secp", "r1", "k1", "bit", "long"})
-"""The runs of letters :func:`_technical` reads as a name's pieces (``pkcs`` of ``pkcs12``, ``h`` of ``24h``)."""
+    "st", "nd", "rd", "th", "fa", "p", "t", "g", "w", "e", "digits", "letters", "words", "pem", "der", "pkcs", "jwt",
+    "hs", "rs", "es", "ps", "totp", "hotp", "encoded", "hashed", "encrypted", "with", "withrsa", "rsassa", "pss", "ecdh",
+    "curve", "secp", "long"})
+"""The runs of letters :func:`_technical` reads as a name's pieces (``pkcs`` of ``pkcs12``, ``h`` of ``24h``): runs
+between digits, so no entry holds one."""
 
 
 def _word_run(letters: str) -> bool:
