@@ -49,8 +49,8 @@ never a full collection the rows before it made due), and each figure is the med
 ratios against Relay are also given round by round (the median, the range and how many rounds meet 0.5x): the rows
 of one round run within seconds of each other, so that spread shows how far this VM's drift between rounds moves a
 verdict that lies near its target.
-After the table, the two ratios against Relay are measured again as paired blocks (``_paired.py``, ``--blocks``,
-``--seed``): each block runs the two rows back to back in a drawn order, and the median of the block ratios is given
+After the table, the three ratios with a target (hermes ATOF + ATIF against the obliged floor, then the two against
+Relay) are measured again as paired blocks (``_paired.py``, ``--blocks``, ``--seed``): each block runs the two rows back to back in a drawn order, and the median of the block ratios is given
 with a distribution-free interval whose whole extent decides the verdict (met, over, or unsettled).
 ``_timing.interleaved()`` is not used: Relay's plugin host and subscribers are process-wide, so two Relay rows
 cannot be live at once. Outputs are
@@ -408,20 +408,29 @@ VERDICTS: Final = (("ATOF + ATIF", "ATOF + ATIF (manual exporters)"),
                    ("ATOF + ATIF + OTLP", "ATOF + ATIF + OTLP (obs. plugin)"))
 """The two comparisons with a target against Relay (issue #29: hermes at most half of Relay's all-CPU)."""
 RELAY_TARGET: Final = 0.5
+FLOOR_VERDICT: Final = ("ATOF + ATIF", "+ hook, scrubber, writer thread")
+"""The comparison with a target against the obliged floor (issue #29: hermes at most twice its all-CPU)."""
+FLOOR_TARGET: Final = 2.0
 
 
-def paired(w: Workload, root: Path, receiver: OTLPReceiver, blocks: int, seed: int, with_otlp: bool) -> list[str]:
-    """The two Relay ratios again as paired blocks (``_paired.py``): each block runs the two rows back to back."""
-    table = {(row.side, row.config): row for row in rows(True, with_otlp)}
+def paired(w: Workload, root: Path, receiver: OTLPReceiver, blocks: int, seed: int, with_otlp: bool,
+           with_relay: bool = True) -> list[str]:
+    """The ratios with a target again as paired blocks (``_paired.py``): each block runs the two rows back to back.
+    First hermes ATOF + ATIF against the obliged floor, then (``with_relay``) the two Relay ratios."""
+    table = {(row.side, row.config): row for row in rows(with_relay, with_otlp)}
+    comparisons = [(("hermes", FLOOR_VERDICT[0]), ("floor", FLOOR_VERDICT[1]), FLOOR_TARGET, "the obliged floor")]
+    if with_relay:
+        comparisons += [(("hermes", ours), ("relay", theirs), RELAY_TARGET, f"relay {theirs}")
+                        for ours, theirs in VERDICTS]
     lines = []
-    for index, (ours, theirs) in enumerate(VERDICTS):
-        if ("hermes", ours) not in table:
+    for index, (ours, theirs, target, label) in enumerate(comparisons):
+        if ours not in table or theirs not in table:
             continue
-        sides = {"ours": table["hermes", ours], "theirs": table["relay", theirs]}
+        sides = {"ours": table[ours], "theirs": table[theirs]}
         result = run_blocks({side: partial(row.fn, w, receiver=receiver) for side, row in sides.items()},
                             root, blocks, seed + index, lambda run: run.process / w.tool_calls * 1e6,
                             lambda side, run: output_problem(sides[side], run, w))
-        lines.append(result.line(f"hermes {ours} / relay {theirs}", RELAY_TARGET))
+        lines.append(result.line(f"hermes {ours[1]} / {label}", target))
         lines += [f"output check: {p}" for p in result.problems]
     return lines
 
@@ -571,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-relay", action="store_true", help="skip the NeMo Relay rows")
     parser.add_argument("--no-otlp", action="store_true", help="skip the rows that export OTLP traces")
     parser.add_argument("--blocks", type=int, default=None,
-                        help="paired blocks per Relay ratio after the table (default 12; --quick 5; 0 skips; "
+                        help="paired blocks per ratio with a target after the table (default 12; --quick 5; 0 skips; "
                              "under 5: no verdict)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the blocks' orders (default: drawn, printed)")
     args = parser.parse_args(argv)
@@ -598,10 +607,10 @@ def main(argv: list[str] | None = None) -> int:
         with OTLPReceiver(discard=True) as receiver:
             for line in compare(w, rounds, root, receiver, with_relay, not args.no_otlp):
                 print(line)
-            if with_relay and blocks > 0:
-                print(f"\npaired blocks (seed {seed}): the two Relay ratios again, each block its two rows back "
+            if blocks > 0:
+                print(f"\npaired blocks (seed {seed}): the ratios with a target again, each block its two rows back "
                       "to back")
-                for line in paired(w, root, receiver, blocks, seed, not args.no_otlp):
+                for line in paired(w, root, receiver, blocks, seed, not args.no_otlp, with_relay):
                     print(line)
     return 0
 

@@ -116,3 +116,18 @@ def test_too_few_blocks_give_no_verdict(blocks: int) -> None:
     line = result.line("a / b", 0.5)
     assert "NO VERDICT" in line and "MET" not in line and "OVER" not in line
     assert "NO VERDICT" not in paired.Blocks([40.0] * 5, [100.0] * 5, []).line("a / b", 0.5)
+
+
+def test_the_floor_ratio_is_measured_in_blocks_too_without_relay(tmp_path: Path) -> None:
+    """#29's first target (ATOF + ATIF at most 2x the obliged floor) gets paired blocks like the Relay ratios, and
+    without Relay: the hermes row and the obliged floor's, back to back, every run's outputs checked."""
+    import bench_exporters as bench
+
+    from hermes_pipeline.demo.otlp_receiver import OTLPReceiver
+
+    with OTLPReceiver(discard=True) as receiver:
+        lines = bench.paired(bench.Workload(1, 2, 2), tmp_path, receiver, 5, 3, with_otlp=False, with_relay=False)
+    assert len(lines) == 1, lines  # no output problem, no Relay line
+    assert lines[0].startswith("paired blocks hermes ATOF + ATIF / the obliged floor: ")
+    assert "median over 5 blocks" in lines[0] and f"(target <= {bench.FLOOR_TARGET}x)" in lines[0]
+    assert not list(tmp_path.iterdir())  # every block's outputs deleted
