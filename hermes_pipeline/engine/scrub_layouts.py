@@ -72,8 +72,11 @@ separator (a colon, not a URL's ``://``, an arrow, a dash, one or two hyphens be
 _SEPARATOR_CHARS: Final = re.compile(r"[:：=→—–>-]")
 """The characters a label's separator holds (:data:`_LABEL_RE`'s ``sep``)."""
 _PAREN_TAIL: Final = re.compile(r"[ \t]+\([^()]{0,40}\)[ \t]*\Z")
-_LABEL_WORD: Final = re.compile(r"[^\W_]+(?:[-'’/][^\W_]+)*|[A-Za-z0-9_$.-]+")
-"""A word of a label of several words (``Staging``, ``API-Schlüssel``, ``DB``): no code (``def get_token(self)``)."""
+_ADDRESS: Final = r"[\w.+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+_ADDRESS_RE: Final = re.compile(_ADDRESS)
+_LABEL_WORD: Final = re.compile(r"[^\W_]+(?:[-'’/][^\W_]+)*|[A-Za-z0-9_$.-]+|" + _ADDRESS)
+"""A word of a label of several words (``Staging``, ``API-Schlüssel``, ``DB``, the account's address in ``Password for
+bob@example.com``): no code (``def get_token(self)``)."""
 _QUALIFYING: Final = frozenset({"for", "of", "on", "to", "in", "at", "from", "used", "de", "du", "für", "от", "для",
                                 "del", "para", "per", "van", "voor"})
 """Words that start a phrase qualifying the credential a label names (``Password for the staging db``)."""
@@ -182,12 +185,16 @@ _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)"
 _COPULA_TAIL_RE: Final = re.compile(
     r"(?:[ \t]+(?i:for|of|on|at|in|de|del|du|do|da|della|van|von|für|zum|zur|od)"
     r"(?:[ \t]+(?:[\w.@/-]{1,40}|\"[^\"\n]{1,40}\"|'[^'\n]{1,40}'|“[^”\n]{1,40}”)){1,5}?)?"
+    r"(?:(?:[ \t]+(?i:that|which))?[ \t]+(?:I|[Ww]e|[Yy]ou|[Tt]hey|[Hh]e|[Ss]he)(?:['’](?:ve|d|ll))?"
+    r"(?:[ \t]+[a-z]{2,12}){1,3}"
+    r"(?:[ \t]+(?i:for|on|in|at|to|with)(?:[ \t]+[\w.@/-]{1,40}){1,3})?)?"
     r"(?:[ \t]+\([^()\n]{1,60}\))?(?:[ \t]+(?i:" + _COPULA + r"|es|est|é|è|ist|lautet|sind|jest|är|era|será|était|"
     r"war)|['’](?i:s)|,[ \t]*(?i:which|that)[ \t]+(?i:is|was))[ \t]*:?[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """An English sentence giving a credential's value after its name: ``the password is P``, ``API key was: P``, ``the
 token has been set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira
-is P``), a note in parentheses (``The API token (expires 2027) is P``), the copula contracted (``my password's
-P``) or in a clause (``the token, which is P, goes in the vault``)."""
+is P``), a clause saying whose it is (``The passphrase I chose is P``, ``the token you need for CI is P``), a note
+in parentheses (``The API token (expires 2027) is P``), the copula contracted (``my password's P``) or in a clause
+(``the token, which is P, goes in the vault``)."""
 _SENTENCE_IS_RE: Final = re.compile(
     r"(?<![^\s(\"'“‘>])(?P<v>[^\s\"'“”‘’(<][^\s\"'“”‘’]{5,255})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
     r"(?i:the|my|your|our|their|its|his|her|a|an)[ \t]+"
@@ -209,6 +216,11 @@ _BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9]|/[A-Za-z0-9+]{16})")
 """``password P``: the name and its value with only blanks between (the value must look generated; a base64 value may
 start with ``/``, a path's ``/usr/…`` not: sixteen characters before the next ``/``); a setting's
 dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
+_BARE_FOR_TAIL_RE: Final = re.compile(r"[ \t]+(?i:for|on|at|of)(?=[ \t])")
+"""``password for gmail P``: what it is for between the name and its value (:func:`_value_after_phrase`)."""
+_PHRASE_WORD_RE: Final = re.compile(r"[ \t]+(\S{1,256})")
+_PHRASE_WORDS: Final = 3
+"""The most words a phrase saying what a password is for holds before a bare value (``für den Server``)."""
 _CLAUSE_START_RE: Final = re.compile(r"(?:^|[:(\-–—*•>])[ \t]*\Z", re.M)
 """Where ``pass`` then a value starts a clause (``Remember: pass P``, ``Note to self - pass P``): the verb (``pass the
 test``) takes no random value there; the value must look random."""
@@ -400,7 +412,10 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
             _sentence_value(text, m.end(), spans, ascii_only=False, stated=True)
     if not gated or (blank and _holds(text, low, _FOREIGN_BARE_WORDS)):
         for m in _FOREIGN_BARE_RE.finditer(text):
-            _sentence_value(text, m.end(), spans, ascii_only=False)
+            if m.group("q") is None:
+                _sentence_value(text, m.end(), spans, ascii_only=False)
+            else:
+                _value_after_phrase(text, m.end(), spans)
     if hits and (not gated or " " in text or "\t" in text):
         _spaced_settings(text, hits, spans)
     if hits and (not gated or "]" in text):
@@ -533,7 +548,8 @@ def _label_line(text: str, at: int, start: int, end: int, spans: list[Span]) -> 
     if m is None:
         return
     label = m.group("label")
-    if any(_generated(word) for word in (label + (m.group("tail") or "")).split()):
+    if any(_generated(word) and _ADDRESS_RE.fullmatch(word) is None  # an account's address is a label's word
+           for word in (label + (m.group("tail") or "")).split()):
         return  # --db-password QyeOqIcBHW2EC sha256:<hex>: a generated word in it, no label but a command
     sep = m.group("sep")
     arrow = sep not in (":", "：", "=")
@@ -544,7 +560,7 @@ def _label_line(text: str, at: int, start: int, end: int, spans: list[Span]) -> 
     if m.end() >= end and sep in (":", "："):
         _next_line_value(text, label + (m.group("tail") or ""), end, spans)
     elif level:
-        _label_value(text, label, m.end(), end, level, spans, relaxed or arrow)
+        _label_value(text, label + (m.group("tail") or ""), m.end(), end, level, spans, relaxed or arrow)
 
 
 _ENCLOSURE: Final = (
@@ -1324,6 +1340,9 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             bare = _BARE_TAIL_RE.match(text, at)  # password P; Remember: pass P
             if bare is not None:
                 _sentence_value(text, bare.end(), spans, ascii_only=False, random=last == "pass" or compound)
+            bare = _BARE_FOR_TAIL_RE.match(text, at)  # password for gmail P: the value must look random
+            if bare is not None:
+                _value_after_phrase(text, bare.end(), spans)
         quoted = _QUOTED_TAIL_RE.match(text, at) if name.group(0) != "pass" else None  # invalid token 'P'
         if quoted is not None:
             _sentence_value(text, quoted.end(), spans, ascii_only=False)
@@ -1557,9 +1576,11 @@ credentials are admin / P`` (``Credentials for staging are admin / P``), ``Die Z
 stays); each after what a text it reads holds, lower-cased (an alternation of words ignoring case is slow to search
 for: the words are sought first)."""
 _FOREIGN_BARE_RE: Final = re.compile(
-    r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)[ \t]+(?=[A-Za-z0-9])")
-"""A password's name in another language then its value with no verb (``Мой пароль P``); the value must look
-generated (``Passwort vergessen`` stays)."""
+    r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)"
+    r"(?:[ \t]+(?P<q>(?i:от|для|de|del|do|da|für|von|van|voor|dla|od|för|till))(?=[ \t])|[ \t]+(?=[A-Za-z0-9]))")
+"""A password's name in another language then its value with no verb (``Мой пароль P``), what it is for between them
+too (``пароль от почты P``, :func:`_value_after_phrase`); the value must look generated (``Passwort vergessen``
+stays)."""
 _FOREIGN_BARE_WORDS: Final = ("пароль", "hasło", "contraseña", "lösenord", "passwort", "kennwort", "senha",
                                "wachtwoord")
 
@@ -1635,6 +1656,22 @@ _NOUN_VALUE_MIN: Final = 8
 """A credential's two-word name then its value with no verb (``twilio sid AC… auth token 9f86…``, ``app password
 abcd…``, ``keystore pass …``, ``user app, pass …``): only a value of at least this many characters that looks
 generated (``the API key expired`` stays)."""
+
+
+def _value_after_phrase(text: str, at: int, spans: list[Span]) -> None:
+    """The value after a phrase saying what a password is for, from ``at`` (after its first word: ``for``, ``от``): its
+    second word to its fourth, the first of them that looks random (:func:`_sentence_value` with ``random``): ``password
+    for gmail P``, ``Passwort für den Server P``; ``Passwort für den Server vergessen`` has none."""
+    for index in range(_PHRASE_WORDS + 1):
+        word = _PHRASE_WORD_RE.match(text, at)
+        if word is None:
+            return
+        if index:
+            before = len(spans)
+            _sentence_value(text, word.start(1), spans, ascii_only=False, random=True)
+            if len(spans) > before:
+                return
+        at = word.end()
 
 
 def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False,

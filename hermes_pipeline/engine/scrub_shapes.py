@@ -828,9 +828,20 @@ def _closing_brackets(text: str, start: int, end: int) -> int:
     return end
 
 
+_LINE_ENDS: Final = frozenset({"", "\n", "\r", '"'})
+"""What ends a line after an unquoted value: the text's end, a line break, the close of the JSON string it is in."""
+_ESCAPED_LINE_ENDS: Final = frozenset({"\\n", "\\r"})
+"""A line break escaped inside a JSON string."""
+_AFTER_BLANK: Final = frozenset({" ", "\t", "："})
+"""What stands before a value written as a sentence's or a label's (``password: P.``), not an assignment's
+(``DB_PASSWORD=P.``, whose file keeps the dot in the value)."""
+
+
 def _sentence_end(text: str, start: int, end: int) -> int:
     """``end`` less the end of a sentence written right after an unquoted value: an ellipsis (``P...``, ``P…``), or
-    one of ``. ! ? :`` followed by a space and more text on the line (``token=P. Next``)."""
+    one of ``. ! ? :`` followed by a space and more text on the line (``token=P. Next``), or a full stop ending the
+    line after a value that a blank or a full-width colon opens (``new db password: P.``; ``DB_PASSWORD=P.`` keeps
+    it)."""
     value = text[start:end]
     if value.endswith("..."):
         cut = end - 3
@@ -842,6 +853,9 @@ def _sentence_end(text: str, start: int, end: int) -> int:
     if end - 1 > start and value[-1] in ".!?:" and text[end:end + 1] in (" ", "\t") and (
             text[end + 1:end + 2].strip()):
         return end - 1
+    if end - 1 > start and value[-1] == "." and value[-2] != "." and text[start - 1:start] in _AFTER_BLANK and (
+            text[end:end + 1] in _LINE_ENDS or text[end:end + 2] in _ESCAPED_LINE_ENDS):
+        return end - 1  # new db password: P. (a line's last sentence): its full stop; a ! stays P's (P@ssw0rd!)
     return end
 
 
@@ -859,8 +873,9 @@ def _authorization(text: str, lname: str, start: int, end: int, spans: list[Span
     first = value.split(" ", 1)[0]
     low = first.lower()
     if first == value:  # the scheme word alone: the credential follows it
-        if low in _SCHEME_WORDS or ("authoriz" in lname and _SCHEME_WORD_RE.fullmatch(value) is not None
-                                    and len(value) <= 32 and text[end:end + 1] in (" ", "\t")):
+        if low.rstrip(".,;:!?") in _SCHEME_WORDS or (  # requires Authorization: Bearer.
+                "authoriz" in lname and _SCHEME_WORD_RE.fullmatch(value) is not None and len(value) <= 32
+                and text[end:end + 1] in (" ", "\t")):
             _scheme_credential(text, start, end, len(text), spans, False)
             return True
         return False

@@ -439,3 +439,38 @@ def test_property_obs58_59_an_accounts_password_with_an_at_and_a_key_handed_over
 def test_obs55_two_addresses_and_a_dash_after_a_key_without_a_random_value_stay(text: str) -> None:
     """OBS-55: an address after an address, and a dash after a key followed by words or a path, stay."""
     assert scrub_text(text) == text
+
+
+_QUALIFIED_FORMS = ("Password for bob@example.com: {P}", "- **Password for bob.smith@corp.example.org:** {P}",
+                    "Gmail password for alice+work@mail.example.com: {P}", "The passphrase I chose is {P}",
+                    "The password we use is {P}", "the token you need for CI is {P}.",
+                    "The API key that I gave you is {P}", "the password they set for the router is {P}",
+                    "password for gmail {P}", "token for the CI bot {P}, keep it", "secret on staging {P}",
+                    "пароль от почты {P}", "Passwort für den Server {P}", "senha do wifi {P}",
+                    "contraseña del banco {P}.")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_QUALIFIED_FORMS))
+def test_property_obs58_59_a_credential_qualified_by_its_account_or_whose_it_is_loses_its_value_only(
+        seed: int, form: str) -> None:
+    """OBS-58 / OBS-59 (stop 56 soak): a label naming the account by its address (``Password for bob@example.com:
+    P``), a clause saying whose the credential is before the copula (``The passphrase I chose is P``), and a phrase
+    saying what it is for between a name and its bare value (``password for gmail P``, ``пароль от почты P``): the
+    value goes, the address, the clause and the phrase stay."""
+    secret = _value(random.Random(seed))
+    assert_only_secret_hidden(form.format(P=secret), secret)
+
+
+@pytest.mark.parametrize("text", [
+    "The password you entered is incorrect", "The token I used was expired", "The password I use is the same as before",
+    "The password I chose is long enough", "Passwort für den Server vergessen", "пароль от почты Gmail",
+    "token of type Bearer", "password for the admin account is stored in vault",
+    "Password for bob@example.com: see vault",
+    "Reset password for bob@example.com: done", "secret for staging abc123",
+    "# rejects x-api-key with 401 and requires Authorization: Bearer.", "requires Authorization: Basic"])
+def test_obs55_such_clauses_and_phrases_without_a_generated_value_stay(text: str) -> None:
+    """OBS-55: a clause or a phrase whose sentence goes on in words (``is incorrect``, ``vergessen``) keeps them; a
+    label of several words naming the ``Authorization`` header keeps its scheme word (a comment of a library on this
+    machine lost ``Bearer.``)."""
+    assert scrub_text(text) == text

@@ -360,11 +360,37 @@ def test_property_a_published_key_format_ends_where_the_key_does_before_a_senten
     assert scrub_text(text) == end[0] + redaction_marker(key) + end[1], text
 
 
-def test_a_value_of_no_known_format_keeps_a_closing_dot_at_the_end_of_its_line() -> None:
-    """The counterpart: ``password: Xk9mQ2vLp7.`` in YAML is the scalar ``Xk9mQ2vLp7.``, dot included."""
-    for text in ["password: Xk9mQ2vLp7.", "DB_PASSWORD=Xk9mQ2vLp7.\n"]:
+def test_an_assignment_of_no_known_format_keeps_a_closing_dot_at_the_end_of_its_line() -> None:
+    """The counterpart: ``DB_PASSWORD=Xk9mQ2vLp7.`` in a ``.env`` file is the value ``Xk9mQ2vLp7.``, dot included."""
+    for text in ["DB_PASSWORD=Xk9mQ2vLp7.\n", "export API_TOKEN=Xk9mQ2vLp7.", "password=Xk9mQ2vLp7."]:
         value = "Xk9mQ2vLp7."
         assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from([
+    "new db password: {P}.", "password: {P}.", "Password - {P}.", "密码：{P}.", "- API token: {P}.\nnext",
+    "The admin credentials: admin/{P}.", "API key (prod): {P}.", "Token → {P}.\n"]))
+def test_property_obs59_a_full_stop_ending_a_label_line_stays(seed: int, form: str) -> None:
+    """OBS-59 (stop 56): a label's or a sentence's value that ends its line with a full stop (``new db password:
+    P.``, a note's last sentence) loses the value and keeps the stop; the label, the user name and the line break
+    stay too. (Before, a value of no known format after a blank took the stop, as a YAML scalar would.)"""
+    secret = _secret_value(random.Random(seed))
+    text = form.format(P=secret)
+    assert scrub_text(text) == form.format(P=redaction_marker(secret)), text
+
+
+def _secret_value(r: random.Random) -> str:
+    """Letters of both cases and digits, 12-24 of them, maybe a symbol inside (never at an end)."""
+    alphabet = string.ascii_letters + string.digits
+    while True:
+        value = "".join(r.choice(alphabet) for _ in range(r.randint(12, 24)))
+        if any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value):
+            break
+    if r.random() < 0.3:
+        i = r.randrange(1, len(value))
+        value = value[:i] + r.choice("!#%^*-_+@$") + value[i:]
+    return value
 
 
 def _closed_alphabet(provider: str) -> bool:
