@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import Final
 
 from .scrub_layouts import find_layout_spans
+from .scrub_names import human_password
 from .scrub_shapes import EMPHASIS_MARKS, emphasis_opened, find_shape_spans, markup_cut, userinfo_end
 from .scrub_tokens import find_token_spans
 from .scrub_views import percent_decoded, views
@@ -324,6 +325,9 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 s, e = _angled(vtext, s, e)
             if plain and "&" in vtext[max(0, s - 1):e]:
                 s, e = _entity_quoted(vtext, s, e)
+            if vtext[e:e + 1] in _HUMAN_MARKS and human_password(vtext[s:e].rstrip("!?")):
+                while vtext[e:e + 1] in _HUMAN_MARKS:
+                    e += 1  # the password is Summer2024!: the marks people end their passwords with
             if not plain and view.crosses_strings(s, e):
                 continue  # {"password":"\"","api_key":"\""}: a deeper view's """…""" over the structure above it
             rs, re_ = (s, e) if plain else view.root_span(s, e)
@@ -392,6 +396,8 @@ _AFTER_REFERENCE: Final = ";,)]}"
 """What may follow a closing quote's reference inside a run the text's own reading took as a value."""
 _ANGLE_INSIDE: Final = re.compile(r"[<>\s]")
 """What a secret written between angle brackets (``密码：<P>``) holds none of: the brackets are then the text's."""
+_HUMAN_MARKS: Final = ("!", "?")
+"""What people end a password of a word and a number with (:func:`~.scrub_names.human_password`)."""
 _CLOSES: Final = {")": "(", "]": "[", "}": "{", "”": "“", "’": "‘", "」": "「", "』": "『", "»": "«", "`": "`"}
 """A closing bracket or quote, and what opens it."""
 

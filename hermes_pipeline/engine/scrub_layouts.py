@@ -43,7 +43,8 @@ from itertools import pairwise
 from typing import Final
 
 from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, NOT_GLUED, STRONG,
-                          camel_name, credential_name, english_word, grouped_password, phrase_name, secret_looking)
+                          camel_name, credential_name, english_word, grouped_password, human_password, phrase_name,
+                          secret_looking)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
                           holds_user, markup_cut, unemphasized)
 
@@ -178,7 +179,7 @@ _SENTENCE_NAME: Final = (
 """A credential named in an English sentence (``pass``, ``pw`` and ``pwd`` alone too: ``my pass is P``; the value must
 look generated)."""
 _COPULA: Final = (r"(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)(?:[ \t]+(?:now|still|(?:set|changed|reset|"
-                  r"updated|rotated)[ \t]+to))?|(?:set|changed|reset|updated|rotated)[ \t]+to)")
+                  r"updated|rotated)[ \t]+to|equal[ \t]+to))?|(?:set|changed|reset|updated|rotated)[ \t]+to|equals)")
 _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)")
 """Where a sentence names a credential, read in the lower-cased text near a hint: each reader of what follows the name
 (the ``_TAIL_RE`` patterns below) is matched there, so the names are sought once."""
@@ -270,13 +271,17 @@ _FOREIGN_WORDS: Final = ("passwort", "kennwort", "contraseña", "contrasena", "c
 sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(
     r"(?<![\w-])(?i:set|changed|reset|updated|rotated)[ \t]+(?i:the|your|my|its|their|our|his|her)[ \t]+"
-    r"(?P<n>(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r"|key))[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
-"""``set the (admin) password to P``, ``I changed my API key to P``, ``rotated the key to P`` (after a weak ``key``, a
-value that looks random)."""
+    r"(?P<n>(?:[\w-]{1,20}[ \t]+){0,3}(?i:" + _SENTENCE_NAME + r"|key))[ \t]+(?i:to)[ \t]+"
+    r"(?=[\"'`!-~" + _OPENERS + "])")
+"""``set the (admin) password to P``, ``I changed the new admin password to P``, ``I changed my API key to P``,
+``rotated the key to P`` (after a weak ``key``, a value that looks random)."""
 _SENTENCE_USE_RE: Final = re.compile(
-    r"(?<![\w-])(?i:use|using|with|and|enter|type|try)[ \t]+(?:(?i:the|your|my|this|that|a|an)[ \t]+)?"
-    r"(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME + r")[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
-"""``use the token P``, ``log in with password P``, ``user admin and password P``, ``enter the admin password P``."""
+    r"(?<![\w-])(?i:use|using|with|and|enter|type|try)[ \t]+(?:(?i:the|your|my|our|their|this|that|a|an)[ \t]+"
+    r"(?:[\w-]{1,20}[ \t]+){0,3}|(?:[\w-]{1,20}[ \t]+)?)(?i:" + _SENTENCE_NAME + r")[ \t]+"
+    r"(?=[\"'`!-~" + _OPENERS + "])")
+"""``use the token P``, ``log in with password P``, ``user admin and password P``, ``enter the admin password P``,
+``use our new staging API key P`` (more words after an owner only: ``and CLI-style surfaces pass x=True`` is no
+sentence giving a password)."""
 _SENTENCE_AS_RE: Final = re.compile(
     r"(?<![\w-])(?i:use|using|set|try|enter|type|pick|choose|with|stored?|saved?|added|add|kept|keep|recorded|"
     r"record|put|gave|give|giving|sent|send|got|received|generated|created|chose|picked)"
@@ -875,7 +880,9 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
         # (``- **Password:** 2]NS@Cf?BG``): the label's value ends its line by definition
         span = _run_value(text, *run.span("run"))
     else:
-        if not _LINE_REST.match(text, m.end(), line_end):
+        quoted = level == STRONG and (m.group("dq") is not None or m.group("sq") is not None) \
+            and text[m.end():m.end() + 1] in (" ", "\t", ",", ";")  # API key: 'P' btw: the quotes end the value
+        if not _LINE_REST.match(text, m.end(), line_end) and not quoted:
             note = _NOTE_AFTER_RE.search(text, m.end(), line_end) if group else None
             if note is None or not _LINE_REST.match(text, m.end(), note.start()):
                 return  # OpenAI key for the side project: P (billing capped): a note after it stays
@@ -883,6 +890,10 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
         if found is None:
             return
         span = found
+        if quoted and not _LINE_REST.match(text, m.end(), line_end):
+            value = text[span[0]:span[1]]
+            if not (_generated(value) or _word_and_number(value.rstrip("!?#$"))):
+                return  # Token: "abc" is the header's name: a sentence goes on about a word
     if span[1] <= span[0]:
         return
     bare = bool(group)
@@ -1323,10 +1334,13 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             _weak_key(text, low, at - 3, spans)
         _value_named_after(text, name.start(), spans)  # P (the DB password), replace P with … (it's the prod password)
         _put_into(text, name.start(), at, spans)  # Added the API key P to .env
-        for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE, _ARROW_TAIL_RE, _ISSUED_TAIL_RE):
+        for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _PAREN_TAIL_RE, _ARROW_TAIL_RE, _ISSUED_TAIL_RE, _DASH_TAIL_RE):
             m = tail.match(text, at)
-            if m is not None:
-                _sentence_value(text, m.end(), spans, ascii_only=False, stated=tail is not _PAREN_TAIL_RE)
+            if m is None or (tail is _DASH_TAIL_RE and text[name.start() - 1:name.start()] == "."):
+                continue  # endDelim.token - 1: an attribute minus a number is code
+            # a dash of prose (— or –) states the value as a colon does; a hyphen only gives one that looks generated
+            stated = tail is not _PAREN_TAIL_RE and (tail is not _DASH_TAIL_RE or "-" not in m.group(0))
+            _sentence_value(text, m.end(), spans, ascii_only=False, stated=stated)
         change = _FROM_TAIL_RE.match(text, at)
         if change is not None:
             _sentence_value(text, change.start("v"), spans, ascii_only=False, stated=True)
@@ -1435,10 +1449,14 @@ def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> Non
 
 _ARROW_TAIL_RE: Final = re.compile(
     r"(?:(?: (?i:updated|changed|rotated|reset|renewed|now|is[ \t]+now|new))?(?: [ \t]*(?:->|→|=>|⇒|⟶)[ \t]*|"
-    r"[ \t]*(?:->|→|=>|⇒|⟶)[ \t]* )|[?？][ \t]* [ \t]*)(?=[\"'`!-~" + _OPENERS + "])")
+    r"[ \t]*(?:->|→|=>|⇒|⟶)[ \t]* )|[?？][ \t]* [ \t]*(?:(?i:it['’]s|it[ \t]+is|that['’]s|its)[ \t]+)?)"
+    r"(?=[\"'`!-~" + _OPENERS + "])")
 """A name, perhaps the verb that changed it, then an arrow: ``Password updated -> P``, ``DB_PASSWORD → P``; or a
-question and its answer: ``the wifi password? P``. A space stands beside the arrow or after the question (the
+question and its answer: ``the wifi password? P``, ``the API key? it's P``. A space stands beside the arrow or after the question (the
 sentence readers' pre-check: a text without one holds no sentence)."""
+_DASH_TAIL_RE: Final = re.compile(r"[ \t]+(?:—|–|--?)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+"""A name, a dash between blanks, then a value that looks generated, in the middle of a sentence too: ``my session
+token — P ok?``, ``the staging password - P`` (a label that starts its line is :func:`_labels`')."""
 _ISSUED_TAIL_RE: Final = re.compile(
     r"(?: (?i:has[ \t]+been|have[ \t]+been|was|were|is|got))? (?i:re)?(?i:generated|created|issued|rotated|reset|"
     r"changed|updated|renewed)[ \t]*[:：][ \t]+(?=[\"'`!-~" + _OPENERS + "])")
@@ -1763,13 +1781,17 @@ _DIGIT_SPLIT: Final = re.compile(r"[0-9]+")
 
 def _word_and_number(value: str) -> bool:
     """A password as people make one, or letters and digits as a generator draws them, where a sentence states the
-    value: lower-case letters and one or two digits, five characters at least (``hunter2``, ``summer24``,
-    ``scubzmkul66``), or letters and digits of eight characters at least (``HSBN3Igdgkefmeh``, whose letters read as
-    a CamelCase name's); neither names an encoding, an algorithm or a unit (:func:`_technical`)."""
-    if not (5 <= len(value) <= 64 and value.isascii() and value.isalnum()) or value.isdigit() or value.isalpha():
+    value: lower-case letters (the first perhaps a capital) and one or two digits, five characters at least
+    (``hunter2``, ``River52``, ``summer24``, ``scubzmkul66``), or letters and digits of eight characters at least
+    (``HSBN3Igdgkefmeh``, whose letters read as a CamelCase name's); neither names an encoding, an algorithm or a unit
+    (:func:`_technical`). Letters alone of ten at least, of both cases, that break into no CamelCase name's words
+    (``tGnOqgBuJRkn``; not ``HelloWorld``)."""
+    if not (5 <= len(value) <= 64 and value.isascii() and value.isalnum()) or value.isdigit():
         return False
-    if value.islower():
-        return sum(map(str.isdigit, value)) < 3 and not _technical(value)
+    if value.isalpha():
+        return len(value) >= 10 and not value.islower() and not value.isupper() and not camel_name(value)
+    if value.islower() or (value[0].isupper() and value[1:].islower()):  # hunter2, River52, tig3r20
+        return (sum(map(str.isdigit, value)) < 3 or human_password(value)) and not _technical(value.lower())
     return len(value) >= 8 and not _technical(value.lower())
 
 

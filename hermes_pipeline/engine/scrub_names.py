@@ -1092,6 +1092,18 @@ def english_word(word: str, longest: int = 14) -> bool:
     return onset is not None and onset.end() < len(low) and onset.group(0) in _ONSETS
 
 
+_HUMAN_RE: Final = re.compile(r"(?P<w>[A-Za-z@$0-9]{2,20}?)[0-9]{1,4}")
+_LEET: Final = str.maketrans("@$013457", "asoieast")
+
+
+def human_password(value: str) -> bool:
+    """A password as people make them: a word (its letters perhaps written as digits or symbols: ``F00tb@ll``,
+    ``w3lc0m3``) then one to four digits (``Summer2024``, ``summ3r576``). The ``!`` and ``?`` people end such a
+    password with are its own (``the password is Summer2024!``), where a generated token's are the sentence's."""
+    m = _HUMAN_RE.fullmatch(value)
+    return m is not None and english_word(m.group("w").translate(_LEET))
+
+
 def secret_looking(value: str) -> bool:
     """A value that looks like a generated credential: 8+ characters, no space, letters mixed with digits or
     symbols (or 16+ characters mixing cases), and not words joined as names are (``stop_significant``,

@@ -43,7 +43,7 @@ from .scrub_clients import (client_hints, find_client_passwords, find_keyword_pa
                             find_positional_passwords, find_sql_identified)
 from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
                           credential_word, english_word, kept_value, open_call, parameter_default, phrase_name,
-                          placeholder, query_credential, secret_looking)
+                          human_password, placeholder, query_credential, secret_looking)
 
 __all__ = ["find_shape_spans", "is_sensitive_pair", "unemphasized"]
 
@@ -837,6 +837,25 @@ _AFTER_BLANK: Final = frozenset({" ", "\t", "："})
 (``DB_PASSWORD=P.``, whose file keeps the dot in the value)."""
 
 
+_SHELL_LEAD_RE: Final = re.compile(r"[ \t]*(?:export|set|setx|declare|local|readonly|ENV|ARG|\$env:)[ \t]")
+"""A line that assigns a variable in a shell or a build file: what follows ``=`` is the variable's value whole."""
+_PROSE_REACH: Final = 512
+"""How far back :func:`_in_prose` looks for the start of a value's line."""
+
+
+def _in_prose(text: str, start: int) -> bool:
+    """Whether the pair whose value starts at ``start`` (right after its ``=`` or ``:``) stands in a sentence: words
+    before its name on the line (``the new vault token=P.``, ``Note: PAT=P.``), not a shell's assignment
+    (``export API_TOKEN=P.``) or a line of a settings file (``DB_PASSWORD=P.``)."""
+    floor = max(0, start - _PROSE_REACH)  # bounded: a text of one long line is not scanned back again per value
+    line = max(text.rfind("\n", floor, start) + 1, floor)
+    escaped = text.rfind("\\n", line, start)  # a line break escaped inside a JSON string
+    if escaped >= 0:
+        line = escaped + 2
+    head = text[line:start - 1].strip()
+    return " " in head and _SHELL_LEAD_RE.match(text, line) is None
+
+
 def _sentence_end(text: str, start: int, end: int) -> int:
     """``end`` less the end of a sentence written right after an unquoted value: an ellipsis (``P...``, ``P…``), or
     one of ``. ! ? :`` followed by a space and more text on the line (``token=P. Next``), or a full stop ending the
@@ -853,8 +872,9 @@ def _sentence_end(text: str, start: int, end: int) -> int:
     if end - 1 > start and value[-1] in ".!?:" and text[end:end + 1] in (" ", "\t") and (
             text[end + 1:end + 2].strip()):
         return end - 1
-    if end - 1 > start and value[-1] == "." and value[-2] != "." and text[start - 1:start] in _AFTER_BLANK and (
-            text[end:end + 1] in _LINE_ENDS or text[end:end + 2] in _ESCAPED_LINE_ENDS):
+    if end - 1 > start and value[-1] == "." and value[-2] != "." and (
+            text[end:end + 1] in _LINE_ENDS or text[end:end + 2] in _ESCAPED_LINE_ENDS) and (
+            text[start - 1:start] in _AFTER_BLANK or _in_prose(text, start)):
         return end - 1  # new db password: P. (a line's last sentence): its full stop; a ! stays P's (P@ssw0rd!)
     return end
 
@@ -1096,6 +1116,28 @@ def _next(text: str, char: str, wide: str | None, pos: int) -> int:
     return at
 
 
+_WORD_BEFORE_RE: Final = re.compile(r"(?<![\w-])[A-Za-z]{2,20}\Z")
+_RUN_AFTER_RE: Final = re.compile(r"[ \t]*[\"']?([^\s\"']{1,256})")
+"""The word right before a name and its blank (``API`` of ``API key=P``)."""
+
+
+def _with_word_before(text: str, start: int, name: str, level: int, value_at: int) -> tuple[str, int]:
+    """A weak name (``key``) with the word before it and a blank, when the two make a strong one and the value (at
+    ``value_at``) looks like a credential (``API key=P``, ``our API key: P``; not ``API key = Honcho not
+    configured``); else ``(name, level)`` as they were."""
+    if text[start - 1:start] != " ":
+        return name, level
+    run = _RUN_AFTER_RE.match(text, value_at)
+    value = run.group(1).rstrip(".,;:") if run is not None else ""
+    if not (secret_looking(value) or human_password(value.rstrip("!?"))):
+        return name, level
+    before = _WORD_BEFORE_RE.search(text, max(0, start - 24), start - 1)
+    if before is None:
+        return name, level
+    joined = f"{before.group(0)} {name}"
+    return (joined, STRONG) if credential_name(joined) == STRONG else (name, level)
+
+
 def _assignments(text: str, spans: list[Span]) -> None:
     """``NAME=value``, ``NAME => value``, ``NAME := value``, ``NAME ?= value`` and ``?name=value`` (a URL parameter's
     weak and session names count as strong)."""
@@ -1127,6 +1169,8 @@ def _assignments(text: str, spans: list[Span]) -> None:
                 query = start > 0 and text[start - 1] in _QUERY_LEADERS and end == name_end
                 name = text[start:end]
                 level = query_credential(name) if query else credential_name(name)
+                if level == WEAK and not query:
+                    name, level = _with_word_before(text, start, name, level, value_at)  # API key=P
                 if level and not (start >= 2 and text[start - 2:start] in ("//", "${")):
                     resume = max(resume, _assignment(text, start, name, level, query, value_at, spans))
         eq = find("=", resume) if wide is None else _next(text, "=", wide, resume)
@@ -1262,6 +1306,8 @@ def _colon_pairs(text: str, spans: list[Span]) -> None:
             if start < end:
                 name = text[start:end]
                 level = credential_name(name)
+                if level == WEAK:
+                    name, level = _with_word_before(text, start, name, level, colon + 1)  # our API key: P
                 glued = start > 0 and text[start - 1] == ":" and text[colon + 1:colon + 2] not in (" ", "\t")
                 if level and not (glued or (start >= 2 and text[start - 2:start] in ("//", "${"))):
                     # not arn:aws:…:secret:x; scheme://token:P@host (the userinfo's own finder); ${PASSWORD:-P}

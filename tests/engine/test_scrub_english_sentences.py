@@ -491,7 +491,7 @@ _WORDS = ("hunter", "summer", "ubuntu", "monkey", "dragon", "sunshine", "postgre
 _STATED_FORMS = (
     "the password is {p}", "My password is {p}.", "our wifi password is {p}, ask before sharing", "The admin password "
     "was {p}", "password was changed from {p} to {q}.", "I set the root password to {p}", "{p} is my password",
-    "Password updated -> {p}", "the password for the NAS: {p}", "The token is now {p}", "my password's {p}!",
+    "Password updated -> {p}", "the password for the NAS: {p}", "The token is now {p}", "my password's {p}.",
     "The password has been reset: {p}", "Remember: the passphrase is {p}\n")
 
 
