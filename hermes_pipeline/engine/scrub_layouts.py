@@ -196,12 +196,15 @@ token has been set to P``, ``password changed to P``, with a phrase naming what 
 is P``), a clause saying whose it is (``The passphrase I chose is P``, ``the token you need for CI is P``), a note
 in parentheses (``The API token (expires 2027) is P``), the copula contracted (``my password's P``) or in a clause
 (``the token, which is P, goes in the vault``)."""
+_CLAUSE_END_RE: Final = re.compile(r"[ \t]*(?:[.,;:!?)]|\r?$)", re.M)
+"""Where a clause ends right after a credential's name (``use P as the access token.``)."""
 _SENTENCE_IS_RE: Final = re.compile(
     r"(?<![^\s(\"'“‘>])(?P<v>[^\s\"'“”‘’(<][^\s\"'“”‘’]{5,255})[ \t]+(?i:is|was|will[ \t]+be)[ \t]+"
     r"(?i:the|my|your|our|their|its|his|her|a|an)[ \t]+"
     r"(?:(?i:new|current|old|actual|real|default|temporary|temp|initial)[ \t]+)?(?:[\w-]{1,20}[ \t]+){0,2}"
     r"(?i:" + _SENTENCE_NAME + r")(?![\w-])")
-"""The value first, then the credential it is: ``P is my password``, ``P is the new API key``."""
+"""The value first, then the credential it is: ``P is my password``, ``P is the new API key``; a query's value too
+(``?q=P is my password``, a search decoded)."""
 _PAREN_TAIL_RE: Final = re.compile(
     r"(?:[ \t]+(?:I|I['’]ve|I['’]d|you|you['’]ve|we|they|he|she|that|which|given|sent|shared|used|from)"
     r"(?:[ \t]+[a-z]{1,12}){0,4}(?![\w'’-]))?[ \t]*\((?=[^()\s]{6,256}\))")
@@ -1384,8 +1387,14 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
                     _sentence_value(text, m.end(), spans, ascii_only=False, random=_weak_name(m.group("n")),
                                     stated=True)
                 else:
-                    _sentence_value(text, m.start("v") if "v" in regex.groupindex else m.end(), spans,
-                                    ascii_only=False, stated=regex is _SENTENCE_IS_RE)
+                    at = m.start("v") if "v" in regex.groupindex else m.end()
+                    if regex is _SENTENCE_IS_RE and _URL_VALUE_RE.match(m.group("v")):
+                        eq = text.rfind("=", at, m.end("v"))  # ?q=P is my password: the query's value
+                        at = eq + 1 if eq >= 0 else at
+                    # use our password P, P is my password, use P as the access token. (not: as the token's name)
+                    stated = regex is _SENTENCE_IS_RE or regex is _SENTENCE_USE_RE or (
+                        regex is _SENTENCE_AS_RE and _CLAUSE_END_RE.match(text, m.end()) is not None)
+                    _sentence_value(text, at, spans, ascii_only=False, stated=stated)
     if "pass " in low or "pass\t" in low:
         for m in _PASS_RE.finditer(low):
             at = m.start()
@@ -1723,6 +1732,10 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
                 k -= 1  # 비밀번호를 P(으)로: the bracket opens the sentence's own text
             query = _QUERY_NEXT_RE.search(text, s, k)
             e = k if query is None else query.start()  # 密码P&lang=fr: a URL's next pair is no part of it
+        elif "&" in text[s:e]:
+            query = _QUERY_NEXT_RE.search(text, s, e)
+            if query is not None:
+                e = query.start()  # ?q=our API key btw&page=2 (a query decoded): the query's next pair is no part of it
         if text[e - 1] in "*_~":
             e = _closed_run(text, s, e)  # *… is P.*: the emphasis around the sentence
         while e > s and text[e - 1] in ".,;:!?)":

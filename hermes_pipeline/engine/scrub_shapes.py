@@ -830,8 +830,8 @@ def _closing_brackets(text: str, start: int, end: int) -> int:
 
 _LINE_ENDS: Final = frozenset({"", "\n", "\r", '"'})
 """What ends a line after an unquoted value: the text's end, a line break, the close of the JSON string it is in."""
-_ESCAPED_LINE_ENDS: Final = frozenset({"\\n", "\\r"})
-"""A line break escaped inside a JSON string."""
+_ESCAPED_END_RE: Final = re.compile(r"\\+[nr\"]")
+"""A line break escaped inside a JSON string, or the escaped quote that closes a string inside one."""
 _AFTER_BLANK: Final = frozenset({" ", "\t", "："})
 """What stands before a value written as a sentence's or a label's (``password: P.``), not an assignment's
 (``DB_PASSWORD=P.``, whose file keeps the dot in the value)."""
@@ -873,7 +873,7 @@ def _sentence_end(text: str, start: int, end: int) -> int:
             text[end + 1:end + 2].strip()):
         return end - 1
     if end - 1 > start and value[-1] == "." and value[-2] != "." and (
-            text[end:end + 1] in _LINE_ENDS or text[end:end + 2] in _ESCAPED_LINE_ENDS) and (
+            text[end:end + 1] in _LINE_ENDS or _ESCAPED_END_RE.match(text, end) is not None) and (
             text[start - 1:start] in _AFTER_BLANK or _in_prose(text, start)):
         return end - 1  # new db password: P. (a line's last sentence): its full stop; a ! stays P's (P@ssw0rd!)
     return end

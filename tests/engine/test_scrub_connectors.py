@@ -15,8 +15,10 @@ Every planted value loses exactly its span; texts whose value is a word or a nam
 from __future__ import annotations
 
 import base64
+import json
 import random
 import string
+import urllib.parse
 import uuid
 
 import pytest
@@ -105,3 +107,44 @@ def test_obs59_the_marks_a_password_of_a_word_and_a_number_ends_with_are_its_own
     assert scrub_text(f"Use {human}! as the passphrase") == f"Use {redaction_marker(human + '!')} as the passphrase"
     assert scrub_text(f'{{"password": "{human}"}}') == f'{{"password": "{redaction_marker(human)}"}}'
     assert scrub_text(f"The password is {token}!") == f"The password is {redaction_marker(token)}!"
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), kind=st.sampled_from(sorted(_KINDS)),
+       form=st.sampled_from(_FORMS + ("{own}{n}: {P}", "{own}{n} = {P}")), name=st.sampled_from(_NAMES),
+       end=st.sampled_from(("", ".", " btw")), depth=st.integers(1, 3))
+def test_property_obs59_those_notes_inside_json_lose_the_same_span(
+        seed: int, kind: str, form: str, name: str, end: str, depth: int) -> None:
+    """OBS-59 (#25's wrappers): the same notes as a tool result's JSON content, encoded one to three times: only
+    the value's written form goes (a full stop before the escaped quote that closes an inner string stays)."""
+    secret = _KINDS[kind](random.Random(seed))
+    if " - " in form and kind == "human":
+        form = form.replace(" - ", " — ")
+    note = form.format(own="our ", n=name, P=secret) + end
+    text = note
+    marked = note.replace(secret, redaction_marker(secret))
+    for _ in range(depth):
+        text, marked = json.dumps({"content": text}), json.dumps({"content": marked})
+    assert scrub_text(text) == marked, note
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), kind=st.sampled_from(sorted(_KINDS)), form=st.sampled_from(_FORMS),
+       name=st.sampled_from(_NAMES), end=st.sampled_from(("", ".", " btw")))
+def test_property_obs58_those_notes_as_a_searched_query_hide_the_value(
+        seed: int, kind: str, form: str, name: str, end: str) -> None:
+    """OBS-58 (#25's URL-encoded wrapper): a note sent as a search (``?q=`` percent-encoded) hides the value, the
+    value first too (``?q=P%20is%20our%20API%20key``); the query's next pair is never read as a value (``key btw``)."""
+    secret = _KINDS[kind](random.Random(seed))
+    if " - " in form and kind == "human":
+        form = form.replace(" - ", " — ")
+    note = form.format(own="our ", n=name, P=secret) + end
+    out = scrub_text("GET https://example.com/search?q=" + urllib.parse.quote(note, safe="") + "&page=2")
+    assert secret not in out and urllib.parse.quote(secret, safe="") not in out, (note, out)
+    assert out.endswith("&page=2") and "<redacted" in out
+
+
+def test_obs55_a_query_after_a_name_and_a_word_stays() -> None:
+    """OBS-55: ``?q=our%20API%20key%20btw&page=2`` decoded reads ``key btw&page=2``: the word and the next pair stay."""
+    text = "GET https://example.com/search?q=our%20API%20key%20btw&page=2"
+    assert scrub_text(text) == text
