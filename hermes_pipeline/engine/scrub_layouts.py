@@ -1034,7 +1034,8 @@ def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans
             if level == _LOGIN:
                 if cell:
                     _login_cell(text, cells[k][0] + 1, cells[k][1], spans)
-            elif cell and (_generated(cell) or " / " in cell):
+            elif cell and (_generated(cell) or " / " in cell or (  # a password column states its cells' values
+                    level == STRONG and _word_and_number(cell.rstrip("!?#$")))):
                 _cell_value(text, name, cells[k][0] + 1, cells[k][1], level, spans)
         at = line_end + 1
 
@@ -1594,14 +1595,19 @@ _LOGIN_SENTENCES: Final = (
     (("in with ", "in as ", "in using "), re.compile(
         r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:with|as|using)[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*"
         r"(?=[!-~])")),
+    (("log in", "login", "log into", "sign in", "sign into"), re.compile(
+        r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)(?:(?i:to)|[ \t]+(?i:to|on))?[ \t]+(?:(?i:the)[ \t]+)?"
+        r"[\w.:/-]{1,64}"
+        r"[ \t]+(?:(?i:as|with|using)[ \t]+|\([ \t]*)[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")),
     (("cred", "zugangsdaten", "identifiants"), re.compile(
         r"(?i:credentials|creds|zugangsdaten|identifiants|credenciales|credenziali|credenciais)"
         r"(?:[ \t]+(?i:for|of|on|to|at|für|pour|para|per)(?:[ \t]+[\w.@-]{1,40}){1,4}?)?[ \t]+"
         r"(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")))
-"""A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``Log in as admin / P``, ``the
-credentials are admin / P`` (``Credentials for staging are admin / P``), ``Die Zugangsdaten sind admin / P`` (the user
-stays); each after what a text it reads holds, lower-cased (an alternation of words ignoring case is slow to search
-for: the words are sought first)."""
+"""A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``Log in as admin / P``,
+``Log into grafana (admin / P)``, ``sign in to the NAS as admin / P``, ``the credentials are admin / P``
+(``Credentials for staging are admin / P``), ``Die Zugangsdaten sind admin / P`` (the user stays); each after what a
+text it reads holds, lower-cased (an alternation of words ignoring case is slow to search for: the words are sought
+first)."""
 _FOREIGN_BARE_RE: Final = re.compile(
     r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)"
     r"(?:[ \t]+(?P<q>(?i:от|для|de|del|do|da|für|von|van|voor|dla|od|för|till))(?=[ \t])|[ \t]+(?=[A-Za-z0-9]))")

@@ -148,3 +148,28 @@ def test_obs55_a_query_after_a_name_and_a_word_stays() -> None:
     """OBS-55: ``?q=our%20API%20key%20btw&page=2`` decoded reads ``key btw&page=2``: the word and the next pair stay."""
     text = "GET https://example.com/search?q=our%20API%20key%20btw&page=2"
     assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), kind=st.sampled_from(sorted(_KINDS)), form=st.sampled_from((
+    "1. Log into grafana (admin / {P})", "sign in to the NAS as admin / {P}", "Log into the wiki with bob / {P}.",
+    "| Service | Username | Password |\n|---|---|---|\n| jenkins | ci | {P} |",
+    "| host | password |\n|---|---|\n| db1 | {P} |\n| db2 | `{P}` |")))
+def test_property_obs58_59_a_login_in_parentheses_and_a_password_column_lose_the_value_only(
+        seed: int, kind: str, form: str) -> None:
+    """OBS-58 / OBS-59 (stop 56 soak of structured notes): a login sentence with the user and the password in
+    parentheses or after ``sign in to … as``, and a table's password column whose cell is a password as people make
+    them or letters alone (``River52!``, ``djTJEvVIGxSNjKR``): the value goes, the user and the table stay."""
+    secret = _KINDS[kind](random.Random(seed))
+    if "Log" in form or "sign" in form:
+        secret = _alnum(random.Random(seed)) if kind == "human" else secret  # a login sentence wants a random value
+    text = form.format(P=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret)), text
+
+
+@pytest.mark.parametrize("text", [
+    "| Service | Username | Password |\n|---|---|---|\n| z | w | HelloWorld |\n| a | b | see vault |",
+    "Log into grafana (admin / see vault)", "login page (user / pass) fields"])
+def test_obs55_a_password_column_of_words_and_a_login_without_a_value_stay(text: str) -> None:
+    """OBS-55: a CamelCase name and words in a password column, a login sentence without a generated value."""
+    assert scrub_text(text) == text
