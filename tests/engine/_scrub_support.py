@@ -43,6 +43,20 @@ def password(r: random.Random, n: int | None = None) -> str:
     return rand(r, ALNUM, n or r.randint(12, 32))
 
 
+def note_password(r: random.Random, symbols: str = "!#%^*-_.+", share: float = 0.4) -> str:
+    """A generated password as people paste it into notes: an upper, a lower and a digit, 12-24 characters, and at
+    times (``share``) one of ``symbols`` inside (never at an end)."""
+    alphabet = string.ascii_letters + string.digits
+    while True:
+        value = "".join(r.choice(alphabet) for _ in range(r.randint(12, 24)))
+        if any(c.isdigit() for c in value) and any(c.islower() for c in value) and any(c.isupper() for c in value):
+            break
+    if r.random() < share:
+        i = r.randrange(1, len(value))
+        value = value[:i] + r.choice(symbols) + value[i:]
+    return value
+
+
 def _b64(r: random.Random, nbytes: int) -> str:
     while True:
         s = base64.b64encode(r.randbytes(nbytes)).decode()

@@ -19,21 +19,14 @@ from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import scrub_text
 
-from ._scrub_support import assert_only_secret_hidden
+from ._scrub_support import assert_only_secret_hidden, note_password
 
 _ALNUM = string.ascii_letters + string.digits
 
 
 def _value(r: random.Random) -> str:
     """A generated password: an upper, a lower and a digit, 12-24 characters, a symbol inside at times."""
-    while True:
-        s = "".join(r.choice(_ALNUM) for _ in range(r.randint(12, 24)))
-        if any(c.isdigit() for c in s) and any(c.islower() for c in s) and any(c.isupper() for c in s):
-            break
-    if r.random() < 0.4:
-        i = r.randrange(1, len(s))
-        s = s[:i] + r.choice("!#%^*-_.+") + s[i:]
-    return s
+    return note_password(r)
 
 
 _SHORT = ("pw", "pwd", "PW", "Pwd")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
 from hermes_pipeline.engine.scrub_tokens import KEY_FORMATS, MORE_KEY_FORMATS
 
-from ._scrub_support import KEY_SAMPLES, discord_bot_token, password
+from ._scrub_support import KEY_SAMPLES, discord_bot_token, note_password, password
 from .test_scrub_key_formats_more import MORE_SAMPLES
 
 _PAIRS = [("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"), ("【", "】"), ("《", "》"), ("«", "»"), ("＂", "＂")]
@@ -375,22 +375,9 @@ def test_property_obs59_a_full_stop_ending_a_label_line_stays(seed: int, form: s
     """OBS-59 (stop 56): a label's or a sentence's value that ends its line with a full stop (``new db password:
     P.``, a note's last sentence) loses the value and keeps the stop; the label, the user name and the line break
     stay too. (Before, a value of no known format after a blank took the stop, as a YAML scalar would.)"""
-    secret = _secret_value(random.Random(seed))
+    secret = note_password(random.Random(seed), "!#%^*-_+@$", 0.3)
     text = form.format(P=secret)
     assert scrub_text(text) == form.format(P=redaction_marker(secret)), text
-
-
-def _secret_value(r: random.Random) -> str:
-    """Letters of both cases and digits, 12-24 of them, maybe a symbol inside (never at an end)."""
-    alphabet = string.ascii_letters + string.digits
-    while True:
-        value = "".join(r.choice(alphabet) for _ in range(r.randint(12, 24)))
-        if any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value):
-            break
-    if r.random() < 0.3:
-        i = r.randrange(1, len(value))
-        value = value[:i] + r.choice("!#%^*-_+@$") + value[i:]
-    return value
 
 
 def _closed_alphabet(provider: str) -> bool:
