@@ -66,7 +66,9 @@ _STRONG_WORDS: Final = frozenset({
     "passcode", "passkey", "creds", "psk",
     # the word for password in other languages, written in ASCII
     "passwort", "kennwort", "senha", "contrasena", "wachtwoord", "haslo", "heslo", "salasana", "passord",
-    "losenord", "sifre", "adgangskode",
+    "losenord", "sifre", "adgangskode", "jelszo",
+    # and for token
+    "jeton",
 })
 FOREIGN_CODE_WORDS: Final = (
     "验证码", "驗證碼", "校验码", "校驗碼", "动态码", "動態碼", "认证码", "認證碼", "恢复码", "恢復碼", "备用码", "備用碼",
@@ -77,7 +79,8 @@ FOREIGN_WORDS: Final = ("пароль", "密码", "密碼", "口令", "パスワ
                         "şifre", "סיסמה", "токен", "令牌", "トークン", "토큰", "密钥", "秘钥", "密鑰", "秘鑰",
                         "シークレット", "秘密鍵", "секрет", "mot de passe", "mot_de_passe", "motdepasse", "clave secreta",
                         "패스워드", "パスフレーズ", "パスコード", "金鑰", "權杖", "授权码", "授權碼", "凭据", "憑據", "認証情報",
-                        "資格情報", "비번", "암호", *FOREIGN_CODE_WORDS)
+                        "資格情報", "비번", "암호", "كلمة المرور", "كلمة السر", "รหัสผ่าน", "mật khẩu", "jelszó", "पासवर्ड",
+                        "парола", "лозинка", "κωδικός", *FOREIGN_CODE_WORDS)
 """The word for password, token or secret key in other languages, as lower case finds it in a name (its letters are
 not all ASCII, so the ASCII word split cannot see it): any name holding one is a strong credential name, unless it
 holds it only inside one of :data:`FOREIGN_NOT_NAMES`."""
@@ -133,8 +136,10 @@ _WEAK_WORDS: Final = frozenset({"key", "keys", "sig", "signature", "session", "s
 _PASS_WORDS: Final = frozenset({"pass", "pw"})
 """Credential words only as the name's last word (``DB_PASS``, ``DB_PW``; ``pass_through`` is no credential)."""
 _COMPOUNDS: Final = (("connection", "string"), ("shared", "access", "signature"), ("pass", "word"),
-                     ("pass", "words"), ("pass", "phrase"), ("pass", "phrases"), ("pass", "wd"))
-"""Credential names written as two or three words (``CONNECTION_STRING``, ``Pass_Word``)."""
+                     ("pass", "words"), ("pass", "phrase"), ("pass", "phrases"), ("pass", "wd"), ("kata", "sandi"),
+                     ("kata", "laluan"))
+"""Credential names written as two or three words (``CONNECTION_STRING``, ``Pass_Word``, Indonesian and Malay
+``Kata sandi``, ``kata laluan``)."""
 _QUERY_WORDS: Final = frozenset({"jwt", "sid", "ticket", "sess", "sessid", "sessionid", "jsessionid", "phpsessid",
                                  "aspsessionid", "session"})
 """Names of a URL's query parameters and of cookies that carry a session (``?ticket=``, ``;jsessionid=``,

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable
 from functools import lru_cache
@@ -1073,13 +1074,19 @@ def _url_secret(value: str) -> bool:
     return any(secret_looking(segment) for segment in path.split("/"))
 
 
+def _letter(c: str) -> bool:
+    """A letter of any script, or a mark written on one (Thai ``รหัสผ่าน`` and Devanagari ``पासवर्ड`` hold vowel signs
+    and a virama that are no letters)."""
+    return c.isalpha() or unicodedata.category(c)[0] == "M"
+
+
 def _name_before(text: str, pos: int) -> tuple[int, int]:
     """The ``[start, end)`` of the name ending (spaces and tabs aside) just before ``pos``: ASCII name characters,
     or letters of any script (``Пароль``, ``密码``, ``contraseña``)."""
     if pos == 0:
         return pos, pos
     last = text[pos - 1]
-    if last not in _NAME_CHARS and last not in " \t" and not (last > "\x7f" and last.isalpha()):
+    if last not in _NAME_CHARS and last not in " \t" and not (last > "\x7f" and _letter(last)):
         return pos, pos  # the common case in JSON and code (``": "``, ``): ``)
     end = pos
     blank_floor = max(0, pos - MAX_NAME_CHARS)
@@ -1091,10 +1098,10 @@ def _name_before(text: str, pos: int) -> tuple[int, int]:
     floor = max(0, end - MAX_NAME_CHARS - 1)
     while start > floor:
         c = text[start - 1]
-        if c not in _NAME_CHARS and not (c > "\x7f" and c.isalpha()):
+        if c not in _NAME_CHARS and not (c > "\x7f" and _letter(c)):
             break
         start -= 1
-    if start == floor and start > 0 and (text[start - 1] in _NAME_CHARS or text[start - 1].isalpha()):
+    if start == floor and start > 0 and (text[start - 1] in _NAME_CHARS or _letter(text[start - 1])):
         return end, end  # longer than any credential name
     if start > 0 and text[start - 1] == "\\" and start < end:
         # JSON-escaped text (any level: ``\\n``, ``\\\\n``): an escape's letters (``\\neos_token=``,

@@ -157,7 +157,9 @@ _ASCII_SENTENCES = ["Das Passwort lautet {p}.", "Das Kennwort ist {p}", "la cont
                     "le mot de passe est {p}", "het wachtwoord is {p}", "haslo jest {p}", "losenord er {p}",
                     "passord er {p}", "adgangskode er {p}", "salasana on {p}", "la parola es {p}",
                     "Die Zugangsdaten sind admin / {p}", "la chiave API es {p}", "mot de passe : {p}",
-                    "Passwort {p}", "the credentials are admin / {p}", "il token API: {p}", "passordet er {p}"]
+                    "Passwort {p}", "the credentials are admin / {p}", "il token API: {p}", "passordet er {p}",
+                    "le jeton est {p}", "A chave da API é {p}", "la clave de la API es {p}", "Kata sandi: {p}",
+                    "kata laluan: {p}"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -173,6 +175,24 @@ def test_property_the_foreign_sentences_pre_check_is_exact(seed: int, sentence: 
     text = lead + words.format(p=secret)
     assert find_spans(text) == find_spans(text, gated=False)
     assert secret not in scrub_text(text)
+
+
+_MORE_LANGUAGES = ("كلمة المرور: {p}", "كلمة السر: {p}", "รหัสผ่าน: {p}", "Mật khẩu: {p}", "Jelszó: {p}", "पासवर्ड: {p}",
+                   "Парола: {p}", "Лозинка: {p}", "Κωδικός: {p}", "Kata sandi: {p}", "le jeton est {p}",
+                   "A chave da API é {p}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_MORE_LANGUAGES), human=st.booleans())
+def test_property_obs58_59_a_password_named_in_more_languages_loses_its_value_only(
+        seed: int, form: str, human: bool) -> None:
+    """OBS-58 / OBS-59 (stop 56 soak): the word for password in Arabic, Thai (its vowel signs are marks, not letters:
+    the name was cut at them), Vietnamese, Hungarian, Hindi (a virama), Bulgarian, Serbian, Greek, Indonesian, and
+    French ``jeton`` and Portuguese ``chave da API``: the value goes, generated or a word and a number."""
+    r = random.Random(seed)
+    secret = f"{r.choice(('Summer', 'dragon', 'Falcon'))}{r.randint(10, 2025)}" if human else password(r)
+    text = form.format(p=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
 
 
 def test_sentences_about_a_password_stay() -> None:
