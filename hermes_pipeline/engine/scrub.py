@@ -326,7 +326,7 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
             if plain and "&" in vtext[max(0, s - 1):e]:
                 s, e = _entity_quoted(vtext, s, e)
             if vtext[e:e + 1] in _HUMAN_MARKS and human_password(vtext[s:e].rstrip("!?")):
-                while vtext[e:e + 1] in _HUMAN_MARKS:
+                while vtext[e:e + 1] in _HUMAN_MARKS and _QUERY_AFTER.match(vtext, e) is None:
                     e += 1  # the password is Summer2024!: the marks people end their passwords with
             if not plain and view.crosses_strings(s, e):
                 continue  # {"password":"\"","api_key":"\""}: a deeper view's """…""" over the structure above it
@@ -398,6 +398,8 @@ _ANGLE_INSIDE: Final = re.compile(r"[<>\s]")
 """What a secret written between angle brackets (``密码：<P>``) holds none of: the brackets are then the text's."""
 _HUMAN_MARKS: Final = ("!", "?")
 """What people end a password of a word and a number with (:func:`~.scrub_names.human_password`)."""
+_QUERY_AFTER: Final = re.compile(r"\?[\w.-]{1,64}=")
+"""A URL's query after a value (``;jsessionid=P?a=1``): its ``?`` is the URL's, not the password's."""
 _CLOSES: Final = {")": "(", "]": "[", "}": "{", "”": "“", "’": "‘", "」": "「", "』": "『", "»": "«", "`": "`"}
 """A closing bracket or quote, and what opens it."""
 

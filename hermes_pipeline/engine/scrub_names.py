@@ -1106,7 +1106,11 @@ def human_password(value: str) -> bool:
     ``w3lc0m3``) then one to four digits (``Summer2024``, ``summ3r576``). The ``!`` and ``?`` people end such a
     password with are its own (``the password is Summer2024!``), where a generated token's are the sentence's."""
     m = _HUMAN_RE.fullmatch(value)
-    return m is not None and english_word(m.group("w").translate(_LEET))
+    if m is None:
+        return False
+    word = m.group("w").translate(_LEET)
+    return 3 <= len(word) <= 12 and (word.islower() or (word[0].isupper() and word[1:].islower())) and (
+        english_word(word))  # a word in one case or capitalised: AEWPkoGFjUXJG06 is drawn, not made
 
 
 def secret_looking(value: str) -> bool:

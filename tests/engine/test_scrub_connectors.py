@@ -107,6 +107,10 @@ def test_obs59_the_marks_a_password_of_a_word_and_a_number_ends_with_are_its_own
     assert scrub_text(f"Use {human}! as the passphrase") == f"Use {redaction_marker(human + '!')} as the passphrase"
     assert scrub_text(f'{{"password": "{human}"}}') == f'{{"password": "{redaction_marker(human)}"}}'
     assert scrub_text(f"The password is {token}!") == f"The password is {redaction_marker(token)}!"
+    drawn = "AEWPkoGFjUXJG06"  # letters drawn in both cases, then a digit: no word people chose
+    assert scrub_text(f"The password is {drawn}!") == f"The password is {redaction_marker(drawn)}!"
+    url = "https://x.example/app;jsessionid={}?a=1"
+    assert scrub_text(url.format(drawn)) == url.format(redaction_marker(drawn))
 
 
 @settings(max_examples=300, deadline=None)
