@@ -257,7 +257,7 @@ _FOREIGN_SENTENCE_RE: Final = re.compile(
     r"(?<![\w-])(?:[A-Za-z0-9]{2,12}-)?(?i:passwort|kennwort|contraseña|contrasena|clave|senha|mot[ \t]de[ \t]passe|"
     r"wachtwoord|hasło|haslo|lösenord(?:et)?|losenord(?:et)?|passord(?:et)?|adgangskode(?:n)?|salasana|parola|пароль|"
     r"токен|zugangsdaten|schlüssel|(?:clé|clave|chiave|chave)[ \t](?:(?:de|da|do|del|della)[ \t](?:la[ \t])?)?api|"
-    r"token api|jeton)"
+    r"token api|jeton|kata[ \t](?:sandi|laluan))"
     r"(?:[ \t]+(?i:de|del|de[ \t]la|des|du|do|da|della|dello|van|von|für|fur|zum|zur|od|dla|от|для|of|for)"
     r"(?:[ \t]+[\w.@/-]{1,40}){1,3}?)?"
     r"(?:[ \t]+(?i:lautet|ist|war|es|será|é|era|est|était|is|jest|to|är|er|on|è|sind|je|—|–|-)[ \t]*:?|[ \t]*[:：])"
@@ -270,7 +270,8 @@ definite form (``Lösenordet är P``), or a colon after a blank (``mot de passe 
 P``)."""
 _FOREIGN_WORDS: Final = ("passwort", "kennwort", "contraseña", "contrasena", "clave", "senha", "mot", "wachtwoord",
                          "hasło", "haslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "parola",
-                         "пароль", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave", "token api", "jeton")
+                         "пароль", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave", "token api", "jeton",
+                         "kata sandi", "kata laluan")
 """What each name :data:`_FOREIGN_SENTENCE_RE` reads holds, lower-cased: a text without one of them holds no such
 sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
@@ -64,6 +64,7 @@ _POSITIONAL_WRAPPERS = ('"{t}"', 'User said: "{t}"', "({t})", "> {t}", "- {t}", 
 @settings(max_examples=400, deadline=None)
 @given(seed=st.integers(0, 2**32), form=st.sampled_from(_positional_forms()),
        wrapper=st.sampled_from(_POSITIONAL_WRAPPERS))
+@example(seed=0, form="Kata sandi: {p}", wrapper="2026-12-06T10:00:00Z INFO {t}")  # a two-word name after a stamp
 def test_property_obs57_59_a_command_or_statement_loses_the_same_span_whatever_encloses_it(
         seed: int, form: str, wrapper: str) -> None:
     """OBS-57 / OBS-59: a password given by position (``net user admin P /add``, ``rabbitmqctl add_user admin P``,
