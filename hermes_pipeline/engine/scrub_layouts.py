@@ -897,7 +897,7 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
         span = found
         if quoted and not _LINE_REST.match(text, m.end(), line_end):
             value = text[span[0]:span[1]]
-            if not (_generated(value) or _word_and_number(value.rstrip("!?#$"))):
+            if not (_generated(value) or _made_password(value)):
                 return  # Token: "abc" is the header's name: a sentence goes on about a word
     if span[1] <= span[0]:
         return
@@ -1037,7 +1037,7 @@ def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans
                 if cell:
                     _login_cell(text, cells[k][0] + 1, cells[k][1], spans)
             elif cell and (_generated(cell) or " / " in cell or (  # a password column states its cells' values
-                    level == STRONG and _word_and_number(cell.rstrip("!?#$")))):
+                    level == STRONG and _made_password(cell))):
                 _cell_value(text, name, cells[k][0] + 1, cells[k][1], level, spans)
         at = line_end + 1
 
@@ -1560,8 +1560,9 @@ def _value_named_after(text: str, name: int, spans: list[Span], random: bool = F
 
 def _weak_name(name: str) -> bool:
     """Whether a credential named in a sentence (``the OpenAI key``, ``API key``) is no strong name: its value must then
-    look random."""
-    return credential_name(name.replace(" ", "_").replace("\t", "_")) != STRONG
+    look random. The words before a strong name do not weaken it (``new token``, ``staging app password``)."""
+    words = name.split()
+    return all(credential_name("_".join(words[i:])) != STRONG for i in range(len(words)))
 
 
 def _random(value: str) -> bool:
@@ -1814,6 +1815,12 @@ def _word_and_number(value: str) -> bool:
     if value.islower() or (value[0].isupper() and value[1:].islower()):  # hunter2, River52, tig3r20
         return (sum(map(str.isdigit, value)) < 3 or human_password(value)) and not _technical(value.lower())
     return len(value) >= 8 and not _technical(value.lower())
+
+
+def _made_password(value: str) -> bool:
+    """:func:`_word_and_number` of ``value`` less the marks people end such a password with (``River52!``,
+    ``Winter1501#``): what a strong label's or a password column's value is when the label states it."""
+    return _word_and_number(value.rstrip("!?#$"))
 
 
 def _technical(value: str) -> bool:
