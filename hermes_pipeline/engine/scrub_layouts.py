@@ -43,8 +43,8 @@ from itertools import pairwise
 from typing import Final
 
 from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, NOT_GLUED, STRONG,
-                          camel_name, credential_name, english_word, grouped_password, human_password, phrase_name,
-                          secret_looking)
+                          camel_name, credential_name, drawn_letters, english_word, grouped_password, human_password,
+                          phrase_name, secret_looking)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
                           holds_user, markup_cut, unemphasized)
 
@@ -184,6 +184,7 @@ _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)"
 """Where a sentence names a credential, read in the lower-cased text near a hint: each reader of what follows the name
 (the ``_TAIL_RE`` patterns below) is matched there, so the names are sought once."""
 _COPULA_TAIL_RE: Final = re.compile(
+    r"(?:(?:['’](?i:s))?[ \t]+(?i:value|contents?)(?=[ \t]+(?i:is|was|will|has|should|equals)[ \t]))?"
     r"(?:[ \t]+(?i:for|of|on|at|in|de|del|du|do|da|della|van|von|für|zum|zur|od)"
     r"(?:[ \t]+(?:[\w.@/-]{1,40}|\"[^\"\n]{1,40}\"|'[^'\n]{1,40}'|“[^”\n]{1,40}”)){1,5}?)?"
     r"(?:(?:[ \t]+(?i:that|which))?[ \t]+(?:I|[Ww]e|[Yy]ou|[Tt]hey|[Hh]e|[Ss]he)(?:['’](?:ve|d|ll))?"
@@ -194,7 +195,8 @@ _COPULA_TAIL_RE: Final = re.compile(
 """An English sentence giving a credential's value after its name: ``the password is P``, ``API key was: P``, ``the
 token has been set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira
 is P``), a clause saying whose it is (``The passphrase I chose is P``, ``the token you need for CI is P``), a note
-in parentheses (``The API token (expires 2027) is P``), the copula contracted (``my password's P``) or in a clause
+in parentheses (``The API token (expires 2027) is P``), its value named (``the key's value is P``), the copula
+contracted (``my password's P``) or in a clause
 (``the token, which is P, goes in the vault``)."""
 _CLAUSE_END_RE: Final = re.compile(r"[ \t]*(?:[.,;:!?)]|\r?$)", re.M)
 """Where a clause ends right after a credential's name (``use P as the access token.``)."""
@@ -441,6 +443,8 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _code_lists(text, spans)
     if not gated or (":" in text and "." in text):
         _relay_lines(text, spans)
+    if not gated or (":" in text and _holds(text, low, _ADMIN_WORDS)):
+        _admin_lines(text, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
         _login_lines(text, spans)
     if not gated or "p:" in low or "p=" in low:
@@ -986,6 +990,7 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
             continue
         bars = _row_bars(text, start, end, open_rows=True)
         if not bars:
+            _glued_row(text, start, end, spans)
             continue
         open_row = not (start <= bars[0] and text[bars[0]] in _CELL_BARS)
         header = _SEPARATOR_ROW_RE.match(text, end + 1)
@@ -1010,6 +1015,20 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
                     _cell_value(text, name, b + 1, bars[k + 2], level, spans)
         if columns and header is not None:
             _column_cells(text, header.end(), columns, spans)  # its rows are read for their own names too
+
+
+def _glued_row(text: str, start: int, end: int, spans: list[Span]) -> None:
+    """A line of two cells split by a bar without blanks (``Password|P``, an export's row): the value of a strong
+    name when it looks generated (``FLAG_PASSWORD|FLAG_OTHER``, code's bitwise or, stays)."""
+    m = _GLUED_ROW_RE.match(text, start, end)
+    if m is not None and credential_name(m.group("n")) == STRONG and not phrase_name(m.group("n")) \
+            and _generated(m.group("v")):
+        _judge(text, m.group("n"), m.span("v"), STRONG, spans, bare=True)
+
+
+_GLUED_ROW_RE: Final = re.compile(
+    r"[ \t>]*(?P<n>[A-Za-z][A-Za-z0-9 _.-]{0,62}[A-Za-z0-9])[|│](?P<v>[^\s|│]{1,256})[|│]?[ \t]*\r?\Z")
+"""A row of two cells split by a bar without blanks (``Password|P``), on a line of its own."""
 
 
 _PHRASE_CHARS: Final = re.compile("[ -]")
@@ -1277,9 +1296,11 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
 
 
 _SPACED_SETTING_RE: Final = re.compile(
-    _LINE_OPEN + _DECORATION + r"(?P<n>[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+)[ \t]+"
+    _LINE_OPEN + _DECORATION + r"(?P<n>[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+)"
+    r"[ \t]+"
     r"(?![a-z_]{2,}=[^=\s])(?P<v>[^\s\"'`”’]{5,255}[^\s\"'`;,”’])" + _LINE_CLOSE, re.MULTILINE)
-"""A setting written ``name value`` on a line of its own (``client_secret P``, ``auth_token P``), as configuration
+"""A setting written ``name value`` on a line of its own (``client_secret P``, ``auth_token P``, a Gradle signing
+config's ``storePassword P``), as configuration
 files without a separator write them; a value ending with ``;`` or ``,`` (a statement's, a list's), or starting as
 a pair does (``key=value``: a lower-case word), is no such setting's; code is told by the value's judge
 (``get_key(x)`` stays), and a generated value's brackets, ``=``, ``,`` and ``;`` are its own (``tL@ER1_otJH=+@gLJC``,
@@ -1301,6 +1322,22 @@ def _spaced_settings(text: str, hits: list[int], spans: list[Span]) -> None:
 
 _SETTING_REACH: Final = 512
 """The longest stretch from a ``name value`` line's start to its name's hint (what encloses the line, its marks)."""
+
+
+def _admin_lines(text: str, spans: list[Span]) -> None:
+    """The password of each line :data:`_ADMIN_LINE_RE` reads (``root:P``, ``admin: P``): an administrator's login
+    on a line of its own, when the password looks generated (``root:x:0:0:root:/root:/bin/bash`` stays)."""
+    for m in _ADMIN_LINE_RE.finditer(text):
+        if _generated(m.group("p")):
+            _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
+
+
+_ADMIN_WORDS: Final = ("root", "admin", "administrator", "postgres", "ubuntu", "ec2-user", "elastic", "oracle")
+_ADMIN_LINE_RE: Final = re.compile(
+    _LINE_OPEN + r"[ \t>*+-]*(?i:root|admin|administrator|postgres|ubuntu|ec2-user|elastic|oracle)[ \t]*:[ \t]*"
+    r"(?P<p>[^\s:\"'`\\]{6,256})" + _LINE_CLOSE, re.MULTILINE)
+"""A login of an administrator's account written ``user:password`` on a line of its own (``root:P``), also as a JSON
+string's whole text."""
 
 
 def _relay_lines(text: str, spans: list[Span]) -> None:
@@ -1471,8 +1508,10 @@ _DASH_TAIL_RE: Final = re.compile(r"[ \t]+(?:—|–|--?)[ \t]+(?=[\"'`!-~" + _O
 token — P ok?``, ``the staging password - P`` (a label that starts its line is :func:`_labels`')."""
 _ISSUED_TAIL_RE: Final = re.compile(
     r"(?: (?i:has[ \t]+been|have[ \t]+been|was|were|is|got))? (?i:re)?(?i:generated|created|issued|rotated|reset|"
-    r"changed|updated|renewed)[ \t]*[:：][ \t]+(?=[\"'`!-~" + _OPENERS + "])")
-"""``Your API token has been regenerated: P``, ``password reset: P``: the verb that made the value, then a colon."""
+    r"changed|updated|renewed)(?:[ \t]*[:：]|[ \t]*[;,.][ \t]+(?i:the[ \t]+)?(?i:new)[ \t]+(?i:value|one)"
+    r"(?:[ \t]+(?i:is))?[ \t]*[:：]?)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
+"""``Your API token has been regenerated: P``, ``password reset: P``: the verb that made the value, then a colon; or
+a clause naming the new value (``Token rotated; new value P``, ``password changed, the new one is P``)."""
 _TO_TAIL_RE: Final = re.compile(r" (?i:to) (?=[\"'`!-~" + _OPENERS + "])")
 _SET_BEFORE_RE: Final = re.compile(r"(?<![\w-])(?i:set|change|changed|update|updated|reset)[ \t]+(?:(?i:the|my|your|"
                                    r"our)[ \t]+)?\Z")
@@ -1568,7 +1607,10 @@ def _weak_name(name: str) -> bool:
 def _random(value: str) -> bool:
     """A value that looks drawn at random, not only generated (after a weak ``key`` in a sentence): eight characters
     at least, of three classes of lower case, upper case, digits and symbols (``Xk9mQ2vLp7Rt``, ``hunter2!x``), or
-    twenty letters and digits of two; no path (``~/.ssh/authorized_keys``) or variable."""
+    twenty letters and digits of two, or letters alone as drawn (:func:`~.scrub_names.drawn_letters`:
+    ``fUzTYQOaNFvp``); no path (``~/.ssh/authorized_keys``) or variable."""
+    if drawn_letters(value):
+        return True
     classes = (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value))
     symbols = not value.isalnum()
     return len(value) >= 8 and (classes + symbols >= 3 or (len(value) >= 20 and classes >= 2 and not symbols)) and \
@@ -1622,13 +1664,14 @@ _FOREIGN_BARE_WORDS: Final = ("пароль", "hasło", "contraseña", "lösenor
 
 
 def _login_sentences(text: str, low: str, gated: bool, spans: list[Span]) -> None:
-    """The password of each sentence :data:`_LOGIN_SENTENCES` reads, when it looks generated."""
+    """The password of each sentence :data:`_LOGIN_SENTENCES` reads, when it looks generated or made as people make
+    passwords (the sentence states it: ``Log into grafana (admin / IcgGwUprCXeZ)``, ``… as admin / River52``)."""
     for words, regex in _LOGIN_SENTENCES:
         if gated and not _holds(text, low, words):
             continue
         for m in regex.finditer(text):
             _sentence_value(text, m.start("v") if "v" in regex.groupindex and m.group("v") is not None else m.end(),
-                            spans, ascii_only=False)
+                            spans, ascii_only=False, stated=True)
 
 
 _PASSWORD_ENDS: Final = ("password", "passwd", "passwords", "pass", "pwd", "pw")
@@ -1758,7 +1801,8 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return  # password https://host/app;jsessionid=P: a URL, whose own readers take what it holds
     if random and not _random(value):
         return
-    if e > s and (code and code_value(value) or stated and _word_and_number(value) or _generated(value) and not (
+    if e > s and (code and code_value(value) or (stated or random) and drawn_letters(value)
+                  or stated and _word_and_number(value) or _generated(value) and not (
             value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
             and all(map(_word_run, _DIGIT_SPLIT.split(value))))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
@@ -1811,7 +1855,7 @@ def _word_and_number(value: str) -> bool:
     if not (5 <= len(value) <= 64 and value.isascii() and value.isalnum()) or value.isdigit():
         return False
     if value.isalpha():
-        return len(value) >= 10 and not value.islower() and not value.isupper() and not camel_name(value)
+        return drawn_letters(value)
     if value.islower() or (value[0].isupper() and value[1:].islower()):  # hunter2, River52, tig3r20
         return (sum(map(str.isdigit, value)) < 3 or human_password(value)) and not _technical(value.lower())
     return len(value) >= 8 and not _technical(value.lower())

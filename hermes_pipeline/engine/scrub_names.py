@@ -51,6 +51,7 @@ from typing import Final
 
 __all__ = ["FOREIGN_CODE_WORDS", "FOREIGN_KEY_WORDS", "FOREIGN_NOT_NAMES", "FOREIGN_WORDS", "NAME_HINTS", "NOT_GLUED",
            "STRONG", "WEAK", "call_extent", "camel_name", "code_call", "credential_name", "credential_word",
+           "drawn_letters",
            "english_word", "grouped_password", "kept_value", "open_call", "parameter_default", "phrase_name",
            "placeholder", "query_credential", "secret_looking"]
 
@@ -1111,6 +1112,13 @@ def human_password(value: str) -> bool:
     word = m.group("w").translate(_LEET)
     return 3 <= len(word) <= 12 and (word.islower() or (word[0].isupper() and word[1:].islower())) and (
         english_word(word))  # a word in one case or capitalised: AEWPkoGFjUXJG06 is drawn, not made
+
+
+def drawn_letters(value: str) -> bool:
+    """Letters alone as a generator draws them: ten at least, ASCII, of both cases, and not words joined as a
+    CamelCase name's (``tGnOqgBuJRkn``, ``fPXqndYCAMrXlUV``; not ``HelloWorld`` or ``PostgreSQL``)."""
+    return len(value) >= 10 and value.isascii() and value.isalpha() and not value.islower() and not value.isupper() \
+        and not camel_name(value)
 
 
 def secret_looking(value: str) -> bool:

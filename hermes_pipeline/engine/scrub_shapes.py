@@ -43,8 +43,8 @@ from urllib.parse import unquote
 from .scrub_clients import (client_hints, find_client_passwords, find_keyword_pairs, find_login_tokens,
                             find_positional_passwords, find_sql_identified)
 from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
-                          credential_word, english_word, kept_value, open_call, parameter_default, phrase_name,
-                          human_password, placeholder, query_credential, secret_looking)
+                          credential_word, drawn_letters, english_word, kept_value, open_call, parameter_default,
+                          phrase_name, human_password, placeholder, query_credential, secret_looking)
 
 __all__ = ["find_shape_spans", "is_sensitive_pair", "unemphasized"]
 
@@ -1130,13 +1130,13 @@ _RUN_AFTER_RE: Final = re.compile(r"[ \t]*[\"']?([^\s\"']{1,256})")
 
 def _with_word_before(text: str, start: int, name: str, level: int, value_at: int) -> tuple[str, int]:
     """A weak name (``key``) with the word before it and a blank, when the two make a strong one and the value (at
-    ``value_at``) looks like a credential (``API key=P``, ``our API key: P``; not ``API key = Honcho not
-    configured``); else ``(name, level)`` as they were."""
+    ``value_at``) looks like a credential, letters alone as drawn too (``API key=P``, ``our API key: P``, ``your API
+    key: fPXqndYCAMrXlUV``; not ``API key = Honcho not configured``); else ``(name, level)`` as they were."""
     if text[start - 1:start] != " ":
         return name, level
     run = _RUN_AFTER_RE.match(text, value_at)
     value = run.group(1).rstrip(".,;:") if run is not None else ""
-    if not (secret_looking(value) or human_password(value.rstrip("!?"))):
+    if not (secret_looking(value) or human_password(value.rstrip("!?")) or drawn_letters(value)):
         return name, level
     before = _WORD_BEFORE_RE.search(text, max(0, start - 24), start - 1)
     if before is None:
@@ -1948,6 +1948,11 @@ def _authority(text: str, at: int, scheme: bool, spans: list[Span]) -> int:
         later = _host_sign(text, text.find("@", auth_end, token_end), token_end)
         if later >= 0 and "//" not in text[auth_end:later] and text.find(":", at, sign) >= 0:
             sign, auth_end = later, token_end  # u:6+DIgg_@sO6~t^I/_W@h/d: no host after the first "@", one after this
+    elif sign >= 0 and auth_end < token_end and text[auth_end] in "?#" and _bare_host(text[sign + 1:auth_end]) \
+            and text.find(":", at, sign) >= 0:
+        later = _host_sign(text, text.find("@", auth_end, token_end), token_end)
+        if later >= 0 and not any(c in text[auth_end:later] for c in "/=&") and "." in text[later:token_end]:
+            sign, auth_end = later, token_end  # bob:p@ss#w0rd99@github.com: "ss" is the password's, not a host
     colon = text.find(":", at, sign if sign >= 0 else auth_end)
     if sign < 0:
         if colon < 0 or auth_end == token_end:
@@ -1988,6 +1993,12 @@ def _slashed_password(value: str) -> bool:
     """Whether ``value``, between a userinfo's ``:`` and the ``@`` before its host, is a password that starts with
     ``/`` or holds ``//`` (base64 draws either in one value of twenty): generated, and no scheme's ``://`` inside."""
     return "://" not in value and secret_looking(value)
+
+
+def _bare_host(host: str) -> bool:
+    """Whether ``host`` (what an ``@`` and a ``?`` or ``#`` enclose in an authority) is a host by its letters alone: no
+    dot, no port, not ``localhost`` (``p@ss#w0rd@github.com``: the password's, when a real host follows)."""
+    return "." not in host and ":" not in host and host.lower() != "localhost"
 
 
 def _host_sign(text: str, sign: int, end: int) -> int:

@@ -1,0 +1,103 @@
+"""Settings, rows, rotations and logins that left their value (OBS-55, OBS-58, OBS-59; stop 57 soak).
+
+The notes soak of the previous session listed what it still found kept: a Gradle signing config's ``storePassword P``
+(a ``name value`` setting whose name is CamelCase, not ``snake_case``), an export's row without blanks around its bar
+(``Password|P``), a sentence naming the value (``the key's value is P``), the new value after a rotation (``Token
+rotated; new value P``), letters alone drawn in both cases after a name made strong by the word before it (``your API
+key: fPXqndYCAMrXlUV``) or in a login sentence (``Log into grafana (admin / IcgGwUprCXeZ)``), an administrator's
+``root:P`` line, and a URL userinfo password holding an ``@`` before a ``#`` or ``?`` (``https://bob:p@ss#w0rd99@
+github.com``).
+
+Every planted value loses exactly its span (and its percent-encoded form in a search query); what reads as code, a
+word, a name or a host stays."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
+from ._scrub_support import assert_only_secret_hidden, note_password, password
+
+
+def _drawn_letters(r: random.Random) -> str:
+    """Letters alone as a generator draws them: both cases, no run of the same case longer than three (so no word)."""
+    while True:
+        value = "".join(r.choice(string.ascii_letters) for _ in range(r.randint(12, 24)))
+        if any(c.isupper() for c in value[1:]) and any(c.islower() for c in value) and not value[0].isupper():
+            return value
+
+
+def _value(r: random.Random, kind: str) -> str:
+    if kind == "letters":
+        return _drawn_letters(r)
+    if kind == "note":
+        return note_password(r, symbols="%^*_+", share=0.3)
+    return password(r)
+
+
+_KINDS = ("alnum", "note", "letters")
+_SETTINGS = ("storePassword {P}", "    keyPassword {P}", "clientSecret {P}", "apiToken {P}", "- authToken {P}")
+_ROWS = ("Password|{P}", "API token|{P}|", "db password|{P}", "> Secret|{P}")
+_SENTENCES = ("the key's value is {P}", "The password's value is {P}.", "the token value is {P}",
+              "Token rotated; new value {P}", "Password changed, the new one is {P}.", "API key rotated. New value: {P}",
+              "your API key: {P}", "Here's your API key: {P}, thanks", "our API key={P}")
+_LOGINS = ("Log into grafana (admin / {P})", "Log in as admin / {P}", "sign in to the NAS as admin / {P}",
+           "the credentials are admin / {P}", "root:{P}", "admin: {P}", "creds\nroot:{P}\nthanks")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), kind=st.sampled_from(_KINDS),
+       form=st.sampled_from(_SETTINGS + _ROWS + _SENTENCES + _LOGINS))
+@example(seed=1, kind="letters", form="Log into grafana (admin / {P})")
+@example(seed=2, kind="alnum", form="storePassword {P}")
+def test_property_obs58_59_settings_rows_rotations_and_logins_lose_exactly_their_value(
+        seed: int, kind: str, form: str) -> None:
+    """OBS-58 / OBS-59: each form with a generated value, letters alone or a password with a symbol: exactly the
+    value's span goes; the same note inside a JSON string loses the same span."""
+    r = random.Random(seed)
+    secret = _value(r, kind)
+    if kind == "letters" and form in _SETTINGS + _ROWS + ("root:{P}", "admin: {P}", "creds\nroot:{P}\nthanks"):
+        secret = password(r)  # a setting's or a row's value is judged as generated: letters alone may be a word there
+    text = form.format(P=secret)
+    assert_only_secret_hidden(text, secret)
+    encoded = json.dumps({"content": text})
+    assert scrub_text(encoded) == json.dumps({"content": text.replace(secret, redaction_marker(secret))})
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("git clone https://bob:p@ss#w0rd99@github.com/o/r.git", "p@ss#w0rd99"),
+    ("https://alice:f@lc0n659?@gitlab.com", "f@lc0n659?"),
+    ("remote = https://ci:Xk9@mPq2#vL7@git.example.org/team/app.git", "Xk9@mPq2#vL7"),
+])
+def test_obs58_a_userinfo_password_holding_an_at_sign_before_a_hash_or_question_mark_goes_whole(
+        text: str, secret: str) -> None:
+    """OBS-58: the ``@`` before ``ss`` is the password's when a real host follows a later ``@`` (no path, query pair or
+    ``=`` between): the whole password goes, the user and the host stay."""
+    assert_only_secret_hidden(text, secret)
+
+
+@pytest.mark.parametrize("text", [
+    "storePassword myPassword", "apiKey getApiKey()", "accessKey process.env.KEY", "keyAlias myalias",
+    "authToken Xk9mPq2vL7;", "x = a|b", "FLAG_PASSWORD|FLAG_OTHER", "Token|abc", "the key's value is a string",
+    "the API key value is 42", "Cache updated; new value 42", "token rotated; new value is pending",
+    "your API key: NotConfigured", "Log into grafana (admin / HelloWorld)", "log in as admin / password",
+    "Use GitHubDesktop to sign in", "root:x:0:0:root:/root:/bin/bash", "admin: enabled", "Root: /var/www",
+    "admin:some_setting_name", "postgres:postgres", "https://u@host?email=bob@example.com",
+    "https://host/x?email=bob@example.com", "see https://example.com/a#b@c for details"])
+def test_obs55_code_words_names_and_hosts_in_those_forms_stay(text: str) -> None:
+    """OBS-55: a call, a word, a CamelCase name, a passwd line, a setting's name or a query's address stays."""
+    assert scrub_text(text) == text
+
+
+def test_obs59_a_userinfo_password_before_a_query_holding_an_address_stays_the_password() -> None:
+    """OBS-59: ``?email=bob@example.com`` after the host is the query's: the password ends at the first host's
+    ``@``, and the address stays."""
+    secret = "Xk9mPq2vL7"
+    assert_only_secret_hidden(f"https://u:{secret}@host?email=bob@example.com", secret)
