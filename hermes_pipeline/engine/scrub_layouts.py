@@ -314,8 +314,10 @@ _KEY_TAIL_RE: Final = re.compile(r"(?:[ \t]*\((?i:new|old|current|next|now|was)[
                                  r"|(?:[ \t]*(?::|->|→|=>|=|—|–|--|-))?[ \t]+)(?=[\"'`!-~" + _OPENERS + "])")
 """What follows a weak ``key`` given its value in a credential's context: a blank, a colon, an arrow or a note
 (``(new: P)``)."""
-_KEY_CHORD_RE: Final = re.compile(r"(?i:ctrl|control|shift|alt|option|opt|cmd|command|meta|super|win|fn)[+-]")
-"""A keyboard's key chord (``shift+F10``, ``Ctrl+Alt+Del``): the key a sentence names is a key of a keyboard."""
+_KEY_CHORD_RE: Final = re.compile(
+    r"(?:(?i:ctrl|control|shift|alt|option|opt|cmd|command|meta|super|win|fn)[+-])+[A-Za-z0-9]{1,9}\Z")
+"""A keyboard's key chord (``shift+F10``, ``Ctrl+Alt+Del``): the key a sentence names is a key of a keyboard; a long
+drawn run after a modifier's name is a value (``Cmd-zDD6CfMuhpLMqifMaQGEnlaD``)."""
 _KEY_NOTE_RE: Final = re.compile(r"(?<![\w-])(?i:new|old|current|next|now|was)[ \t]*[:=][ \t]*")
 """Each value of a note after a weak ``key`` (``(old: P, new: Q)``)."""
 _POINTING: Final = r"(?i:it'?s|it’s|this[ \t]+is|that'?s|that’s|which[ \t]+is|which[ \t]+was|aka|i\.e\.,?|=)[ \t]+"

@@ -1115,10 +1115,11 @@ def human_password(value: str) -> bool:
 
 
 def drawn_letters(value: str) -> bool:
-    """Letters alone as a generator draws them: ten at least, ASCII, of both cases, and not words joined as a
-    CamelCase name's (``tGnOqgBuJRkn``, ``fPXqndYCAMrXlUV``; not ``HelloWorld`` or ``PostgreSQL``)."""
-    return len(value) >= 10 and value.isascii() and value.isalpha() and not value.islower() and not value.isupper() \
-        and not camel_name(value)
+    """Letters alone as a generator draws them: ten at least, ASCII, of both cases with a capital after the first
+    letter, and not words joined as a CamelCase name's (``tGnOqgBuJRkn``, ``fPXqndYCAMrXlUV``; not ``HelloWorld``,
+    ``PostgreSQL`` or a capitalised word, ``Browserbase``)."""
+    return len(value) >= 10 and value.isascii() and value.isalpha() and not value.islower() \
+        and not value[1:].islower() and not value.isupper() and not camel_name(value)
 
 
 def secret_looking(value: str) -> bool:

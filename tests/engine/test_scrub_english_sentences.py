@@ -411,6 +411,8 @@ _PUT_WHERE = ("to ~/.hermes/.env", "in config.yaml", "into .env", "to the vault"
 @settings(max_examples=300, deadline=None)
 @example(seed=798139, verb="Added", name="the key", where="to ~/.hermes/.env", quote="", end="")  # pw@BShZt…: a
 # value starting with a credential word was read as the name (stop 54's fresh clone)
+@example(seed=80487, verb="Added", name="the key", where="to ~/.hermes/.env", quote="", end="")  # Cmd-zDD6…: a
+# value starting as a key chord does was read as one (stop 57's scrubber subset)
 @given(seed=st.integers(0, 2**32), verb=st.sampled_from(_PUT_VERBS), name=st.sampled_from(_PUT_NAMES),
        where=st.sampled_from(_PUT_WHERE), quote=st.sampled_from(("", "`", '"', "'")),
        end=st.sampled_from(("", ".", " yesterday.", " and restarted the gateway.")))
