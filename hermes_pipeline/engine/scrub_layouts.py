@@ -629,6 +629,13 @@ _LOGIN_LINE_RE: Final = re.compile(
     r"[^\n\r:：/*`\"]{0,40}?)(?:\*\*|__|[*_`])?"
     r"[ \t]*[:：](?:\*\*|__|[*_])?[ \t]*(?P<u>[^\s/\"]{1,64})[ \t]+/[ \t]+(?P<p>[^\s\"]{1,256}?)[ \t]*[.;]?"
     + _LINE_CLOSE, re.MULTILINE)
+_SERVICE_LOGIN_RE: Final = re.compile(
+    _LINE_OPEN + _DECORATION + r"(?:\*\*|__|[*_`])?(?P<label>[^\n\r:：/*`\"]{1,40}?)(?:\*\*|__|[*_`])?[ \t]*[:：]"
+    r"(?:\*\*|__|[*_])?[ \t]*(?P<u>(?i:admin|administrator|root|sa|postgres|ubuntu|ec2-user|pi)"
+    r"|[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+)[ \t]+/[ \t]+(?P<p>[^\s\"]{1,256}?)[ \t]*[.;]?"
+    + _LINE_CLOSE, re.MULTILINE)
+"""A service's login noted as its name, an administrator's account or an address, and a password, a blank around the
+slash (``router: admin / P``, ``staging db: bob@example.com / P``): the label and the user stay."""
 """A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``, ``u/p:``, ``账号/密码：``,
 ``ログイン：``) or a wireless network (``Wi-Fi:``, ``SSID / password:``), then a user (or the network's name) and a
 password written with a blank around the slash, ending the line (``admin / P``, ``HomeNet / P``): the user stays, the
@@ -659,8 +666,8 @@ def _login_lines(text: str, spans: list[Span]) -> None:
     """The password of each line :data:`_LOGIN_LINE_RE` reads, sought from the lines that hold a slash between blanks
     (each line once)."""
     for _, start, end in _anchored_lines(text, (m.start() for m in _SPACED_SLASH_RE.finditer(text)), _LOGIN_LINE_MAX):
-        m = _LOGIN_LINE_RE.match(text, start, end)
-        if m is not None and _generated(m.group("p")):
+        m = _LOGIN_LINE_RE.match(text, start, end) or _SERVICE_LOGIN_RE.match(text, start, end)
+        if m is not None and (_generated(m.group("p")) or _made_password(m.group("p"))):
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
 
 
@@ -849,9 +856,10 @@ def _generated(value: str) -> bool:
     ``api.moonshot.ai/v1``, ``SessionToken``), or letters of both cases with a piece that is no short name
     (:data:`_SHORT_NAMES`) and no English word, or in capitals beside a piece in lower case (``Cmu/R1:Azb9``,
     ``ID0:YML/Row8``, ``EQE:SCO-ufw5``: letters drawn at random in short runs; not ``us-east-1``, ``IPv6-Win10``,
-    ``Vault:kv/v2``, ``AWS/us-east-1``)."""
+    ``Vault:kv/v2``, ``AWS/us-east-1``); letters alone as drawn (:func:`~.scrub_names.drawn_letters`:
+    ``MwdPPOBvKAnIiTr``; not ``HelloWorld``)."""
     if not secret_looking(value):
-        return False
+        return drawn_letters(value)
     if any(not c.isalnum() and c not in "./:_-" for c in value):
         return True
     pieces = [p for p in _PIECE_SPLIT.split(value) if p]
@@ -1636,8 +1644,9 @@ _LOGIN_SENTENCES: Final = (
     (("to log", "to sign"), re.compile(
         r"(?<![\w-])(?i:use|using|with)[ \t]+(?P<v>[^\s\"'`]{6,256}?)[ \t]+(?i:to log|to sign)[ \t-]?(?i:in|on)"
         r"(?:(?i:to))?(?![\w-])")),
-    (("in is ", "in was "), re.compile(
-        r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in) (?i:is|was) [\w.@+-]{1,64}[ \t]+(?i:with|and|/)[ \t]+"
+    (("in is ", "in was ", "login for ", "login to ", "login on ", "in for "), re.compile(
+        r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)(?:[ \t]+(?i:for|to|on|at)(?:[ \t]+[\w.-]{1,40}){1,3}?)?"
+        r" (?i:is|was) [\w.@+-]{1,64}[ \t]+(?i:with|and|/)[ \t]+"
         r"(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~])")),
     (("in with ", "in as ", "in using "), re.compile(
         r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:with|as|using)[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*"
@@ -1650,7 +1659,8 @@ _LOGIN_SENTENCES: Final = (
         r"(?i:credentials|creds|zugangsdaten|identifiants|credenciales|credenziali|credenciais)"
         r"(?:[ \t]+(?i:for|of|on|to|at|für|pour|para|per)(?:[ \t]+[\w.@-]{1,40}){1,4}?)?[ \t]+"
         r"(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")))
-"""A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``Log in as admin / P``,
+"""A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``Login for GitHub is
+bob@example.com with P``, ``Log in as admin / P``,
 ``Log into grafana (admin / P)``, ``sign in to the NAS as admin / P``, ``the credentials are admin / P``
 (``Credentials for staging are admin / P``), ``Die Zugangsdaten sind admin / P`` (the user stays); each after what a
 text it reads holds, lower-cased (an alternation of words ignoring case is slow to search for: the words are sought

@@ -805,7 +805,7 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
                  or (v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
         return True  # token.map = lines, PASS: test_login, credentials: ChannelCredentials | None, a constant
     if level == WEAK:
-        return not secret_looking(v) or word_pieces(v) or _OBJECT_PATH.fullmatch(v) is not None
+        return not (secret_looking(v) or drawn_letters(v)) or word_pieces(v) or _OBJECT_PATH.fullmatch(v) is not None
     return False
 
 
@@ -1023,7 +1023,7 @@ def _kept_word(v: str, name: str, level: int, bare: bool, typed: bool) -> bool:
             v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
         return True
     if level == WEAK:
-        return not secret_looking(v) or word_pieces(v)
+        return not (secret_looking(v) or drawn_letters(v)) or word_pieces(v)
     return False
 
 
@@ -1116,10 +1116,18 @@ def human_password(value: str) -> bool:
 
 def drawn_letters(value: str) -> bool:
     """Letters alone as a generator draws them: ten at least, ASCII, of both cases with a capital after the first
-    letter, and not words joined as a CamelCase name's (``tGnOqgBuJRkn``, ``fPXqndYCAMrXlUV``; not ``HelloWorld``,
-    ``PostgreSQL`` or a capitalised word, ``Browserbase``)."""
-    return len(value) >= 10 and value.isascii() and value.isalpha() and not value.islower() \
-        and not value[1:].islower() and not value.isupper() and not camel_name(value)
+    letter, and not words joined as a CamelCase name's, after a short piece too (``tGnOqgBuJRkn``,
+    ``fPXqndYCAMrXlUV``; not ``HelloWorld``, ``PostgreSQL``, a capitalised word, ``Browserbase``, nor ``tmpSecretKey``,
+    ``OAuthToken``)."""
+    if not (len(value) >= 10 and value.isascii() and value.isalpha() and not value.islower()
+            and not value[1:].islower() and not value.isupper() and not camel_name(value)):
+        return False
+    first = _FIRST_HUMP.match(value)
+    return first is None or not camel_name(value[first.end():])
+
+
+_FIRST_HUMP: Final = re.compile(r"[A-Z]?[a-z]{1,4}(?=[A-Z])|[A-Z](?=[A-Z][a-z])")
+"""A short piece before a CamelCase name (``tmp`` of ``tmpSecretKey``, ``O`` of ``OAuthToken``)."""
 
 
 def secret_looking(value: str) -> bool:

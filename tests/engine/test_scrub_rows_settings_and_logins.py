@@ -26,10 +26,14 @@ from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
 from ._scrub_support import assert_only_secret_hidden, note_password, password
 
 
+_CONSONANTS = "".join(c for c in string.ascii_letters if c.lower() not in "aeiouy")
+
+
 def _drawn_letters(r: random.Random) -> str:
-    """Letters alone as a generator draws them: both cases, no run of the same case longer than three (so no word)."""
+    """Letters alone as a generator draws them: both cases, a capital after the first letter, and (so that no piece
+    reads as a word of a CamelCase name) consonants only, as often in a drawn token's runs."""
     while True:
-        value = "".join(r.choice(string.ascii_letters) for _ in range(r.randint(12, 24)))
+        value = "".join(r.choice(_CONSONANTS) for _ in range(r.randint(12, 24)))
         if any(c.isupper() for c in value[1:]) and any(c.islower() for c in value) and not value[0].isupper():
             return value
 
@@ -50,11 +54,16 @@ _SENTENCES = ("the key's value is {P}", "The password's value is {P}.", "the tok
               "your API key: {P}", "Here's your API key: {P}, thanks", "our API key={P}")
 _LOGINS = ("Log into grafana (admin / {P})", "Log in as admin / {P}", "sign in to the NAS as admin / {P}",
            "the credentials are admin / {P}", "root:{P}", "admin: {P}", "creds\nroot:{P}\nthanks")
+_MEMORY = ("router: admin / {P}", "staging db: bob@example.com / {P}", "Login for GitHub is bob@example.com with {P}",
+           "Login for the staging db is admin with {P}", "the NAS pw {P}", "Remember Grafana token {P}",
+           "Grafana: {P} (password)", "DB_PASSWORD for Jira is {P}", "Jira login: bob / {P}", "Postgres key: {P}")
+"""Notes as an agent's memory file keeps them (entries between ``§`` lines): a service's login line, a login sentence
+naming the service, a bare name then the value."""
 
 
 @settings(max_examples=300, deadline=None)
 @given(seed=st.integers(0, 2**32), kind=st.sampled_from(_KINDS),
-       form=st.sampled_from(_SETTINGS + _ROWS + _SENTENCES + _LOGINS))
+       form=st.sampled_from(_SETTINGS + _ROWS + _SENTENCES + _LOGINS + _MEMORY))
 @example(seed=1, kind="letters", form="Log into grafana (admin / {P})")
 @example(seed=2, kind="alnum", form="storePassword {P}")
 def test_property_obs58_59_settings_rows_rotations_and_logins_lose_exactly_their_value(
@@ -101,3 +110,29 @@ def test_obs59_a_userinfo_password_before_a_query_holding_an_address_stays_the_p
     ``@``, and the address stays."""
     secret = "Xk9mPq2vL7"
     assert_only_secret_hidden(f"https://u:{secret}@host?email=bob@example.com", secret)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), kind=st.sampled_from(_KINDS), form=st.sampled_from(_MEMORY),
+       other=st.sampled_from(("User prefers concise answers.", "Project uses Python 3.11.")), first=st.booleans())
+def test_property_obs58_59_a_memory_entry_loses_its_value_and_the_other_entries_stay(
+        seed: int, kind: str, form: str, other: str, first: bool) -> None:
+    """OBS-58 / OBS-59: an entry of a memory file (``§`` between entries) holding a login or a bare name's value
+    loses exactly the value; the other entry and the separators stay byte for byte."""
+    secret = _value(random.Random(seed), kind)
+    entries = [form.format(P=secret), other]
+    assert_only_secret_hidden("\n§\n".join(entries if first else entries[::-1]), secret)
+
+
+@pytest.mark.parametrize("text", [
+    "Ratio: 3 / 4", "Path: src / lib", "Roles: admin / editor", "Grafana: admin / admin",
+    "The login for Jira is bob with the SSO button", "Login for GitHub is bob@example.com with 2FA enabled",
+    "key: someIdentifierName", "primary_key: UserAccount", "sort key: createdAt",
+    "- BROWSERBASE_API_KEY: API key for direct Browserbase cloud mode",
+    "ntske\t\t4460/tcp\t# Network Time Security Key Establishment",
+    "Key's Asymmetric Key Type is not registered for use in the", "encryptTmpSecretKey → tmpSecretKey",
+    'async def set_tokens(self, tokens: "OAuthToken") -> None:'])
+def test_obs55_roles_ratios_paths_names_and_capitalised_words_stay(text: str) -> None:
+    """OBS-55: a ratio, a path, two roles, a user's own name as its password's placeholder, a sentence about a login, an
+    identifier, and a capitalised word after a weak name (false positives of the corpora) stay."""
+    assert scrub_text(text) == text
