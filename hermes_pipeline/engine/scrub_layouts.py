@@ -290,13 +290,13 @@ _SENTENCE_USE_RE: Final = re.compile(
 ``use our new staging API key P`` (more words after an owner only: ``and CLI-style surfaces pass x=True`` is no
 sentence giving a password)."""
 _SENTENCE_AS_RE: Final = re.compile(
-    r"(?<![\w-])(?i:use|using|set|try|enter|type|pick|choose|with|stored?|saved?|added|add|kept|keep|recorded|"
-    r"record|put|gave|give|giving|sent|send|got|received|generated|created|chose|picked)"
+    r"(?<![\w-])(?i:(?:re)?(?:use[sd]?|using)|set|sets|try|enter|type|pick|choose|with|stored?|saved?|added|add|kept|"
+    r"keep|recorded|record|put|gave|give|giving|sent|send|got|received|generated|created|chose|picked|has|had)"
     r"(?:[ \t]+(?i:me|you|us|him|her|them))?[ \t]+(?P<v>\S{6,256})[ \t]+(?i:as)[ \t]+"
-    r"(?:(?i:the|your|my|a|an|our|its|their|new)[ \t]+){0,2}(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME
+    r"(?:(?i:the|your|my|a|an|our|its|their|his|her|new)[ \t]+){0,2}(?:[\w-]{1,20}[ \t]+)?(?i:" + _SENTENCE_NAME
     + r")(?![\w-])")
 """The value before the credential it is used as: ``Use P as the password.``, ``set P as your new API key``, ``I stored
-P as your GitHub token``, ``he gave me P as the password``."""
+P as your GitHub token``, ``he gave me P as the password``, ``Bob reuses P as his password``."""
 _PUT_BEFORE_RE: Final = re.compile(
     r"(?<![\w-])(?i:added|add|adding|set|setting|put|putting|copied|copy|copying|pasted|paste|pasting|saved|save|"
     r"saving|stored|store|wrote|write|placed|place|entered|inserted|insert|dropped)(?:\*\*|__|[*_])?[ \t]+"
@@ -1776,6 +1776,10 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
     passwords too, unless it names an encoding or a unit (:func:`_technical`)."""
     if text.startswith("<", at) and _ANGLED_RE.match(text, at) is not None:
         at += 1  # 密码是<P>: the brackets are the sentence's
+    if stated:
+        login = _STATED_LOGIN_RE.match(text, at)
+        if login is not None:
+            at = login.end()  # the router admin password is admin / P: the user stays
     v = _VALUE_RE.match(text, at)
     if v is None:
         return
@@ -1818,6 +1822,10 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
             value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
             and all(map(_word_run, _DIGIT_SPLIT.split(value))))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
+
+
+_STATED_LOGIN_RE: Final = re.compile(r"[\w.+-]{1,64}(?:@[\w-]{1,63}(?:\.[\w-]{1,63})+)?[ \t]+/[ \t]+(?=[!-~])")
+"""A user and a blank around a slash where a sentence states a password (``the router password is admin / P``)."""
 
 
 def _closed_run(text: str, start: int, end: int) -> int:

@@ -51,7 +51,9 @@ _SETTINGS = ("storePassword {P}", "    keyPassword {P}", "clientSecret {P}", "ap
 _ROWS = ("Password|{P}", "API token|{P}|", "db password|{P}", "> Secret|{P}")
 _SENTENCES = ("the key's value is {P}", "The password's value is {P}.", "the token value is {P}",
               "Token rotated; new value {P}", "Password changed, the new one is {P}.", "API key rotated. New value: {P}",
-              "your API key: {P}", "Here's your API key: {P}, thanks", "our API key={P}")
+              "your API key: {P}", "Here's your API key: {P}, thanks", "our API key={P}",
+              "Bob reuses {P} as his password", "she uses {P} as her API key", "the router admin password is admin / {P}",
+              "the password is bob@example.com / {P}.")
 _LOGINS = ("Log into grafana (admin / {P})", "Log in as admin / {P}", "sign in to the NAS as admin / {P}",
            "the credentials are admin / {P}", "root:{P}", "admin: {P}", "creds\nroot:{P}\nthanks")
 _MEMORY = ("router: admin / {P}", "staging db: bob@example.com / {P}", "Login for GitHub is bob@example.com with {P}",
@@ -131,7 +133,8 @@ def test_property_obs58_59_a_memory_entry_loses_its_value_and_the_other_entries_
     "- BROWSERBASE_API_KEY: API key for direct Browserbase cloud mode",
     "ntske\t\t4460/tcp\t# Network Time Security Key Establishment",
     "Key's Asymmetric Key Type is not registered for use in the", "encryptTmpSecretKey → tmpSecretKey",
-    'async def set_tokens(self, tokens: "OAuthToken") -> None:'])
+    'async def set_tokens(self, tokens: "OAuthToken") -> None:', "It uses bcrypt as its password hash",
+    "we use Redis as the token store", "the password ratio is 50 / 50", "the password is admin / admin"])
 def test_obs55_roles_ratios_paths_names_and_capitalised_words_stay(text: str) -> None:
     """OBS-55: a ratio, a path, two roles, a user's own name as its password's placeholder, a sentence about a login, an
     identifier, and a capitalised word after a weak name (false positives of the corpora) stay."""
