@@ -445,8 +445,8 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _code_lists(text, spans)
     if not gated or (":" in text and "." in text):
         _relay_lines(text, spans)
-    if not gated or (":" in text and _holds(text, low, _ADMIN_WORDS)):
-        _admin_lines(text, spans)
+    if not gated or ((":" in text or "：" in text) and _holds(text, low, _ADMIN_WORDS)):
+        _admin_lines(text, low, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text:
         _login_lines(text, spans)
     if not gated or "p:" in low or "p=" in low:
@@ -1334,17 +1334,36 @@ _SETTING_REACH: Final = 512
 """The longest stretch from a ``name value`` line's start to its name's hint (what encloses the line, its marks)."""
 
 
-def _admin_lines(text: str, spans: list[Span]) -> None:
+def _admin_lines(text: str, low: str, spans: list[Span]) -> None:
     """The password of each line :data:`_ADMIN_LINE_RE` reads (``root:P``, ``admin: P``): an administrator's login
-    on a line of its own, when the password looks generated (``root:x:0:0:root:/root:/bin/bash`` stays)."""
-    for m in _ADMIN_LINE_RE.finditer(text):
-        if _generated(m.group("p")):
+    on a line of its own, when the password looks generated (``root:x:0:0:root:/root:/bin/bash`` stays). Read from
+    each user's name before a colon, found as a literal in the lower-cased text (a search ignoring case is slow)."""
+    if len(low) == len(text):
+        anchors: Iterable[int] = sorted(at for word in _ADMIN_WORDS for colon in (":", "：", " :")
+                                        for at in _found(low, word + colon)
+                                        if not low.startswith("//", at + len(word) + len(colon)))  # postgres://
+    else:
+        anchors = (m.start() for m in _ADMIN_WORD_RE.finditer(text))
+    for _, start, end in _anchored_lines(text, anchors, _SETTING_REACH):
+        m = _ADMIN_LINE_RE.match(text, start, end)
+        if m is not None and _generated(m.group("p")):
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
 
 
+def _found(low: str, word: str) -> Iterator[int]:
+    """Where ``word`` stands in ``low``, each place once."""
+    at = low.find(word)
+    while at >= 0:
+        yield at
+        at = low.find(word, at + 1)
+
+
 _ADMIN_WORDS: Final = ("root", "admin", "administrator", "postgres", "ubuntu", "ec2-user", "elastic", "oracle")
+"""The users of an administrator's login line, as literals."""
+_ADMIN_WORD_RE: Final = re.compile(r"(?i:root|admin|administrator|postgres|ubuntu|ec2-user|elastic|oracle)[ \t]*[:：]")
+"""Where an administrator's login line may be: its user and the colon (each line is read from its start once)."""
 _ADMIN_LINE_RE: Final = re.compile(
-    _LINE_OPEN + r"[ \t>*+-]*(?i:root|admin|administrator|postgres|ubuntu|ec2-user|elastic|oracle)[ \t]*:[ \t]*"
+    _LINE_OPEN + r"[ \t>*+-]*(?i:root|admin|administrator|postgres|ubuntu|ec2-user|elastic|oracle)[ \t]*[:：][ \t]*"
     r"(?P<p>[^\s:\"'`\\]{6,256})" + _LINE_CLOSE, re.MULTILINE)
 """A login of an administrator's account written ``user:password`` on a line of its own (``root:P``), also as a JSON
 string's whole text."""
