@@ -179,7 +179,8 @@ _SENTENCE_NAME: Final = (
 """A credential named in an English sentence (``pass``, ``pw`` and ``pwd`` alone too: ``my pass is P``; the value must
 look generated)."""
 _COPULA: Final = (r"(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)(?:[ \t]+(?:now|still|(?:set|changed|reset|"
-                  r"updated|rotated)[ \t]+to|equal[ \t]+to))?|(?:set|changed|reset|updated|rotated)[ \t]+to|equals)")
+                  r"updated|rotated)[ \t]+to|equal[ \t]+to|(?:stored|saved|kept|recorded)[ \t]+as))?"
+                  r"|(?:set|changed|reset|updated|rotated)[ \t]+to|equals)")
 _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)")
 """Where a sentence names a credential, read in the lower-cased text near a hint: each reader of what follows the name
 (the ``_TAIL_RE`` patterns below) is matched there, so the names are sought once."""

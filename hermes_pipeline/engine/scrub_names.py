@@ -1123,11 +1123,17 @@ def drawn_letters(value: str) -> bool:
             and not value[1:].islower() and not value.isupper() and not camel_name(value)):
         return False
     first = _FIRST_HUMP.match(value)
-    return first is None or not camel_name(value[first.end():])
+    if first is None:
+        return True
+    rest = value[first.end():]
+    return not (camel_name(rest) and len(_WORD_HUMPS.findall(rest)) >= 2)
 
 
 _FIRST_HUMP: Final = re.compile(r"[A-Z]?[a-z]{1,4}(?=[A-Z])|[A-Z](?=[A-Z][a-z])")
 """A short piece before a CamelCase name (``tmp`` of ``tmpSecretKey``, ``O`` of ``OAuthToken``)."""
+_WORD_HUMPS: Final = re.compile(r"[A-Z][a-z]{2,}")
+"""The capitalised words of a CamelCase name after such a piece: two at least (``Secret`` and ``Key``; a drawn run,
+``LQONQZihm``, reads as an acronym and one word)."""
 
 
 def secret_looking(value: str) -> bool:

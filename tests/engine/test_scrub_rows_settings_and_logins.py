@@ -53,7 +53,8 @@ _SENTENCES = ("the key's value is {P}", "The password's value is {P}.", "the tok
               "Token rotated; new value {P}", "Password changed, the new one is {P}.", "API key rotated. New value: {P}",
               "your API key: {P}", "Here's your API key: {P}, thanks", "our API key={P}",
               "Bob reuses {P} as his password", "she uses {P} as her API key", "the router admin password is admin / {P}",
-              "the password is bob@example.com / {P}.")
+              "the password is bob@example.com / {P}.", "GitHub password is stored as {P}.",
+              "the password is saved as {P} in the vault")
 _LOGINS = ("Log into grafana (admin / {P})", "Log in as admin / {P}", "sign in to the NAS as admin / {P}",
            "the credentials are admin / {P}", "root:{P}", "admin: {P}", "creds\nroot:{P}\nthanks")
 _MEMORY = ("router: admin / {P}", "staging db: bob@example.com / {P}", "Login for GitHub is bob@example.com with {P}",
@@ -134,8 +135,16 @@ def test_property_obs58_59_a_memory_entry_loses_its_value_and_the_other_entries_
     "ntske\t\t4460/tcp\t# Network Time Security Key Establishment",
     "Key's Asymmetric Key Type is not registered for use in the", "encryptTmpSecretKey → tmpSecretKey",
     'async def set_tokens(self, tokens: "OAuthToken") -> None:', "It uses bcrypt as its password hash",
-    "we use Redis as the token store", "the password ratio is 50 / 50", "the password is admin / admin"])
+    "we use Redis as the token store", "the password ratio is 50 / 50", "the password is admin / admin",
+    "the password is stored as a bcrypt hash", "the token is stored as plaintext", "the key is stored as base64"])
 def test_obs55_roles_ratios_paths_names_and_capitalised_words_stay(text: str) -> None:
     """OBS-55: a ratio, a path, two roles, a user's own name as its password's placeholder, a sentence about a login, an
     identifier, and a capitalised word after a weak name (false positives of the corpora) stay."""
     assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("secret", ["RnkLQONQZihm", "fPXqndYCAMrXlUV", "IcgGwUprCXeZ", "tWQVyNLOZWbkmA"])
+def test_obs58_letters_drawn_at_random_are_hidden_though_a_piece_reads_as_a_word(secret: str) -> None:
+    """OBS-58: letters drawn at random whose runs read as an acronym and a word (``LQONQ``, ``Zihm``) after a short
+    piece are a value, not a CamelCase name after a prefix as ``tmpSecretKey`` is (a memory soak's draw)."""
+    assert_only_secret_hidden(f"User said the Jira password changed to {secret} — rotate monthly", secret)
