@@ -444,6 +444,8 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
     if not gated or ("code" in low and any(word in low for word in _CODE_QUALIFIERS)) or (
             not text.isascii() and any(word in low for word in FOREIGN_CODE_WORDS)):
         _code_lists(text, spans)
+    if not gated or "seed" in low or "mnemonic" in low or "recovery phrase" in low or "backup phrase" in low:
+        _seed_phrases(text, spans)
     if not gated or (":" in text and "." in text):
         _relay_lines(text, spans)
     if not gated or ((":" in text or "：" in text) and _holds(text, low, _ADMIN_WORDS)):
@@ -1217,6 +1219,27 @@ def code_value(value: str) -> bool:
     or a few groups (``482913``, ``4821-9932``), no date."""
     return _generated(value) or (_DIGIT_CODE_RE.fullmatch(value) is not None and any(c.isdigit() for c in value)
                                  and _DATE_RE.fullmatch(value) is None)
+
+
+def _seed_phrases(text: str, spans: list[Span]) -> None:
+    """A wallet's seed phrase (BIP-39) after its name and a colon, ``=`` or a quote: 12, 15, 18, 21 or 24 lower-case
+    words of three to eight letters, hidden as one value (the words stay a sentence's when one of them is a word
+    sentences are made of and no seed phrase holds: ``seed phrase: the words are kept in the vault …``)."""
+    for m in _SEED_PHRASE_RE.finditer(text):
+        words = m.group("v").split()
+        if len(words) in (12, 15, 18, 21, 24) and not any(word in _NOT_SEED_WORDS for word in words):
+            spans.append(m.span("v"))
+
+
+_SEED_PHRASE_RE: Final = re.compile(
+    r"(?<![\w-])(?i:(?:(?:secret|wallet)[ \t]+)?(?:seed|recovery|backup|mnemonic)[ \t]+(?:phrase|words)|mnemonic)"
+    r"(?:[ \t]*[:：=][ \t]*(?P<q>[\"'`]?)|[ \t]+(?i:is|was)[ \t]+(?P<qq>[\"'`]))"
+    r"(?P<v>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})(?![ \t]*[a-z])")
+"""A seed phrase's name (``seed phrase``, ``recovery phrase``, ``mnemonic``), a colon or ``=`` (or a copula and a
+quote), then its words."""
+_NOT_SEED_WORDS: Final = frozenset({"the", "and", "for", "with", "that", "this", "are", "was", "were", "must", "should",
+                                    "will", "from", "they", "them", "its"})
+"""Words sentences are made of that no BIP-39 word list holds."""
 
 
 def _code_lists(text: str, spans: list[Span]) -> None:

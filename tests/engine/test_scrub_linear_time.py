@@ -62,6 +62,9 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "account lines in a string": (lambda n: 'a@b.co:Xk9mQ2vLp7Rt"' * (n // 20) + "\n", 5_000),
     "headings over values": (lambda n: "token\nXk9mQ2vLp7Rt\n" * (n // 19), 5_000),
     "addresses and slashes": (lambda n: "x@y.com / " * (n // 10), 5_000),
+    "words after a seed phrase's name": (lambda n: "seed phrase: " + "abcdefgh " * (n // 9), 5_000),
+    "seed phrase names again and again": (lambda n: "mnemonic: abcdefghijk " * (n // 22), 5_000),
+    "administrator lines": (lambda n: "root:" * (n // 5) + "\n", 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,

@@ -148,3 +148,32 @@ def test_obs58_letters_drawn_at_random_are_hidden_though_a_piece_reads_as_a_word
     """OBS-58: letters drawn at random whose runs read as an acronym and a word (``LQONQ``, ``Zihm``) after a short
     piece are a value, not a CamelCase name after a prefix as ``tmpSecretKey`` is (a memory soak's draw)."""
     assert_only_secret_hidden(f"User said the Jira password changed to {secret} — rotate monthly", secret)
+
+
+_SEED_WORDS = ("abandon", "ability", "able", "about", "above", "absent", "absorb", "abstract", "absurd", "abuse",
+               "access", "accident", "legal", "winner", "thank", "year", "wave", "sausage", "worth", "useful",
+               "letter", "advice", "cage", "amount", "doctor", "acoustic", "avoid", "zoo", "wrong", "yellow")
+_SEED_FORMS = ("seed phrase: {P}", "Recovery phrase = {P}", 'My wallet recovery phrase is "{P}"', "MNEMONIC={P}",
+               "- secret recovery phrase: `{P}`", "mnemonic: {P}\nnext: 1")
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.sampled_from(_SEED_WORDS), min_size=12, max_size=24).filter(
+    lambda w: len(w) in (12, 15, 18, 21, 24)), form=st.sampled_from(_SEED_FORMS))
+def test_property_obs58_59_a_seed_phrase_goes_whole(words: list[str], form: str) -> None:
+    """OBS-58 / OBS-59: a wallet's seed phrase (12 to 24 BIP-39 words) after its name goes as one value, plain and
+    inside a JSON string; its name and what follows stay."""
+    secret = " ".join(words)
+    text = form.format(P=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+    encoded = json.dumps({"content": text})
+    assert scrub_text(encoded) == json.dumps({"content": text.replace(secret, redaction_marker(secret))})
+
+
+@pytest.mark.parametrize("text", [
+    "seed phrase: the words are kept in the vault and must never be shared with anyone else",
+    "seed: 42", "random seed: abandon ability able", "the mnemonic is a list of words that encodes the wallet seed",
+    "Write your recovery phrase on paper and keep it somewhere safe, away from any device you own"])
+def test_obs55_sentences_about_seed_phrases_stay(text: str) -> None:
+    """OBS-55: a sentence about a seed phrase, a random seed's number and too few words stay."""
+    assert scrub_text(text) == text
