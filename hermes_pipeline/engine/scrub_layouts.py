@@ -197,8 +197,7 @@ _COPULA_TAIL_RE: Final = re.compile(
 token has been set to P``, ``password changed to P``, with a phrase naming what it is for (``The API token for Jira
 is P``), a clause saying whose it is (``The passphrase I chose is P``, ``the token you need for CI is P``), a note
 in parentheses (``The API token (expires 2027) is P``), its value named (``the key's value is P``), the copula
-contracted (``my password's P``) or in a clause
-(``the token, which is P, goes in the vault``)."""
+contracted (``my password's P``) or in a clause (``the token, which is P, goes in the vault``)."""
 _CLAUSE_END_RE: Final = re.compile(r"[ \t]*(?:[.,;:!?)]|\r?$)", re.M)
 """Where a clause ends right after a credential's name (``use P as the access token.``)."""
 _SENTENCE_IS_RE: Final = re.compile(
@@ -632,6 +631,10 @@ _LOGIN_LINE_RE: Final = re.compile(
     r"[^\n\r:：/*`\"]{0,40}?)(?:\*\*|__|[*_`])?"
     r"[ \t]*[:：](?:\*\*|__|[*_])?[ \t]*(?P<u>[^\s/\"]{1,64})[ \t]+/[ \t]+(?P<p>[^\s\"]{1,256}?)[ \t]*[.;]?"
     + _LINE_CLOSE, re.MULTILINE)
+"""A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``, ``u/p:``, ``账号/密码：``,
+``ログイン：``) or a wireless network (``Wi-Fi:``, ``SSID / password:``), then a user (or the network's name) and a
+password written with a blank around the slash, ending the line (``admin / P``, ``HomeNet / P``): the user stays, the
+password is judged."""
 _SERVICE_LOGIN_RE: Final = re.compile(
     _LINE_OPEN + _DECORATION + r"(?:\*\*|__|[*_`])?(?P<label>[^\n\r:：/*`\"]{1,40}?)(?:\*\*|__|[*_`])?[ \t]*[:：]"
     r"(?:\*\*|__|[*_])?[ \t]*(?P<u>(?i:admin|administrator|root|sa|postgres|ubuntu|ec2-user|pi)"
@@ -639,10 +642,6 @@ _SERVICE_LOGIN_RE: Final = re.compile(
     + _LINE_CLOSE, re.MULTILINE)
 """A service's login noted as its name, an administrator's account or an address, and a password, a blank around the
 slash (``router: admin / P``, ``staging db: bob@example.com / P``): the label and the user stay."""
-"""A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``, ``u/p:``, ``账号/密码：``,
-``ログイン：``) or a wireless network (``Wi-Fi:``, ``SSID / password:``), then a user (or the network's name) and a
-password written with a blank around the slash, ending the line (``admin / P``, ``HomeNet / P``): the user stays, the
-password is judged."""
 
 
 def _anchored_lines(text: str, anchors: Iterable[int], reach: int,
@@ -1233,7 +1232,7 @@ def _seed_phrases(text: str, spans: list[Span]) -> None:
 
 _SEED_PHRASE_RE: Final = re.compile(
     r"(?<![\w-])(?i:(?:(?:secret|wallet)[ \t]+)?(?:seed|recovery|backup|mnemonic)[ \t]+(?:phrase|words)|mnemonic)"
-    r"(?:[ \t]*[:：=][ \t]*(?P<q>[\"'`]?)|[ \t]+(?i:is|was)[ \t]+(?P<qq>[\"'`]))"
+    r"(?:[ \t]*[:：=][ \t]*[\"'`]?|[ \t]+(?i:is|was)[ \t]+[\"'`])"
     r"(?P<v>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})(?![ \t]*[a-z])")
 """A seed phrase's name (``seed phrase``, ``recovery phrase``, ``mnemonic``), a colon or ``=`` (or a copula and a
 quote), then its words."""
@@ -1334,11 +1333,10 @@ _SPACED_SETTING_RE: Final = re.compile(
     r"[ \t]+"
     r"(?![a-z_]{2,}=[^=\s])(?P<v>[^\s\"'`”’]{5,255}[^\s\"'`;,”’])" + _LINE_CLOSE, re.MULTILINE)
 """A setting written ``name value`` on a line of its own (``client_secret P``, ``auth_token P``, a Gradle signing
-config's ``storePassword P``), as configuration
-files without a separator write them; a value ending with ``;`` or ``,`` (a statement's, a list's), or starting as
-a pair does (``key=value``: a lower-case word), is no such setting's; code is told by the value's judge
-(``get_key(x)`` stays), and a generated value's brackets, ``=``, ``,`` and ``;`` are its own (``tL@ER1_otJH=+@gLJC``,
-``nNddauLsEp2<8t``, ``6g^?kQNjdpeM+3kz0d5,uw``)."""
+config's ``storePassword P``), as configuration files without a separator write them; a value ending with ``;`` or
+``,`` (a statement's, a list's), or starting as a pair does (``key=value``: a lower-case word), is no such setting's;
+code is told by the value's judge (``get_key(x)`` stays), and a generated value's brackets, ``=``, ``,`` and ``;``
+are its own (``tL@ER1_otJH=+@gLJC``, ``nNddauLsEp2<8t``, ``6g^?kQNjdpeM+3kz0d5,uw``)."""
 
 
 def _spaced_settings(text: str, hits: list[int], spans: list[Span]) -> None:
@@ -1384,10 +1382,11 @@ def _found(low: str, word: str) -> Iterator[int]:
 
 _ADMIN_WORDS: Final = ("root", "admin", "administrator", "postgres", "ubuntu", "ec2-user", "elastic", "oracle")
 """The users of an administrator's login line, as literals."""
-_ADMIN_WORD_RE: Final = re.compile(r"(?i:root|admin|administrator|postgres|ubuntu|ec2-user|elastic|oracle)[ \t]*[:：]")
+_ADMIN_USER: Final = "(?i:" + "|".join(_ADMIN_WORDS) + ")"
+_ADMIN_WORD_RE: Final = re.compile(_ADMIN_USER + r"[ \t]*[:：]")
 """Where an administrator's login line may be: its user and the colon (each line is read from its start once)."""
 _ADMIN_LINE_RE: Final = re.compile(
-    _LINE_OPEN + r"[ \t>*+-]*(?i:root|admin|administrator|postgres|ubuntu|ec2-user|elastic|oracle)[ \t]*[:：][ \t]*"
+    _LINE_OPEN + r"[ \t>*+-]*" + _ADMIN_USER + r"[ \t]*[:：][ \t]*"
     r"(?P<p>[^\s:\"'`\\]{6,256})" + _LINE_CLOSE, re.MULTILINE)
 """A login of an administrator's account written ``user:password`` on a line of its own (``root:P``), also as a JSON
 string's whole text."""
@@ -1703,11 +1702,10 @@ _LOGIN_SENTENCES: Final = (
         r"(?:[ \t]+(?i:for|of|on|to|at|für|pour|para|per)(?:[ \t]+[\w.@-]{1,40}){1,4}?)?[ \t]+"
         r"(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")))
 """A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``Login for GitHub is
-bob@example.com with P``, ``Log in as admin / P``,
-``Log into grafana (admin / P)``, ``sign in to the NAS as admin / P``, ``the credentials are admin / P``
-(``Credentials for staging are admin / P``), ``Die Zugangsdaten sind admin / P`` (the user stays); each after what a
-text it reads holds, lower-cased (an alternation of words ignoring case is slow to search for: the words are sought
-first)."""
+bob@example.com with P``, ``Log in as admin / P``, ``Log into grafana (admin / P)``, ``sign in to the NAS as admin /
+P``, ``the credentials are admin / P`` (``Credentials for staging are admin / P``), ``Die Zugangsdaten sind admin /
+P`` (the user stays); each after what a text it reads holds, lower-cased (an alternation of words ignoring case is
+slow to search for: the words are sought first)."""
 _FOREIGN_BARE_RE: Final = re.compile(
     r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)"
     r"(?:[ \t]+(?P<q>(?i:от|для|de|del|do|da|für|von|van|voor|dla|od|för|till))(?=[ \t])|[ \t]+(?=[A-Za-z0-9]))")
@@ -1860,8 +1858,7 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return  # password https://host/app;jsessionid=P: a URL, whose own readers take what it holds
     if random and not _random(value):
         return
-    if e > s and (code and code_value(value) or (stated or random) and drawn_letters(value)
-                  or stated and _word_and_number(value) or _generated(value) and not (
+    if e > s and (code and code_value(value) or stated and _word_and_number(value) or _generated(value) and not (
             value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
             and all(map(_word_run, _DIGIT_SPLIT.split(value))))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)

@@ -51,9 +51,8 @@ from typing import Final
 
 __all__ = ["FOREIGN_CODE_WORDS", "FOREIGN_KEY_WORDS", "FOREIGN_NOT_NAMES", "FOREIGN_WORDS", "NAME_HINTS", "NOT_GLUED",
            "STRONG", "WEAK", "call_extent", "camel_name", "code_call", "credential_name", "credential_word",
-           "drawn_letters",
-           "english_word", "grouped_password", "kept_value", "open_call", "parameter_default", "phrase_name",
-           "placeholder", "query_credential", "secret_looking"]
+           "drawn_letters", "english_word", "grouped_password", "kept_value", "open_call", "parameter_default",
+           "phrase_name", "placeholder", "query_credential", "secret_looking"]
 
 STRONG: Final = 2
 WEAK: Final = 1
