@@ -163,6 +163,10 @@ _CJK_COPULA_CHAR_RE: Final = re.compile("[改设設换換更变變是为為は�
 """The first characters of :data:`_CJK_COPULA` and ``に``."""
 _CJK_FIRST: Final = frozenset(w[0] for w in _CJK_WORDS) | {"キ", "키"}
 """A text holding none of these characters holds no word :data:`_GLUED_RE` reads."""
+_CJK_PAREN_RE: Final = re.compile("(?:" + _CJK_NAME + r")[ \t\u3000]*(?:[:：][ \t\u3000]*)?"
+                                   r"(?:\((?=[!-~]{6,256}\))|（(?=[!-~]{6,256}）))")
+"""A credential word, then a value in parentheses, half or full width (``密码（P）``, ``パスワード (P)``, ``密码：（P）``):
+a value only when it looks generated (a note, ``密码（prod）``, stays)."""
 _ASCII_NAME_GLUED_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<n>(?i:(?:api|access|secret|private|client|app)[ \t_-]?key)|[A-Za-z_][A-Za-z0-9_.-]{2,63})"
     r"(?:码|碼)?"
@@ -209,9 +213,11 @@ _SENTENCE_IS_RE: Final = re.compile(
 (``?q=P is my password``, a search decoded)."""
 _PAREN_TAIL_RE: Final = re.compile(
     r"(?:[ \t]+(?:I|I['’]ve|I['’]d|you|you['’]ve|we|they|he|she|that|which|given|sent|shared|used|from)"
-    r"(?:[ \t]+[a-z]{1,12}){0,4}(?![\w'’-]))?[ \t]*\((?=[^()\s]{6,256}\))")
-"""A value in parentheses after the credential's name, or after the clause that says which it is: ``he told me the
-password (P) over the phone``, ``the password I gave you earlier (P) is wrong`` (not ``password manager (…)``)."""
+    r"(?:[ \t]+[a-z]{1,12}){0,4}(?![\w'’-]))?[ \t]*"
+    r"(?:\((?=[^()\s]{6,256}\))|（(?=[^（）\s]{6,256}）)|\[(?=[^\[\]\s]{6,256}\](?!\()))")
+"""A value in parentheses (full-width too) or square brackets after the credential's name, or after the clause that
+says which it is: ``he told me the password (P) over the phone``, ``the password I gave you earlier (P) is wrong``,
+``the API key [P]`` (not ``password manager (…)``, nor a Markdown link ``token [docs](…)``)."""
 _FROM_TAIL_RE: Final = re.compile(
     r"[ \t]+(?:(?i:was|has[ \t]+been|is|got)[ \t]+)?(?i:changed|rotated|updated|reset|switched|moved)[ \t]+(?i:from)"
     r"[ \t]+(?P<v>\S{1,256}?)[ \t]+(?i:to)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
@@ -1305,6 +1311,9 @@ def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
                 at -= 1  # 账号密码：admin/P: the name holds a user and a password (the user stays)
             user = holds_user(text, at, text[at:m.end("n")])
             _sentence_value(text, m.end(), spans, ascii_only=True, user=user, stated=True)
+        if "(" in text or "（" in text:
+            for m in _CJK_PAREN_RE.finditer(text):
+                _sentence_value(text, m.end(), spans, ascii_only=True)
     if any(c in text for c in "把将將をを를을"):
         for m in _CJK_VALUE_INTO_RE.finditer(text):
             group = "v" if m.group("v") is not None else "jv" if m.group("jv") is not None else "kv"

@@ -377,6 +377,10 @@ _NOT_SECRET_WORDS: Final = frozenset({
     "changeme", "x-oauth-basic", "placeholder", "dummy", "value", "test", "testing", "foo", "bar", "baz", "qux",
     "fake", "mock", "sample", "example", "demo", "secret", "password", "passwd", "pass", "pwd", "pw", "token",
     "apikey", "api_key", "api-key", "key",
+    # authentication schemes and methods (auth: oauth2, AUTH_TYPE=ntlmv2): what a setting says is used, not a secret
+    "oauth", "oauth1", "oauth2", "oidc", "saml", "saml2", "ntlm", "ntlmv2", "kerberos", "kerberos5", "spnego",
+    "negotiate", "bearer", "digest", "hmac", "sigv4", "mtls", "pkce", "scram", "sso", "ldap", "ldaps", "totp", "hotp",
+    "mfa", "2fa",
 })
 _STOPWORDS: Final = frozenset({"the", "a", "an", "of", "to", "in", "on", "for", "is", "are", "be", "not", "no",
                                "and", "or", "with", "your", "you", "this", "that", "it", "by", "from", "as", "at",

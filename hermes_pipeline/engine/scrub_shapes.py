@@ -275,7 +275,14 @@ def _symbol_led(text: str, start: int, end: int) -> Span | None:
             or _MARKER.search(value) is not None \
             or _CODE_OR_PLACEHOLDER.search(value) is not None or not (_mixed(value) or _cased(value)):
         return None
+    closer = _ENCLOSING.get(value[0])
+    if closer is not None and value[-1] == closer and len(value) > 2 and value[0] not in value[1:-1] \
+            and closer not in value[1:-1]:
+        return start + 1, end - 1  # password: (P), token: [P]: the brackets around the whole value are the text's
     return start, end
+
+
+_ENCLOSING: Final = {"(": ")", "[": "]"}
 
 
 def unemphasized(text: str, start: int, end: int) -> Span:
@@ -714,6 +721,10 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
         if end < 0:
             return  # get_token(a, b), os.environ["X"]: code
         value = text[start:end]
+        wide = _WIDE_SCRIPT.search(value) if not value.isascii() else None
+        if wide is not None and wide.start() > 0:  # 密码 P(k)别忘了: the sentence resumes after the closed bracket
+            end = start + wide.start()
+            value = value[:wide.start()]
     if text.startswith("<redacted", end):
         marker = _MARKER.match(text, end)
         if marker is not None:  # admin:<redacted:…>: a value running into a marker holds it (a marker is opaque)

@@ -214,10 +214,11 @@ _DISCORD_RE: Final = re.compile(
 _DISCORD_MIN: Final = 23 + 1 + 6 + 1 + 27
 # JWT (RFC 7519, 7515): header.payload.signature, header and payload base64url JSON (``eyJ…``, ``ey…``), the
 # signature empty for an unsecured token (its final dot stays outside the span, like a sentence's); a JWE (RFC 7516)
-# has five parts. Not glued to a base64url character before it; a lone ``eyJ…`` part is no token.
+# has five parts. Not glued to a letter or digit before it; after a name's ``-`` or ``_`` it is one (``deploy-eyJ…``,
+# ``backup_eyJ….json``: a blob of base64url holds no dot, so only a token reads on). A lone ``eyJ…`` part is no token.
 _B64URL: Final = "[A-Za-z0-9_-]"
 _JWT_RE: Final = re.compile(
-    rf"(?<![A-Za-z0-9_-])eyJ{_B64URL}{{10,}}={{0,2}}\."
+    rf"(?<![A-Za-z0-9])eyJ{_B64URL}{{10,}}={{0,2}}\."
     rf"(?:{_B64URL}*\.{_B64URL}+\.{_B64URL}+\.{_B64URL}+"
     rf"|ey{_B64URL}{{2,}}={{0,2}}(?:\.{_B64URL}+={{0,2}}|(?=\.)))")
 _PEM_RE: Final = re.compile(

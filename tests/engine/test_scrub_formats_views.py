@@ -354,8 +354,8 @@ def test_fmt33a_base64_blobs_corpus_is_left_alone() -> None:
 def test_obs58_jwt_needs_three_parts_and_its_own_boundaries() -> None:
     """OBS-58: a JWT is three dot-separated base64url parts, header and payload base64 JSON (the signature may be
     empty: the final dot of an unsecured token stays, like a sentence's; a JWE has five parts), not glued to a
-    base64url character before it; a lone ``eyJ…`` part is base64 JSON and stays, and so does a dotted pair whose
-    second part is no JSON."""
+    letter or digit before it (after a name's ``-`` or ``_`` it is one: ``x_<token>``, the name stays); a lone ``eyJ…``
+    part is base64 JSON and stays, and so does a dotted pair whose second part is no JSON."""
     header = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
     payload = base64.urlsafe_b64encode(b'{"sub":"1234567890","name":"Jo"}').decode().rstrip("=")
     signature = "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
@@ -366,7 +366,10 @@ def test_obs58_jwt_needs_three_parts_and_its_own_boundaries() -> None:
             texts += [f"Authorization: Bearer {token}", f"token={token}&x=1", f"see {token}/more.json"]
         for text in texts:
             assert scrub_text(text) == text.replace(token + rest, redaction_marker(token) + rest, 1), text
-    for text in (f"x_{header}.{payload}.{signature}", f"cursor={header}", f'{{"after": "{payload}"}}',
+    token = f"{header}.{payload}.{signature}"
+    for name in ("x_", "deploy-", "backup_", " -", "--"):
+        assert scrub_text(f"{name}{token}.json") == f"{name}{redaction_marker(token)}.json"
+    for text in (f"Ab{token}", f"7{token}", f"cursor={header}", f'{{"after": "{payload}"}}',
                  f"{header}.{payload}", f"see {header}.{signature}.json"):
         assert scrub_text(text) == text
 
