@@ -233,9 +233,9 @@ _BARE_FOR_TAIL_RE: Final = re.compile(r"[ \t]+(?i:for|on|at|of)(?=[ \t])")
 _PHRASE_WORD_RE: Final = re.compile(r"[ \t]+(\S{1,256})")
 _PHRASE_WORDS: Final = 3
 """The most words a phrase saying what a password is for holds before a bare value (``für den Server``)."""
-_CLAUSE_START_RE: Final = re.compile(r"(?:^|[:(\-–—*•>])[ \t]*\Z", re.M)
-"""Where ``pass`` then a value starts a clause (``Remember: pass P``, ``Note to self - pass P``): the verb (``pass the
-test``) takes no random value there; the value must look random."""
+_CLAUSE_START_RE: Final = re.compile(r"(?:^|[:(\-–—*•>#;]|//)[ \t]*\Z", re.M)
+"""Where ``pass`` then a value starts a clause (``Remember: pass P``, ``Note to self - pass P``, a comment's ``# pass
+P``): the verb (``pass the test``) takes no random value there; the value must look random."""
 _USER_BEFORE_RE: Final = re.compile(r"(?<![\w-])(?i:user|username|login)[ \t]+[^\s,;]{1,64},?[ \t]+\Z")
 """``user bob pass P``: ``pass`` after a user named before it."""
 _NAME_WORD_SPLIT: Final = re.compile(r"[ \t_-]")

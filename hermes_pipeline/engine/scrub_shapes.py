@@ -688,6 +688,9 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
     elif lname in ("cookie", "cookies", "set-cookie", "setcookie", "set_cookie") and "=" in value:
         _cookie_header(text, start, end, spans)
         return
+    elif "=" in value and _CONNECTION_PAIR.match(value) is not None and "connectionstring" in _SEPARATORS.sub("", lname):
+        _connection_pairs(text, start, end, spans)  # ConnectionString: "Server=db;User Id=sa;Password=P"
+        return
     if bare and not value.isascii() and value[0].isascii():
         wide = _WIDE_SCRIPT.search(value)
         if wide is not None:  # 密碼：P です。: the sentence's own script resumes after an ASCII value
@@ -751,6 +754,28 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
             if kept_value(decode(pair.group("p")), name, level):
                 return
     spans.append((start, end))
+
+
+_CONNECTION_PAIR: Final = re.compile(r"[ \t]*(?P<n>[A-Za-z][A-Za-z0-9 _.-]{0,40}?)[ \t]*=[ \t]*(?P<v>[^;\n]*)")
+"""One ``name=value`` pair of a connection string (ADO.NET, ODBC, Azure), ``;`` between pairs."""
+_SEPARATORS: Final = re.compile(r"[ _.-]")
+
+
+def _connection_pairs(text: str, start: int, end: int, spans: list[Span]) -> None:
+    """The value of a connection string's name at ``[start, end)``, read as its pairs: each pair named as a credential
+    (``Password``, ``Pwd``, ``AccountKey``, ``SharedAccessKey``) is judged by its own name; the server, the user and
+    the database stay. A value that is no pair goes on to the next ``;``, as its reader would have judged it."""
+    at = start
+    while at < end:
+        stop = text.find(";", at, end)
+        stop = end if stop < 0 else stop
+        pair = _CONNECTION_PAIR.match(text, at, stop)
+        if pair is not None and pair.end() == stop:
+            name = pair.group("n")
+            level = credential_name(name)
+            if level and pair.end("v") > pair.start("v"):
+                _judge(text, name, pair.span("v"), level, spans, bare=True)
+        at = stop + 1
 
 
 def _as_written(value: str) -> str:
@@ -2026,6 +2051,11 @@ def _auth_schemes(text: str, spans: list[Span]) -> None:
     """``Bearer X`` / ``Basic X`` (OBS-57: the scheme word stays, the credential goes). A word of a sentence or a
     heading ("the bearer of", "## Basic Usage"), a placeholder, and the parameters of a challenge
     (``WWW-Authenticate: Bearer realm="x"``) are none."""
+    if "+" in text:
+        for concat in _SCHEME_CONCAT_RE.finditer(text):  # "Basic " + "P": the credential is the next string
+            found = None if _word(concat.group("c")) else _credential(text, concat.start("w"), *concat.span("c"), False)
+            if found is not None:
+                spans.append(found)
     low = text.lower()
     aligned = len(low) == len(text)  # lower() keeps every offset (it does unless a letter lowers to two)
     search, match = _AUTH_SCHEME_RE.search, _AUTH_SCHEME_RE.match
@@ -2063,6 +2093,11 @@ def _auth_schemes(text: str, spans: list[Span]) -> None:
         span = _credential(text, m.start("w"), start, end, True)
         if span is not None:
             spans.append(span)
+
+
+_SCHEME_CONCAT_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9_-])(?P<w>(?ai:bearer|basic))[ ]([\"'])[ \t]*\+[ \t]*([\"'])(?P<c>[^\"'\s\\]{8,1024})\3")
+"""A scheme's string, then ``+`` and the credential's own string literal (``"Basic " + "P"``)."""
 
 
 _LABEL_MARKUP: Final = "*_`'\"’”」』】]):=."
