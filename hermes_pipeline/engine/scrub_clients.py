@@ -43,7 +43,7 @@ from typing import Final
 from .scrub_names import STRONG, credential_name, kept_value, secret_looking
 
 __all__ = ["CLIENT_HINTS", "client_hints", "find_client_passwords", "find_keyword_pairs", "find_login_tokens",
-           "find_positional_passwords", "find_sql_identified"]
+           "find_positional_passwords", "find_printed_secrets", "find_sql_identified"]
 
 Span = tuple[int, int]
 
@@ -789,7 +789,10 @@ def _line_keyword(text: str, m: re.Match[str], found: list[Span]) -> None:
             found.append(value.span(group))
 
 
-_ARG_VALUE: Final = r"(?:'(?P<sq>[^'\n]{1,256})'|\"(?P<dq>[^\"\n]{1,256})\"|(?P<b>[^\s'\"`;|&<>]{1,256}))"
+_ARG_VALUE: Final = (r"(?:'(?P<sq>[^'\n]{1,256})'|\"(?P<dq>[^\"\n]{1,256})\""
+                     r"|(?P<b>(?:[^\s'\"`;|&<>\\]|\\(?![nrt\"'\\/]|u[0-9A-Fa-f]{4})){1,256}))")
+"""An argument: quoted, or bare up to a blank, a quote or a shell operator; a bare one ends at a JSON string's escape
+too (``P\\nAdding user``: the escaped line break of a tool's output)."""
 _POSITIONAL_RES: Final = (
     ("net", re.compile(r"(?<![\w-])(?i:net)[ \t]+(?i:user)[ \t]+(?:\"[^\"\n]{1,64}\"|[^\s/\"]{1,64})[ \t]+(?![/*])"
                        + _ARG_VALUE)),
@@ -831,6 +834,66 @@ def find_positional_passwords(text: str, low: str, spans: list[Span]) -> None:
                 if hint == "net" and _BEFORE_COMMAND_RE.search(text, max(0, m.start() - 64), m.start()) is None:
                     continue
                 _password(text, m.span(group), found)
+    _outside_markers(text, found, spans)
+
+
+_PRINTING_RE: Final = re.compile(
+    r"^[ \t]*(?:[^\n$#>%]{0,128}[$#>%][ \t]+)?(?:sudo[ \t]+)?(?:"
+    r"(?:cat|head|tail|more|less|type|Get-Content|gc)[ \t]+(?:-\S{1,16}[ \t]+){0,4}"
+    r"[\"']?(?P<path>[^\s|;&<>\"']{1,512})[\"']?"
+    r"|(?:printenv[ \t]+|echo[ \t]+[\"']?\$\{?)(?P<var>[A-Za-z_][A-Za-z0-9_]{1,64})\}?[\"']?"
+    r"|op[ \t]+read[ \t]+\S{1,512}|pass[ \t]+(?:show[ \t]+)?[\w./@-]{1,256}"
+    r"|vault[ \t]+(?:kv[ \t]+get|read)[ \t][^\n|;&]{0,256}-field[= ][^\n|;&]{1,256}"
+    r"|security[ \t]+find-(?:generic|internet)-password[ \t][^\n|;&]{0,256}-w\b[^\n|;&]{0,256}"
+    r"|aws[ \t]+ecr[ \t]+get-login-password\b[^\n|;&]{0,256}|heroku[ \t]+auth:token\b[^\n|;&]{0,256}"
+    r"|gh[ \t]+auth[ \t]+token\b[^\n|;&]{0,256}"
+    r"|gcloud[ \t]+auth[ \t]+(?:application-default[ \t]+)?print-(?:access|identity)-token\b[^\n|;&]{0,256}"
+    r"|az[ \t]+account[ \t]+get-access-token\b[^\n|;&]{0,256}|doppler[ \t]+secrets[ \t]+get[ \t][^\n|;&]{0,256}"
+    r"|kubectl[ \t][^\n|]{0,512}\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b)"
+    r"[ \t]*+\r?\n[ \t]*+(?P<v>[^\s:={}\[\]<>\"',;]{8,4096}+)[ \t]*+"
+    r"(?=\r?\n[ \t]*+\r?(?:\n|\Z)|\r?\n[^\n]{0,128}[$#>%][ \t]|(?:\r?\n)?\Z|\r?\n?\"[,}\]])", re.MULTILINE)
+"""A command that prints a credential, then the one value it printed on the next line: a file named for a credential
+(``cat /var/jenkins_home/secrets/initialAdminPassword``, ``cat ~/.vault-token``), a variable (``echo $DB_PASSWORD``,
+``printenv API_KEY``), a secret store or a cloud's token command (``op read op://…``, ``pass show …``, ``vault kv get
+-field=password …``, ``security find-generic-password … -w``, ``aws ecr get-login-password``, ``gh auth token``,
+``gcloud auth print-access-token``, ``doppler secrets get … --plain``, ``kubectl … | base64 -d``), after a shell's
+prompt or none. The value is the command's whole output, one token (no blank, no ``:``, ``=``, bracket or quote: a
+file of settings, ``/etc/passwd``'s lines, JSON are no such value): the text, a blank line, the next prompt or the end
+of the JSON string holding the output follows.
+"""
+_PRINTING_HINTS: Final = ("cat ", "head ", "tail ", "more ", "less ", "type ", "get-content", "gc ", "printenv", "echo ",
+                          "op read", "pass ", "vault ", "security ", "get-login-password", "auth:token", "auth token",
+                          "print-access-token", "print-identity-token", "get-access-token", "doppler", "base64")
+
+
+_REDIS_PROMPT_AUTH_RE: Final = re.compile(
+    r"(?:^|[\"'])[ \t]*(?:redis|[\w.-]{1,253}:\d{2,5}(?:\[\d{1,2}\])?)>[ \t]*(?i:auth)[ \t]+(?:\S{1,64}[ \t]+)?"
+    r"(?P<p>(?:[^\s\"'\\]|\\(?![nrt\"'\\/]|u[0-9A-Fa-f]{4})){1,256})[ \t]*(?=$|\\[nr]|[\"'])", re.MULTILINE)
+"""``redis-cli``'s own prompt then ``AUTH X`` / ``AUTH user X`` (``127.0.0.1:6379> AUTH X``): the password."""
+
+
+def find_printed_secrets(text: str, low: str, spans: list[Span]) -> None:
+    """The value a command that prints a credential printed (:data:`_PRINTING_RE`): a file's or a variable's only
+    when its name is a credential's (``cat README.md``, ``echo $HOME`` print none), the value when a password name
+    would hide it (a word, a path, a placeholder stay); and a password typed at ``redis-cli``'s prompt
+    (:data:`_REDIS_PROMPT_AUTH_RE`)."""
+    found: list[Span] = []
+    if "> auth" in low or ">auth" in low:
+        for m in _REDIS_PROMPT_AUTH_RE.finditer(text):
+            _password(text, m.span("p"), found)
+    if "\n" not in text or not any(hint in low for hint in _PRINTING_HINTS):
+        _outside_markers(text, found, spans)
+        return
+    for m in _PRINTING_RE.finditer(text):
+        path, var = m.group("path"), m.group("var")
+        if path is not None:
+            base = path.rstrip("/").rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lstrip(".")
+            name = base.rsplit(".", 1)[0] if "." in base else base
+            if not name or credential_name(name) != STRONG:
+                continue
+        elif var is not None and credential_name(var) != STRONG:
+            continue
+        _password(text, m.span("v"), found)
     _outside_markers(text, found, spans)
 
 

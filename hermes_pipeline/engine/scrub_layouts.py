@@ -744,9 +744,15 @@ _LOGIN_LINE_MAX: Final = 200
 """The longest stretch from a login line's start to its slash (decoration, a label of 100 characters, a user)."""
 
 
-_NEXT_LINE_RE: Final = re.compile(r"\r?\n(?:[ \t]*```[A-Za-z]{0,16}[ \t]*\r?\n)?[ \t]*(?P<v>[^\s`]{8,256})[ \t]*\r?(?=\n|\Z)")
-"""The line after a label that ends with its colon, holding only the value (``Password:\\nP``), or a code fence
-then that line (``Here is your token:\\n```\\nP``)."""
+_NEXT_LINE_RE: Final = re.compile(
+    r"\r?\n(?:[ \t]*\r?\n){0,2}(?:[ \t]*```[A-Za-z]{0,16}[ \t]*\r?\n)?[ \t]*(?P<v>[^\s`]{8,256})[ \t]*\r?"
+    r"(?=\n|\Z|\"[,}\]])")
+"""The line after a label that ends with its colon, holding only the value (``Password:\\nP``), after up to two blank
+lines or a code fence too (``Here is your token:\\n```\\nP``, ``Your new API key is:\\n\\n    P``); the line may end a JSON
+string (a tool's output)."""
+_LABEL_TAIL_WORDS: Final = frozenset({"is", "was", "are", "below", "follows", "as"})
+"""Words after the credential's noun that still put its value on the next line (``Your new API key is:``, ``Your
+token is as follows:``, ``API key below:``)."""
 
 
 def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) -> None:
@@ -757,6 +763,9 @@ def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) ->
     if m is None or not _generated(m.group("v")) or _PAIR_START.match(m.group("v")) is not None:
         return  # TIMEOUT_SECONDS=184, url: x: a line of its own, not the label's value
     words = label.strip().strip("*_`").split()
+    for _ in range(3):
+        if len(words) > 1 and words[-1].lower() in _LABEL_TAIL_WORDS:
+            words.pop()  # Your new API key is:, Your token is as follows:
     if words and _CJK_LABEL_END_RE.search(words[-1]) is not None:
         _judge(text, "password", m.span("v"), STRONG, spans, bare=True)  # 你的新密码是：\nP, 密码如下：
         return

@@ -164,7 +164,7 @@ _ABOUT_WORDS: Final = frozenset({
     "chars", "characters", "bits", "validators", "validator", "hashers", "hasher", "arn", "jar", "dict", "info",
     "hash", "hashed", "hashes", "fn", "func", "function", "invalid", "expired", "missing", "failed", "failure",
     "unavailable", "reason", "denied", "revoked", "digest", "digests", "display", "vault", "vaults", "ring", "chain",
-    "agent", "santa",
+    "agent", "santa", "accessor", "accessors", "policies", "renewable",
 })
 _COUNT_LEADERS: Final = frozenset({
     "max", "min", "num", "n", "total", "input", "output", "prompt", "completion", "cached", "cache", "reasoning",

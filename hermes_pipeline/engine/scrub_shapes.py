@@ -41,7 +41,7 @@ from typing import Final
 from urllib.parse import unquote
 
 from .scrub_clients import (client_hints, find_client_passwords, find_keyword_pairs, find_login_tokens,
-                            find_positional_passwords, find_sql_identified)
+                            find_positional_passwords, find_printed_secrets, find_sql_identified)
 from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
                           credential_word, drawn_letters, english_word, kept_value, open_call, parameter_default,
                           phrase_name, human_password, placeholder, query_credential, secret_looking)
@@ -2158,6 +2158,7 @@ def find_shape_spans(text: str, low: str, spans: list[Span], gated: bool = True,
                        find_client_passwords, find_login_tokens, find_sql_identified):
             finder(text, spans)
         find_positional_passwords(text, low, spans)
+        find_printed_secrets(text, low, spans)
     else:
         _gated_shapes(text, low, spans, wraps)
     if userinfo:
@@ -2216,6 +2217,7 @@ def _gated_shapes(text: str, low: str, spans: list[Span], wraps: dict[Span, int]
     if "identified" in low:
         find_sql_identified(text, spans)
     find_positional_passwords(text, low, spans)
+    find_printed_secrets(text, low, spans)
     if "-" in text or "/" in text:
         hints = client_hints(low)
         if hints:

@@ -65,6 +65,14 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "words after a seed phrase's name": (lambda n: "seed phrase: " + "abcdefgh " * (n // 9), 5_000),
     "seed phrase names again and again": (lambda n: "mnemonic: abcdefghijk " * (n // 22), 5_000),
     "administrator lines": (lambda n: "root:" * (n // 5) + "\n", 5_000),
+    # the stop 58 readers: printed credentials, redis-cli's prompt, brackets after names, connection strings
+    "prompts before a cat": (lambda n: "$ " * (n // 2) + "cat token\nXk9mQ2vLp7Rt\n", 5_000),
+    "cat lines of a credential file": (lambda n: "cat token\n" * (n // 10), 5_000),
+    "a printed value's trailing blanks": (lambda n: "$ cat token\nXk9mQ2vLp7Rt" + " " * n + "x", 5_000),
+    "redis prompts": (lambda n: "a:6379> auth " * (n // 13), 5_000),
+    "CJK credential words before brackets": (lambda n: "密码（" * (n // 3) + "x", 5_000),
+    "pairs of a connection string": (lambda n: 'connectionString="' + "a=b;" * (n // 4) + '"', 5_000),
+    "scheme strings added": (lambda n: '"Basic " + ' * (n // 11) + '"x"', 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,

@@ -1,0 +1,78 @@
+"""Credentials in a terminal's output as a tool result carries it (OBS-55, OBS-58, OBS-59; stop 58 soak).
+
+A soak of tool results (a command and what it printed, plain and as the JSON string of a ``terminal`` result) found:
+
+* a command that prints a credential, then the value it printed alone on the next line: a file named for one
+  (``cat /var/jenkins_home/secrets/initialAdminPassword``, ``cat ~/.vault-token``), a variable (``echo
+  $DB_PASSWORD``), a secret store's or a cloud's token command (``op read``, ``aws ecr get-login-password``,
+  ``kubectl … | base64 -d``);
+* a label ending ``is:`` with its value a line or two below (``Your new API key is:\\n\\n    P``);
+* ``AUTH P`` at ``redis-cli``'s own prompt (``127.0.0.1:6379> AUTH P``);
+* a password given by position (``rabbitmqctl add_user admin P``, ``mysqladmin … password P``) ran over the escaped
+  line break of a JSON string into the next line (``P\\nAdding user`` was cut whole).
+
+Each value loses exactly its span, plain and inside the JSON string; a file that is no credential's, a variable
+that is none, a file of settings, ``/etc/passwd``'s lines and a placeholder stay; so does what a table says about a
+token (``token_accessor``, ``token_policies``)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+
+from ._scrub_support import assert_only_secret_hidden, note_password
+
+_OUTPUTS = (
+    "$ cat /var/jenkins_home/secrets/initialAdminPassword\n{P}\n", "bob@box:~$ cat ~/.vault-token\n{P}\nbob@box:~$ ",
+    "$ echo $DB_PASSWORD\n{P}", "$ printenv API_TOKEN\n{P}\n", "$ op read op://vault/db/password\n{P}\n",
+    "$ aws ecr get-login-password --region us-east-1\n{P}\n",
+    '$ kubectl get secret db -o jsonpath="{{.data.password}}" | base64 -d\n{P}\n',
+    "$ security find-generic-password -s db -w\n{P}\n", "PS C:\\> Get-Content .\\api_key.txt\n{P}\n",
+    "Your new API key is:\n\n    {P}\n\nIt will not be shown again.", "Here is your token:\n{P}\n",
+    "Your token is as follows:\n\n{P}", "127.0.0.1:6379> AUTH {P}\nOK", "127.0.0.1:6379[1]> auth default {P}\nOK",
+    "rabbitmqctl add_user admin {P}\nAdding user \"admin\" ...", "mysqladmin -u root password {P}\ndone",
+    "wpa_passphrase HomeNet {P}\nnetwork={{", "nmcli dev wifi connect HomeNet password {P}\nDevice activated",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(_OUTPUTS))
+def test_property_obs58_59_a_credential_a_terminal_printed_loses_exactly_its_span(seed: int, form: str) -> None:
+    """OBS-58 / OBS-59: the printed or typed value goes, the command, the prompt and the next lines stay; the same in
+    the JSON string of a ``terminal`` tool result."""
+    secret = note_password(random.Random(seed), symbols="#^*-_.+", share=0.3)
+    text = form.format(P=secret)
+    assert_only_secret_hidden(text, secret)
+    encoded = json.dumps({"output": text, "exit_code": 0})
+    assert scrub_text(encoded) == json.dumps({"output": text.replace(secret, redaction_marker(secret)),
+                                              "exit_code": 0})
+
+
+@pytest.mark.parametrize("text", [
+    "$ cat README.md\nHello_world_123\n", "$ echo $HOME\n/home/bob\n", "$ cat ~/.aws/credentials\n[default]\nx = 1",
+    "$ cat /etc/passwd\nroot:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin",
+    "$ cat token\nfirst_line_of_many\nsecond_line_here", "$ echo $API_KEY\n<your-key>\n", "$ cat api_key\n--------\n",
+    "$ cat token.txt\n$(cat other)\n", "My favourite thing is:\n\nbananas_and_more", "> auth token",
+    "$ cat /run/secrets/db_password\n/run/secrets/other\n",
+])
+def test_obs55_other_files_variables_settings_and_placeholders_stay(text: str) -> None:
+    """OBS-55: what a command printed stays unless the command prints a credential and its output is one token."""
+    assert scrub_text(text) == text
+
+
+def test_obs58_59_a_vault_token_table_loses_the_token_and_keeps_its_accessor() -> None:
+    """OBS-58 / OBS-59: ``vault token lookup``'s table: the token goes; its accessor, duration, renewal flag and
+    policies are about the token (no secret) and stay."""
+    token = "hvs.gbzbLvomDKGqOWMyQ5VnHLBO"
+    text = ("Key                  Value\n---                  -----\ntoken                " + token
+            + "\ntoken_accessor       8609694a-cdbc-db9b-d345-e782dbb562ed\ntoken_duration       768h"
+            "\ntoken_renewable      true\ntoken_policies       [default]")
+    assert_only_secret_hidden(text, token)
+    assert_only_secret_hidden(text.replace("8609694a-cdbc-db9b-d345-e782dbb562ed", "abcd1234"), token)
+
