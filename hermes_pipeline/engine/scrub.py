@@ -39,6 +39,7 @@ import secrets
 from functools import lru_cache
 from typing import Final
 
+from .scrub_clients import command_prints_credential, file_names_credential, printed_token
 from .scrub_layouts import find_layout_spans
 from .scrub_names import human_password
 from .scrub_shapes import EMPHASIS_MARKS, emphasis_opened, find_shape_spans, markup_cut, userinfo_end
@@ -52,6 +53,7 @@ __all__ = [
     "REDACTION_FAILED",
     "TRUNCATION_SUFFIX",
     "find_spans",
+    "hide_printed_output",
     "is_sensitive_key",
     "marker_cut",
     "redaction_marker",
@@ -708,3 +710,49 @@ def url_target(value: str, cap: int = TARGET_MAX_CHARS) -> str:
     except Exception:
         return REDACTION_FAILED
     return truncate(text, cap)
+
+
+_OUTPUT_KEYS: Final = ("output", "content", "stdout", "result")
+"""Where a tool's JSON result holds what it printed or read (Hermes' ``terminal`` and ``read_file``)."""
+
+
+def hide_printed_output(arguments: object, result: object) -> object:
+    """``result`` with the credential a tool call printed hidden: the call runs a command that prints one
+    (``arguments["command"]``: ``cat ~/.vault-token``, ``echo $DB_PASSWORD``, ``op read …``) or reads a file named
+    for one (``arguments["path"]`` or ``["file_path"]``: ``initialAdminPassword``, ``api_key.txt``), and its whole
+    output (``result``, or the ``output`` / ``content`` / ``stdout`` / ``result`` string of a JSON object, a line
+    number ``1|`` before it) is one token that a password's name would hide: that token's span becomes its marker and
+    nothing else changes. The output alone says nothing of what it is, so the call's arguments tell; anything else
+    returns ``result`` itself."""
+    if type(arguments) is not dict or type(result) is not str or not result:
+        return result
+    command = arguments.get("command")
+    if type(command) is str:
+        if not command_prints_credential(command):
+            return result
+    else:
+        path = arguments.get("path", arguments.get("file_path"))
+        if type(path) is not str or not file_names_credential(path):
+            return result
+    token = None
+    if result[0] == "{":
+        try:
+            doc = json.loads(result)
+        except ValueError:
+            doc = None
+        if type(doc) is dict:
+            for key in _OUTPUT_KEYS:
+                output = doc.get(key)
+                if type(output) is str:
+                    span = printed_token(output)
+                    if span is not None:
+                        token = output[span[0]:span[1]]
+                        break
+    else:
+        span = printed_token(result)
+        token = result[span[0]:span[1]] if span is not None else None
+    if token is None:
+        return result
+    written = json.dumps(token, ensure_ascii=False)[1:-1] if result[0] == "{" else token
+    return result.replace(written, redaction_marker(token))  # wherever else the result repeats it too
+

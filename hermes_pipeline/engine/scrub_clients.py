@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Final
 
 from .scrub_names import STRONG, credential_name, kept_value, secret_looking
 
 __all__ = ["CLIENT_HINTS", "client_hints", "find_client_passwords", "find_keyword_pairs", "find_login_tokens",
-           "find_positional_passwords", "find_printed_secrets", "find_sql_identified"]
+           "find_positional_passwords", "find_printed_secrets", "find_sql_identified", "command_prints_credential",
+           "file_names_credential", "printed_token"]
 
 Span = tuple[int, int]
 
@@ -837,8 +839,8 @@ def find_positional_passwords(text: str, low: str, spans: list[Span]) -> None:
     _outside_markers(text, found, spans)
 
 
-_PRINTING_RE: Final = re.compile(
-    r"^[ \t]*(?:[^\n$#>%]{0,128}[$#>%][ \t]+)?(?:sudo[ \t]+)?(?:"
+_PRINTING_COMMAND: Final = (
+    r"(?:sudo[ \t]+)?(?:"
     r"(?:cat|head|tail|more|less|type|Get-Content|gc)[ \t]+(?:-\S{1,16}[ \t]+){0,4}"
     r"[\"']?(?P<path>[^\s|;&<>\"']{1,512})[\"']?"
     r"|(?:printenv[ \t]+|echo[ \t]+[\"']?\$\{?)(?P<var>[A-Za-z_][A-Za-z0-9_]{1,64})\}?[\"']?"
@@ -849,18 +851,22 @@ _PRINTING_RE: Final = re.compile(
     r"|gh[ \t]+auth[ \t]+token\b[^\n|;&]{0,256}"
     r"|gcloud[ \t]+auth[ \t]+(?:application-default[ \t]+)?print-(?:access|identity)-token\b[^\n|;&]{0,256}"
     r"|az[ \t]+account[ \t]+get-access-token\b[^\n|;&]{0,256}|doppler[ \t]+secrets[ \t]+get[ \t][^\n|;&]{0,256}"
-    r"|kubectl[ \t][^\n|]{0,512}\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b)"
-    r"[ \t]*+\r?\n[ \t]*+(?P<v>[^\s:={}\[\]<>\"',;]{8,4096}+)[ \t]*+"
-    r"(?=\r?\n[ \t]*+\r?(?:\n|\Z)|\r?\n[^\n]{0,128}[$#>%][ \t]|(?:\r?\n)?\Z|\r?\n?\"[,}\]])", re.MULTILINE)
-"""A command that prints a credential, then the one value it printed on the next line: a file named for a credential
-(``cat /var/jenkins_home/secrets/initialAdminPassword``, ``cat ~/.vault-token``), a variable (``echo $DB_PASSWORD``,
-``printenv API_KEY``), a secret store or a cloud's token command (``op read op://…``, ``pass show …``, ``vault kv get
+    r"|kubectl[ \t][^\n|]{0,512}\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b)")
+"""A command that prints a credential: a file named for one (``cat /var/jenkins_home/secrets/initialAdminPassword``,
+``cat ~/.vault-token``; :func:`_names_credential` decides), a variable (``echo $DB_PASSWORD``, ``printenv API_KEY``;
+likewise), a secret store's or a cloud's token command (``op read op://…``, ``pass show …``, ``vault kv get
 -field=password …``, ``security find-generic-password … -w``, ``aws ecr get-login-password``, ``gh auth token``,
-``gcloud auth print-access-token``, ``doppler secrets get … --plain``, ``kubectl … | base64 -d``), after a shell's
-prompt or none. The value is the command's whole output, one token (no blank, no ``:``, ``=``, bracket or quote: a
-file of settings, ``/etc/passwd``'s lines, JSON are no such value): the text, a blank line, the next prompt or the end
-of the JSON string holding the output follows.
-"""
+``gcloud auth print-access-token``, ``doppler secrets get … --plain``, ``kubectl … | base64 -d``)."""
+_PRINTED_VALUE: Final = r"[^\s:={}\[\]<>\"',;]{8,4096}+"
+"""What such a command printed, when it is its whole output: one token (no blank, no ``:``, ``=``, bracket or quote:
+a file of settings, ``/etc/passwd``'s lines, JSON are no such value)."""
+_PRINTING_RE: Final = re.compile(
+    r"^[ \t]*(?:[^\n$#>%]{0,128}[$#>%][ \t]+)?" + _PRINTING_COMMAND
+    + r"[ \t]*+\r?\n[ \t]*+(?P<v>" + _PRINTED_VALUE + r")[ \t]*+"
+    r"(?=\r?\n[ \t]*+\r?(?:\n|\Z)|\r?\n[^\n]{0,128}[$#>%][ \t]|(?:\r?\n)?\Z|\r?\n?\"[,}\]])", re.MULTILINE)
+"""A command that prints a credential (:data:`_PRINTING_COMMAND`), after a shell's prompt or none, then its whole
+output (:data:`_PRINTED_VALUE`) on the next line: the text, a blank line, the next prompt or the end of the JSON string
+holding the output follows."""
 _PRINTING_HINTS: Final = ("cat ", "head ", "tail ", "more ", "less ", "type ", "get-content", "gc ", "printenv", "echo ",
                           "op read", "pass ", "vault ", "security ", "get-login-password", "auth:token", "auth token",
                           "print-access-token", "print-identity-token", "get-access-token", "doppler", "base64")
@@ -885,16 +891,50 @@ def find_printed_secrets(text: str, low: str, spans: list[Span]) -> None:
         _outside_markers(text, found, spans)
         return
     for m in _PRINTING_RE.finditer(text):
-        path, var = m.group("path"), m.group("var")
-        if path is not None:
-            base = path.rstrip("/").rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lstrip(".")
-            name = base.rsplit(".", 1)[0] if "." in base else base
-            if not name or credential_name(name) != STRONG:
-                continue
-        elif var is not None and credential_name(var) != STRONG:
-            continue
-        _password(text, m.span("v"), found)
+        if _names_credential(m):
+            _password(text, m.span("v"), found)
     _outside_markers(text, found, spans)
+
+
+def _names_credential(m: re.Match[str]) -> bool:
+    """Whether a match of :data:`_PRINTING_COMMAND` prints a credential: any command but ``cat`` and ``echo``, those
+    when the file's or the variable's name is a credential's."""
+    path, var = m.group("path"), m.group("var")
+    if path is not None:
+        return file_names_credential(path)
+    return var is None or credential_name(var) == STRONG
+
+
+@lru_cache(maxsize=4096)
+def file_names_credential(path: str) -> bool:
+    """Whether the file at ``path`` is named for a credential (``initialAdminPassword``, ``.vault-token``,
+    ``api_key.txt``, ``db_password``; not ``README.md``, ``tokens.json``, ``id_rsa``)."""
+    base = path.rstrip("/").rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lstrip(".")
+    name = base.rsplit(".", 1)[0] if "." in base else base
+    return bool(name) and credential_name(name) == STRONG
+
+
+_COMMAND_RE: Final = re.compile(r"[ \t]*" + _PRINTING_COMMAND + r"[ \t]*\Z")
+
+
+def command_prints_credential(command: str) -> bool:
+    """Whether the shell command ``command`` (a tool call's argument) prints a credential as its whole output
+    (:data:`_PRINTING_COMMAND`)."""
+    m = _COMMAND_RE.match(command) if len(command) <= 1024 else None
+    return m is not None and _names_credential(m)
+
+
+_PRINTED_RE: Final = re.compile(r"[ \t]*+(?:\d{1,9}\|)?(?P<v>" + _PRINTED_VALUE + r")[ \t]*+\r?\n?\Z")
+"""A tool's whole output as one token (a file reader's ``1|`` line number before it, a line break after it)."""
+
+
+def printed_token(output: str) -> tuple[int, int] | None:
+    """The span of the one token ``output`` holds (:data:`_PRINTED_RE`) when a password's name would hide it (a word,
+    a path, a placeholder stay), else ``None``."""
+    m = _PRINTED_RE.match(output) if len(output) <= 4200 else None
+    if m is None or kept_value(m.group("v"), "password", STRONG):
+        return None
+    return m.span("v")
 
 
 def find_sql_identified(text: str, spans: list[Span]) -> None:

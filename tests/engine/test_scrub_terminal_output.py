@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+from hermes_pipeline.engine.scrub import hide_printed_output, redaction_marker, scrub_text
 
 from ._scrub_support import assert_only_secret_hidden, note_password
 
@@ -75,4 +75,29 @@ def test_obs58_59_a_vault_token_table_loses_the_token_and_keeps_its_accessor() -
             "\ntoken_renewable      true\ntoken_policies       [default]")
     assert_only_secret_hidden(text, token)
     assert_only_secret_hidden(text.replace("8609694a-cdbc-db9b-d345-e782dbb562ed", "abcd1234"), token)
+
+
+@pytest.mark.parametrize(("arguments", "result", "secret"), [
+    ({"command": "cat ~/.vault-token"}, '{"output": "Xk9mQ2v\\\\Lp7Rt\\n", "exit_code": 0}', "Xk9mQ2v\\Lp7Rt"),
+    ({"command": "echo $API_TOKEN"}, "Qv8Lm2Zt9wXk4Rp7", "Qv8Lm2Zt9wXk4Rp7"),
+    ({"path": "secrets/db_password"}, '{"content": "1|Qv8Lm2Zt9wXk4Rp7", "path": "x"}', "Qv8Lm2Zt9wXk4Rp7"),
+    ({"command": "op read op://v/i/f"}, '{"output": "Qv8Lm2Zt9wXk4Rp7", "note": "Qv8Lm2Zt9wXk4Rp7"}', "Qv8Lm2Zt9wXk4Rp7"),
+])
+def test_obs58_59_a_printed_credential_is_hidden_wherever_the_result_holds_it(
+        arguments: dict[str, str], result: str, secret: str) -> None:
+    """OBS-58 / OBS-59: the token, JSON-escaped as the result holds it, becomes its marker, every time it occurs."""
+    written = json.dumps(secret)[1:-1] if result.startswith("{") else secret
+    assert hide_printed_output(arguments, result) == result.replace(written, redaction_marker(secret))
+
+
+@pytest.mark.parametrize(("arguments", "result"), [
+    ({"command": "cat ~/.vault-token"}, '{"output": "two words\\n"}'), ({"command": "ls"}, "Qv8Lm2Zt9wXk4Rp7"),
+    ({"path": "notes.txt"}, '{"content": "1|Qv8Lm2Zt9wXk4Rp7"}'), ({"command": "cat token"}, '{"output": "<token>"}'),
+    ({"command": "cat ~/.vault-token"}, "{not json"), (["cat token"], "Qv8Lm2Zt9wXk4Rp7"),
+    ({"command": "cat ~/.vault-token"}, '{"output": "1|2|3\\n4"}'),
+])
+def test_obs55_other_calls_and_outputs_are_returned_as_they_are(arguments: object, result: str) -> None:
+    """OBS-55: an output of several words or lines, a command or a file that prints no credential, a placeholder,
+    arguments that are no mapping: the result itself."""
+    assert hide_printed_output(arguments, result) is result
 
