@@ -60,7 +60,7 @@ from .sanitize import (
     payload_max_chars,
     token_value_redacted,
 )
-from .scrub import REDACTED, REDACTION_FAILED
+from .scrub import REDACTED, REDACTION_FAILED, hide_printed_in_request
 from .walk_context import argv_context
 
 __all__ = ["BUDGET_BYTES", "build_request_field", "cache_stats", "is_sanitized_part"]
@@ -257,6 +257,8 @@ def build_request_field(provider_kwargs: Mapping[str, Any]) -> dict[str, Any]:
             _table.clear()
             _sanitized.clear()
             _state["key"], _state["bytes"] = _scrub._redaction_key, 0
+    if type(provider_kwargs) is dict:  # a tool result that is a credential its call printed (cat ~/.vault-token)
+        provider_kwargs = hide_printed_in_request(provider_kwargs)
     body = {k: v for k, v in provider_kwargs.items() if k not in _REQUEST_DROPPED_KEYS}
     limit = payload_max_chars()
     try:

@@ -53,6 +53,7 @@ __all__ = [
     "REDACTION_FAILED",
     "TRUNCATION_SUFFIX",
     "find_spans",
+    "hide_printed_in_request",
     "hide_printed_output",
     "is_sensitive_key",
     "marker_cut",
@@ -755,4 +756,87 @@ def hide_printed_output(arguments: object, result: object) -> object:
         return result
     written = json.dumps(token, ensure_ascii=False)[1:-1] if result[0] == "{" else token
     return result.replace(written, redaction_marker(token))  # wherever else the result repeats it too
+
+
+@lru_cache(maxsize=4096)
+def _call_arguments(arguments: str) -> dict[str, object] | None:
+    """A tool call's JSON arguments when they name a command or a file (what :func:`hide_printed_output` reads)."""
+    if "command" not in arguments and "path" not in arguments:
+        return None
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return None
+    return parsed if type(parsed) is dict else None
+
+
+def hide_printed_in_request(kwargs: dict[str, object]) -> dict[str, object]:
+    """A provider request's keyword arguments with each tool result in its history read with its call's arguments
+    (:func:`hide_printed_output`): a chat-completions ``tool`` message after the assistant's call, a Responses
+    ``function_call_output`` item after its ``function_call``, an Anthropic ``tool_result`` block (text) after its
+    ``tool_use``. ``kwargs`` itself when no result changes (the usual case: one look at each message); else a copy
+    with a new list and new messages where one did."""
+    for list_key in ("messages", "input"):
+        items = kwargs.get(list_key)
+        if type(items) is list and items:
+            changed = _hidden_history(items)
+            if changed is not items:
+                kwargs = {**kwargs, list_key: changed}
+    return kwargs
+
+
+def _hidden_history(items: list[object]) -> list[object]:
+    calls: dict[object, dict[str, object]] = {}
+    out = items
+    for index, item in enumerate(items):
+        if type(item) is not dict:
+            continue
+        role, kind = item.get("role"), item.get("type")
+        replaced: object = None
+        if role == "assistant":
+            content = item.get("content")
+            for call in item.get("tool_calls") or ():
+                function = call.get("function") if type(call) is dict else None
+                arguments = function.get("arguments") if type(function) is dict else None
+                parsed = _call_arguments(arguments) if type(arguments) is str else None
+                if parsed is not None:
+                    calls[call.get("id")] = parsed
+            for block in content if type(content) is list else ():
+                if type(block) is dict and block.get("type") == "tool_use" and type(block.get("input")) is dict:
+                    calls[block.get("id")] = block["input"]
+        elif kind == "function_call":
+            arguments = item.get("arguments")
+            parsed = _call_arguments(arguments) if type(arguments) is str else None
+            if parsed is not None:
+                calls[item.get("call_id")] = parsed
+        elif not calls:
+            continue
+        elif role == "tool" and item.get("tool_call_id") in calls:
+            content = item.get("content")
+            hidden = hide_printed_output(calls[item.get("tool_call_id")], content)
+            if hidden is not content:
+                replaced = {**item, "content": hidden}
+        elif kind == "function_call_output" and item.get("call_id") in calls:
+            output = item.get("output")
+            hidden = hide_printed_output(calls[item.get("call_id")], output)
+            if hidden is not output:
+                replaced = {**item, "output": hidden}
+        elif role == "user" and type(item.get("content")) is list:
+            blocks: list[object] = item["content"]
+            new_blocks = blocks
+            for at, block in enumerate(blocks):
+                if type(block) is dict and block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
+                    text = block.get("content")
+                    hidden = hide_printed_output(calls[block.get("tool_use_id")], text)
+                    if hidden is not text:
+                        if new_blocks is blocks:
+                            new_blocks = list(blocks)
+                        new_blocks[at] = {**block, "content": hidden}
+            if new_blocks is not blocks:
+                replaced = {**item, "content": new_blocks}
+        if replaced is not None:
+            if out is items:
+                out = list(items)
+            out[index] = replaced
+    return out
 

@@ -21,6 +21,7 @@ from typing import Any, Final
 import orjson
 
 from ..engine.sanitize import build_request_field
+from ..engine.scrub import hide_printed_in_request
 from ..export.content import HISTORY_KEYS
 from ..export.redaction import redact_value
 
@@ -40,8 +41,9 @@ def canonical_json(value: Any) -> str:
 
 
 def sanitized_request(request: Any) -> Any:
-    """A live request as the recording holds it: ``{"method", "body"}``, sanitized and scrubbed."""
-    return redact_value(build_request_field(request))
+    """A live request as the recording holds it: ``{"method", "body"}``, sanitized and scrubbed (a credential a tool
+    call printed hidden in its result, as the recording's request field has it)."""
+    return redact_value(build_request_field(hide_printed_in_request(request) if type(request) is dict else request))
 
 
 def history_of(request: Any, api_mode: str | None) -> Any:

@@ -5,7 +5,9 @@ Hermes' ``terminal`` tool returns only what the command printed (``{"output": "â
 ~/.vault-token``, ``echo $DB_PASSWORD``, ``op read â€¦``) or the file is named for one (``api_key.txt``,
 ``initialAdminPassword``), the output alone is one token nothing in it names. The tool's scope end carries the result
 with that token's span replaced by its marker in every output (ATOF here, ATIF), and nothing else of it changed; other
-commands and files keep their output; ``redact_credentials = false`` keeps it raw."""
+commands and files keep their output; ``redact_credentials = false`` keeps it raw. The next provider request, whose
+history holds the result after the call (a chat-completions ``tool`` message, a Responses ``function_call_output``, an
+Anthropic ``tool_result``), carries it hidden the same way."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from hypothesis import strategies as st
 
 from hermes_pipeline import Engine, Host
 from hermes_pipeline.components.observability import ObservabilityComponent
-from hermes_pipeline.engine.scrub import redaction_marker
+from hermes_pipeline.engine.scrub import hide_printed_in_request, redaction_marker
+from hermes_pipeline.testing import chat_response
 
 _CALLS = [
     ("terminal", {"command": "cat ~/.vault-token"}, lambda p: json.dumps({"output": p + "\n", "exit_code": 0})),
@@ -45,7 +48,8 @@ def _secret(seed: int) -> str:
 
 
 def _run(out: Path, tool: str, args: dict[str, Any], result: str, *, redact: bool = True) -> tuple[str, str]:
-    """One session with one tool call; the ATOF file's and the ATIF files' text."""
+    """One session: the model calls the tool, then sees its result in the next request; the ATOF file's and the ATIF
+    files' text."""
     config: dict[str, Any] = {
         "version": 4, "redact_credentials": redact,
         "atof": {"enabled": True, "sinks": [{"type": "file", "output_directory": str(out), "filename": "e.jsonl"}]},
@@ -55,7 +59,13 @@ def _run(out: Path, tool: str, args: dict[str, Any], result: str, *, redact: boo
     host = Host(engine, platform="cli", model="m", provider="openai", base_url="http://127.0.0.1/v1")
     with host.session() as session:
         with session.turn("show me the file") as turn:
+            call = {"id": "call_1", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
+            history: list[dict[str, Any]] = [{"role": "user", "content": "show me the file"}]
+            turn.call_llm({"model": "m", "messages": history}, lambda r: chat_response("", [call]))
             turn.call_tool(tool, args, lambda **kwargs: result, tool_call_id="call_1")
+            history += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                        {"role": "tool", "tool_call_id": "call_1", "content": result}]
+            turn.call_llm({"model": "m", "messages": history}, lambda r: chat_response("It is there."))
             turn.complete("done")
     engine.remove_plugin(name)
     atif = "".join(path.read_text() for path in sorted((out / "atif").glob("*.json")))
@@ -97,3 +107,32 @@ def test_fmt33a_redact_credentials_false_keeps_a_printed_credential(tmp_path: Pa
     atof, _ = _run(tmp_path, "terminal", {"command": "cat ~/.vault-token"},
                    json.dumps({"output": secret, "exit_code": 0}), redact=False)
     assert secret in atof
+
+
+def _responses(args: dict[str, Any], output: str) -> dict[str, Any]:
+    return {"model": "m", "input": [
+        {"role": "user", "content": "show it"},
+        {"type": "function_call", "call_id": "fc_1", "name": "terminal", "arguments": json.dumps(args)},
+        {"type": "function_call_output", "call_id": "fc_1", "output": output}]}
+
+
+def _anthropic(args: dict[str, Any], output: str) -> dict[str, Any]:
+    return {"model": "m", "max_tokens": 100, "messages": [
+        {"role": "user", "content": "show it"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_1", "name": "terminal", "input": args}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": output}]}]}
+
+
+@pytest.mark.parametrize("shape", [_responses, _anthropic])
+def test_obs58_59_a_printed_credential_in_a_responses_or_anthropic_history_is_hidden(shape: Any) -> None:
+    """OBS-58 / OBS-59: the Responses API's ``function_call_output`` and Anthropic's ``tool_result`` are read with
+    their call's arguments too; the other items are the same objects."""
+    secret = _secret(3)
+    output = json.dumps({"output": secret + "\n", "exit_code": 0})
+    request = shape({"command": "cat ~/.vault-token"}, output)
+    hidden = hide_printed_in_request(request)
+    assert secret not in json.dumps(hidden)
+    assert json.dumps(hidden) == json.dumps(request).replace(secret, redaction_marker(secret))
+    other = shape({"command": "ls"}, output)
+    assert hide_printed_in_request(other) is other
+
