@@ -53,6 +53,7 @@ __all__ = [
     "REDACTION_FAILED",
     "TRUNCATION_SUFFIX",
     "find_spans",
+    "hide_printed_in_history",
     "hide_printed_in_request",
     "hide_printed_output",
     "is_sensitive_key",
@@ -779,13 +780,15 @@ def hide_printed_in_request(kwargs: dict[str, object]) -> dict[str, object]:
     for list_key in ("messages", "input"):
         items = kwargs.get(list_key)
         if type(items) is list and items:
-            changed = _hidden_history(items)
+            changed = hide_printed_in_history(items)
             if changed is not items:
                 kwargs = {**kwargs, list_key: changed}
     return kwargs
 
 
-def _hidden_history(items: list[object]) -> list[object]:
+def hide_printed_in_history(items: list[object]) -> list[object]:
+    """A provider history (messages or Responses items) with each tool result read with its call's arguments
+    (:func:`hide_printed_in_request`); ``items`` itself when none changes."""
     calls: dict[object, dict[str, object]] = {}
     out = items
     for index, item in enumerate(items):

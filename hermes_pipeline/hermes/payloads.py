@@ -14,6 +14,7 @@ from typing import Any, Final
 import orjson
 
 from ..engine.sanitize import PASS1_MAX_ITEMS, PASS1_MAX_STR, PASS2_MAX_ITEMS, PASS2_MAX_STR, jsonable
+from ..engine.scrub import hide_printed_in_history
 from ..engine.scrub_once import scrub_once
 from ..engine.walk_context import context_entries, context_items
 
@@ -198,7 +199,7 @@ def full_request(request: object, messages: object, api_mode: object, model: obj
         new_body = dict(body)
     else:  # the whole request was cut to a preview: keep what replay needs
         new_body = {"model": model} if isinstance(model, str) and model else {}
-    new_body[key] = _scrubbed(messages)
+    new_body[key] = _scrubbed(hide_printed_in_history(messages))  # cat ~/.vault-token: its output is the credential
     tools = new_body.get("tools")
     if definition_of is not None and isinstance(tools, list):
         new_body["tools"] = whole_tools(tools, definition_of, generation)
