@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from ..engine.scrub import hide_printed_in_history
 from .scrubbed import scrubbed
 from .sources import SESSION_ID, TRAJECTORY_ID, TRAJECTORY_REF, Sources, connect_ro, inside
 from .stats import SKILL_WINDOW_DAYS, anomalies_from, daily_series, hourly_series, local_day_bounds, utc_text
@@ -382,6 +383,7 @@ def session(sources: Sources, session_id: str, page: int = 1) -> dict[str, Any] 
                 out["messages"] = _rows(conn, f"SELECT {', '.join(mcols)} FROM messages WHERE session_id = ? "
                                               f"ORDER BY id LIMIT ? OFFSET ?",
                                         (session_id, MESSAGES_PER_PAGE + 1, offset))
+                _hide_printed(conn, session_id, out["messages"])
     problems: list[str] = []
     with _db(sources.store_db, problems) as conn:
         runs = _rows(conn, "SELECT trajectory_id, turn_id, platform, started_at, ended_at, outcome, error_type, "
@@ -403,6 +405,34 @@ def session(sources: Sources, session_id: str, page: int = 1) -> dict[str, Any] 
     out["messages"] = messages[:MESSAGES_PER_PAGE] if messages is not None else None
     out["page"], out["offset"] = max(1, page), offset
     return out
+
+
+_CALLS_LOOKED_AT: Final = 2000
+"""The most assistant messages with tool calls of a session read to tell what each tool result's call ran."""
+
+
+def _hide_printed(conn: sqlite3.Connection, session_id: str, messages: list[dict[str, Any]] | None) -> None:
+    """Each ``tool`` message of ``messages`` read with its call's arguments (:func:`hide_printed_in_history`: a
+    command that printed a credential, a file named for one), its call found among the session's assistant messages
+    (the page's or an earlier one's), in place; the rest is scrubbed as every page is."""
+    tools = [m for m in messages or () if m.get("role") == "tool" and isinstance(m.get("content"), str)]
+    if not tools:
+        return
+    rows = _rows(conn, "SELECT tool_calls FROM messages WHERE session_id = ? AND tool_calls IS NOT NULL "
+                       "ORDER BY id DESC LIMIT ?", (session_id, _CALLS_LOOKED_AT)) or []
+    history: list[object] = []
+    for row in reversed(rows):
+        try:
+            calls = json.loads(row["tool_calls"])
+        except (TypeError, ValueError):
+            continue
+        if isinstance(calls, list):
+            history.append({"role": "assistant", "tool_calls": calls})
+    given = [{"role": "tool", "tool_call_id": m.get("tool_call_id"), "content": m["content"]} for m in tools]
+    hidden = hide_printed_in_history(history + given)
+    for message, before, after in zip(tools, given, hidden[len(history):]):
+        if after is not before:
+            message["content"] = after["content"]  # type: ignore[index]
 
 
 def _messages_from_runs(sources: Sources, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
