@@ -841,7 +841,7 @@ def find_positional_passwords(text: str, low: str, spans: list[Span]) -> None:
 
 _PRINTING_COMMAND: Final = (
     r"(?:sudo[ \t]+)?(?:"
-    r"(?:cat|head|tail|more|less|type|Get-Content|gc)[ \t]+(?:-\S{1,16}[ \t]+){0,4}"
+    r"(?:cat|head|tail|type|Get-Content)[ \t]+(?:-\S{1,16}[ \t]+){0,4}"
     r"[\"']?(?P<path>[^\s|;&<>\"']{1,512})[\"']?"
     r"|(?:printenv[ \t]+|echo[ \t]+[\"']?\$\{?)(?P<var>[A-Za-z_][A-Za-z0-9_]{1,64})\}?[\"']?"
     r"|op[ \t]+read[ \t]+\S{1,512}|pass[ \t]+(?:show[ \t]+)?[\w./@-]{1,256}"
@@ -861,15 +861,20 @@ _PRINTED_VALUE: Final = r"[^\s:={}\[\]<>\"',;]{8,4096}+"
 """What such a command printed, when it is its whole output: one token (no blank, no ``:``, ``=``, bracket or quote:
 a file of settings, ``/etc/passwd``'s lines, JSON are no such value)."""
 _PRINTING_RE: Final = re.compile(
-    r"^[ \t]*(?:[^\n$#>%]{0,128}[$#>%][ \t]+)?" + _PRINTING_COMMAND
-    + r"[ \t]*+\r?\n[ \t]*+(?P<v>" + _PRINTED_VALUE + r")[ \t]*+"
-    r"(?=\r?\n[ \t]*+\r?(?:\n|\Z)|\r?\n[^\n]{0,128}[$#>%][ \t]|(?:\r?\n)?\Z|\r?\n?\"[,}\]])", re.MULTILINE)
-"""A command that prints a credential (:data:`_PRINTING_COMMAND`), after a shell's prompt or none, then its whole
-output (:data:`_PRINTED_VALUE`) on the next line: the text, a blank line, the next prompt or the end of the JSON string
-holding the output follows."""
-_PRINTING_HINTS: Final = ("cat ", "head ", "tail ", "more ", "less ", "type ", "get-content", "gc ", "printenv", "echo ",
-                          "op read", "pass ", "vault ", "security ", "get-login-password", "auth:token", "auth token",
-                          "print-access-token", "print-identity-token", "get-access-token", "doppler", "base64")
+    _PRINTING_COMMAND + r"[ \t]*+\r?\n[ \t]*+(?P<v>" + _PRINTED_VALUE + r")[ \t]*+"
+    r"(?=\r?\n[ \t]*+\r?(?:\n|\Z)|\r?\n[^\n]{0,128}[$#>%][ \t]|(?:\r?\n)?\Z|\r?\n?\"[,}\]])")
+"""A command that prints a credential (:data:`_PRINTING_COMMAND`), then its whole output (:data:`_PRINTED_VALUE`) on
+the next line: the text, a blank line, the next prompt or the end of the JSON string holding the output follows.
+Matched where :data:`_COMMAND_WORD_RE` finds the command's word at its line's start or after a shell's prompt."""
+_COMMAND_WORD_RE: Final = re.compile(
+    r"(?<![\w.$-])(?:sudo[ \t]+)?(?:cat|head|tail|type|Get-Content|printenv|echo|op|pass|vault|security|aws|heroku|gh|"
+    r"gcloud|az|doppler|kubectl)[ \t]")
+_PROMPT_RE: Final = re.compile(r"[ \t]*+(?:[^\n$#>%]{0,128}[$#>%][ \t]+)?")
+"""What may stand before a command on its line: blanks, or a shell's prompt (``$ ``, ``# ``, ``bob@box:~$ ``,
+``PS C:\\> ``, the opening quote of a JSON string holding the output, ``{"output": "$ ``)."""
+_PRINTING_HINTS: Final = ("cat ", "head ", "tail ", "type ", "get-content", "printenv", "echo ", "op read", "pass ",
+                          "vault ", "security ", "get-login-password", "auth:token", "auth token", "print-access-token",
+                          "print-identity-token", "get-access-token", "doppler", "base64")
 
 
 _REDIS_PROMPT_AUTH_RE: Final = re.compile(
@@ -890,9 +895,14 @@ def find_printed_secrets(text: str, low: str, spans: list[Span]) -> None:
     if "\n" not in text or not any(hint in low for hint in _PRINTING_HINTS):
         _outside_markers(text, found, spans)
         return
-    for m in _PRINTING_RE.finditer(text):
-        if _names_credential(m):
-            _password(text, m.span("v"), found)
+    for word in _COMMAND_WORD_RE.finditer(text):  # a command's word, then its line before it: a prompt or nothing
+        at = word.start()
+        line = text.rfind("\n", max(0, at - 160), at) + 1
+        if (line == 0 and at > 160) or _PROMPT_RE.fullmatch(text, line, at) is None:
+            continue
+        printed = _PRINTING_RE.match(text, at)
+        if printed is not None and _names_credential(printed):
+            _password(text, printed.span("v"), found)
     _outside_markers(text, found, spans)
 
 
