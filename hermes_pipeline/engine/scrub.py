@@ -726,16 +726,8 @@ def hide_printed_output(arguments: object, result: object) -> object:
     number ``1|`` before it) is one token that a password's name would hide: that token's span becomes its marker and
     nothing else changes. The output alone says nothing of what it is, so the call's arguments tell; anything else
     returns ``result`` itself."""
-    if type(arguments) is not dict or type(result) is not str or not result:
+    if type(arguments) is not dict or type(result) is not str or not result or not _prints_credential(arguments):
         return result
-    command = arguments.get("command")
-    if type(command) is str:
-        if not command_prints_credential(command):
-            return result
-    else:
-        path = arguments.get("path", arguments.get("file_path"))
-        if type(path) is not str or not file_names_credential(path):
-            return result
     token = None
     if result[0] == "{":
         try:
@@ -759,16 +751,27 @@ def hide_printed_output(arguments: object, result: object) -> object:
     return result.replace(written, redaction_marker(token))  # wherever else the result repeats it too
 
 
+def _prints_credential(arguments: dict[str, object]) -> bool:
+    """Whether a tool call with ``arguments`` prints a credential: its ``command`` does, or its ``path`` (``file_path``)
+    is named for one."""
+    command = arguments.get("command")
+    if type(command) is str:
+        return command_prints_credential(command)
+    path = arguments.get("path", arguments.get("file_path"))
+    return type(path) is str and file_names_credential(path)
+
+
 @lru_cache(maxsize=4096)
 def _call_arguments(arguments: str) -> dict[str, object] | None:
-    """A tool call's JSON arguments when they name a command or a file (what :func:`hide_printed_output` reads)."""
+    """A tool call's JSON arguments when the call prints a credential (:func:`_prints_credential`), else ``None``
+    (most calls: a history's calls are looked at once per request, their answers remembered)."""
     if "command" not in arguments and "path" not in arguments:
         return None
     try:
         parsed = json.loads(arguments)
     except ValueError:
         return None
-    return parsed if type(parsed) is dict else None
+    return parsed if type(parsed) is dict and _prints_credential(parsed) else None
 
 
 def hide_printed_in_request(kwargs: dict[str, object]) -> dict[str, object]:
@@ -805,7 +808,8 @@ def hide_printed_in_history(items: list[object]) -> list[object]:
                 if parsed is not None:
                     calls[call.get("id")] = parsed
             for block in content if type(content) is list else ():
-                if type(block) is dict and block.get("type") == "tool_use" and type(block.get("input")) is dict:
+                if type(block) is dict and block.get("type") == "tool_use" and type(block.get("input")) is dict \
+                        and _prints_credential(block["input"]):
                     calls[block.get("id")] = block["input"]
         elif kind == "function_call":
             arguments = item.get("arguments")
