@@ -732,7 +732,7 @@ def hide_printed_output(arguments: object, result: object) -> object:
     if result[0] == "{":
         try:
             doc = json.loads(result)
-        except ValueError:
+        except (ValueError, RecursionError):
             doc = None
         if type(doc) is dict:
             for key in _OUTPUT_KEYS:
@@ -791,7 +791,15 @@ def hide_printed_in_request(kwargs: dict[str, object]) -> dict[str, object]:
 
 def hide_printed_in_history(items: list[object]) -> list[object]:
     """A provider history (messages or Responses items) with each tool result read with its call's arguments
-    (:func:`hide_printed_in_request`); ``items`` itself when none changes."""
+    (:func:`hide_printed_in_request`); ``items`` itself when none changes. Never raises: a history of another shape
+    (an id that is no string, calls that are no list) is returned as it is, for the scrubber alone to read."""
+    try:
+        return _hidden_history(items)
+    except Exception:  # noqa: BLE001 - a malformed history must not fail the host's provider call
+        return items
+
+
+def _hidden_history(items: list[object]) -> list[object]:
     calls: dict[object, dict[str, object]] = {}
     out = items
     for index, item in enumerate(items):

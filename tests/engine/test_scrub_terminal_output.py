@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_pipeline.engine.scrub import hide_printed_output, redaction_marker, scrub_text
+from hermes_pipeline.engine.scrub import hide_printed_in_request, hide_printed_output, redaction_marker, scrub_text
 
 from ._scrub_support import assert_only_secret_hidden, note_password
 
@@ -100,4 +100,23 @@ def test_obs55_other_calls_and_outputs_are_returned_as_they_are(arguments: objec
     """OBS-55: an output of several words or lines, a command or a file that prints no credential, a placeholder,
     arguments that are no mapping: the result itself."""
     assert hide_printed_output(arguments, result) is result
+
+
+@settings(max_examples=200, deadline=None)
+@given(history=st.lists(st.dictionaries(
+    st.sampled_from(["role", "type", "tool_calls", "tool_call_id", "call_id", "content", "output", "arguments"]),
+    st.recursive(st.none() | st.integers() | st.text(max_size=20) | st.sampled_from(
+        ["assistant", "tool", "user", "function_call", "function_call_output", "tool_use", "tool_result",
+         '{"command": "cat token"}', "Qv8Lm2Zt9wXk4Rp7"]),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+            ["id", "type", "function", "name", "arguments", "input", "content", "tool_use_id"]), inner, max_size=3),
+        max_leaves=8), max_size=5), max_size=6))
+def test_property_obs60_any_history_is_read_without_raising(history: list[dict[str, object]]) -> None:
+    """OBS-60: whatever shape a request's history has, reading it with the calls never raises; a history it changes
+    is a new list, the request given is never changed in place."""
+    request = {"model": "m", "messages": history}
+    before = json.dumps(request, default=str)
+    hidden = hide_printed_in_request(request)
+    assert json.dumps(request, default=str) == before
+    assert hidden is request or hidden["messages"] is not history
 
