@@ -43,9 +43,9 @@ from typing import Final
 
 from .scrub_names import STRONG, credential_name, kept_value, secret_looking
 
-__all__ = ["CLIENT_HINTS", "client_hints", "find_client_passwords", "find_keyword_pairs", "find_login_tokens",
-           "find_positional_passwords", "find_printed_secrets", "find_sql_identified", "command_prints_credential",
-           "file_names_credential", "printed_token"]
+__all__ = ["CLIENT_HINTS", "client_hints", "command_prints_credential", "file_names_credential",
+           "find_client_passwords", "find_keyword_pairs", "find_login_tokens", "find_positional_passwords",
+           "find_printed_secrets", "find_sql_identified", "printed_token"]
 
 Span = tuple[int, int]
 
@@ -791,8 +791,10 @@ def _line_keyword(text: str, m: re.Match[str], found: list[Span]) -> None:
             found.append(value.span(group))
 
 
+_NOT_JSON_ESCAPE: Final = r"\\(?![nrt\"'\\/]|u[0-9A-Fa-f]{4})"
+"""A backslash that is no escape of a JSON string: an unquoted argument's own (``\\n`` ends one)."""
 _ARG_VALUE: Final = (r"(?:'(?P<sq>[^'\n]{1,256})'|\"(?P<dq>[^\"\n]{1,256})\""
-                     r"|(?P<b>(?:[^\s'\"`;|&<>\\]|\\(?![nrt\"'\\/]|u[0-9A-Fa-f]{4})){1,256}))")
+                     r"|(?P<b>(?:[^\s'\"`;|&<>\\]|" + _NOT_JSON_ESCAPE + r"){1,256}))")
 """An argument: quoted, or bare up to a blank, a quote or a shell operator; a bare one ends at a JSON string's escape
 too (``P\\nAdding user``: the escaped line break of a tool's output)."""
 _POSITIONAL_RES: Final = (
@@ -879,7 +881,7 @@ _PRINTING_HINTS: Final = ("cat ", "head ", "tail ", "type ", "get-content", "pri
 
 _REDIS_PROMPT_AUTH_RE: Final = re.compile(
     r"(?:^|[\"'])[ \t]*(?:redis|[\w.-]{1,253}:\d{2,5}(?:\[\d{1,2}\])?)>[ \t]*(?i:auth)[ \t]+(?:\S{1,64}[ \t]+)?"
-    r"(?P<p>(?:[^\s\"'\\]|\\(?![nrt\"'\\/]|u[0-9A-Fa-f]{4})){1,256})[ \t]*(?=$|\\[nr]|[\"'])", re.MULTILINE)
+    r"(?P<p>(?:[^\s\"'\\]|" + _NOT_JSON_ESCAPE + r"){1,256})[ \t]*(?=$|\\[nr]|[\"'])", re.MULTILINE)
 """``redis-cli``'s own prompt then ``AUTH X`` / ``AUTH user X`` (``127.0.0.1:6379> AUTH X``): the password."""
 
 
@@ -907,8 +909,9 @@ def find_printed_secrets(text: str, low: str, spans: list[Span]) -> None:
 
 
 def _names_credential(m: re.Match[str]) -> bool:
-    """Whether a match of :data:`_PRINTING_COMMAND` prints a credential: any command but ``cat`` and ``echo``, those
-    when the file's or the variable's name is a credential's."""
+    """Whether a match of :data:`_PRINTING_COMMAND` prints a credential: a secret store's or a cloud's command always,
+    a file's reader (``cat``, ``head``, ``type`` …) or a variable's (``echo``, ``printenv``) when the file's or the
+    variable's name is a credential's."""
     path, var = m.group("path"), m.group("var")
     if path is not None:
         return file_names_credential(path)

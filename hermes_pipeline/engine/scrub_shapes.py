@@ -275,14 +275,11 @@ def _symbol_led(text: str, start: int, end: int) -> Span | None:
             or _MARKER.search(value) is not None \
             or _CODE_OR_PLACEHOLDER.search(value) is not None or not (_mixed(value) or _cased(value)):
         return None
-    closer = _ENCLOSING.get(value[0])
-    if closer is not None and value[-1] == closer and len(value) > 2 and value[0] not in value[1:-1] \
+    closer = value[-1]
+    if closer in ")]" and value[0] == _OPENER_OF[closer] and len(value) > 2 and value[0] not in value[1:-1] \
             and closer not in value[1:-1]:
         return start + 1, end - 1  # password: (P), token: [P]: the brackets around the whole value are the text's
     return start, end
-
-
-_ENCLOSING: Final = {"(": ")", "[": "]"}
 
 
 def unemphasized(text: str, start: int, end: int) -> Span:
@@ -692,10 +689,7 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
         _connection_pairs(text, start, end, spans)  # ConnectionString: "Server=db;User Id=sa;Password=P"
         return
     if bare and not value.isascii() and value[0].isascii():
-        wide = _WIDE_SCRIPT.search(value)
-        if wide is not None:  # 密碼：P です。: the sentence's own script resumes after an ASCII value
-            end = start + wide.start()
-            value = value[:wide.start()]
+        end, value = _before_wide(start, end, value)  # 密碼：P です。: the sentence's own script resumes after it
     algorithm = _ALGORITHM_PREFIX.match(value) if "=" in value else None
     if algorithm is not None and (algorithm.end() == len(value) or _DIGEST.match(value, algorithm.end())):
         if algorithm.end() == len(value):
@@ -724,10 +718,8 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
         if end < 0:
             return  # get_token(a, b), os.environ["X"]: code
         value = text[start:end]
-        wide = _WIDE_SCRIPT.search(value) if not value.isascii() else None
-        if wide is not None and wide.start() > 0:  # 密码 P(k)别忘了: the sentence resumes after the closed bracket
-            end = start + wide.start()
-            value = value[:wide.start()]
+        if not value.isascii() and value[0].isascii():
+            end, value = _before_wide(start, end, value)  # 密码 P(k)别忘了: the sentence resumes after the bracket
     if text.startswith("<redacted", end):
         marker = _MARKER.match(text, end)
         if marker is not None:  # admin:<redacted:…>: a value running into a marker holds it (a marker is opaque)
@@ -776,6 +768,12 @@ def _connection_pairs(text: str, start: int, end: int, spans: list[Span]) -> Non
             if level and pair.end("v") > pair.start("v"):
                 _judge(text, name, pair.span("v"), level, spans, bare=True)
         at = stop + 1
+
+
+def _before_wide(start: int, end: int, value: str) -> tuple[int, str]:
+    """``(end, value)`` of an ASCII value at ``start`` cut where a wide script (a sentence's own) resumes in it."""
+    wide = _WIDE_SCRIPT.search(value)
+    return (end, value) if wide is None else (start + wide.start(), value[:wide.start()])
 
 
 def _as_written(value: str) -> str:

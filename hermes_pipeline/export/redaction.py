@@ -45,6 +45,7 @@ from ..engine.scrub import (
     REDACTED,
     REDACTION_FAILED,
     SCRUB_MIN_CHARS,
+    hide_printed_output,
     is_sensitive_key,
     known_clean,
 )
@@ -312,6 +313,18 @@ def _kept(value: dict[Any, Any], cap: int | None, inner: bool = False) -> bool:
     return True
 
 
+def _printed(data: dict[str, Any], start: ScopeEvent) -> dict[str, Any]:
+    """A tool end's ``data`` with the credential its call printed hidden in its ``result``
+    (:func:`~hermes_pipeline.engine.scrub.hide_printed_output`, told by the start's ``arguments``: ``cat
+    ~/.vault-token``, ``read_file`` of ``api_key.txt``); ``data`` itself when nothing is."""
+    result = data.get("result")
+    arguments = start.data.get("arguments") if type(start.data) is dict else None
+    if type(result) is not str or type(arguments) is not dict:
+        return data
+    hidden = hide_printed_output(arguments, result)
+    return data if hidden is result else {**data, "result": hidden}
+
+
 def redact_event(event: ScopeEvent, max_chars: int | None = None, start: ScopeEvent | None = None) -> ScopeEvent:
     """``event`` with its ``name``, ``data``, ``category_profile``, ``metadata`` and ``facts`` redacted; the same
     object when nothing changed.
@@ -323,9 +336,12 @@ def redact_event(event: ScopeEvent, max_chars: int | None = None, start: ScopeEv
     ``start``: for a scope end, its start as it was published (after this redaction, with the same
     ``max_chars``). An end repeats its start's name and, usually, its ``category_profile``, the very objects;
     where the end's is the published start's object, the start's walk kept it unchanged (it held nothing to
-    redact or cut, or it would have been replaced by a copy), so it is kept without a second walk.
+    redact or cut, or it would have been replaced by a copy), so it is kept without a second walk. A tool end's
+    ``result`` is also read with its start's ``arguments`` (:func:`_printed`: a credential the call printed).
     """
     data = event.data
+    if start is not None and event.category == "tool" and type(data) is dict:
+        data = _printed(data, start)
     profile = event.profile
     meta = event.metadata
     name = event.name
@@ -374,7 +390,7 @@ def redact_event(event: ScopeEvent, max_chars: int | None = None, start: ScopeEv
     facts = event.facts
     new_facts = facts if facts is None or (type(facts) is dict and _kept(facts, max_chars)) \
         else _walk(facts, 0, _Walk(max_chars))
-    if new_data is data and new_profile is profile and new_meta is meta and new_name is name \
+    if new_data is event.data and new_profile is profile and new_meta is meta and new_name is name \
             and new_facts is facts:
         return event
     return ScopeEvent(event.kind, event.phase, event.uuid, event.parent_uuid, event.timestamp_us, new_name,

@@ -20,7 +20,6 @@ from typing import Any, Final
 
 from ...contract.versions import TELEMETRY_SCHEMA_VERSION
 from ...engine import tool_status
-from ...engine.scrub import hide_printed_output
 from ...engine.tool_status import OK_STATUS, DeferredStatus, derives_status
 from ..classify import command_timed_out, exit_code_failed, tool_error_type, tool_span_kind
 from ..events import CLEAN_DATA, CLEAN_META, CLEAN_NAME, CLEAN_PROFILE, END, SCOPE, START, ScopeEvent
@@ -142,8 +141,6 @@ class ToolCalls:
         if isinstance(status, DeferredStatus):  # derived from the result here, off the agent's thread (tool_status)
             status, error_type, error_message = tool_status.derive_status(result) if isinstance(result, str) \
                 else OK_STATUS
-        if args and type(args) is dict and tracker.redact_credentials:
-            result = hide_printed_output(args, result)  # type: ignore[assignment]  # cat ~/.vault-token: the output
         data: dict[str, Any] = {"result": result}
         meta: dict[str, Any]
         if status == "ok":
