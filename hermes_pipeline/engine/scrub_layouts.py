@@ -40,10 +40,11 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from itertools import pairwise
-from typing import Final
+from typing import Final, NamedTuple
 
 from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, NOT_GLUED, STRONG,
-                          camel_name, credential_name, drawn_letters, english_word, grouped_password, human_password,
+                          camel_name, credential_name, drawn_letters, drawn_token, english_word, grouped_password,
+                          human_password,
                           phrase_name, secret_looking)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
                           holds_user, markup_cut, unemphasized)
@@ -65,10 +66,10 @@ _DECORATION: Final = (r"[ \t]*(?:(?:[-*+>§•#|│┃║・●◦◆◇■□�
 _LABEL_RE: Final = re.compile(
     _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{1,80}?)(?P<c>\*\*|__|[*_`])?"
     r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*"
-    r"(?P<sep>:(?!//)|：|->|→|=>|—|–|=(?!=)|(?<=[ \t])--?(?=[ \t]))"
+    r"(?P<sep>:(?!//|:[A-Za-z_])|：|->|→|=>|—|–|=(?!=)|(?<=[ \t])--?(?=[ \t]))"
     r"(?P<c2>\*\*|__|[*_])?[ \t]*")
 """A line's label: decoration (bullets, numbering, quote marks, ``§``), emphasis or backticks, the label, and its
-separator (a colon, not a URL's ``://``, an arrow, a dash, one or two hyphens between blanks, ``=`` after a parenthesis:
+separator (a colon, not a URL's ``://`` nor a scope's ``::`` (``GDBusAuthObserver::authorize``), an arrow, a dash, one or two hyphens between blanks, ``=`` after a parenthesis:
 ``Password (prod) = P``); the value follows, on the line or alone on the next one (in a code fence too)."""
 _SEPARATOR_CHARS: Final = re.compile(r"[:：=→—–>-]")
 """The characters a label's separator holds (:data:`_LABEL_RE`'s ``sep``)."""
@@ -114,16 +115,27 @@ _RUN_RE: Final = re.compile(r"\S+")
 _RUN_MORE: Final = re.compile(r"[A-Za-z0-9]")
 _SENTENCE_RUN_RE: Final = re.compile(r"[^\s\\]+")
 """A word of a sentence: to a blank or a backslash (the escape of a line break in JSON-encoded text)."""
+class _WordSet(NamedTuple):
+    """The words a pre-check seeks (lower case), those of ASCII apart: a text of ASCII cannot hold the others."""
+
+    ascii: tuple[str, ...]
+    wide: tuple[str, ...]
+
+
+def _word_set(*words: str) -> _WordSet:
+    return _WordSet(tuple(w for w in words if w.isascii()), tuple(w for w in words if not w.isascii()))
+
+
 _OPENERS: Final = "".join(_QUOTE_PAIRS)
 """Typographic and CJK openers a value may stand in (``“P”``, ``「P」``)."""
 _CJK_WORDS: Final = tuple(w for w in FOREIGN_WORDS if all("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
-                                                          or c == " " for c in w))
+                                                          or "\u0e00" <= c <= "\u0e7f" or c == " " for c in w))
 _CJK_KEY: Final = (r"(?:(?<![A-Za-z0-9])(?i:api|access|secret|private|app|client|license|licence|ssh|deploy|master|"
                    r"admin)[ \t\u3000]?|アクセス|シークレット|秘密|プライベート|暗号化?|ライセンス|マスター|"
                    r"(?:액세스|비밀|시크릿|개인|암호화)[ \t\u3000]?)(?:キー|키)")
 """The word for *key* after a qualifier, in a language that writes no space (``APIキー``, ``アクセスキー``, ``API 키``)."""
 _CJK_COPULA: Final = (r"(?:改成|改为|改為|设为|設為|设置为|設置為|设成|設成|换成|換成|更改为|更改為|变更为|變更為)了?|是|为|為|"
-                      r"は、?|が|を|는|은|이|가|를|을")
+                      r"は、?|が|を|는|은|이|가|를|을|(?:ของ(?:ฉัน|ผม|คุณ|เรา)[ \t]*)?คือ")
 _CJK_IS: Final = (r"(?:[ \t\u3000]*(?:（[^（）\n]{1,20}）|\([^()\n]{1,20}\)))?[ \t\u3000]*(?:" + _CJK_COPULA
                   + r"|：|:|=|＝|】|——|—|－|→|->|=>|…+)[ \t\u3000]*")
 """``is``, ``set to``, ``changed to`` and the particles that put a value after its name (``是``, ``改成了``, ``は``,
@@ -261,25 +273,54 @@ year``)."""
 _NAME_BEFORE_HINT: Final = 24
 _NAME_AFTER_HINT: Final = 16
 """How far a sentence's credential name reaches before and after the hint it holds (``personal access token``)."""
+_FOREIGN_NAMES: Final = (
+    r"passwort|kennwort|contraseña|contrasena|contrasenya|clave|senha|mot[ \t]de[ \t]passe|wachtwoord|hasło|haslo|"
+    r"lösenord(?:et)?|losenord(?:et)?|passord(?:et)?|adgangskode(?:n)?|salasana|salasõna|parool|parola(?:sı|m)?|"
+    r"parole|пароль|парола(?:та)?|лозинка(?:та)?|lozinka|geslo|heslo|jelszó|jelszo|jelszava(?:m|d)?|"
+    r"şifre(?:si|m|n|niz)?|sifre(?:si|m|n|niz)?|slaptažodis|slaptazodis|lykilorð(?:ið)?|lykilord(?:id)?|nenosiri|"
+    r"mật[ \t]khẩu|mat[ \t]khau|κωδικός(?:[ \t]πρόσβασης)?|συνθηματικό|kata[ \t](?:sandi(?:nya)?|laluan)|"
+    r"و?كلمة[ \t](?:ال)?(?:مرور|سر)|رمز[ \t]عبور|ו?ה?סיסמ[הא]|токен|zugangsdaten|schlüssel|"
+    r"(?:clé|clave|chiave|chave)[ \t](?:(?:de|da|do|del|della)[ \t](?:la[ \t])?)?api|token api|jeton")
+"""The word for password (and a few for key or token) in other languages, as a sentence giving its value names it:
+German, Spanish, Catalan, Portuguese, French, Dutch, Polish, the Nordic languages, Finnish, Estonian, Italian,
+Romanian, Turkish, Russian, Ukrainian, Bulgarian, Serbian, Croatian, Slovenian, Czech, Slovak, Hungarian,
+Lithuanian, Latvian, Icelandic, Swahili, Vietnamese, Greek, Indonesian, Malay, Arabic, Persian, Hebrew (with the
+article or ``and`` glued on: ``הסיסמה``, ``وكلمة``)."""
+_FOREIGN_FOR: Final = (r"de|del|de[ \t]la|des|du|do|da|della|dello|van|von|für|fur|zum|zur|od|dla|от|для|від|до|на|за|"
+                       r"of|for|k|ke|pro|pre|na|za|pentru|của|cho|untuk|dari|για|του|της|של")
+"""A word saying what the password is for or whose it is (``de``, ``für``, ``do``, ``від``, ``za``, ``của``)."""
+_FOREIGN_OWNERS: Final = (r"μου|σου|мой|моя|мій|моја|moje|mé|tôi|của[ \t]tôi|của[ \t]bạn|saya|שלי|שלך|الخاصة[ \t]بي|"
+                          r"من|شما")
+"""``my`` or ``your`` after the name (``ο κωδικός μου``, ``mật khẩu của tôi``, ``הסיסמה שלי``, ``رمز عبور من``)."""
+_FOREIGN_COPULAS: Final = (r"lautet|ist|war|es|será|é|era|est|était|is|jest|to|är|er|on|è|sind|je|је|е|este|e|és|"
+                           r"yra|ir|là|είναι|adalah|ialah|yaitu|yakni|iaitu|это|є|является|هي|هو|היא|הוא|ni|ay|"
+                           r"—|–|-")
+"""The verbs (or the dash) by which a sentence states the value: ``lautet``, ``es``, ``je``, ``este``, ``là``,
+``είναι``, ``adalah``, ``это``, ``هي``, ``היא``, ``ni``."""
+_FOREIGN_OWN_COPULAS: Final = r"là|είναι|adalah|ialah|yaitu|yakni|iaitu|lautet|هي|היא"
+"""The verbs no other word of a sentence is read as: a name's plain qualifiers may stand before them (``mật khẩu wifi
+mới là P``, ``kata sandi wifi kantor adalah P``), where a language puts them after the noun without a preposition.
+Vietnamese written without its marks (``mat khau wifi la P``) has its ``la`` after its own name only: in French,
+Spanish and Italian ``la`` is an article."""
 _FOREIGN_SENTENCE_RE: Final = re.compile(
-    r"(?<![\w-])(?:[A-Za-z0-9]{2,12}-)?(?i:passwort|kennwort|contraseña|contrasena|clave|senha|mot[ \t]de[ \t]passe|"
-    r"wachtwoord|hasło|haslo|lösenord(?:et)?|losenord(?:et)?|passord(?:et)?|adgangskode(?:n)?|salasana|parola|пароль|"
-    r"токен|zugangsdaten|schlüssel|(?:clé|clave|chiave|chave)[ \t](?:(?:de|da|do|del|della)[ \t](?:la[ \t])?)?api|"
-    r"token api|jeton|kata[ \t](?:sandi|laluan))"
-    r"(?:[ \t]+(?i:de|del|de[ \t]la|des|du|do|da|della|dello|van|von|für|fur|zum|zur|od|dla|от|для|of|for)"
-    r"(?:[ \t]+[\w.@/-]{1,40}){1,3}?)?"
-    r"(?:[ \t]+(?i:lautet|ist|war|es|será|é|era|est|était|is|jest|to|är|er|on|è|sind|je|—|–|-)[ \t]*:?|[ \t]*[:：])"
+    r"(?<![\w-])(?:[A-Za-z0-9]{2,12}-)?(?i:" + _FOREIGN_NAMES + r")"
+    r"(?:(?:[ \t]+(?i:" + _FOREIGN_FOR + r")(?:[ \t]+[\w.@/-]{1,40}){1,3}?)?(?:[ \t]+(?i:" + _FOREIGN_OWNERS + r"))?"
+    r"(?:[ \t]+(?i:" + _FOREIGN_COPULAS + r")[ \t]*:?|[ \t]*[:：])"
+    r"|(?:[ \t]+[\w.@/-]{1,20}){1,3}?[ \t]+(?i:" + _FOREIGN_OWN_COPULAS + r")[ \t]*:?"
+    r"|(?<=[Kk][Hh][Aa][Uu])(?:[ \t]+[\w.@/-]{1,20}){0,3}?[ \t]+(?i:la)[ \t]*:?)"
     r"[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """A sentence in another language giving a password's value: ``Das Passwort lautet P``, ``la contraseña es P``, ``a
-senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest P``, ``пароль — P``, with what it is for
-(``la contraseña de la base de datos es P``, ``Hasło do bazy to P``), in a compound (``Das WLAN-Passwort lautet P``,
-``Der API-Schlüssel ist P``), the key or token of an API (``la clé API est P``, ``il token API è P``), a Nordic name's
-definite form (``Lösenordet är P``), or a colon after a blank (``mot de passe :
-P``)."""
-_FOREIGN_WORDS: Final = ("passwort", "kennwort", "contraseña", "contrasena", "clave", "senha", "mot", "wachtwoord",
-                         "hasło", "haslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "parola",
-                         "пароль", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave", "token api", "jeton",
-                         "kata sandi", "kata laluan")
+senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest P``, ``пароль — P``, ``Heslo je P``,
+``Parola este P``, ``Mật khẩu là P``, ``Ο κωδικός είναι P``, ``Kata sandi adalah P``, ``كلمة المرور هي P``,
+``הסיסמה היא P``, with what it is for (``la contraseña de la base de datos es P``, ``Hasło do bazy to P``, ``Lozinka
+za Wi-Fi je P``) or whose (``ο κωδικός μου είναι P``), in a compound (``Das WLAN-Passwort lautet P``, ``Der
+API-Schlüssel ist P``), the key or token of an API (``la clé API est P``, ``il token API è P``), a Nordic name's
+definite form (``Lösenordet är P``), or a colon after a blank (``mot de passe : P``)."""
+_FOREIGN_WORDS: Final = _word_set(
+    "passwort", "kennwort", "contrase", "clave", "senha", "mot", "wachtwoord", "hasło", "haslo", "senord", "passord",
+    "adgangskode", "salas", "parool", "parol", "пароль", "парола", "лозинка", "lozinka", "geslo", "heslo", "jelsz",
+    "şifre", "sifre", "slapta", "lykilor", "nenosiri", "khẩu", "khau", "κωδικός", "συνθηματικό", "kata", "كلمة",
+    "عبور", "סיסמ", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave", "token api", "jeton")
 """What each name :data:`_FOREIGN_SENTENCE_RE` reads holds, lower-cased: a text without one of them holds no such
 sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(
@@ -380,6 +421,8 @@ _CODE_NAMES: Final = frozenset({"otp", "totp", "mfa", "2fa", "passcode", "pin"})
 _CODE_TOKEN_RE: Final = re.compile(r"[^\s,;、，。]+")
 _CODE_TRIM: Final = "`*_\"'.!"
 _CODE_LEAD_RE: Final = re.compile(r"[ \t\u3000]*(?:(?:[-*+•]|\d{1,2}[.)])[ \t]+)?")
+_SIBLING_CODE_RE: Final = re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{8,32}")
+"""A token of letters and digits that may be one of a list's codes (:func:`_code_runs`)."""
 _CODE_LINES: Final = 32
 _CODE_QUALIFIERS: Final = ("recovery", "backup", "one", "2fa", "mfa", "otp", "scratch", "emergency", "verification",
                             "security", "login", "sign", "authentication", "confirmation")
@@ -426,16 +469,17 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _glued_sentences(text, spans, bool(hits))
     if hits and (not gated or " " in text):
         _english_sentences(text, low, hits, spans)
-    blank = " " in text or "\t" in text
-    if not gated or (blank and _holds(text, low, _FOREIGN_WORDS)):
+    foreign = not gated or ((" " in text or "\t" in text) and _holds(text, low, _ANY_FOREIGN_WORDS))
+    if foreign and (not gated or _holds(text, low, _FOREIGN_WORDS)):
         for m in _FOREIGN_SENTENCE_RE.finditer(text):  # la clave es P: a name no hint is part of
             _sentence_value(text, m.end(), spans, ascii_only=False, stated=True)
-    if not gated or (blank and _holds(text, low, _FOREIGN_BARE_WORDS)):
+    if foreign and (not gated or _holds(text, low, _FOREIGN_BARE_WORDS)):
         for m in _FOREIGN_BARE_RE.finditer(text):
             if m.group("q") is None:
-                _sentence_value(text, m.end(), spans, ascii_only=False)
+                if not _own_script(text, m.end()):
+                    _sentence_value(text, m.end(), spans, ascii_only=False)
             else:
-                _value_after_phrase(text, m.end(), spans)
+                _value_after_phrase(text, m.end(), spans, own_script=True)
     if hits and (not gated or " " in text or "\t" in text):
         _spaced_settings(text, hits, spans)
     if hits and (not gated or "]" in text):
@@ -464,6 +508,8 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
     if hits and (not gated or "\n" in text):
         _bare_label_lines(text, hits, spans)
     _login_sentences(text, low, gated, spans)
+    if (not gated or "use" in low or "using" in low) and len(low) == len(text):
+        _use_for_sentences(text, low, spans)
     if not gated or "(" in text:
         _setter_calls(text, spans)
         _login_calls(text, spans)
@@ -477,11 +523,15 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _crypt_hashes(text, spans)
 
 
-def _holds(text: str, low: str, words: tuple[str, ...]) -> bool:
+def _holds(text: str, low: str, words: _WordSet | tuple[str, ...]) -> bool:
     """Whether the text may hold one of ``words`` (lower case) as a pattern ignoring case reads it: its lower-cased
     ``low`` holds one, or it holds a letter such a pattern folds to an ASCII one (``ſ``, ``K``, ``İ``, ``ı``) that
-    lower-casing does not."""
-    return any(word in low for word in words) or (not text.isascii() and any(c in text for c in _ODD_FOLDS))
+    lower-casing does not. The words of a :class:`_WordSet` beyond ASCII are sought in a text beyond ASCII only."""
+    if not isinstance(words, _WordSet):
+        return any(word in low for word in words) or (not text.isascii() and any(c in text for c in _ODD_FOLDS))
+    if any(word in low for word in words.ascii):
+        return True
+    return not text.isascii() and (any(word in low for word in words.wide) or any(c in text for c in _ODD_FOLDS))
 
 
 _ODD_FOLDS: Final = "ſKİı"
@@ -1281,8 +1331,11 @@ def _code_lists(text: str, spans: list[Span]) -> None:
 def _code_runs(text: str, start: int, end: int) -> list[Span] | None:
     """The codes of a list on ``[start, end)`` (:func:`code_value`; in backticks or quotes too), up to where a sentence
     goes on after a comma, a full stop or in a script written without blanks (``，5分钟内有效``, ``です``); ``None``
-    when a word stands between them or first (``Backup codes: 8 remaining``, ``Recovery codes: see 1Password``)."""
+    when a word stands between them or first (``Backup codes: 8 remaining``, ``Recovery codes: see 1Password``). A
+    token of letters and digits that does not look generated alone is a code beside at least as many codes of about
+    its length (``8s60AokXKg TCf4L6Aggtr DB46HoleSanv``: a draw holding words)."""
     runs: list[Span] = []
+    siblings: list[Span] = []
     at = _CODE_LEAD_RE.match(text, start, end).end()  # type: ignore[union-attr]
     for token in _CODE_TOKEN_RE.finditer(text, at, end):
         s, e = token.span()
@@ -1302,9 +1355,17 @@ def _code_runs(text: str, start: int, end: int) -> list[Span] | None:
             if k < e:
                 break  # 482913です: the sentence's own script resumes
             continue
+        if _SIBLING_CODE_RE.fullmatch(value) is not None and k == e and not gap.strip():
+            siblings.append((s, trimmed))
+            continue
         if runs and (gap.strip() or not text[token.start()].isascii() or text[token.start()] == "("):
             break  # P1 P2, then a sentence: the codes end there
         return None
+    if siblings:
+        lengths = [e - s for s, e in runs]
+        if len(siblings) > len(runs) or any(not min(lengths) - 2 <= e - s <= max(lengths) + 2 for s, e in siblings):
+            return None  # names or words beside codes of other lengths, or more of them: no list of codes
+        runs = sorted(runs + siblings)
     return runs
 def _glued_sentences(text: str, spans: list[Span], named: bool) -> None:
     """``密码是P``, ``密码 P``, ``パスワードはP``, ``비밀번호는 P``, ``APIキーを「P」に``, ``API Key是P``: a credential word (or an
@@ -1725,13 +1786,48 @@ P``, ``the credentials are admin / P`` (``Credentials for staging are admin / P`
 P`` (the user stays); each after what a text it reads holds, lower-cased (an alternation of words ignoring case is
 slow to search for: the words are sought first)."""
 _FOREIGN_BARE_RE: Final = re.compile(
-    r"(?<![\w-])(?i:пароль|hasło|contraseña|lösenord|passwort|kennwort|senha|wachtwoord)"
-    r"(?:[ \t]+(?P<q>(?i:от|для|de|del|do|da|für|von|van|voor|dla|od|för|till))(?=[ \t])|[ \t]+(?=[A-Za-z0-9]))")
-"""A password's name in another language then its value with no verb (``Мой пароль P``), what it is for between them
-too (``пароль от почты P``, :func:`_value_after_phrase`); the value must look generated (``Passwort vergessen``
-stays)."""
-_FOREIGN_BARE_WORDS: Final = ("пароль", "hasło", "contraseña", "lösenord", "passwort", "kennwort", "senha",
-                               "wachtwoord")
+    r"(?<![\w-])(?i:пароль|парола(?:та)?|лозинка(?:та)?|hasło|contraseña|contrasenya|lösenord|passwort|kennwort|senha|"
+    r"wachtwoord|heslo|geslo|lozinka|jelszó|jelszava(?:m|d)?|şifre(?:si|m|n|niz)?|parolam|parolası|slaptažodis|"
+    r"parool|salasana|lykilorð(?:ið)?|nenosiri|mật[ \t]khẩu|κωδικός(?:[ \t]πρόσβασης)?|و?كلمة[ \t](?:ال)?(?:مرور|سر)|"
+    r"رمز[ \t]عبور|ו?ה?סיסמ[הא]|पासवर्ड)(?:[ \t]+(?i:" + _FOREIGN_OWNERS + r"))?"
+    r"(?:[ \t]+(?P<q>(?i:от|для|від|до|de|del|do|da|für|von|van|voor|dla|od|för|till|za|k|ke|pro|pre|pentru|của|cho|"
+    r"για|של))(?=[ \t])|[ \t]+(?=[A-Za-z0-9]))")
+"""A password's name in another language then its value with no verb (``Мой пароль P``, ``A jelszó P``, ``Şifrem P``,
+``मेरा पासवर्ड P है``, ``رمز عبور من P است``, where a language needs none or puts it last), what it is for between them too (``пароль от
+почты P``, ``Пароль від пошти P``, :func:`_value_after_phrase`); the value must look generated (``Passwort
+vergessen`` stays)."""
+_FOREIGN_BARE_WORDS: Final = _word_set(
+    "пароль", "парола", "лозинка", "hasło", "contrase", "senord", "passwort", "kennwort", "senha", "wachtwoord",
+    "heslo", "geslo", "lozinka", "jelsz", "şifre", "parol", "slapta", "parool", "salasana", "lykilor", "nenosiri",
+    "khẩu", "κωδικός", "كلمة", "عبور", "סיסמ", "पासवर्ड")
+_ANY_FOREIGN_WORDS: Final = _word_set(*sorted({*_FOREIGN_WORDS.ascii, *_FOREIGN_WORDS.wide, *_FOREIGN_BARE_WORDS.ascii,
+                                               *_FOREIGN_BARE_WORDS.wide}))
+"""The words of either pre-check: most texts hold none, and are read for them once."""
+
+
+_USE_FOR_RE: Final = re.compile(
+    r"(?:use(?<![\w-]use)|using(?<![\w-]using))[ \t]+(?P<v>[\"'`*]{0,2}[!-~]{12,256}?)[ \t]+(?:for|on|with|to|in)[ \t]+(?=\S)")
+"""``Use P for Jira``, ``using P on the NAS``: a value used for something, with no credential's name (sought in the
+lower-cased text from its literal verb, the word's start checked behind it: a pattern that starts with a literal is
+searched fast)."""
+
+
+_USED_TRIM: Final = "\"'`*.,;:!?)"
+"""What stands around a used value, or ends its sentence (a drawn token holds none of ``"'`*.:``)."""
+
+
+def _use_for_sentences(text: str, low: str, spans: list[Span]) -> None:
+    """The value of each sentence :data:`_USE_FOR_RE` reads, when it is a token drawn at random
+    (:func:`~.scrub_names.drawn_token`): nothing else in the sentence says it is a credential (``Use utf8mb4 for
+    MySQL``, ``use iPhone15ProMax for testing`` stay)."""
+    for m in _USE_FOR_RE.finditer(low):
+        start, end = m.span("v")
+        while end > start and text[end - 1] in _USED_TRIM:
+            end -= 1
+        while start < end and text[start] in _USED_TRIM:
+            start += 1
+        if drawn_token(text[start:end]):
+            _judge(text, "password", (start, end), STRONG, spans, bare=True)
 
 
 def _login_sentences(text: str, low: str, gated: bool, spans: list[Span]) -> None:
@@ -1808,20 +1904,30 @@ abcd…``, ``keystore pass …``, ``user app, pass …``): only a value of at le
 generated (``the API key expired`` stays)."""
 
 
-def _value_after_phrase(text: str, at: int, spans: list[Span]) -> None:
+def _value_after_phrase(text: str, at: int, spans: list[Span], own_script: bool = False) -> None:
     """The value after a phrase saying what a password is for, from ``at`` (after its first word: ``for``, ``от``): its
     second word to its fourth, the first of them that looks random (:func:`_sentence_value` with ``random``): ``password
-    for gmail P``, ``Passwort für den Server P``; ``Passwort für den Server vergessen`` has none."""
+    for gmail P``, ``Passwort für den Server P``; ``Passwort für den Server vergessen`` has none. With ``own_script``
+    (a sentence of another language), a word holding a letter beyond ASCII is the sentence's (``heslo pro SSH
+    klíč%%0A``)."""
     for index in range(_PHRASE_WORDS + 1):
         word = _PHRASE_WORD_RE.match(text, at)
         if word is None:
             return
-        if index:
+        if index and not (own_script and _own_script(text, word.start(1))):
             before = len(spans)
             _sentence_value(text, word.start(1), spans, ascii_only=False, random=True)
             if len(spans) > before:
                 return
         at = word.end()
+
+
+def _own_script(text: str, at: int) -> bool:
+    """Whether the word at ``at`` holds a letter beyond ASCII: after a password's name in a sentence of another language
+    with no verb, a word of that language (``A jelszó hibás``, ``salasana SOCKSv5-yhteyskäytäntöön``, ``parolası
+    girmediniz!%0ABoş``), not a generated value."""
+    run = _SENTENCE_RUN_RE.match(text, at)
+    return run is not None and any(c > "\x7f" and c.isalpha() for c in run.group())
 
 
 def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, user: bool = False,
@@ -1834,6 +1940,9 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
     (``stated``: ``the password is hunter2``, ``password changed to summer24``) a word and a number as people make
     passwords too, unless it names an encoding or a unit (:func:`_technical`)."""
     if text.startswith("<", at) and _ANGLED_RE.match(text, at) is not None:
+        mailbox = _MAILBOX_RE.match(text, at)
+        if mailbox is not None and not secret_looking(mailbox.group("local")):
+            return  # 签署用金鑰 <ftpmaster@ubuntu.com>: a mailbox, the key's owner
         at += 1  # 密码是<P>: the brackets are the sentence's
     if stated:
         login = _STATED_LOGIN_RE.match(text, at)
@@ -1909,6 +2018,8 @@ def _closed_run(text: str, start: int, end: int) -> int:
 
 
 _URL_VALUE_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://")
+_MAILBOX_RE: Final = re.compile(r"<(?P<local>[\w.+-]{1,64})@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}>")
+"""An e-mail address in angle brackets (a mailbox, ``Name <user@example.org>``): whose key it is, not the key."""
 _ANGLED_RE: Final = re.compile(r"<(?![a-z][a-z0-9-]*>)[^\s<>]{4,256}>(?=[\s.,;:!?)\]}\"'`]|\Z)")
 """A value in angle brackets (``<P>``) that ends there; not an element's tag (``<code>…``) nor a placeholder's name in
 lower case (``<your-password>``)."""

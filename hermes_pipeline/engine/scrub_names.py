@@ -51,7 +51,7 @@ from typing import Final
 
 __all__ = ["FOREIGN_CODE_WORDS", "FOREIGN_KEY_WORDS", "FOREIGN_NOT_NAMES", "FOREIGN_WORDS", "NAME_HINTS", "NOT_GLUED",
            "STRONG", "WEAK", "call_extent", "camel_name", "code_call", "credential_name", "credential_word",
-           "drawn_letters", "english_word", "grouped_password", "kept_value", "open_call", "parameter_default",
+           "drawn_letters", "drawn_token", "english_word", "grouped_password", "kept_value", "open_call", "parameter_default",
            "phrase_name", "placeholder", "query_credential", "secret_looking"]
 
 STRONG: Final = 2
@@ -80,7 +80,8 @@ FOREIGN_WORDS: Final = ("пароль", "密码", "密碼", "口令", "パスワ
                         "シークレット", "秘密鍵", "секрет", "mot de passe", "mot_de_passe", "motdepasse", "clave secreta",
                         "패스워드", "パスフレーズ", "パスコード", "金鑰", "權杖", "授权码", "授權碼", "凭据", "憑據", "認証情報",
                         "資格情報", "비번", "암호", "كلمة المرور", "كلمة السر", "รหัสผ่าน", "mật khẩu", "jelszó", "पासवर्ड",
-                        "парола", "лозинка", "κωδικός", *FOREIGN_CODE_WORDS)
+                        "парола", "лозинка", "κωδικός", "συνθηματικό", "رمز عبور", "סיסמא", "slaptažodis", "salasõna",
+                        "lykilorð", *FOREIGN_CODE_WORDS)
 """The word for password, token or secret key in other languages, as lower case finds it in a name (its letters are
 not all ASCII, so the ASCII word split cannot see it): any name holding one is a strong credential name, unless it
 holds it only inside one of :data:`FOREIGN_NOT_NAMES`."""
@@ -339,7 +340,8 @@ def credential_word(word: str) -> bool:
 
 _PLACEHOLDER: Final = re.compile(
     r"\{\{.*\}\}|\$\{\{.*\}\}|\{%.*%\}|<%.*%>"
-    r"|%\([A-Za-z_]+\)s|%s"
+    r"|%\([A-Za-z_]+\)s|%(?:\d{1,2}\$)?[-+ #0']{0,3}\d{0,3}(?:\.\d{1,3})?(?:hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcspSC@]"
+    r"|%\d{1,2}"  # printf's conversions (%s, %lu, %1$s, %-8.3f), a translation's positional argument (%1)
     r"|\*+|•+|x{3,}|X{3,}|\.{2,}|…|_+|-+|#+|\?+"
     r"|(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]{0,4}(?:x{3,}|X{3,}|\*{3,}|•{3,})[A-Za-z0-9]{0,4}"  # AKIAXXXX, ghp_****abcd
 )
@@ -381,6 +383,11 @@ _NOT_SECRET_WORDS: Final = frozenset({
     "oauth", "oauth1", "oauth2", "oidc", "saml", "saml2", "ntlm", "ntlmv2", "kerberos", "kerberos5", "spnego",
     "negotiate", "bearer", "digest", "hmac", "sigv4", "mtls", "pkce", "scram", "sso", "ldap", "ldaps", "totp", "hotp",
     "mfa", "2fa",
+    # the word for password in other languages: an option's metavariable (--password=PASSWORT, -pw Passwort)
+    "passwort", "kennwort", "contraseña", "contrasena", "contrasenya", "senha", "wachtwoord", "wachtwrd", "hasło",
+    "haslo", "heslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "salasõna", "parool", "parola",
+    "пароль", "парола", "лозинка", "lozinka", "geslo", "jelszó", "jelszo", "şifre", "sifre", "slaptažodis", "lykilorð",
+    "κωδικός", "mdp", "pasvorto", "pasahitza", "パスワード", "密码", "密碼", "비밀번호", "암호", "पासवर्ड", "รหัสผ่าน",
 })
 _STOPWORDS: Final = frozenset({"the", "a", "an", "of", "to", "in", "on", "for", "is", "are", "be", "not", "no",
                                "and", "or", "with", "your", "you", "this", "that", "it", "by", "from", "as", "at",
@@ -583,7 +590,8 @@ def placeholder(value: str) -> bool:
     if named is not None:
         what = named.group(named.lastgroup or 0)
         if named.lastgroup == "angle":
-            return not secret_looking(what) and all(_name_like(word) for word in what.split())  # <your token>
+            return not secret_looking(what) and all(_name_like(word) or _wide_word(word)
+                                                    for word in what.split())  # <your token>, <Schlüsselkennung>
         if named.lastgroup == "run" and what[0] in "/.~":
             return _PATH_REST.fullmatch(what) is not None  # $(/usr/local/bin/get-secret), $(<./token.txt)
         if named.lastgroup == "tag" and ("/" in what or ":" in what):  # !!python/object:Secret, !!binary
@@ -621,6 +629,12 @@ def _path(value: str) -> bool:
     if m is None or _PATH_REST.fullmatch(value) is None:
         return False
     return m.group("system") is not None or all(_name_like(name) for name in _PATH_SEPARATORS.split(value))
+
+
+def _wide_word(word: str) -> bool:
+    """A word of letters holding one beyond ASCII (``Schlüsselkennung``, ``clé``, ``ключ``): a word of a language, which
+    no generator draws."""
+    return word.isalpha() and not word.isascii()
 
 
 def _name_like(name: str) -> bool:
@@ -1130,6 +1144,31 @@ def drawn_letters(value: str) -> bool:
         return True
     rest = value[first.end():]
     return not (camel_name(rest) and len(_WORD_HUMPS.findall(rest)) >= 2)
+
+
+def drawn_token(value: str) -> bool:
+    """A token as a generator draws it, with nothing around it to say so (``Use P for Jira``): twelve characters at
+    least, 32 or 64 hexadecimal digits, or letters of both cases (digits and symbols too) in short runs, hardly one
+    of them a word (``7kr8D!DnW1wSqfyWFokfNqXyVK``, ``zVNHpxsH7iNg7dob``, ``TrgNTcpHDYBoFT``); not a name made of
+    words (``MyCompanyVPN2024``, ``iPhone15ProMax``, ``OAuth2PasswordBearer``), a git commit (40 digits), a path, a
+    version, a host, an option or a variable."""
+    if not 12 <= len(value) <= 256 or value[0] == "-" or any(c in value for c in _NOT_IN_TOKENS):
+        return False
+    if _HEX_TOKEN.fullmatch(value):
+        return True
+    if not (any(c.islower() for c in value) and any(c.isupper() for c in value)):
+        return False
+    pieces = _TOKEN_PIECES.findall(value)
+    letters = [p for p in pieces if p.isalpha()]
+    words = sum(1 for p in letters if len(p) >= 3 and english_word(p, 10))
+    return 3 * len(pieces) >= len(value) and 4 * words <= len(letters)
+
+
+_NOT_IN_TOKENS: Final = frozenset(".:=@\\~$%")
+"""What no drawn token holds and paths, versions, hosts, addresses, arguments and variables do."""
+_HEX_TOKEN: Final = re.compile(r"[0-9a-f]{32}|[0-9a-f]{64}|[0-9A-F]{32}|[0-9A-F]{64}")
+_TOKEN_PIECES: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[^A-Za-z0-9]+")
+"""A token's runs: a word's letters (capitalised or not), capitals, digits, other characters."""
 
 
 _FIRST_HUMP: Final = re.compile(r"[A-Z]?[a-z]{1,4}(?=[A-Z])|[A-Z](?=[A-Z][a-z])")

@@ -1289,12 +1289,63 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     # is the password
     bare = _bare(m)
     option = name.startswith("--") or text[max(0, start - 2):start] == "--"
+    if option and bare and _metavariable(text, start if name.startswith("--") else start - 2, span):
+        return span[1]
     _judge(text, name, span, level, spans, bare=bare and not query and not option, encoded=query,
            user=bare and not query and holds_user(text, start, name))
     # an inner NAME=… judges its own value (scanned again from the value's start): only in a value of ordinary
     # length, so a run of names repeated for kilobytes is read once, not once per name
     inner = bare and span[1] - span[0] <= _INNER_PAIR_MAX and _inner_pair(text[span[0]:span[1]])
     return span[0] if inner else span[1]
+
+
+def _capital_word(value: str) -> bool:
+    """Whether ``value`` is a word in capitals, in any script (``TEXT``, ``COMMAND``, ``HESLO``, ``PALAVRA-PASSE``,
+    ``BEGRÄNSNINGS_NYCKEL``; a script without case too: ``მეთოდი``): how a help text writes an option's
+    metavariable."""
+    return not any(c.islower() for c in value) and any(c.isalpha() for c in value) and all(
+        c.isalpha() or c in "-_" for c in value)
+
+
+def _help_column(text: str, option: int, end: int) -> bool:
+    """Whether the option at ``option``, whose name or value ends at ``end``, is a help text's entry: it starts its line
+    (after the indentation and a short form, ``  -p, --password``) and its description follows after a column of
+    blanks (two or more, or a tab), words to the line's end (``--keep-session-cookies      munkamenet (nem állandó)
+    sütik …``, ``--password         パスワード入力要求を強制``); a command's argument has none."""
+    line = text.rfind("\n", 0, option) + 1
+    if _HELP_LEAD_RE.fullmatch(text, line, option) is None:
+        return False
+    column = _blank_end(text, end)
+    if not (column - end >= 2 or text[end:end + 1] == "\t"):
+        return False
+    stop = text.find("\n", column)
+    description = text[column:stop if stop >= 0 else len(text)]
+    return _HELP_DESCRIPTION_RE.match(description) is not None
+
+
+_HELP_OPTION_RE: Final = re.compile(r"[ \t]*(?:-[A-Za-z0-9],[ \t]*)?--?[A-Za-z0-9][\w.-]*[ =]")
+"""A help entry's option before its metavariable (``  --password PASSWORD<tab>…``): the metavariable names no pair."""
+_HELP_LEAD_RE: Final = re.compile(r"[ \t]*(?:-[A-Za-z0-9],[ \t]*)?")
+"""What stands before a help text's long option on its line: indentation, a short form (``-p, ``)."""
+_HELP_DESCRIPTION_RE: Final = re.compile(
+    r"[^\W\d_]+(?:['’-][^\W\d_]+)*[,.;:]?[ \t]+[(\[«„\"']?[^\W\d_]|[^\x00-\x7f]{2}")
+"""A help entry's description: a word of letters and another (``force password prompt``, ``munkamenet (nem``), or a
+text in a script beyond ASCII (``パスワード入力要求を強制``); a value, then the line's continuation (``P \\``), is none."""
+
+
+def _metavariable(text: str, option: int, span: Span) -> bool:
+    """Whether the value at ``span`` of the option at ``option`` (its dashes) is a help text's metavariable (``--use-askpass=COMMAND
+    specify …``, ``--ftp-password=HESLO        nastaví …``): a word in capitals with the help's column and description
+    after it, or alone at the end of a help entry's line (``--restrict-key=BEGRÄNSNINGS_NYCKEL``, described on the next
+    lines). A password in capitals alone has neither."""
+    if not _capital_word(text[span[0]:span[1]]):
+        return False
+    line = text.rfind("\n", 0, option) + 1
+    if text[span[1]:span[1] + 1] in ("\n", "") and text[line:line + 1] in (" ", "\t") and _HELP_LEAD_RE.fullmatch(
+            text, line, option) is not None:
+        return True  # an indented entry, described on the next lines
+    return _help_column(text, option, span[1]) or (
+        _blank_end(text, span[1]) - span[1] >= 2 and text[_blank_end(text, span[1]):][:1].isalpha())
 
 
 _INNER_PAIR_MAX: Final = 512
@@ -1836,6 +1887,8 @@ def _flags(text: str, spans: list[Span]) -> None:
         if m.group("aq") is not None and text[s - 1:s] != m.group("aq"):
             continue
         name = m.group("name")
+        if name.endswith("."):
+            continue  # "… --ask-password. Êtes-vous …": the option ends a sentence
         if text[s + 1] != "-" and not (_SINGLE_DASH_NAME_RE.fullmatch(name)
                                        and credential_word(name.replace("_", "-").rsplit("-", 1)[-1])):
             continue  # ``-pS3cret app``: a value glued to a one-letter option, not an option named for a credential
@@ -1847,15 +1900,20 @@ def _flags(text: str, spans: list[Span]) -> None:
             span = _value_span(v, name_start=_strong_at(s, level))
             if span is not None and span[1] > span[0]:
                 value = text[span[0]:span[1]]
-                if _bare(v) and value.isupper() and value.replace("_", "").isalpha() and len(value) <= 16:
+                if _bare(v) and _capital_word(value) and (len(value) <= 16 or _help_column(text, s, span[1])):
                     continue  # --password TEXT: the metavar of a help text
-                if _bare(v) and (_prose_value(text, *span) or len(value) <= 3 and value.isalpha()):
-                    continue  # "Run --client-secret first.", "requires --api-key in Hermes": a sentence
+                if _bare(v) and _help_column(text, s, m.start("name") + len(name)):
+                    continue  # --password         force password prompt: the entry's description
+                if _bare(v) and (_prose_value(text, *span) or len(value) <= 3 and value.isalpha()
+                                 or value.isalpha() and not value.isascii()):
+                    continue  # "Run --client-secret first.", "requires --api-key in Hermes", "--jobserver-auth
+                    # inválida": a sentence (a word of letters beyond ASCII is a language's, which no generator draws)
                 _judge(text, name, span, level, spans)
 
 
 def _tab_pairs(text: str, spans: list[Span]) -> None:
-    """``NAME<tab>value`` (a table of names and values): the name starts its line or follows a space."""
+    """``NAME<tab>value`` (a table of names and values): the name starts its line or follows a space. An option
+    (``--password<tab>P``) is :func:`_flags`'s, which tells a help entry's description from a value."""
     tab = text.find("\t")
     while tab >= 0:
         if tab == 0 or text[tab - 1] in " \t":  # the name must end at the tab: no walk back over a run of blanks
@@ -1863,10 +1921,13 @@ def _tab_pairs(text: str, spans: list[Span]) -> None:
             continue
         start, end = _name_before(text, tab)
         if start < end and end == tab and (start == 0 or text[start - 1] in "\n \r|\"'") and credential_name(
-                text[start:end]) == STRONG:
+                text[start:end]) == STRONG and text[start] != "-" and _HELP_OPTION_RE.fullmatch(text, text.rfind("\n", 0, start) + 1,
+                                                                          start) is None:
             at = tab
             while text[at:at + 1] == "\t":
                 at += 1
+            if text[at:at + 1] == ":":  # passord-endring\t\t\t:%ld: the colon is the pair's separator
+                at = _blank_end(text, at + 1)
             m = _VALUE_RE.match(text, at)
             if m is not None and text[at:at + 1] not in (" ", ""):
                 span = _value_span(m, name_start=start)
