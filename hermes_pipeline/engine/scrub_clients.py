@@ -880,9 +880,13 @@ _PRINTING_HINTS: Final = ("cat ", "head ", "tail ", "type ", "get-content", "pri
 
 
 _REDIS_PROMPT_AUTH_RE: Final = re.compile(
-    r"(?:^|[\"'])[ \t]*(?:redis|[\w.-]{1,253}:\d{2,5}(?:\[\d{1,2}\])?)>[ \t]*(?i:auth)[ \t]+(?:\S{1,64}[ \t]+)?"
+    r"(?:^|[\"'])[ \t]*(?:(?:redis|[\w.-]{1,253}:\d{2,5}(?:\[\d{1,2}\])?)>[ \t]*(?i:auth)"
+    r"|(?:(?i:redis)[ \t]+)?(?P<bare>AUTH))"
+    r"[ \t]+(?:\S{1,64}[ \t]+)?"
     r"(?P<p>(?:[^\s\"'\\]|" + _NOT_JSON_ESCAPE + r"){1,256})[ \t]*(?=$|\\[nr]|[\"'])", re.MULTILINE)
-"""``redis-cli``'s own prompt then ``AUTH X`` / ``AUTH user X`` (``127.0.0.1:6379> AUTH X``): the password."""
+"""``redis-cli``'s own prompt then ``AUTH X`` / ``AUTH user X`` (``127.0.0.1:6379> AUTH X``), or the command in
+capitals starting its line (``AUTH X``, ``Redis AUTH X``; SMTP's ``AUTH PLAIN X``, whose ``X`` encodes the user and the
+password): the password."""
 
 
 def find_printed_secrets(text: str, low: str, spans: list[Span]) -> None:
@@ -891,9 +895,10 @@ def find_printed_secrets(text: str, low: str, spans: list[Span]) -> None:
     would hide it (a word, a path, a placeholder stay); and a password typed at ``redis-cli``'s prompt
     (:data:`_REDIS_PROMPT_AUTH_RE`)."""
     found: list[Span] = []
-    if "> auth" in low or ">auth" in low:
+    if "> auth" in low or ">auth" in low or "AUTH " in text or "AUTH\t" in text:
         for m in _REDIS_PROMPT_AUTH_RE.finditer(text):
-            _password(text, m.span("p"), found)
+            if m.group("bare") is None or not m.group("p").isupper():  # AUTH LOGIN, AUTH CRAM-MD5: SMTP's mechanism
+                _password(text, m.span("p"), found)
     if "\n" not in text or not any(hint in low for hint in _PRINTING_HINTS):
         _outside_markers(text, found, spans)
         return

@@ -69,7 +69,8 @@ _LABEL_RE: Final = re.compile(
     r"(?P<sep>:(?!//|:[A-Za-z_])|：|->|→|=>|—|–|=(?!=)|(?<=[ \t])--?(?=[ \t]))"
     r"(?P<c2>\*\*|__|[*_])?[ \t]*")
 """A line's label: decoration (bullets, numbering, quote marks, ``§``), emphasis or backticks, the label, and its
-separator (a colon, not a URL's ``://`` nor a scope's ``::`` (``GDBusAuthObserver::authorize``), an arrow, a dash, one or two hyphens between blanks, ``=`` after a parenthesis:
+separator (a colon, not a URL's ``://`` nor a scope's ``::`` (``GDBusAuthObserver::authorize``), an
+arrow, a dash, one or two hyphens between blanks, ``=`` after a parenthesis:
 ``Password (prod) = P``); the value follows, on the line or alone on the next one (in a code fence too)."""
 _SEPARATOR_CHARS: Final = re.compile(r"[:：=→—–>-]")
 """The characters a label's separator holds (:data:`_LABEL_RE`'s ``sep``)."""
@@ -800,6 +801,12 @@ _NEXT_LINE_RE: Final = re.compile(
 """The line after a label that ends with its colon, holding only the value (``Password:\\nP``), after up to two blank
 lines or a code fence too (``Here is your token:\\n```\\nP``, ``Your new API key is:\\n\\n    P``); the line may end a JSON
 string (a tool's output)."""
+_PURPOSE_LABEL_RE: Final = re.compile(
+    r"(?<![\w-])(?i:following|this|your|the[ \t]+new|new|generated|temporary|initial|one-time)[ \t]+"
+    r"(?:(?i:admin|root|api|access|master|unlock|setup)[ \t]+)?(?i:password|passphrase|token|secret|api[ \t]key)[ \t]+"
+    r"(?i:to|for)[ \t]")
+"""A label that names the credential, then what it is for, before its colon: Jenkins' ``Please use the following
+password to proceed to installation:``, ``Use this token to log in:`` (the value below must look drawn at random)."""
 _LABEL_TAIL_WORDS: Final = frozenset({"is", "was", "are", "below", "follows", "as"})
 """Words after the credential's noun that still put its value on the next line (``Your new API key is:``, ``Your
 token is as follows:``, ``API key below:``)."""
@@ -818,6 +825,10 @@ def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) ->
             words.pop()  # Your new API key is:, Your token is as follows:
     if words and _CJK_LABEL_END_RE.search(words[-1]) is not None:
         _judge(text, "password", m.span("v"), STRONG, spans, bare=True)  # 你的新密码是：\nP, 密码如下：
+        return
+    if words and len(words) <= 16 and _PURPOSE_LABEL_RE.search(label) is not None and (
+            _random(m.group("v")) or drawn_token(m.group("v"))):
+        _judge(text, "password", m.span("v"), STRONG, spans, bare=True)  # the following password to proceed …:
         return
     if not words or len(words) > 8 or words[-1].lower().strip("*_`") not in _LABEL_NOUNS:
         return  # ``… standard auth receive:``: a label ends with the credential's noun
@@ -1355,7 +1366,7 @@ def _code_runs(text: str, start: int, end: int) -> list[Span] | None:
             if k < e:
                 break  # 482913です: the sentence's own script resumes
             continue
-        if _SIBLING_CODE_RE.fullmatch(value) is not None and k == e and not gap.strip():
+        if _SIBLING_CODE_RE.fullmatch(value) is not None and k == e and not gap.strip(" \t,;、，"):
             siblings.append((s, trimmed))
             continue
         if runs and (gap.strip() or not text[token.start()].isascii() or text[token.start()] == "("):
@@ -1764,27 +1775,31 @@ def _noun_value(text: str, at: int, spans: list[Span]) -> None:
 _LOGIN_SENTENCES: Final = (
     (("to log", "to sign"), re.compile(
         r"(?<![\w-])(?i:use|using|with)[ \t]+(?P<v>[^\s\"'`]{6,256}?)[ \t]+(?i:to log|to sign)[ \t-]?(?i:in|on)"
-        r"(?:(?i:to))?(?![\w-])")),
+        r"(?:(?i:to))?(?![\w-])"), True),
     (("in is ", "in was ", "login for ", "login to ", "login on ", "in for "), re.compile(
         r"(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)(?:[ \t]+(?i:for|to|on|at)(?:[ \t]+[\w.-]{1,40}){1,3}?)?"
         r" (?i:is|was) [\w.@+-]{1,64}[ \t]+(?i:with|and|/)[ \t]+"
-        r"(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~])")),
+        r"(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~])"), True),
     (("in with ", "in as ", "in using "), re.compile(
         r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:with|as|using)[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*"
-        r"(?=[!-~])")),
+        r"(?=[!-~])"), True),
     (("log in", "login", "log into", "sign in", "sign into"), re.compile(
         r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)(?:(?i:to)|[ \t]+(?i:to|on))?[ \t]+(?:(?i:the)[ \t]+)?"
         r"[\w.:/-]{1,64}"
-        r"[ \t]+(?:(?i:as|with|using)[ \t]+|\([ \t]*)[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")),
+        r"[ \t]+(?:(?i:as|with|using)[ \t]+|\([ \t]*)[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])"), True),
     (("cred", "zugangsdaten", "identifiants"), re.compile(
         r"(?i:credentials|creds|zugangsdaten|identifiants|credenciales|credenziali|credenciais)"
         r"(?:[ \t]+(?i:for|of|on|to|at|für|pour|para|per)(?:[ \t]+[\w.@-]{1,40}){1,4}?)?[ \t]+"
-        r"(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])")))
+        r"(?i:are|were|is|sind|sont|son|sono|são)[ \t]*:?[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])"), True),
+    (("login", "log in", "log\tin"), re.compile(
+        r"(?<![\w-])(?i:login|log[ \t]in)[ \t]+(?!(?i:to|for|on|at|as|with|using|via|into|in|from|by|and|or|the|a|an|"
+        r"my|your|our|is|was|page|screen|form|failed|succeeded)(?![\w.@+-]))[\w.@+-]{1,64}[ \t]+(?=[!-~])"), False))
 """A login in a sentence: ``Use P to log into the NAS``, ``NAS login is admin with P``, ``Login for GitHub is
 bob@example.com with P``, ``Log in as admin / P``, ``Log into grafana (admin / P)``, ``sign in to the NAS as admin /
 P``, ``the credentials are admin / P`` (``Credentials for staging are admin / P``), ``Die Zugangsdaten sind admin /
-P`` (the user stays); each after what a text it reads holds, lower-cased (an alternation of words ignoring case is
-slow to search for: the words are sought first)."""
+P`` (the user stays), a note's ``Jira login bob P`` (a value that looks generated only: ``login bob server01``
+stays); each after what a text it reads holds, lower-cased (an alternation of words ignoring case is slow to search
+for: the words are sought first)."""
 _FOREIGN_BARE_RE: Final = re.compile(
     r"(?<![\w-])(?i:пароль|парола(?:та)?|лозинка(?:та)?|hasło|contraseña|contrasenya|lösenord|passwort|kennwort|senha|"
     r"wachtwoord|heslo|geslo|lozinka|jelszó|jelszava(?:m|d)?|şifre(?:si|m|n|niz)?|parolam|parolası|slaptažodis|"
@@ -1793,9 +1808,9 @@ _FOREIGN_BARE_RE: Final = re.compile(
     r"(?:[ \t]+(?P<q>(?i:от|для|від|до|de|del|do|da|für|von|van|voor|dla|od|för|till|za|k|ke|pro|pre|pentru|của|cho|"
     r"για|של))(?=[ \t])|[ \t]+(?=[A-Za-z0-9]))")
 """A password's name in another language then its value with no verb (``Мой пароль P``, ``A jelszó P``, ``Şifrem P``,
-``मेरा पासवर्ड P है``, ``رمز عبور من P است``, where a language needs none or puts it last), what it is for between them too (``пароль от
-почты P``, ``Пароль від пошти P``, :func:`_value_after_phrase`); the value must look generated (``Passwort
-vergessen`` stays)."""
+``मेरा पासवर्ड P है``, ``رمز عبور من P است``, where a language needs none or puts it last), what it is for between
+them too (``пароль от почты P``, ``Пароль від пошти P``, :func:`_value_after_phrase`); the value must look
+generated (``Passwort vergessen`` stays)."""
 _FOREIGN_BARE_WORDS: Final = _word_set(
     "пароль", "парола", "лозинка", "hasło", "contrase", "senord", "passwort", "kennwort", "senha", "wachtwoord",
     "heslo", "geslo", "lozinka", "jelsz", "şifre", "parol", "slapta", "parool", "salasana", "lykilor", "nenosiri",
@@ -1806,7 +1821,8 @@ _ANY_FOREIGN_WORDS: Final = _word_set(*sorted({*_FOREIGN_WORDS.ascii, *_FOREIGN_
 
 
 _USE_FOR_RE: Final = re.compile(
-    r"(?:use(?<![\w-]use)|using(?<![\w-]using))[ \t]+(?P<v>[\"'`*]{0,2}[!-~]{12,256}?)[ \t]+(?:for|on|with|to|in)[ \t]+(?=\S)")
+    r"(?:use(?<![\w-]use)|using(?<![\w-]using))[ \t]+(?P<v>[\"'`*]{0,2}[!-~]{12,256}?)[ \t]+"
+    r"(?:for|on|with|to|in)[ \t]+(?=\S)")
 """``Use P for Jira``, ``using P on the NAS``: a value used for something, with no credential's name (sought in the
 lower-cased text from its literal verb, the word's start checked behind it: a pattern that starts with a literal is
 searched fast)."""
@@ -1833,12 +1849,12 @@ def _use_for_sentences(text: str, low: str, spans: list[Span]) -> None:
 def _login_sentences(text: str, low: str, gated: bool, spans: list[Span]) -> None:
     """The password of each sentence :data:`_LOGIN_SENTENCES` reads, when it looks generated or made as people make
     passwords (the sentence states it: ``Log into grafana (admin / IcgGwUprCXeZ)``, ``… as admin / River52``)."""
-    for words, regex in _LOGIN_SENTENCES:
+    for words, regex, stated in _LOGIN_SENTENCES:
         if gated and not _holds(text, low, words):
             continue
         for m in regex.finditer(text):
             _sentence_value(text, m.start("v") if "v" in regex.groupindex and m.group("v") is not None else m.end(),
-                            spans, ascii_only=False, stated=True)
+                            spans, ascii_only=False, stated=stated)
 
 
 _PASSWORD_ENDS: Final = ("password", "passwd", "passwords", "pass", "pwd", "pw")
@@ -1985,9 +2001,9 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return  # password https://host/app;jsessionid=P: a URL, whose own readers take what it holds
     if random and not _random(value):
         return
-    if e > s and (code and code_value(value) or stated and _word_and_number(value) or _generated(value) and not (
-            value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
-            and all(map(_word_run, _DIGIT_SPLIT.split(value))))):
+    if e > s and (code and code_value(value) or stated and _word_and_number(value) or drawn_token(value) or (
+            _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
+                                       and all(map(_word_run, _DIGIT_SPLIT.split(value)))))):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
 
 
@@ -2018,7 +2034,8 @@ def _closed_run(text: str, start: int, end: int) -> int:
 
 
 _URL_VALUE_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://")
-_MAILBOX_RE: Final = re.compile(r"<(?P<local>[\w.+-]{1,64})@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}>")
+_MAILBOX_RE: Final = re.compile(
+    r"<(?P<local>[\w.+-]{1,64})@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}>")
 """An e-mail address in angle brackets (a mailbox, ``Name <user@example.org>``): whose key it is, not the key."""
 _ANGLED_RE: Final = re.compile(r"<(?![a-z][a-z0-9-]*>)[^\s<>]{4,256}>(?=[\s.,;:!?)\]}\"'`]|\Z)")
 """A value in angle brackets (``<P>``) that ends there; not an element's tag (``<code>…``) nor a placeholder's name in

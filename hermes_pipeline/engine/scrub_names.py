@@ -51,7 +51,8 @@ from typing import Final
 
 __all__ = ["FOREIGN_CODE_WORDS", "FOREIGN_KEY_WORDS", "FOREIGN_NOT_NAMES", "FOREIGN_WORDS", "NAME_HINTS", "NOT_GLUED",
            "STRONG", "WEAK", "call_extent", "camel_name", "code_call", "credential_name", "credential_word",
-           "drawn_letters", "drawn_token", "english_word", "grouped_password", "kept_value", "open_call", "parameter_default",
+           "drawn_letters", "drawn_token", "english_word", "grouped_password",
+           "kept_value", "open_call", "parameter_default",
            "phrase_name", "placeholder", "query_credential", "secret_looking"]
 
 STRONG: Final = 2
@@ -340,7 +341,8 @@ def credential_word(word: str) -> bool:
 
 _PLACEHOLDER: Final = re.compile(
     r"\{\{.*\}\}|\$\{\{.*\}\}|\{%.*%\}|<%.*%>"
-    r"|%\([A-Za-z_]+\)s|%(?:\d{1,2}\$)?[-+ #0']{0,3}\d{0,3}(?:\.\d{1,3})?(?:hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcspSC@]"
+    r"|%\([A-Za-z_]+\)s"
+    r"|%(?:\d{1,2}\$)?[-+ #0']{0,3}\d{0,3}(?:\.\d{1,3})?(?:hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcspSC@]"
     r"|%\d{1,2}"  # printf's conversions (%s, %lu, %1$s, %-8.3f), a translation's positional argument (%1)
     r"|\*+|•+|x{3,}|X{3,}|\.{2,}|…|_+|-+|#+|\?+"
     r"|(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]{0,4}(?:x{3,}|X{3,}|\*{3,}|•{3,})[A-Za-z0-9]{0,4}"  # AKIAXXXX, ghp_****abcd

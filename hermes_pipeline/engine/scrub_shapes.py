@@ -1334,10 +1334,10 @@ text in a script beyond ASCII (``パスワード入力要求を強制``); a valu
 
 
 def _metavariable(text: str, option: int, span: Span) -> bool:
-    """Whether the value at ``span`` of the option at ``option`` (its dashes) is a help text's metavariable (``--use-askpass=COMMAND
-    specify …``, ``--ftp-password=HESLO        nastaví …``): a word in capitals with the help's column and description
-    after it, or alone at the end of a help entry's line (``--restrict-key=BEGRÄNSNINGS_NYCKEL``, described on the next
-    lines). A password in capitals alone has neither."""
+    """Whether the value at ``span`` of the option at ``option`` (its dashes) is a help text's metavariable
+    (``--use-askpass=COMMAND       specify …``, ``--ftp-password=HESLO        nastaví …``): a word in capitals with the
+    help's column and description after it, or alone at the end of an indented help entry's line
+    (``--restrict-key=BEGRÄNSNINGS_NYCKEL``, described on the next lines). A password in capitals alone has neither."""
     if not _capital_word(text[span[0]:span[1]]):
         return False
     line = text.rfind("\n", 0, option) + 1
@@ -1921,8 +1921,8 @@ def _tab_pairs(text: str, spans: list[Span]) -> None:
             continue
         start, end = _name_before(text, tab)
         if start < end and end == tab and (start == 0 or text[start - 1] in "\n \r|\"'") and credential_name(
-                text[start:end]) == STRONG and text[start] != "-" and _HELP_OPTION_RE.fullmatch(text, text.rfind("\n", 0, start) + 1,
-                                                                          start) is None:
+                text[start:end]) == STRONG and text[start] != "-" and _HELP_OPTION_RE.fullmatch(
+                    text, text.rfind("\n", 0, start) + 1, start) is None:
             at = tab
             while text[at:at + 1] == "\t":
                 at += 1

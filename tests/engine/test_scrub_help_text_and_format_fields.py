@@ -1,4 +1,5 @@
-"""What looks like a credential's value but is a command's help, a format field or a scope's name stays (OBS-55, OBS-58).
+"""What looks like a credential's value but is a command's help, a format field or a scope's name stays (OBS-55,
+OBS-58).
 
 Found by scrubbing the 1.4 million translated messages of the machine's gettext catalogs (the help of ``wget``,
 ``gpg``, ``psql``, ``passwd``, … in some 150 languages): 299 messages were changed, almost all wrongly. An agent that
@@ -63,7 +64,8 @@ def test_property_an_options_help_entry_stays(option: str, metavariable: str, de
 
 @pytest.mark.parametrize("text", [
     "  --restrict-key=BEGRÄNSNINGS_NYCKEL\n                    Bestäm nyckeln\n",
-    "  [-pw Passwort] [-maxrenewlife maximale_Dauer]", "  -p, --password=HESLO", "      --sign-key=<Schlüsselkennung>\n",
+    "  [-pw Passwort] [-maxrenewlife maximale_Dauer]", "  -p, --password=HESLO",
+    "      --sign-key=<Schlüsselkennung>\n",
     " unsername manquant avec l'option --ask-password. Êtes-vous certain ?\n",
     "error interno: cadena --jobserver-auth inválida '%s'", "Sie sollten sie mittels des Befehls --change-pin ändern",
 ])

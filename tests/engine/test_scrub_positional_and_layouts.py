@@ -309,6 +309,7 @@ def _code(r: random.Random, kind: str) -> str:
        kind=st.sampled_from(("digits", "groups", "password")), sep=st.sampled_from((" ", ", ", "  ", "; ", "、")),
        lead=st.sampled_from(("", "- ", "> ", "Note: ")), end=st.sampled_from(("", ".", "\nkeep them offline")))
 @example(seed=182631, name="Recovery codes", n=3, kind="password", sep=" ", lead="", end="")  # DB46HoleSanv: words
+@example(seed=1606, name="Recovery codes", n=4, kind="password", sep=", ", lead="", end="")  # OQ21IzrbIilt, after ", "
 def test_property_obs58_several_codes_after_one_name(seed: int, name: str, n: int, kind: str, sep: str, lead: str,
                                                      end: str) -> None:
     """OBS-58, OBS-59: recovery, backup or one-time codes listed after one name (``Recovery codes: P1 P2 P3``,

@@ -60,7 +60,8 @@ def test_a_word_and_a_number_stated_as_the_password_is_hidden(form: str, value: 
 
 @pytest.mark.parametrize("text", [
     "Mật khẩu là sai", "Heslo je špatné", "Heslo je příliš krátké", "Parola este greșită", "Lozinka je netočna",
-    "Ο κωδικός είναι λάθος", "Kata sandi adalah rahasia", "A jelszó hibás", "Şifrem yanlış", "Slaptažodis yra per trumpas",
+    "Ο κωδικός είναι λάθος", "Kata sandi adalah rahasia", "A jelszó hibás", "Şifrem yanlış",
+    "Slaptažodis yra per trumpas",
     "La contrasenya és incorrecta", "Nenosiri ni fupi mno", "كلمة المرور هي خاطئة", "הסיסמה היא שגויה",
     "รหัสผ่านไม่ถูกต้อง", "Parole ir pārāk īsa", "Parool on liiga lühike", "मेरा पासवर्ड गलत है",
     "Heslo je utf8mb4", "The parole board is meeting",

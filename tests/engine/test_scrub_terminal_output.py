@@ -38,6 +38,11 @@ _OUTPUTS = (
     "Your token is as follows:\n\n{P}", "127.0.0.1:6379> AUTH {P}\nOK", "127.0.0.1:6379[1]> auth default {P}\nOK",
     "rabbitmqctl add_user admin {P}\nAdding user \"admin\" ...", "mysqladmin -u root password {P}\ndone",
     "wpa_passphrase HomeNet {P}\nnetwork={{", "nmcli dev wifi connect HomeNet password {P}\nDevice activated",
+    # stop 59: the command in capitals with no prompt; Jenkins' log (a label naming the password, then its purpose)
+    "AUTH {P}\nOK", "Redis AUTH {P}\nOK", "AUTH PLAIN {P}\n235 2.7.0 Authentication successful",
+    "Jenkins initial setup is required.\nPlease use the following password to proceed to installation:\n\n{P}\n\n"
+    "This may also be found at: /var/jenkins_home/secrets/initialAdminPassword\n",
+    "Use this token to log in:\n  {P}\n",
 )
 
 
@@ -59,7 +64,9 @@ def test_property_obs58_59_a_credential_a_terminal_printed_loses_exactly_its_spa
     "$ cat /etc/passwd\nroot:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin",
     "$ cat token\nfirst_line_of_many\nsecond_line_here", "$ echo $API_KEY\n<your-key>\n", "$ cat api_key\n--------\n",
     "$ cat token.txt\n$(cat other)\n", "My favourite thing is:\n\nbananas_and_more", "> auth token",
-    "$ cat /run/secrets/db_password\n/run/secrets/other\n",
+    "$ cat /run/secrets/db_password\n/run/secrets/other\n", "AUTH LOGIN\n334 VXNlcm5hbWU6", "AUTH CRAM-MD5\n",
+    "The AUTH header is set", "Use the following password for the wiki:\nsee the vault",
+    "Please use the following token to proceed:\n\nTIMEOUT_SECONDS=184",
 ])
 def test_obs55_other_files_variables_settings_and_placeholders_stay(text: str) -> None:
     """OBS-55: what a command printed stays unless the command prints a credential and its output is one token."""

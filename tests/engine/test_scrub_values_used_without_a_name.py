@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
 from hermes_pipeline.engine.scrub_names import drawn_token
 
-FORMS = ["Use {p} for Jira", "Use {p} for the NAS.", "use {p} for staging db — rotate monthly", "Using {p} on the router",
-         "Use `{p}` for Gmail.", "Project uses Python 3.11.\n§\nUse {p} for AWS\n", '{{"content": "Use {p} for Vault"}}',
-         "- use **{p}** to log into Grafana", "Use {p} with the backup account"]
+FORMS = ["Use {p} for Jira", "Use {p} for the NAS.", "use {p} for staging db — rotate monthly",
+         "Using {p} on the router", "Use `{p}` for Gmail.", "Project uses Python 3.11.\n§\nUse {p} for AWS\n",
+         '{{"content": "Use {p} for Vault"}}', "- use **{p}** to log into Grafana", "Use {p} with the backup account"]
 
 
 def _token(r: random.Random, kind: str) -> str:
@@ -64,8 +64,29 @@ def test_most_drawn_tokens_are_drawn_tokens() -> None:
     "Use ECDHE-RSA-AES128-GCM-SHA256 for TLS", "Use src/components/NavBar.tsx for the header",
     "Use OAuth2PasswordBearer for the login route", "Use XMLHttpRequest for old browsers", "Use Python3.11 for this",
     "Use ghcr.io/org/image:v1.2 for deploys", "Use HttpClientFactory2 in the service", "Use getUserById to load it",
-    "Use TestCase_LoginPage01 for the login", "Use x86_64-unknown-linux-gnu for the target", "Use bob@example.com for GitHub",
+    "Use TestCase_LoginPage01 for the login", "Use x86_64-unknown-linux-gnu for the target",
+    "Use bob@example.com for GitHub",
 ])
 def test_what_is_used_but_no_drawn_token_stays(text: str) -> None:
     """OBS-55: names made of words, versions, paths, images, hosts, addresses and git commits are kept."""
+    assert scrub_text(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), kind=st.sampled_from(("hex", "base64", "alnum", "symbols")),
+       form=st.sampled_from(["AWS login bob {p}.", "Jira login bob {p} — rotate monthly", "the NAS login admin {p}\n",
+                             '{{"content": "staging db login bob@example.com {p}"}}', "router: log in root {p}"]))
+def test_property_a_notes_login_and_password_lose_the_password(seed: int, kind: str, form: str) -> None:
+    """A note's ``<service> login <user> <password>``: a password that looks generated goes, the user stays."""
+    token = _token(random.Random(seed), kind)
+    text = form.format(p=token)
+    assert scrub_text(text) == text.replace(token, redaction_marker(token))
+
+
+@pytest.mark.parametrize("text", [
+    "login bob server01", "Login failed for user bob", "docker login ghcr.io -u bob --password-stdin",
+    "vault login -method=userpass username=bob", "gh auth login --with-token < token.txt", "login page loads slowly",
+    "npm login --registry https://registry.npmjs.org/",
+])
+def test_a_login_without_a_generated_value_stays(text: str) -> None:
     assert scrub_text(text) == text
