@@ -2001,9 +2001,9 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return  # password https://host/app;jsessionid=P: a URL, whose own readers take what it holds
     if random and not _random(value):
         return
-    if e > s and (code and code_value(value) or stated and _word_and_number(value) or drawn_token(value) or (
+    if e > s and (code and code_value(value) or stated and _word_and_number(value) or (
             _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
-                                       and all(map(_word_run, _DIGIT_SPLIT.split(value)))))):
+                                       and all(map(_word_run, _DIGIT_SPLIT.split(value))))) or drawn_token(value)):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
 
 
