@@ -237,9 +237,9 @@ _FROM_TAIL_RE: Final = re.compile(
 """Both values of a change: ``password was changed from P to Q``."""
 _BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase", "token", "pwd", "pw", "secret"})
 """The last words of a name whose value may follow with only blanks between (``signing secret P``)."""
-_BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9]|/[A-Za-z0-9+]{16})")
+_BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9]|/[A-Za-z0-9+]{16}|\+[A-Za-z0-9+/]{16})")
 """``password P``: the name and its value with only blanks between (the value must look generated; a base64 value may
-start with ``/``, a path's ``/usr/…`` not: sixteen characters before the next ``/``); a setting's
+start with ``/`` or ``+``, a path's ``/usr/…`` not: sixteen characters before the next ``/``); a setting's
 dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
 _BARE_FOR_TAIL_RE: Final = re.compile(r"[ \t]+(?i:for|on|at|of)(?=[ \t])")
 """``password for gmail P``: what it is for between the name and its value (:func:`_value_after_phrase`)."""
@@ -1907,7 +1907,7 @@ _LAST_WORD_RE: Final = re.compile(r"[a-z]+\Z")
 
 _NOUN_VALUE_RE: Final = re.compile(
     r"(?<![\w-])(?i:auth[ \t]token|access[ \t]token|api[ \t]key|secret[ \t]key|client[ \t]secret|app[ \t]password|"
-    r"bot[ \t]token|refresh[ \t]token)[ \t]+(?=[A-Za-z0-9])")
+    r"bot[ \t]token|refresh[ \t]token)[ \t]+(?=[A-Za-z0-9]|/[A-Za-z0-9+]{16}|\+[A-Za-z0-9+/]{16})")
 _PASS_RE: Final = re.compile(r"pass[ \t]+(?=[a-z0-9])")
 """``pass`` then a value, sought in the lower-cased text (a literal: fast); :data:`_PASS_BEFORE` says which stand
 for a password."""

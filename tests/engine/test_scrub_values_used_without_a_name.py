@@ -90,3 +90,15 @@ def test_property_a_notes_login_and_password_lose_the_password(seed: int, kind: 
 ])
 def test_a_login_without_a_generated_value_stays(text: str) -> None:
     assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), form=st.sampled_from(["Vault personal access token {p}.", "the token {p}",
+                                                          "GitHub access token {p} — rotate monthly", "password {p}"]))
+def test_property_a_base64_value_may_start_with_a_plus_after_its_name(seed: int, form: str) -> None:
+    """A base64 draw after a credential's name with no verb may start with ``+`` as with ``/`` (it leaked whole); a
+    telephone number after a name stays."""
+    token = "+" + _token(random.Random(seed), "base64")[1:]
+    text = form.format(p=token)
+    assert scrub_text(text) == text.replace(token, redaction_marker(token))
+    assert scrub_text("the token +15550100, call me at +1 555 0100") == "the token +15550100, call me at +1 555 0100"
