@@ -853,12 +853,14 @@ _PRINTING_COMMAND: Final = (
     r"|gh[ \t]+auth[ \t]+token\b[^\n|;&]{0,256}"
     r"|gcloud[ \t]+auth[ \t]+(?:application-default[ \t]+)?print-(?:access|identity)-token\b[^\n|;&]{0,256}"
     r"|az[ \t]+account[ \t]+get-access-token\b[^\n|;&]{0,256}|doppler[ \t]+secrets[ \t]+get[ \t][^\n|;&]{0,256}"
+    r"|argocd[ \t]+admin[ \t]+initial-password\b[^\n|;&]{0,256}"
     r"|kubectl[ \t][^\n|]{0,512}\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b)")
 """A command that prints a credential: a file named for one (``cat /var/jenkins_home/secrets/initialAdminPassword``,
 ``cat ~/.vault-token``; :func:`_names_credential` decides), a variable (``echo $DB_PASSWORD``, ``printenv API_KEY``;
 likewise), a secret store's or a cloud's token command (``op read op://…``, ``pass show …``, ``vault kv get
 -field=password …``, ``security find-generic-password … -w``, ``aws ecr get-login-password``, ``gh auth token``,
-``gcloud auth print-access-token``, ``doppler secrets get … --plain``, ``kubectl … | base64 -d``)."""
+``gcloud auth print-access-token``, ``doppler secrets get … --plain``, ``argocd admin initial-password``, ``kubectl … |
+base64 -d``)."""
 _PRINTED_VALUE: Final = r"[^\s:={}\[\]<>\"',;]{8,4096}+"
 """What such a command printed, when it is its whole output: one token (no blank, no ``:``, ``=``, bracket or quote:
 a file of settings, ``/etc/passwd``'s lines, JSON are no such value)."""
@@ -870,13 +872,13 @@ the next line: the text, a blank line, the next prompt or the end of the JSON st
 Matched where :data:`_COMMAND_WORD_RE` finds the command's word at its line's start or after a shell's prompt."""
 _COMMAND_WORD_RE: Final = re.compile(
     r"(?<![\w.$-])(?:sudo[ \t]+)?(?:cat|head|tail|type|Get-Content|printenv|echo|op|pass|vault|security|aws|heroku|gh|"
-    r"gcloud|az|doppler|kubectl)[ \t]")
+    r"gcloud|az|doppler|argocd|kubectl)[ \t]")
 _PROMPT_RE: Final = re.compile(r"[ \t]*+(?:[^\n$#>%]{0,128}[$#>%][ \t]+)?")
 """What may stand before a command on its line: blanks, or a shell's prompt (``$ ``, ``# ``, ``bob@box:~$ ``,
 ``PS C:\\> ``, the opening quote of a JSON string holding the output, ``{"output": "$ ``)."""
 _PRINTING_HINTS: Final = ("cat ", "head ", "tail ", "type ", "get-content", "printenv", "echo ", "op read", "pass ",
                           "vault ", "security ", "get-login-password", "auth:token", "auth token", "print-access-token",
-                          "print-identity-token", "get-access-token", "doppler", "base64")
+                          "print-identity-token", "get-access-token", "doppler", "base64", "initial-password")
 
 
 _REDIS_PROMPT_AUTH_RE: Final = re.compile(
@@ -942,8 +944,11 @@ def command_prints_credential(command: str) -> bool:
     return m is not None and _names_credential(m)
 
 
-_PRINTED_RE: Final = re.compile(r"[ \t]*+(?:\d{1,9}\|)?(?P<v>" + _PRINTED_VALUE + r")[ \t]*+\r?\n?\Z")
-"""A tool's whole output as one token (a file reader's ``1|`` line number before it, a line break after it)."""
+_PRINTED_RE: Final = re.compile(
+    r"[ \t]*+(?:\d{1,9}\|)?(?P<v>" + _PRINTED_VALUE + r")[ \t]*+\r?(?:\n(?:[ \t]*+\r?\n[\s\S]*)?)?\Z")
+"""A tool's whole output as one token (a file reader's ``1|`` line number before it, a line break after it), or its
+first line one token and a blank line after it, a note following (``argocd admin initial-password``: ``P``, a blank
+line, ``This password must be only used for first time login…``)."""
 
 
 def printed_token(output: str) -> tuple[int, int] | None:

@@ -508,6 +508,9 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _account_lines(text, spans)
     if hits and (not gated or "\n" in text):
         _bare_label_lines(text, hits, spans)
+    if not gated or (":\n" in text or ":\r\n" in text) and len(low) == len(text) and any(
+            word in low for word in _PURPOSE_WORDS):
+        _purpose_lines(text, low, spans)
     _login_sentences(text, low, gated, spans)
     if (not gated or "use" in low or "using" in low) and len(low) == len(text):
         _use_for_sentences(text, low, spans)
@@ -796,20 +799,36 @@ _LOGIN_LINE_MAX: Final = 200
 
 
 _NEXT_LINE_RE: Final = re.compile(
-    r"\r?\n(?:[ \t]*\r?\n){0,2}(?:[ \t]*```[A-Za-z]{0,16}[ \t]*\r?\n)?[ \t]*(?P<v>[^\s`]{8,256})[ \t]*\r?"
+    r"\r?\n(?:[ \t]*\r?\n){0,2}(?:[ \t]*```[A-Za-z]{0,16}[ \t]*\r?\n)?[ \t]*(?P<v>[^\s`]{8,4096})[ \t]*\r?"
     r"(?=\n|\Z|\"[,}\]])")
 """The line after a label that ends with its colon, holding only the value (``Password:\\nP``), after up to two blank
 lines or a code fence too (``Here is your token:\\n```\\nP``, ``Your new API key is:\\n\\n    P``); the line may end a JSON
 string (a tool's output)."""
-_PURPOSE_LABEL_RE: Final = re.compile(
-    r"(?<![\w-])(?i:following|this|your|the[ \t]+new|new|generated|temporary|initial|one-time)[ \t]+"
-    r"(?:(?i:admin|root|api|access|master|unlock|setup)[ \t]+)?(?i:password|passphrase|token|secret|api[ \t]key)[ \t]+"
-    r"(?i:to|for)[ \t]")
-"""A label that names the credential, then what it is for, before its colon: Jenkins' ``Please use the following
-password to proceed to installation:``, ``Use this token to log in:`` (the value below must look drawn at random)."""
+_PURPOSE_LINE_RE: Final = re.compile(
+    r"^(?:[^\n]{0,200}?(?<![\w-])(?:following|this|your|the[ \t]+new|new|generated|temporary|initial|one-time)"
+    r"[ \t]+(?:[\w-]{1,20}[ \t]+){0,2}?(?:password|passphrase|token|secret|api[ \t]key)(?![\w-])"
+    r"|[^A-Za-z0-9_\n]{0,12}(?:password|passphrase|token)[ \t]+for[ \t]|[^\n]{0,200}?\"[^A-Za-z0-9_\n\"]{0,12}"
+    r"(?:password|passphrase|token)[ \t]+for[ \t])[^\n]{0,200}:[ \t]*\r?$", re.MULTILINE)
+"""A line that names the credential among other words and ends with a colon, its value on a line below (sought in the
+lower-cased text): Jenkins' ``Please use the following password to proceed to installation:``, Elasticsearch's
+``Password for the elastic user (reset with `bin/elasticsearch-reset-password -u elastic`):`` and ``Copy the following
+enrollment token and paste it into Kibana in your browser (valid for the next 30 minutes):``, ``Use this token to log
+in:``; a line of a tool output's JSON string too (after its opening quote). Too long, or holding what a label may not,
+for :data:`_LABEL_RE`."""
+_PURPOSE_WORDS: Final = ("following", "password for", "token for", "passphrase for", "this ", "your ", "new ",
+                         "generated", "temporary", "initial", "one-time")
 _LABEL_TAIL_WORDS: Final = frozenset({"is", "was", "are", "below", "follows", "as"})
 """Words after the credential's noun that still put its value on the next line (``Your new API key is:``, ``Your
 token is as follows:``, ``API key below:``)."""
+
+
+def _purpose_lines(text: str, low: str, spans: list[Span]) -> None:
+    """The value alone on a line below each line :data:`_PURPOSE_LINE_RE` reads, when it looks drawn at random."""
+    for m in _PURPOSE_LINE_RE.finditer(low):
+        v = _NEXT_LINE_RE.match(text, m.end())
+        if v is not None and (_random(v.group("v")) or drawn_token(v.group("v"))) and _PAIR_START.match(
+                v.group("v")) is None:
+            _judge(text, "password", v.span("v"), STRONG, spans, bare=True)
 
 
 def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) -> None:
@@ -825,10 +844,6 @@ def _next_line_value(text: str, label: str, line_end: int, spans: list[Span]) ->
             words.pop()  # Your new API key is:, Your token is as follows:
     if words and _CJK_LABEL_END_RE.search(words[-1]) is not None:
         _judge(text, "password", m.span("v"), STRONG, spans, bare=True)  # 你的新密码是：\nP, 密码如下：
-        return
-    if words and len(words) <= 16 and _PURPOSE_LABEL_RE.search(label) is not None and (
-            _random(m.group("v")) or drawn_token(m.group("v"))):
-        _judge(text, "password", m.span("v"), STRONG, spans, bare=True)  # the following password to proceed …:
         return
     if not words or len(words) > 8 or words[-1].lower().strip("*_`") not in _LABEL_NOUNS:
         return  # ``… standard auth receive:``: a label ends with the credential's noun

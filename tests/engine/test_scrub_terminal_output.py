@@ -43,6 +43,11 @@ _OUTPUTS = (
     "Jenkins initial setup is required.\nPlease use the following password to proceed to installation:\n\n{P}\n\n"
     "This may also be found at: /var/jenkins_home/secrets/initialAdminPassword\n",
     "Use this token to log in:\n  {P}\n",
+    "\u2139\ufe0f  Password for the elastic user (reset with `bin/elasticsearch-reset-password -u elastic`):\n  {P}\n\n"
+    "\u2139\ufe0f  HTTP CA certificate SHA-256 fingerprint:\n  5e8a2b1c9d7f4e3a6b5c8d2e1f9a7b3c5e8a2b1c9d7f4e3a6b5c8d2e1f9a7b3c\n",
+    "\u2022 Copy the following enrollment token and paste it into Kibana in your browser (valid for the next 30 "
+    "minutes):\n  {P}\n",
+    "$ argocd admin initial-password -n argocd\n{P}\n\n This password must be only used for first time login.",
 )
 
 
@@ -66,7 +71,8 @@ def test_property_obs58_59_a_credential_a_terminal_printed_loses_exactly_its_spa
     "$ cat token.txt\n$(cat other)\n", "My favourite thing is:\n\nbananas_and_more", "> auth token",
     "$ cat /run/secrets/db_password\n/run/secrets/other\n", "AUTH LOGIN\n334 VXNlcm5hbWU6", "AUTH CRAM-MD5\n",
     "The AUTH header is set", "Use the following password for the wiki:\nsee the vault",
-    "Please use the following token to proceed:\n\nTIMEOUT_SECONDS=184",
+    "Please use the following token to proceed:\n\nTIMEOUT_SECONDS=184", "Password for the admin account:\n  see 1Password",
+    "HTTP CA certificate SHA-256 fingerprint:\n  5e8a2b1c9d7f4e3a6b5c8d2e1f9a7b3c5e8a2b1c9d7f4e3a6b5c8d2e1f9a7b3c\n",
 ])
 def test_obs55_other_files_variables_settings_and_placeholders_stay(text: str) -> None:
     """OBS-55: what a command printed stays unless the command prints a credential and its output is one token."""
@@ -89,6 +95,9 @@ def test_obs58_59_a_vault_token_table_loses_the_token_and_keeps_its_accessor() -
     ({"command": "echo $API_TOKEN"}, "Qv8Lm2Zt9wXk4Rp7", "Qv8Lm2Zt9wXk4Rp7"),
     ({"path": "secrets/db_password"}, '{"content": "1|Qv8Lm2Zt9wXk4Rp7", "path": "x"}', "Qv8Lm2Zt9wXk4Rp7"),
     ({"command": "op read op://v/i/f"}, '{"output": "Qv8Lm2Zt9wXk4Rp7", "note": "Qv8Lm2Zt9wXk4Rp7"}', "Qv8Lm2Zt9wXk4Rp7"),
+    ({"command": "argocd admin initial-password -n argocd"},
+     '{"output": "Qv8Lm2Zt9wXk4Rp7\\n\\n This password must be only used for first time login.\\n", "exit_code": 0}',
+     "Qv8Lm2Zt9wXk4Rp7"),
 ])
 def test_obs58_59_a_printed_credential_is_hidden_wherever_the_result_holds_it(
         arguments: dict[str, str], result: str, secret: str) -> None:
