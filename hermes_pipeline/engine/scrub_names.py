@@ -51,9 +51,8 @@ from typing import Final
 
 __all__ = ["FOREIGN_CODE_WORDS", "FOREIGN_KEY_WORDS", "FOREIGN_NOT_NAMES", "FOREIGN_WORDS", "NAME_HINTS", "NOT_GLUED",
            "STRONG", "WEAK", "call_extent", "camel_name", "code_call", "credential_name", "credential_word",
-           "drawn_letters", "drawn_token", "english_word", "grouped_password",
-           "kept_value", "open_call", "parameter_default",
-           "phrase_name", "placeholder", "query_credential", "secret_looking"]
+           "drawn_letters", "drawn_token", "english_word", "grouped_password", "kept_value", "open_call",
+           "parameter_default", "phrase_name", "placeholder", "query_credential", "secret_looking", "wide_word"]
 
 STRONG: Final = 2
 WEAK: Final = 1
@@ -592,7 +591,7 @@ def placeholder(value: str) -> bool:
     if named is not None:
         what = named.group(named.lastgroup or 0)
         if named.lastgroup == "angle":
-            return not secret_looking(what) and all(_name_like(word) or _wide_word(word)
+            return not secret_looking(what) and all(_name_like(word) or wide_word(word)
                                                     for word in what.split())  # <your token>, <Schlüsselkennung>
         if named.lastgroup == "run" and what[0] in "/.~":
             return _PATH_REST.fullmatch(what) is not None  # $(/usr/local/bin/get-secret), $(<./token.txt)
@@ -633,7 +632,7 @@ def _path(value: str) -> bool:
     return m.group("system") is not None or all(_name_like(name) for name in _PATH_SEPARATORS.split(value))
 
 
-def _wide_word(word: str) -> bool:
+def wide_word(word: str) -> bool:
     """A word of letters holding one beyond ASCII (``Schlüsselkennung``, ``clé``, ``ключ``): a word of a language, which
     no generator draws."""
     return word.isalpha() and not word.isascii()

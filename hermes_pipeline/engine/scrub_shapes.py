@@ -44,7 +44,7 @@ from .scrub_clients import (client_hints, find_client_passwords, find_keyword_pa
                             find_positional_passwords, find_printed_secrets, find_sql_identified)
 from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
                           credential_word, drawn_letters, english_word, kept_value, open_call, parameter_default,
-                          phrase_name, human_password, placeholder, query_credential, secret_looking)
+                          phrase_name, human_password, placeholder, query_credential, secret_looking, wide_word)
 
 __all__ = ["find_shape_spans", "is_sensitive_pair", "unemphasized"]
 
@@ -1288,8 +1288,9 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     # A long option's value (``--password=root``) is a command's argument, never an identifier of code: a word there
     # is the password
     bare = _bare(m)
-    option = name.startswith("--") or text[max(0, start - 2):start] == "--"
-    if option and bare and _metavariable(text, start if name.startswith("--") else start - 2, span):
+    flag = start if name.startswith("--") else start - 2 if text[max(0, start - 2):start] == "--" else -1
+    option = flag >= 0
+    if option and bare and _metavariable(text, flag, span):
         return span[1]
     _judge(text, name, span, level, spans, bare=bare and not query and not option, encoded=query,
            user=bare and not query and holds_user(text, start, name))
@@ -1905,7 +1906,7 @@ def _flags(text: str, spans: list[Span]) -> None:
                 if _bare(v) and _help_column(text, s, m.start("name") + len(name)):
                     continue  # --password         force password prompt: the entry's description
                 if _bare(v) and (_prose_value(text, *span) or len(value) <= 3 and value.isalpha()
-                                 or value.isalpha() and not value.isascii()):
+                                 or wide_word(value)):
                     continue  # "Run --client-secret first.", "requires --api-key in Hermes", "--jobserver-auth
                     # inválida": a sentence (a word of letters beyond ASCII is a language's, which no generator draws)
                 _judge(text, name, span, level, spans)
