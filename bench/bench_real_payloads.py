@@ -14,7 +14,8 @@ The same events go to every side, in the same shapes:
 
 - ``plain``: the replay loop with no instrumentation (the baseline of "added" caller time);
 - ``floor``: the smallest code writing the same ATOF lines and ATIF files inline (``_floor.floor_replay``),
-  and the obliged floor (+ one pluggy call per event, the credential scrubber, one writer thread);
+  and the obliged floor (+ one pluggy call per event, the credential scrubber, one writer thread, the ATIF
+  files written as FMT-52 says: temporary file, ``fsync``, rename);
 - hermes_pipeline: ``Host`` on a fresh ``Engine()``, ``turn.call_llm`` with the recorded request and reply
   and ``turn.call_tool`` with the recorded arguments and result; no plugins; the ``observability``
   component with ATOF + ATIF, then + OTLP to a discarding loopback receiver;
@@ -159,6 +160,10 @@ def plain_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver) -> Run:
     timed.loop_done()
     timed.stop()
     return timed.run()
+
+
+OBLIGED: Final = "+ hook, scrub, writer, FMT-52 files"
+"""The obliged floor's row (:data:`~_floor.OBLIGATIONS`)."""
 
 
 def floor_row(w: RealWorkload, directory: Path, receiver: OTLPReceiver | None, obliged: bool = False) -> Run:
@@ -309,7 +314,7 @@ def relay_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver, *, mode:
 def rows(with_relay: bool) -> list[Row]:
     out = [Row("plain", "no instrumentation", plain_run),
            Row("floor", "ATOF + ATIF (minimal inline code)", floor_row, True),
-           Row("floor", "+ hook, scrubber, writer thread", partial(floor_row, obliged=True), True, scrubs=True),
+           Row("floor", OBLIGED, partial(floor_row, obliged=True), True, scrubs=True),
            Row("floor", "caller: 2 pluggy calls + deque, ATOF+ATIF", caller_floor_run),
            Row("hermes", "no plugins", partial(hermes_run, exporters=False, otlp=False)),
            Row("hermes", "ATOF + ATIF", partial(hermes_run, exporters=True, otlp=False), True, scrubs=True),
@@ -370,7 +375,7 @@ def compare(w: RealWorkload, rounds: int, root: Path, receiver: OTLPReceiver, wi
     at = {(row.side, row.config): i for i, row in enumerate(table)}
     ours, ours_otlp = all_cpu[at["hermes", "ATOF + ATIF"]], all_cpu[at["hermes", "ATOF + ATIF + OTLP"]]
     floor, obliged = all_cpu[at["floor", "ATOF + ATIF (minimal inline code)"]], \
-        all_cpu[at["floor", "+ hook, scrubber, writer thread"]]
+        all_cpu[at["floor", OBLIGED]]
     lines += ["", "ratios (all-CPU per tool call, this run):",
               f"  hermes ATOF + ATIF / obliged floor: {ours / obliged:.2f}x (target <= 2x)",
               f"  hermes ATOF + ATIF / inline floor: {ours / floor:.2f}x"]

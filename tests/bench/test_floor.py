@@ -2,7 +2,8 @@
 
 ``bench/bench_exporters.py`` reports how far the engine is from its floors; that comparison is only
 honest if a floor produces the same ATOF scope tree and ATIF steps as the engine for the same workload,
-and if the obliged floor really runs the credential scrubber over every event and document (FMT-33a).
+and if the obliged floor really runs the credential scrubber over every event and document (FMT-33a) and writes
+its ATIF files as FMT-52 says (a temporary file, ``fsync``, rename), as the engine must.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def test_fmt1_fmt42_floor_writes_the_engines_scope_tree_and_steps(tmp_path: Path
     workload = bench.Workload(2, 2, 3)
     (tmp_path / "floor").mkdir()
     (tmp_path / "ours").mkdir()
-    bench.floor_row(workload, tmp_path / "floor", None, obliged=obliged)
+    bench.floor_row(workload, tmp_path / "floor", None, obligations=OBLIGATIONS if obliged else ())
     with OTLPReceiver(discard=True) as receiver:
         bench.hermes_run(workload, tmp_path / "ours", receiver, exporters=True, otlp=False)
     floor_atof = _atof(tmp_path / "floor" / "events.jsonl")
@@ -80,3 +81,35 @@ def test_fmt33a_obliged_floor_scrubs_every_line_and_document(tmp_path: Path) -> 
             p.read_bytes() for p in (directory / "atif").glob("*.json"))
         assert (canary.encode() in written) is not obliged  # the plain floor skips the scrubber, by design
     assert b"<redacted:" in (tmp_path / "True" / "events.jsonl").read_bytes()
+
+
+def test_fmt52_obliged_floor_writes_each_atif_file_through_fsync_and_rename(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The obliged floor pays for FMT-52 as the engine does: each ATIF file is a temporary file of the same
+    directory, synced, then renamed over its name (mode 0600, nothing left behind); the floor without the
+    obligation writes the file in place and syncs nothing."""
+    import os
+
+    synced: list[int] = []
+    renamed: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda a, b: (renamed.append((str(a), str(b))), real_replace(a, b))[1])
+    workload = bench.Workload(3, 2, 2)
+    for obligations in (OBLIGATIONS[:3], OBLIGATIONS):
+        synced.clear()
+        renamed.clear()
+        directory = tmp_path / str(len(obligations))
+        directory.mkdir()
+        bench.floor_row(workload, directory, None, obligations=obligations)
+        files = sorted((directory / "atif").iterdir())
+        assert [p.name for p in files if not p.name.startswith("atif-")] == []  # no temporary file left
+        assert len(files) == workload.sessions
+        if "durable" in obligations:
+            assert len(synced) == workload.sessions
+            assert sorted(target for _, target in renamed) == [str(p) for p in files]
+            assert all(Path(source).parent == directory / "atif" and Path(source).name.startswith(".")
+                       for source, _ in renamed)
+            assert {p.stat().st_mode & 0o777 for p in files} == {0o600}
+        else:
+            assert synced == [] and renamed == []
