@@ -38,14 +38,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from heapq import merge
 from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from typing import Final, NamedTuple
 
 from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, NOT_GLUED, STRONG,
-                          camel_name, credential_name, drawn_letters, drawn_token, english_word, grouped_password,
-                          human_password,
-                          phrase_name, secret_looking)
+                          camel_name, credential_name, dashed_passphrase, drawn_letters, drawn_token, english_word,
+                          grouped_password, human_password, phrase_name, secret_looking)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
                           holds_user, markup_cut, unemphasized)
 
@@ -325,11 +325,12 @@ _FOREIGN_WORDS: Final = _word_set(
 """What each name :data:`_FOREIGN_SENTENCE_RE` reads holds, lower-cased: a text without one of them holds no such
 sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(
-    r"(?<![\w-])(?i:set|changed|reset|updated|rotated)[ \t]+(?i:the|your|my|its|their|our|his|her)[ \t]+"
+    r"(?<![\w-])(?i:set|change|changed|reset|update|updated|rotate|rotated)[ \t]+"
+    r"(?i:the|your|my|its|their|our|his|her)[ \t]+"
     r"(?P<n>(?:[\w-]{1,20}[ \t]+){0,3}(?i:" + _SENTENCE_NAME + r"|key))[ \t]+(?i:to)[ \t]+"
     r"(?=[\"'`!-~" + _OPENERS + "])")
 """``set the (admin) password to P``, ``I changed the new admin password to P``, ``I changed my API key to P``,
-``rotated the key to P`` (after a weak ``key``, a value that looks random)."""
+``Change your password to P``, ``rotated the key to P`` (after a weak ``key``, a value that looks random)."""
 _SENTENCE_USE_RE: Final = re.compile(
     r"(?<![\w-])(?i:use|using|with|and|enter|type|try)[ \t]+(?:(?i:the|your|my|our|their|this|that|a|an)[ \t]+"
     r"(?:[\w-]{1,20}[ \t]+){0,3}|(?:[\w-]{1,20}[ \t]+)?)(?i:" + _SENTENCE_NAME + r")[ \t]+"
@@ -500,7 +501,10 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _relay_lines(text, spans)
     if not gated or ((":" in text or "：" in text) and _holds(text, low, _ADMIN_WORDS)):
         _admin_lines(text, low, spans)
-    if not gated or " / " in text or "\t/" in text or "/\t" in text:
+    if not gated or "cod" in low or "comb" in low:
+        _access_codes(text, low, spans)
+    if not gated or " / " in text or "\t/" in text or "/\t" in text or ("/" in text and (
+            not text.isascii() or any(word in low for word in _TIGHT_LOGIN_WORDS))):
         _login_lines(text, spans)
     if not gated or "p:" in low or "p=" in low:
         _short_logins(text, spans)
@@ -689,12 +693,12 @@ _LOGIN_LINE_RE: Final = re.compile(
     r"(?![\w-])[^\n\r:：/*`\"]{0,40}?|[^\n\r:：/*`\"]{0,60}?(?:(?:用户名?|账号|帐号|账户|帳號|ユーザー?名?|アカウント|사용자명?|"
     r"아이디|계정|ID)[ \t]*/[ \t]*(?:密码|密碼|口令|パスワード|비밀번호|패스워드|PW)|登录|登入|登錄|ログイン|로그인|账号密码|凭据|憑據|認証情報|資格情報)"
     r"[^\n\r:：/*`\"]{0,40}?)(?:\*\*|__|[*_`])?"
-    r"[ \t]*[:：](?:\*\*|__|[*_])?[ \t]*(?P<u>[^\s/\"]{1,64})[ \t]+/[ \t]+(?P<p>[^\s\"]{1,256}?)[ \t]*[.;]?"
+    r"[ \t]*[:：](?:\*\*|__|[*_])?[ \t]*(?P<u>[^\s/\"]{1,64})(?:[ \t]+/[ \t]+|/)(?P<p>[^\s\"]{1,256}?)[ \t]*[.;]?"
     + _LINE_CLOSE, re.MULTILINE)
 """A label naming a login (``Login for grafana:``, ``Credentials:``, ``user / password:``, ``u/p:``, ``账号/密码：``,
 ``ログイン：``) or a wireless network (``Wi-Fi:``, ``SSID / password:``), then a user (or the network's name) and a
-password written with a blank around the slash, ending the line (``admin / P``, ``HomeNet / P``): the user stays, the
-password is judged."""
+password written with a blank around the slash or none, ending the line (``admin / P``, ``HomeNet / P``, ``NAS login:
+admin/P``): the user stays, the password is judged."""
 _SERVICE_LOGIN_RE: Final = re.compile(
     _LINE_OPEN + _DECORATION + r"(?:\*\*|__|[*_`])?(?P<label>[^\n\r:：/*`\"]{1,40}?)(?:\*\*|__|[*_`])?[ \t]*[:：]"
     r"(?:\*\*|__|[*_])?[ \t]*(?P<u>(?i:admin|administrator|root|sa|postgres|ubuntu|ec2-user|pi)"
@@ -724,12 +728,46 @@ def _anchored_lines(text: str, anchors: Iterable[int], reach: int,
         yield at, start, done
 
 
+_ACCESS_WORD_RE: Final = re.compile(r"cod|comb")
+_ACCESS_BEFORE_RE: Final = re.compile(
+    r"(?<![\w-])(?i:door|gate|alarm|garage|safe|lock|keypad|entry|building|lockbox|key[ \t]?box|padlock|locker"
+    r"|intercom|front[ \t]door|back[ \t]door)[ \t-]?\Z")
+_ACCESS_TAIL_RE: Final = re.compile(
+    r"(?i:code|combination|combo)(?:[ \t]+(?i:for|to|of|on)[ \t]+(?:(?i:the|my|our|their)[ \t]+)?[\w'-]{1,24})?"
+    r"(?:[ \t]*[:：=]|[ \t]+(?i:is|was|is[ \t]+now|now)(?:[ \t]*:)?|[ \t]+(?i:changed|set)[ \t]+(?i:to))?[ \t]*"
+    r"(?:\*\*|__|[`\"'])?(?P<v>[0-9]{3,10}|[0-9]{2}(?:-[0-9]{2}){1,3})(?![\w.,:/-]?[0-9A-Za-z])")
+"""A code that opens a door, a gate, an alarm, a safe or a lock, then its digits (``door code: 2580``, ``the gate code
+is 4471``, ``safe combination 12-34-56``, ``keypad code for the garage is 5519``): as secret as a PIN. A year, a
+price or a version is no such value (digits then a letter or a decimal point stay: ``lock code v2.1``)."""
+
+
+def _access_codes(text: str, low: str, spans: list[Span]) -> None:
+    """The digits of each code :data:`_ACCESS_TAIL_RE` reads after a word of :data:`_ACCESS_BEFORE_RE` (sought from
+    the literals ``cod`` and ``comb`` in the lower-cased text)."""
+    if len(low) != len(text):
+        return
+    for hit in _ACCESS_WORD_RE.finditer(low):
+        at = hit.start()
+        if _ACCESS_BEFORE_RE.search(text, max(0, at - 16), at) is None:
+            continue
+        m = _ACCESS_TAIL_RE.match(text, at)
+        if m is not None:
+            _judge(text, "pin", m.span("v"), STRONG, spans, bare=True)
+
+
 def _login_lines(text: str, spans: list[Span]) -> None:
     """The password of each line :data:`_LOGIN_LINE_RE` reads, sought from the lines that hold a slash between blanks
     (each line once)."""
-    for _, start, end in _anchored_lines(text, (m.start() for m in _SPACED_SLASH_RE.finditer(text)), _LOGIN_LINE_MAX):
+    slashes = merge((m.start() for m in _SPACED_SLASH_RE.finditer(text)),
+                    (m.end() for m in _LABEL_TIGHT_SLASH_RE.finditer(text)) if "/" in text else ())
+    for _, start, end in _anchored_lines(text, slashes, _LOGIN_LINE_MAX):
         m = _LOGIN_LINE_RE.match(text, start, end) or _SERVICE_LOGIN_RE.match(text, start, end)
-        if m is not None and (_generated(m.group("p")) or _made_password(m.group("p"))):
+        if m is None:
+            continue
+        password = m.group("p")
+        if text[m.end("u")] == "/" and (password.islower() or password.isupper() or password.isalpha()):
+            continue  # login: api/v1beta2, account: settings/profile2024: a path (a glued slash, one case)
+        if _generated(password) or _made_password(password):
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
 
 
@@ -794,6 +832,10 @@ tag ends the value too (``<pre>bob@x.com:P</pre>``); a value may hold an ``@`` (
 itself (``bob@x.com:alice@example.org``)."""
 _HOLDS_ADDRESS_RE: Final = re.compile(r"[A-Za-z0-9._+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})*\.[a-z]{2,24}\Z")
 _SPACED_SLASH_RE: Final = re.compile(r"[ \t]/[ \t]")
+_TIGHT_LOGIN_WORDS: Final = ("log", "sign", "cred", "account", "wifi", "wi-fi", "wlan", "wireless", "ssid")
+"""What the label of a login line with no blank around its slash holds (:data:`_LOGIN_LINE_RE`): a pre-check."""
+_LABEL_TIGHT_SLASH_RE: Final = re.compile(r"[:：][ \t]*[\w.+@-]{1,64}(?=/[^\s/])")
+"""A label's value that holds a slash with no blank around it (``login: admin/P``): the anchor of such a login line."""
 _LOGIN_LINE_MAX: Final = 200
 """The longest stretch from a login line's start to its slash (decoration, a label of 100 characters, a user)."""
 
@@ -1623,14 +1665,17 @@ def _around(starts: list[int], size: int) -> list[tuple[int, int]]:
 
 def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> None:
     """A setting's name in a sentence (``the DB_PASSWORD is P``, ``invalid auth_token 'P'``, ``my apiKey was P``): a
-    name joined by ``_`` or in camel case that holds a hint and names a credential surely, then the sentence's copula
-    or a quoted value (``DB_PASSWORD=P`` is an assignment, read by :mod:`.scrub_shapes`)."""
+    name joined by ``_``, in camel case or glued in capitals (``PGPASSWORD``) that holds a hint and names a credential
+    surely, then the sentence's copula or a quoted value (``DB_PASSWORD=P`` is an assignment, read by
+    :mod:`.scrub_shapes`); after a verb of setting, ``to`` and the value the sentence states (``Set PGPASSWORD to
+    hunter22``: a word and a number as people make passwords too)."""
     done = -1
     for hit in hits:
         if hit < done or hit == 0:
             continue
         before = text[hit - 1]
-        if before != "_" and not (before.islower() and text[hit].isupper()):
+        glued = before.isupper() and text[hit].isupper()  # PGPASSWORD: an environment variable's name in capitals
+        if before != "_" and not (before.islower() and text[hit].isupper()) and not glued:
             continue  # the hint does not join a name (DB_PASSWORD, apiKey): a plain word is _SENTENCE_NAME's
         start = hit
         while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_") and hit - start < 64:
@@ -1640,7 +1685,7 @@ def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> Non
         done = end
         name = text[start:end]
         if not name.isascii() or (start > 0 and text[start - 1] in ".-$") or not (
-                "_" in name.strip("_") or _CAMEL_HUMP.search(name) is not None):
+                "_" in name.strip("_") or _CAMEL_HUMP.search(name) is not None or (glued and name.isupper())):
             continue  # a plain word is _SENTENCE_NAME's; a dotted name or a variable is code's
         if credential_name(name) != STRONG:
             continue
@@ -1650,7 +1695,7 @@ def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> Non
                 _sentence_value(text, m.end(), spans, ascii_only=False)
         to = _TO_TAIL_RE.match(text, end)
         if to is not None and _SET_BEFORE_RE.search(text, max(0, start - 24), start) is not None:
-            _sentence_value(text, to.end(), spans, ascii_only=False)  # Set OPENAI_API_KEY to P
+            _sentence_value(text, to.end(), spans, ascii_only=False, stated=True)  # Set PGPASSWORD to P
 
 
 _ARROW_TAIL_RE: Final = re.compile(
@@ -1725,12 +1770,18 @@ def _put_into(text: str, start: int, end: int, spans: list[Span]) -> None:
         _sentence_value(text, tail.start("v"), spans, ascii_only=False, random=_weak_name(name))
 
 
+_LABELLED_NAME_RE: Final = re.compile(r"(?:[\w-]{1,32}[ \t]){0,3}[\w-]{1,32}[ \t]*[:=][ \t]*[^\s)\]]")
+"""A name followed by its own separator and value (``password: P``, ``pw=P``): a label, not a name of what precedes."""
+
+
 def _value_named_after(text: str, name: int, spans: list[Span], random: bool = False) -> None:
     """The value that a sentence gives before naming it at ``name``, found from the separator between them (the last
     of :data:`_NAMED_SEPARATORS` before the name, then only :data:`_NAMED_TAIL_RE`): the run right before it (``P (the
     DB password)``, ``P — the DB password``, ``P, which is the admin password``) or the value a replacing verb
     names before it (``replace P with an env var (it's the prod DB password)``); after a weak name (``random``) only
     one that looks random."""
+    if _LABELLED_NAME_RE.match(text, name) is not None:
+        return  # ssh pi@host (password: P): the name labels a value of its own, not the one before it
     line = text.rfind("\n", max(0, name - _NAMED_AFTER_REACH), name) + 1
     floor = max(line, name - _NAMED_SEP_REACH)
     sep, width = max((text.rfind(mark, floor, name), len(mark)) for mark in _NAMED_SEPARATORS)
@@ -1969,7 +2020,8 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
     ``/`` or ``:`` stays; after a weak name (``random``) only a value that looks random (:func:`_random`); after a
     one-time code's name (``code``) digits too (:func:`code_value`); where the sentence states that this is the value
     (``stated``: ``the password is hunter2``, ``password changed to summer24``) a word and a number as people make
-    passwords too, unless it names an encoding or a unit (:func:`_technical`)."""
+    passwords too, unless it names an encoding or a unit (:func:`_technical`), and words joined by dashes as password
+    managers make passphrases (:func:`~.scrub_names.dashed_passphrase`)."""
     if text.startswith("<", at) and _ANGLED_RE.match(text, at) is not None:
         mailbox = _MAILBOX_RE.match(text, at)
         if mailbox is not None and not secret_looking(mailbox.group("local")):
@@ -2016,9 +2068,12 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return  # password https://host/app;jsessionid=P: a URL, whose own readers take what it holds
     if random and not _random(value):
         return
-    if e > s and (code and code_value(value) or stated and _word_and_number(value) or (
-            _generated(value) and not (value.islower() and value.isalnum() and sum(map(str.isdigit, value)) < 3
-                                       and all(map(_word_run, _DIGIT_SPLIT.split(value))))) or drawn_token(value)):
+    made = stated and (_word_and_number(value) or dashed_passphrase(value))  # hunter2, correct-horse-battery
+    joined = _WORD_SEPARATOR_NUMBER_RE.fullmatch(value)
+    glued = value if joined is None else joined.group("w") + joined.group("d")  # Bluebird-77 judged as Bluebird77
+    if e > s and (code and code_value(value) or made or (
+            _generated(glued) and not (glued.islower() and glued.isalnum() and sum(map(str.isdigit, glued)) < 3
+                                       and all(map(_word_run, _DIGIT_SPLIT.split(glued))))) or drawn_token(value)):
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
 
 
@@ -2069,10 +2124,16 @@ _DIGIT_SPLIT: Final = re.compile(r"[0-9]+")
 def _word_and_number(value: str) -> bool:
     """A password as people make one, or letters and digits as a generator draws them, where a sentence states the
     value: lower-case letters (the first perhaps a capital) and one or two digits, five characters at least
-    (``hunter2``, ``River52``, ``summer24``, ``scubzmkul66``), or letters and digits of eight characters at least
+    (``hunter2``, ``River52``, ``summer24``, ``scubzmkul66``; with a mark between the word and the number too:
+    ``Bluebird-77``), or letters and digits of eight characters at least
     (``HSBN3Igdgkefmeh``, whose letters read as a CamelCase name's); neither names an encoding, an algorithm or a unit
     (:func:`_technical`). Letters alone of ten at least, of both cases, that break into no CamelCase name's words
     (``tGnOqgBuJRkn``; not ``HelloWorld``)."""
+    if not value.isalnum():
+        joined = _WORD_SEPARATOR_NUMBER_RE.fullmatch(value)
+        if joined is None:
+            return False
+        value = joined.group("w") + joined.group("d")  # Bluebird-77, summer_2020: read without the separator
     if not (5 <= len(value) <= 64 and value.isascii() and value.isalnum()) or value.isdigit():
         return False
     if value.isalpha():
@@ -2080,6 +2141,12 @@ def _word_and_number(value: str) -> bool:
     if value.islower() or (value[0].isupper() and value[1:].islower()):  # hunter2, River52, tig3r20
         return (sum(map(str.isdigit, value)) < 3 or human_password(value)) and not _technical(value.lower())
     return len(value) >= 8 and not _technical(value.lower())
+
+
+_WORD_SEPARATOR_NUMBER_RE: Final = re.compile(r"(?P<w>[A-Za-z]{3,32})[-_.@#*+](?P<d>[0-9]{1,8})")
+"""A word, one mark, a number: how people make a password as often as glued (``Bluebird-77``, ``summer_2020``,
+``Rex.2019``); read as the word and the number glued (``sha-256``, ``utf-8``, ``gpt-4`` then stay as they do
+glued)."""
 
 
 def _made_password(value: str) -> bool:

@@ -815,16 +815,46 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
         return True  # pat = "^[a-z]+$", _HEX_PAT = "[0-9A-Fa-f]{1,4}": a pattern
     if " " in v and _sentence(v) and "passphrase" not in words and "passphrases" not in words:
         return True  # "Telegram could not finish bot setup.", "begin of comment": a message, not a password
+    passphrase = level == STRONG and "-" in v and not _PASSWORD_WORDS.isdisjoint(words) and dashed_passphrase(v)
     if _WORDS_IDENT.fullmatch(v) and v.islower() and not _GENERATED_GROUPS.fullmatch(v) and (
-            "passphrase" not in words and "passphrases" not in words):
+            "passphrase" not in words and "passphrases" not in words) and not passphrase:
         return True  # "aws-sdk", "no-key-required", "same-origin": words joined, a setting or a sentinel
-    if bare and ((_LOWER_WORDS.fullmatch(v) and not _GENERATED_GROUPS.fullmatch(v)) or _CONSTANT.fullmatch(v)
+    if bare and ((_LOWER_WORDS.fullmatch(v) and not _GENERATED_GROUPS.fullmatch(v) and not passphrase)
+                 or _CONSTANT.fullmatch(v)
                  or (typed and (camel_name(v) or _identifier(v)))
                  or (v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
         return True  # token.map = lines, PASS: test_login, credentials: ChannelCredentials | None, a constant
     if level == WEAK:
         return not (secret_looking(v) or drawn_letters(v)) or word_pieces(v) or _OBJECT_PATH.fullmatch(v) is not None
     return False
+
+
+_PASSWORD_WORDS: Final = frozenset({"password", "passwd", "pass", "pw", "pwd", "passphrase", "passcode"})
+"""The words of a name that say it holds a password (its value may then be a passphrase of words)."""
+_PASSPHRASE_RE: Final = re.compile(r"[a-z]{3,12}(?:-[a-z]{3,12}){2,9}")
+_NOT_PASSPHRASE_WORDS: Final = frozenset({
+    "a", "an", "the", "and", "or", "not", "no", "none", "nil", "null", "any", "all", "each", "every", "same", "as",
+    "see", "use", "used", "using", "from", "via", "per", "for", "with", "without", "to", "in", "on", "at", "by", "of",
+    "here", "there", "below", "above", "your", "our", "my", "their", "its", "this", "that", "set", "unset", "get",
+    "ask", "read", "write", "only", "required", "optional", "needed", "empty", "blank", "default", "example",
+    "sample", "dummy", "fake", "test", "testing", "placeholder", "change", "changeme", "replace", "insert", "enter",
+    "secret", "secrets", "password", "passwords", "passwd", "pass", "token", "key", "keys", "value", "values", "env",
+    "environment", "var", "variable", "file", "files", "path", "store", "stored", "vault", "managed", "manager",
+    "generate", "generated", "random", "auto", "manual", "prompt", "must", "should", "will", "can", "be", "is", "are",
+    "was", "least", "char", "chars", "characters", "long", "length", "upper", "lower", "case", "digit", "digits",
+    "number", "numbers", "symbol", "symbols", "special", "auth", "login", "user", "admin", "root", "app", "api",
+    "server", "client", "local", "prod", "production", "dev", "staging", "config", "name", "ref", "reference",
+    "based", "disabled", "enabled", "off", "hidden", "masked", "redacted", "omitted", "removed", "todo", "tbd",
+    "same", "like", "other", "new", "old", "current", "previous", "next"})
+"""Words of a setting, a sentinel or a note (``no-key-required``, ``same-as-above``, ``read-from-env``,
+``see-the-vault``), which a passphrase drawn from a word list hardly holds."""
+
+
+def dashed_passphrase(value: str) -> bool:
+    """Whether ``value`` is a passphrase as password managers make one by default: three words or more of lower-case
+    letters joined by ``-`` (``correct-horse-battery-staple``, ``rematch-wiry-unsaid``), none of them a word of a
+    setting or a note (:data:`_NOT_PASSPHRASE_WORDS`: ``read-from-env``, ``same-as-above`` stay)."""
+    return _PASSPHRASE_RE.fullmatch(value) is not None and not _NOT_PASSPHRASE_WORDS.intersection(value.split("-"))
 
 
 _POINTER: Final = re.compile(r"(?:请|請)?(?:参见|參見|详见|詳見|见|見|参考|參考|参照|參照|查看|保存在|存放在|存在|存于|存於|放在)")

@@ -713,6 +713,8 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
         literal = start > 0 and text[start - 1] in "\"'`"  # a quoted value is a string, whatever it holds
     if bare and _inner_pair(value):
         return  # # Key: session_key=…: the inner name judges its own value
+    if user and bare and "=" in value and _inner_user(value):
+        return  # creds: user=alice pass=P: pairs, each judged by its own name (the user's stays)
     if not literal and ("(" in value or "[" in value):
         end = _bare_call(text, start, end)
         if end < 0:
@@ -1368,6 +1370,13 @@ def _inner_pair(value: str) -> bool:
     is not (``SMTP_SECRET=PW=…``, ``pw: OtpVx_1Ea=…``: the whole value is the password)."""
     inner = _INNER_NAME.match(value) if "=" in value else None
     return inner is not None and credential_name(inner.group("n")) == STRONG and _word_name(inner.group("n"))
+
+
+def _inner_user(value: str) -> bool:
+    """Whether an unquoted value under a name of a user and a password together starts as the user's own pair
+    (``user=alice``, ``login=bob``): no password, its name says what it holds."""
+    inner = _INNER_NAME.match(value)
+    return inner is not None and inner.group("n").lower() in _USER_WORDS
 
 
 def holds_user(text: str, start: int, name: str) -> bool:

@@ -1,0 +1,152 @@
+"""Passwords as people and password managers make them, where a name or a sentence says what they are (OBS-55, OBS-57,
+OBS-58).
+
+- A word, one mark and a number (``Bluebird-77``, ``summer_2020``) where a sentence states the password (``Change
+  your password to P``, ``The password is P``), as a word and a number glued (``hunter22``) already was.
+- ``Change`` / ``update`` / ``rotate`` in the present, as ``set`` and ``changed`` were.
+- An environment variable's name glued in capitals (``Set PGPASSWORD to P``, ``the PGPASSWORD is P``).
+- A passphrase of words joined by dashes, what password managers make by default (``correct-horse-battery-staple``)
+  under a password's name or where a sentence states it; words of a setting or a note stay (``no-key-required``).
+- Under a name of a user and a password together, a value that starts with the user's own pair (``creds:
+  user=alice pass=P``) is no password: the user's name stays, the password is hidden by its own name.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
+from hermes_pipeline.engine.scrub_names import dashed_passphrase
+
+WORDS = ["bluebird", "river", "summer", "winter", "falcon", "galaxy", "orbit", "tundra", "rematch", "unsaid",
+         "marble", "pepper", "cactus", "harbor", "lantern", "violet", "anchor", "copper", "maple", "zebra", "wiry",
+         "staple", "battery", "horse", "correct", "willow", "saddle", "meadow", "thunder", "pocket"]
+"""Words a person or a password manager's word list makes passwords of (none a word of a setting or a note)."""
+
+STATED = ["Change your password to {p}", "Change your password to {p} tomorrow.", "Set the password to {p}",
+          "I set the root password to {p}", "The password is {p}", "the wifi password was changed to {p}",
+          "Update the admin password to {p} please", "The new password: {p}", "password: {p}"]
+
+
+def _hidden_alone(text: str, value: str) -> None:
+    assert scrub_text(text) == text.replace(value, redaction_marker(value)), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(word=st.sampled_from(WORDS), capital=st.booleans(), mark=st.sampled_from("-_.@#*+"),
+       number=st.integers(0, 9999), form=st.sampled_from(STATED))
+def test_property_a_word_a_mark_and_a_number_stated_as_the_password_is_hidden_alone(
+        word: str, capital: bool, mark: str, number: int, form: str) -> None:
+    value = f"{word.capitalize() if capital else word}{mark}{number}"
+    _hidden_alone(form.format(p=value), value)
+
+
+@pytest.mark.parametrize("text", [
+    "the password is sha-256 hashed", "Change your password to utf-8", "the password was set to gpt-4",
+    "The password is case-sensitive", "Change your password to something stronger",
+    "Update the password to at least 12 characters", "the password is base-64 encoded",
+    "Set the password to the value from the vault", "the password is one-time-use",
+    "the password is read-only-access", "the password is see-the-vault-entry"])
+def test_what_a_sentence_says_of_a_password_stays(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Set PGPASSWORD to hunter22 before running", "hunter22"),
+    ("set DB_PASSWORD to hunter22", "hunter22"),
+    ("the PGPASSWORD is Xk29mqLLq8", "Xk29mqLLq8"),
+    ("Set MYSQL_PWD to summer24", "summer24"),
+    ("Rotate the key to Xk29mqLLq8", "Xk29mqLLq8"),
+    ("Update your API key to sk-live-4f8a9b2c7d1e", "sk-live-4f8a9b2c7d1e")])
+def test_a_settings_name_glued_in_capitals_and_verbs_in_the_present(text: str, value: str) -> None:
+    _hidden_alone(text, value)
+
+
+@pytest.mark.parametrize("text", [
+    "Set PGPASSWORD to the value from the vault", "Set PGPASSWORD to an empty string",
+    "Set OPENAI_API_KEY to your key", "The PASSWORDS are rotated", "Set ENABLE_PASSWORD to true"])
+def test_what_is_said_of_a_settings_name_stays(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+PASSPHRASE_FORMS = ["password: {p}", "pw: {p}", "WIFI: MyHomeNet / pw: {p}", "DB_PASSWORD={p}", '"password": "{p}"',
+                    "--password {p}", "mysql_password: {p}", "the password is {p}",
+                    "The wifi password is {p}, enjoy", "I set the password to {p}", "passphrase: {p}",
+                    "password: {p}."]
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(st.sampled_from(WORDS), min_size=3, max_size=6), form=st.sampled_from(PASSPHRASE_FORMS))
+def test_property_a_dashed_passphrase_under_a_passwords_name_is_hidden_alone(words: list[str], form: str) -> None:
+    value = "-".join(words)
+    assert dashed_passphrase(value)
+    _hidden_alone(form.format(p=value), value)
+
+
+@pytest.mark.parametrize("text", [
+    "password: no-key-required", "password: same-as-above", "password: read-from-env", "password: kebab-case-string",
+    "password_policy: must-include-upper", "api_key: correct-horse-battery-staple", "auth: same-origin-policy",
+    "password: see-the-vault", "token: aws-sdk-default", "password: not-set", "password: use-env-var"])
+def test_words_of_a_setting_or_under_another_name_stay(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "kept", "hidden"), [
+    ("Here are the creds: user=alice pass=Winter2025!", "user=alice", "Winter2025!"),
+    ("credentials: username=bob password=Xk29mqLLq", "username=bob", "Xk29mqLLq"),
+    ("DB_CREDENTIALS=user=admin;pass=Xk29mqLLq", "user=admin", "Xk29mqLLq")])
+def test_a_users_own_pair_under_a_name_of_credentials_stays(text: str, kept: str, hidden: str) -> None:
+    out = scrub_text(text)
+    assert kept in out and hidden not in out
+    _hidden_alone(text, hidden)
+
+
+def test_creds_holding_only_the_users_pair_stay() -> None:
+    assert scrub_text("creds: user=alice") == "creds: user=alice"
+    assert scrub_text("creds: alice:Sunshine99") == "creds: alice:" + redaction_marker("Sunshine99")
+
+
+@settings(max_examples=200, deadline=None)
+@given(word=st.sampled_from(["door", "gate", "alarm", "garage", "safe", "keypad", "lockbox", "building gate",
+                             "front door"]),
+       noun=st.sampled_from(["code", "combination", "code for the garage"]),
+       verb=st.sampled_from([": ", " is ", " ", " = ", " changed to ", " was: "]),
+       digits=st.from_regex(r"[0-9]{4,8}", fullmatch=True), tail=st.sampled_from(["", ".", "#", " thanks"]))
+def test_property_the_digits_of_a_door_or_alarm_code_are_hidden_alone(word: str, noun: str, verb: str, digits: str,
+                                                                      tail: str) -> None:
+    """OBS-58: a code that opens a door, a gate, an alarm or a safe is as secret as a PIN; its digits alone go (the
+    keypad's ``#`` stays)."""
+    _hidden_alone(f"Remember: the {word} {noun}{verb}{digits}{tail}", digits)
+
+
+@pytest.mark.parametrize("text", [
+    "Error code: 4471", "zip code: 94105", "lock code v2.1", "the safe code: 2024-05-01",
+    "Thread-safe code: 100 workers", "status code 404", "exit code 137", "door codes are printed on 2 cards"])
+def test_other_codes_and_numbers_stay(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("NAS login: admin/Xk29mqLLq", "Xk29mqLLq"), ("login: admin/Bluebird77", "Bluebird77"),
+    ("NAS login: admin/Falcon-1302", "Falcon-1302"), ("wifi: HomeNet/Bluebird77", "Bluebird77"),
+    ("User's home wifi: SSID \"Casa-5G\", password Bluebird-77", "Bluebird-77"),
+    ("router admin pw Bluebird-77", "Bluebird-77")])
+def test_a_login_with_a_glued_slash_and_a_made_password_with_no_verb(text: str, value: str) -> None:
+    _hidden_alone(text, value)
+
+
+@pytest.mark.parametrize("text", [
+    "account: settings/profile2024", "login: api/v1beta2", "Login: oauth/callback", "Sign-in: /auth/login",
+    "Login page: https://x.com/login", "account: prod/us-east-1", "wifi password summer-24"])
+def test_paths_after_a_login_label_stay(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+def test_a_name_labelling_its_own_value_names_nothing_before_it() -> None:
+    """``ssh pi@host (password: P)``: the parenthesis labels its own value; the host before it is no password."""
+    out = scrub_text("ssh pi@raspberrypi.local (password: Xk29mqLLq)")
+    assert out == "ssh pi@raspberrypi.local (password: " + redaction_marker("Xk29mqLLq") + ")"
+    assert scrub_text("ssh pi@raspberrypi.local (password: raspberry)").startswith("ssh pi@raspberrypi.local (")
+    _hidden_alone("Xk29mqLLq8 (the DB password)", "Xk29mqLLq8")
