@@ -2143,9 +2143,10 @@ def _word_and_number(value: str) -> bool:
     return len(value) >= 8 and not _technical(value.lower())
 
 
-_WORD_SEPARATOR_NUMBER_RE: Final = re.compile(r"(?P<w>[A-Za-z]{3,32})[-_.@#*+](?P<d>[0-9]{1,8})")
+_WORD_SEPARATOR_NUMBER_RE: Final = re.compile(r"(?P<w>[A-Za-z]{3,32})[-_.@#*+ ](?P<d>[0-9]{1,8})")
 """A word, one mark, a number: how people make a password as often as glued (``Bluebird-77``, ``summer_2020``,
-``Rex.2019``); read as the word and the number glued (``sha-256``, ``utf-8``, ``gpt-4`` then stay as they do
+``Rex.2019``; a blank only inside quotes, where a value may hold one: ``is "Bluebird 77"``); read as the word and the
+number glued (``sha-256``, ``utf-8``, ``gpt-4`` then stay as they do
 glued)."""
 
 

@@ -20,7 +20,8 @@ Formats without a literal prefix are found by their structure: a JWT is three do
 part, as in a GraphQL cursor or a source map, is base64 JSON, not a token); a Discord bot token's first part is the
 base64 of the bot's numeric id; a Telegram bot token is a bot id, a colon and 35 characters (after ``bot`` too); a
 Fal key is a UUID, a colon and 32 hex digits; a Mailgun key (the current form) is 32, 8 and 8 hex digits joined by
-``-``; a ``.pgpass`` line is ``host:port:database:user:password`` (its password only).
+``-``; a ``.pgpass`` line is ``host:port:database:user:password`` (its password only); a MySQL native password hash
+is ``*`` and 40 upper-case hex digits.
 
 :func:`find_token_spans` appends ``(start, end)`` spans; it runs each family but the published formats only
 when its cheap trigger substring occurs.
@@ -406,6 +407,13 @@ def _path_start(text: str, start: int, end: int) -> int:
         cut = i = j
 
 
+_MYSQL_HASH_RE: Final = re.compile(
+    r"(?:(?<![A-Za-z0-9*])|(?<=-[A-Za-z])(?<![\w-]-[A-Za-z]))\*[0-9A-F]{40}(?![A-Za-z0-9_-])")
+"""A MySQL native password hash (``*`` and 40 upper-case hexadecimal digits, what ``mysql.user`` and ``SHOW GRANTS``
+print): as good as the password to a MySQL server (its handshake takes the hash), found by its shape alone; glued to a
+short option too (``-p*…``)."""
+
+
 def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True) -> None:
     """Append the span of every self-identifying credential in ``text``.
 
@@ -482,6 +490,8 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
                     spans.append((start, m.end()))
             else:
                 _pgpass_line(text, m, spans)
+    if every or "*" in text:
+        spans.extend(m.span() for m in _MYSQL_HASH_RE.finditer(text))
     if every or "hooks.slack.com" in text or "/api/webhooks/" in text or "api.telegram.org" in text:
         for m in _WEBHOOK_RE.finditer(text):
             group = m.lastgroup

@@ -39,6 +39,7 @@ MORE_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     # found by their structure, no literal prefix
     "Fal keys (key id and secret)": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)) + ":"
     + rand(r, HEX, 32),
+    "MySQL native password hashes": lambda r: "*" + rand(r, HEX.upper(), 40),
     "Mailgun keys (current form)": lambda r: rand(r, HEX, 32) + "-" + rand(r, HEX, 8) + "-" + rand(r, HEX, 8),
     "Doppler service tokens naming their config": lambda r: "dp.st." + r.choice(["dev", "prd", "dev_personal",
                                                                                   "stg-2"]) + "." + rand(r, ALNUM, 40),

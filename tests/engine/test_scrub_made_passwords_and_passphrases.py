@@ -150,3 +150,23 @@ def test_a_name_labelling_its_own_value_names_nothing_before_it() -> None:
     assert out == "ssh pi@raspberrypi.local (password: " + redaction_marker("Xk29mqLLq") + ")"
     assert scrub_text("ssh pi@raspberrypi.local (password: raspberry)").startswith("ssh pi@raspberrypi.local (")
     _hidden_alone("Xk29mqLLq8 (the DB password)", "Xk29mqLLq8")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('Password for the NAS is "Bluebird 77"', "Bluebird 77"), ('password: "Bluebird 77"', "Bluebird 77"),
+    ("The wifi password has been changed to Bluebird-77.", "Bluebird-77"),
+    ("new password -> Bluebird_77", "Bluebird_77"),
+    ("Netflix: alice@x.com pw Bluebird-77", "Bluebird-77")])
+def test_a_word_and_a_number_apart_in_quotes_and_after_arrows(text: str, value: str) -> None:
+    """A blank between the word and the number only inside quotes, where a value may hold one."""
+    _hidden_alone(text, value)
+
+
+def test_a_mysql_native_password_hash_in_a_query_result_is_hidden() -> None:
+    """OBS-58: ``*`` and 40 upper-case hex digits, what ``mysql.user`` prints, with no header naming it in the row
+    (the hash is what MySQL's handshake takes); a bullet or emphasis before other text stays."""
+    digest = "*6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9"
+    _hidden_alone(f'{{"output": "| root | localhost | {digest} |\\n"}}', digest)
+    for text in ("* 6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9", "**6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9**",
+                 "*6bb4837eb74329105ee4568dda7dc67ed2ca2ad9"):
+        assert scrub_text(text) == text
