@@ -45,7 +45,7 @@ from typing import Final, NamedTuple
 
 from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, NOT_GLUED, STRONG,
                           camel_name, credential_name, dashed_passphrase, drawn_letters, drawn_token, english_word,
-                          grouped_password, human_password, phrase_name, secret_looking)
+                          grouped_password, human_password, phrase_name, secret_looking, spaced_passphrase)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
                           holds_user, markup_cut, unemphasized)
 
@@ -1015,6 +1015,11 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
     that looks generated."""
     if at >= line_end:
         return
+    if "passphrase" in name.lower():  # passphrase: correct horse battery staple: the words are the value
+        words = spaced_passphrase(text, at, line_end)
+        if words is not None:
+            _judge(text, "passphrase", words, STRONG, spans)
+            return
     m = _VALUE_RE.match(text, at, line_end)
     if m is None:
         return

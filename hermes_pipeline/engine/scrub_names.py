@@ -857,6 +857,19 @@ def dashed_passphrase(value: str) -> bool:
     return _PASSPHRASE_RE.fullmatch(value) is not None and not _NOT_PASSPHRASE_WORDS.intersection(value.split("-"))
 
 
+_SPACED_PASSPHRASE_RE: Final = re.compile(r"[ \t]*(?P<p>[a-z]{3,12}(?: [a-z]{3,12}){2,9})[ \t.]*\Z")
+
+
+def spaced_passphrase(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span of the words that make up ``text[start:end]`` (the rest of a line after a passphrase's label) when they
+    are a passphrase written with blanks (``correct horse battery staple``: as :func:`dashed_passphrase` judges them
+    joined by dashes), else ``None`` (``see the vault``, ``not set yet`` stay)."""
+    words = _SPACED_PASSPHRASE_RE.match(text, start, end)
+    if words is None or not dashed_passphrase(words.group("p").replace(" ", "-")):
+        return None
+    return words.span("p")
+
+
 _POINTER: Final = re.compile(r"(?:请|請)?(?:参见|參見|详见|詳見|见|見|参考|參考|参照|參照|查看|保存在|存放在|存在|存于|存於|放在)")
 """What a CJK note starts with when it says where a credential is kept (``见``, see; ``存在``, stored in)."""
 _WIDE_PROSE: Final = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff0f\uff1a-\uff20"

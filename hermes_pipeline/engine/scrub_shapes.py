@@ -44,7 +44,8 @@ from .scrub_clients import (client_hints, find_client_passwords, find_keyword_pa
                             find_positional_passwords, find_printed_secrets, find_sql_identified)
 from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
                           credential_word, drawn_letters, english_word, kept_value, open_call, parameter_default,
-                          phrase_name, human_password, placeholder, query_credential, secret_looking, wide_word)
+                          phrase_name, human_password, placeholder, query_credential, secret_looking, spaced_passphrase,
+                          wide_word)
 
 __all__ = ["find_shape_spans", "is_sensitive_pair", "unemphasized"]
 
@@ -1441,6 +1442,12 @@ def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans:
         return colon + 1
     if not _bare(m) and at == colon + 1 and not (start == 0 or text[start - 1] in "{,; \t\n"):
         return colon + 1  # a quote glued to the colon (``cookie:" --x="``) closes a string the name stood in
+    if _bare(m) and "passphrase" in name.lower():  # passphrase: correct horse battery staple
+        line_end = text.find("\n", at)
+        words = spaced_passphrase(text, at, len(text) if line_end < 0 else line_end)
+        if words is not None:
+            _judge(text, name, words, level, spans)
+            return words[1]
     span = _value_span(m, name_start=_strong_at(start, level))
     if span is not None and (_bare(m) or m.group("s") is not None):
         span = _line_run(text, start, span, level)

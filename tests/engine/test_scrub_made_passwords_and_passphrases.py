@@ -170,3 +170,21 @@ def test_a_mysql_native_password_hash_in_a_query_result_is_hidden() -> None:
     for text in ("* 6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9", "**6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9**",
                  "*6bb4837eb74329105ee4568dda7dc67ed2ca2ad9"):
         assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.sampled_from(WORDS), min_size=3, max_size=8),
+       form=st.sampled_from(["passphrase: {p}", "GPG passphrase: {p}.", "Passphrase: {p}\nmore text",
+                             "- **Passphrase:** {p}", "ssh_passphrase: {p}", '"passphrase": "{p}"']))
+def test_property_a_passphrase_of_words_with_blanks_after_its_label_is_hidden_alone(words: list[str],
+                                                                                    form: str) -> None:
+    """Under a passphrase's own name the words of the rest of the line are the value, blanks and all."""
+    value = " ".join(words)
+    _hidden_alone(form.format(p=value), value)
+
+
+@pytest.mark.parametrize("text", [
+    "Passphrase: see the vault", "passphrase: not set yet", "passphrase: the passphrase used to encrypt the key",
+    "passphrase: optional passphrase for the key", "password: correct horse battery staple"])
+def test_words_after_a_passphrase_label_that_say_something_stay(text: str) -> None:
+    assert scrub_text(text) == text
