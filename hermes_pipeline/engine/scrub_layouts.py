@@ -2074,8 +2074,7 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
     if random and not _random(value):
         return
     made = stated and (_word_and_number(value) or dashed_passphrase(value))  # hunter2, correct-horse-battery
-    joined = _WORD_SEPARATOR_NUMBER_RE.fullmatch(value)
-    glued = value if joined is None else joined.group("w") + joined.group("d")  # Bluebird-77 judged as Bluebird77
+    glued = _without_mark(value)  # Bluebird-77 judged as Bluebird77
     if e > s and (code and code_value(value) or made or (
             _generated(glued) and not (glued.islower() and glued.isalnum() and sum(map(str.isdigit, glued)) < 3
                                        and all(map(_word_run, _DIGIT_SPLIT.split(glued))))) or drawn_token(value)):
@@ -2135,10 +2134,9 @@ def _word_and_number(value: str) -> bool:
     (:func:`_technical`). Letters alone of ten at least, of both cases, that break into no CamelCase name's words
     (``tGnOqgBuJRkn``; not ``HelloWorld``)."""
     if not value.isalnum():
-        joined = _WORD_SEPARATOR_NUMBER_RE.fullmatch(value)
-        if joined is None:
+        value = _without_mark(value)  # Bluebird-77, summer_2020: read without the mark
+        if not value.isalnum():
             return False
-        value = joined.group("w") + joined.group("d")  # Bluebird-77, summer_2020: read without the separator
     if not (5 <= len(value) <= 64 and value.isascii() and value.isalnum()) or value.isdigit():
         return False
     if value.isalpha():
@@ -2150,9 +2148,15 @@ def _word_and_number(value: str) -> bool:
 
 _WORD_SEPARATOR_NUMBER_RE: Final = re.compile(r"(?P<w>[A-Za-z]{3,32})[-_.@#*+ ](?P<d>[0-9]{1,8})")
 """A word, one mark, a number: how people make a password as often as glued (``Bluebird-77``, ``summer_2020``,
-``Rex.2019``; a blank only inside quotes, where a value may hold one: ``is "Bluebird 77"``); read as the word and the
-number glued (``sha-256``, ``utf-8``, ``gpt-4`` then stay as they do
-glued)."""
+``Rex.2019``; a blank only inside quotes, where a value may hold one: ``is "Bluebird 77"``)."""
+
+
+def _without_mark(value: str) -> str:
+    """``value`` as a word and a number glued when it is one with a mark between them
+    (:data:`_WORD_SEPARATOR_NUMBER_RE`: ``Bluebird-77`` is judged as ``Bluebird77``, so ``sha-256``, ``utf-8`` and
+    ``gpt-4`` stay as ``sha256`` does); else ``value`` itself."""
+    joined = _WORD_SEPARATOR_NUMBER_RE.fullmatch(value)
+    return value if joined is None else joined.group("w") + joined.group("d")
 
 
 def _made_password(value: str) -> bool:

@@ -833,21 +833,21 @@ _PASSWORD_WORDS: Final = frozenset({"password", "passwd", "pass", "pw", "pwd", "
 """The words of a name that say it holds a password (its value may then be a passphrase of words)."""
 _PASSPHRASE_RE: Final = re.compile(r"[a-z]{3,12}(?:-[a-z]{3,12}){2,9}")
 _NOT_PASSPHRASE_WORDS: Final = frozenset({
-    "a", "an", "the", "and", "or", "not", "no", "none", "nil", "null", "any", "all", "each", "every", "same", "as",
-    "see", "use", "used", "using", "from", "via", "per", "for", "with", "without", "to", "in", "on", "at", "by", "of",
-    "here", "there", "below", "above", "your", "our", "my", "their", "its", "this", "that", "set", "unset", "get",
-    "ask", "read", "write", "only", "required", "optional", "needed", "empty", "blank", "default", "example",
-    "sample", "dummy", "fake", "test", "testing", "placeholder", "change", "changeme", "replace", "insert", "enter",
-    "secret", "secrets", "password", "passwords", "passwd", "pass", "token", "key", "keys", "value", "values", "env",
-    "environment", "var", "variable", "file", "files", "path", "store", "stored", "vault", "managed", "manager",
-    "generate", "generated", "random", "auto", "manual", "prompt", "must", "should", "will", "can", "be", "is", "are",
-    "was", "least", "char", "chars", "characters", "long", "length", "upper", "lower", "case", "digit", "digits",
-    "number", "numbers", "symbol", "symbols", "special", "auth", "login", "user", "admin", "root", "app", "api",
-    "server", "client", "local", "prod", "production", "dev", "staging", "config", "name", "ref", "reference",
-    "based", "disabled", "enabled", "off", "hidden", "masked", "redacted", "omitted", "removed", "todo", "tbd",
-    "same", "like", "other", "new", "old", "current", "previous", "next"})
+    "the", "and", "not", "none", "nil", "null", "any", "all", "each", "every", "same", "see", "use", "used", "using",
+    "from", "via", "per", "for", "with", "without", "here", "there", "below", "above", "your", "our", "their", "its",
+    "this", "that", "set", "unset", "get", "ask", "read", "write", "only", "required", "optional", "needed", "empty",
+    "blank", "default", "example", "sample", "dummy", "fake", "test", "testing", "placeholder", "change", "changeme",
+    "replace", "insert", "enter", "secret", "secrets", "password", "passwords", "passwd", "pass", "token", "key",
+    "keys", "value", "values", "env", "environment", "var", "variable", "file", "files", "path", "store", "stored",
+    "vault", "managed", "manager", "generate", "generated", "random", "auto", "manual", "prompt", "must", "should",
+    "will", "can", "are", "was", "least", "char", "chars", "characters", "long", "length", "upper", "lower", "case",
+    "digit", "digits", "number", "numbers", "symbol", "symbols", "special", "auth", "login", "user", "admin", "root",
+    "app", "api", "server", "client", "local", "prod", "production", "dev", "staging", "config", "name", "ref",
+    "reference", "based", "disabled", "enabled", "off", "hidden", "masked", "redacted", "omitted", "removed", "todo",
+    "tbd", "like", "other", "new", "old", "current", "previous", "next"})
 """Words of a setting, a sentinel or a note (``no-key-required``, ``same-as-above``, ``read-from-env``,
-``see-the-vault``), which a passphrase drawn from a word list hardly holds."""
+``see-the-vault``), which a passphrase drawn from a word list hardly holds (of three letters at least: a shorter
+word is no piece of :data:`_PASSPHRASE_RE`)."""
 
 
 def dashed_passphrase(value: str) -> bool:
