@@ -811,11 +811,16 @@ _POSITIONAL_RES: Final = (
     ("mysqladmin", re.compile(r"(?<![\w-])mysqladmin[ \t][^\n|;&]{0,256}?[ \t]password[ \t]+" + _ARG_VALUE)),
     ("chpasswd", re.compile(r"(?<![\w-])(?:echo|printf)[ \t]+(?:-[en][ \t]+)?(?P<q>[\"']?)[\w.@-]{1,64}:"
                             r"(?P<c>[^\s\"':]{1,256})(?P=q)[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd")),
+    ("chpasswd", re.compile(r"(?<![\w-])chpasswd(?:[ \t]+-[A-Za-z]{1,2}(?:[ \t]+[A-Z0-9]{2,8})?)*[ \t]*<<<[ \t]*"
+                            r"(?P<q>[\"']?)[\w.@-]{1,64}:(?P<c>[^\s\"':]{1,256})(?P=q)")),
+    ("openssl", re.compile(r"(?<![\w-])openssl[ \t]+passwd(?:[ \t]+-(?:1|5|6|apr1|aixmd5|crypt|noverify|quiet|table"
+                           r"|reverse)|[ \t]+-salt[ \t]+[^\s-][^\s]{0,63})*[ \t]+(?![-$])" + _ARG_VALUE)),
 )
 """Commands that take a password by position: Windows' ``net user NAME P /add`` and ``net use \\\\srv\\share P
 /user:NAME`` (or ``/user:NAME P``), ``rabbitmqctl add_user NAME P`` /
 ``change_password``, ``wpa_passphrase SSID P``, ``nmcli … password P`` (and ``wifi-sec.psk P``), ``mysqladmin …
-password P``, and ``echo "NAME:P" | chpasswd``; each sought only when its command's name is in the text."""
+password P``, ``echo "NAME:P" | chpasswd`` and ``chpasswd <<< 'NAME:P'``, ``openssl passwd -6 P`` (the password it
+hashes); each sought only when its command's name is in the text."""
 
 
 _BEFORE_COMMAND_RE: Final = re.compile(

@@ -503,6 +503,8 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _admin_lines(text, low, spans)
     if not gated or "cod" in low or "comb" in low:
         _access_codes(text, low, spans)
+    if not gated or "insert" in low and "values" in low:
+        _sql_inserts(text, low, spans)
     if not gated or " / " in text or "\t/" in text or "/\t" in text or ("/" in text and (
             not text.isascii() or any(word in low for word in _TIGHT_LOGIN_WORDS))):
         _login_lines(text, spans)
@@ -753,6 +755,64 @@ def _access_codes(text: str, low: str, spans: list[Span]) -> None:
         m = _ACCESS_TAIL_RE.match(text, at)
         if m is not None:
             _judge(text, "pin", m.span("v"), STRONG, spans, bare=True)
+
+
+_INSERT_WORD_RE: Final = re.compile(r"insert")
+_INSERT_HEAD_RE: Final = re.compile(
+    r"(?i:insert)[ \t\r\n]+(?:(?i:ignore|or[ \t]+(?:replace|ignore))[ \t\r\n]+)?(?i:into)[ \t\r\n]+"
+    r"[\w.\"`\[\]]{1,128}[ \t\r\n]*\((?P<cols>[^()\n]{1,1024})\)[ \t\r\n]*(?i:values)[ \t\r\n]*(?=\()")
+"""An SQL ``INSERT INTO t (col, …) VALUES`` with its column list: each value goes to the column at its position."""
+_SQL_VALUE_RE: Final = re.compile(
+    r"[ \t\r\n]*(?:'(?P<q>(?:[^'\\]|''|\\.){0,4096})'|(?P<o>[^,()'\s]{1,256}(?:\([^()]{0,256}\))?))"
+    r"[ \t\r\n]*(?P<sep>[,)])")
+"""One value of a row: a quoted string (``''`` and backslash escapes inside), or a literal or a call (``NOW()``)."""
+_SQL_ROWS_MAX: Final = 64
+_SQL_COLUMN_TRIM: Final = " \t\r\n\"`[]"
+
+
+def _sql_inserts(text: str, low: str, spans: list[Span]) -> None:
+    """The value of each column named as a credential in an SQL ``INSERT`` (``INSERT INTO users (name, password)
+    VALUES ('alice', 'P')``): a quoted string at that column's position, in each row (at most :data:`_SQL_ROWS_MAX`),
+    judged under the column's name (a hash, a placeholder or ``NULL`` as the name's other values are)."""
+    if len(low) != len(text):
+        return
+    for hit in _INSERT_WORD_RE.finditer(low):
+        head = _INSERT_HEAD_RE.match(text, hit.start())
+        if head is None:
+            continue
+        columns = [(k, name, credential_name(name)) for k, name in enumerate(
+            column.strip(_SQL_COLUMN_TRIM) for column in head.group("cols").split(","))]
+        named = [(k, name, level) for k, name, level in columns if level]
+        if not named:
+            continue
+        at = head.end()
+        for _ in range(_SQL_ROWS_MAX):
+            if text[at:at + 1] != "(":
+                break
+            values: list[tuple[int, int] | None] = []
+            at += 1
+            while True:
+                m = _SQL_VALUE_RE.match(text, at)
+                if m is None:
+                    values = []
+                    break
+                values.append(m.span("q") if m.group("q") is not None else None)
+                at = m.end()
+                if m.group("sep") == ")":
+                    break
+            if len(values) != len(columns):
+                break  # not this statement's shape: nothing is read by position
+            for k, name, level in named:
+                span = values[k]
+                if span is not None and span[1] > span[0]:
+                    _judge(text, name, span, level, spans, literal=True)
+            row_end = _SQL_NEXT_ROW_RE.match(text, at)
+            if row_end is None:
+                break
+            at = row_end.end()
+
+
+_SQL_NEXT_ROW_RE: Final = re.compile(r"[ \t\r\n]*,[ \t\r\n]*(?=\()")
 
 
 def _login_lines(text: str, spans: list[Span]) -> None:
@@ -1236,7 +1296,8 @@ def _cell_value(text: str, name: str, start: int, end: int, level: int, spans: l
 def _delimited_tables(text: str, anchors: list[int], spans: list[Span]) -> None:
     """A CSV or TSV table (``host,user,password``): a header line of names split by commas, tabs or semicolons, one
     naming a credential or a login; that column's cell in each line below holding as many separators (at most 256
-    lines), judged as the header's value when it looks generated (a login's: :func:`_login_cell`)."""
+    lines), judged as the header's value when it looks generated (a login's: :func:`_login_cell`), or, under a strong
+    name, when it is a password as people make one (:func:`_made_password`: ``Bluebird-77``, ``hunter2``)."""
     read = 0
     for _, start, end in _anchored_lines(text, anchors, _ROW_MAX, cells=False):
         if start < read:
@@ -1268,8 +1329,8 @@ def _delimited_tables(text: str, anchors: list[int], spans: list[Span]) -> None:
                     ce -= 1
                 if level == _LOGIN:
                     _login_cell(text, cs, ce, spans)
-                elif _generated(text[cs:ce].strip(" \"'")):
-                    _cell_value(text, name, cs, ce, level, spans)
+                elif _generated(cell := text[cs:ce].strip(" \"'")) or (level == STRONG and _made_password(cell)):
+                    _cell_value(text, name, cs, ce, level, spans)  # a password column: Bluebird-77, hunter2 too
             at = line_end + 1
         read = at
 

@@ -42,6 +42,8 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "glued slashes after login labels": (lambda n: "login: " + "ab:c/" * (n // 5), 5_000),
     "dashed words after a password's name": (lambda n: "password: " + "abc-" * (n // 4) + "x", 5_000),
     "words after a passphrase's label": (lambda n: "passphrase: " + "abc " * (n // 4) + "X", 5_000),
+    "rows of an SQL insert": (lambda n: "INSERT INTO t (password) VALUES " + "('a')," * (n // 6) + "x", 5_000),
+    "inserts without their values": (lambda n: "insert into t (a) " * (n // 18) + "values", 5_000),
     "capitals glued to a password's name": (lambda n: "Set " + "PG" * (n // 2) + "PASSWORD to hunter22", 5_000),
     "blank lines after a name": (lambda n: "password=" + "\n " * (n // 2) + '"x"', 5_000),
     "quote references in values": (lambda n: "password=&quot;Xk9fPq2Z&quot; " * (n // 32), 5_000),

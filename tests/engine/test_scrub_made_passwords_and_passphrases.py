@@ -188,3 +188,33 @@ def test_property_a_passphrase_of_words_with_blanks_after_its_label_is_hidden_al
     "passphrase: optional passphrase for the key", "password: correct horse battery staple"])
 def test_words_after_a_passphrase_label_that_say_something_stay(text: str) -> None:
     assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    ("name,email,password\nalice,a@x.com,Bluebird-77\nbob,b@x.com,hunter2\ncarol,c@x.com,required\n",
+     ["Bluebird-77", "hunter2"]),
+    ("host,user,password\ndb,app,Falcon_1302", ["Falcon_1302"]),
+    ("INSERT INTO users (name, password) VALUES ('alice', 'Bluebird-77');", ["Bluebird-77"]),
+    ("insert into api_keys (owner, api_key) values ('ci', 'Xk29mqLLq8ZzYy');", ["Xk29mqLLq8ZzYy"]),
+    ("INSERT INTO users (id, name, password, created) VALUES (1, 'alice', 'Bluebird-77', NOW()), "
+     "(2, 'bob', 'Falcon#1302', NOW());", ["Bluebird-77", "Falcon#1302"]),
+    ("chpasswd <<< 'alice:Bluebird-77'", ["Bluebird-77"]), ('sudo chpasswd <<< "alice:Bluebird-77"', ["Bluebird-77"]),
+    ("usermod -p $(openssl passwd -1 Bluebird-77) alice", ["Bluebird-77"]),
+    ("openssl passwd -6 -salt xyz Bluebird-77", ["Bluebird-77"])])
+def test_passwords_in_a_column_an_insert_or_a_hashing_command(text: str, values: list[str]) -> None:
+    """OBS-58: a CSV column named for a password holds passwords people make too; an SQL ``INSERT`` gives each value
+    to the column at its position; ``chpasswd <<< 'user:P'`` and ``openssl passwd … P`` take the password."""
+    expected = text
+    for value in values:
+        expected = expected.replace(value, redaction_marker(value))
+    assert scrub_text(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "INSERT INTO users (name, email) VALUES ('alice', 'a@x.com');",
+    "INSERT INTO users (name, password) VALUES ('alice', NULL);", "INSERT INTO users (name, password) VALUES (?, ?)",
+    "INSERT INTO t (password) VALUES ('changeme');", "INSERT INTO t (a, password) VALUES ('x');",
+    "openssl passwd -stdin", "openssl passwd -1 $PASSWORD", "The openssl passwd command hashes a password",
+    "id,token_type,expires\n1,bearer,3600"])
+def test_inserts_and_commands_without_a_password_stay(text: str) -> None:
+    assert scrub_text(text) == text
