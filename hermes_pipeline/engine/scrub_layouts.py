@@ -505,9 +505,12 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _access_codes(text, low, spans)
     if not gated or "insert" in low and "values" in low:
         _sql_inserts(text, low, spans)
-    if not gated or " / " in text or "\t/" in text or "/\t" in text or ("/" in text and (
-            not text.isascii() or any(word in low for word in _TIGHT_LOGIN_WORDS))):
-        _login_lines(text, spans)
+    spaced = not gated or " / " in text or "\t/" in text or "/\t" in text
+    words = [word for word in _TIGHT_LOGIN_WORDS.ascii if word in low] if "/" in text else []
+    if "/" in text and not text.isascii():
+        words += [word for word in _TIGHT_LOGIN_WORDS.wide if word in low]
+    if spaced or (words and len(low) == len(text)):
+        _login_lines(text, low, spans, spaced, words)
     if not gated or "p:" in low or "p=" in low:
         _short_logins(text, spans)
     if not gated or "@" in text:
@@ -815,11 +818,25 @@ def _sql_inserts(text: str, low: str, spans: list[Span]) -> None:
 _SQL_NEXT_ROW_RE: Final = re.compile(r"[ \t\r\n]*,[ \t\r\n]*(?=\()")
 
 
-def _login_lines(text: str, spans: list[Span]) -> None:
+def _login_lines(text: str, low: str, spans: list[Span], spaced: bool, words: list[str]) -> None:
     """The password of each line :data:`_LOGIN_LINE_RE` reads, sought from the lines that hold a slash between blanks
-    (each line once)."""
-    slashes = merge((m.start() for m in _SPACED_SLASH_RE.finditer(text)),
-                    (m.end() for m in _LABEL_TIGHT_SLASH_RE.finditer(text)) if "/" in text else ())
+    (``spaced``) and from those where a label's value holds one with none (:data:`_LABEL_TIGHT_SLASH_RE`), after one
+    of the login ``words`` the text holds (:data:`_TIGHT_LOGIN_WORDS`, each found with ``str.find``), each line
+    once."""
+    tight: Iterable[int] = ()
+    if words and len(low) == len(text):
+        found = set()
+        for word in words:
+            at = low.find(word)
+            while at >= 0:
+                line_end = low.find("\n", at)
+                m = _LABEL_TIGHT_SLASH_RE.search(text, at, min(len(text) if line_end < 0 else line_end,
+                                                                 at + _LOGIN_LINE_MAX))
+                if m is not None:
+                    found.add(m.end())
+                at = low.find(word, at + len(word))
+        tight = sorted(found)
+    slashes = merge((m.start() for m in _SPACED_SLASH_RE.finditer(text)) if spaced else (), tight)
     for _, start, end in _anchored_lines(text, slashes, _LOGIN_LINE_MAX):
         m = _LOGIN_LINE_RE.match(text, start, end) or _SERVICE_LOGIN_RE.match(text, start, end)
         if m is None:
@@ -892,10 +909,16 @@ tag ends the value too (``<pre>bob@x.com:P</pre>``); a value may hold an ``@`` (
 itself (``bob@x.com:alice@example.org``)."""
 _HOLDS_ADDRESS_RE: Final = re.compile(r"[A-Za-z0-9._+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})*\.[a-z]{2,24}\Z")
 _SPACED_SLASH_RE: Final = re.compile(r"[ \t]/[ \t]")
-_TIGHT_LOGIN_WORDS: Final = ("log", "sign", "cred", "account", "wifi", "wi-fi", "wlan", "wireless", "ssid")
-"""What the label of a login line with no blank around its slash holds (:data:`_LOGIN_LINE_RE`): a pre-check."""
-_LABEL_TIGHT_SLASH_RE: Final = re.compile(r"[:：][ \t]*[\w.+@-]{1,64}(?=/[^\s/])")
-"""A label's value that holds a slash with no blank around it (``login: admin/P``): the anchor of such a login line."""
+_TIGHT_LOGIN_WORDS: Final = _word_set(
+    "login", "cred", "wifi", "wi-fi", "用户", "用戶", "账号", "帐号", "账户", "帳號", "ユーザ", "アカウント", "사용자", "아이디", "계정",
+    "登录", "登入", "登錄", "ログイン", "로그인", "凭据", "憑據", "認証情報", "資格情報")
+"""What the label of a login line with no blank around its slash holds (``login``, ``credentials``, ``Wi-Fi``, their
+words in languages written without blanks; the other labels of :data:`_LOGIN_LINE_RE` with a blank around the slash
+only): where its anchors are sought from. Few words: each is a search of the whole text."""
+_LABEL_TIGHT_SLASH_RE: Final = re.compile(r"[:：](?:\*\*|__|[*_])?[ \t]+[\w.+@-]{1,64}(?=/[^\s/])")
+"""A label's value that holds a slash with no blank around it (``login: admin/P``, ``**Login:** admin/P``): the anchor
+of such a login line; a blank after the label's colon (a port, ``host:8080/path``, or a time, ``10:30/11:00``, has
+none). Its first character is a class, which the regular expression engine scans for fast."""
 _LOGIN_LINE_MAX: Final = 200
 """The longest stretch from a login line's start to its slash (decoration, a label of 100 characters, a user)."""
 
