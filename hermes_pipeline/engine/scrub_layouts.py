@@ -1098,11 +1098,10 @@ def _label_value(text: str, name: str, at: int, line_end: int, level: int, spans
     that looks generated."""
     if at >= line_end:
         return
-    if "passphrase" in name.lower():  # passphrase: correct horse battery staple: the words are the value
-        words = spaced_passphrase(text, at, line_end)
-        if words is not None:
-            _judge(text, "passphrase", words, STRONG, spans)
-            return
+    words = spaced_passphrase(name, text, at, line_end)  # passphrase: correct horse battery staple
+    if words is not None:
+        _judge(text, "passphrase", words, STRONG, spans)
+        return
     m = _VALUE_RE.match(text, at, line_end)
     if m is None:
         return

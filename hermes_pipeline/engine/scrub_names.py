@@ -860,10 +860,16 @@ def dashed_passphrase(value: str) -> bool:
 _SPACED_PASSPHRASE_RE: Final = re.compile(r"[ \t]*(?P<p>[a-z]{3,12}(?: [a-z]{3,12}){2,9})[ \t.]*\Z")
 
 
-def spaced_passphrase(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """The span of the words that make up ``text[start:end]`` (the rest of a line after a passphrase's label) when they
-    are a passphrase written with blanks (``correct horse battery staple``: as :func:`dashed_passphrase` judges them
-    joined by dashes), else ``None`` (``see the vault``, ``not set yet`` stay)."""
+def spaced_passphrase(name: str, text: str, start: int, end: int = -1) -> tuple[int, int] | None:
+    """Under a passphrase's own ``name``, the span of the words that make up ``text[start:end]`` (the rest of the
+    label's line) when they are a passphrase written with blanks (``correct horse battery staple``: as
+    :func:`dashed_passphrase` judges them joined by dashes), else ``None`` (``see the vault``, ``not set yet``, and
+    any value under another name, stay). ``end`` below 0: the end of the line ``start`` is on."""
+    if "passphrase" not in name.lower():
+        return None
+    if end < 0:
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
     words = _SPACED_PASSPHRASE_RE.match(text, start, end)
     if words is None or not dashed_passphrase(words.group("p").replace(" ", "-")):
         return None

@@ -1442,12 +1442,10 @@ def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans:
         return colon + 1
     if not _bare(m) and at == colon + 1 and not (start == 0 or text[start - 1] in "{,; \t\n"):
         return colon + 1  # a quote glued to the colon (``cookie:" --x="``) closes a string the name stood in
-    if _bare(m) and "passphrase" in name.lower():  # passphrase: correct horse battery staple
-        line_end = text.find("\n", at)
-        words = spaced_passphrase(text, at, len(text) if line_end < 0 else line_end)
-        if words is not None:
-            _judge(text, name, words, level, spans)
-            return words[1]
+    words = spaced_passphrase(name, text, at) if _bare(m) else None  # passphrase: correct horse battery staple
+    if words is not None:
+        _judge(text, name, words, level, spans)
+        return words[1]
     span = _value_span(m, name_start=_strong_at(start, level))
     if span is not None and (_bare(m) or m.group("s") is not None):
         span = _line_run(text, start, span, level)
