@@ -41,7 +41,7 @@ from typing import Final
 
 from .scrub_clients import command_prints_credential, file_names_credential, printed_token
 from .scrub_layouts import find_layout_spans
-from .scrub_names import human_password
+from .scrub_names import human_password, without_mark
 from .scrub_shapes import EMPHASIS_MARKS, emphasis_opened, find_shape_spans, markup_cut, userinfo_end
 from .scrub_tokens import find_token_spans
 from .scrub_views import percent_decoded, views
@@ -329,7 +329,7 @@ def find_spans(text: str, gated: bool = True) -> list[tuple[int, int, str]]:
                 s, e = _angled(vtext, s, e)
             if plain and "&" in vtext[max(0, s - 1):e]:
                 s, e = _entity_quoted(vtext, s, e)
-            if vtext[e:e + 1] in _HUMAN_MARKS and human_password(vtext[s:e].rstrip("!?")):
+            if vtext[e:e + 1] in _HUMAN_MARKS and human_password(without_mark(vtext[s:e].rstrip("!?"))):
                 while vtext[e:e + 1] in _HUMAN_MARKS and _QUERY_AFTER.match(vtext, e) is None:
                     e += 1  # the password is Summer2024!: the marks people end their passwords with
             if not plain and view.crosses_strings(s, e):

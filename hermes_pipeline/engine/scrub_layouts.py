@@ -45,7 +45,8 @@ from typing import Final, NamedTuple
 
 from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, NOT_GLUED, STRONG,
                           camel_name, credential_name, dashed_passphrase, drawn_letters, drawn_token, english_word,
-                          grouped_password, human_password, phrase_name, secret_looking, spaced_passphrase)
+                          grouped_password, human_password, phrase_name, secret_looking, spaced_passphrase,
+                          without_mark)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
                           holds_user, markup_cut, unemphasized)
 
@@ -359,6 +360,11 @@ _KEY_CONTEXT_RE: Final = re.compile(
     r"replaced?|leaked|compromised|your|here(?:['’]s|[ \t]+is))(?![\w-])")
 """Words that make a weak ``key`` on their line a credential's (lower-cased): a network's, a rotated one, one handed
 over (``Remember the Wi-Fi: SSID "HomeNet", key P``, ``rotate key (new: P)``, ``Here is your key - P``)."""
+_KEY_OWNERS: Final = frozenset({
+    "staging", "stage", "prod", "production", "dev", "development", "test", "testing", "live", "sandbox", "personal",
+    "my", "our", "their", "team", "project", "org", "account", "with", "using"})
+"""The word right before a weak ``key`` that makes it a credential's, as its context does: the environment or the
+owner it is for, or what is done with it (``the staging key P``, ``my key P``, ``signed with key P``)."""
 _KEY_TAIL_RE: Final = re.compile(r"(?:[ \t]*\((?i:new|old|current|next|now|was)[ \t]*[:=][ \t]*"
                                  r"|(?:[ \t]*(?::|->|→|=>|=|—|–|--|-))?[ \t]+)(?=[\"'`!-~" + _OPENERS + "])")
 """What follows a weak ``key`` given its value in a credential's context: a blank, a colon, an arrow or a note
@@ -534,6 +540,10 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _hcl_defaults(text, spans)
     if not gated or ":$" in text or ":{" in text:
         _crypt_hashes(text, spans)
+    if not gated or "input_value=" in text:
+        _validation_messages(text, spans)
+    if not gated or "input" in low and "loc" in low:
+        _validation_records(text, spans)
 
 
 def _holds(text: str, low: str, words: _WordSet | tuple[str, ...]) -> bool:
@@ -813,6 +823,65 @@ def _sql_inserts(text: str, low: str, spans: list[Span]) -> None:
             if row_end is None:
                 break
             at = row_end.end()
+
+
+def _validation_messages(text: str, spans: list[Span]) -> None:
+    """The input a validation error repeats (pydantic's message, as a traceback or a log shows it: a field's location
+    on its own line, then ``  Input should be … [type=…, input_value='P', input_type=str]``), judged under the
+    location's last name (``db.password``, ``api_key``): what a model refused is the credential it was given."""
+    at = text.find("input_value=")
+    while at >= 0:
+        value_at = at + len("input_value=")
+        line_end = text.find("\n", value_at)
+        line_end = len(text) if line_end < 0 else line_end
+        close = text.rfind(", input_type=", value_at, line_end)
+        message = text.rfind("\n", 0, at)
+        head = _VALIDATION_LOCATION_RE.search(text, max(0, message - _LABEL_MAX), message + 1) if message > 0 else None
+        if close > value_at and head is not None and head.end() == message + 1 and (
+                _VALIDATION_TYPE_RE.search(text, message, at) is not None):
+            _validation_input(text, head.group("loc"), value_at, close, spans)
+        at = text.find("input_value=", line_end)
+
+
+_VALIDATION_LOCATION_RE: Final = re.compile(r"(?:^|\n)(?P<loc>[A-Za-z_][\w.-]{0,79})[ \t]*\r?\n", re.M)
+"""A validation error's location line (``db.password``): it ends right before the message's line."""
+_VALIDATION_TYPE_RE: Final = re.compile(r"\[type=[\w.]{1,64}, \Z|\[type=[\w.]{1,64}, (?=input_value=)")
+
+
+def _validation_records(text: str, spans: list[Span]) -> None:
+    """The input of each validation error a program prints as a record (pydantic's ``errors()``, FastAPI's 422 body:
+    ``{"type": …, "loc": ["body", "password"], "msg": …, "input": "P"}``, as JSON or as Python writes it), judged
+    under the location's last name."""
+    for m in _VALIDATION_RECORD_RE.finditer(text):
+        names = _LOCATION_NAME_RE.findall(m.group("loc"))
+        if names:
+            _validation_input(text, names[-1][1], m.end(), -1, spans)
+
+
+_VALIDATION_RECORD_RE: Final = re.compile(
+    r"(?P<q>[\"'])loc(?P=q):[ \t]*[\[(](?P<loc>[^\])]{0,512})[\])],\s{0,64}(?P=q)msg(?P=q):[ \t]*"
+    r"(?:\"(?:[^\"\\\n]|\\.){0,512}\"|'(?:[^'\\\n]|\\.){0,512}'),\s{0,64}(?P=q)input(?P=q):[ \t]*")
+"""A validation error's record up to its input: its location, its message (the order pydantic and FastAPI write)."""
+_LOCATION_NAME_RE: Final = re.compile(r"([\"'])([A-Za-z_][\w.-]{0,79})\1")
+
+
+def _validation_input(text: str, location: str, at: int, end: int, spans: list[Span]) -> None:
+    """Judge the input written at ``at`` (up to ``end``, or as its quotes or its run close when ``end`` is ``-1``)
+    under the last name of ``location``."""
+    name = location.rsplit(".", 1)[-1]
+    level = credential_name(name)
+    if not level:
+        return
+    quote = text[at:at + 1]
+    if end < 0:
+        m = _VALUE_RE.match(text, at)
+        span = _value_span(m, strict=False) if m is not None and quote in ("\"", "'") else None
+    elif end - at > 2 and quote in ("\"", "'") and text[end - 1] == quote:
+        span = (at + 1, end - 1)  # the repr of a string
+    else:
+        span = (at, end) if end > at and text[at] not in "[{(" else None  # a number, or a list left to its items
+    if span is not None and span[1] > span[0]:
+        _judge(text, name, span, level, spans, literal=True)
 
 
 _SQL_NEXT_ROW_RE: Final = re.compile(r"[ \t\r\n]*,[ \t\r\n]*(?=\()")
@@ -1835,8 +1904,8 @@ def _weak_key(text: str, low: str, hit: int, spans: list[Span]) -> int:
         _sentence_value(text, m.end(), spans, ascii_only=False, random=True)
         return end
     line = low.rfind("\n", max(0, hit - _LABEL_MAX), hit) + 1
-    if _KEY_CONTEXT_RE.search(low, max(line, hit - _LABEL_MAX), hit) is not None or (
-            _KEY_CONTEXT_RE.match(low, end + 2) is not None and text[end:end + 2] == " ("):
+    if (qualifier and qualifier[0] in _KEY_OWNERS) or _KEY_CONTEXT_RE.search(low, max(line, hit - _LABEL_MAX), hit) \
+            is not None or (_KEY_CONTEXT_RE.match(low, end + 2) is not None and text[end:end + 2] == " ("):
         m = _KEY_TAIL_RE.match(text, end)
         if m is not None:
             _sentence_value(text, m.end(), spans, ascii_only=False, random=True)
@@ -2157,7 +2226,7 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
     if random and not _random(value):
         return
     made = stated and (_word_and_number(value) or dashed_passphrase(value))  # hunter2, correct-horse-battery
-    glued = _without_mark(value)  # Bluebird-77 judged as Bluebird77
+    glued = without_mark(value)  # Bluebird-77 judged as Bluebird77
     if e > s and (code and code_value(value) or made or (
             _generated(glued) and not (glued.islower() and glued.isalnum() and sum(map(str.isdigit, glued)) < 3
                                        and all(map(_word_run, _DIGIT_SPLIT.split(glued))))) or drawn_token(value)):
@@ -2217,7 +2286,7 @@ def _word_and_number(value: str) -> bool:
     (:func:`_technical`). Letters alone of ten at least, of both cases, that break into no CamelCase name's words
     (``tGnOqgBuJRkn``; not ``HelloWorld``)."""
     if not value.isalnum():
-        value = _without_mark(value)  # Bluebird-77, summer_2020: read without the mark
+        value = without_mark(value)  # Bluebird-77, summer_2020: read without the mark
         if not value.isalnum():
             return False
     if not (5 <= len(value) <= 64 and value.isascii() and value.isalnum()) or value.isdigit():
@@ -2227,19 +2296,6 @@ def _word_and_number(value: str) -> bool:
     if value.islower() or (value[0].isupper() and value[1:].islower()):  # hunter2, River52, tig3r20
         return (sum(map(str.isdigit, value)) < 3 or human_password(value)) and not _technical(value.lower())
     return len(value) >= 8 and not _technical(value.lower())
-
-
-_WORD_SEPARATOR_NUMBER_RE: Final = re.compile(r"(?P<w>[A-Za-z]{3,32})[-_.@#*+ ](?P<d>[0-9]{1,8})")
-"""A word, one mark, a number: how people make a password as often as glued (``Bluebird-77``, ``summer_2020``,
-``Rex.2019``; a blank only inside quotes, where a value may hold one: ``is "Bluebird 77"``)."""
-
-
-def _without_mark(value: str) -> str:
-    """``value`` as a word and a number glued when it is one with a mark between them
-    (:data:`_WORD_SEPARATOR_NUMBER_RE`: ``Bluebird-77`` is judged as ``Bluebird77``, so ``sha-256``, ``utf-8`` and
-    ``gpt-4`` stay as ``sha256`` does); else ``value`` itself."""
-    joined = _WORD_SEPARATOR_NUMBER_RE.fullmatch(value)
-    return value if joined is None else joined.group("w") + joined.group("d")
 
 
 def _made_password(value: str) -> bool:

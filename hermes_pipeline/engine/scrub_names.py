@@ -822,7 +822,7 @@ def kept_value(value: str, name: str, level: int, *, bare: bool = False, typed: 
     if bare and ((_LOWER_WORDS.fullmatch(v) and not _GENERATED_GROUPS.fullmatch(v) and not passphrase)
                  or _CONSTANT.fullmatch(v)
                  or (typed and (camel_name(v) or _identifier(v)))
-                 or (v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
+                 or hex_literal(v)):
         return True  # token.map = lines, PASS: test_login, credentials: ChannelCredentials | None, a constant
     if level == WEAK:
         return not (secret_looking(v) or drawn_letters(v)) or word_pieces(v) or _OBJECT_PATH.fullmatch(v) is not None
@@ -848,6 +848,12 @@ _NOT_PASSPHRASE_WORDS: Final = frozenset({
 """Words of a setting, a sentinel or a note (``no-key-required``, ``same-as-above``, ``read-from-env``,
 ``see-the-vault``), which a passphrase drawn from a word list hardly holds (of three letters at least: a shorter
 word is no piece of :data:`_PASSPHRASE_RE`)."""
+
+
+def password_name(name: str) -> bool:
+    """Whether ``name`` says it holds a password (one of its words ``password``, ``pwd``, ``passphrase``…:
+    ``DB_PASSWORD``, ``pwd``, ``smtpPass``), not a token or a key."""
+    return not _PASSWORD_WORDS.isdisjoint(_words(name))
 
 
 def dashed_passphrase(value: str) -> bool:
@@ -1004,6 +1010,13 @@ def _dotted_literal(segments: list[str]) -> bool:
                for segment in segments)
 
 
+def hex_literal(value: str) -> bool:
+    """A number as code writes it in hexadecimal, of 64 bits at most (``0x1F``, ``0xDEADBEEF``,
+    ``0xFFFFFFFFFFFFFFFF``); longer hex digits after ``0x`` are key material (an Ethereum private key is ``0x`` and 64),
+    not a literal."""
+    return 2 < len(value) <= 18 and value[:2] in ("0x", "0X") and all(c in string.hexdigits for c in value[2:])
+
+
 def _count_name(name: str, words: list[str]) -> bool:
     """A name that counts tokens (``max_tokens``, ``input_tokens``, ``tokens``), not one that holds a token
     (``refresh_token``, ``authToken``, ``X-Amz-Security-Token``: a number under them is a credential)."""
@@ -1087,7 +1100,7 @@ def _kept_word(v: str, name: str, level: int, bare: bool, typed: bool) -> bool:
             return True  # password=password, "login.password": "Password"
     if bare and ((v.isalpha() and v.islower() and english_word(v, 11)) or (typed and (
             camel_name(v) or (v.isalpha() and (v.istitle() or v.isupper()) and english_word(v)))) or (
-            v[:2] in ("0x", "0X") and all(c in string.hexdigits for c in v[2:]))):
+            hex_literal(v))):
         return True
     if level == WEAK:
         return not (secret_looking(v) or drawn_letters(v)) or word_pieces(v)
@@ -1179,6 +1192,19 @@ def human_password(value: str) -> bool:
     word = m.group("w").translate(_LEET)
     return 3 <= len(word) <= 12 and (word.islower() or (word[0].isupper() and word[1:].islower())) and (
         english_word(word))  # a word in one case or capitalised: AEWPkoGFjUXJG06 is drawn, not made
+
+
+_WORD_SEPARATOR_NUMBER_RE: Final = re.compile(r"(?P<w>[A-Za-z]{3,32})[-_.@#*+ ](?P<d>[0-9]{1,8})")
+"""A word, one mark, a number: how people make a password as often as glued (``Bluebird-77``, ``summer_2020``,
+``Rex.2019``; a blank only inside quotes, where a value may hold one: ``is "Bluebird 77"``)."""
+
+
+def without_mark(value: str) -> str:
+    """``value`` as a word and a number glued when it is one with a mark between them
+    (:data:`_WORD_SEPARATOR_NUMBER_RE`: ``Bluebird-77`` is judged as ``Bluebird77``, so ``sha-256``, ``utf-8`` and
+    ``gpt-4`` stay as ``sha256`` does); else ``value`` itself."""
+    joined = _WORD_SEPARATOR_NUMBER_RE.fullmatch(value)
+    return value if joined is None else joined.group("w") + joined.group("d")
 
 
 def drawn_letters(value: str) -> bool:

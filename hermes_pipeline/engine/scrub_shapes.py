@@ -44,8 +44,8 @@ from .scrub_clients import (client_hints, find_client_passwords, find_keyword_pa
                             find_positional_passwords, find_printed_secrets, find_sql_identified)
 from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
                           credential_word, drawn_letters, english_word, kept_value, open_call, parameter_default,
-                          phrase_name, human_password, placeholder, query_credential, secret_looking, spaced_passphrase,
-                          wide_word)
+                          password_name, phrase_name, human_password, placeholder, query_credential, secret_looking,
+                          spaced_passphrase, wide_word)
 
 __all__ = ["find_shape_spans", "is_sensitive_pair", "unemphasized"]
 
@@ -526,7 +526,8 @@ def _glued_tail(text: str, start: int, end: int, strong: bool = False) -> Span:
     if reach == end:
         return start, end
     whole = text[start:reach].rstrip(",")
-    if text[reach:reach + 1] in (" ", "\t") and text[reach + 1:reach + 2].strip():
+    if text[reach:reach + 1] in (" ", "\t") and text[reach + 1:reach + 2].strip() and not (
+            _mark_goes_on(whole[-1:], text[reach + 1])):
         whole = whole.rstrip(".,:!?")  # P. Next: a sentence's end stays (at a line's or a string's end, it is P's)
     tail = whole[end - start:]
     if len(whole) == end - start or _CODE_OR_PLACEHOLDER.search(text, end, reach + 1) is not None:
@@ -894,6 +895,16 @@ def _in_prose(text: str, start: int) -> bool:
     return " " in head and _SHELL_LEAD_RE.match(text, line) is None
 
 
+def _mark_goes_on(mark: str, after: str) -> bool:
+    """Whether a ``!`` or ``?`` that ends a value, a blank and then ``after`` is the value's own last character rather
+    than a sentence's end: no sentence goes on in lower case, with a digit or with an option or a path after them
+    (``--password Passw0rd! --verbose``, ``password=P@ss! user=bob``, ``is Xk9! now``; ``is P! Use it`` ends one)."""
+    return mark in ("!", "?") and (after.islower() or after.isdigit() or after in _GOES_ON)
+
+
+_GOES_ON: Final = frozenset("-./$~")
+
+
 def _sentence_end(text: str, start: int, end: int) -> int:
     """``end`` less the end of a sentence written right after an unquoted value: an ellipsis (``P...``, ``P…``), or
     one of ``. ! ? :`` followed by a space and more text on the line (``token=P. Next``), or a full stop ending the
@@ -908,7 +919,7 @@ def _sentence_end(text: str, start: int, end: int) -> int:
     if value.endswith("…") and end - 1 > start:
         return end - 1
     if end - 1 > start and value[-1] in ".!?:" and text[end:end + 1] in (" ", "\t") and (
-            text[end + 1:end + 2].strip()):
+            text[end + 1:end + 2].strip()) and not _mark_goes_on(value[-1], text[end + 1]):
         return end - 1
     if end - 1 > start and value[-1] == "." and value[-2] != "." and (
             text[end:end + 1] in _LINE_ENDS or _ESCAPED_END_RE.match(text, end) is not None) and (
@@ -1281,7 +1292,9 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     if span is not None and not query and (m.group("v") is not None or m.group("s") is not None):
         span = _line_run(text, start, span, level)
     if span is not None and query and m.group("v") is not None and (text[start - 1] != ";" or _in_url(text, start)):
-        cut = text.find("#", span[0], span[1])  # a URL's fragment ends its parameter
+        # A URL's fragment ends its parameter, but not a password's: a database URL's password is not encoded
+        # (jdbc:…?user=app&password=Xk9#mQ2$vL), and no fragment follows a password
+        cut = -1 if password_name(name) else text.find("#", span[0], span[1])
         if text[start - 1] == ";" and not credential_name(name):
             quest = text.find("?", span[0], span[1])  # ;jsessionid=X?a=1: a path parameter ends at the query
             cut = quest if quest >= 0 and (cut < 0 or quest < cut) else cut
