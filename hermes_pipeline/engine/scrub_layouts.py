@@ -542,7 +542,7 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _crypt_hashes(text, spans)
     if not gated or "input_value=" in text:
         _validation_messages(text, spans)
-    if not gated or "input" in low and "loc" in low:
+    if not gated or "loc\":" in text or "loc':" in text:
         _validation_records(text, spans)
 
 

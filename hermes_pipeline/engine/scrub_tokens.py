@@ -47,13 +47,15 @@ __all__ = ["KEY_FORMATS", "MORE_KEY_FORMATS", "find_token_spans"]
 KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     # (provider, prefix regex, body regex)
     ("OpenAI / Anthropic / OpenRouter / DeepSeek / Langfuse secret keys", "sk-", "[A-Za-z0-9_-]{16,}"),
-    ("Stripe secret and restricted keys", "[sr]k_(?:live|test)_", "[A-Za-z0-9]{10,}"),
+    ("Stripe secret and restricted keys", "[sr]k_(?:live|test|prod)_", "[A-Za-z0-9]{10,}"),
     ("ElevenLabs API keys", "sk_", "[a-f0-9]{32,}"),
     ("Stripe webhook signing secrets", "whsec_", "[A-Za-z0-9+/=]{16,}"),
     ("GitHub tokens (classic, OAuth, user-to-server, server-to-server, refresh)", "gh[pousr]_", "[A-Za-z0-9]{10,}"),
     ("GitHub fine-grained personal access tokens", "github_pat_", "[A-Za-z0-9_]{10,}"),
     ("GitLab personal / deploy / runner / trigger / agent / workspace tokens",
-     "gl(?:pat|dt|rt|rtr|ptt|ft|imt|oas|cbt|soat|ffct|agent|wt)-", "[A-Za-z0-9_-]{16,}"),
+     # a routable token ends in a dot and nine characters (the instance's and its checksum)
+     "gl(?:pat|dt|rt|rtr|ptt|ft|imt|oas|cbt|soat|ffct|agent|wt)-",
+     r"[A-Za-z0-9_-]{16,}(?:\.[0-9a-z]{9}(?![A-Za-z0-9]))?"),
     ("GitLab runner registration tokens", "GR1348941", "[A-Za-z0-9_-]{20,}"),
     ("Slack bot / user / workspace tokens", r"xox(?:e\.xox)?[abposer]-", "[A-Za-z0-9-]{10,}"),
     ("Slack app-level tokens", "xapp-", "[A-Za-z0-9-]{10,}"),
@@ -61,7 +63,7 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("Google OAuth client secrets", "GOCSPX-", "[A-Za-z0-9_-]{16,}"),
     ("Google OAuth access tokens", r"ya29\.", "[A-Za-z0-9_-]{20,}"),
     ("Google OAuth refresh tokens", "1//0", "[A-Za-z0-9_-]{40,}"),
-    ("AWS access key ids", "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)", "[A-Z0-9]{12,}"),
+    ("AWS access key ids", "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|A3T[A-Z0-9])", "[A-Z0-9]{12,}"),
     ("Alibaba Cloud access key ids", "LTAI", "[A-Za-z0-9]{12,}"),
     ("Tencent Cloud secret ids", "AKID", "[A-Za-z0-9]{13,}"),
     ("Hugging Face tokens", "hf_", "[A-Za-z0-9]{10,}"),
@@ -115,7 +117,7 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("Pulumi access tokens", "pul-", "[a-f0-9]{40}"),
     ("Postman API keys", "PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"),
     ("Figma tokens", "figd_", "[A-Za-z0-9_-]{16,}"),
-    ("Square tokens", "sq0(?:atp|csp)-", "[A-Za-z0-9_-]{16,}"),
+    ("Square tokens", "(?:sq0(?:atp|csp)-|EAAA)", "[A-Za-z0-9_-]{16,}"),
     ("Meta (Facebook) access tokens", "EAA[A-Za-z0-9]", "[A-Za-z0-9]{30,}"),
     ("age secret keys", "AGE-SECRET-KEY-1", "[A-Z0-9]{40,}"),
     ("1Password service account tokens", "ops_eyJ", "[A-Za-z0-9+/_-]{40,}={0,3}"),
@@ -130,7 +132,8 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("Docker Hub tokens", "dckr_pat_", "[A-Za-z0-9_-]{16,}"),
     ("Supabase tokens and secret keys", "(?:sbp_|sb_secret_)", "[A-Za-z0-9_-]{16,}"),
     ("Neon API keys", "napi_", "[A-Za-z0-9]{40,}"),
-    ("PlanetScale tokens and passwords", "pscale_(?:tkn|pw|oauth)_", "[A-Za-z0-9_=-]{32,}"),
+    ("PlanetScale tokens and passwords", "pscale_(?:tkn|pw|oauth)_",
+     "[A-Za-z0-9_=-](?:[A-Za-z0-9_=.-]{30,}[A-Za-z0-9_=-])"),
     ("Heroku API keys", "HRKU-", "[A-Za-z0-9_-]{30,}"),
     ("Netlify personal access tokens", "nfp_", "[A-Za-z0-9_]{32,}"),
     ("Cloudflare Origin CA keys", r"v1\.0-", "[a-f0-9]{24}-[a-f0-9]{100,}"),
@@ -158,6 +161,35 @@ MORE_KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("HashiCorp Vault legacy batch tokens", r"b\.", "[A-Za-z0-9_-]{60,}"),
     ("New Relic ingest, browser and admin keys", "NR(?:II|JS|AA)-", "[A-Za-z0-9_-]{19,}"),
     ("Contentful personal access tokens", "CFPAT-", "[A-Za-z0-9_-]{30,}"),
+    ("1Password secret keys", "A3-",
+     "[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}" + _ALONE),
+    ("Adobe client secrets", "p8e-", "[A-Za-z0-9]{32}" + _ALONE),
+    ("Artifactory API keys", "AKCp", "[A-Za-z0-9]{69}" + _ALONE),
+    ("Artifactory reference tokens", "cmVmd", "[A-Za-z0-9]{59}" + _ALONE),
+    ("Authress service client access keys", "(?:sc|ext|scauth|authress)_",
+     r"[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}"),
+    ("ClickHouse Cloud API secret keys", "4b1d",
+     "(?=[A-Za-z0-9]{0,37}[A-Z])(?=[A-Za-z0-9]{0,37}[a-z])[A-Za-z0-9]{38}" + _ALONE),
+    ("Clojars deploy tokens", "CLOJARS_", "[A-Za-z0-9]{60}" + _ALONE),
+    ("Duffel API tokens", "duffel_(?:test|live)_", "[A-Za-z0-9_=-]{43}" + _ALONE),
+    ("Dynatrace API tokens", r"dt0c01\.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}" + _ALONE),
+    ("EasyPost API keys", "EZ[AT]K", "[A-Za-z0-9]{54}" + _ALONE),
+    ("Flutterwave keys", "FLW(?:SEC|PUB)K(?:_TEST)?-", "[A-Za-z0-9]{12,}(?:-X)?" + _ALONE),
+    ("Fly.io tokens", "(?:fo1_|fm1[ar]_|fm2_)", "[A-Za-z0-9_+/-]{40,}={0,3}"),
+    ("Frame.io API tokens", "fio-u-", "[A-Za-z0-9_=-]{64}" + _ALONE),
+    ("Grafana legacy API keys", "eyJrIjoi", "[A-Za-z0-9]{60,400}={0,3}"),
+    ("Harness API keys and service account tokens", r"[ps]at\.",
+     r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}" + _ALONE),
+    ("Infracost API tokens", "ico-", "[A-Za-z0-9]{32}" + _ALONE),
+    ("42 Intra client secrets", "s-s4t2(?:ud|af)-", "[a-f0-9]{64}" + _ALONE),
+    ("Octopus Deploy API keys", "API-", "[A-Z0-9]{26}" + _ALONE),
+    ("OpenShift user tokens", "sha256~", "[A-Za-z0-9_-]{43}" + _ALONE),
+    ("Prefect API keys", "pnu_", "[A-Za-z0-9]{36}" + _ALONE),
+    ("ReadMe API keys", "rdme_", "[a-z0-9]{70}" + _ALONE),
+    ("Scalingo API tokens", "tk-us-", "[A-Za-z0-9_-]{48}" + _ALONE),
+    ("SettleMint access tokens", "sm_[aps]at_", "[A-Za-z0-9]{16}" + _ALONE),
+    ("Shippo API tokens", "shippo_(?:live|test)_", "[a-fA-F0-9]{40}" + _ALONE),
+    ("Sourcegraph access tokens", "sgp_", "(?:(?:[a-fA-F0-9]{16}|local)_)?[a-fA-F0-9]{40}" + _ALONE),
 )
 """Further published formats (same shape as :data:`KEY_FORMATS`, found the same way). Formats without a literal
 prefix are found by their structure (:func:`find_token_spans`): Fal keys (a UUID key id, a colon and 32 hex
@@ -256,6 +288,7 @@ _WEBHOOK_RE: Final = re.compile(
     r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<a>[A-Za-z0-9/_-]{8,})"
     r"|discord(?:app)?\.com/api/webhooks/\d+/(?P<b>[A-Za-z0-9_-]{16,})"
     r"|api\.telegram\.org/bot(?P<c>\d{6,}:[A-Za-z0-9_-]{20,})"
+    r"|/IncomingWebhook/(?P<d>[A-Za-z0-9]{32}/[A-Za-z0-9-]{36}(?:/[A-Za-z0-9_-]{20,})?)"  # Microsoft Teams
 )
 # Telegram bot tokens: the bot's id (7 to 11 digits so far), a colon, 35 base64url characters; alone or after
 # ``bot`` (``bot123456789:AA…`` in an API URL's path); the span is the id and the secret. Found from the colon, at C
@@ -492,7 +525,8 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
                 _pgpass_line(text, m, spans)
     if every or "*" in text:
         spans.extend(m.span() for m in _MYSQL_HASH_RE.finditer(text))
-    if every or "hooks.slack.com" in text or "/api/webhooks/" in text or "api.telegram.org" in text:
+    if every or "hooks.slack.com" in text or "/api/webhooks/" in text or "api.telegram.org" in text or (
+            "/IncomingWebhook/" in text):
         for m in _WEBHOOK_RE.finditer(text):
             group = m.lastgroup
             if group is not None:

@@ -83,7 +83,8 @@ KEY_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     "OpenAI / Anthropic / OpenRouter / DeepSeek / Langfuse secret keys": lambda r: r.choice([
         "sk-" + rand(r, ALNUM, 48), "sk-proj-" + rand(r, URLSAFE, 120), "sk-ant-api03-" + rand(r, URLSAFE, 93) + "AA",
         "sk-or-v1-" + rand(r, HEX, 64), "sk-" + rand(r, HEX, 32), "sk-lf-" + rand(r, HEX, 8) + "-" + rand(r, HEX, 4)]),
-    "Stripe secret and restricted keys": lambda r: r.choice(["sk_live_", "sk_test_", "rk_live_", "rk_test_"])
+    "Stripe secret and restricted keys": lambda r: r.choice(["sk_live_", "sk_test_", "rk_live_", "rk_test_", "sk_prod_",
+                                                             "rk_prod_"])
     + rand(r, ALNUM, r.choice([24, 99])),
     "ElevenLabs API keys": lambda r: "sk_" + rand(r, HEX, 48),
     "Stripe webhook signing secrets": lambda r: "whsec_" + rand(r, ALNUM, 32),
@@ -93,7 +94,9 @@ KEY_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     + rand(r, ALNUM, 59),
     "GitLab personal / deploy / runner / trigger / agent / workspace tokens": lambda r: r.choice([
         r.choice(["glpat-", "gldt-", "glrt-", "glrtr-", "glptt-", "glft-", "glwt-"]) + rand(r, URLSAFE, 20),
-        "glagent-" + rand(r, URLSAFE, 50), "gloas-" + rand(r, URLSAFE, 64)]),
+        "glagent-" + rand(r, URLSAFE, 50), "gloas-" + rand(r, URLSAFE, 64),
+        # routable: the instance's part and a checksum after a dot
+        r.choice(["glpat-", "glrt-"]) + rand(r, URLSAFE, 27) + "." + rand(r, LOWER_DIGITS, 9)]),
     "GitLab runner registration tokens": lambda r: "GR1348941" + rand(r, URLSAFE, 20),
     "Slack bot / user / workspace tokens": lambda r: r.choice([r.choice(["xoxb-", "xoxp-", "xoxe-", "xoxa-2-"])
     + f"{r.randint(10**10, 10**13)}-{r.randint(10**10, 10**13)}-" + rand(r, ALNUM, 24),
@@ -104,7 +107,8 @@ KEY_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     "Google OAuth client secrets": lambda r: "GOCSPX-" + rand(r, URLSAFE, 28),
     "Google OAuth access tokens": lambda r: "ya29." + rand(r, URLSAFE, 150),
     "Google OAuth refresh tokens": lambda r: "1//0" + rand(r, URLSAFE, r.randint(60, 110)),
-    "AWS access key ids": lambda r: r.choice(["AKIA", "ASIA", "AROA", "AIDA"]) + rand(r, UPPER_DIGITS, 16),
+    "AWS access key ids": lambda r: r.choice(["AKIA", "ASIA", "AROA", "AIDA", "A3T" + r.choice(UPPER_DIGITS)])
+    + rand(r, UPPER_DIGITS, 16),
     "Alibaba Cloud access key ids": lambda r: "LTAI" + rand(r, ALNUM, r.choice([12, 16, 20])),
     "Tencent Cloud secret ids": lambda r: "AKID" + rand(r, ALNUM, 32),
     "Hugging Face tokens": lambda r: "hf_" + rand(r, ALNUM, 34),
@@ -160,7 +164,8 @@ KEY_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     "Pulumi access tokens": lambda r: "pul-" + rand(r, HEX, 40),
     "Postman API keys": lambda r: "PMAK-" + rand(r, HEX, 24) + "-" + rand(r, HEX, 34),
     "Figma tokens": lambda r: "figd_" + rand(r, URLSAFE, 40),
-    "Square tokens": lambda r: r.choice(["sq0atp-" + rand(r, URLSAFE, 22), "sq0csp-" + rand(r, URLSAFE, 43)]),
+    "Square tokens": lambda r: r.choice(["sq0atp-" + rand(r, URLSAFE, 22), "sq0csp-" + rand(r, URLSAFE, 43),
+                                         "EAAA" + rand(r, URLSAFE, 60)]),
     "Meta (Facebook) access tokens": lambda r: "EAA" + rand(r, ALNUM, 150),
     "age secret keys": lambda r: "AGE-SECRET-KEY-1" + rand(r, UPPER_DIGITS, 58),
     "1Password service account tokens": lambda r: "ops_" + base64.b64encode(json.dumps({
@@ -187,7 +192,7 @@ KEY_SAMPLES: dict[str, Callable[[random.Random], str]] = {
                                                            "sb_secret_" + rand(r, URLSAFE, 31)]),
     "Neon API keys": lambda r: "napi_" + rand(r, LOWER_DIGITS, 64),
     "PlanetScale tokens and passwords": lambda r: "pscale_" + r.choice(["tkn", "pw", "oauth"]) + "_"
-    + rand(r, URLSAFE, 43),
+    + rand(r, URLSAFE, 20) + r.choice(["", "."]) + rand(r, URLSAFE, 23),
     "Heroku API keys": lambda r: "HRKU-AA" + rand(r, URLSAFE, 58),
     "Netlify personal access tokens": lambda r: "nfp_" + rand(r, ALNUM, 36),
     "Cloudflare Origin CA keys": lambda r: "v1.0-" + rand(r, HEX, 24) + "-" + rand(r, HEX, 146),

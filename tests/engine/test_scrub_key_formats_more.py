@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import random
+import string
 import uuid
 from collections.abc import Callable
 
@@ -22,7 +23,8 @@ from hypothesis import strategies as st
 from hermes_pipeline.engine.scrub import find_spans, redaction_marker, scrub_text
 from hermes_pipeline.engine.scrub_tokens import MORE_KEY_FORMATS
 
-from tests.engine._scrub_support import ALNUM, HEX, KEY_SAMPLES, LOWER_DIGITS, URLSAFE, rand, wrapper
+from tests.engine._scrub_support import (ALNUM, HEX, KEY_SAMPLES, LOWER_DIGITS, UPPER_DIGITS, URLSAFE, rand,
+                                         wrapper)
 
 MORE_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     "OpenAI session keys": lambda r: "sess-" + rand(r, ALNUM, 40),
@@ -36,6 +38,40 @@ MORE_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     "New Relic ingest, browser and admin keys": lambda r: r.choice([
         "NRII-" + rand(r, URLSAFE, 32), "NRJS-" + rand(r, HEX, 19), "NRAA-" + rand(r, ALNUM, 27)]),
     "Contentful personal access tokens": lambda r: "CFPAT-" + rand(r, URLSAFE, 43),
+    "1Password secret keys": lambda r: "A3-" + rand(r, UPPER_DIGITS, 6) + "-" + r.choice(
+        [rand(r, UPPER_DIGITS, 11), rand(r, UPPER_DIGITS, 6) + "-" + rand(r, UPPER_DIGITS, 5)])
+    + "".join("-" + rand(r, UPPER_DIGITS, 5) for _ in range(3)),
+    "Adobe client secrets": lambda r: "p8e-" + rand(r, ALNUM, 32),
+    "Artifactory API keys": lambda r: "AKCp" + rand(r, ALNUM, 69),
+    "Artifactory reference tokens": lambda r: "cmVmd" + rand(r, ALNUM, 59),
+    "Authress service client access keys": lambda r: r.choice(["sc_", "ext_", "scauth_", "authress_"])
+    + rand(r, ALNUM, 20) + "." + rand(r, ALNUM, 5) + ".acc" + r.choice("_-") + rand(r, LOWER_DIGITS, 20) + "."
+    + rand(r, URLSAFE + "+/", 60),
+    "ClickHouse Cloud API secret keys": lambda r: "4b1d" + rand(r, ALNUM, 36) + r.choice(string.ascii_uppercase)
+    + r.choice(string.ascii_lowercase),
+    "Clojars deploy tokens": lambda r: "CLOJARS_" + rand(r, LOWER_DIGITS, 60),
+    "Duffel API tokens": lambda r: "duffel_" + r.choice(["test", "live"]) + "_" + rand(r, URLSAFE + "=", 43),
+    "Dynatrace API tokens": lambda r: "dt0c01." + rand(r, UPPER_DIGITS, 24) + "." + rand(r, ALNUM, 64),
+    "EasyPost API keys": lambda r: r.choice(["EZAK", "EZTK"]) + rand(r, ALNUM, 54),
+    "Flutterwave keys": lambda r: r.choice(["FLWSECK_TEST-", "FLWPUBK_TEST-", "FLWSECK-", "FLWPUBK-"])
+    + r.choice([rand(r, HEX, 12), rand(r, HEX, 32) + "-X"]),
+    "Fly.io tokens": lambda r: r.choice(["fo1_" + rand(r, URLSAFE, 43), r.choice(["fm1a_", "fm1r_", "fm2_"])
+                                         + rand(r, ALNUM + "+/", 120) + r.choice(["", "=", "=="])]),
+    "Frame.io API tokens": lambda r: "fio-u-" + rand(r, URLSAFE + "=", 64),
+    "Grafana legacy API keys": lambda r: "eyJrIjoi" + rand(r, ALNUM, 80) + r.choice(["", "=", "=="]),
+    "Harness API keys and service account tokens": lambda r: r.choice(["pat.", "sat."]) + rand(r, URLSAFE, 22) + "."
+    + rand(r, ALNUM, 24) + "." + rand(r, ALNUM, 20),
+    "Infracost API tokens": lambda r: "ico-" + rand(r, ALNUM, 32),
+    "42 Intra client secrets": lambda r: "s-s4t2" + r.choice(["ud", "af"]) + "-" + rand(r, HEX, 64),
+    "Octopus Deploy API keys": lambda r: "API-" + rand(r, UPPER_DIGITS, 26),
+    "OpenShift user tokens": lambda r: "sha256~" + rand(r, URLSAFE, 43),
+    "Prefect API keys": lambda r: "pnu_" + rand(r, ALNUM, 36),
+    "ReadMe API keys": lambda r: "rdme_" + rand(r, LOWER_DIGITS, 70),
+    "Scalingo API tokens": lambda r: "tk-us-" + rand(r, URLSAFE, 48),
+    "SettleMint access tokens": lambda r: r.choice(["sm_aat_", "sm_pat_", "sm_sat_"]) + rand(r, ALNUM, 16),
+    "Shippo API tokens": lambda r: "shippo_" + r.choice(["live", "test"]) + "_" + rand(r, HEX, 40),
+    "Sourcegraph access tokens": lambda r: "sgp_" + r.choice(["", rand(r, HEX, 16) + "_", "local_"])
+    + rand(r, HEX, 40),
     # found by their structure, no literal prefix
     "Fal keys (key id and secret)": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)) + ":"
     + rand(r, HEX, 32),
@@ -126,6 +162,13 @@ def test_obs58_l6_a_key_glued_to_a_short_option_is_redacted_whole(provider: str)
     "3f2b8c1e-9a4d-4e7f-b2c6-1d8e5f7a9b0c:0123456789abcdef0123456789abcdef0",
     "dp.st.prd.short", "build-pghp_" + "Ab3dEf6hIj" * 3 + "abcdef", "pip install -Usk-learn-compatible-v2",
     "ls -lapat-config-loader", "git commit -m fc-layout-grid-2",
+    # the formats added from the published list of 2026-12: their prefixes in ordinary text
+    "API-VERSION", "API-Gateway-Response-Headers-v2", "Octopus API-KEY-GOES-HERE-0000000000",
+    "sha256~", "sha256~abc", "ico-arrow-left", "ico-" + "a" * 32, "sc_module.init", "pat.name", "sat.value",
+    "sm_pat_value", "pnu_", "A3-XXXXXX", "4b1d" + "0123456789abcdef" * 2 + "012345",
+    "eyJrIjoi", "EAAA", "EAAA-sample-token", "glpat-your-personal-access-token.example",
+    "FLWSECK_TEST-", "p8e-", "tk-us-east-1", "rdme_readme", "sk_prod_config",
+    "https://outlook.office.com/webhook/", "/IncomingWebhook/docs/setup",
 ])
 def test_obs59_l10_look_alikes_of_the_further_formats_stay(text: str) -> None:
     """OBS-59 (review L10): what only starts like a further format stays: English words (``session``, ``as-is``),
@@ -204,3 +247,17 @@ def test_a_base64_encoded_certificate_stays() -> None:
     der = base64.b64encode(bytes(range(200))).decode()
     cert = base64.b64encode(f"-----BEGIN CERTIFICATE-----\n{der}\n-----END CERTIFICATE-----\n".encode()).decode()
     assert scrub_text(f"  tls.crt: {cert}\n") == f"  tls.crt: {cert}\n"
+
+
+def test_obs58_a_teams_webhook_url_loses_its_secret_path() -> None:
+    """OBS-58: a Microsoft Teams incoming webhook's URL names its group and tenant, then holds its secret after
+    ``/IncomingWebhook/`` (32 characters, the connector's UUID, in the newer form a signature): that path goes, the
+    host and the ids stay, as a Slack webhook's."""
+    r = random.Random(7)
+    group, tenant, connector = (str(uuid.UUID(int=r.getrandbits(128), version=4)) for _ in range(3))
+    secret = rand(r, ALNUM, 32) + "/" + connector
+    for tail in ("", "/V2" + rand(r, URLSAFE, 40)):
+        url = f"https://contoso.webhook.office.com/webhookb2/{group}@{tenant}/IncomingWebhook/"
+        for wrap in ("{u}", '{{"webhook_url": "{u}"}}', "curl -X POST {u} -d @msg.json"):
+            text = wrap.format(u=url + secret + tail)
+            assert scrub_text(text) == wrap.format(u=url + redaction_marker(secret + tail)), text
