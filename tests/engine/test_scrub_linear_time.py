@@ -89,6 +89,15 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "CJK credential words before brackets": (lambda n: "密码（" * (n // 3) + "x", 5_000),
     "pairs of a connection string": (lambda n: 'connectionString="' + "a=b;" * (n // 4) + '"', 5_000),
     "scheme strings added": (lambda n: '"Basic " + ' * (n // 11) + '"x"', 5_000),
+    # the stop 61 readers: validation errors, a key's owner, a value's last mark
+    "validation inputs again and again": (lambda n: "x\n  m [type=t, input_value=" * (n // 28), 5_000),
+    "validation locations before one input": (lambda n: "api_key\n" * (n // 8)
+                                              + "  Input [type=t, input_value='x', input_type=str]", 5_000),
+    "validation records without an input": (lambda n: "{'loc': ('password',), 'msg': 'm', " * (n // 36), 5_000),
+    "validation locations that do not close": (lambda n: '"loc": [' + '"password", ' * (n // 12), 5_000),
+    "owners before a key": (lambda n: "my key " * (n // 7) + "Xk9mQ2vLp7Rt", 5_000),
+    "marks before words in lower case": (lambda n: "password=Xk9mQ2! a " * (n // 19), 5_000),
+    "a password's URL parameter with fragments": (lambda n: "?password=" + "a#" * (n // 2), 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,
