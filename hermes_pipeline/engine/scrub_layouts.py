@@ -47,8 +47,8 @@ from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, 
                           camel_name, credential_name, dashed_passphrase, drawn_letters, drawn_token, english_word,
                           grouped_password, human_password, phrase_name, secret_looking, spaced_passphrase,
                           without_mark)
-from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _prose_value, _value_span, emphasis_opened,
-                          holds_user, markup_cut, unemphasized)
+from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _mark_goes_on, _prose_value, _value_span,
+                           emphasis_opened, holds_user, markup_cut, unemphasized)
 
 __all__ = ["find_layout_spans"]
 
@@ -65,11 +65,13 @@ _ASCII_HINT_RE: Final = re.compile("|".join(re.escape(h) for h in sorted((h for 
 _DECORATION: Final = (r"[ \t]*(?:(?:[-*+>§•#|│┃║・●◦◆◇■□▪▸▶►※★☆]|//|<!--|/\*|\d{1,3}[.)]|\[[ xX]\]"
                       r"|[\u2600-\u27bf\U0001f300-\U0001faff]\ufe0f?)[ \t]*){0,6}")
 _LABEL_RE: Final = re.compile(
-    _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{1,80}?)(?P<c>\*\*|__|[*_`])?"
+    _DECORATION + r"(?P<o>\*\*|__|[*_`])?(?P<label>(?:[^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]|(?<=[^\W\d_])['’](?=[^\W\d_]))"
+    r"{1,80}?)(?P<c>\*\*|__|[*_`])?"
     r"(?P<tail>[ \t][^\n\r:：*`|│┃║→—–<>=\"'{}\[\];,]{0,60}?)?[ \t]*"
     r"(?P<sep>:(?!//|:[A-Za-z_])|：|->|→|=>|—|–|=(?!=)|(?<=[ \t])--?(?=[ \t]))"
     r"(?P<c2>\*\*|__|[*_])?[ \t]*")
-"""A line's label: decoration (bullets, numbering, quote marks, ``§``), emphasis or backticks, the label, and its
+"""A line's label: decoration (bullets, numbering, quote marks, ``§``), emphasis or backticks, the label (an
+apostrophe inside a word too: ``jeton d'accès``), and its
 separator (a colon, not a URL's ``://`` nor a scope's ``::`` (``GDBusAuthObserver::authorize``), an
 arrow, a dash, one or two hyphens between blanks, ``=`` after a parenthesis:
 ``Password (prod) = P``); the value follows, on the line or alone on the next one (in a code fence too)."""
@@ -360,6 +362,8 @@ _KEY_CONTEXT_RE: Final = re.compile(
     r"replaced?|leaked|compromised|your|here(?:['’]s|[ \t]+is))(?![\w-])")
 """Words that make a weak ``key`` on their line a credential's (lower-cased): a network's, a rotated one, one handed
 over (``Remember the Wi-Fi: SSID "HomeNet", key P``, ``rotate key (new: P)``, ``Here is your key - P``)."""
+_ONE_TAIL_RE: Final = re.compile(r"[,;]?[ \t]+(?i:the[ \t]+)?(?i:new|old|current|next)[ \t]+one[ \t]+(?i:is|was)[ \t]*:?[ \t]+")
+"""``rotate key, new one is P``: the key named again as *one*."""
 _KEY_OWNERS: Final = frozenset({
     "staging", "stage", "prod", "production", "dev", "development", "test", "testing", "live", "sandbox", "personal",
     "my", "our", "their", "team", "project", "org", "account", "with", "using"})
@@ -1745,7 +1749,7 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
             _sentence_value(text, change.start("v"), spans, ascii_only=False, stated=True)
             _sentence_value(text, change.end(), spans, ascii_only=False, stated=True)
         last = _NAME_WORD_SPLIT.split(name.group(0))[-1]
-        compound = last == "key" and len(name.group(0)) > 3  # deploy key P, signing key P
+        compound = last.endswith("key") and len(name.group(0)) > 3  # deploy key P, signing key P, apikey P
         clause = last == "pass" and (
             _CLAUSE_START_RE.search(text, max(0, name.start() - 8), name.start()) is not None
             or _USER_BEFORE_RE.search(text, max(0, name.start() - 80), name.start()) is not None)
@@ -1899,7 +1903,7 @@ def _weak_key(text: str, low: str, hit: int, spans: list[Span]) -> int:
     qualifier = low[max(0, hit - 24):hit].split()[-1:]
     if qualifier and qualifier[0].isalpha() and not credential_name(qualifier[0] + "_key"):
         return end  # the sort key is createdAt2: a lookup's key
-    m = _COPULA_TAIL_RE.match(text, end)
+    m = _COPULA_TAIL_RE.match(text, end) or _ONE_TAIL_RE.match(text, end)
     if m is not None:
         _sentence_value(text, m.end(), spans, ascii_only=False, random=True)
         return end
@@ -2215,6 +2219,8 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         if text[e - 1] in "*_~":
             e = _closed_run(text, s, e)  # *… is P.*: the emphasis around the sentence
         while e > s and text[e - 1] in ".,;:!?)":
+            if text[e:e + 1] in (" ", "\t") and _mark_goes_on(text[e - 1], text[e + 1:e + 2]):
+                break  # the password is Xk9! now, 비밀번호는 P! 입니다: the value's own mark
             e -= 1
         s, e = unemphasized(text, s, e)
     value = text[s:e]
@@ -2335,8 +2341,9 @@ _LOGIN_CALL_RE: Final = re.compile(
     r"|UsernamePasswordCredentials|PasswordCredential|(?:\w+\.)+(?:login|simple_bind_s?|bind_s|basic_auth|auth"
     r"|authenticate|set_credentials|setCredentials))[ \t]*\(|(?<![\w.])(?i:auth|credentials|basic_auth)[ \t]*[=:][ \t]*"
     r"[(\[])[ \t]*(?:(?P<uq>[\"'])[^\"'\n]{1,128}(?P=uq)|[A-Za-z_][\w.]{0,63})[ \t]*,[ \t]*(?P<pq>[\"'])"
-    r"(?P<p>[^\"'\s]{1,256})(?P=pq)[ \t]*[,)\]]")
-"""A user (a string or a variable) and a password (a string without blanks) given by position:
+    r"(?P<p>[^\"'\s]{1,256}|[a-z]{4}(?: [a-z]{4}){3})(?P=pq)[ \t]*[,)\]]")
+"""A user (a string or a variable) and a password (a string without blanks, or an app password's four groups of four
+letters: ``smtp.login("me@gmail.com", "qwer tyui opas dfgh")``) given by position:
 ``HTTPBasicAuth('admin', 'P')``, ``smtp.login("bot@x.io", "P")``, ``server.login(user, "P")``,
 ``conn.simple_bind_s("cn=admin", "P")``, ``new NetworkCredential("u", "P")``, ``auth=("user", "P")`` (and JDBC's
 :data:`_GET_CONNECTION_RE`)."""
@@ -2357,7 +2364,8 @@ def _login_calls(text: str, spans: list[Span]) -> None:
     gRPC metadata, a list of headers): judged by its name."""
     if _holds(text, text.lower(), _LOGIN_CALL_WORDS):
         for m in _LOGIN_CALL_RE.finditer(text):
-            _judge(text, "password", m.span("p"), STRONG, spans)
+            if " " not in m.group("p") or grouped_password(m.group("p")):  # an app password's four groups
+                _judge(text, "password", m.span("p"), STRONG, spans)
     if "getConnection" in text:
         for m in _GET_CONNECTION_RE.finditer(text):
             _judge(text, "password", m.span("p"), STRONG, spans)

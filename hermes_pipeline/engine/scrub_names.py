@@ -63,7 +63,7 @@ _STRONG_WORDS: Final = frozenset({
     "accesskey", "secretkey", "privatekey", "accountkey", "masterkey", "clientsecret", "authtoken",
     "accesstoken", "refreshtoken", "sessiontoken", "idtoken", "bearertoken", "privkey", "pin",
     "sharedaccesskey", "sharedaccesssignature", "connectionstring", "sas", "dsn", "mfa", "otp", "totp",
-    "passcode", "passkey", "creds", "psk",
+    "passcode", "passkey", "creds", "psk", "psw", "pswd",
     # the word for password in other languages, written in ASCII
     "passwort", "kennwort", "senha", "contrasena", "wachtwoord", "haslo", "heslo", "salasana", "passord",
     "losenord", "sifre", "adgangskode", "jelszo",
@@ -81,14 +81,14 @@ FOREIGN_WORDS: Final = ("пароль", "密码", "密碼", "口令", "パスワ
                         "패스워드", "パスフレーズ", "パスコード", "金鑰", "權杖", "授权码", "授權碼", "凭据", "憑據", "認証情報",
                         "資格情報", "비번", "암호", "كلمة المرور", "كلمة السر", "รหัสผ่าน", "mật khẩu", "jelszó", "पासवर्ड",
                         "парола", "лозинка", "κωδικός", "συνθηματικό", "رمز عبور", "סיסמא", "slaptažodis", "salasõna",
-                        "lykilorð", *FOREIGN_CODE_WORDS)
+                        "lykilorð", "暗号鍵", "私钥", "私鑰", "密匙", "jeton", *FOREIGN_CODE_WORDS)
 """The word for password, token or secret key in other languages, as lower case finds it in a name (its letters are
 not all ASCII, so the ASCII word split cannot see it): any name holding one is a strong credential name, unless it
 holds it only inside one of :data:`FOREIGN_NOT_NAMES`."""
 FOREIGN_NOT_NAMES: Final = ("암호화",)
 """Words holding a word of :data:`FOREIGN_WORDS` that name no credential: Korean ``암호화`` (encryption; ``암호``,
 password, alone): ``암호화: AES-256``, ``암호화 키 길이: 256``."""
-FOREIGN_KEY_WORDS: Final = ("schlüssel", "clé", "ключ", "キー", "키")
+FOREIGN_KEY_WORDS: Final = ("schlüssel", "clé", "ключ", "キー", "키", "鍵")
 """The word for *key* in other languages: a strong credential name beside an ASCII key qualifier (``API-Schlüssel``,
 ``clé API``, ``API ключ``), a weak one alone (a value under it must look generated)."""
 _KEY_QUALIFIERS: Final = frozenset({
@@ -136,6 +136,17 @@ _WEAK_WORDS: Final = frozenset({"key", "keys", "sig", "signature", "session", "s
                                 "jwt", "pat"})
 _PASS_WORDS: Final = frozenset({"pass", "pw"})
 """Credential words only as the name's last word (``DB_PASS``, ``DB_PW``; ``pass_through`` is no credential)."""
+_STAGE_WORDS: Final = frozenset({
+    "prod", "production", "dev", "development", "staging", "stage", "stg", "test", "testing", "qa", "uat", "live",
+    "sandbox", "local", "old", "new", "current", "prev", "previous", "next", "primary", "secondary", "backup"})
+"""Words after ``pass`` / ``pw`` that say which environment or which of several the password is for (``DB_PASS_PROD``,
+``ADMIN_PW_OLD``): the name is still the password's."""
+
+
+def _stage_word(word: str) -> bool:
+    return word in _STAGE_WORDS or word.isdigit() or (word[:1] == "v" and word[1:].isdigit())
+
+
 _COMPOUNDS: Final = (("connection", "string"), ("shared", "access", "signature"), ("pass", "word"),
                      ("pass", "words"), ("pass", "phrase"), ("pass", "phrases"), ("pass", "wd"), ("kata", "sandi"),
                      ("kata", "laluan"))
@@ -256,8 +267,8 @@ def credential_name(name: str) -> int:
             pass
         elif word in _STRONG_WORDS:
             level = STRONG
-        elif word in _PASS_WORDS and i == last:
-            level = STRONG
+        elif word in _PASS_WORDS and (i == last or all(_stage_word(w) for w in words[i + 1:])):
+            level = STRONG  # DB_PASS, DB_PASS_PROD, ADMIN_PW_2
         elif word in ("key", "keys") and ((i > 0 and words[i - 1] in _KEY_QUALIFIERS)
                                           or words[i + 1:i + 2] and words[i + 1] in _KEY_HOLDERS):
             level = STRONG

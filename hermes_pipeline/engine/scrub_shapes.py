@@ -78,16 +78,18 @@ _TYPOGRAPHIC: Final = "".join(sorted(set(_QUOTE_PAIRS) | set(_QUOTE_PAIRS.values
 _PARAM: Final = r"\$\{[^{}\n\"'`\\]{1,256}\}"
 # A value: quoted (triple, double, single, backtick; backslash escapes inside; a string prefix such as ``b``, ``r``,
 # ``f``), a template (``{{ x }}``), or a run of characters that cannot end it, not starting with an opening bracket
-# (``${...}`` aside). A backslash followed by an escape letter ends an unquoted value (JSON-escaped text).
+# (``${...}`` aside). A backslash followed by an escape letter ends an unquoted value (JSON-escaped text); one
+# followed by a blank and more of the value is the shell's escaped blank (``password=Xk9m\\ Q2``). In single
+# quotes ``''`` is a quote (YAML's and SQL's escape: ``'it''s-P'``).
 _VALUE_RE: Final = re.compile(
     r"[ \t]*(?:(?P<p>[bBrRuU]{1,2}|[fF][rR]?|[rR][fF])(?=[\"']))?(?:"
     r"\"\"\"(?P<tdq>(?:[^\"\\]|\\.|\"(?!\"\")){0,4096}?)\"\"\"|'''(?P<tsq>(?:[^'\\]|\\.|'(?!'')){0,4096}?)'''"
-    r"|\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|`(?P<bq>[^`\n]*)`"
+    r"|\"(?P<dq>(?:[^\"\\\n]|\\.)*)\"|'(?P<sq>(?:[^'\\\n]|\\.|'')*)'|`(?P<bq>[^`\n]*)`"
     r"|(?P<tpl>\$?\{\{[^\n]{0,1024}?\}\}|\{%[^\n]{0,1024}?%\})"
     r"|(?P<to>[\u201c\u2018\u300c\u300e\u3010\u300a\u3008\u00ab\u2039\uff02\uff07])(?P<tq>[^" + _TYPOGRAPHIC
     + r"\n]{1,512})(?=[" + _TYPOGRAPHIC + r"])"
-    r"|(?P<v>(?:" + _PARAM + r"|[^" + _END + r"(\[{]|" + _ESC + r")(?:" + _PARAM + r"|[^" + _END + r"]|" + _ESC
-    + r")*)"
+    r"|(?P<v>(?:" + _PARAM + r"|[^" + _END + r"(\[{]|" + _ESC + r")(?:" + _PARAM + r"|[^" + _END + r"]"
+    + r"|\\ (?=[^\s\"'`&;,)\]}<>])|" + _ESC + r")*)"
     r"|(?P<s>[<>\[\](){};,&]{1,4}[^\s\"'`\\]{1,255}))"
 )
 _SYMBOL_LED_PLACEHOLDER: Final = re.compile(r"[<\[({][ \t]*[A-Za-z][A-Za-z _.-]*[>\])}]|\$[({].*|<%.*|\{[{%].*")
@@ -897,9 +899,11 @@ def _in_prose(text: str, start: int) -> bool:
 
 def _mark_goes_on(mark: str, after: str) -> bool:
     """Whether a ``!`` or ``?`` that ends a value, a blank and then ``after`` is the value's own last character rather
-    than a sentence's end: no sentence goes on in lower case, with a digit or with an option or a path after them
-    (``--password Passw0rd! --verbose``, ``password=P@ss! user=bob``, ``is Xk9! now``; ``is P! Use it`` ends one)."""
-    return mark in ("!", "?") and (after.islower() or after.isdigit() or after in _GOES_ON)
+    than a sentence's end: no sentence goes on in lower case, in a script without case, with a digit or with an option
+    or a path after them (``--password Passw0rd! --verbose``, ``password=P@ss! user=bob``, ``비밀번호는 P! 입니다``;
+    ``is P! Use it`` ends one)."""
+    return mark in ("!", "?") and (after.islower() or after.isdigit() or after in _GOES_ON or (
+        after.isalpha() and not after.isascii() and not after.isupper()))  # 비밀번호는 P! 입니다
 
 
 _GOES_ON: Final = frozenset("-./$~")
@@ -1231,6 +1235,21 @@ def _assignments(text: str, spans: list[Span]) -> None:
         eq = find("=", resume) if wide is None else _next(text, "=", wide, resume)
 
 
+def _sed_delimiter(text: str, at: int) -> str:
+    """The delimiter of the sed substitution (``s/…/…/``, ``s|…|…|``, ``s#…#…#``) whose pattern or replacement holds
+    the name at ``at``, or ``""``: its word, back to a blank or a quote, starts with ``s`` and the delimiter (the
+    ``-e`` or ``-i`` before it is sed's; an agent edits a ``.env`` file so: ``sed -i 's/API_KEY=.*/API_KEY=P/' .env``)."""
+    k = at
+    while k > 0 and text[k - 1] not in " \t\n\"'`" and at - k < _LOOK_BACK:
+        k -= 1
+    if text[k:k + 1] == "s" and k + 2 <= at and text[k + 1] in _SED_DELIMITERS:
+        return text[k + 1]
+    return ""
+
+
+_SED_DELIMITERS: Final = frozenset("/|#,@!")
+
+
 def _in_url(text: str, at: int) -> bool:
     """Whether the ``;name=`` at ``at`` is a URL's path parameter (``/app;jsessionid=X#top``): its run holds a ``/``.
     In a connection string (``Server=db;Password=0QZ#1zw;``) a ``#`` is a password's character, not a fragment."""
@@ -1299,6 +1318,11 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
             quest = text.find("?", span[0], span[1])  # ;jsessionid=X?a=1: a path parameter ends at the query
             cut = quest if quest >= 0 and (cut < 0 or quest < cut) else cut
         span = (span[0], cut) if cut >= 0 else span
+    if span is not None and m.group("v") is not None and "s" in text[max(0, start - _LOOK_BACK):start]:
+        delimiter = _sed_delimiter(text, start)
+        cut = text.find(delimiter, span[0], span[1]) if delimiter else -1
+        if cut >= 0:
+            span = (span[0], cut)  # sed 's/API_KEY=.*/API_KEY=P/': each part ends at the delimiter
     if span is None or span[1] <= span[0]:
         return value_at
     # A long option's value (``--password=root``) is a command's argument, never an identifier of code: a word there

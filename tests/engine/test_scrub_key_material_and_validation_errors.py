@@ -209,3 +209,56 @@ def test_property_a_weak_key_after_its_owner_gives_a_random_value(seed: int, for
 def test_a_lookups_key_and_words_after_a_key_stay(text: str) -> None:
     """OBS-59: a database's or a map's key, a keyboard's, a GPG key id and words are no credential."""
     assert scrub_text(text) == text
+
+
+# --------------------------------------------------------------------------- names, quotes and edits
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), form=st.sampled_from([
+    "psw={p}", "PSWD: {p}", "DB_PASS_PROD={p}", "ADMIN_PW_OLD={p}", "pass_2={p}", "apikey {p}",
+    "password: '{a}''{b}'", "sql = 'INSERT …'; password = '{a}''{b}' -- escaped", "PASSWORD={a}\\ {b} ./run",
+    "sed -i 's/API_KEY=.*/API_KEY={p}/' .env", 'sed -i "s|^DB_PASSWORD=.*|DB_PASSWORD={p}|" .env',
+    "sed -e 's#token=[^ ]*#token={p}#g' app.env", 'git commit -m "rotate key, new one is {p}"',
+    "jeton d'accès : {p}", "mot de passe de l'admin : {p}", "暗号鍵: {p}", "私钥：{p}",
+]))
+def test_property_names_quotes_and_edits_that_hold_a_credential(seed: int, form: str) -> None:
+    """OBS-57: an abbreviated password's name (``psw``), ``pass`` before the environment it is for
+    (``DB_PASS_PROD``), ``apikey`` and a blank, YAML's and SQL's ``''`` inside single quotes, the shell's escaped
+    blank, each part of a sed substitution (an agent editing its ``.env``), the key named again as *the new one*, a
+    label with an apostrophe, the Japanese and Chinese words for an encryption and a private key: the value goes,
+    nothing else."""
+    r = random.Random(seed)
+    value = password(r, 20)
+    if "{a}" in form:
+        a, b = value[:8], value[8:]
+        sep = "''" if "''" in form else "\\ "
+        _hidden_alone(form.format(a=a, b=b), a + sep + b)
+    else:
+        _hidden_alone(form.format(p=value), value)
+
+
+@pytest.mark.parametrize("text", [
+    "pass_through=true", "PASS_THRESHOLD=80", "pass_rate=0.95", "PASS_FAIL=fail", "the apikey header",
+    "{'password': '', 'user': 'bob'}", "path=C:\\ Program", "sed -i 's/DEBUG=.*/DEBUG=false/' .env",
+    "sed -i 's/API_KEY=.*/API_KEY=${NEW_KEY}/' .env", "the key, new one is better", "it's fine: yes",
+    "Don't forget: the key is in the drawer", "鍵を開ける", "le jeton est expiré", 'x.login("a", "this is not it")',
+    'smtp.login("me@gmail.com", "abcd efgh ijkl mnop")',
+])
+def test_settings_and_words_beside_those_forms_stay(text: str) -> None:
+    """OBS-59: ``pass`` before what is not an environment, an empty password, a path's escaped blank, sed editing
+    a setting or putting a variable, words after *one*, an apostrophe in prose, the Japanese for a door's key, an
+    app password's placeholder."""
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("text, value", [
+    ('smtp.login("me@gmail.com", "qwer tyui opas dfgh")', "qwer tyui opas dfgh"),
+    ("server.login(user, 'hwqz kmvb ptra ylsc')", "hwqz kmvb ptra ylsc"),
+    ("비밀번호는 Qwer1234! 입니다", "Qwer1234!"),
+    ("The password is Passw0rd! now.", "Passw0rd!"),
+])
+def test_an_app_password_in_a_login_call_and_a_mark_a_sentence_goes_on_after(text: str, value: str) -> None:
+    """OBS-57: an app password's four groups given to a login call by position; a ``!`` that a sentence goes on
+    after in lower case or in a script without case is the password's."""
+    _hidden_alone(text, value)

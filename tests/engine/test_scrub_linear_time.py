@@ -98,6 +98,11 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "owners before a key": (lambda n: "my key " * (n // 7) + "Xk9mQ2vLp7Rt", 5_000),
     "marks before words in lower case": (lambda n: "password=Xk9mQ2! a " * (n // 19), 5_000),
     "a password's URL parameter with fragments": (lambda n: "?password=" + "a#" * (n // 2), 5_000),
+    "sed parts again and again": (lambda n: "sed 's/" + "token=x/" * (n // 8), 5_000),
+    "pairs in one long word": (lambda n: "s" + "/token=x" * (n // 8) + " ", 5_000),
+    "keys named again as one": (lambda n: "key, new one is " * (n // 16), 5_000),
+    "apostrophes in a label": (lambda n: "jeton d'a" * (n // 9) + " : Xk9mQ2vLp7Rt", 5_000),
+    "login calls with blanks": (lambda n: 'smtp.login("a", "abcd ' * (n // 20), 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,
