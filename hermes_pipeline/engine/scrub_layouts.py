@@ -240,7 +240,7 @@ _FROM_TAIL_RE: Final = re.compile(
 """Both values of a change: ``password was changed from P to Q``."""
 _BARE_NAMES: Final = frozenset({"password", "passwd", "passphrase", "token", "pwd", "pw", "secret"})
 """The last words of a name whose value may follow with only blanks between (``signing secret P``)."""
-_BARE_TAIL_RE: Final = re.compile(r" +(?=[A-Za-z0-9]|/[A-Za-z0-9+]{16}|\+[A-Za-z0-9+/]{16})")
+_BARE_TAIL_RE: Final = re.compile(r" +(?=(?:\*\*)?[A-Za-z0-9]|/[A-Za-z0-9+]{16}|\+[A-Za-z0-9+/]{16})")
 """``password P``: the name and its value with only blanks between (the value must look generated; a base64 value may
 start with ``/`` or ``+``, a path's ``/usr/…`` not: sixteen characters before the next ``/``); a setting's
 dotted name and a tab (``db.password<TAB>P``) are the pairs :mod:`.scrub_shapes` reads."""
@@ -1999,6 +1999,8 @@ def _noun_value(text: str, at: int, spans: list[Span]) -> None:
         _sentence_value(text, at, spans, ascii_only=False)
 
 
+_MARKED_USER: Final = r"(?:\*\*|__|[*_`])?[\w.@+-]{1,64}(?:\*\*|__|[*_`])?"
+"""A user's name in a login sentence, perhaps in emphasis or backticks (``Log in with **admin** / **P**``)."""
 _LOGIN_SENTENCES: Final = (
     (("to log", "to sign"), re.compile(
         r"(?<![\w-])(?i:use|using|with)[ \t]+(?P<v>[^\s\"'`]{6,256}?)[ \t]+(?i:to log|to sign)[ \t-]?(?i:in|on)"
@@ -2008,12 +2010,12 @@ _LOGIN_SENTENCES: Final = (
         r" (?i:is|was) [\w.@+-]{1,64}[ \t]+(?i:with|and|/)[ \t]+"
         r"(?:(?i:password|pass|pw)[ \t]+)?(?=[!-~])"), True),
     (("in with ", "in as ", "in using "), re.compile(
-        r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:with|as|using)[ \t]+[\w.@+-]{1,64}[ \t]*/[ \t]*"
-        r"(?=[!-~])"), True),
+        r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)[ \t]+(?i:with|as|using)[ \t]+" + _MARKED_USER
+        + r"[ \t]*/[ \t]*(?=[!-~])"), True),
     (("log in", "login", "log into", "sign in", "sign into"), re.compile(
         r"(?<![\w-])(?i:log(?:-|[ \t])?in|sign(?:-|[ \t])?in)(?:(?i:to)|[ \t]+(?i:to|on))?[ \t]+(?:(?i:the)[ \t]+)?"
         r"[\w.:/-]{1,64}"
-        r"[ \t]+(?:(?i:as|with|using)[ \t]+|\([ \t]*)[\w.@+-]{1,64}[ \t]*/[ \t]*(?=[!-~])"), True),
+        r"[ \t]+(?:(?i:as|with|using)[ \t]+|\([ \t]*)" + _MARKED_USER + r"[ \t]*/[ \t]*(?=[!-~])"), True),
     (("cred", "zugangsdaten", "identifiants"), re.compile(
         r"(?i:credentials|creds|zugangsdaten|identifiants|credenciales|credenziali|credenciais)"
         r"(?:[ \t]+(?i:for|of|on|to|at|für|pour|para|per)(?:[ \t]+[\w.@-]{1,40}){1,4}?)?[ \t]+"

@@ -132,8 +132,10 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("Docker Hub tokens", "dckr_pat_", "[A-Za-z0-9_-]{16,}"),
     ("Supabase tokens and secret keys", "(?:sbp_|sb_secret_)", "[A-Za-z0-9_-]{16,}"),
     ("Neon API keys", "napi_", "[A-Za-z0-9]{40,}"),
+    # a dot inside: the piece after it is eight characters at least, a capital or a digit among them (a file's
+    # extension after the token, ``….parquet``, is not the token's)
     ("PlanetScale tokens and passwords", "pscale_(?:tkn|pw|oauth)_",
-     "[A-Za-z0-9_=-](?:[A-Za-z0-9_=.-]{30,}[A-Za-z0-9_=-])"),
+     r"[A-Za-z0-9_=-]{4,}(?:\.(?=[a-z_=-]{0,63}[A-Z0-9])[A-Za-z0-9_=-]{8,})+|[A-Za-z0-9_=-]{32,}"),
     ("Heroku API keys", "HRKU-", "[A-Za-z0-9_-]{30,}"),
     ("Netlify personal access tokens", "nfp_", "[A-Za-z0-9_]{32,}"),
     ("Cloudflare Origin CA keys", r"v1\.0-", "[a-f0-9]{24}-[a-f0-9]{100,}"),
