@@ -45,8 +45,8 @@ from typing import Final, NamedTuple
 
 from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, NOT_GLUED, STRONG,
                           camel_name, credential_name, dashed_passphrase, drawn_letters, drawn_token, english_word,
-                          grouped_password, human_password, phrase_name, secret_looking, spaced_passphrase,
-                          without_mark)
+                          grouped_password, human_password, password_name, phrase_name, secret_looking,
+                          spaced_passphrase, without_mark)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _mark_goes_on, _prose_value, _value_span,
                            emphasis_opened, holds_user, markup_cut, unemphasized)
 
@@ -449,6 +449,12 @@ _CRYPT_HASH_RE: Final = re.compile(
     r"[A-Za-z0-9+/=.$]{8,255})(?=[\s:\"'`|<>]|\Z)")
 """A password's hash after a user's name and a colon, as ``.htpasswd`` and ``/etc/shadow`` write them
 (``alice:$apr1$…``, ``bob:{SHA}…``, ``carol:$2y$10$…``): the user stays."""
+_NAMED_HASH_RE: Final = re.compile(
+    r"(?<![\w.-])[\"']?(?P<n>[A-Za-z_][\w.-]{0,63}(?i:hash|hashed|digest))[\"']?[ \t]*(?:[:=]|=>)[ \t]*[\"']?"
+    r"(?P<h>\$(?:1|2[abxy]?|5|6|7|y|gy|md5|sha1|pbkdf2(?:-sha(?:256|512))?|argon2(?:id|i|d)|scrypt)\$"
+    r"[^\s:\"'`|<>]{8,255})")
+"""A password's hash in modular crypt form under a name that says it is one (``password_hash: $2b$12$…``,
+``"pw_digest": "$argon2id$…"``); a name that holds no password's word (``file_hash``) is not read."""
 _CRYPT_USER_RE: Final = re.compile(r"(?:^|(?<=[\s|,\"'`>]))[A-Za-z0-9._@+-]{1,64}\Z", re.MULTILINE)
 """The user's name before a hash's colon (sought back from it)."""
 _HCL_RE: Final = re.compile(r"(?<![\w-])variable[ \t]+\"(?P<n>[^\"\n]{1,128})\"[ \t]*\{")
@@ -544,6 +550,10 @@ def find_layout_spans(text: str, low: str, spans: list[Span], gated: bool = True
         _hcl_defaults(text, spans)
     if not gated or ":$" in text or ":{" in text:
         _crypt_hashes(text, spans)
+    if not gated or "$" in text and ("hash" in low or "digest" in low):
+        for m in _NAMED_HASH_RE.finditer(text):  # password_hash: $2b$12$…
+            if password_name(m.group("n")):
+                _judge(text, "password", m.span("h"), STRONG, spans, literal=True)
     if not gated or "input_value=" in text:
         _validation_messages(text, spans)
     if not gated or "loc\":" in text or "loc':" in text:

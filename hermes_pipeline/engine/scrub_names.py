@@ -149,9 +149,9 @@ def _stage_word(word: str) -> bool:
 
 _COMPOUNDS: Final = (("connection", "string"), ("shared", "access", "signature"), ("pass", "word"),
                      ("pass", "words"), ("pass", "phrase"), ("pass", "phrases"), ("pass", "wd"), ("kata", "sandi"),
-                     ("kata", "laluan"))
+                     ("kata", "laluan"), ("network", "security", "key"))
 """Credential names written as two or three words (``CONNECTION_STRING``, ``Pass_Word``, Indonesian and Malay
-``Kata sandi``, ``kata laluan``)."""
+``Kata sandi``, ``kata laluan``, the Wi-Fi password as Windows names it, ``Network security key``)."""
 _QUERY_WORDS: Final = frozenset({"jwt", "sid", "ticket", "sess", "sessid", "sessionid", "jsessionid", "phpsessid",
                                  "aspsessionid", "session"})
 """Names of a URL's query parameters and of cookies that carry a session (``?ticket=``, ``;jsessionid=``,
@@ -267,8 +267,9 @@ def credential_name(name: str) -> int:
             pass
         elif word in _STRONG_WORDS:
             level = STRONG
-        elif word in _PASS_WORDS and (i == last or all(_stage_word(w) for w in words[i + 1:])):
-            level = STRONG  # DB_PASS, DB_PASS_PROD, ADMIN_PW_2
+        elif word in _PASS_WORDS and (i == last or (" " not in name.strip() and all(_stage_word(w)
+                                                                                   for w in words[i + 1:]))):
+            level = STRONG  # DB_PASS, DB_PASS_PROD, ADMIN_PW_2 (an identifier: "pass 2:" is a second pass)
         elif word in ("key", "keys") and ((i > 0 and words[i - 1] in _KEY_QUALIFIERS)
                                           or words[i + 1:i + 2] and words[i + 1] in _KEY_HOLDERS):
             level = STRONG

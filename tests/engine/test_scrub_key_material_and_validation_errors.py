@@ -262,3 +262,39 @@ def test_an_app_password_in_a_login_call_and_a_mark_a_sentence_goes_on_after(tex
     """OBS-57: an app password's four groups given to a login call by position; a ``!`` that a sentence goes on
     after in lower case or in a script without case is the password's."""
     _hidden_alone(text, value)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1. Log in with **admin** / **Adm1n!pw9**", "Adm1n!pw9"),
+    ("Log in with `admin` / `Adm1n!pw9`", "Adm1n!pw9"),
+    ("Credentials → user **ops**, password **0ps!Pass9**", "0ps!Pass9"),
+    ("Network security key: Falcon1302", "Falcon1302"),
+])
+def test_a_login_in_emphasis_and_the_wifi_password_as_windows_names_it(text: str, value: str) -> None:
+    """OBS-57: a login sentence's user and password in emphasis or backticks; ``Network security key`` (the
+    Wi-Fi password in Windows' words) names a password people make."""
+    _hidden_alone(text, value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), name=st.sampled_from(["password_hash", "PASSWORD_HASH", "pw_hash",
+                                                             "passwd_digest", "hashed_password"]),
+       scheme=st.sampled_from(["$2b$12$", "$2y$10$", "$6$rounds=5000$", "$argon2id$v=19$m=65536,t=3,p=4$", "$y$j9T$"]),
+       sep=st.sampled_from([": ", "=", " = ", ": '", '": "']))
+def test_property_a_password_hash_under_its_name_is_hidden_whole(seed: int, name: str, scheme: str, sep: str) -> None:
+    """OBS-58: a password's hash in modular crypt form (bcrypt, sha512-crypt, argon2, yescrypt) is as good as the
+    password to whoever cracks it: under a name saying it is a password's hash, the whole hash goes."""
+    r = random.Random(seed)
+    digest = scheme + "".join(r.choice(string.ascii_letters + string.digits + "./") for _ in range(53))
+    close, open_ = ("'", "") if sep.endswith("'") else ('"', '"') if sep.endswith('"') else ("", "")
+    _hidden_alone(f"{open_}{name}{sep}{digest}{close}\nnext: 1", digest)
+
+
+@pytest.mark.parametrize("text", [
+    "file_hash: $2b$12$abcdefghijklmnopqrstuuKq8Zf0yH8y1VrDkO8wS1X8pX9oW", "            # pass 2: reconciliation",
+    "Pass 1: parse", "Security key: YubiKey 5C NFC", "network security key type: WPA2-Personal",
+    "password **required**", "Log in with **admin** / **your password**",
+])
+def test_hashes_of_files_passes_of_a_program_and_hardware_keys_stay(text: str) -> None:
+    """OBS-59: a file's hash, a program's second pass, a hardware security key's model, a word in emphasis."""
+    assert scrub_text(text) == text

@@ -103,6 +103,8 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "keys named again as one": (lambda n: "key, new one is " * (n // 16), 5_000),
     "apostrophes in a label": (lambda n: "jeton d'a" * (n // 9) + " : Xk9mQ2vLp7Rt", 5_000),
     "login calls with blanks": (lambda n: 'smtp.login("a", "abcd ' * (n // 20), 5_000),
+    "hashes under names again and again": (lambda n: "pw_hash: $2b$" * (n // 13), 5_000),
+    "a long name before a hash": (lambda n: "a" * n + "_hash: $2b$12$abcdefgh", 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,
