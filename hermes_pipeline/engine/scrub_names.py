@@ -88,7 +88,7 @@ holds it only inside one of :data:`FOREIGN_NOT_NAMES`."""
 FOREIGN_NOT_NAMES: Final = ("암호화",)
 """Words holding a word of :data:`FOREIGN_WORDS` that name no credential: Korean ``암호화`` (encryption; ``암호``,
 password, alone): ``암호화: AES-256``, ``암호화 키 길이: 256``."""
-FOREIGN_KEY_WORDS: Final = ("schlüssel", "clé", "ключ", "キー", "키", "鍵")
+FOREIGN_KEY_WORDS: Final = ("schlüssel", "clé", "ключ", "キー", "키")
 """The word for *key* in other languages: a strong credential name beside an ASCII key qualifier (``API-Schlüssel``,
 ``clé API``, ``API ключ``), a weak one alone (a value under it must look generated)."""
 _KEY_QUALIFIERS: Final = frozenset({
@@ -267,9 +267,9 @@ def credential_name(name: str) -> int:
             pass
         elif word in _STRONG_WORDS:
             level = STRONG
-        elif word in _PASS_WORDS and (i == last or (" " not in name.strip() and all(_stage_word(w)
-                                                                                   for w in words[i + 1:]))):
-            level = STRONG  # DB_PASS, DB_PASS_PROD, ADMIN_PW_2 (an identifier: "pass 2:" is a second pass)
+        elif word in _PASS_WORDS and (i == last or (" " not in name.strip() and ("_" in name or "-" in name) and all(
+                _stage_word(w) for w in words[i + 1:]))):
+            level = STRONG  # DB_PASS, DB_PASS_PROD, ADMIN_PW_2 (an identifier: "pass 2:" is a second pass, pass8 stty's)
         elif word in ("key", "keys") and ((i > 0 and words[i - 1] in _KEY_QUALIFIERS)
                                           or words[i + 1:i + 2] and words[i + 1] in _KEY_HOLDERS):
             level = STRONG

@@ -242,7 +242,8 @@ def test_property_names_quotes_and_edits_that_hold_a_credential(seed: int, form:
     "pass_through=true", "PASS_THRESHOLD=80", "pass_rate=0.95", "PASS_FAIL=fail", "the apikey header",
     "{'password': '', 'user': 'bob'}", "path=C:\\ Program", "sed -i 's/DEBUG=.*/DEBUG=false/' .env",
     "sed -i 's/API_KEY=.*/API_KEY=${NEW_KEY}/' .env", "the key, new one is better", "it's fine: yes",
-    "Don't forget: the key is in the drawer", "鍵を開ける", "le jeton est expiré", 'x.login("a", "this is not it")',
+    "Don't forget: the key is in the drawer", "鍵を開ける", "本当にこの鍵: keygrip%%0A  %s%%0A",
+    "   pass8\t等於-parenb -istrip cs8", "le jeton est expiré", 'x.login("a", "this is not it")',
     'smtp.login("me@gmail.com", "abcd efgh ijkl mnop")',
 ])
 def test_settings_and_words_beside_those_forms_stay(text: str) -> None:
