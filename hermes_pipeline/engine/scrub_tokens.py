@@ -20,7 +20,8 @@ Formats without a literal prefix are found by their structure: a JWT is three do
 part, as in a GraphQL cursor or a source map, is base64 JSON, not a token); a Discord bot token's first part is the
 base64 of the bot's numeric id; a Telegram bot token is a bot id, a colon and 35 characters (after ``bot`` too); a
 Fal key is a UUID, a colon and 32 hex digits; a Mailgun key (the current form) is 32, 8 and 8 hex digits joined by
-``-``; a ``.pgpass`` line is ``host:port:database:user:password`` (its password only); a MySQL native password hash
+``-``; a Mailchimp key is 32 hex digits, ``-us`` and a data centre's number; a ``.pgpass`` line is
+``host:port:database:user:password`` (its password only); a MySQL native password hash
 is ``*`` and 40 upper-case hex digits.
 
 :func:`find_token_spans` appends ``(start, end)`` spans; it runs each family but the published formats only
@@ -75,7 +76,7 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("xAI keys", "xai-", "[A-Za-z0-9_-]{10,}"),
     ("Langfuse public keys", "pk-lf-", "[A-Za-z0-9_-]{10,}"),
     ("LangSmith personal access tokens and service keys", "lsv2_(?:pt|sk)_", "[a-f0-9]{32}_[a-f0-9]{10}"),
-    ("Replicate tokens", "r8_", "[A-Za-z0-9]{16,}"),
+    ("Replicate tokens", "r8_", "[A-Za-z0-9_-]{16,}"),
     ("Perplexity keys", "pplx-", "[A-Za-z0-9]{16,}"),
     ("Fireworks keys", "(?:fw[_-]|fpk_)", "[A-Za-z0-9]{20,}"),
     ("Together AI keys", "tgp_v1_", "[A-Za-z0-9_-]{32,}"),
@@ -116,7 +117,7 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("HashiCorp Terraform Cloud tokens", r"[A-Za-z0-9]{14}\.atlasv1\.", "[A-Za-z0-9_=-]{60,}"),
     ("Pulumi access tokens", "pul-", "[a-f0-9]{40}"),
     ("Postman API keys", "PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"),
-    ("Figma tokens", "figd_", "[A-Za-z0-9_-]{16,}"),
+    ("Figma tokens", "fig(?:d|p|[uo][rh]?)_", "[A-Za-z0-9_=-]{16,}"),
     ("Square tokens", "(?:sq0(?:atp|csp)-|EAAA)", "[A-Za-z0-9_-]{16,}"),
     ("Meta (Facebook) access tokens", "EAA[A-Za-z0-9]", "[A-Za-z0-9]{30,}"),
     ("age secret keys", "AGE-SECRET-KEY-1", "[A-Z0-9]{40,}"),
@@ -129,7 +130,7 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     # ``key-`` also starts words glued to a path or a name (``cache-key-<md5>``, ``objects/key-<md5>.json``)
     ("Mailgun keys", "(?<![/._-])key-", "[0-9a-f]{32}"),
     ("Twilio API key sids", "SK", "[0-9a-f]{32}"),
-    ("Docker Hub tokens", "dckr_pat_", "[A-Za-z0-9_-]{16,}"),
+    ("Docker Hub tokens", "dckr_(?:pat|oat)_", "[A-Za-z0-9_-]{16,}"),
     ("Supabase tokens and secret keys", "(?:sbp_|sb_secret_)", "[A-Za-z0-9_-]{16,}"),
     ("Neon API keys", "napi_", "[A-Za-z0-9]{40,}"),
     # a dot inside: the piece after it is eight characters at least, a capital or a digit among them (a file's
@@ -192,14 +193,40 @@ MORE_KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("SettleMint access tokens", "sm_[aps]at_", "[A-Za-z0-9]{16}" + _ALONE),
     ("Shippo API tokens", "shippo_(?:live|test)_", "[a-fA-F0-9]{40}" + _ALONE),
     ("Sourcegraph access tokens", "sgp_", "(?:(?:[a-fA-F0-9]{16}|local)_)?[a-fA-F0-9]{40}" + _ALONE),
+    ("PostHog project and personal API keys", "ph[cx]_", "[A-Za-z0-9_]{40,}"),
+    ("CircleCI personal API tokens", "CCIPAT_", "[A-Za-z0-9]{22}_[a-fA-F0-9]{40}" + _ALONE),
+    ("Buildkite API tokens", "bkua_", "[a-z0-9]{40}" + _ALONE),
+    ("Apify API tokens", "apify_api_", "[A-Za-z0-9-]{36}" + _ALONE),
+    ("HubSpot private app tokens", "pat-(?:na|eu)1-",
+     "[A-Za-z0-9]{8}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{12}" + _ALONE),
+    ("Typeform personal access tokens", "tfp_", "[A-Za-z0-9_]{40,59}" + _ALONE),
+    ("Pagar.me API keys", "ak_(?:live|test)_", "[A-Za-z0-9]{30}" + _ALONE),
+    ("Razorpay key ids", "rzp_(?:live|test)_", "[A-Za-z0-9]{14}" + _ALONE),
+    ("ClickUp personal tokens", "pk_[0-9]{6,10}_", "[0-9A-Z]{32}" + _ALONE),
+    ("LaunchDarkly API and SDK keys", "(?:api|sdk)-",
+     "[a-f0-9]{8}-[a-f0-9]{4}-4[a-f0-9]{3}-[a-f0-9]{4}-[a-f0-9]{12}" + _ALONE),
+    ("Intercom access tokens", "dG9rO", "[A-Za-z0-9+/]{54}=" + _ALONE),
+    ("Dropbox short-lived access tokens", r"sl\.", "[A-Za-z0-9_-]{120,}"),
+    ("Portainer access tokens", "ptr_", "[A-Za-z0-9/_+=-]{40,60}"),
+    ("Nightfall API keys", "NF-", "[A-Za-z0-9]{32}" + _ALONE),
+    ("Lob and GoCardless keys", "(?:live|test|sandbox)_", "[A-Za-z0-9_-]{35,40}" + _ALONE),
+    ("Resend API keys", "re_", "[1-9A-HJ-NP-Za-km-z]{8}_[1-9A-HJ-NP-Za-km-z]{24}" + _ALONE),
+    ("Stripe payment and setup intent client secrets", "(?:pi|seti)_", "[A-Za-z0-9]{14,}_secret_[A-Za-z0-9]{16,}"),
+    ("Rootly API keys", "rootly_", "[a-f0-9]{64}" + _ALONE),
+    ("Adafruit IO keys", "aio_", "[A-Za-z0-9]{28}" + _ALONE),
+    ("Sourcegraph Cody gateway keys", "slk_", "[a-f0-9]{64}" + _ALONE),
+    ("Endor Labs API keys and secrets", r"endr\+", "[A-Za-z0-9]{16,}"),
 )
 """Further published formats (same shape as :data:`KEY_FORMATS`, found the same way). Formats without a literal
 prefix are found by their structure (:func:`find_token_spans`): Fal keys (a UUID key id, a colon and 32 hex
 digits), Mailgun's current keys (32, 8 and 8 hex digits joined by ``-``), and a ``.pgpass`` line's password."""
 
-_SHORT_PREFIXED: Final = frozenset({"Okta API tokens", "Modal token ids and secrets",
-                                    "HashiCorp Vault legacy service tokens", "HashiCorp Vault legacy batch tokens"})
-"""Formats whose prefix is two or three characters: the body must also look random (:func:`_random_body`)."""
+_SHORT_PREFIXED: Final = frozenset({"Okta API tokens", "Modal token ids and secrets", "Portainer access tokens",
+                                    "Nightfall API keys", "Lob and GoCardless keys", "Resend API keys",
+                                    "Adafruit IO keys", "HashiCorp Vault legacy service tokens",
+                                    "HashiCorp Vault legacy batch tokens"})
+"""Formats whose prefix is short or a word (``s.``, ``NF-``, ``live_``): the body must also look random
+(:func:`_random_body`)."""
 _LONG_FORMATS: Final = frozenset({"Codex / Fernet encrypted tokens", "1Password service account tokens"})
 """Formats whose tokens may be a kilobyte or more of base64 themselves: never read as a blob that starts like a key."""
 
@@ -291,6 +318,8 @@ _WEBHOOK_RE: Final = re.compile(
     r"|discord(?:app)?\.com/api/webhooks/\d+/(?P<b>[A-Za-z0-9_-]{16,})"
     r"|api\.telegram\.org/bot(?P<c>\d{6,}:[A-Za-z0-9_-]{20,})"
     r"|/IncomingWebhook/(?P<d>[A-Za-z0-9]{32}/[A-Za-z0-9-]{36}(?:/[A-Za-z0-9_-]{20,})?)"  # Microsoft Teams
+    r"|hooks\.zapier\.com/hooks/catch/\d+/(?P<e>[A-Za-z0-9]{6,})"
+    r"|\.tines\.com/webhook/(?P<f>[a-z0-9]{32}/[a-z0-9]{32})"
 )
 # Telegram bot tokens: the bot's id (7 to 11 digits so far), a colon, 35 base64url characters; alone or after
 # ``bot`` (``bot123456789:AA…`` in an API URL's path); the span is the id and the secret. Found from the colon, at C
@@ -307,6 +336,8 @@ _UUID_LEN: Final = 36
 # long one checked before them.
 _MAILGUN_TAIL_RE: Final = re.compile(r"-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9_-])")
 _HEX32_RE: Final = re.compile(r"[0-9a-f]{32}")
+# Mailchimp API keys: 32 hex digits, ``-us`` and the data centre's number; found from ``-us``, the hex checked before.
+_MAILCHIMP_TAIL_RE: Final = re.compile(r"-us[0-9]{1,2}(?![A-Za-z0-9_-])")
 _GLUE: Final = frozenset(string.ascii_letters + string.digits + "_.-/")
 """What a key without a literal prefix is never glued to (it would be the end of a longer id, a path or a name)."""
 # A ``.pgpass`` line (PostgreSQL's password file): host, port, database, user and password joined by ``:`` (``\:``
@@ -513,6 +544,11 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
             start = m.start() - 32
             if start >= 0 and _HEX32_RE.fullmatch(text, start, m.start()) and _free_start(text, start):
                 spans.append((start, m.end()))
+    if every or "-us" in text:
+        for m in _MAILCHIMP_TAIL_RE.finditer(text):
+            start = m.start() - 32
+            if start >= 0 and _HEX32_RE.fullmatch(text, start, m.start()) and _free_start(text, start):
+                spans.append((start, m.end()))
     if every or ":" in text:
         for m in _AFTER_COLON_RE.finditer(text):  # Telegram, Fal and .pgpass, found from their colon in one scan
             if m.group("s") is not None:
@@ -528,7 +564,7 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
     if every or "*" in text:
         spans.extend(m.span() for m in _MYSQL_HASH_RE.finditer(text))
     if every or "hooks.slack.com" in text or "/api/webhooks/" in text or "api.telegram.org" in text or (
-            "/IncomingWebhook/" in text):
+            "/IncomingWebhook/" in text or "hooks.zapier.com" in text or ".tines.com/webhook/" in text):
         for m in _WEBHOOK_RE.finditer(text):
             group = m.lastgroup
             if group is not None:

@@ -26,6 +26,8 @@ from hermes_pipeline.engine.scrub_tokens import MORE_KEY_FORMATS
 from tests.engine._scrub_support import (ALNUM, HEX, KEY_SAMPLES, LOWER_DIGITS, UPPER_DIGITS, URLSAFE, rand,
                                          wrapper)
 
+B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
 MORE_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     "OpenAI session keys": lambda r: "sess-" + rand(r, ALNUM, 40),
     "Vercel access tokens and API keys": lambda r: r.choice(["vcp_", "vci_", "vca_", "vcr_", "vck_"])
@@ -72,6 +74,31 @@ MORE_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     "Shippo API tokens": lambda r: "shippo_" + r.choice(["live", "test"]) + "_" + rand(r, HEX, 40),
     "Sourcegraph access tokens": lambda r: "sgp_" + r.choice(["", rand(r, HEX, 16) + "_", "local_"])
     + rand(r, HEX, 40),
+    "PostHog project and personal API keys": lambda r: r.choice(["phc_", "phx_"]) + rand(r, ALNUM, 43),
+    "CircleCI personal API tokens": lambda r: "CCIPAT_" + rand(r, ALNUM, 22) + "_" + rand(r, HEX, 40),
+    "Buildkite API tokens": lambda r: "bkua_" + rand(r, LOWER_DIGITS, 40),
+    "Apify API tokens": lambda r: "apify_api_" + rand(r, ALNUM, 36),
+    "HubSpot private app tokens": lambda r: r.choice(["pat-na1-", "pat-eu1-"]) + "-".join(
+        rand(r, LOWER_DIGITS, n) for n in (8, 4, 4, 4, 12)),
+    "Typeform personal access tokens": lambda r: "tfp_" + rand(r, ALNUM, 44),
+    "Pagar.me API keys": lambda r: r.choice(["ak_live_", "ak_test_"]) + rand(r, ALNUM, 30),
+    "Razorpay key ids": lambda r: r.choice(["rzp_live_", "rzp_test_"]) + rand(r, ALNUM, 14),
+    "ClickUp personal tokens": lambda r: "pk_" + str(r.randint(10**7, 10**8 - 1)) + "_" + rand(r, UPPER_DIGITS, 32),
+    "LaunchDarkly API and SDK keys": lambda r: r.choice(["api-", "sdk-"]) + rand(r, HEX, 8) + "-" + rand(r, HEX, 4)
+    + "-4" + rand(r, HEX, 3) + "-" + rand(r, HEX, 4) + "-" + rand(r, HEX, 12),
+    "Intercom access tokens": lambda r: "dG9rO" + rand(r, ALNUM + "+/", 54) + "=",
+    "Dropbox short-lived access tokens": lambda r: "sl." + rand(r, URLSAFE, 135),
+    "Portainer access tokens": lambda r: "ptr_" + rand(r, ALNUM, 40) + r.choice(["", "=", "+/a="]),
+    "Nightfall API keys": lambda r: "NF-" + rand(r, ALNUM, 30) + "aZ",
+    "Lob and GoCardless keys": lambda r: r.choice(["live_", "test_", "sandbox_"]) + rand(r, ALNUM, 36) + "aZ9",
+    "Resend API keys": lambda r: "re_" + rand(r, B58, 6) + "aZ" + "_" + rand(r, B58, 22) + "9k",
+    "Stripe payment and setup intent client secrets": lambda r: r.choice(["pi_", "seti_"]) + rand(r, ALNUM, 24)
+    + "_secret_" + rand(r, ALNUM, 25),
+    "Rootly API keys": lambda r: "rootly_" + rand(r, HEX, 64),
+    "Adafruit IO keys": lambda r: "aio_" + rand(r, ALNUM, 26) + "aZ",
+    "Sourcegraph Cody gateway keys": lambda r: "slk_" + rand(r, HEX, 64),
+    "Endor Labs API keys and secrets": lambda r: "endr+" + rand(r, ALNUM, 24),
+    "Mailchimp API keys": lambda r: rand(r, HEX, 32) + "-us" + str(r.randint(1, 21)),
     # found by their structure, no literal prefix
     "Fal keys (key id and secret)": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)) + ":"
     + rand(r, HEX, 32),
@@ -80,7 +107,8 @@ MORE_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     "Doppler service tokens naming their config": lambda r: "dp.st." + r.choice(["dev", "prd", "dev_personal",
                                                                                   "stg-2"]) + "." + rand(r, ALNUM, 40),
 }
-"""One generator per format, from the provider's published prefix, alphabet and length."""
+"""One generator per format, from the provider's published prefix, alphabet and length (a body that must look drawn
+at random after a short prefix holds both cases and a digit)."""
 
 CONTEXTS = ("see {k} ok", '"{k}"', "'{k}'", "opt={k}", "tool -p{k} next", "tool -P{k}", '["-p{k}"]',
             '{{"value": "{k}"}}', "{k}\n", "(k: {k})")
@@ -169,6 +197,11 @@ def test_obs58_l6_a_key_glued_to_a_short_option_is_redacted_whole(provider: str)
     "eyJrIjoi", "EAAA", "EAAA-sample-token", "glpat-your-personal-access-token.example",
     "FLWSECK_TEST-", "p8e-", "tk-us-east-1", "rdme_readme", "sk_prod_config",
     "https://outlook.office.com/webhook/", "/IncomingWebhook/docs/setup",
+    "ptr_next_node_in_the_linked_list_of_free_blocks", "test_" + "property_of_the_scrubber_" * 2, "live_reload",
+    "sandbox_mode_enabled_for_every_tenant_in_staging", "re_compile_pattern_cache", "re_Ab3dEf6h", "aio_loop",
+    "api-gateway-deployment", "api-12345678-1234-1234-1234-123456789012", "pk_12345678_test", "sl.no",
+    "NF-ROUTER-01", "tfp_", "phc_config", "pi_calc_secret_sauce", "endr+", "0123456789abcdef0123456789abcdef-user",
+    "build-0123456789abcdef0123456789abcdef-us1",
 ])
 def test_obs59_l10_look_alikes_of_the_further_formats_stay(text: str) -> None:
     """OBS-59 (review L10): what only starts like a further format stays: English words (``session``, ``as-is``),
