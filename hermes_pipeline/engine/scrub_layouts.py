@@ -284,7 +284,9 @@ _FOREIGN_NAMES: Final = (
     r"şifre(?:si|m|n|niz)?|sifre(?:si|m|n|niz)?|slaptažodis|slaptazodis|lykilorð(?:ið)?|lykilord(?:id)?|nenosiri|"
     r"mật[ \t]khẩu|mat[ \t]khau|κωδικός(?:[ \t]πρόσβασης)?|συνθηματικό|kata[ \t](?:sandi(?:nya)?|laluan)|"
     r"و?كلمة[ \t](?:ال)?(?:مرور|سر)|رمز[ \t]عبور|ו?ה?סיסמ[הא]|токен|zugangsdaten|schlüssel|"
-    r"(?:clé|clave|chiave|chave)[ \t](?:(?:de|da|do|del|della)[ \t](?:la[ \t])?)?api|token api|jeton")
+    r"(?:clé|clave|chiave|chave)[ \t](?:(?:de|da|do|del|della)[ \t](?:la[ \t])?)?api|token api|jeton|"
+    r"(?:api[ \t])?(?:sleutel|klucz|anahtar[ıi]?|nyckel(?:n)?|avain|khóa|kunci|klíč|nøgle(?:n)?|nøkkel(?:en)?|kulcs|"
+    r"cheie(?:a)?)(?:[ \t]api)?|secret[ \t]client|clé[ \t]secrète")
 """The word for password (and a few for key or token) in other languages, as a sentence giving its value names it:
 German, Spanish, Catalan, Portuguese, French, Dutch, Polish, the Nordic languages, Finnish, Estonian, Italian,
 Romanian, Turkish, Russian, Ukrainian, Bulgarian, Serbian, Croatian, Slovenian, Czech, Slovak, Hungarian,
@@ -316,7 +318,8 @@ _FOREIGN_SENTENCE_RE: Final = re.compile(
 """A sentence in another language giving a password's value: ``Das Passwort lautet P``, ``la contraseña es P``, ``a
 senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest P``, ``пароль — P``, ``Heslo je P``,
 ``Parola este P``, ``Mật khẩu là P``, ``Ο κωδικός είναι P``, ``Kata sandi adalah P``, ``كلمة المرور هي P``,
-``הסיסמה היא P``, with what it is for (``la contraseña de la base de datos es P``, ``Hasło do bazy to P``, ``Lozinka
+``הסיסמה היא P``, the word for key beside API (``de API-sleutel is P``, ``klucz API: P``, ``API anahtarı: P``),
+with what it is for (``la contraseña de la base de datos es P``, ``Hasło do bazy to P``, ``Lozinka
 za Wi-Fi je P``) or whose (``ο κωδικός μου είναι P``), in a compound (``Das WLAN-Passwort lautet P``, ``Der
 API-Schlüssel ist P``), the key or token of an API (``la clé API est P``, ``il token API è P``), a Nordic name's
 definite form (``Lösenordet är P``), or a colon after a blank (``mot de passe : P``)."""
@@ -324,7 +327,8 @@ _FOREIGN_WORDS: Final = _word_set(
     "passwort", "kennwort", "contrase", "clave", "senha", "mot", "wachtwoord", "hasło", "haslo", "senord", "passord",
     "adgangskode", "salas", "parool", "parol", "пароль", "парола", "лозинка", "lozinka", "geslo", "heslo", "jelsz",
     "şifre", "sifre", "slapta", "lykilor", "nenosiri", "khẩu", "khau", "κωδικός", "συνθηματικό", "kata", "كلمة",
-    "عبور", "סיסמ", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave", "token api", "jeton")
+    "عبور", "סיסמ", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave", "token api", "jeton", "sleutel",
+    "klucz", "anahtar", "nyckel", "avain", "khóa", "kunci", "klíč", "nøgle", "nøkkel", "kulcs", "cheie", "secret client")
 """What each name :data:`_FOREIGN_SENTENCE_RE` reads holds, lower-cased: a text without one of them holds no such
 sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(

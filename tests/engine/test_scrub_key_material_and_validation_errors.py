@@ -299,3 +299,24 @@ def test_property_a_password_hash_under_its_name_is_hidden_whole(seed: int, name
 def test_hashes_of_files_passes_of_a_program_and_hardware_keys_stay(text: str) -> None:
     """OBS-59: a file's hash, a program's second pass, a hardware security key's model, a word in emphasis."""
     assert scrub_text(text) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), form=st.sampled_from([
+    "de API-sleutel is {p}", "klucz API: {p}", "API anahtarı: {p}", "API-nyckel: {p}", "API-avain: {p}",
+    "khóa API: {p}", "kunci API: {p}", "Le secret client est {p}", "la clé secrète : {p}", "API kulcs: {p}",
+]))
+def test_property_the_word_for_key_in_other_languages_beside_api(seed: int, form: str) -> None:
+    """OBS-57: Dutch, Polish, Turkish, Swedish, Finnish, Vietnamese, Indonesian, Hungarian and French name an API's
+    key (or a client's secret) in their own words; the value after them goes."""
+    value = password(random.Random(seed), 20)
+    _hidden_alone(form.format(p=value), value)
+
+
+@pytest.mark.parametrize("text", [
+    "de sleutel is zoek", "klucz do drzwi jest w szufladzie", "khóa học: Python cơ bản", "Le secret client est partagé",
+    "API anahtarı: lütfen girin",
+])
+def test_what_those_words_say_otherwise_stays(text: str) -> None:
+    """OBS-59: a lost key, a door's key, a course (Vietnamese *khóa học*), words after the name."""
+    assert scrub_text(text) == text
