@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_exporters as base  # noqa: E402
 from _relay import Row  # noqa: E402
+from _receiver import Receiver, ReceiverProcess  # noqa: E402
 from _timing import fresh_run  # noqa: E402
-from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
 
 SESSIONS = 20
 """Sessions per run on every shape (the standard workload's): what a run costs once and what its sessions cost are
@@ -210,7 +210,7 @@ def sides(with_relay: bool) -> list[Row]:
 
 
 def measure(rows: list[Row], shapes: Sequence[tuple[int, int, int]], rounds: int, root: Path,
-            receiver: OTLPReceiver) -> tuple[dict[tuple[int, int], list[float]],
+            receiver: Receiver) -> tuple[dict[tuple[int, int], list[float]],
                                              dict[tuple[int, int], list[dict[str, float]]], list[str]]:
     """All-CPU microseconds of every (row, shape) run, per round, and each thread group's microseconds."""
     totals: dict[tuple[int, int], list[float]] = defaultdict(list)
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
           f"(+1 warm-up), medians; all-CPU = time.process_time() of the run (every thread)")
     if base.RELAY_MISSING:
         print(base.RELAY_MISSING)
-    with tempfile.TemporaryDirectory(prefix="bench-cost-split-") as tmp, OTLPReceiver(discard=True) as receiver:
+    with tempfile.TemporaryDirectory(prefix="bench-cost-split-") as tmp, ReceiverProcess() as receiver:
         totals, threads, problems = measure(rows, shapes, rounds, Path(tmp), receiver)
     for line in report(rows, shapes, totals, threads):
         print(line)

@@ -23,7 +23,8 @@ Rows:
 - hermes_pipeline: ``Host`` on a fresh ``Engine()``; ``turn.call_llm`` / ``turn.call_tool``; with no
   plugins, and with the built-in ``observability`` component (``engine.add_plugin(
   ObservabilityComponent, config=...)``) exporting ATOF (JSONL file) + ATIF (one file per session),
-  then also OTLP ``gen_ai`` traces to ``OTLPReceiver(discard=True)`` on 127.0.0.1; and the same with
+  then also OTLP ``gen_ai`` traces to a receiver that counts bytes on 127.0.0.1, in a process of its own
+  (``_receiver.ReceiverProcess``: a collector's CPU is not the exporter's); and the same with
   ``worker = "process"`` (hermes_pipeline extension): the ATOF and ATIF sinks each in a child process,
   both in one shared child (``worker = "process:sinks"``: each batch pickled once), or the OTLP sink in
   a child (the scope plugin stays in the agent's process). Worker start-up is
@@ -99,12 +100,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # _timing, also when i
 from _floor import OBLIGATIONS, floor_run  # noqa: E402
 from _one_handoff import OneHandOff  # noqa: E402
 from _paired import run_blocks  # noqa: E402
+from _receiver import Receiver, ReceiverProcess  # noqa: E402
 from _relay import Row, relay_replay  # noqa: E402
 from _timing import fresh_run, per_call_thread_ns, pluggy_reference  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
 from hermes_pipeline.components.observability import ObservabilityComponent  # noqa: E402
-from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
 from hermes_pipeline.export.worker import ProcessSink  # noqa: E402
 
 relay: Any
@@ -215,7 +216,7 @@ class Timed:
                    statistics.median(self.cpu), statistics.median(self.wall), **counts)
 
 
-def plain_run(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
+def plain_run(w: Workload, directory: Path, receiver: Receiver) -> Run:
     timed, response = Timed(), w.response()
     for _ in range(w.sessions):
         for _ in range(w.turns):
@@ -227,7 +228,7 @@ def plain_run(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
     return timed.run()
 
 
-def floor_row(w: Workload, directory: Path, receiver: OTLPReceiver | None,
+def floor_row(w: Workload, directory: Path, receiver: Receiver | None,
               obligations: tuple[str, ...] = ()) -> Run:
     """The floor: the same ATOF lines and ATIF files written by the smallest code (``_floor.py``); inline,
     or with ``obligations`` (:data:`OBLIGATIONS`: a hook call per event, one writer thread, the credential scrubber,
@@ -241,7 +242,7 @@ def floor_row(w: Workload, directory: Path, receiver: OTLPReceiver | None,
     return timed.run(atof_lines=lines, atif_files=files)
 
 
-def one_handoff_row(w: Workload, directory: Path, receiver: OTLPReceiver) -> Run:
+def one_handoff_row(w: Workload, directory: Path, receiver: Receiver) -> Run:
     """The engine's scope plugin and encoders with one hand-off and no writer threads (``_one_handoff.py``)."""
     engine = Engine()
     config = observability_config(directory, None)
@@ -269,7 +270,7 @@ def hermes_session(host: Host, w: Workload, timed: Callable[[Callable[[], object
                 turn.complete("done")
 
 
-def hermes_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool,
+def hermes_run(w: Workload, directory: Path, receiver: Receiver, *, exporters: bool, otlp: bool,
                workers: tuple[str, ...] = (), worker: str = "process", store: str = "",
                trajectories: bool = False) -> Run:
     """``store``: the local observability store (issue #15) on the exporters' scope plugin (``shared``), on a
@@ -349,7 +350,7 @@ def _dropped(stats: Any) -> int:
     return sum(_dropped(v) for v in stats) if isinstance(stats, list) else 0
 
 
-def relay_run(w: Workload, directory: Path, receiver: OTLPReceiver, *, mode: str, otlp: bool = False) -> Run:
+def relay_run(w: Workload, directory: Path, receiver: Receiver, *, mode: str, otlp: bool = False) -> Run:
     """``mode``: ``none`` (no subscriber), ``manual`` (AtofExporter + AtifExporter), ``plugin`` (``_relay.py``)."""
     calls = [(f"call_{k}", "read_file", ARGS, read_file) for k in range(w.tools)]
     turn = [(REQUEST, w.response(), calls)]
@@ -423,7 +424,7 @@ EARLIER_FLOOR: Final = "+ hook, scrubber, writer thread"
 FLOOR_TARGET: Final = 2.0
 
 
-def paired(w: Workload, root: Path, receiver: OTLPReceiver, blocks: int, seed: int, with_otlp: bool,
+def paired(w: Workload, root: Path, receiver: Receiver, blocks: int, seed: int, with_otlp: bool,
            with_relay: bool = True) -> list[str]:
     """The ratios with a target again as paired blocks (``_paired.py``): each block runs the two rows back to back.
     First hermes ATOF + ATIF against the obliged floor, then (``with_relay``) the two Relay ratios."""
@@ -447,7 +448,7 @@ def paired(w: Workload, root: Path, receiver: OTLPReceiver, blocks: int, seed: i
     return lines
 
 
-def compare(w: Workload, rounds: int, root: Path, receiver: OTLPReceiver, with_relay: bool,
+def compare(w: Workload, rounds: int, root: Path, receiver: Receiver, with_relay: bool,
             with_otlp: bool = True) -> list[str]:
     table = rows(with_relay, with_otlp)
     reference = pluggy_reference()
@@ -618,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"nemo-relay {importlib.metadata.version('nemo-relay')}")
         blocks = args.blocks if args.blocks is not None else (5 if quick else 12)
         seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
-        with OTLPReceiver(discard=True) as receiver:
+        with ReceiverProcess() as receiver:
             for line in compare(w, rounds, root, receiver, with_relay, not args.no_otlp):
                 print(line)
             if blocks > 0:

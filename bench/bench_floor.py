@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_exporters as bench  # noqa: E402
 from _floor import floor_run  # noqa: E402
+from _receiver import Receiver, ReceiverProcess  # noqa: E402
 from _timing import per_call_thread_ns, pluggy_reference  # noqa: E402
 
-from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
 
 CASES: tuple[tuple[str, tuple[str, ...] | None], ...] = (
     ("floor", ()),
@@ -48,15 +48,15 @@ CASES: tuple[tuple[str, tuple[str, ...] | None], ...] = (
 )
 
 
-def _floor(w: bench.Workload, obligations: tuple[str, ...]) -> Callable[[Path, OTLPReceiver], None]:
-    def run(directory: Path, receiver: OTLPReceiver) -> None:
+def _floor(w: bench.Workload, obligations: tuple[str, ...]) -> Callable[[Path, Receiver], None]:
+    def run(directory: Path, receiver: Receiver) -> None:
         floor_run(w.sessions, w.turns, w.tools, directory, bench.REQUEST, w.response(), bench.USER, bench.ARGS,
                   bench.read_file, lambda fn: fn(), obligations=obligations)
     return run
 
 
-def _hermes(w: bench.Workload) -> Callable[[Path, OTLPReceiver], None]:
-    def run(directory: Path, receiver: OTLPReceiver) -> None:
+def _hermes(w: bench.Workload) -> Callable[[Path, Receiver], None]:
+    def run(directory: Path, receiver: Receiver) -> None:
         bench.hermes_run(w, directory, receiver, exporters=True, otlp=False)
     return run
 
@@ -69,7 +69,7 @@ def measure(w: bench.Workload, rounds: int) -> tuple[dict[str, float], float]:
     reference = pluggy_reference()
     root = Path(tempfile.mkdtemp(prefix="bench-floor-"))
     try:
-        with OTLPReceiver(discard=True) as receiver:
+        with ReceiverProcess() as receiver:
             for r in range(rounds + 1):  # round 0 warms up
                 for i in range(len(cases)):
                     name, run = cases[(i + r) % len(cases)]

@@ -58,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_exporters as base  # noqa: E402
 from _floor import OBLIGATIONS, DequeWriter, floor_replay  # noqa: E402
+from _receiver import Receiver, ReceiverProcess  # noqa: E402
 from _relay import Row, relay_replay  # noqa: E402
 from _timing import fresh_run  # noqa: E402
 from bench_exporters import Run, Timed, add_observability, count_outputs, observability_config  # noqa: E402
@@ -66,7 +67,6 @@ import orjson  # noqa: E402
 import pluggy  # noqa: E402
 
 from hermes_pipeline import Engine, Host  # noqa: E402
-from hermes_pipeline.demo.otlp_receiver import OTLPReceiver  # noqa: E402
 from hermes_pipeline.host.context import CallContext, current  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "real_payloads.json.gz"
@@ -148,7 +148,7 @@ def _result(text: str) -> Callable[..., str]:
     return lambda **kwargs: text
 
 
-def plain_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver) -> Run:
+def plain_run(w: RealWorkload, directory: Path, receiver: Receiver) -> Run:
     timed = Timed()
     for index in range(w.sessions):
         s = w.session(index)
@@ -166,7 +166,7 @@ OBLIGED: Final = "+ hook, scrub, writer, FMT-52 files"
 """The obliged floor's row (:data:`~_floor.OBLIGATIONS`)."""
 
 
-def floor_row(w: RealWorkload, directory: Path, receiver: OTLPReceiver | None, obliged: bool = False) -> Run:
+def floor_row(w: RealWorkload, directory: Path, receiver: Receiver | None, obliged: bool = False) -> Run:
     sessions = [[(s.user, s.calls)] for s in (w.session(i) for i in range(w.sessions))]
     timed = Timed()
     floor_replay(sessions, directory, timed, obligations=OBLIGATIONS if obliged else (), model=w.model)
@@ -187,7 +187,7 @@ def hermes_session(host: Host, s: Session, timed: Callable[[Callable[[], object]
             turn.complete(s.final)
 
 
-def hermes_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver, *, exporters: bool, otlp: bool) -> Run:
+def hermes_run(w: RealWorkload, directory: Path, receiver: Receiver, *, exporters: bool, otlp: bool) -> Run:
     engine = Engine()
     name, component = "", None
     if exporters:
@@ -249,7 +249,7 @@ class _CallerFloorSpec:
         """After it returned: ``(tool call id, result)``."""
 
 
-def caller_floor_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver) -> Run:
+def caller_floor_run(w: RealWorkload, directory: Path, receiver: Receiver) -> Run:
     """The caller-thread floor of a recorded tool call on this workload (issue #29 target: <= 5 us).
 
     Everything but the tool calls is the ``hermes ATOF + ATIF`` row itself (the same ``Host``, LLM calls, sessions
@@ -298,7 +298,7 @@ def caller_floor_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver) -
     return timed.run()
 
 
-def relay_run(w: RealWorkload, directory: Path, receiver: OTLPReceiver, *, mode: str, otlp: bool = False) -> Run:
+def relay_run(w: RealWorkload, directory: Path, receiver: Receiver, *, mode: str, otlp: bool = False) -> Run:
     """``mode``: ``none`` (no subscriber), ``manual`` (AtofExporter + AtifExporter), ``plugin`` (``_relay.py``)."""
     config = observability_config(directory, receiver.endpoint if otlp else None) if mode == "plugin" else None
     sessions = ([[(request, response, [(call_id, name, args, _result(result)) for call_id, name, args, result in tools])
@@ -338,7 +338,7 @@ def leaks(directory: Path, secrets: list[bytes]) -> int:
     return found
 
 
-def compare(w: RealWorkload, rounds: int, root: Path, receiver: OTLPReceiver, with_relay: bool) -> list[str]:
+def compare(w: RealWorkload, rounds: int, root: Path, receiver: Receiver, with_relay: bool) -> list[str]:
     table = rows(with_relay)
     runs: list[list[Run]] = [[] for _ in table]
     added: list[list[float]] = [[] for _ in table]
@@ -468,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nemo-relay {importlib.metadata.version('nemo-relay')}")
     with tempfile.TemporaryDirectory(prefix="bench-real-") as tmp:
         root = Path(tmp)
-        with OTLPReceiver(discard=True) as receiver:
+        with ReceiverProcess() as receiver:
             for line in compare(w, rounds, root, receiver, with_relay):
                 print(line, flush=True)
         if target > 0:
