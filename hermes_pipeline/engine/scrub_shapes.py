@@ -528,8 +528,8 @@ def _glued_tail(text: str, start: int, end: int, strong: bool = False) -> Span:
     if reach == end:
         return start, end
     whole = text[start:reach].rstrip(",")
-    if text[reach:reach + 1] in (" ", "\t") and text[reach + 1:reach + 2].strip() and not (
-            _mark_goes_on(whole[-1:], text[reach + 1])):
+    if text[reach:reach + 1] in (" ", "\t") and text[reach + 1:reach + 2].strip() and not _mark_goes_on(
+            whole[-1:], text[reach + 1]):
         whole = whole.rstrip(".,:!?")  # P. Next: a sentence's end stays (at a line's or a string's end, it is P's)
     tail = whole[end - start:]
     if len(whole) == end - start or _CODE_OR_PLACEHOLDER.search(text, end, reach + 1) is not None:
@@ -903,7 +903,7 @@ def _mark_goes_on(mark: str, after: str) -> bool:
     or a path after them (``--password Passw0rd! --verbose``, ``password=P@ss! user=bob``, ``비밀번호는 P! 입니다``;
     ``is P! Use it`` ends one)."""
     return mark in ("!", "?") and (after.islower() or after.isdigit() or after in _GOES_ON or (
-        after.isalpha() and not after.isascii() and not after.isupper()))  # 비밀번호는 P! 입니다
+        after.isalpha() and not after.isascii() and not after.isupper()))
 
 
 _GOES_ON: Final = frozenset("-./$~")
@@ -1318,7 +1318,7 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
             quest = text.find("?", span[0], span[1])  # ;jsessionid=X?a=1: a path parameter ends at the query
             cut = quest if quest >= 0 and (cut < 0 or quest < cut) else cut
         span = (span[0], cut) if cut >= 0 else span
-    if span is not None and m.group("v") is not None and "s" in text[max(0, start - _LOOK_BACK):start]:
+    if span is not None and m.group("v") is not None:
         delimiter = _sed_delimiter(text, start)
         cut = text.find(delimiter, span[0], span[1]) if delimiter else -1
         if cut >= 0:
