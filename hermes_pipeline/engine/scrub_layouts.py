@@ -853,16 +853,16 @@ def _validation_messages(text: str, spans: list[Span]) -> None:
         line_end = text.find("\n", value_at)
         line_end = len(text) if line_end < 0 else line_end
         close = text.rfind(", input_type=", value_at, line_end)
-        message = text.rfind("\n", 0, at)
-        head = _VALIDATION_LOCATION_RE.search(text, max(0, message - _LABEL_MAX), message + 1) if message > 0 else None
-        if close > value_at and head is not None and head.end() == message + 1 and (
-                _VALIDATION_TYPE_RE.search(text, message, at) is not None):
+        message = text.rfind("\n", 0, at)  # the message's line starts after it, the location's line ends there
+        head = _VALIDATION_LOCATION_RE.fullmatch(text, text.rfind("\n", max(0, message - _LABEL_MAX), message) + 1,
+                                                 message) if message > 0 else None
+        if close > value_at and head is not None and _VALIDATION_TYPE_RE.search(text, message, at) is not None:
             _validation_input(text, head.group("loc"), value_at, close, spans)
         at = text.find("input_value=", line_end)
 
 
-_VALIDATION_LOCATION_RE: Final = re.compile(r"(?:^|\n)(?P<loc>[A-Za-z_][\w.-]{0,79})[ \t]*\r?\n", re.M)
-"""A validation error's location line (``db.password``): it ends right before the message's line."""
+_VALIDATION_LOCATION_RE: Final = re.compile(r"(?P<loc>[A-Za-z_][\w.-]{0,79})[ \t]*\r?")
+"""A validation error's location line (``db.password``), the line right before the message's."""
 _VALIDATION_TYPE_RE: Final = re.compile(r"\[type=[\w.]{1,64}, \Z|\[type=[\w.]{1,64}, (?=input_value=)")
 
 

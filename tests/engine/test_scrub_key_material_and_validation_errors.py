@@ -320,3 +320,14 @@ def test_property_the_word_for_key_in_other_languages_beside_api(seed: int, form
 def test_what_those_words_say_otherwise_stays(text: str) -> None:
     """OBS-59: a lost key, a door's key, a course (Vietnamese *khóa học*), words after the name."""
     assert scrub_text(text) == text
+
+
+def test_a_validation_errors_location_is_the_line_right_before_its_message() -> None:
+    """OBS-57: the location is read on the message's line before, whatever short lines stand above it (``x``,
+    ``Settings``), and on no other."""
+    value = password(random.Random(11), 16)
+    message = f"  Input should be a valid integer [type=int_parsing, input_value='{value}', input_type=str]"
+    _hidden_alone(f"x\napi_key\n{message}", value)
+    _hidden_alone(f"Settings\ndb.password\r\n{message}\n", value)
+    kept = f"api_key\nname\n{message}"
+    assert scrub_text(kept) == kept  # the location is ``name``, not the line above it
