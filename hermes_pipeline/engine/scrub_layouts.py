@@ -328,7 +328,8 @@ _FOREIGN_WORDS: Final = _word_set(
     "adgangskode", "salas", "parool", "parol", "пароль", "парола", "лозинка", "lozinka", "geslo", "heslo", "jelsz",
     "şifre", "sifre", "slapta", "lykilor", "nenosiri", "khẩu", "khau", "κωδικός", "συνθηματικό", "kata", "كلمة",
     "عبور", "סיסמ", "токен", "zugangsdaten", "schlüssel", "clé", "chiave", "chave", "token api", "jeton", "sleutel",
-    "klucz", "anahtar", "nyckel", "avain", "khóa", "kunci", "klíč", "nøgle", "nøkkel", "kulcs", "cheie", "secret client")
+    "klucz", "anahtar", "nyckel", "avain", "khóa", "kunci", "klíč", "nøgle", "nøkkel", "kulcs", "cheie",
+    "secret client")
 """What each name :data:`_FOREIGN_SENTENCE_RE` reads holds, lower-cased: a text without one of them holds no such
 sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(
@@ -366,7 +367,8 @@ _KEY_CONTEXT_RE: Final = re.compile(
     r"replaced?|leaked|compromised|your|here(?:['’]s|[ \t]+is))(?![\w-])")
 """Words that make a weak ``key`` on their line a credential's (lower-cased): a network's, a rotated one, one handed
 over (``Remember the Wi-Fi: SSID "HomeNet", key P``, ``rotate key (new: P)``, ``Here is your key - P``)."""
-_ONE_TAIL_RE: Final = re.compile(r"[,;]?[ \t]+(?i:the[ \t]+)?(?i:new|old|current|next)[ \t]+one[ \t]+(?i:is|was)[ \t]*:?[ \t]+")
+_ONE_TAIL_RE: Final = re.compile(
+    r"[,;]?[ \t]+(?i:the[ \t]+)?(?i:new|old|current|next)[ \t]+one[ \t]+(?i:is|was)[ \t]*:?[ \t]+")
 """``rotate key, new one is P``: the key named again as *one*."""
 _KEY_OWNERS: Final = frozenset({
     "staging", "stage", "prod", "production", "dev", "development", "test", "testing", "live", "sandbox", "personal",

@@ -269,7 +269,7 @@ def credential_name(name: str) -> int:
             level = STRONG
         elif word in _PASS_WORDS and (i == last or (" " not in name.strip() and ("_" in name or "-" in name) and all(
                 _stage_word(w) for w in words[i + 1:]))):
-            level = STRONG  # DB_PASS, DB_PASS_PROD, ADMIN_PW_2 (an identifier: "pass 2:" is a second pass, pass8 stty's)
+            level = STRONG  # DB_PASS, DB_PASS_PROD, ADMIN_PW_2 (an identifier: "pass 2:" is a second pass)
         elif word in ("key", "keys") and ((i > 0 and words[i - 1] in _KEY_QUALIFIERS)
                                           or words[i + 1:i + 2] and words[i + 1] in _KEY_HOLDERS):
             level = STRONG
@@ -381,8 +381,9 @@ _FORMAT_FIELD: Final = re.compile(
     r"(?::(?:.?[<>=^])?[-+ ]?z?#?0?\d*[,_]?(?:\.\d+)?[bcdeEfFgGnosxX%]?)?\}")
 """A format field (``{api_key}``, ``{self.token}``, ``{password!r}``, ``{x:>8}``): code, unless its name looks
 generated (``{Xk9mQ2vLp7Rt}`` is a value in braces)."""
-_PARAMETER: Final = re.compile(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-=?+])(?P<d>[^{}]*))?\}")
-"""A shell / compose parameter expansion: ``${NAME}``, ``${NAME:-default}``, ``${NAME:?message}``."""
+_PARAMETER: Final = re.compile(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_.]*)(?:(?P<op>:?[-=?+]|:)(?P<d>[^{}]*))?\}")
+"""A shell / compose parameter expansion: ``${NAME}``, ``${NAME:-default}``, ``${NAME:?message}``; and Spring's
+placeholder with its default after one colon (``${DB_PASSWORD:default}``, ``${db.password:default}``)."""
 _NOT_SECRET_WORDS: Final = frozenset({
     "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "undefined", "n/a", "na", "unset", "empty",
     "redacted", "hidden", "masked", "required", "optional", "str", "string", "int", "bytes", "bool", "any",
@@ -532,10 +533,10 @@ _SHORT_NUMBER: Final = re.compile(r"[+-]?\d{1,3}|-\d+(?:\.\d+)?|[+-]?\d*\.\d+")
 
 def parameter_default(value: str) -> tuple[int, int] | None:
     """The ``[start, end)`` of the default in ``value`` when ``value`` is a parameter expansion with one
-    (``${DB_PASSWORD:-P}``, ``${API_KEY:=P}``, ``${NAME-P}``): the literal a configuration falls back to, a credential
-    under a credential name; ``None`` otherwise."""
+    (``${DB_PASSWORD:-P}``, ``${API_KEY:=P}``, ``${NAME-P}``, Spring's ``${DB_PASSWORD:P}``): the literal a
+    configuration falls back to, a credential under a credential name; ``None`` otherwise."""
     m = _PARAMETER.fullmatch(value.strip())
-    if m is None or m.group("op") is None or m.group("op")[-1] not in "-=" or not m.group("d"):
+    if m is None or m.group("op") is None or m.group("op")[-1] not in "-=:" or not m.group("d"):
         return None
     offset = value.index("$")
     return offset + m.start("d"), offset + m.end("d")

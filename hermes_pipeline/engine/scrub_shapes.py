@@ -897,6 +897,10 @@ def _in_prose(text: str, start: int) -> bool:
     return " " in head and _SHELL_LEAD_RE.match(text, line) is None
 
 
+_MODULAR_CRYPT_RE: Final = re.compile(r"\$(?:1|2[abxy]?|5|6|7|y|gy|md5|sha1|pbkdf2[\w-]*|argon2(?:id|i|d)|scrypt)\$")
+"""A password's hash in modular crypt form, whose alphabet holds ``.`` (``$2b$12$…Cd.``): its last dot is its own."""
+
+
 def _mark_goes_on(mark: str, after: str) -> bool:
     """Whether a ``!`` or ``?`` that ends a value, a blank and then ``after`` is the value's own last character rather
     than a sentence's end: no sentence goes on in lower case, in a script without case, with a digit or with an option
@@ -927,7 +931,7 @@ def _sentence_end(text: str, start: int, end: int) -> int:
         return end - 1
     if end - 1 > start and value[-1] == "." and value[-2] != "." and (
             text[end:end + 1] in _LINE_ENDS or _ESCAPED_END_RE.match(text, end) is not None) and (
-            text[start - 1:start] in _AFTER_BLANK or _in_prose(text, start)):
+            text[start - 1:start] in _AFTER_BLANK or _in_prose(text, start)) and _MODULAR_CRYPT_RE.match(value) is None:
         return end - 1  # new db password: P. (a line's last sentence): its full stop; a ! stays P's (P@ssw0rd!)
     return end
 
@@ -1238,7 +1242,8 @@ def _assignments(text: str, spans: list[Span]) -> None:
 def _sed_delimiter(text: str, at: int) -> str:
     """The delimiter of the sed substitution (``s/…/…/``, ``s|…|…|``, ``s#…#…#``) whose pattern or replacement holds
     the name at ``at``, or ``""``: its word, back to a blank or a quote, starts with ``s`` and the delimiter (the
-    ``-e`` or ``-i`` before it is sed's; an agent edits a ``.env`` file so: ``sed -i 's/API_KEY=.*/API_KEY=P/' .env``)."""
+    ``-e`` or ``-i`` before it is sed's; an agent edits a ``.env`` file so:
+    ``sed -i 's/API_KEY=.*/API_KEY=P/' .env``)."""
     k = at
     while k > 0 and text[k - 1] not in " \t\n\"'`" and at - k < _LOOK_BACK:
         k -= 1

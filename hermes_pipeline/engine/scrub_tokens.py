@@ -288,6 +288,11 @@ _PEM_RE: Final = re.compile(
     r"(?:.*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|.*)",
     re.DOTALL,
 )
+_OPENVPN_KEY_RE: Final = re.compile(
+    r"-----BEGIN OpenVPN Static key V1-----\r?\n(?P<k>[0-9a-fA-F]{16,64}(?:\r?\n[0-9a-fA-F]{16,64}){0,63})"
+    r"(?=\r?\n-----END OpenVPN Static key V1-----)")
+"""An OpenVPN static key (``tls-auth``, ``tls-crypt``, ``secret``): the hex lines between its two markers, which stay
+(as ``openvpn --genkey`` writes it, and inline in a ``.ovpn`` profile's ``<tls-auth>``)."""
 _PUTTY_RE: Final = re.compile(r"Private-Lines: \d+\r?\n(?P<k>[A-Za-z0-9+/=]+(?:\r?\n[A-Za-z0-9+/=]+)*)(?=\r?\n|$)")
 """A PuTTY key file's private lines: the base64 lines after ``Private-Lines: N``, each a whole line (the label and
 the ``Private-MAC:`` line after them stay)."""
@@ -490,6 +495,8 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
         spans.extend(m.span() for m in _PEM_RE.finditer(text))
     if every or "Private-Lines:" in text:
         spans.extend(m.span("k") for m in _PUTTY_RE.finditer(text))
+    if every or "Static key V1-----" in text:
+        spans.extend(m.span("k") for m in _OPENVPN_KEY_RE.finditer(text))
     if every or "eyJ" in text:
         spans.extend(m.span() for m in _JWT_RE.finditer(text))
     # Every key lies inside one run of key characters at least as long as the shortest format: the runs are found

@@ -331,3 +331,38 @@ def test_a_validation_errors_location_is_the_line_right_before_its_message() -> 
     _hidden_alone(f"Settings\ndb.password\r\n{message}\n", value)
     kept = f"api_key\nname\n{message}"
     assert scrub_text(kept) == kept  # the location is ``name``, not the line above it
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), lines=st.integers(1, 16), crlf=st.booleans(), inline=st.booleans())
+def test_property_an_openvpn_static_key_loses_its_hex_lines_only(seed: int, lines: int, crlf: bool,
+                                                                inline: bool) -> None:
+    """OBS-58: an OpenVPN static key (``openvpn --genkey``, a profile's ``<tls-auth>``): its hex lines go, its two
+    markers and what surrounds them stay."""
+    r = random.Random(seed)
+    nl = "\r\n" if crlf else "\n"
+    body = nl.join("".join(r.choice(HEX) for _ in range(32)) for _ in range(lines))
+    block = f"-----BEGIN OpenVPN Static key V1-----{nl}{body}{nl}-----END OpenVPN Static key V1-----"
+    text = f"<tls-auth>{nl}{block}{nl}</tls-auth>{nl}key-direction 1" if inline else f"#{nl}{block}{nl}"
+    _hidden_alone(text, body)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), form=st.sampled_from([
+    "spring:\n  datasource:\n    password: ${{DB_PASSWORD:{p}}}\n", "api.key=${{API_KEY:{p}}}",
+    'password: "${{db.password:{p}}}"',
+]))
+def test_property_a_spring_placeholders_default_goes_its_variable_stays(seed: int, form: str) -> None:
+    """OBS-57: Spring's ``${NAME:default}`` falls back to a literal, as the shell's ``${NAME:-default}`` does: the
+    default goes, the variable's name stays."""
+    value = note_password(random.Random(seed))
+    _hidden_alone(form.format(p=value), value)
+
+
+@pytest.mark.parametrize("text", ["password: ${DB_PASSWORD}", "password: ${db.password:}",
+                                  'password: "${DB_PASSWORD:changeme}"', "token: ${TOKEN:?token is required}",
+                                  "PublicKey = xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg="])
+def test_placeholders_without_a_default_and_public_keys_stay(text: str) -> None:
+    """OBS-59: a placeholder with no default, or a placeholder's own default word, and a WireGuard peer's public
+    key."""
+    assert scrub_text(text) == text

@@ -105,6 +105,8 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "login calls with blanks": (lambda n: 'smtp.login("a", "abcd ' * (n // 20), 5_000),
     "hashes under names again and again": (lambda n: "pw_hash: $2b$" * (n // 13), 5_000),
     "a long name before a hash": (lambda n: "a" * n + "_hash: $2b$12$abcdefgh", 5_000),
+    "OpenVPN markers again and again": (lambda n: "-----BEGIN OpenVPN Static key V1-----\n0123456789abcdef\n"
+                                        * (n // 55), 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,
