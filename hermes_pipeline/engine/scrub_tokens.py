@@ -547,15 +547,9 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
     if every or "LS0tLS1CRUdJTi" in text:
         spans.extend(m.span() for m in _PEM_BASE64_RE.finditer(text) if _encoded_private_key(m.group(0)))
     if every or "-" in text:
-        for m in _MAILGUN_TAIL_RE.finditer(text):
-            start = m.start() - 32
-            if start >= 0 and _HEX32_RE.fullmatch(text, start, m.start()) and _free_start(text, start):
-                spans.append((start, m.end()))
+        _after_hex32(text, _MAILGUN_TAIL_RE, spans)
     if every or "-us" in text:
-        for m in _MAILCHIMP_TAIL_RE.finditer(text):
-            start = m.start() - 32
-            if start >= 0 and _HEX32_RE.fullmatch(text, start, m.start()) and _free_start(text, start):
-                spans.append((start, m.end()))
+        _after_hex32(text, _MAILCHIMP_TAIL_RE, spans)
     if every or ":" in text:
         for m in _AFTER_COLON_RE.finditer(text):  # Telegram, Fal and .pgpass, found from their colon in one scan
             if m.group("s") is not None:
@@ -576,6 +570,15 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
             group = m.lastgroup
             if group is not None:
                 spans.append(m.span(group))
+
+
+def _after_hex32(text: str, tail: re.Pattern[str], spans: list[tuple[int, int]]) -> None:
+    """Each key that is 32 hex digits and then what ``tail`` reads (Mailgun's ``-8hex-8hex``, Mailchimp's ``-usN``),
+    found from its tail, the 32 digits before it checked, not glued to a longer id or a path."""
+    for m in tail.finditer(text):
+        start = m.start() - 32
+        if start >= 0 and _HEX32_RE.fullmatch(text, start, m.start()) and _free_start(text, start):
+            spans.append((start, m.end()))
 
 
 def _pgpass_line(text: str, tail: re.Match[str], spans: list[tuple[int, int]]) -> None:
