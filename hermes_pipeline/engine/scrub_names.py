@@ -1220,16 +1220,18 @@ def without_mark(value: str) -> str:
     return value if joined is None else joined.group("w") + joined.group("d")
 
 
-_DRAWN_SYMBOLS: Final = str.maketrans("", "", "!#^*+&%$~?")
-"""The symbols a password generator adds among its letters (:func:`drawn_letters` judges the letters without them)."""
+_DRAWN_SYMBOLS: Final = str.maketrans("", "", "!#^*&%$~?")
+"""The symbols a password generator adds among its letters (:func:`drawn_letters` judges the letters without them;
+not ``+``, which joins a key chord's names)."""
 
 
 def drawn_letters(value: str) -> bool:
     """Letters alone as a generator draws them: ten at least, ASCII, of both cases with a capital after the first
     letter, and not words joined as a CamelCase name's, after a short piece too (``tGnOqgBuJRkn``,
     ``fPXqndYCAMrXlUV``; not ``HelloWorld``, ``PostgreSQL``, a capitalised word, ``Browserbase``, nor ``tmpSecretKey``,
-    ``OAuthToken``). A password generator's symbols inside them (one to three of ``! # ^ * + & % $ ~ ?``, none at an
-    end: ``kTNbNog^kRfIdc``) leave the letters to be judged alone (``Tom&Jerry`` stays words)."""
+    ``OAuthToken``). A password generator's symbols inside them (one to three of ``! # ^ * & % $ ~ ?``, none at an
+    end: ``kTNbNog^kRfIdc``) leave the letters to be judged alone (``Tom&Jerry`` stays words; ``+`` joins a key chord's
+    names, ``SHIFT+Ctrl+K``)."""
     if not value.isalpha() and 0 < len(value) - len(letters := value.translate(_DRAWN_SYMBOLS)) <= 3 and (
             value[0].isalpha() and value[-1].isalpha()):
         value = letters
