@@ -44,8 +44,8 @@ from itertools import pairwise
 from typing import Final, NamedTuple
 
 from .scrub_names import (FOREIGN_CODE_WORDS, FOREIGN_NOT_NAMES, FOREIGN_WORDS, NAME_HINTS, NOT_GLUED, STRONG,
-                          camel_name, credential_name, dashed_passphrase, drawn_letters, drawn_token, english_word,
-                          grouped_password, human_password, password_name, phrase_name, secret_looking,
+                          camel_name, credential_name, dashed_passphrase, dashed_words, drawn_letters, drawn_token,
+                          english_word, grouped_password, human_password, password_name, phrase_name, secret_looking,
                           spaced_passphrase, without_mark)
 from .scrub_shapes import (_QUOTE_PAIRS, _VALUE_RE, _bare, _judge, _mark_goes_on, _prose_value, _value_span,
                            emphasis_opened, holds_user, markup_cut, unemphasized)
@@ -200,7 +200,7 @@ _SENTENCE_NAME: Final = (
 look generated)."""
 _COPULA: Final = (r"(?:(?:is|was|will[ \t]+be|has[ \t]+been|should[ \t]+be)(?:[ \t]+(?:now|still|(?:set|changed|reset|"
                   r"updated|rotated)[ \t]+to|equal[ \t]+to|(?:stored|saved|kept|recorded)[ \t]+as))?"
-                  r"|(?:set|changed|reset|updated|rotated)[ \t]+to|equals)")
+                  r"|(?:set|changed|reset|updated|rotated)[ \t]+to|equals|became|becomes)")
 _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)")
 """Where a sentence names a credential, read in the lower-cased text near a hint: each reader of what follows the name
 (the ``_TAIL_RE`` patterns below) is matched there, so the names are sought once."""
@@ -333,12 +333,13 @@ _FOREIGN_WORDS: Final = _word_set(
 """What each name :data:`_FOREIGN_SENTENCE_RE` reads holds, lower-cased: a text without one of them holds no such
 sentence (a pre-check: the alternation of names ignoring case is slow to search for)."""
 _SENTENCE_VERB_RE: Final = re.compile(
-    r"(?<![\w-])(?i:set|change|changed|reset|update|updated|rotate|rotated)[ \t]+"
-    r"(?i:the|your|my|its|their|our|his|her)[ \t]+"
+    r"(?<![\w-])(?i:set|setting|change|changed|changing|reset|resetting|update|updated|updating|rotate|rotated"
+    r"|rotating)[ \t]+(?:(?i:the|your|my|its|their|our|his|her)[ \t]+)?"
     r"(?P<n>(?:[\w-]{1,20}[ \t]+){0,3}(?i:" + _SENTENCE_NAME + r"|key))[ \t]+(?i:to)[ \t]+"
     r"(?=[\"'`!-~" + _OPENERS + "])")
 """``set the (admin) password to P``, ``I changed the new admin password to P``, ``I changed my API key to P``,
-``Change your password to P``, ``rotated the key to P`` (after a weak ``key``, a value that looks random)."""
+``Change your password to P``, ``rotated the key to P`` (after a weak ``key``, a value that looks random), and as
+a command or a log line writes it, with no article (``set password to P``, ``updating API key to P``)."""
 _SENTENCE_USE_RE: Final = re.compile(
     r"(?<![\w-])(?i:use|using|with|and|enter|type|try)[ \t]+(?:(?i:the|your|my|our|their|this|that|a|an)[ \t]+"
     r"(?:[\w-]{1,20}[ \t]+){0,3}|(?:[\w-]{1,20}[ \t]+)?)(?i:" + _SENTENCE_NAME + r")[ \t]+"
@@ -2210,6 +2211,10 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         login = _STATED_LOGIN_RE.match(text, at)
         if login is not None:
             at = login.end()  # the router admin password is admin / P: the user stays
+    grouped = _GROUPED_VALUE_RE.match(text, at)
+    if grouped is not None and grouped_password(grouped.group(0)):
+        _judge(text, "password", grouped.span(), STRONG, spans)  # the app password I made was ofsn jxeg ihtt qwza
+        return
     v = _VALUE_RE.match(text, at)
     if v is None:
         return
@@ -2249,7 +2254,8 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return  # password https://host/app;jsessionid=P: a URL, whose own readers take what it holds
     if random and not _random(value):
         return
-    made = stated and (_word_and_number(value) or dashed_passphrase(value))  # hunter2, correct-horse-battery
+    made = stated and (_word_and_number(value) or dashed_passphrase(value) or (  # hunter2, correct-horse-battery
+        dashed_words(value) and not _technical(value.replace("-", "").lower())))  # Blue-Falcon-77, not aes-256-gcm
     glued = without_mark(value)  # Bluebird-77 judged as Bluebird77
     if e > s and (code and code_value(value) or made or (
             _generated(glued) and not (glued.islower() and glued.isalnum() and sum(map(str.isdigit, glued)) < 3
@@ -2257,6 +2263,10 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
 
 
+_GROUPED_VALUE_RE: Final = re.compile(r"[a-z]{4}(?P<sep>[ -])[a-z]{4}(?P=sep)[a-z]{4}(?P=sep)[a-z]{4}"
+                                       r"(?![\w-]|[ -][a-z]{4}\b)")
+"""An app password's four groups where a sentence gives a value (:func:`.scrub_names.grouped_password` judges them),
+not four groups of a longer run."""
 _STATED_LOGIN_RE: Final = re.compile(r"[\w.+-]{1,64}(?:@[\w-]{1,63}(?:\.[\w-]{1,63})+)?[ \t]+/[ \t]+(?=[!-~])")
 """A user and a blank around a slash where a sentence states a password (``the router password is admin / P``)."""
 

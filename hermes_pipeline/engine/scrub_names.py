@@ -381,9 +381,11 @@ _FORMAT_FIELD: Final = re.compile(
     r"(?::(?:.?[<>=^])?[-+ ]?z?#?0?\d*[,_]?(?:\.\d+)?[bcdeEfFgGnosxX%]?)?\}")
 """A format field (``{api_key}``, ``{self.token}``, ``{password!r}``, ``{x:>8}``): code, unless its name looks
 generated (``{Xk9mQ2vLp7Rt}`` is a value in braces)."""
-_PARAMETER: Final = re.compile(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_.]*)(?:(?P<op>:?[-=?+]|:)(?P<d>[^{}]*))?\}")
+_PARAMETER: Final = re.compile(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_.]*)"
+                                r"(?:\[(?P<i>[A-Za-z0-9_@*]+|\$[A-Za-z_]\w*)\])?(?:(?P<op>:?[-=?+]|:)(?P<d>[^{}]*))?\}")
 """A shell / compose parameter expansion: ``${NAME}``, ``${NAME:-default}``, ``${NAME:?message}``; and Spring's
-placeholder with its default after one colon (``${DB_PASSWORD:default}``, ``${db.password:default}``)."""
+placeholder with its default after one colon (``${DB_PASSWORD:default}``, ``${db.password:default}``); a bash
+array's element (``${TOKENS[prod]}``, ``${KEYS[$i]}``)."""
 _NOT_SECRET_WORDS: Final = frozenset({
     "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "undefined", "n/a", "na", "unset", "empty",
     "redacted", "hidden", "masked", "required", "optional", "str", "string", "int", "bytes", "bool", "any",
@@ -614,7 +616,8 @@ def placeholder(value: str) -> bool:
     parameter = _PARAMETER.fullmatch(v)
     if parameter is not None:
         if parameter.group("op") is None:
-            return _name_like(parameter.group("n")) and not secret_looking(parameter.group("n"))  # not ${Vi_P29yTI}
+            return _name_like(parameter.group("n")) and not secret_looking(parameter.group("n")) and (
+                parameter.group("i") is None or not secret_looking(parameter.group("i")))  # not ${Vi_P29yTI}
         return parameter.group("op")[-1] in "?+" or placeholder(parameter.group("d"))
     field = _FORMAT_FIELD.fullmatch(v)
     if field is not None and all(not secret_looking(seg) and _name_like(seg) for seg in field.group("f").split(".")):
@@ -874,6 +877,21 @@ def dashed_passphrase(value: str) -> bool:
     letters joined by ``-`` (``correct-horse-battery-staple``, ``rematch-wiry-unsaid``), none of them a word of a
     setting or a note (:data:`_NOT_PASSPHRASE_WORDS`: ``read-from-env``, ``same-as-above`` stay)."""
     return _PASSPHRASE_RE.fullmatch(value) is not None and not _NOT_PASSPHRASE_WORDS.intersection(value.split("-"))
+
+
+_DASHED_PIECE: Final = r"(?:[a-z]{3,12}|[A-Z][a-z]{2,11}|\d{1,4})"
+_DASHED_WORDS_RE: Final = re.compile(_DASHED_PIECE + r"(?:-" + _DASHED_PIECE + r"){2,7}")
+
+
+def dashed_words(value: str) -> bool:
+    """Whether ``value`` is words and numbers joined by ``-`` as people make a password they can remember: three
+    pieces or more, two of them words (lower-case or capitalised), a capital or a number among them
+    (``Blue-Falcon-77``, ``blue-falcon-77``, ``Kx-Purple-Monkey``); none a word of a setting or a note
+    (``read-from-env-2`` stays). All lower-case letters are :func:`dashed_passphrase`'s."""
+    if _DASHED_WORDS_RE.fullmatch(value) is None or value.islower() and not any(c.isdigit() for c in value):
+        return False
+    words = [piece.lower() for piece in value.split("-") if piece.isalpha()]
+    return len(words) >= 2 and _NOT_PASSPHRASE_WORDS.isdisjoint(words)
 
 
 _SPACED_PASSPHRASE_RE: Final = re.compile(r"[ \t]*(?P<p>[a-z]{3,12}(?: [a-z]{3,12}){2,9})[ \t.]*\Z")

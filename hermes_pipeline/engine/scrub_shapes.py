@@ -413,11 +413,12 @@ _NAME_PIECES: Final = re.compile(r"[_.-]")
 
 def _word_name(name: str) -> bool:
     """A next pair's name as settings are named (``Database``, ``uid``, ``user_id``, ``AccountKey``, ``SERVER``,
-    ``UID``), not a password's run (``BT``, ``PsPj``, ``hFhyA``, ``QczuOhGHoz``)."""
+    ``UID``), not a password's run (``BT``, ``PsPj``, ``hFhyA``, ``QczuOhGHoz``, ``ELT``: three capitals are a
+    connection string's name only when it is one of :data:`_UPPER_PAIR_NAMES`)."""
     pieces = _NAME_PIECES.split(name)
     return all(piece.isalpha() and (
         (piece.islower() and len(piece) >= 3 and english_word(piece)) or (piece.istitle() and english_word(piece))
-        or camel_name(piece) or piece.upper() in _UPPER_PAIR_NAMES or (piece.isupper() and len(piece) >= 3
+        or camel_name(piece) or piece.upper() in _UPPER_PAIR_NAMES or (piece.isupper() and len(piece) >= 4
                                                                        and english_word(piece))) for piece in pieces)
 
 
@@ -464,9 +465,18 @@ def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
             k -= len(mark)  # **P**: the value's emphasis, read without it
             break
     value = text[start:k]
-    if k <= end or not (_mixed(value) or _cased(value)) or kept_value(value, "password", STRONG, bare=True):
+    if k <= end or not (_mixed(value) or _cased(value) or _drawn_one_case(value)) or kept_value(
+            value, "password", STRONG, bare=True):
         return span
     return start, k
+
+
+def _drawn_one_case(value: str) -> bool:
+    """Letters of one case drawn with a generator's symbols among them, eight letters at least, none a name's joiner
+    (``A=CX]EXWAMSKD``, ``ln}wzzdctnjsgh``; not ``CHANGE_ME``)."""
+    marks = sum(1 for c in value if not c.isalnum())
+    return (marks >= 1 and len(value) - marks >= 8 and value.isascii() and not any(c in "_-." for c in value)
+            and value[0].isalnum() and value[-1].isalnum())
 
 
 _JSON_STRING_OPENING: Final = re.compile(r'[:\[,{ ]"')
@@ -667,6 +677,13 @@ def _bare(m: re.Match[str]) -> bool:
     return m.group("v") is not None
 
 
+_ECHOED_RE: Final = re.compile(
+    r"(?:\$\(|`)(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+(?:'%s(?:\\n)?'|\"%s(?:\\n)?\"|%s))?[ \t]+"
+    r"(?P<q>[\"']?)(?P<a>[^\s\"'`$()|;&<>\\]{1,256})(?P=q)[ \t]*[|)`]")
+"""A command substitution that prints one literal (``$(echo P)``, ``$(echo -n 'P' | base64)``, ``$(printf %s P)``):
+the literal is the value (``$(echo $TOKEN)`` prints a variable, a command's output is no literal)."""
+
+
 def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, bare: bool = False,
            user: bool = False, literal: bool | None = None, encoded: bool = False) -> None:
     """Append ``span`` unless its value is one a credential name does not hide. An ``Authorization`` value keeps
@@ -682,6 +699,12 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
     a password (``credentials``, ``user/pass``: ``user``), a user name before ``:`` or ``/`` stays."""
     start, end = span
     value = text[start:end]
+    tick = start > 0 and text[start - 1] == "`" and value.startswith(("echo ", "printf "))  # `echo P`, quoted
+    if tick or value.startswith(("$(echo", "$(printf", "`echo", "`printf")):
+        echoed = _ECHOED_RE.match(text, start - tick)
+        if echoed is not None:  # TOKEN="$(echo P)", $(printf %s P | base64): the literal the command prints
+            _judge(text, name, echoed.span("a"), level, spans)
+        return
     lname = name.lower()
     if "authoriz" in lname or lname in ("auth", "x-auth", "proxy-authorization"):
         if _authorization(text, lname, start, end, spans):
@@ -1312,6 +1335,10 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     m = _VALUE_RE.match(text, value_at)
     if m is None:
         return value_at
+    words = spaced_passphrase(name, text, value_at) if m.group("v") is not None and not query else None
+    if words is not None:
+        _judge(text, name, words, level, spans)  # passphrase = correct horse battery staple
+        return words[1]
     span = _value_span(m, name_start=_strong_at(start, level))
     if span is not None and not query and (m.group("v") is not None or m.group("s") is not None):
         span = _line_run(text, start, span, level)
@@ -1337,12 +1364,24 @@ def _assignment(text: str, start: int, name: str, level: int, query: bool, value
     option = flag >= 0
     if option and bare and _metavariable(text, flag, span):
         return span[1]
-    _judge(text, name, span, level, spans, bare=bare and not query and not option, encoded=query,
+    env = bare and level == STRONG and text[span[0]:span[1]].isalnum() and _env_line(text, start, value_at)
+    _judge(text, name, span, level, spans, bare=bare and not query and not option and not env, encoded=query,
            user=bare and not query and holds_user(text, start, name))
     # an inner NAME=… judges its own value (scanned again from the value's start): only in a value of ordinary
     # length, so a run of names repeated for kilobytes is read once, not once per name
     inner = bare and span[1] - span[0] <= _INNER_PAIR_MAX and _inner_pair(text[span[0]:span[1]])
     return span[0] if inner else span[1]
+
+
+_ENV_LINE_RE: Final = re.compile(r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=")
+
+
+def _env_line(text: str, start: int, value_at: int) -> bool:
+    """Whether the name at ``start`` is an environment variable's set on its own line, ``=`` glued to it
+    (``DB_PASSWORD=postgres``, ``export API_TOKEN=…``): an env file's or a shell's assignment, whose unquoted word
+    is a literal, never an identifier of code (``password = lines`` is code)."""
+    line = text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1
+    return _ENV_LINE_RE.fullmatch(text, line, value_at) is not None
 
 
 def _capital_word(value: str) -> bool:
@@ -1495,8 +1534,30 @@ def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans:
                                               and "authoriz" not in name.lower()):
         return colon + 1
     bare = _bare(m)
-    _judge(text, name, span, level, spans, bare=bare, user=bare and holds_user(text, start, name))
+    word = bare and password_name(name) and _setting_word(text, start, span)  # password: raspberry (YAML)
+    _judge(text, name, span, level, spans, bare=bare and not word, user=bare and holds_user(text, start, name))
     return span[1]
+
+
+_TYPE_WORDS: Final = frozenset({
+    "object", "tuple", "list", "dict", "set", "frozenset", "int", "float", "complex", "bool", "bytes", "bytearray",
+    "str", "callable", "any", "none", "number", "boolean", "string", "array", "unknown", "never", "void", "symbol",
+    "bigint", "integer", "text", "varchar", "char", "uuid", "date", "datetime", "timestamp", "json", "blob", "secret",
+    "password", "hash", "optional", "required", "nullable", "mapping", "sequence", "iterable", "type", "enum"})
+"""Names of types a value's annotation or a schema gives (``proxy_auth: tuple``, ``password: string``)."""
+_SETTING_LEAD_RE: Final = re.compile(r"[ \t]*(?:-[ \t]+)?[a-z][a-z0-9_]*:[ \t]+")
+
+
+def _setting_word(text: str, start: int, span: Span) -> bool:
+    """Whether the lower-case word at ``span`` is a YAML setting's whole value: its name in lower case starts its
+    line (indented, a list's item), the word ends it (``password: raspberry``, ``  db_password: postgres``), so it is
+    a string, not an identifier of code; a type's name is an annotation's (``password: str``, ``auth: tuple``)."""
+    value = text[span[0]:span[1]]
+    if not (value.isalpha() and value.islower() and value.isascii()) or value in _TYPE_WORDS:
+        return False
+    line = text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1
+    return _SETTING_LEAD_RE.fullmatch(text, line, span[0]) is not None and _LINE_REST_RE.match(
+        text, span[1]) is not None
 
 
 def _next_lines(text: str, key_start: int, pos: int, name: str, level: int, spans: list[Span], block: bool) -> int:

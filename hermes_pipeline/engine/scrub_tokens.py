@@ -41,7 +41,7 @@ import string
 from collections.abc import Iterable
 from typing import Final
 
-from .scrub_names import STRONG, english_word, kept_value
+from .scrub_names import STRONG, camel_name, english_word, kept_value
 
 __all__ = ["KEY_FORMATS", "MORE_KEY_FORMATS", "find_token_spans"]
 
@@ -216,6 +216,7 @@ MORE_KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("Adafruit IO keys", "aio_", "[A-Za-z0-9]{28}" + _ALONE),
     ("Sourcegraph Cody gateway keys", "slk_", "[a-f0-9]{64}" + _ALONE),
     ("Endor Labs API keys and secrets", r"endr\+", "[A-Za-z0-9]{16,}"),
+    ("Novita AI keys and other keys after sk_", "sk_", "[A-Za-z0-9]{32,}" + _ALONE),
 )
 """Further published formats (same shape as :data:`KEY_FORMATS`, found the same way). Formats without a literal
 prefix are found by their structure (:func:`find_token_spans`): Fal keys (a UUID key id, a colon and 32 hex
@@ -224,7 +225,7 @@ digits), Mailgun's current keys (32, 8 and 8 hex digits joined by ``-``), and a 
 _SHORT_PREFIXED: Final = frozenset({"Okta API tokens", "Modal token ids and secrets", "Portainer access tokens",
                                     "Nightfall API keys", "Lob and GoCardless keys", "Resend API keys",
                                     "Adafruit IO keys", "HashiCorp Vault legacy service tokens",
-                                    "HashiCorp Vault legacy batch tokens"})
+                                    "HashiCorp Vault legacy batch tokens", "Novita AI keys and other keys after sk_"})
 """Formats whose prefix is short or a word (``s.``, ``NF-``, ``live_``): the body must also look random
 (:func:`_random_body`)."""
 _LONG_FORMATS: Final = frozenset({"Codex / Fernet encrypted tokens", "1Password service account tokens"})
@@ -384,6 +385,20 @@ def _random_body(body: str) -> bool:
     return has_lower and has_upper and (has_digit or len(body) < 4 * len(_PIECE_RE.findall(body)))
 
 
+_DIGEST_NAME_RE: Final = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5)[=:]\Z")
+_DIGEST_SIZES: Final = {"sha1": 20, "sha224": 28, "sha256": 32, "sha384": 48, "sha512": 64, "md5": 16}
+
+
+def _digest_after(text: str, start: int, end: int) -> bool:
+    """Whether the run at ``start`` (to ``end``) is a digest its algorithm's name and ``=`` or ``:`` announce, as
+    long as that digest's hexadecimal or base64 text (``sha256=sk_bJkC…``, 43 characters: a wheel's ``RECORD``)."""
+    name = _DIGEST_NAME_RE.search(text, max(0, start - 7), start)
+    if name is None:
+        return False
+    size = _DIGEST_SIZES[text[name.start():start - 1].lower()]
+    return end - start in (2 * size, (4 * size + 2) // 3, 4 * ((size + 2) // 3))
+
+
 def _free_start(text: str, start: int) -> bool:
     """Whether a key without a literal prefix may start at ``start``: not glued to a letter, a digit, ``_ . - /``
     (the end of a longer id, a path or a name), unless to the letter of a short option that starts a word
@@ -413,10 +428,11 @@ _WORD_SPLIT: Final = re.compile(r"[-_.]")
 
 
 def _wordish(part: str) -> bool:
-    """A piece of an identifier a person wrote: a lower-case or title-case word, a number of at most 4 digits (a
-    year, a version), or 3 characters. A longer number is an id a generator wrote (``xoxb-1234567890-…``)."""
+    """A piece of an identifier a person wrote: a lower-case or title-case word, a CamelCase name, a number of at
+    most 4 digits (a year, a version), or 3 characters. A longer number is an id a generator wrote
+    (``xoxb-1234567890-…``)."""
     return len(part) <= 3 or (part.isdigit() and len(part) <= 4) \
-        or (part.isalpha() and (part.islower() or part.istitle()))
+        or (part.isalpha() and (part.islower() or part.istitle())) or camel_name(part)
 
 
 def _key_body(body: str) -> bool:
@@ -519,6 +535,8 @@ def find_token_spans(text: str, spans: list[tuple[int, int]], gated: bool = True
                 continue  # inside the tail of the key before it: already in its span (and no rescan to the end)
             if start and text[start - 1] in "+/-_" and _in_blob(text, start - 1):
                 continue  # a key-looking piece of a base64 blob
+            if start > 4 and text[start - 1] in "=:" and _digest_after(text, start, run.end()):
+                continue  # sha256=sk_bJkC…: a wheel's RECORD digest that starts like a key
             key_group = m.lastgroup or ""
             if run.end() - start >= _BLOB_TAIL and key_group not in _LONG_GROUPS and _blob_after(
                     text, start, run.end()):

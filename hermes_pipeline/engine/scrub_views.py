@@ -15,15 +15,18 @@ How each view decodes:
   a string, so that quote ends a string at this level and the backslashes end the value: decoding them could make
   the quote an escaped one (``\\"``), and a value read in the next view would run over the rest of the text. A
   level is decoded only while it holds an escape that can be decoded this way.
-* **Percent** (``%XX``): the bytes of a run of ``%XX`` are decoded as UTF-8, a multi-byte character is one
+* **Percent** (``%XX``; twice when the text encodes a ``%``, ``%253D``: a URL inside a URL's parameter): the
+  bytes of a run of ``%XX`` are decoded as UTF-8, a multi-byte character is one
   character mapped to its whole ``%XX%XX…`` sequence; a byte that does not start a valid UTF-8 sequence stays
   ``%XX`` (never half a character, never a Latin-1 guess such as ``%A0`` read as a space), and so do encoded
   backslashes right before a quote (as in the JSON views, they would make it an escaped quote).
-* **HTML** (``&quot;``, ``&#34;``, ``&#x22;``, ``&apos;``, ``&lt;``, ``&gt;``, ``&amp;``): a page or a listing
-  that shows JSON, a quoted setting or markup escaped (``{&quot;password&quot;: &quot;P&quot;}``), read from the
-  deepest JSON view, only when the text escapes a quote or a tag.
-* **Terminal colour codes** (ANSI CSI sequences ``ESC [ … m`` / ``ESC [ K``, charset and cursor escapes): every
-  view that holds one is read without them, as a terminal shows the text, so ``ESC[32mghp_…`` has no letter
+* **HTML** (``&quot;``, ``&#34;``, ``&#x22;``, ``&apos;``, ``&lt;``, ``&gt;``, ``&amp;``, ``&#61;``,
+  ``&colon;``, ``&nbsp;``): a page or a listing that shows JSON, a quoted setting or markup escaped
+  (``{&quot;password&quot;: &quot;P&quot;}``, ``api_key&#61;P``), read from the deepest JSON view, only when the
+  text escapes a quote, a tag, ``=``, ``:`` or a no-break space.
+* **Terminal colour codes** (ANSI CSI sequences ``ESC [ … m`` / ``ESC [ K``, charset and cursor escapes) and the
+  characters a page shows as nothing (zero-width space, joiners, byte order mark, soft hyphen): every view that
+  holds one is read without them, as a terminal shows the text, so ``ESC[32mghp_…`` has no letter
   glued in front of the key and ``ESC[01;31mESC[KAPI_KEYESC[mESC[K=…`` (``grep --color``) is ``API_KEY=…``.
   An escape next to a credential stays outside its span; one inside a value is replaced with it.
 
@@ -52,6 +55,10 @@ _PERCENT_RUN: Final = re.compile(r"%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})*")  # a li
 # cursor moves), charset designations (``ESC(B``) and the one-character escapes (``ESC7``, ``ESC=``, ``ESCM``).
 # OSC sequences (``ESC]8;;url ESC\\``: hyperlinks) are left alone: their payload is text a credential can be in.
 _ANSI: Final = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[()*+][0-9A-Za-z]|[78=>DEHMNOZc])")
+_INVISIBLE: Final = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
+"""Characters a page or an editor shows as nothing (zero-width space, non-joiner, joiner, word joiner, byte order
+mark, soft hyphen): inside a name they hide it (``token\u200b: P``)."""
+_SHOWN: Final = re.compile(_ANSI.pattern + "|[" + "".join(_INVISIBLE) + "]")
 
 # A decoded piece: (source start, source end, decoded text of at most one character).
 _Piece = tuple[int, int, str]
@@ -241,22 +248,28 @@ def percent_decoded(text: str) -> str:
     return text if decoded is None else decoded.text
 
 
-def _ansi_pieces(text: str) -> Iterator[_Piece]:
-    for m in _ANSI.finditer(text):
+def _unshown_pieces(text: str) -> Iterator[_Piece]:
+    for m in _SHOWN.finditer(text):
         yield m.start(), m.end(), ""
 
 
-_ENTITY: Final = re.compile(r"&(?:(?P<name>quot|apos|amp|lt|gt);|#(?P<dec>[0-9]{1,7});|#[xX](?P<hex>[0-9a-fA-F]{1,6});)")
-_ENTITY_NAMES: Final = {"quot": '"', "apos": "'", "amp": "&", "lt": "<", "gt": ">"}
-_ENTITY_HINTS: Final = ("&quot;", "&#34;", "&#x22;", "&#X22;", "&apos;", "&#39;", "&#x27;", "&#X27;", "&lt;")
-"""An HTML view is read only when the text escapes a quote or a tag: what makes a name and its value a pair
-(``{&quot;password&quot;: &quot;P&quot;}``, ``&lt;password&gt;P&lt;/password&gt;``); ``&amp;`` alone changes no
-credential's reading."""
+_ENTITY: Final = re.compile(r"&(?:(?P<name>quot|apos|amp|lt|gt|equals|colon|nbsp);|#(?P<dec>[0-9]{1,7});"
+                            r"|#[xX](?P<hex>[0-9a-fA-F]{1,6});)")
+_ENTITY_NAMES: Final = {"quot": '"', "apos": "'", "amp": "&", "lt": "<", "gt": ">", "equals": "=", "colon": ":",
+                        "nbsp": " "}
+_ENTITY_HINTS: Final = ("&quot;", "&#34;", "&#x22;", "&#X22;", "&apos;", "&#39;", "&#x27;", "&#X27;", "&lt;",
+                        "&#61;", "&#x3d;", "&#x3D;", "&#X3D;", "&equals;", "&#58;", "&#x3a;", "&#x3A;", "&#X3A;",
+                        "&colon;", "&nbsp;", "&#160;", "&#xa0;", "&#xA0;")
+"""An HTML view is read only when the text escapes a quote, a tag, or what stands between a name and its value:
+what makes a name and its value a pair (``{&quot;password&quot;: &quot;P&quot;}``,
+``&lt;password&gt;P&lt;/password&gt;``, ``api_key&#61;P``, ``password&colon; P``, ``Password:&nbsp;P``); ``&amp;``
+alone changes no credential's reading. A no-break space reads as a blank."""
 
 
 def _html_pieces(text: str) -> Iterator[_Piece]:
     """The character references of ``text`` that name a character (``&quot;``, ``&#34;``, ``&#x22;``, ``&amp;``,
-    ``&lt;``, ``&gt;``, ``&apos;``); a number that names none (a surrogate, past U+10FFFF, NUL) stays as it is."""
+    ``&lt;``, ``&gt;``, ``&apos;``, ``&equals;``, ``&colon;``, ``&nbsp;`` read as a blank); a number that names none
+    (a surrogate, past U+10FFFF, NUL) stays as it is."""
     for m in _ENTITY.finditer(text):
         name, dec, hexa = m.group("name"), m.group("dec"), m.group("hex")
         if name is not None:
@@ -264,14 +277,16 @@ def _html_pieces(text: str) -> Iterator[_Piece]:
             continue
         code = int(dec) if dec is not None else int(hexa, 16)
         if 0 < code <= 0x10FFFF and not 0xD800 <= code < 0xE000:
-            yield m.start(), m.end(), chr(code)
+            yield m.start(), m.end(), " " if code == 0xA0 else chr(code)
 
 
 def _shown(view: View) -> View:
-    """``view`` read as a terminal shows it: without its ANSI escape sequences (``view`` itself without any)."""
-    if "\x1b" not in view.text:
+    """``view`` read as a terminal or a page shows it: without its ANSI escape sequences and the characters shown as
+    nothing (:data:`_INVISIBLE`; ``view`` itself without any)."""
+    text = view.text
+    if "\x1b" not in text and (text.isascii() or not any(c in text for c in _INVISIBLE)):
         return view
-    return _build(view, _ansi_pieces(view.text)) or view
+    return _build(view, _unshown_pieces(view.text)) or view
 
 
 def views(text: str) -> list[View]:
@@ -307,4 +322,9 @@ def views(text: str) -> list[View]:
                 if again is not None:
                     again.json = True
                     out.append(_shown(again))
+            # a URL inside a URL's parameter, encoded twice (``%253D`` is ``%3D``, which is ``=``)
+            if "%25" in text:
+                twice = _build(decoded, _percent_pieces(decoded.text))
+                if twice is not None:
+                    out.append(_shown(twice))
     return out

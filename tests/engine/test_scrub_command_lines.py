@@ -340,3 +340,26 @@ def test_property_obs58_a_java_system_property_is_named_after_its_dash_d(name: s
 @pytest.mark.parametrize("text", ["mvn -DskipTests=true", "-Dkey=abc", "gcc -DDEBUG=1 x.c", "-Dtoken.count=5"])
 def test_obs55_a_system_property_that_is_no_credential_stays(text: str) -> None:
     assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(secret=SECRETS, name=st.sampled_from(("PASSWORD", "GH_TOKEN", "API_KEY", "DB_PASSWORD")),
+       form=st.sampled_from(('export {n}="$(echo {s})"', "{n}=$(echo {s})", "{n}=$(echo -n '{s}' | base64)",
+                             "{n}=$(printf %s {s} | base64)", 'export {n}="$(printf \'%s\' "{s}")"',
+                             "{n}=`echo {s}`")))
+def test_property_obs58_a_literal_printed_by_a_command_substitution_is_the_value(secret: str, name: str,
+                                                                                  form: str) -> None:
+    """OBS-58: ``$(echo P)``, ``$(printf %s P | base64)`` under a credential's name: the literal the command prints
+    is the value and goes alone; the command stays (it was kept whole, as ``$(cat pw)`` is, or hidden with it)."""
+    text = form.format(n=name, s=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", [
+    'export PASSWORD="$(cat /run/secrets/pw)"', "export PASSWORD=$(echo $DB_PASSWORD)",
+    "TOKEN=$(printf %s \"$RAW\" | base64)", "export PASSWORD=$(vault kv get -field=password secret/db)",
+    "token: ${TOKENS[PROD]}", "password: ${SECRETS[DB]}", "export API_KEY=${KEYS[$i]}", "echo ${TOKENS[@]}"])
+def test_obs59_a_command_printing_a_variable_and_a_bash_arrays_element_stay(text: str) -> None:
+    """OBS-59: what prints a variable or reads a file, and a bash array's element (``${TOKENS[prod]}``), name where
+    the value comes from; nothing is hidden."""
+    assert scrub_text(text) == text

@@ -130,7 +130,10 @@ def test_property_obs59_percent_signs_of_a_literal_stay_its_own(seed: int, name:
 _HTML_FORMS = ('<pre>{{&quot;{n}&quot;: &quot;{p}&quot;}}</pre>', "&lt;{n}&gt;{p}&lt;/{n}&gt;",
                "<code>{{&#34;{n}&#34;: &#34;{p}&#34;}}</code>", "<td>{{&#x22;{n}&#x22;:&#x22;{p}&#x22;}}</td>",
                "<code>{N}=&#39;{p}&#39;</code>", "<pre>{n} = &quot;{p}&quot;;</pre>", "{N}=&#x27;{p}&#x27;",
-               "export {N}=&quot;{p}&quot;", "<span>{n}: &apos;{p}&apos;</span>", "{n}=&#039;{p}&#039;)")
+               "export {N}=&quot;{p}&quot;", "<span>{n}: &apos;{p}&apos;</span>", "{n}=&#039;{p}&#039;)",
+               # the separator itself a reference, or a no-break space after it
+               "{n}&#61;{p}", "{N}&#x3D;{p}&amp;page=2", "{n}&#58; {p}", "{n}&colon; {p}", "<td>{n}:&nbsp;{p}</td>",
+               "{n}&equals;{p}", "<p>{n}:&#160;{p}</p>")
 
 
 @settings(max_examples=200, deadline=None)
@@ -150,8 +153,56 @@ def test_property_obs59_a_pair_a_page_shows_escaped_loses_its_value_only(seed: i
     assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
 
 
+_INVISIBLE_FORMS = ("{n}\u200b: {p}", "{N}\u200b={p}", "\ufeff{N}={p}\nHOST=db", "pass\u00adword: {p}",
+                    "{n}\u200d = '{p}'", "{n}:\u2060 {p}")
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(NAMES), form=st.sampled_from(_INVISIBLE_FORMS),
+       wrapped=st.booleans())
+def test_property_obs58_a_name_holding_a_character_shown_as_nothing_still_names_its_value(
+        seed: int, name: str, form: str, wrapped: bool) -> None:
+    """OBS-58: a zero-width space, a joiner, a byte order mark or a soft hyphen in or after a credential's name
+    (text copied from a page, a hostile file) is read as the page shows it: the value goes alone, the invisible
+    character stays where it was."""
+    r = random.Random(seed)
+    secret = "".join(r.choice(string.ascii_letters + string.digits) for _ in range(16)) + "Xk9"
+    text = form.format(n=name, N=name.upper(), p=secret)
+    if wrapped:
+        text = json.dumps({"output": text}, ensure_ascii=False)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", ["héllo\u200bworld", "👨\u200d👩\u200d👧 family", "\ufeffplain text", "a&nbsp;b &#61; c",
+                                  "x &#58; y", "AT&amp;T&nbsp;&colon;&nbsp;TV"])
+def test_obs55_invisible_characters_and_references_of_separators_alone_stay(text: str) -> None:
+    assert scrub_text(text) == text
+
+
 @pytest.mark.parametrize("text", ["AT&amp;T &quot;hello&quot;", "&lt;password&gt;&lt;/password&gt;",
                                   "{&quot;password&quot;: &quot;&quot;}", "&lt;token&gt;${TOKEN}&lt;/token&gt;"])
 def test_obs55_escaped_markup_without_a_credential_stays(text: str) -> None:
     """OBS-55: references around no value, an empty one or a placeholder keep every character."""
+    assert scrub_text(text) == text
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), name=st.sampled_from(NAMES), times=st.sampled_from((1, 2)),
+       outer=st.sampled_from(("https://app.example.com/cb?next={u}", "redirect_uri={u}&state=x",
+                              "Location: /sso?r={u}")))
+def test_property_obs58_a_url_inside_a_urls_parameter_encoded_twice_loses_its_secret(seed: int, name: str,
+                                                                                      times: int, outer: str) -> None:
+    """OBS-58: a URL carried in another URL's parameter is percent-encoded once more (``%253D`` is ``%3D``, which is
+    ``=``); its credential's value is found in the text decoded twice, and only its encoded span is replaced."""
+    r = random.Random(seed)
+    secret = "".join(r.choice(string.ascii_letters + string.digits) for _ in range(16)) + "Xk9"
+    inner = f"https://api.example.com/v1?{name}={secret}&page=2"
+    for _ in range(times):
+        inner = urllib.parse.quote(inner, safe="")
+    text = outer.format(u=inner)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", ["discount 50%25 off", "x=%2525", "progress=100%2525done", "a%252Fb%252Fc"])
+def test_obs55_percent_signs_encoded_twice_without_a_credential_stay(text: str) -> None:
     assert scrub_text(text) == text

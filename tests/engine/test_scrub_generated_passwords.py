@@ -388,6 +388,7 @@ last closing bracket (one opened before the value may close there)."""
 @example(seed=52000108, form="Staging admin password: {p}")  # idnoYuhHM[wY]<5w!g9JSz read as a subscript
 @example(seed=52005620, form="DB_PASSWORD={p}\nDB_USER=app")  # x(KkXw);?uIEvTI^FWyd read as a call
 @example(seed=41000298, form="db.password={p}")  # nMieYZzg[/]*fc: an operator alone is no subscript's argument
+@example(seed=282163, form="pw: {p}")  # uuc=LHH$;ELT=vN: three capitals are no connection string's next pair
 def test_property_obs58_a_settings_value_is_its_whole_run_to_the_lines_end(seed: int, form: str) -> None:
     """OBS-58 / OBS-59: a setting that starts its line under a strong name, its unquoted value one run to the line's
     end, loses that whole run however many of ``; , & ) ] } < >`` a generated password holds (``G711%n}?tOE=>8Wq``,
@@ -408,6 +409,31 @@ def test_property_obs58_a_settings_value_is_its_whole_run_to_the_lines_end(seed:
     # as a tool's result: a JSON string's text is a line too (its quotes bound it), once or twice encoded
     assert scrub_text(json.dumps({"content": text})) == json.dumps({"content": expected})
     assert scrub_text(json.dumps(json.dumps([text, 1]))) == json.dumps(json.dumps([expected, 1]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**64), upper=st.booleans(), form=st.sampled_from((
+    "pw: {p}", "password={p}", "db.password={p}", "- password: {p}", "DB_PASSWORD={p}\nDB_USER=app",
+    "  api_key: {p}\n", "export AUTH_TOKEN={p}")))
+@example(seed=0, upper=True, form="pw: {p}")
+def test_property_obs58_a_settings_value_of_letters_of_one_case_and_symbols_is_its_whole_run(
+        seed: int, upper: bool, form: str) -> None:
+    """OBS-58: letters of one case alone with a generator's symbols among them (``A=CX]EXWAMSKD``: no digit, no
+    second case) are the whole run to the line's end too (``]EXWAMSKD`` was kept). An opening bracket among them is
+    left out: in letters of one case it reads as code (``decrypt(blob)``, ``env[key]``), as docs/privacy.md says; so
+    are ``; , &``, before which capitals and ``=`` read as a connection string's next pair (``;SERVER=``), and ``%``
+    (``spaymjgai%+i`` holds a format's ``%+i``)."""
+    r = random.Random(seed)
+    letters = string.ascii_uppercase if upper else string.ascii_lowercase
+    chars = [r.choice(letters) for _ in range(r.randint(12, 24))]
+    for _ in range(r.randint(2, 5)):
+        chars[r.randrange(1, len(chars) - 1)] = r.choice(_EVERY_SYMBOL.translate(str.maketrans("", "", "_-.([{<;,&%")))
+    secret = "A=CX]EXWAMSKD" if seed == 0 else "".join(chars)
+    assume(_AMBIGUOUS.search(secret) is None and sum(c.isalpha() for c in secret) >= 8)
+    text = form.format(p=secret)
+    expected = text.replace(secret, redaction_marker(secret))
+    assert scrub_text(text) == expected
+    assert scrub_text(json.dumps({"content": text})) == json.dumps({"content": expected})
 
 
 @pytest.mark.parametrize("text", [

@@ -98,6 +98,7 @@ MORE_SAMPLES: dict[str, Callable[[random.Random], str]] = {
     "Adafruit IO keys": lambda r: "aio_" + rand(r, ALNUM, 26) + "aZ",
     "Sourcegraph Cody gateway keys": lambda r: "slk_" + rand(r, HEX, 64),
     "Endor Labs API keys and secrets": lambda r: "endr+" + rand(r, ALNUM, 24),
+    "Novita AI keys and other keys after sk_": lambda r: "sk_" + rand(r, ALNUM, 40) + "Ab3",
     "Mailchimp API keys": lambda r: rand(r, HEX, 32) + "-us" + str(r.randint(1, 21)),
     # found by their structure, no literal prefix
     "Fal keys (key id and secret)": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)) + ":"
@@ -197,6 +198,9 @@ def test_obs58_l6_a_key_glued_to_a_short_option_is_redacted_whole(provider: str)
     "eyJrIjoi", "EAAA", "EAAA-sample-token", "glpat-your-personal-access-token.example",
     "FLWSECK_TEST-", "p8e-", "tk-us-east-1", "rdme_readme", "sk_prod_config",
     "https://outlook.office.com/webhook/", "/IncomingWebhook/docs/setup",
+    "sk_linear_model_LogisticRegression_v2", "sk-learn-LogisticRegression-v2", "sk_learn_compatible_estimator_api",
+    "#define sk_X509_VERIFY_PARAM_new_reserve(cmp, n)", "websocket/_cookiejar.py,sha256=sk_bJkC1VTNz9STPygp9WigFOc4y"
+    "KFXbXJzz7vnNA7c,2346", "sha1=ghp_0123456789abcdefABCDEF01234567890abc",
     "ptr_next_node_in_the_linked_list_of_free_blocks", "test_" + "property_of_the_scrubber_" * 2, "live_reload",
     "sandbox_mode_enabled_for_every_tenant_in_staging", "re_compile_pattern_cache", "re_Ab3dEf6h", "aio_loop",
     "api-gateway-deployment", "api-12345678-1234-1234-1234-123456789012", "pk_12345678_test", "sl.no",

@@ -218,3 +218,98 @@ def test_passwords_in_a_column_an_insert_or_a_hashing_command(text: str, values:
     "id,token_type,expires\n1,bearer,3600"])
 def test_inserts_and_commands_without_a_password_stay(text: str) -> None:
     assert scrub_text(text) == text
+
+
+def _dashed_value(words: list[str], capitals: list[bool], number: int, where: int) -> str:
+    pieces = [w.capitalize() if c else w for w, c in zip(words, capitals)]
+    pieces.insert(where % (len(pieces) + 1), str(number))
+    return "-".join(pieces)
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(st.sampled_from(WORDS), min_size=2, max_size=4), capitals=st.lists(st.booleans(), min_size=4,
+                                                                                          max_size=4),
+       number=st.integers(0, 9999), where=st.integers(0, 4),
+       form=st.sampled_from(STATED + ["The password became {p}", "the root password became {p} yesterday",
+                                      "Password updated to {p}", "changed the password to {p} yesterday"]))
+def test_property_words_and_a_number_joined_by_dashes_stated_as_the_password_are_hidden_alone(
+        words: list[str], capitals: list[bool], number: int, where: int, form: str) -> None:
+    """OBS-58: what people make a password they can remember of (``Blue-Falcon-77``, ``blue-falcon-77``,
+    ``Falcon-77-Blue``): words and a number joined by dashes, where a sentence states it (``became`` too)."""
+    value = _dashed_value(words, capitals, number, where)
+    _hidden_alone(form.format(p=value), value)
+
+
+@pytest.mark.parametrize("text", [
+    "The key is aes-256-gcm", "the token is valid-for-30-days", "The password is at-least-12-chars",
+    "The token is X-Auth-Token", "The key is rsa-sha2-512", "The encoding is utf-8-sig", "the page became unresponsive",
+    "the token became invalid after 2 hours", "the password is user-defined", "The password is Read-From-Env-2"])
+def test_technical_names_and_settings_joined_by_dashes_stay(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(verb=st.sampled_from(["set", "Set", "change", "changed", "reset", "update", "updated", "rotate", "rotated",
+                             "updating", "Setting", "changing", "rotating"]),
+       name=st.sampled_from(["password", "admin password", "API key", "token", "root password", "DB password"]),
+       value=st.sampled_from(["Xk9mQ2vLp7", "BlueFalcon77", "Qz8!rT2#vW5p", "hunter22x", "sk-aBcDeFgHiJkLmNoPqRsTuVw"]),
+       tail=st.sampled_from(["", ".", " now", " on prod"]))
+def test_property_a_verb_with_no_article_before_the_name_states_the_value(verb: str, name: str, value: str,
+                                                                          tail: str) -> None:
+    """OBS-58: as a command, a changelog or a log line writes it, with no article (``set password to P``,
+    ``updating API key to P``): the value goes alone, as after ``set the password to``."""
+    _hidden_alone(f"{verb} {name} to {value}{tail}", value)
+
+
+@pytest.mark.parametrize("text", [
+    "reset password to default", "set password to the one in the vault", "Change password to something stronger.",
+    "Rotate key to rotate the logs", "set key to true", "set token to None", "change password to match policy",
+    "set password to empty", "updating token to the new format"])
+def test_what_a_verb_with_no_article_says_of_a_password_stays(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("form", [
+    "the app password they gave me was {p}, use it for SMTP", "the app password I made was {p}",
+    "use the app password {p} for smtp", "The Gmail app password (for the NAS) is {p}."])
+@pytest.mark.parametrize("sep", [" ", "-"])
+def test_an_app_passwords_four_groups_in_any_sentence_giving_a_value_are_hidden_alone(form: str, sep: str) -> None:
+    """OBS-58: an app password's four groups wherever a sentence gives a value (a clause saying who made it too),
+    spaces and all."""
+    value = sep.join(["hvkz", "pqmt", "wrxa", "jlne"])
+    _hidden_alone(form.format(p=value), value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(words=st.lists(st.sampled_from(WORDS), min_size=3, max_size=6),
+       form=st.sampled_from(["passphrase = {p}", "PASSPHRASE={p}", "key_passphrase = {p}\nnext = 1",
+                             "gpg_passphrase = {p}"]))
+def test_property_a_passphrase_of_words_with_blanks_after_equals_is_hidden_alone(words: list[str], form: str) -> None:
+    """As after a passphrase's label, after ``=`` the words of the rest of the line are the value."""
+    value = " ".join(words)
+    _hidden_alone(form.format(p=value), value)
+
+
+PLAIN_WORDS = ["raspberry", "postgres", "sunshine", "sekrit", "letmein", "dragon", "monkey", "nodejs", "hunter",
+               "trustno", "welcome", "qwerty"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(word=st.sampled_from(PLAIN_WORDS), form=st.sampled_from([
+    "DB_PASSWORD={p}", "export REDIS_PASSWORD={p}\nREDIS_HOST=cache", "POSTGRES_PASSWORD={p}\nPOSTGRES_DB=app",
+    "  AUTH_TOKEN={p}", "password: {p}", "  db_password: {p}\n  host: db", "- password: {p}", "pw: {p}  # the pi",
+    "smtp_password: {p}\n"]))
+def test_property_a_plain_word_is_the_value_of_an_env_line_or_a_yaml_setting(word: str, form: str) -> None:
+    """OBS-58: where a value can only be a literal, a plain word is the password: an env file's or a shell's
+    ``NAME=word`` on its own line (under any strong name), and a YAML setting whose password's name starts its line and
+    whose word ends it; in code (``password = word``, ``token.map = lines``) a bare word is an identifier and stays."""
+    _hidden_alone(form.format(p=word), word)
+
+
+@pytest.mark.parametrize("text", [
+    "password: str", "    password: bytes", "password: string", "proxy_auth: tuple", "    native_token: object",
+    "token: lines", "session_key: agent", "api_key: ollama", "password: required", "PASSWORD=changeme",
+    "TOKEN=none", "API_KEY=your_api_key_here", "TOKEN_TYPE=bearer", "password = lines", "token.map = lines",
+    "password: optional", "password: hash"])
+def test_types_placeholders_and_identifiers_after_a_name_stay(text: str) -> None:
+    assert scrub_text(text) == text
