@@ -737,11 +737,13 @@ password written with a blank around the slash or none, ending the line (``admin
 admin/P``): the user stays, the password is judged."""
 _SERVICE_LOGIN_RE: Final = re.compile(
     _LINE_OPEN + _DECORATION + r"(?:\*\*|__|[*_`])?(?P<label>[^\n\r:：/*`\"]{1,40}?)(?:\*\*|__|[*_`])?[ \t]*[:：]"
-    r"(?:\*\*|__|[*_])?[ \t]*(?P<u>(?i:admin|administrator|root|sa|postgres|ubuntu|ec2-user|pi)"
+    r"(?:\*\*|__|[*_])?[ \t]*(?:(?:\d{1,3}(?:\.\d{1,3}){3}|[\w-]{1,63}(?:\.[\w-]{1,63})+)(?::\d{1,5})?,[ \t]*)?"
+    r"(?P<u>(?i:admin|administrator|root|sa|postgres|ubuntu|ec2-user|pi)"
     r"|[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+)[ \t]+/[ \t]+(?P<p>[^\s\"]{1,256}?)[ \t]*[.;]?"
     + _LINE_CLOSE, re.MULTILINE)
 """A service's login noted as its name, an administrator's account or an address, and a password, a blank around the
-slash (``router: admin / P``, ``staging db: bob@example.com / P``): the label and the user stay."""
+slash (``router: admin / P``, ``staging db: bob@example.com / P``), its address first perhaps (``NAS: 192.168.1.20,
+admin / P``): the label, the address and the user stay."""
 
 
 def _anchored_lines(text: str, anchors: Iterable[int], reach: int,
@@ -769,11 +771,12 @@ _ACCESS_BEFORE_RE: Final = re.compile(
     r"(?<![\w-])(?i:door|gate|alarm|garage|safe|lock|keypad|entry|building|lockbox|key[ \t]?box|padlock|locker"
     r"|intercom|front[ \t]door|back[ \t]door)[ \t-]?\Z")
 _ACCESS_TAIL_RE: Final = re.compile(
-    r"(?i:code|combination|combo)(?:[ \t]+(?i:for|to|of|on)[ \t]+(?:(?i:the|my|our|their)[ \t]+)?[\w'-]{1,24})?"
+    r"(?i:code|combination|combo)(?:[ \t]+(?i:for|to|of|on|at|in)[ \t]+(?:(?i:the|my|our|their)[ \t]+)?[\w'-]{1,24})?"
     r"(?:[ \t]*[:：=]|[ \t]+(?i:is|was|is[ \t]+now|now)(?:[ \t]*:)?|[ \t]+(?i:changed|set)[ \t]+(?i:to))?[ \t]*"
     r"(?:\*\*|__|[`\"'])?(?P<v>[0-9]{3,10}|[0-9]{2}(?:-[0-9]{2}){1,3})(?![\w.,:/-]?[0-9A-Za-z])")
 """A code that opens a door, a gate, an alarm, a safe or a lock, then its digits (``door code: 2580``, ``the gate code
-is 4471``, ``safe combination 12-34-56``, ``keypad code for the garage is 5519``): as secret as a PIN. A year, a
+is 4471``, ``safe combination 12-34-56``, ``keypad code for the garage is 5519``, ``the door code at the office is
+4471``): as secret as a PIN. A year, a
 price or a version is no such value (digits then a letter or a decimal point stay: ``lock code v2.1``)."""
 
 
@@ -2254,8 +2257,9 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return  # password https://host/app;jsessionid=P: a URL, whose own readers take what it holds
     if random and not _random(value):
         return
-    made = stated and (_word_and_number(value) or dashed_passphrase(value) or (  # hunter2, correct-horse-battery
-        dashed_words(value) and not _technical(value.replace("-", "").lower())))  # Blue-Falcon-77, not aes-256-gcm
+    joined = value.replace(" ", "-") if " " in value and not _bare(v) else value  # "blue whale 42 sunrise" quoted
+    made = stated and (_word_and_number(value) or dashed_passphrase(joined) or (  # hunter2, correct-horse-battery
+        dashed_words(joined) and not _technical(joined.replace("-", "").lower())))  # Blue-Falcon-77, not aes-256-gcm
     glued = without_mark(value)  # Bluebird-77 judged as Bluebird77
     if e > s and (code and code_value(value) or made or (
             _generated(glued) and not (glued.islower() and glued.isalnum() and sum(map(str.isdigit, glued)) < 3

@@ -107,6 +107,14 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "a long name before a hash": (lambda n: "a" * n + "_hash: $2b$12$abcdefgh", 5_000),
     "OpenVPN markers again and again": (lambda n: "-----BEGIN OpenVPN Static key V1-----\n0123456789abcdef\n"
                                         * (n // 55), 5_000),
+    "verbs of setting with no article": (lambda n: "set password to " * (n // 16) + "Xk9mQ2vLp7Rt", 5_000),
+    "words joined by dashes stated": (lambda n: "the password is " + "Blue-" * (n // 5) + "77", 5_000),
+    "command substitutions unclosed": (lambda n: "TOKEN=$(echo " * (n // 13), 5_000),
+    "character references of equals": (lambda n: "api_key&#61;" * (n // 12) + "Xk9mQ2vLp7Rt", 5_000),
+    "invisible characters in a name": (lambda n: "token\u200b" * (n // 6) + ": Xk9mQ2vLp7Rt", 5_000),
+    "percent signs encoded twice": (lambda n: "?next=" + "%2525" * (n // 5) + "x", 5_000),
+    "digests that start like keys": (lambda n: "sha256=sk_" * (n // 10) + "Xk9mQ2vLp7Rt" * 4, 5_000),
+    "app password groups in sentences": (lambda n: "the app password is " + "abcd " * (n // 5), 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,

@@ -313,3 +313,35 @@ def test_property_a_plain_word_is_the_value_of_an_env_line_or_a_yaml_setting(wor
     "password: optional", "password: hash"])
 def test_types_placeholders_and_identifiers_after_a_name_stay(text: str) -> None:
     assert scrub_text(text) == text
+
+
+@settings(max_examples=150, deadline=None)
+@given(words=st.lists(st.sampled_from(WORDS), min_size=3, max_size=5), number=st.none() | st.integers(0, 999),
+       quote=st.sampled_from(['"{p}"', "'{p}'", "“{p}”"]),
+       form=st.sampled_from(["The passphrase is {q}", "Remember: SSH key passphrase is {q}", "The password is {q}.",
+                             "the wifi password was changed to {q} yesterday"]))
+def test_property_words_in_quotes_stated_as_a_passphrase_are_hidden_alone(words: list[str], number: int | None,
+                                                                          quote: str, form: str) -> None:
+    """OBS-58: a passphrase written with blanks, a number among its words perhaps, in quotes where a sentence states
+    it (``The passphrase is "blue whale 42 sunrise"``)."""
+    if number is not None:
+        words = words[:1] + [str(number)] + words[1:]
+    value = " ".join(words)
+    _hidden_alone(form.format(q=quote.format(p=value)), value)
+
+
+@pytest.mark.parametrize("text", ['The password is "see the vault"', 'the password is "not set yet"',
+                                  'The password is "the same as above"', 'the token is "read from env"'])
+def test_notes_in_quotes_stated_as_the_value_stay(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("User's NAS: 192.168.1.20, admin / Tr0ub4dor&3x", "Tr0ub4dor&3x"),
+    ("router: 10.0.0.1:8080, root / Xk9mQ2vLp7", "Xk9mQ2vLp7"),
+    ("staging db: db.internal, bob@example.com / Falcon#1302", "Falcon#1302"),
+    ("The door code at the office is 4471", "4471"), ("the alarm code in the shed: 90210", "90210")])
+def test_an_address_before_a_login_and_a_place_after_a_code(text: str, value: str) -> None:
+    """A service's login line noting its address first (the address and the user stay), and a code's place named
+    after it (``the door code at the office is …``)."""
+    _hidden_alone(text, value)
