@@ -229,9 +229,19 @@ _ECHO_RE: Final = re.compile(
 _HERESTRING_RE: Final = re.compile(r"<<<[ \t]*" + _ARG)
 _STDIN_READER_RE: Final = re.compile(
     r"--password-stdin|--with-token|--token-stdin|(?<![\w-])sudo(?:[ \t]+[^\s;|&]+)*?[ \t]+-[A-Za-z]*S(?![\w-])"
-    r"|(?<![\w-])passwd(?:[ \t]+[^\s;|&]+)*?[ \t]+--stdin")
-"""Commands that read a secret from their standard input: a value echoed or fed (``<<<``) to them is one."""
+    r"|(?<![\w-])passwd(?:[ \t]+[^\s;|&]+)*?[ \t]+--stdin|--passphrase-fd[ \t]+0(?!\d)"
+    r"|(?<![\w-])(?:secrets?[ \t]+(?:put|set|create|import)|env[ \t]+add)(?![\w-])")
+"""Commands that read a secret from their standard input: a value echoed or fed (``<<<``) to them is one; and the
+commands that store one read so (``wrangler secret put``, ``gh secret set``, ``docker secret create``, ``fly secrets
+import``, ``vercel env add``, ``gpg --passphrase-fd 0``)."""
 _STDIN_HINTS: Final = ("--password-stdin", "--with-token", "--token-stdin", "sudo", "--stdin")
+_STORE_HINTS: Final = ("secret", "env add", "passphrase-fd", "token", "pass", "key", "cred")
+"""What a text feeding a value to a secret's store or writing it to a credential's file holds (the pre-check)."""
+_ECHO_FILE_RE: Final = re.compile(
+    r"(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+(?:'%s(?:\\n)?'|\"%s(?:\\n)?\"))?[ \t]+"
+    + _ARG + r"[ \t]*>>?[ \t]*(?P<path>[^\s;|&<>]{1,256})")
+"""A value written to a file (``echo 'P' > ~/.config/app/token``): a secret when the file is named for one."""
+_FILE_STEM_RE: Final = re.compile(r"[.]*([^./\\]+)(?:\.[A-Za-z0-9]{1,8})?\Z")
 
 _KEYWORD_RES: Final = (
     ("ENV", re.compile(r"ENV[ \t]+")),  # Dockerfile
@@ -298,10 +308,12 @@ _SQL_USER_RE: Final = re.compile(r"(?<![\w-])(?i:create|alter)[ \t]+(?i:user|rol
 def client_hints(low: str) -> tuple[str, ...]:
     """The hints the lower-cased text holds that can name a client with a password option in it (none: no client
     option to read): each client is sought only when the text holds what its option starts with (``-p``, ``-u``,
-    ``/p:`` ...) where an option starts. A text without ``-`` and ``/`` holds none (no option, no ``user/password``).
-    """
+    ``/p:`` ...) where an option starts. A text without ``-`` and ``/`` holds none (no option, no ``user/password``)
+    but a value fed to a secret's store (``… | wrangler secret put X``)."""
+    fed = ("echo" in low or "printf" in low or "<<<" in low) and any(h in low for h in _STORE_HINTS) and (
+        "|" in low or "<<<" in low or ">" in low)  # … | wrangler secret put X, echo P > ~/.config/app/token
     if "-" not in low and "/" not in low:
-        return ()
+        return ("stdin",) if fed else ()
     hints: list[str] = []
     if "/" in low:
         hints.extend(hint for hint in _SLASH_HINTS if hint in low)  # sqlplus user/P@db
@@ -328,6 +340,8 @@ def client_hints(low: str) -> tuple[str, ...]:
                 "<<<" in low or "|" in low and ("echo" in low or "printf" in low)) and any(
                 h in low for h in _STDIN_HINTS):
             hints.append("stdin")
+    if fed and "stdin" not in hints:
+        hints.append("stdin")
     return tuple(hints)
 
 
@@ -620,6 +634,13 @@ def _fed_secrets(text: str, found: list[Span]) -> None:
             continue
         if _STDIN_READER_RE.search(text, m.end(), _segment_end(text, m.end())):
             _password(text, m.span(_value_group(m)), found)
+    if ">" in text:
+        for m in _ECHO_FILE_RE.finditer(text):  # echo 'P' > ~/.config/app/token, printf %s P > .pgpass
+            if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_-"):
+                continue
+            stem = _FILE_STEM_RE.search(m.group("path"))
+            if stem is not None and credential_name(stem.group(1)):
+                _password(text, m.span(_value_group(m)), found)
     if "<<<" in text:
         for m in _HERESTRING_RE.finditer(text):
             window = max(0, m.start() - 400)  # the command before ``<<<`` (on its line, not the whole text)

@@ -252,8 +252,8 @@ _PHRASE_WORDS: Final = 3
 _CLAUSE_START_RE: Final = re.compile(r"(?:^|[:(\-–—*•>#;]|//)[ \t]*\Z", re.M)
 """Where ``pass`` then a value starts a clause (``Remember: pass P``, ``Note to self - pass P``, a comment's ``# pass
 P``): the verb (``pass the test``) takes no random value there; the value must look random."""
-_USER_BEFORE_RE: Final = re.compile(r"(?<![\w-])(?i:user|username|login)[ \t]+[^\s,;]{1,64},?[ \t]+\Z")
-"""``user bob pass P``: ``pass`` after a user named before it."""
+_USER_BEFORE_RE: Final = re.compile(r"(?<![\w-])(?i:user|username|login)[ \t]+[^\s,;/]{1,64}(?:,|[ \t]+/)?[ \t]+\Z")
+"""``user bob pass P``, ``user bob / pass P``: ``pass`` after a user named before it."""
 _NAME_WORD_SPLIT: Final = re.compile(r"[ \t_-]")
 _BRACKET_LABEL_RE: Final = re.compile(r"\[(?P<n>[A-Za-z][\w .-]{0,38})\][ \t]+(?=[!-~])")
 _BRACKET_LEAD_RE: Final = re.compile(r"(?:^|(?<=[\"']))" + _DECORATION + r"\Z", re.M)

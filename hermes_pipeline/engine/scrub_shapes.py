@@ -2395,7 +2395,7 @@ def _gated_shapes(text: str, low: str, spans: list[Span], wraps: dict[Span, int]
         find_sql_identified(text, spans)
     find_positional_passwords(text, low, spans)
     find_printed_secrets(text, low, spans)
-    if "-" in text or "/" in text:
+    if "-" in text or "/" in text or "echo" in low or "printf" in low or "<<<" in text:
         hints = client_hints(low)
         if hints:
             find_client_passwords(text, spans, hints)

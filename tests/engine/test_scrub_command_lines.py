@@ -363,3 +363,36 @@ def test_obs59_a_command_printing_a_variable_and_a_bash_arrays_element_stay(text
     """OBS-59: what prints a variable or reads a file, and a bash array's element (``${TOKENS[prod]}``), name where
     the value comes from; nothing is hidden."""
     assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(secret=SECRETS, form=st.sampled_from((
+    "printf '%s' '{s}' | wrangler secret put API_KEY", "echo \"{s}\" | gh secret set GH_PAT",
+    "echo -n {s} | docker secret create db_password -", "vercel env add API_KEY production <<< \"{s}\"",
+    "echo '{s}' | npx wrangler secret put TOKEN --env prod", "echo {s} | gpg --batch --passphrase-fd 0 -d f.gpg",
+    "echo '{s}' > ~/.config/app/token", "printf '%s' '{s}' > .pgpass", "echo {s} >> ~/.config/gh/token",
+    "echo -n \"{s}\" > /run/secrets/db_password", "echo {s} > api_key.txt")))
+def test_property_obs58_a_value_fed_to_a_secrets_store_or_written_to_a_credentials_file(secret: str,
+                                                                                         form: str) -> None:
+    """OBS-58: a value piped or fed (``<<<``) to a command that stores a secret from its standard input (``wrangler
+    secret put``, ``gh secret set``, ``docker secret create … -``, ``vercel env add``, ``gpg --passphrase-fd 0``),
+    or echoed into a file named for a credential (``> ~/.config/app/token``, ``> .pgpass``): the value goes alone,
+    in a text without any option too."""
+    text = form.format(s=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", [
+    "echo 'hello world' > notes.txt", "echo done > /tmp/token_count", "echo $TOKEN > ~/.token",
+    "echo 'Build ok' | tee build.log", "printf '%s\\n' \"$KEY\" | gh secret set K",
+    "echo 'secret santa list' > gifts.txt", "echo 3 > /proc/sys/vm/drop_caches"])
+def test_obs59_what_is_echoed_elsewhere_or_is_a_variable_stays(text: str) -> None:
+    """OBS-59: a word, a variable, a file not named for a credential: nothing is hidden."""
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("form", ["user bob / pass {s}", "login admin / pass {s}", "username alice / pass {s}."])
+def test_obs58_pass_after_a_user_and_a_slash(form: str) -> None:
+    secret = "Xk9mQ2vLp7Zr"
+    text = form.format(s=secret)
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))

@@ -115,6 +115,8 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "percent signs encoded twice": (lambda n: "?next=" + "%2525" * (n // 5) + "x", 5_000),
     "digests that start like keys": (lambda n: "sha256=sk_" * (n // 10) + "Xk9mQ2vLp7Rt" * 4, 5_000),
     "app password groups in sentences": (lambda n: "the app password is " + "abcd " * (n // 5), 5_000),
+    "echoes before a credential's file": (lambda n: "echo x " * (n // 7) + "> token", 5_000),
+    "values piped to stores again and again": (lambda n: "echo x | secret put " * (n // 20), 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,
