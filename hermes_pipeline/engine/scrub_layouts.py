@@ -937,7 +937,7 @@ def _login_lines(text: str, low: str, spans: list[Span], spaced: bool, words: li
         password = m.group("p")
         if text[m.end("u")] == "/" and (password.islower() or password.isupper() or password.isalpha()):
             continue  # login: api/v1beta2, account: settings/profile2024: a path (a glued slash, one case)
-        if _generated(password) or _made_password(password):
+        if _generated(password) or _made_password(password) or _dashed_made(password):
             _judge(text, "password", m.span("p"), STRONG, spans, bare=True)
 
 
@@ -1129,8 +1129,8 @@ _CJK_LABEL_END_RE: Final = re.compile(
 """A label in a language that writes no space ending with a credential word (and ``is``, ``as follows``) before its
 colon: ``你的新密码是：``, ``密码如下：``, ``APIキーは次の通りです：``."""
 _PAIR_START: Final = re.compile(r"[A-Za-z_$][\w.$-]{0,127}[ \t]*(?:[=:]|=>|->)")
-_PAIR_NAME: Final = re.compile(r"(?P<n>[A-Za-z_$][\w.$-]{0,127})(?:=>|->|[=:])")
-"""A value that starts as a setting does (``DB_PW=``): a name glued to its separator."""
+_PAIR_NAME: Final = re.compile(r"(?:(?:export|set|setx|\$env:)[ \t]+)?(?P<n>[A-Za-z_$][\w.$-]{0,127})(?:=>|->|[=:])")
+"""A value that starts as a setting does (``DB_PW=``, ``export GITHUB_TOKEN=``): a name glued to its separator."""
 _LABEL_NOUNS: Final = frozenset({"password", "passwd", "passphrase", "pass", "pin", "token", "key", "secret",
                                  "credentials", "credential", "passcode", "otp", "pat", "apikey"})
 """The nouns a label that puts its value on the next line ends with (``Password:``, ``Here is your API key:``)."""
@@ -2258,8 +2258,7 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
     if random and not _random(value):
         return
     joined = value.replace(" ", "-") if " " in value and not _bare(v) else value  # "blue whale 42 sunrise" quoted
-    made = stated and (_word_and_number(value) or dashed_passphrase(joined) or (  # hunter2, correct-horse-battery
-        dashed_words(joined) and not _technical(joined.replace("-", "").lower())))  # Blue-Falcon-77, not aes-256-gcm
+    made = stated and (_word_and_number(value) or _dashed_made(joined))  # hunter2, correct-horse-battery
     glued = without_mark(value)  # Bluebird-77 judged as Bluebird77
     if e > s and (code and code_value(value) or made or (
             _generated(glued) and not (glued.islower() and glued.isalnum() and sum(map(str.isdigit, glued)) < 3
@@ -2334,6 +2333,13 @@ def _word_and_number(value: str) -> bool:
     if value.islower() or (value[0].isupper() and value[1:].islower()):  # hunter2, River52, tig3r20
         return (sum(map(str.isdigit, value)) < 3 or human_password(value)) and not _technical(value.lower())
     return len(value) >= 8 and not _technical(value.lower())
+
+
+def _dashed_made(value: str) -> bool:
+    """Words joined by dashes as password managers and people make them: a passphrase of lower-case words
+    (``correct-horse-battery``, :func:`~.scrub_names.dashed_passphrase`) or words and a number
+    (``Blue-Falcon-77``, :func:`~.scrub_names.dashed_words`), not an algorithm's name (``aes-256-gcm``)."""
+    return dashed_passphrase(value) or (dashed_words(value) and not _technical(value.replace("-", "").lower()))
 
 
 def _made_password(value: str) -> bool:

@@ -194,7 +194,7 @@ _SCHEME_RUNS: Final = frozenset({"http", "https", "ftp", "ftps", "sftp", "s", "g
 """Runs of the schemes people write that no English word test accepts (``s3``, ``mongodb+srv``, ``sftp``, a 1Password
 reference ``op://``)."""
 """A URL's scheme in a value (a password holding ``://`` after a symbol or a capital letter holds no URL)."""
-_INNER_NAME: Final = re.compile(r"(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})=")
+_INNER_NAME: Final = re.compile(r"(?:export[ \t]+)?(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})=")
 _CALL_LOOKAHEAD: Final = 2048
 _VALUE_ENDS: Final = frozenset(" \t\r\n\"'`&;,)]}<>\\")
 _USER_SPLIT: Final = re.compile(r"[^a-z]+")
@@ -738,8 +738,8 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
             return  # dsn: postgres://localhost/app: its userinfo and its query have their own finders
     if literal is None:
         literal = start > 0 and text[start - 1] in "\"'`"  # a quoted value is a string, whatever it holds
-    if bare and _inner_pair(value):
-        return  # # Key: session_key=…: the inner name judges its own value
+    if (bare or (start > 0 and text[start - 1] == "`")) and _inner_pair(value):
+        return  # # Key: session_key=…, token: `export GITHUB_TOKEN=…`: the inner name judges its own value
     if user and bare and "=" in value and _inner_user(value):
         return  # creds: user=alice pass=P: pairs, each judged by its own name (the user's stays)
     if not literal and ("(" in value or "[" in value):
@@ -1447,7 +1447,8 @@ def _pair_name(name: str) -> bool:
 
 
 def _inner_pair(value: str) -> bool:
-    """Whether an unquoted value is itself a strong name's pair (``Key = session_key=…``): that name judges it. The
+    """Whether an unquoted value (or a code span's) is itself a strong name's pair (``Key = session_key=…``, ``token:
+    `export GITHUB_TOKEN=…```): that name judges it. The
     inner name is one settings are named by (:func:`_word_name`, ``SESSION_KEY``); a generated password's first run
     is not (``SMTP_SECRET=PW=…``, ``pw: OtpVx_1Ea=…``: the whole value is the password)."""
     inner = _INNER_NAME.match(value) if "=" in value else None

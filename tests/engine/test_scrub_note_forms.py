@@ -17,7 +17,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hermes_pipeline.engine.scrub import scrub_text
+from hermes_pipeline.engine.scrub import redaction_marker, scrub_text
 
 from ._scrub_support import assert_only_secret_hidden, note_password
 
@@ -468,3 +468,53 @@ def test_obs55_such_clauses_and_phrases_without_a_generated_value_stay(text: str
     label of several words naming the ``Authorization`` header keeps its scheme word (a comment of a library on this
     machine lost ``Bearer.``)."""
     assert scrub_text(text) == text
+
+
+_SKILL = """---
+name: deploy-staging
+description: Deploy the app to staging
+version: 1.2.0
+---
+# Deploy to staging
+
+1. Export the token: `export GITHUB_TOKEN={gh}`
+2. Log in: `docker login -u deploy -p {pw} registry.example.com`
+3. The DB password is {made} (staging only).
+
+```bash
+PGPASSWORD={pw} psql -h db -U app
+```
+
+```yaml
+db:
+  user: app
+  password: {word}
+```
+Admin UI: admin / {dashed}
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32), encodings=st.integers(0, 2))
+def test_property_obs58_a_skill_written_by_the_agent_loses_each_credential_and_nothing_else(seed: int,
+                                                                                           encodings: int) -> None:
+    """OBS-58 / OBS-59: a SKILL.md the agent writes with ``skill_manage`` (a code span holding an export under a
+    label, a client's option, a made password in a sentence, a YAML setting's plain word, a login line's dashed
+    words), as the file and as the tool's JSON argument (once or twice encoded): each credential becomes its marker,
+    every other character stays."""
+    r = random.Random(seed)
+    values = {"gh": "ghp_" + "".join(r.choice(string.ascii_letters + string.digits) for _ in range(36)),
+              "pw": "".join(r.choice(string.ascii_letters) for _ in range(9)) + str(r.randint(10, 99)) + "Qz",
+              "made": r.choice(["hunter", "falcon", "river"]) + str(r.randint(10, 99)),
+              "word": r.choice(["postgres", "raspberry", "sunshine"]),
+              "dashed": "-".join([r.choice(["Blue", "Falcon", "River"]), r.choice(["Sky", "Moon"]),
+                                  str(r.randint(10, 99))])}
+    skill = _SKILL.format(**values)
+    expected = skill
+    for value in values.values():
+        expected = expected.replace(value, redaction_marker(value))
+    text, want = skill, expected
+    for _ in range(encodings):
+        text = json.dumps({"action": "create", "name": "deploy-staging", "content": text})
+        want = json.dumps({"action": "create", "name": "deploy-staging", "content": want})
+    assert scrub_text(text) == want
