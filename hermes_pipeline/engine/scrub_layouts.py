@@ -1845,10 +1845,11 @@ def _around(starts: list[int], size: int) -> list[tuple[int, int]]:
 
 
 def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> None:
-    """A setting's name in a sentence (``the DB_PASSWORD is P``, ``invalid auth_token 'P'``, ``my apiKey was P``): a
-    name joined by ``_``, in camel case or glued in capitals (``PGPASSWORD``) that holds a hint and names a credential
-    surely, then the sentence's copula or a quoted value (``DB_PASSWORD=P`` is an assignment, read by
-    :mod:`.scrub_shapes`); after a verb of setting, ``to`` and the value the sentence states (``Set PGPASSWORD to
+    """A setting's name in a sentence (``the DB_PASSWORD is P``, ``invalid auth_token 'P'``, ``my apiKey was P``,
+    ``github-password is P``): a name joined by ``_`` or ``-``, in camel case or glued in capitals (``PGPASSWORD``)
+    that holds a hint and names a credential surely (an option's ``--db-password`` is none; a weak name, ``slack_key``,
+    gives a value that looks random), then the sentence's copula or a quoted value (``DB_PASSWORD=P`` is an
+    assignment, read by :mod:`.scrub_shapes`); after a verb of setting, ``to`` and the value the sentence states (``Set PGPASSWORD to
     hunter22``: a word and a number as people make passwords too)."""
     done = -1
     for hit in hits:
@@ -1856,25 +1857,30 @@ def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> Non
             continue
         before = text[hit - 1]
         glued = before.isupper() and text[hit].isupper()  # PGPASSWORD: an environment variable's name in capitals
-        if before != "_" and not (before.islower() and text[hit].isupper()) and not glued:
-            continue  # the hint does not join a name (DB_PASSWORD, apiKey): a plain word is _SENTENCE_NAME's
+        if not (before.isalnum() or before in "_-"):
+            continue  # the hint starts a word: a plain word is _SENTENCE_NAME's
         start = hit
-        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_") and hit - start < 64:
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-") and hit - start < 64:
             start -= 1
+        if text[start] == "-":
+            continue  # --db-password is required: an option's name, not a setting's
         run = _IDENT_RUN.match(text, hit)
         end = run.end() if run is not None else hit
         done = end
         name = text[start:end]
         if not name.isascii() or (start > 0 and text[start - 1] in ".-$") or not (
-                "_" in name.strip("_") or _CAMEL_HUMP.search(name) is not None or (glued and name.isupper())):
+                "_" in name.strip("_") or "-" in name.strip("-") or _CAMEL_HUMP.search(name) is not None or (
+                    glued and name.isupper())):
             continue  # a plain word is _SENTENCE_NAME's; a dotted name or a variable is code's
-        if credential_name(name) != STRONG:
+        level = credential_name(name)
+        if not level:
             continue
         for tail in (_COPULA_TAIL_RE, _QUOTED_TAIL_RE, _ARROW_TAIL_RE):
             m = tail.match(text, end)
-            if m is not None:
-                _sentence_value(text, m.end(), spans, ascii_only=False)
-        to = _TO_TAIL_RE.match(text, end)
+            if m is not None:  # db_token is Blue-Falcon-77: the copula or the arrow states the value
+                _sentence_value(text, m.end(), spans, ascii_only=False, random=level != STRONG,
+                                stated=level == STRONG and tail is not _QUOTED_TAIL_RE)  # slack_key is P: random
+        to = _TO_TAIL_RE.match(text, end) if level == STRONG else None
         if to is not None and _SET_BEFORE_RE.search(text, max(0, start - 24), start) is not None:
             _sentence_value(text, to.end(), spans, ascii_only=False, stated=True)  # Set PGPASSWORD to P
 

@@ -134,6 +134,11 @@ _KEY_HOLDERS: Final = frozenset({"material", "data", "bytes", "pem", "der", "b64
 """Words after ``key`` that say the value is the key itself (``key_material``, ``key_pem``): a strong name."""
 _WEAK_WORDS: Final = frozenset({"key", "keys", "sig", "signature", "session", "sessionid", "sid", "code", "tokens",
                                 "jwt", "pat"})
+_PAT_OWNERS: Final = frozenset({
+    "github", "gh", "gitlab", "gl", "ado", "azure", "azdo", "devops", "bitbucket", "jira", "atlassian", "confluence",
+    "slack", "personal", "access", "hf", "huggingface", "vercel", "figma", "notion", "airtable", "docker", "dockerhub",
+    "quay", "npm", "pypi", "gitea", "forgejo", "codeberg", "sourcegraph", "grafana", "api", "my", "user", "bot"})
+"""What a personal access token (``PAT``) is named for before it (``GITHUB_PAT``, ``ado_pat``): the name is strong."""
 _PASS_WORDS: Final = frozenset({"pass", "pw"})
 """Credential words only as the name's last word (``DB_PASS``, ``DB_PW``; ``pass_through`` is no credential)."""
 _STAGE_WORDS: Final = frozenset({
@@ -243,6 +248,8 @@ def credential_name(name: str) -> int:
         tail = segments[-1]
         if _words(tail) in (["value"], ["val"]) and len(segments) > 1:
             tail = segments[-2]  # token.value
+        elif _words(tail) in (["key"], ["keys"]) and len(segments) > 1:
+            tail = segments[-2] + "_" + tail  # stripe.api.key, client.private.key: the key its qualifier names
         return credential_name(tail)
     words = _words(name)
     low = name.lower()
@@ -279,6 +286,8 @@ def credential_name(name: str) -> int:
             continue  # exit_code, status_code, country_code: a number or a name, not an authorization code
         elif word in ("key", "keys") and i > 0 and words[i - 1] in _WEAK_KEY_QUALIFIERS:
             level = WEAK
+        elif word == "pat" and i > 0 and words[i - 1] in _PAT_OWNERS:
+            level = STRONG  # GITHUB_PAT, githubPat, ado-pat: a personal access token (url_pat is a pattern)
         elif word in _WEAK_WORDS:
             level = WEAK
         elif len(word) > 5 and word.endswith(_GLUED_STRONG):

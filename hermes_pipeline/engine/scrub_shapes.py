@@ -1535,30 +1535,8 @@ def _colon_pair(text: str, colon: int, start: int, name: str, level: int, spans:
                                               and "authoriz" not in name.lower()):
         return colon + 1
     bare = _bare(m)
-    word = bare and password_name(name) and _setting_word(text, start, span)  # password: raspberry (YAML)
-    _judge(text, name, span, level, spans, bare=bare and not word, user=bare and holds_user(text, start, name))
+    _judge(text, name, span, level, spans, bare=bare, user=bare and holds_user(text, start, name))
     return span[1]
-
-
-_TYPE_WORDS: Final = frozenset({
-    "object", "tuple", "list", "dict", "set", "frozenset", "int", "float", "complex", "bool", "bytes", "bytearray",
-    "str", "callable", "any", "none", "number", "boolean", "string", "array", "unknown", "never", "void", "symbol",
-    "bigint", "integer", "text", "varchar", "char", "uuid", "date", "datetime", "timestamp", "json", "blob", "secret",
-    "password", "hash", "optional", "required", "nullable", "mapping", "sequence", "iterable", "type", "enum"})
-"""Names of types a value's annotation or a schema gives (``proxy_auth: tuple``, ``password: string``)."""
-_SETTING_LEAD_RE: Final = re.compile(r"[ \t]*(?:-[ \t]+)?[a-z][a-z0-9_]*:[ \t]+")
-
-
-def _setting_word(text: str, start: int, span: Span) -> bool:
-    """Whether the lower-case word at ``span`` is a YAML setting's whole value: its name in lower case starts its
-    line (indented, a list's item), the word ends it (``password: raspberry``, ``  db_password: postgres``), so it is
-    a string, not an identifier of code; a type's name is an annotation's (``password: str``, ``auth: tuple``)."""
-    value = text[span[0]:span[1]]
-    if not (value.isalpha() and value.islower() and value.isascii()) or value in _TYPE_WORDS:
-        return False
-    line = text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1
-    return _SETTING_LEAD_RE.fullmatch(text, line, span[0]) is not None and _LINE_REST_RE.match(
-        text, span[1]) is not None
 
 
 def _next_lines(text: str, key_start: int, pos: int, name: str, level: int, spans: list[Span], block: bool) -> int:

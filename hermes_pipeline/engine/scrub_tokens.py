@@ -118,7 +118,9 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("Pulumi access tokens", "pul-", "[a-f0-9]{40}"),
     ("Postman API keys", "PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"),
     ("Figma tokens", "fig(?:d|p|[uo][rh]?)_", "[A-Za-z0-9_=-]{16,}"),
-    ("Square tokens", "(?:sq0(?:atp|csp)-|EAAA)", "[A-Za-z0-9_-]{16,}"),
+    # an access token is ``EAAA`` and 60 characters exactly, so a name's words glued after it stay its own
+    ("Square tokens", "(?:sq0(?:atp|csp)-|EAAA)",
+     "(?:(?<=EAAA)[A-Za-z0-9_-]{60}(?![A-Za-z0-9])|(?<!EAAA)[A-Za-z0-9_-]{16,})"),
     ("Meta (Facebook) access tokens", "EAA[A-Za-z0-9]", "[A-Za-z0-9]{30,}"),
     ("age secret keys", "AGE-SECRET-KEY-1", "[A-Z0-9]{40,}"),
     ("1Password service account tokens", "ops_eyJ", "[A-Za-z0-9+/_-]{40,}={0,3}"),

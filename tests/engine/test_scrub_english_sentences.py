@@ -551,3 +551,49 @@ def test_property_obs58_59_letters_that_read_as_a_camel_name_stated_as_the_value
     text = form.format(p=p, q=q)
     expected = text.replace(p, redaction_marker(p)).replace(q, redaction_marker(q))
     assert scrub_text(text) == expected, text
+
+
+def _drawn(r: random.Random) -> str:
+    while True:
+        value = "".join(r.choice(string.ascii_letters + string.digits) for _ in range(r.randint(12, 32)))
+        if any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value):
+            return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), owner=st.sampled_from(["github", "openai", "db", "smtp", "prod", "app", "slack"]),
+       word=st.sampled_from(["password", "passwd", "token", "secret", "apikey", "api-key", "api_key", "pat",
+                             "passphrase", "auth-token"]),
+       style=st.sampled_from(["kebab", "snake", "camel", "UPPER"]),
+       form=st.sampled_from(["{n} is {p}", "  {n} is {p}", "- {n} is {p}", "Note: {n} is {p} (rotate monthly)",
+                             "{n} -> {p}", "The {n} is now {p}."]))
+def test_property_obs58_a_settings_name_in_any_case_style_states_its_value_in_a_sentence(
+        seed: int, owner: str, word: str, style: str, form: str) -> None:
+    """OBS-58: a setting's name in a sentence, joined by ``-`` as well as ``_`` or in camel case, ``apikey`` glued
+    (``github-password is P``, ``openai_apikey is P``, ``slackPat is P``), states the value: the value goes alone,
+    the name stays."""
+    if word == "pat" and owner not in ("github", "slack"):
+        owner = "github"  # a PAT is named for what it opens (url_pat is a pattern)
+    words = [owner] + word.replace("-", "_").split("_")
+    name = {"kebab": "-".join(words), "snake": "_".join(words), "UPPER": "_".join(words).upper(),
+            "camel": words[0] + "".join(w.title() for w in words[1:])}[style]
+    value = _drawn(random.Random(seed))
+    text = form.format(n=name, p=value)
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("slack_key is r1Z6OtQxFTbUB6J091Wsaprkc", "r1Z6OtQxFTbUB6J091Wsaprkc"),
+    ("db_token is Moon-Falcon-Falcon-81", "Moon-Falcon-Falcon-81"),
+    ("stripe.api.key: Xk9mQ2vLp7Zr4Tq8", "Xk9mQ2vLp7Zr4Tq8"), ("client.private.key=Winter7246", "Winter7246"),
+    ("GITHUB_PAT=river8934#", "river8934#"), ("githubPat: Falcon5365", "Falcon5365")])
+def test_weak_names_give_random_values_and_qualified_keys_and_pats_are_strong(text: str, value: str) -> None:
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize("text", [
+    "--db-password is required", "the monkey is hungry", "cache_key is computed per request", "url_pat is compiled",
+    "sort_key is name", "the primary_key is user_id", "re_pat = re.compile(r'x')", "cache.key = sha256(x)",
+    "my-token is ready", "api-key is missing"])
+def test_names_that_say_something_else_or_values_that_are_words_stay(text: str) -> None:
+    assert scrub_text(text) == text

@@ -398,6 +398,7 @@ _CLOSED = sorted(p for p in KEY_SAMPLES if _closed_alphabet(p))
        form=st.sampled_from(["file_{k}{t}.json", "/tmp/{k}{t}/creds", "name: {k}{t}", "{k}{t}", "mv {k}{t}.txt x"]))
 @example(seed=0, provider="GitHub tokens (classic, OAuth, user-to-server, server-to-server, refresh)", tail="_backup",
          form="file_{k}{t}.json")
+@example(seed=32000000, provider="Meta (Facebook) access tokens", tail="_backup", form="file_{k}{t}.json")  # EAAA…
 def test_property_obs58_a_names_words_glued_after_a_published_key_stay(
         seed: int, provider: str, tail: str, form: str) -> None:
     """OBS-58 / OBS-59: a key of a format whose alphabet has no ``_`` or ``-`` (``ghp_…``, ``AKIA…``, ``sk_live_…``)
