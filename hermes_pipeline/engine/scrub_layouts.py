@@ -1786,7 +1786,8 @@ def _english_sentences(text: str, low: str, hits: list[int], spans: list[Span]) 
     _settings_in_sentences(text, hits, spans)
     if "PIN" in text:
         for name in _PIN_RE.finditer(text):  # my PIN is 4821: a PIN is digits
-            for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _BARE_TAIL_RE, _PIN_TO_RE, _PAREN_TAIL_RE):
+            for tail in (_COPULA_TAIL_RE, _LABEL_TAIL_RE, _BARE_TAIL_RE, _PIN_TO_RE, _PAREN_TAIL_RE, _ARROW_TAIL_RE,
+                         _DASH_TAIL_RE, _PIN_PAREN_RE):  # the NAS PIN — 393721, PIN -> 4821, my PIN (31245)
                 m = tail.match(text, name.end())
                 if m is not None and (tail is not _PIN_TO_RE or _PIN_VERB_RE.search(
                         text, max(0, name.start() - 40), name.start()) is not None):
@@ -1892,6 +1893,9 @@ _ARROW_TAIL_RE: Final = re.compile(
 """A name, perhaps the verb that changed it, then an arrow: ``Password updated -> P``, ``DB_PASSWORD → P``; or a
 question and its answer: ``the wifi password? P``, ``the API key? it's P``. A space stands beside the arrow or after the question (the
 sentence readers' pre-check: a text without one holds no sentence)."""
+_PIN_PAREN_RE: Final = re.compile(r"[ \t]*[(（](?=[0-9]{4,8}[)）])")
+"""A PIN's digits in parentheses after its name (``my PIN (31245)``): shorter than what :data:`_PAREN_TAIL_RE`
+reads."""
 _DASH_TAIL_RE: Final = re.compile(r"[ \t]+(?:—|–|--?)[ \t]+(?=[\"'`!-~" + _OPENERS + "])")
 """A name, a dash between blanks, then a value that looks generated, in the middle of a sentence too: ``my session
 token — P ok?``, ``the staging password - P`` (a label that starts its line is :func:`_labels`')."""
@@ -2265,6 +2269,7 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
         return
     joined = value.replace(" ", "-") if " " in value and not _bare(v) else value  # "blue whale 42 sunrise" quoted
     made = stated and (_word_and_number(value) or _dashed_made(joined))  # hunter2, correct-horse-battery
+    made = made or (any(piece.isdigit() for piece in joined.split("-")) and _dashed_made(joined))  # pw (Maple-41)
     glued = without_mark(value)  # Bluebird-77 judged as Bluebird77
     if e > s and (code and code_value(value) or made or (
             _generated(glued) and not (glued.islower() and glued.isalnum() and sum(map(str.isdigit, glued)) < 3

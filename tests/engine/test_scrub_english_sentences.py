@@ -597,3 +597,28 @@ def test_weak_names_give_random_values_and_qualified_keys_and_pats_are_strong(te
     "my-token is ready", "api-key is missing"])
 def test_names_that_say_something_else_or_values_that_are_words_stay(text: str) -> None:
     assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(pin=st.integers(1000, 99_999_999), owner=st.sampled_from(["my", "the NAS", "our admin", "Bob's bank"]),
+       form=st.sampled_from(["{o} PIN — {p}.", "{o} PIN -> {p}", "{o} PIN → {p} until Friday", "Note: {o} PIN ({p})",
+                             "{o} PIN – {p}"]))
+def test_property_obs58_a_pin_after_a_dash_an_arrow_or_in_parentheses_is_hidden(pin: int, owner: str,
+                                                                                 form: str) -> None:
+    """OBS-58: a PIN's digits after a dash or an arrow, or in parentheses (shorter than other values there)."""
+    value = str(pin)
+    text = form.format(o=owner, p=value)
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("the root pw (Maple-tiger-river-44)", "Maple-tiger-river-44"),
+    ("your new NAS password (blue-Falcon-67) works", "blue-Falcon-67")])
+def test_words_and_a_number_joined_by_dashes_in_parentheses_after_a_name(text: str, value: str) -> None:
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize("text", ["the password (Two-Factor-Auth) is required", "PIN (see above)",
+                                  "the token (JWT-based) expires"])
+def test_words_joined_by_dashes_without_a_number_in_parentheses_stay(text: str) -> None:
+    assert scrub_text(text) == text
