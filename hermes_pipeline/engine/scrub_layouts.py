@@ -206,7 +206,7 @@ _SENTENCE_NAME_RE: Final = re.compile(r"(?<![\w-])" + _SENTENCE_NAME + r"(?!\w)"
 (the ``_TAIL_RE`` patterns below) is matched there, so the names are sought once."""
 _COPULA_TAIL_RE: Final = re.compile(
     r"(?:(?:['’](?i:s))?[ \t]+(?i:value|contents?)(?=[ \t]+(?i:is|was|will|has|should|equals)[ \t]))?"
-    r"(?:[ \t]+(?i:for|of|on|at|in|de|del|du|do|da|della|van|von|für|zum|zur|od)"
+    r"(?:[ \t]+(?i:for|of|on|at|in|de|del|du|do|da|di|della|van|von|für|zum|zur|od)"
     r"(?:[ \t]+(?:[\w.@/-]{1,40}|\"[^\"\n]{1,40}\"|'[^'\n]{1,40}'|“[^”\n]{1,40}”)){1,5}?)?"
     r"(?:(?:[ \t]+(?i:that|which))?[ \t]+(?:I|[Ww]e|[Yy]ou|[Tt]hey|[Hh]e|[Ss]he)(?:['’](?:ve|d|ll))?"
     r"(?:[ \t]+[a-z]{2,12}){1,3}"
@@ -292,8 +292,8 @@ German, Spanish, Catalan, Portuguese, French, Dutch, Polish, the Nordic language
 Romanian, Turkish, Russian, Ukrainian, Bulgarian, Serbian, Croatian, Slovenian, Czech, Slovak, Hungarian,
 Lithuanian, Latvian, Icelandic, Swahili, Vietnamese, Greek, Indonesian, Malay, Arabic, Persian, Hebrew (with the
 article or ``and`` glued on: ``הסיסמה``, ``وكلمة``)."""
-_FOREIGN_FOR: Final = (r"de|del|de[ \t]la|des|du|do|da|della|dello|van|von|für|fur|zum|zur|od|dla|от|для|від|до|на|за|"
-                       r"of|for|k|ke|pro|pre|na|za|pentru|của|cho|untuk|dari|για|του|της|של")
+_FOREIGN_FOR: Final = (r"de|del|de[ \t]la|des|du|do|da|di|della|dello|van|von|für|fur|zum|zur|od|dla|от|для|від|до|"
+                       r"на|за|of|for|k|ke|pro|pre|na|za|pentru|của|cho|untuk|dari|για|του|της|של")
 """A word saying what the password is for or whose it is (``de``, ``für``, ``do``, ``від``, ``za``, ``của``)."""
 _FOREIGN_OWNERS: Final = (r"μου|σου|мой|моя|мій|моја|moje|mé|tôi|của[ \t]tôi|của[ \t]bạn|saya|שלי|שלך|الخاصة[ \t]بي|"
                           r"من|شما")
@@ -311,6 +311,7 @@ Spanish and Italian ``la`` is an article."""
 _FOREIGN_SENTENCE_RE: Final = re.compile(
     r"(?<![\w-])(?:[A-Za-z0-9]{2,12}-)?(?i:" + _FOREIGN_NAMES + r")"
     r"(?:(?:[ \t]+(?i:" + _FOREIGN_FOR + r")(?:[ \t]+[\w.@/-]{1,40}){1,3}?)?(?:[ \t]+(?i:" + _FOREIGN_OWNERS + r"))?"
+    r"(?:[ \t]+(?!(?i:" + _FOREIGN_COPULAS + r")[ \t])[\w.@-]{2,20})?"
     r"(?:[ \t]+(?i:" + _FOREIGN_COPULAS + r")[ \t]*:?|[ \t]*[:：])"
     r"|(?:[ \t]+[\w.@/-]{1,20}){1,3}?[ \t]+(?i:" + _FOREIGN_OWN_COPULAS + r")[ \t]*:?"
     r"|(?<=[Kk][Hh][Aa][Uu])(?:[ \t]+[\w.@/-]{1,20}){0,3}?[ \t]+(?i:la)[ \t]*:?)"
@@ -320,7 +321,8 @@ senha é P``, ``le mot de passe est P``, ``het wachtwoord is P``, ``hasło jest 
 ``Parola este P``, ``Mật khẩu là P``, ``Ο κωδικός είναι P``, ``Kata sandi adalah P``, ``كلمة المرور هي P``,
 ``הסיסמה היא P``, the word for key beside API (``de API-sleutel is P``, ``klucz API: P``, ``API anahtarı: P``),
 with what it is for (``la contraseña de la base de datos es P``, ``Hasło do bazy to P``, ``Lozinka
-za Wi-Fi je P``) or whose (``ο κωδικός μου είναι P``), in a compound (``Das WLAN-Passwort lautet P``, ``Der
+za Wi-Fi je P``, ``La password di wifi è P``) or whose (``ο κωδικός μου είναι P``), a qualifier after the name
+(``a senha AWS é P``, ``le mot de passe wifi est P``), in a compound (``Das WLAN-Passwort lautet P``, ``Der
 API-Schlüssel ist P``), the key or token of an API (``la clé API est P``, ``il token API è P``), a Nordic name's
 definite form (``Lösenordet är P``), or a colon after a blank (``mot de passe : P``)."""
 _FOREIGN_WORDS: Final = _word_set(

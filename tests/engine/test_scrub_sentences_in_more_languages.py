@@ -81,3 +81,17 @@ def test_property_the_readers_pre_checks_are_exact(seed: int, form: str, case: s
     words = {"as is": form, "upper": form.upper(), "title": form.title()}[case].replace("{P}", "{p}")
     text = lead + words.format(p=secret)
     assert find_spans(text) == find_spans(text, gated=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), service=st.sampled_from(["AWS", "wifi", "Gmail", "router", "NAS"]),
+       form=st.sampled_from(["La password di {s} è {p}", "Minha senha {s} é {p}.", "Le mot de passe {s} est {p}.",
+                             "a senha {s} é {p}", "Das Passwort {s} ist {p}", "la contraseña {s} es {p}",
+                             "La password del {s} è {p}"]))
+def test_property_obs58_a_qualifier_after_a_foreign_name_or_italian_di_before_the_copula(seed: int, service: str,
+                                                                                          form: str) -> None:
+    """OBS-58: where a language puts what the password is for after its name (``a senha AWS é P``, ``le mot de passe
+    wifi est P``) or says it with ``di`` (``La password di wifi è P``), the copula still states the value."""
+    value = password(random.Random(seed))
+    text = form.format(s=service, p=value)
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
