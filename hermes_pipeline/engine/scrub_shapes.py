@@ -92,9 +92,11 @@ _VALUE_RE: Final = re.compile(
     + r"|\\ (?=[^\s\"'`&;,)\]}<>])|" + _ESC + r")*)"
     r"|(?P<s>[<>\[\](){};,&]{1,4}[^\s\"'`\\]{1,255}))"
 )
-_SYMBOL_LED_PLACEHOLDER: Final = re.compile(r"[<\[({][ \t]*[A-Za-z][A-Za-z _.-]*[>\])}]|\$[({].*|<%.*|\{[{%].*")
+_SYMBOL_LED_PLACEHOLDER: Final = re.compile(r"[<\[({][ \t]*[A-Za-z][A-Za-z _.-]*[>\])}]|\$[({].*|<%[=#-]?(?:\s.*)?|"
+                                            r"<%.*%>|\{[{%].*")
 """A symbol-led value that is a placeholder, a note or code (``<your-password>``, ``[REDACTED]``, ``(none)``,
-``{password}``, ``$(cat pw)``, ``${PW}``, ``<%= pw %>``, ``{{ pw }}``), not a password."""
+``{password}``, ``$(cat pw)``, ``${PW}``, ``<%= pw %>`` (cut at its blank too: ``<%=``), ``{{ pw }}``), not a
+password; ``<%@Xl:CYO…`` opens no template."""
 _NOT_VALUE_START: Final = frozenset(" \t)]},;+.")
 _CODE_BETWEEN: Final = re.compile(r"[^\"']*\s|[.)\]},;+]+$|\+[\w.]+\+$|\.[a-z_]{3,}\([^()]*\)")
 """Code between two strings (``.join(x) + ``, ``+pw+``, ``), ``, ``.format(x)``), not a quoted value."""

@@ -505,3 +505,17 @@ def test_obs55_code_glued_after_a_call_or_a_subscript_stays(value: str) -> None:
     """OBS-55: what code glues after a call or a subscript (a statement's end, an operator and one operand,
     TypeScript's ``!``, optional chaining) keeps the value code."""
     assert scrub_text(f"password: {value}") == f"password: {value}"
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("apiKey: <%@Xl:CYO%09k:Q$Tk-@91P", "<%@Xl:CYO%09k:Q$Tk-@91P"), ("token=<%Xk9mQ2vLp7", "<%Xk9mQ2vLp7")])
+def test_obs58_a_password_starting_like_a_template_tag_is_hidden(text: str, secret: str) -> None:
+    """OBS-58: ``<%`` opens an ERB tag only before ``=``, ``-``, ``#`` or a blank (or where the value was cut):
+    ``<%@Xl:CYO…`` is a generated password's start."""
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", ['password: <%= ENV["DB_PASSWORD"] %>', 'password: <%=ENV["PW"]%>',
+                                  'password: "<%= @pw %>"', "token: <%- secret %>", "password: <%"])
+def test_obs59_template_tags_under_a_name_stay(text: str) -> None:
+    assert scrub_text(text) == text
