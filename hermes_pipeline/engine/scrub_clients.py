@@ -639,8 +639,9 @@ def _fed_secrets(text: str, found: list[Span]) -> None:
             if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_-"):
                 continue
             stem = _FILE_STEM_RE.search(m.group("path"))
-            if stem is not None and credential_name(stem.group(1)):
-                _password(text, m.span(_value_group(m)), found)
+            value = m.group(_value_group(m))
+            if stem is not None and credential_name(stem.group(1)) and ":" not in value and "=" not in value:
+                _password(text, m.span(_value_group(m)), found)  # user:hash, NAME=P: their own readers
     if "<<<" in text:
         for m in _HERESTRING_RE.finditer(text):
             window = max(0, m.start() - 400)  # the command before ``<<<`` (on its line, not the whole text)

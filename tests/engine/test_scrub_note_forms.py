@@ -488,7 +488,10 @@ PGPASSWORD={pw} psql -h db -U app
 ```yaml
 db:
   user: app
-  password: {word}
+  password: "{word}"
+```
+```
+REDIS_PASSWORD={word}
 ```
 Admin UI: admin / {dashed}
 """
@@ -499,8 +502,8 @@ Admin UI: admin / {dashed}
 def test_property_obs58_a_skill_written_by_the_agent_loses_each_credential_and_nothing_else(seed: int,
                                                                                            encodings: int) -> None:
     """OBS-58 / OBS-59: a SKILL.md the agent writes with ``skill_manage`` (a code span holding an export under a
-    label, a client's option, a made password in a sentence, a YAML setting's plain word, a login line's dashed
-    words), as the file and as the tool's JSON argument (once or twice encoded): each credential becomes its marker,
+    label, a client's option, a made password in a sentence, a plain word quoted in YAML and in an env line, a login
+    line's dashed words), as the file and as the tool's JSON argument (once or twice encoded): each credential becomes its marker,
     every other character stays."""
     r = random.Random(seed)
     values = {"gh": "ghp_" + "".join(r.choice(string.ascii_letters + string.digits) for _ in range(36)),
