@@ -686,6 +686,13 @@ _ECHOED_RE: Final = re.compile(
 the literal is the value (``$(echo $TOKEN)`` prints a variable, a command's output is no literal)."""
 
 
+_SECRET_WRAPPER_RE: Final = re.compile(
+    r"(?:[A-Za-z_][\w]*\.)?(?:Secret(?:Str|Bytes|Value|String)?|SensitiveStr|Sensitive|str|bytes|bytearray|Password"
+    r"|Token)\([ \t]*[bBrRuU]?(?P<q>['\"])(?P<v>[^'\"\\\n]{1,512})(?P=q)[ \t]*\)")
+"""A value wrapped in a call that only holds it (pydantic's ``SecretStr('P')``, ``bytes("P")``, ``Password('P')``):
+the literal is the value (``os.getenv('X')`` and other calls read it from elsewhere, and stay code)."""
+
+
 def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, bare: bool = False,
            user: bool = False, literal: bool | None = None, encoded: bool = False) -> None:
     """Append ``span`` unless its value is one a credential name does not hide. An ``Authorization`` value keeps
@@ -744,6 +751,11 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
         return  # # Key: session_key=…, token: `export GITHUB_TOKEN=…`: the inner name judges its own value
     if user and bare and "=" in value and _inner_user(value):
         return  # creds: user=alice pass=P: pairs, each judged by its own name (the user's stays)
+    if not literal and "(" in value and value[0].isalpha():
+        wrapped = _SECRET_WRAPPER_RE.match(text, start)
+        if wrapped is not None:  # client_secret=SecretStr('P'), password=bytes("P"): the literal it wraps
+            _judge(text, name, wrapped.span("v"), level, spans, literal=True)
+            return
     if not literal and ("(" in value or "[" in value):
         end = _bare_call(text, start, end)
         if end < 0:
@@ -1756,6 +1768,10 @@ def _pair_value(text: str, key: str, at: int, spans: list[Span], quote: int = -1
         value: object = 0 if scalar.lstrip("+-").isdigit() else scalar
         if is_sensitive_pair(key, value):
             start, end = m.span("v")
+            wrapped = _SECRET_WRAPPER_RE.match(text, start) if "(" in scalar else None
+            if wrapped is not None:  # {'api_key': SecretStr('P')}: the literal it wraps
+                _judge(text, key, wrapped.span("v"), STRONG, spans, literal=True)
+                return wrapped.end()
             if "(" in scalar or "[" in scalar:
                 end = _bare_call(text, start, end)
                 if end < 0:

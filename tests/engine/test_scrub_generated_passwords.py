@@ -519,3 +519,25 @@ def test_obs58_a_password_starting_like_a_template_tag_is_hidden(text: str, secr
                                   'password: "<%= @pw %>"', "token: <%- secret %>", "password: <%"])
 def test_obs59_template_tags_under_a_name_stay(text: str) -> None:
     assert scrub_text(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**64), wrapper=st.sampled_from(["SecretStr", "pydantic.SecretStr", "SecretBytes", "bytes",
+                                                             "str", "Password", "Secret"]),
+       quote=st.sampled_from(["'", '"']),
+       form=st.sampled_from(["Config(client_secret={w})", "password={w}", "api_key = {w}", "{{'api_key': {w}}}",
+                             '{{"token": {w}, "x": 1}}', "client_secret: {w}", "Settings(db_url='x', password={w})"]))
+def test_property_obs58_a_literal_wrapped_in_a_call_that_only_holds_it_is_the_value(seed: int, wrapper: str,
+                                                                                     quote: str, form: str) -> None:
+    """OBS-58: a credential written through a call that only holds it (pydantic's ``SecretStr('P')``, ``bytes("P")``)
+    under a credential's name, in code, a repr or a dict: the literal goes alone, the call stays."""
+    secret = _password(random.Random(seed), symbols="!#$%*+-./:<=>?@^_~")
+    text = form.format(w=f"{wrapper}({quote}{secret}{quote})")
+    assert scrub_text(text) == text.replace(secret, redaction_marker(secret))
+
+
+@pytest.mark.parametrize("text", ["password=os.getenv('DB_PASSWORD')", "token=str(uuid4())",
+                                  "password=SecretStr('**********')", "api_key: SecretStr = SecretStr('')",
+                                  "password=str('password')", "{'token': str(uuid4())}"])
+def test_obs59_calls_reading_a_value_elsewhere_and_masked_reprs_stay(text: str) -> None:
+    assert scrub_text(text) == text
