@@ -95,7 +95,8 @@ _KEY_QUALIFIERS: Final = frozenset({
     "api", "access", "secret", "private", "priv", "account", "master", "encryption", "signing", "license", "licence",
     "auth", "client", "subscription", "service", "app", "consumer", "shared", "storage", "deploy", "ssh", "gpg",
     "pgp", "hmac", "jwt", "sas", "admin", "root", "write", "read", "session", "webhook",
-    "crypt", "aes", "des", "rsa", "ed25519", "ecdsa", "decryption", "sign", "mac",
+    "crypt", "aes", "des", "rsa", "ed25519", "ecdsa", "decryption", "sign", "mac", "recovery", "unseal", "activation",
+    "product", "backup", "vault", "wallet", "seed", "bitlocker", "filevault",
 })
 _CODE_NOT_SECRET_QUALIFIERS: Final = frozenset({
     "exit", "status", "error", "err", "return", "ret", "response", "resp", "http", "country", "zip", "postal", "post",

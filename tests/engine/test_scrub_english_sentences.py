@@ -622,3 +622,13 @@ def test_words_and_a_number_joined_by_dashes_in_parentheses_after_a_name(text: s
                                   "the token (JWT-based) expires"])
 def test_words_joined_by_dashes_without_a_number_in_parentheses_stay(text: str) -> None:
     assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("name", ["recovery key", "recovery_key", "unseal key", "activation key", "product key",
+                                  "backup key", "wallet key", "BitLocker recovery key", "seed key"])
+@pytest.mark.parametrize("value", ["Winter-7536", "Xk9mQ2vLp7Zr", "XJ7KP-9MNQ2-BV4RT-HC8WD-3FYGZ"])
+def test_keys_named_for_recovery_activation_or_a_wallet_are_strong(name: str, value: str) -> None:
+    """OBS-58: a key named for what it recovers, unseals or activates is a credential surely (``recovery key:
+    Winter-7536``, a made password too)."""
+    text = f"{name}: {value}"
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
