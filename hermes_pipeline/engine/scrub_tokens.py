@@ -118,9 +118,11 @@ KEY_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
     ("Pulumi access tokens", "pul-", "[a-f0-9]{40}"),
     ("Postman API keys", "PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"),
     ("Figma tokens", "fig(?:d|p|[uo][rh]?)_", "[A-Za-z0-9_=-]{16,}"),
-    # an access token is ``EAAA`` and 60 characters exactly, so a name's words glued after it stay its own
+    # an access token is ``EAAA`` and 60 characters: a name's words glued after them (``_backup``) are the name's,
+    # anything else glued after them (another key written right after it) goes with it
     ("Square tokens", "(?:sq0(?:atp|csp)-|EAAA)",
-     "(?:(?<=EAAA)[A-Za-z0-9_-]{60}(?![A-Za-z0-9])|(?<!EAAA)[A-Za-z0-9_-]{16,})"),
+     "(?:(?<=EAAA)[A-Za-z0-9_-]{60}(?:[A-Za-z0-9_-]*?(?=[_-][a-z0-9]{1,16}(?:[_-][a-z0-9]{1,16}){0,3}"
+     "(?![A-Za-z0-9_-]))|[A-Za-z0-9_-]*)|(?<!EAAA)[A-Za-z0-9_-]{16,})"),
     ("Meta (Facebook) access tokens", "EAA[A-Za-z0-9]", "[A-Za-z0-9]{30,}"),
     ("age secret keys", "AGE-SECRET-KEY-1", "[A-Z0-9]{40,}"),
     ("1Password service account tokens", "ops_eyJ", "[A-Za-z0-9+/_-]{40,}={0,3}"),

@@ -117,6 +117,8 @@ FAMILIES: dict[str, tuple[Callable[[int], str], int]] = {
     "app password groups in sentences": (lambda n: "the app password is " + "abcd " * (n // 5), 5_000),
     "echoes before a credential's file": (lambda n: "echo x " * (n // 7) + "> token", 5_000),
     "values piped to stores again and again": (lambda n: "echo x | secret put " * (n // 20), 5_000),
+    "a Square token's run of short pieces": (lambda n: "EAAA" + "a_" * (n // 2) + "X", 5_000),
+    "wrapped literals unclosed": (lambda n: "password=SecretStr('" + "x" * n, 5_000),
 }
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "scrub_text": scrub_text,
