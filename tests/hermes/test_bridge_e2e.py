@@ -64,6 +64,8 @@ class Run:
 
     def events(self) -> list[dict[str, Any]]:
         path = self.out / "events.jsonl"
+        assert path.exists(), (f"no ATOF file (hermes exited {self.returncode})\n{self.stdout[-2000:]}\n"
+                               f"{self.stderr[-4000:]}")
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     def trajectories(self) -> list[dict[str, Any]]:

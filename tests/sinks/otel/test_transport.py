@@ -110,7 +110,8 @@ def test_fmt_78_retry_on_503_honours_retry_after_and_drops_nothing() -> None:
         turns(engine, 4)
         spans = finish(plugin, receiver)
     stats = plugin.stats()
-    assert len(spans) == 4 and receiver.requests == 4
+    # three answers refused, then each batch accepted once (the spans may leave in more than one batch)
+    assert len(spans) == 4 and receiver.requests == 3 + len(receiver.bodies)
     assert stats["dropped"] == 0 and stats["failed"] == 3
 
 
