@@ -1319,6 +1319,8 @@ def _pipe_tables(text: str, hits: list[int], spans: list[Span]) -> None:
         if not bars:
             _glued_row(text, start, end, spans)
             continue
+        if len(bars) > 2 and _LINE_ESCAPE.search(text, bars[0], bars[-1]) is not None:
+            continue  # rows joined by a JSON string's escaped line breaks: read in its decoded view, row by row
         open_row = not (start <= bars[0] and text[bars[0]] in _CELL_BARS)
         header = _SEPARATOR_ROW_RE.match(text, end + 1)
         columns: list[tuple[int, str, int]] = []
@@ -1362,8 +1364,10 @@ _PHRASE_CHARS: Final = re.compile("[ -]")
 _ROW_LEAD: Final = " \t>"
 """What may stand before a table row's first bar: blanks, and a quote block's marks (``> | password | P |``)."""
 _SEPARATOR_ROW_RE: Final = re.compile(
-    r"[ \t>]*[|+]?(?:[ \t]*:?-{3,}:?[ \t]*[|+])+(?:[ \t]*:?-{3,}:?[ \t]*)?\r?(?:\n|\Z)")
-"""A table's separator row (Markdown's ``|---|:---:|``, ``psql``'s ``----+----``): the row above it is a header."""
+    r"[ \t>]*[|+├╞┡┝┠╟╠]?(?:[ \t]*:?[-─━═]{3,}:?[ \t]*[|+┼╪╇┿╂╫╬┤╡┩┥┨╢╣])+(?:[ \t]*:?[-─━═]{3,}:?[ \t]*)?"
+    r"\r?(?:\n|\Z)")
+"""A table's separator row (Markdown's ``|---|:---:|``, ``psql``'s ``----+----``, a box drawn with lines:
+``├───┼───┤``, ``┡━━━╇━━━┩``): the row above it is a header."""
 
 
 def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans: list[Span]) -> None:
@@ -1371,8 +1375,7 @@ def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans
     each row that follows (at most :data:`_ROW_MAX` characters a row, 256 rows), each judged as the header's value
     when it looks generated."""
     for _ in range(256):
-        line_end = text.find("\n", at)
-        line_end = len(text) if line_end < 0 else line_end
+        line_end = _row_end(text, at)
         bars = _row_bars(text, at, line_end, open_rows=True) if line_end - at <= _ROW_MAX else []
         if not bars:
             return
@@ -1388,6 +1391,18 @@ def _column_cells(text: str, at: int, columns: list[tuple[int, str, int]], spans
         at = line_end + 1
 
 
+def _row_end(text: str, at: int) -> int:
+    """Where the table row starting at ``at`` ends: its line's end, or the closing quote of the JSON string whose
+    text the table is, when the row is that string's last (``…\\ndb,bob,P"}``: a tool's result)."""
+    line_end = text.find("\n", at)
+    line_end = len(text) if line_end < 0 else line_end
+    close = _JSON_CLOSE_RE.search(text, at, line_end) if text.find('"', at, line_end) >= 0 else None
+    return close.start() if close is not None else line_end
+
+
+_JSON_CLOSE_RE: Final = re.compile(r'(?<!\\)"[ \t]*[,}\]][,}\] \t]*\r?\Z')
+
+
 def _cell_value(text: str, name: str, start: int, end: int, level: int, spans: list[Span]) -> None:
     """The value a table cell ``[start, end)`` holds: one run of characters (in backticks, quotes or emphasis or
     not); a cell of words is a description."""
@@ -1395,6 +1410,8 @@ def _cell_value(text: str, name: str, start: int, end: int, level: int, spans: l
         start += 1
     while end > start and text[end - 1] in " \t":
         end -= 1
+    if _LINE_ESCAPE.search(text, start, end) is not None:
+        return  # │ password │\n├───┤\n│: a JSON string's escaped line break, two rows and no cell
     quoted = False
     while end - start >= 2 and text[start] == text[end - 1] and text[start] in "`\"'*_":
         start, end = start + 1, end - 1
@@ -1435,8 +1452,7 @@ def _delimited_tables(text: str, anchors: list[int], spans: list[Span]) -> None:
                 columns.append((k, name, level))
         at = end + 1
         for _ in range(256 if columns else 0):
-            line_end = text.find("\n", at)
-            line_end = len(text) if line_end < 0 else line_end
+            line_end = _row_end(text, at)
             if at >= len(text) or line_end - at > _ROW_MAX or text.count(sep, at, line_end) != len(names) - 1:
                 break
             cuts = [at - 1] + [i for i in range(at, line_end) if text[i] == sep] + [line_end]

@@ -485,3 +485,60 @@ def test_property_obs59_a_name_and_its_value_in_one_string_of_a_call(seed: int, 
     quotes stay."""
     secret = _password(random.Random(seed))
     _check("    " + call.format(n=name, p=secret), secret)
+
+
+_BOXES = {"box": ("│", "├", "┼", "┤", "─"), "heavy": ("┃", "┡", "╇", "┩", "━"), "double": ("║", "╠", "╬", "╣", "═")}
+"""A drawn box's bar and the pieces of the line under its header: left edge, crossing, right edge, dash."""
+
+
+def _table(kind: str, header: tuple[str, ...], rows: list[list[str]]) -> str:
+    """``rows`` under ``header`` as a CSV, a TSV, ``psql``'s output or a box drawn with lines."""
+    if kind == "csv":
+        return ",".join(header) + "\n" + "\n".join(",".join(row) for row in rows)
+    if kind == "tsv":
+        return "\t".join(header) + "\n" + "\n".join("\t".join(row) for row in rows)
+    widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(header)]
+    if kind == "psql":
+        return (" " + " | ".join(c.ljust(widths[i]) for i, c in enumerate(header)) + "\n"
+                + "-+-".join("-" * (w + 1) for w in widths) + "\n"
+                + "\n".join(" " + " | ".join(row[i].ljust(widths[i]) for i in range(len(header))) for row in rows))
+    bar, left, cross, right, dash = _BOXES[kind]
+    line = left + cross.join(dash * (w + 2) for w in widths) + right
+    return "\n".join([f"{bar} " + f" {bar} ".join(c.ljust(widths[i]) for i, c in enumerate(header)) + f" {bar}",
+                      line] + [f"{bar} " + f" {bar} ".join(row[i].ljust(widths[i]) for i in range(len(header)))
+                               + f" {bar}" for row in rows])
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), kind=st.sampled_from(["csv", "tsv", "psql", "box", "heavy", "double"]),
+       header=st.sampled_from([("service", "user", "password"), ("host", "login", "pass"), ("name", "api_key"),
+                               ("Service", "Username", "Password", "Notes")]),
+       wrapped=st.booleans())
+def test_property_obs58_a_password_column_loses_every_rows_value_in_a_tool_result_and_a_drawn_box(
+        seed: int, kind: str, header: tuple[str, ...], wrapped: bool) -> None:
+    """OBS-58: under a header naming a password column, every row's cell goes: the last row's too when the table is
+    a JSON string's text (a tool's result: the row ends at the string's closing quote), and in a box drawn with
+    lines (``├───┼───┤``, ``┡━━━╇━━━┩``, ``╠═══╬═══╣`` under the header)."""
+    r = random.Random(seed)
+    secrets: list[str] = []
+    rows = []
+    for _ in range(r.randint(1, 4)):
+        row = []
+        for name in header:
+            low = name.lower()
+            if low in ("password", "pass", "api_key"):
+                secret = "".join(r.choice(string.ascii_letters) for _ in range(9)) + str(r.randint(10, 99)) + "Qz"
+                secrets.append(secret)
+                row.append(secret)
+            else:
+                row.append({"user": "bob", "username": "alice@example.com", "login": "admin",
+                            "notes": "prod"}.get(low, r.choice(["db", "grafana", "nas"])))
+        rows.append(row)
+    text = _table(kind, header, rows)
+    expected = text
+    for secret in secrets:
+        expected = expected.replace(secret, redaction_marker(secret))
+    if wrapped:
+        text, expected = json.dumps({"output": text}, ensure_ascii=False), json.dumps({"output": expected},
+                                                                                        ensure_ascii=False)
+    assert scrub_text(text) == expected
