@@ -778,8 +778,8 @@ _ACCESS_TAIL_RE: Final = re.compile(
     r"(?:\*\*|__|[`\"'])?(?P<v>[0-9]{3,10}|[0-9]{2}(?:-[0-9]{2}){1,3})(?![\w.,:/-]?[0-9A-Za-z])")
 """A code that opens a door, a gate, an alarm, a safe or a lock, then its digits (``door code: 2580``, ``the gate code
 is 4471``, ``safe combination 12-34-56``, ``keypad code for the garage is 5519``, ``the door code at the office is
-4471``): as secret as a PIN. A year, a
-price or a version is no such value (digits then a letter or a decimal point stay: ``lock code v2.1``)."""
+4471``): as secret as a PIN. A year, a price or a version is no such value (digits then a letter or a decimal point
+stay: ``lock code v2.1``)."""
 
 
 def _access_codes(text: str, low: str, spans: list[Span]) -> None:
@@ -1401,6 +1401,7 @@ def _row_end(text: str, at: int) -> int:
 
 
 _JSON_CLOSE_RE: Final = re.compile(r'(?<!\\)"[ \t]*[,}\]][,}\] \t]*\r?\Z')
+"""A JSON string's closing quote and the brackets after it, ending a line (``…P"}``)."""
 
 
 def _cell_value(text: str, name: str, start: int, end: int, level: int, spans: list[Span]) -> None:
@@ -1866,9 +1867,9 @@ def _around(starts: list[int], size: int) -> list[tuple[int, int]]:
 def _settings_in_sentences(text: str, hits: list[int], spans: list[Span]) -> None:
     """A setting's name in a sentence (``the DB_PASSWORD is P``, ``invalid auth_token 'P'``, ``my apiKey was P``,
     ``github-password is P``): a name joined by ``_`` or ``-``, in camel case or glued in capitals (``PGPASSWORD``)
-    that holds a hint and names a credential surely (an option's ``--db-password`` is none; a weak name, ``slack_key``,
-    gives a value that looks random), then the sentence's copula or a quoted value (``DB_PASSWORD=P`` is an
-    assignment, read by :mod:`.scrub_shapes`); after a verb of setting, ``to`` and the value the sentence states (``Set PGPASSWORD to
+    that holds a hint and names a credential (an option's ``--db-password`` is none; a weak name, ``slack_key``, gives
+    a value that looks random), then the sentence's copula or a quoted value (``DB_PASSWORD=P`` is an assignment, read
+    by :mod:`.scrub_shapes`); after a verb of setting, ``to`` and the value the sentence states (``Set PGPASSWORD to
     hunter22``: a word and a number as people make passwords too)."""
     done = -1
     for hit in hits:

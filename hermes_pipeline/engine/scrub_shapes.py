@@ -1393,8 +1393,12 @@ _ENV_LINE_RE: Final = re.compile(r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=")
 def _env_line(text: str, start: int, value_at: int) -> bool:
     """Whether the name at ``start`` is an environment variable's set on its own line, ``=`` glued to it
     (``DB_PASSWORD=postgres``, ``export API_TOKEN=…``): an env file's or a shell's assignment, whose unquoted word
-    is a literal, never an identifier of code (``password = lines`` is code)."""
+    is a literal, never an identifier of code (``password = lines`` is code). A JSON string's text is a line too
+    (``{"content": "DB_PASSWORD=postgres"}``)."""
     line = text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1
+    opening = text.rfind('"', line, start)
+    if opening > 0 and _JSON_STRING_OPENING.match(text, opening - 1, opening + 1) is not None:
+        line = opening + 1
     return _ENV_LINE_RE.fullmatch(text, line, value_at) is not None
 
 
@@ -1461,10 +1465,10 @@ def _pair_name(name: str) -> bool:
 
 
 def _inner_pair(value: str) -> bool:
-    """Whether an unquoted value (or a code span's) is itself a strong name's pair (``Key = session_key=…``, ``token:
-    `export GITHUB_TOKEN=…```): that name judges it. The
-    inner name is one settings are named by (:func:`_word_name`, ``SESSION_KEY``); a generated password's first run
-    is not (``SMTP_SECRET=PW=…``, ``pw: OtpVx_1Ea=…``: the whole value is the password)."""
+    """Whether an unquoted value (or a code span's) is itself a strong name's pair (``Key = session_key=…``,
+    ``token: `export GITHUB_TOKEN=…```): that name judges it. The inner name is one settings are named by
+    (:func:`_word_name`, ``SESSION_KEY``); a generated password's first run is not (``SMTP_SECRET=PW=…``, ``pw:
+    OtpVx_1Ea=…``: the whole value is the password)."""
     inner = _INNER_NAME.match(value) if "=" in value else None
     return inner is not None and credential_name(inner.group("n")) == STRONG and _word_name(inner.group("n"))
 

@@ -297,7 +297,8 @@ PLAIN_WORDS = ["raspberry", "postgres", "sunshine", "sekrit", "letmein", "dragon
 @settings(max_examples=200, deadline=None)
 @given(word=st.sampled_from(PLAIN_WORDS), form=st.sampled_from([
     "DB_PASSWORD={p}", "export REDIS_PASSWORD={p}\nREDIS_HOST=cache", "POSTGRES_PASSWORD={p}\nPOSTGRES_DB=app",
-    "  AUTH_TOKEN={p}", "SMTP_PASS={p}  # the relay"]))
+    "  AUTH_TOKEN={p}", "SMTP_PASS={p}  # the relay", '{{"content": "DB_PASSWORD={p}"}}',
+    '{{"output": "HOST=db\\nREDIS_PASSWORD={p}\\n"}}']))
 def test_property_a_plain_word_is_the_value_of_an_env_line(word: str, form: str) -> None:
     """OBS-58: where a value can only be a literal, a plain word is the password: an env file's or a shell's
     ``NAME=word`` on its own line (under any strong name). In code (``password = word``, ``token.map = lines``) and
