@@ -2290,10 +2290,11 @@ def _sentence_value(text: str, at: int, spans: list[Span], ascii_only: bool, use
     made = stated and (_word_and_number(value) or _dashed_made(joined))  # hunter2, correct-horse-battery
     made = made or (any(piece.isdigit() for piece in joined.split("-")) and _dashed_made(joined))  # pw (Maple-41)
     glued = without_mark(value)  # Bluebird-77 judged as Bluebird77
+    made = made or (glued != value and sum(map(str.isdigit, glued)) >= 3 and _word_and_number(value))  # (river_9500)
     if e > s and (code and code_value(value) or made or (
             _generated(glued) and not (glued.islower() and glued.isalnum() and sum(map(str.isdigit, glued)) < 3
                                        and all(map(_word_run, _DIGIT_SPLIT.split(glued))))) or drawn_token(value)):
-        _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v), user=user)
+        _judge(text, "password", (s, e), STRONG, spans, bare=_bare(v) and not made, user=user)  # made: a literal
 
 
 _GROUPED_VALUE_RE: Final = re.compile(r"[a-z]{4}(?P<sep>[ -])[a-z]{4}(?P=sep)[a-z]{4}(?P=sep)[a-z]{4}"

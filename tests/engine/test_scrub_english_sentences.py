@@ -632,3 +632,23 @@ def test_keys_named_for_recovery_activation_or_a_wallet_are_strong(name: str, va
     Winter-7536``, a made password too)."""
     text = f"{name}: {value}"
     assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@settings(max_examples=200, deadline=None)
+@given(word=st.sampled_from(["bluebird", "Tiger", "river", "Summer", "falcon"]), mark=st.sampled_from("_-.@#"),
+       number=st.integers(100, 9999), name=st.sampled_from(["login password", "access token", "API key", "pwd",
+                                                             "client secret"]),
+       form=st.sampled_from(["the Jira {n} ({p})", "Note: the staging {n} ({p})", "- your new {n} ({p}) works"]))
+def test_property_a_word_a_mark_and_a_number_in_parentheses_after_a_name(word: str, mark: str, number: int,
+                                                                        name: str, form: str) -> None:
+    """OBS-58: a word, a mark and three digits or more in parentheses right after a credential's name are a password
+    people made (``the Jira login password (bluebird_7258)``): the bracket after it is the sentence's, not a call's."""
+    value = f"{word}{mark}{number}"
+    text = form.format(n=name, p=value)
+    assert scrub_text(text) == text.replace(value, redaction_marker(value))
+
+
+@pytest.mark.parametrize("text", ["the API key (python_3)", "token (node_18)", "the password (sha_256)",
+                                  "the key (rsa_4096)", "the token (v2_2024) expired"])
+def test_a_version_or_an_algorithm_in_parentheses_after_a_name_stays(text: str) -> None:
+    assert scrub_text(text) == text
