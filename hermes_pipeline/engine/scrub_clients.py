@@ -43,9 +43,9 @@ from typing import Final
 
 from .scrub_names import STRONG, credential_name, kept_value, secret_looking
 
-__all__ = ["CLIENT_HINTS", "client_hints", "command_prints_credential", "file_names_credential",
-           "find_client_passwords", "find_keyword_pairs", "find_login_tokens", "find_positional_passwords",
-           "find_printed_secrets", "find_sql_identified", "printed_token"]
+__all__ = ["CLIENT_HINTS", "ECHO_COMMAND", "PRINTF_FORMAT", "client_hints", "command_prints_credential",
+           "file_names_credential", "find_client_passwords", "find_keyword_pairs", "find_login_tokens",
+           "find_positional_passwords", "find_printed_secrets", "find_sql_identified", "printed_token"]
 
 Span = tuple[int, int]
 
@@ -223,9 +223,11 @@ _SECRET_STORE_RE: Final = re.compile(rf"(?i:put-parameter|secret{_SP}set)")
 ``az keyvault secret set`` and ``gh secret set``."""
 _SECURESTRING_RE: Final = re.compile("(?i)securestring")
 _STORED_VALUE_RES: Final = (_spaced_or_eq("--value|--secret-value|--body|-b"), _glued("-b"))
-_ECHO_RE: Final = re.compile(
-    r"(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+(?:'%s(?:\\n)?'|\"%s(?:\\n)?\"))?[ \t]+"
-    + _ARG + r"[ \t]*\|")
+ECHO_COMMAND: Final = r"(?:echo|printf)(?:[ \t]+-[neE]{1,3})*"
+"""``echo`` or ``printf`` and their options (``-n``, ``-e``): a command that prints the literal after it."""
+PRINTF_FORMAT: Final = r"(?:'%s(?:\\n)?'|\"%s(?:\\n)?\")"
+"""``printf``'s quoted format that prints its argument as it is (``'%s'``, ``"%s\\n"``)."""
+_ECHO_RE: Final = re.compile(ECHO_COMMAND + r"(?:[ \t]+" + PRINTF_FORMAT + r")?[ \t]+" + _ARG + r"[ \t]*\|")
 _HERESTRING_RE: Final = re.compile(r"<<<[ \t]*" + _ARG)
 _STDIN_READER_RE: Final = re.compile(
     r"--password-stdin|--with-token|--token-stdin|(?<![\w-])sudo(?:[ \t]+[^\s;|&]+)*?[ \t]+-[A-Za-z]*S(?![\w-])"
@@ -238,8 +240,8 @@ _STDIN_HINTS: Final = ("--password-stdin", "--with-token", "--token-stdin", "sud
 _STORE_HINTS: Final = ("secret", "env add", "passphrase-fd", "token", "pass", "key", "cred")
 """What a text feeding a value to a secret's store or writing it to a credential's file holds (the pre-check)."""
 _ECHO_FILE_RE: Final = re.compile(
-    r"(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+(?:'%s(?:\\n)?'|\"%s(?:\\n)?\"))?[ \t]+"
-    + _ARG + r"[ \t]*>>?[ \t]*(?P<path>[^\s;|&<>]{1,256})")
+    ECHO_COMMAND + r"(?:[ \t]+" + PRINTF_FORMAT + r")?[ \t]+" + _ARG
+    + r"[ \t]*>>?[ \t]*(?P<path>[^\s;|&<>]{1,256})")
 """A value written to a file (``echo 'P' > ~/.config/app/token``): a secret when the file is named for one."""
 _FILE_STEM_RE: Final = re.compile(r"[.]*([^./\\]+)(?:\.[A-Za-z0-9]{1,8})?\Z")
 

@@ -40,8 +40,8 @@ from functools import lru_cache
 from typing import Final
 from urllib.parse import unquote
 
-from .scrub_clients import (client_hints, find_client_passwords, find_keyword_pairs, find_login_tokens,
-                            find_positional_passwords, find_printed_secrets, find_sql_identified)
+from .scrub_clients import (ECHO_COMMAND, PRINTF_FORMAT, client_hints, find_client_passwords, find_keyword_pairs,
+                            find_login_tokens, find_positional_passwords, find_printed_secrets, find_sql_identified)
 from .scrub_names import (MAX_NAME_CHARS, NAME_HINTS, STRONG, WEAK, call_extent, camel_name, credential_name,
                           credential_word, drawn_letters, english_word, kept_value, open_call, parameter_default,
                           password_name, phrase_name, human_password, placeholder, query_credential, secret_looking,
@@ -434,10 +434,7 @@ def _line_run(text: str, name_start: int, span: Span, level: int) -> Span:
     start, end = span
     if level != STRONG:
         return span
-    line = text.rfind("\n", max(0, name_start - _LOOK_BACK), name_start) + 1
-    opening = text.rfind('"', line, name_start)  # {"content": "pw: P"}: a JSON string's text is a line too
-    if opening > 0 and _JSON_STRING_OPENING.match(text, opening - 1, opening + 1) is not None:
-        line = opening + 1
+    line = _line_start(text, name_start)
     lead = _LINE_LEAD_PAIR.match(text, line, name_start)
     if lead is None or lead.end() != name_start:
         return span
@@ -479,6 +476,16 @@ def _drawn_one_case(value: str) -> bool:
     marks = sum(1 for c in value if not c.isalnum())
     return (marks >= 1 and len(value) - marks >= 8 and value.isascii() and not any(c in "_-." for c in value)
             and value[0].isalnum() and value[-1].isalnum())
+
+
+def _line_start(text: str, at: int) -> int:
+    """Where the line holding ``at`` starts (within :data:`_LOOK_BACK`): after its line break, or after the opening
+    quote of the JSON string ``at`` stands in (``{"content": "pw: P"}``: a JSON string's text is a line too)."""
+    line = text.rfind("\n", max(0, at - _LOOK_BACK), at) + 1
+    opening = text.rfind('"', line, at)
+    if opening > 0 and _JSON_STRING_OPENING.match(text, opening - 1, opening + 1) is not None:
+        return opening + 1
+    return line
 
 
 _JSON_STRING_OPENING: Final = re.compile(r'[:\[,{ ]"')
@@ -680,7 +687,7 @@ def _bare(m: re.Match[str]) -> bool:
 
 
 _ECHOED_RE: Final = re.compile(
-    r"(?:\$\(|`)(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+(?:'%s(?:\\n)?'|\"%s(?:\\n)?\"|%s))?[ \t]+"
+    r"(?:\$\(|`)" + ECHO_COMMAND + r"(?:[ \t]+(?:" + PRINTF_FORMAT + r"|%s))?[ \t]+"
     r"(?P<q>[\"']?)(?P<a>[^\s\"'`$()|;&<>\\]{1,256})(?P=q)[ \t]*[|)`]")
 """A command substitution that prints one literal (``$(echo P)``, ``$(echo -n 'P' | base64)``, ``$(printf %s P)``):
 the literal is the value (``$(echo $TOKEN)`` prints a variable, a command's output is no literal)."""
@@ -710,7 +717,7 @@ def _judge(text: str, name: str, span: Span, level: int, spans: list[Span], *, b
     value = text[start:end]
     tick = start > 0 and text[start - 1] == "`" and value.startswith(("echo ", "printf "))  # `echo P`, quoted
     if tick or value.startswith(("$(echo", "$(printf", "`echo", "`printf")):
-        echoed = _ECHOED_RE.match(text, start - tick)
+        echoed = _ECHOED_RE.match(text, start - 1 if tick else start)
         if echoed is not None:  # TOKEN="$(echo P)", $(printf %s P | base64): the literal the command prints
             _judge(text, name, echoed.span("a"), level, spans)
         return
@@ -1395,11 +1402,7 @@ def _env_line(text: str, start: int, value_at: int) -> bool:
     (``DB_PASSWORD=postgres``, ``export API_TOKEN=…``): an env file's or a shell's assignment, whose unquoted word
     is a literal, never an identifier of code (``password = lines`` is code). A JSON string's text is a line too
     (``{"content": "DB_PASSWORD=postgres"}``)."""
-    line = text.rfind("\n", max(0, start - _LOOK_BACK), start) + 1
-    opening = text.rfind('"', line, start)
-    if opening > 0 and _JSON_STRING_OPENING.match(text, opening - 1, opening + 1) is not None:
-        line = opening + 1
-    return _ENV_LINE_RE.fullmatch(text, line, value_at) is not None
+    return _ENV_LINE_RE.fullmatch(text, _line_start(text, start), value_at) is not None
 
 
 def _capital_word(value: str) -> bool:
