@@ -1259,10 +1259,13 @@ def drawn_letters(value: str) -> bool:
     ``fPXqndYCAMrXlUV``; not ``HelloWorld``, ``PostgreSQL``, a capitalised word, ``Browserbase``, nor ``tmpSecretKey``,
     ``OAuthToken``). A password generator's symbols inside them (one to three of ``! # ^ * & % $ ~ ?``, none at an
     end: ``kTNbNog^kRfIdc``) leave the letters to be judged alone (``Tom&Jerry`` stays words; ``+`` joins a key chord's
-    names, ``SHIFT+Ctrl+K``)."""
-    if not value.isalpha() and 0 < len(value) - len(letters := value.translate(_DRAWN_SYMBOLS)) <= 3 and (
-            value[0].isalpha() and value[-1].isalpha()):
-        value = letters
+    names, ``SHIFT+Ctrl+K``, and counts among the generator's symbols only beside another: ``egsPai^+&Hlutzo``)."""
+    if value and not value.isalpha() and value[0].isalpha() and value[-1].isalpha():
+        letters = value.translate(_DRAWN_SYMBOLS)
+        if "+" in letters and len(letters) < len(value):
+            letters = letters.replace("+", "")  # egsPai^+&Hlutzo: a plus among other drawn symbols is one too
+        if 0 < len(value) - len(letters) <= 3:
+            value = letters
     if not (len(value) >= 10 and value.isascii() and value.isalpha() and not value.islower()
             and not value[1:].islower() and not value.isupper() and not camel_name(value)):
         return False

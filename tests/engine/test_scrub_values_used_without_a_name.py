@@ -77,6 +77,7 @@ def test_what_is_used_but_no_drawn_token_stays(text: str) -> None:
        form=st.sampled_from(["AWS login bob {p}.", "Jira login bob {p} — rotate monthly", "the NAS login admin {p}\n",
                              '{{"content": "staging db login bob@example.com {p}"}}', "router: log in root {p}"]))
 @example(seed=399, kind="symbols", form="AWS login bob {p}.")  # kTNbNog^kRfIdc: letters drawn, a symbol, no digit
+@example(seed=5511, kind="symbols", form="AWS login bob {p}.")  # egsPai^+&Hlutzo: a plus beside other symbols
 def test_property_a_notes_login_and_password_lose_the_password(seed: int, kind: str, form: str) -> None:
     """A note's ``<service> login <user> <password>``: a password that looks generated goes, the user stays."""
     token = _token(random.Random(seed), kind)
